@@ -1,0 +1,3 @@
+from musicvid.cli import main
+
+raise SystemExit(main())

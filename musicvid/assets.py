@@ -1,0 +1,9 @@
+"""Files that ship with musicvid: the demo song, tiny tokenizers, default texts."""
+
+from pathlib import Path
+
+ASSETS_DIR = Path(__file__).resolve().parents[1] / "assets"
+DEMO_SONG = ASSETS_DIR / "demo" / "demo.mp3"
+DEMO_LYRICS = ASSETS_DIR / "demo" / "demo.lrc"
+TINY_GPT2_TOKENIZER = ASSETS_DIR / "tokenizers" / "tiny-gpt2"
+TINY_CLIP_TOKENIZER = ASSETS_DIR / "tokenizers" / "tiny-clip"

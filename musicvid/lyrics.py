@@ -1,0 +1,99 @@
+"""Timed lyrics a user already has (.lrc, .srt, or our transcript JSON): Whisper is then skipped."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from musicvid.audio import check_readable, file_sha256
+from musicvid.errors import UserError
+from musicvid.transcript import Line, Transcript, fit_to_duration
+
+# An LRC line has only a start; it ends at the next line, but lasts at most this long, so that an
+# instrumental gap after it still becomes a break.
+LRC_MAX_LINE_SECONDS = 8.0
+
+_LRC_TIME = re.compile(r"\[(\d+):(\d+(?:[.:]\d+)?)\]")
+_LRC_WORD_TIME = re.compile(r"<\d+:\d+(?:[.:]\d+)?>")
+_LRC_OFFSET = re.compile(r"^\[offset:\s*([+-]?\d+)\s*\]", re.IGNORECASE)
+_SRT_TIME = re.compile(
+    r"(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(\d+):(\d+):(\d+)[,.](\d+)"
+)
+_MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
+
+
+def _lrc_seconds(minutes: str, seconds: str) -> float:
+    return int(minutes) * 60 + float(seconds.replace(":", "."))
+
+
+def parse_lrc(text: str, duration: float) -> list[Line]:
+    offset = 0.0
+    stamped: list[tuple[float, str]] = []
+    for raw in text.splitlines():
+        raw = raw.strip()
+        if match := _LRC_OFFSET.match(raw):
+            offset = int(match.group(1)) / 1000.0  # positive offset: lyrics come earlier
+            continue
+        times = []
+        while match := _LRC_TIME.match(raw):
+            times.append(_lrc_seconds(*match.groups()))
+            raw = raw[match.end() :]
+        words = " ".join(_LRC_WORD_TIME.sub(" ", raw).split())
+        stamped.extend((t - offset, words) for t in times)
+    stamped.sort(key=lambda item: item[0])
+    lines = []
+    for i, (start, words) in enumerate(stamped):
+        following = stamped[i + 1][0] if i + 1 < len(stamped) else duration
+        if words:  # an empty stamped line only marks where the one before it ends
+            lines.append(Line(start, min(following, start + LRC_MAX_LINE_SECONDS), words))
+    return lines
+
+
+def parse_srt(text: str) -> list[Line]:
+    lines = []
+    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n")):
+        rows = [r.strip() for r in block.strip().split("\n") if r.strip()]
+        for i, row in enumerate(rows):
+            if match := _SRT_TIME.search(row):
+                g = [int(x) for x in match.groups()]
+                start = g[0] * 3600 + g[1] * 60 + g[2] + g[3] / 10 ** len(match.group(4))
+                end = g[4] * 3600 + g[5] * 60 + g[6] + g[7] / 10 ** len(match.group(8))
+                words = " ".join(_MARKUP.sub("", " ".join(rows[i + 1 :])).split())
+                lines.append(Line(start, end, words))
+                break
+    return lines
+
+
+def parse_transcript_json(text: str) -> tuple[list[Line], str]:
+    data = json.loads(text)
+    if isinstance(data, list):
+        data = {"lines": data}
+    transcript = Transcript.from_json(data)
+    return transcript.lines, transcript.language
+
+
+def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Transcript:
+    path = Path(path)
+    check_readable(path, "lyrics file")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise UserError(f"lyrics file {path} is not UTF-8 text") from None
+    suffix = path.suffix.lower()
+    language = "en"
+    try:
+        if suffix == ".lrc":
+            lines = parse_lrc(text, duration)
+        elif suffix == ".srt":
+            lines = parse_srt(text)
+        elif suffix == ".json":
+            lines, language = parse_transcript_json(text)
+        else:
+            raise UserError(f"lyrics file {path} must be .lrc, .srt or .json (a transcript.json)")
+    except (ValueError, KeyError, TypeError) as e:
+        raise UserError(f"lyrics file {path} could not be parsed: {e}") from None
+    lines = fit_to_duration(lines, duration)
+    if not lines and text.strip():
+        raise UserError(f"lyrics file {path} has no timed lines inside the song's {duration:.1f} s")
+    return Transcript(lines, language, f"lyrics:{path.name}:{file_sha256(path)[:12]}", audio_sha256)

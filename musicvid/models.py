@@ -1,0 +1,299 @@
+"""Which models each stage uses, how they load, and the offline `tiny` preset.
+
+This is the one place that names the defaults. `--models default|tiny` picks a preset; the per-model
+flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`) override one model of it. The tiny preset
+builds small random models of the very classes the defaults use, from a fixed seed, with no download:
+every stage then runs its real code path on a CPU in seconds (the pictures are noise).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
+
+import torch
+
+from musicvid.assets import TINY_CLIP_TOKENIZER, TINY_GPT2_TOKENIZER
+from musicvid.errors import UserError
+from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
+
+TINY = "tiny-random"
+ASR_BACKENDS = ("openai-whisper", "faster-whisper")
+TINY_SEED = 0
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    asr_backend: str
+    asr: str
+    vipe: str
+    vipe_tokenizer: str
+    diffusion: str
+    # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
+    size: tuple[int, int]
+    steps: int
+
+    def describe(self) -> dict[str, str]:
+        return {"asr": f"{self.asr_backend}:{self.asr}", "vipe": self.vipe, "diffusion": self.diffusion}
+
+
+PRESETS = {
+    "default": ModelSet(
+        asr_backend="openai-whisper",
+        asr="large",
+        vipe=DEFAULT_VIPE,
+        vipe_tokenizer=DEFAULT_VIPE_TOKENIZER,
+        diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
+        size=(512, 512),
+        steps=25,
+    ),
+    "tiny": ModelSet(
+        asr_backend="openai-whisper",
+        asr=TINY,
+        vipe=TINY,
+        vipe_tokenizer=TINY,
+        diffusion=TINY,
+        size=(64, 64),
+        steps=4,
+    ),
+}
+
+
+def choose_models(
+    preset: str = "default",
+    *,
+    asr_backend: str | None = None,
+    asr: str | None = None,
+    vipe: str | None = None,
+    diffusion: str | None = None,
+) -> ModelSet:
+    if preset not in PRESETS:
+        raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
+    models = PRESETS[preset]
+    if asr_backend and asr_backend not in ASR_BACKENDS:
+        raise UserError(f"--asr must be one of {', '.join(ASR_BACKENDS)}, not {asr_backend!r}")
+    if asr_backend == "faster-whisper" and not asr and models.asr == TINY:
+        raise UserError("there is no tiny faster-whisper model: pass a CTranslate2 model directory with --asr-model")
+    if asr_backend == "faster-whisper" and not asr:
+        asr = "large-v3"
+    return replace(
+        models,
+        asr_backend=asr_backend or models.asr_backend,
+        asr=asr or models.asr,
+        vipe=vipe or models.vipe,
+        # A checkpoint given with --vipe normally carries its own tokenizer; else GPT-2 Medium's.
+        vipe_tokenizer=models.vipe_tokenizer if not vipe or vipe == TINY else DEFAULT_VIPE_TOKENIZER,
+        diffusion=diffusion or models.diffusion,
+    )
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """auto: CUDA, then Apple's MPS, then the CPU."""
+    if device != "auto":
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def default_dtype(device: torch.device) -> torch.dtype:
+    return torch.float16 if device.type == "cuda" else torch.float32
+
+
+class ModelUnavailable(UserError):
+    pass
+
+
+_WAYS_OUT = {
+    "asr": ("--asr-model", "the cache in ~/.cache/whisper (openai-whisper) or HF_HOME (faster-whisper)"),
+    "vipe": ("--vipe", "HF_HOME"),
+    "diffusion": ("--diffusion", "HF_HOME"),
+}
+
+
+def _unavailable(role: str, name: str, error: BaseException) -> ModelUnavailable:
+    flag, cache = _WAYS_OUT[role]
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+    return ModelUnavailable(
+        f"could not load the {role} model '{name}' ({reason}); it downloads on first use, so either let this "
+        f"machine reach the model hub once, run with --models tiny, pass a local copy with {flag} PATH, "
+        f"or point {cache} at a cache that holds it"
+    )
+
+
+# --- ASR -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ASRModel:
+    backend: str
+    name: str
+    model: Any
+
+
+def _tiny_whisper():
+    from whisper.model import ModelDimensions, Whisper
+
+    # n_vocab 51864 is the English-only vocabulary, like tiny.en: no language detection on noise.
+    # The audio context must stay 1500 (30 s windows); everything else is as small as it goes.
+    dims = ModelDimensions(
+        n_mels=80, n_audio_ctx=1500, n_audio_state=64, n_audio_head=2, n_audio_layer=1,
+        n_vocab=51864, n_text_ctx=64, n_text_state=64, n_text_head=2, n_text_layer=1,
+    )  # fmt: skip
+    torch.manual_seed(TINY_SEED)
+    model = Whisper(dims)
+    return model
+
+
+def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
+    try:
+        if backend == "openai-whisper":
+            if name == TINY:
+                model = _tiny_whisper().to(device)
+            else:
+                import whisper
+
+                model = whisper.load_model(name, device=device)
+        else:
+            from faster_whisper import WhisperModel
+
+            compute_type = "float16" if device.type == "cuda" else "int8"
+            model = WhisperModel(name, device="cuda" if device.type == "cuda" else "cpu", compute_type=compute_type)
+    except Exception as error:  # every way a load fails (network, cache, format) ends the same way
+        raise _unavailable("asr", name, error) from None
+    return ASRModel(backend, name, model)
+
+
+# --- ViPE ------------------------------------------------------------------------------------------
+
+
+def tiny_gpt2_tokenizer():
+    from transformers import GPT2TokenizerFast
+
+    return GPT2TokenizerFast.from_pretrained(TINY_GPT2_TOKENIZER)
+
+
+def tiny_vipe() -> ViPE:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = tiny_gpt2_tokenizer()
+    config = GPT2Config(
+        vocab_size=len(tokenizer), n_positions=256, n_embd=64, n_layer=2, n_head=2,
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+    )  # fmt: skip
+    torch.manual_seed(TINY_SEED)
+    return ViPE(GPT2LMHeadModel(config), tokenizer)
+
+
+def load_vipe(name: str, tokenizer_name: str, device: torch.device) -> ViPE:
+    if name == TINY:
+        vipe = tiny_vipe()
+        vipe.model.to(device)
+        return vipe
+    try:
+        return ViPE.from_pretrained(name, tokenizer_name, device=device, dtype=default_dtype(device))
+    except Exception as error:
+        raise _unavailable("vipe", name, error) from None
+
+
+# --- Stable Diffusion ------------------------------------------------------------------------------
+
+
+def tiny_diffusion():
+    from diffusers import AutoencoderKL, DPMSolverMultistepScheduler, StableDiffusionPipeline, UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
+
+    tokenizer = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER)
+    torch.manual_seed(TINY_SEED)
+    text_encoder = CLIPTextModel(
+        CLIPTextConfig(
+            vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+            num_attention_heads=4, max_position_embeddings=77, bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        )
+    )  # fmt: skip
+    unet = UNet2DConditionModel(
+        sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(32, 64),
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        cross_attention_dim=32, attention_head_dim=8, norm_num_groups=32,
+    )  # fmt: skip
+    # Four blocks, as in SD's VAE, so that latents are 1/8 of the image size here too.
+    vae = AutoencoderKL(
+        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(16, 32, 32, 32),
+        down_block_types=("DownEncoderBlock2D",) * 4, up_block_types=("UpDecoderBlock2D",) * 4,
+        layers_per_block=1, norm_num_groups=16, sample_size=64,
+    )  # fmt: skip
+    scheduler = DPMSolverMultistepScheduler(
+        beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", num_train_timesteps=1000, steps_offset=1
+    )
+    return StableDiffusionPipeline(
+        vae=vae, text_encoder=text_encoder, tokenizer=tokenizer, unet=unet, scheduler=scheduler,
+        safety_checker=None, feature_extractor=None, requires_safety_checker=False,
+    )  # fmt: skip
+
+
+def load_diffusion(name: str, device: torch.device):
+    if name == TINY:
+        pipe = tiny_diffusion()
+    else:
+        from diffusers import StableDiffusionPipeline
+
+        try:
+            pipe = StableDiffusionPipeline.from_pretrained(
+                name, torch_dtype=default_dtype(device), safety_checker=None, requires_safety_checker=False
+            )
+        except Exception as error:
+            raise _unavailable("diffusion", name, error) from None
+    pipe.set_progress_bar_config(disable=True)
+    return pipe.to(device)
+
+
+# --- the registry ----------------------------------------------------------------------------------
+
+
+class ModelRegistry:
+    """Loads each model when a stage asks for it, and counts loads.
+
+    A single render frees each model after its stage (Whisper, ViPE and SD never sit in memory
+    together); batch rendering and the web UI keep them loaded (`keep_loaded=True`) and reuse them.
+    """
+
+    def __init__(self, models: ModelSet, device: str = "auto", keep_loaded: bool = False):
+        self.models = models
+        self.device = resolve_device(device)
+        self.keep_loaded = keep_loaded
+        self.loads: Counter[str] = Counter()
+        self._loaded: dict[str, Any] = {}
+
+    def _load(self, role: str):
+        m = self.models
+        if role == "asr":
+            return load_asr(m.asr_backend, m.asr, self.device)
+        if role == "vipe":
+            return load_vipe(m.vipe, m.vipe_tokenizer, self.device)
+        if role == "diffusion":
+            return load_diffusion(m.diffusion, self.device)
+        raise ValueError(role)
+
+    @contextmanager
+    def use(self, role: str) -> Iterator[Any]:
+        if role not in self._loaded:
+            self._loaded[role] = self._load(role)
+            self.loads[role] += 1
+        try:
+            yield self._loaded[role]
+        finally:
+            if not self.keep_loaded:
+                self.release(role)
+
+    def release(self, role: str) -> None:
+        if self._loaded.pop(role, None) is not None:
+            gc.collect()
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()

@@ -1,0 +1,44 @@
+"""Mux: frames become H.264 (yuv420p) at the render's fps, with the song as AAC, through ffmpeg."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from musicvid.audio import ffmpeg_exe
+from musicvid.errors import RenderError
+from musicvid.files import atomic_path
+
+
+def encode_video(
+    frames: Iterable[np.ndarray], *, width: int, height: int, fps: float, audio: Path, output: Path, crf: int = 18
+) -> None:
+    """Pipe raw RGB frames to ffmpeg and write `output` atomically (never a half-written MP4)."""
+    with atomic_path(output) as tmp, tempfile.TemporaryFile() as log:
+        command = [
+            ffmpeg_exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin",
+            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", f"{fps}",
+            "-i", "pipe:0", "-i", str(audio),
+            "-map", "0:v:0", "-map", "1:a:0",
+            "-c:v", "libx264", "-preset", "medium", "-crf", str(crf), "-pix_fmt", "yuv420p",
+            "-c:a", "aac", "-b:a", "192k", "-movflags", "+faststart",
+            str(tmp),
+        ]  # fmt: skip
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=log)
+        try:
+            for frame in frames:
+                process.stdin.write(np.ascontiguousarray(frame, dtype=np.uint8).tobytes())
+        except BrokenPipeError:
+            pass  # ffmpeg quit early; its own message below says why
+        finally:
+            process.stdin.close()
+            returncode = process.wait()
+        if returncode != 0:
+            log.seek(0)
+            lines = [l.strip() for l in log.read().decode("utf-8", "replace").splitlines() if l.strip()]
+            reason = lines[-1] if lines else f"exit code {returncode}"
+            raise RenderError(f"ffmpeg could not write the video: {reason}")

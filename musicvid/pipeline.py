@@ -1,0 +1,149 @@
+"""The stages, in order, with the work directory caching what each one made.
+
+audio -> transcript -> storyboard (-> render, in musicvid.render). Each stage takes and returns plain
+dataclasses; the work directory keeps their JSON so a rerun continues where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from musicvid.audio import Audio, AudioInfo, load_audio
+from musicvid.elaborate import elaborate
+from musicvid.errors import UserError
+from musicvid.lyrics import read_lyrics
+from musicvid.models import ModelRegistry
+from musicvid.storyboard import DEFAULT_BREAK_SECONDS, Storyboard, load_storyboard, plan_scenes, scene_seed
+from musicvid.transcribe import transcribe
+from musicvid.transcript import Transcript
+
+log = logging.getLogger("musicvid")
+
+WORK_ROOT = Path("musicvid-work")
+
+
+@dataclass
+class SongRequest:
+    """What to make a storyboard of, and how: everything before the pictures."""
+
+    song: Path
+    title: str | None = None
+    artist: str | None = None
+    workdir: Path | None = None
+    storyboard_file: Path | None = None
+    lyrics_file: Path | None = None
+    context_size: int = 7
+    seed: int = 0
+    break_seconds: float = DEFAULT_BREAK_SECONDS
+    quiet: bool = False
+
+    def check(self) -> None:
+        if self.context_size < 0:
+            raise UserError(f"--context-size must be 0 or more, got {self.context_size}")
+        if not 0 <= self.seed < 2**31:
+            raise UserError(f"--seed must be from 0 to 2^31-1, got {self.seed}")
+        if self.break_seconds <= 0:
+            raise UserError(f"--break must be a positive number of seconds, got {self.break_seconds}")
+
+
+def work_directory(info: AudioInfo, workdir: Path | None) -> Path:
+    """`musicvid-work/<song stem>-<short hash of the audio>/`, unless the user named one."""
+    if workdir is None:
+        stem = re.sub(r"[^\w.-]+", "_", Path(info.path).stem).strip("_") or "song"
+        workdir = WORK_ROOT / f"{stem}-{info.sha256[:10]}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    return workdir
+
+
+def get_transcript(audio: Audio, request: SongRequest, registry: ModelRegistry, workdir: Path) -> Transcript:
+    if request.lyrics_file:
+        return read_lyrics(request.lyrics_file, audio.info.duration, audio.info.sha256)
+    path = workdir / "transcript.json"
+    models = registry.models
+    source = f"{models.asr_backend}:{models.asr}"
+    if path.exists():
+        try:
+            cached = Transcript.load(path)
+            if cached.model == source and cached.audio_sha256 == audio.info.sha256:
+                return cached
+        except (ValueError, KeyError, TypeError):
+            pass  # an unreadable cache is redone, not trusted
+    with registry.use("asr") as asr:
+        transcript = transcribe(asr, audio.samples, audio.info.sha256, quiet=request.quiet)
+    transcript.save(path)
+    return transcript
+
+
+def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> dict:
+    return {
+        "context_size": request.context_size,
+        "seed": request.seed,
+        "break_seconds": request.break_seconds,
+        "transcript": transcript.model,
+        "models": registry.models.describe(),
+    }
+
+
+def _same_making(saved: Storyboard, settings: dict, title: str, artist: str) -> bool:
+    """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
+    keys = ("context_size", "seed", "break_seconds", "transcript")
+    return (
+        all(saved.settings.get(k) == settings[k] for k in keys)
+        and (saved.settings.get("models") or {}).get("vipe") == settings["models"]["vipe"]
+        and (saved.title, saved.artist) == (title, artist)
+    )
+
+
+def check_matches_audio(storyboard: Storyboard, info: AudioInfo, source: str) -> None:
+    if abs(storyboard.duration - info.duration) > 0.05:
+        raise UserError(
+            f"storyboard {source} is for audio of {storyboard.duration:.2f} s, but {info.path} lasts {info.duration:.2f} s"
+        )
+
+
+def get_storyboard(
+    request: SongRequest, registry: ModelRegistry, audio: Audio | None = None
+) -> tuple[Storyboard, Path, Audio]:
+    """Transcribe and elaborate (or reuse what the work directory has); returns the storyboard,
+    the work directory and the decoded audio."""
+    request.check()
+    audio = audio or load_audio(request.song)
+    info = audio.info
+    workdir = work_directory(info, request.workdir)
+    path = workdir / "storyboard.json"
+    title = request.title if request.title is not None else info.title
+    artist = request.artist if request.artist is not None else info.artist
+
+    if request.storyboard_file:
+        storyboard = load_storyboard(request.storyboard_file)
+        check_matches_audio(storyboard, info, str(request.storyboard_file))
+    else:
+        transcript = get_transcript(audio, request, registry, workdir)
+        settings = storyboard_settings(request, registry, transcript)
+        saved = load_storyboard(path) if path.exists() else None
+        if saved and _same_making(saved, settings, title, artist):
+            check_matches_audio(saved, info, str(path))
+            storyboard = saved
+        else:
+            storyboard = Storyboard(
+                audio={"path": info.path, "sha256": info.sha256, "duration": info.duration},
+                title=title,
+                artist=artist,
+                language=transcript.language,
+                settings=settings,
+                scenes=plan_scenes(transcript.lines, info.duration, request.break_seconds),
+            )
+            for scene in storyboard.scenes:
+                scene.seed = scene_seed(request.seed, scene.index)
+
+    if any(not s.prompt.strip() for s in storyboard.scenes):
+        with registry.use("vipe") as vipe:
+            for warning in elaborate(
+                storyboard, vipe, context_size=request.context_size, seed=request.seed, quiet=request.quiet
+            ):
+                log.warning(warning)
+    storyboard.save(path)
+    return storyboard, workdir, audio

@@ -1,0 +1,328 @@
+"""Render: keyframes with Stable Diffusion, the frames between them by slerp with CSA, then the mux.
+
+Every picture is a PNG named by its frame (or scene) with a key in its metadata: a hash of exactly the
+inputs it was drawn from. A rerun keeps each picture whose key still matches, so a killed render
+continues where it stopped and an edited storyboard re-renders only the frames that depend on the
+edit. Pictures are denoised in fixed groups (keyframes in scene order, in-between frames within their
+scene), and a group is rendered whole whenever any of its pictures is missing or stale: the batch a
+picture is computed in is then always the same, and so are its bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+from PIL import Image, PngImagePlugin
+
+from musicvid import captions
+from musicvid.errors import UserError
+from musicvid.files import atomic_path, write_text
+from musicvid.interpolate import align, slerp
+from musicvid.models import ModelRegistry
+from musicvid.mux import encode_video
+from musicvid.pipeline import SongRequest, get_storyboard
+from musicvid.progress import Progress
+from musicvid.schedule import FrameSchedule, frame_schedule
+from musicvid.storyboard import Storyboard
+
+KEY_FIELD = "musicvid-key"
+SCHEDULERS = ("dpm++", "ddim")
+# Tests set this to kill the process (as a crash would) after that many rendered groups.
+KILL_AFTER_GROUPS_ENV = "MUSICVID_TEST_KILL_AFTER_GROUPS"
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    fps: float = 10.0
+    width: int = 512
+    height: int = 512
+    steps: int = 25
+    guidance: float = 7.5
+    scheduler: str = "dpm++"
+    batch_size: int = 4
+    align: bool = True
+    align_chunk: int = 4
+    style: str = ""
+    negative_prompt: str = ""
+    captions: bool = False
+    preview: bool = False
+    attention_slicing: bool = False
+    vae_slicing: bool = False
+
+    def check(self) -> None:
+        if not self.fps > 0:
+            raise UserError(f"--fps must be positive, got {self.fps:g}")
+        if self.width <= 0 or self.height <= 0 or self.width % 8 or self.height % 8:
+            raise UserError(f"--size must be positive multiples of 8, got {self.width}x{self.height}")
+        if self.steps < 1:
+            raise UserError(f"--steps must be at least 1, got {self.steps}")
+        if self.guidance < 0:
+            raise UserError(f"--guidance must be 0 or more, got {self.guidance:g}")
+        if self.batch_size < 1:
+            raise UserError(f"--batch-size must be at least 1, got {self.batch_size}")
+        if self.align_chunk < 1 or self.align_chunk > 76:
+            raise UserError(f"--align-chunk must be from 1 to 76, got {self.align_chunk}")
+        if self.scheduler not in SCHEDULERS:
+            raise UserError(f"--scheduler must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
+
+    def picture_inputs(self, diffusion: str) -> dict:
+        """What every picture depends on besides its own prompts, seeds and t."""
+        keys = ("width", "height", "steps", "guidance", "scheduler", "style", "negative_prompt")
+        return {"diffusion": diffusion, **{k: v for k, v in asdict(self).items() if k in keys}}
+
+
+def _key(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
+
+
+# --- pictures on disk ------------------------------------------------------------------------------
+
+
+def stored_key(path: Path) -> str | None:
+    try:
+        with Image.open(path) as image:
+            return image.text.get(KEY_FIELD)
+    except (OSError, SyntaxError, ValueError):
+        return None  # missing or damaged: render it again
+
+
+def save_picture(path: Path, pixels: np.ndarray, key: str) -> None:
+    meta = PngImagePlugin.PngInfo()
+    meta.add_text(KEY_FIELD, key)
+    with atomic_path(path) as tmp:
+        Image.fromarray(pixels).save(tmp, format="PNG", pnginfo=meta, compress_level=1)
+
+
+def load_picture(path: Path) -> np.ndarray:
+    with Image.open(path) as image:
+        return np.asarray(image.convert("RGB"))
+
+
+# --- what to draw ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Picture:
+    """One image to denoise: the morph from scene `scene` towards `target` at `t` (t = 0: keyframe)."""
+
+    path: Path
+    key: str
+    scene: int
+    target: int | None
+    t: float
+
+
+def keyframe_path(workdir: Path, scene: int) -> Path:
+    return workdir / "keyframes" / f"{scene:04d}.png"
+
+
+def frame_path(workdir: Path, frame: int) -> Path:
+    return workdir / "frames" / f"{frame:06d}.png"
+
+
+def _groups(items: list, size: int) -> list[list]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def plan_pictures(
+    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, diffusion: str, workdir: Path
+) -> list[list[Picture]]:
+    """Every picture of the video in its fixed render group: keyframes first, then in-between frames."""
+    common = settings.picture_inputs(diffusion)
+    scenes = storyboard.scenes
+
+    def scene_inputs(i: int) -> tuple:
+        return scenes[i].prompt, scenes[i].seed
+
+    keyframes = [
+        Picture(keyframe_path(workdir, s), _key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
+    ]
+    groups = _groups(keyframes, settings.batch_size)
+    if settings.preview:
+        return groups
+    morph = {"align": settings.align, "align_chunk": settings.align_chunk if settings.align else None}
+    for segment in schedule.segments:
+        if segment.target is None:
+            continue  # the last scene holds its keyframe
+        frames = [
+            Picture(
+                frame_path(workdir, k),
+                _key(common, morph, scene_inputs(segment.scene), scene_inputs(segment.target), k - segment.first, segment.length),
+                segment.scene,
+                segment.target,
+                segment.t(k),
+            )
+            for k in range(segment.first + 1, segment.end)
+        ]  # fmt: skip
+        groups += _groups(frames, settings.batch_size)
+    return groups
+
+
+# --- drawing ---------------------------------------------------------------------------------------
+
+
+def configure_pipeline(pipe, settings: RenderSettings):
+    from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
+
+    # Both samplers are deterministic (no fresh noise per step), so nearby t give nearby pictures.
+    if settings.scheduler == "ddim":
+        pipe.scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
+    else:
+        pipe.scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
+    if settings.attention_slicing:
+        pipe.enable_attention_slicing()
+    if settings.vae_slicing:
+        pipe.vae.enable_slicing()
+    return pipe
+
+
+class SceneInputs:
+    """Each scene's prompt embedding (encoded once) and initial noise, and each morph's aligned target."""
+
+    def __init__(self, pipe, storyboard: Storyboard, scenes: list[int], settings: RenderSettings):
+        self.pipe = pipe
+        self.settings = settings
+        prompts = [_with_style(storyboard.scenes[i].prompt, settings.style) for i in scenes]
+        with torch.inference_mode():
+            embeds, _ = pipe.encode_prompt(prompts, pipe.device, 1, False)
+            self.negative, _ = pipe.encode_prompt([settings.negative_prompt], pipe.device, 1, False)
+        self.text = {i: e.float().cpu() for i, e in zip(scenes, embeds)}
+        factor = pipe.vae_scale_factor
+        shape = (pipe.unet.config.in_channels, settings.height // factor, settings.width // factor)
+        # Noise comes from a CPU generator, so a seed gives the same picture on every device.
+        self.noise = {
+            i: torch.randn(shape, generator=torch.Generator("cpu").manual_seed(storyboard.scenes[i].seed))
+            for i in scenes
+        }
+        self._aligned: dict[tuple[int, int], torch.Tensor] = {}
+
+    def target_text(self, scene: int, target: int) -> torch.Tensor:
+        if not self.settings.align:
+            return self.text[target]
+        if (scene, target) not in self._aligned:
+            self._aligned[scene, target] = align(self.text[scene], self.text[target], self.settings.align_chunk)
+        return self._aligned[scene, target]
+
+    def conditioning(self, picture: Picture) -> tuple[torch.Tensor, torch.Tensor]:
+        """(text embedding, initial latent) of one picture."""
+        if picture.target is None:
+            return self.text[picture.scene], self.noise[picture.scene]
+        t = picture.t
+        text = slerp(self.text[picture.scene], self.target_text(picture.scene, picture.target), t)
+        noise = slerp(self.noise[picture.scene], self.noise[picture.target], t)
+        return text, noise
+
+
+def _with_style(prompt: str, style: str) -> str:
+    return f"{prompt}, {style}" if style.strip() else prompt
+
+
+@torch.inference_mode()
+def denoise(pipe, inputs: SceneInputs, group: list[Picture], settings: RenderSettings) -> np.ndarray:
+    """The group's pictures as uint8 RGB, one batched pipeline call (guidance batched with it)."""
+    texts, noises = zip(*(inputs.conditioning(p) for p in group))
+    dtype = pipe.unet.dtype
+    text = torch.stack(texts).to(pipe.device, dtype)
+    result = pipe(
+        prompt_embeds=text,
+        negative_prompt_embeds=inputs.negative.to(pipe.device, dtype).expand(len(group), -1, -1),
+        latents=torch.stack(noises).to(pipe.device, dtype),
+        num_inference_steps=settings.steps,
+        guidance_scale=settings.guidance,
+        height=settings.height,
+        width=settings.width,
+        output_type="np",
+    )
+    return (np.clip(result.images, 0.0, 1.0) * 255.0).round().astype(np.uint8)
+
+
+def render_pictures(
+    pipe, storyboard: Storyboard, groups: list[list[Picture]], settings: RenderSettings, quiet: bool
+) -> int:
+    """Draw every group with a missing or stale picture; returns how many pictures were drawn."""
+    todo = [g for g in groups if any(stored_key(p.path) != p.key for p in g)]
+    if not todo:
+        return 0
+    inputs = SceneInputs(pipe, storyboard, sorted({s for g in todo for p in g for s in (p.scene, p.target) if s is not None}), settings)
+    kill_after = int(os.environ.get(KILL_AFTER_GROUPS_ENV, "0"))
+    drawn = 0
+    with Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress:
+        for n, group in enumerate(todo, start=1):
+            for picture, pixels in zip(group, denoise(pipe, inputs, group, settings)):
+                save_picture(picture.path, pixels, picture.key)
+            drawn += len(group)
+            progress.advance(len(group))
+            if n == kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+    return drawn
+
+
+# --- the video -------------------------------------------------------------------------------------
+
+
+def video_frames(
+    storyboard: Storyboard, schedule: FrameSchedule, workdir: Path, settings: RenderSettings
+) -> Iterator[np.ndarray]:
+    """Frame 0 … N−1 in order: keyframes where t = 0, rendered morphs between them (or, in preview,
+    a crossfade of the two keyframes), lyrics burned in when asked."""
+    keyframes: dict[int, np.ndarray] = {}
+
+    def keyframe(scene: int) -> np.ndarray:
+        if scene not in keyframes:
+            keyframes.clear()  # scenes come in order: only the current pair is needed
+            keyframes[scene] = load_picture(keyframe_path(workdir, scene))
+        return keyframes[scene]
+
+    for segment in schedule.segments:
+        caption = storyboard.scenes[segment.scene].text if storyboard.scenes[segment.scene].kind == "lyric" else ""
+        for k in range(segment.first, segment.end):
+            t = segment.t(k)
+            if t == 0:
+                frame = keyframe(segment.scene)
+            elif settings.preview:
+                start = keyframe(segment.scene).astype(np.float32)
+                end = load_picture(keyframe_path(workdir, segment.target)).astype(np.float32)
+                frame = ((1 - t) * start + t * end).round().astype(np.uint8)
+            else:
+                frame = load_picture(frame_path(workdir, k))
+            yield captions.burn(frame, caption) if settings.captions else frame
+
+
+def render_song(
+    request: SongRequest, settings: RenderSettings, registry: ModelRegistry, output: Path | None = None
+) -> Path:
+    """The whole pipeline: storyboard (made or reused), pictures, then the MP4 and its .srt."""
+    settings.check()
+    storyboard, workdir, audio = get_storyboard(request, registry)
+    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
+    groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
+    if any(stored_key(p.path) != p.key for g in groups for p in g):
+        with registry.use("diffusion") as pipe:
+            configure_pipeline(pipe, settings)
+            render_pictures(pipe, storyboard, groups, settings, request.quiet)
+
+    name = "preview.mp4" if settings.preview else "video.mp4"
+    video = workdir / name
+    encode_video(
+        video_frames(storyboard, schedule, workdir, settings),
+        width=settings.width, height=settings.height, fps=settings.fps, audio=Path(audio.info.path), output=video,
+    )  # fmt: skip
+    subtitles = captions.srt(storyboard)
+    write_text(workdir / "lyrics.srt", subtitles)
+    if output is None:
+        stem = Path(audio.info.path).stem
+        output = Path(f"{stem}.preview.mp4" if settings.preview else f"{stem}.mp4")
+    if output.resolve() != video.resolve():
+        with atomic_path(output) as tmp:
+            shutil.copyfile(video, tmp)
+    write_text(output.with_suffix(".srt"), subtitles)
+    return output

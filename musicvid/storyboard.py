@@ -1,0 +1,257 @@
+"""The storyboard: scenes that tile the song, each with the visual prompt and seed it is drawn with.
+
+`storyboard.json` is the one file a user edits to change the video, so loading it checks every rule
+and names the field that breaks one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from musicvid.errors import UserError
+from musicvid.files import write_json
+from musicvid.transcript import Line
+
+VERSION = 1
+KINDS = ("intro", "lyric", "break", "outro")
+DEFAULT_BREAK_SECONDS = 4.0  # an instrumental gap at least this long gets a picture of its own
+MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
+MAX_INSTRUMENTAL_SECONDS = 20.0  # longer instrumental stretches are split for variety
+TIME_TOLERANCE = 1e-3
+
+
+@dataclass
+class Scene:
+    index: int
+    kind: str
+    start: float
+    end: float
+    text: str = ""
+    prompt: str = ""
+    seed: int = 0
+    text_en: str | None = None  # English for ViPE when the lyric is in another language
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    @property
+    def english(self) -> str:
+        return self.text_en or self.text
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        if data["text_en"] is None:
+            del data["text_en"]
+        return data
+
+
+@dataclass
+class Storyboard:
+    audio: dict[str, Any]  # path, sha256, duration
+    title: str
+    artist: str
+    language: str
+    settings: dict[str, Any]
+    scenes: list[Scene] = field(default_factory=list)
+    version: int = VERSION
+
+    @property
+    def duration(self) -> float:
+        return float(self.audio["duration"])
+
+    def to_json(self) -> dict:
+        return {
+            "version": self.version,
+            "audio": self.audio,
+            "title": self.title,
+            "artist": self.artist,
+            "language": self.language,
+            "settings": self.settings,
+            "scenes": [s.to_json() for s in self.scenes],
+        }
+
+    def save(self, path: Path) -> None:
+        write_json(path, self.to_json())
+
+
+def scene_seed(seed: int, index: int) -> int:
+    """A seed per scene, derived from the render seed; stable across runs and machines."""
+    digest = hashlib.sha256(f"musicvid:{seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def _instrumental(kind: str, start: float, end: float, max_length: float) -> list[Scene]:
+    """One scene of `kind`, or several equal ones where the stretch is long."""
+    parts = max(1, math.ceil((end - start) / max_length - 1e-9))
+    step = (end - start) / parts
+    bounds = [start + i * step for i in range(parts)] + [end]
+    return [Scene(-1, kind, bounds[i], bounds[i + 1]) for i in range(parts)]
+
+
+def plan_scenes(
+    lines: list[Line],
+    duration: float,
+    break_seconds: float = DEFAULT_BREAK_SECONDS,
+    max_instrumental: float = MAX_INSTRUMENTAL_SECONDS,
+) -> list[Scene]:
+    """Scenes that tile [0, duration]: intro, one lyric scene per line, breaks, outro.
+
+    A lyric scene lasts until the next line starts; if the gap after the line's end is at least
+    `break_seconds`, the gap becomes a break (or the outro, after the last line). Lines that start
+    together (overlapping or zero-length Whisper segments) share one scene. No lines: an
+    instrumental storyboard.
+    """
+    if duration <= 0:
+        raise UserError("the song has no duration")
+    # Lines with monotone starts inside the song; lines starting together are merged.
+    merged: list[Line] = []
+    for line in lines:
+        start = min(max(line.start, merged[-1].start if merged else 0.0), duration)
+        end = min(max(line.end, start), duration)
+        if merged and start - merged[-1].start < TIME_TOLERANCE:
+            merged[-1] = Line(merged[-1].start, max(merged[-1].end, end), f"{merged[-1].text} {line.text}".strip(),
+                              _join(merged[-1].text_en, line.text_en))  # fmt: skip
+        elif start < duration:
+            merged.append(Line(start, end, line.text, line.text_en))
+    if not merged:
+        return _numbered(_instrumental("intro", 0.0, duration, max_instrumental))
+
+    scenes: list[Scene] = []
+    if merged[0].start >= MIN_INTRO_SECONDS:
+        scenes += _instrumental("intro", 0.0, merged[0].start, max_instrumental)
+    else:
+        merged[0].start = 0.0
+    for i, line in enumerate(merged):
+        last = i + 1 == len(merged)
+        following = duration if last else merged[i + 1].start
+        sung_until = min(max(line.end, line.start), following)
+        if following - sung_until >= break_seconds and sung_until > line.start:
+            scenes.append(Scene(-1, "lyric", line.start, sung_until, line.text, text_en=line.text_en))
+            scenes += _instrumental("outro" if last else "break", sung_until, following, max_instrumental)
+        else:
+            scenes.append(Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en))
+    return _numbered(scenes)
+
+
+def _join(a: str | None, b: str | None) -> str | None:
+    return " ".join(x for x in (a, b) if x) or None
+
+
+def _numbered(scenes: list[Scene]) -> list[Scene]:
+    for i, scene in enumerate(scenes):
+        scene.index = i
+    return scenes
+
+
+# --- loading and checking a storyboard file --------------------------------------------------------
+
+
+def _fail(source: str, where: str, reason: str) -> UserError:
+    return UserError(f"storyboard {source}: {where} {reason}")
+
+
+def _number(value: Any, source: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _fail(source, where, f"must be a number, got {value!r}")
+    return float(value)
+
+
+def _string(value: Any, source: str, where: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(source, where, f"must be a string, got {value!r}")
+    return value
+
+
+def parse_storyboard(data: Any, source: str = "") -> Storyboard:
+    """Check every rule of DESIGN.md §3 and build the storyboard, or name the field and the reason."""
+    if not isinstance(data, dict):
+        raise _fail(source, "the file", "must hold a JSON object")
+    if data.get("version") != VERSION:
+        raise _fail(source, "version", f"must be {VERSION}, got {data.get('version')!r}")
+    for key in ("audio", "scenes"):
+        if key not in data:
+            raise _fail(source, key, "is missing")
+    audio = data["audio"]
+    if not isinstance(audio, dict) or "duration" not in audio:
+        raise _fail(source, "audio.duration", "is missing")
+    duration = _number(audio["duration"], source, "audio.duration")
+    if duration <= 0:
+        raise _fail(source, "audio.duration", "must be positive")
+    settings = data.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise _fail(source, "settings", "must be an object")
+    raw_scenes = data["scenes"]
+    if not isinstance(raw_scenes, list) or not raw_scenes:
+        raise _fail(source, "scenes", "must be a non-empty list")
+
+    scenes = []
+    for i, raw in enumerate(raw_scenes):
+        at = f"scenes[{i}]"
+        if not isinstance(raw, dict):
+            raise _fail(source, at, "must be an object")
+        for key in ("index", "kind", "start", "end", "text", "prompt", "seed"):
+            if key not in raw:
+                raise _fail(source, f"{at}.{key}", "is missing")
+        if raw["index"] != i:
+            raise _fail(source, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
+        if raw["kind"] not in KINDS:
+            raise _fail(source, f"{at}.kind", f"must be one of {', '.join(KINDS)}, got {raw['kind']!r}")
+        start = _number(raw["start"], source, f"{at}.start")
+        end = _number(raw["end"], source, f"{at}.end")
+        seed = raw["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+            raise _fail(source, f"{at}.seed", f"must be an integer from 0 to 2^32-1, got {seed!r}")
+        if end <= start:
+            raise _fail(source, f"{at}.end", f"must be after its start ({start}), got {end}")
+        if not scenes and abs(start) > TIME_TOLERANCE:
+            raise _fail(source, f"{at}.start", f"must be 0 (the first scene starts the song), got {start}")
+        if scenes and abs(start - scenes[-1].end) > TIME_TOLERANCE:
+            what = "overlaps the scene before" if start < scenes[-1].end else "leaves a gap after the scene before"
+            raise _fail(source, f"{at}.start", f"must equal scenes[{i - 1}].end ({scenes[-1].end}), got {start}: it {what}")
+        text_en = raw.get("text_en")
+        if text_en is not None:
+            _string(text_en, source, f"{at}.text_en")
+        scenes.append(
+            Scene(i, raw["kind"], start, end, _string(raw["text"], source, f"{at}.text"),
+                  _string(raw["prompt"], source, f"{at}.prompt"), seed, text_en)
+        )  # fmt: skip
+    if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
+        raise _fail(source, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}")
+    return Storyboard(
+        audio=audio,
+        title=str(data.get("title") or ""),
+        artist=str(data.get("artist") or ""),
+        language=str(data.get("language") or "en"),
+        settings=settings,
+        scenes=scenes,
+    )
+
+
+def load_storyboard(path: str | Path) -> Storyboard:
+    path = Path(path)
+    from musicvid.audio import check_readable
+
+    check_readable(path, "storyboard")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UserError(f"storyboard {path} is not valid JSON: {e}") from None
+    return parse_storyboard(data, str(path))
+
+
+def scene_table(storyboard: Storyboard, width: int = 60) -> str:
+    """The storyboard as a plain-text table: time, kind, lyric, prompt."""
+
+    def cut(text: str) -> str:
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6} {'lyric':<{width}}  prompt"]
+    for s in storyboard.scenes:
+        rows.append(f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6} {cut(s.text):<{width}}  {cut(s.prompt)}")
+    return "\n".join(rows)

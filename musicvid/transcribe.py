@@ -1,0 +1,118 @@
+"""Transcribe: Whisper (openai-whisper or faster-whisper) turns the song into timed lyric lines.
+
+Each Whisper segment becomes one line. Known Whisper failures are cleaned away: segments without
+words, segments past the end of the audio, and the same line hallucinated again and again over the
+music at the end. A song not in English keeps its original text (for captions) and gets an English
+rendering from Whisper's translate task for ViPE.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import torch
+
+from musicvid.audio import SAMPLE_RATE
+from musicvid.models import ASRModel
+from musicvid.progress import Progress
+from musicvid.transcript import Line, Transcript, Word, fit_to_duration
+
+# A run of at least this many identical lines at the very end is Whisper looping over the outro.
+TRAILING_REPEAT_RUN = 3
+
+
+def _normalized(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def drop_trailing_repeats(lines: list[Line]) -> list[Line]:
+    """Keep only the first of a run of identical lines at the end of the transcript."""
+    if not lines:
+        return lines
+    last = _normalized(lines[-1].text)
+    run = 0
+    for line in reversed(lines):
+        if _normalized(line.text) != last:
+            break
+        run += 1
+    return lines[: len(lines) - run + 1] if run >= TRAILING_REPEAT_RUN else lines
+
+
+def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str | None, show: bool):
+    import whisper
+
+    model = asr.model
+    torch.manual_seed(0)  # the temperature fallback samples: keep reruns identical
+    result = whisper.transcribe(
+        model,
+        samples,
+        task=task,
+        language=language,
+        word_timestamps=task == "transcribe",
+        # Lyrics repeat; conditioning on the previous line makes Whisper loop over choruses.
+        condition_on_previous_text=False,
+        fp16=next(model.parameters()).dtype == torch.float16 or model.device.type == "cuda",
+        verbose=False if show else None,
+    )
+    lines = [
+        Line(
+            start=float(s["start"]),
+            end=float(s["end"]),
+            text=s["text"].strip(),
+            words=[Word(float(w["start"]), float(w["end"]), w["word"].strip()) for w in s.get("words", [])],
+        )
+        for s in result["segments"]
+    ]
+    return lines, result.get("language") or "en"
+
+
+def _faster_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str | None, show: bool):
+    segments, info = asr.model.transcribe(
+        samples,
+        task=task,
+        language=language,
+        word_timestamps=task == "transcribe",
+        condition_on_previous_text=False,
+    )
+    lines = []
+    with Progress(task, total=round(info.duration, 1), unit="s", quiet=not show) as progress:
+        for s in segments:  # a generator: recognition happens as it is read
+            lines.append(
+                Line(
+                    start=float(s.start),
+                    end=float(s.end),
+                    text=s.text.strip(),
+                    words=[Word(float(w.start), float(w.end), w.word.strip()) for w in s.words or []],
+                )
+            )
+            progress.set_to(min(round(s.end, 1), progress.total))
+    return lines, info.language or "en"
+
+
+def _recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str | None, show: bool):
+    """Lines and detected language; openai-whisper shows its own progress bar, in audio frames."""
+    if asr.backend == "faster-whisper":
+        return _faster_whisper(asr, samples, task, language, show)
+    return _openai_whisper(asr, samples, task, language, show)
+
+
+def attach_translation(lines: list[Line], translated: list[Line]) -> None:
+    """Give each line the English text of the translated segments that overlap it most."""
+    for line in lines:
+        parts = [
+            t.text
+            for t in translated
+            if min(line.end, t.end) - max(line.start, t.start) > 0.5 * max(t.end - t.start, 1e-3)
+        ]
+        line.text_en = " ".join(parts) or None
+
+
+def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
+    duration = samples.size / SAMPLE_RATE
+    lines, language = _recognize(asr, samples, "transcribe", None, not quiet)
+    lines = drop_trailing_repeats(fit_to_duration(lines, duration))
+    if language != "en" and lines:
+        translated, _ = _recognize(asr, samples, "translate", language, not quiet)
+        attach_translation(lines, fit_to_duration(translated, duration))
+    return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)

@@ -1,0 +1,58 @@
+"""ViPE's input strings, exactly as the released checkpoints were trained (DESIGN.md §2.3)."""
+
+from musicvid.elaborate import scene_contexts
+from musicvid.storyboard import Scene, Storyboard
+from vipe_core.context import lyric_context, model_input, scene_context
+
+LINES = [f"line {i}" for i in range(10)]
+
+
+def test_context_7_on_a_song_of_10_lines():
+    expected = [
+        "line 0",
+        "line 0 ; line 1",
+        "line 0 ; line 1 ; line 2",
+        "line 0 ; line 1 ; line 2 ; line 3",
+        "line 0 ; line 1 ; line 2 ; line 3 ; line 4",
+        "line 0 ; line 1 ; line 2 ; line 3 ; line 4 ; line 5",
+        "line 0 ; line 1 ; line 2 ; line 3 ; line 4 ; line 5 ; line 6",
+        "line 0 ; line 1 ; line 2 ; line 3 ; line 4 ; line 5 ; line 6 ; line 7",
+        "line 1 ; line 2 ; line 3 ; line 4 ; line 5 ; line 6 ; line 7 ; line 8",
+        "line 2 ; line 3 ; line 4 ; line 5 ; line 6 ; line 7 ; line 8 ; line 9",
+    ]
+    assert [lyric_context(LINES, i, 7) for i in range(10)] == expected
+    assert model_input(expected[9], "<|endoftext|>") == f"<|endoftext|>{expected[9]}<|endoftext|>"
+
+
+def test_context_0_is_the_line_alone():
+    assert [lyric_context(LINES, i, 0) for i in range(10)] == LINES
+    assert model_input("line 3", "<|endoftext|>") == "<|endoftext|>line 3<|endoftext|>"
+
+
+def test_scenes_without_words():
+    assert scene_context("intro", title="Skyfall", artist="Adele") == "Skyfall by Adele; musical intro"
+    assert (
+        scene_context("break", title="Thunder", artist="Imagine Dragons", previous_lines=LINES[:3], context_size=2)
+        == "Thunder by Imagine Dragons; line 1 ; line 2 ; musical break"
+    )
+    assert scene_context("outro", title="T", artist="A", previous_lines=LINES, context_size=0) == "T by A; musical outro"
+
+
+def test_storyboard_contexts_use_only_lines_sung_before():
+    scenes = [
+        Scene(0, "intro", 0, 1),
+        Scene(1, "lyric", 1, 2, "first"),
+        Scene(2, "lyric", 2, 3, "zweite", text_en="second"),
+        Scene(3, "break", 3, 4),
+        Scene(4, "lyric", 4, 5, "third"),
+        Scene(5, "outro", 5, 6),
+    ]
+    board = Storyboard({"duration": 6}, "Song", "Band", "en", {}, scenes)
+    assert scene_contexts(board, 7) == [
+        "Song by Band; musical intro",
+        "first",
+        "first ; second",
+        "Song by Band; first ; second ; musical break",
+        "first ; second ; third",
+        "Song by Band; first ; second ; third ; musical outro",
+    ]

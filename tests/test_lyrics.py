@@ -1,0 +1,94 @@
+"""Timed lyrics files and Whisper clean-up."""
+
+import json
+
+import pytest
+
+from musicvid.errors import UserError
+from musicvid.lyrics import LRC_MAX_LINE_SECONDS, read_lyrics
+from musicvid.transcribe import attach_translation, drop_trailing_repeats
+from musicvid.transcript import Line, fit_to_duration
+
+
+def test_lrc(tmp_path):
+    path = tmp_path / "song.lrc"
+    path.write_text(
+        "\ufeff[ti:Song]\n[ar:Band]\n[offset:+500]\n"
+        "[00:05.50]first <00:06.00>line\n"
+        "[00:09.00][01:00.00]chorus line\n"
+        "[00:12.00]\n"
+        "[00:30.00]after a break\n",
+        encoding="utf-8",
+    )
+    lines = read_lyrics(path, duration=70.0).lines
+    assert [(l.start, l.end, l.text) for l in lines] == [
+        (5.0, 8.5, "first line"),
+        (8.5, 11.5, "chorus line"),  # an empty stamp ends the line before it
+        (29.5, 29.5 + LRC_MAX_LINE_SECONDS, "after a break"),
+        (59.5, 59.5 + LRC_MAX_LINE_SECONDS, "chorus line"),
+    ]
+
+
+def test_srt(tmp_path):
+    path = tmp_path / "song.srt"
+    path.write_text(
+        "1\r\n00:00:01,250 --> 00:00:03,000\r\n<i>Hello</i>\r\nthere\r\n\r\n"
+        "2\r\n00:00:04,000 --> 00:00:06,500\r\nagain\r\n"
+    )
+    lines = read_lyrics(path, duration=10.0).lines
+    assert [(l.start, l.end, l.text) for l in lines] == [(1.25, 3.0, "Hello there"), (4.0, 6.5, "again")]
+
+
+def test_transcript_json(tmp_path):
+    path = tmp_path / "transcript.json"
+    path.write_text(json.dumps({"lines": [{"start": 1, "end": 2, "text": "hola", "text_en": "hello"}], "language": "es"}))
+    transcript = read_lyrics(path, duration=10.0)
+    assert transcript.language == "es"
+    assert transcript.lines[0].english == "hello" and transcript.lines[0].text == "hola"
+
+
+@pytest.mark.parametrize(
+    "name,content,reason",
+    [
+        ("song.txt", "hello", "must be .lrc, .srt or .json"),
+        ("song.json", "{broken", "could not be parsed"),
+        ("song.lrc", "[00:99.00]way past the end", "no timed lines"),
+        ("song.json", '{"lines": [{"start": 1}]}', "could not be parsed"),
+    ],
+)
+def test_bad_lyrics_files(tmp_path, name, content, reason):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(UserError, match=reason):
+        read_lyrics(path, duration=30.0)
+
+
+def test_whisper_failures_are_cleaned():
+    lines = [
+        Line(1, 2, "real line"),
+        Line(3, 4, "  ♪  "),
+        Line(5, 6, "..."),
+        Line(7, 8, "Thanks for watching!"),
+        Line(9, 10, "thanks for watching"),
+        Line(11, 12, "Thanks for watching."),
+        Line(31, 33, "past the end"),
+        Line(28, 35, "runs over the end"),
+    ]
+    cleaned = fit_to_duration(lines, 30.0)
+    assert [l.text for l in cleaned] == [
+        "real line", "Thanks for watching!", "thanks for watching", "Thanks for watching.", "runs over the end"
+    ]
+    assert cleaned[-1].end == 30.0
+    assert [l.text for l in drop_trailing_repeats(cleaned[:-1])] == ["real line", "Thanks for watching!"]
+
+
+def test_a_repeated_chorus_in_the_middle_is_kept():
+    lines = [Line(i, i + 1, "oh oh") for i in range(4)] + [Line(5, 6, "the end")]
+    assert len(drop_trailing_repeats(lines)) == 5
+    assert len(drop_trailing_repeats(lines[:2])) == 2  # two alike at the end are not yet a loop
+
+
+def test_translation_is_matched_to_lines_by_time():
+    lines = [Line(0, 3, "uno"), Line(3, 6, "dos"), Line(8, 9, "tres")]
+    attach_translation(lines, [Line(0.2, 2.8, "one"), Line(3.1, 5.5, "two")])
+    assert [l.english for l in lines] == ["one", "two", "tres"]

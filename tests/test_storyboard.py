@@ -1,0 +1,151 @@
+"""Storyboard planning invariants and the checks on a user's storyboard file."""
+
+import copy
+import json
+
+import pytest
+
+from musicvid.errors import UserError
+from musicvid.storyboard import (
+    KINDS,
+    Scene,
+    Storyboard,
+    load_storyboard,
+    parse_storyboard,
+    plan_scenes,
+    scene_seed,
+    scene_table,
+)
+from musicvid.transcript import Line
+
+
+def check_tiling(scenes, duration):
+    assert scenes, "a storyboard always has scenes"
+    assert scenes[0].start == 0.0
+    assert scenes[-1].end == pytest.approx(duration)
+    for before, after in zip(scenes, scenes[1:]):
+        assert before.end == after.start
+    assert all(s.end > s.start for s in scenes)
+    assert [s.index for s in scenes] == list(range(len(scenes)))
+    assert all(s.kind in KINDS for s in scenes)
+
+
+TIMELINES = {
+    "ordinary": [Line(5, 8, "a"), Line(8.5, 11, "b"), Line(20, 23, "c"), Line(24, 26, "d")],
+    "lines at the start": [Line(0, 2, "a"), Line(2, 4, "b")],
+    "lead-in under a second": [Line(0.6, 2, "a"), Line(2, 4, "b")],
+    "long gaps": [Line(30, 32, "a"), Line(70, 71, "b")],
+    "overlapping": [Line(1, 5, "a"), Line(3, 4, "b"), Line(3.5, 9, "c")],
+    "zero-length": [Line(2, 2, "a"), Line(2, 2, "b"), Line(6, 6, "c")],
+    "same start": [Line(2, 3, "a"), Line(2, 4, "b")],
+    "past the end": [Line(5, 200, "a")],
+    "no lines": [],
+}
+
+
+@pytest.mark.parametrize("name", TIMELINES)
+def test_scenes_tile_the_song(name):
+    duration = 90.0
+    scenes = plan_scenes(TIMELINES[name], duration, break_seconds=4.0)
+    check_tiling(scenes, duration)
+
+
+def test_kinds_of_an_ordinary_song():
+    scenes = plan_scenes(TIMELINES["ordinary"], 40.0, break_seconds=4.0)
+    assert [(s.kind, s.start, s.end, s.text) for s in scenes] == [
+        ("intro", 0.0, 5, ""),
+        ("lyric", 5, 8.5, "a"),  # a short gap belongs to the line before it
+        ("lyric", 8.5, 11, "b"),
+        ("break", 11, 20, ""),
+        ("lyric", 20, 24, "c"),
+        ("lyric", 24, 26, "d"),
+        ("outro", 26, 40.0, ""),
+    ]
+
+
+def test_long_instrumental_stretches_are_split():
+    scenes = plan_scenes(TIMELINES["long gaps"], 90.0, break_seconds=4.0, max_instrumental=20.0)
+    kinds = [s.kind for s in scenes]
+    assert kinds == ["intro", "intro", "lyric", "break", "break", "lyric", "outro"]
+    assert max(s.duration for s in scenes if s.kind != "lyric") <= 20.0
+
+
+def test_an_instrumental_track_is_a_valid_storyboard():
+    scenes = plan_scenes([], 50.0)
+    check_tiling(scenes, 50.0)
+    assert {s.kind for s in scenes} <= {"intro", "break", "outro"}
+
+
+def test_lines_starting_together_share_a_scene():
+    scenes = plan_scenes(TIMELINES["same start"], 10.0)
+    assert [s.text for s in scenes if s.kind == "lyric"] == ["a b"]
+
+
+def test_a_short_lead_in_belongs_to_the_first_line():
+    scenes = plan_scenes(TIMELINES["lead-in under a second"], 10.0)
+    assert scenes[0].kind == "lyric" and scenes[0].start == 0.0
+
+
+def test_scene_seeds_are_stable_and_distinct():
+    seeds = [scene_seed(0, i) for i in range(100)]
+    assert len(set(seeds)) == 100
+    assert seeds == [scene_seed(0, i) for i in range(100)]
+    assert scene_seed(1, 0) != scene_seed(0, 0)
+
+
+def valid_board():
+    return {
+        "version": 1,
+        "audio": {"path": "song.mp3", "sha256": "x", "duration": 10.0},
+        "title": "Song",
+        "artist": "Band",
+        "language": "en",
+        "settings": {"fps": 10},
+        "scenes": [
+            {"index": 0, "kind": "intro", "start": 0.0, "end": 4.0, "text": "", "prompt": "a sky", "seed": 1},
+            {"index": 1, "kind": "lyric", "start": 4.0, "end": 10.0, "text": "hi", "prompt": "a sea", "seed": 2},
+        ],
+    }
+
+
+def test_a_valid_storyboard_round_trips(tmp_path):
+    board = parse_storyboard(valid_board())
+    path = tmp_path / "storyboard.json"
+    board.save(path)
+    assert load_storyboard(path).to_json() == board.to_json() == {**valid_board()}
+    assert "a sea" in scene_table(board)
+
+
+BROKEN = [
+    ("overlap", lambda b: b["scenes"][1].update(start=3.5), "scenes[1].start", "overlaps"),
+    ("gap", lambda b: b["scenes"][1].update(start=4.5), "scenes[1].start", "gap"),
+    ("missing prompt", lambda b: b["scenes"][0].pop("prompt"), "scenes[0].prompt", "missing"),
+    ("missing seed", lambda b: b["scenes"][1].pop("seed"), "scenes[1].seed", "missing"),
+    ("bad kind", lambda b: b["scenes"][0].update(kind="chorus"), "scenes[0].kind", "must be one of"),
+    ("late start", lambda b: b["scenes"][0].update(start=1.0), "scenes[0].start", "must be 0"),
+    ("short end", lambda b: b["scenes"][1].update(end=9.0), "scenes[1].end", "audio.duration"),
+    ("backwards", lambda b: b["scenes"][0].update(end=0.0), "scenes[0].end", "after its start"),
+    ("text time", lambda b: b["scenes"][0].update(end="4"), "scenes[0].end", "number"),
+    ("negative seed", lambda b: b["scenes"][0].update(seed=-1), "scenes[0].seed", "integer"),
+    ("no scenes", lambda b: b.update(scenes=[]), "scenes", "non-empty"),
+    ("wrong version", lambda b: b.update(version=2), "version", "must be 1"),
+    ("no duration", lambda b: b["audio"].pop("duration"), "audio.duration", "missing"),
+    ("bad index", lambda b: b["scenes"][1].update(index=5), "scenes[1].index", "must be 1"),
+]
+
+
+@pytest.mark.parametrize("name,breaks,field,reason", BROKEN, ids=[b[0] for b in BROKEN])
+def test_a_broken_storyboard_is_refused_naming_the_field(name, breaks, field, reason):
+    board = copy.deepcopy(valid_board())
+    breaks(board)
+    with pytest.raises(UserError) as error:
+        parse_storyboard(board, "edited.json")
+    message = str(error.value)
+    assert field in message and reason in message and "\n" not in message
+
+
+def test_a_storyboard_that_is_not_json_is_refused(tmp_path):
+    path = tmp_path / "storyboard.json"
+    path.write_text("{not json")
+    with pytest.raises(UserError, match="not valid JSON"):
+        load_storyboard(path)

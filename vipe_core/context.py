@@ -1,0 +1,54 @@
+"""How ViPE sees its input: the one place that formats context, for training and inference alike.
+
+A lyric line is elaborated together with the lines before it (its *context*), oldest first,
+joined with `CONTEXT_SEPARATOR`. The model input wraps that context in the end-of-text token:
+``<eos> context <eos>``; the elaboration follows, and a final ``<eos>`` closes it.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+# The released checkpoints were trained with " ; " between context lines.
+CONTEXT_SEPARATOR = " ; "
+
+SCENE_KINDS = ("intro", "lyric", "break", "outro")
+
+
+def lyric_context(lines: Sequence[str], index: int, context_size: int) -> str:
+    """Line `index` with up to `context_size` lines before it, oldest first."""
+    if context_size < 0:
+        raise ValueError("context_size must be >= 0")
+    first = max(0, index - context_size)
+    return CONTEXT_SEPARATOR.join(line.strip() for line in lines[first : index + 1])
+
+
+def scene_context(
+    kind: str,
+    *,
+    title: str,
+    artist: str,
+    previous_lines: Sequence[str] = (),
+    line: str = "",
+    context_size: int = 7,
+) -> str:
+    """The context string for one storyboard scene.
+
+    A lyric scene is its line after the `context_size` lines before it. Scenes without words are
+    described by the song itself: the intro as "{title} by {artist}; musical intro" (the paper's
+    example), breaks and the outro as title/artist, then the lines sung before, then "musical break"
+    or "musical outro".
+    """
+    if kind == "lyric":
+        return lyric_context([*previous_lines, line], len(previous_lines), context_size)
+    if kind not in SCENE_KINDS:
+        raise ValueError(f"unknown scene kind {kind!r}")
+    song = f"{title} by {artist}" if artist else title
+    tail = "musical break" if kind == "break" else f"musical {kind}"
+    recent = list(previous_lines)[-context_size:] if context_size and kind != "intro" else []
+    return f"{song}; " + CONTEXT_SEPARATOR.join([*(l.strip() for l in recent), tail])
+
+
+def model_input(context: str, eos_token: str) -> str:
+    """The text the model continues: ``<eos> context <eos>``."""
+    return f"{eos_token}{context}{eos_token}"
