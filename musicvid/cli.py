@@ -16,7 +16,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from musicvid.errors import MusicvidError, UserError  # noqa: E402
+from musicvid.errors import MusicvidError  # noqa: E402
 
 log = logging.getLogger("musicvid")
 
@@ -36,7 +36,7 @@ def _size(text: str) -> tuple[int, int]:
     return width, height
 
 
-def _add_song_options(p: argparse.ArgumentParser) -> None:
+def add_song_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("song", type=Path, help="audio file (mp3, wav, flac, m4a, ogg, ... anything ffmpeg reads)")
     p.add_argument("--title", help="song title (default: the file's tags, then its name)")
     p.add_argument("--artist", help="artist (default: the file's tags)")
@@ -56,7 +56,7 @@ def _add_song_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
-def _add_render_options(p: argparse.ArgumentParser) -> None:
+def add_render_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", type=Path, help="output video (default <song>.mp4 beside the song)")
     p.add_argument("--fps", type=float, default=10.0, help="frames per second (the paper: 10)")
     p.add_argument("--steps", type=int, help="denoising steps (default: the preset's, 25 for SD 1.5)")
@@ -81,22 +81,32 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     render = commands.add_parser("render", help="song -> music video (MP4)")
-    _add_song_options(render)
-    _add_render_options(render)
+    add_song_options(render)
+    add_render_options(render)
 
     storyboard = commands.add_parser("storyboard", help="song -> storyboard.json, to review and edit")
-    _add_song_options(storyboard)
+    add_song_options(storyboard)
+
+    batch = commands.add_parser("batch", help="render every song of a playlist, folder or CSV")
+    from musicvid import batch as batch_module
+
+    batch_module.add_arguments(batch)
+
+    ui = commands.add_parser("ui", help="the web page (Gradio)")
+    from ui import app as ui_module
+
+    ui_module.add_arguments(ui)
     return parser
 
 
-def _registry(args):
+def model_registry(args, keep_loaded: bool = False):
     from musicvid.models import ModelRegistry, choose_models
 
     models = choose_models(args.models, asr_backend=args.asr, asr=args.asr_model, vipe=args.vipe, diffusion=args.diffusion)
-    return ModelRegistry(models, device=args.device)
+    return ModelRegistry(models, device=args.device, keep_loaded=keep_loaded)
 
 
-def _song_request(args):
+def song_request(args):
     from musicvid.pipeline import SongRequest
 
     return SongRequest(
@@ -110,16 +120,16 @@ def cmd_storyboard(args) -> int:
     from musicvid.pipeline import get_storyboard
     from musicvid.storyboard import scene_table
 
-    storyboard, workdir, _ = get_storyboard(_song_request(args), _registry(args))
+    storyboard, workdir, _ = get_storyboard(song_request(args), model_registry(args))
     print(scene_table(storyboard))
     print(f"\nstoryboard: {workdir / 'storyboard.json'}")
     return 0
 
 
-def cmd_render(args) -> int:
-    from musicvid.render import RenderSettings, render_song
+def render_settings(args, registry):
+    """RenderSettings from the render options, with the model preset's size and steps as defaults."""
+    from musicvid.render import RenderSettings
 
-    registry = _registry(args)
     width, height = args.size or registry.models.size
     settings = RenderSettings(
         fps=args.fps, width=width, height=height, steps=args.steps or registry.models.steps,
@@ -129,12 +139,31 @@ def cmd_render(args) -> int:
         vae_slicing=args.vae_slicing,
     )  # fmt: skip
     settings.check()
-    video = render_song(_song_request(args), settings, registry, output=args.output)
+    return settings
+
+
+def cmd_render(args) -> int:
+    from musicvid.render import render_song
+
+    registry = model_registry(args)
+    video = render_song(song_request(args), render_settings(args, registry), registry, output=args.output)
     print(video)
     return 0
 
 
-COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard}
+def cmd_batch(args) -> int:
+    from musicvid import batch
+
+    return batch.run(args)
+
+
+def cmd_ui(args) -> int:
+    from ui import app
+
+    return app.run(args)
+
+
+COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard, "batch": cmd_batch, "ui": cmd_ui}
 
 
 def main(argv: list[str] | None = None) -> int:
