@@ -87,15 +87,6 @@ def build_parser() -> argparse.ArgumentParser:
     storyboard = commands.add_parser("storyboard", help="song -> storyboard.json, to review and edit")
     add_song_options(storyboard)
 
-    batch = commands.add_parser("batch", help="render every song of a playlist, folder or CSV")
-    from musicvid import batch as batch_module
-
-    batch_module.add_arguments(batch)
-
-    ui = commands.add_parser("ui", help="the web page (Gradio)")
-    from ui import app as ui_module
-
-    ui_module.add_arguments(ui)
     return parser
 
 
@@ -132,7 +123,7 @@ def render_settings(args, registry):
 
     width, height = args.size or registry.models.size
     settings = RenderSettings(
-        fps=args.fps, width=width, height=height, steps=args.steps or registry.models.steps,
+        fps=args.fps, width=width, height=height, steps=registry.models.steps if args.steps is None else args.steps,
         guidance=args.guidance, scheduler=args.scheduler, batch_size=args.batch_size, align=args.align,
         align_chunk=args.align_chunk, style=args.style, negative_prompt=args.negative_prompt,
         captions=args.captions, preview=args.preview, attention_slicing=args.attention_slicing,
@@ -151,23 +142,14 @@ def cmd_render(args) -> int:
     return 0
 
 
-def cmd_batch(args) -> int:
-    from musicvid import batch
-
-    return batch.run(args)
-
-
-def cmd_ui(args) -> int:
-    from ui import app
-
-    return app.run(args)
-
-
-COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard, "batch": cmd_batch, "ui": cmd_ui}
+COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard}
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit:  # usage errors and --help: argparse has said what it had to
+        return int(exit.code or 0)
     logging.basicConfig(level=logging.WARNING, format="musicvid: %(message)s")
     try:
         return COMMANDS[args.command](args)

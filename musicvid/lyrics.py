@@ -10,9 +10,14 @@ from musicvid.audio import check_readable, file_sha256
 from musicvid.errors import UserError
 from musicvid.transcript import Line, Transcript, fit_to_duration
 
-# An LRC line has only a start; it ends at the next line, but lasts at most this long, so that an
-# instrumental gap after it still becomes a break.
+# An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
+# to sing it, so that an instrumental gap after it still becomes a break.
+LRC_SECONDS_PER_WORD = 0.4
 LRC_MAX_LINE_SECONDS = 8.0
+
+
+def sung_seconds(text: str) -> float:
+    return min(LRC_MAX_LINE_SECONDS, 1.0 + LRC_SECONDS_PER_WORD * len(text.split()))
 
 _LRC_TIME = re.compile(r"\[(\d+):(\d+(?:[.:]\d+)?)\]")
 _LRC_WORD_TIME = re.compile(r"<\d+:\d+(?:[.:]\d+)?>")
@@ -46,7 +51,7 @@ def parse_lrc(text: str, duration: float) -> list[Line]:
     for i, (start, words) in enumerate(stamped):
         following = stamped[i + 1][0] if i + 1 < len(stamped) else duration
         if words:  # an empty stamped line only marks where the one before it ends
-            lines.append(Line(start, min(following, start + LRC_MAX_LINE_SECONDS), words))
+            lines.append(Line(start, min(following, start + sung_seconds(words)), words))
     return lines
 
 

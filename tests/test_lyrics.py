@@ -5,7 +5,7 @@ import json
 import pytest
 
 from musicvid.errors import UserError
-from musicvid.lyrics import LRC_MAX_LINE_SECONDS, read_lyrics
+from musicvid.lyrics import read_lyrics, sung_seconds
 from musicvid.transcribe import attach_translation, drop_trailing_repeats
 from musicvid.transcript import Line, fit_to_duration
 
@@ -16,17 +16,22 @@ def test_lrc(tmp_path):
         "\ufeff[ti:Song]\n[ar:Band]\n[offset:+500]\n"
         "[00:05.50]first <00:06.00>line\n"
         "[00:09.00][01:00.00]chorus line\n"
-        "[00:12.00]\n"
+        "[00:10.00]\n"
         "[00:30.00]after a break\n",
         encoding="utf-8",
     )
     lines = read_lyrics(path, duration=70.0).lines
     assert [(l.start, l.end, l.text) for l in lines] == [
-        (5.0, 8.5, "first line"),
-        (8.5, 11.5, "chorus line"),  # an empty stamp ends the line before it
-        (29.5, 29.5 + LRC_MAX_LINE_SECONDS, "after a break"),
-        (59.5, 59.5 + LRC_MAX_LINE_SECONDS, "chorus line"),
+        (5.0, 5.0 + 1.8, "first line"),
+        (8.5, 9.5, "chorus line"),  # an empty stamp ends the line before it
+        (29.5, 29.5 + 2.2, "after a break"),
+        (59.5, 59.5 + 1.8, "chorus line"),
     ]
+
+
+def test_lrc_lines_last_about_as_long_as_their_words():
+    assert sung_seconds("one") == 1.4
+    assert sung_seconds("word " * 100) == 8.0
 
 
 def test_srt(tmp_path):

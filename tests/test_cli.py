@@ -1,0 +1,140 @@
+"""The command line end to end with the tiny models: storyboards, and every bad input as one line + exit 2."""
+
+import json
+import shutil
+
+import pytest
+
+from musicvid.cli import main
+from musicvid.storyboard import load_storyboard
+from tests.conftest import make_tone
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_path):
+    code, out, err = run(capsys, "storyboard", demo_song, "--models", "tiny", "--workdir", tmp_path / "w", "--quiet")
+    assert code == 0, err
+    board = load_storyboard(tmp_path / "w" / "storyboard.json")
+    assert board.title == "Lighthouse" and board.artist == "The Tiny Models"  # from the tags
+    assert board.scenes[-1].end == pytest.approx(board.duration)
+    assert all(s.prompt.strip() for s in board.scenes)
+    assert (tmp_path / "w" / "transcript.json").exists()
+    assert "kind" in out and "prompt" in out and "storyboard.json" in out
+
+
+def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path):
+    workdir = tmp_path / "w"
+    code, out, err = run(
+        capsys, "storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics,
+        "--title", "Skyfall", "--artist", "Adele", "--workdir", workdir, "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    board = load_storyboard(workdir / "storyboard.json")
+    assert [s.kind for s in board.scenes] == ["intro"] + ["lyric"] * 4 + ["break"] + ["lyric"] * 3 + ["outro"]
+    assert board.scenes[1].text == "My heart is a lighthouse in the storm" and board.scenes[1].start == 5.0
+    assert (board.title, board.artist) == ("Skyfall", "Adele")
+    assert not (workdir / "transcript.json").exists()  # Whisper was skipped
+    # A rerun reuses the storyboard, edits included.
+    data = json.loads((workdir / "storyboard.json").read_text())
+    data["scenes"][2]["prompt"] = "a golden river at dawn"
+    (workdir / "storyboard.json").write_text(json.dumps(data))
+    code, out, err = run(
+        capsys, "storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics,
+        "--title", "Skyfall", "--artist", "Adele", "--workdir", workdir, "--quiet",
+    )  # fmt: skip
+    assert code == 0 and "a golden river at dawn" in out
+
+
+def test_a_file_name_with_spaces_and_non_ascii_letters_works(capsys, tmp_path):
+    song = make_tone(tmp_path / "Ünïcødé sóng – mix 1.mp3", 3)
+    lyrics = tmp_path / "Ünïcødé sóng – mix 1.lrc"
+    lyrics.write_text("[00:01.00]ça va très bien\n")
+    code, out, err = run(
+        capsys, "render", song, "--models", "tiny", "--lyrics", lyrics, "-q", "--workdir", tmp_path / "wörk dir",
+        "-o", tmp_path / "vidéo finale.mp4",
+    )  # fmt: skip
+    assert code == 0, err
+    assert (tmp_path / "wörk dir" / "storyboard.json").exists()
+    assert (tmp_path / "vidéo finale.mp4").stat().st_size > 0
+
+
+def bad_inputs(tmp_path, demo_song):
+    text = tmp_path / "lyrics.mp3"
+    text.write_text("this is not a song\n" * 50)
+    truncated = tmp_path / "cut.mp3"
+    truncated.write_bytes(demo_song.read_bytes()[:20000])
+    empty = tmp_path / "empty.mp3"
+    empty.write_bytes(b"")
+    folder = tmp_path / "folder.mp3"
+    folder.mkdir()
+    return {
+        "missing file": (tmp_path / "nope.mp3", "not found"),
+        "text renamed .mp3": (text, "not audio"),
+        "truncated mp3": (truncated, "truncated"),
+        "zero-byte file": (empty, "empty"),
+        "directory": (folder, "directory"),
+    }
+
+
+@pytest.mark.parametrize("case", ["missing file", "text renamed .mp3", "truncated mp3", "zero-byte file", "directory"])
+@pytest.mark.parametrize("command", ["storyboard", "render"])
+def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, command):
+    path, reason = bad_inputs(tmp_path, demo_song)[case]
+    code, out, err = run(capsys, command, path, "--models", "tiny", "--quiet", "--workdir", tmp_path / "w")
+    assert code == 2
+    assert reason in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "options,reason",
+    [
+        (["--fps", "0"], "--fps"),
+        (["--fps", "-5"], "--fps"),
+        (["--size", "500x512"], "multiples of 8"),
+        (["--size", "big"], "--size"),
+        (["--steps", "0"], "--steps"),
+        (["--batch-size", "0"], "--batch-size"),
+        (["--context-size", "-1"], "--context-size"),
+        (["--models", "huge"], "--models"),
+        (["--scheduler", "euler_a"], "--scheduler"),
+    ],
+)
+def test_impossible_settings_exit_2(capsys, tmp_path, options, reason):
+    song = make_tone(tmp_path / "song.wav", 2)
+    code, out, err = run(capsys, "render", song, "--models", "tiny", "--quiet", "--workdir", tmp_path / "w", *options)
+    assert code == 2
+    assert reason in err and err.count("\n") == 1
+
+
+def test_a_broken_storyboard_exits_2_naming_the_field(capsys, tmp_path, demo_song, demo_lyrics):
+    workdir = tmp_path / "w"
+    assert run(capsys, "storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics, "--workdir", workdir, "-q")[0] == 0
+    data = json.loads((workdir / "storyboard.json").read_text())
+    data["scenes"][3]["start"] -= 1.0  # now overlaps scene 2
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    code, out, err = run(capsys, "render", demo_song, "--models", "tiny", "--storyboard", edited, "--workdir", workdir, "-q")
+    assert code == 2 and "scenes[3].start" in err and "overlaps" in err
+    del data["scenes"][1]["seed"]
+    edited.write_text(json.dumps(data))
+    code, out, err = run(capsys, "render", demo_song, "--models", "tiny", "--storyboard", edited, "--workdir", workdir, "-q")
+    assert code == 2 and "scenes[1].seed" in err
+
+
+def test_an_unreachable_model_is_one_sentence(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    code, out, err = run(
+        capsys, "storyboard", song, "--models", "tiny", "--vipe", "nobody/no-such-model", "--workdir", tmp_path / "w", "-q"
+    )
+    assert code == 2, err
+    assert "nobody/no-such-model" in err and "--models tiny" in err and err.count("\n") == 1
+
+
+def test_usage_errors_exit_2(capsys):
+    code, out, err = run(capsys, "render")
+    assert code == 2 and err.count("\n") == 1

@@ -1,0 +1,178 @@
+"""`musicvid render` end to end with the tiny models: the MP4, the frame schedule, resume, edits."""
+
+import json
+import os
+import subprocess
+import sys
+from fractions import Fraction
+
+import av
+import numpy as np
+import pytest
+import torch
+
+from musicvid.cli import main
+from musicvid.interpolate import align
+from musicvid.models import tiny_diffusion
+from musicvid.render import RenderSettings, keyframe_path, load_picture, stored_key, video_frames
+from musicvid.schedule import frame_schedule
+from musicvid.storyboard import load_storyboard
+from tests.conftest import make_tone
+
+LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
+
+
+@pytest.fixture
+def song(tmp_path):
+    """A 6.03 s song with three lines: intro, two lyric scenes, an outro."""
+    path = make_tone(tmp_path / "song.mp3", 6.03)
+    (tmp_path / "song.lrc").write_text(LYRICS)
+    return path
+
+
+def render(song, workdir, *options):
+    argv = ["render", song, "--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", workdir, "-q"]
+    return main([str(a) for a in argv + list(options)])
+
+
+def probe(path):
+    with av.open(str(path)) as container:
+        video = container.streams.video[0]
+        audio = container.streams.audio[0]
+        frames = sum(1 for _ in container.decode(video=0))
+        return {
+            "video_codec": video.codec_context.name,
+            "pix_fmt": video.codec_context.pix_fmt,
+            "audio_codec": audio.codec_context.name,
+            "fps": video.average_rate,
+            "frames": frames,
+            "duration": float(container.duration / av.time_base),
+            "size": (video.codec_context.width, video.codec_context.height),
+        }
+
+
+def test_render_writes_a_valid_mp4(song, tmp_path):
+    output = tmp_path / "out" / "video.mp4"
+    output.parent.mkdir()
+    assert render(song, tmp_path / "w", "-o", output) == 0
+    info = probe(output)
+    assert info["video_codec"] == "h264" and info["pix_fmt"] == "yuv420p"
+    assert info["audio_codec"] == "aac"
+    assert info["fps"] == Fraction(10)
+    assert info["frames"] == 60  # round(6.03 × 10)
+    assert abs(info["duration"] - 6.03) <= 0.1
+    assert info["size"] == (64, 64)
+    assert (tmp_path / "w" / "video.mp4").exists()
+    srt = output.with_suffix(".srt").read_text()
+    assert "00:00:01,000 --> " in srt and "the sky is burning" in srt
+
+
+def test_each_scene_starts_on_its_keyframe(song, tmp_path):
+    workdir = tmp_path / "w"
+    assert render(song, workdir, "-o", tmp_path / "v.mp4") == 0
+    board = load_storyboard(workdir / "storyboard.json")
+    settings = RenderSettings(width=64, height=64, steps=4)
+    schedule = frame_schedule([s.start for s in board.scenes], board.duration, settings.fps)
+    frames = list(video_frames(board, schedule, workdir, settings))
+    assert len(frames) == schedule.frame_count
+    for segment in schedule.segments:
+        keyframe = load_picture(keyframe_path(workdir, segment.scene))
+        assert np.array_equal(frames[segment.first], keyframe)
+    # in between, the frames are rendered morphs, neither keyframe
+    middle = schedule.segments[1]
+    assert not np.array_equal(frames[middle.first + 3], frames[middle.first])
+    # the last scene holds its keyframe to the end
+    assert all(np.array_equal(f, frames[schedule.segments[-1].first]) for f in frames[schedule.segments[-1].first :])
+    # frames identical to keyframes are not rendered twice
+    rendered = sorted(p.name for p in (workdir / "frames").iterdir())
+    assert f"{middle.first:06d}.png" not in rendered and f"{middle.first + 1:06d}.png" in rendered
+
+
+def test_conditioning_on_csa_gives_the_same_noise_prediction():
+    """The UNet reads text through cross-attention only, which ignores row order (DESIGN.md §2)."""
+    pipe = tiny_diffusion()
+    with torch.inference_mode():
+        p1, _ = pipe.encode_prompt(["a man jumps into a pool at night"], "cpu", 1, False)
+        # a source whose chunks sit elsewhere, so that CSA has to move p1's rows
+        order = torch.arange(77)
+        order[1:] = torch.cat([torch.arange(41, 77), torch.arange(1, 41)])
+        p0 = p1[:, order] + 0.01 * torch.randn(p1.shape, generator=torch.Generator().manual_seed(1))
+        aligned = align(p0[0], p1[0], 4)
+        assert not torch.equal(aligned, p1[0])
+        assert sorted(aligned.sum(dim=1).tolist()) == sorted(p1[0].sum(dim=1).tolist())
+        latents = torch.randn(1, 4, 8, 8, generator=torch.Generator().manual_seed(0))
+        t = torch.tensor([500])
+        plain = pipe.unet(latents, t, encoder_hidden_states=p1).sample
+        permuted = pipe.unet(latents, t, encoder_hidden_states=aligned[None]).sample
+    assert torch.allclose(plain, permuted, atol=1e-5)
+
+
+def test_a_killed_render_resumes_to_identical_frames(song, tmp_path):
+    whole = tmp_path / "whole"
+    assert render(song, whole, "-o", tmp_path / "whole.mp4") == 0
+
+    cut = tmp_path / "cut"
+    command = [sys.executable, "-m", "musicvid", "render", str(song), "--models", "tiny",
+               "--lyrics", str(song.with_suffix(".lrc")), "--workdir", str(cut), "-q", "-o", str(tmp_path / "cut.mp4")]  # fmt: skip
+    env = {**os.environ, "MUSICVID_TEST_KILL_AFTER_GROUPS": "3"}
+    killed = subprocess.run(command, env=env, capture_output=True)
+    assert killed.returncode == -9, killed.stderr.decode()
+    partial = list((cut / "frames").glob("*.png"))
+    assert 0 < len(partial) < len(list((whole / "frames").glob("*.png")))
+    assert not (tmp_path / "cut.mp4").exists()
+
+    resumed = subprocess.run(command, capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    for folder in ("keyframes", "frames"):
+        names = sorted(p.name for p in (whole / folder).iterdir())
+        assert names == sorted(p.name for p in (cut / folder).iterdir())
+        for name in names:
+            assert (whole / folder / name).read_bytes() == (cut / folder / name).read_bytes(), name
+
+
+def test_editing_one_prompt_rerenders_only_the_frames_that_depend_on_it(song, tmp_path):
+    workdir = tmp_path / "w"
+    assert render(song, workdir, "-o", tmp_path / "a.mp4") == 0
+    before = {p.name: (p.stat().st_mtime_ns, stored_key(p)) for p in (workdir / "frames").iterdir()}
+    board = json.loads((workdir / "storyboard.json").read_text())
+    board["scenes"][2]["prompt"] = "a lighthouse made of glass"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(board))
+    assert render(song, workdir, "--storyboard", edited, "-o", tmp_path / "b.mp4") == 0
+    after = {p.name: (p.stat().st_mtime_ns, stored_key(p)) for p in (workdir / "frames").iterdir()}
+
+    schedule = frame_schedule([s["start"] for s in board["scenes"]], board["audio"]["duration"], 10)
+    depends = {  # frames of scene 1 (morphing into scene 2) and of scene 2 itself
+        f"{k:06d}.png" for seg in schedule.segments if 2 in (seg.scene, seg.target) for k in range(seg.first, seg.end)
+    }
+    changed = {name for name in before if before[name] != after[name]}
+    assert changed == depends & set(before)
+    assert changed  # the edit did reach the video
+
+
+def test_no_align_and_preview_and_captions(song, tmp_path):
+    assert render(song, tmp_path / "plain", "--no-align", "-o", tmp_path / "plain.mp4") == 0
+    assert render(song, tmp_path / "csa", "-o", tmp_path / "csa.mp4") == 0
+    frame = "000015.png"
+    assert (tmp_path / "plain" / "frames" / frame).read_bytes() != (tmp_path / "csa" / "frames" / frame).read_bytes()
+
+    assert render(song, tmp_path / "csa", "--preview", "-o", tmp_path / "preview.mp4") == 0
+    assert probe(tmp_path / "preview.mp4")["frames"] == 60
+
+    assert render(song, tmp_path / "csa", "--captions", "--size", "128x96", "-o", tmp_path / "captions.mp4") == 0
+    assert probe(tmp_path / "captions.mp4")["size"] == (128, 96)
+
+
+def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, capsys):
+    import musicvid.mux
+
+    real = musicvid.mux.ffmpeg_exe()
+    fake = tmp_path / "ffmpeg"
+    fake.write_text(f'#!/bin/sh\necho "Unknown encoder \'libx264\'" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(musicvid.mux, "ffmpeg_exe", lambda: str(fake))
+    assert real != str(fake)
+    code = render(song, tmp_path / "w", "-o", tmp_path / "v.mp4")
+    err = capsys.readouterr().err
+    assert code == 1 and "Unknown encoder 'libx264'" in err and err.count("\n") == 1
+    assert not (tmp_path / "v.mp4").exists()
