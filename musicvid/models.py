@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
@@ -18,6 +18,7 @@ import torch
 
 from musicvid.assets import TINY_CLIP_TOKENIZER, TINY_GPT2_TOKENIZER
 from musicvid.errors import UserError
+from musicvid.timing import Timings
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
 
 TINY = "tiny-random"
@@ -282,9 +283,10 @@ class ModelRegistry:
         raise ValueError(role)
 
     @contextmanager
-    def use(self, role: str) -> Iterator[Any]:
+    def use(self, role: str, timings: Timings | None = None) -> Iterator[Any]:
         if role not in self._loaded:
-            self._loaded[role] = self._load(role)
+            with timings.measure(f"load {role}") if timings else nullcontext():
+                self._loaded[role] = self._load(role)
             self.loads[role] += 1
         try:
             yield self._loaded[role]

@@ -17,6 +17,7 @@ from musicvid.errors import UserError
 from musicvid.lyrics import read_lyrics
 from musicvid.models import ModelRegistry
 from musicvid.storyboard import DEFAULT_BREAK_SECONDS, Storyboard, load_storyboard, plan_scenes, scene_seed
+from musicvid.timing import Timings
 from musicvid.transcribe import transcribe
 from musicvid.transcript import Transcript
 
@@ -58,7 +59,9 @@ def work_directory(info: AudioInfo, workdir: Path | None) -> Path:
     return workdir
 
 
-def get_transcript(audio: Audio, request: SongRequest, registry: ModelRegistry, workdir: Path) -> Transcript:
+def get_transcript(
+    audio: Audio, request: SongRequest, registry: ModelRegistry, workdir: Path, timings: Timings
+) -> Transcript:
     if request.lyrics_file:
         return read_lyrics(request.lyrics_file, audio.info.duration, audio.info.sha256)
     path = workdir / "transcript.json"
@@ -71,7 +74,7 @@ def get_transcript(audio: Audio, request: SongRequest, registry: ModelRegistry, 
                 return cached
         except (ValueError, KeyError, TypeError):
             pass  # an unreadable cache is redone, not trusted
-    with registry.use("asr") as asr:
+    with registry.use("asr", timings) as asr, timings.measure("transcribe", registry.device):
         transcript = transcribe(asr, audio.samples, audio.info.sha256, quiet=request.quiet)
     transcript.save(path)
     return transcript
@@ -105,12 +108,15 @@ def check_matches_audio(storyboard: Storyboard, info: AudioInfo, source: str) ->
 
 
 def get_storyboard(
-    request: SongRequest, registry: ModelRegistry, audio: Audio | None = None
+    request: SongRequest, registry: ModelRegistry, audio: Audio | None = None, timings: Timings | None = None
 ) -> tuple[Storyboard, Path, Audio]:
     """Transcribe and elaborate (or reuse what the work directory has); returns the storyboard,
     the work directory and the decoded audio."""
     request.check()
-    audio = audio or load_audio(request.song)
+    timings = timings if timings is not None else Timings()
+    if audio is None:
+        with timings.measure("decode audio"):
+            audio = load_audio(request.song)
     info = audio.info
     workdir = work_directory(info, request.workdir)
     path = workdir / "storyboard.json"
@@ -121,7 +127,7 @@ def get_storyboard(
         storyboard = load_storyboard(request.storyboard_file)
         check_matches_audio(storyboard, info, str(request.storyboard_file))
     else:
-        transcript = get_transcript(audio, request, registry, workdir)
+        transcript = get_transcript(audio, request, registry, workdir, timings)
         settings = storyboard_settings(request, registry, transcript)
         saved = load_storyboard(path) if path.exists() else None
         if saved and _same_making(saved, settings, title, artist):
@@ -140,7 +146,7 @@ def get_storyboard(
                 scene.seed = scene_seed(request.seed, scene.index)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
-        with registry.use("vipe") as vipe:
+        with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
             for warning in elaborate(
                 storyboard, vipe, context_size=request.context_size, seed=request.seed, quiet=request.quiet
             ):

@@ -15,7 +15,9 @@ import json
 import os
 import shutil
 import signal
+import time
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -25,7 +27,7 @@ from PIL import Image, PngImagePlugin
 
 from musicvid import captions
 from musicvid.errors import UserError
-from musicvid.files import atomic_path, write_text
+from musicvid.files import atomic_path, write_json, write_text
 from musicvid.interpolate import align, slerp
 from musicvid.models import ModelRegistry
 from musicvid.mux import encode_video
@@ -33,6 +35,7 @@ from musicvid.pipeline import SongRequest, get_storyboard
 from musicvid.progress import Progress
 from musicvid.schedule import FrameSchedule, frame_schedule
 from musicvid.storyboard import Storyboard
+from musicvid.timing import Timings
 
 KEY_FIELD = "musicvid-key"
 SCHEDULERS = ("dpm++", "ddim")
@@ -227,38 +230,54 @@ def _with_style(prompt: str, style: str) -> str:
 
 
 @torch.inference_mode()
-def denoise(pipe, inputs: SceneInputs, group: list[Picture], settings: RenderSettings) -> np.ndarray:
-    """The group's pictures as uint8 RGB, one batched pipeline call (guidance batched with it)."""
+def draw(pipe, inputs: SceneInputs, group: list[Picture], settings: RenderSettings, timings: Timings) -> np.ndarray:
+    """The group's pictures as uint8 RGB: one batched pipeline call (guidance batched with it) to
+    denoise the latents, then one VAE decode."""
     texts, noises = zip(*(inputs.conditioning(p) for p in group))
     dtype = pipe.unet.dtype
-    text = torch.stack(texts).to(pipe.device, dtype)
-    result = pipe(
-        prompt_embeds=text,
-        negative_prompt_embeds=inputs.negative.to(pipe.device, dtype).expand(len(group), -1, -1),
-        latents=torch.stack(noises).to(pipe.device, dtype),
-        num_inference_steps=settings.steps,
-        guidance_scale=settings.guidance,
-        height=settings.height,
-        width=settings.width,
-        output_type="np",
-    )
-    return (np.clip(result.images, 0.0, 1.0) * 255.0).round().astype(np.uint8)
+    with timings.measure("denoise", pipe.device):
+        latents = pipe(
+            prompt_embeds=torch.stack(texts).to(pipe.device, dtype),
+            negative_prompt_embeds=inputs.negative.to(pipe.device, dtype).expand(len(group), -1, -1),
+            latents=torch.stack(noises).to(pipe.device, dtype),
+            num_inference_steps=settings.steps,
+            guidance_scale=settings.guidance,
+            height=settings.height,
+            width=settings.width,
+            output_type="latent",
+        ).images
+    with timings.measure("decode", pipe.device):
+        pixels = pipe.vae.decode(latents / pipe.vae.config.scaling_factor).sample
+        pixels = ((pixels.float() / 2 + 0.5).clamp(0, 1) * 255).round().to(torch.uint8)
+        return pixels.permute(0, 2, 3, 1).cpu().numpy()
+
+
+def remove_leftovers(workdir: Path) -> None:
+    """Temporary files of a run that was killed mid-write (see files.atomic_path)."""
+    for folder in (workdir / "keyframes", workdir / "frames"):
+        for leftover in folder.glob(".*"):
+            leftover.unlink(missing_ok=True)
+
+
+def stale_groups(groups: list[list[Picture]]) -> list[list[Picture]]:
+    return [g for g in groups if any(stored_key(p.path) != p.key for p in g)]
 
 
 def render_pictures(
-    pipe, storyboard: Storyboard, groups: list[list[Picture]], settings: RenderSettings, quiet: bool
+    pipe, storyboard: Storyboard, todo: list[list[Picture]], settings: RenderSettings, timings: Timings, quiet: bool
 ) -> int:
-    """Draw every group with a missing or stale picture; returns how many pictures were drawn."""
-    todo = [g for g in groups if any(stored_key(p.path) != p.key for p in g)]
-    if not todo:
-        return 0
-    inputs = SceneInputs(pipe, storyboard, sorted({s for g in todo for p in g for s in (p.scene, p.target) if s is not None}), settings)
+    """Draw the given groups; returns how many pictures were drawn."""
+    needed = sorted({s for group in todo for p in group for s in (p.scene, p.target) if s is not None})
+    with timings.measure("encode prompts", pipe.device):
+        inputs = SceneInputs(pipe, storyboard, needed, settings)
     kill_after = int(os.environ.get(KILL_AFTER_GROUPS_ENV, "0"))
     drawn = 0
     with Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress:
         for n, group in enumerate(todo, start=1):
-            for picture, pixels in zip(group, denoise(pipe, inputs, group, settings)):
-                save_picture(picture.path, pixels, picture.key)
+            pictures = draw(pipe, inputs, group, settings, timings)
+            with timings.measure("write frames"):
+                for picture, pixels in zip(group, pictures):
+                    save_picture(picture.path, pixels, picture.key)
             drawn += len(group)
             progress.advance(len(group))
             if n == kill_after:
@@ -274,13 +293,10 @@ def video_frames(
 ) -> Iterator[np.ndarray]:
     """Frame 0 … N−1 in order: keyframes where t = 0, rendered morphs between them (or, in preview,
     a crossfade of the two keyframes), lyrics burned in when asked."""
-    keyframes: dict[int, np.ndarray] = {}
 
+    @lru_cache(maxsize=2)  # scenes come in order: only the current keyframe and the next are needed
     def keyframe(scene: int) -> np.ndarray:
-        if scene not in keyframes:
-            keyframes.clear()  # scenes come in order: only the current pair is needed
-            keyframes[scene] = load_picture(keyframe_path(workdir, scene))
-        return keyframes[scene]
+        return load_picture(keyframe_path(workdir, scene))
 
     for segment in schedule.segments:
         caption = storyboard.scenes[segment.scene].text if storyboard.scenes[segment.scene].kind == "lyric" else ""
@@ -290,7 +306,7 @@ def video_frames(
                 frame = keyframe(segment.scene)
             elif settings.preview:
                 start = keyframe(segment.scene).astype(np.float32)
-                end = load_picture(keyframe_path(workdir, segment.target)).astype(np.float32)
+                end = keyframe(segment.target).astype(np.float32)
                 frame = ((1 - t) * start + t * end).round().astype(np.uint8)
             else:
                 frame = load_picture(frame_path(workdir, k))
@@ -298,24 +314,35 @@ def video_frames(
 
 
 def render_song(
-    request: SongRequest, settings: RenderSettings, registry: ModelRegistry, output: Path | None = None
+    request: SongRequest,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    output: Path | None = None,
+    timings: Timings | None = None,
 ) -> Path:
-    """The whole pipeline: storyboard (made or reused), pictures, then the MP4 and its .srt."""
+    """The whole pipeline: storyboard (made or reused), pictures, then the MP4 and its .srt.
+
+    Seconds per stage go to `timings` and to timings.json in the work directory."""
     settings.check()
-    storyboard, workdir, audio = get_storyboard(request, registry)
+    timings = timings if timings is not None else Timings()
+    started = time.perf_counter()
+    storyboard, workdir, audio = get_storyboard(request, registry, timings=timings)
     schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
     groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
-    if any(stored_key(p.path) != p.key for g in groups for p in g):
-        with registry.use("diffusion") as pipe:
+    remove_leftovers(workdir)
+    todo = stale_groups(groups)
+    drawn = 0
+    if todo:
+        with registry.use("diffusion", timings) as pipe:
             configure_pipeline(pipe, settings)
-            render_pictures(pipe, storyboard, groups, settings, request.quiet)
+            drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet)
 
-    name = "preview.mp4" if settings.preview else "video.mp4"
-    video = workdir / name
-    encode_video(
-        video_frames(storyboard, schedule, workdir, settings),
-        width=settings.width, height=settings.height, fps=settings.fps, audio=Path(audio.info.path), output=video,
-    )  # fmt: skip
+    video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
+    with timings.measure("mux"):
+        encode_video(
+            video_frames(storyboard, schedule, workdir, settings),
+            width=settings.width, height=settings.height, fps=settings.fps, audio=Path(audio.info.path), output=video,
+        )  # fmt: skip
     subtitles = captions.srt(storyboard)
     write_text(workdir / "lyrics.srt", subtitles)
     if output is None:
@@ -325,4 +352,9 @@ def render_song(
         with atomic_path(output) as tmp:
             shutil.copyfile(video, tmp)
     write_text(output.with_suffix(".srt"), subtitles)
+    write_json(
+        workdir / "timings.json",
+        {**timings.summary(), "frames": schedule.frame_count, "pictures_drawn": drawn,
+         "wall_seconds": round(time.perf_counter() - started, 4)},
+    )  # fmt: skip
     return output
