@@ -148,6 +148,8 @@ def _tiny_whisper():
     )  # fmt: skip
     torch.manual_seed(TINY_SEED)
     model = Whisper(dims)
+    # Whisper leaves the decoder's positional embedding uninitialized (a checkpoint fills it).
+    torch.nn.init.normal_(model.decoder.positional_embedding, std=0.02)
     return model
 
 

@@ -25,6 +25,9 @@ def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_pat
     assert all(s.prompt.strip() for s in board.scenes)
     assert (tmp_path / "w" / "transcript.json").exists()
     assert "kind" in out and "prompt" in out and "storyboard.json" in out
+    # the same song and seed give the same storyboard, transcript included
+    code, again, err = run(capsys, "storyboard", demo_song, "--models", "tiny", "--workdir", tmp_path / "w2", "-q")
+    assert code == 0 and again.replace("w2", "w") == out
 
 
 def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path):
