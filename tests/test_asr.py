@@ -86,3 +86,21 @@ def test_lines_come_out_in_order_at_their_times(song, tiny_en):
     assert [line.start for _, line in found] == sorted(line.start for _, line in found)
     assert len({id(line) for _, line in found}) == len(PLACED)
     assert all(abs(e) <= 1.0 for e in errors), errors
+
+
+def test_storyboard_of_the_demo_song_with_real_recognition(tiny_en, demo_song, demo_lyrics, tmp_path, capsys):
+    from musicvid.cli import main
+    from musicvid.lyrics import read_lyrics
+    from musicvid.storyboard import load_storyboard
+
+    code = main(["storyboard", str(demo_song), "--models", "tiny", "--asr", "faster-whisper",
+                 "--asr-model", tiny_en, "--workdir", str(tmp_path / "w"), "-q"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    board = load_storyboard(tmp_path / "w" / "storyboard.json")
+    sung = " ".join(s.text for s in board.scenes if s.kind == "lyric").lower()
+    assert "my heart is a light" in sung and "paper moon" in sung
+    assert board.settings["models"]["asr"] == f"faster-whisper:{tiny_en}"
+    # the lines start where the demo's own timed lyrics say (Whisper may join two lines in one)
+    placed = [line.start for line in read_lyrics(demo_lyrics, board.duration).lines]
+    for scene in (s for s in board.scenes if s.kind == "lyric"):
+        assert min(abs(scene.start - t) for t in placed) <= 1.0, scene
