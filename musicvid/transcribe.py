@@ -20,6 +20,11 @@ from musicvid.transcript import Line, Transcript, Word, fit_to_duration
 
 # A run of at least this many identical lines at the very end is Whisper looping over the outro.
 TRAILING_REPEAT_RUN = 3
+# Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a
+# pause this long between two words is where a line ends.
+LINE_PAUSE_SECONDS = 0.5
+# A stretch sung without such a pause is cut where Whisper cut it, once it lasts longer than this.
+LONGEST_LINE_SECONDS = 10.0
 
 
 def _normalized(text: str) -> str:
@@ -37,6 +42,29 @@ def drop_trailing_repeats(lines: list[Line]) -> list[Line]:
             break
         run += 1
     return lines[: len(lines) - run + 1] if run >= TRAILING_REPEAT_RUN else lines
+
+
+def _line(words: list[tuple[int, Word]]) -> Line:
+    return Line(words[0][1].start, words[-1][1].end, " ".join(w.text for _, w in words), words=[w for _, w in words])
+
+
+def lines_at_pauses(segments: list[Line]) -> list[Line]:
+    """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses
+    (by the word time stamps); a line sung without a pause keeps Whisper's cuts once it grows long.
+    Segments without word time stamps stay as they are."""
+    if not segments or not all(s.words for s in segments):
+        return segments
+    words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
+    lines: list[Line] = []
+    current = [words[0]]
+    for previous, word in zip(words, words[1:]):
+        pause = word[1].start - previous[1].end >= LINE_PAUSE_SECONDS
+        long_segment_cut = word[0] != previous[0] and word[1].start - current[0][1].start > LONGEST_LINE_SECONDS
+        if pause or long_segment_cut:
+            lines.append(_line(current))
+            current = []
+        current.append(word)
+    return lines + [_line(current)]
 
 
 def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str | None, show: bool):
@@ -110,8 +138,8 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> None:
 
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
     duration = samples.size / SAMPLE_RATE
-    lines, language = _recognize(asr, samples, "transcribe", None, not quiet)
-    lines = drop_trailing_repeats(fit_to_duration(lines, duration))
+    segments, language = _recognize(asr, samples, "transcribe", None, not quiet)
+    lines = drop_trailing_repeats(fit_to_duration(lines_at_pauses(segments), duration))
     if language != "en" and lines:
         translated, _ = _recognize(asr, samples, "translate", language, not quiet)
         attach_translation(lines, fit_to_duration(translated, duration))

@@ -97,3 +97,34 @@ def test_translation_is_matched_to_lines_by_time():
     lines = [Line(0, 3, "uno"), Line(3, 6, "dos"), Line(8, 9, "tres")]
     attach_translation(lines, [Line(0.2, 2.8, "one"), Line(3.1, 5.5, "two")])
     assert [l.english for l in lines] == ["one", "two", "tres"]
+
+
+def test_whisper_segments_are_recut_at_pauses():
+    from musicvid.transcribe import lines_at_pauses
+    from musicvid.transcript import Word
+
+    def segment(*words):
+        return Line(words[0][0], words[-1][1], " ".join(w[2] for w in words), words=[Word(*w) for w in words])
+
+    segments = [
+        segment((1.0, 1.3, "the"), (1.35, 1.8, "city"), (1.9, 2.3, "sleeps"), (3.2, 3.5, "beneath")),
+        segment((3.55, 3.9, "a"), (3.95, 4.4, "paper"), (4.45, 4.9, "moon")),
+    ]
+    lines = lines_at_pauses(segments)
+    assert [(l.start, l.end, l.text) for l in lines] == [
+        (1.0, 2.3, "the city sleeps"),
+        (3.2, 4.9, "beneath a paper moon"),  # joined across Whisper's cut: no pause there
+    ]
+    # without word time stamps, Whisper's segments stand
+    bare = [Line(0, 1, "a"), Line(1, 2, "b")]
+    assert lines_at_pauses(bare) == bare
+
+
+def test_a_long_line_without_pauses_keeps_whispers_cuts():
+    from musicvid.transcribe import lines_at_pauses
+    from musicvid.transcript import Word
+
+    words = [Word(i * 0.4, i * 0.4 + 0.35, f"w{i}") for i in range(40)]  # 16 s without a pause
+    segments = [Line(0, 6, "", words=words[:15]), Line(6, 12, "", words=words[15:30]), Line(12, 16, "", words=words[30:])]
+    # cut at the first of Whisper's cuts after the line passed 10 s
+    assert [len(l.words) for l in lines_at_pauses(segments)] == [30, 10]
