@@ -22,6 +22,9 @@ from musicvid.timing import Timings
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
 
 TINY = "tiny-random"
+# Stable Diffusion 1.5's architecture with random weights: what rendering costs, with no download
+# (compute does not depend on the weights' values). For benchmarks and memory checks.
+SD15_RANDOM = "sd15-random"
 ASR_BACKENDS = ("openai-whisper", "faster-whisper")
 TINY_SEED = 0
 
@@ -207,30 +210,49 @@ def load_vipe(name: str, tokenizer_name: str, device: torch.device) -> ViPE:
 # --- Stable Diffusion ------------------------------------------------------------------------------
 
 
-def tiny_diffusion():
+# Sizes of the locally built pipelines: the tiny one, and SD 1.5's own (UNet 860M, VAE 84M, CLIP ViT-L/14).
+LOCAL_DIFFUSION = {
+    TINY: {
+        "text": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4),
+        "unet": dict(
+            sample_size=8, layers_per_block=1, block_out_channels=(32, 64),
+            down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+            cross_attention_dim=32, attention_head_dim=8, norm_num_groups=32,
+        ),
+        # Four blocks, as in SD's VAE, so that latents are 1/8 of the image size here too.
+        "vae": dict(block_out_channels=(16, 32, 32, 32), layers_per_block=1, norm_num_groups=16, sample_size=64),
+    },
+    SD15_RANDOM: {
+        "text": dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12),
+        "unet": dict(
+            sample_size=64, layers_per_block=2, block_out_channels=(320, 640, 1280, 1280),
+            down_block_types=("CrossAttnDownBlock2D",) * 3 + ("DownBlock2D",),
+            up_block_types=("UpBlock2D",) + ("CrossAttnUpBlock2D",) * 3,
+            cross_attention_dim=768, attention_head_dim=8, norm_num_groups=32,
+        ),
+        "vae": dict(block_out_channels=(128, 256, 512, 512), layers_per_block=2, norm_num_groups=32, sample_size=512),
+    },
+}  # fmt: skip
+
+
+def local_diffusion(name: str = TINY):
+    """A Stable Diffusion pipeline of random weights built here, from a fixed seed, with no download."""
     from diffusers import AutoencoderKL, DPMSolverMultistepScheduler, StableDiffusionPipeline, UNet2DConditionModel
     from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
 
+    sizes = LOCAL_DIFFUSION[name]
     tokenizer = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER)
     torch.manual_seed(TINY_SEED)
     text_encoder = CLIPTextModel(
         CLIPTextConfig(
-            vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-            num_attention_heads=4, max_position_embeddings=77, bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+            vocab_size=len(tokenizer), max_position_embeddings=77, bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, **sizes["text"],
         )
     )  # fmt: skip
-    unet = UNet2DConditionModel(
-        sample_size=8, in_channels=4, out_channels=4, layers_per_block=1, block_out_channels=(32, 64),
-        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
-        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-        cross_attention_dim=32, attention_head_dim=8, norm_num_groups=32,
-    )  # fmt: skip
-    # Four blocks, as in SD's VAE, so that latents are 1/8 of the image size here too.
+    unet = UNet2DConditionModel(in_channels=4, out_channels=4, **sizes["unet"])
     vae = AutoencoderKL(
-        in_channels=3, out_channels=3, latent_channels=4, block_out_channels=(16, 32, 32, 32),
-        down_block_types=("DownEncoderBlock2D",) * 4, up_block_types=("UpDecoderBlock2D",) * 4,
-        layers_per_block=1, norm_num_groups=16, sample_size=64,
+        in_channels=3, out_channels=3, latent_channels=4,
+        down_block_types=("DownEncoderBlock2D",) * 4, up_block_types=("UpDecoderBlock2D",) * 4, **sizes["vae"],
     )  # fmt: skip
     scheduler = DPMSolverMultistepScheduler(
         beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", num_train_timesteps=1000, steps_offset=1
@@ -242,8 +264,8 @@ def tiny_diffusion():
 
 
 def load_diffusion(name: str, device: torch.device):
-    if name == TINY:
-        pipe = tiny_diffusion()
+    if name in LOCAL_DIFFUSION:
+        pipe = local_diffusion(name).to(dtype=default_dtype(device))
     else:
         from diffusers import StableDiffusionPipeline
 

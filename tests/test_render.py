@@ -13,7 +13,7 @@ import torch
 
 from musicvid.cli import main
 from musicvid.interpolate import align
-from musicvid.models import tiny_diffusion
+from musicvid.models import local_diffusion
 from musicvid.render import RenderSettings, keyframe_path, load_picture, stored_key, video_frames
 from musicvid.schedule import frame_schedule
 from musicvid.storyboard import load_storyboard
@@ -90,7 +90,7 @@ def test_each_scene_starts_on_its_keyframe(song, tmp_path):
 
 def test_conditioning_on_csa_gives_the_same_noise_prediction():
     """The UNet reads text through cross-attention only, which ignores row order (DESIGN.md §2)."""
-    pipe = tiny_diffusion()
+    pipe = local_diffusion()
     with torch.inference_mode():
         p1, _ = pipe.encode_prompt(["a man jumps into a pool at night"], "cpu", 1, False)
         # a source whose chunks sit elsewhere, so that CSA has to move p1's rows
