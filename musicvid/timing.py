@@ -16,6 +16,7 @@ MODEL_STAGES = ("transcribe", "elaborate", "encode prompts", "denoise", "decode"
 class Timings:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self.intervals: list[tuple[str, float, float]] = []  # (stage, start, end) on perf_counter's clock
 
     @contextmanager
     def measure(self, stage: str, device: torch.device | None = None) -> Iterator[None]:
@@ -25,7 +26,9 @@ class Timings:
         finally:
             if device is not None and device.type == "cuda":
                 torch.cuda.synchronize(device)  # GPU work is asynchronous: count it where it happens
-            self.seconds[stage] += time.perf_counter() - start
+            end = time.perf_counter()
+            self.seconds[stage] += end - start
+            self.intervals.append((stage, start, end))
 
     def summary(self) -> dict:
         total = sum(self.seconds.values())
