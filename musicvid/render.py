@@ -181,10 +181,15 @@ def configure_pipeline(pipe, settings: RenderSettings):
         pipe.scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
     else:
         pipe.scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
+    # Set both ways: a pipeline kept loaded (batch, web UI) may carry the last job's choice.
     if settings.attention_slicing:
         pipe.enable_attention_slicing()
+    else:
+        pipe.disable_attention_slicing()
     if settings.vae_slicing:
         pipe.vae.enable_slicing()
+    else:
+        pipe.vae.disable_slicing()
     return pipe
 
 
