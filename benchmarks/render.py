@@ -197,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
             size, steps = args.full_size.split(":")
             width, height = (int(v) for v in size.split("x"))
             full = RenderSettings(width=width, height=height, steps=int(steps), batch_size=2)
-            # one second of song: the frames of two scenes are enough to see the shares
-            results["stage_breakdown"].append(stage_breakdown(folder, 1.6, SD15_RANDOM, full))
+            # an intro and one line: two scenes' frames are enough to see the shares
+            results["stage_breakdown"].append(stage_breakdown(folder, 3.2, SD15_RANDOM, full))
         results["scaling"] = scaling(folder, args.lengths, tiny)
         results["batch_sweep"] = batch_sweep(folder, args.batch_sizes, 3 if args.quick else 15, tiny)
 
