@@ -1,0 +1,58 @@
+"""Every stage answers bad input with one sentence on stderr and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from vipe_core.cli import main
+
+from .helpers import REPO, subprocess_env
+
+
+def bad_inputs(tmp_path):
+    (tmp_path / "lyrics").mkdir()
+    (tmp_path / "lyrics" / "a.json").write_text("[1, 2]")
+    (tmp_path / "clean.jsonl").write_text('{"song_id": "1", "title": "t", "artist": "a", "lines": ["x y"]}\n[1]\n')
+    (tmp_path / "canvas").mkdir()
+    (tmp_path / "canvas" / "1.json").write_text('{"elaborations": []}')
+    (tmp_path / "data.parquet").write_text("not parquet")
+    return {
+        "collect": ["collect", "--artists", str(tmp_path / "missing.txt")],
+        "filter": ["filter", str(tmp_path / "lyrics")],
+        "label": ["label", str(tmp_path / "clean.jsonl"), "--api-key", "k", "--out", str(tmp_path / "out")],
+        "build": ["build", str(tmp_path / "canvas"), "--out", str(tmp_path / "lc.parquet")],
+        "train": ["train", str(tmp_path / "data.parquet"), "--out", str(tmp_path / "ckpt")],
+        "evaluate": ["evaluate", str(tmp_path), str(tmp_path / "data.parquet")],
+    }
+
+
+@pytest.mark.parametrize("stage", ["collect", "filter", "label", "build", "train", "evaluate"])
+def test_bad_input_is_one_line_and_exit_code_2(stage, tmp_path, capsys):
+    assert main(bad_inputs(tmp_path)[stage]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"vipe {stage}: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_python_dash_m_vipe_core_runs_the_cli(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "vipe_core", "filter", str(tmp_path / "nothing")],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    done = subprocess.run(
+        [sys.executable, "-m", "vipe_core", "--help"],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0
+    for stage in ("collect", "filter", "label", "build", "train", "evaluate"):
+        assert stage in done.stdout

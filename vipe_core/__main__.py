@@ -1,0 +1,3 @@
+from vipe_core.cli import main
+
+raise SystemExit(main())

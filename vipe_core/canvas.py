@@ -1,0 +1,213 @@
+"""Stage 4, build: the LyricCanvas table, split into train and validation *by song*.
+
+Rows are (song_id, line_index, lyric, elaboration, title, artist, split), one per lyric line, in a
+parquet file. They come from the teacher's labels (canvas/*.json), from the authors' published
+elaborations joined with lyrics you collected and filtered yourself, or both. A line without an
+elaboration is kept with elaboration = null: it is no training example, but it is still context
+for the lines after it.
+
+Training and evaluation read the table back through `read_canvas` and `examples`, which format
+each line's context with vipe_core.context.lyric_context, the function inference uses too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from vipe_core.context import lyric_context
+from vipe_core.errors import VipeError
+from vipe_core.records import CanvasRow, CleanSong, LabelledSong, atomic_path, from_dict, read_json, read_jsonl
+
+COLUMNS = ["song_id", "line_index", "lyric", "elaboration", "title", "artist", "split"]
+SPLITS = ("train", "validation")
+
+
+def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
+    """The rows of every labelled song in a `vipe label` output folder."""
+    folder = Path(canvas_dir)
+    if not folder.is_dir():
+        raise VipeError(f"{folder} is not a folder of labelled songs (run `vipe label` to make one).")
+    rows: list[CanvasRow] = []
+    for file in sorted(folder.glob("*.json")):
+        data = read_json(file, "the labelled song")
+        if not isinstance(data, dict) or "elaborations" not in data:
+            continue  # usage.json and other bookkeeping
+        try:
+            song = from_dict(LabelledSong, data)
+        except TypeError:
+            raise VipeError(f"{file} lacks fields of a labelled song (song_id, title, artist, lines).") from None
+        if len(song.lines) != len(song.elaborations):
+            raise VipeError(f"{file} has {len(song.lines)} lines but {len(song.elaborations)} elaborations.")
+        rows += [
+            CanvasRow(song.song_id, i, lyric, elaboration, song.title, song.artist)
+            for i, (lyric, elaboration) in enumerate(zip(song.lines, song.elaborations))
+        ]
+    return rows
+
+
+def _read_table(path: str | os.PathLike) -> pd.DataFrame:
+    path = Path(path)
+    if not path.exists():
+        raise VipeError(f"{path} does not exist.")
+    suffix = "".join(path.suffixes[-2:]).lower()
+    try:
+        if suffix.endswith(".parquet"):
+            return pd.read_parquet(path)
+        if suffix.endswith((".jsonl", ".jsonl.gz")):
+            return pd.read_json(path, lines=True)
+        if suffix.endswith((".tsv", ".tsv.gz")):
+            return pd.read_csv(path, sep="\t")
+        if suffix.endswith((".csv", ".csv.gz")):
+            return pd.read_csv(path)
+    except (ValueError, OSError) as e:
+        raise VipeError(f"{path} could not be read as a table ({e}).") from None
+    raise VipeError(f"{path} should be .csv, .tsv, .jsonl or .parquet.")
+
+
+def _norm(text) -> str:
+    return " ".join(re.findall(r"\w+", str(text).casefold()))
+
+
+def rows_from_published(
+    published: str | os.PathLike, lyrics_jsonl: str | os.PathLike, columns: dict[str, str] | None = None
+) -> list[CanvasRow]:
+    """Join published elaborations (no lyrics) with your own filtered lyrics.
+
+    The published table needs an `elaboration` column and either `song_id` + `line_index`
+    (0-based) or the `lyric` text (with `title` and `artist` when it has them). `columns` maps
+    these names to the table's own, e.g. {"elaboration": "prompt"}.
+    """
+    table = _read_table(published).rename(columns={theirs: ours for ours, theirs in (columns or {}).items()})
+    if "elaboration" not in table.columns:
+        raise VipeError(f"{published} has no 'elaboration' column (map one with --column elaboration=NAME).")
+    try:
+        songs = [from_dict(CleanSong, d) for d in read_jsonl(lyrics_jsonl)]
+    except TypeError:
+        raise VipeError(f"{lyrics_jsonl} is not a lyrics file from `vipe filter`.") from None
+    by_position = {"song_id", "line_index"} <= set(table.columns)
+    if not by_position and "lyric" not in table.columns:
+        raise VipeError(f"{published} needs song_id and line_index columns, or a lyric column, to join on.")
+    with_song = not by_position and {"title", "artist"} <= set(table.columns)
+    lookup: dict[tuple, str] = {}
+    for record in table.to_dict("records"):
+        if pd.isna(record["elaboration"]):
+            continue
+        if by_position:
+            key = (str(record["song_id"]), int(record["line_index"]))
+        else:
+            key = ((_norm(record["title"]), _norm(record["artist"])) if with_song else ()) + (_norm(record["lyric"]),)
+        lookup.setdefault(key, str(record["elaboration"]))
+    rows: list[CanvasRow] = []
+    for song in songs:
+        found = []
+        for i, line in enumerate(song.lines):
+            if by_position:
+                key = (song.song_id, i)
+            else:
+                key = ((_norm(song.title), _norm(song.artist)) if with_song else ()) + (_norm(line),)
+            found.append(lookup.get(key))
+        if any(e is not None for e in found):
+            rows += [
+                CanvasRow(song.song_id, i, line, e, song.title, song.artist)
+                for i, (line, e) in enumerate(zip(song.lines, found))
+            ]
+    return rows
+
+
+def assign_splits(rows: list[CanvasRow], validation_fraction: float = 0.1, seed: int = 0) -> None:
+    """Hold out `validation_fraction` of the *songs* (at least one when there are two or more)."""
+    songs = sorted({r.song_id for r in rows}, key=lambda s: hashlib.sha1(f"{seed}:{s}".encode()).hexdigest())
+    count = round(validation_fraction * len(songs))
+    if validation_fraction > 0 and len(songs) >= 2:
+        count = min(max(count, 1), len(songs) - 1)
+    held_out = set(songs[:count])
+    for row in rows:
+        row.split = "validation" if row.song_id in held_out else "train"
+
+
+@dataclass
+class BuildSummary:
+    songs: int
+    rows: int
+    examples: int
+    train_songs: int
+    validation_songs: int
+
+
+def run_build(
+    out: str | os.PathLike,
+    *,
+    canvas_dir: str | os.PathLike | None = None,
+    published: str | os.PathLike | None = None,
+    lyrics: str | os.PathLike | None = None,
+    columns: dict[str, str] | None = None,
+    validation_fraction: float = 0.1,
+    seed: int = 0,
+) -> BuildSummary:
+    if not 0 <= validation_fraction < 1:
+        raise VipeError("--validation-fraction must be at least 0 and below 1.")
+    rows = rows_from_canvas(canvas_dir) if canvas_dir else []
+    if published:
+        if not lyrics:
+            raise VipeError("--published needs --lyrics, the lyrics.clean.jsonl to join the elaborations with.")
+        labelled = {r.song_id for r in rows}  # the teacher's own labels win over published ones
+        rows += [r for r in rows_from_published(published, lyrics, columns) if r.song_id not in labelled]
+    if not rows:
+        raise VipeError("there is nothing to build: no labelled song was found.")
+    assign_splits(rows, validation_fraction, seed)
+    frame = pd.DataFrame([asdict(r) for r in rows], columns=COLUMNS).astype({"line_index": "int32"})
+    with atomic_path(out, suffix=".parquet") as tmp:
+        frame.to_parquet(tmp, index=False)
+    by_split = frame.groupby("split")["song_id"].nunique()
+    return BuildSummary(
+        songs=frame["song_id"].nunique(),
+        rows=len(frame),
+        examples=int(frame["elaboration"].notna().sum()),
+        train_songs=int(by_split.get("train", 0)),
+        validation_songs=int(by_split.get("validation", 0)),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading it back (train, evaluate)
+
+
+def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
+    path = Path(path)
+    if not path.is_file():
+        raise VipeError(f"the LyricCanvas file {path} does not exist (run `vipe build` to make one).")
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a file that is not parquet
+        raise VipeError(f"{path} is not a parquet file ({type(e).__name__}).") from None
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise VipeError(f"{path} is not a LyricCanvas table: it lacks {', '.join(missing)}.")
+    return frame
+
+
+def examples(frame: pd.DataFrame, split: str, context_size: int) -> list[dict]:
+    """One example per labelled line of `split`: its context (the inference formatter's), elaboration and ids."""
+    result = []
+    for song_id, song in frame[frame["split"] == split].groupby("song_id", sort=True):
+        song = song.sort_values("line_index")
+        lines = song["lyric"].tolist()
+        for position, row in enumerate(song.itertuples(index=False)):
+            if row.elaboration is None or pd.isna(row.elaboration) or not str(row.elaboration).strip():
+                continue
+            result.append(
+                {
+                    "song_id": song_id,
+                    "line_index": int(row.line_index),
+                    "lyric": row.lyric,
+                    "context": lyric_context(lines, position, context_size),
+                    "elaboration": str(row.elaboration).strip(),
+                }
+            )
+    return result

@@ -1,0 +1,178 @@
+"""Stage 6, evaluate: how close a trained ViPE comes to its teacher, and how clean it writes.
+
+For each checkpoint and context size: greedy (deterministic) elaborations of every labelled line
+of the validation split, scored with CIDEr-D against the teacher's (the paper's Fig. 4 is this
+score against context size). Then the profanity of the lyrics, the teacher's elaborations and the
+model's, with alt-profanity-check, in five buckets of lyric profanity (the paper's Fig. 6).
+
+Generations are journaled (one JSON line per example) in the output folder, so a killed
+evaluation continues where it stopped; results.json is written at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from vipe_core.canvas import examples, read_canvas
+from vipe_core.cider import cider_d
+from vipe_core.errors import VipeError
+from vipe_core.inference import GenerationSettings, ViPE
+from vipe_core.records import append_jsonl, read_json, read_jsonl, write_json
+from vipe_core.train import TRAINING_INFO
+
+BUCKETS = [(0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.0)]
+
+
+@dataclass
+class EvalConfig:
+    checkpoints: list[str]
+    data: str
+    contexts: list[int] | None = None  # None: each checkpoint's own training context size
+    split: str = "validation"
+    limit: int | None = None  # the first N examples only
+    batch_size: int = 16
+    max_new_tokens: int = 50
+    device: str = "auto"
+    out: str | None = None  # folder; default <first checkpoint>/evaluation
+    profanity: bool = True
+    progress: bool = True
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> Path:
+    """A folder from `vipe train` (its best/ is used) or any save_pretrained causal LM folder."""
+    path = Path(path)
+    if (path / "best" / "config.json").is_file():
+        return path / "best"
+    if (path / "config.json").is_file():
+        return path
+    raise VipeError(f"{path} is not a trained checkpoint (no config.json in it or in its best/ folder).")
+
+
+def trained_context(checkpoint: Path) -> int:
+    info = checkpoint / TRAINING_INFO
+    return int(read_json(info).get("context_size", 7)) if info.is_file() else 7
+
+
+def _device(choice: str) -> str:
+    if choice != "auto":
+        return choice
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _journal_name(name: str, checkpoint: Path, context_size: int, settings: GenerationSettings) -> str:
+    """Names the checkpoint and its weights' version, so a retrained model never reuses old generations."""
+    stamps = [
+        f"{p.name}:{p.stat().st_mtime_ns}"
+        for p in sorted(checkpoint.glob("*.safetensors")) + sorted(checkpoint.glob("*.bin"))
+    ]
+    fingerprint = hashlib.sha1(f"{checkpoint.resolve()}|{stamps}|{settings}".encode()).hexdigest()[:8]
+    slug = re.sub(r"[^\w.-]+", "_", name).strip("._")[-40:] or "model"
+    return f"generations-{slug}-{fingerprint}-ctx{context_size}.jsonl"
+
+
+def generate(vipe: ViPE, items: list[dict], journal: Path, batch_size: int, progress: bool, desc: str) -> list[str]:
+    """The model's elaboration of every item, reusing those a previous run journaled."""
+    done = {r["key"]: r["text"] for r in read_jsonl(journal, journal=True)}
+    keys = [f"{e['song_id']}:{e['line_index']}" for e in items]
+    todo = [i for i, key in enumerate(keys) if key not in done]
+    with tqdm(total=len(items), initial=len(items) - len(todo), desc=desc, unit="line", disable=not progress) as bar:
+        for first in range(0, len(todo), batch_size):
+            batch = todo[first : first + batch_size]
+            texts = vipe.elaborate([items[i]["context"] for i in batch], batch_size=len(batch))
+            for i, text in zip(batch, texts):
+                done[keys[i]] = text
+                append_jsonl(journal, {"key": keys[i], "text": text})
+            bar.update(len(batch))
+    return [done[key] for key in keys]
+
+
+def profanity_table(lyrics: list[str], columns: dict[str, list[str]]) -> dict:
+    """Mean profanity per bucket of lyric profanity, and the share of texts scored above 0.5."""
+    try:
+        from profanity_check import predict_prob
+    except ImportError:
+        raise VipeError("the profanity check needs the alt-profanity-check package (or pass --no-profanity).") from None
+    lyric_scores = predict_prob(lyrics)
+    scores = {"lyrics": lyric_scores, **{name: predict_prob(texts) for name, texts in columns.items()}}
+    buckets = []
+    for low, high in BUCKETS:
+        members = [i for i, s in enumerate(lyric_scores) if low <= s < high or (high == 1.0 and s == 1.0)]
+        row = {"range": [low, high], "lines": len(members)}
+        for name, values in scores.items():
+            row[name] = round(float(sum(values[i] for i in members) / len(members)), 4) if members else None
+        buckets.append(row)
+    rate = {name: round(float((values > 0.5).mean()), 4) for name, values in scores.items()}
+    return {"buckets": buckets, "rate_above_0.5": rate}
+
+
+def run_evaluate(config: EvalConfig) -> dict:
+    frame = read_canvas(config.data)
+    checkpoints = [(arg, resolve_checkpoint(arg)) for arg in config.checkpoints]
+    out = Path(config.out) if config.out else Path(config.checkpoints[0]) / "evaluation"
+    device = _device(config.device)
+    settings = GenerationSettings(max_new_tokens=config.max_new_tokens, do_sample=False)
+
+    cider_rows, model_columns = [], {}
+    reference_items: list[dict] | None = None
+    for name, checkpoint in checkpoints:
+        try:
+            vipe = ViPE.from_pretrained(str(checkpoint), device=device)
+        except (OSError, ValueError) as e:
+            raise VipeError(
+                f"{checkpoint} could not be loaded as a ViPE model ({str(e).splitlines()[0][:160]})."
+            ) from None
+        vipe.generation = settings
+        for context_size in config.contexts if config.contexts is not None else [trained_context(checkpoint)]:
+            items = examples(frame, config.split, context_size)[: config.limit]
+            if not items:
+                raise VipeError(f"{config.data} has no labelled lines in its {config.split!r} split.")
+            journal = out / _journal_name(name, checkpoint, context_size, settings)
+            generated = generate(vipe, items, journal, config.batch_size, config.progress, f"{name} ctx {context_size}")
+            score, _ = cider_d(generated, [e["elaboration"] for e in items])
+            cider_rows.append(
+                {"checkpoint": name, "context": context_size, "cider_d": round(score, 4), "examples": len(items)}
+            )
+            model_columns.setdefault(name, generated)
+            reference_items = reference_items or items
+
+    first = model_columns[checkpoints[0][0]]
+    samples = [{"lyric": e["lyric"], "teacher": e["elaboration"], "model": g} for e, g in zip(reference_items[:5], first)]
+    results = {"data": str(config.data), "split": config.split, "cider_d": cider_rows, "samples": samples}
+    if config.profanity:
+        # Every context size yields the same lines in the same order, so columns line up.
+        lyrics = [e["lyric"] for e in reference_items]
+        teacher = [e["elaboration"] for e in reference_items]
+        results["profanity"] = profanity_table(lyrics, {"teacher": teacher, **model_columns})
+    write_json(out / "results.json", results)
+    results["path"] = str(out / "results.json")
+    return results
+
+
+def format_results(results: dict) -> str:
+    lines = [
+        f"CIDEr-D against the teacher on the {results['split']} split",
+        f"{'checkpoint':<40} {'context':>7} {'lines':>7} {'CIDEr-D':>8}",
+    ]
+    for row in results["cider_d"]:
+        lines.append(f"{row['checkpoint'][-40:]:<40} {row['context']:>7} {row['examples']:>7} {row['cider_d']:>8.3f}")
+    profanity = results.get("profanity")
+    if profanity:
+        names = [n for n in profanity["rate_above_0.5"]]
+        lines += [
+            "",
+            "mean profanity score by bucket of lyric profanity",
+            f"{'bucket':<10} {'lines':>6} " + " ".join(f"{n[-12:]:>12}" for n in names),
+        ]
+        for row in profanity["buckets"]:
+            cells = " ".join(f"{row[n]:>12.3f}" if row[n] is not None else f"{'-':>12}" for n in names)
+            lines.append(f"{row['range'][0]:.1f}-{row['range'][1]:.1f}    {row['lines']:>6} {cells}")
+        lines.append(f"{'> 0.5':<10} {'':>6} " + " ".join(f"{profanity['rate_above_0.5'][n]:>12.3f}" for n in names))
+    return "\n".join(lines)

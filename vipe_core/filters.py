@@ -1,0 +1,157 @@
+"""Stage 2, filter: the paper's §3.1 rules, with the authors' defaults (DESIGN.md §6.2).
+
+Per line:  strip section headers ("[Chorus]") and Genius page furniture; drop lines with fewer
+           than 2 unique words or more than 20 words.
+Per song:  English only; keep a song with at least 15 lines of at least 4 unique words;
+           at most 50 songs per artist, in popularity order; each song once.
+
+The result is lyrics.clean.jsonl (one CleanSong a line) and a summary of what each rule removed.
+Filtering is cheap and deterministic, so a rerun simply redoes it (the output is replaced atomically).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from vipe_core.errors import VipeError
+from vipe_core.records import ArtistLyrics, CleanSong, RawSong, from_dict, read_json, write_jsonl
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+SECTION_HEADER = re.compile(r"\[[^\]]*\]")
+# Text Genius puts around the lyrics: "123 Contributors…Song Lyrics", "You might also like", "45Embed".
+PAGE_HEADER = re.compile(r"^\d*\s*Contributors?.*Lyrics", re.IGNORECASE)
+EMBED_TAIL = re.compile(r"\d*\s*Embed$")
+FURNITURE = {"you might also like", "see live performances", "get tickets as low as"}
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    min_unique_words: int = 2  # per line, inclusive
+    max_words: int = 20  # per line, inclusive
+    min_rich_lines: int = 15  # per song: lines with at least `rich_line_unique_words` unique words
+    rich_line_unique_words: int = 4
+    max_songs_per_artist: int = 50
+    strip_headers: bool = True
+    english_only: bool = True
+
+
+def words(line: str) -> list[str]:
+    return WORD.findall(line.casefold())
+
+
+def clean_lines(lyrics: str, config: FilterConfig, removed: Counter) -> list[str]:
+    """The lines of one song that pass the line rules; `removed` counts the lines each rule dropped."""
+    raw = lyrics.splitlines()
+    kept: list[str] = []
+    for number, line in enumerate(raw):
+        if config.strip_headers and SECTION_HEADER.search(line):
+            line = SECTION_HEADER.sub(" ", line)
+            if not line.strip():
+                removed["section_header"] += 1
+                continue
+        line = " ".join(line.split())
+        if number == len(raw) - 1:
+            line = EMBED_TAIL.sub("", line).strip()
+        if not line:
+            continue  # blank lines separate verses; they are not lyrics
+        if (number == 0 and PAGE_HEADER.match(line)) or line.casefold() in FURNITURE:
+            removed["genius_furniture"] += 1
+            continue
+        tokens = words(line)
+        if len(set(tokens)) < config.min_unique_words:
+            removed["too_few_unique_words"] += 1
+        elif len(tokens) > config.max_words:
+            removed["too_many_words"] += 1
+        else:
+            kept.append(line)
+    return kept
+
+
+def filter_songs(
+    artists: Iterable[ArtistLyrics], config: FilterConfig = FilterConfig()
+) -> tuple[list[CleanSong], dict]:
+    """Apply every rule; returns the clean songs and a summary (counts per rule, in and out)."""
+    lines_removed: Counter = Counter()
+    songs_removed: Counter = Counter()
+    seen: set[str] = set()
+    clean: list[CleanSong] = []
+    totals = Counter()
+    for artist in artists:
+        kept_for_artist = 0
+        for song in sorted(artist.songs, key=lambda s: s.rank or 0):
+            totals["songs_in"] += 1
+            totals["lines_in"] += sum(1 for line in song.lyrics.splitlines() if line.strip())
+            if song.song_id in seen:
+                songs_removed["duplicate"] += 1
+                continue
+            seen.add(song.song_id)
+            if config.english_only and song.language not in (None, "en"):
+                songs_removed["not_english"] += 1
+                continue
+            lines = clean_lines(song.lyrics, config, lines_removed)
+            rich = sum(1 for line in lines if len(set(words(line))) >= config.rich_line_unique_words)
+            if rich < config.min_rich_lines:
+                songs_removed["too_few_rich_lines"] += 1
+                continue
+            if kept_for_artist >= config.max_songs_per_artist:
+                songs_removed["over_artist_limit"] += 1
+                continue
+            kept_for_artist += 1
+            clean.append(CleanSong(song_id=song.song_id, title=song.title, artist=song.artist, lines=lines))
+    summary = {
+        "songs_in": totals["songs_in"],
+        "songs_out": len(clean),
+        "lines_in": totals["lines_in"],
+        "lines_out": sum(len(s.lines) for s in clean),
+        "lines_removed": dict(lines_removed),
+        "songs_removed": dict(songs_removed),
+    }
+    return clean, summary
+
+
+def read_lyrics_dir(path: str | os.PathLike) -> list[ArtistLyrics]:
+    """The artist files written by `collect` (sorted by file name, so the result is reproducible)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise VipeError(f"{folder} is not a folder of lyrics (run `vipe collect` to make one).")
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise VipeError(f"{folder} holds no artist files (*.json) to filter.")
+    artists = []
+    for file in files:
+        data = read_json(file, "the lyrics file")
+        if not isinstance(data, dict) or not isinstance(data.get("songs"), list):
+            raise VipeError(f"{file} is not an artist lyrics file (it needs a 'songs' list).")
+        try:
+            artist = from_dict(ArtistLyrics, data)
+            artist.songs = [from_dict(RawSong, song) for song in artist.songs]
+            artists.append(artist)
+        except TypeError as e:
+            raise VipeError(f"{file} has a song without the fields collect writes ({e}).") from None
+    return artists
+
+
+def run_filter(lyrics_dir: str | os.PathLike, out: str | os.PathLike, config: FilterConfig = FilterConfig()) -> dict:
+    songs, summary = filter_songs(read_lyrics_dir(lyrics_dir), config)
+    write_jsonl(out, songs)
+    return summary
+
+
+def format_summary(summary: dict) -> str:
+    rows = [
+        f"songs: {summary['songs_in']} in, {summary['songs_out']} kept",
+        f"lines: {summary['lines_in']} in, {summary['lines_out']} kept",
+    ]
+    for rule, count in sorted(summary["lines_removed"].items()):
+        rows.append(f"  lines removed by {rule}: {count}")
+    for rule, count in sorted(summary["songs_removed"].items()):
+        rows.append(f"  songs removed by {rule}: {count}")
+    return "\n".join(rows)
+
+
+__all__ = ["FilterConfig", "clean_lines", "filter_songs", "format_summary", "read_lyrics_dir", "run_filter", "words"]

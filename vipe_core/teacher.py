@@ -1,0 +1,400 @@
+"""Stage 3, label: a teacher LLM writes one visual elaboration for every lyric line.
+
+The teacher is any OpenAI-compatible chat-completions endpoint. It gets the system role (an
+editable text file, system_role.txt beside this module by default) and one song's lines,
+numbered, at most `chunk_lines` at a time, and answers one numbered elaboration per line.
+
+    answer parsed, count right  -> kept (cached per chunk, so no chunk is ever paid for twice)
+    count wrong                 -> asked again, then the chunk is split in halves, down to single lines
+    refusal                     -> the song is recorded in failed.jsonl and skipped
+    429 / 5xx / network error   -> backoff (Retry-After when given), shared by all workers
+    401 / 403 / 404             -> the whole run stops: the URL, model or key is wrong
+
+canvas/<song id>.json is written when a song is complete; a rerun skips those songs, and songs in
+failed.jsonl unless asked to retry them. canvas/usage.json keeps the token and cost tally.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import random
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import httpx
+from tqdm.auto import tqdm
+
+from vipe_core.errors import VipeError
+from vipe_core.records import CleanSong, LabelledSong, append_jsonl, from_dict, read_json, read_jsonl, write_json
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SYSTEM_ROLE = Path(__file__).with_name("system_role.txt")
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-3.5-turbo"  # the paper's teacher
+
+
+def _env(*names: str) -> str | None:
+    return next((os.environ[n] for n in names if os.environ.get(n)), None)
+
+
+@dataclass
+class TeacherConfig:
+    base_url: str = DEFAULT_BASE_URL
+    model: str = DEFAULT_MODEL
+    api_key: str | None = None
+    temperature: float = 0.7
+    timeout: float = 120.0
+    max_retries: int = 6  # per request, on 429, 5xx and network errors
+    backoff: float = 1.0  # seconds before the first retry; doubles each time
+    chunk_lines: int = 50
+    mismatch_retries: int = 1  # asks again with the same lines before splitting them
+    concurrency: int = 4  # songs in flight at once
+    price_input: float = 0.0  # USD per million prompt tokens (0: report tokens only)
+    price_output: float = 0.0  # USD per million completion tokens
+
+    @classmethod
+    def from_env(cls, **overrides) -> "TeacherConfig":
+        """Flags win over VIPE_TEACHER_URL/_MODEL/_KEY, which win over OPENAI_BASE_URL/_MODEL/OPENAI_API_KEY."""
+        config = cls(
+            base_url=_env("VIPE_TEACHER_URL", "OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+            model=_env("VIPE_TEACHER_MODEL", "OPENAI_MODEL") or DEFAULT_MODEL,
+            api_key=_env("VIPE_TEACHER_KEY", "OPENAI_API_KEY"),
+        )
+        for key, value in overrides.items():
+            if value is not None:
+                setattr(config, key, value)
+        if config.api_key is None and config.base_url.rstrip("/") == DEFAULT_BASE_URL:
+            raise VipeError("label needs an API key for the teacher: set OPENAI_API_KEY (or VIPE_TEACHER_KEY).")
+        if config.chunk_lines < 1 or config.concurrency < 1:
+            raise VipeError("--chunk-lines and --concurrency must be at least 1.")
+        return config
+
+
+# ---------------------------------------------------------------------------------------------
+# Talking to the teacher
+
+
+class TeacherError(Exception):
+    """One request failed for good (after retries, or a 4xx that retrying cannot fix)."""
+
+
+@dataclass
+class Answer:
+    text: str
+    refused: bool
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+REFUSAL = re.compile(
+    r"^\W*(i'?m sorry|i am sorry|sorry,|i can(?:no|')t|i won'?t|i am unable|i'm unable|as an ai)", re.I
+)
+
+
+class ChatClient:
+    """The smallest OpenAI-compatible chat client this needs: POST /chat/completions, with backoff."""
+
+    def __init__(self, config: TeacherConfig, system_role: str, *, sleep: Callable[[float], None] = time.sleep):
+        self.config = config
+        self.system_role = system_role
+        self.sleep = sleep
+        self.url = config.base_url.rstrip("/") + "/chat/completions"
+        headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+        self.http = httpx.Client(timeout=config.timeout, headers=headers)
+        self.lock = threading.Lock()
+        self.pause_until = 0.0  # after a 429 every worker waits, not only the one that got it
+        self.usage = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+    def close(self) -> None:
+        self.http.close()
+
+    def _wait_turn(self) -> None:
+        while (wait := self.pause_until - time.monotonic()) > 0:
+            self.sleep(wait)
+
+    def _back_off(self, attempt: int, retry_after: str | None) -> None:
+        try:
+            delay = float(retry_after) if retry_after is not None else None
+        except ValueError:
+            delay = None
+        if delay is None:
+            delay = self.config.backoff * 2**attempt * (1 + random.random() / 4)
+        with self.lock:
+            self.usage["retries"] += 1
+            self.pause_until = max(self.pause_until, time.monotonic() + delay)
+
+    def complete(self, user_message: str) -> Answer:
+        body = {
+            "model": self.config.model,
+            "messages": [
+                {"role": "system", "content": self.system_role},
+                {"role": "user", "content": user_message},
+            ],
+            "temperature": self.config.temperature,
+        }
+        problem = ""
+        for attempt in range(self.config.max_retries + 1):
+            self._wait_turn()
+            try:
+                response = self.http.post(self.url, json=body)
+            except httpx.TransportError as error:
+                problem = f"could not reach {self.url} ({type(error).__name__})"
+                self._back_off(attempt, None)
+                continue
+            if response.status_code == 200:
+                return self._answer(response)
+            problem = f"{self.url} answered {response.status_code}: {_error_message(response)}"
+            if response.status_code in (401, 403, 404):
+                raise VipeError(f"the teacher endpoint refused the request ({problem}); check the URL, model and key.")
+            if response.status_code == 429 or response.status_code >= 500:
+                self._back_off(attempt, response.headers.get("retry-after"))
+                continue
+            raise TeacherError(problem)  # 400 and the like: asking again would not help
+        raise TeacherError(f"gave up after {self.config.max_retries + 1} tries: {problem}")
+
+    def _answer(self, response: httpx.Response) -> Answer:
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise TeacherError(f"{self.url} did not answer in the chat-completions format") from None
+        usage = data.get("usage") or {}
+        answer = Answer(
+            text=message.get("content") or "",
+            refused=bool(message.get("refusal")) or choice.get("finish_reason") == "content_filter",
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+        )
+        with self.lock:
+            self.usage["requests"] += 1
+            self.usage["prompt_tokens"] += answer.prompt_tokens
+            self.usage["completion_tokens"] += answer.completion_tokens
+        return answer
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        error = response.json().get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+    except (ValueError, AttributeError):
+        message = None
+    return str(message or response.reason_phrase or "no reason given")[:200]
+
+
+# ---------------------------------------------------------------------------------------------
+# Prompts and answers
+
+
+def user_message(song: CleanSong, start: int, end: int) -> str:
+    """The lines song.lines[start:end], numbered from 1, under the song's title and artist."""
+    part = f" (lines {start + 1} to {end} of {len(song.lines)})" if (start, end) != (0, len(song.lines)) else ""
+    numbered = "\n".join(f"{i}. {line}" for i, line in enumerate(song.lines[start:end], 1))
+    return f'"{song.title}" by {song.artist}{part}, {end - start} lines:\n{numbered}'
+
+
+def _markers(text: str, at_line_start: bool) -> list[re.Match]:
+    """The markers "1." "2." ... found one after the other (a number may also end in ')' or ':')."""
+    found: list[re.Match] = []
+    position, number = 0, 1
+    while True:
+        prefix = r"^[ \t>*\"'-]*" if at_line_start else r"(?<![\w.,])"
+        match = re.compile(prefix + rf"{number}\s*[.):]\s*", re.M).search(text, position)
+        if match is None:
+            return found
+        found.append(match)
+        position, number = match.end(), number + 1
+
+
+DECORATION = " \t\"'*“”`"  # quotes and markdown around an item
+
+
+def parse_numbered(text: str, expected: int) -> list[str]:
+    """The numbered items of an answer, in order. Works for one item a line and for all on one line.
+
+    Each item is the first line of the text between its number and the next one, without quotes
+    or markdown around it. An unnumbered answer counts as one item.
+    """
+    markers = _markers(text, at_line_start=True)
+    if len(markers) < expected:
+        inline = _markers(text, at_line_start=False)
+        markers = inline if len(inline) > len(markers) else markers
+    if not markers:
+        single = text.strip().splitlines()
+        return [single[0].strip(DECORATION)] if single and single[0].strip(DECORATION) else []
+    items = []
+    for marker, following in zip(markers, [*markers[1:], None]):
+        segment = text[marker.end() : following.start() if following else len(text)]
+        first_line = next((line for line in segment.splitlines() if line.strip()), "")
+        items.append(first_line.strip(DECORATION))
+    return items
+
+
+# ---------------------------------------------------------------------------------------------
+# Labelling songs
+
+
+class SongFailed(Exception):
+    def __init__(self, kind: str, detail: str):
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+def song_file(folder: Path, song_id: str) -> Path:
+    safe = re.sub(r"[^\w.-]", "_", song_id)
+    if safe != song_id:
+        safe += "-" + hashlib.sha1(song_id.encode()).hexdigest()[:8]
+    return folder / f"{safe}.json"
+
+
+class Labeller:
+    def __init__(self, client: ChatClient, out_dir: Path):
+        self.client = client
+        self.config = client.config
+        self.out_dir = out_dir
+        self.partial_dir = out_dir / "partial"
+
+    def label_song(self, song: CleanSong) -> LabelledSong:
+        """Label every line, chunk by chunk; chunks answered earlier come from the partial cache."""
+        partial_path = song_file(self.partial_dir, song.song_id)
+        partial = read_json(partial_path) if partial_path.exists() else {}
+        elaborations: list[str] = []
+        for start in range(0, len(song.lines), self.config.chunk_lines):
+            end = min(len(song.lines), start + self.config.chunk_lines)
+            elaborations += self._label_span(song, start, end, partial, partial_path)
+        labelled = LabelledSong(
+            song_id=song.song_id,
+            title=song.title,
+            artist=song.artist,
+            lines=song.lines,
+            elaborations=elaborations,
+            teacher=self.config.model,
+        )
+        write_json(song_file(self.out_dir, song.song_id), asdict(labelled))
+        partial_path.unlink(missing_ok=True)
+        return labelled
+
+    def _label_span(self, song: CleanSong, start: int, end: int, partial: dict, partial_path: Path) -> list[str]:
+        key = f"{start}-{end}"
+        if key in partial:
+            return partial[key]
+        expected = end - start
+        got = 0
+        for _ in range(self.config.mismatch_retries + 1):
+            try:
+                answer = self.client.complete(user_message(song, start, end))
+            except TeacherError as error:
+                raise SongFailed("error", f"lines {start + 1}-{end}: {error}") from None
+            items = parse_numbered(answer.text, expected)
+            if answer.refused or REFUSAL.match(answer.text.strip()):
+                raise SongFailed("refusal", f"lines {start + 1}-{end}: {answer.text.strip()[:300]}")
+            if len(items) == expected and all(items):
+                partial[key] = items
+                write_json(partial_path, partial)
+                return items
+            got = len(items)
+        if expected == 1:
+            raise SongFailed("mismatch", f"line {start + 1}: no usable elaboration in the answer")
+        log.info("%s: %d answers for %d lines %d-%d; splitting", song.song_id, got, expected, start + 1, end)
+        middle = (start + end) // 2
+        return self._label_span(song, start, middle, partial, partial_path) + self._label_span(
+            song, middle, end, partial, partial_path
+        )
+
+
+def read_system_role(path: str | os.PathLike | None) -> str:
+    path = Path(path) if path else DEFAULT_SYSTEM_ROLE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise VipeError(f"the system role file {path} does not exist.") from None
+    if not text:
+        raise VipeError(f"the system role file {path} is empty.")
+    return text
+
+
+def _merge_usage(path: Path, before: dict, run: dict, config: TeacherConfig) -> dict:
+    total = {k: before.get(k, 0) + run.get(k, 0) for k in run}
+    total["cost_usd"] = round(
+        (total["prompt_tokens"] * config.price_input + total["completion_tokens"] * config.price_output) / 1e6, 6
+    )
+    write_json(path, total)
+    return total
+
+
+def run_label(
+    clean_jsonl: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    config: TeacherConfig,
+    *,
+    system_role: str | os.PathLike | None = None,
+    retry_failed: bool = False,
+    limit: int | None = None,
+    progress: bool = True,
+) -> dict:
+    """Label every song of lyrics.clean.jsonl that has no canvas/<song id>.json yet."""
+    out_dir = Path(out_dir)
+    songs = []
+    for number, data in enumerate(read_jsonl(clean_jsonl), 1):
+        try:
+            songs.append(from_dict(CleanSong, data))
+        except TypeError:
+            raise VipeError(f"{clean_jsonl} line {number} is not a song from `vipe filter`.") from None
+    role = read_system_role(system_role)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    failed_path, usage_path = out_dir / "failed.jsonl", out_dir / "usage.json"
+    failed_before = set() if retry_failed else {r.get("song_id") for r in read_jsonl(failed_path, journal=True)}
+    todo = [
+        s for s in songs if s.lines and not song_file(out_dir, s.song_id).exists() and s.song_id not in failed_before
+    ]
+    todo = todo[:limit] if limit is not None else todo
+    summary = {"songs": len(songs), "already_labelled": 0, "skipped_failed": 0, "labelled": 0, "failed": 0}
+    summary["already_labelled"] = sum(song_file(out_dir, s.song_id).exists() for s in songs)
+    summary["skipped_failed"] = sum(
+        s.song_id in failed_before and not song_file(out_dir, s.song_id).exists() for s in songs
+    )
+
+    usage_before = read_json(usage_path) if usage_path.exists() else {}
+    client = ChatClient(config, role)
+    labeller = Labeller(client, out_dir)
+    try:
+        with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
+            futures = {pool.submit(labeller.label_song, song): song for song in todo}
+            bar = tqdm(total=len(futures), desc="label", unit="song", disable=not progress)
+            for future in as_completed(futures):
+                song = futures[future]
+                try:
+                    future.result()
+                    summary["labelled"] += 1
+                except SongFailed as failure:
+                    summary["failed"] += 1
+                    append_jsonl(
+                        failed_path,
+                        {
+                            "song_id": song.song_id,
+                            "title": song.title,
+                            "artist": song.artist,
+                            "kind": failure.kind,
+                            "detail": failure.detail,
+                        },
+                    )
+                except BaseException:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    raise
+                usage = _merge_usage(usage_path, usage_before, client.usage, config)
+                bar.update(1)
+                bar.set_postfix(failed=summary["failed"], tokens=usage["prompt_tokens"] + usage["completion_tokens"])
+            bar.close()
+    finally:
+        client.close()
+    summary["usage"] = _merge_usage(usage_path, usage_before, client.usage, config)
+    return summary
