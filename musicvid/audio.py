@@ -128,6 +128,14 @@ def read_tags(path: Path) -> tuple[str, str]:
     return title, artist
 
 
+def beat_times(samples: np.ndarray) -> list[float]:
+    """Where the beats fall (seconds), by librosa's beat tracker."""
+    import librosa
+
+    _, frames = librosa.beat.beat_track(y=samples, sr=SAMPLE_RATE)
+    return librosa.frames_to_time(frames, sr=SAMPLE_RATE).tolist()
+
+
 def load_audio(path: str | Path) -> Audio:
     path = Path(path)
     check_readable(path)

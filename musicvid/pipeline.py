@@ -11,12 +11,20 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.audio import Audio, AudioInfo, load_audio
+from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
 from musicvid.elaborate import elaborate
 from musicvid.errors import UserError
 from musicvid.lyrics import read_lyrics
 from musicvid.models import ModelRegistry
-from musicvid.storyboard import DEFAULT_BREAK_SECONDS, Storyboard, load_storyboard, plan_scenes, scene_seed
+from musicvid.storyboard import (
+    DEFAULT_BREAK_SECONDS,
+    Storyboard,
+    instrumental_cuts,
+    load_storyboard,
+    plan_scenes,
+    scene_seed,
+    snap_cuts_to_beats,
+)
 from musicvid.timing import Timings
 from musicvid.transcribe import transcribe
 from musicvid.transcript import Transcript
@@ -134,13 +142,17 @@ def get_storyboard(
             check_matches_audio(saved, info, str(path))
             storyboard = saved
         else:
+            scenes = plan_scenes(transcript.lines, info.duration, request.break_seconds)
+            if instrumental_cuts(scenes):  # beat tracking costs seconds: only when there is a cut to place
+                with timings.measure("beats"):
+                    snap_cuts_to_beats(scenes, beat_times(audio.samples))
             storyboard = Storyboard(
                 audio={"path": info.path, "sha256": info.sha256, "duration": info.duration},
                 title=title,
                 artist=artist,
                 language=transcript.language,
                 settings=settings,
-                scenes=plan_scenes(transcript.lines, info.duration, request.break_seconds),
+                scenes=scenes,
             )
             for scene in storyboard.scenes:
                 scene.seed = scene_seed(request.seed, scene.index)

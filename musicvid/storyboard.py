@@ -6,12 +6,13 @@ and names the field that breaks one.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from musicvid.errors import UserError
 from musicvid.files import write_json
@@ -137,6 +138,25 @@ def plan_scenes(
         else:
             scenes.append(Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en))
     return _numbered(scenes)
+
+
+def instrumental_cuts(scenes: list[Scene]) -> list[int]:
+    """Indices i where scene i is cut from scene i−1 inside one instrumental stretch."""
+    return [i for i in range(1, len(scenes)) if scenes[i].kind != "lyric" and scenes[i].kind == scenes[i - 1].kind]
+
+
+def snap_cuts_to_beats(scenes: list[Scene], beats: Sequence[float]) -> list[Scene]:
+    """Move the cuts inside instrumental stretches onto the nearest beat, so that a new picture
+    arrives with the music (at most a quarter of the shorter neighbouring scene away)."""
+    beats = sorted(beats)
+    for i in instrumental_cuts(scenes):
+        cut = scenes[i].start
+        reach = min(scenes[i - 1].duration, scenes[i].duration) / 4
+        at = bisect.bisect_left(beats, cut)
+        near = [b for b in beats[max(0, at - 1) : at + 1] if abs(b - cut) <= reach]
+        if near:
+            scenes[i - 1].end = scenes[i].start = min(near, key=lambda b: abs(b - cut))
+    return scenes
 
 
 def _join(a: str | None, b: str | None) -> str | None:

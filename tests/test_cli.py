@@ -141,3 +141,30 @@ def test_an_unreachable_model_is_one_sentence(capsys, tmp_path):
 def test_usage_errors_exit_2(capsys):
     code, out, err = run(capsys, "render")
     assert code == 2 and err.count("\n") == 1
+
+
+def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
+    from musicvid.audio import beat_times, file_sha256, load_audio
+    from musicvid.transcript import Transcript
+
+    import wave
+
+    import numpy as np
+
+    rate, t = 16_000, np.arange(45 * 16_000) / 16_000
+    drums = np.exp(-25 * (t % 0.6)) * np.sin(2 * np.pi * 60 * t)  # a kick every 0.6 s
+    song = tmp_path / "instrumental.wav"
+    with wave.open(str(song), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(rate)
+        w.writeframes((0.5 * drums * 32767).astype(np.int16).tobytes())
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    # what Whisper found in it: no words (cached, so the test needs no recognition run)
+    Transcript([], "en", "openai-whisper:tiny-random", file_sha256(song)).save(workdir / "transcript.json")
+    code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "--workdir", workdir, "-q")
+    assert code == 0, err
+    board = load_storyboard(workdir / "storyboard.json")
+    assert [s.kind for s in board.scenes] == ["intro"] * 3
+    beats = beat_times(load_audio(song).samples)
+    for scene in board.scenes[1:]:
+        assert min(abs(scene.start - b) for b in beats) < 1e-6
