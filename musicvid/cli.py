@@ -151,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit:  # usage errors and --help: argparse has said what it had to
         return int(exit.code or 0)
     logging.basicConfig(level=logging.WARNING, format="musicvid: %(message)s")
+    if getattr(args, "quiet", False):  # before the model libraries are imported: they read it then
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     try:
         return COMMANDS[args.command](args)
     except MusicvidError as error:
