@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     storyboard = commands.add_parser("storyboard", help="song -> storyboard.json, to review and edit")
     add_song_options(storyboard)
 
+    batch = commands.add_parser("batch", help="render every song of a playlist, folder or CSV")
+    from musicvid import batch as batch_module
+
+    batch_module.add_arguments(batch)
     return parser
 
 
@@ -142,7 +146,13 @@ def cmd_render(args) -> int:
     return 0
 
 
-COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard}
+def cmd_batch(args) -> int:
+    from musicvid import batch
+
+    return batch.run(args)
+
+
+COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard, "batch": cmd_batch}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,115 @@
+"""`musicvid batch`: playlist readers, failure isolation, one model load per batch, resume by skipping."""
+
+import argparse
+import json
+
+import pytest
+
+from musicvid import batch, cli
+from musicvid.errors import MusicvidError, UserError
+from tests.conftest import make_tone
+
+
+def parser():
+    p = argparse.ArgumentParser()
+    batch.add_arguments(p)
+    return p
+
+
+def run_batch(*argv):
+    """Like `musicvid batch ...`, without building the whole CLI (so `ui` need not import)."""
+    try:
+        return batch.run(parser().parse_args([str(a) for a in argv]))
+    except MusicvidError as error:
+        return error.exit_code
+
+
+def test_m3u_extinf_relative_comments_bom_crlf(tmp_path):
+    (tmp_path / "sub").mkdir()
+    text = "\ufeff#EXTM3U\r\n\r\n# a comment\r\n#EXTINF:123,Adele - Skyfall\r\nsub/a.mp3\r\n\r\n/abs/b.mp3\r\n"
+    (tmp_path / "list.m3u8").write_bytes(text.encode("utf-8"))
+    entries = batch.read_playlist(tmp_path / "list.m3u8", parser())
+    assert [e.path for e in entries] == [tmp_path / "sub" / "a.mp3", batch.Path("/abs/b.mp3")]
+    assert (entries[0].title, entries[0].artist) == ("Skyfall", "Adele")
+    assert (entries[1].title, entries[1].artist) == (None, None)
+
+
+def test_folder_sorted_audio_only(tmp_path):
+    for name in ("b.mp3", "a.wav", "notes.txt", "c.FLAC"):
+        (tmp_path / name).write_bytes(b"x")
+    assert [e.path.name for e in batch.read_playlist(tmp_path, parser())] == ["a.wav", "b.mp3", "c.FLAC"]
+
+
+def test_csv_with_overrides(tmp_path):
+    (tmp_path / "s.csv").write_text("path,title,artist,fps,captions\r\nx/a.mp3,Song,Band,2,yes\r\nb.mp3,,,,\r\n")
+    p = parser()
+    entries = batch.read_playlist(tmp_path / "s.csv", p)
+    assert entries[0].path == tmp_path / "x" / "a.mp3" and entries[0].title == "Song"
+    args = p.parse_args([str(tmp_path / "s.csv"), "-o", str(tmp_path / "out")])
+    song = batch.song_args(args, entries[0], tmp_path / "o.mp4", None)
+    assert (song.fps, song.captions, song.title, song.artist) == (2.0, True, "Song", "Band")
+    assert batch.song_args(args, entries[1], tmp_path / "o.mp4", None).fps == args.fps
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [("bad.csv", "song,title\nx.mp3,T\n"), ("bad2.csv", "path,models\nx.mp3,tiny\n"), ("e.m3u", "#EXTM3U\n"),
+     ("list.txt", "a.mp3\n")],
+)  # fmt: skip
+def test_unusable_playlist_exits_2(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(UserError):
+        batch.read_playlist(tmp_path / name, parser())
+    assert run_batch(tmp_path / name, "-o", tmp_path / "out", "--models", "tiny") == 2
+    assert run_batch(tmp_path / "missing.m3u", "-o", tmp_path / "out", "--models", "tiny") == 2
+
+
+def test_same_file_names_get_distinct_outputs(tmp_path):
+    entries = [batch.Entry(tmp_path / "a" / "song.mp3"), batch.Entry(tmp_path / "b" / "song.mp3"), batch.Entry(tmp_path / "c.mp3")]
+    names = batch.output_names(entries)
+    assert len(set(names)) == 3 and names[2] == "c" and all(n.startswith("song-") for n in names[:2])
+
+
+def test_ray_without_ray_says_how_to_install(tmp_path, capsys):
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        (tmp_path / "a.mp3").write_bytes(b"x")
+        assert run_batch(tmp_path, "-o", tmp_path / "out", "--engine", "ray") == 2
+    else:
+        pytest.skip("ray is installed")
+
+
+def test_batch_isolates_failures_loads_models_once_and_resumes(tmp_path, monkeypatch):
+    songs = tmp_path / "songs"
+    (songs / "one").mkdir(parents=True)
+    (songs / "two").mkdir()
+    make_tone(songs / "one" / "song.wav", 4)
+    (songs / "broken.wav").write_bytes(b"not audio" * 50)
+    make_tone(songs / "two" / "song.wav", 4)
+    (songs / "list.m3u").write_text("one/song.wav\nbroken.wav\ntwo/song.wav\n")
+    registries = []
+    real_registry = cli.model_registry
+
+    def counting_registry(args, keep_loaded=False):
+        registries.append(real_registry(args, keep_loaded=keep_loaded))
+        return registries[-1]
+
+    monkeypatch.setattr(cli, "model_registry", counting_registry)
+    out, work = tmp_path / "out", tmp_path / "work"
+    argv = [songs / "list.m3u", "-o", out, "--models", "tiny", "--fps", "2", "--workdir", work, "-q"]
+    assert run_batch(*argv) == 1
+
+    report = json.loads((out / "report.json").read_text())["songs"]
+    assert [s["status"] for s in report] == ["done", "failed", "done"]
+    assert "broken.wav" in report[1]["error"] and report[0]["output"] != report[2]["output"]
+    assert all(batch.Path(report[i]["output"]).stat().st_size > 0 for i in (0, 2))
+    assert report[0]["duration"] == pytest.approx(4.0, abs=0.1)
+    assert len(registries) == 1 and max(registries[0].loads.values()) == 1
+    assert len([p for p in work.iterdir() if p.name.startswith("song-")]) == 2  # one per song.wav
+
+    # A rerun after a kill: the missing video is rendered again, the complete one skipped.
+    batch.Path(report[2]["output"]).unlink()
+    assert run_batch(*argv) == 1
+    report = json.loads((out / "report.json").read_text())["songs"]
+    assert [s["status"] for s in report] == ["skipped", "failed", "done"]
