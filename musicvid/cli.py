@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     from musicvid import batch as batch_module
 
     batch_module.add_arguments(batch)
+
+    ui = commands.add_parser("ui", help="the web page (Gradio)")
+    from ui import cli as ui_cli
+
+    ui_cli.add_arguments(ui)
     return parser
 
 
@@ -152,7 +157,13 @@ def cmd_batch(args) -> int:
     return batch.run(args)
 
 
-COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard, "batch": cmd_batch}
+def cmd_ui(args) -> int:
+    from ui import cli
+
+    return cli.run(args)
+
+
+COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard, "batch": cmd_batch, "ui": cmd_ui}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,127 @@
+"""The web page, driven as people and programs use it: through gradio_client, and in a real browser."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import av
+import pytest
+
+from musicvid.assets import DEMO_SONG
+
+ADVANCED = ["tiny", 4, 7, 4, 7.5, "64x64", 0, "", True, False]  # preset, fps, context, steps, guidance, size, seed, style, align, captions
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    jobs = tmp_path_factory.mktemp("jobs")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "musicvid", "ui", "--models", "tiny", "--port", str(port), "--jobs-dir", str(jobs)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            break
+        except OSError:
+            if process.poll() is not None:
+                pytest.fail(process.stdout.read().decode())
+            time.sleep(0.5)
+    else:
+        process.kill()
+        pytest.fail("the UI server did not start within 120 s")
+    yield url
+    process.terminate()
+    process.wait(timeout=30)
+
+
+@pytest.fixture
+def client(server):
+    from gradio_client import Client
+
+    return Client(server, verbose=False)
+
+
+def probe(path):
+    with av.open(str(path)) as container:
+        return container.streams.video[0].codec_context.name, container.streams.audio[0].codec_context.name
+
+
+def test_upload_storyboard_edit_render(client):
+    from gradio_client import handle_file
+
+    song = handle_file(str(DEMO_SONG))
+    table, job, status = client.predict(song, "Lighthouse", "The Tiny Models", *ADVANCED, api_name="/make_storyboard")
+    assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt"]
+    assert len(table["data"]) >= 3 and "Storyboard ready" in status
+    table["data"][1][4] = "a lighthouse made of glass"
+    video, files, job_after, status = client.predict(
+        song, "Lighthouse", "The Tiny Models", *ADVANCED, table, job, api_name="/render"
+    )
+    assert job_after == job
+    assert probe(video) == ("h264", "aac")
+    names = sorted(Path(f).suffix for f in files)
+    assert names == [".json", ".mp4", ".srt"]
+    storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
+    assert storyboard["scenes"][1]["prompt"] == "a lighthouse made of glass"
+
+
+def test_a_broken_edit_names_the_row(client):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    song = handle_file(str(DEMO_SONG))
+    table, job, _ = client.predict(song, "", "", *ADVANCED, api_name="/make_storyboard")
+    table["data"][1][0] = table["data"][1][0] - 1.0  # now overlaps row 1
+    with pytest.raises(AppError, match="row 2"):
+        client.predict(song, "", "", *ADVANCED, table, job, api_name="/render")
+
+
+def test_a_job_id_cannot_reach_other_files(client):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    table = {"headers": ["start", "end", "kind", "lyric", "visual prompt"], "data": [[0, 1, "intro", "", "x"]]}
+    for job in ("../../etc", "/etc/passwd", "0123456789ab"):
+        with pytest.raises(AppError, match="make the storyboard first"):
+            client.predict(handle_file(str(DEMO_SONG)), "", "", *ADVANCED, table, job, api_name="/render")
+
+
+def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, tmp_path):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    text = tmp_path / "notes.mp3"
+    text.write_text("this is not a song\n" * 20)
+    with pytest.raises(AppError, match="not audio"):
+        client.predict(handle_file(str(text)), "", "", *ADVANCED, api_name="/make_storyboard")
+    assert urllib.request.urlopen(server, timeout=5).status == 200
+
+
+def test_two_jobs_at_once_both_finish(client):
+    from gradio_client import handle_file
+
+    song = handle_file(str(DEMO_SONG))
+    first = client.submit(song, "One", "A", *ADVANCED, api_name="/make_video")
+    second = client.submit(song, "Two", "B", *ADVANCED, api_name="/make_video")
+    results = [first.result(timeout=300), second.result(timeout=300)]
+    jobs = {r[3] for r in results}
+    assert len(jobs) == 2
+    for table, video, files, job, status in results:
+        assert probe(video) == ("h264", "aac") and "Done" in status

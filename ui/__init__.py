@@ -1,0 +1,1 @@
+"""The musicvid web page (Gradio): `musicvid ui`, or `from ui.app import build_app`."""

@@ -1,0 +1,218 @@
+"""The web page: upload a song, review and edit the storyboard, render, watch and download.
+
+It calls the same pipeline functions as the command line (get_storyboard, render_song). Models are
+loaded once per process and kept; one job runs at a time and the others wait in Gradio's queue,
+seeing their place in it. Every job works in a directory of its own, removed after a while.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+from musicvid.assets import DEMO_SONG
+from musicvid.audio import load_audio, read_tags
+from musicvid.errors import MusicvidError, UserError
+from musicvid.models import PRESETS, ModelRegistry, choose_models
+from musicvid.pipeline import SongRequest, get_storyboard
+from musicvid.render import RenderSettings, render_song
+from musicvid.storyboard import Storyboard, parse_storyboard
+from ui.cli import UIConfig
+
+COLUMNS = ["start", "end", "kind", "lyric", "visual prompt"]
+JOB_ID = re.compile(r"[0-9a-f]{12}")
+SIZES = ["64x64", "256x256", "512x512", "512x768", "768x512", "768x768"]
+
+
+class Jobs:
+    """Per-job directories under one root; models shared by all jobs, one registry per preset."""
+
+    def __init__(self, config: UIConfig):
+        self.config = config
+        self.registries: dict[str, ModelRegistry] = {}
+        config.jobs_dir.mkdir(parents=True, exist_ok=True)
+
+    def registry(self, preset: str) -> ModelRegistry:
+        if preset not in self.registries:
+            self.registries[preset] = ModelRegistry(choose_models(preset), self.config.device, keep_loaded=True)
+        return self.registries[preset]
+
+    def new(self, upload: str) -> tuple[str, Path]:
+        """A fresh job (its id, and the copy of the upload in its directory); old jobs go first."""
+        self.remove_old()
+        job = uuid.uuid4().hex[:12]
+        (self.config.jobs_dir / job).mkdir()
+        song = self.config.jobs_dir / job / Path(upload).name
+        shutil.copyfile(upload, song)
+        return job, song
+
+    def song(self, job: str) -> Path:
+        """The song of a job the page made; anything else (a path, another name) is refused."""
+        folder = self.config.jobs_dir / job if JOB_ID.fullmatch(job or "") else None
+        songs = [p for p in folder.iterdir() if p.is_file() and p.suffix != ".json"] if folder and folder.is_dir() else []
+        if len(songs) != 1:
+            raise UserError("make the storyboard first (or press Make video)")
+        return songs[0]
+
+    def remove_old(self) -> None:
+        limit = time.time() - self.config.keep_hours * 3600
+        for job in self.config.jobs_dir.iterdir():
+            if job.is_dir() and job.stat().st_mtime < limit:
+                shutil.rmtree(job, ignore_errors=True)
+
+    def check_song(self, song: Path) -> None:
+        duration = load_audio(song).info.duration
+        if duration > self.config.max_minutes * 60:
+            raise UserError(
+                f"the song lasts {duration / 60:.1f} minutes; this page accepts up to {self.config.max_minutes:g}"
+            )
+
+
+def rows(storyboard: Storyboard) -> list[list]:
+    return [[round(s.start, 2), round(s.end, 2), s.kind, s.text, s.prompt] for s in storyboard.scenes]
+
+
+def apply_edits(saved: dict, table) -> dict:
+    """The saved storyboard with the table's times, kinds, lyrics and prompts; checked like a file."""
+    data = table.values.tolist() if hasattr(table, "values") else table["data"] if isinstance(table, dict) else table
+    if len(data) != len(saved["scenes"]):
+        raise UserError("the scene table must keep one row per scene (edit the cells, not the rows)")
+    edited = json.loads(json.dumps(saved))
+    for scene, (start, end, kind, lyric, prompt) in zip(edited["scenes"], data):
+        try:
+            scene.update(start=float(start), end=float(end))
+        except (TypeError, ValueError):
+            raise UserError(f"row {scene['index'] + 1}: start and end must be numbers of seconds") from None
+        scene.update(kind=str(kind).strip(), text=str(lyric or ""), prompt=str(prompt or ""))
+    try:
+        parse_storyboard(edited, "table")
+    except UserError as error:  # name the row as the person sees it: 1-based
+        message = str(error).replace("storyboard table: ", "")
+        for i in range(len(data)):
+            message = message.replace(f"scenes[{i}]", f"row {i + 1}")
+        raise UserError(message) from None
+    return edited
+
+
+def settings_from(preset, fps, context_size, steps, guidance, size, seed, style, align, captions):
+    models = PRESETS[preset]
+    width, height = (int(v) for v in size.split("x"))
+    settings = RenderSettings(
+        fps=float(fps), width=width, height=height, steps=int(steps) if steps else models.steps,
+        guidance=float(guidance), align=bool(align), style=style or "", captions=bool(captions),
+    )  # fmt: skip
+    settings.check()
+    return settings, int(context_size), int(seed)
+
+
+def build_app(config: UIConfig = UIConfig()):
+    import gradio as gr
+
+    jobs = Jobs(config)
+
+    def fail(error: MusicvidError):
+        return gr.Error(str(error), print_exception=False)
+
+    def fill_tags(upload):
+        if not upload:
+            return gr.update(), gr.update()
+        title, artist = read_tags(Path(upload))
+        return title, artist
+
+    def make_storyboard(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style,
+                        align, captions, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+        if not upload:
+            raise gr.Error("upload a song first", print_exception=False)
+        try:
+            settings_from(preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
+            job, song = jobs.new(upload)
+            jobs.check_song(song)
+            request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent / "work",
+                                  context_size=int(context_size), seed=int(seed))  # fmt: skip
+            storyboard, _, _ = get_storyboard(request, jobs.registry(preset))
+        except MusicvidError as error:
+            raise fail(error) from None
+        return rows(storyboard), job, "Storyboard ready: edit any prompt or time, then press Render."
+
+    def render(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
+               captions, table, job, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+        try:
+            settings, context_size, seed = settings_from(preset, fps, context_size, steps, guidance, size, seed,
+                                                         style, align, captions)  # fmt: skip
+            song = jobs.song(job)
+            made = json.loads((song.parent / "work" / "storyboard.json").read_text(encoding="utf-8"))
+            edited = apply_edits(made, table)
+            storyboard_file = song.parent / "storyboard.edited.json"
+            storyboard_file.write_text(json.dumps(edited, indent=2, ensure_ascii=False))
+            request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent / "work",
+                                  storyboard_file=storyboard_file, context_size=context_size, seed=seed)  # fmt: skip
+            video = render_song(request, settings, jobs.registry(preset), output=song.parent / f"{song.stem}.mp4")
+        except MusicvidError as error:
+            raise fail(error) from None
+        files = [str(video), str(song.parent / "work" / "storyboard.json"), str(video.with_suffix(".srt"))]
+        return str(video), files, job, "Done: watch it above, or download the video, storyboard and lyrics."
+
+    def make_video(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
+                   captions, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
+        table, job, _ = make_storyboard(upload, title, artist, *advanced)
+        video, files, job, message = render(upload, title, artist, *advanced, table, job)
+        return table, video, files, job, message
+
+    with gr.Blocks(title="musicvid") as app:
+        gr.Markdown(
+            "# musicvid\nTurn a song into a music video whose pictures show what the lyrics *mean*. "
+            "Upload a song: Whisper finds the lyrics, ViPE turns each line into a picture idea, "
+            "Stable Diffusion draws it, and the pictures morph from line to line in time with the singing. "
+            "Review the storyboard before rendering, or make the video in one go."
+        )
+        job = gr.Textbox(visible=False, label="job")  # which job directory the storyboard lives in
+        with gr.Row():
+            with gr.Column():
+                upload = gr.Audio(sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)")
+                title = gr.Textbox(label="Title")
+                artist = gr.Textbox(label="Artist")
+                with gr.Accordion("Advanced", open=False):
+                    preset = gr.Dropdown(list(PRESETS), value=config.models, label="Models (tiny: offline, noise pictures)")
+                    fps = gr.Number(10, label="Frames per second", minimum=1, maximum=30)
+                    context_size = gr.Slider(0, 7, value=7, step=1, label="Lyric lines of context for ViPE")
+                    steps = gr.Number(PRESETS[config.models].steps, label="Denoising steps", precision=0, minimum=1)
+                    guidance = gr.Slider(0, 15, value=7.5, step=0.5, label="Guidance scale")
+                    default_size = "x".join(map(str, PRESETS[config.models].size))
+                    size = gr.Dropdown(SIZES, value=default_size, label="Size (W×H)")
+                    seed = gr.Number(0, label="Seed", precision=0, minimum=0)
+                    style = gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting")
+                    align = gr.Checkbox(True, label="Chunked Similarity Alignment (smoother morphs)")
+                    captions = gr.Checkbox(False, label="Burn the lyrics into the video")
+                with gr.Row():
+                    storyboard_button = gr.Button("Make storyboard")
+                    render_button = gr.Button("Render", variant="primary")
+                with gr.Row():
+                    video_button = gr.Button("Make video (no review)")
+                    cancel_button = gr.Button("Cancel", variant="stop")
+                gr.Examples([[str(DEMO_SONG), "Lighthouse", "The Tiny Models"]], inputs=[upload, title, artist],
+                            label="Example: the demo song")  # fmt: skip
+            with gr.Column():
+                status = gr.Markdown("")
+                video = gr.Video(label="Music video", interactive=False)
+                downloads = gr.File(label="Downloads: video, storyboard, lyrics", file_count="multiple", interactive=False)
+        table = gr.Dataframe(headers=COLUMNS, datatype=["number", "number", "str", "str", "str"], interactive=True,
+                             label="Storyboard: edit prompts and times, then Render", wrap=True)  # fmt: skip
+
+        advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions]
+        upload.upload(fill_tags, [upload], [title, artist], api_name=False)
+        storyboard_event = storyboard_button.click(
+            make_storyboard, [upload, title, artist, *advanced], [table, job, status], api_name="make_storyboard"
+        )
+        render_event = render_button.click(
+            render, [upload, title, artist, *advanced, table, job], [video, downloads, job, status], api_name="render"
+        )
+        video_event = video_button.click(
+            make_video, [upload, title, artist, *advanced], [table, video, downloads, job, status], api_name="make_video"
+        )
+        cancel_button.click(None, cancels=[storyboard_event, render_event, video_event], api_name=False)
+    return app

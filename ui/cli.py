@@ -1,0 +1,51 @@
+"""`musicvid ui`: options and start-up of the web page (light to import: the page loads on run)."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from musicvid.errors import UserError
+
+
+@dataclass(frozen=True)
+class UIConfig:
+    models: str = "default"
+    device: str = "auto"
+    jobs_dir: Path = Path(tempfile.gettempdir()) / "musicvid-ui"
+    keep_hours: float = 24.0
+    max_minutes: float = 15.0
+    max_upload_mb: int = 100
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
+    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--models", default="default", help="model preset the page starts with: default or tiny")
+    p.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cuda, mps or cpu")
+    p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")
+    p.add_argument("--jobs-dir", type=Path, default=UIConfig.jobs_dir, help="where uploads and results live")
+    p.add_argument("--keep-hours", type=float, default=UIConfig.keep_hours, help="remove jobs older than this")
+    p.add_argument("--max-minutes", type=float, default=UIConfig.max_minutes, help="longest song accepted")
+    p.add_argument("--max-upload-mb", type=int, default=UIConfig.max_upload_mb, help="largest upload accepted")
+
+
+def run(args) -> int:
+    from musicvid.models import PRESETS
+    from ui.app import build_app
+
+    if args.models not in PRESETS:
+        raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {args.models!r}")
+    config = UIConfig(args.models, args.device, args.jobs_dir, args.keep_hours, args.max_minutes, args.max_upload_mb)
+    app = build_app(config)
+    app.queue(default_concurrency_limit=1).launch(
+        server_name=args.host,
+        server_port=args.port,
+        share=args.share,
+        max_file_size=f"{config.max_upload_mb}mb",
+        allowed_paths=[str(config.jobs_dir)],
+        show_error=True,
+    )
+    return 0
