@@ -6,7 +6,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -125,3 +124,34 @@ def test_two_jobs_at_once_both_finish(client):
     assert len(jobs) == 2
     for table, video, files, job, status in results:
         assert probe(video) == ("h264", "aac") and "Done" in status
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_make_video_in_a_real_browser(server):
+    playwright = pytest.importorskip("playwright.sync_api")
+    started = time.time()
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+        )  # fmt: skip
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(server)
+        page.locator("input[type=file]").first.set_input_files(str(DEMO_SONG))
+        page.get_by_label("Title").fill("Lighthouse")
+        page.get_by_role("button", name="Make video (no review)").click()
+        video = page.locator("video")
+        video.wait_for(timeout=240_000)
+        source = video.get_attribute("src") or video.locator("source").first.get_attribute("src")
+        assert source
+        page.wait_for_function("document.querySelector('video') && document.querySelector('video').readyState >= 1",
+                               timeout=60_000)  # fmt: skip
+        artifacts = Path(os.environ.get("MUSICVID_TEST_ARTIFACTS", Path(__file__).parents[1] / "test-artifacts"))
+        artifacts.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(artifacts / "ui-finished.png"), full_page=True)
+        browser.close()
+    print(f"browser end to end: {time.time() - started:.1f} s; screenshot {artifacts / 'ui-finished.png'}")

@@ -201,7 +201,8 @@ def build_app(config: UIConfig = UIConfig()):
                 video = gr.Video(label="Music video", interactive=False)
                 downloads = gr.File(label="Downloads: video, storyboard, lyrics", file_count="multiple", interactive=False)
         table = gr.Dataframe(headers=COLUMNS, datatype=["number", "number", "str", "str", "str"], interactive=True,
-                             label="Storyboard: edit prompts and times, then Render", wrap=True)  # fmt: skip
+                             label="Storyboard: edit prompts and times, then Render", wrap=True,
+                             column_widths=["7%", "7%", "7%", "35%", "44%"])  # fmt: skip
 
         advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions]
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
