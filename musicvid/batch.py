@@ -23,7 +23,8 @@ from musicvid.errors import UserError
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
 # These pick the models, which the whole batch shares, so a CSV row may not change them.
-SHARED_OPTIONS = {"models", "asr", "asr_model", "vipe", "diffusion", "device", "workdir", "output", "quiet"}
+SHARED_OPTIONS = {"models", "asr", "asr_model", "vipe", "diffusion", "device", "workdir", "output", "quiet",
+                  "address", "workers", "gpus_per_song"}  # fmt: skip
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
 
 
@@ -64,6 +65,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             action.help = argparse.SUPPRESS  # per song: from the playlist, tags or file name
     p.add_argument("--force", action="store_true", help="render songs again even if their video exists")
     p.add_argument("--engine", choices=("local", "ray"), default="local", help="local (one process) or ray")
+    p.add_argument("--address", help="Ray cluster to join (e.g. auto); default: start Ray on this machine")
+    p.add_argument("--workers", type=int, help="Ray actors, each keeping its models loaded (default: one per GPU, else 1)")
+    p.add_argument("--gpus-per-song", type=float, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)")
     p.set_defaults(batch_parser=p)
 
 
@@ -171,6 +175,7 @@ def song_args(args: argparse.Namespace, entry: Entry, output: Path, workdir: Pat
             except (ValueError, argparse.ArgumentTypeError) as e:
                 raise UserError(f"{entry.path}: bad {column} '{text}': {e}") from None
         setattr(song, action.dest, value)
+    del song.batch_parser  # a song's options travel to Ray workers: plain values only
     return song
 
 
@@ -198,22 +203,77 @@ def audio_duration(path: Path) -> float | None:
 # --- running ------------------------------------------------------------------------------------
 
 
-def render_one(args, entry: Entry, output: Path, workdir: Path | None, registry) -> Result:
+@dataclass
+class Job:
+    number: int  # 1-based place in the playlist
+    entry: Entry
+    args: argparse.Namespace  # this song's options
+
+
+def render_one(job: Job, registry) -> Result:
     from musicvid.cli import render_settings, song_request
     from musicvid.render import render_song
 
     started = time.perf_counter()
-    result = Result(song=str(entry.path), status="done", output=str(output))
+    result = Result(song=str(job.entry.path), status="done", output=str(job.args.output))
     try:
-        song = song_args(args, entry, output, workdir)
-        render_song(song_request(song), render_settings(song, registry), registry, output=output)
-        result.duration = audio_duration(entry.path)
+        render_song(song_request(job.args), render_settings(job.args, registry), registry, output=job.args.output)
+        result.duration = audio_duration(job.entry.path)
     except KeyboardInterrupt:
         raise
     except Exception as error:  # any one song's failure is reported; the batch goes on
         result.status, result.error = "failed", str(error) or type(error).__name__
     result.seconds = round(time.perf_counter() - started, 2)
     return result
+
+
+def render_locally(args, jobs: list[Job], finished) -> None:
+    from musicvid.cli import model_registry
+
+    registry = model_registry(args, keep_loaded=True)
+    for job in jobs:
+        finished(job, render_one(job, registry))
+
+
+class SongRenderer:
+    """A Ray actor: loads the models once, then renders the songs it is handed."""
+
+    def __init__(self, args: argparse.Namespace):
+        from musicvid.cli import model_registry
+
+        self.registry = model_registry(args, keep_loaded=True)
+
+    def render(self, job: Job) -> Result:
+        return render_one(job, self.registry)
+
+
+def render_on_ray(args, jobs: list[Job], finished) -> None:
+    """Songs as tasks on Ray actors (one GPU each where the cluster has GPUs). An actor whose process
+    dies is restarted and its song retried once; a song that still fails is reported as failed."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
+    cluster = ray.cluster_resources()
+    gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if cluster.get("GPU") else 0.0)
+    workers = args.workers or (int(cluster["GPU"] // gpus) if gpus else 1)
+    actor = ray.remote(num_cpus=1, num_gpus=gpus, max_restarts=1, max_task_retries=1)(SongRenderer)
+    shared = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "batch_parser"})
+    idle = [actor.remote(shared) for _ in range(max(1, min(workers, len(jobs))))]
+    waiting, running = list(jobs), {}
+    while waiting or running:
+        while waiting and idle:
+            worker, job = idle.pop(), waiting.pop(0)
+            running[worker.render.remote(job)] = (job, worker)
+        [ready], _ = ray.wait(list(running), num_returns=1)
+        job, worker = running.pop(ready)
+        try:
+            result = ray.get(ready)
+        except ray.exceptions.RayError as error:  # the worker died twice on this song
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            result = Result(str(job.entry.path), "failed", str(job.args.output), error=f"worker failed: {reason}")
+        idle.append(worker)
+        finished(job, result)
 
 
 def table(results: list[Result]) -> str:
@@ -237,33 +297,37 @@ def run(args) -> int:
             import ray  # noqa: F401
         except ImportError:
             raise UserError(INSTALL_RAY) from None
-        raise UserError("--engine ray is not available yet; use --engine local")
-    from musicvid.cli import model_registry
-
     entries = read_playlist(args.playlist, args.batch_parser)
     out_dir: Path = args.output
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
     out_dir.mkdir(parents=True, exist_ok=True)
-    for entry in entries:  # refuse bad CSV values before loading any model
-        song_args(args, entry, out_dir, None)
-    registry = model_registry(args, keep_loaded=True)
-
-    results: list[Result] = []
-    report = out_dir / "report.json"
+    jobs = []
     for number, (entry, name) in enumerate(zip(entries, output_names(entries)), start=1):
-        output = out_dir / f"{name}.preview.mp4" if args.preview else out_dir / f"{name}.mp4"
+        output = out_dir / (f"{name}.preview.mp4" if args.preview else f"{name}.mp4")
         workdir = args.workdir / name if args.workdir else None
-        print(f"[{number}/{len(entries)}] {entry.path}", file=sys.stderr, flush=True)
-        if output.exists() and not args.force:
-            result = Result(str(entry.path), "skipped", str(output), audio_duration(entry.path))
+        jobs.append(Job(number, entry, song_args(args, entry, output, workdir)))  # bad CSV values fail here
+
+    report = out_dir / "report.json"
+    results: dict[int, Result] = {}
+
+    def finished(job: Job, result: Result) -> None:
+        results[job.number] = result
+        note = f"failed: {result.error}" if result.status == "failed" else result.status
+        print(f"[{len(results)}/{len(jobs)}] {job.entry.path}: {note}", file=sys.stderr, flush=True)
+        # rewritten after each song, in playlist order, so a killed batch loses little
+        write_report(report, args.playlist, [results[n] for n in sorted(results)], len(jobs))
+
+    todo = []
+    for job in jobs:
+        if job.args.output.exists() and not args.force:
+            finished(job, Result(str(job.entry.path), "skipped", str(job.args.output), audio_duration(job.entry.path)))
         else:
-            result = render_one(args, entry, output, workdir, registry)
-        if result.status == "failed":
-            print(f"[{number}/{len(entries)}] failed: {result.error}", file=sys.stderr, flush=True)
-        results.append(result)
-        write_report(report, args.playlist, results, len(entries))  # after each song, so a kill loses little
-    print(table(results))
-    failed = sum(r.status == "failed" for r in results)
-    print(f"\n{len(results) - failed}/{len(results)} songs ok; report: {report}")
+            todo.append(job)
+    if todo:
+        (render_on_ray if args.engine == "ray" else render_locally)(args, todo, finished)
+    ordered = [results[n] for n in sorted(results)]
+    print(table(ordered))
+    failed = sum(r.status == "failed" for r in ordered)
+    print(f"\n{len(ordered) - failed}/{len(ordered)} songs ok; report: {report}")
     return 1 if failed else 0

@@ -2,11 +2,12 @@
 
 import argparse
 import json
+import sys
 
 import pytest
 
 from musicvid import batch, cli
-from musicvid.errors import MusicvidError, UserError
+from musicvid.errors import UserError
 from tests.conftest import make_tone
 
 
@@ -17,11 +18,8 @@ def parser():
 
 
 def run_batch(*argv):
-    """Like `musicvid batch ...`, without building the whole CLI (so `ui` need not import)."""
-    try:
-        return batch.run(parser().parse_args([str(a) for a in argv]))
-    except MusicvidError as error:
-        return error.exit_code
+    """`musicvid batch ...`, in this process."""
+    return cli.main(["batch", *(str(a) for a in argv)])
 
 
 def test_m3u_extinf_relative_comments_bom_crlf(tmp_path):
@@ -70,14 +68,11 @@ def test_same_file_names_get_distinct_outputs(tmp_path):
     assert len(set(names)) == 3 and names[2] == "c" and all(n.startswith("song-") for n in names[:2])
 
 
-def test_ray_without_ray_says_how_to_install(tmp_path, capsys):
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        (tmp_path / "a.mp3").write_bytes(b"x")
-        assert run_batch(tmp_path, "-o", tmp_path / "out", "--engine", "ray") == 2
-    else:
-        pytest.skip("ray is installed")
+def test_ray_without_ray_says_how_to_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if it were not installed
+    (tmp_path / "a.mp3").write_bytes(b"x")
+    assert run_batch(tmp_path, "-o", tmp_path / "out", "--engine", "ray") == 2
+    assert "pip install" in capsys.readouterr().err
 
 
 def test_batch_isolates_failures_loads_models_once_and_resumes(tmp_path, monkeypatch):
@@ -113,3 +108,26 @@ def test_batch_isolates_failures_loads_models_once_and_resumes(tmp_path, monkeyp
     assert run_batch(*argv) == 1
     report = json.loads((out / "report.json").read_text())["songs"]
     assert [s["status"] for s in report] == ["skipped", "failed", "done"]
+
+
+def test_ray_engine_gives_the_same_videos_and_report(tmp_path):
+    ray = pytest.importorskip("ray")
+    songs = tmp_path / "songs"
+    songs.mkdir()
+    make_tone(songs / "Band - First.wav", 3)
+    (songs / "Band - Second.mp3").write_bytes(b"broken" * 100)
+    make_tone(songs / "Band - Third.wav", 3)
+    common = ["--models", "tiny", "--fps", "2", "-q"]
+    assert run_batch(songs, "-o", tmp_path / "local", "--workdir", tmp_path / "wl", *common) == 1
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        assert run_batch(songs, "-o", tmp_path / "ray", "--workdir", tmp_path / "wr", "--engine", "ray", *common) == 1
+    finally:
+        ray.shutdown()
+    local = json.loads((tmp_path / "local" / "report.json").read_text())["songs"]
+    remote = json.loads((tmp_path / "ray" / "report.json").read_text())["songs"]
+    same = lambda songs: [(s["song"], s["status"], batch.Path(s["output"]).name, s["duration"], s["error"]) for s in songs]
+    assert same(remote) == same(local)
+    assert [s["status"] for s in remote] == ["done", "failed", "done"]
+    for name in ("Band - First.mp4", "Band - Third.mp4"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
