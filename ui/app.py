@@ -163,7 +163,9 @@ def build_app(config: UIConfig = UIConfig()):
         video, files, job, message = render(upload, title, artist, *advanced, table, job)
         return table, video, files, job, message
 
-    with gr.Blocks(title="musicvid") as app:
+    # Gradio's own copies of uploads and results age out with the job directories.
+    keep_seconds = int(config.keep_hours * 3600)
+    with gr.Blocks(title="musicvid", delete_cache=(max(60, keep_seconds // 4), keep_seconds)) as app:
         gr.Markdown(
             "# musicvid\nTurn a song into a music video whose pictures show what the lyrics *mean*. "
             "Upload a song: Whisper finds the lyrics, ViPE turns each line into a picture idea, "
