@@ -77,49 +77,16 @@ def test_a_stopped_run_resumes_where_it_stopped(tmp_path, tiny_base, canvas_parq
 
 
 def test_train_command(tmp_path, tiny_base, canvas_parquet, capsys, one_thread):
-    code = main(
-        [
-            "train",
-            str(canvas_parquet),
-            "--base",
-            str(tiny_base),
-            "--context",
-            "0",
-            "--out",
-            str(tmp_path / "ckpt"),
-            "--epochs",
-            "1",
-            "--batch-size",
-            "32",
-            "--warmup-steps",
-            "0",
-            "--quiet",
-        ]
-    )
-    assert code == 0
+    def train_command(context: str, *extra: str) -> int:
+        out = str(tmp_path / "ckpt")
+        return main(["train", str(canvas_parquet), "--base", str(tiny_base), "--context", context, "--out", out,
+                     "--epochs", "1", "--batch-size", "32", "--quiet", *extra])  # fmt: skip
+
+    assert train_command("0", "--warmup-steps", "0") == 0
     assert "validation loss" in capsys.readouterr().out
     assert ViPE.from_pretrained(str(tmp_path / "ckpt" / "best")).elaborate(["I saw the moon tonight"], seed=1)
     # The same --out with another context size is another run: refused, not silently mixed.
-    assert (
-        main(
-            [
-                "train",
-                str(canvas_parquet),
-                "--base",
-                str(tiny_base),
-                "--context",
-                "3",
-                "--out",
-                str(tmp_path / "ckpt"),
-                "--epochs",
-                "1",
-                "--batch-size",
-                "32",
-                "--quiet",
-            ]
-        )
-        == 2
-    )
+    assert train_command("3") == 2
     assert "context_size 0 -> 3" in capsys.readouterr().err
 
 
