@@ -73,6 +73,8 @@ def add_render_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preview", action="store_true", help="keyframes only, crossfaded: a fast first look")
     p.add_argument("--attention-slicing", action="store_true", help="less GPU memory, a little slower")
     p.add_argument("--vae-slicing", action="store_true", help="decode frames one at a time (less memory)")
+    p.add_argument("--low-vram", action="store_true",
+                   help="for small GPUs (8 GB at 512²): slicing, and each model on the GPU only while it runs")  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,7 +138,7 @@ def render_settings(args, registry):
         guidance=args.guidance, scheduler=args.scheduler, batch_size=args.batch_size, align=args.align,
         align_chunk=args.align_chunk, style=args.style, negative_prompt=args.negative_prompt,
         captions=args.captions, preview=args.preview, attention_slicing=args.attention_slicing,
-        vae_slicing=args.vae_slicing,
+        vae_slicing=args.vae_slicing, low_vram=args.low_vram,
     )  # fmt: skip
     settings.check()
     return settings

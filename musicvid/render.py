@@ -60,6 +60,7 @@ class RenderSettings:
     preview: bool = False
     attention_slicing: bool = False
     vae_slicing: bool = False
+    low_vram: bool = False  # slicing both, and on CUDA each model on the GPU only while it runs
 
     def check(self) -> None:
         if not self.fps > 0:
@@ -182,14 +183,17 @@ def configure_pipeline(pipe, settings: RenderSettings):
     else:
         pipe.scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
     # Set both ways: a pipeline kept loaded (batch, web UI) may carry the last job's choice.
-    if settings.attention_slicing:
+    if settings.attention_slicing or settings.low_vram:
         pipe.enable_attention_slicing()
     else:
         pipe.disable_attention_slicing()
-    if settings.vae_slicing:
+    if settings.vae_slicing or settings.low_vram:
         pipe.vae.enable_slicing()
     else:
         pipe.vae.disable_slicing()
+    if settings.low_vram and pipe.device.type == "cuda":
+        pipe.enable_model_cpu_offload(device=pipe.device)
+    # (with offloading, pipe.device says "cpu": the models run on pipe._execution_device)
     return pipe
 
 
@@ -201,8 +205,8 @@ class SceneInputs:
         self.settings = settings
         prompts = [_with_style(storyboard.scenes[i].prompt, settings.style) for i in scenes]
         with torch.inference_mode():
-            embeds, _ = pipe.encode_prompt(prompts, pipe.device, 1, False)
-            self.negative, _ = pipe.encode_prompt([settings.negative_prompt], pipe.device, 1, False)
+            embeds, _ = pipe.encode_prompt(prompts, pipe._execution_device, 1, False)
+            self.negative, _ = pipe.encode_prompt([settings.negative_prompt], pipe._execution_device, 1, False)
         self.text = {i: e.float().cpu() for i, e in zip(scenes, embeds)}
         factor = pipe.vae_scale_factor
         shape = (pipe.unet.config.in_channels, settings.height // factor, settings.width // factor)
@@ -240,18 +244,18 @@ def draw(pipe, inputs: SceneInputs, group: list[Picture], settings: RenderSettin
     denoise the latents, then one VAE decode."""
     texts, noises = zip(*(inputs.conditioning(p) for p in group))
     dtype = pipe.unet.dtype
-    with timings.measure("denoise", pipe.device):
+    with timings.measure("denoise", pipe._execution_device):
         latents = pipe(
-            prompt_embeds=torch.stack(texts).to(pipe.device, dtype),
-            negative_prompt_embeds=inputs.negative.to(pipe.device, dtype).expand(len(group), -1, -1),
-            latents=torch.stack(noises).to(pipe.device, dtype),
+            prompt_embeds=torch.stack(texts).to(pipe._execution_device, dtype),
+            negative_prompt_embeds=inputs.negative.to(pipe._execution_device, dtype).expand(len(group), -1, -1),
+            latents=torch.stack(noises).to(pipe._execution_device, dtype),
             num_inference_steps=settings.steps,
             guidance_scale=settings.guidance,
             height=settings.height,
             width=settings.width,
             output_type="latent",
         ).images
-    with timings.measure("decode", pipe.device):
+    with timings.measure("decode", pipe._execution_device):
         pixels = pipe.vae.decode(latents / pipe.vae.config.scaling_factor).sample
         pixels = ((pixels.float() / 2 + 0.5).clamp(0, 1) * 255).round().to(torch.uint8)
         return pixels.permute(0, 2, 3, 1).cpu().numpy()
@@ -273,7 +277,7 @@ def render_pictures(
 ) -> int:
     """Draw the given groups; returns how many pictures were drawn."""
     needed = sorted({s for group in todo for p in group for s in (p.scene, p.target) if s is not None})
-    with timings.measure("encode prompts", pipe.device):
+    with timings.measure("encode prompts", pipe._execution_device):
         inputs = SceneInputs(pipe, storyboard, needed, settings)
     kill_after = int(os.environ.get(KILL_AFTER_GROUPS_ENV, "0"))
     drawn = 0

@@ -159,7 +159,7 @@ def test_no_align_and_preview_and_captions(song, tmp_path):
     assert render(song, tmp_path / "csa", "--preview", "-o", tmp_path / "preview.mp4") == 0
     assert probe(tmp_path / "preview.mp4")["frames"] == 60
 
-    assert render(song, tmp_path / "csa", "--captions", "--size", "128x96", "-o", tmp_path / "captions.mp4") == 0
+    assert render(song, tmp_path / "csa", "--captions", "--low-vram", "--size", "128x96", "-o", tmp_path / "captions.mp4") == 0
     assert probe(tmp_path / "captions.mp4")["size"] == (128, 96)
 
 
