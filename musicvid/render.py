@@ -11,6 +11,7 @@ picture is computed in is then always the same, and so are its bytes.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -39,8 +40,10 @@ from musicvid.timing import Timings
 
 KEY_FIELD = "musicvid-key"
 SCHEDULERS = ("dpm++", "ddim")
-# Tests set this to kill the process (as a crash would) after that many rendered groups.
+# Tests set this to kill the process (as a crash would) after it has drawn that many groups,
+# counted across renders (a batch renders several songs in one process).
 KILL_AFTER_GROUPS_ENV = "MUSICVID_TEST_KILL_AFTER_GROUPS"
+_groups_drawn = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -282,14 +285,14 @@ def render_pictures(
     kill_after = int(os.environ.get(KILL_AFTER_GROUPS_ENV, "0"))
     drawn = 0
     with Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress:
-        for n, group in enumerate(todo, start=1):
+        for group in todo:
             pictures = draw(pipe, inputs, group, settings, timings)
             with timings.measure("write frames"):
                 for picture, pixels in zip(group, pictures):
                     save_picture(picture.path, pixels, picture.key)
             drawn += len(group)
             progress.advance(len(group))
-            if n == kill_after:
+            if next(_groups_drawn) == kill_after:
                 os.kill(os.getpid(), signal.SIGKILL)
     return drawn
 

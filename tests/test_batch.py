@@ -131,3 +131,29 @@ def test_ray_engine_gives_the_same_videos_and_report(tmp_path):
     assert [s["status"] for s in remote] == ["done", "failed", "done"]
     for name in ("Band - First.mp4", "Band - Third.mp4"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+
+
+def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
+    import os
+    import subprocess
+
+    songs = tmp_path / "songs"
+    songs.mkdir()
+    for name in ("a", "b", "c"):
+        make_tone(songs / f"{name}.wav", 4)
+    out, work = tmp_path / "out", tmp_path / "work"
+    command = [sys.executable, "-m", "musicvid", "batch", str(songs), "-o", str(out), "--workdir", str(work),
+               "--models", "tiny", "-q", "--fps", "2", "--batch-size", "1"]  # fmt: skip
+    # each song is 8 frames at 2 fps: 12 groups of one finish song a and kill the batch inside song b
+    killed = subprocess.run(command, env={**os.environ, "MUSICVID_TEST_KILL_AFTER_GROUPS": "12"}, capture_output=True)
+    assert killed.returncode == -9, killed.stderr.decode()
+    report = json.loads((out / "report.json").read_text())["songs"]
+    assert [s["status"] for s in report] == ["done"]
+    assert (out / "a.mp4").exists() and not (out / "b.mp4").exists()
+
+    rerun = subprocess.run(command, capture_output=True)
+    assert rerun.returncode == 0, rerun.stderr.decode()
+    report = json.loads((out / "report.json").read_text())["songs"]
+    assert [s["status"] for s in report] == ["skipped", "done", "done"]
+    drawn = {name: json.loads((work / name / "timings.json").read_text())["pictures_drawn"] for name in "bc"}
+    assert 0 < drawn["b"] < drawn["c"]  # song b only finished what the kill left undone
