@@ -3,6 +3,10 @@
     python -m benchmarks.render                 # everything, on this machine (tiny + full-size SD 1.5)
     python -m benchmarks.render --quick         # the smallest setting: checks the script still works
 
+On a GPU it renders the full-size SD 1.5 architecture at 512x512, 25 steps, in float16, and adds a
+batch-size sweep of it, torch.compile against eager, --low-vram's peak GPU memory, and the share of
+the FLOP bound reached (FLOPs counted on the model itself, peak measured by a large matrix product).
+
 Writes JSON (default benchmarks/results/render-<host>.json) and prints markdown tables. Timings on
 shared machines are noisy: compare ratios from one run, not numbers across runs.
 """
@@ -13,11 +17,14 @@ import argparse
 import json
 import os
 import platform
+import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import psutil
@@ -27,7 +34,8 @@ from musicvid.assets import ASSETS_DIR
 from musicvid.audio import SAMPLE_RATE, ffmpeg_exe
 from musicvid.models import PRESETS, SD15_RANDOM, ModelRegistry
 from musicvid.pipeline import SongRequest
-from musicvid.render import RenderSettings, render_song
+from musicvid.render import Picture, RenderSettings, SceneInputs, configure_pipeline, draw, render_song
+from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import MODEL_STAGES, Timings
 
 LINE_EVERY_SECONDS = 3.0
@@ -87,12 +95,27 @@ class MemorySampler:
         return {k: round(v, 1) for k, v in peaks.items()}
 
 
+class GPUMemoryTimings(Timings):
+    """Timings that also keep each stage's peak GPU memory (stages run one after another)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.peak_gpu_mib: dict[str, float] = {}
+
+    @contextmanager
+    def measure(self, stage: str, device: torch.device | None = None) -> Iterator[None]:
+        torch.cuda.reset_peak_memory_stats()
+        with super().measure(stage, device):
+            yield
+        peak = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+        self.peak_gpu_mib[stage] = max(self.peak_gpu_mib.get(stage, 0.0), peak)
+
+
 def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: ModelRegistry) -> dict:
     """One render from nothing; its stage seconds, frames per second and peak memory per stage."""
-    timings = Timings()
+    on_gpu = registry.device.type == "cuda"
+    timings = GPUMemoryTimings() if on_gpu else Timings()
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=workdir, quiet=True)
-    if registry.device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats()
     with MemorySampler() as memory:
         started = time.perf_counter()
         render_song(request, settings, registry, output=workdir / "out.mp4", timings=timings)
@@ -115,16 +138,18 @@ def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: M
         "frames_per_second": round(drawn / drawing, 3) if drawing else None,
         "peak_rss_mib": memory.peaks(timings),
     }
-    if registry.device.type == "cuda":
-        result["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    if on_gpu:
+        result["peak_gpu_mib"] = timings.peak_gpu_mib
     return result
 
 
+def preset_for(models: str):
+    """The tiny preset, with the full-size SD 1.5 architecture (random weights) when asked for."""
+    return replace(PRESETS["tiny"], diffusion=SD15_RANDOM) if models == SD15_RANDOM else PRESETS["tiny"]
+
+
 def stage_breakdown(folder: Path, song_seconds: float, models: str, settings: RenderSettings) -> dict:
-    preset = PRESETS["tiny"]
-    if models == SD15_RANDOM:
-        preset = replace(preset, diffusion=SD15_RANDOM)
-    registry = ModelRegistry(preset)
+    registry = ModelRegistry(preset_for(models))
     song = synthesize_song(folder, song_seconds)
     return {"models": models, "song_seconds": song_seconds, "settings": vars(settings).copy(),
             **render_once(song, folder / f"work-{models}", settings, registry)}  # fmt: skip
@@ -141,17 +166,107 @@ def scaling(folder: Path, lengths: list[float], settings: RenderSettings) -> lis
     return rows
 
 
-def batch_sweep(folder: Path, sizes: list[int], song_seconds: float, settings: RenderSettings) -> list[dict]:
+def drawing_rate(result: dict) -> float:
+    """Pictures per second of denoising and decoding alone."""
+    return round(result["pictures_drawn"] / (result["stages"]["denoise"] + result["stages"]["decode"]), 3)
+
+
+def batch_sweep(
+    folder: Path, sizes: list[int], song_seconds: float, settings: RenderSettings, models: str = "tiny"
+) -> list[dict]:
     """Frames per second of drawing (denoise + decode) for each batch size, models kept loaded."""
     song = synthesize_song(folder, song_seconds)
-    registry = ModelRegistry(PRESETS["tiny"], keep_loaded=True)
+    registry = ModelRegistry(preset_for(models), keep_loaded=True)
     rows = []
     for size in sizes:
-        result = render_once(song, folder / f"batch-{size}", replace(settings, batch_size=size), registry)
-        drawing = result["stages"]["denoise"] + result["stages"]["decode"]
-        rows.append({"batch_size": size, "pictures": result["pictures_drawn"],
-                     "frames_per_second": round(result["pictures_drawn"] / drawing, 2)})  # fmt: skip
+        result = render_once(song, folder / f"batch-{models}-{size}", replace(settings, batch_size=size), registry)
+        row = {"batch_size": size, "pictures": result["pictures_drawn"], "frames_per_second": drawing_rate(result)}
+        if "peak_gpu_mib" in result:
+            row["peak_gpu_mib"] = max(result["peak_gpu_mib"].values())
+        rows.append(row)
     return rows
+
+
+def compile_speedup(folder: Path, song_seconds: float, settings: RenderSettings) -> dict:
+    """Eager against torch.compile on the same song: the compiled run's first render pays for compiling,
+    its second shows the steady rate."""
+    song = synthesize_song(folder, song_seconds)
+    eager = render_once(song, folder / "eager", settings, ModelRegistry(preset_for(SD15_RANDOM), keep_loaded=True))
+    registry = ModelRegistry(preset_for(SD15_RANDOM), keep_loaded=True)
+    compiled = replace(settings, compile=True)
+    first = render_once(song, folder / "compiled-1", compiled, registry)
+    second = render_once(song, folder / "compiled-2", compiled, registry)
+    return {
+        "batch_size": settings.batch_size,
+        "eager_frames_per_second": drawing_rate(eager),
+        "compiled_frames_per_second": drawing_rate(second),
+        "speedup": round(drawing_rate(second) / drawing_rate(eager), 3),
+        "first_compiled_render_extra_seconds": round(first["wall_seconds"] - eager["wall_seconds"], 1),
+    }
+
+
+def low_vram_memory(folder: Path, settings: RenderSettings) -> dict:
+    """Peak GPU memory of a render at batch size 1 with and without --low-vram."""
+    song = synthesize_song(folder, 3.2)
+    rows = {}
+    for low_vram in (False, True):
+        run = replace(settings, batch_size=1, low_vram=low_vram)
+        result = render_once(song, folder / f"low-vram-{low_vram}", run, ModelRegistry(preset_for(SD15_RANDOM)))
+        rows["low_vram" if low_vram else "default"] = {
+            "peak_gpu_mib": max(result["peak_gpu_mib"].values()), "frames_per_second": drawing_rate(result)
+        }  # fmt: skip
+    return rows
+
+
+def matmul_peak_tflops(size: int = 8192, repeats: int = 20) -> float:
+    """What the GPU reaches on a large float16 matrix product: the practical ceiling."""
+    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    for _ in range(3):
+        a @ b
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeats):
+        a @ b
+    end.record()
+    torch.cuda.synchronize()
+    return 2 * size**3 * repeats / (start.elapsed_time(end) / 1000) / 1e12
+
+
+def flops_per_picture(settings: RenderSettings) -> float:
+    """FLOPs of drawing one picture (guided denoising steps and the VAE decode), counted by torch."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    scene = Scene(index=0, kind="lyric", start=0.0, end=1.0, text="", prompt="a lighthouse in a storm", seed=1)
+    storyboard = Storyboard(audio={"duration": 1.0}, title="", artist="", language="en", settings={}, scenes=[scene])
+    registry = ModelRegistry(preset_for(SD15_RANDOM))
+    with registry.use("diffusion") as pipe:
+        configure_pipeline(pipe, settings)
+        inputs = SceneInputs(pipe, storyboard, [0], settings)
+        picture = Picture(path=Path("unused.png"), key="", scene=0, target=None, t=0.0)
+        with FlopCounterMode(display=False) as counter:
+            draw(pipe, inputs, [picture], settings, Timings())
+    return float(counter.get_total_flops())
+
+
+def flop_bound(settings: RenderSettings) -> dict:
+    """FLOPs per picture and the frames per second that the GPU's matrix-product peak would allow."""
+    flops = flops_per_picture(settings)
+    peak = matmul_peak_tflops()
+    return {"tflop_per_picture": round(flops / 1e12, 3), "matmul_peak_tflops": round(peak, 1),
+            "bound_frames_per_second": round(peak * 1e12 / flops, 2)}  # fmt: skip
+
+
+def best_batch(gpu: dict) -> dict:
+    return max(gpu["batch_sweep"], key=lambda r: r["frames_per_second"])
+
+
+def fraction_of_bound(gpu: dict) -> None:
+    """What share of the FLOP bound the best batch size reached (needs both measurements)."""
+    if "flop_bound" in gpu and "batch_sweep" in gpu:
+        bound = gpu["flop_bound"]
+        bound["reached_tflops"] = round(bound["tflop_per_picture"] * best_batch(gpu)["frames_per_second"], 1)
+        bound["fraction_of_peak"] = round(bound["reached_tflops"] / bound["matmul_peak_tflops"], 3)
 
 
 def markdown(results: dict) -> str:
@@ -164,10 +279,28 @@ def markdown(results: dict) -> str:
             out.append(f"| {stage} | {seconds:.3f} | {run['share'][stage]:.1%} | {run['peak_rss_mib'].get(stage, '')} |")
         out.append(f"\nframes/s drawn: {run['frames_per_second']}; model share {run['model_share']:.1%}; "
                    f"non-model overhead {run['non_model_share']:.1%}")  # fmt: skip
-    out.append("\n### Scaling (tiny preset)\n| song (s) | wall (s) | s per audio s |\n| ---: | ---: | ---: |")
-    out += [f"| {r['song_seconds']:g} | {r['wall_seconds']:.2f} | {r['seconds_per_audio_second']:.3f} |" for r in results["scaling"]]
-    out.append("\n### Denoising batch size (tiny preset)\n| batch | frames/s |\n| ---: | ---: |")
-    out += [f"| {r['batch_size']} | {r['frames_per_second']} |" for r in results["batch_sweep"]]
+    if "scaling" in results:
+        out.append("\n### Scaling (tiny preset)\n| song (s) | wall (s) | s per audio s |\n| ---: | ---: | ---: |")
+        out += [f"| {r['song_seconds']:g} | {r['wall_seconds']:.2f} | {r['seconds_per_audio_second']:.3f} |" for r in results["scaling"]]
+    if "batch_sweep" in results:
+        out.append("\n### Denoising batch size (tiny preset)\n| batch | frames/s |\n| ---: | ---: |")
+        out += [f"| {r['batch_size']} | {r['frames_per_second']} |" for r in results["batch_sweep"]]
+    gpu = results.get("gpu", {})
+    if "batch_sweep" in gpu:
+        out.append(f"\n### GPU: SD 1.5 architecture, {gpu['settings']}\n| batch | frames/s | peak GPU MiB |\n| ---: | ---: | ---: |")
+        out += [f"| {r['batch_size']} | {r['frames_per_second']} | {r['peak_gpu_mib']} |" for r in gpu["batch_sweep"]]
+    if "fraction_of_peak" in gpu.get("flop_bound", {}):
+        f = gpu["flop_bound"]
+        out.append(f"\nFLOP bound: {f['tflop_per_picture']} TFLOP/picture; {f['reached_tflops']} of "
+                   f"{f['matmul_peak_tflops']} TFLOP/s reached ({f['fraction_of_peak']:.1%}); bound {f['bound_frames_per_second']} frames/s")  # fmt: skip
+    if "low_vram" in gpu:
+        m = gpu["low_vram"]
+        out.append(f"\npeak GPU memory at batch 1: {m['default']['peak_gpu_mib']} MiB; --low-vram "
+                   f"{m['low_vram']['peak_gpu_mib']} MiB ({m['low_vram']['frames_per_second']} frames/s)")  # fmt: skip
+    if "compile" in gpu:
+        c = gpu["compile"]
+        out.append(f"\ntorch.compile: {c['eager_frames_per_second']} → {c['compiled_frames_per_second']} frames/s "
+                   f"(×{c['speedup']}), first render +{c['first_compiled_render_extra_seconds']} s")  # fmt: skip
     return "\n".join(out)
 
 
@@ -177,34 +310,60 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="JSON file to write")
     parser.add_argument("--lengths", type=float, nargs="+", default=[15, 30, 60, 120])
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 2, 4, 8, 16])
-    parser.add_argument("--full-size", default="256x256:2", help="WxH:steps of the SD 1.5-sized run ('' to skip)")
+    parser.add_argument("--full-size", help="WxH:steps of the SD 1.5-sized run ('' to skip; "
+                        "default 512x512:25 on a GPU, 256x256:2 on a CPU)")  # fmt: skip
+    parser.add_argument("--phases", nargs="+", choices=("tiny", "full", "scaling", "batch", "gpu-flops", "gpu-batch", "gpu-low-vram", "gpu-compile"),
+                        help="run only these parts (default: all that fit the machine)")  # fmt: skip
     args = parser.parse_args(argv)
+    on_gpu = torch.cuda.is_available()
+    if args.full_size is None:
+        args.full_size = "512x512:25" if on_gpu else "256x256:2"
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")  # the tiny CLIP truncates noise prompts: no news
 
     tiny = RenderSettings(width=64, height=64, steps=4)
     if args.quick:
         args.lengths, args.batch_sizes, args.full_size = [3], [1, 2], ""
+    out = args.out or Path("benchmarks/results") / f"render-{platform.node() or 'host'}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     results: dict = {
         "machine": {"host": platform.node(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
                     "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None},  # fmt: skip
         "stage_breakdown": [],
     }
+    full = None
+    if args.full_size:
+        size, steps = args.full_size.split(":")
+        width, height = (int(v) for v in size.split("x"))
+        full = RenderSettings(width=width, height=height, steps=int(steps), batch_size=8 if on_gpu else 2)
+    # An intro and one line (3.2 s) are enough to see the shares on a CPU; a GPU gets two lines (7.2 s).
+    full_song = 7.2 if on_gpu else 3.2
+    phases = {
+        "tiny": lambda folder: results["stage_breakdown"].append(
+            stage_breakdown(folder, 3 if args.quick else 30, "tiny", tiny)),
+        "full": lambda folder: results["stage_breakdown"].append(
+            stage_breakdown(folder, full_song, SD15_RANDOM, full)),
+        "scaling": lambda folder: results.update(scaling=scaling(folder, args.lengths, tiny)),
+        "batch": lambda folder: results.update(batch_sweep=batch_sweep(folder, args.batch_sizes, 3 if args.quick else 15, tiny)),
+        # the full-size architecture on a GPU; torch.compile last, as it takes longest
+        "gpu-flops": lambda folder: gpu.update(flop_bound=flop_bound(full)),
+        "gpu-batch": lambda folder: gpu.update(batch_sweep=batch_sweep(folder, args.batch_sizes, full_song, full, SD15_RANDOM)),
+        "gpu-low-vram": lambda folder: gpu.update(low_vram=low_vram_memory(folder, full)),
+        "gpu-compile": lambda folder: gpu.update(compile=compile_speedup(
+            folder, full_song, replace(full, batch_size=best_batch(gpu)["batch_size"] if "batch_sweep" in gpu else 8))),
+    }  # fmt: skip
+    if on_gpu and full:
+        results["gpu"] = gpu = {"settings": f"{full.width}x{full.height}, {full.steps} steps, float16"}
+    chosen = args.phases or [p for p in phases if (p != "full" or full) and (not p.startswith("gpu") or "gpu" in results)]
     with tempfile.TemporaryDirectory(prefix="musicvid-bench-") as tmp:
-        folder = Path(tmp)
-        results["stage_breakdown"].append(stage_breakdown(folder, 3 if args.quick else 30, "tiny", tiny))
-        if args.full_size:
-            size, steps = args.full_size.split(":")
-            width, height = (int(v) for v in size.split("x"))
-            full = RenderSettings(width=width, height=height, steps=int(steps), batch_size=2)
-            # an intro and one line: two scenes' frames are enough to see the shares
-            results["stage_breakdown"].append(stage_breakdown(folder, 3.2, SD15_RANDOM, full))
-        results["scaling"] = scaling(folder, args.lengths, tiny)
-        results["batch_sweep"] = batch_sweep(folder, args.batch_sizes, 3 if args.quick else 15, tiny)
+        for phase in chosen:
+            started = time.perf_counter()
+            phases[phase](Path(tmp))
+            if "gpu" in results:
+                fraction_of_bound(results["gpu"])
+            print(f"[{phase}: {time.perf_counter() - started:.0f} s]", file=sys.stderr, flush=True)
+            out.write_text(json.dumps(results, indent=2) + "\n")  # after each phase: a cut-off run keeps its data
 
-    out = args.out or Path("benchmarks/results") / f"render-{platform.node() or 'host'}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
     print(markdown(results))
     print(f"\nresults: {out}")
     return 0

@@ -15,18 +15,18 @@ from musicvid.files import atomic_path
 
 
 def encode_video(
-    frames: Iterable[np.ndarray], *, width: int, height: int, fps: float, audio: Path, output: Path, crf: int = 18
+    frames: Iterable[np.ndarray], *, width: int, height: int, fps: float, audio: Path | None, output: Path, crf: int = 18
 ) -> None:
-    """Pipe raw RGB frames to ffmpeg and write `output` atomically (never a half-written MP4)."""
+    """Pipe raw RGB frames to ffmpeg and write `output` atomically (never a half-written MP4).
+    With no `audio` the video is silent."""
     with atomic_path(output) as tmp, tempfile.TemporaryFile() as log:
         command = [
             ffmpeg_exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin",
             "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", f"{fps}",
-            "-i", "pipe:0", "-i", str(audio),
-            "-map", "0:v:0", "-map", "1:a:0",
+            "-i", "pipe:0",
+            *(["-i", str(audio), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"] if audio else []),
             "-c:v", "libx264", "-preset", "medium", "-crf", str(crf), "-pix_fmt", "yuv420p",
-            "-c:a", "aac", "-b:a", "192k", "-movflags", "+faststart",
-            str(tmp),
+            "-movflags", "+faststart", str(tmp),
         ]  # fmt: skip
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=log)
         try:

@@ -105,6 +105,7 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--context-size", "-1"], "--context-size"),
         (["--models", "huge"], "--models"),
         (["--scheduler", "euler_a"], "--scheduler"),
+        (["--compile", "--low-vram"], "--compile and --low-vram"),
     ],
 )
 def test_impossible_settings_exit_2(capsys, tmp_path, options, reason):

@@ -176,3 +176,27 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, c
     err = capsys.readouterr().err
     assert code == 1 and "Unknown encoder 'libx264'" in err and err.count("\n") == 1
     assert not (tmp_path / "v.mp4").exists()
+
+
+def test_compile_wraps_the_unet_and_decoder_once():
+    from musicvid.models import TINY, local_diffusion
+    from musicvid.render import RenderSettings, configure_pipeline
+
+    pipe = local_diffusion(TINY)
+    settings = RenderSettings(compile=True)
+    configure_pipeline(pipe, settings)
+    unet, decoder = pipe.unet, pipe.vae.decoder
+    assert isinstance(unet, torch._dynamo.eval_frame.OptimizedModule)
+    assert isinstance(decoder, torch._dynamo.eval_frame.OptimizedModule)
+    configure_pipeline(pipe, settings)  # a kept-loaded pipeline, next job: compiled already
+    assert pipe.unet is unet and pipe.vae.decoder is decoder
+
+
+def test_a_video_without_audio_has_no_audio_stream(tmp_path):
+    from musicvid.mux import encode_video
+
+    frames = [np.full((16, 24, 3), 20 * i, dtype=np.uint8) for i in range(7)]
+    encode_video(frames, width=24, height=16, fps=10, audio=None, output=tmp_path / "silent.mp4")
+    with av.open(str(tmp_path / "silent.mp4")) as container:
+        assert not container.streams.audio
+        assert sum(1 for _ in container.decode(video=0)) == 7

@@ -1,0 +1,103 @@
+"""One timed prompt-to-prompt walk, drawn by musicvid's renderer or by stable-diffusion-videos.
+
+Run as a script by benchmarks.side_by_side, once per tool, each in its own Python environment
+(stable-diffusion-videos needs transformers 4), on the same saved weights with the same scheduler,
+steps, size, guidance, batch size and frame count. Prints one JSON line: seconds from loaded
+pipeline to finished video, frames in the video, pictures denoised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+
+def musicvid_walk(args, device: torch.device) -> dict:
+    from musicvid.models import load_diffusion
+    from musicvid.mux import encode_video
+    from musicvid.render import RenderSettings, configure_pipeline, plan_pictures, render_pictures, video_frames
+    from musicvid.schedule import frame_schedule
+    from musicvid.storyboard import Scene, Storyboard
+    from musicvid.timing import Timings
+
+    started = time.perf_counter()
+    pipe = load_diffusion(str(args.weights), device)
+    loaded = time.perf_counter()
+    settings = RenderSettings(
+        fps=args.fps, width=args.width, height=args.height, steps=args.steps, guidance=args.guidance,
+        scheduler="dpm++", batch_size=args.batch_size,
+    )  # fmt: skip
+    configure_pipeline(pipe, settings)
+    # Scene i starts at frame i·N; the last scene lasts one frame: (K−1)·N + 1 frames, every transition
+    # N frames from keyframe to keyframe like stable-diffusion-videos' clips.
+    step = args.frames_per_prompt / args.fps
+    starts = [i * step for i in range(len(args.prompts))]
+    duration = starts[-1] + 1 / args.fps
+    scenes = [
+        Scene(index=i, kind="lyric", start=start, end=(starts + [duration])[i + 1], prompt=prompt, seed=seed)
+        for i, (start, prompt, seed) in enumerate(zip(starts, args.prompts, args.seeds))
+    ]
+    storyboard = Storyboard(audio={"duration": duration}, title="", artist="", language="en", settings={}, scenes=scenes)
+    schedule = frame_schedule(starts, duration, args.fps)
+    groups = plan_pictures(storyboard, schedule, settings, "benchmark", args.out)
+    timings = Timings()
+    drawn = render_pictures(pipe, storyboard, groups, settings, timings, quiet=True)
+    video_started = time.perf_counter()
+    encode_video(
+        video_frames(storyboard, schedule, args.out, settings),
+        width=args.width, height=args.height, fps=args.fps, audio=None, output=args.out / "walk.mp4",
+    )  # fmt: skip
+    finished = time.perf_counter()
+    return {"load_seconds": loaded - started, "seconds": finished - loaded, "video_frames": schedule.frame_count,
+            "pictures": drawn, "stages": {**timings.summary()["seconds"], "video": finished - video_started}}  # fmt: skip
+
+
+def sdv_walk(args, device: torch.device) -> dict:
+    from diffusers import DPMSolverMultistepScheduler
+    from stable_diffusion_videos import StableDiffusionWalkPipeline
+
+    dtype = torch.float16 if device.type == "cuda" else torch.float32
+    started = time.perf_counter()
+    pipe = StableDiffusionWalkPipeline.from_pretrained(
+        str(args.weights), torch_dtype=dtype, safety_checker=None, feature_extractor=None, requires_safety_checker=False
+    ).to(device)
+    pipe.scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
+    pipe.set_progress_bar_config(disable=True)
+    loaded = time.perf_counter()
+    video = pipe.walk(
+        prompts=args.prompts, seeds=args.seeds, num_interpolation_steps=args.frames_per_prompt,
+        output_dir=str(args.out), name="walk", fps=args.fps, num_inference_steps=args.steps,
+        guidance_scale=args.guidance, height=args.height, width=args.width, batch_size=args.batch_size,
+    )  # fmt: skip
+    frames = len(list(args.out.glob("walk/walk_*/*.png")))
+    return {"load_seconds": loaded - started, "seconds": time.perf_counter() - loaded,
+            "video_frames": frames, "pictures": frames, "video": str(video)}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tool", choices=("musicvid", "stable-diffusion-videos"), required=True)
+    parser.add_argument("--weights", type=Path, required=True, help="a saved StableDiffusionPipeline folder")
+    parser.add_argument("--out", type=Path, required=True, help="an empty folder for the frames and video")
+    parser.add_argument("--prompts", nargs="+", required=True)
+    parser.add_argument("--seeds", type=int, nargs="+", required=True)
+    parser.add_argument("--frames-per-prompt", type=int, required=True, help="frames of each transition")
+    parser.add_argument("--width", type=int, required=True)
+    parser.add_argument("--height", type=int, required=True)
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--guidance", type=float, default=7.5)
+    parser.add_argument("--batch-size", type=int, required=True)
+    parser.add_argument("--fps", type=int, default=10)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args()
+    walk = musicvid_walk if args.tool == "musicvid" else sdv_walk
+    result = walk(args, torch.device(args.device))
+    print(json.dumps({"tool": args.tool, "torch": torch.__version__, **result}))
+
+
+if __name__ == "__main__":
+    main()
