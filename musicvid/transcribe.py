@@ -1,8 +1,9 @@
 """Transcribe: Whisper (openai-whisper or faster-whisper) turns the song into timed lyric lines.
 
-Each Whisper segment becomes one line. Known Whisper failures are cleaned away: segments without
-words, segments past the end of the audio, and the same line hallucinated again and again over the
-music at the end. A song not in English keeps its original text (for captions) and gets an English
+Whisper's segments are re-cut into sung lines at the singer's pauses. Known Whisper failures are
+cleaned away: segments without words, segments past the end of the audio, the same line hallucinated
+again and again over the music at the end, and first words whose time stamps stretch back over the
+music before them. A song not in English keeps its original text (for captions) and gets an English
 rendering from Whisper's translate task for ViPE.
 """
 
@@ -25,6 +26,10 @@ TRAILING_REPEAT_RUN = 3
 LINE_PAUSE_SECONDS = 0.5
 # A stretch sung without such a pause is cut where Whisper cut it, once it lasts longer than this.
 LONGEST_LINE_SECONDS = 10.0
+# Whisper's word alignment often stretches a line's first word back over the music before it.
+# A first word longer than this and than STRETCH_FACTOR × the line's median word is such a one.
+STRETCHED_WORD_SECONDS = 1.0
+STRETCH_FACTOR = 3.0
 
 
 def _normalized(text: str) -> str:
@@ -42,6 +47,21 @@ def drop_trailing_repeats(lines: list[Line]) -> list[Line]:
             break
         run += 1
     return lines[: len(lines) - run + 1] if run >= TRAILING_REPEAT_RUN else lines
+
+
+def trim_stretched_onsets(lines: list[Line]) -> list[Line]:
+    """Move the start of a stretched first word (see STRETCHED_WORD_SECONDS) to its end minus twice
+    the line's median word length, and the line's start with it: the line then starts near where
+    the voice does, not where the music before it did."""
+    for line in lines:
+        if len(line.words) < 2:
+            continue
+        first = line.words[0]
+        median = float(np.median([w.end - w.start for w in line.words]))
+        if first.end - first.start > max(STRETCHED_WORD_SECONDS, STRETCH_FACTOR * median):
+            first.start = first.end - 2 * median
+            line.start = max(line.start, first.start)
+    return lines
 
 
 def _line(words: list[tuple[int, Word]]) -> Line:
@@ -139,7 +159,7 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> None:
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
     duration = samples.size / SAMPLE_RATE
     segments, language = _recognize(asr, samples, "transcribe", None, not quiet)
-    lines = drop_trailing_repeats(fit_to_duration(lines_at_pauses(segments), duration))
+    lines = drop_trailing_repeats(fit_to_duration(trim_stretched_onsets(lines_at_pauses(segments)), duration))
     if language != "en" and lines:
         translated, _ = _recognize(asr, samples, "translate", language, not quiet)
         attach_translation(lines, fit_to_duration(translated, duration))

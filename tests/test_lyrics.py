@@ -128,3 +128,16 @@ def test_a_long_line_without_pauses_keeps_whispers_cuts():
     segments = [Line(0, 6, "", words=words[:15]), Line(6, 12, "", words=words[15:30]), Line(12, 16, "", words=words[30:])]
     # cut at the first of Whisper's cuts after the line passed 10 s
     assert [len(l.words) for l in lines_at_pauses(segments)] == [30, 10]
+
+
+def test_a_first_word_stretched_over_the_music_starts_near_the_voice():
+    from musicvid.transcribe import trim_stretched_onsets
+    from musicvid.transcript import Word
+
+    # as Whisper aligned "we are walking down": "we" reaching back 1.8 s over the intro
+    words = [Word(6.3, 8.2, "we"), Word(8.2, 8.45, "are"), Word(8.45, 8.8, "walking"), Word(8.8, 9.15, "down")]
+    held = [Word(1.0, 1.3, "oh"), Word(1.3, 1.6, "my"), Word(1.6, 3.4, "love")]  # a held last word stays
+    stretched, normal = trim_stretched_onsets([Line(6.3, 9.15, "we are walking down", words=words),
+                                               Line(1.0, 3.4, "oh my love", words=held)])  # fmt: skip
+    assert stretched.start == stretched.words[0].start == pytest.approx(8.2 - 2 * 0.35)
+    assert (normal.start, [w.start for w in normal.words]) == (1.0, [1.0, 1.3, 1.6])
