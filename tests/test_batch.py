@@ -133,6 +133,29 @@ def test_ray_engine_gives_the_same_videos_and_report(tmp_path):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
 
 
+def test_a_ray_worker_that_dies_has_its_song_retried(tmp_path):
+    ray = pytest.importorskip("ray")
+    (tmp_path / "songs").mkdir()
+    song = make_tone(tmp_path / "songs" / "Band - Song.wav", 4)
+    common = ["--models", "tiny", "--fps", "2", "--batch-size", "1", "-q"]
+    assert run_batch(song.parent, "-o", tmp_path / "local", "--workdir", tmp_path / "wl", *common) == 0
+    drawn = json.loads((tmp_path / "wl" / next((tmp_path / "wl").iterdir()).name / "timings.json").read_text())
+    groups = drawn["pictures_drawn"]  # one picture per group
+    # the actor's process kills itself after more than half of the song's groups; its restarted
+    # successor resumes the song and finishes it before reaching that count
+    kill_after = groups // 2 + 1
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"MUSICVID_TEST_KILL_AFTER_GROUPS": str(kill_after)}})  # fmt: skip
+    try:
+        assert run_batch(song.parent, "-o", tmp_path / "ray", "--workdir", tmp_path / "wr", "--engine", "ray", *common) == 0
+    finally:
+        ray.shutdown()
+    assert [s["status"] for s in json.loads((tmp_path / "ray" / "report.json").read_text())["songs"]] == ["done"]
+    retried = json.loads((tmp_path / "wr" / next((tmp_path / "wr").iterdir()).name / "timings.json").read_text())
+    assert retried["pictures_drawn"] == groups - kill_after  # the retry drew only what the dead worker had not
+    assert (tmp_path / "ray" / "Band - Song.mp4").read_bytes() == (tmp_path / "local" / "Band - Song.mp4").read_bytes()
+
+
 def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
     import os
     import subprocess
