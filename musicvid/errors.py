@@ -1,4 +1,4 @@
-"""The two ways a run can fail, each with its exit code; the message is one sentence for a person."""
+"""The ways a run can fail (or be stopped), each with its exit code; the message is one sentence for a person."""
 
 
 class MusicvidError(Exception):
@@ -13,5 +13,11 @@ class UserError(MusicvidError):
 
 class RenderError(MusicvidError):
     """Something failed while working on good input (ffmpeg, a model)."""
+
+    exit_code = 1
+
+
+class Cancelled(MusicvidError):
+    """The person who started the job stopped it (the web page's Cancel button)."""
 
     exit_code = 1

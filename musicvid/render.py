@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import signal
+import threading
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -29,7 +30,7 @@ import torch
 from PIL import Image, PngImagePlugin
 
 from musicvid import captions
-from musicvid.errors import UserError
+from musicvid.errors import Cancelled, UserError
 from musicvid.files import atomic_path, write_json, write_text
 from musicvid.interpolate import align, slerp
 from musicvid.models import ModelRegistry
@@ -286,13 +287,20 @@ def stale_groups(groups: list[list[Picture]]) -> list[list[Picture]]:
 
 
 def render_pictures(
-    pipe, storyboard: Storyboard, todo: list[list[Picture]], settings: RenderSettings, timings: Timings, quiet: bool
+    pipe,
+    storyboard: Storyboard,
+    todo: list[list[Picture]],
+    settings: RenderSettings,
+    timings: Timings,
+    quiet: bool,
+    stop: threading.Event | None = None,
 ) -> int:
     """Draw the given groups; returns how many pictures were drawn.
 
     PNGs are encoded in threads while the next group is denoised (Pillow releases the GIL while it
     encodes): on a GPU, writing in line cost a seventh of the drawing time. At most WRITE_AHEAD groups
-    wait to be written, so memory stays bounded; "write frames" counts only the time spent waiting."""
+    wait to be written, so memory stays bounded; "write frames" counts only the time spent waiting.
+    Setting `stop` ends the render after the group being drawn (what is written stays, for a resume)."""
     needed = sorted({s for group in todo for p in group for s in (p.scene, p.target) if s is not None})
     with timings.measure("encode prompts", pipe._execution_device):
         inputs = SceneInputs(pipe, storyboard, needed, settings)
@@ -308,6 +316,8 @@ def render_pictures(
 
     with ThreadPoolExecutor(max_workers=2) as writer, Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress:  # fmt: skip
         for group in todo:
+            if stop is not None and stop.is_set():
+                raise Cancelled("the render was cancelled")
             pictures = draw(pipe, inputs, group, settings, timings)
             waiting.append([writer.submit(save_picture, p.path, pixels, p.key) for p, pixels in zip(group, pictures)])
             finish_writes(keep=WRITE_AHEAD)
@@ -354,6 +364,7 @@ def render_song(
     registry: ModelRegistry,
     output: Path | None = None,
     timings: Timings | None = None,
+    stop: threading.Event | None = None,
 ) -> Path:
     """The whole pipeline: storyboard (made or reused), pictures, then the MP4 and its .srt.
 
@@ -370,7 +381,7 @@ def render_song(
     if todo:
         with registry.use("diffusion", timings) as pipe:
             configure_pipeline(pipe, settings)
-            drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet)
+            drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet, stop)
 
     video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
     with timings.measure("mux"):

@@ -25,8 +25,13 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    jobs = tmp_path_factory.mktemp("jobs")
+def jobs_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("jobs")
+
+
+@pytest.fixture(scope="module")
+def server(jobs_dir):
+    jobs = jobs_dir
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     process = subprocess.Popen(
@@ -129,21 +134,30 @@ def test_two_jobs_at_once_both_finish(client):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def launch(p):
+    return p.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+              "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+    )  # fmt: skip
+
+
+def start_make_video(browser, server):
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(server)
+    page.locator("input[type=file]").first.set_input_files(str(DEMO_SONG))
+    page.get_by_label("Title").fill("Lighthouse")
+    page.get_by_role("button", name="Make video (no review)").click()
+    return page
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 def test_make_video_in_a_real_browser(server):
     playwright = pytest.importorskip("playwright.sync_api")
     started = time.time()
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
-        )  # fmt: skip
-        page = browser.new_page(viewport={"width": 1280, "height": 1000})
-        page.goto(server)
-        page.locator("input[type=file]").first.set_input_files(str(DEMO_SONG))
-        page.get_by_label("Title").fill("Lighthouse")
-        page.get_by_role("button", name="Make video (no review)").click()
+        browser = launch(p)
+        page = start_make_video(browser, server)
         video = page.locator("video")
         video.wait_for(timeout=240_000)
         source = video.get_attribute("src") or video.locator("source").first.get_attribute("src")
@@ -155,3 +169,28 @@ def test_make_video_in_a_real_browser(server):
         page.screenshot(path=str(artifacts / "ui-finished.png"), full_page=True)
         browser.close()
     print(f"browser end to end: {time.time() - started:.1f} s; screenshot {artifacts / 'ui-finished.png'}")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_cancel_stops_the_render_itself(server, jobs_dir):
+    playwright = pytest.importorskip("playwright.sync_api")
+    known = set(jobs_dir.iterdir())
+
+    def pictures() -> int:
+        return sum(1 for job in set(jobs_dir.iterdir()) - known for _ in job.glob("work/*/*.png"))
+
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = start_make_video(browser, server)
+        deadline = time.time() + 180
+        while pictures() < 3 and time.time() < deadline:  # the render has begun
+            time.sleep(0.1)
+        assert pictures() >= 3, "the render never started"
+        page.get_by_role("button", name="Cancel").click()
+        time.sleep(3)  # the group being drawn finishes and is written
+        stopped_at = pictures()
+        time.sleep(5)
+        assert pictures() == stopped_at  # no picture drawn after the cancel took effect
+        assert page.locator("video").count() == 0 or not page.locator("video").get_attribute("src")
+        browser.close()
+    assert urllib.request.urlopen(server, timeout=5).status == 200

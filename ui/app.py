@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
 import time
 import uuid
 from pathlib import Path
+
+import gradio as gr
 
 from musicvid.assets import DEMO_SONG
 from musicvid.audio import load_audio, read_tags
@@ -34,7 +37,18 @@ class Jobs:
     def __init__(self, config: UIConfig):
         self.config = config
         self.registries: dict[str, ModelRegistry] = {}
+        self.stops: dict[str, threading.Event] = {}  # each browser session's running render
         config.jobs_dir.mkdir(parents=True, exist_ok=True)
+
+    def stop_flag(self, session: str) -> threading.Event:
+        """A fresh flag for the session's next render. Gradio's cancel only stops waiting for a
+        function; the render itself, in a worker thread, stops when the Cancel button sets this."""
+        self.stops[session] = flag = threading.Event()
+        return flag
+
+    def cancel(self, session: str) -> None:
+        if session in self.stops:
+            self.stops.pop(session).set()
 
     def registry(self, preset: str) -> ModelRegistry:
         if preset not in self.registries:
@@ -110,8 +124,6 @@ def settings_from(preset, fps, context_size, steps, guidance, size, seed, style,
 
 
 def build_app(config: UIConfig = UIConfig()):
-    import gradio as gr
-
     jobs = Jobs(config)
 
     def fail(error: MusicvidError):
@@ -139,7 +151,7 @@ def build_app(config: UIConfig = UIConfig()):
         return rows(storyboard), job, "Storyboard ready: edit any prompt or time, then press Render."
 
     def render(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
-               captions, table, job, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+               captions, table, job, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
         try:
             settings, context_size, seed = settings_from(preset, fps, context_size, steps, guidance, size, seed,
                                                          style, align, captions)  # fmt: skip
@@ -148,19 +160,20 @@ def build_app(config: UIConfig = UIConfig()):
             edited = apply_edits(made, table)
             storyboard_file = song.parent / "storyboard.edited.json"
             storyboard_file.write_text(json.dumps(edited, indent=2, ensure_ascii=False))
-            request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent / "work",
-                                  storyboard_file=storyboard_file, context_size=context_size, seed=seed)  # fmt: skip
-            video = render_song(request, settings, jobs.registry(preset), output=song.parent / f"{song.stem}.mp4")
+            song_request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent / "work",
+                                       storyboard_file=storyboard_file, context_size=context_size, seed=seed)  # fmt: skip
+            video = render_song(song_request, settings, jobs.registry(preset), output=song.parent / f"{song.stem}.mp4",
+                                stop=jobs.stop_flag(request.session_hash))  # fmt: skip
         except MusicvidError as error:
             raise fail(error) from None
         files = [str(video), str(song.parent / "work" / "storyboard.json"), str(video.with_suffix(".srt"))]
         return str(video), files, job, "Done: watch it above, or download the video, storyboard and lyrics."
 
     def make_video(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
-                   captions, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+                   captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
         table, job, _ = make_storyboard(upload, title, artist, *advanced)
-        video, files, job, message = render(upload, title, artist, *advanced, table, job)
+        video, files, job, message = render(upload, title, artist, *advanced, table, job, request)
         return table, video, files, job, message
 
     # Gradio's own copies of uploads and results age out with the job directories.
@@ -217,5 +230,10 @@ def build_app(config: UIConfig = UIConfig()):
         video_event = video_button.click(
             make_video, [upload, title, artist, *advanced], [table, video, downloads, job, status], api_name="make_video"
         )
-        cancel_button.click(None, cancels=[storyboard_event, render_event, video_event], api_name=False)
+
+        def cancel(request: gr.Request) -> None:
+            jobs.cancel(request.session_hash)
+
+        # outside the queue: it must not wait behind the very job it stops
+        cancel_button.click(cancel, cancels=[storyboard_event, render_event, video_event], queue=False, api_name=False)
     return app
