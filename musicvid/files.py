@@ -10,6 +10,16 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import: reading it means setting it, which is not safe once writer threads run.
+UMASK = _umask()
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path beside `path`; it is renamed onto `path` only if the block succeeds."""
@@ -18,6 +28,7 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or path.suffix or ".tmp", dir=path.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    tmp_path.chmod(0o666 & ~UMASK)  # mkstemp makes owner-only files; an artifact gets the usual mode
     try:
         yield tmp_path
         os.replace(tmp_path, path)

@@ -65,6 +65,10 @@ def test_render_writes_a_valid_mp4(song, tmp_path):
     assert (tmp_path / "w" / "video.mp4").exists()
     srt = output.with_suffix(".srt").read_text()
     assert "00:00:01,000 --> " in srt and "the sky is burning" in srt
+    # written through a temporary file, yet with the mode any new file gets (not owner-only)
+    from musicvid.files import UMASK
+
+    assert {f.stat().st_mode & 0o777 for f in (output, output.with_suffix(".srt"))} == {0o666 & ~UMASK}
 
 
 def test_each_scene_starts_on_its_keyframe(song, tmp_path):
