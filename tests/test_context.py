@@ -56,3 +56,10 @@ def test_storyboard_contexts_use_only_lines_sung_before():
         "first ; second ; third",
         "Song by Band; first ; second ; third ; musical outro",
     ]
+
+
+def test_elaborations_are_cleaned_of_special_tokens_and_broken_characters():
+    from vipe_core.inference import clean_elaboration
+
+    raw = " a lighthouse<|endoftext|> in the \ufffd\ufffdrain ;  , "
+    assert clean_elaboration(raw) == "a lighthouse in the rain"

@@ -25,8 +25,9 @@ class GenerationSettings:
 
 
 def clean_elaboration(text: str) -> str:
-    """One line of prose: no special tokens, no leftover separators, single spaces."""
-    text = re.sub(r"<\|[^|>]*\|>", " ", text)
+    """One line of prose: no special tokens, no leftover separators, no broken characters (byte-level
+    tokens cut mid-character decode to U+FFFD), single spaces."""
+    text = re.sub(r"<\|[^|>]*\|>", " ", text).replace("\ufffd", "")
     text = " ".join(text.split())
     return text.strip(" ;,")
 
