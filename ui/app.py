@@ -13,13 +13,15 @@ import shutil
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import gradio as gr
 
 from musicvid.assets import DEMO_SONG
 from musicvid.audio import load_audio, read_tags
-from musicvid.errors import MusicvidError, UserError
+from musicvid.errors import Cancelled, MusicvidError, UserError
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import SongRequest, get_storyboard
 from musicvid.render import RenderSettings, render_song
@@ -40,15 +42,20 @@ class Jobs:
         self.stops: dict[str, threading.Event] = {}  # each browser session's running render
         config.jobs_dir.mkdir(parents=True, exist_ok=True)
 
-    def stop_flag(self, session: str) -> threading.Event:
-        """A fresh flag for the session's next render. Gradio's cancel only stops waiting for a
-        function; the render itself, in a worker thread, stops when the Cancel button sets this."""
+    @contextmanager
+    def running(self, session: str) -> Iterator[threading.Event]:
+        """A stop flag for the session's job while it runs. Gradio's cancel only stops waiting for a
+        function; the work itself, in a worker thread, stops when the Cancel button sets this."""
         self.stops[session] = flag = threading.Event()
-        return flag
+        try:
+            yield flag
+        finally:
+            if self.stops.get(session) is flag:
+                del self.stops[session]
 
     def cancel(self, session: str) -> None:
         if session in self.stops:
-            self.stops.pop(session).set()
+            self.stops[session].set()
 
     def registry(self, preset: str) -> ModelRegistry:
         if preset not in self.registries:
@@ -150,11 +157,9 @@ def build_app(config: UIConfig = UIConfig()):
             raise fail(error) from None
         return rows(storyboard), job, "Storyboard ready: edit any prompt or time, then press Render."
 
-    def render(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
-               captions, table, job, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+    def render_job(upload, title, artist, advanced, table, job, stop):
         try:
-            settings, context_size, seed = settings_from(preset, fps, context_size, steps, guidance, size, seed,
-                                                         style, align, captions)  # fmt: skip
+            settings, context_size, seed = settings_from(*advanced)
             song = jobs.song(job)
             made = json.loads((song.parent / "work" / "storyboard.json").read_text(encoding="utf-8"))
             edited = apply_edits(made, table)
@@ -162,18 +167,28 @@ def build_app(config: UIConfig = UIConfig()):
             storyboard_file.write_text(json.dumps(edited, indent=2, ensure_ascii=False))
             song_request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent / "work",
                                        storyboard_file=storyboard_file, context_size=context_size, seed=seed)  # fmt: skip
-            video = render_song(song_request, settings, jobs.registry(preset), output=song.parent / f"{song.stem}.mp4",
-                                stop=jobs.stop_flag(request.session_hash))  # fmt: skip
+            video = render_song(song_request, settings, jobs.registry(advanced[0]), output=song.parent / f"{song.stem}.mp4",
+                                stop=stop)  # fmt: skip
         except MusicvidError as error:
             raise fail(error) from None
         files = [str(video), str(song.parent / "work" / "storyboard.json"), str(video.with_suffix(".srt"))]
         return str(video), files, job, "Done: watch it above, or download the video, storyboard and lyrics."
 
+    def render(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
+               captions, table, job, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
+        with jobs.running(request.session_hash) as stop:
+            return render_job(upload, title, artist, advanced, table, job, stop)
+
     def make_video(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
                    captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
-        table, job, _ = make_storyboard(upload, title, artist, *advanced)
-        video, files, job, message = render(upload, title, artist, *advanced, table, job, request)
+        # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
+        with jobs.running(request.session_hash) as stop:
+            table, job, _ = make_storyboard(upload, title, artist, *advanced)
+            if stop.is_set():
+                raise fail(Cancelled("the job was cancelled"))
+            video, files, job, message = render_job(upload, title, artist, advanced, table, job, stop)
         return table, video, files, job, message
 
     # Gradio's own copies of uploads and results age out with the job directories.
