@@ -146,14 +146,28 @@ def _recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str | No
 
 
 def attach_translation(lines: list[Line], translated: list[Line]) -> None:
-    """Give each line the English text of the translated segments that overlap it most."""
-    for line in lines:
-        parts = [
-            t.text
-            for t in translated
-            if min(line.end, t.end) - max(line.start, t.start) > 0.5 * max(t.end - t.start, 1e-3)
-        ]
-        line.text_en = " ".join(parts) or None
+    """Give each line the English of the translated segments sung over it. Whisper's translation is cut
+    into segments of its own, so a segment over several lines is split between them: its words in
+    order, each line taking a share as large as its share of the segment's time. A segment that
+    overlaps no line goes to the nearest one."""
+    if not lines:
+        return
+    parts: list[list[str]] = [[] for _ in lines]
+    for segment in translated:
+        overlaps = [max(0.0, min(l.end, segment.end) - max(l.start, segment.start)) for l in lines]
+        words = segment.text.split()
+        if sum(overlaps) <= 0:
+            nearest = min(range(len(lines)), key=lambda i: abs(lines[i].start - segment.start))
+            parts[nearest] += words
+            continue
+        taken, covered = 0, 0.0
+        for i, overlap in enumerate(overlaps):
+            covered += overlap
+            upto = round(len(words) * covered / sum(overlaps))
+            parts[i] += words[taken:upto]
+            taken = upto
+    for line, words in zip(lines, parts):
+        line.text_en = " ".join(words) or None
 
 
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:

@@ -99,6 +99,18 @@ def test_translation_is_matched_to_lines_by_time():
     assert [l.english for l in lines] == ["one", "two", "tres"]
 
 
+def test_a_translated_segment_split_over_two_lines_reaches_both():
+    # Whisper translated the two sung lines as one segment; the lines were cut at the singer's pause.
+    lines = [Line(10, 13, "camino solo"), Line(13, 16, "bajo la lluvia"), Line(30, 32, "adiós")]
+    attach_translation(lines, [Line(10.2, 15.8, "I walk alone under the rain"), Line(24, 25, "goodbye")])
+    assert [l.text_en for l in lines] == ["I walk alone", "under the rain", "goodbye"]
+    assert [l.text for l in lines] == ["camino solo", "bajo la lluvia", "adiós"]  # captions keep the original
+    # a line a segment only grazes gets only its share of the words
+    lines = [Line(0, 9, "uno"), Line(9, 10, "dos")]
+    attach_translation(lines, [Line(0, 10, "one two three four five six seven eight nine ten")])
+    assert [l.text_en for l in lines] == ["one two three four five six seven eight nine", "ten"]
+
+
 def test_whisper_segments_are_recut_at_pauses():
     from musicvid.transcribe import lines_at_pauses
     from musicvid.transcript import Word
