@@ -7,6 +7,7 @@ joined with `CONTEXT_SEPARATOR`. The model input wraps that context in the end-o
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 # The released checkpoints were trained with " ; " between context lines.
@@ -14,13 +15,23 @@ CONTEXT_SEPARATOR = " ; "
 
 SCENE_KINDS = ("intro", "lyric", "break", "outro")
 
+# Sentence punctuation, dashes, and hyphens that do not join two words. The lyrics ViPE was trained on
+# carry little punctuation (its authors strip periods from transcribed lines too); apostrophes and
+# hyphenated words stay.
+SENTENCE_PUNCTUATION = re.compile(r"""[.,!?;:…"“”«»()\[\]–—]+|(?<!\w)-+|-+(?!\w)""")
+
+
+def plain_line(line: str) -> str:
+    """A lyric line as ViPE reads it: without sentence punctuation, single spaces."""
+    return " ".join(SENTENCE_PUNCTUATION.sub(" ", line).split())
+
 
 def lyric_context(lines: Sequence[str], index: int, context_size: int) -> str:
     """Line `index` with up to `context_size` lines before it, oldest first."""
     if context_size < 0:
         raise ValueError("context_size must be >= 0")
     first = max(0, index - context_size)
-    return CONTEXT_SEPARATOR.join(line.strip() for line in lines[first : index + 1])
+    return CONTEXT_SEPARATOR.join(plain_line(line) for line in lines[first : index + 1])
 
 
 def scene_context(
@@ -37,7 +48,8 @@ def scene_context(
     A lyric scene is its line after the `context_size` lines before it. Scenes without words are
     described by the song itself: the intro as "{title} by {artist}; musical intro" (the paper's
     example), breaks and the outro as title/artist, then the lines sung before, then "musical break"
-    or "musical outro".
+    or "musical outro". Those stay within the length the model was trained on: the song and the tail
+    take two of the `context_size + 1` places, so at most `context_size - 1` lines come between.
     """
     if kind == "lyric":
         return lyric_context([*previous_lines, line], len(previous_lines), context_size)
@@ -45,8 +57,9 @@ def scene_context(
         raise ValueError(f"unknown scene kind {kind!r}")
     song = f"{title} by {artist}" if artist else title
     tail = "musical break" if kind == "break" else f"musical {kind}"
-    recent = list(previous_lines)[-context_size:] if context_size and kind != "intro" else []
-    return f"{song}; " + CONTEXT_SEPARATOR.join([*(l.strip() for l in recent), tail])
+    between = max(0, context_size - 1) if kind != "intro" else 0
+    recent = list(previous_lines)[-between:] if between else []
+    return f"{song}; " + CONTEXT_SEPARATOR.join([*(plain_line(l) for l in recent), tail])
 
 
 def model_input(context: str, eos_token: str) -> str:
