@@ -17,6 +17,7 @@ os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from musicvid.errors import MusicvidError  # noqa: E402
+from vipe_core.choose import LENSES  # noqa: E402
 
 log = logging.getLogger("musicvid")
 
@@ -44,6 +45,8 @@ def add_song_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--asr", choices=("openai-whisper", "faster-whisper"), help="speech recognition backend")
     p.add_argument("--asr-model", help="Whisper model name or local checkpoint / CTranslate2 directory")
     p.add_argument("--vipe", help="ViPE model name or directory (e.g. one trained with `vipe train`)")
+    p.add_argument("--vipe-tokenizer",
+                   help="tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)")  # fmt: skip
     p.add_argument("--diffusion", help="Stable Diffusion 1.x model name or directory")
     p.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cuda, mps or cpu")
     p.add_argument("--lyrics", type=Path, help="timed lyrics (.lrc, .srt, transcript .json): skips Whisper")
@@ -51,6 +54,10 @@ def add_song_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--context-size", type=int, default=7, help="lyric lines before each line that ViPE reads")
     p.add_argument("--break", dest="break_seconds", type=float, default=4.0,
                    help="instrumental gaps at least this long (s) become scenes of their own")  # fmt: skip
+    p.add_argument("--candidates", type=int, default=1,
+                   help="ViPE elaborations per scene; the most concrete (or the one --lens favours) is kept")  # fmt: skip
+    p.add_argument("--lens", choices=LENSES,
+                   help="the reading of each line the choice among --candidates favours")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="seed for prompts and pictures")
     p.add_argument("--workdir", type=Path, help="work directory (default musicvid-work/<song>-<hash>/)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
@@ -106,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
 def model_registry(args, keep_loaded: bool = False):
     from musicvid.models import ModelRegistry, choose_models
 
-    models = choose_models(args.models, asr_backend=args.asr, asr=args.asr_model, vipe=args.vipe, diffusion=args.diffusion)
+    models = choose_models(args.models, asr_backend=args.asr, asr=args.asr_model, vipe=args.vipe,
+                           vipe_tokenizer=args.vipe_tokenizer, diffusion=args.diffusion)  # fmt: skip
     return ModelRegistry(models, device=args.device, keep_loaded=keep_loaded)
 
 
@@ -116,7 +124,7 @@ def song_request(args):
     return SongRequest(
         song=args.song, title=args.title, artist=args.artist, workdir=args.workdir,
         storyboard_file=args.storyboard, lyrics_file=args.lyrics, context_size=args.context_size,
-        seed=args.seed, break_seconds=args.break_seconds, quiet=args.quiet,
+        seed=args.seed, break_seconds=args.break_seconds, candidates=args.candidates, lens=args.lens, quiet=args.quiet,
     )  # fmt: skip
 
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
+from musicvid.errors import RenderError
 from musicvid.progress import Progress
 from musicvid.storyboard import Storyboard
 from vipe_core.context import scene_context
 from vipe_core.inference import ViPE
-
-log = logging.getLogger(__name__)
 
 
 def scene_contexts(storyboard: Storyboard, context_size: int) -> list[str]:
@@ -33,19 +30,40 @@ def scene_contexts(storyboard: Storyboard, context_size: int) -> list[str]:
 
 
 def elaborate(
-    storyboard: Storyboard, vipe: ViPE, *, context_size: int, seed: int, batch_size: int = 16, quiet: bool = False
-) -> list[str]:
-    """Fill in every empty prompt; returns the warnings for scenes where ViPE gave nothing usable."""
+    storyboard: Storyboard,
+    vipe: ViPE,
+    *,
+    context_size: int,
+    seed: int,
+    candidates: int = 1,
+    lens: str | None = None,
+    batch_size: int = 16,
+    quiet: bool = False,
+) -> None:
+    """Fill in every empty prompt. With several candidates per scene the most visualisable one (under
+    `lens`) is kept. A scene ViPE gives nothing usable keeps its lyric as the prompt, flagged as a
+    fallback; more than half of them falling back means the model is broken, and is an error."""
     contexts = scene_contexts(storyboard, context_size)
     todo = [s for s in storyboard.scenes if not s.prompt.strip()]
-    warnings = []
+    if not todo:
+        return
     with Progress("elaborate", total=len(todo), unit="scene", quiet=quiet) as progress:
-        prompts = vipe.elaborate(
-            [contexts[s.index] for s in todo], seed=seed, batch_size=batch_size, on_batch=progress.advance
-        )
+        sampled = vipe.sample(
+            [contexts[s.index] for s in todo], candidates=candidates, seed=seed, batch_size=batch_size,
+            on_batch=progress.advance,
+        )  # fmt: skip
+    if candidates > 1:
+        from vipe_core.choose import choose
+
+        prompts = [choose(texts, line=s.english, context=contexts[s.index], lens=lens) for s, texts in zip(todo, sampled)]
+    else:
+        prompts = [texts[0] for texts in sampled]
     for scene, prompt in zip(todo, prompts):
-        if not prompt:
-            prompt = scene.english or contexts[scene.index]
-            warnings.append(f"scene {scene.index}: ViPE produced no prompt; using {prompt!r} as it is")
-        scene.prompt = prompt
-    return warnings
+        scene.fallback = not prompt
+        scene.prompt = prompt or scene.english or contexts[scene.index]
+    fell_back = sum(s.fallback for s in todo)
+    if fell_back * 2 > len(todo):
+        raise RenderError(
+            f"ViPE gave nothing usable for {fell_back} of {len(todo)} scenes, so the video would show the lyrics' "
+            "literal words: the model is likely broken or not a ViPE model, or its tokenizer does not match it"
+        )

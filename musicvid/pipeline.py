@@ -6,7 +6,6 @@ dataclasses; the work directory keeps their JSON so a rerun continues where the 
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +27,11 @@ from musicvid.storyboard import (
 from musicvid.timing import Timings
 from musicvid.transcribe import transcribe
 from musicvid.transcript import Transcript
-
-log = logging.getLogger("musicvid")
+from vipe_core.choose import LENSES
 
 WORK_ROOT = Path("musicvid-work")
+# Candidates multiply ViPE's work: 20 took 15 times as long as one (benchmarks/elaborate.py, 2-core CPU).
+MAX_CANDIDATES = 64
 
 
 @dataclass
@@ -47,6 +47,8 @@ class SongRequest:
     context_size: int = 7
     seed: int = 0
     break_seconds: float = DEFAULT_BREAK_SECONDS
+    candidates: int = 1  # ViPE elaborations per scene; the most visualisable is kept
+    lens: str | None = None  # the reading the choice favours (vipe_core.choose.LENSES)
     quiet: bool = False
 
     def check(self) -> None:
@@ -56,6 +58,12 @@ class SongRequest:
             raise UserError(f"--seed must be from 0 to 2^31-1, got {self.seed}")
         if self.break_seconds <= 0:
             raise UserError(f"--break must be a positive number of seconds, got {self.break_seconds}")
+        if not 1 <= self.candidates <= MAX_CANDIDATES:
+            raise UserError(f"--candidates must be from 1 to {MAX_CANDIDATES}, got {self.candidates}")
+        if self.lens is not None and self.lens not in LENSES:
+            raise UserError(f"--lens must be one of {', '.join(LENSES)}, not {self.lens!r}")
+        if self.lens is not None and self.candidates < 2:
+            raise UserError("--lens chooses among several elaborations: add --candidates N (2 or more, e.g. 8)")
 
 
 def work_directory(info: AudioInfo, workdir: Path | None) -> Path:
@@ -93,6 +101,8 @@ def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcrip
         "context_size": request.context_size,
         "seed": request.seed,
         "break_seconds": request.break_seconds,
+        "candidates": request.candidates,
+        "lens": request.lens,
         "transcript": transcript.model,
         "models": registry.models.describe(),
     }
@@ -100,7 +110,7 @@ def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcrip
 
 def _same_making(saved: Storyboard, settings: dict, title: str, artist: str) -> bool:
     """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
-    keys = ("context_size", "seed", "break_seconds", "transcript")
+    keys = ("context_size", "seed", "break_seconds", "candidates", "lens", "transcript")
     return (
         all(saved.settings.get(k) == settings[k] for k in keys)
         and (saved.settings.get("models") or {}).get("vipe") == settings["models"]["vipe"]
@@ -159,9 +169,9 @@ def get_storyboard(
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
         with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
-            for warning in elaborate(
-                storyboard, vipe, context_size=request.context_size, seed=request.seed, quiet=request.quiet
-            ):
-                log.warning(warning)
+            elaborate(
+                storyboard, vipe, context_size=request.context_size, seed=request.seed,
+                candidates=request.candidates, lens=request.lens, quiet=request.quiet,
+            )  # fmt: skip
     storyboard.save(path)
     return storyboard, workdir, audio

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -38,8 +39,10 @@ from musicvid.mux import encode_video
 from musicvid.pipeline import SongRequest, get_storyboard
 from musicvid.progress import Progress
 from musicvid.schedule import FrameSchedule, frame_schedule
-from musicvid.storyboard import Storyboard
+from musicvid.storyboard import Storyboard, fallback_note
 from musicvid.timing import Timings
+
+log = logging.getLogger("musicvid")
 
 KEY_FIELD = "musicvid-key"
 SCHEDULERS = ("dpm++", "ddim")
@@ -403,4 +406,6 @@ def render_song(
         {**timings.summary(), "frames": schedule.frame_count, "pictures_drawn": drawn,
          "wall_seconds": round(time.perf_counter() - started, 4)},
     )  # fmt: skip
+    if note := fallback_note(storyboard):
+        log.warning(note)
     return output

@@ -36,6 +36,7 @@ class Scene:
     prompt: str = ""
     seed: int = 0
     text_en: str | None = None  # English for ViPE when the lyric is in another language
+    fallback: bool = False  # ViPE gave nothing usable, so the prompt is the lyric itself
 
     @property
     def duration(self) -> float:
@@ -49,6 +50,8 @@ class Scene:
         data = asdict(self)
         if data["text_en"] is None:
             del data["text_en"]
+        if not data["fallback"]:
+            del data["fallback"]
         return data
 
 
@@ -237,9 +240,12 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         text_en = raw.get("text_en")
         if text_en is not None:
             _string(text_en, source, f"{at}.text_en")
+        fallback = raw.get("fallback", False)
+        if not isinstance(fallback, bool):
+            raise _fail(source, f"{at}.fallback", f"must be true or false, got {fallback!r}")
         scenes.append(
             Scene(i, raw["kind"], start, end, _string(raw["text"], source, f"{at}.text"),
-                  _string(raw["prompt"], source, f"{at}.prompt"), seed, text_en)
+                  _string(raw["prompt"], source, f"{at}.prompt"), seed, text_en, fallback)
         )  # fmt: skip
     if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
         raise _fail(source, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}")
@@ -265,13 +271,28 @@ def load_storyboard(path: str | Path) -> Storyboard:
     return parse_storyboard(data, str(path))
 
 
+def fallback_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
+    """One line naming the scenes whose prompt is their lyric because ViPE gave nothing usable ("" if
+    none); they are counted from `first` and called `name` (the web page's table has rows from 1)."""
+    fell_back = [str(s.index + first) for s in storyboard.scenes if s.fallback]
+    if not fell_back:
+        return ""
+    return (
+        f"{len(fell_back)} of {len(storyboard.scenes)} scenes kept their lyric as the prompt because ViPE gave "
+        f"nothing usable ({name} {', '.join(fell_back)}): edit those prompts or make the storyboard again"
+    )
+
+
 def scene_table(storyboard: Storyboard, width: int = 60) -> str:
-    """The storyboard as a plain-text table: time, kind, lyric, prompt."""
+    """The storyboard as a plain-text table: time, kind, lyric, prompt; `!` marks a prompt that is the lyric."""
 
     def cut(text: str) -> str:
         return text if len(text) <= width else text[: width - 1] + "…"
 
-    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6} {'lyric':<{width}}  prompt"]
+    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6} {'lyric':<{width}}    prompt"]
     for s in storyboard.scenes:
-        rows.append(f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6} {cut(s.text):<{width}}  {cut(s.prompt)}")
+        mark = "!" if s.fallback else " "
+        rows.append(f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6} {cut(s.text):<{width}}  {mark} {cut(s.prompt)}")
+    if note := fallback_note(storyboard):
+        rows.append(f"\n! {note}")
     return "\n".join(rows)

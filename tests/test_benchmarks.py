@@ -2,6 +2,7 @@
 
 import json
 
+from benchmarks import elaborate
 from benchmarks.render import main
 
 
@@ -17,3 +18,14 @@ def test_render_benchmark_quick(tmp_path, capsys):
     assert [r["song_seconds"] for r in results["scaling"]] == [3]
     assert [r["batch_size"] for r in results["batch_sweep"]] == [1, 2]
     assert "Stage breakdown" in capsys.readouterr().out
+
+
+def test_elaborate_benchmark_quick(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    assert elaborate.main(["--quick", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["candidates"] for r in rows] == [1, 2] and all(r["scenes"] == 4 for r in rows)
+    # the end-of-text embedding is shrunk: every candidate runs to the 50-token limit, the worst case
+    # (counted again from the cleaned text, so roughly)
+    assert all(r["new_tokens"] >= 0.9 * 50 * 4 * r["candidates"] for r in rows)
+    assert "| candidates |" in capsys.readouterr().out

@@ -25,7 +25,7 @@ from musicvid.errors import Cancelled, MusicvidError, UserError
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import SongRequest, get_storyboard
 from musicvid.render import RenderSettings, render_song
-from musicvid.storyboard import Storyboard, parse_storyboard
+from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard
 from ui.cli import UIConfig
 
 COLUMNS = ["start", "end", "kind", "lyric", "visual prompt"]
@@ -108,6 +108,8 @@ def apply_edits(saved: dict, table) -> dict:
             scene.update(start=float(start), end=float(end))
         except (TypeError, ValueError):
             raise UserError(f"row {scene['index'] + 1}: start and end must be numbers of seconds") from None
+        if str(prompt or "") != scene["prompt"]:
+            scene.pop("fallback", None)  # the person wrote this prompt
         scene.update(kind=str(kind).strip(), text=str(lyric or ""), prompt=str(prompt or ""))
     try:
         parse_storyboard(edited, "table")
@@ -155,7 +157,10 @@ def build_app(config: UIConfig = UIConfig()):
             storyboard, _, _ = get_storyboard(request, jobs.registry(preset))
         except MusicvidError as error:
             raise fail(error) from None
-        return rows(storyboard), job, "Storyboard ready: edit any prompt or time, then press Render."
+        status = "Storyboard ready: edit any prompt or time, then press Render."
+        if note := fallback_note(storyboard, name="rows", first=1):
+            status += f"\n\n**Note:** {note}."
+        return rows(storyboard), job, status
 
     def render_job(upload, title, artist, advanced, table, job, stop):
         try:

@@ -9,27 +9,68 @@ from typing import Callable, Sequence
 import torch
 
 from vipe_core.context import model_input
+from vipe_core.errors import VipeError
 
 # The paper's default: ViPE-M (GPT-2 Medium) fine-tuned with context size 7.
 DEFAULT_VIPE = "fittar/ViPE-M-CTX7"
-DEFAULT_VIPE_TOKENIZER = "gpt2-medium"
+# The released checkpoints ship no tokenizer; their authors load GPT-2 Medium's (`gpt2-medium`, which the
+# hub now redirects to this name).
+DEFAULT_VIPE_TOKENIZER = "openai-community/gpt2-medium"
+# Any of these in a checkpoint means it carries its own tokenizer.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+# A model's embedding matrix may be padded past its tokenizer's size (to a multiple of 64 or 128).
+VOCABULARY_PADDING = 128
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
+    """How ViPE samples; the defaults are its authors': top-k 100, epsilon cutoff 5e-5, temperature 1,
+    no nucleus cut, at most 50 new tokens."""
+
     max_new_tokens: int = 50
     do_sample: bool = True
-    top_k: int = 50
-    top_p: float = 0.95
+    top_k: int = 100
+    epsilon_cutoff: float = 5e-5
     temperature: float = 1.0
+
+    def sampling(self) -> dict:
+        if not self.do_sample:
+            return {"do_sample": False}
+        return {"do_sample": True, "top_k": self.top_k, "epsilon_cutoff": self.epsilon_cutoff,
+                "temperature": self.temperature, "top_p": 1.0}  # fmt: skip
 
 
 def clean_elaboration(text: str) -> str:
-    """One line of prose: no special tokens, no leftover separators, no broken characters (byte-level
-    tokens cut mid-character decode to U+FFFD), single spaces."""
+    """One line of prose: no special tokens, no leftover separators, no broken or control characters
+    (byte-level tokens cut mid-character decode to U+FFFD), single spaces."""
     text = re.sub(r"<\|[^|>]*\|>", " ", text).replace("\ufffd", "")
-    text = " ".join(text.split())
+    text = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
     return text.strip(" ;,")
+
+
+def ships_tokenizer(name_or_path: str) -> bool:
+    """Whether a checkpoint (folder or hub name) carries tokenizer files of its own."""
+    from transformers.utils import cached_file
+
+    return any(
+        cached_file(name_or_path, name, _raise_exceptions_for_missing_entries=False,
+                    _raise_exceptions_for_connection_errors=False)  # fmt: skip
+        for name in TOKENIZER_FILES
+    )
+
+
+def check_tokenizer(tokenizer, config, tokenizer_name: str, model_name: str) -> None:
+    """A tokenizer that does not fit its model encodes text to ids the model never learned (a silently
+    empty one turns every context into nothing): stop, naming both."""
+    size, eos = len(tokenizer), tokenizer.eos_token_id
+    model_eos = config.eos_token_id
+    fits = size <= config.vocab_size < size + VOCABULARY_PADDING
+    if not fits or eos is None or (model_eos is not None and eos != model_eos):
+        raise VipeError(
+            f"the tokenizer {tokenizer_name!r} (vocabulary {size}, end-of-text id {eos}) does not match the ViPE "
+            f"model {model_name!r} (vocabulary {config.vocab_size}, end-of-text id {model_eos}); use the tokenizer "
+            "the model was trained with"
+        )
 
 
 class ViPE:
@@ -46,61 +87,67 @@ class ViPE:
         tokenizer.truncation_side = "left"
 
     @classmethod
-    def from_pretrained(cls, name_or_path: str, tokenizer_name: str | None = None, *, device="cpu", dtype=None):
-        """Load a checkpoint; its own tokenizer if it ships one, else `tokenizer_name`."""
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+    def from_pretrained(cls, name_or_path: str, tokenizer: str | None = None, *, device="cpu", dtype=None):
+        """A checkpoint with `tokenizer`, else its own tokenizer, else GPT-2 Medium's (what the released
+        checkpoints were trained with); raises VipeError if tokenizer and model disagree."""
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(name_or_path)
-        except (OSError, ValueError):
-            if tokenizer_name is None:
-                raise
-            tokenizer = AutoTokenizer.from_pretrained(tokenizer_name)
-        model = AutoModelForCausalLM.from_pretrained(name_or_path, dtype=dtype).to(device)
-        return cls(model, tokenizer)
+        tokenizer = tokenizer or (name_or_path if ships_tokenizer(name_or_path) else DEFAULT_VIPE_TOKENIZER)
+        config = AutoConfig.from_pretrained(name_or_path)
+        loaded = AutoTokenizer.from_pretrained(tokenizer)
+        check_tokenizer(loaded, config, tokenizer, name_or_path)
+        model = AutoModelForCausalLM.from_pretrained(name_or_path, config=config, dtype=dtype).to(device)
+        return cls(model, loaded)
 
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
     @torch.inference_mode()
-    def elaborate(
+    def sample(
         self,
         contexts: Sequence[str],
         *,
+        candidates: int = 1,
         seed: int = 0,
         batch_size: int = 16,
         on_batch: Callable[[int], None] | None = None,
-    ) -> list[str]:
-        """One cleaned elaboration per context ("" where the model produced nothing usable).
+    ) -> list[list[str]]:
+        """`candidates` cleaned elaborations per context ("" where the model produced nothing usable).
 
-        Batch b is sampled after seeding with `seed + b`, so the same contexts and seed give the
-        same elaborations.
+        All candidates of a context come from one generate call; a call holds at most `batch_size`
+        sequences (at least one context). Call b is sampled after seeding with `seed + b`, so the same
+        contexts, seed and number of candidates give the same elaborations.
         """
         settings = self.generation
+        if candidates > 1 and not settings.do_sample:
+            raise ValueError("several candidates need sampling (do_sample=True)")
         eos = self.tokenizer.eos_token
         max_positions = getattr(self.model.config, "n_positions", None) or self.model.config.max_position_embeddings
         max_input = max_positions - settings.max_new_tokens
-        results: list[str] = []
-        for batch_index, first in enumerate(range(0, len(contexts), batch_size)):
-            batch = [model_input(c, eos) for c in contexts[first : first + batch_size]]
+        per_call = max(1, batch_size // candidates)
+        results: list[list[str]] = []
+        for call, first in enumerate(range(0, len(contexts), per_call)):
+            batch = [model_input(c, eos) for c in contexts[first : first + per_call]]
             encoded = self.tokenizer(
                 batch, return_tensors="pt", padding=True, truncation=True, max_length=max_input
             ).to(self.device)
-            torch.manual_seed(seed + batch_index)
+            torch.manual_seed(seed + call)
             output = self.model.generate(
                 **encoded,
                 max_new_tokens=settings.max_new_tokens,
-                do_sample=settings.do_sample,
-                top_k=settings.top_k if settings.do_sample else None,
-                top_p=settings.top_p if settings.do_sample else None,
-                temperature=settings.temperature if settings.do_sample else None,
+                num_return_sequences=candidates,
                 pad_token_id=self.tokenizer.pad_token_id,
                 eos_token_id=self.tokenizer.eos_token_id,
+                **settings.sampling(),
             )
             new_tokens = output[:, encoded["input_ids"].shape[1] :]
-            texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-            results.extend(clean_elaboration(t) for t in texts)
+            texts = [clean_elaboration(t) for t in self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)]
+            results.extend(texts[i : i + candidates] for i in range(0, len(texts), candidates))
             if on_batch:
                 on_batch(len(batch))
         return results
+
+    def elaborate(self, contexts: Sequence[str], **options) -> list[str]:
+        """One cleaned elaboration per context ("" where the model produced nothing usable)."""
+        return [first for first, *_ in self.sample(contexts, **options)]
