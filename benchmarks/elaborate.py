@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,15 +37,11 @@ def song(lines: int) -> Storyboard:
 
 
 def load(sizes: dict, device: torch.device) -> ViPE:
-    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+    from transformers import GPT2Config, GPT2LMHeadModel
 
-    from tests.standins import gpt2_config, gpt2_tokenizer_files
+    from tests.standins import gpt2_config, gpt2_tokenizer_files, load_tokenizer
 
-    with tempfile.TemporaryDirectory() as folder:
-        for name, data in gpt2_tokenizer_files().items():
-            Path(folder, name).write_bytes(data)
-        Path(folder, "config.json").write_text(json.dumps({"model_type": "gpt2"}))
-        tokenizer = AutoTokenizer.from_pretrained(folder)
+    tokenizer = load_tokenizer(gpt2_tokenizer_files())
     config = gpt2_config(**sizes)
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(**{k: v for k, v in config.items() if k != "architectures"}))

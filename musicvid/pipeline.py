@@ -111,8 +111,10 @@ def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcrip
 def _same_making(saved: Storyboard, settings: dict, title: str, artist: str) -> bool:
     """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
     keys = ("context_size", "seed", "break_seconds", "candidates", "lens", "transcript")
+    # storyboards made before candidates and lenses existed were made with their defaults
+    made_before = {"candidates": SongRequest.candidates, "lens": SongRequest.lens}
     return (
-        all(saved.settings.get(k) == settings[k] for k in keys)
+        all(saved.settings.get(k, made_before.get(k)) == settings[k] for k in keys)
         and (saved.settings.get("models") or {}).get("vipe") == settings["models"]["vipe"]
         and (saved.title, saved.artist) == (title, artist)
     )

@@ -32,6 +32,7 @@ import hashlib
 import io
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import torch
@@ -90,7 +91,6 @@ def weights(state: dict[str, torch.Tensor], stem: str, *, bin_stem: str | None =
 def gpt2_tokenizer_files() -> dict[str, bytes]:
     """GPT-2's vocabulary and merges (from the ranks openai-whisper ships), in GPT-2's file formats."""
     import whisper
-    from transformers import AutoTokenizer
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
     ranks = Path(whisper.__file__).parent / "assets" / "gpt2.tiktoken"
@@ -102,14 +102,18 @@ def gpt2_tokenizer_files() -> dict[str, bytes]:
         "tokenizer_config.json": as_json({"model_max_length": 1024}),
     }
     # tokenizer.json is the same tokenizer in the `tokenizers` format, as the repository has it too.
-    import tempfile
+    files["tokenizer.json"] = load_tokenizer(files).backend_tokenizer.to_str().encode()
+    return files
+
+
+def load_tokenizer(files: dict[str, bytes]):
+    """The GPT-2 tokenizer those files make, loaded as AutoTokenizer loads a repository of them."""
+    from transformers import AutoTokenizer
 
     with tempfile.TemporaryDirectory() as folder:
-        for name, data in files.items():
+        for name, data in {**files, "config.json": as_json(gpt2_config())}.items():
             Path(folder, name).write_bytes(data)
-        Path(folder, "config.json").write_bytes(as_json({"model_type": "gpt2"}))
-        files["tokenizer.json"] = AutoTokenizer.from_pretrained(folder).backend_tokenizer.to_str().encode()
-    return files
+        return AutoTokenizer.from_pretrained(folder)
 
 
 def gpt2_config(**overrides) -> dict:

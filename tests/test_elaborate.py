@@ -1,6 +1,8 @@
 """Elaboration: several candidates per scene, the choice among them (and its lenses), and no silent
 fallback to the literal lyrics."""
 
+import json
+
 import pytest
 import torch
 
@@ -107,3 +109,17 @@ def test_candidate_settings_are_checked_before_any_work(options, message, demo_s
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
     assert not (tmp_path / "w").exists()
+
+
+def test_a_storyboard_made_before_candidates_existed_is_reused_with_its_edits(demo_song, demo_lyrics, tmp_path):
+    argv = ["storyboard", str(demo_song), "--models", "tiny", "--lyrics", str(demo_lyrics), "--workdir", str(tmp_path), "-q"]
+    assert main(argv) == 0
+    path = tmp_path / "storyboard.json"
+    data = json.loads(path.read_text())
+    del data["settings"]["candidates"], data["settings"]["lens"]  # as an earlier version wrote it
+    data["scenes"][1]["prompt"] = "a lighthouse made of glass"
+    path.write_text(json.dumps(data))
+    assert main(argv) == 0
+    assert load_storyboard(path).scenes[1].prompt == "a lighthouse made of glass"
+    assert main([*argv, "--candidates", "3"]) == 0  # other settings: a new storyboard
+    assert load_storyboard(path).scenes[1].prompt != "a lighthouse made of glass"
