@@ -84,11 +84,12 @@ def _declared_duration(stderr: str) -> float | None:
     return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
 
 
-def decode(path: Path) -> np.ndarray:
-    """All of the first audio stream as 16 kHz mono float32."""
+def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1) -> np.ndarray:
+    """All of the first audio stream as float32 samples (16 kHz mono unless asked otherwise; channels
+    interleaved)."""
     command = [
         ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path),
-        "-map", "0:a:0", "-vn", "-ac", "1", "-ar", str(SAMPLE_RATE), "-f", "f32le", "pipe:1",
+        "-map", "0:a:0", "-vn", "-ac", str(channels), "-ar", str(rate), "-f", "f32le", "pipe:1",
     ]  # fmt: skip
     result = subprocess.run(command, capture_output=True)
     stderr = result.stderr.decode("utf-8", "replace")
@@ -97,7 +98,7 @@ def decode(path: Path) -> np.ndarray:
     samples = np.frombuffer(result.stdout, dtype=np.float32).copy()  # writable, as torch wants
     if samples.size == 0:
         raise UserError(f"{path} contains no audio samples")
-    decoded = samples.size / SAMPLE_RATE
+    decoded = samples.size / (rate * channels)
     declared = _declared_duration(stderr)
     if declared and decoded < TRUNCATION_TOLERANCE * declared:
         raise UserError(

@@ -23,7 +23,7 @@ from musicvid.errors import UserError
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
 # These pick the models, which the whole batch shares, so a CSV row may not change them.
-SHARED_OPTIONS = {"models", "asr", "asr_model", "vipe", "vipe_tokenizer", "diffusion", "device", "workdir", "output",
+SHARED_OPTIONS = {"models", "asr", "asr_model", "vipe", "vipe_tokenizer", "diffusion", "separator", "device", "workdir", "output",
                   "quiet", "address", "workers", "gpus_per_song"}  # fmt: skip
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
 

@@ -48,8 +48,12 @@ def add_song_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vipe-tokenizer",
                    help="tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)")  # fmt: skip
     p.add_argument("--diffusion", help="Stable Diffusion 1.x model name or directory")
+    p.add_argument("--separator", help="Demucs model for --separate-vocals: a name (htdemucs), or a .th/.safetensors file")
     p.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cuda, mps or cpu")
-    p.add_argument("--lyrics", type=Path, help="timed lyrics (.lrc, .srt, transcript .json): skips Whisper")
+    p.add_argument("--lyrics", type=Path,
+                   help="the lyrics: timed (.lrc, .srt, transcript .json; skips Whisper) or plain lines (.txt; Whisper times them)")  # fmt: skip
+    p.add_argument("--separate-vocals", action="store_true",
+                   help="take the band away (Demucs htdemucs) before Whisper listens: for loud mixes")  # fmt: skip
     p.add_argument("--storyboard", type=Path, help="render this (edited) storyboard.json instead of making one")
     p.add_argument("--context-size", type=int, default=7, help="lyric lines before each line that ViPE reads")
     p.add_argument("--break", dest="break_seconds", type=float, default=4.0,
@@ -114,7 +118,7 @@ def model_registry(args, keep_loaded: bool = False):
     from musicvid.models import ModelRegistry, choose_models
 
     models = choose_models(args.models, asr_backend=args.asr, asr=args.asr_model, vipe=args.vipe,
-                           vipe_tokenizer=args.vipe_tokenizer, diffusion=args.diffusion)  # fmt: skip
+                           vipe_tokenizer=args.vipe_tokenizer, diffusion=args.diffusion, separator=args.separator)  # fmt: skip
     return ModelRegistry(models, device=args.device, keep_loaded=keep_loaded)
 
 
@@ -124,7 +128,8 @@ def song_request(args):
     return SongRequest(
         song=args.song, title=args.title, artist=args.artist, workdir=args.workdir,
         storyboard_file=args.storyboard, lyrics_file=args.lyrics, context_size=args.context_size,
-        seed=args.seed, break_seconds=args.break_seconds, candidates=args.candidates, lens=args.lens, quiet=args.quiet,
+        seed=args.seed, break_seconds=args.break_seconds, candidates=args.candidates, lens=args.lens,
+        separate_vocals=args.separate_vocals, quiet=args.quiet,
     )  # fmt: skip
 
 

@@ -1,4 +1,5 @@
-"""Timed lyrics a user already has (.lrc, .srt, or our transcript JSON): Whisper is then skipped."""
+"""Lyrics a user already has. Timed (.lrc, .srt, or our transcript JSON): Whisper is skipped. Plain
+text (.txt): the words are known but not their times, which musicvid.align finds in the song."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from musicvid.audio import check_readable, file_sha256
 from musicvid.errors import UserError
-from musicvid.transcript import Line, Transcript, fit_to_duration
+from musicvid.transcript import Line, Transcript, fit_to_duration, has_words
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
 # to sing it, so that an instrumental gap after it still becomes a break.
@@ -26,6 +27,14 @@ _SRT_TIME = re.compile(
     r"(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(\d+):(\d+):(\d+)[,.](\d+)"
 )
 _MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
+# Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
+_SECTION = re.compile(r"^\[[^\]]*\]$")
+PLAIN = ".txt"
+
+
+def starts_with_time(line: str) -> bool:
+    """Whether a line of text is a timed LRC line ("[01:23.45] words")."""
+    return bool(_LRC_TIME.match(line.strip()))
 
 
 def _lrc_seconds(minutes: str, seconds: str) -> float:
@@ -78,13 +87,34 @@ def parse_transcript_json(text: str) -> tuple[list[Line], str]:
     return transcript.lines, transcript.language
 
 
-def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Transcript:
-    path = Path(path)
+def _read_text(path: Path) -> str:
     check_readable(path, "lyrics file")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise UserError(f"lyrics file {path} is not UTF-8 text") from None
+
+
+def read_plain_lyrics(path: str | Path) -> list[str]:
+    """The sung lines of a plain-text lyrics file: one per line; blank lines (between stanzas) and
+    section labels are not sung."""
+    path = Path(path)
+    lines = [" ".join(raw.split()) for raw in _read_text(path).splitlines()]
+    sung = [line for line in lines if has_words(line) and not _SECTION.match(line)]
+    if not sung:
+        raise UserError(f"lyrics file {path} has no lines of lyrics")
+    return sung
+
+
+def lyrics_label(path: str | Path) -> str:
+    """What names a lyrics file in a transcript's source: its name and a hash of its content."""
+    return f"{Path(path).name}:{file_sha256(path)[:12]}"
+
+
+def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Transcript:
+    """A timed lyrics file as a transcript."""
+    path = Path(path)
+    text = _read_text(path)
     suffix = path.suffix.lower()
     language = "en"
     try:
@@ -95,10 +125,10 @@ def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Tr
         elif suffix == ".json":
             lines, language = parse_transcript_json(text)
         else:
-            raise UserError(f"lyrics file {path} must be .lrc, .srt or .json (a transcript.json)")
+            raise UserError(f"lyrics file {path} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
     except (ValueError, KeyError, TypeError) as e:
         raise UserError(f"lyrics file {path} could not be parsed: {e}") from None
     lines = fit_to_duration(lines, duration)
     if not lines and text.strip():
         raise UserError(f"lyrics file {path} has no timed lines inside the song's {duration:.1f} s")
-    return Transcript(lines, language, f"lyrics:{path.name}:{file_sha256(path)[:12]}", audio_sha256)
+    return Transcript(lines, language, f"lyrics:{lyrics_label(path)}", audio_sha256)

@@ -1,7 +1,7 @@
 """Which models each stage uses, how they load, and the offline `tiny` preset.
 
 This is the one place that names the defaults. `--models default|tiny` picks a preset; the per-model
-flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`) override one model of it. The tiny preset
+flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`, `--separator`) override one model of it. The tiny preset
 builds small random models of the very classes the defaults use, from a fixed seed, with no download:
 every stage then runs its real code path on a CPU in seconds (the pictures are noise).
 """
@@ -12,6 +12,7 @@ import gc
 from collections import Counter
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Iterator
 
 import torch
@@ -31,6 +32,8 @@ ASR_BACKENDS = ("openai-whisper", "faster-whisper")
 # "large" means today) loops and hallucinates far more over music and silence (whisper.cpp #1507,
 # faster-whisper #777), which is most of a song.
 WHISPER_LARGE = "large-v2"
+# Demucs' hybrid transformer model, the practitioners' standard for taking the singing from the band.
+DEMUCS = "htdemucs"
 TINY_SEED = 0
 
 
@@ -41,6 +44,7 @@ class ModelSet:
     vipe: str
     vipe_tokenizer: str | None  # None: the checkpoint's own, else GPT-2 Medium's (see ViPE.from_pretrained)
     diffusion: str
+    separator: str  # the Demucs model of --separate-vocals
     # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
     size: tuple[int, int]
     steps: int
@@ -56,6 +60,7 @@ PRESETS = {
         vipe=DEFAULT_VIPE,
         vipe_tokenizer=DEFAULT_VIPE_TOKENIZER,
         diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
+        separator=DEMUCS,
         size=(512, 512),
         steps=25,
     ),
@@ -65,6 +70,7 @@ PRESETS = {
         vipe=TINY,
         vipe_tokenizer=TINY,
         diffusion=TINY,
+        separator=TINY,
         size=(64, 64),
         steps=4,
     ),
@@ -79,6 +85,7 @@ def choose_models(
     vipe: str | None = None,
     vipe_tokenizer: str | None = None,
     diffusion: str | None = None,
+    separator: str | None = None,
 ) -> ModelSet:
     if preset not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
@@ -99,6 +106,7 @@ def choose_models(
         # A checkpoint given with --vipe uses its own tokenizer if it ships one (vipe train's do).
         vipe_tokenizer=vipe_tokenizer or (models.vipe_tokenizer if not vipe or vipe == TINY else None),
         diffusion=diffusion or models.diffusion,
+        separator=separator or models.separator,
     )
 
 
@@ -130,6 +138,7 @@ _WAYS_OUT = {
     "asr": ("--asr-model", "the cache in ~/.cache/whisper (openai-whisper) or HF_HOME (faster-whisper)"),
     "vipe": ("--vipe", "HF_HOME"),
     "diffusion": ("--diffusion", "HF_HOME"),
+    "separator": ("--separator", "HF_HOME"),
 }
 
 
@@ -305,6 +314,43 @@ def load_diffusion(name: str, device: torch.device):
     return pipe.to(device)
 
 
+# --- Demucs ----------------------------------------------------------------------------------------
+
+# Demucs' htdemucs with every size cut to the least that runs (the real one: 48 channels, 5 transformer
+# layers of 8 heads, 27M weights); depth 4 as the real one, which keeps the transformer's sequence short.
+TINY_DEMUCS = dict(channels=4, depth=4, t_layers=1, t_heads=1, dconv_comp=1, dconv_depth=1)
+DEMUCS_SOURCES = ["drums", "bass", "other", "vocals"]
+
+
+def tiny_demucs():
+    from fractions import Fraction
+
+    from demucs.apply import BagOfModels
+    from demucs.htdemucs import HTDemucs
+
+    torch.manual_seed(TINY_SEED)
+    return BagOfModels([HTDemucs(DEMUCS_SOURCES, samplerate=44100, segment=Fraction(39, 5), **TINY_DEMUCS)])
+
+
+def load_separator(name: str, device: torch.device):
+    """A Demucs bag of models: by name (htdemucs: the hub's adefossez/HTDemucs), or one model's file."""
+    if name == TINY:
+        return tiny_demucs().eval().to(device)
+    try:
+        from demucs.apply import BagOfModels
+        from demucs.hf import load_safetensors_model
+        from demucs.pretrained import get_model
+        from demucs.states import load_model
+
+        file = Path(name)
+        if file.suffix in (".safetensors", ".th") and file.is_file():
+            model = load_safetensors_model(file) if file.suffix == ".safetensors" else load_model(file)
+            return BagOfModels([model]).eval().to(device)
+        return get_model(name).to(device)
+    except Exception as error:
+        raise _unavailable("separator", name, error) from None
+
+
 # --- the registry ----------------------------------------------------------------------------------
 
 
@@ -330,6 +376,8 @@ class ModelRegistry:
             return load_vipe(m.vipe, m.vipe_tokenizer, self.device)
         if role == "diffusion":
             return load_diffusion(m.diffusion, self.device)
+        if role == "separator":
+            return load_separator(m.separator, self.device)
         raise ValueError(role)
 
     @contextmanager

@@ -13,7 +13,8 @@ from pathlib import Path
 from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
 from musicvid.elaborate import elaborate
 from musicvid.errors import UserError
-from musicvid.lyrics import read_lyrics
+from musicvid.align import align_lyrics
+from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.models import ModelRegistry
 from musicvid.storyboard import (
     DEFAULT_BREAK_SECONDS,
@@ -27,6 +28,7 @@ from musicvid.storyboard import (
 from musicvid.timing import Timings
 from musicvid.transcribe import transcribe
 from musicvid.transcript import Transcript
+from musicvid.vocals import separate_vocals
 from vipe_core.choose import LENSES
 
 WORK_ROOT = Path("musicvid-work")
@@ -49,6 +51,7 @@ class SongRequest:
     break_seconds: float = DEFAULT_BREAK_SECONDS
     candidates: int = 1  # ViPE elaborations per scene; the most visualisable is kept
     lens: str | None = None  # the reading the choice favours (vipe_core.choose.LENSES)
+    separate_vocals: bool = False  # Demucs takes the band away before Whisper listens
     quiet: bool = False
 
     def check(self) -> None:
@@ -78,11 +81,19 @@ def work_directory(info: AudioInfo, workdir: Path | None) -> Path:
 def get_transcript(
     audio: Audio, request: SongRequest, registry: ModelRegistry, workdir: Path, timings: Timings
 ) -> Transcript:
-    if request.lyrics_file:
-        return read_lyrics(request.lyrics_file, audio.info.duration, audio.info.sha256)
+    """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
+    or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
+    lyrics = request.lyrics_file
+    if lyrics and lyrics.suffix.lower() != PLAIN:
+        return read_lyrics(lyrics, audio.info.duration, audio.info.sha256)
+    texts = read_plain_lyrics(lyrics) if lyrics else None
     path = workdir / "transcript.json"
     models = registry.models
     source = f"{models.asr_backend}:{models.asr}"
+    if request.separate_vocals:
+        source += f"+vocals:{models.separator}"
+    if lyrics:
+        source = f"aligned:{source}:{lyrics_label(lyrics)}"
     if path.exists():
         try:
             cached = Transcript.load(path)
@@ -90,8 +101,16 @@ def get_transcript(
                 return cached
         except (ValueError, KeyError, TypeError):
             pass  # an unreadable cache is redone, not trusted
-    with registry.use("asr", timings) as asr, timings.measure("transcribe", registry.device):
-        transcript = transcribe(asr, audio.samples, audio.info.sha256, quiet=request.quiet)
+    samples = audio.samples
+    if request.separate_vocals:
+        with registry.use("separator", timings) as separator, timings.measure("separate vocals", registry.device):
+            samples = separate_vocals(separator, Path(audio.info.path), samples.size, quiet=request.quiet)
+    with registry.use("asr", timings) as asr, timings.measure("align" if texts else "transcribe", registry.device):
+        if texts:
+            transcript = align_lyrics(asr, samples, texts, audio.info.sha256, quiet=request.quiet)
+        else:
+            transcript = transcribe(asr, samples, audio.info.sha256, quiet=request.quiet)
+    transcript.model = source  # what the cache is checked against
     transcript.save(path)
     return transcript
 

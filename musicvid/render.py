@@ -39,7 +39,7 @@ from musicvid.mux import encode_video
 from musicvid.pipeline import SongRequest, get_storyboard
 from musicvid.progress import Progress
 from musicvid.schedule import FrameSchedule, frame_schedule
-from musicvid.storyboard import Storyboard, fallback_note
+from musicvid.storyboard import Storyboard, fallback_note, unsure_note
 from musicvid.timing import Timings
 
 log = logging.getLogger("musicvid")
@@ -406,6 +406,7 @@ def render_song(
         {**timings.summary(), "frames": schedule.frame_count, "pictures_drawn": drawn,
          "wall_seconds": round(time.perf_counter() - started, 4)},
     )  # fmt: skip
-    if note := fallback_note(storyboard):
-        log.warning(note)
+    for note in (unsure_note(storyboard), fallback_note(storyboard)):
+        if note:
+            log.warning(note)
     return output

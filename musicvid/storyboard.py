@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from musicvid.errors import UserError
 from musicvid.files import write_json
-from musicvid.transcript import Line
+from musicvid.transcript import UNSURE_BELOW, Line
 
 VERSION = 1
 KINDS = ("intro", "lyric", "break", "outro")
@@ -37,10 +37,16 @@ class Scene:
     seed: int = 0
     text_en: str | None = None  # English for ViPE when the lyric is in another language
     fallback: bool = False  # ViPE gave nothing usable, so the prompt is the lyric itself
+    confidence: float | None = None  # the recognizer's or aligner's, 0..1, for a lyric scene
 
     @property
     def duration(self) -> float:
         return self.end - self.start
+
+    @property
+    def unsure(self) -> bool:
+        """Whether the lyric may be misheard or misplaced (the person should check it)."""
+        return self.confidence is not None and self.confidence < UNSURE_BELOW
 
     @property
     def english(self) -> str:
@@ -52,6 +58,8 @@ class Scene:
             del data["text_en"]
         if not data["fallback"]:
             del data["fallback"]
+        if data["confidence"] is None:
+            del data["confidence"]
         return data
 
 
@@ -120,9 +128,10 @@ def plan_scenes(
         end = min(max(line.end, start), duration)
         if merged and start - merged[-1].start < TIME_TOLERANCE:
             merged[-1] = Line(merged[-1].start, max(merged[-1].end, end), f"{merged[-1].text} {line.text}".strip(),
-                              _join(merged[-1].text_en, line.text_en))  # fmt: skip
+                              _join(merged[-1].text_en, line.text_en),
+                              confidence=_least(merged[-1].confidence, line.confidence))  # fmt: skip
         elif start < duration:
-            merged.append(Line(start, end, line.text, line.text_en))
+            merged.append(Line(start, end, line.text, line.text_en, confidence=line.confidence))
     if not merged:
         return _numbered(_instrumental("intro", 0.0, duration, max_instrumental))
 
@@ -136,10 +145,12 @@ def plan_scenes(
         following = duration if last else merged[i + 1].start
         sung_until = min(max(line.end, line.start), following)
         if following - sung_until >= break_seconds and sung_until > line.start:
-            scenes.append(Scene(-1, "lyric", line.start, sung_until, line.text, text_en=line.text_en))
+            scenes.append(Scene(-1, "lyric", line.start, sung_until, line.text, text_en=line.text_en,
+                                confidence=line.confidence))
             scenes += _instrumental("outro" if last else "break", sung_until, following, max_instrumental)
         else:
-            scenes.append(Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en))
+            scenes.append(Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en,
+                                confidence=line.confidence))
     return _numbered(scenes)
 
 
@@ -164,6 +175,10 @@ def snap_cuts_to_beats(scenes: list[Scene], beats: Sequence[float]) -> list[Scen
 
 def _join(a: str | None, b: str | None) -> str | None:
     return " ".join(x for x in (a, b) if x) or None
+
+
+def _least(a: float | None, b: float | None) -> float | None:
+    return min((x for x in (a, b) if x is not None), default=None)
 
 
 def _numbered(scenes: list[Scene]) -> list[Scene]:
@@ -243,9 +258,12 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         fallback = raw.get("fallback", False)
         if not isinstance(fallback, bool):
             raise _fail(source, f"{at}.fallback", f"must be true or false, got {fallback!r}")
+        confidence = raw.get("confidence")
+        if confidence is not None and not 0 <= _number(confidence, source, f"{at}.confidence") <= 1:
+            raise _fail(source, f"{at}.confidence", f"must be from 0 to 1, got {confidence!r}")
         scenes.append(
             Scene(i, raw["kind"], start, end, _string(raw["text"], source, f"{at}.text"),
-                  _string(raw["prompt"], source, f"{at}.prompt"), seed, text_en, fallback)
+                  _string(raw["prompt"], source, f"{at}.prompt"), seed, text_en, fallback, confidence)
         )  # fmt: skip
     if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
         raise _fail(source, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}")
@@ -271,28 +289,40 @@ def load_storyboard(path: str | Path) -> Storyboard:
     return parse_storyboard(data, str(path))
 
 
-def fallback_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
-    """One line naming the scenes whose prompt is their lyric because ViPE gave nothing usable ("" if
-    none); they are counted from `first` and called `name` (the web page's table has rows from 1)."""
-    fell_back = [str(s.index + first) for s in storyboard.scenes if s.fallback]
-    if not fell_back:
+def _note(among: list[Scene], marked: list[Scene], says: str, advice: str, name: str, first: int) -> str:
+    """One line: how many of `among` `says`, which (counted from `first`, called `name`: the web
+    page's table has rows from 1), and what to do; "" if none."""
+    if not marked:
         return ""
-    return (
-        f"{len(fell_back)} of {len(storyboard.scenes)} scenes kept their lyric as the prompt because ViPE gave "
-        f"nothing usable ({name} {', '.join(fell_back)}): edit those prompts or make the storyboard again"
-    )
+    which = ", ".join(str(s.index + first) for s in marked)
+    return f"{len(marked)} of {len(among)} {says} ({name} {which}): {advice}"
+
+
+def fallback_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
+    """The scenes whose prompt is their lyric because ViPE gave nothing usable."""
+    return _note(storyboard.scenes, [s for s in storyboard.scenes if s.fallback],
+                 "scenes kept their lyric as the prompt because ViPE gave nothing usable",
+                 "edit those prompts or make the storyboard again", name, first)  # fmt: skip
+
+
+def unsure_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
+    """The lyric scenes that may be misheard or misplaced."""
+    lyrics = [s for s in storyboard.scenes if s.kind == "lyric"]
+    return _note(lyrics, [s for s in lyrics if s.unsure], "lyric lines may be misheard or sung elsewhere",
+                 "check their words and start times against the song", name, first)  # fmt: skip
 
 
 def scene_table(storyboard: Storyboard, width: int = 60) -> str:
-    """The storyboard as a plain-text table: time, kind, lyric, prompt; `!` marks a prompt that is the lyric."""
+    """The storyboard as a plain-text table: time, kind, lyric, prompt; `?` marks a lyric that may be
+    misheard or misplaced, `!` a prompt that is the lyric."""
 
     def cut(text: str) -> str:
         return text if len(text) <= width else text[: width - 1] + "…"
 
-    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6} {'lyric':<{width}}    prompt"]
+    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6}  {'lyric':<{width}}    prompt"]
     for s in storyboard.scenes:
-        mark = "!" if s.fallback else " "
-        rows.append(f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6} {cut(s.text):<{width}}  {mark} {cut(s.prompt)}")
-    if note := fallback_note(storyboard):
-        rows.append(f"\n! {note}")
-    return "\n".join(rows)
+        unsure, fallback = "?" if s.unsure else " ", "!" if s.fallback else " "
+        rows.append(f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {cut(s.text):<{width}}  "
+                    f"{fallback} {cut(s.prompt)}")  # fmt: skip
+    notes = [f"{mark} {note}" for mark, note in (("?", unsure_note(storyboard)), ("!", fallback_note(storyboard))) if note]
+    return "\n".join(rows + ([""] + notes if notes else []))

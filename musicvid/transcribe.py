@@ -1,15 +1,18 @@
 """Transcribe: Whisper (openai-whisper or faster-whisper) turns the song into timed lyric lines.
 
-Whisper's segments are re-cut into sung lines at the singer's pauses. Known Whisper failures are
-cleaned away: segments without words, segments past the end of the audio, the same line hallucinated
-again and again over the music at the end, and first words whose time stamps stretch back over the
-music before them. A song not in English keeps its original text (for captions) and gets an English
-rendering from Whisper's translate task for ViPE.
+Recognition runs only where someone sings. Silero's voice activity detector (bundled with
+faster-whisper) finds the voiced stretches, and Whisper decodes each as a clip of its own: it cannot
+invent lines over an instrumental passage, nor stretch a word across one. Whisper's segments are
+re-cut into sung lines at the singer's pauses, a word reaching out of its voiced stretch is cut back
+to it, and a line with too little voice under it goes: silence, not repetition, is the sign of a
+hallucination, so a refrain sung three times stays three lines. The language is detected on voiced
+audio (not on the first 30 s, often an instrumental intro). A song not in English keeps its original
+text (for captions) and gets an English rendering from Whisper's translate task for ViPE.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -19,62 +22,87 @@ from musicvid.models import ASRModel
 from musicvid.progress import Progress
 from musicvid.transcript import Line, Transcript, Word, fit_to_duration
 
-# A run of at least this many identical lines at the very end is Whisper looping over the outro.
-TRAILING_REPEAT_RUN = 3
 # Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a
 # pause this long between two words is where a line ends.
 LINE_PAUSE_SECONDS = 0.5
 # A stretch sung without such a pause is cut where Whisper cut it, once it lasts longer than this.
 LONGEST_LINE_SECONDS = 10.0
-# Whisper's word alignment often stretches a line's first word back over the music before it.
-# A first word longer than this and than STRETCH_FACTOR × the line's median word is such a one.
-STRETCHED_WORD_SECONDS = 1.0
-STRETCH_FACTOR = 3.0
+# Silero, a little more sensitive than its default (0.5): singing under a band scores lower than speech.
+VAD_OPTIONS = {"threshold": 0.35, "min_silence_duration_ms": 300, "speech_pad_ms": 0}
+# Silero hears a sung line 0.1-0.7 s after it begins (measured on the test songs), and its ends are
+# accurate: Whisper decodes each voiced stretch from a second before it to a little after it ...
+CLIP_LEAD = 1.0
+CLIP_TAIL = 0.3
+# ... and a word may begin at most this long before Silero hears it (Whisper's tiny models put a line's
+# first word up to 0.6 s early, over the music before it).
+WORD_LEAD = 0.5
+# A line with voice under less than this share of its time is not sung.
+VOICED_SHARE = 0.5
 
 
-def _normalized(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+@dataclass(frozen=True)
+class Voice:
+    """Where someone sings: Silero's voiced stretches, (start, end) in seconds, in order."""
 
+    stretches: list[tuple[float, float]]
+    duration: float
 
-def drop_trailing_repeats(lines: list[Line]) -> list[Line]:
-    """Keep only the first of a run of identical lines at the end of the transcript."""
-    if not lines:
-        return lines
-    last = _normalized(lines[-1].text)
-    run = 0
-    for line in reversed(lines):
-        if _normalized(line.text) != last:
-            break
-        run += 1
-    return lines[: len(lines) - run + 1] if run >= TRAILING_REPEAT_RUN else lines
+    @classmethod
+    def detect(cls, samples: np.ndarray) -> "Voice":
+        from faster_whisper.vad import VadOptions, get_speech_timestamps
 
+        found = get_speech_timestamps(samples, VadOptions(**VAD_OPTIONS), sampling_rate=SAMPLE_RATE)
+        return cls([(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE) for c in found], samples.size / SAMPLE_RATE)
 
-def trim_stretched_onsets(lines: list[Line]) -> list[Line]:
-    """Move the start of a stretched first word (see STRETCHED_WORD_SECONDS) to its end minus twice
-    the line's median word length, and the line's start with it: the line then starts near where
-    the voice does, not where the music before it did."""
-    for line in lines:
-        if len(line.words) < 2:
-            continue
-        first = line.words[0]
-        median = float(np.median([w.end - w.start for w in line.words]))
-        if first.end - first.start > max(STRETCHED_WORD_SECONDS, STRETCH_FACTOR * median):
-            first.start = first.end - 2 * median
-            line.start = max(line.start, first.start)
-    return lines
+    def widened(self) -> list[tuple[float, float]]:
+        """The stretches with their lead and tail, merged where they meet: the clips Whisper decodes."""
+        merged: list[list[float]] = []
+        for start, end in self.stretches:
+            start, end = max(0.0, start - CLIP_LEAD), min(self.duration, end + CLIP_TAIL)
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        return [(start, end) for start, end in merged]
+
+    def voiced_share(self, start: float, end: float) -> float:
+        if end <= start:
+            return 0.0
+        return sum(max(0.0, min(end, b) - max(start, a)) for a, b in self.widened()) / (end - start)
+
+    def sung(self, lines: list[Line]) -> list[Line]:
+        """The lines with voice under them; the others are Whisper's inventions over the music."""
+        return [line for line in lines if self.voiced_share(line.start, line.end) >= VOICED_SHARE]
+
+    def fit(self, word: Word) -> None:
+        """Keep a word inside the stretch it is sung in (the one it overlaps most, else the nearest):
+        Whisper's alignment stretches words over the music next to them, and a stretched word hides
+        the pause after a line."""
+        if not self.stretches:
+            return
+
+        def closeness(stretch: tuple[float, float]) -> float:  # overlap, or minus the distance
+            return min(word.end, stretch[1]) - max(word.start, stretch[0])
+
+        start, end = max(self.stretches, key=closeness)
+        word.start = min(max(word.start, start - WORD_LEAD), word.end)
+        word.end = max(word.start, min(word.end, end + CLIP_TAIL))
 
 
 def _line(words: list[tuple[int, Word]]) -> Line:
-    return Line(words[0][1].start, words[-1][1].end, " ".join(w.text for _, w in words), words=[w for _, w in words])
+    probabilities = [w.probability for _, w in words if w.probability is not None]
+    confidence = round(sum(probabilities) / len(probabilities), 3) if probabilities else None
+    text = " ".join(w.text for _, w in words)
+    return Line(words[0][1].start, words[-1][1].end, text, words=[w for _, w in words], confidence=confidence)
 
 
 def lines_at_pauses(segments: list[Line]) -> list[Line]:
     """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses
     (by the word time stamps); a line sung without a pause keeps Whisper's cuts once it grows long.
-    Segments without word time stamps stay as they are."""
-    if not segments or not all(s.words for s in segments):
-        return segments
+    Without any word time stamps, Whisper's segments stay as they are."""
     words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
+    if not words:
+        return segments
     lines: list[Line] = []
     current = [words[0]]
     for previous, word in zip(words, words[1:]):
@@ -87,7 +115,11 @@ def lines_at_pauses(segments: list[Line]) -> list[Line]:
     return lines + [_line(current)]
 
 
-def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str | None, show: bool):
+def _word(start: float, end: float, text: str, probability: float | None) -> Word:
+    return Word(float(start), float(end), text.strip(), None if probability is None else round(float(probability), 3))
+
+
+def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str, clips: list[float], show: bool):
     import whisper
 
     model = asr.model
@@ -97,52 +129,59 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str
         samples,
         task=task,
         language=language,
+        clip_timestamps=clips,
         word_timestamps=task == "transcribe",
         # Lyrics repeat; conditioning on the previous line makes Whisper loop over choruses.
         condition_on_previous_text=False,
         fp16=next(model.parameters()).dtype == torch.float16 or model.device.type == "cuda",
         verbose=False if show else None,
     )
-    lines = [
-        Line(
-            start=float(s["start"]),
-            end=float(s["end"]),
-            text=s["text"].strip(),
-            words=[Word(float(w["start"]), float(w["end"]), w["word"].strip()) for w in s.get("words", [])],
-        )
+    return [
+        Line(float(s["start"]), float(s["end"]), s["text"].strip(),
+             words=[_word(w["start"], w["end"], w["word"], w.get("probability")) for w in s.get("words", [])])
         for s in result["segments"]
-    ]
-    return lines, result.get("language") or "en"
+    ]  # fmt: skip
 
 
-def _faster_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str | None, show: bool):
+def _faster_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str, clips: list[float], show: bool):
     segments, info = asr.model.transcribe(
         samples,
         task=task,
         language=language,
+        clip_timestamps=clips,
         word_timestamps=task == "transcribe",
         condition_on_previous_text=False,
     )
     lines = []
     with Progress(task, total=round(info.duration, 1), unit="s", quiet=not show) as progress:
         for s in segments:  # a generator: recognition happens as it is read
-            lines.append(
-                Line(
-                    start=float(s.start),
-                    end=float(s.end),
-                    text=s.text.strip(),
-                    words=[Word(float(w.start), float(w.end), w.word.strip()) for w in s.words or []],
-                )
-            )
+            words = [_word(w.start, w.end, w.word, w.probability) for w in s.words or []]
+            lines.append(Line(float(s.start), float(s.end), s.text.strip(), words=words))
             progress.set_to(min(round(s.end, 1), progress.total))
-    return lines, info.language or "en"
+    return lines
 
 
-def _recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str | None, show: bool):
-    """Lines and detected language; openai-whisper shows its own progress bar, in audio frames."""
+def _recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str, clips: list[float], show: bool):
+    """Whisper's segments for the clips; openai-whisper shows its own progress bar, in audio frames."""
+    recognize = _faster_whisper if asr.backend == "faster-whisper" else _openai_whisper
+    return recognize(asr, samples, task, language, clips, show)
+
+
+def detect_language(asr: ASRModel, voiced: np.ndarray) -> str:
+    """The language of the first 30 s of singing ("en" for English-only models)."""
     if asr.backend == "faster-whisper":
-        return _faster_whisper(asr, samples, task, language, show)
-    return _openai_whisper(asr, samples, task, language, show)
+        if not asr.model.model.is_multilingual:
+            return "en"
+        language, _, _ = asr.model.detect_language(voiced)
+        return language
+    import whisper
+
+    model = asr.model
+    if not model.is_multilingual:
+        return "en"
+    mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(voiced), model.dims.n_mels).to(model.device)
+    _, probabilities = model.detect_language(mel.to(next(model.parameters()).dtype))
+    return max(probabilities, key=probabilities.get)
 
 
 def attach_translation(lines: list[Line], translated: list[Line]) -> None:
@@ -172,9 +211,18 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> None:
 
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
     duration = samples.size / SAMPLE_RATE
-    segments, language = _recognize(asr, samples, "transcribe", None, not quiet)
-    lines = drop_trailing_repeats(fit_to_duration(trim_stretched_onsets(lines_at_pauses(segments)), duration))
+    source = f"{asr.backend}:{asr.name}"
+    voice = Voice.detect(samples)
+    if not voice.stretches:  # an instrumental: nobody sings
+        return Transcript([], "en", source, audio_sha256)
+    clips = [t for clip in voice.widened() for t in clip]
+    voiced = np.concatenate([samples[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in voice.stretches])
+    language = detect_language(asr, voiced)
+    segments = _recognize(asr, samples, "transcribe", language, clips, not quiet)
+    for word in (w for s in segments for w in s.words):
+        voice.fit(word)
+    lines = voice.sung(fit_to_duration(lines_at_pauses(segments), duration))
     if language != "en" and lines:
-        translated, _ = _recognize(asr, samples, "translate", language, not quiet)
+        translated = _recognize(asr, samples, "translate", language, clips, not quiet)
         attach_translation(lines, fit_to_duration(translated, duration))
-    return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
+    return Transcript(lines, language, source, audio_sha256)

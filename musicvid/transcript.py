@@ -8,12 +8,17 @@ from pathlib import Path
 
 from musicvid.files import write_json
 
+# A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
+# check (in the storyboard, the table and the page), never dropped.
+UNSURE_BELOW = 0.5
+
 
 @dataclass
 class Word:
     start: float
     end: float
     text: str
+    probability: float | None = None  # the recognizer's (or aligner's) confidence in the word, 0..1
 
 
 @dataclass
@@ -24,6 +29,7 @@ class Line:
     # An English rendering for ViPE when the song is in another language; `text` stays original.
     text_en: str | None = None
     words: list[Word] = field(default_factory=list)
+    confidence: float | None = None  # mean probability of its words, 0..1; None: no recognizer gave one
 
     @property
     def english(self) -> str:
@@ -48,7 +54,9 @@ class Transcript:
                 end=float(l["end"]),
                 text=str(l["text"]),
                 text_en=l.get("text_en"),
-                words=[Word(float(w["start"]), float(w["end"]), str(w["text"])) for w in l.get("words") or []],
+                words=[Word(float(w["start"]), float(w["end"]), str(w["text"]), w.get("probability"))
+                       for w in l.get("words") or []],  # fmt: skip
+                confidence=l.get("confidence"),
             )
             for l in data["lines"]
         ]

@@ -16,6 +16,10 @@ Real layouts, looked up on the hub:
 - ``stable-diffusion-v1-5/stable-diffusion-v1-5``: model_index.json naming a safety checker and a
   feature extractor; subfolders scheduler/, tokenizer/, text_encoder/, unet/, vae/, safety_checker/,
   feature_extractor/; weights as .safetensors and .bin, each also as an fp16 variant.
+- ``adefossez/HTDemucs`` (what demucs 4.1 loads for ``htdemucs``; its tools/export_hf.py writes it):
+  htdemucs.yaml (the bag: ``models: ['955717e8']``), 955717e8.safetensors with the model's class, args
+  and kwargs as JSON in the safetensors metadata (fractions as ``{"_type": "fraction", ...}``), a
+  955717e8.json sidecar with the same, README.md.
 
 The GPT-2 vocabulary is GPT-2's own (50,257 tokens, end-of-text id 50,256), rebuilt from the BPE
 ranks that openai-whisper ships; the CLIP tokenizer is the small one the tiny preset uses.
@@ -39,7 +43,7 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.models import LOCAL_DIFFUSION, TINY
+from musicvid.models import DEMUCS_SOURCES, LOCAL_DIFFUSION, TINY, TINY_DEMUCS
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
@@ -293,12 +297,36 @@ def sd15_files() -> dict[str, bytes]:
     return files
 
 
+# --- Demucs ----------------------------------------------------------------------------------------
+
+HTDEMUCS = "adefossez/HTDemucs"
+HTDEMUCS_SIGNATURE = "955717e8"
+
+
+def htdemucs_files() -> dict[str, bytes]:
+    from demucs.htdemucs import HTDemucs
+
+    kwargs = {"sources": DEMUCS_SOURCES, "audio_channels": 2, "samplerate": 44100,
+              "segment": {"_type": "fraction", "numerator": 39, "denominator": 5}, **TINY_DEMUCS}  # fmt: skip
+    torch.manual_seed(3)
+    model = HTDemucs(**{**kwargs, "segment": 7.8})
+    metadata = {"klass": "demucs.htdemucs.HTDemucs", "args": "[]", "kwargs": json.dumps(kwargs)}
+    sig = HTDEMUCS_SIGNATURE
+    return {
+        "htdemucs.yaml": f"models: ['{sig}']\n".encode(),
+        f"{sig}.safetensors": safetensors_bytes({k: v.contiguous() for k, v in model.state_dict().items()}, metadata),
+        f"{sig}.json": as_json(metadata),
+        "README.md": b"---\nlicense: mit\ntags:\n- demucs\n---\n# htdemucs (stand-in)\n",
+    }
+
+
 def write_hub(home: Path) -> Path:
     """Every stand-in into `home`/hub (HF_HOME=`home`); returns the hub folder."""
     hub = home / "hub"
     write_repo(hub, DEFAULT_VIPE, vipe_checkpoint_files())
     write_repo(hub, DEFAULT_VIPE_TOKENIZER, gpt2_medium_files(gpt2_tokenizer_files()))
     write_repo(hub, SD15, sd15_files())
+    write_repo(hub, HTDEMUCS, htdemucs_files())
     return hub
 
 

@@ -174,12 +174,15 @@ def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
 
     songs = tmp_path / "songs"
     songs.mkdir()
-    for name in ("a", "b", "c"):
-        make_tone(songs / f"{name}.wav", 4)
+    # three timed lines each, so that the scenes (at frames 0, 3 and 6) do not depend on what Whisper hears
+    lyrics = songs / "lyrics.lrc"
+    lyrics.write_text("[00:00.00]one\n[00:01.50]two\n[00:03.00]three\n")
+    playlist = songs / "songs.csv"
+    playlist.write_text("path,lyrics\n" + "".join(f"{make_tone(songs / f'{n}.wav', 4)},{lyrics}\n" for n in "abc"))
     out, work = tmp_path / "out", tmp_path / "work"
-    command = [sys.executable, "-m", "musicvid", "batch", str(songs), "-o", str(out), "--workdir", str(work),
+    command = [sys.executable, "-m", "musicvid", "batch", str(playlist), "-o", str(out), "--workdir", str(work),
                "--models", "tiny", "-q", "--fps", "2", "--batch-size", "1"]  # fmt: skip
-    # each song is 8 frames at 2 fps: 12 groups of one finish song a and kill the batch inside song b
+    # each song is 8 frames at 2 fps, 7 pictures: 12 groups of one finish song a and kill the batch inside song b
     killed = subprocess.run(command, env={**os.environ, "MUSICVID_TEST_KILL_AFTER_GROUPS": "12"}, capture_output=True)
     assert killed.returncode == -9, killed.stderr.decode()
     report = json.loads((out / "report.json").read_text())["songs"]

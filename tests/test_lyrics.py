@@ -5,8 +5,8 @@ import json
 import pytest
 
 from musicvid.errors import UserError
-from musicvid.lyrics import read_lyrics, sung_seconds
-from musicvid.transcribe import attach_translation, drop_trailing_repeats
+from musicvid.lyrics import read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
+from musicvid.transcribe import Voice, attach_translation
 from musicvid.transcript import Line, fit_to_duration
 
 
@@ -55,7 +55,7 @@ def test_transcript_json(tmp_path):
 @pytest.mark.parametrize(
     "name,content,reason",
     [
-        ("song.txt", "hello", "must be .lrc, .srt or .json"),
+        ("song.doc", "hello", r"must be .lrc, .srt, .json \(a transcript.json\) or .txt"),
         ("song.json", "{broken", "could not be parsed"),
         ("song.lrc", "[00:99.00]way past the end", "no timed lines"),
         ("song.json", '{"lines": [{"start": 1}]}', "could not be parsed"),
@@ -66,6 +66,21 @@ def test_bad_lyrics_files(tmp_path, name, content, reason):
     path.write_text(content)
     with pytest.raises(UserError, match=reason):
         read_lyrics(path, duration=30.0)
+
+
+def test_plain_lyrics_are_the_sung_lines(tmp_path):
+    path = tmp_path / "song.txt"
+    path.write_text("\ufeff[Verse 1]\nThe  morning sun\n  is rising\n\n[Chorus]\nLet it go\nLet it go\n\n♪\n")
+    assert read_plain_lyrics(path) == ["The morning sun", "is rising", "Let it go", "Let it go"]
+    assert not starts_with_time("The morning sun") and starts_with_time(" [01:02.50] The morning sun")
+
+
+@pytest.mark.parametrize("content, reason", [("\n\n[Chorus]\n♪ ♪\n", "has no lines of lyrics"), (b"\xff\xfe\x00", "not UTF-8")])
+def test_plain_lyrics_without_lines(tmp_path, content, reason):
+    path = tmp_path / "song.txt"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(UserError, match=reason):
+        read_plain_lyrics(path)
 
 
 def test_whisper_failures_are_cleaned():
@@ -84,13 +99,14 @@ def test_whisper_failures_are_cleaned():
         "real line", "Thanks for watching!", "thanks for watching", "Thanks for watching.", "runs over the end"
     ]
     assert cleaned[-1].end == 30.0
-    assert [l.text for l in drop_trailing_repeats(cleaned[:-1])] == ["real line", "Thanks for watching!"]
 
 
-def test_a_repeated_chorus_in_the_middle_is_kept():
-    lines = [Line(i, i + 1, "oh oh") for i in range(4)] + [Line(5, 6, "the end")]
-    assert len(drop_trailing_repeats(lines)) == 5
-    assert len(drop_trailing_repeats(lines[:2])) == 2  # two alike at the end are not yet a loop
+def test_lines_sung_again_and_again_stay_and_lines_over_silence_go():
+    voice = Voice([(1.0, 3.0), (10.0, 12.0), (14.0, 16.0), (18.0, 20.0)], duration=40.0)
+    refrain = [Line(t, t + 2, "let it go") for t in (10.0, 14.0, 18.0)]
+    invented = [Line(30.0, 33.0, "Thanks for watching!"), Line(5.0, 8.0, "la la la")]  # over the music
+    kept = voice.sung([Line(1.1, 2.9, "the first line"), *refrain, *invented])
+    assert [l.text for l in kept] == ["the first line", "let it go", "let it go", "let it go"]
 
 
 def test_translation_is_matched_to_lines_by_time():
@@ -142,14 +158,19 @@ def test_a_long_line_without_pauses_keeps_whispers_cuts():
     assert [len(l.words) for l in lines_at_pauses(segments)] == [30, 10]
 
 
-def test_a_first_word_stretched_over_the_music_starts_near_the_voice():
-    from musicvid.transcribe import trim_stretched_onsets
+def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
+    from musicvid.transcribe import WORD_LEAD, lines_at_pauses
     from musicvid.transcript import Word
 
-    # as Whisper aligned "we are walking down": "we" reaching back 1.8 s over the intro
-    words = [Word(6.3, 8.2, "we"), Word(8.2, 8.45, "are"), Word(8.45, 8.8, "walking"), Word(8.8, 9.15, "down")]
-    held = [Word(1.0, 1.3, "oh"), Word(1.3, 1.6, "my"), Word(1.6, 3.4, "love")]  # a held last word stays
-    stretched, normal = trim_stretched_onsets([Line(6.3, 9.15, "we are walking down", words=words),
-                                               Line(1.0, 3.4, "oh my love", words=held)])  # fmt: skip
-    assert stretched.start == stretched.words[0].start == pytest.approx(8.2 - 2 * 0.35)
-    assert (normal.start, [w.start for w in normal.words]) == (1.0, [1.0, 1.3, 1.6])
+    # Whisper put two lines around a 20 s instrumental passage in one segment and stretched "road" and
+    # "my" over the passage: no pause between the words, so one line spanning the music.
+    words = [Word(2.0, 2.4, "an"), Word(2.4, 2.9, "empty"), Word(2.9, 21.0, "road"),
+             Word(21.0, 23.9, "my"), Word(23.9, 24.5, "heart")]  # fmt: skip
+    voice = Voice([(2.1, 3.4), (23.8, 24.6)], duration=30.0)
+    assert len(lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=[Word(**vars(w)) for w in words])])) == 1
+    for word in words:
+        voice.fit(word)
+    assert words[2].end == pytest.approx(3.4 + 0.3)  # "road" ends where the voice does
+    assert words[3].start == pytest.approx(23.8 - WORD_LEAD)  # "my" began near the voice
+    lines = lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=words)])
+    assert [(l.text, l.start) for l in lines] == [("an empty road", 2.0), ("my heart", pytest.approx(23.3))]

@@ -7,13 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from musicvid.assets import TINY_GPT2_TOKENIZER
+from musicvid.audio import load_audio
 from musicvid.cli import main
-from musicvid.models import load_diffusion, weights_variant
+from musicvid.models import DEMUCS, load_diffusion, load_separator, resolve_device, weights_variant
 from musicvid.storyboard import load_storyboard
+from musicvid.transcript import Transcript
+from musicvid.vocals import separate_vocals
+from tests.songs import make_song
 from tests.standins import GPT2_EOS, GPT2_VOCAB, SD15
 from tests.test_render import probe
 from vipe_core.errors import VipeError
@@ -119,3 +124,23 @@ def test_the_stand_ins_keep_the_real_repositories_layouts(standin_hub):
             "config.json", "diffusion_pytorch_model.safetensors", "diffusion_pytorch_model.fp16.safetensors",
             "diffusion_pytorch_model.bin", "diffusion_pytorch_model.fp16.bin",
         }  # fmt: skip
+
+
+def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name(standin_hub, tiny_en, tmp_path):
+    from demucs.apply import BagOfModels
+    from demucs.htdemucs import HTDemucs
+
+    song = make_song(tmp_path / "song.mp3", 12.0, [(3.0, "the morning sun is rising over the hills")])
+    separator = load_separator(DEMUCS, resolve_device("cpu"))  # demucs' own loading: the hub, safetensors
+    assert isinstance(separator, BagOfModels) and [type(m) for m in separator.models] == [HTDemucs]
+    assert separator.sources[-1] == "vocals" and (separator.samplerate, separator.audio_channels) == (44100, 2)
+    samples = load_audio(song).samples
+    vocals = separate_vocals(separator, song, samples.size, quiet=True)
+    assert vocals.shape == samples.shape and vocals.dtype == np.float32 and np.isfinite(vocals).all()
+    assert np.array_equal(vocals, separate_vocals(separator, song, samples.size, quiet=True))
+
+    workdir = tmp_path / "w"
+    command = ["storyboard", str(song), "--models", "tiny", "--separate-vocals", "--separator", DEMUCS,
+               "--asr", "faster-whisper", "--asr-model", tiny_en, "--workdir", str(workdir), "-q"]  # fmt: skip
+    assert main(command) == 0
+    assert Transcript.load(workdir / "transcript.json").model == f"faster-whisper:{tiny_en}+vocals:{DEMUCS}"

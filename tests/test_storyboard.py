@@ -81,6 +81,23 @@ def test_lines_starting_together_share_a_scene():
     assert [s.text for s in scenes if s.kind == "lyric"] == ["a b"]
 
 
+def test_unsure_lines_are_flagged_in_the_storyboard_and_the_table(tmp_path):
+    lines = [Line(2, 4, "heard well", confidence=0.9), Line(6, 8, "misheard", confidence=0.2), Line(6, 9, "too"),
+             Line(12, 14, "from a file")]  # fmt: skip
+    scenes = plan_scenes(lines, 20.0)
+    assert [(s.text, s.confidence, s.unsure) for s in scenes if s.kind == "lyric"] == [
+        ("heard well", 0.9, False), ("misheard too", 0.2, True), ("from a file", None, False)
+    ]  # a shared scene is as unsure as its least sure line
+    board = parse_storyboard({**valid_board(), "audio": {"duration": 20.0}, "scenes": [s.to_json() for s in scenes]})
+    board.save(tmp_path / "storyboard.json")
+    again = load_storyboard(tmp_path / "storyboard.json")
+    assert [s.confidence for s in again.scenes] == [s.confidence for s in scenes]
+    table = scene_table(again).splitlines()
+    assert "?" in table[3] and "?" not in table[2] + table[4]  # row 0 is the header, row 1 the intro
+    assert table[-1] == "? 1 of 3 lyric lines may be misheard or sung elsewhere (scenes 2): check their words " \
+                        "and start times against the song"  # fmt: skip
+
+
 def test_a_short_lead_in_belongs_to_the_first_line():
     scenes = plan_scenes(TIMELINES["lead-in under a second"], 10.0)
     assert scenes[0].kind == "lyric" and scenes[0].start == 0.0
@@ -127,6 +144,7 @@ BROKEN = [
     ("backwards", lambda b: b["scenes"][0].update(end=0.0), "scenes[0].end", "after its start"),
     ("text time", lambda b: b["scenes"][0].update(end="4"), "scenes[0].end", "number"),
     ("negative seed", lambda b: b["scenes"][0].update(seed=-1), "scenes[0].seed", "integer"),
+    ("confidence", lambda b: b["scenes"][1].update(confidence=1.5), "scenes[1].confidence", "from 0 to 1"),
     ("no scenes", lambda b: b.update(scenes=[]), "scenes", "non-empty"),
     ("wrong version", lambda b: b.update(version=2), "version", "must be 1"),
     ("no duration", lambda b: b["audio"].pop("duration"), "audio.duration", "missing"),

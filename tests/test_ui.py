@@ -13,7 +13,7 @@ from pathlib import Path
 import av
 import pytest
 
-from musicvid.assets import DEMO_SONG
+from musicvid.assets import DEMO_LYRICS, DEMO_SONG
 
 ADVANCED = ["tiny", 4, 7, 4, 7.5, "64x64", 0, "", True, False]  # preset, fps, context, steps, guidance, size, seed, style, align, captions
 
@@ -71,9 +71,13 @@ def test_upload_storyboard_edit_render(client):
     from gradio_client import handle_file
 
     song = handle_file(str(DEMO_SONG))
-    table, job, status = client.predict(song, "Lighthouse", "The Tiny Models", *ADVANCED, api_name="/make_storyboard")
+    # the person pastes the words they know, without times: each becomes a row, in order
+    sung = [line.split("]", 1)[1] for line in DEMO_LYRICS.read_text().splitlines() if line[1:3].isdigit()]
+    pasted = "\n".join(sung[:4]) + "\n\n" + "\n".join(sung[4:])
+    table, job, status = client.predict(song, "Lighthouse", "The Tiny Models", pasted, *ADVANCED,
+                                        api_name="/make_storyboard")  # fmt: skip
     assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt"]
-    assert len(table["data"]) >= 3 and "Storyboard ready" in status
+    assert [row[3] for row in table["data"] if row[2] == "lyric"] == sung and "Storyboard ready" in status
     table["data"][1][4] = "a lighthouse made of glass"
     video, files, job_after, status = client.predict(
         song, "Lighthouse", "The Tiny Models", *ADVANCED, table, job, api_name="/render"
@@ -86,12 +90,33 @@ def test_upload_storyboard_edit_render(client):
     assert storyboard["scenes"][1]["prompt"] == "a lighthouse made of glass"
 
 
+def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
+    from ui.app import Jobs
+
+    song = tmp_path / "song.mp3"
+    assert Jobs.lyrics(song, " \n\n") is None
+    assert Jobs.lyrics(song, "[00:05.00]My heart is a lighthouse\n").name == "lyrics.lrc"
+    assert Jobs.lyrics(song, "My heart is a lighthouse\n").name == "lyrics.txt"
+    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == []  # the job's only file stays its song
+
+
+def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
+    from ui.app import apply_edits
+
+    saved = {"version": 1, "audio": {"duration": 10.0}, "scenes": [
+        {"index": 0, "kind": "lyric", "start": 0.0, "end": 5.0, "text": "misheard", "prompt": "a", "seed": 1, "confidence": 0.2},
+        {"index": 1, "kind": "lyric", "start": 5.0, "end": 10.0, "text": "unsure", "prompt": "b", "seed": 2, "confidence": 0.3},
+    ]}  # fmt: skip
+    edited = apply_edits(saved, [[0.0, 5.0, "lyric", "heard right", "a"], [5.0, 10.0, "lyric", "unsure", "c"]])
+    assert [s.get("confidence") for s in edited["scenes"]] == [None, 0.3]
+
+
 def test_a_broken_edit_names_the_row(client):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
 
     song = handle_file(str(DEMO_SONG))
-    table, job, _ = client.predict(song, "", "", *ADVANCED, api_name="/make_storyboard")
+    table, job, _ = client.predict(song, "", "", "", *ADVANCED, api_name="/make_storyboard")
     table["data"][1][0] = table["data"][1][0] - 1.0  # now overlaps row 1
     with pytest.raises(AppError, match="row 2"):
         client.predict(song, "", "", *ADVANCED, table, job, api_name="/render")
@@ -114,7 +139,7 @@ def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, tmp
     text = tmp_path / "notes.mp3"
     text.write_text("this is not a song\n" * 20)
     with pytest.raises(AppError, match="not audio"):
-        client.predict(handle_file(str(text)), "", "", *ADVANCED, api_name="/make_storyboard")
+        client.predict(handle_file(str(text)), "", "", "", *ADVANCED, api_name="/make_storyboard")
     assert urllib.request.urlopen(server, timeout=5).status == 200
 
 
@@ -122,8 +147,8 @@ def test_two_jobs_at_once_both_finish(client):
     from gradio_client import handle_file
 
     song = handle_file(str(DEMO_SONG))
-    first = client.submit(song, "One", "A", *ADVANCED, api_name="/make_video")
-    second = client.submit(song, "Two", "B", *ADVANCED, api_name="/make_video")
+    first = client.submit(song, "One", "A", "", *ADVANCED, api_name="/make_video")
+    second = client.submit(song, "Two", "B", "", *ADVANCED, api_name="/make_video")
     results = [first.result(timeout=300), second.result(timeout=300)]
     jobs = {r[3] for r in results}
     assert len(jobs) == 2

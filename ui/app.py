@@ -25,7 +25,8 @@ from musicvid.errors import Cancelled, MusicvidError, UserError
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import SongRequest, get_storyboard
 from musicvid.render import RenderSettings, render_song
-from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard
+from musicvid.lyrics import PLAIN, starts_with_time
+from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
 from ui.cli import UIConfig
 
 COLUMNS = ["start", "end", "kind", "lyric", "visual prompt"]
@@ -71,6 +72,18 @@ class Jobs:
         shutil.copyfile(upload, song)
         return job, song
 
+    @staticmethod
+    def lyrics(song: Path, text: str) -> Path | None:
+        """The pasted lyrics as a file beside the job's song: timed LRC if its lines start with times,
+        else plain lines for Whisper to time; None if nothing was pasted."""
+        if not text.strip():
+            return None
+        suffix = ".lrc" if any(starts_with_time(line) for line in text.splitlines()) else PLAIN
+        path = song.parent / "lyrics" / f"lyrics{suffix}"  # a folder: the job's only file is its song
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
     def song(self, job: str) -> Path:
         """The song of a job the page made; anything else (a path, another name) is refused."""
         folder = self.config.jobs_dir / job if JOB_ID.fullmatch(job or "") else None
@@ -104,12 +117,15 @@ def apply_edits(saved: dict, table) -> dict:
         raise UserError("the scene table must keep one row per scene (edit the cells, not the rows)")
     edited = json.loads(json.dumps(saved))
     for scene, (start, end, kind, lyric, prompt) in zip(edited["scenes"], data):
+        made = (scene["start"], scene["end"], scene["text"])
         try:
             scene.update(start=float(start), end=float(end))
         except (TypeError, ValueError):
             raise UserError(f"row {scene['index'] + 1}: start and end must be numbers of seconds") from None
         if str(prompt or "") != scene["prompt"]:
             scene.pop("fallback", None)  # the person wrote this prompt
+        if (round(scene["start"], 2), round(scene["end"], 2), str(lyric or "")) != (round(made[0], 2), round(made[1], 2), made[2]):
+            scene.pop("confidence", None)  # ... or checked this lyric
         scene.update(kind=str(kind).strip(), text=str(lyric or ""), prompt=str(prompt or ""))
     try:
         parse_storyboard(edited, "table")
@@ -144,8 +160,8 @@ def build_app(config: UIConfig = UIConfig()):
         title, artist = read_tags(Path(upload))
         return title, artist
 
-    def make_storyboard(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style,
-                        align, captions, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+    def make_storyboard(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed,
+                        style, align, captions, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
         if not upload:
             raise gr.Error("upload a song first", print_exception=False)
         try:
@@ -153,13 +169,15 @@ def build_app(config: UIConfig = UIConfig()):
             job, song = jobs.new(upload)
             jobs.check_song(song)
             request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent / "work",
-                                  context_size=int(context_size), seed=int(seed))  # fmt: skip
+                                  lyrics_file=jobs.lyrics(song, lyrics or ""), context_size=int(context_size),
+                                  seed=int(seed))  # fmt: skip
             storyboard, _, _ = get_storyboard(request, jobs.registry(preset))
         except MusicvidError as error:
             raise fail(error) from None
         status = "Storyboard ready: edit any prompt or time, then press Render."
-        if note := fallback_note(storyboard, name="rows", first=1):
-            status += f"\n\n**Note:** {note}."
+        for note in (unsure_note(storyboard, name="rows", first=1), fallback_note(storyboard, name="rows", first=1)):
+            if note:
+                status += f"\n\n**Note:** {note}."
         return rows(storyboard), job, status
 
     def render_job(upload, title, artist, advanced, table, job, stop):
@@ -185,12 +203,12 @@ def build_app(config: UIConfig = UIConfig()):
         with jobs.running(request.session_hash) as stop:
             return render_job(upload, title, artist, advanced, table, job, stop)
 
-    def make_video(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
-                   captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+    def make_video(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed, style,
+                   align, captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
         # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
         with jobs.running(request.session_hash) as stop:
-            table, job, _ = make_storyboard(upload, title, artist, *advanced)
+            table, job, _ = make_storyboard(upload, title, artist, lyrics, *advanced)
             if stop.is_set():
                 raise fail(Cancelled("the job was cancelled"))
             video, files, job, message = render_job(upload, title, artist, advanced, table, job, stop)
@@ -211,6 +229,9 @@ def build_app(config: UIConfig = UIConfig()):
                 upload = gr.Audio(sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)")
                 title = gr.Textbox(label="Title")
                 artist = gr.Textbox(label="Artist")
+                lyrics = gr.Textbox(label="Lyrics (optional)", lines=4, max_lines=20,
+                                    placeholder="Paste the words, one sung line per line: Whisper finds when each is "
+                                                "sung. Timed LRC lines work too. Empty: Whisper listens for them.")  # fmt: skip
                 with gr.Accordion("Advanced", open=False):
                     preset = gr.Dropdown(list(PRESETS), value=config.models, label="Models (tiny: offline, noise pictures)")
                     fps = gr.Number(10, label="Frames per second", minimum=1, maximum=30)
@@ -242,13 +263,14 @@ def build_app(config: UIConfig = UIConfig()):
         advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions]
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
         storyboard_event = storyboard_button.click(
-            make_storyboard, [upload, title, artist, *advanced], [table, job, status], api_name="make_storyboard"
+            make_storyboard, [upload, title, artist, lyrics, *advanced], [table, job, status], api_name="make_storyboard"
         )
         render_event = render_button.click(
             render, [upload, title, artist, *advanced, table, job], [video, downloads, job, status], api_name="render"
         )
         video_event = video_button.click(
-            make_video, [upload, title, artist, *advanced], [table, video, downloads, job, status], api_name="make_video"
+            make_video, [upload, title, artist, lyrics, *advanced], [table, video, downloads, job, status],
+            api_name="make_video",
         )
 
         def cancel(request: gr.Request) -> None:
