@@ -316,8 +316,8 @@ def load_diffusion(name: str, device: torch.device):
 
 # --- Demucs ----------------------------------------------------------------------------------------
 
-# Demucs' htdemucs with every size cut to the least that runs (the real one: 48 channels, 5 transformer
-# layers of 8 heads, 27M weights); depth 4 as the real one, which keeps the transformer's sequence short.
+# Demucs' htdemucs with every size cut to the least that runs (the published one: 48 channels, 5 transformer
+# layers of 8 heads, 42M weights); depth 4 as the real one, which keeps the transformer's sequence short.
 TINY_DEMUCS = dict(channels=4, depth=4, t_layers=1, t_heads=1, dconv_comp=1, dconv_depth=1)
 DEMUCS_SOURCES = ["drums", "bass", "other", "vocals"]
 
