@@ -1,4 +1,4 @@
-"""Which picture each video frame shows (DESIGN.md §2.5).
+"""Which picture each video frame shows.
 
 Frame k shows time k / fps; the video has N = round(duration × fps) frames. Scene i starts at frame
 K_i = round(start_i × fps); a scene with no frame of its own is skipped. Frame k of scene i shows the

@@ -207,7 +207,8 @@ def _string(value: Any, source: str, where: str) -> str:
 
 
 def parse_storyboard(data: Any, source: str = "") -> Storyboard:
-    """Check every rule of DESIGN.md §3 and build the storyboard, or name the field and the reason."""
+    """Check every rule of the storyboard format (README: "The work directory") and build the storyboard,
+    or name the field and the reason."""
     if not isinstance(data, dict):
         raise _fail(source, "the file", "must hold a JSON object")
     if data.get("version") != VERSION:

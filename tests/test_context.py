@@ -1,4 +1,4 @@
-"""ViPE's input strings, exactly as the released checkpoints were trained (DESIGN.md §2.3)."""
+"""ViPE's input strings, exactly as the released checkpoints were trained."""
 
 from musicvid.elaborate import scene_contexts
 from musicvid.storyboard import Scene, Storyboard

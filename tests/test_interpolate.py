@@ -1,4 +1,4 @@
-"""slerp and Chunked Similarity Alignment: the invariants DESIGN.md §2 fixes."""
+"""slerp and Chunked Similarity Alignment: their invariants."""
 
 import itertools
 

@@ -93,7 +93,7 @@ def test_each_scene_starts_on_its_keyframe(song, tmp_path):
 
 
 def test_conditioning_on_csa_gives_the_same_noise_prediction():
-    """The UNet reads text through cross-attention only, which ignores row order (DESIGN.md §2)."""
+    """The UNet reads text through cross-attention only, which ignores row order."""
     pipe = local_diffusion()
     with torch.inference_mode():
         p1, _ = pipe.encode_prompt(["a man jumps into a pool at night"], "cpu", 1, False)

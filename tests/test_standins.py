@@ -19,7 +19,7 @@ from musicvid.storyboard import load_storyboard
 from musicvid.transcript import Transcript
 from musicvid.vocals import separate_vocals
 from tests.songs import make_song
-from tests.standins import GPT2_EOS, GPT2_VOCAB, SD15
+from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, SD15
 from tests.test_render import probe
 from vipe_core.errors import VipeError
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
@@ -134,6 +134,9 @@ def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name
     separator = load_separator(DEMUCS, resolve_device("cpu"))  # demucs' own loading: the hub, safetensors
     assert isinstance(separator, BagOfModels) and [type(m) for m in separator.models] == [HTDemucs]
     assert separator.sources[-1] == "vocals" and (separator.samplerate, separator.audio_channels) == (44100, 2)
+    with torch.device("meta"):  # the published architecture, nothing allocated: the same tensors by name
+        published = HTDemucs(**{**HTDEMUCS_KWARGS, "segment": 7.8}).state_dict()
+    assert set(separator.models[0].state_dict()) == set(published) and len(published) == 533
     samples = load_audio(song).samples
     vocals = separate_vocals(separator, song, samples.size, quiet=True)
     assert vocals.shape == samples.shape and vocals.dtype == np.float32 and np.isfinite(vocals).all()

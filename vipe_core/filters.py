@@ -1,4 +1,4 @@
-"""Stage 2, filter: the paper's §3.1 rules, with the authors' defaults (DESIGN.md §6.2).
+"""Stage 2, filter: the paper's §3.1 rules, with the authors' defaults.
 
 Per line:  strip section headers ("[Chorus]") and Genius page furniture; drop lines with fewer
            than 2 unique words or more than 20 words.
