@@ -31,10 +31,11 @@ import psutil
 import torch
 
 from musicvid.assets import ASSETS_DIR
-from musicvid.audio import SAMPLE_RATE, ffmpeg_exe
+from musicvid.audio import SAMPLE_RATE
+from musicvid.ffmpeg import exe as ffmpeg_exe
 from musicvid.models import PRESETS, SD15_RANDOM, ModelRegistry
 from musicvid.pipeline import SongRequest
-from musicvid.render import Picture, RenderSettings, SceneInputs, configure_pipeline, draw, render_song
+from musicvid.render import Picture, RenderSettings, SceneInputs, draw, job_pipeline, render_song
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import MODEL_STAGES, Timings
 
@@ -240,8 +241,8 @@ def flops_per_picture(settings: RenderSettings) -> float:
     scene = Scene(index=0, kind="lyric", start=0.0, end=1.0, text="", prompt="a lighthouse in a storm", seed=1)
     storyboard = Storyboard(audio={"duration": 1.0}, title="", artist="", language="en", settings={}, scenes=[scene])
     registry = ModelRegistry(preset_for(SD15_RANDOM))
-    with registry.use("diffusion") as pipe:
-        configure_pipeline(pipe, settings)
+    with registry.use("diffusion") as loaded:
+        pipe = job_pipeline(loaded, settings)
         inputs = SceneInputs(pipe, storyboard, [0], settings)
         picture = Picture(path=Path("unused.png"), key="", scene=0, target=None, t=0.0)
         with FlopCounterMode(display=False) as counter:

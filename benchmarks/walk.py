@@ -19,7 +19,7 @@ import torch
 def musicvid_walk(args, device: torch.device) -> dict:
     from musicvid.models import load_diffusion
     from musicvid.mux import encode_video
-    from musicvid.render import RenderSettings, configure_pipeline, plan_pictures, render_pictures, video_frames
+    from musicvid.render import RenderSettings, job_pipeline, plan_pictures, render_pictures, video_frames
     from musicvid.schedule import frame_schedule
     from musicvid.storyboard import Scene, Storyboard
     from musicvid.timing import Timings
@@ -31,7 +31,7 @@ def musicvid_walk(args, device: torch.device) -> dict:
         fps=args.fps, width=args.width, height=args.height, steps=args.steps, guidance=args.guidance,
         scheduler="dpm++", batch_size=args.batch_size,
     )  # fmt: skip
-    configure_pipeline(pipe, settings)
+    pipe = job_pipeline(pipe, settings)
     # Scene i starts at frame i·N; the last scene lasts one frame: (K−1)·N + 1 frames, every transition
     # N frames from keyframe to keyframe like stable-diffusion-videos' clips.
     step = args.frames_per_prompt / args.fps

@@ -3,31 +3,22 @@
 from __future__ import annotations
 
 import hashlib
-import re
-import shutil
 import subprocess
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from musicvid import ffmpeg
 from musicvid.errors import UserError
+from musicvid.files import check_file
 
 SAMPLE_RATE = 16_000  # what Whisper expects
 # A file that decodes to less than this share of the length its header declares is cut off.
 TRUNCATION_TOLERANCE = 0.9
-
-
-@lru_cache(maxsize=1)
-def ffmpeg_exe() -> str:
-    """ffmpeg from PATH if there is one, else the binary shipped by the imageio-ffmpeg wheel."""
-    found = shutil.which("ffmpeg")
-    if found:
-        return found
-    import imageio_ffmpeg
-
-    return imageio_ffmpeg.get_ffmpeg_exe()
+# The longest song any front door accepts: its frames (10 per second) multiply every later stage's work,
+# and its samples sit in memory (an hour is 230 MB). The page sets a lower limit of its own.
+MAX_SECONDS = 60 * 60
 
 
 @dataclass(frozen=True)
@@ -53,58 +44,42 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def check_readable(path: Path, what: str = "audio file") -> None:
-    """Refuse, in one sentence, a path that is not a readable, non-empty file."""
-    if not path.exists():
-        raise UserError(f"{what} not found: {path}")
-    if path.is_dir():
-        raise UserError(f"{path} is a directory, not an {what}")
-    try:
-        with path.open("rb") as f:
-            empty = not f.read(1)
-    except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror}") from None
-    if empty:
-        raise UserError(f"{path} is empty (0 bytes)")
-
-
-def _ffmpeg_reason(stderr: str) -> str:
-    lines = [l.strip() for l in stderr.splitlines() if l.strip()]
-    for line in reversed(lines):
-        if "matches no streams" in line:
-            return "it has no audio stream"
-    return lines[-1] if lines else "ffmpeg gave no reason"
-
-
-def _declared_duration(stderr: str) -> float | None:
-    match = re.search(r"Duration: (\d+):(\d+):(\d+(?:\.\d+)?)", stderr)
-    if not match:
-        return None
-    hours, minutes, seconds = match.groups()
-    return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
-
-
-def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1) -> np.ndarray:
+def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: float | None = None) -> np.ndarray:
     """All of the first audio stream as float32 samples (16 kHz mono unless asked otherwise; channels
-    interleaved)."""
+    interleaved). With `max_seconds`, ffmpeg stops just past it, so a file whose header lies about its
+    length still cannot fill the memory."""
     command = [
-        ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", str(path),
+        ffmpeg.exe(), "-hide_banner", "-nostdin", "-i", ffmpeg.file_url(path),
+        *(["-t", f"{max_seconds + 1:.3f}"] if max_seconds is not None else []),
         "-map", "0:a:0", "-vn", "-ac", str(channels), "-ar", str(rate), "-f", "f32le", "pipe:1",
     ]  # fmt: skip
     result = subprocess.run(command, capture_output=True)
     stderr = result.stderr.decode("utf-8", "replace")
     if result.returncode != 0:
-        raise UserError(f"{path} is not audio that ffmpeg can read: {_ffmpeg_reason(stderr)}")
+        raise UserError(f"{path} is not audio that ffmpeg can read: {ffmpeg.reason(stderr)}")
     samples = np.frombuffer(result.stdout, dtype=np.float32).copy()  # writable, as torch wants
     if samples.size == 0:
         raise UserError(f"{path} contains no audio samples")
     decoded = samples.size / (rate * channels)
-    declared = _declared_duration(stderr)
+    declared = ffmpeg.parse_duration(stderr)
+    if max_seconds is not None and decoded > max_seconds:
+        raise UserError(too_long(path, decoded, max_seconds))
     if declared and decoded < TRUNCATION_TOLERANCE * declared:
         raise UserError(
             f"{path} looks truncated or corrupt: its header says {declared:.1f} s but only {decoded:.1f} s decode"
         )
     return samples
+
+
+def too_long(path: Path, seconds: float, max_seconds: float) -> str:
+    return f"{path} lasts {seconds / 60:.1f} minutes; the limit is {max_seconds / 60:g} minutes"
+
+
+def check_length(path: Path, max_seconds: float) -> None:
+    """Refuse a song longer than the limit by what its header declares, before decoding any of it."""
+    declared = ffmpeg.declared_duration(path)
+    if declared is not None and declared > max_seconds:
+        raise UserError(too_long(path, declared, max_seconds))
 
 
 def read_tags(path: Path) -> tuple[str, str]:
@@ -137,10 +112,12 @@ def beat_times(samples: np.ndarray) -> list[float]:
     return librosa.frames_to_time(frames, sr=SAMPLE_RATE).tolist()
 
 
-def load_audio(path: str | Path) -> Audio:
+def load_audio(path: str | Path, max_seconds: float = MAX_SECONDS) -> Audio:
+    """The song decoded, refused (before decoding, where its header tells) if longer than `max_seconds`."""
     path = Path(path)
-    check_readable(path)
-    samples = decode(path)
+    check_file(path, "audio file")
+    check_length(path, max_seconds)
+    samples = decode(path, max_seconds=max_seconds)
     title, artist = read_tags(path)
     info = AudioInfo(
         path=str(path), sha256=file_sha256(path), duration=samples.size / SAMPLE_RATE, title=title, artist=artist

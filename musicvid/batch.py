@@ -8,23 +8,34 @@ itself is unusable."""
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
+import dataclasses
 import hashlib
 import io
-import subprocess
 import sys
 import time
+import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from functools import cache
+from typing import TYPE_CHECKING
+
 from musicvid.errors import UserError
+from musicvid.files import check_file, check_output
+
+if TYPE_CHECKING:  # imported when a batch runs: `musicvid --help` should not load torch
+    from musicvid.pipeline import SongRequest
+    from musicvid.render import RenderSettings
 
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
-# These pick the models, which the whole batch shares, so a CSV row may not change them.
-SHARED_OPTIONS = {"models", "asr", "asr_model", "vipe", "vipe_tokenizer", "diffusion", "separator", "device", "workdir", "output",
-                  "quiet", "address", "workers", "gpus_per_song"}  # fmt: skip
+# These pick the models or the places, which the whole batch shares, so a CSV row may not change them.
+SHARED_OPTIONS = {"models", "asr", "asr_model", "vipe", "vipe_tokenizer", "diffusion", "separator", "device", "workdir",
+                  "output", "quiet", "address", "workers", "gpus_per_song", "force", "engine", "song"}  # fmt: skip
+# A CSV column is a field of the song's settings, by its name or by its command-line option's name.
+COLUMN_ALIASES = {"lyrics": "lyrics_file", "storyboard": "storyboard_file", "break": "break_seconds"}
+TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
 
 
@@ -35,7 +46,7 @@ class Entry:
     path: Path
     title: str | None = None
     artist: str | None = None
-    overrides: dict[str, str] = field(default_factory=dict)
+    overrides: dict[str, str] = field(default_factory=dict)  # CSV column -> text, as written
 
 
 @dataclass
@@ -68,13 +79,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", help="Ray cluster to join (e.g. auto); default: start Ray on this machine")
     p.add_argument("--workers", type=int, help="Ray actors, each keeping its models loaded (default: one per GPU, else 1)")
     p.add_argument("--gpus-per-song", type=float, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)")
-    p.set_defaults(batch_parser=p)
 
 
 # --- playlists ----------------------------------------------------------------------------------
 
 
 def _read_text(path: Path) -> str:
+    check_file(path, "playlist")
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -115,7 +126,7 @@ def read_folder(path: Path) -> list[Entry]:
     return [Entry(song) for song in songs]
 
 
-def read_csv(path: Path, parser: argparse.ArgumentParser) -> list[Entry]:
+def read_csv(path: Path) -> list[Entry]:
     rows = list(csv.DictReader(io.StringIO(_read_text(path))))
     if not rows or "path" not in (rows[0].keys()):
         raise UserError(f"{path}: a batch CSV needs a header row with a 'path' column (then title, artist, options)")
@@ -127,14 +138,12 @@ def read_csv(path: Path, parser: argparse.ArgumentParser) -> list[Entry]:
         title = (row.pop("title", None) or "").strip() or None
         artist = (row.pop("artist", None) or "").strip() or None
         overrides = {key.strip(): value.strip() for key, value in row.items() if key and value and value.strip()}
-        for key in overrides:
-            _option(parser, key, f"{path} line {number}")  # refuse unknown columns before any rendering
         song_path = Path(song)
         entries.append(Entry(song_path if song_path.is_absolute() else path.parent / song_path, title, artist, overrides))
     return entries
 
 
-def read_playlist(path: Path, parser: argparse.ArgumentParser) -> list[Entry]:
+def read_playlist(path: Path) -> list[Entry]:
     if path.is_dir():
         entries = read_folder(path)
     elif not path.exists():
@@ -142,7 +151,7 @@ def read_playlist(path: Path, parser: argparse.ArgumentParser) -> list[Entry]:
     elif path.suffix.lower() in PLAYLIST_SUFFIXES:
         entries = read_m3u(path)
     elif path.suffix.lower() == ".csv":
-        entries = read_csv(path, parser)
+        entries = read_csv(path)
     else:
         raise UserError(f"{path}: not a playlist (use .m3u, .m3u8, .csv or a folder of audio files)")
     if not entries:
@@ -153,30 +162,69 @@ def read_playlist(path: Path, parser: argparse.ArgumentParser) -> list[Entry]:
 # --- per-song settings --------------------------------------------------------------------------
 
 
-def _option(parser: argparse.ArgumentParser, column: str, where: str) -> argparse.Action:
-    dest = column.replace("-", "_")
-    action = next((a for a in parser._actions if a.dest == dest and a.option_strings), None)
-    if action is None or dest in SHARED_OPTIONS or dest in ("title", "artist", "force", "engine"):
-        raise UserError(f"{where}: column '{column}' is not a per-song render option")
-    return action
+def _field_types(cls) -> dict[str, type]:
+    """Each field's type, `X | None` read as X."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: next(t for t in typing.get_args(hints[f.name]) or (hints[f.name],) if t is not type(None))
+            for f in dataclasses.fields(cls)}  # fmt: skip
 
 
-def song_args(args: argparse.Namespace, entry: Entry, output: Path, workdir: Path | None) -> argparse.Namespace:
-    """The batch's options with this song's file, names, output and CSV overrides filled in."""
-    song = copy.copy(args)
-    song.song, song.title, song.artist, song.output, song.workdir = entry.path, entry.title, entry.artist, output, workdir
+@cache
+def per_song_fields() -> dict[str, dict[str, type]]:
+    """The settings a CSV row may change, with their types: the song's request and its render."""
+    from musicvid.pipeline import SongRequest
+    from musicvid.render import RenderSettings
+
+    request = _field_types(SongRequest)
+    return {
+        "request": {k: v for k, v in request.items() if k not in ("song", "title", "artist", "workdir", "quiet", "max_seconds")},
+        "settings": _field_types(RenderSettings),
+    }
+
+
+def _value(kind: type, text: str, where: str, column: str, base: Path):
+    if kind is bool:
+        if text.lower() not in TRUE + FALSE:
+            raise UserError(f"{where}: {column} must be yes or no (true/false, 1/0), not '{text}'")
+        return text.lower() in TRUE
+    if kind is Path:
+        path = Path(text)
+        return path if path.is_absolute() else base / path
+    try:
+        return kind(text)
+    except ValueError:
+        raise UserError(f"{where}: {column} must be {'a whole number' if kind is int else 'a number'}, not '{text}'") from None
+
+
+def song_settings(
+    entry: Entry, request: SongRequest, settings: RenderSettings, base: Path, where: str
+) -> tuple[SongRequest, RenderSettings]:
+    """The batch's settings with this song's file, names and CSV columns filled in, each checked.
+    Relative paths in a row are relative to the CSV, like its songs."""
+    changes: dict[str, dict] = {"request": {}, "settings": {}}
     for column, text in entry.overrides.items():
-        action = _option(args.batch_parser, column, str(entry.path))
-        if action.nargs == 0:  # on/off flags: any of 1/true/yes switches them
-            value = action.const if text.lower() in ("1", "true", "yes", "on") else action.default
-        else:
+        name = COLUMN_ALIASES.get(column, column).replace("-", "_")
+        if name == "size":  # WxH, as on the command line
+            from musicvid.cli import parse_size
+
             try:
-                value = action.type(text) if action.type else text
-            except (ValueError, argparse.ArgumentTypeError) as e:
-                raise UserError(f"{entry.path}: bad {column} '{text}': {e}") from None
-        setattr(song, action.dest, value)
-    del song.batch_parser  # a song's options travel to Ray workers: plain values only
-    return song
+                changes["settings"]["width"], changes["settings"]["height"] = parse_size(text)
+            except argparse.ArgumentTypeError as e:
+                raise UserError(f"{where}: {e}") from None
+            continue
+        fields = per_song_fields()
+        group = next((g for g in fields if name in fields[g]), None)
+        if group is None:
+            shared = " (the whole batch shares it: give it on the command line)" if name in SHARED_OPTIONS else ""
+            raise UserError(f"{where}: column '{column}' is not a per-song setting{shared}")
+        changes[group][name] = _value(fields[group][name], text, where, column, base)
+    request = dataclasses.replace(request, song=entry.path, title=entry.title, artist=entry.artist, **changes["request"])
+    settings = dataclasses.replace(settings, **changes["settings"])
+    try:
+        request.check(), settings.check()
+    except UserError as e:
+        raise UserError(f"{where}: {e}") from None
+    return request, settings
 
 
 def output_names(entries: list[Entry]) -> list[str]:
@@ -190,16 +238,6 @@ def output_names(entries: list[Entry]) -> list[str]:
     return names
 
 
-def audio_duration(path: Path) -> float | None:
-    from musicvid.audio import _declared_duration, ffmpeg_exe
-
-    try:
-        probe = subprocess.run([ffmpeg_exe(), "-hide_banner", "-i", str(path)], capture_output=True, text=True)
-    except OSError:
-        return None
-    return _declared_duration(probe.stderr)
-
-
 # --- running ------------------------------------------------------------------------------------
 
 
@@ -207,18 +245,20 @@ def audio_duration(path: Path) -> float | None:
 class Job:
     number: int  # 1-based place in the playlist
     entry: Entry
-    args: argparse.Namespace  # this song's options
+    request: SongRequest  # this song's settings
+    settings: RenderSettings
+    output: Path
 
 
 def render_one(job: Job, registry) -> Result:
-    from musicvid.cli import render_settings, song_request
+    from musicvid.ffmpeg import declared_duration
     from musicvid.render import render_song
 
     started = time.perf_counter()
-    result = Result(song=str(job.entry.path), status="done", output=str(job.args.output))
+    result = Result(song=str(job.entry.path), status="done", output=str(job.output))
     try:
-        render_song(song_request(job.args), render_settings(job.args, registry), registry, output=job.args.output)
-        result.duration = audio_duration(job.entry.path)
+        render_song(job.request, job.settings, registry, output=job.output)
+        result.duration = declared_duration(job.entry.path)
     except KeyboardInterrupt:
         raise
     except Exception as error:  # any one song's failure is reported; the batch goes on
@@ -258,8 +298,7 @@ def render_on_ray(args, jobs: list[Job], finished) -> None:
     gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if cluster.get("GPU") else 0.0)
     workers = args.workers or (int(cluster["GPU"] // gpus) if gpus else 1)
     actor = ray.remote(num_cpus=1, num_gpus=gpus, max_restarts=1, max_task_retries=1)(SongRenderer)
-    shared = argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "batch_parser"})
-    idle = [actor.remote(shared) for _ in range(max(1, min(workers, len(jobs))))]
+    idle = [actor.remote(args) for _ in range(max(1, min(workers, len(jobs))))]
     waiting, running = list(jobs), {}
     while waiting or running:
         while waiting and idle:
@@ -271,7 +310,7 @@ def render_on_ray(args, jobs: list[Job], finished) -> None:
             result = ray.get(ready)
         except ray.exceptions.RayError as error:  # the worker died twice on this song
             reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            result = Result(str(job.entry.path), "failed", str(job.args.output), error=f"worker failed: {reason}")
+            result = Result(str(job.entry.path), "failed", str(job.output), error=f"worker failed: {reason}")
         idle.append(worker)
         finished(job, result)
 
@@ -292,21 +331,33 @@ def write_report(path: Path, playlist: Path, results: list[Result], total: int) 
 
 
 def run(args) -> int:
+    from musicvid.ffmpeg import declared_duration
+
     if args.engine == "ray":
         try:
             import ray  # noqa: F401
         except ImportError:
             raise UserError(INSTALL_RAY) from None
-    entries = read_playlist(args.playlist, args.batch_parser)
+    from musicvid.cli import model_set, render_settings, song_request
+
+    entries = read_playlist(args.playlist)
     out_dir: Path = args.output
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_output(out_dir / "report.json", "-o")
+    # Every song's settings are checked before the first song is rendered: a bad row costs nothing.
+    base_args = argparse.Namespace(**vars(args), song=args.playlist)
+    base_request, base_settings = song_request(base_args), render_settings(args, model_set(args))
+    base = args.playlist if args.playlist.is_dir() else args.playlist.parent
     jobs = []
     for number, (entry, name) in enumerate(zip(entries, output_names(entries)), start=1):
-        output = out_dir / (f"{name}.preview.mp4" if args.preview else f"{name}.mp4")
-        workdir = args.workdir / name if args.workdir else None
-        jobs.append(Job(number, entry, song_args(args, entry, output, workdir)))  # bad CSV values fail here
+        where = f"{args.playlist} song {number} ({entry.path.name})"
+        request, settings = song_settings(entry, base_request, base_settings, base, where)
+        if args.workdir:
+            request = dataclasses.replace(request, workdir=args.workdir / name)
+        output = out_dir / (f"{name}.preview.mp4" if settings.preview else f"{name}.mp4")
+        jobs.append(Job(number, entry, request, settings, output))
+    out_dir.mkdir(parents=True, exist_ok=True)
 
     report = out_dir / "report.json"
     results: dict[int, Result] = {}
@@ -320,8 +371,8 @@ def run(args) -> int:
 
     todo = []
     for job in jobs:
-        if job.args.output.exists() and not args.force:
-            finished(job, Result(str(job.entry.path), "skipped", str(job.args.output), audio_duration(job.entry.path)))
+        if job.output.exists() and not args.force:
+            finished(job, Result(str(job.entry.path), "skipped", str(job.output), declared_duration(job.entry.path)))
         else:
             todo.append(job)
     if todo:

@@ -29,7 +29,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _size(text: str) -> tuple[int, int]:
+def parse_size(text: str) -> tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
     except ValueError:
@@ -72,7 +72,7 @@ def add_render_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fps", type=float, default=10.0, help="frames per second (the paper: 10)")
     p.add_argument("--steps", type=int, help="denoising steps (default: the preset's, 25 for SD 1.5)")
     p.add_argument("--guidance", type=float, default=7.5, help="classifier-free guidance scale")
-    p.add_argument("--size", type=_size, help="WxH, multiples of 8 (default: the preset's, 512x512 for SD 1.5)")
+    p.add_argument("--size", type=parse_size, help="WxH, multiples of 8 (default: the preset's, 512x512 for SD 1.5)")
     p.add_argument("--scheduler", default="dpm++", help="deterministic sampler: dpm++ or ddim")
     p.add_argument("--batch-size", type=int, default=4, help="frames denoised together")
     p.add_argument("--no-align", dest="align", action="store_false",
@@ -114,12 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def model_registry(args, keep_loaded: bool = False):
-    from musicvid.models import ModelRegistry, choose_models
+def model_set(args):
+    from musicvid.models import choose_models
 
-    models = choose_models(args.models, asr_backend=args.asr, asr=args.asr_model, vipe=args.vipe,
-                           vipe_tokenizer=args.vipe_tokenizer, diffusion=args.diffusion, separator=args.separator)  # fmt: skip
-    return ModelRegistry(models, device=args.device, keep_loaded=keep_loaded)
+    return choose_models(args.models, asr_backend=args.asr, asr=args.asr_model, vipe=args.vipe,
+                         vipe_tokenizer=args.vipe_tokenizer, diffusion=args.diffusion, separator=args.separator)  # fmt: skip
+
+
+def model_registry(args, keep_loaded: bool = False):
+    from musicvid.models import ModelRegistry
+
+    return ModelRegistry(model_set(args), device=args.device, keep_loaded=keep_loaded)
 
 
 def song_request(args):
@@ -143,13 +148,13 @@ def cmd_storyboard(args) -> int:
     return 0
 
 
-def render_settings(args, registry):
-    """RenderSettings from the render options, with the model preset's size and steps as defaults."""
+def render_settings(args, models):
+    """RenderSettings from the render options, with the model set's size and steps as defaults."""
     from musicvid.render import RenderSettings
 
-    width, height = args.size or registry.models.size
+    width, height = args.size or models.size
     settings = RenderSettings(
-        fps=args.fps, width=width, height=height, steps=registry.models.steps if args.steps is None else args.steps,
+        fps=args.fps, width=width, height=height, steps=models.steps if args.steps is None else args.steps,
         guidance=args.guidance, scheduler=args.scheduler, batch_size=args.batch_size, align=args.align,
         align_chunk=args.align_chunk, style=args.style, negative_prompt=args.negative_prompt,
         captions=args.captions, preview=args.preview, attention_slicing=args.attention_slicing,
@@ -163,7 +168,7 @@ def cmd_render(args) -> int:
     from musicvid.render import render_song
 
     registry = model_registry(args)
-    video = render_song(song_request(args), render_settings(args, registry), registry, output=args.output)
+    video = render_song(song_request(args), render_settings(args, registry.models), registry, output=args.output)
     print(video)
     return 0
 

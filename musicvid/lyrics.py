@@ -7,8 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from musicvid.audio import check_readable, file_sha256
+from musicvid.audio import file_sha256
 from musicvid.errors import UserError
+from musicvid.files import check_file
 from musicvid.transcript import Line, Transcript, fit_to_duration, has_words
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
@@ -88,7 +89,7 @@ def parse_transcript_json(text: str) -> tuple[list[Line], str]:
 
 
 def _read_text(path: Path) -> str:
-    check_readable(path, "lyrics file")
+    check_file(path, "lyrics file")
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
@@ -126,7 +127,7 @@ def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Tr
             lines, language = parse_transcript_json(text)
         else:
             raise UserError(f"lyrics file {path} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, RecursionError) as e:  # RecursionError: JSON nested too deeply
         raise UserError(f"lyrics file {path} could not be parsed: {e}") from None
     lines = fit_to_duration(lines, duration)
     if not lines and text.strip():

@@ -9,7 +9,7 @@ from typing import Iterable
 
 import numpy as np
 
-from musicvid.audio import ffmpeg_exe
+from musicvid import ffmpeg
 from musicvid.errors import RenderError
 from musicvid.files import atomic_path
 
@@ -21,16 +21,18 @@ def encode_video(
     With no `audio` the video is silent."""
     with atomic_path(output) as tmp, tempfile.TemporaryFile() as log:
         command = [
-            ffmpeg_exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin",
+            ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin",
             "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", f"{fps}",
             "-i", "pipe:0",
-            *(["-i", str(audio), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"] if audio else []),
+            *(["-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"] if audio else []),
             "-c:v", "libx264", "-preset", "medium", "-crf", str(crf), "-pix_fmt", "yuv420p",
-            "-movflags", "+faststart", str(tmp),
+            "-movflags", "+faststart", ffmpeg.file_url(tmp),
         ]  # fmt: skip
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=log)
         try:
-            for frame in frames:
+            for number, frame in enumerate(frames):
+                if frame.shape != (height, width, 3):  # raw frames have no borders: one would shift the rest
+                    raise RenderError(f"frame {number} is {frame.shape[1]}x{frame.shape[0]}, the video {width}x{height}")
                 process.stdin.write(np.ascontiguousarray(frame, dtype=np.uint8).tobytes())
         except BrokenPipeError:
             pass  # ffmpeg quit early; its own message below says why
@@ -39,6 +41,4 @@ def encode_video(
             returncode = process.wait()
         if returncode != 0:
             log.seek(0)
-            lines = [l.strip() for l in log.read().decode("utf-8", "replace").splitlines() if l.strip()]
-            reason = lines[-1] if lines else f"exit code {returncode}"
-            raise RenderError(f"ffmpeg could not write the video: {reason}")
+            raise RenderError(f"ffmpeg could not write the video: {ffmpeg.reason(log.read().decode('utf-8', 'replace'))}")

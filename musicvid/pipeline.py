@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
+from musicvid.audio import MAX_SECONDS, Audio, AudioInfo, beat_times, load_audio
 from musicvid.elaborate import elaborate
 from musicvid.errors import UserError
 from musicvid.align import align_lyrics
@@ -34,6 +34,8 @@ from vipe_core.choose import LENSES
 WORK_ROOT = Path("musicvid-work")
 # Candidates multiply ViPE's work: 20 took 15 times as long as one (benchmarks/elaborate.py, 2-core CPU).
 MAX_CANDIDATES = 64
+# ViPE was trained with up to 7 lines of context; more is read for every line and was never learned.
+MAX_CONTEXT = 16
 
 
 @dataclass
@@ -53,10 +55,11 @@ class SongRequest:
     lens: str | None = None  # the reading the choice favours (vipe_core.choose.LENSES)
     separate_vocals: bool = False  # Demucs takes the band away before Whisper listens
     quiet: bool = False
+    max_seconds: float = MAX_SECONDS  # longer songs are refused before they are decoded
 
     def check(self) -> None:
-        if self.context_size < 0:
-            raise UserError(f"--context-size must be 0 or more, got {self.context_size}")
+        if not 0 <= self.context_size <= MAX_CONTEXT:
+            raise UserError(f"--context-size must be from 0 to {MAX_CONTEXT}, got {self.context_size}")
         if not 0 <= self.seed < 2**31:
             raise UserError(f"--seed must be from 0 to 2^31-1, got {self.seed}")
         if self.break_seconds <= 0:
@@ -155,7 +158,7 @@ def get_storyboard(
     timings = timings if timings is not None else Timings()
     if audio is None:
         with timings.measure("decode audio"):
-            audio = load_audio(request.song)
+            audio = load_audio(request.song, request.max_seconds)
     info = audio.info
     workdir = work_directory(info, request.workdir)
     path = workdir / "storyboard.json"

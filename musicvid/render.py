@@ -11,12 +11,9 @@ picture is computed in is then always the same, and so are its bytes.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import logging
-import os
 import shutil
-import signal
 import threading
 import time
 from collections import deque
@@ -32,7 +29,7 @@ from PIL import Image, PngImagePlugin
 
 from musicvid import captions
 from musicvid.errors import Cancelled, UserError
-from musicvid.files import atomic_path, write_json, write_text
+from musicvid.files import atomic_path, check_output, remove_all_temporaries, remove_temporaries, write_json, write_text
 from musicvid.interpolate import align, slerp
 from musicvid.models import ModelRegistry
 from musicvid.mux import encode_video
@@ -46,10 +43,13 @@ log = logging.getLogger("musicvid")
 
 KEY_FIELD = "musicvid-key"
 SCHEDULERS = ("dpm++", "ddim")
-# Tests set this to kill the process (as a crash would) after it has drawn that many groups,
-# counted across renders (a batch renders several songs in one process).
-KILL_AFTER_GROUPS_ENV = "MUSICVID_TEST_KILL_AFTER_GROUPS"
-_groups_drawn = itertools.count(1)
+# Upper limits of the settings that multiply the work (frames per second of song, pixels, steps) or
+# the memory (pictures denoised at once); a setting past them is refused before anything is planned.
+MAX_FPS = 60
+MAX_SIDE = 2048  # SD 1.x draws 512²; 2048² already takes 16 times its memory and time per picture
+MAX_STEPS = 150
+MAX_GUIDANCE = 30.0
+MAX_BATCH_SIZE = 64
 WRITE_AHEAD = 2  # groups of pictures that may wait to be written while the next is drawn
 
 
@@ -74,16 +74,16 @@ class RenderSettings:
     compile: bool = False  # torch.compile the UNet and the VAE decoder: slow start, faster frames
 
     def check(self) -> None:
-        if not self.fps > 0:
-            raise UserError(f"--fps must be positive, got {self.fps:g}")
-        if self.width <= 0 or self.height <= 0 or self.width % 8 or self.height % 8:
-            raise UserError(f"--size must be positive multiples of 8, got {self.width}x{self.height}")
-        if self.steps < 1:
-            raise UserError(f"--steps must be at least 1, got {self.steps}")
-        if self.guidance < 0:
-            raise UserError(f"--guidance must be 0 or more, got {self.guidance:g}")
-        if self.batch_size < 1:
-            raise UserError(f"--batch-size must be at least 1, got {self.batch_size}")
+        if not 0 < self.fps <= MAX_FPS:
+            raise UserError(f"--fps must be above 0 and at most {MAX_FPS}, got {self.fps:g}")
+        if not (0 < self.width <= MAX_SIDE and 0 < self.height <= MAX_SIDE) or self.width % 8 or self.height % 8:
+            raise UserError(f"--size must be positive multiples of 8 up to {MAX_SIDE}x{MAX_SIDE}, got {self.width}x{self.height}")
+        if not 1 <= self.steps <= MAX_STEPS:
+            raise UserError(f"--steps must be from 1 to {MAX_STEPS}, got {self.steps}")
+        if not 0 <= self.guidance <= MAX_GUIDANCE:
+            raise UserError(f"--guidance must be from 0 to {MAX_GUIDANCE:g}, got {self.guidance:g}")
+        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
+            raise UserError(f"--batch-size must be from 1 to {MAX_BATCH_SIZE}, got {self.batch_size}")
         if self.align_chunk < 1 or self.align_chunk > 76:
             raise UserError(f"--align-chunk must be from 1 to 76, got {self.align_chunk}")
         if self.scheduler not in SCHEDULERS:
@@ -104,10 +104,12 @@ def _key(*parts) -> str:
 # --- pictures on disk ------------------------------------------------------------------------------
 
 
-def stored_key(path: Path) -> str | None:
+def stored_key(path: Path, size: tuple[int, int] | None = None) -> str | None:
+    """The key a picture on disk was drawn with; None if it is missing, damaged or (given `size`,
+    width × height) of another size than the video's."""
     try:
         with Image.open(path) as image:
-            return image.text.get(KEY_FIELD)
+            return image.text.get(KEY_FIELD) if size is None or image.size == size else None
     except (OSError, SyntaxError, ValueError):
         return None  # missing or damaged: render it again
 
@@ -187,14 +189,18 @@ def plan_pictures(
 # --- drawing ---------------------------------------------------------------------------------------
 
 
-def configure_pipeline(pipe, settings: RenderSettings):
+def job_pipeline(pipe, settings: RenderSettings):
+    """A pipeline for one render: the loaded models, shared, with a sampler of the job's own. A kept-
+    loaded pipeline (batch, web page) is never changed under another job's denoising loop: its
+    scheduler keeps state per call. The models' own switches below are set for this job; the callers
+    run one job at a time per loaded model set (the page holds a lock)."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
 
     # Both samplers are deterministic (no fresh noise per step), so nearby t give nearby pictures.
     if settings.scheduler == "ddim":
-        pipe.scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
+        scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
     else:
-        pipe.scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
+        scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
     # Set both ways: a pipeline kept loaded (batch, web UI) may carry the last job's choice.
     if settings.attention_slicing or settings.low_vram:
         pipe.enable_attention_slicing()
@@ -211,7 +217,9 @@ def configure_pipeline(pipe, settings: RenderSettings):
         # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs.
         pipe.unet = torch.compile(pipe.unet, fullgraph=True)
         pipe.vae.decoder = torch.compile(pipe.vae.decoder)
-    return pipe
+    job = type(pipe).from_pipe(pipe, scheduler=scheduler)
+    job.set_progress_bar_config(**getattr(pipe, "_progress_bar_config", {}))  # our own bar counts frames
+    return job
 
 
 class SceneInputs:
@@ -255,8 +263,26 @@ def _with_style(prompt: str, style: str) -> str:
     return f"{prompt}, {style}" if style.strip() else prompt
 
 
+def stop_between_steps(stop: threading.Event | None):
+    """A step callback that ends the denoising loop within one step of `stop` being set."""
+
+    def check(pipe, step: int, timestep, tensors: dict) -> dict:
+        if stop is not None and stop.is_set():
+            raise Cancelled("the render was cancelled")
+        return tensors
+
+    return check
+
+
 @torch.inference_mode()
-def draw(pipe, inputs: SceneInputs, group: list[Picture], settings: RenderSettings, timings: Timings) -> np.ndarray:
+def draw(
+    pipe,
+    inputs: SceneInputs,
+    group: list[Picture],
+    settings: RenderSettings,
+    timings: Timings,
+    stop: threading.Event | None = None,
+) -> np.ndarray:
     """The group's pictures as uint8 RGB: one batched pipeline call (guidance batched with it) to
     denoise the latents, then one VAE decode."""
     texts, noises = zip(*(inputs.conditioning(p) for p in group))
@@ -271,6 +297,7 @@ def draw(pipe, inputs: SceneInputs, group: list[Picture], settings: RenderSettin
             height=settings.height,
             width=settings.width,
             output_type="latent",
+            callback_on_step_end=stop_between_steps(stop),
         ).images
     with timings.measure("decode", pipe._execution_device):
         pixels = pipe.vae.decode(latents / pipe.vae.config.scaling_factor).sample
@@ -278,15 +305,17 @@ def draw(pipe, inputs: SceneInputs, group: list[Picture], settings: RenderSettin
         return pixels.permute(0, 2, 3, 1).cpu().numpy()
 
 
-def remove_leftovers(workdir: Path) -> None:
+def remove_leftovers(workdir: Path, output: Path) -> None:
     """Temporary files of a run that was killed mid-write (see files.atomic_path)."""
-    for folder in (workdir / "keyframes", workdir / "frames"):
-        for leftover in folder.glob(".*"):
-            leftover.unlink(missing_ok=True)
+    for folder in (workdir, workdir / "keyframes", workdir / "frames"):
+        remove_all_temporaries(folder)
+    for path in (output, output.with_suffix(".srt")):
+        remove_temporaries(path)
 
 
-def stale_groups(groups: list[list[Picture]]) -> list[list[Picture]]:
-    return [g for g in groups if any(stored_key(p.path) != p.key for p in g)]
+def stale_groups(groups: list[list[Picture]], settings: RenderSettings) -> list[list[Picture]]:
+    size = (settings.width, settings.height)
+    return [g for g in groups if any(stored_key(p.path, size) != p.key for p in g)]
 
 
 def render_pictures(
@@ -303,11 +332,10 @@ def render_pictures(
     PNGs are encoded in threads while the next group is denoised (Pillow releases the GIL while it
     encodes): on a GPU, writing in line cost a seventh of the drawing time. At most WRITE_AHEAD groups
     wait to be written, so memory stays bounded; "write frames" counts only the time spent waiting.
-    Setting `stop` ends the render after the group being drawn (what is written stays, for a resume)."""
+    Setting `stop` ends the render within one denoising step (what is written stays, for a resume)."""
     needed = sorted({s for group in todo for p in group for s in (p.scene, p.target) if s is not None})
     with timings.measure("encode prompts", pipe._execution_device):
         inputs = SceneInputs(pipe, storyboard, needed, settings)
-    kill_after = int(os.environ.get(KILL_AFTER_GROUPS_ENV, "0"))
     drawn = 0
     waiting: deque[list[Future]] = deque()
 
@@ -319,16 +347,11 @@ def render_pictures(
 
     with ThreadPoolExecutor(max_workers=2) as writer, Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress:  # fmt: skip
         for group in todo:
-            if stop is not None and stop.is_set():
-                raise Cancelled("the render was cancelled")
-            pictures = draw(pipe, inputs, group, settings, timings)
+            pictures = draw(pipe, inputs, group, settings, timings, stop)
             waiting.append([writer.submit(save_picture, p.path, pixels, p.key) for p, pixels in zip(group, pictures)])
             finish_writes(keep=WRITE_AHEAD)
             drawn += len(group)
             progress.advance(len(group))
-            if next(_groups_drawn) == kill_after:
-                finish_writes(keep=0)
-                os.kill(os.getpid(), signal.SIGKILL)
         finish_writes(keep=0)
     return drawn
 
@@ -361,6 +384,11 @@ def video_frames(
             yield captions.burn(frame, caption) if settings.captions else frame
 
 
+def default_output(song: Path, preview: bool) -> Path:
+    """`<song>.mp4` (or `<song>.preview.mp4`) beside the song."""
+    return song.with_name(f"{song.stem}.preview.mp4" if preview else f"{song.stem}.mp4")
+
+
 def render_song(
     request: SongRequest,
     settings: RenderSettings,
@@ -369,21 +397,25 @@ def render_song(
     timings: Timings | None = None,
     stop: threading.Event | None = None,
 ) -> Path:
-    """The whole pipeline: storyboard (made or reused), pictures, then the MP4 and its .srt.
+    """The whole pipeline: storyboard (made or reused), pictures, then the MP4 and its .srt (beside the
+    song unless `output` names the video). Settings and the output are checked before any work.
 
     Seconds per stage go to `timings` and to timings.json in the work directory."""
     settings.check()
+    request.check()
+    output = output if output is not None else default_output(request.song, settings.preview)
+    check_output(output)
     timings = timings if timings is not None else Timings()
     started = time.perf_counter()
     storyboard, workdir, audio = get_storyboard(request, registry, timings=timings)
     schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
     groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
-    remove_leftovers(workdir)
-    todo = stale_groups(groups)
+    remove_leftovers(workdir, output)
+    todo = stale_groups(groups, settings)
     drawn = 0
     if todo:
-        with registry.use("diffusion", timings) as pipe:
-            configure_pipeline(pipe, settings)
+        with registry.use("diffusion", timings) as loaded:
+            pipe = job_pipeline(loaded, settings)
             drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet, stop)
 
     video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
@@ -394,9 +426,6 @@ def render_song(
         )  # fmt: skip
     subtitles = captions.srt(storyboard)
     write_text(workdir / "lyrics.srt", subtitles)
-    if output is None:
-        stem = Path(audio.info.path).stem
-        output = Path(f"{stem}.preview.mp4" if settings.preview else f"{stem}.mp4")
     if output.resolve() != video.resolve():
         with atomic_path(output) as tmp:
             shutil.copyfile(video, tmp)

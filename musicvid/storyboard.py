@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from musicvid.errors import UserError
-from musicvid.files import write_json
+from musicvid.files import check_file, parse_json, write_json
 from musicvid.transcript import UNSURE_BELOW, Line
 
 VERSION = 1
@@ -280,13 +279,12 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
 
 def load_storyboard(path: str | Path) -> Storyboard:
     path = Path(path)
-    from musicvid.audio import check_readable
-
-    check_readable(path, "storyboard")
+    check_file(path, "storyboard")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise UserError(f"storyboard {path} is not valid JSON: {e}") from None
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"storyboard {path} is not UTF-8 text") from None
+    data = parse_json(text, f"storyboard {path}")
     return parse_storyboard(data, str(path))
 
 

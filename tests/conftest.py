@@ -11,7 +11,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 from musicvid.assets import DEMO_LYRICS, DEMO_SONG  # noqa: E402
-from musicvid.audio import ffmpeg_exe  # noqa: E402
+from musicvid.ffmpeg import exe as ffmpeg_exe  # noqa: E402
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from musicvid.audio import ffmpeg_exe
+from musicvid.ffmpeg import exe as ffmpeg_exe
 
 RATE = 16_000
 BEAT = 0.5  # seconds: 120 bpm

@@ -1,6 +1,5 @@
 """`musicvid batch`: playlist readers, failure isolation, one model load per batch, resume by skipping."""
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -14,12 +13,6 @@ from musicvid.errors import UserError
 from tests.conftest import make_tone
 
 
-def parser():
-    p = argparse.ArgumentParser()
-    batch.add_arguments(p)
-    return p
-
-
 def run_batch(*argv):
     """`musicvid batch ...`, in this process."""
     return cli.main(["batch", *(str(a) for a in argv)])
@@ -29,7 +22,7 @@ def test_m3u_extinf_relative_comments_bom_crlf(tmp_path):
     (tmp_path / "sub").mkdir()
     text = "\ufeff#EXTM3U\r\n\r\n# a comment\r\n#EXTINF:123,Adele - Skyfall\r\nsub/a.mp3\r\n\r\n/abs/b.mp3\r\n"
     (tmp_path / "list.m3u8").write_bytes(text.encode("utf-8"))
-    entries = batch.read_playlist(tmp_path / "list.m3u8", parser())
+    entries = batch.read_playlist(tmp_path / "list.m3u8")
     assert [e.path for e in entries] == [tmp_path / "sub" / "a.mp3", batch.Path("/abs/b.mp3")]
     assert (entries[0].title, entries[0].artist) == ("Skyfall", "Adele")
     assert (entries[1].title, entries[1].artist) == (None, None)
@@ -38,29 +31,34 @@ def test_m3u_extinf_relative_comments_bom_crlf(tmp_path):
 def test_folder_sorted_audio_only(tmp_path):
     for name in ("b.mp3", "a.wav", "notes.txt", "c.FLAC"):
         (tmp_path / name).write_bytes(b"x")
-    assert [e.path.name for e in batch.read_playlist(tmp_path, parser())] == ["a.wav", "b.mp3", "c.FLAC"]
+    assert [e.path.name for e in batch.read_playlist(tmp_path)] == ["a.wav", "b.mp3", "c.FLAC"]
 
 
 def test_csv_with_overrides(tmp_path):
-    (tmp_path / "s.csv").write_text("path,title,artist,fps,captions\r\nx/a.mp3,Song,Band,2,yes\r\nb.mp3,,,,\r\n")
-    p = parser()
-    entries = batch.read_playlist(tmp_path / "s.csv", p)
+    from musicvid.pipeline import SongRequest
+    from musicvid.render import RenderSettings
+
+    (tmp_path / "s.csv").write_text(
+        "path,title,artist,fps,captions,align,size,lyrics\r\nx/a.mp3,Song,Band,2,yes,no,128x64,words/a.lrc\r\nb.mp3,,,,,,,\r\n"
+    )
+    entries = batch.read_playlist(tmp_path / "s.csv")
     assert entries[0].path == tmp_path / "x" / "a.mp3" and entries[0].title == "Song"
-    args = p.parse_args([str(tmp_path / "s.csv"), "-o", str(tmp_path / "out")])
-    song = batch.song_args(args, entries[0], tmp_path / "o.mp4", None)
-    assert (song.fps, song.captions, song.title, song.artist) == (2.0, True, "Song", "Band")
-    assert batch.song_args(args, entries[1], tmp_path / "o.mp4", None).fps == args.fps
+    base = SongRequest(song=Path("-")), RenderSettings(fps=10.0)
+    request, settings = batch.song_settings(entries[0], *base, tmp_path, "row 1")
+    assert (settings.fps, settings.captions, settings.align, settings.width, settings.height) == (2.0, True, False, 128, 64)
+    assert (request.song, request.title, request.artist) == (tmp_path / "x" / "a.mp3", "Song", "Band")
+    assert request.lyrics_file == tmp_path / "words" / "a.lrc"  # beside the CSV, like its songs
+    assert batch.song_settings(entries[1], *base, tmp_path, "row 2")[1] == base[1]
 
 
 @pytest.mark.parametrize(
     "name, text",
-    [("bad.csv", "song,title\nx.mp3,T\n"), ("bad2.csv", "path,models\nx.mp3,tiny\n"), ("e.m3u", "#EXTM3U\n"),
-     ("list.txt", "a.mp3\n")],
+    [("bad.csv", "song,title\nx.mp3,T\n"), ("e.m3u", "#EXTM3U\n"), ("list.txt", "a.mp3\n")],
 )  # fmt: skip
 def test_unusable_playlist_exits_2(tmp_path, name, text):
     (tmp_path / name).write_text(text)
     with pytest.raises(UserError):
-        batch.read_playlist(tmp_path / name, parser())
+        batch.read_playlist(tmp_path / name)
     assert run_batch(tmp_path / name, "-o", tmp_path / "out", "--models", "tiny") == 2
     assert run_batch(tmp_path / "missing.m3u", "-o", tmp_path / "out", "--models", "tiny") == 2
 
@@ -149,27 +147,30 @@ def test_a_ray_worker_that_dies_has_its_song_retried(tmp_path):
     ray = pytest.importorskip("ray")
     (tmp_path / "songs").mkdir()
     song = make_tone(tmp_path / "songs" / "Band - Song.wav", 4)
-    common = ["--models", "tiny", "--fps", "2", "--batch-size", "1", "-q"]
+    lyrics = tmp_path / "lyrics.lrc"  # three scenes, so that the song has several pictures to draw
+    lyrics.write_text("[00:00.00]one\n[00:01.50]two\n[00:03.00]three\n")
+    common = ["--models", "tiny", "--fps", "2", "--batch-size", "1", "-q", "--lyrics", lyrics]
     assert run_batch(song.parent, "-o", tmp_path / "local", "--workdir", tmp_path / "wl", *common) == 0
     drawn = json.loads((tmp_path / "wl" / next((tmp_path / "wl").iterdir()).name / "timings.json").read_text())
     groups = drawn["pictures_drawn"]  # one picture per group
-    # the actor's process kills itself after more than half of the song's groups; its restarted
-    # successor resumes the song and finishes it before reaching that count
-    kill_after = groups // 2 + 1
+    # the actor's process kills itself (tests/killer.py) as it is about to save a picture, after more
+    # than half of them are saved; its restarted successor resumes the song and finishes it before
+    # reaching that count
+    kill_at = groups // 2 + 2
+    kill = {"MUSICVID_TEST_KILL": f"*.png {kill_at}", "PYTHONPATH": str(Path(__file__).parents[1])}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"MUSICVID_TEST_KILL_AFTER_GROUPS": str(kill_after)}})  # fmt: skip
+             runtime_env={"env_vars": kill, "worker_process_setup_hook": "tests.killer.from_env"})  # fmt: skip
     try:
         assert run_batch(song.parent, "-o", tmp_path / "ray", "--workdir", tmp_path / "wr", "--engine", "ray", *common) == 0
     finally:
         ray.shutdown()
     assert [s["status"] for s in json.loads((tmp_path / "ray" / "report.json").read_text())["songs"]] == ["done"]
     retried = json.loads((tmp_path / "wr" / next((tmp_path / "wr").iterdir()).name / "timings.json").read_text())
-    assert retried["pictures_drawn"] == groups - kill_after  # the retry drew only what the dead worker had not
+    assert retried["pictures_drawn"] == groups - (kill_at - 1)  # the retry drew only what the dead worker had not
     assert_same_pictures(tmp_path / "wl", tmp_path / "wr")
 
 
 def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
-    import os
     import subprocess
 
     songs = tmp_path / "songs"
@@ -180,18 +181,55 @@ def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
     playlist = songs / "songs.csv"
     playlist.write_text("path,lyrics\n" + "".join(f"{make_tone(songs / f'{n}.wav', 4)},{lyrics}\n" for n in "abc"))
     out, work = tmp_path / "out", tmp_path / "work"
-    command = [sys.executable, "-m", "musicvid", "batch", str(playlist), "-o", str(out), "--workdir", str(work),
-               "--models", "tiny", "-q", "--fps", "2", "--batch-size", "1"]  # fmt: skip
-    # each song is 8 frames at 2 fps, 7 pictures: 12 groups of one finish song a and kill the batch inside song b
-    killed = subprocess.run(command, env={**os.environ, "MUSICVID_TEST_KILL_AFTER_GROUPS": "12"}, capture_output=True)
+    command = ["batch", str(playlist), "-o", str(out), "--workdir", str(work), "--models", "tiny", "-q", "--fps", "2",
+               "--batch-size", "1"]  # fmt: skip
+    # each song is 8 frames at 2 fps, 7 pictures: song a is finished, and the batch killed as it saves
+    # the 4th picture of song b (tests/killer.py)
+    killed = subprocess.run([sys.executable, "-m", "tests.killer", f"{work}/b/*.png", "4", "--", *command],
+                            capture_output=True, cwd=Path(__file__).parents[1])  # fmt: skip
     assert killed.returncode == -9, killed.stderr.decode()
     report = json.loads((out / "report.json").read_text())["songs"]
     assert [s["status"] for s in report] == ["done"]
     assert (out / "a.mp4").exists() and not (out / "b.mp4").exists()
 
-    rerun = subprocess.run(command, capture_output=True)
+    rerun = subprocess.run([sys.executable, "-m", "musicvid", *command], capture_output=True)
     assert rerun.returncode == 0, rerun.stderr.decode()
     report = json.loads((out / "report.json").read_text())["songs"]
     assert [s["status"] for s in report] == ["skipped", "done", "done"]
     drawn = {name: json.loads((work / name / "timings.json").read_text())["pictures_drawn"] for name in "bc"}
-    assert 0 < drawn["b"] < drawn["c"]  # song b only finished what the kill left undone
+    assert drawn["b"] == drawn["c"] - 3  # song b only finished what the kill left undone
+
+
+@pytest.mark.parametrize(
+    "column, value, reason",
+    [("align", "y", "align must be yes or no"), ("preview", "maybe", "preview must be yes or no"),
+     ("help", "1", "column 'help' is not a per-song setting"), ("models", "tiny", "the whole batch shares it"),
+     ("fps", "1e6", "at most 60"), ("steps", "many", "steps must be a whole number"), ("size", "huge", "--size")],
+)  # fmt: skip
+def test_a_bad_csv_value_exits_2_before_any_song(tmp_path, capsys, column, value, reason):
+    (tmp_path / "s.csv").write_text(f"path,{column}\na.mp3,\nb.mp3,{value}\n")
+    assert run_batch(tmp_path / "s.csv", "-o", tmp_path / "out", "--models", "tiny", "-q") == 2
+    err = capsys.readouterr().err
+    assert reason in err and "song 2 (b.mp3)" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
+    import os
+
+    songs = tmp_path / "songs"
+    songs.mkdir()
+    make_tone(songs / "a.wav", 3)
+    os.mkfifo(songs / "pipe.wav")
+    out = tmp_path / "out"
+    argv = [songs / "list.csv", "-o", out, "--models", "tiny", "--fps", "2", "--workdir", tmp_path / "work", "-q"]
+    (songs / "list.csv").write_text("path,preview,align\na.wav,yes,yes\npipe.wav,,\n")
+    assert run_batch(*argv) == 1  # the pipe is reported, not waited on
+    report = json.loads((out / "report.json").read_text())["songs"]
+    assert [(s["status"], Path(s["output"]).name) for s in report] == [("done", "a.preview.mp4"), ("failed", "pipe.mp4")]
+    assert "not a regular file" in report[1]["error"]
+    # the full video is not the preview: a later run without preview makes it
+    (songs / "list.csv").write_text("path,preview,align\na.wav,no,yes\n")
+    assert run_batch(*argv) == 0
+    assert [s["status"] for s in json.loads((out / "report.json").read_text())["songs"]] == ["done"]
+    assert (out / "a.mp4").exists() and (out / "a.preview.mp4").exists()

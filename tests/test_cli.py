@@ -106,6 +106,15 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--models", "huge"], "--models"),
         (["--scheduler", "euler_a"], "--scheduler"),
         (["--compile", "--low-vram"], "--compile and --low-vram"),
+        # settings that multiply the work: refused with their limit, before any planning
+        (["--fps", "1e6"], "at most 60"),
+        (["--fps", "nan"], "at most 60"),
+        (["--size", "8192x8192"], "up to 2048x2048"),
+        (["--steps", "100000"], "from 1 to 150"),
+        (["--batch-size", "1000"], "from 1 to 64"),
+        (["--guidance", "1000"], "from 0 to 30"),
+        (["--context-size", "1000"], "from 0 to 16"),
+        (["--candidates", "1000"], "from 1 to 64"),
     ],
 )
 def test_impossible_settings_exit_2(capsys, tmp_path, options, reason):
@@ -113,6 +122,49 @@ def test_impossible_settings_exit_2(capsys, tmp_path, options, reason):
     code, out, err = run(capsys, "render", song, "--models", "tiny", "--quiet", "--workdir", tmp_path / "w", *options)
     assert code == 2
     assert reason in err and err.count("\n") == 1
+    assert not (tmp_path / "w").exists()  # nothing was decoded or planned
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_any_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    (tmp_path / "videos").mkdir()
+    for output, reason in [(tmp_path / "videos", "is a directory"), (song / "video.mp4", "is a file, not a folder")]:
+        code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "-o", output)
+        assert code == 2 and reason in err and err.count("\n") == 1
+        assert not (tmp_path / "w").exists()
+
+
+def test_a_pipe_given_as_the_song_is_refused_not_waited_on(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "song.mp3"
+    os.mkfifo(fifo)
+    result = subprocess.run([sys.executable, "-m", "musicvid", "storyboard", str(fifo), "--models", "tiny", "-q"],
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 2 and "not a regular file" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_name_that_looks_like_a_protocol_is_a_file_and_the_video_goes_beside_the_song(capsys, tmp_path, monkeypatch):
+    songs, elsewhere = tmp_path / "songs", tmp_path / "elsewhere"
+    songs.mkdir(), elsewhere.mkdir()
+    make_tone(songs / "Interlude: night.mp3", 2)
+    (songs / "Interlude: night.lrc").write_text("[00:00.50]the night\n")
+    monkeypatch.chdir(songs)  # relative names, as typed in a shell
+    code, out, err = run(capsys, "render", "Interlude: night.mp3", "--models", "tiny", "--lyrics", "Interlude: night.lrc",
+                         "-q", "--workdir", tmp_path / "w")  # fmt: skip
+    assert code == 0, err
+    assert (songs / "Interlude: night.mp4").stat().st_size > 0 and (songs / "Interlude: night.srt").exists()
+    assert not list(elsewhere.iterdir())
+
+
+def test_a_deeply_nested_storyboard_is_one_line_and_exit_2(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    nested = tmp_path / "storyboard.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "--storyboard", nested, "--workdir", tmp_path / "w")
+    assert code == 2 and "nested too deeply" in err and err.count("\n") == 1
 
 
 def test_a_broken_storyboard_exits_2_naming_the_field(capsys, tmp_path, demo_song, demo_lyrics):

@@ -1,24 +1,27 @@
 """`musicvid render` end to end with the tiny models: the MP4, the frame schedule, resume, edits."""
 
 import json
-import os
+import random
 import subprocess
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 import av
 import numpy as np
 import pytest
 import torch
+from PIL import Image, PngImagePlugin
 
 from musicvid.cli import main
 from musicvid.interpolate import align
 from musicvid.models import local_diffusion
-from musicvid.render import RenderSettings, keyframe_path, load_picture, stored_key, video_frames
+from musicvid.render import KEY_FIELD, RenderSettings, keyframe_path, load_picture, stored_key, video_frames
 from musicvid.schedule import frame_schedule
 from musicvid.storyboard import load_storyboard
 from tests.conftest import make_tone
 
+REPOSITORY = Path(__file__).parents[1]
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
 
 
@@ -111,27 +114,41 @@ def test_conditioning_on_csa_gives_the_same_noise_prediction():
     assert torch.allclose(plain, permuted, atol=1e-5)
 
 
-def test_a_killed_render_resumes_to_identical_frames(song, tmp_path):
+def killed_run(pattern: str, n: int, *argv) -> subprocess.CompletedProcess:
+    """`musicvid ARGV` in a process that SIGKILLs itself before the nth rename onto a path matching
+    `pattern` (tests/killer.py); n = 0 runs it to the end."""
+    command = [sys.executable, "-m", "tests.killer", pattern, str(n), "--", *(str(a) for a in argv)]
+    return subprocess.run(command, capture_output=True, cwd=REPOSITORY)
+
+
+def temporaries(*folders) -> list:
+    return [p for folder in folders for p in folder.rglob(".*") if p.is_file()]
+
+
+def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary_file(song, tmp_path):
     whole = tmp_path / "whole"
     assert render(song, whole, "-o", tmp_path / "whole.mp4") == 0
 
-    cut = tmp_path / "cut"
-    command = [sys.executable, "-m", "musicvid", "render", str(song), "--models", "tiny",
-               "--lyrics", str(song.with_suffix(".lrc")), "--workdir", str(cut), "-q", "-o", str(tmp_path / "cut.mp4")]  # fmt: skip
-    env = {**os.environ, "MUSICVID_TEST_KILL_AFTER_GROUPS": "3"}
-    killed = subprocess.run(command, env=env, capture_output=True)
-    assert killed.returncode == -9, killed.stderr.decode()
-    partial = list((cut / "frames").glob("*.png"))
-    assert 0 < len(partial) < len(list((whole / "frames").glob("*.png")))
-    assert not (tmp_path / "cut.mp4").exists()
-
-    resumed = subprocess.run(command, capture_output=True)
-    assert resumed.returncode == 0, resumed.stderr.decode()
+    cut, out = tmp_path / "cut", tmp_path / "videos" / "cut.mp4"
+    argv = ["render", song, "--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", cut, "-q", "-o", out]
+    pick = random.Random(7).randint
+    # Each run is killed at its own point and the next one resumes what it left: the storyboard being
+    # saved, pictures being written (random ones), the mux, the copy to -o, its subtitles.
+    points = [("*/storyboard.json", 1), ("*/keyframes/*.png", pick(1, 3)), ("*/frames/*.png", pick(1, 20)),
+              ("*/frames/*.png", pick(1, 10)), ("*/video.mp4", 1), (str(out), 1), (str(out.with_suffix(".srt")), 1)]  # fmt: skip
+    for pattern, n in points:
+        killed = killed_run(pattern, n, *argv)
+        assert killed.returncode == -9, (pattern, n, killed.stderr.decode())
+        assert temporaries(cut, out.parent), f"killed at {pattern} #{n}: the write in progress left its temporary"
+    finished = killed_run("", 0, *argv)
+    assert finished.returncode == 0, finished.stderr.decode()
+    assert temporaries(cut, out.parent) == []
     for folder in ("keyframes", "frames"):
         names = sorted(p.name for p in (whole / folder).iterdir())
         assert names == sorted(p.name for p in (cut / folder).iterdir())
         for name in names:
             assert (whole / folder / name).read_bytes() == (cut / folder / name).read_bytes(), name
+    assert probe(out)["frames"] == probe(tmp_path / "whole.mp4")["frames"] == 60
 
 
 def test_editing_one_prompt_rerenders_only_the_frames_that_depend_on_it(song, tmp_path):
@@ -142,6 +159,11 @@ def test_editing_one_prompt_rerenders_only_the_frames_that_depend_on_it(song, tm
     board["scenes"][2]["prompt"] = "a lighthouse made of glass"
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(board))
+    # and a picture replaced by one of another size under its valid key (a person's image editor)
+    resized = workdir / "frames" / "000001.png"
+    meta = PngImagePlugin.PngInfo()
+    meta.add_text(KEY_FIELD, stored_key(resized))
+    Image.open(resized).resize((32, 32)).save(resized, pnginfo=meta)
     assert render(song, workdir, "--storyboard", edited, "-o", tmp_path / "b.mp4") == 0
     after = {p.name: (p.stat().st_mtime_ns, stored_key(p)) for p in (workdir / "frames").iterdir()}
 
@@ -150,8 +172,10 @@ def test_editing_one_prompt_rerenders_only_the_frames_that_depend_on_it(song, tm
         f"{k:06d}.png" for seg in schedule.segments if 2 in (seg.scene, seg.target) for k in range(seg.first, seg.end)
     }
     changed = {name for name in before if before[name] != after[name]}
-    assert changed == depends & set(before)
-    assert changed  # the edit did reach the video
+    resized_group = {f"{k:06d}.png" for k in range(1, 5)}  # a group (4 pictures) is drawn whole
+    assert changed == depends & set(before) | resized_group
+    assert depends & changed  # the edit did reach the video
+    assert Image.open(resized).size == (64, 64) and probe(tmp_path / "b.mp4")["frames"] == 60
 
 
 def test_no_align_and_preview_and_captions(song, tmp_path):
@@ -170,11 +194,12 @@ def test_no_align_and_preview_and_captions(song, tmp_path):
 def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, capsys):
     import musicvid.mux
 
-    real = musicvid.mux.ffmpeg_exe()
+    real = musicvid.mux.ffmpeg.exe()
     fake = tmp_path / "ffmpeg"
-    fake.write_text(f'#!/bin/sh\necho "Unknown encoder \'libx264\'" >&2\nexit 1\n')
+    # an ffmpeg built without libx264: it decodes the song, and fails at the mux
+    fake.write_text(f'#!/bin/sh\ncase "$*" in *libx264*) echo "Unknown encoder \'libx264\'" >&2; exit 1;; esac\nexec "{real}" "$@"\n')
     fake.chmod(0o755)
-    monkeypatch.setattr(musicvid.mux, "ffmpeg_exe", lambda: str(fake))
+    monkeypatch.setattr(musicvid.mux.ffmpeg, "exe", lambda: str(fake))
     assert real != str(fake)
     code = render(song, tmp_path / "w", "-o", tmp_path / "v.mp4")
     err = capsys.readouterr().err
@@ -184,16 +209,29 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, c
 
 def test_compile_wraps_the_unet_and_decoder_once():
     from musicvid.models import TINY, local_diffusion
-    from musicvid.render import RenderSettings, configure_pipeline
+    from musicvid.render import RenderSettings, job_pipeline
 
     pipe = local_diffusion(TINY)
     settings = RenderSettings(compile=True)
-    configure_pipeline(pipe, settings)
+    job = job_pipeline(pipe, settings)
     unet, decoder = pipe.unet, pipe.vae.decoder
     assert isinstance(unet, torch._dynamo.eval_frame.OptimizedModule)
     assert isinstance(decoder, torch._dynamo.eval_frame.OptimizedModule)
-    configure_pipeline(pipe, settings)  # a kept-loaded pipeline, next job: compiled already
+    assert job.unet is unet
+    job_pipeline(pipe, settings)  # a kept-loaded pipeline, next job: compiled already
     assert pipe.unet is unet and pipe.vae.decoder is decoder
+
+
+def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
+    from musicvid.models import TINY, local_diffusion
+    from musicvid.render import RenderSettings, job_pipeline
+
+    pipe = local_diffusion(TINY)
+    shared = pipe.scheduler
+    ddim, dpm = job_pipeline(pipe, RenderSettings(scheduler="ddim")), job_pipeline(pipe, RenderSettings())
+    assert pipe.scheduler is shared  # a job denoising with it now is not disturbed
+    assert type(ddim.scheduler).__name__ == "DDIMScheduler" and type(dpm.scheduler).__name__ == "DPMSolverMultistepScheduler"
+    assert ddim.unet is dpm.unet is pipe.unet  # the weights are shared, not copied
 
 
 def test_a_video_without_audio_has_no_audio_stream(tmp_path):

@@ -16,6 +16,7 @@ import pytest
 from musicvid.assets import DEMO_LYRICS, DEMO_SONG
 
 ADVANCED = ["tiny", 4, 7, 4, 7.5, "64x64", 0, "", True, False]  # preset, fps, context, steps, guidance, size, seed, style, align, captions
+TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
 def free_port() -> int:
@@ -30,7 +31,7 @@ def jobs_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(jobs_dir):
+def server_process(jobs_dir):
     jobs = jobs_dir
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
@@ -50,9 +51,25 @@ def server(jobs_dir):
     else:
         process.kill()
         pytest.fail("the UI server did not start within 120 s")
-    yield url
+    yield url, process
     process.terminate()
     process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(server_process) -> str:
+    return server_process[0]
+
+
+def rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system time of the process and its threads so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @pytest.fixture
@@ -89,15 +106,34 @@ def test_upload_storyboard_edit_render(client):
     storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
     assert storyboard["scenes"][1]["prompt"] == "a lighthouse made of glass"
 
+    # the review loop goes on: another edit, another render, a new video with it
+    table["data"][1][4] = "a lighthouse made of ice"
+    second, files, job_after, status = client.predict(
+        song, "Lighthouse", "The Tiny Models", *ADVANCED, table, job, api_name="/render"
+    )
+    assert job_after == job and "Done" in status and probe(second) == ("h264", "aac")
+    storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
+    assert storyboard["scenes"][1]["prompt"] == "a lighthouse made of ice"
+    assert Path(second).read_bytes() != Path(video).read_bytes()
+
+    # the job is this session's: another session cannot render it, nor learn where it is kept
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="make the storyboard first") as refused:
+        Client(client.src, verbose=False).predict(song, "", "", *ADVANCED, table, job, api_name="/render")
+    assert "/" not in str(refused.value)
+
 
 def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
     from ui.app import Jobs
 
-    song = tmp_path / "song.mp3"
+    (tmp_path / "song").mkdir()
+    song = tmp_path / "song" / "song.mp3"
     assert Jobs.lyrics(song, " \n\n") is None
     assert Jobs.lyrics(song, "[00:05.00]My heart is a lighthouse\n").name == "lyrics.lrc"
     assert Jobs.lyrics(song, "My heart is a lighthouse\n").name == "lyrics.txt"
-    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == []  # the job's only file stays its song
+    assert [p.name for p in song.parent.iterdir()] == []  # the song's folder holds only the song
 
 
 def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
@@ -132,28 +168,56 @@ def test_a_job_id_cannot_reach_other_files(client):
             client.predict(handle_file(str(DEMO_SONG)), "", "", *ADVANCED, table, job, api_name="/render")
 
 
-def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, tmp_path):
+def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, jobs_dir, tmp_path):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
 
     text = tmp_path / "notes.mp3"
     text.write_text("this is not a song\n" * 20)
+    known = set(jobs_dir.iterdir())
     with pytest.raises(AppError, match="not audio"):
         client.predict(handle_file(str(text)), "", "", "", *ADVANCED, api_name="/make_storyboard")
     assert urllib.request.urlopen(server, timeout=5).status == 200
+    assert set(jobs_dir.iterdir()) == known  # a refused song leaves no job behind
 
 
-def test_two_jobs_at_once_both_finish(client):
+def test_a_long_upload_is_refused_before_it_is_decoded(client, server_process, jobs_dir, tmp_path):
     from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    from musicvid.ffmpeg import exe
+
+    # two hours at 6 kb/s: 5 MB to upload, 460 MB of samples had it been decoded
+    minute = tmp_path / "minute.ogg"
+    subprocess.run([exe(), "-v", "error", "-f", "lavfi", "-i", "sine=frequency=220:duration=60", "-ac", "1", "-ar",
+                    "8000", "-c:a", "libopus", "-b:a", "6k", str(minute)], check=True)  # fmt: skip
+    long = tmp_path / "two hours.ogg"
+    subprocess.run([exe(), "-v", "error", "-stream_loop", "119", "-i", str(minute), "-c", "copy", str(long)], check=True)
+    pid = server_process[1].pid
+    known, before = set(jobs_dir.iterdir()), rss_mb(pid)
+    with pytest.raises(AppError, match="120.0 minutes; the limit is 15 minutes"):
+        client.predict(handle_file(str(long)), "", "", "", *ADVANCED, api_name="/make_storyboard")
+    after = rss_mb(pid)
+    print(f"server memory: {before:.0f} MB before the two-hour upload, {after:.0f} MB after")
+    assert after - before < 50
+    assert set(jobs_dir.iterdir()) == known
+
+
+def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finish(server):
+    from gradio_client import Client, handle_file
 
     song = handle_file(str(DEMO_SONG))
-    first = client.submit(song, "One", "A", "", *ADVANCED, api_name="/make_video")
-    second = client.submit(song, "Two", "B", "", *ADVANCED, api_name="/make_video")
-    results = [first.result(timeout=300), second.result(timeout=300)]
-    jobs = {r[3] for r in results}
-    assert len(jobs) == 2
-    for table, video, files, job, status in results:
-        assert probe(video) == ("h264", "aac") and "Done" in status
+    one, two = Client(server, verbose=False), Client(server, verbose=False)
+    video_job = one.submit(song, "One", "A", TIMED_LYRICS, *ADVANCED, api_name="/make_video")
+    other = ["tiny", 4, 7, 4, 7.5, "64x64", 5, "", True, False]  # another seed, as a second person might choose
+    storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")
+    table, video, files, job, status = video_job.result(timeout=300)
+    assert probe(video) == ("h264", "aac") and "Done" in status
+    other_table, other_job, other_status = storyboard_job.result(timeout=300)
+    assert other_job != job and "Storyboard ready" in other_status
+    assert [row[3] for row in other_table["data"]] == [row[3] for row in table["data"]]  # the same lyric rows
+    storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
+    assert storyboard["title"] == "One" and [s["prompt"] for s in storyboard["scenes"]] == [row[4] for row in table["data"]]
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -167,55 +231,99 @@ def launch(p):
     )  # fmt: skip
 
 
-def start_make_video(browser, server):
+def open_page(browser, server, steps: int | None = None, size: str | None = None):
+    """The page with the demo song uploaded, its timed lyrics pasted, and the advanced settings asked for."""
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     page.goto(server)
     page.locator("input[type=file]").first.set_input_files(str(DEMO_SONG))
     page.get_by_label("Title").fill("Lighthouse")
-    page.get_by_role("button", name="Make video (no review)").click()
+    page.get_by_label("Lyrics (optional)").fill(TIMED_LYRICS)
+    if steps or size:
+        page.get_by_text("Advanced").click()
+    if steps:
+        page.get_by_label("Denoising steps").fill(str(steps))
+    if size:
+        page.get_by_label("Size (W×H)").click()
+        page.get_by_role("option", name=size).click()
     return page
 
 
+def video_source(page) -> str:
+    video = page.locator("video")
+    return video.get_attribute("src") or video.locator("source").first.get_attribute("src") or ""
+
+
+def edit_prompt(page, row: int, text: str) -> None:
+    """Type into the prompt cell of a row of the storyboard table, as a person does."""
+    cell = page.locator(f'[role=gridcell][data-row="{row}"][data-col="4"]')
+    cell.dblclick()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+    cell.get_by_text(text).wait_for(timeout=10_000)
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
-def test_make_video_in_a_real_browser(server):
+def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     started = time.time()
+    known = set(jobs_dir.iterdir())
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = start_make_video(browser, server)
-        video = page.locator("video")
-        video.wait_for(timeout=240_000)
-        source = video.get_attribute("src") or video.locator("source").first.get_attribute("src")
-        assert source
-        page.wait_for_function("document.querySelector('video') && document.querySelector('video').readyState >= 1",
-                               timeout=60_000)  # fmt: skip
+        page = open_page(browser, server)
+        page.get_by_role("button", name="Make storyboard").click()
+        page.get_by_text("Storyboard ready").wait_for(timeout=120_000)
+        sources = []
+        for prompt in ("a lighthouse made of glass", "a lighthouse made of ice"):
+            edit_prompt(page, 1, prompt)
+            page.get_by_role("button", name="Render", exact=True).click()
+            page.wait_for_function(
+                "([before]) => { const v = document.querySelector('video');"
+                " return v && v.readyState >= 1 && (v.currentSrc || v.src) && !before.includes(v.currentSrc || v.src); }",
+                arg=[sources], timeout=240_000,
+            )  # fmt: skip
+            sources.append(video_source(page))
+            [job] = set(jobs_dir.iterdir()) - known
+            storyboard = json.loads((job / "work" / "storyboard.json").read_text())
+            assert storyboard["scenes"][1]["prompt"] == prompt
         artifacts = Path(os.environ.get("MUSICVID_TEST_ARTIFACTS", Path(__file__).parents[1] / "test-artifacts"))
         artifacts.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(artifacts / "ui-finished.png"), full_page=True)
         browser.close()
-    print(f"browser end to end: {time.time() - started:.1f} s; screenshot {artifacts / 'ui-finished.png'}")
+    assert len(set(sources)) == 2  # a second video, not the first one again
+    print(f"browser review loop: {time.time() - started:.1f} s; screenshot {artifacts / 'ui-finished.png'}")
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
-def test_cancel_stops_the_render_itself(server, jobs_dir):
+def test_cancel_stops_a_long_denoise_within_seconds(server_process, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
+    server, process = server_process
     known = set(jobs_dir.iterdir())
 
-    def pictures() -> int:
-        return sum(1 for job in set(jobs_dir.iterdir()) - known for _ in job.glob("work/*/*.png"))
+    def rendering() -> bool:
+        return any((job / "work" / "storyboard.json").exists() for job in set(jobs_dir.iterdir()) - known)
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = start_make_video(browser, server)
-        deadline = time.time() + 180
-        while pictures() < 3 and time.time() < deadline:  # the render has begun
-            time.sleep(0.1)
-        assert pictures() >= 3, "the render never started"
+        # 150 steps at 256x256: each group of pictures denoises for tens of seconds on this CPU
+        page = open_page(browser, server, steps=150, size="256x256")
+        page.get_by_role("button", name="Make video (no review)").click()
+        deadline = time.time() + 120
+        while not rendering() and time.time() < deadline:
+            time.sleep(0.2)
+        assert rendering(), "the render never started"
+        time.sleep(3)  # well inside the first group's denoising loop
+        busy = cpu_seconds(process.pid)
+        time.sleep(2)
+        assert cpu_seconds(process.pid) - busy > 1.0  # the server is denoising
         page.get_by_role("button", name="Cancel").click()
-        time.sleep(3)  # the group being drawn finishes and is written
-        stopped_at = pictures()
-        time.sleep(5)
-        assert pictures() == stopped_at  # no picture drawn after the cancel took effect
-        assert page.locator("video").count() == 0 or not page.locator("video").get_attribute("src")
+        time.sleep(3)
+        idle = cpu_seconds(process.pid)
+        time.sleep(3)
+        used = cpu_seconds(process.pid) - idle
+        assert used < 0.5, f"the server still worked {used:.1f} s of CPU in the 3 s after Cancel took effect"
+        [job] = set(jobs_dir.iterdir()) - known
+        assert not list(job.glob("work/*/*.png"))  # stopped inside the first group, which took no picture
+        assert page.locator("video").count() == 0 or not video_source(page)
         browser.close()
     assert urllib.request.urlopen(server, timeout=5).status == 200

@@ -1,8 +1,10 @@
 """The web page: upload a song, review and edit the storyboard, render, watch and download.
 
 It calls the same pipeline functions as the command line (get_storyboard, render_song). Models are
-loaded once per process and kept; one job runs at a time and the others wait in Gradio's queue,
-seeing their place in it. Every job works in a directory of its own, removed after a while.
+loaded once per process and kept; one job runs at a time, whichever button started it (one Gradio
+concurrency group, and a lock under it for any other caller), and the others wait in Gradio's queue,
+seeing their place in it. Every job works in a directory of its own, belongs to the browser session
+that made it, and is removed after a while.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from typing import Iterator
 import gradio as gr
 
 from musicvid.assets import DEMO_SONG
-from musicvid.audio import load_audio, read_tags
+from musicvid.audio import check_length, read_tags
 from musicvid.errors import Cancelled, MusicvidError, UserError
+from musicvid.files import check_file, write_json
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import SongRequest, get_storyboard
-from musicvid.render import RenderSettings, render_song
+from musicvid.render import MAX_FPS, MAX_STEPS, RenderSettings, render_song
 from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
 from ui.cli import UIConfig
@@ -32,15 +35,22 @@ from ui.cli import UIConfig
 COLUMNS = ["start", "end", "kind", "lyric", "visual prompt"]
 JOB_ID = re.compile(r"[0-9a-f]{12}")
 SIZES = ["64x64", "256x256", "512x512", "512x768", "768x512", "768x768"]
+MODELS_IN_USE = "models"  # the Gradio concurrency group of every event that runs the models
+NO_STORYBOARD = "make the storyboard first (or press Make video)"
 
 
 class Jobs:
-    """Per-job directories under one root; models shared by all jobs, one registry per preset."""
+    """Per-job directories under one root, each owned by the browser session that made it; models
+    shared by all jobs (one registry per preset) and used by one job at a time.
+
+    A job directory: `song/<the upload>`, `lyrics/`, `work/` (the pipeline's), then the results."""
 
     def __init__(self, config: UIConfig):
         self.config = config
         self.registries: dict[str, ModelRegistry] = {}
         self.stops: dict[str, threading.Event] = {}  # each browser session's running render
+        self.owners: dict[str, str] = {}  # job -> the session that made it
+        self.models_lock = threading.Lock()  # whatever runs a model holds it, across presets
         config.jobs_dir.mkdir(parents=True, exist_ok=True)
 
     @contextmanager
@@ -63,14 +73,23 @@ class Jobs:
             self.registries[preset] = ModelRegistry(choose_models(preset), self.config.device, keep_loaded=True)
         return self.registries[preset]
 
-    def new(self, upload: str) -> tuple[str, Path]:
-        """A fresh job (its id, and the copy of the upload in its directory); old jobs go first."""
+    def new(self, upload: str, session: str) -> tuple[str, Path]:
+        """A fresh job (its id, and the copy of the upload in its directory); old jobs go first. The
+        upload is checked before anything is copied: a file, and not longer than the page accepts."""
         self.remove_old()
+        check_file(Path(upload), "audio file")
+        check_length(Path(upload), self.config.max_minutes * 60)
         job = uuid.uuid4().hex[:12]
-        (self.config.jobs_dir / job).mkdir()
-        song = self.config.jobs_dir / job / Path(upload).name
+        song = self.config.jobs_dir / job / "song" / Path(upload).name
+        song.parent.mkdir(parents=True)
         shutil.copyfile(upload, song)
+        self.owners[job] = session
         return job, song
+
+    def discard(self, job: str) -> None:
+        """A job whose song was refused: nothing of it stays."""
+        self.owners.pop(job, None)
+        shutil.rmtree(self.config.jobs_dir / job, ignore_errors=True)
 
     @staticmethod
     def lyrics(song: Path, text: str) -> Path | None:
@@ -79,31 +98,26 @@ class Jobs:
         if not text.strip():
             return None
         suffix = ".lrc" if any(starts_with_time(line) for line in text.splitlines()) else PLAIN
-        path = song.parent / "lyrics" / f"lyrics{suffix}"  # a folder: the job's only file is its song
+        path = song.parent.parent / "lyrics" / f"lyrics{suffix}"
         path.parent.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
         return path
 
-    def song(self, job: str) -> Path:
-        """The song of a job the page made; anything else (a path, another name) is refused."""
-        folder = self.config.jobs_dir / job if JOB_ID.fullmatch(job or "") else None
-        songs = [p for p in folder.iterdir() if p.is_file() and p.suffix != ".json"] if folder and folder.is_dir() else []
-        if len(songs) != 1:
-            raise UserError("make the storyboard first (or press Make video)")
+    def song(self, job: str, session: str) -> Path:
+        """The song of a job this session made, with its storyboard; anything else (a path, another
+        session's job, a job with no storyboard yet) is refused, without saying what the server holds."""
+        ours = JOB_ID.fullmatch(job or "") and self.owners.get(job) == session
+        folder = self.config.jobs_dir / job / "song" if ours else None
+        songs = [p for p in folder.iterdir() if p.is_file()] if folder and folder.is_dir() else []
+        if len(songs) != 1 or not (folder.parent / "work" / "storyboard.json").is_file():
+            raise UserError(NO_STORYBOARD)
         return songs[0]
 
     def remove_old(self) -> None:
         limit = time.time() - self.config.keep_hours * 3600
         for job in self.config.jobs_dir.iterdir():
             if job.is_dir() and job.stat().st_mtime < limit:
-                shutil.rmtree(job, ignore_errors=True)
-
-    def check_song(self, song: Path) -> None:
-        duration = load_audio(song).info.duration
-        if duration > self.config.max_minutes * 60:
-            raise UserError(
-                f"the song lasts {duration / 60:.1f} minutes; this page accepts up to {self.config.max_minutes:g}"
-            )
+                self.discard(job.name)
 
 
 def rows(storyboard: Storyboard) -> list[list]:
@@ -150,6 +164,7 @@ def settings_from(preset, fps, context_size, steps, guidance, size, seed, style,
 
 def build_app(config: UIConfig = UIConfig()):
     jobs = Jobs(config)
+    max_seconds = config.max_minutes * 60
 
     def fail(error: MusicvidError):
         return gr.Error(str(error), print_exception=False)
@@ -160,59 +175,78 @@ def build_app(config: UIConfig = UIConfig()):
         title, artist = read_tags(Path(upload))
         return title, artist
 
-    def make_storyboard(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed,
-                        style, align, captions, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+    def storyboard_job(upload, title, artist, lyrics, advanced, session: str) -> tuple[Storyboard, str]:
+        """A new job and its storyboard; the job is removed again if its song is refused."""
         if not upload:
-            raise gr.Error("upload a song first", print_exception=False)
+            raise UserError("upload a song first")
+        preset, _, context_size, _, _, _, seed, *_ = advanced
+        settings_from(*advanced)  # bad settings are refused before the upload is copied
+        job, song = jobs.new(upload, session)
         try:
-            settings_from(preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
-            job, song = jobs.new(upload)
-            jobs.check_song(song)
-            request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent / "work",
+            request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent.parent / "work",
                                   lyrics_file=jobs.lyrics(song, lyrics or ""), context_size=int(context_size),
-                                  seed=int(seed))  # fmt: skip
+                                  seed=int(seed), max_seconds=max_seconds)  # fmt: skip
             storyboard, _, _ = get_storyboard(request, jobs.registry(preset))
-        except MusicvidError as error:
-            raise fail(error) from None
+        except BaseException:
+            jobs.discard(job)
+            raise
+        return storyboard, job
+
+    def render_job(title, artist, advanced, table, job, session: str, stop: threading.Event):
+        settings, context_size, seed = settings_from(*advanced)
+        song = jobs.song(job, session)
+        folder = song.parent.parent
+        made = json.loads((folder / "work" / "storyboard.json").read_text(encoding="utf-8"))
+        storyboard_file = folder / "storyboard.edited.json"
+        write_json(storyboard_file, apply_edits(made, table))
+        song_request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=folder / "work",
+                                   storyboard_file=storyboard_file, context_size=context_size, seed=seed,
+                                   max_seconds=max_seconds)  # fmt: skip
+        video = render_song(song_request, settings, jobs.registry(advanced[0]), output=folder / f"{song.stem}.mp4", stop=stop)
+        files = [str(video), str(folder / "work" / "storyboard.json"), str(video.with_suffix(".srt"))]
+        return str(video), files
+
+    def storyboard_status(storyboard: Storyboard) -> str:
         status = "Storyboard ready: edit any prompt or time, then press Render."
         for note in (unsure_note(storyboard, name="rows", first=1), fallback_note(storyboard, name="rows", first=1)):
             if note:
                 status += f"\n\n**Note:** {note}."
-        return rows(storyboard), job, status
+        return status
 
-    def render_job(upload, title, artist, advanced, table, job, stop):
+    def make_storyboard(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed,
+                        style, align, captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
         try:
-            settings, context_size, seed = settings_from(*advanced)
-            song = jobs.song(job)
-            made = json.loads((song.parent / "work" / "storyboard.json").read_text(encoding="utf-8"))
-            edited = apply_edits(made, table)
-            storyboard_file = song.parent / "storyboard.edited.json"
-            storyboard_file.write_text(json.dumps(edited, indent=2, ensure_ascii=False))
-            song_request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent / "work",
-                                       storyboard_file=storyboard_file, context_size=context_size, seed=seed)  # fmt: skip
-            video = render_song(song_request, settings, jobs.registry(advanced[0]), output=song.parent / f"{song.stem}.mp4",
-                                stop=stop)  # fmt: skip
+            with jobs.models_lock:
+                storyboard, job = storyboard_job(upload, title, artist, lyrics, advanced, request.session_hash)
         except MusicvidError as error:
             raise fail(error) from None
-        files = [str(video), str(song.parent / "work" / "storyboard.json"), str(video.with_suffix(".srt"))]
-        return str(video), files, job, "Done: watch it above, or download the video, storyboard and lyrics."
+        return rows(storyboard), job, storyboard_status(storyboard)
 
     def render(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
                captions, table, job, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
-        with jobs.running(request.session_hash) as stop:
-            return render_job(upload, title, artist, advanced, table, job, stop)
+        try:
+            with jobs.running(request.session_hash) as stop, jobs.models_lock:
+                video, files = render_job(title, artist, advanced, table, job, request.session_hash, stop)
+        except MusicvidError as error:
+            raise fail(error) from None
+        return video, files, job, "Done: watch it above, or download the video, storyboard and lyrics."
 
     def make_video(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed, style,
                    align, captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
+        session = request.session_hash
         # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
-        with jobs.running(request.session_hash) as stop:
-            table, job, _ = make_storyboard(upload, title, artist, lyrics, *advanced)
-            if stop.is_set():
-                raise fail(Cancelled("the job was cancelled"))
-            video, files, job, message = render_job(upload, title, artist, advanced, table, job, stop)
-        return table, video, files, job, message
+        try:
+            with jobs.running(session) as stop, jobs.models_lock:
+                storyboard, job = storyboard_job(upload, title, artist, lyrics, advanced, session)
+                if stop.is_set():
+                    raise Cancelled("the job was cancelled")
+                video, files = render_job(title, artist, advanced, rows(storyboard), job, session, stop)
+        except MusicvidError as error:
+            raise fail(error) from None
+        return rows(storyboard), video, files, job, "Done: watch it above, or download the video, storyboard and lyrics."
 
     # Gradio's own copies of uploads and results age out with the job directories.
     keep_seconds = int(config.keep_hours * 3600)
@@ -234,9 +268,10 @@ def build_app(config: UIConfig = UIConfig()):
                                                 "sung. Timed LRC lines work too. Empty: Whisper listens for them.")  # fmt: skip
                 with gr.Accordion("Advanced", open=False):
                     preset = gr.Dropdown(list(PRESETS), value=config.models, label="Models (tiny: offline, noise pictures)")
-                    fps = gr.Number(10, label="Frames per second", minimum=1, maximum=30)
+                    fps = gr.Number(10, label="Frames per second", minimum=1, maximum=MAX_FPS)
                     context_size = gr.Slider(0, 7, value=7, step=1, label="Lyric lines of context for ViPE")
-                    steps = gr.Number(PRESETS[config.models].steps, label="Denoising steps", precision=0, minimum=1)
+                    steps = gr.Number(PRESETS[config.models].steps, label="Denoising steps", precision=0, minimum=1,
+                                      maximum=MAX_STEPS)  # fmt: skip
                     guidance = gr.Slider(0, 15, value=7.5, step=0.5, label="Guidance scale")
                     default_size = "x".join(map(str, PRESETS[config.models].size))
                     size = gr.Dropdown(SIZES, value=default_size, label="Size (W×H)")
@@ -262,15 +297,19 @@ def build_app(config: UIConfig = UIConfig()):
 
         advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions]
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
+        # One concurrency group over the three: whichever button started it, one job uses the models.
+        models = dict(concurrency_id=MODELS_IN_USE, concurrency_limit=1)
         storyboard_event = storyboard_button.click(
-            make_storyboard, [upload, title, artist, lyrics, *advanced], [table, job, status], api_name="make_storyboard"
+            make_storyboard, [upload, title, artist, lyrics, *advanced], [table, job, status], api_name="make_storyboard",
+            **models,
         )
         render_event = render_button.click(
-            render, [upload, title, artist, *advanced, table, job], [video, downloads, job, status], api_name="render"
+            render, [upload, title, artist, *advanced, table, job], [video, downloads, job, status], api_name="render",
+            **models,
         )
         video_event = video_button.click(
             make_video, [upload, title, artist, lyrics, *advanced], [table, video, downloads, job, status],
-            api_name="make_video",
+            api_name="make_video", **models,
         )
 
         def cancel(request: gr.Request) -> None:

@@ -39,6 +39,12 @@ log = logging.getLogger(__name__)
 DEFAULT_SYSTEM_ROLE = Path(__file__).with_name("system_role.txt")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-3.5-turbo"  # the paper's teacher
+# An elaboration is a sentence: the answer for n lines is asked to stay under n times this many tokens.
+TOKENS_PER_LINE = 96
+# No answer for a chunk of lyrics comes near this; a broken or hostile endpoint could send gigabytes.
+MAX_ANSWER_BYTES = 4 << 20
+# What looks like a credential in a text an endpoint sent back: it is not kept in failed.jsonl.
+SECRET = re.compile(r"\b(?:sk|pk|rk|key|api|token|bearer)[-_ ]?[A-Za-z0-9_\-]{12,}|\b[A-Za-z0-9_\-]{32,}\b", re.I)
 
 
 def _env(*names: str) -> str | None:
@@ -51,7 +57,7 @@ class TeacherConfig:
     model: str = DEFAULT_MODEL
     api_key: str | None = None
     temperature: float = 0.7
-    timeout: float = 120.0
+    timeout: float = 120.0  # seconds for a whole request, answer included
     max_retries: int = 6  # per request, on 429, 5xx and network errors
     backoff: float = 1.0  # seconds before the first retry; doubles each time
     chunk_lines: int = 50
@@ -131,7 +137,28 @@ class ChatClient:
             self.usage["retries"] += 1
             self.pause_until = max(self.pause_until, time.monotonic() + delay)
 
-    def complete(self, user_message: str) -> Answer:
+    def redact(self, text: str) -> str:
+        """A text from the endpoint without the key or anything shaped like one."""
+        if self.config.api_key:
+            text = text.replace(self.config.api_key, "[key]")
+        return SECRET.sub("[redacted]", text)
+
+    def _post(self, body: dict) -> httpx.Response:
+        """The response, read whole within config.timeout (httpx's own timeout bounds each read, so a
+        server sending a byte a second would never trip it) and refused past MAX_ANSWER_BYTES."""
+        deadline = time.monotonic() + self.config.timeout
+        with self.http.stream("POST", self.url, json=body) as response:
+            content = bytearray()
+            for chunk in response.iter_bytes():
+                content += chunk
+                if len(content) > MAX_ANSWER_BYTES:
+                    raise TeacherError(f"{self.url} sent more than {MAX_ANSWER_BYTES >> 20} MB for one answer")
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout(f"no whole answer within {self.config.timeout:g} s")
+        return httpx.Response(response.status_code, headers=response.headers, content=bytes(content))
+
+    def complete(self, user_message: str, lines: int = 1) -> Answer:
+        """The teacher's answer to a message asking for `lines` elaborations."""
         body = {
             "model": self.config.model,
             "messages": [
@@ -139,19 +166,20 @@ class ChatClient:
                 {"role": "user", "content": user_message},
             ],
             "temperature": self.config.temperature,
+            "max_tokens": TOKENS_PER_LINE * lines,
         }
         problem = ""
         for attempt in range(self.config.max_retries + 1):
             self._wait_turn()
             try:
-                response = self.http.post(self.url, json=body)
+                response = self._post(body)
             except httpx.TransportError as error:
-                problem = f"could not reach {self.url} ({type(error).__name__})"
+                problem = f"no answer from {self.url} ({type(error).__name__}{f': {error}' if str(error) else ''})"
                 self._back_off(attempt, None)
                 continue
             if response.status_code == 200:
                 return self._answer(response)
-            problem = f"{self.url} answered {response.status_code}: {_error_message(response)}"
+            problem = f"{self.url} answered {response.status_code}: {self.redact(_error_message(response))}"
             if response.status_code in (401, 403, 404):
                 raise VipeError(f"the teacher endpoint refused the request ({problem}); check the URL, model and key.")
             if response.status_code == 429 or response.status_code >= 500:
@@ -291,12 +319,12 @@ class Labeller:
         got = 0
         for _ in range(self.config.mismatch_retries + 1):
             try:
-                answer = self.client.complete(user_message(song, start, end))
+                answer = self.client.complete(user_message(song, start, end), expected)
             except TeacherError as error:
                 raise SongFailed("error", f"lines {start + 1}-{end}: {error}") from None
             items = parse_numbered(answer.text, expected)
             if answer.refused or REFUSAL.match(answer.text.strip()):
-                raise SongFailed("refusal", f"lines {start + 1}-{end}: {answer.text.strip()[:300]}")
+                raise SongFailed("refusal", f"lines {start + 1}-{end}: {self.client.redact(answer.text.strip()[:300])}")
             if len(items) == expected and all(items):
                 partial[key] = items
                 write_json(partial_path, partial)

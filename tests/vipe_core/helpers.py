@@ -11,6 +11,7 @@ import os
 import random
 import re
 import threading
+import time
 from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -141,8 +142,9 @@ class ChatServer:
     that reached the client socket without error.
     """
 
-    def __init__(self, respond=standin_teacher):
+    def __init__(self, respond=standin_teacher, seconds_per_byte: float = 0.0):
         self.respond = respond
+        self.seconds_per_byte = seconds_per_byte  # > 0: the answer trickles out, a byte at a time
         self.hits: list[dict] = []
         self.answered: list[str] = []
         self.lock = threading.Lock()
@@ -168,8 +170,14 @@ class ChatServer:
                     for key, value in headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(data)
-                    self.wfile.flush()
+                    if server_self.seconds_per_byte:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(server_self.seconds_per_byte)
+                    else:
+                        self.wfile.write(data)
+                        self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     return
                 if status == 200:

@@ -88,6 +88,7 @@ def test_request_shape_chunks_and_numbered_parsing(tmp_path, lyrics):
         assert hit["headers"]["Authorization"] == "Bearer test-key"
         body = hit["body"]
         assert body["model"] == "stand-in" and body["temperature"] == 0.5
+        assert body["max_tokens"] == 96 * len(numbered_lines(body["messages"][1]["content"]))  # the answer is bounded
         assert [m["role"] for m in body["messages"]] == ["system", "user"]
         assert body["messages"][0]["content"] == DEFAULT_SYSTEM_ROLE.read_text().strip()
         assert len(numbered_lines(body["messages"][1]["content"])) in (10, 6)
@@ -266,3 +267,31 @@ def test_a_killed_run_resumes_without_repeating_any_request(tmp_path):
             teacher_elaboration(line) for line in song.lines
         ]
     assert not any((tmp_path / "canvas" / "partial").iterdir())
+
+
+def test_an_answer_that_trickles_in_is_cut_off_at_the_timeout_of_the_whole_request(tmp_path):
+    write_jsonl(tmp_path / "songs.jsonl", make_songs(1, lines_per_song=2))
+    with ChatServer(seconds_per_byte=0.02) as server:  # the answer (about 300 bytes) would take 6 s
+        started = time.monotonic()
+        summary = run_label(tmp_path / "songs.jsonl", tmp_path / "canvas", config(server, timeout=1.0, max_retries=0),
+                            progress=False)  # fmt: skip
+        seconds = time.monotonic() - started
+    assert summary["failed"] == 1 and seconds < 3.0
+    assert "within 1 s" in next(read_jsonl(tmp_path / "canvas" / "failed.jsonl"))["detail"]
+
+
+def test_an_answer_too_large_is_refused_and_an_echoed_key_is_not_kept(tmp_path):
+    write_jsonl(tmp_path / "songs.jsonl", make_songs(2, lines_per_song=2))
+
+    def huge_or_echoing(body, hit):
+        if "1." in body["messages"][1]["content"] and hit == 0:
+            return 200, chat_reply("x" * (5 << 20)), {}
+        return 400, {"error": {"message": "bad request from test-key, also sk-proj-A1b2C3d4E5f6G7h8I9j0"}}, {}
+
+    with ChatServer(huge_or_echoing) as server:
+        summary = run_label(tmp_path / "songs.jsonl", tmp_path / "canvas", config(server, concurrency=1), progress=False)
+    assert summary["failed"] == 2
+    details = [record["detail"] for record in read_jsonl(tmp_path / "canvas" / "failed.jsonl")]
+    assert any("more than 4 MB" in detail for detail in details)
+    echoed = next(detail for detail in details if "400" in detail)
+    assert "test-key" not in echoed and "A1b2C3d4E5f6G7h8I9j0" not in echoed and "bad request from [key]" in echoed

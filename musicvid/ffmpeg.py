@@ -1,0 +1,55 @@
+"""ffmpeg, in one place: finding the binary, naming files so that no name is a protocol, probing a
+file's declared length, and the one sentence that says why ffmpeg failed."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def exe() -> str:
+    """ffmpeg from PATH if there is one, else the binary shipped by the imageio-ffmpeg wheel."""
+    found = shutil.which("ffmpeg")
+    if found:
+        return found
+    import imageio_ffmpeg
+
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def file_url(path: str | os.PathLike) -> str:
+    """A local file as ffmpeg must be told it: `Interlude: night.mp3` or `http:x.mp3` would otherwise be
+    read as a protocol (and a name starting with '-' as an option)."""
+    return "file:" + str(Path(path).absolute())
+
+
+def reason(stderr: str) -> str:
+    """The line of ffmpeg's error output that says what went wrong."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if "matches no streams" in line:
+            return "it has no audio stream"
+    return lines[-1] if lines else "ffmpeg gave no reason"
+
+
+def parse_duration(stderr: str) -> float | None:
+    """The length a file's header declares, from ffmpeg's description of its input."""
+    match = re.search(r"Duration: (\d+):(\d+):(\d+(?:\.\d+)?)", stderr)
+    if not match:
+        return None
+    hours, minutes, seconds = match.groups()
+    return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
+def declared_duration(path: str | os.PathLike) -> float | None:
+    """Seconds, as the file's header says (read without decoding the audio); None if it says nothing."""
+    try:
+        probe = subprocess.run([exe(), "-hide_banner", "-nostdin", "-i", file_url(path)], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return parse_duration(probe.stderr.decode("utf-8", "replace"))
