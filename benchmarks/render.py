@@ -34,8 +34,10 @@ from musicvid.assets import ASSETS_DIR
 from musicvid.audio import SAMPLE_RATE
 from musicvid.ffmpeg import exe as ffmpeg_exe
 from musicvid.models import PRESETS, SD15_RANDOM, ModelRegistry
-from musicvid.pipeline import SongRequest
-from musicvid.render import Picture, RenderSettings, SceneInputs, draw, job_pipeline, render_song
+from musicvid.pipeline import make_video
+from musicvid.settings import SongRequest
+from musicvid.render import Picture, SceneInputs, draw, job_pipeline
+from musicvid.settings import RenderSettings
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import MODEL_STAGES, Timings
 
@@ -119,10 +121,10 @@ def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: M
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=workdir, quiet=True)
     with MemorySampler() as memory:
         started = time.perf_counter()
-        render_song(request, settings, registry, output=workdir / "out.mp4", timings=timings)
+        made = make_video(request, settings, registry, output=workdir / "out.mp4", timings=timings)
         wall = time.perf_counter() - started
     summary = timings.summary()
-    drawn = json.loads((workdir / "timings.json").read_text())["pictures_drawn"]
+    drawn = made.pictures_drawn
     seconds = summary["seconds"]
     drawing = sum(seconds.get(k, 0.0) for k in ("encode prompts", "denoise", "decode", "write frames"))
     result = {
@@ -274,7 +276,7 @@ def markdown(results: dict) -> str:
     out = []
     for run in results["stage_breakdown"]:
         out.append(f"\n### Stage breakdown: {run['models']}, {run['song_seconds']:g} s song, "
-                   f"{run['settings']['width']}x{run['settings']['height']}, {run['settings']['steps']} steps")  # fmt: skip
+                   f"{'x'.join(map(str, run['settings']['size']))}, {run['settings']['steps']} steps")  # fmt: skip
         out.append("| stage | seconds | share | peak RSS (MiB) |\n| --- | ---: | ---: | ---: |")
         for stage, seconds in run["stages"].items():
             out.append(f"| {stage} | {seconds:.3f} | {run['share'][stage]:.1%} | {run['peak_rss_mib'].get(stage, '')} |")
@@ -322,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")  # the tiny CLIP truncates noise prompts: no news
 
-    tiny = RenderSettings(width=64, height=64, steps=4)
+    tiny = RenderSettings(size=(64, 64), steps=4)
     if args.quick:
         args.lengths, args.batch_sizes, args.full_size = [3], [1, 2], ""
     out = args.out or Path("benchmarks/results") / f"render-{platform.node() or 'host'}.json"
@@ -336,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.full_size:
         size, steps = args.full_size.split(":")
         width, height = (int(v) for v in size.split("x"))
-        full = RenderSettings(width=width, height=height, steps=int(steps), batch_size=8 if on_gpu else 2)
+        full = RenderSettings(size=(width, height), steps=int(steps), batch_size=8 if on_gpu else 2)
     # An intro and one line (3.2 s) are enough to see the shares on a CPU; a GPU gets two lines (7.2 s).
     full_song = 7.2 if on_gpu else 3.2
     phases = {

@@ -19,7 +19,8 @@ import torch
 def musicvid_walk(args, device: torch.device) -> dict:
     from musicvid.models import load_diffusion
     from musicvid.mux import encode_video
-    from musicvid.render import RenderSettings, job_pipeline, plan_pictures, render_pictures, video_frames
+    from musicvid.render import job_pipeline, plan_pictures, render_pictures, video_frames
+    from musicvid.settings import RenderSettings
     from musicvid.schedule import frame_schedule
     from musicvid.storyboard import Scene, Storyboard
     from musicvid.timing import Timings
@@ -28,7 +29,7 @@ def musicvid_walk(args, device: torch.device) -> dict:
     pipe = load_diffusion(str(args.weights), device)
     loaded = time.perf_counter()
     settings = RenderSettings(
-        fps=args.fps, width=args.width, height=args.height, steps=args.steps, guidance=args.guidance,
+        fps=args.fps, size=(args.width, args.height), steps=args.steps, guidance=args.guidance,
         scheduler="dpm++", batch_size=args.batch_size,
     )  # fmt: skip
     pipe = job_pipeline(pipe, settings)

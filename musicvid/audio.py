@@ -12,13 +12,11 @@ import numpy as np
 from musicvid import ffmpeg
 from musicvid.errors import UserError
 from musicvid.files import check_file
+from musicvid.settings import MAX_SONG_SECONDS
 
 SAMPLE_RATE = 16_000  # what Whisper expects
 # A file that decodes to less than this share of the length its header declares is cut off.
 TRUNCATION_TOLERANCE = 0.9
-# The longest song any front door accepts: its frames (10 per second) multiply every later stage's work,
-# and its samples sit in memory (an hour is 230 MB). The page sets a lower limit of its own.
-MAX_SECONDS = 60 * 60
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,7 @@ def beat_times(samples: np.ndarray) -> list[float]:
     return librosa.frames_to_time(frames, sr=SAMPLE_RATE).tolist()
 
 
-def load_audio(path: str | Path, max_seconds: float = MAX_SECONDS) -> Audio:
+def load_audio(path: str | Path, max_seconds: float = MAX_SONG_SECONDS) -> Audio:
     """The song decoded, refused (before decoding, where its header tells) if longer than `max_seconds`."""
     path = Path(path)
     check_file(path, "audio file")

@@ -14,28 +14,15 @@ import hashlib
 import io
 import sys
 import time
-import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from functools import cache
-from typing import TYPE_CHECKING
-
 from musicvid.errors import UserError
 from musicvid.files import check_file, check_output
-
-if TYPE_CHECKING:  # imported when a batch runs: `musicvid --help` should not load torch
-    from musicvid.pipeline import SongRequest
-    from musicvid.render import RenderSettings
+from musicvid.settings import ModelChoice, RenderSettings, SongRequest
 
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
-# These pick the models or the places, which the whole batch shares, so a CSV row may not change them.
-SHARED_OPTIONS = {"models", "asr", "asr_model", "vipe", "vipe_tokenizer", "diffusion", "separator", "device", "workdir",
-                  "output", "quiet", "address", "workers", "gpus_per_song", "force", "engine", "song"}  # fmt: skip
-# A CSV column is a field of the song's settings, by its name or by its command-line option's name.
-COLUMN_ALIASES = {"lyrics": "lyrics_file", "storyboard": "storyboard_file", "break": "break_seconds"}
-TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
 
 
@@ -60,20 +47,13 @@ class Result:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from musicvid.cli import add_render_options, add_song_options
-
-    add_song_options(p)
-    add_render_options(p)
-    for action in p._actions:  # the song options are shared with `render`; adapt the few that differ
-        if action.dest == "song":
-            action.dest, action.metavar = "playlist", "PLAYLIST"
-            action.help = "M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,[render options])"
-        elif action.dest == "output":
-            action.required, action.help = True, "folder for the videos, report.json and the table"
-        elif action.dest == "workdir":
-            action.help = "folder for the songs' work directories (default musicvid-work/)"
-        elif action.dest in ("title", "artist"):
-            action.help = argparse.SUPPRESS  # per song: from the playlist, tags or file name
+    p.add_argument("playlist", type=Path,
+                   help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,[per-song settings])")  # fmt: skip
+    p.add_argument("-o", "--output", type=Path, required=True, help="folder for the videos, report.json and the table")
+    p.add_argument("--workdir", type=Path, help="folder for the songs' work directories (default musicvid-work/)")
+    SongRequest.add_options(p, skip=("title", "artist", "workdir"))  # title and artist: per song
+    ModelChoice.add_options(p)
+    RenderSettings.add_options(p)
     p.add_argument("--force", action="store_true", help="render songs again even if their video exists")
     p.add_argument("--engine", choices=("local", "ray"), default="local", help="local (one process) or ray")
     p.add_argument("--address", help="Ray cluster to join (e.g. auto); default: start Ray on this machine")
@@ -162,66 +142,24 @@ def read_playlist(path: Path) -> list[Entry]:
 # --- per-song settings --------------------------------------------------------------------------
 
 
-def _field_types(cls) -> dict[str, type]:
-    """Each field's type, `X | None` read as X."""
-    hints = typing.get_type_hints(cls)
-    return {f.name: next(t for t in typing.get_args(hints[f.name]) or (hints[f.name],) if t is not type(None))
-            for f in dataclasses.fields(cls)}  # fmt: skip
-
-
-@cache
-def per_song_fields() -> dict[str, dict[str, type]]:
-    """The settings a CSV row may change, with their types: the song's request and its render."""
-    from musicvid.pipeline import SongRequest
-    from musicvid.render import RenderSettings
-
-    request = _field_types(SongRequest)
-    return {
-        "request": {k: v for k, v in request.items() if k not in ("song", "title", "artist", "workdir", "quiet", "max_seconds")},
-        "settings": _field_types(RenderSettings),
-    }
-
-
-def _value(kind: type, text: str, where: str, column: str, base: Path):
-    if kind is bool:
-        if text.lower() not in TRUE + FALSE:
-            raise UserError(f"{where}: {column} must be yes or no (true/false, 1/0), not '{text}'")
-        return text.lower() in TRUE
-    if kind is Path:
-        path = Path(text)
-        return path if path.is_absolute() else base / path
-    try:
-        return kind(text)
-    except ValueError:
-        raise UserError(f"{where}: {column} must be {'a whole number' if kind is int else 'a number'}, not '{text}'") from None
-
-
 def song_settings(
     entry: Entry, request: SongRequest, settings: RenderSettings, base: Path, where: str
 ) -> tuple[SongRequest, RenderSettings]:
-    """The batch's settings with this song's file, names and CSV columns filled in, each checked.
-    Relative paths in a row are relative to the CSV, like its songs."""
-    changes: dict[str, dict] = {"request": {}, "settings": {}}
-    for column, text in entry.overrides.items():
-        name = COLUMN_ALIASES.get(column, column).replace("-", "_")
-        if name == "size":  # WxH, as on the command line
-            from musicvid.cli import parse_size
-
-            try:
-                changes["settings"]["width"], changes["settings"]["height"] = parse_size(text)
-            except argparse.ArgumentTypeError as e:
-                raise UserError(f"{where}: {e}") from None
-            continue
-        fields = per_song_fields()
-        group = next((g for g in fields if name in fields[g]), None)
-        if group is None:
-            shared = " (the whole batch shares it: give it on the command line)" if name in SHARED_OPTIONS else ""
-            raise UserError(f"{where}: column '{column}' is not a per-song setting{shared}")
-        changes[group][name] = _value(fields[group][name], text, where, column, base)
-    request = dataclasses.replace(request, song=entry.path, title=entry.title, artist=entry.artist, **changes["request"])
-    settings = dataclasses.replace(settings, **changes["settings"])
+    """The batch's settings with this song's file, names and CSV cells filled in, each checked. A
+    column is a per-song setting, by its option's name or its field's; relative paths in a row are
+    relative to the CSV, like its songs."""
+    changes: dict[type, dict] = {SongRequest: {}, RenderSettings: {}}
     try:
-        request.check(), settings.check()
+        for column, text in entry.overrides.items():
+            owner = next((cls for cls in changes if cls.column(column)), None)
+            if owner is None:
+                shared = " (the whole batch shares it: give it on the command line)" if ModelChoice.column(column) or \
+                    column.replace("-", "_") in ModelChoice.fields() else ""  # fmt: skip
+                raise UserError(f"column '{column}' is not a per-song setting{shared}")
+            name = owner.column(column)
+            changes[owner][name] = owner.parse(name, text, base)
+        request = dataclasses.replace(request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest])
+        settings = dataclasses.replace(settings, **changes[RenderSettings])
     except UserError as e:
         raise UserError(f"{where}: {e}") from None
     return request, settings
@@ -251,14 +189,12 @@ class Job:
 
 
 def render_one(job: Job, registry) -> Result:
-    from musicvid.ffmpeg import declared_duration
-    from musicvid.render import render_song
+    from musicvid.pipeline import make_video
 
     started = time.perf_counter()
     result = Result(song=str(job.entry.path), status="done", output=str(job.output))
     try:
-        render_song(job.request, job.settings, registry, output=job.output)
-        result.duration = declared_duration(job.entry.path)
+        result.duration = make_video(job.request, job.settings, registry, output=job.output).duration
     except KeyboardInterrupt:
         raise
     except Exception as error:  # any one song's failure is reported; the batch goes on
@@ -267,10 +203,8 @@ def render_one(job: Job, registry) -> Result:
     return result
 
 
-def render_locally(args, jobs: list[Job], finished) -> None:
-    from musicvid.cli import model_registry
-
-    registry = model_registry(args, keep_loaded=True)
+def render_locally(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
+    registry = choice.registry(keep_loaded=True)
     for job in jobs:
         finished(job, render_one(job, registry))
 
@@ -278,16 +212,14 @@ def render_locally(args, jobs: list[Job], finished) -> None:
 class SongRenderer:
     """A Ray actor: loads the models once, then renders the songs it is handed."""
 
-    def __init__(self, args: argparse.Namespace):
-        from musicvid.cli import model_registry
-
-        self.registry = model_registry(args, keep_loaded=True)
+    def __init__(self, choice: ModelChoice):
+        self.registry = choice.registry(keep_loaded=True)
 
     def render(self, job: Job) -> Result:
         return render_one(job, self.registry)
 
 
-def render_on_ray(args, jobs: list[Job], finished) -> None:
+def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
     """Songs as tasks on Ray actors (one GPU each where the cluster has GPUs). An actor whose process
     dies is restarted and its song retried once; a song that still fails is reported as failed."""
     import ray
@@ -298,7 +230,7 @@ def render_on_ray(args, jobs: list[Job], finished) -> None:
     gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if cluster.get("GPU") else 0.0)
     workers = args.workers or (int(cluster["GPU"] // gpus) if gpus else 1)
     actor = ray.remote(num_cpus=1, num_gpus=gpus, max_restarts=1, max_task_retries=1)(SongRenderer)
-    idle = [actor.remote(args) for _ in range(max(1, min(workers, len(jobs))))]
+    idle = [actor.remote(choice) for _ in range(max(1, min(workers, len(jobs))))]
     waiting, running = list(jobs), {}
     while waiting or running:
         while waiting and idle:
@@ -325,7 +257,7 @@ def table(results: list[Result]) -> str:
 
 
 def write_report(path: Path, playlist: Path, results: list[Result], total: int) -> None:
-    from musicvid.files import write_json
+    from vipe_core.files import write_json
 
     write_json(path, {"playlist": str(playlist), "total": total, "songs": [asdict(r) for r in results]})
 
@@ -338,16 +270,15 @@ def run(args) -> int:
             import ray  # noqa: F401
         except ImportError:
             raise UserError(INSTALL_RAY) from None
-    from musicvid.cli import model_set, render_settings, song_request
-
     entries = read_playlist(args.playlist)
     out_dir: Path = args.output
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
     check_output(out_dir / "report.json", "-o")
     # Every song's settings are checked before the first song is rendered: a bad row costs nothing.
-    base_args = argparse.Namespace(**vars(args), song=args.playlist)
-    base_request, base_settings = song_request(base_args), render_settings(args, model_set(args))
+    choice = ModelChoice(**ModelChoice.given(args))
+    base_request = SongRequest(song=args.playlist, **SongRequest.given(args))
+    base_settings = RenderSettings.for_models(choice.model_set(), **RenderSettings.given(args))
     base = args.playlist if args.playlist.is_dir() else args.playlist.parent
     jobs = []
     for number, (entry, name) in enumerate(zip(entries, output_names(entries)), start=1):
@@ -356,6 +287,7 @@ def run(args) -> int:
         if args.workdir:
             request = dataclasses.replace(request, workdir=args.workdir / name)
         output = out_dir / (f"{name}.preview.mp4" if settings.preview else f"{name}.mp4")
+        check_output(output)
         jobs.append(Job(number, entry, request, settings, output))
     out_dir.mkdir(parents=True, exist_ok=True)
 
@@ -376,7 +308,7 @@ def run(args) -> int:
         else:
             todo.append(job)
     if todo:
-        (render_on_ray if args.engine == "ray" else render_locally)(args, todo, finished)
+        (render_on_ray if args.engine == "ray" else render_locally)(args, choice, todo, finished)
     ordered = [results[n] for n in sorted(results)]
     print(table(ordered))
     failed = sum(r.status == "failed" for r in ordered)

@@ -4,6 +4,7 @@ slerp walks the great circle between two tensors; CSA first rearranges the targe
 that similar chunks of rows sit where the source has them. The UNet reads the text only through
 cross-attention, which ignores the order of the 77 rows, so the rearranged target draws the same
 picture as the original: the morph still lands on the next keyframe, but like is paired with like.
+The contract: docs/frames.md.
 """
 
 from __future__ import annotations
@@ -35,13 +36,6 @@ def slerp(p0: torch.Tensor, p1: torch.Tensor, t: float | torch.Tensor) -> torch.
     shape = (-1,) + (1,) * a.dim()
     out = w0.to(torch.float32).reshape(shape) * a + w1.to(torch.float32).reshape(shape) * b
     return out if isinstance(t, torch.Tensor) and t.dim() > 0 else out[0]
-
-
-def chunk_slots(rows: int, chunk: int) -> list[tuple[int, int]]:
-    """Row ranges [start, end) of the chunks of rows 1…rows-1; row 0 (the start token) stays put."""
-    if chunk < 1:
-        raise ValueError("chunk size must be at least 1")
-    return [(start, min(start + chunk, rows)) for start in range(1, rows, chunk)]
 
 
 def chunk_similarity(p0: torch.Tensor, p1: torch.Tensor, chunk: int) -> np.ndarray:

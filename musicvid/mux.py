@@ -11,7 +11,7 @@ import numpy as np
 
 from musicvid import ffmpeg
 from musicvid.errors import RenderError
-from musicvid.files import atomic_path
+from vipe_core.files import atomic_path
 
 
 def encode_video(

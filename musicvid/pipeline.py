@@ -1,75 +1,52 @@
-"""The stages, in order, with the work directory caching what each one made.
+"""The run, stage by stage, with the work directory caching what each one made.
 
-audio -> transcript -> storyboard (-> render, in musicvid.render). Each stage takes and returns plain
-dataclasses; the work directory keeps their JSON so a rerun continues where the last one stopped.
+audio -> transcript -> storyboard -> pictures (musicvid.render) -> video (musicvid.mux). Each stage
+takes and returns plain dataclasses; the work directory keeps their JSON and PNGs so a rerun continues
+where the last one stopped. make_video is the one way every front door (CLI, batch, page, benchmarks)
+makes a video; get_storyboard the way to a storyboard alone.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import shutil
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.audio import MAX_SECONDS, Audio, AudioInfo, beat_times, load_audio
+from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
 from musicvid.elaborate import elaborate
 from musicvid.errors import UserError
 from musicvid.align import align_lyrics
 from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
+from musicvid import captions
+from musicvid.files import check_output
 from musicvid.models import ModelRegistry
+from musicvid.mux import encode_video
+from musicvid.render import job_pipeline, plan_pictures, remove_leftovers, render_pictures, stale_groups, video_frames
+from musicvid.schedule import frame_schedule
+from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import (
-    DEFAULT_BREAK_SECONDS,
     Storyboard,
+    fallback_note,
     instrumental_cuts,
     load_storyboard,
     plan_scenes,
     scene_seed,
     snap_cuts_to_beats,
+    unsure_note,
 )
 from musicvid.timing import Timings
 from musicvid.transcribe import transcribe
 from musicvid.transcript import Transcript
 from musicvid.vocals import separate_vocals
-from vipe_core.choose import LENSES
+from vipe_core.files import atomic_path, write_json, write_text
+
+log = logging.getLogger("musicvid")
 
 WORK_ROOT = Path("musicvid-work")
-# Candidates multiply ViPE's work: 20 took 15 times as long as one (benchmarks/elaborate.py, 2-core CPU).
-MAX_CANDIDATES = 64
-# ViPE was trained with up to 7 lines of context; more is read for every line and was never learned.
-MAX_CONTEXT = 16
-
-
-@dataclass
-class SongRequest:
-    """What to make a storyboard of, and how: everything before the pictures."""
-
-    song: Path
-    title: str | None = None
-    artist: str | None = None
-    workdir: Path | None = None
-    storyboard_file: Path | None = None
-    lyrics_file: Path | None = None
-    context_size: int = 7
-    seed: int = 0
-    break_seconds: float = DEFAULT_BREAK_SECONDS
-    candidates: int = 1  # ViPE elaborations per scene; the most visualisable is kept
-    lens: str | None = None  # the reading the choice favours (vipe_core.choose.LENSES)
-    separate_vocals: bool = False  # Demucs takes the band away before Whisper listens
-    quiet: bool = False
-    max_seconds: float = MAX_SECONDS  # longer songs are refused before they are decoded
-
-    def check(self) -> None:
-        if not 0 <= self.context_size <= MAX_CONTEXT:
-            raise UserError(f"--context-size must be from 0 to {MAX_CONTEXT}, got {self.context_size}")
-        if not 0 <= self.seed < 2**31:
-            raise UserError(f"--seed must be from 0 to 2^31-1, got {self.seed}")
-        if self.break_seconds <= 0:
-            raise UserError(f"--break must be a positive number of seconds, got {self.break_seconds}")
-        if not 1 <= self.candidates <= MAX_CANDIDATES:
-            raise UserError(f"--candidates must be from 1 to {MAX_CANDIDATES}, got {self.candidates}")
-        if self.lens is not None and self.lens not in LENSES:
-            raise UserError(f"--lens must be one of {', '.join(LENSES)}, not {self.lens!r}")
-        if self.lens is not None and self.candidates < 2:
-            raise UserError("--lens chooses among several elaborations: add --candidates N (2 or more, e.g. 8)")
 
 
 def work_directory(info: AudioInfo, workdir: Path | None) -> Path:
@@ -154,7 +131,6 @@ def get_storyboard(
 ) -> tuple[Storyboard, Path, Audio]:
     """Transcribe and elaborate (or reuse what the work directory has); returns the storyboard,
     the work directory and the decoded audio."""
-    request.check()
     timings = timings if timings is not None else Timings()
     if audio is None:
         with timings.measure("decode audio"):
@@ -199,3 +175,75 @@ def get_storyboard(
             )  # fmt: skip
     storyboard.save(path)
     return storyboard, workdir, audio
+
+
+@dataclass(frozen=True)
+class Video:
+    """What make_video made, and what it cost."""
+
+    video: Path  # the MP4 at the output path
+    subtitles: Path  # its .srt beside it
+    workdir: Path
+    storyboard: Storyboard
+    duration: float  # seconds of song
+    frames: int
+    pictures_drawn: int  # pictures denoised in this run; the rest were kept from an earlier one
+    timings: dict  # seconds per stage, as in timings.json
+
+
+def default_output(song: Path, preview: bool) -> Path:
+    """`<song>.mp4` (or `<song>.preview.mp4`) beside the song."""
+    return song.with_name(f"{song.stem}.preview.mp4" if preview else f"{song.stem}.mp4")
+
+
+def make_video(
+    request: SongRequest,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    output: Path | None = None,
+    timings: Timings | None = None,
+    stop: threading.Event | None = None,
+) -> Video:
+    """Song -> music video, with its .srt beside it (beside the song unless `output` names the video).
+
+    1. check the output can be written, before any work;
+    2. the storyboard: made, or reused from the work directory with its edits;
+    3. the pictures whose inputs changed (or that a killed run left undone);
+    4. the frames muxed with the song; the copy to `output`, its subtitles, timings.json.
+    Setting `stop` ends the run within one denoising step (what is written stays, for a resume)."""
+    output = output if output is not None else default_output(request.song, settings.preview)
+    check_output(output)
+    timings = timings if timings is not None else Timings()
+    started = time.perf_counter()
+
+    storyboard, workdir, audio = get_storyboard(request, registry, timings=timings)
+
+    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
+    groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
+    remove_leftovers(workdir, output)
+    todo = stale_groups(groups, settings)
+    drawn = 0
+    if todo:
+        with registry.use("diffusion", timings) as loaded:
+            pipe = job_pipeline(loaded, settings)
+            drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet, stop)
+
+    video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
+    with timings.measure("mux"):
+        frames = video_frames(storyboard, schedule, workdir, settings)
+        encode_video(frames, width=settings.width, height=settings.height, fps=settings.fps,
+                     audio=Path(audio.info.path), output=video)  # fmt: skip
+    subtitles = captions.srt(storyboard)
+    write_text(workdir / "lyrics.srt", subtitles)
+    if output.resolve() != video.resolve():
+        with atomic_path(output) as tmp:
+            shutil.copyfile(video, tmp)
+    write_text(output.with_suffix(".srt"), subtitles)
+    summary = {**timings.summary(), "frames": schedule.frame_count, "pictures_drawn": drawn,
+               "wall_seconds": round(time.perf_counter() - started, 4)}  # fmt: skip
+    write_json(workdir / "timings.json", summary)
+    for note in (unsure_note(storyboard), fallback_note(storyboard)):
+        if note:
+            log.warning(note)
+    return Video(output, output.with_suffix(".srt"), workdir, storyboard, audio.info.duration, schedule.frame_count,
+                 drawn, summary)  # fmt: skip

@@ -5,7 +5,7 @@ inputs it was drawn from. A rerun keeps each picture whose key still matches, so
 continues where it stopped and an edited storyboard re-renders only the frames that depend on the
 edit. Pictures are denoised in fixed groups (keyframes in scene order, in-between frames within their
 scene), and a group is rendered whole whenever any of its pictures is missing or stale: the batch a
-picture is computed in is then always the same, and so are its bytes.
+picture is computed in is then always the same, and so are its bytes. (docs/frames.md)
 """
 
 from __future__ import annotations
@@ -28,73 +28,20 @@ import torch
 from PIL import Image, PngImagePlugin
 
 from musicvid import captions
-from musicvid.errors import Cancelled, UserError
-from musicvid.files import atomic_path, check_output, remove_all_temporaries, remove_temporaries, write_json, write_text
+from musicvid.errors import Cancelled
+from musicvid.files import remove_all_temporaries, remove_temporaries
 from musicvid.interpolate import align, slerp
-from musicvid.models import ModelRegistry
-from musicvid.mux import encode_video
-from musicvid.pipeline import SongRequest, get_storyboard
 from musicvid.progress import Progress
-from musicvid.schedule import FrameSchedule, frame_schedule
-from musicvid.storyboard import Storyboard, fallback_note, unsure_note
+from musicvid.schedule import FrameSchedule
+from musicvid.settings import RenderSettings
+from musicvid.storyboard import Storyboard
 from musicvid.timing import Timings
+from vipe_core.files import atomic_path
 
 log = logging.getLogger("musicvid")
 
 KEY_FIELD = "musicvid-key"
-SCHEDULERS = ("dpm++", "ddim")
-# Upper limits of the settings that multiply the work (frames per second of song, pixels, steps) or
-# the memory (pictures denoised at once); a setting past them is refused before anything is planned.
-MAX_FPS = 60
-MAX_SIDE = 2048  # SD 1.x draws 512²; 2048² already takes 16 times its memory and time per picture
-MAX_STEPS = 150
-MAX_GUIDANCE = 30.0
-MAX_BATCH_SIZE = 64
 WRITE_AHEAD = 2  # groups of pictures that may wait to be written while the next is drawn
-
-
-@dataclass(frozen=True)
-class RenderSettings:
-    fps: float = 10.0
-    width: int = 512
-    height: int = 512
-    steps: int = 25
-    guidance: float = 7.5
-    scheduler: str = "dpm++"
-    batch_size: int = 4
-    align: bool = True
-    align_chunk: int = 4
-    style: str = ""
-    negative_prompt: str = ""
-    captions: bool = False
-    preview: bool = False
-    attention_slicing: bool = False
-    vae_slicing: bool = False
-    low_vram: bool = False  # slicing both, and on CUDA each model on the GPU only while it runs
-    compile: bool = False  # torch.compile the UNet and the VAE decoder: slow start, faster frames
-
-    def check(self) -> None:
-        if not 0 < self.fps <= MAX_FPS:
-            raise UserError(f"--fps must be above 0 and at most {MAX_FPS}, got {self.fps:g}")
-        if not (0 < self.width <= MAX_SIDE and 0 < self.height <= MAX_SIDE) or self.width % 8 or self.height % 8:
-            raise UserError(f"--size must be positive multiples of 8 up to {MAX_SIDE}x{MAX_SIDE}, got {self.width}x{self.height}")
-        if not 1 <= self.steps <= MAX_STEPS:
-            raise UserError(f"--steps must be from 1 to {MAX_STEPS}, got {self.steps}")
-        if not 0 <= self.guidance <= MAX_GUIDANCE:
-            raise UserError(f"--guidance must be from 0 to {MAX_GUIDANCE:g}, got {self.guidance:g}")
-        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
-            raise UserError(f"--batch-size must be from 1 to {MAX_BATCH_SIZE}, got {self.batch_size}")
-        if self.align_chunk < 1 or self.align_chunk > 76:
-            raise UserError(f"--align-chunk must be from 1 to 76, got {self.align_chunk}")
-        if self.scheduler not in SCHEDULERS:
-            raise UserError(f"--scheduler must be one of {', '.join(SCHEDULERS)}, got {self.scheduler!r}")
-        if self.compile and self.low_vram:
-            raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
-
-    def picture_inputs(self, diffusion: str) -> dict:
-        """What every picture depends on besides its own prompts, seeds and t."""
-        keys = ("width", "height", "steps", "guidance", "scheduler", "style", "negative_prompt")
-        return {"diffusion": diffusion, **{k: v for k, v in asdict(self).items() if k in keys}}
 
 
 def _key(*parts) -> str:
@@ -382,60 +329,3 @@ def video_frames(
             else:
                 frame = load_picture(frame_path(workdir, k))
             yield captions.burn(frame, caption) if settings.captions else frame
-
-
-def default_output(song: Path, preview: bool) -> Path:
-    """`<song>.mp4` (or `<song>.preview.mp4`) beside the song."""
-    return song.with_name(f"{song.stem}.preview.mp4" if preview else f"{song.stem}.mp4")
-
-
-def render_song(
-    request: SongRequest,
-    settings: RenderSettings,
-    registry: ModelRegistry,
-    output: Path | None = None,
-    timings: Timings | None = None,
-    stop: threading.Event | None = None,
-) -> Path:
-    """The whole pipeline: storyboard (made or reused), pictures, then the MP4 and its .srt (beside the
-    song unless `output` names the video). Settings and the output are checked before any work.
-
-    Seconds per stage go to `timings` and to timings.json in the work directory."""
-    settings.check()
-    request.check()
-    output = output if output is not None else default_output(request.song, settings.preview)
-    check_output(output)
-    timings = timings if timings is not None else Timings()
-    started = time.perf_counter()
-    storyboard, workdir, audio = get_storyboard(request, registry, timings=timings)
-    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
-    groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
-    remove_leftovers(workdir, output)
-    todo = stale_groups(groups, settings)
-    drawn = 0
-    if todo:
-        with registry.use("diffusion", timings) as loaded:
-            pipe = job_pipeline(loaded, settings)
-            drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet, stop)
-
-    video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
-    with timings.measure("mux"):
-        encode_video(
-            video_frames(storyboard, schedule, workdir, settings),
-            width=settings.width, height=settings.height, fps=settings.fps, audio=Path(audio.info.path), output=video,
-        )  # fmt: skip
-    subtitles = captions.srt(storyboard)
-    write_text(workdir / "lyrics.srt", subtitles)
-    if output.resolve() != video.resolve():
-        with atomic_path(output) as tmp:
-            shutil.copyfile(video, tmp)
-    write_text(output.with_suffix(".srt"), subtitles)
-    write_json(
-        workdir / "timings.json",
-        {**timings.summary(), "frames": schedule.frame_count, "pictures_drawn": drawn,
-         "wall_seconds": round(time.perf_counter() - started, 4)},
-    )  # fmt: skip
-    for note in (unsure_note(storyboard), fallback_note(storyboard)):
-        if note:
-            log.warning(note)
-    return output

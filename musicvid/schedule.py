@@ -3,7 +3,7 @@
 Frame k shows time k / fps; the video has N = round(duration × fps) frames. Scene i starts at frame
 K_i = round(start_i × fps); a scene with no frame of its own is skipped. Frame k of scene i shows the
 morph from keyframe i towards the next shown scene j at t = (k − K_i) / (K_j − K_i), so frame K_i is
-keyframe i itself; the last shown scene holds its keyframe to the end.
+keyframe i itself; the last shown scene holds its keyframe to the end. (docs/frames.md)
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The storyboard: scenes that tile the song, each with the visual prompt and seed it is drawn with.
 
 `storyboard.json` is the one file a user edits to change the video, so loading it checks every rule
-and names the field that breaks one.
+and names the field that breaks one. The format: docs/storyboard.md.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from musicvid.errors import UserError
-from musicvid.files import check_file, parse_json, write_json
+from musicvid.files import check_file, parse_json
+from musicvid.settings import SongRequest
 from musicvid.transcript import UNSURE_BELOW, Line
+from vipe_core.files import write_json
 
 VERSION = 1
 KINDS = ("intro", "lyric", "break", "outro")
-DEFAULT_BREAK_SECONDS = 4.0  # an instrumental gap at least this long gets a picture of its own
 MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
 MAX_INSTRUMENTAL_SECONDS = 20.0  # longer instrumental stretches are split for variety
 TIME_TOLERANCE = 1e-3
@@ -108,7 +109,7 @@ def _instrumental(kind: str, start: float, end: float, max_length: float) -> lis
 def plan_scenes(
     lines: list[Line],
     duration: float,
-    break_seconds: float = DEFAULT_BREAK_SECONDS,
+    break_seconds: float = SongRequest.break_seconds,
     max_instrumental: float = MAX_INSTRUMENTAL_SECONDS,
 ) -> list[Scene]:
     """Scenes that tile [0, duration]: intro, one lyric scene per line, breaks, outro.

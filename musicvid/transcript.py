@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from musicvid.files import write_json
+from vipe_core.files import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
 # check (in the storyboard, the table and the page), never dropped.

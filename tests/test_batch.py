@@ -10,6 +10,7 @@ from PIL import Image
 
 from musicvid import batch, cli
 from musicvid.errors import UserError
+from musicvid.settings import ModelChoice
 from tests.conftest import make_tone
 
 
@@ -35,15 +36,14 @@ def test_folder_sorted_audio_only(tmp_path):
 
 
 def test_csv_with_overrides(tmp_path):
-    from musicvid.pipeline import SongRequest
-    from musicvid.render import RenderSettings
+    from musicvid.settings import RenderSettings, SongRequest
 
     (tmp_path / "s.csv").write_text(
         "path,title,artist,fps,captions,align,size,lyrics\r\nx/a.mp3,Song,Band,2,yes,no,128x64,words/a.lrc\r\nb.mp3,,,,,,,\r\n"
     )
     entries = batch.read_playlist(tmp_path / "s.csv")
     assert entries[0].path == tmp_path / "x" / "a.mp3" and entries[0].title == "Song"
-    base = SongRequest(song=Path("-")), RenderSettings(fps=10.0)
+    base = SongRequest(song=Path("-")), RenderSettings()
     request, settings = batch.song_settings(entries[0], *base, tmp_path, "row 1")
     assert (settings.fps, settings.captions, settings.align, settings.width, settings.height) == (2.0, True, False, 128, 64)
     assert (request.song, request.title, request.artist) == (tmp_path / "x" / "a.mp3", "Song", "Band")
@@ -85,13 +85,13 @@ def test_batch_isolates_failures_loads_models_once_and_resumes(tmp_path, monkeyp
     make_tone(songs / "two" / "song.wav", 4)
     (songs / "list.m3u").write_text("one/song.wav\nbroken.wav\ntwo/song.wav\n")
     registries = []
-    real_registry = cli.model_registry
+    real_registry = ModelChoice.registry
 
-    def counting_registry(args, keep_loaded=False):
-        registries.append(real_registry(args, keep_loaded=keep_loaded))
+    def counting_registry(choice, keep_loaded=False):
+        registries.append(real_registry(choice, keep_loaded=keep_loaded))
         return registries[-1]
 
-    monkeypatch.setattr(cli, "model_registry", counting_registry)
+    monkeypatch.setattr(ModelChoice, "registry", counting_registry)
     out, work = tmp_path / "out", tmp_path / "work"
     argv = [songs / "list.m3u", "-o", out, "--models", "tiny", "--fps", "2", "--workdir", work, "-q"]
     assert run_batch(*argv) == 1

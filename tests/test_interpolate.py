@@ -5,7 +5,7 @@ import itertools
 import pytest
 import torch
 
-from musicvid.interpolate import align, alignment_permutation, chunk_similarity, chunk_slots, slerp
+from musicvid.interpolate import align, alignment_permutation, chunk_similarity, slerp
 
 
 def test_slerp_endpoints_are_exact():
@@ -44,12 +44,6 @@ def test_slerp_of_float16_inputs_is_computed_in_float32():
     assert torch.allclose(out, reference, atol=1e-6)
     # rounding only the inputs to half precision: the result is as good as half-precision inputs allow
     assert (out - slerp(a, b, 0.3)).abs().max() < 5e-3
-
-
-def test_chunk_slots_cover_rows_after_the_start_token():
-    slots = chunk_slots(77, 4)
-    assert slots[0] == (1, 5) and slots[-1] == (73, 77) and len(slots) == 19
-    assert chunk_slots(77, 5)[-1] == (76, 77)  # a shorter last chunk
 
 
 def _chunk_shuffled(p, chunk, generator):

@@ -16,7 +16,8 @@ from PIL import Image, PngImagePlugin
 from musicvid.cli import main
 from musicvid.interpolate import align
 from musicvid.models import local_diffusion
-from musicvid.render import KEY_FIELD, RenderSettings, keyframe_path, load_picture, stored_key, video_frames
+from musicvid.render import KEY_FIELD, keyframe_path, load_picture, stored_key, video_frames
+from musicvid.settings import RenderSettings
 from musicvid.schedule import frame_schedule
 from musicvid.storyboard import load_storyboard
 from tests.conftest import make_tone
@@ -69,7 +70,7 @@ def test_render_writes_a_valid_mp4(song, tmp_path):
     srt = output.with_suffix(".srt").read_text()
     assert "00:00:01,000 --> " in srt and "the sky is burning" in srt
     # written through a temporary file, yet with the mode any new file gets (not owner-only)
-    from musicvid.files import UMASK
+    from vipe_core.files import UMASK
 
     assert {f.stat().st_mode & 0o777 for f in (output, output.with_suffix(".srt"))} == {0o666 & ~UMASK}
 
@@ -78,7 +79,7 @@ def test_each_scene_starts_on_its_keyframe(song, tmp_path):
     workdir = tmp_path / "w"
     assert render(song, workdir, "-o", tmp_path / "v.mp4") == 0
     board = load_storyboard(workdir / "storyboard.json")
-    settings = RenderSettings(width=64, height=64, steps=4)
+    settings = RenderSettings(size=(64, 64), steps=4)
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, settings.fps)
     frames = list(video_frames(board, schedule, workdir, settings))
     assert len(frames) == schedule.frame_count
@@ -209,7 +210,8 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, c
 
 def test_compile_wraps_the_unet_and_decoder_once():
     from musicvid.models import TINY, local_diffusion
-    from musicvid.render import RenderSettings, job_pipeline
+    from musicvid.render import job_pipeline
+    from musicvid.settings import RenderSettings
 
     pipe = local_diffusion(TINY)
     settings = RenderSettings(compile=True)
@@ -224,7 +226,8 @@ def test_compile_wraps_the_unet_and_decoder_once():
 
 def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
     from musicvid.models import TINY, local_diffusion
-    from musicvid.render import RenderSettings, job_pipeline
+    from musicvid.render import job_pipeline
+    from musicvid.settings import RenderSettings
 
     pipe = local_diffusion(TINY)
     shared = pipe.scheduler

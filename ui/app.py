@@ -1,6 +1,6 @@
 """The web page: upload a song, review and edit the storyboard, render, watch and download.
 
-It calls the same pipeline functions as the command line (get_storyboard, render_song). Models are
+It calls the same pipeline functions as the command line (get_storyboard, make_video). Models are
 loaded once per process and kept; one job runs at a time, whichever button started it (one Gradio
 concurrency group, and a lock under it for any other caller), and the others wait in Gradio's queue,
 seeing their place in it. Every job works in a directory of its own, belongs to the browser session
@@ -24,13 +24,14 @@ import gradio as gr
 from musicvid.assets import DEMO_SONG
 from musicvid.audio import check_length, read_tags
 from musicvid.errors import Cancelled, MusicvidError, UserError
-from musicvid.files import check_file, write_json
+from musicvid.files import check_file
 from musicvid.models import PRESETS, ModelRegistry, choose_models
-from musicvid.pipeline import SongRequest, get_storyboard
-from musicvid.render import MAX_FPS, MAX_STEPS, RenderSettings, render_song
+from musicvid.pipeline import get_storyboard, make_video
+from musicvid.settings import RenderSettings, SongRequest, parse_size
 from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
-from ui.cli import UIConfig
+from ui.config import UIConfig
+from vipe_core.files import write_json
 
 COLUMNS = ["start", "end", "kind", "lyric", "visual prompt"]
 JOB_ID = re.compile(r"[0-9a-f]{12}")
@@ -152,14 +153,18 @@ def apply_edits(saved: dict, table) -> dict:
 
 
 def settings_from(preset, fps, context_size, steps, guidance, size, seed, style, align, captions):
-    models = PRESETS[preset]
-    width, height = (int(v) for v in size.split("x"))
-    settings = RenderSettings(
-        fps=float(fps), width=width, height=height, steps=int(steps) if steps else models.steps,
-        guidance=float(guidance), align=bool(align), style=style or "", captions=bool(captions),
+    """The page's controls as settings, checked as the command line's are."""
+    settings = RenderSettings.for_models(
+        choose_models(preset), fps=float(fps), size=parse_size(size), guidance=float(guidance), align=bool(align),
+        style=style or "", captions=bool(captions), **({"steps": int(steps)} if steps else {}),
     )  # fmt: skip
-    settings.check()
     return settings, int(context_size), int(seed)
+
+
+def limit(settings_class, name: str) -> dict:
+    """A control's bounds, from the setting it sets."""
+    meta = settings_class.fields()[name].metadata
+    return {"minimum": meta["low"] if meta["low"] is not None else meta["above"], "maximum": meta["high"]}
 
 
 def build_app(config: UIConfig = UIConfig()):
@@ -202,9 +207,9 @@ def build_app(config: UIConfig = UIConfig()):
         song_request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=folder / "work",
                                    storyboard_file=storyboard_file, context_size=context_size, seed=seed,
                                    max_seconds=max_seconds)  # fmt: skip
-        video = render_song(song_request, settings, jobs.registry(advanced[0]), output=folder / f"{song.stem}.mp4", stop=stop)
-        files = [str(video), str(folder / "work" / "storyboard.json"), str(video.with_suffix(".srt"))]
-        return str(video), files
+        made = make_video(song_request, settings, jobs.registry(advanced[0]), output=folder / f"{song.stem}.mp4", stop=stop)
+        files = [str(made.video), str(made.workdir / "storyboard.json"), str(made.subtitles)]
+        return str(made.video), files
 
     def storyboard_status(storyboard: Storyboard) -> str:
         status = "Storyboard ready: edit any prompt or time, then press Render."
@@ -233,7 +238,7 @@ def build_app(config: UIConfig = UIConfig()):
             raise fail(error) from None
         return video, files, job, "Done: watch it above, or download the video, storyboard and lyrics."
 
-    def make_video(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed, style,
+    def video_in_one_go(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed, style,
                    align, captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
         session = request.session_hash
@@ -268,17 +273,18 @@ def build_app(config: UIConfig = UIConfig()):
                                                 "sung. Timed LRC lines work too. Empty: Whisper listens for them.")  # fmt: skip
                 with gr.Accordion("Advanced", open=False):
                     preset = gr.Dropdown(list(PRESETS), value=config.models, label="Models (tiny: offline, noise pictures)")
-                    fps = gr.Number(10, label="Frames per second", minimum=1, maximum=MAX_FPS)
-                    context_size = gr.Slider(0, 7, value=7, step=1, label="Lyric lines of context for ViPE")
-                    steps = gr.Number(PRESETS[config.models].steps, label="Denoising steps", precision=0, minimum=1,
-                                      maximum=MAX_STEPS)  # fmt: skip
-                    guidance = gr.Slider(0, 15, value=7.5, step=0.5, label="Guidance scale")
+                    fps = gr.Number(RenderSettings.fps, label="Frames per second", **limit(RenderSettings, "fps"))
+                    context_size = gr.Slider(0, 7, value=SongRequest.context_size, step=1,
+                                             label="Lyric lines of context for ViPE")  # fmt: skip
+                    steps = gr.Number(PRESETS[config.models].steps, label="Denoising steps", precision=0,
+                                      **limit(RenderSettings, "steps"))  # fmt: skip
+                    guidance = gr.Slider(0, 15, value=RenderSettings.guidance, step=0.5, label="Guidance scale")
                     default_size = "x".join(map(str, PRESETS[config.models].size))
                     size = gr.Dropdown(SIZES, value=default_size, label="Size (W×H)")
-                    seed = gr.Number(0, label="Seed", precision=0, minimum=0)
+                    seed = gr.Number(SongRequest.seed, label="Seed", precision=0, **limit(SongRequest, "seed"))
                     style = gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting")
-                    align = gr.Checkbox(True, label="Chunked Similarity Alignment (smoother morphs)")
-                    captions = gr.Checkbox(False, label="Burn the lyrics into the video")
+                    align = gr.Checkbox(RenderSettings.align, label="Chunked Similarity Alignment (smoother morphs)")
+                    captions = gr.Checkbox(RenderSettings.captions, label="Burn the lyrics into the video")
                 with gr.Row():
                     storyboard_button = gr.Button("Make storyboard")
                     render_button = gr.Button("Render", variant="primary")
@@ -308,7 +314,7 @@ def build_app(config: UIConfig = UIConfig()):
             **models,
         )
         video_event = video_button.click(
-            make_video, [upload, title, artist, lyrics, *advanced], [table, video, downloads, job, status],
+            video_in_one_go, [upload, title, artist, lyrics, *advanced], [table, video, downloads, job, status],
             api_name="make_video", **models,
         )
 

@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from musicvid.errors import UserError
-
-
-@dataclass(frozen=True)
-class UIConfig:
-    models: str = "default"
-    device: str = "auto"
-    jobs_dir: Path = Path(tempfile.gettempdir()) / "musicvid-ui"
-    keep_hours: float = 24.0
-    max_minutes: float = 15.0
-    max_upload_mb: int = 100
+from ui.config import UIConfig
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -13,18 +13,6 @@ from .helpers import REPO, SCENES, subprocess_env
 DEMO_SONG = REPO / "assets" / "demo" / "demo.mp3"
 
 
-def _musicvid_cli_missing() -> bool:
-    try:
-        from musicvid.cli import build_parser
-
-        build_parser()
-    except ImportError:
-        return True
-    return False
-
-
-@pytest.mark.skipif(_musicvid_cli_missing(), reason="musicvid.cli is not complete yet")
-@pytest.mark.skipif(not DEMO_SONG.exists(), reason="the demo song is missing")
 def test_storyboard_of_the_demo_song_uses_the_trained_checkpoint(trained, tmp_path):
     out, _ = trained
     env = subprocess_env()

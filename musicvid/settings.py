@@ -1,0 +1,264 @@
+"""Settings, defined once. Each field states its default, its help and its limits here; a settings
+object checks itself when it is made. The command line's options, the batch's CSV columns and the web
+page's controls are all made from (or checked by) these two classes:
+
+- SongRequest: what to make a storyboard of, and how (everything before the pictures);
+- RenderSettings: how to draw and encode the video.
+
+Limits bound the settings that multiply the work (frames per second of song, pixels, steps,
+candidates) or the memory (pictures denoised at once); one past them is refused before any work,
+with the limit in the message. Contracts: docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from musicvid.errors import UserError
+from vipe_core.choose import LENSES
+
+SCHEDULERS = ("dpm++", "ddim")
+MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
+TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+
+
+def setting(default: Any, help: str, *, low=None, high=None, above=None, choices=None, option: str | None = "",
+            short: str | None = None, per_song: bool = True) -> Any:  # fmt: skip
+    """A settings field. `low`/`high` bound it (inclusive), `above` from below (exclusive); `option`
+    is its command-line name (default: the field's name with dashes; None: not an option, as for the
+    song itself), `short` a one-letter alias; `per_song` says whether a batch CSV row may set it."""
+    meta = dict(help=help, low=low, high=high, above=above, choices=choices, option=option, short=short, per_song=per_song)
+    return field(default=default, metadata=meta)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--size must look like 512x512, got {text!r}") from None
+    return width, height
+
+
+def parse_bool(text: str) -> bool:
+    if text.strip().lower() not in TRUE + FALSE:
+        raise argparse.ArgumentTypeError(f"must be yes or no (true/false, 1/0), not {text!r}")
+    return text.strip().lower() in TRUE
+
+
+class Settings:
+    """What both settings classes share: checking on construction, and their options and columns."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            check_field(f, getattr(self, f.name))
+        self.check_together()
+
+    def check_together(self) -> None:
+        """Rules between fields (a class adds its own)."""
+
+    @classmethod
+    def fields(cls) -> dict[str, dataclasses.Field]:
+        return {f.name: f for f in dataclasses.fields(cls)}
+
+    @classmethod
+    def options(cls) -> dict[str, dataclasses.Field]:
+        """Fields that are command-line options, by option name (`--context-size` -> "context-size")."""
+        return {option_name(f): f for f in dataclasses.fields(cls) if f.metadata.get("option") is not None}
+
+    @classmethod
+    def add_options(cls, parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+        """One option per field; left out, an option is None, so that given values can be told apart."""
+        for name, f in cls.options().items():
+            if f.name in skip:
+                continue
+            kind, help = field_type(cls, f.name), f.metadata["help"]
+            if isinstance(f.default, (int, float, str)) and not isinstance(f.default, bool) and f.default != "" and "default" not in help:
+                help += f" (default: {_number(f.default)})"
+            names = [f"-{f.metadata['short']}"] if f.metadata["short"] else []
+            if kind is bool:
+                action = argparse.BooleanOptionalAction if f.default else "store_const"
+                extra = {} if f.default else {"const": True}
+                parser.add_argument(*names, f"--{name}", dest=f.name, action=action, default=None, help=help, **extra)
+            else:
+                parser.add_argument(*names, f"--{name}", dest=f.name, type=PARSERS.get(kind, kind), default=None,
+                                    choices=f.metadata["choices"], metavar=None if f.metadata["choices"] else
+                                    name.upper().replace("-", "_"), help=help)  # fmt: skip
+
+    @classmethod
+    def given(cls, args: argparse.Namespace) -> dict[str, Any]:
+        """The values a person gave for this class's fields, by field name."""
+        return {name: getattr(args, name) for name in cls.fields() if getattr(args, name, None) is not None}
+
+    @classmethod
+    def column(cls, column: str) -> str | None:
+        """The field a batch CSV column sets (by option or field name), if a row may set it."""
+        name = column.strip().replace("-", "_")
+        name = next((f.name for o, f in cls.options().items() if o.replace("-", "_") == name), name)
+        f = cls.fields().get(name)
+        return name if f is not None and f.metadata.get("per_song") else None
+
+    @classmethod
+    def parse(cls, name: str, text: str, base: Path) -> Any:
+        """A field's value from text (a CSV cell); relative paths are relative to `base`."""
+        kind = field_type(cls, name)
+        try:
+            value = PARSERS.get(kind, kind)(text.strip())
+        except (ValueError, argparse.ArgumentTypeError) as error:
+            what = {int: "a whole number", float: "a number"}.get(kind)
+            raise UserError(f"{name.replace('_', '-')} must be {what}, not {text!r}" if what else f"{name.replace('_', '-')} {error}") from None
+        return base / value if kind is Path and not value.is_absolute() else value
+
+
+PARSERS = {bool: parse_bool, tuple: parse_size, Path: Path}
+
+
+def option_name(f: dataclasses.Field) -> str:
+    return f.metadata.get("option") or f.name.replace("_", "-")
+
+
+@cache
+def _hints(cls) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def field_type(cls, name: str) -> type:
+    """A field's type, `X | None` read as X and tuple[...] as tuple."""
+    hint = _hints(cls)[name]
+    kinds = [t for t in typing.get_args(hint) or (hint,) if t is not type(None)]
+    kind = kinds[0] if typing.get_origin(hint) is not tuple else hint
+    return typing.get_origin(kind) or kind
+
+
+def _number(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def check_field(f: dataclasses.Field, value: Any) -> None:
+    """One field against its limits; NaN fails every comparison, so it is refused too."""
+    meta, name = f.metadata, f"--{option_name(f)}"
+    if not meta or value is None:
+        return
+    low, high, above, choices = meta["low"], meta["high"], meta["above"], meta["choices"]
+    if choices is not None and value not in choices:
+        raise UserError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+    if above is not None and not (value > above and (high is None or value <= high)):
+        at_most = f" and at most {_number(high)}" if high is not None else ""
+        raise UserError(f"{name} must be above {_number(above)}{at_most}, got {_number(value)}")
+    if low is not None and not (low <= value and (high is None or value <= high)):
+        bounds = f"from {_number(low)} to {_number(high)}" if high is not None else f"{_number(low)} or more"
+        raise UserError(f"{name} must be {bounds}, got {_number(value)}")
+
+
+@dataclass(frozen=True)
+class SongRequest(Settings):
+    """What to make a storyboard of, and how: everything before the pictures."""
+
+    song: Path = setting(dataclasses.MISSING, "audio file (mp3, wav, flac, m4a, ogg, ... anything ffmpeg reads)", option=None, per_song=False)
+    title: str | None = setting(None, "song title (default: the file's tags, then its name)")
+    artist: str | None = setting(None, "artist (default: the file's tags)")
+    workdir: Path | None = setting(None, "work directory (default musicvid-work/<song>-<hash>/)", per_song=False)
+    storyboard_file: Path | None = setting(None, "render this (edited) storyboard.json instead of making one",
+                                           option="storyboard")  # fmt: skip
+    lyrics_file: Path | None = setting(
+        None, "the lyrics: timed (.lrc, .srt, transcript .json; skips Whisper) or plain lines (.txt; Whisper times them)",
+        option="lyrics",
+    )  # fmt: skip
+    context_size: int = setting(7, "lyric lines before each line that ViPE reads (ViPE learned up to 7)", low=0, high=16)
+    seed: int = setting(0, "seed for prompts and pictures", low=0, high=2**31 - 1)
+    break_seconds: float = setting(4.0, "instrumental gaps at least this long (s) become scenes of their own", above=0,
+                                   option="break")  # fmt: skip
+    candidates: int = setting(1, "ViPE elaborations per scene; the most concrete (or the one --lens favours) is kept",
+                              low=1, high=64)  # fmt: skip
+    lens: str | None = setting(None, "the reading of each line the choice among --candidates favours", choices=LENSES)
+    separate_vocals: bool = setting(False, "take the band away (Demucs htdemucs) before Whisper listens: for loud mixes")
+    quiet: bool = setting(False, "no progress bars", short="q", per_song=False)
+    max_seconds: float = setting(MAX_SONG_SECONDS, "longer songs are refused before they are decoded", above=0,
+                                 option=None, per_song=False)  # fmt: skip
+
+    def check_together(self) -> None:
+        if self.lens is not None and self.candidates < 2:
+            raise UserError("--lens chooses among several elaborations: add --candidates N (2 or more, e.g. 8)")
+
+
+@dataclass(frozen=True)
+class RenderSettings(Settings):
+    """How to draw the pictures and encode the video."""
+
+    fps: float = setting(10.0, "frames per second (the paper: 10)", above=0, high=60)
+    size: tuple[int, int] = setting((512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)")
+    steps: int = setting(25, "denoising steps (default: the models', 25 for SD 1.5)", low=1, high=150)
+    guidance: float = setting(7.5, "classifier-free guidance scale", low=0, high=30)
+    scheduler: str = setting("dpm++", "deterministic sampler", choices=SCHEDULERS)
+    batch_size: int = setting(4, "frames denoised together", low=1, high=64)
+    align: bool = setting(True, "Chunked Similarity Alignment of the text embeddings (--no-align: plain slerp)")
+    align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76)
+    style: str = setting("", "text appended to every prompt, e.g. 'oil painting'")
+    negative_prompt: str = setting("", "what the pictures should not show")
+    captions: bool = setting(False, "burn the lyric lines into the video")
+    preview: bool = setting(False, "keyframes only, crossfaded: a fast first look")
+    attention_slicing: bool = setting(False, "less GPU memory, a little slower")
+    vae_slicing: bool = setting(False, "decode frames one at a time (less memory)")
+    low_vram: bool = setting(False, "for small GPUs (8 GB at 512²): slicing, and each model on the GPU only while it runs")
+    compile: bool = setting(False, "torch.compile the UNet and VAE decoder: a minute or more to start, then faster frames")
+
+    def check_together(self) -> None:
+        width, height = self.size
+        if not (0 < width <= 2048 and 0 < height <= 2048) or width % 8 or height % 8:
+            raise UserError(f"--size must be positive multiples of 8 up to 2048x2048, got {width}x{height}")
+        if self.compile and self.low_vram:
+            raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
+
+    @classmethod
+    def for_models(cls, models, **given) -> "RenderSettings":
+        """The settings given, with the model set's picture size and steps where none was."""
+        return cls(**{"size": models.size, "steps": models.steps, **given})
+
+    @property
+    def width(self) -> int:
+        return self.size[0]
+
+    @property
+    def height(self) -> int:
+        return self.size[1]
+
+    def picture_inputs(self, diffusion: str) -> dict:
+        """What every picture depends on besides its own prompts, seeds and t."""
+        keys = ("steps", "guidance", "scheduler", "style", "negative_prompt")
+        values = {k: v for k, v in dataclasses.asdict(self).items() if k in keys}
+        return {"diffusion": diffusion, "width": self.width, "height": self.height, **values}
+
+
+@dataclass(frozen=True)
+class ModelChoice(Settings):
+    """Which models: one set for every song of a run (a batch, the page load them once)."""
+
+    models: str = setting("default", "model preset: default (the paper's) or tiny (offline, random)", per_song=False)
+    asr: str | None = setting(None, "speech recognition backend", choices=("openai-whisper", "faster-whisper"),
+                              per_song=False)  # fmt: skip
+    asr_model: str | None = setting(None, "Whisper model name or local checkpoint / CTranslate2 directory", per_song=False)
+    vipe: str | None = setting(None, "ViPE model name or directory (e.g. one trained with `vipe train`)", per_song=False)
+    vipe_tokenizer: str | None = setting(
+        None, "tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)",
+        per_song=False,
+    )  # fmt: skip
+    diffusion: str | None = setting(None, "Stable Diffusion 1.x model name or directory", per_song=False)
+    separator: str | None = setting(None, "Demucs model for --separate-vocals: a name (htdemucs), or a .th/.safetensors file",
+                                    per_song=False)  # fmt: skip
+    device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)
+
+    def model_set(self):
+        from musicvid.models import choose_models
+
+        return choose_models(self.models, asr_backend=self.asr, asr=self.asr_model, vipe=self.vipe,
+                             vipe_tokenizer=self.vipe_tokenizer, diffusion=self.diffusion, separator=self.separator)  # fmt: skip
+
+    def registry(self, keep_loaded: bool = False):
+        from musicvid.models import ModelRegistry
+
+        return ModelRegistry(self.model_set(), device=self.device, keep_loaded=keep_loaded)

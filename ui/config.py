@@ -1,0 +1,17 @@
+"""What a running page is allowed to do: its models, where jobs live and how long, what it accepts."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class UIConfig:
+    models: str = "default"
+    device: str = "auto"
+    jobs_dir: Path = Path(tempfile.gettempdir()) / "musicvid-ui"
+    keep_hours: float = 24.0
+    max_minutes: float = 15.0
+    max_upload_mb: int = 100
