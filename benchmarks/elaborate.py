@@ -31,7 +31,7 @@ TINY = dict(n_embd=32, n_layer=2, n_head=2)
 
 
 def song(lines: int) -> Storyboard:
-    corpus = [l for l in (ASSETS_DIR / "texts" / "tiny_corpus.txt").read_text().splitlines() if l.strip()]
+    corpus = [line for line in (ASSETS_DIR / "texts" / "tiny_corpus.txt").read_text().splitlines() if line.strip()]
     scenes = [Scene(i, "lyric", float(i), float(i + 1), corpus[i % len(corpus)]) for i in range(lines)]
     return Storyboard({"duration": float(lines)}, "Benchmark", "Random Weights", "en", {}, scenes)
 
@@ -63,8 +63,14 @@ def measure(vipe: ViPE, board: Storyboard, candidates: int, batch_size: int) -> 
         [choose(texts, line=s.text, context=c) for s, texts, c in zip(board.scenes, sampled, contexts)]
     choosing = time.perf_counter() - started
     tokens = sum(len(vipe.tokenizer(t)["input_ids"]) for texts in sampled for t in texts)
-    return {"candidates": candidates, "batch_size": batch_size, "sample_s": round(sampling, 2),
-            "choose_s": round(choosing, 3), "new_tokens": tokens, "scenes": len(contexts)}  # fmt: skip
+    return {
+        "candidates": candidates,
+        "batch_size": batch_size,
+        "sample_s": round(sampling, 2),
+        "choose_s": round(choosing, 3),
+        "new_tokens": tokens,
+        "scenes": len(contexts),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,19 +91,23 @@ def main(argv: list[str] | None = None) -> int:
     rows = [measure(vipe, board, n, args.batch_size) for n in ([1, 2] if args.quick else args.candidates)]
     result = {
         "model": "tiny GPT-2" if args.quick else "GPT-2 Medium architecture (ViPE-M), random weights",
-        "device": torch.cuda.get_device_name() if device.type == "cuda" else f"{platform.processor() or 'cpu'}, {torch.get_num_threads()} threads",
+        "device": torch.cuda.get_device_name()
+        if device.type == "cuda"
+        else f"{platform.processor() or 'cpu'}, {torch.get_num_threads()} threads",
         "torch": torch.__version__,
         "load_norms_s": norms_s,
         "rows": rows,
-    }  # fmt: skip
+    }
     out = args.out or Path("benchmarks/results") / f"elaborate-{'quick' if args.quick else device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"| candidates | sample s | choose s | s per scene | new tokens |  ({result['model']}, {result['device']})")
     print("|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['candidates']} | {r['sample_s']} | {r['choose_s']} | "
-              f"{(r['sample_s'] + r['choose_s']) / r['scenes']:.2f} | {r['new_tokens']} |")  # fmt: skip
+        print(
+            f"| {r['candidates']} | {r['sample_s']} | {r['choose_s']} | "
+            f"{(r['sample_s'] + r['choose_s']) / r['scenes']:.2f} | {r['new_tokens']} |"
+        )
     print(f"loading the norms for choosing: {norms_s} s once per process; written to {out}")
     return 0
 

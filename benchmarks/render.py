@@ -35,9 +35,8 @@ from musicvid.audio import SAMPLE_RATE
 from musicvid.ffmpeg import exe as ffmpeg_exe
 from musicvid.models import PRESETS, SD15_RANDOM, ModelRegistry
 from musicvid.pipeline import make_video
-from musicvid.settings import SongRequest
 from musicvid.render import Picture, SceneInputs, draw, job_pipeline
-from musicvid.settings import RenderSettings
+from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import MODEL_STAGES, Timings
 
@@ -59,7 +58,7 @@ def synthesize_song(folder: Path, seconds: float) -> Path:
         w.writeframes((samples * 32767).astype(np.int16).tobytes())
     mp3 = wav.with_suffix(".mp3")
     subprocess.run([ffmpeg_exe(), "-v", "error", "-y", "-i", str(wav), str(mp3)], check=True)
-    corpus = [l for l in (ASSETS_DIR / "texts" / "tiny_corpus.txt").read_text().splitlines() if l.strip()]
+    corpus = [line for line in (ASSETS_DIR / "texts" / "tiny_corpus.txt").read_text().splitlines() if line.strip()]
     starts = np.arange(1.0, seconds - 1.0, LINE_EVERY_SECONDS)
     lyrics = "".join(f"[{int(s // 60):02d}:{s % 60:05.2f}]{corpus[i % len(corpus)]}\n" for i, s in enumerate(starts))
     mp3.with_suffix(".lrc").write_text(lyrics)
@@ -135,8 +134,9 @@ def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: M
         # overhead: everything but the networks and the loading of them
         "non_model_share": round(
             sum(v for k, v in seconds.items() if k not in MODEL_STAGES and not k.startswith("load "))
-            / summary["total"], 4,
-        ),  # fmt: skip
+            / summary["total"],
+            4,
+        ),
         "pictures_drawn": drawn,
         "frames_per_second": round(drawn / drawing, 3) if drawing else None,
         "peak_rss_mib": memory.peaks(timings),
@@ -154,8 +154,12 @@ def preset_for(models: str):
 def stage_breakdown(folder: Path, song_seconds: float, models: str, settings: RenderSettings) -> dict:
     registry = ModelRegistry(preset_for(models))
     song = synthesize_song(folder, song_seconds)
-    return {"models": models, "song_seconds": song_seconds, "settings": vars(settings).copy(),
-            **render_once(song, folder / f"work-{models}", settings, registry)}  # fmt: skip
+    return {
+        "models": models,
+        "song_seconds": song_seconds,
+        "settings": vars(settings).copy(),
+        **render_once(song, folder / f"work-{models}", settings, registry),
+    }
 
 
 def scaling(folder: Path, lengths: list[float], settings: RenderSettings) -> list[dict]:
@@ -163,9 +167,14 @@ def scaling(folder: Path, lengths: list[float], settings: RenderSettings) -> lis
     for seconds in lengths:
         song = synthesize_song(folder, seconds)
         result = render_once(song, folder / f"scale-{seconds:g}", settings, ModelRegistry(PRESETS["tiny"]))
-        rows.append({"song_seconds": seconds, "wall_seconds": result["wall_seconds"],
-                     "seconds_per_audio_second": round(result["wall_seconds"] / seconds, 4),
-                     "stages": result["stages"]})  # fmt: skip
+        rows.append(
+            {
+                "song_seconds": seconds,
+                "wall_seconds": result["wall_seconds"],
+                "seconds_per_audio_second": round(result["wall_seconds"] / seconds, 4),
+                "stages": result["stages"],
+            }
+        )
     return rows
 
 
@@ -216,8 +225,9 @@ def low_vram_memory(folder: Path, settings: RenderSettings) -> dict:
         run = replace(settings, batch_size=1, low_vram=low_vram)
         result = render_once(song, folder / f"low-vram-{low_vram}", run, ModelRegistry(preset_for(SD15_RANDOM)))
         rows["low_vram" if low_vram else "default"] = {
-            "peak_gpu_mib": max(result["peak_gpu_mib"].values()), "frames_per_second": drawing_rate(result)
-        }  # fmt: skip
+            "peak_gpu_mib": max(result["peak_gpu_mib"].values()),
+            "frames_per_second": drawing_rate(result),
+        }
     return rows
 
 
@@ -256,8 +266,11 @@ def flop_bound(settings: RenderSettings) -> dict:
     """FLOPs per picture and the frames per second that the GPU's matrix-product peak would allow."""
     flops = flops_per_picture(settings)
     peak = matmul_peak_tflops()
-    return {"tflop_per_picture": round(flops / 1e12, 3), "matmul_peak_tflops": round(peak, 1),
-            "bound_frames_per_second": round(peak * 1e12 / flops, 2)}  # fmt: skip
+    return {
+        "tflop_per_picture": round(flops / 1e12, 3),
+        "matmul_peak_tflops": round(peak, 1),
+        "bound_frames_per_second": round(peak * 1e12 / flops, 2),
+    }
 
 
 def best_batch(gpu: dict) -> dict:
@@ -275,35 +288,52 @@ def fraction_of_bound(gpu: dict) -> None:
 def markdown(results: dict) -> str:
     out = []
     for run in results["stage_breakdown"]:
-        out.append(f"\n### Stage breakdown: {run['models']}, {run['song_seconds']:g} s song, "
-                   f"{'x'.join(map(str, run['settings']['size']))}, {run['settings']['steps']} steps")  # fmt: skip
+        out.append(
+            f"\n### Stage breakdown: {run['models']}, {run['song_seconds']:g} s song, "
+            f"{'x'.join(map(str, run['settings']['size']))}, {run['settings']['steps']} steps"
+        )
         out.append("| stage | seconds | share | peak RSS (MiB) |\n| --- | ---: | ---: | ---: |")
         for stage, seconds in run["stages"].items():
-            out.append(f"| {stage} | {seconds:.3f} | {run['share'][stage]:.1%} | {run['peak_rss_mib'].get(stage, '')} |")
-        out.append(f"\nframes/s drawn: {run['frames_per_second']}; model share {run['model_share']:.1%}; "
-                   f"non-model overhead {run['non_model_share']:.1%}")  # fmt: skip
+            out.append(
+                f"| {stage} | {seconds:.3f} | {run['share'][stage]:.1%} | {run['peak_rss_mib'].get(stage, '')} |"
+            )
+        out.append(
+            f"\nframes/s drawn: {run['frames_per_second']}; model share {run['model_share']:.1%}; "
+            f"non-model overhead {run['non_model_share']:.1%}"
+        )
     if "scaling" in results:
         out.append("\n### Scaling (tiny preset)\n| song (s) | wall (s) | s per audio s |\n| ---: | ---: | ---: |")
-        out += [f"| {r['song_seconds']:g} | {r['wall_seconds']:.2f} | {r['seconds_per_audio_second']:.3f} |" for r in results["scaling"]]
+        out += [
+            f"| {r['song_seconds']:g} | {r['wall_seconds']:.2f} | {r['seconds_per_audio_second']:.3f} |"
+            for r in results["scaling"]
+        ]
     if "batch_sweep" in results:
         out.append("\n### Denoising batch size (tiny preset)\n| batch | frames/s |\n| ---: | ---: |")
         out += [f"| {r['batch_size']} | {r['frames_per_second']} |" for r in results["batch_sweep"]]
     gpu = results.get("gpu", {})
     if "batch_sweep" in gpu:
-        out.append(f"\n### GPU: SD 1.5 architecture, {gpu['settings']}\n| batch | frames/s | peak GPU MiB |\n| ---: | ---: | ---: |")
+        out.append(
+            f"\n### GPU: SD 1.5 architecture, {gpu['settings']}\n| batch | frames/s | peak GPU MiB |\n| ---: | ---: | ---: |"
+        )
         out += [f"| {r['batch_size']} | {r['frames_per_second']} | {r['peak_gpu_mib']} |" for r in gpu["batch_sweep"]]
     if "fraction_of_peak" in gpu.get("flop_bound", {}):
         f = gpu["flop_bound"]
-        out.append(f"\nFLOP bound: {f['tflop_per_picture']} TFLOP/picture; {f['reached_tflops']} of "
-                   f"{f['matmul_peak_tflops']} TFLOP/s reached ({f['fraction_of_peak']:.1%}); bound {f['bound_frames_per_second']} frames/s")  # fmt: skip
+        out.append(
+            f"\nFLOP bound: {f['tflop_per_picture']} TFLOP/picture; {f['reached_tflops']} of "
+            f"{f['matmul_peak_tflops']} TFLOP/s reached ({f['fraction_of_peak']:.1%}); bound {f['bound_frames_per_second']} frames/s"
+        )
     if "low_vram" in gpu:
         m = gpu["low_vram"]
-        out.append(f"\npeak GPU memory at batch 1: {m['default']['peak_gpu_mib']} MiB; --low-vram "
-                   f"{m['low_vram']['peak_gpu_mib']} MiB ({m['low_vram']['frames_per_second']} frames/s)")  # fmt: skip
+        out.append(
+            f"\npeak GPU memory at batch 1: {m['default']['peak_gpu_mib']} MiB; --low-vram "
+            f"{m['low_vram']['peak_gpu_mib']} MiB ({m['low_vram']['frames_per_second']} frames/s)"
+        )
     if "compile" in gpu:
         c = gpu["compile"]
-        out.append(f"\ntorch.compile: {c['eager_frames_per_second']} → {c['compiled_frames_per_second']} frames/s "
-                   f"(×{c['speedup']}), first render +{c['first_compiled_render_extra_seconds']} s")  # fmt: skip
+        out.append(
+            f"\ntorch.compile: {c['eager_frames_per_second']} → {c['compiled_frames_per_second']} frames/s "
+            f"(×{c['speedup']}), first render +{c['first_compiled_render_extra_seconds']} s"
+        )
     return "\n".join(out)
 
 
@@ -313,10 +343,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="JSON file to write")
     parser.add_argument("--lengths", type=float, nargs="+", default=[15, 30, 60, 120])
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 2, 4, 8, 16])
-    parser.add_argument("--full-size", help="WxH:steps of the SD 1.5-sized run ('' to skip; "
-                        "default 512x512:25 on a GPU, 256x256:2 on a CPU)")  # fmt: skip
-    parser.add_argument("--phases", nargs="+", choices=("tiny", "full", "scaling", "batch", "gpu-flops", "gpu-batch", "gpu-low-vram", "gpu-compile"),
-                        help="run only these parts (default: all that fit the machine)")  # fmt: skip
+    parser.add_argument(
+        "--full-size",
+        help="WxH:steps of the SD 1.5-sized run ('' to skip; default 512x512:25 on a GPU, 256x256:2 on a CPU)",
+    )
+    parser.add_argument(
+        "--phases",
+        nargs="+",
+        choices=("tiny", "full", "scaling", "batch", "gpu-flops", "gpu-batch", "gpu-low-vram", "gpu-compile"),
+        help="run only these parts (default: all that fit the machine)",
+    )
     args = parser.parse_args(argv)
     on_gpu = torch.cuda.is_available()
     if args.full_size is None:
@@ -330,8 +366,12 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or Path("benchmarks/results") / f"render-{platform.node() or 'host'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     results: dict = {
-        "machine": {"host": platform.node(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
-                    "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None},  # fmt: skip
+        "machine": {
+            "host": platform.node(),
+            "cpu_count": os.cpu_count(),
+            "torch": torch.__version__,
+            "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+        },
         "stage_breakdown": [],
     }
     full = None
@@ -343,21 +383,32 @@ def main(argv: list[str] | None = None) -> int:
     full_song = 7.2 if on_gpu else 3.2
     phases = {
         "tiny": lambda folder: results["stage_breakdown"].append(
-            stage_breakdown(folder, 3 if args.quick else 30, "tiny", tiny)),
-        "full": lambda folder: results["stage_breakdown"].append(
-            stage_breakdown(folder, full_song, SD15_RANDOM, full)),
+            stage_breakdown(folder, 3 if args.quick else 30, "tiny", tiny)
+        ),
+        "full": lambda folder: results["stage_breakdown"].append(stage_breakdown(folder, full_song, SD15_RANDOM, full)),
         "scaling": lambda folder: results.update(scaling=scaling(folder, args.lengths, tiny)),
-        "batch": lambda folder: results.update(batch_sweep=batch_sweep(folder, args.batch_sizes, 3 if args.quick else 15, tiny)),
+        "batch": lambda folder: results.update(
+            batch_sweep=batch_sweep(folder, args.batch_sizes, 3 if args.quick else 15, tiny)
+        ),
         # the full-size architecture on a GPU; torch.compile last, as it takes longest
         "gpu-flops": lambda folder: gpu.update(flop_bound=flop_bound(full)),
-        "gpu-batch": lambda folder: gpu.update(batch_sweep=batch_sweep(folder, args.batch_sizes, full_song, full, SD15_RANDOM)),
+        "gpu-batch": lambda folder: gpu.update(
+            batch_sweep=batch_sweep(folder, args.batch_sizes, full_song, full, SD15_RANDOM)
+        ),
         "gpu-low-vram": lambda folder: gpu.update(low_vram=low_vram_memory(folder, full)),
-        "gpu-compile": lambda folder: gpu.update(compile=compile_speedup(
-            folder, full_song, replace(full, batch_size=best_batch(gpu)["batch_size"] if "batch_sweep" in gpu else 8))),
-    }  # fmt: skip
+        "gpu-compile": lambda folder: gpu.update(
+            compile=compile_speedup(
+                folder,
+                full_song,
+                replace(full, batch_size=best_batch(gpu)["batch_size"] if "batch_sweep" in gpu else 8),
+            )
+        ),
+    }
     if on_gpu and full:
         results["gpu"] = gpu = {"settings": f"{full.width}x{full.height}, {full.steps} steps, float16"}
-    chosen = args.phases or [p for p in phases if (p != "full" or full) and (not p.startswith("gpu") or "gpu" in results)]
+    chosen = args.phases or [
+        p for p in phases if (p != "full" or full) and (not p.startswith("gpu") or "gpu" in results)
+    ]
     with tempfile.TemporaryDirectory(prefix="musicvid-bench-") as tmp:
         for phase in chosen:
             started = time.perf_counter()

@@ -52,11 +52,31 @@ def sdv_python(given: Path | None) -> Path:
 
 def run_walk(python: Path, tool: str, weights: Path, out: Path, args, pythonpath: bool) -> dict:
     command = [
-        str(python), str(HERE / "walk.py"), "--tool", tool, "--weights", str(weights), "--out", str(out),
-        "--prompts", *PROMPTS[: args.prompts], "--seeds", *map(str, SEEDS[: args.prompts]),
-        "--frames-per-prompt", str(args.frames_per_prompt), "--width", str(args.width), "--height", str(args.height),
-        "--steps", str(args.steps), "--batch-size", str(args.batch_size), "--device", args.device,
-    ]  # fmt: skip
+        str(python),
+        str(HERE / "walk.py"),
+        "--tool",
+        tool,
+        "--weights",
+        str(weights),
+        "--out",
+        str(out),
+        "--prompts",
+        *PROMPTS[: args.prompts],
+        "--seeds",
+        *map(str, SEEDS[: args.prompts]),
+        "--frames-per-prompt",
+        str(args.frames_per_prompt),
+        "--width",
+        str(args.width),
+        "--height",
+        str(args.height),
+        "--steps",
+        str(args.steps),
+        "--batch-size",
+        str(args.batch_size),
+        "--device",
+        args.device,
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "DIFFUSERS_VERBOSITY": "error", "TRANSFORMERS_VERBOSITY": "error"}
     if pythonpath:  # musicvid in the other environment: from this checkout
         env["PYTHONPATH"] = str(REPO)
@@ -99,17 +119,23 @@ def main(argv: list[str] | None = None) -> int:
             for label, python, tool, pythonpath in order:
                 out = Path(tmp) / f"{round_}-{tool}-{pythonpath}"
                 result = run_walk(python, tool, weights, out, args, pythonpath)
-                print(f"round {round_ + 1}: {label}: {result['video_frames']} frames in {result['seconds']:.1f} s",
-                      file=sys.stderr)  # fmt: skip
+                print(
+                    f"round {round_ + 1}: {label}: {result['video_frames']} frames in {result['seconds']:.1f} s",
+                    file=sys.stderr,
+                )
                 runs[label].append(result)
 
     def rate(label: str) -> float:
         return statistics.median(r["video_frames"] / r["seconds"] for r in runs[label])
 
     results = {
-        "machine": {"host": platform.node(), "cpu_count": os.cpu_count(),
-                    "device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu"},  # fmt: skip
-        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "sdv_python")} | {"sdv_python": str(other)},
+        "machine": {
+            "host": platform.node(),
+            "cpu_count": os.cpu_count(),
+            "device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
+        },
+        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "sdv_python")}
+        | {"sdv_python": str(other)},
         "runs": runs,
         "frames_per_second": {label: round(rate(label), 3) for label in runs},
         "ratio": round(rate("musicvid") / rate("stable-diffusion-videos"), 3),
@@ -118,11 +144,17 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or HERE / "results" / f"side-by-side-{args.diffusion}-{args.device}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"### Side by side: {args.diffusion}, {args.size}, {args.steps} steps, batch {args.batch_size}, {args.device}")
+    print(
+        f"### Side by side: {args.diffusion}, {args.size}, {args.steps} steps, batch {args.batch_size}, {args.device}"
+    )
     print("| tool | torch | frames | pictures | frames/s (median) |\n| --- | --- | ---: | ---: | ---: |")
     for label, rows in runs.items():
-        print(f"| {label} | {rows[0]['torch']} | {rows[0]['video_frames']} | {rows[0]['pictures']} | {rate(label):.3f} |")
-    print(f"\nmusicvid / stable-diffusion-videos: ×{results['ratio']} (same environment: ×{results['ratio_same_environment']})")
+        print(
+            f"| {label} | {rows[0]['torch']} | {rows[0]['video_frames']} | {rows[0]['pictures']} | {rate(label):.3f} |"
+        )
+    print(
+        f"\nmusicvid / stable-diffusion-videos: ×{results['ratio']} (same environment: ×{results['ratio_same_environment']})"
+    )
     print(f"results: {out}")
     return 0
 

@@ -20,8 +20,8 @@ def musicvid_walk(args, device: torch.device) -> dict:
     from musicvid.models import load_diffusion
     from musicvid.mux import encode_video
     from musicvid.render import job_pipeline, plan_pictures, render_pictures, video_frames
-    from musicvid.settings import RenderSettings
     from musicvid.schedule import frame_schedule
+    from musicvid.settings import RenderSettings
     from musicvid.storyboard import Scene, Storyboard
     from musicvid.timing import Timings
 
@@ -29,9 +29,13 @@ def musicvid_walk(args, device: torch.device) -> dict:
     pipe = load_diffusion(str(args.weights), device)
     loaded = time.perf_counter()
     settings = RenderSettings(
-        fps=args.fps, size=(args.width, args.height), steps=args.steps, guidance=args.guidance,
-        scheduler="dpm++", batch_size=args.batch_size,
-    )  # fmt: skip
+        fps=args.fps,
+        size=(args.width, args.height),
+        steps=args.steps,
+        guidance=args.guidance,
+        scheduler="dpm++",
+        batch_size=args.batch_size,
+    )
     pipe = job_pipeline(pipe, settings)
     # Scene i starts at frame i·N; the last scene lasts one frame: (K−1)·N + 1 frames, every transition
     # N frames from keyframe to keyframe like stable-diffusion-videos' clips.
@@ -42,7 +46,9 @@ def musicvid_walk(args, device: torch.device) -> dict:
         Scene(index=i, kind="lyric", start=start, end=(starts + [duration])[i + 1], prompt=prompt, seed=seed)
         for i, (start, prompt, seed) in enumerate(zip(starts, args.prompts, args.seeds))
     ]
-    storyboard = Storyboard(audio={"duration": duration}, title="", artist="", language="en", settings={}, scenes=scenes)
+    storyboard = Storyboard(
+        audio={"duration": duration}, title="", artist="", language="en", settings={}, scenes=scenes
+    )
     schedule = frame_schedule(starts, duration, args.fps)
     groups = plan_pictures(storyboard, schedule, settings, "benchmark", args.out)
     timings = Timings()
@@ -50,11 +56,20 @@ def musicvid_walk(args, device: torch.device) -> dict:
     video_started = time.perf_counter()
     encode_video(
         video_frames(storyboard, schedule, args.out, settings),
-        width=args.width, height=args.height, fps=args.fps, audio=None, output=args.out / "walk.mp4",
-    )  # fmt: skip
+        width=args.width,
+        height=args.height,
+        fps=args.fps,
+        audio=None,
+        output=args.out / "walk.mp4",
+    )
     finished = time.perf_counter()
-    return {"load_seconds": loaded - started, "seconds": finished - loaded, "video_frames": schedule.frame_count,
-            "pictures": drawn, "stages": {**timings.summary()["seconds"], "video": finished - video_started}}  # fmt: skip
+    return {
+        "load_seconds": loaded - started,
+        "seconds": finished - loaded,
+        "video_frames": schedule.frame_count,
+        "pictures": drawn,
+        "stages": {**timings.summary()["seconds"], "video": finished - video_started},
+    }
 
 
 def sdv_walk(args, device: torch.device) -> dict:
@@ -70,13 +85,26 @@ def sdv_walk(args, device: torch.device) -> dict:
     pipe.set_progress_bar_config(disable=True)
     loaded = time.perf_counter()
     video = pipe.walk(
-        prompts=args.prompts, seeds=args.seeds, num_interpolation_steps=args.frames_per_prompt,
-        output_dir=str(args.out), name="walk", fps=args.fps, num_inference_steps=args.steps,
-        guidance_scale=args.guidance, height=args.height, width=args.width, batch_size=args.batch_size,
-    )  # fmt: skip
+        prompts=args.prompts,
+        seeds=args.seeds,
+        num_interpolation_steps=args.frames_per_prompt,
+        output_dir=str(args.out),
+        name="walk",
+        fps=args.fps,
+        num_inference_steps=args.steps,
+        guidance_scale=args.guidance,
+        height=args.height,
+        width=args.width,
+        batch_size=args.batch_size,
+    )
     frames = len(list(args.out.glob("walk/walk_*/*.png")))
-    return {"load_seconds": loaded - started, "seconds": time.perf_counter() - loaded,
-            "video_frames": frames, "pictures": frames, "video": str(video)}  # fmt: skip
+    return {
+        "load_seconds": loaded - started,
+        "seconds": time.perf_counter() - loaded,
+        "video_frames": frames,
+        "pictures": frames,
+        "video": str(video),
+    }
 
 
 def main() -> None:

@@ -66,7 +66,9 @@ class FasterWhisperAligner:
         from faster_whisper.tokenizer import Tokenizer
 
         self.model = model
-        self.tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language)
+        self.tokenizer = Tokenizer(
+            model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language
+        )
 
     def tokens(self, text: str) -> list[int]:
         return self.tokenizer.encode(" " + text.strip())
@@ -94,8 +96,14 @@ def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines
     position = 0
     for word, count in aligner.align(window, [t for tokens in lines for t in tokens]):
         line = min(int(np.searchsorted(ends, position, side="right")), len(lines) - 1)
-        words[line].append(Word(round(offset + float(word.start), 3), round(offset + float(word.end), 3), word.text,
-                                round(float(word.probability), 3)))  # fmt: skip
+        words[line].append(
+            Word(
+                round(offset + float(word.start), 3),
+                round(offset + float(word.end), 3),
+                word.text,
+                round(float(word.probability), 3),
+            )
+        )
         position += count
     return words
 
@@ -104,12 +112,15 @@ def timed_line(text: str, words: list[Word], voice: Voice) -> Line:
     """A placed line; its confidence is its words' mean probability, or 0 where nobody sings under it
     (Whisper put it there, but it was not found)."""
     start, end = words[0].start, words[-1].end
-    confidence = float(np.mean([w.probability for w in words])) if voice.voiced_share(start, end) >= VOICED_SHARE else 0.0
+    confidence = (
+        float(np.mean([w.probability for w in words])) if voice.voiced_share(start, end) >= VOICED_SHARE else 0.0
+    )
     return Line(start, end, text, words=words, confidence=round(confidence, 3))
 
 
-def align_lyrics(asr: ASRModel, samples: np.ndarray, texts: list[str], audio_sha256: str, *,
-                 quiet: bool = False) -> Transcript:  # fmt: skip
+def align_lyrics(
+    asr: ASRModel, samples: np.ndarray, texts: list[str], audio_sha256: str, *, quiet: bool = False
+) -> Transcript:
     """Time each of `texts` (lyric lines, in the order they are sung) against the song."""
     duration = samples.size / SAMPLE_RATE
     voice = Voice.detect(samples)

@@ -47,10 +47,23 @@ def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: 
     interleaved). With `max_seconds`, ffmpeg stops just past it, so a file whose header lies about its
     length still cannot fill the memory."""
     command = [
-        ffmpeg.exe(), "-hide_banner", "-nostdin", "-i", ffmpeg.file_url(path),
+        ffmpeg.exe(),
+        "-hide_banner",
+        "-nostdin",
+        "-i",
+        ffmpeg.file_url(path),
         *(["-t", f"{max_seconds + 1:.3f}"] if max_seconds is not None else []),
-        "-map", "0:a:0", "-vn", "-ac", str(channels), "-ar", str(rate), "-f", "f32le", "pipe:1",
-    ]  # fmt: skip
+        "-map",
+        "0:a:0",
+        "-vn",
+        "-ac",
+        str(channels),
+        "-ar",
+        str(rate),
+        "-f",
+        "f32le",
+        "pipe:1",
+    ]
     result = subprocess.run(command, capture_output=True)
     stderr = result.stderr.decode("utf-8", "replace")
     if result.returncode != 0:

@@ -47,8 +47,11 @@ class Result:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("playlist", type=Path,
-                   help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,[per-song settings])")  # fmt: skip
+    p.add_argument(
+        "playlist",
+        type=Path,
+        help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,[per-song settings])",
+    )
     p.add_argument("-o", "--output", type=Path, required=True, help="folder for the videos, report.json and the table")
     p.add_argument("--workdir", type=Path, help="folder for the songs' work directories (default musicvid-work/)")
     SongRequest.add_options(p, skip=("title", "artist", "workdir"))  # title and artist: per song
@@ -57,8 +60,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="render songs again even if their video exists")
     p.add_argument("--engine", choices=("local", "ray"), default="local", help="local (one process) or ray")
     p.add_argument("--address", help="Ray cluster to join (e.g. auto); default: start Ray on this machine")
-    p.add_argument("--workers", type=int, help="Ray actors, each keeping its models loaded (default: one per GPU, else 1)")
-    p.add_argument("--gpus-per-song", type=float, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)")
+    p.add_argument(
+        "--workers", type=int, help="Ray actors, each keeping its models loaded (default: one per GPU, else 1)"
+    )
+    p.add_argument(
+        "--gpus-per-song", type=float, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)"
+    )
 
 
 # --- playlists ----------------------------------------------------------------------------------
@@ -119,7 +126,9 @@ def read_csv(path: Path) -> list[Entry]:
         artist = (row.pop("artist", None) or "").strip() or None
         overrides = {key.strip(): value.strip() for key, value in row.items() if key and value and value.strip()}
         song_path = Path(song)
-        entries.append(Entry(song_path if song_path.is_absolute() else path.parent / song_path, title, artist, overrides))
+        entries.append(
+            Entry(song_path if song_path.is_absolute() else path.parent / song_path, title, artist, overrides)
+        )
     return entries
 
 
@@ -153,12 +162,17 @@ def song_settings(
         for column, text in entry.overrides.items():
             owner = next((cls for cls in changes if cls.column(column)), None)
             if owner is None:
-                shared = " (the whole batch shares it: give it on the command line)" if ModelChoice.column(column) or \
-                    column.replace("-", "_") in ModelChoice.fields() else ""  # fmt: skip
+                shared = (
+                    " (the whole batch shares it: give it on the command line)"
+                    if ModelChoice.column(column) or column.replace("-", "_") in ModelChoice.fields()
+                    else ""
+                )
                 raise UserError(f"column '{column}' is not a per-song setting{shared}")
             name = owner.column(column)
             changes[owner][name] = owner.parse(name, text, base)
-        request = dataclasses.replace(request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest])
+        request = dataclasses.replace(
+            request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest]
+        )
         settings = dataclasses.replace(settings, **changes[RenderSettings])
     except UserError as e:
         raise UserError(f"{where}: {e}") from None

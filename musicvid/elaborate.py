@@ -49,13 +49,18 @@ def elaborate(
         return
     with Progress("elaborate", total=len(todo), unit="scene", quiet=quiet) as progress:
         sampled = vipe.sample(
-            [contexts[s.index] for s in todo], candidates=candidates, seed=seed, batch_size=batch_size,
+            [contexts[s.index] for s in todo],
+            candidates=candidates,
+            seed=seed,
+            batch_size=batch_size,
             on_batch=progress.advance,
-        )  # fmt: skip
+        )
     if candidates > 1:
         from vipe_core.choose import choose
 
-        prompts = [choose(texts, line=s.english, context=contexts[s.index], lens=lens) for s, texts in zip(todo, sampled)]
+        prompts = [
+            choose(texts, line=s.english, context=contexts[s.index], lens=lens) for s, texts in zip(todo, sampled)
+        ]
     else:
         prompts = [texts[0] for texts in sampled]
     for scene, prompt in zip(todo, prompts):

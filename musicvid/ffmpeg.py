@@ -49,7 +49,9 @@ def parse_duration(stderr: str) -> float | None:
 def declared_duration(path: str | os.PathLike) -> float | None:
     """Seconds, as the file's header says (read without decoding the audio); None if it says nothing."""
     try:
-        probe = subprocess.run([exe(), "-hide_banner", "-nostdin", "-i", file_url(path)], capture_output=True, timeout=60)
+        probe = subprocess.run(
+            [exe(), "-hide_banner", "-nostdin", "-i", file_url(path)], capture_output=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return parse_duration(probe.stderr.decode("utf-8", "replace"))

@@ -21,12 +21,11 @@ LRC_MAX_LINE_SECONDS = 8.0
 def sung_seconds(text: str) -> float:
     return min(LRC_MAX_LINE_SECONDS, 1.0 + LRC_SECONDS_PER_WORD * len(text.split()))
 
+
 _LRC_TIME = re.compile(r"\[(\d+):(\d+(?:[.:]\d+)?)\]")
 _LRC_WORD_TIME = re.compile(r"<\d+:\d+(?:[.:]\d+)?>")
 _LRC_OFFSET = re.compile(r"^\[offset:\s*([+-]?\d+)\s*\]", re.IGNORECASE)
-_SRT_TIME = re.compile(
-    r"(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(\d+):(\d+):(\d+)[,.](\d+)"
-)
+_SRT_TIME = re.compile(r"(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(\d+):(\d+):(\d+)[,.](\d+)")
 _MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 _SECTION = re.compile(r"^\[[^\]]*\]$")

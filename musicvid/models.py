@@ -169,9 +169,17 @@ def _tiny_whisper():
     # n_vocab 51864 is the English-only vocabulary, like tiny.en: no language detection on noise.
     # The audio context must stay 1500 (30 s windows); everything else is as small as it goes.
     dims = ModelDimensions(
-        n_mels=80, n_audio_ctx=1500, n_audio_state=64, n_audio_head=2, n_audio_layer=1,
-        n_vocab=51864, n_text_ctx=64, n_text_state=64, n_text_head=2, n_text_layer=1,
-    )  # fmt: skip
+        n_mels=80,
+        n_audio_ctx=1500,
+        n_audio_state=64,
+        n_audio_head=2,
+        n_audio_layer=1,
+        n_vocab=51864,
+        n_text_ctx=64,
+        n_text_state=64,
+        n_text_head=2,
+        n_text_layer=1,
+    )
     torch.manual_seed(TINY_SEED)
     model = Whisper(dims)
     # Whisper leaves the decoder's positional embedding uninitialized (a checkpoint fills it).
@@ -213,9 +221,14 @@ def tiny_vipe() -> ViPE:
 
     tokenizer = tiny_gpt2_tokenizer()
     config = GPT2Config(
-        vocab_size=len(tokenizer), n_positions=256, n_embd=64, n_layer=2, n_head=2,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        n_positions=256,
+        n_embd=64,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     torch.manual_seed(TINY_SEED)
     return ViPE(GPT2LMHeadModel(config), tokenizer)
 
@@ -241,9 +254,14 @@ LOCAL_DIFFUSION = {
     TINY: {
         "text": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4),
         "unet": dict(
-            sample_size=8, layers_per_block=1, block_out_channels=(32, 64),
-            down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"), up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-            cross_attention_dim=32, attention_head_dim=8, norm_num_groups=32,
+            sample_size=8,
+            layers_per_block=1,
+            block_out_channels=(32, 64),
+            down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+            up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+            cross_attention_dim=32,
+            attention_head_dim=8,
+            norm_num_groups=32,
         ),
         # Four blocks, as in SD's VAE, so that latents are 1/8 of the image size here too.
         "vae": dict(block_out_channels=(16, 32, 32, 32), layers_per_block=1, norm_num_groups=16, sample_size=64),
@@ -251,14 +269,18 @@ LOCAL_DIFFUSION = {
     SD15_RANDOM: {
         "text": dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12),
         "unet": dict(
-            sample_size=64, layers_per_block=2, block_out_channels=(320, 640, 1280, 1280),
+            sample_size=64,
+            layers_per_block=2,
+            block_out_channels=(320, 640, 1280, 1280),
             down_block_types=("CrossAttnDownBlock2D",) * 3 + ("DownBlock2D",),
             up_block_types=("UpBlock2D",) + ("CrossAttnUpBlock2D",) * 3,
-            cross_attention_dim=768, attention_head_dim=8, norm_num_groups=32,
+            cross_attention_dim=768,
+            attention_head_dim=8,
+            norm_num_groups=32,
         ),
         "vae": dict(block_out_channels=(128, 256, 512, 512), layers_per_block=2, norm_num_groups=32, sample_size=512),
     },
-}  # fmt: skip
+}
 
 
 def local_diffusion(name: str = TINY):
@@ -271,22 +293,36 @@ def local_diffusion(name: str = TINY):
     torch.manual_seed(TINY_SEED)
     text_encoder = CLIPTextModel(
         CLIPTextConfig(
-            vocab_size=len(tokenizer), max_position_embeddings=77, bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, **sizes["text"],
+            vocab_size=len(tokenizer),
+            max_position_embeddings=77,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+            **sizes["text"],
         )
-    )  # fmt: skip
+    )
     unet = UNet2DConditionModel(in_channels=4, out_channels=4, **sizes["unet"])
     vae = AutoencoderKL(
-        in_channels=3, out_channels=3, latent_channels=4,
-        down_block_types=("DownEncoderBlock2D",) * 4, up_block_types=("UpDecoderBlock2D",) * 4, **sizes["vae"],
-    )  # fmt: skip
+        in_channels=3,
+        out_channels=3,
+        latent_channels=4,
+        down_block_types=("DownEncoderBlock2D",) * 4,
+        up_block_types=("UpDecoderBlock2D",) * 4,
+        **sizes["vae"],
+    )
     scheduler = DPMSolverMultistepScheduler(
         beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", num_train_timesteps=1000, steps_offset=1
     )
     return StableDiffusionPipeline(
-        vae=vae, text_encoder=text_encoder, tokenizer=tokenizer, unet=unet, scheduler=scheduler,
-        safety_checker=None, feature_extractor=None, requires_safety_checker=False,
-    )  # fmt: skip
+        vae=vae,
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+        unet=unet,
+        scheduler=scheduler,
+        safety_checker=None,
+        feature_extractor=None,
+        requires_safety_checker=False,
+    )
 
 
 def load_diffusion(name: str, device: torch.device):

@@ -15,24 +15,59 @@ from vipe_core.files import atomic_path
 
 
 def encode_video(
-    frames: Iterable[np.ndarray], *, width: int, height: int, fps: float, audio: Path | None, output: Path, crf: int = 18
+    frames: Iterable[np.ndarray],
+    *,
+    width: int,
+    height: int,
+    fps: float,
+    audio: Path | None,
+    output: Path,
+    crf: int = 18,
 ) -> None:
     """Pipe raw RGB frames to ffmpeg and write `output` atomically (never a half-written MP4).
     With no `audio` the video is silent."""
     with atomic_path(output) as tmp, tempfile.TemporaryFile() as log:
         command = [
-            ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin",
-            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", f"{fps}",
-            "-i", "pipe:0",
-            *(["-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"] if audio else []),
-            "-c:v", "libx264", "-preset", "medium", "-crf", str(crf), "-pix_fmt", "yuv420p",
-            "-movflags", "+faststart", ffmpeg.file_url(tmp),
-        ]  # fmt: skip
+            ffmpeg.exe(),
+            "-y",
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-nostdin",
+            "-f",
+            "rawvideo",
+            "-pix_fmt",
+            "rgb24",
+            "-s",
+            f"{width}x{height}",
+            "-framerate",
+            f"{fps}",
+            "-i",
+            "pipe:0",
+            *(
+                ["-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"]
+                if audio
+                else []
+            ),
+            "-c:v",
+            "libx264",
+            "-preset",
+            "medium",
+            "-crf",
+            str(crf),
+            "-pix_fmt",
+            "yuv420p",
+            "-movflags",
+            "+faststart",
+            ffmpeg.file_url(tmp),
+        ]
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=log)
         try:
             for number, frame in enumerate(frames):
                 if frame.shape != (height, width, 3):  # raw frames have no borders: one would shift the rest
-                    raise RenderError(f"frame {number} is {frame.shape[1]}x{frame.shape[0]}, the video {width}x{height}")
+                    raise RenderError(
+                        f"frame {number} is {frame.shape[1]}x{frame.shape[0]}, the video {width}x{height}"
+                    )
                 process.stdin.write(np.ascontiguousarray(frame, dtype=np.uint8).tobytes())
         except BrokenPipeError:
             pass  # ffmpeg quit early; its own message below says why
@@ -41,4 +76,6 @@ def encode_video(
             returncode = process.wait()
         if returncode != 0:
             log.seek(0)
-            raise RenderError(f"ffmpeg could not write the video: {ffmpeg.reason(log.read().decode('utf-8', 'replace'))}")
+            raise RenderError(
+                f"ffmpeg could not write the video: {ffmpeg.reason(log.read().decode('utf-8', 'replace'))}"
+            )

@@ -16,13 +16,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from musicvid import captions
+from musicvid.align import align_lyrics
 from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
 from musicvid.elaborate import elaborate
 from musicvid.errors import UserError
-from musicvid.align import align_lyrics
-from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
-from musicvid import captions
 from musicvid.files import check_output
+from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.models import ModelRegistry
 from musicvid.mux import encode_video
 from musicvid.render import job_pipeline, plan_pictures, remove_leftovers, render_pictures, stale_groups, video_frames
@@ -170,9 +170,14 @@ def get_storyboard(
     if any(not s.prompt.strip() for s in storyboard.scenes):
         with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
             elaborate(
-                storyboard, vipe, context_size=request.context_size, seed=request.seed,
-                candidates=request.candidates, lens=request.lens, quiet=request.quiet,
-            )  # fmt: skip
+                storyboard,
+                vipe,
+                context_size=request.context_size,
+                seed=request.seed,
+                candidates=request.candidates,
+                lens=request.lens,
+                quiet=request.quiet,
+            )
     storyboard.save(path)
     return storyboard, workdir, audio
 
@@ -231,19 +236,37 @@ def make_video(
     video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
     with timings.measure("mux"):
         frames = video_frames(storyboard, schedule, workdir, settings)
-        encode_video(frames, width=settings.width, height=settings.height, fps=settings.fps,
-                     audio=Path(audio.info.path), output=video)  # fmt: skip
+        encode_video(
+            frames,
+            width=settings.width,
+            height=settings.height,
+            fps=settings.fps,
+            audio=Path(audio.info.path),
+            output=video,
+        )
     subtitles = captions.srt(storyboard)
     write_text(workdir / "lyrics.srt", subtitles)
     if output.resolve() != video.resolve():
         with atomic_path(output) as tmp:
             shutil.copyfile(video, tmp)
     write_text(output.with_suffix(".srt"), subtitles)
-    summary = {**timings.summary(), "frames": schedule.frame_count, "pictures_drawn": drawn,
-               "wall_seconds": round(time.perf_counter() - started, 4)}  # fmt: skip
+    summary = {
+        **timings.summary(),
+        "frames": schedule.frame_count,
+        "pictures_drawn": drawn,
+        "wall_seconds": round(time.perf_counter() - started, 4),
+    }
     write_json(workdir / "timings.json", summary)
     for note in (unsure_note(storyboard), fallback_note(storyboard)):
         if note:
             log.warning(note)
-    return Video(output, output.with_suffix(".srt"), workdir, storyboard, audio.info.duration, schedule.frame_count,
-                 drawn, summary)  # fmt: skip
+    return Video(
+        output,
+        output.with_suffix(".srt"),
+        workdir,
+        storyboard,
+        audio.info.duration,
+        schedule.frame_count,
+        drawn,
+        summary,
+    )

@@ -13,12 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 import threading
-import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
@@ -122,13 +120,20 @@ def plan_pictures(
         frames = [
             Picture(
                 frame_path(workdir, k),
-                _key(common, morph, scene_inputs(segment.scene), scene_inputs(segment.target), k - segment.first, segment.length),
+                _key(
+                    common,
+                    morph,
+                    scene_inputs(segment.scene),
+                    scene_inputs(segment.target),
+                    k - segment.first,
+                    segment.length,
+                ),
                 segment.scene,
                 segment.target,
                 segment.t(k),
             )
             for k in range(segment.first + 1, segment.end)
-        ]  # fmt: skip
+        ]
         groups += _groups(frames, settings.batch_size)
     return groups
 
@@ -292,7 +297,10 @@ def render_pictures(
                 for write in waiting.popleft():
                     write.result()  # a failed write raises here
 
-    with ThreadPoolExecutor(max_workers=2) as writer, Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress:  # fmt: skip
+    with (
+        ThreadPoolExecutor(max_workers=2) as writer,
+        Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress,
+    ):
         for group in todo:
             pictures = draw(pipe, inputs, group, settings, timings, stop)
             waiting.append([writer.submit(save_picture, p.path, pixels, p.key) for p, pixels in zip(group, pictures)])

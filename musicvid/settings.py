@@ -28,12 +28,24 @@ MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 23
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
 
-def setting(default: Any, help: str, *, low=None, high=None, above=None, choices=None, option: str | None = "",
-            short: str | None = None, per_song: bool = True) -> Any:  # fmt: skip
+def setting(
+    default: Any,
+    help: str,
+    *,
+    low=None,
+    high=None,
+    above=None,
+    choices=None,
+    option: str | None = "",
+    short: str | None = None,
+    per_song: bool = True,
+) -> Any:
     """A settings field. `low`/`high` bound it (inclusive), `above` from below (exclusive); `option`
     is its command-line name (default: the field's name with dashes; None: not an option, as for the
     song itself), `short` a one-letter alias; `per_song` says whether a batch CSV row may set it."""
-    meta = dict(help=help, low=low, high=high, above=above, choices=choices, option=option, short=short, per_song=per_song)
+    meta = dict(
+        help=help, low=low, high=high, above=above, choices=choices, option=option, short=short, per_song=per_song
+    )
     return field(default=default, metadata=meta)
 
 
@@ -78,7 +90,12 @@ class Settings:
             if f.name in skip:
                 continue
             kind, help = field_type(cls, f.name), f.metadata["help"]
-            if isinstance(f.default, (int, float, str)) and not isinstance(f.default, bool) and f.default != "" and "default" not in help:
+            if (
+                isinstance(f.default, (int, float, str))
+                and not isinstance(f.default, bool)
+                and f.default != ""
+                and "default" not in help
+            ):
                 help += f" (default: {_number(f.default)})"
             names = [f"-{f.metadata['short']}"] if f.metadata["short"] else []
             if kind is bool:
@@ -86,9 +103,16 @@ class Settings:
                 extra = {} if f.default else {"const": True}
                 parser.add_argument(*names, f"--{name}", dest=f.name, action=action, default=None, help=help, **extra)
             else:
-                parser.add_argument(*names, f"--{name}", dest=f.name, type=PARSERS.get(kind, kind), default=None,
-                                    choices=f.metadata["choices"], metavar=None if f.metadata["choices"] else
-                                    name.upper().replace("-", "_"), help=help)  # fmt: skip
+                parser.add_argument(
+                    *names,
+                    f"--{name}",
+                    dest=f.name,
+                    type=PARSERS.get(kind, kind),
+                    default=None,
+                    choices=f.metadata["choices"],
+                    metavar=None if f.metadata["choices"] else name.upper().replace("-", "_"),
+                    help=help,
+                )
 
     @classmethod
     def given(cls, args: argparse.Namespace) -> dict[str, Any]:
@@ -111,7 +135,11 @@ class Settings:
             value = PARSERS.get(kind, kind)(text.strip())
         except (ValueError, argparse.ArgumentTypeError) as error:
             what = {int: "a whole number", float: "a number"}.get(kind)
-            raise UserError(f"{name.replace('_', '-')} must be {what}, not {text!r}" if what else f"{name.replace('_', '-')} {error}") from None
+            raise UserError(
+                f"{name.replace('_', '-')} must be {what}, not {text!r}"
+                if what
+                else f"{name.replace('_', '-')} {error}"
+            ) from None
         return base / value if kind is Path and not value.is_absolute() else value
 
 
@@ -159,27 +187,41 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
 class SongRequest(Settings):
     """What to make a storyboard of, and how: everything before the pictures."""
 
-    song: Path = setting(dataclasses.MISSING, "audio file (mp3, wav, flac, m4a, ogg, ... anything ffmpeg reads)", option=None, per_song=False)
+    song: Path = setting(
+        dataclasses.MISSING,
+        "audio file (mp3, wav, flac, m4a, ogg, ... anything ffmpeg reads)",
+        option=None,
+        per_song=False,
+    )
     title: str | None = setting(None, "song title (default: the file's tags, then its name)")
     artist: str | None = setting(None, "artist (default: the file's tags)")
     workdir: Path | None = setting(None, "work directory (default musicvid-work/<song>-<hash>/)", per_song=False)
-    storyboard_file: Path | None = setting(None, "render this (edited) storyboard.json instead of making one",
-                                           option="storyboard")  # fmt: skip
+    storyboard_file: Path | None = setting(
+        None, "render this (edited) storyboard.json instead of making one", option="storyboard"
+    )
     lyrics_file: Path | None = setting(
-        None, "the lyrics: timed (.lrc, .srt, transcript .json; skips Whisper) or plain lines (.txt; Whisper times them)",
+        None,
+        "the lyrics: timed (.lrc, .srt, transcript .json; skips Whisper) or plain lines (.txt; Whisper times them)",
         option="lyrics",
-    )  # fmt: skip
-    context_size: int = setting(7, "lyric lines before each line that ViPE reads (ViPE learned up to 7)", low=0, high=16)
+    )
+    context_size: int = setting(
+        7, "lyric lines before each line that ViPE reads (ViPE learned up to 7)", low=0, high=16
+    )
     seed: int = setting(0, "seed for prompts and pictures", low=0, high=2**31 - 1)
-    break_seconds: float = setting(4.0, "instrumental gaps at least this long (s) become scenes of their own", above=0,
-                                   option="break")  # fmt: skip
-    candidates: int = setting(1, "ViPE elaborations per scene; the most concrete (or the one --lens favours) is kept",
-                              low=1, high=64)  # fmt: skip
+    break_seconds: float = setting(
+        4.0, "instrumental gaps at least this long (s) become scenes of their own", above=0, option="break"
+    )
+    candidates: int = setting(
+        1, "ViPE elaborations per scene; the most concrete (or the one --lens favours) is kept", low=1, high=64
+    )
     lens: str | None = setting(None, "the reading of each line the choice among --candidates favours", choices=LENSES)
-    separate_vocals: bool = setting(False, "take the band away (Demucs htdemucs) before Whisper listens: for loud mixes")
+    separate_vocals: bool = setting(
+        False, "take the band away (Demucs htdemucs) before Whisper listens: for loud mixes"
+    )
     quiet: bool = setting(False, "no progress bars", short="q", per_song=False)
-    max_seconds: float = setting(MAX_SONG_SECONDS, "longer songs are refused before they are decoded", above=0,
-                                 option=None, per_song=False)  # fmt: skip
+    max_seconds: float = setting(
+        MAX_SONG_SECONDS, "longer songs are refused before they are decoded", above=0, option=None, per_song=False
+    )
 
     def check_together(self) -> None:
         if self.lens is not None and self.candidates < 2:
@@ -191,7 +233,9 @@ class RenderSettings(Settings):
     """How to draw the pictures and encode the video."""
 
     fps: float = setting(10.0, "frames per second (the paper: 10)", above=0, high=60)
-    size: tuple[int, int] = setting((512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)")
+    size: tuple[int, int] = setting(
+        (512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)"
+    )
     steps: int = setting(25, "denoising steps (default: the models', 25 for SD 1.5)", low=1, high=150)
     guidance: float = setting(7.5, "classifier-free guidance scale", low=0, high=30)
     scheduler: str = setting("dpm++", "deterministic sampler", choices=SCHEDULERS)
@@ -204,8 +248,12 @@ class RenderSettings(Settings):
     preview: bool = setting(False, "keyframes only, crossfaded: a fast first look")
     attention_slicing: bool = setting(False, "less GPU memory, a little slower")
     vae_slicing: bool = setting(False, "decode frames one at a time (less memory)")
-    low_vram: bool = setting(False, "for small GPUs (8 GB at 512²): slicing, and each model on the GPU only while it runs")
-    compile: bool = setting(False, "torch.compile the UNet and VAE decoder: a minute or more to start, then faster frames")
+    low_vram: bool = setting(
+        False, "for small GPUs (8 GB at 512²): slicing, and each model on the GPU only while it runs"
+    )
+    compile: bool = setting(
+        False, "torch.compile the UNet and VAE decoder: a minute or more to start, then faster frames"
+    )
 
     def check_together(self) -> None:
         width, height = self.size
@@ -239,24 +287,38 @@ class ModelChoice(Settings):
     """Which models: one set for every song of a run (a batch, the page load them once)."""
 
     models: str = setting("default", "model preset: default (the paper's) or tiny (offline, random)", per_song=False)
-    asr: str | None = setting(None, "speech recognition backend", choices=("openai-whisper", "faster-whisper"),
-                              per_song=False)  # fmt: skip
-    asr_model: str | None = setting(None, "Whisper model name or local checkpoint / CTranslate2 directory", per_song=False)
-    vipe: str | None = setting(None, "ViPE model name or directory (e.g. one trained with `vipe train`)", per_song=False)
+    asr: str | None = setting(
+        None, "speech recognition backend", choices=("openai-whisper", "faster-whisper"), per_song=False
+    )
+    asr_model: str | None = setting(
+        None, "Whisper model name or local checkpoint / CTranslate2 directory", per_song=False
+    )
+    vipe: str | None = setting(
+        None, "ViPE model name or directory (e.g. one trained with `vipe train`)", per_song=False
+    )
     vipe_tokenizer: str | None = setting(
-        None, "tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)",
+        None,
+        "tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)",
         per_song=False,
-    )  # fmt: skip
+    )
     diffusion: str | None = setting(None, "Stable Diffusion 1.x model name or directory", per_song=False)
-    separator: str | None = setting(None, "Demucs model for --separate-vocals: a name (htdemucs), or a .th/.safetensors file",
-                                    per_song=False)  # fmt: skip
+    separator: str | None = setting(
+        None, "Demucs model for --separate-vocals: a name (htdemucs), or a .th/.safetensors file", per_song=False
+    )
     device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)
 
     def model_set(self):
         from musicvid.models import choose_models
 
-        return choose_models(self.models, asr_backend=self.asr, asr=self.asr_model, vipe=self.vipe,
-                             vipe_tokenizer=self.vipe_tokenizer, diffusion=self.diffusion, separator=self.separator)  # fmt: skip
+        return choose_models(
+            self.models,
+            asr_backend=self.asr,
+            asr=self.asr_model,
+            vipe=self.vipe,
+            vipe_tokenizer=self.vipe_tokenizer,
+            diffusion=self.diffusion,
+            separator=self.separator,
+        )
 
     def registry(self, keep_loaded: bool = False):
         from musicvid.models import ModelRegistry

@@ -127,9 +127,13 @@ def plan_scenes(
         start = min(max(line.start, merged[-1].start if merged else 0.0), duration)
         end = min(max(line.end, start), duration)
         if merged and start - merged[-1].start < TIME_TOLERANCE:
-            merged[-1] = Line(merged[-1].start, max(merged[-1].end, end), f"{merged[-1].text} {line.text}".strip(),
-                              _join(merged[-1].text_en, line.text_en),
-                              confidence=_least(merged[-1].confidence, line.confidence))  # fmt: skip
+            merged[-1] = Line(
+                merged[-1].start,
+                max(merged[-1].end, end),
+                f"{merged[-1].text} {line.text}".strip(),
+                _join(merged[-1].text_en, line.text_en),
+                confidence=_least(merged[-1].confidence, line.confidence),
+            )
         elif start < duration:
             merged.append(Line(start, end, line.text, line.text_en, confidence=line.confidence))
     if not merged:
@@ -145,12 +149,14 @@ def plan_scenes(
         following = duration if last else merged[i + 1].start
         sung_until = min(max(line.end, line.start), following)
         if following - sung_until >= break_seconds and sung_until > line.start:
-            scenes.append(Scene(-1, "lyric", line.start, sung_until, line.text, text_en=line.text_en,
-                                confidence=line.confidence))
+            scenes.append(
+                Scene(-1, "lyric", line.start, sung_until, line.text, text_en=line.text_en, confidence=line.confidence)
+            )
             scenes += _instrumental("outro" if last else "break", sung_until, following, max_instrumental)
         else:
-            scenes.append(Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en,
-                                confidence=line.confidence))
+            scenes.append(
+                Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en, confidence=line.confidence)
+            )
     return _numbered(scenes)
 
 
@@ -252,7 +258,9 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
             raise _fail(source, f"{at}.start", f"must be 0 (the first scene starts the song), got {start}")
         if scenes and abs(start - scenes[-1].end) > TIME_TOLERANCE:
             what = "overlaps the scene before" if start < scenes[-1].end else "leaves a gap after the scene before"
-            raise _fail(source, f"{at}.start", f"must equal scenes[{i - 1}].end ({scenes[-1].end}), got {start}: it {what}")
+            raise _fail(
+                source, f"{at}.start", f"must equal scenes[{i - 1}].end ({scenes[-1].end}), got {start}: it {what}"
+            )
         text_en = raw.get("text_en")
         if text_en is not None:
             _string(text_en, source, f"{at}.text_en")
@@ -263,11 +271,23 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         if confidence is not None and not 0 <= _number(confidence, source, f"{at}.confidence") <= 1:
             raise _fail(source, f"{at}.confidence", f"must be from 0 to 1, got {confidence!r}")
         scenes.append(
-            Scene(i, raw["kind"], start, end, _string(raw["text"], source, f"{at}.text"),
-                  _string(raw["prompt"], source, f"{at}.prompt"), seed, text_en, fallback, confidence)
-        )  # fmt: skip
+            Scene(
+                i,
+                raw["kind"],
+                start,
+                end,
+                _string(raw["text"], source, f"{at}.text"),
+                _string(raw["prompt"], source, f"{at}.prompt"),
+                seed,
+                text_en,
+                fallback,
+                confidence,
+            )
+        )
     if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
-        raise _fail(source, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}")
+        raise _fail(
+            source, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
+        )
     return Storyboard(
         audio=audio,
         title=str(data.get("title") or ""),
@@ -300,16 +320,27 @@ def _note(among: list[Scene], marked: list[Scene], says: str, advice: str, name:
 
 def fallback_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
     """The scenes whose prompt is their lyric because ViPE gave nothing usable."""
-    return _note(storyboard.scenes, [s for s in storyboard.scenes if s.fallback],
-                 "scenes kept their lyric as the prompt because ViPE gave nothing usable",
-                 "edit those prompts or make the storyboard again", name, first)  # fmt: skip
+    return _note(
+        storyboard.scenes,
+        [s for s in storyboard.scenes if s.fallback],
+        "scenes kept their lyric as the prompt because ViPE gave nothing usable",
+        "edit those prompts or make the storyboard again",
+        name,
+        first,
+    )
 
 
 def unsure_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
     """The lyric scenes that may be misheard or misplaced."""
     lyrics = [s for s in storyboard.scenes if s.kind == "lyric"]
-    return _note(lyrics, [s for s in lyrics if s.unsure], "lyric lines may be misheard or sung elsewhere",
-                 "check their words and start times against the song", name, first)  # fmt: skip
+    return _note(
+        lyrics,
+        [s for s in lyrics if s.unsure],
+        "lyric lines may be misheard or sung elsewhere",
+        "check their words and start times against the song",
+        name,
+        first,
+    )
 
 
 def scene_table(storyboard: Storyboard, width: int = 60) -> str:
@@ -322,7 +353,11 @@ def scene_table(storyboard: Storyboard, width: int = 60) -> str:
     rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6}  {'lyric':<{width}}    prompt"]
     for s in storyboard.scenes:
         unsure, fallback = "?" if s.unsure else " ", "!" if s.fallback else " "
-        rows.append(f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {cut(s.text):<{width}}  "
-                    f"{fallback} {cut(s.prompt)}")  # fmt: skip
-    notes = [f"{mark} {note}" for mark, note in (("?", unsure_note(storyboard)), ("!", fallback_note(storyboard))) if note]
+        rows.append(
+            f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {cut(s.text):<{width}}  "
+            f"{fallback} {cut(s.prompt)}"
+        )
+    notes = [
+        f"{mark} {note}" for mark, note in (("?", unsure_note(storyboard)), ("!", fallback_note(storyboard))) if note
+    ]
     return "\n".join(rows + ([""] + notes if notes else []))

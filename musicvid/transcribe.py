@@ -137,10 +137,14 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str
         verbose=False if show else None,
     )
     return [
-        Line(float(s["start"]), float(s["end"]), s["text"].strip(),
-             words=[_word(w["start"], w["end"], w["word"], w.get("probability")) for w in s.get("words", [])])
+        Line(
+            float(s["start"]),
+            float(s["end"]),
+            s["text"].strip(),
+            words=[_word(w["start"], w["end"], w["word"], w.get("probability")) for w in s.get("words", [])],
+        )
         for s in result["segments"]
-    ]  # fmt: skip
+    ]
 
 
 def _faster_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str, clips: list[float], show: bool):
@@ -193,7 +197,7 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> None:
         return
     parts: list[list[str]] = [[] for _ in lines]
     for segment in translated:
-        overlaps = [max(0.0, min(l.end, segment.end) - max(l.start, segment.start)) for l in lines]
+        overlaps = [max(0.0, min(line.end, segment.end) - max(line.start, segment.start)) for line in lines]
         words = segment.text.split()
         if sum(overlaps) <= 0:
             nearest = min(range(len(lines)), key=lambda i: abs(lines[i].start - segment.start))

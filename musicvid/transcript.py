@@ -50,15 +50,17 @@ class Transcript:
     def from_json(cls, data: dict) -> "Transcript":
         lines = [
             Line(
-                start=float(l["start"]),
-                end=float(l["end"]),
-                text=str(l["text"]),
-                text_en=l.get("text_en"),
-                words=[Word(float(w["start"]), float(w["end"]), str(w["text"]), w.get("probability"))
-                       for w in l.get("words") or []],  # fmt: skip
-                confidence=l.get("confidence"),
+                start=float(raw["start"]),
+                end=float(raw["end"]),
+                text=str(raw["text"]),
+                text_en=raw.get("text_en"),
+                words=[
+                    Word(float(w["start"]), float(w["end"]), str(w["text"]), w.get("probability"))
+                    for w in raw.get("words") or []
+                ],
+                confidence=raw.get("confidence"),
             )
-            for l in data["lines"]
+            for raw in data["lines"]
         ]
         return cls(lines, data.get("language", "en"), data.get("model", ""), data.get("audio_sha256", ""))
 
@@ -77,7 +79,7 @@ def has_words(text: str) -> bool:
 def fit_to_duration(lines: list[Line], duration: float) -> list[Line]:
     """Lines sorted by start, inside [0, duration], each with words in it."""
     kept = []
-    for line in sorted(lines, key=lambda l: (l.start, l.end)):
+    for line in sorted(lines, key=lambda other: (other.start, other.end)):
         if not has_words(line.text) or line.start >= duration:
             continue
         line.start = max(0.0, line.start)

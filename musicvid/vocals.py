@@ -31,8 +31,15 @@ def separate_vocals(separator, song: Path, samples: int, *, quiet: bool = False)
     device = next(separator.parameters()).device
     with torch.inference_mode():
         # shifts=0: Demucs' default shifts the song by a random offset, and a rerun must hear the same vocals
-        stems = apply_model(separator, ((mix - mean) / std)[None], device=device, shifts=0, split=True,
-                            overlap=OVERLAP, progress=not quiet)[0]  # fmt: skip
+        stems = apply_model(
+            separator,
+            ((mix - mean) / std)[None],
+            device=device,
+            shifts=0,
+            split=True,
+            overlap=OVERLAP,
+            progress=not quiet,
+        )[0]
     vocals = (stems[separator.sources.index("vocals")] * std + mean).mean(0).cpu()
     heard = librosa.resample(vocals.numpy(), orig_sr=separator.samplerate, target_sr=SAMPLE_RATE).astype(np.float32)
     return np.pad(heard, (0, max(0, samples - heard.size)))[:samples]

@@ -60,8 +60,18 @@ def standin_hub(standin_home, monkeypatch) -> Path:
 def make_tone(path: Path, seconds: float, *extra: str) -> Path:
     """A short synthetic song (a chord of sines) in whatever format `path`'s suffix names."""
     subprocess.run(
-        [ffmpeg_exe(), "-v", "error", "-y", "-f", "lavfi", "-i",
-         f"sine=frequency=220:duration={seconds},volume=0.3", *extra, str(path)],
+        [
+            ffmpeg_exe(),
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"sine=frequency=220:duration={seconds},volume=0.3",
+            *extra,
+            str(path),
+        ],
         check=True,
-    )  # fmt: skip
+    )
     return path

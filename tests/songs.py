@@ -21,7 +21,9 @@ BEAT = 0.5  # seconds: 120 bpm
 def voice(text: str, folder: Path, *, speed: int = 120, pitch: int = 70) -> np.ndarray:
     """One sung line, starting where the voice does."""
     path = folder / "line.wav"
-    subprocess.run(["espeak-ng", "-v", "en-us+f3", "-s", str(speed), "-p", str(pitch), "-w", str(path), text], check=True)
+    subprocess.run(
+        ["espeak-ng", "-v", "en-us+f3", "-s", str(speed), "-p", str(pitch), "-w", str(path), text], check=True
+    )
     with wave.open(str(path)) as w:
         samples = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32) / 32768
         rate = w.getframerate()

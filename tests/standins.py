@@ -162,8 +162,9 @@ def gpt2_state(config: dict, seed: int) -> dict[str, torch.Tensor]:
 
 def vipe_checkpoint_files(config: dict | None = None, seed: int = 1) -> dict[str, bytes]:
     """fittar/ViPE-M-CTX7: a GPT-2 Medium fine-tune saved by transformers 4.29 as a pickled .bin."""
-    config = config or gpt2_config(_name_or_path="gpt2-medium", torch_dtype="float32",
-                                   transformers_version="4.29.2", use_cache=True)  # fmt: skip
+    config = config or gpt2_config(
+        _name_or_path="gpt2-medium", torch_dtype="float32", transformers_version="4.29.2", use_cache=True
+    )
     state = gpt2_state(config, seed)
     # A random GPT-2 with its head tied to the input embedding mostly repeats its last input token, and
     # every input ends in end-of-text: shrink that token's embedding so the stand-in talks, as ViPE does.
@@ -171,13 +172,21 @@ def vipe_checkpoint_files(config: dict | None = None, seed: int = 1) -> dict[str
     # transformers 4.29 still saved the attention masks as buffers (the .bin's BoolStorage pickle import).
     for layer in range(config["n_layer"]):
         positions = config["n_positions"]
-        state[f"transformer.h.{layer}.attn.bias"] = torch.tril(torch.ones(positions, positions, dtype=torch.bool))[None, None]
+        state[f"transformer.h.{layer}.attn.bias"] = torch.tril(torch.ones(positions, positions, dtype=torch.bool))[
+            None, None
+        ]
         state[f"transformer.h.{layer}.attn.masked_bias"] = torch.tensor(-1e4)
     return {
         "README.md": b"---\nlanguage:\n- en\npipeline_tag: text2text-generation\nlicense: mit\n---\n# ViPE-M-CTX7 (stand-in)\n",
         "config.json": as_json(config),
-        "generation_config.json": as_json({"_from_model_config": True, "bos_token_id": GPT2_EOS,
-                                           "eos_token_id": GPT2_EOS, "transformers_version": "4.29.2"}),  # fmt: skip
+        "generation_config.json": as_json(
+            {
+                "_from_model_config": True,
+                "bos_token_id": GPT2_EOS,
+                "eos_token_id": GPT2_EOS,
+                "transformers_version": "4.29.2",
+            }
+        ),
         "pytorch_model.bin": pickled(state),
     }
 
@@ -187,8 +196,14 @@ def gpt2_medium_files(tokenizer: dict[str, bytes]) -> dict[str, bytes]:
     return {
         "README.md": b"---\nlanguage: en\nlicense: mit\n---\n# GPT-2 Medium (stand-in)\n",
         "config.json": as_json(config),
-        "generation_config.json": as_json({"_from_model_config": True, "bos_token_id": GPT2_EOS,
-                                           "eos_token_id": GPT2_EOS, "transformers_version": "4.27.0.dev0"}),  # fmt: skip
+        "generation_config.json": as_json(
+            {
+                "_from_model_config": True,
+                "bos_token_id": GPT2_EOS,
+                "eos_token_id": GPT2_EOS,
+                "transformers_version": "4.27.0.dev0",
+            }
+        ),
         "model.safetensors": safetensors_bytes(gpt2_state(config, seed=2)),
         **tokenizer,
     }
@@ -205,7 +220,8 @@ def sd15_files() -> dict[str, bytes]:
     sizes = LOCAL_DIFFUSION[TINY]
     version = {"_diffusers_version": "0.6.0"}
     model_index = {
-        "_class_name": "StableDiffusionPipeline", **version,
+        "_class_name": "StableDiffusionPipeline",
+        **version,
         "feature_extractor": ["transformers", "CLIPImageProcessor"],
         "safety_checker": ["stable_diffusion", "StableDiffusionSafetyChecker"],
         "scheduler": ["diffusers", "PNDMScheduler"],
@@ -213,61 +229,121 @@ def sd15_files() -> dict[str, bytes]:
         "tokenizer": ["transformers", "CLIPTokenizer"],
         "unet": ["diffusers", "UNet2DConditionModel"],
         "vae": ["diffusers", "AutoencoderKL"],
-    }  # fmt: skip
+    }
     scheduler = {
-        "_class_name": "PNDMScheduler", **version, "beta_end": 0.012, "beta_schedule": "scaled_linear",
-        "beta_start": 0.00085, "num_train_timesteps": 1000, "set_alpha_to_one": False, "skip_prk_steps": True,
-        "steps_offset": 1, "trained_betas": None, "clip_sample": False,
-    }  # fmt: skip
+        "_class_name": "PNDMScheduler",
+        **version,
+        "beta_end": 0.012,
+        "beta_schedule": "scaled_linear",
+        "beta_start": 0.00085,
+        "num_train_timesteps": 1000,
+        "set_alpha_to_one": False,
+        "skip_prk_steps": True,
+        "steps_offset": 1,
+        "trained_betas": None,
+        "clip_sample": False,
+    }
     unet = {
-        "_class_name": "UNet2DConditionModel", **version, "act_fn": "silu", "center_input_sample": False,
-        "downsample_padding": 1, "flip_sin_to_cos": True, "freq_shift": 0, "in_channels": 4,
-        "mid_block_scale_factor": 1, "norm_eps": 1e-05, "out_channels": 4, **sizes["unet"], "sample_size": 64,
-    }  # fmt: skip
+        "_class_name": "UNet2DConditionModel",
+        **version,
+        "act_fn": "silu",
+        "center_input_sample": False,
+        "downsample_padding": 1,
+        "flip_sin_to_cos": True,
+        "freq_shift": 0,
+        "in_channels": 4,
+        "mid_block_scale_factor": 1,
+        "norm_eps": 1e-05,
+        "out_channels": 4,
+        **sizes["unet"],
+        "sample_size": 64,
+    }
     vae = {
-        "_class_name": "AutoencoderKL", **version, "act_fn": "silu", "down_block_types": ["DownEncoderBlock2D"] * 4,
-        "in_channels": 3, "latent_channels": 4, "out_channels": 3, "up_block_types": ["UpDecoderBlock2D"] * 4,
-        **sizes["vae"], "sample_size": 512,
-    }  # fmt: skip
+        "_class_name": "AutoencoderKL",
+        **version,
+        "act_fn": "silu",
+        "down_block_types": ["DownEncoderBlock2D"] * 4,
+        "in_channels": 3,
+        "latent_channels": 4,
+        "out_channels": 3,
+        "up_block_types": ["UpDecoderBlock2D"] * 4,
+        **sizes["vae"],
+        "sample_size": 512,
+    }
     clip_vocab = json.loads((TINY_CLIP_TOKENIZER / "vocab.json").read_text(encoding="utf-8"))
     # SD 1.5's text encoder config, ids and all: its bos/eos ids (0 and 2) never matched its tokenizer.
     text_encoder = {
-        "_name_or_path": "openai/clip-vit-large-patch14", "architectures": ["CLIPTextModel"],
-        "attention_dropout": 0.0, "bos_token_id": 0, "dropout": 0.0, "eos_token_id": 2, "hidden_act": "quick_gelu",
-        "initializer_factor": 1.0, "initializer_range": 0.02, "layer_norm_eps": 1e-05,
-        "max_position_embeddings": 77, "model_type": "clip_text_model", "pad_token_id": 1,
-        "projection_dim": sizes["text"]["hidden_size"], "torch_dtype": "float32",
-        "transformers_version": "4.22.0.dev0", "vocab_size": len(clip_vocab), **sizes["text"],
-    }  # fmt: skip
+        "_name_or_path": "openai/clip-vit-large-patch14",
+        "architectures": ["CLIPTextModel"],
+        "attention_dropout": 0.0,
+        "bos_token_id": 0,
+        "dropout": 0.0,
+        "eos_token_id": 2,
+        "hidden_act": "quick_gelu",
+        "initializer_factor": 1.0,
+        "initializer_range": 0.02,
+        "layer_norm_eps": 1e-05,
+        "max_position_embeddings": 77,
+        "model_type": "clip_text_model",
+        "pad_token_id": 1,
+        "projection_dim": sizes["text"]["hidden_size"],
+        "torch_dtype": "float32",
+        "transformers_version": "4.22.0.dev0",
+        "vocab_size": len(clip_vocab),
+        **sizes["text"],
+    }
     token = {"lstrip": False, "normalized": True, "rstrip": False, "single_word": False}
     start, end = {"content": "<|startoftext|>", **token}, {"content": "<|endoftext|>", **token}
     tokenizer_config = {
-        "add_prefix_space": False, "bos_token": {"__type": "AddedToken", **start}, "do_lower_case": True,
-        "eos_token": {"__type": "AddedToken", **end}, "errors": "replace", "model_max_length": 77,
-        "name_or_path": "openai/clip-vit-large-patch14", "pad_token": "<|endoftext|>",
-        "special_tokens_map_file": "./special_tokens_map.json", "tokenizer_class": "CLIPTokenizer",
+        "add_prefix_space": False,
+        "bos_token": {"__type": "AddedToken", **start},
+        "do_lower_case": True,
+        "eos_token": {"__type": "AddedToken", **end},
+        "errors": "replace",
+        "model_max_length": 77,
+        "name_or_path": "openai/clip-vit-large-patch14",
+        "pad_token": "<|endoftext|>",
+        "special_tokens_map_file": "./special_tokens_map.json",
+        "tokenizer_class": "CLIPTokenizer",
         "unk_token": {"__type": "AddedToken", **end},
-    }  # fmt: skip
+    }
     feature_extractor = {
-        "crop_size": {"height": 224, "width": 224}, "do_center_crop": True, "do_convert_rgb": True,
-        "do_normalize": True, "do_rescale": True, "do_resize": True, "feature_extractor_type": "CLIPFeatureExtractor",
-        "image_mean": [0.48145466, 0.4578275, 0.40821073], "image_processor_type": "CLIPImageProcessor",
-        "image_std": [0.26862954, 0.26130258, 0.27577711], "resample": 3, "rescale_factor": 0.00392156862745098,
+        "crop_size": {"height": 224, "width": 224},
+        "do_center_crop": True,
+        "do_convert_rgb": True,
+        "do_normalize": True,
+        "do_rescale": True,
+        "do_resize": True,
+        "feature_extractor_type": "CLIPFeatureExtractor",
+        "image_mean": [0.48145466, 0.4578275, 0.40821073],
+        "image_processor_type": "CLIPImageProcessor",
+        "image_std": [0.26862954, 0.26130258, 0.27577711],
+        "resample": 3,
+        "rescale_factor": 0.00392156862745098,
         "size": {"shortest_edge": 224},
-    }  # fmt: skip
+    }
     tiny_clip = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
     safety = CLIPConfig(
-        text_config=dict(vocab_size=len(clip_vocab), bos_token_id=clip_vocab["<|startoftext|>"],
-                         eos_token_id=clip_vocab["<|endoftext|>"], **tiny_clip),  # fmt: skip
+        text_config=dict(
+            vocab_size=len(clip_vocab),
+            bos_token_id=clip_vocab["<|startoftext|>"],
+            eos_token_id=clip_vocab["<|endoftext|>"],
+            **tiny_clip,
+        ),
         vision_config=dict(image_size=32, patch_size=16, **tiny_clip),
         projection_dim=32,
     )
-    safety_config = {"_name_or_path": "CompVis/stable-diffusion-safety-checker",
-                     "architectures": ["StableDiffusionSafetyChecker"], **safety.to_dict()}  # fmt: skip
+    safety_config = {
+        "_name_or_path": "CompVis/stable-diffusion-safety-checker",
+        "architectures": ["StableDiffusionSafetyChecker"],
+        **safety.to_dict(),
+    }
 
     torch.manual_seed(3)
     modules = {
-        "text_encoder": CLIPTextModel(CLIPTextConfig(**{k: v for k, v in text_encoder.items() if k != "architectures"})),
+        "text_encoder": CLIPTextModel(
+            CLIPTextConfig(**{k: v for k, v in text_encoder.items() if k != "architectures"})
+        ),
         "unet": UNet2DConditionModel.from_config(unet),
         "vae": AutoencoderKL.from_config(vae),
         "safety_checker": StableDiffusionSafetyChecker(safety),
@@ -289,9 +365,14 @@ def sd15_files() -> dict[str, bytes]:
         "safety_checker/config.json": as_json(safety_config),
     }
     for folder in ("text_encoder", "safety_checker"):
-        files |= {f"{folder}/{k}": v for k, v in weights(modules[folder].state_dict(), "model", bin_stem="pytorch_model").items()}
+        files |= {
+            f"{folder}/{k}": v
+            for k, v in weights(modules[folder].state_dict(), "model", bin_stem="pytorch_model").items()
+        }
     for folder in ("unet", "vae"):
-        files |= {f"{folder}/{k}": v for k, v in weights(modules[folder].state_dict(), "diffusion_pytorch_model").items()}
+        files |= {
+            f"{folder}/{k}": v for k, v in weights(modules[folder].state_dict(), "diffusion_pytorch_model").items()
+        }
     unet_state = modules["unet"].state_dict()
     files |= {f"unet/{k}": v for k, v in weights(unet_state, "diffusion_pytorch_model.non_ema", fp16=False).items()}
     return files
@@ -306,17 +387,52 @@ HTDEMUCS_SIGNATURE = "955717e8"
 # The kwargs the published 955717e8 carries in its metadata (args: []); the stand-in cuts only sizes, which
 # keeps the published state dict's 533 keys (42M weights there, 335k here).
 HTDEMUCS_KWARGS = {
-    "sources": DEMUCS_SOURCES, "audio_channels": 2, "samplerate": 44100,
+    "sources": DEMUCS_SOURCES,
+    "audio_channels": 2,
+    "samplerate": 44100,
     "segment": {"_type": "fraction", "numerator": 39, "denominator": 5},
-    "channels": 48, "channels_time": None, "growth": 2, "nfft": 4096, "wiener_iters": 0, "end_iters": 0,
-    "wiener_residual": False, "cac": True, "depth": 4, "rewrite": True, "multi_freqs": [], "multi_freqs_depth": 3,
-    "freq_emb": 0.2, "emb_scale": 10, "emb_smooth": True, "kernel_size": 8, "stride": 4, "time_stride": 2,
-    "context": 1, "context_enc": 0, "norm_starts": 4, "norm_groups": 4, "dconv_mode": 3, "dconv_depth": 2,
-    "dconv_comp": 8, "dconv_init": 0.001, "bottom_channels": 512, "t_layers": 5, "t_hidden_scale": 4.0,
-    "t_heads": 8, "t_dropout": 0.02, "t_layer_scale": True, "t_gelu": True, "t_emb": "sin",
-    "t_max_positions": 10000, "t_max_period": 10000.0, "t_weight_pos_embed": 1.0, "t_sparse_self_attn": False,
-    "t_sparse_cross_attn": False, "t_cross_first": False, "rescale": 0.1,
-}  # fmt: skip
+    "channels": 48,
+    "channels_time": None,
+    "growth": 2,
+    "nfft": 4096,
+    "wiener_iters": 0,
+    "end_iters": 0,
+    "wiener_residual": False,
+    "cac": True,
+    "depth": 4,
+    "rewrite": True,
+    "multi_freqs": [],
+    "multi_freqs_depth": 3,
+    "freq_emb": 0.2,
+    "emb_scale": 10,
+    "emb_smooth": True,
+    "kernel_size": 8,
+    "stride": 4,
+    "time_stride": 2,
+    "context": 1,
+    "context_enc": 0,
+    "norm_starts": 4,
+    "norm_groups": 4,
+    "dconv_mode": 3,
+    "dconv_depth": 2,
+    "dconv_comp": 8,
+    "dconv_init": 0.001,
+    "bottom_channels": 512,
+    "t_layers": 5,
+    "t_hidden_scale": 4.0,
+    "t_heads": 8,
+    "t_dropout": 0.02,
+    "t_layer_scale": True,
+    "t_gelu": True,
+    "t_emb": "sin",
+    "t_max_positions": 10000,
+    "t_max_period": 10000.0,
+    "t_weight_pos_embed": 1.0,
+    "t_sparse_self_attn": False,
+    "t_sparse_cross_attn": False,
+    "t_cross_first": False,
+    "rescale": 0.1,
+}
 HTDEMUCS_TINY_SIZES = {"channels": 8, "bottom_channels": 16, "t_heads": 2, "dconv_comp": 4, "t_hidden_scale": 2.0}
 
 

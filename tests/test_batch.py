@@ -45,7 +45,13 @@ def test_csv_with_overrides(tmp_path):
     assert entries[0].path == tmp_path / "x" / "a.mp3" and entries[0].title == "Song"
     base = SongRequest(song=Path("-")), RenderSettings()
     request, settings = batch.song_settings(entries[0], *base, tmp_path, "row 1")
-    assert (settings.fps, settings.captions, settings.align, settings.width, settings.height) == (2.0, True, False, 128, 64)
+    assert (settings.fps, settings.captions, settings.align, settings.width, settings.height) == (
+        2.0,
+        True,
+        False,
+        128,
+        64,
+    )
     assert (request.song, request.title, request.artist) == (tmp_path / "x" / "a.mp3", "Song", "Band")
     assert request.lyrics_file == tmp_path / "words" / "a.lrc"  # beside the CSV, like its songs
     assert batch.song_settings(entries[1], *base, tmp_path, "row 2")[1] == base[1]
@@ -54,7 +60,7 @@ def test_csv_with_overrides(tmp_path):
 @pytest.mark.parametrize(
     "name, text",
     [("bad.csv", "song,title\nx.mp3,T\n"), ("e.m3u", "#EXTM3U\n"), ("list.txt", "a.mp3\n")],
-)  # fmt: skip
+)
 def test_unusable_playlist_exits_2(tmp_path, name, text):
     (tmp_path / name).write_text(text)
     with pytest.raises(UserError):
@@ -64,7 +70,11 @@ def test_unusable_playlist_exits_2(tmp_path, name, text):
 
 
 def test_same_file_names_get_distinct_outputs(tmp_path):
-    entries = [batch.Entry(tmp_path / "a" / "song.mp3"), batch.Entry(tmp_path / "b" / "song.mp3"), batch.Entry(tmp_path / "c.mp3")]
+    entries = [
+        batch.Entry(tmp_path / "a" / "song.mp3"),
+        batch.Entry(tmp_path / "b" / "song.mp3"),
+        batch.Entry(tmp_path / "c.mp3"),
+    ]
     names = batch.output_names(entries)
     assert len(set(names)) == 3 and names[2] == "c" and all(n.startswith("song-") for n in names[:2])
 
@@ -137,8 +147,11 @@ def test_ray_engine_gives_the_same_videos_and_report(tmp_path):
         ray.shutdown()
     local = json.loads((tmp_path / "local" / "report.json").read_text())["songs"]
     remote = json.loads((tmp_path / "ray" / "report.json").read_text())["songs"]
-    same = lambda songs: [(s["song"], s["status"], batch.Path(s["output"]).name, s["duration"], s["error"]) for s in songs]
-    assert same(remote) == same(local)
+
+    def outcome(songs):
+        return [(s["song"], s["status"], batch.Path(s["output"]).name, s["duration"], s["error"]) for s in songs]
+
+    assert outcome(remote) == outcome(local)
     assert [s["status"] for s in remote] == ["done", "failed", "done"]
     assert_same_pictures(tmp_path / "wl", tmp_path / "wr")
 
@@ -158,10 +171,17 @@ def test_a_ray_worker_that_dies_has_its_song_retried(tmp_path):
     # reaching that count
     kill_at = groups // 2 + 2
     kill = {"MUSICVID_TEST_KILL": f"*.png {kill_at}", "PYTHONPATH": str(Path(__file__).parents[1])}
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": kill, "worker_process_setup_hook": "tests.killer.from_env"})  # fmt: skip
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": kill, "worker_process_setup_hook": "tests.killer.from_env"},
+    )
     try:
-        assert run_batch(song.parent, "-o", tmp_path / "ray", "--workdir", tmp_path / "wr", "--engine", "ray", *common) == 0
+        assert (
+            run_batch(song.parent, "-o", tmp_path / "ray", "--workdir", tmp_path / "wr", "--engine", "ray", *common)
+            == 0
+        )
     finally:
         ray.shutdown()
     assert [s["status"] for s in json.loads((tmp_path / "ray" / "report.json").read_text())["songs"]] == ["done"]
@@ -181,12 +201,28 @@ def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
     playlist = songs / "songs.csv"
     playlist.write_text("path,lyrics\n" + "".join(f"{make_tone(songs / f'{n}.wav', 4)},{lyrics}\n" for n in "abc"))
     out, work = tmp_path / "out", tmp_path / "work"
-    command = ["batch", str(playlist), "-o", str(out), "--workdir", str(work), "--models", "tiny", "-q", "--fps", "2",
-               "--batch-size", "1"]  # fmt: skip
+    command = [
+        "batch",
+        str(playlist),
+        "-o",
+        str(out),
+        "--workdir",
+        str(work),
+        "--models",
+        "tiny",
+        "-q",
+        "--fps",
+        "2",
+        "--batch-size",
+        "1",
+    ]
     # each song is 8 frames at 2 fps, 7 pictures: song a is finished, and the batch killed as it saves
     # the 4th picture of song b (tests/killer.py)
-    killed = subprocess.run([sys.executable, "-m", "tests.killer", f"{work}/b/*.png", "4", "--", *command],
-                            capture_output=True, cwd=Path(__file__).parents[1])  # fmt: skip
+    killed = subprocess.run(
+        [sys.executable, "-m", "tests.killer", f"{work}/b/*.png", "4", "--", *command],
+        capture_output=True,
+        cwd=Path(__file__).parents[1],
+    )
     assert killed.returncode == -9, killed.stderr.decode()
     report = json.loads((out / "report.json").read_text())["songs"]
     assert [s["status"] for s in report] == ["done"]
@@ -202,10 +238,16 @@ def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
 
 @pytest.mark.parametrize(
     "column, value, reason",
-    [("align", "y", "align must be yes or no"), ("preview", "maybe", "preview must be yes or no"),
-     ("help", "1", "column 'help' is not a per-song setting"), ("models", "tiny", "the whole batch shares it"),
-     ("fps", "1e6", "at most 60"), ("steps", "many", "steps must be a whole number"), ("size", "huge", "--size")],
-)  # fmt: skip
+    [
+        ("align", "y", "align must be yes or no"),
+        ("preview", "maybe", "preview must be yes or no"),
+        ("help", "1", "column 'help' is not a per-song setting"),
+        ("models", "tiny", "the whole batch shares it"),
+        ("fps", "1e6", "at most 60"),
+        ("steps", "many", "steps must be a whole number"),
+        ("size", "huge", "--size"),
+    ],
+)
 def test_a_bad_csv_value_exits_2_before_any_song(tmp_path, capsys, column, value, reason):
     (tmp_path / "s.csv").write_text(f"path,{column}\na.mp3,\nb.mp3,{value}\n")
     assert run_batch(tmp_path / "s.csv", "-o", tmp_path / "out", "--models", "tiny", "-q") == 2
@@ -226,7 +268,10 @@ def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
     (songs / "list.csv").write_text("path,preview,align\na.wav,yes,yes\npipe.wav,,\n")
     assert run_batch(*argv) == 1  # the pipe is reported, not waited on
     report = json.loads((out / "report.json").read_text())["songs"]
-    assert [(s["status"], Path(s["output"]).name) for s in report] == [("done", "a.preview.mp4"), ("failed", "pipe.mp4")]
+    assert [(s["status"], Path(s["output"]).name) for s in report] == [
+        ("done", "a.preview.mp4"),
+        ("failed", "pipe.mp4"),
+    ]
     assert "not a regular file" in report[1]["error"]
     # the full video is not the preview: a later run without preview makes it
     (songs / "list.csv").write_text("path,preview,align\na.wav,no,yes\n")

@@ -1,7 +1,6 @@
 """The command line end to end with the tiny models: storyboards, and every bad input as one line + exit 2."""
 
 import json
-import shutil
 
 import pytest
 
@@ -33,9 +32,21 @@ def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_pat
 def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path):
     workdir = tmp_path / "w"
     code, out, err = run(
-        capsys, "storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics,
-        "--title", "Skyfall", "--artist", "Adele", "--workdir", workdir, "--quiet",
-    )  # fmt: skip
+        capsys,
+        "storyboard",
+        demo_song,
+        "--models",
+        "tiny",
+        "--lyrics",
+        demo_lyrics,
+        "--title",
+        "Skyfall",
+        "--artist",
+        "Adele",
+        "--workdir",
+        workdir,
+        "--quiet",
+    )
     assert code == 0, err
     board = load_storyboard(workdir / "storyboard.json")
     assert [s.kind for s in board.scenes] == ["intro"] + ["lyric"] * 4 + ["break"] + ["lyric"] * 3 + ["outro"]
@@ -47,9 +58,21 @@ def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path)
     data["scenes"][2]["prompt"] = "a golden river at dawn"
     (workdir / "storyboard.json").write_text(json.dumps(data))
     code, out, err = run(
-        capsys, "storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics,
-        "--title", "Skyfall", "--artist", "Adele", "--workdir", workdir, "--quiet",
-    )  # fmt: skip
+        capsys,
+        "storyboard",
+        demo_song,
+        "--models",
+        "tiny",
+        "--lyrics",
+        demo_lyrics,
+        "--title",
+        "Skyfall",
+        "--artist",
+        "Adele",
+        "--workdir",
+        workdir,
+        "--quiet",
+    )
     assert code == 0 and "a golden river at dawn" in out
 
 
@@ -58,9 +81,19 @@ def test_a_file_name_with_spaces_and_non_ascii_letters_works(capsys, tmp_path):
     lyrics = tmp_path / "Ünïcødé sóng – mix 1.lrc"
     lyrics.write_text("[00:01.00]ça va très bien\n")
     code, out, err = run(
-        capsys, "render", song, "--models", "tiny", "--lyrics", lyrics, "-q", "--workdir", tmp_path / "wörk dir",
-        "-o", tmp_path / "vidéo finale.mp4",
-    )  # fmt: skip
+        capsys,
+        "render",
+        song,
+        "--models",
+        "tiny",
+        "--lyrics",
+        lyrics,
+        "-q",
+        "--workdir",
+        tmp_path / "wörk dir",
+        "-o",
+        tmp_path / "vidéo finale.mp4",
+    )
     assert code == 0, err
     assert (tmp_path / "wörk dir" / "storyboard.json").exists()
     assert (tmp_path / "vidéo finale.mp4").stat().st_size > 0
@@ -129,7 +162,9 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(capsys, tmp
     song = make_tone(tmp_path / "song.wav", 2)
     (tmp_path / "videos").mkdir()
     for output, reason in [(tmp_path / "videos", "is a directory"), (song / "video.mp4", "is a file, not a folder")]:
-        code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "-o", output)
+        code, out, err = run(
+            capsys, "render", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "-o", output
+        )
         assert code == 2 and reason in err and err.count("\n") == 1
         assert not (tmp_path / "w").exists()
 
@@ -141,8 +176,12 @@ def test_a_pipe_given_as_the_song_is_refused_not_waited_on(tmp_path):
 
     fifo = tmp_path / "song.mp3"
     os.mkfifo(fifo)
-    result = subprocess.run([sys.executable, "-m", "musicvid", "storyboard", str(fifo), "--models", "tiny", "-q"],
-                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "musicvid", "storyboard", str(fifo), "--models", "tiny", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "not a regular file" in result.stderr and result.stderr.count("\n") == 1
 
 
@@ -152,8 +191,18 @@ def test_a_name_that_looks_like_a_protocol_is_a_file_and_the_video_goes_beside_t
     make_tone(songs / "Interlude: night.mp3", 2)
     (songs / "Interlude: night.lrc").write_text("[00:00.50]the night\n")
     monkeypatch.chdir(songs)  # relative names, as typed in a shell
-    code, out, err = run(capsys, "render", "Interlude: night.mp3", "--models", "tiny", "--lyrics", "Interlude: night.lrc",
-                         "-q", "--workdir", tmp_path / "w")  # fmt: skip
+    code, out, err = run(
+        capsys,
+        "render",
+        "Interlude: night.mp3",
+        "--models",
+        "tiny",
+        "--lyrics",
+        "Interlude: night.lrc",
+        "-q",
+        "--workdir",
+        tmp_path / "w",
+    )
     assert code == 0, err
     assert (songs / "Interlude: night.mp4").stat().st_size > 0 and (songs / "Interlude: night.srt").exists()
     assert not list(elsewhere.iterdir())
@@ -163,29 +212,47 @@ def test_a_deeply_nested_storyboard_is_one_line_and_exit_2(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
     nested = tmp_path / "storyboard.json"
     nested.write_text("[" * 100_000 + "]" * 100_000)
-    code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "--storyboard", nested, "--workdir", tmp_path / "w")
+    code, out, err = run(
+        capsys, "render", song, "--models", "tiny", "-q", "--storyboard", nested, "--workdir", tmp_path / "w"
+    )
     assert code == 2 and "nested too deeply" in err and err.count("\n") == 1
 
 
 def test_a_broken_storyboard_exits_2_naming_the_field(capsys, tmp_path, demo_song, demo_lyrics):
     workdir = tmp_path / "w"
-    assert run(capsys, "storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics, "--workdir", workdir, "-q")[0] == 0
+    assert (
+        run(capsys, "storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics, "--workdir", workdir, "-q")[0]
+        == 0
+    )
     data = json.loads((workdir / "storyboard.json").read_text())
     data["scenes"][3]["start"] -= 1.0  # now overlaps scene 2
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(data))
-    code, out, err = run(capsys, "render", demo_song, "--models", "tiny", "--storyboard", edited, "--workdir", workdir, "-q")
+    code, out, err = run(
+        capsys, "render", demo_song, "--models", "tiny", "--storyboard", edited, "--workdir", workdir, "-q"
+    )
     assert code == 2 and "scenes[3].start" in err and "overlaps" in err
     del data["scenes"][1]["seed"]
     edited.write_text(json.dumps(data))
-    code, out, err = run(capsys, "render", demo_song, "--models", "tiny", "--storyboard", edited, "--workdir", workdir, "-q")
+    code, out, err = run(
+        capsys, "render", demo_song, "--models", "tiny", "--storyboard", edited, "--workdir", workdir, "-q"
+    )
     assert code == 2 and "scenes[1].seed" in err
 
 
 def test_an_unreachable_model_is_one_sentence(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
     code, out, err = run(
-        capsys, "storyboard", song, "--models", "tiny", "--vipe", "nobody/no-such-model", "--workdir", tmp_path / "w", "-q"
+        capsys,
+        "storyboard",
+        song,
+        "--models",
+        "tiny",
+        "--vipe",
+        "nobody/no-such-model",
+        "--workdir",
+        tmp_path / "w",
+        "-q",
     )
     assert code == 2, err
     assert "nobody/no-such-model" in err and "--models tiny" in err and err.count("\n") == 1
@@ -197,12 +264,12 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
-    from musicvid.audio import beat_times, file_sha256, load_audio
-    from musicvid.transcript import Transcript
-
     import wave
 
     import numpy as np
+
+    from musicvid.audio import beat_times, file_sha256, load_audio
+    from musicvid.transcript import Transcript
 
     rate, t = 16_000, np.arange(45 * 16_000) / 16_000
     drums = np.exp(-25 * (t % 0.6)) * np.sin(2 * np.pi * 60 * t)  # a kick every 0.6 s

@@ -35,7 +35,9 @@ def test_scenes_without_words():
         scene_context("break", title="Thunder", artist="Imagine Dragons", previous_lines=LINES[:3], context_size=3)
         == "Thunder by Imagine Dragons; line 1 ; line 2 ; musical break"
     )
-    assert scene_context("outro", title="T", artist="A", previous_lines=LINES, context_size=0) == "T by A; musical outro"
+    assert (
+        scene_context("outro", title="T", artist="A", previous_lines=LINES, context_size=0) == "T by A; musical outro"
+    )
 
 
 def test_contexts_stay_within_the_length_the_model_was_trained_on():
@@ -49,14 +51,28 @@ def test_contexts_stay_within_the_length_the_model_was_trained_on():
 
 def test_vipe_reads_lines_without_sentence_punctuation():
     sung = ["Hello, darkness, my old friend.", "I've come to talk with you again!", "Is it—really—you?"]
-    assert lyric_context(sung, 2, 7) == "Hello darkness my old friend ; I've come to talk with you again ; Is it really you"
-    board = Storyboard({"duration": 3}, "Song", "Band", "en", {}, [
-        Scene(0, "lyric", 0, 1, "Hola, amigo.", text_en="Hello, friend."),
-        Scene(1, "lyric", 1, 2, "Rock-and-roll, tonight!"),
-        Scene(2, "outro", 2, 3),
-    ])  # fmt: skip
+    assert (
+        lyric_context(sung, 2, 7)
+        == "Hello darkness my old friend ; I've come to talk with you again ; Is it really you"
+    )
+    board = Storyboard(
+        {"duration": 3},
+        "Song",
+        "Band",
+        "en",
+        {},
+        [
+            Scene(0, "lyric", 0, 1, "Hola, amigo.", text_en="Hello, friend."),
+            Scene(1, "lyric", 1, 2, "Rock-and-roll, tonight!"),
+            Scene(2, "outro", 2, 3),
+        ],
+    )
     contexts = scene_contexts(board, 7)
-    assert contexts == ["Hello friend", "Hello friend ; Rock-and-roll tonight", "Song by Band; Hello friend ; Rock-and-roll tonight ; musical outro"]
+    assert contexts == [
+        "Hello friend",
+        "Hello friend ; Rock-and-roll tonight",
+        "Song by Band; Hello friend ; Rock-and-roll tonight ; musical outro",
+    ]
     assert not any(mark in c for c in contexts for mark in ".,!?")
     assert board.scenes[0].text == "Hola, amigo."  # captions keep the lyric as sung
 

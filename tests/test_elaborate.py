@@ -24,8 +24,10 @@ CANDIDATES = [
 
 
 def test_the_most_concrete_candidate_is_kept_and_each_lens_picks_its_reading():
-    pick = {lens: CANDIDATES.index(choose(CANDIDATES, line=LINE, context=CONTEXT, lens=lens))
-            for lens in (None, "literal", "figurative", "emotional", "abstract")}  # fmt: skip
+    pick = {
+        lens: CANDIDATES.index(choose(CANDIDATES, line=LINE, context=CONTEXT, lens=lens))
+        for lens in (None, "literal", "figurative", "emotional", "abstract")
+    }
     assert pick == {None: 0, "literal": 0, "figurative": 1, "emotional": 2, "abstract": 3}
     # background: what the song around the line says (it sailed across the sea)
     sea = "a wooden sailing ship on the open sea under a full moon"
@@ -61,8 +63,9 @@ def test_a_model_that_gives_nothing_is_an_error_not_a_lyric_video(demo_song, dem
     # a GPT-2 whose every next token is end-of-text: each elaboration comes out empty
     tokenizer = tiny_gpt2_tokenizer()
     eos = tokenizer.eos_token_id
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=1, n_head=2,
-                                       bos_token_id=eos, eos_token_id=eos))  # fmt: skip
+    model = GPT2LMHeadModel(
+        GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=1, n_head=2, bos_token_id=eos, eos_token_id=eos)
+    )
     with torch.no_grad():
         model.transformer.ln_f.weight.zero_()
         end = model.transformer.wte.weight[eos]
@@ -70,8 +73,21 @@ def test_a_model_that_gives_nothing_is_an_error_not_a_lyric_video(demo_song, dem
     model.save_pretrained(tmp_path / "silent")
     tokenizer.save_pretrained(tmp_path / "silent")
     capsys.readouterr()
-    code = main(["storyboard", str(demo_song), "--models", "tiny", "--vipe", str(tmp_path / "silent"),
-                 "--lyrics", str(demo_lyrics), "--workdir", str(tmp_path / "w"), "-q"])  # fmt: skip
+    code = main(
+        [
+            "storyboard",
+            str(demo_song),
+            "--models",
+            "tiny",
+            "--vipe",
+            str(tmp_path / "silent"),
+            "--lyrics",
+            str(demo_lyrics),
+            "--workdir",
+            str(tmp_path / "w"),
+            "-q",
+        ]
+    )
     err = capsys.readouterr().err
     # one line (after the weights' loading bar, which only a fresh process's --quiet silences)
     assert code == 1 and "Traceback" not in err
@@ -112,7 +128,17 @@ def test_candidate_settings_are_checked_before_any_work(options, message, demo_s
 
 
 def test_a_storyboard_made_before_candidates_existed_is_reused_with_its_edits(demo_song, demo_lyrics, tmp_path):
-    argv = ["storyboard", str(demo_song), "--models", "tiny", "--lyrics", str(demo_lyrics), "--workdir", str(tmp_path), "-q"]
+    argv = [
+        "storyboard",
+        str(demo_song),
+        "--models",
+        "tiny",
+        "--lyrics",
+        str(demo_lyrics),
+        "--workdir",
+        str(tmp_path),
+        "-q",
+    ]
     assert main(argv) == 0
     path = tmp_path / "storyboard.json"
     data = json.loads(path.read_text())

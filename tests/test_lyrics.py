@@ -21,7 +21,7 @@ def test_lrc(tmp_path):
         encoding="utf-8",
     )
     lines = read_lyrics(path, duration=70.0).lines
-    assert [(l.start, l.end, l.text) for l in lines] == [
+    assert [(line.start, line.end, line.text) for line in lines] == [
         (5.0, 5.0 + 1.8, "first line"),
         (8.5, 9.5, "chorus line"),  # an empty stamp ends the line before it
         (29.5, 29.5 + 2.2, "after a break"),
@@ -41,12 +41,14 @@ def test_srt(tmp_path):
         "2\r\n00:00:04,000 --> 00:00:06,500\r\nagain\r\n"
     )
     lines = read_lyrics(path, duration=10.0).lines
-    assert [(l.start, l.end, l.text) for l in lines] == [(1.25, 3.0, "Hello there"), (4.0, 6.5, "again")]
+    assert [(line.start, line.end, line.text) for line in lines] == [(1.25, 3.0, "Hello there"), (4.0, 6.5, "again")]
 
 
 def test_transcript_json(tmp_path):
     path = tmp_path / "transcript.json"
-    path.write_text(json.dumps({"lines": [{"start": 1, "end": 2, "text": "hola", "text_en": "hello"}], "language": "es"}))
+    path.write_text(
+        json.dumps({"lines": [{"start": 1, "end": 2, "text": "hola", "text_en": "hello"}], "language": "es"})
+    )
     transcript = read_lyrics(path, duration=10.0)
     assert transcript.language == "es"
     assert transcript.lines[0].english == "hello" and transcript.lines[0].text == "hola"
@@ -75,7 +77,9 @@ def test_plain_lyrics_are_the_sung_lines(tmp_path):
     assert not starts_with_time("The morning sun") and starts_with_time(" [01:02.50] The morning sun")
 
 
-@pytest.mark.parametrize("content, reason", [("\n\n[Chorus]\n♪ ♪\n", "has no lines of lyrics"), (b"\xff\xfe\x00", "not UTF-8")])
+@pytest.mark.parametrize(
+    "content, reason", [("\n\n[Chorus]\n♪ ♪\n", "has no lines of lyrics"), (b"\xff\xfe\x00", "not UTF-8")]
+)
 def test_plain_lyrics_without_lines(tmp_path, content, reason):
     path = tmp_path / "song.txt"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
@@ -95,8 +99,12 @@ def test_whisper_failures_are_cleaned():
         Line(28, 35, "runs over the end"),
     ]
     cleaned = fit_to_duration(lines, 30.0)
-    assert [l.text for l in cleaned] == [
-        "real line", "Thanks for watching!", "thanks for watching", "Thanks for watching.", "runs over the end"
+    assert [line.text for line in cleaned] == [
+        "real line",
+        "Thanks for watching!",
+        "thanks for watching",
+        "Thanks for watching.",
+        "runs over the end",
     ]
     assert cleaned[-1].end == 30.0
 
@@ -106,25 +114,25 @@ def test_lines_sung_again_and_again_stay_and_lines_over_silence_go():
     refrain = [Line(t, t + 2, "let it go") for t in (10.0, 14.0, 18.0)]
     invented = [Line(30.0, 33.0, "Thanks for watching!"), Line(5.0, 8.0, "la la la")]  # over the music
     kept = voice.sung([Line(1.1, 2.9, "the first line"), *refrain, *invented])
-    assert [l.text for l in kept] == ["the first line", "let it go", "let it go", "let it go"]
+    assert [line.text for line in kept] == ["the first line", "let it go", "let it go", "let it go"]
 
 
 def test_translation_is_matched_to_lines_by_time():
     lines = [Line(0, 3, "uno"), Line(3, 6, "dos"), Line(8, 9, "tres")]
     attach_translation(lines, [Line(0.2, 2.8, "one"), Line(3.1, 5.5, "two")])
-    assert [l.english for l in lines] == ["one", "two", "tres"]
+    assert [line.english for line in lines] == ["one", "two", "tres"]
 
 
 def test_a_translated_segment_split_over_two_lines_reaches_both():
     # Whisper translated the two sung lines as one segment; the lines were cut at the singer's pause.
     lines = [Line(10, 13, "camino solo"), Line(13, 16, "bajo la lluvia"), Line(30, 32, "adiós")]
     attach_translation(lines, [Line(10.2, 15.8, "I walk alone under the rain"), Line(24, 25, "goodbye")])
-    assert [l.text_en for l in lines] == ["I walk alone", "under the rain", "goodbye"]
-    assert [l.text for l in lines] == ["camino solo", "bajo la lluvia", "adiós"]  # captions keep the original
+    assert [line.text_en for line in lines] == ["I walk alone", "under the rain", "goodbye"]
+    assert [line.text for line in lines] == ["camino solo", "bajo la lluvia", "adiós"]  # captions keep the original
     # a line a segment only grazes gets only its share of the words
     lines = [Line(0, 9, "uno"), Line(9, 10, "dos")]
     attach_translation(lines, [Line(0, 10, "one two three four five six seven eight nine ten")])
-    assert [l.text_en for l in lines] == ["one two three four five six seven eight nine", "ten"]
+    assert [line.text_en for line in lines] == ["one two three four five six seven eight nine", "ten"]
 
 
 def test_whisper_segments_are_recut_at_pauses():
@@ -139,7 +147,7 @@ def test_whisper_segments_are_recut_at_pauses():
         segment((3.55, 3.9, "a"), (3.95, 4.4, "paper"), (4.45, 4.9, "moon")),
     ]
     lines = lines_at_pauses(segments)
-    assert [(l.start, l.end, l.text) for l in lines] == [
+    assert [(line.start, line.end, line.text) for line in lines] == [
         (1.0, 2.3, "the city sleeps"),
         (3.2, 4.9, "beneath a paper moon"),  # joined across Whisper's cut: no pause there
     ]
@@ -153,9 +161,13 @@ def test_a_long_line_without_pauses_keeps_whispers_cuts():
     from musicvid.transcript import Word
 
     words = [Word(i * 0.4, i * 0.4 + 0.35, f"w{i}") for i in range(40)]  # 16 s without a pause
-    segments = [Line(0, 6, "", words=words[:15]), Line(6, 12, "", words=words[15:30]), Line(12, 16, "", words=words[30:])]
+    segments = [
+        Line(0, 6, "", words=words[:15]),
+        Line(6, 12, "", words=words[15:30]),
+        Line(12, 16, "", words=words[30:]),
+    ]
     # cut at the first of Whisper's cuts after the line passed 10 s
-    assert [len(l.words) for l in lines_at_pauses(segments)] == [30, 10]
+    assert [len(line.words) for line in lines_at_pauses(segments)] == [30, 10]
 
 
 def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
@@ -164,13 +176,20 @@ def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
 
     # Whisper put two lines around a 20 s instrumental passage in one segment and stretched "road" and
     # "my" over the passage: no pause between the words, so one line spanning the music.
-    words = [Word(2.0, 2.4, "an"), Word(2.4, 2.9, "empty"), Word(2.9, 21.0, "road"),
-             Word(21.0, 23.9, "my"), Word(23.9, 24.5, "heart")]  # fmt: skip
+    words = [
+        Word(2.0, 2.4, "an"),
+        Word(2.4, 2.9, "empty"),
+        Word(2.9, 21.0, "road"),
+        Word(21.0, 23.9, "my"),
+        Word(23.9, 24.5, "heart"),
+    ]
     voice = Voice([(2.1, 3.4), (23.8, 24.6)], duration=30.0)
-    assert len(lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=[Word(**vars(w)) for w in words])])) == 1
+    assert (
+        len(lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=[Word(**vars(w)) for w in words])])) == 1
+    )
     for word in words:
         voice.fit(word)
     assert words[2].end == pytest.approx(3.4 + 0.3)  # "road" ends where the voice does
     assert words[3].start == pytest.approx(23.8 - WORD_LEAD)  # "my" began near the voice
     lines = lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=words)])
-    assert [(l.text, l.start) for l in lines] == [("an empty road", 2.0), ("my heart", pytest.approx(23.3))]
+    assert [(line.text, line.start) for line in lines] == [("an empty road", 2.0), ("my heart", pytest.approx(23.3))]

@@ -17,8 +17,8 @@ from musicvid.cli import main
 from musicvid.interpolate import align
 from musicvid.models import local_diffusion
 from musicvid.render import KEY_FIELD, keyframe_path, load_picture, stored_key, video_frames
-from musicvid.settings import RenderSettings
 from musicvid.schedule import frame_schedule
+from musicvid.settings import RenderSettings
 from musicvid.storyboard import load_storyboard
 from tests.conftest import make_tone
 
@@ -135,8 +135,15 @@ def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary
     pick = random.Random(7).randint
     # Each run is killed at its own point and the next one resumes what it left: the storyboard being
     # saved, pictures being written (random ones), the mux, the copy to -o, its subtitles.
-    points = [("*/storyboard.json", 1), ("*/keyframes/*.png", pick(1, 3)), ("*/frames/*.png", pick(1, 20)),
-              ("*/frames/*.png", pick(1, 10)), ("*/video.mp4", 1), (str(out), 1), (str(out.with_suffix(".srt")), 1)]  # fmt: skip
+    points = [
+        ("*/storyboard.json", 1),
+        ("*/keyframes/*.png", pick(1, 3)),
+        ("*/frames/*.png", pick(1, 20)),
+        ("*/frames/*.png", pick(1, 10)),
+        ("*/video.mp4", 1),
+        (str(out), 1),
+        (str(out.with_suffix(".srt")), 1),
+    ]
     for pattern, n in points:
         killed = killed_run(pattern, n, *argv)
         assert killed.returncode == -9, (pattern, n, killed.stderr.decode())
@@ -188,7 +195,10 @@ def test_no_align_and_preview_and_captions(song, tmp_path):
     assert render(song, tmp_path / "csa", "--preview", "-o", tmp_path / "preview.mp4") == 0
     assert probe(tmp_path / "preview.mp4")["frames"] == 60
 
-    assert render(song, tmp_path / "csa", "--captions", "--low-vram", "--size", "128x96", "-o", tmp_path / "captions.mp4") == 0
+    assert (
+        render(song, tmp_path / "csa", "--captions", "--low-vram", "--size", "128x96", "-o", tmp_path / "captions.mp4")
+        == 0
+    )
     assert probe(tmp_path / "captions.mp4")["size"] == (128, 96)
 
 
@@ -198,7 +208,9 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, c
     real = musicvid.mux.ffmpeg.exe()
     fake = tmp_path / "ffmpeg"
     # an ffmpeg built without libx264: it decodes the song, and fails at the mux
-    fake.write_text(f'#!/bin/sh\ncase "$*" in *libx264*) echo "Unknown encoder \'libx264\'" >&2; exit 1;; esac\nexec "{real}" "$@"\n')
+    fake.write_text(
+        f'#!/bin/sh\ncase "$*" in *libx264*) echo "Unknown encoder \'libx264\'" >&2; exit 1;; esac\nexec "{real}" "$@"\n'
+    )
     fake.chmod(0o755)
     monkeypatch.setattr(musicvid.mux.ffmpeg, "exe", lambda: str(fake))
     assert real != str(fake)
@@ -233,7 +245,10 @@ def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
     shared = pipe.scheduler
     ddim, dpm = job_pipeline(pipe, RenderSettings(scheduler="ddim")), job_pipeline(pipe, RenderSettings())
     assert pipe.scheduler is shared  # a job denoising with it now is not disturbed
-    assert type(ddim.scheduler).__name__ == "DDIMScheduler" and type(dpm.scheduler).__name__ == "DPMSolverMultistepScheduler"
+    assert (
+        type(ddim.scheduler).__name__ == "DDIMScheduler"
+        and type(dpm.scheduler).__name__ == "DPMSolverMultistepScheduler"
+    )
     assert ddim.unet is dpm.unet is pipe.unet  # the weights are shared, not copied
 
 

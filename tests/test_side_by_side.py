@@ -18,10 +18,35 @@ def test_musicvid_walk_draws_each_frame_once_and_writes_the_video(tmp_path):
     local_diffusion(TINY).save_pretrained(weights)
     out = tmp_path / "walk"
     command = [
-        sys.executable, walk.__file__, "--tool", "musicvid", "--weights", str(weights), "--out", str(out),
-        "--prompts", "a lighthouse", "a storm", "a boat", "--seeds", "1", "2", "3", "--frames-per-prompt", "5",
-        "--width", "32", "--height", "32", "--steps", "2", "--batch-size", "3", "--device", "cpu",
-    ]  # fmt: skip
+        sys.executable,
+        walk.__file__,
+        "--tool",
+        "musicvid",
+        "--weights",
+        str(weights),
+        "--out",
+        str(out),
+        "--prompts",
+        "a lighthouse",
+        "a storm",
+        "a boat",
+        "--seeds",
+        "1",
+        "2",
+        "3",
+        "--frames-per-prompt",
+        "5",
+        "--width",
+        "32",
+        "--height",
+        "32",
+        "--steps",
+        "2",
+        "--batch-size",
+        "3",
+        "--device",
+        "cpu",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=Path(walk.__file__).parents[1])
     result = json.loads(done.stdout.splitlines()[-1])
     # two transitions of 5 frames, then the last keyframe; no picture drawn twice

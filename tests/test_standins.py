@@ -35,10 +35,33 @@ def test_the_default_preset_by_hub_name_renders_every_scene_from_vipe(standin_ho
     env = {**os.environ, "HF_HOME": str(standin_home), "HF_HUB_OFFLINE": "1"}
     workdir, video = tmp_path / "w", tmp_path / "song.mp4"
     run = subprocess.run(
-        [sys.executable, "-m", "musicvid", "render", str(demo_song), "--asr", "faster-whisper", "--asr-model", tiny_en,
-         "--workdir", str(workdir), "-o", str(video), "--size", "64x64", "--steps", "2", "--fps", "2", "-q"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "musicvid",
+            "render",
+            str(demo_song),
+            "--asr",
+            "faster-whisper",
+            "--asr-model",
+            tiny_en,
+            "--workdir",
+            str(workdir),
+            "-o",
+            str(video),
+            "--size",
+            "64x64",
+            "--steps",
+            "2",
+            "--fps",
+            "2",
+            "-q",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr
     board = load_storyboard(workdir / "storyboard.json")
     assert board.settings["models"]["vipe"] == DEFAULT_VIPE and board.settings["models"]["diffusion"] == SD15
@@ -64,8 +87,14 @@ def test_a_checkpoint_without_tokenizer_files_loads_with_the_named_tokenizer(tmp
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
     tokenizer = AutoTokenizer.from_pretrained(TINY_GPT2_TOKENIZER)
-    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=1, n_head=2,
-                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)  # fmt: skip
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_embd=32,
+        n_layer=1,
+        n_head=2,
+        bos_token_id=tokenizer.eos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     GPT2LMHeadModel(config).save_pretrained(tmp_path / "ckpt")
     assert not any(p.name.startswith(("tokenizer", "vocab")) for p in (tmp_path / "ckpt").iterdir())
     vipe = ViPE.from_pretrained(str(tmp_path / "ckpt"), str(TINY_GPT2_TOKENIZER))
@@ -77,14 +106,32 @@ def test_a_checkpoint_without_tokenizer_files_loads_with_the_named_tokenizer(tmp
         ViPE.from_pretrained(str(tmp_path / "ckpt"), str(tmp_path / "ckpt"))
 
 
-def test_a_tokenizer_that_does_not_fit_its_model_stops_the_run_in_one_sentence(standin_hub, demo_song, demo_lyrics,
-                                                                                 tmp_path, capsys):  # fmt: skip
+def test_a_tokenizer_that_does_not_fit_its_model_stops_the_run_in_one_sentence(
+    standin_hub, demo_song, demo_lyrics, tmp_path, capsys
+):
     vipe = snapshot(standin_hub, DEFAULT_VIPE)
     with pytest.raises(VipeError) as error:
         ViPE.from_pretrained(DEFAULT_VIPE, str(TINY_GPT2_TOKENIZER))
-    assert "vocabulary 1536, end-of-text id 1535" in str(error.value) and "vocabulary 50257, end-of-text id 50256" in str(error.value)
-    code = main(["storyboard", str(demo_song), "--models", "tiny", "--lyrics", str(demo_lyrics), "--vipe", str(vipe),
-                 "--vipe-tokenizer", str(TINY_GPT2_TOKENIZER), "--workdir", str(tmp_path / "w"), "-q"])  # fmt: skip
+    assert "vocabulary 1536, end-of-text id 1535" in str(
+        error.value
+    ) and "vocabulary 50257, end-of-text id 50256" in str(error.value)
+    code = main(
+        [
+            "storyboard",
+            str(demo_song),
+            "--models",
+            "tiny",
+            "--lyrics",
+            str(demo_lyrics),
+            "--vipe",
+            str(vipe),
+            "--vipe-tokenizer",
+            str(TINY_GPT2_TOKENIZER),
+            "--workdir",
+            str(tmp_path / "w"),
+            "-q",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "does not match the ViPE model" in err and "--vipe-tokenizer" in err
     assert not (tmp_path / "w" / "storyboard.json").exists()
@@ -108,12 +155,19 @@ def test_stable_diffusion_loads_its_fp16_weights_where_the_repository_has_them(s
         if path.is_file() and ".fp16." not in path.name:
             (own / path.relative_to(files)).parent.mkdir(parents=True, exist_ok=True)
             (own / path.relative_to(files)).write_bytes(path.read_bytes())
-    assert torch.equal(load_diffusion(str(own), torch.device("cpu")).unet.state_dict()[name], full.unet.state_dict()[name])
+    assert torch.equal(
+        load_diffusion(str(own), torch.device("cpu")).unet.state_dict()[name], full.unet.state_dict()[name]
+    )
 
 
 def test_the_stand_ins_keep_the_real_repositories_layouts(standin_hub):
     vipe = snapshot(standin_hub, DEFAULT_VIPE)
-    assert sorted(p.name for p in vipe.iterdir()) == ["README.md", "config.json", "generation_config.json", "pytorch_model.bin"]
+    assert sorted(p.name for p in vipe.iterdir()) == [
+        "README.md",
+        "config.json",
+        "generation_config.json",
+        "pytorch_model.bin",
+    ]
     tokenizer = snapshot(standin_hub, DEFAULT_VIPE_TOKENIZER)
     assert json.loads((tokenizer / "tokenizer_config.json").read_text()) == {"model_max_length": 1024}
     sd = snapshot(standin_hub, SD15)
@@ -121,9 +175,12 @@ def test_the_stand_ins_keep_the_real_repositories_layouts(standin_hub):
     assert index["safety_checker"] == ["stable_diffusion", "StableDiffusionSafetyChecker"]
     for folder in ("unet", "vae"):
         assert {p.name for p in (sd / folder).iterdir()} >= {
-            "config.json", "diffusion_pytorch_model.safetensors", "diffusion_pytorch_model.fp16.safetensors",
-            "diffusion_pytorch_model.bin", "diffusion_pytorch_model.fp16.bin",
-        }  # fmt: skip
+            "config.json",
+            "diffusion_pytorch_model.safetensors",
+            "diffusion_pytorch_model.fp16.safetensors",
+            "diffusion_pytorch_model.bin",
+            "diffusion_pytorch_model.fp16.bin",
+        }
 
 
 def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name(standin_hub, tiny_en, tmp_path):
@@ -143,7 +200,21 @@ def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name
     assert np.array_equal(vocals, separate_vocals(separator, song, samples.size, quiet=True))
 
     workdir = tmp_path / "w"
-    command = ["storyboard", str(song), "--models", "tiny", "--separate-vocals", "--separator", DEMUCS,
-               "--asr", "faster-whisper", "--asr-model", tiny_en, "--workdir", str(workdir), "-q"]  # fmt: skip
+    command = [
+        "storyboard",
+        str(song),
+        "--models",
+        "tiny",
+        "--separate-vocals",
+        "--separator",
+        DEMUCS,
+        "--asr",
+        "faster-whisper",
+        "--asr-model",
+        tiny_en,
+        "--workdir",
+        str(workdir),
+        "-q",
+    ]
     assert main(command) == 0
     assert Transcript.load(workdir / "transcript.json").model == f"faster-whisper:{tiny_en}+vocals:{DEMUCS}"

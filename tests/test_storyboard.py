@@ -1,15 +1,12 @@
 """Storyboard planning invariants and the checks on a user's storyboard file."""
 
 import copy
-import json
 
 import pytest
 
 from musicvid.errors import UserError
 from musicvid.storyboard import (
     KINDS,
-    Scene,
-    Storyboard,
     load_storyboard,
     parse_storyboard,
     plan_scenes,
@@ -82,11 +79,17 @@ def test_lines_starting_together_share_a_scene():
 
 
 def test_unsure_lines_are_flagged_in_the_storyboard_and_the_table(tmp_path):
-    lines = [Line(2, 4, "heard well", confidence=0.9), Line(6, 8, "misheard", confidence=0.2), Line(6, 9, "too"),
-             Line(12, 14, "from a file")]  # fmt: skip
+    lines = [
+        Line(2, 4, "heard well", confidence=0.9),
+        Line(6, 8, "misheard", confidence=0.2),
+        Line(6, 9, "too"),
+        Line(12, 14, "from a file"),
+    ]
     scenes = plan_scenes(lines, 20.0)
     assert [(s.text, s.confidence, s.unsure) for s in scenes if s.kind == "lyric"] == [
-        ("heard well", 0.9, False), ("misheard too", 0.2, True), ("from a file", None, False)
+        ("heard well", 0.9, False),
+        ("misheard too", 0.2, True),
+        ("from a file", None, False),
     ]  # a shared scene is as unsure as its least sure line
     board = parse_storyboard({**valid_board(), "audio": {"duration": 20.0}, "scenes": [s.to_json() for s in scenes]})
     board.save(tmp_path / "storyboard.json")
@@ -94,8 +97,10 @@ def test_unsure_lines_are_flagged_in_the_storyboard_and_the_table(tmp_path):
     assert [s.confidence for s in again.scenes] == [s.confidence for s in scenes]
     table = scene_table(again).splitlines()
     assert "?" in table[3] and "?" not in table[2] + table[4]  # row 0 is the header, row 1 the intro
-    assert table[-1] == "? 1 of 3 lyric lines may be misheard or sung elsewhere (scenes 2): check their words " \
-                        "and start times against the song"  # fmt: skip
+    assert (
+        table[-1] == "? 1 of 3 lyric lines may be misheard or sung elsewhere (scenes 2): check their words "
+        "and start times against the song"
+    )
 
 
 def test_a_short_lead_in_belongs_to_the_first_line():

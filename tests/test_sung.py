@@ -84,7 +84,9 @@ def test_known_lyrics_are_placed_where_they_are_sung_and_a_line_nobody_sings_is_
     assert [line.text for line in transcript.lines] == texts  # every line kept, in order
     sung = [line for line in transcript.lines if line.text != NOT_SUNG]
     errors = start_errors(sung, SUNG)
-    print(f"\n{asr.backend} aligned: start errors {errors} s, confidence {[l.confidence for l in transcript.lines]}")
+    print(
+        f"\n{asr.backend} aligned: start errors {errors} s, confidence {[line.confidence for line in transcript.lines]}"
+    )
     assert max(map(abs, errors)) <= TOLERANCE
     assert all(line.confidence >= 0.5 for line in sung)
     assert transcript.lines[2].confidence < 0.5
@@ -92,10 +94,28 @@ def test_known_lyrics_are_placed_where_they_are_sung_and_a_line_nobody_sings_is_
 
 def test_a_lyrics_file_reaches_the_storyboard_and_the_table(song, tiny_en, tmp_path, capsys):
     lyrics = tmp_path / "song.txt"
-    lyrics.write_text("[Verse]\n" + "\n".join(text for _, text in SUNG[:2]) + f"\n{NOT_SUNG}\n\n[Chorus]\n"
-                      + "\n".join(text for _, text in SUNG[2:]) + "\n")  # fmt: skip
-    command = ["storyboard", str(song.info.path), "--models", "tiny", "--asr", "faster-whisper", "--asr-model", tiny_en,
-               "--lyrics", str(lyrics), "--workdir", str(tmp_path / "w"), "-q"]  # fmt: skip
+    lyrics.write_text(
+        "[Verse]\n"
+        + "\n".join(text for _, text in SUNG[:2])
+        + f"\n{NOT_SUNG}\n\n[Chorus]\n"
+        + "\n".join(text for _, text in SUNG[2:])
+        + "\n"
+    )
+    command = [
+        "storyboard",
+        str(song.info.path),
+        "--models",
+        "tiny",
+        "--asr",
+        "faster-whisper",
+        "--asr-model",
+        tiny_en,
+        "--lyrics",
+        str(lyrics),
+        "--workdir",
+        str(tmp_path / "w"),
+        "-q",
+    ]
     assert main(command) == 0
     table = capsys.readouterr().out
     board = load_storyboard(tmp_path / "w" / "storyboard.json")

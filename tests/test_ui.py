@@ -15,7 +15,18 @@ import pytest
 
 from musicvid.assets import DEMO_LYRICS, DEMO_SONG
 
-ADVANCED = ["tiny", 4, 7, 4, 7.5, "64x64", 0, "", True, False]  # preset, fps, context, steps, guidance, size, seed, style, align, captions
+ADVANCED = [
+    "tiny",
+    4,
+    7,
+    4,
+    7.5,
+    "64x64",
+    0,
+    "",
+    True,
+    False,
+]  # preset, fps, context, steps, guidance, size, seed, style, align, captions
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
@@ -37,8 +48,10 @@ def server_process(jobs_dir):
     url = f"http://127.0.0.1:{port}/"
     process = subprocess.Popen(
         [sys.executable, "-m", "musicvid", "ui", "--models", "tiny", "--port", str(port), "--jobs-dir", str(jobs)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     deadline = time.time() + 120
     while time.time() < deadline:
         try:
@@ -91,8 +104,9 @@ def test_upload_storyboard_edit_render(client):
     # the person pastes the words they know, without times: each becomes a row, in order
     sung = [line.split("]", 1)[1] for line in DEMO_LYRICS.read_text().splitlines() if line[1:3].isdigit()]
     pasted = "\n".join(sung[:4]) + "\n\n" + "\n".join(sung[4:])
-    table, job, status = client.predict(song, "Lighthouse", "The Tiny Models", pasted, *ADVANCED,
-                                        api_name="/make_storyboard")  # fmt: skip
+    table, job, status = client.predict(
+        song, "Lighthouse", "The Tiny Models", pasted, *ADVANCED, api_name="/make_storyboard"
+    )
     assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt"]
     assert [row[3] for row in table["data"] if row[2] == "lyric"] == sung and "Storyboard ready" in status
     table["data"][1][4] = "a lighthouse made of glass"
@@ -139,10 +153,32 @@ def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
 def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
     from ui.app import apply_edits
 
-    saved = {"version": 1, "audio": {"duration": 10.0}, "scenes": [
-        {"index": 0, "kind": "lyric", "start": 0.0, "end": 5.0, "text": "misheard", "prompt": "a", "seed": 1, "confidence": 0.2},
-        {"index": 1, "kind": "lyric", "start": 5.0, "end": 10.0, "text": "unsure", "prompt": "b", "seed": 2, "confidence": 0.3},
-    ]}  # fmt: skip
+    saved = {
+        "version": 1,
+        "audio": {"duration": 10.0},
+        "scenes": [
+            {
+                "index": 0,
+                "kind": "lyric",
+                "start": 0.0,
+                "end": 5.0,
+                "text": "misheard",
+                "prompt": "a",
+                "seed": 1,
+                "confidence": 0.2,
+            },
+            {
+                "index": 1,
+                "kind": "lyric",
+                "start": 5.0,
+                "end": 10.0,
+                "text": "unsure",
+                "prompt": "b",
+                "seed": 2,
+                "confidence": 0.3,
+            },
+        ],
+    }
     edited = apply_edits(saved, [[0.0, 5.0, "lyric", "heard right", "a"], [5.0, 10.0, "lyric", "unsure", "c"]])
     assert [s.get("confidence") for s in edited["scenes"]] == [None, 0.3]
 
@@ -189,10 +225,31 @@ def test_a_long_upload_is_refused_before_it_is_decoded(client, server_process, j
 
     # two hours at 6 kb/s: 5 MB to upload, 460 MB of samples had it been decoded
     minute = tmp_path / "minute.ogg"
-    subprocess.run([exe(), "-v", "error", "-f", "lavfi", "-i", "sine=frequency=220:duration=60", "-ac", "1", "-ar",
-                    "8000", "-c:a", "libopus", "-b:a", "6k", str(minute)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            exe(),
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=220:duration=60",
+            "-ac",
+            "1",
+            "-ar",
+            "8000",
+            "-c:a",
+            "libopus",
+            "-b:a",
+            "6k",
+            str(minute),
+        ],
+        check=True,
+    )
     long = tmp_path / "two hours.ogg"
-    subprocess.run([exe(), "-v", "error", "-stream_loop", "119", "-i", str(minute), "-c", "copy", str(long)], check=True)
+    subprocess.run(
+        [exe(), "-v", "error", "-stream_loop", "119", "-i", str(minute), "-c", "copy", str(long)], check=True
+    )
     pid = server_process[1].pid
     known, before = set(jobs_dir.iterdir()), rss_mb(pid)
     with pytest.raises(AppError, match="120.0 minutes; the limit is 15 minutes"):
@@ -217,7 +274,9 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     assert other_job != job and "Storyboard ready" in other_status
     assert [row[3] for row in other_table["data"]] == [row[3] for row in table["data"]]  # the same lyric rows
     storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
-    assert storyboard["title"] == "One" and [s["prompt"] for s in storyboard["scenes"]] == [row[4] for row in table["data"]]
+    assert storyboard["title"] == "One" and [s["prompt"] for s in storyboard["scenes"]] == [
+        row[4] for row in table["data"]
+    ]
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -226,9 +285,17 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def launch(p):
     return p.chromium.launch(
         executable_path=CHROMIUM,
-        args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-              "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
-    )  # fmt: skip
+        args=[
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+        ],
+    )
 
 
 def open_page(browser, server, steps: int | None = None, size: str | None = None):
@@ -280,8 +347,9 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
             page.wait_for_function(
                 "([before]) => { const v = document.querySelector('video');"
                 " return v && v.readyState >= 1 && (v.currentSrc || v.src) && !before.includes(v.currentSrc || v.src); }",
-                arg=[sources], timeout=240_000,
-            )  # fmt: skip
+                arg=[sources],
+                timeout=240_000,
+            )
             sources.append(video_source(page))
             [job] = set(jobs_dir.iterdir()) - known
             storyboard = json.loads((job / "work" / "storyboard.json").read_text())

@@ -25,10 +25,10 @@ from musicvid.assets import DEMO_SONG
 from musicvid.audio import check_length, read_tags
 from musicvid.errors import Cancelled, MusicvidError, UserError
 from musicvid.files import check_file
+from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import get_storyboard, make_video
 from musicvid.settings import RenderSettings, SongRequest, parse_size
-from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
 from ui.config import UIConfig
 from vipe_core.files import write_json
@@ -139,7 +139,11 @@ def apply_edits(saved: dict, table) -> dict:
             raise UserError(f"row {scene['index'] + 1}: start and end must be numbers of seconds") from None
         if str(prompt or "") != scene["prompt"]:
             scene.pop("fallback", None)  # the person wrote this prompt
-        if (round(scene["start"], 2), round(scene["end"], 2), str(lyric or "")) != (round(made[0], 2), round(made[1], 2), made[2]):
+        if (round(scene["start"], 2), round(scene["end"], 2), str(lyric or "")) != (
+            round(made[0], 2),
+            round(made[1], 2),
+            made[2],
+        ):
             scene.pop("confidence", None)  # ... or checked this lyric
         scene.update(kind=str(kind).strip(), text=str(lyric or ""), prompt=str(prompt or ""))
     try:
@@ -155,9 +159,15 @@ def apply_edits(saved: dict, table) -> dict:
 def settings_from(preset, fps, context_size, steps, guidance, size, seed, style, align, captions):
     """The page's controls as settings, checked as the command line's are."""
     settings = RenderSettings.for_models(
-        choose_models(preset), fps=float(fps), size=parse_size(size), guidance=float(guidance), align=bool(align),
-        style=style or "", captions=bool(captions), **({"steps": int(steps)} if steps else {}),
-    )  # fmt: skip
+        choose_models(preset),
+        fps=float(fps),
+        size=parse_size(size),
+        guidance=float(guidance),
+        align=bool(align),
+        style=style or "",
+        captions=bool(captions),
+        **({"steps": int(steps)} if steps else {}),
+    )
     return settings, int(context_size), int(seed)
 
 
@@ -188,9 +198,16 @@ def build_app(config: UIConfig = UIConfig()):
         settings_from(*advanced)  # bad settings are refused before the upload is copied
         job, song = jobs.new(upload, session)
         try:
-            request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=song.parent.parent / "work",
-                                  lyrics_file=jobs.lyrics(song, lyrics or ""), context_size=int(context_size),
-                                  seed=int(seed), max_seconds=max_seconds)  # fmt: skip
+            request = SongRequest(
+                song=song,
+                title=title or None,
+                artist=artist or None,
+                workdir=song.parent.parent / "work",
+                lyrics_file=jobs.lyrics(song, lyrics or ""),
+                context_size=int(context_size),
+                seed=int(seed),
+                max_seconds=max_seconds,
+            )
             storyboard, _, _ = get_storyboard(request, jobs.registry(preset))
         except BaseException:
             jobs.discard(job)
@@ -204,10 +221,19 @@ def build_app(config: UIConfig = UIConfig()):
         made = json.loads((folder / "work" / "storyboard.json").read_text(encoding="utf-8"))
         storyboard_file = folder / "storyboard.edited.json"
         write_json(storyboard_file, apply_edits(made, table))
-        song_request = SongRequest(song=song, title=title or None, artist=artist or None, workdir=folder / "work",
-                                   storyboard_file=storyboard_file, context_size=context_size, seed=seed,
-                                   max_seconds=max_seconds)  # fmt: skip
-        made = make_video(song_request, settings, jobs.registry(advanced[0]), output=folder / f"{song.stem}.mp4", stop=stop)
+        song_request = SongRequest(
+            song=song,
+            title=title or None,
+            artist=artist or None,
+            workdir=folder / "work",
+            storyboard_file=storyboard_file,
+            context_size=context_size,
+            seed=seed,
+            max_seconds=max_seconds,
+        )
+        made = make_video(
+            song_request, settings, jobs.registry(advanced[0]), output=folder / f"{song.stem}.mp4", stop=stop
+        )
         files = [str(made.video), str(made.workdir / "storyboard.json"), str(made.subtitles)]
         return str(made.video), files
 
@@ -218,8 +244,24 @@ def build_app(config: UIConfig = UIConfig()):
                 status += f"\n\n**Note:** {note}."
         return status
 
-    def make_storyboard(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed,
-                        style, align, captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+    def make_storyboard(
+        upload,
+        title,
+        artist,
+        lyrics,
+        preset,
+        fps,
+        context_size,
+        steps,
+        guidance,
+        size,
+        seed,
+        style,
+        align,
+        captions,
+        request: gr.Request,
+        progress=gr.Progress(track_tqdm=True),
+    ):
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
         try:
             with jobs.models_lock:
@@ -228,8 +270,25 @@ def build_app(config: UIConfig = UIConfig()):
             raise fail(error) from None
         return rows(storyboard), job, storyboard_status(storyboard)
 
-    def render(upload, title, artist, preset, fps, context_size, steps, guidance, size, seed, style, align,
-               captions, table, job, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+    def render(
+        upload,
+        title,
+        artist,
+        preset,
+        fps,
+        context_size,
+        steps,
+        guidance,
+        size,
+        seed,
+        style,
+        align,
+        captions,
+        table,
+        job,
+        request: gr.Request,
+        progress=gr.Progress(track_tqdm=True),
+    ):
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
         try:
             with jobs.running(request.session_hash) as stop, jobs.models_lock:
@@ -238,8 +297,24 @@ def build_app(config: UIConfig = UIConfig()):
             raise fail(error) from None
         return video, files, job, "Done: watch it above, or download the video, storyboard and lyrics."
 
-    def video_in_one_go(upload, title, artist, lyrics, preset, fps, context_size, steps, guidance, size, seed, style,
-                   align, captions, request: gr.Request, progress=gr.Progress(track_tqdm=True)):  # fmt: skip
+    def video_in_one_go(
+        upload,
+        title,
+        artist,
+        lyrics,
+        preset,
+        fps,
+        context_size,
+        steps,
+        guidance,
+        size,
+        seed,
+        style,
+        align,
+        captions,
+        request: gr.Request,
+        progress=gr.Progress(track_tqdm=True),
+    ):
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
         session = request.session_hash
         # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
@@ -251,7 +326,13 @@ def build_app(config: UIConfig = UIConfig()):
                 video, files = render_job(title, artist, advanced, rows(storyboard), job, session, stop)
         except MusicvidError as error:
             raise fail(error) from None
-        return rows(storyboard), video, files, job, "Done: watch it above, or download the video, storyboard and lyrics."
+        return (
+            rows(storyboard),
+            video,
+            files,
+            job,
+            "Done: watch it above, or download the video, storyboard and lyrics.",
+        )
 
     # Gradio's own copies of uploads and results age out with the job directories.
     keep_seconds = int(config.keep_hours * 3600)
@@ -268,16 +349,27 @@ def build_app(config: UIConfig = UIConfig()):
                 upload = gr.Audio(sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)")
                 title = gr.Textbox(label="Title")
                 artist = gr.Textbox(label="Artist")
-                lyrics = gr.Textbox(label="Lyrics (optional)", lines=4, max_lines=20,
-                                    placeholder="Paste the words, one sung line per line: Whisper finds when each is "
-                                                "sung. Timed LRC lines work too. Empty: Whisper listens for them.")  # fmt: skip
+                lyrics = gr.Textbox(
+                    label="Lyrics (optional)",
+                    lines=4,
+                    max_lines=20,
+                    placeholder="Paste the words, one sung line per line: Whisper finds when each is "
+                    "sung. Timed LRC lines work too. Empty: Whisper listens for them.",
+                )
                 with gr.Accordion("Advanced", open=False):
-                    preset = gr.Dropdown(list(PRESETS), value=config.models, label="Models (tiny: offline, noise pictures)")
+                    preset = gr.Dropdown(
+                        list(PRESETS), value=config.models, label="Models (tiny: offline, noise pictures)"
+                    )
                     fps = gr.Number(RenderSettings.fps, label="Frames per second", **limit(RenderSettings, "fps"))
-                    context_size = gr.Slider(0, 7, value=SongRequest.context_size, step=1,
-                                             label="Lyric lines of context for ViPE")  # fmt: skip
-                    steps = gr.Number(PRESETS[config.models].steps, label="Denoising steps", precision=0,
-                                      **limit(RenderSettings, "steps"))  # fmt: skip
+                    context_size = gr.Slider(
+                        0, 7, value=SongRequest.context_size, step=1, label="Lyric lines of context for ViPE"
+                    )
+                    steps = gr.Number(
+                        PRESETS[config.models].steps,
+                        label="Denoising steps",
+                        precision=0,
+                        **limit(RenderSettings, "steps"),
+                    )
                     guidance = gr.Slider(0, 15, value=RenderSettings.guidance, step=0.5, label="Guidance scale")
                     default_size = "x".join(map(str, PRESETS[config.models].size))
                     size = gr.Dropdown(SIZES, value=default_size, label="Size (W×H)")
@@ -291,31 +383,50 @@ def build_app(config: UIConfig = UIConfig()):
                 with gr.Row():
                     video_button = gr.Button("Make video (no review)")
                     cancel_button = gr.Button("Cancel", variant="stop")
-                gr.Examples([[str(DEMO_SONG), "Lighthouse", "The Tiny Models"]], inputs=[upload, title, artist],
-                            label="Example: the demo song")  # fmt: skip
+                gr.Examples(
+                    [[str(DEMO_SONG), "Lighthouse", "The Tiny Models"]],
+                    inputs=[upload, title, artist],
+                    label="Example: the demo song",
+                )
             with gr.Column():
                 status = gr.Markdown("")
                 video = gr.Video(label="Music video", interactive=False)
-                downloads = gr.File(label="Downloads: video, storyboard, lyrics", file_count="multiple", interactive=False)
-        table = gr.Dataframe(headers=COLUMNS, datatype=["number", "number", "str", "str", "str"], interactive=True,
-                             label="Storyboard: edit prompts and times, then Render", wrap=True,
-                             column_widths=["7%", "7%", "7%", "35%", "44%"])  # fmt: skip
+                downloads = gr.File(
+                    label="Downloads: video, storyboard, lyrics", file_count="multiple", interactive=False
+                )
+        table = gr.Dataframe(
+            headers=COLUMNS,
+            datatype=["number", "number", "str", "str", "str"],
+            interactive=True,
+            label="Storyboard: edit prompts and times, then Render",
+            wrap=True,
+            column_widths=["7%", "7%", "7%", "35%", "44%"],
+        )
 
         advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions]
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
         # One concurrency group over the three: whichever button started it, one job uses the models.
         models = dict(concurrency_id=MODELS_IN_USE, concurrency_limit=1)
         storyboard_event = storyboard_button.click(
-            make_storyboard, [upload, title, artist, lyrics, *advanced], [table, job, status], api_name="make_storyboard",
+            make_storyboard,
+            [upload, title, artist, lyrics, *advanced],
+            [table, job, status],
+            api_name="make_storyboard",
             **models,
         )
         render_event = render_button.click(
-            render, [upload, title, artist, *advanced, table, job], [video, downloads, job, status], api_name="render",
+            render,
+            [upload, title, artist, *advanced, table, job],
+            [video, downloads, job, status],
+            api_name="render",
             **models,
         )
         video_event = video_button.click(
-            video_in_one_go, [upload, title, artist, lyrics, *advanced], [table, video, downloads, job, status],
-            api_name="make_video", **models,
+            video_in_one_go,
+            [upload, title, artist, lyrics, *advanced],
+            [table, video, downloads, job, status],
+            api_name="make_video",
+            **models,
         )
 
         def cancel(request: gr.Request) -> None:

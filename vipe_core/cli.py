@@ -109,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--mismatch-retries", type=_not_negative, default=1, help="asks again before splitting a chunk (default: 1)"
     )
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds for a whole request, answer included (default: 120)")
+    p.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds for a whole request, answer included (default: 120)"
+    )
     p.add_argument("--retry-failed", action="store_true", help="ask again for songs recorded in failed.jsonl")
     p.add_argument("--limit", type=_positive, help="label at most this many new songs")
     p.add_argument("--price-input", type=float, default=0.0, help="USD per million prompt tokens, for the cost tally")

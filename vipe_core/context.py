@@ -59,7 +59,7 @@ def scene_context(
     tail = "musical break" if kind == "break" else f"musical {kind}"
     between = max(0, context_size - 1) if kind != "intro" else 0
     recent = list(previous_lines)[-between:] if between else []
-    return f"{song}; " + CONTEXT_SEPARATOR.join([*(plain_line(l) for l in recent), tail])
+    return f"{song}; " + CONTEXT_SEPARATOR.join([*(plain_line(line) for line in recent), tail])
 
 
 def model_input(context: str, eos_token: str) -> str:

@@ -144,7 +144,9 @@ def run_evaluate(config: EvalConfig) -> dict:
             reference_items = reference_items or items
 
     first = model_columns[checkpoints[0][0]]
-    samples = [{"lyric": e["lyric"], "teacher": e["elaboration"], "model": g} for e, g in zip(reference_items[:5], first)]
+    samples = [
+        {"lyric": e["lyric"], "teacher": e["elaboration"], "model": g} for e, g in zip(reference_items[:5], first)
+    ]
     results = {"data": str(config.data), "split": config.split, "cider_d": cider_rows, "samples": samples}
     if config.profanity:
         # Every context size yields the same lines in the same order, so columns line up.

@@ -36,8 +36,13 @@ class GenerationSettings:
     def sampling(self) -> dict:
         if not self.do_sample:
             return {"do_sample": False}
-        return {"do_sample": True, "top_k": self.top_k, "epsilon_cutoff": self.epsilon_cutoff,
-                "temperature": self.temperature, "top_p": 1.0}  # fmt: skip
+        return {
+            "do_sample": True,
+            "top_k": self.top_k,
+            "epsilon_cutoff": self.epsilon_cutoff,
+            "temperature": self.temperature,
+            "top_p": 1.0,
+        }
 
 
 def clean_elaboration(text: str) -> str:
@@ -53,8 +58,12 @@ def ships_tokenizer(name_or_path: str) -> bool:
     from transformers.utils import cached_file
 
     return any(
-        cached_file(name_or_path, name, _raise_exceptions_for_missing_entries=False,
-                    _raise_exceptions_for_connection_errors=False)  # fmt: skip
+        cached_file(
+            name_or_path,
+            name,
+            _raise_exceptions_for_missing_entries=False,
+            _raise_exceptions_for_connection_errors=False,
+        )
         for name in TOKENIZER_FILES
     )
 

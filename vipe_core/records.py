@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
-from vipe_core.files import atomic_path, write_json
 from vipe_core.errors import VipeError
+from vipe_core.files import atomic_path, write_json
 
 __all__ = [
     "ArtistLyrics",

@@ -42,14 +42,14 @@ TITLE = "Lighthouse"
 ARTIST = "The Tiny Models"
 ALBUM = "musicvid demo"
 
-SR = 44100                 # output sample rate
+SR = 44100  # output sample rate
 BPM = 96.0
-BEAT = 60.0 / BPM          # 0.625 s
-BAR = 4 * BEAT             # 2.5 s
-DURATION = 41.0            # seconds
+BEAT = 60.0 / BPM  # 0.625 s
+BAR = 4 * BEAT  # 2.5 s
+DURATION = 41.0  # seconds
 
 VOICE = "en-us"
-SPEECH_RATE = 120          # espeak-ng words per minute
+SPEECH_RATE = 120  # espeak-ng words per minute
 
 # (start time in seconds, lyric line, espeak pitch 0-99).  Start times are where
 # speech begins; each line is ~2.5-3.3 s long, so lines 3.5 s apart leave gaps.
@@ -81,6 +81,7 @@ SEED = 1234
 # small synthesis helpers
 # --------------------------------------------------------------------------
 
+
 def midi_hz(note: float) -> float:
     return 440.0 * 2.0 ** ((note - 69) / 12.0)
 
@@ -91,7 +92,7 @@ def add_at(buf: np.ndarray, start_s: float, sig: np.ndarray) -> None:
     if i >= len(buf):
         return
     n = min(len(sig), len(buf) - i)
-    buf[i:i + n] += sig[:n]
+    buf[i : i + n] += sig[:n]
 
 
 def tone(freq: float, dur: float, harmonics=(1.0,), detune_cents: float = 0.0) -> np.ndarray:
@@ -113,7 +114,7 @@ def adsr(n: int, attack: float, release: float) -> np.ndarray:
     if a:
         env[:a] = np.linspace(0.0, 1.0, a)
     if r:
-        env[n - r:] = np.linspace(1.0, 0.0, r)
+        env[n - r :] = np.linspace(1.0, 0.0, r)
     return env
 
 
@@ -133,6 +134,7 @@ def filt(x: np.ndarray, kind: str, freq) -> np.ndarray:
 # --------------------------------------------------------------------------
 # backing track
 # --------------------------------------------------------------------------
+
 
 def render_backing(rng: np.random.Generator, vocal_spans: list[tuple[float, float]]) -> np.ndarray:
     n = int(DURATION * SR)
@@ -163,13 +165,13 @@ def render_backing(rng: np.random.Generator, vocal_spans: list[tuple[float, floa
         if 0 < b and not last:
             for beat in range(4):
                 tb = t0 + beat * BEAT
-                if beat in (0, 2):   # kick: sine sweep 110 -> 45 Hz
+                if beat in (0, 2):  # kick: sine sweep 110 -> 45 Hz
                     m = int(0.35 * SR)
                     t = np.arange(m) / SR
                     f = 45 + 65 * np.exp(-t / 0.04)
                     kick = np.sin(2 * np.pi * np.cumsum(f) / SR) * np.exp(-t / 0.12)
                     add_at(drums, tb, kick * 0.45)
-                else:                # soft snare: band-passed noise burst
+                else:  # soft snare: band-passed noise burst
                     m = int(0.25 * SR)
                     noise = filt(rng.standard_normal(m), "bandpass", (800, 5000))
                     add_at(drums, tb, noise * pluck_env(m, 0.06) * 0.12)
@@ -189,7 +191,7 @@ def render_backing(rng: np.random.Generator, vocal_spans: list[tuple[float, floa
     # the arpeggio only plays where nobody is singing (with smooth fades)
     arp_gain = np.ones(n)
     for s, e in vocal_spans:
-        arp_gain[int((s - 0.6) * SR):int((e + 0.3) * SR)] = 0.0
+        arp_gain[int((s - 0.6) * SR) : int((e + 0.3) * SR)] = 0.0
     arp_gain = smooth(arp_gain, 0.4)
 
     music = pads + bass + drums + arp * arp_gain
@@ -197,7 +199,7 @@ def render_backing(rng: np.random.Generator, vocal_spans: list[tuple[float, floa
     # duck the whole band under the vocals so the words stay intelligible
     duck = np.ones(n)
     for s, e in vocal_spans:
-        duck[int((s - 0.25) * SR):int((e + 0.15) * SR)] = 0.5
+        duck[int((s - 0.25) * SR) : int((e + 0.15) * SR)] = 0.5
     music *= smooth(duck, 0.25)
 
     # global fade in / fade out
@@ -218,6 +220,7 @@ def smooth(x: np.ndarray, seconds: float) -> np.ndarray:
 # vocals
 # --------------------------------------------------------------------------
 
+
 def read_wav(path: Path) -> tuple[np.ndarray, int]:
     with wave.open(str(path), "rb") as w:
         sr = w.getframerate()
@@ -233,20 +236,20 @@ def speak(text: str, pitch: int, workdir: Path, idx: int) -> np.ndarray:
     """Render one line with espeak-ng, resample to SR, trim silence, normalise."""
     wav = workdir / f"line{idx}.wav"
     subprocess.run(
-        ["espeak-ng", "-v", VOICE, "-s", str(SPEECH_RATE), "-p", str(pitch),
-         "-a", "150", "-w", str(wav), text],
+        ["espeak-ng", "-v", VOICE, "-s", str(SPEECH_RATE), "-p", str(pitch), "-a", "150", "-w", str(wav), text],
         check=True,
     )
     x, sr = read_wav(wav)
     if sr != SR:
         from math import gcd
+
         g = gcd(SR, sr)
         x = resample_poly(x, SR // g, sr // g)
     thr = 0.02 * np.max(np.abs(x))
     loud = np.nonzero(np.abs(x) > thr)[0]
-    x = x[loud[0]:loud[-1] + 1]           # speech starts exactly at sample 0
+    x = x[loud[0] : loud[-1] + 1]  # speech starts exactly at sample 0
     x = x / np.max(np.abs(x))
-    tail = int(0.02 * SR)                 # tiny fade at the end to avoid clicks
+    tail = int(0.02 * SR)  # tiny fade at the end to avoid clicks
     x[-tail:] *= np.linspace(1, 0, tail)
     return x
 
@@ -274,14 +277,16 @@ def render_vocals(workdir: Path) -> tuple[np.ndarray, list[tuple[float, float]]]
 # output
 # --------------------------------------------------------------------------
 
+
 def ffmpeg_exe() -> str:
     try:
         import imageio_ffmpeg
+
         return imageio_ffmpeg.get_ffmpeg_exe()
     except Exception:  # pragma: no cover - fallback
         exe = shutil.which("ffmpeg")
         if not exe:
-            raise SystemExit("ffmpeg not found (pip install imageio-ffmpeg)")
+            raise SystemExit("ffmpeg not found (pip install imageio-ffmpeg)") from None
         return exe
 
 
@@ -296,15 +301,36 @@ def write_wav(path: Path, x: np.ndarray) -> None:
 
 def encode_mp3(wav: Path, mp3: Path) -> None:
     subprocess.run(
-        [ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y",
-         "-i", str(wav),
-         "-c:a", "libmp3lame", "-b:a", "64k", "-ar", str(SR), "-ac", "1",
-         "-id3v2_version", "3",
-         "-metadata", f"title={TITLE}",
-         "-metadata", f"artist={ARTIST}",
-         "-metadata", f"album={ALBUM}",
-         "-fflags", "+bitexact", "-flags:a", "+bitexact",
-         str(mp3)],
+        [
+            ffmpeg_exe(),
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-y",
+            "-i",
+            str(wav),
+            "-c:a",
+            "libmp3lame",
+            "-b:a",
+            "64k",
+            "-ar",
+            str(SR),
+            "-ac",
+            "1",
+            "-id3v2_version",
+            "3",
+            "-metadata",
+            f"title={TITLE}",
+            "-metadata",
+            f"artist={ARTIST}",
+            "-metadata",
+            f"album={ALBUM}",
+            "-fflags",
+            "+bitexact",
+            "-flags:a",
+            "+bitexact",
+            str(mp3),
+        ],
         check=True,
     )
 
@@ -315,16 +341,16 @@ def lrc_time(t: float) -> str:
 
 
 def write_lrc(path: Path) -> None:
-    lines = [f"[ti:{TITLE}]", f"[ar:{ARTIST}]", f"[al:{ALBUM}]",
-             f"[length:{lrc_time(DURATION)[:5]}]"]
+    lines = [f"[ti:{TITLE}]", f"[ar:{ARTIST}]", f"[al:{ALBUM}]", f"[length:{lrc_time(DURATION)[:5]}]"]
     lines += [f"[{lrc_time(start)}]{text}" for start, text, _ in LYRICS]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent,
-                    help="output folder (default: next to this script)")
+    ap.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent, help="output folder (default: next to this script)"
+    )
     ap.add_argument("--wav", action="store_true", help="also keep demo.wav")
     args = ap.parse_args()
     if not shutil.which("espeak-ng"):

@@ -47,20 +47,21 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_toke
 HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = HERE.parent / "texts" / "tiny_corpus.txt"
 
-GPT2_VOCAB_SIZE = 1536   # 256 bytes + 1279 merges + <|endoftext|>
-CLIP_VOCAB_SIZE = 1536   # 512 (bytes, bytes</w>) + 1022 merges + 2 specials
+GPT2_VOCAB_SIZE = 1536  # 256 bytes + 1279 merges + <|endoftext|>
+CLIP_VOCAB_SIZE = 1536  # 512 (bytes, bytes</w>) + 1022 merges + 2 specials
 
 EOT = "<|endoftext|>"
 SOT = "<|startoftext|>"
 EOW = "</w>"
-CLIP_SPLIT = (r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|"""
-              r"""[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+""")
+CLIP_SPLIT = (
+    r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|"""
+    r"""[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+)
 
 
 def bytes_to_unicode() -> list[str]:
     """GPT-2's reversible byte -> printable unicode mapping, in GPT-2 id order."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-          + list(range(ord("®"), ord("ÿ") + 1)))
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -86,8 +87,9 @@ def pretokenize(tok: Tokenizer, lines: list[str]) -> Counter:
     return counts
 
 
-def learn_merges(word_counts: Counter, n_merges: int, suffix: str = "",
-                 min_frequency: int = 2) -> list[tuple[str, str]]:
+def learn_merges(
+    word_counts: Counter, n_merges: int, suffix: str = "", min_frequency: int = 2
+) -> list[tuple[str, str]]:
     """Classic BPE merge learning (Sennrich et al.) with deterministic ties.
 
     Same algorithm as ``tokenizers.trainers.BpeTrainer`` (symbols start as
@@ -95,7 +97,7 @@ def learn_merges(word_counts: Counter, n_merges: int, suffix: str = "",
     the most frequent adjacent pair), but ties are broken by the pair's text
     instead of by hash-map order, so the output never changes between runs.
     """
-    words = sorted(word_counts)                         # fixed order
+    words = sorted(word_counts)  # fixed order
     freq = [word_counts[w] for w in words]
     syms = [list(w[:-1]) + [w[-1] + suffix] for w in words]
 
@@ -115,12 +117,12 @@ def learn_merges(word_counts: Counter, n_merges: int, suffix: str = "",
         a, b = best
         for i in sorted(where.pop(best, ())):
             s = syms[i]
-            for p in zip(s, s[1:]):                     # remove old pairs
+            for p in zip(s, s[1:]):  # remove old pairs
                 pair_count[p] -= freq[i]
                 if pair_count[p] <= 0:
                     del pair_count[p]
             out, j = [], 0
-            while j < len(s):                           # merge left to right
+            while j < len(s):  # merge left to right
                 if j + 1 < len(s) and s[j] == a and s[j + 1] == b:
                     out.append(a + b)
                     j += 2
@@ -128,15 +130,16 @@ def learn_merges(word_counts: Counter, n_merges: int, suffix: str = "",
                     out.append(s[j])
                     j += 1
             syms[i] = out
-            for p in zip(out, out[1:]):                 # add new pairs
+            for p in zip(out, out[1:]):  # add new pairs
                 pair_count[p] += freq[i]
                 where.setdefault(p, set()).add(i)
         pair_count.pop(best, None)
     return merges
 
 
-def build_vocab(base: list[str], merges: list[tuple[str, str]], n_merge_tokens: int,
-                specials: list[str]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+def build_vocab(
+    base: list[str], merges: list[tuple[str, str]], n_merge_tokens: int, specials: list[str]
+) -> tuple[dict[str, int], list[tuple[str, str]]]:
     """base symbols, then merge results (first occurrence) until the size is met."""
     vocab: dict[str, int] = {s: i for i, s in enumerate(base)}
     kept: list[tuple[str, str]] = []
@@ -144,23 +147,21 @@ def build_vocab(base: list[str], merges: list[tuple[str, str]], n_merge_tokens: 
     for a, b in merges:
         if added == n_merge_tokens:
             break
-        if a not in vocab or b not in vocab:      # cannot happen for a ranked list
+        if a not in vocab or b not in vocab:  # cannot happen for a ranked list
             raise RuntimeError(f"merge {a!r} {b!r} uses unknown symbols")
         kept.append((a, b))
         if a + b not in vocab:
             vocab[a + b] = len(vocab)
             added += 1
     if added < n_merge_tokens:
-        raise SystemExit(f"corpus too small: only {added} merges learned, "
-                         f"need {n_merge_tokens}")
+        raise SystemExit(f"corpus too small: only {added} merges learned, need {n_merge_tokens}")
     for s in specials:
         vocab[s] = len(vocab)
     return vocab, kept
 
 
 def write_json(path: Path, obj) -> None:
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=None, separators=(",", ":"))
-                    + "\n", encoding="utf-8")
+    path.write_text(json.dumps(obj, ensure_ascii=False, indent=None, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
 def write_pretty(path: Path, obj) -> None:
@@ -194,6 +195,7 @@ def check_roundtrip(tok: Tokenizer, out: Path, lines: list[str], suffix: str = "
 
 # --------------------------------------------------------------------------
 
+
 def make_gpt2(lines: list[str], out: Path) -> None:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -209,32 +211,36 @@ def make_gpt2(lines: list[str], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "vocab.json", vocab)
     write_merges(out / "merges.txt", kept)
-    write_pretty(out / "special_tokens_map.json",
-                 {"bos_token": EOT, "eos_token": EOT, "unk_token": EOT})
-    write_pretty(out / "tokenizer_config.json", {
-        "tokenizer_class": "GPT2Tokenizer",
-        "add_prefix_space": False,
-        "add_bos_token": False,
-        "bos_token": EOT,
-        "eos_token": EOT,
-        "unk_token": EOT,
-        "errors": "replace",
-        "model_max_length": 1024,
-    })
+    write_pretty(out / "special_tokens_map.json", {"bos_token": EOT, "eos_token": EOT, "unk_token": EOT})
+    write_pretty(
+        out / "tokenizer_config.json",
+        {
+            "tokenizer_class": "GPT2Tokenizer",
+            "add_prefix_space": False,
+            "add_bos_token": False,
+            "bos_token": EOT,
+            "eos_token": EOT,
+            "unk_token": EOT,
+            "errors": "replace",
+            "model_max_length": 1024,
+        },
+    )
     avg = check_roundtrip(tok, out, lines)
-    print(f"tiny-gpt2: {len(vocab)} tokens, {len(kept)} merges, "
-          f"{avg:.1f} tokens/line -> {out}")
+    print(f"tiny-gpt2: {len(vocab)} tokens, {len(kept)} merges, {avg:.1f} tokens/line -> {out}")
 
 
 def make_clip(lines: list[str], out: Path) -> None:
     tok = Tokenizer(models.BPE(end_of_word_suffix=EOW))
     # same normalisation / pre-tokenisation as transformers' CLIPTokenizer
     tok.normalizer = normalizers.Sequence(
-        [normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()])
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(CLIP_SPLIT), behavior="removed", invert=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False),
-    ])
+        [normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()]
+    )
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(CLIP_SPLIT), behavior="removed", invert=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False),
+        ]
+    )
     tok.decoder = decoders.ByteLevel()
     byte_syms = bytes_to_unicode()
     base = byte_syms + [s + EOW for s in byte_syms]
@@ -245,22 +251,25 @@ def make_clip(lines: list[str], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "vocab.json", vocab)
     write_merges(out / "merges.txt", kept)
-    write_pretty(out / "special_tokens_map.json",
-                 {"bos_token": SOT, "eos_token": EOT, "unk_token": EOT, "pad_token": EOT})
-    write_pretty(out / "tokenizer_config.json", {
-        "tokenizer_class": "CLIPTokenizer",
-        "add_prefix_space": False,
-        "do_lower_case": True,
-        "bos_token": SOT,
-        "eos_token": EOT,
-        "unk_token": EOT,
-        "pad_token": EOT,
-        "errors": "replace",
-        "model_max_length": 77,
-    })
+    write_pretty(
+        out / "special_tokens_map.json", {"bos_token": SOT, "eos_token": EOT, "unk_token": EOT, "pad_token": EOT}
+    )
+    write_pretty(
+        out / "tokenizer_config.json",
+        {
+            "tokenizer_class": "CLIPTokenizer",
+            "add_prefix_space": False,
+            "do_lower_case": True,
+            "bos_token": SOT,
+            "eos_token": EOT,
+            "unk_token": EOT,
+            "pad_token": EOT,
+            "errors": "replace",
+            "model_max_length": 77,
+        },
+    )
     avg = check_roundtrip(tok, out, lines, suffix=EOW)
-    print(f"tiny-clip: {len(vocab)} tokens, {len(kept)} merges, "
-          f"{avg:.1f} tokens/line -> {out}")
+    print(f"tiny-clip: {len(vocab)} tokens, {len(kept)} merges, {avg:.1f} tokens/line -> {out}")
 
 
 def main() -> None:

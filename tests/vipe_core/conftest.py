@@ -82,6 +82,7 @@ def canvas_parquet(tmp_path_factory) -> Path:
 def trained(tmp_path_factory, tiny_base, canvas_parquet):
     """One training run of the tiny model: (output folder, result dict)."""
     import torch
+
     from vipe_core.train import TrainConfig, train
 
     out = tmp_path_factory.mktemp("trained")

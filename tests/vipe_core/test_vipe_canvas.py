@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+
 from vipe_core.canvas import COLUMNS, examples, read_canvas, run_build
 from vipe_core.cli import main
 from vipe_core.context import lyric_context

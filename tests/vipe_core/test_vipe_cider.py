@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from vipe_core.cider import cider_d, tokenize
 
 REFERENCES = [

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+
 from vipe_core.cli import main
 
 from .helpers import REPO, subprocess_env

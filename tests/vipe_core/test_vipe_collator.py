@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.context import lyric_context, model_input
 from vipe_core.train import Collator, encode_example, paper_batch_size

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import requests
 from requests.adapters import BaseAdapter
+
 from vipe_core.cli import main
 from vipe_core.collect import Collector, artist_file, collect, read_artists
 

@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+
 from vipe_core.cli import main
 from vipe_core.records import read_json, read_jsonl, write_jsonl
 from vipe_core.teacher import DEFAULT_SYSTEM_ROLE, TeacherConfig, parse_numbered, run_label, user_message
@@ -273,8 +274,9 @@ def test_an_answer_that_trickles_in_is_cut_off_at_the_timeout_of_the_whole_reque
     write_jsonl(tmp_path / "songs.jsonl", make_songs(1, lines_per_song=2))
     with ChatServer(seconds_per_byte=0.02) as server:  # the answer (about 300 bytes) would take 6 s
         started = time.monotonic()
-        summary = run_label(tmp_path / "songs.jsonl", tmp_path / "canvas", config(server, timeout=1.0, max_retries=0),
-                            progress=False)  # fmt: skip
+        summary = run_label(
+            tmp_path / "songs.jsonl", tmp_path / "canvas", config(server, timeout=1.0, max_retries=0), progress=False
+        )
         seconds = time.monotonic() - started
     assert summary["failed"] == 1 and seconds < 3.0
     assert "within 1 s" in next(read_jsonl(tmp_path / "canvas" / "failed.jsonl"))["detail"]
@@ -289,7 +291,9 @@ def test_an_answer_too_large_is_refused_and_an_echoed_key_is_not_kept(tmp_path):
         return 400, {"error": {"message": "bad request from test-key, also sk-proj-A1b2C3d4E5f6G7h8I9j0"}}, {}
 
     with ChatServer(huge_or_echoing) as server:
-        summary = run_label(tmp_path / "songs.jsonl", tmp_path / "canvas", config(server, concurrency=1), progress=False)
+        summary = run_label(
+            tmp_path / "songs.jsonl", tmp_path / "canvas", config(server, concurrency=1), progress=False
+        )
     assert summary["failed"] == 2
     details = [record["detail"] for record in read_jsonl(tmp_path / "canvas" / "failed.jsonl")]
     assert any("more than 4 MB" in detail for detail in details)

@@ -6,8 +6,6 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from .helpers import REPO, SCENES, subprocess_env
 
 DEMO_SONG = REPO / "assets" / "demo" / "demo.mp3"

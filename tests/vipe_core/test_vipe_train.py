@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import torch
+
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.cli import main
 from vipe_core.inference import GenerationSettings, ViPE
@@ -79,8 +80,24 @@ def test_a_stopped_run_resumes_where_it_stopped(tmp_path, tiny_base, canvas_parq
 def test_train_command(tmp_path, tiny_base, canvas_parquet, capsys, one_thread):
     def train_command(context: str, *extra: str) -> int:
         out = str(tmp_path / "ckpt")
-        return main(["train", str(canvas_parquet), "--base", str(tiny_base), "--context", context, "--out", out,
-                     "--epochs", "1", "--batch-size", "32", "--quiet", *extra])  # fmt: skip
+        return main(
+            [
+                "train",
+                str(canvas_parquet),
+                "--base",
+                str(tiny_base),
+                "--context",
+                context,
+                "--out",
+                out,
+                "--epochs",
+                "1",
+                "--batch-size",
+                "32",
+                "--quiet",
+                *extra,
+            ]
+        )
 
     assert train_command("0", "--warmup-steps", "0") == 0
     assert "validation loss" in capsys.readouterr().out
