@@ -8,7 +8,6 @@ from tqdm.auto import tqdm
 class Progress:
     def __init__(self, stage: str, total: float, unit: str = "it", quiet: bool = False):
         self.total = total
-        self.enabled = not quiet
         self._bar = tqdm(total=total, desc=stage, unit=unit, disable=quiet, leave=True, dynamic_ncols=True)
 
     def advance(self, n: float = 1) -> None:

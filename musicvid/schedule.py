@@ -45,12 +45,6 @@ class FrameSchedule:
     def shown_scenes(self) -> list[int]:
         return [s.scene for s in self.segments]
 
-    def segment_of(self, frame: int) -> Segment:
-        for segment in self.segments:
-            if segment.first <= frame < segment.end:
-                return segment
-        raise IndexError(frame)
-
 
 def frame_schedule(starts: Sequence[float], duration: float, fps: float) -> FrameSchedule:
     """The schedule for scenes starting at `starts` (sorted, first at 0) in a song of `duration` s."""

@@ -138,8 +138,7 @@ def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary
     points = [
         ("*/storyboard.json", 1),
         ("*/keyframes/*.png", pick(1, 3)),
-        ("*/frames/*.png", pick(1, 20)),
-        ("*/frames/*.png", pick(1, 10)),
+        ("*/frames/*.png", pick(1, 40)),
         ("*/video.mp4", 1),
         (str(out), 1),
         (str(out.with_suffix(".srt")), 1),

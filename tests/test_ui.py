@@ -298,15 +298,17 @@ def launch(p):
     )
 
 
-def open_page(browser, server, steps: int | None = None, size: str | None = None):
+def open_page(browser, server, fps: int | None = None, steps: int | None = None, size: str | None = None):
     """The page with the demo song uploaded, its timed lyrics pasted, and the advanced settings asked for."""
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     page.goto(server)
     page.locator("input[type=file]").first.set_input_files(str(DEMO_SONG))
     page.get_by_label("Title").fill("Lighthouse")
     page.get_by_label("Lyrics (optional)").fill(TIMED_LYRICS)
-    if steps or size:
+    if fps or steps or size:
         page.get_by_text("Advanced").click()
+    if fps:
+        page.get_by_label("Frames per second").fill(str(fps))
     if steps:
         page.get_by_label("Denoising steps").fill(str(steps))
     if size:
@@ -337,7 +339,7 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
     known = set(jobs_dir.iterdir())
     with playwright.sync_playwright() as p:
         browser = launch(p)
-        page = open_page(browser, server)
+        page = open_page(browser, server, fps=4)  # fewer frames: the loop is what is tested
         page.get_by_role("button", name="Make storyboard").click()
         page.get_by_text("Storyboard ready").wait_for(timeout=120_000)
         sources = []
@@ -354,6 +356,8 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
             [job] = set(jobs_dir.iterdir()) - known
             storyboard = json.loads((job / "work" / "storyboard.json").read_text())
             assert storyboard["scenes"][1]["prompt"] == prompt
+            with av.open(str(job / "demo.mp4")) as container:
+                assert container.streams.video[0].average_rate == 4  # the page's setting reached the video
         artifacts = Path(os.environ.get("MUSICVID_TEST_ARTIFACTS", Path(__file__).parents[1] / "test-artifacts"))
         artifacts.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(artifacts / "ui-finished.png"), full_page=True)

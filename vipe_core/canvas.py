@@ -25,7 +25,6 @@ from vipe_core.errors import VipeError
 from vipe_core.records import CanvasRow, CleanSong, LabelledSong, atomic_path, from_dict, read_json, read_jsonl
 
 COLUMNS = ["song_id", "line_index", "lyric", "elaboration", "title", "artist", "split"]
-SPLITS = ("train", "validation")
 
 
 def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:

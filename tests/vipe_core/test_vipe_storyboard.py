@@ -25,6 +25,8 @@ def test_storyboard_of_the_demo_song_uses_the_trained_checkpoint(trained, tmp_pa
             "tiny",
             "--vipe",
             str(out / "best"),
+            "--lyrics",  # timed lyrics: what is tested is the trained model, not Whisper
+            str(DEMO_SONG.with_suffix(".lrc")),
             "--workdir",
             str(tmp_path / "work"),
             "--quiet",
