@@ -188,7 +188,7 @@ def test_a_broken_edit_names_the_row(client):
     from gradio_client.exceptions import AppError
 
     song = handle_file(str(DEMO_SONG))
-    table, job, _ = client.predict(song, "", "", "", *ADVANCED, api_name="/make_storyboard")
+    table, job, _ = client.predict(song, "", "", TIMED_LYRICS, *ADVANCED, api_name="/make_storyboard")
     table["data"][1][0] = table["data"][1][0] - 1.0  # now overlaps row 1
     with pytest.raises(AppError, match="row 2"):
         client.predict(song, "", "", *ADVANCED, table, job, api_name="/render")
