@@ -25,8 +25,9 @@ from musicvid.files import check_output
 from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.models import ModelRegistry
 from musicvid.mux import encode_video
+from musicvid.pacing import motion_per_frame
 from musicvid.render import job_pipeline, plan_pictures, remove_leftovers, render_pictures, stale_groups, video_frames
-from musicvid.schedule import frame_schedule
+from musicvid.schedule import frame_schedule, to_frame
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import (
     Storyboard,
@@ -213,7 +214,8 @@ def make_video(
 
     1. check the output can be written, before any work;
     2. the storyboard: made, or reused from the work directory with its edits;
-    3. the pictures whose inputs changed (or that a killed run left undone);
+    3. the frame schedule (paced by the beats if asked) and the pictures whose inputs changed (or
+       that a killed run left undone);
     4. the frames muxed with the song; the copy to `output`, its subtitles, timings.json.
     Setting `stop` ends the run within one denoising step (what is written stays, for a resume)."""
     output = output if output is not None else default_output(request.song, settings.preview)
@@ -223,7 +225,11 @@ def make_video(
 
     storyboard, workdir, audio = get_storyboard(request, registry, timings=timings)
 
-    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
+    motion = None
+    if settings.pacing == "beats":
+        with timings.measure("beats"):
+            motion = motion_per_frame(audio.samples, settings.fps, to_frame(storyboard.duration, settings.fps))
+    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
     groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
     remove_leftovers(workdir, output)
     todo = stale_groups(groups, settings)

@@ -127,6 +127,8 @@ def plan_pictures(
                     scene_inputs(segment.target),
                     k - segment.first,
                     segment.length,
+                    # paced by the music: t itself (it depends on the audio, not only on the frame's place)
+                    *([] if segment.motion is None else [round(segment.t(k), 9)]),
                 ),
                 segment.scene,
                 segment.target,

@@ -24,6 +24,7 @@ from musicvid.errors import UserError
 from vipe_core.choose import LENSES
 
 SCHEDULERS = ("dpm++", "ddim")
+PACINGS = ("linear", "beats")
 MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
@@ -240,6 +241,11 @@ class RenderSettings(Settings):
     guidance: float = setting(7.5, "classifier-free guidance scale", low=0, high=30)
     scheduler: str = setting("dpm++", "deterministic sampler", choices=SCHEDULERS)
     batch_size: int = setting(4, "frames denoised together", low=1, high=64)
+    pacing: str = setting(
+        "linear",
+        "how each morph moves: linear (evenly, the paper's) or beats (on the song's beats and onsets)",
+        choices=PACINGS,
+    )
     align: bool = setting(True, "Chunked Similarity Alignment of the text embeddings (--no-align: plain slerp)")
     align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76)
     style: str = setting("", "text appended to every prompt, e.g. 'oil painting'")

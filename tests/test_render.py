@@ -134,10 +134,9 @@ def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary
     argv = ["render", song, "--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", cut, "-q", "-o", out]
     pick = random.Random(7).randint
     # Each run is killed at its own point and the next one resumes what it left: the storyboard being
-    # saved, pictures being written (random ones), the mux, the copy to -o, its subtitles.
+    # saved, a picture being written (a random one), the mux, the copy to -o, its subtitles.
     points = [
         ("*/storyboard.json", 1),
-        ("*/keyframes/*.png", pick(1, 3)),
         ("*/frames/*.png", pick(1, 40)),
         ("*/video.mp4", 1),
         (str(out), 1),
@@ -259,3 +258,25 @@ def test_a_video_without_audio_has_no_audio_stream(tmp_path):
     with av.open(str(tmp_path / "silent.mp4")) as container:
         assert not container.streams.audio
         assert sum(1 for _ in container.decode(video=0)) == 7
+
+
+def test_beat_pacing_redraws_only_the_morphs_and_keeps_keyframes_and_frame_count(tmp_path):
+    import soundfile
+
+    from tests.test_schedule import click_track
+
+    samples, _ = click_track(4.0, bpm=75)
+    song = tmp_path / "clicks.wav"
+    soundfile.write(song, samples, 16_000)
+    song.with_suffix(".lrc").write_text("[00:00.00]tick\n[00:02.00]tock\n")
+    workdir = tmp_path / "w"
+    assert render(song, workdir, "--fps", "5", "-o", tmp_path / "linear.mp4") == 0
+    keyframes = {p.name: p.read_bytes() for p in (workdir / "keyframes").iterdir()}
+    linear = {p.name: p.read_bytes() for p in (workdir / "frames").iterdir()}
+    assert render(song, workdir, "--fps", "5", "--pacing", "beats", "-o", tmp_path / "beats.mp4") == 0
+    drawn = json.loads((workdir / "timings.json").read_text())["pictures_drawn"]
+    assert drawn == len(linear)  # every in-between frame, no keyframe
+    assert {p.name: p.read_bytes() for p in (workdir / "keyframes").iterdir()} == keyframes
+    beats = {p.name: p.read_bytes() for p in (workdir / "frames").iterdir()}
+    assert beats.keys() == linear.keys() and any(beats[name] != linear[name] for name in beats)
+    assert probe(tmp_path / "beats.mp4")["frames"] == probe(tmp_path / "linear.mp4")["frames"] == 20

@@ -1,5 +1,8 @@
 """The frame schedule: which scene and which t each frame shows."""
 
+import numpy as np
+import pytest
+
 from musicvid.schedule import frame_schedule, to_frame
 
 
@@ -48,3 +51,45 @@ def test_a_scene_snapping_to_the_very_end_is_skipped():
     schedule = frame_schedule([0.0, 2.97], 3.0, 10)
     assert schedule.shown_scenes == [0]
     assert schedule.segments[0].target is None
+
+
+def click_track(seconds: float, bpm: float, rate: int = 16_000) -> tuple[np.ndarray, np.ndarray]:
+    """Clicks (short bursts of noise) on every beat; the samples and the beat times."""
+    samples = np.zeros(int(seconds * rate), dtype=np.float32)
+    beats = np.arange(0.25, seconds - 0.1, 60 / bpm)
+    burst = np.random.default_rng(0).standard_normal(400).astype(np.float32) * np.exp(-np.arange(400) / 80)
+    for beat in beats:
+        start = int(beat * rate)
+        samples[start : start + burst.size] += 0.8 * burst
+    return samples, beats
+
+
+def test_beat_pacing_moves_the_morph_on_the_beats_and_still_lands_on_each_keyframe():
+    from musicvid.pacing import motion_per_frame
+
+    fps, duration = 10, 12.0
+    samples, beats = click_track(duration, bpm=75)  # a beat every 0.8 s: 8 frames
+    frames = to_frame(duration, fps)
+    motion = motion_per_frame(samples, fps, frames)
+    schedule = frame_schedule([0.0, 4.0, 8.3], duration, fps, motion)
+    on_beat = {int(np.ceil(b * fps)) for b in beats}  # the frame whose interval holds the beat
+    steps = {"on": [], "off": []}
+    for segment in schedule.segments[:-1]:
+        ts = [segment.t(k) for k in range(segment.first, segment.end)] + [1.0]  # … up to the next keyframe
+        assert ts[0] == 0.0 and all(b >= a for a, b in zip(ts, ts[1:]))  # starts on its keyframe, never goes back
+        for k, step in zip(range(segment.first + 1, segment.end + 1), np.diff(ts)):
+            steps["on" if k in on_beat else "off"].append(step * segment.length)
+    # in frames where a beat falls the morph moves several times as far as in the frames between
+    assert np.mean(steps["on"]) > 4 * np.mean(steps["off"]) and min(steps["off"]) > 0
+    # the next keyframe is where it was: the schedule's frames are those of linear pacing
+    linear = frame_schedule([0.0, 4.0, 8.3], duration, fps)
+    assert [(s.first, s.end) for s in schedule.segments] == [(s.first, s.end) for s in linear.segments]
+
+
+def test_beat_pacing_of_silence_is_linear():
+    from musicvid.pacing import motion_per_frame
+
+    motion = motion_per_frame(np.zeros(16_000 * 3, dtype=np.float32), 10, 30)
+    paced, linear = frame_schedule([0.0, 1.5], 3.0, 10, motion), frame_schedule([0.0, 1.5], 3.0, 10)
+    first, plain = paced.segments[0], linear.segments[0]
+    assert [first.t(k) for k in range(15)] == pytest.approx([plain.t(k) for k in range(15)])
