@@ -233,7 +233,7 @@ class SongRequest(Settings):
 class RenderSettings(Settings):
     """How to draw the pictures and encode the video."""
 
-    fps: float = setting(10.0, "frames per second (the paper: 10)", above=0, high=60)
+    fps: float = setting(10.0, "frames per second (default 10, as in the paper)", above=0, high=60)
     size: tuple[int, int] = setting(
         (512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)"
     )
