@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -22,10 +23,15 @@ def encode_video(
     fps: float,
     audio: Path | None,
     output: Path,
+    subtitles: Path | None = None,
     crf: int = 18,
 ) -> None:
     """Pipe raw RGB frames to ffmpeg and write `output` atomically (never a half-written MP4).
-    With no `audio` the video is silent."""
+    With no `audio` the video is silent. `subtitles`, an ASS file, is burned in by libass; ffmpeg runs
+    in its folder and is given only its plain name, because in a filter graph `:`, `'`, `\\` and `,` of
+    a path are syntax (every other file reaches ffmpeg as an absolute file: URL)."""
+    if subtitles is not None and not re.fullmatch(r"[\w.-]+", subtitles.name):
+        raise RenderError(f"subtitles must have a plain file name, not {subtitles.name!r}")
     with atomic_path(output) as tmp, tempfile.TemporaryFile() as log:
         command = [
             ffmpeg.exe(),
@@ -49,6 +55,7 @@ def encode_video(
                 if audio
                 else []
             ),
+            *(["-vf", f"ass=filename={subtitles.name}"] if subtitles else []),
             "-c:v",
             "libx264",
             "-preset",
@@ -61,7 +68,9 @@ def encode_video(
             "+faststart",
             ffmpeg.file_url(tmp),
         ]
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=log)
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stderr=log, cwd=subtitles.parent if subtitles else None
+        )
         try:
             for number, frame in enumerate(frames):
                 if frame.shape != (height, width, 3):  # raw frames have no borders: one would shift the rest

@@ -240,6 +240,14 @@ def make_video(
             drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet, stop)
 
     video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
+    karaoke = None
+    if settings.captions == "karaoke":  # each word's time: Whisper's where it heard the line
+        karaoke = workdir / "lyrics.ass"
+        transcript = Transcript.load(workdir / "transcript.json") if (workdir / "transcript.json").exists() else None
+        words = captions.word_times(
+            storyboard, transcript if transcript and transcript.audio_sha256 == audio.info.sha256 else None
+        )
+        write_text(karaoke, captions.karaoke(storyboard, words, settings.width, settings.height))
     with timings.measure("mux"):
         frames = video_frames(storyboard, schedule, workdir, settings)
         encode_video(
@@ -249,6 +257,7 @@ def make_video(
             fps=settings.fps,
             audio=Path(audio.info.path),
             output=video,
+            subtitles=karaoke,
         )
     subtitles = captions.srt(storyboard)
     write_text(workdir / "lyrics.srt", subtitles)
@@ -256,6 +265,8 @@ def make_video(
         with atomic_path(output) as tmp:
             shutil.copyfile(video, tmp)
     write_text(output.with_suffix(".srt"), subtitles)
+    if karaoke is not None:  # for editors: the karaoke timing beside the video
+        write_text(output.with_suffix(".ass"), karaoke.read_text(encoding="utf-8"))
     summary = {
         **timings.summary(),
         "frames": schedule.frame_count,

@@ -263,7 +263,7 @@ def remove_leftovers(workdir: Path, output: Path) -> None:
     """Temporary files of a run that was killed mid-write (see files.atomic_path)."""
     for folder in (workdir, workdir / "keyframes", workdir / "frames"):
         remove_all_temporaries(folder)
-    for path in (output, output.with_suffix(".srt")):
+    for path in (output, output.with_suffix(".srt"), output.with_suffix(".ass")):
         remove_temporaries(path)
 
 
@@ -320,7 +320,7 @@ def video_frames(
     storyboard: Storyboard, schedule: FrameSchedule, workdir: Path, settings: RenderSettings
 ) -> Iterator[np.ndarray]:
     """Frame 0 … N−1 in order: keyframes where t = 0, rendered morphs between them (or, in preview,
-    a crossfade of the two keyframes), lyrics burned in when asked."""
+    a crossfade of the two keyframes), the sung line burned in with `--captions line`."""
 
     @lru_cache(maxsize=2)  # scenes come in order: only the current keyframe and the next are needed
     def keyframe(scene: int) -> np.ndarray:
@@ -338,4 +338,4 @@ def video_frames(
                 frame = ((1 - t) * start + t * end).round().astype(np.uint8)
             else:
                 frame = load_picture(frame_path(workdir, k))
-            yield captions.burn(frame, caption) if settings.captions else frame
+            yield captions.burn(frame, caption) if settings.captions == "line" else frame

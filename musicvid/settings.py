@@ -25,6 +25,7 @@ from vipe_core.choose import LENSES
 
 SCHEDULERS = ("dpm++", "ddim")
 PACINGS = ("linear", "beats")
+CAPTIONS = ("none", "line", "karaoke")  # karaoke: an ASS file burned in by libass (musicvid.captions)
 MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
@@ -250,7 +251,11 @@ class RenderSettings(Settings):
     align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76)
     style: str = setting("", "text appended to every prompt, e.g. 'oil painting'")
     negative_prompt: str = setting("", "what the pictures should not show")
-    captions: bool = setting(False, "burn the lyric lines into the video")
+    captions: str = setting(
+        "none",
+        "lyrics on screen: none, line (the sung line) or karaoke (each word lights up as it is sung)",
+        choices=CAPTIONS,
+    )
     preview: bool = setting(False, "keyframes only, crossfaded: a fast first look")
     attention_slicing: bool = setting(False, "less GPU memory, a little slower")
     vae_slicing: bool = setting(False, "decode frames one at a time (less memory)")

@@ -39,7 +39,7 @@ def test_csv_with_overrides(tmp_path):
     from musicvid.settings import RenderSettings, SongRequest
 
     (tmp_path / "s.csv").write_text(
-        "path,title,artist,fps,captions,align,size,lyrics\r\nx/a.mp3,Song,Band,2,yes,no,128x64,words/a.lrc\r\nb.mp3,,,,,,,\r\n"
+        "path,title,artist,fps,captions,align,size,lyrics\r\nx/a.mp3,Song,Band,2,karaoke,no,128x64,words/a.lrc\r\nb.mp3,,,,,,,\r\n"
     )
     entries = batch.read_playlist(tmp_path / "s.csv")
     assert entries[0].path == tmp_path / "x" / "a.mp3" and entries[0].title == "Song"
@@ -47,7 +47,7 @@ def test_csv_with_overrides(tmp_path):
     request, settings = batch.song_settings(entries[0], *base, tmp_path, "row 1")
     assert (settings.fps, settings.captions, settings.align, settings.width, settings.height) == (
         2.0,
-        True,
+        "karaoke",
         False,
         128,
         64,

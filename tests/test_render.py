@@ -190,14 +190,19 @@ def test_no_align_and_preview_and_captions(song, tmp_path):
     frame = "000015.png"
     assert (tmp_path / "plain" / "frames" / frame).read_bytes() != (tmp_path / "csa" / "frames" / frame).read_bytes()
 
-    assert render(song, tmp_path / "csa", "--preview", "-o", tmp_path / "preview.mp4") == 0
+    assert render(song, tmp_path / "csa", "--preview", "--captions", "line", "-o", tmp_path / "preview.mp4") == 0
     assert probe(tmp_path / "preview.mp4")["frames"] == 60
 
-    assert (
-        render(song, tmp_path / "csa", "--captions", "--low-vram", "--size", "128x96", "-o", tmp_path / "captions.mp4")
-        == 0
-    )
-    assert probe(tmp_path / "captions.mp4")["size"] == (128, 96)
+    karaoke = tmp_path / "karaoke.mp4"
+    assert render(song, tmp_path / "csa", "--captions", "karaoke", "--low-vram", "--size", "128x96", "-o", karaoke) == 0
+    assert probe(karaoke)["size"] == (128, 96)
+    # the .ass is beside the video, with the line's words timed; libass drew them at the bottom of the frames
+    assert "{\\kf" in karaoke.with_suffix(".ass").read_text() and "burning" in karaoke.with_suffix(".ass").read_text()
+    with av.open(str(karaoke)) as container:
+        shown = next(f for i, f in enumerate(container.decode(video=0)) if i == 20).to_ndarray(format="rgb24")  # 2.0 s
+    drawn = load_picture(tmp_path / "csa" / "frames" / "000020.png")
+    difference = np.abs(shown.astype(int) - drawn.astype(int)).mean(axis=(1, 2))
+    assert difference[-30:].max() > 3 * difference[:48].mean()  # rows of words, far above the encoding's error
 
 
 def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, capsys):
@@ -280,3 +285,29 @@ def test_beat_pacing_redraws_only_the_morphs_and_keeps_keyframes_and_frame_count
     beats = {p.name: p.read_bytes() for p in (workdir / "frames").iterdir()}
     assert beats.keys() == linear.keys() and any(beats[name] != linear[name] for name in beats)
     assert probe(tmp_path / "beats.mp4")["frames"] == probe(tmp_path / "linear.mp4")["frames"] == 20
+
+
+def test_karaoke_words_light_up_at_whispers_word_times_or_shared_out_by_letters():
+    from musicvid.captions import karaoke, word_times
+    from musicvid.storyboard import Scene, Storyboard
+    from musicvid.transcript import Line, Transcript, Word
+
+    scenes = [
+        Scene(index=0, kind="intro", start=0.0, end=1.0, text="", prompt="a", seed=1),
+        Scene(index=1, kind="lyric", start=1.0, end=3.0, text="let it go", prompt="b", seed=2),
+        Scene(index=2, kind="lyric", start=3.0, end=5.0, text="an edited line", prompt="c", seed=3),
+    ]
+    board = Storyboard(audio={"duration": 5.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    heard = Line(1.1, 2.6, "let it go", words=[Word(1.1, 1.4, " let"), Word(1.5, 1.7, " it"), Word(1.9, 2.6, " go")])
+    sung = Line(3.0, 4.8, "and a line", words=[Word(3.0, 3.5, " and"), Word(3.6, 4.0, " a"), Word(4.1, 4.8, " line")])
+    words = word_times(board, Transcript([heard, sung], "en", "test", ""))
+    assert words[1] == [(1.1, 1.4, "let"), (1.5, 1.7, "it"), (1.9, 2.6, "go")]  # Whisper's times
+    shared = words[2]  # the text was edited: the scene's 2 s shared by letters, in order, end to end
+    assert [w[2] for w in shared] == ["an", "edited", "line"] and shared[0][0] == 3.0 and shared[-1][1] == 5.0
+    assert shared[1][1] - shared[1][0] > shared[0][1] - shared[0][0]
+    script = karaoke(board, words, 512, 288)
+    dialogue = [line for line in script.splitlines() if line.startswith("Dialogue:")]
+    assert len(dialogue) == 2 and "PlayResX: 512" in script and "PlayResY: 288" in script
+    # a 0.1 s wait, then "let" fills over 0.3 s; 0.1 s; "it" 0.2 s; 0.2 s; "go" 0.7 s
+    assert dialogue[0].startswith("Dialogue: 0,0:00:01.00,0:00:03.00,")
+    assert dialogue[0].endswith("{\\k10}{\\kf30}let {\\k10}{\\kf20}it {\\k20}{\\kf70}go")

@@ -25,7 +25,7 @@ ADVANCED = [
     0,
     "",
     True,
-    False,
+    "none",
 ]  # preset, fps, context, steps, guidance, size, seed, style, align, captions
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
@@ -266,7 +266,7 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *ADVANCED, api_name="/make_video")
-    other = ["tiny", 4, 7, 4, 7.5, "64x64", 5, "", True, False]  # another seed, as a second person might choose
+    other = ["tiny", 4, 7, 4, 7.5, "64x64", 5, "", True, "none"]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")
     table, video, files, job, status = video_job.result(timeout=300)
     assert probe(video) == ("h264", "aac") and "Done" in status

@@ -28,7 +28,7 @@ from musicvid.files import check_file
 from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import get_storyboard, make_video
-from musicvid.settings import RenderSettings, SongRequest, parse_size
+from musicvid.settings import CAPTIONS, RenderSettings, SongRequest, parse_size
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
 from ui.config import UIConfig
 from vipe_core.files import write_json
@@ -165,7 +165,7 @@ def settings_from(preset, fps, context_size, steps, guidance, size, seed, style,
         guidance=float(guidance),
         align=bool(align),
         style=style or "",
-        captions=bool(captions),
+        captions=captions or "none",
         **({"steps": int(steps)} if steps else {}),
     )
     return settings, int(context_size), int(seed)
@@ -376,7 +376,11 @@ def build_app(config: UIConfig = UIConfig()):
                     seed = gr.Number(SongRequest.seed, label="Seed", precision=0, **limit(SongRequest, "seed"))
                     style = gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting")
                     align = gr.Checkbox(RenderSettings.align, label="Chunked Similarity Alignment (smoother morphs)")
-                    captions = gr.Checkbox(RenderSettings.captions, label="Burn the lyrics into the video")
+                    captions = gr.Dropdown(
+                        list(CAPTIONS),
+                        value=RenderSettings.captions,
+                        label="Lyrics on screen (line: the sung line; karaoke: each word lights up as it is sung)",
+                    )
                 with gr.Row():
                     storyboard_button = gr.Button("Make storyboard")
                     render_button = gr.Button("Render", variant="primary")
