@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import typing
 from dataclasses import dataclass, field
 from functools import cache
@@ -25,7 +26,13 @@ from vipe_core.choose import LENSES
 
 SCHEDULERS = ("dpm++", "ddim")
 PACINGS = ("linear", "beats")
-CAPTIONS = ("none", "line", "karaoke")  # karaoke: an ASS file burned in by libass (musicvid.captions)
+CAPTIONS = ("none", "line", "karaoke")
+ASPECTS = {
+    "16:9": 16 / 9,
+    "9:16": 9 / 16,
+    "1:1": 1.0,
+    "4:5": 4 / 5,
+}  # landscape video, stories, square, feed  # karaoke: an ASS file burned in by libass (musicvid.captions)
 MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
@@ -57,6 +64,19 @@ def parse_size(text: str) -> tuple[int, int]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"--size must look like 512x512, got {text!r}") from None
     return width, height
+
+
+def size_for_aspect(aspect: str, near: tuple[int, int]) -> tuple[int, int]:
+    """Width × height of the shape `aspect` with about as many pixels as `near`, in the steps SD draws
+    best: multiples of 64 (of 8 below 512²). 16:9 near 512x512 is 704x384."""
+    ratio, area = ASPECTS[aspect], near[0] * near[1]
+    unit = 64 if area >= 512 * 512 else 8
+
+    def misfit(size: tuple[int, int]) -> float:  # log-distance from the pixel count, the shape thrice as much
+        return abs(math.log(size[0] * size[1] / area)) + 3 * abs(math.log(size[0] / size[1] / ratio))
+
+    heights = range(unit, 4 * math.isqrt(area) + unit, unit)
+    return min(((max(unit, round(h * ratio / unit) * unit), h) for h in heights), key=misfit)
 
 
 def parse_bool(text: str) -> bool:
@@ -238,6 +258,11 @@ class RenderSettings(Settings):
     size: tuple[int, int] = setting(
         (512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)"
     )
+    aspect: str | None = setting(
+        None,
+        "the picture's shape: 16:9, 9:16, 1:1 or 4:5, at about the models' pixel count (704x384 for 16:9 with SD 1.5)",
+        choices=tuple(ASPECTS),
+    )
     steps: int = setting(25, "denoising steps (default: the models', 25 for SD 1.5)", low=1, high=150)
     guidance: float = setting(7.5, "classifier-free guidance scale", low=0, high=30)
     scheduler: str = setting("dpm++", "deterministic sampler", choices=SCHEDULERS)
@@ -270,13 +295,17 @@ class RenderSettings(Settings):
         width, height = self.size
         if not (0 < width <= 2048 and 0 < height <= 2048) or width % 8 or height % 8:
             raise UserError(f"--size must be positive multiples of 8 up to 2048x2048, got {width}x{height}")
+        if self.aspect is not None and abs(math.log(width / height / ASPECTS[self.aspect])) > 0.1:
+            raise UserError(f"--size {width}x{height} is not {self.aspect}: give --aspect or --size, not both")
         if self.compile and self.low_vram:
             raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
 
     @classmethod
     def for_models(cls, models, **given) -> "RenderSettings":
-        """The settings given, with the model set's picture size and steps where none was."""
-        return cls(**{"size": models.size, "steps": models.steps, **given})
+        """The settings given, with the model set's picture size (in the shape asked for) and steps where
+        none was."""
+        size = size_for_aspect(given["aspect"], models.size) if given.get("aspect") else models.size
+        return cls(**{"size": size, "steps": models.steps, **given})
 
     @property
     def width(self) -> int:

@@ -278,3 +278,13 @@ def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
     assert run_batch(*argv) == 0
     assert [s["status"] for s in json.loads((out / "report.json").read_text())["songs"]] == ["done"]
     assert (out / "a.mp4").exists() and (out / "a.preview.mp4").exists()
+
+
+def test_a_csv_row_may_ask_for_a_shape(tmp_path):
+    from musicvid.settings import RenderSettings, SongRequest
+
+    (tmp_path / "s.csv").write_text("path,aspect\na.mp3,16:9\nb.mp3,4:5\n")
+    wide, tall = batch.read_playlist(tmp_path / "s.csv")
+    base = SongRequest(song=Path("-")), RenderSettings(size=(512, 512))
+    assert batch.song_settings(wide, *base, tmp_path, "row 1")[1].size == (704, 384)
+    assert batch.song_settings(tall, *base, tmp_path, "row 2")[1].size == (448, 576)

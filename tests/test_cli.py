@@ -288,3 +288,29 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
     beats = beat_times(load_audio(song).samples)
     for scene in board.scenes[1:]:
         assert min(abs(scene.start - b) for b in beats) < 1e-6
+
+
+def test_each_aspect_is_an_sd_friendly_size_near_the_models_pixel_count():
+    from musicvid.settings import ASPECTS, size_for_aspect
+
+    for aspect, ratio in ASPECTS.items():
+        for near, unit in (((512, 512), 64), ((64, 64), 8)):
+            width, height = size_for_aspect(aspect, near)
+            assert width % unit == 0 and height % unit == 0
+            assert abs(width / height / ratio - 1) < 0.1 and 0.8 < width * height / (near[0] * near[1]) < 1.25
+    assert size_for_aspect("16:9", (512, 512)) == (704, 384) and size_for_aspect("9:16", (512, 512)) == (384, 704)
+
+
+def test_a_portrait_video_by_aspect_and_aspect_with_size_refused(capsys, tmp_path):
+    import av
+
+    song = make_tone(tmp_path / "song.wav", 2)
+    (tmp_path / "song.lrc").write_text("[00:00.50]up\n")
+    common = ["--models", "tiny", "-q", "--lyrics", tmp_path / "song.lrc", "--fps", "2", "--workdir", tmp_path / "w"]
+    code, out, err = run(capsys, "render", song, "--aspect", "9:16", "-o", tmp_path / "story.mp4", *common)
+    assert code == 0, err
+    with av.open(str(tmp_path / "story.mp4")) as container:
+        video = container.streams.video[0].codec_context
+        assert (video.width, video.height) == (48, 88)  # 9:16 at about the tiny models' 64x64
+    code, out, err = run(capsys, "render", song, "--aspect", "9:16", "--size", "64x64", *common)
+    assert code == 2 and "give --aspect or --size, not both" in err
