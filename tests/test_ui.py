@@ -26,7 +26,9 @@ ADVANCED = [
     "",
     True,
     "none",
-]  # preset, fps, context, steps, guidance, size, seed, style, align, captions
+    "",
+    "linear",
+]  # preset, fps, context, steps, guidance, size, seed, style, align, captions, aspect, pacing
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
@@ -265,11 +267,28 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
 
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
-    video_job = one.submit(song, "One", "A", TIMED_LYRICS, *ADVANCED, api_name="/make_video")
-    other = ["tiny", 4, 7, 4, 7.5, "64x64", 5, "", True, "none"]  # another seed, as a second person might choose
+    look = [*ADVANCED[:9], "karaoke", "16:9", "beats"]  # the Look group: karaoke lyrics, wide, on the beat
+    video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
+    other = [
+        "tiny",
+        4,
+        7,
+        4,
+        7.5,
+        "64x64",
+        5,
+        "",
+        True,
+        "none",
+        "",
+        "linear",
+    ]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")
     table, video, files, job, status = video_job.result(timeout=300)
     assert probe(video) == ("h264", "aac") and "Done" in status
+    with av.open(video) as container:
+        assert (container.streams.video[0].width, container.streams.video[0].height) == (88, 48)  # 16:9
+    assert any(f.endswith(".ass") for f in files)  # the karaoke timing, for editors
     other_table, other_job, other_status = storyboard_job.result(timeout=300)
     assert other_job != job and "Storyboard ready" in other_status
     assert [row[3] for row in other_table["data"]] == [row[3] for row in table["data"]]  # the same lyric rows

@@ -28,7 +28,7 @@ from musicvid.files import check_file
 from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import get_storyboard, make_video
-from musicvid.settings import CAPTIONS, RenderSettings, SongRequest, parse_size
+from musicvid.settings import ASPECTS, CAPTIONS, PACINGS, RenderSettings, SongRequest, parse_size
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
 from ui.config import UIConfig
 from vipe_core.files import write_json
@@ -156,16 +156,17 @@ def apply_edits(saved: dict, table) -> dict:
     return edited
 
 
-def settings_from(preset, fps, context_size, steps, guidance, size, seed, style, align, captions):
+def settings_from(preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing):
     """The page's controls as settings, checked as the command line's are."""
     settings = RenderSettings.for_models(
         choose_models(preset),
         fps=float(fps),
-        size=parse_size(size),
+        **({"aspect": aspect} if aspect else {"size": parse_size(size)}),  # a shape, or the size list's size
         guidance=float(guidance),
         align=bool(align),
         style=style or "",
         captions=captions or "none",
+        pacing=pacing or "linear",
         **({"steps": int(steps)} if steps else {}),
     )
     return settings, int(context_size), int(seed)
@@ -235,6 +236,8 @@ def build_app(config: UIConfig = UIConfig()):
             song_request, settings, jobs.registry(advanced[0]), output=folder / f"{song.stem}.mp4", stop=stop
         )
         files = [str(made.video), str(made.workdir / "storyboard.json"), str(made.subtitles)]
+        if settings.captions == "karaoke":
+            files.append(str(made.video.with_suffix(".ass")))
         return str(made.video), files
 
     def storyboard_status(storyboard: Storyboard) -> str:
@@ -259,10 +262,12 @@ def build_app(config: UIConfig = UIConfig()):
         style,
         align,
         captions,
+        aspect,
+        pacing,
         request: gr.Request,
         progress=gr.Progress(track_tqdm=True),
     ):
-        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
+        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
         try:
             with jobs.models_lock:
                 storyboard, job = storyboard_job(upload, title, artist, lyrics, advanced, request.session_hash)
@@ -284,12 +289,14 @@ def build_app(config: UIConfig = UIConfig()):
         style,
         align,
         captions,
+        aspect,
+        pacing,
         table,
         job,
         request: gr.Request,
         progress=gr.Progress(track_tqdm=True),
     ):
-        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
+        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
         try:
             with jobs.running(request.session_hash) as stop, jobs.models_lock:
                 video, files = render_job(title, artist, advanced, table, job, request.session_hash, stop)
@@ -312,10 +319,12 @@ def build_app(config: UIConfig = UIConfig()):
         style,
         align,
         captions,
+        aspect,
+        pacing,
         request: gr.Request,
         progress=gr.Progress(track_tqdm=True),
     ):
-        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions)
+        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
         session = request.session_hash
         # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
         try:
@@ -376,10 +385,17 @@ def build_app(config: UIConfig = UIConfig()):
                     seed = gr.Number(SongRequest.seed, label="Seed", precision=0, **limit(SongRequest, "seed"))
                     style = gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting")
                     align = gr.Checkbox(RenderSettings.align, label="Chunked Similarity Alignment (smoother morphs)")
+                with gr.Accordion("Look", open=False):
                     captions = gr.Dropdown(
                         list(CAPTIONS),
                         value=RenderSettings.captions,
                         label="Lyrics on screen (line: the sung line; karaoke: each word lights up as it is sung)",
+                    )
+                    aspect = gr.Dropdown(
+                        ["", *ASPECTS], value="", label="Shape (empty: the size above; 16:9, 9:16, 1:1, 4:5)"
+                    )
+                    pacing = gr.Dropdown(
+                        list(PACINGS), value=RenderSettings.pacing, label="Motion (beats: morphs move on the beat)"
                     )
                 with gr.Row():
                     storyboard_button = gr.Button("Make storyboard")
@@ -407,7 +423,7 @@ def build_app(config: UIConfig = UIConfig()):
             column_widths=["7%", "7%", "7%", "35%", "44%"],
         )
 
-        advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions]
+        advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing]
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
         # One concurrency group over the three: whichever button started it, one job uses the models.
         models = dict(concurrency_id=MODELS_IN_USE, concurrency_limit=1)
