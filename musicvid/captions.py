@@ -16,11 +16,16 @@ SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold on
 WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is that scene's line
 
 
+def _clock(seconds: float, per_second: int) -> tuple[int, int, int, int]:
+    """(hours, minutes, seconds, fraction) with the fraction in 1/per_second, rounded once."""
+    ticks = round(seconds * per_second)
+    minutes, ticks = divmod(ticks, 60 * per_second)
+    hours, minutes = divmod(minutes, 60)
+    return hours, minutes, *divmod(ticks, per_second)
+
+
 def _srt_time(seconds: float) -> str:
-    millis = round(seconds * 1000)
-    hours, millis = divmod(millis, 3_600_000)
-    minutes, millis = divmod(millis, 60_000)
-    secs, millis = divmod(millis, 1000)
+    hours, minutes, secs, millis = _clock(seconds, 1000)
     return f"{hours:02d}:{minutes:02d}:{secs:02d},{millis:03d}"
 
 
@@ -70,10 +75,7 @@ def burn(frame: np.ndarray, text: str) -> np.ndarray:
 
 
 def _ass_time(seconds: float) -> str:
-    centis = round(seconds * 100)
-    hours, centis = divmod(centis, 360_000)
-    minutes, centis = divmod(centis, 6_000)
-    secs, centis = divmod(centis, 100)
+    hours, minutes, secs, centis = _clock(seconds, 100)
     return f"{hours}:{minutes:02d}:{secs:02d}.{centis:02d}"
 
 

@@ -31,22 +31,9 @@ def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_pat
 
 def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path):
     workdir = tmp_path / "w"
-    code, out, err = run(
-        capsys,
-        "storyboard",
-        demo_song,
-        "--models",
-        "tiny",
-        "--lyrics",
-        demo_lyrics,
-        "--title",
-        "Skyfall",
-        "--artist",
-        "Adele",
-        "--workdir",
-        workdir,
-        "--quiet",
-    )
+    argv = ["storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics, "--title", "Skyfall"]
+    argv += ["--artist", "Adele", "--workdir", workdir, "--quiet"]
+    code, out, err = run(capsys, *argv)
     assert code == 0, err
     board = load_storyboard(workdir / "storyboard.json")
     assert [s.kind for s in board.scenes] == ["intro"] + ["lyric"] * 4 + ["break"] + ["lyric"] * 3 + ["outro"]
@@ -57,22 +44,7 @@ def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path)
     data = json.loads((workdir / "storyboard.json").read_text())
     data["scenes"][2]["prompt"] = "a golden river at dawn"
     (workdir / "storyboard.json").write_text(json.dumps(data))
-    code, out, err = run(
-        capsys,
-        "storyboard",
-        demo_song,
-        "--models",
-        "tiny",
-        "--lyrics",
-        demo_lyrics,
-        "--title",
-        "Skyfall",
-        "--artist",
-        "Adele",
-        "--workdir",
-        workdir,
-        "--quiet",
-    )
+    code, out, err = run(capsys, *argv)
     assert code == 0 and "a golden river at dawn" in out
 
 

@@ -269,20 +269,7 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     one, two = Client(server, verbose=False), Client(server, verbose=False)
     look = [*ADVANCED[:9], "karaoke", "16:9", "beats"]  # the Look group: karaoke lyrics, wide, on the beat
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
-    other = [
-        "tiny",
-        4,
-        7,
-        4,
-        7.5,
-        "64x64",
-        5,
-        "",
-        True,
-        "none",
-        "",
-        "linear",
-    ]  # another seed, as a second person might choose
+    other = [*ADVANCED[:6], 5, *ADVANCED[7:]]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")
     table, video, files, job, status = video_job.result(timeout=300)
     assert probe(video) == ("h264", "aac") and "Done" in status
