@@ -131,20 +131,34 @@ def assert_same_pictures(work_a: Path, work_b: Path) -> None:
         assert np.abs(a - b).max() <= 1, name
 
 
-def test_ray_engine_gives_the_same_videos_and_report(tmp_path):
+def test_ray_engine_gives_the_same_videos_and_report_and_retries_a_worker_that_dies(tmp_path):
     ray = pytest.importorskip("ray")
     songs = tmp_path / "songs"
     songs.mkdir()
-    make_tone(songs / "Band - First.wav", 3)
+    make_tone(songs / "Band - First.wav", 4)
     (songs / "Band - Second.mp3").write_bytes(b"broken" * 100)
-    make_tone(songs / "Band - Third.wav", 3)
-    common = ["--models", "tiny", "--fps", "2", "-q"]
+    make_tone(songs / "Band - Third.wav", 4)
+    lyrics = tmp_path / "lyrics.lrc"  # three scenes, so that each song has several pictures to draw
+    lyrics.write_text("[00:00.00]one\n[00:01.50]two\n[00:03.00]three\n")
+    common = ["--models", "tiny", "--fps", "2", "--batch-size", "1", "-q", "--lyrics", lyrics]
     assert run_batch(songs, "-o", tmp_path / "local", "--workdir", tmp_path / "wl", *common) == 1
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    groups = json.loads((tmp_path / "wl" / "Band - Third" / "timings.json").read_text())["pictures_drawn"]
+    # The actor's process kills itself (tests/killer.py) as it is about to save a picture of the third
+    # song, after more than half of them are saved; its restarted successor resumes that song and
+    # finishes it before reaching that count (one picture per group).
+    kill_at = groups // 2 + 2
+    kill = {"MUSICVID_TEST_KILL": f"*/Band - Third/*.png {kill_at}", "PYTHONPATH": str(Path(__file__).parents[1])}
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": kill, "worker_process_setup_hook": "tests.killer.from_env"},
+    )
     try:
-        assert run_batch(songs, "-o", tmp_path / "ray", "--workdir", tmp_path / "wr", "--engine", "ray", *common) == 1
+        remote_run = run_batch(songs, "-o", tmp_path / "ray", "--workdir", tmp_path / "wr", "--engine", "ray", *common)
     finally:
         ray.shutdown()
+    assert remote_run == 1
     local = json.loads((tmp_path / "local" / "report.json").read_text())["songs"]
     remote = json.loads((tmp_path / "ray" / "report.json").read_text())["songs"]
 
@@ -153,39 +167,7 @@ def test_ray_engine_gives_the_same_videos_and_report(tmp_path):
 
     assert outcome(remote) == outcome(local)
     assert [s["status"] for s in remote] == ["done", "failed", "done"]
-    assert_same_pictures(tmp_path / "wl", tmp_path / "wr")
-
-
-def test_a_ray_worker_that_dies_has_its_song_retried(tmp_path):
-    ray = pytest.importorskip("ray")
-    (tmp_path / "songs").mkdir()
-    song = make_tone(tmp_path / "songs" / "Band - Song.wav", 4)
-    lyrics = tmp_path / "lyrics.lrc"  # three scenes, so that the song has several pictures to draw
-    lyrics.write_text("[00:00.00]one\n[00:01.50]two\n[00:03.00]three\n")
-    common = ["--models", "tiny", "--fps", "2", "--batch-size", "1", "-q", "--lyrics", lyrics]
-    assert run_batch(song.parent, "-o", tmp_path / "local", "--workdir", tmp_path / "wl", *common) == 0
-    drawn = json.loads((tmp_path / "wl" / next((tmp_path / "wl").iterdir()).name / "timings.json").read_text())
-    groups = drawn["pictures_drawn"]  # one picture per group
-    # the actor's process kills itself (tests/killer.py) as it is about to save a picture, after more
-    # than half of them are saved; its restarted successor resumes the song and finishes it before
-    # reaching that count
-    kill_at = groups // 2 + 2
-    kill = {"MUSICVID_TEST_KILL": f"*.png {kill_at}", "PYTHONPATH": str(Path(__file__).parents[1])}
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": kill, "worker_process_setup_hook": "tests.killer.from_env"},
-    )
-    try:
-        assert (
-            run_batch(song.parent, "-o", tmp_path / "ray", "--workdir", tmp_path / "wr", "--engine", "ray", *common)
-            == 0
-        )
-    finally:
-        ray.shutdown()
-    assert [s["status"] for s in json.loads((tmp_path / "ray" / "report.json").read_text())["songs"]] == ["done"]
-    retried = json.loads((tmp_path / "wr" / next((tmp_path / "wr").iterdir()).name / "timings.json").read_text())
+    retried = json.loads((tmp_path / "wr" / "Band - Third" / "timings.json").read_text())
     assert retried["pictures_drawn"] == groups - (kill_at - 1)  # the retry drew only what the dead worker had not
     assert_same_pictures(tmp_path / "wl", tmp_path / "wr")
 

@@ -390,12 +390,12 @@ def test_cancel_stops_a_long_denoise_within_seconds(server_process, jobs_dir):
         while not rendering() and time.time() < deadline:
             time.sleep(0.2)
         assert rendering(), "the render never started"
-        time.sleep(3)  # well inside the first group's denoising loop
+        time.sleep(2)  # well inside the first group's denoising loop
         busy = cpu_seconds(process.pid)
         time.sleep(2)
         assert cpu_seconds(process.pid) - busy > 1.0  # the server is denoising
         page.get_by_role("button", name="Cancel").click()
-        time.sleep(3)
+        time.sleep(2)
         idle = cpu_seconds(process.pid)
         time.sleep(3)
         used = cpu_seconds(process.pid) - idle
