@@ -160,16 +160,12 @@ def song_settings(
     changes: dict[type, dict] = {SongRequest: {}, RenderSettings: {}}
     try:
         for column, text in entry.overrides.items():
-            owner = next((cls for cls in changes if cls.column(column)), None)
-            if owner is None:
-                shared = (
-                    " (the whole batch shares it: give it on the command line)"
-                    if ModelChoice.column(column) or column.replace("-", "_") in ModelChoice.fields()
-                    else ""
-                )
+            owner = next((cls for cls in (*changes, ModelChoice) if cls.column(column)), None)
+            f = owner.column(column) if owner else None
+            if f is None or not f.metadata["per_song"]:
+                shared = " (the whole batch shares it: give it on the command line)" if f else ""
                 raise UserError(f"column '{column}' is not a per-song setting{shared}")
-            name = owner.column(column)
-            changes[owner][name] = owner.parse(name, text, base)
+            changes[owner][f.name] = owner.parse(f.name, text, base)
         request = dataclasses.replace(
             request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest]
         )

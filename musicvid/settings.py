@@ -142,12 +142,11 @@ class Settings:
         return {name: getattr(args, name) for name in cls.fields() if getattr(args, name, None) is not None}
 
     @classmethod
-    def column(cls, column: str) -> str | None:
-        """The field a batch CSV column sets (by option or field name), if a row may set it."""
+    def column(cls, column: str) -> dataclasses.Field | None:
+        """The field a batch CSV column names, by its option's name or its own."""
         name = column.strip().replace("-", "_")
         name = next((f.name for o, f in cls.options().items() if o.replace("-", "_") == name), name)
-        f = cls.fields().get(name)
-        return name if f is not None and f.metadata.get("per_song") else None
+        return cls.fields().get(name)
 
     @classmethod
     def parse(cls, name: str, text: str, base: Path) -> Any:

@@ -195,8 +195,8 @@ def build_app(config: UIConfig = UIConfig()):
         """A new job and its storyboard; the job is removed again if its song is refused."""
         if not upload:
             raise UserError("upload a song first")
-        preset, _, context_size, _, _, _, seed, *_ = advanced
-        settings_from(*advanced)  # bad settings are refused before the upload is copied
+        preset = advanced[0]
+        _, context_size, seed = settings_from(*advanced)  # bad settings are refused before the upload is copied
         job, song = jobs.new(upload, session)
         try:
             request = SongRequest(
