@@ -7,3 +7,4 @@ DEMO_SONG = ASSETS_DIR / "demo" / "demo.mp3"
 DEMO_LYRICS = ASSETS_DIR / "demo" / "demo.lrc"
 TINY_GPT2_TOKENIZER = ASSETS_DIR / "tokenizers" / "tiny-gpt2"
 TINY_CLIP_TOKENIZER = ASSETS_DIR / "tokenizers" / "tiny-clip"
+LYRICS_FONT = ASSETS_DIR / "fonts" / "DejaVuSans-Bold.ttf"  # DejaVu Sans Bold: free to redistribute (fonts/LICENSE)

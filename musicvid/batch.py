@@ -19,7 +19,7 @@ from pathlib import Path
 
 from musicvid.errors import UserError
 from musicvid.files import check_file, check_output
-from musicvid.settings import ModelChoice, RenderSettings, SongRequest, size_for_aspect
+from musicvid.settings import ModelChoice, RenderSettings, SongRequest
 
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
@@ -169,9 +169,8 @@ def song_settings(
         request = dataclasses.replace(
             request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest]
         )
-        render = changes[RenderSettings]
-        if render.get("aspect") and "size" not in render:  # the row's shape, at the batch's pixel count
-            render["size"] = size_for_aspect(render["aspect"], settings.size)
+        # the row's look, and its shape at the batch's pixel count
+        render = RenderSettings.completed(changes[RenderSettings], settings.size) if changes[RenderSettings] else {}
         settings = dataclasses.replace(settings, **render)
     except UserError as e:
         raise UserError(f"{where}: {e}") from None

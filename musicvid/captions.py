@@ -1,18 +1,23 @@
-"""Lyrics as subtitles: an .srt beside the video, and on request the lyrics on screen: the sung line
-burned into the frames (`line`), or karaoke (`karaoke`): an ASS file in which each word lights up as
-it is sung, burned in by ffmpeg's libass and kept beside the video for editors."""
+"""Lyrics as subtitles: an .srt beside the video, and on request the lyrics on screen: an ASS script,
+burned in by ffmpeg's libass at the video's size (after upscaling and interpolation, so the letters
+are drawn sharp, once per video frame) and kept beside the video for editors. `line` shows the sung
+line; `karaoke` lights each word up as it is sung. The font is the bundled DejaVu Sans Bold, so the
+lyrics look the same on a machine with no fonts installed."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+import shutil
+from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
 
+from musicvid.assets import LYRICS_FONT
 from musicvid.storyboard import Storyboard
 from musicvid.transcript import Transcript
+from vipe_core.files import atomic_path, write_text
 
 SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold once sung, white before
+FONTS = "fonts"  # the folder beside an ASS script that holds its font (musicvid.mux)
 WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is that scene's line
 
 
@@ -38,40 +43,9 @@ def srt(storyboard: Storyboard) -> str:
     return "\n".join(blocks)
 
 
-@lru_cache(maxsize=8)
-def _font(size: int) -> ImageFont.ImageFont:
-    return ImageFont.load_default(size=size)
-
-
-def _wrap(draw: ImageDraw.ImageDraw, text: str, font, width: int) -> list[str]:
-    lines, current = [], ""
-    for word in text.split():
-        candidate = f"{current} {word}".strip()
-        if current and draw.textlength(candidate, font=font) > width:
-            lines.append(current)
-            current = word
-        else:
-            current = candidate
-    return lines + ([current] if current else [])
-
-
-def burn(frame: np.ndarray, text: str) -> np.ndarray:
-    """The frame with `text` in white, outlined in black, centred near the bottom."""
-    if not text.strip():
-        return frame
-    image = Image.fromarray(frame)
-    height, width = frame.shape[:2]
-    size = max(8, height // 18)
-    font = _font(size)
-    draw = ImageDraw.Draw(image)
-    rows = _wrap(draw, text, font, int(width * 0.9))
-    stroke = max(1, size // 10)
-    y = height - int(size * 1.3) * len(rows) - size // 2
-    for row in rows:
-        x = (width - draw.textlength(row, font=font)) / 2
-        draw.text((x, y), row, font=font, fill="white", stroke_width=stroke, stroke_fill="black")
-        y += int(size * 1.3)
-    return np.asarray(image)
+def _ass_text(text: str) -> str:
+    """Text as ASS shows it literally: braces open override tags and a backslash starts \\N."""
+    return " ".join(text.split()).replace("{", "(").replace("}", ")").replace("\\", "/")
 
 
 def _ass_time(seconds: float) -> str:
@@ -110,34 +84,50 @@ def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[in
     return words
 
 
-def karaoke(storyboard: Storyboard, words: dict[int, list[tuple[float, float, str]]], width: int, height: int) -> str:
-    """An ASS script: each lyric scene's line at the bottom while it lasts, its words turning from white
-    to gold as they are sung (\\kf: a fill that sweeps across the word over its duration). Sized in the
-    video's own pixels, with an outline, so it reads at any size."""
+def ass_script(
+    storyboard: Storyboard, width: int, height: int, words: dict[int, list[tuple[float, float, str]]] | None = None
+) -> str:
+    """An ASS script: each lyric scene's line at the bottom while it lasts; with `words` (karaoke) its
+    words turning from white to gold as they are sung (\\kf: a fill that sweeps across the word over
+    its duration). Sized in the video's own pixels, with an outline, so it reads at any size."""
     size = max(8, round(height / 14))
+    sung = SUNG if words is not None else UNSUNG  # a plain line is white throughout
     header = (
         "[Script Info]\nScriptType: v4.00+\n"
         f"PlayResX: {width}\nPlayResY: {height}\nScaledBorderAndShadow: yes\nWrapStyle: 0\n\n"
         "[V4+ Styles]\nFormat: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, "
         "Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, "
         "MarginL, MarginR, MarginV, Encoding\n"
-        f"Style: Karaoke,DejaVu Sans,{size},{SUNG},{UNSUNG},&H00000000,&H80000000,1,0,0,0,100,100,0,0,1,"
+        f"Style: Lyrics,DejaVu Sans,{size},{sung},{UNSUNG},&H00000000,&H80000000,1,0,0,0,100,100,0,0,1,"
         f"{max(1.0, size / 12):.1f},0,2,{width // 20},{width // 20},{max(4, height // 20)},1\n\n"
         "[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
     )
     events = []
     for scene in storyboard.scenes:
-        if scene.index not in words:
+        if scene.kind != "lyric" or not scene.text.strip():
             continue
-        text, at = [], scene.start
-        for start, end, word in words[scene.index]:
-            # in whole centiseconds of the song's clock, so that rounding never drifts along a line
-            if round(start * 100) > round(at * 100):  # a pause before the word: nothing lights up
-                text.append(f"{{\\k{round(start * 100) - round(at * 100)}}}")
-            fill = round(end * 100) - round(start * 100)
-            text.append(f"{{\\kf{fill}}}{word.replace('{', '(').replace('}', ')')} ")
-            at = end
-        events.append(
-            f"Dialogue: 0,{_ass_time(scene.start)},{_ass_time(scene.end)},Karaoke,,0,0,0,,{''.join(text).rstrip()}"
-        )
+        text = _ass_text(scene.text) if words is None else _karaoke_text(scene.start, words[scene.index])
+        events.append(f"Dialogue: 0,{_ass_time(scene.start)},{_ass_time(scene.end)},Lyrics,,0,0,0,,{text}")
     return header + "\n".join(events) + "\n"
+
+
+def _karaoke_text(at: float, words: list[tuple[float, float, str]]) -> str:
+    """A line's words with their \\k (wait) and \\kf (fill) times, from `at`, the line's start."""
+    text = []
+    for start, end, word in words:
+        # in whole centiseconds of the song's clock, so that rounding never drifts along a line
+        wait = round(start * 100) - round(at * 100)  # a pause before the word: nothing lights up
+        fill = round(end * 100) - round(start * 100)
+        text.append((f"{{\\k{wait}}}" if wait > 0 else "") + f"{{\\kf{fill}}}{_ass_text(word)}")
+        at = end
+    return " ".join(text)
+
+
+def write_script(path: Path, script: str) -> None:
+    """The ASS script at `path`, with its font in FONTS beside it."""
+    write_text(path, script)
+    font = path.parent / FONTS / LYRICS_FONT.name
+    if not font.is_file() or font.stat().st_size != LYRICS_FONT.stat().st_size:
+        font.parent.mkdir(exist_ok=True)
+        with atomic_path(font) as tmp:
+            shutil.copyfile(LYRICS_FONT, tmp)

@@ -34,6 +34,10 @@ ASR_BACKENDS = ("openai-whisper", "faster-whisper")
 WHISPER_LARGE = "large-v2"
 # Demucs' hybrid transformer model, the practitioners' standard for taking the singing from the band.
 DEMUCS = "htdemucs"
+# Real-ESRGAN x4plus as its authors published it (on GitHub), mirrored as a file on the hub. "auto"
+# takes it on a GPU and Lanczos on the CPU, where it costs 100 s a 1080p frame on two cores (docs/frames.md).
+REAL_ESRGAN = "2kpr/Real-ESRGAN/RealESRGAN_x4plus.pth"
+AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
 TINY_SEED = 0
 
 
@@ -45,6 +49,7 @@ class ModelSet:
     vipe_tokenizer: str | None  # None: the checkpoint's own, else GPT-2 Medium's (see ViPE.from_pretrained)
     diffusion: str
     separator: str  # the Demucs model of --separate-vocals
+    upscaler: str  # the model of --resolution: a hub file org/name/file.pth, a local file, auto or lanczos
     # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
     size: tuple[int, int]
     steps: int
@@ -61,6 +66,7 @@ PRESETS = {
         vipe_tokenizer=DEFAULT_VIPE_TOKENIZER,
         diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
         separator=DEMUCS,
+        upscaler=AUTO_UPSCALER,
         size=(512, 512),
         steps=25,
     ),
@@ -71,6 +77,7 @@ PRESETS = {
         vipe_tokenizer=TINY,
         diffusion=TINY,
         separator=TINY,
+        upscaler=TINY,
         size=(64, 64),
         steps=4,
     ),
@@ -86,6 +93,7 @@ def choose_models(
     vipe_tokenizer: str | None = None,
     diffusion: str | None = None,
     separator: str | None = None,
+    upscaler: str | None = None,
 ) -> ModelSet:
     if preset not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
@@ -107,6 +115,7 @@ def choose_models(
         vipe_tokenizer=vipe_tokenizer or (models.vipe_tokenizer if not vipe or vipe == TINY else None),
         diffusion=diffusion or models.diffusion,
         separator=separator or models.separator,
+        upscaler=upscaler or models.upscaler,
     )
 
 
@@ -139,6 +148,7 @@ _WAYS_OUT = {
     "vipe": ("--vipe", "HF_HOME"),
     "diffusion": ("--diffusion", "HF_HOME"),
     "separator": ("--separator", "HF_HOME"),
+    "upscaler": ("--upscaler", "HF_HOME"),
 }
 
 
@@ -387,6 +397,46 @@ def load_separator(name: str, device: torch.device):
         raise _unavailable("separator", name, error) from None
 
 
+# --- upscaler -------------------------------------------------------------------------------------
+
+# Real-ESRGAN's RRDB network with every size cut to the least spandrel still recognises (the published
+# x4plus: 64 filters, 23 blocks, 16.7M weights).
+TINY_ESRGAN = dict(num_filters=8, num_blocks=1, scale=4)
+
+
+def tiny_upscaler():
+    from spandrel import ModelLoader
+    from spandrel.architectures.ESRGAN import ESRGAN
+
+    torch.manual_seed(TINY_SEED)
+    return ModelLoader().load_from_state_dict(ESRGAN(**TINY_ESRGAN).state_dict())
+
+
+def load_upscaler(name: str, device: torch.device):
+    """A spandrel ImageModelDescriptor, in float16 on a GPU; None for Lanczos alone. `name`: a hub file
+    (org/name/file.pth), a local .pth/.safetensors file, tiny, lanczos, or auto (Real-ESRGAN on a GPU)."""
+    if name == AUTO_UPSCALER:
+        name = REAL_ESRGAN if device.type != "cpu" else LANCZOS
+    if name == LANCZOS:
+        return None
+    if name == TINY:
+        return tiny_upscaler().eval().to(device)
+    try:
+        from huggingface_hub import hf_hub_download
+        from spandrel import ModelLoader
+
+        path = Path(name)
+        if not path.is_file():
+            repo, _, filename = name.rpartition("/")
+            if repo.count("/") != 1:
+                raise ValueError(f"not a file, nor a hub file org/name/file: {name}")
+            path = Path(hf_hub_download(repo, filename))
+        model = ModelLoader().load_from_file(path).eval().to(device)
+    except Exception as error:
+        raise _unavailable("upscaler", name, error) from None
+    return model.half() if default_dtype(device) == torch.float16 and model.supports_half else model
+
+
 # --- the registry ----------------------------------------------------------------------------------
 
 
@@ -414,6 +464,8 @@ class ModelRegistry:
             return load_diffusion(m.diffusion, self.device)
         if role == "separator":
             return load_separator(m.separator, self.device)
+        if role == "upscaler":
+            return load_upscaler(m.upscaler, self.device)
         raise ValueError(role)
 
     @contextmanager

@@ -13,10 +13,14 @@ import re
 import shutil
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
-from musicvid import captions
+import numpy as np
+
+from musicvid import camera, captions
 from musicvid.align import align_lyrics
 from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
 from musicvid.elaborate import elaborate
@@ -24,10 +28,10 @@ from musicvid.errors import UserError
 from musicvid.files import check_output
 from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.models import ModelRegistry
-from musicvid.mux import encode_video
-from musicvid.pacing import motion_per_frame
+from musicvid.mux import encode_video, interpolate
+from musicvid.pacing import accent_per_frame, find_beats, motion_per_frame
 from musicvid.render import job_pipeline, plan_pictures, remove_leftovers, render_pictures, stale_groups, video_frames
-from musicvid.schedule import frame_schedule, to_frame
+from musicvid.schedule import FrameSchedule, frame_schedule, to_frame
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import (
     Storyboard,
@@ -42,6 +46,7 @@ from musicvid.storyboard import (
 from musicvid.timing import Timings
 from musicvid.transcribe import transcribe
 from musicvid.transcript import Transcript
+from musicvid.upscale import Upscaler
 from musicvid.vocals import separate_vocals
 from vipe_core.files import atomic_path, write_json, write_text
 
@@ -192,7 +197,7 @@ class Video:
     workdir: Path
     storyboard: Storyboard
     duration: float  # seconds of song
-    frames: int
+    frames: int  # in the video (at --output-fps where given)
     pictures_drawn: int  # pictures denoised in this run; the rest were kept from an earlier one
     timings: dict  # seconds per stage, as in timings.json
 
@@ -200,6 +205,31 @@ class Video:
 def default_output(song: Path, preview: bool) -> Path:
     """`<song>.mp4` (or `<song>.preview.mp4`) beside the song."""
     return song.with_name(f"{song.stem}.preview.mp4" if preview else f"{song.stem}.mp4")
+
+
+def delivered(
+    frames: Iterable[np.ndarray],
+    schedule: FrameSchedule,
+    duration: float,
+    settings: RenderSettings,
+    accent: np.ndarray | None,
+    upscale: Upscaler | None,
+) -> Iterable[np.ndarray]:
+    """The drawn frames on their way to the encoder: through the camera, interpolated to the output rate,
+    upscaled to the resolution (docs/frames.md, "Delivery")."""
+    views = camera.views(schedule, settings.motion, accent, settings.pulse)
+    frames = (camera.look_through(frame, view) for frame, view in zip(frames, views))
+    if settings.output_fps:
+        frames = interpolate(
+            frames,
+            width=settings.width,
+            height=settings.height,
+            fps=settings.fps,
+            output_fps=settings.output_fps,
+            frame_count=to_frame(duration, settings.output_fps),
+            interpolator=settings.interpolator,
+        )
+    return map(upscale, frames) if upscale else frames
 
 
 def make_video(
@@ -216,7 +246,8 @@ def make_video(
     2. the storyboard: made, or reused from the work directory with its edits;
     3. the frame schedule (paced by the beats if asked) and the pictures whose inputs changed (or
        that a killed run left undone);
-    4. the frames muxed with the song; the copy to `output`, its subtitles, timings.json.
+    4. the frames delivered (camera, frame rate, size) and muxed with the song and the lyrics on
+       screen; the copy to `output`, its subtitles, timings.json.
     Setting `stop` ends the run within one denoising step (what is written stays, for a resume)."""
     output = output if output is not None else default_output(request.song, settings.preview)
     check_output(output)
@@ -225,10 +256,13 @@ def make_video(
 
     storyboard, workdir, audio = get_storyboard(request, registry, timings=timings)
 
-    motion = None
-    if settings.pacing == "beats":
+    motion = accent = None
+    if settings.pacing == "beats" or settings.pulse:
+        frame_count = to_frame(storyboard.duration, settings.fps)
         with timings.measure("beats"):
-            motion = motion_per_frame(audio.samples, settings.fps, to_frame(storyboard.duration, settings.fps))
+            beats = find_beats(audio.samples)
+        motion = motion_per_frame(beats, settings.fps, frame_count) if settings.pacing == "beats" else None
+        accent = accent_per_frame(beats, settings.fps, frame_count) if settings.pulse else None
     schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
     groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
     remove_leftovers(workdir, output)
@@ -240,37 +274,48 @@ def make_video(
             drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet, stop)
 
     video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
-    karaoke = None
-    if settings.captions == "karaoke":  # each word's time: Whisper's where it heard the line
-        karaoke = workdir / "lyrics.ass"
-        transcript = Transcript.load(workdir / "transcript.json") if (workdir / "transcript.json").exists() else None
-        words = captions.word_times(
-            storyboard, transcript if transcript and transcript.audio_sha256 == audio.info.sha256 else None
-        )
-        write_text(karaoke, captions.karaoke(storyboard, words, settings.width, settings.height))
-    with timings.measure("mux"):
-        frames = video_frames(storyboard, schedule, workdir, settings)
-        encode_video(
-            frames,
-            width=settings.width,
-            height=settings.height,
-            fps=settings.fps,
-            audio=Path(audio.info.path),
-            output=video,
-            subtitles=karaoke,
-        )
+    width, height = settings.video_size
+    script = None
+    if settings.captions != "none":  # karaoke: each word's time, Whisper's where it heard the line
+        script = workdir / "lyrics.ass"
+        words = None
+        if settings.captions == "karaoke":
+            saved = workdir / "transcript.json"
+            transcript = Transcript.load(saved) if saved.exists() else None
+            words = captions.word_times(
+                storyboard, transcript if transcript and transcript.audio_sha256 == audio.info.sha256 else None
+            )
+        captions.write_script(script, captions.ass_script(storyboard, width, height, words))
+    upscale = None
+    with registry.use("upscaler", timings) if settings.resolution else nullcontext() as model:
+        if settings.resolution:
+            upscale = Upscaler(model, (width, height))
+        drawn_frames = video_frames(storyboard, schedule, workdir, settings)
+        frames = delivered(drawn_frames, schedule, storyboard.duration, settings, accent, upscale)
+        with timings.measure("mux"):
+            encode_video(
+                frames,
+                width=width,
+                height=height,
+                fps=settings.video_fps,
+                audio=Path(audio.info.path),
+                output=video,
+                subtitles=script,
+            )
     subtitles = captions.srt(storyboard)
     write_text(workdir / "lyrics.srt", subtitles)
     if output.resolve() != video.resolve():
         with atomic_path(output) as tmp:
             shutil.copyfile(video, tmp)
     write_text(output.with_suffix(".srt"), subtitles)
-    if karaoke is not None:  # for editors: the karaoke timing beside the video
-        write_text(output.with_suffix(".ass"), karaoke.read_text(encoding="utf-8"))
+    if script is not None:  # for editors: the lyrics' timing beside the video
+        write_text(output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
     summary = {
         **timings.summary(),
         "frames": schedule.frame_count,
+        "video_frames": to_frame(storyboard.duration, settings.video_fps),
         "pictures_drawn": drawn,
+        **({"upscale": upscale.cost()} if upscale else {}),
         "wall_seconds": round(time.perf_counter() - started, 4),
     }
     write_json(workdir / "timings.json", summary)
@@ -283,7 +328,7 @@ def make_video(
         workdir,
         storyboard,
         audio.info.duration,
-        schedule.frame_count,
+        summary["video_frames"],
         drawn,
         summary,
     )

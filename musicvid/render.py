@@ -25,7 +25,6 @@ import numpy as np
 import torch
 from PIL import Image, PngImagePlugin
 
-from musicvid import captions
 from musicvid.errors import Cancelled
 from musicvid.files import remove_all_temporaries, remove_temporaries
 from musicvid.interpolate import align, slerp
@@ -319,23 +318,21 @@ def render_pictures(
 def video_frames(
     storyboard: Storyboard, schedule: FrameSchedule, workdir: Path, settings: RenderSettings
 ) -> Iterator[np.ndarray]:
-    """Frame 0 … N−1 in order: keyframes where t = 0, rendered morphs between them (or, in preview,
-    a crossfade of the two keyframes), the sung line burned in with `--captions line`."""
+    """Frame 0 … N−1 in order, as drawn: keyframes where t = 0, rendered morphs between them (or, in
+    preview, a crossfade of the two keyframes)."""
 
     @lru_cache(maxsize=2)  # scenes come in order: only the current keyframe and the next are needed
     def keyframe(scene: int) -> np.ndarray:
         return load_picture(keyframe_path(workdir, scene))
 
     for segment in schedule.segments:
-        caption = storyboard.scenes[segment.scene].text if storyboard.scenes[segment.scene].kind == "lyric" else ""
         for k in range(segment.first, segment.end):
             t = segment.t(k)
             if t == 0:
-                frame = keyframe(segment.scene)
+                yield keyframe(segment.scene)
             elif settings.preview:
                 start = keyframe(segment.scene).astype(np.float32)
                 end = keyframe(segment.target).astype(np.float32)
-                frame = ((1 - t) * start + t * end).round().astype(np.uint8)
+                yield ((1 - t) * start + t * end).round().astype(np.uint8)
             else:
-                frame = load_picture(frame_path(workdir, k))
-            yield captions.burn(frame, caption) if settings.captions == "line" else frame
+                yield load_picture(frame_path(workdir, k))

@@ -27,12 +27,16 @@ from vipe_core.choose import LENSES
 SCHEDULERS = ("dpm++", "ddim")
 PACINGS = ("linear", "beats")
 CAPTIONS = ("none", "line", "karaoke")
-ASPECTS = {
-    "16:9": 16 / 9,
-    "9:16": 9 / 16,
-    "1:1": 1.0,
-    "4:5": 4 / 5,
-}  # landscape video, stories, square, feed  # karaoke: an ASS file burned in by libass (musicvid.captions)
+ASPECTS = {"16:9": 16 / 9, "9:16": 9 / 16, "1:1": 1.0, "4:5": 4 / 5}  # landscape video, stories, square, feed
+RESOLUTIONS = {"720p": 720, "1080p": 1080, "4k": 2160}  # the video's short side
+OUTPUT_RATES = (24.0, 25.0, 30.0, 60.0)
+INTERPOLATORS = ("minterpolate", "blend")  # musicvid.mux
+MOVES = ("none", "zoom", "pan")
+# A look sets several options at once; options given beside it win.
+LOOKS = {
+    "music-video": dict(pacing="beats", output_fps=30.0, aspect="16:9", resolution="1080p", captions="karaoke"),
+}
+DRAWN_FPS = 10.0  # the paper's rate: what SD draws when only --output-fps is given, or near it
 MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
@@ -195,7 +199,7 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
         return
     low, high, above, choices = meta["low"], meta["high"], meta["above"], meta["choices"]
     if choices is not None and value not in choices:
-        raise UserError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+        raise UserError(f"{name} must be one of {', '.join(map(_number, choices))}, not {_number(value)!r}")
     if above is not None and not (value > above and (high is None or value <= high)):
         at_most = f" and at most {_number(high)}" if high is not None else ""
         raise UserError(f"{name} must be above {_number(above)}{at_most}, got {_number(value)}")
@@ -253,7 +257,22 @@ class SongRequest(Settings):
 class RenderSettings(Settings):
     """How to draw the pictures and encode the video."""
 
-    fps: float = setting(10.0, "frames per second (default 10, as in the paper)", above=0, high=60)
+    look: str | None = setting(
+        None,
+        "a set of options that suits a kind of video; options given beside it win. music-video: on the beat "
+        "(--pacing beats), 30 fps, 16:9, 1080p, karaoke lyrics",
+        choices=tuple(LOOKS),
+    )
+    fps: float = setting(
+        DRAWN_FPS, "frames per second that Stable Diffusion draws (default 10, as in the paper)", above=0, high=60
+    )
+    output_fps: float | None = setting(
+        None,
+        "frames per second of the video: the frames between the drawn ones are synthesised (--interpolator); "
+        "a whole multiple of --fps, which then defaults to the multiple nearest 10 (12 for 24, 10 for 30)",
+        choices=OUTPUT_RATES,
+    )
+    interpolator: str = setting("minterpolate", "what synthesises the frames for --output-fps", choices=INTERPOLATORS)
     size: tuple[int, int] = setting(
         (512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)"
     )
@@ -261,6 +280,11 @@ class RenderSettings(Settings):
         None,
         "the picture's shape: 16:9, 9:16, 1:1 or 4:5, at about the models' pixel count (704x384 for 16:9 with SD 1.5)",
         choices=tuple(ASPECTS),
+    )
+    resolution: str | None = setting(
+        None,
+        "upscale the video to 720p, 1080p or 4k (its short side), by --upscaler (default: the drawn size)",
+        choices=tuple(RESOLUTIONS),
     )
     steps: int = setting(25, "denoising steps (default: the models', 25 for SD 1.5)", low=1, high=150)
     guidance: float = setting(7.5, "classifier-free guidance scale", low=0, high=30)
@@ -271,6 +295,12 @@ class RenderSettings(Settings):
         "how each morph moves: linear (evenly, the paper's) or beats (on the song's beats and onsets)",
         choices=PACINGS,
     )
+    motion: str = setting(
+        "none",
+        "a slow camera move over each scene that leaves each keyframe as drawn: none, zoom or pan",
+        choices=MOVES,
+    )
+    pulse: float = setting(0.0, "a small zoom on strong beats, 0 (none) to 1", low=0, high=1)
     align: bool = setting(True, "Chunked Similarity Alignment of the text embeddings (--no-align: plain slerp)")
     align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76)
     style: str = setting("", "text appended to every prompt, e.g. 'oil painting'")
@@ -296,15 +326,35 @@ class RenderSettings(Settings):
             raise UserError(f"--size must be positive multiples of 8 up to 2048x2048, got {width}x{height}")
         if self.aspect is not None and abs(math.log(width / height / ASPECTS[self.aspect])) > 0.1:
             raise UserError(f"--size {width}x{height} is not {self.aspect}: give --aspect or --size, not both")
+        if self.output_fps is not None and abs(self.output_fps / self.fps - round(self.output_fps / self.fps)) > 1e-6:
+            raise UserError(
+                f"--output-fps {_number(self.output_fps)} must be a whole multiple of --fps {_number(self.fps)}, "
+                "so that every keyframe falls on a frame of the video"
+            )
+        if self.output_fps is not None and self.output_fps < self.fps:
+            raise UserError(f"--output-fps {_number(self.output_fps)} is below --fps {_number(self.fps)}")
         if self.compile and self.low_vram:
             raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
 
     @classmethod
     def for_models(cls, models, **given) -> "RenderSettings":
-        """The settings given, with the model set's picture size (in the shape asked for) and steps where
-        none was."""
-        size = size_for_aspect(given["aspect"], models.size) if given.get("aspect") else models.size
-        return cls(**{"size": size, "steps": models.steps, **given})
+        """The settings given, completed (`completed`) for the model set's picture size, with its steps
+        where none were given."""
+        return cls(**{"steps": models.steps, **cls.completed(given, models.size)})
+
+    @staticmethod
+    def completed(given: dict[str, Any], size: tuple[int, int]) -> dict[str, Any]:
+        """`given` with what follows from it: the look's options where not given (a size given takes the
+        place of its shape), the size in the shape asked for at about `size`'s pixel count (else `size`),
+        and a drawn rate that divides the output rate."""
+        if given.get("look") in LOOKS:
+            look = {k: v for k, v in LOOKS[given["look"]].items() if not (k == "aspect" and "size" in given)}
+            given = {**look, **given}
+        if "size" not in given:
+            given = {**given, "size": size_for_aspect(given["aspect"], size) if given.get("aspect") else size}
+        if given.get("output_fps") and "fps" not in given:
+            given = {**given, "fps": given["output_fps"] / max(1, round(given["output_fps"] / DRAWN_FPS))}
+        return given
 
     @property
     def width(self) -> int:
@@ -313,6 +363,21 @@ class RenderSettings(Settings):
     @property
     def height(self) -> int:
         return self.size[1]
+
+    @property
+    def video_fps(self) -> float:
+        return self.output_fps or self.fps
+
+    @property
+    def video_size(self) -> tuple[int, int]:
+        """Width × height of the video: the drawn size, or with --resolution the resolution's short side
+        and the long side in the picture's shape (--aspect's exact ratio, else the drawn one), even."""
+        if self.resolution is None:
+            return self.size
+        ratio = ASPECTS[self.aspect] if self.aspect else self.width / self.height
+        short = RESOLUTIONS[self.resolution]
+        long = 2 * round(short * max(ratio, 1 / ratio) / 2)
+        return (long, short) if ratio >= 1 else (short, long)
 
     def picture_inputs(self, diffusion: str) -> dict:
         """What every picture depends on besides its own prompts, seeds and t."""
@@ -344,6 +409,12 @@ class ModelChoice(Settings):
     separator: str | None = setting(
         None, "Demucs model for --separate-vocals: a name (htdemucs), or a .th/.safetensors file", per_song=False
     )
+    upscaler: str | None = setting(
+        None,
+        "upscaler for --resolution: a hub file (org/name/file.pth), a .pth/.safetensors file, lanczos, or auto "
+        "(the default: Real-ESRGAN x4plus on a GPU, Lanczos on the CPU)",
+        per_song=False,
+    )
     device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)
 
     def model_set(self):
@@ -357,6 +428,7 @@ class ModelChoice(Settings):
             vipe_tokenizer=self.vipe_tokenizer,
             diffusion=self.diffusion,
             separator=self.separator,
+            upscaler=self.upscaler,
         )
 
     def registry(self, keep_loaded: bool = False):

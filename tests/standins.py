@@ -21,6 +21,10 @@ Real layouts, looked up on the hub:
   and kwargs as JSON in the safetensors metadata (fractions as ``{"_type": "fraction", ...}``; 533
   float16 tensors), a 955717e8.json sidecar with the same and the training record, README.md.
 
+- ``2kpr/Real-ESRGAN``: RealESRGAN_x4plus.pth, the file xinntao/Real-ESRGAN publishes on GitHub: a
+  pickled dict ``{"params_ema": state}`` of basicsr's RRDBNet (conv_first, body.N.rdbM.convK,
+  conv_body, conv_up1, conv_up2, conv_hr, conv_last; 64 features, 23 blocks, growth 32), float32.
+
 The GPT-2 vocabulary is GPT-2's own (50,257 tokens, end-of-text id 50,256), rebuilt from the BPE
 ranks that openai-whisper ships; the CLIP tokenizer is the small one the tiny preset uses.
 
@@ -43,7 +47,7 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.models import DEMUCS_SOURCES, LOCAL_DIFFUSION, TINY
+from musicvid.models import DEMUCS_SOURCES, LOCAL_DIFFUSION, REAL_ESRGAN, TINY
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
@@ -454,6 +458,27 @@ def htdemucs_files() -> dict[str, bytes]:
     }
 
 
+def realesrgan_files(features: int = 8, blocks: int = 1, growth: int = 32) -> dict[str, bytes]:
+    """basicsr's RRDBNet ×4 under its own names, cut to `blocks` blocks of `features` features (spandrel
+    reads both from the weights; the growth of 32 it assumes)."""
+    generator = torch.Generator().manual_seed(4)
+    state = {}
+
+    def conv(name: str, into: int, out: int) -> None:
+        state[f"{name}.weight"] = torch.randn(out, into, 3, 3, generator=generator) * 0.05
+        state[f"{name}.bias"] = torch.zeros(out)
+
+    conv("conv_first", 3, features)
+    for block in range(blocks):
+        for dense in (1, 2, 3):
+            for k in range(1, 6):
+                conv(f"body.{block}.rdb{dense}.conv{k}", features + (k - 1) * growth, growth if k < 5 else features)
+    for name in ("conv_body", "conv_up1", "conv_up2", "conv_hr"):
+        conv(name, features, features)
+    conv("conv_last", features, 3)
+    return {REAL_ESRGAN.rpartition("/")[2]: pickled({"params_ema": state})}
+
+
 def write_hub(home: Path) -> Path:
     """Every stand-in into `home`/hub (HF_HOME=`home`); returns the hub folder."""
     hub = home / "hub"
@@ -461,6 +486,7 @@ def write_hub(home: Path) -> Path:
     write_repo(hub, DEFAULT_VIPE_TOKENIZER, gpt2_medium_files(gpt2_tokenizer_files()))
     write_repo(hub, SD15, sd15_files())
     write_repo(hub, HTDEMUCS, htdemucs_files())
+    write_repo(hub, REAL_ESRGAN.rpartition("/")[0], realesrgan_files())
     return hub
 
 

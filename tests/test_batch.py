@@ -262,11 +262,15 @@ def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
     assert (out / "a.mp4").exists() and (out / "a.preview.mp4").exists()
 
 
-def test_a_csv_row_may_ask_for_a_shape(tmp_path):
+def test_a_csv_row_may_ask_for_a_shape_and_a_look(tmp_path):
     from musicvid.settings import RenderSettings, SongRequest
 
-    (tmp_path / "s.csv").write_text("path,aspect\na.mp3,16:9\nb.mp3,4:5\n")
-    wide, tall = batch.read_playlist(tmp_path / "s.csv")
+    (tmp_path / "s.csv").write_text("path,aspect,look,output-fps\na.mp3,16:9,,\nb.mp3,4:5,,\nc.mp3,,music-video,24\n")
+    wide, tall, look = batch.read_playlist(tmp_path / "s.csv")
     base = SongRequest(song=Path("-")), RenderSettings(size=(512, 512))
     assert batch.song_settings(wide, *base, tmp_path, "row 1")[1].size == (704, 384)
     assert batch.song_settings(tall, *base, tmp_path, "row 2")[1].size == (448, 576)
+    video = batch.song_settings(look, *base, tmp_path, "row 3")[1]  # the look, but the row's own rate
+    assert (video.size, video.output_fps, video.fps, video.resolution, video.captions) == (
+        (704, 384), 24, 12, "1080p", "karaoke"
+    )  # fmt: skip

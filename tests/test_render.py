@@ -288,7 +288,7 @@ def test_beat_pacing_redraws_only_the_morphs_and_keeps_keyframes_and_frame_count
 
 
 def test_karaoke_words_light_up_at_whispers_word_times_or_shared_out_by_letters():
-    from musicvid.captions import karaoke, word_times
+    from musicvid.captions import ass_script, word_times
     from musicvid.storyboard import Scene, Storyboard
     from musicvid.transcript import Line, Transcript, Word
 
@@ -305,7 +305,7 @@ def test_karaoke_words_light_up_at_whispers_word_times_or_shared_out_by_letters(
     shared = words[2]  # the text was edited: the scene's 2 s shared by letters, in order, end to end
     assert [w[2] for w in shared] == ["an", "edited", "line"] and shared[0][0] == 3.0 and shared[-1][1] == 5.0
     assert shared[1][1] - shared[1][0] > shared[0][1] - shared[0][0]
-    script = karaoke(board, words, 512, 288)
+    script = ass_script(board, 512, 288, words)
     dialogue = [line for line in script.splitlines() if line.startswith("Dialogue:")]
     assert len(dialogue) == 2 and "PlayResX: 512" in script and "PlayResY: 288" in script
     # a 0.1 s wait, then "let" fills over 0.3 s; 0.1 s; "it" 0.2 s; 0.2 s; "go" 0.7 s

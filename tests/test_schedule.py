@@ -65,12 +65,12 @@ def click_track(seconds: float, bpm: float, rate: int = 16_000) -> tuple[np.ndar
 
 
 def test_beat_pacing_moves_the_morph_on_the_beats_and_still_lands_on_each_keyframe():
-    from musicvid.pacing import motion_per_frame
+    from musicvid.pacing import find_beats, motion_per_frame
 
     fps, duration = 10, 12.0
     samples, beats = click_track(duration, bpm=75)  # a beat every 0.8 s: 8 frames
     frames = to_frame(duration, fps)
-    motion = motion_per_frame(samples, fps, frames)
+    motion = motion_per_frame(find_beats(samples), fps, frames)
     schedule = frame_schedule([0.0, 4.0, 8.3], duration, fps, motion)
     on_beat = {int(np.ceil(b * fps)) for b in beats}  # the frame whose interval holds the beat
     steps = {"on": [], "off": []}
@@ -87,9 +87,9 @@ def test_beat_pacing_moves_the_morph_on_the_beats_and_still_lands_on_each_keyfra
 
 
 def test_beat_pacing_of_silence_is_linear():
-    from musicvid.pacing import motion_per_frame
+    from musicvid.pacing import find_beats, motion_per_frame
 
-    motion = motion_per_frame(np.zeros(16_000 * 3, dtype=np.float32), 10, 30)
+    motion = motion_per_frame(find_beats(np.zeros(16_000 * 3, dtype=np.float32)), 10, 30)
     paced, linear = frame_schedule([0.0, 1.5], 3.0, 10, motion), frame_schedule([0.0, 1.5], 3.0, 10)
     first, plain = paced.segments[0], linear.segments[0]
     assert [first.t(k) for k in range(15)] == pytest.approx([plain.t(k) for k in range(15)])

@@ -28,7 +28,13 @@ ADVANCED = [
     "none",
     "",
     "linear",
-]  # preset, fps, context, steps, guidance, size, seed, style, align, captions, aspect, pacing
+    "",
+    "",
+    "none",
+    0,
+    False,
+]  # preset, fps, context, steps, guidance, size, seed, style, align; the Look group: captions, aspect, pacing,
+# output fps, resolution, camera move, pulse, preview
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
@@ -139,6 +145,21 @@ def test_upload_storyboard_edit_render(client):
     with pytest.raises(AppError, match="make the storyboard first") as refused:
         Client(client.src, verbose=False).predict(song, "", "", *ADVANCED, table, job, api_name="/render")
     assert "/" not in str(refused.value)
+
+
+def test_a_look_sets_the_look_groups_controls_and_they_reach_the_settings():
+    from ui.app import drawn_rate, look_controls, settings_from
+
+    chosen = look_controls("music-video")
+    assert chosen == ("karaoke", "16:9", "beats", "30", "1080p") and look_controls("") == ("none", "", "linear", "", "")
+    rate = chosen[3]
+    fps = drawn_rate(rate, 4)  # the drawn rate follows where it does not divide the video's: 30 = 3 × 10
+    settings, _, _ = settings_from(ADVANCED[0], fps, *ADVANCED[2:9], *chosen, "pan", 0.3, True)
+    assert (settings.output_fps, settings.fps, settings.video_size, settings.motion, settings.pulse) == (
+        30, 10, (1920, 1080), "pan", 0.3
+    )  # fmt: skip
+    assert drawn_rate("24", 10) == 12 and drawn_rate("60", 10) == 10 and drawn_rate("", 7) == 7
+    assert settings.preview and settings.captions == "karaoke"
 
 
 def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
@@ -267,14 +288,16 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
 
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
-    look = [*ADVANCED[:9], "karaoke", "16:9", "beats"]  # the Look group: karaoke lyrics, wide, on the beat
+    # the Look group: karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
+    look = [*ADVANCED[:9], "karaoke", "16:9", "beats", "24", "", "zoom", 0.5, True]
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
     other = [*ADVANCED[:6], 5, *ADVANCED[7:]]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")
     table, video, files, job, status = video_job.result(timeout=300)
     assert probe(video) == ("h264", "aac") and "Done" in status
     with av.open(video) as container:
-        assert (container.streams.video[0].width, container.streams.video[0].height) == (88, 48)  # 16:9
+        stream = container.streams.video[0]
+        assert (stream.width, stream.height, stream.average_rate) == (88, 48, 24)  # 16:9, interpolated
     assert any(f.endswith(".ass") for f in files)  # the karaoke timing, for editors
     other_table, other_job, other_status = storyboard_job.result(timeout=300)
     assert other_job != job and "Storyboard ready" in other_status

@@ -28,7 +28,18 @@ from musicvid.files import check_file
 from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import get_storyboard, make_video
-from musicvid.settings import ASPECTS, CAPTIONS, PACINGS, RenderSettings, SongRequest, parse_size
+from musicvid.settings import (
+    ASPECTS,
+    CAPTIONS,
+    LOOKS,
+    MOVES,
+    OUTPUT_RATES,
+    PACINGS,
+    RESOLUTIONS,
+    RenderSettings,
+    SongRequest,
+    parse_size,
+)
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
 from ui.config import UIConfig
 from vipe_core.files import write_json
@@ -156,7 +167,25 @@ def apply_edits(saved: dict, table) -> dict:
     return edited
 
 
-def settings_from(preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing):
+def settings_from(
+    preset,
+    fps,
+    context_size,
+    steps,
+    guidance,
+    size,
+    seed,
+    style,
+    align,
+    captions,
+    aspect,
+    pacing,
+    output_fps,
+    resolution,
+    motion,
+    pulse,
+    preview,
+):
     """The page's controls as settings, checked as the command line's are."""
     settings = RenderSettings.for_models(
         choose_models(preset),
@@ -167,9 +196,34 @@ def settings_from(preset, fps, context_size, steps, guidance, size, seed, style,
         style=style or "",
         captions=captions or "none",
         pacing=pacing or "linear",
+        output_fps=float(output_fps) if output_fps else None,
+        resolution=resolution or None,
+        motion=motion or "none",
+        pulse=float(pulse or 0),
+        preview=bool(preview),
         **({"steps": int(steps)} if steps else {}),
     )
     return settings, int(context_size), int(seed)
+
+
+def look_controls(look: str) -> tuple:
+    """The Look group's controls as a look sets them (captions, shape, pacing, frame rate, resolution)."""
+    values = {**{f: getattr(RenderSettings, f) for f in ("captions", "pacing")}, **LOOKS.get(look, {})}
+    rate = values.get("output_fps")
+    return (
+        values["captions"],
+        values.get("aspect", ""),
+        values["pacing"],
+        f"{rate:g}" if rate else "",
+        values.get("resolution", ""),
+    )
+
+
+def drawn_rate(output_fps: str, fps: float) -> float:
+    """The drawn rate kept where it divides the video's, else the one a command line without --fps gets."""
+    if not output_fps or float(output_fps) / fps == round(float(output_fps) / fps):
+        return fps
+    return RenderSettings.completed({"output_fps": float(output_fps)}, (0, 0))["fps"]
 
 
 def limit(settings_class, name: str) -> dict:
@@ -233,7 +287,11 @@ def build_app(config: UIConfig = UIConfig()):
             max_seconds=max_seconds,
         )
         made = make_video(
-            song_request, settings, jobs.registry(advanced[0]), output=folder / f"{song.stem}.mp4", stop=stop
+            song_request,
+            settings,
+            jobs.registry(advanced[0]),
+            output=folder / f"{song.stem}{'.preview' if settings.preview else ''}.mp4",
+            stop=stop,
         )
         files = [str(made.video), str(made.workdir / "storyboard.json"), str(made.subtitles)]
         if settings.captions == "karaoke":
@@ -264,10 +322,16 @@ def build_app(config: UIConfig = UIConfig()):
         captions,
         aspect,
         pacing,
+        output_fps,
+        resolution,
+        motion,
+        pulse,
+        preview,
         request: gr.Request,
         progress=gr.Progress(track_tqdm=True),
     ):
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
+        advanced += (output_fps, resolution, motion, pulse, preview)
         try:
             with jobs.models_lock:
                 storyboard, job = storyboard_job(upload, title, artist, lyrics, advanced, request.session_hash)
@@ -291,12 +355,18 @@ def build_app(config: UIConfig = UIConfig()):
         captions,
         aspect,
         pacing,
+        output_fps,
+        resolution,
+        motion,
+        pulse,
+        preview,
         table,
         job,
         request: gr.Request,
         progress=gr.Progress(track_tqdm=True),
     ):
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
+        advanced += (output_fps, resolution, motion, pulse, preview)
         try:
             with jobs.running(request.session_hash) as stop, jobs.models_lock:
                 video, files = render_job(title, artist, advanced, table, job, request.session_hash, stop)
@@ -321,10 +391,16 @@ def build_app(config: UIConfig = UIConfig()):
         captions,
         aspect,
         pacing,
+        output_fps,
+        resolution,
+        motion,
+        pulse,
+        preview,
         request: gr.Request,
         progress=gr.Progress(track_tqdm=True),
     ):
         advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
+        advanced += (output_fps, resolution, motion, pulse, preview)
         session = request.session_hash
         # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
         try:
@@ -386,6 +462,9 @@ def build_app(config: UIConfig = UIConfig()):
                     style = gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting")
                     align = gr.Checkbox(RenderSettings.align, label="Chunked Similarity Alignment (smoother morphs)")
                 with gr.Accordion("Look", open=False):
+                    look = gr.Dropdown(
+                        ["", *LOOKS], value="", label="A look (music-video: on the beat, 30 fps, 16:9, 1080p, karaoke)"
+                    )
                     captions = gr.Dropdown(
                         list(CAPTIONS),
                         value=RenderSettings.captions,
@@ -397,6 +476,17 @@ def build_app(config: UIConfig = UIConfig()):
                     pacing = gr.Dropdown(
                         list(PACINGS), value=RenderSettings.pacing, label="Motion (beats: morphs move on the beat)"
                     )
+                    output_fps = gr.Dropdown(
+                        ["", *(f"{r:g}" for r in OUTPUT_RATES)],
+                        value="",
+                        label="Video frame rate (empty: as drawn; the frames between are interpolated)",
+                    )
+                    resolution = gr.Dropdown(
+                        ["", *RESOLUTIONS], value="", label="Resolution (empty: as drawn; else upscaled)"
+                    )
+                    motion = gr.Dropdown(list(MOVES), value=RenderSettings.motion, label="Camera move over each scene")
+                    pulse = gr.Slider(0, 1, value=RenderSettings.pulse, step=0.1, label="Pulse: a zoom on strong beats")
+                    preview = gr.Checkbox(False, label="Preview: keyframes crossfaded, in this look (fast)")
                 with gr.Row():
                     storyboard_button = gr.Button("Make storyboard")
                     render_button = gr.Button("Render", variant="primary")
@@ -424,6 +514,9 @@ def build_app(config: UIConfig = UIConfig()):
         )
 
         advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing]
+        advanced += [output_fps, resolution, motion, pulse, preview]
+        look.change(look_controls, [look], [captions, aspect, pacing, output_fps, resolution], api_name=False)
+        output_fps.change(drawn_rate, [output_fps, fps], [fps], api_name=False)
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
         # One concurrency group over the three: whichever button started it, one job uses the models.
         models = dict(concurrency_id=MODELS_IN_USE, concurrency_limit=1)

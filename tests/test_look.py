@@ -1,0 +1,157 @@
+"""The video people expect: output rate, shape and resolution, camera moves, beat accents, the look."""
+
+import math
+import subprocess
+
+import av
+import numpy as np
+import pytest
+import torch
+
+from musicvid import camera, mux
+from musicvid.errors import UserError
+from musicvid.models import PRESETS, REAL_ESRGAN, TINY, load_upscaler
+from musicvid.pacing import accent_per_frame, find_beats
+from musicvid.render import keyframe_path, load_picture
+from musicvid.schedule import frame_schedule, to_frame
+from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings
+from musicvid.storyboard import load_storyboard
+from musicvid.upscale import Upscaler, cover
+from tests.test_render import killed_run, probe
+from tests.test_schedule import click_track
+
+TINY_MODELS = PRESETS["tiny"]
+CPU = torch.device("cpu")
+
+
+def test_the_music_video_look_and_what_follows_from_the_output_rate():
+    look = RenderSettings.for_models(TINY_MODELS, look="music-video")
+    assert (look.pacing, look.output_fps, look.fps, look.aspect, look.resolution, look.captions) == (
+        "beats", 30, 10, "16:9", "1080p", "karaoke"
+    )  # fmt: skip
+    assert look.video_size == (1920, 1080) and look.video_fps == 30
+    assert RenderSettings.for_models(TINY_MODELS, look="music-video", captions="none", output_fps=60).fps == 10
+    assert RenderSettings.for_models(TINY_MODELS, look="music-video", size=(64, 64)).aspect is None  # a size wins
+    # SD draws at the multiple of the output rate nearest the paper's 10 fps, so keyframes land on frames
+    assert [RenderSettings.for_models(TINY_MODELS, output_fps=r).fps for r in (24, 25, 30, 60)] == [12, 12.5, 10, 10]
+    with pytest.raises(UserError, match="whole multiple of --fps 10"):
+        RenderSettings.for_models(TINY_MODELS, fps=10, output_fps=25)
+    with pytest.raises(UserError, match="one of 24, 25, 30, 60"):
+        RenderSettings.for_models(TINY_MODELS, output_fps=29.97)
+
+
+@pytest.mark.parametrize("aspect", list(ASPECTS))
+def test_each_shape_and_resolution_has_the_exact_ratio_and_short_side(aspect):
+    for resolution, short in RESOLUTIONS.items():
+        width, height = RenderSettings.for_models(PRESETS["default"], aspect=aspect, resolution=resolution).video_size
+        assert min(width, height) == short and width % 2 == height % 2 == 0
+        assert abs(width / height - ASPECTS[aspect]) < 2 / short
+    assert RenderSettings(size=(512, 512)).video_size == (512, 512)
+
+
+def test_camera_moves_leave_keyframes_whole_and_glide_through_them():
+    schedule = frame_schedule([0.0, 2.0, 5.0], 8.0, 10)
+    firsts = [s.first for s in schedule.segments]
+    for move in ("zoom", "pan"):
+        views = camera.views(schedule, move)
+        assert [views[k] for k in firsts] == [camera.WHOLE] * 3  # each keyframe as drawn
+        zooms = np.array([v.zoom for v in views])
+        assert zooms.max() == pytest.approx(1 + camera.MOVE, abs=1e-3) and zooms.min() == 1
+        # no jolt: the zoom changes little from frame to frame, least of all around a keyframe
+        assert np.abs(np.diff(zooms)).max() < camera.MOVE * math.pi / 20 + 1e-9
+        assert all(abs(views[k + 1].zoom - 1) < 0.02 for k in firsts)
+    shifts = [v.shift for v in camera.views(schedule, "pan")]
+    assert min(shifts[1:20]) == -1 * max(np.abs(shifts[1:20])) and max(shifts[20:50]) > 0.9  # left, then right
+    frame = np.random.default_rng(0).integers(0, 255, (48, 64, 3), dtype=np.uint8)
+    assert camera.look_through(frame, camera.WHOLE) is frame
+    closer = camera.look_through(frame, camera.View(1.5, 1.0))
+    assert closer.shape == frame.shape and not np.array_equal(closer, frame)
+
+
+def test_pulse_accents_strong_beats_and_nothing_in_silence():
+    fps, duration = 10, 8.0
+    samples, beats = click_track(duration, bpm=75)
+    frames = to_frame(duration, fps)
+    accent = accent_per_frame(find_beats(samples), fps, frames)
+    on_beat = sorted({math.ceil(b * fps) for b in beats if b * fps < frames})
+    between = [k for k in range(frames) if all(abs(k - b) >= 3 for b in on_beat)]
+    assert accent.max() <= 1 and accent[on_beat].mean() > 3 * accent[between].mean()
+    assert not accent_per_frame(find_beats(np.zeros(16_000 * 3, dtype=np.float32)), fps, 30).any()
+    schedule = frame_schedule([0.0], duration, fps)
+    pulsed = camera.views(schedule, "none", accent, pulse=1.0)
+    assert max(v.zoom for v in pulsed) == pytest.approx(1 + camera.PULSE_ZOOM, rel=0.2)
+
+
+def moving_square(frames: int, width=96, height=64, step=4) -> list[np.ndarray]:
+    result = []
+    for n in range(frames):
+        frame = np.full((height, width, 3), 40, dtype=np.uint8)
+        frame[20:44, 10 + n * step : 34 + n * step] = (230, 200, 60)
+        result.append(frame)
+    return result
+
+
+@pytest.mark.parametrize("interpolator", ["minterpolate", "blend"])
+def test_interpolation_keeps_the_drawn_frames_and_fills_between(interpolator):
+    drawn = moving_square(8)
+    made = list(
+        mux.interpolate(drawn, width=96, height=64, fps=10, output_fps=30, frame_count=24, interpolator=interpolator)
+    )
+    assert len(made) == 24 and made[0].shape == (64, 96, 3)
+    for k, frame in enumerate(drawn):  # every third frame is a drawn one (up to the conversion to YUV)
+        assert np.abs(made[3 * k].astype(int) - frame).max() <= 4
+    # a frame between: motion compensation moves the square a third of the way; a blend shows two halves
+    lit = (made[4].astype(int).sum(axis=2) > 400).any(axis=0).nonzero()[0]
+    if interpolator == "minterpolate":
+        assert abs(lit.mean() - (10 + 4 * 4 / 3 + 11.5)) < 1.5
+    else:
+        assert np.isin(np.unique(made[4][32, :, 0]), [40, 230]).mean() < 1  # mixed colours, not a copy
+
+
+def test_upscalers_cover_the_video_size(standin_hub):
+    assert cover(np.zeros((384, 704, 3), np.uint8), (1920, 1080)).shape == (1080, 1920, 3)
+    assert load_upscaler("auto", CPU) is None  # Lanczos on the CPU
+    frame = np.random.default_rng(1).integers(0, 255, (48, 88, 3), dtype=np.uint8)
+    for name in (TINY, REAL_ESRGAN):  # the hub file as published (tests/standins.py), through spandrel
+        model = load_upscaler(name, CPU)
+        assert model.scale == 4 and model.architecture.id == "ESRGAN"
+        assert Upscaler(model, (1280, 720))(frame).shape == (720, 1280, 3)
+
+
+def decoded(path, indices: set[int]) -> dict[int, np.ndarray]:
+    with av.open(str(path)) as container:
+        return {k: f.to_ndarray(format="rgb24") for k, f in enumerate(container.decode(video=0)) if k in indices}
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    return 10 * math.log10(255**2 / np.mean((a.astype(float) - b.astype(float)) ** 2))
+
+
+def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyframes(demo_song, tmp_path):
+    song = tmp_path / "demo4.mp3"  # the demo's first 4 s, sung to two lines
+    mux_cut = [mux.ffmpeg.exe(), "-v", "error", "-i", str(demo_song), "-t", "4", "-c", "copy", str(song)]
+    subprocess.run(mux_cut, check=True)
+    lyrics = tmp_path / "demo4.lrc"
+    lyrics.write_text("[00:01.20]My heart is a lighthouse in the storm\n[00:02.60]Your voice is a river made of gold\n")
+    workdir, output = tmp_path / "work", tmp_path / "demo4.mp4"
+    argv = ["render", song, "--models", "tiny", "--look", "music-video", "--lyrics", lyrics]
+    # Lanczos: the tiny random upscaler's pictures are all alike (its own test is above)
+    argv += ["--upscaler", "lanczos", "--workdir", workdir, "-o", output, "-q"]
+    killed = killed_run("*/frames/*.png", 12, *argv)
+    assert killed.returncode == -9 and not output.exists()
+    assert killed_run("*/frames/*.png", 0, *argv).returncode == 0  # the rerun goes on from there
+
+    video = probe(output)
+    assert video["size"] == (1920, 1080) and video["fps"] == 30
+    assert abs(video["frames"] - video["duration"] * 30) <= 1 and abs(video["duration"] - 4.0) < 0.1
+    assert "{\\kf" in output.with_suffix(".ass").read_text()
+    # each scene's first frame is its keyframe, drawn at 10 fps and upscaled
+    storyboard = load_storyboard(workdir / "storyboard.json")
+    starts = {to_frame(s.start, 30): s.index for s in storyboard.scenes}
+    frames = decoded(output, set(starts))
+    upscale = Upscaler(None, (1920, 1080))
+    keyframes = {scene: upscale(load_picture(keyframe_path(workdir, scene))) for scene in starts.values()}
+    for k, scene in starts.items():
+        # above the lyrics, which are burned in at the bottom
+        fit = {other: psnr(frames[k][:800], picture[:800]) for other, picture in keyframes.items()}
+        assert fit[scene] > 35 and all(fit[scene] > value + 3 for other, value in fit.items() if other != scene)
