@@ -51,6 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     storyboard = commands.add_parser("storyboard", help="song -> storyboard.json, to review and edit")
     add_song_options(storyboard)
+    storyboard.add_argument(
+        "--keyframes",
+        action="store_true",
+        help="also draw each scene's keyframe (a later render reuses them) and contact_sheet.png; after an "
+        "edit of storyboard.json, only the edited scenes' keyframes are redrawn",
+    )
+    RenderSettings.add_options(storyboard, skip=RenderSettings.BETWEEN_AND_AFTER)
 
     batch = commands.add_parser("batch", help="render every song of a playlist, folder or CSV")
     from musicvid import batch as batch_module
@@ -73,12 +80,21 @@ def song_request(args) -> SongRequest:
 
 
 def cmd_storyboard(args) -> int:
-    from musicvid.pipeline import get_storyboard
+    from musicvid.pipeline import draw_keyframes, get_storyboard
     from musicvid.storyboard import scene_table
 
-    storyboard, workdir, _ = get_storyboard(song_request(args), model_registry(args))
+    registry = model_registry(args)
+    if args.keyframes:
+        settings = RenderSettings.for_models(registry.models, **RenderSettings.given(args))
+        made = draw_keyframes(song_request(args), settings, registry)
+        storyboard, workdir = made.storyboard, made.workdir
+    else:
+        storyboard, workdir, _ = get_storyboard(song_request(args), registry)
     print(scene_table(storyboard))
     print(f"\nstoryboard: {workdir / 'storyboard.json'}")
+    if args.keyframes:
+        print(f"keyframes: {made.pictures_drawn} drawn, in {workdir / 'keyframes'}")
+        print(f"contact sheet: {made.contact_sheet}")
     return 0
 
 

@@ -8,6 +8,7 @@ makes a video; get_storyboard the way to a storyboard alone.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import shutil
@@ -33,6 +34,7 @@ from musicvid.pacing import accent_per_frame, find_beats, motion_per_frame
 from musicvid.render import job_pipeline, plan_pictures, remove_leftovers, render_pictures, stale_groups, video_frames
 from musicvid.schedule import FrameSchedule, frame_schedule, to_frame
 from musicvid.settings import RenderSettings, SongRequest
+from musicvid.sheet import write_contact_sheet
 from musicvid.storyboard import (
     Storyboard,
     fallback_note,
@@ -207,6 +209,57 @@ def default_output(song: Path, preview: bool) -> Path:
     return song.with_name(f"{song.stem}.preview.mp4" if preview else f"{song.stem}.mp4")
 
 
+def draw_pictures(
+    storyboard: Storyboard,
+    schedule: FrameSchedule,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    workdir: Path,
+    timings: Timings,
+    quiet: bool,
+    stop: threading.Event | None,
+) -> int:
+    """The pictures of `schedule` (keyframes alone with `settings.preview`) whose inputs changed, or that
+    a killed run left undone; returns how many were drawn."""
+    groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
+    todo = stale_groups(groups, settings)
+    if not todo:
+        return 0
+    with registry.use("diffusion", timings) as loaded:
+        return render_pictures(job_pipeline(loaded, settings), storyboard, todo, settings, timings, quiet, stop)
+
+
+@dataclass(frozen=True)
+class Keyframes:
+    """What draw_keyframes made."""
+
+    storyboard: Storyboard
+    workdir: Path
+    contact_sheet: Path
+    pictures_drawn: int
+    scenes: list[int]  # the shown scenes, whose keyframes are keyframes/<scene>.png
+
+
+def draw_keyframes(
+    request: SongRequest,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    timings: Timings | None = None,
+    stop: threading.Event | None = None,
+) -> Keyframes:
+    """Song -> storyboard, each shown scene's keyframe and the contact sheet (docs/frames.md). The
+    keyframes are the very pictures a render draws first, so a render after this draws only the morphs;
+    a scene whose seed or prompt was edited since gets its keyframe redrawn, and no other does."""
+    timings = timings if timings is not None else Timings()
+    storyboard, workdir, _ = get_storyboard(request, registry, timings=timings)
+    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
+    remove_leftovers(workdir)
+    keyframes_only = dataclasses.replace(settings, preview=True)
+    drawn = draw_pictures(storyboard, schedule, keyframes_only, registry, workdir, timings, request.quiet, stop)
+    sheet = write_contact_sheet(workdir / "contact_sheet.png", storyboard, workdir, schedule.shown_scenes)
+    return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
+
+
 def delivered(
     frames: Iterable[np.ndarray],
     schedule: FrameSchedule,
@@ -264,14 +317,8 @@ def make_video(
         motion = motion_per_frame(beats, settings.fps, frame_count) if settings.pacing == "beats" else None
         accent = accent_per_frame(beats, settings.fps, frame_count) if settings.pulse else None
     schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
-    groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
     remove_leftovers(workdir, output)
-    todo = stale_groups(groups, settings)
-    drawn = 0
-    if todo:
-        with registry.use("diffusion", timings) as loaded:
-            pipe = job_pipeline(loaded, settings)
-            drawn = render_pictures(pipe, storyboard, todo, settings, timings, request.quiet, stop)
+    drawn = draw_pictures(storyboard, schedule, settings, registry, workdir, timings, request.quiet, stop)
 
     video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
     width, height = settings.video_size

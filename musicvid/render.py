@@ -3,7 +3,7 @@
 Every picture is a PNG named by its frame (or scene) with a key in its metadata: a hash of exactly the
 inputs it was drawn from. A rerun keeps each picture whose key still matches, so a killed render
 continues where it stopped and an edited storyboard re-renders only the frames that depend on the
-edit. Pictures are denoised in fixed groups (keyframes in scene order, in-between frames within their
+edit. Pictures are denoised in fixed groups (each keyframe alone, in-between frames within their
 scene), and a group is rendered whole whenever any of its pictures is missing or stale: the batch a
 picture is computed in is then always the same, and so are its bytes. (docs/frames.md)
 """
@@ -25,14 +25,15 @@ import numpy as np
 import torch
 from PIL import Image, PngImagePlugin
 
-from musicvid.errors import Cancelled
-from musicvid.files import remove_all_temporaries, remove_temporaries
+from musicvid.errors import Cancelled, UserError
+from musicvid.files import check_file, remove_all_temporaries, remove_temporaries
 from musicvid.interpolate import align, slerp
 from musicvid.progress import Progress
 from musicvid.schedule import FrameSchedule
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Storyboard
 from musicvid.timing import Timings
+from musicvid.upscale import cover
 from vipe_core.files import atomic_path
 
 log = logging.getLogger("musicvid")
@@ -84,6 +85,21 @@ class Picture:
     t: float
 
 
+def _file_digest(path: Path) -> str:
+    check_file(path, "pinned picture")
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:20]
+
+
+def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
+    """A pinned picture as the scene's keyframe: RGB, scaled to cover the drawn size and centred."""
+    try:
+        with Image.open(path) as image:
+            pixels = np.asarray(image.convert("RGB"))
+    except (OSError, SyntaxError, ValueError):
+        raise UserError(f"pinned picture {path} is not an image Pillow can read") from None
+    return cover(pixels, settings.size)
+
+
 def keyframe_path(workdir: Path, scene: int) -> Path:
     return workdir / "keyframes" / f"{scene:04d}.png"
 
@@ -99,17 +115,19 @@ def _groups(items: list, size: int) -> list[list]:
 def plan_pictures(
     storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, diffusion: str, workdir: Path
 ) -> list[list[Picture]]:
-    """Every picture of the video in its fixed render group: keyframes first, then in-between frames."""
+    """Every picture of the video in its fixed render group: keyframes first, each alone, then the
+    in-between frames, `--batch-size` at a time within their scene."""
     common = settings.picture_inputs(diffusion)
     scenes = storyboard.scenes
+    pinned = {s.index: _file_digest(Path(s.picture)) for s in scenes if s.picture}
 
     def scene_inputs(i: int) -> tuple:
-        return scenes[i].prompt, scenes[i].seed
+        return (scenes[i].prompt, scenes[i].seed, *([pinned[i]] if i in pinned else []))
 
     keyframes = [
         Picture(keyframe_path(workdir, s), _key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
     ]
-    groups = _groups(keyframes, settings.batch_size)
+    groups = [[keyframe] for keyframe in keyframes]  # one by one: a new seed or prompt redraws that one alone
     if settings.preview:
         return groups
     morph = {"align": settings.align, "align_chunk": settings.align_chunk if settings.align else None}
@@ -193,6 +211,16 @@ class SceneInputs:
             i: torch.randn(shape, generator=torch.Generator("cpu").manual_seed(storyboard.scenes[i].seed))
             for i in scenes
         }
+        # A pinned scene's keyframe is its picture; its noise is the picture's latent (VAE encoder),
+        # run back up the sampler's steps by DDIM inversion under its prompt, so that its morphs start
+        # from what denoises to (about) the picture and are computed as any other scene's.
+        self.pinned = {
+            i: pinned_picture(Path(storyboard.scenes[i].picture), settings)
+            for i in scenes
+            if storyboard.scenes[i].picture
+        }
+        for i, picture in self.pinned.items():
+            self.noise[i] = invert(pipe, picture, self.text[i], settings.steps)
         self._aligned: dict[tuple[int, int], torch.Tensor] = {}
 
     def target_text(self, scene: int, target: int) -> torch.Tensor:
@@ -210,6 +238,24 @@ class SceneInputs:
         text = slerp(self.text[picture.scene], self.target_text(picture.scene, picture.target), t)
         noise = slerp(self.noise[picture.scene], self.noise[picture.target], t)
         return text, noise
+
+
+@torch.inference_mode()
+def invert(pipe, picture: np.ndarray, text: torch.Tensor, steps: int) -> torch.Tensor:
+    """The initial noise that DDIM's steps, under `text` and without guidance, denoise to about
+    `picture`: its VAE latent taken back up the noise schedule (diffusers' DDIMInverseScheduler)."""
+    from diffusers import DDIMInverseScheduler
+
+    device, dtype = pipe._execution_device, pipe.unet.dtype
+    pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, dtype) / 127.5 - 1
+    latent = pipe.vae.encode(pixels).latent_dist.mean * pipe.vae.config.scaling_factor
+    inverse = DDIMInverseScheduler.from_config(pipe.scheduler.config)
+    inverse.set_timesteps(steps, device=device)
+    condition = text[None].to(device, dtype)
+    for timestep in inverse.timesteps:
+        noise = pipe.unet(latent, timestep, encoder_hidden_states=condition).sample
+        latent = inverse.step(noise, timestep, latent).prev_sample
+    return latent[0].float().cpu()
 
 
 def _with_style(prompt: str, style: str) -> str:
@@ -258,11 +304,11 @@ def draw(
         return pixels.permute(0, 2, 3, 1).cpu().numpy()
 
 
-def remove_leftovers(workdir: Path, output: Path) -> None:
+def remove_leftovers(workdir: Path, output: Path | None = None) -> None:
     """Temporary files of a run that was killed mid-write (see files.atomic_path)."""
     for folder in (workdir, workdir / "keyframes", workdir / "frames"):
         remove_all_temporaries(folder)
-    for path in (output, output.with_suffix(".srt"), output.with_suffix(".ass")):
+    for path in (output, output.with_suffix(".srt"), output.with_suffix(".ass")) if output else ():
         remove_temporaries(path)
 
 
@@ -303,7 +349,11 @@ def render_pictures(
         Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress,
     ):
         for group in todo:
-            pictures = draw(pipe, inputs, group, settings, timings, stop)
+            first = group[0]
+            if first.target is None and first.scene in inputs.pinned:  # keyframes go alone (plan_pictures)
+                pictures = [inputs.pinned[first.scene]]
+            else:
+                pictures = draw(pipe, inputs, group, settings, timings, stop)
             waiting.append([writer.submit(save_picture, p.path, pixels, p.key) for p, pixels in zip(group, pictures)])
             finish_writes(keep=WRITE_AHEAD)
             drawn += len(group)

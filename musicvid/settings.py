@@ -19,7 +19,7 @@ import typing
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from musicvid.errors import UserError
 from vipe_core.choose import LENSES
@@ -256,6 +256,12 @@ class SongRequest(Settings):
 @dataclass(frozen=True)
 class RenderSettings(Settings):
     """How to draw the pictures and encode the video."""
+
+    # what changes only the frames between keyframes or the video, never a keyframe
+    BETWEEN_AND_AFTER: ClassVar[tuple[str, ...]] = (
+        "fps", "output_fps", "interpolator", "resolution", "pacing", "motion", "pulse", "align", "align_chunk",
+        "captions", "preview",
+    )  # fmt: skip
 
     look: str | None = setting(
         None,

@@ -38,6 +38,7 @@ class Scene:
     text_en: str | None = None  # English for ViPE when the lyric is in another language
     fallback: bool = False  # ViPE gave nothing usable, so the prompt is the lyric itself
     confidence: float | None = None  # the recognizer's or aligner's, 0..1, for a lyric scene
+    picture: str | None = None  # a pinned picture (an image file): the scene's keyframe, instead of drawn
 
     @property
     def duration(self) -> float:
@@ -60,6 +61,8 @@ class Scene:
             del data["fallback"]
         if data["confidence"] is None:
             del data["confidence"]
+        if data["picture"] is None:
+            del data["picture"]
         return data
 
 
@@ -270,6 +273,9 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         confidence = raw.get("confidence")
         if confidence is not None and not 0 <= _number(confidence, source, f"{at}.confidence") <= 1:
             raise _fail(source, f"{at}.confidence", f"must be from 0 to 1, got {confidence!r}")
+        picture = raw.get("picture")
+        if picture is not None and not _string(picture, source, f"{at}.picture").strip():
+            raise _fail(source, f"{at}.picture", "must name an image file, or be left out")
         scenes.append(
             Scene(
                 i,
@@ -282,6 +288,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
                 text_en,
                 fallback,
                 confidence,
+                picture,
             )
         )
     if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
@@ -305,8 +312,11 @@ def load_storyboard(path: str | Path) -> Storyboard:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise UserError(f"storyboard {path} is not UTF-8 text") from None
-    data = parse_json(text, f"storyboard {path}")
-    return parse_storyboard(data, str(path))
+    storyboard = parse_storyboard(parse_json(text, f"storyboard {path}"), str(path))
+    for scene in storyboard.scenes:  # a pinned picture named relative to the file: from its folder
+        if scene.picture and not Path(scene.picture).is_absolute():
+            scene.picture = str((path.parent / scene.picture).resolve())
+    return storyboard
 
 
 def _note(among: list[Scene], marked: list[Scene], says: str, advice: str, name: str, first: int) -> str:

@@ -11,9 +11,13 @@ import urllib.request
 from pathlib import Path
 
 import av
+import numpy as np
 import pytest
+from PIL import Image
 
 from musicvid.assets import DEMO_LYRICS, DEMO_SONG
+from musicvid.render import keyframe_path
+from musicvid.upscale import cover
 
 ADVANCED = [
     "tiny",
@@ -105,7 +109,7 @@ def probe(path):
         return container.streams.video[0].codec_context.name, container.streams.audio[0].codec_context.name
 
 
-def test_upload_storyboard_edit_render(client):
+def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_dir, tmp_path):
     from gradio_client import handle_file
 
     song = handle_file(str(DEMO_SONG))
@@ -118,10 +122,30 @@ def test_upload_storyboard_edit_render(client):
     assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt"]
     assert [row[3] for row in table["data"] if row[2] == "lyric"] == sung and "Storyboard ready" in status
     table["data"][1][4] = "a lighthouse made of glass"
+    # keyframes first: every scene's picture in the gallery, and the contact sheet
+    gallery, files, status = client.predict("", "", *ADVANCED, table, job, api_name="/draw_keyframes")
+    keyframes = [Path(item["image"]).read_bytes() for item in gallery]
+    assert len(keyframes) == len(table["data"]) and f"{len(keyframes)} drawn" in status
+    assert any(Path(f).name == "contact_sheet.png" for f in files)
+    # a new picture for scene 2: that keyframe alone changes
+    gallery, files, status = client.predict("", "", *ADVANCED, table, job, 2, api_name="/new_picture")
+    again = [Path(item["image"]).read_bytes() for item in gallery]
+    assert [n for n, (a, b) in enumerate(zip(keyframes, again)) if a != b] == [2] and "1 drawn" in status
+    # a picture of the person's own, pinned to scene 3, is that scene's keyframe (scaled to cover it)
+    y, x = np.mgrid[0:90, 0:160]
+    band = np.stack([x * 255 // 159, y * 255 // 89, np.full_like(x, 90)], axis=2).astype(np.uint8)
+    Image.fromarray(band).save(tmp_path / "band.png")
+    pin = handle_file(str(tmp_path / "band.png"))
+    gallery, files, status = client.predict("", "", *ADVANCED, table, job, 3, pin, api_name="/pin_picture")
+    keyframe = jobs_dir / job / "work" / "keyframes" / keyframe_path(Path(), 3).name
+    assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64))) and "1 drawn" in status
     video, files, job_after, status = client.predict(
         song, "Lighthouse", "The Tiny Models", *ADVANCED, table, job, api_name="/render"
     )
     assert job_after == job
+    work = jobs_dir / job / "work"
+    morphs = len(list((work / "frames").glob("*.png")))
+    assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == morphs  # keyframes were kept
     assert probe(video) == ("h264", "aac")
     names = sorted(Path(f).suffix for f in files)
     assert names == [".json", ".mp4", ".srt"]
@@ -371,6 +395,17 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
         page = open_page(browser, server, fps=4)  # fewer frames: the loop is what is tested
         page.get_by_role("button", name="Make storyboard").click()
         page.get_by_text("Storyboard ready").wait_for(timeout=120_000)
+        # keyframes first; a click on the third picks scene 2, and New picture draws that one again
+        page.get_by_role("button", name="Draw keyframes").click()
+        page.get_by_text("Keyframes ready").wait_for(timeout=120_000)
+        [job] = set(jobs_dir.iterdir()) - known
+        drawn = {p.name: p.read_bytes() for p in (job / "work" / "keyframes").iterdir()}
+        page.locator(".thumbnail-item").nth(2).click()
+        playwright.expect(page.get_by_label("Scene")).to_have_value("2")
+        page.get_by_role("button", name="New picture").click()
+        page.get_by_text("Keyframes ready (1 drawn)").wait_for(timeout=120_000)
+        redrawn = [name for name, data in drawn.items() if (job / "work" / "keyframes" / name).read_bytes() != data]
+        assert redrawn == [keyframe_path(job, 2).name]
         sources = []
         for prompt in ("a lighthouse made of glass", "a lighthouse made of ice"):
             edit_prompt(page, 1, prompt)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import shutil
 import threading
 import time
@@ -27,7 +28,8 @@ from musicvid.errors import Cancelled, MusicvidError, UserError
 from musicvid.files import check_file
 from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
-from musicvid.pipeline import get_storyboard, make_video
+from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
+from musicvid.render import keyframe_path
 from musicvid.settings import (
     ASPECTS,
     CAPTIONS,
@@ -236,6 +238,10 @@ def build_app(config: UIConfig = UIConfig()):
     jobs = Jobs(config)
     max_seconds = config.max_minutes * 60
 
+    def chosen(values: dict) -> dict:
+        """The settings controls' values by name (`controls` is made with the page, below)."""
+        return {name: values[component] for name, component in controls.items()}
+
     def fail(error: MusicvidError):
         return gr.Error(str(error), print_exception=False)
 
@@ -245,58 +251,90 @@ def build_app(config: UIConfig = UIConfig()):
         title, artist = read_tags(Path(upload))
         return title, artist
 
-    def storyboard_job(upload, title, artist, lyrics, advanced, session: str) -> tuple[Storyboard, str]:
+    def storyboard_job(values: dict, session: str) -> tuple[Storyboard, str]:
         """A new job and its storyboard; the job is removed again if its song is refused."""
-        if not upload:
+        if not values[upload]:
             raise UserError("upload a song first")
-        preset = advanced[0]
-        _, context_size, seed = settings_from(*advanced)  # bad settings are refused before the upload is copied
-        job, song = jobs.new(upload, session)
+        _, context_size, seed = settings_from(**chosen(values))  # bad settings are refused before the copy
+        job, song = jobs.new(values[upload], session)
         try:
             request = SongRequest(
                 song=song,
-                title=title or None,
-                artist=artist or None,
+                title=values[title] or None,
+                artist=values[artist] or None,
                 workdir=song.parent.parent / "work",
-                lyrics_file=jobs.lyrics(song, lyrics or ""),
-                context_size=int(context_size),
-                seed=int(seed),
+                lyrics_file=jobs.lyrics(song, values[lyrics] or ""),
+                context_size=context_size,
+                seed=seed,
                 max_seconds=max_seconds,
             )
-            storyboard, _, _ = get_storyboard(request, jobs.registry(preset))
+            storyboard, _, _ = get_storyboard(request, jobs.registry(values[preset]))
         except BaseException:
             jobs.discard(job)
             raise
         return storyboard, job
 
-    def render_job(title, artist, advanced, table, job, session: str, stop: threading.Event):
-        settings, context_size, seed = settings_from(*advanced)
-        song = jobs.song(job, session)
+    def edited_request(values: dict, table_rows, job_id: str, session: str, change=None):
+        """The job's song with its storyboard as the table shows it, with `change` (field, value) made
+        to the chosen scene, and the page's settings."""
+        settings, context_size, seed = settings_from(**chosen(values))
+        song = jobs.song(job_id, session)
         folder = song.parent.parent
-        made = json.loads((folder / "work" / "storyboard.json").read_text(encoding="utf-8"))
+        edited = apply_edits(json.loads((folder / "work" / "storyboard.json").read_text(encoding="utf-8")), table_rows)
+        if change is not None:
+            chosen_scene = values[scene]
+            number = int(chosen_scene) if isinstance(chosen_scene, (int, float)) else -1
+            if not 0 <= number < len(edited["scenes"]):
+                raise UserError(f"there is no scene {chosen_scene}: click a keyframe to choose one")
+            field, value = change
+            edited["scenes"][number][field] = value
         storyboard_file = folder / "storyboard.edited.json"
-        write_json(storyboard_file, apply_edits(made, table))
-        song_request = SongRequest(
+        write_json(storyboard_file, edited)
+        request = SongRequest(
             song=song,
-            title=title or None,
-            artist=artist or None,
+            title=values[title] or None,
+            artist=values[artist] or None,
             workdir=folder / "work",
             storyboard_file=storyboard_file,
             context_size=context_size,
             seed=seed,
             max_seconds=max_seconds,
         )
+        return request, settings
+
+    def render_job(values: dict, table_rows, job_id: str, session: str, stop: threading.Event):
+        request, settings = edited_request(values, table_rows, job_id, session)
         made = make_video(
-            song_request,
+            request,
             settings,
-            jobs.registry(advanced[0]),
-            output=folder / f"{song.stem}{'.preview' if settings.preview else ''}.mp4",
+            jobs.registry(values[preset]),
+            output=request.song.parent.parent / f"{request.song.stem}{'.preview' if settings.preview else ''}.mp4",
             stop=stop,
         )
         files = [str(made.video), str(made.workdir / "storyboard.json"), str(made.subtitles)]
-        if settings.captions == "karaoke":
+        if settings.captions != "none":
             files.append(str(made.video.with_suffix(".ass")))
         return str(made.video), files
+
+    def keyframes_job(values: dict, session: str, change=None):
+        """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the
+        gallery."""
+        if not values[job]:
+            raise UserError(NO_STORYBOARD)
+        with jobs.running(session) as stop, jobs.models_lock:
+            request, settings = edited_request(values, values[table], values[job], session, change)
+            made = draw_keyframes(request, settings, jobs.registry(values[preset]), stop=stop)
+        scenes = made.storyboard.scenes
+        pictures = [
+            (str(keyframe_path(made.workdir, i)), f"{i}: {scenes[i].text or scenes[i].kind}") for i in made.scenes
+        ]
+        files = [str(made.contact_sheet), str(made.workdir / "storyboard.json")]
+        drawn = f"{made.pictures_drawn} drawn" if made.pictures_drawn else "none changed"
+        status = (
+            f"Keyframes ready ({drawn}): click one, then New picture to draw it again or Pin picture to use "
+            "your own; Render draws the rest."
+        )
+        return pictures, made.scenes, files, status
 
     def storyboard_status(storyboard: Storyboard) -> str:
         status = "Storyboard ready: edit any prompt or time, then press Render."
@@ -305,117 +343,72 @@ def build_app(config: UIConfig = UIConfig()):
                 status += f"\n\n**Note:** {note}."
         return status
 
-    def make_storyboard(
-        upload,
-        title,
-        artist,
-        lyrics,
-        preset,
-        fps,
-        context_size,
-        steps,
-        guidance,
-        size,
-        seed,
-        style,
-        align,
-        captions,
-        aspect,
-        pacing,
-        output_fps,
-        resolution,
-        motion,
-        pulse,
-        preview,
-        request: gr.Request,
-        progress=gr.Progress(track_tqdm=True),
-    ):
-        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
-        advanced += (output_fps, resolution, motion, pulse, preview)
+    # Each handler takes the page's inputs as one dict, component -> value (Gradio passes a set of
+    # inputs so; their order in the API is the order the components were made in).
+    def make_storyboard(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
         try:
             with jobs.models_lock:
-                storyboard, job = storyboard_job(upload, title, artist, lyrics, advanced, request.session_hash)
+                storyboard, job_id = storyboard_job(values, request.session_hash)
         except MusicvidError as error:
             raise fail(error) from None
-        return rows(storyboard), job, storyboard_status(storyboard)
+        return rows(storyboard), job_id, storyboard_status(storyboard)
 
-    def render(
-        upload,
-        title,
-        artist,
-        preset,
-        fps,
-        context_size,
-        steps,
-        guidance,
-        size,
-        seed,
-        style,
-        align,
-        captions,
-        aspect,
-        pacing,
-        output_fps,
-        resolution,
-        motion,
-        pulse,
-        preview,
-        table,
-        job,
-        request: gr.Request,
-        progress=gr.Progress(track_tqdm=True),
-    ):
-        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
-        advanced += (output_fps, resolution, motion, pulse, preview)
+    def render(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
+        session = request.session_hash
         try:
-            with jobs.running(request.session_hash) as stop, jobs.models_lock:
-                video, files = render_job(title, artist, advanced, table, job, request.session_hash, stop)
+            with jobs.running(session) as stop, jobs.models_lock:
+                video_path, files = render_job(values, values[table], values[job], session, stop)
         except MusicvidError as error:
             raise fail(error) from None
-        return video, files, job, "Done: watch it above, or download the video, storyboard and lyrics."
+        return video_path, files, values[job], "Done: watch it above, or download the video, storyboard and lyrics."
 
-    def video_in_one_go(
-        upload,
-        title,
-        artist,
-        lyrics,
-        preset,
-        fps,
-        context_size,
-        steps,
-        guidance,
-        size,
-        seed,
-        style,
-        align,
-        captions,
-        aspect,
-        pacing,
-        output_fps,
-        resolution,
-        motion,
-        pulse,
-        preview,
-        request: gr.Request,
-        progress=gr.Progress(track_tqdm=True),
-    ):
-        advanced = (preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing)
-        advanced += (output_fps, resolution, motion, pulse, preview)
+    def keyframes(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
+        try:
+            return keyframes_job(values, request.session_hash)
+        except MusicvidError as error:
+            raise fail(error) from None
+
+    def new_picture(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
+        seed = secrets.randbelow(SongRequest.fields()["seed"].metadata["high"] + 1)
+        try:
+            return keyframes_job(values, request.session_hash, change=("seed", seed))
+        except MusicvidError as error:
+            raise fail(error) from None
+
+    def pin_picture(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
+        """The uploaded picture, kept in the job's folder, becomes the chosen scene's keyframe."""
+        try:
+            if not values[pin_upload]:
+                raise UserError("choose a picture to pin first")
+            if not values[job]:
+                raise UserError(NO_STORYBOARD)
+            pins = jobs.song(values[job], request.session_hash).parent.parent / "pins"
+            pins.mkdir(exist_ok=True)
+            kept = pins / f"{uuid.uuid4().hex[:12]}{Path(values[pin_upload]).suffix.lower()}"
+            shutil.copyfile(values[pin_upload], kept)
+            return keyframes_job(values, request.session_hash, change=("picture", str(kept)))
+        except MusicvidError as error:
+            raise fail(error) from None
+
+    def choose_scene(shown: list[int], selected: gr.SelectData) -> int:
+        return shown[selected.index]
+
+    def video_in_one_go(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
         session = request.session_hash
         # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
         try:
             with jobs.running(session) as stop, jobs.models_lock:
-                storyboard, job = storyboard_job(upload, title, artist, lyrics, advanced, session)
+                storyboard, job_id = storyboard_job(values, session)
                 if stop.is_set():
                     raise Cancelled("the job was cancelled")
-                video, files = render_job(title, artist, advanced, rows(storyboard), job, session, stop)
+                video_path, files = render_job(values, rows(storyboard), job_id, session, stop)
         except MusicvidError as error:
             raise fail(error) from None
         return (
             rows(storyboard),
-            video,
+            video_path,
             files,
-            job,
+            job_id,
             "Done: watch it above, or download the video, storyboard and lyrics.",
         )
 
@@ -428,7 +421,6 @@ def build_app(config: UIConfig = UIConfig()):
             "Stable Diffusion draws it, and the pictures morph from line to line in time with the singing. "
             "Review the storyboard before rendering, or make the video in one go."
         )
-        job = gr.Textbox(visible=False, label="job")  # which job directory the storyboard lives in
         with gr.Row():
             with gr.Column():
                 upload = gr.Audio(sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)")
@@ -489,6 +481,7 @@ def build_app(config: UIConfig = UIConfig()):
                     preview = gr.Checkbox(False, label="Preview: keyframes crossfaded, in this look (fast)")
                 with gr.Row():
                     storyboard_button = gr.Button("Make storyboard")
+                    keyframes_button = gr.Button("Draw keyframes")
                     render_button = gr.Button("Render", variant="primary")
                 with gr.Row():
                     video_button = gr.Button("Make video (no review)")
@@ -512,9 +505,36 @@ def build_app(config: UIConfig = UIConfig()):
             wrap=True,
             column_widths=["7%", "7%", "7%", "35%", "44%"],
         )
+        job = gr.Textbox(visible=False, label="job")  # which job directory the storyboard lives in
+        with gr.Row():
+            gallery = gr.Gallery(label="Keyframes: click one to choose it", columns=6, height="auto")
+            with gr.Column(scale=0, min_width=200):
+                scene = gr.Number(label="Scene", precision=0, info="the keyframe clicked")
+                new_picture_button = gr.Button("New picture")
+                pin_upload = gr.Image(type="filepath", label="Your picture for this scene", height=160)
+                pin_button = gr.Button("Pin picture")
+        shown = gr.State([])  # the scenes whose keyframes the gallery shows, in its order
 
-        advanced = [preset, fps, context_size, steps, guidance, size, seed, style, align, captions, aspect, pacing]
-        advanced += [output_fps, resolution, motion, pulse, preview]
+        # settings_from's parameters, by name
+        controls = dict(
+            preset=preset,
+            fps=fps,
+            context_size=context_size,
+            steps=steps,
+            guidance=guidance,
+            size=size,
+            seed=seed,
+            style=style,
+            align=align,
+            captions=captions,
+            aspect=aspect,
+            pacing=pacing,
+            output_fps=output_fps,
+            resolution=resolution,
+            motion=motion,
+            pulse=pulse,
+            preview=preview,
+        )
         look.change(look_controls, [look], [captions, aspect, pacing, output_fps, resolution], api_name=False)
         output_fps.change(drawn_rate, [output_fps, fps], [fps], api_name=False)
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
@@ -522,21 +542,44 @@ def build_app(config: UIConfig = UIConfig()):
         models = dict(concurrency_id=MODELS_IN_USE, concurrency_limit=1)
         storyboard_event = storyboard_button.click(
             make_storyboard,
-            [upload, title, artist, lyrics, *advanced],
+            {upload, title, artist, lyrics, *controls.values()},
             [table, job, status],
             api_name="make_storyboard",
             **models,
         )
         render_event = render_button.click(
             render,
-            [upload, title, artist, *advanced, table, job],
+            {upload, title, artist, *controls.values(), table, job},
             [video, downloads, job, status],
             api_name="render",
             **models,
         )
+        keyframe_outputs = [gallery, shown, downloads, status]
+        keyframes_event = keyframes_button.click(
+            keyframes,
+            {title, artist, *controls.values(), table, job},
+            keyframe_outputs,
+            api_name="draw_keyframes",
+            **models,
+        )
+        new_picture_event = new_picture_button.click(
+            new_picture,
+            {title, artist, *controls.values(), table, job, scene},
+            keyframe_outputs,
+            api_name="new_picture",
+            **models,
+        )
+        pin_event = pin_button.click(
+            pin_picture,
+            {title, artist, *controls.values(), table, job, scene, pin_upload},
+            keyframe_outputs,
+            api_name="pin_picture",
+            **models,
+        )
+        gallery.select(choose_scene, [shown], [scene], api_name=False)
         video_event = video_button.click(
             video_in_one_go,
-            [upload, title, artist, lyrics, *advanced],
+            {upload, title, artist, lyrics, *controls.values()},
             [table, video, downloads, job, status],
             api_name="make_video",
             **models,
@@ -546,5 +589,10 @@ def build_app(config: UIConfig = UIConfig()):
             jobs.cancel(request.session_hash)
 
         # outside the queue: it must not wait behind the very job it stops
-        cancel_button.click(cancel, cancels=[storyboard_event, render_event, video_event], queue=False, api_name=False)
+        cancel_button.click(
+            cancel,
+            cancels=[storyboard_event, keyframes_event, new_picture_event, pin_event, render_event, video_event],
+            queue=False,
+            api_name=False,
+        )
     return app

@@ -1,0 +1,112 @@
+"""The contact sheet: every shown scene's keyframe as a thumbnail, with its time, kind, lyric and prompt
+under it, COLUMNS to a row in the order of the song — the one picture that tells a person whether the
+video will work, before the morphs are drawn."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+from musicvid.assets import LYRICS_FONT
+from musicvid.render import keyframe_path, load_picture
+from musicvid.storyboard import Scene, Storyboard
+from vipe_core.files import atomic_path
+
+COLUMNS = 4
+THUMB_WIDTH = 256
+GAP = 12  # between cells, and around the sheet
+TEXT = (("head", 15, 1, (160, 160, 160)), ("lyric", 16, 2, (255, 255, 255)), ("prompt", 13, 4, (190, 200, 220)))
+BACKGROUND = (24, 24, 28)
+
+
+@cache
+def _font(size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(str(LYRICS_FONT), size)
+
+
+def _line_height(size: int) -> int:
+    return round(size * 1.3)
+
+
+def cell_size(picture: tuple[int, int]) -> tuple[int, int]:
+    """Width × height of one scene's cell: its thumbnail and the text block under it."""
+    thumb_height = round(THUMB_WIDTH * picture[1] / picture[0])
+    return THUMB_WIDTH + GAP, thumb_height + _text_height() + 2 * GAP
+
+
+def sheet_size(scenes: int, picture: tuple[int, int]) -> tuple[int, int]:
+    width, height = cell_size(picture)
+    columns, rows = min(scenes, COLUMNS), math.ceil(scenes / COLUMNS)
+    return columns * width + GAP, rows * height + GAP
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(seconds, 60)
+    return f"{int(minutes)}:{seconds:04.1f}"
+
+
+def _wrapped(draw: ImageDraw.ImageDraw, text: str, font, lines: int) -> list[str]:
+    """`text` in at most `lines` lines of the thumbnail's width, the last cut with an ellipsis."""
+    rows, current = [], ""
+    for word in text.split():
+        candidate = f"{current} {word}".strip()
+        if current and draw.textlength(candidate, font=font) > THUMB_WIDTH:
+            rows.append(current)
+            current = word
+        else:
+            current = candidate
+    rows += [current] if current else []
+    cut = [row if n < lines - 1 or len(rows) <= lines else row + " …" for n, row in enumerate(rows[:lines])]
+    return [_fit(draw, row, font) for row in cut]
+
+
+def _fit(draw: ImageDraw.ImageDraw, row: str, font) -> str:
+    """`row`, shortened with an ellipsis where it is wider than a thumbnail (one long word, or the last
+    row's ellipsis)."""
+    if draw.textlength(row, font=font) <= THUMB_WIDTH:
+        return row
+    while row and draw.textlength(row.rstrip(" …") + "…", font=font) > THUMB_WIDTH:
+        row = row.rstrip(" …")[:-1]
+    return row.rstrip(" …") + "…"
+
+
+def _texts(scene: Scene) -> dict[str, str]:
+    return {
+        "head": f"{scene.index}  {_clock(scene.start)}–{_clock(scene.end)}  {scene.kind}",
+        "lyric": scene.text.strip() or "(no words)",
+        "prompt": scene.prompt.strip(),
+    }
+
+
+def contact_sheet(storyboard: Storyboard, workdir: Path, scenes: list[int]) -> Image.Image:
+    """The sheet of `scenes` (those shown), their keyframes read from the work directory."""
+    pictures = [load_picture(keyframe_path(workdir, i)) for i in scenes]
+    size = (pictures[0].shape[1], pictures[0].shape[0]) if pictures else (THUMB_WIDTH, THUMB_WIDTH)
+    sheet = Image.new("RGB", sheet_size(max(1, len(scenes)), size), BACKGROUND)
+    draw = ImageDraw.Draw(sheet)
+    cell_w, cell_h = cell_size(size)
+    for n, (scene, picture) in enumerate(zip(scenes, pictures)):
+        left, top = GAP + (n % COLUMNS) * cell_w, GAP + (n // COLUMNS) * cell_h
+        thumb_size = (THUMB_WIDTH, cell_h - 2 * GAP - _text_height())
+        thumb = Image.fromarray(picture).resize(thumb_size, Image.Resampling.LANCZOS)
+        sheet.paste(thumb, (left, top))
+        y = top + thumb.height + 4
+        texts = _texts(storyboard.scenes[scene])
+        for name, font_size, lines, colour in TEXT:
+            for row in _wrapped(draw, texts[name], _font(font_size), lines):
+                draw.text((left, y), row, font=_font(font_size), fill=colour)
+                y += _line_height(font_size)
+    return sheet
+
+
+def _text_height() -> int:
+    return sum(_line_height(size) * lines for _, size, lines, _ in TEXT)
+
+
+def write_contact_sheet(path: Path, storyboard: Storyboard, workdir: Path, scenes: list[int]) -> Path:
+    with atomic_path(path) as tmp:
+        contact_sheet(storyboard, workdir, scenes).save(tmp, format="PNG")
+    return path

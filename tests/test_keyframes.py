@@ -1,0 +1,96 @@
+"""Keyframes first: the keyframes and the contact sheet before the morphs, and a new seed for one scene."""
+
+import json
+import math
+
+import av
+import numpy as np
+from PIL import Image
+
+from musicvid.cli import main
+from musicvid.render import frame_path, keyframe_path
+from musicvid.schedule import frame_schedule
+from musicvid.sheet import sheet_size
+from musicvid.storyboard import load_storyboard
+from musicvid.upscale import cover
+from tests.conftest import make_tone
+
+LYRICS = "[00:01.00]the sky is burning\n[00:02.00]rivers made of glass\n[00:03.00]stars fall\n[00:04.00]into the sea\n[00:05.00]and rise\n"
+
+
+def drawn(workdir) -> int:
+    return json.loads((workdir / "timings.json").read_text())["pictures_drawn"]
+
+
+def pictures(workdir) -> dict[str, bytes]:
+    return {p.relative_to(workdir).as_posix(): p.read_bytes() for p in workdir.glob("*/*.png")}
+
+
+def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_redraws_one_scene(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.mp3", 6.0)
+    (tmp_path / "song.lrc").write_text(LYRICS)
+    workdir = tmp_path / "work"
+    common = [song, "--models", "tiny", "--lyrics", tmp_path / "song.lrc", "--workdir", workdir, "-q"]
+
+    def run(*argv) -> str:
+        assert main([str(a) for a in argv]) == 0
+        return capsys.readouterr().out
+
+    out = (
+        run("storyboard", *common, "--keyframes", "--fps", "5") if False else run("storyboard", *common, "--keyframes")
+    )
+    board = load_storyboard(workdir / "storyboard.json")
+    schedule = frame_schedule([s.start for s in board.scenes], board.duration, 10)
+    shown = schedule.shown_scenes
+    assert f"keyframes: {len(shown)} drawn" in out and f"contact sheet: {workdir / 'contact_sheet.png'}" in out
+    assert sorted(p.name for p in (workdir / "keyframes").iterdir()) == sorted(
+        keyframe_path(workdir, i).name for i in shown
+    )
+    assert not (workdir / "frames").exists()  # no morph yet
+    with Image.open(workdir / "contact_sheet.png") as sheet:  # one thumbnail per scene, four to a row
+        assert sheet.size == sheet_size(len(shown), (64, 64)) and math.ceil(len(shown) / 4) == 2
+
+    run("render", *common, "-o", tmp_path / "video.mp4")
+    morphs = sum(s.length - 1 for s in schedule.segments if s.target is not None)
+    assert drawn(workdir) == morphs  # the keyframes were kept: each drawn once in all
+    before = pictures(workdir)
+
+    # a new seed for scene 2: its keyframe alone is redrawn, then only the morphs into and out of it
+    board.scenes[2].seed += 1
+    board.save(workdir / "storyboard.json")
+    assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
+    run("render", *common, "-o", tmp_path / "video.mp4")
+    after = pictures(workdir)
+    changed = {name for name in after if after[name] != before.get(name)}
+    touching = [s for s in schedule.segments if 2 in (s.scene, s.target)]
+    expected = {
+        frame_path(workdir, k).relative_to(workdir).as_posix() for s in touching for k in range(s.first + 1, s.end)
+    }
+    assert changed == expected | {keyframe_path(workdir, 2).relative_to(workdir).as_posix()}
+    assert drawn(workdir) == len(expected)
+
+    # a pinned picture for scene 4 becomes its keyframe as uploaded (scaled to cover 64x64), and the
+    # video's frame at the scene's start is that picture, up to H.264
+    y, x = np.mgrid[0:90, 0:160]
+    upload = np.stack([x * 255 // 159, y * 255 // 89, np.full_like(x, 90)], axis=2).astype(np.uint8)
+    Image.fromarray(upload).save(tmp_path / "band.png")
+    board = load_storyboard(workdir / "storyboard.json")
+    board.scenes[4].picture = str(tmp_path / "band.png")
+    board.save(workdir / "storyboard.json")
+    before = pictures(workdir)
+    assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
+    pinned = np.asarray(Image.open(keyframe_path(workdir, 4)))
+    assert np.array_equal(pinned, cover(upload, (64, 64)))
+    run("render", *common, "-o", tmp_path / "video.mp4")
+    after = pictures(workdir)
+    changed = {name for name in after if after[name] != before.get(name)}
+    touching = [s for s in schedule.segments if 4 in (s.scene, s.target)]
+    morphs = {
+        frame_path(workdir, k).relative_to(workdir).as_posix() for s in touching for k in range(s.first + 1, s.end)
+    }
+    assert changed == morphs | {keyframe_path(workdir, 4).relative_to(workdir).as_posix()}
+    start = schedule.segments[4].first
+    with av.open(str(tmp_path / "video.mp4")) as container:
+        shown = next(f.to_ndarray(format="rgb24") for k, f in enumerate(container.decode(video=0)) if k == start)
+    error = np.mean((shown.astype(float) - pinned) ** 2)
+    assert 10 * math.log10(255**2 / error) > 30  # dB
