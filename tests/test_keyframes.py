@@ -22,8 +22,23 @@ def drawn(workdir) -> int:
     return json.loads((workdir / "timings.json").read_text())["pictures_drawn"]
 
 
+def name(path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
 def pictures(workdir) -> dict[str, bytes]:
-    return {p.relative_to(workdir).as_posix(): p.read_bytes() for p in workdir.glob("*/*.png")}
+    return {name(p): p.read_bytes() for p in workdir.glob("*/*.png")}
+
+
+def changed_since(before: dict[str, bytes], workdir) -> set[str]:
+    after = pictures(workdir)
+    return {picture for picture in after if after[picture] != before.get(picture)}
+
+
+def touching(scene: int, schedule, workdir) -> set[str]:
+    """The in-between frames of the morphs into and out of `scene`."""
+    segments = [s for s in schedule.segments if scene in (s.scene, s.target)]
+    return {name(frame_path(workdir, k)) for s in segments for k in range(s.first + 1, s.end)}
 
 
 def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_redraws_one_scene(capsys, tmp_path):
@@ -60,14 +75,8 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     board.save(workdir / "storyboard.json")
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
     run("render", *common, "-o", tmp_path / "video.mp4")
-    after = pictures(workdir)
-    changed = {name for name in after if after[name] != before.get(name)}
-    touching = [s for s in schedule.segments if 2 in (s.scene, s.target)]
-    expected = {
-        frame_path(workdir, k).relative_to(workdir).as_posix() for s in touching for k in range(s.first + 1, s.end)
-    }
-    assert changed == expected | {keyframe_path(workdir, 2).relative_to(workdir).as_posix()}
-    assert drawn(workdir) == len(expected)
+    assert changed_since(before, workdir) == touching(2, schedule, workdir) | {name(keyframe_path(workdir, 2))}
+    assert drawn(workdir) == len(touching(2, schedule, workdir))
 
     # a pinned picture for scene 4 becomes its keyframe as uploaded (scaled to cover 64x64), and the
     # video's frame at the scene's start is that picture, up to H.264
@@ -82,13 +91,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     pinned = np.asarray(Image.open(keyframe_path(workdir, 4)))
     assert np.array_equal(pinned, cover(upload, (64, 64)))
     run("render", *common, "-o", tmp_path / "video.mp4")
-    after = pictures(workdir)
-    changed = {name for name in after if after[name] != before.get(name)}
-    touching = [s for s in schedule.segments if 4 in (s.scene, s.target)]
-    morphs = {
-        frame_path(workdir, k).relative_to(workdir).as_posix() for s in touching for k in range(s.first + 1, s.end)
-    }
-    assert changed == morphs | {keyframe_path(workdir, 4).relative_to(workdir).as_posix()}
+    assert changed_since(before, workdir) == touching(4, schedule, workdir) | {name(keyframe_path(workdir, 4))}
     start = schedule.segments[4].first
     with av.open(str(tmp_path / "video.mp4")) as container:
         shown = next(f.to_ndarray(format="rgb24") for k, f in enumerate(container.decode(video=0)) if k == start)

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from musicvid import camera, mux
+from musicvid.cli import main
 from musicvid.errors import UserError
 from musicvid.models import PRESETS, REAL_ESRGAN, TINY, load_upscaler
 from musicvid.pacing import accent_per_frame, find_beats
@@ -17,6 +18,7 @@ from musicvid.schedule import frame_schedule, to_frame
 from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings
 from musicvid.storyboard import load_storyboard
 from musicvid.upscale import Upscaler, cover
+from tests.conftest import make_tone
 from tests.test_render import killed_run, probe
 from tests.test_schedule import click_track
 
@@ -47,6 +49,19 @@ def test_each_shape_and_resolution_has_the_exact_ratio_and_short_side(aspect):
         assert min(width, height) == short and width % 2 == height % 2 == 0
         assert abs(width / height - ASPECTS[aspect]) < 2 / short
     assert RenderSettings(size=(512, 512)).video_size == (512, 512)
+
+
+@pytest.mark.parametrize("aspect,resolution", [("16:9", "720p"), ("9:16", "1080p"), ("1:1", "4k"), ("4:5", "720p")])
+def test_the_video_has_the_shape_resolution_rate_and_length_asked_for(aspect, resolution, tmp_path):
+    song = make_tone(tmp_path / "song.mp3", 1.0)
+    (tmp_path / "song.lrc").write_text("[00:00.30]la la la\n")
+    output = tmp_path / "video.mp4"
+    argv = ["render", song, "--models", "tiny", "--lyrics", tmp_path / "song.lrc", "--aspect", aspect]
+    argv += ["--resolution", resolution, "--upscaler", "lanczos", "--output-fps", "25", "-o", output, "-q"]
+    assert main([str(a) for a in [*argv, "--workdir", tmp_path / "work"]]) == 0
+    video = probe(output)
+    wanted = RenderSettings.for_models(TINY_MODELS, aspect=aspect, resolution=resolution).video_size
+    assert video["size"] == wanted and video["fps"] == 25 and abs(video["frames"] - 25 * video["duration"]) <= 1
 
 
 def test_camera_moves_leave_keyframes_whole_and_glide_through_them():
