@@ -49,7 +49,7 @@ def photographs() -> list[np.ndarray]:
 def clips(seconds: float) -> dict[str, list[np.ndarray]]:
     """Clips at 20 fps of the drawn size."""
     frames = round(seconds * 20)
-    schedule = frame_schedule([0.0], seconds * 2, 20)  # half a scene: the move goes one way
+    schedule = frame_schedule([0.0], seconds, 20)  # one scene: the camera moves in and out again
     astronaut, coffee, chelsea = photographs()
     zoom, pan = camera.views(schedule, "zoom"), camera.views(schedule, "pan")
     fade = [((1 - k / frames) * coffee + k / frames * chelsea).round().astype(np.uint8) for k in range(frames)]
