@@ -151,16 +151,9 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert names == [".json", ".mp4", ".srt"]
     storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
     assert storyboard["scenes"][1]["prompt"] == "a lighthouse made of glass"
+    assert Path(storyboard["scenes"][3]["picture"]).parent.name == "pins"  # the render kept the pinned picture
 
-    # the review loop goes on: another edit, another render, a new video with it
-    table["data"][1][4] = "a lighthouse made of ice"
-    second, files, job_after, status = client.predict(
-        song, "Lighthouse", "The Tiny Models", *ADVANCED, table, job, api_name="/render"
-    )
-    assert job_after == job and "Done" in status and probe(second) == ("h264", "aac")
-    storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
-    assert storyboard["scenes"][1]["prompt"] == "a lighthouse made of ice"
-    assert Path(second).read_bytes() != Path(video).read_bytes()
+    # (the loop goes on, edit and render again: the browser test below)
 
     # the job is this session's: another session cannot render it, nor learn where it is kept
     from gradio_client import Client
