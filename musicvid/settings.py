@@ -83,6 +83,12 @@ def size_for_aspect(aspect: str, near: tuple[int, int]) -> tuple[int, int]:
     return min(((max(unit, round(h * ratio / unit) * unit), h) for h in heights), key=misfit)
 
 
+def drawn_fps(output_fps: float) -> float:
+    """The rate SD draws at for a video of `output_fps` when none is given: the whole fraction of it
+    nearest the paper's 10 (12 for 24, 12.5 for 25, 10 for 30 and 60)."""
+    return output_fps / max(1, round(output_fps / DRAWN_FPS))
+
+
 def parse_bool(text: str) -> bool:
     if text.strip().lower() not in TRUE + FALSE:
         raise argparse.ArgumentTypeError(f"must be yes or no (true/false, 1/0), not {text!r}")
@@ -359,7 +365,7 @@ class RenderSettings(Settings):
         if "size" not in given:
             given = {**given, "size": size_for_aspect(given["aspect"], size) if given.get("aspect") else size}
         if given.get("output_fps") and "fps" not in given:
-            given = {**given, "fps": given["output_fps"] / max(1, round(given["output_fps"] / DRAWN_FPS))}
+            given = {**given, "fps": drawn_fps(given["output_fps"])}
         return given
 
     @property

@@ -40,6 +40,7 @@ from musicvid.settings import (
     RESOLUTIONS,
     RenderSettings,
     SongRequest,
+    drawn_fps,
     parse_size,
 )
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
@@ -225,7 +226,7 @@ def drawn_rate(output_fps: str, fps: float) -> float:
     """The drawn rate kept where it divides the video's, else the one a command line without --fps gets."""
     if not output_fps or float(output_fps) / fps == round(float(output_fps) / fps):
         return fps
-    return RenderSettings.completed({"output_fps": float(output_fps)}, (0, 0))["fps"]
+    return drawn_fps(float(output_fps))
 
 
 def limit(settings_class, name: str) -> dict:
