@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from PIL import Image, PngImagePlugin
 
+from musicvid.captions import FONTS
 from musicvid.errors import Cancelled, UserError
 from musicvid.files import check_file, remove_all_temporaries, remove_temporaries
 from musicvid.interpolate import align, slerp
@@ -306,7 +307,7 @@ def draw(
 
 def remove_leftovers(workdir: Path, output: Path | None = None) -> None:
     """Temporary files of a run that was killed mid-write (see files.atomic_path)."""
-    for folder in (workdir, workdir / "keyframes", workdir / "frames"):
+    for folder in (workdir, workdir / "keyframes", workdir / "frames", workdir / FONTS):
         remove_all_temporaries(folder)
     for path in (output, output.with_suffix(".srt"), output.with_suffix(".ass")) if output else ():
         remove_temporaries(path)
