@@ -38,6 +38,10 @@ DEMUCS = "htdemucs"
 # takes it on a GPU and Lanczos on the CPU, where it costs 100 s a 1080p frame on two cores (docs/frames.md).
 REAL_ESRGAN = "2kpr/Real-ESRGAN/RealESRGAN_x4plus.pth"
 AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
+# --fast: SD 1.5 distilled to a few steps by LCM-LoRA (fused into the UNet on loading), and TAESD, a
+# decoder of SD's latents with 1/40 of the VAE's weights.
+LCM_LORA = "latent-consistency/lcm-lora-sdv1-5"
+TAESD = "madebyollin/taesd"
 TINY_SEED = 0
 
 
@@ -50,12 +54,18 @@ class ModelSet:
     diffusion: str
     separator: str  # the Demucs model of --separate-vocals
     upscaler: str  # the model of --resolution: a hub file org/name/file.pth, a local file, auto or lanczos
+    fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
+    fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
     # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
     size: tuple[int, int]
     steps: int
 
     def describe(self) -> dict[str, str]:
         return {"asr": f"{self.asr_backend}:{self.asr}", "vipe": self.vipe, "diffusion": self.diffusion}
+
+    def drawing(self, fast: bool) -> str:
+        """What draws the pictures, as their keys name it: the diffusion model, with --fast its LoRA and decoder."""
+        return f"{self.diffusion}+{self.fast_lora}+{self.fast_decoder}" if fast else self.diffusion
 
 
 PRESETS = {
@@ -67,6 +77,8 @@ PRESETS = {
         diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
         separator=DEMUCS,
         upscaler=AUTO_UPSCALER,
+        fast_lora=LCM_LORA,
+        fast_decoder=TAESD,
         size=(512, 512),
         steps=25,
     ),
@@ -78,6 +90,8 @@ PRESETS = {
         diffusion=TINY,
         separator=TINY,
         upscaler=TINY,
+        fast_lora=TINY,
+        fast_decoder=TINY,
         size=(64, 64),
         steps=4,
     ),
@@ -94,6 +108,8 @@ def choose_models(
     diffusion: str | None = None,
     separator: str | None = None,
     upscaler: str | None = None,
+    fast_lora: str | None = None,
+    fast_decoder: str | None = None,
 ) -> ModelSet:
     if preset not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
@@ -116,6 +132,8 @@ def choose_models(
         diffusion=diffusion or models.diffusion,
         separator=separator or models.separator,
         upscaler=upscaler or models.upscaler,
+        fast_lora=fast_lora or models.fast_lora,
+        fast_decoder=fast_decoder or models.fast_decoder,
     )
 
 
@@ -149,6 +167,8 @@ _WAYS_OUT = {
     "diffusion": ("--diffusion", "HF_HOME"),
     "separator": ("--separator", "HF_HOME"),
     "upscaler": ("--upscaler", "HF_HOME"),
+    "few-step LoRA": ("--fast-lora", "HF_HOME"),
+    "tiny decoder": ("--fast-decoder", "HF_HOME"),
 }
 
 
@@ -360,6 +380,64 @@ def load_diffusion(name: str, device: torch.device):
     return pipe.to(device)
 
 
+# The layers LCM-LoRA adapts (the targets of diffusers' LCM-LoRA distillation script): every attention
+# and feed-forward projection, and the convolutions and time projections of the ResNet blocks.
+LORA_TARGETS = (
+    "to_q", "to_k", "to_v", "to_out.0", "proj_in", "proj_out", "ff.net.0.proj", "ff.net.2",
+    "conv1", "conv2", "conv_shortcut", "downsamplers.0.conv", "upsamplers.0.conv", "time_emb_proj",
+)  # fmt: skip
+# TAESD's classes with the least channels and blocks (the published one: 64 channels, 1+3+3+3 blocks).
+TINY_TAESD = dict(
+    encoder_block_out_channels=(16,) * 4,
+    decoder_block_out_channels=(16,) * 4,
+    num_encoder_blocks=(1,) * 4,
+    num_decoder_blocks=(1,) * 4,
+)
+
+
+def random_lora(unet, rank: int = 4, seed: int = TINY_SEED) -> dict[str, torch.Tensor]:
+    """A random LoRA of `unet`, laid out as LCM-LoRA is published: kohya's names (lora_unet_ and the
+    module's path with underscores), each layer's lora_down and lora_up weights and its alpha."""
+    generator = torch.Generator().manual_seed(seed)
+    state = {}
+    for name, module in unet.named_modules():
+        if not name.endswith(LORA_TARGETS) or not isinstance(module, (torch.nn.Linear, torch.nn.Conv2d)):
+            continue
+        if isinstance(module, torch.nn.Linear):
+            down_shape, up_shape = (rank, module.in_features), (module.out_features, rank)
+        else:
+            down_shape, up_shape = (rank, module.in_channels, *module.kernel_size), (module.out_channels, rank, 1, 1)
+        key = "lora_unet_" + name.replace(".", "_")
+        state[f"{key}.lora_down.weight"] = torch.randn(down_shape, generator=generator) / down_shape[1] ** 0.5
+        state[f"{key}.lora_up.weight"] = torch.randn(up_shape, generator=generator) * 0.1
+        state[f"{key}.alpha"] = torch.tensor(float(rank))
+    return state
+
+
+def load_fast_diffusion(name: str, lora: str, decoder: str, device: torch.device):
+    """The pipeline of --fast: SD with the few-step LoRA fused into its UNet, and the tiny decoder as its
+    VAE (TAESD also encodes, for pinned pictures). A pipeline of its own: the plain one stays as it is."""
+    from diffusers import AutoencoderTiny
+
+    pipe = load_diffusion(name, device)
+    try:
+        pipe.load_lora_weights(random_lora(pipe.unet) if lora == TINY else lora)
+        pipe.fuse_lora()
+        pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
+    except Exception as error:
+        raise _unavailable("few-step LoRA", lora, error) from None
+    try:
+        if decoder == TINY:
+            torch.manual_seed(TINY_SEED)
+            vae = AutoencoderTiny(**TINY_TAESD)
+        else:
+            vae = AutoencoderTiny.from_pretrained(decoder, dtype=default_dtype(device))
+    except Exception as error:
+        raise _unavailable("tiny decoder", decoder, error) from None
+    pipe.vae = vae.to(device, default_dtype(device))
+    return pipe
+
+
 # --- Demucs ----------------------------------------------------------------------------------------
 
 # Demucs' htdemucs with every size cut to the least that runs (the published one: 48 channels, 5 transformer
@@ -462,6 +540,8 @@ class ModelRegistry:
             return load_vipe(m.vipe, m.vipe_tokenizer, self.device)
         if role == "diffusion":
             return load_diffusion(m.diffusion, self.device)
+        if role == "fast diffusion":
+            return load_fast_diffusion(m.diffusion, m.fast_lora, m.fast_decoder, self.device)
         if role == "separator":
             return load_separator(m.separator, self.device)
         if role == "upscaler":

@@ -200,7 +200,7 @@ class Video:
     storyboard: Storyboard
     duration: float  # seconds of song
     frames: int  # in the video (at --output-fps where given)
-    pictures_drawn: int  # pictures denoised in this run; the rest were kept from an earlier one
+    pictures_drawn: int  # pictures drawn anew in this run; the rest were kept from an earlier one
     timings: dict  # seconds per stage, as in timings.json
 
 
@@ -221,11 +221,11 @@ def draw_pictures(
 ) -> int:
     """The pictures of `schedule` (keyframes alone with `settings.preview`) whose inputs changed, or that
     a killed run left undone; returns how many were drawn."""
-    groups = plan_pictures(storyboard, schedule, settings, registry.models.diffusion, workdir)
+    groups = plan_pictures(storyboard, schedule, settings, registry.models.drawing(settings.fast), workdir)
     todo = stale_groups(groups, settings)
     if not todo:
         return 0
-    with registry.use("diffusion", timings) as loaded:
+    with registry.use("fast diffusion" if settings.fast else "diffusion", timings) as loaded:
         return render_pictures(job_pipeline(loaded, settings), storyboard, todo, settings, timings, quiet, stop)
 
 

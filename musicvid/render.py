@@ -3,9 +3,9 @@
 Every picture is a PNG named by its frame (or scene) with a key in its metadata: a hash of exactly the
 inputs it was drawn from. A rerun keeps each picture whose key still matches, so a killed render
 continues where it stopped and an edited storyboard re-renders only the frames that depend on the
-edit. Pictures are denoised in fixed groups (each keyframe alone, in-between frames within their
-scene), and a group is rendered whole whenever any of its pictures is missing or stale: the batch a
-picture is computed in is then always the same, and so are its bytes. (docs/frames.md)
+edit. Pictures are denoised in fixed groups (each keyframe alone, in-between frames by blocks of
+frame numbers, across scenes), and a group is denoised whole whenever any of its pictures is missing or
+stale: the batch a picture is computed in is then always the same, and so are its bytes. (docs/frames.md)
 """
 
 from __future__ import annotations
@@ -109,15 +109,14 @@ def frame_path(workdir: Path, frame: int) -> Path:
     return workdir / "frames" / f"{frame:06d}.png"
 
 
-def _groups(items: list, size: int) -> list[list]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
-
-
 def plan_pictures(
     storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, diffusion: str, workdir: Path
 ) -> list[list[Picture]]:
     """Every picture of the video in its fixed render group: keyframes first, each alone, then the
-    in-between frames, `--batch-size` at a time within their scene."""
+    in-between frames by blocks of `--batch-size` frame numbers (frames k with the same k // size),
+    across scene boundaries, so that batches stay full however short the scenes are. A block is fixed by
+    the frame numbers alone: an edit to one scene changes no other picture's group, and moving a scene's
+    start changes only the blocks around it."""
     common = settings.picture_inputs(diffusion)
     scenes = storyboard.scenes
     pinned = {s.index: _file_digest(Path(s.picture)) for s in scenes if s.picture}
@@ -132,30 +131,30 @@ def plan_pictures(
     if settings.preview:
         return groups
     morph = {"align": settings.align, "align_chunk": settings.align_chunk if settings.align else None}
+    blocks: dict[int, list[Picture]] = {}
     for segment in schedule.segments:
         if segment.target is None:
             continue  # the last scene holds its keyframe
-        frames = [
-            Picture(
-                frame_path(workdir, k),
-                _key(
-                    common,
-                    morph,
-                    scene_inputs(segment.scene),
-                    scene_inputs(segment.target),
-                    k - segment.first,
-                    segment.length,
-                    # paced by the music: t itself (it depends on the audio, not only on the frame's place)
-                    *([] if segment.motion is None else [round(segment.t(k), 9)]),
-                ),
-                segment.scene,
-                segment.target,
-                segment.t(k),
+        for k in range(segment.first + 1, segment.end):
+            blocks.setdefault(k // settings.batch_size, []).append(
+                Picture(
+                    frame_path(workdir, k),
+                    _key(
+                        common,
+                        morph,
+                        scene_inputs(segment.scene),
+                        scene_inputs(segment.target),
+                        k - segment.first,
+                        segment.length,
+                        # paced by the music: t itself (it depends on the audio, not only on the frame's place)
+                        *([] if segment.motion is None else [round(segment.t(k), 9)]),
+                    ),
+                    segment.scene,
+                    segment.target,
+                    segment.t(k),
+                )
             )
-            for k in range(segment.first + 1, segment.end)
-        ]
-        groups += _groups(frames, settings.batch_size)
-    return groups
+    return groups + list(blocks.values())
 
 
 # --- drawing ---------------------------------------------------------------------------------------
@@ -168,8 +167,13 @@ def job_pipeline(pipe, settings: RenderSettings):
     run one job at a time per loaded model set (the page holds a lock)."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
 
-    # Both samplers are deterministic (no fresh noise per step), so nearby t give nearby pictures.
-    if settings.scheduler == "ddim":
+    from musicvid.sampler import SharedNoiseLCMScheduler
+
+    # Both samplers are deterministic (no fresh noise per step), so nearby t give nearby pictures; --fast's
+    # adds noise after each step, but the noise each picture gets is given (musicvid.sampler).
+    if settings.fast:
+        scheduler = SharedNoiseLCMScheduler.from_config(pipe.scheduler.config)
+    elif settings.scheduler == "ddim":
         scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
     else:
         scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
@@ -189,13 +193,22 @@ def job_pipeline(pipe, settings: RenderSettings):
         # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs.
         pipe.unet = torch.compile(pipe.unet, fullgraph=True)
         pipe.vae.decoder = torch.compile(pipe.vae.decoder)
-    job = type(pipe).from_pipe(pipe, scheduler=scheduler)
+    job = type(pipe).from_pipe(pipe, scheduler=scheduler, vae=pipe.vae)  # (--fast: TAESD, not the class SD names)
     job.set_progress_bar_config(**getattr(pipe, "_progress_bar_config", {}))  # our own bar counts frames
     return job
 
 
+@dataclass(frozen=True)
+class Conditioning:
+    """What one picture is denoised from."""
+
+    text: torch.Tensor  # the text embedding, 77 × width
+    noise: torch.Tensor  # the initial latent
+    step_noise: torch.Tensor | None  # with --fast: the noise added after each step but the last
+
+
 class SceneInputs:
-    """Each scene's prompt embedding (encoded once) and initial noise, and each morph's aligned target."""
+    """Each scene's prompt embedding (encoded once) and noise, and each morph's aligned target."""
 
     def __init__(self, pipe, storyboard: Storyboard, scenes: list[int], settings: RenderSettings):
         self.pipe = pipe
@@ -207,11 +220,14 @@ class SceneInputs:
         self.text = {i: e.float().cpu() for i, e in zip(scenes, embeds)}
         factor = pipe.vae_scale_factor
         shape = (pipe.unet.config.in_channels, settings.height // factor, settings.width // factor)
-        # Noise comes from a CPU generator, so a seed gives the same picture on every device.
-        self.noise = {
-            i: torch.randn(shape, generator=torch.Generator("cpu").manual_seed(storyboard.scenes[i].seed))
-            for i in scenes
-        }
+        # Noise comes from a CPU generator, so a seed gives the same picture on every device. With --fast
+        # the same generator then gives the noise of each step (the initial latent stays the same).
+        self.noise, self.step_noise = {}, {}
+        for i in scenes:
+            generator = torch.Generator("cpu").manual_seed(storyboard.scenes[i].seed)
+            self.noise[i] = torch.randn(shape, generator=generator)
+            if settings.fast:
+                self.step_noise[i] = torch.randn((settings.steps - 1, *shape), generator=generator)
         # A pinned scene's keyframe is its picture; its noise is the picture's latent (VAE encoder),
         # run back up the sampler's steps by DDIM inversion under its prompt, so that its morphs start
         # from what denoises to (about) the picture and are computed as any other scene's.
@@ -231,14 +247,18 @@ class SceneInputs:
             self._aligned[scene, target] = align(self.text[scene], self.text[target], self.settings.align_chunk)
         return self._aligned[scene, target]
 
-    def conditioning(self, picture: Picture) -> tuple[torch.Tensor, torch.Tensor]:
-        """(text embedding, initial latent) of one picture."""
-        if picture.target is None:
-            return self.text[picture.scene], self.noise[picture.scene]
-        t = picture.t
-        text = slerp(self.text[picture.scene], self.target_text(picture.scene, picture.target), t)
-        noise = slerp(self.noise[picture.scene], self.noise[picture.target], t)
-        return text, noise
+    def conditioning(self, picture: Picture) -> Conditioning:
+        scene, target, t = picture.scene, picture.target, picture.t
+        if target is None:
+            return Conditioning(self.text[scene], self.noise[scene], self.step_noise.get(scene))
+        step_noise = None
+        if self.step_noise:  # each step's noise slerped on its own, as the initial latent
+            step_noise = torch.stack([slerp(a, b, t) for a, b in zip(self.step_noise[scene], self.step_noise[target])])
+        return Conditioning(
+            slerp(self.text[scene], self.target_text(scene, target), t),
+            slerp(self.noise[scene], self.noise[target], t),
+            step_noise,
+        )
 
 
 @torch.inference_mode()
@@ -249,7 +269,10 @@ def invert(pipe, picture: np.ndarray, text: torch.Tensor, steps: int) -> torch.T
 
     device, dtype = pipe._execution_device, pipe.unet.dtype
     pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, dtype) / 127.5 - 1
-    latent = pipe.vae.encode(pixels).latent_dist.mean * pipe.vae.config.scaling_factor
+    encoded = pipe.vae.encode(pixels)  # SD's VAE gives a distribution, TAESD (--fast) the latent itself
+    latent = (encoded.latent_dist.mean if hasattr(encoded, "latent_dist") else encoded.latents) * (
+        pipe.vae.config.scaling_factor
+    )
     inverse = DDIMInverseScheduler.from_config(pipe.scheduler.config)
     inverse.set_timesteps(steps, device=device)
     condition = text[None].to(device, dtype)
@@ -285,13 +308,15 @@ def draw(
 ) -> np.ndarray:
     """The group's pictures as uint8 RGB: one batched pipeline call (guidance batched with it) to
     denoise the latents, then one VAE decode."""
-    texts, noises = zip(*(inputs.conditioning(p) for p in group))
-    dtype = pipe.unet.dtype
-    with timings.measure("denoise", pipe._execution_device):
+    given = [inputs.conditioning(p) for p in group]
+    device, dtype = pipe._execution_device, pipe.unet.dtype
+    if given[0].step_noise is not None:  # the job's own sampler (job_pipeline): steps × batch × latent
+        pipe.scheduler.step_noise = torch.stack([c.step_noise for c in given], dim=1).to(device, dtype)
+    with timings.measure("denoise", device):
         latents = pipe(
-            prompt_embeds=torch.stack(texts).to(pipe._execution_device, dtype),
-            negative_prompt_embeds=inputs.negative.to(pipe._execution_device, dtype).expand(len(group), -1, -1),
-            latents=torch.stack(noises).to(pipe._execution_device, dtype),
+            prompt_embeds=torch.stack([c.text for c in given]).to(device, dtype),
+            negative_prompt_embeds=inputs.negative.to(device, dtype).expand(len(group), -1, -1),
+            latents=torch.stack([c.noise for c in given]).to(device, dtype),
             num_inference_steps=settings.steps,
             guidance_scale=settings.guidance,
             height=settings.height,
@@ -299,7 +324,7 @@ def draw(
             output_type="latent",
             callback_on_step_end=stop_between_steps(stop),
         ).images
-    with timings.measure("decode", pipe._execution_device):
+    with timings.measure("decode", device):
         pixels = pipe.vae.decode(latents / pipe.vae.config.scaling_factor).sample
         pixels = ((pixels.float() / 2 + 0.5).clamp(0, 1) * 255).round().to(torch.uint8)
         return pixels.permute(0, 2, 3, 1).cpu().numpy()
@@ -327,13 +352,17 @@ def render_pictures(
     quiet: bool,
     stop: threading.Event | None = None,
 ) -> int:
-    """Draw the given groups; returns how many pictures were drawn.
+    """Draw the given groups; returns how many pictures were drawn anew. A group is denoised whole, but
+    only its missing or stale pictures are written: the others (an edit's neighbours in a block across
+    scenes) come out of the same batch as before and are kept as they are.
 
     PNGs are encoded in threads while the next group is denoised (Pillow releases the GIL while it
     encodes): on a GPU, writing in line cost a seventh of the drawing time. At most WRITE_AHEAD groups
     wait to be written, so memory stays bounded; "write frames" counts only the time spent waiting.
     Setting `stop` ends the render within one denoising step (what is written stays, for a resume)."""
     needed = sorted({s for group in todo for p in group for s in (p.scene, p.target) if s is not None})
+    size = (settings.width, settings.height)
+    stale = {p.path for group in todo for p in group if stored_key(p.path, size) != p.key}
     with timings.measure("encode prompts", pipe._execution_device):
         inputs = SceneInputs(pipe, storyboard, needed, settings)
     drawn = 0
@@ -355,9 +384,10 @@ def render_pictures(
                 pictures = [inputs.pinned[first.scene]]
             else:
                 pictures = draw(pipe, inputs, group, settings, timings, stop)
-            waiting.append([writer.submit(save_picture, p.path, pixels, p.key) for p, pixels in zip(group, pictures)])
+            new = [(p, pixels) for p, pixels in zip(group, pictures) if p.path in stale]
+            waiting.append([writer.submit(save_picture, p.path, pixels, p.key) for p, pixels in new])
             finish_writes(keep=WRITE_AHEAD)
-            drawn += len(group)
+            drawn += len(new)
             progress.advance(len(group))
         finish_writes(keep=0)
     return drawn
