@@ -42,6 +42,7 @@ AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
 # decoder of SD's latents with 1/40 of the VAE's weights.
 LCM_LORA = "latent-consistency/lcm-lora-sdv1-5"
 TAESD = "madebyollin/taesd"
+LORA_FILE = "pytorch_lora_weights.safetensors"  # what diffusers writes and looks for, and LCM-LoRA's
 TINY_SEED = 0
 
 
@@ -421,7 +422,12 @@ def load_fast_diffusion(name: str, lora: str, decoder: str, device: torch.device
 
     pipe = load_diffusion(name, device)
     try:
-        pipe.load_lora_weights(random_lora(pipe.unet) if lora == TINY else lora)
+        if lora == TINY:
+            pipe.load_lora_weights(random_lora(pipe.unet))
+        else:  # a file, or a repository or folder holding diffusers' file name (offline, it must be named)
+            file = Path(lora)
+            folder, weights = (file.parent, file.name) if file.is_file() else (lora, LORA_FILE)
+            pipe.load_lora_weights(str(folder), weight_name=weights)
         pipe.fuse_lora()
         pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
     except Exception as error:

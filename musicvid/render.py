@@ -297,6 +297,58 @@ def stop_between_steps(stop: threading.Event | None):
     return check
 
 
+@dataclass(frozen=True)
+class Batch:
+    """One group's inputs to the pipeline, on its device, in its dtype."""
+
+    text: torch.Tensor
+    negative: torch.Tensor
+    noise: torch.Tensor
+    step_noise: torch.Tensor | None  # steps − 1 × batch × latent (--fast)
+
+
+def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], pin: bool = False) -> Batch:
+    """The group's conditioning, stacked and moved to the pipeline's device (from pinned memory, without
+    waiting for the copy, where `pin`)."""
+    given = [inputs.conditioning(p) for p in group]
+    device, dtype = pipe._execution_device, pipe.unet.dtype
+
+    def move(tensor: torch.Tensor) -> torch.Tensor:
+        tensor = tensor.to(dtype)
+        return tensor.pin_memory().to(device, non_blocking=True) if pin else tensor.to(device)
+
+    step_noise = [c.step_noise for c in given]
+    return Batch(
+        text=move(torch.stack([c.text for c in given])),
+        negative=move(inputs.negative).expand(len(group), -1, -1),
+        noise=move(torch.stack([c.noise for c in given])),
+        step_noise=None if step_noise[0] is None else move(torch.stack(step_noise, dim=1)),
+    )
+
+
+def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:
+    """One batched pipeline call (guidance batched with it): the latents of the batch's pictures."""
+    if batch.step_noise is not None:  # the job's own sampler (job_pipeline)
+        pipe.scheduler.step_noise = batch.step_noise
+    return pipe(
+        prompt_embeds=batch.text,
+        negative_prompt_embeds=batch.negative,
+        latents=batch.noise,
+        num_inference_steps=settings.steps,
+        guidance_scale=settings.guidance,
+        height=settings.height,
+        width=settings.width,
+        output_type="latent",
+        callback_on_step_end=stop_between_steps(stop),
+    ).images
+
+
+def decode(pipe, latents: torch.Tensor) -> torch.Tensor:
+    """Latents to uint8 RGB pictures (batch × height × width × 3), on the pipeline's device."""
+    pixels = pipe.vae.decode(latents / pipe.vae.config.scaling_factor).sample
+    return ((pixels.float() / 2 + 0.5).clamp(0, 1) * 255).round().to(torch.uint8).permute(0, 2, 3, 1)
+
+
 @torch.inference_mode()
 def draw(
     pipe,
@@ -306,28 +358,12 @@ def draw(
     timings: Timings,
     stop: threading.Event | None = None,
 ) -> np.ndarray:
-    """The group's pictures as uint8 RGB: one batched pipeline call (guidance batched with it) to
-    denoise the latents, then one VAE decode."""
-    given = [inputs.conditioning(p) for p in group]
-    device, dtype = pipe._execution_device, pipe.unet.dtype
-    if given[0].step_noise is not None:  # the job's own sampler (job_pipeline): steps × batch × latent
-        pipe.scheduler.step_noise = torch.stack([c.step_noise for c in given], dim=1).to(device, dtype)
+    """The group's pictures as uint8 RGB: denoised together, then decoded together."""
+    device = pipe._execution_device
     with timings.measure("denoise", device):
-        latents = pipe(
-            prompt_embeds=torch.stack([c.text for c in given]).to(device, dtype),
-            negative_prompt_embeds=inputs.negative.to(device, dtype).expand(len(group), -1, -1),
-            latents=torch.stack([c.noise for c in given]).to(device, dtype),
-            num_inference_steps=settings.steps,
-            guidance_scale=settings.guidance,
-            height=settings.height,
-            width=settings.width,
-            output_type="latent",
-            callback_on_step_end=stop_between_steps(stop),
-        ).images
+        latents = denoise(pipe, batch_inputs(pipe, inputs, group), settings, stop)
     with timings.measure("decode", device):
-        pixels = pipe.vae.decode(latents / pipe.vae.config.scaling_factor).sample
-        pixels = ((pixels.float() / 2 + 0.5).clamp(0, 1) * 255).round().to(torch.uint8)
-        return pixels.permute(0, 2, 3, 1).cpu().numpy()
+        return decode(pipe, latents).cpu().numpy()
 
 
 def remove_leftovers(workdir: Path, output: Path | None = None) -> None:

@@ -25,6 +25,13 @@ Real layouts, looked up on the hub:
   pickled dict ``{"params_ema": state}`` of basicsr's RRDBNet (conv_first, body.N.rdbM.convK,
   conv_body, conv_up1, conv_up2, conv_hr, conv_last; 64 features, 23 blocks, growth 32), float32.
 
+- ``latent-consistency/lcm-lora-sdv1-5``: README.md, pytorch_lora_weights.safetensors (135 MB: float16,
+  kohya's layout with diffusers' module names, ``lora_unet_<path with underscores>`` and its
+  ``.lora_down.weight``, ``.lora_up.weight`` and ``.alpha``, UNet only), image.png (not read).
+- ``madebyollin/taesd``: README.md, config.json (AutoencoderTiny: 64 channels, 1+3+3+3 encoder and
+  3+3+3+1 decoder blocks, latent magnitude 3 and shift 0.5, scaling factor 1), diffusion_pytorch_model
+  as .safetensors and .bin; taesd_encoder/decoder.safetensors, the original layout, are not read.
+
 The GPT-2 vocabulary is GPT-2's own (50,257 tokens, end-of-text id 50,256), rebuilt from the BPE
 ranks that openai-whisper ships; the CLIP tokenizer is the small one the tiny preset uses.
 
@@ -47,7 +54,7 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.models import DEMUCS_SOURCES, LOCAL_DIFFUSION, REAL_ESRGAN, TINY
+from musicvid.models import DEMUCS_SOURCES, LCM_LORA, LOCAL_DIFFUSION, REAL_ESRGAN, TAESD, TINY, random_lora
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
@@ -382,6 +389,49 @@ def sd15_files() -> dict[str, bytes]:
     return files
 
 
+def lcm_lora_files() -> dict[str, bytes]:
+    """A random LoRA for the SD stand-in's UNet, in LCM-LoRA's file and layout (float16, kohya's names)."""
+    from diffusers import UNet2DConditionModel
+
+    unet = UNet2DConditionModel(**LOCAL_DIFFUSION[TINY]["unet"])  # the stand-in's modules, by name
+    state = {k: v.half() for k, v in random_lora(unet, rank=4, seed=6).items()}
+    return {
+        "README.md": b"---\nlicense: openrail++\ntags:\n- lora\n- text-to-image\n---\n# LCM-LoRA SD 1.5 (stand-in)\n",
+        "pytorch_lora_weights.safetensors": safetensors_bytes(state),
+    }
+
+
+def taesd_files() -> dict[str, bytes]:
+    """TAESD at its published size (2.4M weights), random, under its diffusers config."""
+    from diffusers import AutoencoderTiny
+
+    config = {
+        "_class_name": "AutoencoderTiny",
+        "_diffusers_version": "0.20.0.dev0",
+        "act_fn": "relu",
+        "block_out_channels": [64, 64, 64, 64],
+        "decoder_block_out_channels": [64, 64, 64, 64],
+        "encoder_block_out_channels": [64, 64, 64, 64],
+        "force_upcast": False,
+        "in_channels": 3,
+        "latent_channels": 4,
+        "latent_magnitude": 3,
+        "latent_shift": 0.5,
+        "num_decoder_blocks": [3, 3, 3, 1],
+        "num_encoder_blocks": [1, 3, 3, 3],
+        "out_channels": 3,
+        "scaling_factor": 1.0,
+        "upsampling_scaling_factor": 2,
+    }
+    torch.manual_seed(7)
+    state = AutoencoderTiny.from_config(config).state_dict()
+    return {
+        "README.md": b"---\nlicense: mit\nlibrary_name: diffusers\n---\n# TAESD (stand-in)\n",
+        "config.json": as_json(config),
+        **weights(state, "diffusion_pytorch_model", fp16=False),
+    }
+
+
 # --- Demucs ----------------------------------------------------------------------------------------
 
 HTDEMUCS = "adefossez/HTDemucs"
@@ -487,6 +537,8 @@ def write_hub(home: Path) -> Path:
     write_repo(hub, SD15, sd15_files())
     write_repo(hub, HTDEMUCS, htdemucs_files())
     write_repo(hub, REAL_ESRGAN.rpartition("/")[0], realesrgan_files())
+    write_repo(hub, LCM_LORA, lcm_lora_files())
+    write_repo(hub, TAESD, taesd_files())
     return hub
 
 

@@ -10,12 +10,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from musicvid.assets import TINY_GPT2_TOKENIZER
 from musicvid.audio import load_audio
 from musicvid.cli import main
-from musicvid.models import DEMUCS, load_diffusion, load_separator, resolve_device, weights_variant
-from musicvid.storyboard import load_storyboard
+from musicvid.models import (
+    DEMUCS,
+    LCM_LORA,
+    TAESD,
+    load_diffusion,
+    load_fast_diffusion,
+    load_separator,
+    resolve_device,
+    weights_variant,
+)
+from musicvid.render import Picture, SceneInputs, draw, job_pipeline
+from musicvid.settings import RenderSettings
+from musicvid.storyboard import Scene, Storyboard, load_storyboard
+from musicvid.timing import Timings
 from musicvid.transcript import Transcript
 from musicvid.vocals import separate_vocals
 from tests.songs import make_song
@@ -181,6 +194,36 @@ def test_the_stand_ins_keep_the_real_repositories_layouts(standin_hub):
             "diffusion_pytorch_model.bin",
             "diffusion_pytorch_model.fp16.bin",
         }
+
+
+def test_fast_loads_lcm_lora_and_taesd_by_hub_name_and_draws_a_morph(standin_hub):
+    """--fast's first run: SD, then the LoRA file fused into its UNet, then TAESD, all by hub name."""
+    from diffusers import AutoencoderTiny
+
+    assert sorted(p.name for p in snapshot(standin_hub, LCM_LORA).iterdir()) == [
+        "README.md",
+        "pytorch_lora_weights.safetensors",
+    ]
+    assert sorted(p.name for p in snapshot(standin_hub, TAESD).iterdir()) == [
+        "README.md",
+        "config.json",
+        "diffusion_pytorch_model.bin",
+        "diffusion_pytorch_model.safetensors",
+    ]
+    plain = load_diffusion(SD15, torch.device("cpu"))
+    fast = load_fast_diffusion(SD15, LCM_LORA, TAESD, torch.device("cpu"))
+    lora = load_file(snapshot(standin_hub, LCM_LORA) / "pytorch_lora_weights.safetensors")
+    changed = {k for k, v in plain.unet.state_dict().items() if not torch.equal(v, fast.unet.state_dict()[k])}
+    assert len(changed) == len(lora) // 3  # every layer the file adapts, and nothing else
+    assert isinstance(fast.vae, AutoencoderTiny) and list(fast.vae.config.num_decoder_blocks) == [3, 3, 3, 1]
+
+    scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
+    board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    settings = RenderSettings(**RenderSettings.completed({"fast": True, "size": (64, 64)}, (512, 512)))
+    job = job_pipeline(fast, settings)
+    pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
+    drawn = draw(job, SceneInputs(job, board, [0, 1], settings), pictures, settings, Timings())
+    assert drawn.shape == (2, 64, 64, 3) and drawn.dtype == np.uint8
 
 
 def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name(standin_hub, tiny_en, tmp_path):
