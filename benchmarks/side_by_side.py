@@ -1,13 +1,15 @@
 """musicvid against stable-diffusion-videos: the same prompt walk, weights and settings, run alternately.
 
-    python -m benchmarks.side_by_side                       # CPU: SD 1.5 architecture at 128x128, 4 steps
+    python -m benchmarks.side_by_side                       # SD 1.5 architecture: 512², 25 steps on a GPU,
+                                                            # 128x128, 4 steps on a CPU; 5 rounds
     python -m benchmarks.side_by_side --diffusion tiny-random --size 64x64 --steps 4
 
 stable-diffusion-videos does not import with transformers 5, so it runs in its own virtual environment
 (.venv-sdv, made on first use from benchmarks/sdv-requirements.txt, or --sdv-python). The weights are
 built once (random, from a fixed seed: compute does not depend on their values), saved, and loaded by
 both. Each round runs every tool once, in alternating order, each in a fresh process; frames per second
-count from loaded pipeline to finished video. musicvid also runs in stable-diffusion-videos'
+count from loaded pipeline to finished video, and the ratio is of the medians over the rounds. Five
+rounds at least: with two, one slow process (157 s against about 50) halved the ratio of a CPU run. musicvid also runs in stable-diffusion-videos'
 environment, so that a difference of torch or diffusers versions can be told apart from one of design.
 """
 
@@ -89,13 +91,14 @@ def run_walk(python: Path, tool: str, weights: Path, out: Path, args, pythonpath
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.side_by_side", description=__doc__.splitlines()[0])
     parser.add_argument("--diffusion", choices=sorted(LOCAL_DIFFUSION), default=SD15_RANDOM)
-    parser.add_argument("--size", default="128x128", help="WxH")
-    parser.add_argument("--steps", type=int, default=4)
+    on_gpu = torch.cuda.is_available()
+    parser.add_argument("--size", default="512x512" if on_gpu else "128x128", help="WxH")
+    parser.add_argument("--steps", type=int, default=25 if on_gpu else 4)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--prompts", type=int, choices=(2, 3), default=3)
     parser.add_argument("--frames-per-prompt", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--device", default="cuda" if on_gpu else "cpu")
     parser.add_argument("--sdv-python", type=Path, help="python of an environment with stable-diffusion-videos")
     parser.add_argument("--out", type=Path, help="JSON file to write")
     args = parser.parse_args(argv)

@@ -307,10 +307,14 @@ class Batch:
     step_noise: torch.Tensor | None  # steps − 1 × batch × latent (--fast)
 
 
-def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], pin: bool = False) -> Batch:
+def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | None = None, pin: bool = False) -> Batch:
     """The group's conditioning, stacked and moved to the pipeline's device (from pinned memory, without
-    waiting for the copy, where `pin`)."""
+    waiting for the copy, where `pin`). With `size`, a shorter group is padded to it by repeating its
+    last picture: a compiled UNet then sees one shape and is compiled once. Each picture of a batch is
+    computed apart from the others, so the padding changes the group's pictures by rounding at most (a
+    batch of another shape may be blocked otherwise), and a group is always padded the same way."""
     given = [inputs.conditioning(p) for p in group]
+    given += given[-1:] * ((size or 0) - len(given))
     device, dtype = pipe._execution_device, pipe.unet.dtype
 
     def move(tensor: torch.Tensor) -> torch.Tensor:
@@ -320,7 +324,7 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], pin: bool = Fa
     step_noise = [c.step_noise for c in given]
     return Batch(
         text=move(torch.stack([c.text for c in given])),
-        negative=move(inputs.negative).expand(len(group), -1, -1),
+        negative=move(inputs.negative).expand(len(given), -1, -1),
         noise=move(torch.stack([c.noise for c in given])),
         step_noise=None if step_noise[0] is None else move(torch.stack(step_noise, dim=1)),
     )
@@ -360,10 +364,11 @@ def draw(
 ) -> np.ndarray:
     """The group's pictures as uint8 RGB: denoised together, then decoded together."""
     device = pipe._execution_device
+    size = settings.batch_size if settings.compile else None
     with timings.measure("denoise", device):
-        latents = denoise(pipe, batch_inputs(pipe, inputs, group), settings, stop)
+        latents = denoise(pipe, batch_inputs(pipe, inputs, group, size), settings, stop)
     with timings.measure("decode", device):
-        return decode(pipe, latents).cpu().numpy()
+        return decode(pipe, latents)[: len(group)].cpu().numpy()
 
 
 def remove_leftovers(workdir: Path, output: Path | None = None) -> None:

@@ -2,7 +2,7 @@
 
 import json
 
-from benchmarks import elaborate
+from benchmarks import elaborate, speed
 from benchmarks.render import main
 
 
@@ -29,3 +29,20 @@ def test_elaborate_benchmark_quick(tmp_path, capsys):
     # (counted again from the cleaned text, so roughly)
     assert all(r["new_tokens"] >= 0.9 * 50 * 4 * r["candidates"] for r in rows)
     assert "| candidates |" in capsys.readouterr().out
+
+
+def test_speed_benchmark_quick(tmp_path, capsys):
+    out = tmp_path / "speed.json"
+    assert (
+        speed.main(
+            ["--quick", "--levers", "blocks-8", "overlap-decode", "fast-8", "--pictures", "16", "--out", str(out)]
+        )
+        == 0
+    )
+    rows = json.loads(out.read_text())["levers"]
+    assert list(rows) == ["baseline", "blocks-8", "overlap-decode", "fast-8"]
+    assert all(r["pictures"] == 16 and r["frames_per_second"] > 0 and r["ratio"] > 0 for r in rows.values())
+    # the same pictures however they are grouped or overlapped, up to rounding; --fast draws others
+    assert all(rows[n]["max_difference"] <= 2 for n in ("blocks-8", "overlap-decode"))
+    assert "max_difference" not in rows["fast-8"]
+    assert "| fast-8 |" in capsys.readouterr().out

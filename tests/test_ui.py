@@ -37,8 +37,9 @@ ADVANCED = [
     "none",
     0,
     False,
+    False,
 ]  # preset, fps, context, steps, guidance, size, seed, style, align; the Look group: captions, aspect, pacing,
-# output fps, resolution, camera move, pulse, preview
+# output fps, resolution, camera move, pulse, preview, fast
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
@@ -165,7 +166,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
 
 
 def test_a_look_sets_the_look_groups_controls_and_they_reach_the_settings():
-    from ui.app import drawn_rate, look_controls, settings_from
+    from ui.app import drawn_rate, fast_steps, look_controls, settings_from
 
     chosen = look_controls("music-video")
     assert chosen == ("karaoke", "16:9", "beats", "30", "1080p") and look_controls("") == ("none", "", "linear", "", "")
@@ -177,6 +178,12 @@ def test_a_look_sets_the_look_groups_controls_and_they_reach_the_settings():
     )  # fmt: skip
     assert drawn_rate("24", 10) == 12 and drawn_rate("60", 10) == 10 and drawn_rate("", 7) == 7
     assert settings.preview and settings.captions == "karaoke"
+    # fast drawing: its steps and guidance fill the controls, and the full sampler's come back without it
+    steps, guidance = fast_steps(25, True)
+    fast, _, _ = settings_from(
+        ADVANCED[0], 10, ADVANCED[2], steps, guidance, *ADVANCED[5:9], *chosen, "none", 0, False, True
+    )
+    assert fast.fast and (fast.steps, fast.guidance) == (4, 1.0) and fast_steps(25, False) == (25, 7.5)
 
 
 def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
@@ -306,7 +313,7 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
     # the Look group: karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
-    look = [*ADVANCED[:9], "karaoke", "16:9", "beats", "24", "", "zoom", 0.5, True]
+    look = [*ADVANCED[:9], "karaoke", "16:9", "beats", "24", "", "zoom", 0.5, True, False]
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
     other = [*ADVANCED[:6], 5, *ADVANCED[7:]]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")

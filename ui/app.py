@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Iterator
 
@@ -33,6 +34,8 @@ from musicvid.render import keyframe_path
 from musicvid.settings import (
     ASPECTS,
     CAPTIONS,
+    FAST_GUIDANCE,
+    FAST_STEPS,
     LOOKS,
     MOVES,
     OUTPUT_RATES,
@@ -188,6 +191,7 @@ def settings_from(
     motion,
     pulse,
     preview,
+    fast=False,
 ):
     """The page's controls as settings, checked as the command line's are."""
     settings = RenderSettings.for_models(
@@ -204,6 +208,7 @@ def settings_from(
         motion=motion or "none",
         pulse=float(pulse or 0),
         preview=bool(preview),
+        fast=bool(fast),
         **({"steps": int(steps)} if steps else {}),
     )
     return settings, int(context_size), int(seed)
@@ -220,6 +225,11 @@ def look_controls(look: str) -> tuple:
         f"{rate:g}" if rate else "",
         values.get("resolution", ""),
     )
+
+
+def fast_steps(preset_steps: int, fast: bool) -> tuple[int, float]:
+    """Steps and guidance for fast drawing (LCM-LoRA's) or for the full sampler (the models')."""
+    return (FAST_STEPS, FAST_GUIDANCE) if fast else (preset_steps, RenderSettings.guidance)
 
 
 def drawn_rate(output_fps: str, fps: float) -> float:
@@ -480,6 +490,9 @@ def build_app(config: UIConfig = UIConfig()):
                     motion = gr.Dropdown(list(MOVES), value=RenderSettings.motion, label="Camera move over each scene")
                     pulse = gr.Slider(0, 1, value=RenderSettings.pulse, step=0.1, label="Pulse: a zoom on strong beats")
                     preview = gr.Checkbox(False, label="Preview: keyframes crossfaded, in this look (fast)")
+                    fast = gr.Checkbox(
+                        False, label="Fast drawing: 4 steps of LCM-LoRA and the TAESD decoder (softer pictures)"
+                    )
                 with gr.Row():
                     storyboard_button = gr.Button("Make storyboard")
                     keyframes_button = gr.Button("Draw keyframes")
@@ -535,9 +548,11 @@ def build_app(config: UIConfig = UIConfig()):
             motion=motion,
             pulse=pulse,
             preview=preview,
+            fast=fast,
         )
         look.change(look_controls, [look], [captions, aspect, pacing, output_fps, resolution], api_name=False)
         output_fps.change(drawn_rate, [output_fps, fps], [fps], api_name=False)
+        fast.change(partial(fast_steps, PRESETS[config.models].steps), [fast], [steps, guidance], api_name=False)
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
         # One concurrency group over the three: whichever button started it, one job uses the models.
         models = dict(concurrency_id=MODELS_IN_USE, concurrency_limit=1)
