@@ -194,25 +194,28 @@ class ASRModel:
     model: Any
 
 
-def _tiny_whisper():
+# The tiny preset's Whisper: n_vocab 51864 is the English-only vocabulary, like tiny.en (no language
+# detection on noise); the audio context must stay 1500 (30 s windows); all else is as small as it goes.
+TINY_WHISPER = dict(
+    n_mels=80,
+    n_audio_ctx=1500,
+    n_audio_state=64,
+    n_audio_head=2,
+    n_audio_layer=1,
+    n_vocab=51864,
+    n_text_ctx=64,
+    n_text_state=64,
+    n_text_head=2,
+    n_text_layer=1,
+)
+
+
+def random_whisper(**dims):
+    """openai-whisper's model of these dimensions, with random weights from the fixed seed."""
     from whisper.model import ModelDimensions, Whisper
 
-    # n_vocab 51864 is the English-only vocabulary, like tiny.en: no language detection on noise.
-    # The audio context must stay 1500 (30 s windows); everything else is as small as it goes.
-    dims = ModelDimensions(
-        n_mels=80,
-        n_audio_ctx=1500,
-        n_audio_state=64,
-        n_audio_head=2,
-        n_audio_layer=1,
-        n_vocab=51864,
-        n_text_ctx=64,
-        n_text_state=64,
-        n_text_head=2,
-        n_text_layer=1,
-    )
     torch.manual_seed(TINY_SEED)
-    model = Whisper(dims)
+    model = Whisper(ModelDimensions(**dims))
     # Whisper leaves the decoder's positional embedding uninitialized (a checkpoint fills it).
     torch.nn.init.normal_(model.decoder.positional_embedding, std=0.02)
     return model
@@ -222,7 +225,7 @@ def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
     try:
         if backend == "openai-whisper":
             if name == TINY:
-                model = _tiny_whisper().to(device)
+                model = random_whisper(**TINY_WHISPER).to(device)
             else:
                 import whisper
 

@@ -114,6 +114,7 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--models", "huge"], "--models"),
         (["--scheduler", "euler_a"], "--scheduler"),
         (["--compile", "--low-vram"], "--compile and --low-vram"),
+        (["--fast", "--steps", "25"], "--fast draws in 1 to 8 steps"),
         # settings that multiply the work: refused with their limit, before any planning
         (["--fps", "1e6"], "at most 60"),
         (["--fps", "nan"], "at most 60"),
