@@ -426,12 +426,14 @@ def load_fast_diffusion(name: str, lora: str, decoder: str, device: torch.device
     pipe = load_diffusion(name, device)
     try:
         if lora == TINY:
-            pipe.load_lora_weights(random_lora(pipe.unet))
+            state, alphas = pipe.lora_state_dict(random_lora(pipe.unet))
         else:  # a file, or a repository or folder holding diffusers' file name (offline, it must be named)
             file = Path(lora)
             folder, weights = (file.parent, file.name) if file.is_file() else (lora, LORA_FILE)
-            pipe.load_lora_weights(str(folder), weight_name=weights)
-        pipe.fuse_lora()
+            state, alphas = pipe.lora_state_dict(str(folder), weight_name=weights)
+        # into the UNet alone: LCM-LoRA adapts nothing else (and the text encoder's loader would say so)
+        pipe.load_lora_into_unet(state, alphas, pipe.unet, _pipeline=pipe)
+        pipe.fuse_lora(components=["unet"])
         pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
     except Exception as error:
         raise _unavailable("few-step LoRA", lora, error) from None

@@ -34,15 +34,13 @@ def test_elaborate_benchmark_quick(tmp_path, capsys):
 def test_speed_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "speed.json"
     assert (
-        speed.main(
-            ["--quick", "--levers", "blocks-8", "overlap-decode", "fast-8", "--pictures", "16", "--out", str(out)]
-        )
+        speed.main(["--quick", "--levers", "blocks-8", "inputs-ahead", "fast-8", "--pictures", "16", "--out", str(out)])
         == 0
     )
     rows = json.loads(out.read_text())["levers"]
-    assert list(rows) == ["baseline", "blocks-8", "overlap-decode", "fast-8"]
+    assert list(rows) == ["baseline", "blocks-8", "inputs-ahead", "fast-8"]
     assert all(r["pictures"] == 16 and r["frames_per_second"] > 0 and r["ratio"] > 0 for r in rows.values())
-    # the same pictures however they are grouped or overlapped, up to rounding; --fast draws others
-    assert all(rows[n]["max_difference"] <= 2 for n in ("blocks-8", "overlap-decode"))
+    # the same pictures however they are grouped or prepared, up to rounding; --fast draws others
+    assert all(rows[n]["max_difference"] <= 2 for n in ("blocks-8", "inputs-ahead"))
     assert "max_difference" not in rows["fast-8"]
     assert "| fast-8 |" in capsys.readouterr().out

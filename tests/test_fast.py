@@ -8,11 +8,12 @@ import torch
 from diffusers import AutoencoderTiny, LCMScheduler
 
 from musicvid import render as render_module
-from musicvid.models import TINY, load_diffusion, load_fast_diffusion
-from musicvid.render import Conditioning, Picture, SceneInputs, draw, job_pipeline
+from musicvid.models import PRESETS, TINY, load_diffusion, load_fast_diffusion
+from musicvid.render import Conditioning, Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
 from musicvid.sampler import SharedNoiseLCMScheduler
+from musicvid.schedule import frame_schedule
 from musicvid.settings import RenderSettings
-from musicvid.storyboard import Scene, Storyboard
+from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
 from tests.conftest import make_tone
 from tests.test_render import probe, render
@@ -117,6 +118,13 @@ def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_ap
     assert json.loads((broken / "timings.json").read_text())["pictures_drawn"] == len(pictures) - kept > 0
     assert pictures == {p.relative_to(broken): p.read_bytes() for p in broken.glob("*/*.png")}
 
-    # the plain sampler's pictures are other pictures: none of the fast ones is kept for them
-    assert render(song, broken, "--fps", "5", "-o", tmp_path / "plain.mp4") == 0
-    assert json.loads((broken / "timings.json").read_text())["pictures_drawn"] == len(pictures)
+    # the plain sampler's pictures are other pictures: no key of the fast ones is theirs
+    board = load_storyboard(broken / "storyboard.json")
+    schedule = frame_schedule([s.start for s in board.scenes], board.duration, 5)
+
+    def keys(fast: bool) -> set[str]:
+        settings = RenderSettings(**RenderSettings.completed({"fast": fast, "fps": 5.0}, (64, 64)))
+        groups = plan_pictures(board, schedule, settings, PRESETS["tiny"].drawing(fast), broken)
+        return {p.key for group in groups for p in group}
+
+    assert {stored_key(p) for p in broken.glob("*/*.png")} == keys(True) and not keys(True) & keys(False)
