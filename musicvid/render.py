@@ -169,8 +169,8 @@ def job_pipeline(pipe, settings: RenderSettings):
 
     from musicvid.sampler import SharedNoiseLCMScheduler
 
-    # Both samplers are deterministic (no fresh noise per step), so nearby t give nearby pictures; --fast's
-    # adds noise after each step, but the noise each picture gets is given (musicvid.sampler).
+    # The full samplers add no noise per step, so nearby t give nearby pictures. --fast's does, but each
+    # picture's noise is given, slerped like its initial latent (musicvid.sampler).
     if settings.fast:
         scheduler = SharedNoiseLCMScheduler.from_config(pipe.scheduler.config)
     elif settings.scheduler == "ddim":
@@ -253,7 +253,9 @@ class SceneInputs:
             return Conditioning(self.text[scene], self.noise[scene], self.step_noise.get(scene))
         step_noise = None
         if self.step_noise:  # each step's noise slerped on its own, as the initial latent
-            step_noise = torch.stack([slerp(a, b, t) for a, b in zip(self.step_noise[scene], self.step_noise[target])])
+            step_noise = torch.empty_like(self.step_noise[scene])  # (none at all in one step)
+            for step, (a, b) in enumerate(zip(self.step_noise[scene], self.step_noise[target])):
+                step_noise[step] = slerp(a, b, t)
         return Conditioning(
             slerp(self.text[scene], self.target_text(scene, target), t),
             slerp(self.noise[scene], self.noise[target], t),
