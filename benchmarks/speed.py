@@ -104,7 +104,10 @@ def channels_last(pipe):
 
 
 def fused_qkv(pipe):
-    pipe.fuse_qkv_projections()  # diffusers: one matrix product for query, key and value
+    from diffusers import AutoencoderKL
+
+    # diffusers: one matrix product for query, key and value (TAESD, --fast's VAE, has no attention)
+    pipe.fuse_qkv_projections(vae=isinstance(pipe.vae, AutoencoderKL))
 
 
 def compiled(mode: str | None):
