@@ -31,7 +31,7 @@ from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.models import ModelRegistry
 from musicvid.mux import encode_video, interpolate
 from musicvid.pacing import accent_per_frame, find_beats, motion_per_frame
-from musicvid.render import job_pipeline, plan_pictures, remove_leftovers, render_pictures, stale_groups, video_frames
+from musicvid.render import job_pipeline, plan_pictures, remove_leftovers, render_pictures, stale_pictures, video_frames
 from musicvid.schedule import FrameSchedule, frame_schedule, to_frame
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.sheet import write_contact_sheet
@@ -222,11 +222,12 @@ def draw_pictures(
     """The pictures of `schedule` (keyframes alone with `settings.preview`) whose inputs changed, or that
     a killed run left undone; returns how many were drawn."""
     groups = plan_pictures(storyboard, schedule, settings, registry.models.drawing(settings.fast), workdir)
-    todo = stale_groups(groups, settings)
-    if not todo:
+    stale = stale_pictures(groups, settings)
+    if not stale:
         return 0
     with registry.use("fast diffusion" if settings.fast else "diffusion", timings) as loaded:
-        return render_pictures(job_pipeline(loaded, settings), storyboard, todo, settings, timings, quiet, stop)
+        job = job_pipeline(loaded, settings)
+        return render_pictures(job, storyboard, groups, stale, settings, timings, quiet, stop)
 
 
 @dataclass(frozen=True)

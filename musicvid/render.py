@@ -381,31 +381,32 @@ def remove_leftovers(workdir: Path, output: Path | None = None) -> None:
         remove_temporaries(path)
 
 
-def stale_groups(groups: list[list[Picture]], settings: RenderSettings) -> list[list[Picture]]:
+def stale_pictures(groups: list[list[Picture]], settings: RenderSettings) -> set[Path]:
+    """The paths of the pictures that are missing, or drawn from other inputs or at another size."""
     size = (settings.width, settings.height)
-    return [g for g in groups if any(stored_key(p.path, size) != p.key for p in g)]
+    return {p.path for group in groups for p in group if stored_key(p.path, size) != p.key}
 
 
 def render_pictures(
     pipe,
     storyboard: Storyboard,
-    todo: list[list[Picture]],
+    groups: list[list[Picture]],
+    stale: set[Path],
     settings: RenderSettings,
     timings: Timings,
     quiet: bool,
     stop: threading.Event | None = None,
 ) -> int:
-    """Draw the given groups; returns how many pictures were drawn anew. A group is denoised whole, but
-    only its missing or stale pictures are written: the others (an edit's neighbours in a block across
-    scenes) come out of the same batch as before and are kept as they are.
+    """Draw the groups that hold a `stale` picture (stale_pictures); returns how many pictures were
+    drawn anew. A group is denoised whole, but only its stale pictures are written: the others (an
+    edit's neighbours in a block across scenes) come out of the same batch as before and are kept.
 
     PNGs are encoded in threads while the next group is denoised (Pillow releases the GIL while it
     encodes): on a GPU, writing in line cost a seventh of the drawing time. At most WRITE_AHEAD groups
     wait to be written, so memory stays bounded; "write frames" counts only the time spent waiting.
     Setting `stop` ends the render within one denoising step (what is written stays, for a resume)."""
+    todo = [group for group in groups if any(p.path in stale for p in group)]
     needed = sorted({s for group in todo for p in group for s in (p.scene, p.target) if s is not None})
-    size = (settings.width, settings.height)
-    stale = {p.path for group in todo for p in group if stored_key(p.path, size) != p.key}
     with timings.measure("encode prompts", pipe._execution_device):
         inputs = SceneInputs(pipe, storyboard, needed, settings)
     drawn = 0
