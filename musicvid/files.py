@@ -13,6 +13,12 @@ from typing import Any
 from musicvid.errors import UserError
 from vipe_core.files import temporary_prefix
 
+# What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
+VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
+# A picture a person gives (a pinned keyframe) is read whole: a PNG of a few KB can declare 30000x30000
+# pixels. 40 megapixels (8000x5000, a large camera's photo) take 120 MB decoded; the header says the size.
+MAX_PICTURE_PIXELS = 40_000_000
+
 
 def remove_temporaries(path: str | os.PathLike) -> None:
     """What a killed run left of its writes to `path` (the temporary names atomic_path gives)."""
@@ -63,6 +69,50 @@ def check_output(path: Path, what: str = "output") -> None:
         raise UserError(f"{what} {path} cannot be written: {existing} is a file, not a folder")
     if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"{what} {path} cannot be written: the folder {existing} is read-only")
+
+
+def check_video_name(path: Path, what: str = "-o") -> None:
+    """Refuse an output name that is not a video container the encoder writes (`-o v.srt`)."""
+    if path.suffix.lower() not in VIDEO_SUFFIXES:
+        raise UserError(f"{what} {path} must name a video file ending in {', '.join(VIDEO_SUFFIXES)}")
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two names are one file: the same resolved path, or (links) the same inode."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_inputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
+    """Refuse, before any work, a run that would write any of its outputs over one of its inputs
+    (`inputs`: what each is -> its path)."""
+    for output in outputs:
+        for what, source in inputs.items():
+            if same_file(output, source):
+                raise UserError(f"{output} is the {what}: the run would write over it; give -o another name")
+
+
+def check_picture(path: Path, what: str = "picture") -> tuple[int, int]:
+    """A picture's width × height, read from its header; refused, before it is decoded, if it is not
+    an image or holds more than MAX_PICTURE_PIXELS."""
+    from PIL import Image
+
+    check_file(path, what)
+    too_big = f"more than the {MAX_PICTURE_PIXELS // 1_000_000} megapixels a picture may have; scale it down first"
+    try:
+        with Image.open(path) as image:  # reads the header only
+            width, height = image.size
+    except Image.DecompressionBombError:  # Pillow's own limit, far above ours
+        raise UserError(f"{what} {path} has {too_big}") from None
+    except (OSError, SyntaxError, ValueError):
+        raise UserError(f"{what} {path} is not an image (PNG, JPEG, WebP, ...)") from None
+    if width * height > MAX_PICTURE_PIXELS:
+        raise UserError(f"{what} {path} is {width}x{height} pixels, {too_big}")
+    return width, height
 
 
 def parse_json(text: str, what: str) -> Any:
