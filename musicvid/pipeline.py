@@ -9,6 +9,7 @@ makes a video; get_storyboard the way to a storyboard alone.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import re
 import shutil
@@ -26,7 +27,14 @@ from musicvid.align import align_lyrics
 from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
 from musicvid.elaborate import elaborate
 from musicvid.errors import UserError
-from musicvid.files import check_output
+from musicvid.files import (
+    check_file,
+    check_not_inputs,
+    check_output,
+    check_picture,
+    check_video_name,
+    same_file,
+)
 from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.models import ModelRegistry
 from musicvid.mux import encode_video, interpolate
@@ -50,6 +58,7 @@ from musicvid.transcribe import transcribe
 from musicvid.transcript import Transcript
 from musicvid.upscale import Upscaler
 from musicvid.vocals import separate_vocals
+from musicvid.workdir import check_workdir, held
 from vipe_core.files import atomic_path, write_json, write_text
 
 log = logging.getLogger("musicvid")
@@ -62,7 +71,6 @@ def work_directory(info: AudioInfo, workdir: Path | None) -> Path:
     if workdir is None:
         stem = re.sub(r"[^\w.-]+", "_", Path(info.path).stem).strip("_") or "song"
         workdir = WORK_ROOT / f"{stem}-{info.sha256[:10]}"
-    workdir.mkdir(parents=True, exist_ok=True)
     return workdir
 
 
@@ -135,16 +143,48 @@ def check_matches_audio(storyboard: Storyboard, info: AudioInfo, source: str) ->
 
 
 def get_storyboard(
-    request: SongRequest, registry: ModelRegistry, audio: Audio | None = None, timings: Timings | None = None
+    request: SongRequest,
+    registry: ModelRegistry,
+    timings: Timings | None = None,
+    wait: bool = False,
 ) -> tuple[Storyboard, Path, Audio]:
     """Transcribe and elaborate (or reuse what the work directory has); returns the storyboard,
-    the work directory and the decoded audio."""
+    the work directory and the decoded audio. The work directory is held while it is written
+    (musicvid.workdir; `wait`: for another run to let it go, else refused)."""
     timings = timings if timings is not None else Timings()
-    if audio is None:
-        with timings.measure("decode audio"):
-            audio = load_audio(request.song, request.max_seconds)
+    check_inputs(request)
+    audio = decode_song(request, timings)
+    with held(work_directory(audio.info, request.workdir), wait) as workdir:
+        return storyboard_in(workdir, request, registry, audio, timings), workdir, audio
+
+
+def check_inputs(request: SongRequest) -> None:
+    """The files a request names, checked before any work: the lyrics, and a storyboard (its every field,
+    and its pinned pictures' headers); a work directory that cannot be one."""
+    if request.lyrics_file:
+        check_file(request.lyrics_file, "lyrics file")
+    if request.storyboard_file:
+        check_pictures(load_storyboard(request.storyboard_file))
+    if request.workdir:
+        check_workdir(request.workdir)
+
+
+def check_pictures(storyboard: Storyboard) -> None:
+    for scene in storyboard.scenes:
+        if scene.picture:
+            check_picture(Path(scene.picture), f"pinned picture of scene {scene.index}")
+
+
+def decode_song(request: SongRequest, timings: Timings) -> Audio:
+    with timings.measure("decode audio"):
+        return load_audio(request.song, request.max_seconds)
+
+
+def storyboard_in(
+    workdir: Path, request: SongRequest, registry: ModelRegistry, audio: Audio, timings: Timings
+) -> Storyboard:
+    """The storyboard of `request` in a work directory this run holds."""
     info = audio.info
-    workdir = work_directory(info, request.workdir)
     path = workdir / "storyboard.json"
     title = request.title if request.title is not None else info.title
     artist = request.artist if request.artist is not None else info.artist
@@ -174,6 +214,7 @@ def get_storyboard(
             )
             for scene in storyboard.scenes:
                 scene.seed = scene_seed(request.seed, scene.index)
+    check_pictures(storyboard)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
         with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
@@ -187,7 +228,7 @@ def get_storyboard(
                 quiet=request.quiet,
             )
     storyboard.save(path)
-    return storyboard, workdir, audio
+    return storyboard
 
 
 @dataclass(frozen=True)
@@ -204,9 +245,45 @@ class Video:
     timings: dict  # seconds per stage, as in timings.json
 
 
-def default_output(song: Path, preview: bool) -> Path:
-    """`<song>.mp4` (or `<song>.preview.mp4`) beside the song."""
-    return song.with_name(f"{song.stem}.preview.mp4" if preview else f"{song.stem}.mp4")
+def outputs_of(output: Path, settings: RenderSettings) -> list[Path]:
+    """What a render writes outside its work directory: the video, its .srt, its .ass with captions."""
+    return [output, output.with_suffix(".srt"), *([output.with_suffix(".ass")] if settings.captions != "none" else [])]
+
+
+def inputs_of(request: SongRequest, storyboard: Storyboard | None = None) -> dict[str, Path]:
+    """What a run reads, by what it is: the song, lyrics, storyboard file and pinned pictures."""
+    inputs = {"song": request.song, "lyrics file": request.lyrics_file, "storyboard": request.storyboard_file}
+    for scene in storyboard.scenes if storyboard else ():
+        inputs[f"pinned picture of scene {scene.index}"] = Path(scene.picture) if scene.picture else None
+    return {what: path for what, path in inputs.items() if path is not None}
+
+
+def default_output(request: SongRequest, settings: RenderSettings) -> Path:
+    """`<song>.mp4` (or `<song>.preview.mp4`) beside the song; where that, its .srt or .ass would be one
+    of the run's inputs (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
+    `.video-2.mp4`, ...)."""
+    song, preview = request.song, ".preview" if settings.preview else ""
+    inputs = inputs_of(request).values()
+    for extra in itertools.chain([""], (f".video{f'-{n}' if n > 1 else ''}" for n in itertools.count(1))):
+        output = song.with_name(f"{song.stem}{extra}{preview}.mp4")
+        if not any(same_file(o, i) for o in outputs_of(output, settings) for i in inputs):
+            return output
+    raise AssertionError("unreachable: the names above never end")
+
+
+def check_outputs(request: SongRequest, settings: RenderSettings, output: Path) -> None:
+    """Refuse, before any work, an output that is no video name, cannot be written, or is an input."""
+    for path in outputs_of(output, settings):
+        check_output(path)
+    check_video_name(output)
+    check_not_inputs(outputs_of(output, settings), inputs_of(request))
+
+
+def check_before_work(request: SongRequest, settings: RenderSettings, output: Path) -> None:
+    """Everything a render will read or write outside the models that can be checked before its first
+    second of work: its outputs, and the files it names (a batch checks every row so)."""
+    check_outputs(request, settings, output)
+    check_inputs(request)
 
 
 def draw_pictures(
@@ -247,18 +324,30 @@ def draw_keyframes(
     registry: ModelRegistry,
     timings: Timings | None = None,
     stop: threading.Event | None = None,
+    wait: bool = False,
 ) -> Keyframes:
     """Song -> storyboard, each shown scene's keyframe and the contact sheet (docs/frames.md). The
     keyframes are the very pictures a render draws first, so a render after this draws only the morphs;
-    a scene whose seed or prompt was edited since gets its keyframe redrawn, and no other does."""
+    a scene whose seed or prompt was edited since gets its keyframe redrawn, and no other does. `wait`:
+    for another run to let the work directory go, else that is refused."""
     timings = timings if timings is not None else Timings()
-    storyboard, workdir, _ = get_storyboard(request, registry, timings=timings)
-    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
-    remove_leftovers(workdir)
-    keyframes_only = dataclasses.replace(settings, preview=True)
-    drawn = draw_pictures(storyboard, schedule, keyframes_only, registry, workdir, timings, request.quiet, stop)
-    sheet = write_contact_sheet(workdir / "contact_sheet.png", storyboard, workdir, schedule.shown_scenes)
+    check_inputs(request)
+    audio = decode_song(request, timings)
+    check_frames(audio.info.duration, settings)
+    with held(work_directory(audio.info, request.workdir), wait) as workdir:
+        remove_leftovers(workdir)
+        storyboard = storyboard_in(workdir, request, registry, audio, timings)
+        schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
+        keyframes_only = dataclasses.replace(settings, preview=True)
+        drawn = draw_pictures(storyboard, schedule, keyframes_only, registry, workdir, timings, request.quiet, stop)
+        sheet = write_contact_sheet(workdir / "contact_sheet.png", storyboard, workdir, schedule.shown_scenes)
     return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
+
+
+def check_frames(duration: float, settings: RenderSettings) -> None:
+    """A song too short for one frame at the drawn rate makes no video (refused before any work)."""
+    if to_frame(duration, settings.fps) < 1:
+        raise UserError(f"the song lasts {duration:.3f} s: at --fps {settings.fps:g} that is not one frame of video")
 
 
 def delivered(
@@ -293,51 +382,57 @@ def make_video(
     output: Path | None = None,
     timings: Timings | None = None,
     stop: threading.Event | None = None,
+    wait: bool = False,
 ) -> Video:
     """Song -> music video, with its .srt beside it (beside the song unless `output` names the video).
 
-    1. check the output can be written, before any work;
-    2. the storyboard: made, or reused from the work directory with its edits;
-    3. the frame schedule (paced by the beats if asked) and the pictures whose inputs changed (or
+    1. check, before any work, the outputs (none may be an input), the files the request names, that
+       the song lasts a frame, and the upscaler (a broken file is named now, not after the drawing);
+    2. hold the work directory (`wait`: for another run to let it go, else that is refused);
+    3. the storyboard: made, or reused from the work directory with its edits;
+    4. the frame schedule (paced by the beats if asked) and the pictures whose inputs changed (or
        that a killed run left undone);
-    4. the frames delivered (camera, frame rate, size) and muxed with the song and the lyrics on
+    5. the frames delivered (camera, frame rate, size) and muxed with the song and the lyrics on
        screen; the copy to `output`, its subtitles, timings.json.
     Setting `stop` ends the run within one denoising step (what is written stays, for a resume)."""
-    output = output if output is not None else default_output(request.song, settings.preview)
-    check_output(output)
+    output = output if output is not None else default_output(request, settings)
+    check_before_work(request, settings, output)
     timings = timings if timings is not None else Timings()
     started = time.perf_counter()
+    audio = decode_song(request, timings)
+    check_frames(audio.info.duration, settings)
+    with (
+        registry.use("upscaler", timings) if settings.resolution else nullcontext() as upscaler,
+        held(work_directory(audio.info, request.workdir), wait) as workdir,
+    ):
+        remove_leftovers(workdir, output)
+        storyboard = storyboard_in(workdir, request, registry, audio, timings)
+        check_not_inputs(outputs_of(output, settings), inputs_of(request, storyboard))  # its pinned pictures too
 
-    storyboard, workdir, audio = get_storyboard(request, registry, timings=timings)
+        motion = accent = None
+        if settings.pacing == "beats" or settings.pulse:
+            frame_count = to_frame(storyboard.duration, settings.fps)
+            with timings.measure("beats"):
+                beats = find_beats(audio.samples)
+            motion = motion_per_frame(beats, settings.fps, frame_count) if settings.pacing == "beats" else None
+            accent = accent_per_frame(beats, settings.fps, frame_count) if settings.pulse else None
+        schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
+        drawn = draw_pictures(storyboard, schedule, settings, registry, workdir, timings, request.quiet, stop)
 
-    motion = accent = None
-    if settings.pacing == "beats" or settings.pulse:
-        frame_count = to_frame(storyboard.duration, settings.fps)
-        with timings.measure("beats"):
-            beats = find_beats(audio.samples)
-        motion = motion_per_frame(beats, settings.fps, frame_count) if settings.pacing == "beats" else None
-        accent = accent_per_frame(beats, settings.fps, frame_count) if settings.pulse else None
-    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
-    remove_leftovers(workdir, output)
-    drawn = draw_pictures(storyboard, schedule, settings, registry, workdir, timings, request.quiet, stop)
-
-    video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
-    width, height = settings.video_size
-    script = None
-    if settings.captions != "none":  # karaoke: each word's time, Whisper's where it heard the line
-        script = workdir / "lyrics.ass"
-        words = None
-        if settings.captions == "karaoke":
-            saved = workdir / "transcript.json"
-            transcript = Transcript.load(saved) if saved.exists() else None
-            words = captions.word_times(
-                storyboard, transcript if transcript and transcript.audio_sha256 == audio.info.sha256 else None
-            )
-        captions.write_script(script, captions.ass_script(storyboard, width, height, words))
-    upscale = None
-    with registry.use("upscaler", timings) if settings.resolution else nullcontext() as model:
-        if settings.resolution:
-            upscale = Upscaler(model, (width, height))
+        video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
+        width, height = settings.video_size
+        script = None
+        if settings.captions != "none":  # karaoke: each word's time, Whisper's where it heard the line
+            script = workdir / "lyrics.ass"
+            words = None
+            if settings.captions == "karaoke":
+                saved = workdir / "transcript.json"
+                transcript = Transcript.load(saved) if saved.exists() else None
+                words = captions.word_times(
+                    storyboard, transcript if transcript and transcript.audio_sha256 == audio.info.sha256 else None
+                )
+            captions.write_script(script, captions.ass_script(storyboard, width, height, words))
+        upscale = Upscaler(upscaler, (width, height)) if settings.resolution else None
         drawn_frames = video_frames(storyboard, schedule, workdir, settings)
         frames = delivered(drawn_frames, schedule, storyboard.duration, settings, accent, upscale)
         with timings.measure("mux"):
@@ -350,23 +445,23 @@ def make_video(
                 output=video,
                 subtitles=script,
             )
-    subtitles = captions.srt(storyboard)
-    write_text(workdir / "lyrics.srt", subtitles)
-    if output.resolve() != video.resolve():
-        with atomic_path(output) as tmp:
-            shutil.copyfile(video, tmp)
-    write_text(output.with_suffix(".srt"), subtitles)
-    if script is not None:  # for editors: the lyrics' timing beside the video
-        write_text(output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
-    summary = {
-        **timings.summary(),
-        "frames": schedule.frame_count,
-        "video_frames": to_frame(storyboard.duration, settings.video_fps),
-        "pictures_drawn": drawn,
-        **({"upscale": upscale.cost()} if upscale else {}),
-        "wall_seconds": round(time.perf_counter() - started, 4),
-    }
-    write_json(workdir / "timings.json", summary)
+        subtitles = captions.srt(storyboard)
+        write_text(workdir / "lyrics.srt", subtitles)
+        if output.resolve() != video.resolve():
+            with atomic_path(output) as tmp:
+                shutil.copyfile(video, tmp)
+        write_text(output.with_suffix(".srt"), subtitles)
+        if script is not None:  # for editors: the lyrics' timing beside the video
+            write_text(output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
+        summary = {
+            **timings.summary(),
+            "frames": schedule.frame_count,
+            "video_frames": to_frame(storyboard.duration, settings.video_fps),
+            "pictures_drawn": drawn,
+            **({"upscale": upscale.cost()} if upscale else {}),
+            "wall_seconds": round(time.perf_counter() - started, 4),
+        }
+        write_json(workdir / "timings.json", summary)
     for note in (unsure_note(storyboard), fallback_note(storyboard)):
         if note:
             log.warning(note)
