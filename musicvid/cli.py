@@ -16,7 +16,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from musicvid.errors import MusicvidError  # noqa: E402
+from musicvid.errors import MusicvidError, UserError  # noqa: E402
 from musicvid.settings import ModelChoice, RenderSettings, SongRequest  # noqa: E402
 
 log = logging.getLogger("musicvid")
@@ -79,13 +79,20 @@ def song_request(args) -> SongRequest:
     return SongRequest(**SongRequest.given(args))
 
 
+def render_settings(args, registry) -> RenderSettings:
+    settings = RenderSettings.for_models(registry.models, **RenderSettings.given(args))
+    if args.upscaler is not None and settings.resolution is None:
+        raise UserError("--upscaler only acts with --resolution (720p, 1080p or 4k): give both, or neither")
+    return settings
+
+
 def cmd_storyboard(args) -> int:
     from musicvid.pipeline import draw_keyframes, get_storyboard
     from musicvid.storyboard import scene_table
 
     registry = model_registry(args)
+    settings = render_settings(args, registry)  # checked even when only the storyboard is made
     if args.keyframes:
-        settings = RenderSettings.for_models(registry.models, **RenderSettings.given(args))
         made = draw_keyframes(song_request(args), settings, registry)
         storyboard, workdir = made.storyboard, made.workdir
     else:
@@ -102,7 +109,7 @@ def cmd_render(args) -> int:
     from musicvid.pipeline import make_video
 
     registry = model_registry(args)
-    settings = RenderSettings.for_models(registry.models, **RenderSettings.given(args))
+    settings = render_settings(args, registry)
     print(make_video(song_request(args), settings, registry, output=args.output).video)
     return 0
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import stat
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +106,10 @@ def check_picture(path: Path, what: str = "picture") -> tuple[int, int]:
     check_file(path, what)
     too_big = f"more than the {MAX_PICTURE_PIXELS // 1_000_000} megapixels a picture may have; scale it down first"
     try:
-        with Image.open(path) as image:  # reads the header only
-            width, height = image.size
+        with warnings.catch_warnings():  # Pillow's warning of a big picture: refused below, in our words
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(path) as image:  # reads the header only
+                width, height = image.size
     except Image.DecompressionBombError:  # Pillow's own limit, far above ours
         raise UserError(f"{what} {path} has {too_big}") from None
     except (OSError, SyntaxError, ValueError):
@@ -113,6 +117,30 @@ def check_picture(path: Path, what: str = "picture") -> tuple[int, int]:
     if width * height > MAX_PICTURE_PIXELS:
         raise UserError(f"{what} {path} is {width}x{height} pixels, {too_big}")
     return width, height
+
+
+def invalid(document: str, where: str, reason: str) -> UserError:
+    """A field of a JSON document a person gave that breaks a rule: the document, the field, the reason."""
+    return UserError(f"{document}: {where} {reason}")
+
+
+def json_number(value: Any, document: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise invalid(document, where, f"must be a number, got {value!r}")
+    return float(value)
+
+
+def json_string(value: Any, document: str, where: str) -> str:
+    if not isinstance(value, str):
+        raise invalid(document, where, f"must be a string, got {value!r}")
+    return value
+
+
+def json_share(value: Any, document: str, where: str) -> float | None:
+    """A confidence or probability: absent, or a number from 0 to 1."""
+    if value is not None and not 0 <= json_number(value, document, where) <= 1:
+        raise invalid(document, where, f"must be from 0 to 1, got {value!r}")
+    return value
 
 
 def parse_json(text: str, what: str) -> Any:

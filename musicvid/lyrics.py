@@ -3,13 +3,12 @@ text (.txt): the words are known but not their times, which musicvid.align finds
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from musicvid.audio import file_sha256
 from musicvid.errors import UserError
-from musicvid.files import check_file
+from musicvid.files import check_file, parse_json
 from musicvid.transcript import Line, Transcript, fit_to_duration, has_words
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
@@ -25,7 +24,7 @@ def sung_seconds(text: str) -> float:
 _LRC_TIME = re.compile(r"\[(\d+):(\d+(?:[.:]\d+)?)\]")
 _LRC_WORD_TIME = re.compile(r"<\d+:\d+(?:[.:]\d+)?>")
 _LRC_OFFSET = re.compile(r"^\[offset:\s*([+-]?\d+)\s*\]", re.IGNORECASE)
-_SRT_TIME = re.compile(r"(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(\d+):(\d+):(\d+)[,.](\d+)")
+_SRT_TIME = re.compile(r"(-?)(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(-?)(\d+):(\d+):(\d+)[,.](\d+)")
 _MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 _SECTION = re.compile(r"^\[[^\]]*\]$")
@@ -64,26 +63,36 @@ def parse_lrc(text: str, duration: float) -> list[Line]:
     return lines
 
 
-def parse_srt(text: str) -> list[Line]:
+def _srt_seconds(sign: str, hours: str, minutes: str, seconds: str, fraction: str) -> float:
+    value = int(hours) * 3600 + int(minutes) * 60 + int(seconds) + int(fraction) / 10 ** len(fraction)
+    return -value if sign else value
+
+
+def parse_srt(text: str, document: str) -> list[Line]:
+    """The cues of an SRT file as lines; a cue that starts before 0 or ends before it starts is refused,
+    named by its number, not quietly read as something else."""
     lines = []
     for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n")):
         rows = [r.strip() for r in block.strip().split("\n") if r.strip()]
         for i, row in enumerate(rows):
             if match := _SRT_TIME.search(row):
-                g = [int(x) for x in match.groups()]
-                start = g[0] * 3600 + g[1] * 60 + g[2] + g[3] / 10 ** len(match.group(4))
-                end = g[4] * 3600 + g[5] * 60 + g[6] + g[7] / 10 ** len(match.group(8))
+                start, end = _srt_seconds(*match.groups()[:5]), _srt_seconds(*match.groups()[5:])
+                cue = f"cue {rows[0]}" if i == 1 and rows[0].isdigit() else f"the cue at '{row}'"
+                if start < 0 or end < 0:
+                    raise UserError(f"{document}: {cue} has a negative time ({row})")
+                if end < start:
+                    raise UserError(f"{document}: {cue} ends before it starts ({row})")
                 words = " ".join(_MARKUP.sub("", " ".join(rows[i + 1 :])).split())
                 lines.append(Line(start, end, words))
                 break
     return lines
 
 
-def parse_transcript_json(text: str) -> tuple[list[Line], str]:
-    data = json.loads(text)
-    if isinstance(data, list):
-        data = {"lines": data}
-    transcript = Transcript.from_json(data)
+def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
+    transcript = Transcript.from_json(parse_json(text, document), document)
+    for i, line in enumerate(transcript.lines):
+        if line.end < line.start:
+            raise UserError(f"{document}: lines[{i}].end ({line.end}) is before its start ({line.start})")
     return transcript.lines, transcript.language
 
 
@@ -117,17 +126,15 @@ def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Tr
     text = _read_text(path)
     suffix = path.suffix.lower()
     language = "en"
-    try:
-        if suffix == ".lrc":
-            lines = parse_lrc(text, duration)
-        elif suffix == ".srt":
-            lines = parse_srt(text)
-        elif suffix == ".json":
-            lines, language = parse_transcript_json(text)
-        else:
-            raise UserError(f"lyrics file {path} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
-    except (ValueError, KeyError, TypeError, RecursionError) as e:  # RecursionError: JSON nested too deeply
-        raise UserError(f"lyrics file {path} could not be parsed: {e}") from None
+    document = f"lyrics file {path}"
+    if suffix == ".lrc":
+        lines = parse_lrc(text, duration)
+    elif suffix == ".srt":
+        lines = parse_srt(text, document)
+    elif suffix == ".json":
+        lines, language = parse_transcript_json(text, document)
+    else:
+        raise UserError(f"{document} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
     lines = fit_to_duration(lines, duration)
     if not lines and text.strip():
         raise UserError(f"lyrics file {path} has no timed lines inside the song's {duration:.1f} s")

@@ -510,19 +510,26 @@ def load_upscaler(name: str, device: torch.device):
         return None
     if name == TINY:
         return tiny_upscaler().eval().to(device)
-    try:
-        from huggingface_hub import hf_hub_download
-        from spandrel import ModelLoader
+    from spandrel import ModelLoader
 
-        path = Path(name)
-        if not path.is_file():
-            repo, _, filename = name.rpartition("/")
-            if repo.count("/") != 1:
-                raise ValueError(f"not a file, nor a hub file org/name/file: {name}")
+    path = Path(name)
+    if not path.is_file():
+        repo, _, filename = name.rpartition("/")
+        if repo.count("/") != 1:
+            raise UserError(
+                f"--upscaler {name} is neither a file nor a hub file (org/name/file.pth), nor lanczos or auto"
+            )
+        try:
+            from huggingface_hub import hf_hub_download
+
             path = Path(hf_hub_download(repo, filename))
+        except Exception as error:
+            raise _unavailable("upscaler", name, error) from None
+    try:  # a file that is there but holds no upscaler: no download advice, the file is the cause
         model = ModelLoader().load_from_file(path).eval().to(device)
     except Exception as error:
-        raise _unavailable("upscaler", name, error) from None
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+        raise UserError(f"--upscaler {name}: {path} is not an upscaler spandrel can load ({reason})") from None
     return model.half() if default_dtype(device) == torch.float16 and model.supports_half else model
 
 

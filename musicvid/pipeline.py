@@ -74,6 +74,16 @@ def work_directory(info: AudioInfo, workdir: Path | None) -> Path:
     return workdir
 
 
+def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
+    """The work directory's transcript of this audio; None where there is none, or it is unreadable
+    (a cache is redone, not trusted)."""
+    try:
+        cached = Transcript.load(path)
+    except (UserError, OSError, UnicodeDecodeError):
+        return None
+    return cached if cached.audio_sha256 == audio_sha256 else None
+
+
 def get_transcript(
     audio: Audio, request: SongRequest, registry: ModelRegistry, workdir: Path, timings: Timings
 ) -> Transcript:
@@ -90,13 +100,9 @@ def get_transcript(
         source += f"+vocals:{models.separator}"
     if lyrics:
         source = f"aligned:{source}:{lyrics_label(lyrics)}"
-    if path.exists():
-        try:
-            cached = Transcript.load(path)
-            if cached.model == source and cached.audio_sha256 == audio.info.sha256:
-                return cached
-        except (ValueError, KeyError, TypeError):
-            pass  # an unreadable cache is redone, not trusted
+    cached = cached_transcript(path, audio.info.sha256)
+    if cached and cached.model == source:
+        return cached
     samples = audio.samples
     if request.separate_vocals:
         with registry.use("separator", timings) as separator, timings.measure("separate vocals", registry.device):
@@ -275,8 +281,8 @@ def check_outputs(request: SongRequest, settings: RenderSettings, output: Path) 
     """Refuse, before any work, an output that is no video name, cannot be written, or is an input."""
     for path in outputs_of(output, settings):
         check_output(path)
-    check_video_name(output)
     check_not_inputs(outputs_of(output, settings), inputs_of(request))
+    check_video_name(output)
 
 
 def check_before_work(request: SongRequest, settings: RenderSettings, output: Path) -> None:
@@ -426,11 +432,8 @@ def make_video(
             script = workdir / "lyrics.ass"
             words = None
             if settings.captions == "karaoke":
-                saved = workdir / "transcript.json"
-                transcript = Transcript.load(saved) if saved.exists() else None
-                words = captions.word_times(
-                    storyboard, transcript if transcript and transcript.audio_sha256 == audio.info.sha256 else None
-                )
+                transcript = cached_transcript(workdir / "transcript.json", audio.info.sha256)
+                words = captions.word_times(storyboard, transcript)
             captions.write_script(script, captions.ass_script(storyboard, width, height, words))
         upscale = Upscaler(upscaler, (width, height)) if settings.resolution else None
         drawn_frames = video_frames(storyboard, schedule, workdir, settings)

@@ -27,7 +27,7 @@ from PIL import Image, PngImagePlugin
 
 from musicvid.captions import FONTS
 from musicvid.errors import Cancelled, UserError
-from musicvid.files import check_file, remove_all_temporaries, remove_temporaries
+from musicvid.files import check_picture, remove_all_temporaries, remove_temporaries
 from musicvid.interpolate import align, slerp
 from musicvid.progress import Progress
 from musicvid.schedule import FrameSchedule
@@ -87,7 +87,7 @@ class Picture:
 
 
 def _file_digest(path: Path) -> str:
-    check_file(path, "pinned picture")
+    check_picture(path, "pinned picture")  # its header, before it is ever decoded
     return hashlib.sha256(path.read_bytes()).hexdigest()[:20]
 
 

@@ -279,7 +279,7 @@ class RenderSettings(Settings):
         choices=tuple(LOOKS),
     )
     fps: float = setting(
-        DRAWN_FPS, "frames per second that Stable Diffusion draws (default 10, as in the paper)", above=0, high=60
+        DRAWN_FPS, "frames per second that Stable Diffusion draws (default 10, as in the paper)", low=1, high=60
     )
     output_fps: float | None = setting(
         None,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from musicvid.errors import UserError
-from musicvid.files import check_file, parse_json
+from musicvid.files import check_file, invalid, json_number, json_share, json_string, parse_json
 from musicvid.settings import SongRequest
 from musicvid.transcript import UNSURE_BELOW, Line
 from vipe_core.files import write_json
@@ -92,7 +92,10 @@ class Storyboard:
         }
 
     def save(self, path: Path) -> None:
-        write_json(path, self.to_json())
+        """Written only if its own loader would take it back (a rerun must never be refused its own file)."""
+        data = self.to_json()
+        parse_storyboard(data, str(path))
+        write_json(path, data)
 
 
 def scene_seed(seed: int, index: int) -> int:
@@ -199,91 +202,74 @@ def _numbered(scenes: list[Scene]) -> list[Scene]:
 # --- loading and checking a storyboard file --------------------------------------------------------
 
 
-def _fail(source: str, where: str, reason: str) -> UserError:
-    return UserError(f"storyboard {source}: {where} {reason}")
-
-
-def _number(value: Any, source: str, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise _fail(source, where, f"must be a number, got {value!r}")
-    return float(value)
-
-
-def _string(value: Any, source: str, where: str) -> str:
-    if not isinstance(value, str):
-        raise _fail(source, where, f"must be a string, got {value!r}")
-    return value
-
-
 def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     """Check every rule of the storyboard format (README: "The work directory") and build the storyboard,
     or name the field and the reason."""
+    document = f"storyboard {source}"
     if not isinstance(data, dict):
-        raise _fail(source, "the file", "must hold a JSON object")
+        raise invalid(document, "the file", "must hold a JSON object")
     if data.get("version") != VERSION:
-        raise _fail(source, "version", f"must be {VERSION}, got {data.get('version')!r}")
+        raise invalid(document, "version", f"must be {VERSION}, got {data.get('version')!r}")
     for key in ("audio", "scenes"):
         if key not in data:
-            raise _fail(source, key, "is missing")
+            raise invalid(document, key, "is missing")
     audio = data["audio"]
     if not isinstance(audio, dict) or "duration" not in audio:
-        raise _fail(source, "audio.duration", "is missing")
-    duration = _number(audio["duration"], source, "audio.duration")
+        raise invalid(document, "audio.duration", "is missing")
+    duration = json_number(audio["duration"], document, "audio.duration")
     if duration <= 0:
-        raise _fail(source, "audio.duration", "must be positive")
+        raise invalid(document, "audio.duration", "must be positive")
     settings = data.get("settings") or {}
     if not isinstance(settings, dict):
-        raise _fail(source, "settings", "must be an object")
+        raise invalid(document, "settings", "must be an object")
     raw_scenes = data["scenes"]
     if not isinstance(raw_scenes, list) or not raw_scenes:
-        raise _fail(source, "scenes", "must be a non-empty list")
+        raise invalid(document, "scenes", "must be a non-empty list")
 
     scenes = []
     for i, raw in enumerate(raw_scenes):
         at = f"scenes[{i}]"
         if not isinstance(raw, dict):
-            raise _fail(source, at, "must be an object")
+            raise invalid(document, at, "must be an object")
         for key in ("index", "kind", "start", "end", "text", "prompt", "seed"):
             if key not in raw:
-                raise _fail(source, f"{at}.{key}", "is missing")
+                raise invalid(document, f"{at}.{key}", "is missing")
         if raw["index"] != i:
-            raise _fail(source, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
+            raise invalid(document, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
         if raw["kind"] not in KINDS:
-            raise _fail(source, f"{at}.kind", f"must be one of {', '.join(KINDS)}, got {raw['kind']!r}")
-        start = _number(raw["start"], source, f"{at}.start")
-        end = _number(raw["end"], source, f"{at}.end")
+            raise invalid(document, f"{at}.kind", f"must be one of {', '.join(KINDS)}, got {raw['kind']!r}")
+        start = json_number(raw["start"], document, f"{at}.start")
+        end = json_number(raw["end"], document, f"{at}.end")
         seed = raw["seed"]
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-            raise _fail(source, f"{at}.seed", f"must be an integer from 0 to 2^32-1, got {seed!r}")
+            raise invalid(document, f"{at}.seed", f"must be an integer from 0 to 2^32-1, got {seed!r}")
         if end <= start:
-            raise _fail(source, f"{at}.end", f"must be after its start ({start}), got {end}")
+            raise invalid(document, f"{at}.end", f"must be after its start ({start}), got {end}")
         if not scenes and abs(start) > TIME_TOLERANCE:
-            raise _fail(source, f"{at}.start", f"must be 0 (the first scene starts the song), got {start}")
+            raise invalid(document, f"{at}.start", f"must be 0 (the first scene starts the song), got {start}")
         if scenes and abs(start - scenes[-1].end) > TIME_TOLERANCE:
             what = "overlaps the scene before" if start < scenes[-1].end else "leaves a gap after the scene before"
-            raise _fail(
-                source, f"{at}.start", f"must equal scenes[{i - 1}].end ({scenes[-1].end}), got {start}: it {what}"
+            raise invalid(
+                document, f"{at}.start", f"must equal scenes[{i - 1}].end ({scenes[-1].end}), got {start}: it {what}"
             )
         text_en = raw.get("text_en")
         if text_en is not None:
-            _string(text_en, source, f"{at}.text_en")
+            json_string(text_en, document, f"{at}.text_en")
         fallback = raw.get("fallback", False)
         if not isinstance(fallback, bool):
-            raise _fail(source, f"{at}.fallback", f"must be true or false, got {fallback!r}")
-        confidence = raw.get("confidence")
-        if confidence is not None and not 0 <= _number(confidence, source, f"{at}.confidence") <= 1:
-            raise _fail(source, f"{at}.confidence", f"must be from 0 to 1, got {confidence!r}")
+            raise invalid(document, f"{at}.fallback", f"must be true or false, got {fallback!r}")
+        confidence = json_share(raw.get("confidence"), document, f"{at}.confidence")
         picture = raw.get("picture")
-        if picture is not None and not _string(picture, source, f"{at}.picture").strip():
-            raise _fail(source, f"{at}.picture", "must name an image file, or be left out")
+        if picture is not None and not json_string(picture, document, f"{at}.picture").strip():
+            raise invalid(document, f"{at}.picture", "must name an image file, or be left out")
         scenes.append(
             Scene(
                 i,
                 raw["kind"],
                 start,
                 end,
-                _string(raw["text"], source, f"{at}.text"),
-                _string(raw["prompt"], source, f"{at}.prompt"),
+                json_string(raw["text"], document, f"{at}.text"),
+                json_string(raw["prompt"], document, f"{at}.prompt"),
                 seed,
                 text_en,
                 fallback,
@@ -292,8 +278,8 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
             )
         )
     if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
-        raise _fail(
-            source, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
+        raise invalid(
+            document, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
         )
     return Storyboard(
         audio=audio,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
+from musicvid.files import invalid, json_number, json_share, json_string, parse_json
 from vipe_core.files import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
@@ -47,29 +48,62 @@ class Transcript:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> "Transcript":
-        lines = [
-            Line(
-                start=float(raw["start"]),
-                end=float(raw["end"]),
-                text=str(raw["text"]),
-                text_en=raw.get("text_en"),
-                words=[
-                    Word(float(w["start"]), float(w["end"]), str(w["text"]), w.get("probability"))
-                    for w in raw.get("words") or []
-                ],
-                confidence=raw.get("confidence"),
+    def from_json(cls, data: Any, document: str = "transcript") -> "Transcript":
+        """A transcript from its JSON (a list of lines alone is one too), every field checked like a
+        storyboard's: the field and the reason of the first that breaks a rule."""
+        if isinstance(data, list):
+            data = {"lines": data}
+        if not isinstance(data, dict) or not isinstance(data.get("lines"), list):
+            raise invalid(document, "lines", "must be a list of lines (objects with start, end and text)")
+        lines = []
+        for i, raw in enumerate(data["lines"]):
+            at = f"lines[{i}]"
+            if not isinstance(raw, dict):
+                raise invalid(document, at, "must be an object with start, end and text")
+            for key in ("start", "end", "text"):
+                if key not in raw:
+                    raise invalid(document, f"{at}.{key}", "is missing")
+            words = raw.get("words") or []
+            if not isinstance(words, list):
+                raise invalid(document, f"{at}.words", "must be a list")
+            text_en = raw.get("text_en")
+            lines.append(
+                Line(
+                    start=json_number(raw["start"], document, f"{at}.start"),
+                    end=json_number(raw["end"], document, f"{at}.end"),
+                    text=json_string(raw["text"], document, f"{at}.text"),
+                    text_en=None if text_en is None else json_string(text_en, document, f"{at}.text_en"),
+                    words=[_word(w, document, f"{at}.words[{j}]") for j, w in enumerate(words)],
+                    confidence=json_share(raw.get("confidence"), document, f"{at}.confidence"),
+                )
             )
-            for raw in data["lines"]
-        ]
-        return cls(lines, data.get("language", "en"), data.get("model", ""), data.get("audio_sha256", ""))
+        fields = {
+            key: data.get(key, default) for key, default in (("language", "en"), ("model", ""), ("audio_sha256", ""))
+        }
+        for key, value in fields.items():
+            json_string(value, document, key)
+        return cls(lines, **fields)
 
     def save(self, path: Path) -> None:
-        write_json(path, self.to_json())
+        """Written only if its own loader would take it back."""
+        data = self.to_json()
+        Transcript.from_json(data, str(path))
+        write_json(path, data)
 
     @classmethod
     def load(cls, path: Path) -> "Transcript":
-        return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+        return cls.from_json(parse_json(path.read_text(encoding="utf-8"), f"transcript {path}"), f"transcript {path}")
+
+
+def _word(raw: Any, document: str, at: str) -> Word:
+    if not isinstance(raw, dict):
+        raise invalid(document, at, "must be an object with start, end and text")
+    return Word(
+        json_number(raw.get("start"), document, f"{at}.start"),
+        json_number(raw.get("end"), document, f"{at}.end"),
+        json_string(raw.get("text"), document, f"{at}.text"),
+        json_share(raw.get("probability"), document, f"{at}.probability"),
+    )
 
 
 def has_words(text: str) -> bool:

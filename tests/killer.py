@@ -2,8 +2,9 @@
 chosen by the test: just before the Nth atomic rename onto a path matching a pattern. A finished
 artifact is then about to replace its name, and its temporary file is left behind for the rerun.
 
-    python -m tests.killer PATTERN N [--log FILE] -- musicvid arguments...   (N = 0: never; FILE gets
-    every renamed path, one per line, to choose kill points from)
+    python -m tests.killer [--log FILE] [--pause-until GO] PATTERN N -- musicvid arguments...
+    (N = 0: never; FILE gets every renamed path, one per line, to choose kill points from; with GO the
+    run is paused there instead, GO + ".paused" written, until the file GO exists)
 
 In a Ray worker: env MUSICVID_TEST_KILL="PATTERN N" and worker_process_setup_hook="tests.killer.from_env".
 """
@@ -16,11 +17,12 @@ import os
 import signal
 import sys
 import threading
+import time
 
 ENV = "MUSICVID_TEST_KILL"
 
 
-def install(pattern: str, n: int, log: str | None = None) -> None:
+def install(pattern: str, n: int, log: str | None = None, pause_until: str | None = None) -> None:
     real_replace = os.replace
     lock = threading.Lock()  # pictures are written by two threads
     seen = 0
@@ -33,7 +35,11 @@ def install(pattern: str, n: int, log: str | None = None) -> None:
                     f.write(f"{os.fspath(dst)}\n")
             if fnmatch.fnmatch(os.fspath(dst), pattern):
                 seen += 1
-                if seen == n:
+                if seen == n and pause_until:
+                    open(f"{pause_until}.paused", "w").close()
+                    while not os.path.exists(pause_until):
+                        time.sleep(0.01)
+                elif seen == n:
                     os.kill(os.getpid(), signal.SIGKILL)
         return real_replace(src, dst, *args, **kwargs)
 
@@ -50,9 +56,10 @@ def main() -> int:
     parser.add_argument("pattern")
     parser.add_argument("n", type=int)
     parser.add_argument("--log")
+    parser.add_argument("--pause-until")
     parser.add_argument("musicvid", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    install(args.pattern, args.n, args.log)
+    install(args.pattern, args.n, args.log, args.pause_until)
     from musicvid.cli import main as musicvid
 
     argv = args.musicvid[1:] if args.musicvid[:1] == ["--"] else args.musicvid

@@ -116,8 +116,9 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--compile", "--low-vram"], "--compile and --low-vram"),
         (["--fast", "--steps", "25"], "--fast draws in 1 to 8 steps"),
         # settings that multiply the work: refused with their limit, before any planning
-        (["--fps", "1e6"], "at most 60"),
-        (["--fps", "nan"], "at most 60"),
+        (["--fps", "1e6"], "from 1 to 60"),
+        (["--fps", "nan"], "from 1 to 60"),
+        (["--fps", "0.001"], "from 1 to 60"),  # else a 6 s song has no frame: an MP4 without video
         (["--size", "8192x8192"], "up to 2048x2048"),
         (["--steps", "100000"], "from 1 to 150"),
         (["--batch-size", "1000"], "from 1 to 64"),

@@ -58,9 +58,9 @@ def test_transcript_json(tmp_path):
     "name,content,reason",
     [
         ("song.doc", "hello", r"must be .lrc, .srt, .json \(a transcript.json\) or .txt"),
-        ("song.json", "{broken", "could not be parsed"),
+        ("song.json", "{broken", "is not valid JSON"),
         ("song.lrc", "[00:99.00]way past the end", "no timed lines"),
-        ("song.json", '{"lines": [{"start": 1}]}', "could not be parsed"),
+        ("song.json", '{"lines": [{"start": 1}]}', r"lines\[0\].end is missing"),
     ],
 )
 def test_bad_lyrics_files(tmp_path, name, content, reason):

@@ -123,7 +123,8 @@ def killed_run(pattern: str, n: int, *argv) -> subprocess.CompletedProcess:
 
 
 def temporaries(*folders) -> list:
-    return [p for folder in folders for p in folder.rglob(".*") if p.is_file()]
+    """atomic_path's temporaries, `.<name>.<random><suffix>` (the work directory's lock is no temporary)."""
+    return [p for folder in folders for p in folder.rglob(".*.*") if p.is_file()]
 
 
 def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary_file(song, tmp_path):
