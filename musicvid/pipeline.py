@@ -465,7 +465,8 @@ def make_video(
             "wall_seconds": round(time.perf_counter() - started, 4),
         }
         write_json(workdir / "timings.json", summary)
-    for note in (unsure_note(storyboard), fallback_note(storyboard)):
+    undrawn = captions.undrawn_note(storyboard) if script is not None else ""  # only lyrics on screen need glyphs
+    for note in (unsure_note(storyboard), fallback_note(storyboard), undrawn):
         if note:
             log.warning(note)
     return Video(
