@@ -8,11 +8,19 @@ word. A song is longer than Whisper's 30 s window, so the lines are placed a win
 stable-ts does: the window starts where the next singing starts (voice activity), the next lines are
 aligned in it, and the lines that landed on voice are kept; the rest move on to the next window.
 A line that cannot be placed with confidence is kept and flagged, never dropped.
+
+The text aligned at once must fit the decoder's context (448 tokens for the real models, 64 for the
+tiny preset's): a window takes the lines that fit, and a line longer than the context alone (a song
+pasted as one paragraph) is aligned in pieces cut at word boundaries, whose times are joined again.
+The model is shared by every job of a process (the page, a batch): an alignment that fails leaves
+no hook of its own on it.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import itertools
+from contextlib import contextmanager
+from typing import Iterator, Protocol
 
 import numpy as np
 
@@ -31,6 +39,8 @@ WINDOW_MARGIN = 1.0
 
 
 class WindowAligner(Protocol):
+    most_tokens: int  # text tokens one alignment can take: the decoder's context less its prompt and end
+
     def tokens(self, text: str) -> list[int]: ...
 
     def align(self, window: np.ndarray, tokens: list[int]) -> list[tuple[Word, int]]:
@@ -45,6 +55,8 @@ class OpenAIWhisperAligner:
         self.tokenizer = whisper.tokenizer.get_tokenizer(
             model.is_multilingual, num_languages=model.num_languages, language=language, task="transcribe"
         )
+        # find_alignment's prompt: the start sequence and no-timestamps before the text, end-of-text after
+        self.most_tokens = model.dims.n_text_ctx - len(self.tokenizer.sot_sequence) - 2
 
     def tokens(self, text: str) -> list[int]:
         return self.tokenizer.encode(" " + text.strip())
@@ -57,7 +69,8 @@ class OpenAIWhisperAligner:
         model = self.model
         mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(window), model.dims.n_mels)[:, :N_FRAMES]
         mel = mel.to(model.device, next(model.parameters()).dtype)
-        timings = find_alignment(model, self.tokenizer, tokens, mel, min(N_FRAMES, len(window) // HOP_LENGTH))
+        with no_hooks_left(model):
+            timings = find_alignment(model, self.tokenizer, tokens, mel, min(N_FRAMES, len(window) // HOP_LENGTH))
         return [(Word(t.start, t.end, t.word.strip(), t.probability), len(t.tokens)) for t in timings]
 
 
@@ -69,6 +82,7 @@ class FasterWhisperAligner:
         self.tokenizer = Tokenizer(
             model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language
         )
+        self.most_tokens = model.max_length - len(self.tokenizer.sot_sequence) - 2
 
     def tokens(self, text: str) -> list[int]:
         return self.tokenizer.encode(" " + text.strip())
@@ -81,6 +95,20 @@ class FasterWhisperAligner:
         encoded = self.model.encode(pad_or_trim(features[:, :frames]))
         [timings] = self.model.find_alignment(self.tokenizer, [tokens], encoded, frames)
         return [(Word(t["start"], t["end"], t["word"].strip(), t["probability"]), len(t["tokens"])) for t in timings]
+
+
+@contextmanager
+def no_hooks_left(model) -> Iterator[None]:
+    """openai-whisper's find_alignment hooks the decoder's cross-attention and unhooks it only if all
+    went well: whatever happens, the shared model keeps just the hooks it had."""
+    modules = list(model.modules())
+    before = [set(module._forward_hooks) for module in modules]
+    try:
+        yield
+    finally:
+        for module, kept in zip(modules, before):
+            for handle in set(module._forward_hooks) - kept:
+                del module._forward_hooks[handle]
 
 
 def window_aligner(asr: ASRModel, language: str) -> WindowAligner:
@@ -108,6 +136,33 @@ def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines
     return words
 
 
+def pieces(text: str, aligner: WindowAligner) -> list[str]:
+    """`text` as it is, or, if its tokens overflow one alignment, cut at word boundaries into pieces
+    that fit (a word longer than that alone is its own piece, cut to fit)."""
+    if len(aligner.tokens(text)) <= aligner.most_tokens:
+        return [text]
+    cut, piece = [], []
+    for word in text.split():
+        if piece and len(aligner.tokens(" ".join([*piece, word]))) > aligner.most_tokens:
+            cut.append(" ".join(piece))
+            piece = []
+        piece.append(word)
+    return [*cut, " ".join(piece)]
+
+
+def joined(parts: list[Line], text: str) -> Line:
+    """The pieces of one line, aligned one by one, as that line again."""
+    words = [w for part in parts for w in part.words]
+    shares = [part.confidence for part in parts if part.confidence is not None]
+    return Line(
+        parts[0].start,
+        max(part.end for part in parts),
+        text,
+        words=words,
+        confidence=round(min(shares), 3) if shares else None,
+    )
+
+
 def timed_line(text: str, words: list[Word], voice: Voice) -> Line:
     """A placed line; its confidence is its words' mean probability, or 0 where nobody sings under it
     (Whisper put it there, but it was not found)."""
@@ -122,12 +177,24 @@ def align_lyrics(
     asr: ASRModel, samples: np.ndarray, texts: list[str], audio_sha256: str, *, quiet: bool = False
 ) -> Transcript:
     """Time each of `texts` (lyric lines, in the order they are sung) against the song."""
-    duration = samples.size / SAMPLE_RATE
     voice = Voice.detect(samples)
     voiced = [samples[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in voice.stretches]
     language = detect_language(asr, np.concatenate(voiced)) if voiced else "en"
     aligner = window_aligner(asr, language)
-    tokens = [aligner.tokens(text) for text in texts]
+    split = [pieces(text, aligner) for text in texts]
+    owners = [n for n, parts in enumerate(split) for _ in parts]  # the line each piece belongs to
+    placed = place_lines(aligner, samples, [part for parts in split for part in parts], voice, quiet)
+    lines = [
+        joined([line for _, line in parts], texts[n])
+        for n, parts in itertools.groupby(zip(owners, placed), key=lambda pair: pair[0])
+    ]
+    return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
+
+
+def place_lines(aligner: WindowAligner, samples: np.ndarray, texts: list[str], voice: Voice, quiet: bool) -> list[Line]:
+    """Each of `texts` (each fits one alignment) placed in the song, a window at a time."""
+    duration = samples.size / SAMPLE_RATE
+    tokens = [aligner.tokens(text)[: aligner.most_tokens] for text in texts]  # a lone word longer than that: cut
     lines: list[Line] = []
     cursor = 0.0
     with Progress("align", total=len(texts), unit="line", quiet=quiet) as progress:
@@ -137,7 +204,7 @@ def align_lyrics(
                 break  # no singing left for the remaining lines
             start = max(cursor, onsets[0] - CLIP_LEAD)
             end = min(duration, start + WINDOW_SECONDS)
-            batch = range(len(lines), min(len(texts), len(lines) + LINES_PER_WINDOW))
+            batch = lines_that_fit(tokens, len(lines), aligner.most_tokens)
             window = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
             placed = align_lines(aligner, window, start, [tokens[i] for i in batch])
             for n, (i, words) in enumerate(zip(batch, placed)):
@@ -153,7 +220,19 @@ def align_lyrics(
             cursor = max(lines[-1].end, start + 0.5)
             progress.set_to(len(lines))
     place_the_rest(lines, texts, cursor, duration)
-    return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
+    return lines
+
+
+def lines_that_fit(tokens: list[list[int]], first: int, most_tokens: int) -> range:
+    """The lines from `first` aligned together in one window: at most LINES_PER_WINDOW, and no more
+    tokens than one alignment takes (at least one line: each fits alone)."""
+    last, total = first, 0
+    while last < min(len(tokens), first + LINES_PER_WINDOW) and (
+        last == first or total + len(tokens[last]) <= most_tokens
+    ):
+        total += len(tokens[last])
+        last += 1
+    return range(first, last)
 
 
 def place_the_rest(lines: list[Line], texts: list[str], after: float, duration: float) -> None:

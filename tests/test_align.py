@@ -1,0 +1,53 @@
+"""Known lyrics aligned by a Whisper model that every job of a process shares: text longer than the
+decoder reads at once is aligned in pieces, and a failed alignment leaves the model as it was."""
+
+import pytest
+import torch
+import whisper
+
+from musicvid.align import align_lyrics
+from musicvid.assets import DEMO_LYRICS
+from musicvid.audio import SAMPLE_RATE, load_audio
+from musicvid.lyrics import parse_lrc
+from musicvid.models import ModelRegistry, choose_models
+
+
+@pytest.fixture(scope="module")
+def shared():
+    """The tiny preset's Whisper (a 64-token text context), kept loaded as the page and a batch keep it."""
+    registry = ModelRegistry(choose_models("tiny"), "cpu", keep_loaded=True)
+    with registry.use("asr") as asr:
+        yield asr
+
+
+@pytest.fixture(scope="module")
+def song():
+    return load_audio(DEMO_LYRICS.with_suffix(".mp3"))
+
+
+def test_a_song_pasted_as_one_paragraph_is_aligned_in_pieces(shared, song):
+    sung = " ".join(line.text for line in parse_lrc(DEMO_LYRICS.read_text(), song.info.duration))
+    paragraph = " ".join([sung] * 9)  # about 400 words, far over the 64 tokens the decoder reads at once
+    assert len(paragraph.split()) > 380
+    [line] = align_lyrics(shared, song.samples, [paragraph], song.info.sha256, quiet=True).lines
+    assert line.text == paragraph
+    timed = [w.text for w in line.words]  # (a random model finds only some pieces; the rest are flagged)
+    assert timed and timed == paragraph.split()[: len(timed)]
+    starts = [w.start for w in line.words]
+    assert starts == sorted(starts) and 0 <= line.start <= line.end <= song.info.duration
+
+
+def test_a_failed_alignment_leaves_the_shared_model_working_for_the_next_job(shared, song, monkeypatch):
+    def broken(*args, **kwargs):  # fails inside the alignment, while its hooks are on the model
+        raise RuntimeError("the GPU is out of memory")
+
+    monkeypatch.setattr(shared.model.encoder, "forward", broken)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        align_lyrics(shared, song.samples, ["my heart is a lighthouse"], song.info.sha256, quiet=True)
+    monkeypatch.undo()
+    # the next jobs: recognition (a hook left behind breaks every pass of its decoder) and another alignment
+    mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(song.samples[: 8 * SAMPLE_RATE]))
+    with torch.no_grad():
+        shared.model(mel[None], torch.tensor([[whisper.tokenizer.get_tokenizer(False).sot]]))
+    lines = align_lyrics(shared, song.samples, ["my heart is a lighthouse"], song.info.sha256, quiet=True).lines
+    assert [w.text for w in lines[0].words] == ["my", "heart", "is", "a", "lighthouse"]
