@@ -58,7 +58,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "playlist",
         type=Path,
-        help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,[per-song settings])",
+        help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,output,[per-song settings])",
     )
     p.add_argument("-o", "--output", type=Path, required=True, help="folder for the videos, report.json and the table")
     p.add_argument("--workdir", type=Path, help="folder for the songs' work directories (default musicvid-work/)")
@@ -418,16 +418,25 @@ def write_report(path: Path, playlist: Path, results: list[Result], total: int) 
     write_json(path, {"playlist": str(playlist), "total": total, "songs": [asdict(r) for r in results]})
 
 
-def check_jobs(jobs: list[Job], playlist: Path) -> None:
+def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path) -> None:
     """Refuse, before any render, a row to make whose outputs or named files would fail it later
-    (musicvid.pipeline.check_before_work), in one sentence that names the row."""
-    from musicvid.pipeline import check_before_work
+    (musicvid.pipeline.check_before_work), or that would write over a file another row reads, in one
+    sentence that names the row."""
+    from musicvid.pipeline import check_before_work, inputs_of, outputs_of
 
-    for job in jobs:
+    for job in todo:
         try:
             check_before_work(job.request, job.settings, job.output)
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
+    read = {path.resolve(): (what, job) for job in jobs for what, path in inputs_of(job.request).items()}
+    for job in todo:
+        for output in outputs_of(job.output, job.settings):
+            if output.resolve() in read:
+                what, reader = read[output.resolve()]
+                raise UserError(
+                    f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
+                )
 
 
 def run(args) -> int:
@@ -451,7 +460,7 @@ def run(args) -> int:
     made = [job for job in jobs if job.same_as is None]
     skipped = {job.number for job in made if job.output.exists() and not args.force}
     todo = [job for job in made if job.number not in skipped]
-    check_jobs(todo, args.playlist)
+    check_jobs(todo, jobs, args.playlist)
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
     registry = choice.registry(keep_loaded=args.engine == "local")
     if any(job.settings.resolution for job in todo):

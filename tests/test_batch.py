@@ -145,7 +145,7 @@ def test_a_rows_files_are_found_from_the_csvs_folder_and_may_lie_outside_it(tmp_
     jobs = planned(lists / "s.csv")
     assert jobs[0].request.lyrics_file.resolve() == words / "a.lrc"
     assert jobs[1].same_as == 1  # the same files, named two ways
-    batch.check_jobs(jobs[:1], lists / "s.csv")  # accepted
+    batch.check_jobs(jobs[:1], jobs, lists / "s.csv")  # accepted
 
 
 def test_ray_without_ray_says_how_to_install(tmp_path, capsys, monkeypatch):
@@ -321,6 +321,7 @@ def test_a_bad_csv_value_exits_2_before_any_song(tmp_path, capsys, column, value
         (",broken.json,", "is not valid JSON"),
         (",pinned.json,", "pinned picture of scene 1 not found"),
         ("out/b.srt,,b", "is the lyrics file: the run would write over it"),
+        (",,x.mkv", "its x.srt would write over the lyrics file of song 3 (c.wav)"),
     ],
 )
 def test_every_file_a_row_names_is_checked_before_the_first_render(tmp_path, capsys, cells, reason):
@@ -338,8 +339,10 @@ def test_every_file_a_row_names_is_checked_before_the_first_render(tmp_path, cap
     (tmp_path / "pinned.json").write_text(json.dumps(board))
     out = tmp_path / "out"
     out.mkdir()
-    (out / "b.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nhi\n")
-    (tmp_path / "s.csv").write_text(f"path,lyrics,storyboard,output\na.wav,,,\nb.wav,{cells}\n")
+    for lyrics in ("b.srt", "x.srt"):  # lyrics in -o, where a video's subtitles may go
+        (out / lyrics).write_text("1\n00:00:00,000 --> 00:00:01,000\nhi\n")
+    rows = f"a.wav,,,\nb.wav,{cells}\nc.wav,out/x.srt,,\n"
+    (tmp_path / "s.csv").write_text(f"path,lyrics,storyboard,output\n{rows}")
     assert run_batch(tmp_path / "s.csv", "-o", out, "--models", "tiny", "--fps", "2", "-q") == 2
     err = capsys.readouterr().err
     assert "song 2 (b.wav): " in err and reason in err and err.count("\n") == 1
