@@ -1,8 +1,10 @@
 """`musicvid batch PLAYLIST -o DIR`: render every song of an M3U/M3U8 playlist, a folder or a CSV.
 
-Models are loaded once for the whole batch; a song that fails is reported and the batch goes on.
-A rerun skips songs whose video exists (unless --force) and resumes cut-off songs through the
-render's own work directory. Exit 0 if every song succeeded, 1 if any failed, 2 if the playlist
+Before the first render every row is planned and checked: its cells, its own output name (two rows
+never write one file; a row that repeats an earlier one is made once), the files it names, and the
+upscaler. Models are loaded once for the whole batch; a song that fails is reported and the batch
+goes on. A rerun skips songs whose video exists (unless --force) and resumes cut-off songs through
+the render's own work directory. Exit 0 if every song succeeded, 1 if any failed, 2 if the playlist
 itself is unusable."""
 
 from __future__ import annotations
@@ -12,18 +14,22 @@ import csv
 import dataclasses
 import hashlib
 import io
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from musicvid.errors import UserError
-from musicvid.files import check_file, check_output
+from musicvid.files import VIDEO_SUFFIXES, check_file, check_output
 from musicvid.settings import ModelChoice, RenderSettings, SongRequest
 
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
+# A file name is at most 255 bytes on common file systems: room is left for "-<hash>.preview.mkv".
+MAX_NAME_BYTES = 200
+MAX_TITLE_BYTES = 100
 
 
 @dataclass
@@ -34,23 +40,25 @@ class Entry:
     title: str | None = None
     artist: str | None = None
     overrides: dict[str, str] = field(default_factory=dict)  # CSV column -> text, as written
+    output: str | None = None  # the CSV's output cell: the video's file name inside -o
 
 
 @dataclass
 class Result:
     song: str
-    status: str  # done, skipped (video already there) or failed
+    status: str  # done, skipped (video already there), failed, or repeat (made by the song `same_as`)
     output: str
     duration: float | None = None
     seconds: float = 0.0
     error: str = ""
+    same_as: int | None = None  # a repeat's earlier row, by its number in the playlist
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "playlist",
         type=Path,
-        help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,[per-song settings])",
+        help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,output,[per-song settings])",
     )
     p.add_argument("-o", "--output", type=Path, required=True, help="folder for the videos, report.json and the table")
     p.add_argument("--workdir", type=Path, help="folder for the songs' work directories (default musicvid-work/)")
@@ -113,6 +121,9 @@ def read_folder(path: Path) -> list[Entry]:
     return [Entry(song) for song in songs]
 
 
+NAMED_COLUMNS = ("title", "artist", "output")  # a CSV's columns besides path that are no setting
+
+
 def read_csv(path: Path) -> list[Entry]:
     rows = list(csv.DictReader(io.StringIO(_read_text(path))))
     if not rows or "path" not in (rows[0].keys()):
@@ -122,13 +133,11 @@ def read_csv(path: Path) -> list[Entry]:
         song = (row.pop("path") or "").strip()
         if not song:
             raise UserError(f"{path} line {number}: empty path")
-        title = (row.pop("title", None) or "").strip() or None
-        artist = (row.pop("artist", None) or "").strip() or None
+        title, artist, output = ((row.pop(column, None) or "").strip() or None for column in NAMED_COLUMNS)
         overrides = {key.strip(): value.strip() for key, value in row.items() if key and value and value.strip()}
         song_path = Path(song)
-        entries.append(
-            Entry(song_path if song_path.is_absolute() else path.parent / song_path, title, artist, overrides)
-        )
+        song_path = song_path if song_path.is_absolute() else path.parent / song_path
+        entries.append(Entry(song_path, title, artist, overrides, output))
     return entries
 
 
@@ -177,18 +186,35 @@ def song_settings(
     return request, settings
 
 
-def output_names(entries: list[Entry]) -> list[str]:
-    """`<stem>` per song; songs sharing a stem get a short hash of their full path so none overwrites another."""
-    stems = [entry.path.stem for entry in entries]
-    names = []
-    for entry, stem in zip(entries, stems):
-        if stems.count(stem) > 1:
-            stem += "-" + hashlib.sha256(str(entry.path.resolve()).encode()).hexdigest()[:8]
-        names.append(stem)
-    return names
+def output_file_name(text: str) -> tuple[str, str]:
+    """The stem and suffix of an `output` cell: a plain file name inside -o, with a video suffix or
+    none (then .mp4)."""
+    name = Path(text)
+    if name.name != text or text.startswith(".") or not text.isprintable() or len(text.encode()) > MAX_NAME_BYTES:
+        raise UserError(f"output {text!r} must be a plain file name inside -o (no folders), e.g. video.mp4")
+    if not name.suffix:
+        return text, ".mp4"
+    if name.suffix.lower() not in VIDEO_SUFFIXES:
+        raise UserError(f"output {text!r} must end in {', '.join(VIDEO_SUFFIXES)} or have no suffix (then .mp4)")
+    return name.stem, name.suffix
 
 
-# --- running ------------------------------------------------------------------------------------
+def title_slug(title: str) -> str:
+    """A title as a file name: its letters and digits, anything else as single dashes ('' if none)."""
+    slug = re.sub(r"\W+", "-", title).strip("-")
+    return slug.encode()[:MAX_TITLE_BYTES].decode(errors="ignore").rstrip("-")
+
+
+def row_hash(entry: Entry) -> str:
+    """What tells a row from another of the same name: the song's full path and the row's own cells, as
+    written (so a rerun of the same playlist gives the same names; the command line's options, which
+    every row shares, change none). Not its preview cell: a preview is named as its video, with .preview."""
+    cells = {"title": entry.title, "artist": entry.artist, **entry.overrides, "preview": None}
+    text = "\n".join([str(entry.path.resolve()), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+# --- planning -----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -197,7 +223,120 @@ class Job:
     entry: Entry
     request: SongRequest  # this song's settings
     settings: RenderSettings
-    output: Path
+    output: Path | None = None  # in -o, once every row's name is decided
+    same_as: int | None = None  # an earlier job with the same song and settings, which makes this video
+
+    @property
+    def label(self) -> str:
+        return f"song {self.number} ({self.entry.path.name})"
+
+    def where(self, playlist: Path) -> str:
+        return f"{playlist} {self.label}"
+
+
+def resolved(request: SongRequest) -> SongRequest:
+    """The request with every path it names made absolute: how two rows are told to be the same."""
+    paths = {
+        f.name: value.resolve()
+        for f in dataclasses.fields(request)
+        if isinstance(value := getattr(request, f.name), Path)
+    }
+    return dataclasses.replace(request, **paths)
+
+
+@dataclass
+class Naming:
+    """A job's output name while names are decided: its stem and whether the row named it."""
+
+    job: Job
+    stem: str
+    suffix: str
+    named: bool  # from the row's output cell: never changed, and refused when it clashes
+
+    def file_name(self) -> str:
+        """The video's: a preview's is `<stem>.preview.mp4`, never the full video's."""
+        return f"{self.stem}{'.preview' if self.job.settings.preview else ''}{self.suffix}"
+
+    def files(self) -> set[str]:
+        """What the job writes in -o, as a case-insensitive file system tells names apart."""
+        from musicvid.pipeline import outputs_of
+
+        return {path.name.casefold() for path in outputs_of(Path(self.file_name()), self.job.settings)}
+
+
+def clash(namings: list[Naming]) -> bool:
+    """Whether jobs of one stem cannot have it: they are of different songs (with --workdir they would
+    share a work directory), or two would write one file (a video and its preview write distinct ones)."""
+    songs = {naming.job.request.song.resolve() for naming in namings}
+    files = [name for naming in namings for name in naming.files()]
+    return len(songs) > 1 or len(files) != len(set(files))
+
+
+def by_stem(namings: list[Naming]) -> list[list[Naming]]:
+    groups: dict[str, list[Naming]] = {}
+    for naming in namings:
+        groups.setdefault(naming.stem.casefold(), []).append(naming)
+    return list(groups.values())
+
+
+def name_outputs(namings: list[Naming], playlist: Path) -> None:
+    """Every job's own stem: where automatic names clash, each gets its row's hash; names the rows gave
+    that still clash are refused, naming both rows."""
+    for group in by_stem(namings):
+        if clash(group):
+            for naming in group:
+                if not naming.named:
+                    naming.stem += "-" + row_hash(naming.job.entry)
+    for group in by_stem(namings):
+        if clash(group):
+            first, second = sorted(group, key=lambda naming: not naming.named)[:2]
+            raise UserError(
+                f"{first.job.where(playlist)} and {second.job.label} would both be named {first.stem} in -o: "
+                "give each row an output of its own"
+            )
+
+
+def plan(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
+    """One job per row, each with its own output in -o (and with --workdir its own work directory); a
+    row with the same song and settings as an earlier row, naming no other output, repeats it. Each
+    cell is checked here."""
+    request = SongRequest(song=args.playlist, **SongRequest.given(args))
+    settings = RenderSettings.for_models(choice.model_set(), **RenderSettings.given(args))
+    base = args.playlist if args.playlist.is_dir() else args.playlist.parent
+    jobs: list[Job] = []
+    namings: list[Naming] = []
+    first: dict[tuple, Job] = {}  # ((resolved request, settings), output cell or None) -> the job
+    for number, entry in enumerate(entries, start=1):
+        job = Job(number, entry, request, settings)
+        where = job.where(args.playlist)
+        job.request, job.settings = song_settings(entry, request, settings, base, where)
+        try:
+            stem, suffix = output_file_name(entry.output) if entry.output else (None, ".mp4")
+        except UserError as e:
+            raise UserError(f"{where}: {e}") from None
+        same, named = (resolved(job.request), job.settings), (stem + suffix).casefold() if stem else None
+        earlier = first.get((same, named))
+        if earlier is not None:
+            job.same_as = earlier.number
+        else:
+            first.setdefault((same, None), job)  # a row that names no output repeats the first of its kind
+            first[(same, named)] = job
+            automatic = title_slug(entry.title or "") or entry.path.stem
+            namings.append(Naming(job, stem or automatic, suffix, named=stem is not None))
+        jobs.append(job)
+    name_outputs(namings, args.playlist)
+    for naming in namings:
+        job = naming.job
+        job.output = args.output / naming.file_name()
+        if args.workdir:
+            job.request = dataclasses.replace(job.request, workdir=args.workdir / naming.stem)
+    for job in jobs:
+        if job.same_as is not None:
+            job.output = jobs[job.same_as - 1].output
+    return jobs
+
+
+# --- running ------------------------------------------------------------------------------------
 
 
 def render_one(job: Job, registry) -> Result:
@@ -206,7 +345,8 @@ def render_one(job: Job, registry) -> Result:
     started = time.perf_counter()
     result = Result(song=str(job.entry.path), status="done", output=str(job.output))
     try:
-        result.duration = make_video(job.request, job.settings, registry, output=job.output).duration
+        # rows of one song share its work directory (without --workdir): one waits for another's render
+        result.duration = make_video(job.request, job.settings, registry, output=job.output, wait=True).duration
     except KeyboardInterrupt:
         raise
     except Exception as error:  # any one song's failure is reported; the batch goes on
@@ -215,8 +355,7 @@ def render_one(job: Job, registry) -> Result:
     return result
 
 
-def render_locally(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
-    registry = choice.registry(keep_loaded=True)
+def render_locally(registry, jobs: list[Job], finished) -> None:
     for job in jobs:
         finished(job, render_one(job, registry))
 
@@ -259,11 +398,16 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
         finished(job, result)
 
 
+def note(result: Result) -> str:
+    """Why a song failed, or which song made a repeat's video."""
+    return f"same as song {result.same_as}" if result.same_as else result.error
+
+
 def table(results: list[Result]) -> str:
-    rows = [("status", "seconds", "duration", "output", "error")]
+    rows = [("status", "seconds", "duration", "output", "note")]
     for r in results:
         duration = "" if r.duration is None else f"{r.duration:.1f}"
-        rows.append((r.status, f"{r.seconds:.1f}", duration, r.output, r.error))
+        rows.append((r.status, f"{r.seconds:.1f}", duration, r.output, note(r)))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
 
@@ -272,6 +416,27 @@ def write_report(path: Path, playlist: Path, results: list[Result], total: int) 
     from vipe_core.files import write_json
 
     write_json(path, {"playlist": str(playlist), "total": total, "songs": [asdict(r) for r in results]})
+
+
+def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path) -> None:
+    """Refuse, before any render, a row to make whose outputs or named files would fail it later
+    (musicvid.pipeline.check_before_work), or that would write over a file another row reads, in one
+    sentence that names the row."""
+    from musicvid.pipeline import check_before_work, inputs_of, outputs_of
+
+    for job in todo:
+        try:
+            check_before_work(job.request, job.settings, job.output)
+        except UserError as e:
+            raise UserError(f"{job.where(playlist)}: {e}") from None
+    read = {path.resolve(): (what, job) for job in jobs for what, path in inputs_of(job.request).items()}
+    for job in todo:
+        for output in outputs_of(job.output, job.settings):
+            if output.resolve() in read:
+                what, reader = read[output.resolve()]
+                raise UserError(
+                    f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
+                )
 
 
 def run(args) -> int:
@@ -287,20 +452,20 @@ def run(args) -> int:
     if out_dir.exists() and not out_dir.is_dir():
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
     check_output(out_dir / "report.json", "-o")
-    # Every song's settings are checked before the first song is rendered: a bad row costs nothing.
+    # Every row is planned and checked before the first song is rendered: a bad row costs nothing.
     choice = ModelChoice(**ModelChoice.given(args))
-    base_request = SongRequest(song=args.playlist, **SongRequest.given(args))
-    base_settings = RenderSettings.for_models(choice.model_set(), **RenderSettings.given(args))
-    base = args.playlist if args.playlist.is_dir() else args.playlist.parent
-    jobs = []
-    for number, (entry, name) in enumerate(zip(entries, output_names(entries)), start=1):
-        where = f"{args.playlist} song {number} ({entry.path.name})"
-        request, settings = song_settings(entry, base_request, base_settings, base, where)
-        if args.workdir:
-            request = dataclasses.replace(request, workdir=args.workdir / name)
-        output = out_dir / (f"{name}.preview.mp4" if settings.preview else f"{name}.mp4")
-        check_output(output)
-        jobs.append(Job(number, entry, request, settings, output))
+    jobs = plan(args, entries, choice)
+    if choice.upscaler and not any(job.settings.resolution for job in jobs):
+        raise UserError("--upscaler does nothing without a --resolution (given, or in a row): leave it out")
+    made = [job for job in jobs if job.same_as is None]
+    skipped = {job.number for job in made if job.output.exists() and not args.force}
+    todo = [job for job in made if job.number not in skipped]
+    check_jobs(todo, jobs, args.playlist)
+    # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
+    registry = choice.registry(keep_loaded=args.engine == "local")
+    if any(job.settings.resolution for job in todo):
+        with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing
+            pass
     out_dir.mkdir(parents=True, exist_ok=True)
 
     report = out_dir / "report.json"
@@ -308,21 +473,33 @@ def run(args) -> int:
 
     def finished(job: Job, result: Result) -> None:
         results[job.number] = result
-        note = f"failed: {result.error}" if result.status == "failed" else result.status
-        print(f"[{len(results)}/{len(jobs)}] {job.entry.path}: {note}", file=sys.stderr, flush=True)
+        told = f"{result.status}: {note(result)}" if note(result) else result.status
+        print(f"[{len(results)}/{len(jobs)}] {job.entry.path}: {told}", file=sys.stderr, flush=True)
         # rewritten after each song, in playlist order, so a killed batch loses little
         write_report(report, args.playlist, [results[n] for n in sorted(results)], len(jobs))
 
-    todo = []
+    to_render = []
     for job in jobs:
-        if job.output.exists() and not args.force:
-            finished(job, Result(str(job.entry.path), "skipped", str(job.output), declared_duration(job.entry.path)))
+        if job.same_as is not None:
+            finished(job, Result(str(job.entry.path), "repeat", str(job.output), same_as=job.same_as))
+        elif job.number in skipped:
+            finished(job, Result(str(job.entry.path), "skipped", str(job.output), declared_duration(job.output)))
         else:
-            todo.append(job)
-    if todo:
-        (render_on_ray if args.engine == "ray" else render_locally)(args, choice, todo, finished)
+            try:  # a song that is not there, or a pipe, is reported as failed like one that is not audio
+                check_file(job.request.song, "audio file")
+                to_render.append(job)
+            except UserError as error:
+                finished(job, Result(str(job.entry.path), "failed", str(job.output), error=str(error)))
+    if to_render and args.engine == "ray":
+        render_on_ray(args, choice, to_render, finished)
+    elif to_render:
+        render_locally(registry, to_render, finished)
     ordered = [results[n] for n in sorted(results)]
     print(table(ordered))
-    failed = sum(r.status == "failed" for r in ordered)
-    print(f"\n{len(ordered) - failed}/{len(ordered)} songs ok; report: {report}")
-    return 1 if failed else 0
+
+    def has_video(result: Result) -> bool:
+        return (results[result.same_as] if result.same_as else result).status != "failed"
+
+    ok = sum(map(has_video, ordered))
+    print(f"\n{ok}/{len(ordered)} songs ok; report: {report}")
+    return 0 if ok == len(ordered) else 1

@@ -163,7 +163,8 @@ class Settings:
 
     @classmethod
     def parse(cls, name: str, text: str, base: Path) -> Any:
-        """A field's value from text (a CSV cell); relative paths are relative to `base`."""
+        """A field's value from text (a CSV cell), checked against the field's limits; relative paths are
+        relative to `base`."""
         kind = field_type(cls, name)
         try:
             value = PARSERS.get(kind, kind)(text.strip())
@@ -174,6 +175,7 @@ class Settings:
                 if what
                 else f"{name.replace('_', '-')} {error}"
             ) from None
+        check_field(cls.fields()[name], value)  # before it is used: completed() looks an aspect up
         return base / value if kind is Path and not value.is_absolute() else value
 
 

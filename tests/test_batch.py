@@ -1,6 +1,7 @@
 """`musicvid batch`: playlist readers, failure isolation, one model load per batch, resume by skipping."""
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -69,14 +70,82 @@ def test_unusable_playlist_exits_2(tmp_path, name, text):
     assert run_batch(tmp_path / "missing.m3u", "-o", tmp_path / "out", "--models", "tiny") == 2
 
 
-def test_same_file_names_get_distinct_outputs(tmp_path):
-    entries = [
-        batch.Entry(tmp_path / "a" / "song.mp3"),
-        batch.Entry(tmp_path / "b" / "song.mp3"),
-        batch.Entry(tmp_path / "c.mp3"),
-    ]
-    names = batch.output_names(entries)
-    assert len(set(names)) == 3 and names[2] == "c" and all(n.startswith("song-") for n in names[:2])
+def planned(playlist: Path, *options) -> list[batch.Job]:
+    """The jobs `musicvid batch PLAYLIST -o out --models tiny OPTIONS` would run, planned, not run."""
+    argv = ["batch", playlist, "-o", playlist.parent / "out", "--models", "tiny", *options]
+    args = cli.build_parser().parse_args([str(a) for a in argv])
+    return batch.plan(args, batch.read_playlist(args.playlist), ModelChoice(**ModelChoice.given(args)))
+
+
+def test_every_row_gets_its_own_output_and_a_repeated_row_is_made_once(tmp_path):
+    (tmp_path / "s.csv").write_text(
+        "path,title,output,style,preview\n"
+        "a.wav,,,oil,\n"  # 1: its stem, shared with songs 2, 8 and 9: a hash
+        "a.wav,,,ink,\n"  # 2
+        "a.wav,,,oil,no\n"  # 3: the same song and settings as song 1
+        "a.wav,Déjà vu: live!,,,\n"  # 4: its title
+        "a.wav,,clip,,\n"  # 5: its own name, .mp4
+        "a.wav,,clip.MKV,,yes\n"  # 6: a preview of it, beside it
+        "a.wav,Clip,,,\n"  # 7: a title that clashes with the name song 5 gave: a hash
+        "b/a.wav,,,,\n"  # 8: another song of the same name
+        "a.wav,,,oil,yes\n"  # 9: a preview of song 1
+        "a.wav,,,,yes\n"  # 10: the same as song 6, which named its video
+    )
+    jobs = planned(tmp_path / "s.csv")
+    names = [job.output.name for job in jobs]
+    hashed = r"-[0-9a-f]{8}"
+    for name, pattern in zip(
+        names,
+        [f"a{hashed}.mp4", f"a{hashed}.mp4", names[0], "Déjà-vu-live.mp4", "clip.mp4", "clip.preview.MKV",
+         f"Clip{hashed}.mp4", f"a{hashed}.mp4", f"a{hashed}.preview.mp4", names[5]],
+    ):  # fmt: skip
+        assert re.fullmatch(pattern, name), (name, pattern)
+    assert [job.same_as for job in jobs] == [None, None, 1, *[None] * 6, 6]
+    made = [name.casefold() for job, name in zip(jobs, names) if job.same_as is None]
+    assert (
+        len(set(made)) == len(made) == 8
+        and names[0][:10] == names[8][:10]
+        and all(job.output.parent == tmp_path / "out" for job in jobs)
+    )
+    # the names are the same in a rerun, and with other options for every row
+    assert [job.output.name for job in planned(tmp_path / "s.csv", "--steps", "3", "--style", "ink")] == names
+    with_workdir = planned(tmp_path / "s.csv", "--workdir", tmp_path / "work")
+    assert [job.request.workdir.name for job in with_workdir][:2] == [Path(n).stem for n in names[:2]]
+
+
+def test_a_thousand_identical_rows_are_one_render(tmp_path):
+    (tmp_path / "s.csv").write_text("path,seed\n" + "a.wav,3\n" * 1000)
+    jobs = planned(tmp_path / "s.csv")
+    assert [job.same_as for job in jobs] == [None] + [1] * 999
+    assert {job.output.name for job in jobs} == {"a.mp4"}
+
+
+@pytest.mark.parametrize(
+    "rows, second",
+    [
+        ("a.wav,clip\nb.wav,CLIP.mp4\n", "song 2 (b.wav)"),  # two songs, one name (on any file system)
+        ("a.wav,clip.mp4\na.wav,clip.mkv\n", "song 2 (a.wav)"),  # two videos, one clip.srt
+    ],
+)
+def test_two_rows_that_name_one_output_are_refused(tmp_path, capsys, rows, second):
+    (tmp_path / "s.csv").write_text("path,output\n" + rows)
+    assert run_batch(tmp_path / "s.csv", "-o", tmp_path / "out", "--models", "tiny", "-q") == 2
+    err = capsys.readouterr().err
+    assert f"song 1 (a.wav) and {second} would both be named clip" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_rows_files_are_found_from_the_csvs_folder_and_may_lie_outside_it(tmp_path, monkeypatch):
+    lists, words = tmp_path / "lists", tmp_path / "words"
+    lists.mkdir()
+    words.mkdir()
+    (words / "a.lrc").write_text("[00:00.00]one\n")
+    (lists / "s.csv").write_text(f"path,lyrics\n../a.wav,../words/a.lrc\n{tmp_path / 'a.wav'},{words / 'a.lrc'}\n")
+    monkeypatch.chdir(words)  # not from the working directory
+    jobs = planned(lists / "s.csv")
+    assert jobs[0].request.lyrics_file.resolve() == words / "a.lrc"
+    assert jobs[1].same_as == 1  # the same files, named two ways
+    batch.check_jobs(jobs[:1], jobs, lists / "s.csv")  # accepted
 
 
 def test_ray_without_ray_says_how_to_install(tmp_path, capsys, monkeypatch):
@@ -228,6 +297,11 @@ def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
         ("fps", "1e6", "at most 60"),
         ("steps", "many", "steps must be a whole number"),
         ("size", "huge", "--size"),
+        ("aspect", "21:9", "--aspect must be one of 16:9, 9:16, 1:1, 4:5, not '21:9'"),
+        ("output", "../b.mp4", "output '../b.mp4' must be a plain file name inside -o"),
+        ("output", "/tmp/b.mp4", "must be a plain file name"),
+        ("output", "..", "must be a plain file name"),
+        ("output", "b.srt", "must end in .mp4, .m4v, .mov, .mkv or have no suffix"),
     ],
 )
 def test_a_bad_csv_value_exits_2_before_any_song(tmp_path, capsys, column, value, reason):
@@ -236,6 +310,101 @@ def test_a_bad_csv_value_exits_2_before_any_song(tmp_path, capsys, column, value
     err = capsys.readouterr().err
     assert reason in err and "song 2 (b.mp3)" in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "cells, reason",
+    [
+        ("missing.lrc,,", "lyrics file not found"),
+        ("pipe.lrc,,", "is not a regular file (a pipe or a device?)"),
+        ("words,,", "is a directory"),
+        (",broken.json,", "is not valid JSON"),
+        (",pinned.json,", "pinned picture of scene 1 not found"),
+        ("out/b.srt,,b", "is the lyrics file: the run would write over it"),
+        (",,x.mkv", "its x.srt would write over the lyrics file of song 3 (c.wav)"),
+    ],
+)
+def test_every_file_a_row_names_is_checked_before_the_first_render(tmp_path, capsys, cells, reason):
+    import os
+
+    from tests.test_storyboard import valid_board
+
+    make_tone(tmp_path / "a.wav", 2)
+    make_tone(tmp_path / "b.wav", 2)
+    os.mkfifo(tmp_path / "pipe.lrc")
+    (tmp_path / "words").mkdir()
+    (tmp_path / "broken.json").write_text("{")
+    board = valid_board()
+    board["scenes"][1]["picture"] = "missing.png"
+    (tmp_path / "pinned.json").write_text(json.dumps(board))
+    out = tmp_path / "out"
+    out.mkdir()
+    for lyrics in ("b.srt", "x.srt"):  # lyrics in -o, where a video's subtitles may go
+        (out / lyrics).write_text("1\n00:00:00,000 --> 00:00:01,000\nhi\n")
+    rows = f"a.wav,,,\nb.wav,{cells}\nc.wav,out/x.srt,,\n"
+    (tmp_path / "s.csv").write_text(f"path,lyrics,storyboard,output\n{rows}")
+    assert run_batch(tmp_path / "s.csv", "-o", out, "--models", "tiny", "--fps", "2", "-q") == 2
+    err = capsys.readouterr().err
+    assert "song 2 (b.wav): " in err and reason in err and err.count("\n") == 1
+    assert not list(out.glob("*.mp4")) and not (out / "report.json").exists()
+
+
+def test_the_upscaler_is_checked_before_the_first_render_and_refused_where_unused(tmp_path, capsys):
+    make_tone(tmp_path / "a.wav", 2)
+    (tmp_path / "junk.pth").write_bytes(b"not weights" * 10)
+    (tmp_path / "s.csv").write_text("path,resolution,seed\na.wav,,1\na.wav,720p,2\n")
+    out = tmp_path / "out"
+    common = ["-o", out, "--models", "tiny", "--fps", "2", "-q"]
+    assert run_batch(tmp_path / "s.csv", *common, "--upscaler", tmp_path / "junk.pth") == 2
+    assert "upscaler" in capsys.readouterr().err and not out.exists()
+    (tmp_path / "s.csv").write_text("path,seed\na.wav,1\n")
+    assert run_batch(tmp_path / "s.csv", *common, "--upscaler", "lanczos") == 2
+    err = capsys.readouterr().err
+    assert "--upscaler does nothing without a --resolution" in err and err.count("\n") == 1 and not out.exists()
+
+
+def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_directory(
+    tmp_path, monkeypatch, capsys, caplog
+):
+    import threading
+
+    from musicvid.audio import load_audio
+    from musicvid.pipeline import work_directory
+    from musicvid.workdir import held
+
+    monkeypatch.chdir(tmp_path)  # where the songs' work directories are made: musicvid-work/
+    song = make_tone(tmp_path / "a.wav", 2)
+    (tmp_path / "s.csv").write_text("path,preview\na.wav,\na.wav,no\na.wav,yes\n")
+    argv = [tmp_path / "s.csv", "-o", tmp_path / "out", "--models", "tiny", "--fps", "2", "-q"]
+    # another run (a Ray worker on another row of the song) holds the song's work directory a while
+    holding, release = threading.Event(), threading.Event()
+
+    def other_run():
+        with held(work_directory(load_audio(song).info, None)):
+            holding.set()
+            release.wait(30)
+
+    other = threading.Thread(target=other_run)
+    other.start()
+    holding.wait(30)
+    threading.Timer(2, release.set).start()
+    try:
+        assert run_batch(*argv) == 0
+    finally:
+        release.set()
+        other.join()
+    assert "waiting for another run to finish with the work directory" in caplog.text
+    assert "same as song 1" in capsys.readouterr().out  # in the table
+    report = json.loads((tmp_path / "out" / "report.json").read_text())["songs"]
+    assert [(s["status"], Path(s["output"]).name, s["same_as"]) for s in report] == [
+        ("done", "a.mp4", None),
+        ("repeat", "a.mp4", 1),
+        ("done", "a.preview.mp4", None),
+    ]
+    assert len(list((tmp_path / "musicvid-work").iterdir())) == 1  # the rows of one song share its work
+    assert run_batch(*argv) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())["songs"]
+    assert [s["status"] for s in report] == ["skipped", "repeat", "skipped"]
 
 
 def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
