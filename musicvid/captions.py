@@ -18,7 +18,7 @@ import numpy as np
 from fontTools.ttLib import TTFont
 
 from musicvid.assets import LYRICS_CJK_FONT, LYRICS_FONT
-from musicvid.storyboard import Storyboard
+from musicvid.storyboard import Storyboard, listed
 from musicvid.transcript import Transcript
 from vipe_core.files import atomic_path, write_text
 
@@ -59,14 +59,14 @@ def undrawn_note(storyboard: Storyboard) -> str:
     (the burned-in lyrics leave them out); "" if none."""
     lyrics = [s for s in storyboard.scenes if s.kind == "lyric"]
     missing = {s.index: undrawable(s.text) for s in lyrics}
-    scenes = [str(index) for index, characters in missing.items() if characters]
+    scenes = [index for index, characters in missing.items() if characters]
     if not scenes:
         return ""
     characters = [c if c.isprintable() else f"U+{ord(c):04X}" for c in undrawable("".join(missing.values()))]
     shown = ", ".join(characters[:UNDRAWN_SHOWN]) + (", …" if len(characters) > UNDRAWN_SHOWN else "")
     return (
         f"{len(scenes)} of {len(lyrics)} lyric lines have characters the caption fonts cannot draw "
-        f"(scenes {', '.join(scenes)}: {shown}): the burned-in lyrics leave them out; the .srt keeps them"
+        f"(scenes {listed(scenes)}: {shown}): the burned-in lyrics leave them out; the .srt keeps them"
     )
 
 

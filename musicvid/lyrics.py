@@ -29,6 +29,9 @@ _MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 _SECTION = re.compile(r"^\[[^\]]*\]$")
 PLAIN = ".txt"
+# Lines a song can hold: one per half second on average, far more than any song has (a 3-minute song:
+# 360). More is no song's lyrics, and each line costs an alignment, a scene and a picture.
+SECONDS_PER_LINE = 0.5
 
 
 def starts_with_time(line: str) -> bool:
@@ -115,6 +118,16 @@ def read_plain_lyrics(path: str | Path) -> list[str]:
     return sung
 
 
+def check_line_count(count: int, duration: float, path: str | Path) -> None:
+    """Refuse, before any line is aligned or drawn, more lines than the song can hold."""
+    most = max(1, int(duration / SECONDS_PER_LINE))
+    if count > most:
+        raise UserError(
+            f"lyrics file {path} has {count} lines, more than a {duration:.1f} s song can hold ({most}, one "
+            f"per {SECONDS_PER_LINE:g} s): is it this song's lyrics?"
+        )
+
+
 def lyrics_label(path: str | Path) -> str:
     """What names a lyrics file in a transcript's source: its name and a hash of its content."""
     return f"{Path(path).name}:{file_sha256(path)[:12]}"
@@ -135,6 +148,7 @@ def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Tr
         lines, language = parse_transcript_json(text, document)
     else:
         raise UserError(f"{document} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
+    check_line_count(len(lines), duration, path)
     lines = fit_to_duration(lines, duration)
     if not lines and text.strip():
         raise UserError(f"lyrics file {path} has no timed lines inside the song's {duration:.1f} s")

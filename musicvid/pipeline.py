@@ -35,7 +35,7 @@ from musicvid.files import (
     check_video_name,
     same_file,
 )
-from musicvid.lyrics import PLAIN, lyrics_label, read_lyrics, read_plain_lyrics
+from musicvid.lyrics import PLAIN, check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.models import ModelRegistry
 from musicvid.mux import encode_video, interpolate
 from musicvid.pacing import accent_per_frame, find_beats, motion_per_frame
@@ -93,6 +93,8 @@ def get_transcript(
     if lyrics and lyrics.suffix.lower() != PLAIN:
         return read_lyrics(lyrics, audio.info.duration, audio.info.sha256)
     texts = read_plain_lyrics(lyrics) if lyrics else None
+    if texts:
+        check_line_count(len(texts), audio.info.duration, lyrics)
     path = workdir / "transcript.json"
     models = registry.models
     source = f"{models.asr_backend}:{models.asr}"

@@ -310,8 +310,20 @@ def _note(among: list[Scene], marked: list[Scene], says: str, advice: str, name:
     page's table has rows from 1), and what to do; "" if none."""
     if not marked:
         return ""
-    which = ", ".join(str(s.index + first) for s in marked)
-    return f"{len(marked)} of {len(among)} {says} ({name} {which}): {advice}"
+    return f"{len(marked)} of {len(among)} {says} ({name} {listed([s.index + first for s in marked])}): {advice}"
+
+
+def listed(numbers: list[int], most: int = 8) -> str:
+    """Sorted numbers (scenes, rows), briefly: runs as ranges ("3-7"), the first `most` of them, then how many more."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    shown = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:most])
+    rest = sum(b - a + 1 for a, b in runs[most:])
+    return f"{shown} and {rest} more" if rest else shown
 
 
 def fallback_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:

@@ -231,7 +231,7 @@ def test_lyrics_name_the_font_of_each_character_and_leave_out_what_none_has():
         "ok 😀",
     ]  # a line with nothing drawable is not shown at all
     assert captions.undrawn_note(board) == (
-        "2 of 4 lyric lines have characters the caption fonts cannot draw (scenes 1, 2: 🔥, 𓀀, 🎵): "
+        "2 of 4 lyric lines have characters the caption fonts cannot draw (scenes 1-2: 🔥, 𓀀, 🎵): "
         "the burned-in lyrics leave them out; the .srt keeps them"
     )
     assert "fire 🔥 and 𓀀" in captions.srt(board)

@@ -6,6 +6,7 @@ import pytest
 
 from musicvid.errors import UserError
 from musicvid.lyrics import read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
+from musicvid.storyboard import listed
 from musicvid.transcribe import Voice, attach_translation
 from musicvid.transcript import Line, fit_to_duration
 
@@ -193,3 +194,26 @@ def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
     assert words[3].start == pytest.approx(23.8 - WORD_LEAD)  # "my" began near the voice
     lines = lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=words)])
     assert [(line.text, line.start) for line in lines] == [("an empty road", 2.0), ("my heart", pytest.approx(23.3))]
+
+
+def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, tmp_path):
+    from tests.conftest import make_tone
+    from tests.test_cli import run
+
+    song = make_tone(tmp_path / "song.wav", 6)
+    plain = tmp_path / "lines.txt"
+    plain.write_text("la la la\n" * 200_000)
+    code, out, err = run(
+        capsys, "render", song, "--models", "tiny", "-q", "--lyrics", plain, "--workdir", tmp_path / "w"
+    )
+    assert code == 2 and "has 200000 lines, more than a 6.0 s song can hold (12, one per 0.5 s)" in err
+    assert not (tmp_path / "w").exists()
+    timed = tmp_path / "lines.lrc"
+    timed.write_text("".join(f"[00:00.{n % 100:02d}]la\n" for n in range(2006)))
+    with pytest.raises(UserError, match="has 2006 lines, more than a 6.0 s song can hold"):
+        read_lyrics(timed, duration=6.0)
+
+
+def test_a_note_names_many_scenes_briefly():
+    assert listed([1, 2, 3, 5, 7, 8]) == "1-3, 5, 7-8"
+    assert listed(list(range(0, 4000, 2))) == "0, 2, 4, 6, 8, 10, 12, 14 and 1992 more"
