@@ -10,8 +10,9 @@ aligned in it, and the lines that landed on voice are kept; the rest move on to 
 A line that cannot be placed with confidence is kept and flagged, never dropped.
 
 The text aligned at once must fit the decoder's context (448 tokens for the real models, 64 for the
-tiny preset's): a window takes the lines that fit, and a line longer than the context alone (a song
-pasted as one paragraph) is aligned in pieces cut at word boundaries, whose times are joined again.
+tiny preset's): a window takes the lines that fit, and a line longer than a sung line (a song pasted as
+one paragraph) is aligned in pieces cut at word boundaries, whose times are joined again; such a line,
+sung for longer than a line lasts, becomes the phrases the singer sang, cut at the pauses.
 The model is shared by every job of a process (the page, a batch): an alignment that fails leaves
 no hook of its own on it.
 """
@@ -19,6 +20,7 @@ no hook of its own on it.
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from contextlib import contextmanager
 from typing import Iterator, Protocol
 
@@ -27,7 +29,14 @@ import numpy as np
 from musicvid.audio import SAMPLE_RATE
 from musicvid.models import ASRModel
 from musicvid.progress import Progress
-from musicvid.transcribe import CLIP_LEAD, VOICED_SHARE, Voice, detect_language
+from musicvid.transcribe import (
+    CLIP_LEAD,
+    LONGEST_LINE_SECONDS,
+    VOICED_SHARE,
+    Voice,
+    detect_language,
+    lines_at_pauses,
+)
 from musicvid.transcript import Line, Transcript, Word
 
 WINDOW_SECONDS = 30.0  # Whisper's
@@ -36,6 +45,9 @@ WINDOW_SECONDS = 30.0  # Whisper's
 LINES_PER_WINDOW = 6
 # A line is only kept from a window if it ends this long before the window does (unless the song ends).
 WINDOW_MARGIN = 1.0
+# A known line longer than this many words is aligned in pieces (then joined again): a song pasted as
+# one paragraph is then placed piece by piece, window after window, as lines are.
+WORDS_PER_PIECE = 8
 
 
 class WindowAligner(Protocol):
@@ -137,17 +149,28 @@ def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines
 
 
 def pieces(text: str, aligner: WindowAligner) -> list[str]:
-    """`text` as it is, or, if its tokens overflow one alignment, cut at word boundaries into pieces
-    that fit (a word longer than that alone is its own piece, cut to fit)."""
-    if len(aligner.tokens(text)) <= aligner.most_tokens:
+    """`text` as it is, or, if it is longer than a sung line or its tokens overflow one alignment, cut at
+    word boundaries into pieces that are not (a word longer than an alignment alone is cut to fit)."""
+    if len(text.split()) <= WORDS_PER_PIECE and len(aligner.tokens(text)) <= aligner.most_tokens:
         return [text]
     cut, piece = [], []
     for word in text.split():
-        if piece and len(aligner.tokens(" ".join([*piece, word]))) > aligner.most_tokens:
+        longer = [*piece, word]
+        if piece and (len(longer) > WORDS_PER_PIECE or len(aligner.tokens(" ".join(longer))) > aligner.most_tokens):
             cut.append(" ".join(piece))
             piece = []
         piece.append(word)
     return [*cut, " ".join(piece)]
+
+
+def sung_phrases(parts: list[Line], text: str, pieces: int) -> list[Line]:
+    """A known line, from its placed parts. A line long enough to be aligned in several pieces and sung
+    for longer than a line lasts (lyrics pasted without line breaks) becomes the phrases the singer
+    sang, cut at the pauses, if every part of it was found; any other line stays as the person wrote it."""
+    line = joined(parts, text)
+    if pieces == 1 or line.end - line.start <= LONGEST_LINE_SECONDS or not all(part.words for part in parts):
+        return [line]
+    return lines_at_pauses([line])
 
 
 def joined(parts: list[Line], text: str) -> Line:
@@ -183,62 +206,83 @@ def align_lyrics(
     aligner = window_aligner(asr, language)
     split = [pieces(text, aligner) for text in texts]
     owners = [n for n, parts in enumerate(split) for _ in parts]  # the line each piece belongs to
-    placed = place_lines(aligner, samples, [part for parts in split for part in parts], voice, quiet)
+    longer = {k for k, n in enumerate(owners) if len(split[n]) > 1}
+    placed = place_lines(aligner, samples, [part for parts in split for part in parts], voice, quiet, longer)
     lines = [
-        joined([line for _, line in parts], texts[n])
-        for n, parts in itertools.groupby(zip(owners, placed), key=lambda pair: pair[0])
+        phrase
+        for n, parts in itertools.groupby(placed, key=lambda pair: owners[pair[0]])
+        for phrase in sung_phrases([line for _, line in parts], texts[n], len(split[n]))
     ]
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
-def place_lines(aligner: WindowAligner, samples: np.ndarray, texts: list[str], voice: Voice, quiet: bool) -> list[Line]:
-    """Each of `texts` (each fits one alignment) placed in the song, a window at a time."""
+def place_lines(
+    aligner: WindowAligner, samples: np.ndarray, texts: list[str], voice: Voice, quiet: bool, pieces: set[int]
+) -> list[tuple[int, Line]]:
+    """Each of `texts` (each fits one alignment) placed in the song, a window at a time, as (its index,
+    a placed part of it). The first line of a window is always placed (flagged if it was not found);
+    the others only if they were found, away from the window's end. A piece of a longer line (`pieces`)
+    is cut where the person did not cut it: its last words, if the warping path put them where nobody
+    sings or at the window's end, move on to the next window as a part of their own."""
     duration = samples.size / SAMPLE_RATE
-    tokens = [aligner.tokens(text)[: aligner.most_tokens] for text in texts]  # a lone word longer than that: cut
-    lines: list[Line] = []
+    todo = deque(enumerate(texts))  # (line, text) still to place
+    placed: list[tuple[int, Line]] = []
     cursor = 0.0
     with Progress("align", total=len(texts), unit="line", quiet=quiet) as progress:
-        while len(lines) < len(texts):
+        while todo:
             onsets = [a for a, b in voice.stretches if b > cursor]
             if not onsets:
                 break  # no singing left for the remaining lines
             start = max(cursor, onsets[0] - CLIP_LEAD)
             end = min(duration, start + WINDOW_SECONDS)
-            batch = lines_that_fit(tokens, len(lines), aligner.most_tokens)
+            last_time = end - WINDOW_MARGIN if end < duration else duration
+            tokens = lines_that_fit(
+                [aligner.tokens(text) for _, text in itertools.islice(todo, LINES_PER_WINDOW)], aligner.most_tokens
+            )
             window = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
-            placed = align_lines(aligner, window, start, [tokens[i] for i in batch])
-            for n, (i, words) in enumerate(zip(batch, placed)):
+            before = len(placed)
+            for n, words in enumerate(align_lines(aligner, window, start, tokens)):
+                owner, text = todo[0]
                 for word in words:  # the warping path fills gaps in the singing with the words next to them
                     voice.fit(word)
-                line = timed_line(texts[i], words, voice) if words else None
-                # the first line of a window is always placed (flagged if it was not found); the
-                # others only if they were found, away from the window's end
-                cut_short = line is not None and line.end > end - WINDOW_MARGIN and end < duration
-                if n and (line is None or cut_short or not line.confidence):
+                heard = [w.end <= last_time and voice.voiced_share(w.start, w.end) >= VOICED_SHARE for w in words]
+                in_time = (
+                    words[: max((k + 1 for k, ok in enumerate(heard) if ok), default=0)] if owner in pieces else words
+                )
+                line = timed_line(text, words, voice) if words else None
+                cut_short = line is not None and line.end > last_time
+                if n and (cut_short or len(in_time) < len(words) or line is None or not line.confidence):
                     break
-                lines.append(line or Line(start, start, texts[i], confidence=0.0))
-            cursor = max(lines[-1].end, start + 0.5)
-            progress.set_to(len(lines))
-    place_the_rest(lines, texts, cursor, duration)
-    return lines
+                todo.popleft()
+                if len(in_time) < len(words):  # at the window's end: what is sung after it, next window
+                    todo.appendleft((owner, " ".join(w.text for w in words[len(in_time) :])))
+                    if in_time:
+                        placed.append((owner, timed_line(" ".join(w.text for w in in_time), in_time, voice)))
+                    break
+                placed.append((owner, line or Line(start, start, text, confidence=0.0)))
+            # nothing placed: the first line is sung after this window, which its words crowded the end of
+            cursor = max(placed[-1][1].end, start + 0.5) if len(placed) > before else last_time
+            progress.set_to(len(texts) - len({owner for owner, _ in todo}))
+    return placed + the_rest(list(todo), cursor, duration)
 
 
-def lines_that_fit(tokens: list[list[int]], first: int, most_tokens: int) -> range:
-    """The lines from `first` aligned together in one window: at most LINES_PER_WINDOW, and no more
-    tokens than one alignment takes (at least one line: each fits alone)."""
-    last, total = first, 0
-    while last < min(len(tokens), first + LINES_PER_WINDOW) and (
-        last == first or total + len(tokens[last]) <= most_tokens
-    ):
-        total += len(tokens[last])
-        last += 1
-    return range(first, last)
+def lines_that_fit(tokens: list[list[int]], most_tokens: int) -> list[list[int]]:
+    """The first lines' tokens to align together in one window: no more than one alignment takes (at
+    least one line, cut to fit: a lone word can be longer)."""
+    fit, total = [tokens[0][:most_tokens]], len(tokens[0])
+    for more in tokens[1:]:
+        if total + len(more) > most_tokens:
+            break
+        fit.append(more)
+        total += len(more)
+    return fit
 
 
-def place_the_rest(lines: list[Line], texts: list[str], after: float, duration: float) -> None:
+def the_rest(todo: list[tuple[int, str]], after: float, duration: float) -> list[tuple[int, Line]]:
     """Lines no singing was left for: spread over the rest of the song, flagged (confidence 0)."""
-    rest = texts[len(lines) :]
     start = min(after, duration)
-    step = (duration - start) / max(1, len(rest))
-    for n, text in enumerate(rest):
-        lines.append(Line(start + n * step, start + (n + 1) * step, text, confidence=0.0))
+    step = (duration - start) / max(1, len(todo))
+    return [
+        (owner, Line(start + n * step, start + (n + 1) * step, text, confidence=0.0))
+        for n, (owner, text) in enumerate(todo)
+    ]

@@ -92,6 +92,15 @@ def test_known_lyrics_are_placed_where_they_are_sung_and_a_line_nobody_sings_is_
     assert transcript.lines[2].confidence < 0.5
 
 
+def test_lyrics_pasted_without_line_breaks_become_the_phrases_sung(song, asr):
+    paragraph = " ".join(text for _, text in SUNG)  # copied from a web page: one line
+    transcript = align_lyrics(asr, song.samples, [paragraph], song.info.sha256, quiet=True)
+    errors = start_errors(transcript.lines, SUNG)
+    print(f"\n{asr.backend} aligned from one paragraph: start errors {errors} s")
+    assert max(map(abs, errors)) <= TOLERANCE
+    assert " ".join(line.text for line in transcript.lines) == paragraph  # every word, once, in order
+
+
 def test_a_lyrics_file_reaches_the_storyboard_and_the_table(song, tiny_en, tmp_path, capsys):
     lyrics = tmp_path / "song.txt"
     lyrics.write_text(
