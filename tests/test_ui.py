@@ -4,10 +4,12 @@ import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import time
 import urllib.request
+import zlib
 from pathlib import Path
 
 import av
@@ -87,9 +89,15 @@ def server(server_process) -> str:
     return server_process[0]
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int, peak: bool = False) -> float:
+    """The process's resident memory now, or at its peak since reset_peak."""
     status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))) / 1024
+    field = "VmHWM:" if peak else "VmRSS:"
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith(field))) / 1024
+
+
+def reset_peak(pid: int) -> None:
+    Path(f"/proc/{pid}/clear_refs").write_text("5")  # the kernel counts the peak again from here
 
 
 def cpu_seconds(pid: int) -> float:
@@ -255,11 +263,17 @@ def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, job
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
 
-    text = tmp_path / "notes.mp3"
+    text = tmp_path / "my notes.mp3"
     text.write_text("this is not a song\n" * 20)
+    empty = tmp_path / "empty.mp3"
+    empty.touch()
     known = set(jobs_dir.iterdir())
-    with pytest.raises(AppError, match="not audio"):
-        client.predict(handle_file(str(text)), "", "", "", *ADVANCED, api_name="/make_storyboard")
+    # refused by ffmpeg in the job's folder, and before the copy in Gradio's: both named as the person named them
+    for upload, refusal in ((text, "my notes.mp3 is not audio"), (empty, "empty.mp3 is empty")):
+        with pytest.raises(AppError) as refused:
+            client.predict(handle_file(str(upload)), "", "", "", *ADVANCED, api_name="/make_storyboard")
+        message = str(refused.value)
+        assert message.startswith(refusal) and "/" not in message, message
     assert urllib.request.urlopen(server, timeout=5).status == 200
     assert set(jobs_dir.iterdir()) == known  # a refused song leaves no job behind
 
@@ -307,6 +321,40 @@ def test_a_long_upload_is_refused_before_it_is_decoded(client, server_process, j
     assert set(jobs_dir.iterdir()) == known
 
 
+def blank_png(path: Path, width: int, height: int) -> None:
+    """A black PNG of this size, one bit a pixel, written a row at a time: a 30000x30000 one is 110 KB
+    on disk and never whole in this process's memory (as it would be, 900 MB, drawn with Pillow)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    row, packer = bytes(1 + (width + 7) // 8), zlib.compressobj(9)  # each row: filter 0, then the bits
+    pixels = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)  # 1-bit greyscale
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b""))
+
+
+def test_a_huge_picture_is_refused_from_its_header(client, server_process, tmp_path):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    table = {"headers": ["start", "end", "kind", "lyric", "visual prompt"], "data": [[0, 1, "intro", "", "x"]]}
+    pid = server_process[1].pid
+    # 900 megapixels (past Pillow's own bomb limit), and 100 (under it: gr.Image took 0.5 GB more to decode it)
+    for side in (30000, 10000):
+        bomb = tmp_path / f"bomb {side}.png"
+        blank_png(bomb, side, side)
+        reset_peak(pid)
+        before = rss_mb(pid)
+        with pytest.raises(AppError) as refused:
+            client.predict("", "", *ADVANCED, table, "", 0, handle_file(str(bomb)), api_name="/pin_picture")
+        after = rss_mb(pid, peak=True)
+        message = str(refused.value)
+        assert message.startswith(f"picture bomb {side}.png ") and "more than the 40 megapixels" in message, message
+        assert after - before < 50, f"the server took {after - before:.0f} MB more to read a {side}x{side} picture"
+    assert urllib.request.urlopen(server_process[0], timeout=5).status == 200
+
+
 def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finish(server):
     from gradio_client import Client, handle_file
 
@@ -351,8 +399,15 @@ def launch(p):
     )
 
 
-def open_page(browser, server, fps: int | None = None, steps: int | None = None, size: str | None = None):
-    """The page with the demo song uploaded, its timed lyrics pasted, and the advanced settings asked for."""
+def open_page(
+    browser,
+    server,
+    fps: int | None = None,
+    steps: int | None = None,
+    size: str | None = None,
+    preview: bool = False,
+):
+    """The page with the demo song uploaded, its timed lyrics pasted, and the settings asked for."""
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     page.goto(server)
     page.locator("input[type=file]").first.set_input_files(str(DEMO_SONG))
@@ -370,6 +425,9 @@ def open_page(browser, server, fps: int | None = None, steps: int | None = None,
     if size:
         page.get_by_label("Size (W×H)").click()
         page.get_by_role("option", name=size).click()
+    if preview:
+        page.get_by_text("Look", exact=True).click()
+        page.get_by_label("Preview: keyframes crossfaded, in this look (fast)").check()
     return page
 
 
@@ -431,6 +489,29 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
         browser.close()
     assert len(set(sources)) == 2  # a second video, not the first one again
     print(f"browser review loop: {time.time() - started:.1f} s; screenshot {artifacts / 'ui-finished.png'}")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir):
+    playwright = pytest.importorskip("playwright.sync_api")
+    known = set(jobs_dir.iterdir())
+    with playwright.sync_playwright() as p:
+        browser = launch(p)
+        page = open_page(browser, server, preview=True)  # a preview: the press is what is tested, not the drawing
+        first_prompt = page.locator('[role=gridcell][data-row="0"][data-col="4"]')
+        page.get_by_role("button", name="Make storyboard").click()
+        # pressed a moment before the table shows, as a press "when it appears" can be: the browser sends the
+        # page as it is at the press (no storyboard yet), and the render waits for the storyboard's end
+        page.get_by_role("button", name="Render", exact=True).click()
+        assert first_prompt.count() == 0, "the storyboard was ready before Render was pressed"
+        done, refused = page.get_by_text("Done:"), page.get_by_text("make the storyboard first")
+        done.or_(refused).first.wait_for(timeout=120_000)
+        assert refused.count() == 0 and done.count() == 1
+        [job] = set(jobs_dir.iterdir()) - known
+        storyboard = json.loads((job / "work" / "storyboard.json").read_text())
+        assert first_prompt.inner_text().strip() == storyboard["scenes"][0]["prompt"]  # the one rendered
+        assert probe(job / "demo.preview.mp4") == ("h264", "aac")
+        browser.close()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")

@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Iterator
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from musicvid.assets import DEMO_SONG
 from musicvid.audio import check_length, read_tags
 from musicvid.errors import Cancelled, MusicvidError, UserError
-from musicvid.files import check_file
+from musicvid.files import check_file, check_picture
 from musicvid.lyrics import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
@@ -68,8 +69,10 @@ class Jobs:
         self.registries: dict[str, ModelRegistry] = {}
         self.stops: dict[str, threading.Event] = {}  # each browser session's running render
         self.owners: dict[str, str] = {}  # job -> the session that made it
+        self.page_storyboards: dict[str, str] = {}  # session -> the job of the storyboard last sent to its page
         self.models_lock = threading.Lock()  # whatever runs a model holds it, across presets
-        config.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self.root = config.jobs_dir.resolve()  # absolute: the prefix `fail` takes off the files messages name
+        self.root.mkdir(parents=True, exist_ok=True)
 
     @contextmanager
     def running(self, session: str) -> Iterator[threading.Event]:
@@ -98,16 +101,18 @@ class Jobs:
         check_file(Path(upload), "audio file")
         check_length(Path(upload), self.config.max_minutes * 60)
         job = uuid.uuid4().hex[:12]
-        song = self.config.jobs_dir / job / "song" / Path(upload).name
+        song = self.root / job / "song" / Path(upload).name
         song.parent.mkdir(parents=True)
         shutil.copyfile(upload, song)
         self.owners[job] = session
         return job, song
 
     def discard(self, job: str) -> None:
-        """A job whose song was refused: nothing of it stays."""
+        """A job whose song was refused, or an old one: nothing of it stays."""
         self.owners.pop(job, None)
-        shutil.rmtree(self.config.jobs_dir / job, ignore_errors=True)
+        for session in [s for s, on_page in self.page_storyboards.items() if on_page == job]:
+            del self.page_storyboards[session]
+        shutil.rmtree(self.root / job, ignore_errors=True)
 
     @staticmethod
     def lyrics(song: Path, text: str) -> Path | None:
@@ -125,7 +130,7 @@ class Jobs:
         """The song of a job this session made, with its storyboard; anything else (a path, another
         session's job, a job with no storyboard yet) is refused, without saying what the server holds."""
         ours = JOB_ID.fullmatch(job or "") and self.owners.get(job) == session
-        folder = self.config.jobs_dir / job / "song" if ours else None
+        folder = self.root / job / "song" if ours else None
         songs = [p for p in folder.iterdir() if p.is_file()] if folder and folder.is_dir() else []
         if len(songs) != 1 or not (folder.parent / "work" / "storyboard.json").is_file():
             raise UserError(NO_STORYBOARD)
@@ -133,7 +138,7 @@ class Jobs:
 
     def remove_old(self) -> None:
         limit = time.time() - self.config.keep_hours * 3600
-        for job in self.config.jobs_dir.iterdir():
+        for job in self.root.iterdir():
             if job.is_dir() and job.stat().st_mtime < limit:
                 self.discard(job.name)
 
@@ -253,8 +258,13 @@ def build_app(config: UIConfig = UIConfig()):
         """The settings controls' values by name (`controls` is made with the page, below)."""
         return {name: values[component] for name, component in controls.items()}
 
+    # A message on the page names a file by its name alone: where the server keeps it (the jobs' folder,
+    # Gradio's for uploads) is no business of the person's.
+    folders = "|".join(re.escape(str(folder)) for folder in (jobs.root, Path(get_upload_folder()).resolve()))
+    server_folders = re.compile(rf"(?:{folders})(?:/[^/\s]+)*/")
+
     def fail(error: MusicvidError):
-        return gr.Error(str(error), print_exception=False)
+        return gr.Error(server_folders.sub("", str(error)), print_exception=False)
 
     def fill_tags(upload):
         if not upload:
@@ -285,13 +295,23 @@ def build_app(config: UIConfig = UIConfig()):
             raise
         return storyboard, job
 
+    def pressed(values: dict, session: str) -> tuple[str, object]:
+        """The job and table a button sent. The browser sends them as they are at the press, and the job then
+        waits in the queue for the models: a press while this session's storyboard was being made sent no job,
+        and means that storyboard, as made (its table was not on the page to edit)."""
+        if values[job]:
+            return values[job], values[table]
+        return jobs.page_storyboards.get(session, ""), None
+
     def edited_request(values: dict, table_rows, job_id: str, session: str, change=None):
-        """The job's song with its storyboard as the table shows it, with `change` (field, value) made
-        to the chosen scene, and the page's settings."""
+        """The job's song with its storyboard as the table shows it (as made where no table is given),
+        with `change` (field, value) made to the chosen scene, and the page's settings."""
         settings, context_size, seed = settings_from(**chosen(values))
         song = jobs.song(job_id, session)
         folder = song.parent.parent
-        edited = apply_edits(json.loads((folder / "work" / "storyboard.json").read_text(encoding="utf-8")), table_rows)
+        edited = json.loads((folder / "work" / "storyboard.json").read_text(encoding="utf-8"))
+        if table_rows is not None:
+            edited = apply_edits(edited, table_rows)
         if change is not None:
             chosen_scene = values[scene]
             number = int(chosen_scene) if isinstance(chosen_scene, (int, float)) else -1
@@ -330,10 +350,9 @@ def build_app(config: UIConfig = UIConfig()):
     def keyframes_job(values: dict, session: str, change=None):
         """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the
         gallery."""
-        if not values[job]:
-            raise UserError(NO_STORYBOARD)
         with jobs.running(session) as stop, jobs.models_lock:
-            request, settings = edited_request(values, values[table], values[job], session, change)
+            job_id, table_rows = pressed(values, session)
+            request, settings = edited_request(values, table_rows, job_id, session, change)
             made = draw_keyframes(request, settings, jobs.registry(values[preset]), stop=stop)
         scenes = made.storyboard.scenes
         pictures = [
@@ -360,6 +379,7 @@ def build_app(config: UIConfig = UIConfig()):
         try:
             with jobs.models_lock:
                 storyboard, job_id = storyboard_job(values, request.session_hash)
+                jobs.page_storyboards[request.session_hash] = job_id
         except MusicvidError as error:
             raise fail(error) from None
         return rows(storyboard), job_id, storyboard_status(storyboard)
@@ -368,10 +388,11 @@ def build_app(config: UIConfig = UIConfig()):
         session = request.session_hash
         try:
             with jobs.running(session) as stop, jobs.models_lock:
-                video_path, files = render_job(values, values[table], values[job], session, stop)
+                job_id, table_rows = pressed(values, session)
+                video_path, files = render_job(values, table_rows, job_id, session, stop)
         except MusicvidError as error:
             raise fail(error) from None
-        return video_path, files, values[job], "Done: watch it above, or download the video, storyboard and lyrics."
+        return video_path, files, job_id, "Done: watch it above, or download the video, storyboard and lyrics."
 
     def keyframes(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
         try:
@@ -391,9 +412,9 @@ def build_app(config: UIConfig = UIConfig()):
         try:
             if not values[pin_upload]:
                 raise UserError("choose a picture to pin first")
-            if not values[job]:
-                raise UserError(NO_STORYBOARD)
-            pins = jobs.song(values[job], request.session_hash).parent.parent / "pins"
+            check_picture(Path(values[pin_upload]))  # its size from its header: nothing is decoded yet
+            job_id, _ = pressed(values, request.session_hash)
+            pins = jobs.song(job_id, request.session_hash).parent.parent / "pins"
             pins.mkdir(exist_ok=True)
             kept = pins / f"{uuid.uuid4().hex[:12]}{Path(values[pin_upload]).suffix.lower()}"
             shutil.copyfile(values[pin_upload], kept)
@@ -413,6 +434,7 @@ def build_app(config: UIConfig = UIConfig()):
                 if stop.is_set():
                     raise Cancelled("the job was cancelled")
                 video_path, files = render_job(values, rows(storyboard), job_id, session, stop)
+                jobs.page_storyboards[session] = job_id
         except MusicvidError as error:
             raise fail(error) from None
         return (
@@ -525,7 +547,9 @@ def build_app(config: UIConfig = UIConfig()):
             with gr.Column(scale=0, min_width=200):
                 scene = gr.Number(label="Scene", precision=0, info="the keyframe clicked")
                 new_picture_button = gr.Button("New picture")
-                pin_upload = gr.Image(type="filepath", label="Your picture for this scene", height=160)
+                # gr.File, not gr.Image: Gradio decodes an image upload (to make it RGB) before pin_picture
+                # could refuse a picture too big to decode
+                pin_upload = gr.File(file_types=["image"], label="Your picture for this scene", height=160)
                 pin_button = gr.Button("Pin picture")
         shown = gr.State([])  # the scenes whose keyframes the gallery shows, in its order
 
