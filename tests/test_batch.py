@@ -294,7 +294,7 @@ def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
         ("preview", "maybe", "preview must be yes or no"),
         ("help", "1", "column 'help' is not a per-song setting"),
         ("models", "tiny", "the whole batch shares it"),
-        ("fps", "1e6", "at most 60"),
+        ("fps", "1e6", "from 1 to 60"),
         ("steps", "many", "steps must be a whole number"),
         ("size", "huge", "--size"),
         ("aspect", "21:9", "--aspect must be one of 16:9, 9:16, 1:1, 4:5, not '21:9'"),
