@@ -187,9 +187,15 @@ def joined(parts: list[Line], text: str) -> Line:
 
 
 def timed_line(text: str, words: list[Word], voice: Voice) -> Line:
-    """A placed line; its confidence is its words' mean probability, or 0 where nobody sings under it
-    (Whisper put it there, but it was not found)."""
-    start, end = words[0].start, words[-1].end
+    """A placed line, from its first sung word: a word the warping path stretched over the music before
+    the line has no length left once fitted to the voice (Voice.fit), and is pinned to the first sung
+    word instead of taking the line's start back into an instrumental passage. Its confidence is its
+    words' mean probability, or 0 where nobody sings under it (Whisper put it there, but it was not
+    found)."""
+    first_sung = next((w for w in words if w.end > w.start), words[0])
+    for word in words[: words.index(first_sung)]:
+        word.start = word.end = first_sung.start
+    start, end = first_sung.start, words[-1].end
     confidence = (
         float(np.mean([w.probability for w in words])) if voice.voiced_share(start, end) >= VOICED_SHARE else 0.0
     )

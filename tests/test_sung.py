@@ -14,7 +14,7 @@ from musicvid.cli import main
 from musicvid.models import load_asr, resolve_device
 from musicvid.storyboard import load_storyboard, plan_scenes
 from musicvid.transcribe import transcribe
-from tests.songs import make_song
+from tests.songs import RATE, make_song, voice
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
 
@@ -32,12 +32,36 @@ SUNG = [
 # A line the person remembers that nobody sings: it must be kept, and flagged.
 NOT_SUNG = "a silver train is leaving for the coast"
 TOLERANCE = 1.0  # seconds
+# Song C: nine lines, each followed by an instrumental gap of 2 to 15 s (the line after the 15 s gap
+# used to be aligned 2.1 s early: its first word stretched back over the music before it).
+GAPPED = [
+    ("the morning sun is rising over the hills", 2.0),
+    ("we are walking down an empty road", 12.0),
+    ("my heart is beating like a drum", 4.5),
+    ("the night is falling on the quiet town", 15.0),
+    ("a silver river running to the sea", 3.0),
+    ("the stars are burning in the sky", 10.0),
+    ("we will never let it go", 6.0),
+    ("the wind is singing through the trees", 8.0),
+    ("hold on to the light tonight", 8.0),
+]
 
 
 @pytest.fixture(scope="module")
 def song(tmp_path_factory):
     path = make_song(tmp_path_factory.mktemp("sung") / "song.mp3", SECONDS, SUNG)
     return load_audio(path)
+
+
+@pytest.fixture(scope="module")
+def gapped(tmp_path_factory):
+    """Song C, and when each of its lines is sung (start, text): a 12 s intro, then each line and its gap."""
+    folder = tmp_path_factory.mktemp("gapped")
+    start, sung = 12.0, []
+    for text, gap in GAPPED:
+        sung.append((start, text))
+        start += len(voice(text, folder)) / RATE + gap
+    return load_audio(make_song(folder / "song.mp3", start, sung)), sung
 
 
 @pytest.fixture(scope="module", params=["faster-whisper", "openai-whisper"])
@@ -90,6 +114,17 @@ def test_known_lyrics_are_placed_where_they_are_sung_and_a_line_nobody_sings_is_
     assert max(map(abs, errors)) <= TOLERANCE
     assert all(line.confidence >= 0.5 for line in sung)
     assert transcript.lines[2].confidence < 0.5
+
+
+def test_known_lines_after_long_instrumental_gaps_start_where_they_are_sung(gapped, asr):
+    song, sung = gapped
+    transcript = align_lyrics(asr, song.samples, [text for _, text in sung], song.info.sha256, quiet=True)
+    errors = start_errors(transcript.lines, sung)
+    print(f"\n{asr.backend} aligned after gaps: start errors {errors} s")
+    assert max(map(abs, errors)) <= 0.5
+    # a line's scene starts at its first sung word, not across the gap before it
+    scenes = [s for s in plan_scenes(transcript.lines, song.info.duration) if s.kind == "lyric"]
+    assert [s.start for s in scenes] == [line.start for line in transcript.lines]
 
 
 def test_lyrics_pasted_without_line_breaks_become_the_phrases_sung(song, asr):
