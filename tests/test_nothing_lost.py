@@ -104,14 +104,19 @@ def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_th
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while not Path(f"{go}.paused").exists() and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert list(workdir.glob(".video.mp4.*")), first.stderr.read().decode() if first.poll() is not None else ""
-    code, out, err = run(capsys, *quick(song, workdir, "-o", tmp_path / "second.mp4"))
-    assert code == 2 and "is in use by another musicvid run" in err and err.count("\n") == 1
-    go.touch()
-    out, err = first.communicate(timeout=120)
+    try:
+        deadline = time.monotonic() + 120
+        while not Path(f"{go}.paused").exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert list(workdir.glob(".video.mp4.*")), first.stderr.read().decode() if first.poll() is not None else ""
+        code, out, err = run(capsys, *quick(song, workdir, "-o", tmp_path / "second.mp4"))
+        assert code == 2 and "is in use by another musicvid run" in err and err.count("\n") == 1
+    finally:
+        go.touch()  # the first run goes on, whatever the second did (a test that failed leaves no process)
+    try:
+        out, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
     assert first.returncode == 0, err.decode()
     # the video does not take the song's name: clip.mp4 is still the song
     video = tmp_path / "clip.video.mp4"
