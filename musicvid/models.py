@@ -44,6 +44,7 @@ LCM_LORA = "latent-consistency/lcm-lora-sdv1-5"
 TAESD = "madebyollin/taesd"
 LORA_FILE = "pytorch_lora_weights.safetensors"  # what diffusers writes and looks for, and LCM-LoRA's
 TINY_SEED = 0
+WHISPER_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # both backends' default fallback
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,8 @@ class ASRModel:
     backend: str
     name: str
     model: Any
+    # what Whisper decodes a clip at, each next temperature where the last failed its checks
+    temperatures: tuple[float, ...] = WHISPER_TEMPERATURES
 
 
 # The tiny preset's Whisper: n_vocab 51864 is the English-only vocabulary, like tiny.en (no language
@@ -238,7 +241,8 @@ def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
             model = WhisperModel(name, device="cuda" if device.type == "cuda" else "cpu", compute_type=compute_type)
     except Exception as error:  # every way a load fails (network, cache, format) ends the same way
         raise _unavailable("asr", name, error) from None
-    return ASRModel(backend, name, model)
+    # a random Whisper fails Whisper's checks at every temperature: for it, falling back only costs time
+    return ASRModel(backend, name, model, (0.0,) if name == TINY else WHISPER_TEMPERATURES)
 
 
 # --- ViPE ------------------------------------------------------------------------------------------

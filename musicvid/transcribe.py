@@ -133,6 +133,7 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str
         word_timestamps=task == "transcribe",
         # Lyrics repeat; conditioning on the previous line makes Whisper loop over choruses.
         condition_on_previous_text=False,
+        temperature=asr.temperatures,
         fp16=next(model.parameters()).dtype == torch.float16 or model.device.type == "cuda",
         verbose=False if show else None,
     )
@@ -155,6 +156,7 @@ def _faster_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str
         clip_timestamps=clips,
         word_timestamps=task == "transcribe",
         condition_on_previous_text=False,
+        temperature=list(asr.temperatures),
     )
     lines = []
     with Progress(task, total=round(info.duration, 1), unit="s", quiet=not show) as progress:

@@ -418,10 +418,13 @@ def open_page(
     page.get_by_label("Lyrics (optional)").fill(TIMED_LYRICS)
     if fps or steps or size:
         page.get_by_text("Advanced").click()
+    # a number is the page's once the field is left, as a person leaves it (Tab)
     if fps:
         page.get_by_label("Frames per second").fill(str(fps))
+        page.get_by_label("Frames per second").press("Tab")
     if steps:
         page.get_by_label("Denoising steps").fill(str(steps))
+        page.get_by_label("Denoising steps").press("Tab")
     if size:
         page.get_by_label("Size (W×H)").click()
         page.get_by_role("option", name=size).click()
