@@ -225,10 +225,12 @@ def random_whisper(**dims):
 
 
 def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
+    temperatures = WHISPER_TEMPERATURES
     try:
         if backend == "openai-whisper":
             if name == TINY:
                 model = random_whisper(**TINY_WHISPER).to(device)
+                temperatures = (0.0,)  # a random Whisper fails every check at every one: falling back only costs
             else:
                 import whisper
 
@@ -241,8 +243,7 @@ def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
             model = WhisperModel(name, device="cuda" if device.type == "cuda" else "cpu", compute_type=compute_type)
     except Exception as error:  # every way a load fails (network, cache, format) ends the same way
         raise _unavailable("asr", name, error) from None
-    # a random Whisper fails Whisper's checks at every temperature: for it, falling back only costs time
-    return ASRModel(backend, name, model, (0.0,) if name == TINY else WHISPER_TEMPERATURES)
+    return ASRModel(backend, name, model, temperatures)
 
 
 # --- ViPE ------------------------------------------------------------------------------------------

@@ -281,9 +281,10 @@ def default_output(request: SongRequest, settings: RenderSettings) -> Path:
 
 def check_outputs(request: SongRequest, settings: RenderSettings, output: Path) -> None:
     """Refuse, before any work, an output that is no video name, cannot be written, or is an input."""
-    for path in outputs_of(output, settings):
+    outputs = outputs_of(output, settings)
+    for path in outputs:
         check_output(path)
-    check_not_inputs(outputs_of(output, settings), inputs_of(request))
+    check_not_inputs(outputs, inputs_of(request))
     check_video_name(output)
 
 
@@ -383,6 +384,47 @@ def delivered(
     return map(upscale, frames) if upscale else frames
 
 
+def on_the_beat(
+    audio: Audio, duration: float, settings: RenderSettings, timings: Timings
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Per drawn frame, how far the morphs move (--pacing beats) and the beats' accent (--pulse); None
+    for what is not asked for (the beats are only tracked if one is)."""
+    if settings.pacing != "beats" and not settings.pulse:
+        return None, None
+    frame_count = to_frame(duration, settings.fps)
+    with timings.measure("beats"):
+        beats = find_beats(audio.samples)
+    motion = motion_per_frame(beats, settings.fps, frame_count) if settings.pacing == "beats" else None
+    accent = accent_per_frame(beats, settings.fps, frame_count) if settings.pulse else None
+    return motion, accent
+
+
+def lyrics_script(storyboard: Storyboard, settings: RenderSettings, workdir: Path, audio_sha256: str) -> Path | None:
+    """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's
+    where it heard the line); None without captions."""
+    if settings.captions == "none":
+        return None
+    words = None
+    if settings.captions == "karaoke":
+        words = captions.word_times(storyboard, cached_transcript(workdir / "transcript.json", audio_sha256))
+    script = workdir / "lyrics.ass"
+    captions.write_script(script, captions.ass_script(storyboard, *settings.video_size, words))
+    return script
+
+
+def copy_out(storyboard: Storyboard, workdir: Path, video: Path, script: Path | None, output: Path) -> None:
+    """The video to `output`, with its .srt (also kept in the work directory) and, for editors, the
+    lyrics' .ass beside it."""
+    subtitles = captions.srt(storyboard)
+    write_text(workdir / "lyrics.srt", subtitles)
+    if output.resolve() != video.resolve():
+        with atomic_path(output) as tmp:
+            shutil.copyfile(video, tmp)
+    write_text(output.with_suffix(".srt"), subtitles)
+    if script is not None:
+        write_text(output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
+
+
 def make_video(
     request: SongRequest,
     settings: RenderSettings,
@@ -417,26 +459,13 @@ def make_video(
         storyboard = storyboard_in(workdir, request, registry, audio, timings)
         check_not_inputs(outputs_of(output, settings), inputs_of(request, storyboard))  # its pinned pictures too
 
-        motion = accent = None
-        if settings.pacing == "beats" or settings.pulse:
-            frame_count = to_frame(storyboard.duration, settings.fps)
-            with timings.measure("beats"):
-                beats = find_beats(audio.samples)
-            motion = motion_per_frame(beats, settings.fps, frame_count) if settings.pacing == "beats" else None
-            accent = accent_per_frame(beats, settings.fps, frame_count) if settings.pulse else None
+        motion, accent = on_the_beat(audio, storyboard.duration, settings, timings)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
         drawn = draw_pictures(storyboard, schedule, settings, registry, workdir, timings, request.quiet, stop)
 
         video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
         width, height = settings.video_size
-        script = None
-        if settings.captions != "none":  # karaoke: each word's time, Whisper's where it heard the line
-            script = workdir / "lyrics.ass"
-            words = None
-            if settings.captions == "karaoke":
-                transcript = cached_transcript(workdir / "transcript.json", audio.info.sha256)
-                words = captions.word_times(storyboard, transcript)
-            captions.write_script(script, captions.ass_script(storyboard, width, height, words))
+        script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)
         upscale = Upscaler(upscaler, (width, height)) if settings.resolution else None
         drawn_frames = video_frames(storyboard, schedule, workdir, settings)
         frames = delivered(drawn_frames, schedule, storyboard.duration, settings, accent, upscale)
@@ -450,14 +479,7 @@ def make_video(
                 output=video,
                 subtitles=script,
             )
-        subtitles = captions.srt(storyboard)
-        write_text(workdir / "lyrics.srt", subtitles)
-        if output.resolve() != video.resolve():
-            with atomic_path(output) as tmp:
-                shutil.copyfile(video, tmp)
-        write_text(output.with_suffix(".srt"), subtitles)
-        if script is not None:  # for editors: the lyrics' timing beside the video
-            write_text(output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
+        copy_out(storyboard, workdir, video, script, output)
         summary = {
             **timings.summary(),
             "frames": schedule.frame_count,

@@ -226,57 +226,21 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     if not isinstance(raw_scenes, list) or not raw_scenes:
         raise invalid(document, "scenes", "must be a non-empty list")
 
-    scenes = []
+    scenes: list[Scene] = []
     for i, raw in enumerate(raw_scenes):
-        at = f"scenes[{i}]"
-        if not isinstance(raw, dict):
-            raise invalid(document, at, "must be an object")
-        for key in ("index", "kind", "start", "end", "text", "prompt", "seed"):
-            if key not in raw:
-                raise invalid(document, f"{at}.{key}", "is missing")
-        if raw["index"] != i:
-            raise invalid(document, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
-        if raw["kind"] not in KINDS:
-            raise invalid(document, f"{at}.kind", f"must be one of {', '.join(KINDS)}, got {raw['kind']!r}")
-        start = json_number(raw["start"], document, f"{at}.start")
-        end = json_number(raw["end"], document, f"{at}.end")
-        seed = raw["seed"]
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-            raise invalid(document, f"{at}.seed", f"must be an integer from 0 to 2^32-1, got {seed!r}")
-        if end <= start:
-            raise invalid(document, f"{at}.end", f"must be after its start ({start}), got {end}")
-        if not scenes and abs(start) > TIME_TOLERANCE:
-            raise invalid(document, f"{at}.start", f"must be 0 (the first scene starts the song), got {start}")
-        if scenes and abs(start - scenes[-1].end) > TIME_TOLERANCE:
-            what = "overlaps the scene before" if start < scenes[-1].end else "leaves a gap after the scene before"
+        scene, at = _scene(raw, i, document), f"scenes[{i}]"
+        if not scenes and abs(scene.start) > TIME_TOLERANCE:
+            raise invalid(document, f"{at}.start", f"must be 0 (the first scene starts the song), got {scene.start}")
+        if scenes and abs(scene.start - scenes[-1].end) > TIME_TOLERANCE:
+            what = (
+                "overlaps the scene before" if scene.start < scenes[-1].end else "leaves a gap after the scene before"
+            )
             raise invalid(
-                document, f"{at}.start", f"must equal scenes[{i - 1}].end ({scenes[-1].end}), got {start}: it {what}"
+                document,
+                f"{at}.start",
+                f"must equal scenes[{i - 1}].end ({scenes[-1].end}), got {scene.start}: it {what}",
             )
-        text_en = raw.get("text_en")
-        if text_en is not None:
-            json_string(text_en, document, f"{at}.text_en")
-        fallback = raw.get("fallback", False)
-        if not isinstance(fallback, bool):
-            raise invalid(document, f"{at}.fallback", f"must be true or false, got {fallback!r}")
-        confidence = json_share(raw.get("confidence"), document, f"{at}.confidence")
-        picture = raw.get("picture")
-        if picture is not None and not json_string(picture, document, f"{at}.picture").strip():
-            raise invalid(document, f"{at}.picture", "must name an image file, or be left out")
-        scenes.append(
-            Scene(
-                i,
-                raw["kind"],
-                start,
-                end,
-                json_string(raw["text"], document, f"{at}.text"),
-                json_string(raw["prompt"], document, f"{at}.prompt"),
-                seed,
-                text_en,
-                fallback,
-                confidence,
-                picture,
-            )
-        )
+        scenes.append(scene)
     if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
         raise invalid(
             document, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
@@ -288,6 +252,49 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         language=str(data.get("language") or "en"),
         settings=settings,
         scenes=scenes,
+    )
+
+
+def _scene(raw: Any, i: int, document: str) -> Scene:
+    """Scene `i` of a storyboard, its own fields checked (how it tiles the song is checked by the caller)."""
+    at = f"scenes[{i}]"
+    if not isinstance(raw, dict):
+        raise invalid(document, at, "must be an object")
+    for key in ("index", "kind", "start", "end", "text", "prompt", "seed"):
+        if key not in raw:
+            raise invalid(document, f"{at}.{key}", "is missing")
+    if raw["index"] != i:
+        raise invalid(document, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
+    if raw["kind"] not in KINDS:
+        raise invalid(document, f"{at}.kind", f"must be one of {', '.join(KINDS)}, got {raw['kind']!r}")
+    start = json_number(raw["start"], document, f"{at}.start")
+    end = json_number(raw["end"], document, f"{at}.end")
+    seed = raw["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise invalid(document, f"{at}.seed", f"must be an integer from 0 to 2^32-1, got {seed!r}")
+    if end <= start:
+        raise invalid(document, f"{at}.end", f"must be after its start ({start}), got {end}")
+    text_en = raw.get("text_en")
+    if text_en is not None:
+        json_string(text_en, document, f"{at}.text_en")
+    fallback = raw.get("fallback", False)
+    if not isinstance(fallback, bool):
+        raise invalid(document, f"{at}.fallback", f"must be true or false, got {fallback!r}")
+    picture = raw.get("picture")
+    if picture is not None and not json_string(picture, document, f"{at}.picture").strip():
+        raise invalid(document, f"{at}.picture", "must name an image file, or be left out")
+    return Scene(
+        i,
+        raw["kind"],
+        start,
+        end,
+        json_string(raw["text"], document, f"{at}.text"),
+        json_string(raw["prompt"], document, f"{at}.prompt"),
+        seed,
+        text_en,
+        fallback,
+        json_share(raw.get("confidence"), document, f"{at}.confidence"),
+        picture,
     )
 
 
