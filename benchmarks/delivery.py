@@ -8,7 +8,7 @@
 Interpolation quality, as the issue asks: a clip at 20 fps loses every other frame, each interpolator
 makes it 20 fps again from the 10 left, and the frames it made are compared with the ones dropped
 (PSNR in dB, SSIM). Clips: what a music video of ours holds besides the morphs, at the drawn size
-(704x384): a slow zoom and a pan (musicvid.camera) over scikit-image's photographs, and a crossfade
+(704x384): a slow zoom and a pan (musicvid.pictures.camera) over scikit-image's photographs, and a crossfade
 between two of them; with --frames, the in-between frames of a render drawn at 20 fps (the morphs
 themselves; that needs real Stable Diffusion weights to mean anything). Speed: frames made per second.
 
@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from musicvid import camera
-from musicvid.mux import INTERPOLATORS, interpolate
-from musicvid.render import load_picture
-from musicvid.schedule import frame_schedule
-from musicvid.upscale import Upscaler, cover
+from musicvid.delivery.mux import INTERPOLATORS, interpolate
+from musicvid.delivery.upscale import Upscaler, cover
+from musicvid.pictures import camera
+from musicvid.pictures.render import load_picture
+from musicvid.pictures.schedule import frame_schedule
 
 DRAWN = (704, 384)  # 16:9 at SD 1.5's pixel count
 VIDEO = (1920, 1080)

@@ -34,8 +34,8 @@ from musicvid.assets import ASSETS_DIR
 from musicvid.audio import SAMPLE_RATE
 from musicvid.ffmpeg import exe as ffmpeg_exe
 from musicvid.models import PRESETS, SD15_RANDOM, ModelRegistry
+from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
 from musicvid.pipeline import make_video
-from musicvid.render import Picture, SceneInputs, draw, job_pipeline
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import MODEL_STAGES, Timings

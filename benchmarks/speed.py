@@ -39,8 +39,17 @@ import numpy as np
 import torch
 
 from musicvid.models import PRESETS, SD15_RANDOM, TINY, ModelRegistry, local_diffusion
-from musicvid.render import Batch, SceneInputs, batch_inputs, decode, denoise, draw, job_pipeline, plan_pictures
-from musicvid.schedule import frame_schedule
+from musicvid.pictures.render import (
+    Batch,
+    SceneInputs,
+    batch_inputs,
+    decode,
+    denoise,
+    draw,
+    job_pipeline,
+    plan_pictures,
+)
+from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings import FAST_GUIDANCE, FAST_STEPS, RenderSettings
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import MODEL_STAGES, Timings
@@ -278,8 +287,8 @@ def whole_song(seconds: float, on_gpu: bool, folder: Path) -> dict:
     from benchmarks.elaborate import MEDIUM
     from benchmarks.elaborate import load as vipe_of_size
     from benchmarks.render import synthesize_song
-    from musicvid.align import align_lyrics
     from musicvid.audio import load_audio
+    from musicvid.lyrics.align import align_lyrics
     from musicvid.models import ASRModel, random_whisper
     from musicvid.pipeline import make_video
     from musicvid.settings import SongRequest

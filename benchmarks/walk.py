@@ -17,10 +17,10 @@ import torch
 
 
 def musicvid_walk(args, device: torch.device) -> dict:
+    from musicvid.delivery.mux import encode_video
     from musicvid.models import load_diffusion
-    from musicvid.mux import encode_video
-    from musicvid.render import job_pipeline, plan_pictures, render_pictures, video_frames
-    from musicvid.schedule import frame_schedule
+    from musicvid.pictures.render import job_pipeline, plan_pictures, render_pictures, video_frames
+    from musicvid.pictures.schedule import frame_schedule
     from musicvid.settings import RenderSettings
     from musicvid.storyboard import Scene, Storyboard
     from musicvid.timing import Timings

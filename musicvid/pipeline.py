@@ -1,6 +1,6 @@
 """The run, stage by stage, with the work directory caching what each one made.
 
-audio -> transcript -> storyboard -> pictures (musicvid.render) -> video (musicvid.mux). Each stage
+audio -> transcript -> storyboard -> pictures (musicvid.pictures.render) -> video (musicvid.delivery.mux). Each stage
 takes and returns plain dataclasses; the work directory keeps their JSON and PNGs so a rerun continues
 where the last one stopped. make_video is the one way every front door (CLI, batch, page, benchmarks)
 makes a video; get_storyboard the way to a storyboard alone.
@@ -22,10 +22,10 @@ from typing import Iterable
 
 import numpy as np
 
-from musicvid import camera, captions
-from musicvid.align import align_lyrics
 from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
-from musicvid.elaborate import elaborate
+from musicvid.delivery import captions
+from musicvid.delivery.mux import encode_video, interpolate
+from musicvid.delivery.upscale import Upscaler
 from musicvid.errors import UserError
 from musicvid.files import (
     check_file,
@@ -35,14 +35,26 @@ from musicvid.files import (
     check_video_name,
     same_file,
 )
-from musicvid.lyrics import PLAIN, check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
+from musicvid.lyrics.align import align_lyrics
+from musicvid.lyrics.known import PLAIN, check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
+from musicvid.lyrics.transcribe import transcribe
+from musicvid.lyrics.transcript import Transcript
+from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models import ModelRegistry
-from musicvid.mux import encode_video, interpolate
-from musicvid.pacing import accent_per_frame, find_beats, motion_per_frame
-from musicvid.render import job_pipeline, plan_pictures, remove_leftovers, render_pictures, stale_pictures, video_frames
-from musicvid.schedule import FrameSchedule, frame_schedule, to_frame
+from musicvid.pictures import camera
+from musicvid.pictures.elaborate import elaborate
+from musicvid.pictures.pacing import accent_per_frame, find_beats, motion_per_frame
+from musicvid.pictures.render import (
+    job_pipeline,
+    plan_pictures,
+    remove_leftovers,
+    render_pictures,
+    stale_pictures,
+    video_frames,
+)
+from musicvid.pictures.schedule import FrameSchedule, frame_schedule, to_frame
+from musicvid.pictures.sheet import write_contact_sheet
 from musicvid.settings import RenderSettings, SongRequest
-from musicvid.sheet import write_contact_sheet
 from musicvid.storyboard import (
     Storyboard,
     fallback_note,
@@ -54,10 +66,6 @@ from musicvid.storyboard import (
     unsure_note,
 )
 from musicvid.timing import Timings
-from musicvid.transcribe import transcribe
-from musicvid.transcript import Transcript
-from musicvid.upscale import Upscaler
-from musicvid.vocals import separate_vocals
 from musicvid.workdir import check_workdir, held
 from vipe_core.files import atomic_path, write_json, write_text
 

@@ -30,7 +30,7 @@ CAPTIONS = ("none", "line", "karaoke")
 ASPECTS = {"16:9": 16 / 9, "9:16": 9 / 16, "1:1": 1.0, "4:5": 4 / 5}  # landscape video, stories, square, feed
 RESOLUTIONS = {"720p": 720, "1080p": 1080, "4k": 2160}  # the video's short side
 OUTPUT_RATES = (24, 25, 30, 60)
-INTERPOLATORS = ("minterpolate", "blend")  # musicvid.mux
+INTERPOLATORS = ("minterpolate", "blend")  # musicvid.delivery.mux
 MOVES = ("none", "zoom", "pan")
 # A look sets several options at once; options given beside it win.
 LOOKS = {

@@ -15,8 +15,8 @@ from typing import Any, Sequence
 
 from musicvid.errors import UserError
 from musicvid.files import check_file, invalid, json_number, json_share, json_string, parse_json
+from musicvid.lyrics.transcript import UNSURE_BELOW, Line
 from musicvid.settings import SongRequest
-from musicvid.transcript import UNSURE_BELOW, Line
 from vipe_core.files import write_json
 
 VERSION = 1

@@ -5,10 +5,10 @@ import pytest
 import torch
 import whisper
 
-from musicvid.align import align_lyrics
 from musicvid.assets import DEMO_LYRICS
 from musicvid.audio import SAMPLE_RATE, load_audio
-from musicvid.lyrics import parse_lrc
+from musicvid.lyrics.align import align_lyrics
+from musicvid.lyrics.known import parse_lrc
 from musicvid.models import ModelRegistry, choose_models
 
 

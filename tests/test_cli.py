@@ -246,7 +246,7 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
     import numpy as np
 
     from musicvid.audio import beat_times, file_sha256, load_audio
-    from musicvid.transcript import Transcript
+    from musicvid.lyrics.transcript import Transcript
 
     rate, t = 16_000, np.arange(45 * 16_000) / 16_000
     drums = np.exp(-25 * (t % 0.6)) * np.sin(2 * np.pi * 60 * t)  # a kick every 0.6 s

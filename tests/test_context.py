@@ -1,6 +1,6 @@
 """ViPE's input strings, exactly as the released checkpoints were trained."""
 
-from musicvid.elaborate import scene_contexts
+from musicvid.pictures.elaborate import scene_contexts
 from musicvid.storyboard import Scene, Storyboard
 from vipe_core.context import lyric_context, model_input, scene_context
 

@@ -7,11 +7,11 @@ import pytest
 import torch
 from diffusers import AutoencoderTiny, LCMScheduler
 
-from musicvid import render as render_module
 from musicvid.models import PRESETS, TINY, load_diffusion, load_fast_diffusion
-from musicvid.render import Conditioning, Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
-from musicvid.sampler import SharedNoiseLCMScheduler
-from musicvid.schedule import frame_schedule
+from musicvid.pictures import render as render_module
+from musicvid.pictures.render import Conditioning, Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
+from musicvid.pictures.sampler import SharedNoiseLCMScheduler
+from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings

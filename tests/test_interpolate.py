@@ -5,7 +5,7 @@ import itertools
 import pytest
 import torch
 
-from musicvid.interpolate import align, alignment_permutation, chunk_similarity, slerp
+from musicvid.pictures.slerp import align, alignment_permutation, chunk_similarity, slerp
 
 
 def test_slerp_endpoints_are_exact():

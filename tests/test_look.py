@@ -9,16 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from musicvid import camera, captions, mux, render
 from musicvid.cli import main
+from musicvid.delivery import captions, mux
+from musicvid.delivery.upscale import Upscaler, cover
 from musicvid.errors import UserError
 from musicvid.models import PRESETS, REAL_ESRGAN, TINY, load_upscaler
-from musicvid.pacing import accent_per_frame, find_beats
-from musicvid.render import keyframe_path, load_picture
-from musicvid.schedule import frame_schedule, to_frame
+from musicvid.pictures import camera, render
+from musicvid.pictures.pacing import accent_per_frame, find_beats
+from musicvid.pictures.render import keyframe_path, load_picture
+from musicvid.pictures.schedule import frame_schedule, to_frame
 from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
-from musicvid.upscale import Upscaler, cover
 from tests.conftest import make_tone
 from tests.test_render import probe
 from tests.test_schedule import click_track

@@ -5,10 +5,10 @@ import json
 import pytest
 
 from musicvid.errors import UserError
-from musicvid.lyrics import read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
+from musicvid.lyrics.known import read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
+from musicvid.lyrics.transcribe import Voice, attach_translation
+from musicvid.lyrics.transcript import Line, fit_to_duration
 from musicvid.storyboard import listed
-from musicvid.transcribe import Voice, attach_translation
-from musicvid.transcript import Line, fit_to_duration
 
 
 def test_lrc(tmp_path):
@@ -137,8 +137,8 @@ def test_a_translated_segment_split_over_two_lines_reaches_both():
 
 
 def test_whisper_segments_are_recut_at_pauses():
-    from musicvid.transcribe import lines_at_pauses
-    from musicvid.transcript import Word
+    from musicvid.lyrics.transcribe import lines_at_pauses
+    from musicvid.lyrics.transcript import Word
 
     def segment(*words):
         return Line(words[0][0], words[-1][1], " ".join(w[2] for w in words), words=[Word(*w) for w in words])
@@ -158,8 +158,8 @@ def test_whisper_segments_are_recut_at_pauses():
 
 
 def test_a_long_line_without_pauses_keeps_whispers_cuts():
-    from musicvid.transcribe import lines_at_pauses
-    from musicvid.transcript import Word
+    from musicvid.lyrics.transcribe import lines_at_pauses
+    from musicvid.lyrics.transcript import Word
 
     words = [Word(i * 0.4, i * 0.4 + 0.35, f"w{i}") for i in range(40)]  # 16 s without a pause
     segments = [
@@ -172,8 +172,8 @@ def test_a_long_line_without_pauses_keeps_whispers_cuts():
 
 
 def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
-    from musicvid.transcribe import WORD_LEAD, lines_at_pauses
-    from musicvid.transcript import Word
+    from musicvid.lyrics.transcribe import WORD_LEAD, lines_at_pauses
+    from musicvid.lyrics.transcript import Word
 
     # Whisper put two lines around a 20 s instrumental passage in one segment and stretched "road" and
     # "my" over the passage: no pause between the words, so one line spanning the music.

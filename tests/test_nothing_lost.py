@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from musicvid.delivery.mux import encode_video
 from musicvid.errors import UserError
 from musicvid.files import VIDEO_SUFFIXES
-from musicvid.lyrics import read_lyrics
-from musicvid.mux import encode_video
+from musicvid.lyrics.known import read_lyrics
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.workdir import held
 from tests.conftest import make_tone

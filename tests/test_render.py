@@ -14,10 +14,10 @@ import torch
 from PIL import Image, PngImagePlugin
 
 from musicvid.cli import main
-from musicvid.interpolate import align
 from musicvid.models import local_diffusion
-from musicvid.render import KEY_FIELD, keyframe_path, load_picture, stored_key, video_frames
-from musicvid.schedule import frame_schedule
+from musicvid.pictures.render import KEY_FIELD, keyframe_path, load_picture, stored_key, video_frames
+from musicvid.pictures.schedule import frame_schedule
+from musicvid.pictures.slerp import align
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import load_storyboard
 from tests.conftest import make_tone
@@ -207,16 +207,16 @@ def test_no_align_and_preview_and_captions(song, tmp_path):
 
 
 def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, capsys):
-    import musicvid.mux
+    import musicvid.delivery.mux
 
-    real = musicvid.mux.ffmpeg.exe()
+    real = musicvid.delivery.mux.ffmpeg.exe()
     fake = tmp_path / "ffmpeg"
     # an ffmpeg built without libx264: it decodes the song, and fails at the mux
     fake.write_text(
         f'#!/bin/sh\ncase "$*" in *libx264*) echo "Unknown encoder \'libx264\'" >&2; exit 1;; esac\nexec "{real}" "$@"\n'
     )
     fake.chmod(0o755)
-    monkeypatch.setattr(musicvid.mux.ffmpeg, "exe", lambda: str(fake))
+    monkeypatch.setattr(musicvid.delivery.mux.ffmpeg, "exe", lambda: str(fake))
     assert real != str(fake)
     code = render(song, tmp_path / "w", "-o", tmp_path / "v.mp4")
     err = capsys.readouterr().err
@@ -226,7 +226,7 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, c
 
 def test_compile_wraps_the_unet_and_decoder_once():
     from musicvid.models import TINY, local_diffusion
-    from musicvid.render import job_pipeline
+    from musicvid.pictures.render import job_pipeline
     from musicvid.settings import RenderSettings
 
     pipe = local_diffusion(TINY)
@@ -241,7 +241,7 @@ def test_compile_wraps_the_unet_and_decoder_once():
 
 
 def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pictures():
-    from musicvid.render import Picture, SceneInputs, batch_inputs, decode, denoise
+    from musicvid.pictures.render import Picture, SceneInputs, batch_inputs, decode, denoise
     from musicvid.storyboard import Scene, Storyboard
 
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
@@ -259,7 +259,7 @@ def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pic
 
 def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
     from musicvid.models import TINY, local_diffusion
-    from musicvid.render import job_pipeline
+    from musicvid.pictures.render import job_pipeline
     from musicvid.settings import RenderSettings
 
     pipe = local_diffusion(TINY)
@@ -274,7 +274,7 @@ def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
 
 
 def test_a_video_without_audio_has_no_audio_stream(tmp_path):
-    from musicvid.mux import encode_video
+    from musicvid.delivery.mux import encode_video
 
     frames = [np.full((16, 24, 3), 20 * i, dtype=np.uint8) for i in range(7)]
     encode_video(frames, width=24, height=16, fps=10, audio=None, output=tmp_path / "silent.mp4")
@@ -306,9 +306,9 @@ def test_beat_pacing_redraws_only_the_morphs_and_keeps_keyframes_and_frame_count
 
 
 def test_karaoke_words_light_up_at_whispers_word_times_or_shared_out_by_letters():
-    from musicvid.captions import ass_script, word_times
+    from musicvid.delivery.captions import ass_script, word_times
+    from musicvid.lyrics.transcript import Line, Transcript, Word
     from musicvid.storyboard import Scene, Storyboard
-    from musicvid.transcript import Line, Transcript, Word
 
     scenes = [
         Scene(index=0, kind="intro", start=0.0, end=1.0, text="", prompt="a", seed=1),

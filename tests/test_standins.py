@@ -15,6 +15,8 @@ from safetensors.torch import load_file
 from musicvid.assets import TINY_GPT2_TOKENIZER
 from musicvid.audio import load_audio
 from musicvid.cli import main
+from musicvid.lyrics.transcript import Transcript
+from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models import (
     DEMUCS,
     LCM_LORA,
@@ -25,12 +27,10 @@ from musicvid.models import (
     resolve_device,
     weights_variant,
 )
-from musicvid.render import Picture, SceneInputs, draw, job_pipeline
+from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
-from musicvid.transcript import Transcript
-from musicvid.vocals import separate_vocals
 from tests.songs import make_song
 from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, SD15
 from tests.test_render import probe

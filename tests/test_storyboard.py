@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from musicvid.errors import UserError
+from musicvid.lyrics.transcript import Line
 from musicvid.storyboard import (
     KINDS,
     load_storyboard,
@@ -13,7 +14,6 @@ from musicvid.storyboard import (
     scene_seed,
     scene_table,
 )
-from musicvid.transcript import Line
 
 
 def check_tiling(scenes, duration):

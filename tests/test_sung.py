@@ -8,12 +8,12 @@ from itertools import groupby
 
 import pytest
 
-from musicvid.align import align_lyrics
 from musicvid.audio import load_audio
 from musicvid.cli import main
+from musicvid.lyrics.align import align_lyrics
+from musicvid.lyrics.transcribe import transcribe
 from musicvid.models import load_asr, resolve_device
 from musicvid.storyboard import load_storyboard, plan_scenes
-from musicvid.transcribe import transcribe
 from tests.songs import RATE, make_song, voice
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")

@@ -18,8 +18,8 @@ import pytest
 from PIL import Image
 
 from musicvid.assets import DEMO_LYRICS, DEMO_SONG
-from musicvid.render import keyframe_path
-from musicvid.upscale import cover
+from musicvid.delivery.upscale import cover
+from musicvid.pictures.render import keyframe_path
 
 ADVANCED = [
     "tiny",

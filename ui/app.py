@@ -28,10 +28,10 @@ from musicvid.assets import DEMO_SONG
 from musicvid.audio import check_length, read_tags
 from musicvid.errors import Cancelled, MusicvidError, UserError
 from musicvid.files import check_file, check_picture
-from musicvid.lyrics import PLAIN, starts_with_time
+from musicvid.lyrics.known import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
+from musicvid.pictures.render import keyframe_path
 from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
-from musicvid.render import keyframe_path
 from musicvid.settings import (
     ASPECTS,
     CAPTIONS,

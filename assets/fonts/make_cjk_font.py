@@ -86,7 +86,7 @@ def character_set() -> set[int]:
 def build(collection: Path) -> TTFont:
     font = next(f for f in TTCollection(collection).fonts if f["name"].getDebugName(6) == SOURCE_FACE)
     dejavu = TTFont(DEJAVU)
-    # the space too: a space between two CJK words stays in this font, as libass is told (musicvid.captions)
+    # the space too: a space between two CJK words stays in this font, as libass is told (musicvid.delivery.captions)
     wanted = {ord(" ")} | (character_set() - set(dejavu.getBestCmap()))
     options = subset.Options()
     options.layout_features = ["kern"]

@@ -24,7 +24,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from musicvid import ffmpeg
-from musicvid.captions import FONTS
+from musicvid.delivery.captions import FONTS
 from musicvid.errors import RenderError
 from vipe_core.files import atomic_path
 

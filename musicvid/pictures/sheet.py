@@ -11,7 +11,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from musicvid.assets import LYRICS_FONT
-from musicvid.render import keyframe_path, load_picture
+from musicvid.pictures.render import keyframe_path, load_picture
 from musicvid.storyboard import Scene, Storyboard
 from vipe_core.files import atomic_path
 

@@ -27,9 +27,7 @@ from typing import Iterator, Protocol
 import numpy as np
 
 from musicvid.audio import SAMPLE_RATE
-from musicvid.models import ASRModel
-from musicvid.progress import Progress
-from musicvid.transcribe import (
+from musicvid.lyrics.transcribe import (
     CLIP_LEAD,
     LONGEST_LINE_SECONDS,
     VOICED_SHARE,
@@ -37,7 +35,9 @@ from musicvid.transcribe import (
     detect_language,
     lines_at_pauses,
 )
-from musicvid.transcript import Line, Transcript, Word
+from musicvid.lyrics.transcript import Line, Transcript, Word
+from musicvid.models import ASRModel
+from musicvid.progress import Progress
 
 WINDOW_SECONDS = 30.0  # Whisper's
 # Lines aligned together in one window: enough to fill it, few enough that lines sung later do not

@@ -10,7 +10,7 @@ each keyframe without a jolt.
 - zoom: the window closes in to 1/(1 + MOVE) of the picture and opens out again;
 - pan: the same window drawn to one side, to the left in one scene and to the right in the next.
 
-`--pulse p` multiplies the zoom by 1 + PULSE_ZOOM·p·accent on strong beats (musicvid.pacing), so with a
+`--pulse p` multiplies the zoom by 1 + PULSE_ZOOM·p·accent on strong beats (musicvid.pictures.pacing), so with a
 pulse a keyframe on a strong beat is shown zoomed as well.
 """
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from musicvid.schedule import FrameSchedule
+from musicvid.pictures.schedule import FrameSchedule
 from musicvid.settings import MOVES
 
 MOVE = 0.12  # the deepest zoom of a move, mid-scene: slow over a line of a few seconds

@@ -1,5 +1,5 @@
 """Lyrics a user already has. Timed (.lrc, .srt, or our transcript JSON): Whisper is skipped. Plain
-text (.txt): the words are known but not their times, which musicvid.align finds in the song."""
+text (.txt): the words are known but not their times, which musicvid.lyrics.align finds in the song."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from musicvid.audio import file_sha256
 from musicvid.errors import UserError
 from musicvid.files import check_file, parse_json
-from musicvid.transcript import Line, Transcript, fit_to_duration, has_words
+from musicvid.lyrics.transcript import Line, Transcript, fit_to_duration, has_words
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
 # to sing it, so that an instrumental gap after it still becomes a break.

@@ -18,9 +18,9 @@ import numpy as np
 import torch
 
 from musicvid.audio import SAMPLE_RATE
+from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models import ASRModel
 from musicvid.progress import Progress
-from musicvid.transcript import Line, Transcript, Word, fit_to_duration
 
 # Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a
 # pause this long between two words is where a line ends.

@@ -25,16 +25,16 @@ import numpy as np
 import torch
 from PIL import Image, PngImagePlugin
 
-from musicvid.captions import FONTS
+from musicvid.delivery.captions import FONTS
+from musicvid.delivery.upscale import cover
 from musicvid.errors import Cancelled, UserError
 from musicvid.files import check_picture, remove_all_temporaries, remove_temporaries
-from musicvid.interpolate import align, slerp
+from musicvid.pictures.schedule import FrameSchedule
+from musicvid.pictures.slerp import align, slerp
 from musicvid.progress import Progress
-from musicvid.schedule import FrameSchedule
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Storyboard
 from musicvid.timing import Timings
-from musicvid.upscale import cover
 from vipe_core.files import atomic_path
 
 log = logging.getLogger("musicvid")
@@ -167,10 +167,10 @@ def job_pipeline(pipe, settings: RenderSettings):
     run one job at a time per loaded model set (the page holds a lock)."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
 
-    from musicvid.sampler import SharedNoiseLCMScheduler
+    from musicvid.pictures.sampler import SharedNoiseLCMScheduler
 
     # The full samplers add no noise per step, so nearby t give nearby pictures. --fast's does, but each
-    # picture's noise is given, slerped like its initial latent (musicvid.sampler).
+    # picture's noise is given, slerped like its initial latent (musicvid.pictures.sampler).
     if settings.fast:
         scheduler = SharedNoiseLCMScheduler.from_config(pipe.scheduler.config)
     elif settings.scheduler == "ddim":

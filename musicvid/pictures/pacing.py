@@ -3,12 +3,12 @@
 librosa's onset strength (spectral flux) says where a sound starts, its beat tracker where the beats
 fall. Frame k's motion is the onset strength inside its interval ((k-1)/fps, k/fps], raised where a
 beat falls in it, plus a floor so that the picture rests between beats but never freezes. The frame
-schedule shares each morph out in proportion (musicvid.schedule), so a morph still starts on its
+schedule shares each morph out in proportion (musicvid.pictures.schedule), so a morph still starts on its
 keyframe and ends on the next one. Silence (or a steady drone) has no onsets: motion is even, as
 with linear pacing.
 
 A strong beat (onset strength at least the median beat's) gives an accent that decays over
-ACCENT_SECONDS; `--pulse` turns it into a small zoom (musicvid.camera).
+ACCENT_SECONDS; `--pulse` turns it into a small zoom (musicvid.pictures.camera).
 """
 
 from __future__ import annotations

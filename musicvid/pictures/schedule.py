@@ -6,7 +6,7 @@ morph from keyframe i towards the next shown scene j at t = (k âˆ’ K_i) / (K_j â
 keyframe i itself; the last shown scene holds its keyframe to the end. (docs/frames.md)
 
 With beat pacing the morph moves by the music instead of evenly: frame k advances t by its share of
-the motion of the frames up to the next keyframe (musicvid.pacing), so t still runs from 0 at
+the motion of the frames up to the next keyframe (musicvid.pictures.pacing), so t still runs from 0 at
 keyframe i to 1 at keyframe j, but mostly on the beats and onsets between them.
 """
 

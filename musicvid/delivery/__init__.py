@@ -1,0 +1,1 @@
+"""The video: frames upscaled, interpolated, captioned and encoded with the song."""
