@@ -53,6 +53,7 @@ from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings import FAST_GUIDANCE, FAST_STEPS, RenderSettings
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import MODEL_STAGES, Timings
+from musicvid.workdir import Workdir
 
 HERE = Path(__file__).parent
 # Lines of 2.3 to 4.1 s, as a song's are: the morphs are 23 to 41 frames at 10 fps
@@ -76,7 +77,7 @@ def storyboard(pictures: int, fps: float = 10.0) -> Storyboard:
 def morph_pictures(board: Storyboard, settings: RenderSettings, pictures: int) -> list[list]:
     """The first `pictures` in-between frames in render's own groups (blocks of frame numbers)."""
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, settings.fps)
-    groups = [g for g in plan_pictures(board, schedule, settings, "benchmark", Path("unused")) if g[0].target]
+    groups = [g for g in plan_pictures(board, schedule, settings, "benchmark", Workdir(Path("unused"))) if g[0].target]
     kept, count = [], 0
     for group in groups:
         kept.append(group[: pictures - count])

@@ -24,6 +24,7 @@ def musicvid_walk(args, device: torch.device) -> dict:
     from musicvid.settings import RenderSettings
     from musicvid.storyboard import Scene, Storyboard
     from musicvid.timing import Timings
+    from musicvid.workdir import Workdir
 
     started = time.perf_counter()
     pipe = load_diffusion(str(args.weights), device)
@@ -50,13 +51,13 @@ def musicvid_walk(args, device: torch.device) -> dict:
         audio={"duration": duration}, title="", artist="", language="en", settings={}, scenes=scenes
     )
     schedule = frame_schedule(starts, duration, args.fps)
-    groups = plan_pictures(storyboard, schedule, settings, "benchmark", args.out)
+    groups = plan_pictures(storyboard, schedule, settings, "benchmark", Workdir(args.out))
     timings = Timings()
     every = {p.path for group in groups for p in group}  # a fresh folder: every picture is to draw
     drawn = render_pictures(pipe, storyboard, groups, every, settings, timings, quiet=True)
     video_started = time.perf_counter()
     encode_video(
-        video_frames(storyboard, schedule, args.out, settings),
+        video_frames(storyboard, schedule, Workdir(args.out), settings),
         width=args.width,
         height=args.height,
         fps=args.fps,

@@ -23,6 +23,7 @@ from pathlib import Path
 from musicvid.errors import UserError
 from musicvid.files import VIDEO_SUFFIXES, check_file, check_output
 from musicvid.settings import ModelChoice, RenderSettings, SongRequest
+from musicvid.workdir import video_name
 
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
@@ -254,8 +255,7 @@ class Naming:
     named: bool  # from the row's output cell: never changed, and refused when it clashes
 
     def file_name(self) -> str:
-        """The video's: a preview's is `<stem>.preview.mp4`, never the full video's."""
-        return f"{self.stem}{'.preview' if self.job.settings.preview else ''}{self.suffix}"
+        return video_name(self.stem, self.job.settings.preview, self.suffix)
 
     def files(self) -> set[str]:
         """What the job writes in -o, as a case-insensitive file system tells names apart."""

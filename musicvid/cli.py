@@ -98,9 +98,9 @@ def cmd_storyboard(args) -> int:
     else:
         storyboard, workdir, _ = get_storyboard(song_request(args), registry)
     print(scene_table(storyboard))
-    print(f"\nstoryboard: {workdir / 'storyboard.json'}")
+    print(f"\nstoryboard: {workdir.storyboard}")
     if args.keyframes:
-        print(f"keyframes: {made.pictures_drawn} drawn, in {workdir / 'keyframes'}")
+        print(f"keyframes: {made.pictures_drawn} drawn, in {workdir.keyframes}")
         print(f"contact sheet: {made.contact_sheet}")
     return 0
 

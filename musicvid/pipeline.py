@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-import re
 import shutil
 import threading
 import time
@@ -47,7 +46,6 @@ from musicvid.pictures.pacing import accent_per_frame, find_beats, motion_per_fr
 from musicvid.pictures.render import (
     job_pipeline,
     plan_pictures,
-    remove_leftovers,
     render_pictures,
     stale_pictures,
     video_frames,
@@ -66,20 +64,10 @@ from musicvid.storyboard import (
     unsure_note,
 )
 from musicvid.timing import Timings
-from musicvid.workdir import check_workdir, held
+from musicvid.workdir import Workdir, video_name
 from vipe_core.files import atomic_path, write_json, write_text
 
 log = logging.getLogger("musicvid")
-
-WORK_ROOT = Path("musicvid-work")
-
-
-def work_directory(info: AudioInfo, workdir: Path | None) -> Path:
-    """`musicvid-work/<song stem>-<short hash of the audio>/`, unless the user named one."""
-    if workdir is None:
-        stem = re.sub(r"[^\w.-]+", "_", Path(info.path).stem).strip("_") or "song"
-        workdir = WORK_ROOT / f"{stem}-{info.sha256[:10]}"
-    return workdir
 
 
 def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
@@ -93,7 +81,7 @@ def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
 
 
 def get_transcript(
-    audio: Audio, request: SongRequest, registry: ModelRegistry, workdir: Path, timings: Timings
+    audio: Audio, request: SongRequest, registry: ModelRegistry, workdir: Workdir, timings: Timings
 ) -> Transcript:
     """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
     or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
@@ -103,7 +91,7 @@ def get_transcript(
     texts = read_plain_lyrics(lyrics) if lyrics else None
     if texts:
         check_line_count(len(texts), audio.info.duration, lyrics)
-    path = workdir / "transcript.json"
+    path = workdir.transcript
     models = registry.models
     source = f"{models.asr_backend}:{models.asr}"
     if request.separate_vocals:
@@ -163,14 +151,14 @@ def get_storyboard(
     registry: ModelRegistry,
     timings: Timings | None = None,
     wait: bool = False,
-) -> tuple[Storyboard, Path, Audio]:
+) -> tuple[Storyboard, Workdir, Audio]:
     """Transcribe and elaborate (or reuse what the work directory has); returns the storyboard,
     the work directory and the decoded audio. The work directory is held while it is written
     (musicvid.workdir; `wait`: for another run to let it go, else refused)."""
     timings = timings if timings is not None else Timings()
     check_inputs(request)
     audio = decode_song(request, timings)
-    with held(work_directory(audio.info, request.workdir), wait) as workdir:
+    with Workdir.for_song(audio.info, request.workdir).held(wait) as workdir:
         return storyboard_in(workdir, request, registry, audio, timings), workdir, audio
 
 
@@ -182,7 +170,7 @@ def check_inputs(request: SongRequest) -> None:
     if request.storyboard_file:
         check_pictures(load_storyboard(request.storyboard_file))
     if request.workdir:
-        check_workdir(request.workdir)
+        Workdir(request.workdir).check()
 
 
 def check_pictures(storyboard: Storyboard) -> None:
@@ -197,11 +185,11 @@ def decode_song(request: SongRequest, timings: Timings) -> Audio:
 
 
 def storyboard_in(
-    workdir: Path, request: SongRequest, registry: ModelRegistry, audio: Audio, timings: Timings
+    workdir: Workdir, request: SongRequest, registry: ModelRegistry, audio: Audio, timings: Timings
 ) -> Storyboard:
     """The storyboard of `request` in a work directory this run holds."""
     info = audio.info
-    path = workdir / "storyboard.json"
+    path = workdir.storyboard
     title = request.title if request.title is not None else info.title
     artist = request.artist if request.artist is not None else info.artist
 
@@ -253,7 +241,7 @@ class Video:
 
     video: Path  # the MP4 at the output path
     subtitles: Path  # its .srt beside it
-    workdir: Path
+    workdir: Workdir
     storyboard: Storyboard
     duration: float  # seconds of song
     frames: int  # in the video (at --output-fps where given)
@@ -278,10 +266,9 @@ def default_output(request: SongRequest, settings: RenderSettings) -> Path:
     """`<song>.mp4` (or `<song>.preview.mp4`) beside the song; where that, its .srt or .ass would be one
     of the run's inputs (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
     `.video-2.mp4`, ...)."""
-    song, preview = request.song, ".preview" if settings.preview else ""
-    inputs = inputs_of(request).values()
+    song, inputs = request.song, inputs_of(request).values()
     for extra in itertools.chain([""], (f".video{f'-{n}' if n > 1 else ''}" for n in itertools.count(1))):
-        output = song.with_name(f"{song.stem}{extra}{preview}.mp4")
+        output = song.with_name(video_name(song.stem + extra, settings.preview))
         if not any(same_file(o, i) for o in outputs_of(output, settings) for i in inputs):
             return output
     raise AssertionError("unreachable: the names above never end")
@@ -308,7 +295,7 @@ def draw_pictures(
     schedule: FrameSchedule,
     settings: RenderSettings,
     registry: ModelRegistry,
-    workdir: Path,
+    workdir: Workdir,
     timings: Timings,
     quiet: bool,
     stop: threading.Event | None,
@@ -329,10 +316,10 @@ class Keyframes:
     """What draw_keyframes made."""
 
     storyboard: Storyboard
-    workdir: Path
+    workdir: Workdir
     contact_sheet: Path
     pictures_drawn: int
-    scenes: list[int]  # the shown scenes, whose keyframes are keyframes/<scene>.png
+    scenes: list[int]  # the shown scenes, whose keyframes are workdir.keyframe(scene)
 
 
 def draw_keyframes(
@@ -351,13 +338,13 @@ def draw_keyframes(
     check_inputs(request)
     audio = decode_song(request, timings)
     check_frames(audio.info.duration, settings)
-    with held(work_directory(audio.info, request.workdir), wait) as workdir:
-        remove_leftovers(workdir)
+    with Workdir.for_song(audio.info, request.workdir).held(wait) as workdir:
+        workdir.remove_leftovers()
         storyboard = storyboard_in(workdir, request, registry, audio, timings)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
         keyframes_only = dataclasses.replace(settings, preview=True)
         drawn = draw_pictures(storyboard, schedule, keyframes_only, registry, workdir, timings, request.quiet, stop)
-        sheet = write_contact_sheet(workdir / "contact_sheet.png", storyboard, workdir, schedule.shown_scenes)
+        sheet = write_contact_sheet(storyboard, workdir, schedule.shown_scenes)
     return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
 
 
@@ -407,30 +394,89 @@ def on_the_beat(
     return motion, accent
 
 
-def lyrics_script(storyboard: Storyboard, settings: RenderSettings, workdir: Path, audio_sha256: str) -> Path | None:
+def lyrics_script(storyboard: Storyboard, settings: RenderSettings, workdir: Workdir, audio_sha256: str) -> Path | None:
     """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's
     where it heard the line); None without captions."""
     if settings.captions == "none":
         return None
     words = None
     if settings.captions == "karaoke":
-        words = captions.word_times(storyboard, cached_transcript(workdir / "transcript.json", audio_sha256))
-    script = workdir / "lyrics.ass"
-    captions.write_script(script, captions.ass_script(storyboard, *settings.video_size, words))
-    return script
+        words = captions.word_times(storyboard, cached_transcript(workdir.transcript, audio_sha256))
+    captions.write_script(workdir.lyrics_script, captions.ass_script(storyboard, *settings.video_size, words))
+    return workdir.lyrics_script
 
 
-def copy_out(storyboard: Storyboard, workdir: Path, video: Path, script: Path | None, output: Path) -> None:
+def mux_video(
+    storyboard: Storyboard,
+    schedule: FrameSchedule,
+    audio: Audio,
+    settings: RenderSettings,
+    workdir: Workdir,
+    script: Path | None,
+    accent: np.ndarray | None,
+    upscale: Upscaler | None,
+    timings: Timings,
+) -> Path:
+    """The work directory's video: the drawn frames delivered (camera, frame rate, size) and encoded
+    with the song and the lyrics' `script` burned in."""
+    video = workdir.video(settings.preview)
+    width, height = settings.video_size
+    drawn_frames = video_frames(storyboard, schedule, workdir, settings)
+    frames = delivered(drawn_frames, schedule, storyboard.duration, settings, accent, upscale)
+    with timings.measure("mux"):
+        encode_video(
+            frames,
+            width=width,
+            height=height,
+            fps=settings.video_fps,
+            audio=Path(audio.info.path),
+            output=video,
+            subtitles=script,
+        )
+    return video
+
+
+def copy_out(storyboard: Storyboard, workdir: Workdir, video: Path, script: Path | None, output: Path) -> None:
     """The video to `output`, with its .srt (also kept in the work directory) and, for editors, the
     lyrics' .ass beside it."""
     subtitles = captions.srt(storyboard)
-    write_text(workdir / "lyrics.srt", subtitles)
+    write_text(workdir.subtitles, subtitles)
     if output.resolve() != video.resolve():
         with atomic_path(output) as tmp:
             shutil.copyfile(video, tmp)
     write_text(output.with_suffix(".srt"), subtitles)
     if script is not None:
         write_text(output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
+
+
+def run_summary(
+    timings: Timings,
+    schedule: FrameSchedule,
+    duration: float,
+    settings: RenderSettings,
+    drawn: int,
+    upscale: Upscaler | None,
+    started: float,
+) -> dict:
+    """What timings.json keeps of a render: seconds per stage, the frames drawn and in the video, the
+    pictures drawn anew, the upscaler's cost, the wall time since `started`."""
+    return {
+        **timings.summary(),
+        "frames": schedule.frame_count,
+        "video_frames": to_frame(duration, settings.video_fps),
+        "pictures_drawn": drawn,
+        **({"upscale": upscale.cost()} if upscale else {}),
+        "wall_seconds": round(time.perf_counter() - started, 4),
+    }
+
+
+def warn_of_doubts(storyboard: Storyboard, captioned: bool) -> None:
+    """Log what a person should look at: lyrics that may be misheard, prompts that fell back to their
+    lyric and, with lyrics on screen (only they need glyphs), characters no caption font draws."""
+    undrawn = captions.undrawn_note(storyboard) if captioned else ""
+    for note in (unsure_note(storyboard), fallback_note(storyboard), undrawn):
+        if note:
+            log.warning(note)
 
 
 def make_video(
@@ -443,64 +489,41 @@ def make_video(
     wait: bool = False,
 ) -> Video:
     """Song -> music video, with its .srt beside it (beside the song unless `output` names the video).
-
-    1. check, before any work, the outputs (none may be an input), the files the request names, that
-       the song lasts a frame, and the upscaler (a broken file is named now, not after the drawing);
-    2. hold the work directory (`wait`: for another run to let it go, else that is refused);
-    3. the storyboard: made, or reused from the work directory with its edits;
-    4. the frame schedule (paced by the beats if asked) and the pictures whose inputs changed (or
-       that a killed run left undone);
-    5. the frames delivered (camera, frame rate, size) and muxed with the song and the lyrics on
-       screen; the copy to `output`, its subtitles, timings.json.
-    Setting `stop` ends the run within one denoising step (what is written stays, for a resume)."""
+    `wait`: for another run to let the work directory go, else that is refused. Setting `stop` ends the
+    run within one denoising step (what is written stays, for a resume)."""
+    # 1. check inputs, before any work: the outputs (none may be an input), the files the request
+    #    names, and that the song lasts a frame
     output = output if output is not None else default_output(request, settings)
     check_before_work(request, settings, output)
     timings = timings if timings is not None else Timings()
     started = time.perf_counter()
     audio = decode_song(request, timings)
     check_frames(audio.info.duration, settings)
+    # 2. load the upscaler (a broken file is named now, not after the drawing); hold the work directory
     with (
         registry.use("upscaler", timings) if settings.resolution else nullcontext() as upscaler,
-        held(work_directory(audio.info, request.workdir), wait) as workdir,
+        Workdir.for_song(audio.info, request.workdir).held(wait) as workdir,
     ):
-        remove_leftovers(workdir, output)
+        workdir.remove_leftovers(output)
+        # 3. storyboard: made, or reused from the work directory with its edits
         storyboard = storyboard_in(workdir, request, registry, audio, timings)
         check_not_inputs(outputs_of(output, settings), inputs_of(request, storyboard))  # its pinned pictures too
-
+        # 4. frame schedule, paced by the beats if asked
         motion, accent = on_the_beat(audio, storyboard.duration, settings, timings)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
+        # 5. pictures whose inputs changed, or that a killed run left undone
         drawn = draw_pictures(storyboard, schedule, settings, registry, workdir, timings, request.quiet, stop)
-
-        video = workdir / ("preview.mp4" if settings.preview else "video.mp4")
-        width, height = settings.video_size
+        # 6. lyrics on screen
         script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)
-        upscale = Upscaler(upscaler, (width, height)) if settings.resolution else None
-        drawn_frames = video_frames(storyboard, schedule, workdir, settings)
-        frames = delivered(drawn_frames, schedule, storyboard.duration, settings, accent, upscale)
-        with timings.measure("mux"):
-            encode_video(
-                frames,
-                width=width,
-                height=height,
-                fps=settings.video_fps,
-                audio=Path(audio.info.path),
-                output=video,
-                subtitles=script,
-            )
+        # 7. frames delivered and muxed with the song
+        upscale = Upscaler(upscaler, settings.video_size) if settings.resolution else None
+        video = mux_video(storyboard, schedule, audio, settings, workdir, script, accent, upscale, timings)
+        # 8. the copy to `output`, its subtitles, timings.json
         copy_out(storyboard, workdir, video, script, output)
-        summary = {
-            **timings.summary(),
-            "frames": schedule.frame_count,
-            "video_frames": to_frame(storyboard.duration, settings.video_fps),
-            "pictures_drawn": drawn,
-            **({"upscale": upscale.cost()} if upscale else {}),
-            "wall_seconds": round(time.perf_counter() - started, 4),
-        }
-        write_json(workdir / "timings.json", summary)
-    undrawn = captions.undrawn_note(storyboard) if script is not None else ""  # only lyrics on screen need glyphs
-    for note in (unsure_note(storyboard), fallback_note(storyboard), undrawn):
-        if note:
-            log.warning(note)
+        summary = run_summary(timings, schedule, storyboard.duration, settings, drawn, upscale, started)
+        write_json(workdir.timings, summary)
+    # 9. what a person should look at
+    warn_of_doubts(storyboard, captioned=script is not None)
     return Video(
         output,
         output.with_suffix(".srt"),

@@ -369,8 +369,7 @@ def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_direct
     import threading
 
     from musicvid.audio import load_audio
-    from musicvid.pipeline import work_directory
-    from musicvid.workdir import held
+    from musicvid.workdir import Workdir
 
     monkeypatch.chdir(tmp_path)  # where the songs' work directories are made: musicvid-work/
     song = make_tone(tmp_path / "a.wav", 2)
@@ -380,7 +379,7 @@ def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_direct
     holding, release = threading.Event(), threading.Event()
 
     def other_run():
-        with held(work_directory(load_audio(song).info, None)):
+        with Workdir.for_song(load_audio(song).info).held():
             holding.set()
             release.wait(30)
 

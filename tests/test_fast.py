@@ -15,6 +15,7 @@ from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
+from musicvid.workdir import Workdir
 from tests.conftest import make_tone
 from tests.test_render import probe, render
 
@@ -124,7 +125,7 @@ def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_ap
 
     def keys(fast: bool) -> set[str]:
         settings = RenderSettings(**RenderSettings.completed({"fast": fast, "fps": 5.0}, (64, 64)))
-        groups = plan_pictures(board, schedule, settings, PRESETS["tiny"].drawing(fast), broken)
+        groups = plan_pictures(board, schedule, settings, PRESETS["tiny"].drawing(fast), Workdir(broken))
         return {p.key for group in groups for p in group}
 
     assert {stored_key(p) for p in broken.glob("*/*.png")} == keys(True) and not keys(True) & keys(False)

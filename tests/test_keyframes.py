@@ -10,10 +10,10 @@ from PIL import Image
 
 from musicvid.cli import main
 from musicvid.delivery.upscale import cover
-from musicvid.pictures.render import frame_path, keyframe_path
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.sheet import sheet_size
 from musicvid.storyboard import load_storyboard
+from musicvid.workdir import Workdir
 from tests.conftest import make_tone
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.00]rivers made of glass\n[00:03.00]stars fall\n[00:04.00]into the sea\n[00:05.00]and rise\n"
@@ -39,7 +39,7 @@ def changed_since(before: dict[str, bytes], workdir) -> set[str]:
 def touching(scene: int, schedule, workdir) -> set[str]:
     """The in-between frames of the morphs into and out of `scene`."""
     segments = [s for s in schedule.segments if scene in (s.scene, s.target)]
-    return {name(frame_path(workdir, k)) for s in segments for k in range(s.first + 1, s.end)}
+    return {name(Workdir(workdir).frame(k)) for s in segments for k in range(s.first + 1, s.end)}
 
 
 def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_redraws_one_scene(capsys, tmp_path):
@@ -58,7 +58,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     shown = schedule.shown_scenes
     assert f"keyframes: {len(shown)} drawn" in out and f"contact sheet: {workdir / 'contact_sheet.png'}" in out
     assert sorted(p.name for p in (workdir / "keyframes").iterdir()) == sorted(
-        keyframe_path(workdir, i).name for i in shown
+        Workdir(workdir).keyframe(i).name for i in shown
     )
     assert not (workdir / "frames").exists()  # no morph yet
     with Image.open(workdir / "contact_sheet.png") as sheet:  # one thumbnail per scene, four to a row
@@ -74,7 +74,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     board.save(workdir / "storyboard.json")
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
     run("render", *common, "-o", tmp_path / "video.mp4")
-    assert changed_since(before, workdir) == touching(2, schedule, workdir) | {name(keyframe_path(workdir, 2))}
+    assert changed_since(before, workdir) == touching(2, schedule, workdir) | {name(Workdir(workdir).keyframe(2))}
     assert drawn(workdir) == len(touching(2, schedule, workdir))
     # frames of other morphs in the edited frames' blocks were denoised beside them but kept: they are
     # what a render from nothing gives, byte for byte
@@ -94,10 +94,10 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     board.save(workdir / "storyboard.json")
     before = pictures(workdir)
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
-    pinned = np.asarray(Image.open(keyframe_path(workdir, 4)))
+    pinned = np.asarray(Image.open(Workdir(workdir).keyframe(4)))
     assert np.array_equal(pinned, cover(upload, (64, 64)))
     run("render", *common, "-o", tmp_path / "video.mp4")
-    assert changed_since(before, workdir) == touching(4, schedule, workdir) | {name(keyframe_path(workdir, 4))}
+    assert changed_since(before, workdir) == touching(4, schedule, workdir) | {name(Workdir(workdir).keyframe(4))}
     start = schedule.segments[4].first
     with av.open(str(tmp_path / "video.mp4")) as container:
         shown = next(f.to_ndarray(format="rgb24") for k, f in enumerate(container.decode(video=0)) if k == start)

@@ -16,10 +16,11 @@ from musicvid.errors import UserError
 from musicvid.models import PRESETS, REAL_ESRGAN, TINY, load_upscaler
 from musicvid.pictures import camera, render
 from musicvid.pictures.pacing import accent_per_frame, find_beats
-from musicvid.pictures.render import keyframe_path, load_picture
+from musicvid.pictures.render import load_picture
 from musicvid.pictures.schedule import frame_schedule, to_frame
 from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
+from musicvid.workdir import Workdir
 from tests.conftest import make_tone
 from tests.test_render import probe
 from tests.test_schedule import click_track
@@ -178,7 +179,7 @@ def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyf
     starts = {to_frame(s.start, 30): s.index for s in storyboard.scenes}
     frames = decoded(output, set(starts))
     upscale = Upscaler(None, (1920, 1080))
-    keyframes = {scene: upscale(load_picture(keyframe_path(workdir, scene))) for scene in starts.values()}
+    keyframes = {scene: upscale(load_picture(Workdir(workdir).keyframe(scene))) for scene in starts.values()}
     for k, scene in starts.items():
         # above the lyrics, which are burned in at the bottom
         fit = {other: psnr(frames[k][:800], picture[:800]) for other, picture in keyframes.items()}

@@ -23,7 +23,7 @@ from musicvid.errors import UserError
 from musicvid.files import VIDEO_SUFFIXES
 from musicvid.lyrics.known import read_lyrics
 from musicvid.storyboard import Scene, Storyboard
-from musicvid.workdir import held
+from musicvid.workdir import Workdir
 from tests.conftest import make_tone
 from tests.test_cli import run
 
@@ -129,7 +129,7 @@ def test_a_run_that_waits_gets_the_work_directory_once_the_other_lets_it_go(tmp_
     taken, order = threading.Event(), []
 
     def other() -> None:
-        with held(tmp_path / "w"):
+        with Workdir(tmp_path / "w").held():
             taken.set()
             time.sleep(0.5)
             order.append("other done")
@@ -138,9 +138,9 @@ def test_a_run_that_waits_gets_the_work_directory_once_the_other_lets_it_go(tmp_
     thread.start()
     taken.wait()
     with pytest.raises(UserError, match="in use"):
-        with held(tmp_path / "w"):
+        with Workdir(tmp_path / "w").held():
             pass
-    with held(tmp_path / "w", wait=True):
+    with Workdir(tmp_path / "w").held(wait=True):
         order.append("waited")
     thread.join()
     assert order == ["other done", "waited"]

@@ -15,11 +15,12 @@ from PIL import Image, PngImagePlugin
 
 from musicvid.cli import main
 from musicvid.models import local_diffusion
-from musicvid.pictures.render import KEY_FIELD, keyframe_path, load_picture, stored_key, video_frames
+from musicvid.pictures.render import KEY_FIELD, load_picture, stored_key, video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import align
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import load_storyboard
+from musicvid.workdir import Workdir
 from tests.conftest import make_tone
 
 REPOSITORY = Path(__file__).parents[1]
@@ -81,10 +82,10 @@ def test_each_scene_starts_on_its_keyframe(song, tmp_path):
     board = load_storyboard(workdir / "storyboard.json")
     settings = RenderSettings(size=(64, 64), steps=4)
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, settings.fps)
-    frames = list(video_frames(board, schedule, workdir, settings))
+    frames = list(video_frames(board, schedule, Workdir(workdir), settings))
     assert len(frames) == schedule.frame_count
     for segment in schedule.segments:
-        keyframe = load_picture(keyframe_path(workdir, segment.scene))
+        keyframe = load_picture(Workdir(workdir).keyframe(segment.scene))
         assert np.array_equal(frames[segment.first], keyframe)
     # in between, the frames are rendered morphs, neither keyframe
     middle = schedule.segments[1]

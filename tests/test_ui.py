@@ -19,7 +19,7 @@ from PIL import Image
 
 from musicvid.assets import DEMO_LYRICS, DEMO_SONG
 from musicvid.delivery.upscale import cover
-from musicvid.pictures.render import keyframe_path
+from musicvid.workdir import Workdir
 
 ADVANCED = [
     "tiny",
@@ -146,7 +146,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     Image.fromarray(band).save(tmp_path / "band.png")
     pin = handle_file(str(tmp_path / "band.png"))
     gallery, files, status = client.predict("", "", *ADVANCED, table, job, 3, pin, api_name="/pin_picture")
-    keyframe = jobs_dir / job / "work" / "keyframes" / keyframe_path(Path(), 3).name
+    keyframe = jobs_dir / job / "work" / "keyframes" / Workdir(Path()).keyframe(3).name
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64))) and "1 drawn" in status
     video, files, job_after, status = client.predict(
         song, "Lighthouse", "The Tiny Models", *ADVANCED, table, job, api_name="/render"
@@ -469,7 +469,7 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
         page.get_by_role("button", name="New picture").click()
         page.get_by_text("Keyframes ready (1 drawn)").wait_for(timeout=120_000)
         redrawn = [name for name, data in drawn.items() if (job / "work" / "keyframes" / name).read_bytes() != data]
-        assert redrawn == [keyframe_path(job, 2).name]
+        assert redrawn == [Workdir(job).keyframe(2).name]
         sources = []
         for prompt in ("a lighthouse made of glass", "a lighthouse made of ice"):
             edit_prompt(page, 1, prompt)

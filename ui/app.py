@@ -30,7 +30,6 @@ from musicvid.errors import Cancelled, MusicvidError, UserError
 from musicvid.files import check_file, check_picture
 from musicvid.lyrics.known import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
-from musicvid.pictures.render import keyframe_path
 from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
 from musicvid.settings import (
     ASPECTS,
@@ -48,6 +47,7 @@ from musicvid.settings import (
     parse_size,
 )
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
+from musicvid.workdir import Workdir, video_name
 from ui.config import UIConfig
 from vipe_core.files import write_json
 
@@ -132,7 +132,7 @@ class Jobs:
         ours = JOB_ID.fullmatch(job or "") and self.owners.get(job) == session
         folder = self.root / job / "song" if ours else None
         songs = [p for p in folder.iterdir() if p.is_file()] if folder and folder.is_dir() else []
-        if len(songs) != 1 or not (folder.parent / "work" / "storyboard.json").is_file():
+        if len(songs) != 1 or not Workdir(folder.parent / "work").storyboard.is_file():
             raise UserError(NO_STORYBOARD)
         return songs[0]
 
@@ -309,7 +309,7 @@ def build_app(config: UIConfig = UIConfig()):
         settings, context_size, seed = settings_from(**chosen(values))
         song = jobs.song(job_id, session)
         folder = song.parent.parent
-        edited = json.loads((folder / "work" / "storyboard.json").read_text(encoding="utf-8"))
+        edited = json.loads(Workdir(folder / "work").storyboard.read_text(encoding="utf-8"))
         if table_rows is not None:
             edited = apply_edits(edited, table_rows)
         if change is not None:
@@ -339,10 +339,10 @@ def build_app(config: UIConfig = UIConfig()):
             request,
             settings,
             jobs.registry(values[preset]),
-            output=request.song.parent.parent / f"{request.song.stem}{'.preview' if settings.preview else ''}.mp4",
+            output=request.song.parent.parent / video_name(request.song.stem, settings.preview),
             stop=stop,
         )
-        files = [str(made.video), str(made.workdir / "storyboard.json"), str(made.subtitles)]
+        files = [str(made.video), str(made.workdir.storyboard), str(made.subtitles)]
         if settings.captions != "none":
             files.append(str(made.video.with_suffix(".ass")))
         return str(made.video), files
@@ -355,10 +355,8 @@ def build_app(config: UIConfig = UIConfig()):
             request, settings = edited_request(values, table_rows, job_id, session, change)
             made = draw_keyframes(request, settings, jobs.registry(values[preset]), stop=stop)
         scenes = made.storyboard.scenes
-        pictures = [
-            (str(keyframe_path(made.workdir, i)), f"{i}: {scenes[i].text or scenes[i].kind}") for i in made.scenes
-        ]
-        files = [str(made.contact_sheet), str(made.workdir / "storyboard.json")]
+        pictures = [(str(made.workdir.keyframe(i)), f"{i}: {scenes[i].text or scenes[i].kind}") for i in made.scenes]
+        files = [str(made.contact_sheet), str(made.workdir.storyboard)]
         drawn = f"{made.pictures_drawn} drawn" if made.pictures_drawn else "none changed"
         status = (
             f"Keyframes ready ({drawn}): click one, then New picture to draw it again or Pin picture to use "

@@ -20,10 +20,10 @@ from fontTools.ttLib import TTFont
 from musicvid.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.lyrics.transcript import Transcript
 from musicvid.storyboard import Storyboard, listed
+from musicvid.workdir import FONTS
 from vipe_core.files import atomic_path, write_text
 
 SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold once sung, white before
-FONTS = "fonts"  # the folder beside an ASS script that holds its fonts (musicvid.delivery.mux)
 CAPTION_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT)  # each character is drawn in the first of them that has it
 UNDRAWN_SHOWN = 10  # how many of the characters no caption font has undrawn_note names
 WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is that scene's line

@@ -24,8 +24,8 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from musicvid import ffmpeg
-from musicvid.delivery.captions import FONTS
 from musicvid.errors import RenderError
+from musicvid.workdir import FONTS
 from vipe_core.files import atomic_path
 
 INTERPOLATORS = {

@@ -25,16 +25,16 @@ import numpy as np
 import torch
 from PIL import Image, PngImagePlugin
 
-from musicvid.delivery.captions import FONTS
 from musicvid.delivery.upscale import cover
 from musicvid.errors import Cancelled, UserError
-from musicvid.files import check_picture, remove_all_temporaries, remove_temporaries
+from musicvid.files import check_picture
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.slerp import align, slerp
 from musicvid.progress import Progress
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Storyboard
 from musicvid.timing import Timings
+from musicvid.workdir import Workdir
 from vipe_core.files import atomic_path
 
 log = logging.getLogger("musicvid")
@@ -101,16 +101,8 @@ def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
     return cover(pixels, settings.size)
 
 
-def keyframe_path(workdir: Path, scene: int) -> Path:
-    return workdir / "keyframes" / f"{scene:04d}.png"
-
-
-def frame_path(workdir: Path, frame: int) -> Path:
-    return workdir / "frames" / f"{frame:06d}.png"
-
-
 def plan_pictures(
-    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, diffusion: str, workdir: Path
+    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, diffusion: str, workdir: Workdir
 ) -> list[list[Picture]]:
     """Every picture of the video in its fixed render group: keyframes first, each alone, then the
     in-between frames by blocks of `--batch-size` frame numbers (frames k with the same k // size),
@@ -125,7 +117,7 @@ def plan_pictures(
         return (scenes[i].prompt, scenes[i].seed, *([pinned[i]] if i in pinned else []))
 
     keyframes = [
-        Picture(keyframe_path(workdir, s), _key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
+        Picture(workdir.keyframe(s), _key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
     ]
     groups = [[keyframe] for keyframe in keyframes]  # one by one: a new seed or prompt redraws that one alone
     if settings.preview:
@@ -138,7 +130,7 @@ def plan_pictures(
         for k in range(segment.first + 1, segment.end):
             blocks.setdefault(k // settings.batch_size, []).append(
                 Picture(
-                    frame_path(workdir, k),
+                    workdir.frame(k),
                     _key(
                         common,
                         morph,
@@ -373,14 +365,6 @@ def draw(
         return decode(pipe, latents)[: len(group)].cpu().numpy()
 
 
-def remove_leftovers(workdir: Path, output: Path | None = None) -> None:
-    """Temporary files of a run that was killed mid-write (see files.atomic_path)."""
-    for folder in (workdir, workdir / "keyframes", workdir / "frames", workdir / FONTS):
-        remove_all_temporaries(folder)
-    for path in (output, output.with_suffix(".srt"), output.with_suffix(".ass")) if output else ():
-        remove_temporaries(path)
-
-
 def stale_pictures(groups: list[list[Picture]], settings: RenderSettings) -> set[Path]:
     """The paths of the pictures that are missing, or drawn from other inputs or at another size."""
     size = (settings.width, settings.height)
@@ -441,14 +425,14 @@ def render_pictures(
 
 
 def video_frames(
-    storyboard: Storyboard, schedule: FrameSchedule, workdir: Path, settings: RenderSettings
+    storyboard: Storyboard, schedule: FrameSchedule, workdir: Workdir, settings: RenderSettings
 ) -> Iterator[np.ndarray]:
     """Frame 0 … N−1 in order, as drawn: keyframes where t = 0, rendered morphs between them (or, in
     preview, a crossfade of the two keyframes)."""
 
     @lru_cache(maxsize=2)  # scenes come in order: only the current keyframe and the next are needed
     def keyframe(scene: int) -> np.ndarray:
-        return load_picture(keyframe_path(workdir, scene))
+        return load_picture(workdir.keyframe(scene))
 
     for segment in schedule.segments:
         for k in range(segment.first, segment.end):
@@ -460,4 +444,4 @@ def video_frames(
                 end = keyframe(segment.target).astype(np.float32)
                 yield ((1 - t) * start + t * end).round().astype(np.uint8)
             else:
-                yield load_picture(frame_path(workdir, k))
+                yield load_picture(workdir.frame(k))

@@ -11,8 +11,8 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from musicvid.assets import LYRICS_FONT
-from musicvid.pictures.render import keyframe_path, load_picture
 from musicvid.storyboard import Scene, Storyboard
+from musicvid.workdir import Workdir
 from vipe_core.files import atomic_path
 
 COLUMNS = 4
@@ -81,17 +81,22 @@ def _texts(scene: Scene) -> dict[str, str]:
     }
 
 
-def contact_sheet(storyboard: Storyboard, workdir: Path, scenes: list[int]) -> Image.Image:
+def read_keyframe(path: Path) -> Image.Image:
+    with Image.open(path) as image:
+        return image.convert("RGB")
+
+
+def contact_sheet(storyboard: Storyboard, workdir: Workdir, scenes: list[int]) -> Image.Image:
     """The sheet of `scenes` (those shown), their keyframes read from the work directory."""
-    pictures = [load_picture(keyframe_path(workdir, i)) for i in scenes]
-    size = (pictures[0].shape[1], pictures[0].shape[0]) if pictures else (THUMB_WIDTH, THUMB_WIDTH)
+    pictures = [read_keyframe(workdir.keyframe(i)) for i in scenes]
+    size = pictures[0].size if pictures else (THUMB_WIDTH, THUMB_WIDTH)
     sheet = Image.new("RGB", sheet_size(max(1, len(scenes)), size), BACKGROUND)
     draw = ImageDraw.Draw(sheet)
     cell_w, cell_h = cell_size(size)
     for n, (scene, picture) in enumerate(zip(scenes, pictures)):
         left, top = GAP + (n % COLUMNS) * cell_w, GAP + (n // COLUMNS) * cell_h
         thumb_size = (THUMB_WIDTH, cell_h - 2 * GAP - _text_height())
-        thumb = Image.fromarray(picture).resize(thumb_size, Image.Resampling.LANCZOS)
+        thumb = picture.resize(thumb_size, Image.Resampling.LANCZOS)
         sheet.paste(thumb, (left, top))
         y = top + thumb.height + 4
         texts = _texts(storyboard.scenes[scene])
@@ -106,7 +111,8 @@ def _text_height() -> int:
     return sum(_line_height(size) * lines for _, size, lines, _ in TEXT)
 
 
-def write_contact_sheet(path: Path, storyboard: Storyboard, workdir: Path, scenes: list[int]) -> Path:
-    with atomic_path(path) as tmp:
+def write_contact_sheet(storyboard: Storyboard, workdir: Workdir, scenes: list[int]) -> Path:
+    """The sheet, written as the work directory's contact sheet."""
+    with atomic_path(workdir.contact_sheet) as tmp:
         contact_sheet(storyboard, workdir, scenes).save(tmp, format="PNG")
-    return path
+    return workdir.contact_sheet
