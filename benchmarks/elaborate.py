@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from musicvid.assets import ASSETS_DIR
-from musicvid.models import resolve_device
+from musicvid.models.loading import resolve_device
 from musicvid.pictures.elaborate import scene_contexts
 from musicvid.storyboard import Scene, Storyboard
 from vipe_core.choose import choose

@@ -33,7 +33,8 @@ import torch
 from musicvid.assets import ASSETS_DIR
 from musicvid.audio import SAMPLE_RATE
 from musicvid.ffmpeg import exe as ffmpeg_exe
-from musicvid.models import PRESETS, SD15_RANDOM, ModelRegistry
+from musicvid.models.loading import ModelRegistry
+from musicvid.models.presets import PRESETS, SD15_RANDOM
 from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
 from musicvid.pipeline import make_video
 from musicvid.settings import RenderSettings, SongRequest

@@ -28,7 +28,9 @@ from pathlib import Path
 
 import torch
 
-from musicvid.models import LOCAL_DIFFUSION, SD15_RANDOM, TINY_CLIP_TOKENIZER, local_diffusion
+from musicvid.assets import TINY_CLIP_TOKENIZER
+from musicvid.models.presets import SD15_RANDOM
+from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

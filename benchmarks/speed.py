@@ -38,11 +38,14 @@ from typing import Callable
 import numpy as np
 import torch
 
-from musicvid.models import PRESETS, SD15_RANDOM, TINY, ModelRegistry, local_diffusion
+from musicvid.models.loading import ModelRegistry
+from musicvid.models.presets import PRESETS, SD15_RANDOM, TINY
+from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.render import (
     Batch,
     SceneInputs,
     batch_inputs,
+    compute_device,
     decode,
     denoise,
     draw,
@@ -207,7 +210,7 @@ def fast_pipeline(pipe):
 
 def run_groups(pipe, board: Storyboard, groups: list[list], settings: RenderSettings, loop: str):
     """Draws the groups; yields (pictures, seconds since the start) after each group."""
-    device = pipe._execution_device
+    device = compute_device(pipe)
     on_gpu = device.type == "cuda"
     needed = sorted({s for g in groups for p in g for s in (p.scene, p.target)})
     inputs = SceneInputs(pipe, board, needed, settings)
@@ -290,7 +293,8 @@ def whole_song(seconds: float, on_gpu: bool, folder: Path) -> dict:
     from benchmarks.render import synthesize_song
     from musicvid.audio import load_audio
     from musicvid.lyrics.align import align_lyrics
-    from musicvid.models import ASRModel, random_whisper
+    from musicvid.models.loading import ASRModel
+    from musicvid.models.tiny import random_whisper
     from musicvid.pipeline import make_video
     from musicvid.settings import SongRequest
 

@@ -18,7 +18,7 @@ import torch
 
 def musicvid_walk(args, device: torch.device) -> dict:
     from musicvid.delivery.mux import encode_video
-    from musicvid.models import load_diffusion
+    from musicvid.models.loading import load_diffusion
     from musicvid.pictures.render import job_pipeline, plan_pictures, render_pictures, video_frames
     from musicvid.pictures.schedule import frame_schedule
     from musicvid.settings import RenderSettings

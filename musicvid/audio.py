@@ -1,4 +1,4 @@
-"""Audio in: decode any file ffmpeg reads, once, to 16 kHz mono float32; its duration, hash and tags."""
+"""Audio in: decode any file ffmpeg reads, once, to 16 kHz mono float32; its duration, hash, tags and beats."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from musicvid.settings import MAX_SONG_SECONDS
 SAMPLE_RATE = 16_000  # what Whisper expects
 # A file that decodes to less than this share of the length its header declares is cut off.
 TRUNCATION_TOLERANCE = 0.9
+BEAT_HOP = 256  # 16 ms: several onset values per video frame at up to 60 fps
 
 
 @dataclass(frozen=True)
@@ -115,12 +116,28 @@ def read_tags(path: Path) -> tuple[str, str]:
     return title, artist
 
 
-def beat_times(samples: np.ndarray) -> list[float]:
-    """Where the beats fall (seconds), by librosa's beat tracker."""
+@dataclass(frozen=True)
+class Beats:
+    """The song's pulse, once for all that follows it: the scenes' cuts and the morphs' pacing."""
+
+    onset: np.ndarray  # onset strength per hop
+    times: np.ndarray  # the time of each hop (s)
+    beats: np.ndarray  # hops where a beat falls
+
+    @property
+    def seconds(self) -> list[float]:
+        """Where the beats fall (s)."""
+        return self.times[self.beats].tolist()
+
+
+def find_beats(samples: np.ndarray) -> Beats:
+    """librosa's onset strength (spectral flux: where a sound starts) and its beat tracker on it."""
     import librosa
 
-    _, frames = librosa.beat.beat_track(y=samples, sr=SAMPLE_RATE)
-    return librosa.frames_to_time(frames, sr=SAMPLE_RATE).tolist()
+    onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    _, beats = librosa.beat.beat_track(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    times = librosa.frames_to_time(np.arange(onset.size), sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    return Beats(onset, times, np.asarray(beats, dtype=int))
 
 
 def load_audio(path: str | Path, max_seconds: float = MAX_SONG_SECONDS) -> Audio:

@@ -21,7 +21,7 @@ from typing import Iterable
 
 import numpy as np
 
-from musicvid.audio import Audio, AudioInfo, beat_times, load_audio
+from musicvid.audio import Audio, AudioInfo, find_beats, load_audio
 from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
@@ -39,10 +39,10 @@ from musicvid.lyrics.known import PLAIN, check_line_count, lyrics_label, read_ly
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
-from musicvid.models import ModelRegistry
+from musicvid.models.loading import ModelRegistry
 from musicvid.pictures import camera
 from musicvid.pictures.elaborate import elaborate
-from musicvid.pictures.pacing import accent_per_frame, find_beats, motion_per_frame
+from musicvid.pictures.pacing import accent_per_frame, motion_per_frame
 from musicvid.pictures.render import (
     job_pipeline,
     plan_pictures,
@@ -207,7 +207,7 @@ def storyboard_in(
             scenes = plan_scenes(transcript.lines, info.duration, request.break_seconds)
             if instrumental_cuts(scenes):  # beat tracking costs seconds: only when there is a cut to place
                 with timings.measure("beats"):
-                    snap_cuts_to_beats(scenes, beat_times(audio.samples))
+                    snap_cuts_to_beats(scenes, find_beats(audio.samples).seconds)
             storyboard = Storyboard(
                 audio={"path": info.path, "sha256": info.sha256, "duration": info.duration},
                 title=title,

@@ -450,7 +450,7 @@ class ModelChoice(Settings):
     device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)
 
     def model_set(self):
-        from musicvid.models import choose_models
+        from musicvid.models.presets import choose_models
 
         return choose_models(
             self.models,
@@ -466,6 +466,6 @@ class ModelChoice(Settings):
         )
 
     def registry(self, keep_loaded: bool = False):
-        from musicvid.models import ModelRegistry
+        from musicvid.models.loading import ModelRegistry
 
         return ModelRegistry(self.model_set(), device=self.device, keep_loaded=keep_loaded)

@@ -17,10 +17,10 @@ from musicvid.errors import UserError
 from musicvid.files import check_file, invalid, json_number, json_share, json_string, parse_json
 from musicvid.lyrics.transcript import UNSURE_BELOW, Line
 from musicvid.settings import SongRequest
+from vipe_core.context import SCENE_KINDS
 from vipe_core.files import write_json
 
 VERSION = 1
-KINDS = ("intro", "lyric", "break", "outro")
 MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
 MAX_INSTRUMENTAL_SECONDS = 20.0  # longer instrumental stretches are split for variety
 TIME_TOLERANCE = 1e-3
@@ -265,8 +265,8 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
             raise invalid(document, f"{at}.{key}", "is missing")
     if raw["index"] != i:
         raise invalid(document, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
-    if raw["kind"] not in KINDS:
-        raise invalid(document, f"{at}.kind", f"must be one of {', '.join(KINDS)}, got {raw['kind']!r}")
+    if raw["kind"] not in SCENE_KINDS:
+        raise invalid(document, f"{at}.kind", f"must be one of {', '.join(SCENE_KINDS)}, got {raw['kind']!r}")
     start = json_number(raw["start"], document, f"{at}.start")
     end = json_number(raw["end"], document, f"{at}.end")
     seed = raw["seed"]

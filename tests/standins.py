@@ -54,7 +54,8 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.models import DEMUCS_SOURCES, LCM_LORA, LOCAL_DIFFUSION, REAL_ESRGAN, TAESD, TINY, random_lora
+from musicvid.models.presets import LCM_LORA, REAL_ESRGAN, TAESD, TINY
+from musicvid.models.tiny import DEMUCS_SOURCES, LOCAL_DIFFUSION, random_lora
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"

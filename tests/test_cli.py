@@ -245,7 +245,7 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
 
     import numpy as np
 
-    from musicvid.audio import beat_times, file_sha256, load_audio
+    from musicvid.audio import file_sha256, find_beats, load_audio
     from musicvid.lyrics.transcript import Transcript
 
     rate, t = 16_000, np.arange(45 * 16_000) / 16_000
@@ -262,7 +262,7 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
     assert code == 0, err
     board = load_storyboard(workdir / "storyboard.json")
     assert [s.kind for s in board.scenes] == ["intro"] * 3
-    beats = beat_times(load_audio(song).samples)
+    beats = find_beats(load_audio(song).samples).seconds
     for scene in board.scenes[1:]:
         assert min(abs(scene.start - b) for b in beats) < 1e-6
 

@@ -8,7 +8,7 @@ import torch
 
 from musicvid.cli import main
 from musicvid.errors import RenderError
-from musicvid.models import tiny_gpt2_tokenizer, tiny_vipe
+from musicvid.models.tiny import tiny_gpt2_tokenizer, tiny_vipe
 from musicvid.pictures.elaborate import elaborate, scene_contexts
 from musicvid.storyboard import Scene, Storyboard, fallback_note, load_storyboard, scene_table
 from vipe_core.choose import choose

@@ -7,10 +7,11 @@ import pytest
 import torch
 from diffusers import AutoencoderTiny, LCMScheduler
 
-from musicvid.models import PRESETS, TINY, load_diffusion, load_fast_diffusion
+from musicvid.models.loading import load_diffusion, load_fast_diffusion
+from musicvid.models.presets import PRESETS, TINY
 from musicvid.pictures import render as render_module
 from musicvid.pictures.render import Conditioning, Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
-from musicvid.pictures.sampler import SharedNoiseLCMScheduler
+from musicvid.pictures.sampler import SharedNoiseLCMScheduler, StepNoise
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
@@ -28,13 +29,13 @@ def test_given_the_noise_lcm_would_draw_the_sampler_takes_lcms_own_steps():
     shape = (2, 4, 8, 8)
     # LCM draws its noise after each step but the last from the generator: the same draws, given
     drawn = torch.Generator().manual_seed(5)
-    ours.step_noise = torch.stack([torch.randn(shape, generator=drawn) for _ in range(3)])
+    given = StepNoise(torch.stack([torch.randn(shape, generator=drawn) for _ in range(3)]))
     generator = torch.Generator().manual_seed(5)
     sample = ours_sample = torch.randn(shape, generator=torch.Generator().manual_seed(1))
     for timestep in lcm.timesteps:
         output = torch.randn(shape, generator=torch.Generator().manual_seed(int(timestep)))
         sample = lcm.step(output, timestep, sample, generator=generator).prev_sample
-        ours_sample = ours.step(output, timestep, ours_sample).prev_sample
+        ours_sample = ours.step(output, timestep, ours_sample, generator=given).prev_sample
         assert torch.allclose(ours_sample, sample, atol=1e-6)
 
 

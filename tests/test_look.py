@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 import torch
 
+from musicvid.audio import find_beats
 from musicvid.cli import main
 from musicvid.delivery import captions, mux
 from musicvid.delivery.upscale import Upscaler, cover
 from musicvid.errors import UserError
-from musicvid.models import PRESETS, REAL_ESRGAN, TINY, load_upscaler
+from musicvid.models.loading import load_upscaler
+from musicvid.models.presets import PRESETS, REAL_ESRGAN, TINY
 from musicvid.pictures import camera, render
-from musicvid.pictures.pacing import accent_per_frame, find_beats
+from musicvid.pictures.pacing import accent_per_frame
 from musicvid.pictures.render import load_picture
 from musicvid.pictures.schedule import frame_schedule, to_frame
 from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings

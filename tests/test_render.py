@@ -14,7 +14,7 @@ import torch
 from PIL import Image, PngImagePlugin
 
 from musicvid.cli import main
-from musicvid.models import local_diffusion
+from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.render import KEY_FIELD, load_picture, stored_key, video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import align
@@ -226,7 +226,8 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, c
 
 
 def test_compile_wraps_the_unet_and_decoder_once():
-    from musicvid.models import TINY, local_diffusion
+    from musicvid.models.presets import TINY
+    from musicvid.models.tiny import local_diffusion
     from musicvid.pictures.render import job_pipeline
     from musicvid.settings import RenderSettings
 
@@ -259,7 +260,8 @@ def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pic
 
 
 def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
-    from musicvid.models import TINY, local_diffusion
+    from musicvid.models.presets import TINY
+    from musicvid.models.tiny import local_diffusion
     from musicvid.pictures.render import job_pipeline
     from musicvid.settings import RenderSettings
 

@@ -65,7 +65,8 @@ def click_track(seconds: float, bpm: float, rate: int = 16_000) -> tuple[np.ndar
 
 
 def test_beat_pacing_moves_the_morph_on_the_beats_and_still_lands_on_each_keyframe():
-    from musicvid.pictures.pacing import find_beats, motion_per_frame
+    from musicvid.audio import find_beats
+    from musicvid.pictures.pacing import motion_per_frame
 
     fps, duration = 10, 12.0
     samples, beats = click_track(duration, bpm=75)  # a beat every 0.8 s: 8 frames
@@ -87,7 +88,8 @@ def test_beat_pacing_moves_the_morph_on_the_beats_and_still_lands_on_each_keyfra
 
 
 def test_beat_pacing_of_silence_is_linear():
-    from musicvid.pictures.pacing import find_beats, motion_per_frame
+    from musicvid.audio import find_beats
+    from musicvid.pictures.pacing import motion_per_frame
 
     motion = motion_per_frame(find_beats(np.zeros(16_000 * 3, dtype=np.float32)), 10, 30)
     paced, linear = frame_schedule([0.0, 1.5], 3.0, 10, motion), frame_schedule([0.0, 1.5], 3.0, 10)

@@ -10,7 +10,8 @@ from pathlib import Path
 import av
 
 from benchmarks import walk
-from musicvid.models import TINY, local_diffusion
+from musicvid.models.presets import TINY
+from musicvid.models.tiny import local_diffusion
 
 
 def test_musicvid_walk_draws_each_frame_once_and_writes_the_video(tmp_path):

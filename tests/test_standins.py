@@ -17,16 +17,8 @@ from musicvid.audio import load_audio
 from musicvid.cli import main
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
-from musicvid.models import (
-    DEMUCS,
-    LCM_LORA,
-    TAESD,
-    load_diffusion,
-    load_fast_diffusion,
-    load_separator,
-    resolve_device,
-    weights_variant,
-)
+from musicvid.models.loading import load_diffusion, load_fast_diffusion, load_separator, resolve_device, weights_variant
+from musicvid.models.presets import DEMUCS, LCM_LORA, TAESD
 from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
@@ -154,7 +146,7 @@ def test_stable_diffusion_loads_its_fp16_weights_where_the_repository_has_them(s
     assert weights_variant(torch.device("cuda")) == "fp16" and weights_variant(torch.device("cpu")) is None
     files = snapshot(standin_hub, SD15)
     full = load_diffusion(SD15, torch.device("cpu"))
-    monkeypatch.setattr("musicvid.models.weights_variant", lambda device: "fp16")  # as on CUDA, in float32 here
+    monkeypatch.setattr("musicvid.models.loading.weights_variant", lambda device: "fp16")  # as on CUDA, in float32 here
     half = load_diffusion(SD15, torch.device("cpu"))
     from safetensors.torch import load_file
 

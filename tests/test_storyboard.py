@@ -7,13 +7,13 @@ import pytest
 from musicvid.errors import UserError
 from musicvid.lyrics.transcript import Line
 from musicvid.storyboard import (
-    KINDS,
     load_storyboard,
     parse_storyboard,
     plan_scenes,
     scene_seed,
     scene_table,
 )
+from vipe_core.context import SCENE_KINDS
 
 
 def check_tiling(scenes, duration):
@@ -24,7 +24,7 @@ def check_tiling(scenes, duration):
         assert before.end == after.start
     assert all(s.end > s.start for s in scenes)
     assert [s.index for s in scenes] == list(range(len(scenes)))
-    assert all(s.kind in KINDS for s in scenes)
+    assert all(s.kind in SCENE_KINDS for s in scenes)
 
 
 TIMELINES = {

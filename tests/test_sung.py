@@ -12,7 +12,7 @@ from musicvid.audio import load_audio
 from musicvid.cli import main
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import transcribe
-from musicvid.models import load_asr, resolve_device
+from musicvid.models.loading import load_asr, resolve_device
 from musicvid.storyboard import load_storyboard, plan_scenes
 from tests.songs import RATE, make_song, voice
 

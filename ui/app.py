@@ -29,7 +29,8 @@ from musicvid.audio import check_length, read_tags
 from musicvid.errors import Cancelled, MusicvidError, UserError
 from musicvid.files import check_file, check_picture
 from musicvid.lyrics.known import PLAIN, starts_with_time
-from musicvid.models import PRESETS, ModelRegistry, choose_models
+from musicvid.models.loading import ModelRegistry
+from musicvid.models.presets import PRESETS, choose_models
 from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
 from musicvid.settings import (
     ASPECTS,

@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from musicvid.models import PRESETS
+    from musicvid.models.presets import PRESETS
     from ui.app import build_app
 
     if args.models not in PRESETS:

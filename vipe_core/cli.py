@@ -13,11 +13,23 @@ Exit codes: 0 done, 1 the work failed, 2 bad input or usage; errors are one line
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import sys
 from dataclasses import asdict
 
 from vipe_core.errors import VipeError
+
+TRAIN_EXTRA = "pip install 'musicvid[train]'"
+# The modules of the train extra (pyproject.toml) each stage imports: musicvid renders without them, so
+# a stage looks for them before any work and names the extra.
+TRAIN_MODULES = {
+    "collect": ("lyricsgenius",),
+    "label": ("httpx",),
+    "build": ("pandas", "pyarrow"),
+    "train": ("pandas", "pyarrow"),
+    "evaluate": ("pandas", "pyarrow"),
+}
 
 
 def _positive(text: str) -> int:
@@ -332,6 +344,16 @@ def _evaluate(args) -> None:
     print(f"wrote {results['path']}")
 
 
+def check_train_extra(args) -> None:
+    """Refuses a stage whose modules of the train extra are not installed, naming the extra."""
+    needed = TRAIN_MODULES.get(args.stage, ())
+    if args.stage == "evaluate" and not args.no_profanity:
+        needed += ("profanity_check",)
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise VipeError(f"this stage needs {', '.join(missing)}, from the training extra: {TRAIN_EXTRA}")
+
+
 STAGES = {
     "collect": _collect,
     "filter": _filter,
@@ -352,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
 
         transformers_logging.disable_progress_bar()  # "Loading weights", "Writing model shards"
     try:
+        check_train_extra(args)
         STAGES[args.stage](args)
     except VipeError as error:
         print(f"vipe {args.stage}: {error}", file=sys.stderr)

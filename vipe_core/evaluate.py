@@ -99,7 +99,10 @@ def profanity_table(lyrics: list[str], columns: dict[str, list[str]]) -> dict:
     try:
         from profanity_check import predict_prob
     except ImportError:
-        raise VipeError("the profanity check needs the alt-profanity-check package (or pass --no-profanity).") from None
+        raise VipeError(
+            "the profanity check needs alt-profanity-check, from the training extra: "
+            "pip install 'musicvid[train]' (or pass --no-profanity)."
+        ) from None
     lyric_scores = predict_prob(lyrics)
     scores = {"lyrics": lyric_scores, **{name: predict_prob(texts) for name, texts in columns.items()}}
     buckets = []

@@ -4,7 +4,7 @@
 Interpolation runs at the drawn size, before upscaling: ffmpeg's interpolators run on the CPU, and
 minterpolate makes about 40 frames/s at 512x288 on two cores but 2 at 1920x1080.
 
-The interpolators, compared in benchmarks/interpolation.py:
+The interpolators, compared in benchmarks/delivery.py:
 - minterpolate: ffmpeg's motion-compensated interpolation (bidirectional motion estimation, overlapped
   blocks), which follows a moving picture;
 - blend: ffmpeg's framerate filter, a crossfade of the two frames around each new one.

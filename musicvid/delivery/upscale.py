@@ -1,6 +1,6 @@
 """Upscale: each frame to the video's size (--resolution), by a learned upscaler or by Lanczos.
 
-A learned upscaler (Real-ESRGAN, loaded by spandrel: musicvid.models) multiplies the picture's size by
+A learned upscaler (Real-ESRGAN, loaded by spandrel: musicvid.models.loading) multiplies the picture's size by
 its scale (4 for RealESRGAN_x4plus) and draws the detail a bigger picture needs; Lanczos then brings
 the result to cover the video's size, keeping the middle: a drawn 704x384 (1.83:1) gives up 3% at its
 sides to become 16:9. Without a model Lanczos does all of it. The model sees one frame at a time: the

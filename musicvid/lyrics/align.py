@@ -36,7 +36,7 @@ from musicvid.lyrics.transcribe import (
     lines_at_pauses,
 )
 from musicvid.lyrics.transcript import Line, Transcript, Word
-from musicvid.models import ASRModel
+from musicvid.models.loading import ASRModel
 from musicvid.progress import Progress
 
 WINDOW_SECONDS = 30.0  # Whisper's

@@ -19,7 +19,7 @@ import torch
 
 from musicvid.audio import SAMPLE_RATE
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
-from musicvid.models import ASRModel
+from musicvid.models.loading import ASRModel
 from musicvid.progress import Progress
 
 # Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a

@@ -1,10 +1,10 @@
 """The music's pulse, per video frame: how far each frame moves a morph, and the accent of strong beats.
 
-librosa's onset strength (spectral flux) says where a sound starts, its beat tracker where the beats
-fall. Frame k's motion is the onset strength inside its interval ((k-1)/fps, k/fps], raised where a
-beat falls in it, plus a floor so that the picture rests between beats but never freezes. The frame
-schedule shares each morph out in proportion (musicvid.pictures.schedule), so a morph still starts on its
-keyframe and ends on the next one. Silence (or a steady drone) has no onsets: motion is even, as
+The song's onset strength and beats come from musicvid.audio.find_beats, the tracker the scenes' cuts
+are placed with too. Frame k's motion is the onset strength inside its interval ((k-1)/fps, k/fps], raised
+where a beat falls in it, plus a floor so that the picture rests between beats but never freezes. The
+frame schedule shares each morph out in proportion (musicvid.pictures.schedule), so a morph still starts
+on its keyframe and ends on the next one. Silence (or a steady drone) has no onsets: motion is even, as
 with linear pacing.
 
 A strong beat (onset strength at least the median beat's) gives an accent that decays over
@@ -13,32 +13,13 @@ ACCENT_SECONDS; `--pulse` turns it into a small zoom (musicvid.pictures.camera).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from musicvid.audio import SAMPLE_RATE
+from musicvid.audio import Beats
 
-HOP = 256  # 16 ms at 16 kHz: several onset values per video frame at up to 60 fps
 BEAT_BOOST = 1.0  # a beat adds this many times the mean motion to its frame
 FLOOR = 0.05  # the least a frame moves, as a share of the mean
 ACCENT_SECONDS = 0.15  # an accent's time constant: a punch, gone before the next beat at 200 bpm
-
-
-@dataclass(frozen=True)
-class Beats:
-    onset: np.ndarray  # onset strength per hop
-    times: np.ndarray  # the time of each hop (s)
-    beats: np.ndarray  # hops where a beat falls
-
-
-def find_beats(samples: np.ndarray) -> Beats:
-    import librosa
-
-    onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=HOP)
-    _, beats = librosa.beat.beat_track(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=HOP)
-    times = librosa.frames_to_time(np.arange(onset.size), sr=SAMPLE_RATE, hop_length=HOP)
-    return Beats(onset, times, np.asarray(beats, dtype=int))
 
 
 def motion_per_frame(beats: Beats, fps: float, frame_count: int) -> np.ndarray:

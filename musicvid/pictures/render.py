@@ -180,14 +180,22 @@ def job_pipeline(pipe, settings: RenderSettings):
         pipe.vae.disable_slicing()
     if settings.low_vram and pipe.device.type == "cuda":
         pipe.enable_model_cpu_offload(device=pipe.device)
-    # (with offloading, pipe.device says "cpu": the models run on pipe._execution_device)
+    # (with offloading, pipe.device says "cpu": the models run on compute_device(pipe))
     if settings.compile and not isinstance(pipe.unet, torch._dynamo.eval_frame.OptimizedModule):
         # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs.
         pipe.unet = torch.compile(pipe.unet, fullgraph=True)
         pipe.vae.decoder = torch.compile(pipe.vae.decoder)
     job = type(pipe).from_pipe(pipe, scheduler=scheduler, vae=pipe.vae)  # (--fast: TAESD, not the class SD names)
-    job.set_progress_bar_config(**getattr(pipe, "_progress_bar_config", {}))  # our own bar counts frames
+    job.set_progress_bar_config(disable=True)  # our own bar counts frames
     return job
+
+
+def compute_device(pipe) -> torch.device:
+    """Where the pipeline's models run: their own device, or under --low-vram's offloading (the weights
+    wait on the CPU between passes) the one each is moved to for its pass."""
+    from diffusers.utils.torch_utils import get_module_execution_device
+
+    return get_module_execution_device(pipe.unet)
 
 
 @dataclass(frozen=True)
@@ -206,9 +214,10 @@ class SceneInputs:
         self.pipe = pipe
         self.settings = settings
         prompts = [_with_style(storyboard.scenes[i].prompt, settings.style) for i in scenes]
+        device = compute_device(pipe)
         with torch.inference_mode():
-            embeds, _ = pipe.encode_prompt(prompts, pipe._execution_device, 1, False)
-            self.negative, _ = pipe.encode_prompt([settings.negative_prompt], pipe._execution_device, 1, False)
+            embeds, _ = pipe.encode_prompt(prompts, device, 1, False)
+            self.negative, _ = pipe.encode_prompt([settings.negative_prompt], device, 1, False)
         self.text = {i: e.float().cpu() for i, e in zip(scenes, embeds)}
         factor = pipe.vae_scale_factor
         shape = (pipe.unet.config.in_channels, settings.height // factor, settings.width // factor)
@@ -261,7 +270,7 @@ def invert(pipe, picture: np.ndarray, text: torch.Tensor, steps: int) -> torch.T
     `picture`: its VAE latent taken back up the noise schedule (diffusers' DDIMInverseScheduler)."""
     from diffusers import DDIMInverseScheduler
 
-    device, dtype = pipe._execution_device, pipe.unet.dtype
+    device, dtype = compute_device(pipe), pipe.unet.dtype
     pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, dtype) / 127.5 - 1
     encoded = pipe.vae.encode(pixels)  # SD's VAE gives a distribution, TAESD (--fast) the latent itself
     latent = (encoded.latent_dist.mean if hasattr(encoded, "latent_dist") else encoded.latents) * (
@@ -309,7 +318,7 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
     batch of another shape may be blocked otherwise), and a group is always padded the same way."""
     given = [inputs.conditioning(p) for p in group]
     given += given[-1:] * ((size or 0) - len(given))
-    device, dtype = pipe._execution_device, pipe.unet.dtype
+    device, dtype = compute_device(pipe), pipe.unet.dtype
 
     def move(tensor: torch.Tensor) -> torch.Tensor:
         tensor = tensor.to(dtype)
@@ -326,12 +335,14 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
 
 def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:
     """One batched pipeline call (guidance batched with it): the latents of the batch's pictures."""
-    if batch.step_noise is not None:  # the job's own sampler (job_pipeline)
-        pipe.scheduler.step_noise = batch.step_noise
+    from musicvid.pictures.sampler import StepNoise
+
     return pipe(
         prompt_embeds=batch.text,
         negative_prompt_embeds=batch.negative,
         latents=batch.noise,
+        # --fast: the noise of each step, for the job's own sampler (job_pipeline) to add
+        generator=None if batch.step_noise is None else StepNoise(batch.step_noise),
         num_inference_steps=settings.steps,
         guidance_scale=settings.guidance,
         height=settings.height,
@@ -357,7 +368,7 @@ def draw(
     stop: threading.Event | None = None,
 ) -> np.ndarray:
     """The group's pictures as uint8 RGB: denoised together, then decoded together."""
-    device = pipe._execution_device
+    device = compute_device(pipe)
     size = settings.batch_size if settings.compile else None
     with timings.measure("denoise", device):
         latents = denoise(pipe, batch_inputs(pipe, inputs, group, size), settings, stop)
@@ -391,7 +402,7 @@ def render_pictures(
     Setting `stop` ends the render within one denoising step (what is written stays, for a resume)."""
     todo = [group for group in groups if any(p.path in stale for p in group)]
     needed = sorted({s for group in todo for p in group for s in (p.scene, p.target) if s is not None})
-    with timings.measure("encode prompts", pipe._execution_device):
+    with timings.measure("encode prompts", compute_device(pipe)):
         inputs = SceneInputs(pipe, storyboard, needed, settings)
     drawn = 0
     waiting: deque[list[Future]] = deque()

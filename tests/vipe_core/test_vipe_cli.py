@@ -57,3 +57,23 @@ def test_python_dash_m_vipe_core_runs_the_cli(tmp_path):
     assert done.returncode == 0
     for stage in ("collect", "filter", "label", "build", "train", "evaluate"):
         assert stage in done.stdout
+
+
+@pytest.mark.parametrize(
+    "stage, module",
+    [
+        ("collect", "lyricsgenius"),
+        ("label", "httpx"),
+        ("build", "pandas"),
+        ("train", "pyarrow"),
+        ("evaluate", "profanity_check"),
+    ],
+)
+def test_a_stage_without_the_training_extra_names_it_in_one_line_and_exit_code_2(
+    stage, module, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, module, None)  # as where it is not installed: importing it fails
+    assert main(bad_inputs(tmp_path)[stage]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"vipe {stage}: this stage needs {module},") and err.count("\n") == 1
+    assert err.rstrip().endswith("pip install 'musicvid[train]'")

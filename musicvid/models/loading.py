@@ -1,0 +1,317 @@
+"""How models load: the device they run on, one loader per kind of model, and the registry the stages ask.
+
+A loader takes a model's name: a hub repository or file, a local copy, or one of the names the models
+built here answer to (MODEL_KINDS, musicvid.models.tiny). A model that cannot be loaded stops the run with one
+sentence naming the ways out (ModelUnavailable).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+import torch
+
+from musicvid.errors import UserError
+from musicvid.models import tiny
+from musicvid.models.presets import AUTO_UPSCALER, LANCZOS, REAL_ESRGAN, TINY, ModelSet
+from musicvid.timing import Timings
+from vipe_core.errors import VipeError
+from vipe_core.inference import ViPE
+
+WHISPER_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # both backends' default fallback
+LORA_FILE = "pytorch_lora_weights.safetensors"  # what diffusers writes and looks for, and LCM-LoRA's
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """auto: CUDA, then Apple's MPS, then the CPU."""
+    if device != "auto":
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def default_dtype(device: torch.device) -> torch.dtype:
+    return torch.float16 if device.type == "cuda" else torch.float32
+
+
+def weights_variant(device: torch.device) -> str | None:
+    """Which weight files to fetch: on CUDA the half-size fp16 ones, where a repository has them."""
+    return "fp16" if default_dtype(device) == torch.float16 else None
+
+
+class ModelUnavailable(UserError):
+    pass
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of model: the option that names a local copy, where downloads are cached, and the names
+    of the models built here instead of loaded (random weights of the real classes, no download)."""
+
+    flag: str
+    cache: str = "HF_HOME"
+    built_here: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
+
+
+MODEL_KINDS = {
+    "asr": Kind(
+        "--asr-model",
+        "the cache in ~/.cache/whisper (openai-whisper) or HF_HOME (faster-whisper)",
+        {TINY: tiny.tiny_whisper},
+    ),
+    "vipe": Kind("--vipe", built_here={TINY: tiny.tiny_vipe}),
+    "diffusion": Kind(
+        "--diffusion", built_here={name: partial(tiny.local_diffusion, name) for name in tiny.LOCAL_DIFFUSION}
+    ),
+    "few-step LoRA": Kind("--fast-lora"),  # the tiny one is made for the UNet it adapts: see _fuse_lora
+    "tiny decoder": Kind("--fast-decoder", built_here={TINY: tiny.tiny_taesd}),
+    "separator": Kind("--separator", built_here={TINY: tiny.tiny_demucs}),
+    "upscaler": Kind("--upscaler", built_here={TINY: tiny.tiny_upscaler}),
+}
+
+
+def _reason(error: BaseException) -> str:
+    """An error's first line, short enough for a one-sentence message."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+
+
+def _unavailable(kind: str, name: str, error: BaseException) -> ModelUnavailable:
+    """A model that could not be loaded: a download or cache problem names the ways out."""
+    ways_out = MODEL_KINDS[kind]
+    return ModelUnavailable(
+        f"could not load the {kind} model '{name}' ({_reason(error)}); it downloads on first use, so either let "
+        f"this machine reach the model hub once, run with --models tiny, pass a local copy with {ways_out.flag} "
+        f"PATH, or point {ways_out.cache} at a cache that holds it"
+    )
+
+
+@contextmanager
+def _loading(kind: str, name: str) -> Iterator[None]:
+    """Every way a load fails (network, cache, format) ends the same way; a UserError says its own sentence."""
+    try:
+        yield
+    except UserError:
+        raise
+    except Exception as error:
+        raise _unavailable(kind, name, error) from None
+
+
+def _obtain(kind: str, name: str, load: Callable[[], Any]) -> Any:
+    """Model `name` of `kind`: built here where MODEL_KINDS says so, else what `load()` loads."""
+    build = MODEL_KINDS[kind].built_here.get(name)
+    if build is not None:
+        return build()
+    with _loading(kind, name):
+        return load()
+
+
+# --- ASR -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ASRModel:
+    backend: str
+    name: str
+    model: Any
+    # what Whisper decodes a clip at, each next temperature where the last failed its checks
+    temperatures: tuple[float, ...] = WHISPER_TEMPERATURES
+
+
+def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
+    if backend == "faster-whisper":
+        with _loading("asr", name):
+            from faster_whisper import WhisperModel
+
+            compute_type = "float16" if device.type == "cuda" else "int8"
+            model = WhisperModel(name, device="cuda" if device.type == "cuda" else "cpu", compute_type=compute_type)
+        return ASRModel(backend, name, model)
+
+    # openai-whisper cannot run on Apple's MPS (its alignment heads are a sparse tensor)
+    runs_on = torch.device("cpu") if device.type == "mps" else device
+
+    def load():
+        import whisper
+
+        return whisper.load_model(name, device=runs_on)
+
+    model = _obtain("asr", name, load).to(runs_on)
+    # A random Whisper fails Whisper's checks at every temperature: falling back would only cost time.
+    return ASRModel(backend, name, model, (0.0,) if name == TINY else WHISPER_TEMPERATURES)
+
+
+# --- ViPE ------------------------------------------------------------------------------------------
+
+
+def load_vipe(name: str, tokenizer: str | None, device: torch.device) -> ViPE:
+    def load():
+        try:
+            return ViPE.from_pretrained(name, tokenizer, device=device, dtype=default_dtype(device))
+        except VipeError as error:  # a tokenizer that does not fit the model
+            raise UserError(f"{error} (--vipe-tokenizer NAME_OR_DIR)") from None
+
+    vipe = _obtain("vipe", name, load)
+    vipe.model.to(device)
+    return vipe
+
+
+# --- Stable Diffusion ------------------------------------------------------------------------------
+
+
+def load_diffusion(name: str, device: torch.device):
+    def load():
+        from diffusers import StableDiffusionPipeline
+
+        def fetch(variant: str | None):
+            return StableDiffusionPipeline.from_pretrained(
+                name, dtype=default_dtype(device), variant=variant, safety_checker=None, requires_safety_checker=False
+            )
+
+        variant = weights_variant(device)
+        try:
+            return fetch(variant)
+        except (OSError, ValueError):
+            if variant is None:
+                raise
+            return fetch(None)  # a repository without the variant: the full weights, cast on loading
+
+    pipe = _obtain("diffusion", name, load).to(dtype=default_dtype(device))
+    pipe.set_progress_bar_config(disable=True)
+    return pipe.to(device)
+
+
+def _fuse_lora(pipe, lora: str) -> None:
+    """The few-step LoRA fused into the UNet alone: LCM-LoRA adapts nothing else (and the text
+    encoder's loader would say so)."""
+    if lora == TINY:  # a random LoRA made for the UNet it adapts, whichever that is
+        state, alphas = pipe.lora_state_dict(tiny.random_lora(pipe.unet))
+    else:  # a file, or a repository or folder holding diffusers' file name (offline, it must be named)
+        file = Path(lora)
+        folder, weights = (file.parent, file.name) if file.is_file() else (lora, LORA_FILE)
+        state, alphas = pipe.lora_state_dict(str(folder), weight_name=weights)
+    pipe.load_lora_into_unet(state, alphas, pipe.unet, _pipeline=pipe)
+    pipe.fuse_lora(components=["unet"])
+    pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
+
+
+def load_fast_diffusion(name: str, lora: str, decoder: str, device: torch.device):
+    """The pipeline of --fast: SD with the few-step LoRA fused into its UNet, and the tiny decoder as its
+    VAE (TAESD also encodes, for pinned pictures). A pipeline of its own: the plain one stays as it is."""
+    from diffusers import AutoencoderTiny
+
+    pipe = load_diffusion(name, device)
+    with _loading("few-step LoRA", lora):
+        _fuse_lora(pipe, lora)
+    vae = _obtain(
+        "tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=default_dtype(device))
+    )
+    pipe.vae = vae.to(device, default_dtype(device))
+    return pipe
+
+
+# --- Demucs ----------------------------------------------------------------------------------------
+
+
+def load_separator(name: str, device: torch.device):
+    """A Demucs bag of models: by name (htdemucs: the hub's adefossez/HTDemucs), or one model's file."""
+
+    def load():
+        from demucs.apply import BagOfModels
+        from demucs.hf import load_safetensors_model
+        from demucs.pretrained import get_model
+        from demucs.states import load_model
+
+        file = Path(name)
+        if file.suffix in (".safetensors", ".th") and file.is_file():
+            return BagOfModels([load_safetensors_model(file) if file.suffix == ".safetensors" else load_model(file)])
+        return get_model(name)
+
+    return _obtain("separator", name, load).eval().to(device)
+
+
+# --- upscaler -------------------------------------------------------------------------------------
+
+
+def load_upscaler(name: str, device: torch.device):
+    """A spandrel ImageModelDescriptor, in float16 on a GPU; None for Lanczos alone. `name`: a hub file
+    (org/name/file.pth), a local .pth/.safetensors file, tiny, lanczos, or auto (Real-ESRGAN on a GPU)."""
+    if name == AUTO_UPSCALER:
+        name = REAL_ESRGAN if device.type != "cpu" else LANCZOS
+    if name == LANCZOS:
+        return None
+    model = _obtain("upscaler", name, partial(_upscaler_file, name)).eval().to(device)
+    return model.half() if default_dtype(device) == torch.float16 and model.supports_half else model
+
+
+def _upscaler_file(name: str):
+    from huggingface_hub import hf_hub_download
+    from spandrel import ModelLoader
+
+    path = Path(name)
+    if not path.is_file():
+        repo, _, filename = name.rpartition("/")
+        if repo.count("/") != 1:
+            raise UserError(
+                f"--upscaler {name} is neither a file nor a hub file (org/name/file.pth), nor lanczos or auto"
+            )
+        path = Path(hf_hub_download(repo, filename))
+    try:  # a file that is there but holds no upscaler: no download advice, the file is the cause
+        return ModelLoader().load_from_file(path)
+    except Exception as error:
+        raise UserError(f"--upscaler {name}: {path} is not an upscaler spandrel can load ({_reason(error)})") from None
+
+
+# --- the registry ----------------------------------------------------------------------------------
+
+# What each role a stage asks the registry for loads, from the run's model set.
+LOADERS: dict[str, Callable[[ModelSet, torch.device], Any]] = {
+    "asr": lambda models, device: load_asr(models.asr_backend, models.asr, device),
+    "vipe": lambda models, device: load_vipe(models.vipe, models.vipe_tokenizer, device),
+    "diffusion": lambda models, device: load_diffusion(models.diffusion, device),
+    "fast diffusion": lambda models, device: load_fast_diffusion(
+        models.diffusion, models.fast_lora, models.fast_decoder, device
+    ),
+    "separator": lambda models, device: load_separator(models.separator, device),
+    "upscaler": lambda models, device: load_upscaler(models.upscaler, device),
+}
+
+
+class ModelRegistry:
+    """Loads each model when a stage asks for it, and counts loads.
+
+    A single render frees each model after its stage (Whisper, ViPE and SD never sit in memory
+    together); batch rendering and the web UI keep them loaded (`keep_loaded=True`) and reuse them.
+    """
+
+    def __init__(self, models: ModelSet, device: str = "auto", keep_loaded: bool = False):
+        self.models = models
+        self.device = resolve_device(device)
+        self.keep_loaded = keep_loaded
+        self.loads: Counter[str] = Counter()
+        self._loaded: dict[str, Any] = {}
+
+    @contextmanager
+    def use(self, role: str, timings: Timings | None = None) -> Iterator[Any]:
+        if role not in self._loaded:
+            with timings.measure(f"load {role}") if timings else nullcontext():
+                self._loaded[role] = LOADERS[role](self.models, self.device)
+            self.loads[role] += 1
+        try:
+            yield self._loaded[role]
+        finally:
+            if not self.keep_loaded:
+                self.release(role)
+
+    def release(self, role: str) -> None:
+        if self._loaded.pop(role, None) is not None:
+            gc.collect()
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()

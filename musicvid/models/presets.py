@@ -1,0 +1,126 @@
+"""Which models each stage uses: the one place that names the defaults.
+
+`--models default|tiny` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
+`--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`) override one model of it. The tiny preset names
+small random models of the very classes the defaults use (musicvid.models.tiny): every stage then runs its
+real code path on a CPU in seconds, with no download (the pictures are noise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from musicvid.errors import UserError
+from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
+
+TINY = "tiny-random"
+# Stable Diffusion 1.5's architecture with random weights: what rendering costs, with no download
+# (compute does not depend on the weights' values). For benchmarks and memory checks.
+SD15_RANDOM = "sd15-random"
+ASR_BACKENDS = ("openai-whisper", "faster-whisper")
+# Whisper large-v2, on purpose: it is the large model of the paper's time, and large-v3 (what a bare
+# "large" means today) loops and hallucinates far more over music and silence (whisper.cpp #1507,
+# faster-whisper #777), which is most of a song.
+WHISPER_LARGE = "large-v2"
+# Demucs' hybrid transformer model, the practitioners' standard for taking the singing from the band.
+DEMUCS = "htdemucs"
+# Real-ESRGAN x4plus as its authors published it (on GitHub), mirrored as a file on the hub. "auto"
+# takes it on a GPU and Lanczos on the CPU, where it costs 100 s a 1080p frame on two cores (docs/frames.md).
+REAL_ESRGAN = "2kpr/Real-ESRGAN/RealESRGAN_x4plus.pth"
+AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
+# --fast: SD 1.5 distilled to a few steps by LCM-LoRA (fused into the UNet on loading), and TAESD, a
+# decoder of SD's latents with 1/40 of the VAE's weights.
+LCM_LORA = "latent-consistency/lcm-lora-sdv1-5"
+TAESD = "madebyollin/taesd"
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    asr_backend: str
+    asr: str
+    vipe: str
+    vipe_tokenizer: str | None  # None: the checkpoint's own, else GPT-2 Medium's (see ViPE.from_pretrained)
+    diffusion: str
+    separator: str  # the Demucs model of --separate-vocals
+    upscaler: str  # the model of --resolution: a hub file org/name/file.pth, a local file, auto or lanczos
+    fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
+    fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
+    # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
+    size: tuple[int, int]
+    steps: int
+
+    def describe(self) -> dict[str, str]:
+        return {"asr": f"{self.asr_backend}:{self.asr}", "vipe": self.vipe, "diffusion": self.diffusion}
+
+    def drawing(self, fast: bool) -> str:
+        """What draws the pictures, as their keys name it: the diffusion model, with --fast its LoRA and decoder."""
+        return f"{self.diffusion}+{self.fast_lora}+{self.fast_decoder}" if fast else self.diffusion
+
+
+PRESETS = {
+    "default": ModelSet(
+        asr_backend="openai-whisper",
+        asr=WHISPER_LARGE,
+        vipe=DEFAULT_VIPE,
+        vipe_tokenizer=DEFAULT_VIPE_TOKENIZER,
+        diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
+        separator=DEMUCS,
+        upscaler=AUTO_UPSCALER,
+        fast_lora=LCM_LORA,
+        fast_decoder=TAESD,
+        size=(512, 512),
+        steps=25,
+    ),
+    "tiny": ModelSet(
+        asr_backend="openai-whisper",
+        asr=TINY,
+        vipe=TINY,
+        vipe_tokenizer=TINY,
+        diffusion=TINY,
+        separator=TINY,
+        upscaler=TINY,
+        fast_lora=TINY,
+        fast_decoder=TINY,
+        size=(64, 64),
+        steps=4,
+    ),
+}
+
+
+def choose_models(
+    preset: str = "default",
+    *,
+    asr_backend: str | None = None,
+    asr: str | None = None,
+    vipe: str | None = None,
+    vipe_tokenizer: str | None = None,
+    diffusion: str | None = None,
+    separator: str | None = None,
+    upscaler: str | None = None,
+    fast_lora: str | None = None,
+    fast_decoder: str | None = None,
+) -> ModelSet:
+    if preset not in PRESETS:
+        raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
+    models = PRESETS[preset]
+    if asr_backend and asr_backend not in ASR_BACKENDS:
+        raise UserError(f"--asr must be one of {', '.join(ASR_BACKENDS)}, not {asr_backend!r}")
+    if asr_backend == "faster-whisper" and not asr and models.asr == TINY:
+        raise UserError("there is no tiny faster-whisper model: pass a CTranslate2 model directory with --asr-model")
+    if asr_backend == "faster-whisper" and not asr:
+        asr = WHISPER_LARGE
+    if vipe_tokenizer and (vipe or models.vipe) == TINY:
+        raise UserError("the tiny ViPE brings its own tokenizer: --vipe-tokenizer needs --vipe NAME_OR_DIR")
+    return replace(
+        models,
+        asr_backend=asr_backend or models.asr_backend,
+        asr=asr or models.asr,
+        vipe=vipe or models.vipe,
+        # A checkpoint given with --vipe uses its own tokenizer if it ships one (vipe train's do).
+        vipe_tokenizer=vipe_tokenizer or (models.vipe_tokenizer if not vipe or vipe == TINY else None),
+        diffusion=diffusion or models.diffusion,
+        separator=separator or models.separator,
+        upscaler=upscaler or models.upscaler,
+        fast_lora=fast_lora or models.fast_lora,
+        fast_decoder=fast_decoder or models.fast_decoder,
+    )

@@ -1,0 +1,59 @@
+"""The model registry and its loaders: each role of the tiny preset is built here, and a model that
+cannot be loaded stops the run with one sentence naming the option that takes a local copy."""
+
+import pytest
+import torch
+
+from musicvid.errors import UserError
+from musicvid.models.loading import (
+    LOADERS,
+    ModelRegistry,
+    ModelUnavailable,
+    load_asr,
+    load_diffusion,
+    load_fast_diffusion,
+    load_separator,
+    load_upscaler,
+    load_vipe,
+)
+from musicvid.models.presets import PRESETS, TINY
+
+CPU = torch.device("cpu")
+
+
+def test_every_role_of_the_tiny_preset_loads_once_with_no_download():
+    registry = ModelRegistry(PRESETS["tiny"], "cpu", keep_loaded=True)
+    for role in LOADERS:
+        with registry.use(role) as model, registry.use(role) as again:
+            assert model is not None and again is model
+    assert registry.loads == {role: 1 for role in LOADERS}
+
+
+@pytest.mark.parametrize(
+    "load, flag",
+    [
+        (lambda missing: load_asr("openai-whisper", missing, CPU), "--asr-model"),
+        (lambda missing: load_asr("faster-whisper", missing, CPU), "--asr-model"),
+        (lambda missing: load_vipe(missing, None, CPU), "--vipe"),
+        (lambda missing: load_diffusion(missing, CPU), "--diffusion"),
+        (lambda missing: load_fast_diffusion(TINY, missing, TINY, CPU), "--fast-lora"),
+        (lambda missing: load_fast_diffusion(TINY, TINY, missing, CPU), "--fast-decoder"),
+        (lambda missing: load_separator(missing, CPU), "--separator"),
+        (lambda missing: load_upscaler(f"{missing}/model.pth", CPU), "--upscaler"),  # a hub file
+    ],
+)
+def test_a_model_that_cannot_be_loaded_is_one_sentence_naming_the_way_to_a_local_copy(load, flag):
+    with pytest.raises(ModelUnavailable) as refused:
+        load("nobody/no-such-model")  # offline (conftest), and in no cache
+    message = str(refused.value)
+    assert "'nobody/no-such-model" in message and f"pass a local copy with {flag} PATH" in message
+    assert "\n" not in message
+
+
+def test_a_file_that_holds_no_upscaler_is_named_without_download_advice(tmp_path):
+    file = tmp_path / "notes.pth"
+    file.write_bytes(b"not a model")
+    with pytest.raises(UserError) as refused:
+        load_upscaler(str(file), CPU)
+    assert not isinstance(refused.value, ModelUnavailable)
+    assert str(refused.value).startswith(f"--upscaler {file}: {file} is not an upscaler spandrel can load")
