@@ -34,8 +34,9 @@ ASR_BACKENDS = ("openai-whisper", "faster-whisper")
 WHISPER_LARGE = "large-v2"
 # Demucs' hybrid transformer model, the practitioners' standard for taking the singing from the band.
 DEMUCS = "htdemucs"
-# Real-ESRGAN x4plus as its authors published it (on GitHub), mirrored as a file on the hub. "auto"
-# takes it on a GPU and Lanczos on the CPU, where it costs 100 s a 1080p frame on two cores (docs/frames.md).
+# Real-ESRGAN x4plus as its authors published it (on GitHub), mirrored as a file on the hub. "auto", every
+# preset's upscaler, takes the preset's network (this one, or the tiny random one) on a GPU and Lanczos on
+# the CPU, where Real-ESRGAN costs 100 s a 1080p frame on two cores (docs/frames.md).
 REAL_ESRGAN = "2kpr/Real-ESRGAN/RealESRGAN_x4plus.pth"
 AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
 # --fast: SD 1.5 distilled to a few steps by LCM-LoRA (fused into the UNet on loading), and TAESD, a
@@ -56,6 +57,7 @@ class ModelSet:
     diffusion: str
     separator: str  # the Demucs model of --separate-vocals
     upscaler: str  # the model of --resolution: a hub file org/name/file.pth, a local file, auto or lanczos
+    auto_upscaler: str  # the network auto takes on a GPU (on the CPU: Lanczos)
     fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
     fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
     # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
@@ -79,6 +81,7 @@ PRESETS = {
         diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
         separator=DEMUCS,
         upscaler=AUTO_UPSCALER,
+        auto_upscaler=REAL_ESRGAN,
         fast_lora=LCM_LORA,
         fast_decoder=TAESD,
         size=(512, 512),
@@ -91,7 +94,8 @@ PRESETS = {
         vipe_tokenizer=TINY,
         diffusion=TINY,
         separator=TINY,
-        upscaler=TINY,
+        upscaler=AUTO_UPSCALER,
+        auto_upscaler=TINY,
         fast_lora=TINY,
         fast_decoder=TINY,
         size=(64, 64),
@@ -506,11 +510,12 @@ def tiny_upscaler():
     return ModelLoader().load_from_state_dict(ESRGAN(**TINY_ESRGAN).state_dict())
 
 
-def load_upscaler(name: str, device: torch.device):
+def load_upscaler(name: str, device: torch.device, auto: str = REAL_ESRGAN):
     """A spandrel ImageModelDescriptor, in float16 on a GPU; None for Lanczos alone. `name`: a hub file
-    (org/name/file.pth), a local .pth/.safetensors file, tiny, lanczos, or auto (Real-ESRGAN on a GPU)."""
+    (org/name/file.pth), a local .pth/.safetensors file, tiny, lanczos, or auto (the network `auto` on a
+    GPU, Lanczos on the CPU)."""
     if name == AUTO_UPSCALER:
-        name = REAL_ESRGAN if device.type != "cpu" else LANCZOS
+        name = auto if device.type != "cpu" else LANCZOS
     if name == LANCZOS:
         return None
     if name == TINY:
@@ -568,7 +573,7 @@ class ModelRegistry:
         if role == "separator":
             return load_separator(m.separator, self.device)
         if role == "upscaler":
-            return load_upscaler(m.upscaler, self.device)
+            return load_upscaler(m.upscaler, self.device, m.auto_upscaler)
         raise ValueError(role)
 
     @contextmanager

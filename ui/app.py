@@ -17,7 +17,6 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Iterator
 
@@ -32,28 +31,14 @@ from musicvid.lyrics.known import PLAIN, starts_with_time
 from musicvid.models import PRESETS, ModelRegistry, choose_models
 from musicvid.pictures.render import keyframe_path
 from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
-from musicvid.settings import (
-    ASPECTS,
-    CAPTIONS,
-    FAST_GUIDANCE,
-    FAST_STEPS,
-    LOOKS,
-    MOVES,
-    OUTPUT_RATES,
-    PACINGS,
-    RESOLUTIONS,
-    RenderSettings,
-    SongRequest,
-    drawn_fps,
-    parse_size,
-)
+from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
 from ui.config import UIConfig
+from ui.controls import FOLLOWERS, SIZES, bounds, choices, chosen, chosen_request, followed, shown_controls, summary
 from vipe_core.files import write_json
 
 COLUMNS = ["start", "end", "kind", "lyric", "visual prompt"]
 JOB_ID = re.compile(r"[0-9a-f]{12}")
-SIZES = ["64x64", "256x256", "512x512", "512x768", "768x512", "768x768"]
 MODELS_IN_USE = "models"  # the Gradio concurrency group of every event that runs the models
 NO_STORYBOARD = "make the storyboard first (or press Make video)"
 
@@ -178,83 +163,11 @@ def apply_edits(saved: dict, table) -> dict:
     return edited
 
 
-def settings_from(
-    preset,
-    fps,
-    context_size,
-    steps,
-    guidance,
-    size,
-    seed,
-    style,
-    align,
-    captions,
-    aspect,
-    pacing,
-    output_fps,
-    resolution,
-    motion,
-    pulse,
-    preview,
-    fast=False,
-):
-    """The page's controls as settings, checked as the command line's are."""
-    settings = RenderSettings.for_models(
-        choose_models(preset),
-        fps=float(fps),
-        **({"aspect": aspect} if aspect else {"size": parse_size(size)}),  # a shape, or the size list's size
-        guidance=float(guidance),
-        align=bool(align),
-        style=style or "",
-        captions=captions or "none",
-        pacing=pacing or "linear",
-        output_fps=float(output_fps) if output_fps else None,
-        resolution=resolution or None,
-        motion=motion or "none",
-        pulse=float(pulse or 0),
-        preview=bool(preview),
-        fast=bool(fast),
-        **({"steps": int(steps)} if steps else {}),
-    )
-    return settings, int(context_size), int(seed)
-
-
-def look_controls(look: str) -> tuple:
-    """The Look group's controls as a look sets them (captions, shape, pacing, frame rate, resolution)."""
-    values = {**{f: getattr(RenderSettings, f) for f in ("captions", "pacing")}, **LOOKS.get(look, {})}
-    rate = values.get("output_fps")
-    return (
-        values["captions"],
-        values.get("aspect", ""),
-        values["pacing"],
-        f"{rate:g}" if rate else "",
-        values.get("resolution", ""),
-    )
-
-
-def fast_steps(preset_steps: int, fast: bool) -> tuple[int, float]:
-    """Steps and guidance for fast drawing (LCM-LoRA's) or for the full sampler (the models')."""
-    return (FAST_STEPS, FAST_GUIDANCE) if fast else (preset_steps, RenderSettings.guidance)
-
-
-def drawn_rate(output_fps: str, fps: float) -> float:
-    """The drawn rate kept where it divides the video's, else the one a command line without --fps gets."""
-    if not output_fps or float(output_fps) / fps == round(float(output_fps) / fps):
-        return fps
-    return drawn_fps(float(output_fps))
-
-
-def limit(settings_class, name: str) -> dict:
-    """A control's bounds, from the setting it sets."""
-    meta = settings_class.fields()[name].metadata
-    return {"minimum": meta["low"] if meta["low"] is not None else meta["above"], "maximum": meta["high"]}
-
-
 def build_app(config: UIConfig = UIConfig()):
     jobs = Jobs(config)
     max_seconds = config.max_minutes * 60
 
-    def chosen(values: dict) -> dict:
+    def by_name(values: dict) -> dict:
         """The settings controls' values by name (`controls` is made with the page, below)."""
         return {name: values[component] for name, component in controls.items()}
 
@@ -276,7 +189,7 @@ def build_app(config: UIConfig = UIConfig()):
         """A new job and its storyboard; the job is removed again if its song is refused."""
         if not values[upload]:
             raise UserError("upload a song first")
-        _, context_size, seed = settings_from(**chosen(values))  # bad settings are refused before the copy
+        chosen(by_name(values))  # bad settings are refused before the copy
         job, song = jobs.new(values[upload], session)
         try:
             request = SongRequest(
@@ -285,9 +198,8 @@ def build_app(config: UIConfig = UIConfig()):
                 artist=values[artist] or None,
                 workdir=song.parent.parent / "work",
                 lyrics_file=jobs.lyrics(song, values[lyrics] or ""),
-                context_size=context_size,
-                seed=seed,
                 max_seconds=max_seconds,
+                **chosen_request(by_name(values)),
             )
             storyboard, _, _ = get_storyboard(request, jobs.registry(values[preset]))
         except BaseException:
@@ -306,7 +218,7 @@ def build_app(config: UIConfig = UIConfig()):
     def edited_request(values: dict, table_rows, job_id: str, session: str, change=None):
         """The job's song with its storyboard as the table shows it (as made where no table is given),
         with `change` (field, value) made to the chosen scene, and the page's settings."""
-        settings, context_size, seed = settings_from(**chosen(values))
+        settings = chosen(by_name(values))
         song = jobs.song(job_id, session)
         folder = song.parent.parent
         edited = json.loads((folder / "work" / "storyboard.json").read_text(encoding="utf-8"))
@@ -327,9 +239,8 @@ def build_app(config: UIConfig = UIConfig()):
             artist=values[artist] or None,
             workdir=folder / "work",
             storyboard_file=storyboard_file,
-            context_size=context_size,
-            seed=seed,
             max_seconds=max_seconds,
+            **chosen_request(by_name(values)),
         )
         return request, settings
 
@@ -466,55 +377,71 @@ def build_app(config: UIConfig = UIConfig()):
                     placeholder="Paste the words, one sung line per line: Whisper finds when each is "
                     "sung. Timed LRC lines work too. Empty: Whisper listens for them.",
                 )
+                # each control as the page shows it untouched, its range and choices from its setting
+                shows = shown_controls(config.models)
                 with gr.Accordion("Advanced", open=False):
                     preset = gr.Dropdown(
                         list(PRESETS), value=config.models, label="Models (tiny: offline, noise pictures)"
                     )
-                    fps = gr.Number(RenderSettings.fps, label="Frames per second", **limit(RenderSettings, "fps"))
+                    fps = gr.Number(shows["fps"], label="Frames per second", **bounds(RenderSettings, "fps"))
                     context_size = gr.Slider(
-                        0, 7, value=SongRequest.context_size, step=1, label="Lyric lines of context for ViPE"
+                        value=SongRequest.context_size,
+                        label="Lyric lines of context for ViPE",
+                        **bounds(SongRequest, "context_size"),
                     )
                     steps = gr.Number(
-                        PRESETS[config.models].steps,
-                        label="Denoising steps",
-                        precision=0,
-                        **limit(RenderSettings, "steps"),
+                        shows["steps"], label="Denoising steps", precision=0, **bounds(RenderSettings, "steps")
                     )
-                    guidance = gr.Slider(0, 15, value=RenderSettings.guidance, step=0.5, label="Guidance scale")
-                    default_size = "x".join(map(str, PRESETS[config.models].size))
-                    size = gr.Dropdown(SIZES, value=default_size, label="Size (W×H)")
-                    seed = gr.Number(SongRequest.seed, label="Seed", precision=0, **limit(SongRequest, "seed"))
+                    guidance = gr.Slider(
+                        value=shows["guidance"], label="Guidance scale", **bounds(RenderSettings, "guidance")
+                    )
+                    size = gr.Dropdown(SIZES, value=shows["size"], allow_custom_value=True, label="Size (W×H)")
+                    seed = gr.Number(SongRequest.seed, label="Seed", precision=0, **bounds(SongRequest, "seed"))
                     style = gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting")
-                    align = gr.Checkbox(RenderSettings.align, label="Chunked Similarity Alignment (smoother morphs)")
+                    align = gr.Checkbox(shows["align"], label="Chunked Similarity Alignment (smoother morphs)")
                 with gr.Accordion("Look", open=False):
                     look = gr.Dropdown(
-                        ["", *LOOKS], value="", label="A look (music-video: on the beat, 30 fps, 16:9, 1080p, karaoke)"
+                        choices(RenderSettings, "look"),
+                        value=shows["look"],
+                        label="A look (music-video: on the beat, 30 fps, 16:9, 1080p, karaoke)",
                     )
                     captions = gr.Dropdown(
-                        list(CAPTIONS),
-                        value=RenderSettings.captions,
+                        choices(RenderSettings, "captions"),
+                        value=shows["captions"],
                         label="Lyrics on screen (line: the sung line; karaoke: each word lights up as it is sung)",
                     )
                     aspect = gr.Dropdown(
-                        ["", *ASPECTS], value="", label="Shape (empty: the size above; 16:9, 9:16, 1:1, 4:5)"
+                        choices(RenderSettings, "aspect"),
+                        value=shows["aspect"],
+                        label="Shape (empty: the size above; 16:9, 9:16, 1:1, 4:5)",
                     )
                     pacing = gr.Dropdown(
-                        list(PACINGS), value=RenderSettings.pacing, label="Motion (beats: morphs move on the beat)"
+                        choices(RenderSettings, "pacing"),
+                        value=shows["pacing"],
+                        label="Motion (beats: morphs move on the beat)",
                     )
                     output_fps = gr.Dropdown(
-                        ["", *(f"{r:g}" for r in OUTPUT_RATES)],
-                        value="",
+                        choices(RenderSettings, "output_fps"),
+                        value=shows["output_fps"],
                         label="Video frame rate (empty: as drawn; the frames between are interpolated)",
                     )
                     resolution = gr.Dropdown(
-                        ["", *RESOLUTIONS], value="", label="Resolution (empty: as drawn; else upscaled)"
+                        choices(RenderSettings, "resolution"),
+                        value=shows["resolution"],
+                        label="Resolution (empty: as drawn; else upscaled)",
                     )
-                    motion = gr.Dropdown(list(MOVES), value=RenderSettings.motion, label="Camera move over each scene")
-                    pulse = gr.Slider(0, 1, value=RenderSettings.pulse, step=0.1, label="Pulse: a zoom on strong beats")
-                    preview = gr.Checkbox(False, label="Preview: keyframes crossfaded, in this look (fast)")
+                    motion = gr.Dropdown(
+                        choices(RenderSettings, "motion"), value=shows["motion"], label="Camera move over each scene"
+                    )
+                    pulse = gr.Slider(
+                        value=shows["pulse"], label="Pulse: a zoom on strong beats", **bounds(RenderSettings, "pulse")
+                    )
+                    preview = gr.Checkbox(shows["preview"], label="Preview: keyframes crossfaded, in this look (fast)")
                     fast = gr.Checkbox(
-                        False, label="Fast drawing: 4 steps of LCM-LoRA and the TAESD decoder (softer pictures)"
+                        shows["fast"],
+                        label="Fast drawing: 4 steps of LCM-LoRA and the TAESD decoder (softer pictures)",
                     )
+                    outcome = gr.Markdown(summary({"preset": config.models, **shows}))
                 with gr.Row():
                     storyboard_button = gr.Button("Make storyboard")
                     keyframes_button = gr.Button("Draw keyframes")
@@ -553,7 +480,7 @@ def build_app(config: UIConfig = UIConfig()):
                 pin_button = gr.Button("Pin picture")
         shown = gr.State([])  # the scenes whose keyframes the gallery shows, in its order
 
-        # settings_from's parameters, by name
+        # the settings controls, by the setting each sets
         controls = dict(
             preset=preset,
             fps=fps,
@@ -564,6 +491,7 @@ def build_app(config: UIConfig = UIConfig()):
             seed=seed,
             style=style,
             align=align,
+            look=look,
             captions=captions,
             aspect=aspect,
             pacing=pacing,
@@ -574,9 +502,23 @@ def build_app(config: UIConfig = UIConfig()):
             preview=preview,
             fast=fast,
         )
-        look.change(look_controls, [look], [captions, aspect, pacing, output_fps, resolution], api_name=False)
-        output_fps.change(drawn_rate, [output_fps, fps], [fps], api_name=False)
-        fast.change(partial(fast_steps, PRESETS[config.models].steps), [fast], [steps, guidance], api_name=False)
+        # what the page shows follows the preset, the look and --fast, where the person left it as shown
+        shown_last = gr.State(shows)
+        followers = [controls[name] for name in FOLLOWERS]
+
+        def follow(values: dict) -> list:
+            changes, now = followed(by_name(values), values[shown_last])
+            return [*(changes.get(name, gr.update()) for name in FOLLOWERS), now]
+
+        layers = [preset.change, look.change, fast.change]
+        gr.on(layers, follow, {*controls.values(), shown_last}, [*followers, shown_last], api_name=False)
+        gr.on(
+            [control.change for control in controls.values()],
+            lambda values: summary(by_name(values)),
+            set(controls.values()),
+            [outcome],
+            api_name=False,
+        )
         upload.upload(fill_tags, [upload], [title, artist], api_name=False)
         # One concurrency group over the three: whichever button started it, one job uses the models.
         models = dict(concurrency_id=MODELS_IN_USE, concurrency_limit=1)
