@@ -207,7 +207,7 @@ def test_a_look_sets_the_look_groups_controls_and_they_reach_the_settings():
 
 
 def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
-    from ui.app import Jobs
+    from ui.jobs import Jobs
 
     (tmp_path / "song").mkdir()
     song = tmp_path / "song" / "song.mp3"
@@ -218,7 +218,7 @@ def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
 
 
 def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
-    from ui.app import apply_edits
+    from ui.table import apply_edits
 
     saved = {
         "version": 1,
