@@ -53,7 +53,7 @@ from musicvid.pictures.render import (
     plan_pictures,
 )
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.settings import FAST_GUIDANCE, FAST_STEPS, RenderSettings
+from musicvid.settings import FAST, RenderSettings, resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import MODEL_STAGES, Timings
 from musicvid.workdir import Workdir
@@ -253,9 +253,7 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
     if lever.setup:
         lever.setup(pipe)
     given = {"batch_size": lever.batch_size, "compile": lever.compile}
-    settings = replace(
-        settings, **given, **({"fast": True, "steps": FAST_STEPS, "guidance": FAST_GUIDANCE} if lever.fast else {})
-    )
+    settings = replace(settings, **given, **({"fast": True, **FAST} if lever.fast else {}))
     groups = morph_pictures(board, settings, pictures)
     if lever.within_scenes:
         groups = within_scenes(groups, lever.batch_size)
@@ -327,7 +325,7 @@ def whole_song(seconds: float, on_gpu: bool, folder: Path) -> dict:
     with registry.use("asr", timings) as asr, timings.measure("align", registry.device):
         align_lyrics(asr, audio.samples, lines, audio.info.sha256, quiet=True)
     # then the rest from the timed lyrics, so that the scenes fall every 3 s as sung
-    settings = RenderSettings.for_models(models, batch_size=8)
+    settings = resolve_render_settings(models, {"batch_size": 8})
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=folder / "song", quiet=True)
     started = time.perf_counter()
     made = make_video(request, settings, registry, output=folder / "song.mp4", timings=timings)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from musicvid.errors import UserError
 from musicvid.files import VIDEO_SUFFIXES, check_file, check_output
-from musicvid.settings import ModelChoice, RenderSettings, SongRequest
+from musicvid.settings import ModelChoice, RenderSettings, SongRequest, resolve_render_settings
 from musicvid.workdir import video_name
 
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
@@ -162,9 +162,10 @@ def read_playlist(path: Path) -> list[Entry]:
 
 
 def song_settings(
-    entry: Entry, request: SongRequest, settings: RenderSettings, base: Path, where: str
+    entry: Entry, request: SongRequest, given: dict, models, base: Path, where: str
 ) -> tuple[SongRequest, RenderSettings]:
-    """The batch's settings with this song's file, names and CSV cells filled in, each checked. A
+    """This song's request (the batch's with the song's file, names and cells) and its settings, resolved
+    from the command line's options (`given`) with the row's cells over them; each cell is checked. A
     column is a per-song setting, by its option's name or its field's; relative paths in a row are
     relative to the CSV, like its songs."""
     changes: dict[type, dict] = {SongRequest: {}, RenderSettings: {}}
@@ -179,9 +180,7 @@ def song_settings(
         request = dataclasses.replace(
             request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest]
         )
-        # the row's look, and its shape at the batch's pixel count
-        render = RenderSettings.completed(changes[RenderSettings], settings.size) if changes[RenderSettings] else {}
-        settings = dataclasses.replace(settings, **render)
+        settings = resolve_render_settings(models, given, changes[RenderSettings])
     except UserError as e:
         raise UserError(f"{where}: {e}") from None
     return request, settings
@@ -301,7 +300,8 @@ def plan(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
     row with the same song and settings as an earlier row, naming no other output, repeats it. Each
     cell is checked here."""
     request = SongRequest(song=args.playlist, **SongRequest.given(args))
-    settings = RenderSettings.for_models(choice.model_set(), **RenderSettings.given(args))
+    models, given = choice.model_set(), RenderSettings.given(args)
+    settings = resolve_render_settings(models, given)  # the command line's alone: a mistake there names no row
     base = args.playlist if args.playlist.is_dir() else args.playlist.parent
     jobs: list[Job] = []
     namings: list[Naming] = []
@@ -309,7 +309,7 @@ def plan(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
     for number, entry in enumerate(entries, start=1):
         job = Job(number, entry, request, settings)
         where = job.where(args.playlist)
-        job.request, job.settings = song_settings(entry, request, settings, base, where)
+        job.request, job.settings = song_settings(entry, request, given, models, base, where)
         try:
             stem, suffix = output_file_name(entry.output) if entry.output else (None, ".mp4")
         except UserError as e:
@@ -455,8 +455,7 @@ def run(args) -> int:
     # Every row is planned and checked before the first song is rendered: a bad row costs nothing.
     choice = ModelChoice(**ModelChoice.given(args))
     jobs = plan(args, entries, choice)
-    if choice.upscaler and not any(job.settings.resolution for job in jobs):
-        raise UserError("--upscaler does nothing without a --resolution (given, or in a row): leave it out")
+    choice.check_upscaler_used(job.settings for job in jobs)
     made = [job for job in jobs if job.same_as is None]
     skipped = {job.number for job in made if job.output.exists() and not args.force}
     todo = [job for job in made if job.number not in skipped]

@@ -16,8 +16,8 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from musicvid.errors import MusicvidError, UserError  # noqa: E402
-from musicvid.settings import ModelChoice, RenderSettings, SongRequest  # noqa: E402
+from musicvid.errors import MusicvidError  # noqa: E402
+from musicvid.settings import ModelChoice, RenderSettings, SongRequest, resolve_render_settings  # noqa: E402
 
 log = logging.getLogger("musicvid")
 
@@ -71,27 +71,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def model_registry(args, keep_loaded: bool = False):
-    return ModelChoice(**ModelChoice.given(args)).registry(keep_loaded)
-
-
 def song_request(args) -> SongRequest:
     return SongRequest(**SongRequest.given(args))
 
 
-def render_settings(args, registry) -> RenderSettings:
-    settings = RenderSettings.for_models(registry.models, **RenderSettings.given(args))
-    if args.upscaler is not None and settings.resolution is None:
-        raise UserError("--upscaler only acts with --resolution (720p, 1080p or 4k): give both, or neither")
-    return settings
+def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
+    """The settings the options give (musicvid.settings.resolve_render_settings), and the models."""
+    choice = ModelChoice(**ModelChoice.given(args))
+    settings = resolve_render_settings(choice.model_set(), RenderSettings.given(args))
+    choice.check_upscaler_used([settings])
+    return settings, choice
 
 
 def cmd_storyboard(args) -> int:
     from musicvid.pipeline import draw_keyframes, get_storyboard
     from musicvid.storyboard import scene_table
 
-    registry = model_registry(args)
-    settings = render_settings(args, registry)  # checked even when only the storyboard is made
+    settings, choice = render_settings(args)  # checked even when only the storyboard is made
+    registry = choice.registry()
     if args.keyframes:
         made = draw_keyframes(song_request(args), settings, registry)
         storyboard, workdir = made.storyboard, made.workdir
@@ -108,9 +105,8 @@ def cmd_storyboard(args) -> int:
 def cmd_render(args) -> int:
     from musicvid.pipeline import make_video
 
-    registry = model_registry(args)
-    settings = render_settings(args, registry)
-    print(make_video(song_request(args), settings, registry, output=args.output).video)
+    settings, choice = render_settings(args)
+    print(make_video(song_request(args), settings, choice.registry(), output=args.output).video)
     return 0
 
 

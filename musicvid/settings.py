@@ -1,9 +1,11 @@
 """Settings, defined once. Each field states its default, its help and its limits here; a settings
 object checks itself when it is made. The command line's options, the batch's CSV columns and the web
-page's controls are all made from (or checked by) these two classes:
+page's controls are all made from (or checked by) these classes:
 
 - SongRequest: what to make a storyboard of, and how (everything before the pictures);
-- RenderSettings: how to draw and encode the video.
+- RenderSettings: how to draw and encode the video, resolved from what a person chose by one function,
+  `resolve_render_settings`, whichever front door they chose it at;
+- ModelChoice: which models a run loads.
 
 Limits bound the settings that multiply the work (frames per second of song, pixels, steps,
 candidates) or the memory (pictures denoised at once); one past them is refused before any work,
@@ -16,6 +18,7 @@ import argparse
 import dataclasses
 import math
 import typing
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -38,7 +41,8 @@ LOOKS = {
 }
 # --fast's sampling: LCM-LoRA's own recipe, 4 steps without classifier-free guidance (a guidance of 1
 # runs the UNet once per step instead of twice); it draws well in 2 to 8 steps.
-FAST_STEPS, FAST_GUIDANCE, FAST_MAX_STEPS = 4, 1.0, 8
+FAST = dict(steps=4, guidance=1.0)  # what --fast sets; options given beside it win
+FAST_MAX_STEPS = 8
 DRAWN_FPS = 10.0  # the paper's rate: what SD draws when only --output-fps is given, or near it
 MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
@@ -52,15 +56,28 @@ def setting(
     high=None,
     above=None,
     choices=None,
+    check=None,
+    step=None,
     option: str | None = "",
     short: str | None = None,
     per_song: bool = True,
 ) -> Any:
-    """A settings field. `low`/`high` bound it (inclusive), `above` from below (exclusive); `option`
-    is its command-line name (default: the field's name with dashes; None: not an option, as for the
-    song itself), `short` a one-letter alias; `per_song` says whether a batch CSV row may set it."""
+    """A settings field. `low`/`high` bound it (inclusive), `above` from below (exclusive); `check`
+    refuses a value by a rule of its own; `step` is the grain a control on the page offers (whole
+    numbers for whole-number fields; not a limit: the command line takes any value in bounds);
+    `option` is its command-line name (default: the field's name with dashes; None: not an option, as
+    for the song itself), `short` a one-letter alias; `per_song` says whether a batch CSV row may set it."""
     meta = dict(
-        help=help, low=low, high=high, above=above, choices=choices, option=option, short=short, per_song=per_song
+        help=help,
+        low=low,
+        high=high,
+        above=above,
+        choices=choices,
+        check=check,
+        step=step,
+        option=option,
+        short=short,
+        per_song=per_song,
     )
     return field(default=default, metadata=meta)
 
@@ -71,6 +88,16 @@ def parse_size(text: str) -> tuple[int, int]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"--size must look like 512x512, got {text!r}") from None
     return width, height
+
+
+def check_size(size: tuple[int, int]) -> None:
+    width, height = size
+    if not (0 < width <= 2048 and 0 < height <= 2048) or width % 8 or height % 8:
+        raise UserError(f"--size must be positive multiples of 8 up to 2048x2048, got {width}x{height}")
+
+
+def size_text(size: tuple[int, int]) -> str:
+    return f"{size[0]}x{size[1]}"
 
 
 def size_for_aspect(aspect: str, near: tuple[int, int]) -> tuple[int, int]:
@@ -131,7 +158,7 @@ class Settings:
                 and f.default != ""
                 and "default" not in help
             ):
-                help += f" (default: {_number(f.default)})"
+                help += f" (default: {number_text(f.default)})"
             names = [f"-{f.metadata['short']}"] if f.metadata["short"] else []
             if kind is bool:
                 action = argparse.BooleanOptionalAction if f.default else "store_const"
@@ -175,7 +202,7 @@ class Settings:
                 if what
                 else f"{name.replace('_', '-')} {error}"
             ) from None
-        check_field(cls.fields()[name], value)  # before it is used: completed() looks an aspect up
+        check_field(cls.fields()[name], value)  # in the sentence a bad option gets
         return base / value if kind is Path and not value.is_absolute() else value
 
 
@@ -199,7 +226,8 @@ def field_type(cls, name: str) -> type:
     return typing.get_origin(kind) or kind
 
 
-def _number(value) -> str:
+def number_text(value) -> str:
+    """A value as messages and the page write it: 30 for 30.0, 12.5 as it is."""
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -209,14 +237,18 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
     if not meta or value is None:
         return
     low, high, above, choices = meta["low"], meta["high"], meta["above"], meta["choices"]
+    if meta["check"] is not None:
+        meta["check"](value)
     if choices is not None and value not in choices:
-        raise UserError(f"{name} must be one of {', '.join(map(_number, choices))}, not {_number(value)!r}")
+        raise UserError(f"{name} must be one of {', '.join(map(number_text, choices))}, not {number_text(value)!r}")
     if above is not None and not (value > above and (high is None or value <= high)):
-        at_most = f" and at most {_number(high)}" if high is not None else ""
-        raise UserError(f"{name} must be above {_number(above)}{at_most}, got {_number(value)}")
+        at_most = f" and at most {number_text(high)}" if high is not None else ""
+        raise UserError(f"{name} must be above {number_text(above)}{at_most}, got {number_text(value)}")
     if low is not None and not (low <= value and (high is None or value <= high)):
-        bounds = f"from {_number(low)} to {_number(high)}" if high is not None else f"{_number(low)} or more"
-        raise UserError(f"{name} must be {bounds}, got {_number(value)}")
+        bounds = (
+            f"from {number_text(low)} to {number_text(high)}" if high is not None else f"{number_text(low)} or more"
+        )
+        raise UserError(f"{name} must be {bounds}, got {number_text(value)}")
 
 
 @dataclass(frozen=True)
@@ -291,7 +323,7 @@ class RenderSettings(Settings):
     )
     interpolator: str = setting("minterpolate", "what synthesises the frames for --output-fps", choices=INTERPOLATORS)
     size: tuple[int, int] = setting(
-        (512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)"
+        (512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)", check=check_size
     )
     aspect: str | None = setting(
         None,
@@ -304,7 +336,7 @@ class RenderSettings(Settings):
         choices=tuple(RESOLUTIONS),
     )
     steps: int = setting(25, "denoising steps (default: the models', 25 for SD 1.5)", low=1, high=150)
-    guidance: float = setting(7.5, "classifier-free guidance scale", low=0, high=30)
+    guidance: float = setting(7.5, "classifier-free guidance scale", low=0, high=30, step=0.5)
     scheduler: str = setting("dpm++", "deterministic sampler", choices=SCHEDULERS)
     batch_size: int = setting(4, "frames denoised together", low=1, high=64)
     pacing: str = setting(
@@ -317,7 +349,7 @@ class RenderSettings(Settings):
         "a slow camera move over each scene that leaves each keyframe as drawn: none, zoom or pan",
         choices=MOVES,
     )
-    pulse: float = setting(0.0, "a small zoom on strong beats, 0 (none) to 1", low=0, high=1)
+    pulse: float = setting(0.0, "a small zoom on strong beats, 0 (none) to 1", low=0, high=1, step=0.1)
     align: bool = setting(True, "Chunked Similarity Alignment of the text embeddings (--no-align: plain slerp)")
     align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76)
     style: str = setting("", "text appended to every prompt, e.g. 'oil painting'")
@@ -344,43 +376,19 @@ class RenderSettings(Settings):
 
     def check_together(self) -> None:
         width, height = self.size
-        if not (0 < width <= 2048 and 0 < height <= 2048) or width % 8 or height % 8:
-            raise UserError(f"--size must be positive multiples of 8 up to 2048x2048, got {width}x{height}")
         if self.aspect is not None and abs(math.log(width / height / ASPECTS[self.aspect])) > 0.1:
             raise UserError(f"--size {width}x{height} is not {self.aspect}: give --aspect or --size, not both")
         if self.output_fps is not None and abs(self.output_fps / self.fps - round(self.output_fps / self.fps)) > 1e-6:
             raise UserError(
-                f"--output-fps {_number(self.output_fps)} must be a whole multiple of --fps {_number(self.fps)}, "
+                f"--output-fps {number_text(self.output_fps)} must be a whole multiple of --fps {number_text(self.fps)}, "
                 "so that every keyframe falls on a frame of the video"
             )
         if self.output_fps is not None and self.output_fps < self.fps:
-            raise UserError(f"--output-fps {_number(self.output_fps)} is below --fps {_number(self.fps)}")
+            raise UserError(f"--output-fps {number_text(self.output_fps)} is below --fps {number_text(self.fps)}")
         if self.compile and self.low_vram:
             raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
         if self.fast and self.steps > FAST_MAX_STEPS:
             raise UserError(f"--fast draws in 1 to {FAST_MAX_STEPS} steps, not {self.steps}")
-
-    @classmethod
-    def for_models(cls, models, **given) -> "RenderSettings":
-        """The settings given, completed (`completed`) for the model set's picture size, with its steps
-        where none were given."""
-        return cls(**{"steps": models.steps, **cls.completed(given, models.size)})
-
-    @staticmethod
-    def completed(given: dict[str, Any], size: tuple[int, int]) -> dict[str, Any]:
-        """`given` with what follows from it: the look's options where not given (a size given takes the
-        place of its shape), the size in the shape asked for at about `size`'s pixel count (else `size`),
-        a drawn rate that divides the output rate, and --fast's steps and guidance."""
-        if given.get("look") in LOOKS:
-            look = {k: v for k, v in LOOKS[given["look"]].items() if not (k == "aspect" and "size" in given)}
-            given = {**look, **given}
-        if "size" not in given:
-            given = {**given, "size": size_for_aspect(given["aspect"], size) if given.get("aspect") else size}
-        if given.get("output_fps") and "fps" not in given:
-            given = {**given, "fps": drawn_fps(given["output_fps"])}
-        if given.get("fast"):
-            given = {"steps": FAST_STEPS, "guidance": FAST_GUIDANCE, **given}
-        return given
 
     @property
     def width(self) -> int:
@@ -410,6 +418,44 @@ class RenderSettings(Settings):
         keys = ("steps", "guidance", "scheduler", "style", "negative_prompt")
         values = {k: v for k, v in dataclasses.asdict(self).items() if k in keys}
         return {"diffusion": diffusion, "width": self.width, "height": self.height, **values}
+
+
+def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings:
+    """The settings of a render from layers, each over the ones before it — the one way the command
+    line, a batch's CSV row and the page turn what a person chose into settings:
+
+    1. each field's default;
+    2. the models' picture size and steps (`models`: a ModelSet, or anything with a size and steps);
+    3. the look's options (the look the last layer names), then --fast's steps and guidance;
+    4. each layer of `given`, in order: what a person chose (the command line, then a CSV row over it;
+       on the page, the controls the person changed from what the page showed).
+
+    A value of None in a layer chooses nothing. Size and aspect both say the picture's shape: a layer's
+    aspect without a size makes the size that shape at about the pixel count of the layers under it, and
+    a layer's size without an aspect takes the place of an aspect under it. Where no layer gives a drawn
+    rate, an output rate's is the whole fraction of it nearest 10. Each value chosen is checked against
+    its limits before anything is made from it; the settings made check how they go together."""
+    fields = RenderSettings.fields()
+    chosen = [{name: value for name, value in layer.items() if value is not None} for layer in given]
+    for layer in chosen:
+        for name, value in layer.items():
+            check_field(fields[name], value)
+    top = {name: value for layer in chosen for name, value in layer.items()}  # each field as the top layer has it
+    models_look_fast = [
+        {"size": tuple(models.size), "steps": models.steps},
+        LOOKS.get(top.get("look"), {}),
+        FAST if top.get("fast") else {},
+    ]
+    values: dict[str, Any] = {}
+    for layer in [*models_look_fast, *chosen]:
+        values.update(layer)
+        if "aspect" in layer and "size" not in layer:
+            values["size"] = size_for_aspect(layer["aspect"], values["size"])
+        elif "size" in layer and "aspect" not in layer:
+            values.pop("aspect", None)
+    if values.get("output_fps") and "fps" not in top:
+        values["fps"] = drawn_fps(values["output_fps"])
+    return RenderSettings(**values)
 
 
 @dataclass(frozen=True)
@@ -448,6 +494,12 @@ class ModelChoice(Settings):
         None, "tiny decoder for --fast, an AutoencoderTiny (default: madebyollin/taesd)", per_song=False
     )
     device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)
+
+    def check_upscaler_used(self, songs: Iterable[RenderSettings]) -> None:
+        """--upscaler is the model of --resolution: naming one where no song of the run has a resolution
+        (a render's, or any row's of a batch) would do nothing."""
+        if self.upscaler is not None and not any(settings.resolution for settings in songs):
+            raise UserError("--upscaler only acts with --resolution (720p, 1080p or 4k): give both, or neither")
 
     def model_set(self):
         from musicvid.models.presets import choose_models

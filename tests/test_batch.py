@@ -37,6 +37,7 @@ def test_folder_sorted_audio_only(tmp_path):
 
 
 def test_csv_with_overrides(tmp_path):
+    from musicvid.models.presets import PRESETS
     from musicvid.settings import RenderSettings, SongRequest
 
     (tmp_path / "s.csv").write_text(
@@ -44,7 +45,7 @@ def test_csv_with_overrides(tmp_path):
     )
     entries = batch.read_playlist(tmp_path / "s.csv")
     assert entries[0].path == tmp_path / "x" / "a.mp3" and entries[0].title == "Song"
-    base = SongRequest(song=Path("-")), RenderSettings()
+    base = SongRequest(song=Path("-")), {}, PRESETS["default"]  # no options given; the default models
     request, settings = batch.song_settings(entries[0], *base, tmp_path, "row 1")
     assert (settings.fps, settings.captions, settings.align, settings.width, settings.height) == (
         2.0,
@@ -55,7 +56,7 @@ def test_csv_with_overrides(tmp_path):
     )
     assert (request.song, request.title, request.artist) == (tmp_path / "x" / "a.mp3", "Song", "Band")
     assert request.lyrics_file == tmp_path / "words" / "a.lrc"  # beside the CSV, like its songs
-    assert batch.song_settings(entries[1], *base, tmp_path, "row 2")[1] == base[1]
+    assert batch.song_settings(entries[1], *base, tmp_path, "row 2")[1] == RenderSettings()
 
 
 @pytest.mark.parametrize(
@@ -360,7 +361,7 @@ def test_the_upscaler_is_checked_before_the_first_render_and_refused_where_unuse
     (tmp_path / "s.csv").write_text("path,seed\na.wav,1\n")
     assert run_batch(tmp_path / "s.csv", *common, "--upscaler", "lanczos") == 2
     err = capsys.readouterr().err
-    assert "--upscaler does nothing without a --resolution" in err and err.count("\n") == 1 and not out.exists()
+    assert "--upscaler only acts with --resolution" in err and err.count("\n") == 1 and not out.exists()
 
 
 def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_directory(
@@ -431,11 +432,12 @@ def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
 
 
 def test_a_csv_row_may_ask_for_a_shape_and_a_look(tmp_path):
-    from musicvid.settings import RenderSettings, SongRequest
+    from musicvid.models.presets import PRESETS
+    from musicvid.settings import SongRequest
 
     (tmp_path / "s.csv").write_text("path,aspect,look,output-fps\na.mp3,16:9,,\nb.mp3,4:5,,\nc.mp3,,music-video,24\n")
     wide, tall, look = batch.read_playlist(tmp_path / "s.csv")
-    base = SongRequest(song=Path("-")), RenderSettings(size=(512, 512))
+    base = SongRequest(song=Path("-")), {}, PRESETS["default"]  # 512x512 pictures
     assert batch.song_settings(wide, *base, tmp_path, "row 1")[1].size == (704, 384)
     assert batch.song_settings(tall, *base, tmp_path, "row 2")[1].size == (448, 576)
     video = batch.song_settings(look, *base, tmp_path, "row 3")[1]  # the look, but the row's own rate

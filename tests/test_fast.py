@@ -13,7 +13,7 @@ from musicvid.pictures import render as render_module
 from musicvid.pictures.render import Conditioning, Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
 from musicvid.pictures.sampler import SharedNoiseLCMScheduler, StepNoise
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.settings import RenderSettings
+from musicvid.settings import resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
 from musicvid.workdir import Workdir
@@ -47,7 +47,7 @@ def fast():
         for i, prompt in enumerate(["a red sky over the city", "blue water under a bridge"])
     ]
     board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
-    settings = RenderSettings(**RenderSettings.completed({"fast": True}, (64, 64)))
+    settings = resolve_render_settings(PRESETS["tiny"], {"fast": True})
     job = job_pipeline(load_fast_diffusion(TINY, TINY, TINY, torch.device("cpu")), settings)
     return job, SceneInputs(job, board, [0, 1], settings), settings
 
@@ -59,7 +59,7 @@ def morph(fast, ts, inputs=None) -> np.ndarray:
 
 
 def test_fast_draws_in_four_unguided_steps_with_the_lora_fused_and_taesd():
-    settings = RenderSettings(**RenderSettings.completed({"fast": True}, (64, 64)))
+    settings = resolve_render_settings(PRESETS["tiny"], {"fast": True})
     assert (settings.steps, settings.guidance) == (4, 1.0)
     plain = load_diffusion(TINY, torch.device("cpu"))
     fast = load_fast_diffusion(TINY, TINY, TINY, torch.device("cpu"))
@@ -125,7 +125,7 @@ def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_ap
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, 5)
 
     def keys(fast: bool) -> set[str]:
-        settings = RenderSettings(**RenderSettings.completed({"fast": fast, "fps": 5.0}, (64, 64)))
+        settings = resolve_render_settings(PRESETS["tiny"], {"fast": fast, "fps": 5.0})
         groups = plan_pictures(board, schedule, settings, PRESETS["tiny"].drawing(fast), Workdir(broken))
         return {p.key for group in groups for p in group}
 

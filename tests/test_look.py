@@ -14,13 +14,13 @@ from musicvid.cli import main
 from musicvid.delivery import captions, mux
 from musicvid.delivery.upscale import Upscaler, cover
 from musicvid.errors import UserError
-from musicvid.models.loading import load_upscaler
+from musicvid.models.loading import ModelRegistry, load_upscaler
 from musicvid.models.presets import PRESETS, REAL_ESRGAN, TINY
 from musicvid.pictures import camera, render
 from musicvid.pictures.pacing import accent_per_frame
 from musicvid.pictures.render import load_picture
 from musicvid.pictures.schedule import frame_schedule, to_frame
-from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings
+from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings, resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.workdir import Workdir
 from tests.conftest import make_tone
@@ -32,25 +32,32 @@ CPU = torch.device("cpu")
 
 
 def test_the_music_video_look_and_what_follows_from_the_output_rate():
-    look = RenderSettings.for_models(TINY_MODELS, look="music-video")
+    look = resolve_render_settings(TINY_MODELS, dict(look="music-video"))
     assert (look.pacing, look.output_fps, look.fps, look.aspect, look.resolution, look.captions) == (
         "beats", 30, 10, "16:9", "1080p", "karaoke"
     )  # fmt: skip
     assert look.video_size == (1920, 1080) and look.video_fps == 30
-    assert RenderSettings.for_models(TINY_MODELS, look="music-video", captions="none", output_fps=60).fps == 10
-    assert RenderSettings.for_models(TINY_MODELS, look="music-video", size=(64, 64)).aspect is None  # a size wins
+    assert resolve_render_settings(TINY_MODELS, dict(look="music-video", captions="none", output_fps=60)).fps == 10
+    assert resolve_render_settings(TINY_MODELS, dict(look="music-video", size=(64, 64))).aspect is None  # a size wins
     # SD draws at the multiple of the output rate nearest the paper's 10 fps, so keyframes land on frames
-    assert [RenderSettings.for_models(TINY_MODELS, output_fps=r).fps for r in (24, 25, 30, 60)] == [12, 12.5, 10, 10]
+    assert [resolve_render_settings(TINY_MODELS, dict(output_fps=r)).fps for r in (24, 25, 30, 60)] == [
+        12,
+        12.5,
+        10,
+        10,
+    ]
     with pytest.raises(UserError, match="whole multiple of --fps 10"):
-        RenderSettings.for_models(TINY_MODELS, fps=10, output_fps=25)
+        resolve_render_settings(TINY_MODELS, dict(fps=10, output_fps=25))
     with pytest.raises(UserError, match="one of 24, 25, 30, 60"):
-        RenderSettings.for_models(TINY_MODELS, output_fps=29.97)
+        resolve_render_settings(TINY_MODELS, dict(output_fps=29.97))
 
 
 @pytest.mark.parametrize("aspect", list(ASPECTS))
 def test_each_shape_and_resolution_has_the_exact_ratio_and_short_side(aspect):
     for resolution, short in RESOLUTIONS.items():
-        width, height = RenderSettings.for_models(PRESETS["default"], aspect=aspect, resolution=resolution).video_size
+        width, height = resolve_render_settings(
+            PRESETS["default"], dict(aspect=aspect, resolution=resolution)
+        ).video_size
         assert min(width, height) == short and width % 2 == height % 2 == 0
         assert abs(width / height - ASPECTS[aspect]) < 2 / short
     assert RenderSettings(size=(512, 512)).video_size == (512, 512)
@@ -66,7 +73,7 @@ def test_the_video_has_the_shape_resolution_rate_and_length_asked_for(aspect, re
     argv += ["--resolution", resolution, "--upscaler", "lanczos", "--output-fps", "25", "-o", output, "-q"]
     assert main([str(a) for a in [*argv, "--workdir", tmp_path / "work"]]) == 0
     video = probe(output)
-    wanted = RenderSettings.for_models(TINY_MODELS, aspect=aspect, resolution=resolution).video_size
+    wanted = resolve_render_settings(TINY_MODELS, dict(aspect=aspect, resolution=resolution)).video_size
     assert video["size"] == wanted and video["fps"] == 25 and abs(video["frames"] - 25 * video["duration"]) <= 1
 
 
@@ -132,6 +139,11 @@ def test_interpolation_keeps_the_drawn_frames_and_fills_between(interpolator):
 def test_upscalers_cover_the_video_size(standin_hub):
     assert cover(np.zeros((384, 704, 3), np.uint8), (1920, 1080)).shape == (1080, 1920, 3)
     assert load_upscaler("auto", CPU) is None  # Lanczos on the CPU
+    # every preset's upscaler is auto: the tiny one's network too is for a GPU (on two cores it cost 1.1 s
+    # a 1080p frame, 200 s of a 6 s song's render), and the CPU takes Lanczos
+    for preset in PRESETS.values():
+        with ModelRegistry(preset, "cpu").use("upscaler") as upscaler:
+            assert preset.upscaler == "auto" and upscaler is None
     frame = np.random.default_rng(1).integers(0, 255, (48, 88, 3), dtype=np.uint8)
     for name in (TINY, REAL_ESRGAN):  # the hub file as published (tests/standins.py), through spandrel
         model = load_upscaler(name, CPU)

@@ -18,9 +18,9 @@ from musicvid.cli import main
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.loading import load_diffusion, load_fast_diffusion, load_separator, resolve_device, weights_variant
-from musicvid.models.presets import DEMUCS, LCM_LORA, TAESD
+from musicvid.models.presets import DEMUCS, LCM_LORA, PRESETS, TAESD
 from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
-from musicvid.settings import RenderSettings
+from musicvid.settings import resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
 from tests.songs import make_song
@@ -211,7 +211,7 @@ def test_fast_loads_lcm_lora_and_taesd_by_hub_name_and_draws_a_morph(standin_hub
 
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
     board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
-    settings = RenderSettings(**RenderSettings.completed({"fast": True, "size": (64, 64)}, (512, 512)))
+    settings = resolve_render_settings(PRESETS["default"], {"fast": True, "size": (64, 64)})
     job = job_pipeline(fast, settings)
     pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
     drawn = draw(job, SceneInputs(job, board, [0, 1], settings), pictures, settings, Timings())

@@ -31,6 +31,7 @@ ADVANCED = [
     0,
     "",
     True,
+    "",
     "none",
     "",
     "linear",
@@ -40,8 +41,8 @@ ADVANCED = [
     0,
     False,
     False,
-]  # preset, fps, context, steps, guidance, size, seed, style, align; the Look group: captions, aspect, pacing,
-# output fps, resolution, camera move, pulse, preview, fast
+]  # preset, fps, context, steps, guidance, size, seed, style, align; the Look group: look, captions, aspect,
+# pacing, output fps, resolution, camera move, pulse, preview, fast
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
@@ -174,28 +175,39 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
 
 
 def test_a_look_sets_the_look_groups_controls_and_they_reach_the_settings():
-    from ui.app import drawn_rate, fast_steps, look_controls, settings_from
+    from ui.controls import chosen, followed, shown_controls
 
-    chosen = look_controls("music-video")
-    assert chosen == ("karaoke", "16:9", "beats", "30", "1080p") and look_controls("") == ("none", "", "linear", "", "")
-    rate = chosen[3]
-    fps = drawn_rate(rate, 4)  # the drawn rate follows where it does not divide the video's: 30 = 3 × 10
-    settings, _, _ = settings_from(ADVANCED[0], fps, *ADVANCED[2:9], *chosen, "pan", 0.3, True)
+    shown = shown_controls("tiny")
+    values = {"preset": "tiny", **shown, "look": "music-video"}
+    changes, now = followed(values, shown)
+    look = dict(captions="karaoke", aspect="16:9", pacing="beats", output_fps="30", resolution="1080p")
+    assert changes == {**look, "size": "88x48"}  # the shape's size follows
+    values.update(changes, motion="pan", pulse=0.3, preview=True)
+    settings = chosen(values)
     assert (settings.output_fps, settings.fps, settings.video_size, settings.motion, settings.pulse) == (
         30, 10, (1920, 1080), "pan", 0.3
     )  # fmt: skip
-    assert drawn_rate("24", 10) == 12 and drawn_rate("60", 10) == 10 and drawn_rate("", 7) == 7
     assert settings.preview and settings.captions == "karaoke"
+    # no look: its controls show the settings' defaults again
+    back, _ = followed({**values, "look": ""}, now)
+    assert back == dict(captions="none", aspect="", pacing="linear", output_fps="", resolution="", size="64x64")
+    # the drawn rate left as shown follows the video's, where a person's own stays
+    rates = {rate: chosen({"preset": "tiny", **shown, "output_fps": rate}).fps for rate in ("24", "60", "")}
+    assert rates == {"24": 12, "60": 10, "": 10} and chosen({"preset": "tiny", **shown, "fps": 7}).fps == 7
     # fast drawing: its steps and guidance fill the controls, and the full sampler's come back without it
-    steps, guidance = fast_steps(25, True)
-    fast, _, _ = settings_from(
-        ADVANCED[0], 10, ADVANCED[2], steps, guidance, *ADVANCED[5:9], *chosen, "none", 0, False, True
-    )
-    assert fast.fast and (fast.steps, fast.guidance) == (4, 1.0) and fast_steps(25, False) == (25, 7.5)
+    full = {"preset": "default", **shown_controls("default")}
+    fast, _ = followed({**full, "fast": True}, shown_controls("default"))
+    assert (fast["steps"], fast["guidance"]) == (4, 1.0)
+    settings = chosen({**full, **fast, "fast": True})
+    assert settings.fast and (settings.steps, settings.guidance) == (4, 1.0)
+    back, _ = followed({**full, **fast, "fast": False}, shown_controls("default", fast=True))
+    assert (back["steps"], back["guidance"]) == (25, 7.5)
+    # what the person typed stays theirs
+    assert "steps" not in followed({"preset": "tiny", **shown, "steps": 3, "fast": True}, shown)[0]
 
 
 def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
-    from ui.app import Jobs
+    from ui.jobs import Jobs
 
     (tmp_path / "song").mkdir()
     song = tmp_path / "song" / "song.mp3"
@@ -206,7 +218,7 @@ def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
 
 
 def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
-    from ui.app import apply_edits
+    from ui.table import apply_edits
 
     saved = {
         "version": 1,
@@ -361,7 +373,7 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
     # the Look group: karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
-    look = [*ADVANCED[:9], "karaoke", "16:9", "beats", "24", "", "zoom", 0.5, True, False]
+    look = [*ADVANCED[:10], "karaoke", "16:9", "beats", "24", "", "zoom", 0.5, True, False]
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
     other = [*ADVANCED[:6], 5, *ADVANCED[7:]]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")

@@ -1,637 +1,254 @@
 """The web page: upload a song, review and edit the storyboard, render, watch and download.
 
-It calls the same pipeline functions as the command line (get_storyboard, make_video). Models are
+This module lays the page out and wires its events to the handlers (ui/handlers.py). Models are
 loaded once per process and kept; one job runs at a time, whichever button started it (one Gradio
 concurrency group, and a lock under it for any other caller), and the others wait in Gradio's queue,
 seeing their place in it. Every job works in a directory of its own, belongs to the browser session
-that made it, and is removed after a while.
+that made it, and is removed after a while (ui/jobs.py).
 """
 
 from __future__ import annotations
 
-import json
 import re
-import secrets
-import shutil
-import threading
-import time
-import uuid
-from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
-from typing import Iterator
+from typing import Callable
 
 import gradio as gr
 from gradio.utils import get_upload_folder
 
 from musicvid.assets import DEMO_SONG
-from musicvid.audio import check_length, read_tags
-from musicvid.errors import Cancelled, MusicvidError, UserError
-from musicvid.files import check_file, check_picture
-from musicvid.lyrics.known import PLAIN, starts_with_time
-from musicvid.models.loading import ModelRegistry
-from musicvid.models.presets import PRESETS, choose_models
-from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
-from musicvid.settings import (
-    ASPECTS,
-    CAPTIONS,
-    FAST_GUIDANCE,
-    FAST_STEPS,
-    LOOKS,
-    MOVES,
-    OUTPUT_RATES,
-    PACINGS,
-    RESOLUTIONS,
-    RenderSettings,
-    SongRequest,
-    drawn_fps,
-    parse_size,
-)
-from musicvid.storyboard import Storyboard, fallback_note, parse_storyboard, unsure_note
-from musicvid.workdir import Workdir, video_name
+from musicvid.errors import MusicvidError
+from musicvid.models.presets import PRESETS
+from musicvid.settings import RenderSettings, SongRequest
+from ui import handlers
 from ui.config import UIConfig
-from vipe_core.files import write_json
+from ui.controls import FOLLOWERS, SIZES, bounds, choices, shown_controls, summary
+from ui.jobs import Jobs
+from ui.table import COLUMNS
 
-COLUMNS = ["start", "end", "kind", "lyric", "visual prompt"]
-JOB_ID = re.compile(r"[0-9a-f]{12}")
-SIZES = ["64x64", "256x256", "512x512", "512x768", "768x512", "768x768"]
 MODELS_IN_USE = "models"  # the Gradio concurrency group of every event that runs the models
-NO_STORYBOARD = "make the storyboard first (or press Make video)"
+INTRO = (
+    "# musicvid\nTurn a song into a music video whose pictures show what the lyrics *mean*. "
+    "Upload a song: Whisper finds the lyrics, ViPE turns each line into a picture idea, "
+    "Stable Diffusion draws it, and the pictures morph from line to line in time with the singing. "
+    "Review the storyboard before rendering, or make the video in one go."
+)
+# The settings controls, by the setting each sets (and the models' preset).
+CONTROLS = ("preset", "context_size", "seed", *FOLLOWERS, "look", "fast")
 
 
-class Jobs:
-    """Per-job directories under one root, each owned by the browser session that made it; models
-    shared by all jobs (one registry per preset) and used by one job at a time.
-
-    A job directory: `song/<the upload>`, `lyrics/`, `work/` (the pipeline's), then the results."""
-
-    def __init__(self, config: UIConfig):
-        self.config = config
-        self.registries: dict[str, ModelRegistry] = {}
-        self.stops: dict[str, threading.Event] = {}  # each browser session's running render
-        self.owners: dict[str, str] = {}  # job -> the session that made it
-        self.page_storyboards: dict[str, str] = {}  # session -> the job of the storyboard last sent to its page
-        self.models_lock = threading.Lock()  # whatever runs a model holds it, across presets
-        self.root = config.jobs_dir.resolve()  # absolute: the prefix `fail` takes off the files messages name
-        self.root.mkdir(parents=True, exist_ok=True)
-
-    @contextmanager
-    def running(self, session: str) -> Iterator[threading.Event]:
-        """A stop flag for the session's job while it runs. Gradio's cancel only stops waiting for a
-        function; the work itself, in a worker thread, stops when the Cancel button sets this."""
-        self.stops[session] = flag = threading.Event()
-        try:
-            yield flag
-        finally:
-            if self.stops.get(session) is flag:
-                del self.stops[session]
-
-    def cancel(self, session: str) -> None:
-        if session in self.stops:
-            self.stops[session].set()
-
-    def registry(self, preset: str) -> ModelRegistry:
-        if preset not in self.registries:
-            self.registries[preset] = ModelRegistry(choose_models(preset), self.config.device, keep_loaded=True)
-        return self.registries[preset]
-
-    def new(self, upload: str, session: str) -> tuple[str, Path]:
-        """A fresh job (its id, and the copy of the upload in its directory); old jobs go first. The
-        upload is checked before anything is copied: a file, and not longer than the page accepts."""
-        self.remove_old()
-        check_file(Path(upload), "audio file")
-        check_length(Path(upload), self.config.max_minutes * 60)
-        job = uuid.uuid4().hex[:12]
-        song = self.root / job / "song" / Path(upload).name
-        song.parent.mkdir(parents=True)
-        shutil.copyfile(upload, song)
-        self.owners[job] = session
-        return job, song
-
-    def discard(self, job: str) -> None:
-        """A job whose song was refused, or an old one: nothing of it stays."""
-        self.owners.pop(job, None)
-        for session in [s for s, on_page in self.page_storyboards.items() if on_page == job]:
-            del self.page_storyboards[session]
-        shutil.rmtree(self.root / job, ignore_errors=True)
-
-    @staticmethod
-    def lyrics(song: Path, text: str) -> Path | None:
-        """The pasted lyrics as a file beside the job's song: timed LRC if its lines start with times,
-        else plain lines for Whisper to time; None if nothing was pasted."""
-        if not text.strip():
-            return None
-        suffix = ".lrc" if any(starts_with_time(line) for line in text.splitlines()) else PLAIN
-        path = song.parent.parent / "lyrics" / f"lyrics{suffix}"
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return path
-
-    def song(self, job: str, session: str) -> Path:
-        """The song of a job this session made, with its storyboard; anything else (a path, another
-        session's job, a job with no storyboard yet) is refused, without saying what the server holds."""
-        ours = JOB_ID.fullmatch(job or "") and self.owners.get(job) == session
-        folder = self.root / job / "song" if ours else None
-        songs = [p for p in folder.iterdir() if p.is_file()] if folder and folder.is_dir() else []
-        if len(songs) != 1 or not Workdir(folder.parent / "work").storyboard.is_file():
-            raise UserError(NO_STORYBOARD)
-        return songs[0]
-
-    def remove_old(self) -> None:
-        limit = time.time() - self.config.keep_hours * 3600
-        for job in self.root.iterdir():
-            if job.is_dir() and job.stat().st_mtime < limit:
-                self.discard(job.name)
-
-
-def rows(storyboard: Storyboard) -> list[list]:
-    return [[round(s.start, 2), round(s.end, 2), s.kind, s.text, s.prompt] for s in storyboard.scenes]
-
-
-def apply_edits(saved: dict, table) -> dict:
-    """The saved storyboard with the table's times, kinds, lyrics and prompts; checked like a file."""
-    data = table.values.tolist() if hasattr(table, "values") else table["data"] if isinstance(table, dict) else table
-    if len(data) != len(saved["scenes"]):
-        raise UserError("the scene table must keep one row per scene (edit the cells, not the rows)")
-    edited = json.loads(json.dumps(saved))
-    for scene, (start, end, kind, lyric, prompt) in zip(edited["scenes"], data):
-        made = (scene["start"], scene["end"], scene["text"])
-        try:
-            scene.update(start=float(start), end=float(end))
-        except (TypeError, ValueError):
-            raise UserError(f"row {scene['index'] + 1}: start and end must be numbers of seconds") from None
-        if str(prompt or "") != scene["prompt"]:
-            scene.pop("fallback", None)  # the person wrote this prompt
-        if (round(scene["start"], 2), round(scene["end"], 2), str(lyric or "")) != (
-            round(made[0], 2),
-            round(made[1], 2),
-            made[2],
-        ):
-            scene.pop("confidence", None)  # ... or checked this lyric
-        scene.update(kind=str(kind).strip(), text=str(lyric or ""), prompt=str(prompt or ""))
-    try:
-        parse_storyboard(edited, "table")
-    except UserError as error:  # name the row as the person sees it: 1-based
-        message = str(error).replace("storyboard table: ", "")
-        for i in range(len(data)):
-            message = message.replace(f"scenes[{i}]", f"row {i + 1}")
-        raise UserError(message) from None
-    return edited
-
-
-def settings_from(
-    preset,
-    fps,
-    context_size,
-    steps,
-    guidance,
-    size,
-    seed,
-    style,
-    align,
-    captions,
-    aspect,
-    pacing,
-    output_fps,
-    resolution,
-    motion,
-    pulse,
-    preview,
-    fast=False,
-):
-    """The page's controls as settings, checked as the command line's are."""
-    settings = RenderSettings.for_models(
-        choose_models(preset),
-        fps=float(fps),
-        **({"aspect": aspect} if aspect else {"size": parse_size(size)}),  # a shape, or the size list's size
-        guidance=float(guidance),
-        align=bool(align),
-        style=style or "",
-        captions=captions or "none",
-        pacing=pacing or "linear",
-        output_fps=float(output_fps) if output_fps else None,
-        resolution=resolution or None,
-        motion=motion or "none",
-        pulse=float(pulse or 0),
-        preview=bool(preview),
-        fast=bool(fast),
-        **({"steps": int(steps)} if steps else {}),
-    )
-    return settings, int(context_size), int(seed)
-
-
-def look_controls(look: str) -> tuple:
-    """The Look group's controls as a look sets them (captions, shape, pacing, frame rate, resolution)."""
-    values = {**{f: getattr(RenderSettings, f) for f in ("captions", "pacing")}, **LOOKS.get(look, {})}
-    rate = values.get("output_fps")
-    return (
-        values["captions"],
-        values.get("aspect", ""),
-        values["pacing"],
-        f"{rate:g}" if rate else "",
-        values.get("resolution", ""),
+def song_inputs() -> dict[str, gr.Component]:
+    return dict(
+        upload=gr.Audio(sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)"),
+        title=gr.Textbox(label="Title"),
+        artist=gr.Textbox(label="Artist"),
+        lyrics=gr.Textbox(
+            label="Lyrics (optional)",
+            lines=4,
+            max_lines=20,
+            placeholder="Paste the words, one sung line per line: Whisper finds when each is "
+            "sung. Timed LRC lines work too. Empty: Whisper listens for them.",
+        ),
     )
 
 
-def fast_steps(preset_steps: int, fast: bool) -> tuple[int, float]:
-    """Steps and guidance for fast drawing (LCM-LoRA's) or for the full sampler (the models')."""
-    return (FAST_STEPS, FAST_GUIDANCE) if fast else (preset_steps, RenderSettings.guidance)
+def advanced_controls(preset: str, shows: dict) -> dict[str, gr.Component]:
+    """The Advanced group: each control as the page shows it untouched, its range from its setting."""
+    render = RenderSettings
+    return dict(
+        preset=gr.Dropdown(list(PRESETS), value=preset, label="Models (tiny: offline, noise pictures)"),
+        fps=gr.Number(shows["fps"], label="Frames per second", **bounds(render, "fps")),
+        context_size=gr.Slider(
+            value=SongRequest.context_size,
+            label="Lyric lines of context for ViPE",
+            **bounds(SongRequest, "context_size"),
+        ),
+        steps=gr.Number(shows["steps"], label="Denoising steps", precision=0, **bounds(render, "steps")),
+        guidance=gr.Slider(value=shows["guidance"], label="Guidance scale", **bounds(render, "guidance")),
+        size=gr.Dropdown(SIZES, value=shows["size"], allow_custom_value=True, label="Size (W×H)"),
+        seed=gr.Number(SongRequest.seed, label="Seed", precision=0, **bounds(SongRequest, "seed")),
+        style=gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting"),
+        align=gr.Checkbox(shows["align"], label="Chunked Similarity Alignment (smoother morphs)"),
+    )
 
 
-def drawn_rate(output_fps: str, fps: float) -> float:
-    """The drawn rate kept where it divides the video's, else the one a command line without --fps gets."""
-    if not output_fps or float(output_fps) / fps == round(float(output_fps) / fps):
-        return fps
-    return drawn_fps(float(output_fps))
+def look_controls(shows: dict) -> dict[str, gr.Component]:
+    """The Look group: each control as the page shows it untouched, its choices from its setting."""
+
+    def choice(name: str, label: str) -> gr.Dropdown:
+        return gr.Dropdown(choices(RenderSettings, name), value=shows[name], label=label)
+
+    return dict(
+        look=choice("look", "A look (music-video: on the beat, 30 fps, 16:9, 1080p, karaoke)"),
+        captions=choice(
+            "captions", "Lyrics on screen (line: the sung line; karaoke: each word lights up as it is sung)"
+        ),
+        aspect=choice("aspect", "Shape (empty: the size above; 16:9, 9:16, 1:1, 4:5)"),
+        pacing=choice("pacing", "Motion (beats: morphs move on the beat)"),
+        output_fps=choice("output_fps", "Video frame rate (empty: as drawn; the frames between are interpolated)"),
+        resolution=choice("resolution", "Resolution (empty: as drawn; else upscaled)"),
+        motion=choice("motion", "Camera move over each scene"),
+        pulse=gr.Slider(value=shows["pulse"], label="Pulse: a zoom on strong beats", **bounds(RenderSettings, "pulse")),
+        preview=gr.Checkbox(shows["preview"], label="Preview: keyframes crossfaded, in this look (fast)"),
+        fast=gr.Checkbox(
+            shows["fast"], label="Fast drawing: 4 steps of LCM-LoRA and the TAESD decoder (softer pictures)"
+        ),
+    )
 
 
-def limit(settings_class, name: str) -> dict:
-    """A control's bounds, from the setting it sets."""
-    meta = settings_class.fields()[name].metadata
-    return {"minimum": meta["low"] if meta["low"] is not None else meta["above"], "maximum": meta["high"]}
-
-
-def build_app(config: UIConfig = UIConfig()):
-    jobs = Jobs(config)
-    max_seconds = config.max_minutes * 60
-
-    def chosen(values: dict) -> dict:
-        """The settings controls' values by name (`controls` is made with the page, below)."""
-        return {name: values[component] for name, component in controls.items()}
-
-    # A message on the page names a file by its name alone: where the server keeps it (the jobs' folder,
-    # Gradio's for uploads) is no business of the person's.
-    folders = "|".join(re.escape(str(folder)) for folder in (jobs.root, Path(get_upload_folder()).resolve()))
-    server_folders = re.compile(rf"(?:{folders})(?:/[^/\s]+)*/")
-
-    def fail(error: MusicvidError):
-        return gr.Error(server_folders.sub("", str(error)), print_exception=False)
-
-    def fill_tags(upload):
-        if not upload:
-            return gr.update(), gr.update()
-        title, artist = read_tags(Path(upload))
-        return title, artist
-
-    def storyboard_job(values: dict, session: str) -> tuple[Storyboard, str]:
-        """A new job and its storyboard; the job is removed again if its song is refused."""
-        if not values[upload]:
-            raise UserError("upload a song first")
-        _, context_size, seed = settings_from(**chosen(values))  # bad settings are refused before the copy
-        job, song = jobs.new(values[upload], session)
-        try:
-            request = SongRequest(
-                song=song,
-                title=values[title] or None,
-                artist=values[artist] or None,
-                workdir=song.parent.parent / "work",
-                lyrics_file=jobs.lyrics(song, values[lyrics] or ""),
-                context_size=context_size,
-                seed=seed,
-                max_seconds=max_seconds,
-            )
-            storyboard, _, _ = get_storyboard(request, jobs.registry(values[preset]))
-        except BaseException:
-            jobs.discard(job)
-            raise
-        return storyboard, job
-
-    def pressed(values: dict, session: str) -> tuple[str, object]:
-        """The job and table a button sent. The browser sends them as they are at the press, and the job then
-        waits in the queue for the models: a press while this session's storyboard was being made sent no job,
-        and means that storyboard, as made (its table was not on the page to edit)."""
-        if values[job]:
-            return values[job], values[table]
-        return jobs.page_storyboards.get(session, ""), None
-
-    def edited_request(values: dict, table_rows, job_id: str, session: str, change=None):
-        """The job's song with its storyboard as the table shows it (as made where no table is given),
-        with `change` (field, value) made to the chosen scene, and the page's settings."""
-        settings, context_size, seed = settings_from(**chosen(values))
-        song = jobs.song(job_id, session)
-        folder = song.parent.parent
-        edited = json.loads(Workdir(folder / "work").storyboard.read_text(encoding="utf-8"))
-        if table_rows is not None:
-            edited = apply_edits(edited, table_rows)
-        if change is not None:
-            chosen_scene = values[scene]
-            number = int(chosen_scene) if isinstance(chosen_scene, (int, float)) else -1
-            if not 0 <= number < len(edited["scenes"]):
-                raise UserError(f"there is no scene {chosen_scene}: click a keyframe to choose one")
-            field, value = change
-            edited["scenes"][number][field] = value
-        storyboard_file = folder / "storyboard.edited.json"
-        write_json(storyboard_file, edited)
-        request = SongRequest(
-            song=song,
-            title=values[title] or None,
-            artist=values[artist] or None,
-            workdir=folder / "work",
-            storyboard_file=storyboard_file,
-            context_size=context_size,
-            seed=seed,
-            max_seconds=max_seconds,
+def buttons() -> dict[str, gr.Component]:
+    with gr.Row():
+        made = dict(
+            storyboard_button=gr.Button("Make storyboard"),
+            keyframes_button=gr.Button("Draw keyframes"),
+            render_button=gr.Button("Render", variant="primary"),
         )
-        return request, settings
+    with gr.Row():
+        made.update(video_button=gr.Button("Make video (no review)"), cancel_button=gr.Button("Cancel", variant="stop"))
+    return made
 
-    def render_job(values: dict, table_rows, job_id: str, session: str, stop: threading.Event):
-        request, settings = edited_request(values, table_rows, job_id, session)
-        made = make_video(
-            request,
-            settings,
-            jobs.registry(values[preset]),
-            output=request.song.parent.parent / video_name(request.song.stem, settings.preview),
-            stop=stop,
-        )
-        files = [str(made.video), str(made.workdir.storyboard), str(made.subtitles)]
-        if settings.captions != "none":
-            files.append(str(made.video.with_suffix(".ass")))
-        return str(made.video), files
 
-    def keyframes_job(values: dict, session: str, change=None):
-        """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the
-        gallery."""
-        with jobs.running(session) as stop, jobs.models_lock:
-            job_id, table_rows = pressed(values, session)
-            request, settings = edited_request(values, table_rows, job_id, session, change)
-            made = draw_keyframes(request, settings, jobs.registry(values[preset]), stop=stop)
-        scenes = made.storyboard.scenes
-        pictures = [(str(made.workdir.keyframe(i)), f"{i}: {scenes[i].text or scenes[i].kind}") for i in made.scenes]
-        files = [str(made.contact_sheet), str(made.workdir.storyboard)]
-        drawn = f"{made.pictures_drawn} drawn" if made.pictures_drawn else "none changed"
-        status = (
-            f"Keyframes ready ({drawn}): click one, then New picture to draw it again or Pin picture to use "
-            "your own; Render draws the rest."
-        )
-        return pictures, made.scenes, files, status
+def results() -> dict[str, gr.Component]:
+    return dict(
+        status=gr.Markdown(""),
+        video=gr.Video(label="Music video", interactive=False),
+        downloads=gr.File(label="Downloads: video, storyboard, lyrics", file_count="multiple", interactive=False),
+    )
 
-    def storyboard_status(storyboard: Storyboard) -> str:
-        status = "Storyboard ready: edit any prompt or time, then press Render."
-        for note in (unsure_note(storyboard, name="rows", first=1), fallback_note(storyboard, name="rows", first=1)):
-            if note:
-                status += f"\n\n**Note:** {note}."
-        return status
 
-    # Each handler takes the page's inputs as one dict, component -> value (Gradio passes a set of
-    # inputs so; their order in the API is the order the components were made in).
-    def make_storyboard(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
-        try:
-            with jobs.models_lock:
-                storyboard, job_id = storyboard_job(values, request.session_hash)
-                jobs.page_storyboards[request.session_hash] = job_id
-        except MusicvidError as error:
-            raise fail(error) from None
-        return rows(storyboard), job_id, storyboard_status(storyboard)
-
-    def render(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
-        session = request.session_hash
-        try:
-            with jobs.running(session) as stop, jobs.models_lock:
-                job_id, table_rows = pressed(values, session)
-                video_path, files = render_job(values, table_rows, job_id, session, stop)
-        except MusicvidError as error:
-            raise fail(error) from None
-        return video_path, files, job_id, "Done: watch it above, or download the video, storyboard and lyrics."
-
-    def keyframes(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
-        try:
-            return keyframes_job(values, request.session_hash)
-        except MusicvidError as error:
-            raise fail(error) from None
-
-    def new_picture(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
-        seed = secrets.randbelow(SongRequest.fields()["seed"].metadata["high"] + 1)
-        try:
-            return keyframes_job(values, request.session_hash, change=("seed", seed))
-        except MusicvidError as error:
-            raise fail(error) from None
-
-    def pin_picture(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
-        """The uploaded picture, kept in the job's folder, becomes the chosen scene's keyframe."""
-        try:
-            if not values[pin_upload]:
-                raise UserError("choose a picture to pin first")
-            check_picture(Path(values[pin_upload]))  # its size from its header: nothing is decoded yet
-            job_id, _ = pressed(values, request.session_hash)
-            pins = jobs.song(job_id, request.session_hash).parent.parent / "pins"
-            pins.mkdir(exist_ok=True)
-            kept = pins / f"{uuid.uuid4().hex[:12]}{Path(values[pin_upload]).suffix.lower()}"
-            shutil.copyfile(values[pin_upload], kept)
-            return keyframes_job(values, request.session_hash, change=("picture", str(kept)))
-        except MusicvidError as error:
-            raise fail(error) from None
-
-    def choose_scene(shown: list[int], selected: gr.SelectData) -> int:
-        return shown[selected.index]
-
-    def video_in_one_go(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
-        session = request.session_hash
-        # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
-        try:
-            with jobs.running(session) as stop, jobs.models_lock:
-                storyboard, job_id = storyboard_job(values, session)
-                if stop.is_set():
-                    raise Cancelled("the job was cancelled")
-                video_path, files = render_job(values, rows(storyboard), job_id, session, stop)
-                jobs.page_storyboards[session] = job_id
-        except MusicvidError as error:
-            raise fail(error) from None
-        return (
-            rows(storyboard),
-            video_path,
-            files,
-            job_id,
-            "Done: watch it above, or download the video, storyboard and lyrics.",
-        )
-
-    # Gradio's own copies of uploads and results age out with the job directories.
-    keep_seconds = int(config.keep_hours * 3600)
-    with gr.Blocks(title="musicvid", delete_cache=(max(60, keep_seconds // 4), keep_seconds)) as app:
-        gr.Markdown(
-            "# musicvid\nTurn a song into a music video whose pictures show what the lyrics *mean*. "
-            "Upload a song: Whisper finds the lyrics, ViPE turns each line into a picture idea, "
-            "Stable Diffusion draws it, and the pictures morph from line to line in time with the singing. "
-            "Review the storyboard before rendering, or make the video in one go."
-        )
-        with gr.Row():
-            with gr.Column():
-                upload = gr.Audio(sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)")
-                title = gr.Textbox(label="Title")
-                artist = gr.Textbox(label="Artist")
-                lyrics = gr.Textbox(
-                    label="Lyrics (optional)",
-                    lines=4,
-                    max_lines=20,
-                    placeholder="Paste the words, one sung line per line: Whisper finds when each is "
-                    "sung. Timed LRC lines work too. Empty: Whisper listens for them.",
-                )
-                with gr.Accordion("Advanced", open=False):
-                    preset = gr.Dropdown(
-                        list(PRESETS), value=config.models, label="Models (tiny: offline, noise pictures)"
-                    )
-                    fps = gr.Number(RenderSettings.fps, label="Frames per second", **limit(RenderSettings, "fps"))
-                    context_size = gr.Slider(
-                        0, 7, value=SongRequest.context_size, step=1, label="Lyric lines of context for ViPE"
-                    )
-                    steps = gr.Number(
-                        PRESETS[config.models].steps,
-                        label="Denoising steps",
-                        precision=0,
-                        **limit(RenderSettings, "steps"),
-                    )
-                    guidance = gr.Slider(0, 15, value=RenderSettings.guidance, step=0.5, label="Guidance scale")
-                    default_size = "x".join(map(str, PRESETS[config.models].size))
-                    size = gr.Dropdown(SIZES, value=default_size, label="Size (W×H)")
-                    seed = gr.Number(SongRequest.seed, label="Seed", precision=0, **limit(SongRequest, "seed"))
-                    style = gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting")
-                    align = gr.Checkbox(RenderSettings.align, label="Chunked Similarity Alignment (smoother morphs)")
-                with gr.Accordion("Look", open=False):
-                    look = gr.Dropdown(
-                        ["", *LOOKS], value="", label="A look (music-video: on the beat, 30 fps, 16:9, 1080p, karaoke)"
-                    )
-                    captions = gr.Dropdown(
-                        list(CAPTIONS),
-                        value=RenderSettings.captions,
-                        label="Lyrics on screen (line: the sung line; karaoke: each word lights up as it is sung)",
-                    )
-                    aspect = gr.Dropdown(
-                        ["", *ASPECTS], value="", label="Shape (empty: the size above; 16:9, 9:16, 1:1, 4:5)"
-                    )
-                    pacing = gr.Dropdown(
-                        list(PACINGS), value=RenderSettings.pacing, label="Motion (beats: morphs move on the beat)"
-                    )
-                    output_fps = gr.Dropdown(
-                        ["", *(f"{r:g}" for r in OUTPUT_RATES)],
-                        value="",
-                        label="Video frame rate (empty: as drawn; the frames between are interpolated)",
-                    )
-                    resolution = gr.Dropdown(
-                        ["", *RESOLUTIONS], value="", label="Resolution (empty: as drawn; else upscaled)"
-                    )
-                    motion = gr.Dropdown(list(MOVES), value=RenderSettings.motion, label="Camera move over each scene")
-                    pulse = gr.Slider(0, 1, value=RenderSettings.pulse, step=0.1, label="Pulse: a zoom on strong beats")
-                    preview = gr.Checkbox(False, label="Preview: keyframes crossfaded, in this look (fast)")
-                    fast = gr.Checkbox(
-                        False, label="Fast drawing: 4 steps of LCM-LoRA and the TAESD decoder (softer pictures)"
-                    )
-                with gr.Row():
-                    storyboard_button = gr.Button("Make storyboard")
-                    keyframes_button = gr.Button("Draw keyframes")
-                    render_button = gr.Button("Render", variant="primary")
-                with gr.Row():
-                    video_button = gr.Button("Make video (no review)")
-                    cancel_button = gr.Button("Cancel", variant="stop")
-                gr.Examples(
-                    [[str(DEMO_SONG), "Lighthouse", "The Tiny Models"]],
-                    inputs=[upload, title, artist],
-                    label="Example: the demo song",
-                )
-            with gr.Column():
-                status = gr.Markdown("")
-                video = gr.Video(label="Music video", interactive=False)
-                downloads = gr.File(
-                    label="Downloads: video, storyboard, lyrics", file_count="multiple", interactive=False
-                )
-        table = gr.Dataframe(
+def storyboard_and_keyframes() -> dict[str, gr.Component]:
+    """The storyboard's table, the job it lives in, and the keyframes' gallery with what acts on one."""
+    made = dict(
+        table=gr.Dataframe(
             headers=COLUMNS,
             datatype=["number", "number", "str", "str", "str"],
             interactive=True,
             label="Storyboard: edit prompts and times, then Render",
             wrap=True,
             column_widths=["7%", "7%", "7%", "35%", "44%"],
-        )
-        job = gr.Textbox(visible=False, label="job")  # which job directory the storyboard lives in
-        with gr.Row():
-            gallery = gr.Gallery(label="Keyframes: click one to choose it", columns=6, height="auto")
-            with gr.Column(scale=0, min_width=200):
-                scene = gr.Number(label="Scene", precision=0, info="the keyframe clicked")
-                new_picture_button = gr.Button("New picture")
-                # gr.File, not gr.Image: Gradio decodes an image upload (to make it RGB) before pin_picture
-                # could refuse a picture too big to decode
-                pin_upload = gr.File(file_types=["image"], label="Your picture for this scene", height=160)
-                pin_button = gr.Button("Pin picture")
-        shown = gr.State([])  # the scenes whose keyframes the gallery shows, in its order
+        ),
+        job=gr.Textbox(visible=False, label="job"),  # which job directory the storyboard lives in
+    )
+    with gr.Row():
+        made["gallery"] = gr.Gallery(label="Keyframes: click one to choose it", columns=6, height="auto")
+        with gr.Column(scale=0, min_width=200):
+            made["scene"] = gr.Number(label="Scene", precision=0, info="the keyframe clicked")
+            made["new_picture_button"] = gr.Button("New picture")
+            # gr.File, not gr.Image: Gradio decodes an image upload (to make it RGB) before pin_picture could
+            # refuse a picture too big to decode
+            made["pin_upload"] = gr.File(file_types=["image"], label="Your picture for this scene", height=160)
+            made["pin_button"] = gr.Button("Pin picture")
+    made["shown_scenes"] = gr.State([])  # the scenes whose keyframes the gallery shows, in its order
+    return made
 
-        # settings_from's parameters, by name
-        controls = dict(
-            preset=preset,
-            fps=fps,
-            context_size=context_size,
-            steps=steps,
-            guidance=guidance,
-            size=size,
-            seed=seed,
-            style=style,
-            align=align,
-            captions=captions,
-            aspect=aspect,
-            pacing=pacing,
-            output_fps=output_fps,
-            resolution=resolution,
-            motion=motion,
-            pulse=pulse,
-            preview=preview,
-            fast=fast,
-        )
-        look.change(look_controls, [look], [captions, aspect, pacing, output_fps, resolution], api_name=False)
-        output_fps.change(drawn_rate, [output_fps, fps], [fps], api_name=False)
-        fast.change(partial(fast_steps, PRESETS[config.models].steps), [fast], [steps, guidance], api_name=False)
-        upload.upload(fill_tags, [upload], [title, artist], api_name=False)
-        # One concurrency group over the three: whichever button started it, one job uses the models.
-        models = dict(concurrency_id=MODELS_IN_USE, concurrency_limit=1)
-        storyboard_event = storyboard_button.click(
-            make_storyboard,
-            {upload, title, artist, lyrics, *controls.values()},
-            [table, job, status],
-            api_name="make_storyboard",
-            **models,
-        )
-        render_event = render_button.click(
-            render,
-            {upload, title, artist, *controls.values(), table, job},
-            [video, downloads, job, status],
-            api_name="render",
-            **models,
-        )
-        keyframe_outputs = [gallery, shown, downloads, status]
-        keyframes_event = keyframes_button.click(
-            keyframes,
-            {title, artist, *controls.values(), table, job},
-            keyframe_outputs,
-            api_name="draw_keyframes",
-            **models,
-        )
-        new_picture_event = new_picture_button.click(
-            new_picture,
-            {title, artist, *controls.values(), table, job, scene},
-            keyframe_outputs,
-            api_name="new_picture",
-            **models,
-        )
-        pin_event = pin_button.click(
-            pin_picture,
-            {title, artist, *controls.values(), table, job, scene, pin_upload},
-            keyframe_outputs,
-            api_name="pin_picture",
-            **models,
-        )
-        gallery.select(choose_scene, [shown], [scene], api_name=False)
-        video_event = video_button.click(
-            video_in_one_go,
-            {upload, title, artist, lyrics, *controls.values()},
-            [table, video, downloads, job, status],
-            api_name="make_video",
-            **models,
-        )
 
-        def cancel(request: gr.Request) -> None:
-            jobs.cancel(request.session_hash)
+def lay_out(config: UIConfig) -> dict[str, gr.Component]:
+    """Every component of the page, by name (the order they are made in is the order of the API's inputs)."""
+    shows = shown_controls(config.models)
+    gr.Markdown(INTRO)
+    with gr.Row():
+        with gr.Column():
+            page = song_inputs()
+            with gr.Accordion("Advanced", open=False):
+                page.update(advanced_controls(config.models, shows))
+            with gr.Accordion("Look", open=False):
+                page.update(look_controls(shows))
+                page["outcome"] = gr.Markdown(summary({"preset": config.models, **shows}))
+            page.update(buttons())
+            gr.Examples(
+                [[str(DEMO_SONG), "Lighthouse", "The Tiny Models"]],
+                inputs=[page["upload"], page["title"], page["artist"]],
+                label="Example: the demo song",
+            )
+        with gr.Column():
+            page.update(results())
+    page.update(storyboard_and_keyframes())
+    page["shown_controls"] = gr.State(shows)  # what the settings controls showed last (ui.controls.followed)
+    return page
 
-        # outside the queue: it must not wait behind the very job it stops
-        cancel_button.click(
-            cancel,
-            cancels=[storyboard_event, keyframes_event, new_picture_event, pin_event, render_event, video_event],
-            queue=False,
-            api_name=False,
+
+def by_name(page: dict[str, gr.Component]) -> Callable[[dict], dict]:
+    """The page's values by name, from what Gradio gives for a set of inputs: a dict by component."""
+    names = {component: name for name, component in page.items()}
+    return lambda values: {names[component]: value for component, value in values.items()}
+
+
+def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
+    """A maker of Gradio events from handlers: a handler gets the page's jobs, the inputs by name (Gradio
+    gives a set of inputs as a dict by component) and the browser session. It is the one place where a
+    MusicvidError becomes the page's message, which names files by their names alone: where the server
+    keeps them (the jobs' folder, Gradio's for uploads) is no business of the person's."""
+    named = by_name(page)
+    folders = "|".join(re.escape(str(folder)) for folder in (jobs.root, Path(get_upload_folder()).resolve()))
+    server_folders = re.compile(rf"(?:{folders})(?:/[^/\s]+)*/")
+
+    def on_page(handler: Callable) -> Callable:
+        def event(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
+            try:
+                return handler(jobs, named(values), request.session_hash)
+            except MusicvidError as error:
+                raise gr.Error(server_folders.sub("", str(error)), print_exception=False) from None
+
+        return event
+
+    return on_page
+
+
+def wire_controls(page: dict[str, gr.Component]) -> None:
+    """The settings controls follow the preset, the look and --fast where the person left them as shown, and
+    the line under them says what they make."""
+    named, controls = by_name(page), {page[name] for name in CONTROLS}
+    followers = [page[name] for name in (*FOLLOWERS, "shown_controls")]
+    layers = [page[name].change for name in ("preset", "look", "fast")]
+    quietly = dict(api_name=False, show_progress="hidden")
+    inputs = {*controls, page["shown_controls"]}
+    gr.on(layers, lambda values: handlers.follow(named(values)), inputs, followers, **quietly)
+    changes = [control.change for control in controls]
+    gr.on(changes, lambda values: summary(named(values)), controls, [page["outcome"]], **quietly)
+
+
+def wire_jobs(jobs: Jobs, page: dict[str, gr.Component]) -> None:
+    """The buttons that run the models: one concurrency group over them all (one job uses the models), and
+    Cancel, outside the queue: it must not wait behind the very job it stops."""
+    on_page = page_events(jobs, page)
+    controls = {page[name] for name in CONTROLS}
+    song = {page[name] for name in ("upload", "title", "artist", "lyrics")}
+    edits = {page["title"], page["artist"], *controls, page["table"], page["job"]}  # what an edited job reads
+    keyframe_outputs = ["gallery", "shown_scenes", "downloads", "status"]
+    events = [  # button, handler, inputs, outputs, API name
+        ("storyboard_button", handlers.make_storyboard, {*song, *controls}, ["table", "job", "status"], "make_storyboard"),
+        ("render_button", handlers.render, {page["upload"], *edits}, ["video", "downloads", "job", "status"], "render"),
+        ("keyframes_button", handlers.keyframes, edits, keyframe_outputs, "draw_keyframes"),
+        ("new_picture_button", handlers.new_picture, {*edits, page["scene"]}, keyframe_outputs, "new_picture"),
+        ("pin_button", handlers.pin_picture, {*edits, page["scene"], page["pin_upload"]}, keyframe_outputs, "pin_picture"),
+        ("video_button", handlers.video_in_one_go, {*song, *controls}, ["table", "video", "downloads", "job", "status"], "make_video"),
+    ]  # fmt: skip
+    started = [
+        page[button].click(
+            on_page(handler),
+            inputs,
+            [page[name] for name in outputs],
+            api_name=api_name,
+            concurrency_id=MODELS_IN_USE,
+            concurrency_limit=1,
         )
+        for button, handler, inputs, outputs, api_name in events
+    ]
+
+    def cancel(request: gr.Request) -> None:
+        jobs.cancel(request.session_hash)
+
+    page["cancel_button"].click(cancel, cancels=started, queue=False, api_name=False)
+
+
+def build_app(config: UIConfig = UIConfig()) -> gr.Blocks:
+    jobs = Jobs(config)
+    # Gradio's own copies of uploads and results age out with the job directories.
+    keep_seconds = int(config.keep_hours * 3600)
+    with gr.Blocks(title="musicvid", delete_cache=(max(60, keep_seconds // 4), keep_seconds)) as app:
+        page = lay_out(config)
+        wire_controls(page)
+        page["upload"].upload(handlers.fill_tags, [page["upload"]], [page["title"], page["artist"]], api_name=False)
+        page["gallery"].select(handlers.choose_scene, [page["shown_scenes"]], [page["scene"]], api_name=False)
+        wire_jobs(jobs, page)
     return app

@@ -240,11 +240,12 @@ def load_separator(name: str, device: torch.device):
 # --- upscaler -------------------------------------------------------------------------------------
 
 
-def load_upscaler(name: str, device: torch.device):
+def load_upscaler(name: str, device: torch.device, auto: str = REAL_ESRGAN):
     """A spandrel ImageModelDescriptor, in float16 on a GPU; None for Lanczos alone. `name`: a hub file
-    (org/name/file.pth), a local .pth/.safetensors file, tiny, lanczos, or auto (Real-ESRGAN on a GPU)."""
+    (org/name/file.pth), a local .pth/.safetensors file, tiny, lanczos, or auto (the network `auto` on a
+    GPU, Lanczos on the CPU)."""
     if name == AUTO_UPSCALER:
-        name = REAL_ESRGAN if device.type != "cpu" else LANCZOS
+        name = auto if device.type != "cpu" else LANCZOS
     if name == LANCZOS:
         return None
     model = _obtain("upscaler", name, partial(_upscaler_file, name)).eval().to(device)
@@ -280,7 +281,7 @@ LOADERS: dict[str, Callable[[ModelSet, torch.device], Any]] = {
         models.diffusion, models.fast_lora, models.fast_decoder, device
     ),
     "separator": lambda models, device: load_separator(models.separator, device),
-    "upscaler": lambda models, device: load_upscaler(models.upscaler, device),
+    "upscaler": lambda models, device: load_upscaler(models.upscaler, device, models.auto_upscaler),
 }
 
 

@@ -24,8 +24,9 @@ ASR_BACKENDS = ("openai-whisper", "faster-whisper")
 WHISPER_LARGE = "large-v2"
 # Demucs' hybrid transformer model, the practitioners' standard for taking the singing from the band.
 DEMUCS = "htdemucs"
-# Real-ESRGAN x4plus as its authors published it (on GitHub), mirrored as a file on the hub. "auto"
-# takes it on a GPU and Lanczos on the CPU, where it costs 100 s a 1080p frame on two cores (docs/frames.md).
+# Real-ESRGAN x4plus as its authors published it (on GitHub), mirrored as a file on the hub. "auto", every
+# preset's upscaler, takes the preset's network (this one, or the tiny random one) on a GPU and Lanczos on
+# the CPU, where Real-ESRGAN costs 100 s a 1080p frame on two cores (docs/frames.md).
 REAL_ESRGAN = "2kpr/Real-ESRGAN/RealESRGAN_x4plus.pth"
 AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
 # --fast: SD 1.5 distilled to a few steps by LCM-LoRA (fused into the UNet on loading), and TAESD, a
@@ -43,6 +44,7 @@ class ModelSet:
     diffusion: str
     separator: str  # the Demucs model of --separate-vocals
     upscaler: str  # the model of --resolution: a hub file org/name/file.pth, a local file, auto or lanczos
+    auto_upscaler: str  # the network auto takes on a GPU (on the CPU: Lanczos)
     fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
     fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
     # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
@@ -66,6 +68,7 @@ PRESETS = {
         diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
         separator=DEMUCS,
         upscaler=AUTO_UPSCALER,
+        auto_upscaler=REAL_ESRGAN,
         fast_lora=LCM_LORA,
         fast_decoder=TAESD,
         size=(512, 512),
@@ -78,7 +81,8 @@ PRESETS = {
         vipe_tokenizer=TINY,
         diffusion=TINY,
         separator=TINY,
-        upscaler=TINY,
+        upscaler=AUTO_UPSCALER,
+        auto_upscaler=TINY,
         fast_lora=TINY,
         fast_decoder=TINY,
         size=(64, 64),

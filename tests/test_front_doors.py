@@ -1,0 +1,209 @@
+"""The same choices give the same settings at every front door — the command line, a batch's CSV row,
+the page — and what one refuses, all refuse, in the same sentence. Nothing is rendered: each door is
+asked only for the settings it would render with."""
+
+from pathlib import Path
+
+import pytest
+
+from musicvid import batch, cli
+from musicvid.errors import UserError
+from musicvid.settings import ModelChoice, RenderSettings, field_type, parse_bool
+from ui import controls
+
+# What a person chooses, as the command line's options (model options stay on the batch's command line:
+# a row may not name the models; the page offers none of them but the preset).
+CHOICES = {
+    "a look alone": ["--look", "music-video"],
+    "a look with captions and a size of one's own": [
+        "--look", "music-video", "--captions", "line", "--size", "512x512",
+    ],
+    "a look without its captions": ["--look", "music-video", "--captions", "none"],
+    "a look with a shape of one's own": ["--look", "music-video", "--aspect", "9:16"],
+    "a look with a drawn rate of one's own": ["--look", "music-video", "--fps", "5"],
+    "an output rate: the drawn rate follows": ["--output-fps", "24"],
+    "a drawn rate and an output rate": ["--fps", "6", "--output-fps", "24"],
+    "fast": ["--fast"],
+    "fast with steps of one's own": ["--fast", "--steps", "6"],
+    "fast with guidance of one's own": ["--fast", "--guidance", "2"],
+    "an aspect": ["--aspect", "4:5"],
+    "a size": ["--size", "128x64"],
+    "an aspect and its size": ["--aspect", "16:9", "--size", "704x384"],
+    "a resolution, upscaled as the models do": ["--resolution", "720p"],
+    "a resolution with an upscaler": ["--resolution", "1080p", "--aspect", "9:16", "--upscaler", "lanczos"],
+    "the limits of guidance and steps": ["--guidance", "30", "--steps", "150"],
+    "the rest of the page's controls": [
+        "--no-align", "--style", "ink", "--pacing", "beats", "--motion", "zoom", "--pulse", "0.5", "--preview",
+    ],
+}  # fmt: skip
+# What every door refuses, and the sentence it says (the page has no --upscaler: None).
+REFUSED = {
+    "an output rate the drawn rate does not divide": (
+        ["--fps", "7", "--output-fps", "24"],
+        "--output-fps 24 must be a whole multiple of --fps 7, so that every keyframe falls on a frame of the video",
+    ),
+    "a look's output rate the drawn rate does not divide": (
+        ["--look", "music-video", "--fps", "7"],
+        "--output-fps 30 must be a whole multiple of --fps 7, so that every keyframe falls on a frame of the video",
+    ),
+    "guidance past its limit": (["--guidance", "31"], "--guidance must be from 0 to 30, got 31"),
+    "steps past their limit": (["--steps", "151"], "--steps must be from 1 to 150, got 151"),
+    "fast with too many steps": (["--fast", "--steps", "20"], "--fast draws in 1 to 8 steps, not 20"),
+    "a size not of its aspect": (
+        ["--aspect", "16:9", "--size", "512x512"],
+        "--size 512x512 is not 16:9: give --aspect or --size, not both",
+    ),
+    "a size SD cannot draw": (
+        ["--size", "500x500"], "--size must be positive multiples of 8 up to 2048x2048, got 500x500",
+    ),
+    "an upscaler without a resolution": (
+        ["--upscaler", "lanczos"],
+        "--upscaler only acts with --resolution (720p, 1080p or 4k): give both, or neither",
+    ),
+}  # fmt: skip
+
+
+def pairs(options: list[str]) -> list[tuple[str, str]]:
+    """Options as (name, text): a flag's text is yes (no for --no-NAME)."""
+    found, words = [], iter(options)
+    for word in words:
+        name = word.removeprefix("--")
+        if name in ("fast", "preview", "align"):
+            found.append((name, "yes"))
+        elif name.startswith("no-"):
+            found.append((name.removeprefix("no-"), "no"))
+        else:
+            found.append((name, next(words)))
+    return found
+
+
+def model_options(options: list[str]) -> list[str]:
+    return [word for name, text in pairs(options) if ModelChoice.column(name) for word in (f"--{name}", text)]
+
+
+def through_the_command_line(options: list[str]) -> RenderSettings:
+    args = cli.build_parser().parse_args(["render", "song.wav", "--models", "tiny", *options])
+    return cli.render_settings(args)[0]
+
+
+def write_csv(folder: Path, cells: list[tuple[str, str]]) -> Path:
+    playlist = folder / "songs.csv"
+    playlist.write_text(
+        ",".join(["path", *(name for name, _ in cells)]) + "\n" + ",".join(["a.wav", *(t for _, t in cells)])
+    )
+    return playlist
+
+
+def planned(playlist: Path, options: list[str]) -> list[batch.Job]:
+    argv = ["batch", playlist, "-o", playlist.parent / "out", "--models", "tiny", *options]
+    args = cli.build_parser().parse_args([str(a) for a in argv])
+    return batch.plan(args, batch.read_playlist(args.playlist), ModelChoice(**ModelChoice.given(args)))
+
+
+def through_a_row(options: list[str], folder: Path) -> RenderSettings:
+    """The options as the cells of a CSV row (the model options on the batch's command line)."""
+    row = [(name, text) for name, text in pairs(options) if not ModelChoice.column(name)]
+    return planned(write_csv(folder, row), model_options(options))[0].settings
+
+
+def control(name: str, text: str):
+    """What the page's control of a setting holds for an option's text (numbers as numbers, flags as ticks)."""
+    kind = field_type(RenderSettings, name)
+    return parse_bool(text) if kind is bool else kind(text) if kind in (int, float) and text else text
+
+
+def through_the_page(options: list[str]) -> RenderSettings:
+    """The page as a person uses it: the look and fast chosen first (the other controls then show what they
+    set), then the other controls changed; the page's handlers read the controls so."""
+    chosen = {RenderSettings.column(name).name: text for name, text in pairs(options) if not ModelChoice.column(name)}
+    shown = controls.shown_controls("tiny")
+    values = {"preset": "tiny", **shown}
+    values.update({name: control(name, chosen.pop(name)) for name in controls.LAYERS if name in chosen})
+    changes, _ = controls.followed(values, shown)
+    values.update(changes)
+    values.update({name: control(name, text) for name, text in chosen.items()})
+    return controls.chosen(values)
+
+
+@pytest.mark.parametrize("options", list(CHOICES.values()), ids=list(CHOICES))
+def test_the_same_choices_give_the_same_settings_at_every_door(options, tmp_path):
+    settings = through_the_command_line(options)
+    assert through_a_row(options, tmp_path) == settings
+    if not model_options(options):
+        assert through_the_page(options) == settings
+
+
+@pytest.mark.parametrize("options, sentence", list(REFUSED.values()), ids=list(REFUSED))
+def test_what_one_door_refuses_every_door_refuses_in_the_same_sentence(options, sentence, tmp_path, capsys):
+    assert cli.main(["render", str(tmp_path / "song.wav"), "--models", "tiny", *options]) == 2
+    assert capsys.readouterr().err == f"musicvid: {sentence}\n"
+    row = [(name, text) for name, text in pairs(options) if not ModelChoice.column(name)]
+    playlist = write_csv(tmp_path, row)
+    assert (
+        cli.main(["batch", str(playlist), "-o", str(tmp_path / "out"), "--models", "tiny", *model_options(options)])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert err.endswith(f": {sentence}\n") and err.count("\n") == 1 and err.startswith("musicvid: ")
+    if not model_options(options):
+        with pytest.raises(UserError) as refused:
+            through_the_page(options)
+        assert str(refused.value) == sentence
+
+
+# The command line's options and a row's cells, one over the other, as the same options all given at once.
+SPLIT = {
+    "a row's look under the command line's captions and size": (
+        ["--captions", "line", "--size", "512x512"],
+        [("look", "music-video")],
+        ["--look", "music-video", "--captions", "line", "--size", "512x512"],
+    ),
+    "a row's output rate with the command line's fast": (
+        ["--fast"], [("output-fps", "24")], ["--fast", "--output-fps", "24"],
+    ),
+    "a row's steps with the command line's fast": (["--fast"], [("steps", "6")], ["--fast", "--steps", "6"]),
+    "a row's captions over the command line's look": (
+        ["--look", "music-video"],
+        [("captions", "none")],
+        ["--look", "music-video", "--captions", "none"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("options, cells, together", list(SPLIT.values()), ids=list(SPLIT))
+def test_a_row_over_the_command_line_is_the_options_given_together(options, cells, together, tmp_path):
+    [job] = planned(write_csv(tmp_path, cells), options)
+    assert job.settings == through_the_command_line(together)
+
+
+def test_a_drawn_rate_on_the_command_line_and_a_row_output_rate_it_does_not_divide_are_refused(tmp_path, capsys):
+    playlist = write_csv(tmp_path, [("output-fps", "24")])
+    assert cli.main(["batch", str(playlist), "-o", str(tmp_path / "out"), "--models", "tiny", "--fps", "10"]) == 2
+    err = capsys.readouterr().err  # as `render --fps 10 --output-fps 24` is: the row's rate does not change --fps
+    assert err.endswith(
+        ": --output-fps 24 must be a whole multiple of --fps 10, so that every keyframe falls on a frame of the video\n"
+    )
+
+
+def test_the_page_offers_each_setting_in_its_whole_range():
+    from musicvid.settings import SongRequest
+    from ui.app import build_app
+    from ui.config import UIConfig
+
+    app = build_app(UIConfig(models="tiny"))
+    by_label = {getattr(block, "label", None): block for block in app.blocks.values()}
+    for label, cls, name in [
+        ("Lyric lines of context for ViPE", SongRequest, "context_size"),
+        ("Guidance scale", RenderSettings, "guidance"),
+        ("Denoising steps", RenderSettings, "steps"),
+        ("Frames per second", RenderSettings, "fps"),
+        ("Pulse: a zoom on strong beats", RenderSettings, "pulse"),
+    ]:
+        meta = cls.fields()[name].metadata
+        assert (by_label[label].minimum, by_label[label].maximum) == (meta["low"], meta["high"]), label
+    assert by_label["Guidance scale"].step == 0.5 and by_label["Lyric lines of context for ViPE"].step == 1
+    offered = [
+        value
+        for value, _ in by_label["Video frame rate (empty: as drawn; the frames between are interpolated)"].choices
+    ]
+    assert offered == ["", "24", "25", "30", "60"]

@@ -1,0 +1,111 @@
+"""The page's settings controls and what they mean, without the page itself.
+
+Each control's range, grain and choices come from the setting it sets (musicvid.settings), and its
+values are read back into settings by the function the command line and the batch use,
+`resolve_render_settings`. What the controls show before a person touches them is that function's
+answer for the models, the look and --fast; a control the person changed from what it showed is their
+choice, as an option given on the command line is (so a control left as shown chooses nothing).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from musicvid.errors import UserError
+from musicvid.models.presets import choose_models
+from musicvid.settings import (
+    RenderSettings,
+    SongRequest,
+    field_type,
+    number_text,
+    resolve_render_settings,
+    size_text,
+)
+
+# The settings the page's controls set, by field name; the models' preset is the page's own control.
+RENDER_FIELDS = (
+    "fps", "steps", "guidance", "size", "style", "align", "look", "captions", "aspect", "pacing", "output_fps",
+    "resolution", "motion", "pulse", "preview", "fast",
+)  # fmt: skip
+REQUEST_FIELDS = ("context_size", "seed")
+LAYERS = ("look", "fast")  # controls that set others: what the page shows follows them (and the preset)
+FOLLOWERS = tuple(name for name in RENDER_FIELDS if name not in LAYERS)
+SIZES = ["64x64", "256x256", "512x512", "512x768", "768x512", "768x768"]  # offered; any size may be typed
+
+
+def bounds(cls, name: str) -> dict:
+    """A number control's range and grain, from its setting (whole numbers for whole-number settings)."""
+    meta = cls.fields()[name].metadata
+    step = meta["step"] or (1 if field_type(cls, name) is int else None)
+    low = meta["low"] if meta["low"] is not None else meta["above"]
+    return {"minimum": low, "maximum": meta["high"], **({"step": step} if step else {})}
+
+
+def choices(cls, name: str) -> list[str]:
+    """A choice control's choices: its setting's, after "" (none) where the setting may be left unset."""
+    f = cls.fields()[name]
+    return [""] * (f.default is None) + [number_text(choice) for choice in f.metadata["choices"]]
+
+
+def control_value(name: str, value: Any) -> Any:
+    """A render setting's value as its control shows it: a choice as text, "" for none, a size as WxH."""
+    if value is None or RenderSettings.fields()[name].metadata["choices"] is not None:
+        return "" if value is None else number_text(value)
+    return size_text(value) if field_type(RenderSettings, name) is tuple else value
+
+
+def setting_value(cls, name: str, value: Any) -> Any:
+    """A control's value as its setting's, checked as a CSV cell is; an empty control is None (but for
+    text whose default is empty)."""
+    if value is None or (value == "" and cls.fields()[name].default != ""):
+        return None
+    whole = isinstance(value, float) and value.is_integer()
+    return cls.parse(name, value if isinstance(value, str) else str(int(value) if whole else value), Path())
+
+
+def shown(preset: str, look: str | None, fast: bool) -> RenderSettings:
+    """What the page shows before a person changes a control: the models', the look's and --fast's settings."""
+    return resolve_render_settings(choose_models(preset), {"look": look, "fast": fast})
+
+
+def shown_controls(preset: str, look: str | None = None, fast: bool = False) -> dict[str, Any]:
+    """The render controls' values for `shown`, by field name."""
+    settings = shown(preset, look, fast)
+    return {name: control_value(name, getattr(settings, name)) for name in RENDER_FIELDS}
+
+
+def chosen(values: dict[str, Any]) -> RenderSettings:
+    """The page's render controls (`values`, by field name, and "preset") as settings: the controls
+    changed from what the page showed are the person's choices."""
+    read = {name: setting_value(RenderSettings, name, values[name]) for name in RENDER_FIELDS}
+    before = shown(values["preset"], read["look"], read["fast"])
+    changed = {name: value for name, value in read.items() if name in LAYERS or value != getattr(before, name)}
+    return resolve_render_settings(choose_models(values["preset"]), changed)
+
+
+def chosen_request(values: dict[str, Any]) -> dict[str, Any]:
+    """The request's settings that the page's controls set, by field name (an empty control: the default)."""
+    read = {name: setting_value(SongRequest, name, values[name]) for name in REQUEST_FIELDS}
+    return {name: value for name, value in read.items() if value is not None}
+
+
+def followed(values: dict[str, Any], last: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """After the preset, the look or --fast changed: the controls to change, to the values the page shows
+    now (each one the person left as the page showed it, `last`, and that now shows another value); and
+    what the page shows now, the next call's `last`."""
+    look = setting_value(RenderSettings, "look", values["look"])
+    now = shown_controls(values["preset"], look, bool(values["fast"]))
+    return {name: now[name] for name in FOLLOWERS if values[name] == last[name] != now[name]}, now
+
+
+def summary(values: dict[str, Any]) -> str:
+    """What the controls make, in a line: the pictures drawn and the video; or why they are refused."""
+    try:
+        settings = chosen(values)
+    except UserError as error:
+        return f"Refused: {error}"
+    return (
+        f"Drawn: {size_text(settings.size)} at {number_text(settings.fps)} fps, {settings.steps} steps, guidance "
+        f"{number_text(settings.guidance)}. Video: {size_text(settings.video_size)} at {number_text(settings.video_fps)} fps."
+    )

@@ -1,0 +1,197 @@
+"""What the page's buttons do: plain functions of the page's jobs, its values by name ("upload", "title",
+"artist", "lyrics", the settings controls' names, "table", "job", "scene", "pin_upload") and the browser
+session, each returning what the page shows next. A MusicvidError raised here becomes the page's
+message where the page is wired (ui/app.py).
+
+It calls the same pipeline functions as the command line (get_storyboard, draw_keyframes, make_video).
+One job at a time uses the models, whichever button started it (`Jobs.models_lock`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import threading
+import uuid
+from pathlib import Path
+
+import gradio as gr
+
+from musicvid.audio import read_tags
+from musicvid.errors import Cancelled, UserError
+from musicvid.files import check_picture
+from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
+from musicvid.settings import RenderSettings, SongRequest
+from musicvid.storyboard import Storyboard, fallback_note, unsure_note
+from musicvid.workdir import Workdir
+from ui.controls import FOLLOWERS, chosen, chosen_request, followed
+from ui.jobs import Jobs, edited_storyboard_file, pins_folder, video_file, work_directory
+from ui.table import apply_edits, rows
+from vipe_core.files import write_json
+
+DONE = "Done: watch it above, or download the video, storyboard and lyrics."
+
+
+def song_request(jobs: Jobs, values: dict, song: Path, **source) -> SongRequest:
+    """The request for a job's song: the page's title, artist and settings, the job's work directory, and
+    where the lyrics or the storyboard come from (`source`)."""
+    return SongRequest(
+        song=song,
+        title=values["title"] or None,
+        artist=values["artist"] or None,
+        workdir=work_directory(song),
+        max_seconds=jobs.config.max_minutes * 60,
+        **chosen_request(values),
+        **source,
+    )
+
+
+def storyboard_job(jobs: Jobs, values: dict, session: str) -> tuple[Storyboard, str]:
+    """A new job and its storyboard; the job is removed again if its song is refused."""
+    if not values["upload"]:
+        raise UserError("upload a song first")
+    chosen(values)  # bad settings are refused before the copy
+    job, song = jobs.new(values["upload"], session)
+    try:
+        request = song_request(jobs, values, song, lyrics_file=jobs.lyrics(song, values["lyrics"] or ""))
+        storyboard, _, _ = get_storyboard(request, jobs.registry(values["preset"]))
+    except BaseException:
+        jobs.discard(job)
+        raise
+    return storyboard, job
+
+
+def storyboard_status(storyboard: Storyboard) -> str:
+    status = "Storyboard ready: edit any prompt or time, then press Render."
+    for note in (unsure_note(storyboard, name="rows", first=1), fallback_note(storyboard, name="rows", first=1)):
+        if note:
+            status += f"\n\n**Note:** {note}."
+    return status
+
+
+def pressed(jobs: Jobs, values: dict, session: str) -> tuple[str, object]:
+    """The job and table a button sent. The browser sends them as they are at the press, and the job then
+    waits in the queue for the models: a press while this session's storyboard was being made sent no job,
+    and means that storyboard, as made (its table was not on the page to edit)."""
+    if values["job"]:
+        return values["job"], values["table"]
+    return jobs.page_storyboards.get(session, ""), None
+
+
+def changed_scene(storyboard: dict, chosen_scene, change: tuple[str, object]) -> None:
+    """`change` (field, value) made to the scene the person chose (a keyframe clicked)."""
+    number = int(chosen_scene) if isinstance(chosen_scene, (int, float)) else -1
+    if not 0 <= number < len(storyboard["scenes"]):
+        raise UserError(f"there is no scene {chosen_scene}: click a keyframe to choose one")
+    field, value = change
+    storyboard["scenes"][number][field] = value
+
+
+def edited_request(
+    jobs: Jobs, values: dict, table_rows, job_id: str, session: str, change=None
+) -> tuple[SongRequest, RenderSettings]:
+    """The job's song with its storyboard as the table shows it (as made where no table is given), with
+    `change` made to the chosen scene, and the page's settings."""
+    settings = chosen(values)
+    song = jobs.song(job_id, session)
+    edited = json.loads(Workdir(work_directory(song)).storyboard.read_text(encoding="utf-8"))
+    if table_rows is not None:
+        edited = apply_edits(edited, table_rows)
+    if change is not None:
+        changed_scene(edited, values["scene"], change)
+    write_json(edited_storyboard_file(song), edited)
+    return song_request(jobs, values, song, storyboard_file=edited_storyboard_file(song)), settings
+
+
+def render_job(
+    jobs: Jobs, values: dict, table_rows, job_id: str, session: str, stop: threading.Event
+) -> tuple[str, list[str]]:
+    """The job's video, and the files to download: it, its storyboard and its lyrics."""
+    request, settings = edited_request(jobs, values, table_rows, job_id, session)
+    registry = jobs.registry(values["preset"])
+    made = make_video(request, settings, registry, output=video_file(request.song, settings.preview), stop=stop)
+    files = [str(made.video), str(made.workdir.storyboard), str(made.subtitles)]
+    if settings.captions != "none":
+        files.append(str(made.video.with_suffix(".ass")))
+    return str(made.video), files
+
+
+def make_storyboard(jobs: Jobs, values: dict, session: str) -> tuple:
+    with jobs.models_lock:
+        storyboard, job_id = storyboard_job(jobs, values, session)
+        jobs.page_storyboards[session] = job_id
+    return rows(storyboard), job_id, storyboard_status(storyboard)
+
+
+def render(jobs: Jobs, values: dict, session: str) -> tuple:
+    with jobs.running(session) as stop, jobs.models_lock:
+        job_id, table_rows = pressed(jobs, values, session)
+        video, files = render_job(jobs, values, table_rows, job_id, session, stop)
+    return video, files, job_id, DONE
+
+
+def video_in_one_go(jobs: Jobs, values: dict, session: str) -> tuple:
+    # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
+    with jobs.running(session) as stop, jobs.models_lock:
+        storyboard, job_id = storyboard_job(jobs, values, session)
+        if stop.is_set():
+            raise Cancelled("the job was cancelled")
+        video, files = render_job(jobs, values, rows(storyboard), job_id, session, stop)
+        jobs.page_storyboards[session] = job_id
+    return rows(storyboard), video, files, job_id, DONE
+
+
+def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:
+    """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the gallery."""
+    with jobs.running(session) as stop, jobs.models_lock:
+        job_id, table_rows = pressed(jobs, values, session)
+        request, settings = edited_request(jobs, values, table_rows, job_id, session, change)
+        made = draw_keyframes(request, settings, jobs.registry(values["preset"]), stop=stop)
+    scenes = made.storyboard.scenes
+    pictures = [(str(made.workdir.keyframe(i)), f"{i}: {scenes[i].text or scenes[i].kind}") for i in made.scenes]
+    files = [str(made.contact_sheet), str(made.workdir.storyboard)]
+    drawn = f"{made.pictures_drawn} drawn" if made.pictures_drawn else "none changed"
+    status = (
+        f"Keyframes ready ({drawn}): click one, then New picture to draw it again or Pin picture to use "
+        "your own; Render draws the rest."
+    )
+    return pictures, made.scenes, files, status
+
+
+def new_picture(jobs: Jobs, values: dict, session: str) -> tuple:
+    """The chosen scene's keyframe drawn again, with a new seed."""
+    seed = secrets.randbelow(SongRequest.fields()["seed"].metadata["high"] + 1)
+    return keyframes(jobs, values, session, change=("seed", seed))
+
+
+def pin_picture(jobs: Jobs, values: dict, session: str) -> tuple:
+    """The uploaded picture, kept in the job's folder, becomes the chosen scene's keyframe."""
+    if not values["pin_upload"]:
+        raise UserError("choose a picture to pin first")
+    check_picture(Path(values["pin_upload"]))  # its size from its header: nothing is decoded yet
+    job_id, _ = pressed(jobs, values, session)
+    pins = pins_folder(jobs.song(job_id, session))
+    pins.mkdir(exist_ok=True)
+    kept = pins / f"{uuid.uuid4().hex[:12]}{Path(values['pin_upload']).suffix.lower()}"
+    shutil.copyfile(values["pin_upload"], kept)
+    return keyframes(jobs, values, session, change=("picture", str(kept)))
+
+
+def fill_tags(upload):
+    """The title and artist an uploaded song's tags name."""
+    if not upload:
+        return gr.update(), gr.update()
+    return read_tags(Path(upload))
+
+
+def choose_scene(shown: list[int], selected: gr.SelectData) -> int:
+    """The scene of the keyframe clicked in the gallery."""
+    return shown[selected.index]
+
+
+def follow(values: dict) -> list:
+    """The settings controls after the preset, the look or --fast changed (ui.controls.followed), then
+    what the page shows now, kept for the next change."""
+    changes, now = followed(values, values["shown_controls"])
+    return [*(changes.get(name, gr.update()) for name in FOLLOWERS), now]
