@@ -39,14 +39,13 @@ def song(lines: int) -> Storyboard:
 def load(sizes: dict, device: torch.device) -> ViPE:
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from tests.standins import gpt2_config, gpt2_tokenizer_files, load_tokenizer
+    from benchmarks.gpt2 import GPT2_EOS, GPT2_VOCAB, load_tokenizer, tokenizer_files
 
-    tokenizer = load_tokenizer(gpt2_tokenizer_files())
-    config = gpt2_config(**sizes)
+    tokenizer = load_tokenizer(tokenizer_files())
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(**{k: v for k, v in config.items() if k != "architectures"}))
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=GPT2_VOCAB, bos_token_id=GPT2_EOS, eos_token_id=GPT2_EOS, **sizes))
     with torch.no_grad():
-        model.transformer.wte.weight[config["eos_token_id"]] *= 0.01
+        model.transformer.wte.weight[GPT2_EOS] *= 0.01
     dtype = torch.float16 if device.type == "cuda" else torch.float32
     return ViPE(model.to(device, dtype), tokenizer)
 

@@ -5,13 +5,11 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 import shutil  # noqa: E402
-import subprocess  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
 from musicvid.assets import DEMO_LYRICS, DEMO_SONG  # noqa: E402
-from musicvid.ffmpeg import exe as ffmpeg_exe  # noqa: E402
 
 
 @pytest.fixture
@@ -55,23 +53,3 @@ def standin_hub(standin_home, monkeypatch) -> Path:
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
     monkeypatch.setenv("HF_HOME", str(standin_home))
     return hub
-
-
-def make_tone(path: Path, seconds: float, *extra: str) -> Path:
-    """A short synthetic song (a chord of sines) in whatever format `path`'s suffix names."""
-    subprocess.run(
-        [
-            ffmpeg_exe(),
-            "-v",
-            "error",
-            "-y",
-            "-f",
-            "lavfi",
-            "-i",
-            f"sine=frequency=220:duration={seconds},volume=0.3",
-            *extra,
-            str(path),
-        ],
-        check=True,
-    )
-    return path

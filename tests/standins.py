@@ -33,7 +33,7 @@ Real layouts, looked up on the hub:
   as .safetensors and .bin; taesd_encoder/decoder.safetensors, the original layout, are not read.
 
 The GPT-2 vocabulary is GPT-2's own (50,257 tokens, end-of-text id 50,256), rebuilt from the BPE
-ranks that openai-whisper ships; the CLIP tokenizer is the small one the tiny preset uses.
+ranks that openai-whisper ships (benchmarks/gpt2.py); the CLIP tokenizer is the small one the tiny preset uses.
 
 Write a cache by hand to try the app on it::
 
@@ -47,20 +47,18 @@ import hashlib
 import io
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors.torch import save as safetensors_bytes
 
+from benchmarks.gpt2 import GPT2_EOS, GPT2_VOCAB, tokenizer_files
 from musicvid.assets import TINY_CLIP_TOKENIZER
 from musicvid.models.presets import LCM_LORA, REAL_ESRGAN, TAESD, TINY
 from musicvid.models.tiny import DEMUCS_SOURCES, LOCAL_DIFFUSION, random_lora
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
-GPT2_VOCAB = 50257
-GPT2_EOS = 50256
 
 
 def write_repo(hub: Path, repo_id: str, files: dict[str, bytes]) -> Path:
@@ -102,34 +100,6 @@ def weights(state: dict[str, torch.Tensor], stem: str, *, bin_stem: str | None =
 
 
 # --- GPT-2: the tokenizer repository and the ViPE checkpoint ----------------------------------------
-
-
-def gpt2_tokenizer_files() -> dict[str, bytes]:
-    """GPT-2's vocabulary and merges (from the ranks openai-whisper ships), in GPT-2's file formats."""
-    import whisper
-    from transformers.convert_slow_tokenizer import TikTokenConverter
-
-    ranks = Path(whisper.__file__).parent / "assets" / "gpt2.tiktoken"
-    vocab, merges = TikTokenConverter(str(ranks)).extract_vocab_merges_from_model(str(ranks))
-    vocab["<|endoftext|>"] = len(vocab)
-    files = {
-        "vocab.json": json.dumps(vocab, ensure_ascii=False).encode(),
-        "merges.txt": ("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges)).encode(),
-        "tokenizer_config.json": as_json({"model_max_length": 1024}),
-    }
-    # tokenizer.json is the same tokenizer in the `tokenizers` format, as the repository has it too.
-    files["tokenizer.json"] = load_tokenizer(files).backend_tokenizer.to_str().encode()
-    return files
-
-
-def load_tokenizer(files: dict[str, bytes]):
-    """The GPT-2 tokenizer those files make, loaded as AutoTokenizer loads a repository of them."""
-    from transformers import AutoTokenizer
-
-    with tempfile.TemporaryDirectory() as folder:
-        for name, data in {**files, "config.json": as_json(gpt2_config())}.items():
-            Path(folder, name).write_bytes(data)
-        return AutoTokenizer.from_pretrained(folder)
 
 
 def gpt2_config(**overrides) -> dict:
@@ -534,7 +504,7 @@ def write_hub(home: Path) -> Path:
     """Every stand-in into `home`/hub (HF_HOME=`home`); returns the hub folder."""
     hub = home / "hub"
     write_repo(hub, DEFAULT_VIPE, vipe_checkpoint_files())
-    write_repo(hub, DEFAULT_VIPE_TOKENIZER, gpt2_medium_files(gpt2_tokenizer_files()))
+    write_repo(hub, DEFAULT_VIPE_TOKENIZER, gpt2_medium_files(tokenizer_files()))
     write_repo(hub, SD15, sd15_files())
     write_repo(hub, HTDEMUCS, htdemucs_files())
     write_repo(hub, REAL_ESRGAN.rpartition("/")[0], realesrgan_files())

@@ -12,7 +12,7 @@ from PIL import Image
 from musicvid import batch, cli
 from musicvid.errors import UserError
 from musicvid.settings import ModelChoice
-from tests.conftest import make_tone
+from tests.helpers import make_tone, valid_board
 
 
 def run_batch(*argv):
@@ -327,8 +327,6 @@ def test_a_bad_csv_value_exits_2_before_any_song(tmp_path, capsys, column, value
 )
 def test_every_file_a_row_names_is_checked_before_the_first_render(tmp_path, capsys, cells, reason):
     import os
-
-    from tests.test_storyboard import valid_board
 
     make_tone(tmp_path / "a.wav", 2)
     make_tone(tmp_path / "b.wav", 2)

@@ -5,15 +5,8 @@ import shutil
 
 import pytest
 
-from musicvid.cli import main
 from musicvid.storyboard import load_storyboard
-from tests.conftest import make_tone
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.helpers import make_tone, run
 
 
 def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_path):

@@ -17,8 +17,7 @@ from musicvid.settings import resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
 from musicvid.workdir import Workdir
-from tests.conftest import make_tone
-from tests.test_render import probe, render
+from tests.helpers import make_tone, probe, render
 
 
 def test_given_the_noise_lcm_would_draw_the_sampler_takes_lcms_own_steps():

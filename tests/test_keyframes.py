@@ -14,7 +14,7 @@ from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.sheet import sheet_size
 from musicvid.storyboard import load_storyboard
 from musicvid.workdir import Workdir
-from tests.conftest import make_tone
+from tests.helpers import make_tone
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.00]rivers made of glass\n[00:03.00]stars fall\n[00:04.00]into the sea\n[00:05.00]and rise\n"
 

@@ -23,9 +23,7 @@ from musicvid.pictures.schedule import frame_schedule, to_frame
 from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings, resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.workdir import Workdir
-from tests.conftest import make_tone
-from tests.test_render import probe
-from tests.test_schedule import click_track
+from tests.helpers import click_track, make_tone, probe
 
 TINY_MODELS = PRESETS["tiny"]
 CPU = torch.device("cpu")

@@ -9,6 +9,7 @@ from musicvid.lyrics.known import read_lyrics, read_plain_lyrics, starts_with_ti
 from musicvid.lyrics.transcribe import Voice, attach_translation
 from musicvid.lyrics.transcript import Line, fit_to_duration
 from musicvid.storyboard import listed
+from tests.helpers import make_tone, run
 
 
 def test_lrc(tmp_path):
@@ -197,9 +198,6 @@ def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
 
 
 def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, tmp_path):
-    from tests.conftest import make_tone
-    from tests.test_cli import run
-
     song = make_tone(tmp_path / "song.wav", 6)
     plain = tmp_path / "lines.txt"
     plain.write_text("la la la\n" * 200_000)

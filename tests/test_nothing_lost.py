@@ -24,8 +24,7 @@ from musicvid.files import VIDEO_SUFFIXES
 from musicvid.lyrics.known import read_lyrics
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.workdir import Workdir
-from tests.conftest import make_tone
-from tests.test_cli import run
+from tests.helpers import make_tone, run
 
 
 def digest(path: Path) -> str:

@@ -13,7 +13,6 @@ import pytest
 import torch
 from PIL import Image, PngImagePlugin
 
-from musicvid.cli import main
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.render import KEY_FIELD, load_picture, stored_key, video_frames
 from musicvid.pictures.schedule import frame_schedule
@@ -21,7 +20,7 @@ from musicvid.pictures.slerp import align
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import load_storyboard
 from musicvid.workdir import Workdir
-from tests.conftest import make_tone
+from tests.helpers import click_track, make_tone, probe, render
 
 REPOSITORY = Path(__file__).parents[1]
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
@@ -33,27 +32,6 @@ def song(tmp_path):
     path = make_tone(tmp_path / "song.mp3", 6.03)
     (tmp_path / "song.lrc").write_text(LYRICS)
     return path
-
-
-def render(song, workdir, *options):
-    argv = ["render", song, "--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", workdir, "-q"]
-    return main([str(a) for a in argv + list(options)])
-
-
-def probe(path):
-    with av.open(str(path)) as container:
-        video = container.streams.video[0]
-        audio = container.streams.audio[0]
-        frames = sum(1 for _ in container.decode(video=0))
-        return {
-            "video_codec": video.codec_context.name,
-            "pix_fmt": video.codec_context.pix_fmt,
-            "audio_codec": audio.codec_context.name,
-            "fps": video.average_rate,
-            "frames": frames,
-            "duration": float(container.duration / av.time_base),
-            "size": (video.codec_context.width, video.codec_context.height),
-        }
 
 
 def test_render_writes_a_valid_mp4(song, tmp_path):
@@ -288,8 +266,6 @@ def test_a_video_without_audio_has_no_audio_stream(tmp_path):
 
 def test_beat_pacing_redraws_only_the_morphs_and_keeps_keyframes_and_frame_count(tmp_path):
     import soundfile
-
-    from tests.test_schedule import click_track
 
     samples, _ = click_track(4.0, bpm=75)
     song = tmp_path / "clicks.wav"

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from musicvid.pictures.schedule import frame_schedule, to_frame
+from tests.helpers import click_track
 
 
 def test_frame_count_is_duration_times_fps_rounded():
@@ -51,17 +52,6 @@ def test_a_scene_snapping_to_the_very_end_is_skipped():
     schedule = frame_schedule([0.0, 2.97], 3.0, 10)
     assert schedule.shown_scenes == [0]
     assert schedule.segments[0].target is None
-
-
-def click_track(seconds: float, bpm: float, rate: int = 16_000) -> tuple[np.ndarray, np.ndarray]:
-    """Clicks (short bursts of noise) on every beat; the samples and the beat times."""
-    samples = np.zeros(int(seconds * rate), dtype=np.float32)
-    beats = np.arange(0.25, seconds - 0.1, 60 / bpm)
-    burst = np.random.default_rng(0).standard_normal(400).astype(np.float32) * np.exp(-np.arange(400) / 80)
-    for beat in beats:
-        start = int(beat * rate)
-        samples[start : start + burst.size] += 0.8 * burst
-    return samples, beats
 
 
 def test_beat_pacing_moves_the_morph_on_the_beats_and_still_lands_on_each_keyframe():

@@ -12,6 +12,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from benchmarks.songs import make_song
 from musicvid.assets import TINY_GPT2_TOKENIZER
 from musicvid.audio import load_audio
 from musicvid.cli import main
@@ -23,9 +24,8 @@ from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
 from musicvid.settings import resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
-from tests.songs import make_song
+from tests.helpers import probe
 from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, SD15
-from tests.test_render import probe
 from vipe_core.errors import VipeError
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
 

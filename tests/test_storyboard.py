@@ -13,6 +13,7 @@ from musicvid.storyboard import (
     scene_seed,
     scene_table,
 )
+from tests.helpers import valid_board
 from vipe_core.context import SCENE_KINDS
 
 
@@ -113,21 +114,6 @@ def test_scene_seeds_are_stable_and_distinct():
     assert len(set(seeds)) == 100
     assert seeds == [scene_seed(0, i) for i in range(100)]
     assert scene_seed(1, 0) != scene_seed(0, 0)
-
-
-def valid_board():
-    return {
-        "version": 1,
-        "audio": {"path": "song.mp3", "sha256": "x", "duration": 10.0},
-        "title": "Song",
-        "artist": "Band",
-        "language": "en",
-        "settings": {"fps": 10},
-        "scenes": [
-            {"index": 0, "kind": "intro", "start": 0.0, "end": 4.0, "text": "", "prompt": "a sky", "seed": 1},
-            {"index": 1, "kind": "lyric", "start": 4.0, "end": 10.0, "text": "hi", "prompt": "a sea", "seed": 2},
-        ],
-    }
 
 
 def test_a_valid_storyboard_round_trips(tmp_path):

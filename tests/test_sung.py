@@ -1,4 +1,4 @@
-"""Lyrics timed on a song as hard as real ones (tests/songs.py: a 20 s intro, a passage of over 20 s
+"""Lyrics timed on a song as hard as real ones (benchmarks/songs.py: a 20 s intro, a passage of over 20 s
 between two lines, a refrain sung three times at the end, a loud band), through both backends with the
 real Whisper tiny.en weights: recognized, and aligned from known words."""
 
@@ -8,13 +8,13 @@ from itertools import groupby
 
 import pytest
 
+from benchmarks.songs import RATE, make_song, voice
 from musicvid.audio import load_audio
 from musicvid.cli import main
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.models.loading import load_asr, resolve_device
 from musicvid.storyboard import load_storyboard, plan_scenes
-from tests.songs import RATE, make_song, voice
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
 

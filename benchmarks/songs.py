@@ -1,4 +1,4 @@
-"""Songs made for the tests: espeak-ng lines at known times over a generated band.
+"""Songs made for the tests and the benchmarks: espeak-ng lines at known times over a generated band.
 
 The band is loud and busy, as in real songs: chords, a bass line, a kick, a snare and a hi-hat on a
 120 bpm beat. The voice is slower and higher than espeak's defaults, more like singing than talking.

@@ -1,0 +1,90 @@
+"""What several test files use: songs made on the spot, `musicvid` run in this process, a video probed,
+a valid storyboard's JSON."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import av
+import numpy as np
+
+from musicvid.cli import main
+from musicvid.ffmpeg import exe as ffmpeg_exe
+
+
+def make_tone(path: Path, seconds: float, *extra: str) -> Path:
+    """A short synthetic song (a chord of sines) in whatever format `path`'s suffix names."""
+    subprocess.run(
+        [
+            ffmpeg_exe(),
+            "-v",
+            "error",
+            "-y",
+            "-f",
+            "lavfi",
+            "-i",
+            f"sine=frequency=220:duration={seconds},volume=0.3",
+            *extra,
+            str(path),
+        ],
+        check=True,
+    )
+    return path
+
+
+def click_track(seconds: float, bpm: float, rate: int = 16_000) -> tuple[np.ndarray, np.ndarray]:
+    """Clicks (short bursts of noise) on every beat; the samples and the beat times."""
+    samples = np.zeros(int(seconds * rate), dtype=np.float32)
+    beats = np.arange(0.25, seconds - 0.1, 60 / bpm)
+    burst = np.random.default_rng(0).standard_normal(400).astype(np.float32) * np.exp(-np.arange(400) / 80)
+    for beat in beats:
+        start = int(beat * rate)
+        samples[start : start + burst.size] += 0.8 * burst
+    return samples, beats
+
+
+def run(capsys, *argv):
+    """`musicvid ARGV` in this process: its exit code, and what it wrote to stdout and stderr."""
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def render(song, workdir, *options):
+    """`musicvid render` of `song` with the tiny models and the timed lyrics beside it (its .lrc)."""
+    argv = ["render", song, "--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", workdir, "-q"]
+    return main([str(a) for a in argv + list(options)])
+
+
+def probe(path):
+    """What a video file holds: codecs, pixel format, rate, frames (decoded and counted), length, size."""
+    with av.open(str(path)) as container:
+        video = container.streams.video[0]
+        audio = container.streams.audio[0]
+        frames = sum(1 for _ in container.decode(video=0))
+        return {
+            "video_codec": video.codec_context.name,
+            "pix_fmt": video.codec_context.pix_fmt,
+            "audio_codec": audio.codec_context.name,
+            "fps": video.average_rate,
+            "frames": frames,
+            "duration": float(container.duration / av.time_base),
+            "size": (video.codec_context.width, video.codec_context.height),
+        }
+
+
+def valid_board() -> dict:
+    """A storyboard's JSON as musicvid writes it: an intro and one lyric scene over 10 s."""
+    return {
+        "version": 1,
+        "audio": {"path": "song.mp3", "sha256": "x", "duration": 10.0},
+        "title": "Song",
+        "artist": "Band",
+        "language": "en",
+        "settings": {"fps": 10},
+        "scenes": [
+            {"index": 0, "kind": "intro", "start": 0.0, "end": 4.0, "text": "", "prompt": "a sky", "seed": 1},
+            {"index": 1, "kind": "lyric", "start": 4.0, "end": 10.0, "text": "hi", "prompt": "a sea", "seed": 2},
+        ],
+    }
