@@ -12,6 +12,8 @@ from musicvid.lyrics.known import parse_lrc
 from musicvid.models.loading import ModelRegistry
 from musicvid.models.presets import choose_models
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def shared():

@@ -156,6 +156,7 @@ def test_ray_without_ray_says_how_to_install(tmp_path, capsys, monkeypatch):
     assert "pip install" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_batch_isolates_failures_loads_models_once_and_resumes(tmp_path, monkeypatch):
     songs = tmp_path / "songs"
     (songs / "one").mkdir(parents=True)
@@ -201,6 +202,7 @@ def assert_same_pictures(work_a: Path, work_b: Path) -> None:
         assert np.abs(a - b).max() <= 1, name
 
 
+@pytest.mark.slow
 def test_ray_engine_gives_the_same_videos_and_report_and_retries_a_worker_that_dies(tmp_path):
     ray = pytest.importorskip("ray")
     songs = tmp_path / "songs"
@@ -242,6 +244,7 @@ def test_ray_engine_gives_the_same_videos_and_report_and_retries_a_worker_that_d
     assert_same_pictures(tmp_path / "wl", tmp_path / "wr")
 
 
+@pytest.mark.slow
 def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
     import subprocess
 
@@ -362,6 +365,7 @@ def test_the_upscaler_is_checked_before_the_first_render_and_refused_where_unuse
     assert "--upscaler only acts with --resolution" in err and err.count("\n") == 1 and not out.exists()
 
 
+@pytest.mark.slow
 def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_directory(
     tmp_path, monkeypatch, capsys, caplog
 ):
@@ -405,6 +409,7 @@ def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_direct
     assert [s["status"] for s in report] == ["skipped", "repeat", "skipped"]
 
 
+@pytest.mark.slow
 def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
     import os
 

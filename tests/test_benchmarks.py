@@ -2,8 +2,12 @@
 
 import json
 
+import pytest
+
 from benchmarks import elaborate, speed
 from benchmarks.render import main
+
+pytestmark = pytest.mark.slow
 
 
 def test_render_benchmark_quick(tmp_path, capsys):

@@ -9,6 +9,7 @@ from musicvid.storyboard import load_storyboard
 from tests.helpers import make_tone, run
 
 
+@pytest.mark.slow
 def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_path):
     code, out, err = run(capsys, "storyboard", demo_song, "--models", "tiny", "--workdir", tmp_path / "w", "--quiet")
     assert code == 0, err
@@ -25,6 +26,7 @@ def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_pat
     assert code == 0 and again.replace("w2", "w") == out
 
 
+@pytest.mark.slow
 def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path):
     workdir = tmp_path / "w"
     argv = ["storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics, "--title", "Skyfall"]
@@ -44,6 +46,7 @@ def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path)
     assert code == 0 and "a golden river at dawn" in out
 
 
+@pytest.mark.slow
 def test_a_file_name_with_spaces_and_non_ascii_letters_works(capsys, tmp_path):
     song = make_tone(tmp_path / "Ünïcødé sóng – mix 1.mp3", 3)
     lyrics = tmp_path / "Ünïcødé sóng – mix 1.lrc"
@@ -139,6 +142,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(capsys, tmp
         assert not (tmp_path / "w").exists()
 
 
+@pytest.mark.slow
 def test_a_pipe_given_as_the_song_is_refused_not_waited_on(tmp_path):
     import os
     import subprocess
@@ -155,6 +159,7 @@ def test_a_pipe_given_as_the_song_is_refused_not_waited_on(tmp_path):
     assert result.returncode == 2 and "not a regular file" in result.stderr and result.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_a_name_that_looks_like_a_protocol_is_a_file_and_the_video_goes_beside_the_song(capsys, tmp_path, monkeypatch):
     songs, elsewhere = tmp_path / "songs", tmp_path / "elsewhere"
     songs.mkdir(), elsewhere.mkdir()
@@ -188,6 +193,7 @@ def test_a_deeply_nested_storyboard_is_one_line_and_exit_2(capsys, tmp_path):
     assert code == 2 and "nested too deeply" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_a_broken_storyboard_exits_2_naming_the_field(capsys, tmp_path, demo_song, demo_lyrics):
     workdir = tmp_path / "w"
     assert (
@@ -210,6 +216,7 @@ def test_a_broken_storyboard_exits_2_naming_the_field(capsys, tmp_path, demo_son
     assert code == 2 and "scenes[1].seed" in err
 
 
+@pytest.mark.slow
 def test_an_unreachable_model_is_one_sentence(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
     code, out, err = run(
@@ -233,6 +240,7 @@ def test_usage_errors_exit_2(capsys):
     assert code == 2 and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
     import wave
 
@@ -271,6 +279,7 @@ def test_each_aspect_is_an_sd_friendly_size_near_the_models_pixel_count():
     assert size_for_aspect("16:9", (512, 512)) == (704, 384) and size_for_aspect("9:16", (512, 512)) == (384, 704)
 
 
+@pytest.mark.slow
 def test_a_portrait_video_by_aspect_and_aspect_with_size_refused(capsys, tmp_path):
     import av
 

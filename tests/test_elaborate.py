@@ -57,6 +57,7 @@ def test_candidates_and_the_choice_are_the_same_for_the_same_seed():
     assert all(prompt in texts for prompt, texts in zip(prompts[0], sampled))  # chosen among ViPE's candidates
 
 
+@pytest.mark.slow
 def test_a_model_that_gives_nothing_is_an_error_not_a_lyric_video(demo_song, demo_lyrics, tmp_path, capsys):
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -127,6 +128,7 @@ def test_candidate_settings_are_checked_before_any_work(options, message, demo_s
     assert not (tmp_path / "w").exists()
 
 
+@pytest.mark.slow
 def test_a_storyboard_made_before_candidates_existed_is_reused_with_its_edits(demo_song, demo_lyrics, tmp_path):
     argv = [
         "storyboard",

@@ -95,6 +95,7 @@ def test_shared_step_noise_keeps_a_morph_continuous_where_fresh_noise_flickers(f
     assert np.abs(frames[3] - keyframe[0]).max() <= 2
 
 
+@pytest.mark.slow
 def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_apart(tmp_path, monkeypatch):
     song = make_tone(tmp_path / "song.mp3", 3.0)
     song.with_suffix(".lrc").write_text("[00:00.80]the sky is burning\n[00:01.90]rivers made of glass\n")

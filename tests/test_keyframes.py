@@ -6,6 +6,7 @@ import shutil
 
 import av
 import numpy as np
+import pytest
 from PIL import Image
 
 from musicvid.cli import main
@@ -42,6 +43,7 @@ def touching(scene: int, schedule, workdir) -> set[str]:
     return {name(Workdir(workdir).frame(k)) for s in segments for k in range(s.first + 1, s.end)}
 
 
+@pytest.mark.slow
 def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_redraws_one_scene(capsys, tmp_path):
     song = make_tone(tmp_path / "song.mp3", 6.0)
     (tmp_path / "song.lrc").write_text(LYRICS)

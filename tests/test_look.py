@@ -63,6 +63,7 @@ def test_each_shape_and_resolution_has_the_exact_ratio_and_short_side(aspect):
 
 # two renders probed (every shape and resolution's size is checked above; the code is the same)
 @pytest.mark.parametrize("aspect,resolution", [("9:16", "1080p"), ("4:5", "720p")])
+@pytest.mark.slow
 def test_the_video_has_the_shape_resolution_rate_and_length_asked_for(aspect, resolution, tmp_path):
     song = make_tone(tmp_path / "song.mp3", 1.0)
     (tmp_path / "song.lrc").write_text("[00:00.30]la la la\n")
@@ -134,6 +135,7 @@ def test_interpolation_keeps_the_drawn_frames_and_fills_between(interpolator):
         assert np.isin(np.unique(made[4][32, :, 0]), [40, 230]).mean() < 1  # mixed colours, not a copy
 
 
+@pytest.mark.slow
 def test_upscalers_cover_the_video_size(standin_hub):
     assert cover(np.zeros((384, 704, 3), np.uint8), (1920, 1080)).shape == (1080, 1920, 3)
     assert load_upscaler("auto", CPU) is None  # Lanczos on the CPU
@@ -158,6 +160,7 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
     return 10 * math.log10(255**2 / np.mean((a.astype(float) - b.astype(float)) ** 2))
 
 
+@pytest.mark.slow
 def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyframes(demo_song, tmp_path, monkeypatch):
     song = tmp_path / "demo3.mp3"  # the demo's first 3 s, sung to two lines
     mux_cut = [mux.ffmpeg.exe(), "-v", "error", "-i", str(demo_song), "-t", "3", "-c", "copy", str(song)]

@@ -91,6 +91,7 @@ def test_every_name_o_takes_is_written_as_a_video(tmp_path, suffix):
     assert video_frames(output) == 3
 
 
+@pytest.mark.slow
 def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_the_song(capsys, tmp_path):
     song = make_tone(tmp_path / "clip.mp4", 2)  # a common download: AAC in an MP4, no video
     before = digest(song)
@@ -195,6 +196,7 @@ def test_a_work_directory_that_is_a_file_is_refused_before_any_work(capsys, tmp_
 
 
 @pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) runs the command as another user")
+@pytest.mark.slow
 def test_a_read_only_work_directory_is_refused_before_any_work(demo_song):
     # as root every folder is writable: the run is made as nobody, for whom this one is read-only
     with tempfile.TemporaryDirectory() as folder:

@@ -2,6 +2,7 @@
 
 import json
 import random
+import shutil
 import subprocess
 import sys
 from fractions import Fraction
@@ -26,18 +27,28 @@ REPOSITORY = Path(__file__).parents[1]
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
 
 
-@pytest.fixture
-def song(tmp_path):
+@pytest.fixture(scope="module")
+def song(tmp_path_factory):
     """A 6.03 s song with three lines: intro, two lyric scenes, an outro."""
-    path = make_tone(tmp_path / "song.mp3", 6.03)
-    (tmp_path / "song.lrc").write_text(LYRICS)
+    path = make_tone(tmp_path_factory.mktemp("song") / "song.mp3", 6.03)
+    path.with_suffix(".lrc").write_text(LYRICS)
     return path
 
 
-def test_render_writes_a_valid_mp4(song, tmp_path):
-    output = tmp_path / "out" / "video.mp4"
+@pytest.fixture(scope="module")
+def rendered(song, tmp_path_factory):
+    """The song rendered once, for the tests of the module to share: its work directory (left as the
+    render left it: a test that goes on from it goes on from a copy) and its video."""
+    folder = tmp_path_factory.mktemp("rendered")
+    output = folder / "out" / "video.mp4"
     output.parent.mkdir()
-    assert render(song, tmp_path / "w", "-o", output) == 0
+    assert render(song, folder / "w", "-o", output) == 0
+    return folder / "w", output
+
+
+@pytest.mark.slow
+def test_render_writes_a_valid_mp4(rendered):
+    workdir, output = rendered
     info = probe(output)
     assert info["video_codec"] == "h264" and info["pix_fmt"] == "yuv420p"
     assert info["audio_codec"] == "aac"
@@ -45,7 +56,7 @@ def test_render_writes_a_valid_mp4(song, tmp_path):
     assert info["frames"] == 60  # round(6.03 × 10)
     assert abs(info["duration"] - 6.03) <= 0.1
     assert info["size"] == (64, 64)
-    assert (tmp_path / "w" / "video.mp4").exists()
+    assert (workdir / "video.mp4").exists()
     srt = output.with_suffix(".srt").read_text()
     assert "00:00:01,000 --> " in srt and "the sky is burning" in srt
     # written through a temporary file, yet with the mode any new file gets (not owner-only)
@@ -54,9 +65,9 @@ def test_render_writes_a_valid_mp4(song, tmp_path):
     assert {f.stat().st_mode & 0o777 for f in (output, output.with_suffix(".srt"))} == {0o666 & ~UMASK}
 
 
-def test_each_scene_starts_on_its_keyframe(song, tmp_path):
-    workdir = tmp_path / "w"
-    assert render(song, workdir, "-o", tmp_path / "v.mp4") == 0
+@pytest.mark.slow
+def test_each_scene_starts_on_its_keyframe(rendered):
+    workdir, _ = rendered
     board = load_storyboard(workdir / "storyboard.json")
     settings = RenderSettings(size=(64, 64), steps=4)
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, settings.fps)
@@ -106,9 +117,9 @@ def temporaries(*folders) -> list:
     return [p for folder in folders for p in folder.rglob(".*.*") if p.is_file()]
 
 
-def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary_file(song, tmp_path):
-    whole = tmp_path / "whole"
-    assert render(song, whole, "-o", tmp_path / "whole.mp4") == 0
+@pytest.mark.slow
+def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary_file(song, rendered, tmp_path):
+    whole, whole_video = rendered
 
     cut, out = tmp_path / "cut", tmp_path / "videos" / "cut.mp4"
     argv = ["render", song, "--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", cut, "-q", "-o", out]
@@ -134,12 +145,12 @@ def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary
         assert names == sorted(p.name for p in (cut / folder).iterdir())
         for name in names:
             assert (whole / folder / name).read_bytes() == (cut / folder / name).read_bytes(), name
-    assert probe(out)["frames"] == probe(tmp_path / "whole.mp4")["frames"] == 60
+    assert probe(out)["frames"] == probe(whole_video)["frames"] == 60
 
 
-def test_editing_one_prompt_rerenders_only_the_frames_that_depend_on_it(song, tmp_path):
-    workdir = tmp_path / "w"
-    assert render(song, workdir, "-o", tmp_path / "a.mp4") == 0
+@pytest.mark.slow
+def test_editing_one_prompt_rerenders_only_the_frames_that_depend_on_it(song, rendered, tmp_path):
+    workdir = shutil.copytree(rendered[0], tmp_path / "w")
     before = {p.name: (p.stat().st_mtime_ns, stored_key(p)) for p in (workdir / "frames").iterdir()}
     board = json.loads((workdir / "storyboard.json").read_text())
     board["scenes"][2]["prompt"] = "a lighthouse made of glass"
@@ -164,9 +175,10 @@ def test_editing_one_prompt_rerenders_only_the_frames_that_depend_on_it(song, tm
     assert Image.open(resized).size == (64, 64) and probe(tmp_path / "b.mp4")["frames"] == 60
 
 
-def test_no_align_and_preview_and_captions(song, tmp_path):
+@pytest.mark.slow
+def test_no_align_and_preview_and_captions(song, rendered, tmp_path):
     assert render(song, tmp_path / "plain", "--no-align", "-o", tmp_path / "plain.mp4") == 0
-    assert render(song, tmp_path / "csa", "-o", tmp_path / "csa.mp4") == 0
+    shutil.copytree(rendered[0], tmp_path / "csa")
     frame = "000015.png"
     assert (tmp_path / "plain" / "frames" / frame).read_bytes() != (tmp_path / "csa" / "frames" / frame).read_bytes()
 
@@ -185,7 +197,8 @@ def test_no_align_and_preview_and_captions(song, tmp_path):
     assert difference[-30:].max() > 3 * difference[:48].mean()  # rows of words, far above the encoding's error
 
 
-def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, capsys):
+@pytest.mark.slow
+def test_ffmpeg_failure_is_exit_1_with_its_reason(song, rendered, tmp_path, monkeypatch, capsys):
     import musicvid.delivery.mux
 
     real = musicvid.delivery.mux.ffmpeg.exe()
@@ -197,6 +210,7 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, tmp_path, monkeypatch, c
     fake.chmod(0o755)
     monkeypatch.setattr(musicvid.delivery.mux.ffmpeg, "exe", lambda: str(fake))
     assert real != str(fake)
+    shutil.copytree(rendered[0], tmp_path / "w")  # its pictures drawn: the run goes straight to the mux
     code = render(song, tmp_path / "w", "-o", tmp_path / "v.mp4")
     err = capsys.readouterr().err
     assert code == 1 and "Unknown encoder 'libx264'" in err and err.count("\n") == 1
@@ -264,6 +278,7 @@ def test_a_video_without_audio_has_no_audio_stream(tmp_path):
         assert sum(1 for _ in container.decode(video=0)) == 7
 
 
+@pytest.mark.slow
 def test_beat_pacing_redraws_only_the_morphs_and_keeps_keyframes_and_frame_count(tmp_path):
     import soundfile
 

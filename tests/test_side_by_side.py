@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 
 import av
+import pytest
 
 from benchmarks import walk
 from musicvid.models.presets import TINY
 from musicvid.models.tiny import local_diffusion
 
 
+@pytest.mark.slow
 def test_musicvid_walk_draws_each_frame_once_and_writes_the_video(tmp_path):
     weights = tmp_path / "weights"
     local_diffusion(TINY).save_pretrained(weights)

@@ -29,6 +29,8 @@ from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, SD15
 from vipe_core.errors import VipeError
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
 
+pytestmark = pytest.mark.slow
+
 
 def snapshot(hub: Path, repo_id: str) -> Path:
     return next((hub / f"models--{repo_id.replace('/', '--')}" / "snapshots").iterdir())

@@ -16,7 +16,10 @@ from musicvid.lyrics.transcribe import transcribe
 from musicvid.models.loading import load_asr, resolve_device
 from musicvid.storyboard import load_storyboard, plan_scenes
 
-pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed"),
+]
 
 SECONDS = 80.0
 REFRAIN = "we will never let it go"

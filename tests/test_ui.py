@@ -119,6 +119,7 @@ def probe(path):
         return container.streams.video[0].codec_context.name, container.streams.audio[0].codec_context.name
 
 
+@pytest.mark.slow
 def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_dir, tmp_path):
     from gradio_client import handle_file
 
@@ -250,6 +251,7 @@ def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
     assert [s.get("confidence") for s in edited["scenes"]] == [None, 0.3]
 
 
+@pytest.mark.slow
 def test_a_broken_edit_names_the_row(client):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
@@ -261,6 +263,7 @@ def test_a_broken_edit_names_the_row(client):
         client.predict(song, "", "", *ADVANCED, table, job, api_name="/render")
 
 
+@pytest.mark.slow
 def test_a_job_id_cannot_reach_other_files(client):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
@@ -271,6 +274,7 @@ def test_a_job_id_cannot_reach_other_files(client):
             client.predict(handle_file(str(DEMO_SONG)), "", "", *ADVANCED, table, job, api_name="/render")
 
 
+@pytest.mark.slow
 def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, jobs_dir, tmp_path):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
@@ -290,6 +294,7 @@ def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, job
     assert set(jobs_dir.iterdir()) == known  # a refused song leaves no job behind
 
 
+@pytest.mark.slow
 def test_a_long_upload_is_refused_before_it_is_decoded(client, server_process, jobs_dir, tmp_path):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
@@ -346,6 +351,7 @@ def blank_png(path: Path, width: int, height: int) -> None:
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b""))
 
 
+@pytest.mark.slow
 def test_a_huge_picture_is_refused_from_its_header(client, server_process, tmp_path):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
@@ -367,6 +373,7 @@ def test_a_huge_picture_is_refused_from_its_header(client, server_process, tmp_p
     assert urllib.request.urlopen(server_process[0], timeout=5).status == 200
 
 
+@pytest.mark.slow
 def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finish(server):
     from gradio_client import Client, handle_file
 
@@ -462,6 +469,7 @@ def edit_prompt(page, row: int, text: str) -> None:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     started = time.time()
@@ -507,6 +515,7 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     known = set(jobs_dir.iterdir())
@@ -530,6 +539,7 @@ def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@pytest.mark.slow
 def test_cancel_stops_a_long_denoise_within_seconds(server_process, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     server, process = server_process

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from vipe_core.cli import main
 from vipe_core.evaluate import EvalConfig, run_evaluate
+
+pytestmark = pytest.mark.slow
 
 
 def test_evaluate_scores_each_context_size_and_buckets_profanity(trained, canvas_parquet, tmp_path, one_thread):

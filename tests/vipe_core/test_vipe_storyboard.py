@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from .helpers import REPO, SCENES, subprocess_env
 
 DEMO_SONG = REPO / "assets" / "demo" / "demo.mp3"
 
 
+@pytest.mark.slow
 def test_storyboard_of_the_demo_song_uses_the_trained_checkpoint(trained, tmp_path):
     out, _ = trained
     env = subprocess_env()

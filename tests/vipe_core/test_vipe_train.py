@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from vipe_core.canvas import examples, read_canvas
@@ -16,6 +17,7 @@ from vipe_core.train import TRAINING_INFO, TrainConfig, train
 from .helpers import subprocess_env
 
 
+@pytest.mark.slow
 def test_validation_loss_falls(trained):
     _, result = trained
     assert result["history"][0]["at"] == "start"
@@ -24,6 +26,7 @@ def test_validation_loss_falls(trained):
     assert losses[-1] < losses[len(losses) // 2] < losses[0]
 
 
+@pytest.mark.slow
 def test_greedy_generation_reproduces_training_elaborations(trained, canvas_parquet, one_thread):
     out, _ = trained
     vipe = ViPE.from_pretrained(str(out / "best"))
@@ -34,6 +37,7 @@ def test_greedy_generation_reproduces_training_elaborations(trained, canvas_parq
     assert exact >= 4, list(zip(generated, [e["elaboration"] for e in items]))
 
 
+@pytest.mark.slow
 def test_the_best_checkpoint_is_a_save_pretrained_folder_with_its_tokenizer(trained):
     out, result = trained
     best = out / "best"
@@ -114,6 +118,7 @@ def test_train_refuses_bad_input_in_one_line(tmp_path, tiny_base, canvas_parquet
     assert len(err) == 2 and "does not exist" in err[0] and "could not load the base model" in err[1]
 
 
+@pytest.mark.slow
 def test_accelerate_launch_runs_the_trainer(tmp_path, tiny_base, canvas_parquet):
     env = subprocess_env()
     command = [
