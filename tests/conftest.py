@@ -5,10 +5,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 # The tests' models are tiny: a second thread buys them nothing, and where the 2 cores are busy (ffmpeg,
 # the tests' own subprocesses, anything else) torch's threads wait on each other: a tiny render took
-# 40 s instead of 3. This process and those it starts compute with one thread, unless told otherwise;
-# numba's too, whose thread pool (started by Whisper's word timing) would set torch's back to the cores.
+# 40 s instead of 3. This process and those it starts compute with one thread, unless told otherwise.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402

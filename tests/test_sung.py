@@ -7,6 +7,7 @@ import shutil
 from itertools import groupby
 
 import pytest
+import torch
 
 from benchmarks.songs import RATE, make_song, voice
 from musicvid.audio import load_audio
@@ -95,7 +96,9 @@ def start_errors(lines, sung) -> list[float]:
 
 
 def test_every_sung_line_is_its_own_scene_where_it_is_sung(song, asr):
+    threads = torch.get_num_threads()
     transcript = transcribe(asr, song.samples, song.info.sha256, quiet=True)
+    assert torch.get_num_threads() == threads  # what draws the pictures next computes as a resume would
     errors = start_errors(transcript.lines, SUNG)
     print(f"\n{asr.backend} recognized: start errors {errors} s")
     assert max(map(abs, errors)) <= TOLERANCE

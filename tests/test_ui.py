@@ -462,9 +462,11 @@ def edit_prompt(page, row: int, text: str) -> None:
     """Type into the prompt cell of a row of the storyboard table, as a person does."""
     cell = page.locator(f'[role=gridcell][data-row="{row}"][data-col="4"]')
     cell.dblclick()
-    page.keyboard.press("ControlOrMeta+a")
-    page.keyboard.type(text)
-    page.keyboard.press("Enter")
+    # the editor the double click opens: filled when it is there (keys pressed before it has the focus
+    # would select nothing, and the text would be added to the old one)
+    editor = cell.locator("textarea, input").first
+    editor.fill(text)
+    editor.press("Enter")
     cell.get_by_text(text).wait_for(timeout=10_000)
 
 

@@ -12,6 +12,7 @@ text (for captions) and gets an English rendering from Whisper's translate task 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,24 +120,26 @@ def _word(start: float, end: float, text: str, probability: float | None) -> Wor
     return Word(float(start), float(end), text.strip(), None if probability is None else round(float(probability), 3))
 
 
-def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str, clips: list[float], show: bool):
-    import whisper
-
-    model = asr.model
-    torch.manual_seed(0)  # the temperature fallback samples: keep reruns identical
-    result = whisper.transcribe(
-        model,
-        samples,
+def _options(task: str, language: str, clips: list[float], asr: ASRModel) -> dict:
+    """What both backends are asked: word times when transcribing, and no conditioning on the line
+    before (lyrics repeat, and conditioning on them makes Whisper loop over choruses)."""
+    return dict(
         task=task,
         language=language,
         clip_timestamps=clips,
         word_timestamps=task == "transcribe",
-        # Lyrics repeat; conditioning on the previous line makes Whisper loop over choruses.
         condition_on_previous_text=False,
-        temperature=asr.temperatures,
-        fp16=next(model.parameters()).dtype == torch.float16 or model.device.type == "cuda",
-        verbose=False if show else None,
+        temperature=list(asr.temperatures),
     )
+
+
+def _openai_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: bool):
+    import whisper
+
+    model = asr.model
+    torch.manual_seed(0)  # the temperature fallback samples: keep reruns identical
+    fp16 = next(model.parameters()).dtype == torch.float16 or model.device.type == "cuda"
+    result = whisper.transcribe(model, samples, **options, fp16=fp16, verbose=False if show else None)
     return [
         Line(
             float(s["start"]),
@@ -148,18 +151,10 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str
     ]
 
 
-def _faster_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str, clips: list[float], show: bool):
-    segments, info = asr.model.transcribe(
-        samples,
-        task=task,
-        language=language,
-        clip_timestamps=clips,
-        word_timestamps=task == "transcribe",
-        condition_on_previous_text=False,
-        temperature=list(asr.temperatures),
-    )
+def _faster_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: bool):
+    segments, info = asr.model.transcribe(samples, **options)
     lines = []
-    with Progress(task, total=round(info.duration, 1), unit="s", quiet=not show) as progress:
+    with Progress(options["task"], total=round(info.duration, 1), unit="s", quiet=not show) as progress:
         for s in segments:  # a generator: recognition happens as it is read
             words = [_word(w.start, w.end, w.word, w.probability) for w in s.words or []]
             lines.append(Line(float(s.start), float(s.end), s.text.strip(), words=words))
@@ -167,10 +162,24 @@ def _faster_whisper(asr: ASRModel, samples: np.ndarray, task: str, language: str
     return lines
 
 
+@contextmanager
+def _torch_threads_kept():
+    """openai-whisper times words with numba, whose thread pool, once started, sets the OpenMP thread
+    count that torch shares to numba's own (the cores). Pictures drawn with another thread count differ
+    in their last bits, so a render that recognized the song would not match its own resume, which
+    does not: torch keeps the count it had."""
+    threads = torch.get_num_threads()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str, clips: list[float], show: bool):
     """Whisper's segments for the clips; openai-whisper shows its own progress bar, in audio frames."""
     recognize = _faster_whisper if asr.backend == "faster-whisper" else _openai_whisper
-    return recognize(asr, samples, task, language, clips, show)
+    with _torch_threads_kept():
+        return recognize(asr, samples, _options(task, language, clips, asr), show)
 
 
 def detect_language(asr: ASRModel, voiced: np.ndarray) -> str:
