@@ -17,7 +17,6 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -354,31 +353,6 @@ def check_frames(duration: float, settings: RenderSettings) -> None:
         raise UserError(f"the song lasts {duration:.3f} s: at --fps {settings.fps:g} that is not one frame of video")
 
 
-def delivered(
-    frames: Iterable[np.ndarray],
-    schedule: FrameSchedule,
-    duration: float,
-    settings: RenderSettings,
-    accent: np.ndarray | None,
-    upscale: Upscaler | None,
-) -> Iterable[np.ndarray]:
-    """The drawn frames on their way to the encoder: through the camera, interpolated to the output rate,
-    upscaled to the resolution (docs/frames.md, "Delivery")."""
-    views = camera.views(schedule, settings.motion, accent, settings.pulse)
-    frames = (camera.look_through(frame, view) for frame, view in zip(frames, views))
-    if settings.output_fps:
-        frames = interpolate(
-            frames,
-            width=settings.width,
-            height=settings.height,
-            fps=settings.fps,
-            output_fps=settings.output_fps,
-            frame_count=to_frame(duration, settings.output_fps),
-            interpolator=settings.interpolator,
-        )
-    return map(upscale, frames) if upscale else frames
-
-
 def on_the_beat(
     audio: Audio, duration: float, settings: RenderSettings, timings: Timings
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -417,18 +391,32 @@ def mux_video(
     upscale: Upscaler | None,
     timings: Timings,
 ) -> Path:
-    """The work directory's video: the drawn frames delivered (camera, frame rate, size) and encoded
-    with the song and the lyrics' `script` burned in."""
+    """The work directory's video: the drawn frames through the camera, at the output rate and size,
+    encoded with the song and the lyrics' `script` burned in (docs/frames.md, "Delivery"). One ffmpeg
+    does all but the camera and a learned upscaler. That network sees the drawn frames where the frames
+    between are blends (a third of the frames, at 30 fps from 10; the blends are made at the video's
+    size); minterpolate's motion search is too slow at the video's size (2 frames/s at 1080p), so there
+    the frames between are made at the drawn size first and come back to be upscaled."""
     video = workdir.video(settings.preview)
-    width, height = settings.video_size
-    drawn_frames = video_frames(storyboard, schedule, workdir, settings)
-    frames = delivered(drawn_frames, schedule, storyboard.duration, settings, accent, upscale)
+    views = camera.views(schedule, settings.motion, accent, settings.pulse)
+    drawn = video_frames(storyboard, schedule, workdir, settings)
+    frames = (camera.look_through(frame, view) for frame, view in zip(drawn, views))
+    frame_count = to_frame(storyboard.duration, settings.video_fps)
+    rate = dict(output_fps=settings.output_fps, interpolator=settings.interpolator, frame_count=frame_count)
+    (width, height), fps = settings.size, settings.fps
     with timings.measure("mux"):
+        if upscale is not None and settings.output_fps and settings.interpolator == "minterpolate":
+            frames = interpolate(frames, width=width, height=height, fps=fps, **rate)
+            rate, fps = {}, settings.video_fps
+        if upscale is not None:
+            frames, (width, height) = map(upscale, frames), settings.video_size
         encode_video(
             frames,
             width=width,
             height=height,
-            fps=settings.video_fps,
+            fps=fps,
+            **rate,
+            video_size=settings.video_size,
             audio=Path(audio.info.path),
             output=video,
             subtitles=script,
@@ -516,7 +504,7 @@ def make_video(
         # 6. lyrics on screen
         script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)
         # 7. frames delivered and muxed with the song
-        upscale = Upscaler(upscaler, settings.video_size) if settings.resolution else None
+        upscale = Upscaler(upscaler, settings.video_size) if upscaler is not None else None
         video = mux_video(storyboard, schedule, audio, settings, workdir, script, accent, upscale, timings)
         # 8. the copy to `output`, its subtitles, timings.json
         copy_out(storyboard, workdir, video, script, output)

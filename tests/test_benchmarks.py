@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks import elaborate, speed
+from benchmarks import delivery, elaborate, speed
 from benchmarks.render import main
 
 pytestmark = pytest.mark.slow
@@ -48,3 +48,15 @@ def test_speed_benchmark_quick(tmp_path, capsys):
     assert all(rows[n]["max_difference"] <= 2 for n in ("blocks-8", "inputs-ahead"))
     assert "max_difference" not in rows["fast-8"]
     assert "| fast-8 |" in capsys.readouterr().out
+
+
+def test_delivery_benchmark_quick(tmp_path, capsys):
+    out = tmp_path / "delivery.json"
+    delivery.main(["--quick", "--out", str(out)])
+    report = json.loads(out.read_text())["delivery"]
+    assert report["drawn_frames"] == 10 and report["video_frames"] == 30
+    rows = report["look"]
+    assert len(rows) == 1 + len(delivery.INTERPOLATORS)  # the way before, and one ffmpeg per interpolator
+    # every way delivers the same clip well: the PSNR of an H.264 at CRF 18 against the frames unencoded
+    assert all(r["frames_per_second"] > 0 and r["megabytes"] > 0 and r["psnr"] > 40 for r in rows.values())
+    assert "Delivering the music-video look" in capsys.readouterr().out

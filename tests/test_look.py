@@ -1,6 +1,7 @@
 """The video people expect: output rate, shape and resolution, camera moves, beat accents, the look,
 the lyrics on screen."""
 
+import json
 import math
 import subprocess
 
@@ -76,6 +77,24 @@ def test_the_video_has_the_shape_resolution_rate_and_length_asked_for(aspect, re
     assert video["size"] == wanted and video["fps"] == 25 and abs(video["frames"] - 25 * video["duration"]) <= 1
 
 
+@pytest.mark.parametrize("interpolator,upscaled", [("blend", 10), ("minterpolate", 30)])
+@pytest.mark.slow
+def test_a_learned_upscaler_sees_only_the_drawn_frames_where_the_frames_between_are_blends(
+    interpolator, upscaled, tmp_path
+):
+    song = make_tone(tmp_path / "song.mp3", 1.0)
+    (tmp_path / "song.lrc").write_text("[00:00.30]la la la\n")
+    output, workdir = tmp_path / "video.mp4", tmp_path / "work"
+    argv = ["render", song, "--models", "tiny", "--lyrics", tmp_path / "song.lrc", "--fps", "10", "--output-fps", "30"]
+    argv += ["--interpolator", interpolator, "--aspect", "16:9", "--resolution", "720p", "--upscaler", TINY]
+    argv += ["--captions", "line"]
+    assert main([str(a) for a in [*argv, "--workdir", workdir, "-o", output, "-q"]]) == 0
+    # a blend of two upscaled frames is the upscaled blend: the network draws 10 frames, not 30
+    assert json.loads((workdir / "timings.json").read_text())["upscale"]["frames"] == upscaled
+    video = probe(output)
+    assert video["size"] == (1280, 720) and video["fps"] == 30 and video["frames"] == 30
+
+
 def test_camera_moves_leave_keyframes_whole_and_glide_through_them():
     schedule = frame_schedule([0.0, 2.0, 5.0], 8.0, 10)
     firsts = [s.first for s in schedule.segments]
@@ -133,6 +152,26 @@ def test_interpolation_keeps_the_drawn_frames_and_fills_between(interpolator):
         assert abs(lit.mean() - (10 + 4 * 4 / 3 + 11.5)) < 1.5
     else:
         assert np.isin(np.unique(made[4][32, :, 0]), [40, 230]).mean() < 1  # mixed colours, not a copy
+
+
+@pytest.mark.parametrize("interpolator", ["minterpolate", "blend"])
+def test_one_ffmpeg_delivers_the_frames_between_at_the_video_size_with_the_drawn_ones_on_their_frames(
+    tmp_path, interpolator
+):
+    drawn, song = moving_square(8), make_tone(tmp_path / "song.wav", 0.77)
+    video = tmp_path / "look.mp4"
+    mux.encode_video(
+        drawn, width=96, height=64, fps=10, audio=song, output=video,
+        output_fps=30, interpolator=interpolator, frame_count=23, video_size=(160, 90),
+    )  # fmt: skip
+    found = probe(video)
+    # the held last frame's surplus is trimmed: the song's length
+    assert found["size"] == (160, 90) and found["fps"] == 30 and found["frames"] == 23
+    assert abs(found["duration"] - 0.77) < 0.05
+    frames = decoded(video, set(range(23)))
+    for k, frame in enumerate(drawn):  # every third frame is a drawn one, scaled to cover 16:9
+        if 3 * k < 23:
+            assert psnr(frames[3 * k], cover(frame, (160, 90))) > 30, k
 
 
 @pytest.mark.slow
@@ -193,8 +232,9 @@ def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyf
     storyboard = load_storyboard(workdir / "storyboard.json")
     starts = {to_frame(s.start, 30): s.index for s in storyboard.scenes}
     frames = decoded(output, set(starts))
-    upscale = Upscaler(None, (1920, 1080))
-    keyframes = {scene: upscale(load_picture(Workdir(workdir).keyframe(scene))) for scene in starts.values()}
+    keyframes = {
+        scene: cover(load_picture(Workdir(workdir).keyframe(scene)), (1920, 1080)) for scene in starts.values()
+    }
     for k, scene in starts.items():
         # above the lyrics, which are burned in at the bottom
         fit = {other: psnr(frames[k][:800], picture[:800]) for other, picture in keyframes.items()}

@@ -432,7 +432,7 @@ def open_page(
     page.locator("input[type=file]").first.set_input_files(str(DEMO_SONG))
     # the upload is the page's once its player shows the song's length: a button pressed before then
     # would send no song (seen on a slow machine)
-    page.get_by_text("0:41").first.wait_for(timeout=60_000)
+    page.get_by_text("0:41").first.wait_for(timeout=120_000)
     page.get_by_label("Title").fill("Lighthouse")
     page.get_by_label("Lyrics (optional)").fill(TIMED_LYRICS)
     if fps or steps or size:

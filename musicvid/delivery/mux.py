@@ -1,14 +1,19 @@
 """Mux: frames become H.264 (yuv420p) with the song as AAC, through ffmpeg, the lyrics burned in
-(--captions); and before that, the frames between the drawn ones synthesised (--output-fps).
+(--captions); on the way the frames between the drawn ones are synthesised (--output-fps) and the
+frames scaled to the video's size (--resolution), all in the one ffmpeg the frames are piped to.
 
-Interpolation runs at the drawn size, before upscaling: ffmpeg's interpolators run on the CPU, and
-minterpolate makes about 40 frames/s at 512x288 on two cores but 2 at 1920x1080.
+Interpolation runs at the drawn size, before scaling: ffmpeg's interpolators run on the CPU, and
+minterpolate makes about 14 frames/s at 704x384 on one core but 2 at 1920x1080.
 
 The interpolators, compared in benchmarks/delivery.py:
 - minterpolate: ffmpeg's motion-compensated interpolation (bidirectional motion estimation, overlapped
   blocks), which follows a moving picture;
 - blend: ffmpeg's framerate filter, a crossfade of the two frames around each new one.
-An output frame that falls on a drawn frame's time is that frame (up to the conversion to YUV)."""
+An output frame that falls on a drawn frame's time is that frame (up to the conversion to YUV).
+
+x264's preset, `veryfast`, was chosen by measurement (docs/frames.md, "Delivery"): the look's delivery
+at 1080p on two cores makes 43 frames/s with it and 12.5 with `medium`, at CRF 18 with a file 4%
+smaller and a PSNR 1.6 dB lower (46.9 against 48.5 dB)."""
 
 from __future__ import annotations
 
@@ -32,6 +37,34 @@ INTERPOLATORS = {
     "minterpolate": "minterpolate=fps={fps}:mi_mode=mci:mc_mode=aobmc:me_mode=bidir:vsbmc=1",
     "blend": "framerate=fps={fps}:interp_start=0:interp_end=255:scene=100",  # always blend, never cut
 }
+X264_PRESET = "veryfast"
+
+
+def filter_chain(
+    *,
+    output_fps: float | None,
+    interpolator: str,
+    frame_count: int | None,
+    size: tuple[int, int],
+    video_size: tuple[int, int],
+    subtitles: Path | None,
+) -> list[str]:
+    """ffmpeg's filter chain from the piped frames to the encoder: the frames between made at the drawn
+    size (cheaper there), scaled by Lanczos to cover `video_size` and cropped to its middle (swscale,
+    threaded), the lyrics burned in by libass with the fonts of the folder FONTS beside the script."""
+    chain = []
+    if output_fps:
+        chain.append(INTERPOLATORS[interpolator].format(fps=output_fps))
+    if frame_count is not None:
+        chain.append(f"trim=end_frame={frame_count}")
+    if tuple(video_size) != tuple(size):
+        width, height = video_size
+        chain.append(f"scale={width}:{height}:force_original_aspect_ratio=increase:flags=lanczos")
+        chain.append(f"crop={width}:{height}")
+    if subtitles is not None:
+        fonts = f":fontsdir={FONTS}" if (subtitles.parent / FONTS).is_dir() else ""
+        chain.append(f"ass=filename={subtitles.name}{fonts}")
+    return chain
 
 
 def encode_video(
@@ -43,52 +76,47 @@ def encode_video(
     audio: Path | None,
     output: Path,
     subtitles: Path | None = None,
+    output_fps: float | None = None,
+    interpolator: str = "minterpolate",
+    frame_count: int | None = None,
+    video_size: tuple[int, int] | None = None,
     crf: int = 18,
+    preset: str = X264_PRESET,
 ) -> None:
-    """Pipe raw RGB frames at `fps` to ffmpeg and write `output` atomically (never a half-written MP4).
-    With no `audio` the video is silent. `subtitles`, an ASS file, is burned in by libass
-    with the fonts in the folder FONTS beside it; ffmpeg runs in its folder and is given only plain
-    names, because in a filter graph `:`, `'`, `\\` and `,` of a path are syntax (every other file
-    reaches ffmpeg as an absolute file: URL)."""
+    """Pipe raw RGB `frames` of width × height at `fps` to one ffmpeg, which delivers them (at
+    `output_fps`, made by `interpolator`, `frame_count` frames in all; at `video_size`; with the ASS
+    script `subtitles` burned in) and writes `output` atomically (never a half-written MP4). With no
+    `audio` the video is silent. The interpolators wait for the frame after each new one: the last
+    frame is given again, so that the video ends on time, and the surplus trimmed.
+
+    ffmpeg runs in the script's folder and is given only its plain name, because in a filter graph `:`,
+    `'`, `\\` and `,` of a path are syntax (every other file reaches ffmpeg as an absolute file: URL)."""
     if subtitles is not None and not re.fullmatch(r"[\w.-]+", subtitles.name):
         raise RenderError(f"subtitles must have a plain file name, not {subtitles.name!r}")
-    fonts = f":fontsdir={FONTS}" if subtitles is not None and (subtitles.parent / FONTS).is_dir() else ""
+    if output_fps:
+        frames = _hold_last(frames, math.ceil(output_fps / fps) + 1)
+    chain = filter_chain(
+        output_fps=output_fps,
+        interpolator=interpolator,
+        frame_count=frame_count,
+        size=(width, height),
+        video_size=video_size or (width, height),
+        subtitles=subtitles,
+    )
     with atomic_path(output) as tmp, tempfile.TemporaryFile() as log:
         command = [
-            ffmpeg.exe(),
-            "-y",
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-nostdin",
-            "-f",
-            "rawvideo",
-            "-pix_fmt",
-            "rgb24",
-            "-s",
-            f"{width}x{height}",
-            "-framerate",
-            f"{fps}",
-            "-i",
-            "pipe:0",
+            ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin",
+            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", f"{fps}", "-i", "pipe:0",
             *(
                 ["-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"]
                 if audio
                 else []
             ),
-            *(["-vf", f"ass=filename={subtitles.name}{fonts}"] if subtitles else []),
-            "-c:v",
-            "libx264",
-            "-preset",
-            "medium",
-            "-crf",
-            str(crf),
-            "-pix_fmt",
-            "yuv420p",
-            "-movflags",
-            "+faststart",
+            *(["-vf", ",".join(chain)] if chain else []),
+            "-c:v", "libx264", "-preset", preset, "-crf", str(crf), "-pix_fmt", "yuv420p",
+            "-movflags", "+faststart",
             ffmpeg.file_url(tmp),
-        ]
+        ]  # fmt: skip
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stderr=log, cwd=subtitles.parent if subtitles else None
         )

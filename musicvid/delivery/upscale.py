@@ -1,10 +1,11 @@
-"""Upscale: each frame to the video's size (--resolution), by a learned upscaler or by Lanczos.
+"""Upscale: each frame to the video's size (--resolution) by a learned upscaler.
 
 A learned upscaler (Real-ESRGAN, loaded by spandrel: musicvid.models.loading) multiplies the picture's size by
 its scale (4 for RealESRGAN_x4plus) and draws the detail a bigger picture needs; Lanczos then brings
 the result to cover the video's size, keeping the middle: a drawn 704x384 (1.83:1) gives up 3% at its
-sides to become 16:9. Without a model Lanczos does all of it. The model sees one frame at a time: the
-last layers of a ×4 pass over 704x384 hold 64 channels of 2816x1536 (1.1 GB in float32).
+sides to become 16:9. Without a model, ffmpeg scales in the encoder's filter graph (musicvid.delivery.mux).
+The model sees one frame at a time: the last layers of a ×4 pass over 704x384 hold 64 channels of
+2816x1536 (1.1 GB in float32).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def cover(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 
 
 class Upscaler:
-    """Frames of any size in, frames of `size` out; `model` a spandrel ImageModelDescriptor, or None."""
+    """Frames of any size in, frames of `size` out; `model` a spandrel ImageModelDescriptor."""
 
     def __init__(self, model, size: tuple[int, int]):
         self.model, self.size = model, tuple(size)
@@ -37,7 +38,7 @@ class Upscaler:
 
     def __call__(self, frame: np.ndarray) -> np.ndarray:
         start = time.perf_counter()
-        frame = cover(self.learned(frame) if self.model is not None else frame, self.size)
+        frame = cover(self.learned(frame), self.size)
         self.frames, self.seconds = self.frames + 1, self.seconds + time.perf_counter() - start
         return frame
 
