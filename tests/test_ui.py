@@ -126,6 +126,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     song = handle_file(str(DEMO_SONG))
     # the person pastes the words they know, without times: each becomes a row, in order
     sung = [line.split("]", 1)[1] for line in DEMO_LYRICS.read_text().splitlines() if line[1:3].isdigit()]
+    sung[2] += " 🔥"  # a character no caption font draws: the page says so after the render, as the CLI does
     pasted = "\n".join(sung[:4]) + "\n\n" + "\n".join(sung[4:])
     table, job, status = client.predict(
         song, "Lighthouse", "The Tiny Models", pasted, *ADVANCED, api_name="/make_storyboard"
@@ -150,16 +151,19 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     gallery, files, status = client.predict("", "", *ADVANCED, table, job, 3, pin, api_name="/pin_picture")
     keyframe = jobs_dir / job / "work" / "keyframes" / Workdir(Path()).keyframe(3).name
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64))) and "1 drawn" in status
+    captioned = [*ADVANCED[:10], "line", *ADVANCED[11:]]
     video, files, job_after, status = client.predict(
-        song, "Lighthouse", "The Tiny Models", *ADVANCED, table, job, api_name="/render"
+        song, "Lighthouse", "The Tiny Models", *captioned, table, job, api_name="/render"
     )
     assert job_after == job
+    row = 1 + next(n for n, r in enumerate(table["data"]) if r[3] == sung[2])
+    assert f"cannot draw (rows {row}: 🔥)" in status
     work = jobs_dir / job / "work"
     morphs = len(list((work / "frames").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == morphs  # keyframes were kept
     assert probe(video) == ("h264", "aac")
     names = sorted(Path(f).suffix for f in files)
-    assert names == [".json", ".mp4", ".srt"]
+    assert names == [".ass", ".json", ".mp4", ".srt"]
     storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
     assert storyboard["scenes"][1]["prompt"] == "a lighthouse made of glass"
     assert Path(storyboard["scenes"][3]["picture"]).parent.name == "pins"  # the render kept the pinned picture

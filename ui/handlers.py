@@ -19,6 +19,7 @@ from pathlib import Path
 import gradio as gr
 
 from musicvid.audio import read_tags
+from musicvid.delivery.captions import undrawn_note
 from musicvid.errors import Cancelled, UserError
 from musicvid.files import check_picture
 from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
@@ -106,15 +107,19 @@ def edited_request(
 
 def render_job(
     jobs: Jobs, values: dict, table_rows, job_id: str, session: str, stop: threading.Event
-) -> tuple[str, list[str]]:
-    """The job's video, and the files to download: it, its storyboard and its lyrics."""
+) -> tuple[str, list[str], str]:
+    """The job's video, the files to download (it, its storyboard and its lyrics) and the page's status:
+    done, and which rows' lyrics have characters the burned-in captions leave out (as the CLI warns)."""
     request, settings = edited_request(jobs, values, table_rows, job_id, session)
     registry = jobs.registry(values["preset"])
     made = make_video(request, settings, registry, output=video_file(request.song, settings.preview), stop=stop)
     files = [str(made.video), str(made.workdir.storyboard), str(made.subtitles)]
+    status = DONE
     if settings.captions != "none":
         files.append(str(made.video.with_suffix(".ass")))
-    return str(made.video), files
+        if undrawn := undrawn_note(made.storyboard, name="rows", first=1):
+            status += f"\n\n**Note:** {undrawn}."
+    return str(made.video), files, status
 
 
 def make_storyboard(jobs: Jobs, values: dict, session: str) -> tuple:
@@ -127,8 +132,8 @@ def make_storyboard(jobs: Jobs, values: dict, session: str) -> tuple:
 def render(jobs: Jobs, values: dict, session: str) -> tuple:
     with jobs.running(session) as stop, jobs.models_lock:
         job_id, table_rows = pressed(jobs, values, session)
-        video, files = render_job(jobs, values, table_rows, job_id, session, stop)
-    return video, files, job_id, DONE
+        video, files, status = render_job(jobs, values, table_rows, job_id, session, stop)
+    return video, files, job_id, status
 
 
 def video_in_one_go(jobs: Jobs, values: dict, session: str) -> tuple:
@@ -137,9 +142,9 @@ def video_in_one_go(jobs: Jobs, values: dict, session: str) -> tuple:
         storyboard, job_id = storyboard_job(jobs, values, session)
         if stop.is_set():
             raise Cancelled("the job was cancelled")
-        video, files = render_job(jobs, values, rows(storyboard), job_id, session, stop)
+        video, files, status = render_job(jobs, values, rows(storyboard), job_id, session, stop)
         jobs.page_storyboards[session] = job_id
-    return rows(storyboard), video, files, job_id, DONE
+    return rows(storyboard), video, files, job_id, status
 
 
 def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:

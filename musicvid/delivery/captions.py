@@ -54,19 +54,20 @@ def undrawable(text: str) -> str:
     return "".join(dict.fromkeys(c for c in text if not c.isspace() and _font_of(c) is None))
 
 
-def undrawn_note(storyboard: Storyboard) -> str:
-    """One line: which lyric scenes have characters that no caption font has, and which characters
-    (the burned-in lyrics leave them out); "" if none."""
+def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
+    """One line: which lyric scenes (counted from `first`, called `name`: the page's table has rows
+    from 1) have characters that no caption font has, and which characters (the burned-in lyrics leave
+    them out); "" if none."""
     lyrics = [s for s in storyboard.scenes if s.kind == "lyric"]
-    missing = {s.index: undrawable(s.text) for s in lyrics}
-    scenes = [index for index, characters in missing.items() if characters]
+    missing = {s.index + first: undrawable(s.text) for s in lyrics}
+    scenes = [number for number, characters in missing.items() if characters]
     if not scenes:
         return ""
     characters = [c if c.isprintable() else f"U+{ord(c):04X}" for c in undrawable("".join(missing.values()))]
     shown = ", ".join(characters[:UNDRAWN_SHOWN]) + (", …" if len(characters) > UNDRAWN_SHOWN else "")
     return (
         f"{len(scenes)} of {len(lyrics)} lyric lines have characters the caption fonts cannot draw "
-        f"(scenes {listed(scenes)}: {shown}): the burned-in lyrics leave them out; the .srt keeps them"
+        f"({name} {listed(scenes)}: {shown}): the burned-in lyrics leave them out; the .srt keeps them"
     )
 
 
