@@ -86,15 +86,14 @@ def encode_video(
     """Pipe raw RGB `frames` of width × height at `fps` to one ffmpeg, which delivers them (at
     `output_fps`, made by `interpolator`, `frame_count` frames in all; at `video_size`; with the ASS
     script `subtitles` burned in) and writes `output` atomically (never a half-written MP4). With no
-    `audio` the video is silent. The interpolators wait for the frame after each new one: the last
-    frame is given again, so that the video ends on time, and the surplus trimmed.
+    `audio` the video is silent.
 
     ffmpeg runs in the script's folder and is given only its plain name, because in a filter graph `:`,
     `'`, `\\` and `,` of a path are syntax (every other file reaches ffmpeg as an absolute file: URL)."""
     if subtitles is not None and not re.fullmatch(r"[\w.-]+", subtitles.name):
         raise RenderError(f"subtitles must have a plain file name, not {subtitles.name!r}")
     if output_fps:
-        frames = _hold_last(frames, math.ceil(output_fps / fps) + 1)
+        frames = _held(frames, fps, output_fps)
     chain = filter_chain(
         output_fps=output_fps,
         interpolator=interpolator,
@@ -105,8 +104,7 @@ def encode_video(
     )
     with atomic_path(output) as tmp, tempfile.TemporaryFile() as log:
         command = [
-            ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin",
-            "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", f"{fps}", "-i", "pipe:0",
+            ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin", *_piped(width, height, fps),
             *(
                 ["-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"]
                 if audio
@@ -139,12 +137,19 @@ def encode_video(
             )
 
 
-def _hold_last(frames: Iterable[np.ndarray], extra: int) -> Iterable[np.ndarray]:
+def _held(frames: Iterable[np.ndarray], fps: float, output_fps: float) -> Iterable[np.ndarray]:
+    """The frames, the last one given again: the interpolators wait for the frame after each new one,
+    so the held frames end the video on time (the surplus is trimmed in the filter chain)."""
     last = None
     for last in frames:
         yield last
     if last is not None:
-        yield from itertools.repeat(last, extra)
+        yield from itertools.repeat(last, math.ceil(output_fps / fps) + 1)
+
+
+def _piped(width: int, height: int, fps: float) -> list[str]:
+    """ffmpeg's input: raw RGB frames on its standard input."""
+    return ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", f"{fps}", "-i", "pipe:0"]
 
 
 def interpolate(
@@ -159,14 +164,20 @@ def interpolate(
 ) -> Iterator[np.ndarray]:
     """`frames` at `fps` in, `frame_count` frames at `output_fps` out, the new ones made by
     `interpolator`. ffmpeg reads the frames from a thread while they are taken from its output."""
+    size = (width, height)
+    chain = filter_chain(
+        output_fps=output_fps,
+        interpolator=interpolator,
+        frame_count=frame_count,
+        size=size,
+        video_size=size,
+        subtitles=None,
+    )
     command = [
-        ffmpeg.exe(), "-hide_banner", "-loglevel", "error", "-nostdin",
-        "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}", "-framerate", f"{fps}", "-i", "pipe:0",
-        "-vf", INTERPOLATORS[interpolator].format(fps=output_fps),
-        "-frames:v", str(frame_count), "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1",
+        ffmpeg.exe(), "-hide_banner", "-loglevel", "error", "-nostdin", *_piped(width, height, fps),
+        "-vf", ",".join(chain), "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1",
     ]  # fmt: skip
-    # the interpolators wait for the frame after each new one: the last frame, held, ends the video
-    held = _hold_last(frames, math.ceil(output_fps / fps) + 1)
+    held = _held(frames, fps, output_fps)
     failure: list[BaseException] = []
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
