@@ -2,12 +2,15 @@
 
 The band is loud and busy, as in real songs: chords, a bass line, a kick, a snare and a hi-hat on a
 120 bpm beat. The voice is slower and higher than espeak's defaults, more like singing than talking.
+A song with a form (make_form_song) is made of parts, each with its own chords and drums: verses over
+one progression, a chorus over another with the drums in, a calm and an energetic instrumental passage.
 """
 
 from __future__ import annotations
 
 import subprocess
 import wave
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,24 +35,66 @@ def voice(text: str, folder: Path, *, speed: int = 120, pitch: int = 70) -> np.n
     return samples[sounding[0] : sounding[-1] + 1]
 
 
-def band(seconds: float, seed: int = 0) -> np.ndarray:
-    """Chords changing every two bars, a bass on the beat, kick, snare and hi-hat."""
+MAJOR, MINOR = (1.0, 1.26, 1.5, 2.0), (1.0, 1.19, 1.5, 2.0)  # a triad and its octave, as frequency ratios
+ROOTS = (110.0, 87.3, 130.8, 98.0)  # A, F, C, G
+
+
+def band(
+    seconds: float,
+    seed: int = 0,
+    *,
+    roots: tuple[float, ...] = ROOTS,
+    chord: tuple[float, ...] = MAJOR,
+    chord_beats: int = 8,
+    drums: float = 1.0,
+    hats: int = 2,
+) -> np.ndarray:
+    """Chords (one per `chord_beats` beats, cycling through `roots`), a bass on the beat, kick, snare
+    and hi-hat (`hats` to a beat) at `drums` times their usual level; no drums and no bass at 0."""
     rng = np.random.default_rng(seed)
     t = np.arange(int(seconds * RATE)) / RATE
-    roots = np.array([110.0, 87.3, 130.8, 98.0])[(t // (8 * BEAT)).astype(int) % 4]
-    chord = sum(np.sin(2 * np.pi * roots * ratio * t) for ratio in (1.0, 1.26, 1.5, 2.0)) / 4
-    bass = np.sin(2 * np.pi * roots / 2 * t) * np.exp(-4 * (t % BEAT))
-    since_beat, since_half = t % BEAT, t % (BEAT / 2)
+    root = np.array(roots)[(t // (chord_beats * BEAT)).astype(int) % len(roots)]
+    chords = sum(np.sin(2 * np.pi * root * ratio * t) for ratio in chord) / len(chord)
+    bass = np.sin(2 * np.pi * root / 2 * t) * np.exp(-4 * (t % BEAT))
+    since_beat, since_hat = t % BEAT, t % (BEAT / hats)
     kick = np.sin(2 * np.pi * (50 + 100 * np.exp(-30 * since_beat)) * since_beat) * np.exp(-12 * since_beat)
     noise = rng.standard_normal(t.size)
     snare = noise * np.exp(-25 * ((t - BEAT) % (2 * BEAT))) * ((t // BEAT) % 2 == 1)
-    hihat = np.diff(noise, prepend=0) * np.exp(-80 * since_half)
-    return 0.12 * chord + 0.15 * bass + 0.25 * kick + 0.08 * snare + 0.03 * hihat
+    hihat = np.diff(noise, prepend=0) * np.exp(-80 * since_hat)
+    return 0.12 * chords + drums * (0.15 * bass + 0.25 * kick + 0.08 * snare + 0.03 * hihat)
 
 
 def make_song(path: Path, seconds: float, lines: list[tuple[float, str]], *, voice_level: float = 0.7) -> Path:
     """`lines` (start in seconds, text) sung over the band; written in the format `path` names."""
-    mix = band(seconds)
+    return write_song(path, band(seconds), lines, voice_level)
+
+
+@dataclass(frozen=True)
+class Part:
+    """A stretch of a song with a form: its length, its band (musicvid's `band` arguments) and the
+    lines sung in it (start in seconds from the part's start, text)."""
+
+    section: str
+    seconds: float
+    lines: tuple[tuple[float, str], ...] = ()
+    band: dict | None = None
+
+
+def make_form_song(
+    path: Path, parts: list[Part], *, voice_level: float = 0.7
+) -> tuple[Path, list[tuple[float, str, str]]]:
+    """The parts one after another; returns the song and what is sung where: (start, text, section)."""
+    mixes, sung, start = [], [], 0.0
+    for n, part in enumerate(parts):
+        mixes.append(band(part.seconds, seed=n, **(part.band or {})))
+        sung += [(start + at, text, part.section) for at, text in part.lines]
+        start += part.seconds
+    return write_song(path, np.concatenate(mixes), [(at, text) for at, text, _ in sung], voice_level), sung
+
+
+def write_song(path: Path, mix: np.ndarray, lines: list[tuple[float, str]], voice_level: float) -> Path:
+    """`lines` sung over `mix`, written in the format `path` names."""
+    mix = mix.copy()
     for start, text in lines:
         sung = voice(text, path.parent)
         first = int(start * RATE)

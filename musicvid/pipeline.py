@@ -25,6 +25,7 @@ from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
 from musicvid.errors import UserError
+from musicvid.form import mark_form
 from musicvid.files import (
     check_file,
     check_not_inputs,
@@ -215,8 +216,10 @@ def storyboard_in(
                 settings=settings,
                 scenes=scenes,
             )
+            read_form(storyboard, audio, timings)
             for scene in storyboard.scenes:
-                scene.seed = scene_seed(request.seed, scene.index)
+                scene.seed = scene_seed(request.seed, scene.motif or scene.index)
+    read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
     check_pictures(storyboard)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
@@ -232,6 +235,13 @@ def storyboard_in(
             )
     storyboard.save(path)
     return storyboard
+
+
+def read_form(storyboard: Storyboard, audio: Audio, timings: Timings) -> None:
+    """Sections, motifs and moods for the scenes without a section (musicvid.form)."""
+    if any(s.section is None for s in storyboard.scenes):
+        with timings.measure("form"):
+            mark_form(storyboard.scenes, audio.samples)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ VERSION = 1
 MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
 MAX_INSTRUMENTAL_SECONDS = 20.0  # longer instrumental stretches are split for variety
 TIME_TOLERANCE = 1e-3
+# The parts of a song a scene can be in (musicvid.form); a scene without words is in its kind's.
+SECTIONS = ("intro", "verse", "chorus", "bridge", "break", "outro")
 
 
 @dataclass
@@ -39,6 +41,9 @@ class Scene:
     fallback: bool = False  # ViPE gave nothing usable, so the prompt is the lyric itself
     confidence: float | None = None  # the recognizer's or aligner's, 0..1, for a lyric scene
     picture: str | None = None  # a pinned picture (an image file): the scene's keyframe, instead of drawn
+    section: str | None = None  # one of SECTIONS; None until the song's form is read (musicvid.form)
+    motif: str | None = None  # shared by every return of a chorus line: one seed, one prompt
+    mood: str | None = None  # a passage without words: how it sounds, in a few words ViPE reads
 
     @property
     def duration(self) -> float:
@@ -55,15 +60,9 @@ class Scene:
 
     def to_json(self) -> dict:
         data = asdict(self)
-        if data["text_en"] is None:
-            del data["text_en"]
         if not data["fallback"]:
             del data["fallback"]
-        if data["confidence"] is None:
-            del data["confidence"]
-        if data["picture"] is None:
-            del data["picture"]
-        return data
+        return {key: value for key, value in data.items() if value is not None}
 
 
 @dataclass
@@ -98,8 +97,9 @@ class Storyboard:
         write_json(path, data)
 
 
-def scene_seed(seed: int, index: int) -> int:
-    """A seed per scene, derived from the render seed; stable across runs and machines."""
+def scene_seed(seed: int, index: int | str) -> int:
+    """A seed per scene (by its index) or per motif (by its name: every return of a chorus line is drawn
+    from the same noise), derived from the render seed; stable across runs and machines."""
     digest = hashlib.sha256(f"musicvid:{seed}:{index}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
@@ -283,6 +283,13 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
     picture = raw.get("picture")
     if picture is not None and not json_string(picture, document, f"{at}.picture").strip():
         raise invalid(document, f"{at}.picture", "must name an image file, or be left out")
+    section = raw.get("section")
+    if section is not None and section not in SECTIONS:
+        raise invalid(document, f"{at}.section", f"must be one of {', '.join(SECTIONS)}, got {section!r}")
+    motif, mood = (raw.get(key) for key in ("motif", "mood"))
+    for key, value in (("motif", motif), ("mood", mood)):
+        if value is not None:
+            json_string(value, document, f"{at}.{key}")
     return Scene(
         i,
         raw["kind"],
@@ -295,6 +302,9 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
         fallback,
         json_share(raw.get("confidence"), document, f"{at}.confidence"),
         picture,
+        section,
+        motif or None,
+        mood or None,
     )
 
 
@@ -359,20 +369,25 @@ def unsure_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0)
 
 
 def scene_table(storyboard: Storyboard, width: int = 60) -> str:
-    """The storyboard as a plain-text table: time, kind, lyric, prompt; `?` marks a lyric that may be
-    misheard or misplaced, `!` a prompt that is the lyric."""
+    """The storyboard as a plain-text table: time, kind, section, lyric (or a passage's mood), prompt;
+    `?` marks a lyric that may be misheard or misplaced, `!` a prompt that is the lyric."""
 
     def cut(text: str) -> str:
         return text if len(text) <= width else text[: width - 1] + "…"
 
-    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6}  {'lyric':<{width}}    prompt"]
+    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6}  {'section':<7}  {'lyric':<{width}}    prompt"]
     for s in storyboard.scenes:
         unsure, fallback = "?" if s.unsure else " ", "!" if s.fallback else " "
         rows.append(
-            f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {cut(s.text):<{width}}  "
-            f"{fallback} {cut(s.prompt)}"
+            f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {s.section or '':<7}  "
+            f"{cut(words_or_mood(s)):<{width}}  {fallback} {cut(s.prompt)}"
         )
     notes = [
         f"{mark} {note}" for mark, note in (("?", unsure_note(storyboard)), ("!", fallback_note(storyboard))) if note
     ]
     return "\n".join(rows + ([""] + notes if notes else []))
+
+
+def words_or_mood(scene: Scene) -> str:
+    """A scene's lyric; for a passage without words, its mood in brackets."""
+    return scene.text or (f"({scene.mood})" if scene.mood else "")

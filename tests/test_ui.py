@@ -131,7 +131,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     table, job, status = client.predict(
         song, "Lighthouse", "The Tiny Models", pasted, *ADVANCED, api_name="/make_storyboard"
     )
-    assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt"]
+    assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"]
     assert [row[3] for row in table["data"] if row[2] == "lyric"] == sung and "Storyboard ready" in status
     table["data"][1][4] = "a lighthouse made of glass"
     # keyframes first: every scene's picture in the gallery, and the contact sheet
@@ -251,7 +251,9 @@ def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
             },
         ],
     }
-    edited = apply_edits(saved, [[0.0, 5.0, "lyric", "heard right", "a"], [5.0, 10.0, "lyric", "unsure", "c"]])
+    edited = apply_edits(
+        saved, [[0.0, 5.0, "lyric", "heard right", "a", "", ""], [5.0, 10.0, "lyric", "unsure", "c", "", ""]]
+    )
     assert [s.get("confidence") for s in edited["scenes"]] == [None, 0.3]
 
 
@@ -272,7 +274,10 @@ def test_a_job_id_cannot_reach_other_files(client):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
 
-    table = {"headers": ["start", "end", "kind", "lyric", "visual prompt"], "data": [[0, 1, "intro", "", "x"]]}
+    table = {
+        "headers": ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"],
+        "data": [[0, 1, "intro", "", "x", "intro", ""]],
+    }
     for job in ("../../etc", "/etc/passwd", "0123456789ab"):
         with pytest.raises(AppError, match="make the storyboard first"):
             client.predict(handle_file(str(DEMO_SONG)), "", "", *ADVANCED, table, job, api_name="/render")
@@ -360,7 +365,10 @@ def test_a_huge_picture_is_refused_from_its_header(client, server_process, tmp_p
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
 
-    table = {"headers": ["start", "end", "kind", "lyric", "visual prompt"], "data": [[0, 1, "intro", "", "x"]]}
+    table = {
+        "headers": ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"],
+        "data": [[0, 1, "intro", "", "x", "intro", ""]],
+    }
     pid = server_process[1].pid
     # 900 megapixels (past Pillow's own bomb limit), and 100 (under it: gr.Image took 0.5 GB more to decode it)
     for side in (30000, 10000):

@@ -121,11 +121,11 @@ def storyboard_and_keyframes() -> dict[str, gr.Component]:
     made = dict(
         table=gr.Dataframe(
             headers=COLUMNS,
-            datatype=["number", "number", "str", "str", "str"],
+            datatype=["number", "number", "str", "str", "str", "str", "str"],
             interactive=True,
-            label="Storyboard: edit prompts and times, then Render",
+            label="Storyboard: edit prompts, times, sections and moods, then Render",
             wrap=True,
-            column_widths=["7%", "7%", "7%", "35%", "44%"],
+            column_widths=["6%", "6%", "6%", "29%", "37%", "7%", "9%"],
         ),
         job=gr.Textbox(visible=False, label="job"),  # which job directory the storyboard lives in
     )

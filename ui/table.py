@@ -8,21 +8,26 @@ import json
 from musicvid.errors import UserError
 from musicvid.storyboard import Storyboard, parse_storyboard
 
-COLUMNS = ["start", "end", "kind", "lyric", "visual prompt"]
+COLUMNS = ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"]
 
 
 def rows(storyboard: Storyboard) -> list[list]:
     """The storyboard as the table shows it: a row per scene."""
-    return [[round(s.start, 2), round(s.end, 2), s.kind, s.text, s.prompt] for s in storyboard.scenes]
+    return [
+        [round(s.start, 2), round(s.end, 2), s.kind, s.text, s.prompt, s.section or "", s.mood or ""]
+        for s in storyboard.scenes
+    ]
 
 
 def apply_edits(saved: dict, table) -> dict:
-    """The saved storyboard with the table's times, kinds, lyrics and prompts; checked like a file."""
+    """The saved storyboard with the table's times, kinds, lyrics, prompts, sections and moods; checked
+    like a file. An emptied section is read from the song again on the next run; a section changed
+    takes the scene out of its motif (docs/storyboard.md)."""
     data = table.values.tolist() if hasattr(table, "values") else table["data"] if isinstance(table, dict) else table
     if len(data) != len(saved["scenes"]):
         raise UserError("the scene table must keep one row per scene (edit the cells, not the rows)")
     edited = json.loads(json.dumps(saved))
-    for scene, (start, end, kind, lyric, prompt) in zip(edited["scenes"], data):
+    for scene, (start, end, kind, lyric, prompt, section, mood) in zip(edited["scenes"], data):
         made = (scene["start"], scene["end"], scene["text"])
         try:
             scene.update(start=float(start), end=float(end))
@@ -37,6 +42,10 @@ def apply_edits(saved: dict, table) -> dict:
         ):
             scene.pop("confidence", None)  # ... or checked this lyric
         scene.update(kind=str(kind).strip(), text=str(lyric or ""), prompt=str(prompt or ""))
+        section, mood = str(section or "").strip() or None, str(mood or "").strip() or None
+        if section != scene.get("section"):
+            scene.pop("motif", None)
+        scene.update(section=section, mood=mood)
     try:
         parse_storyboard(edited, "table")
     except UserError as error:  # name the row as the person sees it: 1-based

@@ -43,21 +43,23 @@ def scene_context(
     previous_lines: Sequence[str] = (),
     line: str = "",
     context_size: int = 7,
+    mood: str = "",
 ) -> str:
     """The context string for one storyboard scene.
 
     A lyric scene is its line after the `context_size` lines before it. Scenes without words are
     described by the song itself: the intro as "{title} by {artist}; musical intro" (the paper's
     example), breaks and the outro as title/artist, then the lines sung before, then "musical break"
-    or "musical outro". Those stay within the length the model was trained on: the song and the tail
-    take two of the `context_size + 1` places, so at most `context_size - 1` lines come between.
+    or "musical outro", after the passage's `mood` where one is given ("calm, dark musical intro").
+    Those stay within the length the model was trained on: the song and the tail take two of the
+    `context_size + 1` places, so at most `context_size - 1` lines come between.
     """
     if kind == "lyric":
         return lyric_context([*previous_lines, line], len(previous_lines), context_size)
     if kind not in SCENE_KINDS:
         raise ValueError(f"unknown scene kind {kind!r}")
     song = f"{title} by {artist}" if artist else title
-    tail = "musical break" if kind == "break" else f"musical {kind}"
+    tail = " ".join(filter(None, [plain_line(mood), "musical break" if kind == "break" else f"musical {kind}"]))
     between = max(0, context_size - 1) if kind != "intro" else 0
     recent = list(previous_lines)[-between:] if between else []
     return f"{song}; " + CONTEXT_SEPARATOR.join([*(plain_line(line) for line in recent), tail])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from musicvid.errors import RenderError
 from musicvid.progress import Progress
-from musicvid.storyboard import Storyboard
+from musicvid.storyboard import Scene, Storyboard
 from vipe_core.context import scene_context
 from vipe_core.inference import ViPE
 
@@ -22,6 +22,7 @@ def scene_contexts(storyboard: Storyboard, context_size: int) -> list[str]:
                 previous_lines=sung,
                 line=scene.english,
                 context_size=context_size,
+                mood=scene.mood or "",
             )
         )
         if scene.kind == "lyric":
@@ -42,11 +43,37 @@ def elaborate(
 ) -> None:
     """Fill in every empty prompt. With several candidates per scene the most visualisable one (under
     `lens`) is kept. A scene ViPE gives nothing usable keeps its lyric as the prompt, flagged as a
-    fallback; more than half of them falling back means the model is broken, and is an error."""
+    fallback; more than half of them falling back means the model is broken, and is an error. A
+    return of a motif (a chorus line sung again) takes the prompt of the motif's first scene."""
     contexts = scene_contexts(storyboard, context_size)
-    todo = [s for s in storyboard.scenes if not s.prompt.strip()]
-    if not todo:
-        return
+    first_of_motif: dict[str, Scene] = {}
+    for scene in storyboard.scenes:
+        if scene.motif:
+            first_of_motif.setdefault(scene.motif, scene)
+    empty = [s for s in storyboard.scenes if not s.prompt.strip()]
+    first = {s.index: first_of_motif[s.motif] if s.motif else s for s in empty}
+    todo = [s for s in empty if first[s.index] is s]
+    if todo:
+        draw_prompts(
+            todo, contexts, vipe, candidates=candidates, seed=seed, lens=lens, batch_size=batch_size, quiet=quiet
+        )
+    for scene in empty:
+        if first[scene.index] is not scene:
+            scene.prompt, scene.fallback = first[scene.index].prompt, first[scene.index].fallback
+
+
+def draw_prompts(
+    todo: list[Scene],
+    contexts: list[str],
+    vipe: ViPE,
+    *,
+    candidates: int,
+    seed: int,
+    lens: str | None,
+    batch_size: int,
+    quiet: bool,
+) -> None:
+    """ViPE's prompt for each scene of `todo`, from its context."""
     with Progress("elaborate", total=len(todo), unit="scene", quiet=quiet) as progress:
         sampled = vipe.sample(
             [contexts[s.index] for s in todo],

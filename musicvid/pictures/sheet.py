@@ -1,5 +1,5 @@
-"""The contact sheet: every shown scene's keyframe as a thumbnail, with its time, kind, lyric and prompt
-under it, COLUMNS to a row in the order of the song — the one picture that tells a person whether the
+"""The contact sheet: every shown scene's keyframe as a thumbnail, with its time, section, lyric (or a
+passage's mood) and prompt under it, COLUMNS to a row in the order of the song — the one picture that tells a person whether the
 video will work, before the morphs are drawn."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from musicvid.assets import LYRICS_FONT
-from musicvid.storyboard import Scene, Storyboard
+from musicvid.storyboard import Scene, Storyboard, words_or_mood
 from musicvid.workdir import Workdir
 from vipe_core.files import atomic_path
 
@@ -75,8 +75,8 @@ def _fit(draw: ImageDraw.ImageDraw, row: str, font) -> str:
 
 def _texts(scene: Scene) -> dict[str, str]:
     return {
-        "head": f"{scene.index}  {_clock(scene.start)}–{_clock(scene.end)}  {scene.kind}",
-        "lyric": scene.text.strip() or "(no words)",
+        "head": f"{scene.index}  {_clock(scene.start)}–{_clock(scene.end)}  {scene.section or scene.kind}",
+        "lyric": words_or_mood(scene).strip() or "(no words)",
         "prompt": scene.prompt.strip(),
     }
 

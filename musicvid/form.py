@@ -1,0 +1,208 @@
+"""The song's form: the section each scene is sung in, the chorus lines' motifs, and the mood of the
+passages without words (docs/storyboard.md, "The song's form").
+
+Sections come from what repeats. Two lines are the same line when their words are nearly the same, or
+somewhat the same and sung over the same chords (a misheard chorus line). A chorus is made of lines
+that come back in order: a run of at least two same lines sung again, two or more lines later. The
+other lyric lines are verses, but for a bridge: a run of them after a chorus whose chords (chroma) are
+heard nowhere else in the song. Scenes without words keep their kind (intro, break, outro).
+
+Every return of a chorus line shares its first time's motif, and so its seed and its prompt
+(musicvid.pictures.elaborate): the chorus comes back to its pictures, while each of its lines keeps
+its own. A passage without words gets a mood, a few words read from its sound (energy and its change,
+tempo, brightness, how busy it is, major or minor), which ViPE reads with its context.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import numpy as np
+
+from musicvid.audio import BEAT_HOP, SAMPLE_RATE
+from musicvid.storyboard import Scene
+from vipe_core.context import plain_line
+
+SAME_WORDS = 0.75  # difflib's ratio of two lines' words at or above which they are the same line
+SIMILAR_WORDS = 0.5  # ... at or above which they are the same line if sung over the same chords
+SAME_CHORDS = 0.9  # the least mean cosine of two lines' chroma, slice by slice, for the same chords
+CHORD_SLICES = 4  # a line's chroma is compared in this many equal slices of its time, in order
+HOP = 2048  # 128 ms: chords and loudness change more slowly
+# The mood's words: where a passage stands against the whole song (levels in dB, brightness as a ratio
+# of spectral centroids), or by itself (onsets per second, beats per minute).
+CALM_DB, ENERGETIC_DB = -4.0, 1.5
+CHANGE_DB = 4.0  # its last third against its first
+DARK, BRIGHT = 0.7, 1.4
+SPARSE, BUSY = 1.0, 4.0
+SLOW_BPM, FAST_BPM = 90.0, 140.0
+# Krumhansl and Kessler's key profiles: how well each pitch class fits a major or minor key on C.
+MAJOR_PROFILE = np.array([6.35, 2.23, 3.48, 2.33, 4.38, 4.09, 2.52, 5.19, 2.39, 3.66, 2.29, 2.88])
+MINOR_PROFILE = np.array([6.33, 2.68, 3.52, 5.38, 2.60, 3.53, 2.54, 4.75, 3.98, 2.69, 3.34, 3.17])
+
+
+@dataclass(frozen=True)
+class SongSound:
+    """What the form is read from, once per song: chroma, loudness and brightness over time."""
+
+    chroma: np.ndarray  # 12 × frames, each column scaled to its largest
+    rms: np.ndarray  # per frame
+    centroid: np.ndarray  # Hz, per frame
+    samples: np.ndarray
+
+    @classmethod
+    def of(cls, samples: np.ndarray) -> SongSound:
+        import librosa
+
+        chroma = librosa.feature.chroma_cqt(y=samples, sr=SAMPLE_RATE, hop_length=HOP)
+        rms = librosa.feature.rms(y=samples, hop_length=HOP)[0]
+        centroid = librosa.feature.spectral_centroid(y=samples, sr=SAMPLE_RATE, hop_length=HOP)[0]
+        return cls(chroma, rms, centroid, samples)
+
+    def frames(self, start: float, end: float) -> slice:
+        first = int(start * SAMPLE_RATE / HOP)
+        return slice(first, max(first + 1, int(end * SAMPLE_RATE / HOP)))
+
+    def chords(self, start: float, end: float) -> np.ndarray:
+        """CHORD_SLICES × 12: the chroma of [start, end) in equal slices of time, each of unit length."""
+        span = self.chroma[:, self.frames(start, end)]
+        parts = np.array_split(np.arange(span.shape[1]), CHORD_SLICES)
+        sliced = np.stack([span[:, p].mean(axis=1) if p.size else np.zeros(12) for p in parts])
+        return sliced / np.maximum(np.linalg.norm(sliced, axis=1, keepdims=True), 1e-9)
+
+
+def mark_form(scenes: list[Scene], samples: np.ndarray) -> None:
+    """Give the scenes without a section theirs (a chorus line its motif, a passage without words its
+    mood); the scenes that have one, as a person may have set it, keep it."""
+    sound = SongSound.of(samples)
+    sections, motifs = lyric_form([s for s in scenes if s.kind == "lyric"], sound)
+    for scene in scenes:
+        if scene.section is not None:
+            continue
+        if scene.kind == "lyric":
+            scene.section, scene.motif = sections[scene.index], motifs.get(scene.index)
+        else:
+            scene.section, scene.mood = scene.kind, mood(sound, scene.start, scene.end)
+
+
+def lyric_form(lyrics: list[Scene], sound: SongSound) -> tuple[dict[int, str], dict[int, str]]:
+    """Each lyric scene's section and each chorus line's motif, by scene index."""
+    chords = [sound.chords(s.start, s.end) for s in lyrics]
+    same_chords = np.array([[np.mean(np.sum(a * b, axis=1)) >= SAME_CHORDS for b in chords] for a in chords])
+    same = same_lines([s.text_en or s.text for s in lyrics], same_chords)
+    chorus = in_repeated_runs(same)
+    runs = runs_of(lyrics, chorus)
+    sections = {}
+    seen_chorus = False
+    for run in runs:
+        members = [lyrics[i].index for i in run]
+        if chorus[run[0]]:
+            seen_chorus, section = True, "chorus"
+        else:
+            elsewhere = np.ones(len(lyrics), bool)
+            elsewhere[run] = False
+            heard_elsewhere = same_chords[np.ix_(run, np.flatnonzero(elsewhere))].any()
+            section = "bridge" if seen_chorus and not heard_elsewhere else "verse"
+        sections.update(dict.fromkeys(members, section))
+    return sections, chorus_motifs(lyrics, same, [run for run in runs if chorus[run[0]]])
+
+
+def same_lines(texts: list[str], same_chords: np.ndarray) -> np.ndarray:
+    """lines × lines: whether two lines are the same line (nearly the same words, or similar words over
+    the same chords)."""
+    words = [plain_line(t).lower() for t in texts]
+    n = len(words)
+    same = np.zeros((n, n), bool)
+    for i in range(n):
+        for j in range(i + 1, n):
+            ratio = difflib.SequenceMatcher(None, words[i], words[j]).ratio() if words[i] and words[j] else 0.0
+            same[i, j] = same[j, i] = ratio >= SAME_WORDS or (ratio >= SIMILAR_WORDS and same_chords[i, j])
+    return same
+
+
+def in_repeated_runs(same: np.ndarray) -> np.ndarray:
+    """Per line, whether it is in a run of at least two same lines sung again, in order, at least two
+    lines later (a line sung twice in a row is no chorus by itself)."""
+    n = len(same)
+    repeated = np.zeros(n, bool)
+    for lag in range(2, n):
+        length = 0
+        for i in range(n - lag + 1):
+            if i < n - lag and same[i, i + lag]:
+                length += 1
+                continue
+            if length >= 2:
+                repeated[i - length : i] = repeated[i - length + lag : i + lag] = True
+            length = 0
+    return repeated
+
+
+def runs_of(lyrics: list[Scene], chorus: np.ndarray) -> list[list[int]]:
+    """The lyric lines (positions in `lyrics`) in runs: consecutive scenes, all chorus or all not."""
+    runs: list[list[int]] = []
+    for i, scene in enumerate(lyrics):
+        follows = i > 0 and lyrics[i - 1].index == scene.index - 1 and chorus[i - 1] == chorus[i]
+        if follows:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def chorus_motifs(lyrics: list[Scene], same: np.ndarray, choruses: list[list[int]]) -> dict[int, str]:
+    """A motif per chorus line, by scene index: a return of a line takes the motif of the line it is
+    the same as in an earlier chorus, unless its chorus already shows that motif (then it has its own)."""
+    motifs: dict[int, str] = {}
+    count = 0
+    for n, run in enumerate(choruses):
+        shown: set[str] = set()
+        for i in run:
+            earlier = [j for before in choruses[:n] for j in before if same[i, j]]
+            motif = next((motifs[lyrics[j].index] for j in earlier if motifs[lyrics[j].index] not in shown), None)
+            if motif is None:
+                count += 1
+                motif = f"chorus-{count}"
+            motifs[lyrics[i].index] = motif
+            shown.add(motif)
+    return motifs
+
+
+def mood(sound: SongSound, start: float, end: float) -> str:
+    """A few words for how [start, end) sounds, against the whole song: calm or energetic, building or
+    fading, slow or fast, dark or bright, sparse or busy, and major or minor."""
+    import librosa
+
+    frames = sound.frames(start, end)
+    level = librosa.amplitude_to_db(sound.rms[frames], ref=np.mean(sound.rms))
+    thirds = np.array_split(level, 3)
+    clip = sound.samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
+    onset = librosa.onset.onset_strength(y=clip, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    onsets_per_second = len(librosa.onset.onset_detect(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP))
+    onsets_per_second /= max(end - start, 1e-9)
+    words = [
+        _word(np.mean(level), CALM_DB, ENERGETIC_DB, "calm", "energetic"),
+        _word(np.mean(thirds[-1]) - np.mean(thirds[0]), -CHANGE_DB, CHANGE_DB, "fading", "building"),
+    ]
+    if onsets_per_second >= SPARSE:  # a tempo needs beats to be heard
+        bpm = float(librosa.feature.tempo(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)[0])
+        words.append(_word(bpm, SLOW_BPM, FAST_BPM, "slow", "fast"))
+    brightness = np.median(sound.centroid[frames]) / np.median(sound.centroid)
+    words += [
+        _word(brightness, DARK, BRIGHT, "dark", "bright"),
+        _word(onsets_per_second, SPARSE, BUSY, "sparse", "busy"),
+        key_mode(sound.chroma[:, frames].mean(axis=1)),
+    ]
+    return ", ".join(word for word in words if word)
+
+
+def _word(value: float, low: float, high: float, below: str, above: str) -> str:
+    return below if value <= low else above if value >= high else ""
+
+
+def key_mode(chroma: np.ndarray) -> str:
+    """ "major" or "minor": the mode of the key whose profile the mean chroma follows best, over all 24."""
+    best = {
+        mode: max(np.corrcoef(np.roll(profile, shift), chroma)[0, 1] for shift in range(12))
+        for mode, profile in (("major", MAJOR_PROFILE), ("minor", MINOR_PROFILE))
+    }
+    return max(best, key=best.get)
