@@ -25,7 +25,6 @@ from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
 from musicvid.errors import UserError
-from musicvid.form import mark_form
 from musicvid.files import (
     check_file,
     check_not_inputs,
@@ -34,6 +33,7 @@ from musicvid.files import (
     check_video_name,
     same_file,
 )
+from musicvid.form import mark_form
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import PLAIN, check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.transcribe import transcribe
