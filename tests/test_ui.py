@@ -134,6 +134,10 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"]
     assert [row[3] for row in table["data"] if row[2] == "lyric"] == sung and "Storyboard ready" in status
     table["data"][1][4] = "a lighthouse made of glass"
+    # every row's section, a mood for each passage without words (no line is sung again: all verse)
+    assert [row[5] for row in table["data"] if row[2] == "lyric"] == ["verse"] * len(sung)
+    assert all(row[5] == row[2] and row[6] for row in table["data"] if row[2] != "lyric")
+    table["data"][1][5] = "chorus"  # the person knows better
     # keyframes first: every scene's picture in the gallery, and the contact sheet
     gallery, files, status = client.predict("", "", *ADVANCED, table, job, api_name="/draw_keyframes")
     keyframes = [Path(item["image"]).read_bytes() for item in gallery]
@@ -166,6 +170,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert names == [".ass", ".json", ".mp4", ".srt"]
     storyboard = json.loads(next(Path(f) for f in files if f.endswith(".json")).read_text())
     assert storyboard["scenes"][1]["prompt"] == "a lighthouse made of glass"
+    assert storyboard["scenes"][1]["section"] == "chorus"
     assert Path(storyboard["scenes"][3]["picture"]).parent.name == "pins"  # the render kept the pinned picture
 
     # (the loop goes on, edit and render again: the browser test below)
