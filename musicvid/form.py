@@ -16,6 +16,7 @@ tempo, brightness, how busy it is, major or minor), which ViPE reads with its co
 from __future__ import annotations
 
 import difflib
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,20 +49,24 @@ class SongSound:
     chroma: np.ndarray  # 12 × frames, each column scaled to its largest
     rms: np.ndarray  # per frame
     centroid: np.ndarray  # Hz, per frame
-    samples: np.ndarray
+    onset: np.ndarray  # onset strength per BEAT_HOP, as the beats are tracked on
 
     @classmethod
     def of(cls, samples: np.ndarray) -> SongSound:
         import librosa
 
-        chroma = librosa.feature.chroma_cqt(y=samples, sr=SAMPLE_RATE, hop_length=HOP)
+        with warnings.catch_warnings():  # a song of a second or two is shorter than the lowest octave's window
+            warnings.filterwarnings("ignore", "n_fft=.* is too large", UserWarning)
+            # tuned to A440: estimating the tuning of a song's silences and drums only adds noise
+            chroma = librosa.feature.chroma_cqt(y=samples, sr=SAMPLE_RATE, hop_length=HOP, tuning=0.0)
         rms = librosa.feature.rms(y=samples, hop_length=HOP)[0]
         centroid = librosa.feature.spectral_centroid(y=samples, sr=SAMPLE_RATE, hop_length=HOP)[0]
-        return cls(chroma, rms, centroid, samples)
+        onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+        return cls(chroma, rms, centroid, onset)
 
-    def frames(self, start: float, end: float) -> slice:
-        first = int(start * SAMPLE_RATE / HOP)
-        return slice(first, max(first + 1, int(end * SAMPLE_RATE / HOP)))
+    def frames(self, start: float, end: float, hop: int = HOP) -> slice:
+        first = int(start * SAMPLE_RATE / hop)
+        return slice(first, max(first + 1, int(end * SAMPLE_RATE / hop)))
 
     def chords(self, start: float, end: float) -> np.ndarray:
         """CHORD_SLICES × 12: the chroma of [start, end) in equal slices of time, each of unit length."""
@@ -82,7 +87,7 @@ def mark_form(scenes: list[Scene], samples: np.ndarray) -> None:
         if scene.kind == "lyric":
             scene.section, scene.motif = sections[scene.index], motifs.get(scene.index)
         else:
-            scene.section, scene.mood = scene.kind, mood(sound, scene.start, scene.end)
+            scene.section, scene.mood = scene.kind, mood(sound, scene.start, scene.end) or None
 
 
 def lyric_form(lyrics: list[Scene], sound: SongSound) -> tuple[dict[int, str], dict[int, str]]:
@@ -174,19 +179,18 @@ def mood(sound: SongSound, start: float, end: float) -> str:
 
     frames = sound.frames(start, end)
     level = librosa.amplitude_to_db(sound.rms[frames], ref=np.mean(sound.rms))
-    thirds = np.array_split(level, 3)
-    clip = sound.samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
-    onset = librosa.onset.onset_strength(y=clip, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    first_third, last_third = level[: max(1, level.size // 3)], level[-max(1, level.size // 3) :]
+    onset = sound.onset[sound.frames(start, end, BEAT_HOP)]
     onsets_per_second = len(librosa.onset.onset_detect(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP))
     onsets_per_second /= max(end - start, 1e-9)
     words = [
         _word(np.mean(level), CALM_DB, ENERGETIC_DB, "calm", "energetic"),
-        _word(np.mean(thirds[-1]) - np.mean(thirds[0]), -CHANGE_DB, CHANGE_DB, "fading", "building"),
+        _word(np.mean(last_third) - np.mean(first_third), -CHANGE_DB, CHANGE_DB, "fading", "building"),
     ]
     if onsets_per_second >= SPARSE:  # a tempo needs beats to be heard
         bpm = float(librosa.feature.tempo(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)[0])
         words.append(_word(bpm, SLOW_BPM, FAST_BPM, "slow", "fast"))
-    brightness = np.median(sound.centroid[frames]) / np.median(sound.centroid)
+    brightness = np.median(sound.centroid[frames]) / max(np.median(sound.centroid), 1e-9)
     words += [
         _word(brightness, DARK, BRIGHT, "dark", "bright"),
         _word(onsets_per_second, SPARSE, BUSY, "sparse", "busy"),
@@ -200,7 +204,10 @@ def _word(value: float, low: float, high: float, below: str, above: str) -> str:
 
 
 def key_mode(chroma: np.ndarray) -> str:
-    """ "major" or "minor": the mode of the key whose profile the mean chroma follows best, over all 24."""
+    """The mode, "major" or "minor", of the key whose profile the mean chroma follows best, over all 24;
+    "" where there is no pitch at all (silence)."""
+    if np.std(chroma) < 1e-6:  # each frame of chroma peaks at 1 wherever there is any pitch
+        return ""
     best = {
         mode: max(np.corrcoef(np.roll(profile, shift), chroma)[0, 1] for shift in range(12))
         for mode, profile in (("major", MAJOR_PROFILE), ("minor", MINOR_PROFILE))

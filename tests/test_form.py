@@ -176,3 +176,17 @@ def test_sections_motifs_and_moods_are_checked_and_kept_in_the_storyboard_file()
     board["scenes"][1]["section"] = "refrain"
     with pytest.raises(UserError, match=r"scenes\[1\]\.section must be one of intro, verse, chorus"):
         parse_storyboard(board, "edited.json")
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("seconds", [0.2, 1.0, 3.0])
+def test_a_short_or_silent_song_is_read_without_a_warning(seconds):
+    silence = np.zeros(int(seconds * 16_000), np.float32)
+    noise = (0.1 * np.random.default_rng(0).standard_normal(silence.size)).astype(np.float32)
+    for samples in (silence, noise):
+        scenes = plan_scenes([], seconds)
+        mark_form(scenes, samples)
+        assert [s.section for s in scenes] == ["intro"]
+    silent = plan_scenes([], seconds)
+    mark_form(silent, silence)
+    assert not {"major", "minor"} & set((silent[0].mood or "").split(", "))  # no pitch, no key
