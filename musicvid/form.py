@@ -65,7 +65,10 @@ class SongSound:
         return cls(chroma, rms, centroid, onset)
 
     def frames(self, start: float, end: float, hop: int = HOP) -> slice:
-        first = int(start * SAMPLE_RATE / hop)
+        """The frames (of `hop` samples) of [start, end): at least one, and one there is (a storyboard's
+        duration may pass the audio's by a few milliseconds)."""
+        count = self.rms.size if hop == HOP else self.onset.size
+        first = min(int(start * SAMPLE_RATE / hop), count - 1)
         return slice(first, max(first + 1, int(end * SAMPLE_RATE / hop)))
 
     def chords(self, start: float, end: float) -> np.ndarray:
