@@ -375,6 +375,9 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
     dies is restarted and its song retried once; a song that still fails is reported as failed."""
     import ray
 
+    from musicvid.form import compile_librosa
+
+    compile_librosa()  # once, before the workers start
     if not ray.is_initialized():
         ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
     cluster = ray.cluster_resources()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from musicvid.audio import BEAT_HOP, SAMPLE_RATE
+from musicvid.audio import BEAT_HOP, SAMPLE_RATE, find_beats
 from musicvid.storyboard import Scene
 from vipe_core.context import plain_line
 
@@ -216,3 +216,12 @@ def key_mode(chroma: np.ndarray) -> str:
         for mode, profile in (("major", MAJOR_PROFILE), ("minor", MINOR_PROFILE))
     }
     return max(best, key=best.get)
+
+
+def compile_librosa() -> None:
+    """Compile the numba kernels of librosa that a storyboard uses (beats, onsets, chroma, tempo) into
+    their shared cache, here, before parallel work starts (Ray's workers, the tests'): processes that
+    compile them at once can mix each other's cache files and crash (numba issue 10128)."""
+    noise = np.random.default_rng(0).standard_normal(3 * SAMPLE_RATE).astype(np.float32)
+    find_beats(noise)
+    mood(SongSound.of(noise), 0.0, 3.0)
