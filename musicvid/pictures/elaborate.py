@@ -54,7 +54,7 @@ def elaborate(
     first = {s.index: first_of_motif[s.motif] if s.motif else s for s in empty}
     todo = [s for s in empty if first[s.index] is s]
     if todo:
-        draw_prompts(
+        sample_prompts(
             todo, contexts, vipe, candidates=candidates, seed=seed, lens=lens, batch_size=batch_size, quiet=quiet
         )
     for scene in empty:
@@ -62,7 +62,7 @@ def elaborate(
             scene.prompt, scene.fallback = first[scene.index].prompt, first[scene.index].fallback
 
 
-def draw_prompts(
+def sample_prompts(
     todo: list[Scene],
     contexts: list[str],
     vipe: ViPE,
