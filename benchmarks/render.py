@@ -33,7 +33,7 @@ import torch
 from musicvid.assets import ASSETS_DIR
 from musicvid.audio import SAMPLE_RATE
 from musicvid.ffmpeg import exe as ffmpeg_exe
-from musicvid.models.loading import ModelRegistry
+from musicvid.models.loading import Drawing, ModelRegistry
 from musicvid.models.presets import PRESETS, SD15_RANDOM
 from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
 from musicvid.pipeline import make_video
@@ -254,7 +254,7 @@ def flops_per_picture(settings: RenderSettings) -> float:
     scene = Scene(index=0, kind="lyric", start=0.0, end=1.0, text="", prompt="a lighthouse in a storm", seed=1)
     storyboard = Storyboard(audio={"duration": 1.0}, title="", artist="", language="en", settings={}, scenes=[scene])
     registry = ModelRegistry(preset_for(SD15_RANDOM))
-    with registry.use("diffusion") as loaded:
+    with registry.use(Drawing()) as loaded:
         pipe = job_pipeline(loaded, settings)
         inputs = SceneInputs(pipe, storyboard, [0], settings)
         picture = Picture(path=Path("unused.png"), key="", scene=0, target=None, t=0.0)

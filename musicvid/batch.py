@@ -432,7 +432,11 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path) -> None:
             check_before_work(job.request, job.settings, job.output)
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
-    read = {path.resolve(): (what, job) for job in jobs for what, path in inputs_of(job.request).items()}
+    read = {
+        path.resolve(): (what, job)
+        for job in jobs
+        for what, path in inputs_of(job.request, settings=job.settings).items()
+    }
     for job in todo:
         for output in outputs_of(job.output, job.settings):
             if output.resolve() in read:

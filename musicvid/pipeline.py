@@ -39,7 +39,7 @@ from musicvid.lyrics.known import PLAIN, check_line_count, lyrics_label, read_ly
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
-from musicvid.models.loading import ModelRegistry
+from musicvid.models.loading import Drawing, ModelRegistry, weights_file
 from musicvid.pictures import camera
 from musicvid.pictures.elaborate import elaborate
 from musicvid.pictures.pacing import accent_per_frame, motion_per_frame
@@ -48,6 +48,7 @@ from musicvid.pictures.render import (
     plan_pictures,
     render_pictures,
     stale_pictures,
+    uses_reference,
     video_frames,
 )
 from musicvid.pictures.schedule import FrameSchedule, frame_schedule, to_frame
@@ -177,6 +178,17 @@ def check_pictures(storyboard: Storyboard) -> None:
     for scene in storyboard.scenes:
         if scene.picture:
             check_picture(Path(scene.picture), f"pinned picture of scene {scene.index}")
+        if scene.reference:
+            check_picture(Path(scene.reference), f"reference picture of scene {scene.index}")
+
+
+def check_drawing_inputs(settings: RenderSettings) -> None:
+    """The reference picture's header, and that each style LoRA is a file or is found on the hub (fetched
+    now, on a first run, rather than after the storyboard's work)."""
+    if settings.reference:
+        check_picture(settings.reference, "reference picture")
+    for lora in settings.lora:
+        weights_file(lora.source, "style LoRA")
 
 
 def decode_song(request: SongRequest, timings: Timings) -> Audio:
@@ -263,11 +275,15 @@ def outputs_of(output: Path, settings: RenderSettings) -> list[Path]:
     return [output, output.with_suffix(".srt"), *([output.with_suffix(".ass")] if settings.captions != "none" else [])]
 
 
-def inputs_of(request: SongRequest, storyboard: Storyboard | None = None) -> dict[str, Path]:
-    """What a run reads, by what it is: the song, lyrics, storyboard file and pinned pictures."""
+def inputs_of(
+    request: SongRequest, storyboard: Storyboard | None = None, settings: RenderSettings | None = None
+) -> dict[str, Path]:
+    """What a run reads, by what it is: the song, lyrics, storyboard file, reference and pinned pictures."""
     inputs = {"song": request.song, "lyrics file": request.lyrics_file, "storyboard": request.storyboard_file}
+    inputs["reference picture"] = settings.reference if settings else None
     for scene in storyboard.scenes if storyboard else ():
         inputs[f"pinned picture of scene {scene.index}"] = Path(scene.picture) if scene.picture else None
+        inputs[f"reference picture of scene {scene.index}"] = Path(scene.reference) if scene.reference else None
     return {what: path for what, path in inputs.items() if path is not None}
 
 
@@ -275,7 +291,7 @@ def default_output(request: SongRequest, settings: RenderSettings) -> Path:
     """`<song>.mp4` (or `<song>.preview.mp4`) beside the song; where that, its .srt or .ass would be one
     of the run's inputs (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
     `.video-2.mp4`, ...)."""
-    song, inputs = request.song, inputs_of(request).values()
+    song, inputs = request.song, inputs_of(request, settings=settings).values()
     for extra in itertools.chain([""], (f".video{f'-{n}' if n > 1 else ''}" for n in itertools.count(1))):
         output = song.with_name(video_name(song.stem + extra, settings.preview))
         if not any(same_file(o, i) for o in outputs_of(output, settings) for i in inputs):
@@ -288,7 +304,7 @@ def check_outputs(request: SongRequest, settings: RenderSettings, output: Path) 
     outputs = outputs_of(output, settings)
     for path in outputs:
         check_output(path)
-    check_not_inputs(outputs, inputs_of(request))
+    check_not_inputs(outputs, inputs_of(request, settings=settings))
     check_video_name(output)
 
 
@@ -297,6 +313,7 @@ def check_before_work(request: SongRequest, settings: RenderSettings, output: Pa
     second of work: its outputs, and the files it names (a batch checks every row so)."""
     check_outputs(request, settings, output)
     check_inputs(request)
+    check_drawing_inputs(settings)
 
 
 def draw_pictures(
@@ -311,11 +328,12 @@ def draw_pictures(
 ) -> int:
     """The pictures of `schedule` (keyframes alone with `settings.preview`) whose inputs changed, or that
     a killed run left undone; returns how many were drawn."""
-    groups = plan_pictures(storyboard, schedule, settings, registry.models.drawing(settings.fast), workdir)
+    drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
+    groups = plan_pictures(storyboard, schedule, settings, drawing.key(registry.models), workdir)
     stale = stale_pictures(groups, settings)
     if not stale:
         return 0
-    with registry.use("fast diffusion" if settings.fast else "diffusion", timings) as loaded:
+    with registry.use(drawing, timings) as loaded:
         job = job_pipeline(loaded, settings)
         return render_pictures(job, storyboard, groups, stale, settings, timings, quiet, stop)
 
@@ -345,6 +363,7 @@ def draw_keyframes(
     for another run to let the work directory go, else that is refused."""
     timings = timings if timings is not None else Timings()
     check_inputs(request)
+    check_drawing_inputs(settings)
     audio = decode_song(request, timings)
     check_frames(audio.info.duration, settings)
     with Workdir.for_song(audio.info, request.workdir).held(wait) as workdir:
@@ -505,7 +524,9 @@ def make_video(
         workdir.remove_leftovers(output)
         # 3. storyboard: made, or reused from the work directory with its edits
         storyboard = storyboard_in(workdir, request, registry, audio, timings)
-        check_not_inputs(outputs_of(output, settings), inputs_of(request, storyboard))  # its pinned pictures too
+        check_not_inputs(
+            outputs_of(output, settings), inputs_of(request, storyboard, settings)
+        )  # its pinned pictures too
         # 4. frame schedule, paced by the beats if asked
         motion, accent = on_the_beat(audio, storyboard.duration, settings, timings)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)

@@ -50,6 +50,10 @@ FAST = dict(steps=4, guidance=1.0)  # what --fast sets; options given beside it 
 FAST_MAX_STEPS = 8
 DRAWN_FPS = 10.0  # the paper's rate: what SD draws when only --output-fps is given, or near it
 MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
+# Style LoRAs of one render: each is read and fused into the weights on loading, and one set of them is one
+# pipeline kept in memory (musicvid.models.loading.Drawing); a handful is what people stack.
+MAX_LORAS = 8
+LORA_WEIGHTS = (-2.0, 2.0)  # beyond these a LoRA's change swamps the model (negative: its opposite)
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
 
@@ -124,6 +128,53 @@ def drawn_fps(output_fps: float) -> float:
     return output_fps / max(1, round(output_fps / DRAWN_FPS))
 
 
+@dataclass(frozen=True)
+class Lora:
+    """A style LoRA and the weight it is fused with."""
+
+    source: str  # a .safetensors file, a hub repository (its pytorch_lora_weights.safetensors) or hub file
+    weight: float = 1.0
+
+    def __str__(self) -> str:
+        return self.source if self.weight == 1 else f"{self.source}:{number_text(self.weight)}"
+
+
+def parse_lora(text: str) -> Lora:
+    """FILE_OR_REPO[:WEIGHT]: a last colon followed by a number gives the weight; any other colon is part of
+    the name (C:\\loras\\ink.safetensors)."""
+    source, colon, weight = text.strip().rpartition(":")
+    try:
+        return Lora(source.strip(), float(weight)) if colon and source.strip() else Lora(text.strip())
+    except ValueError:
+        return Lora(text.strip())
+
+
+class Loras(tuple):
+    """Style LoRAs in the order given. As text (a CSV cell, the page's box): one per line, or separated by
+    semicolons."""
+
+    @classmethod
+    def parse(cls, text: str) -> Loras:
+        return cls(parse_lora(part) for part in text.replace(";", "\n").splitlines() if part.strip())
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self))
+
+
+def check_loras(loras: Loras) -> None:
+    if len(loras) > MAX_LORAS:
+        raise UserError(f"--lora may be given at most {MAX_LORAS} times, not {len(loras)}")
+    low, high = LORA_WEIGHTS
+    for lora in loras:
+        if not lora.source:
+            raise UserError("--lora needs a file or a hub repository before its :WEIGHT")
+        if not low <= lora.weight <= high:
+            raise UserError(
+                f"--lora {lora.source}: its weight must be from {number_text(low)} to {number_text(high)}, "
+                f"got {number_text(lora.weight)}"
+            )
+
+
 def parse_bool(text: str) -> bool:
     if text.strip().lower() not in TRUE + FALSE:
         raise argparse.ArgumentTypeError(f"must be yes or no (true/false, 1/0), not {text!r}")
@@ -165,7 +216,17 @@ class Settings:
             ):
                 help += f" (default: {number_text(f.default)})"
             names = [f"-{f.metadata['short']}"] if f.metadata["short"] else []
-            if kind is bool:
+            if kind is Loras:  # repeatable: one option per LoRA
+                parser.add_argument(
+                    f"--{name}",
+                    dest=f.name,
+                    action="append",
+                    type=parse_lora,
+                    default=None,
+                    metavar="FILE_OR_REPO[:WEIGHT]",
+                    help=help,
+                )
+            elif kind is bool:
                 action = argparse.BooleanOptionalAction if f.default else "store_const"
                 extra = {} if f.default else {"const": True}
                 parser.add_argument(*names, f"--{name}", dest=f.name, action=action, default=None, help=help, **extra)
@@ -184,7 +245,8 @@ class Settings:
     @classmethod
     def given(cls, args: argparse.Namespace) -> dict[str, Any]:
         """The values a person gave for this class's fields, by field name."""
-        return {name: getattr(args, name) for name in cls.fields() if getattr(args, name, None) is not None}
+        given = {name: getattr(args, name) for name in cls.fields() if getattr(args, name, None) is not None}
+        return {name: Loras(value) if isinstance(value, list) else value for name, value in given.items()}
 
     @classmethod
     def column(cls, column: str) -> dataclasses.Field | None:
@@ -208,10 +270,12 @@ class Settings:
                 else f"{name.replace('_', '-')} {error}"
             ) from None
         check_field(cls.fields()[name], value)  # in the sentence a bad option gets
+        if kind is Loras:  # a LoRA file beside the CSV, as its other paths; else a hub name as given
+            return Loras(Lora(str(base / x.source), x.weight) if (base / x.source).is_file() else x for x in value)
         return base / value if kind is Path and not value.is_absolute() else value
 
 
-PARSERS = {bool: parse_bool, tuple: parse_size, Path: Path}
+PARSERS = {bool: parse_bool, tuple: parse_size, Path: Path, Loras: Loras.parse}
 
 
 def option_name(f: dataclasses.Field) -> str:
@@ -359,6 +423,20 @@ class RenderSettings(Settings):
     align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76)
     style: str = setting("", "text appended to every prompt, e.g. 'oil painting'")
     negative_prompt: str = setting("", "what the pictures should not show")
+    reference: Path | None = setting(
+        None,
+        "a picture whose look every keyframe takes (IP-Adapter): a character, a face, a palette; a scene of the "
+        "storyboard may name its own",
+    )
+    reference_strength: float = setting(
+        0.6, "how strongly the reference picture steers the pictures: 0 not at all, 1 most", low=0, high=1, step=0.05
+    )
+    lora: Loras = setting(
+        Loras(),
+        "a style LoRA fused into Stable Diffusion: a .safetensors file (kohya's or diffusers' layout), a hub "
+        "repository or hub file (org/name/file.safetensors), with :WEIGHT (default 1); repeat it for several",
+        check=check_loras,
+    )
     captions: str = setting(
         "none",
         "lyrics on screen: none, line (the sung line) or karaoke (each word lights up as it is sung)",
@@ -392,6 +470,10 @@ class RenderSettings(Settings):
             raise UserError(f"--output-fps {number_text(self.output_fps)} is below --fps {number_text(self.fps)}")
         if self.compile and self.low_vram:
             raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
+        if self.reference and self.attention_slicing:
+            raise UserError(
+                "--attention-slicing cannot be combined with --reference: the adapter's attention has no sliced kind"
+            )
         if self.fast and self.steps > FAST_MAX_STEPS:
             raise UserError(f"--fast draws in 1 to {FAST_MAX_STEPS} steps, not {self.steps}")
 
@@ -418,11 +500,13 @@ class RenderSettings(Settings):
         long = 2 * round(short * max(ratio, 1 / ratio) / 2)
         return (long, short) if ratio >= 1 else (short, long)
 
-    def picture_inputs(self, diffusion: str) -> dict:
-        """What every picture depends on besides its own prompts, seeds and t."""
+    def picture_inputs(self, drawing: dict) -> dict:
+        """What every picture depends on besides its own prompts, seeds, reference pictures and t; `drawing`:
+        the models that draw them (musicvid.models.loading.Drawing.key)."""
         keys = ("steps", "guidance", "scheduler", "style", "negative_prompt")
+        keys += ("reference_strength",) * ("reference adapter" in drawing)
         values = {k: v for k, v in dataclasses.asdict(self).items() if k in keys}
-        return {"diffusion": diffusion, "width": self.width, "height": self.height, **values}
+        return {**drawing, "width": self.width, "height": self.height, **values}
 
 
 def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings:
@@ -498,6 +582,12 @@ class ModelChoice(Settings):
     fast_decoder: str | None = setting(
         None, "tiny decoder for --fast, an AutoencoderTiny (default: madebyollin/taesd)", per_song=False
     )
+    ip_adapter: str | None = setting(
+        None,
+        "IP-Adapter for --reference: a hub file or a local file with the image encoder in an image_encoder/ "
+        "folder beside it (default: h94/IP-Adapter/models/ip-adapter_sd15.safetensors)",
+        per_song=False,
+    )
     device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)
 
     def check_upscaler_used(self, songs: Iterable[RenderSettings]) -> None:
@@ -520,6 +610,7 @@ class ModelChoice(Settings):
             upscaler=self.upscaler,
             fast_lora=self.fast_lora,
             fast_decoder=self.fast_decoder,
+            ip_adapter=self.ip_adapter,
         )
 
     def registry(self, keep_loaded: bool = False):

@@ -44,6 +44,7 @@ class Scene:
     section: str | None = None  # one of SECTIONS; None until the song's form is read (musicvid.form)
     motif: str | None = None  # shared by every return of a chorus line: one seed, one prompt
     mood: str | None = None  # a passage without words: how it sounds, in a few words ViPE reads
+    reference: str | None = None  # a picture whose look the scene takes (IP-Adapter), instead of --reference's
 
     @property
     def duration(self) -> float:
@@ -280,9 +281,10 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
     fallback = raw.get("fallback", False)
     if not isinstance(fallback, bool):
         raise invalid(document, f"{at}.fallback", f"must be true or false, got {fallback!r}")
-    picture = raw.get("picture")
-    if picture is not None and not json_string(picture, document, f"{at}.picture").strip():
-        raise invalid(document, f"{at}.picture", "must name an image file, or be left out")
+    picture, reference = raw.get("picture"), raw.get("reference")
+    for key, value in (("picture", picture), ("reference", reference)):
+        if value is not None and not json_string(value, document, f"{at}.{key}").strip():
+            raise invalid(document, f"{at}.{key}", "must name an image file, or be left out")
     section = raw.get("section")
     if section is not None and section not in SECTIONS:
         raise invalid(document, f"{at}.section", f"must be one of {', '.join(SECTIONS)}, got {section!r}")
@@ -305,6 +307,7 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
         section,
         motif or None,
         mood or None,
+        reference,
     )
 
 
@@ -316,9 +319,11 @@ def load_storyboard(path: str | Path) -> Storyboard:
     except UnicodeDecodeError:
         raise UserError(f"storyboard {path} is not UTF-8 text") from None
     storyboard = parse_storyboard(parse_json(text, f"storyboard {path}"), str(path))
-    for scene in storyboard.scenes:  # a pinned picture named relative to the file: from its folder
+    for scene in storyboard.scenes:  # a picture named relative to the file: from its folder
         if scene.picture and not Path(scene.picture).is_absolute():
             scene.picture = str((path.parent / scene.picture).resolve())
+        if scene.reference and not Path(scene.reference).is_absolute():
+            scene.reference = str((path.parent / scene.reference).resolve())
     return storyboard
 
 

@@ -28,6 +28,16 @@ Real layouts, looked up on the hub:
 - ``latent-consistency/lcm-lora-sdv1-5``: README.md, pytorch_lora_weights.safetensors (135 MB: float16,
   kohya's layout with diffusers' module names, ``lora_unet_<path with underscores>`` and its
   ``.lora_down.weight``, ``.lora_up.weight`` and ``.alpha``, UNet only), image.png (not read).
+- ``h94/IP-Adapter`` (what ``--reference`` loads): models/ip-adapter_sd15.safetensors (float16: the image
+  projection's ``image_proj.proj`` to 4 tokens and its ``image_proj.norm``, and ``ip_adapter.N.to_k_ip`` and
+  ``.to_v_ip`` for each cross-attention N = 1, 3, …, 31), models/ip-adapter_sd15.bin (the same as a pickled
+  dict of two dicts), models/image_encoder/ with config.json (CLIPVisionModelWithProjection: ViT-H/14, 1280
+  wide, 32 layers, projection 1024, image size 224), model.safetensors and pytorch_model.bin in float32;
+  README.md. The other adapters (plus, face, light, sdxl_models/) are not read.
+- ``khanon/lora-training``: kohya's SD 1.5 LoRAs, one folder each; ``sora/chara-sora-v3.safetensors`` is
+  one (float16, kohya's names: ``lora_unet_`` for the UNet's attention blocks and ``lora_te_`` for the text
+  encoder's attention and MLP, each with ``.lora_down``, ``.lora_up`` and ``.alpha``; the training
+  settings as ``ss_*`` metadata), beside its README.md and preview pictures (not read).
 - ``madebyollin/taesd``: README.md, config.json (AutoencoderTiny: 64 channels, 1+3+3+3 encoder and
   3+3+3+1 decoder blocks, latent magnitude 3 and shift 0.5, scaling factor 1), diffusion_pytorch_model
   as .safetensors and .bin; taesd_encoder/decoder.safetensors, the original layout, are not read.
@@ -54,8 +64,8 @@ from safetensors.torch import save as safetensors_bytes
 
 from benchmarks.gpt2 import GPT2_EOS, GPT2_VOCAB, tokenizer_files
 from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.models.presets import LCM_LORA, REAL_ESRGAN, TAESD, TINY
-from musicvid.models.tiny import DEMUCS_SOURCES, LOCAL_DIFFUSION, random_lora
+from musicvid.models.presets import IP_ADAPTER, LCM_LORA, REAL_ESRGAN, TAESD, TINY
+from musicvid.models.tiny import DEMUCS_SOURCES, LOCAL_DIFFUSION, random_ip_adapter, random_lora
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
@@ -362,14 +372,125 @@ def sd15_files() -> dict[str, bytes]:
 
 def lcm_lora_files() -> dict[str, bytes]:
     """A random LoRA for the SD stand-in's UNet, in LCM-LoRA's file and layout (float16, kohya's names)."""
-    from diffusers import UNet2DConditionModel
-
-    unet = UNet2DConditionModel(**LOCAL_DIFFUSION[TINY]["unet"])  # the stand-in's modules, by name
-    state = {k: v.half() for k, v in random_lora(unet, rank=4, seed=6).items()}
+    state = {k: v.half() for k, v in random_lora(tiny_unet(), rank=4, seed=6).items()}
     return {
         "README.md": b"---\nlicense: openrail++\ntags:\n- lora\n- text-to-image\n---\n# LCM-LoRA SD 1.5 (stand-in)\n",
         "pytorch_lora_weights.safetensors": safetensors_bytes(state),
     }
+
+
+def tiny_unet():
+    """The SD stand-in's UNet, for what is made to fit its modules by name (LoRAs, the IP-Adapter)."""
+    from diffusers import UNet2DConditionModel
+
+    torch.manual_seed(0)
+    return UNet2DConditionModel(**LOCAL_DIFFUSION[TINY]["unet"])
+
+
+def tiny_text_encoder():
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    torch.manual_seed(0)
+    ids = dict(bos_token_id=0, eos_token_id=1, pad_token_id=1)  # module names are all a LoRA needs
+    return CLIPTextModel(
+        CLIPTextConfig(vocab_size=100, max_position_embeddings=77, **ids, **LOCAL_DIFFUSION[TINY]["text"])
+    )
+
+
+# --- IP-Adapter -----------------------------------------------------------------------------------
+
+IP_ADAPTER_REPO = IP_ADAPTER.split("/models/")[0]
+IMAGE_ENCODER_SIZES = dict(
+    hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, projection_dim=16
+)
+
+
+def ip_adapter_files() -> dict[str, bytes]:
+    from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection
+
+    encoder_config = {
+        "_name_or_path": "./image_encoder",
+        "architectures": ["CLIPVisionModelWithProjection"],
+        "attention_dropout": 0.0,
+        "dropout": 0.0,
+        "hidden_act": "gelu",
+        "image_size": 224,
+        "initializer_factor": 1.0,
+        "initializer_range": 0.02,
+        "layer_norm_eps": 1e-05,
+        "model_type": "clip_vision_model",
+        "num_channels": 3,
+        "patch_size": 14,
+        "torch_dtype": "float16",
+        "transformers_version": "4.28.0.dev0",
+        **IMAGE_ENCODER_SIZES,
+    }
+    torch.manual_seed(8)
+    encoder = CLIPVisionModelWithProjection(
+        CLIPVisionConfig(**{k: v for k, v in encoder_config.items() if k != "architectures"})
+    )
+    adapter = random_ip_adapter(tiny_unet(), IMAGE_ENCODER_SIZES["projection_dim"], seed=8)
+    half = {part: {k: v.half() for k, v in weights.items()} for part, weights in adapter.items()}
+    flat = {f"{part}.{k}": v for part, weights in half.items() for k, v in weights.items()}
+    return {
+        "README.md": b"---\nlicense: apache-2.0\nlanguage:\n- en\nlibrary_name: diffusers\n---\n# IP-Adapter (stand-in)\n",
+        "models/ip-adapter_sd15.safetensors": safetensors_bytes(flat),
+        "models/ip-adapter_sd15.bin": pickled(half),
+        "models/image_encoder/config.json": as_json(encoder_config),
+        **{
+            f"models/image_encoder/{k}": v
+            for k, v in weights(encoder.state_dict(), "model", bin_stem="pytorch_model", fp16=False).items()
+        },
+    }
+
+
+# --- style LoRAs ----------------------------------------------------------------------------------
+
+KOHYA_LORA = "khanon/lora-training/sora/chara-sora-v3.safetensors"
+# What kohya's networks.lora adapts in SD 1.x: the UNet's transformer blocks, the text encoder's attention and MLP.
+KOHYA_UNET_TARGETS = ("proj_in", "proj_out", "to_q", "to_k", "to_v", "to_out.0", "ff.net.0.proj", "ff.net.2")
+KOHYA_TEXT_TARGETS = ("q_proj", "k_proj", "v_proj", "out_proj", "fc1", "fc2")
+
+
+def kohya_lora(seed: int = 9) -> bytes:
+    """A kohya LoRA of the SD stand-in, UNet and text encoder, as sd-scripts saves one (float16, ss_ metadata)."""
+    state = random_lora(tiny_unet(), seed=seed, targets=KOHYA_UNET_TARGETS)
+    state |= random_lora(tiny_text_encoder(), seed=seed, prefix="lora_te_", targets=KOHYA_TEXT_TARGETS)
+    metadata = {
+        "ss_network_module": "networks.lora",
+        "ss_network_dim": "4",
+        "ss_network_alpha": "4.0",
+        "ss_base_model_version": "sd_v1",
+        "ss_v2": "False",
+    }
+    return safetensors_bytes({k: v.half() for k, v in state.items()}, metadata)
+
+
+def kohya_lora_files() -> dict[str, bytes]:
+    folder = KOHYA_LORA.split("/")[2]
+    return {
+        "README.md": b"# LoRA training (stand-in)\n",
+        f"{folder}/README.md": b"# Sora (stand-in)\n",
+        "/".join(KOHYA_LORA.split("/")[2:]): kohya_lora(),
+    }
+
+
+def diffusers_lora(folder: Path, seed: int = 10, safe: bool = True) -> Path:
+    """A LoRA of the SD stand-in's UNet as diffusers' training scripts save one (peft's layers, written by
+    save_lora_weights), into `folder`; returns the file."""
+    from diffusers import StableDiffusionPipeline
+    from diffusers.utils import convert_state_dict_to_diffusers
+    from peft import LoraConfig
+    from peft.utils import get_peft_model_state_dict
+
+    unet = tiny_unet()
+    unet.add_adapter(LoraConfig(r=4, lora_alpha=4, target_modules=["to_q", "to_k", "to_v", "to_out.0"]))
+    generator = torch.Generator().manual_seed(seed)  # trained, not as initialised (lora_B starts at zero)
+    state = {k: torch.randn(v.shape, generator=generator) * 0.1 for k, v in get_peft_model_state_dict(unet).items()}
+    StableDiffusionPipeline.save_lora_weights(
+        folder, unet_lora_layers=convert_state_dict_to_diffusers(state), safe_serialization=safe
+    )
+    return next(folder.glob("pytorch_lora_weights.*"))
 
 
 def taesd_files() -> dict[str, bytes]:
@@ -510,6 +631,8 @@ def write_hub(home: Path) -> Path:
     write_repo(hub, REAL_ESRGAN.rpartition("/")[0], realesrgan_files())
     write_repo(hub, LCM_LORA, lcm_lora_files())
     write_repo(hub, TAESD, taesd_files())
+    write_repo(hub, IP_ADAPTER_REPO, ip_adapter_files())
+    write_repo(hub, "/".join(KOHYA_LORA.split("/")[:2]), kohya_lora_files())
     return hub
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from diffusers import AutoencoderTiny, LCMScheduler
 
-from musicvid.models.loading import load_diffusion, load_fast_diffusion
+from musicvid.models.loading import Drawing, load_diffusion, load_drawing
 from musicvid.models.presets import PRESETS, TINY
 from musicvid.pictures import render as render_module
 from musicvid.pictures.render import Conditioning, Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
@@ -47,7 +47,7 @@ def fast():
     ]
     board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
     settings = resolve_render_settings(PRESETS["tiny"], {"fast": True})
-    job = job_pipeline(load_fast_diffusion(TINY, TINY, TINY, torch.device("cpu")), settings)
+    job = job_pipeline(load_drawing(PRESETS["tiny"], Drawing(fast=True), torch.device("cpu")), settings)
     return job, SceneInputs(job, board, [0, 1], settings), settings
 
 
@@ -61,7 +61,7 @@ def test_fast_draws_in_four_unguided_steps_with_the_lora_fused_and_taesd():
     settings = resolve_render_settings(PRESETS["tiny"], {"fast": True})
     assert (settings.steps, settings.guidance) == (4, 1.0)
     plain = load_diffusion(TINY, torch.device("cpu"))
-    fast = load_fast_diffusion(TINY, TINY, TINY, torch.device("cpu"))
+    fast = load_drawing(PRESETS["tiny"], Drawing(fast=True), torch.device("cpu"))
     assert isinstance(fast.vae, AutoencoderTiny)
     changed = [k for k, v in plain.unet.state_dict().items() if not torch.equal(v, fast.unet.state_dict()[k])]
     assert len(changed) > 50 and all(k.endswith(".weight") for k in changed)  # fused into the weights
@@ -84,7 +84,7 @@ def test_shared_step_noise_keeps_a_morph_continuous_where_fresh_noise_flickers(f
         def conditioning(self, picture):
             given = inputs.conditioning(picture)
             noise = torch.randn(given.step_noise.shape, generator=torch.Generator().manual_seed(int(picture.t * 1e4)))
-            return Conditioning(given.text, given.noise, noise)
+            return Conditioning(given.text, given.noise, noise, given.image)
 
     flicker = morph(fast, ts[:2], FreshNoise())
     assert np.abs(flicker[1] - flicker[0]).mean() > 5 * step
@@ -126,7 +126,7 @@ def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_ap
 
     def keys(fast: bool) -> set[str]:
         settings = resolve_render_settings(PRESETS["tiny"], {"fast": fast, "fps": 5.0})
-        groups = plan_pictures(board, schedule, settings, PRESETS["tiny"].drawing(fast), Workdir(broken))
+        groups = plan_pictures(board, schedule, settings, Drawing(fast).key(PRESETS["tiny"]), Workdir(broken))
         return {p.key for group in groups for p in group}
 
     assert {stored_key(p) for p in broken.glob("*/*.png")} == keys(True) and not keys(True) & keys(False)

@@ -1,33 +1,37 @@
 """The model registry and its loaders: each role of the tiny preset is built here, and a model that
 cannot be loaded stops the run with one sentence naming the option that takes a local copy."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 
 from musicvid.errors import UserError
 from musicvid.models.loading import (
     LOADERS,
+    Drawing,
     ModelRegistry,
     ModelUnavailable,
     load_asr,
     load_diffusion,
-    load_fast_diffusion,
+    load_drawing,
     load_separator,
     load_upscaler,
     load_vipe,
 )
-from musicvid.models.presets import PRESETS, TINY
+from musicvid.models.presets import PRESETS
 
 CPU = torch.device("cpu")
 
 
 def test_every_role_of_the_tiny_preset_loads_once_with_no_download():
     registry = ModelRegistry(PRESETS["tiny"], "cpu", keep_loaded=True)
-    for role in LOADERS:
+    roles = [*LOADERS, Drawing(), Drawing(fast=True)]
+    for role in roles:
         with registry.use(role) as model, registry.use(role) as again:
             # the preset's upscaler is auto: Lanczos on the CPU, which is no model
             assert (model is None if role == "upscaler" else model is not None) and again is model
-    assert registry.loads == {role: 1 for role in LOADERS}
+    assert registry.loads == {role: 1 for role in roles}
     assert load_upscaler(PRESETS["tiny"].auto_upscaler, CPU) is not None  # what auto takes on a GPU
 
 
@@ -38,8 +42,14 @@ def test_every_role_of_the_tiny_preset_loads_once_with_no_download():
         (lambda missing: load_asr("faster-whisper", missing, CPU), "--asr-model"),
         (lambda missing: load_vipe(missing, None, CPU), "--vipe"),
         (lambda missing: load_diffusion(missing, CPU), "--diffusion"),
-        (lambda missing: load_fast_diffusion(TINY, missing, TINY, CPU), "--fast-lora"),
-        (lambda missing: load_fast_diffusion(TINY, TINY, missing, CPU), "--fast-decoder"),
+        (
+            lambda missing: load_drawing(replace(PRESETS["tiny"], fast_lora=missing), Drawing(fast=True), CPU),
+            "--fast-lora",
+        ),
+        (
+            lambda missing: load_drawing(replace(PRESETS["tiny"], fast_decoder=missing), Drawing(fast=True), CPU),
+            "--fast-decoder",
+        ),
         (lambda missing: load_separator(missing, CPU), "--separator"),
         (lambda missing: load_upscaler(f"{missing}/model.pth", CPU), "--upscaler"),  # a hub file
     ],

@@ -18,14 +18,21 @@ from musicvid.audio import load_audio
 from musicvid.cli import main
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
-from musicvid.models.loading import load_diffusion, load_fast_diffusion, load_separator, resolve_device, weights_variant
-from musicvid.models.presets import DEMUCS, LCM_LORA, PRESETS, TAESD
+from musicvid.models.loading import (
+    Drawing,
+    load_diffusion,
+    load_drawing,
+    load_separator,
+    resolve_device,
+    weights_variant,
+)
+from musicvid.models.presets import DEMUCS, IP_ADAPTER, LCM_LORA, PRESETS, TAESD
 from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
-from musicvid.settings import resolve_render_settings
+from musicvid.settings import Lora, Loras, resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
 from tests.helpers import probe
-from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, SD15
+from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, IP_ADAPTER_REPO, KOHYA_LORA, SD15
 from vipe_core.errors import VipeError
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
 
@@ -205,7 +212,7 @@ def test_fast_loads_lcm_lora_and_taesd_by_hub_name_and_draws_a_morph(standin_hub
         "diffusion_pytorch_model.safetensors",
     ]
     plain = load_diffusion(SD15, torch.device("cpu"))
-    fast = load_fast_diffusion(SD15, LCM_LORA, TAESD, torch.device("cpu"))
+    fast = load_drawing(PRESETS["default"], Drawing(fast=True), torch.device("cpu"))
     lora = load_file(snapshot(standin_hub, LCM_LORA) / "pytorch_lora_weights.safetensors")
     changed = {k for k, v in plain.unet.state_dict().items() if not torch.equal(v, fast.unet.state_dict()[k])}
     assert len(changed) == len(lora) // 3  # every layer the file adapts, and nothing else
@@ -215,6 +222,44 @@ def test_fast_loads_lcm_lora_and_taesd_by_hub_name_and_draws_a_morph(standin_hub
     board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
     settings = resolve_render_settings(PRESETS["default"], {"fast": True, "size": (64, 64)})
     job = job_pipeline(fast, settings)
+    pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
+    drawn = draw(job, SceneInputs(job, board, [0, 1], settings), pictures, settings, Timings())
+    assert drawn.shape == (2, 64, 64, 3) and drawn.dtype == np.uint8
+
+
+def test_a_reference_picture_and_a_kohya_lora_load_by_hub_name_and_draw_a_morph(standin_hub, tmp_path):
+    """--reference's and --lora's first run: h94/IP-Adapter's SD 1.5 adapter with its image encoder from
+    the folder beside it, and a kohya LoRA given as a hub file, fused into the UNet and the text encoder."""
+    from PIL import Image
+
+    adapter = snapshot(standin_hub, IP_ADAPTER_REPO) / "models"
+    assert sorted(p.name for p in adapter.iterdir()) == [
+        "image_encoder",
+        "ip-adapter_sd15.bin",
+        "ip-adapter_sd15.safetensors",
+    ]
+    assert sorted(p.name for p in (adapter / "image_encoder").iterdir()) == [
+        "config.json",
+        "model.safetensors",
+        "pytorch_model.bin",
+    ]
+    plain = load_diffusion(SD15, torch.device("cpu"))
+    drawing = Drawing(loras=Loras([Lora(KOHYA_LORA, 0.8)]), reference=True)
+    styled = load_drawing(PRESETS["default"], drawing, torch.device("cpu"))
+    assert PRESETS["default"].ip_adapter == IP_ADAPTER
+    assert styled.image_encoder.config.image_size == 224 and styled.unet.encoder_hid_proj is not None
+    for part in ("unet", "text_encoder"):  # kohya's file adapts both; the fused weights stay, the LoRA layers go
+        before, after = getattr(plain, part).state_dict(), getattr(styled, part).state_dict()
+        assert any(not torch.equal(before[k], after[k]) for k in before if k in after)
+        assert not any("lora" in k for k in after)
+
+    Image.new("RGB", (300, 200), (200, 40, 90)).save(tmp_path / "look.png")
+    scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
+    board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    settings = resolve_render_settings(
+        PRESETS["default"], {"size": (64, 64), "steps": 2, "reference": tmp_path / "look.png"}
+    )
+    job = job_pipeline(styled, settings)
     pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
     drawn = draw(job, SceneInputs(job, board, [0, 1], settings), pictures, settings, Timings())
     assert drawn.shape == (2, 64, 64, 3) and drawn.dtype == np.uint8

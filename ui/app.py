@@ -22,7 +22,7 @@ from musicvid.models.presets import PRESETS
 from musicvid.settings import RenderSettings, SongRequest
 from ui import handlers
 from ui.config import UIConfig
-from ui.controls import FOLLOWERS, SIZES, bounds, choices, shown_controls, summary
+from ui.controls import FOLLOWERS, SIZES, UPLOADS, bounds, choices, shown_controls, summary
 from ui.jobs import Jobs
 from ui.table import COLUMNS
 
@@ -34,7 +34,7 @@ INTRO = (
     "Review the storyboard before rendering, or make the video in one go."
 )
 # The settings controls, by the setting each sets (and the models' preset).
-CONTROLS = ("preset", "context_size", "seed", *FOLLOWERS, "look", "fast")
+CONTROLS = ("preset", "context_size", "seed", *FOLLOWERS, "look", "fast", *UPLOADS)
 
 
 def song_inputs() -> dict[str, gr.Component]:
@@ -92,6 +92,21 @@ def look_controls(shows: dict) -> dict[str, gr.Component]:
         preview=gr.Checkbox(shows["preview"], label="Preview: keyframes crossfaded, in this look (fast)"),
         fast=gr.Checkbox(
             shows["fast"], label="Fast drawing: 4 steps of LCM-LoRA and the TAESD decoder (softer pictures)"
+        ),
+        # gr.File, not gr.Image: the picture reaches the render as uploaded, checked before it is decoded
+        reference=gr.File(
+            file_types=["image"], label="Reference picture: every scene takes its look (a face, a palette)", height=120
+        ),
+        reference_strength=gr.Slider(
+            value=shows["reference_strength"],
+            label="Reference strength",
+            **bounds(RenderSettings, "reference_strength"),
+        ),
+        lora=gr.Textbox(
+            shows["lora"],
+            lines=2,
+            label="Style LoRAs (one per line: a .safetensors file or hub name, :weight)",
+            placeholder="e.g. khanon/lora-training/sora/chara-sora-v3.safetensors:0.8",
         ),
     )
 

@@ -15,6 +15,7 @@ from typing import Any
 from musicvid.errors import UserError
 from musicvid.models.presets import choose_models
 from musicvid.settings import (
+    Loras,
     RenderSettings,
     SongRequest,
     field_type,
@@ -26,8 +27,9 @@ from musicvid.settings import (
 # The settings the page's controls set, by field name; the models' preset is the page's own control.
 RENDER_FIELDS = (
     "fps", "steps", "guidance", "size", "style", "align", "look", "captions", "aspect", "pacing", "output_fps",
-    "resolution", "motion", "pulse", "preview", "fast",
+    "resolution", "motion", "pulse", "preview", "fast", "reference_strength", "lora",
 )  # fmt: skip
+UPLOADS = ("reference",)  # settings the person's files set: read like the others, never set by the page
 REQUEST_FIELDS = ("context_size", "seed")
 LAYERS = ("look", "fast")  # controls that set others: what the page shows follows them (and the preset)
 FOLLOWERS = tuple(name for name in RENDER_FIELDS if name not in LAYERS)
@@ -49,9 +51,12 @@ def choices(cls, name: str) -> list[str]:
 
 
 def control_value(name: str, value: Any) -> Any:
-    """A render setting's value as its control shows it: a choice as text, "" for none, a size as WxH."""
+    """A render setting's value as its control shows it: a choice as text, "" for none, a size as WxH, LoRAs
+    one per line."""
     if value is None or RenderSettings.fields()[name].metadata["choices"] is not None:
         return "" if value is None else number_text(value)
+    if isinstance(value, Loras):
+        return str(value)
     return size_text(value) if field_type(RenderSettings, name) is tuple else value
 
 
@@ -79,6 +84,7 @@ def chosen(values: dict[str, Any]) -> RenderSettings:
     """The page's render controls (`values`, by field name, and "preset") as settings: the controls
     changed from what the page showed are the person's choices."""
     read = {name: setting_value(RenderSettings, name, values[name]) for name in RENDER_FIELDS}
+    read |= {name: setting_value(RenderSettings, name, values.get(name)) for name in UPLOADS}  # none: no file
     before = shown(values["preset"], read["look"], read["fast"])
     changed = {name: value for name, value in read.items() if name in LAYERS or value != getattr(before, name)}
     return resolve_render_settings(choose_models(values["preset"]), changed)

@@ -8,10 +8,12 @@ sentence naming the ways out (ModelUnavailable).
 from __future__ import annotations
 
 import gc
+import hashlib
+import warnings
 from collections import Counter
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -20,12 +22,18 @@ import torch
 from musicvid.errors import UserError
 from musicvid.models import tiny
 from musicvid.models.presets import AUTO_UPSCALER, LANCZOS, REAL_ESRGAN, TINY, ModelSet
+from musicvid.settings import Loras
 from musicvid.timing import Timings
 from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
 
 WHISPER_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # both backends' default fallback
-LORA_FILE = "pytorch_lora_weights.safetensors"  # what diffusers writes and looks for, and LCM-LoRA's
+# What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors
+LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
+# Pipelines with other style LoRAs or adapters that batch rendering and the page keep loaded besides the one in
+# use: each is a copy of Stable Diffusion in memory (2 GB in float16).
+DRAWINGS_KEPT = 1
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -73,6 +81,8 @@ MODEL_KINDS = {
         "--diffusion", built_here={name: partial(tiny.local_diffusion, name) for name in tiny.LOCAL_DIFFUSION}
     ),
     "few-step LoRA": Kind("--fast-lora"),  # the tiny one is made for the UNet it adapts: see _fuse_lora
+    "style LoRA": Kind("--lora"),
+    "reference adapter": Kind("--ip-adapter"),  # the tiny one is made for the UNet it adapts too
     "tiny decoder": Kind("--fast-decoder", built_here={TINY: tiny.tiny_taesd}),
     "separator": Kind("--separator", built_here={TINY: tiny.tiny_demucs}),
     "upscaler": Kind("--upscaler", built_here={TINY: tiny.tiny_upscaler}),
@@ -188,32 +198,142 @@ def load_diffusion(name: str, device: torch.device):
     return pipe.to(device)
 
 
+def weights_file(source: str, kind: str) -> Path:
+    """The LoRA file `source` names: a file; a folder or hub repository holding diffusers' file name
+    (LORA_FILES, the first there); or a hub file (org/name/folders/file). Downloaded on first use."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    path, parts, flag = Path(source), source.split("/"), MODEL_KINDS[kind].flag
+    if path.is_file():
+        return path
+    if path.is_dir():
+        found = [path / name for name in LORA_FILES if (path / name).is_file()]
+        if not found:
+            raise UserError(f"{flag} {source}: the folder holds no {LORA_FILES[0]}; name the file itself")
+        return found[0]
+    if len(parts) < 2 or not all(parts) or (path.suffix in WEIGHT_SUFFIXES and len(parts) < 3):
+        raise UserError(
+            f"{flag} {source} is neither a file nor a hub repository (org/name) or hub file (org/name/file.safetensors)"
+        )
+    repo, names = "/".join(parts[:2]), ["/".join(parts[2:])] if len(parts) > 2 else LORA_FILES
+    with _loading(kind, source):
+        for name in names[:-1]:  # a repository may hold the older .bin alone
+            try:
+                return Path(hf_hub_download(repo, name))
+            except (EntryNotFoundError, LocalEntryNotFoundError):
+                continue
+        return Path(hf_hub_download(repo, names[-1]))
+
+
+@lru_cache(maxsize=64)
+def _digest(path: Path, size: int, modified: int) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()[:20]
+
+
+def file_digest(path: Path) -> str:
+    """A file's content hash, read once per version of the file in a process (a LoRA is 10–200 MB)."""
+    stat = path.stat()
+    return _digest(path.resolve(), stat.st_size, stat.st_mtime_ns)
+
+
 def _fuse_lora(pipe, lora: str) -> None:
     """The few-step LoRA fused into the UNet alone: LCM-LoRA adapts nothing else (and the text
     encoder's loader would say so)."""
     if lora == TINY:  # a random LoRA made for the UNet it adapts, whichever that is
         state, alphas = pipe.lora_state_dict(tiny.random_lora(pipe.unet))
-    else:  # a file, or a repository or folder holding diffusers' file name (offline, it must be named)
-        file = Path(lora)
-        folder, weights = (file.parent, file.name) if file.is_file() else (lora, LORA_FILE)
-        state, alphas = pipe.lora_state_dict(str(folder), weight_name=weights)
+    else:
+        file = weights_file(lora, "few-step LoRA")
+        state, alphas = pipe.lora_state_dict(str(file.parent), weight_name=file.name)
     pipe.load_lora_into_unet(state, alphas, pipe.unet, _pipeline=pipe)
     pipe.fuse_lora(components=["unet"])
     pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
 
 
-def load_fast_diffusion(name: str, lora: str, decoder: str, device: torch.device):
-    """The pipeline of --fast: SD with the few-step LoRA fused into its UNet, and the tiny decoder as its
-    VAE (TAESD also encodes, for pinned pictures). A pipeline of its own: the plain one stays as it is."""
+def fuse_style_loras(pipe, loras: Loras) -> None:
+    """Style LoRAs (kohya's layout or diffusers') fused into the UNet and text encoder at their weights,
+    once: a fused LoRA costs nothing per step."""
+    names = []
+    for number, lora in enumerate(loras):
+        file = weights_file(lora.source, "style LoRA")
+        names.append(f"style-{number}")
+        not_for_this = f"--lora {lora.source}: {file.name} is not a LoRA of this Stable Diffusion"
+        try:  # the file is there: what fails now is the file itself, not a download
+            with warnings.catch_warnings():  # peft's, of a second LoRA in one model: what is meant here
+                warnings.filterwarnings("ignore", "Already found a `peft_config`")
+                pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=names[-1])
+        except Exception as error:
+            raise UserError(f"{not_for_this} ({_reason(error)})") from None
+        # diffusers loads a file none of whose layers it knows as nothing, with a warning
+        if not any(names[-1] in adapters for adapters in pipe.get_list_adapters().values()):
+            raise UserError(f"{not_for_this} (none of its layers is one of this model's)")
+    pipe.set_adapters(names, adapter_weights=[lora.weight for lora in loras])
+    pipe.fuse_lora(adapter_names=names)
+    pipe.unload_lora_weights()
+
+
+def load_reference_adapter(pipe, name: str) -> None:
+    """IP-Adapter into the pipeline's UNet, with its image encoder: `name` a hub file whose folder holds
+    image_encoder/ (h94/IP-Adapter's layout), or such a local file; tiny: random, made for the UNet."""
+    if name == TINY:
+        pipe.register_modules(image_encoder=tiny.tiny_image_encoder().to(pipe.device, pipe.dtype))
+        adapter = tiny.random_ip_adapter(pipe.unet, pipe.image_encoder.config.projection_dim)
+        pipe.load_ip_adapter(adapter, subfolder="", weight_name="", image_encoder_folder=None)
+    else:
+        file, parts = Path(name), name.split("/")
+        if file.is_file():
+            where, subfolder = str(file.parent), ""
+        elif len(parts) >= 3 and all(parts):
+            where, subfolder = "/".join(parts[:2]), "/".join(parts[2:-1])
+        else:
+            raise UserError(f"--ip-adapter {name} is neither a file nor a hub file (org/name/folder/file.safetensors)")
+        with _loading("reference adapter", name):
+            pipe.load_ip_adapter(where, subfolder=subfolder, weight_name=parts[-1] if not file.is_file() else file.name)
+    # published in float16: the adapter's layers and encoder take the pipeline's own dtype
+    pipe.unet.to(pipe.dtype)
+    pipe.image_encoder.to(pipe.device, pipe.dtype)
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """What a loaded pipeline draws with besides the diffusion model: --fast's LoRA and decoder, style
+    LoRAs fused into its weights, the reference pictures' adapter. A registry keeps one pipeline per
+    Drawing, so a job that asks for other LoRAs is given another pipeline and never changes the one
+    another job draws with."""
+
+    fast: bool = False
+    loras: Loras = Loras()
+    reference: bool = False
+
+    def key(self, models: ModelSet) -> dict:
+        """What the pictures' keys say of it: the models by name, each LoRA by its file's hash and weight."""
+        key: dict[str, Any] = {"diffusion": models.drawing(self.fast)}
+        if self.loras:
+            key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
+        if self.reference:
+            key["reference adapter"] = models.ip_adapter
+        return key
+
+
+def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device):
+    """Stable Diffusion with what `drawing` adds: with --fast the few-step LoRA fused into its UNet and
+    the tiny decoder as its VAE (TAESD also encodes, for pinned pictures); style LoRAs; IP-Adapter."""
     from diffusers import AutoencoderTiny
 
-    pipe = load_diffusion(name, device)
-    with _loading("few-step LoRA", lora):
-        _fuse_lora(pipe, lora)
-    vae = _obtain(
-        "tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=default_dtype(device))
-    )
-    pipe.vae = vae.to(device, default_dtype(device))
+    pipe = load_diffusion(models.diffusion, device)
+    if drawing.fast:
+        with _loading("few-step LoRA", models.fast_lora):
+            _fuse_lora(pipe, models.fast_lora)
+        decoder = models.fast_decoder
+        vae = _obtain(
+            "tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=default_dtype(device))
+        )
+        pipe.vae = vae.to(device, default_dtype(device))
+    if drawing.loras:
+        fuse_style_loras(pipe, drawing.loras)
+    if drawing.reference:
+        load_reference_adapter(pipe, models.ip_adapter)
     return pipe
 
 
@@ -272,14 +392,10 @@ def _upscaler_file(name: str):
 
 # --- the registry ----------------------------------------------------------------------------------
 
-# What each role a stage asks the registry for loads, from the run's model set.
+# What each role a stage asks the registry for loads, from the run's model set (a Drawing: load_drawing).
 LOADERS: dict[str, Callable[[ModelSet, torch.device], Any]] = {
     "asr": lambda models, device: load_asr(models.asr_backend, models.asr, device),
     "vipe": lambda models, device: load_vipe(models.vipe, models.vipe_tokenizer, device),
-    "diffusion": lambda models, device: load_diffusion(models.diffusion, device),
-    "fast diffusion": lambda models, device: load_fast_diffusion(
-        models.diffusion, models.fast_lora, models.fast_decoder, device
-    ),
     "separator": lambda models, device: load_separator(models.separator, device),
     "upscaler": lambda models, device: load_upscaler(models.upscaler, device, models.auto_upscaler),
 }
@@ -296,22 +412,29 @@ class ModelRegistry:
         self.models = models
         self.device = resolve_device(device)
         self.keep_loaded = keep_loaded
-        self.loads: Counter[str] = Counter()
+        self.loads: Counter[str | Drawing] = Counter()
         self._loaded: dict[str, Any] = {}
 
     @contextmanager
-    def use(self, role: str, timings: Timings | None = None) -> Iterator[Any]:
+    def use(self, role: str | Drawing, timings: Timings | None = None) -> Iterator[Any]:
+        """The model of `role` (a Drawing: the pipeline that draws so), loaded if it is not."""
         if role not in self._loaded:
-            with timings.measure(f"load {role}") if timings else nullcontext():
-                self._loaded[role] = LOADERS[role](self.models, self.device)
+            drawing = isinstance(role, Drawing)
+            if drawing:  # the least recently used other pipelines go first
+                for kept in [r for r in self._loaded if isinstance(r, Drawing)][: -DRAWINGS_KEPT or None]:
+                    self.release(kept)
+            with timings.measure("load diffusion" if drawing else f"load {role}") if timings else nullcontext():
+                load = partial(load_drawing, self.models, role) if drawing else partial(LOADERS[role], self.models)
+                self._loaded[role] = load(self.device)
             self.loads[role] += 1
+        self._loaded[role] = self._loaded.pop(role)  # the most recently used last
         try:
             yield self._loaded[role]
         finally:
             if not self.keep_loaded:
                 self.release(role)
 
-    def release(self, role: str) -> None:
+    def release(self, role: str | Drawing) -> None:
         if self._loaded.pop(role, None) is not None:
             gc.collect()
             if self.device.type == "cuda":

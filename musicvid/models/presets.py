@@ -1,7 +1,7 @@
 """Which models each stage uses: the one place that names the defaults.
 
 `--models default|tiny` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
-`--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`) override one model of it. The tiny preset names
+`--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`, `--ip-adapter`) override one model of it. The tiny preset names
 small random models of the very classes the defaults use (musicvid.models.tiny): every stage then runs its
 real code path on a CPU in seconds, with no download (the pictures are noise).
 """
@@ -33,6 +33,9 @@ AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
 # decoder of SD's latents with 1/40 of the VAE's weights.
 LCM_LORA = "latent-consistency/lcm-lora-sdv1-5"
 TAESD = "madebyollin/taesd"
+# --reference: IP-Adapter for SD 1.5 as its authors publish it, a hub file whose folder also holds its image
+# encoder (models/image_encoder: CLIP ViT-H/14 with its projection).
+IP_ADAPTER = "h94/IP-Adapter/models/ip-adapter_sd15.safetensors"
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class ModelSet:
     auto_upscaler: str  # the network auto takes on a GPU (on the CPU: Lanczos)
     fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
     fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
+    ip_adapter: str  # the adapter of --reference: a hub file or local file beside its image_encoder/ folder
     # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
     size: tuple[int, int]
     steps: int
@@ -71,6 +75,7 @@ PRESETS = {
         auto_upscaler=REAL_ESRGAN,
         fast_lora=LCM_LORA,
         fast_decoder=TAESD,
+        ip_adapter=IP_ADAPTER,
         size=(512, 512),
         steps=25,
     ),
@@ -85,6 +90,7 @@ PRESETS = {
         auto_upscaler=TINY,
         fast_lora=TINY,
         fast_decoder=TINY,
+        ip_adapter=TINY,
         size=(64, 64),
         steps=4,
     ),
@@ -103,6 +109,7 @@ def choose_models(
     upscaler: str | None = None,
     fast_lora: str | None = None,
     fast_decoder: str | None = None,
+    ip_adapter: str | None = None,
 ) -> ModelSet:
     if preset not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
@@ -127,4 +134,5 @@ def choose_models(
         upscaler=upscaler or models.upscaler,
         fast_lora=fast_lora or models.fast_lora,
         fast_decoder=fast_decoder or models.fast_decoder,
+        ip_adapter=ip_adapter or models.ip_adapter,
     )

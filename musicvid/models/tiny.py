@@ -163,23 +163,66 @@ LORA_TARGETS = (
 )  # fmt: skip
 
 
-def random_lora(unet, rank: int = 4, seed: int = TINY_SEED) -> dict[str, torch.Tensor]:
-    """A random LoRA of `unet`, laid out as LCM-LoRA is published: kohya's names (lora_unet_ and the
-    module's path with underscores), each layer's lora_down and lora_up weights and its alpha."""
+def random_lora(
+    model, rank: int = 4, seed: int = TINY_SEED, prefix: str = "lora_unet_", targets: tuple[str, ...] = LORA_TARGETS
+) -> dict[str, torch.Tensor]:
+    """A random LoRA of `model` (a UNet, or with prefix lora_te_ a CLIP text encoder), laid out as kohya's
+    scripts and LCM-LoRA publish them: `prefix` and the module's path with underscores, each layer's
+    lora_down and lora_up weights and its alpha."""
     generator = torch.Generator().manual_seed(seed)
     state = {}
-    for name, module in unet.named_modules():
-        if not name.endswith(LORA_TARGETS) or not isinstance(module, (torch.nn.Linear, torch.nn.Conv2d)):
+    for name, module in model.named_modules():
+        if not name.endswith(targets) or not isinstance(module, (torch.nn.Linear, torch.nn.Conv2d)):
             continue
         if isinstance(module, torch.nn.Linear):
             down_shape, up_shape = (rank, module.in_features), (module.out_features, rank)
         else:
             down_shape, up_shape = (rank, module.in_channels, *module.kernel_size), (module.out_channels, rank, 1, 1)
-        key = "lora_unet_" + name.replace(".", "_")
+        key = prefix + name.replace(".", "_")
         state[f"{key}.lora_down.weight"] = torch.randn(down_shape, generator=generator) / down_shape[1] ** 0.5
         state[f"{key}.lora_up.weight"] = torch.randn(up_shape, generator=generator) * 0.1
         state[f"{key}.alpha"] = torch.tensor(float(rank))
     return state
+
+
+# --- IP-Adapter ------------------------------------------------------------------------------------
+
+# CLIP's vision tower with a projection, as the IP-Adapter's image encoder (the published one for SD 1.5 is
+# ViT-H/14: 1280 wide, 32 layers, projection 1024), cut to the least that runs.
+TINY_IMAGE_ENCODER = dict(
+    hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, image_size=32, patch_size=16,
+    projection_dim=16,
+)  # fmt: skip
+IP_ADAPTER_TOKENS = 4  # the image tokens IP-Adapter (not Plus) projects one image embedding into
+
+
+def tiny_image_encoder(**sizes):
+    from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection
+
+    torch.manual_seed(TINY_SEED)
+    return CLIPVisionModelWithProjection(CLIPVisionConfig(**{**TINY_IMAGE_ENCODER, **sizes}))
+
+
+def random_ip_adapter(unet, image_embed_dim: int, seed: int = TINY_SEED) -> dict[str, dict[str, torch.Tensor]]:
+    """A random IP-Adapter of `unet`, laid out as the published ones: the image projection (to 4 tokens
+    of the UNet's text width, then a layer norm), and for each cross-attention, numbered 1, 3, 5, … in
+    the UNet's order, the projections of those tokens to its keys and values."""
+    generator = torch.Generator().manual_seed(seed)
+    width = unet.config.cross_attention_dim
+    image_proj = {
+        "proj.weight": torch.randn(IP_ADAPTER_TOKENS * width, image_embed_dim, generator=generator)
+        / image_embed_dim**0.5,
+        "proj.bias": torch.zeros(IP_ADAPTER_TOKENS * width),
+        "norm.weight": torch.ones(width),
+        "norm.bias": torch.zeros(width),
+    }
+    ip_adapter = {}
+    cross_attentions = [n.removesuffix(".processor") for n in unet.attn_processors if not n.endswith("attn1.processor")]
+    for number, name in zip(range(1, 2 * len(cross_attentions), 2), cross_attentions):
+        for projection in ("to_k", "to_v"):
+            shape = unet.get_submodule(f"{name}.{projection}").weight.shape
+            ip_adapter[f"{number}.{projection}_ip.weight"] = torch.randn(shape, generator=generator) / shape[1] ** 0.5
+    return {"image_proj": image_proj, "ip_adapter": ip_adapter}
 
 
 # TAESD's classes with the least channels and blocks (the published one: 64 channels, 1+3+3+3 blocks).

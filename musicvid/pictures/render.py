@@ -32,7 +32,7 @@ from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.slerp import align, slerp
 from musicvid.progress import Progress
 from musicvid.settings import RenderSettings
-from musicvid.storyboard import Storyboard
+from musicvid.storyboard import Scene, Storyboard
 from musicvid.timing import Timings
 from musicvid.workdir import Workdir
 from vipe_core.files import atomic_path
@@ -86,9 +86,19 @@ class Picture:
     t: float
 
 
-def _file_digest(path: Path) -> str:
-    check_picture(path, "pinned picture")  # its header, before it is ever decoded
+def _file_digest(path: Path, what: str = "pinned picture") -> str:
+    check_picture(path, what)  # its header, before it is ever decoded
     return hashlib.sha256(path.read_bytes()).hexdigest()[:20]
+
+
+def reference_of(scene: Scene, settings: RenderSettings) -> Path | None:
+    """The picture whose look a scene takes: its own, else the render's (--reference), else none."""
+    own = scene.reference or settings.reference
+    return Path(own) if own else None
+
+
+def uses_reference(storyboard: Storyboard, settings: RenderSettings) -> bool:
+    return any(reference_of(scene, settings) for scene in storyboard.scenes)
 
 
 def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
@@ -102,19 +112,21 @@ def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
 
 
 def plan_pictures(
-    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, diffusion: str, workdir: Workdir
+    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, drawing: dict, workdir: Workdir
 ) -> list[list[Picture]]:
     """Every picture of the video in its fixed render group: keyframes first, each alone, then the
     in-between frames by blocks of `--batch-size` frame numbers (frames k with the same k // size),
     across scene boundaries, so that batches stay full however short the scenes are. A block is fixed by
     the frame numbers alone: an edit to one scene changes no other picture's group, and moving a scene's
-    start changes only the blocks around it."""
-    common = settings.picture_inputs(diffusion)
+    start changes only the blocks around it. `drawing`: what draws them, as Drawing.key names it."""
+    common = settings.picture_inputs(drawing)
     scenes = storyboard.scenes
     pinned = {s.index: _file_digest(Path(s.picture)) for s in scenes if s.picture}
+    references = {s.index: _file_digest(r, "reference picture") for s in scenes if (r := reference_of(s, settings))}
 
     def scene_inputs(i: int) -> tuple:
-        return (scenes[i].prompt, scenes[i].seed, *([pinned[i]] if i in pinned else []))
+        own = [pinned.get(i), references.get(i)]
+        return (scenes[i].prompt, scenes[i].seed, *[x for x in own if x is not None])
 
     keyframes = [
         Picture(workdir.keyframe(s), _key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
@@ -169,8 +181,12 @@ def job_pipeline(pipe, settings: RenderSettings):
         scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
     else:
         scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
-    # Set both ways: a pipeline kept loaded (batch, web UI) may carry the last job's choice.
-    if settings.attention_slicing or settings.low_vram:
+    # Set both ways: a pipeline kept loaded (batch, web UI) may carry the last job's choice. Attention
+    # slicing has no kind for the reference adapter's attention: setting it either way would drop the adapter.
+    if has_reference_adapter(pipe):
+        if settings.attention_slicing:
+            log.warning("musicvid: attention slicing does not go with reference pictures; drawing without it")
+    elif settings.attention_slicing or settings.low_vram:
         pipe.enable_attention_slicing()
     else:
         pipe.disable_attention_slicing()
@@ -185,9 +201,32 @@ def job_pipeline(pipe, settings: RenderSettings):
         # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs.
         pipe.unet = torch.compile(pipe.unet, fullgraph=True)
         pipe.vae.decoder = torch.compile(pipe.vae.decoder)
-    job = type(pipe).from_pipe(pipe, scheduler=scheduler, vae=pipe.vae)  # (--fast: TAESD, not the class SD names)
+    kind = type(pipe)
+    if has_reference_adapter(pipe):
+        pipe.set_ip_adapter_scale(settings.reference_strength)
+        kind = _with_reference_per_picture(kind)
+    job = kind.from_pipe(pipe, scheduler=scheduler, vae=pipe.vae)  # (--fast: TAESD, not the class SD names)
     job.set_progress_bar_config(disable=True)  # our own bar counts frames
     return job
+
+
+def has_reference_adapter(pipe) -> bool:
+    return getattr(pipe.unet, "encoder_hid_proj", None) is not None
+
+
+@lru_cache
+def _with_reference_per_picture(pipeline_class: type) -> type:
+    """`pipeline_class` taking one reference-picture embedding per picture of a batch: diffusers' own
+    takes one for the whole batch and repeats it, but along a morph between two scenes' references each
+    picture has its own. `ip_adapter_image_embeds` is then one tensor, batch × 1 × width, and the
+    unconditional embedding of guidance is zeros, as diffusers makes it for a picture."""
+
+    class PerPicture(pipeline_class):
+        def prepare_ip_adapter_image_embeds(self, image, embeds, device, per_prompt, guided):
+            return [(torch.cat([torch.zeros_like(e), e]) if guided else e).to(device) for e in embeds]
+
+    PerPicture.__name__ = pipeline_class.__name__
+    return PerPicture
 
 
 def compute_device(pipe) -> torch.device:
@@ -205,6 +244,7 @@ class Conditioning:
     text: torch.Tensor  # the text embedding, 77 × width
     noise: torch.Tensor  # the initial latent
     step_noise: torch.Tensor | None  # with --fast: the noise added after each step but the last
+    image: torch.Tensor | None  # with a reference adapter: the reference picture's embedding (zeros: none)
 
 
 class SceneInputs:
@@ -237,8 +277,16 @@ class SceneInputs:
             for i in scenes
             if storyboard.scenes[i].picture
         }
+        # With the reference adapter loaded, each scene's reference picture by its CLIP image embedding
+        # (encoded once per picture); a scene without one has zeros, the adapter's "no picture".
+        self.image: dict[int, torch.Tensor] = {}
+        if has_reference_adapter(pipe):
+            references = {i: reference_of(storyboard.scenes[i], settings) for i in scenes}
+            embedded = {path: embed_picture(pipe, path) for path in set(references.values()) if path}
+            nothing = torch.zeros(pipe.image_encoder.config.projection_dim)
+            self.image = {i: embedded[path] if path else nothing for i, path in references.items()}
         for i, picture in self.pinned.items():
-            self.noise[i] = invert(pipe, picture, self.text[i], settings.steps)
+            self.noise[i] = invert(pipe, picture, self.text[i], self.image.get(i), settings.steps)
         self._aligned: dict[tuple[int, int], torch.Tensor] = {}
 
     def target_text(self, scene: int, target: int) -> torch.Tensor:
@@ -251,7 +299,7 @@ class SceneInputs:
     def conditioning(self, picture: Picture) -> Conditioning:
         scene, target, t = picture.scene, picture.target, picture.t
         if target is None:
-            return Conditioning(self.text[scene], self.noise[scene], self.step_noise.get(scene))
+            return Conditioning(self.text[scene], self.noise[scene], self.step_noise.get(scene), self.image.get(scene))
         step_noise = None
         if self.step_noise:  # each step's noise slerped on its own, as the initial latent
             step_noise = torch.empty_like(self.step_noise[scene])  # (none at all in one step)
@@ -261,13 +309,28 @@ class SceneInputs:
             slerp(self.text[scene], self.target_text(scene, target), t),
             slerp(self.noise[scene], self.noise[target], t),
             step_noise,
+            slerp(self.image[scene], self.image[target], t) if self.image else None,
         )
 
 
 @torch.inference_mode()
-def invert(pipe, picture: np.ndarray, text: torch.Tensor, steps: int) -> torch.Tensor:
-    """The initial noise that DDIM's steps, under `text` and without guidance, denoise to about
-    `picture`: its VAE latent taken back up the noise schedule (diffusers' DDIMInverseScheduler)."""
+def embed_picture(pipe, path: Path) -> torch.Tensor:
+    """A reference picture's CLIP image embedding, by the adapter's image encoder (the picture as the
+    encoder's processor scales and crops it)."""
+    try:
+        with Image.open(path) as image:
+            pixels = image.convert("RGB")
+    except (OSError, SyntaxError, ValueError):
+        raise UserError(f"reference picture {path} is not an image Pillow can read") from None
+    embeds, _ = pipe.encode_image(pixels, compute_device(pipe), 1)
+    return embeds[0].float().cpu()
+
+
+@torch.inference_mode()
+def invert(pipe, picture: np.ndarray, text: torch.Tensor, image: torch.Tensor | None, steps: int) -> torch.Tensor:
+    """The initial noise that DDIM's steps, under `text` (and the reference picture's embedding `image`,
+    with the adapter) and without guidance, denoise to about `picture`: its VAE latent taken back up the
+    noise schedule (diffusers' DDIMInverseScheduler)."""
     from diffusers import DDIMInverseScheduler
 
     device, dtype = compute_device(pipe), pipe.unet.dtype
@@ -279,8 +342,9 @@ def invert(pipe, picture: np.ndarray, text: torch.Tensor, steps: int) -> torch.T
     inverse = DDIMInverseScheduler.from_config(pipe.scheduler.config)
     inverse.set_timesteps(steps, device=device)
     condition = text[None].to(device, dtype)
+    extra = None if image is None else {"image_embeds": [image[None, None].to(device, dtype)]}
     for timestep in inverse.timesteps:
-        noise = pipe.unet(latent, timestep, encoder_hidden_states=condition).sample
+        noise = pipe.unet(latent, timestep, encoder_hidden_states=condition, added_cond_kwargs=extra).sample
         latent = inverse.step(noise, timestep, latent).prev_sample
     return latent[0].float().cpu()
 
@@ -308,6 +372,7 @@ class Batch:
     negative: torch.Tensor
     noise: torch.Tensor
     step_noise: torch.Tensor | None  # steps − 1 × batch × latent (--fast)
+    image: torch.Tensor | None  # batch × 1 × width: each picture's reference embedding (with the adapter)
 
 
 def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | None = None, pin: bool = False) -> Batch:
@@ -330,6 +395,7 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
         negative=move(inputs.negative).expand(len(given), -1, -1),
         noise=move(torch.stack([c.noise for c in given])),
         step_noise=None if step_noise[0] is None else move(torch.stack(step_noise, dim=1)),
+        image=None if given[0].image is None else move(torch.stack([c.image[None] for c in given])),
     )
 
 
@@ -343,6 +409,7 @@ def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event 
         latents=batch.noise,
         # --fast: the noise of each step, for the job's own sampler (job_pipeline) to add
         generator=None if batch.step_noise is None else StepNoise(batch.step_noise),
+        ip_adapter_image_embeds=None if batch.image is None else [batch.image],  # (see job_pipeline)
         num_inference_steps=settings.steps,
         guidance_scale=settings.guidance,
         height=settings.height,

@@ -21,12 +21,14 @@ def slerp(p0: torch.Tensor, p1: torch.Tensor, t: float | torch.Tensor) -> torch.
     """slerp(p0, p1, t) in float32; `t` a number, or a 1-D tensor giving one result per value.
 
     θ is the angle between the flattened tensors. slerp(p0, p1, 0) is p0 and slerp(p0, p1, 1) is p1,
-    exactly.
+    exactly. Where one of them is zero (no reference picture) there is no angle, and the walk is a straight
+    line: the other fades in or out.
     """
     a = p0.to(torch.float32)
     b = p1.to(torch.float32)
     ts = torch.as_tensor(t, dtype=torch.float64).reshape(-1)
-    cos = float(torch.dot(a.flatten().double(), b.flatten().double()) / (a.double().norm() * b.double().norm()))
+    norms = float(a.double().norm() * b.double().norm())
+    cos = float(torch.dot(a.flatten().double(), b.flatten().double())) / norms if norms else 1.0
     if abs(cos) > DOT_THRESHOLD:
         w0, w1 = 1.0 - ts, ts
     else:
