@@ -34,6 +34,7 @@ CHOICES = {
     "the limits of guidance and steps": ["--guidance", "30", "--steps", "150"],
     "the rest of the page's controls": [
         "--no-align", "--style", "ink", "--pacing", "beats", "--motion", "zoom", "--pulse", "0.5", "--preview",
+        "--reference-strength", "0.3", "--lora", "org/ink:0.5",
     ],
 }  # fmt: skip
 # What every door refuses, and the sentence it says (the page has no --upscaler: None).
@@ -55,6 +56,10 @@ REFUSED = {
     ),
     "a size SD cannot draw": (
         ["--size", "500x500"], "--size must be positive multiples of 8 up to 2048x2048, got 500x500",
+    ),
+    "a LoRA weight past its limit": (["--lora", "org/ink:2.5"], "--lora org/ink: its weight must be from -2 to 2, got 2.5"),
+    "a reference strength past its limit": (
+        ["--reference-strength", "1.5"], "--reference-strength must be from 0 to 1, got 1.5",
     ),
     "an upscaler without a resolution": (
         ["--upscaler", "lanczos"],
