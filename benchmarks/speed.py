@@ -80,7 +80,11 @@ def storyboard(pictures: int, fps: float = 10.0) -> Storyboard:
 def morph_pictures(board: Storyboard, settings: RenderSettings, pictures: int) -> list[list]:
     """The first `pictures` in-between frames in render's own groups (blocks of frame numbers)."""
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, settings.fps)
-    groups = [g for g in plan_pictures(board, schedule, settings, "benchmark", Workdir(Path("unused"))) if g[0].target]
+    groups = [
+        g
+        for g in plan_pictures(board, schedule, settings, {"diffusion": "benchmark"}, Workdir(Path("unused")))
+        if g[0].target
+    ]
     kept, count = [], 0
     for group in groups:
         kept.append(group[: pictures - count])

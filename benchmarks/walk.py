@@ -51,7 +51,7 @@ def musicvid_walk(args, device: torch.device) -> dict:
         audio={"duration": duration}, title="", artist="", language="en", settings={}, scenes=scenes
     )
     schedule = frame_schedule(starts, duration, args.fps)
-    groups = plan_pictures(storyboard, schedule, settings, "benchmark", Workdir(args.out))
+    groups = plan_pictures(storyboard, schedule, settings, {"diffusion": "benchmark"}, Workdir(args.out))
     timings = Timings()
     every = {p.path for group in groups for p in group}  # a fresh folder: every picture is to draw
     drawn = render_pictures(pipe, storyboard, groups, every, settings, timings, quiet=True)
