@@ -42,15 +42,21 @@ def options(song, workdir):
     return [song, "--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", workdir, "-q"]
 
 
-def test_a_reference_picture_changes_every_keyframe_and_is_part_of_their_keys(capsys, song, tmp_path):
-    workdir = tmp_path / "work"
-    common = options(song, workdir)
-    first, second = picture(tmp_path / "a.png", 40), picture(tmp_path / "b.png", 220)
+def keyframes_drawer(capsys, common):
+    """`musicvid storyboard --keyframes` with the test's options and more; what it printed."""
 
     def draw(*extra) -> str:
         code, out, err = run(capsys, "storyboard", *common, "--keyframes", *extra)
         assert code == 0, err
         return out
+
+    return draw
+
+
+def test_a_reference_picture_changes_every_keyframe_and_is_part_of_their_keys(capsys, song, tmp_path):
+    workdir = tmp_path / "work"
+    draw = keyframes_drawer(capsys, options(song, workdir))
+    first, second = picture(tmp_path / "a.png", 40), picture(tmp_path / "b.png", 220)
 
     draw()
     plain = keyframes(workdir)
@@ -119,16 +125,11 @@ def test_each_picture_of_a_morph_has_its_own_reference_embedding(tmp_path):
 
 def test_style_loras_change_the_pictures_and_are_keyed_by_their_weights_and_weight(capsys, song, tmp_path):
     workdir = tmp_path / "work"
-    common = options(song, workdir)
+    draw = keyframes_drawer(capsys, options(song, workdir))
     kohya = tmp_path / "ink.safetensors"
     kohya.write_bytes(kohya_lora())
     trained = tmp_path / "trained"  # a folder as diffusers' training scripts leave it
     diffusers_lora(trained)
-
-    def draw(*extra) -> str:
-        code, out, err = run(capsys, "storyboard", *common, "--keyframes", *extra)
-        assert code == 0, err
-        return out
 
     draw()
     plain = keyframes(workdir)

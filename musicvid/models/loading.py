@@ -283,13 +283,13 @@ def load_reference_adapter(pipe, name: str) -> None:
     else:
         file, parts = Path(name), name.split("/")
         if file.is_file():
-            where, subfolder = str(file.parent), ""
+            where, subfolder, weights = str(file.parent), "", file.name
         elif len(parts) >= 3 and all(parts):
-            where, subfolder = "/".join(parts[:2]), "/".join(parts[2:-1])
+            where, subfolder, weights = "/".join(parts[:2]), "/".join(parts[2:-1]), parts[-1]
         else:
             raise UserError(f"--ip-adapter {name} is neither a file nor a hub file (org/name/folder/file.safetensors)")
         with _loading("reference adapter", name):
-            pipe.load_ip_adapter(where, subfolder=subfolder, weight_name=parts[-1] if not file.is_file() else file.name)
+            pipe.load_ip_adapter(where, subfolder=subfolder, weight_name=weights)
     # published in float16: the adapter's layers and encoder take the pipeline's own dtype
     pipe.unet.to(pipe.dtype)
     pipe.image_encoder.to(pipe.device, pipe.dtype)

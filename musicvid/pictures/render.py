@@ -28,6 +28,7 @@ from PIL import Image, PngImagePlugin
 from musicvid.delivery.upscale import cover
 from musicvid.errors import Cancelled, UserError
 from musicvid.files import check_picture
+from musicvid.models.loading import file_digest
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.slerp import align, slerp
 from musicvid.progress import Progress
@@ -88,7 +89,7 @@ class Picture:
 
 def _file_digest(path: Path, what: str = "pinned picture") -> str:
     check_picture(path, what)  # its header, before it is ever decoded
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:20]
+    return file_digest(path)
 
 
 def reference_of(scene: Scene, settings: RenderSettings) -> Path | None:
