@@ -3,6 +3,7 @@
     python -m benchmarks.speed                    # on a GPU: SD 1.5's architecture, 512², 25 steps, float16
     python -m benchmarks.speed --song 180         # and then a 3-minute song end to end
     python -m benchmarks.speed --levers baseline fast-16   # some rows only
+    python -m benchmarks.speed --sdxl --levers blocks-8 reference   # SDXL's architecture, 1024², 25 steps
     python -m benchmarks.speed --quick            # tiny models on the CPU: checks that the script still works
 
 The weights are random (the cost does not depend on their values), built once from a fixed seed; each
@@ -11,7 +12,8 @@ in-between frames grouped within their scene, 8 at a time, eager. Each lever is 
 it, then the levers that paid (by 3 % or more) together ("kept"). A row gives the frames per second
 after the first group, its ratio to the baseline, the delay before the first group's pictures
 (compiling included), and the largest difference of its pictures from the baseline's, in 1/255 (the
-goal: at most 2). --fast draws other pictures (4 steps of LCM, TAESD), so its rows have no difference.
+goal: at most 2). --fast draws other pictures (4 steps of LCM, TAESD), so its rows have no difference,
+and neither has "reference" (a reference picture's look through IP-Adapter): its ratio is the adapter's cost.
 
 --song adds the whole pipeline on a song of that many seconds: Whisper large-v2's architecture aligning
 the lyrics, ViPE-M's elaborating them and SD 1.5's drawing every frame, with each stage's share and the
@@ -30,16 +32,17 @@ import shutil
 import sys
 import tempfile
 import time
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
+from PIL import Image
 
-from musicvid.models.loading import ModelRegistry
-from musicvid.models.presets import PRESETS, SD15_RANDOM, TINY
+from musicvid.models.loading import ModelRegistry, load_reference_adapter
+from musicvid.models.presets import PRESETS, SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.render import (
     Batch,
@@ -113,6 +116,7 @@ class Lever:
     attention: str | None = None  # an SDPA backend to insist on
     fast: bool = False
     compile: bool = False  # pad groups to the batch size (one shape for a compiled UNet)
+    reference: bool = False  # every scene drawn after a reference picture (IP-Adapter)
 
 
 def channels_last(pipe):
@@ -167,6 +171,16 @@ def levers(on_gpu: bool) -> list[Lever]:
         Lever(f"fast-{b}", f"--fast: LCM-LoRA 4 steps, no guidance, TAESD; batch {b}", batch_size=b, fast=True)
         for b in (8, 16, 32)
     ]
+    # the adapter's cost is its extra keys and values in every cross-attention (its image encoder runs once
+    # a scene, so a random tiny one stands in for it)
+    rows.append(
+        Lever(
+            "reference",
+            "a reference picture through IP-Adapter",
+            setup=lambda pipe: load_reference_adapter(pipe, TINY),
+            reference=True,
+        )
+    )
     return rows
 
 
@@ -251,41 +265,45 @@ def run_groups(pipe, board: Storyboard, groups: list[list], settings: RenderSett
 
 
 def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever, pictures: int) -> tuple[dict, list]:
-    pipe = copy.deepcopy(base_pipe)
-    if lever.fast:
-        pipe = fast_pipeline(pipe)
-    if lever.setup:
-        lever.setup(pipe)
-    given = {"batch_size": lever.batch_size, "compile": lever.compile}
-    settings = replace(settings, **given, **({"fast": True, **FAST} if lever.fast else {}))
-    groups = morph_pictures(board, settings, pictures)
-    if lever.within_scenes:
-        groups = within_scenes(groups, lever.batch_size)
-    job = job_pipeline(pipe, replace(settings, compile=False))  # compiled, if at all, by the lever itself
-    attention = nullcontext()
-    if lever.attention:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
+    with ExitStack() as stack:  # (the reference picture's folder)
+        pipe = copy.deepcopy(base_pipe)
+        if lever.fast:
+            pipe = fast_pipeline(pipe)
+        if lever.setup:
+            lever.setup(pipe)
+        given = {"batch_size": lever.batch_size, "compile": lever.compile}
+        if lever.reference:
+            given["reference"] = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="musicvid-"))) / "look.png"
+            Image.new("RGB", (320, 240), (200, 40, 90)).save(given["reference"])
+        settings = replace(settings, **given, **({"fast": True, **FAST} if lever.fast else {}))
+        groups = morph_pictures(board, settings, pictures)
+        if lever.within_scenes:
+            groups = within_scenes(groups, lever.batch_size)
+        job = job_pipeline(pipe, replace(settings, compile=False))  # compiled, if at all, by the lever itself
+        attention = nullcontext()
+        if lever.attention:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
 
-        attention = sdpa_kernel([getattr(SDPBackend, lever.attention)])
-    drawn, times = [], []
-    with torch.inference_mode(), attention:
-        for pixels, seconds in run_groups(job, board, groups, settings, lever.loop):
-            drawn.append(pixels)
-            times.append(seconds)
-    # the rate after the first group, which pays for compiling and warming up (all of it if one group)
-    first, since = (len(groups[0]), times[0]) if len(times) > 1 else (0, 0.0)
-    row = {
-        "what": lever.what,
-        "batch_size": lever.batch_size,
-        "groups": len(groups),
-        "pictures": pictures,
-        "first_group_seconds": round(times[0], 3),
-        "frames_per_second": round((pictures - first) / (times[-1] - since), 3),
-    }
-    del pipe, job
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    return row, list(np.concatenate(drawn))
+            attention = sdpa_kernel([getattr(SDPBackend, lever.attention)])
+        drawn, times = [], []
+        with torch.inference_mode(), attention:
+            for pixels, seconds in run_groups(job, board, groups, settings, lever.loop):
+                drawn.append(pixels)
+                times.append(seconds)
+        # the rate after the first group, which pays for compiling and warming up (all of it if one group)
+        first, since = (len(groups[0]), times[0]) if len(times) > 1 else (0, 0.0)
+        row = {
+            "what": lever.what,
+            "batch_size": lever.batch_size,
+            "groups": len(groups),
+            "pictures": pictures,
+            "first_group_seconds": round(times[0], 3),
+            "frames_per_second": round((pictures - first) / (times[-1] - since), 3),
+        }
+        del pipe, job
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        return row, list(np.concatenate(drawn))
 
 
 def whole_song(seconds: float, on_gpu: bool, folder: Path) -> dict:
@@ -404,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--levers", nargs="+", help="only these rows (baseline is always measured)")
     parser.add_argument("--pictures", type=int, help="in-between frames per row (default 96 on a GPU)")
     parser.add_argument("--song", type=float, help="also a song of this many seconds, end to end")
+    parser.add_argument("--sdxl", action="store_true", help="SDXL's architecture (1024², 25 steps), not SD 1.5's")
     parser.add_argument("--out", type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -412,8 +431,11 @@ def main(argv: list[str] | None = None) -> int:
     on_gpu = torch.cuda.is_available()
     device = torch.device("cuda" if on_gpu else "cpu")
     if args.quick or not on_gpu:
-        name, settings = TINY, RenderSettings(size=(64, 64), steps=4)
+        name, settings = TINY_XL if args.sdxl else TINY, RenderSettings(size=(64, 64), steps=4)
         pictures = args.pictures or 12
+    elif args.sdxl:
+        name, settings = SDXL_RANDOM, RenderSettings(size=(1024, 1024), steps=25, guidance=5.0)
+        pictures = args.pictures or 32
     else:
         name, settings = SD15_RANDOM, RenderSettings(size=(512, 512), steps=25, guidance=7.5)
         pictures = args.pictures or 96
@@ -439,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{settings.guidance}, {str(dtype).removeprefix('torch.')}",
         "levers": {},
     }
-    out = args.out or HERE / "results" / f"speed-{'quick' if args.quick else device.type}.json"
+    out = args.out or HERE / "results" / f"speed-{'sdxl-' * args.sdxl}{'quick' if args.quick else device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     reference, baseline = None, None
     for lever_name in chosen:
@@ -455,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             if lever_name == "baseline":
                 reference, baseline = drawn, row["frames_per_second"]
-            elif not lever.fast:
+            elif not (lever.fast or lever.reference):
                 row["max_difference"] = int(max(np.abs(a.astype(int) - b).max() for a, b in zip(drawn, reference)))
             row["ratio"] = round(row["frames_per_second"] / baseline, 3)
             results["levers"][lever_name] = row

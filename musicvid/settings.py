@@ -392,7 +392,9 @@ class RenderSettings(Settings):
     )
     interpolator: str = setting("minterpolate", "what synthesises the frames for --output-fps", choices=INTERPOLATORS)
     size: tuple[int, int] = setting(
-        (512, 512), "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5)", check=check_size
+        (512, 512),
+        "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5, 1024x1024 for SDXL)",
+        check=check_size,
     )
     aspect: str | None = setting(
         None,
@@ -551,7 +553,11 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
 class ModelChoice(Settings):
     """Which models: one set for every song of a run (a batch, the page load them once)."""
 
-    models: str = setting("default", "model preset: default (the paper's) or tiny (offline, random)", per_song=False)
+    models: str = setting(
+        "default",
+        "model preset: default (the paper's, SD 1.5), sdxl, or tiny and tiny-xl (offline, random)",
+        per_song=False,
+    )
     asr: str | None = setting(
         None, "speech recognition backend", choices=("openai-whisper", "faster-whisper"), per_song=False
     )
@@ -566,7 +572,12 @@ class ModelChoice(Settings):
         "tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)",
         per_song=False,
     )
-    diffusion: str | None = setting(None, "Stable Diffusion 1.x model name or directory", per_song=False)
+    diffusion: str | None = setting(
+        None,
+        "Stable Diffusion 1.x or SDXL model: a hub repository or directory in diffusers' layout (an SDXL one "
+        "brings SDXL's size, --fast models and IP-Adapter)",
+        per_song=False,
+    )
     separator: str | None = setting(
         None, "Demucs model for --separate-vocals: a name (htdemucs), or a .th/.safetensors file", per_song=False
     )
@@ -577,15 +588,20 @@ class ModelChoice(Settings):
         per_song=False,
     )
     fast_lora: str | None = setting(
-        None, "few-step LoRA for --fast (default: latent-consistency/lcm-lora-sdv1-5)", per_song=False
+        None,
+        "few-step LoRA for --fast (default: latent-consistency/lcm-lora-sdv1-5, for SDXL lcm-lora-sdxl)",
+        per_song=False,
     )
     fast_decoder: str | None = setting(
-        None, "tiny decoder for --fast, an AutoencoderTiny (default: madebyollin/taesd)", per_song=False
+        None,
+        "tiny decoder for --fast, an AutoencoderTiny (default: madebyollin/taesd, for SDXL taesdxl)",
+        per_song=False,
     )
     ip_adapter: str | None = setting(
         None,
         "IP-Adapter for --reference: a hub file or a local file with the image encoder in an image_encoder/ "
-        "folder beside it (default: h94/IP-Adapter/models/ip-adapter_sd15.safetensors)",
+        "folder beside it (default: h94/IP-Adapter/models/ip-adapter_sd15.safetensors, for SDXL "
+        "sdxl_models/ip-adapter_sdxl.safetensors)",
         per_song=False,
     )
     device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)

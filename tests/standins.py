@@ -33,7 +33,7 @@ Real layouts, looked up on the hub:
   ``.to_v_ip`` for each cross-attention N = 1, 3, …, 31), models/ip-adapter_sd15.bin (the same as a pickled
   dict of two dicts), models/image_encoder/ with config.json (CLIPVisionModelWithProjection: ViT-H/14, 1280
   wide, 32 layers, projection 1024, image size 224), model.safetensors and pytorch_model.bin in float32;
-  README.md. The other adapters (plus, face, light, sdxl_models/) are not read.
+  README.md. The other SD 1.5 adapters (plus, face, light) are not read.
 - ``khanon/lora-training``: kohya's SD 1.5 LoRAs, one folder each; ``sora/chara-sora-v3.safetensors`` is
   one (float16, kohya's names: ``lora_unet_`` for the UNet's attention blocks and ``lora_te_`` for the text
   encoder's attention and MLP, each with ``.lora_down``, ``.lora_up`` and ``.alpha``; the training
@@ -41,6 +41,19 @@ Real layouts, looked up on the hub:
 - ``madebyollin/taesd``: README.md, config.json (AutoencoderTiny: 64 channels, 1+3+3+3 encoder and
   3+3+3+1 decoder blocks, latent magnitude 3 and shift 0.5, scaling factor 1), diffusion_pytorch_model
   as .safetensors and .bin; taesd_encoder/decoder.safetensors, the original layout, are not read.
+- ``stabilityai/stable-diffusion-xl-base-1.0``: model_index.json (StableDiffusionXLPipeline,
+  ``force_zeros_for_empty_prompt: true``, ``add_watermarker: null``, an EulerDiscreteScheduler); text_encoder/
+  (CLIPTextModel, ViT-L) and text_encoder_2/ (CLIPTextModelWithProjection, ViT-bigG: gelu, projection 1280),
+  each config.json with model.safetensors and model.fp16.safetensors; tokenizer/ and tokenizer_2/ (the
+  second pads with "!"); unet/ (``addition_embed_type: text_time``, cross-attention 2048, linear
+  projections, 1/2/10 transformer layers) and vae/ (``force_upcast: true``, scaling factor 0.13025), each
+  config.json with diffusion_pytorch_model.safetensors and .fp16.safetensors. No pickled .bin. Not read:
+  vae_1_0/, vae_decoder/, vae_encoder/ (ONNX), OpenVINO and Flax files, sd_xl_base_1.0.safetensors and the
+  offset LoRA (single files), LICENSE.md and the sample pictures.
+- ``h94/IP-Adapter``'s ``sdxl_models/``: ip-adapter_sdxl.safetensors and .bin as for SD 1.5, and
+  image_encoder/ (CLIPVisionModelWithProjection: ViT-bigG/14, 1664 wide, 48 layers, projection 1280); the
+  vit-h and plus adapters beside them are not read.
+- ``latent-consistency/lcm-lora-sdxl`` and ``madebyollin/taesdxl``: laid out as their SD 1.5 counterparts.
 
 The GPT-2 vocabulary is GPT-2's own (50,257 tokens, end-of-text id 50,256), rebuilt from the BPE
 ranks that openai-whisper ships (benchmarks/gpt2.py); the CLIP tokenizer is the small one the tiny preset uses.
@@ -64,11 +77,21 @@ from safetensors.torch import save as safetensors_bytes
 
 from benchmarks.gpt2 import GPT2_EOS, GPT2_VOCAB, tokenizer_files
 from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.models.presets import IP_ADAPTER, LCM_LORA, REAL_ESRGAN, TAESD, TINY
+from musicvid.models.presets import (
+    IP_ADAPTER,
+    IP_ADAPTER_XL,
+    LCM_LORA,
+    LCM_LORA_XL,
+    REAL_ESRGAN,
+    SD15,
+    SDXL,
+    TAESD,
+    TAESD_XL,
+    TINY,
+    TINY_XL,
+)
 from musicvid.models.tiny import DEMUCS_SOURCES, LOCAL_DIFFUSION, random_ip_adapter, random_lora
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
-
-SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
 
 
 def write_repo(hub: Path, repo_id: str, files: dict[str, bytes]) -> Path:
@@ -98,14 +121,18 @@ def pickled(state: dict[str, torch.Tensor]) -> bytes:
     return buffer.getvalue()
 
 
-def weights(state: dict[str, torch.Tensor], stem: str, *, bin_stem: str | None = None, fp16: bool = True) -> dict:
-    """A module's weights under the names the SD repository uses: safetensors and pickle, fp32 and fp16."""
+def weights(
+    state: dict[str, torch.Tensor], stem: str, *, bin_stem: str | None = None, fp16: bool = True, bins: bool = True
+) -> dict:
+    """A module's weights under the names the SD repository uses: safetensors and (with `bins`) pickle, fp32
+    and (with `fp16`) fp16."""
     state = {k: v.contiguous() for k, v in state.items()}
     half = {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
     bin_stem = bin_stem or stem
-    files = {f"{stem}.safetensors": safetensors_bytes(state), f"{bin_stem}.bin": pickled(state)}
+    files = {f"{stem}.safetensors": safetensors_bytes(state)} | ({f"{bin_stem}.bin": pickled(state)} if bins else {})
     if fp16:
-        files |= {f"{stem}.fp16.safetensors": safetensors_bytes(half), f"{bin_stem}.fp16.bin": pickled(half)}
+        files[f"{stem}.fp16.safetensors"] = safetensors_bytes(half)
+        files |= {f"{bin_stem}.fp16.bin": pickled(half)} if bins else {}
     return files
 
 
@@ -201,13 +228,70 @@ def gpt2_medium_files(tokenizer: dict[str, bytes]) -> dict[str, bytes]:
     }
 
 
-# --- Stable Diffusion 1.5 --------------------------------------------------------------------------
+# --- Stable Diffusion 1.5 and SDXL ------------------------------------------------------------------
+
+
+def clip_text_config(architecture: str, **keys) -> dict:
+    """A CLIP text encoder's config.json as SD's and SDXL's repositories hold them, ids and all: their
+    bos/eos ids (0 and 2) never matched their tokenizers (2 tells transformers to pool at the highest id)."""
+    vocab = json.loads((TINY_CLIP_TOKENIZER / "vocab.json").read_text(encoding="utf-8"))
+    config = {
+        "architectures": [architecture],
+        "attention_dropout": 0.0,
+        "bos_token_id": 0,
+        "dropout": 0.0,
+        "eos_token_id": 2,
+        "hidden_act": "quick_gelu",
+        "initializer_factor": 1.0,
+        "initializer_range": 0.02,
+        "layer_norm_eps": 1e-05,
+        "max_position_embeddings": 77,
+        "model_type": "clip_text_model",
+        "pad_token_id": 1,
+        "vocab_size": len(vocab),
+        **keys,
+    }
+    return dict(sorted(config.items()))
+
+
+def clip_text_encoder(config: dict, seed: int):
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
+
+    torch.manual_seed(seed)
+    model = CLIPTextModelWithProjection if config["architectures"] == ["CLIPTextModelWithProjection"] else CLIPTextModel
+    return model(CLIPTextConfig(**{k: v for k, v in config.items() if k != "architectures"}))
+
+
+def clip_tokenizer_files(folder: str, pad_token: str, **keys) -> dict[str, bytes]:
+    """A CLIP tokenizer's four files (the tiny vocabulary) as SD's and SDXL's repositories hold them."""
+    token = {"lstrip": False, "normalized": True, "rstrip": False, "single_word": False}
+    start, end = {"content": "<|startoftext|>", **token}, {"content": "<|endoftext|>", **token}
+    config = {
+        "add_prefix_space": False,
+        "bos_token": {"__type": "AddedToken", **start},
+        "do_lower_case": True,
+        "eos_token": {"__type": "AddedToken", **end},
+        "errors": "replace",
+        "model_max_length": 77,
+        "pad_token": pad_token,
+        "tokenizer_class": "CLIPTokenizer",
+        "unk_token": {"__type": "AddedToken", **end},
+        **keys,
+    }
+    return {
+        f"{folder}/vocab.json": (TINY_CLIP_TOKENIZER / "vocab.json").read_bytes(),
+        f"{folder}/merges.txt": (TINY_CLIP_TOKENIZER / "merges.txt").read_bytes(),
+        f"{folder}/tokenizer_config.json": as_json(dict(sorted(config.items()))),
+        f"{folder}/special_tokens_map.json": as_json(
+            {"bos_token": start, "eos_token": end, "pad_token": pad_token, "unk_token": end}
+        ),
+    }
 
 
 def sd15_files() -> dict[str, bytes]:
     from diffusers import AutoencoderKL, UNet2DConditionModel
     from diffusers.pipelines.stable_diffusion.safety_checker import StableDiffusionSafetyChecker
-    from transformers import CLIPConfig, CLIPTextConfig, CLIPTextModel
+    from transformers import CLIPConfig
 
     sizes = LOCAL_DIFFUSION[TINY]
     version = {"_diffusers_version": "0.6.0"}
@@ -263,42 +347,14 @@ def sd15_files() -> dict[str, bytes]:
         "sample_size": 512,
     }
     clip_vocab = json.loads((TINY_CLIP_TOKENIZER / "vocab.json").read_text(encoding="utf-8"))
-    # SD 1.5's text encoder config, ids and all: its bos/eos ids (0 and 2) never matched its tokenizer.
-    text_encoder = {
-        "_name_or_path": "openai/clip-vit-large-patch14",
-        "architectures": ["CLIPTextModel"],
-        "attention_dropout": 0.0,
-        "bos_token_id": 0,
-        "dropout": 0.0,
-        "eos_token_id": 2,
-        "hidden_act": "quick_gelu",
-        "initializer_factor": 1.0,
-        "initializer_range": 0.02,
-        "layer_norm_eps": 1e-05,
-        "max_position_embeddings": 77,
-        "model_type": "clip_text_model",
-        "pad_token_id": 1,
-        "projection_dim": sizes["text"]["hidden_size"],
-        "torch_dtype": "float32",
-        "transformers_version": "4.22.0.dev0",
-        "vocab_size": len(clip_vocab),
+    text_encoder = clip_text_config(
+        "CLIPTextModel",
+        _name_or_path="openai/clip-vit-large-patch14",
+        projection_dim=sizes["text"]["hidden_size"],
+        torch_dtype="float32",
+        transformers_version="4.22.0.dev0",
         **sizes["text"],
-    }
-    token = {"lstrip": False, "normalized": True, "rstrip": False, "single_word": False}
-    start, end = {"content": "<|startoftext|>", **token}, {"content": "<|endoftext|>", **token}
-    tokenizer_config = {
-        "add_prefix_space": False,
-        "bos_token": {"__type": "AddedToken", **start},
-        "do_lower_case": True,
-        "eos_token": {"__type": "AddedToken", **end},
-        "errors": "replace",
-        "model_max_length": 77,
-        "name_or_path": "openai/clip-vit-large-patch14",
-        "pad_token": "<|endoftext|>",
-        "special_tokens_map_file": "./special_tokens_map.json",
-        "tokenizer_class": "CLIPTokenizer",
-        "unk_token": {"__type": "AddedToken", **end},
-    }
+    )
     feature_extractor = {
         "crop_size": {"height": 224, "width": 224},
         "do_center_crop": True,
@@ -331,11 +387,8 @@ def sd15_files() -> dict[str, bytes]:
         **safety.to_dict(),
     }
 
-    torch.manual_seed(3)
     modules = {
-        "text_encoder": CLIPTextModel(
-            CLIPTextConfig(**{k: v for k, v in text_encoder.items() if k != "architectures"})
-        ),
+        "text_encoder": clip_text_encoder(text_encoder, seed=3),
         "unet": UNet2DConditionModel.from_config(unet),
         "vae": AutoencoderKL.from_config(vae),
         "safety_checker": StableDiffusionSafetyChecker(safety),
@@ -345,11 +398,11 @@ def sd15_files() -> dict[str, bytes]:
         "model_index.json": as_json(model_index),
         "scheduler/scheduler_config.json": as_json(scheduler),
         "feature_extractor/preprocessor_config.json": as_json(feature_extractor),
-        "tokenizer/vocab.json": (TINY_CLIP_TOKENIZER / "vocab.json").read_bytes(),
-        "tokenizer/merges.txt": (TINY_CLIP_TOKENIZER / "merges.txt").read_bytes(),
-        "tokenizer/tokenizer_config.json": as_json(tokenizer_config),
-        "tokenizer/special_tokens_map.json": as_json(
-            {"bos_token": start, "eos_token": end, "pad_token": "<|endoftext|>", "unk_token": end}
+        **clip_tokenizer_files(
+            "tokenizer",
+            "<|endoftext|>",
+            name_or_path="openai/clip-vit-large-patch14",
+            special_tokens_map_file="./special_tokens_map.json",
         ),
         "text_encoder/config.json": as_json(text_encoder),
         "unet/config.json": as_json(unet),
@@ -379,12 +432,147 @@ def lcm_lora_files() -> dict[str, bytes]:
     }
 
 
-def tiny_unet():
-    """The SD stand-in's UNet, for what is made to fit its modules by name (LoRAs, the IP-Adapter)."""
+def tiny_unet(name: str = TINY):
+    """The SD (or with TINY_XL, SDXL) stand-in's UNet, for what is made to fit its modules by name (LoRAs,
+    the IP-Adapter)."""
     from diffusers import UNet2DConditionModel
 
     torch.manual_seed(0)
-    return UNet2DConditionModel(**LOCAL_DIFFUSION[TINY]["unet"])
+    return UNet2DConditionModel(**LOCAL_DIFFUSION[name]["unet"])
+
+
+def sdxl_files() -> dict[str, bytes]:
+    """SDXL base: two text encoders and tokenizers (the second pads with "!"), a UNet conditioned on the
+    pooled text and the picture's size, a VAE that must not run in float16 (force_upcast); safetensors
+    only, each also as an fp16 variant."""
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+
+    sizes = LOCAL_DIFFUSION[TINY_XL]
+    version = {"_diffusers_version": "0.19.0.dev0"}
+    model_index = {
+        "_class_name": "StableDiffusionXLPipeline",
+        **version,
+        "force_zeros_for_empty_prompt": True,
+        "add_watermarker": None,
+        "scheduler": ["diffusers", "EulerDiscreteScheduler"],
+        "text_encoder": ["transformers", "CLIPTextModel"],
+        "text_encoder_2": ["transformers", "CLIPTextModelWithProjection"],
+        "tokenizer": ["transformers", "CLIPTokenizer"],
+        "tokenizer_2": ["transformers", "CLIPTokenizer"],
+        "unet": ["diffusers", "UNet2DConditionModel"],
+        "vae": ["diffusers", "AutoencoderKL"],
+    }
+    scheduler = {
+        "_class_name": "EulerDiscreteScheduler",
+        **version,
+        "beta_end": 0.012,
+        "beta_schedule": "scaled_linear",
+        "beta_start": 0.00085,
+        "clip_sample": False,
+        "interpolation_type": "linear",
+        "num_train_timesteps": 1000,
+        "prediction_type": "epsilon",
+        "sample_max_value": 1.0,
+        "set_alpha_to_one": False,
+        "skip_prk_steps": True,
+        "steps_offset": 1,
+        "timestep_spacing": "leading",
+        "trained_betas": None,
+        "use_karras_sigmas": False,
+    }
+    unet = {
+        "_class_name": "UNet2DConditionModel",
+        **version,
+        "act_fn": "silu",
+        "addition_embed_type_num_heads": 64,
+        "center_input_sample": False,
+        "class_embed_type": None,
+        "class_embeddings_concat": False,
+        "conv_in_kernel": 3,
+        "conv_out_kernel": 3,
+        "cross_attention_norm": None,
+        "downsample_padding": 1,
+        "dual_cross_attention": False,
+        "encoder_hid_dim": None,
+        "encoder_hid_dim_type": None,
+        "flip_sin_to_cos": True,
+        "freq_shift": 0,
+        "in_channels": 4,
+        "mid_block_only_cross_attention": None,
+        "mid_block_scale_factor": 1,
+        "mid_block_type": "UNetMidBlock2DCrossAttn",
+        "norm_eps": 1e-05,
+        "num_attention_heads": None,
+        "num_class_embeds": None,
+        "only_cross_attention": False,
+        "out_channels": 4,
+        "resnet_out_scale_factor": 1.0,
+        "resnet_skip_time_act": False,
+        "resnet_time_scale_shift": "default",
+        "time_cond_proj_dim": None,
+        "time_embedding_act_fn": None,
+        "time_embedding_dim": None,
+        "time_embedding_type": "positional",
+        "timestep_post_act": None,
+        "upcast_attention": None,
+        **sizes["unet"],
+        "sample_size": 128,
+    }
+    vae = {
+        "_class_name": "AutoencoderKL",
+        "_diffusers_version": "0.20.0.dev0",
+        "_name_or_path": "../sdxl-vae/",
+        "act_fn": "silu",
+        "down_block_types": ["DownEncoderBlock2D"] * 4,
+        "force_upcast": True,
+        "in_channels": 3,
+        "latent_channels": 4,
+        "out_channels": 3,
+        "up_block_types": ["UpDecoderBlock2D"] * 4,
+        **sizes["vae"],
+        "sample_size": 1024,
+    }
+    common = dict(torch_dtype="float16", transformers_version="4.32.0.dev0")
+    text_encoder = clip_text_config(
+        "CLIPTextModel", projection_dim=sizes["text"]["hidden_size"], **common, **sizes["text"]
+    )
+    text_encoder_2 = clip_text_config(
+        "CLIPTextModelWithProjection", **common, **{"hidden_act": "gelu", **sizes["text_2"]}
+    )
+    modules = {
+        "text_encoder": clip_text_encoder(text_encoder, seed=11),
+        "text_encoder_2": clip_text_encoder(text_encoder_2, seed=12),
+        "unet": UNet2DConditionModel.from_config(unet),
+        "vae": AutoencoderKL.from_config(vae),
+    }
+    files = {
+        "README.md": b"---\nlicense: openrail++\ntags:\n- text-to-image\n- stable-diffusion\n---\n# SD-XL 1.0-base (stand-in)\n",
+        "model_index.json": as_json(model_index),
+        "scheduler/scheduler_config.json": as_json(scheduler),
+        **clip_tokenizer_files("tokenizer", "<|endoftext|>"),
+        **clip_tokenizer_files("tokenizer_2", "!", clean_up_tokenization_spaces=True),
+        "text_encoder/config.json": as_json(text_encoder),
+        "text_encoder_2/config.json": as_json(text_encoder_2),
+        "unet/config.json": as_json(unet),
+        "vae/config.json": as_json(vae),
+    }
+    for folder, stem in [
+        ("text_encoder", "model"),
+        ("text_encoder_2", "model"),
+        ("unet", "diffusion_pytorch_model"),
+        ("vae", "diffusion_pytorch_model"),
+    ]:
+        files |= {f"{folder}/{k}": v for k, v in weights(modules[folder].state_dict(), stem, bins=False).items()}
+    return files
+
+
+def lcm_lora_xl_files() -> dict[str, bytes]:
+    """SDXL's LCM-LoRA, laid out as SD 1.5's (latent-consistency/lcm-lora-sdxl holds the same two files)."""
+    state = {k: v.half() for k, v in random_lora(tiny_unet(TINY_XL), rank=4, seed=13).items()}
+    return {
+        "README.md": b"---\nlicense: openrail++\ntags:\n- lora\n- text-to-image\n---\n# LCM-LoRA SDXL (stand-in)\n",
+        "pytorch_lora_weights.safetensors": safetensors_bytes(state),
+    }
 
 
 def tiny_text_encoder():
@@ -402,10 +590,12 @@ def tiny_text_encoder():
 IP_ADAPTER_REPO = IP_ADAPTER.split("/models/")[0]
 IMAGE_ENCODER_SIZES = dict(
     hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, projection_dim=16
-)
+)  # (SDXL's: projection 24)
 
 
-def ip_adapter_files() -> dict[str, bytes]:
+def ip_adapter_folder(adapter: str, unet_name: str, projection_dim: int, seed: int) -> dict[str, bytes]:
+    """One of h94/IP-Adapter's adapters (the hub file `adapter`) for the stand-in UNet `unet_name`: the
+    adapter as safetensors and .bin, and the image encoder in the image_encoder/ folder beside it."""
     from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection
 
     encoder_config = {
@@ -424,23 +614,33 @@ def ip_adapter_files() -> dict[str, bytes]:
         "torch_dtype": "float16",
         "transformers_version": "4.28.0.dev0",
         **IMAGE_ENCODER_SIZES,
+        "projection_dim": projection_dim,
     }
-    torch.manual_seed(8)
+    torch.manual_seed(seed)
     encoder = CLIPVisionModelWithProjection(
         CLIPVisionConfig(**{k: v for k, v in encoder_config.items() if k != "architectures"})
     )
-    adapter = random_ip_adapter(tiny_unet(), IMAGE_ENCODER_SIZES["projection_dim"], seed=8)
-    half = {part: {k: v.half() for k, v in weights.items()} for part, weights in adapter.items()}
+    adapter_weights = random_ip_adapter(tiny_unet(unet_name), projection_dim, seed=seed)
+    half = {part: {k: v.half() for k, v in weights.items()} for part, weights in adapter_weights.items()}
     flat = {f"{part}.{k}": v for part, weights in half.items() for k, v in weights.items()}
+    folder, _, file = adapter.removeprefix(IP_ADAPTER_REPO + "/").rpartition("/")
     return {
-        "README.md": b"---\nlicense: apache-2.0\nlanguage:\n- en\nlibrary_name: diffusers\n---\n# IP-Adapter (stand-in)\n",
-        "models/ip-adapter_sd15.safetensors": safetensors_bytes(flat),
-        "models/ip-adapter_sd15.bin": pickled(half),
-        "models/image_encoder/config.json": as_json(encoder_config),
+        f"{folder}/{file}": safetensors_bytes(flat),
+        f"{folder}/{Path(file).stem}.bin": pickled(half),
+        f"{folder}/image_encoder/config.json": as_json(encoder_config),
         **{
-            f"models/image_encoder/{k}": v
+            f"{folder}/image_encoder/{k}": v
             for k, v in weights(encoder.state_dict(), "model", bin_stem="pytorch_model", fp16=False).items()
         },
+    }
+
+
+def ip_adapter_files() -> dict[str, bytes]:
+    """The SD 1.5 adapter (models/, its encoder ViT-H/14) and SDXL's (sdxl_models/, its encoder ViT-bigG/14)."""
+    return {
+        "README.md": b"---\nlicense: apache-2.0\nlanguage:\n- en\nlibrary_name: diffusers\n---\n# IP-Adapter (stand-in)\n",
+        **ip_adapter_folder(IP_ADAPTER, TINY, IMAGE_ENCODER_SIZES["projection_dim"], seed=8),
+        **ip_adapter_folder(IP_ADAPTER_XL, TINY_XL, 24, seed=14),
     }
 
 
@@ -493,8 +693,9 @@ def diffusers_lora(folder: Path, seed: int = 10, safe: bool = True) -> Path:
     return next(folder.glob("pytorch_lora_weights.*"))
 
 
-def taesd_files() -> dict[str, bytes]:
-    """TAESD at its published size (2.4M weights), random, under its diffusers config."""
+def taesd_files(readme: bytes = b"# TAESD (stand-in)\n") -> dict[str, bytes]:
+    """TAESD at its published size (2.4M weights), random, under its diffusers config; TAESDXL (the same
+    network and config, trained on SDXL's latents) is laid out the same."""
     from diffusers import AutoencoderTiny
 
     config = {
@@ -518,7 +719,7 @@ def taesd_files() -> dict[str, bytes]:
     torch.manual_seed(7)
     state = AutoencoderTiny.from_config(config).state_dict()
     return {
-        "README.md": b"---\nlicense: mit\nlibrary_name: diffusers\n---\n# TAESD (stand-in)\n",
+        "README.md": b"---\nlicense: mit\nlibrary_name: diffusers\n---\n" + readme,
         "config.json": as_json(config),
         **weights(state, "diffusion_pytorch_model", fp16=False),
     }
@@ -631,6 +832,9 @@ def write_hub(home: Path) -> Path:
     write_repo(hub, REAL_ESRGAN.rpartition("/")[0], realesrgan_files())
     write_repo(hub, LCM_LORA, lcm_lora_files())
     write_repo(hub, TAESD, taesd_files())
+    write_repo(hub, SDXL, sdxl_files())
+    write_repo(hub, LCM_LORA_XL, lcm_lora_xl_files())
+    write_repo(hub, TAESD_XL, taesd_files(b"# TAESDXL (stand-in)\n"))
     write_repo(hub, IP_ADAPTER_REPO, ip_adapter_files())
     write_repo(hub, "/".join(KOHYA_LORA.split("/")[:2]), kohya_lora_files())
     return hub

@@ -50,6 +50,19 @@ def test_speed_benchmark_quick(tmp_path, capsys):
     assert "| fast-8 |" in capsys.readouterr().out
 
 
+def test_speed_benchmark_quick_sdxl_with_a_reference(tmp_path, capsys):
+    out = tmp_path / "speed.json"
+    assert speed.main(["--quick", "--sdxl", "--levers", "reference", "--pictures", "8", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["settings"].startswith("tiny-random-xl, 64x64") and list(report["levers"]) == [
+        "baseline",
+        "reference",
+    ]
+    assert (
+        report["levers"]["reference"]["frames_per_second"] > 0 and "max_difference" not in report["levers"]["reference"]
+    )
+
+
 def test_delivery_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "delivery.json"
     delivery.main(["--quick", "--out", str(out)])

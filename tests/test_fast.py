@@ -1,6 +1,7 @@
 """--fast: LCM-LoRA's few steps with the noise of each step shared along a morph, and TAESD."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from diffusers import AutoencoderTiny, LCMScheduler
 from musicvid.models.loading import Drawing, load_diffusion, load_drawing
 from musicvid.models.presets import PRESETS, TINY
 from musicvid.pictures import render as render_module
-from musicvid.pictures.render import Conditioning, Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
+from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
 from musicvid.pictures.sampler import SharedNoiseLCMScheduler, StepNoise
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings import resolve_render_settings
@@ -84,7 +85,7 @@ def test_shared_step_noise_keeps_a_morph_continuous_where_fresh_noise_flickers(f
         def conditioning(self, picture):
             given = inputs.conditioning(picture)
             noise = torch.randn(given.step_noise.shape, generator=torch.Generator().manual_seed(int(picture.t * 1e4)))
-            return Conditioning(given.text, given.noise, noise, given.image)
+            return replace(given, step_noise=noise)
 
     flicker = morph(fast, ts[:2], FreshNoise())
     assert np.abs(flicker[1] - flicker[0]).mean() > 5 * step

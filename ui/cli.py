@@ -12,7 +12,9 @@ from ui.config import UIConfig
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
     p.add_argument("--port", type=int, default=7860)
-    p.add_argument("--models", default="default", help="model preset the page starts with: default or tiny")
+    p.add_argument(
+        "--models", default="default", help="model preset the page starts with: default, sdxl, tiny or tiny-xl"
+    )
     p.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cuda, mps or cpu")
     p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")
     p.add_argument("--jobs-dir", type=Path, default=UIConfig.jobs_dir, help="where uploads and results live")

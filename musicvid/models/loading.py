@@ -21,7 +21,15 @@ import torch
 
 from musicvid.errors import UserError
 from musicvid.models import tiny
-from musicvid.models.presets import AUTO_UPSCALER, LANCZOS, REAL_ESRGAN, TINY, ModelSet
+from musicvid.models.presets import (
+    AUTO_UPSCALER,
+    KNOWN_FAMILIES,
+    LANCZOS,
+    PIPELINE_FAMILIES,
+    REAL_ESRGAN,
+    TINY,
+    ModelSet,
+)
 from musicvid.settings import Loras
 from musicvid.timing import Timings
 from vipe_core.errors import VipeError
@@ -176,13 +184,39 @@ def load_vipe(name: str, tokenizer: str | None, device: torch.device) -> ViPE:
 # --- Stable Diffusion ------------------------------------------------------------------------------
 
 
+def diffusion_family(name: str) -> str:
+    """Which family of FAMILIES the diffusion model `name` is of: known for the models named here, else the
+    pipeline class its model_index.json names (a hub repository's is fetched alone, a few hundred bytes)."""
+    if name in KNOWN_FAMILIES:
+        return KNOWN_FAMILIES[name]
+    if Path(name).is_file():  # a checkpoint in the original layout, as model sites share them
+        raise UserError(
+            f"--diffusion {name} is a single file; musicvid loads diffusers' layout (a hub repository, or a folder "
+            "with model_index.json): save one with diffusers' from_single_file(FILE).save_pretrained(FOLDER)"
+        )
+    with _loading("diffusion", name):
+        from diffusers import DiffusionPipeline
+
+        pipeline_class = DiffusionPipeline.load_config(name).get("_class_name")
+    if pipeline_class not in PIPELINE_FAMILIES:
+        raise UserError(
+            f"--diffusion {name} is a {pipeline_class}, not a Stable Diffusion 1.x/2.x or SDXL text-to-image model"
+        )
+    return PIPELINE_FAMILIES[pipeline_class]
+
+
 def load_diffusion(name: str, device: torch.device):
+    xl = diffusion_family(name) == "sdxl"
+
     def load():
-        from diffusers import StableDiffusionPipeline
+        from diffusers import StableDiffusionPipeline, StableDiffusionXLPipeline
+
+        # SD's safety checker is not loaded; SDXL's watermark would go on pictures it decodes (ours it does not)
+        extra = dict(add_watermarker=False) if xl else dict(safety_checker=None, requires_safety_checker=False)
 
         def fetch(variant: str | None):
-            return StableDiffusionPipeline.from_pretrained(
-                name, dtype=default_dtype(device), variant=variant, safety_checker=None, requires_safety_checker=False
+            return (StableDiffusionXLPipeline if xl else StableDiffusionPipeline).from_pretrained(
+                name, dtype=default_dtype(device), variant=variant, **extra
             )
 
         variant = weights_variant(device)
@@ -194,6 +228,10 @@ def load_diffusion(name: str, device: torch.device):
             return fetch(None)  # a repository without the variant: the full weights, cast on loading
 
     pipe = _obtain("diffusion", name, load).to(dtype=default_dtype(device))
+    # SDXL's VAE overflows in float16 (its config says force_upcast): it stays in float32, as diffusers'
+    # SDXL pipeline casts it for every decode; fp16-fixed VAEs (force_upcast false) and TAESD need not.
+    if xl and pipe.vae.config.force_upcast:
+        pipe.vae.to(torch.float32)
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
 

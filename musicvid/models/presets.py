@@ -1,22 +1,29 @@
 """Which models each stage uses: the one place that names the defaults.
 
-`--models default|tiny` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
+`--models default|sdxl|tiny|tiny-xl` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
 `--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`, `--ip-adapter`) override one model of it. The tiny preset names
 small random models of the very classes the defaults use (musicvid.models.tiny): every stage then runs its
-real code path on a CPU in seconds, with no download (the pictures are noise).
+real code path on a CPU in seconds, with no download (the pictures are noise); sdxl and tiny-xl draw with SDXL.
+
+The models that --fast and --reference add, and the size pictures are drawn at, are made for one family of
+diffusion model (FAMILIES): naming an SDXL model with --diffusion brings SDXL's own, unless they are named too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 from musicvid.errors import UserError
 from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 TINY = "tiny-random"
-# Stable Diffusion 1.5's architecture with random weights: what rendering costs, with no download
+TINY_XL = "tiny-random-xl"  # SDXL's classes (two text encoders, time-and-size conditioning), as small
+# Stable Diffusion 1.5's and SDXL's architectures with random weights: what rendering costs, with no download
 # (compute does not depend on the weights' values). For benchmarks and memory checks.
 SD15_RANDOM = "sd15-random"
+SDXL_RANDOM = "sdxl-random"
+SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
+SDXL = "stabilityai/stable-diffusion-xl-base-1.0"
 ASR_BACKENDS = ("openai-whisper", "faster-whisper")
 # Whisper large-v2, on purpose: it is the large model of the paper's time, and large-v3 (what a bare
 # "large" means today) loops and hallucinates far more over music and silence (whisper.cpp #1507,
@@ -36,6 +43,32 @@ TAESD = "madebyollin/taesd"
 # --reference: IP-Adapter for SD 1.5 as its authors publish it, a hub file whose folder also holds its image
 # encoder (models/image_encoder: CLIP ViT-H/14 with its projection).
 IP_ADAPTER = "h94/IP-Adapter/models/ip-adapter_sd15.safetensors"
+# The same three made for SDXL: its LCM-LoRA, TAESD for its latents, and IP-Adapter with its own image
+# encoder (sdxl_models/image_encoder: OpenCLIP ViT-bigG/14, projection 1280).
+LCM_LORA_XL = "latent-consistency/lcm-lora-sdxl"
+TAESD_XL = "madebyollin/taesdxl"
+IP_ADAPTER_XL = "h94/IP-Adapter/sdxl_models/ip-adapter_sdxl.safetensors"
+
+
+@dataclass(frozen=True)
+class Family:
+    """What goes with a family of diffusion models: the size it was trained to draw, and the models of
+    --fast and --reference made for its UNet."""
+
+    size: tuple[int, int]
+    fast_lora: str
+    fast_decoder: str
+    ip_adapter: str
+
+
+FAMILIES = {
+    "sd": Family((512, 512), LCM_LORA, TAESD, IP_ADAPTER),
+    "sdxl": Family((1024, 1024), LCM_LORA_XL, TAESD_XL, IP_ADAPTER_XL),
+}
+# The pipeline class a repository's model_index.json names, by family (musicvid.models.loading.diffusion_family)
+PIPELINE_FAMILIES = {"StableDiffusionPipeline": "sd", "StableDiffusionXLPipeline": "sdxl"}
+# The families of the models named here, known without reading their model index
+KNOWN_FAMILIES = {TINY: "sd", SD15_RANDOM: "sd", SD15: "sd", TINY_XL: "sdxl", SDXL_RANDOM: "sdxl", SDXL: "sdxl"}
 
 
 @dataclass(frozen=True)
@@ -51,7 +84,7 @@ class ModelSet:
     fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
     fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
     ip_adapter: str  # the adapter of --reference: a hub file or local file beside its image_encoder/ folder
-    # Render defaults that suit the models: full-size SD draws 512², the tiny one a thumbnail.
+    # Render defaults that suit the models: SD 1.5 draws 512², SDXL 1024², the tiny ones a thumbnail.
     size: tuple[int, int]
     steps: int
 
@@ -69,7 +102,7 @@ PRESETS = {
         asr=WHISPER_LARGE,
         vipe=DEFAULT_VIPE,
         vipe_tokenizer=DEFAULT_VIPE_TOKENIZER,
-        diffusion="stable-diffusion-v1-5/stable-diffusion-v1-5",
+        diffusion=SD15,
         separator=DEMUCS,
         upscaler=AUTO_UPSCALER,
         auto_upscaler=REAL_ESRGAN,
@@ -95,6 +128,8 @@ PRESETS = {
         steps=4,
     ),
 }
+PRESETS["sdxl"] = replace(PRESETS["default"], diffusion=SDXL, **asdict(FAMILIES["sdxl"]))
+PRESETS["tiny-xl"] = replace(PRESETS["tiny"], diffusion=TINY_XL)
 
 
 def choose_models(
@@ -114,6 +149,8 @@ def choose_models(
     if preset not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
     models = PRESETS[preset]
+    if diffusion:
+        models = _for_family(models, diffusion)
     if asr_backend and asr_backend not in ASR_BACKENDS:
         raise UserError(f"--asr must be one of {', '.join(ASR_BACKENDS)}, not {asr_backend!r}")
     if asr_backend == "faster-whisper" and not asr and models.asr == TINY:
@@ -129,10 +166,25 @@ def choose_models(
         vipe=vipe or models.vipe,
         # A checkpoint given with --vipe uses its own tokenizer if it ships one (vipe train's do).
         vipe_tokenizer=vipe_tokenizer or (models.vipe_tokenizer if not vipe or vipe == TINY else None),
-        diffusion=diffusion or models.diffusion,
+        diffusion=models.diffusion,
         separator=separator or models.separator,
         upscaler=upscaler or models.upscaler,
         fast_lora=fast_lora or models.fast_lora,
         fast_decoder=fast_decoder or models.fast_decoder,
         ip_adapter=ip_adapter or models.ip_adapter,
     )
+
+
+def _for_family(models: ModelSet, diffusion: str) -> ModelSet:
+    """`models` drawing with `diffusion`: where the preset has its family's size and models (FAMILIES),
+    those of `diffusion`'s family instead (an SDXL model draws 1024² with SDXL's LCM-LoRA, TAESD and
+    IP-Adapter); a preset's own choices (the tiny ones) stay."""
+    from musicvid.models.loading import diffusion_family
+
+    old, new = FAMILIES[diffusion_family(models.diffusion)], FAMILIES[diffusion_family(diffusion)]
+    follow = {
+        name: getattr(new, name)
+        for name in [f.name for f in fields(old)]
+        if getattr(models, name) == getattr(old, name)
+    }
+    return replace(models, diffusion=diffusion, **follow)

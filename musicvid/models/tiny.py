@@ -13,7 +13,7 @@ from fractions import Fraction
 import torch
 
 from musicvid.assets import TINY_CLIP_TOKENIZER, TINY_GPT2_TOKENIZER
-from musicvid.models.presets import SD15_RANDOM, TINY
+from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
 from vipe_core.inference import ViPE
 
 TINY_SEED = 0
@@ -79,7 +79,9 @@ def tiny_vipe() -> ViPE:
 
 # --- Stable Diffusion ------------------------------------------------------------------------------
 
-# Sizes of the locally built pipelines: the tiny one, and SD 1.5's own (UNet 860M, VAE 84M, CLIP ViT-L/14).
+# Sizes of the locally built pipelines: the tiny ones, SD 1.5's own (UNet 860M, VAE 84M, CLIP ViT-L/14) and
+# SDXL's (UNet 2.6B; CLIP ViT-L/14 and OpenCLIP ViT-bigG/14, whose last hidden states side by side are the
+# 2048-wide text the UNet attends to, and whose projected end-of-text state conditions it with the size).
 LOCAL_DIFFUSION = {
     TINY: {
         "text": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4),
@@ -111,26 +113,77 @@ LOCAL_DIFFUSION = {
         "vae": dict(block_out_channels=(128, 256, 512, 512), layers_per_block=2, norm_num_groups=32, sample_size=512),
     },
 }
+LOCAL_DIFFUSION[TINY_XL] = {
+    "text": LOCAL_DIFFUSION[TINY]["text"],
+    "text_2": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, projection_dim=32),
+    "unet": dict(
+        LOCAL_DIFFUSION[TINY]["unet"],
+        cross_attention_dim=64,  # the two encoders' widths
+        attention_head_dim=(2, 4),
+        transformer_layers_per_block=(1, 2),
+        use_linear_projection=True,
+        addition_embed_type="text_time",
+        addition_time_embed_dim=8,
+        projection_class_embeddings_input_dim=6 * 8 + 32,  # six sizes' embeddings and the pooled text
+    ),
+    "vae": dict(LOCAL_DIFFUSION[TINY]["vae"], scaling_factor=0.13025),
+}
+LOCAL_DIFFUSION[SDXL_RANDOM] = {
+    "text": LOCAL_DIFFUSION[SD15_RANDOM]["text"],
+    "text_2": dict(
+        hidden_size=1280,
+        intermediate_size=5120,
+        num_hidden_layers=32,
+        num_attention_heads=20,
+        projection_dim=1280,
+        hidden_act="gelu",
+    ),
+    "unet": dict(
+        sample_size=128,
+        layers_per_block=2,
+        block_out_channels=(320, 640, 1280),
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "UpBlock2D"),
+        cross_attention_dim=2048,
+        attention_head_dim=(5, 10, 20),
+        transformer_layers_per_block=(1, 2, 10),
+        use_linear_projection=True,
+        addition_embed_type="text_time",
+        addition_time_embed_dim=256,
+        projection_class_embeddings_input_dim=6 * 256 + 1280,
+        norm_num_groups=32,
+    ),
+    "vae": dict(LOCAL_DIFFUSION[SD15_RANDOM]["vae"], sample_size=1024, scaling_factor=0.13025),
+}
 
 
 def local_diffusion(name: str = TINY):
-    """A Stable Diffusion pipeline of random weights built here, from a fixed seed, with no download."""
-    from diffusers import AutoencoderKL, DPMSolverMultistepScheduler, StableDiffusionPipeline, UNet2DConditionModel
-    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
+    """A Stable Diffusion (or, for the XL names, SDXL) pipeline of random weights built here, from a fixed
+    seed, with no download."""
+    from diffusers import (
+        AutoencoderKL,
+        DPMSolverMultistepScheduler,
+        StableDiffusionPipeline,
+        StableDiffusionXLPipeline,
+        UNet2DConditionModel,
+    )
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection, CLIPTokenizer
 
     sizes = LOCAL_DIFFUSION[name]
     tokenizer = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER)
     torch.manual_seed(TINY_SEED)
-    text_encoder = CLIPTextModel(
-        CLIPTextConfig(
+
+    def text_config(text_sizes: dict, pad_token_id: int) -> CLIPTextConfig:
+        return CLIPTextConfig(
             vocab_size=len(tokenizer),
             max_position_embeddings=77,
             bos_token_id=tokenizer.bos_token_id,
             eos_token_id=tokenizer.eos_token_id,
-            pad_token_id=tokenizer.pad_token_id,
-            **sizes["text"],
+            pad_token_id=pad_token_id,
+            **text_sizes,
         )
-    )
+
+    text_encoder = CLIPTextModel(text_config(sizes["text"], tokenizer.pad_token_id))
     unet = UNet2DConditionModel(in_channels=4, out_channels=4, **sizes["unet"])
     vae = AutoencoderKL(
         in_channels=3,
@@ -143,6 +196,19 @@ def local_diffusion(name: str = TINY):
     scheduler = DPMSolverMultistepScheduler(
         beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", num_train_timesteps=1000, steps_offset=1
     )
+    if "text_2" in sizes:  # SDXL: the second tokenizer pads with "!", as the published one does
+        tokenizer_2 = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER, pad_token="!")
+        text_encoder_2 = CLIPTextModelWithProjection(text_config(sizes["text_2"], tokenizer_2.pad_token_id))
+        return StableDiffusionXLPipeline(
+            vae=vae,
+            text_encoder=text_encoder,
+            text_encoder_2=text_encoder_2,
+            tokenizer=tokenizer,
+            tokenizer_2=tokenizer_2,
+            unet=unet,
+            scheduler=scheduler,
+            add_watermarker=False,
+        )
     return StableDiffusionPipeline(
         vae=vae,
         text_encoder=text_encoder,

@@ -238,11 +238,29 @@ def compute_device(pipe) -> torch.device:
     return get_module_execution_device(pipe.unet)
 
 
+def is_xl(pipe) -> bool:
+    """An SDXL pipeline: two text encoders, and a UNet conditioned on the pooled text and the picture's size."""
+    return pipe.unet.config.addition_embed_type == "text_time"
+
+
+def encode_text(pipe, prompts: list[str], device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Each prompt's text embedding (77 × width: with SDXL both encoders' side by side, 77 × 2048) and with
+    SDXL its pooled embedding, in float32 on the CPU."""
+    if not is_xl(pipe):
+        embeds, _ = pipe.encode_prompt(prompts, device, 1, False)
+        return embeds.float().cpu(), None
+    embeds, _, pooled, _ = pipe.encode_prompt(
+        prompts, device=device, num_images_per_prompt=1, do_classifier_free_guidance=False
+    )
+    return embeds.float().cpu(), pooled.float().cpu()
+
+
 @dataclass(frozen=True)
 class Conditioning:
     """What one picture is denoised from."""
 
     text: torch.Tensor  # the text embedding, 77 × width
+    pooled: torch.Tensor | None  # with SDXL: the pooled text embedding
     noise: torch.Tensor  # the initial latent
     step_noise: torch.Tensor | None  # with --fast: the noise added after each step but the last
     image: torch.Tensor | None  # with a reference adapter: the reference picture's embedding (zeros: none)
@@ -257,9 +275,16 @@ class SceneInputs:
         prompts = [_with_style(storyboard.scenes[i].prompt, settings.style) for i in scenes]
         device = compute_device(pipe)
         with torch.inference_mode():
-            embeds, _ = pipe.encode_prompt(prompts, device, 1, False)
-            self.negative, _ = pipe.encode_prompt([settings.negative_prompt], device, 1, False)
-        self.text = {i: e.float().cpu() for i, e in zip(scenes, embeds)}
+            embeds, pooled = encode_text(pipe, prompts, device)
+            self.negative, self.negative_pooled = encode_text(pipe, [settings.negative_prompt], device)
+        if pooled is not None and not settings.negative_prompt.strip() and pipe.config.force_zeros_for_empty_prompt:
+            # what SDXL's pipeline makes of no negative prompt (and what SDXL was trained to read so)
+            self.negative, self.negative_pooled = (
+                torch.zeros_like(self.negative),
+                torch.zeros_like(self.negative_pooled),
+            )
+        self.text = dict(zip(scenes, embeds))
+        self.pooled = {} if pooled is None else dict(zip(scenes, pooled))
         factor = pipe.vae_scale_factor
         shape = (pipe.unet.config.in_channels, settings.height // factor, settings.width // factor)
         # Noise comes from a CPU generator, so a seed gives the same picture on every device. With --fast
@@ -287,7 +312,7 @@ class SceneInputs:
             nothing = torch.zeros(pipe.image_encoder.config.projection_dim)
             self.image = {i: embedded[path] if path else nothing for i, path in references.items()}
         for i, picture in self.pinned.items():
-            self.noise[i] = invert(pipe, picture, self.text[i], self.image.get(i), settings.steps)
+            self.noise[i] = invert(pipe, picture, self.condition(i), settings.steps)
         self._aligned: dict[tuple[int, int], torch.Tensor] = {}
 
     def target_text(self, scene: int, target: int) -> torch.Tensor:
@@ -297,10 +322,20 @@ class SceneInputs:
             self._aligned[scene, target] = align(self.text[scene], self.text[target], self.settings.align_chunk)
         return self._aligned[scene, target]
 
+    def condition(self, scene: int) -> Conditioning:
+        """A scene's keyframe's conditioning."""
+        return Conditioning(
+            self.text[scene],
+            self.pooled.get(scene),
+            self.noise[scene],
+            self.step_noise.get(scene),
+            self.image.get(scene),
+        )
+
     def conditioning(self, picture: Picture) -> Conditioning:
         scene, target, t = picture.scene, picture.target, picture.t
         if target is None:
-            return Conditioning(self.text[scene], self.noise[scene], self.step_noise.get(scene), self.image.get(scene))
+            return self.condition(scene)
         step_noise = None
         if self.step_noise:  # each step's noise slerped on its own, as the initial latent
             step_noise = torch.empty_like(self.step_noise[scene])  # (none at all in one step)
@@ -308,6 +343,7 @@ class SceneInputs:
                 step_noise[step] = slerp(a, b, t)
         return Conditioning(
             slerp(self.text[scene], self.target_text(scene, target), t),
+            slerp(self.pooled[scene], self.pooled[target], t) if self.pooled else None,  # one vector: no CSA
             slerp(self.noise[scene], self.noise[target], t),
             step_noise,
             slerp(self.image[scene], self.image[target], t) if self.image else None,
@@ -328,24 +364,32 @@ def embed_picture(pipe, path: Path) -> torch.Tensor:
 
 
 @torch.inference_mode()
-def invert(pipe, picture: np.ndarray, text: torch.Tensor, image: torch.Tensor | None, steps: int) -> torch.Tensor:
-    """The initial noise that DDIM's steps, under `text` (and the reference picture's embedding `image`,
-    with the adapter) and without guidance, denoise to about `picture`: its VAE latent taken back up the
-    noise schedule (diffusers' DDIMInverseScheduler)."""
+def invert(pipe, picture: np.ndarray, condition: Conditioning, steps: int) -> torch.Tensor:
+    """The initial noise that DDIM's steps, under the keyframe's `condition` (its text, and with SDXL its
+    pooled text and size, with the adapter its reference picture's embedding) and without guidance,
+    denoise to about `picture`: its VAE latent taken back up the noise schedule (diffusers'
+    DDIMInverseScheduler)."""
     from diffusers import DDIMInverseScheduler
 
     device, dtype = compute_device(pipe), pipe.unet.dtype
-    pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, dtype) / 127.5 - 1
+    pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, pipe.vae.dtype) / 127.5 - 1
     encoded = pipe.vae.encode(pixels)  # SD's VAE gives a distribution, TAESD (--fast) the latent itself
     latent = (encoded.latent_dist.mean if hasattr(encoded, "latent_dist") else encoded.latents) * (
         pipe.vae.config.scaling_factor
     )
+    latent = latent.to(dtype)
     inverse = DDIMInverseScheduler.from_config(pipe.scheduler.config)
     inverse.set_timesteps(steps, device=device)
-    condition = text[None].to(device, dtype)
-    extra = None if image is None else {"image_embeds": [image[None, None].to(device, dtype)]}
+    extra = {}
+    if condition.image is not None:
+        extra["image_embeds"] = [condition.image[None, None].to(device, dtype)]
+    if condition.pooled is not None:  # SDXL: drawn at its own size, uncropped, as the pipeline conditions it
+        height, width = picture.shape[:2]
+        extra["text_embeds"] = condition.pooled[None].to(device, dtype)
+        extra["time_ids"] = torch.tensor([[height, width, 0, 0, height, width]], device=device, dtype=dtype)
+    text = condition.text[None].to(device, dtype)
     for timestep in inverse.timesteps:
-        noise = pipe.unet(latent, timestep, encoder_hidden_states=condition, added_cond_kwargs=extra).sample
+        noise = pipe.unet(latent, timestep, encoder_hidden_states=text, added_cond_kwargs=extra or None).sample
         latent = inverse.step(noise, timestep, latent).prev_sample
     return latent[0].float().cpu()
 
@@ -371,6 +415,8 @@ class Batch:
 
     text: torch.Tensor
     negative: torch.Tensor
+    pooled: torch.Tensor | None  # with SDXL: the pooled text embeddings, and the negative's
+    negative_pooled: torch.Tensor | None
     noise: torch.Tensor
     step_noise: torch.Tensor | None  # steps − 1 × batch × latent (--fast)
     image: torch.Tensor | None  # batch × 1 × width: each picture's reference embedding (with the adapter)
@@ -391,9 +437,12 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
         return tensor.pin_memory().to(device, non_blocking=True) if pin else tensor.to(device)
 
     step_noise = [c.step_noise for c in given]
+    xl = given[0].pooled is not None
     return Batch(
         text=move(torch.stack([c.text for c in given])),
         negative=move(inputs.negative).expand(len(given), -1, -1),
+        pooled=move(torch.stack([c.pooled for c in given])) if xl else None,
+        negative_pooled=move(inputs.negative_pooled).expand(len(given), -1) if xl else None,
         noise=move(torch.stack([c.noise for c in given])),
         step_noise=None if step_noise[0] is None else move(torch.stack(step_noise, dim=1)),
         image=None if given[0].image is None else move(torch.stack([c.image[None] for c in given])),
@@ -404,9 +453,13 @@ def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event 
     """One batched pipeline call (guidance batched with it): the latents of the batch's pictures."""
     from musicvid.pictures.sampler import StepNoise
 
+    pooled = {}
+    if batch.pooled is not None:
+        pooled = {"pooled_prompt_embeds": batch.pooled, "negative_pooled_prompt_embeds": batch.negative_pooled}
     return pipe(
         prompt_embeds=batch.text,
         negative_prompt_embeds=batch.negative,
+        **pooled,  # SDXL's: the pipeline makes the size conditioning from height and width
         latents=batch.noise,
         # --fast: the noise of each step, for the job's own sampler (job_pipeline) to add
         generator=None if batch.step_noise is None else StepNoise(batch.step_noise),
@@ -422,7 +475,7 @@ def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event 
 
 def decode(pipe, latents: torch.Tensor) -> torch.Tensor:
     """Latents to uint8 RGB pictures (batch × height × width × 3), on the pipeline's device."""
-    pixels = pipe.vae.decode(latents / pipe.vae.config.scaling_factor).sample
+    pixels = pipe.vae.decode(latents.to(pipe.vae.dtype) / pipe.vae.config.scaling_factor).sample
     return ((pixels.float() / 2 + 0.5).clamp(0, 1) * 255).round().to(torch.uint8).permute(0, 2, 3, 1)
 
 
