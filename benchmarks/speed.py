@@ -5,6 +5,7 @@
     python -m benchmarks.speed --levers baseline fast-16   # some rows only
     python -m benchmarks.speed --sdxl --levers blocks-8 reference   # SDXL's architecture, 1024², 25 steps
     python -m benchmarks.speed --quick            # tiny models on the CPU: checks that the script still works
+    python -m benchmarks.speed --flops            # TFLOP per picture of SD 1.5 and SDXL, counted on any machine
 
 The weights are random (the cost does not depend on their values), built once from a fixed seed; each
 lever draws with a copy of them. The baseline is the loop as it was before cross-scene groups: the
@@ -43,7 +44,7 @@ from PIL import Image
 
 from musicvid.models.loading import ModelRegistry, load_reference_adapter
 from musicvid.models.presets import PRESETS, SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
-from musicvid.models.tiny import local_diffusion
+from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
 from musicvid.pictures.render import (
     Batch,
     SceneInputs,
@@ -64,6 +65,7 @@ from musicvid.workdir import Workdir
 HERE = Path(__file__).parent
 # Lines of 2.3 to 4.1 s, as a song's are: the morphs are 23 to 41 frames at 10 fps
 LINE_SECONDS = (2.3, 3.1, 4.1, 2.7, 3.6)
+FLOP_COUNTS = ((SD15_RANDOM, 512), (SDXL_RANDOM, 1024))
 PAYS = 1.03  # a lever is kept if it makes drawing at least 3 % faster
 
 
@@ -391,6 +393,34 @@ WHISPER_LARGE_V2 = dict(
 )
 
 
+def flops_per_picture(name: str, size: int) -> dict:
+    """TFLOP of one picture of the architecture `name` at size² (25 guided steps, the VAE's decode), counted
+    by torch on the meta device: no weights, no drawing, so it runs anywhere in seconds. An estimate of
+    cost, to compare architectures by; the frames per second are what the rows measure."""
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+    from torch.utils.flop_counter import FlopCounterMode
+
+    sizes = LOCAL_DIFFUSION[name]
+    with torch.device("meta"):
+        unet = UNet2DConditionModel(in_channels=4, out_channels=4, **sizes["unet"])
+        vae = AutoencoderKL(
+            down_block_types=("DownEncoderBlock2D",) * 4, up_block_types=("UpDecoderBlock2D",) * 4, **sizes["vae"]
+        )
+        latents = torch.empty(2, 4, size // 8, size // 8)  # the picture and its unguided twin
+        text = torch.empty(2, 77, unet.config.cross_attention_dim)
+        extra = None
+        if unet.config.addition_embed_type == "text_time":  # SDXL: the pooled text and the six sizes
+            pooled = unet.config.projection_class_embeddings_input_dim - 6 * unet.config.addition_time_embed_dim
+            extra = {"text_embeds": torch.empty(2, pooled), "time_ids": torch.empty(2, 6)}
+        with FlopCounterMode(display=False) as step:
+            unet(latents, torch.tensor([500, 500]), encoder_hidden_states=text, added_cond_kwargs=extra)
+        with FlopCounterMode(display=False) as decode:
+            vae.decode(latents[:1])
+    step_flops, decode_flops = step.get_total_flops(), decode.get_total_flops()
+    tflop = {"guided_step": step_flops, "decode": decode_flops, "picture_25_steps": 25 * step_flops + decode_flops}
+    return {part: float(f"{flops / 1e12:.4g}") for part, flops in tflop.items()}
+
+
 def markdown(results: dict) -> str:
     out = [f"### Drawing, {results['settings']} on {results['machine']['device']}"]
     out.append("| lever | frames/s | × baseline | first group (s) | max diff (/255) | what |")
@@ -423,11 +453,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pictures", type=int, help="in-between frames per row (default 96 on a GPU)")
     parser.add_argument("--song", type=float, help="also a song of this many seconds, end to end")
     parser.add_argument("--sdxl", action="store_true", help="SDXL's architecture (1024², 25 steps), not SD 1.5's")
+    parser.add_argument("--flops", action="store_true", help="only count SD 1.5's and SDXL's TFLOP per picture")
     parser.add_argument("--out", type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")  # random prompts truncated by CLIP: no news
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if args.flops:
+        counted = {f"{name} {size}x{size}": flops_per_picture(name, size) for name, size in FLOP_COUNTS}
+        print(json.dumps(counted, indent=2))
+        return 0
     on_gpu = torch.cuda.is_available()
     device = torch.device("cuda" if on_gpu else "cpu")
     if args.quick or not on_gpu:

@@ -63,6 +63,19 @@ def test_speed_benchmark_quick_sdxl_with_a_reference(tmp_path, capsys):
     )
 
 
+def test_flops_per_picture_counts_25_guided_steps_and_a_decode_for_both_families(monkeypatch, capsys):
+    from musicvid.models.presets import TINY, TINY_XL
+
+    monkeypatch.setattr(speed, "FLOP_COUNTS", ((TINY, 64), (TINY_XL, 64)))
+    assert speed.main(["--flops"]) == 0
+    counted = json.loads(capsys.readouterr().out)
+    assert list(counted) == ["tiny-random 64x64", "tiny-random-xl 64x64"]
+    for row in counted.values():
+        assert row["guided_step"] >= 0 and row["picture_25_steps"] > 0
+    big = speed.flops_per_picture(TINY, 128)  # four times the pixels: about four times the work
+    assert 3 < big["picture_25_steps"] / counted["tiny-random 64x64"]["picture_25_steps"] < 5
+
+
 def test_delivery_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "delivery.json"
     delivery.main(["--quick", "--out", str(out)])
