@@ -53,6 +53,7 @@ from musicvid.pictures.render import (
 )
 from musicvid.pictures.schedule import FrameSchedule, frame_schedule, to_frame
 from musicvid.pictures.sheet import write_contact_sheet
+from musicvid.pictures.transitions import plan_transitions, render_transitions, stale_transitions, video_job
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import (
     Storyboard,
@@ -327,15 +328,28 @@ def draw_pictures(
     stop: threading.Event | None,
 ) -> int:
     """The pictures of `schedule` (keyframes alone with `settings.preview`) whose inputs changed, or that
-    a killed run left undone; returns how many were drawn."""
+    a killed run left undone; returns how many were drawn. With --transitions video, Stable Diffusion draws
+    the keyframes, then the video model the frames between them (musicvid.pictures.transitions)."""
+    by_video = settings.transitions == "video" and not settings.preview
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
-    groups = plan_pictures(storyboard, schedule, settings, drawing.key(registry.models), workdir)
-    stale = stale_pictures(groups, settings)
-    if not stale:
-        return 0
-    with registry.use(drawing, timings) as loaded:
-        job = job_pipeline(loaded, settings)
-        return render_pictures(job, storyboard, groups, stale, settings, timings, quiet, stop)
+    sd_settings = dataclasses.replace(settings, preview=True) if by_video else settings
+    groups = plan_pictures(storyboard, schedule, sd_settings, drawing.key(registry.models), workdir)
+    stale, drawn = stale_pictures(groups, settings), 0
+    if stale:
+        with registry.use(drawing, timings) as loaded:
+            job = job_pipeline(loaded, sd_settings)
+            drawn = render_pictures(job, storyboard, groups, stale, sd_settings, timings, quiet, stop)
+    if by_video:
+        keyframes = {group[0].scene: group[0] for group in groups}
+        transitions = plan_transitions(schedule, settings, keyframes, registry.models.video, workdir)
+        stale = stale_transitions(transitions, settings)
+        if stale:
+            with registry.use("video", timings) as loaded:
+                job = video_job(loaded, settings)
+                drawn += render_transitions(
+                    job, storyboard, transitions, stale, settings, workdir, timings, quiet, stop
+                )
+    return drawn
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ RESOLUTIONS = {"720p": 720, "1080p": 1080, "4k": 2160}  # the video's short side
 OUTPUT_RATES = (24, 25, 30, 60)
 INTERPOLATORS = ("minterpolate", "blend")  # musicvid.delivery.mux
 MOVES = ("none", "zoom", "pan")
+TRANSITIONS = ("slerp", "video")  # what draws the frames between keyframes (musicvid.pictures.transitions)
 # A look sets several options at once; options given beside it win.
 # The music video's frames between are blends: it has no camera move, and between morph frames a blend
 # is as close to the truth as motion compensation (48.1 dB both, benchmarks/delivery.py) at 25 times the
@@ -372,7 +373,7 @@ class RenderSettings(Settings):
     # what changes only the frames between keyframes or the video, never a keyframe
     BETWEEN_AND_AFTER: ClassVar[tuple[str, ...]] = (
         "fps", "output_fps", "interpolator", "resolution", "pacing", "motion", "pulse", "align", "align_chunk",
-        "captions", "preview",
+        "captions", "preview", "transitions", "transition_steps",
     )  # fmt: skip
 
     look: str | None = setting(
@@ -421,6 +422,15 @@ class RenderSettings(Settings):
         choices=MOVES,
     )
     pulse: float = setting(0.0, "a small zoom on strong beats, 0 (none) to 1", low=0, high=1, step=0.1)
+    transitions: str = setting(
+        "slerp",
+        "what draws the frames between keyframes: slerp (the paper's morph through text and noise) or video (a "
+        "video model, LTX-Video, drawing motion from each keyframe to the next)",
+        choices=TRANSITIONS,
+    )
+    transition_steps: int = setting(
+        40, "denoising steps of --transitions video (default: the video model's, 40 for LTX-Video)", low=1, high=100
+    )
     align: bool = setting(True, "Chunked Similarity Alignment of the text embeddings (--no-align: plain slerp)")
     align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76)
     style: str = setting("", "text appended to every prompt, e.g. 'oil painting'")
@@ -516,7 +526,8 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     line, a batch's CSV row and the page turn what a person chose into settings:
 
     1. each field's default;
-    2. the models' picture size and steps (`models`: a ModelSet, or anything with a size and steps);
+    2. the models' picture size and steps (`models`: a ModelSet, or anything with a size, steps and
+       transition_steps);
     3. the look's options (the look the last layer names), then --fast's steps and guidance;
     4. each layer of `given`, in order: what a person chose (the command line, then a CSV row over it;
        on the page, the controls the person changed from what the page showed).
@@ -533,7 +544,7 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
             check_field(fields[name], value)
     top = {name: value for layer in chosen for name, value in layer.items()}  # each field as the top layer has it
     models_look_fast = [
-        {"size": tuple(models.size), "steps": models.steps},
+        {"size": tuple(models.size), "steps": models.steps, "transition_steps": models.transition_steps},
         LOOKS.get(top.get("look"), {}),
         FAST if top.get("fast") else {},
     ]
@@ -604,6 +615,12 @@ class ModelChoice(Settings):
         "sdxl_models/ip-adapter_sdxl.safetensors)",
         per_song=False,
     )
+    video_model: str | None = setting(
+        None,
+        "the video model of --transitions video: an LTX-Video repository or folder in diffusers' layout (default: "
+        "Lightricks/LTX-Video-0.9.5)",
+        per_song=False,
+    )
     device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)
 
     def check_upscaler_used(self, songs: Iterable[RenderSettings]) -> None:
@@ -627,6 +644,7 @@ class ModelChoice(Settings):
             fast_lora=self.fast_lora,
             fast_decoder=self.fast_decoder,
             ip_adapter=self.ip_adapter,
+            video=self.video_model,
         )
 
     def registry(self, keep_loaded: bool = False):

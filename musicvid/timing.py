@@ -10,7 +10,7 @@ from typing import Iterator
 import torch
 
 # Stages whose time is spent inside the neural networks; everything else is overhead.
-MODEL_STAGES = ("transcribe", "elaborate", "encode prompts", "denoise", "decode")
+MODEL_STAGES = ("transcribe", "elaborate", "encode prompts", "denoise", "decode", "transitions")
 
 
 class Timings:

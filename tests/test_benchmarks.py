@@ -86,3 +86,44 @@ def test_delivery_benchmark_quick(tmp_path, capsys):
     # every way delivers the same clip well: the PSNR of an H.264 at CRF 18 against the frames unencoded
     assert all(r["frames_per_second"] > 0 and r["megabytes"] > 0 and r["psnr"] > 40 for r in rows.values())
     assert "Delivering the music-video look" in capsys.readouterr().out
+
+
+def test_transition_flops_count_each_candidates_steps_decode_and_encode(tmp_path, capsys):
+    from benchmarks import transitions
+
+    out = tmp_path / "flops.json"
+    assert transitions.main(["--flops", "--width", "64", "--height", "64", "--frames", "9", "--out", str(out)]) == 0
+    counted = json.loads(out.read_text())
+    assert json.loads(capsys.readouterr().out) == counted
+    rows = counted["candidates"]
+    assert set(rows) == {
+        "ltx-video-0.9.5",
+        "ltx-video-distilled",
+        "wan-2.1-vace-1.3b",
+        "wan-2.1-flf2v-14b",
+        "slerp-sd15",
+    }
+    for row in rows.values():
+        assert row["tflop_per_step"] > 0 and row["tflop_decode"] > 0 and row["tflop_per_transition"] > 0
+        # each value is rounded to 4 significant digits, the step's error then multiplied by the steps
+        whole = row["steps"] * row["tflop_per_step"] + row["tflop_decode"] + row["tflop_encode"]
+        assert row["tflop_per_transition"] == pytest.approx(whole, rel=2e-3)
+        seconds = counted["seconds_of_video"]
+        assert row["tflop_per_second_of_video"] == pytest.approx(row["tflop_per_transition"] / seconds, rel=2e-3)
+    guided, distilled = rows["ltx-video-0.9.5"], rows["ltx-video-distilled"]
+    assert (guided["batch"], distilled["batch"]) == (2, 1)
+    assert 1.9 < guided["tflop_per_step"] / distilled["tflop_per_step"] < 2.1  # both passes of guidance: twice
+    assert distilled["tflop_per_transition"] < guided["tflop_per_transition"]
+    assert rows["wan-2.1-flf2v-14b"]["fits_24gb"] is False
+
+
+def test_a_transition_is_timed_through_musicvids_own_drawing(tmp_path, capsys):
+    from benchmarks import transitions
+
+    out = tmp_path / "timed.json"
+    assert transitions.main(["--quick", "--repeats", "1", "--out", str(out)]) == 0
+    timed = json.loads(out.read_text())
+    assert json.loads(capsys.readouterr().out) == timed
+    assert (timed["frames"], timed["steps"], len(timed["all_seconds"])) == (9, 2, 2)  # a warm-up and one timed
+    assert timed["seconds_per_transition"] > 0
+    assert timed["seconds_per_second_of_video"] == pytest.approx(timed["seconds_per_transition"] / 0.8, rel=0.05)

@@ -38,6 +38,7 @@ ADVANCED = [
     "",
     "",
     "none",
+    "slerp",
     0,
     False,
     False,
@@ -45,7 +46,8 @@ ADVANCED = [
     0.6,
     "",
 ]  # preset, fps, context, steps, guidance, size, seed, style, align; the Look group: look, captions, aspect,
-# pacing, output fps, resolution, camera move, pulse, preview, fast, reference picture, its strength, LoRAs
+# pacing, output fps, resolution, camera move, transitions, pulse, preview, fast, reference picture, its strength,
+# LoRAs
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
@@ -181,6 +183,11 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     pictures = len(list((work / "frames").glob("*.png"))) + len(list((work / "keyframes").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == pictures
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64)))  # the pinned one stays as it is
+    # the frames between keyframes drawn by the video model: the keyframes stay, every frame between is new
+    moving = [*looked[:16], "video", *looked[17:]]
+    client.predict(song, "Lighthouse", "The Tiny Models", *moving, table, job, api_name="/render")
+    frames = len(list((work / "frames").glob("*.png")))
+    assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == frames
 
     # (the loop goes on, edit and render again: the browser test below)
 
@@ -406,7 +413,7 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
     # the Look group: karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
-    look = [*ADVANCED[:10], "karaoke", "16:9", "beats", "24", "", "zoom", 0.5, True, False, *ADVANCED[-3:]]
+    look = [*ADVANCED[:10], "karaoke", "16:9", "beats", "24", "", "zoom", "slerp", 0.5, True, False, *ADVANCED[-3:]]
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
     other = [*ADVANCED[:6], 5, *ADVANCED[7:]]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")

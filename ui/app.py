@@ -88,6 +88,9 @@ def look_controls(shows: dict) -> dict[str, gr.Component]:
         output_fps=choice("output_fps", "Video frame rate (empty: as drawn; the frames between are interpolated)"),
         resolution=choice("resolution", "Resolution (empty: as drawn; else upscaled)"),
         motion=choice("motion", "Camera move over each scene"),
+        transitions=choice(
+            "transitions", "Between keyframes (slerp: the paper's morph; video: drawn by a video model, LTX-Video)"
+        ),
         pulse=gr.Slider(value=shows["pulse"], label="Pulse: a zoom on strong beats", **bounds(RenderSettings, "pulse")),
         preview=gr.Checkbox(shows["preview"], label="Preview: keyframes crossfaded, in this look (fast)"),
         fast=gr.Checkbox(

@@ -27,7 +27,7 @@ from musicvid.settings import (
 # The settings the page's controls set, by field name; the models' preset is the page's own control.
 RENDER_FIELDS = (
     "fps", "steps", "guidance", "size", "style", "align", "look", "captions", "aspect", "pacing", "output_fps",
-    "resolution", "motion", "pulse", "preview", "fast", "reference_strength", "lora",
+    "resolution", "motion", "transitions", "pulse", "preview", "fast", "reference_strength", "lora",
 )  # fmt: skip
 UPLOADS = ("reference",)  # settings the person's files set: read like the others, never set by the page
 REQUEST_FIELDS = ("context_size", "seed")

@@ -94,6 +94,7 @@ MODEL_KINDS = {
     "tiny decoder": Kind("--fast-decoder", built_here={TINY: tiny.tiny_taesd}),
     "separator": Kind("--separator", built_here={TINY: tiny.tiny_demucs}),
     "upscaler": Kind("--upscaler", built_here={TINY: tiny.tiny_upscaler}),
+    "video": Kind("--video-model", built_here={TINY: tiny.tiny_ltx_video}),
 }
 
 
@@ -375,6 +376,48 @@ def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device):
     return pipe
 
 
+# --- the video model of --transitions video -------------------------------------------------------
+
+# The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
+# LTXConditionPipeline loads whichever its repository was saved as (0.9.5's says LTXPipeline).
+LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
+
+
+def video_dtype(device: torch.device) -> torch.dtype:
+    """LTX-Video's dtype: bfloat16 on a GPU, as it is published to run (T5 overflows in float16)."""
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
+def check_video_model(name: str) -> None:
+    """Refuse, in one sentence and before any work, a --video-model that is no LTX-Video pipeline (its
+    model_index.json alone is read: a hub repository's is fetched alone, a few hundred bytes)."""
+    if name in MODEL_KINDS["video"].built_here:
+        return
+    with _loading("video", name):
+        from diffusers import DiffusionPipeline
+
+        pipeline_class = DiffusionPipeline.load_config(name).get("_class_name")
+    if pipeline_class not in LTX_PIPELINES:
+        raise UserError(
+            f"--video-model {name} is a {pipeline_class}; --transitions video draws with LTX-Video "
+            f"({', '.join(LTX_PIPELINES)}) in diffusers' layout"
+        )
+
+
+def load_video_model(name: str, device: torch.device):
+    """LTX-Video as LTXConditionPipeline, which takes a picture for any frame: the keyframes at both ends."""
+
+    def load():
+        from diffusers import LTXConditionPipeline
+
+        check_video_model(name)
+        return LTXConditionPipeline.from_pretrained(name, dtype=video_dtype(device))
+
+    pipe = _obtain("video", name, load)  # (the tiny one in float32, as it is built)
+    pipe.set_progress_bar_config(disable=True)
+    return pipe.to(device)
+
+
 # --- Demucs ----------------------------------------------------------------------------------------
 
 
@@ -436,6 +479,7 @@ LOADERS: dict[str, Callable[[ModelSet, torch.device], Any]] = {
     "vipe": lambda models, device: load_vipe(models.vipe, models.vipe_tokenizer, device),
     "separator": lambda models, device: load_separator(models.separator, device),
     "upscaler": lambda models, device: load_upscaler(models.upscaler, device, models.auto_upscaler),
+    "video": lambda models, device: load_video_model(models.video, device),
 }
 
 

@@ -1,7 +1,7 @@
 """Which models each stage uses: the one place that names the defaults.
 
 `--models default|sdxl|tiny|tiny-xl` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
-`--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`, `--ip-adapter`) override one model of it. The tiny preset names
+`--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`, `--ip-adapter`, `--video-model`) override one model of it. The tiny preset names
 small random models of the very classes the defaults use (musicvid.models.tiny): every stage then runs its
 real code path on a CPU in seconds, with no download (the pictures are noise); sdxl and tiny-xl draw with SDXL.
 
@@ -48,6 +48,10 @@ IP_ADAPTER = "h94/IP-Adapter/models/ip-adapter_sd15.safetensors"
 LCM_LORA_XL = "latent-consistency/lcm-lora-sdxl"
 TAESD_XL = "madebyollin/taesdxl"
 IP_ADAPTER_XL = "h94/IP-Adapter/sdxl_models/ip-adapter_sdxl.safetensors"
+# --transitions video: LTX-Video 0.9.5, the newest 2B LTX-Video published in diffusers' layout and the first to
+# take pictures at any frame (a first and a last one: a transition between two keyframes). Its 2B transformer,
+# T5-XXL and VAE fit one 24 GB GPU in bfloat16 (README, "Transitions drawn by a video model").
+LTX_VIDEO = "Lightricks/LTX-Video-0.9.5"
 
 
 @dataclass(frozen=True)
@@ -84,9 +88,11 @@ class ModelSet:
     fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
     fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
     ip_adapter: str  # the adapter of --reference: a hub file or local file beside its image_encoder/ folder
+    video: str  # the first/last-frame video model of --transitions video (an LTX-Video repository or folder)
     # Render defaults that suit the models: SD 1.5 draws 512², SDXL 1024², the tiny ones a thumbnail.
     size: tuple[int, int]
     steps: int
+    transition_steps: int  # the video model's
 
     def describe(self) -> dict[str, str]:
         return {"asr": f"{self.asr_backend}:{self.asr}", "vipe": self.vipe, "diffusion": self.diffusion}
@@ -109,8 +115,10 @@ PRESETS = {
         fast_lora=LCM_LORA,
         fast_decoder=TAESD,
         ip_adapter=IP_ADAPTER,
+        video=LTX_VIDEO,
         size=(512, 512),
         steps=25,
+        transition_steps=40,  # LTX-Video 0.9.5's own recipe (with guidance 3)
     ),
     "tiny": ModelSet(
         asr_backend="openai-whisper",
@@ -124,8 +132,10 @@ PRESETS = {
         fast_lora=TINY,
         fast_decoder=TINY,
         ip_adapter=TINY,
+        video=TINY,
         size=(64, 64),
         steps=4,
+        transition_steps=2,
     ),
 }
 PRESETS["sdxl"] = replace(PRESETS["default"], diffusion=SDXL, **asdict(FAMILIES["sdxl"]))
@@ -145,12 +155,17 @@ def choose_models(
     fast_lora: str | None = None,
     fast_decoder: str | None = None,
     ip_adapter: str | None = None,
+    video: str | None = None,
 ) -> ModelSet:
     if preset not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
     models = PRESETS[preset]
     if diffusion:
         models = _for_family(models, diffusion)
+    if video:
+        from musicvid.models.loading import check_video_model
+
+        check_video_model(video)
     if asr_backend and asr_backend not in ASR_BACKENDS:
         raise UserError(f"--asr must be one of {', '.join(ASR_BACKENDS)}, not {asr_backend!r}")
     if asr_backend == "faster-whisper" and not asr and models.asr == TINY:
@@ -172,6 +187,7 @@ def choose_models(
         fast_lora=fast_lora or models.fast_lora,
         fast_decoder=fast_decoder or models.fast_decoder,
         ip_adapter=ip_adapter or models.ip_adapter,
+        video=video or models.video,
     )
 
 

@@ -44,7 +44,8 @@ KEY_FIELD = "musicvid-key"
 WRITE_AHEAD = 2  # groups of pictures that may wait to be written while the next is drawn
 
 
-def _key(*parts) -> str:
+def picture_key(*parts) -> str:
+    """A hash of exactly the inputs a picture is drawn from (its key)."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -130,7 +131,7 @@ def plan_pictures(
         return (scenes[i].prompt, scenes[i].seed, *[x for x in own if x is not None])
 
     keyframes = [
-        Picture(workdir.keyframe(s), _key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
+        Picture(workdir.keyframe(s), picture_key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
     ]
     groups = [[keyframe] for keyframe in keyframes]  # one by one: a new seed or prompt redraws that one alone
     if settings.preview:
@@ -144,7 +145,7 @@ def plan_pictures(
             blocks.setdefault(k // settings.batch_size, []).append(
                 Picture(
                     workdir.frame(k),
-                    _key(
+                    picture_key(
                         common,
                         morph,
                         scene_inputs(segment.scene),
