@@ -407,10 +407,9 @@ def check_video_model(name: str) -> None:
 def load_video_model(name: str, device: torch.device):
     """LTX-Video as LTXConditionPipeline, which takes a picture for any frame: the keyframes at both ends."""
 
-    def load():
+    def load():  # (a named one's model index was checked when the models were chosen: check_video_model)
         from diffusers import LTXConditionPipeline
 
-        check_video_model(name)
         return LTXConditionPipeline.from_pretrained(name, dtype=video_dtype(device))
 
     pipe = _obtain("video", name, load)  # (the tiny one in float32, as it is built)

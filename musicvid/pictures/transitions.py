@@ -207,7 +207,7 @@ def render_transitions(
     with Progress("transitions", total=sum(len(t.pictures) for t in todo), unit="frame", quiet=quiet) as progress:
         for transition in todo:
             start, end = storyboard.scenes[transition.scene], storyboard.scenes[transition.target]
-            ends = (load_picture(workdir.keyframe(start.index)), load_picture(workdir.keyframe(end.index)))
+            ends = (load_picture(workdir.keyframe(transition.scene)), load_picture(workdir.keyframe(transition.target)))
             with timings.measure("transitions", device):
                 clip = draw_clip(
                     pipe,
