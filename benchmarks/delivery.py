@@ -4,6 +4,7 @@
     python -m benchmarks.delivery                    # synthetic clips, on this machine
     python -m benchmarks.delivery --frames WORKDIR   # also the frames of a real render made with --fps 20
     python -m benchmarks.delivery --quick            # small and short: checks the script still works
+    python -m benchmarks.delivery --only upscaling   # one part (delivery, interpolation, upscaling)
 
 Interpolation quality, as the issue asks: a clip at 20 fps loses every other frame, each interpolator
 makes it 20 fps again from the 10 left, and the frames it made are compared with the ones dropped
@@ -12,9 +13,10 @@ makes it 20 fps again from the 10 left, and the frames it made are compared with
 between two of them; with --frames, the in-between frames of a render drawn at 20 fps (the morphs
 themselves; that needs real Stable Diffusion weights to mean anything). Speed: frames made per second.
 
-Upscaling cost per frame from 704x384 to 1920x1080: Lanczos, and Real-ESRGAN x4plus's architecture
-(64 features, 23 blocks) through spandrel with random weights (the cost does not depend on their
-values; the quality does, so none is claimed).
+Upscaling cost per frame from 704x384 to 1920x1080: Lanczos, and two learned upscalers through
+spandrel with random weights (the cost does not depend on their values; the quality does, so none is
+claimed): Real-ESRGAN x4plus (64 features, 23 blocks) and the general x4v3 (SRVGGNetCompact, 32 convs),
+with their FLOP count; on a GPU in float16 by batches of 1, 4 and 8 frames.
 
 Delivery throughput, as the look costs it: a clip of morph-like crossfades between photographs drawn at
 10 fps and 704x384, with karaoke lyrics, delivered at 30 fps and 1920x1080. "frames/s" is the video's
@@ -208,25 +210,97 @@ def throughput(args) -> dict:
     }
 
 
-def upscaling(args) -> dict:
-    from spandrel import ModelLoader
+def upscaler_architectures(quick: bool) -> dict:
+    """The learned upscalers compared, as published (or tiny with --quick): RealESRGAN_x4plus, today's
+    auto on a GPU, and Real-ESRGAN's general x4v3, a compact VGG-style net (SRVGGNetCompact)."""
+    from spandrel.architectures.Compact import Compact
     from spandrel.architectures.ESRGAN import ESRGAN
 
+    features, blocks, convs = (8, 1, 2) if quick else (64, 23, 32)
+    return {
+        f"real-esrgan x4plus (ESRGAN, {features} features, {blocks} blocks)": lambda: ESRGAN(
+            num_filters=features, num_blocks=blocks, scale=4
+        ),
+        f"real-esrgan general x4v3 (Compact, {features} features, {convs} convs)": lambda: Compact(
+            num_feat=features, num_conv=convs, upscale=4
+        ),
+    }
+
+
+def upscaling(args) -> dict:
+    """Per upscaler: its TFLOP per drawn frame (counted on the meta device) and its seconds per 1080p frame
+    through musicvid's Upscaler with random weights (the cost does not depend on their values; the
+    quality does, so none is claimed): on a GPU in float16 by batches of 1, 4 and 8 frames (with the
+    peak memory), on the CPU one frame (a minute or more for x4plus)."""
+    from spandrel import ModelLoader
+    from torch.utils.flop_counter import FlopCounterMode
+
     frame = photographs()[0]
-    results = {}
     started = time.perf_counter()
     for _ in range(args.repeats):
         cover(frame, VIDEO)
-    results["lanczos (Pillow, in Python)"] = round((time.perf_counter() - started) / args.repeats, 4)
-    torch.manual_seed(0)
-    features, blocks = (8, 1) if args.quick else (64, 23)
-    model = ModelLoader().load_from_state_dict(ESRGAN(num_filters=features, num_blocks=blocks, scale=4).state_dict())
-    learned = Upscaler(model.eval(), VIDEO)
-    learned(frame)  # one frame: a minute or more on a CPU
-    results[f"real-esrgan x4plus architecture ({features} features, {blocks} blocks)"] = learned.cost()[
-        "seconds_per_frame"
-    ]
+    lanczos = {"seconds_per_frame": round((time.perf_counter() - started) / args.repeats, 4)}
+    results = {"lanczos (Pillow, in Python)": {"batch 1": lanczos}}
+    gpu = torch.cuda.is_available()
+    device = torch.device("cuda" if gpu else "cpu")
+    for name, build in upscaler_architectures(args.quick).items():
+        with torch.device("meta"), FlopCounterMode(display=False) as counted:
+            build()(torch.empty(1, 3, *frame.shape[:2]))
+        row = {"tflop_per_frame": float(f"{counted.get_total_flops() / 1e12:.4g}")}
+        torch.manual_seed(0)
+        model = ModelLoader().load_from_state_dict(build().state_dict()).eval().to(device)
+        if gpu:
+            model.half()  # as musicvid.models.loading loads it on a GPU
+        for batch in (1, 4, 8) if gpu else (1,):
+            learned = Upscaler(model, VIDEO, batch)
+            if gpu:
+                list(learned([frame] * batch))  # warm-up: cuDNN picks its kernels
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            learned.frames, learned.seconds = 0, 0.0
+            list(learned([frame] * batch * (args.repeats if gpu else 1)))
+            row[f"batch {batch}"] = {"seconds_per_frame": learned.cost()["seconds_per_frame"]}
+            if gpu:
+                row[f"batch {batch}"]["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2**20)
+        results[name] = row
     return results
+
+
+def print_delivery(delivery: dict, device: str) -> None:
+    print(f"## Delivering the music-video look: {delivery['drawn_frames']} frames drawn at {DRAWN[0]}x{DRAWN[1]}")
+    print(f"-> {delivery['video_frames']} at {VIDEO[0]}x{VIDEO[1]}, 30 fps, karaoke ({device})\n")
+    print(f"Plain (the drawn rate and size, its lyrics): {delivery['plain']['seconds']:.1f} s\n")
+    print("| way | seconds | frames/s of delivery | MB | PSNR dB |\n|---|---|---|---|---|")
+    for name, r in delivery["look"].items():
+        print(
+            f"| {name} | {r['seconds']:.1f} | {r['frames_per_second']:.1f} | {r['megabytes']:.1f} | {r['psnr']:.2f} |"
+        )
+
+
+def print_interpolation(interpolation: dict, device: str) -> None:
+    print(f"## Interpolation, 10 -> 20 fps at {DRAWN[0]}x{DRAWN[1]} ({device})\n")
+    print("| clip | interpolator | PSNR dB | SSIM | frames/s |\n|---|---|---|---|---|")
+    for clip, methods in interpolation.items():
+        for method, r in methods.items():
+            print(f"| {clip} | {method} | {r['psnr']:.2f} | {r['ssim']:.4f} | {r['frames_per_second']:.1f} |")
+
+
+def print_upscaling(upscaling: dict, device: str) -> None:
+    print(f"## Upscaling {DRAWN[0]}x{DRAWN[1]} -> {VIDEO[0]}x{VIDEO[1]}, seconds per frame ({device})\n")
+    print("| upscaler | TFLOP/frame | batch | s/frame | peak GPU MiB |\n|---|---|---|---|---|")
+    for name, row in upscaling.items():
+        for batch, cost in ((k, v) for k, v in row.items() if k != "tflop_per_frame"):
+            print(
+                f"| {name} | {row.get('tflop_per_frame', '')} | {batch} | {cost['seconds_per_frame']:.3f} | "
+                f"{cost.get('peak_gpu_mib', '')} |"
+            )
+
+
+SECTIONS = {  # what each part measures, and how it is printed
+    "delivery": (throughput, print_delivery),
+    "interpolation": (interpolation, print_interpolation),
+    "upscaling": (upscaling, print_upscaling),
+}
 
 
 def main(argv=None) -> None:
@@ -235,6 +309,7 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each synthetic interpolation clip")
     parser.add_argument("--delivery-seconds", type=float, default=20.0, help="length of the delivered clip")
     parser.add_argument("--repeats", type=int, default=5, help="Lanczos upscales to time")
+    parser.add_argument("--only", nargs="+", choices=list(SECTIONS), default=list(SECTIONS), help="these parts alone")
     parser.add_argument("--quick", action="store_true", help="short clips and a tiny network")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -245,37 +320,15 @@ def main(argv=None) -> None:
         if torch.cuda.is_available()
         else f"CPU, {torch.get_num_threads()} threads"
     )
-    report = {
-        "host": platform.node(),
-        "device": device,
-        "drawn_size": DRAWN,
-        "video_size": VIDEO,
-        "delivery": throughput(args),
-        "interpolation": interpolation(args),
-        "upscale_seconds_per_frame": upscaling(args),
-    }
+    report = {"host": platform.node(), "device": device, "drawn_size": DRAWN, "video_size": VIDEO}
+    report |= {section: SECTIONS[section][0](args) for section in args.only}
     out = args.out or Path("benchmarks/results") / f"delivery-{platform.node() or 'host'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
-    delivery = report["delivery"]
-    print(f"## Delivering the music-video look: {delivery['drawn_frames']} frames drawn at {DRAWN[0]}x{DRAWN[1]}")
-    print(f"-> {delivery['video_frames']} at {VIDEO[0]}x{VIDEO[1]}, 30 fps, karaoke ({device})\n")
-    print(f"Plain (the drawn rate and size, its lyrics): {delivery['plain']['seconds']:.1f} s\n")
-    print("| way | seconds | frames/s of delivery | MB | PSNR dB |\n|---|---|---|---|---|")
-    for name, r in delivery["look"].items():
-        print(
-            f"| {name} | {r['seconds']:.1f} | {r['frames_per_second']:.1f} | {r['megabytes']:.1f} | {r['psnr']:.2f} |"
-        )
-    print(f"\n## Interpolation, 10 -> 20 fps at {DRAWN[0]}x{DRAWN[1]} ({device})\n")
-    print("| clip | interpolator | PSNR dB | SSIM | frames/s |\n|---|---|---|---|---|")
-    for clip, methods in report["interpolation"].items():
-        for method, r in methods.items():
-            print(f"| {clip} | {method} | {r['psnr']:.2f} | {r['ssim']:.4f} | {r['frames_per_second']:.1f} |")
-    print(f"\n## Upscaling {DRAWN[0]}x{DRAWN[1]} -> {VIDEO[0]}x{VIDEO[1]}, seconds per frame\n")
-    print("| upscaler | s/frame |\n|---|---|")
-    for name, seconds in report["upscale_seconds_per_frame"].items():
-        print(f"| {name} | {seconds:.3f} |")
-    print(f"\nwritten to {out}")
+    for section in args.only:
+        SECTIONS[section][1](report[section], device)
+        print()
+    print(f"written to {out}")
 
 
 if __name__ == "__main__":

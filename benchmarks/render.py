@@ -99,7 +99,8 @@ class MemorySampler:
 
 
 class GPUMemoryTimings(Timings):
-    """Timings that also keep each stage's peak GPU memory (stages run one after another)."""
+    """Timings that also keep each stage's peak GPU memory (the mux runs beside the drawing, so its peak is
+    the drawing's too; the other stages run one after another)."""
 
     def __init__(self) -> None:
         super().__init__()

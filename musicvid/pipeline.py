@@ -14,9 +14,11 @@ import logging
 import shutil
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -44,6 +46,8 @@ from musicvid.pictures import camera
 from musicvid.pictures.elaborate import elaborate
 from musicvid.pictures.pacing import accent_per_frame, motion_per_frame
 from musicvid.pictures.render import (
+    PendingPictures,
+    Picture,
     job_pipeline,
     plan_pictures,
     render_pictures,
@@ -53,7 +57,13 @@ from musicvid.pictures.render import (
 )
 from musicvid.pictures.schedule import FrameSchedule, frame_schedule, to_frame
 from musicvid.pictures.sheet import write_contact_sheet
-from musicvid.pictures.transitions import plan_transitions, render_transitions, stale_transitions, video_job
+from musicvid.pictures.transitions import (
+    Transition,
+    plan_transitions,
+    render_transitions,
+    stale_transitions,
+    video_job,
+)
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import (
     Storyboard,
@@ -317,38 +327,63 @@ def check_before_work(request: SongRequest, settings: RenderSettings, output: Pa
     check_drawing_inputs(settings)
 
 
+@dataclass(frozen=True)
+class PicturePlan:
+    """The pictures of a render, and which of them draw_pictures is to write (`stale`: missing, or drawn
+    from other inputs): Stable Diffusion's groups, and with --transitions video the video model's
+    transitions between the keyframes (SD then draws the keyframes alone, as with `settings.preview`)."""
+
+    drawing: Drawing
+    sd_settings: RenderSettings
+    groups: list[list[Picture]]
+    transitions: list[Transition]
+    stale: set[Path]
+
+
+def plan_drawing(
+    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, registry: ModelRegistry, workdir: Workdir
+) -> PicturePlan:
+    """Every picture of `schedule` keyed by its inputs (keyframes alone with `settings.preview`), and
+    which of them a killed run left undone or an edit made stale."""
+    by_video = settings.transitions == "video" and not settings.preview
+    drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
+    sd_settings = dataclasses.replace(settings, preview=True) if by_video else settings
+    groups = plan_pictures(storyboard, schedule, sd_settings, drawing.key(registry.models), workdir)
+    transitions = []
+    if by_video:
+        keyframes = {group[0].scene: group[0] for group in groups}
+        transitions = plan_transitions(schedule, settings, keyframes, registry.models.video, workdir)
+    stale = stale_pictures(groups, settings) | stale_transitions(transitions, settings)
+    return PicturePlan(drawing, sd_settings, groups, transitions, stale)
+
+
 def draw_pictures(
+    plan: PicturePlan,
     storyboard: Storyboard,
-    schedule: FrameSchedule,
     settings: RenderSettings,
     registry: ModelRegistry,
     workdir: Workdir,
     timings: Timings,
     quiet: bool,
     stop: threading.Event | None,
+    on_saved: Callable[[Path], object] = lambda path: None,
 ) -> int:
-    """The pictures of `schedule` (keyframes alone with `settings.preview`) whose inputs changed, or that
-    a killed run left undone; returns how many were drawn. With --transitions video, Stable Diffusion draws
-    the keyframes, then the video model the frames between them (musicvid.pictures.transitions)."""
-    by_video = settings.transitions == "video" and not settings.preview
-    drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
-    sd_settings = dataclasses.replace(settings, preview=True) if by_video else settings
-    groups = plan_pictures(storyboard, schedule, sd_settings, drawing.key(registry.models), workdir)
-    stale, drawn = stale_pictures(groups, settings), 0
-    if stale:
-        with registry.use(drawing, timings) as loaded:
-            job = job_pipeline(loaded, sd_settings)
-            drawn = render_pictures(job, storyboard, groups, stale, sd_settings, timings, quiet, stop)
-    if by_video:
-        keyframes = {group[0].scene: group[0] for group in groups}
-        transitions = plan_transitions(schedule, settings, keyframes, registry.models.video, workdir)
-        stale = stale_transitions(transitions, settings)
-        if stale:
-            with registry.use("video", timings) as loaded:
-                job = video_job(loaded, settings)
-                drawn += render_transitions(
-                    job, storyboard, transitions, stale, settings, workdir, timings, quiet, stop
-                )
+    """The plan's stale pictures; returns how many were drawn. With --transitions video, Stable Diffusion
+    draws the keyframes, then the video model the frames between them (musicvid.pictures.transitions).
+    `on_saved` hears of each picture once it is on disk."""
+    drawn = 0
+    if any(p.path in plan.stale for group in plan.groups for p in group):
+        with registry.use(plan.drawing, timings) as loaded:
+            job = job_pipeline(loaded, plan.sd_settings)
+            drawn = render_pictures(
+                job, storyboard, plan.groups, plan.stale, plan.sd_settings, timings, quiet, stop, on_saved
+            )
+    if any(p.path in plan.stale for t in plan.transitions for p in t.pictures):
+        with registry.use("video", timings) as loaded:
+            job = video_job(loaded, settings)
+            drawn += render_transitions(
+                job, storyboard, plan.transitions, plan.stale, settings, workdir, timings, quiet, stop, on_saved
+            )
     return drawn
 
 
@@ -385,7 +420,8 @@ def draw_keyframes(
         storyboard = storyboard_in(workdir, request, registry, audio, timings)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
         keyframes_only = dataclasses.replace(settings, preview=True)
-        drawn = draw_pictures(storyboard, schedule, keyframes_only, registry, workdir, timings, request.quiet, stop)
+        plan = plan_drawing(storyboard, schedule, keyframes_only, registry, workdir)
+        drawn = draw_pictures(plan, storyboard, keyframes_only, registry, workdir, timings, request.quiet, stop)
         sheet = write_contact_sheet(storyboard, workdir, schedule.shown_scenes)
     return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
 
@@ -433,16 +469,18 @@ def mux_video(
     accent: np.ndarray | None,
     upscale: Upscaler | None,
     timings: Timings,
+    ready: Callable[[Path], object] = lambda path: None,
 ) -> Path:
     """The work directory's video: the drawn frames through the camera, at the output rate and size,
     encoded with the song and the lyrics' `script` burned in (docs/frames.md, "Delivery"). One ffmpeg
     does all but the camera and a learned upscaler. That network sees the drawn frames where the frames
     between are blends (a third of the frames, at 30 fps from 10; the blends are made at the video's
     size); minterpolate's motion search is too slow at the video's size (2 frames/s at 1080p), so there
-    the frames between are made at the drawn size first and come back to be upscaled."""
+    the frames between are made at the drawn size first and come back to be upscaled. Each picture is
+    read once `ready(path)` returns."""
     video = workdir.video(settings.preview)
     views = camera.views(schedule, settings.motion, accent, settings.pulse)
-    drawn = video_frames(storyboard, schedule, workdir, settings)
+    drawn = video_frames(storyboard, schedule, workdir, settings, ready)
     frames = (camera.look_through(frame, view) for frame, view in zip(drawn, views))
     frame_count = to_frame(storyboard.duration, settings.video_fps)
     rate = dict(output_fps=settings.output_fps, interpolator=settings.interpolator, frame_count=frame_count)
@@ -452,7 +490,7 @@ def mux_video(
             frames = interpolate(frames, width=width, height=height, fps=fps, **rate)
             rate, fps = {}, settings.video_fps
         if upscale is not None:
-            frames, (width, height) = map(upscale, frames), settings.video_size
+            frames, (width, height) = upscale(frames), settings.video_size
         encode_video(
             frames,
             width=width,
@@ -465,6 +503,44 @@ def mux_video(
             subtitles=script,
         )
     return video
+
+
+def draw_and_deliver(
+    plan: PicturePlan,
+    storyboard: Storyboard,
+    schedule: FrameSchedule,
+    audio: Audio,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    workdir: Workdir,
+    script: Path | None,
+    accent: np.ndarray | None,
+    upscale: Upscaler | None,
+    timings: Timings,
+    quiet: bool,
+    stop: threading.Event | None,
+) -> tuple[int, Path]:
+    """The plan's pictures drawn while the video is delivered from them (mux_video) in another thread,
+    each frame as soon as its picture is written: on a GPU the CPU's part of the delivery (interpolation,
+    scaling, captions, x264) then ends about when the drawing does instead of starting there. The frames
+    reach ffmpeg in the same order with the same bytes as after the drawing, so the video is the same.
+    Returns the pictures drawn and the video. A drawing that fails or is stopped ends the delivery too,
+    leaving no video; "mux" counts the delivery's time but not its waits for pictures."""
+    pending = PendingPictures(plan.stale)
+
+    def ready(path: Path) -> None:
+        with timings.waiting("mux"):
+            pending.wait(path)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deliver") as delivery:
+        video = delivery.submit(
+            mux_video, storyboard, schedule, audio, settings, workdir, script, accent, upscale, timings, ready
+        )
+        try:
+            drawn = draw_pictures(plan, storyboard, settings, registry, workdir, timings, quiet, stop, pending.saved)
+        finally:
+            pending.close()  # a delivery waiting for a picture never drawn stops there
+        return drawn, video.result()
 
 
 def copy_out(storyboard: Storyboard, workdir: Workdir, video: Path, script: Path | None, output: Path) -> None:
@@ -544,13 +620,16 @@ def make_video(
         # 4. frame schedule, paced by the beats if asked
         motion, accent = on_the_beat(audio, storyboard.duration, settings, timings)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
-        # 5. pictures whose inputs changed, or that a killed run left undone
-        drawn = draw_pictures(storyboard, schedule, settings, registry, workdir, timings, request.quiet, stop)
+        # 5. the pictures to draw: those whose inputs changed, or that a killed run left undone
+        plan = plan_drawing(storyboard, schedule, settings, registry, workdir)
         # 6. lyrics on screen
         script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)
-        # 7. frames delivered and muxed with the song
+        # 7. the pictures drawn while their frames are delivered and muxed with the song
         upscale = Upscaler(upscaler, settings.video_size) if upscaler is not None else None
-        video = mux_video(storyboard, schedule, audio, settings, workdir, script, accent, upscale, timings)
+        drawn, video = draw_and_deliver(
+            plan, storyboard, schedule, audio, settings, registry, workdir, script, accent, upscale, timings,
+            request.quiet, stop,
+        )  # fmt: skip
         # 8. the copy to `output`, its subtitles, timings.json
         copy_out(storyboard, workdir, video, script, output)
         summary = run_summary(timings, schedule, storyboard.duration, settings, drawn, upscale, started)

@@ -1,7 +1,12 @@
-"""Where the time goes: seconds per stage of one run, kept in the work directory as timings.json."""
+"""Where the time goes: seconds per stage of one run, kept in the work directory as timings.json.
+
+Stages may overlap (the delivery runs while the pictures are drawn), so the seconds of all stages can
+add up to more than the run's wall time; a stage's seconds leave out the time it spent waiting on another.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -17,6 +22,7 @@ class Timings:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.intervals: list[tuple[str, float, float]] = []  # (stage, start, end) on perf_counter's clock
+        self._lock = threading.Lock()  # stages are measured from more than one thread
 
     @contextmanager
     def measure(self, stage: str, device: torch.device | None = None) -> Iterator[None]:
@@ -27,8 +33,19 @@ class Timings:
             if device is not None and device.type == "cuda":
                 torch.cuda.synchronize(device)  # GPU work is asynchronous: count it where it happens
             end = time.perf_counter()
-            self.seconds[stage] += end - start
-            self.intervals.append((stage, start, end))
+            with self._lock:
+                self.seconds[stage] += end - start
+                self.intervals.append((stage, start, end))
+
+    @contextmanager
+    def waiting(self, stage: str) -> Iterator[None]:
+        """Time inside `stage` spent waiting for another: not counted as the stage's."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.seconds[stage] -= time.perf_counter() - start
 
     def summary(self) -> dict:
         total = sum(self.seconds.values())

@@ -79,8 +79,13 @@ def test_flops_per_picture_counts_25_guided_steps_and_a_decode_for_both_families
 def test_delivery_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "delivery.json"
     delivery.main(["--quick", "--out", str(out)])
-    report = json.loads(out.read_text())["delivery"]
+    written = json.loads(out.read_text())
+    report = written["delivery"]
     assert report["drawn_frames"] == 10 and report["video_frames"] == 30
+    # both learned upscalers counted and timed; the compact one is the cheaper per frame
+    x4plus, compact = (row for name, row in written["upscaling"].items() if not name.startswith("lanczos"))
+    assert 0 < compact["tflop_per_frame"] < x4plus["tflop_per_frame"]
+    assert x4plus["batch 1"]["seconds_per_frame"] > 0 and compact["batch 1"]["seconds_per_frame"] > 0
     rows = report["look"]
     assert len(rows) == 1 + len(delivery.INTERPOLATORS)  # the way before, and one ffmpeg per interpolator
     # every way delivers the same clip well: the PSNR of an H.264 at CRF 18 against the frames unencoded

@@ -187,7 +187,15 @@ def test_upscalers_cover_the_video_size(standin_hub):
     for name in (TINY, REAL_ESRGAN):  # the hub file as published (tests/standins.py), through spandrel
         model = load_upscaler(name, CPU)
         assert model.scale == 4 and model.architecture.id == "ESRGAN"
-        assert Upscaler(model, (1280, 720))(frame).shape == (720, 1280, 3)
+        upscaled = list(Upscaler(model, (1280, 720), batch=2)([frame] * 3))
+        assert [f.shape for f in upscaled] == [(720, 1280, 3)] * 3
+        # a batch draws what one frame alone does; torch's scaling to cover is Pillow's Lanczos, nearly
+        alone = Upscaler(model, (1280, 720), batch=1)
+        assert np.array_equal(next(alone([frame])), upscaled[2])
+        with torch.inference_mode():
+            bigger = model(torch.from_numpy(frame).permute(2, 0, 1)[None].float() / 255)[0]
+        pillow = cover((bigger.permute(1, 2, 0) * 255).round().to(torch.uint8).numpy(), (1280, 720))
+        assert np.abs(pillow.astype(int) - upscaled[2].astype(int)).mean() < 2
 
 
 def decoded(path, indices: set[int]) -> dict[int, np.ndarray]:

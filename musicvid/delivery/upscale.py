@@ -1,19 +1,26 @@
 """Upscale: each frame to the video's size (--resolution) by a learned upscaler.
 
 A learned upscaler (Real-ESRGAN, loaded by spandrel: musicvid.models.loading) multiplies the picture's size by
-its scale (4 for RealESRGAN_x4plus) and draws the detail a bigger picture needs; Lanczos then brings
-the result to cover the video's size, keeping the middle: a drawn 704x384 (1.83:1) gives up 3% at its
-sides to become 16:9. Without a model, ffmpeg scales in the encoder's filter graph (musicvid.delivery.mux).
-The model sees one frame at a time: the last layers of a ×4 pass over 704x384 hold 64 channels of
-2816x1536 (1.1 GB in float32).
+its scale (4 for RealESRGAN_x4plus) and draws the detail a bigger picture needs; the result is then scaled to
+cover the video's size, keeping the middle: a drawn 704x384 (1.83:1) gives up 3% at its sides to become
+16:9. That last scaling is done by torch where the network ran (antialiased bicubic), so on a GPU only the
+video's frame comes back: done by Pillow on one core it took 125 ms a frame, more than the network's 9.7
+TFLOP should take a datacentre GPU (an estimate by FLOP count; benchmarks/delivery.py measures it).
+Without a model, ffmpeg scales in the encoder's filter graph (musicvid.delivery.mux).
+
+The network sees UPSCALE_BATCH frames at a time on a GPU (one on the CPU, where a batch gains nothing): the
+last layers of a ×4 pass over 704x384 hold 64 channels of 2816x1536, 0.55 GB a frame in float16.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
+from typing import Iterable, Iterator
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from PIL import Image
 
 
@@ -29,18 +36,28 @@ def cover(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return np.asarray(Image.fromarray(frame).resize(tuple(size), Image.Resampling.LANCZOS, box=box))
 
 
-class Upscaler:
-    """Frames of any size in, frames of `size` out; `model` a spandrel ImageModelDescriptor."""
+UPSCALE_BATCH = 4  # frames per pass of the network on a GPU
 
-    def __init__(self, model, size: tuple[int, int]):
+
+class Upscaler:
+    """Frames of any size in, frames of `size` out, `batch` at a time through `model` (a spandrel
+    ImageModelDescriptor); counts the frames and the seconds spent on them."""
+
+    def __init__(self, model, size: tuple[int, int], batch: int | None = None):
         self.model, self.size = model, tuple(size)
+        on_gpu = model.device.type == "cuda"
+        self.batch = batch or (UPSCALE_BATCH if on_gpu else 1)
+        # its own CUDA stream: the delivery runs beside the drawing, whose kernels it then need not wait for
+        self.stream = torch.cuda.Stream(model.device) if on_gpu else None
         self.frames, self.seconds = 0, 0.0
 
-    def __call__(self, frame: np.ndarray) -> np.ndarray:
-        start = time.perf_counter()
-        frame = cover(self.learned(frame), self.size)
-        self.frames, self.seconds = self.frames + 1, self.seconds + time.perf_counter() - start
-        return frame
+    def __call__(self, frames: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
+        frames = iter(frames)
+        while group := list(itertools.islice(frames, self.batch)):
+            start = time.perf_counter()
+            upscaled = self.learned(np.stack(group))
+            self.frames, self.seconds = self.frames + len(group), self.seconds + time.perf_counter() - start
+            yield from upscaled
 
     def cost(self) -> dict:
         """What upscaling cost in this run (part of the mux's time)."""
@@ -48,8 +65,16 @@ class Upscaler:
         return {"frames": self.frames, "seconds": round(self.seconds, 4), "seconds_per_frame": round(per_frame, 4)}
 
     @torch.inference_mode()
-    def learned(self, frame: np.ndarray) -> np.ndarray:
-        pixels = torch.from_numpy(np.array(frame)).to(self.model.device)  # a copy: frames may be read-only
-        picture = pixels.permute(2, 0, 1)[None].to(self.model.dtype) / 255
-        bigger = self.model(picture)  # clamped to [0, 1] by spandrel
-        return (bigger[0].permute(1, 2, 0).float() * 255).round().to(torch.uint8).cpu().numpy()
+    def learned(self, frames: np.ndarray) -> np.ndarray:
+        """uint8 frames (n × height × width × 3) through the network, scaled to cover `size` and cropped
+        to its middle."""
+        with torch.cuda.stream(self.stream):  # (a no-op without one)
+            pixels = torch.from_numpy(frames).to(self.model.device)
+            bigger = self.model(pixels.permute(0, 3, 1, 2).to(self.model.dtype) / 255)  # clamped to [0, 1]
+            width, height = self.size
+            scale = max(width / bigger.shape[-1], height / bigger.shape[-2])
+            covering = (max(height, round(bigger.shape[-2] * scale)), max(width, round(bigger.shape[-1] * scale)))
+            scaled = F.interpolate(bigger.float(), size=covering, mode="bicubic", antialias=True, align_corners=False)
+            top, left = (covering[0] - height) // 2, (covering[1] - width) // 2
+            video = scaled[..., top : top + height, left : left + width].clamp(0, 1)
+            return (video.permute(0, 2, 3, 1) * 255).round().to(torch.uint8).cpu().numpy()

@@ -19,14 +19,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
 from PIL import Image, PngImagePlugin
 
 from musicvid.delivery.upscale import cover
-from musicvid.errors import Cancelled, UserError
+from musicvid.errors import Cancelled, RenderError, UserError
 from musicvid.files import check_picture
 from musicvid.models.loading import file_digest
 from musicvid.pictures.schedule import FrameSchedule
@@ -62,11 +62,15 @@ def stored_key(path: Path, size: tuple[int, int] | None = None) -> str | None:
         return None  # missing or damaged: render it again
 
 
-def save_picture(path: Path, pixels: np.ndarray, key: str) -> None:
+def save_picture(
+    path: Path, pixels: np.ndarray, key: str, on_saved: Callable[[Path], object] = lambda path: None
+) -> None:
+    """`pixels` as the PNG `path` with its `key`, written whole or not at all; then `on_saved(path)`."""
     meta = PngImagePlugin.PngInfo()
     meta.add_text(KEY_FIELD, key)
     with atomic_path(path) as tmp:
         Image.fromarray(pixels).save(tmp, format="PNG", pnginfo=meta, compress_level=1)
+    on_saved(path)
 
 
 def load_picture(path: Path) -> np.ndarray:
@@ -504,6 +508,33 @@ def stale_pictures(groups: list[list[Picture]], settings: RenderSettings) -> set
     return {p.path for group in groups for p in group if stored_key(p.path, size) != p.key}
 
 
+class PendingPictures:
+    """The pictures a render has still to write, for a reader of them in another thread (the delivery,
+    while the drawing goes on): `wait` for one, `saved` when one is written, `close` when the drawing
+    ends, after which waiting for one never written is an error rather than forever."""
+
+    def __init__(self, paths: set[Path]):
+        self._pending, self._closed = set(paths), False
+        self._changed = threading.Condition()
+
+    def saved(self, path: Path) -> None:
+        with self._changed:
+            self._pending.discard(path)
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def wait(self, path: Path) -> None:
+        with self._changed:
+            while path in self._pending:
+                if self._closed:
+                    raise RenderError(f"the drawing ended before {path.name} was drawn")
+                self._changed.wait()
+
+
 def render_pictures(
     pipe,
     storyboard: Storyboard,
@@ -513,6 +544,7 @@ def render_pictures(
     timings: Timings,
     quiet: bool,
     stop: threading.Event | None = None,
+    on_saved: Callable[[Path], object] = lambda path: None,
 ) -> int:
     """Draw the groups that hold a `stale` picture (stale_pictures); returns how many pictures were
     drawn anew. A group is denoised whole, but only its stale pictures are written: the others (an
@@ -521,7 +553,8 @@ def render_pictures(
     PNGs are encoded in threads while the next group is denoised (Pillow releases the GIL while it
     encodes): on a GPU, writing in line cost a seventh of the drawing time. At most WRITE_AHEAD groups
     wait to be written, so memory stays bounded; "write frames" counts only the time spent waiting.
-    Setting `stop` ends the render within one denoising step (what is written stays, for a resume)."""
+    `on_saved` hears of each picture once it is on disk. Setting `stop` ends the render within one
+    denoising step (what is written stays, for a resume)."""
     todo = [group for group in groups if any(p.path in stale for p in group)]
     needed = sorted({s for group in todo for p in group for s in (p.scene, p.target) if s is not None})
     with timings.measure("encode prompts", compute_device(pipe)):
@@ -546,7 +579,7 @@ def render_pictures(
             else:
                 pictures = draw(pipe, inputs, group, settings, timings, stop)
             new = [(p, pixels) for p, pixels in zip(group, pictures) if p.path in stale]
-            waiting.append([writer.submit(save_picture, p.path, pixels, p.key) for p, pixels in new])
+            waiting.append([writer.submit(save_picture, p.path, pixels, p.key, on_saved) for p, pixels in new])
             finish_writes(keep=WRITE_AHEAD)
             drawn += len(new)
             progress.advance(len(group))
@@ -558,14 +591,23 @@ def render_pictures(
 
 
 def video_frames(
-    storyboard: Storyboard, schedule: FrameSchedule, workdir: Workdir, settings: RenderSettings
+    storyboard: Storyboard,
+    schedule: FrameSchedule,
+    workdir: Workdir,
+    settings: RenderSettings,
+    ready: Callable[[Path], object] = lambda path: None,
 ) -> Iterator[np.ndarray]:
     """Frame 0 … N−1 in order, as drawn: keyframes where t = 0, rendered morphs between them (or, in
-    preview, a crossfade of the two keyframes)."""
+    preview, a crossfade of the two keyframes). Each picture is read once `ready(path)` returns (a
+    PendingPictures' wait, while they are being drawn)."""
+
+    def picture(path: Path) -> np.ndarray:
+        ready(path)
+        return load_picture(path)
 
     @lru_cache(maxsize=2)  # scenes come in order: only the current keyframe and the next are needed
     def keyframe(scene: int) -> np.ndarray:
-        return load_picture(workdir.keyframe(scene))
+        return picture(workdir.keyframe(scene))
 
     for segment in schedule.segments:
         for k in range(segment.first, segment.end):
@@ -577,4 +619,4 @@ def video_frames(
                 end = keyframe(segment.target).astype(np.float32)
                 yield ((1 - t) * start + t * end).round().astype(np.uint8)
             else:
-                yield load_picture(workdir.frame(k))
+                yield picture(workdir.frame(k))

@@ -20,6 +20,7 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -196,9 +197,10 @@ def render_transitions(
     timings: Timings,
     quiet: bool,
     stop: threading.Event | None = None,
+    on_saved: Callable[[Path], object] = lambda path: None,
 ) -> int:
     """Draw the transitions that hold a `stale` frame (their keyframes on disk already); returns how many
-    frames were written anew."""
+    frames were written anew. `on_saved` hears of each frame once it is on disk."""
     from diffusers.utils.torch_utils import get_module_execution_device
 
     device = get_module_execution_device(pipe.transformer)  # (under --low-vram's offloading too)
@@ -220,7 +222,7 @@ def render_transitions(
                 )
             for picture in transition.pictures:
                 if picture.path in stale:
-                    save_picture(picture.path, clip[clip_index(picture.t, transition.frames)], picture.key)
+                    save_picture(picture.path, clip[clip_index(picture.t, transition.frames)], picture.key, on_saved)
                     written += 1
             progress.advance(len(transition.pictures))
     return written

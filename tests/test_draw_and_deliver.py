@@ -1,0 +1,99 @@
+"""The video is delivered while its pictures are drawn (pipeline.draw_and_deliver): each frame goes to
+ffmpeg as soon as its picture is written, the video comes out the same as one delivered afterwards, and a
+drawing that stops takes the delivery with it, leaving no video, temporary or ffmpeg behind."""
+
+import shutil
+import threading
+
+import psutil
+import pytest
+
+import musicvid.pipeline
+from musicvid.errors import Cancelled, RenderError
+from musicvid.models.loading import ModelRegistry
+from musicvid.models.presets import PRESETS
+from musicvid.pictures.render import PendingPictures
+from musicvid.settings import SongRequest, resolve_render_settings
+from musicvid.timing import Timings
+from tests.helpers import make_tone, probe
+
+LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
+
+
+def test_a_reader_waits_for_a_pending_picture_until_it_is_saved_or_the_drawing_ends(tmp_path):
+    kept, drawn, never = tmp_path / "kept.png", tmp_path / "drawn.png", tmp_path / "never.png"
+    pending = PendingPictures({drawn, never})
+    pending.wait(kept)  # not pending: on disk already
+
+    read = threading.Event()
+    reader = threading.Thread(target=lambda: (pending.wait(drawn), read.set()))
+    reader.start()
+    assert not read.wait(0.2)  # still waiting
+    pending.saved(drawn)
+    assert read.wait(5)
+    reader.join()
+
+    failures = []
+    reader = threading.Thread(target=lambda: failures.append(pytest.raises(RenderError, pending.wait, never)))
+    reader.start()
+    pending.close()
+    reader.join(5)
+    assert not reader.is_alive() and "the drawing ended before never.png was drawn" in str(failures[0].value)
+    pending.wait(drawn)  # what was saved stays readable after the end
+
+
+@pytest.fixture(scope="module")
+def song(tmp_path_factory):
+    path = make_tone(tmp_path_factory.mktemp("song") / "song.mp3", 6.03)
+    path.with_suffix(".lrc").write_text(LYRICS)
+    return path
+
+
+def make(song, workdir, stop=None):
+    registry = ModelRegistry(PRESETS["tiny"], "cpu")
+    request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=workdir, quiet=True)
+    timings = Timings()
+    settings = resolve_render_settings(PRESETS["tiny"], {})
+    video = musicvid.pipeline.make_video(
+        request, settings, registry, output=workdir.parent / f"{workdir.name}.mp4", timings=timings, stop=stop
+    )
+    return video, timings
+
+
+@pytest.mark.slow
+def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_same_video(song, tmp_path):
+    video, timings = make(song, tmp_path / "w")
+    (mux,) = [(start, end) for stage, start, end in timings.intervals if stage == "mux"]
+    drawing = [(start, end) for stage, start, end in timings.intervals if stage in ("denoise", "decode")]
+    assert mux[0] < drawing[0][0] and drawing[-1][1] < mux[1]  # delivering from before the first picture
+    # its time is its own work, without its waits for the pictures
+    assert 0 < timings.seconds["mux"] < mux[1] - mux[0] - sum(end - start for start, end in drawing) / 2
+    assert probe(video.video)["frames"] == video.frames == 60
+
+    # the same video from the same pictures, delivered with every picture on disk from the start
+    again = shutil.copytree(tmp_path / "w", tmp_path / "again")
+    redone, _ = make(song, again)
+    assert redone.pictures_drawn == 0
+    assert redone.video.read_bytes() == video.video.read_bytes()
+
+
+@pytest.mark.slow
+def test_a_drawing_stopped_midway_ends_the_delivery_and_leaves_no_video(song, tmp_path, monkeypatch):
+    stop = threading.Event()
+
+    class StopAfterFive(PendingPictures):
+        def saved(self, path):
+            super().saved(path)
+            self.count = getattr(self, "count", 0) + 1
+            if self.count == 5:
+                stop.set()
+
+    monkeypatch.setattr(musicvid.pipeline, "PendingPictures", StopAfterFive)
+    threads = set(threading.enumerate())
+    with pytest.raises(Cancelled):
+        make(song, tmp_path / "w", stop=stop)
+    assert set(threading.enumerate()) <= threads  # the delivery's thread is gone
+    assert psutil.Process().children(recursive=True) == []  # and its ffmpeg
+    assert not (tmp_path / "w.mp4").exists() and not (tmp_path / "w" / "video.mp4").exists()
+    assert [p for p in (tmp_path / "w").rglob(".*.mp4")] == []  # no half-written video
+    assert 5 <= len(list((tmp_path / "w").glob("*/*.png"))) < 60  # what was drawn stays, for a resume
