@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import torch
 
 from musicvid.audio import Audio, AudioInfo, find_beats, load_audio
 from musicvid.delivery import captions
@@ -505,6 +506,11 @@ def mux_video(
     return video
 
 
+def delivers_while_drawing(device: torch.device) -> bool:
+    """Whether the delivery (on the CPU) runs beside a drawing on `device`: only where that is not the CPU."""
+    return device.type != "cpu"
+
+
 def draw_and_deliver(
     plan: PicturePlan,
     storyboard: Storyboard,
@@ -525,7 +531,13 @@ def draw_and_deliver(
     scaling, captions, x264) then ends about when the drawing does instead of starting there. The frames
     reach ffmpeg in the same order with the same bytes as after the drawing, so the video is the same.
     Returns the pictures drawn and the video. A drawing that fails or is stopped ends the delivery too,
-    leaving no video; "mux" counts the delivery's time but not its waits for pictures."""
+    leaving no video; "mux" counts the delivery's time but not its waits for pictures.
+
+    Where the pictures are drawn on the CPU the delivery waits for the drawing instead: both then share
+    the same cores, and overlapped they took 11% more wall time and 20% more CPU time on two cores."""
+    if not delivers_while_drawing(registry.device):
+        drawn = draw_pictures(plan, storyboard, settings, registry, workdir, timings, quiet, stop)
+        return drawn, mux_video(storyboard, schedule, audio, settings, workdir, script, accent, upscale, timings)
     pending = PendingPictures(plan.stale)
 
     def ready(path: Path) -> None:

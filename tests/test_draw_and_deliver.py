@@ -1,8 +1,8 @@
-"""The video is delivered while its pictures are drawn (pipeline.draw_and_deliver): each frame goes to
-ffmpeg as soon as its picture is written, the video comes out the same as one delivered afterwards, and a
-drawing that stops takes the delivery with it, leaving no video, temporary or ffmpeg behind."""
+"""Where the pictures are drawn on a GPU, the video is delivered while they are drawn
+(pipeline.draw_and_deliver): each frame goes to ffmpeg as soon as its picture is written, the video comes
+out the same as one delivered afterwards (the CPU's way), and a drawing that stops takes the delivery with
+it, leaving no video, temporary or ffmpeg behind."""
 
-import shutil
 import threading
 
 import psutil
@@ -60,8 +60,23 @@ def make(song, workdir, stop=None):
     return video, timings
 
 
+@pytest.fixture
+def beside_the_drawing(monkeypatch):
+    """The delivery beside the drawing, as on a GPU (on the CPU it waits for the drawing to end)."""
+    monkeypatch.setattr(musicvid.pipeline, "delivers_while_drawing", lambda device: True)
+
+
 @pytest.mark.slow
-def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_same_video(song, tmp_path):
+def test_on_the_cpu_the_delivery_waits_for_the_drawing(song, tmp_path):
+    _, timings = make(song, tmp_path / "w")
+    (mux,) = [start for stage, start, end in timings.intervals if stage == "mux"]
+    assert mux > max(end for stage, start, end in timings.intervals if stage == "decode")
+
+
+@pytest.mark.slow
+def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_same_video(
+    song, tmp_path, monkeypatch, beside_the_drawing
+):
     video, timings = make(song, tmp_path / "w")
     (mux,) = [(start, end) for stage, start, end in timings.intervals if stage == "mux"]
     drawing = [(start, end) for stage, start, end in timings.intervals if stage in ("denoise", "decode")]
@@ -70,15 +85,17 @@ def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_same_video
     assert 0 < timings.seconds["mux"] < mux[1] - mux[0] - sum(end - start for start, end in drawing) / 2
     assert probe(video.video)["frames"] == video.frames == 60
 
-    # the same video from the same pictures, delivered with every picture on disk from the start
-    again = shutil.copytree(tmp_path / "w", tmp_path / "again")
-    redone, _ = make(song, again)
-    assert redone.pictures_drawn == 0
-    assert redone.video.read_bytes() == video.video.read_bytes()
+    # the same video as the CPU's way: drawn first, then delivered
+    monkeypatch.setattr(musicvid.pipeline, "delivers_while_drawing", lambda device: False)
+    after, _ = make(song, tmp_path / "after")
+    assert after.pictures_drawn == video.pictures_drawn
+    assert after.video.read_bytes() == video.video.read_bytes()
 
 
 @pytest.mark.slow
-def test_a_drawing_stopped_midway_ends_the_delivery_and_leaves_no_video(song, tmp_path, monkeypatch):
+def test_a_drawing_stopped_midway_ends_the_delivery_and_leaves_no_video(
+    song, tmp_path, monkeypatch, beside_the_drawing
+):
     stop = threading.Event()
 
     class StopAfterFive(PendingPictures):
