@@ -67,14 +67,7 @@ def beside_the_drawing(monkeypatch):
 
 
 @pytest.mark.slow
-def test_on_the_cpu_the_delivery_waits_for_the_drawing(song, tmp_path):
-    _, timings = make(song, tmp_path / "w")
-    (mux,) = [start for stage, start, end in timings.intervals if stage == "mux"]
-    assert mux > max(end for stage, start, end in timings.intervals if stage == "decode")
-
-
-@pytest.mark.slow
-def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_same_video(
+def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_video_the_cpu_makes_after_them(
     song, tmp_path, monkeypatch, beside_the_drawing
 ):
     video, timings = make(song, tmp_path / "w")
@@ -87,7 +80,9 @@ def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_same_video
 
     # the same video as the CPU's way: drawn first, then delivered
     monkeypatch.setattr(musicvid.pipeline, "delivers_while_drawing", lambda device: False)
-    after, _ = make(song, tmp_path / "after")
+    after, timings = make(song, tmp_path / "after")
+    (mux,) = [start for stage, start, end in timings.intervals if stage == "mux"]
+    assert mux > max(end for stage, start, end in timings.intervals if stage == "decode")  # after the drawing
     assert after.pictures_drawn == video.pictures_drawn
     assert after.video.read_bytes() == video.video.read_bytes()
 
