@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,12 +10,15 @@ import numpy as np
 
 from musicvid import ffmpeg
 from musicvid.errors import UserError
-from musicvid.files import check_file
+from musicvid.files import check_file, file_sha256
 from musicvid.settings import MAX_SONG_SECONDS
 
 SAMPLE_RATE = 16_000  # what Whisper expects
-# A file that decodes to less than this share of the length its header declares is cut off.
+# A file that decodes to less than this share of the length its header declares, and misses more than
+# half a second of it, is cut off: a valid MP3 of a fraction of a second, whose length without a Xing
+# header is estimated from its bit rate, can declare a frame or two (tens of ms) more than it holds.
 TRUNCATION_TOLERANCE = 0.9
+TRUNCATION_SLACK_SECONDS = 0.5
 BEAT_HOP = 256  # 16 ms: several onset values per video frame at up to 60 fps
 
 
@@ -33,14 +35,6 @@ class AudioInfo:
 class Audio:
     info: AudioInfo
     samples: np.ndarray  # float32, mono, SAMPLE_RATE
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: float | None = None) -> np.ndarray:
@@ -76,7 +70,7 @@ def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: 
     declared = ffmpeg.parse_duration(stderr)
     if max_seconds is not None and decoded > max_seconds:
         raise UserError(too_long(path, decoded, max_seconds))
-    if declared and decoded < TRUNCATION_TOLERANCE * declared:
+    if declared and declared - decoded > max((1 - TRUNCATION_TOLERANCE) * declared, TRUNCATION_SLACK_SECONDS):
         raise UserError(
             f"{path} looks truncated or corrupt: its header says {declared:.1f} s but only {decoded:.1f} s decode"
         )

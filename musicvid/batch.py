@@ -5,54 +5,27 @@ never write one file; a row that repeats an earlier one is made once), the files
 upscaler. Models are loaded once for the whole batch; a song that fails is reported and the batch
 goes on. A rerun skips songs whose video exists (unless --force) and resumes cut-off songs through
 the render's own work directory. Exit 0 if every song succeeded, 1 if any failed, 2 if the playlist
-itself is unusable."""
+itself is unusable. The playlist is read by musicvid.playlist, report.json written by
+musicvid.batch_report."""
 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
-import hashlib
-import io
-import re
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from musicvid.batch_report import REPORT_NAME, ReportWriter, Result, check_report, note, table
 from musicvid.errors import UserError
-from musicvid.files import VIDEO_SUFFIXES, check_file, check_output
+from musicvid.files import check_file, check_output, file_identity
+from musicvid.outputs import inputs_of, outputs_of
+from musicvid.playlist import Entry, output_file_name, read_playlist, row_hash, title_slug
 from musicvid.settings import ModelChoice, RenderSettings, SongRequest, resolve_render_settings
 from musicvid.workdir import video_name
 
-AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
-PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
-# A file name is at most 255 bytes on common file systems: room is left for "-<hash>.preview.mkv".
-MAX_NAME_BYTES = 200
-MAX_TITLE_BYTES = 100
-
-
-@dataclass
-class Entry:
-    """One song of a playlist: where it is, and what the playlist says about it."""
-
-    path: Path
-    title: str | None = None
-    artist: str | None = None
-    overrides: dict[str, str] = field(default_factory=dict)  # CSV column -> text, as written
-    output: str | None = None  # the CSV's output cell: the video's file name inside -o
-
-
-@dataclass
-class Result:
-    song: str
-    status: str  # done, skipped (video already there), failed, or repeat (made by the song `same_as`)
-    output: str
-    duration: float | None = None
-    seconds: float = 0.0
-    error: str = ""
-    same_as: int | None = None  # a repeat's earlier row, by its number in the playlist
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,87 +48,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--gpus-per-song", type=float, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)"
     )
-
-
-# --- playlists ----------------------------------------------------------------------------------
-
-
-def _read_text(path: Path) -> str:
-    check_file(path, "playlist")
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise UserError(f"cannot read playlist {path}: {e.strerror}") from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:  # plain .m3u is often Latin-1
-        text = data.decode("latin-1")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _split_artist_title(text: str) -> tuple[str | None, str | None]:
-    if " - " in text:
-        artist, title = (part.strip() for part in text.split(" - ", 1))
-        return title or None, artist or None
-    return text.strip() or None, None
-
-
-def read_m3u(path: Path) -> list[Entry]:
-    entries, title, artist = [], None, None
-    for line in _read_text(path).split("\n"):
-        line = line.strip()
-        if not line:
-            continue
-        if line.startswith("#EXTINF:"):
-            title, artist = _split_artist_title(line.partition(",")[2])
-        elif line.startswith("#"):
-            continue
-        else:
-            song = Path(line)
-            entries.append(Entry(song if song.is_absolute() else path.parent / song, title, artist))
-            title = artist = None
-    return entries
-
-
-def read_folder(path: Path) -> list[Entry]:
-    songs = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in AUDIO_SUFFIXES)
-    return [Entry(song) for song in songs]
-
-
-NAMED_COLUMNS = ("title", "artist", "output")  # a CSV's columns besides path that are no setting
-
-
-def read_csv(path: Path) -> list[Entry]:
-    rows = list(csv.DictReader(io.StringIO(_read_text(path))))
-    if not rows or "path" not in (rows[0].keys()):
-        raise UserError(f"{path}: a batch CSV needs a header row with a 'path' column (then title, artist, options)")
-    entries = []
-    for number, row in enumerate(rows, start=2):
-        song = (row.pop("path") or "").strip()
-        if not song:
-            raise UserError(f"{path} line {number}: empty path")
-        title, artist, output = ((row.pop(column, None) or "").strip() or None for column in NAMED_COLUMNS)
-        overrides = {key.strip(): value.strip() for key, value in row.items() if key and value and value.strip()}
-        song_path = Path(song)
-        song_path = song_path if song_path.is_absolute() else path.parent / song_path
-        entries.append(Entry(song_path, title, artist, overrides, output))
-    return entries
-
-
-def read_playlist(path: Path) -> list[Entry]:
-    if path.is_dir():
-        entries = read_folder(path)
-    elif not path.exists():
-        raise UserError(f"playlist not found: {path}")
-    elif path.suffix.lower() in PLAYLIST_SUFFIXES:
-        entries = read_m3u(path)
-    elif path.suffix.lower() == ".csv":
-        entries = read_csv(path)
-    else:
-        raise UserError(f"{path}: not a playlist (use .m3u, .m3u8, .csv or a folder of audio files)")
-    if not entries:
-        raise UserError(f"{path}: no songs in it")
-    return entries
 
 
 # --- per-song settings --------------------------------------------------------------------------
@@ -184,34 +76,6 @@ def song_settings(
     except UserError as e:
         raise UserError(f"{where}: {e}") from None
     return request, settings
-
-
-def output_file_name(text: str) -> tuple[str, str]:
-    """The stem and suffix of an `output` cell: a plain file name inside -o, with a video suffix or
-    none (then .mp4)."""
-    name = Path(text)
-    if name.name != text or text.startswith(".") or not text.isprintable() or len(text.encode()) > MAX_NAME_BYTES:
-        raise UserError(f"output {text!r} must be a plain file name inside -o (no folders), e.g. video.mp4")
-    if not name.suffix:
-        return text, ".mp4"
-    if name.suffix.lower() not in VIDEO_SUFFIXES:
-        raise UserError(f"output {text!r} must end in {', '.join(VIDEO_SUFFIXES)} or have no suffix (then .mp4)")
-    return name.stem, name.suffix
-
-
-def title_slug(title: str) -> str:
-    """A title as a file name: its letters and digits, anything else as single dashes ('' if none)."""
-    slug = re.sub(r"\W+", "-", title).strip("-")
-    return slug.encode()[:MAX_TITLE_BYTES].decode(errors="ignore").rstrip("-")
-
-
-def row_hash(entry: Entry) -> str:
-    """What tells a row from another of the same name: the song's full path and the row's own cells, as
-    written (so a rerun of the same playlist gives the same names; the command line's options, which
-    every row shares, change none). Not its preview cell: a preview is named as its video, with .preview."""
-    cells = {"title": entry.title, "artist": entry.artist, **entry.overrides, "preview": None}
-    text = "\n".join([str(entry.path.resolve()), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 # --- planning -----------------------------------------------------------------------------------
@@ -258,8 +122,6 @@ class Naming:
 
     def files(self) -> set[str]:
         """What the job writes in -o, as a case-insensitive file system tells names apart."""
-        from musicvid.pipeline import outputs_of
-
         return {path.name.casefold() for path in outputs_of(Path(self.file_name()), self.job.settings)}
 
 
@@ -401,88 +263,35 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
         finished(job, result)
 
 
-def note(result: Result) -> str:
-    """Why a song failed, or which song made a repeat's video."""
-    return f"same as song {result.same_as}" if result.same_as else result.error
-
-
-def table(results: list[Result]) -> str:
-    rows = [("status", "seconds", "duration", "output", "note")]
-    for r in results:
-        duration = "" if r.duration is None else f"{r.duration:.1f}"
-        rows.append((r.status, f"{r.seconds:.1f}", duration, r.output, note(r)))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
-
-
-def write_report(path: Path, playlist: Path, results: list[Result], total: int) -> None:
-    from vipe_core.files import write_json
-
-    write_json(path, {"playlist": str(playlist), "total": total, "songs": [asdict(r) for r in results]})
-
-
 def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path) -> None:
-    """Refuse, before any render, a row to make whose outputs or named files would fail it later
-    (musicvid.pipeline.check_before_work), or that would write over a file another row reads, in one
-    sentence that names the row."""
-    from musicvid.pipeline import check_before_work, inputs_of, outputs_of
+    """Refuse, before any render, a row to make that would write over a file another row reads, or whose
+    outputs or named files would fail it later (musicvid.pipeline.check_before_work), in one sentence
+    that names the row. Another row's input first: no --overwrite lets that be replaced."""
+    from musicvid.pipeline import check_before_work  # torch: only once the batch is planned
 
-    for job in todo:
-        try:
-            check_before_work(job.request, job.settings, job.output)
-        except UserError as e:
-            raise UserError(f"{job.where(playlist)}: {e}") from None
     read = {
-        path.resolve(): (what, job)
+        file_identity(path): (what, job)
         for job in jobs
         for what, path in inputs_of(job.request, settings=job.settings).items()
     }
     for job in todo:
         for output in outputs_of(job.output, job.settings):
-            if output.resolve() in read:
-                what, reader = read[output.resolve()]
+            what, reader = read.get(file_identity(output), (None, job))
+            if reader is not job:  # its own inputs: check_before_work names them
                 raise UserError(
                     f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
                 )
-
-
-def run(args) -> int:
-    from musicvid.ffmpeg import declared_duration
-
-    if args.engine == "ray":
+    for job in todo:
         try:
-            import ray  # noqa: F401
-        except ImportError:
-            raise UserError(INSTALL_RAY) from None
-    entries = read_playlist(args.playlist)
-    out_dir: Path = args.output
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
-    check_output(out_dir / "report.json", "-o")
-    # Every row is planned and checked before the first song is rendered: a bad row costs nothing.
-    choice = ModelChoice(**ModelChoice.given(args))
-    jobs = plan(args, entries, choice)
-    choice.check_upscaler_used(job.settings for job in jobs)
-    made = [job for job in jobs if job.same_as is None]
-    skipped = {job.number for job in made if job.output.exists() and not args.force}
-    todo = [job for job in made if job.number not in skipped]
-    check_jobs(todo, jobs, args.playlist)
-    # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
-    registry = choice.registry(keep_loaded=args.engine == "local")
-    if any(job.settings.resolution for job in todo):
-        with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing
-            pass
-    out_dir.mkdir(parents=True, exist_ok=True)
+            check_before_work(job.request, job.settings, job.output, named=job.entry.output is not None)
+        except UserError as e:
+            raise UserError(f"{job.where(playlist)}: {e}") from None
 
-    report = out_dir / "report.json"
-    results: dict[int, Result] = {}
 
-    def finished(job: Job, result: Result) -> None:
-        results[job.number] = result
-        told = f"{result.status}: {note(result)}" if note(result) else result.status
-        print(f"[{len(results)}/{len(jobs)}] {job.entry.path}: {told}", file=sys.stderr, flush=True)
-        # rewritten after each song, in playlist order, so a killed batch loses little
-        write_report(report, args.playlist, [results[n] for n in sorted(results)], len(jobs))
+def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], finished) -> None:
+    """Every job, in playlist order: repeats, skipped rows and missing songs finished at once, the
+    others rendered (on Ray or here)."""
+    from musicvid.ffmpeg import declared_duration
 
     to_render = []
     for job in jobs:
@@ -500,6 +309,49 @@ def run(args) -> int:
         render_on_ray(args, choice, to_render, finished)
     elif to_render:
         render_locally(registry, to_render, finished)
+
+
+def run(args) -> int:
+    if args.engine == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise UserError(INSTALL_RAY) from None
+    entries = read_playlist(args.playlist)
+    out_dir: Path = args.output
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
+    report = out_dir / REPORT_NAME
+    check_output(report, "-o")
+    # Every row is planned and checked before the first song is rendered: a bad row costs nothing.
+    choice = ModelChoice(**ModelChoice.given(args))
+    jobs = plan(args, entries, choice)
+    check_report(report, jobs, args.playlist, bool(args.overwrite))
+    choice.check_upscaler_used(job.settings for job in jobs)
+    made = [job for job in jobs if job.same_as is None]
+    skipped = {job.number for job in made if job.output.exists() and not args.force}
+    todo = [job for job in made if job.number not in skipped]
+    check_jobs(todo, jobs, args.playlist)
+    # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
+    registry = choice.registry(keep_loaded=args.engine == "local")
+    if any(job.settings.resolution for job in todo):
+        with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing
+            pass
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    results: dict[int, Result] = {}
+    writer = ReportWriter(report, args.playlist, len(jobs))
+
+    def finished(job: Job, result: Result) -> None:
+        results[job.number] = result
+        told = f"{result.status}: {note(result)}" if note(result) else result.status
+        print(f"[{len(results)}/{len(jobs)}] {job.entry.path}: {told}", file=sys.stderr, flush=True)
+        writer.add(job.number, result)
+
+    try:
+        run_jobs(args, choice, registry, jobs, skipped, finished)
+    finally:
+        writer.close()  # the rows finished so far, however the batch ends (Ctrl-C, a failure)
     ordered = [results[n] for n in sorted(results)]
     print(table(ordered))
 

@@ -29,9 +29,9 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def add_song_options(p: argparse.ArgumentParser) -> None:
+def add_song_options(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     p.add_argument("song", type=Path, help=SongRequest.fields()["song"].metadata["help"])
-    SongRequest.add_options(p)
+    SongRequest.add_options(p, skip)
     ModelChoice.add_options(p)
 
 
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_render_options(render)
 
     storyboard = commands.add_parser("storyboard", help="song -> storyboard.json, to review and edit")
-    add_song_options(storyboard)
+    add_song_options(storyboard, skip=("overwrite",))  # it writes only in its work directory
     storyboard.add_argument(
         "--keyframes",
         action="store_true",
@@ -85,7 +85,7 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
 
 def cmd_storyboard(args) -> int:
     from musicvid.pipeline import draw_keyframes, get_storyboard
-    from musicvid.storyboard import scene_table
+    from musicvid.review import scene_table
 
     settings, choice = render_settings(args)  # checked even when only the storyboard is made
     registry = choice.registry()

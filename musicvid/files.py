@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import math
 import os
 import stat
 import warnings
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from musicvid.errors import UserError
-from vipe_core.files import temporary_prefix
+from vipe_core.files import TEMPORARY_MARK, temporary_of
 
 # What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
@@ -22,20 +24,51 @@ VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
 MAX_PICTURE_PIXELS = 40_000_000
 
 
+@lru_cache(maxsize=64)
+def _sha256(path: Path, size: int, modified: int) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """A file's SHA-256, read once per version of the file (its size and time) in a process: a song is
+    hashed to find its work directory before it is decoded, and a LoRA is 10–200 MB."""
+    path = Path(path)
+    stat = path.stat()
+    return _sha256(path.resolve(), stat.st_size, stat.st_mtime_ns)
+
+
+def writer_gone(pid: int) -> bool:
+    """Whether no process `pid` runs here (a killed run's temporary, no longer written)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: alive
+        return False
+    return False
+
+
 def remove_temporaries(path: str | os.PathLike) -> None:
-    """What a killed run left of its writes to `path` (the temporary names atomic_path gives)."""
+    """What a killed run left of its writes to `path`: our temporaries of that name (vipe_core.files)
+    whose writer no longer runs. Nothing else beside it is touched: `.o.mp4.bak`, vim's `.o.srt.swp`."""
     path = Path(path)
     if path.parent.is_dir():
-        for leftover in path.parent.glob(f"{glob.escape(temporary_prefix(path))}*"):
-            leftover.unlink(missing_ok=True)
+        for leftover in path.parent.glob(f"{glob.escape(TEMPORARY_MARK)}*"):
+            made = temporary_of(leftover)
+            if made and made[1] == path.name and writer_gone(made[0]) and leftover.is_file():
+                leftover.unlink(missing_ok=True)
 
 
 def remove_all_temporaries(folder: str | os.PathLike) -> None:
-    """Every temporary file atomic_path may have left in a folder the program owns (a work directory)."""
+    """Every temporary of ours a killed run left in a work directory this run holds (no other run writes
+    there); a person's own files there stay."""
     folder = Path(folder)
     if folder.is_dir():
-        for leftover in folder.glob(".*.*"):
-            if leftover.is_file():
+        for leftover in folder.glob(f"{glob.escape(TEMPORARY_MARK)}*"):
+            if temporary_of(leftover) and leftover.is_file():
                 leftover.unlink(missing_ok=True)
 
 
@@ -79,9 +112,27 @@ def check_video_name(path: Path, what: str = "-o") -> None:
         raise UserError(f"{what} {path} must name a video file ending in {', '.join(VIDEO_SUFFIXES)}")
 
 
+def resolved(path: Path) -> Path:
+    """`path` made absolute, its links followed; a loop of symbolic links is refused in one sentence."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a loop: RuntimeError up to Python 3.12, OSError since
+        raise UserError(f"{path} leads into a loop of symbolic links") from None
+
+
+def file_identity(path: Path) -> tuple | Path:
+    """What names one file whatever its name: its device and inode where it exists (hard links share
+    them), else its resolved path."""
+    try:
+        status = path.stat()
+    except OSError:
+        return resolved(path)
+    return status.st_dev, status.st_ino
+
+
 def same_file(a: Path, b: Path) -> bool:
     """Whether two names are one file: the same resolved path, or (links) the same inode."""
-    if a.resolve() == b.resolve():
+    if resolved(a) == resolved(b):
         return True
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
@@ -99,23 +150,29 @@ def check_not_inputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
 
 
 def check_picture(path: Path, what: str = "picture") -> tuple[int, int]:
-    """A picture's width × height, read from its header; refused, before it is decoded, if it is not
-    an image or holds more than MAX_PICTURE_PIXELS."""
+    """A picture's width × height; refused if it is not an image, if its header declares more than
+    MAX_PICTURE_PIXELS (checked before it is decoded), or if it does not decode whole (a truncated PNG is
+    named now, not after the storyboard's work)."""
     from PIL import Image
 
     check_file(path, what)
     too_big = f"more than the {MAX_PICTURE_PIXELS // 1_000_000} megapixels a picture may have; scale it down first"
-    try:
-        with warnings.catch_warnings():  # Pillow's warning of a big picture: refused below, in our words
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(path) as image:  # reads the header only
-                width, height = image.size
-    except Image.DecompressionBombError:  # Pillow's own limit, far above ours
-        raise UserError(f"{what} {path} has {too_big}") from None
-    except (OSError, SyntaxError, ValueError):
-        raise UserError(f"{what} {path} is not an image (PNG, JPEG, WebP, ...)") from None
-    if width * height > MAX_PICTURE_PIXELS:
-        raise UserError(f"{what} {path} is {width}x{height} pixels, {too_big}")
+    with warnings.catch_warnings():  # Pillow's warning of a big picture: refused below, in our words
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        try:
+            image = Image.open(path)  # reads the header only
+        except Image.DecompressionBombError:  # Pillow's own limit, far above ours
+            raise UserError(f"{what} {path} has {too_big}") from None
+        except (OSError, SyntaxError, ValueError):
+            raise UserError(f"{what} {path} is not an image (PNG, JPEG, WebP, ...)") from None
+        with image:
+            width, height = image.size
+            if width * height > MAX_PICTURE_PIXELS:
+                raise UserError(f"{what} {path} is {width}x{height} pixels, {too_big}")
+            try:
+                image.load()
+            except (OSError, SyntaxError, ValueError) as error:
+                raise UserError(f"{what} {path} does not decode whole: {error}") from None
     return width, height
 
 

@@ -9,16 +9,14 @@ makes a video; get_storyboard the way to a storyboard alone.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
-import shutil
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -28,21 +26,29 @@ from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
 from musicvid.errors import UserError
-from musicvid.files import (
-    check_file,
-    check_not_inputs,
-    check_output,
-    check_picture,
-    check_video_name,
-    same_file,
-)
+from musicvid.files import check_not_inputs, check_picture, file_sha256, same_file
 from musicvid.form import mark_form
 from musicvid.lyrics.align import align_lyrics
-from musicvid.lyrics.known import PLAIN, check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
+from musicvid.lyrics.known import (
+    PLAIN,
+    check_line_count,
+    check_lyrics_file,
+    lyrics_label,
+    read_lyrics,
+    read_plain_lyrics,
+)
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.loading import Drawing, ModelRegistry, weights_file
+from musicvid.outputs import (
+    check_outputs,
+    check_replaceable,
+    default_output,
+    inputs_of,
+    outputs_of,
+    write_output,
+)
 from musicvid.pictures import camera
 from musicvid.pictures.elaborate import elaborate
 from musicvid.pictures.pacing import accent_per_frame, motion_per_frame
@@ -65,20 +71,19 @@ from musicvid.pictures.transitions import (
     stale_transitions,
     video_job,
 )
+from musicvid.review import fallback_note, unsure_note
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import (
     Storyboard,
-    fallback_note,
     instrumental_cuts,
     load_storyboard,
     plan_scenes,
     scene_seed,
     snap_cuts_to_beats,
-    unsure_note,
 )
 from musicvid.timing import Timings
-from musicvid.workdir import Workdir, video_name
-from vipe_core.files import atomic_path, write_json, write_text
+from musicvid.workdir import Workdir
+from vipe_core.files import write_json, write_text
 
 log = logging.getLogger("musicvid")
 
@@ -171,19 +176,52 @@ def get_storyboard(
     timings = timings if timings is not None else Timings()
     check_inputs(request)
     audio = decode_song(request, timings)
-    with Workdir.for_song(audio.info, request.workdir).held(wait) as workdir:
+    with song_workdir(request, audio, wait) as workdir:
         return storyboard_in(workdir, request, registry, audio, timings), workdir, audio
 
 
-def check_inputs(request: SongRequest) -> None:
+@contextmanager
+def song_workdir(request: SongRequest, audio: Audio, wait: bool) -> Iterator[Workdir]:
+    """The request's work directory, held by this run (musicvid.workdir; `wait`: for another run to let it
+    go, else refused) and checked again, now that no other run writes it, to hold no other song's work."""
+    workdir = Workdir.of_request(request)
+    with workdir.held(wait):
+        workdir.check_song(request.song, audio.info.sha256)
+        yield workdir
+
+
+def check_inputs(request: SongRequest, settings: RenderSettings | None = None) -> None:
     """The files a request names, checked before any work: the lyrics, and a storyboard (its every field,
-    and its pinned pictures' headers); a work directory that cannot be one."""
+    and its pinned pictures); a work directory that cannot be one, that holds another song's work, or
+    whose files are among the inputs."""
     if request.lyrics_file:
-        check_file(request.lyrics_file, "lyrics file")
-    if request.storyboard_file:
-        check_pictures(load_storyboard(request.storyboard_file))
+        check_lyrics_file(request.lyrics_file)
+    storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
+    if storyboard:
+        check_pictures(storyboard)
     if request.workdir:
         Workdir(request.workdir).check()
+    if request.song.is_file():
+        workdir = Workdir.of_request(request)
+        workdir.check_song(request.song, file_sha256(request.song))
+        check_workdir_inputs(workdir, request, settings, storyboard)
+
+
+def check_workdir_inputs(
+    workdir: Workdir, request: SongRequest, settings: RenderSettings | None, storyboard: Storyboard | None
+) -> None:
+    """Refuse an input that is one of the files a run writes in its work directory (a song named
+    video.mp4 there, lyrics in its lyrics.srt): no input is an output. The work directory's own
+    storyboard.json may be rendered (it is then not written), and its transcript.json read as lyrics
+    (a timed file: nothing is transcribed, so it is not written)."""
+    for what, path in inputs_of(request, storyboard, settings).items():
+        name = workdir.holds(path)
+        read_only = {"storyboard": "storyboard.json", "lyrics file": "transcript.json"}.get(what)
+        if name is not None and name != read_only:
+            where = f"lies in the work directory's {name}" if name.endswith("/") else f"is the work directory's {name}"
+            raise UserError(
+                f"the {what} {path} {where}, which the run writes: copy it elsewhere first, or give another --workdir"
+            )
 
 
 def check_pictures(storyboard: Storyboard) -> None:
@@ -257,7 +295,9 @@ def storyboard_in(
                 lens=request.lens,
                 quiet=request.quiet,
             )
-    storyboard.save(path)
+    if not (request.storyboard_file and same_file(request.storyboard_file, path)):  # an input is never rewritten
+        storyboard.audio = {**storyboard.audio, "path": info.path, "sha256": info.sha256}  # of this song now
+        storyboard.save(path)
     return storyboard
 
 
@@ -282,50 +322,17 @@ class Video:
     timings: dict  # seconds per stage, as in timings.json
 
 
-def outputs_of(output: Path, settings: RenderSettings) -> list[Path]:
-    """What a render writes outside its work directory: the video, its .srt, its .ass with captions."""
-    return [output, output.with_suffix(".srt"), *([output.with_suffix(".ass")] if settings.captions != "none" else [])]
-
-
-def inputs_of(
-    request: SongRequest, storyboard: Storyboard | None = None, settings: RenderSettings | None = None
-) -> dict[str, Path]:
-    """What a run reads, by what it is: the song, lyrics, storyboard file, reference and pinned pictures."""
-    inputs = {"song": request.song, "lyrics file": request.lyrics_file, "storyboard": request.storyboard_file}
-    inputs["reference picture"] = settings.reference if settings else None
-    for scene in storyboard.scenes if storyboard else ():
-        inputs[f"pinned picture of scene {scene.index}"] = Path(scene.picture) if scene.picture else None
-        inputs[f"reference picture of scene {scene.index}"] = Path(scene.reference) if scene.reference else None
-    return {what: path for what, path in inputs.items() if path is not None}
-
-
-def default_output(request: SongRequest, settings: RenderSettings) -> Path:
-    """`<song>.mp4` (or `<song>.preview.mp4`) beside the song; where that, its .srt or .ass would be one
-    of the run's inputs (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
-    `.video-2.mp4`, ...)."""
-    song, inputs = request.song, inputs_of(request, settings=settings).values()
-    for extra in itertools.chain([""], (f".video{f'-{n}' if n > 1 else ''}" for n in itertools.count(1))):
-        output = song.with_name(video_name(song.stem + extra, settings.preview))
-        if not any(same_file(o, i) for o in outputs_of(output, settings) for i in inputs):
-            return output
-    raise AssertionError("unreachable: the names above never end")
-
-
-def check_outputs(request: SongRequest, settings: RenderSettings, output: Path) -> None:
-    """Refuse, before any work, an output that is no video name, cannot be written, or is an input."""
-    outputs = outputs_of(output, settings)
-    for path in outputs:
-        check_output(path)
-    check_not_inputs(outputs, inputs_of(request, settings=settings))
-    check_video_name(output)
-
-
-def check_before_work(request: SongRequest, settings: RenderSettings, output: Path) -> None:
+def check_before_work(request: SongRequest, settings: RenderSettings, output: Path, named: bool = True) -> None:
     """Everything a render will read or write outside the models that can be checked before its first
-    second of work: its outputs, and the files it names (a batch checks every row so)."""
+    second of work: its outputs (those beside the `named` -o video replaced only if musicvid wrote them
+    for this song), the files it names, and its work directory (a batch checks every row so)."""
     check_outputs(request, settings, output)
-    check_inputs(request)
+    check_inputs(request, settings)
     check_drawing_inputs(settings)
+    if request.song.is_file():  # a batch reports a missing song at its turn
+        workdir = Workdir.of_request(request)
+        replaced = outputs_of(output, settings)[1:] if named else outputs_of(output, settings)
+        check_replaceable(replaced, workdir, request.overwrite)
 
 
 @dataclass(frozen=True)
@@ -412,11 +419,11 @@ def draw_keyframes(
     a scene whose seed or prompt was edited since gets its keyframe redrawn, and no other does. `wait`:
     for another run to let the work directory go, else that is refused."""
     timings = timings if timings is not None else Timings()
-    check_inputs(request)
+    check_inputs(request, settings)
     check_drawing_inputs(settings)
     audio = decode_song(request, timings)
     check_frames(audio.info.duration, settings)
-    with Workdir.for_song(audio.info, request.workdir).held(wait) as workdir:
+    with song_workdir(request, audio, wait) as workdir:
         workdir.remove_leftovers()
         storyboard = storyboard_in(workdir, request, registry, audio, timings)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
@@ -557,15 +564,14 @@ def draw_and_deliver(
 
 def copy_out(storyboard: Storyboard, workdir: Workdir, video: Path, script: Path | None, output: Path) -> None:
     """The video to `output`, with its .srt (also kept in the work directory) and, for editors, the
-    lyrics' .ass beside it."""
+    lyrics' .ass beside it; each recorded as this song's (musicvid.outputs)."""
     subtitles = captions.srt(storyboard)
     write_text(workdir.subtitles, subtitles)
     if output.resolve() != video.resolve():
-        with atomic_path(output) as tmp:
-            shutil.copyfile(video, tmp)
-    write_text(output.with_suffix(".srt"), subtitles)
+        write_output(workdir, output, copy_of=video)
+    write_output(workdir, output.with_suffix(".srt"), subtitles)
     if script is not None:
-        write_text(output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
+        write_output(workdir, output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
 
 
 def run_summary(
@@ -610,10 +616,10 @@ def make_video(
     """Song -> music video, with its .srt beside it (beside the song unless `output` names the video).
     `wait`: for another run to let the work directory go, else that is refused. Setting `stop` ends the
     run within one denoising step (what is written stays, for a resume)."""
-    # 1. check inputs, before any work: the outputs (none may be an input), the files the request
-    #    names, and that the song lasts a frame
-    output = output if output is not None else default_output(request, settings)
-    check_before_work(request, settings, output)
+    # 1. check inputs, before any work: the outputs (none may be an input, none replaces a file that is
+    #    not ours), the files the request names, its work directory, and that the song lasts a frame
+    check_before_work(request, settings, output or default_output(request, settings), named=output is not None)
+    output = output or default_output(request, settings)
     timings = timings if timings is not None else Timings()
     started = time.perf_counter()
     audio = decode_song(request, timings)
@@ -621,14 +627,14 @@ def make_video(
     # 2. load the upscaler (a broken file is named now, not after the drawing); hold the work directory
     with (
         registry.use("upscaler", timings) if settings.resolution else nullcontext() as upscaler,
-        Workdir.for_song(audio.info, request.workdir).held(wait) as workdir,
+        song_workdir(request, audio, wait) as workdir,
     ):
         workdir.remove_leftovers(output)
-        # 3. storyboard: made, or reused from the work directory with its edits
+        # 3. storyboard: made, or reused from the work directory with its edits; its pinned pictures are
+        #    inputs too
         storyboard = storyboard_in(workdir, request, registry, audio, timings)
-        check_not_inputs(
-            outputs_of(output, settings), inputs_of(request, storyboard, settings)
-        )  # its pinned pictures too
+        check_not_inputs(outputs_of(output, settings), inputs_of(request, storyboard, settings))
+        check_workdir_inputs(workdir, request, settings, storyboard)
         # 4. frame schedule, paced by the beats if asked
         motion, accent = on_the_beat(audio, storyboard.duration, settings, timings)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)

@@ -356,6 +356,12 @@ class SongRequest(Settings):
     separate_vocals: bool = setting(
         False, "take the band away (Demucs htdemucs) before Whisper listens: for loud mixes"
     )
+    overwrite: bool = setting(
+        False,
+        "replace files at the outputs' names that musicvid did not write for this song (a hand-made .srt, "
+        "another song's video); without it they are refused before any work",
+        per_song=False,
+    )
     quiet: bool = setting(False, "no progress bars", short="q", per_song=False)
     max_seconds: float = setting(
         MAX_SONG_SECONDS, "longer songs are refused before they are decoded", above=0, option=None, per_song=False

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from musicvid.errors import UserError
-from musicvid.files import check_file, invalid, json_number, json_share, json_string, parse_json
+from musicvid.files import check_file, invalid, json_number, json_share, json_string, parse_json, resolved
 from musicvid.lyrics.transcript import UNSURE_BELOW, Line
 from musicvid.settings import SongRequest
 from vipe_core.context import SCENE_KINDS
@@ -24,6 +24,11 @@ VERSION = 1
 MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
 MAX_INSTRUMENTAL_SECONDS = 20.0  # longer instrumental stretches are split for variety
 TIME_TOLERANCE = 1e-3
+# Scenes a storyboard may have: each is a form reading, an elaboration and a keyframe. Lyrics hold at most
+# two lines a second (musicvid.lyrics.known), and each line may be followed by a break: four scenes a second
+# (2.5 frames each at 10 fps) is more than any song's storyboard, and 5,000 more than an hour-long song's.
+MAX_SCENES_PER_SECOND = 4
+MAX_SCENES = 5_000
 # The parts of a song a scene can be in (musicvid.form); a scene without words is in its kind's.
 SECTIONS = ("intro", "verse", "chorus", "bridge", "break", "outro")
 
@@ -226,6 +231,14 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     raw_scenes = data["scenes"]
     if not isinstance(raw_scenes, list) or not raw_scenes:
         raise invalid(document, "scenes", "must be a non-empty list")
+    most = min(MAX_SCENES, max(1, math.floor(duration * MAX_SCENES_PER_SECOND)))
+    if len(raw_scenes) > most:
+        raise invalid(
+            document,
+            "scenes",
+            f"must be at most {most} for {duration:g} s of song ({MAX_SCENES_PER_SECOND} a second, {MAX_SCENES:,} in "
+            f"all), got {len(raw_scenes):,}",
+        )
 
     scenes: list[Scene] = []
     for i, raw in enumerate(raw_scenes):
@@ -321,78 +334,7 @@ def load_storyboard(path: str | Path) -> Storyboard:
     storyboard = parse_storyboard(parse_json(text, f"storyboard {path}"), str(path))
     for scene in storyboard.scenes:  # a picture named relative to the file: from its folder
         if scene.picture and not Path(scene.picture).is_absolute():
-            scene.picture = str((path.parent / scene.picture).resolve())
+            scene.picture = str(resolved(path.parent / scene.picture))
         if scene.reference and not Path(scene.reference).is_absolute():
-            scene.reference = str((path.parent / scene.reference).resolve())
+            scene.reference = str(resolved(path.parent / scene.reference))
     return storyboard
-
-
-def _note(among: list[Scene], marked: list[Scene], says: str, advice: str, name: str, first: int) -> str:
-    """One line: how many of `among` `says`, which (counted from `first`, called `name`: the web
-    page's table has rows from 1), and what to do; "" if none."""
-    if not marked:
-        return ""
-    return f"{len(marked)} of {len(among)} {says} ({name} {listed([s.index + first for s in marked])}): {advice}"
-
-
-def listed(numbers: list[int], most: int = 8) -> str:
-    """Sorted numbers (scenes, rows), briefly: runs as ranges ("3-7"), the first `most` of them, then how many more."""
-    runs: list[list[int]] = []
-    for n in numbers:
-        if runs and n == runs[-1][1] + 1:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n])
-    shown = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs[:most])
-    rest = sum(b - a + 1 for a, b in runs[most:])
-    return f"{shown} and {rest} more" if rest else shown
-
-
-def fallback_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
-    """The scenes whose prompt is their lyric because ViPE gave nothing usable."""
-    return _note(
-        storyboard.scenes,
-        [s for s in storyboard.scenes if s.fallback],
-        "scenes kept their lyric as the prompt because ViPE gave nothing usable",
-        "edit those prompts or make the storyboard again",
-        name,
-        first,
-    )
-
-
-def unsure_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
-    """The lyric scenes that may be misheard or misplaced."""
-    lyrics = [s for s in storyboard.scenes if s.kind == "lyric"]
-    return _note(
-        lyrics,
-        [s for s in lyrics if s.unsure],
-        "lyric lines may be misheard or sung elsewhere",
-        "check their words and start times against the song",
-        name,
-        first,
-    )
-
-
-def scene_table(storyboard: Storyboard, width: int = 60) -> str:
-    """The storyboard as a plain-text table: time, kind, section, lyric (or a passage's mood), prompt;
-    `?` marks a lyric that may be misheard or misplaced, `!` a prompt that is the lyric."""
-
-    def cut(text: str) -> str:
-        return text if len(text) <= width else text[: width - 1] + "…"
-
-    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6}  {'section':<7}  {'lyric':<{width}}    prompt"]
-    for s in storyboard.scenes:
-        unsure, fallback = "?" if s.unsure else " ", "!" if s.fallback else " "
-        rows.append(
-            f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {s.section or '':<7}  "
-            f"{cut(words_or_mood(s)):<{width}}  {fallback} {cut(s.prompt)}"
-        )
-    notes = [
-        f"{mark} {note}" for mark, note in (("?", unsure_note(storyboard)), ("!", fallback_note(storyboard))) if note
-    ]
-    return "\n".join(rows + ([""] + notes if notes else []))
-
-
-def words_or_mood(scene: Scene) -> str:
-    """A scene's lyric; for a passage without words, its mood in brackets."""
-    return scene.text or (f"({scene.mood})" if scene.mood else "")

@@ -1,19 +1,24 @@
-"""A song's work directory: every file a run keeps there, named in one place, and held by one run at
-a time.
+"""A song's work directory: every file a run keeps there, named in one place, held by one run at a
+time, and of one song.
 
 The layout (docs/cli.md): transcript.json, storyboard.json, keyframes/<scene>.png, frames/<frame>.png,
-contact_sheet.png, video.mp4 (or preview.mp4), lyrics.srt, lyrics.ass with its fonts/, timings.json and
-the lock file. A rerun reads what an earlier one left, so these names never change.
+contact_sheet.png, video.mp4 (or preview.mp4), lyrics.srt, lyrics.ass with its fonts/, timings.json,
+outputs.json (what its runs wrote outside it: musicvid.outputs) and the lock file. A rerun reads what an
+earlier one left, so these names never change.
 
 A run removes the temporaries a killed run left before it resumes (musicvid.files); a second run on
 the same folder would remove the first's files as it writes them. So each run holds an OS file lock on
 the folder's lock file for as long as it works there: the OS releases it when the run ends, however it
-ends (a SIGKILL too), so a killed run never leaves a folder locked. The lock file's name has one dot,
-so the sweep of temporaries (`.name.random.suffix`) never takes it.
+ends (a SIGKILL too), so a killed run never leaves a folder locked. The sweep takes only names of our
+temporaries (`.musicvid-<pid>.<name>.<random><suffix>`), never the lock or a person's file.
+
+What a work directory caches is of the song whose hash its storyboard and transcript record: another
+song there is refused (`check_song`), so it can never reuse that song's storyboard or pictures.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -25,10 +30,10 @@ from typing import TYPE_CHECKING, Iterator
 from filelock import FileLock, Timeout
 
 from musicvid.errors import UserError
-from musicvid.files import remove_all_temporaries, remove_temporaries
+from musicvid.files import file_sha256, remove_all_temporaries, remove_temporaries, resolved, same_file
 
 if TYPE_CHECKING:
-    from musicvid.audio import AudioInfo
+    from musicvid.settings import SongRequest
 
 log = logging.getLogger("musicvid")
 
@@ -53,12 +58,20 @@ class Workdir:
     root: Path
 
     @classmethod
-    def for_song(cls, info: AudioInfo, named: Path | None = None) -> Workdir:
+    def for_song(cls, song: str | Path, sha256: str, named: Path | None = None) -> Workdir:
         """`musicvid-work/<song stem>-<short hash of the audio>/`, unless the user `named` one."""
         if named is not None:
             return cls(named)
-        stem = re.sub(r"[^\w.-]+", "_", Path(info.path).stem).strip("_") or "song"
-        return cls(WORK_ROOT / f"{stem}-{info.sha256[:10]}")
+        stem = re.sub(r"[^\w.-]+", "_", Path(song).stem).strip("_") or "song"
+        return cls(WORK_ROOT / f"{stem}-{sha256[:10]}")
+
+    @classmethod
+    def of_request(cls, request: SongRequest) -> Workdir:
+        """The work directory a request's song is worked in, known before its audio is decoded (the
+        song's file is hashed, once per version of it in a process)."""
+        if request.workdir is not None:
+            return cls(request.workdir)
+        return cls.for_song(request.song, file_sha256(request.song))
 
     @property
     def transcript(self) -> Path:
@@ -109,8 +122,52 @@ class Workdir:
         return self.root / "timings.json"
 
     @property
+    def outputs(self) -> Path:
+        """The record of what this work directory's runs wrote outside it (musicvid.outputs)."""
+        return self.root / "outputs.json"
+
+    @property
     def lock(self) -> Path:
         return self.root / LOCK
+
+    def files(self) -> dict[Path, str]:
+        """What runs write here, by what it is (the folders of pictures and fonts, whole)."""
+        named = ("transcript", "storyboard", "contact_sheet", "subtitles", "lyrics_script", "timings", "outputs")
+        files = {getattr(self, name): getattr(self, name).name for name in named}
+        files |= {self.video(preview): self.video(preview).name for preview in (False, True)}
+        return files | {folder: f"{folder.name}/" for folder in (self.keyframes, self.frames, self.fonts)}
+
+    def holds(self, path: Path) -> str | None:
+        """Which of this work directory's files `path` is (a file inside its folders of pictures or fonts
+        too); None if it is none of them."""
+        for file, name in self.files().items():
+            if same_file(path, file) or (name.endswith("/") and resolved(path).is_relative_to(resolved(file))):
+                return name
+        return None
+
+    def song(self) -> tuple[str, str] | None:
+        """The audio (path, sha256) whose work this folder caches, as its storyboard or transcript records it;
+        None where neither records one."""
+        for file, key in ((self.storyboard, "audio"), (self.transcript, None)):
+            try:
+                data = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            audio = (data.get(key) if key else data) if isinstance(data, dict) else None
+            sha256 = audio.get("sha256" if key else "audio_sha256") if isinstance(audio, dict) else None
+            if isinstance(sha256, str) and sha256:
+                return str(audio.get("path", "") if key else ""), sha256
+        return None
+
+    def check_song(self, song: Path, sha256: str) -> None:
+        """Refuse a song other than the one whose work is cached here (it would get that song's
+        storyboard and video)."""
+        cached = self.song()
+        if cached is not None and cached[1] != sha256:
+            was = f" ({cached[0]})" if cached[0] else ""
+            raise UserError(
+                f"work directory {self.root} holds the work of another song{was}, not {song}: give another --workdir"
+            )
 
     def remove_leftovers(self, output: Path | None = None) -> None:
         """Temporary files of a run that was killed mid-write (see files.atomic_path): here, and of the

@@ -321,7 +321,7 @@ def test_a_bad_csv_value_exits_2_before_any_song(tmp_path, capsys, column, value
     [
         ("missing.lrc,,", "lyrics file not found"),
         ("pipe.lrc,,", "is not a regular file (a pipe or a device?)"),
-        ("words,,", "is a directory"),
+        ("words.lrc,,", "is a directory"),
         (",broken.json,", "is not valid JSON"),
         (",pinned.json,", "pinned picture of scene 1 not found"),
         ("out/b.srt,,b", "is the lyrics file: the run would write over it"),
@@ -334,7 +334,7 @@ def test_every_file_a_row_names_is_checked_before_the_first_render(tmp_path, cap
     make_tone(tmp_path / "a.wav", 2)
     make_tone(tmp_path / "b.wav", 2)
     os.mkfifo(tmp_path / "pipe.lrc")
-    (tmp_path / "words").mkdir()
+    (tmp_path / "words.lrc").mkdir()
     (tmp_path / "broken.json").write_text("{")
     board = valid_board()
     board["scenes"][1]["picture"] = "missing.png"
@@ -371,7 +371,7 @@ def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_direct
 ):
     import threading
 
-    from musicvid.audio import load_audio
+    from musicvid.files import file_sha256
     from musicvid.workdir import Workdir
 
     monkeypatch.chdir(tmp_path)  # where the songs' work directories are made: musicvid-work/
@@ -382,7 +382,7 @@ def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_direct
     holding, release = threading.Event(), threading.Event()
 
     def other_run():
-        with Workdir.for_song(load_audio(song).info).held():
+        with Workdir.for_song(song, file_sha256(song)).held():
             holding.set()
             release.wait(30)
 

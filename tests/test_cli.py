@@ -246,7 +246,8 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
 
     import numpy as np
 
-    from musicvid.audio import file_sha256, find_beats, load_audio
+    from musicvid.audio import find_beats, load_audio
+    from musicvid.files import file_sha256
     from musicvid.lyrics.transcript import Transcript
 
     rate, t = 16_000, np.arange(45 * 16_000) / 16_000

@@ -10,7 +10,8 @@ from musicvid.cli import main
 from musicvid.errors import RenderError
 from musicvid.models.tiny import tiny_gpt2_tokenizer, tiny_vipe
 from musicvid.pictures.elaborate import elaborate, scene_contexts
-from musicvid.storyboard import Scene, Storyboard, fallback_note, load_storyboard, scene_table
+from musicvid.review import fallback_note, scene_table
+from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from vipe_core.choose import choose
 
 LINE = "my heart is a lighthouse in the storm"

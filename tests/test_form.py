@@ -15,7 +15,8 @@ from musicvid.errors import UserError
 from musicvid.form import in_repeated_runs, mark_form, same_lines
 from musicvid.lyrics.transcript import Line
 from musicvid.pictures.elaborate import scene_contexts
-from musicvid.storyboard import load_storyboard, parse_storyboard, plan_scenes, scene_table
+from musicvid.review import scene_table
+from musicvid.storyboard import load_storyboard, parse_storyboard, plan_scenes
 from tests.helpers import valid_board
 
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")

@@ -117,6 +117,11 @@ def control(name: str, text: str):
     return parse_bool(text) if kind is bool else kind(text) if kind in (int, float) and text else text
 
 
+# The page names style LoRAs only by the names it offers (ui/loras.py): here it offers, under the name the other
+# doors are given, the LoRA they read by it.
+OFFERED_LORAS = {"org/ink": Path("org/ink")}
+
+
 def through_the_page(options: list[str]) -> RenderSettings:
     """The page as a person uses it: the look and fast chosen first (the other controls then show what they
     set), then the other controls changed; the page's handlers read the controls so."""
@@ -127,7 +132,7 @@ def through_the_page(options: list[str]) -> RenderSettings:
     changes, _ = controls.followed(values, shown)
     values.update(changes)
     values.update({name: control(name, text) for name, text in chosen.items()})
-    return controls.chosen(values)
+    return controls.chosen(values, OFFERED_LORAS)
 
 
 @pytest.mark.parametrize("options", list(CHOICES.values()), ids=list(CHOICES))

@@ -62,7 +62,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(capsys, tmp_path,
 
 
 def test_the_default_name_steps_aside_from_lyrics_beside_the_song(tmp_path):
-    from musicvid.pipeline import default_output
+    from musicvid.outputs import default_output
     from musicvid.settings import RenderSettings, SongRequest
 
     song = tmp_path / "song.mp3"
@@ -108,7 +108,9 @@ def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_th
         deadline = time.monotonic() + 120
         while not Path(f"{go}.paused").exists() and first.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert list(workdir.glob(".video.mp4.*")), first.stderr.read().decode() if first.poll() is not None else ""
+        assert list(workdir.glob(".musicvid-*.video.mp4.*")), (
+            first.stderr.read().decode() if first.poll() is not None else ""
+        )
         code, out, err = run(capsys, *quick(song, workdir, "-o", tmp_path / "second.mp4"))
         assert code == 2 and "is in use by another musicvid run" in err and err.count("\n") == 1
     finally:

@@ -22,6 +22,7 @@ from musicvid.settings import RenderSettings
 from musicvid.storyboard import load_storyboard
 from musicvid.workdir import Workdir
 from tests.helpers import click_track, make_tone, probe, render
+from vipe_core.files import temporary_of
 
 REPOSITORY = Path(__file__).parents[1]
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
@@ -113,8 +114,8 @@ def killed_run(pattern: str, n: int, *argv) -> subprocess.CompletedProcess:
 
 
 def temporaries(*folders) -> list:
-    """atomic_path's temporaries, `.<name>.<random><suffix>` (the work directory's lock is no temporary)."""
-    return [p for folder in folders for p in folder.rglob(".*.*") if p.is_file()]
+    """atomic_path's temporaries, `.musicvid-<pid>.<name>.<random><suffix>` (the lock is none)."""
+    return [p for folder in folders for p in folder.rglob(".musicvid-*") if temporary_of(p) and p.is_file()]
 
 
 @pytest.mark.slow

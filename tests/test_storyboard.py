@@ -6,13 +6,8 @@ import pytest
 
 from musicvid.errors import UserError
 from musicvid.lyrics.transcript import Line
-from musicvid.storyboard import (
-    load_storyboard,
-    parse_storyboard,
-    plan_scenes,
-    scene_seed,
-    scene_table,
-)
+from musicvid.review import scene_table
+from musicvid.storyboard import load_storyboard, parse_storyboard, plan_scenes, scene_seed
 from tests.helpers import valid_board
 from vipe_core.context import SCENE_KINDS
 

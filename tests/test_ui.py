@@ -45,9 +45,10 @@ ADVANCED = [
     None,
     0.6,
     "",
+    None,
 ]  # preset, fps, context, steps, guidance, size, seed, style, align; the Look group: look, captions, aspect,
 # pacing, output fps, resolution, camera move, transitions, pulse, preview, fast, reference picture, its strength,
-# LoRAs
+# the LoRAs' box (names and weights), the LoRAs uploaded
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
@@ -178,7 +179,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert storyboard["scenes"][1]["section"] == "chorus"
     assert Path(storyboard["scenes"][3]["picture"]).parent.name == "pins"  # the render kept the pinned picture
     # a reference picture for the whole video: every picture is drawn anew, in its look
-    looked = [*captioned[:-3], handle_file(str(tmp_path / "band.png")), 0.5, ""]
+    looked = [*captioned[:-4], handle_file(str(tmp_path / "band.png")), 0.5, "", None]
     client.predict(song, "Lighthouse", "The Tiny Models", *looked, table, job, api_name="/render")
     pictures = len(list((work / "frames").glob("*.png"))) + len(list((work / "keyframes").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == pictures
@@ -413,7 +414,7 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
     # the Look group: karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
-    look = [*ADVANCED[:10], "karaoke", "16:9", "beats", "24", "", "zoom", "slerp", 0.5, True, False, *ADVANCED[-3:]]
+    look = [*ADVANCED[:10], "karaoke", "16:9", "beats", "24", "", "zoom", "slerp", 0.5, True, False, *ADVANCED[-4:]]
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
     other = [*ADVANCED[:6], 5, *ADVANCED[7:]]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")

@@ -18,12 +18,14 @@ from gradio.utils import get_upload_folder
 
 from musicvid.assets import DEMO_SONG
 from musicvid.errors import MusicvidError
+from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.models.presets import PRESETS
-from musicvid.settings import RenderSettings, SongRequest
+from musicvid.settings import MAX_LORAS, RenderSettings, SongRequest
 from ui import handlers
 from ui.config import UIConfig
-from ui.controls import FOLLOWERS, SIZES, UPLOADS, bounds, choices, shown_controls, summary
+from ui.controls import FOLLOWERS, LORA_UPLOADS, SIZES, UPLOADS, bounds, choices, shown_controls, summary
 from ui.jobs import Jobs
+from ui.loras import MAX_LORA_MB, SUFFIX, operator_loras
 from ui.table import COLUMNS
 
 MODELS_IN_USE = "models"  # the Gradio concurrency group of every event that runs the models
@@ -33,8 +35,10 @@ INTRO = (
     "Stable Diffusion draws it, and the pictures morph from line to line in time with the singing. "
     "Review the storyboard before rendering, or make the video in one go."
 )
-# The settings controls, by the setting each sets (and the models' preset).
-CONTROLS = ("preset", "context_size", "seed", *FOLLOWERS, "look", "fast", *UPLOADS)
+# The settings controls, by the setting each sets (and the models' preset, and the person's LoRAs).
+CONTROLS = ("preset", "context_size", "seed", *FOLLOWERS, "look", "fast", *UPLOADS, LORA_UPLOADS)
+# A line of the LoRAs' box is a file name (at most 255 bytes) and a weight.
+LORA_BOX_CHARACTERS = MAX_LORAS * 300
 
 
 def song_inputs() -> dict[str, gr.Component]:
@@ -46,6 +50,7 @@ def song_inputs() -> dict[str, gr.Component]:
             label="Lyrics (optional)",
             lines=4,
             max_lines=20,
+            max_length=MAX_LYRICS_CHARS,  # in the browser; the server refuses longer text too (ui.jobs)
             placeholder="Paste the words, one sung line per line: Whisper finds when each is "
             "sung. Timed LRC lines work too. Empty: Whisper listens for them.",
         ),
@@ -69,6 +74,28 @@ def advanced_controls(preset: str, shows: dict) -> dict[str, gr.Component]:
         seed=gr.Number(SongRequest.seed, label="Seed", precision=0, **bounds(SongRequest, "seed")),
         style=gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting"),
         align=gr.Checkbox(shows["align"], label="Chunked Similarity Alignment (smoother morphs)"),
+    )
+
+
+def lora_controls(shows: dict, offered: list[str]) -> dict[str, gr.Component]:
+    """The style LoRAs: the person's uploads, and a box that names them and the operator's `offered`,
+    with weights. Only names: nothing typed here can name a file on the server or a hub repository."""
+    also = f"This page also offers: {', '.join(offered)}." if offered else ""
+    return dict(
+        lora=gr.Textbox(
+            shows["lora"],
+            lines=2,
+            max_length=LORA_BOX_CHARACTERS,
+            label="Style LoRAs and their weights (one a line: NAME or NAME:WEIGHT, weight -2 to 2)",
+            info=f"Each LoRA you upload below is used, at weight 1 unless a line here gives another. {also}",
+            placeholder="e.g. ink.safetensors:0.8",
+        ),
+        lora_upload=gr.File(
+            file_count="multiple",
+            file_types=[SUFFIX],
+            label=f"Your style LoRAs ({SUFFIX}, at most {MAX_LORAS}, {MAX_LORA_MB // 1024} GB each)",
+            height=120,
+        ),
     )
 
 
@@ -104,12 +131,6 @@ def look_controls(shows: dict) -> dict[str, gr.Component]:
             value=shows["reference_strength"],
             label="Reference strength",
             **bounds(RenderSettings, "reference_strength"),
-        ),
-        lora=gr.Textbox(
-            shows["lora"],
-            lines=2,
-            label="Style LoRAs (one per line: a .safetensors file or hub name, :weight)",
-            placeholder="e.g. khanon/lora-training/sora/chara-sora-v3.safetensors:0.8",
         ),
     )
 
@@ -171,6 +192,7 @@ def lay_out(config: UIConfig) -> dict[str, gr.Component]:
                 page.update(advanced_controls(config.models, shows))
             with gr.Accordion("Look", open=False):
                 page.update(look_controls(shows))
+                page.update(lora_controls(shows, list(operator_loras(config.lora_dir))))
                 page["outcome"] = gr.Markdown(summary({"preset": config.models, **shows}))
             page.update(buttons())
             gr.Examples(
@@ -197,7 +219,10 @@ def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
     MusicvidError becomes the page's message, which names files by their names alone: where the server
     keeps them (the jobs' folder, Gradio's for uploads) is no business of the person's."""
     named = by_name(page)
-    folders = "|".join(re.escape(str(folder)) for folder in (jobs.root, Path(get_upload_folder()).resolve()))
+    kept = [jobs.root, Path(get_upload_folder()).resolve()]
+    if jobs.config.lora_dir:
+        kept.append(jobs.config.lora_dir.resolve())  # the operator's LoRAs, named by their names alone
+    folders = "|".join(re.escape(str(folder)) for folder in kept)
     server_folders = re.compile(rf"(?:{folders})(?:/[^/\s]+)*/")
 
     def on_page(handler: Callable) -> Callable:
@@ -212,7 +237,7 @@ def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
     return on_page
 
 
-def wire_controls(page: dict[str, gr.Component]) -> None:
+def wire_controls(config: UIConfig, page: dict[str, gr.Component]) -> None:
     """The settings controls follow the preset, the look and --fast where the person left them as shown, and
     the line under them says what they make."""
     named, controls = by_name(page), {page[name] for name in CONTROLS}
@@ -222,7 +247,11 @@ def wire_controls(page: dict[str, gr.Component]) -> None:
     inputs = {*controls, page["shown_controls"]}
     gr.on(layers, lambda values: handlers.follow(named(values)), inputs, followers, **quietly)
     changes = [control.change for control in controls]
-    gr.on(changes, lambda values: summary(named(values)), controls, [page["outcome"]], **quietly)
+
+    def outcome(values: dict) -> str:
+        return summary(named(values), operator_loras(config.lora_dir))
+
+    gr.on(changes, outcome, controls, [page["outcome"]], **quietly)
 
 
 def wire_jobs(jobs: Jobs, page: dict[str, gr.Component]) -> None:
@@ -265,7 +294,7 @@ def build_app(config: UIConfig = UIConfig()) -> gr.Blocks:
     keep_seconds = int(config.keep_hours * 3600)
     with gr.Blocks(title="musicvid", delete_cache=(max(60, keep_seconds // 4), keep_seconds)) as app:
         page = lay_out(config)
-        wire_controls(page)
+        wire_controls(config, page)
         page["upload"].upload(handlers.fill_tags, [page["upload"]], [page["title"], page["artist"]], api_name=False)
         page["gallery"].select(handlers.choose_scene, [page["shown_scenes"]], [page["scene"]], api_name=False)
         wire_jobs(jobs, page)

@@ -21,6 +21,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-hours", type=float, default=UIConfig.keep_hours, help="remove jobs older than this")
     p.add_argument("--max-minutes", type=float, default=UIConfig.max_minutes, help="longest song accepted")
     p.add_argument("--max-upload-mb", type=int, default=UIConfig.max_upload_mb, help="largest upload accepted")
+    p.add_argument(
+        "--lora-dir",
+        type=Path,
+        default=None,
+        help="a folder of style LoRAs the page offers by name (its .safetensors files); visitors may also upload "
+        "their own",
+    )
+
+
+def config_from(args) -> UIConfig:
+    """The page's configuration from its options; a --lora-dir that is not a folder is refused."""
+    if args.lora_dir is not None and not args.lora_dir.is_dir():
+        raise UserError(f"--lora-dir {args.lora_dir} is not a folder")
+    return UIConfig(
+        args.models, args.device, args.jobs_dir, args.keep_hours, args.max_minutes, args.max_upload_mb, args.lora_dir
+    )
 
 
 def run(args) -> int:
@@ -29,7 +45,7 @@ def run(args) -> int:
 
     if args.models not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {args.models!r}")
-    config = UIConfig(args.models, args.device, args.jobs_dir, args.keep_hours, args.max_minutes, args.max_upload_mb)
+    config = config_from(args)
     app = build_app(config)
     app.queue(default_concurrency_limit=1).launch(
         server_name=args.host,

@@ -15,3 +15,4 @@ class UIConfig:
     keep_hours: float = 24.0
     max_minutes: float = 15.0
     max_upload_mb: int = 100
+    lora_dir: Path | None = None  # the style LoRAs the page offers besides a visitor's uploads (ui/loras.py)

@@ -4,11 +4,13 @@ Each control's range, grain and choices come from the setting it sets (musicvid.
 values are read back into settings by the function the command line and the batch use,
 `resolve_render_settings`. What the controls show before a person touches them is that function's
 answer for the models, the look and --fast; a control the person changed from what it showed is their
-choice, as an option given on the command line is (so a control left as shown chooses nothing).
+choice, as an option given on the command line is (so a control left as shown chooses nothing). The
+style LoRAs' box is the one read otherwise: by the names the page offers (ui/loras.py), never as a path.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from musicvid.settings import (
     resolve_render_settings,
     size_text,
 )
+from ui.loras import page_loras, uploaded_loras
 
 # The settings the page's controls set, by field name; the models' preset is the page's own control.
 RENDER_FIELDS = (
@@ -30,6 +33,7 @@ RENDER_FIELDS = (
     "resolution", "motion", "transitions", "pulse", "preview", "fast", "reference_strength", "lora",
 )  # fmt: skip
 UPLOADS = ("reference",)  # settings the person's files set: read like the others, never set by the page
+LORA_UPLOADS = "lora_upload"  # the person's style LoRAs: offered to the box by name (ui/loras.py)
 REQUEST_FIELDS = ("context_size", "seed")
 LAYERS = ("look", "fast")  # controls that set others: what the page shows follows them (and the preset)
 FOLLOWERS = tuple(name for name in RENDER_FIELDS if name not in LAYERS)
@@ -80,10 +84,14 @@ def shown_controls(preset: str, look: str | None = None, fast: bool = False) -> 
     return {name: control_value(name, getattr(settings, name)) for name in RENDER_FIELDS}
 
 
-def chosen(values: dict[str, Any]) -> RenderSettings:
+def chosen(
+    values: dict[str, Any], operator: Mapping[str, Path] | None = None, uploads: Mapping[str, Path] | None = None
+) -> RenderSettings:
     """The page's render controls (`values`, by field name, and "preset") as settings: the controls
-    changed from what the page showed are the person's choices."""
-    read = {name: setting_value(RenderSettings, name, values[name]) for name in RENDER_FIELDS}
+    changed from what the page showed are the person's choices. The LoRAs' box names the operator's LoRAs
+    and the person's uploads, by name (ui.loras.page_loras); its text is never read as a path."""
+    read = {name: setting_value(RenderSettings, name, values[name]) for name in RENDER_FIELDS if name != "lora"}
+    read["lora"] = page_loras(values["lora"] or "", operator or {}, uploads or {})
     read |= {name: setting_value(RenderSettings, name, values.get(name)) for name in UPLOADS}  # none: no file
     before = shown(values["preset"], read["look"], read["fast"])
     changed = {name: value for name, value in read.items() if name in LAYERS or value != getattr(before, name)}
@@ -105,10 +113,11 @@ def followed(values: dict[str, Any], last: dict[str, Any]) -> tuple[dict[str, An
     return {name: now[name] for name in FOLLOWERS if values[name] == last[name] != now[name]}, now
 
 
-def summary(values: dict[str, Any]) -> str:
-    """What the controls make, in a line: the pictures drawn and the video; or why they are refused."""
+def summary(values: dict[str, Any], operator: Mapping[str, Path] | None = None) -> str:
+    """What the controls make, in a line: the pictures drawn and the video; or why they are refused
+    (`operator`: the LoRAs the operator offers, by name)."""
     try:
-        settings = chosen(values)
+        settings = chosen(values, operator, uploaded_loras(values.get(LORA_UPLOADS)))
     except UserError as error:
         return f"Refused: {error}"
     return (

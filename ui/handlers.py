@@ -1,7 +1,7 @@
 """What the page's buttons do: plain functions of the page's jobs, its values by name ("upload", "title",
-"artist", "lyrics", the settings controls' names, "table", "job", "scene", "pin_upload") and the browser
-session, each returning what the page shows next. A MusicvidError raised here becomes the page's
-message where the page is wired (ui/app.py).
+"artist", "lyrics", the settings controls' names, "lora_upload", "table", "job", "scene", "pin_upload") and
+the browser session, each returning what the page shows next. A MusicvidError raised here becomes the
+page's message where the page is wired (ui/app.py).
 
 It calls the same pipeline functions as the command line (get_storyboard, draw_keyframes, make_video).
 One job at a time uses the models, whichever button started it (`Jobs.models_lock`).
@@ -23,11 +23,21 @@ from musicvid.delivery.captions import undrawn_note
 from musicvid.errors import Cancelled, UserError
 from musicvid.files import check_picture
 from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
+from musicvid.review import fallback_note, unsure_note
 from musicvid.settings import RenderSettings, SongRequest
-from musicvid.storyboard import Storyboard, fallback_note, unsure_note
+from musicvid.storyboard import Storyboard
 from musicvid.workdir import Workdir
-from ui.controls import FOLLOWERS, chosen, chosen_request, followed
-from ui.jobs import Jobs, edited_storyboard_file, pins_folder, video_file, work_directory
+from ui.controls import FOLLOWERS, LORA_UPLOADS, chosen, chosen_request, followed
+from ui.jobs import (
+    Jobs,
+    check_pasted_lyrics,
+    edited_storyboard_file,
+    loras_folder,
+    pins_folder,
+    video_file,
+    work_directory,
+)
+from ui.loras import keep_uploads, operator_loras, uploaded_loras
 from ui.table import apply_edits, rows
 from vipe_core.files import write_json
 
@@ -48,11 +58,22 @@ def song_request(jobs: Jobs, values: dict, song: Path, **source) -> SongRequest:
     )
 
 
+def page_settings(jobs: Jobs, values: dict, song: Path | None = None) -> RenderSettings:
+    """The page's settings, its style LoRAs those the operator offers and the person uploaded. With the
+    job's song, the uploads are kept in its folder first (as pinned pictures are), and read from there."""
+    operator, uploads = operator_loras(jobs.config.lora_dir), uploaded_loras(values.get(LORA_UPLOADS))
+    settings = chosen(values, operator, uploads)  # all checked before a LoRA is copied
+    if song is None:
+        return settings
+    return chosen(values, operator, keep_uploads(uploads, loras_folder(song)))
+
+
 def storyboard_job(jobs: Jobs, values: dict, session: str) -> tuple[Storyboard, str]:
     """A new job and its storyboard; the job is removed again if its song is refused."""
     if not values["upload"]:
         raise UserError("upload a song first")
-    chosen(values)  # bad settings are refused before the copy
+    check_pasted_lyrics(values["lyrics"] or "")  # the pasted text and the settings are refused before the copy
+    page_settings(jobs, values)
     job, song = jobs.new(values["upload"], session)
     try:
         request = song_request(jobs, values, song, lyrics_file=jobs.lyrics(song, values["lyrics"] or ""))
@@ -94,8 +115,8 @@ def edited_request(
 ) -> tuple[SongRequest, RenderSettings]:
     """The job's song with its storyboard as the table shows it (as made where no table is given), with
     `change` made to the chosen scene, and the page's settings."""
-    settings = chosen(values)
     song = jobs.song(job_id, session)
+    settings = page_settings(jobs, values, song)
     edited = json.loads(Workdir(work_directory(song)).storyboard.read_text(encoding="utf-8"))
     if table_rows is not None:
         edited = apply_edits(edited, table_rows)
@@ -174,7 +195,7 @@ def pin_picture(jobs: Jobs, values: dict, session: str) -> tuple:
     """The uploaded picture, kept in the job's folder, becomes the chosen scene's keyframe."""
     if not values["pin_upload"]:
         raise UserError("choose a picture to pin first")
-    check_picture(Path(values["pin_upload"]))  # its size from its header: nothing is decoded yet
+    check_picture(Path(values["pin_upload"]))  # its size from its header first: a bomb is never decoded
     job_id, _ = pressed(jobs, values, session)
     pins = pins_folder(jobs.song(job_id, session))
     pins.mkdir(exist_ok=True)

@@ -1,8 +1,9 @@
 """The page's jobs: a folder each, owned by the browser session that made it, removed after a while;
 and the models they share, used by one job at a time.
 
-A job's folder: `song/<the upload>`, `lyrics/`, `pins/`, `work/` (the pipeline's work directory), then
-the results beside them. Every path of it is named by the few functions below.
+A job's folder: `song/<the upload>`, `lyrics/`, `pins/`, `loras/` (the person's style LoRAs), `work/`
+(the pipeline's work directory), then the results beside them. Every path of it is named by the few
+functions below.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Iterator
 from musicvid.audio import check_length
 from musicvid.errors import UserError
 from musicvid.files import check_file
-from musicvid.lyrics.known import PLAIN, starts_with_time
+from musicvid.lyrics.known import MAX_LYRICS_CHARS, PLAIN, starts_with_time
 from musicvid.models.loading import ModelRegistry
 from musicvid.models.presets import choose_models
 from musicvid.workdir import Workdir, video_name
@@ -51,6 +52,16 @@ def pins_folder(song: Path) -> Path:
     return job_folder(song) / "pins"
 
 
+def loras_folder(song: Path) -> Path:
+    return job_folder(song) / "loras"
+
+
+def check_pasted_lyrics(text: str) -> None:
+    """Pasted lyrics are refused past a lyrics file's limit before anything is copied or run."""
+    if len(text) > MAX_LYRICS_CHARS:
+        raise UserError(f"the pasted lyrics are {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
+
+
 def video_file(song: Path, preview: bool) -> Path:
     """`<song>.mp4` in the job's folder, `<song>.preview.mp4` for a preview."""
     return job_folder(song) / video_name(song.stem, preview)
@@ -60,7 +71,8 @@ class Jobs:
     """Per-job directories under one root, each owned by the browser session that made it; models
     shared by all jobs (one registry per preset) and used by one job at a time.
 
-    A job directory: `song/<the upload>`, `lyrics/`, `work/` (the pipeline's), then the results."""
+    A job directory: `song/<the upload>`, `lyrics/`, `pins/`, `loras/`, `work/` (the pipeline's), then the
+    results."""
 
     def __init__(self, config: UIConfig):
         self.config = config
@@ -116,6 +128,7 @@ class Jobs:
     def lyrics(song: Path, text: str) -> Path | None:
         """The pasted lyrics as a file beside the job's song: timed LRC if its lines start with times,
         else plain lines for Whisper to time; None if nothing was pasted."""
+        check_pasted_lyrics(text)
         if not text.strip():
             return None
         suffix = ".lrc" if any(starts_with_time(line) for line in text.splitlines()) else PLAIN

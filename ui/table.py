@@ -24,8 +24,11 @@ def apply_edits(saved: dict, table) -> dict:
     like a file. An emptied section is read from the song again on the next run; a section changed
     takes the scene out of its motif (docs/storyboard.md)."""
     data = table.values.tolist() if hasattr(table, "values") else table["data"] if isinstance(table, dict) else table
-    if len(data) != len(saved["scenes"]):
-        raise UserError("the scene table must keep one row per scene (edit the cells, not the rows)")
+    if len(data) != len(saved["scenes"]) or any(len(row) != len(COLUMNS) for row in data):
+        raise UserError(
+            f"the scene table must keep one row per scene and the columns {', '.join(COLUMNS)} (edit the cells, "
+            "not the rows)"
+        )
     edited = json.loads(json.dumps(saved))
     for scene, (start, end, kind, lyric, prompt, section, mood) in zip(edited["scenes"], data):
         made = (scene["start"], scene["end"], scene["text"])

@@ -1,10 +1,14 @@
 """Atomic writes, for both packages: a killed run never leaves a half-written file that a rerun would
-trust. Everything is written to `.<name>.<random><suffix>` beside its place and renamed onto it."""
+trust. Everything is written to `.musicvid-<pid>.<name>.<random><suffix>` beside its place and renamed
+onto it. The fixed prefix and the writer's process id make a temporary recognizably ours, and tell
+whether its writer still runs: a sweep of leftovers (musicvid.files) removes nothing else, so a
+person's dotfiles and editor swap files beside an output are never taken for ours."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,8 +25,24 @@ def _umask() -> int:
 UMASK = _umask()
 
 
+TEMPORARY_MARK = ".musicvid-"
+# mkstemp's part: 8 characters of [a-z0-9_]; the suffix keeps the artifact's, so that ffmpeg, Pillow and
+# pyarrow still know the format by the name.
+_TEMPORARY = re.compile(rf"{re.escape(TEMPORARY_MARK)}(?P<pid>\d+)\.(?P<name>.+)\.[a-z0-9_]{{8}}(\.[^./]+)$")
+# What a temporary's name adds to the artifact's: the mark, a process id, the dots, mkstemp's part and a
+# suffix. An artifact's name longer than NAME_MAX less this cannot be written atomically.
+TEMPORARY_EXTRA_BYTES = len(TEMPORARY_MARK) + 7 + 2 + 8 + 16
+
+
 def temporary_prefix(path: Path) -> str:
-    return f".{path.name}."
+    """The start of the name of this process's temporaries of `path`."""
+    return f"{TEMPORARY_MARK}{os.getpid()}.{path.name}."
+
+
+def temporary_of(leftover: Path) -> tuple[int, str] | None:
+    """The writer's process id and the artifact's name of one of our temporaries; None for any other file."""
+    match = _TEMPORARY.fullmatch(leftover.name)
+    return (int(match["pid"]), match["name"]) if match else None
 
 
 @contextmanager

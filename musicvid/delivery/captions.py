@@ -19,7 +19,8 @@ from fontTools.ttLib import TTFont
 
 from musicvid.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.lyrics.transcript import Transcript
-from musicvid.storyboard import Storyboard, listed
+from musicvid.review import listed
+from musicvid.storyboard import Storyboard
 from musicvid.workdir import FONTS
 from vipe_core.files import atomic_path, write_text
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from musicvid.audio import file_sha256
 from musicvid.errors import UserError
-from musicvid.files import check_file, parse_json
+from musicvid.files import check_file, file_sha256, parse_json
 from musicvid.lyrics.transcript import Line, Transcript, fit_to_duration, has_words
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
@@ -29,9 +28,19 @@ _MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 _SECTION = re.compile(r"^\[[^\]]*\]$")
 PLAIN = ".txt"
+TIMED = (".lrc", ".srt", ".json")
+# A lyrics file is read whole and its every word aligned to the song. The longest songs' lyrics (minutes
+# of fast rap) run to about 40,000 characters; past 100,000 it is no song's, and aligning it would hold the
+# page's one job slot for minutes.
+MAX_LYRICS_CHARS = 100_000
+# A sung line is a few dozen words at most; lyrics pasted without line breaks become the phrases sung
+# (musicvid.lyrics.align), which is a few hundred words for a whole song.
+MAX_LINE_WORDS = 1_000
 # Lines a song can hold: one per half second on average, far more than any song has (a 3-minute song:
 # 360). More is no song's lyrics, and each line costs an alignment, a scene and a picture.
 SECONDS_PER_LINE = 0.5
+# An hour of song at that rate would be 7,200 lines: no storyboard is that long (storyboard.MAX_SCENES).
+MAX_LINES = 2_000
 
 
 def starts_with_time(line: str) -> bool:
@@ -100,11 +109,34 @@ def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
 
 
 def _read_text(path: Path) -> str:
+    """A lyrics file's text, refused (before it is parsed) where it is more than lyrics."""
     check_file(path, "lyrics file")
+    if path.stat().st_size > 4 * MAX_LYRICS_CHARS:  # UTF-8 takes at most 4 bytes a character
+        raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
     try:
-        return path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise UserError(f"lyrics file {path} is not UTF-8 text") from None
+    if len(text) > MAX_LYRICS_CHARS:
+        raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if len(line.split()) > MAX_LINE_WORDS:
+            raise UserError(
+                f"lyrics file {path} line {number} has {len(line.split()):,} words, more than the {MAX_LINE_WORDS:,} "
+                "a line may have: break it where the singer breathes"
+            )
+    return text
+
+
+def check_kind(path: Path, kinds: tuple[str, ...] = (*TIMED, PLAIN)) -> None:
+    if path.suffix.lower() not in kinds:
+        raise UserError(f"lyrics file {path} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
+
+
+def check_lyrics_file(path: Path) -> None:
+    """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix), its size, its lines."""
+    check_kind(path)
+    _read_text(path)
 
 
 def read_plain_lyrics(path: str | Path) -> list[str]:
@@ -120,11 +152,11 @@ def read_plain_lyrics(path: str | Path) -> list[str]:
 
 def check_line_count(count: int, duration: float, path: str | Path) -> None:
     """Refuse, before any line is aligned or drawn, more lines than the song can hold."""
-    most = max(1, int(duration / SECONDS_PER_LINE))
+    most = min(MAX_LINES, max(1, int(duration / SECONDS_PER_LINE)))
     if count > most:
         raise UserError(
-            f"lyrics file {path} has {count} lines, more than a {duration:.1f} s song can hold ({most}, one "
-            f"per {SECONDS_PER_LINE:g} s): is it this song's lyrics?"
+            f"lyrics file {path} has {count} lines, more than a {duration:.1f} s song can hold ({most}: one "
+            f"per {SECONDS_PER_LINE:g} s, {MAX_LINES:,} in all): is it this song's lyrics?"
         )
 
 
@@ -136,6 +168,7 @@ def lyrics_label(path: str | Path) -> str:
 def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Transcript:
     """A timed lyrics file as a transcript."""
     path = Path(path)
+    check_kind(path, TIMED)
     text = _read_text(path)
     suffix = path.suffix.lower()
     language = "en"
@@ -144,10 +177,8 @@ def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Tr
         lines = parse_lrc(text, duration)
     elif suffix == ".srt":
         lines = parse_srt(text, document)
-    elif suffix == ".json":
-        lines, language = parse_transcript_json(text, document)
     else:
-        raise UserError(f"{document} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
+        lines, language = parse_transcript_json(text, document)
     check_line_count(len(lines), duration, path)
     lines = fit_to_duration(lines, duration)
     if not lines and text.strip():

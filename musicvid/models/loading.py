@@ -8,18 +8,18 @@ sentence naming the ways out (ModelUnavailable).
 from __future__ import annotations
 
 import gc
-import hashlib
 import warnings
 from collections import Counter
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
 from musicvid.errors import UserError
+from musicvid.files import file_sha256
 from musicvid.models import tiny
 from musicvid.models.presets import (
     AUTO_UPSCALER,
@@ -265,16 +265,9 @@ def weights_file(source: str, kind: str) -> Path:
         return Path(hf_hub_download(repo, names[-1]))
 
 
-@lru_cache(maxsize=64)
-def _digest(path: Path, size: int, modified: int) -> str:
-    with path.open("rb") as file:
-        return hashlib.file_digest(file, "sha256").hexdigest()[:20]
-
-
 def file_digest(path: Path) -> str:
-    """A file's content hash, read once per version of the file in a process (a LoRA is 10–200 MB)."""
-    stat = path.stat()
-    return _digest(path.resolve(), stat.st_size, stat.st_mtime_ns)
+    """A file's short content hash, read once per version of the file in a process (a LoRA is 10–200 MB)."""
+    return file_sha256(path)[:20]
 
 
 def _fuse_lora(pipe, lora: str) -> None:

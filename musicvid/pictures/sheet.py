@@ -11,7 +11,8 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from musicvid.assets import LYRICS_FONT
-from musicvid.storyboard import Scene, Storyboard, words_or_mood
+from musicvid.review import words_or_mood
+from musicvid.storyboard import Scene, Storyboard
 from musicvid.workdir import Workdir
 from vipe_core.files import atomic_path
 

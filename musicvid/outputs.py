@@ -1,0 +1,139 @@
+"""What a render writes outside its work directory (the video, its .srt, its .ass with captions), and
+whether it may replace what is already at those names.
+
+An output replaces only a file that musicvid wrote there for this song: the work directory's
+outputs.json records, per output path, the sizes and digests of the last contents its runs wrote
+there, each recorded before it is renamed into place (so a run killed between the two still owns its
+file). Any other file at an output's name (a hand-made .srt, another song's video) is refused before
+any work, in one sentence, unless the person gives --overwrite. The video that `-o` names is the
+person's own choice of name, and is replaced. No input is ever an output, whatever its name.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+from pathlib import Path
+
+from musicvid.errors import UserError
+from musicvid.files import (
+    check_not_inputs,
+    check_output,
+    check_video_name,
+    file_sha256,
+    parse_json,
+    resolved,
+    same_file,
+)
+from musicvid.settings import RenderSettings, SongRequest
+from musicvid.workdir import Workdir, video_name
+from vipe_core.files import TEMPORARY_EXTRA_BYTES, atomic_path, write_json
+
+KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
+
+
+def outputs_of(output: Path, settings: RenderSettings) -> list[Path]:
+    """What a render writes outside its work directory: the video, its .srt, its .ass with captions."""
+    return [output, output.with_suffix(".srt"), *([output.with_suffix(".ass")] if settings.captions != "none" else [])]
+
+
+def inputs_of(request: SongRequest, storyboard=None, settings: RenderSettings | None = None) -> dict[str, Path]:
+    """What a run reads, by what it is: the song, lyrics, storyboard file, reference and pinned pictures."""
+    inputs = {"song": request.song, "lyrics file": request.lyrics_file, "storyboard": request.storyboard_file}
+    inputs["reference picture"] = settings.reference if settings else None
+    for scene in storyboard.scenes if storyboard else ():
+        inputs[f"pinned picture of scene {scene.index}"] = Path(scene.picture) if scene.picture else None
+        inputs[f"reference picture of scene {scene.index}"] = Path(scene.reference) if scene.reference else None
+    return {what: path for what, path in inputs.items() if path is not None}
+
+
+def default_output(request: SongRequest, settings: RenderSettings) -> Path:
+    """`<song>.mp4` (or `<song>.preview.mp4`) beside the song; where that, its .srt or .ass would be one
+    of the run's inputs (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
+    `.video-2.mp4`, ...)."""
+    song, inputs = request.song, inputs_of(request, settings=settings).values()
+    for extra in itertools.chain([""], (f".video{f'-{n}' if n > 1 else ''}" for n in itertools.count(1))):
+        output = song.with_name(video_name(song.stem + extra, settings.preview))
+        if not any(same_file(o, i) for o in outputs_of(output, settings) for i in inputs):
+            return output
+    raise AssertionError("unreachable: the names above never end")
+
+
+def check_name_length(path: Path) -> None:
+    """Refuse a name too long to write through a temporary beside it (the file system's limit, less
+    what a temporary's name adds)."""
+    try:
+        most = os.pathconf(next(p for p in (path.parent, *path.parents) if p.exists()), "PC_NAME_MAX")
+    except (OSError, ValueError, StopIteration):
+        most = 255
+    if len(os.fsencode(path.name)) > most - TEMPORARY_EXTRA_BYTES:
+        raise UserError(
+            f"the file name {path.name[:40]}… is too long ({len(os.fsencode(path.name))} bytes; musicvid writes "
+            f"names of at most {most - TEMPORARY_EXTRA_BYTES}): give -o a shorter one"
+        )
+
+
+def check_outputs(request: SongRequest, settings: RenderSettings, output: Path) -> None:
+    """Refuse, before any work, an output that is no video name, is too long, cannot be written, or is
+    an input."""
+    outputs = outputs_of(output, settings)
+    for path in outputs:
+        check_name_length(path)
+        check_output(path)
+    check_not_inputs(outputs, inputs_of(request, settings=settings))
+    check_video_name(output)
+
+
+# --- what a work directory's runs wrote ---------------------------------------------------------
+
+
+def _record(workdir: Workdir) -> dict[str, list]:
+    """outputs.json: resolved output path -> [[size, sha256], ...], the newest last (a broken record is
+    an empty one: then nothing is ours, and nothing is replaced without --overwrite)."""
+    try:
+        data = parse_json(workdir.outputs.read_text(encoding="utf-8"), str(workdir.outputs))
+    except (OSError, UnicodeDecodeError, UserError):
+        return {}
+    written = data.get("written") if isinstance(data, dict) else None
+    return written if isinstance(written, dict) else {}
+
+
+def written_here(path: Path, workdir: Workdir) -> bool:
+    """Whether the file at `path` is one that a run of `workdir` wrote there (its size, then its hash)."""
+    versions = _record(workdir).get(str(resolved(path)), [])
+    size = path.stat().st_size
+    sized = [v for v in versions if isinstance(v, list) and len(v) == 2 and v[0] == size]
+    return bool(sized) and any(v[1] == file_sha256(path) for v in sized)
+
+
+def check_replaceable(paths: list[Path], workdir: Workdir, overwrite: bool) -> None:
+    """Refuse, before any work, to replace a file at one of `paths` that musicvid did not write there for
+    this song (as `workdir` records), unless `overwrite`."""
+    for path in paths:
+        if overwrite or not path.exists():
+            continue
+        if not path.is_file() or not written_here(path, workdir):
+            raise UserError(
+                f"{path} exists and musicvid did not write it for this song: give --overwrite to replace it, or "
+                "-o another name"
+            )
+
+
+def remember(workdir: Workdir, output: Path, content: Path) -> None:
+    """Record in `workdir` that `content` is about to be renamed onto `output`."""
+    record = _record(workdir)
+    versions = [v for v in record.get(str(resolved(output)), []) if isinstance(v, list)]
+    record[str(resolved(output))] = [*versions, [content.stat().st_size, file_sha256(content)]][-KEPT_VERSIONS:]
+    write_json(workdir.outputs, {"written": record})
+
+
+def write_output(workdir: Workdir, output: Path, text: str | None = None, copy_of: Path | None = None) -> None:
+    """`output` written with `text`, or as a copy of the file `copy_of`, recorded as ours before it is
+    renamed into place."""
+    with atomic_path(output) as tmp:
+        if copy_of is not None:
+            shutil.copyfile(copy_of, tmp)
+        else:
+            tmp.write_text(text or "", encoding="utf-8")
+        remember(workdir, output, tmp)
