@@ -278,7 +278,7 @@ def storyboard_in(
                 settings=settings,
                 scenes=scenes,
             )
-            read_form(storyboard, audio, timings)
+            read_form(storyboard, audio, timings, planned=True)
             for scene in storyboard.scenes:
                 scene.seed = scene_seed(request.seed, scene.motif or scene.index)
     read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
@@ -301,11 +301,12 @@ def storyboard_in(
     return storyboard
 
 
-def read_form(storyboard: Storyboard, audio: Audio, timings: Timings) -> None:
-    """Sections, motifs and moods for the scenes without a section (musicvid.form)."""
+def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, planned: bool = False) -> None:
+    """Sections, motifs and moods for the scenes without a section (musicvid.form); scenes just `planned`
+    may be cut where the music changes."""
     if any(s.section is None for s in storyboard.scenes):
         with timings.measure("form"):
-            mark_form(storyboard.scenes, audio.samples)
+            mark_form(storyboard.scenes, audio.samples, planned)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from vipe_core.files import write_json
 VERSION = 1
 MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
 MAX_INSTRUMENTAL_SECONDS = 20.0  # longer instrumental stretches are split for variety
+MIN_CUT_SECONDS = 4.0  # a passage is not cut where its music changes nearer than this to its ends
 TIME_TOLERANCE = 1e-3
 # Scenes a storyboard may have: each is a form reading, an elaboration and a keyframe. Lyrics hold at most
 # two lines a second (musicvid.lyrics.known), and each line may be followed by a break: four scenes a second
@@ -170,6 +172,26 @@ def plan_scenes(
                 Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en, confidence=line.confidence)
             )
     return _numbered(scenes)
+
+
+def cut_passages(
+    scenes: list[Scene], changes: Sequence[float], max_length: float = MAX_INSTRUMENTAL_SECONDS
+) -> list[Scene]:
+    """The scenes with each passage without words (a run of scenes of one instrumental kind) planned again:
+    cut at the `changes` inside it (the times where the music changes, musicvid.form), none nearer than
+    MIN_CUT_SECONDS to its ends, then each part split as plan_scenes splits a passage; numbered anew."""
+    planned: list[Scene] = []
+    for kind, run in itertools.groupby(scenes, key=lambda scene: scene.kind):
+        run = list(run)
+        if kind == "lyric":
+            planned += run
+            continue
+        start, end = run[0].start, run[-1].end
+        inside = [t for t in changes if start + MIN_CUT_SECONDS <= t <= end - MIN_CUT_SECONDS]
+        bounds = [start, *inside, end]
+        for first, last in zip(bounds, bounds[1:]):
+            planned += _instrumental(kind, first, last, max_length)
+    return _numbered(planned)
 
 
 def instrumental_cuts(scenes: list[Scene]) -> list[int]:

