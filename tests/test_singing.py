@@ -4,7 +4,7 @@ lines are anchored among them (musicvid.lyrics.anchors): the rules, on segments 
 import pytest
 
 from musicvid.lyrics.anchors import anchors, matched_words
-from musicvid.lyrics.singing import Voice, invented, where_sung
+from musicvid.lyrics.singing import Voice, invented, may_be_sung, where_sung
 from musicvid.lyrics.transcribe import sung_lines
 from musicvid.lyrics.transcript import Line, Word
 
@@ -22,8 +22,6 @@ def segment(start: float, text: str, seconds_per_word: float = 0.4, probability:
     "heard,why",
     [
         (segment(200.9, "You", 1.4, 0.07), "a phrase Whisper says over music"),
-        (segment(181.1, "Oh", 1.4, 0.01), "words Whisper barely heard"),
-        (segment(27.2, "=== The Ber Theo", 0.7, 0.01), "words Whisper barely heard"),
         (segment(7.5, "Thank you so much for watching this video", 0.1), "a phrase Whisper says over music"),
         (segment(8.6, "I'll see you next time.", 0.9, 0.44), "a phrase Whisper says over music"),
         (segment(20.4, "I'm going to go to the end of this game and I'm going", 0.07, 0.43), "13 words in 0.9 s"),
@@ -34,6 +32,13 @@ def segment(start: float, text: str, seconds_per_word: float = 0.4, probability:
 )
 def test_inventions_are_told_by_whispers_own_signals(heard, why):
     assert invented(heard) == why
+
+
+def test_words_whisper_barely_believes_stand_only_near_words_it_believes():
+    guess = segment(27.2, "=== The Ber Theo", 0.7, 0.01)  # over an instrumental's guitars
+    line, near = segment(61.7, "even you, you evolved", 1.5, 0.6), segment(68.7, "taking over his control", 1.0, 0.05)
+    far = segment(120.0, "your soul", 1.0, 0.03)
+    assert may_be_sung([guess]) == [] and may_be_sung([line, near, far]) == [line, near]
 
 
 def test_silero_decides_only_where_it_agrees_with_whisper():

@@ -28,7 +28,7 @@ import numpy as np
 
 from musicvid.audio import SAMPLE_RATE
 from musicvid.lyrics.anchors import ANCHOR_TOLERANCE, Anchor, anchors
-from musicvid.lyrics.singing import CLIP_LEAD, VOICED_SHARE, Voice, invented, where_sung
+from musicvid.lyrics.singing import CLIP_LEAD, VOICED_SHARE, Voice, may_be_sung, where_sung
 from musicvid.lyrics.transcribe import (
     LONGEST_LINE_SECONDS,
     detect_language,
@@ -233,7 +233,7 @@ def where_singing(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str,
     silero = Voice.detect(samples)
     language = detect_language(asr, singing_to_detect(samples, silero))
     heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), duration)
-    kept = [segment for segment in heard if invented(segment) is None]
+    kept = may_be_sung(heard)
     voice, _ = where_sung(kept, silero, duration)
     for word in (w for segment in kept for w in segment.words):
         voice.fit(word)

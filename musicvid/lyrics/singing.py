@@ -4,10 +4,11 @@ Whisper listens to the whole song (musicvid.lyrics.transcribe), and what it hear
 evidence says nobody sings there. The evidence, by measurement on real recordings with a band and on
 the generated songs (README, "Lyrics, where they are sung"):
 
-- What Whisper invents over music is few and recognizable: words it barely believes ("You", a mean
-  probability under 0.15), the outro phrases of the videos it learned from ("thank you for watching",
-  "see you next time"), or many words crammed into a second or two (16 words in 1.4 s): faster than
-  anyone sings. Such a segment goes wherever it is.
+- What Whisper invents over music is few and recognizable: the outro phrases of the videos it learned
+  from ("thank you for watching", "see you next time", a lone "You"), or many words crammed into a
+  second or two (16 words in 1.4 s): faster than anyone sings. Such a segment goes wherever it is. Words
+  it barely believes (a mean probability under 0.15) go where it believed nothing it heard within 10 s:
+  over a band it also barely makes out words that are sung, amid lines it hears well.
 - Silero's voice activity detector hears a clear voice over a quiet band, and there it is the better
   judge of where a line starts and whether anybody sings at all; under a loud band (distorted guitars,
   drums, a singer who growls) it hears nothing. So Silero is trusted as far as it agrees with Whisper:
@@ -41,9 +42,11 @@ VOICED_SHARE = 0.5
 TRUSTED_AGREEMENT = 0.5
 # Fast rap is 6 words a second; Whisper's inventions over music run to 10-15.
 MAX_WORDS_PER_SECOND = 8.0
-# Words Whisper gives a mean probability under this are guesses at sounds ("You", "=== The Ber Theo" over
-# guitars: 0.01-0.07); the sung segments of the real songs have 0.3 and more.
+# Words Whisper gives a mean probability under this are guesses at sounds ("=== The Ber Theo" over guitars:
+# 0.01) ... or sung words it barely made out under a band (openai-whisper: 0.02-0.11 amid lines of 0.3 to
+# 0.5). So a guess stands only where Whisper believed something it heard this near it.
 GUESSED_PROBABILITY = 0.15
+BELIEVED_WITHIN_SECONDS = 10.0
 # What tiny to large Whisper models say over music: the ends of the videos they learned from.
 INVENTED_PHRASES = re.compile(
     r"thanks? (you )?(so much )?for watching|see you (in the )?next (time|video|one)|(please |and )?subscribe|"
@@ -130,10 +133,25 @@ def invented(line: Line) -> str | None:
     count = len(words) or len(text.split())
     if count >= 4 and count > MAX_WORDS_PER_SECOND * max(span, 0.1):
         return f"{count} words in {span:.1f} s"
-    probabilities = [w.probability for w in words if w.probability is not None]
-    if probabilities and sum(probabilities) / len(probabilities) < GUESSED_PROBABILITY:
-        return "words Whisper barely heard"
     return None
+
+
+def guessed(line: Line) -> bool:
+    """Whether Whisper barely believed the words it heard (their mean probability)."""
+    probabilities = [w.probability for w in line.words if w.probability is not None]
+    return bool(probabilities) and sum(probabilities) / len(probabilities) < GUESSED_PROBABILITY
+
+
+def may_be_sung(heard: list[Line]) -> list[Line]:
+    """The segments Whisper heard that may be sung: not inventions by their own signals (`invented`), and
+    not guesses far from anything it believed it heard."""
+    plausible = [segment for segment in heard if invented(segment) is None]
+    believed = [segment for segment in plausible if not guessed(segment)]
+
+    def near_belief(segment: Line) -> bool:
+        return any(max(segment.start - b.end, b.start - segment.end) <= BELIEVED_WITHIN_SECONDS for b in believed)
+
+    return [segment for segment in plausible if not guessed(segment) or near_belief(segment)]
 
 
 def where_sung(kept: list[Line], silero: Voice, duration: float) -> tuple[Voice, bool]:

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from musicvid.audio import SAMPLE_RATE
-from musicvid.lyrics.singing import Voice, invented, where_sung
+from musicvid.lyrics.singing import Voice, may_be_sung, where_sung
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.loading import ASRModel
 from musicvid.progress import Progress
@@ -183,7 +183,7 @@ def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
     """The lines sung, from the segments Whisper heard over the whole song: its inventions gone
     (musicvid.lyrics.singing), each word kept in the stretch it is sung in, cut at the singer's pauses;
     where Silero is trusted, a line with no voice under it goes too."""
-    kept = [segment for segment in heard if invented(segment) is None]
+    kept = may_be_sung(heard)
     voice, trusted = where_sung(kept, silero, duration)
     for word in (w for segment in kept for w in segment.words):
         voice.fit(word)
