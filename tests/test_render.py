@@ -269,6 +269,28 @@ def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
     assert ddim.unet is dpm.unet is pipe.unet  # the weights are shared, not copied
 
 
+@pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
+def test_a_job_shares_the_loaded_modules_in_their_own_precision(half):
+    from musicvid.models.presets import TINY
+    from musicvid.models.tiny import local_diffusion, tiny_ltx_video
+    from musicvid.pictures.render import job_pipeline
+    from musicvid.pictures.transitions import video_job
+    from musicvid.settings import RenderSettings
+
+    def dtypes(pipe) -> dict:
+        return {name: module.dtype for name, module in pipe.components.items() if isinstance(module, torch.nn.Module)}
+
+    picture = local_diffusion(TINY).to(dtype=half)
+    picture.vae.to(torch.float32)  # the VAE kept in float32 beside a half-precision UNet, as the SDXL rule does
+    video = tiny_ltx_video().to(dtype=half)
+    for pipe, make in ((picture, job_pipeline), (video, video_job)):
+        before = dtypes(pipe)
+        job = make(pipe, RenderSettings())
+        assert dtypes(pipe) == before and dtypes(job) == before  # no job casts what the loaded pipeline shares
+        assert all(job.components[name] is pipe.components[name] for name in before)
+    assert dtypes(picture)["unet"] == half and dtypes(picture)["vae"] == torch.float32
+
+
 def test_a_video_without_audio_has_no_audio_stream(tmp_path):
     from musicvid.delivery.mux import encode_video
 

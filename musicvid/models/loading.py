@@ -237,6 +237,25 @@ def load_diffusion(name: str, device: torch.device):
     return pipe.to(device)
 
 
+def job_pipeline_of(pipe, kind: type | None = None, **components):
+    """A pipeline of `kind` (the loaded one's class by default) over the loaded pipeline's modules, with
+    `components` in place of some (a job's own sampler): every module shared as it is. diffusers'
+    `from_pipe` would cast every module, the shared ones too, to one dtype (float32 unless told): a
+    half-precision pipeline drawn in float32, a float32 VAE kept beside a float16 UNet cast down."""
+    import inspect
+
+    kind = kind or type(pipe)
+    given = {**pipe.components, **components}
+    names = [name for name in inspect.signature(kind.__init__).parameters if name != "self"]
+    return kind(
+        **{
+            name: given[name] if name in given else pipe.config[name]
+            for name in names
+            if name in given or name in pipe.config
+        }
+    )
+
+
 def weights_file(source: str, kind: str) -> Path:
     """The LoRA file `source` names: a file; a folder or hub repository holding diffusers' file name
     (LORA_FILES, the first there); or a hub file (org/name/folders/file). Downloaded on first use."""

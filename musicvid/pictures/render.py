@@ -28,7 +28,7 @@ from PIL import Image, PngImagePlugin
 from musicvid.delivery.upscale import cover
 from musicvid.errors import Cancelled, RenderError, UserError
 from musicvid.files import check_picture
-from musicvid.models.loading import file_digest
+from musicvid.models.loading import file_digest, job_pipeline_of
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.slerp import align, slerp
 from musicvid.progress import Progress
@@ -211,7 +211,7 @@ def job_pipeline(pipe, settings: RenderSettings):
     if has_reference_adapter(pipe):
         pipe.set_ip_adapter_scale(settings.reference_strength)
         kind = _with_reference_per_picture(kind)
-    job = kind.from_pipe(pipe, scheduler=scheduler, vae=pipe.vae)  # (--fast: TAESD, not the class SD names)
+    job = job_pipeline_of(pipe, kind, scheduler=scheduler)
     job.set_progress_bar_config(disable=True)  # our own bar counts frames
     return job
 

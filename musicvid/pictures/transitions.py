@@ -27,6 +27,7 @@ import torch
 from PIL import Image
 
 from musicvid.delivery.upscale import cover
+from musicvid.models.loading import job_pipeline_of
 from musicvid.pictures.render import (
     Picture,
     load_picture,
@@ -139,7 +140,7 @@ def video_job(pipe, settings: RenderSettings):
         pipe.vae.enable_tiling()
     else:
         pipe.vae.disable_tiling()
-    job = type(pipe).from_pipe(pipe, scheduler=FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config))
+    job = job_pipeline_of(pipe, scheduler=FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config))
     job.set_progress_bar_config(disable=True)
     return job
 
