@@ -20,9 +20,7 @@ from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_i
 from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
-from musicvid.lyrics.singing import Voice
-from musicvid.lyrics.transcribe import recognize, sung_lines
-from musicvid.lyrics.transcript import fit_to_duration
+from musicvid.lyrics.transcribe import hear, sung_lines
 from musicvid.storyboard import plan_scenes
 
 
@@ -30,8 +28,8 @@ def measure(asr, path: Path, aligned: bool) -> dict:
     """One song's figures through one backend."""
     audio = load_audio(path)
     duration, started = audio.info.duration, time.perf_counter()
-    heard = fit_to_duration(recognize(asr, audio.samples, "transcribe", "en", False), duration)
-    lines = sung_lines(heard, Voice.detect(audio.samples), duration)
+    _, silero, heard = hear(asr, audio.samples, quiet=True)
+    lines = sung_lines(heard, silero, duration)
     scenes = plan_scenes(lines, duration)
     row = {
         "seconds_of_song": round(duration, 1),

@@ -282,7 +282,8 @@ def storyboard_in(
             for scene in storyboard.scenes:
                 scene.seed = scene_seed(request.seed, scene.motif or scene.index)
     read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
-    check_pictures(storyboard)
+    if not request.storyboard_file:  # a file's pictures were decoded whole by check_inputs already
+        check_pictures(storyboard)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
         with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):

@@ -3,6 +3,7 @@ a valid storyboard's JSON."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import Path
 
@@ -88,3 +89,15 @@ def valid_board() -> dict:
             {"index": 1, "kind": "lyric", "start": 4.0, "end": 10.0, "text": "hi", "prompt": "a sea", "seed": 2},
         ],
     }
+
+
+def digest(path: Path) -> str:
+    """A file's SHA-256, read anew: what a test holds against a file it must find unchanged."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def quick(song: Path, *options) -> list:
+    """`musicvid render` arguments for `song` that skip Whisper (a timed line beside it) and draw few frames."""
+    lyrics = song.with_name("lyrics.lrc")
+    lyrics.write_text("[00:00.50]a light in the storm\n")
+    return ["render", song, "--models", "tiny", "-q", "--fps", "2", "--lyrics", lyrics, *options]

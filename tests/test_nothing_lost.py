@@ -2,7 +2,6 @@
 names a video, one run holds a work directory, and bad files, pictures, upscalers and transcripts are
 refused (exit 2, one sentence) before any transcription or drawing."""
 
-import hashlib
 import json
 import os
 import shutil
@@ -24,18 +23,7 @@ from musicvid.files import VIDEO_SUFFIXES
 from musicvid.lyrics.known import read_lyrics
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.workdir import Workdir
-from tests.helpers import make_tone, run
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def quick(song: Path, workdir: Path, *options) -> list:
-    """A render of `song` that skips Whisper (a timed line) and draws few frames."""
-    lyrics = song.with_name("lyrics.lrc")
-    lyrics.write_text("[00:00.50]a light in the storm\n")
-    return ["render", song, "--models", "tiny", "-q", "--fps", "2", "--lyrics", lyrics, "--workdir", workdir, *options]
+from tests.helpers import digest, make_tone, quick, run
 
 
 def video_frames(path: Path) -> int:
@@ -100,7 +88,7 @@ def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_th
     # renamed: the moment a second run's sweep of leftovers would take it away
     first = subprocess.Popen(
         [sys.executable, "-m", "tests.killer", "--pause-until", go, "*/w/video.mp4", "1", "--",
-         *quick(song, workdir)],
+         *quick(song, "--workdir", workdir)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )  # fmt: skip
@@ -111,7 +99,7 @@ def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_th
         assert list(workdir.glob(".musicvid-*.video.mp4.*")), (
             first.stderr.read().decode() if first.poll() is not None else ""
         )
-        code, out, err = run(capsys, *quick(song, workdir, "-o", tmp_path / "second.mp4"))
+        code, out, err = run(capsys, *quick(song, "--workdir", workdir, "-o", tmp_path / "second.mp4"))
         assert code == 2 and "is in use by another musicvid run" in err and err.count("\n") == 1
     finally:
         go.touch()  # the first run goes on, whatever the second did (a test that failed leaves no process)

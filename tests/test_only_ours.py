@@ -2,7 +2,6 @@
 for the same audio, never writes an input, and caps its work before doing any. Each test is one finding
 of a probe of careless and hostile uses (issue 45)."""
 
-import hashlib
 import json
 import os
 import subprocess
@@ -15,21 +14,10 @@ from PIL import Image
 
 from musicvid.errors import UserError
 from musicvid.storyboard import MAX_SCENES_PER_SECOND, load_storyboard
-from tests.helpers import make_tone, run, valid_board
+from tests.helpers import digest, make_tone, quick, run, valid_board
 from vipe_core.files import temporary_of
 
 REPOSITORY = Path(__file__).parents[1]
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def quick(song: Path, *options) -> list:
-    """A render of `song` that skips Whisper (a timed line) and draws few frames."""
-    lyrics = song.with_name("lyrics.lrc")
-    lyrics.write_text("[00:00.50]a light in the storm\n")
-    return ["render", song, "--models", "tiny", "-q", "--fps", "2", "--lyrics", lyrics, *options]
 
 
 def persons_files(*folders: Path) -> dict[Path, str]:

@@ -9,9 +9,7 @@ from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_i
 from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
-from musicvid.lyrics.singing import Voice
-from musicvid.lyrics.transcribe import recognize, sung_lines, transcribe
-from musicvid.lyrics.transcript import fit_to_duration
+from musicvid.lyrics.transcribe import hear, sung_lines, transcribe
 from musicvid.storyboard import plan_scenes
 
 pytestmark = [
@@ -41,9 +39,8 @@ def asr(request, tmp_path_factory):
 def heard(asr, sung):
     """What Whisper hears over the sung excerpt with no gate, and the lines musicvid keeps of it (from the
     same decode: the temperature fallback's sampling is not repeatable in CTranslate2)."""
-    duration = sung.info.duration
-    heard = fit_to_duration(recognize(asr, sung.samples, "transcribe", "en", False), duration)
-    return heard, sung_lines(heard, Voice.detect(sung.samples), duration)
+    _, silero, heard = hear(asr, sung.samples, quiet=True)
+    return heard, sung_lines(heard, silero, sung.info.duration)
 
 
 def test_a_sung_recording_keeps_what_whisper_hears(asr, sung, heard):

@@ -379,6 +379,14 @@ def test_sdxls_vae_stays_in_float32_under_a_float16_pipeline(standin_hub, monkey
     assert sd.vae.dtype == torch.float16  # SD 1.5's runs in float16, as diffusers runs it
     pixels = decode(xl, torch.randn(1, 4, 8, 8, dtype=torch.float16))
     assert pixels.shape == (1, 64, 64, 3) and pixels.dtype == torch.uint8
+    # a job over the loaded SDXL draws with its modules as loaded: none cast, the kept pipeline unchanged
+    from musicvid.pictures.render import job_pipeline
+    from musicvid.settings import RenderSettings
+
+    loaded = {name: (m, m.dtype) for name, m in xl.components.items() if isinstance(m, torch.nn.Module)}
+    job = job_pipeline(xl, RenderSettings())
+    assert {name: (m, m.dtype) for name, m in job.components.items() if name in loaded} == loaded
+    assert {name: (m, m.dtype) for name, m in xl.components.items() if name in loaded} == loaded
 
 
 def test_ltx_video_loads_by_hub_name_and_draws_the_transitions(standin_hub, capsys, tmp_path):

@@ -28,15 +28,9 @@ import numpy as np
 
 from musicvid.audio import SAMPLE_RATE
 from musicvid.lyrics.anchors import ANCHOR_TOLERANCE, Anchor, anchors
-from musicvid.lyrics.singing import CLIP_LEAD, VOICED_SHARE, Voice, may_be_sung, where_sung
-from musicvid.lyrics.transcribe import (
-    LONGEST_LINE_SECONDS,
-    detect_language,
-    lines_at_pauses,
-    recognize,
-    singing_to_detect,
-)
-from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration, has_words
+from musicvid.lyrics.singing import CLIP_LEAD, VOICED_SHARE, Voice
+from musicvid.lyrics.transcribe import LONGEST_LINE_SECONDS, hear, lines_at_pauses, sung_segments
+from musicvid.lyrics.transcript import Line, Transcript, Word, has_words
 from musicvid.models.loading import ASRModel
 from musicvid.progress import Progress
 
@@ -229,14 +223,8 @@ def where_singing(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str,
     """The song's language, where someone sings in it and what Whisper heard sung, as transcribing finds
     them (musicvid.lyrics.singing): what Whisper hears over the whole song, less its inventions, and
     Silero's voice where it agrees. The lines are anchored to those words and placed in those stretches."""
-    duration = samples.size / SAMPLE_RATE
-    silero = Voice.detect(samples)
-    language = detect_language(asr, singing_to_detect(samples, silero))
-    heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), duration)
-    kept = may_be_sung(heard)
-    voice, _ = where_sung(kept, silero, duration)
-    for word in (w for segment in kept for w in segment.words):
-        voice.fit(word)
+    language, silero, heard = hear(asr, samples, quiet)
+    kept, voice, _ = sung_segments(heard, silero, samples.size / SAMPLE_RATE)
     return language, voice, kept
 
 

@@ -94,9 +94,6 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: boo
 
 
 def _faster_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: bool):
-    import ctranslate2
-
-    ctranslate2.set_random_seed(0)  # the temperature fallback samples: keep reruns identical
     segments, info = asr.model.transcribe(samples, **options)
     lines = []
     with Progress(options["task"], total=round(info.duration, 1), unit="s", quiet=not show) as progress:
@@ -179,14 +176,29 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> None:
         line.text_en = " ".join(words) or None
 
 
-def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
-    """The lines sung, from the segments Whisper heard over the whole song: its inventions gone
-    (musicvid.lyrics.singing), each word kept in the stretch it is sung in, cut at the singer's pauses;
-    where Silero is trusted, a line with no voice under it goes too."""
+def hear(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, list[Line]]:
+    """The song's language, Silero's voice, and the segments Whisper hears over the whole song with no
+    gate: what transcribing and aligning both start from."""
+    silero = Voice.detect(samples)
+    language = detect_language(asr, singing_to_detect(samples, silero))
+    heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), samples.size / SAMPLE_RATE)
+    return language, silero, heard
+
+
+def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[list[Line], Voice, bool]:
+    """The segments heard that may be sung (musicvid.lyrics.singing), each word kept in the stretch it is
+    sung in; where the singing is; and whether Silero is trusted there."""
     kept = may_be_sung(heard)
     voice, trusted = where_sung(kept, silero, duration)
     for word in (w for segment in kept for w in segment.words):
         voice.fit(word)
+    return kept, voice, trusted
+
+
+def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
+    """The lines sung, from the segments Whisper heard over the whole song, cut at the singer's pauses;
+    where Silero is trusted, a line with no voice under it goes too."""
+    kept, voice, trusted = sung_segments(heard, silero, duration)
     if not trusted:
         return fit_to_duration(lines_at_pauses(kept), duration)
     return voice.sung(fit_to_duration(lines_at_pauses(kept, voice), duration))
@@ -194,9 +206,7 @@ def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
 
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
     duration = samples.size / SAMPLE_RATE
-    silero = Voice.detect(samples)
-    language = detect_language(asr, singing_to_detect(samples, silero))
-    heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), duration)
+    language, silero, heard = hear(asr, samples, quiet)
     lines = sung_lines(heard, silero, duration)
     if language != "en" and lines:
         translated = recognize(asr, samples, "translate", language, not quiet)
