@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks.what_ran import machine, models_ran
 from musicvid import ffmpeg
 from musicvid.delivery import captions
 from musicvid.delivery.mux import INTERPOLATORS, X264_PRESET, encode_video, filter_chain, interpolate
@@ -251,6 +252,7 @@ def upscaling(args) -> dict:
         model = ModelLoader().load_from_state_dict(build().state_dict()).eval().to(device)
         if gpu:
             model.half()  # as musicvid.models.loading loads it on a GPU
+        row["ran"] = models_ran(upscaler=model)
         for batch in (1, 4, 8) if gpu else (1,):
             learned = Upscaler(model, VIDEO, batch)
             if gpu:
@@ -289,7 +291,7 @@ def print_upscaling(upscaling: dict, device: str) -> None:
     print(f"## Upscaling {DRAWN[0]}x{DRAWN[1]} -> {VIDEO[0]}x{VIDEO[1]}, seconds per frame ({device})\n")
     print("| upscaler | TFLOP/frame | batch | s/frame | peak GPU MiB |\n|---|---|---|---|---|")
     for name, row in upscaling.items():
-        for batch, cost in ((k, v) for k, v in row.items() if k != "tflop_per_frame"):
+        for batch, cost in ((k, v) for k, v in row.items() if k.startswith("batch")):
             print(
                 f"| {name} | {row.get('tflop_per_frame', '')} | {batch} | {cost['seconds_per_frame']:.3f} | "
                 f"{cost.get('peak_gpu_mib', '')} |"
@@ -315,18 +317,14 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.delivery_seconds, args.repeats = 0.5, 1.0, 1
-    device = (
-        "CUDA " + torch.cuda.get_device_name()
-        if torch.cuda.is_available()
-        else f"CPU, {torch.get_num_threads()} threads"
-    )
-    report = {"host": platform.node(), "device": device, "drawn_size": DRAWN, "video_size": VIDEO}
+    ran_on = machine(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+    report = {"machine": ran_on, "drawn_size": DRAWN, "video_size": VIDEO}
     report |= {section: SECTIONS[section][0](args) for section in args.only}
     out = args.out or Path("benchmarks/results") / f"delivery-{platform.node() or 'host'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     for section in args.only:
-        SECTIONS[section][1](report[section], device)
+        SECTIONS[section][1](report[section], ran_on["device"])
         print()
     print(f"written to {out}")
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
 from pathlib import Path
 
 import torch
 
+from benchmarks.what_ran import machine, models_ran
 from musicvid.assets import ASSETS_DIR
 from musicvid.models.loading import resolve_device
 from musicvid.pictures.elaborate import scene_contexts
@@ -90,17 +90,18 @@ def main(argv: list[str] | None = None) -> int:
     rows = [measure(vipe, board, n, args.batch_size) for n in ([1, 2] if args.quick else args.candidates)]
     result = {
         "model": "tiny GPT-2" if args.quick else "GPT-2 Medium architecture (ViPE-M), random weights",
-        "device": torch.cuda.get_device_name()
-        if device.type == "cuda"
-        else f"{platform.processor() or 'cpu'}, {torch.get_num_threads()} threads",
-        "torch": torch.__version__,
+        "machine": machine(device),
+        "ran": models_ran(vipe=vipe),
         "load_norms_s": norms_s,
         "rows": rows,
     }
     out = args.out or Path("benchmarks/results") / f"elaborate-{'quick' if args.quick else device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"| candidates | sample s | choose s | s per scene | new tokens |  ({result['model']}, {result['device']})")
+    print(
+        f"| candidates | sample s | choose s | s per scene | new tokens |  ({result['model']}, "
+        f"{result['machine']['device']})"
+    )
     print("|---:|---:|---:|---:|---:|")
     for r in rows:
         print(

@@ -30,11 +30,13 @@ import numpy as np
 import psutil
 import torch
 
+from benchmarks.what_ran import machine
 from musicvid.assets import ASSETS_DIR
 from musicvid.audio import SAMPLE_RATE
 from musicvid.ffmpeg import exe as ffmpeg_exe
-from musicvid.models.loading import Drawing, ModelRegistry
+from musicvid.models.loading import Drawing
 from musicvid.models.presets import PRESETS, SD15_RANDOM
+from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
 from musicvid.pipeline import make_video
 from musicvid.settings import RenderSettings, SongRequest
@@ -141,6 +143,7 @@ def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: M
         ),
         "pictures_drawn": drawn,
         "frames_per_second": round(drawn / drawing, 3) if drawing else None,
+        "ran": summary["models"],  # as each stage left its model, read back from the modules
         "peak_rss_mib": memory.peaks(timings),
     }
     if on_gpu:
@@ -368,12 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or Path("benchmarks/results") / f"render-{platform.node() or 'host'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     results: dict = {
-        "machine": {
-            "host": platform.node(),
-            "cpu_count": os.cpu_count(),
-            "torch": torch.__version__,
-            "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
-        },
+        "machine": machine(torch.device("cuda" if on_gpu else "cpu")),
         "stage_breakdown": [],
     }
     full = None

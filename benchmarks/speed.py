@@ -28,22 +28,21 @@ import argparse
 import copy
 import json
 import os
-import platform
-import shutil
 import sys
 import tempfile
 import time
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 from PIL import Image
 
-from musicvid.models.loading import ModelRegistry, load_reference_adapter
-from musicvid.models.presets import PRESETS, SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
+from benchmarks.levers import Lever, combine, fast_pipeline, levers
+from benchmarks.what_ran import machine, models_ran
+from benchmarks.whole_song import song_markdown, whole_song
+from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
 from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
 from musicvid.pictures.render import (
     Batch,
@@ -54,19 +53,19 @@ from musicvid.pictures.render import (
     denoise,
     draw,
     job_pipeline,
+    padded_size,
     plan_pictures,
 )
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.settings import FAST, RenderSettings, resolve_render_settings
+from musicvid.settings import FAST, RenderSettings
 from musicvid.storyboard import Scene, Storyboard
-from musicvid.timing import MODEL_STAGES, Timings
+from musicvid.timing import Timings
 from musicvid.workdir import Workdir
 
 HERE = Path(__file__).parent
 # Lines of 2.3 to 4.1 s, as a song's are: the morphs are 23 to 41 frames at 10 fps
 LINE_SECONDS = (2.3, 3.1, 4.1, 2.7, 3.6)
 FLOP_COUNTS = ((SD15_RANDOM, 512), (SDXL_RANDOM, 1024))
-PAYS = 1.03  # a lever is kept if it makes drawing at least 3 % faster
 
 
 def storyboard(pictures: int, fps: float = 10.0) -> Storyboard:
@@ -107,134 +106,13 @@ def within_scenes(groups: list[list], size: int) -> list[list]:
     return [pictures[i : i + size] for pictures in by_scene.values() for i in range(0, len(pictures), size)]
 
 
-@dataclass(frozen=True)
-class Lever:
-    name: str
-    what: str
-    batch_size: int = 8
-    within_scenes: bool = False  # the baseline's groups
-    setup: Callable | None = None  # changes a copy of the pipeline
-    loop: str = "draw"  # draw (render's own), ahead (every group's inputs first) or overlap (decode beside denoise)
-    attention: str | None = None  # an SDPA backend to insist on
-    fast: bool = False
-    compile: bool = False  # pad groups to the batch size (one shape for a compiled UNet)
-    reference: bool = False  # every scene drawn after a reference picture (IP-Adapter)
-
-
-def channels_last(pipe):
-    pipe.unet.to(memory_format=torch.channels_last)
-    pipe.vae.to(memory_format=torch.channels_last)
-
-
-def fused_qkv(pipe):
-    from diffusers import AutoencoderKL
-
-    # diffusers: one matrix product for query, key and value (TAESD, --fast's VAE, has no attention)
-    pipe.fuse_qkv_projections(vae=isinstance(pipe.vae, AutoencoderKL))
-
-
-def compiled(mode: str | None):
-    def setup(pipe):
-        pipe.unet = torch.compile(pipe.unet, mode=mode, fullgraph=True)
-        pipe.vae.decoder = torch.compile(pipe.vae.decoder, mode=mode)
-
-    return setup
-
-
-def levers(on_gpu: bool) -> list[Lever]:
-    rows = [
-        Lever("baseline", "groups within each scene, batch 8, eager (the loop before)", within_scenes=True),
-        Lever("blocks-8", "groups across scenes by frame number, batch 8"),
-        Lever("blocks-16", "groups across scenes, batch 16", batch_size=16),
-        Lever("blocks-32", "groups across scenes, batch 32", batch_size=32),
-        Lever("channels-last", "UNet and VAE in channels-last memory", setup=channels_last),
-        Lever("fused-qkv", "fused query/key/value projections", setup=fused_qkv),
-        Lever("inputs-ahead", "every group's inputs prepared first, copied from pinned memory", loop="ahead"),
-        Lever("overlap-decode", "VAE decode on a second stream beside the next group's denoise", loop="overlap"),
-    ]
-    backends = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH") if on_gpu else ("MATH",)
-    rows += [Lever(f"sdpa-{b.lower()}", f"attention by {b} only", attention=b) for b in backends]
-    rows += [
-        Lever("compile", "torch.compile, default mode (today's --compile)", setup=compiled(None), compile=True),
-        Lever(
-            "compile-autotune",
-            "torch.compile max-autotune-no-cudagraphs",
-            setup=compiled("max-autotune-no-cudagraphs"),
-            compile=True,
-        ),
-        Lever(
-            "compile-cudagraphs",
-            "torch.compile reduce-overhead (CUDA graphs)",
-            setup=compiled("reduce-overhead"),
-            compile=True,
-        ),
-    ]
-    rows += [
-        Lever(f"fast-{b}", f"--fast: LCM-LoRA 4 steps, no guidance, TAESD; batch {b}", batch_size=b, fast=True)
-        for b in (8, 16, 32)
-    ]
-    # the adapter's cost is its extra keys and values in every cross-attention (its image encoder runs once
-    # a scene, so a random tiny one stands in for it)
-    rows.append(
-        Lever(
-            "reference",
-            "a reference picture through IP-Adapter",
-            setup=lambda pipe: load_reference_adapter(pipe, TINY),
-            reference=True,
-        )
-    )
-    return rows
-
-
-def combine(rows: dict[str, dict], catalogue: dict[str, Lever], fast: bool) -> Lever:
-    """The levers that paid, together: the best batch, the best of each kind, and every other that paid."""
-    base = rows["baseline"]["frames_per_second"]
-    paid = {n: r for n, r in rows.items() if n in catalogue and r.get("frames_per_second", 0) >= PAYS * base}
-
-    def best(prefix: str) -> Lever | None:
-        named = [n for n in paid if n.startswith(prefix)]
-        return catalogue[max(named, key=lambda n: paid[n]["frames_per_second"])] if named else None
-
-    batch = best("fast-" if fast else "blocks-") or catalogue["fast-8" if fast else "blocks-8"]
-    # the models' own changes first, compiling last, so that it traces the changed models
-    chosen = [catalogue[n] for n in ("channels-last", "fused-qkv") if n in paid]
-    chosen += [lever for lever in (best("sdpa-"), best("compile")) if lever]
-    loop = next((n for n in ("inputs-ahead", "overlap-decode") if n in paid), None)
-    setups = [lever.setup for lever in chosen if lever.setup]
-
-    def setup(pipe):
-        for step in setups:
-            step(pipe)
-
-    return Lever(
-        "fast-kept" if fast else "kept",
-        " + ".join([batch.name] + [lever.name for lever in chosen] + ([loop] if loop else [])),
-        batch_size=batch.batch_size,
-        setup=setup,
-        loop=catalogue[loop].loop if loop else "draw",
-        attention=next((lever.attention for lever in chosen if lever.attention), None),
-        fast=fast,
-        compile=any(lever.compile for lever in chosen),
-    )
-
-
-def fast_pipeline(pipe):
-    """--fast's pipeline at full size: the LoRA fused into the UNet costs nothing once fused (its weights
-    are the UNet's), so only the decoder changes: TAESD at its published size."""
-    from diffusers import AutoencoderTiny
-
-    torch.manual_seed(0)
-    pipe.vae = AutoencoderTiny().to(pipe.device, pipe.unet.dtype)
-    return pipe
-
-
 def run_groups(pipe, board: Storyboard, groups: list[list], settings: RenderSettings, loop: str):
     """Draws the groups; yields (pictures, seconds since the start) after each group."""
     device = compute_device(pipe)
     on_gpu = device.type == "cuda"
     needed = sorted({s for g in groups for p in g for s in (p.scene, p.target)})
     inputs = SceneInputs(pipe, board, needed, settings)
-    size = settings.batch_size if settings.compile else None
+    size = padded_size(pipe, settings)
     started = time.perf_counter()
     if loop == "draw":
         for group in groups:
@@ -273,7 +151,7 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
             pipe = fast_pipeline(pipe)
         if lever.setup:
             lever.setup(pipe)
-        given = {"batch_size": lever.batch_size, "compile": lever.compile}
+        given = {"batch_size": lever.batch_size}
         if lever.reference:
             given["reference"] = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="musicvid-"))) / "look.png"
             Image.new("RGB", (320, 240), (200, 40, 90)).save(given["reference"])
@@ -281,7 +159,7 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
         groups = morph_pictures(board, settings, pictures)
         if lever.within_scenes:
             groups = within_scenes(groups, lever.batch_size)
-        job = job_pipeline(pipe, replace(settings, compile=False))  # compiled, if at all, by the lever itself
+        job = job_pipeline(pipe, settings)  # compiled, if at all, by the lever itself
         attention = nullcontext()
         if lever.attention:
             from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -301,96 +179,12 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
             "pictures": pictures,
             "first_group_seconds": round(times[0], 3),
             "frames_per_second": round((pictures - first) / (times[-1] - since), 3),
+            "ran": models_ran(diffusion=pipe),
         }
         del pipe, job
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         return row, list(np.concatenate(drawn))
-
-
-def whole_song(seconds: float, on_gpu: bool, folder: Path) -> dict:
-    """The pipeline on a song end to end at full size, stage by stage, and where the GPU waited."""
-    from benchmarks.elaborate import MEDIUM
-    from benchmarks.elaborate import load as vipe_of_size
-    from benchmarks.render import synthesize_song
-    from musicvid.audio import load_audio
-    from musicvid.lyrics.align import align_lyrics
-    from musicvid.models.loading import ASRModel
-    from musicvid.models.tiny import random_whisper
-    from musicvid.pipeline import make_video
-    from musicvid.settings import SongRequest
-
-    class FullSize(ModelRegistry):
-        """The default models' architectures with random weights (the cost does not depend on their values)."""
-
-        def _load(self, role: str):
-            if role == "asr" and on_gpu:
-                model = random_whisper(**WHISPER_LARGE_V2).to(self.device).half()
-                return ASRModel("openai-whisper", "large-v2 (random)", model)
-            if role == "vipe" and on_gpu:
-                return vipe_of_size(MEDIUM, self.device)
-            return super()._load(role)
-
-    models = replace(PRESETS["tiny"], diffusion=SD15_RANDOM, size=(512, 512), steps=25) if on_gpu else PRESETS["tiny"]
-    registry = FullSize(models, keep_loaded=False)
-    song = synthesize_song(folder, seconds)
-    timed = [line.removeprefix("[").split("]", 1) for line in song.with_suffix(".lrc").read_text().splitlines()]
-    lines = [text for _, text in timed]
-    # Whisper runs only where its voice detector hears a voice: sing the lines where espeak-ng can
-    voiced = shutil.which("espeak-ng") is not None
-    if voiced:
-        from benchmarks.songs import make_song
-
-        sung = [(int(t[:2]) * 60 + float(t[3:]), text) for t, text in timed]
-        make_song(song, seconds, sung)
-    timings = Timings()
-    # Whisper aligning the known lines: its cost over the whole song, whatever random weights make of it
-    audio = load_audio(song)
-    with registry.use("asr", timings) as asr, timings.measure("align", registry.device):
-        align_lyrics(asr, audio.samples, lines, audio.info.sha256, quiet=True)
-    # then the rest from the timed lyrics, so that the scenes fall every 3 s as sung
-    settings = resolve_render_settings(models, {"batch_size": 8})
-    request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=folder / "song", quiet=True)
-    started = time.perf_counter()
-    made = make_video(request, settings, registry, output=folder / "song.mp4", timings=timings)
-    wall = time.perf_counter() - started + timings.seconds["align"] + timings.seconds.get("load asr", 0.0)
-    busy = sum(end - start for stage, start, end in timings.intervals if stage in MODEL_STAGES or stage == "align")
-    gaps = sorted(
-        (
-            (round(later[1] - earlier[2], 2), f"{earlier[0]} → {later[0]}")
-            for earlier, later in zip(timings.intervals, timings.intervals[1:])
-            if later[1] - earlier[2] > 0.05
-        ),
-        reverse=True,
-    )
-    return {
-        "song_seconds": seconds,
-        "models": "Whisper large-v2, ViPE-M, SD 1.5 architectures" if on_gpu else "tiny",
-        "sung": voiced,  # without a voice Whisper's stage is its voice detector alone
-        "frames": made.frames,
-        "pictures_drawn": made.pictures_drawn,
-        "wall_seconds": round(wall, 1),
-        "stages": {k: round(v, 2) for k, v in timings.seconds.items()},
-        "share": {k: round(v / wall, 4) for k, v in timings.seconds.items()},
-        "gpu_busy_share": round(busy / wall, 4),
-        "gpu_idle_seconds": round(wall - busy, 1),
-        "largest_gaps_seconds": gaps[:5],
-    }
-
-
-# Whisper large-v2's dimensions (its checkpoint's "dims")
-WHISPER_LARGE_V2 = dict(
-    n_mels=80,
-    n_audio_ctx=1500,
-    n_audio_state=1280,
-    n_audio_head=20,
-    n_audio_layer=32,
-    n_vocab=51865,
-    n_text_ctx=448,
-    n_text_state=1280,
-    n_text_head=20,
-    n_text_layer=32,
-)
 
 
 def flops_per_picture(name: str, size: int) -> dict:
@@ -435,14 +229,7 @@ def markdown(results: dict) -> str:
             f"{'' if diff is None else diff} | {row['what']} |"
         )
     if "song" in results:
-        song = results["song"]
-        out.append(f"\n### A {song['song_seconds']:g} s song end to end ({song['models']})")
-        out.append("| stage | seconds | share |\n| --- | ---: | ---: |")
-        out += [f"| {k} | {v} | {song['share'][k]:.1%} |" for k, v in song["stages"].items()]
-        out.append(
-            f"\nwall {song['wall_seconds']} s for {song['frames']} frames; GPU busy {song['gpu_busy_share']:.1%}, "
-            f"idle {song['gpu_idle_seconds']} s; largest gaps: {song['largest_gaps_seconds']}"
-        )
+        out += song_markdown(results["song"])
     return "\n".join(out)
 
 
@@ -487,11 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     base.set_progress_bar_config(disable=True)
     board = storyboard(pictures + 40)
     results: dict = {
-        "machine": {
-            "host": platform.node(),
-            "device": torch.cuda.get_device_name() if on_gpu else f"CPU ({os.cpu_count()} cores)",
-            "torch": torch.__version__,
-        },
+        "machine": machine(device),
         "settings": f"{name}, {settings.width}x{settings.height}, {settings.steps} steps, guidance "
         f"{settings.guidance}, {str(dtype).removeprefix('torch.')}",
         "levers": {},

@@ -33,68 +33,10 @@ from typing import Callable
 import torch
 
 from musicvid.models.presets import SD15_RANDOM
+from musicvid.models.published import LTX_TEXT_TOKENS, LTX_TRANSFORMER, LTX_VAE, T5_XXL
 from musicvid.models.tiny import LOCAL_DIFFUSION
 from musicvid.settings import DRAWN_FPS
 
-# Lightricks/LTX-Video-0.9.5 transformer/config.json, less its bookkeeping keys (the same 2B architecture
-# as 0.9.0, 0.9.1 and the 0.9.6/0.9.8 2B distilled models)
-LTX_TRANSFORMER = dict(
-    activation_fn="gelu-approximate",
-    attention_bias=True,
-    attention_head_dim=64,
-    attention_out_bias=True,
-    caption_channels=4096,
-    cross_attention_dim=2048,
-    in_channels=128,
-    norm_elementwise_affine=False,
-    norm_eps=1e-06,
-    num_attention_heads=32,
-    num_layers=28,
-    out_channels=128,
-    patch_size=1,
-    patch_size_t=1,
-    qk_norm="rms_norm_across_heads",
-)
-# Lightricks/LTX-Video-0.9.5 vae/config.json (diffusers' conversion), less its bookkeeping keys
-LTX_VAE = dict(
-    block_out_channels=(128, 256, 512, 1024, 2048),
-    decoder_block_out_channels=(256, 512, 1024),
-    decoder_causal=False,
-    decoder_inject_noise=(False, False, False, False),
-    decoder_layers_per_block=(5, 5, 5, 5),
-    decoder_spatio_temporal_scaling=(True, True, True),
-    down_block_types=("LTXVideo095DownBlock3D",) * 4,
-    downsample_type=("spatial", "temporal", "spatiotemporal", "spatiotemporal"),
-    encoder_causal=True,
-    in_channels=3,
-    latent_channels=128,
-    layers_per_block=(4, 6, 6, 2, 2),
-    out_channels=3,
-    patch_size=4,
-    patch_size_t=1,
-    resnet_norm_eps=1e-06,
-    scaling_factor=1.0,
-    spatial_compression_ratio=32,
-    spatio_temporal_scaling=(True, True, True, True),
-    temporal_compression_ratio=8,
-    timestep_conditioning=True,
-    upsample_factor=(2, 2, 2),
-    upsample_residual=(True, True, True),
-)
-# google/t5-v1_1-xxl config.json (Lightricks/LTX-Video-0.9.5 text_encoder/), its architecture's keys
-T5_XXL = dict(
-    d_ff=10240,
-    d_kv=64,
-    d_model=4096,
-    feed_forward_proj="gated-gelu",
-    layer_norm_epsilon=1e-06,
-    num_heads=64,
-    num_layers=24,
-    relative_attention_max_distance=128,
-    relative_attention_num_buckets=32,
-    tie_word_embeddings=False,
-    vocab_size=32128,
-)
 UMT5_XXL_VOCAB = 256384  # Wan's text encoder, google/umt5-xxl: T5-XXL's shape with a multilingual vocabulary
 # Wan-AI/Wan2.1-VACE-1.3B-diffusers transformer/config.json, less its bookkeeping keys
 WAN_VACE_1_3B = dict(
@@ -146,9 +88,7 @@ CLIP_VIT_H_14 = dict(
     image_size=224,
 )
 
-# what each pipeline pads its prompts to (LTXConditionPipeline's max_sequence_length; the tokenizer's own
-# limit is 128, but the pipeline pads to its argument)
-LTX_TEXT_TOKENS = 256
+# what each pipeline pads its prompts to (LTX-Video's: musicvid.models.published.LTX_TEXT_TOKENS)
 WAN_TEXT_TOKENS = 512
 SD_TEXT_TOKENS = 77
 MORPH_STEPS = 25  # the app's slerp morph: each in-between frame is a picture of its own, 25 guided steps
@@ -445,6 +385,7 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
 
     import numpy as np
 
+    from benchmarks.what_ran import machine, models_ran
     from musicvid.models.tiny import tiny_ltx_video
     from musicvid.pictures.transitions import Transition, clip_rate, draw_clip, video_job
     from musicvid.settings import RenderSettings
@@ -471,8 +412,9 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
         seconds.append(time.perf_counter() - start)
     median = float(np.median(seconds[1:]))
     return {
-        "device": torch.cuda.get_device_name() if on_gpu else "cpu (tiny LTX-Video)",
+        "machine": machine(device),
         "architecture": "LTX-Video 0.9.5, random weights, bfloat16" if on_gpu else "tiny random",
+        "ran": models_ran(video=pipe),
         "size": f"{width}x{height}",
         "frames": frames,
         "steps": steps,

@@ -1,4 +1,4 @@
-"""`musicvid render | storyboard | batch | ui` — the command line.
+"""`musicvid render | storyboard | plan | batch | score | ui` — the command line.
 
 Exit codes: 0 done, 1 failure while rendering, 2 bad input or usage. Errors are one line.
 """
@@ -40,6 +40,18 @@ def add_render_options(p: argparse.ArgumentParser) -> None:
     RenderSettings.add_options(p)
 
 
+def add_score_options(p: argparse.ArgumentParser) -> None:
+    from musicvid.models.presets import PRESETS
+    from musicvid.settings import DRAWN_FPS
+
+    p.add_argument("workdir", type=Path, help="a render's work directory (musicvid-work/<song>-<hash>/, --workdir)")
+    p.add_argument("--models", default="default", choices=list(PRESETS), help="model preset, for its scorer")
+    p.add_argument("--scorer", help="a CLIP-family model (CLIPModel): hub repository or folder, e.g. PickScore's")
+    p.add_argument("--fps", type=float, default=DRAWN_FPS, help="the rate the render drew at: its --fps (default 10)")
+    p.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cuda, mps or cpu")
+    p.add_argument("--json", action="store_true", help="print score.json instead of its summary")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="musicvid", description="Turn a song into a music video of what its lyrics mean.")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks")
@@ -59,10 +71,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     RenderSettings.add_options(storyboard, skip=RenderSettings.BETWEEN_AND_AFTER)
 
+    plan = commands.add_parser("plan", help="the GPU memory a render needs and how it fits, before any work")
+    add_song_options(plan, skip=("overwrite",))
+    RenderSettings.add_options(plan)
+    plan.add_argument(
+        "--gpu-memory",
+        type=float,
+        metavar="GB",
+        help="plan for this much GPU memory (default: what is free on the CUDA device, else a 24 GB card)",
+    )
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+
     batch = commands.add_parser("batch", help="render every song of a playlist, folder or CSV")
     from musicvid import batch as batch_module
 
     batch_module.add_arguments(batch)
+
+    score = commands.add_parser("score", help="a render's report: how well its pictures show the lyrics (score.json)")
+    add_score_options(score)
 
     ui = commands.add_parser("ui", help="the web page (Gradio)")
     from ui import cli as ui_cli
@@ -104,10 +130,19 @@ def cmd_storyboard(args) -> int:
 
 def cmd_render(args) -> int:
     from musicvid.pipeline import make_video
+    from musicvid.run_report import report_line
 
     settings, choice = render_settings(args)
-    print(make_video(song_request(args), settings, choice.registry(), output=args.output).video)
+    made = make_video(song_request(args), settings, choice.registry(), output=args.output)
+    print(report_line(made.timings), file=sys.stderr)
+    print(made.video)
     return 0
+
+
+def cmd_plan(args) -> int:
+    from musicvid import plan_command
+
+    return plan_command.run(song_request(args), *render_settings(args), args.gpu_memory, args.json)
 
 
 def cmd_batch(args) -> int:
@@ -116,13 +151,35 @@ def cmd_batch(args) -> int:
     return batch.run(args)
 
 
+def cmd_score(args) -> int:
+    import json
+
+    from musicvid.models.presets import choose_models
+    from musicvid.models.registry import ModelRegistry
+    from musicvid.quality import score_render, summary_text
+
+    registry = ModelRegistry(choose_models(args.models, scorer=args.scorer), args.device)
+    report = score_render(args.workdir, registry, args.fps)
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
+    if not args.json:
+        print(f"report: {args.workdir / 'score.json'} and score.png beside it")
+    return 0
+
+
 def cmd_ui(args) -> int:
     from ui import cli
 
     return cli.run(args)
 
 
-COMMANDS = {"render": cmd_render, "storyboard": cmd_storyboard, "batch": cmd_batch, "ui": cmd_ui}
+COMMANDS = {
+    "render": cmd_render,
+    "storyboard": cmd_storyboard,
+    "plan": cmd_plan,
+    "batch": cmd_batch,
+    "score": cmd_score,
+    "ui": cmd_ui,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

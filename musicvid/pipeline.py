@@ -40,7 +40,9 @@ from musicvid.lyrics.known import (
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
-from musicvid.models.loading import Drawing, ModelRegistry, weights_file
+from musicvid.memory import follow, render_plan, upscaler_settings
+from musicvid.models.loading import Drawing, weights_file
+from musicvid.models.registry import ModelRegistry
 from musicvid.outputs import (
     check_outputs,
     check_replaceable,
@@ -72,6 +74,7 @@ from musicvid.pictures.transitions import (
     video_job,
 )
 from musicvid.review import fallback_note, unsure_note
+from musicvid.run_report import run_summary
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import (
     Storyboard,
@@ -383,18 +386,33 @@ def draw_pictures(
     `on_saved` hears of each picture once it is on disk."""
     drawn = 0
     if any(p.path in plan.stale for group in plan.groups for p in group):
-        with registry.use(plan.drawing, timings) as loaded:
-            job = job_pipeline(loaded, plan.sd_settings)
-            drawn = render_pictures(
-                job, storyboard, plan.groups, plan.stale, plan.sd_settings, timings, quiet, stop, on_saved
-            )
+        drawn += draw_keyframes_and_morphs(plan, storyboard, registry, timings, quiet, stop, on_saved)
     if any(p.path in plan.stale for t in plan.transitions for p in t.pictures):
+        # (Stable Diffusion is released by now: no name here holds it while the video model loads)
         with registry.use("video", timings) as loaded:
-            job = video_job(loaded, settings)
+            job = video_job(loaded, settings, registry.offloads("transitions"))
             drawn += render_transitions(
                 job, storyboard, plan.transitions, plan.stale, settings, workdir, timings, quiet, stop, on_saved
             )
     return drawn
+
+
+def draw_keyframes_and_morphs(
+    plan: PicturePlan,
+    storyboard: Storyboard,
+    registry: ModelRegistry,
+    timings: Timings,
+    quiet: bool,
+    stop: threading.Event | None,
+    on_saved: Callable[[Path], object],
+) -> int:
+    """Stable Diffusion's pictures of the plan, in a function of their own so that its pipeline and the job
+    made of it are let go when it returns."""
+    with registry.use(plan.drawing, timings) as loaded:
+        job = job_pipeline(loaded, plan.sd_settings, registry.offloads("pictures"))
+        return render_pictures(
+            job, storyboard, plan.groups, plan.stale, plan.sd_settings, timings, quiet, stop, on_saved
+        )
 
 
 @dataclass(frozen=True)
@@ -423,6 +441,7 @@ def draw_keyframes(
     timings = timings if timings is not None else Timings()
     check_inputs(request, settings)
     check_drawing_inputs(settings)
+    render_plan(registry, request, dataclasses.replace(settings, preview=True))  # on CUDA: what it fits in
     audio = decode_song(request, timings)
     check_frames(audio.info.duration, settings)
     with song_workdir(request, audio, wait) as workdir:
@@ -576,27 +595,6 @@ def copy_out(storyboard: Storyboard, workdir: Workdir, video: Path, script: Path
         write_output(workdir, output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
 
 
-def run_summary(
-    timings: Timings,
-    schedule: FrameSchedule,
-    duration: float,
-    settings: RenderSettings,
-    drawn: int,
-    upscale: Upscaler | None,
-    started: float,
-) -> dict:
-    """What timings.json keeps of a render: seconds per stage, the frames drawn and in the video, the
-    pictures drawn anew, the upscaler's cost, the wall time since `started`."""
-    return {
-        **timings.summary(),
-        "frames": schedule.frame_count,
-        "video_frames": to_frame(duration, settings.video_fps),
-        "pictures_drawn": drawn,
-        **({"upscale": upscale.cost()} if upscale else {}),
-        "wall_seconds": round(time.perf_counter() - started, 4),
-    }
-
-
 def warn_of_doubts(storyboard: Storyboard, captioned: bool) -> None:
     """Log what a person should look at: lyrics that may be misheard, prompts that fell back to their
     lyric and, with lyrics on screen (only they need glyphs), characters no caption font draws."""
@@ -621,6 +619,8 @@ def make_video(
     # 1. check inputs, before any work: the outputs (none may be an input, none replaces a file that is
     #    not ours), the files the request names, its work directory, and that the song lasts a frame
     check_before_work(request, settings, output or default_output(request, settings), named=output is not None)
+    #    and on CUDA the memory plan (musicvid.memory): the batches and offloads that fit, or a refusal
+    settings = follow(settings, render_plan(registry, request, settings))
     output = output or default_output(request, settings)
     timings = timings if timings is not None else Timings()
     started = time.perf_counter()
@@ -645,14 +645,17 @@ def make_video(
         # 6. lyrics on screen
         script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)
         # 7. the pictures drawn while their frames are delivered and muxed with the song
-        upscale = Upscaler(upscaler, settings.video_size) if upscaler is not None else None
+        planned = upscaler_settings(registry.plan)  # its batch and input
+        upscale = Upscaler(upscaler, settings.video_size, **planned) if upscaler is not None else None
         drawn, video = draw_and_deliver(
             plan, storyboard, schedule, audio, settings, registry, workdir, script, accent, upscale, timings,
             request.quiet, stop,
         )  # fmt: skip
         # 8. the copy to `output`, its subtitles, timings.json
         copy_out(storyboard, workdir, video, script, output)
-        summary = run_summary(timings, schedule, storyboard.duration, settings, drawn, upscale, started)
+        summary = run_summary(
+            timings, registry.device, schedule, storyboard.duration, settings, drawn, upscale, started
+        )
         write_json(workdir.timings, summary)
     # 9. what a person should look at
     warn_of_doubts(storyboard, captioned=script is not None)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from musicvid.errors import UserError
+from musicvid.models.precision import PRECISIONS
 from vipe_core.choose import LENSES
 
 SCHEDULERS = ("dpm++", "ddim")
@@ -628,6 +629,14 @@ class ModelChoice(Settings):
         per_song=False,
     )
     device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False)
+    precision: str = setting(
+        "auto",
+        "the models' dtype: auto (float16 on CUDA, LTX-Video in bfloat16; float32 elsewhere), float32, float16 or "
+        "bfloat16; a model that cannot run in it keeps its own (SDXL's VAE float32 in float16, musicvid.models."
+        "precision)",
+        choices=PRECISIONS,
+        per_song=False,
+    )
 
     def check_upscaler_used(self, songs: Iterable[RenderSettings]) -> None:
         """--upscaler is the model of --resolution: naming one where no song of the run has a resolution
@@ -654,6 +663,6 @@ class ModelChoice(Settings):
         )
 
     def registry(self, keep_loaded: bool = False):
-        from musicvid.models.loading import ModelRegistry
+        from musicvid.models.registry import ModelRegistry
 
-        return ModelRegistry(self.model_set(), device=self.device, keep_loaded=keep_loaded)
+        return ModelRegistry(self.model_set(), self.device, keep_loaded, self.precision)

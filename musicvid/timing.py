@@ -1,7 +1,11 @@
-"""Where the time goes: seconds per stage of one run, kept in the work directory as timings.json.
+"""Where the time goes: seconds per stage of one run, kept in the work directory as timings.json, with
+each stage's peak memory and each model as its stage left it (name, dtype, device: models.readback).
 
 Stages may overlap (the delivery runs while the pictures are drawn), so the seconds of all stages can
 add up to more than the run's wall time; a stage's seconds leave out the time it spent waiting on another.
+A stage's GPU work is waited for on its own thread's stream, never the whole device: the drawing does not
+wait for the upscaler's stream. Peak memory is the high-water mark while the stage ran (CUDA's allocated
+memory on a GPU, the process's resident memory elsewhere); stages that overlap share theirs.
 """
 
 from __future__ import annotations
@@ -10,9 +14,40 @@ import threading
 import time
 from collections import defaultdict
 from contextlib import contextmanager
-from typing import Iterator
+from pathlib import Path
+from typing import Any, Iterator
 
 import torch
+
+from musicvid.models.readback import describe_model
+
+GB = 1e9
+# Linux: writing 5 here resets the process's peak resident memory (VmHWM), which /proc/self/status reports
+CLEAR_REFS, STATUS = Path("/proc/self/clear_refs"), Path("/proc/self/status")
+
+
+def reset_peak_memory(device: torch.device | None) -> None:
+    if device is not None and device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+        return
+    try:
+        CLEAR_REFS.write_text("5")
+    except OSError:  # not Linux, or not allowed: the peak since the process started
+        pass
+
+
+def peak_memory_gb(device: torch.device | None) -> float | None:
+    """The high-water mark since the last reset: CUDA's allocated bytes on a GPU, else the resident set."""
+    if device is not None and device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / GB
+    try:
+        line = next(x for x in STATUS.read_text().splitlines() if x.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        import resource  # (on macOS ru_maxrss is in bytes, on Linux in kB; Linux answers above)
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / GB
+    return int(line.split()[1]) * 1024 / GB
+
 
 # Stages whose time is spent inside the neural networks; everything else is overhead.
 MODEL_STAGES = ("transcribe", "elaborate", "encode prompts", "denoise", "decode", "transitions")
@@ -22,20 +57,32 @@ class Timings:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.intervals: list[tuple[str, float, float]] = []  # (stage, start, end) on perf_counter's clock
+        self.peak_gb: dict[str, float] = {}
+        self.models: dict[str, dict[str, Any]] = {}  # role -> what models.readback reads of its model
         self._lock = threading.Lock()  # stages are measured from more than one thread
 
     @contextmanager
     def measure(self, stage: str, device: torch.device | None = None) -> Iterator[None]:
+        reset_peak_memory(device)
         start = time.perf_counter()
         try:
             yield
         finally:
             if device is not None and device.type == "cuda":
-                torch.cuda.synchronize(device)  # GPU work is asynchronous: count it where it happens
+                # GPU work is asynchronous: count it where it happens, on this thread's stream alone
+                torch.cuda.current_stream(device).synchronize()
             end = time.perf_counter()
+            peak = peak_memory_gb(device)
             with self._lock:
                 self.seconds[stage] += end - start
                 self.intervals.append((stage, start, end))
+                if peak is not None:
+                    self.peak_gb[stage] = max(self.peak_gb.get(stage, 0.0), round(peak, 3))
+
+    def record_model(self, role: str, name: str, model: Any) -> None:
+        """`model` of `role` as its stage leaves it."""
+        with self._lock:
+            self.models[role] = {"name": name, **describe_model(model)}
 
     @contextmanager
     def waiting(self, stage: str) -> Iterator[None]:
@@ -54,4 +101,6 @@ class Timings:
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
             "total": round(total, 4),
             "model_share": round(model / total, 4) if total else 0.0,
+            "peak_memory_gb": dict(self.peak_gb),
+            "models": dict(self.models),
         }

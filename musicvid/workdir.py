@@ -3,8 +3,8 @@ time, and of one song.
 
 The layout (docs/cli.md): transcript.json, storyboard.json, keyframes/<scene>.png, frames/<frame>.png,
 contact_sheet.png, video.mp4 (or preview.mp4), lyrics.srt, lyrics.ass with its fonts/, timings.json,
-outputs.json (what its runs wrote outside it: musicvid.outputs) and the lock file. A rerun reads what an
-earlier one left, so these names never change.
+score.json and score.png (`musicvid score`: musicvid.quality), outputs.json (what its runs wrote outside it:
+musicvid.outputs) and the lock file. A rerun reads what an earlier one left, so these names never change.
 
 A run removes the temporaries a killed run left before it resumes (musicvid.files); a second run on
 the same folder would remove the first's files as it writes them. So each run holds an OS file lock on
@@ -122,6 +122,15 @@ class Workdir:
         return self.root / "timings.json"
 
     @property
+    def score_report(self) -> Path:
+        """`musicvid score`'s report of the pictures (musicvid.quality), and its chart."""
+        return self.root / "score.json"
+
+    @property
+    def score_chart(self) -> Path:
+        return self.root / "score.png"
+
+    @property
     def outputs(self) -> Path:
         """The record of what this work directory's runs wrote outside it (musicvid.outputs)."""
         return self.root / "outputs.json"
@@ -133,6 +142,7 @@ class Workdir:
     def files(self) -> dict[Path, str]:
         """What runs write here, by what it is (the folders of pictures and fonts, whole)."""
         named = ("transcript", "storyboard", "contact_sheet", "subtitles", "lyrics_script", "timings", "outputs")
+        named += ("score_report", "score_chart")
         files = {getattr(self, name): getattr(self, name).name for name in named}
         files |= {self.video(preview): self.video(preview).name for preview in (False, True)}
         return files | {folder: f"{folder.name}/" for folder in (self.keyframes, self.frames, self.fonts)}

@@ -62,6 +62,16 @@ Real layouts, looked up on the hub:
   so loading it needs sentencepiece); transformer/ (LTXVideoTransformer3DModel, 28 layers of 32 × 64, in two
   shards with diffusion_pytorch_model.safetensors.index.json); vae/ (AutoencoderKLLTXVideo with 0.9.5's down
   blocks and timestep-conditioned decoder, one diffusion_pytorch_model.safetensors). No fp16 variants, no .bin.
+- ``openai/clip-vit-large-patch14`` (the scorer of ``musicvid score``): config.json (CLIPModel as transformers
+  4.16 wrote it: ``text_config`` and ``vision_config`` in full beside the ``text_config_dict`` and
+  ``vision_config_dict`` that override them; projection 768, text 768 wide in 12 layers, vision 1024 wide in
+  24 layers at 224² in patches of 14, ``logit_scale_init_value`` 2.6592); preprocessor_config.json
+  (CLIPFeatureExtractor: resize and centre crop to 224, bicubic, CLIP's mean and std); vocab.json, merges.txt,
+  tokenizer.json, tokenizer_config.json (``model_max_length`` 77, its ``name_or_path`` still
+  ``openai/clip-vit-base-patch32``), special_tokens_map.json; model.safetensors and pytorch_model.bin in
+  float32; README.md. tf_model.h5 and flax_model.msgpack are not read. The stand-in's ``text_config_dict``
+  also names the tiny vocabulary's size and ids (the real one's are CLIP's defaults: 49,408 tokens, end of
+  text 49,407).
 
 The GPT-2 vocabulary is GPT-2's own (50,257 tokens, end-of-text id 50,256), rebuilt from the BPE
 ranks that openai-whisper ships (benchmarks/gpt2.py); the CLIP tokenizer is the small one the tiny preset uses.
@@ -92,6 +102,7 @@ from musicvid.models.presets import (
     LCM_LORA_XL,
     LTX_VIDEO,
     REAL_ESRGAN,
+    SCORER,
     SD15,
     SDXL,
     TAESD,
@@ -102,6 +113,7 @@ from musicvid.models.presets import (
 from musicvid.models.tiny import (
     DEMUCS_SOURCES,
     LOCAL_DIFFUSION,
+    TINY_CLIP_SCORER,
     TINY_LTX,
     TINY_T5_WORDS,
     random_ip_adapter,
@@ -1007,6 +1019,67 @@ def ltx_video_files() -> dict[str, bytes]:
     }
 
 
+# --- the scorer of musicvid score ------------------------------------------------------------------
+
+
+def clip_scorer_files() -> dict[str, bytes]:
+    """openai/clip-vit-large-patch14 (module docstring) at the tiny scorer's tower sizes."""
+    from transformers import AutoTokenizer, CLIPConfig, CLIPModel
+
+    vocab = json.loads((TINY_CLIP_TOKENIZER / "vocab.json").read_text(encoding="utf-8"))
+    projection = {"projection_dim": TINY_CLIP_SCORER["projection_dim"]}
+    text_sizes = {**TINY_CLIP_SCORER["text"], **projection}
+    vision_sizes = {**TINY_CLIP_SCORER["vision"], **projection, "image_size": 224, "patch_size": 14}
+    common = {"_name_or_path": "", "architectures": None, "attention_dropout": 0.0, "dropout": 0.0}
+    common |= {"hidden_act": "quick_gelu", "initializer_factor": 1.0, "initializer_range": 0.02}
+    common |= {"layer_norm_eps": 1e-05, "transformers_version": "4.16.0.dev0"}
+    text_config = {**common, "bos_token_id": 0, "eos_token_id": 2, "pad_token_id": 1, "max_position_embeddings": 77}
+    text_config |= {"model_type": "clip_text_model", "vocab_size": len(vocab), **text_sizes}
+    vision_config = {**common, "model_type": "clip_vision_model", "num_channels": 3, **vision_sizes}
+    ids = {"bos_token_id": vocab["<|startoftext|>"], "eos_token_id": vocab["<|endoftext|>"], "pad_token_id": 1}
+    config = {
+        "_name_or_path": "clip-vit-large-patch14/",
+        "architectures": ["CLIPModel"],
+        "initializer_factor": 1.0,
+        "logit_scale_init_value": 2.6592,
+        "model_type": "clip",
+        **projection,
+        "text_config": dict(sorted(text_config.items())),
+        "text_config_dict": {**text_sizes, "vocab_size": len(vocab), **ids},
+        "torch_dtype": "float32",
+        "transformers_version": None,
+        "vision_config": dict(sorted(vision_config.items())),
+        "vision_config_dict": {k: v for k, v in vision_sizes.items() if k != "image_size"},
+    }
+    preprocessor = {
+        "crop_size": 224,
+        "do_center_crop": True,
+        "do_normalize": True,
+        "do_resize": True,
+        "feature_extractor_type": "CLIPFeatureExtractor",
+        "image_mean": [0.48145466, 0.4578275, 0.40821073],
+        "image_std": [0.26862954, 0.26130258, 0.27577711],
+        "resample": 3,
+        "size": 224,
+    }
+    torch.manual_seed(15)
+    model = CLIPModel(CLIPConfig(**{k: v for k, v in config.items() if k not in ("_name_or_path", "architectures")}))
+    tokenizer = clip_tokenizer_files(
+        "tokenizer",
+        "<|endoftext|>",
+        name_or_path="openai/clip-vit-base-patch32",
+        special_tokens_map_file="./special_tokens_map.json",
+    )
+    return {
+        "README.md": b"---\ntags:\n- vision\nwidget:\n- src: cat-dog-music.png\n---\n# CLIP ViT-L/14 (stand-in)\n",
+        "config.json": as_json(config),
+        "preprocessor_config.json": as_json(preprocessor),
+        **{name.removeprefix("tokenizer/"): data for name, data in tokenizer.items()},
+        "tokenizer.json": AutoTokenizer.from_pretrained(TINY_CLIP_TOKENIZER).backend_tokenizer.to_str().encode(),
+        **weights(model.state_dict(), "model", bin_stem="pytorch_model", fp16=False),
+    }
+
+
 def write_hub(home: Path) -> Path:
     """Every stand-in into `home`/hub (HF_HOME=`home`); returns the hub folder."""
     hub = home / "hub"
@@ -1023,6 +1096,7 @@ def write_hub(home: Path) -> Path:
     write_repo(hub, IP_ADAPTER_REPO, ip_adapter_files())
     write_repo(hub, "/".join(KOHYA_LORA.split("/")[:2]), kohya_lora_files())
     write_repo(hub, LTX_VIDEO, ltx_video_files())
+    write_repo(hub, SCORER, clip_scorer_files())
     return hub
 
 

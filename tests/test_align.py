@@ -9,8 +9,8 @@ from musicvid.assets import DEMO_LYRICS
 from musicvid.audio import SAMPLE_RATE, load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import parse_lrc
-from musicvid.models.loading import ModelRegistry
 from musicvid.models.presets import choose_models
+from musicvid.models.registry import ModelRegistry
 
 pytestmark = pytest.mark.slow
 

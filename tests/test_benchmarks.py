@@ -3,19 +3,23 @@
 import json
 
 import pytest
+import torch
 
 from benchmarks import delivery, elaborate, speed
 from benchmarks.render import main
+from musicvid.models.precision import Precision
+from musicvid.models.readback import describe_model
 
-pytestmark = pytest.mark.slow
 
-
+@pytest.mark.slow
 def test_render_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "bench.json"
     assert main(["--quick", "--out", str(out)]) == 0
     results = json.loads(out.read_text())
     run = results["stage_breakdown"][0]
     assert run["models"] == "tiny" and run["pictures_drawn"] > 0 and run["frames_per_second"] > 0
+    # what ran, read back from the modules, on which machine
+    assert results["machine"]["device"].startswith("CPU (") and run["ran"]["diffusion"]["device"] == "cpu"
     assert {"denoise", "decode", "write frames", "mux"} <= set(run["stages"])
     assert abs(sum(run["share"].values()) - 1.0) < 1e-3
     assert all(v > 0 for v in run["peak_rss_mib"].values())
@@ -24,6 +28,7 @@ def test_render_benchmark_quick(tmp_path, capsys):
     assert "Stage breakdown" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_elaborate_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "bench.json"
     assert elaborate.main(["--quick", "--out", str(out)]) == 0
@@ -35,14 +40,26 @@ def test_elaborate_benchmark_quick(tmp_path, capsys):
     assert "| candidates |" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_speed_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "speed.json"
     assert (
         speed.main(["--quick", "--levers", "blocks-8", "inputs-ahead", "fast-8", "--pictures", "16", "--out", str(out)])
         == 0
     )
-    rows = json.loads(out.read_text())["levers"]
+    report = json.loads(out.read_text())
+    rows = report["levers"]
     assert list(rows) == ["baseline", "blocks-8", "inputs-ahead", "fast-8"]
+    # what ran, read back from the pipeline's modules: --fast's decoder is TAESD
+    assert report["machine"]["device"].startswith("CPU (")
+    assert {(r["ran"]["diffusion"]["dtype"], r["ran"]["diffusion"]["device"]) for r in rows.values()} == {
+        ("float32", "cpu")
+    }
+    assert (
+        {r["ran"]["diffusion"]["weights_gb"] for r in rows.values() if r is not rows["fast-8"]}
+        == {rows["baseline"]["ran"]["diffusion"]["weights_gb"]}
+        != {rows["fast-8"]["ran"]["diffusion"]["weights_gb"]}
+    )
     assert all(r["pictures"] == 16 and r["frames_per_second"] > 0 and r["ratio"] > 0 for r in rows.values())
     # the same pictures however they are grouped or prepared, up to rounding; --fast draws others
     assert all(rows[n]["max_difference"] <= 2 for n in ("blocks-8", "inputs-ahead"))
@@ -50,6 +67,24 @@ def test_speed_benchmark_quick(tmp_path, capsys):
     assert "| fast-8 |" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+def test_speed_benchmark_quick_with_a_whole_song_names_the_models_it_ran(tmp_path, capsys):
+    out = tmp_path / "speed.json"
+    assert speed.main(["--quick", "--levers", "blocks-8", "--pictures", "4", "--song", "4", "--out", str(out)]) == 0
+    song = json.loads(out.read_text())["song"]
+    assert (
+        song["frames"] == 40 and song["pictures_drawn"] > 0 and {"align", "elaborate", "denoise"} <= set(song["stages"])
+    )
+    models = song["models"]  # without a GPU: the tiny ones, as each stage left its model
+    assert {role: models[role]["name"] for role in ("asr", "vipe")} == {
+        "asr": "openai-whisper:tiny-random",
+        "vipe": "tiny-random",
+    }
+    assert all(m["dtype"] == "float32" and m["device"] == "cpu" for m in models.values())
+    assert "song end to end (asr openai-whisper:tiny-random in float32" in capsys.readouterr().out
+
+
+@pytest.mark.slow
 def test_speed_benchmark_quick_sdxl_with_a_reference(tmp_path, capsys):
     out = tmp_path / "speed.json"
     assert speed.main(["--quick", "--sdxl", "--levers", "reference", "--pictures", "8", "--out", str(out)]) == 0
@@ -63,6 +98,7 @@ def test_speed_benchmark_quick_sdxl_with_a_reference(tmp_path, capsys):
     )
 
 
+@pytest.mark.slow
 def test_flops_per_picture_counts_25_guided_steps_and_a_decode_for_both_families(monkeypatch, capsys):
     from musicvid.models.presets import TINY, TINY_XL
 
@@ -76,6 +112,7 @@ def test_flops_per_picture_counts_25_guided_steps_and_a_decode_for_both_families
     assert 3 < big["picture_25_steps"] / counted["tiny-random 64x64"]["picture_25_steps"] < 5
 
 
+@pytest.mark.slow
 def test_delivery_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "delivery.json"
     delivery.main(["--quick", "--out", str(out)])
@@ -84,6 +121,8 @@ def test_delivery_benchmark_quick(tmp_path, capsys):
     assert report["drawn_frames"] == 10 and report["video_frames"] == 30
     # both learned upscalers counted and timed; the compact one is the cheaper per frame
     x4plus, compact = (row for name, row in written["upscaling"].items() if not name.startswith("lanczos"))
+    assert written["machine"]["device"].startswith("CPU (")
+    assert x4plus["ran"]["upscaler"]["weights_gb"] > 0 and x4plus["ran"]["upscaler"]["dtype"] == "float32"
     assert 0 < compact["tflop_per_frame"] < x4plus["tflop_per_frame"]
     assert x4plus["batch 1"]["seconds_per_frame"] > 0 and compact["batch 1"]["seconds_per_frame"] > 0
     rows = report["look"]
@@ -93,6 +132,7 @@ def test_delivery_benchmark_quick(tmp_path, capsys):
     assert "Delivering the music-video look" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_transition_flops_count_each_candidates_steps_decode_and_encode(tmp_path, capsys):
     from benchmarks import transitions
 
@@ -122,6 +162,7 @@ def test_transition_flops_count_each_candidates_steps_decode_and_encode(tmp_path
     assert rows["wan-2.1-flf2v-14b"]["fits_24gb"] is False
 
 
+@pytest.mark.slow
 def test_a_transition_is_timed_through_musicvids_own_drawing(tmp_path, capsys):
     from benchmarks import transitions
 
@@ -131,4 +172,35 @@ def test_a_transition_is_timed_through_musicvids_own_drawing(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == timed
     assert (timed["frames"], timed["steps"], len(timed["all_seconds"])) == (9, 2, 2)  # a warm-up and one timed
     assert timed["seconds_per_transition"] > 0
+    assert timed["machine"]["device"].startswith("CPU (") and timed["ran"]["video"]["device"] == "cpu"
     assert timed["seconds_per_second_of_video"] == pytest.approx(timed["seconds_per_transition"] / 0.8, rel=0.05)
+
+
+def test_the_whole_song_runs_whisper_large_v2_and_vipe_m_through_its_registrys_loaders():
+    from accelerate import init_empty_weights
+
+    from benchmarks.whole_song import FULL_SIZE_LOADERS, song_registry
+
+    registry = song_registry(full_size=True)
+    assert {role: registry.loaders[role] for role in ("asr", "vipe")} == FULL_SIZE_LOADERS
+    assert [registry.named(role)[1] for role in ("asr", "vipe")] == ["openai-whisper:large-v2-random", "vipe-m-random"]
+    # built as on a GPU in float16, with no weights: on the meta device (Whisper's parameters alone, by
+    # accelerate's init_empty_weights: its sparse buffer has no meta kernel; GPT-2's whole, whose tied
+    # embeddings init_empty_weights would untie)
+    meta, on_a_gpu = torch.device("meta"), Precision.resolve("float16", torch.device("cuda"))
+    with init_empty_weights():
+        asr = registry.loaders["asr"](registry.models, meta, on_a_gpu)
+    with meta:
+        vipe = registry.loaders["vipe"](registry.models, meta, on_a_gpu)
+
+    dims = asr.model.dims  # large-v2's
+    assert (dims.n_audio_state, dims.n_text_state, dims.n_audio_layer, dims.n_text_layer) == (1280, 1280, 32, 32)
+    assert dims.n_vocab == 51865 and len(asr.model.encoder.blocks) == len(asr.model.decoder.blocks) == 32
+    assert sum(p.numel() for p in asr.model.parameters()) == pytest.approx(1.55e9, rel=0.01)
+    assert describe_model(asr)["dtype"] == "float16" and describe_model(asr)["device"] == "meta"
+    assert asr.model.encoder.ln_post.weight.dtype == torch.float32  # half_whisper's LayerNorms
+
+    config = vipe.model.config  # GPT-2 Medium's, with GPT-2's vocabulary
+    assert (config.n_embd, config.n_layer, config.n_head, config.vocab_size) == (1024, 24, 16, 50257)
+    assert sum(p.numel() for p in vipe.model.parameters()) == pytest.approx(3.55e8, rel=0.01)
+    assert describe_model(vipe)["dtype"] == "float16"

@@ -10,8 +10,8 @@ import pytest
 
 import musicvid.pipeline
 from musicvid.errors import Cancelled, RenderError
-from musicvid.models.loading import ModelRegistry
 from musicvid.models.presets import PRESETS
+from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.render import PendingPictures
 from musicvid.settings import SongRequest, resolve_render_settings
 from musicvid.timing import Timings

@@ -15,8 +15,9 @@ from musicvid.cli import main
 from musicvid.delivery import captions, mux
 from musicvid.delivery.upscale import Upscaler, cover
 from musicvid.errors import UserError
-from musicvid.models.loading import ModelRegistry, load_upscaler
+from musicvid.models.loading import load_upscaler
 from musicvid.models.presets import PRESETS, REAL_ESRGAN, TINY
+from musicvid.models.registry import ModelRegistry
 from musicvid.pictures import camera, render
 from musicvid.pictures.pacing import accent_per_frame
 from musicvid.pictures.render import load_picture

@@ -8,9 +8,7 @@ import torch
 
 from musicvid.errors import UserError
 from musicvid.models.loading import (
-    LOADERS,
     Drawing,
-    ModelRegistry,
     ModelUnavailable,
     load_asr,
     load_diffusion,
@@ -20,6 +18,7 @@ from musicvid.models.loading import (
     load_vipe,
 )
 from musicvid.models.presets import PRESETS
+from musicvid.models.registry import LOADERS, ModelRegistry
 
 CPU = torch.device("cpu")
 

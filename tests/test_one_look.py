@@ -7,8 +7,9 @@ import pytest
 import torch
 from PIL import Image
 
-from musicvid.models.loading import Drawing, ModelRegistry
+from musicvid.models.loading import Drawing
 from musicvid.models.presets import PRESETS
+from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.render import Picture, SceneInputs, job_pipeline
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import slerp

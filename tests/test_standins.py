@@ -25,8 +25,8 @@ from musicvid.models.loading import (
     load_separator,
     load_video_model,
     resolve_device,
-    weights_variant,
 )
+from musicvid.models.precision import Precision
 from musicvid.models.presets import (
     DEMUCS,
     IP_ADAPTER,
@@ -173,26 +173,35 @@ def test_a_tokenizer_that_does_not_fit_its_model_stops_the_run_in_one_sentence(
 
 
 def test_stable_diffusion_loads_its_fp16_weights_where_the_repository_has_them(standin_hub, tmp_path, monkeypatch):
-    assert weights_variant(torch.device("cuda")) == "fp16" and weights_variant(torch.device("cpu")) is None
-    files = snapshot(standin_hub, SD15)
-    full = load_diffusion(SD15, torch.device("cpu"))
-    monkeypatch.setattr("musicvid.models.loading.weights_variant", lambda device: "fp16")  # as on CUDA, in float32 here
-    half = load_diffusion(SD15, torch.device("cpu"))
+    from diffusers import StableDiffusionPipeline
     from safetensors.torch import load_file
 
+    cpu, float16 = torch.device("cpu"), Precision.resolve("float16", torch.device("cpu"))
+    assert Precision.resolve("auto", torch.device("cuda")).weights_variant == "fp16"
+    assert Precision.resolve("auto", cpu).weights_variant is None
+    variants, from_pretrained = [], StableDiffusionPipeline.from_pretrained
+
+    def record(*args, **kwargs):
+        variants.append(kwargs.get("variant"))
+        return from_pretrained(*args, **kwargs)
+
+    monkeypatch.setattr(StableDiffusionPipeline, "from_pretrained", record)
+    files = snapshot(standin_hub, SD15)
+    full = load_diffusion(SD15, cpu)
+    half = load_diffusion(SD15, cpu, float16)  # as on CUDA
+    assert variants == [None, "fp16"]
     stored = load_file(files / "unet" / "diffusion_pytorch_model.fp16.safetensors")
     name = "conv_in.weight"
-    assert torch.equal(half.unet.state_dict()[name], stored[name].float())  # read from the fp16 files
-    assert not torch.equal(full.unet.state_dict()[name], half.unet.state_dict()[name])
-    # a model without fp16 files (a user's own) loads its full weights instead
+    assert half.unet.dtype == torch.float16 and torch.equal(half.unet.state_dict()[name], stored[name])
+    # a model without fp16 files (a user's own) loads its full weights instead, cast
     own = tmp_path / "own-sd"
     for path in files.rglob("*"):
         if path.is_file() and ".fp16." not in path.name:
             (own / path.relative_to(files)).parent.mkdir(parents=True, exist_ok=True)
             (own / path.relative_to(files)).write_bytes(path.read_bytes())
-    assert torch.equal(
-        load_diffusion(str(own), torch.device("cpu")).unet.state_dict()[name], full.unet.state_dict()[name]
-    )
+    own_half = load_diffusion(str(own), cpu, float16)
+    assert variants[2:] == ["fp16", None]
+    assert torch.equal(own_half.unet.state_dict()[name], full.unet.state_dict()[name].half())
 
 
 def test_the_stand_ins_keep_the_real_repositories_layouts(standin_hub):
@@ -371,10 +380,10 @@ def test_sdxl_base_and_the_models_made_for_it_load_by_hub_name(standin_hub, caps
     assert load_storyboard(tmp_path / "w" / "storyboard.json").scenes and "keyframes: " in out
 
 
-def test_sdxls_vae_stays_in_float32_under_a_float16_pipeline(standin_hub, monkeypatch):
+def test_sdxls_vae_stays_in_float32_under_a_float16_pipeline(standin_hub):
     """SDXL's VAE overflows in float16 (force_upcast): it is kept in float32, and decoding takes half latents."""
-    monkeypatch.setattr("musicvid.models.loading.default_dtype", lambda device: torch.float16)
-    xl, sd = load_diffusion(SDXL, torch.device("cpu")), load_diffusion(SD15, torch.device("cpu"))
+    cpu = torch.device("cpu")
+    xl, sd = (load_diffusion(name, cpu, Precision.resolve("float16", cpu)) for name in (SDXL, SD15))
     assert xl.unet.dtype == torch.float16 and xl.vae.dtype == torch.float32
     assert sd.vae.dtype == torch.float16  # SD 1.5's runs in float16, as diffusers runs it
     pixels = decode(xl, torch.randn(1, 4, 8, 8, dtype=torch.float16))

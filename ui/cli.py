@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from musicvid.errors import UserError
+from musicvid.settings import ModelChoice
 from ui.config import UIConfig
 
 
@@ -15,7 +16,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--models", default="default", help="model preset the page starts with: default, sdxl, tiny or tiny-xl"
     )
-    p.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cuda, mps or cpu")
+    for name in ("device", "precision"):  # as every front door has them (musicvid.settings.ModelChoice)
+        f = ModelChoice.fields()[name]
+        p.add_argument(f"--{name}", default=f.default, choices=f.metadata["choices"], help=f.metadata["help"])
     p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")
     p.add_argument("--jobs-dir", type=Path, default=UIConfig.jobs_dir, help="where uploads and results live")
     p.add_argument("--keep-hours", type=float, default=UIConfig.keep_hours, help="remove jobs older than this")
@@ -35,7 +38,14 @@ def config_from(args) -> UIConfig:
     if args.lora_dir is not None and not args.lora_dir.is_dir():
         raise UserError(f"--lora-dir {args.lora_dir} is not a folder")
     return UIConfig(
-        args.models, args.device, args.jobs_dir, args.keep_hours, args.max_minutes, args.max_upload_mb, args.lora_dir
+        args.models,
+        args.device,
+        args.jobs_dir,
+        args.keep_hours,
+        args.max_minutes,
+        args.max_upload_mb,
+        args.lora_dir,
+        args.precision,
     )
 
 

@@ -6,13 +6,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from musicvid.settings import ModelChoice
+
 
 @dataclass(frozen=True)
 class UIConfig:
     models: str = "default"
-    device: str = "auto"
+    device: str = ModelChoice.device
     jobs_dir: Path = Path(tempfile.gettempdir()) / "musicvid-ui"
     keep_hours: float = 24.0
     max_minutes: float = 15.0
     max_upload_mb: int = 100
     lora_dir: Path | None = None  # the style LoRAs the page offers besides a visitor's uploads (ui/loras.py)
+    precision: str = ModelChoice.precision

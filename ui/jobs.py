@@ -21,8 +21,8 @@ from musicvid.audio import check_length
 from musicvid.errors import UserError
 from musicvid.files import check_file
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, PLAIN, starts_with_time
-from musicvid.models.loading import ModelRegistry
 from musicvid.models.presets import choose_models
+from musicvid.models.registry import ModelRegistry
 from musicvid.workdir import Workdir, video_name
 from ui.config import UIConfig
 
@@ -101,7 +101,8 @@ class Jobs:
 
     def registry(self, preset: str) -> ModelRegistry:
         if preset not in self.registries:
-            self.registries[preset] = ModelRegistry(choose_models(preset), self.config.device, keep_loaded=True)
+            config = self.config
+            self.registries[preset] = ModelRegistry(choose_models(preset), config.device, True, config.precision)
         return self.registries[preset]
 
     def new(self, upload: str, session: str) -> tuple[str, Path]:

@@ -26,6 +26,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.utils.data import DataLoader, Subset
@@ -35,43 +36,9 @@ from vipe_core.canvas import examples, read_canvas
 from vipe_core.context import model_input
 from vipe_core.errors import VipeError
 from vipe_core.records import atomic_dir, replace_dir, write_json
+from vipe_core.train_config import TrainConfig, paper_batch_size
 
-# The paper's batch sizes (§5), by model size and context size.
-PAPER_BATCH_SIZES = {
-    "small": {0: 50, 1: 50, 3: 50, 5: 50, 7: 32},
-    "medium": {0: 32, 1: 32, 3: 20, 5: 16, 7: 8},
-}
 TRAINING_INFO = "vipe_training.json"
-
-
-@dataclass
-class TrainConfig:
-    data: str
-    out: str
-    base: str = "gpt2-medium"
-    tokenizer: str | None = None  # defaults to the base model's
-    context_size: int = 7
-    epochs: int = 5
-    batch_size: int | None = None  # None: the paper's for this model and context size
-    grad_accum: int = 1
-    lr: float = 5e-5
-    weight_decay: float = 0.0
-    warmup_steps: int = 1000
-    max_grad_norm: float = 1.0
-    max_length: int | None = None  # tokens per example; None: the model's context window
-    patience: int = 2  # evaluations without improvement before stopping; 0: never stop early
-    eval_every: int = 0  # optimizer steps between validations; 0: once per epoch
-    save_every: int = 500  # optimizer steps between saves of the resumable state
-    max_steps: int | None = None  # stop after this many optimizer steps; the schedule still spans the epochs
-    seed: int = 0
-    mixed_precision: str = "auto"  # auto | no | fp16 | bf16
-    restart: bool = False  # ignore a previous run's state in --out
-    progress: bool = True
-
-
-def paper_batch_size(base: str, context_size: int) -> int:
-    table = PAPER_BATCH_SIZES["medium" if "medium" in base.lower() else "small"]
-    return table.get(context_size, min(table.values()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,19 +172,132 @@ def validation_loss(accelerator, model, loader) -> float:
 # The loop
 
 
-def train(config: TrainConfig) -> dict:
+@dataclass
+class Trainer:
+    """What one training run holds: the prepared model, optimizer, schedule and data, and its state."""
+
+    config: TrainConfig
+    accelerator: Any
+    tokenizer: Any
+    model: Any
+    optimizer: Any
+    scheduler: Any
+    train_set: list
+    validation_examples: int
+    val_loader: DataLoader
+    collate: Collator
+    info: dict  # the settings a resumed run must share
+    state: TrainState
+
+    @property
+    def out(self) -> Path:
+        return Path(self.config.out)
+
+    @property
+    def main(self) -> bool:
+        return self.accelerator.is_main_process
+
+    def out_of_steps(self) -> bool:
+        return bool(self.config.max_steps) and self.state.step >= self.config.max_steps
+
+    def evaluated_now(self) -> bool:
+        return self.state.history[-1]["step"] == self.state.step
+
+    def evaluate_and_keep_best(self, label: str) -> bool:
+        """Validate; save best/ if it improved. True when early stopping says stop."""
+        state = self.state
+        loss = validation_loss(self.accelerator, self.model, self.val_loader)
+        state.history.append({"epoch": state.epoch + 1, "step": state.step, "val_loss": loss, "at": label})
+        improved = loss < state.best_val_loss
+        if improved:
+            state.best_val_loss, state.evaluations_without_improvement = loss, 0
+            info = {**self.info, "epoch": state.epoch + 1, "step": state.step, "val_loss": loss}
+            save_best(self.accelerator, self.model, self.tokenizer, self.out / "best", info)
+        else:
+            state.evaluations_without_improvement += 1
+        if self.main:
+            tqdm.write(f"{label}: validation loss {loss:.4f}{' (best so far)' if improved else ''}")
+        return bool(self.config.patience) and state.evaluations_without_improvement >= self.config.patience
+
+    def epoch_loader(self):
+        """This epoch's batches: a fixed order per epoch, the same on every process, so a resumed epoch skips
+        exactly what it did. Its own generator too: a DataLoader draws a seed when it starts, which must not
+        come from the global RNG (dropout's), or a resumed run would draw different dropout masks."""
+        config = self.config
+        order = torch.randperm(
+            len(self.train_set), generator=torch.Generator().manual_seed(config.seed + self.state.epoch)
+        )
+        return self.accelerator.prepare(
+            DataLoader(
+                Subset(self.train_set, order.tolist()),
+                batch_size=self.info["batch_size"],
+                collate_fn=self.collate,
+                generator=torch.Generator().manual_seed(config.seed),
+            )
+        )
+
+    def run_epoch(self) -> None:
+        """The rest of the current epoch, validating and saving as the config says."""
+        config, state, accelerator, model = self.config, self.state, self.accelerator, self.model
+        loader = self.epoch_loader()
+        batches = len(loader)
+        if state.batches_done:
+            loader = accelerator.skip_first_batches(loader, state.batches_done)
+        bar = tqdm(
+            total=batches,
+            initial=state.batches_done,
+            desc=f"epoch {state.epoch + 1}/{config.epochs}",
+            unit="batch",
+            disable=not (self.main and config.progress),
+        )
+        smoothed = None
+        model.train()
+        for batch in loader:
+            with accelerator.accumulate(model):
+                loss = model(**batch).loss
+                accelerator.backward(loss)
+                if accelerator.sync_gradients and config.max_grad_norm:
+                    accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                self.optimizer.step()
+                self.scheduler.step()
+                self.optimizer.zero_grad(set_to_none=True)
+            state.batches_done += 1
+            smoothed = loss.item() if smoothed is None else 0.95 * smoothed + 0.05 * loss.item()
+            bar.update(1)
+            bar.set_postfix(loss=f"{smoothed:.3f}", lr=f"{self.scheduler.get_last_lr()[0]:.2e}")
+            if not accelerator.sync_gradients:
+                continue
+            state.step += 1
+            if config.eval_every and state.step % config.eval_every == 0:
+                state.finished = self.evaluate_and_keep_best(f"step {state.step}")  # early stopping
+            if state.finished or self.out_of_steps():
+                break
+            if config.save_every and state.step % config.save_every == 0:
+                save_last(accelerator, state, self.out / "last")
+        bar.close()
+        if state.batches_done >= batches:  # the epoch is complete
+            if not self.evaluated_now() and self.evaluate_and_keep_best(f"epoch {state.epoch + 1}"):
+                state.finished = True
+            state.epoch, state.batches_done = state.epoch + 1, 0
+        elif not self.evaluated_now():  # stopped inside the epoch (--max-steps)
+            self.evaluate_and_keep_best(f"step {state.step}")
+        state.finished = state.finished or state.epoch >= config.epochs
+        save_last(accelerator, state, self.out / "last")
+
+
+def prepare(config: TrainConfig) -> Trainer:
+    """The model, data, optimizer and schedule of a run, prepared by accelerate, and its state: resumed from
+    --out's last/ when it holds a run with the same settings."""
     from accelerate import Accelerator
     from accelerate.utils import set_seed
     from transformers import get_linear_schedule_with_warmup
 
     if config.context_size < 0 or config.epochs < 1 or config.grad_accum < 1:
         raise VipeError("--context must be >= 0, and --epochs and --grad-accum at least 1.")
-    out = Path(config.out)
     accelerator = Accelerator(
         mixed_precision=_mixed_precision(config.mixed_precision), gradient_accumulation_steps=config.grad_accum
     )
     set_seed(config.seed)
-    main = accelerator.is_main_process
 
     # Data: every example encoded once, up front.
     frame = read_canvas(config.data)
@@ -245,122 +325,63 @@ def train(config: TrainConfig) -> dict:
         "max_length": max_length,
         "batch_size": batch_size,
     }
-    state = TrainState(run=info)
-    if (out / "last" / "trainer_state.json").exists() and not config.restart:
-        state = TrainState(**json.loads((out / "last" / "trainer_state.json").read_text()))
-        if state.run and state.run != info:
-            changed = ", ".join(f"{k} {state.run.get(k)} -> {v}" for k, v in info.items() if state.run.get(k) != v)
-            raise VipeError(
-                f"{out} holds a run with other settings ({changed}); pass --restart or choose another --out."
-            )
-        accelerator.load_state(str(out / "last"))
-        accelerator.print(f"resuming from {out / 'last'}: epoch {state.epoch + 1}, step {state.step}")
+    state = resumed_state(accelerator, Path(config.out), info, config.restart)
+    return Trainer(
+        config,
+        accelerator,
+        tokenizer,
+        model,
+        optimizer,
+        scheduler,
+        train_set,
+        len(val_set),
+        val_loader,
+        collate,
+        info,
+        state,
+    )
 
-    def evaluate_and_keep_best(label: str) -> bool:
-        """Validate; save best/ if it improved. True when early stopping says stop."""
-        loss = validation_loss(accelerator, model, val_loader)
-        state.history.append({"epoch": state.epoch + 1, "step": state.step, "val_loss": loss, "at": label})
-        improved = loss < state.best_val_loss
-        if improved:
-            state.best_val_loss, state.evaluations_without_improvement = loss, 0
-            save_best(
-                accelerator,
-                model,
-                tokenizer,
-                out / "best",
-                {**info, "epoch": state.epoch + 1, "step": state.step, "val_loss": loss},
-            )
-        else:
-            state.evaluations_without_improvement += 1
-        if main:
-            tqdm.write(f"{label}: validation loss {loss:.4f}{' (best so far)' if improved else ''}")
-        return bool(config.patience) and state.evaluations_without_improvement >= config.patience
 
+def resumed_state(accelerator, out: Path, info: dict, restart: bool) -> TrainState:
+    """A fresh state, or the one --out's last/ holds (with the model's, optimizer's and RNG's) when its run
+    had the same settings; other settings are refused unless `restart`."""
+    saved = out / "last" / "trainer_state.json"
+    if not saved.exists() or restart:
+        return TrainState(run=info)
+    state = TrainState(**json.loads(saved.read_text()))
+    if state.run and state.run != info:
+        changed = ", ".join(f"{k} {state.run.get(k)} -> {v}" for k, v in info.items() if state.run.get(k) != v)
+        raise VipeError(f"{out} holds a run with other settings ({changed}); pass --restart or choose another --out.")
+    accelerator.load_state(str(out / "last"))
+    accelerator.print(f"resuming from {out / 'last'}: epoch {state.epoch + 1}, step {state.step}")
+    return state
+
+
+def train(config: TrainConfig) -> dict:
+    trainer = prepare(config)
+    state = trainer.state
     if not state.history:
-        loss = validation_loss(accelerator, model, val_loader)
+        loss = validation_loss(trainer.accelerator, trainer.model, trainer.val_loader)
         state.history.append({"epoch": 0, "step": 0, "val_loss": loss, "at": "start"})
-        if main:
+        if trainer.main:
             tqdm.write(f"before training: validation loss {loss:.4f}")
 
-    def out_of_steps() -> bool:
-        return bool(config.max_steps) and state.step >= config.max_steps
-
-    def evaluated_now() -> bool:
-        return state.history[-1]["step"] == state.step
-
     started = time.monotonic()
-    while not state.finished and state.epoch < config.epochs and not out_of_steps():
-        # A fixed order per epoch, the same on every process, so a resumed epoch skips exactly what it did.
-        order = torch.randperm(len(train_set), generator=torch.Generator().manual_seed(config.seed + state.epoch))
-        # Its own generator too: a DataLoader draws a seed when it starts, which must not come from the
-        # global RNG (dropout's), or a resumed run would draw different dropout masks.
-        loader = accelerator.prepare(
-            DataLoader(
-                Subset(train_set, order.tolist()),
-                batch_size=batch_size,
-                collate_fn=collate,
-                generator=torch.Generator().manual_seed(config.seed),
-            )
-        )
-        batches = len(loader)
-        if state.batches_done:
-            loader = accelerator.skip_first_batches(loader, state.batches_done)
-        bar = tqdm(
-            total=batches,
-            initial=state.batches_done,
-            desc=f"epoch {state.epoch + 1}/{config.epochs}",
-            unit="batch",
-            disable=not (main and config.progress),
-        )
-        smoothed = None
-        model.train()
-        for batch in loader:
-            with accelerator.accumulate(model):
-                loss = model(**batch).loss
-                accelerator.backward(loss)
-                if accelerator.sync_gradients and config.max_grad_norm:
-                    accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-            state.batches_done += 1
-            smoothed = loss.item() if smoothed is None else 0.95 * smoothed + 0.05 * loss.item()
-            bar.update(1)
-            bar.set_postfix(loss=f"{smoothed:.3f}", lr=f"{scheduler.get_last_lr()[0]:.2e}")
-            if not accelerator.sync_gradients:
-                continue
-            state.step += 1
-            if (
-                config.eval_every
-                and state.step % config.eval_every == 0
-                and evaluate_and_keep_best(f"step {state.step}")
-            ):
-                state.finished = True  # early stopping
-            if state.finished or out_of_steps():
-                break
-            if config.save_every and state.step % config.save_every == 0:
-                save_last(accelerator, state, out / "last")
-        bar.close()
-        if state.batches_done >= batches:  # the epoch is complete
-            if not evaluated_now() and evaluate_and_keep_best(f"epoch {state.epoch + 1}"):
-                state.finished = True
-            state.epoch, state.batches_done = state.epoch + 1, 0
-        elif not evaluated_now():  # stopped inside the epoch (--max-steps)
-            evaluate_and_keep_best(f"step {state.step}")
-        state.finished = state.finished or state.epoch >= config.epochs
-        save_last(accelerator, state, out / "last")
+    while not state.finished and state.epoch < config.epochs and not trainer.out_of_steps():
+        trainer.run_epoch()
 
+    out = trainer.out
     result = {
         "best": str(out / "best"),
         "best_val_loss": state.best_val_loss,
         "initial_val_loss": state.history[0]["val_loss"],
         "steps": state.step,
         "history": state.history,
-        "train_examples": len(train_set),
-        "validation_examples": len(val_set),
+        "train_examples": len(trainer.train_set),
+        "validation_examples": trainer.validation_examples,
         "seconds": round(time.monotonic() - started, 1),
     }
-    if main:
+    if trainer.main:
         write_json(out / "train_result.json", result)
-    accelerator.end_training()
+    trainer.accelerator.end_training()
     return result

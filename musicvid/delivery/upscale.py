@@ -41,10 +41,13 @@ UPSCALE_BATCH = 4  # frames per pass of the network on a GPU
 
 class Upscaler:
     """Frames of any size in, frames of `size` out, `batch` at a time through `model` (a spandrel
-    ImageModelDescriptor); counts the frames and the seconds spent on them."""
+    ImageModelDescriptor), scaled first to `input_size` where given (the memory plan's smaller input, whose ×4
+    just covers `size`); counts the frames and the seconds spent on them."""
 
-    def __init__(self, model, size: tuple[int, int], batch: int | None = None):
-        self.model, self.size = model, tuple(size)
+    def __init__(
+        self, model, size: tuple[int, int], batch: int | None = None, input_size: tuple[int, int] | None = None
+    ):
+        self.model, self.size, self.input_size = model, tuple(size), input_size
         on_gpu = model.device.type == "cuda"
         self.batch = batch or (UPSCALE_BATCH if on_gpu else 1)
         # its own CUDA stream: the delivery runs beside the drawing, whose kernels it then need not wait for
@@ -69,8 +72,8 @@ class Upscaler:
         """uint8 frames (n × height × width × 3) through the network, scaled to cover `size` and cropped
         to its middle."""
         with torch.cuda.stream(self.stream):  # (a no-op without one)
-            pixels = torch.from_numpy(frames).to(self.model.device)
-            bigger = self.model(pixels.permute(0, 3, 1, 2).to(self.model.dtype) / 255)  # clamped to [0, 1]
+            pixels = torch.from_numpy(frames).to(self.model.device).permute(0, 3, 1, 2).to(self.model.dtype) / 255
+            bigger = self.model(self.smaller(pixels))  # clamped to [0, 1]
             width, height = self.size
             scale = max(width / bigger.shape[-1], height / bigger.shape[-2])
             covering = (max(height, round(bigger.shape[-2] * scale)), max(width, round(bigger.shape[-1] * scale)))
@@ -78,3 +81,13 @@ class Upscaler:
             top, left = (covering[0] - height) // 2, (covering[1] - width) // 2
             video = scaled[..., top : top + height, left : left + width].clamp(0, 1)
             return (video.permute(0, 2, 3, 1) * 255).round().to(torch.uint8).cpu().numpy()
+
+    def smaller(self, pixels: torch.Tensor) -> torch.Tensor:
+        """The frames at `input_size` (antialiased bicubic), or as they are without one."""
+        if self.input_size is None:
+            return pixels
+        width, height = self.input_size
+        scaled = F.interpolate(
+            pixels.float(), size=(height, width), mode="bicubic", antialias=True, align_corners=False
+        )
+        return scaled.clamp(0, 1).to(pixels.dtype)

@@ -80,7 +80,7 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: boo
 
     model = asr.model
     torch.manual_seed(0)  # the temperature fallback samples: keep reruns identical
-    fp16 = next(model.parameters()).dtype == torch.float16 or model.device.type == "cuda"
+    fp16 = next(model.parameters()).dtype == torch.float16  # as loaded in the run's precision
     result = whisper.transcribe(model, samples, **options, fp16=fp16, verbose=False if show else None)
     return [
         Line(

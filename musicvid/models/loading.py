@@ -7,10 +7,8 @@ sentence naming the ways out (ModelUnavailable).
 
 from __future__ import annotations
 
-import gc
 import warnings
-from collections import Counter
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -21,6 +19,7 @@ import torch
 from musicvid.errors import UserError
 from musicvid.files import file_sha256
 from musicvid.models import tiny
+from musicvid.models.precision import Precision, half_whisper
 from musicvid.models.presets import (
     AUTO_UPSCALER,
     KNOWN_FAMILIES,
@@ -31,7 +30,6 @@ from musicvid.models.presets import (
     ModelSet,
 )
 from musicvid.settings import Loras
-from musicvid.timing import Timings
 from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
 
@@ -55,13 +53,9 @@ def resolve_device(device: str = "auto") -> torch.device:
     return torch.device("cpu")
 
 
-def default_dtype(device: torch.device) -> torch.dtype:
-    return torch.float16 if device.type == "cuda" else torch.float32
-
-
-def weights_variant(device: torch.device) -> str | None:
-    """Which weight files to fetch: on CUDA the half-size fp16 ones, where a repository has them."""
-    return "fp16" if default_dtype(device) == torch.float16 else None
+def auto_precision(device: torch.device, precision: Precision | None) -> Precision:
+    """`precision`, or when a caller names none, what --precision auto resolves to on `device`."""
+    return precision or Precision.resolve("auto", device)
 
 
 class ModelUnavailable(UserError):
@@ -145,13 +139,14 @@ class ASRModel:
     temperatures: tuple[float, ...] = WHISPER_TEMPERATURES
 
 
-def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
+def load_asr(backend: str, name: str, device: torch.device, precision: Precision | None = None) -> ASRModel:
+    precision = auto_precision(device, precision)
     if backend == "faster-whisper":
         with _loading("asr", name):
             from faster_whisper import WhisperModel
 
-            compute_type = "float16" if device.type == "cuda" else "int8"
-            model = WhisperModel(name, device="cuda" if device.type == "cuda" else "cpu", compute_type=compute_type)
+            on = "cuda" if device.type == "cuda" else "cpu"
+            model = WhisperModel(name, device=on, compute_type=precision.asr_compute_type)
         return ASRModel(backend, name, model)
 
     # openai-whisper cannot run on Apple's MPS (its alignment heads are a sparse tensor)
@@ -160,9 +155,14 @@ def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
     def load():
         import whisper
 
-        return whisper.load_model(name, device=runs_on)
+        # on the CPU first: loaded straight onto a GPU, its float32 copy and the checkpoint's would sit there
+        # together (9.3 GB for large-v2, whose float16 weights are 3.1 GB)
+        return whisper.load_model(name, device="cpu")
 
-    model = _obtain("asr", name, load).to(runs_on)
+    model = _obtain("asr", name, load)  # openai-whisper loads float32 weights
+    if Precision.resolve(precision.asked, runs_on).asr == torch.float16:
+        half_whisper(model)
+    model.to(runs_on)
     # A random Whisper fails Whisper's checks at every temperature: falling back would only cost time.
     return ASRModel(backend, name, model, (0.0,) if name == TINY else WHISPER_TEMPERATURES)
 
@@ -170,15 +170,17 @@ def load_asr(backend: str, name: str, device: torch.device) -> ASRModel:
 # --- ViPE ------------------------------------------------------------------------------------------
 
 
-def load_vipe(name: str, tokenizer: str | None, device: torch.device) -> ViPE:
+def load_vipe(name: str, tokenizer: str | None, device: torch.device, precision: Precision | None = None) -> ViPE:
+    dtype = auto_precision(device, precision).compute
+
     def load():
         try:
-            return ViPE.from_pretrained(name, tokenizer, device=device, dtype=default_dtype(device))
+            return ViPE.from_pretrained(name, tokenizer, device=device, dtype=dtype)
         except VipeError as error:  # a tokenizer that does not fit the model
             raise UserError(f"{error} (--vipe-tokenizer NAME_OR_DIR)") from None
 
     vipe = _obtain("vipe", name, load)
-    vipe.model.to(device)
+    vipe.model.to(device, dtype)
     return vipe
 
 
@@ -206,8 +208,8 @@ def diffusion_family(name: str) -> str:
     return PIPELINE_FAMILIES[pipeline_class]
 
 
-def load_diffusion(name: str, device: torch.device):
-    xl = diffusion_family(name) == "sdxl"
+def load_diffusion(name: str, device: torch.device, precision: Precision | None = None):
+    xl, precision = diffusion_family(name) == "sdxl", auto_precision(device, precision)
 
     def load():
         from diffusers import StableDiffusionPipeline, StableDiffusionXLPipeline
@@ -217,10 +219,10 @@ def load_diffusion(name: str, device: torch.device):
 
         def fetch(variant: str | None):
             return (StableDiffusionXLPipeline if xl else StableDiffusionPipeline).from_pretrained(
-                name, dtype=default_dtype(device), variant=variant, **extra
+                name, dtype=precision.compute, variant=variant, **extra
             )
 
-        variant = weights_variant(device)
+        variant = precision.weights_variant
         try:
             return fetch(variant)
         except (OSError, ValueError):
@@ -228,11 +230,10 @@ def load_diffusion(name: str, device: torch.device):
                 raise
             return fetch(None)  # a repository without the variant: the full weights, cast on loading
 
-    pipe = _obtain("diffusion", name, load).to(dtype=default_dtype(device))
+    pipe = _obtain("diffusion", name, load).to(dtype=precision.compute)
     # SDXL's VAE overflows in float16 (its config says force_upcast): it stays in float32, as diffusers'
     # SDXL pipeline casts it for every decode; fp16-fixed VAEs (force_upcast false) and TAESD need not.
-    if xl and pipe.vae.config.force_upcast:
-        pipe.vae.to(torch.float32)
+    pipe.vae.to(precision.vae(xl and pipe.vae.config.get("force_upcast", False)))
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
 
@@ -367,20 +368,21 @@ class Drawing:
         return key
 
 
-def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device):
+def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device, precision: Precision | None = None):
     """Stable Diffusion with what `drawing` adds: with --fast the few-step LoRA fused into its UNet and
     the tiny decoder as its VAE (TAESD also encodes, for pinned pictures); style LoRAs; IP-Adapter."""
     from diffusers import AutoencoderTiny
 
-    pipe = load_diffusion(models.diffusion, device)
+    precision = auto_precision(device, precision)
+    pipe = load_diffusion(models.diffusion, device, precision)
     if drawing.fast:
         with _loading("few-step LoRA", models.fast_lora):
             _fuse_lora(pipe, models.fast_lora)
         decoder = models.fast_decoder
         vae = _obtain(
-            "tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=default_dtype(device))
+            "tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=precision.compute)
         )
-        pipe.vae = vae.to(device, default_dtype(device))
+        pipe.vae = vae.to(device, precision.compute)
     if drawing.loras:
         fuse_style_loras(pipe, drawing.loras)
     if drawing.reference:
@@ -393,11 +395,6 @@ def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device):
 # The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
 # LTXConditionPipeline loads whichever its repository was saved as (0.9.5's says LTXPipeline).
 LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
-
-
-def video_dtype(device: torch.device) -> torch.dtype:
-    """LTX-Video's dtype: bfloat16 on a GPU, as it is published to run (T5 overflows in float16)."""
-    return torch.bfloat16 if device.type == "cuda" else torch.float32
 
 
 def check_video_model(name: str) -> None:
@@ -416,15 +413,16 @@ def check_video_model(name: str) -> None:
         )
 
 
-def load_video_model(name: str, device: torch.device):
+def load_video_model(name: str, device: torch.device, precision: Precision | None = None):
     """LTX-Video as LTXConditionPipeline, which takes a picture for any frame: the keyframes at both ends."""
 
     def load():  # (a named one's model index was checked when the models were chosen: check_video_model)
         from diffusers import LTXConditionPipeline
 
-        return LTXConditionPipeline.from_pretrained(name, dtype=video_dtype(device))
+        return LTXConditionPipeline.from_pretrained(name, dtype=dtype)
 
-    pipe = _obtain("video", name, load)  # (the tiny one in float32, as it is built)
+    dtype = auto_precision(device, precision).video
+    pipe = _obtain("video", name, load).to(dtype=dtype)
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
 
@@ -432,7 +430,7 @@ def load_video_model(name: str, device: torch.device):
 # --- Demucs ----------------------------------------------------------------------------------------
 
 
-def load_separator(name: str, device: torch.device):
+def load_separator(name: str, device: torch.device, precision: Precision | None = None):
     """A Demucs bag of models: by name (htdemucs: the hub's adefossez/HTDemucs), or one model's file."""
 
     def load():
@@ -446,13 +444,13 @@ def load_separator(name: str, device: torch.device):
             return BagOfModels([load_safetensors_model(file) if file.suffix == ".safetensors" else load_model(file)])
         return get_model(name)
 
-    return _obtain("separator", name, load).eval().to(device)
+    return _obtain("separator", name, load).eval().to(device, auto_precision(device, precision).separator)
 
 
 # --- upscaler -------------------------------------------------------------------------------------
 
 
-def load_upscaler(name: str, device: torch.device, auto: str = REAL_ESRGAN):
+def load_upscaler(name: str, device: torch.device, auto: str = REAL_ESRGAN, precision: Precision | None = None):
     """A spandrel ImageModelDescriptor, in float16 on a GPU; None for Lanczos alone. `name`: a hub file
     (org/name/file.pth), a local .pth/.safetensors file, tiny, lanczos, or auto (the network `auto` on a
     GPU, Lanczos on the CPU)."""
@@ -461,7 +459,7 @@ def load_upscaler(name: str, device: torch.device, auto: str = REAL_ESRGAN):
     if name == LANCZOS:
         return None
     model = _obtain("upscaler", name, partial(_upscaler_file, name)).eval().to(device)
-    return model.half() if default_dtype(device) == torch.float16 and model.supports_half else model
+    return model.to(dtype=auto_precision(device, precision).upscaler(model.supports_half, model.supports_bfloat16))
 
 
 def _upscaler_file(name: str):
@@ -480,55 +478,3 @@ def _upscaler_file(name: str):
         return ModelLoader().load_from_file(path)
     except Exception as error:
         raise UserError(f"--upscaler {name}: {path} is not an upscaler spandrel can load ({_reason(error)})") from None
-
-
-# --- the registry ----------------------------------------------------------------------------------
-
-# What each role a stage asks the registry for loads, from the run's model set (a Drawing: load_drawing).
-LOADERS: dict[str, Callable[[ModelSet, torch.device], Any]] = {
-    "asr": lambda models, device: load_asr(models.asr_backend, models.asr, device),
-    "vipe": lambda models, device: load_vipe(models.vipe, models.vipe_tokenizer, device),
-    "separator": lambda models, device: load_separator(models.separator, device),
-    "upscaler": lambda models, device: load_upscaler(models.upscaler, device, models.auto_upscaler),
-    "video": lambda models, device: load_video_model(models.video, device),
-}
-
-
-class ModelRegistry:
-    """Loads each model when a stage asks for it, and counts loads.
-
-    A single render frees each model after its stage (Whisper, ViPE and SD never sit in memory
-    together); batch rendering and the web UI keep them loaded (`keep_loaded=True`) and reuse them.
-    """
-
-    def __init__(self, models: ModelSet, device: str = "auto", keep_loaded: bool = False):
-        self.models = models
-        self.device = resolve_device(device)
-        self.keep_loaded = keep_loaded
-        self.loads: Counter[str | Drawing] = Counter()
-        self._loaded: dict[str, Any] = {}
-
-    @contextmanager
-    def use(self, role: str | Drawing, timings: Timings | None = None) -> Iterator[Any]:
-        """The model of `role` (a Drawing: the pipeline that draws so), loaded if it is not."""
-        if role not in self._loaded:
-            drawing = isinstance(role, Drawing)
-            if drawing:  # the least recently used other pipelines go first
-                for kept in [r for r in self._loaded if isinstance(r, Drawing)][: -DRAWINGS_KEPT or None]:
-                    self.release(kept)
-            with timings.measure("load diffusion" if drawing else f"load {role}") if timings else nullcontext():
-                load = partial(load_drawing, self.models, role) if drawing else partial(LOADERS[role], self.models)
-                self._loaded[role] = load(self.device)
-            self.loads[role] += 1
-        self._loaded[role] = self._loaded.pop(role)  # the most recently used last
-        try:
-            yield self._loaded[role]
-        finally:
-            if not self.keep_loaded:
-                self.release(role)
-
-    def release(self, role: str | Drawing) -> None:
-        if self._loaded.pop(role, None) is not None:
-            gc.collect()
-            if self.device.type == "cuda":
-                torch.cuda.empty_cache()

@@ -1,7 +1,8 @@
 """Which models each stage uses: the one place that names the defaults.
 
 `--models default|sdxl|tiny|tiny-xl` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
-`--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`, `--ip-adapter`, `--video-model`) override one model of it. The tiny preset names
+`--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`, `--ip-adapter`, `--video-model`, and `musicvid score`'s
+`--scorer`) override one model of it. The tiny preset names
 small random models of the very classes the defaults use (musicvid.models.tiny): every stage then runs its
 real code path on a CPU in seconds, with no download (the pictures are noise); sdxl and tiny-xl draw with SDXL.
 
@@ -52,6 +53,9 @@ IP_ADAPTER_XL = "h94/IP-Adapter/sdxl_models/ip-adapter_sdxl.safetensors"
 # take pictures at any frame (a first and a last one: a transition between two keyframes). Its 2B transformer,
 # T5-XXL and VAE fit one 24 GB GPU in bfloat16 (README, "Transitions drawn by a video model").
 LTX_VIDEO = "Lightricks/LTX-Video-0.9.5"
+# `musicvid score`: CLIP ViT-L/14, whose text tower is the one SD 1.5 reads, scores how well each keyframe
+# shows its prompt and its lyric (CLIPScore); --scorer names another CLIP-family model (e.g. PickScore).
+SCORER = "openai/clip-vit-large-patch14"
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ class ModelSet:
     size: tuple[int, int]
     steps: int
     transition_steps: int  # the video model's
+    scorer: str  # the CLIP-family model that scores the keyframes (musicvid.pictures.scores)
 
     def describe(self) -> dict[str, str]:
         return {"asr": f"{self.asr_backend}:{self.asr}", "vipe": self.vipe, "diffusion": self.diffusion}
@@ -119,6 +124,7 @@ PRESETS = {
         size=(512, 512),
         steps=25,
         transition_steps=40,  # LTX-Video 0.9.5's own recipe (with guidance 3)
+        scorer=SCORER,
     ),
     "tiny": ModelSet(
         asr_backend="openai-whisper",
@@ -136,6 +142,7 @@ PRESETS = {
         size=(64, 64),
         steps=4,
         transition_steps=2,
+        scorer=TINY,
     ),
 }
 PRESETS["sdxl"] = replace(PRESETS["default"], diffusion=SDXL, **asdict(FAMILIES["sdxl"]))
@@ -156,6 +163,7 @@ def choose_models(
     fast_decoder: str | None = None,
     ip_adapter: str | None = None,
     video: str | None = None,
+    scorer: str | None = None,
 ) -> ModelSet:
     if preset not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
@@ -188,6 +196,7 @@ def choose_models(
         fast_decoder=fast_decoder or models.fast_decoder,
         ip_adapter=ip_adapter or models.ip_adapter,
         video=video or models.video,
+        scorer=scorer or models.scorer,
     )
 
 

@@ -157,35 +157,15 @@ LOCAL_DIFFUSION[SDXL_RANDOM] = {
 }
 
 
-def local_diffusion(name: str = TINY):
-    """A Stable Diffusion (or, for the XL names, SDXL) pipeline of random weights built here, from a fixed
-    seed, with no download."""
-    from diffusers import (
-        AutoencoderKL,
-        DPMSolverMultistepScheduler,
-        StableDiffusionPipeline,
-        StableDiffusionXLPipeline,
-        UNet2DConditionModel,
-    )
-    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection, CLIPTokenizer
+def diffusion_modules(sizes: dict, text: dict, text_2: dict) -> dict:
+    """The text encoder, UNet, VAE and (SDXL) second text encoder of `sizes` (a LOCAL_DIFFUSION entry), built in
+    this order, which the fixed seed's weights depend on; `text`, `text_2`: each encoder's tokenizer settings."""
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
 
-    sizes = LOCAL_DIFFUSION[name]
-    tokenizer = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER)
-    torch.manual_seed(TINY_SEED)
-
-    def text_config(text_sizes: dict, pad_token_id: int) -> CLIPTextConfig:
-        return CLIPTextConfig(
-            vocab_size=len(tokenizer),
-            max_position_embeddings=77,
-            bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            pad_token_id=pad_token_id,
-            **text_sizes,
-        )
-
-    text_encoder = CLIPTextModel(text_config(sizes["text"], tokenizer.pad_token_id))
-    unet = UNet2DConditionModel(in_channels=4, out_channels=4, **sizes["unet"])
-    vae = AutoencoderKL(
+    modules = {"text_encoder": CLIPTextModel(CLIPTextConfig(max_position_embeddings=77, **text, **sizes["text"]))}
+    modules["unet"] = UNet2DConditionModel(in_channels=4, out_channels=4, **sizes["unet"])
+    modules["vae"] = AutoencoderKL(
         in_channels=3,
         out_channels=3,
         latent_channels=4,
@@ -193,27 +173,40 @@ def local_diffusion(name: str = TINY):
         up_block_types=("UpDecoderBlock2D",) * 4,
         **sizes["vae"],
     )
+    if "text_2" in sizes:
+        config = CLIPTextConfig(max_position_embeddings=77, **text_2, **sizes["text_2"])
+        modules["text_encoder_2"] = CLIPTextModelWithProjection(config)
+    return modules
+
+
+def text_settings(tokenizer) -> dict:
+    """What a CLIP text encoder's config takes from its tokenizer: the vocabulary and the special tokens."""
+    ids = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    return dict(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **ids)
+
+
+def local_diffusion(name: str = TINY):
+    """A Stable Diffusion (or, for the XL names, SDXL) pipeline of random weights built here, from a fixed
+    seed, with no download."""
+    from diffusers import DPMSolverMultistepScheduler, StableDiffusionPipeline, StableDiffusionXLPipeline
+    from transformers import CLIPTokenizer
+
+    tokenizer = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER)
+    # SDXL's second tokenizer pads with "!", as the published one does
+    tokenizer_2 = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER, pad_token="!")
+
+    torch.manual_seed(TINY_SEED)
+    modules = diffusion_modules(LOCAL_DIFFUSION[name], text_settings(tokenizer), text_settings(tokenizer_2))
     scheduler = DPMSolverMultistepScheduler(
         beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", num_train_timesteps=1000, steps_offset=1
     )
-    if "text_2" in sizes:  # SDXL: the second tokenizer pads with "!", as the published one does
-        tokenizer_2 = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER, pad_token="!")
-        text_encoder_2 = CLIPTextModelWithProjection(text_config(sizes["text_2"], tokenizer_2.pad_token_id))
+    if "text_encoder_2" in modules:
         return StableDiffusionXLPipeline(
-            vae=vae,
-            text_encoder=text_encoder,
-            text_encoder_2=text_encoder_2,
-            tokenizer=tokenizer,
-            tokenizer_2=tokenizer_2,
-            unet=unet,
-            scheduler=scheduler,
-            add_watermarker=False,
+            **modules, tokenizer=tokenizer, tokenizer_2=tokenizer_2, scheduler=scheduler, add_watermarker=False
         )
     return StableDiffusionPipeline(
-        vae=vae,
-        text_encoder=text_encoder,
+        **modules,
         tokenizer=tokenizer,
-        unet=unet,
         scheduler=scheduler,
         safety_checker=None,
         feature_extractor=None,
@@ -398,3 +391,30 @@ def tiny_upscaler():
 
     torch.manual_seed(TINY_SEED)
     return ModelLoader().load_from_state_dict(ESRGAN(**TINY_ESRGAN).state_dict())
+
+
+# --- the keyframes' scorer (musicvid score) -------------------------------------------------------
+
+# CLIP's two towers and their projection at the least that runs (the published ViT-L/14: text 768 wide in 12
+# layers, vision 1024 wide in 24 layers at 224² in patches of 14, projection 768).
+TINY_CLIP_TOWER = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
+TINY_CLIP_SCORER = dict(
+    text=TINY_CLIP_TOWER, vision=dict(TINY_CLIP_TOWER, image_size=32, patch_size=16), projection_dim=16
+)
+
+
+def tiny_clip_scorer():
+    """(CLIPModel, CLIPProcessor) at TINY_CLIP_SCORER's sizes, over the tiny CLIP tokenizer."""
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
+
+    tokenizer = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER)
+    ids = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    text = dict(vocab_size=len(tokenizer), max_position_embeddings=77, **ids, **TINY_CLIP_SCORER["text"])
+    vision = TINY_CLIP_SCORER["vision"]
+    torch.manual_seed(TINY_SEED)
+    model = CLIPModel(
+        CLIPConfig(text_config=text, vision_config=vision, projection_dim=TINY_CLIP_SCORER["projection_dim"])
+    )
+    side = vision["image_size"]
+    images = CLIPImageProcessor(size={"shortest_edge": side}, crop_size={"height": side, "width": side})
+    return model.eval(), CLIPProcessor(image_processor=images, tokenizer=tokenizer)

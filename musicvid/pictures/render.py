@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Collection, Iterator
 
 import numpy as np
 import torch
@@ -170,14 +171,19 @@ def plan_pictures(
 # --- drawing ---------------------------------------------------------------------------------------
 
 
-def job_pipeline(pipe, settings: RenderSettings):
+def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | None = None):
     """A pipeline for one render: the loaded models, shared, with a sampler of the job's own. A kept-
     loaded pipeline (batch, web page) is never changed under another job's denoising loop: its
     scheduler keeps state per call. The models' own switches below are set for this job; the callers
-    run one job at a time per loaded model set (the page holds a lock)."""
+    run one job at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
+    switches (musicvid.memory), by default those the settings ask for."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
+    from diffusers.utils.torch_utils import is_compiled_module
 
+    from musicvid.memory import asked_offloads
     from musicvid.pictures.sampler import SharedNoiseLCMScheduler
+
+    offloads = asked_offloads(settings) if offloads is None else offloads
 
     # The full samplers add no noise per step, so nearby t give nearby pictures. --fast's does, but each
     # picture's noise is given, slerped like its initial latent (musicvid.pictures.sampler).
@@ -192,21 +198,25 @@ def job_pipeline(pipe, settings: RenderSettings):
     if has_reference_adapter(pipe):
         if settings.attention_slicing:
             log.warning("musicvid: attention slicing does not go with reference pictures; drawing without it")
-    elif settings.attention_slicing or settings.low_vram:
-        pipe.enable_attention_slicing()
     else:
-        pipe.disable_attention_slicing()
-    if settings.vae_slicing or settings.low_vram:
+        set_attention_slicing(pipe, "attention-slicing" in offloads)
+    if "vae-slicing" in offloads:
         pipe.vae.enable_slicing()
     else:
         pipe.vae.disable_slicing()
-    if settings.low_vram and pipe.device.type == "cuda":
-        pipe.enable_model_cpu_offload(device=pipe.device)
+    if "vae-tiling" in offloads:
+        pipe.vae.enable_tiling()
+    else:
+        pipe.vae.disable_tiling()
+    if pipe.device.type == "cuda":
+        offload(pipe, offloads)
     # (with offloading, pipe.device says "cpu": the models run on compute_device(pipe))
-    if settings.compile and not isinstance(pipe.unet, torch._dynamo.eval_frame.OptimizedModule):
-        # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs.
-        pipe.unet = torch.compile(pipe.unet, fullgraph=True)
-        pipe.vae.decoder = torch.compile(pipe.vae.decoder)
+    if settings.compile and not is_compiled_module(pipe.unet):
+        # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs. By inductor
+        # unless MUSICVID_COMPILE_BACKEND names another backend (the tests' "eager" checks the graphs quickly).
+        backend = os.environ.get("MUSICVID_COMPILE_BACKEND", "inductor")
+        pipe.unet = torch.compile(pipe.unet, fullgraph=True, backend=backend)
+        pipe.vae.decoder = torch.compile(pipe.vae.decoder, backend=backend)
     kind = type(pipe)
     if has_reference_adapter(pipe):
         pipe.set_ip_adapter_scale(settings.reference_strength)
@@ -214,6 +224,30 @@ def job_pipeline(pipe, settings: RenderSettings):
     job = job_pipeline_of(pipe, kind, scheduler=scheduler)
     job.set_progress_bar_config(disable=True)  # our own bar counts frames
     return job
+
+
+def set_attention_slicing(pipe, sliced: bool) -> None:
+    """The UNet's attention sliced or not, its processors replaced only where they are not so already: a
+    replacement drops what the loaded models were set up with (fused query, key and value projections:
+    benchmarks/speed.py), and one of another kind makes a compiled UNet compile again."""
+    from diffusers.models.attention_processor import SlicedAttnAddedKVProcessor, SlicedAttnProcessor
+
+    processors = pipe.unet.attn_processors.values()
+    if any(isinstance(p, (SlicedAttnProcessor, SlicedAttnAddedKVProcessor)) for p in processors) == sliced:
+        return
+    if sliced:
+        pipe.enable_attention_slicing()
+    else:
+        pipe.disable_attention_slicing()
+
+
+def offload(pipe, offloads: Collection[str]) -> None:
+    """A pipeline on CUDA offloaded as `offloads` says: each model (accelerate's model offload) or each layer
+    (sequential offload) on the GPU only while it runs, the weights waiting on the CPU."""
+    if "sequential-offload" in offloads:
+        pipe.enable_sequential_cpu_offload(device=pipe.device)
+    elif "model-offload" in offloads:
+        pipe.enable_model_cpu_offload(device=pipe.device)
 
 
 def has_reference_adapter(pipe) -> bool:
@@ -375,6 +409,7 @@ def invert(pipe, picture: np.ndarray, condition: Conditioning, steps: int) -> to
     denoise to about `picture`: its VAE latent taken back up the noise schedule (diffusers'
     DDIMInverseScheduler)."""
     from diffusers import DDIMInverseScheduler
+    from diffusers.utils.torch_utils import unwrap_module
 
     device, dtype = compute_device(pipe), pipe.unet.dtype
     pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, pipe.vae.dtype) / 127.5 - 1
@@ -393,8 +428,11 @@ def invert(pipe, picture: np.ndarray, condition: Conditioning, steps: int) -> to
         extra["text_embeds"] = condition.pooled[None].to(device, dtype)
         extra["time_ids"] = torch.tensor([[height, width, 0, 0, height, width]], device=device, dtype=dtype)
     text = condition.text[None].to(device, dtype)
+    # Eager, not compiled: the compiled UNet is traced at the drawing's padded batch (batch_inputs), and
+    # one picture at a time would compile it again.
+    unet = unwrap_module(pipe.unet)
     for timestep in inverse.timesteps:
-        noise = pipe.unet(latent, timestep, encoder_hidden_states=text, added_cond_kwargs=extra or None).sample
+        noise = unet(latent, timestep, encoder_hidden_states=text, added_cond_kwargs=extra or None).sample
         latent = inverse.step(noise, timestep, latent).prev_sample
     return latent[0].float().cpu()
 
@@ -454,6 +492,14 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
     )
 
 
+def padded_size(pipe, settings: RenderSettings) -> int | None:
+    """The batch size every group is padded to where the UNet is compiled (by this job's --compile, or by an
+    earlier job's on a pipeline kept loaded), so that it sees one shape; None where it is not."""
+    from diffusers.utils.torch_utils import is_compiled_module
+
+    return settings.batch_size if is_compiled_module(pipe.unet) else None
+
+
 def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:
     """One batched pipeline call (guidance batched with it): the latents of the batch's pictures."""
     from musicvid.pictures.sampler import StepNoise
@@ -495,9 +541,8 @@ def draw(
 ) -> np.ndarray:
     """The group's pictures as uint8 RGB: denoised together, then decoded together."""
     device = compute_device(pipe)
-    size = settings.batch_size if settings.compile else None
     with timings.measure("denoise", device):
-        latents = denoise(pipe, batch_inputs(pipe, inputs, group, size), settings, stop)
+        latents = denoise(pipe, batch_inputs(pipe, inputs, group, padded_size(pipe, settings)), settings, stop)
     with timings.measure("decode", device):
         return decode(pipe, latents)[: len(group)].cpu().numpy()
 

@@ -20,7 +20,7 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Collection
 
 import numpy as np
 import torch
@@ -31,6 +31,7 @@ from musicvid.models.loading import job_pipeline_of
 from musicvid.pictures.render import (
     Picture,
     load_picture,
+    offload,
     picture_key,
     save_picture,
     stale_pictures,
@@ -128,15 +129,18 @@ def plan_transitions(
     return transitions
 
 
-def video_job(pipe, settings: RenderSettings):
+def video_job(pipe, settings: RenderSettings, offloads: Collection[str] | None = None):
     """The video pipeline for one render: the loaded models, shared, with a sampler of the job's own (its
-    timesteps are state a kept-loaded pipeline must not share between jobs). --low-vram offloads each model
-    to the CPU between its passes and decodes in tiles."""
+    timesteps are state a kept-loaded pipeline must not share between jobs). `offloads`: the memory plan's
+    switches, by default --low-vram's (each model offloaded to the CPU between its passes, tiled decoding)."""
     from diffusers import FlowMatchEulerDiscreteScheduler
 
-    if settings.low_vram and pipe.device.type == "cuda":
-        pipe.enable_model_cpu_offload(device=pipe.device)
-    if settings.low_vram:
+    from musicvid.memory import asked_offloads
+
+    offloads = asked_offloads(settings, "transitions") if offloads is None else offloads
+    if pipe.device.type == "cuda":
+        offload(pipe, offloads)
+    if "vae-tiling" in offloads:
         pipe.vae.enable_tiling()
     else:
         pipe.vae.disable_tiling()

@@ -77,3 +77,16 @@ def test_a_stage_without_the_training_extra_names_it_in_one_line_and_exit_code_2
     err = capsys.readouterr().err
     assert err.startswith(f"vipe {stage}: this stage needs {module},") and err.count("\n") == 1
     assert err.rstrip().endswith("pip install 'musicvid[train]'")
+
+
+def test_train_options_default_to_train_config():
+    """One source for the training defaults: the command line reads TrainConfig's."""
+    from dataclasses import MISSING, fields
+
+    from vipe_core.options import build_parser
+    from vipe_core.train_config import TrainConfig
+
+    args = build_parser().parse_args(["train", "canvas.parquet"])
+    given = [f for f in fields(TrainConfig) if hasattr(args, f.name) and f.default is not MISSING]
+    assert {f.name for f in given} >= {"base", "context_size", "epochs", "lr", "warmup_steps", "mixed_precision"}
+    assert all(getattr(args, f.name) == f.default for f in given)

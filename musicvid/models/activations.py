@@ -1,0 +1,216 @@
+"""What a model's pass holds in memory beside its weights, counted by running the pass on the meta device.
+
+The architectures built by musicvid.models.sizes run their passes here on tensors with shapes and no data: every
+tensor a pass makes is recorded while it lives (LiveTensors), and the most alive at once is the pass's peak. It
+costs no memory and takes a fraction of a second. Two things of a CUDA run are modelled on the way:
+- attention: on CUDA, torch's scaled_dot_product_attention runs flash or memory-efficient kernels that never hold
+  the attention matrix; on the meta device it would fall back to the matrix, so it is answered with its output
+  alone (FusedAttention). Attention that diffusers slices by hand (--attention-slicing) does hold its slices, and
+  is counted so;
+- what a pass leaves behind for the next step (a decoder's key/value cache) is counted where a pass keeps it.
+What this leaves out (the allocator's rounding, cuDNN's and cuBLAS's workspaces) musicvid.memory adds as a margin.
+
+Each estimate is measured for one and for two of what it batches, and grows linearly from there: the passes grow
+exactly so (SD 1.5's UNet holds 8.3 kB per latent pixel per byte of its dtype at batches of 1, 2 and 8, from 256² to
+1024²; its VAE's decode 768 bytes per pixel). Each measurement is kept for the process.
+"""
+
+from __future__ import annotations
+
+import weakref
+from functools import cache
+from typing import Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from musicvid.models import sizes
+from musicvid.models.readback import GB
+
+# Demucs' htdemucs on one segment (7.8 s of stereo at 44.1 kHz, float32): its pass calls .item(), which the meta
+# device cannot answer, so it was measured once on the CPU with LiveTensors, with the published sizes (0.377 GB).
+DEMUCS_SEGMENT_GB = 0.38
+# ViPE's generate call: at most 16 sequences (vipe_core's batch_size), each a context of up to 16 lines of about
+# 12 tokens and its 50 new ones
+VIPE_SEQUENCES, VIPE_TOKENS = 16, 256
+TEXT_TOKENS = 77  # CLIP's, as Stable Diffusion pads every prompt
+
+
+class LiveTensors(TorchDispatchMode):
+    """The bytes of the tensors an operation makes, while they live; `peak`: the most at once. The storages of
+    `kept` modules (their weights) are not counted, even where an operation returns a view of one."""
+
+    def __init__(self, *kept: torch.nn.Module):
+        super().__init__()
+        # (a storage's Python object lives as long as the storage does: its id names it meanwhile)
+        self.kept = {id(t.untyped_storage()) for m in kept for t in (*m.parameters(), *m.buffers())}
+        self.live, self.peak, self.seen = 0, 0, set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for tensor in tensors_in(out):
+            self._made(tensor.untyped_storage())
+        return out
+
+    def _made(self, storage) -> None:
+        key = id(storage)
+        if key in self.seen or key in self.kept:
+            return
+        self.seen.add(key)
+        self.live += storage.nbytes()
+        self.peak = max(self.peak, self.live)
+        weakref.finalize(storage, self._freed, key, storage.nbytes())
+
+    def _freed(self, key: int, nbytes: int) -> None:
+        self.seen.discard(key)
+        self.live -= nbytes
+
+
+def tensors_in(out) -> list[torch.Tensor]:
+    """The tensors an operation returned: one, or a tuple or list of them (or of lists)."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    return [t for item in out for t in tensors_in(item)] if isinstance(out, (tuple, list)) else []
+
+
+class FusedAttention(TorchFunctionMode):
+    """scaled_dot_product_attention as CUDA's fused kernels hold it: its output alone."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is not torch.nn.functional.scaled_dot_product_attention:
+            return func(*args, **kwargs)
+        query, value = (args[0], args[2]) if len(args) > 2 else (kwargs["query"], kwargs["value"])
+        return query.new_empty(*query.shape[:-1], value.shape[-1])
+
+
+def peak_gb(run: Callable[[], object], *modules: torch.nn.Module) -> float:
+    """The most memory (GB) the tensors `run()` makes hold at once, run on the meta device beside `modules`."""
+    counted = LiveTensors(*modules)
+    with torch.device("meta"), torch.no_grad(), FusedAttention(), counted:
+        run()
+    return counted.peak / GB
+
+
+def tiling(vae: torch.nn.Module, tiled: bool) -> None:
+    if tiled:
+        vae.enable_tiling()
+    else:
+        vae.disable_tiling()
+
+
+def linear(measure: Callable[[int], float], count: int) -> float:
+    """`measure` at `count`, from its measurements at 1 and 2."""
+    one = measure(1)
+    return one + (count - 1) * (measure(2) - one)
+
+
+# --- the passes ----------------------------------------------------------------------------------------------
+
+
+@cache
+def unet_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int, sliced: bool) -> float:
+    """One call of diffusion model `name`'s UNet on `batch` latents of a picture of `size` (guidance's twins
+    included in `batch`), with diffusers' sliced attention where `sliced`."""
+    unet = sizes.part_in("diffusion", name, "unet", dtype)
+    unet.set_attention_slice("auto" if sliced else None)
+    width, height = size
+    xl = unet.config.addition_embed_type == "text_time"  # SDXL: conditioned on the pooled text and six sizes
+    pooled = unet.config.projection_class_embeddings_input_dim - 6 * unet.config.addition_time_embed_dim if xl else 0
+
+    def run():
+        latents = torch.empty(batch, unet.config.in_channels, height // 8, width // 8, dtype=dtype)
+        text = torch.empty(batch, TEXT_TOKENS, unet.config.cross_attention_dim, dtype=dtype)
+        extra = {"text_embeds": torch.empty(batch, pooled, dtype=dtype), "time_ids": torch.empty(batch, 6, dtype=dtype)}
+        unet(latents, torch.full((batch,), 500), encoder_hidden_states=text, added_cond_kwargs=extra if xl else None)
+
+    return peak_gb(run, unet)
+
+
+@cache
+def decode_gb(kind: str, name: str, dtype: torch.dtype, size: tuple[int, int], batch: int, tiled: bool) -> float:
+    """A decode of `batch` pictures of `size` by the VAE of model `name` of `kind` (diffusion, or fast_decoder:
+    TAESD), in tiles where `tiled`."""
+    vae = sizes.part_in(kind, name, "vae", dtype)
+    tiling(vae, tiled)
+    channels = vae.config.latent_channels
+    width, height = size
+    return peak_gb(lambda: vae.decode(torch.empty(batch, channels, height // 8, width // 8, dtype=dtype)), vae)
+
+
+@cache
+def whisper_gb(name: str, dtype: torch.dtype) -> float:
+    """Whisper on a 30 s window: the larger of the encoder's pass and the decoder's over the most tokens it decodes
+    a window (n_text_ctx // 2, its sample_len), and what lives through the window's decoding: the key/value cache
+    of every layer (self- and cross-attention) and, for word times, the cross-attention weights of every layer,
+    which openai-whisper keeps in float32 (whisper.timing.find_alignment)."""
+    model = sizes.part_in("asr", name, "whisper", dtype)
+    encoder, decoder = model["encoder"], model["decoder"]
+    mels, frames = encoder.conv1.in_channels, 2 * encoder.positional_embedding.shape[0]
+    audio, (text_ctx, width) = frames // 2, decoder.positional_embedding.shape
+    layers, heads, tokens = len(decoder.blocks), decoder.blocks[0].attn.n_head, text_ctx // 2
+    encode = peak_gb(lambda: encoder(torch.empty(1, mels, frames, dtype=dtype)), model)
+    decode = peak_gb(
+        lambda: decoder(torch.zeros(1, tokens, dtype=torch.long), torch.empty(1, audio, width, dtype=dtype)), model
+    )
+    cache_bytes = 2 * layers * width * (audio + text_ctx) * dtype.itemsize
+    alignment_bytes = layers * heads * tokens * audio * 4
+    return max(encode, decode) + (cache_bytes + alignment_bytes) / GB
+
+
+@cache
+def vipe_gb(name: str, dtype: torch.dtype) -> float:
+    """ViPE's pass over its longest batch, whose key/value cache and logits live through the generation."""
+    model = sizes.part_in("vipe", name, "vipe", dtype)
+    tokens = min(VIPE_TOKENS, model.config.n_positions)
+    return peak_gb(
+        lambda: model(input_ids=torch.zeros(VIPE_SEQUENCES, tokens, dtype=torch.long), use_cache=True), model
+    )
+
+
+@cache
+def video_gb(name: str, dtype: torch.dtype, size: tuple[int, int], frames: int, tiled: bool) -> dict[str, float]:
+    """LTX-Video's passes for one transition of `frames` frames at `size` (a multiple of 32), guided: the text
+    encoder on the prompt and the negative one, the transformer on both (the clip's tokens, and those of its last
+    picture, appended as a latent frame of their own) and the VAE's decode of the clip, in tiles where `tiled`."""
+    from musicvid.models.published import LTX_TEXT_TOKENS
+
+    transformer = sizes.part_in("video", name, "transformer", dtype)
+    text_encoder = sizes.part_in("video", name, "text_encoder", dtype)
+    vae = sizes.part_in("video", name, "vae", dtype)
+    tiling(vae, tiled)
+    width, height = size
+    space, time = vae.spatial_compression_ratio, vae.temporal_compression_ratio
+    latent = (vae.config.latent_channels, (frames - 1) // time + 1, height // space, width // space)
+    tokens = (latent[1] + 1) * latent[2] * latent[3]
+    text_width = transformer.config.caption_channels
+
+    def step():
+        transformer(
+            hidden_states=torch.empty(2, tokens, transformer.config.in_channels, dtype=dtype),
+            encoder_hidden_states=torch.empty(2, LTX_TEXT_TOKENS, text_width, dtype=dtype),
+            timestep=torch.empty(2, tokens, dtype=dtype),
+            encoder_attention_mask=torch.empty(2, LTX_TEXT_TOKENS, dtype=dtype),
+            video_coords=torch.empty(2, 3, tokens, dtype=dtype),
+        )
+
+    return {
+        "text_encoder": peak_gb(
+            lambda: text_encoder(input_ids=torch.zeros(2, LTX_TEXT_TOKENS, dtype=torch.long)), text_encoder
+        ),
+        "transformer": peak_gb(step, transformer),
+        "vae": peak_gb(lambda: vae.decode(torch.empty(1, *latent, dtype=dtype), torch.empty(1, dtype=dtype)), vae),
+    }
+
+
+@cache
+def upscale_gb(name: str, dtype: torch.dtype, size: tuple[int, int], video: tuple[int, int], batch: int) -> float:
+    """The upscaler's pass on `batch` frames of `size`, and its output scaled to cover the `video` size in float32
+    (musicvid.delivery.upscale), the two float32 copies counted from their shapes."""
+    model = sizes.part_in("upscaler", name, "upscaler", dtype)
+    width, height = size
+    network = peak_gb(lambda: model(torch.empty(batch, 3, height, width, dtype=dtype)), model)
+    scale = sizes.parts("upscaler", name)["upscaler"].scale
+    copies = batch * 3 * 4 * (width * height * scale**2 + video[0] * video[1])
+    return network + copies / GB

@@ -1,0 +1,177 @@
+"""The registry the stages ask for models: each loaded when a stage asks, released after it (or kept, for
+a batch and the page), in the run's precision, and recorded in the stage's timings as it was used."""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from contextlib import contextmanager, nullcontext
+from functools import cache, partial
+from typing import Any, Callable, Iterator, Mapping
+
+import torch
+
+from musicvid.memory import RESERVE_GB, MemoryPlan, asr_dtype, drawing_weights, upscaler_name
+from musicvid.models.loading import (
+    DRAWINGS_KEPT,
+    Drawing,
+    load_asr,
+    load_drawing,
+    load_separator,
+    load_upscaler,
+    load_video_model,
+    load_vipe,
+    resolve_device,
+)
+from musicvid.models.precision import Precision
+from musicvid.models.presets import ModelSet
+from musicvid.models.readback import GB
+from musicvid.models.scorer import load_scorer
+from musicvid.models.sizes import Unsized, weights
+from musicvid.timing import Timings
+
+# What each role a stage asks the registry for loads, from the run's model set (a Drawing: load_drawing).
+Loader = Callable[[ModelSet, torch.device, Precision], Any]
+LOADERS: dict[str, Loader] = {
+    "asr": lambda models, device, precision: load_asr(models.asr_backend, models.asr, device, precision),
+    "vipe": lambda models, device, precision: load_vipe(models.vipe, models.vipe_tokenizer, device, precision),
+    "separator": lambda models, device, precision: load_separator(models.separator, device, precision),
+    "upscaler": lambda models, device, precision: load_upscaler(
+        models.upscaler, device, models.auto_upscaler, precision
+    ),
+    "video": lambda models, device, precision: load_video_model(models.video, device, precision),
+    "scorer": lambda models, device, precision: load_scorer(models.scorer, device, precision),
+}
+
+
+# The stage of the memory plan (musicvid.memory) each role is used in; a Drawing's is "pictures"
+ROLE_STAGES = {
+    "asr": "transcribe",
+    "separator": "transcribe",
+    "vipe": "elaborate",
+    "video": "transitions",
+    "upscaler": "upscale",
+}
+
+
+@cache
+def role_weights_gb(models: ModelSet, role: str | Drawing, precision: Precision) -> float:
+    """The weights (GB) `role` holds (a Drawing: its pipeline); 0 for a model the plan cannot size."""
+    try:
+        if isinstance(role, Drawing):
+            found = [w for ws in drawing_weights(models, precision, role.fast, role.reference).values() for w in ws]
+        elif role == "upscaler":
+            name = upscaler_name(models)
+            found = weights("upscaler", name, lambda part: precision.upscaler(True, True)) if name else ()
+        else:
+            kind, name, dtype = {
+                "asr": ("asr", models.asr, asr_dtype(models, precision)),
+                "vipe": ("vipe", models.vipe, precision.compute),
+                "separator": ("separator", models.separator, precision.separator),
+                "video": ("video", models.video, precision.video),
+            }[role]
+            found = weights(kind, name, lambda part: dtype)
+    except (Unsized, KeyError):
+        return 0.0
+    return sum(w.weights_gb for w in found)
+
+
+class ModelRegistry:
+    """Loads each model when a stage asks for it, and counts loads.
+
+    A single render frees each model after its stage (Whisper, ViPE and SD never sit in memory
+    together); batch rendering and the web UI keep them loaded (`keep_loaded=True`) and reuse them.
+    `loaders` replaces the loader of some roles (a benchmark's models of full size with random weights).
+    Each model's name, dtype and device as its stage leaves it are recorded in the stage's Timings.
+    Models kept loaded are released, least recently used first, where the next would not fit beside them in the
+    budget (`budget_gb`, by default on CUDA the memory free when first asked; no limit elsewhere), the next
+    needing what the job's memory plan (`plan`, musicvid.memory.render_plan) says its stage holds at most.
+    """
+
+    def __init__(
+        self,
+        models: ModelSet,
+        device: str = "auto",
+        keep_loaded: bool = False,
+        precision: str = "auto",
+        loaders: Mapping[str, Loader] | None = None,
+        budget_gb: float | None = None,
+    ):
+        self.models = models
+        self.budget_gb = budget_gb
+        self.plan: MemoryPlan | None = None
+        self._in_use: Counter[str | Drawing] = Counter()
+        self.device = resolve_device(device)
+        self.precision = Precision.resolve(precision, self.device)
+        self.keep_loaded = keep_loaded
+        self.loaders = {**LOADERS, **(loaders or {})}
+        self.loads: Counter[str | Drawing] = Counter()
+        self._loaded: dict[str, Any] = {}
+
+    @contextmanager
+    def use(self, role: str | Drawing, timings: Timings | None = None) -> Iterator[Any]:
+        """The model of `role` (a Drawing: the pipeline that draws so), loaded if it is not."""
+        if role not in self._loaded:
+            drawing = isinstance(role, Drawing)
+            if drawing:  # the least recently used other pipelines go first
+                for kept in [r for r in self._loaded if isinstance(r, Drawing)][: -DRAWINGS_KEPT or None]:
+                    self.release(kept)
+            self.make_room(role)
+            with timings.measure("load diffusion" if drawing else f"load {role}") if timings else nullcontext():
+                load = partial(load_drawing, self.models, role) if drawing else partial(self.loaders[role], self.models)
+                self._loaded[role] = load(self.device, self.precision)
+            self.loads[role] += 1
+        self._loaded[role] = self._loaded.pop(role)  # the most recently used last
+        if timings is not None:  # (a model held across stages, the upscaler, is reported as loaded)
+            timings.record_model(*self.named(role), self._loaded[role])
+        self._in_use[role] += 1
+        try:
+            yield self._loaded[role]
+        finally:
+            self._in_use[role] -= 1
+            if timings is not None:
+                timings.record_model(*self.named(role), self._loaded.get(role))
+            if not self.keep_loaded:
+                self.release(role)
+
+    def budget(self) -> float | None:
+        """The GPU memory (GB) the models may take: as given, else on CUDA what was free when first asked (before
+        any model is loaded, by a render's memory plan); None elsewhere, where nothing is released for room."""
+        if self.budget_gb is None and self.device.type == "cuda":
+            self.budget_gb = torch.cuda.mem_get_info(self.device)[0] / GB
+        return self.budget_gb
+
+    def make_room(self, role: str | Drawing) -> None:
+        """Release the least recently used models not in use until `role` fits beside the others."""
+        budget = self.budget()
+        if budget is None:
+            return
+        need = self.need_gb(role)
+        for kept in [r for r in self._loaded if not self._in_use[r]]:
+            if sum(role_weights_gb(self.models, r, self.precision) for r in self._loaded) + need <= budget - RESERVE_GB:
+                return
+            self.release(kept)
+
+    def need_gb(self, role: str | Drawing) -> float:
+        """What `role` needs: the most its stage holds by the job's memory plan, else its weights."""
+        name = "pictures" if isinstance(role, Drawing) else ROLE_STAGES.get(role)
+        stage = self.plan.stage(name) if self.plan and name else None
+        return stage.peak_gb if stage else role_weights_gb(self.models, role, self.precision)
+
+    def offloads(self, stage: str) -> tuple[str, ...] | None:
+        """The job's memory plan's switches for `stage`; None without a plan (then the settings' own)."""
+        return self.plan.offloads(stage) if self.plan else None
+
+    def named(self, role: str | Drawing) -> tuple[str, str]:
+        """The report's name of `role` (a Drawing's: diffusion) and of its model."""
+        if isinstance(role, Drawing):
+            return "diffusion", self.models.drawing(role.fast)
+        if role == "asr":
+            return role, f"{self.models.asr_backend}:{self.models.asr}"
+        return role, getattr(self.models, role)  # each other role's model is the ModelSet's field of its name
+
+    def release(self, role: str | Drawing) -> None:
+        if self._loaded.pop(role, None) is not None:
+            gc.collect()
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()

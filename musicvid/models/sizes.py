@@ -1,0 +1,235 @@
+"""Each model's size before it is loaded: its architecture built on torch's meta device, where a module has
+shapes but no memory, from the configs written here (musicvid.models.published, the tiny preset's sizes in
+musicvid.models.tiny) or from a local folder's config.json. Nothing is downloaded and no weight file is opened.
+
+A model is counted once per name and kept, without weights, for the memory plan to run its passes on the meta
+device (musicvid.models.activations). A name none of these describe cannot be sized: `Unsized` says so.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from musicvid.assets import TINY_CLIP_TOKENIZER
+from musicvid.errors import UserError
+from musicvid.models import published, tiny
+from musicvid.models.presets import (
+    DEMUCS,
+    IP_ADAPTER,
+    IP_ADAPTER_XL,
+    LTX_VIDEO,
+    REAL_ESRGAN,
+    SD15,
+    SD15_RANDOM,
+    SDXL,
+    SDXL_RANDOM,
+    TAESD,
+    TAESD_XL,
+    TINY,
+)
+from musicvid.models.readback import GB
+from vipe_core.inference import DEFAULT_VIPE
+
+# The published diffusion models by the architecture they share with the random ones built here
+PUBLISHED_DIFFUSION = {SD15: SD15_RANDOM, SDXL: SDXL_RANDOM}
+
+
+class Unsized(UserError):
+    """A model whose size cannot be known before loading it."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """One model of a stage as it sits in memory: `part` of the model `name`, its parameters and buffers in `dtype`."""
+
+    part: str  # unet, vae, text_encoder, whisper, ...
+    name: str  # the model as the run names it
+    parameters: int  # parameters and buffers
+    largest_layer: int  # the most one layer holds: what sequential offloading has on the device at once
+    dtype: torch.dtype
+
+    @property
+    def weights_gb(self) -> float:
+        return self.parameters * self.dtype.itemsize / GB
+
+
+def count(module: torch.nn.Module) -> tuple[int, int]:
+    """A module's parameters and buffers, and the most of them one layer holds (shared ones counted once)."""
+    total = sum(t.numel() for t in (*module.parameters(), *module.buffers()))
+    own = [sum(t.numel() for t in (*m.parameters(recurse=False), *m.buffers(recurse=False))) for m in module.modules()]
+    return total, max(own)
+
+
+def weights(kind: str, name: str, dtypes: Callable[[str], torch.dtype]) -> tuple[Weights, ...]:
+    """Each part of model `name` of `kind` (a key of BUILDERS), in the dtype `dtypes(part)` gives."""
+    return tuple(Weights(part, name, *count(module), dtypes(part)) for part, module in parts(kind, name).items())
+
+
+@cache
+def parts(kind: str, name: str) -> dict[str, torch.nn.Module]:
+    """Model `name` of `kind` on the meta device, by its parts (a pipeline's components); Unsized where its
+    architecture is not known here."""
+    with torch.device("meta"):
+        built = BUILDERS[kind](name)
+    if built is None:
+        raise Unsized(
+            f"cannot size the {kind.replace('_', ' ')} model {name!r} without loading it: the plan knows the presets' "
+            "models and local folders with a config.json"
+        )
+    return built
+
+
+@cache
+def part_in(kind: str, name: str, part: str, dtype: torch.dtype) -> torch.nn.Module:
+    """A part of a model on the meta device in `dtype` (a copy: the counted one stays as built)."""
+    return copy.deepcopy(parts(kind, name)[part]).to(dtype).eval()
+
+
+def config_folder(name: str, *files: str) -> Path | None:
+    """`name` as a local folder that holds all of `files`, else None."""
+    folder = Path(name)
+    return folder if folder.is_dir() and all((folder / f).is_file() for f in files) else None
+
+
+# --- builders, each on the meta device: the parts of one model by its name, None if it is not known -----------
+
+
+def whisper(name: str) -> dict | None:
+    from whisper.model import AudioEncoder, TextDecoder
+
+    dims = tiny.TINY_WHISPER if name == TINY else published.whisper_dims(name)
+    if dims is None:
+        return None
+    # (Whisper itself would build a sparse buffer, which the meta device cannot: its halves are the weights)
+    encoder = AudioEncoder(*(dims[f"n_{k}"] for k in ("mels", "audio_ctx", "audio_state", "audio_head", "audio_layer")))
+    decoder = TextDecoder(*(dims[f"n_{k}"] for k in ("vocab", "text_ctx", "text_state", "text_head", "text_layer")))
+    return {"whisper": torch.nn.ModuleDict({"encoder": encoder, "decoder": decoder})}
+
+
+def vipe(name: str) -> dict | None:
+    from transformers import AutoConfig, AutoModelForCausalLM, GPT2Config, GPT2LMHeadModel
+
+    if name == TINY:
+        return {"vipe": tiny.tiny_vipe().model}
+    if name == DEFAULT_VIPE:
+        return {"vipe": GPT2LMHeadModel(GPT2Config(**published.GPT2_MEDIUM))}
+    folder = config_folder(name, "config.json")
+    return folder and {"vipe": AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder))}
+
+
+def diffusion(name: str) -> dict | None:
+    from transformers import CLIPTokenizer
+
+    if name in PUBLISHED_DIFFUSION:
+        return tiny.diffusion_modules(
+            tiny.LOCAL_DIFFUSION[PUBLISHED_DIFFUSION[name]], published.CLIP_TEXT, published.CLIP_TEXT
+        )
+    if name in tiny.LOCAL_DIFFUSION:  # as tiny.local_diffusion builds them: with the tiny tokenizer's vocabulary
+        text = tiny.text_settings(CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER))
+        return tiny.diffusion_modules(tiny.LOCAL_DIFFUSION[name], text, text)
+    folder = config_folder(name, "model_index.json", "unet/config.json", "vae/config.json")
+    return folder and diffusers_folder(folder)
+
+
+def diffusers_folder(folder: Path) -> dict:
+    """A Stable Diffusion or SDXL folder in diffusers' layout, from its components' configs."""
+    from diffusers import AutoencoderKL, UNet2DConditionModel
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTextModelWithProjection
+
+    built = {
+        "unet": UNet2DConditionModel.from_config(UNet2DConditionModel.load_config(folder / "unet")),
+        "vae": AutoencoderKL.from_config(AutoencoderKL.load_config(folder / "vae")),
+    }
+    for part, model in (("text_encoder", CLIPTextModel), ("text_encoder_2", CLIPTextModelWithProjection)):
+        if (folder / part / "config.json").is_file():
+            built[part] = model(CLIPTextConfig.from_pretrained(folder / part))
+    return built
+
+
+def fast_decoder(name: str) -> dict | None:
+    from diffusers import AutoencoderTiny
+
+    if name == TINY:
+        return {"vae": tiny.tiny_taesd()}
+    if name in (TAESD, TAESD_XL):  # the same architecture, AutoencoderTiny's defaults
+        return {"vae": AutoencoderTiny()}
+    folder = config_folder(name, "config.json")
+    return folder and {"vae": AutoencoderTiny.from_config(AutoencoderTiny.load_config(folder))}
+
+
+def image_encoder(name: str) -> dict | None:
+    """IP-Adapter's image encoder (the adapter's own layers are counted with the UNet they go into)."""
+    from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection
+
+    if name == TINY:
+        return {"image_encoder": tiny.tiny_image_encoder()}
+    known = {IP_ADAPTER: published.CLIP_VIT_H_14_PROJECTED, IP_ADAPTER_XL: published.CLIP_VIT_BIGG_14_PROJECTED}
+    if name in known:
+        return {"image_encoder": CLIPVisionModelWithProjection(CLIPVisionConfig(**known[name]))}
+    folder = config_folder(str(Path(name).parent / "image_encoder"), "config.json")
+    return folder and {"image_encoder": CLIPVisionModelWithProjection(CLIPVisionConfig.from_pretrained(folder))}
+
+
+def adapter_parameters(unet: torch.nn.Module, image_embed_dim: int) -> int:
+    """IP-Adapter's own weights in `unet`: its image projection (to IP_ADAPTER_TOKENS tokens of the UNet's text
+    width, and their norm) and a key and value projection of those tokens beside each cross-attention's."""
+    width = unet.config.cross_attention_dim
+    projection = tiny.IP_ADAPTER_TOKENS * width * (image_embed_dim + 1) + 2 * width
+    cross = [m for n, m in unet.named_modules() if n.endswith("attn2")]
+    return projection + sum(m.to_k.weight.numel() + m.to_v.weight.numel() for m in cross)
+
+
+def video(name: str) -> dict | None:
+    from diffusers import AutoencoderKLLTXVideo, LTXVideoTransformer3DModel
+    from transformers import T5Config, T5EncoderModel
+
+    if name == TINY:
+        pipe = tiny.tiny_ltx_video()
+        return {"transformer": pipe.transformer, "text_encoder": pipe.text_encoder, "vae": pipe.vae}
+    if name == LTX_VIDEO:
+        transformer, text, vae = published.LTX_TRANSFORMER, T5Config(**published.T5_XXL), published.LTX_VAE
+    else:
+        folder = config_folder(name, "transformer/config.json", "text_encoder/config.json", "vae/config.json")
+        if folder is None:
+            return None
+        transformer = LTXVideoTransformer3DModel.load_config(folder / "transformer")
+        text = T5Config.from_pretrained(folder / "text_encoder")
+        vae = AutoencoderKLLTXVideo.load_config(folder / "vae")
+    return {
+        "transformer": LTXVideoTransformer3DModel.from_config(transformer),
+        "text_encoder": T5EncoderModel(text),
+        "vae": AutoencoderKLLTXVideo.from_config(vae),
+    }
+
+
+def separator(name: str) -> dict | None:
+    from demucs.htdemucs import HTDemucs
+
+    if name == TINY:
+        return {"separator": tiny.tiny_demucs().models[0]}
+    return {"separator": HTDemucs(**published.HTDEMUCS)} if name == DEMUCS else None
+
+
+def upscaler(name: str) -> dict | None:
+    from spandrel.architectures.ESRGAN import ESRGAN
+
+    sizes = {TINY: tiny.TINY_ESRGAN, REAL_ESRGAN: published.REAL_ESRGAN_X4PLUS}.get(name)
+    return sizes and {"upscaler": ESRGAN(**sizes)}
+
+
+BUILDERS: dict[str, Callable[[str], dict | None]] = {
+    "asr": whisper,
+    "vipe": vipe,
+    "diffusion": diffusion,
+    "fast_decoder": fast_decoder,
+    "image_encoder": image_encoder,
+    "video": video,
+    "separator": separator,
+    "upscaler": upscaler,
+}

@@ -1,0 +1,59 @@
+"""The report of a render, timings.json: where the time went, what was made, and what ran where — the
+device, and each model role's name, dtype and device as its stage left it (read back from its weights,
+musicvid.models.readback) — with the one line the command line ends on."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from musicvid.delivery.upscale import Upscaler
+from musicvid.pictures.schedule import FrameSchedule, to_frame
+from musicvid.settings import RenderSettings
+from musicvid.timing import Timings
+
+
+def device_text(device: torch.device) -> str:
+    """The device by its kind and, for a GPU, its name."""
+    if device.type == "cuda":
+        return f"cuda ({torch.cuda.get_device_name(device)})"
+    return device.type
+
+
+def run_summary(
+    timings: Timings,
+    device: torch.device,
+    schedule: FrameSchedule,
+    duration: float,
+    settings: RenderSettings,
+    drawn: int,
+    upscale: Upscaler | None,
+    started: float,
+) -> dict:
+    """What timings.json keeps of a render: seconds per stage with their peak memory, the models as they
+    ran, the frames drawn and in the video, the pictures drawn anew, the upscaler's cost, the wall time
+    since `started`."""
+    return {
+        "device": device_text(device),
+        **timings.summary(),
+        "frames": schedule.frame_count,
+        "video_frames": to_frame(duration, settings.video_fps),
+        "pictures_drawn": drawn,
+        **({"upscale": upscale.cost()} if upscale else {}),
+        "wall_seconds": round(time.perf_counter() - started, 4),
+    }
+
+
+def report_line(summary: dict) -> str:
+    """One line of a run's report: 'video_frames frames (N pictures drawn) in S s on DEVICE; diffusion
+    float16, ...; peak G GB'."""
+    dtypes = ", ".join(f"{role} {model['dtype']}" for role, model in summary["models"].items() if model["dtype"])
+    peak = max(summary["peak_memory_gb"].values(), default=None)
+    parts = [
+        f"{summary['video_frames']} frames ({summary['pictures_drawn']} pictures drawn) in "
+        f"{summary['wall_seconds']:.1f} s on {summary['device']}",
+        dtypes,
+        f"peak {peak:.1f} GB" if peak is not None else "",
+    ]
+    return "; ".join(part for part in parts if part)

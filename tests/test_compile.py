@@ -1,0 +1,64 @@
+"""--compile compiles the UNet and the VAE's decoder once per loaded pipeline: later jobs, pinned pictures
+and a pipeline kept loaded reuse the graphs, and a job's set-up keeps the levers the models were given."""
+
+import pytest
+import torch
+from diffusers.utils.torch_utils import is_compiled_module
+from PIL import Image
+
+from musicvid.models.loading import Drawing
+from musicvid.models.presets import PRESETS
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.tiny import local_diffusion
+from musicvid.pictures.render import job_pipeline
+from musicvid.pipeline import make_video
+from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
+from musicvid.storyboard import load_storyboard
+from tests.helpers import make_tone
+
+
+def processor_kinds(module) -> set[str]:
+    return {type(p).__name__ for p in module.attn_processors.values()}
+
+
+def test_a_job_keeps_the_fused_projections_and_slices_attention_only_when_asked():
+    pipe = local_diffusion()
+    pipe.fuse_qkv_projections()  # benchmarks/speed.py's fused-qkv lever
+    job_pipeline(pipe, RenderSettings())
+    assert processor_kinds(pipe.unet) == processor_kinds(pipe.vae) == {"FusedAttnProcessor2_0"}
+    job_pipeline(pipe, RenderSettings(attention_slicing=True))
+    assert processor_kinds(pipe.unet) == {"SlicedAttnProcessor"}
+    job_pipeline(pipe, RenderSettings())  # a pipeline kept loaded: the last job's slicing is undone
+    assert processor_kinds(pipe.unet) == {"AttnProcessor2_0"}
+
+
+@pytest.mark.slow
+def test_compiled_models_compile_once_across_jobs_pinned_pictures_and_a_pipeline_kept_loaded(tmp_path, monkeypatch):
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setenv("MUSICVID_COMPILE_BACKEND", "eager")  # the graphs dynamo traces, without inductor's minutes
+    song = make_tone(tmp_path / "song.mp3", 3.0)
+    registry = ModelRegistry(PRESETS["tiny"], "cpu", keep_loaded=True)
+
+    def render(name: str, lyrics: str, **given) -> int:
+        (tmp_path / f"{name}.lrc").write_text(lyrics)
+        request = SongRequest(song=song, lyrics_file=tmp_path / f"{name}.lrc", workdir=tmp_path / name, quiet=True)
+        settings = resolve_render_settings(PRESETS["tiny"], {"compile": True, "batch_size": 4, "fps": 4, **given})
+        return make_video(request, settings, registry, output=tmp_path / f"{name}.mp4").pictures_drawn
+
+    counters.clear()
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        assert render("first", "[00:00.50]the sky is burning\n[00:01.60]rivers made of glass\n") > 0
+        # another job on the pipeline kept loaded: other prompts, sampler, guidance, steps, style, and no
+        # --compile of its own (the pipeline stays compiled, and its groups are padded as before)
+        other = "[00:00.50]a lighthouse in the rain\n[00:01.60]the city wakes\n"
+        assert render("second", other, scheduler="ddim", guidance=5.0, steps=3, style="ink", compile=False) > 0
+        # a pinned picture, inverted by the UNet one picture at a time
+        Image.new("RGB", (80, 60), (200, 40, 90)).save(tmp_path / "pin.png")
+        board = load_storyboard(tmp_path / "first" / "storyboard.json")
+        board.scenes[1].picture = str(tmp_path / "pin.png")
+        board.save(tmp_path / "first" / "storyboard.json")
+        assert render("first", "[00:00.50]the sky is burning\n[00:01.60]rivers made of glass\n") > 0
+    assert counters["stats"]["unique_graphs"] == 2  # the UNet's and the decoder's, each traced once
+    with registry.use(Drawing()) as pipe:
+        assert is_compiled_module(pipe.unet) and is_compiled_module(pipe.vae.decoder)

@@ -1,0 +1,157 @@
+"""The memory plan (musicvid.memory) and `musicvid plan`: the weights as published, counted on the meta device;
+what fits a 24 GB card; what a small budget offloads or refuses; the registry's eviction by the same budget."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from musicvid.delivery.upscale import Upscaler
+from musicvid.memory import follow, render_plan, upscaler_settings
+from musicvid.models import registry as registry_module
+from musicvid.models.loading import load_upscaler
+from musicvid.models.precision import Precision
+from musicvid.models.presets import PRESETS, TINY
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.tiny import local_diffusion
+from musicvid.pictures.render import job_pipeline
+from musicvid.settings import RenderSettings, SongRequest
+from tests.helpers import make_tone, run
+
+
+@pytest.fixture(scope="module")
+def song(tmp_path_factory):
+    return make_tone(tmp_path_factory.mktemp("plan") / "song.wav", 3.0)
+
+
+def planned(capsys, song, *options) -> dict:
+    code, out, err = run(capsys, "plan", song, "--json", *options)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def weights_of(plan: dict, stage: str, part: str) -> dict:
+    stage_plan = next(s for s in plan["stages"] if s["stage"] == stage)
+    return next(m for m in stage_plan["models"] if m["part"] == part)
+
+
+def test_the_plan_gives_the_default_models_weights_as_published_and_fits_24_gb(capsys, song):
+    plan = planned(capsys, song, "--gpu-memory", "24")
+    assert plan["budget_gb"] == 24 and plan["budget"] == "--gpu-memory"
+    unet, whisper = weights_of(plan, "pictures", "unet"), weights_of(plan, "transcribe", "whisper")
+    # SD 1.5's UNet (859.5M weights) and Whisper large-v2's (1.54G) in half precision
+    assert unet["weights_gb"] == pytest.approx(1.72, rel=0.02) and unet["precision"] == "float16"
+    assert whisper["weights_gb"] == pytest.approx(3.09, rel=0.02) and whisper["name"] == "openai-whisper:large-v2"
+    assert [s["stage"] for s in plan["stages"]] == ["transcribe", "elaborate", "pictures"]
+    for stage in plan["stages"]:
+        assert set(stage) == {"stage", "models", "batches", "offloads", "peak_gb"}
+        assert all(set(m) == {"name", "part", "precision", "weights_gb"} for m in stage["models"])
+        assert 0 < stage["peak_gb"] <= 24 - plan["reserve_gb"] and stage["offloads"] == []
+    assert weights_of(plan, "pictures", "unet")["name"] == PRESETS["default"].diffusion
+    assert next(s for s in plan["stages"] if s["stage"] == "pictures")["batches"] == {
+        "keyframes": 1,
+        "morphs": 4,
+        "vae_decode": 4,
+    }
+
+
+@pytest.mark.parametrize("options", [("--transitions", "video"), ("--models", "sdxl")])
+def test_video_transitions_and_sdxl_fit_a_24_gb_card(capsys, song, options):
+    plan = planned(capsys, song, "--gpu-memory", "24", *options)
+    assert max(s["peak_gb"] for s in plan["stages"]) <= 24 - plan["reserve_gb"]
+    if "video" in options:  # LTX-Video's transformer, T5-XXL and VAE, in bfloat16
+        video = next(s for s in plan["stages"] if s["stage"] == "transitions")
+        assert {m["part"]: m["precision"] for m in video["models"]} == {
+            "transformer": "bfloat16",
+            "text_encoder": "bfloat16",
+            "vae": "bfloat16",
+        }
+    else:  # SDXL's VAE decodes in float32 (it overflows in float16)
+        assert weights_of(plan, "pictures", "vae")["precision"] == "float32"
+
+
+def test_a_6_gb_budget_offloads_and_half_a_gb_is_refused_in_one_sentence(capsys, song):
+    small = planned(capsys, song, "--gpu-memory", "6", "--models", "sdxl", "--transitions", "video")
+    for stage in ("pictures", "transitions"):
+        offloads = next(s for s in small["stages"] if s["stage"] == stage)["offloads"]
+        assert {"model-offload", "sequential-offload"} & set(offloads), (stage, offloads)
+    assert max(s["peak_gb"] for s in small["stages"]) <= 6 - small["reserve_gb"]
+    code, out, err = run(capsys, "plan", song, "--gpu-memory", "0.5")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "GPU memory" in err and "0.5 GB" in err
+
+
+def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, song, tmp_path, monkeypatch):
+    def no(*args, **kwargs):
+        raise AssertionError("the plan opened a model's file")
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty"))
+    monkeypatch.setattr("huggingface_hub.hf_hub_download", no)
+    monkeypatch.setattr(torch, "load", no)
+    monkeypatch.setattr("safetensors.torch.load_file", no)
+    code, out, err = run(capsys, "plan", song, "--gpu-memory", "24")
+    assert code == 0 and "for 24 GB (--gpu-memory)" in out and "float16, 1.72 GB" in out
+    code, out, err = run(capsys, "plan", song, "--asr-model", str(tmp_path / "mine.pt"), "--gpu-memory", "24")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "cannot size the asr model" in err
+
+
+class CudaRegistry:
+    """What render_plan reads of a ModelRegistry, as on a GPU with `free` GB free."""
+
+    device, precision = torch.device("cuda"), Precision.resolve("auto", torch.device("cuda"))
+
+    def __init__(self, models, free: float):
+        self.models, self.free, self.plan = models, free, None
+
+    def budget(self) -> float:
+        return self.free
+
+
+def test_a_render_follows_the_plan_and_a_cpu_render_has_none(monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device: "a test card")
+    # a storyboard given: no Whisper, no ViPE; SD 1.5 and the upscaler in 3 GB
+    request = SongRequest(song=tmp_path / "song.wav", storyboard_file=tmp_path / "storyboard.json")
+    settings = RenderSettings(batch_size=8, resolution="4k")
+    registry = CudaRegistry(PRESETS["default"], free=3.5)
+    plan = render_plan(registry, request, settings)
+    assert registry.plan is plan and plan.budget == "free on a test card"
+    assert [s.stage for s in plan.stages] == ["pictures", "upscale"]
+    pictures = plan.stage("pictures")
+    assert "vae-slicing" in pictures.offloads and pictures.peak_gb <= 3.0
+    assert follow(settings, plan).batch_size == pictures.batch("morphs") <= 8
+    assert upscaler_settings(plan)["batch"] == plan.stage("upscale").batch("frames")
+    assert render_plan(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings) is None
+    assert follow(settings, None) == settings and upscaler_settings(None) == {}
+    # the pipeline takes the plan's switches, and without them the settings' own
+    pipe = local_diffusion(TINY)
+    job_pipeline(pipe, RenderSettings(), ("vae-slicing", "vae-tiling"))
+    assert pipe.vae.use_slicing and pipe.vae.use_tiling
+    job_pipeline(pipe, RenderSettings())
+    assert not pipe.vae.use_slicing and not pipe.vae.use_tiling
+
+
+def test_the_upscaler_takes_the_plans_smaller_input():
+    model = load_upscaler(TINY, torch.device("cpu"))
+    frame = np.random.default_rng(0).integers(0, 255, (64, 64, 3), dtype=np.uint8)
+    seen = []
+    model.model.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0].shape[-2:]))
+    (upscaled,) = Upscaler(model, (100, 100), batch=1, input_size=(25, 25))([frame])
+    assert upscaled.shape == (100, 100, 3) and seen == [(25, 25)]
+
+
+def test_kept_models_are_released_least_recently_used_first_for_the_next_to_fit(monkeypatch):
+    sizes = {"asr": 3.0, "vipe": 1.0, "separator": 2.0}
+    monkeypatch.setattr(registry_module, "role_weights_gb", lambda models, role, precision: sizes[role])
+    loaders = {role: (lambda models, device, precision: object()) for role in sizes}
+    registry = ModelRegistry(PRESETS["tiny"], "cpu", keep_loaded=True, loaders=loaders, budget_gb=5.5)
+    for role in ("asr", "vipe", "asr"):  # Whisper the most recently used
+        with registry.use(role):
+            pass
+    with registry.use("asr"), registry.use("separator"):  # 3 + 1 + 2 > 5.5 - 0.5: ViPE goes, Whisper is in use
+        assert list(registry._loaded) == ["asr", "separator"]
+    with registry.use("vipe"):  # 3 + 2 + 1 > 5: Whisper, now the least recently used, goes
+        assert list(registry._loaded) == ["separator", "vipe"]
+    assert registry.loads == {"asr": 1, "vipe": 2, "separator": 1}

@@ -1,0 +1,236 @@
+"""Pictures that show the lyric, measured: the scorer (CLIPScore of a keyframe against its prompt and its lyric),
+its stand-in loaded by hub name, the scores on the contact sheet, `musicvid score` on a render, and the
+quality benchmark.
+
+Random weights cannot tell a red picture from a blue one, so these check the mechanics: a pair scores the
+same wherever it falls in a batch, distinct texts score apart, and the figures are where they belong."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from benchmarks import quality as quality_benchmark
+from musicvid.lyrics.transcript import Line, Transcript
+from musicvid.models.loading import ModelUnavailable
+from musicvid.models.presets import PRESETS, SCORER, TINY, choose_models
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.scorer import load_scorer
+from musicvid.pictures import scores as scores_module
+from musicvid.pictures.schedule import frame_schedule
+from musicvid.pictures.scores import SceneScores, clip_score, rank_candidates, score_keyframes
+from musicvid.pictures.sheet import contact_sheet, sheet_size
+from musicvid.quality import RANDOM_WEIGHTS
+from musicvid.storyboard import load_storyboard, parse_storyboard
+from musicvid.workdir import Workdir
+from tests.helpers import make_tone, render, run, valid_board
+
+CPU = torch.device("cpu")
+LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
+TEXTS = ["a red picture", "a blue picture", "rivers made of glass", "the sky is burning"]
+
+
+def pictures(count: int, size: int = 64) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.integers(0, 256, (size, size, 3), dtype=np.uint8) for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def tiny_scorer():
+    return load_scorer(TINY, CPU)
+
+
+def test_clip_score_is_two_and_a_half_times_the_cosine_above_zero():
+    assert clip_score(0.3) == pytest.approx(0.75) and clip_score(-0.2) == 0.0 and clip_score(1.0) == 2.5
+    assert np.allclose(clip_score(np.array([0.2, -1.0, 0.4])), [0.5, 0.0, 1.0])
+
+
+def test_a_pair_scores_the_same_in_any_batch_and_order_and_distinct_texts_score_apart(tiny_scorer, monkeypatch):
+    images = pictures(4)
+    whole = tiny_scorer.score(images, TEXTS)
+    assert whole.shape == (4,) and np.all(np.abs(whole) <= 1)
+    assert np.allclose(tiny_scorer.score(images[::-1], TEXTS[::-1]), whole[::-1], atol=1e-5)
+    assert np.allclose(tiny_scorer.score([images[1]] * 2, [TEXTS[1]] * 2), whole[1], atol=1e-5)
+    monkeypatch.setattr(scores_module, "BATCH", 3)  # batches of 3 and 1
+    assert np.allclose(tiny_scorer.score(images, TEXTS), whole, atol=1e-5)
+    # the text tower pools where each text ends: one picture against four texts gives four scores
+    assert len(set(np.round(tiny_scorer.score([images[0]] * 4, TEXTS), 5))) == 4
+    # a picture as a PIL image or as its pixels is the same picture
+    assert np.allclose(tiny_scorer.score([Image.fromarray(images[2])], TEXTS[2:3]), whole[2], atol=1e-5)
+    with pytest.raises(ValueError, match="in pairs"):
+        tiny_scorer.score(images, TEXTS[:2])
+
+
+def test_a_scene_without_words_gets_no_lyric_score(tiny_scorer):
+    scored = score_keyframes(tiny_scorer, pictures(3), TEXTS[:3], ["the sky is burning", None, "  "])
+    assert [s.lyric is None for s in scored] == [False, True, True]
+    assert all(0 <= s.prompt <= 2.5 for s in scored) and 0 <= scored[0].lyric <= 2.5
+    assert score_keyframes(tiny_scorer, [], [], []) == []
+
+
+def test_candidates_rank_by_the_mean_of_lyric_and_prompt_then_by_the_lyric():
+    candidates = [
+        SceneScores(lyric=0.5, prompt=0.9),  # mean 0.7
+        SceneScores(lyric=0.8, prompt=0.8),  # mean 0.8: best
+        SceneScores(lyric=0.9, prompt=0.5),  # mean 0.7, a better lyric than the first
+        SceneScores(lyric=0.1, prompt=0.2),
+    ]
+    assert rank_candidates(candidates) == [1, 2, 0, 3]
+    # without a lyric, the prompt alone
+    assert rank_candidates([SceneScores(None, 0.6), SceneScores(None, 0.9)]) == [1, 0]
+    assert rank_candidates([]) == []
+    for scored in candidates + [SceneScores(None, 0.6)]:
+        assert SceneScores.from_dict(json.loads(json.dumps(scored.to_dict()))) == scored
+
+
+def test_the_tiny_preset_scores_with_the_tiny_scorer_and_scorer_overrides_it():
+    assert PRESETS["default"].scorer == SCORER == "openai/clip-vit-large-patch14"
+    assert PRESETS["tiny"].scorer == TINY and PRESETS["sdxl"].scorer == SCORER
+    assert choose_models("tiny", scorer="yuvalkirstain/PickScore_v1").scorer == "yuvalkirstain/PickScore_v1"
+
+
+def test_a_scorer_that_cannot_be_loaded_is_one_sentence_naming_scorer():
+    with pytest.raises(ModelUnavailable) as refused:
+        load_scorer("nobody/no-such-model", CPU)  # offline (conftest), and in no cache
+    message = str(refused.value)
+    assert "'nobody/no-such-model'" in message and "pass a local copy with --scorer PATH" in message
+    assert "\n" not in message
+
+
+@pytest.mark.slow
+def test_the_scorer_stand_in_loads_by_hub_name_offline_through_the_registry(standin_hub):
+    snapshot = next((standin_hub / f"models--{SCORER.replace('/', '--')}" / "snapshots").iterdir())
+    assert sorted(p.name for p in snapshot.iterdir()) == [
+        "README.md",
+        "config.json",
+        "merges.txt",
+        "model.safetensors",
+        "preprocessor_config.json",
+        "pytorch_model.bin",
+        "special_tokens_map.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.json",
+    ]
+    config = json.loads((snapshot / "config.json").read_text())
+    assert config["architectures"] == ["CLIPModel"] and {"text_config_dict", "vision_config_dict"} <= set(config)
+    registry = ModelRegistry(PRESETS["default"], "cpu")
+    with registry.use("scorer") as scorer:
+        assert scorer.name == SCORER
+        assert (
+            scorer.model.config.vision_config.image_size == 224 and scorer.model.config.vision_config.patch_size == 14
+        )
+        assert scorer.processor.image_processor.crop_size["height"] == 224
+        # the config's text_config_dict names the tokenizer's own end of text: each text pools where it ends
+        assert scorer.model.config.text_config.eos_token_id == scorer.processor.tokenizer.eos_token_id
+        assert len(set(np.round(scorer.score(pictures(1) * 4, TEXTS), 5))) == 4
+    assert registry.loads == {"scorer": 1}
+
+
+def test_the_contact_sheet_prints_each_scored_scenes_scores(tmp_path):
+    board = parse_storyboard(valid_board())
+    workdir = Workdir(tmp_path)
+    for scene, picture in enumerate(pictures(2)):
+        workdir.keyframes.mkdir(exist_ok=True)
+        Image.fromarray(picture).save(workdir.keyframe(scene))
+    plain = contact_sheet(board, workdir, [0, 1])
+    scored = contact_sheet(board, workdir, [0, 1], {0: SceneScores(None, 0.61), 1: SceneScores(0.71, 0.83)})
+    assert plain.size == sheet_size(2, (64, 64)) and scored.size == sheet_size(2, (64, 64), scored=True)
+    assert scored.height > plain.height  # a line for the scores under each cell
+    thumbnails = 12 + 256  # the gap above them, and their height
+    assert np.array_equal(np.asarray(scored)[:thumbnails], np.asarray(plain)[:thumbnails])
+    assert not np.array_equal(np.asarray(scored)[: plain.height], np.asarray(plain))  # the scores' line
+
+
+def test_scoring_a_folder_that_holds_no_render_is_one_sentence_and_exit_2(capsys, tmp_path):
+    code, out, err = run(capsys, "score", tmp_path / "missing", "--models", "tiny")
+    assert code == 2 and "does not exist" in err and err.count("\n") == 1 and not out
+    code, _, err = run(capsys, "score", tmp_path, "--models", "tiny")
+    assert code == 2 and "holds no storyboard.json" in err
+    code, _, err = run(capsys, "score", tmp_path, "--fps", "0")
+    assert code == 2 and "--fps must be from 1 to 60" in err
+
+
+@pytest.fixture(scope="module")
+def renders(tmp_path_factory):
+    """One song rendered with the tiny models, with CSA morphs and with plain slerp."""
+    folder = tmp_path_factory.mktemp("scores")
+    song = make_tone(folder / "song.mp3", 6.03)
+    song.with_suffix(".lrc").write_text(LYRICS)
+    assert render(song, folder / "csa", "-o", folder / "csa.mp4") == 0
+    assert render(song, folder / "slerp", "--no-align", "-o", folder / "slerp.mp4") == 0
+    return song, folder
+
+
+@pytest.mark.slow
+def test_musicvid_score_reports_scores_smoothness_and_onsets_of_a_render(renders, capsys):
+    _, folder = renders
+    code, out, _ = run(capsys, "score", folder / "csa", "--models", "tiny", "--json")
+    assert code == 0
+    report = json.loads((folder / "csa" / "score.json").read_text())
+    assert json.loads(out) == report and report["note"] == RANDOM_WEIGHTS
+    board = load_storyboard(folder / "csa" / "storyboard.json")
+    schedule = frame_schedule([s.start for s in board.scenes], board.duration, 10)
+    assert [row["scene"] for row in report["scenes"]] == schedule.shown_scenes
+    for row in report["scenes"]:
+        assert 0 <= row["prompt"] <= 2.5
+        if board.scenes[row["scene"]].kind == "lyric":
+            assert 0 <= row["lyric"] <= 2.5 and row["lyric_text"] == board.scenes[row["scene"]].text
+        else:
+            assert row["lyric"] is None and row["note"].startswith("no lyric")
+    morphs = [(s.scene, s.target) for s in schedule.segments if s.target is not None]
+    assert [(m["scene"], m["target"]) for m in report["smoothness"]] == morphs
+    assert all(m["mean_step"] > 0 and 1 / m["steps"] <= m["largest_step_share"] <= 1 for m in report["smoothness"])
+    beats = report["beat_alignment"]
+    assert beats["changes"] == len(morphs) and beats["mean_seconds"] >= 0 and beats["chance_mean_seconds"] > 0
+    assert "transcript.json" in report["lyric_timing"]["missing"]  # the lyrics came timed
+    with Image.open(folder / "csa" / "score.png") as chart:
+        chart.verify()
+    # the contact sheet is drawn again with the scores
+    with Image.open(folder / "csa" / "contact_sheet.png") as sheet:
+        assert sheet.size == sheet_size(len(schedule.shown_scenes), (64, 64), scored=True)
+
+
+@pytest.mark.slow
+def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_transcript(renders, capsys):
+    song, folder = renders
+    workdir = Workdir(folder / "slerp")
+    sha256 = load_storyboard(workdir.storyboard).audio["sha256"]
+    lines = [Line(1.0, 2.4, "the sky is burning"), Line(2.5, 4.0, "rivers made of glass")]
+    Transcript(lines, "en", "lyrics", sha256).save(workdir.transcript)
+    code, out, _ = run(capsys, "score", workdir.root, "--models", "tiny")
+    assert code == 0 and "smoothness: mean step" in out
+    slerp = json.loads(workdir.score_report.read_text())
+    assert len(slerp["smoothness"]) == 2 and all("largest_step_share" in m for m in slerp["smoothness"])
+    timing = slerp["lyric_timing"]
+    assert [(row["scene"], row["offset"]) for row in timing["scenes"]] == [(1, 0.0), (2, pytest.approx(-0.1))]
+    assert timing["mean_abs_offset"] == pytest.approx(0.05) and timing["unmatched"] == 0
+    # a report of another frame rate than the render's is refused
+    code, _, err = run(capsys, "score", workdir.root, "--models", "tiny", "--fps", "5")
+    assert code == 2 and "give the --fps it was rendered at" in err
+
+
+@pytest.mark.slow
+def test_the_quality_benchmark_compares_csa_and_slerp_as_a_check_of_the_mechanics(tmp_path, capsys):
+    out = tmp_path / "quality.json"
+    assert quality_benchmark.main(["--quick", "--out", str(out), "--variant", "fewer steps=--steps 2"]) == 0
+    result = json.loads(out.read_text())
+    assert list(result["variants"]) == ["csa", "slerp", "fewer steps"] and result["note"] == RANDOM_WEIGHTS
+    assert result["variants"]["slerp"]["options"] == ["--no-align"]
+    for row in result["variants"].values():
+        assert row["summary"]["mean_step"] > 0 and 0 < row["summary"]["largest_step_share"] <= 1
+        assert row["summary"]["prompt"] is not None and row["smoothness"]
+    printed = capsys.readouterr().out
+    assert "| csa |" in printed and "| slerp |" in printed and "mechanics" in printed
+
+
+def test_a_variant_is_a_name_and_render_options():
+    variant = quality_benchmark.parse_variant("4 candidates=--keyframe-candidates 4")
+    assert variant == quality_benchmark.Variant("4 candidates", ("--keyframe-candidates", "4"))
+    assert [v.name for v in quality_benchmark.VARIANTS] == ["csa", "slerp"]
+    assert quality_benchmark.random_weights(PRESETS["tiny"])
+    assert not quality_benchmark.random_weights(PRESETS["default"])
+    assert quality_benchmark.random_weights(replace(PRESETS["default"], scorer=TINY))

@@ -1,0 +1,45 @@
+"""The settings of `vipe train`, with their defaults: the paper's recipe (AdamW, lr 5e-5, a linear schedule with
+1000 warm-up steps, 5 epochs, the paper's batch size for the model and context size). Light to import: the
+command line reads its defaults from here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The paper's batch sizes (§5), by model size and context size.
+PAPER_BATCH_SIZES = {
+    "small": {0: 50, 1: 50, 3: 50, 5: 50, 7: 32},
+    "medium": {0: 32, 1: 32, 3: 20, 5: 16, 7: 8},
+}
+
+MIXED_PRECISIONS = ("auto", "no", "fp16", "bf16")
+
+
+@dataclass
+class TrainConfig:
+    data: str
+    out: str = "ckpt"
+    base: str = "gpt2-medium"
+    tokenizer: str | None = None  # defaults to the base model's
+    context_size: int = 7
+    epochs: int = 5
+    batch_size: int | None = None  # None: the paper's for this model and context size
+    grad_accum: int = 1
+    lr: float = 5e-5
+    weight_decay: float = 0.0
+    warmup_steps: int = 1000
+    max_grad_norm: float = 1.0
+    max_length: int | None = None  # tokens per example; None: the model's context window
+    patience: int = 2  # evaluations without improvement before stopping; 0: never stop early
+    eval_every: int = 0  # optimizer steps between validations; 0: once per epoch
+    save_every: int = 500  # optimizer steps between saves of the resumable state
+    max_steps: int | None = None  # stop after this many optimizer steps; the schedule still spans the epochs
+    seed: int = 0
+    mixed_precision: str = "auto"  # one of MIXED_PRECISIONS
+    restart: bool = False  # ignore a previous run's state in --out
+    progress: bool = True
+
+
+def paper_batch_size(base: str, context_size: int) -> int:
+    table = PAPER_BATCH_SIZES["medium" if "medium" in base.lower() else "small"]
+    return table.get(context_size, min(table.values()))
