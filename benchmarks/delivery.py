@@ -49,7 +49,7 @@ from musicvid.delivery import captions
 from musicvid.delivery.mux import INTERPOLATORS, X264_PRESET, encode_video, filter_chain, interpolate
 from musicvid.delivery.upscale import Upscaler, cover
 from musicvid.pictures import camera
-from musicvid.pictures.render import load_picture
+from musicvid.pictures.cache import load_picture
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.storyboard import Scene, Storyboard
 

@@ -9,7 +9,7 @@ from typing import Callable
 
 import torch
 
-from musicvid.models.loading import load_reference_adapter
+from musicvid.models.drawing import load_reference_adapter
 from musicvid.models.presets import TINY
 
 PAYS = 1.03  # a lever is kept if it makes drawing at least 3 % faster

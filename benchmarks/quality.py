@@ -30,7 +30,8 @@ from tempfile import TemporaryDirectory
 
 from benchmarks.songs import band, write_song
 from musicvid.cli import main as musicvid
-from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL, ModelSet, choose_models
+from musicvid.models.choose import choose_models
+from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL, ModelSet
 from musicvid.models.registry import ModelRegistry
 from musicvid.quality import RANDOM_WEIGHTS, score_render
 
@@ -50,10 +51,7 @@ class Variant:
 VARIANTS = (
     Variant("csa"),  # Chunked Similarity Alignment, the default
     Variant("slerp", ("--no-align",)),
-    # HOOK (issue 44): once render takes --keyframe-candidates, best-of-N is these two rows:
-    #   Variant("1 candidate", ("--keyframe-candidates", "1")),
-    #   Variant("4 candidates", ("--keyframe-candidates", "4")),
-)
+)  # best-of-N's rows join these once render takes --keyframe-candidates (issue 44); --variant adds any now
 COLUMNS = {
     "lyric": "lyric",
     "prompt": "prompt",

@@ -34,10 +34,13 @@ from benchmarks.what_ran import machine
 from musicvid.assets import ASSETS_DIR
 from musicvid.audio import SAMPLE_RATE
 from musicvid.ffmpeg import exe as ffmpeg_exe
-from musicvid.models.loading import Drawing
+from musicvid.models.drawing import Drawing
 from musicvid.models.presets import PRESETS, SD15_RANDOM
 from musicvid.models.registry import ModelRegistry
-from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import Picture
+from musicvid.pictures.render import draw
 from musicvid.pipeline import make_video
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import Scene, Storyboard

@@ -44,18 +44,10 @@ from benchmarks.what_ran import machine, models_ran
 from benchmarks.whole_song import song_markdown, whole_song
 from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
 from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
-from musicvid.pictures.render import (
-    Batch,
-    SceneInputs,
-    batch_inputs,
-    compute_device,
-    decode,
-    denoise,
-    draw,
-    job_pipeline,
-    padded_size,
-    plan_pictures,
-)
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.job import compute_device, job_pipeline
+from musicvid.pictures.plan import plan_pictures
+from musicvid.pictures.render import Batch, batch_inputs, decode, denoise, draw, padded_size
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings import FAST, RenderSettings
 from musicvid.storyboard import Scene, Storyboard

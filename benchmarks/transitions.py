@@ -32,10 +32,10 @@ from typing import Callable
 
 import torch
 
+from musicvid.geometry import DRAWN_FPS
 from musicvid.models.presets import SD15_RANDOM
 from musicvid.models.published import LTX_TEXT_TOKENS, LTX_TRANSFORMER, LTX_VAE, T5_XXL
 from musicvid.models.tiny import LOCAL_DIFFUSION
-from musicvid.settings import DRAWN_FPS
 
 UMT5_XXL_VOCAB = 256384  # Wan's text encoder, google/umt5-xxl: T5-XXL's shape with a multilingual vocabulary
 # Wan-AI/Wan2.1-VACE-1.3B-diffusers transformer/config.json, less its bookkeeping keys

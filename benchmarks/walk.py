@@ -19,7 +19,10 @@ import torch
 def musicvid_walk(args, device: torch.device) -> dict:
     from musicvid.delivery.mux import encode_video
     from musicvid.models.loading import load_diffusion
-    from musicvid.pictures.render import job_pipeline, plan_pictures, render_pictures, video_frames
+    from musicvid.pictures.frames import video_frames
+    from musicvid.pictures.job import job_pipeline
+    from musicvid.pictures.plan import plan_pictures
+    from musicvid.pictures.render import render_pictures
     from musicvid.pictures.schedule import frame_schedule
     from musicvid.settings import RenderSettings
     from musicvid.storyboard import Scene, Storyboard

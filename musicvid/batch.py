@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from musicvid.batch_report import REPORT_NAME, ReportWriter, Result, check_report, note, table
+from musicvid.checks import check_before_work
 from musicvid.errors import UserError
 from musicvid.files import check_file, check_output, file_identity
+from musicvid.model_choice import ModelChoice
 from musicvid.outputs import inputs_of, outputs_of
 from musicvid.playlist import Entry, output_file_name, read_playlist, row_hash, title_slug
-from musicvid.settings import ModelChoice, RenderSettings, SongRequest, resolve_render_settings
+from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
 from musicvid.workdir import video_name
 
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
@@ -162,7 +164,9 @@ def plan(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
     row with the same song and settings as an earlier row, naming no other output, repeats it. Each
     cell is checked here."""
     request = SongRequest(song=args.playlist, **SongRequest.given(args))
-    models, given = choice.model_set(), RenderSettings.given(args)
+    from musicvid.models.choose import models_of  # (torch: not for the command line's start)
+
+    models, given = models_of(choice), RenderSettings.given(args)
     settings = resolve_render_settings(models, given)  # the command line's alone: a mistake there names no row
     base = args.playlist if args.playlist.is_dir() else args.playlist.parent
     jobs: list[Job] = []
@@ -226,7 +230,9 @@ class SongRenderer:
     """A Ray actor: loads the models once, then renders the songs it is handed."""
 
     def __init__(self, choice: ModelChoice):
-        self.registry = choice.registry(keep_loaded=True)
+        from musicvid.models.choose import registry_of
+
+        self.registry = registry_of(choice, keep_loaded=True)
 
     def render(self, job: Job) -> Result:
         return render_one(job, self.registry)
@@ -265,10 +271,8 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
 
 def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path) -> None:
     """Refuse, before any render, a row to make that would write over a file another row reads, or whose
-    outputs or named files would fail it later (musicvid.pipeline.check_before_work), in one sentence
+    outputs or named files would fail it later (musicvid.checks.check_before_work), in one sentence
     that names the row. Another row's input first: no --overwrite lets that be replaced."""
-    from musicvid.pipeline import check_before_work  # torch: only once the batch is planned
-
     read = {
         file_identity(path): (what, job)
         for job in jobs
@@ -333,7 +337,9 @@ def run(args) -> int:
     todo = [job for job in made if job.number not in skipped]
     check_jobs(todo, jobs, args.playlist)
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
-    registry = choice.registry(keep_loaded=args.engine == "local")
+    from musicvid.models.choose import registry_of
+
+    registry = registry_of(choice, keep_loaded=args.engine == "local")
     if any(job.settings.resolution for job in todo):
         with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing
             pass

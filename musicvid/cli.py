@@ -9,6 +9,7 @@ import argparse
 import logging
 import os
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 # Library chatter (optional backends, deprecations) is not for the person running the command.
@@ -17,7 +18,8 @@ os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from musicvid.errors import MusicvidError  # noqa: E402
-from musicvid.settings import ModelChoice, RenderSettings, SongRequest, resolve_render_settings  # noqa: E402
+from musicvid.model_choice import ModelChoice  # noqa: E402
+from musicvid.settings import BETWEEN_AND_AFTER, RenderSettings, SongRequest, resolve_render_settings  # noqa: E402
 
 log = logging.getLogger("musicvid")
 
@@ -41,14 +43,11 @@ def add_render_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_score_options(p: argparse.ArgumentParser) -> None:
-    from musicvid.models.presets import PRESETS
-    from musicvid.settings import DRAWN_FPS
+    from musicvid.geometry import DRAWN_FPS
 
     p.add_argument("workdir", type=Path, help="a render's work directory (musicvid-work/<song>-<hash>/, --workdir)")
-    p.add_argument("--models", default="default", choices=list(PRESETS), help="model preset, for its scorer")
-    p.add_argument("--scorer", help="a CLIP-family model (CLIPModel): hub repository or folder, e.g. PickScore's")
+    ModelChoice.add_options(p, skip=tuple(set(ModelChoice.fields()) - {"models", "scorer", "device", "precision"}))
     p.add_argument("--fps", type=float, default=DRAWN_FPS, help="the rate the render drew at: its --fps (default 10)")
-    p.add_argument("--device", default="auto", help="auto (CUDA, MPS, CPU), cuda, mps or cpu")
     p.add_argument("--json", action="store_true", help="print score.json instead of its summary")
 
 
@@ -69,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also draw each scene's keyframe (a later render reuses them) and contact_sheet.png; after an "
         "edit of storyboard.json, only the edited scenes' keyframes are redrawn",
     )
-    RenderSettings.add_options(storyboard, skip=RenderSettings.BETWEEN_AND_AFTER)
+    RenderSettings.add_options(storyboard, skip=BETWEEN_AND_AFTER)
 
     plan = commands.add_parser("plan", help="the GPU memory a render needs and how it fits, before any work")
     add_song_options(plan, skip=("overwrite",))
@@ -90,10 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     score = commands.add_parser("score", help="a render's report: how well its pictures show the lyrics (score.json)")
     add_score_options(score)
 
-    ui = commands.add_parser("ui", help="the web page (Gradio)")
-    from ui import cli as ui_cli
-
-    ui_cli.add_arguments(ui)
+    # Commands of the packages above this one (the web page's `ui`) add themselves: musicvid imports none of them
+    for entry in entry_points(group="musicvid.commands"):
+        entry.load()(commands)
     return parser
 
 
@@ -103,18 +101,21 @@ def song_request(args) -> SongRequest:
 
 def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
     """The settings the options give (musicvid.settings.resolve_render_settings), and the models."""
+    from musicvid.models.choose import models_of
+
     choice = ModelChoice(**ModelChoice.given(args))
-    settings = resolve_render_settings(choice.model_set(), RenderSettings.given(args))
+    settings = resolve_render_settings(models_of(choice), RenderSettings.given(args))
     choice.check_upscaler_used([settings])
     return settings, choice
 
 
 def cmd_storyboard(args) -> int:
+    from musicvid.models.choose import registry_of
     from musicvid.pipeline import draw_keyframes, get_storyboard
     from musicvid.review import scene_table
 
     settings, choice = render_settings(args)  # checked even when only the storyboard is made
-    registry = choice.registry()
+    registry = registry_of(choice)
     if args.keyframes:
         made = draw_keyframes(song_request(args), settings, registry)
         storyboard, workdir = made.storyboard, made.workdir
@@ -129,11 +130,12 @@ def cmd_storyboard(args) -> int:
 
 
 def cmd_render(args) -> int:
+    from musicvid.models.choose import registry_of
     from musicvid.pipeline import make_video
     from musicvid.run_report import report_line
 
     settings, choice = render_settings(args)
-    made = make_video(song_request(args), settings, choice.registry(), output=args.output)
+    made = make_video(song_request(args), settings, registry_of(choice), output=args.output)
     print(report_line(made.timings), file=sys.stderr)
     print(made.video)
     return 0
@@ -154,22 +156,15 @@ def cmd_batch(args) -> int:
 def cmd_score(args) -> int:
     import json
 
-    from musicvid.models.presets import choose_models
-    from musicvid.models.registry import ModelRegistry
+    from musicvid.models.choose import registry_of
     from musicvid.quality import score_render, summary_text
 
-    registry = ModelRegistry(choose_models(args.models, scorer=args.scorer), args.device)
+    registry = registry_of(ModelChoice(**ModelChoice.given(args)))
     report = score_render(args.workdir, registry, args.fps)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
     if not args.json:
         print(f"report: {args.workdir / 'score.json'} and score.png beside it")
     return 0
-
-
-def cmd_ui(args) -> int:
-    from ui import cli
-
-    return cli.run(args)
 
 
 COMMANDS = {
@@ -178,7 +173,6 @@ COMMANDS = {
     "plan": cmd_plan,
     "batch": cmd_batch,
     "score": cmd_score,
-    "ui": cmd_ui,
 }
 
 
@@ -191,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "quiet", False):  # before the model libraries are imported: they read it then
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     try:
-        return COMMANDS[args.command](args)
+        return (COMMANDS.get(args.command) or args.run)(args)  # (an added command sets its own `run`)
     except MusicvidError as error:
         print(f"musicvid: {error}", file=sys.stderr)
         return error.exit_code

@@ -1,4 +1,10 @@
-"""The ways a run can fail (or be stopped), each with its exit code; the message is one sentence for a person."""
+"""The ways a run can fail (or be stopped), each with its exit code; the message is one sentence for a person,
+with its numbers written as people write them (number_text)."""
+
+
+def number_text(value) -> str:
+    """A value as messages and the page write it: 30 for 30.0, 12.5 as it is."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 class MusicvidError(Exception):

@@ -29,6 +29,7 @@ import torch
 
 from musicvid.delivery.upscale import UPSCALE_BATCH
 from musicvid.errors import UserError
+from musicvid.front_doors import parse_size
 from musicvid.lyrics.known import PLAIN
 from musicvid.models import activations as act
 from musicvid.models.precision import Precision
@@ -36,7 +37,7 @@ from musicvid.models.presets import AUTO_UPSCALER, LANCZOS, ModelSet
 from musicvid.models.readback import GB, dtype_text
 from musicvid.models.sizes import Unsized, Weights, adapter_parameters, parts, weights
 from musicvid.pictures.transitions import MAX_CLIP_FRAMES, drawn_size
-from musicvid.settings import RenderSettings, SongRequest, parse_size
+from musicvid.settings import RenderSettings, SongRequest
 
 log = logging.getLogger("musicvid")
 
@@ -143,16 +144,6 @@ class MemoryPlan:
         return "\n".join(lines)
 
 
-def asked_offloads(settings: RenderSettings, stage: str = "pictures") -> frozenset[str]:
-    """The switches a person set for a stage: --attention-slicing, --vae-slicing, and --low-vram's (for the
-    pictures both slicings and model offload; for the transitions model offload and VAE tiling)."""
-    if stage == "transitions":
-        return frozenset({"model-offload", "vae-tiling"} if settings.low_vram else ())
-    low = {"attention-slicing", "vae-slicing", "model-offload"} if settings.low_vram else set()
-    chosen = {"attention-slicing"} if settings.attention_slicing else set()
-    return frozenset(low | chosen | ({"vae-slicing"} if settings.vae_slicing else set()))
-
-
 def modes_from(floor: frozenset[str]) -> list[str | None]:
     """The offload modes from the one a person asked for (none, or --low-vram's) to the most frugal."""
     asked = max((MODES.index(m) for m in MODES[1:] if m in floor), default=0)
@@ -235,7 +226,7 @@ def pictures_options(models: ModelSet, settings: RenderSettings, precision: Prec
     guided = 2 if settings.guidance > 1 else 1
     morphs = not settings.preview and settings.transitions == "slerp"
     most = settings.batch_size if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
-    floor = asked_offloads(settings)
+    floor = settings.offloads_asked()
 
     def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:
         chosen = switches(floor, mode, "vae-slicing" if sliced else None, "vae-tiling" if tiled else None)
@@ -262,7 +253,7 @@ def transitions_options(models: ModelSet, settings: RenderSettings, precision: P
     """LTX-Video's transitions, one at a time, each of at most MAX_CLIP_FRAMES frames at the drawn size."""
     size, dtype = drawn_size(settings.size), precision.video
     video = {w.part: w for w in weights("video", models.video, lambda part: dtype)}
-    floor = asked_offloads(settings, "transitions")
+    floor = settings.offloads_asked("transitions")
     for mode in modes_from(floor):
         for tiled in (False, True) if "vae-tiling" not in floor else (True,):
             passes = act.video_gb(models.video, dtype, size, MAX_CLIP_FRAMES, tiled)

@@ -12,14 +12,16 @@ import torch
 
 from musicvid import ffmpeg
 from musicvid.audio import too_long
-from musicvid.errors import UserError
+from musicvid.errors import UserError, number_text
 from musicvid.files import check_file
 from musicvid.memory import DEFAULT_GPU_GB, plan_memory, plan_request
+from musicvid.model_choice import ModelChoice
+from musicvid.models.choose import models_of
 from musicvid.models.loading import resolve_device
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.pictures.schedule import to_frame
-from musicvid.settings import ModelChoice, RenderSettings, SongRequest, number_text
+from musicvid.settings import RenderSettings, SongRequest
 
 
 def song_seconds(request: SongRequest) -> float:
@@ -50,7 +52,7 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     budget, where = budget_of(gpu_memory, choice.device)
     # planned for a GPU: the precision --precision means on CUDA
     precision = Precision.resolve(choice.precision, torch.device("cuda"))
-    plan = plan_memory(choice.model_set(), settings, precision, budget, where, **plan_request(request))
+    plan = plan_memory(models_of(choice), settings, precision, budget, where, **plan_request(request))
     frames = to_frame(seconds, settings.fps)
     if as_json:
         song = {"song": str(request.song), "seconds": round(seconds, 3), "frames": frames}

@@ -31,15 +31,15 @@ import numpy as np
 
 from musicvid.errors import UserError
 from musicvid.files import file_sha256
+from musicvid.geometry import DRAWN_FPS
 from musicvid.lyrics.transcript import Transcript
 from musicvid.models.presets import TINY
 from musicvid.models.registry import ModelRegistry
-from musicvid.pictures.render import load_picture
+from musicvid.pictures.cache import load_picture
 from musicvid.pictures.schedule import FrameSchedule, frame_schedule
 from musicvid.pictures.scores import SceneScores, Scorer, lyric_of, score_keyframes
 from musicvid.pictures.sheet import write_contact_sheet
 from musicvid.quality_chart import write_chart
-from musicvid.settings import DRAWN_FPS
 from musicvid.storyboard import Storyboard, load_storyboard
 from musicvid.workdir import Workdir
 from vipe_core.files import write_json

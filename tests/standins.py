@@ -110,16 +110,16 @@ from musicvid.models.presets import (
     TINY,
     TINY_XL,
 )
+from musicvid.models.scorer import TINY_CLIP_SCORER
 from musicvid.models.tiny import (
     DEMUCS_SOURCES,
     LOCAL_DIFFUSION,
-    TINY_CLIP_SCORER,
     TINY_LTX,
     TINY_T5_WORDS,
     random_ip_adapter,
     random_lora,
 )
-from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
+from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 
 def write_repo(hub: Path, repo_id: str, files: dict[str, bytes]) -> Path:

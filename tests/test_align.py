@@ -9,7 +9,7 @@ from musicvid.assets import DEMO_LYRICS
 from musicvid.audio import SAMPLE_RATE, load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import parse_lrc
-from musicvid.models.presets import choose_models
+from musicvid.models.choose import choose_models
 from musicvid.models.registry import ModelRegistry
 
 pytestmark = pytest.mark.slow

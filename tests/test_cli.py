@@ -270,7 +270,7 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
 
 
 def test_each_aspect_is_an_sd_friendly_size_near_the_models_pixel_count():
-    from musicvid.settings import ASPECTS, size_for_aspect
+    from musicvid.geometry import ASPECTS, size_for_aspect
 
     for aspect, ratio in ASPECTS.items():
         for near, unit in (((512, 512), 64), ((64, 64), 8)):

@@ -6,11 +6,11 @@ import torch
 from diffusers.utils.torch_utils import is_compiled_module
 from PIL import Image
 
-from musicvid.models.loading import Drawing
+from musicvid.models.drawing import Drawing
 from musicvid.models.presets import PRESETS
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
-from musicvid.pictures.render import job_pipeline
+from musicvid.pictures.job import job_pipeline
 from musicvid.pipeline import make_video
 from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
 from musicvid.storyboard import load_storyboard

@@ -1,5 +1,5 @@
 """Where the pictures are drawn on a GPU, the video is delivered while they are drawn
-(pipeline.draw_and_deliver): each frame goes to ffmpeg as soon as its picture is written, the video comes
+(deliver.draw_and_deliver): each frame goes to ffmpeg as soon as its picture is written, the video comes
 out the same as one delivered afterwards (the CPU's way), and a drawing that stops takes the delivery with
 it, leaving no video, temporary or ffmpeg behind."""
 
@@ -8,11 +8,12 @@ import threading
 import psutil
 import pytest
 
+import musicvid.deliver
 import musicvid.pipeline
 from musicvid.errors import Cancelled, RenderError
 from musicvid.models.presets import PRESETS
 from musicvid.models.registry import ModelRegistry
-from musicvid.pictures.render import PendingPictures
+from musicvid.pictures.frames import PendingPictures
 from musicvid.settings import SongRequest, resolve_render_settings
 from musicvid.timing import Timings
 from tests.helpers import make_tone, probe
@@ -63,7 +64,7 @@ def make(song, workdir, stop=None):
 @pytest.fixture
 def beside_the_drawing(monkeypatch):
     """The delivery beside the drawing, as on a GPU (on the CPU it waits for the drawing to end)."""
-    monkeypatch.setattr(musicvid.pipeline, "delivers_while_drawing", lambda device: True)
+    monkeypatch.setattr(musicvid.deliver, "delivers_while_drawing", lambda device: True)
 
 
 @pytest.mark.slow
@@ -79,7 +80,7 @@ def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_video_the_
     assert probe(video.video)["frames"] == video.frames == 60
 
     # the same video as the CPU's way: drawn first, then delivered
-    monkeypatch.setattr(musicvid.pipeline, "delivers_while_drawing", lambda device: False)
+    monkeypatch.setattr(musicvid.deliver, "delivers_while_drawing", lambda device: False)
     after, timings = make(song, tmp_path / "after")
     (mux,) = [start for stage, start, end in timings.intervals if stage == "mux"]
     assert mux > max(end for stage, start, end in timings.intervals if stage == "decode")  # after the drawing
@@ -100,7 +101,7 @@ def test_a_drawing_stopped_midway_ends_the_delivery_and_leaves_no_video(
             if self.count == 5:
                 stop.set()
 
-    monkeypatch.setattr(musicvid.pipeline, "PendingPictures", StopAfterFive)
+    monkeypatch.setattr(musicvid.deliver, "PendingPictures", StopAfterFive)
     threads = set(threading.enumerate())
     with pytest.raises(Cancelled):
         make(song, tmp_path / "w", stop=stop)

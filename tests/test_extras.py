@@ -5,7 +5,14 @@ import subprocess
 import sys
 
 TRAIN_EXTRA = {"lyricsgenius", "pandas", "pyarrow", "profanity_check"}
-TRAINING_STACK = {"vipe_core.collect", "vipe_core.teacher", "vipe_core.canvas", "vipe_core.train", "vipe_core.evaluate"}
+TRAINING_STACK = {
+    "vipe_core.collect",
+    "vipe_core.teacher",
+    "vipe_core.chat",
+    "vipe_core.canvas",
+    "vipe_core.train",
+    "vipe_core.evaluate",
+}
 # Gradio imports pandas (and pandas pyarrow, where it is installed) for tables of its own.
 GRADIOS_OWN = {"pandas", "pyarrow"}
 

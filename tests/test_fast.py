@@ -8,10 +8,15 @@ import pytest
 import torch
 from diffusers import AutoencoderTiny, LCMScheduler
 
-from musicvid.models.loading import Drawing, load_diffusion, load_drawing
+from musicvid.models.drawing import Drawing, load_drawing
+from musicvid.models.loading import load_diffusion
 from musicvid.models.presets import PRESETS, TINY
 from musicvid.pictures import render as render_module
-from musicvid.pictures.render import Picture, SceneInputs, draw, job_pipeline, plan_pictures, stored_key
+from musicvid.pictures.cache import stored_key
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import Picture, plan_pictures
+from musicvid.pictures.render import draw
 from musicvid.pictures.sampler import SharedNoiseLCMScheduler, StepNoise
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings import resolve_render_settings

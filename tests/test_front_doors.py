@@ -8,7 +8,10 @@ import pytest
 
 from musicvid import batch, cli
 from musicvid.errors import UserError
-from musicvid.settings import ModelChoice, RenderSettings, field_type, parse_bool
+from musicvid.front_doors import parse_bool
+from musicvid.model_choice import ModelChoice
+from musicvid.schema import field_type
+from musicvid.settings import RenderSettings
 from ui import controls
 
 # What a person chooses, as the command line's options (model options stay on the batch's command line:

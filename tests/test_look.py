@@ -15,14 +15,15 @@ from musicvid.cli import main
 from musicvid.delivery import captions, mux
 from musicvid.delivery.upscale import Upscaler, cover
 from musicvid.errors import UserError
+from musicvid.geometry import ASPECTS, RESOLUTIONS
 from musicvid.models.loading import load_upscaler
 from musicvid.models.presets import PRESETS, REAL_ESRGAN, TINY
 from musicvid.models.registry import ModelRegistry
 from musicvid.pictures import camera, render
+from musicvid.pictures.cache import load_picture
 from musicvid.pictures.pacing import accent_per_frame
-from musicvid.pictures.render import load_picture
 from musicvid.pictures.schedule import frame_schedule, to_frame
-from musicvid.settings import ASPECTS, RESOLUTIONS, RenderSettings, resolve_render_settings
+from musicvid.settings import RenderSettings, resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.workdir import Workdir
 from tests.helpers import click_track, make_tone, probe

@@ -7,16 +7,8 @@ import pytest
 import torch
 
 from musicvid.errors import UserError
-from musicvid.models.loading import (
-    Drawing,
-    ModelUnavailable,
-    load_asr,
-    load_diffusion,
-    load_drawing,
-    load_separator,
-    load_upscaler,
-    load_vipe,
-)
+from musicvid.models.drawing import Drawing, load_drawing
+from musicvid.models.loading import ModelUnavailable, load_asr, load_diffusion, load_separator, load_upscaler, load_vipe
 from musicvid.models.presets import PRESETS
 from musicvid.models.registry import LOADERS, ModelRegistry
 

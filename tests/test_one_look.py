@@ -7,13 +7,16 @@ import pytest
 import torch
 from PIL import Image
 
-from musicvid.models.loading import Drawing
+from musicvid.loras import Lora, Loras
+from musicvid.models.drawing import Drawing
 from musicvid.models.presets import PRESETS
 from musicvid.models.registry import ModelRegistry
-from musicvid.pictures.render import Picture, SceneInputs, job_pipeline
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import Picture
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import slerp
-from musicvid.settings import Lora, Loras, RenderSettings, resolve_render_settings
+from musicvid.settings import RenderSettings, resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.workdir import Workdir
 from tests.helpers import make_tone, run

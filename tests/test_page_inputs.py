@@ -21,8 +21,8 @@ import pytest
 
 from musicvid.assets import DEMO_SONG
 from musicvid.errors import UserError
+from musicvid.loras import MAX_LORAS, Lora, Loras
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
-from musicvid.settings import MAX_LORAS, Lora, Loras
 from ui import handlers
 from ui.config import UIConfig
 from ui.controls import shown_controls, summary
@@ -91,9 +91,9 @@ def nothing_loaded(monkeypatch):
     import huggingface_hub
 
     from musicvid import files
-    from musicvid.models import loading
+    from musicvid.models import drawing
 
-    for module, name in ((loading, "weights_file"), (loading, "file_digest"), (files, "file_sha256")):
+    for module, name in ((drawing, "weights_file"), (drawing, "file_digest"), (files, "file_sha256")):
         monkeypatch.setattr(module, name, forbidden)
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", forbidden)
 
@@ -188,7 +188,7 @@ def rendered_settings(jobs: Jobs, values: dict, monkeypatch):
 
 
 def test_an_uploaded_and_an_offered_lora_reach_the_render_the_upload_kept_in_the_job(jobs, tmp_path, monkeypatch):
-    from musicvid.models.loading import weights_file
+    from musicvid.models.drawing import weights_file
 
     job = render_job(jobs)
     upload = tmp_path / "gradio" / "e3b0c44298fc" / "ink.safetensors"  # as Gradio keeps an upload

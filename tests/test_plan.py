@@ -17,7 +17,7 @@ from musicvid.models.precision import Precision
 from musicvid.models.presets import PRESETS, TINY
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
-from musicvid.pictures.render import job_pipeline
+from musicvid.pictures.job import job_pipeline
 from musicvid.settings import RenderSettings, SongRequest
 from tests.helpers import make_tone, run
 

@@ -10,7 +10,8 @@ import torch
 
 from musicvid.cli import main
 from musicvid.models import registry as registry_module
-from musicvid.models.loading import Drawing, load_asr
+from musicvid.models.drawing import Drawing
+from musicvid.models.loading import load_asr
 from musicvid.models.precision import Precision, half_whisper
 from musicvid.models.presets import PRESETS, TINY
 from musicvid.models.readback import describe_model

@@ -15,7 +15,8 @@ import torch
 from PIL import Image, PngImagePlugin
 
 from musicvid.models.tiny import local_diffusion
-from musicvid.pictures.render import KEY_FIELD, load_picture, stored_key, video_frames
+from musicvid.pictures.cache import KEY_FIELD, load_picture, stored_key
+from musicvid.pictures.frames import video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import align
 from musicvid.settings import RenderSettings
@@ -221,7 +222,7 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, rendered, tmp_path, monk
 def test_compile_wraps_the_unet_and_decoder_once():
     from musicvid.models.presets import TINY
     from musicvid.models.tiny import local_diffusion
-    from musicvid.pictures.render import job_pipeline
+    from musicvid.pictures.job import job_pipeline
     from musicvid.settings import RenderSettings
 
     pipe = local_diffusion(TINY)
@@ -236,7 +237,9 @@ def test_compile_wraps_the_unet_and_decoder_once():
 
 
 def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pictures():
-    from musicvid.pictures.render import Picture, SceneInputs, batch_inputs, decode, denoise
+    from musicvid.pictures.conditioning import SceneInputs
+    from musicvid.pictures.plan import Picture
+    from musicvid.pictures.render import batch_inputs, decode, denoise
     from musicvid.storyboard import Scene, Storyboard
 
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
@@ -255,7 +258,7 @@ def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pic
 def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
     from musicvid.models.presets import TINY
     from musicvid.models.tiny import local_diffusion
-    from musicvid.pictures.render import job_pipeline
+    from musicvid.pictures.job import job_pipeline
     from musicvid.settings import RenderSettings
 
     pipe = local_diffusion(TINY)
@@ -273,7 +276,7 @@ def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
 def test_a_job_shares_the_loaded_modules_in_their_own_precision(half):
     from musicvid.models.presets import TINY
     from musicvid.models.tiny import local_diffusion, tiny_ltx_video
-    from musicvid.pictures.render import job_pipeline
+    from musicvid.pictures.job import job_pipeline
     from musicvid.pictures.transitions import video_job
     from musicvid.settings import RenderSettings
 

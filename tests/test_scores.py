@@ -15,8 +15,9 @@ from PIL import Image
 
 from benchmarks import quality as quality_benchmark
 from musicvid.lyrics.transcript import Line, Transcript
+from musicvid.models.choose import choose_models
 from musicvid.models.loading import ModelUnavailable
-from musicvid.models.presets import PRESETS, SCORER, TINY, choose_models
+from musicvid.models.presets import PRESETS, SCORER, TINY
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import load_scorer
 from musicvid.pictures import scores as scores_module

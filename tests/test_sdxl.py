@@ -8,7 +8,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from musicvid.models.loading import Drawing, fuse_style_loras, load_drawing
+from musicvid.loras import Lora, Loras
+from musicvid.models.choose import choose_models
+from musicvid.models.drawing import Drawing, fuse_style_loras, load_drawing
 from musicvid.models.presets import (
     IP_ADAPTER,
     IP_ADAPTER_XL,
@@ -18,13 +20,16 @@ from musicvid.models.presets import (
     TAESD_XL,
     TINY,
     TINY_XL,
-    choose_models,
 )
 from musicvid.models.tiny import local_diffusion, random_lora
-from musicvid.pictures.render import Picture, SceneInputs, job_pipeline, load_picture, video_frames
+from musicvid.pictures.cache import load_picture
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.frames import video_frames
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import Picture
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import align, slerp
-from musicvid.settings import Lora, Loras, resolve_render_settings
+from musicvid.settings import resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.workdir import Workdir
 from tests.helpers import make_tone, probe, render

@@ -16,16 +16,12 @@ from benchmarks.songs import make_song
 from musicvid.assets import TINY_GPT2_TOKENIZER
 from musicvid.audio import load_audio
 from musicvid.cli import main
+from musicvid.loras import Lora, Loras
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
-from musicvid.models.loading import (
-    Drawing,
-    load_diffusion,
-    load_drawing,
-    load_separator,
-    load_video_model,
-    resolve_device,
-)
+from musicvid.models.choose import choose_models
+from musicvid.models.drawing import Drawing, load_drawing
+from musicvid.models.loading import load_diffusion, load_separator, load_video_model, resolve_device
 from musicvid.models.precision import Precision
 from musicvid.models.presets import (
     DEMUCS,
@@ -36,17 +32,20 @@ from musicvid.models.presets import (
     SD15,
     SDXL,
     TAESD,
-    choose_models,
 )
-from musicvid.pictures.render import Picture, SceneInputs, decode, draw, job_pipeline
-from musicvid.settings import Lora, Loras, resolve_render_settings
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import Picture
+from musicvid.pictures.render import decode, draw
+from musicvid.settings import resolve_render_settings
 from musicvid.storyboard import Scene, Storyboard, load_storyboard
 from musicvid.timing import Timings
 from tests.helpers import make_tone, probe
 from tests.helpers import run as run_cli
 from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, IP_ADAPTER_REPO, KOHYA_LORA
 from vipe_core.errors import VipeError
-from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, ViPE
+from vipe_core.inference import ViPE
+from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 pytestmark = pytest.mark.slow
 
@@ -389,7 +388,7 @@ def test_sdxls_vae_stays_in_float32_under_a_float16_pipeline(standin_hub):
     pixels = decode(xl, torch.randn(1, 4, 8, 8, dtype=torch.float16))
     assert pixels.shape == (1, 64, 64, 3) and pixels.dtype == torch.uint8
     # a job over the loaded SDXL draws with its modules as loaded: none cast, the kept pipeline unchanged
-    from musicvid.pictures.render import job_pipeline
+    from musicvid.pictures.job import job_pipeline
     from musicvid.settings import RenderSettings
 
     loaded = {name: (m, m.dtype) for name, m in xl.components.items() if isinstance(m, torch.nn.Module)}

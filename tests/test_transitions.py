@@ -8,7 +8,8 @@ import pytest
 
 from musicvid.errors import UserError
 from musicvid.models.presets import PRESETS
-from musicvid.pictures.render import load_picture, stored_key, video_frames
+from musicvid.pictures.cache import load_picture, stored_key
+from musicvid.pictures.frames import video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.transitions import (
     FRAME_STEP,

@@ -18,9 +18,10 @@ from gradio.utils import get_upload_folder
 
 from musicvid.assets import DEMO_SONG
 from musicvid.errors import MusicvidError
+from musicvid.loras import MAX_LORAS
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.models.presets import PRESETS
-from musicvid.settings import MAX_LORAS, RenderSettings, SongRequest
+from musicvid.settings import RenderSettings, SongRequest
 from ui import handlers
 from ui.config import UIConfig
 from ui.controls import FOLLOWERS, LORA_UPLOADS, SIZES, UPLOADS, bounds, choices, shown_controls, summary

@@ -6,8 +6,15 @@ import argparse
 from pathlib import Path
 
 from musicvid.errors import UserError
-from musicvid.settings import ModelChoice
+from musicvid.model_choice import ModelChoice
 from ui.config import UIConfig
+
+
+def add_command(commands) -> None:
+    """`musicvid ui`, added to musicvid's command line through the entry point pyproject.toml declares."""
+    p = commands.add_parser("ui", help="the web page (Gradio)")
+    add_arguments(p)
+    p.set_defaults(run=run)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -14,17 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from musicvid.errors import UserError
-from musicvid.models.presets import choose_models
-from musicvid.settings import (
-    Loras,
-    RenderSettings,
-    SongRequest,
-    field_type,
-    number_text,
-    resolve_render_settings,
-    size_text,
-)
+from musicvid.errors import UserError, number_text
+from musicvid.geometry import size_text
+from musicvid.loras import Loras
+from musicvid.models.choose import choose_models
+from musicvid.schema import field_type
+from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
 from ui.loras import page_loras, uploaded_loras
 
 # The settings the page's controls set, by field name; the models' preset is the page's own control.

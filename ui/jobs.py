@@ -21,7 +21,7 @@ from musicvid.audio import check_length
 from musicvid.errors import UserError
 from musicvid.files import check_file
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, PLAIN, starts_with_time
-from musicvid.models.presets import choose_models
+from musicvid.models.choose import choose_models
 from musicvid.models.registry import ModelRegistry
 from musicvid.workdir import Workdir, video_name
 from ui.config import UIConfig

@@ -64,7 +64,8 @@ def _filter(args) -> None:
 
 
 def _label(args) -> None:
-    from vipe_core.teacher import TeacherConfig, run_label
+    from vipe_core.chat import TeacherConfig
+    from vipe_core.teacher import run_label
 
     config = TeacherConfig.from_env(
         base_url=args.base_url,

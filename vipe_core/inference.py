@@ -10,12 +10,8 @@ import torch
 
 from vipe_core.context import model_input
 from vipe_core.errors import VipeError
+from vipe_core.released import DEFAULT_VIPE_TOKENIZER
 
-# The paper's default: ViPE-M (GPT-2 Medium) fine-tuned with context size 7.
-DEFAULT_VIPE = "fittar/ViPE-M-CTX7"
-# The released checkpoints ship no tokenizer; their authors load GPT-2 Medium's (`gpt2-medium`, which the
-# hub now redirects to this name).
-DEFAULT_VIPE_TOKENIZER = "openai-community/gpt2-medium"
 # Any of these in a checkpoint means it carries its own tokenizer.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 # A model's embedding matrix may be padded past its tokenizer's size (to a multiple of 64 or 128).

@@ -7,7 +7,6 @@ sentence naming the ways out (ModelUnavailable).
 
 from __future__ import annotations
 
-import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -17,7 +16,6 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from musicvid.errors import UserError
-from musicvid.files import file_sha256
 from musicvid.models import tiny
 from musicvid.models.precision import Precision, half_whisper
 from musicvid.models.presets import (
@@ -27,19 +25,11 @@ from musicvid.models.presets import (
     PIPELINE_FAMILIES,
     REAL_ESRGAN,
     TINY,
-    ModelSet,
 )
-from musicvid.settings import Loras
 from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
 
-WHISPER_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # both backends' default fallback
-# What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors
-LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
-# Pipelines with other style LoRAs or adapters that batch rendering and the page keep loaded besides the one in
-# use: each is a copy of Stable Diffusion in memory (2 GB in float16).
-DRAWINGS_KEPT = 1
+WHISPER_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -92,7 +82,7 @@ MODEL_KINDS = {
 }
 
 
-def _reason(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     """An error's first line, short enough for a one-sentence message."""
     return (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
 
@@ -101,14 +91,14 @@ def _unavailable(kind: str, name: str, error: BaseException) -> ModelUnavailable
     """A model that could not be loaded: a download or cache problem names the ways out."""
     ways_out = MODEL_KINDS[kind]
     return ModelUnavailable(
-        f"could not load the {kind} model '{name}' ({_reason(error)}); it downloads on first use, so either let "
+        f"could not load the {kind} model '{name}' ({first_line(error)}); it downloads on first use, so either let "
         f"this machine reach the model hub once, run with --models tiny, pass a local copy with {ways_out.flag} "
         f"PATH, or point {ways_out.cache} at a cache that holds it"
     )
 
 
 @contextmanager
-def _loading(kind: str, name: str) -> Iterator[None]:
+def as_unavailable(kind: str, name: str) -> Iterator[None]:
     """Every way a load fails (network, cache, format) ends the same way; a UserError says its own sentence."""
     try:
         yield
@@ -118,12 +108,12 @@ def _loading(kind: str, name: str) -> Iterator[None]:
         raise _unavailable(kind, name, error) from None
 
 
-def _obtain(kind: str, name: str, load: Callable[[], Any]) -> Any:
+def obtain(kind: str, name: str, load: Callable[[], Any]) -> Any:
     """Model `name` of `kind`: built here where MODEL_KINDS says so, else what `load()` loads."""
     build = MODEL_KINDS[kind].built_here.get(name)
     if build is not None:
         return build()
-    with _loading(kind, name):
+    with as_unavailable(kind, name):
         return load()
 
 
@@ -142,7 +132,7 @@ class ASRModel:
 def load_asr(backend: str, name: str, device: torch.device, precision: Precision | None = None) -> ASRModel:
     precision = auto_precision(device, precision)
     if backend == "faster-whisper":
-        with _loading("asr", name):
+        with as_unavailable("asr", name):
             from faster_whisper import WhisperModel
 
             on = "cuda" if device.type == "cuda" else "cpu"
@@ -159,7 +149,7 @@ def load_asr(backend: str, name: str, device: torch.device, precision: Precision
         # together (9.3 GB for large-v2, whose float16 weights are 3.1 GB)
         return whisper.load_model(name, device="cpu")
 
-    model = _obtain("asr", name, load)  # openai-whisper loads float32 weights
+    model = obtain("asr", name, load)  # openai-whisper loads float32 weights
     if Precision.resolve(precision.asked, runs_on).asr == torch.float16:
         half_whisper(model)
     model.to(runs_on)
@@ -179,7 +169,7 @@ def load_vipe(name: str, tokenizer: str | None, device: torch.device, precision:
         except VipeError as error:  # a tokenizer that does not fit the model
             raise UserError(f"{error} (--vipe-tokenizer NAME_OR_DIR)") from None
 
-    vipe = _obtain("vipe", name, load)
+    vipe = obtain("vipe", name, load)
     vipe.model.to(device, dtype)
     return vipe
 
@@ -197,7 +187,7 @@ def diffusion_family(name: str) -> str:
             f"--diffusion {name} is a single file; musicvid loads diffusers' layout (a hub repository, or a folder "
             "with model_index.json): save one with diffusers' from_single_file(FILE).save_pretrained(FOLDER)"
         )
-    with _loading("diffusion", name):
+    with as_unavailable("diffusion", name):
         from diffusers import DiffusionPipeline
 
         pipeline_class = DiffusionPipeline.load_config(name).get("_class_name")
@@ -230,7 +220,7 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
                 raise
             return fetch(None)  # a repository without the variant: the full weights, cast on loading
 
-    pipe = _obtain("diffusion", name, load).to(dtype=precision.compute)
+    pipe = obtain("diffusion", name, load).to(dtype=precision.compute)
     # SDXL's VAE overflows in float16 (its config says force_upcast): it stays in float32, as diffusers'
     # SDXL pipeline casts it for every decode; fp16-fixed VAEs (force_upcast false) and TAESD need not.
     pipe.vae.to(precision.vae(xl and pipe.vae.config.get("force_upcast", False)))
@@ -257,139 +247,6 @@ def job_pipeline_of(pipe, kind: type | None = None, **components):
     )
 
 
-def weights_file(source: str, kind: str) -> Path:
-    """The LoRA file `source` names: a file; a folder or hub repository holding diffusers' file name
-    (LORA_FILES, the first there); or a hub file (org/name/folders/file). Downloaded on first use."""
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
-
-    path, parts, flag = Path(source), source.split("/"), MODEL_KINDS[kind].flag
-    if path.is_file():
-        return path
-    if path.is_dir():
-        found = [path / name for name in LORA_FILES if (path / name).is_file()]
-        if not found:
-            raise UserError(f"{flag} {source}: the folder holds no {LORA_FILES[0]}; name the file itself")
-        return found[0]
-    if len(parts) < 2 or not all(parts) or (path.suffix in WEIGHT_SUFFIXES and len(parts) < 3):
-        raise UserError(
-            f"{flag} {source} is neither a file nor a hub repository (org/name) or hub file (org/name/file.safetensors)"
-        )
-    repo, names = "/".join(parts[:2]), ["/".join(parts[2:])] if len(parts) > 2 else LORA_FILES
-    with _loading(kind, source):
-        for name in names[:-1]:  # a repository may hold the older .bin alone
-            try:
-                return Path(hf_hub_download(repo, name))
-            except (EntryNotFoundError, LocalEntryNotFoundError):
-                continue
-        return Path(hf_hub_download(repo, names[-1]))
-
-
-def file_digest(path: Path) -> str:
-    """A file's short content hash, read once per version of the file in a process (a LoRA is 10–200 MB)."""
-    return file_sha256(path)[:20]
-
-
-def _fuse_lora(pipe, lora: str) -> None:
-    """The few-step LoRA fused into the UNet alone: LCM-LoRA adapts nothing else (and the text
-    encoder's loader would say so)."""
-    if lora == TINY:  # a random LoRA made for the UNet it adapts, whichever that is
-        state, alphas = pipe.lora_state_dict(tiny.random_lora(pipe.unet))
-    else:
-        file = weights_file(lora, "few-step LoRA")
-        state, alphas = pipe.lora_state_dict(str(file.parent), weight_name=file.name)
-    pipe.load_lora_into_unet(state, alphas, pipe.unet, _pipeline=pipe)
-    pipe.fuse_lora(components=["unet"])
-    pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
-
-
-def fuse_style_loras(pipe, loras: Loras) -> None:
-    """Style LoRAs (kohya's layout or diffusers') fused into the UNet and text encoder at their weights,
-    once: a fused LoRA costs nothing per step."""
-    names = []
-    for number, lora in enumerate(loras):
-        file = weights_file(lora.source, "style LoRA")
-        names.append(f"style-{number}")
-        not_for_this = f"--lora {lora.source}: {file.name} is not a LoRA of this Stable Diffusion"
-        try:  # the file is there: what fails now is the file itself, not a download
-            with warnings.catch_warnings():  # peft's, of a second LoRA in one model: what is meant here
-                warnings.filterwarnings("ignore", "Already found a `peft_config`")
-                pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=names[-1])
-        except Exception as error:
-            raise UserError(f"{not_for_this} ({_reason(error)})") from None
-        # diffusers loads a file none of whose layers it knows as nothing, with a warning
-        if not any(names[-1] in adapters for adapters in pipe.get_list_adapters().values()):
-            raise UserError(f"{not_for_this} (none of its layers is one of this model's)")
-    pipe.set_adapters(names, adapter_weights=[lora.weight for lora in loras])
-    pipe.fuse_lora(adapter_names=names)
-    pipe.unload_lora_weights()
-
-
-def load_reference_adapter(pipe, name: str) -> None:
-    """IP-Adapter into the pipeline's UNet, with its image encoder: `name` a hub file whose folder holds
-    image_encoder/ (h94/IP-Adapter's layout), or such a local file; tiny: random, made for the UNet."""
-    if name == TINY:
-        pipe.register_modules(image_encoder=tiny.tiny_image_encoder().to(pipe.device, pipe.dtype))
-        adapter = tiny.random_ip_adapter(pipe.unet, pipe.image_encoder.config.projection_dim)
-        pipe.load_ip_adapter(adapter, subfolder="", weight_name="", image_encoder_folder=None)
-    else:
-        file, parts = Path(name), name.split("/")
-        if file.is_file():
-            where, subfolder, weights = str(file.parent), "", file.name
-        elif len(parts) >= 3 and all(parts):
-            where, subfolder, weights = "/".join(parts[:2]), "/".join(parts[2:-1]), parts[-1]
-        else:
-            raise UserError(f"--ip-adapter {name} is neither a file nor a hub file (org/name/folder/file.safetensors)")
-        with _loading("reference adapter", name):
-            pipe.load_ip_adapter(where, subfolder=subfolder, weight_name=weights)
-    # published in float16: the adapter's layers and encoder take the pipeline's own dtype
-    pipe.unet.to(pipe.dtype)
-    pipe.image_encoder.to(pipe.device, pipe.dtype)
-
-
-@dataclass(frozen=True)
-class Drawing:
-    """What a loaded pipeline draws with besides the diffusion model: --fast's LoRA and decoder, style
-    LoRAs fused into its weights, the reference pictures' adapter. A registry keeps one pipeline per
-    Drawing, so a job that asks for other LoRAs is given another pipeline and never changes the one
-    another job draws with."""
-
-    fast: bool = False
-    loras: Loras = Loras()
-    reference: bool = False
-
-    def key(self, models: ModelSet) -> dict:
-        """What the pictures' keys say of it: the models by name, each LoRA by its file's hash and weight."""
-        key: dict[str, Any] = {"diffusion": models.drawing(self.fast)}
-        if self.loras:
-            key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
-        if self.reference:
-            key["reference adapter"] = models.ip_adapter
-        return key
-
-
-def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device, precision: Precision | None = None):
-    """Stable Diffusion with what `drawing` adds: with --fast the few-step LoRA fused into its UNet and
-    the tiny decoder as its VAE (TAESD also encodes, for pinned pictures); style LoRAs; IP-Adapter."""
-    from diffusers import AutoencoderTiny
-
-    precision = auto_precision(device, precision)
-    pipe = load_diffusion(models.diffusion, device, precision)
-    if drawing.fast:
-        with _loading("few-step LoRA", models.fast_lora):
-            _fuse_lora(pipe, models.fast_lora)
-        decoder = models.fast_decoder
-        vae = _obtain(
-            "tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=precision.compute)
-        )
-        pipe.vae = vae.to(device, precision.compute)
-    if drawing.loras:
-        fuse_style_loras(pipe, drawing.loras)
-    if drawing.reference:
-        load_reference_adapter(pipe, models.ip_adapter)
-    return pipe
-
-
 # --- the video model of --transitions video -------------------------------------------------------
 
 # The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
@@ -402,7 +259,7 @@ def check_video_model(name: str) -> None:
     model_index.json alone is read: a hub repository's is fetched alone, a few hundred bytes)."""
     if name in MODEL_KINDS["video"].built_here:
         return
-    with _loading("video", name):
+    with as_unavailable("video", name):
         from diffusers import DiffusionPipeline
 
         pipeline_class = DiffusionPipeline.load_config(name).get("_class_name")
@@ -422,7 +279,7 @@ def load_video_model(name: str, device: torch.device, precision: Precision | Non
         return LTXConditionPipeline.from_pretrained(name, dtype=dtype)
 
     dtype = auto_precision(device, precision).video
-    pipe = _obtain("video", name, load).to(dtype=dtype)
+    pipe = obtain("video", name, load).to(dtype=dtype)
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
 
@@ -444,7 +301,7 @@ def load_separator(name: str, device: torch.device, precision: Precision | None 
             return BagOfModels([load_safetensors_model(file) if file.suffix == ".safetensors" else load_model(file)])
         return get_model(name)
 
-    return _obtain("separator", name, load).eval().to(device, auto_precision(device, precision).separator)
+    return obtain("separator", name, load).eval().to(device, auto_precision(device, precision).separator)
 
 
 # --- upscaler -------------------------------------------------------------------------------------
@@ -458,7 +315,7 @@ def load_upscaler(name: str, device: torch.device, auto: str = REAL_ESRGAN, prec
         name = auto if device.type != "cpu" else LANCZOS
     if name == LANCZOS:
         return None
-    model = _obtain("upscaler", name, partial(_upscaler_file, name)).eval().to(device)
+    model = obtain("upscaler", name, partial(_upscaler_file, name)).eval().to(device)
     return model.to(dtype=auto_precision(device, precision).upscaler(model.supports_half, model.supports_bfloat16))
 
 
@@ -477,4 +334,6 @@ def _upscaler_file(name: str):
     try:  # a file that is there but holds no upscaler: no download advice, the file is the cause
         return ModelLoader().load_from_file(path)
     except Exception as error:
-        raise UserError(f"--upscaler {name}: {path} is not an upscaler spandrel can load ({_reason(error)})") from None
+        raise UserError(
+            f"--upscaler {name}: {path} is not an upscaler spandrel can load ({first_line(error)})"
+        ) from None

@@ -12,10 +12,9 @@ diffusion model (FAMILIES): naming an SDXL model with --diffusion brings SDXL's 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 
-from musicvid.errors import UserError
-from vipe_core.inference import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
+from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 TINY = "tiny-random"
 TINY_XL = "tiny-random-xl"  # SDXL's classes (two text encoders, time-and-size conditioning), as small
@@ -26,6 +25,8 @@ SDXL_RANDOM = "sdxl-random"
 SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
 SDXL = "stabilityai/stable-diffusion-xl-base-1.0"
 ASR_BACKENDS = ("openai-whisper", "faster-whisper")
+# --precision: the models' dtype (musicvid.models.precision resolves each one's for the device)
+PRECISIONS = ("auto", "float32", "float16", "bfloat16")
 # Whisper large-v2, on purpose: it is the large model of the paper's time, and large-v3 (what a bare
 # "large" means today) loops and hallucinates far more over music and silence (whisper.cpp #1507,
 # faster-whisper #777), which is most of a song.
@@ -147,69 +148,3 @@ PRESETS = {
 }
 PRESETS["sdxl"] = replace(PRESETS["default"], diffusion=SDXL, **asdict(FAMILIES["sdxl"]))
 PRESETS["tiny-xl"] = replace(PRESETS["tiny"], diffusion=TINY_XL)
-
-
-def choose_models(
-    preset: str = "default",
-    *,
-    asr_backend: str | None = None,
-    asr: str | None = None,
-    vipe: str | None = None,
-    vipe_tokenizer: str | None = None,
-    diffusion: str | None = None,
-    separator: str | None = None,
-    upscaler: str | None = None,
-    fast_lora: str | None = None,
-    fast_decoder: str | None = None,
-    ip_adapter: str | None = None,
-    video: str | None = None,
-    scorer: str | None = None,
-) -> ModelSet:
-    if preset not in PRESETS:
-        raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
-    models = PRESETS[preset]
-    if diffusion:
-        models = _for_family(models, diffusion)
-    if video:
-        from musicvid.models.loading import check_video_model
-
-        check_video_model(video)
-    if asr_backend and asr_backend not in ASR_BACKENDS:
-        raise UserError(f"--asr must be one of {', '.join(ASR_BACKENDS)}, not {asr_backend!r}")
-    if asr_backend == "faster-whisper" and not asr and models.asr == TINY:
-        raise UserError("there is no tiny faster-whisper model: pass a CTranslate2 model directory with --asr-model")
-    if asr_backend == "faster-whisper" and not asr:
-        asr = WHISPER_LARGE
-    if vipe_tokenizer and (vipe or models.vipe) == TINY:
-        raise UserError("the tiny ViPE brings its own tokenizer: --vipe-tokenizer needs --vipe NAME_OR_DIR")
-    return replace(
-        models,
-        asr_backend=asr_backend or models.asr_backend,
-        asr=asr or models.asr,
-        vipe=vipe or models.vipe,
-        # A checkpoint given with --vipe uses its own tokenizer if it ships one (vipe train's do).
-        vipe_tokenizer=vipe_tokenizer or (models.vipe_tokenizer if not vipe or vipe == TINY else None),
-        diffusion=models.diffusion,
-        separator=separator or models.separator,
-        upscaler=upscaler or models.upscaler,
-        fast_lora=fast_lora or models.fast_lora,
-        fast_decoder=fast_decoder or models.fast_decoder,
-        ip_adapter=ip_adapter or models.ip_adapter,
-        video=video or models.video,
-        scorer=scorer or models.scorer,
-    )
-
-
-def _for_family(models: ModelSet, diffusion: str) -> ModelSet:
-    """`models` drawing with `diffusion`: where the preset has its family's size and models (FAMILIES),
-    those of `diffusion`'s family instead (an SDXL model draws 1024² with SDXL's LCM-LoRA, TAESD and
-    IP-Adapter); a preset's own choices (the tiny ones) stay."""
-    from musicvid.models.loading import diffusion_family
-
-    old, new = FAMILIES[diffusion_family(models.diffusion)], FAMILIES[diffusion_family(diffusion)]
-    follow = {
-        name: getattr(new, name)
-        for name in [f.name for f in fields(old)]
-        if getattr(models, name) == getattr(old, name)
-    }
-    return replace(models, diffusion=diffusion, **follow)

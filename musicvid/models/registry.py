@@ -12,17 +12,8 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from musicvid.memory import RESERVE_GB, MemoryPlan, asr_dtype, drawing_weights, upscaler_name
-from musicvid.models.loading import (
-    DRAWINGS_KEPT,
-    Drawing,
-    load_asr,
-    load_drawing,
-    load_separator,
-    load_upscaler,
-    load_video_model,
-    load_vipe,
-    resolve_device,
-)
+from musicvid.models.drawing import DRAWINGS_KEPT, Drawing, load_drawing
+from musicvid.models.loading import load_asr, load_separator, load_upscaler, load_video_model, load_vipe, resolve_device
 from musicvid.models.precision import Precision
 from musicvid.models.presets import ModelSet
 from musicvid.models.readback import GB

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from musicvid.models import tiny
+from musicvid.assets import TINY_CLIP_TOKENIZER
 from musicvid.models.loading import ModelUnavailable, auto_precision
 from musicvid.models.precision import Precision
 from musicvid.models.presets import TINY
+from musicvid.models.tiny import TINY_SEED
 from musicvid.pictures.scores import Scorer
 
 PICKSCORE = "yuvalkirstain/PickScore_v1"
@@ -20,9 +21,34 @@ PICKSCORE = "yuvalkirstain/PickScore_v1"
 PROCESSORS = {PICKSCORE: "laion/CLIP-ViT-H-14-laion2B-s32B-b79K"}
 
 
+# CLIP's two towers and their projection at the least that runs (the published ViT-L/14: text 768 wide in 12
+# layers, vision 1024 wide in 24 layers at 224² in patches of 14, projection 768).
+TINY_CLIP_TOWER = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
+TINY_CLIP_SCORER = dict(
+    text=TINY_CLIP_TOWER, vision=dict(TINY_CLIP_TOWER, image_size=32, patch_size=16), projection_dim=16
+)
+
+
+def tiny_clip_scorer():
+    """(CLIPModel, CLIPProcessor) at TINY_CLIP_SCORER's sizes, over the tiny CLIP tokenizer."""
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
+
+    tokenizer = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER)
+    ids = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    text = dict(vocab_size=len(tokenizer), max_position_embeddings=77, **ids, **TINY_CLIP_SCORER["text"])
+    vision = TINY_CLIP_SCORER["vision"]
+    torch.manual_seed(TINY_SEED)
+    model = CLIPModel(
+        CLIPConfig(text_config=text, vision_config=vision, projection_dim=TINY_CLIP_SCORER["projection_dim"])
+    )
+    side = vision["image_size"]
+    images = CLIPImageProcessor(size={"shortest_edge": side}, crop_size={"height": side, "width": side})
+    return model.eval(), CLIPProcessor(image_processor=images, tokenizer=tokenizer)
+
+
 def load_scorer(name: str, device: torch.device, precision: Precision | None = None) -> Scorer:
     dtype = auto_precision(device, precision).compute
-    model, processor = tiny.tiny_clip_scorer() if name == TINY else _published(name, dtype)
+    model, processor = tiny_clip_scorer() if name == TINY else _published(name, dtype)
     return Scorer(model.to(device, dtype).eval(), processor, name)
 
 

@@ -34,7 +34,7 @@ from musicvid.models.presets import (
     TINY,
 )
 from musicvid.models.readback import GB
-from vipe_core.inference import DEFAULT_VIPE
+from vipe_core.released import DEFAULT_VIPE
 
 # The published diffusion models by the architecture they share with the random ones built here
 PUBLISHED_DIFFUSION = {SD15: SD15_RANDOM, SDXL: SDXL_RANDOM}

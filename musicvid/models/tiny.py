@@ -391,30 +391,3 @@ def tiny_upscaler():
 
     torch.manual_seed(TINY_SEED)
     return ModelLoader().load_from_state_dict(ESRGAN(**TINY_ESRGAN).state_dict())
-
-
-# --- the keyframes' scorer (musicvid score) -------------------------------------------------------
-
-# CLIP's two towers and their projection at the least that runs (the published ViT-L/14: text 768 wide in 12
-# layers, vision 1024 wide in 24 layers at 224² in patches of 14, projection 768).
-TINY_CLIP_TOWER = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2)
-TINY_CLIP_SCORER = dict(
-    text=TINY_CLIP_TOWER, vision=dict(TINY_CLIP_TOWER, image_size=32, patch_size=16), projection_dim=16
-)
-
-
-def tiny_clip_scorer():
-    """(CLIPModel, CLIPProcessor) at TINY_CLIP_SCORER's sizes, over the tiny CLIP tokenizer."""
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
-
-    tokenizer = CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER)
-    ids = dict(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    text = dict(vocab_size=len(tokenizer), max_position_embeddings=77, **ids, **TINY_CLIP_SCORER["text"])
-    vision = TINY_CLIP_SCORER["vision"]
-    torch.manual_seed(TINY_SEED)
-    model = CLIPModel(
-        CLIPConfig(text_config=text, vision_config=vision, projection_dim=TINY_CLIP_SCORER["projection_dim"])
-    )
-    side = vision["image_size"]
-    images = CLIPImageProcessor(size={"shortest_edge": side}, crop_size={"height": side, "width": side})
-    return model.eval(), CLIPProcessor(image_processor=images, tokenizer=tokenizer)

@@ -4,7 +4,7 @@ A latent consistency model jumps to a clean picture at every step and then noise
 next one, with fresh Gaussian noise. Drawn anew for every frame, that noise would make each frame of a
 morph a different picture: the video would flicker. So each scene has its own noise for every step,
 from its seed, and a frame at t between two scenes gets the slerp of theirs at each step, like its
-initial latent (musicvid.pictures.render.SceneInputs): nearby t give nearby pictures. (docs/frames.md)
+initial latent (musicvid.pictures.conditioning.SceneInputs): nearby t give nearby pictures. (docs/frames.md)
 
 The noise goes in with the pipeline call, as its `generator`: a diffusers pipeline hands that to the
 sampler's step for the step's randomness, and uses it for nothing else when the initial latents are given.

@@ -28,15 +28,10 @@ from PIL import Image
 
 from musicvid.delivery.upscale import cover
 from musicvid.models.loading import job_pipeline_of
-from musicvid.pictures.render import (
-    Picture,
-    load_picture,
-    offload,
-    picture_key,
-    save_picture,
-    stale_pictures,
-    stop_between_steps,
-)
+from musicvid.pictures.cache import load_picture, picture_key, save_picture
+from musicvid.pictures.job import offload
+from musicvid.pictures.plan import Picture, stale_pictures
+from musicvid.pictures.render import stop_between_steps
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.progress import Progress
 from musicvid.settings import RenderSettings
@@ -100,7 +95,7 @@ def plan_transitions(
     schedule: FrameSchedule, settings: RenderSettings, keyframes: dict[int, Picture], video: str, workdir: Workdir
 ) -> list[Transition]:
     """Every morph of `schedule` as a transition; `keyframes`: each shown scene's keyframe, as
-    render.plan_pictures keys it; `video`: the video model's name."""
+    plan.plan_pictures keys it; `video`: the video model's name."""
     common = {
         "video": video,
         "transition_steps": settings.transition_steps,
@@ -135,9 +130,7 @@ def video_job(pipe, settings: RenderSettings, offloads: Collection[str] | None =
     switches, by default --low-vram's (each model offloaded to the CPU between its passes, tiled decoding)."""
     from diffusers import FlowMatchEulerDiscreteScheduler
 
-    from musicvid.memory import asked_offloads
-
-    offloads = asked_offloads(settings, "transitions") if offloads is None else offloads
+    offloads = settings.offloads_asked("transitions") if offloads is None else offloads
     if pipe.device.type == "cuda":
         offload(pipe, offloads)
     if "vae-tiling" in offloads:

@@ -10,9 +10,10 @@ import time
 
 import pytest
 
+from vipe_core.chat import TeacherConfig
 from vipe_core.cli import main
 from vipe_core.records import read_json, read_jsonl, write_jsonl
-from vipe_core.teacher import DEFAULT_SYSTEM_ROLE, TeacherConfig, parse_numbered, run_label, user_message
+from vipe_core.teacher import DEFAULT_SYSTEM_ROLE, parse_numbered, run_label, user_message
 
 from .helpers import (
     ChatServer,

@@ -1,0 +1,113 @@
+"""Which models a run loads, as a person chose them: one set for every song of a run (a batch and the page load
+them once). musicvid.models.choose turns a choice into the models and the registry that loads them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from musicvid.errors import UserError
+from musicvid.front_doors import Settings
+from musicvid.models.presets import ASR_BACKENDS, PRECISIONS
+from musicvid.schema import setting
+from musicvid.settings import RenderSettings
+
+
+@dataclass(frozen=True)
+class ModelChoice(Settings):
+    """Which models: one set for every song of a run (a batch, the page load them once)."""
+
+    models: str = setting(
+        "default",
+        "model preset: default (the paper's, SD 1.5), sdxl, or tiny and tiny-xl (offline, random)",
+        per_song=False,
+        affects=("storyboard", "keyframes", "between", "video"),
+    )
+    asr: str | None = setting(
+        None, "speech recognition backend", choices=ASR_BACKENDS, per_song=False, affects=("storyboard",)
+    )
+    asr_model: str | None = setting(
+        None, "Whisper model name or local checkpoint / CTranslate2 directory", per_song=False, affects=("storyboard",)
+    )
+    vipe: str | None = setting(
+        None,
+        "ViPE model name or directory (e.g. one trained with `vipe train`)",
+        per_song=False,
+        affects=("storyboard",),
+    )
+    vipe_tokenizer: str | None = setting(
+        None,
+        "tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)",
+        per_song=False,
+        affects=("storyboard",),
+    )
+    diffusion: str | None = setting(
+        None,
+        "Stable Diffusion 1.x or SDXL model: a hub repository or directory in diffusers' layout (an SDXL one "
+        "brings SDXL's size, --fast models and IP-Adapter)",
+        per_song=False,
+        affects=("keyframes", "between"),
+    )
+    separator: str | None = setting(
+        None,
+        "Demucs model for --separate-vocals: a name (htdemucs), or a .th/.safetensors file",
+        per_song=False,
+        affects=("storyboard",),
+    )
+    upscaler: str | None = setting(
+        None,
+        "upscaler for --resolution: a hub file (org/name/file.pth), a .pth/.safetensors file, lanczos, or auto "
+        "(the default: Real-ESRGAN x4plus on a GPU, Lanczos on the CPU)",
+        per_song=False,
+        affects=("video",),
+    )
+    fast_lora: str | None = setting(
+        None,
+        "few-step LoRA for --fast (default: latent-consistency/lcm-lora-sdv1-5, for SDXL lcm-lora-sdxl)",
+        per_song=False,
+        affects=("keyframes", "between"),
+    )
+    fast_decoder: str | None = setting(
+        None,
+        "tiny decoder for --fast, an AutoencoderTiny (default: madebyollin/taesd, for SDXL taesdxl)",
+        per_song=False,
+        affects=("keyframes", "between"),
+    )
+    ip_adapter: str | None = setting(
+        None,
+        "IP-Adapter for --reference: a hub file or a local file with the image encoder in an image_encoder/ "
+        "folder beside it (default: h94/IP-Adapter/models/ip-adapter_sd15.safetensors, for SDXL "
+        "sdxl_models/ip-adapter_sdxl.safetensors)",
+        per_song=False,
+        affects=("keyframes", "between"),
+    )
+    video_model: str | None = setting(
+        None,
+        "the video model of --transitions video: an LTX-Video repository or folder in diffusers' layout (default: "
+        "Lightricks/LTX-Video-0.9.5)",
+        per_song=False,
+        affects=("between",),
+    )
+    scorer: str | None = setting(
+        None,
+        "the model that scores how well each keyframe shows its lyric and prompt: a CLIP-family model (CLIPModel), "
+        "a hub repository or folder (default: openai/clip-vit-large-patch14; PickScore's works too)",
+        per_song=False,
+        affects=("nothing",),
+    )
+    device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False, affects=("speed",))
+    precision: str = setting(
+        "auto",
+        "the models' dtype: auto (float16 on CUDA, LTX-Video in bfloat16; float32 elsewhere), float32, float16 or "
+        "bfloat16; a model that cannot run in it keeps its own (SDXL's VAE float32 in float16, musicvid.models."
+        "precision)",
+        choices=PRECISIONS,
+        per_song=False,
+        affects=("speed",),
+    )
+
+    def check_upscaler_used(self, songs: Iterable[RenderSettings]) -> None:
+        """--upscaler is the model of --resolution: naming one where no song of the run has a resolution
+        (a render's, or any row's of a batch) would do nothing."""
+        if self.upscaler is not None and not any(settings.resolution for settings in songs):
+            raise UserError("--upscaler only acts with --resolution (720p, 1080p or 4k): give both, or neither")

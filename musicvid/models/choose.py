@@ -1,0 +1,103 @@
+"""Which models a run loads, from a preset and the per-model options (checked against what each names: a
+diffusion model's family, a video model's pipeline), and the registry that loads them. The presets
+themselves are data (musicvid.models.presets)."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING
+
+from musicvid.errors import UserError
+from musicvid.models.loading import check_video_model, diffusion_family
+from musicvid.models.presets import ASR_BACKENDS, FAMILIES, PRESETS, TINY, WHISPER_LARGE, ModelSet
+from musicvid.models.registry import ModelRegistry
+
+if TYPE_CHECKING:
+    from musicvid.model_choice import ModelChoice
+
+
+def models_of(choice: ModelChoice) -> ModelSet:
+    """The models the options of `choice` name."""
+    return choose_models(
+        choice.models,
+        asr_backend=choice.asr,
+        asr=choice.asr_model,
+        vipe=choice.vipe,
+        vipe_tokenizer=choice.vipe_tokenizer,
+        diffusion=choice.diffusion,
+        separator=choice.separator,
+        upscaler=choice.upscaler,
+        fast_lora=choice.fast_lora,
+        fast_decoder=choice.fast_decoder,
+        ip_adapter=choice.ip_adapter,
+        video=choice.video_model,
+        scorer=choice.scorer,
+    )
+
+
+def registry_of(choice: ModelChoice, keep_loaded: bool = False) -> ModelRegistry:
+    """The registry that loads `choice`'s models on its device in its precision (a batch and the page keep
+    them loaded)."""
+    return ModelRegistry(models_of(choice), choice.device, keep_loaded, choice.precision)
+
+
+def choose_models(
+    preset: str = "default",
+    *,
+    asr_backend: str | None = None,
+    asr: str | None = None,
+    vipe: str | None = None,
+    vipe_tokenizer: str | None = None,
+    diffusion: str | None = None,
+    separator: str | None = None,
+    upscaler: str | None = None,
+    fast_lora: str | None = None,
+    fast_decoder: str | None = None,
+    ip_adapter: str | None = None,
+    video: str | None = None,
+    scorer: str | None = None,
+) -> ModelSet:
+    if preset not in PRESETS:
+        raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
+    models = PRESETS[preset]
+    if diffusion:
+        models = _for_family(models, diffusion)
+    if video:
+        check_video_model(video)
+    if asr_backend and asr_backend not in ASR_BACKENDS:
+        raise UserError(f"--asr must be one of {', '.join(ASR_BACKENDS)}, not {asr_backend!r}")
+    if asr_backend == "faster-whisper" and not asr and models.asr == TINY:
+        raise UserError("there is no tiny faster-whisper model: pass a CTranslate2 model directory with --asr-model")
+    if asr_backend == "faster-whisper" and not asr:
+        asr = WHISPER_LARGE
+    if vipe_tokenizer and (vipe or models.vipe) == TINY:
+        raise UserError("the tiny ViPE brings its own tokenizer: --vipe-tokenizer needs --vipe NAME_OR_DIR")
+    return replace(
+        models,
+        asr_backend=asr_backend or models.asr_backend,
+        asr=asr or models.asr,
+        vipe=vipe or models.vipe,
+        # A checkpoint given with --vipe uses its own tokenizer if it ships one (vipe train's do).
+        vipe_tokenizer=vipe_tokenizer or (models.vipe_tokenizer if not vipe or vipe == TINY else None),
+        diffusion=models.diffusion,
+        separator=separator or models.separator,
+        upscaler=upscaler or models.upscaler,
+        fast_lora=fast_lora or models.fast_lora,
+        fast_decoder=fast_decoder or models.fast_decoder,
+        ip_adapter=ip_adapter or models.ip_adapter,
+        video=video or models.video,
+        scorer=scorer or models.scorer,
+    )
+
+
+def _for_family(models: ModelSet, diffusion: str) -> ModelSet:
+    """`models` drawing with `diffusion`: where the preset has its family's size and models (FAMILIES),
+    those of `diffusion`'s family instead (an SDXL model draws 1024² with SDXL's LCM-LoRA, TAESD and
+    IP-Adapter); a preset's own choices (the tiny ones) stay."""
+    old, new = FAMILIES[diffusion_family(models.diffusion)], FAMILIES[diffusion_family(diffusion)]
+    follow = {
+        name: getattr(new, name)
+        for name in [f.name for f in fields(old)]
+        if getattr(models, name) == getattr(old, name)
+    }
+    return replace(models, diffusion=diffusion, **follow)

@@ -1,0 +1,159 @@
+"""What a loaded Stable Diffusion draws with besides its own weights: --fast's few-step LoRA and tiny
+decoder, style LoRAs fused into its weights, the reference pictures' adapter (IP-Adapter); the `Drawing`
+a pipeline is loaded for, and the files those name."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from musicvid.errors import UserError
+from musicvid.files import file_sha256
+from musicvid.loras import Loras
+from musicvid.models import tiny
+from musicvid.models.loading import MODEL_KINDS, as_unavailable, auto_precision, first_line, load_diffusion, obtain
+from musicvid.models.precision import Precision
+from musicvid.models.presets import TINY, ModelSet
+
+# both backends' default fallback
+# What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors
+LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
+# Pipelines with other style LoRAs or adapters that batch rendering and the page keep loaded besides the one in
+# use: each is a copy of Stable Diffusion in memory (2 GB in float16).
+DRAWINGS_KEPT = 1
+
+
+def weights_file(source: str, kind: str) -> Path:
+    """The LoRA file `source` names: a file; a folder or hub repository holding diffusers' file name
+    (LORA_FILES, the first there); or a hub file (org/name/folders/file). Downloaded on first use."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    path, parts, flag = Path(source), source.split("/"), MODEL_KINDS[kind].flag
+    if path.is_file():
+        return path
+    if path.is_dir():
+        found = [path / name for name in LORA_FILES if (path / name).is_file()]
+        if not found:
+            raise UserError(f"{flag} {source}: the folder holds no {LORA_FILES[0]}; name the file itself")
+        return found[0]
+    if len(parts) < 2 or not all(parts) or (path.suffix in WEIGHT_SUFFIXES and len(parts) < 3):
+        raise UserError(
+            f"{flag} {source} is neither a file nor a hub repository (org/name) or hub file (org/name/file.safetensors)"
+        )
+    repo, names = "/".join(parts[:2]), ["/".join(parts[2:])] if len(parts) > 2 else LORA_FILES
+    with as_unavailable(kind, source):
+        for name in names[:-1]:  # a repository may hold the older .bin alone
+            try:
+                return Path(hf_hub_download(repo, name))
+            except (EntryNotFoundError, LocalEntryNotFoundError):
+                continue
+        return Path(hf_hub_download(repo, names[-1]))
+
+
+def file_digest(path: Path) -> str:
+    """A file's short content hash, read once per version of the file in a process (a LoRA is 10–200 MB)."""
+    return file_sha256(path)[:20]
+
+
+def _fuse_lora(pipe, lora: str) -> None:
+    """The few-step LoRA fused into the UNet alone: LCM-LoRA adapts nothing else (and the text
+    encoder's loader would say so)."""
+    if lora == TINY:  # a random LoRA made for the UNet it adapts, whichever that is
+        state, alphas = pipe.lora_state_dict(tiny.random_lora(pipe.unet))
+    else:
+        file = weights_file(lora, "few-step LoRA")
+        state, alphas = pipe.lora_state_dict(str(file.parent), weight_name=file.name)
+    pipe.load_lora_into_unet(state, alphas, pipe.unet, _pipeline=pipe)
+    pipe.fuse_lora(components=["unet"])
+    pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
+
+
+def fuse_style_loras(pipe, loras: Loras) -> None:
+    """Style LoRAs (kohya's layout or diffusers') fused into the UNet and text encoder at their weights,
+    once: a fused LoRA costs nothing per step."""
+    names = []
+    for number, lora in enumerate(loras):
+        file = weights_file(lora.source, "style LoRA")
+        names.append(f"style-{number}")
+        not_for_this = f"--lora {lora.source}: {file.name} is not a LoRA of this Stable Diffusion"
+        try:  # the file is there: what fails now is the file itself, not a download
+            with warnings.catch_warnings():  # peft's, of a second LoRA in one model: what is meant here
+                warnings.filterwarnings("ignore", "Already found a `peft_config`")
+                pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=names[-1])
+        except Exception as error:
+            raise UserError(f"{not_for_this} ({first_line(error)})") from None
+        # diffusers loads a file none of whose layers it knows as nothing, with a warning
+        if not any(names[-1] in adapters for adapters in pipe.get_list_adapters().values()):
+            raise UserError(f"{not_for_this} (none of its layers is one of this model's)")
+    pipe.set_adapters(names, adapter_weights=[lora.weight for lora in loras])
+    pipe.fuse_lora(adapter_names=names)
+    pipe.unload_lora_weights()
+
+
+def load_reference_adapter(pipe, name: str) -> None:
+    """IP-Adapter into the pipeline's UNet, with its image encoder: `name` a hub file whose folder holds
+    image_encoder/ (h94/IP-Adapter's layout), or such a local file; tiny: random, made for the UNet."""
+    if name == TINY:
+        pipe.register_modules(image_encoder=tiny.tiny_image_encoder().to(pipe.device, pipe.dtype))
+        adapter = tiny.random_ip_adapter(pipe.unet, pipe.image_encoder.config.projection_dim)
+        pipe.load_ip_adapter(adapter, subfolder="", weight_name="", image_encoder_folder=None)
+    else:
+        file, parts = Path(name), name.split("/")
+        if file.is_file():
+            where, subfolder, weights = str(file.parent), "", file.name
+        elif len(parts) >= 3 and all(parts):
+            where, subfolder, weights = "/".join(parts[:2]), "/".join(parts[2:-1]), parts[-1]
+        else:
+            raise UserError(f"--ip-adapter {name} is neither a file nor a hub file (org/name/folder/file.safetensors)")
+        with as_unavailable("reference adapter", name):
+            pipe.load_ip_adapter(where, subfolder=subfolder, weight_name=weights)
+    # published in float16: the adapter's layers and encoder take the pipeline's own dtype
+    pipe.unet.to(pipe.dtype)
+    pipe.image_encoder.to(pipe.device, pipe.dtype)
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """What a loaded pipeline draws with besides the diffusion model: --fast's LoRA and decoder, style
+    LoRAs fused into its weights, the reference pictures' adapter. A registry keeps one pipeline per
+    Drawing, so a job that asks for other LoRAs is given another pipeline and never changes the one
+    another job draws with."""
+
+    fast: bool = False
+    loras: Loras = Loras()
+    reference: bool = False
+
+    def key(self, models: ModelSet) -> dict:
+        """What the pictures' keys say of it: the models by name, each LoRA by its file's hash and weight."""
+        key: dict[str, Any] = {"diffusion": models.drawing(self.fast)}
+        if self.loras:
+            key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
+        if self.reference:
+            key["reference adapter"] = models.ip_adapter
+        return key
+
+
+def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device, precision: Precision | None = None):
+    """Stable Diffusion with what `drawing` adds: with --fast the few-step LoRA fused into its UNet and
+    the tiny decoder as its VAE (TAESD also encodes, for pinned pictures); style LoRAs; IP-Adapter."""
+    from diffusers import AutoencoderTiny
+
+    precision = auto_precision(device, precision)
+    pipe = load_diffusion(models.diffusion, device, precision)
+    if drawing.fast:
+        with as_unavailable("few-step LoRA", models.fast_lora):
+            _fuse_lora(pipe, models.fast_lora)
+        decoder = models.fast_decoder
+        vae = obtain("tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=precision.compute))
+        pipe.vae = vae.to(device, precision.compute)
+    if drawing.loras:
+        fuse_style_loras(pipe, drawing.loras)
+    if drawing.reference:
+        load_reference_adapter(pipe, models.ip_adapter)
+    return pipe

@@ -1,0 +1,189 @@
+"""What each picture is denoised from: its scenes' prompts encoded once, their seeds' noise (a pinned
+picture's by DDIM inversion), their reference pictures' embeddings, slerped (the text with Chunked
+Similarity Alignment) along each morph. (docs/frames.md)"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image
+
+from musicvid.delivery.upscale import cover
+from musicvid.errors import UserError
+from musicvid.pictures.job import compute_device, has_reference_adapter, is_xl
+from musicvid.pictures.plan import Picture, reference_of
+from musicvid.pictures.slerp import align, slerp
+from musicvid.settings import RenderSettings
+from musicvid.storyboard import Storyboard
+
+
+@dataclass(frozen=True)
+class Conditioning:
+    """What one picture is denoised from."""
+
+    text: torch.Tensor  # the text embedding, 77 × width
+    pooled: torch.Tensor | None  # with SDXL: the pooled text embedding
+    noise: torch.Tensor  # the initial latent
+    step_noise: torch.Tensor | None  # with --fast: the noise added after each step but the last
+    image: torch.Tensor | None  # with a reference adapter: the reference picture's embedding (zeros: none)
+
+
+class SceneInputs:
+    """Each scene's prompt embedding (encoded once) and noise, and each morph's aligned target."""
+
+    def __init__(self, pipe, storyboard: Storyboard, scenes: list[int], settings: RenderSettings):
+        self.pipe = pipe
+        self.settings = settings
+        prompts = [_with_style(storyboard.scenes[i].prompt, settings.style) for i in scenes]
+        device = compute_device(pipe)
+        with torch.inference_mode():
+            embeds, pooled = encode_text(pipe, prompts, device)
+            self.negative, self.negative_pooled = encode_text(pipe, [settings.negative_prompt], device)
+        if pooled is not None and not settings.negative_prompt.strip() and pipe.config.force_zeros_for_empty_prompt:
+            # what SDXL's pipeline makes of no negative prompt (and what SDXL was trained to read so)
+            self.negative, self.negative_pooled = (
+                torch.zeros_like(self.negative),
+                torch.zeros_like(self.negative_pooled),
+            )
+        self.text = dict(zip(scenes, embeds))
+        self.pooled = {} if pooled is None else dict(zip(scenes, pooled))
+        factor = pipe.vae_scale_factor
+        shape = (pipe.unet.config.in_channels, settings.height // factor, settings.width // factor)
+        # Noise comes from a CPU generator, so a seed gives the same picture on every device. With --fast
+        # the same generator then gives the noise of each step (the initial latent stays the same).
+        self.noise, self.step_noise = {}, {}
+        for i in scenes:
+            generator = torch.Generator("cpu").manual_seed(storyboard.scenes[i].seed)
+            self.noise[i] = torch.randn(shape, generator=generator)
+            if settings.fast:
+                self.step_noise[i] = torch.randn((settings.steps - 1, *shape), generator=generator)
+        # A pinned scene's keyframe is its picture; its noise is the picture's latent (VAE encoder),
+        # run back up the sampler's steps by DDIM inversion under its prompt, so that its morphs start
+        # from what denoises to (about) the picture and are computed as any other scene's.
+        self.pinned = {
+            i: pinned_picture(Path(storyboard.scenes[i].picture), settings)
+            for i in scenes
+            if storyboard.scenes[i].picture
+        }
+        # With the reference adapter loaded, each scene's reference picture by its CLIP image embedding
+        # (encoded once per picture); a scene without one has zeros, the adapter's "no picture".
+        self.image: dict[int, torch.Tensor] = {}
+        if has_reference_adapter(pipe):
+            references = {i: reference_of(storyboard.scenes[i], settings) for i in scenes}
+            embedded = {path: embed_picture(pipe, path) for path in set(references.values()) if path}
+            nothing = torch.zeros(pipe.image_encoder.config.projection_dim)
+            self.image = {i: embedded[path] if path else nothing for i, path in references.items()}
+        for i, picture in self.pinned.items():
+            self.noise[i] = invert(pipe, picture, self.condition(i), settings.steps)
+        self._aligned: dict[tuple[int, int], torch.Tensor] = {}
+
+    def target_text(self, scene: int, target: int) -> torch.Tensor:
+        if not self.settings.align:
+            return self.text[target]
+        if (scene, target) not in self._aligned:
+            self._aligned[scene, target] = align(self.text[scene], self.text[target], self.settings.align_chunk)
+        return self._aligned[scene, target]
+
+    def condition(self, scene: int) -> Conditioning:
+        """A scene's keyframe's conditioning."""
+        return Conditioning(
+            self.text[scene],
+            self.pooled.get(scene),
+            self.noise[scene],
+            self.step_noise.get(scene),
+            self.image.get(scene),
+        )
+
+    def conditioning(self, picture: Picture) -> Conditioning:
+        scene, target, t = picture.scene, picture.target, picture.t
+        if target is None:
+            return self.condition(scene)
+        step_noise = None
+        if self.step_noise:  # each step's noise slerped on its own, as the initial latent
+            step_noise = torch.empty_like(self.step_noise[scene])  # (none at all in one step)
+            for step, (a, b) in enumerate(zip(self.step_noise[scene], self.step_noise[target])):
+                step_noise[step] = slerp(a, b, t)
+        return Conditioning(
+            slerp(self.text[scene], self.target_text(scene, target), t),
+            slerp(self.pooled[scene], self.pooled[target], t) if self.pooled else None,  # one vector: no CSA
+            slerp(self.noise[scene], self.noise[target], t),
+            step_noise,
+            slerp(self.image[scene], self.image[target], t) if self.image else None,
+        )
+
+
+def encode_text(pipe, prompts: list[str], device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Each prompt's text embedding (77 × width: with SDXL both encoders' side by side, 77 × 2048) and with
+    SDXL its pooled embedding, in float32 on the CPU."""
+    if not is_xl(pipe):
+        embeds, _ = pipe.encode_prompt(prompts, device, 1, False)
+        return embeds.float().cpu(), None
+    embeds, _, pooled, _ = pipe.encode_prompt(
+        prompts, device=device, num_images_per_prompt=1, do_classifier_free_guidance=False
+    )
+    return embeds.float().cpu(), pooled.float().cpu()
+
+
+def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
+    """A pinned picture as the scene's keyframe: RGB, scaled to cover the drawn size and centred."""
+    try:
+        with Image.open(path) as image:
+            pixels = np.asarray(image.convert("RGB"))
+    except (OSError, SyntaxError, ValueError):
+        raise UserError(f"pinned picture {path} is not an image Pillow can read") from None
+    return cover(pixels, settings.size)
+
+
+@torch.inference_mode()
+def embed_picture(pipe, path: Path) -> torch.Tensor:
+    """A reference picture's CLIP image embedding, by the adapter's image encoder (the picture as the
+    encoder's processor scales and crops it)."""
+    try:
+        with Image.open(path) as image:
+            pixels = image.convert("RGB")
+    except (OSError, SyntaxError, ValueError):
+        raise UserError(f"reference picture {path} is not an image Pillow can read") from None
+    embeds, _ = pipe.encode_image(pixels, compute_device(pipe), 1)
+    return embeds[0].float().cpu()
+
+
+@torch.inference_mode()
+def invert(pipe, picture: np.ndarray, condition: Conditioning, steps: int) -> torch.Tensor:
+    """The initial noise that DDIM's steps, under the keyframe's `condition` (its text, and with SDXL its
+    pooled text and size, with the adapter its reference picture's embedding) and without guidance,
+    denoise to about `picture`: its VAE latent taken back up the noise schedule (diffusers'
+    DDIMInverseScheduler)."""
+    from diffusers import DDIMInverseScheduler
+    from diffusers.utils.torch_utils import unwrap_module
+
+    device, dtype = compute_device(pipe), pipe.unet.dtype
+    pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, pipe.vae.dtype) / 127.5 - 1
+    encoded = pipe.vae.encode(pixels)  # SD's VAE gives a distribution, TAESD (--fast) the latent itself
+    latent = (encoded.latent_dist.mean if hasattr(encoded, "latent_dist") else encoded.latents) * (
+        pipe.vae.config.scaling_factor
+    )
+    latent = latent.to(dtype)
+    inverse = DDIMInverseScheduler.from_config(pipe.scheduler.config)
+    inverse.set_timesteps(steps, device=device)
+    extra = {}
+    if condition.image is not None:
+        extra["image_embeds"] = [condition.image[None, None].to(device, dtype)]
+    if condition.pooled is not None:  # SDXL: drawn at its own size, uncropped, as the pipeline conditions it
+        height, width = picture.shape[:2]
+        extra["text_embeds"] = condition.pooled[None].to(device, dtype)
+        extra["time_ids"] = torch.tensor([[height, width, 0, 0, height, width]], device=device, dtype=dtype)
+    text = condition.text[None].to(device, dtype)
+    # Eager, not compiled: the compiled UNet is traced at the drawing's padded batch (batch_inputs), and
+    # one picture at a time would compile it again.
+    unet = unwrap_module(pipe.unet)
+    for timestep in inverse.timesteps:
+        noise = unet(latent, timestep, encoder_hidden_states=text, added_cond_kwargs=extra or None).sample
+        latent = inverse.step(noise, timestep, latent).prev_sample
+    return latent[0].float().cpu()
+
+
+def _with_style(prompt: str, style: str) -> str:
+    return f"{prompt}, {style}" if style.strip() else prompt

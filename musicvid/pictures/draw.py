@@ -1,0 +1,86 @@
+"""A render's pictures, planned and drawn: which of them are stale (musicvid.pictures.plan, and with
+--transitions video musicvid.pictures.transitions), then Stable Diffusion's (musicvid.pictures.render) and the
+video model's, each model taken from the run's registry for its part alone."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from musicvid.models.drawing import Drawing
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import Picture, plan_pictures, stale_pictures, uses_reference
+from musicvid.pictures.render import render_pictures
+from musicvid.pictures.schedule import FrameSchedule
+from musicvid.pictures.transitions import (
+    Transition,
+    plan_transitions,
+    render_transitions,
+    stale_transitions,
+    video_job,
+)
+from musicvid.run import Run
+from musicvid.settings import RenderSettings
+from musicvid.storyboard import Storyboard
+
+
+@dataclass(frozen=True)
+class PicturePlan:
+    """The pictures of a render of `storyboard` at `schedule`, and which of them draw_pictures is to write
+    (`stale`: missing, or drawn from other inputs): Stable Diffusion's groups, and with --transitions video
+    the video model's transitions between the keyframes (SD then draws the keyframes alone, as with
+    `settings.preview`)."""
+
+    storyboard: Storyboard
+    schedule: FrameSchedule
+    drawing: Drawing
+    sd_settings: RenderSettings
+    groups: list[list[Picture]]
+    transitions: list[Transition]
+    stale: set[Path]
+
+
+def plan_drawing(run: Run, storyboard: Storyboard, schedule: FrameSchedule) -> PicturePlan:
+    """Every picture of `schedule` keyed by its inputs (keyframes alone with the run's `settings.preview`),
+    and which of them a killed run left undone or an edit made stale."""
+    settings, registry, workdir = run.settings, run.registry, run.workdir
+    by_video = settings.transitions == "video" and not settings.preview
+    drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
+    sd_settings = dataclasses.replace(settings, preview=True) if by_video else settings
+    groups = plan_pictures(storyboard, schedule, sd_settings, drawing.key(registry.models), workdir)
+    transitions = []
+    if by_video:
+        keyframes = {group[0].scene: group[0] for group in groups}
+        transitions = plan_transitions(schedule, settings, keyframes, registry.models.video, workdir)
+    stale = stale_pictures(groups, settings) | stale_transitions(transitions, settings)
+    return PicturePlan(storyboard, schedule, drawing, sd_settings, groups, transitions, stale)
+
+
+def draw_pictures(run: Run, plan: PicturePlan, on_saved: Callable[[Path], object] = lambda path: None) -> int:
+    """The plan's stale pictures; returns how many were drawn. With --transitions video, Stable Diffusion
+    draws the keyframes, then the video model the frames between them (musicvid.pictures.transitions).
+    `on_saved` hears of each picture once it is on disk."""
+    drawn = 0
+    if any(p.path in plan.stale for group in plan.groups for p in group):
+        drawn += draw_keyframes_and_morphs(run, plan, on_saved)
+    if any(p.path in plan.stale for t in plan.transitions for p in t.pictures):
+        # (Stable Diffusion is released by now: no name here holds it while the video model loads)
+        with run.registry.use("video", run.timings) as loaded:
+            job = video_job(loaded, run.settings, run.registry.offloads("transitions"))
+            drawn += render_transitions(
+                job, plan.storyboard, plan.transitions, plan.stale, run.settings, run.workdir, run.timings,
+                run.quiet, run.stop, on_saved,
+            )  # fmt: skip
+    return drawn
+
+
+def draw_keyframes_and_morphs(run: Run, plan: PicturePlan, on_saved: Callable[[Path], object]) -> int:
+    """Stable Diffusion's pictures of the plan, in a function of their own so that its pipeline and the job
+    made of it are let go when it returns."""
+    with run.registry.use(plan.drawing, run.timings) as loaded:
+        job = job_pipeline(loaded, plan.sd_settings, run.registry.offloads("pictures"))
+        return render_pictures(
+            job, plan.storyboard, plan.groups, plan.stale, plan.sd_settings, run.timings, run.quiet, run.stop, on_saved
+        )

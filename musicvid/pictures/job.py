@@ -1,0 +1,127 @@
+"""A pipeline for one render job: the loaded models, shared, with the job's own sampler and switches
+(attention slicing, VAE slicing and tiling, offloading, compilation, the reference adapter's scale), and
+what is read off a pipeline (where its models run, its family)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import lru_cache
+from typing import Collection
+
+import torch
+
+from musicvid.models.loading import job_pipeline_of
+from musicvid.settings import RenderSettings
+
+log = logging.getLogger("musicvid")
+
+
+def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | None = None):
+    """A pipeline for one render: the loaded models, shared, with a sampler of the job's own. A kept-
+    loaded pipeline (batch, web page) is never changed under another job's denoising loop: its
+    scheduler keeps state per call. The models' own switches below are set for this job; the callers
+    run one job at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
+    switches (musicvid.memory), by default those the settings ask for."""
+    from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
+    from diffusers.utils.torch_utils import is_compiled_module
+
+    from musicvid.pictures.sampler import SharedNoiseLCMScheduler
+
+    offloads = settings.offloads_asked() if offloads is None else offloads
+
+    # The full samplers add no noise per step, so nearby t give nearby pictures. --fast's does, but each
+    # picture's noise is given, slerped like its initial latent (musicvid.pictures.sampler).
+    if settings.fast:
+        scheduler = SharedNoiseLCMScheduler.from_config(pipe.scheduler.config)
+    elif settings.scheduler == "ddim":
+        scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
+    else:
+        scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
+    # Set both ways: a pipeline kept loaded (batch, web UI) may carry the last job's choice. Attention
+    # slicing has no kind for the reference adapter's attention: setting it either way would drop the adapter.
+    if has_reference_adapter(pipe):
+        if settings.attention_slicing:
+            log.warning("musicvid: attention slicing does not go with reference pictures; drawing without it")
+    else:
+        set_attention_slicing(pipe, "attention-slicing" in offloads)
+    if "vae-slicing" in offloads:
+        pipe.vae.enable_slicing()
+    else:
+        pipe.vae.disable_slicing()
+    if "vae-tiling" in offloads:
+        pipe.vae.enable_tiling()
+    else:
+        pipe.vae.disable_tiling()
+    if pipe.device.type == "cuda":
+        offload(pipe, offloads)
+    # (with offloading, pipe.device says "cpu": the models run on compute_device(pipe))
+    if settings.compile and not is_compiled_module(pipe.unet):
+        # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs. By inductor
+        # unless MUSICVID_COMPILE_BACKEND names another backend (the tests' "eager" checks the graphs quickly).
+        backend = os.environ.get("MUSICVID_COMPILE_BACKEND", "inductor")
+        pipe.unet = torch.compile(pipe.unet, fullgraph=True, backend=backend)
+        pipe.vae.decoder = torch.compile(pipe.vae.decoder, backend=backend)
+    kind = type(pipe)
+    if has_reference_adapter(pipe):
+        pipe.set_ip_adapter_scale(settings.reference_strength)
+        kind = _with_reference_per_picture(kind)
+    job = job_pipeline_of(pipe, kind, scheduler=scheduler)
+    job.set_progress_bar_config(disable=True)  # our own bar counts frames
+    return job
+
+
+def set_attention_slicing(pipe, sliced: bool) -> None:
+    """The UNet's attention sliced or not, its processors replaced only where they are not so already: a
+    replacement drops what the loaded models were set up with (fused query, key and value projections:
+    benchmarks/speed.py), and one of another kind makes a compiled UNet compile again."""
+    from diffusers.models.attention_processor import SlicedAttnAddedKVProcessor, SlicedAttnProcessor
+
+    processors = pipe.unet.attn_processors.values()
+    if any(isinstance(p, (SlicedAttnProcessor, SlicedAttnAddedKVProcessor)) for p in processors) == sliced:
+        return
+    if sliced:
+        pipe.enable_attention_slicing()
+    else:
+        pipe.disable_attention_slicing()
+
+
+def offload(pipe, offloads: Collection[str]) -> None:
+    """A pipeline on CUDA offloaded as `offloads` says: each model (accelerate's model offload) or each layer
+    (sequential offload) on the GPU only while it runs, the weights waiting on the CPU."""
+    if "sequential-offload" in offloads:
+        pipe.enable_sequential_cpu_offload(device=pipe.device)
+    elif "model-offload" in offloads:
+        pipe.enable_model_cpu_offload(device=pipe.device)
+
+
+def has_reference_adapter(pipe) -> bool:
+    return getattr(pipe.unet, "encoder_hid_proj", None) is not None
+
+
+@lru_cache
+def _with_reference_per_picture(pipeline_class: type) -> type:
+    """`pipeline_class` taking one reference-picture embedding per picture of a batch: diffusers' own
+    takes one for the whole batch and repeats it, but along a morph between two scenes' references each
+    picture has its own. `ip_adapter_image_embeds` is then one tensor, batch × 1 × width, and the
+    unconditional embedding of guidance is zeros, as diffusers makes it for a picture."""
+
+    class PerPicture(pipeline_class):
+        def prepare_ip_adapter_image_embeds(self, image, embeds, device, per_prompt, guided):
+            return [(torch.cat([torch.zeros_like(e), e]) if guided else e).to(device) for e in embeds]
+
+    PerPicture.__name__ = pipeline_class.__name__
+    return PerPicture
+
+
+def compute_device(pipe) -> torch.device:
+    """Where the pipeline's models run: their own device, or under --low-vram's offloading (the weights
+    wait on the CPU between passes) the one each is moved to for its pass."""
+    from diffusers.utils.torch_utils import get_module_execution_device
+
+    return get_module_execution_device(pipe.unet)
+
+
+def is_xl(pipe) -> bool:
+    """An SDXL pipeline: two text encoders, and a UNet conditioned on the pooled text and the picture's size."""
+    return pipe.unet.config.addition_embed_type == "text_time"

@@ -1,0 +1,101 @@
+"""What to draw: every picture of a video, keyed by its inputs (musicvid.pictures.cache), in its fixed render
+group, and which of them are stale. Pictures are denoised in fixed groups (each keyframe alone, in-between
+frames by blocks of frame numbers, across scenes), and a group is denoised whole whenever any of its pictures
+is missing or stale: the batch a picture is computed in is then always the same, and so are its bytes.
+(docs/frames.md)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from musicvid.files import check_picture
+from musicvid.models.drawing import file_digest
+from musicvid.pictures.cache import picture_key, stored_key
+from musicvid.pictures.schedule import FrameSchedule
+from musicvid.settings import RenderSettings
+from musicvid.storyboard import Scene, Storyboard
+from musicvid.workdir import Workdir
+
+
+@dataclass(frozen=True)
+class Picture:
+    """One image to denoise: the morph from scene `scene` towards `target` at `t` (t = 0: keyframe)."""
+
+    path: Path
+    key: str
+    scene: int
+    target: int | None
+    t: float
+
+
+def _file_digest(path: Path, what: str = "pinned picture") -> str:
+    check_picture(path, what)  # its header, before it is ever decoded
+    return file_digest(path)
+
+
+def reference_of(scene: Scene, settings: RenderSettings) -> Path | None:
+    """The picture whose look a scene takes: its own, else the render's (--reference), else none."""
+    own = scene.reference or settings.reference
+    return Path(own) if own else None
+
+
+def uses_reference(storyboard: Storyboard, settings: RenderSettings) -> bool:
+    return any(reference_of(scene, settings) for scene in storyboard.scenes)
+
+
+def plan_pictures(
+    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, drawing: dict, workdir: Workdir
+) -> list[list[Picture]]:
+    """Every picture of the video in its fixed render group: keyframes first, each alone, then the
+    in-between frames by blocks of `--batch-size` frame numbers (frames k with the same k // size),
+    across scene boundaries, so that batches stay full however short the scenes are. A block is fixed by
+    the frame numbers alone: an edit to one scene changes no other picture's group, and moving a scene's
+    start changes only the blocks around it. `drawing`: what draws them, as Drawing.key names it."""
+    common = settings.picture_inputs(drawing)
+    scenes = storyboard.scenes
+    pinned = {s.index: _file_digest(Path(s.picture)) for s in scenes if s.picture}
+    references = {s.index: _file_digest(r, "reference picture") for s in scenes if (r := reference_of(s, settings))}
+
+    def scene_inputs(i: int) -> tuple:
+        own = [pinned.get(i), references.get(i)]
+        return (scenes[i].prompt, scenes[i].seed, *[x for x in own if x is not None])
+
+    keyframes = [
+        Picture(workdir.keyframe(s), picture_key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
+    ]
+    groups = [[keyframe] for keyframe in keyframes]  # one by one: a new seed or prompt redraws that one alone
+    if settings.preview:
+        return groups
+    morph = {"align": settings.align, "align_chunk": settings.align_chunk if settings.align else None}
+    blocks: dict[int, list[Picture]] = {}
+    for segment in schedule.segments:
+        if segment.target is None:
+            continue  # the last scene holds its keyframe
+        for k in range(segment.first + 1, segment.end):
+            blocks.setdefault(k // settings.batch_size, []).append(
+                Picture(
+                    workdir.frame(k),
+                    picture_key(
+                        common,
+                        morph,
+                        scene_inputs(segment.scene),
+                        scene_inputs(segment.target),
+                        k - segment.first,
+                        segment.length,
+                        # paced by the music: t itself (it depends on the audio, not only on the frame's place)
+                        *([] if segment.motion is None else [round(segment.t(k), 9)]),
+                    ),
+                    segment.scene,
+                    segment.target,
+                    segment.t(k),
+                )
+            )
+    return groups + list(blocks.values())
+
+
+def stale_pictures(groups: list[list[Picture]], settings: RenderSettings) -> set[Path]:
+    """The paths of the pictures that are missing, or drawn from other inputs or at another size."""
+    size = (settings.width, settings.height)
+    return {p.path for group in groups for p in group if stored_key(p.path, size) != p.key}

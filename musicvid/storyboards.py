@@ -1,0 +1,167 @@
+"""A song's storyboard in its work directory: the transcript (from a timed lyrics file, or by the ASR model,
+cached as transcript.json) and the storyboard made from it (scenes, form, ViPE's prompts), or the saved one
+reused, edits and all, while it comes from the same inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from musicvid.audio import AudioInfo, find_beats
+from musicvid.checks import check_pictures
+from musicvid.errors import UserError
+from musicvid.files import same_file
+from musicvid.form import mark_form
+from musicvid.lyrics.align import align_lyrics
+from musicvid.lyrics.known import PLAIN, check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
+from musicvid.lyrics.transcribe import transcribe
+from musicvid.lyrics.transcript import Transcript
+from musicvid.lyrics.vocals import separate_vocals
+from musicvid.pictures.elaborate import elaborate
+from musicvid.run import Run
+from musicvid.settings import SongRequest
+from musicvid.storyboard import (
+    Storyboard,
+    instrumental_cuts,
+    load_storyboard,
+    plan_scenes,
+    scene_seed,
+    snap_cuts_to_beats,
+)
+
+
+def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
+    """The work directory's transcript of this audio; None where there is none, or it is unreadable
+    (a cache is redone, not trusted)."""
+    try:
+        cached = Transcript.load(path)
+    except (UserError, OSError, UnicodeDecodeError):
+        return None
+    return cached if cached.audio_sha256 == audio_sha256 else None
+
+
+def get_transcript(run: Run) -> Transcript:
+    """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
+    or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
+    request, registry, timings, info = run.request, run.registry, run.timings, run.audio.info
+    lyrics = request.lyrics_file
+    if lyrics and lyrics.suffix.lower() != PLAIN:
+        return read_lyrics(lyrics, info.duration, info.sha256)
+    texts = read_plain_lyrics(lyrics) if lyrics else None
+    if texts:
+        check_line_count(len(texts), info.duration, lyrics)
+    path = run.workdir.transcript
+    models = registry.models
+    source = f"{models.asr_backend}:{models.asr}"
+    if request.separate_vocals:
+        source += f"+vocals:{models.separator}"
+    if lyrics:
+        source = f"aligned:{source}:{lyrics_label(lyrics)}"
+    cached = cached_transcript(path, info.sha256)
+    if cached and cached.model == source:
+        return cached
+    samples = run.audio.samples
+    if request.separate_vocals:
+        with registry.use("separator", timings) as separator, timings.measure("separate vocals", registry.device):
+            samples = separate_vocals(separator, Path(info.path), samples.size, quiet=run.quiet)
+    with registry.use("asr", timings) as asr, timings.measure("align" if texts else "transcribe", registry.device):
+        if texts:
+            transcript = align_lyrics(asr, samples, texts, info.sha256, quiet=run.quiet)
+        else:
+            transcript = transcribe(asr, samples, info.sha256, quiet=run.quiet)
+    transcript.model = source  # what the cache is checked against
+    transcript.save(path)
+    return transcript
+
+
+def storyboard_settings(run: Run, transcript: Transcript) -> dict:
+    request = run.request
+    return {
+        "context_size": request.context_size,
+        "seed": request.seed,
+        "break_seconds": request.break_seconds,
+        "candidates": request.candidates,
+        "lens": request.lens,
+        "transcript": transcript.model,
+        "models": run.registry.models.describe(),
+    }
+
+
+def _same_making(saved: Storyboard, settings: dict, title: str, artist: str) -> bool:
+    """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
+    keys = ("context_size", "seed", "break_seconds", "candidates", "lens", "transcript")
+    # storyboards made before candidates and lenses existed were made with their defaults
+    made_before = {"candidates": SongRequest.candidates, "lens": SongRequest.lens}
+    return (
+        all(saved.settings.get(k, made_before.get(k)) == settings[k] for k in keys)
+        and (saved.settings.get("models") or {}).get("vipe") == settings["models"]["vipe"]
+        and (saved.title, saved.artist) == (title, artist)
+    )
+
+
+def check_matches_audio(storyboard: Storyboard, info: AudioInfo, source: str) -> None:
+    if abs(storyboard.duration - info.duration) > 0.05:
+        raise UserError(
+            f"storyboard {source} is for audio of {storyboard.duration:.2f} s, but {info.path} lasts {info.duration:.2f} s"
+        )
+
+
+def storyboard_in(run: Run) -> Storyboard:
+    """The storyboard of the run's request, in the work directory the run holds."""
+    request, registry, timings, info = run.request, run.registry, run.timings, run.audio.info
+    path = run.workdir.storyboard
+    title = request.title if request.title is not None else info.title
+    artist = request.artist if request.artist is not None else info.artist
+
+    if request.storyboard_file:
+        storyboard = load_storyboard(request.storyboard_file)
+        check_matches_audio(storyboard, info, str(request.storyboard_file))
+    else:
+        transcript = get_transcript(run)
+        settings = storyboard_settings(run, transcript)
+        saved = load_storyboard(path) if path.exists() else None
+        if saved and _same_making(saved, settings, title, artist):
+            check_matches_audio(saved, info, str(path))
+            storyboard = saved
+        else:
+            scenes = plan_scenes(transcript.lines, info.duration, request.break_seconds)
+            if instrumental_cuts(scenes):  # beat tracking costs seconds: only when there is a cut to place
+                with timings.measure("beats"):
+                    snap_cuts_to_beats(scenes, find_beats(run.audio.samples).seconds)
+            storyboard = Storyboard(
+                audio={"path": info.path, "sha256": info.sha256, "duration": info.duration},
+                title=title,
+                artist=artist,
+                language=transcript.language,
+                settings=settings,
+                scenes=scenes,
+            )
+            read_form(run, storyboard, planned=True)
+            for scene in storyboard.scenes:
+                scene.seed = scene_seed(request.seed, scene.motif or scene.index)
+    read_form(run, storyboard)  # a storyboard made before sections, or a section cleared
+    if not request.storyboard_file:  # a file's pictures were decoded whole by check_inputs already
+        check_pictures(storyboard)
+
+    if any(not s.prompt.strip() for s in storyboard.scenes):
+        with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
+            elaborate(
+                storyboard,
+                vipe,
+                context_size=request.context_size,
+                seed=request.seed,
+                candidates=request.candidates,
+                lens=request.lens,
+                quiet=run.quiet,
+            )
+    if not (request.storyboard_file and same_file(request.storyboard_file, path)):  # an input is never rewritten
+        storyboard.audio = {**storyboard.audio, "path": info.path, "sha256": info.sha256}  # of this song now
+        storyboard.save(path)
+    return storyboard
+
+
+def read_form(run: Run, storyboard: Storyboard, planned: bool = False) -> None:
+    """Sections, motifs and moods for the scenes without a section (musicvid.form); scenes just `planned`
+    may be cut where the music changes."""
+    if any(s.section is None for s in storyboard.scenes):
+        with run.timings.measure("form"):
+            mark_form(storyboard.scenes, run.audio.samples, planned)

@@ -1,0 +1,77 @@
+"""Every setting says what it affects (the storyboard, the keyframes, the frames between, the video, only the
+speed, or nothing made), the lists the code keeps are made from that, and a rerun with one setting changed
+redraws exactly what it affects."""
+
+import dataclasses
+import json
+
+import pytest
+
+from musicvid.model_choice import ModelChoice
+from musicvid.schema import AFFECTS, setting
+from musicvid.settings import BETWEEN_AND_AFTER, RenderSettings, SongRequest
+from tests.helpers import make_tone, render
+
+LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
+
+
+@pytest.mark.parametrize("settings", [SongRequest, RenderSettings, ModelChoice])
+def test_every_field_says_what_it_affects(settings):
+    for field in dataclasses.fields(settings):
+        affects = field.metadata["affects"]
+        assert affects and set(affects) <= set(AFFECTS), field.name
+
+
+def test_a_setting_that_says_nothing_of_what_it_affects_is_refused():
+    with pytest.raises(ValueError, match="must say what it affects"):
+        setting(1, "a new knob")
+    with pytest.raises(ValueError, match="must say what it affects"):
+        setting(1, "a new knob", affects=("colour",))
+
+
+def test_the_kept_lists_are_made_from_the_declarations():
+    assert "captions" in BETWEEN_AND_AFTER and "align" in BETWEEN_AND_AFTER
+    assert not set(BETWEEN_AND_AFTER) & set(RenderSettings.affecting("keyframes", "speed"))
+    keyed = RenderSettings().picture_inputs({"diffusion": "d"})
+    assert {"steps", "guidance", "scheduler", "style", "negative_prompt"} <= set(keyed)
+    assert not set(keyed) & set(RenderSettings.affecting("speed"))
+
+
+def pictures_drawn(workdir) -> int:
+    return json.loads((workdir / "timings.json").read_text())["pictures_drawn"]
+
+
+@pytest.mark.slow
+def test_a_rerun_redraws_exactly_what_the_changed_setting_affects(tmp_path):
+    song = make_tone(tmp_path / "song.mp3", 6.03)
+    song.with_suffix(".lrc").write_text(LYRICS)
+    workdir = tmp_path / "work"
+    assert render(song, workdir, "-o", tmp_path / "first.mp4") == 0
+    every = pictures_drawn(workdir)
+    keyframes = len(list((workdir / "keyframes").glob("*.png")))
+    assert every > keyframes > 0
+    # each rerun from the first's settings, one setting changed (the video's own settings redraw nothing)
+    redrawn = {}
+    for name, options in {
+        "captions": ("--captions", "line"),
+        "output rate": ("--output-fps", "30"),
+        "resolution": ("--resolution", "720p"),
+        "batch size": ("--batch-size", "2"),
+        "alignment": ("--no-align",),
+        "steps": ("--steps", "3"),
+        "guidance": ("--guidance", "5"),
+        "style": ("--style", "ink"),
+    }.items():
+        assert render(song, workdir, *options, "-o", tmp_path / f"{name}.mp4") == 0, name
+        redrawn[name] = pictures_drawn(workdir)
+        assert render(song, workdir, "-o", tmp_path / "back.mp4") == 0  # back to the first's pictures
+    assert redrawn == {
+        "captions": 0,
+        "output rate": 0,
+        "resolution": 0,
+        "batch size": 0,
+        "alignment": every - keyframes,  # the frames between alone
+        "steps": every,
+        "guidance": every,
+        "style": every,
+    }

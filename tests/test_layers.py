@@ -1,0 +1,124 @@
+"""The shape of the code: packages import downwards only (ui -> musicvid -> vipe_core), no module imports one
+that imports it back (imports inside functions count too: they only hide a circle), and no module or function
+grows past what one reads in a sitting."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("ui", "musicvid", "vipe_core")  # each may import those after it only
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 80
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def type_checking_only(tree: ast.Module) -> set[int]:
+    """The line numbers of imports under `if TYPE_CHECKING:`: names for annotations, not imports that run."""
+    lines = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            lines |= {
+                child.lineno for statement in node.body for child in ast.walk(statement) if hasattr(child, "lineno")
+            }
+    return lines
+
+
+def imports(path: Path, known: dict[str, Path]) -> set[str]:
+    """The project's modules `path` imports, anywhere in it."""
+    tree = ast.parse(path.read_text())
+    skipped, found = type_checking_only(tree), set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) in skipped:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            continue
+        found |= {target for target in targets if target in known}
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports(path, known) - {name} for name, path in known.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected sets of more than one module (Tarjan's algorithm, iteratively)."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], 0
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = counter
+                    counter += 1
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_packages_import_downwards_only():
+    upward = [
+        (name, target)
+        for name, targets in import_graph().items()
+        for target in targets
+        if PACKAGES.index(target.split(".")[0]) < PACKAGES.index(name.split(".")[0])
+    ]
+    assert upward == []
+
+
+def test_no_module_or_function_is_too_long_to_read_in_one_sitting():
+    too_long = []
+    for name, path in modules().items():
+        text = path.read_text()
+        if text.count("\n") > MAX_MODULE_LINES:
+            too_long.append(f"{name}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}.{node.name}: {length} lines")
+    assert too_long == []
