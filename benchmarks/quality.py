@@ -1,5 +1,5 @@
-"""Pictures that show the lyric, measured: one storyboard rendered once per variant (CSA morphs and plain slerp),
-each render scored by `musicvid score`, the report's figures side by side.
+"""Pictures that show the lyric, measured: one storyboard rendered once per variant (CSA morphs, plain slerp, and
+the best of 4 keyframe candidates), each render scored by `musicvid score`, the report's figures side by side.
 
     python -m benchmarks.quality SONG --lyrics LYRICS [--models default] [--fps 10] [--out FILE]
     python -m benchmarks.quality SONG --variant "fast=--fast"      # another row: a name and render's options
@@ -13,6 +13,14 @@ pictures' changes from the song's onsets (and from evenly spread times, for scal
 offset from their transcript lines (musicvid.quality). A render with random weights (the tiny preset, or
 the tiny scorer) is labelled a check of the mechanics: its pictures are noise and its scores say nothing
 of quality.
+
+A second table sets the keyframe picks side by side: csa draws one candidate a scene (the default), "4
+candidates" the best of 4 by the scorer, the storyboard and every other option the same. Each row gives the
+kept keyframes' mean lyric and prompt scores, the candidates drawn (timings.json), their seconds (the drawing
+stages' seconds shared out by the pictures denoised, every picture being as many steps, and the scoring's) and
+their TFLOP: the candidates drawn times one picture's steps (the UNet on the picture and, with guidance, its
+unguided twin) and decode, counted by torch on the meta device from the model's config as the memory plan
+builds it (musicvid.models.sizes; benchmarks/transitions.py counts the same way). An estimate to compare by.
 """
 
 from __future__ import annotations
@@ -28,12 +36,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+import torch
+
 from benchmarks.songs import band, write_song
+from benchmarks.transitions import rounded, tflop
+from musicvid.cli import build_parser, render_settings
 from musicvid.cli import main as musicvid
+from musicvid.models import sizes
+from musicvid.models.activations import TEXT_TOKENS
 from musicvid.models.choose import choose_models
 from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL, ModelSet
 from musicvid.models.registry import ModelRegistry
 from musicvid.quality import RANDOM_WEIGHTS, score_render
+from musicvid.settings import RenderSettings
 
 RANDOM_MODELS = (TINY, TINY_XL, SD15_RANDOM, SDXL_RANDOM)
 QUICK_SECONDS, QUICK_FPS = 4.0, 5.0
@@ -49,9 +64,10 @@ class Variant:
 
 
 VARIANTS = (
-    Variant("csa"),  # Chunked Similarity Alignment, the default
+    Variant("csa"),  # Chunked Similarity Alignment, the default: one keyframe candidate a scene
     Variant("slerp", ("--no-align",)),
-)  # best-of-N's rows join these once render takes --keyframe-candidates (issue 44); --variant adds any now
+    Variant("4 candidates", ("--keyframe-candidates", "4")),  # csa's, each keyframe the best of 4
+)
 COLUMNS = {
     "lyric": "lyric",
     "prompt": "prompt",
@@ -81,6 +97,46 @@ def run(musicvid_args: list) -> None:
         raise SystemExit(f"musicvid {musicvid_args[0]} failed (exit {code})")
 
 
+def tflop_per_candidate(models: ModelSet, settings: RenderSettings) -> float:
+    """One keyframe candidate's TFLOP: its steps of the UNet (on the picture and, where guidance is on, its
+    unguided twin, as diffusers batches them) and its decode (TAESD's with --fast), counted on the meta device."""
+    unet = sizes.part_in("diffusion", models.diffusion, "unet", torch.float32)
+    kind, name = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", models.diffusion)
+    decoder = sizes.part_in(kind, name, "vae", torch.float32)
+    batch = 2 if settings.guidance > 1 else 1
+    xl = unet.config.addition_embed_type == "text_time"  # SDXL: conditioned on the pooled text and six sizes
+    pooled = unet.config.projection_class_embeddings_input_dim - 6 * unet.config.addition_time_embed_dim if xl else 0
+    latent = (unet.config.in_channels, settings.height // 8, settings.width // 8)
+    with torch.device("meta"):
+        text = torch.empty(batch, TEXT_TOKENS, unet.config.cross_attention_dim)
+        extra = {"text_embeds": torch.empty(batch, pooled), "time_ids": torch.empty(batch, 6)} if xl else None
+        step = tflop(
+            lambda: unet(torch.empty(batch, *latent), torch.full((batch,), 500), text, added_cond_kwargs=extra)
+        )
+        decode = tflop(lambda: decoder.decode(torch.empty(1, *latent)))
+    return settings.steps * step + decode
+
+
+def pick_figures(workdir: Path, report: dict, per_candidate: float) -> dict:
+    """What a render's keyframe picks cost, from its timings.json: the candidates drawn, their seconds (the
+    drawing stages' shared out by the pictures denoised, and the scoring's), their TFLOP."""
+    timings = json.loads((workdir / "timings.json").read_text(encoding="utf-8"))
+    seconds, drawn = timings["seconds"], timings.get("keyframe_candidates_drawn", 0)
+    # every picture denoised: the candidates, and the frames between (each picked scene's keyframe is a candidate)
+    picked = sum("pick" in row for row in report["scenes"])
+    pictures = drawn + timings["pictures_drawn"] - picked
+    drawing = seconds.get("denoise", 0.0) + seconds.get("decode", 0.0)
+    share = drawing * drawn / pictures if pictures else 0.0
+    return {
+        "candidates_drawn": drawn,
+        "pictures_denoised": pictures,
+        "seconds": round(share + seconds.get("score keyframes", 0.0), 3),
+        "scoring_seconds": round(seconds.get("score keyframes", 0.0), 3),
+        "tflop_per_candidate": rounded(per_candidate),
+        "tflop": rounded(drawn * per_candidate),
+    }
+
+
 def compare(
     song: Path, lyrics: Path | None, folder: Path, variants: tuple[Variant, ...], preset: str, fps: float, device: str
 ) -> dict:
@@ -94,11 +150,15 @@ def compare(
         workdir, started = folder / variant.name.replace(" ", "-"), time.perf_counter()
         storyboard = folder / "storyboard" / "storyboard.json"
         video = ["-o", workdir / "video.mp4", "--storyboard", storyboard, "--workdir", workdir, "--fps", fps]
-        run(["render", song, *video, *common, *variant.options])
+        argv = [str(a) for a in ["render", song, *video, *common, *variant.options]]
+        run(argv)
         render_seconds = time.perf_counter() - started
-        report = score_render(workdir, registry, fps)
+        report = score_render(workdir, registry)  # at the rate its timings.json records
+        settings, _ = render_settings(build_parser().parse_args(argv))  # as the render resolved them
         rows[variant.name] = {"options": list(variant.options), "render_seconds": round(render_seconds, 1)}
         rows[variant.name] |= {"summary": report["summary"], "smoothness": report["smoothness"]}
+        picks = pick_figures(workdir, report, tflop_per_candidate(models, settings))
+        rows[variant.name]["picks"] = {"candidates": settings.keyframe_candidates, **picks}
     result = {"song": str(song), "models": preset, "scorer": models.scorer, "fps": fps, "variants": rows}
     return result | ({"note": RANDOM_WEIGHTS} if random_weights(models) else {})
 
@@ -110,6 +170,14 @@ def table(result: dict) -> str:
     lines = [f"| variant | {' | '.join(COLUMNS.values())} |", "|---" * (len(COLUMNS) + 1) + "|"]
     for name, row in result["variants"].items():
         lines.append(f"| {name} | {' | '.join(cell(row['summary'][key]) for key in COLUMNS)} |")
+    lines += ["", "Keyframe picks (the kept keyframes' scores; what drawing and scoring the candidates cost):", ""]
+    lines += ["| variant | candidates | lyric | prompt | drawn | seconds | TFLOP |", "|---" * 7 + "|"]
+    for name, row in result["variants"].items():
+        picks, figures = row["picks"], row["summary"]
+        lines.append(
+            f"| {name} | {picks['candidates']} | {cell(figures['lyric'])} | {cell(figures['prompt'])} | "
+            f"{picks['candidates_drawn']} | {picks['seconds']:.2f} | {picks['tflop']:.4g} |"
+        )
     if "note" in result:
         lines.append(f"\n{result['note'].capitalize()}.")
     return "\n".join(lines)

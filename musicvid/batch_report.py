@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from musicvid.errors import UserError
 from musicvid.files import remove_temporaries, same_file
 from musicvid.outputs import inputs_of
-from vipe_core.files import write_json
+from vipe_core.atomic import write_json
 
 if TYPE_CHECKING:
     from musicvid.batch import Job

@@ -18,6 +18,7 @@ os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from musicvid.errors import MusicvidError  # noqa: E402
+from musicvid.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.model_choice import ModelChoice  # noqa: E402
 from musicvid.settings import BETWEEN_AND_AFTER, RenderSettings, SongRequest, resolve_render_settings  # noqa: E402
 
@@ -43,11 +44,13 @@ def add_render_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_score_options(p: argparse.ArgumentParser) -> None:
-    from musicvid.geometry import DRAWN_FPS
-
     p.add_argument("workdir", type=Path, help="a render's work directory (musicvid-work/<song>-<hash>/, --workdir)")
     ModelChoice.add_options(p, skip=tuple(set(ModelChoice.fields()) - {"models", "scorer", "device", "precision"}))
-    p.add_argument("--fps", type=float, default=DRAWN_FPS, help="the rate the render drew at: its --fps (default 10)")
+    p.add_argument(
+        "--fps",
+        type=float,
+        help=f"the rate a render drew at, for one whose timings.json does not record it (older renders; default {DRAWN_FPS:g})",
+    )
     p.add_argument("--json", action="store_true", help="print score.json instead of its summary")
 
 
@@ -112,7 +115,7 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
 def cmd_storyboard(args) -> int:
     from musicvid.models.choose import registry_of
     from musicvid.pipeline import draw_keyframes, get_storyboard
-    from musicvid.review import scene_table
+    from musicvid.review import scene_table, weakest_keyframes
 
     settings, choice = render_settings(args)  # checked even when only the storyboard is made
     registry = registry_of(choice)
@@ -126,6 +129,9 @@ def cmd_storyboard(args) -> int:
     if args.keyframes:
         print(f"keyframes: {made.pictures_drawn} drawn, in {workdir.keyframes}")
         print(f"contact sheet: {made.contact_sheet}")
+        weakest = weakest_keyframes(storyboard, made.scenes)
+        if weakest:  # last: what a person may want to redraw
+            print("\n" + "\n".join(weakest))
     return 0
 
 

@@ -23,7 +23,7 @@ from musicvid.pictures.schedule import to_frame
 from musicvid.run import Run
 from musicvid.storyboard import Storyboard
 from musicvid.storyboards import cached_transcript
-from vipe_core.files import write_text
+from vipe_core.atomic import write_text
 
 
 @dataclass(frozen=True)

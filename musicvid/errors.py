@@ -7,6 +7,12 @@ def number_text(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def either(choices) -> str:
+    """Choices as a sentence names them: "720p, 1080p or 4k"."""
+    words = [number_text(choice) for choice in choices]
+    return " or ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+
 class MusicvidError(Exception):
     exit_code = 1
 

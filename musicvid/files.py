@@ -1,5 +1,5 @@
 """Files a person hands the app, checked before use, and the temporaries a killed run left behind
-(written by vipe_core.files.atomic_path)."""
+(written by vipe_core.atomic.atomic_path)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from musicvid.errors import UserError
-from vipe_core.files import TEMPORARY_MARK, temporary_of
+from vipe_core.atomic import TEMPORARY_MARK, temporary_of
 
 # What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
@@ -52,7 +52,7 @@ def writer_gone(pid: int) -> bool:
 
 
 def remove_temporaries(path: str | os.PathLike) -> None:
-    """What a killed run left of its writes to `path`: our temporaries of that name (vipe_core.files)
+    """What a killed run left of its writes to `path`: our temporaries of that name (vipe_core.atomic)
     whose writer no longer runs. Nothing else beside it is touched: `.o.mp4.bak`, vim's `.o.srt.swp`."""
     path = Path(path)
     if path.parent.is_dir():

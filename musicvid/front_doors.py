@@ -15,6 +15,13 @@ from musicvid.schema import Checked, check_field, field_type
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
 
+def options_text(options: dict[str, Any], flags: bool = True) -> str:
+    """Settings by field name as the command line gives them (--output-fps 30), or without the dashes as the page
+    names them (output fps 30): what the help and the page say a look or --fast sets, made from what it sets."""
+    name = (lambda field: "--" + field.replace("_", "-")) if flags else (lambda field: field.replace("_", " "))
+    return ", ".join(f"{name(field)} {number_text(value)}" for field, value in options.items())
+
+
 def parse_size(text: str) -> tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))

@@ -204,9 +204,9 @@ def drawing_weights(models: ModelSet, precision: Precision, fast: bool, referenc
     """The weights of Stable Diffusion's pipeline by what runs together: its text encoders (and IP-Adapter's image
     encoder, with `reference`), its UNet (and the adapter's layers in it) and its VAE (TAESD, with --fast)."""
     name, dtype = models.diffusion, precision.compute
-    drawing = weights("diffusion", name, lambda part: precision.vae(is_xl(name)) if part == "vae" else dtype)
-    by_part = {w.part: w for w in drawing}
-    texts, unet = tuple(w for w in drawing if w.part.startswith("text_encoder")), (by_part["unet"],)
+    pipeline = weights("diffusion", name, lambda part: precision.vae(is_xl(name)) if part == "vae" else dtype)
+    by_part = {w.part: w for w in pipeline}
+    texts, unet = tuple(w for w in pipeline if w.part.startswith("text_encoder")), (by_part["unet"],)
     if reference:
         width = parts("image_encoder", models.ip_adapter)["image_encoder"].config.projection_dim
         layers = adapter_parameters(parts("diffusion", name)["unet"], width)
@@ -220,8 +220,11 @@ def pictures_options(models: ModelSet, settings: RenderSettings, precision: Prec
     """Stable Diffusion's keyframes, each alone, and its morphs, `--batch-size` at a time (none in a preview or
     with --transitions video): the ladder of the module's docstring."""
     name, dtype, size = models.diffusion, precision.compute, tuple(settings.size)
-    drawing = drawing_weights(models, precision, settings.fast, settings.reference is not None)
-    texts, unet, vae = drawing["texts"], drawing["unet"], drawing["vae"]
+    by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
+    texts, unet, vae = by_pass["texts"], by_pass["unet"], by_pass["vae"]
+    # the keyframes' scorer is loaded beside them (musicvid.pictures.candidates); its passes, at 224² a
+    # picture, are small beside the UNet's
+    scorer = weights("scorer", models.scorer, lambda part: dtype)
     decoder_kind, decoder = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", name)
     guided = 2 if settings.guidance > 1 else 1
     morphs = not settings.preview and settings.transitions == "slerp"
@@ -236,7 +239,7 @@ def pictures_options(models: ModelSet, settings: RenderSettings, precision: Prec
         decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)
         keyframes = pictures if settings.compile else 1
         batches = (("keyframes", keyframes),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
-        return Option(batches, chosen, (Pass(texts), Pass(unet, denoise), Pass(vae, decode)))
+        return Option(batches, chosen, (Pass(texts), Pass(unet, denoise), Pass(vae, decode), Pass(scorer)))
 
     for mode in modes_from(floor):
         yield option(mode, most, "vae-slicing" in floor, False)
@@ -319,15 +322,17 @@ def plan_memory(
         stages.append(fit("transcribe", transcribe_options(models, precision, separate_vocals), usable, held, words))
     if elaborate:
         stages.append(fit("elaborate", elaborate_options(models, precision), usable, held, words))
-    drawing = [fit("pictures", pictures_options(models, settings, precision), usable, beside, words)]
+    drawing_stages = [fit("pictures", pictures_options(models, settings, precision), usable, beside, words)]
     if settings.transitions == "video" and not settings.preview:
-        drawing.append(fit("transitions", transitions_options(models, settings, precision), usable, beside, words))
+        drawing_stages.append(
+            fit("transitions", transitions_options(models, settings, precision), usable, beside, words)
+        )
     if least:
-        left = usable - max(s.peak_gb for s in drawing) + least.peak_gb()
+        left = usable - max(s.peak_gb for s in drawing_stages) + least.peak_gb()
         upscale = fit("upscale", upscale_options(models, settings, precision), left, Pass(()), words)
         grown = upscale.peak_gb - least.peak_gb()
-        drawing = [replace(s, peak_gb=s.peak_gb + grown) for s in drawing] + [upscale]
-    return MemoryPlan(budget_gb, budget, tuple(stages + drawing))
+        drawing_stages = [replace(s, peak_gb=s.peak_gb + grown) for s in drawing_stages] + [upscale]
+    return MemoryPlan(budget_gb, budget, tuple(stages + drawing_stages))
 
 
 def follow(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:

@@ -6,11 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from musicvid.errors import UserError
+from musicvid.errors import UserError, either
 from musicvid.front_doors import Settings
-from musicvid.models.presets import ASR_BACKENDS, PRECISIONS
+from musicvid.geometry import RESOLUTIONS
+from musicvid.models.presets import ASR_BACKENDS, AUTO_UPSCALER, FAMILIES, LANCZOS, PRECISIONS, PRESETS
 from musicvid.schema import setting
 from musicvid.settings import RenderSettings
+
+# The help names the default preset's models and those made for SDXL from the presets, not from a copy of them.
+DEFAULT, SD, SDXL = PRESETS["default"], FAMILIES["sd"], FAMILIES["sdxl"]
 
 
 @dataclass(frozen=True)
@@ -19,7 +23,8 @@ class ModelChoice(Settings):
 
     models: str = setting(
         "default",
-        "model preset: default (the paper's, SD 1.5), sdxl, or tiny and tiny-xl (offline, random)",
+        f"model preset, one of {', '.join(PRESETS)}: default is the paper's ({DEFAULT.diffusion}), sdxl draws with "
+        f"{PRESETS['sdxl'].diffusion}, the tiny ones are small random models that run offline",
         per_song=False,
         affects=("storyboard", "keyframes", "between", "video"),
     )
@@ -50,48 +55,47 @@ class ModelChoice(Settings):
     )
     separator: str | None = setting(
         None,
-        "Demucs model for --separate-vocals: a name (htdemucs), or a .th/.safetensors file",
+        f"Demucs model for --separate-vocals: a name ({DEFAULT.separator}), or a .th/.safetensors file",
         per_song=False,
         affects=("storyboard",),
     )
     upscaler: str | None = setting(
         None,
-        "upscaler for --resolution: a hub file (org/name/file.pth), a .pth/.safetensors file, lanczos, or auto "
-        "(the default: Real-ESRGAN x4plus on a GPU, Lanczos on the CPU)",
+        f"upscaler for --resolution: a hub file (org/name/file.pth), a .pth/.safetensors file, {LANCZOS}, or "
+        f"{AUTO_UPSCALER} (the default: {DEFAULT.auto_upscaler} on a GPU, Lanczos on the CPU)",
         per_song=False,
         affects=("video",),
     )
     fast_lora: str | None = setting(
         None,
-        "few-step LoRA for --fast (default: latent-consistency/lcm-lora-sdv1-5, for SDXL lcm-lora-sdxl)",
+        f"few-step LoRA for --fast (default: {SD.fast_lora}, for SDXL {SDXL.fast_lora})",
         per_song=False,
         affects=("keyframes", "between"),
     )
     fast_decoder: str | None = setting(
         None,
-        "tiny decoder for --fast, an AutoencoderTiny (default: madebyollin/taesd, for SDXL taesdxl)",
+        f"tiny decoder for --fast, an AutoencoderTiny (default: {SD.fast_decoder}, for SDXL {SDXL.fast_decoder})",
         per_song=False,
         affects=("keyframes", "between"),
     )
     ip_adapter: str | None = setting(
         None,
         "IP-Adapter for --reference: a hub file or a local file with the image encoder in an image_encoder/ "
-        "folder beside it (default: h94/IP-Adapter/models/ip-adapter_sd15.safetensors, for SDXL "
-        "sdxl_models/ip-adapter_sdxl.safetensors)",
+        f"folder beside it (default: {SD.ip_adapter}, for SDXL {SDXL.ip_adapter})",
         per_song=False,
         affects=("keyframes", "between"),
     )
     video_model: str | None = setting(
         None,
-        "the video model of --transitions video: an LTX-Video repository or folder in diffusers' layout (default: "
-        "Lightricks/LTX-Video-0.9.5)",
+        "the video model of --transitions video: an LTX-Video repository or folder in diffusers' layout "
+        f"(default: {DEFAULT.video})",
         per_song=False,
         affects=("between",),
     )
     scorer: str | None = setting(
         None,
         "the model that scores how well each keyframe shows its lyric and prompt: a CLIP-family model (CLIPModel), "
-        "a hub repository or folder (default: openai/clip-vit-large-patch14; PickScore's works too)",
+        f"a hub repository or folder (default: {DEFAULT.scorer}; PickScore's works too)",
         per_song=False,
         affects=("nothing",),
     )
@@ -110,4 +114,4 @@ class ModelChoice(Settings):
         """--upscaler is the model of --resolution: naming one where no song of the run has a resolution
         (a render's, or any row's of a batch) would do nothing."""
         if self.upscaler is not None and not any(settings.resolution for settings in songs):
-            raise UserError("--upscaler only acts with --resolution (720p, 1080p or 4k): give both, or neither")
+            raise UserError(f"--upscaler only acts with --resolution ({either(RESOLUTIONS)}): give both, or neither")

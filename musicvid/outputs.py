@@ -28,7 +28,7 @@ from musicvid.files import (
 )
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.workdir import Workdir, video_name
-from vipe_core.files import TEMPORARY_EXTRA_BYTES, atomic_path, write_json
+from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, atomic_path, write_json
 
 KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
 

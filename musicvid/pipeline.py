@@ -30,19 +30,21 @@ from musicvid.files import check_not_inputs
 from musicvid.memory import follow, render_plan, upscaler_settings
 from musicvid.models.registry import ModelRegistry
 from musicvid.outputs import default_output, inputs_of, outputs_of
+from musicvid.pictures.candidates import pick_keyframes
 from musicvid.pictures.draw import draw_pictures, plan_drawing
 from musicvid.pictures.pacing import accent_per_frame, motion_per_frame
 from musicvid.pictures.schedule import frame_schedule, to_frame
+from musicvid.pictures.scores import picked_scores
 from musicvid.pictures.sheet import write_contact_sheet
 from musicvid.review import fallback_note, unsure_note
 from musicvid.run import Run
 from musicvid.run_report import run_summary
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import Storyboard
-from musicvid.storyboards import storyboard_in
+from musicvid.storyboards import save_storyboard, storyboard_in
 from musicvid.timing import Timings
 from musicvid.workdir import Workdir
-from vipe_core.files import write_json
+from vipe_core.atomic import write_json
 
 log = logging.getLogger("musicvid")
 
@@ -114,15 +116,22 @@ def draw_keyframes(
     with song_workdir(request, audio, wait) as workdir:
         workdir.remove_leftovers()
         run = Run(
-            request=request, settings=keyframes_only, registry=registry, workdir=workdir, audio=audio,
-            timings=timings, stop=stop,
-        )  # fmt: skip
+            request=request,
+            settings=keyframes_only,
+            registry=registry,
+            workdir=workdir,
+            audio=audio,
+            timings=timings,
+            stop=stop,
+        )
         # 3. storyboard, made or reused
         storyboard = storyboard_in(run)
-        # 4. the keyframes whose inputs changed, or that a killed run left undone, and the contact sheet
+        # 4. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
-        drawn = draw_pictures(run, plan_drawing(run, storyboard, schedule))
-        sheet = write_contact_sheet(storyboard, workdir, schedule.shown_scenes)
+        picked = pick_keyframes(run, storyboard, schedule, save=lambda: save_storyboard(run, storyboard))
+        # 5. the keyframes whose inputs changed, or that a killed run left undone, and the contact sheet
+        drawn = picked.keyframes + draw_pictures(run, plan_drawing(run, storyboard, schedule))
+        sheet = write_contact_sheet(storyboard, workdir, schedule.shown_scenes, picked_scores(storyboard))
     return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
 
 
@@ -192,9 +201,15 @@ def make_video(
     ):
         workdir.remove_leftovers(output)
         run = Run(
-            request=request, settings=settings, registry=registry, workdir=workdir, audio=audio, timings=timings,
-            stop=stop, output=output,
-        )  # fmt: skip
+            request=request,
+            settings=settings,
+            registry=registry,
+            workdir=workdir,
+            audio=audio,
+            timings=timings,
+            stop=stop,
+            output=output,
+        )
         # 3. storyboard: made, or reused from the work directory with its edits; its pinned pictures are
         #    inputs too
         storyboard = storyboard_in(run)
@@ -203,7 +218,9 @@ def make_video(
         # 4. frame schedule, paced by the beats if asked
         motion, accent = on_the_beat(run, storyboard.duration)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
-        # 5. the pictures to draw: those whose inputs changed, or that a killed run left undone
+        # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates);
+        #    then the pictures to draw: those whose inputs changed, or that a killed run left undone
+        picked = pick_keyframes(run, storyboard, schedule, save=lambda: save_storyboard(run, storyboard))
         plan = plan_drawing(run, storyboard, schedule)
         # 6. lyrics on screen
         script = lyrics_script(run, storyboard)
@@ -211,11 +228,11 @@ def make_video(
         planned = upscaler_settings(registry.plan)  # its batch and input
         upscale = Upscaler(upscaler, settings.video_size, **planned) if upscaler is not None else None
         drawn, video = draw_and_deliver(run, plan, Delivery(script, accent, upscale))
-        # 8. the copy to `output`, its subtitles, timings.json
+        drawn += picked.keyframes
+        # 8. the copy to `output`, its subtitles, the contact sheet with the keyframes' scores, timings.json
         copy_out(run, storyboard, video, script)
-        summary = run_summary(
-            timings, registry.device, schedule, storyboard.duration, settings, drawn, upscale, started
-        )
+        write_contact_sheet(storyboard, workdir, schedule.shown_scenes, picked_scores(storyboard))
+        summary = run_summary(run, schedule, storyboard.duration, drawn, picked.candidates, upscale, started)
         write_json(workdir.timings, summary)
     # 9. what a person should look at
     warn_of_doubts(storyboard, captioned=script is not None)

@@ -16,8 +16,12 @@ What it measures (score.json's fields: docs/cli.md):
 - lyric_timing: each lyric scene's start against the start of its line in transcript.json (a render from a
   timed lyrics file keeps no transcript: then there is nothing to compare).
 
-The report is of the frame rate the render drew at (`--fps`, 10 by default); a timings.json whose frame
-count another rate gives is refused in one sentence.
+Each scene's row names its keyframe's pick where the storyboard records one (musicvid.picks): the seed kept
+and how many candidates were drawn for it.
+
+The report is of the frame rate the render drew at: the one its timings.json records; a render made before it
+was recorded is read at `--fps` (10 by default), and a timings.json whose frame count another rate gives is
+refused in one sentence.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from musicvid.pictures.sheet import write_contact_sheet
 from musicvid.quality_chart import write_chart
 from musicvid.storyboard import Storyboard, load_storyboard
 from musicvid.workdir import Workdir
-from vipe_core.files import write_json
+from vipe_core.atomic import write_json
 
 RANDOM_WEIGHTS = "random weights: a check of the mechanics, not a measure of quality"
 CHANCE_STEP = 0.01  # s between the evenly spread times of the chance baseline
@@ -58,14 +62,34 @@ def open_render(root: Path) -> tuple[Workdir, Storyboard]:
     return workdir, load_storyboard(workdir.storyboard)
 
 
+def render_timings(workdir: Workdir) -> dict[str, Any]:
+    """The render's timings.json; empty where there is none, or an unreadable one (then nothing is checked)."""
+    try:
+        timings = json.loads(workdir.timings.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return timings if isinstance(timings, dict) else {}
+
+
+def drawn_rate(workdir: Workdir, fps: float | None) -> tuple[float, str]:
+    """The rate the render drew at and where it was read: its timings.json's "fps"; else `fps` (--fps, for a
+    render made before the rate was recorded), else the default. An --fps that is not the recorded rate is
+    refused: the frames on disk are of that rate."""
+    recorded = render_timings(workdir).get("fps")
+    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool):
+        if fps is not None and fps != recorded:
+            raise UserError(
+                f"{workdir.root} was drawn at {recorded:g} fps (its timings.json says so), not {fps:g}: leave out "
+                "--fps, which is for renders that did not record their rate"
+            )
+        return float(recorded), "timings.json"
+    return (DRAWN_FPS, "default") if fps is None else (fps, "--fps")
+
+
 def render_schedule(workdir: Workdir, storyboard: Storyboard, fps: float) -> FrameSchedule:
     """The frame schedule the render drew at `fps`, checked against the frame count its timings.json records."""
     schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, fps)
-    try:  # (no run report, or an unreadable one: the schedule is taken as given)
-        timings = json.loads(workdir.timings.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        timings = None
-    frames = timings.get("frames") if isinstance(timings, dict) else None
+    frames = render_timings(workdir).get("frames")
     if isinstance(frames, int) and frames != schedule.frame_count:
         raise UserError(
             f"{workdir.root} was rendered to {frames} frames, not the {schedule.frame_count} of --fps {fps:g}: "
@@ -95,6 +119,10 @@ def scene_rows(storyboard: Storyboard, scores: dict[int, SceneScores]) -> list[d
         row |= {"prompt_text": scene.prompt, **scored.to_dict()}
         if scored.lyric is None:
             row["note"] = f"no lyric: {scene.kind} without words"
+        if scene.pick is not None:  # which candidate the render kept, of how many (docs/storyboard.md)
+            pick = scene.pick
+            row["pick"] = {"seed": pick.seed, "from_seed": pick.from_seed, "kept": pick.kept, "rounds": pick.rounds}
+            row["pick"] |= {"drawn": pick.candidates * pick.rounds, "scorer": pick.scorer}
         rows.append(row)
     return rows
 
@@ -228,12 +256,13 @@ def rounded(value: Any, digits: int = 4) -> Any:
 
 
 def quality_report(
-    workdir: Workdir, storyboard: Storyboard, scorer: Scorer, fps: float = DRAWN_FPS
+    workdir: Workdir, storyboard: Storyboard, scorer: Scorer, fps: float | None = None
 ) -> tuple[dict[str, Any], dict[int, SceneScores]]:
-    """The report of the render in `workdir`, and the keyframes' scores by scene."""
+    """The report of the render in `workdir`, and the keyframes' scores by scene (`fps`: --fps, drawn_rate)."""
+    fps, rate_from = drawn_rate(workdir, fps)
     schedule = render_schedule(workdir, storyboard, fps)
     scores = score_scenes(scorer, storyboard, workdir, schedule.shown_scenes)
-    report: dict[str, Any] = {"workdir": str(workdir.root), "scorer": scorer.name, "fps": fps}
+    report: dict[str, Any] = {"workdir": str(workdir.root), "scorer": scorer.name, "fps": fps, "fps_from": rate_from}
     if scorer.name == TINY:
         report["note"] = RANDOM_WEIGHTS
     report["scenes"] = scene_rows(storyboard, scores)
@@ -244,14 +273,15 @@ def quality_report(
     return rounded(report), scores
 
 
-def score_render(root: Path, registry: ModelRegistry, fps: float = DRAWN_FPS) -> dict[str, Any]:
+def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) -> dict[str, Any]:
     """`musicvid score`: the report of the render in `root` by the registry's scorer, written there as
     score.json and score.png, and its contact sheet drawn again with the scores. The work directory is held
-    (no render changes it) while it is read."""
-    if not 1 <= fps <= 60:  # the range render's --fps takes
+    (no render changes it) while it is read. `fps`: --fps, for a render whose timings.json has no rate."""
+    if fps is not None and not 1 <= fps <= 60:  # the range render's --fps takes
         raise UserError(f"--fps must be from 1 to 60, not {fps:g}")
     workdir, storyboard = open_render(root)
     with workdir.held():
+        render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0])  # refused before the scorer loads
         with registry.use("scorer") as scorer:
             report, scores = quality_report(workdir, storyboard, scorer, fps)
         write_json(workdir.score_report, report)
@@ -269,6 +299,12 @@ def summary_text(report: dict[str, Any]) -> str:
 
     lines = [f"scored by {report['scorer']}" + (f" ({report['note']})" if "note" in report else "")]
     lines.append(f"lyric {shown(figures['lyric'])} · prompt {shown(figures['prompt'])} (CLIPScore, 0–2.5)")
+    picks = [row["pick"] for row in report["scenes"] if "pick" in row]
+    if picks:
+        drawn = sorted({pick["drawn"] for pick in picks})
+        each = f"{drawn[0]}" if len(drawn) == 1 else f"{drawn[0]}–{drawn[-1]}"
+        chosen = "one candidate each, scored" if drawn == [1] else f"each the best of {each} candidates"
+        lines.append(f"picks: {len(picks)} keyframes, {chosen} (kept seeds in score.json)")
     lines.append(
         f"smoothness: mean step {shown(figures['mean_step'])}, largest step {shown(figures['largest_step_share'])} "
         "of a morph's change"

@@ -2,8 +2,9 @@
 
 Top to bottom: a title; a bar per scene for its lyric score and its prompt score (CLIPScore, on one scale);
 under each scene, a cell for the morph that leaves it, green where the picture changes evenly and red where
-its change is one jump (largest_step_share, written in the cell), grey where its frames are not on disk; the
-report's figures in a few lines.
+its change is one jump (largest_step_share, written in the cell), grey where its frames are not on disk;
+where the storyboard records keyframe picks, under each picked scene the candidates drawn for it (×N) and the
+seed kept, written upwards (a seed is wider than a column); the report's figures in a few lines.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFont
 
 from musicvid.assets import LYRICS_FONT
-from vipe_core.files import atomic_path
+from vipe_core.atomic import atomic_path
 
 BACKGROUND, INK, FAINT, GRID = (24, 24, 28), (235, 235, 235), (150, 150, 160), (60, 60, 68)
 LYRIC, PROMPT, UNDRAWN = (240, 170, 80), (110, 160, 240), (80, 80, 88)
 MARGIN, AXIS = 24, 44  # around the chart; the scale's labels left of the bars
 COLUMN, BAR = 44, 16  # the width each scene takes, and each of its two bars
 BARS_HEIGHT, STRIP_HEIGHT, LINE = 220, 26, 20
+PICK_HEIGHT = 90  # "×N" over a seed of up to 10 digits, written upwards
 
 
 @cache
@@ -77,10 +79,27 @@ def _draw_strip(draw: ImageDraw.ImageDraw, report: dict[str, Any], top: int) -> 
         draw.text((x + COLUMN // 2, top + STRIP_HEIGHT // 2), label, font=_font(10), fill=INK, anchor="mm")
 
 
+def _draw_picks(image: Image.Image, report: dict[str, Any], top: int) -> None:
+    draw = ImageDraw.Draw(image)
+    draw.text((MARGIN, top + 2), "pick", font=_font(11), fill=FAINT)
+    for n, row in enumerate(report["scenes"]):
+        if "pick" not in row:
+            continue
+        x = MARGIN + AXIS + n * COLUMN
+        draw.text((x + COLUMN // 2, top + 2), f"×{row['pick']['drawn']}", font=_font(11), fill=INK, anchor="mt")
+        seed = str(row["pick"]["seed"])
+        box = _font(10).getbbox(seed)
+        label = Image.new("RGB", (box[2] + 2, box[3] + 2), BACKGROUND)
+        ImageDraw.Draw(label).text((1, 1), seed, font=_font(10), fill=FAINT)
+        upwards = label.rotate(90, expand=True)
+        image.paste(upwards, (x + (COLUMN - upwards.width) // 2, top + 18))
+
+
 def chart(report: dict[str, Any], lines: list[str]) -> Image.Image:
     """The chart of `report`, with `lines` (its figures in words) under it."""
     width = max(720, 2 * MARGIN + AXIS + COLUMN * len(report["scenes"]))
-    height = 2 * MARGIN + 2 * LINE + BARS_HEIGHT + LINE + STRIP_HEIGHT + LINE * (len(lines) + 1)
+    picks = PICK_HEIGHT if any("pick" in row for row in report["scenes"]) else 0
+    height = 2 * MARGIN + 2 * LINE + BARS_HEIGHT + LINE + STRIP_HEIGHT + picks + LINE * (len(lines) + 1)
     image = Image.new("RGB", (width, height), BACKGROUND)
     draw = ImageDraw.Draw(image)
     draw.text((MARGIN, MARGIN), f"musicvid score · {Path(report['workdir']).name}", font=_font(16), fill=INK)
@@ -93,7 +112,9 @@ def chart(report: dict[str, Any], lines: list[str]) -> Image.Image:
     _draw_bars(draw, report, bars_top)
     strip_top = bars_top + BARS_HEIGHT + LINE
     _draw_strip(draw, report, strip_top)
-    y = strip_top + STRIP_HEIGHT + LINE // 2
+    if picks:
+        _draw_picks(image, report, strip_top + STRIP_HEIGHT + 6)
+    y = strip_top + STRIP_HEIGHT + picks + LINE // 2
     for line in lines:
         draw.text((MARGIN, y), line, font=_font(12), fill=INK)
         y += LINE

@@ -1,9 +1,16 @@
 """What a person should look at in a storyboard: notes on lyrics that may be misheard and prompts that
-fell back to their lyric, and the storyboard as a plain-text table (the command line's)."""
+fell back to their lyric, the keyframes that show their scenes least (by their picks' scores), and the
+storyboard as a plain-text table (the command line's)."""
 
 from __future__ import annotations
 
+import math
+
+from musicvid.picks import SCORE_RANGE
 from musicvid.storyboard import Scene, Storyboard
+
+WEAKEST = 5  # keyframes listed after storyboard --keyframes: a few to look at, not a ranking of all
+REROLL_GRAIN = 0.05  # --reroll-below's step on the page: a suggested threshold is a round number
 
 
 def _note(among: list[Scene], marked: list[Scene], says: str, advice: str, name: str, first: int) -> str:
@@ -75,3 +82,38 @@ def scene_table(storyboard: Storyboard, width: int = 60) -> str:
 def words_or_mood(scene: Scene) -> str:
     """A scene's lyric; for a passage without words, its mood in brackets."""
     return scene.text or (f"({scene.mood})" if scene.mood else "")
+
+
+def weakest_keyframes(storyboard: Storyboard, shown: list[int], most: int = WEAKEST) -> list[str]:
+    """The `most` shown keyframes whose picks score lowest (the mean of lyric and prompt: what ranks them), a
+    line each, and what to do about them; none where no keyframe was picked. Scenes that share a keyframe (a
+    motif's returns) are one line; a pinned picture is left out (it is the person's own)."""
+    keyframes: dict[str, list[Scene]] = {}
+    for index in shown:
+        scene = storyboard.scenes[index]
+        if scene.pick is not None and not scene.picture:
+            keyframes.setdefault(scene.pick.key, []).append(scene)
+    weakest = sorted(keyframes.values(), key=lambda scenes: (scenes[0].pick.together, scenes[0].index))[:most]
+    if not weakest:
+        return []
+    lines = ["weakest keyframes (CLIPScore 0–2.5: the mean of the lyric and prompt scores):"]
+    for scenes in weakest:
+        pick, first = scenes[0].pick, scenes[0]
+        named = "scene" if len(scenes) == 1 else "scenes"
+        scores = (
+            f"prompt {pick.prompt:.2f}" if pick.lyric is None else f"lyric {pick.lyric:.2f}, prompt {pick.prompt:.2f}"
+        )
+        drawn = pick.candidates * pick.rounds
+        shows = f'"{first.text}"' if first.text else first.kind + (f" ({first.mood})" if first.mood else "")
+        lines.append(
+            f"  {named} {listed([s.index for s in scenes])} ({pick.together:.2f}: {scores}; best of {drawn}): {shows}"
+        )
+    # the next round threshold above the highest listed, so that every listed keyframe is below it (rounded
+    # first: 0.7 / 0.05 is 13.999…, whose next step up would be 0.7 itself)
+    highest = weakest[-1][0].pick.together
+    below = min((math.floor(round(highest / REROLL_GRAIN, 6)) + 1) * REROLL_GRAIN, SCORE_RANGE[1])
+    lines.append(
+        f"  to redraw them: run again with --reroll-below {below:.2f} (more candidates for each keyframe below "
+        "it) or --keyframe-candidates N, or edit their prompt or seed in storyboard.json"
+    )
+    return lines

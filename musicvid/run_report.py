@@ -10,8 +10,7 @@ import torch
 
 from musicvid.delivery.upscale import Upscaler
 from musicvid.pictures.schedule import FrameSchedule, to_frame
-from musicvid.settings import RenderSettings
-from musicvid.timing import Timings
+from musicvid.run import Run
 
 
 def device_text(device: torch.device) -> str:
@@ -22,24 +21,26 @@ def device_text(device: torch.device) -> str:
 
 
 def run_summary(
-    timings: Timings,
-    device: torch.device,
+    run: Run,
     schedule: FrameSchedule,
     duration: float,
-    settings: RenderSettings,
     drawn: int,
+    candidates: int,
     upscale: Upscaler | None,
     started: float,
 ) -> dict:
     """What timings.json keeps of a render: seconds per stage with their peak memory, the models as they
-    ran, the frames drawn and in the video, the pictures drawn anew, the upscaler's cost, the wall time
-    since `started`."""
+    ran, the rate and frames drawn and those in the video, the pictures drawn anew (and the keyframe candidates
+    drawn to pick from), the upscaler's cost, the wall time since `started`."""
+    settings = run.settings
     return {
-        "device": device_text(device),
-        **timings.summary(),
+        "device": device_text(run.registry.device),
+        **run.timings.summary(),
+        "fps": settings.fps,
         "frames": schedule.frame_count,
         "video_frames": to_frame(duration, settings.video_fps),
         "pictures_drawn": drawn,
+        "keyframe_candidates_drawn": candidates,
         **({"upscale": upscale.cost()} if upscale else {}),
         "wall_seconds": round(time.perf_counter() - started, 4),
     }

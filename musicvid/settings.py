@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from musicvid.errors import UserError, number_text
-from musicvid.front_doors import Settings
-from musicvid.geometry import ASPECTS, DRAWN_FPS, RESOLUTIONS, check_size, drawn_fps, size_for_aspect
+from musicvid.errors import UserError, either, number_text
+from musicvid.front_doors import Settings, options_text
+from musicvid.geometry import ASPECTS, DRAWN_FPS, RESOLUTIONS, check_size, drawn_fps, size_for_aspect, size_text
 from musicvid.loras import Loras, check_loras
+from musicvid.models.presets import FAMILIES, PRESETS
+from musicvid.picks import MAX_CANDIDATES, MAX_ROUNDS, SCORE_RANGE
 from musicvid.schema import check_field, setting
 from vipe_core.choose import LENSES
 
@@ -132,14 +134,14 @@ class RenderSettings(Settings):
 
     look: str | None = setting(
         None,
-        "a set of options that suits a kind of video; options given beside it win. music-video: on the beat "
-        "(--pacing beats), 30 fps, 16:9, 1080p, karaoke lyrics",
+        "a set of options that suits a kind of video; options given beside it win. "
+        + "; ".join(f"{look}: {options_text(options)}" for look, options in LOOKS.items()),
         choices=tuple(LOOKS),
         affects=("keyframes", "between", "video"),
     )
     fps: float = setting(
         DRAWN_FPS,
-        "frames per second that Stable Diffusion draws (default 10, as in the paper)",
+        f"frames per second that Stable Diffusion draws (default {number_text(DRAWN_FPS)}, as in the paper)",
         low=1,
         high=60,
         affects=("between", "video"),
@@ -147,7 +149,7 @@ class RenderSettings(Settings):
     output_fps: float | None = setting(
         None,
         "frames per second of the video: the frames between the drawn ones are synthesised (--interpolator); "
-        "a whole multiple of --fps, which then defaults to the multiple nearest 10 (12 for 24, 10 for 30)",
+        f"a whole multiple of --fps, which then defaults to the multiple nearest {DRAWN_FPS:g} ({drawn_fps(24):g} for 24, {drawn_fps(30):g} for 30)",
         choices=OUTPUT_RATES,
         affects=("between", "video"),
     )
@@ -155,31 +157,47 @@ class RenderSettings(Settings):
         "minterpolate", "what synthesises the frames for --output-fps", choices=INTERPOLATORS, affects=("video",)
     )
     size: tuple[int, int] = setting(
-        (512, 512),
-        "WxH, multiples of 8 up to 2048x2048 (default: the models', 512x512 for SD 1.5, 1024x1024 for SDXL)",
+        PRESETS["default"].size,  # the default models', as a render with them resolves it; so too the steps
+        f"WxH, multiples of 8 up to 2048x2048 (default: the models', {size_text(FAMILIES['sd'].size)} for SD 1.5, {size_text(FAMILIES['sdxl'].size)} for SDXL)",
         check=check_size,
         affects=("keyframes", "between", "video"),
     )
     aspect: str | None = setting(
         None,
-        "the picture's shape: 16:9, 9:16, 1:1 or 4:5, at about the models' pixel count (704x384 for 16:9 with SD 1.5)",
+        f"the picture's shape: {either(ASPECTS)}, at about the models' pixel count ({size_text(size_for_aspect('16:9', FAMILIES['sd'].size))} for 16:9 with SD 1.5)",
         choices=tuple(ASPECTS),
         affects=("keyframes", "between", "video"),
     )
     resolution: str | None = setting(
         None,
-        "upscale the video to 720p, 1080p or 4k (its short side), by --upscaler (default: the drawn size)",
+        f"upscale the video to {either(RESOLUTIONS)} (its short side), by --upscaler (default: the drawn size)",
         choices=tuple(RESOLUTIONS),
         affects=("video",),
     )
     steps: int = setting(
-        25, "denoising steps (default: the models', 25 for SD 1.5)", low=1, high=150, affects=("keyframes", "between")
+        PRESETS["default"].steps, "denoising steps, the models'", low=1, high=150, affects=("keyframes", "between")
     )
     guidance: float = setting(
         7.5, "classifier-free guidance scale", low=0, high=30, step=0.5, affects=("keyframes", "between")
     )
     scheduler: str = setting("dpm++", "deterministic sampler", choices=SCHEDULERS, affects=("keyframes", "between"))
     batch_size: int = setting(4, "frames denoised together", low=1, high=64, affects=("speed",))
+    keyframe_candidates: int = setting(
+        1,
+        "keyframes drawn per scene, from as many seeds; the one the scorer ranks first (lyric and prompt) is kept",
+        low=1,
+        high=MAX_CANDIDATES,
+        affects=("keyframes", "between"),
+    )
+    reroll_below: float | None = setting(
+        None,
+        f"draw more candidates (up to {MAX_ROUNDS} rounds) for each scene whose kept keyframe scores below this "
+        f"CLIPScore (the mean of its lyric and prompt scores, {SCORE_RANGE[0]:g} to {SCORE_RANGE[1]:g})",
+        low=SCORE_RANGE[0],
+        high=SCORE_RANGE[1],
+        step=0.05,
+        affects=("keyframes", "between"),
+    )
     pacing: str = setting(
         "linear",
         "how each morph moves: linear (evenly, the paper's) or beats (on the song's beats and onsets)",
@@ -203,8 +221,8 @@ class RenderSettings(Settings):
         affects=("between",),
     )
     transition_steps: int = setting(
-        40,
-        "denoising steps of --transitions video (default: the video model's, 40 for LTX-Video)",
+        PRESETS["default"].transition_steps,
+        "denoising steps of --transitions video, the video model's",
         low=1,
         high=100,
         affects=("between",),
@@ -257,8 +275,8 @@ class RenderSettings(Settings):
     )
     fast: bool = setting(
         False,
-        "few-step drawing: SD 1.5 with LCM-LoRA in 4 steps without guidance (so --steps 4, --guidance 1 "
-        "unless given) and the tiny TAESD decoder; about 10 times faster, softer pictures",
+        f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
+        "TAESD decoder; about 10 times faster, softer pictures",
         affects=("keyframes", "between"),
     )
 
@@ -315,13 +333,13 @@ class RenderSettings(Settings):
         chosen = {"attention-slicing"} if self.attention_slicing else set()
         return frozenset(low | chosen | ({"vae-slicing"} if self.vae_slicing else set()))
 
-    def picture_inputs(self, drawing: dict) -> dict:
-        """What every picture depends on besides its own prompts, seeds, reference pictures and t; `drawing`:
+    def picture_inputs(self, drawn_by: dict) -> dict:
+        """What every picture depends on besides its own prompts, seeds, reference pictures and t; `drawn_by`:
         the models that draw them (musicvid.models.loading.Drawing.key)."""
         keys = [name for name in self.affecting("keyframes") if name not in KEYED_ELSEWHERE]
-        keys += ["reference_strength"] * ("reference adapter" in drawing)
+        keys += ["reference_strength"] * ("reference adapter" in drawn_by)
         values = {k: v for k, v in dataclasses.asdict(self).items() if k in keys}
-        return {**drawing, "width": self.width, "height": self.height, **values}
+        return {**drawn_by, "width": self.width, "height": self.height, **values}
 
 
 # The settings that change only the frames between keyframes or the video, never a keyframe: `storyboard
@@ -333,8 +351,11 @@ BETWEEN_AND_AFTER = tuple(
 )
 # Keyframe settings a picture's key holds in another form: the size as width × height (the look and the aspect
 # as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, and
-# their strength only where an adapter draws (RenderSettings.picture_inputs).
-KEYED_ELSEWHERE = ("look", "size", "aspect", "lora", "fast", "reference", "reference_strength")
+# their strength only where an adapter draws (RenderSettings.picture_inputs), and the keyframe picks by the
+# seeds they keep (musicvid.pictures.candidates).
+KEYED_ELSEWHERE = tuple(
+    "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below".split()
+)
 
 
 def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings:

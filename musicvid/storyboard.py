@@ -17,9 +17,10 @@ from typing import Any, Sequence
 from musicvid.errors import UserError
 from musicvid.files import check_file, invalid, json_number, json_share, json_string, parse_json, resolved
 from musicvid.lyrics.transcript import UNSURE_BELOW, Line
+from musicvid.picks import KeyframePick, parse_pick
 from musicvid.settings import SongRequest
+from vipe_core.atomic import write_json
 from vipe_core.context import SCENE_KINDS
-from vipe_core.files import write_json
 
 VERSION = 1
 MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
@@ -52,6 +53,7 @@ class Scene:
     motif: str | None = None  # shared by every return of a chorus line: one seed, one prompt
     mood: str | None = None  # a passage without words: how it sounds, in a few words ViPE reads
     reference: str | None = None  # a picture whose look the scene takes (IP-Adapter), instead of --reference's
+    pick: KeyframePick | None = None  # the kept keyframe candidate and its scores (musicvid.picks)
 
     @property
     def duration(self) -> float:
@@ -68,6 +70,7 @@ class Scene:
 
     def to_json(self) -> dict:
         data = asdict(self)
+        data["pick"] = self.pick.to_json() if self.pick else None
         if not data["fallback"]:
             del data["fallback"]
         return {key: value for key, value in data.items() if value is not None}
@@ -343,6 +346,7 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
         motif or None,
         mood or None,
         reference,
+        None if raw.get("pick") is None else parse_pick(raw["pick"], document, f"{at}.pick"),
     )
 
 

@@ -153,10 +153,23 @@ def storyboard_in(run: Run) -> Storyboard:
                 lens=request.lens,
                 quiet=run.quiet,
             )
-    if not (request.storyboard_file and same_file(request.storyboard_file, path)):  # an input is never rewritten
+    if not storyboard_is_input(run):
         storyboard.audio = {**storyboard.audio, "path": info.path, "sha256": info.sha256}  # of this song now
         storyboard.save(path)
     return storyboard
+
+
+def save_storyboard(run: Run, storyboard: Storyboard) -> None:
+    """The storyboard as the run left it (its keyframe picks), in its work directory: not over an input."""
+    if not storyboard_is_input(run):
+        storyboard.save(run.workdir.storyboard)
+
+
+def storyboard_is_input(run: Run) -> bool:
+    """Whether the work directory's storyboard is the run's --storyboard file: an input is never rewritten
+    (a rerun then makes the same edits again)."""
+    given = run.request.storyboard_file
+    return bool(given and same_file(given, run.workdir.storyboard))
 
 
 def read_form(run: Run, storyboard: Storyboard, planned: bool = False) -> None:

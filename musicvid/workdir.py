@@ -180,7 +180,7 @@ class Workdir:
             )
 
     def remove_leftovers(self, output: Path | None = None) -> None:
-        """Temporary files of a run that was killed mid-write (see files.atomic_path): here, and of the
+        """Temporary files of a run that was killed mid-write (see vipe_core.atomic.atomic_path): here, and of the
         `output` video with its .srt and .ass."""
         for folder in (self.root, self.keyframes, self.frames, self.fonts):
             remove_all_temporaries(folder)

@@ -4,6 +4,7 @@ a valid storyboard's JSON."""
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,8 @@ import numpy as np
 
 from musicvid.cli import main
 from musicvid.ffmpeg import exe as ffmpeg_exe
+
+TINY_QUIET = ("--models", "tiny", "-q")  # the tiny models, without progress bars
 
 
 def make_tone(path: Path, seconds: float, *extra: str) -> Path:
@@ -101,3 +104,17 @@ def quick(song: Path, *options) -> list:
     lyrics = song.with_name("lyrics.lrc")
     lyrics.write_text("[00:00.50]a light in the storm\n")
     return ["render", song, "--models", "tiny", "-q", "--fps", "2", "--lyrics", lyrics, *options]
+
+
+def storyboard_with_a_pin(song: Path, workdir: Path, scene: int) -> dict:
+    """The storyboard musicvid makes of `song` (timed lyrics beside it, the tiny models) in `workdir`, as JSON,
+    with a picture pinned to scene `scene` (a red square beside the song)."""
+    from PIL import Image
+
+    options = ["--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", workdir, "-q"]
+    assert main([str(a) for a in ["storyboard", song, *options]]) == 0
+    board = json.loads((workdir / "storyboard.json").read_text())
+    pinned = song.with_name("pinned.png")
+    Image.new("RGB", (64, 64), (200, 40, 90)).save(pinned)
+    board["scenes"][scene]["picture"] = str(pinned)
+    return board

@@ -875,9 +875,17 @@ def t5_tokenizer_files(folder: str, extra_ids: int = 100) -> dict[str, bytes]:
     model = io.BytesIO()
     sentences = [" ".join(TINY_T5_WORDS[n:] + TINY_T5_WORDS[:n]) for n in range(len(TINY_T5_WORDS))]
     sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences), model_writer=model, vocab_size=48, model_type="unigram", pad_id=0,
-        eos_id=1, unk_id=2, bos_id=-1, hard_vocab_limit=False, minloglevel=2,
-    )  # fmt: skip
+        sentence_iterator=iter(sentences),
+        model_writer=model,
+        vocab_size=48,
+        model_type="unigram",
+        pad_id=0,
+        eos_id=1,
+        unk_id=2,
+        bos_id=-1,
+        hard_vocab_limit=False,
+        minloglevel=2,
+    )
     size = sentencepiece.SentencePieceProcessor(model_proto=model.getvalue()).get_piece_size()
     extras = [f"<extra_id_{n}>" for n in range(extra_ids)]
     token = dict(lstrip=False, normalized=False, rstrip=False, single_word=False, special=True)

@@ -97,9 +97,19 @@ def test_every_row_gets_its_own_output_and_a_repeated_row_is_made_once(tmp_path)
     hashed = r"-[0-9a-f]{8}"
     for name, pattern in zip(
         names,
-        [f"a{hashed}.mp4", f"a{hashed}.mp4", names[0], "Déjà-vu-live.mp4", "clip.mp4", "clip.preview.MKV",
-         f"Clip{hashed}.mp4", f"a{hashed}.mp4", f"a{hashed}.preview.mp4", names[5]],
-    ):  # fmt: skip
+        [
+            f"a{hashed}.mp4",
+            f"a{hashed}.mp4",
+            names[0],
+            "Déjà-vu-live.mp4",
+            "clip.mp4",
+            "clip.preview.MKV",
+            f"Clip{hashed}.mp4",
+            f"a{hashed}.mp4",
+            f"a{hashed}.preview.mp4",
+            names[5],
+        ],
+    ):
         assert re.fullmatch(pattern, name), (name, pattern)
     assert [job.same_as for job in jobs] == [None, None, 1, *[None] * 6, 6]
     made = [name.casefold() for job, name in zip(jobs, names) if job.same_as is None]
@@ -447,5 +457,9 @@ def test_a_csv_row_may_ask_for_a_shape_and_a_look(tmp_path):
     assert batch.song_settings(tall, *base, tmp_path, "row 2")[1].size == (448, 576)
     video = batch.song_settings(look, *base, tmp_path, "row 3")[1]  # the look, but the row's own rate
     assert (video.size, video.output_fps, video.fps, video.resolution, video.captions) == (
-        (704, 384), 24, 12, "1080p", "karaoke"
-    )  # fmt: skip
+        (704, 384),
+        24,
+        12,
+        "1080p",
+        "karaoke",
+    )

@@ -63,8 +63,8 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
         Workdir(workdir).keyframe(i).name for i in shown
     )
     assert not (workdir / "frames").exists()  # no morph yet
-    with Image.open(workdir / "contact_sheet.png") as sheet:  # one thumbnail per scene, four to a row
-        assert sheet.size == sheet_size(len(shown), (64, 64)) and math.ceil(len(shown) / 4) == 2
+    with Image.open(workdir / "contact_sheet.png") as sheet:  # one scored thumbnail per scene, four to a row
+        assert sheet.size == sheet_size(len(shown), (64, 64), scored=True) and math.ceil(len(shown) / 4) == 2
 
     run("render", *common, "-o", tmp_path / "video.mp4")
     morphs = sum(s.length - 1 for s in schedule.segments if s.target is not None)

@@ -35,8 +35,13 @@ CPU = torch.device("cpu")
 def test_the_music_video_look_and_what_follows_from_the_output_rate():
     look = resolve_render_settings(TINY_MODELS, dict(look="music-video"))
     assert (look.pacing, look.output_fps, look.fps, look.aspect, look.resolution, look.captions) == (
-        "beats", 30, 10, "16:9", "1080p", "karaoke"
-    )  # fmt: skip
+        "beats",
+        30,
+        10,
+        "16:9",
+        "1080p",
+        "karaoke",
+    )
     assert look.video_size == (1920, 1080) and look.video_fps == 30
     assert resolve_render_settings(TINY_MODELS, dict(look="music-video", captions="none", output_fps=60)).fps == 10
     assert resolve_render_settings(TINY_MODELS, dict(look="music-video", size=(64, 64))).aspect is None  # a size wins
@@ -163,9 +168,17 @@ def test_one_ffmpeg_delivers_the_frames_between_at_the_video_size_with_the_drawn
     drawn, song = moving_square(8), make_tone(tmp_path / "song.wav", 0.77)
     video = tmp_path / "look.mp4"
     mux.encode_video(
-        drawn, width=96, height=64, fps=10, audio=song, output=video,
-        output_fps=30, interpolator=interpolator, frame_count=23, video_size=(160, 90),
-    )  # fmt: skip
+        drawn,
+        width=96,
+        height=64,
+        fps=10,
+        audio=song,
+        output=video,
+        output_fps=30,
+        interpolator=interpolator,
+        frame_count=23,
+        video_size=(160, 90),
+    )
     found = probe(video)
     # the held last frame's surplus is trimmed: the song's length
     assert found["size"] == (160, 90) and found["fps"] == 30 and found["frames"] == 23

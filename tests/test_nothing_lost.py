@@ -23,7 +23,7 @@ from musicvid.files import VIDEO_SUFFIXES
 from musicvid.lyrics.known import read_lyrics
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.workdir import Workdir
-from tests.helpers import digest, make_tone, quick, run
+from tests.helpers import TINY_QUIET, digest, make_tone, quick, run
 
 
 def video_frames(path: Path) -> int:
@@ -41,9 +41,8 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(capsys, tmp_path,
     output = {"the song": song, "its subtitles are the lyrics": tmp_path / "song.mp4", "a hard link to the song": link}
     kept = {path: digest(path) for path in (song, lyrics)}
     code, out, err = run(
-        capsys, "render", song, "--models", "tiny", "-q", "--lyrics", lyrics, "--workdir", tmp_path / "w",
-        "-o", output[case],
-    )  # fmt: skip
+        capsys, "render", song, *TINY_QUIET, "--lyrics", lyrics, "--workdir", tmp_path / "w", "-o", output[case]
+    )
     assert code == 2 and "would write over it" in err and err.count("\n") == 1
     assert {path: digest(path) for path in kept} == kept
     assert not (tmp_path / "w").exists()  # nothing was decoded, nothing transcribed
@@ -87,11 +86,20 @@ def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_th
     # the first run (no -o) is paused with its video encoded under a temporary name, about to be
     # renamed: the moment a second run's sweep of leftovers would take it away
     first = subprocess.Popen(
-        [sys.executable, "-m", "tests.killer", "--pause-until", go, "*/w/video.mp4", "1", "--",
-         *quick(song, "--workdir", workdir)],
+        [
+            sys.executable,
+            "-m",
+            "tests.killer",
+            "--pause-until",
+            go,
+            "*/w/video.mp4",
+            "1",
+            "--",
+            *quick(song, "--workdir", workdir),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )  # fmt: skip
+    )
     try:
         deadline = time.monotonic() + 120
         while not Path(f"{go}.paused").exists() and first.poll() is None and time.monotonic() < deadline:
@@ -149,9 +157,8 @@ def test_a_file_that_is_no_upscaler_is_named_before_any_work(capsys, tmp_path, u
     path = upscaler if upscaler.startswith("/") else tmp_path / upscaler
     song = make_tone(tmp_path / "song.wav", 2)
     code, out, err = run(
-        capsys, "render", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "--resolution", "720p",
-        "--upscaler", path,
-    )  # fmt: skip
+        capsys, "render", song, *TINY_QUIET, "--workdir", tmp_path / "w", "--resolution", "720p", "--upscaler", path
+    )
     assert code == 2 and "is not an upscaler spandrel can load" in err and "--models tiny" not in err
     assert not (tmp_path / "w").exists()  # refused before the transcription and the drawing
 
@@ -171,9 +178,8 @@ def test_a_pinned_picture_too_big_is_refused_from_its_header(capsys, tmp_path, s
     storyboard = Storyboard({"path": str(song), "sha256": "", "duration": 2.0}, "", "", "en", {}, [scene])
     storyboard.save(tmp_path / "storyboard.json")
     code, out, err = run(
-        capsys, "render", song, "--models", "tiny", "-q", "--storyboard", tmp_path / "storyboard.json",
-        "--workdir", tmp_path / "w",
-    )  # fmt: skip
+        capsys, "render", song, *TINY_QUIET, "--storyboard", tmp_path / "storyboard.json", "--workdir", tmp_path / "w"
+    )
     assert code == 2 and "more than the 40 megapixels a picture may have" in err
     assert not (tmp_path / "w").exists()
 

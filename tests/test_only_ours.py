@@ -14,8 +14,8 @@ from PIL import Image
 
 from musicvid.errors import UserError
 from musicvid.storyboard import MAX_SCENES_PER_SECOND, load_storyboard
-from tests.helpers import digest, make_tone, quick, run, valid_board
-from vipe_core.files import temporary_of
+from tests.helpers import TINY_QUIET, digest, make_tone, quick, run, valid_board
+from vipe_core.atomic import temporary_of
 
 REPOSITORY = Path(__file__).parents[1]
 
@@ -156,9 +156,8 @@ def test_a_storyboard_of_more_scenes_than_the_song_can_hold_is_refused_before_wo
     ]
     (tmp_path / "board.json").write_text(json.dumps(board))
     code, out, err = run(
-        capsys, "render", song, "--models", "tiny", "-q", "--storyboard", tmp_path / "board.json",
-        "--workdir", tmp_path / "w",
-    )  # fmt: skip
+        capsys, "render", song, *TINY_QUIET, "--storyboard", tmp_path / "board.json", "--workdir", tmp_path / "w"
+    )
     most = 6 * MAX_SCENES_PER_SECOND
     assert code == 2 and f"scenes must be at most {most} for 6 s of song" in err and err.count("\n") == 1
     assert not (tmp_path / "w").exists()
@@ -238,8 +237,15 @@ def test_a_truncated_picture_is_refused_before_any_work(capsys, tmp_path, where)
     (tmp_path / "board.json").write_text(json.dumps(board))
     extra = ["--reference", picture] if where == "reference" else []
     code, out, err = run(
-        capsys, "render", song, "--models", "tiny", "-q", "--storyboard", tmp_path / "board.json",
-        "--workdir", tmp_path / "w", *extra,
-    )  # fmt: skip
+        capsys,
+        "render",
+        song,
+        *TINY_QUIET,
+        "--storyboard",
+        tmp_path / "board.json",
+        "--workdir",
+        tmp_path / "w",
+        *extra,
+    )
     assert code == 2 and "does not decode whole" in err and err.count("\n") == 1
     assert not (tmp_path / "w").exists()

@@ -179,7 +179,10 @@ def rendered_settings(jobs: Jobs, values: dict, monkeypatch):
     def make_video(request, settings, registry, output, stop):
         handed.append(settings)
         return SimpleNamespace(
-            video=output, workdir=SimpleNamespace(storyboard=Path("s.json")), subtitles=Path("s.srt"), storyboard=None
+            video=output,
+            workdir=SimpleNamespace(storyboard=Path("s.json")),
+            subtitles=Path("s.srt"),
+            storyboard=SimpleNamespace(scenes=[]),  # (the page's table is made of it)
         )
 
     monkeypatch.setattr(handlers, "make_video", make_video)
@@ -350,7 +353,7 @@ def test_the_served_page_offers_uploads_by_name_and_takes_no_server_file(page_wi
 
 
 @pytest.mark.parametrize(
-    "rows", [[["0", "2", "intro", "", "a sky", ""]], [["0", "2", "intro", "", "a sky", "", "", "x"]]]
+    "rows", [[["0", "2", "intro", "", "a sky", ""]], [["0", "2", "intro", "", "a sky", "", "", 0.5, "x"]]]
 )
 def test_a_table_row_of_other_columns_is_one_sentence(rows):
     from tests.helpers import valid_board

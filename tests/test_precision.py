@@ -17,7 +17,7 @@ from musicvid.models.presets import PRESETS, TINY
 from musicvid.models.readback import describe_model
 from musicvid.models.registry import LOADERS, ModelRegistry
 from musicvid.timing import Timings
-from tests.helpers import make_tone, render
+from tests.helpers import make_tone, render, storyboard_with_a_pin
 
 CUDA, CPU = torch.device("cuda"), torch.device("cpu")
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
@@ -114,16 +114,10 @@ def test_the_drawing_pipeline_is_gone_before_the_video_model_loads(tmp_path, mon
 def test_a_half_precision_render_keeps_it_to_the_end_and_its_report_says_so(tmp_path, capsys, precision, transitions):
     """Pictures, a pinned picture (inverted into the morphs around it) and the frames between, in half precision
     on the CPU: every module of the drawing and video models is still in it when their stages end."""
-    from PIL import Image
-
     song = make_tone(tmp_path / "song.mp3", 6.03)
     song.with_suffix(".lrc").write_text(LYRICS)
     workdir = tmp_path / "work"
-    common = ["--models", "tiny", "--lyrics", song.with_suffix(".lrc"), "--workdir", workdir, "-q"]
-    assert main([str(a) for a in ["storyboard", song, *common]]) == 0
-    board = json.loads((workdir / "storyboard.json").read_text())
-    Image.new("RGB", (64, 64), (200, 40, 90)).save(tmp_path / "pinned.png")
-    board["scenes"][1]["picture"] = str(tmp_path / "pinned.png")
+    board = storyboard_with_a_pin(song, workdir, 1)
     (tmp_path / "edited.json").write_text(json.dumps(board))
     options = ["--precision", precision, "--transitions", transitions, "--storyboard", tmp_path / "edited.json"]
     assert render(song, workdir, *options, "-o", tmp_path / "video.mp4") == 0

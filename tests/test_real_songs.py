@@ -9,13 +9,21 @@ from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_i
 from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
-from musicvid.lyrics.transcribe import hear, sung_lines, transcribe
+from musicvid.lyrics.transcribe import sung_lines, transcribe
 from musicvid.storyboard import plan_scenes
+from tests.hearing import heard_once
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not installed(), reason="apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid"),
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hearing():
+    """Aligning the sung excerpt starts from the decode `heard` made of it (tests/hearing.py)."""
+    with heard_once() as hearing:
+        yield hearing
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +44,10 @@ def asr(request, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def heard(asr, sung):
+def heard(hearing, asr, sung):
     """What Whisper hears over the sung excerpt with no gate, and the lines musicvid keeps of it (from the
     same decode: the temperature fallback's sampling is not repeatable in CTranslate2)."""
-    _, silero, heard = hear(asr, sung.samples, quiet=True)
+    _, silero, heard = hearing.decode(asr, sung.samples, quiet=True)
     return heard, sung_lines(heard, silero, sung.info.duration)
 
 

@@ -23,7 +23,7 @@ from musicvid.settings import RenderSettings
 from musicvid.storyboard import load_storyboard
 from musicvid.workdir import Workdir
 from tests.helpers import click_track, make_tone, probe, render
-from vipe_core.files import temporary_of
+from vipe_core.atomic import temporary_of
 
 REPOSITORY = Path(__file__).parents[1]
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
@@ -62,7 +62,7 @@ def test_render_writes_a_valid_mp4(rendered):
     srt = output.with_suffix(".srt").read_text()
     assert "00:00:01,000 --> " in srt and "the sky is burning" in srt
     # written through a temporary file, yet with the mode any new file gets (not owner-only)
-    from vipe_core.files import UMASK
+    from vipe_core.atomic import UMASK
 
     assert {f.stat().st_mode & 0o777 for f in (output, output.with_suffix(".srt"))} == {0o666 & ~UMASK}
 

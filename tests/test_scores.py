@@ -24,7 +24,10 @@ from musicvid.pictures import scores as scores_module
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.scores import SceneScores, clip_score, rank_candidates, score_keyframes
 from musicvid.pictures.sheet import contact_sheet, sheet_size
-from musicvid.quality import RANDOM_WEIGHTS
+from musicvid.quality import RANDOM_WEIGHTS, summary_text
+from musicvid.quality_chart import PICK_HEIGHT
+from musicvid.quality_chart import chart as score_chart
+from musicvid.settings import resolve_render_settings
 from musicvid.storyboard import load_storyboard, parse_storyboard
 from musicvid.workdir import Workdir
 from tests.helpers import make_tone, render, run, valid_board
@@ -173,9 +176,26 @@ def test_musicvid_score_reports_scores_smoothness_and_onsets_of_a_render(renders
     assert code == 0
     report = json.loads((folder / "csa" / "score.json").read_text())
     assert json.loads(out) == report and report["note"] == RANDOM_WEIGHTS
+    assert (report["fps"], report["fps_from"]) == (10, "timings.json")  # the rate the render recorded
     board = load_storyboard(folder / "csa" / "storyboard.json")
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, 10)
     assert [row["scene"] for row in report["scenes"]] == schedule.shown_scenes
+    # each keyframe's pick: one candidate, the scene's own seed, scored by the render (and here again, alike)
+    for row in report["scenes"]:
+        scene = board.scenes[row["scene"]]
+        assert row["pick"] == {
+            "seed": scene.seed,
+            "from_seed": scene.seed,
+            "kept": 0,
+            "rounds": 1,
+            "drawn": 1,
+            "scorer": TINY,
+        }
+        assert row["prompt"] == pytest.approx(scene.pick.prompt, abs=1e-3)
+    assert "picks: 3 keyframes, one candidate each, scored" in summary_text(report)
+    # the chart shows the picks in a band of their own
+    unpicked = {**report, "scenes": [{k: v for k, v in row.items() if k != "pick"} for row in report["scenes"]]}
+    assert score_chart(report, ["x"]).height == score_chart(unpicked, ["x"]).height + PICK_HEIGHT
     for row in report["scenes"]:
         assert 0 <= row["prompt"] <= 2.5
         if board.scenes[row["scene"]].kind == "lyric":
@@ -209,29 +229,62 @@ def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_
     timing = slerp["lyric_timing"]
     assert [(row["scene"], row["offset"]) for row in timing["scenes"]] == [(1, 0.0), (2, pytest.approx(-0.1))]
     assert timing["mean_abs_offset"] == pytest.approx(0.05) and timing["unmatched"] == 0
-    # a report of another frame rate than the render's is refused
+    # --fps is for renders that did not record their rate: another than the recorded one is refused
+    code, _, err = run(capsys, "score", workdir.root, "--models", "tiny", "--fps", "5")
+    assert code == 2 and "drawn at 10 fps (its timings.json says so), not 5: leave out --fps" in err
+    # an older render's timings.json has no rate: --fps gives it, checked against the frame count
+    timings = json.loads(workdir.timings.read_text())
+    del timings["fps"]
+    workdir.timings.write_text(json.dumps(timings))
     code, _, err = run(capsys, "score", workdir.root, "--models", "tiny", "--fps", "5")
     assert code == 2 and "give the --fps it was rendered at" in err
+    assert run(capsys, "score", workdir.root, "--models", "tiny", "--fps", "10")[0] == 0
+    assert json.loads(workdir.score_report.read_text())["fps_from"] == "--fps"
+    assert run(capsys, "score", workdir.root, "--models", "tiny")[0] == 0  # 10, the default
+    assert json.loads(workdir.score_report.read_text())["fps_from"] == "default"
 
 
 @pytest.mark.slow
-def test_the_quality_benchmark_compares_csa_and_slerp_as_a_check_of_the_mechanics(tmp_path, capsys):
+def test_the_quality_benchmark_compares_csa_slerp_and_4_candidates_as_a_check_of_the_mechanics(tmp_path, capsys):
     out = tmp_path / "quality.json"
     assert quality_benchmark.main(["--quick", "--out", str(out), "--variant", "fewer steps=--steps 2"]) == 0
     result = json.loads(out.read_text())
-    assert list(result["variants"]) == ["csa", "slerp", "fewer steps"] and result["note"] == RANDOM_WEIGHTS
-    assert result["variants"]["slerp"]["options"] == ["--no-align"]
-    for row in result["variants"].values():
+    variants = result["variants"]
+    assert list(variants) == ["csa", "slerp", "4 candidates", "fewer steps"] and result["note"] == RANDOM_WEIGHTS
+    assert variants["slerp"]["options"] == ["--no-align"]
+    for row in variants.values():
         assert row["summary"]["mean_step"] > 0 and 0 < row["summary"]["largest_step_share"] <= 1
         assert row["summary"]["prompt"] is not None and row["smoothness"]
+    # one storyboard: the best of 4 draws four candidates for each keyframe csa draws one for, at four times the
+    # TFLOP (the same steps and size); fewer steps cost less per candidate
+    one, four = variants["csa"]["picks"], variants["4 candidates"]["picks"]
+    assert (one["candidates"], four["candidates"]) == (1, 4)
+    assert four["candidates_drawn"] == 4 * one["candidates_drawn"] > 0
+    assert four["tflop"] == pytest.approx(4 * one["tflop"], rel=1e-3) and one["tflop_per_candidate"] > 0
+    assert 0 < variants["fewer steps"]["picks"]["tflop_per_candidate"] < one["tflop_per_candidate"]
+    assert four["seconds"] > 0 and four["pictures_denoised"] == one["pictures_denoised"] + 3 * one["candidates_drawn"]
     printed = capsys.readouterr().out
     assert "| csa |" in printed and "| slerp |" in printed and "mechanics" in printed
+    assert "Keyframe picks" in printed and "| 4 candidates | 4 |" in printed
+
+
+def test_a_candidates_tflop_is_its_steps_of_the_unet_twice_with_guidance_and_a_decode():
+    models = PRESETS["tiny"]
+
+    def tflop(**given) -> float:
+        return quality_benchmark.tflop_per_candidate(models, resolve_render_settings(models, given))
+
+    unguided, twice_the_steps = tflop(steps=4, guidance=1.0), tflop(steps=8, guidance=1.0)
+    step = (twice_the_steps - unguided) / 4
+    decode = unguided - 4 * step
+    assert step > 0 and decode > 0
+    assert tflop(steps=4, guidance=7.5) == pytest.approx(decode + 2 * 4 * step, rel=1e-6)  # the unguided twin
 
 
 def test_a_variant_is_a_name_and_render_options():
     variant = quality_benchmark.parse_variant("4 candidates=--keyframe-candidates 4")
     assert variant == quality_benchmark.Variant("4 candidates", ("--keyframe-candidates", "4"))
-    assert [v.name for v in quality_benchmark.VARIANTS] == ["csa", "slerp"]
+    assert [v.name for v in quality_benchmark.VARIANTS] == ["csa", "slerp", "4 candidates"]
     assert quality_benchmark.random_weights(PRESETS["tiny"])
     assert not quality_benchmark.random_weights(PRESETS["default"])
     assert quality_benchmark.random_weights(replace(PRESETS["default"], scorer=TINY))

@@ -16,6 +16,7 @@ from musicvid.cli import main
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.storyboard import load_storyboard, plan_scenes
+from tests.hearing import heard_once
 
 pytestmark = [
     pytest.mark.slow,
@@ -49,6 +50,13 @@ GAPPED = [
     ("the wind is singing through the trees", 8.0),
     ("hold on to the light tonight", 8.0),
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hearing():
+    """Aligning a song starts from the decode transcribing it made (tests/hearing.py)."""
+    with heard_once() as hearing:
+        yield hearing
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,8 @@ ADVANCED = [
     0,
     "",
     True,
+    1,
+    "",
     "",
     "none",
     "",
@@ -46,7 +48,8 @@ ADVANCED = [
     0.6,
     "",
     None,
-]  # preset, fps, context, steps, guidance, size, seed, style, align; the Look group: look, captions, aspect,
+]  # preset, fps, context, steps, guidance, size, seed, style, align, keyframe candidates, reroll below (none); the
+# Look group: look, captions, aspect,
 # pacing, output fps, resolution, camera move, transitions, pulse, preview, fast, reference picture, its strength,
 # the LoRAs' box (names and weights), the LoRAs uploaded
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
@@ -137,7 +140,8 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     table, job, status = client.predict(
         song, "Lighthouse", "The Tiny Models", pasted, *ADVANCED, api_name="/make_storyboard"
     )
-    assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"]
+    assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt", "section", "mood", "score"]
+    assert all(row[7] is None for row in table["data"])  # no keyframe scored yet
     assert [row[3] for row in table["data"] if row[2] == "lyric"] == sung and "Storyboard ready" in status
     table["data"][1][4] = "a lighthouse made of glass"
     # every row's section, a mood for each passage without words (no line is sung again: all verse)
@@ -145,12 +149,14 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert all(row[5] == row[2] and row[6] for row in table["data"] if row[2] != "lyric")
     table["data"][1][5] = "chorus"  # the person knows better
     # keyframes first: every scene's picture in the gallery, and the contact sheet
-    gallery, files, status = client.predict("", "", *ADVANCED, table, job, api_name="/draw_keyframes")
+    gallery, files, status, scored = client.predict("", "", *ADVANCED, table, job, api_name="/draw_keyframes")
+    assert all(0 <= row[7] <= 2.5 for row in scored["data"])  # each keyframe's score, in the table
+    assert [row[4] for row in scored["data"]] == [row[4] for row in table["data"]]  # the edits, as sent
     keyframes = [Path(item["image"]).read_bytes() for item in gallery]
     assert len(keyframes) == len(table["data"]) and f"{len(keyframes)} drawn" in status
     assert any(Path(f).name == "contact_sheet.png" for f in files)
     # a new picture for scene 2: that keyframe alone changes
-    gallery, files, status = client.predict("", "", *ADVANCED, table, job, 2, api_name="/new_picture")
+    gallery, files, status, _ = client.predict("", "", *ADVANCED, table, job, 2, api_name="/new_picture")
     again = [Path(item["image"]).read_bytes() for item in gallery]
     assert [n for n, (a, b) in enumerate(zip(keyframes, again)) if a != b] == [2] and "1 drawn" in status
     # a picture of the person's own, pinned to scene 3, is that scene's keyframe (scaled to cover it)
@@ -158,11 +164,11 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     band = np.stack([x * 255 // 159, y * 255 // 89, np.full_like(x, 90)], axis=2).astype(np.uint8)
     Image.fromarray(band).save(tmp_path / "band.png")
     pin = handle_file(str(tmp_path / "band.png"))
-    gallery, files, status = client.predict("", "", *ADVANCED, table, job, 3, pin, api_name="/pin_picture")
+    gallery, files, status, _ = client.predict("", "", *ADVANCED, table, job, 3, pin, api_name="/pin_picture")
     keyframe = jobs_dir / job / "work" / "keyframes" / Workdir(Path()).keyframe(3).name
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64))) and "1 drawn" in status
-    captioned = [*ADVANCED[:10], "line", *ADVANCED[11:]]
-    video, files, job_after, status = client.predict(
+    captioned = [*ADVANCED[:12], "line", *ADVANCED[13:]]
+    video, files, job_after, status, _ = client.predict(
         song, "Lighthouse", "The Tiny Models", *captioned, table, job, api_name="/render"
     )
     assert job_after == job
@@ -185,7 +191,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == pictures
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64)))  # the pinned one stays as it is
     # the frames between keyframes drawn by the video model: the keyframes stay, every frame between is new
-    moving = [*looked[:16], "video", *looked[17:]]
+    moving = [*looked[:18], "video", *looked[19:]]
     client.predict(song, "Lighthouse", "The Tiny Models", *moving, table, job, api_name="/render")
     frames = len(list((work / "frames").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == frames
@@ -212,8 +218,12 @@ def test_a_look_sets_the_look_groups_controls_and_they_reach_the_settings():
     values.update(changes, motion="pan", pulse=0.3, preview=True)
     settings = chosen(values)
     assert (settings.output_fps, settings.fps, settings.video_size, settings.motion, settings.pulse) == (
-        30, 10, (1920, 1080), "pan", 0.3
-    )  # fmt: skip
+        30,
+        10,
+        (1920, 1080),
+        "pan",
+        0.3,
+    )
     assert settings.preview and settings.captions == "karaoke"
     # no look: its controls show the settings' defaults again
     back, _ = followed({**values, "look": ""}, now)
@@ -414,7 +424,7 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
     # the Look group: karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
-    look = [*ADVANCED[:10], "karaoke", "16:9", "beats", "24", "", "zoom", "slerp", 0.5, True, False, *ADVANCED[-4:]]
+    look = [*ADVANCED[:12], "karaoke", "16:9", "beats", "24", "", "zoom", "slerp", 0.5, True, False, *ADVANCED[-4:]]
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
     other = [*ADVANCED[:6], 5, *ADVANCED[7:]]  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")

@@ -18,16 +18,29 @@ from gradio.utils import get_upload_folder
 
 from musicvid.assets import DEMO_SONG
 from musicvid.errors import MusicvidError
-from musicvid.loras import MAX_LORAS
+from musicvid.front_doors import options_text
+from musicvid.geometry import ASPECTS
+from musicvid.loras import LORA_WEIGHTS, MAX_LORAS
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.models.presets import PRESETS
-from musicvid.settings import RenderSettings, SongRequest
+from musicvid.picks import SCORE_RANGE
+from musicvid.settings import FAST, LOOKS, RenderSettings, SongRequest
 from ui import handlers
 from ui.config import UIConfig
-from ui.controls import FOLLOWERS, LORA_UPLOADS, SIZES, UPLOADS, bounds, choices, shown_controls, summary
+from ui.controls import (
+    FOLLOWERS,
+    LORA_UPLOADS,
+    REROLL_THRESHOLDS,
+    SIZES,
+    UPLOADS,
+    bounds,
+    choices,
+    shown_controls,
+    summary,
+)
 from ui.jobs import Jobs
 from ui.loras import MAX_LORA_MB, SUFFIX, operator_loras
-from ui.table import COLUMNS
+from ui.table import COLUMNS, DATATYPES, READ_ONLY
 
 MODELS_IN_USE = "models"  # the Gradio concurrency group of every event that runs the models
 INTRO = (
@@ -75,6 +88,20 @@ def advanced_controls(preset: str, shows: dict) -> dict[str, gr.Component]:
         seed=gr.Number(SongRequest.seed, label="Seed", precision=0, **bounds(SongRequest, "seed")),
         style=gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting"),
         align=gr.Checkbox(shows["align"], label="Chunked Similarity Alignment (smoother morphs)"),
+        keyframe_candidates=gr.Number(
+            shows["keyframe_candidates"],
+            label="Keyframe candidates: each keyframe drawn this many times, the best scored kept",
+            precision=0,
+            **bounds(render, "keyframe_candidates"),
+        ),
+        # a choice, not a number box: a number box shows 0 for none, and "below 0" would read as a choice
+        reroll_below=gr.Dropdown(
+            REROLL_THRESHOLDS,
+            value=shows["reroll_below"],
+            allow_custom_value=True,
+            label=f"Redraw keyframes scoring below (CLIPScore {SCORE_RANGE[0]:g}–{SCORE_RANGE[1]:g}, any may be typed; "
+            "empty: never)",
+        ),
     )
 
 
@@ -87,7 +114,8 @@ def lora_controls(shows: dict, offered: list[str]) -> dict[str, gr.Component]:
             shows["lora"],
             lines=2,
             max_length=LORA_BOX_CHARACTERS,
-            label="Style LoRAs and their weights (one a line: NAME or NAME:WEIGHT, weight -2 to 2)",
+            label="Style LoRAs and their weights (one a line: NAME or NAME:WEIGHT, weight "
+            f"{LORA_WEIGHTS[0]:g} to {LORA_WEIGHTS[1]:g})",
             info=f"Each LoRA you upload below is used, at weight 1 unless a line here gives another. {also}",
             placeholder="e.g. ink.safetensors:0.8",
         ),
@@ -106,12 +134,14 @@ def look_controls(shows: dict) -> dict[str, gr.Component]:
     def choice(name: str, label: str) -> gr.Dropdown:
         return gr.Dropdown(choices(RenderSettings, name), value=shows[name], label=label)
 
+    # what each look and --fast set, said from the settings that set them (musicvid.settings)
+    looks = "; ".join(f"{look}: {options_text(options, flags=False)}" for look, options in LOOKS.items())
     return dict(
-        look=choice("look", "A look (music-video: on the beat, 30 fps, 16:9, 1080p, karaoke)"),
+        look=choice("look", f"A look ({looks})"),
         captions=choice(
             "captions", "Lyrics on screen (line: the sung line; karaoke: each word lights up as it is sung)"
         ),
-        aspect=choice("aspect", "Shape (empty: the size above; 16:9, 9:16, 1:1, 4:5)"),
+        aspect=choice("aspect", f"Shape (empty: the size above; {', '.join(ASPECTS)})"),
         pacing=choice("pacing", "Motion (beats: morphs move on the beat)"),
         output_fps=choice("output_fps", "Video frame rate (empty: as drawn; the frames between are interpolated)"),
         resolution=choice("resolution", "Resolution (empty: as drawn; else upscaled)"),
@@ -122,7 +152,8 @@ def look_controls(shows: dict) -> dict[str, gr.Component]:
         pulse=gr.Slider(value=shows["pulse"], label="Pulse: a zoom on strong beats", **bounds(RenderSettings, "pulse")),
         preview=gr.Checkbox(shows["preview"], label="Preview: keyframes crossfaded, in this look (fast)"),
         fast=gr.Checkbox(
-            shows["fast"], label="Fast drawing: 4 steps of LCM-LoRA and the TAESD decoder (softer pictures)"
+            shows["fast"],
+            label=f"Fast drawing: {FAST['steps']} steps of LCM-LoRA and the TAESD decoder (softer pictures)",
         ),
         # gr.File, not gr.Image: the picture reaches the render as uploaded, checked before it is decoded
         reference=gr.File(
@@ -161,11 +192,13 @@ def storyboard_and_keyframes() -> dict[str, gr.Component]:
     made = dict(
         table=gr.Dataframe(
             headers=COLUMNS,
-            datatype=["number", "number", "str", "str", "str", "str", "str"],
+            datatype=DATATYPES,
+            static_columns=READ_ONLY,  # the score: the pick's, not the person's (sort by it from its header)
             interactive=True,
-            label="Storyboard: edit prompts, times, sections and moods, then Render",
+            label="Storyboard: edit prompts, times, sections and moods, then Render (score: the keyframe's, once "
+            "drawn; sort by it from its header's menu)",
             wrap=True,
-            column_widths=["6%", "6%", "6%", "29%", "37%", "7%", "9%"],
+            column_widths=["6%", "6%", "6%", "25%", "33%", "7%", "9%", "8%"],
         ),
         job=gr.Textbox(visible=False, label="job"),  # which job directory the storyboard lives in
     )
@@ -262,10 +295,10 @@ def wire_jobs(jobs: Jobs, page: dict[str, gr.Component]) -> None:
     controls = {page[name] for name in CONTROLS}
     song = {page[name] for name in ("upload", "title", "artist", "lyrics")}
     edits = {page["title"], page["artist"], *controls, page["table"], page["job"]}  # what an edited job reads
-    keyframe_outputs = ["gallery", "shown_scenes", "downloads", "status"]
+    keyframe_outputs = ["gallery", "shown_scenes", "downloads", "status", "table"]  # the table: with scores
     events = [  # button, handler, inputs, outputs, API name
         ("storyboard_button", handlers.make_storyboard, {*song, *controls}, ["table", "job", "status"], "make_storyboard"),
-        ("render_button", handlers.render, {page["upload"], *edits}, ["video", "downloads", "job", "status"], "render"),
+        ("render_button", handlers.render, {page["upload"], *edits}, ["video", "downloads", "job", "status", "table"], "render"),
         ("keyframes_button", handlers.keyframes, edits, keyframe_outputs, "draw_keyframes"),
         ("new_picture_button", handlers.new_picture, {*edits, page["scene"]}, keyframe_outputs, "new_picture"),
         ("pin_button", handlers.pin_picture, {*edits, page["scene"], page["pin_upload"]}, keyframe_outputs, "pin_picture"),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from musicvid.errors import UserError
 from musicvid.model_choice import ModelChoice
+from musicvid.models.presets import PRESETS
 from ui.config import UIConfig
 
 
@@ -21,7 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
     p.add_argument("--port", type=int, default=7860)
     p.add_argument(
-        "--models", default="default", help="model preset the page starts with: default, sdxl, tiny or tiny-xl"
+        "--models",
+        default=UIConfig.models,
+        help=f"model preset the page starts with: {', '.join(PRESETS)} (default: %(default)s)",
     )
     for name in ("device", "precision"):  # as every front door has them (musicvid.settings.ModelChoice)
         f = ModelChoice.fields()[name]
@@ -57,7 +60,6 @@ def config_from(args) -> UIConfig:
 
 
 def run(args) -> int:
-    from musicvid.models.presets import PRESETS
     from ui.app import build_app
 
     if args.models not in PRESETS:

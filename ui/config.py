@@ -11,7 +11,7 @@ from musicvid.model_choice import ModelChoice
 
 @dataclass(frozen=True)
 class UIConfig:
-    models: str = "default"
+    models: str = ModelChoice.models  # the preset the page starts with: the command line's default
     device: str = ModelChoice.device
     jobs_dir: Path = Path(tempfile.gettempdir()) / "musicvid-ui"
     keep_hours: float = 24.0

@@ -18,6 +18,7 @@ from musicvid.errors import UserError, number_text
 from musicvid.geometry import size_text
 from musicvid.loras import Loras
 from musicvid.models.choose import choose_models
+from musicvid.picks import MAX_ROUNDS
 from musicvid.schema import field_type
 from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
 from ui.loras import page_loras, uploaded_loras
@@ -26,6 +27,7 @@ from ui.loras import page_loras, uploaded_loras
 RENDER_FIELDS = (
     "fps", "steps", "guidance", "size", "style", "align", "look", "captions", "aspect", "pacing", "output_fps",
     "resolution", "motion", "transitions", "pulse", "preview", "fast", "reference_strength", "lora",
+    "keyframe_candidates", "reroll_below",
 )  # fmt: skip
 UPLOADS = ("reference",)  # settings the person's files set: read like the others, never set by the page
 LORA_UPLOADS = "lora_upload"  # the person's style LoRAs: offered to the box by name (ui/loras.py)
@@ -33,6 +35,7 @@ REQUEST_FIELDS = ("context_size", "seed")
 LAYERS = ("look", "fast")  # controls that set others: what the page shows follows them (and the preset)
 FOLLOWERS = tuple(name for name in RENDER_FIELDS if name not in LAYERS)
 SIZES = ["64x64", "256x256", "512x512", "512x768", "768x512", "768x768"]  # offered; any size may be typed
+REROLL_THRESHOLDS = ["", "0.5", "0.6", "0.7", "0.8", "0.9", "1"]  # offered ("": never); any may be typed
 
 
 def bounds(cls, name: str) -> dict:
@@ -115,7 +118,13 @@ def summary(values: dict[str, Any], operator: Mapping[str, Path] | None = None) 
         settings = chosen(values, operator, uploaded_loras(values.get(LORA_UPLOADS)))
     except UserError as error:
         return f"Refused: {error}"
+    picks = ""  # keyframes drawn more than once (musicvid.pictures.candidates): the work they multiply, said
+    if settings.keyframe_candidates > 1:
+        picks += f" Each keyframe the best of {settings.keyframe_candidates}."
+    if settings.reroll_below is not None:
+        picks += f" Keyframes scoring below {number_text(settings.reroll_below)}: up to {MAX_ROUNDS} rounds."
     return (
         f"Drawn: {size_text(settings.size)} at {number_text(settings.fps)} fps, {settings.steps} steps, guidance "
-        f"{number_text(settings.guidance)}. Video: {size_text(settings.video_size)} at {number_text(settings.video_fps)} fps."
+        f"{number_text(settings.guidance)}.{picks} Video: {size_text(settings.video_size)} at "
+        f"{number_text(settings.video_fps)} fps."
     )

@@ -39,7 +39,7 @@ from ui.jobs import (
 )
 from ui.loras import keep_uploads, operator_loras, uploaded_loras
 from ui.table import apply_edits, rows
-from vipe_core.files import write_json
+from vipe_core.atomic import write_json
 
 DONE = "Done: watch it above, or download the video, storyboard and lyrics."
 
@@ -128,9 +128,10 @@ def edited_request(
 
 def render_job(
     jobs: Jobs, values: dict, table_rows, job_id: str, session: str, stop: threading.Event
-) -> tuple[str, list[str], str]:
-    """The job's video, the files to download (it, its storyboard and its lyrics) and the page's status:
-    done, and which rows' lyrics have characters the burned-in captions leave out (as the CLI warns)."""
+) -> tuple[str, list[str], str, list[list]]:
+    """The job's video, the files to download (it, its storyboard and its lyrics), the page's status: done,
+    and which rows' lyrics have characters the burned-in captions leave out (as the CLI warns); and the table
+    as rendered, with its keyframes' scores."""
     request, settings = edited_request(jobs, values, table_rows, job_id, session)
     registry = jobs.registry(values["preset"])
     made = make_video(request, settings, registry, output=video_file(request.song, settings.preview), stop=stop)
@@ -140,7 +141,7 @@ def render_job(
         files.append(str(made.video.with_suffix(".ass")))
         if undrawn := undrawn_note(made.storyboard, name="rows", first=1):
             status += f"\n\n**Note:** {undrawn}."
-    return str(made.video), files, status
+    return str(made.video), files, status, rows(made.storyboard)
 
 
 def make_storyboard(jobs: Jobs, values: dict, session: str) -> tuple:
@@ -153,8 +154,8 @@ def make_storyboard(jobs: Jobs, values: dict, session: str) -> tuple:
 def render(jobs: Jobs, values: dict, session: str) -> tuple:
     with jobs.running(session) as stop, jobs.models_lock:
         job_id, table_rows = pressed(jobs, values, session)
-        video, files, status = render_job(jobs, values, table_rows, job_id, session, stop)
-    return video, files, job_id, status
+        video, files, status, table = render_job(jobs, values, table_rows, job_id, session, stop)
+    return video, files, job_id, status, table
 
 
 def video_in_one_go(jobs: Jobs, values: dict, session: str) -> tuple:
@@ -163,13 +164,14 @@ def video_in_one_go(jobs: Jobs, values: dict, session: str) -> tuple:
         storyboard, job_id = storyboard_job(jobs, values, session)
         if stop.is_set():
             raise Cancelled("the job was cancelled")
-        video, files, status = render_job(jobs, values, rows(storyboard), job_id, session, stop)
+        video, files, status, table = render_job(jobs, values, rows(storyboard), job_id, session, stop)
         jobs.page_storyboards[session] = job_id
-    return rows(storyboard), video, files, job_id, status
+    return table, video, files, job_id, status
 
 
 def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:
-    """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the gallery."""
+    """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the gallery;
+    and the table as drawn, with the keyframes' scores."""
     with jobs.running(session) as stop, jobs.models_lock:
         job_id, table_rows = pressed(jobs, values, session)
         request, settings = edited_request(jobs, values, table_rows, job_id, session, change)
@@ -180,9 +182,10 @@ def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:
     drawn = f"{made.pictures_drawn} drawn" if made.pictures_drawn else "none changed"
     status = (
         f"Keyframes ready ({drawn}): click one, then New picture to draw it again or Pin picture to use "
-        "your own; Render draws the rest."
+        "your own; Render draws the rest. The table's score says how well each shows its scene: sort by it to find "
+        "the weakest."
     )
-    return pictures, made.scenes, files, status
+    return pictures, made.scenes, files, status, rows(made.storyboard)
 
 
 def new_picture(jobs: Jobs, values: dict, session: str) -> tuple:

@@ -1,5 +1,10 @@
 """The storyboard as the page's table: a row per scene, and the person's edits read back, checked as a
-storyboard file is."""
+storyboard file is.
+
+The last column, `score`, is the scene's keyframe pick's score (musicvid.picks: the mean of its lyric and
+prompt CLIPScores, 0–2.5; blank until its keyframe is drawn): the page shows it read-only, to sort the rows
+by, and edits read it not at all. Sorting is the browser's view alone: the rows come back in scene order.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,26 @@ import json
 from musicvid.errors import UserError
 from musicvid.storyboard import Storyboard, parse_storyboard
 
-COLUMNS = ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"]
+EDITED = ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"]  # what edits read, in order
+SCORE = "score"
+COLUMNS = [*EDITED, SCORE]
+DATATYPES = ["number", "number", "str", "str", "str", "str", "str", "number"]
+READ_ONLY = [COLUMNS.index(SCORE)]  # the Dataframe's static_columns
 
 
 def rows(storyboard: Storyboard) -> list[list]:
-    """The storyboard as the table shows it: a row per scene."""
+    """The storyboard as the table shows it: a row per scene, its pick's score blank (None) where it has none."""
     return [
-        [round(s.start, 2), round(s.end, 2), s.kind, s.text, s.prompt, s.section or "", s.mood or ""]
+        [
+            round(s.start, 2),
+            round(s.end, 2),
+            s.kind,
+            s.text,
+            s.prompt,
+            s.section or "",
+            s.mood or "",
+            round(s.pick.together, 2) if s.pick else None,
+        ]
         for s in storyboard.scenes
     ]
 
@@ -24,13 +42,15 @@ def apply_edits(saved: dict, table) -> dict:
     like a file. An emptied section is read from the song again on the next run; a section changed
     takes the scene out of its motif (docs/storyboard.md)."""
     data = table.values.tolist() if hasattr(table, "values") else table["data"] if isinstance(table, dict) else table
-    if len(data) != len(saved["scenes"]) or any(len(row) != len(COLUMNS) for row in data):
+    # (a table without the score column, as a program made before it may send, is read as well)
+    if len(data) != len(saved["scenes"]) or any(len(row) not in (len(EDITED), len(COLUMNS)) for row in data):
         raise UserError(
             f"the scene table must keep one row per scene and the columns {', '.join(COLUMNS)} (edit the cells, "
             "not the rows)"
         )
     edited = json.loads(json.dumps(saved))
-    for scene, (start, end, kind, lyric, prompt, section, mood) in zip(edited["scenes"], data):
+    for scene, row in zip(edited["scenes"], data):
+        start, end, kind, lyric, prompt, section, mood = row[: len(EDITED)]  # the score is the pick's: not read
         made = (scene["start"], scene["end"], scene["text"])
         try:
             scene.update(start=float(start), end=float(end))

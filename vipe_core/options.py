@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import fields
 
+from vipe_core.filters import FilterConfig
 from vipe_core.train_config import MIXED_PRECISIONS, TrainConfig
 
 
@@ -71,23 +72,40 @@ def add_collect(stages, common: argparse.ArgumentParser) -> None:
 
 
 def add_filter(stages, common: argparse.ArgumentParser) -> None:
+    default = FilterConfig()  # one source: FilterConfig's
     p = stages.add_parser("filter", parents=[common], help="the paper's quality filters")
     p.add_argument("lyrics", help="folder written by `vipe collect`")
     p.add_argument("--out", default="lyrics.clean.jsonl", help="JSONL, one song a line (default: lyrics.clean.jsonl)")
     p.add_argument(
-        "--min-unique-words", type=_not_negative, default=2, help="drop lines with fewer unique words (default: 2)"
+        "--min-unique-words",
+        type=_not_negative,
+        default=default.min_unique_words,
+        help="drop lines with fewer unique words (default: %(default)s)",
     )
-    p.add_argument("--max-words", type=_positive, default=20, help="drop lines with more words (default: 20)")
+    p.add_argument(
+        "--max-words",
+        type=_positive,
+        default=default.max_words,
+        help="drop lines with more words (default: %(default)s)",
+    )
     p.add_argument(
         "--min-rich-lines",
         type=_not_negative,
-        default=15,
-        help="keep songs with at least this many rich lines (default: 15)",
+        default=default.min_rich_lines,
+        help="keep songs with at least this many rich lines (default: %(default)s)",
     )
     p.add_argument(
-        "--rich-line-unique-words", type=_positive, default=4, help="unique words that make a line rich (default: 4)"
+        "--rich-line-unique-words",
+        type=_positive,
+        default=default.rich_line_unique_words,
+        help="unique words that make a line rich (default: %(default)s)",
     )
-    p.add_argument("--max-songs-per-artist", type=_positive, default=50, help="most popular first (default: 50)")
+    p.add_argument(
+        "--max-songs-per-artist",
+        type=_positive,
+        default=default.max_songs_per_artist,
+        help="most popular first (default: %(default)s)",
+    )
     p.add_argument("--keep-headers", action="store_true", help="keep section headers such as [Chorus]")
     p.add_argument("--all-languages", action="store_true", help="keep songs Genius marks as not English")
 

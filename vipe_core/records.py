@@ -5,7 +5,7 @@
     label    -> canvas/<song id>.json       one LabelledSong per file (+ failed.jsonl, usage.json)
     build    -> lyric_canvas.parquet        one CanvasRow per lyric line
 
-Every artifact is written to a temporary name and renamed into place (vipe_core.files.atomic_path),
+Every artifact is written to a temporary name and renamed into place (vipe_core.atomic.atomic_path),
 so a killed stage never leaves a file that a rerun would trust. The two append-only journals
 (failed cases, cached generations) are read back tolerating a torn last line.
 """
@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
+from vipe_core.atomic import atomic_path, write_json
 from vipe_core.errors import VipeError
-from vipe_core.files import atomic_path, write_json
 
 __all__ = [
     "ArtistLyrics",

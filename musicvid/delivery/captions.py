@@ -22,7 +22,7 @@ from musicvid.lyrics.transcript import Transcript
 from musicvid.review import listed
 from musicvid.storyboard import Storyboard
 from musicvid.workdir import FONTS
-from vipe_core.files import atomic_path, write_text
+from vipe_core.atomic import atomic_path, write_text
 
 SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold once sung, white before
 CAPTION_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT)  # each character is drawn in the first of them that has it

@@ -30,9 +30,11 @@ import numpy as np
 
 from musicvid import ffmpeg
 from musicvid.errors import RenderError
+from musicvid.settings import RenderSettings
 from musicvid.workdir import FONTS
-from vipe_core.files import atomic_path
+from vipe_core.atomic import atomic_path
 
+# The filter of each interpolator musicvid.settings.INTERPOLATORS names (tests/test_one_source checks the names).
 INTERPOLATORS = {
     "minterpolate": "minterpolate=fps={fps}:mi_mode=mci:mc_mode=aobmc:me_mode=bidir:vsbmc=1",
     "blend": "framerate=fps={fps}:interp_start=0:interp_end=255:scene=100",  # always blend, never cut
@@ -77,7 +79,7 @@ def encode_video(
     output: Path,
     subtitles: Path | None = None,
     output_fps: float | None = None,
-    interpolator: str = "minterpolate",
+    interpolator: str = RenderSettings.interpolator,  # the setting's default: one source for it
     frame_count: int | None = None,
     video_size: tuple[int, int] | None = None,
     crf: int = 18,

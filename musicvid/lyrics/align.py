@@ -107,15 +107,28 @@ class FasterWhisperAligner:
 @contextmanager
 def no_hooks_left(model) -> Iterator[None]:
     """openai-whisper's find_alignment hooks the decoder's cross-attention and unhooks it only if all
-    went well: whatever happens, the shared model keeps just the hooks it had."""
+    went well: whatever happens, the shared model keeps just the hooks it had. The handles of the hooks
+    it adds are caught as it adds them (each module's register_forward_hook wrapped for the call), and
+    removed by torch's public handle, whose remove() does nothing to a hook removed already."""
+    handles = []
+
+    def keeping(register):
+        def register_and_keep(*args, **kwargs):
+            handles.append(register(*args, **kwargs))
+            return handles[-1]
+
+        return register_and_keep
+
     modules = list(model.modules())
-    before = [set(module._forward_hooks) for module in modules]
+    for module in modules:
+        module.register_forward_hook = keeping(module.register_forward_hook)
     try:
         yield
     finally:
-        for module, kept in zip(modules, before):
-            for handle in set(module._forward_hooks) - kept:
-                del module._forward_hooks[handle]
+        for module in modules:
+            del module.register_forward_hook  # the class's own again
+        for handle in handles:
+            handle.remove()
 
 
 def window_aligner(asr: ASRModel, language: str) -> WindowAligner:

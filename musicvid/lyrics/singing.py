@@ -50,6 +50,7 @@ BELIEVED_WITHIN_SECONDS = 10.0
 # What tiny to large Whisper models say over music: the ends of the videos they learned from.
 INVENTED_PHRASES = re.compile(
     r"thanks? (you )?(so much )?for watching|see you (in the )?next (time|video|one)|(please |and )?subscribe|"
+    r"end of (the |this )?video|"
     r"^(thank you|thanks|you|bye|bye bye|music|applause)$"
 )
 

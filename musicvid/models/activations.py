@@ -23,9 +23,9 @@ from typing import Callable
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from musicvid.models import sizes
+from musicvid.models.internals import dispatch_mode_base
 from musicvid.models.readback import GB
 
 # Demucs' htdemucs on one segment (7.8 s of stereo at 44.1 kHz, float32): its pass calls .item(), which the meta
@@ -37,7 +37,7 @@ VIPE_SEQUENCES, VIPE_TOKENS = 16, 256
 TEXT_TOKENS = 77  # CLIP's, as Stable Diffusion pads every prompt
 
 
-class LiveTensors(TorchDispatchMode):
+class LiveTensors(dispatch_mode_base()):  # torch's TorchDispatchMode
     """The bytes of the tensors an operation makes, while they live; `peak`: the most at once. The storages of
     `kept` modules (their weights) are not counted, even where an operation returns a view of one."""
 

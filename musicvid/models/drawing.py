@@ -69,7 +69,8 @@ def _fuse_lora(pipe, lora: str) -> None:
     else:
         file = weights_file(lora, "few-step LoRA")
         state, alphas = pipe.lora_state_dict(str(file.parent), weight_name=file.name)
-    pipe.load_lora_into_unet(state, alphas, pipe.unet, _pipeline=pipe)
+    # (diffusers' private _pipeline argument only lifts offloading hooks, and a pipeline just loaded has none)
+    pipe.load_lora_into_unet(state, alphas, pipe.unet)
     pipe.fuse_lora(components=["unet"])
     pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
 
@@ -131,7 +132,7 @@ class Drawing:
 
     def key(self, models: ModelSet) -> dict:
         """What the pictures' keys say of it: the models by name, each LoRA by its file's hash and weight."""
-        key: dict[str, Any] = {"diffusion": models.drawing(self.fast)}
+        key: dict[str, Any] = {"diffusion": models.diffusion_model(self.fast)}
         if self.loras:
             key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
         if self.reference:

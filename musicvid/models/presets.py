@@ -103,7 +103,7 @@ class ModelSet:
     def describe(self) -> dict[str, str]:
         return {"asr": f"{self.asr_backend}:{self.asr}", "vipe": self.vipe, "diffusion": self.diffusion}
 
-    def drawing(self, fast: bool) -> str:
+    def diffusion_model(self, fast: bool) -> str:
         """What draws the pictures, as their keys name it: the diffusion model, with --fast its LoRA and decoder."""
         return f"{self.diffusion}+{self.fast_lora}+{self.fast_decoder}" if fast else self.diffusion
 

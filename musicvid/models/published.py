@@ -61,6 +61,23 @@ CLIP_VIT_BIGG_14_PROJECTED = dict(
     image_size=224, projection_dim=1280,
 )  # fmt: skip
 
+# The scorers (CLIPModel; openai/clip-vit-large-patch14's config.json, and PickScore's, CLIP ViT-H/14 as
+# laion/CLIP-ViT-H-14-laion2B-s32B-b79K's): each tower's widths, and the shared projection
+CLIP_VIT_L_14 = dict(
+    text_config=dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12),
+    vision_config=dict(
+        hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16, patch_size=14
+    ),
+    projection_dim=768,
+)
+CLIP_VIT_H_14 = dict(
+    text_config=dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16),
+    vision_config=dict(
+        hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_attention_heads=16, patch_size=14
+    ),
+    projection_dim=1024,
+)
+
 # Lightricks/LTX-Video-0.9.5 transformer/config.json, less its bookkeeping keys (the same 2B architecture
 # as 0.9.0, 0.9.1 and the 0.9.6/0.9.8 2B distilled models)
 LTX_TRANSFORMER = dict(

@@ -103,13 +103,15 @@ class ModelRegistry:
     def use(self, role: str | Drawing, timings: Timings | None = None) -> Iterator[Any]:
         """The model of `role` (a Drawing: the pipeline that draws so), loaded if it is not."""
         if role not in self._loaded:
-            drawing = isinstance(role, Drawing)
-            if drawing:  # the least recently used other pipelines go first
+            is_drawing = isinstance(role, Drawing)
+            if is_drawing:  # the least recently used other pipelines go first
                 for kept in [r for r in self._loaded if isinstance(r, Drawing)][: -DRAWINGS_KEPT or None]:
                     self.release(kept)
             self.make_room(role)
-            with timings.measure("load diffusion" if drawing else f"load {role}") if timings else nullcontext():
-                load = partial(load_drawing, self.models, role) if drawing else partial(self.loaders[role], self.models)
+            with timings.measure("load diffusion" if is_drawing else f"load {role}") if timings else nullcontext():
+                load = (
+                    partial(load_drawing, self.models, role) if is_drawing else partial(self.loaders[role], self.models)
+                )
                 self._loaded[role] = load(self.device, self.precision)
             self.loads[role] += 1
         self._loaded[role] = self._loaded.pop(role)  # the most recently used last
@@ -156,7 +158,7 @@ class ModelRegistry:
     def named(self, role: str | Drawing) -> tuple[str, str]:
         """The report's name of `role` (a Drawing's: diffusion) and of its model."""
         if isinstance(role, Drawing):
-            return "diffusion", self.models.drawing(role.fast)
+            return "diffusion", self.models.diffusion_model(role.fast)
         if role == "asr":
             return role, f"{self.models.asr_backend}:{self.models.asr}"
         return role, getattr(self.models, role)  # each other role's model is the ModelSet's field of its name

@@ -25,6 +25,7 @@ from musicvid.models.presets import (
     IP_ADAPTER_XL,
     LTX_VIDEO,
     REAL_ESRGAN,
+    SCORER,
     SD15,
     SD15_RANDOM,
     SDXL,
@@ -223,6 +224,20 @@ def upscaler(name: str) -> dict | None:
     return sizes and {"upscaler": ESRGAN(**sizes)}
 
 
+def scorer(name: str) -> dict | None:
+    from transformers import CLIPConfig, CLIPModel
+
+    from musicvid.models.scorer import PICKSCORE, tiny_clip_scorer
+
+    if name == TINY:
+        return {"scorer": tiny_clip_scorer()[0]}
+    known = {SCORER: published.CLIP_VIT_L_14, PICKSCORE: published.CLIP_VIT_H_14}
+    if name in known:
+        return {"scorer": CLIPModel(CLIPConfig(**known[name]))}
+    folder = config_folder(name, "config.json")
+    return folder and {"scorer": CLIPModel(CLIPConfig.from_pretrained(folder))}
+
+
 BUILDERS: dict[str, Callable[[str], dict | None]] = {
     "asr": whisper,
     "vipe": vipe,
@@ -232,4 +247,5 @@ BUILDERS: dict[str, Callable[[str], dict | None]] = {
     "video": video,
     "separator": separator,
     "upscaler": upscaler,
+    "scorer": scorer,
 }

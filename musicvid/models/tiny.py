@@ -249,9 +249,14 @@ def random_lora(
 # CLIP's vision tower with a projection, as the IP-Adapter's image encoder (the published one for SD 1.5 is
 # ViT-H/14: 1280 wide, 32 layers, projection 1024), cut to the least that runs.
 TINY_IMAGE_ENCODER = dict(
-    hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, image_size=32, patch_size=16,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    image_size=32,
+    patch_size=16,
     projection_dim=16,
-)  # fmt: skip
+)
 IP_ADAPTER_TOKENS = 4  # the image tokens IP-Adapter (not Plus) projects one image embedding into
 
 

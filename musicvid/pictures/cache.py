@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 from PIL import Image, PngImagePlugin
 
-from vipe_core.files import atomic_path
+from vipe_core.atomic import atomic_path
 
 KEY_FIELD = "musicvid-key"
 

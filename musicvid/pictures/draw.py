@@ -4,7 +4,6 @@ video model's, each model taken from the run's registry for its part alone."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -22,7 +21,6 @@ from musicvid.pictures.transitions import (
     video_job,
 )
 from musicvid.run import Run
-from musicvid.settings import RenderSettings
 from musicvid.storyboard import Storyboard
 
 
@@ -30,13 +28,12 @@ from musicvid.storyboard import Storyboard
 class PicturePlan:
     """The pictures of a render of `storyboard` at `schedule`, and which of them draw_pictures is to write
     (`stale`: missing, or drawn from other inputs): Stable Diffusion's groups, and with --transitions video
-    the video model's transitions between the keyframes (SD then draws the keyframes alone, as with
-    `settings.preview`)."""
+    the video model's transitions between the keyframes (SD then draws the keyframes alone, as in a
+    preview)."""
 
     storyboard: Storyboard
     schedule: FrameSchedule
     drawing: Drawing
-    sd_settings: RenderSettings
     groups: list[list[Picture]]
     transitions: list[Transition]
     stale: set[Path]
@@ -48,14 +45,13 @@ def plan_drawing(run: Run, storyboard: Storyboard, schedule: FrameSchedule) -> P
     settings, registry, workdir = run.settings, run.registry, run.workdir
     by_video = settings.transitions == "video" and not settings.preview
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
-    sd_settings = dataclasses.replace(settings, preview=True) if by_video else settings
-    groups = plan_pictures(storyboard, schedule, sd_settings, drawing.key(registry.models), workdir)
+    groups = plan_pictures(storyboard, schedule, settings, drawing.key(registry.models), workdir, by_video)
     transitions = []
     if by_video:
         keyframes = {group[0].scene: group[0] for group in groups}
         transitions = plan_transitions(schedule, settings, keyframes, registry.models.video, workdir)
     stale = stale_pictures(groups, settings) | stale_transitions(transitions, settings)
-    return PicturePlan(storyboard, schedule, drawing, sd_settings, groups, transitions, stale)
+    return PicturePlan(storyboard, schedule, drawing, groups, transitions, stale)
 
 
 def draw_pictures(run: Run, plan: PicturePlan, on_saved: Callable[[Path], object] = lambda path: None) -> int:
@@ -69,10 +65,7 @@ def draw_pictures(run: Run, plan: PicturePlan, on_saved: Callable[[Path], object
         # (Stable Diffusion is released by now: no name here holds it while the video model loads)
         with run.registry.use("video", run.timings) as loaded:
             job = video_job(loaded, run.settings, run.registry.offloads("transitions"))
-            drawn += render_transitions(
-                job, plan.storyboard, plan.transitions, plan.stale, run.settings, run.workdir, run.timings,
-                run.quiet, run.stop, on_saved,
-            )  # fmt: skip
+            drawn += render_transitions(job, run, plan.storyboard, plan.transitions, plan.stale, on_saved)
     return drawn
 
 
@@ -80,7 +73,7 @@ def draw_keyframes_and_morphs(run: Run, plan: PicturePlan, on_saved: Callable[[P
     """Stable Diffusion's pictures of the plan, in a function of their own so that its pipeline and the job
     made of it are let go when it returns."""
     with run.registry.use(plan.drawing, run.timings) as loaded:
-        job = job_pipeline(loaded, plan.sd_settings, run.registry.offloads("pictures"))
+        job = job_pipeline(loaded, run.settings, run.registry.offloads("pictures"))
         return render_pictures(
-            job, plan.storyboard, plan.groups, plan.stale, plan.sd_settings, run.timings, run.quiet, run.stop, on_saved
+            job, plan.storyboard, plan.groups, plan.stale, run.settings, run.timings, run.quiet, run.stop, on_saved
         )

@@ -53,8 +53,7 @@ def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | Non
         pipe.vae.enable_tiling()
     else:
         pipe.vae.disable_tiling()
-    if pipe.device.type == "cuda":
-        offload(pipe, offloads)
+    offload(pipe, offloads)
     # (with offloading, pipe.device says "cpu": the models run on compute_device(pipe))
     if settings.compile and not is_compiled_module(pipe.unet):
         # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs. By inductor
@@ -86,13 +85,25 @@ def set_attention_slicing(pipe, sliced: bool) -> None:
         pipe.disable_attention_slicing()
 
 
+# The devices whose models offloading keeps on the CPU between passes (on the CPU itself it would move nothing)
+OFFLOADED_FROM = frozenset({"cuda"})
+
+
 def offload(pipe, offloads: Collection[str]) -> None:
     """A pipeline on CUDA offloaded as `offloads` says: each model (accelerate's model offload) or each layer
-    (sequential offload) on the GPU only while it runs, the weights waiting on the CPU."""
-    if "sequential-offload" in offloads:
-        pipe.enable_sequential_cpu_offload(device=pipe.device)
-    elif "model-offload" in offloads:
-        pipe.enable_model_cpu_offload(device=pipe.device)
+    (sequential offload) on the GPU only while it runs, the weights waiting on the CPU. Else not offloaded: a
+    kept-loaded pipeline a past job offloaded is back on its device, unhooked (its hooks would move every
+    model on and off the GPU for a job that has the memory to keep them there)."""
+    from musicvid.models.internals import has_offload_hooks
+
+    device = compute_device(pipe)  # (pipe.device says "cpu" while the models are offloaded)
+    if device.type in OFFLOADED_FROM and "sequential-offload" in offloads:
+        pipe.enable_sequential_cpu_offload(device=device)
+    elif device.type in OFFLOADED_FROM and "model-offload" in offloads:
+        pipe.enable_model_cpu_offload(device=device)
+    elif any(has_offload_hooks(module) for module in pipe.components.values() if isinstance(module, torch.nn.Module)):
+        pipe.remove_all_hooks()
+        pipe.to(device)
 
 
 def has_reference_adapter(pipe) -> bool:
@@ -116,10 +127,12 @@ def _with_reference_per_picture(pipeline_class: type) -> type:
 
 def compute_device(pipe) -> torch.device:
     """Where the pipeline's models run: their own device, or under --low-vram's offloading (the weights
-    wait on the CPU between passes) the one each is moved to for its pass."""
+    wait on the CPU between passes) the one each is moved to for its pass. (The denoiser's: a picture
+    pipeline's UNet, a video pipeline's transformer.)"""
     from diffusers.utils.torch_utils import get_module_execution_device
 
-    return get_module_execution_device(pipe.unet)
+    unet = getattr(pipe, "unet", None)
+    return get_module_execution_device(pipe.transformer if unet is None else unet)
 
 
 def is_xl(pipe) -> bool:

@@ -45,28 +45,50 @@ def uses_reference(storyboard: Storyboard, settings: RenderSettings) -> bool:
     return any(reference_of(scene, settings) for scene in storyboard.scenes)
 
 
+class KeyframeKeys:
+    """What each scene's keyframe is keyed by: the drawing's inputs (`common`), its prompt and seed, and the
+    hashes of its pinned and reference pictures' files (each file read once)."""
+
+    def __init__(self, storyboard: Storyboard, settings: RenderSettings, drawn_by: dict):
+        self.common = settings.picture_inputs(drawn_by)
+        scenes = storyboard.scenes
+        self.pinned = {s.index: _file_digest(Path(s.picture)) for s in scenes if s.picture}
+        self.references = {
+            s.index: _file_digest(r, "reference picture") for s in scenes if (r := reference_of(s, settings))
+        }
+
+    def scene_inputs(self, scene: Scene, seed: int | None = None) -> tuple:
+        """A scene's own inputs (`seed`: another seed than its own, as a candidate's)."""
+        own = [self.pinned.get(scene.index), self.references.get(scene.index)]
+        return (scene.prompt, scene.seed if seed is None else seed, *[x for x in own if x is not None])
+
+    def key(self, scene: Scene, seed: int | None = None) -> str:
+        return picture_key(self.common, self.scene_inputs(scene, seed))
+
+
 def plan_pictures(
-    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, drawing: dict, workdir: Workdir
+    storyboard: Storyboard,
+    schedule: FrameSchedule,
+    settings: RenderSettings,
+    drawn_by: dict,
+    workdir: Workdir,
+    keyframes_only: bool = False,
 ) -> list[list[Picture]]:
     """Every picture of the video in its fixed render group: keyframes first, each alone, then the
     in-between frames by blocks of `--batch-size` frame numbers (frames k with the same k // size),
     across scene boundaries, so that batches stay full however short the scenes are. A block is fixed by
     the frame numbers alone: an edit to one scene changes no other picture's group, and moving a scene's
-    start changes only the blocks around it. `drawing`: what draws them, as Drawing.key names it."""
-    common = settings.picture_inputs(drawing)
-    scenes = storyboard.scenes
-    pinned = {s.index: _file_digest(Path(s.picture)) for s in scenes if s.picture}
-    references = {s.index: _file_digest(r, "reference picture") for s in scenes if (r := reference_of(s, settings))}
+    start changes only the blocks around it. `drawn_by`: what draws them, as Drawing.key names it; the
+    keyframes alone in a preview, or with `keyframes_only` (the video model draws the frames between)."""
+    keys = KeyframeKeys(storyboard, settings, drawn_by)
+    common, scenes = keys.common, storyboard.scenes
 
     def scene_inputs(i: int) -> tuple:
-        own = [pinned.get(i), references.get(i)]
-        return (scenes[i].prompt, scenes[i].seed, *[x for x in own if x is not None])
+        return keys.scene_inputs(scenes[i])
 
-    keyframes = [
-        Picture(workdir.keyframe(s), picture_key(common, scene_inputs(s)), s, None, 0.0) for s in schedule.shown_scenes
-    ]
+    keyframes = [Picture(workdir.keyframe(s), keys.key(scenes[s]), s, None, 0.0) for s in schedule.shown_scenes]
     groups = [[keyframe] for keyframe in keyframes]  # one by one: a new seed or prompt redraws that one alone
-    if settings.preview:
+    if settings.preview or keyframes_only:
         return groups
     morph = {"align": settings.align, "align_chunk": settings.align_chunk if settings.align else None}
     blocks: dict[int, list[Picture]] = {}

@@ -88,18 +88,16 @@ def padded_size(pipe, settings: RenderSettings) -> int | None:
 
 def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:
     """One batched pipeline call (guidance batched with it): the latents of the batch's pictures."""
-    from musicvid.pictures.sampler import StepNoise
-
     pooled = {}
     if batch.pooled is not None:
         pooled = {"pooled_prompt_embeds": batch.pooled, "negative_pooled_prompt_embeds": batch.negative_pooled}
+    if batch.step_noise is not None:  # --fast: the noise of each step, for the job's own sampler (job_pipeline)
+        pipe.scheduler.step_noise = batch.step_noise
     return pipe(
         prompt_embeds=batch.text,
         negative_prompt_embeds=batch.negative,
         **pooled,  # SDXL's: the pipeline makes the size conditioning from height and width
         latents=batch.noise,
-        # --fast: the noise of each step, for the job's own sampler (job_pipeline) to add
-        generator=None if batch.step_noise is None else StepNoise(batch.step_noise),
         ip_adapter_image_embeds=None if batch.image is None else [batch.image],  # (see job_pipeline)
         num_inference_steps=settings.steps,
         guidance_scale=settings.guidance,

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from musicvid.storyboard import Scene
+from musicvid.storyboard import Scene, Storyboard
 
 CLIP_SCORE_WEIGHT = 2.5  # CLIPScore's w
 BATCH = 16  # pictures and texts embedded at a time
@@ -89,6 +89,11 @@ class SceneScores:
     def from_dict(cls, data: dict) -> SceneScores:
         lyric = data.get("lyric")
         return cls(None if lyric is None else float(lyric), float(data["prompt"]))
+
+
+def picked_scores(storyboard: Storyboard) -> dict[int, SceneScores]:
+    """The scores the storyboard records of each picked keyframe (musicvid.picks), by scene index."""
+    return {s.index: SceneScores(s.pick.lyric, s.pick.prompt) for s in storyboard.scenes if s.pick}
 
 
 def lyric_of(scene: Scene) -> str | None:

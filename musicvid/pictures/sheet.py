@@ -17,7 +17,7 @@ from musicvid.pictures.scores import SceneScores
 from musicvid.review import words_or_mood
 from musicvid.storyboard import Scene, Storyboard
 from musicvid.workdir import Workdir
-from vipe_core.files import atomic_path
+from vipe_core.atomic import atomic_path
 
 COLUMNS = 4
 THUMB_WIDTH = 256

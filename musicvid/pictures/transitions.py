@@ -20,7 +20,7 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection
+from typing import TYPE_CHECKING, Callable, Collection
 
 import numpy as np
 import torch
@@ -36,8 +36,10 @@ from musicvid.pictures.schedule import FrameSchedule
 from musicvid.progress import Progress
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Storyboard
-from musicvid.timing import Timings
 from musicvid.workdir import Workdir
+
+if TYPE_CHECKING:  # (the run's registry plans memory by this module's sizes)
+    from musicvid.run import Run
 
 # LTX-Video's VAE compresses 8 frames into one (plus the first alone) and 32 × 32 pixels into one latent
 FRAME_STEP, SIZE_STEP = 8, 32
@@ -131,8 +133,7 @@ def video_job(pipe, settings: RenderSettings, offloads: Collection[str] | None =
     from diffusers import FlowMatchEulerDiscreteScheduler
 
     offloads = settings.offloads_asked("transitions") if offloads is None else offloads
-    if pipe.device.type == "cuda":
-        offload(pipe, offloads)
+    offload(pipe, offloads)
     if "vae-tiling" in offloads:
         pipe.vae.enable_tiling()
     else:
@@ -187,24 +188,21 @@ def stale_transitions(transitions: list[Transition], settings: RenderSettings) -
 
 def render_transitions(
     pipe,
+    run: Run,
     storyboard: Storyboard,
     transitions: list[Transition],
     stale: set[Path],
-    settings: RenderSettings,
-    workdir: Workdir,
-    timings: Timings,
-    quiet: bool,
-    stop: threading.Event | None = None,
     on_saved: Callable[[Path], object] = lambda path: None,
 ) -> int:
     """Draw the transitions that hold a `stale` frame (their keyframes on disk already); returns how many
     frames were written anew. `on_saved` hears of each frame once it is on disk."""
     from diffusers.utils.torch_utils import get_module_execution_device
 
+    settings, workdir, timings, stop = run.settings, run.workdir, run.timings, run.stop
     device = get_module_execution_device(pipe.transformer)  # (under --low-vram's offloading too)
     todo = [t for t in transitions if any(p.path in stale for p in t.pictures)]
     written = 0
-    with Progress("transitions", total=sum(len(t.pictures) for t in todo), unit="frame", quiet=quiet) as progress:
+    with Progress("transitions", total=sum(len(t.pictures) for t in todo), unit="frame", quiet=run.quiet) as progress:
         for transition in todo:
             start, end = storyboard.scenes[transition.scene], storyboard.scenes[transition.target]
             ends = (load_picture(workdir.keyframe(transition.scene)), load_picture(workdir.keyframe(transition.target)))

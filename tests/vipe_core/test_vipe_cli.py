@@ -90,3 +90,17 @@ def test_train_options_default_to_train_config():
     given = [f for f in fields(TrainConfig) if hasattr(args, f.name) and f.default is not MISSING]
     assert {f.name for f in given} >= {"base", "context_size", "epochs", "lr", "warmup_steps", "mixed_precision"}
     assert all(getattr(args, f.name) == f.default for f in given)
+
+
+def test_filter_options_default_to_filter_config():
+    """One source for the filters' defaults: the command line reads FilterConfig's."""
+    from dataclasses import fields
+
+    from vipe_core.filters import FilterConfig
+    from vipe_core.options import build_parser
+
+    args = build_parser().parse_args(["filter", "lyrics"])
+    given = [f for f in fields(FilterConfig) if hasattr(args, f.name)]
+    assert {f.name for f in given} == {f.name for f in fields(FilterConfig)} - {"strip_headers", "english_only"}
+    assert all(getattr(args, f.name) == f.default for f in given)
+    assert (not args.keep_headers, not args.all_languages) == (FilterConfig.strip_headers, FilterConfig.english_only)

@@ -1,0 +1,222 @@
+"""Best of N: each shown scene's keyframe drawn from --keyframe-candidates seeds in one batch, each candidate
+scored against the scene's lyric and prompt (musicvid.pictures.scores), and the one ranked first kept.
+
+The kept seed and its scores go into the storyboard (musicvid.picks), the kept picture into the keyed cache
+under the key the render's plan gives that scene and seed, so the render that follows keeps it. One candidate
+(the default) is the scene's own seed: nothing changes but that the keyframe is scored. --reroll-below draws
+further rounds of candidates for a scene whose kept keyframe scores below it, up to MAX_ROUNDS, and keeps the
+best of all; each round's seeds follow from the scene's, so a resume makes the same picks.
+
+A pick is made once per keyframe, and holds until what the keyframe is drawn from changes (its key): the
+returns of a chorus motif share one pick, and a pinned picture is scored but never replaced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from musicvid.models.drawing import Drawing
+from musicvid.picks import MAX_ROUNDS, KeyframePick, candidate_seed
+from musicvid.pictures.cache import load_picture, save_picture, stored_key
+from musicvid.pictures.conditioning import SceneInputs, pinned_picture
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import KeyframeKeys, Picture, uses_reference
+from musicvid.pictures.render import draw
+from musicvid.pictures.schedule import FrameSchedule
+from musicvid.pictures.scores import SceneScores, lyric_of, rank_candidates, score_keyframes
+from musicvid.progress import Progress
+from musicvid.run import Run
+from musicvid.settings import RenderSettings
+from musicvid.storyboard import Scene, Storyboard
+
+SAVE_EVERY_SECONDS = 30.0  # how often the storyboard is saved while picks are made (a killed run keeps them)
+
+
+@dataclass
+class Choosing:
+    """One keyframe being picked, for `scenes` (a motif's returns share it): candidates drawn from `from_seed`,
+    `per_round` at a time, `rounds` of them so far; the best so far by candidate number, with its scores and
+    its pixels (None: it is the keyframe on disk already, or the render draws it)."""
+
+    scenes: list[int]
+    from_seed: int
+    per_round: int
+    rounds: int = 0
+    kept: int | None = None
+    scores: SceneScores | None = None
+    pixels: np.ndarray | None = None
+    lost: bool = False  # picked, but its keyframe is gone
+
+
+@dataclass(frozen=True)
+class Picked:
+    """What pick_keyframes did: keyframes written, and candidates drawn for them."""
+
+    keyframes: int
+    candidates: int
+
+
+def pick_keyframes(
+    run: Run, storyboard: Storyboard, schedule: FrameSchedule, save: Callable[[], object] = lambda: None
+) -> Picked:
+    """Pick every shown scene's keyframe whose pick does not hold (module doc): its seed and pick are set in
+    `storyboard`, its picture written to the work directory; `save` (the storyboard) is called now and then and
+    at the end. Stable Diffusion is loaded only if a candidate is to be drawn."""
+    settings, registry = run.settings, run.registry
+    drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
+    keys = KeyframeKeys(storyboard, settings, drawing.key(registry.models))
+    todo = picks_to_make(storyboard, schedule.shown_scenes, keys, run)
+    if not todo:
+        return Picked(0, 0)
+    keyframes = candidates = 0
+    saved_at = time.monotonic()
+    with (
+        ExitStack() as loaded,
+        Progress("pick keyframes", total=len(todo), unit="scene", quiet=run.quiet) as progress,
+    ):
+        scorer = loaded.enter_context(registry.use("scorer", run.timings))
+        jobs = []  # the job's pipeline, once a candidate is to be drawn
+
+        def job():
+            if not jobs:
+                pipe = loaded.enter_context(registry.use(drawing, run.timings))
+                jobs.append(job_pipeline(pipe, settings, registry.offloads("pictures")))
+            return jobs[0]
+
+        for choosing in todo:
+            scene = storyboard.scenes[choosing.scenes[0]]
+            if choosing.lost:  # the kept candidate's round drawn again as it was: the very same picture
+                pictures = draw_round(job(), run, storyboard, choosing, choosing.kept // choosing.per_round)
+                choosing.pixels = pictures[choosing.kept % choosing.per_round]
+                candidates += len(pictures)
+            while choosing.kept is None or wants_more(choosing, scene, settings):
+                if scene.picture or (choosing.rounds == 0 and drawn_already(choosing, scene, keys, run)):
+                    pictures = None  # scored as it is
+                else:
+                    pictures = draw_round(job(), run, storyboard, choosing, choosing.rounds)
+                    candidates += len(pictures)
+                keep_best(choosing, scorer, scene, run, pictures)
+            keyframes += keep(choosing, storyboard, keys, scorer.name, run)
+            progress.advance()
+            if time.monotonic() - saved_at > SAVE_EVERY_SECONDS:
+                save()
+                saved_at = time.monotonic()
+    save()
+    return Picked(keyframes, candidates)
+
+
+def picks_to_make(storyboard: Storyboard, shown: list[int], keys: KeyframeKeys, run: Run) -> list[Choosing]:
+    """The keyframes to pick, one per key of their first candidate (the returns of a motif share it), and
+    those whose pick holds but whose picture is gone (drawn among others, it is drawn among them again)."""
+    settings, scorer = run.settings, run.registry.models.scorer
+    count = settings.keyframe_candidates
+    todo: dict[tuple, Choosing] = {}
+    for index in shown:
+        scene = storyboard.scenes[index]
+        pick = scene.pick
+        holds = pick is not None and pick.key == keys.key(scene) and pick.seed == scene.seed and pick.scorer == scorer
+        if holds and (count == 1 or pick.candidates == count or scene.picture):
+            choosing = choosing_of(pick, index)  # a reroll goes on from the pick as it is
+            kept_alone = pick.candidates == 1 or scene.picture  # (then the render draws it as it was)
+            choosing.lost = not kept_alone and stored_key(run.workdir.keyframe(index), settings.size) != pick.key
+            if not (choosing.lost or wants_more(choosing, scene, settings)):
+                continue
+        elif count == 1 or scene.picture or pick is None or pick.seed != scene.seed:
+            choosing = Choosing([index], scene.seed, 1 if scene.picture else count)  # (a seed edited by hand)
+        else:  # drawn from another prompt or models: picked again from the seeds it was picked from
+            choosing = Choosing([index], pick.from_seed, count)
+        same = (keys.key(scene, choosing.from_seed), choosing.per_round, choosing.rounds, choosing.kept)
+        if same in todo:
+            todo[same].scenes.append(index)
+        else:
+            todo[same] = choosing
+    return list(todo.values())
+
+
+def choosing_of(pick: KeyframePick, index: int) -> Choosing:
+    scores = SceneScores(pick.lyric, pick.prompt)
+    return Choosing([index], pick.from_seed, pick.candidates, pick.rounds, pick.kept, scores)
+
+
+def wants_more(choosing: Choosing, scene: Scene, settings: RenderSettings) -> bool:
+    """Whether --reroll-below asks for another round: the best so far scores below it, rounds are left, and
+    the keyframe is drawn (a pinned picture is what it is)."""
+    low = settings.reroll_below is not None and choosing.scores.together < settings.reroll_below
+    return low and choosing.rounds < MAX_ROUNDS and not scene.picture
+
+
+def drawn_already(choosing: Choosing, scene: Scene, keys: KeyframeKeys, run: Run) -> bool:
+    """Whether a pick's first round is the keyframe on disk: one candidate, the scene's own seed, drawn by a
+    render made before picks or by one killed after drawing it (then it is scored, not drawn again)."""
+    own = choosing.per_round == 1 and choosing.from_seed == scene.seed
+    return own and stored_key(run.workdir.keyframe(scene.index), run.settings.size) == keys.key(scene)
+
+
+def draw_round(job, run: Run, storyboard: Storyboard, choosing: Choosing, round: int) -> np.ndarray:
+    """A round's candidates of a keyframe: its scene drawn from each candidate's seed, in batches of at most
+    --batch-size (one batch, as a rule), as uint8 RGB pictures."""
+    settings = run.settings
+    scene = storyboard.scenes[choosing.scenes[0]]
+    first = round * choosing.per_round
+    seeds = [candidate_seed(choosing.from_seed, n) for n in range(first, first + choosing.per_round)]
+    # each candidate as a scene of a storyboard of its own, so that it is conditioned as every keyframe is
+    drafts = dataclasses.replace(
+        storyboard, scenes=[dataclasses.replace(scene, index=n, seed=seed) for n, seed in enumerate(seeds)]
+    )
+    inputs = SceneInputs(job, drafts, list(range(len(seeds))), settings)
+    pictures = [Picture(Path(), "", n, None, 0.0) for n in range(len(seeds))]
+    batches = [pictures[at : at + settings.batch_size] for at in range(0, len(pictures), settings.batch_size)]
+    return np.concatenate([draw(job, inputs, batch, settings, run.timings, run.stop) for batch in batches])
+
+
+def keep_best(choosing: Choosing, scorer, scene: Scene, run: Run, pictures: np.ndarray | None) -> None:
+    """Score a round's candidates (None: the scene's keyframe as it is, pinned or on disk) and keep the best
+    of them and the best so far; ties go to the earlier candidate."""
+    as_it_is = pictures is None  # (then nothing is written: it is on disk, or the render writes the pinned one)
+    if as_it_is:
+        source = Path(scene.picture) if scene.picture else run.workdir.keyframe(scene.index)
+        pictures = np.stack([pinned_picture(source, run.settings) if scene.picture else load_picture(source)])
+    with run.timings.measure("score keyframes"):
+        scores = score_keyframes(
+            scorer, list(pictures), [scene.prompt] * len(pictures), [lyric_of(scene)] * len(pictures)
+        )
+    first = choosing.rounds * choosing.per_round
+    if choosing.kept is not None:  # the best so far first: it wins a tie
+        scores = [choosing.scores, *scores]
+    best = rank_candidates(scores)[0]
+    if choosing.kept is None or best > 0:
+        at = best - (choosing.kept is not None)
+        choosing.kept, choosing.scores = first + at, scores[best]
+        choosing.pixels = None if as_it_is else pictures[at]
+    choosing.rounds += 1
+
+
+def keep(choosing: Choosing, storyboard: Storyboard, keys: KeyframeKeys, scorer: str, run: Run) -> int:
+    """The pick in its scenes (their seed and pick) and its picture as their keyframes; returns how many
+    keyframes were written."""
+    written = 0
+    for index in choosing.scenes:
+        scene = storyboard.scenes[index]
+        scene.seed = candidate_seed(choosing.from_seed, choosing.kept)
+        key = keys.key(scene)
+        scene.pick = KeyframePick(
+            choosing.from_seed,
+            choosing.per_round,
+            choosing.rounds,
+            choosing.kept,
+            choosing.scores.lyric,
+            choosing.scores.prompt,
+            scorer,
+            key,
+        )
+        if choosing.pixels is not None and not scene.picture:
+            save_picture(run.workdir.keyframe(index), choosing.pixels, key)
+            written += 1
+    return written
