@@ -19,7 +19,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from musicvid.errors import MusicvidError  # noqa: E402
 from musicvid.geometry import DRAWN_FPS  # noqa: E402
-from musicvid.model_choice import ModelChoice  # noqa: E402
+from musicvid.model_choice import DEFAULT_GPU_GB, ModelChoice  # noqa: E402
 from musicvid.settings import BETWEEN_AND_AFTER, RenderSettings, SongRequest, resolve_render_settings  # noqa: E402
 
 log = logging.getLogger("musicvid")
@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--gpu-memory",
         type=float,
         metavar="GB",
-        help="plan for this much GPU memory (default: what is free on the CUDA device, else a 24 GB card)",
+        help=f"plan for this much GPU memory (default: what is free on the CUDA device, else a {DEFAULT_GPU_GB:g} GB card)",
     )
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
 

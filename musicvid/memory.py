@@ -45,7 +45,6 @@ log = logging.getLogger("musicvid")
 # cuDNN's and cuBLAS's workspaces (an allowance, not measured: no GPU was lent to this work)
 RESERVE_GB = 0.5
 ACTIVATION_MARGIN = 1.2
-DEFAULT_GPU_GB = 24.0  # the card `musicvid plan` plans for where there is no CUDA device and no --gpu-memory
 MODES = (None, "model-offload", "sequential-offload")  # where the weights wait between passes
 
 

@@ -13,6 +13,8 @@ from musicvid.models.presets import ASR_BACKENDS, AUTO_UPSCALER, FAMILIES, LANCZ
 from musicvid.schema import setting
 from musicvid.settings import RenderSettings
 
+DEFAULT_GPU_GB = 24.0  # the card `musicvid plan` plans for where there is no CUDA device and no --gpu-memory
+
 # The help names the default preset's models and those made for SDXL from the presets, not from a copy of them.
 DEFAULT, SD, SDXL = PRESETS["default"], FAMILIES["sd"], FAMILIES["sdxl"]
 

@@ -14,8 +14,8 @@ from musicvid import ffmpeg
 from musicvid.audio import too_long
 from musicvid.errors import UserError, number_text
 from musicvid.files import check_file
-from musicvid.memory import DEFAULT_GPU_GB, plan_memory, plan_request
-from musicvid.model_choice import ModelChoice
+from musicvid.memory import plan_memory, plan_request
+from musicvid.model_choice import DEFAULT_GPU_GB, ModelChoice
 from musicvid.models.choose import models_of
 from musicvid.models.loading import resolve_device
 from musicvid.models.precision import Precision
