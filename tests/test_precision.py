@@ -127,7 +127,9 @@ def test_a_half_precision_render_keeps_it_to_the_end_and_its_report_says_so(tmp_
     for role in ("diffusion", "video") if transitions == "video" else ("diffusion",):
         expected = {precision if role == "diffusion" else video_dtype}
         assert set(report["models"][role]["modules"].values()) == expected, report["models"][role]
-    assert {"denoise", "decode"} <= set(report["peak_memory_gb"])
+    # the scorer that picked the keyframes drew its verdicts in the render's precision too
+    assert report["models"]["scorer"]["dtype"] == precision, report["models"]["scorer"]
+    assert {"denoise", "decode", "score keyframes"} <= set(report["peak_memory_gb"])
     assert all(0 < gb < 64 for gb in report["peak_memory_gb"].values())
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert line.startswith(f"{report['video_frames']} frames") and f"diffusion {precision}" in line
