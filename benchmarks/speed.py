@@ -137,6 +137,9 @@ def run_groups(pipe, board: Storyboard, groups: list[list], settings: RenderSett
 
 
 def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever, pictures: int) -> tuple[dict, list]:
+    on_gpu = torch.cuda.is_available() and compute_device(base_pipe).type == "cuda"
+    if on_gpu:
+        torch.cuda.reset_peak_memory_stats()
     with ExitStack() as stack:  # (the reference picture's folder)
         pipe = copy.deepcopy(base_pipe)
         if lever.fast:
@@ -173,6 +176,14 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
             "frames_per_second": round((pictures - first) / (times[-1] - since), 3),
             "ran": models_ran(diffusion=pipe),
         }
+        if on_gpu:  # less the base pipeline this one is a copy of: what one render's drawing holds
+            held = sum(
+                p.numel() * p.element_size()
+                for m in base_pipe.components.values()
+                if isinstance(m, torch.nn.Module)
+                for p in m.parameters()
+            )
+            row["peak_gpu_gb"] = round((torch.cuda.max_memory_allocated() - held) / 2**30, 2)
         del pipe, job
         if torch.cuda.is_available():
             torch.cuda.empty_cache()

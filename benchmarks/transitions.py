@@ -34,7 +34,15 @@ import torch
 
 from musicvid.geometry import DRAWN_FPS
 from musicvid.models.presets import SD15_RANDOM
-from musicvid.models.published import LTX_TEXT_TOKENS, LTX_TRANSFORMER, LTX_VAE, T5_XXL
+from musicvid.models.published import (
+    CLIP_VIT_H_14_PROJECTED,
+    LTX_TEXT_TOKENS,
+    LTX_TRANSFORMER,
+    LTX_VAE,
+    T5_XXL,
+    WAN_FLF2V_14B,
+    WAN_TEXT_TOKENS,
+)
 from musicvid.models.tiny import LOCAL_DIFFUSION
 
 UMT5_XXL_VOCAB = 256384  # Wan's text encoder, google/umt5-xxl: T5-XXL's shape with a multilingual vocabulary
@@ -59,37 +67,7 @@ WAN_VACE_1_3B = dict(
     vace_in_channels=96,
     vace_layers=tuple(range(0, 30, 2)),
 )
-# Wan-AI/Wan2.1-FLF2V-14B-720P-diffusers transformer/config.json, less its bookkeeping keys
-WAN_FLF2V_14B = dict(
-    added_kv_proj_dim=5120,
-    attention_head_dim=128,
-    cross_attn_norm=True,
-    eps=1e-06,
-    ffn_dim=13824,
-    freq_dim=256,
-    image_dim=1280,
-    in_channels=36,
-    num_attention_heads=40,
-    num_layers=40,
-    out_channels=16,
-    patch_size=(1, 2, 2),
-    pos_embed_seq_len=514,
-    qk_norm="rms_norm_across_heads",
-    rope_max_seq_len=1024,
-    text_dim=4096,
-)
-# laion/CLIP-ViT-H-14-laion2B-s32B-b79K's vision tower: WanImageToVideoPipeline's image encoder
-CLIP_VIT_H_14 = dict(
-    hidden_size=1280,
-    intermediate_size=5120,
-    num_hidden_layers=32,
-    num_attention_heads=16,
-    patch_size=14,
-    image_size=224,
-)
-
 # what each pipeline pads its prompts to (LTX-Video's: musicvid.models.published.LTX_TEXT_TOKENS)
-WAN_TEXT_TOKENS = 512
 SD_TEXT_TOKENS = 77
 MORPH_STEPS = 25  # the app's slerp morph: each in-between frame is a picture of its own, 25 guided steps
 GPU_GB = 24  # the card a person is likely to have
@@ -177,11 +155,11 @@ def wan_counts(width: int, height: int, frames: int, flf2v: bool) -> dict:
         parts: dict = {"params": {"text_encoder": billions(text_encoder), "vae": billions(vae)}}
         if flf2v:
             transformer = WanTransformer3DModel(**WAN_FLF2V_14B)
-            image_encoder = CLIPVisionModel(CLIPVisionConfig(**CLIP_VIT_H_14))
-            size = CLIP_VIT_H_14["image_size"]
+            image_encoder = CLIPVisionModel(CLIPVisionConfig(**CLIP_VIT_H_14_PROJECTED))
+            size = CLIP_VIT_H_14_PROJECTED["image_size"]
             # its hidden states, of both pictures at once (the pipeline takes the second to last layer's)
             images = tflop(lambda: image_encoder(torch.empty(2, 3, size, size), output_hidden_states=True))
-            tokens_per_image = (size // CLIP_VIT_H_14["patch_size"]) ** 2 + 1
+            tokens_per_image = (size // CLIP_VIT_H_14_PROJECTED["patch_size"]) ** 2 + 1
 
             # the latents beside the condition: 4 mask channels (the latent frames' 4 frames each) and the
             # latent of the clip given (first and last picture, zeros between)

@@ -93,6 +93,7 @@ def whole_song(seconds: float, full_size: bool, folder: Path) -> dict:
         "pictures_drawn": made.pictures_drawn,
         "wall_seconds": round(wall, 1),
         "stages": {k: round(v, 2) for k, v in timings.seconds.items()},
+        "peak_memory_gb": timings.peak_gb,
         "share": {k: round(v / wall, 4) for k, v in timings.seconds.items()},
         **gpu_use(timings, wall),
     }

@@ -208,3 +208,25 @@ def test_the_whole_song_runs_whisper_large_v2_and_vipe_m_through_its_registrys_l
     assert (config.n_embd, config.n_layer, config.n_head, config.vocab_size) == (1024, 24, 16, 50257)
     assert sum(p.numel() for p in vipe.model.parameters()) == pytest.approx(3.55e8, rel=0.01)
     assert describe_model(vipe)["dtype"] == "float16"
+
+
+@pytest.mark.slow
+def test_the_device_benchmark_dry_run_measures_every_section_and_reads_back_what_ran(tmp_path, capsys):
+    from benchmarks import device
+
+    out = tmp_path / "gpu.json"
+    assert device.main(["--dry-run", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    sections = report["sections"]
+    assert list(sections) == list(device.SECTIONS)
+    assert not [name for name, section in sections.items() if "error" in section or "skipped" in section]
+    for family in ("zimage", "klein"):
+        row = sections["pictures"][family]
+        assert row["ran"]["transformer"]["dtype"] == "bfloat16"
+        assert row["batch_4"]["seconds_per_keyframe"] > 0
+    for family in ("wan-flf2v", "ltx2"):
+        row = sections["video"][family]
+        assert row["ran"]["transformer"]["dtype"] == "bfloat16"
+        assert row["clip_seconds_at_card_steps"] >= row["decode_seconds"]
+    assert sections["sd15"]["levers"]["baseline"]["frames_per_second"] > 0
+    assert sections["song"]["frames"] > 0

@@ -148,3 +148,115 @@ HTDEMUCS = dict(
 )  # fmt: skip
 # Real-ESRGAN x4plus: the RRDB network of 64 filters and 23 blocks (spandrel's ESRGAN, 16.7M weights)
 REAL_ESRGAN_X4PLUS = dict(num_filters=64, num_blocks=23, scale=4)
+
+# --- The flow-matching families (diffusers' ZImagePipeline, Flux2KleinPipeline, WanImageToVideoPipeline,
+# LTX2ConditionPipeline): each repository's component configs, less their bookkeeping keys ---------------------
+
+# Qwen/Qwen3-4B (Qwen3Config): the text encoder of both Z-Image-Turbo (read at its second-to-last layer) and
+# FLUX.2 klein 4B (read at layers 9, 18 and 27, side by side: 3 x 2560 = the transformer's 7680)
+QWEN3_4B = dict(
+    hidden_size=2560, intermediate_size=9728, num_hidden_layers=36, num_attention_heads=32, num_key_value_heads=8,
+    head_dim=128, vocab_size=151936, max_position_embeddings=40960, rope_theta=1000000, rms_norm_eps=1e-06,
+    tie_word_embeddings=True,
+)  # fmt: skip
+QWEN3_TEXT_TOKENS = 512  # what both pipelines pad or cut a prompt to (their max_sequence_length)
+
+# Tongyi-MAI/Z-Image-Turbo: transformer/, vae/ (FLUX.1's 16-channel VAE) and scheduler/ configs
+ZIMAGE_TRANSFORMER = dict(
+    all_patch_size=(2,), all_f_patch_size=(1,), in_channels=16, dim=3840, n_layers=30, n_refiner_layers=2,
+    n_heads=30, n_kv_heads=30, norm_eps=1e-05, qk_norm=True, cap_feat_dim=2560, rope_theta=256.0, t_scale=1000.0,
+    axes_dims=(32, 48, 48), axes_lens=(1536, 512, 512),
+)  # fmt: skip
+FLUX1_VAE = dict(
+    block_out_channels=(128, 256, 512, 512), down_block_types=("DownEncoderBlock2D",) * 4,
+    up_block_types=("UpDecoderBlock2D",) * 4, in_channels=3, out_channels=3, latent_channels=16, layers_per_block=2,
+    norm_num_groups=32, sample_size=1024, scaling_factor=0.3611, shift_factor=0.1159, force_upcast=True,
+    use_quant_conv=False, use_post_quant_conv=False, mid_block_add_attention=True,
+)  # fmt: skip
+ZIMAGE_SCHEDULER = dict(num_train_timesteps=1000, use_dynamic_shifting=False, shift=3.0)
+
+# black-forest-labs/FLUX.2-klein-4B: transformer/ (diffusers' converter, klein-4b) and vae/ (AutoencoderKLFlux2)
+KLEIN_TRANSFORMER = dict(
+    patch_size=1, in_channels=128, num_layers=5, num_single_layers=20, attention_head_dim=128,
+    num_attention_heads=24, joint_attention_dim=7680, timestep_guidance_channels=256, mlp_ratio=3.0,
+    axes_dims_rope=(32, 32, 32, 32), rope_theta=2000, eps=1e-06, guidance_embeds=False,
+)  # fmt: skip
+FLUX2_VAE = dict(
+    block_out_channels=(128, 256, 512, 512), down_block_types=("DownEncoderBlock2D",) * 4,
+    up_block_types=("UpDecoderBlock2D",) * 4, in_channels=3, out_channels=3, latent_channels=32, layers_per_block=2,
+    norm_num_groups=32, sample_size=1024, patch_size=(2, 2), batch_norm_eps=0.0001, batch_norm_momentum=0.1,
+    use_quant_conv=True, use_post_quant_conv=True, mid_block_add_attention=True,
+)  # fmt: skip
+# FLUX.2's scheduler: the pipeline always passes an empirical mu, so dynamic shifting is on
+KLEIN_SCHEDULER = dict(
+    num_train_timesteps=1000, shift=3.0, use_dynamic_shifting=True, time_shift_type="exponential", base_shift=0.5,
+    max_shift=1.15, base_image_seq_len=256, max_image_seq_len=4096,
+)  # fmt: skip
+KLEIN_TEXT_LAYERS = (9, 18, 27)
+
+# Wan-AI/Wan2.1-FLF2V-14B-720P-diffusers: transformer/ (diffusers' converter, Wan-FLF2V-14B-720P: 514 image
+# tokens, two CLIP ViT-H/14 pictures of 257), vae/ (Wan 2.1's, 16 channels; 8x in space, 4x in time) and
+# scheduler/ (UniPC on flow sigmas, shift 16)
+WAN_FLF2V_14B = dict(
+    added_kv_proj_dim=5120, attention_head_dim=128, cross_attn_norm=True, eps=1e-06, ffn_dim=13824, freq_dim=256,
+    image_dim=1280, in_channels=36, num_attention_heads=40, num_layers=40, out_channels=16, patch_size=(1, 2, 2),
+    pos_embed_seq_len=514, qk_norm="rms_norm_across_heads", rope_max_seq_len=1024, text_dim=4096,
+)  # fmt: skip
+WAN_VAE = dict(base_dim=96, z_dim=16, dim_mult=[1, 2, 4, 4], num_res_blocks=2, temperal_downsample=[False, True, True])
+WAN_FLF2V_SCHEDULER = dict(
+    prediction_type="flow_prediction", use_flow_sigmas=True, num_train_timesteps=1000, flow_shift=16.0
+)
+WAN_TEXT_TOKENS = 512  # UMT5-XXL's prompt, zero-padded
+WAN_IMAGE_TOKENS = 257  # a picture's tokens in CLIP ViT-H/14's second-to-last layer
+
+# Lightricks/LTX-2: transformer/ (19B, a video and an audio stream), connectors/, vae/, audio_vae/, vocoder/ and
+# scheduler/ configs
+LTX2_TRANSFORMER = dict(
+    activation_fn="gelu-approximate", attention_bias=True, attention_head_dim=128, attention_out_bias=True,
+    audio_attention_head_dim=64, audio_cross_attention_dim=2048, audio_hop_length=160, audio_in_channels=128,
+    audio_num_attention_heads=32, audio_out_channels=128, audio_patch_size=1, audio_patch_size_t=1,
+    audio_pos_embed_max_pos=20, audio_sampling_rate=16000, audio_scale_factor=4, base_height=2048, base_width=2048,
+    caption_channels=3840, causal_offset=1, cross_attention_dim=4096, cross_attn_timestep_scale_multiplier=1000,
+    in_channels=128, norm_elementwise_affine=False, norm_eps=1e-06, num_attention_heads=32, num_layers=48,
+    out_channels=128, patch_size=1, patch_size_t=1, pos_embed_max_pos=20, qk_norm="rms_norm_across_heads",
+    rope_double_precision=True, rope_theta=10000.0, rope_type="split", timestep_scale_multiplier=1000,
+    vae_scale_factors=(8, 32, 32),
+)  # fmt: skip
+LTX2_CONNECTORS = dict(
+    audio_connector_attention_head_dim=128, audio_connector_num_attention_heads=30, audio_connector_num_layers=2,
+    audio_connector_num_learnable_registers=128, caption_channels=3840, causal_temporal_positioning=False,
+    connector_rope_base_seq_len=4096, rope_double_precision=True, rope_theta=10000.0, rope_type="split",
+    text_proj_in_factor=49, video_connector_attention_head_dim=128, video_connector_num_attention_heads=30,
+    video_connector_num_layers=2, video_connector_num_learnable_registers=128,
+)  # fmt: skip
+LTX2_VAE = dict(
+    block_out_channels=(256, 512, 1024, 2048), decoder_block_out_channels=(256, 512, 1024), decoder_causal=False,
+    decoder_inject_noise=(False, False, False, False), decoder_layers_per_block=(5, 5, 5, 5),
+    decoder_spatial_padding_mode="reflect", decoder_spatio_temporal_scaling=(True, True, True),
+    down_block_types=("LTX2VideoDownBlock3D",) * 4, downsample_type=("spatial", "temporal", "spatiotemporal", "spatiotemporal"),
+    encoder_causal=True, encoder_spatial_padding_mode="zeros", in_channels=3, latent_channels=128,
+    layers_per_block=(4, 6, 6, 2, 2), out_channels=3, patch_size=4, patch_size_t=1, resnet_norm_eps=1e-06,
+    scaling_factor=1.0, spatial_compression_ratio=32, spatio_temporal_scaling=(True, True, True, True),
+    temporal_compression_ratio=8, timestep_conditioning=False, upsample_type=("spatiotemporal",) * 3,
+    upsample_residual=(True, True, True), upsample_factor=(2, 2, 2),
+)  # fmt: skip
+LTX2_AUDIO_VAE = dict(
+    base_channels=128, causality_axis="height", ch_mult=(1, 2, 4), double_z=True, dropout=0.0, in_channels=2,
+    is_causal=True, latent_channels=8, mel_bins=64, mel_hop_length=160, mid_block_add_attention=False,
+    norm_type="pixel", num_res_blocks=2, output_channels=2, resolution=256, sample_rate=16000,
+)  # fmt: skip
+LTX2_VOCODER = dict(
+    hidden_channels=1024, in_channels=128, leaky_relu_negative_slope=0.1, out_channels=2, output_sampling_rate=24000,
+    resnet_dilations=((1, 3, 5),) * 3, resnet_kernel_sizes=(3, 7, 11), upsample_factors=(6, 5, 2, 2, 2),
+    upsample_kernel_sizes=(16, 15, 8, 4, 4),
+)  # fmt: skip
+LTX2_SCHEDULER = dict(
+    base_image_seq_len=1024, base_shift=0.95, max_image_seq_len=4096, max_shift=2.05, num_train_timesteps=1000,
+    shift=1.0, shift_terminal=0.1, use_dynamic_shifting=True,
+)  # fmt: skip
+# Gemma 3 12B's text tower (google/gemma-3-12b-it): LTX-2 stacks its 49 hidden states (embeddings and 48 layers)
+GEMMA3_12B_TEXT = dict(
+    hidden_size=3840, intermediate_size=15360, num_hidden_layers=48, num_attention_heads=16, num_key_value_heads=8,
+    head_dim=256, vocab_size=262208, sliding_window=1024, rope_theta=1000000.0,
+)  # fmt: skip
+LTX2_TEXT_TOKENS = 1024  # left-padded

@@ -1,0 +1,320 @@
+"""The flow-matching families at their published sizes with random weights (the cost of a step does not
+depend on the weights' values), each drawn through its own diffusers pipeline: keyframes by Z-Image-Turbo
+and FLUX.2 klein 4B, clips between two keyframes by Wan 2.1 FLF2V 14B and LTX-2. The prompts reach each
+pipeline already encoded, as random embeddings of its text encoder's shape; the encoders (Qwen3-4B, UMT5-XXL,
+Gemma 3 12B) are timed on their own, one prompt each.
+
+`shrink=True` builds the same classes a few layers and channels wide, so that the whole measurement runs on
+a CPU in seconds (benchmarks/device.py --dry-run): it checks the code, not the figures.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from contextlib import contextmanager
+from typing import Callable
+
+import torch
+from PIL import Image
+
+from benchmarks.what_ran import models_ran
+from musicvid.models import published as P
+
+# Each family's recipe, as its card runs it: steps, guidance, the size it draws at, and its frames
+PICTURE_FAMILIES = {
+    "zimage": dict(steps=8, guidance=0.0, size=(1024, 1024)),
+    "klein": dict(steps=4, guidance=1.0, size=(1024, 1024)),
+}
+# A 3 s morph as each video model draws it: Wan at 16 fps (4k + 1 frames), LTX-2 at 24 fps (8k + 1);
+# classifier-free guidance alone (LTX-2's spatio-temporal and modality guidance off: one more pass each)
+VIDEO_FAMILIES = {
+    "wan-flf2v": dict(steps=50, guidance=5.0, size=(832, 480), frames=49),
+    "ltx2": dict(steps=30, guidance=3.0, size=(768, 512), frames=73),
+}
+TIMED_STEPS = 3  # of a clip: the first warms up, the others are timed
+
+
+def shrunk(config: dict, **small) -> dict:
+    return {**config, **small}
+
+
+# The same classes a few channels wide, for --dry-run
+SMALL = {
+    "zimage": shrunk(P.ZIMAGE_TRANSFORMER, dim=64, n_layers=1, n_refiner_layers=1, n_heads=2, n_kv_heads=2,
+                     cap_feat_dim=32, axes_dims=(8, 12, 12)),
+    "zimage-vae": shrunk(P.FLUX1_VAE, block_out_channels=(16, 16, 16, 16), norm_num_groups=8, layers_per_block=1),
+    "klein": shrunk(P.KLEIN_TRANSFORMER, num_layers=1, num_single_layers=1, attention_head_dim=16,
+                    num_attention_heads=2, joint_attention_dim=48, axes_dims_rope=(4, 4, 4, 4), in_channels=32),
+    "klein-vae": shrunk(P.FLUX2_VAE, block_out_channels=(16, 16, 16, 16), norm_num_groups=8, layers_per_block=1,
+                        latent_channels=8),
+    "wan": shrunk(P.WAN_FLF2V_14B, num_layers=1, num_attention_heads=2, attention_head_dim=16, ffn_dim=64,
+                  text_dim=32, image_dim=32, added_kv_proj_dim=32, freq_dim=32),
+    "wan-vae": shrunk(P.WAN_VAE, base_dim=8),
+    "clip-vision": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        patch_size=14, image_size=224, projection_dim=32),
+    "ltx2": shrunk(P.LTX2_TRANSFORMER, num_layers=1, num_attention_heads=2, attention_head_dim=16,
+                   cross_attention_dim=32, audio_num_attention_heads=2, audio_attention_head_dim=8,
+                   audio_cross_attention_dim=16, caption_channels=32),
+    "ltx2-connectors": shrunk(P.LTX2_CONNECTORS, caption_channels=32, text_proj_in_factor=3,
+                              video_connector_attention_head_dim=16, video_connector_num_attention_heads=2,
+                              audio_connector_attention_head_dim=16, audio_connector_num_attention_heads=2,
+                              video_connector_num_layers=1, audio_connector_num_layers=1,
+                              video_connector_num_learnable_registers=8, audio_connector_num_learnable_registers=8),
+    "ltx2-vae": shrunk(P.LTX2_VAE, block_out_channels=(8, 16, 32, 32), decoder_block_out_channels=(8, 16, 32),
+                       layers_per_block=(1, 1, 1, 1, 1), decoder_layers_per_block=(1, 1, 1, 1)),
+    # LTX-2's audio VAE and vocoder stay whole: 0.1B together, and their shapes tie to the transformer's
+    "ltx2-audio-vae": P.LTX2_AUDIO_VAE,
+    "ltx2-vocoder": P.LTX2_VOCODER,
+}  # fmt: skip
+
+
+@contextmanager
+def built_on(device: torch.device, dtype: torch.dtype):
+    """Modules built inside are made on `device` in `dtype` directly (a 19B model never exists in float32)."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device(device):
+            yield
+    finally:
+        torch.set_default_dtype(before)
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class StepClock:
+    """The pipeline's callback: when each step ended (the device waited for)."""
+
+    def __init__(self, device: torch.device):
+        self.device, self.ends = device, []
+
+    def __call__(self, pipe, step, timestep, kwargs):
+        synchronize(self.device)
+        self.ends.append(time.perf_counter())
+        return kwargs
+
+
+def timed(call: Callable, device: torch.device, **kwargs) -> dict:
+    """One pipeline call: seconds in all, of each step, and after the last step (the decode)."""
+    clock = StepClock(device)
+    synchronize(device)
+    started = time.perf_counter()
+    call(callback_on_step_end=clock, **kwargs)
+    synchronize(device)
+    ended = time.perf_counter()
+    steps = [b - a for a, b in zip([started, *clock.ends], clock.ends)]
+    return {"seconds": ended - started, "steps": steps, "decode": ended - clock.ends[-1]}
+
+
+def peak_gb(device: torch.device) -> float | None:
+    return round(torch.cuda.max_memory_allocated(device) / 2**30, 2) if device.type == "cuda" else None
+
+
+def reset_peak(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def billions(*modules: torch.nn.Module) -> float:
+    return round(sum(p.numel() for m in modules for p in m.parameters()) / 1e9, 3)
+
+
+def picture_pipeline(family: str, device: torch.device, dtype: torch.dtype, shrink: bool):
+    """Z-Image-Turbo's or FLUX.2 klein's pipeline of random weights, with no text encoder (prompts come encoded)."""
+    from diffusers import (
+        AutoencoderKL,
+        AutoencoderKLFlux2,
+        FlowMatchEulerDiscreteScheduler,
+        Flux2KleinPipeline,
+        Flux2Transformer2DModel,
+        ZImagePipeline,
+        ZImageTransformer2DModel,
+    )
+
+    torch.manual_seed(0)
+    with built_on(device, dtype):
+        if family == "zimage":
+            transformer = ZImageTransformer2DModel(**(SMALL["zimage"] if shrink else P.ZIMAGE_TRANSFORMER))
+            vae = AutoencoderKL(**(SMALL["zimage-vae"] if shrink else P.FLUX1_VAE))
+            scheduler = FlowMatchEulerDiscreteScheduler(**P.ZIMAGE_SCHEDULER)
+            return ZImagePipeline(scheduler, vae, None, None, transformer)
+        transformer = Flux2Transformer2DModel(**(SMALL["klein"] if shrink else P.KLEIN_TRANSFORMER))
+        vae = AutoencoderKLFlux2(**(SMALL["klein-vae"] if shrink else P.FLUX2_VAE))
+        scheduler = FlowMatchEulerDiscreteScheduler(**P.KLEIN_SCHEDULER)
+        return Flux2KleinPipeline(scheduler, vae, None, None, transformer, is_distilled=True)
+
+
+def picture_prompts(pipe, family: str, batch: int, device: torch.device, dtype: torch.dtype) -> dict:
+    """Random prompt embeddings of the shape the family's pipeline makes: Z-Image's unpadded (a list, one
+    tensor a prompt, of a prompt's length through the chat template), klein's padded to 512."""
+    if family == "zimage":
+        width = pipe.transformer.config.cap_feat_dim
+        return {"prompt_embeds": [torch.randn(48, width, device=device, dtype=dtype) for _ in range(batch)]}
+    width = pipe.transformer.config.joint_attention_dim
+    return {"prompt_embeds": torch.randn(batch, P.QWEN3_TEXT_TOKENS, width, device=device, dtype=dtype)}
+
+
+def keyframes(family: str, device: torch.device, dtype: torch.dtype, shrink: bool, batches=(1, 4)) -> dict:
+    """Seconds per keyframe at the card's steps, alone and `batches` at a time (--keyframe-candidates)."""
+    recipe = PICTURE_FAMILIES[family]
+    size = (64, 64) if shrink else recipe["size"]
+    reset_peak(device)
+    pipe = picture_pipeline(family, device, dtype, shrink)
+    pipe.set_progress_bar_config(disable=True)
+    row = {
+        "parameters_billions": billions(pipe.transformer),
+        "ran": models_ran(transformer=pipe.transformer, vae=pipe.vae),
+    }
+    row.update(recipe, size=list(size), dtype=str(dtype).removeprefix("torch."))
+    for batch in batches:
+        inputs = picture_prompts(pipe, family, batch, device, dtype)
+        settings = dict(num_inference_steps=recipe["steps"], guidance_scale=recipe["guidance"], width=size[0],
+                        height=size[1], output_type="np", **inputs)  # fmt: skip
+        timed(pipe, device, **settings)  # warms up
+        run = timed(pipe, device, **settings)
+        row[f"batch_{batch}"] = {
+            "seconds": round(run["seconds"], 3),
+            "seconds_per_keyframe": round(run["seconds"] / batch, 3),
+            "step_seconds": round(statistics.median(run["steps"]), 4),
+            "decode_seconds": round(run["decode"], 3),
+        }
+    row["peak_gpu_gb"] = peak_gb(device)
+    del pipe
+    return row
+
+
+def video_pipeline(family: str, device: torch.device, dtype: torch.dtype, shrink: bool):
+    """Wan 2.1 FLF2V's or LTX-2's pipeline of random weights, with no text encoder."""
+    from diffusers import (
+        AutoencoderKLLTX2Audio,
+        AutoencoderKLLTX2Video,
+        AutoencoderKLWan,
+        FlowMatchEulerDiscreteScheduler,
+        LTX2ConditionPipeline,
+        LTX2VideoTransformer3DModel,
+        UniPCMultistepScheduler,
+        WanImageToVideoPipeline,
+        WanTransformer3DModel,
+    )
+    from diffusers.pipelines.ltx2 import LTX2TextConnectors, LTX2Vocoder
+    from transformers import CLIPImageProcessor, CLIPVisionConfig, CLIPVisionModelWithProjection
+
+    torch.manual_seed(0)
+    with built_on(device, dtype):
+        if family == "wan-flf2v":
+            transformer = WanTransformer3DModel(**(SMALL["wan"] if shrink else P.WAN_FLF2V_14B))
+            vae = AutoencoderKLWan(**(SMALL["wan-vae"] if shrink else P.WAN_VAE))
+            vision = SMALL["clip-vision"] if shrink else P.CLIP_VIT_H_14_PROJECTED
+            encoder = CLIPVisionModelWithProjection(CLIPVisionConfig(**vision))
+            scheduler = UniPCMultistepScheduler(**P.WAN_FLF2V_SCHEDULER)
+            return WanImageToVideoPipeline(None, None, vae, scheduler, CLIPImageProcessor(), encoder, transformer)
+        small = {
+            name: SMALL[f"ltx2-{name}"] if shrink else None for name in ("connectors", "vae", "audio-vae", "vocoder")
+        }
+        return LTX2ConditionPipeline(
+            scheduler=FlowMatchEulerDiscreteScheduler(**P.LTX2_SCHEDULER),
+            vae=AutoencoderKLLTX2Video(**(small["vae"] or P.LTX2_VAE)),
+            audio_vae=AutoencoderKLLTX2Audio(**(small["audio-vae"] or P.LTX2_AUDIO_VAE)),
+            text_encoder=None,
+            tokenizer=None,
+            connectors=LTX2TextConnectors(**(small["connectors"] or P.LTX2_CONNECTORS)),
+            transformer=LTX2VideoTransformer3DModel(**(SMALL["ltx2"] if shrink else P.LTX2_TRANSFORMER)),
+            vocoder=LTX2Vocoder(**(small["vocoder"] or P.LTX2_VOCODER)),
+        )
+
+
+def clip_inputs(pipe, family: str, ends: tuple, device: torch.device, dtype: torch.dtype) -> dict:
+    """The two keyframes and random prompt embeddings of the shape the family's text encoder gives."""
+    if family == "wan-flf2v":
+        text = torch.randn(1, P.WAN_TEXT_TOKENS, pipe.transformer.config.text_dim, device=device, dtype=dtype)
+        return {"image": ends[0], "last_image": ends[1], "prompt_embeds": text, "negative_prompt_embeds": text}
+    from diffusers.pipelines.ltx2.pipeline_ltx2_condition import LTX2VideoCondition
+
+    connectors = pipe.connectors.config
+    width = connectors.caption_channels * connectors.text_proj_in_factor  # every Gemma layer side by side
+    text = torch.randn(1, P.LTX2_TEXT_TOKENS, width, device=device, dtype=dtype)
+    mask = torch.ones(1, P.LTX2_TEXT_TOKENS, device=device, dtype=torch.long)
+    conditions = [
+        LTX2VideoCondition(frames=ends[0], index=0, crf=0),
+        LTX2VideoCondition(frames=ends[1], index=-1, crf=0),
+    ]
+    return dict(
+        conditions=conditions, prompt_embeds=text, prompt_attention_mask=mask, negative_prompt_embeds=text,
+        negative_prompt_attention_mask=mask, stg_scale=0.0, modality_scale=1.0, audio_stg_scale=0.0,
+        audio_modality_scale=1.0, frame_rate=24.0,
+    )  # fmt: skip
+
+
+def clip(family: str, device: torch.device, dtype: torch.dtype, shrink: bool) -> dict:
+    """One transition clip between two keyframes: each denoising step and the decode timed, at TIMED_STEPS
+    steps; the clip at the card's steps is those figures extrapolated (steps x step + the rest)."""
+    recipe = VIDEO_FAMILIES[family]
+    width, height = (64, 64) if shrink else recipe["size"]
+    frames = 9 if shrink else recipe["frames"]
+    reset_peak(device)
+    pipe = video_pipeline(family, device, dtype, shrink)
+    pipe.set_progress_bar_config(disable=True)
+    ends = tuple(Image.new("RGB", (width, height), colour) for colour in ((200, 40, 90), (30, 160, 220)))
+    inputs = clip_inputs(pipe, family, ends, device, dtype)
+    run = timed(pipe, device, num_inference_steps=TIMED_STEPS, guidance_scale=recipe["guidance"], width=width,
+                height=height, num_frames=frames, output_type="np", **inputs)  # fmt: skip
+    step = statistics.median(run["steps"][1:])
+    # the first step also pays for what comes before it (the keyframes' encodes, warming up)
+    before = run["steps"][0] - step
+    return {
+        "parameters_billions": billions(pipe.transformer),
+        "ran": models_ran(transformer=pipe.transformer, vae=pipe.vae),
+        **recipe,
+        "size": [width, height],
+        "frames": frames,
+        "dtype": str(dtype).removeprefix("torch."),
+        "timed_steps": TIMED_STEPS,
+        "first_step_seconds": round(run["steps"][0], 3),
+        "step_seconds": round(step, 3),
+        "decode_seconds": round(run["decode"], 3),
+        "clip_seconds_at_card_steps": round(before + recipe["steps"] * step + run["decode"], 1),
+        "peak_gpu_gb": peak_gb(device),
+    }
+
+
+def text_encoders(device: torch.device, dtype: torch.dtype, shrink: bool) -> dict:
+    """Seconds and memory of one prompt through each family's text encoder, at the length its pipeline pads to."""
+    from transformers import Gemma3TextConfig, Gemma3TextModel, Qwen3Config, Qwen3Model, UMT5Config, UMT5EncoderModel
+
+    small = dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+    )
+    encoders = {
+        "qwen3-4b": (Qwen3Model, Qwen3Config, P.QWEN3_4B, P.QWEN3_TEXT_TOKENS),
+        "umt5-xxl": (UMT5EncoderModel, UMT5Config, {**P.T5_XXL, "vocab_size": 256384}, P.WAN_TEXT_TOKENS),
+        "gemma3-12b": (Gemma3TextModel, Gemma3TextConfig, P.GEMMA3_12B_TEXT, P.LTX2_TEXT_TOKENS),
+    }
+    rows = {}
+    for name, (model_class, config_class, config, tokens) in encoders.items():
+        if shrink:
+            config = {**config, **small} if model_class is not UMT5EncoderModel else {**config, "d_model": 32, "d_ff": 64, "num_layers": 2, "num_heads": 4, "d_kv": 8}  # fmt: skip
+        reset_peak(device)
+        torch.manual_seed(0)
+        with built_on(device, dtype):
+            model = model_class(config_class(**config)).eval()
+        ids = torch.randint(0, 1000, (1, tokens), device=device)
+        with torch.inference_mode():
+            model(input_ids=ids, output_hidden_states=True)  # warms up
+            synchronize(device)
+            started = time.perf_counter()
+            model(input_ids=ids, output_hidden_states=True)
+            synchronize(device)
+        rows[name] = {"parameters_billions": billions(model), "tokens": tokens,
+                      "seconds": round(time.perf_counter() - started, 4), "peak_gpu_gb": peak_gb(device)}  # fmt: skip
+        del model
+    return rows
