@@ -272,8 +272,7 @@ def place_lines(
             before = len(placed)
             for n, words in enumerate(align_lines(aligner, window, start, tokens)):
                 owner, text = todo[0]
-                for word in words:  # the warping path fills gaps in the singing with the words next to them
-                    voice.fit(word)
+                voice.fit_phrase(words)  # the warping path fills gaps in the singing with the words next to them
                 heard = [w.end <= last_time and voice.voiced_share(w.start, w.end) >= VOICED_SHARE for w in words]
                 in_time = (
                     words[: max((k + 1 for k, ok in enumerate(heard) if ok), default=0)] if owner in pieces else words

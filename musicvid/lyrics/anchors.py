@@ -54,25 +54,29 @@ def anchors(texts: list[str], heard: list[Line]) -> list[Anchor | None]:
     were heard)."""
     heard_words = [w for segment in heard for w in segment.words if spoken(w.text)]
     known = [(n, word) for n, text in enumerate(texts) for word in text.split() if spoken(word)]
-    pairs = matched_words([spoken(w)[0] for _, w in known], [spoken(w.text)[0] for w in heard_words])
-    matched = {a: heard_words[b] for a, b in pairs.items()}
+    matched = matched_words([spoken(w)[0] for _, w in known], [spoken(w.text)[0] for w in heard_words])
     found: list[Anchor | None] = []
-    position = 0
+    position, last_hit = 0, -1
     for n, text in enumerate(texts):
         count = sum(1 for line, _ in known if line == n)
         hits = [matched.get(p) for p in range(position, position + count)]
         position += count
-        heard_here = [w for w in hits if w is not None]
+        heard_here = [h for h in hits if h is not None]
         if not heard_here or len(heard_here) < min(count, max(2, MATCHED_SHARE * count)):
             found.append(None)
             continue
+        # the words before the first one heard were misheard as the heard words just before it
+        leading = hits.index(heard_here[0])
+        first = heard_words[max(heard_here[0] - leading, last_hit + 1)]
         words, last = [], None
         for word, hit in zip([w for w in text.split() if spoken(w)], hits):
-            last = hit or last
-            at = (hit.start, hit.end) if hit else (last.end, last.end) if last else (heard_here[0].start,) * 2
-            words.append(Word(*at, word, hit.probability if hit else 0.0))
-        probabilities = [w.probability or 0.0 for w in heard_here]
+            at = heard_words[hit] if hit is not None else None
+            last = at or last
+            times = (at.start, at.end) if at else (last.end, last.end) if last else (first.start, first.start)
+            words.append(Word(*times, word, at.probability if at else 0.0))
+        probabilities = [heard_words[h].probability or 0.0 for h in heard_here]
         found.append(Anchor(words, sum(probabilities) / len(probabilities)))
+        last_hit = heard_here[-1]
     return found
 
 

@@ -27,27 +27,40 @@ import numpy as np
 from musicvid.audio import SAMPLE_RATE
 from musicvid.lyrics.transcript import Line, Word
 
+# Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a
+# pause this long between two words is where a line ends.
+LINE_PAUSE_SECONDS = 0.5
 # Silero, a little more sensitive than its default (0.5): singing under a band scores lower than speech.
 VAD_OPTIONS = {"threshold": 0.35, "min_silence_duration_ms": 300, "speech_pad_ms": 0}
-# Silero hears a sung line 0.1-0.7 s after it begins (measured on the test songs), and its ends are
-# accurate: a stretch reaches from a second before it to a little after it ...
+# Silero hears a sung line 0-0.2 s after it begins (measured on the generated songs), and its ends are
+# accurate: what Whisper decodes of a stretch reaches from a second before it to a little after it.
 CLIP_LEAD = 1.0
 CLIP_TAIL = 0.3
-# ... and a word may begin at most this long before Silero hears it (Whisper's tiny models put a line's
-# first word up to 0.6 s early, over the music before it).
-WORD_LEAD = 0.5
 # A line with voice under less than this share of its time is not sung (where Silero is trusted).
 VOICED_SHARE = 0.5
-# Silero is trusted where its voice lies under at least this share of the time of what Whisper kept.
+# Silero is trusted where its voice lies under at least this share of the time of what Whisper believed.
 TRUSTED_AGREEMENT = 0.5
 # Fast rap is 6 words a second; Whisper's inventions over music run to 10-15.
 MAX_WORDS_PER_SECOND = 8.0
-# Words Whisper gives a mean probability under this are guesses at sounds ("=== The Ber Theo" over guitars:
-# 0.01) ... or sung words it barely made out under a band (openai-whisper: 0.02-0.11 amid lines of 0.3 to
-# 0.5). So a guess stands only where Whisper believed something it heard this near it.
-GUESSED_PROBABILITY = 0.15
+# A segment is a guess where the mean probability of its words is under this share of the song's (the mean
+# over all the words heard in it): tiny.en's guesses at sounds ("=== The Ber Theo" over guitars) get a tenth of
+# what it gives the lines it hears, and large-v2's are as far below its own. Over a band Whisper also
+# barely makes out words that are sung, amid lines it hears well: a guess stands where Whisper believed
+# something it heard this near it.
+GUESSED_SHARE = 0.4
 BELIEVED_WITHIN_SECONDS = 10.0
-# What tiny to large Whisper models say over music: the ends of the videos they learned from.
+# The word alignment (a warping path through cross-attention) gives a word the frames its sound is in; a
+# segment Whisper made up has words the path gives (next to) no time, as nothing in the audio answers
+# them. A word shorter than one of Whisper's 20 ms frames was given none; a segment with at least this
+# share of such words is not sung (a fast line sung under a band loses a word or two of five).
+UNTIMED_WORD_SECONDS = 0.02
+UNTIMED_SHARE = 2 / 3
+# What Whisper times a word after a pause by: the warping path must give the pause's frames to a word,
+# and gives them to the first word after it, which then reaches back over the music. Its end is where its
+# sound ends; it is taken to have begun no earlier than a typical word of the song before that end (the
+# median length of the words Whisper timed in it), unless Silero heard the voice begin earlier.
+TYPICAL_WORD_SECONDS = 0.3  # where a song has no timed words to measure
+# What Whisper and the videos it learned from say over music: the ends of the videos.
 INVENTED_PHRASES = re.compile(
     r"thanks? (you )?(so much )?for watching|see you (in the )?next (time|video|one)|(please |and )?subscribe|"
     r"end of (the |this )?video|"
@@ -57,10 +70,12 @@ INVENTED_PHRASES = re.compile(
 
 @dataclass(frozen=True)
 class Voice:
-    """Where someone sings: stretches (start, end) in seconds, in order."""
+    """Where someone sings: stretches (start, end) in seconds, in order; and how long a word of the song
+    typically lasts (`word`: musicvid.lyrics.singing.typical_word)."""
 
     stretches: list[tuple[float, float]]
     duration: float
+    word: float = TYPICAL_WORD_SECONDS
 
     @classmethod
     def detect(cls, samples: np.ndarray) -> Voice:
@@ -110,17 +125,51 @@ class Voice:
         best = max(range(len(closeness)), key=closeness.__getitem__, default=None)
         return best if best is not None and closeness[best] >= -CLIP_LEAD else None
 
-    def fit(self, word: Word) -> None:
+    def fit(self, word: Word, opening: bool = False) -> None:
         """Keep a word inside the stretch it is sung in (the one it overlaps most, or one it lies a lead
-        away from): Whisper's alignment stretches words over the music next to them, and a stretched
-        word hides the pause after a line. A word far from every stretch is left where Whisper put it."""
-
-        sung_in = self.stretch_of(word)
+        away from; for a word that opens a phrase, the one its last typical word's length is in: its
+        start is the side Whisper stretches). Whisper's timing stretches the first word after a pause
+        back over the music before it: a word begins no earlier than its stretch does, or, if Silero
+        heard the voice late, than a typical word before its own end. A word's end stays within the
+        stretch's tail. A word far from every stretch is left where Whisper put it."""
+        sounding = Word(max(word.start, word.end - self.word), word.end, word.text) if opening else word
+        sung_in = self.stretch_of(sounding)
         if sung_in is None:
             return
         start, end = self.stretches[sung_in]
-        word.start = min(max(word.start, start - WORD_LEAD), word.end)
+        word.start = min(max(word.start, min(start, word.end - self.word)), word.end)
         word.end = max(word.start, min(word.end, end + CLIP_TAIL))
+
+    def fit_phrase(self, words: list[Word]) -> None:
+        """`fit` each of a phrase's words, its openings as such."""
+        for word, opening in zip(words, openings(words)):
+            self.fit(word, opening)
+
+
+def openings(words: list[Word]) -> list[bool]:
+    """Which words open a phrase: the first, one after a pause, or one after a phrase's closing punctuation
+    (Whisper's own sense of where its sentences end)."""
+    return [
+        n == 0 or word.start - words[n - 1].end >= LINE_PAUSE_SECONDS or words[n - 1].text.rstrip()[-1:] in ".,;:!?"
+        for n, word in enumerate(words)
+    ]
+
+
+def typical_word(segments: list[Line]) -> float:
+    """How long a word of the song lasts: the median of the words Whisper gave time to (a word it gave
+    none is no measure), else TYPICAL_WORD_SECONDS."""
+    lengths = [w.end - w.start for s in segments for w in s.words if w.end - w.start > UNTIMED_WORD_SECONDS]
+    return float(np.median(lengths)) if lengths else TYPICAL_WORD_SECONDS
+
+
+def opened(segments: list[Line], word: float) -> None:
+    """Where nothing else says where the voice begins: each word that opens a phrase (`openings`) begins
+    no earlier than `word` (a typical word's length) before its end. Whisper gives an opening word the
+    pause before it."""
+    for segment in segments:
+        for current, opening in zip(segment.words, openings(segment.words)):
+            if opening:
+                current.start = min(max(current.start, current.end - word), current.end)
 
 
 def invented(line: Line) -> str | None:
@@ -134,34 +183,57 @@ def invented(line: Line) -> str | None:
     count = len(words) or len(text.split())
     if count >= 4 and count > MAX_WORDS_PER_SECOND * max(span, 0.1):
         return f"{count} words in {span:.1f} s"
+    untimed = sum(w.end - w.start < UNTIMED_WORD_SECONDS for w in words)
+    if count >= 2 and untimed >= UNTIMED_SHARE * count:
+        return f"{untimed} of {count} words with no time in the audio"
     return None
 
 
-def guessed(line: Line) -> bool:
-    """Whether Whisper barely believed the words it heard (their mean probability)."""
+def belief(line: Line) -> float | None:
+    """How much Whisper believed the words it heard: their mean probability (None: it gave none)."""
     probabilities = [w.probability for w in line.words if w.probability is not None]
-    return bool(probabilities) and sum(probabilities) / len(probabilities) < GUESSED_PROBABILITY
+    return sum(probabilities) / len(probabilities) if probabilities else None
+
+
+def guessed(line: Line, typical: float) -> bool:
+    """Whether Whisper barely believed the words it heard, against the song's `typical` segment."""
+    believed = belief(line)
+    return believed is not None and believed < GUESSED_SHARE * typical
+
+
+def typical_belief(segments: list[Line]) -> float:
+    """How much Whisper believes the song's words: the mean probability of every word it heard in the
+    segments (0 where none has one: then nothing is a guess)."""
+    probabilities = [w.probability for s in segments for w in s.words if w.probability is not None]
+    return float(np.mean(probabilities)) if probabilities else 0.0
 
 
 def may_be_sung(heard: list[Line]) -> list[Line]:
     """The segments Whisper heard that may be sung: not inventions by their own signals (`invented`), and
-    not guesses far from anything it believed it heard."""
+    not guesses (against the song's own segments) far from anything it believed it heard."""
     plausible = [segment for segment in heard if invented(segment) is None]
-    believed = [segment for segment in plausible if not guessed(segment)]
+    typical = typical_belief(plausible)
+    believed = [segment for segment in plausible if not guessed(segment, typical)]
 
     def near_belief(segment: Line) -> bool:
         return any(max(segment.start - b.end, b.start - segment.end) <= BELIEVED_WITHIN_SECONDS for b in believed)
 
-    return [segment for segment in plausible if not guessed(segment) or near_belief(segment)]
+    return [segment for segment in plausible if not guessed(segment, typical) or near_belief(segment)]
 
 
 def where_sung(kept: list[Line], silero: Voice, duration: float) -> tuple[Voice, bool]:
     """Where the singing is, and whether Silero is trusted: where it heard voice under at least half of
-    what Whisper kept (its inventions gone), its stretches are where the singing is, and a line with no
-    voice under it goes (`Voice.sung`). Else the singing is where Whisper heard the words it kept, with
-    Silero's stretches besides, and Silero drops nothing."""
-    heard = sum(line.end - line.start for line in kept)
-    voiced = sum(silero.voiced_share(line.start, line.end) * (line.end - line.start) for line in kept)
+    what Whisper believed of what it kept (its guesses aside: a guess over the music must not make Silero
+    look deaf), its stretches are where the singing is, and a line with no voice under it goes
+    (`Voice.sung`). Else the singing is where Whisper heard the words it kept, each opening word no
+    longer than a typical word (`opened`), with Silero's stretches besides, and Silero drops nothing."""
+    word = typical_word(kept)
+    typical = typical_belief(kept)
+    believed = [line for line in kept if not guessed(line, typical)] or kept
+    heard = sum(line.end - line.start for line in believed)
+    voiced = sum(silero.voiced_share(line.start, line.end) * (line.end - line.start) for line in believed)
     if silero.stretches and heard > 0 and voiced >= TRUSTED_AGREEMENT * heard:
-        return silero, True
-    return Voice(sorted(Voice.of_words(kept, duration).stretches + silero.stretches), duration), False
+        return Voice(silero.stretches, duration, word), True
+    opened(kept, word)
+    stretches = sorted(Voice.of_words(kept, duration).stretches + silero.stretches)
+    return Voice(stretches, duration, word), False

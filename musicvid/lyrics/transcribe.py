@@ -17,14 +17,11 @@ import numpy as np
 import torch
 
 from musicvid.audio import SAMPLE_RATE
-from musicvid.lyrics.singing import Voice, may_be_sung, where_sung
+from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, may_be_sung, where_sung
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.loading import ASRModel
 from musicvid.progress import Progress
 
-# Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a
-# pause this long between two words is where a line ends.
-LINE_PAUSE_SECONDS = 0.5
 # A stretch sung without such a pause is cut where Whisper cut it, once it lasts longer than this.
 LONGEST_LINE_SECONDS = 10.0
 # Whisper's window: what the language is detected on
@@ -64,14 +61,17 @@ def _word(start: float, end: float, text: str, probability: float | None) -> Wor
 
 
 def _options(task: str, language: str, asr: ASRModel) -> dict:
-    """What both backends are asked: the whole song, word times when transcribing, and no conditioning
-    on the line before (lyrics repeat, and conditioning on them makes Whisper loop over choruses)."""
+    """What both backends are asked: the whole song, word times when transcribing, no conditioning on the
+    line before (lyrics repeat, and conditioning on them makes Whisper loop over choruses), and the
+    model's beam (Whisper's command line's 5: openai-whisper's own default is greedy)."""
     return dict(
         task=task,
         language=language,
         word_timestamps=task == "transcribe",
         condition_on_previous_text=False,
         temperature=list(asr.temperatures),
+        beam_size=asr.beams,
+        best_of=asr.samples,
     )
 
 
@@ -79,6 +79,8 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: boo
     import whisper
 
     model = asr.model
+    if asr.beams == 1:  # its greedy decoder, not a beam search of one
+        options = {key: value for key, value in options.items() if key != "beam_size"}
     torch.manual_seed(0)  # the temperature fallback samples: keep reruns identical
     fp16 = next(model.parameters()).dtype == torch.float16  # as loaded in the run's precision
     result = whisper.transcribe(model, samples, **options, fp16=fp16, verbose=False if show else None)
@@ -190,8 +192,8 @@ def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[li
     sung in; where the singing is; and whether Silero is trusted there."""
     kept = may_be_sung(heard)
     voice, trusted = where_sung(kept, silero, duration)
-    for word in (w for segment in kept for w in segment.words):
-        voice.fit(word)
+    for segment in kept:
+        voice.fit_phrase(segment.words)
     return kept, voice, trusted
 
 

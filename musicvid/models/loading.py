@@ -30,6 +30,11 @@ from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
 
 WHISPER_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+# Whisper's own command line decodes with a beam of 5 at temperature 0 and keeps the best of 5 samples at
+# each temperature above it (faster-whisper's defaults too); openai-whisper's own default is greedy
+# (benchmarks/beam.py measures both)
+WHISPER_BEAMS = 5
+WHISPER_SAMPLES = 5
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -127,6 +132,8 @@ class ASRModel:
     model: Any
     # what Whisper decodes a clip at, each next temperature where the last failed its checks
     temperatures: tuple[float, ...] = WHISPER_TEMPERATURES
+    beams: int = WHISPER_BEAMS  # the beam at temperature 0 (1: greedy)
+    samples: int = WHISPER_SAMPLES  # the samples drawn at each temperature above 0, the best kept
 
 
 def load_asr(backend: str, name: str, device: torch.device, precision: Precision | None = None) -> ASRModel:
@@ -153,8 +160,10 @@ def load_asr(backend: str, name: str, device: torch.device, precision: Precision
     if Precision.resolve(precision.asked, runs_on).asr == torch.float16:
         half_whisper(model)
     model.to(runs_on)
-    # A random Whisper fails Whisper's checks at every temperature: falling back would only cost time.
-    return ASRModel(backend, name, model, (0.0,) if name == TINY else WHISPER_TEMPERATURES)
+    # A random Whisper fails Whisper's checks at every temperature: falling back, or a beam, would only cost time.
+    if name == TINY:
+        return ASRModel(backend, name, model, (0.0,), beams=1, samples=1)
+    return ASRModel(backend, name, model)
 
 
 # --- ViPE ------------------------------------------------------------------------------------------
