@@ -19,7 +19,7 @@ they are quieter than the song and their music is quiet or heard nowhere between
 more than once, the loudest is the chorus (a band plays its chorus fullest) and the rest are verses; music
 heard once is a break between the ends (a solo, an interlude), a verse at one. A line sung over the
 chorus's music is in the chorus, any other in a verse. A storyboard just planned first has each passage
-without words cut where its music changes, so that its pictures change with the music.
+without words cut with its music (musicvid.passages): where it changes, then on bar lines.
 
 Every return of a chorus line shares its first time's motif, and so its seed and its prompt
 (musicvid.pictures.elaborate): the chorus comes back to its pictures, while each of its lines keeps
@@ -38,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from musicvid.audio import BEAT_HOP, SAMPLE_RATE, find_beats
-from musicvid.storyboard import Scene, cut_passages, instrumental_cuts, snap_cuts_to_beats
+from musicvid.passages import Bars, cut_with_the_music
+from musicvid.storyboard import Scene
 from vipe_core.context import plain_line
 
 SAME_WORDS = 0.75  # difflib's ratio of two lines' words at or above which they are the same line
@@ -105,18 +106,21 @@ class SongSound:
         return sliced / np.maximum(np.linalg.norm(sliced, axis=1, keepdims=True), 1e-9)
 
 
-def mark_form(scenes: list[Scene], samples: np.ndarray, planned: bool = False) -> None:
+def mark_form(scenes: list[Scene], samples: np.ndarray, bars_per_scene: int | None = None) -> None:
     """Give the scenes without a section theirs (a chorus line or a chorus scene its motif, a passage without
     words its mood); the scenes that have one, as a person may have set it, keep it. Where the lines are too
-    few to give the form, it comes from the music, and scenes just `planned` from the lyrics (no person's
-    storyboard) are cut where that changes."""
+    few to give the form, it comes from the music. Scenes just planned from the lyrics (no person's
+    storyboard) are given `bars_per_scene`: their passages without words are cut with the music first
+    (musicvid.passages)."""
     sound = SongSound.of(samples)
     lyrics = [s for s in scenes if s.kind == "lyric"]
     sung_enough = sum(s.duration for s in lyrics) >= LYRIC_SHARE * scenes[-1].end
-    passages = [] if sung_enough else music_passages(sound, samples)
-    if len(passages) > 1:
-        if planned:
-            cut_where_the_music_changes(scenes, passages, samples)
+    cut = bars_per_scene is not None and len(lyrics) < len(scenes)
+    passages = music_passages(sound, samples) if cut or not sung_enough else []
+    if cut:
+        bars = Bars.of(find_beats(samples), sound.chroma, HOP / SAMPLE_RATE, scenes[-1].end)
+        scenes[:] = cut_with_the_music(scenes, [p.start for p in passages[1:]], bars, bars_per_scene)
+    if len(passages) > 1 and not sung_enough:
         sections, motifs = music_form(scenes, passages)
     else:
         sections, motifs = lyric_form(lyrics, sound)
@@ -303,13 +307,6 @@ def section_names(passages: list[Passage]) -> list[str]:
         else:
             names[i] = "verse" if i in ends else "break"
     return [names[i] for i in range(len(passages))]
-
-
-def cut_where_the_music_changes(scenes: list[Scene], passages: list[Passage], samples: np.ndarray) -> None:
-    """Plan the passages without words again, cut where the music changes, every cut on a beat."""
-    scenes[:] = cut_passages(scenes, [p.start for p in passages[1:]])
-    if instrumental_cuts(scenes):
-        snap_cuts_to_beats(scenes, find_beats(samples).seconds)
 
 
 def music_form(scenes: list[Scene], passages: list[Passage]) -> tuple[dict[int, str], dict[int, str]]:

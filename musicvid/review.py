@@ -60,17 +60,20 @@ def unsure_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0)
 
 
 def scene_table(storyboard: Storyboard, width: int = 60) -> str:
-    """The storyboard as a plain-text table: time, kind, section, lyric (or a passage's mood), prompt;
+    """The storyboard as a plain-text table: time, kind, section, why a scene without words starts inside its
+    passage (`cut`: the music changes, or its bars were counted out), lyric (or a passage's mood), prompt;
     `?` marks a lyric that may be misheard or misplaced, `!` a prompt that is the lyric."""
 
     def cut(text: str) -> str:
         return text if len(text) <= width else text[: width - 1] + "…"
 
-    rows = [f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6}  {'section':<7}  {'lyric':<{width}}    prompt"]
+    rows = [
+        f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6}  {'section':<7}  {'cut':<5}  {'lyric':<{width}}    prompt"
+    ]
     for s in storyboard.scenes:
         unsure, fallback = "?" if s.unsure else " ", "!" if s.fallback else " "
         rows.append(
-            f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {s.section or '':<7}  "
+            f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {s.section or '':<7}  {s.cut or '':<5}  "
             f"{cut(words_or_mood(s)):<{width}}  {fallback} {cut(s.prompt)}"
         )
     notes = [

@@ -93,6 +93,9 @@ class SongRequest(Settings):
         option="break",
         affects=("storyboard",),
     )
+    bars_per_scene: int = setting(
+        4, "pictures last at most N bars where nobody sings (more: calmer)", low=1, high=64, affects=("storyboard",)
+    )
     candidates: int = setting(
         1,
         "ViPE elaborations per scene; the most concrete (or the one --lens favours) is kept",

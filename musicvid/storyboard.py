@@ -6,13 +6,11 @@ and names the field that breaks one. The format: docs/storyboard.md.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-import itertools
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from musicvid.errors import UserError
 from musicvid.files import check_file, invalid, json_number, json_share, json_string, parse_json, resolved
@@ -24,8 +22,9 @@ from vipe_core.context import SCENE_KINDS
 
 VERSION = 1
 MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
-MAX_INSTRUMENTAL_SECONDS = 20.0  # longer instrumental stretches are split for variety
-MIN_CUT_SECONDS = 4.0  # a passage is not cut where its music changes nearer than this to its ends
+# Without the audio at hand, longer instrumental stretches are split for variety; a storyboard made of a song
+# cuts them with its music instead (musicvid.passages).
+MAX_INSTRUMENTAL_SECONDS = 20.0
 TIME_TOLERANCE = 1e-3
 # Scenes a storyboard may have: each is a form reading, an elaboration and a keyframe. Lyrics hold at most
 # two lines a second (musicvid.lyrics.known), and each line may be followed by a break: four scenes a second
@@ -34,6 +33,9 @@ MAX_SCENES_PER_SECOND = 4
 MAX_SCENES = 5_000
 # The parts of a song a scene can be in (musicvid.form); a scene without words is in its kind's.
 SECTIONS = ("intro", "verse", "chorus", "bridge", "break", "outro")
+# Why a scene without words starts inside its passage (musicvid.passages): the music changes there, or a
+# passage's bars were counted out.
+CUTS = ("music", "bars")
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Scene:
     mood: str | None = None  # a passage without words: how it sounds, in a few words ViPE reads
     reference: str | None = None  # a picture whose look the scene takes (IP-Adapter), instead of --reference's
     pick: KeyframePick | None = None  # the kept keyframe candidate and its scores (musicvid.picks)
+    cut: str | None = None  # one of CUTS: why a scene without words starts inside its passage
 
     @property
     def duration(self) -> float:
@@ -154,7 +157,7 @@ def plan_scenes(
         elif start < duration:
             merged.append(Line(start, end, line.text, line.text_en, confidence=line.confidence))
     if not merged:
-        return _numbered(_instrumental("intro", 0.0, duration, max_instrumental))
+        return numbered(_instrumental("intro", 0.0, duration, max_instrumental))
 
     scenes: list[Scene] = []
     if merged[0].start >= MIN_INTRO_SECONDS:
@@ -174,46 +177,7 @@ def plan_scenes(
             scenes.append(
                 Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en, confidence=line.confidence)
             )
-    return _numbered(scenes)
-
-
-def cut_passages(
-    scenes: list[Scene], changes: Sequence[float], max_length: float = MAX_INSTRUMENTAL_SECONDS
-) -> list[Scene]:
-    """The scenes with each passage without words (a run of scenes of one instrumental kind) planned again:
-    cut at the `changes` inside it (the times where the music changes, musicvid.form), none nearer than
-    MIN_CUT_SECONDS to its ends, then each part split as plan_scenes splits a passage; numbered anew."""
-    planned: list[Scene] = []
-    for kind, run in itertools.groupby(scenes, key=lambda scene: scene.kind):
-        run = list(run)
-        if kind == "lyric":
-            planned += run
-            continue
-        start, end = run[0].start, run[-1].end
-        inside = [t for t in changes if start + MIN_CUT_SECONDS <= t <= end - MIN_CUT_SECONDS]
-        bounds = [start, *inside, end]
-        for first, last in zip(bounds, bounds[1:]):
-            planned += _instrumental(kind, first, last, max_length)
-    return _numbered(planned)
-
-
-def instrumental_cuts(scenes: list[Scene]) -> list[int]:
-    """Indices i where scene i is cut from scene i−1 inside one instrumental stretch."""
-    return [i for i in range(1, len(scenes)) if scenes[i].kind != "lyric" and scenes[i].kind == scenes[i - 1].kind]
-
-
-def snap_cuts_to_beats(scenes: list[Scene], beats: Sequence[float]) -> list[Scene]:
-    """Move the cuts inside instrumental stretches onto the nearest beat, so that a new picture
-    arrives with the music (at most a quarter of the shorter neighbouring scene away)."""
-    beats = sorted(beats)
-    for i in instrumental_cuts(scenes):
-        cut = scenes[i].start
-        reach = min(scenes[i - 1].duration, scenes[i].duration) / 4
-        at = bisect.bisect_left(beats, cut)
-        near = [b for b in beats[max(0, at - 1) : at + 1] if abs(b - cut) <= reach]
-        if near:
-            scenes[i - 1].end = scenes[i].start = min(near, key=lambda b: abs(b - cut))
-    return scenes
+    return numbered(scenes)
 
 
 def _join(a: str | None, b: str | None) -> str | None:
@@ -224,7 +188,7 @@ def _least(a: float | None, b: float | None) -> float | None:
     return min((x for x in (a, b) if x is not None), default=None)
 
 
-def _numbered(scenes: list[Scene]) -> list[Scene]:
+def numbered(scenes: list[Scene]) -> list[Scene]:
     for i, scene in enumerate(scenes):
         scene.index = i
     return scenes
@@ -326,6 +290,9 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
     section = raw.get("section")
     if section is not None and section not in SECTIONS:
         raise invalid(document, f"{at}.section", f"must be one of {', '.join(SECTIONS)}, got {section!r}")
+    cut = raw.get("cut")
+    if cut is not None and cut not in CUTS:
+        raise invalid(document, f"{at}.cut", f"must be one of {', '.join(CUTS)}, got {cut!r}")
     motif, mood = (raw.get(key) for key in ("motif", "mood"))
     for key, value in (("motif", motif), ("mood", mood)):
         if value is not None:
@@ -347,6 +314,7 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
         mood or None,
         reference,
         None if raw.get("pick") is None else parse_pick(raw["pick"], document, f"{at}.pick"),
+        cut,
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from musicvid.audio import AudioInfo, find_beats
+from musicvid.audio import AudioInfo
 from musicvid.checks import check_pictures
 from musicvid.errors import UserError
 from musicvid.files import same_file
@@ -21,11 +21,9 @@ from musicvid.run import Run
 from musicvid.settings import SongRequest
 from musicvid.storyboard import (
     Storyboard,
-    instrumental_cuts,
     load_storyboard,
     plan_scenes,
     scene_seed,
-    snap_cuts_to_beats,
 )
 
 
@@ -79,6 +77,7 @@ def storyboard_settings(run: Run, transcript: Transcript) -> dict:
         "context_size": request.context_size,
         "seed": request.seed,
         "break_seconds": request.break_seconds,
+        "bars_per_scene": request.bars_per_scene,
         "candidates": request.candidates,
         "lens": request.lens,
         "transcript": transcript.model,
@@ -88,9 +87,9 @@ def storyboard_settings(run: Run, transcript: Transcript) -> dict:
 
 def _same_making(saved: Storyboard, settings: dict, title: str, artist: str) -> bool:
     """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
-    keys = ("context_size", "seed", "break_seconds", "candidates", "lens", "transcript")
-    # storyboards made before candidates and lenses existed were made with their defaults
-    made_before = {"candidates": SongRequest.candidates, "lens": SongRequest.lens}
+    keys = ("context_size", "seed", "break_seconds", "bars_per_scene", "candidates", "lens", "transcript")
+    # storyboards made before candidates, lenses and bars existed are kept as they were made
+    made_before = {key: getattr(SongRequest, key) for key in ("candidates", "lens", "bars_per_scene")}
     return (
         all(saved.settings.get(k, made_before.get(k)) == settings[k] for k in keys)
         and (saved.settings.get("models") or {}).get("vipe") == settings["models"]["vipe"]
@@ -124,9 +123,6 @@ def storyboard_in(run: Run) -> Storyboard:
             storyboard = saved
         else:
             scenes = plan_scenes(transcript.lines, info.duration, request.break_seconds)
-            if instrumental_cuts(scenes):  # beat tracking costs seconds: only when there is a cut to place
-                with timings.measure("beats"):
-                    snap_cuts_to_beats(scenes, find_beats(run.audio.samples).seconds)
             storyboard = Storyboard(
                 audio={"path": info.path, "sha256": info.sha256, "duration": info.duration},
                 title=title,
@@ -135,7 +131,7 @@ def storyboard_in(run: Run) -> Storyboard:
                 settings=settings,
                 scenes=scenes,
             )
-            read_form(run, storyboard, planned=True)
+            read_form(run, storyboard, planned=True)  # its passages without words cut with the music
             for scene in storyboard.scenes:
                 scene.seed = scene_seed(request.seed, scene.motif or scene.index)
     read_form(run, storyboard)  # a storyboard made before sections, or a section cleared
@@ -173,8 +169,8 @@ def storyboard_is_input(run: Run) -> bool:
 
 
 def read_form(run: Run, storyboard: Storyboard, planned: bool = False) -> None:
-    """Sections, motifs and moods for the scenes without a section (musicvid.form); scenes just `planned`
-    may be cut where the music changes."""
+    """Sections, motifs and moods for the scenes without a section (musicvid.form); the passages without words
+    of scenes just `planned` are cut with the music first, into scenes of the run's bars at most."""
     if any(s.section is None for s in storyboard.scenes):
         with run.timings.measure("form"):
-            mark_form(storyboard.scenes, run.audio.samples, planned)
+            mark_form(storyboard.scenes, run.audio.samples, run.request.bars_per_scene if planned else None)

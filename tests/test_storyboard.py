@@ -153,26 +153,3 @@ def test_a_storyboard_that_is_not_json_is_refused(tmp_path):
     path.write_text("{not json")
     with pytest.raises(UserError, match="not valid JSON"):
         load_storyboard(path)
-
-
-def test_cuts_inside_instrumental_stretches_land_on_beats():
-    from musicvid.storyboard import instrumental_cuts, snap_cuts_to_beats
-
-    scenes = plan_scenes([Line(50, 52, "a")], 60.0, max_instrumental=20.0)  # intro of 50 s: three parts
-    assert [s.kind for s in scenes] == ["intro", "intro", "intro", "lyric", "outro"]
-    assert instrumental_cuts(scenes) == [1, 2]
-    beats = [i * 0.61 for i in range(100)]
-    snap_cuts_to_beats(scenes, beats)
-    check_tiling(scenes, 60.0)
-    for i in (1, 2):
-        assert min(abs(scenes[i].start - b) for b in beats) < 1e-9
-        assert abs(scenes[i].start - 50 / 3 * i) <= 0.31
-    assert scenes[3].start == 50  # the sung line keeps its time
-
-
-def test_beats_too_far_away_leave_a_cut_where_it_is():
-    from musicvid.storyboard import snap_cuts_to_beats
-
-    scenes = plan_scenes([], 40.0, max_instrumental=20.0)
-    snap_cuts_to_beats(scenes, [1.0, 39.0])
-    assert scenes[1].start == 20.0

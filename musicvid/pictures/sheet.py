@@ -1,5 +1,6 @@
-"""The contact sheet: every shown scene's keyframe as a thumbnail, with its time, section, lyric (or a
-passage's mood) and prompt under it, COLUMNS to a row in the order of the song — the one picture that tells a person whether the
+"""The contact sheet: every shown scene's keyframe as a thumbnail, with its time, section (and, for a scene
+cut inside a passage without words, ✂ and why: the music changes, or its bars), lyric (or a passage's mood)
+and prompt under it, COLUMNS to a row in the order of the song — the one picture that tells a person whether the
 video will work, before the morphs are drawn. Given the keyframes' scores (musicvid.pictures.scores), each
 cell also says how well its picture shows its lyric and its prompt."""
 
@@ -78,9 +79,10 @@ def _fit(draw: ImageDraw.ImageDraw, row: str, font) -> str:
     return row.rstrip(" …") + "…"
 
 
-def _texts(scene: Scene, scores: SceneScores | None) -> dict[str, str]:
+def cell_texts(scene: Scene, scores: SceneScores | None) -> dict[str, str]:
     texts = {
-        "head": f"{scene.index}  {_clock(scene.start)}–{_clock(scene.end)}  {scene.section or scene.kind}",
+        "head": f"{scene.index}  {_clock(scene.start)}–{_clock(scene.end)}  {scene.section or scene.kind}"
+        + (f"  ✂ {scene.cut}" if scene.cut else ""),
         "lyric": words_or_mood(scene).strip() or "(no words)",
         "prompt": scene.prompt.strip(),
     }
@@ -116,7 +118,7 @@ def contact_sheet(
         thumb = picture.resize(thumb_size, Image.Resampling.LANCZOS)
         sheet.paste(thumb, (left, top))
         y = top + thumb.height + 4
-        texts = _texts(storyboard.scenes[scene], (scores or {}).get(scene))
+        texts = cell_texts(storyboard.scenes[scene], (scores or {}).get(scene))
         for name, font_size, lines, colour in _text_rows(scored):
             for row in _wrapped(draw, texts.get(name, ""), _font(font_size), lines):
                 draw.text((left, y), row, font=_font(font_size), fill=colour)
