@@ -20,6 +20,7 @@ no hook of its own on it.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import deque
 from contextlib import contextmanager
 from typing import Iterator, Protocol
@@ -40,8 +41,11 @@ WINDOW_SECONDS = 30.0  # Whisper's
 LINES_PER_WINDOW = 6
 # A line is only kept from a window if it ends this long before the window does (unless the song ends).
 WINDOW_MARGIN = 1.0
-# A known line longer than this many words is aligned in pieces (then joined again): a song pasted as
-# one paragraph is then placed piece by piece, window after window, as lines are.
+# A known line longer than a sung line is (SUNG_LINE_WORDS) is aligned in pieces of about as many words as
+# each, at most WORDS_PER_PIECE (then joined again): a song pasted as one paragraph is then placed piece by
+# piece, window after window, as lines are. A line as long as sung lines are is aligned whole: a piece of a
+# word or two has too little to be found by.
+SUNG_LINE_WORDS = 16
 WORDS_PER_PIECE = 8
 
 
@@ -161,13 +165,16 @@ def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines
 
 def pieces(text: str, aligner: WindowAligner) -> list[str]:
     """`text` as it is, or, if it is longer than a sung line or its tokens overflow one alignment, cut at
-    word boundaries into pieces that are not (a word longer than an alignment alone is cut to fit)."""
-    if len(text.split()) <= WORDS_PER_PIECE and len(aligner.tokens(text)) <= aligner.most_tokens:
+    word boundaries into pieces of as even a length as WORDS_PER_PIECE allows, each fitting one alignment (a
+    word longer than an alignment alone is cut to fit)."""
+    words = text.split()
+    if len(words) <= SUNG_LINE_WORDS and len(aligner.tokens(text)) <= aligner.most_tokens:
         return [text]
+    size = math.ceil(len(words) / math.ceil(len(words) / WORDS_PER_PIECE))
     cut, piece = [], []
-    for word in text.split():
+    for word in words:
         longer = [*piece, word]
-        if piece and (len(longer) > WORDS_PER_PIECE or len(aligner.tokens(" ".join(longer))) > aligner.most_tokens):
+        if piece and (len(longer) > size or len(aligner.tokens(" ".join(longer))) > aligner.most_tokens):
             cut.append(" ".join(piece))
             piece = []
         piece.append(word)
@@ -214,10 +221,17 @@ def timed_line(text: str, words: list[Word], voice: Voice) -> Line:
 
 
 def align_lyrics(
-    asr: ASRModel, samples: np.ndarray, texts: list[str], audio_sha256: str, *, quiet: bool = False
+    asr: ASRModel,
+    samples: np.ndarray,
+    texts: list[str],
+    audio_sha256: str,
+    *,
+    quiet: bool = False,
+    hearing: tuple[str, Voice, list[Line]] | None = None,
 ) -> Transcript:
-    """Time each of `texts` (lyric lines, in the order they are sung) against the song."""
-    language, voice, heard = where_singing(asr, samples, quiet)
+    """Time each of `texts` (lyric lines, in the order they are sung) against the song; from `hearing`, the
+    song as musicvid.lyrics.transcribe.hear heard it already, where there is one (a song is heard once)."""
+    language, voice, heard = where_singing(asr, samples, quiet, hearing)
     aligner = window_aligner(asr, language)
     split = [pieces(text, aligner) for text in texts]
     owners = [n for n, parts in enumerate(split) for _ in parts]  # the line each piece belongs to
@@ -232,11 +246,14 @@ def align_lyrics(
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
-def where_singing(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, list[Line]]:
+def where_singing(
+    asr: ASRModel, samples: np.ndarray, quiet: bool, hearing: tuple[str, Voice, list[Line]] | None = None
+) -> tuple[str, Voice, list[Line]]:
     """The song's language, where someone sings in it and what Whisper heard sung, as transcribing finds
-    them (musicvid.lyrics.singing): what Whisper hears over the whole song, less its inventions, and
-    Silero's voice where it agrees. The lines are anchored to those words and placed in those stretches."""
-    language, silero, heard = hear(asr, samples, quiet)
+    them (musicvid.lyrics.singing): what Whisper hears over the whole song (`hearing`, else heard now),
+    less its inventions, and Silero's voice where it agrees. The lines are anchored to those words and
+    placed in those stretches."""
+    language, silero, heard = hearing or hear(asr, samples, quiet)
     kept, voice, _ = sung_segments(heard, silero, samples.size / SAMPLE_RATE)
     return language, voice, kept
 
