@@ -18,14 +18,25 @@ import numpy as np
 from musicvid.ffmpeg import exe as ffmpeg_exe
 
 RATE = 16_000
-BEAT = 0.5  # seconds: 120 bpm
+BPM = 120.0
 
 
-def voice(text: str, folder: Path, *, speed: int = 120, pitch: int = 70) -> np.ndarray:
+@dataclass(frozen=True)
+class Singer:
+    """An espeak-ng voice (a language's voice and a variant of it), its speed in words a minute and its
+    pitch (0 to 99)."""
+
+    voice: str = "en-us+f3"
+    speed: int = 120
+    pitch: int = 70
+
+
+def voice(text: str, folder: Path, singer: Singer = Singer()) -> np.ndarray:
     """One sung line, starting where the voice does."""
     path = folder / "line.wav"
     subprocess.run(
-        ["espeak-ng", "-v", "en-us+f3", "-s", str(speed), "-p", str(pitch), "-w", str(path), text], check=True
+        ["espeak-ng", "-v", singer.voice, "-s", str(singer.speed), "-p", str(singer.pitch), "-w", str(path), text],
+        check=True,
     )
     with wave.open(str(path)) as w:
         samples = np.frombuffer(w.readframes(w.getnframes()), np.int16).astype(np.float32) / 32768
@@ -48,18 +59,20 @@ def band(
     chord_beats: int = 8,
     drums: float = 1.0,
     hats: int = 2,
+    bpm: float = BPM,
 ) -> np.ndarray:
     """Chords (one per `chord_beats` beats, cycling through `roots`), a bass on the beat, kick, snare
     and hi-hat (`hats` to a beat) at `drums` times their usual level; no drums and no bass at 0."""
     rng = np.random.default_rng(seed)
+    beat = 60.0 / bpm
     t = np.arange(int(seconds * RATE)) / RATE
-    root = np.array(roots)[(t // (chord_beats * BEAT)).astype(int) % len(roots)]
+    root = np.array(roots)[(t // (chord_beats * beat)).astype(int) % len(roots)]
     chords = sum(np.sin(2 * np.pi * root * ratio * t) for ratio in chord) / len(chord)
-    bass = np.sin(2 * np.pi * root / 2 * t) * np.exp(-4 * (t % BEAT))
-    since_beat, since_hat = t % BEAT, t % (BEAT / hats)
+    bass = np.sin(2 * np.pi * root / 2 * t) * np.exp(-4 * (t % beat))
+    since_beat, since_hat = t % beat, t % (beat / hats)
     kick = np.sin(2 * np.pi * (50 + 100 * np.exp(-30 * since_beat)) * since_beat) * np.exp(-12 * since_beat)
     noise = rng.standard_normal(t.size)
-    snare = noise * np.exp(-25 * ((t - BEAT) % (2 * BEAT))) * ((t // BEAT) % 2 == 1)
+    snare = noise * np.exp(-25 * ((t - beat) % (2 * beat))) * ((t // beat) % 2 == 1)
     hihat = np.diff(noise, prepend=0) * np.exp(-80 * since_hat)
     return 0.12 * chords + drums * (0.15 * bass + 0.25 * kick + 0.08 * snare + 0.03 * hihat)
 
@@ -92,11 +105,13 @@ def make_form_song(
     return write_song(path, np.concatenate(mixes), [(at, text) for at, text, _ in sung], voice_level), sung
 
 
-def write_song(path: Path, mix: np.ndarray, lines: list[tuple[float, str]], voice_level: float) -> Path:
-    """`lines` sung over `mix`, written in the format `path` names."""
+def write_song(
+    path: Path, mix: np.ndarray, lines: list[tuple[float, str]], voice_level: float, singer: Singer = Singer()
+) -> Path:
+    """`lines` sung over `mix` by `singer`, written in the format `path` names."""
     mix = mix.copy()
     for start, text in lines:
-        sung = voice(text, path.parent)
+        sung = voice(text, path.parent, singer)
         first = int(start * RATE)
         mix[first : first + len(sung)] += voice_level * sung[: len(mix) - first]
     wav = path.with_suffix(".wav")

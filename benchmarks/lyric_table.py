@@ -1,0 +1,90 @@
+"""The docs' lyric tables (docs/lyrics.md), made from the lyric matrix's results (benchmarks/lyrics.py:
+benchmarks/results/lyrics-x<sharpness>.json), so that what the docs say is what was measured."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from benchmarks.fresh_songs import KINDS
+
+BEGIN, END = "<!-- lyric matrix: python -m benchmarks.lyrics --table -->", "<!-- end of the lyric matrix -->"
+
+
+def results(out_dir: Path) -> dict[float, list[dict]]:
+    """Every results file's rows, by sharpness, ascending."""
+    found = {}
+    for path in out_dir.glob("lyrics-x*.json"):
+        record = json.loads(path.read_text())
+        found[float(record["sharpness"])] = record["rows"]
+    return dict(sorted(found.items()))
+
+
+def generated_cell(rows: list[dict]) -> str:
+    lines, within = sum(r["lines"] for r in rows), sum(r["within"] for r in rows)
+    errors = [abs(e) for r in rows for e in r["errors"] if e is not None]
+    unsung = sum(len(r["unsung_scenes"]) for r in rows)
+    cell = f"{within}/{lines}" + (f", ≤ {max(errors):.2f} s" if errors else "")
+    return cell + (f", {unsung} unsung" if unsung else "")
+
+
+def sung_cell(row: dict) -> str:
+    if row["mode"] == "recognized":
+        return f"{row['kept']} of {row['heard']}" + (f" ({row['kept'] / row['heard']:.0%})" if row["heard"] else "")
+    return f"{row['near_heard']}/{row['lines']} near, {row['in_singing']}/{row['placed']} in"
+
+
+def order(key: tuple) -> tuple:
+    """Generated songs by their kinds' order (benchmarks.fresh_songs.KINDS), the rest by name; recognized
+    before known."""
+    source, name, backend, mode = key
+    return (source, KINDS.index(name) if name in KINDS else 0, name, backend, mode != "recognized")
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def tables(found: dict[float, list[dict]]) -> str:
+    """The three tables: generated songs by kind (every seed together), sung and instrumental recordings;
+    a column per sharpness of the model's logits (×1: tiny.en itself)."""
+    scales = [f"×{s:g}" for s in found]
+    cells: dict[tuple, dict[float, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for sharpness, rows in found.items():
+        for row in rows:
+            name = row["kind"] if row["source"] == "generated" else row["song"]
+            cells[(row["source"], name, row["backend"], row["mode"])][sharpness].append(row)
+    shown: dict[str, list[list[str]]] = defaultdict(list)
+    for (source, name, backend, mode), by_scale in sorted(cells.items(), key=lambda item: order(item[0])):
+        values = [by_scale.get(s) for s in found]
+        if source == "generated":
+            shown[source].append([name, backend, mode, *(generated_cell(v) if v else "–" for v in values)])
+        elif source == "sung":
+            shown[source].append([name, backend, mode, *(sung_cell(v[0]) if v else "–" for v in values)])
+        else:
+            shown[source].append([name, backend, *(f"{v[0]['invented_per_minute']:g}" if v else "–" for v in values)])
+    generated, sung, instrumental = (shown[source] for source in ("generated", "sung", "instrumental"))
+    return "\n\n".join(
+        [
+            "Generated songs (lines starting within 0.5 s of where they are sung, of all lines, every seed; the "
+            "largest start error; lyric scenes where nobody sings):\n\n"
+            + table(["kind", "backend", "lyrics", *scales], generated),
+            "Muldjord's recordings (recognized: segments kept of those heard with no gate; known: lines placed "
+            "within 1 s of where they were heard, and in the singing):\n\n"
+            + table(["song", "backend", "lyrics", *scales], sung),
+            "Sectoid's instrumentals (invented words a minute):\n\n"
+            + table(["song", "backend", *scales], instrumental),
+        ]
+    )
+
+
+def write_tables(out_dir: Path, docs: Path | None = None) -> str:
+    """The tables from the results in `out_dir`; written into `docs` between its markers, where given."""
+    text = tables(results(out_dir))
+    if docs is not None:
+        page = docs.read_text()
+        head, rest = page.split(BEGIN, 1)
+        docs.write_text(f"{head}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}")
+    return text

@@ -1,0 +1,175 @@
+"""The lyric matrix: songs × both backends × recognized and known lyrics, with Whisper tiny.en's real weights
+(and, with --sharpness, the same model made surer or less sure of every token: benchmarks/whisper_ct2.py),
+judged by the thresholds of docs/lyrics.md. Exit status 1 when any threshold fails.
+
+- Generated songs (benchmarks/fresh_songs.py), made fresh from each seed, of every hard kind: every line
+  sung starts a lyric scene within 0.5 s of where it is sung, recognized and known; no lyric scene starts
+  where nobody sings.
+- Muldjord's sung recordings: the storyboard keeps at least 70% of the segments (of 3+ words) the same model
+  hears over the whole song with no gate; the lines kept, given back as known lyrics, land where they were
+  heard (70% within 1 s) and in the singing (every line within a second of a lyric scene).
+- Sectoid's instrumentals: at most 3 invented words a minute.
+
+Each song is heard once per model (musicvid.lyrics.transcribe.hear); its lines are recognized from that
+hearing and the known lyrics aligned against it, as a render that aligns known lyrics does.
+
+    python -m benchmarks.lyrics [--seeds 1 2] [--kinds intro gaps ...] [--real] [--sharpness 0.7 1 2]
+        [--backends ...] [--out-dir benchmarks/results]
+    python -m benchmarks.lyrics --table [--out-dir benchmarks/results] [--docs docs/lyrics.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from benchmarks.fresh_songs import KINDS, fresh_song
+from benchmarks.lyric_table import write_tables
+from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
+from benchmarks.what_ran import machine
+from benchmarks.whisper_ct2 import load_tiny_en
+from musicvid.audio import load_audio
+from musicvid.lyrics.align import align_lyrics
+from musicvid.lyrics.transcribe import hear, sung_lines
+from musicvid.storyboard import plan_scenes
+
+BACKENDS = ("faster-whisper", "openai-whisper")
+WITHIN = 0.5  # s: a generated line's start
+KEPT_SHARE = 0.7  # of the segments heard with no gate, on a real song
+INVENTED_PER_MINUTE = 3.0  # over an instrumental
+HEARD_WITHIN = 1.0  # s: a known line of a real song, from where its line was heard
+HEARD_SHARE = 0.7
+
+
+def lyric_scenes(lines, duration: float):
+    return [s for s in plan_scenes(lines, duration) if s.kind == "lyric"]
+
+
+def judged_timing(lines, duration: float, sung) -> dict:
+    """Each sung line's start error (the nearest lyric scene's start to its own; None if none starts while
+    it is sung), and the lyric scenes that start where nobody sings."""
+    starts = [s.start for s in lyric_scenes(lines, duration)]
+    errors = []
+    for start, end, _ in sung:
+        near = [t - start for t in starts if start - WITHIN <= t <= end]
+        errors.append(round(min(near, key=abs), 2) if near else None)
+    unsung = [round(t, 2) for t in starts if not any(a - WITHIN <= t <= b + WITHIN for a, b, _ in sung)]
+    within = sum(e is not None and abs(e) <= WITHIN for e in errors)
+    return {"lines": len(sung), "within": within, "errors": errors, "unsung_scenes": unsung}
+
+
+def generated(asr, song, folder: Path) -> list[dict]:
+    """A fresh song's rows: recognized, and its lines known."""
+    audio = load_audio(song.make(folder))
+    started = time.perf_counter()
+    hearing = hear(asr, audio.samples, quiet=True)
+    _, silero, heard = copy.deepcopy(hearing)
+    lines = sung_lines(heard, silero, audio.info.duration)
+    heard_seconds = time.perf_counter() - started
+    known = align_lyrics(
+        asr, audio.samples, [text for *_, text in song.sung], "", quiet=True, hearing=copy.deepcopy(hearing)
+    )
+    rows = []
+    for mode, found, seconds in (
+        ("recognized", lines, heard_seconds),
+        ("known", known.lines, time.perf_counter() - started),
+    ):
+        row = judged_timing(found, audio.info.duration, song.sung)
+        row["passed"] = row["within"] == row["lines"] and not row["unsung_scenes"]
+        rows.append({"song": song.name, "source": "generated", "kind": song.kind, "mode": mode, **row})
+        rows[-1]["seconds"] = round(seconds, 1)
+    return rows
+
+
+def real(asr, name: str, path: Path) -> list[dict]:
+    """A recording's rows: what the storyboard keeps of what Whisper hears, and the lines kept given back as
+    known lyrics (a sung song); the words invented a minute (an instrumental)."""
+    audio = load_audio(path)
+    duration, started = audio.info.duration, time.perf_counter()
+    hearing = hear(asr, audio.samples, quiet=True)
+    language, silero, heard = copy.deepcopy(hearing)
+    lines = sung_lines(heard, silero, duration)
+    scenes = plan_scenes(lines, duration)
+    row = {"song": name, "seconds_of_song": round(duration, 1), "seconds": round(time.perf_counter() - started, 1)}
+    if name in INSTRUMENTAL:
+        invented = words_per_minute(scenes, duration)
+        return [{**row, "source": "instrumental", "mode": "recognized", "invented_per_minute": round(invented, 2),
+                 "passed": invented <= INVENTED_PER_MINUTE}]  # fmt: skip
+    kept, total = kept_in_lyrics(heard, scenes), len(counted(heard))
+    recognized = {**row, "source": "sung", "mode": "recognized", "heard": total, "kept": kept}
+    recognized["passed"] = kept >= KEPT_SHARE * total
+    if not lines:
+        return [recognized]
+    known = align_lyrics(asr, audio.samples, [line.text for line in lines], "", quiet=True, hearing=hearing)
+    singing = [(s.start, s.end) for s in scenes if s.kind == "lyric"]
+    starts = [line.start for line in known.lines]
+    near = sum(min(abs(start - line.start) for start in starts) <= HEARD_WITHIN for line in lines)
+    inside = sum(any(a - HEARD_WITHIN <= start <= b for a, b in singing) for start in starts)
+    known_row = {**row, "source": "sung", "mode": "known", "lines": len(lines), "near_heard": near}
+    known_row.update(in_singing=inside, placed=len(starts), seconds=round(time.perf_counter() - started, 1))
+    known_row["passed"] = near >= HEARD_SHARE * len(lines) and inside == len(starts)
+    return [recognized, known_row]
+
+
+def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
+    """Every song through every backend at every sharpness: rows by sharpness."""
+    songs = [fresh_song(kind, seed, folder) for kind in args.kinds for seed in args.seeds]
+    recordings = {name: mix(SUNG.get(name) or INSTRUMENTAL[name], folder / f"{name}.wav") for name in args.real}
+    results: dict[float, list[dict]] = {}
+    for sharpness in args.sharpness:
+        for backend in args.backends:
+            asr = load_tiny_en(backend, folder, sharpness)
+            for rows in [*(generated(asr, song, folder) for song in songs),
+                         *(real(asr, name, path) for name, path in recordings.items())]:  # fmt: skip
+                for row in rows:
+                    row.update(backend=backend, sharpness=sharpness)
+                    results.setdefault(sharpness, []).append(row)
+                    print(json.dumps(row), flush=True)
+    return results
+
+
+def save(results: dict[float, list[dict]], out_dir: Path) -> None:
+    for sharpness, rows in results.items():
+        path = out_dir / f"lyrics-x{sharpness:g}.json"
+        kept = json.loads(path.read_text())["rows"] if path.exists() else []
+        ran = {(r["song"], r["backend"], r["mode"]) for r in rows}
+        rows = [r for r in kept if (r["song"], r["backend"], r["mode"]) not in ran] + rows
+        record = {"machine": machine(torch.device("cpu")), "sharpness": sharpness, "rows": rows}
+        path.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", nargs="*", type=int, default=[1, 2])
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
+    parser.add_argument("--real", nargs="*", default=[*SUNG, *INSTRUMENTAL], choices=[*SUNG, *INSTRUMENTAL])
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
+    parser.add_argument("--sharpness", nargs="+", type=float, default=[1.0])
+    parser.add_argument("--out-dir", type=Path, help="write benchmarks' lyrics-x<sharpness>.json here")
+    parser.add_argument("--table", action="store_true", help="print the docs' tables from the results in --out-dir")
+    parser.add_argument("--docs", type=Path, help="with --table: write them into this file, between its markers")
+    args = parser.parse_args()
+    if args.table:
+        print(write_tables(args.out_dir or Path("benchmarks/results"), args.docs))
+        return 0
+    if args.real and not installed():
+        raise SystemExit("apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid first (or --real)")
+    with tempfile.TemporaryDirectory() as folder:
+        results = run_matrix(args, Path(folder))
+    if args.out_dir:
+        save(results, args.out_dir)
+    failed = [row for rows in results.values() for row in rows if not row["passed"]]
+    for row in failed:
+        print(f"FAILED: {row['song']} {row['backend']} {row['mode']} x{row['sharpness']:g}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
