@@ -62,8 +62,8 @@ def _word(start: float, end: float, text: str, probability: float | None) -> Wor
 
 def _options(task: str, language: str, asr: ASRModel) -> dict:
     """What both backends are asked: the whole song, word times when transcribing, no conditioning on the
-    line before (lyrics repeat, and conditioning on them makes Whisper loop over choruses), and the
-    model's beam (Whisper's command line's 5: openai-whisper's own default is greedy)."""
+    line before (lyrics repeat, and conditioning on them makes Whisper loop over choruses), the model's
+    beam at temperature 0 and its samples at each temperature it falls back to (musicvid.models.loading)."""
     return dict(
         task=task,
         language=language,

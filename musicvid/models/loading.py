@@ -30,11 +30,12 @@ from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
 
 WHISPER_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-# Whisper's own command line decodes with a beam of 5 at temperature 0 and keeps the best of 5 samples at
-# each temperature above it (faster-whisper's defaults too); openai-whisper's own default is greedy
-# (benchmarks/beam.py measures both)
+# A beam of 5 at temperature 0, as Whisper's command line decodes (openai-whisper's own default is greedy):
+# on Muldjord's four songs tiny.en's storyboards kept 87 segments where greedy decoding kept 63. The command
+# line's best of 5 samples at each temperature it falls back to kept no more (83), at 2.3 times the seconds
+# of one sample (benchmarks/results/beam-cpu.json; docs/lyrics.md)
 WHISPER_BEAMS = 5
-WHISPER_SAMPLES = 5
+WHISPER_SAMPLES = 1
 
 
 def resolve_device(device: str = "auto") -> torch.device:
