@@ -181,14 +181,15 @@ def pieces(text: str, aligner: WindowAligner) -> list[str]:
     return [*cut, " ".join(piece)]
 
 
-def sung_phrases(parts: list[Line], text: str, pieces: int) -> list[Line]:
+def sung_phrases(parts: list[Line], text: str, pieces: int, voice: Voice) -> list[Line]:
     """A known line, from its placed parts. A line long enough to be aligned in several pieces and sung
     for longer than a line lasts (lyrics pasted without line breaks) becomes the phrases the singer
-    sang, cut at the pauses, if every part of it was found; any other line stays as the person wrote it."""
+    sang, cut at the pauses and breaths (`voice`'s stretches), if every part of it was found; any other
+    line stays as the person wrote it."""
     line = joined(parts, text)
     if pieces == 1 or line.end - line.start <= LONGEST_LINE_SECONDS or not all(part.words for part in parts):
         return [line]
-    return lines_at_pauses([line])
+    return lines_at_pauses([line], voice)
 
 
 def joined(parts: list[Line], text: str) -> Line:
@@ -241,7 +242,7 @@ def align_lyrics(
     lines = [
         phrase
         for n, parts in itertools.groupby(placed, key=lambda pair: owners[pair[0]])
-        for phrase in sung_phrases([line for _, line in parts], texts[n], len(split[n]))
+        for phrase in sung_phrases([line for _, line in parts], texts[n], len(split[n]), voice)
     ]
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 

@@ -130,15 +130,31 @@ class Voice:
         away from; for a word that opens a phrase, the one its last typical word's length is in: its
         start is the side Whisper stretches). Whisper's timing stretches the first word after a pause
         back over the music before it: a word begins no earlier than its stretch does, or, if Silero
-        heard the voice late, than a typical word before its own end. A word's end stays within the
-        stretch's tail. A word far from every stretch is left where Whisper put it."""
+        heard the voice late, than a typical word before its own end; a word that ends more than a typical
+        word before its stretch begins is given no time at its start (the line then starts at its first
+        sung word). A word's end stays within the stretch's tail. A word far from every stretch is left where Whisper put it."""
         sounding = Word(max(word.start, word.end - self.word), word.end, word.text) if opening else word
         sung_in = self.stretch_of(sounding)
         if sung_in is None:
             return
         start, end = self.stretches[sung_in]
+        if word.end <= start - self.word:  # before the voice, even a late-heard one: the path filled the music
+            word.start = word.end = start
+            return
         word.start = min(max(word.start, min(start, word.end - self.word)), word.end)
         word.end = max(word.start, min(word.end, end + CLIP_TAIL))
+
+    def first_sung(self, lines: list[Line]) -> None:
+        """Where a stretch of voice begins before the first line heard in it, the line begins with the voice:
+        Whisper missed its first words (greedy tiny.en heard only the last word of a line sung under a
+        band), and the line is sung from there. Lines in order, each one's words fitted to its stretch."""
+        previous = None
+        for line in lines:
+            stretch = self.stretch_of(line.words[0]) if line.words else None
+            if stretch is not None and stretch != previous and self.stretches[stretch][0] < line.start:
+                line.start = self.stretches[stretch][0]
+                line.words[0].start = line.start
+            previous = stretch
 
     def fit_phrase(self, words: list[Word]) -> None:
         """`fit` each of a phrase's words, its openings as such."""
@@ -178,7 +194,7 @@ def invented(line: Line) -> str | None:
     text = " ".join(re.findall(r"[a-z']+", line.text.lower()))
     if INVENTED_PHRASES.search(text):
         return "a phrase Whisper says over music"
-    words = [w for w in line.words if w.text.strip()]
+    words = [w for w in line.words if re.search(r"[^\W\d_]", w.text)]  # a word has a letter: "===" is none
     span = (words[-1].end - words[0].start) if words else line.end - line.start
     count = len(words) or len(text.split())
     if count >= 4 and count > MAX_WORDS_PER_SECOND * max(span, 0.1):

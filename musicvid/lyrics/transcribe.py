@@ -199,11 +199,14 @@ def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[li
 
 def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
     """The lines sung, from the segments Whisper heard over the whole song, cut at the singer's pauses;
-    where Silero is trusted, a line with no voice under it goes too."""
+    where Silero is trusted, a line with no voice under it goes too, and the first line of a stretch of voice
+    begins where the voice does (`Voice.first_sung`)."""
     kept, voice, trusted = sung_segments(heard, silero, duration)
     if not trusted:
         return fit_to_duration(lines_at_pauses(kept), duration)
-    return voice.sung(fit_to_duration(lines_at_pauses(kept, voice), duration))
+    lines = voice.sung(fit_to_duration(lines_at_pauses(kept, voice), duration))
+    voice.first_sung(lines)
+    return lines
 
 
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
