@@ -81,14 +81,23 @@ def render_timings(workdir: Workdir) -> dict[str, Any]:
 
 
 def render_scorer(root: Path) -> str | None:
-    """The scorer the render in `root` used, as its timings.json records it, checked as --scorer is (None where
-    it records none: then the preset's)."""
-    models = render_timings(Workdir(root)).get("models")
+    """The scorer the render in `root` used, as its records say: timings.json's, else the one its storyboard's
+    picks name (`storyboard --keyframes` writes no timings.json); checked as --scorer is. None where neither
+    names one: then the preset's."""
+    workdir = Workdir(root)
+    models = render_timings(workdir).get("models")
     scorer = models.get("scorer") if isinstance(models, dict) else None
     name = scorer.get("name") if isinstance(scorer, dict) else None
     if not isinstance(name, str) or not name:
-        return None
-    check_model("scorer", name, f"the scorer {name} that {Workdir(root).timings} records")
+        try:
+            picks = {scene.pick.scorer for scene in load_storyboard(workdir.storyboard).scenes if scene.pick}
+        except (OSError, UserError):
+            picks = set()
+        name, where = (picks.pop() if len(picks) == 1 else None), workdir.storyboard
+    else:
+        where = workdir.timings
+    if name:
+        check_model("scorer", name, f"the scorer {name} that {where} records")
     return name
 
 

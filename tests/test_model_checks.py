@@ -8,7 +8,7 @@ import json
 import huggingface_hub.constants
 import pytest
 
-from tests.helpers import make_tone, quick, run, work_directory
+from tests.helpers import make_tone, quick, run, valid_board, work_directory
 from tests.standins import as_json, write_repo
 
 BERT = {"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 32}
@@ -107,3 +107,11 @@ def test_score_takes_the_scorer_its_work_directory_records_checked_as_scorer_is(
         (workdir / "timings.json").write_text(json.dumps({"fps": 10, "models": {"scorer": {"name": recorded}}}))
         code, _, err = run(capsys, "score", workdir)
         assert code == 2 and f"the scorer {recorded} that {workdir / 'timings.json'} records" in err and said in err
+    # `storyboard --keyframes` keeps no timings.json: its picks name the scorer
+    (workdir / "timings.json").unlink()
+    board = valid_board()
+    pick = dict(from_seed=2, candidates=2, rounds=1, kept=1, lyric=0.4, prompt=0.6, scorer="../gone", key="k")
+    board["scenes"][1]["pick"] = pick
+    (workdir / "storyboard.json").write_text(json.dumps(board))
+    code, _, err = run(capsys, "score", workdir)
+    assert code == 2 and f"the scorer ../gone that {workdir / 'storyboard.json'} records" in err
