@@ -22,6 +22,7 @@ from musicvid.checks import check_before_work, check_scorer
 from musicvid.errors import UserError
 from musicvid.files import check_file, check_output, file_identity, same_file
 from musicvid.model_choice import ModelChoice
+from musicvid.models.presets import ModelSet
 from musicvid.outputs import inputs_of, outputs_of
 from musicvid.playlist import Entry, output_file_name, read_playlist, row_hash, title_slug
 from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
@@ -269,7 +270,7 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
         finished(job, result)
 
 
-def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models) -> None:
+def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet) -> None:
     """Refuse, before any render, a row to make that would write over a file another row reads (its video,
     .srt, .ass, or any file of its work directory), or whose outputs or named files would fail it later
     (musicvid.checks.check_before_work), in one sentence that names the row. Another row's input first: no
@@ -361,7 +362,6 @@ def run(args) -> int:
     todo = [job for job in made if job.number not in skipped]
     check_jobs(todo, jobs, args.playlist, models_of(choice))
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
-
     registry = registry_of(choice, keep_loaded=args.engine == "local")
     if any(job.settings.resolution for job in todo):
         with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing

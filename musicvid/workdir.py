@@ -213,7 +213,10 @@ class Workdir:
         """Refuse a folder that is not musicvid's (module doc): one that holds anything and no lock file of ours."""
         if self.lock.is_file():
             return
-        entry = min(self.root.iterdir(), default=None)
+        try:
+            entry = min(self.root.iterdir(), default=None)
+        except OSError as error:
+            raise UserError(f"work directory {self.root} cannot be read: {error.strerror}") from None
         if entry is not None:
             raise UserError(
                 f"work directory {self.root} holds {entry.name}, which musicvid did not make: musicvid works only in "

@@ -85,19 +85,13 @@ def test_a_hub_name_of_another_family_is_told_from_the_cache_before_anything_loa
     refused_before_the_work(capsys, tmp_path, argv, f"{option} someone/checkpoint is a {said}, not")
 
 
-@pytest.mark.slow
-def test_a_scorer_that_cannot_be_had_costs_the_scores_and_the_render_makes_its_video(capsys, caplog, tmp_path, song):
-    argv = [*quick(song), "--scorer", "someone/absent-scorer"]  # offline (conftest), and in no cache
-    code, out, err = run(capsys, *argv, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4")
-    assert code == 0 and out.strip() == str(tmp_path / "v.mp4") and (tmp_path / "v.mp4").stat().st_size > 0, err
-    [said] = [record.getMessage() for record in caplog.records if "someone/absent-scorer" in record.getMessage()]
-    assert said.startswith("the keyframes are not scored, and the render goes on") and "\n" not in said
-    timings = json.loads((tmp_path / "w" / "timings.json").read_text())
-    assert "scorer" not in timings["models"] and timings["pictures_drawn"] > 0
-    assert all("pick" not in scene for scene in json.loads((tmp_path / "w" / "storyboard.json").read_text())["scenes"])
-    # picking by the scores needs it: refused before the work
-    for picks in (["--keyframe-candidates", "2"], ["--reroll-below", "0.4"]):
-        refused_before_the_work(capsys, tmp_path / "picked", [*argv, *picks], "pick keyframes by their scores")
+@pytest.mark.parametrize("picks", [["--keyframe-candidates", "2"], ["--reroll-below", "0.4"]])
+def test_a_scorer_that_cannot_be_had_is_refused_before_the_work_where_the_keyframes_are_picked_by_it(
+    capsys, tmp_path, song, picks
+):
+    # offline (conftest), and in no cache; without picks the render goes on unscored (tests/test_standins.py)
+    argv = [*quick(song), "--scorer", "someone/absent-scorer", *picks]
+    refused_before_the_work(capsys, tmp_path, argv, "pick keyframes by their scores", "someone/absent-scorer")
 
 
 def test_score_takes_the_scorer_its_work_directory_records_checked_as_scorer_is(capsys, tmp_path):
