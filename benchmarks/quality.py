@@ -149,7 +149,7 @@ def compare(
     for variant in variants:
         workdir, started = folder / variant.name.replace(" ", "-"), time.perf_counter()
         storyboard = folder / "storyboard" / "storyboard.json"
-        video = ["-o", workdir / "video.mp4", "--storyboard", storyboard, "--workdir", workdir, "--fps", fps]
+        video = ["-o", workdir.with_suffix(".mp4"), "--storyboard", storyboard, "--workdir", workdir, "--fps", fps]
         argv = [str(a) for a in ["render", song, *video, *common, *variant.options]]
         run(argv)
         render_seconds = time.perf_counter() - started

@@ -127,7 +127,7 @@ def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: M
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=workdir, quiet=True)
     with MemorySampler() as memory:
         started = time.perf_counter()
-        made = make_video(request, settings, registry, output=workdir / "out.mp4", timings=timings)
+        made = make_video(request, settings, registry, output=workdir.with_suffix(".mp4"), timings=timings)
         wall = time.perf_counter() - started
     summary = timings.summary()
     drawn = made.pictures_drawn

@@ -18,14 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from musicvid.batch_report import REPORT_NAME, ReportWriter, Result, check_report, note, table
-from musicvid.checks import check_before_work
+from musicvid.checks import check_before_work, check_scorer
 from musicvid.errors import UserError
-from musicvid.files import check_file, check_output, file_identity
+from musicvid.files import check_file, check_output, file_identity, same_file
 from musicvid.model_choice import ModelChoice
+from musicvid.models.presets import ModelSet
 from musicvid.outputs import inputs_of, outputs_of
 from musicvid.playlist import Entry, output_file_name, read_playlist, row_hash, title_slug
 from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
-from musicvid.workdir import video_name
+from musicvid.workdir import Workdir, video_name
 
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
 
@@ -269,10 +270,11 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
         finished(job, result)
 
 
-def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path) -> None:
-    """Refuse, before any render, a row to make that would write over a file another row reads, or whose
-    outputs or named files would fail it later (musicvid.checks.check_before_work), in one sentence
-    that names the row. Another row's input first: no --overwrite lets that be replaced."""
+def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet) -> None:
+    """Refuse, before any render, a row to make that would write over a file another row reads (its video,
+    .srt, .ass, or any file of its work directory), or whose outputs or named files would fail it later
+    (musicvid.checks.check_before_work), in one sentence that names the row. Another row's input first: no
+    --overwrite lets that be replaced."""
     read = {
         file_identity(path): (what, job)
         for job in jobs
@@ -285,11 +287,32 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path) -> None:
                 raise UserError(
                     f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
                 )
+        check_workdir_unread(job, jobs, playlist)
     for job in todo:
         try:
             check_before_work(job.request, job.settings, job.output, named=job.entry.output is not None)
+            check_scorer(models, job.settings)
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
+
+
+def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path) -> None:
+    """Refuse another row's input that is a file of `job`'s work directory, which `job` writes (a row of one
+    work directory with it reads what is its own: check_before_work judges that)."""
+    if not (job.request.workdir or job.request.song.is_file()):
+        return
+    workdir = Workdir.of_request(job.request)
+    for reader in jobs:
+        if reader.request.workdir is None and not reader.request.song.is_file():
+            continue
+        if same_file(Workdir.of_request(reader.request).root, workdir.root):
+            continue
+        for what, path in inputs_of(reader.request, settings=reader.settings).items():
+            if name := workdir.holds(path):
+                raise UserError(
+                    f"{reader.where(playlist)}: its {what} {path} is the {name} of {job.label}'s work directory, "
+                    "which that row writes: copy it elsewhere first"
+                )
 
 
 def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], finished) -> None:
@@ -328,6 +351,8 @@ def run(args) -> int:
     report = out_dir / REPORT_NAME
     check_output(report, "-o")
     # Every row is planned and checked before the first song is rendered: a bad row costs nothing.
+    from musicvid.models.choose import models_of, registry_of  # (torch: not for the command line's start)
+
     choice = ModelChoice(**ModelChoice.given(args))
     jobs = plan(args, entries, choice)
     check_report(report, jobs, args.playlist, bool(args.overwrite))
@@ -335,10 +360,8 @@ def run(args) -> int:
     made = [job for job in jobs if job.same_as is None]
     skipped = {job.number for job in made if job.output.exists() and not args.force}
     todo = [job for job in made if job.number not in skipped]
-    check_jobs(todo, jobs, args.playlist)
+    check_jobs(todo, jobs, args.playlist, models_of(choice))
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
-    from musicvid.models.choose import registry_of
-
     registry = registry_of(choice, keep_loaded=args.engine == "local")
     if any(job.settings.resolution for job in todo):
         with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing

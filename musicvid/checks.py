@@ -7,9 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from musicvid.errors import UserError
-from musicvid.files import check_picture, file_sha256
+from musicvid.files import check_picture, file_sha256, resolved
 from musicvid.lyrics.known import check_lyrics_file
+from musicvid.models.names import unavailable
+from musicvid.models.presets import ModelSet
 from musicvid.outputs import check_outputs, check_replaceable, inputs_of, outputs_of
+from musicvid.picks import picks_by_score
 from musicvid.pictures.schedule import to_frame
 from musicvid.settings import RenderSettings, SongRequest
 from musicvid.storyboard import Storyboard, load_storyboard
@@ -23,10 +26,30 @@ def check_before_work(request: SongRequest, settings: RenderSettings, output: Pa
     check_outputs(request, settings, output)
     check_inputs(request, settings)
     check_drawing_inputs(settings)
-    if request.song.is_file():  # a batch reports a missing song at its turn
+    if request.workdir or request.song.is_file():  # a batch reports a missing song at its turn
         workdir = Workdir.of_request(request)
+        check_apart(outputs_of(output, settings), workdir)
+    if request.song.is_file():
         replaced = outputs_of(output, settings)[1:] if named else outputs_of(output, settings)
         check_replaceable(replaced, workdir, request.overwrite)
+
+
+def check_apart(outputs: list[Path], workdir: Workdir) -> None:
+    """Refuse an output in the work directory (which is musicvid's alone) or one the work directory would lie
+    under (`--workdir v.mp4/wd -o v.mp4`): the run writes both."""
+    root = resolved(workdir.root)
+    for output in outputs:
+        path = resolved(output)
+        if root.is_relative_to(path):
+            raise UserError(
+                f"the work directory {workdir.root} lies under {output}, which the run writes as a file: give -o or "
+                "--workdir another name"
+            )
+        if path.is_relative_to(root):
+            raise UserError(
+                f"{output} lies in the work directory {workdir.root}, which holds musicvid's own files alone: give -o "
+                "a name outside it"
+            )
 
 
 def check_inputs(request: SongRequest, settings: RenderSettings | None = None) -> None:
@@ -38,8 +61,8 @@ def check_inputs(request: SongRequest, settings: RenderSettings | None = None) -
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
     if storyboard:
         check_pictures(storyboard)
-    if request.workdir:
-        Workdir(request.workdir).check()
+    if request.workdir or request.song.is_file():
+        Workdir.of_request(request).check()  # (the default one's too: it may be there already)
     if request.song.is_file():
         workdir = Workdir.of_request(request)
         workdir.check_song(request.song, file_sha256(request.song))
@@ -81,6 +104,19 @@ def check_drawing_inputs(settings: RenderSettings) -> None:
 
         for lora in settings.lora:
             weights_file(lora.source, "style LoRA")
+
+
+def check_scorer(models: ModelSet, settings: RenderSettings) -> bool:
+    """Whether the render loads the keyframes' scorer: where it cannot be had (musicvid.models.names.unavailable)
+    it costs the scores alone, unless --keyframe-candidates over 1 or --reroll-below pick by it: then that is
+    refused now, before the work."""
+    missing = unavailable(models.scorer)
+    if missing and picks_by_score(settings):
+        raise UserError(
+            f"--keyframe-candidates and --reroll-below pick keyframes by their scores, but the scorer model {missing}: "
+            "give --scorer a model this machine has, or leave both out"
+        )
+    return missing is None
 
 
 def check_frames(duration: float, settings: RenderSettings) -> None:

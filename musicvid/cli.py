@@ -45,6 +45,7 @@ def add_render_options(p: argparse.ArgumentParser) -> None:
 
 def add_score_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("workdir", type=Path, help="a render's work directory (musicvid-work/<song>-<hash>/, --workdir)")
+    # --models and --scorer: by default the scorer the render used (its timings.json says)
     ModelChoice.add_options(p, skip=tuple(set(ModelChoice.fields()) - {"models", "scorer", "device", "precision"}))
     p.add_argument(
         "--fps",
@@ -163,10 +164,12 @@ def cmd_score(args) -> int:
     import json
 
     from musicvid.models.choose import registry_of
-    from musicvid.quality import score_render, summary_text
+    from musicvid.quality import render_scorer, score_render, summary_text
 
-    registry = registry_of(ModelChoice(**ModelChoice.given(args)))
-    report = score_render(args.workdir, registry, args.fps)
+    given = ModelChoice.given(args)
+    if not {"models", "scorer"} & set(given):  # the scorer the render used, as its work directory records it
+        given["scorer"] = render_scorer(args.workdir)
+    report = score_render(args.workdir, registry_of(ModelChoice(**given)), args.fps)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
     if not args.json:
         print(f"report: {args.workdir / 'score.json'} and score.png beside it")

@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
 import warnings
 from functools import lru_cache
@@ -22,6 +23,8 @@ VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
 # A picture a person gives (a pinned keyframe) is read whole: a PNG of a few KB can declare 30000x30000
 # pixels. 40 megapixels (8000x5000, a large camera's photo) take 120 MB decoded; the header says the size.
 MAX_PICTURE_PIXELS = 40_000_000
+# What a URL starts with (http://, https://, file:///, s3://): a name that is one is no path on this machine.
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 @lru_cache(maxsize=64)
@@ -92,6 +95,20 @@ def check_file(path: Path, what: str) -> None:
         raise UserError(f"cannot read {path}: {e.strerror}") from None
     if empty:
         raise UserError(f"{path} is empty (0 bytes)")
+
+
+def is_url(text: str) -> bool:
+    return URL.match(text) is not None
+
+
+def kind_of(path: Path) -> str | None:
+    """What is at `path`, links followed: "file", "folder" or "special file" (a pipe, a device); None where
+    nothing is."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "special file"
 
 
 def check_output(path: Path, what: str = "output") -> None:

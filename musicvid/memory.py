@@ -27,6 +27,7 @@ from typing import Iterator
 
 import torch
 
+from musicvid.checks import check_scorer
 from musicvid.delivery.upscale import UPSCALE_BATCH
 from musicvid.errors import UserError
 from musicvid.front_doors import parse_size
@@ -215,15 +216,17 @@ def drawing_weights(models: ModelSet, precision: Precision, fast: bool, referenc
     return {"texts": texts, "unet": unet, "vae": vae}
 
 
-def pictures_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
+def pictures_options(
+    models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool
+) -> Iterator[Option]:
     """Stable Diffusion's keyframes, each alone, and its morphs, `--batch-size` at a time (none in a preview or
-    with --transitions video): the ladder of the module's docstring."""
+    with --transitions video): the ladder of the module's docstring; `scored`: with the scorer beside them."""
     name, dtype, size = models.diffusion, precision.compute, tuple(settings.size)
     by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
     texts, unet, vae = by_pass["texts"], by_pass["unet"], by_pass["vae"]
-    # the keyframes' scorer is loaded beside them (musicvid.pictures.candidates); its passes, at 224² a
-    # picture, are small beside the UNet's
-    scorer = weights("scorer", models.scorer, lambda part: dtype)
+    # the keyframes' scorer is loaded beside them where it loads (musicvid.pictures.candidates); its passes, at
+    # 224² a picture, are small beside the UNet's
+    scorer = weights("scorer", models.scorer, lambda part: dtype) if scored else ()
     decoder_kind, decoder = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", name)
     guided = 2 if settings.guidance > 1 else 1
     morphs = not settings.preview and settings.transitions == "slerp"
@@ -238,7 +241,8 @@ def pictures_options(models: ModelSet, settings: RenderSettings, precision: Prec
         decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)
         keyframes = pictures if settings.compile else 1
         batches = (("keyframes", keyframes),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
-        return Option(batches, chosen, (Pass(texts), Pass(unet, denoise), Pass(vae, decode), Pass(scorer)))
+        scoring = (Pass(scorer),) if scored else ()
+        return Option(batches, chosen, (Pass(texts), Pass(unet, denoise), Pass(vae, decode), *scoring))
 
     for mode in modes_from(floor):
         yield option(mode, most, "vae-slicing" in floor, False)
@@ -306,10 +310,12 @@ def plan_memory(
     separate_vocals: bool = False,
     transcribe: bool = True,
     elaborate: bool = True,
+    scored: bool = True,
 ) -> MemoryPlan:
     """The plan of a render of `settings` with `models` in `precision`, within `budget_gb` of GPU memory (`budget`:
     where it comes from, in words); `transcribe`, `elaborate`: whether the run has those stages (a timed lyrics
-    file, a storyboard skip them). Refuses, in one sentence, a stage that cannot fit."""
+    file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.checks.check_scorer). Refuses,
+    in one sentence, a stage that cannot fit."""
     usable, words = budget_gb - RESERVE_GB, f"{budget_gb:g} GB ({budget})"
     upscaling = settings.resolution is not None and upscaler_name(models) is not None
     # the upscaler is held from the start, and runs beside the drawing: at first at its least
@@ -321,7 +327,7 @@ def plan_memory(
         stages.append(fit("transcribe", transcribe_options(models, precision, separate_vocals), usable, held, words))
     if elaborate:
         stages.append(fit("elaborate", elaborate_options(models, precision), usable, held, words))
-    drawing_stages = [fit("pictures", pictures_options(models, settings, precision), usable, beside, words)]
+    drawing_stages = [fit("pictures", pictures_options(models, settings, precision, scored), usable, beside, words)]
     if settings.transitions == "video" and not settings.preview:
         drawing_stages.append(
             fit("transitions", transitions_options(models, settings, precision), usable, beside, words)
@@ -369,7 +375,10 @@ def render_plan(registry, request: SongRequest, settings: RenderSettings) -> Mem
         return None
     where = f"free on {torch.cuda.get_device_name(registry.device)}"
     try:
-        plan = plan_memory(registry.models, settings, registry.precision, budget, where, **plan_request(request))
+        scored = check_scorer(registry.models, settings)
+        plan = plan_memory(
+            registry.models, settings, registry.precision, budget, where, **plan_request(request), scored=scored
+        )
     except Unsized as unsized:
         log.info("musicvid: no memory plan, rendering as the settings say: %s", unsized)
         return None

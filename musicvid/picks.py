@@ -19,6 +19,12 @@ MAX_ROUNDS = 4  # rounds of candidates --reroll-below may draw for one scene
 SCORE_RANGE = (0.0, 2.5)  # CLIPScore's (musicvid.pictures.scores)
 
 
+def picks_by_score(settings) -> bool:
+    """Whether a render's RenderSettings pick keyframes by their scores (--keyframe-candidates over 1,
+    --reroll-below): then the scorer is the drawing's model; else a report's, whose scores only inform."""
+    return settings.keyframe_candidates > 1 or settings.reroll_below is not None
+
+
 def candidate_seed(from_seed: int, n: int) -> int:
     """The seed of candidate `n` drawn from the scene's seed `from_seed`: the first is the seed itself (one
     candidate draws what a render without picks draws); the others are derived, stable across machines."""

@@ -22,7 +22,14 @@ from typing import Iterator
 import numpy as np
 
 from musicvid.audio import Audio, find_beats, load_audio
-from musicvid.checks import check_before_work, check_drawing_inputs, check_frames, check_inputs, check_workdir_inputs
+from musicvid.checks import (
+    check_before_work,
+    check_drawing_inputs,
+    check_frames,
+    check_inputs,
+    check_scorer,
+    check_workdir_inputs,
+)
 from musicvid.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
 from musicvid.delivery import captions
 from musicvid.delivery.upscale import Upscaler
@@ -108,6 +115,7 @@ def draw_keyframes(
     # 1. check inputs, before any work, and on CUDA what the keyframes fit in (musicvid.memory)
     check_inputs(request, settings)
     check_drawing_inputs(settings)
+    check_scorer(registry.models, settings)
     keyframes_only = dataclasses.replace(settings, preview=True)
     render_plan(registry, request, keyframes_only)
     audio = decode_song(request, timings)
@@ -187,6 +195,7 @@ def make_video(
     # 1. check inputs, before any work: the outputs (none may be an input, none replaces a file that is
     #    not ours), the files the request names, its work directory, and that the song lasts a frame
     check_before_work(request, settings, output or default_output(request, settings), named=output is not None)
+    check_scorer(registry.models, settings)  # where picks need it; else a scorer that cannot be had costs the scores
     #    and on CUDA the memory plan (musicvid.memory): the batches and offloads that fit, or a refusal
     settings = follow(settings, render_plan(registry, request, settings))
     output = output or default_output(request, settings)

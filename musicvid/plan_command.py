@@ -7,11 +7,13 @@ is refused in one sentence (exit 2), as the render itself would refuse it."""
 from __future__ import annotations
 
 import json
+import math
 
 import torch
 
 from musicvid import ffmpeg
 from musicvid.audio import too_long
+from musicvid.checks import check_scorer
 from musicvid.errors import UserError, number_text
 from musicvid.files import check_file
 from musicvid.memory import plan_memory, plan_request
@@ -38,8 +40,8 @@ def song_seconds(request: SongRequest) -> float:
 def budget_of(gpu_memory: float | None, device: str) -> tuple[float, str]:
     """The budget (GB) and, in words, where it comes from."""
     if gpu_memory is not None:
-        if not gpu_memory > 0:
-            raise UserError(f"--gpu-memory must be above 0 GB, got {number_text(gpu_memory)}")
+        if not (math.isfinite(gpu_memory) and gpu_memory > 0):  # (NaN fails both)
+            raise UserError(f"--gpu-memory must be a number of GB above 0, got {number_text(gpu_memory)}")
         return gpu_memory, "--gpu-memory"
     on = resolve_device(device)
     if on.type == "cuda":
@@ -52,11 +54,13 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     budget, where = budget_of(gpu_memory, choice.device)
     # planned for a GPU: the precision --precision means on CUDA
     precision = Precision.resolve(choice.precision, torch.device("cuda"))
-    plan = plan_memory(models_of(choice), settings, precision, budget, where, **plan_request(request))
+    models = models_of(choice)
+    scored = check_scorer(models, settings)  # counted where it loads; refused where picks need it and it cannot
+    plan = plan_memory(models, settings, precision, budget, where, **plan_request(request), scored=scored)
     frames = to_frame(seconds, settings.fps)
     if as_json:
         song = {"song": str(request.song), "seconds": round(seconds, 3), "frames": frames}
-        print(json.dumps({**song, **plan.as_dict()}, indent=2))
+        print(json.dumps({**song, **plan.as_dict()}, indent=2, allow_nan=False))  # strict JSON: every number finite
     else:
         print(f"{request.song}: {seconds:.1f} s, {frames} frames at {settings.fps:g} fps; the render's GPU memory")
         print(plan.table())

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from musicvid.errors import UserError
-from musicvid.files import VIDEO_SUFFIXES, check_file
+from musicvid.files import VIDEO_SUFFIXES, check_file, is_url
 
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
@@ -66,9 +66,21 @@ def _split_artist_title(text: str) -> tuple[str | None, str | None]:
     return text.strip() or None, None
 
 
+def song_path(text: str, playlist: Path, number: int) -> Path:
+    """A row's song as its playlist names it: a path, relative to the playlist's folder; a URL is refused in
+    one sentence naming it as written (a batch renders files on this machine)."""
+    if is_url(text):
+        raise UserError(
+            f"{playlist} line {number}: {text} is a URL; a batch renders audio files on this machine: download it, "
+            "or give its path"
+        )
+    song = Path(text)
+    return song if song.is_absolute() else playlist.parent / song
+
+
 def read_m3u(path: Path) -> Iterator[Entry]:
     title = artist = None
-    for line in _read_text(path).split("\n"):
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
         line = line.strip()
         if not line:
             continue
@@ -77,8 +89,7 @@ def read_m3u(path: Path) -> Iterator[Entry]:
         elif line.startswith("#"):
             continue
         else:
-            song = Path(line)
-            yield Entry(song if song.is_absolute() else path.parent / song, title, artist)
+            yield Entry(song_path(line, path, number), title, artist)
             title = artist = None
 
 
@@ -97,9 +108,7 @@ def read_csv(path: Path) -> Iterator[Entry]:
             raise UserError(f"{path} line {number}: empty path")
         title, artist, output = ((row.pop(column, None) or "").strip() or None for column in NAMED_COLUMNS)
         overrides = {key.strip(): value.strip() for key, value in row.items() if key and value and value.strip()}
-        song_path = Path(song)
-        song_path = song_path if song_path.is_absolute() else path.parent / song_path
-        yield Entry(song_path, title, artist, overrides, output)
+        yield Entry(song_path(song, path, number), title, artist, overrides, output)
 
 
 def read_playlist(path: Path) -> list[Entry]:

@@ -37,6 +37,7 @@ from musicvid.errors import UserError
 from musicvid.files import file_sha256
 from musicvid.geometry import DRAWN_FPS
 from musicvid.lyrics.transcript import Transcript
+from musicvid.models.names import check_model
 from musicvid.models.presets import TINY
 from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.cache import load_picture
@@ -44,10 +45,13 @@ from musicvid.pictures.schedule import FrameSchedule, frame_schedule
 from musicvid.pictures.scores import SceneScores, Scorer, lyric_of, score_keyframes
 from musicvid.pictures.sheet import write_contact_sheet
 from musicvid.quality_chart import write_chart
+from musicvid.schema import check_field
+from musicvid.settings import RenderSettings
 from musicvid.storyboard import Storyboard, load_storyboard
 from musicvid.workdir import Workdir
 from vipe_core.atomic import write_json
 
+FPS = RenderSettings.fields()["fps"]  # what --fps takes, and a recorded rate is checked as
 RANDOM_WEIGHTS = "random weights: a check of the mechanics, not a measure of quality"
 CHANCE_STEP = 0.01  # s between the evenly spread times of the chance baseline
 
@@ -55,8 +59,13 @@ CHANCE_STEP = 0.01  # s between the evenly spread times of the chance baseline
 def open_render(root: Path) -> tuple[Workdir, Storyboard]:
     """The work directory at `root` and its storyboard, or one sentence saying why there is none."""
     workdir = Workdir(root)
+    if root.exists() and not root.is_dir():
+        raise UserError(
+            f"work directory {root} is a file, not a folder: give the folder a render worked in (--workdir)"
+        )
     if not root.is_dir():
         raise UserError(f"work directory {root} does not exist: give the folder a render worked in (--workdir)")
+    workdir.check()  # musicvid's, its files of their kinds: score.json, score.png and the sheet replace only ours
     if not workdir.storyboard.is_file():
         raise UserError(f"work directory {root} holds no storyboard.json: render a song into it first")
     return workdir, load_storyboard(workdir.storyboard)
@@ -71,18 +80,56 @@ def render_timings(workdir: Workdir) -> dict[str, Any]:
     return timings if isinstance(timings, dict) else {}
 
 
+def render_scorer(root: Path) -> str | None:
+    """The scorer the render in `root` used, as its records say: timings.json's, else the one its storyboard's
+    picks name (`storyboard --keyframes` writes no timings.json); checked as --scorer is. None where neither
+    names one: then the preset's."""
+    workdir = Workdir(root)
+    models = render_timings(workdir).get("models")
+    scorer = models.get("scorer") if isinstance(models, dict) else None
+    name = scorer.get("name") if isinstance(scorer, dict) else None
+    if not isinstance(name, str) or not name:
+        try:
+            picks = {scene.pick.scorer for scene in load_storyboard(workdir.storyboard).scenes if scene.pick}
+        except (OSError, UserError):
+            picks = set()
+        name, where = (picks.pop() if len(picks) == 1 else None), workdir.storyboard
+    else:
+        where = workdir.timings
+    if name:
+        check_model("scorer", name, f"the scorer {name} that {where} records")
+    return name
+
+
+def as_rate(value: Any) -> float | None:
+    """`value` as a rate --fps takes (FPS: 1 to 60); None where it is none (NaN, 0, -4, 100000, "ten")."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        check_field(FPS, value)
+    except UserError:
+        return None
+    return float(value)
+
+
 def drawn_rate(workdir: Workdir, fps: float | None) -> tuple[float, str]:
-    """The rate the render drew at and where it was read: its timings.json's "fps"; else `fps` (--fps, for a
-    render made before the rate was recorded), else the default. An --fps that is not the recorded rate is
-    refused: the frames on disk are of that rate."""
+    """The rate the render drew at and where it was read: its timings.json's "fps", checked as --fps is; else
+    `fps` (--fps, for a render made before the rate was recorded, or whose record is not a rate), else the
+    default. An --fps that is not the recorded rate is refused: the frames on disk are of that rate."""
     recorded = render_timings(workdir).get("fps")
-    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool):
-        if fps is not None and fps != recorded:
+    rate = as_rate(recorded)
+    if recorded is not None and rate is None and fps is None:
+        raise UserError(
+            f"{workdir.timings} records the rate drawn as {recorded!r}, not one --fps takes (from "
+            f"{FPS.metadata['low']} to {FPS.metadata['high']}): give --fps the rate the render drew at"
+        )
+    if rate is not None:
+        if fps is not None and fps != rate:
             raise UserError(
-                f"{workdir.root} was drawn at {recorded:g} fps (its timings.json says so), not {fps:g}: leave out "
+                f"{workdir.root} was drawn at {rate:g} fps (its timings.json says so), not {fps:g}: leave out "
                 "--fps, which is for renders that did not record their rate"
             )
-        return float(recorded), "timings.json"
+        return rate, "timings.json"
     return (DRAWN_FPS, "default") if fps is None else (fps, "--fps")
 
 
@@ -277,8 +324,7 @@ def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) 
     """`musicvid score`: the report of the render in `root` by the registry's scorer, written there as
     score.json and score.png, and its contact sheet drawn again with the scores. The work directory is held
     (no render changes it) while it is read. `fps`: --fps, for a render whose timings.json has no rate."""
-    if fps is not None and not 1 <= fps <= 60:  # the range render's --fps takes
-        raise UserError(f"--fps must be from 1 to 60, not {fps:g}")
+    check_field(FPS, fps)  # the range render's --fps takes
     workdir, storyboard = open_render(root)
     with workdir.held():
         render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0])  # refused before the scorer loads

@@ -14,6 +14,12 @@ temporaries (`.musicvid-<pid>.<name>.<random><suffix>`), never the lock or a per
 
 What a work directory caches is of the song whose hash its storyboard and transcript record: another
 song there is refused (`check_song`), so it can never reuse that song's storyboard or pictures.
+
+A work directory is musicvid's or empty (`check_ours`): a folder that holds files musicvid did not make is
+refused before any work, naming one, --overwrite or not. The lock file marks a folder musicvid works in: one
+without it holds a person's files alone, whatever their names (their own video.mp4, keyframes/0000.png). In
+a folder of its own, musicvid writes only the names above, so what a person keeps there (notes, an editor's
+swap file beside storyboard.json) is never touched.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from typing import TYPE_CHECKING, Iterator
 from filelock import FileLock, Timeout
 
 from musicvid.errors import UserError
-from musicvid.files import file_sha256, remove_all_temporaries, remove_temporaries, resolved, same_file
+from musicvid.files import file_sha256, kind_of, remove_all_temporaries, remove_temporaries, resolved, same_file
 
 if TYPE_CHECKING:
     from musicvid.settings import SongRequest
@@ -188,7 +194,8 @@ class Workdir:
             remove_temporaries(path)
 
     def check(self) -> None:
-        """Refuse, before any work, a work directory that cannot be one: a file, or a read-only folder."""
+        """Refuse, before any work, a work directory that cannot be one: a file, a read-only folder, a folder
+        that is not musicvid's (check_ours), or one whose files are not of their kind (check_kinds)."""
         path = self.root
         existing = next((p for p in (path, *path.parents) if p.exists()), None)
         if existing is None:
@@ -198,6 +205,33 @@ class Workdir:
             raise UserError(f"work directory {path} {where}: give --workdir a folder")
         if not os.access(existing, os.W_OK | os.X_OK):
             raise UserError(f"work directory {path} cannot be written: {existing} is read-only")
+        if existing == path:
+            self.check_ours()
+            self.check_kinds()
+
+    def check_ours(self) -> None:
+        """Refuse a folder that is not musicvid's (module doc): one that holds anything and no lock file of ours."""
+        if self.lock.is_file():
+            return
+        try:
+            entry = min(self.root.iterdir(), default=None)
+        except OSError as error:
+            raise UserError(f"work directory {self.root} cannot be read: {error.strerror}") from None
+        if entry is not None:
+            raise UserError(
+                f"work directory {self.root} holds {entry.name}, which musicvid did not make: musicvid works only in "
+                "a new or empty folder or one of its own, --overwrite or not"
+            )
+
+    def check_kinds(self) -> None:
+        """Refuse a file of this work directory that is not of its kind (outputs.json a folder, keyframes/ a
+        file): the run would fail on it after its work."""
+        for path, name in {**self.files(), self.lock: LOCK}.items():
+            kind, wanted = kind_of(path), "folder" if name.endswith("/") else "file"
+            if kind not in (None, wanted):
+                raise UserError(
+                    f"{path} is a {kind}, where musicvid keeps a {wanted}: move it away, or give another --workdir"
+                )
 
     @contextmanager
     def held(self, wait: bool = False) -> Iterator[Workdir]:

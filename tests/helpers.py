@@ -13,6 +13,7 @@ import numpy as np
 
 from musicvid.cli import main
 from musicvid.ffmpeg import exe as ffmpeg_exe
+from musicvid.workdir import LOCK
 
 TINY_QUIET = ("--models", "tiny", "-q")  # the tiny models, without progress bars
 
@@ -118,3 +119,11 @@ def storyboard_with_a_pin(song: Path, workdir: Path, scene: int) -> dict:
     Image.new("RGB", (64, 64), (200, 40, 90)).save(pinned)
     board["scenes"][scene]["picture"] = str(pinned)
     return board
+
+
+def work_directory(folder: Path) -> Path:
+    """`folder` as a run leaves a work directory it made, marked by its lock file: musicvid's, so that a test may
+    put there what a run keeps (a transcript, to skip recognition) or what a person adds later."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / LOCK).touch()
+    return folder

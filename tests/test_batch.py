@@ -12,6 +12,7 @@ from PIL import Image
 from musicvid import batch, cli
 from musicvid.errors import UserError
 from musicvid.model_choice import ModelChoice
+from musicvid.models.choose import choose_models
 from tests.helpers import make_tone, valid_board
 
 
@@ -156,7 +157,7 @@ def test_a_rows_files_are_found_from_the_csvs_folder_and_may_lie_outside_it(tmp_
     jobs = planned(lists / "s.csv")
     assert jobs[0].request.lyrics_file.resolve() == words / "a.lrc"
     assert jobs[1].same_as == 1  # the same files, named two ways
-    batch.check_jobs(jobs[:1], jobs, lists / "s.csv")  # accepted
+    batch.check_jobs(jobs[:1], jobs, lists / "s.csv", choose_models("tiny"))  # accepted
 
 
 def test_ray_without_ray_says_how_to_install(tmp_path, capsys, monkeypatch):

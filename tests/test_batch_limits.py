@@ -207,3 +207,15 @@ def test_a_rows_subtitles_made_by_hand_are_not_replaced_without_overwrite(capsys
     code, err = run_batch(capsys, tmp_path / "s.csv", out, "--workdir", tmp_path / "w")
     assert code == 2 and "song 1 (a.wav): " in err and f"{out / 'a.srt'} exists and musicvid did not write it" in err
     assert (out / "a.srt").read_text() == "hand-made" and not (tmp_path / "w").exists()
+
+
+def test_a_playlist_entry_that_is_a_url_is_named_as_written_before_any_work(tmp_path, capsys):
+    urls = ["http://127.0.0.1:9/a.mp3", "https://example.org/songs//b.flac", "file:///music/c.mp3", "s3://bucket/d.wav"]
+    for url in urls:
+        (tmp_path / "list.m3u").write_text(f"#EXTM3U\n#EXTINF:12,Band - Song\n{url}\n")
+        code, err = run_batch(capsys, tmp_path / "list.m3u", tmp_path / "out")
+        assert code == 2 and f"list.m3u line 3: {url} is a URL" in err and err.count("\n") == 1, err
+        (tmp_path / "list.csv").write_text(f"path,title\nsong.wav,A\n{url},B\n")
+        code, err = run_batch(capsys, tmp_path / "list.csv", tmp_path / "out")
+        assert code == 2 and f"list.csv line 3: {url} is a URL" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from musicvid.storyboard import load_storyboard
-from tests.helpers import make_tone, run
+from tests.helpers import make_tone, run, work_directory
 
 
 @pytest.mark.slow
@@ -20,7 +20,7 @@ def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_pat
     assert (tmp_path / "w" / "transcript.json").exists()
     assert "kind" in out and "prompt" in out and "storyboard.json" in out
     # the same transcript and seed give the same storyboard (Whisper's part is cached: seconds saved)
-    (tmp_path / "w2").mkdir()
+    work_directory(tmp_path / "w2")
     shutil.copyfile(tmp_path / "w" / "transcript.json", tmp_path / "w2" / "transcript.json")
     code, again, err = run(capsys, "storyboard", demo_song, "--models", "tiny", "--workdir", tmp_path / "w2", "-q")
     assert code == 0 and again.replace("w2", "w") == out
@@ -256,8 +256,7 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
     with wave.open(str(song), "wb") as w:
         w.setnchannels(1), w.setsampwidth(2), w.setframerate(rate)
         w.writeframes((0.5 * drums * 32767).astype(np.int16).tobytes())
-    workdir = tmp_path / "w"
-    workdir.mkdir()
+    workdir = work_directory(tmp_path / "w")
     # what Whisper found in it: no words (cached, so the test needs no recognition run)
     Transcript([], "en", "openai-whisper:tiny-random", file_sha256(song)).save(workdir / "transcript.json")
     code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "--workdir", workdir, "-q")

@@ -139,11 +139,11 @@ def test_a_storyboard_made_before_candidates_existed_is_reused_with_its_edits(de
         "--lyrics",
         str(demo_lyrics),
         "--workdir",
-        str(tmp_path),
+        str(tmp_path / "w"),
         "-q",
     ]
     assert main(argv) == 0
-    path = tmp_path / "storyboard.json"
+    path = tmp_path / "w" / "storyboard.json"
     data = json.loads(path.read_text())
     del data["settings"]["candidates"], data["settings"]["lens"]  # as an earlier version wrote it
     data["scenes"][1]["prompt"] = "a lighthouse made of glass"

@@ -15,7 +15,7 @@ from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.sheet import sheet_size
 from musicvid.storyboard import load_storyboard
 from musicvid.workdir import Workdir
-from tests.helpers import make_tone
+from tests.helpers import make_tone, work_directory
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.00]rivers made of glass\n[00:03.00]stars fall\n[00:04.00]into the sea\n[00:05.00]and rise\n"
 
@@ -80,8 +80,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     assert drawn(workdir) == len(touching(2, schedule, workdir))
     # frames of other morphs in the edited frames' blocks were denoised beside them but kept: they are
     # what a render from nothing gives, byte for byte
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
+    fresh = work_directory(tmp_path / "fresh")  # a work directory of this storyboard alone
     shutil.copy(workdir / "storyboard.json", fresh / "storyboard.json")
     run("render", *common[:-3], "--workdir", fresh, "-q", "-o", tmp_path / "fresh.mp4")
     assert pictures(fresh) == pictures(workdir)

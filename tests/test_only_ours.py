@@ -14,7 +14,7 @@ from PIL import Image
 
 from musicvid.errors import UserError
 from musicvid.storyboard import MAX_SCENES_PER_SECOND, load_storyboard
-from tests.helpers import TINY_QUIET, digest, make_tone, quick, run, valid_board
+from tests.helpers import TINY_QUIET, digest, make_tone, quick, run, valid_board, work_directory
 from vipe_core.atomic import temporary_of
 
 REPOSITORY = Path(__file__).parents[1]
@@ -42,13 +42,14 @@ def dead_pid() -> int:
 @pytest.mark.slow
 def test_the_sweep_takes_only_our_temporaries_after_render_resume_and_kill(capsys, tmp_path):
     song, workdir, output = make_tone(tmp_path / "song.wav", 2), tmp_path / "w", tmp_path / "out" / "o.mp4"
-    kept = persons_files(workdir, workdir / "frames", output.parent)
+    kept = persons_files(output.parent)
     # a temporary a killed run of ours left beside the output: the sweep's to take
     ours = output.parent / f".musicvid-{dead_pid()}.o.mp4.abcd_123.mp4"
     ours.write_bytes(b"half a video")
     argv = quick(song, "--workdir", workdir, "-o", output)
     assert run(capsys, *argv)[0] == 0
     assert {path: digest(path) for path in kept} == kept and not ours.exists()
+    kept |= persons_files(workdir, workdir / "frames")  # kept in musicvid's own work directory, once it made it
     # killed as it writes its video, then resumed
     (workdir / "video.mp4").unlink()
     command = [sys.executable, "-m", "tests.killer", "*/w/video.mp4", "1", "--", *map(str, argv)]
@@ -79,7 +80,7 @@ def test_another_song_in_a_used_work_directory_is_refused(capsys, tmp_path):
 @pytest.mark.parametrize("which", ["the song is its video.mp4", "the lyrics are its lyrics.srt", "a pinned keyframe"])
 def test_no_file_of_the_work_directory_is_an_input(capsys, tmp_path, which):
     workdir = tmp_path / "wd"
-    (workdir / "keyframes").mkdir(parents=True)
+    (work_directory(workdir) / "keyframes").mkdir()  # musicvid's, where a person put inputs later
     song = make_tone(tmp_path / "song.wav", 2)
     argv = quick(song)
     if which == "the song is its video.mp4":
@@ -134,15 +135,15 @@ def test_o_names_the_video_but_not_the_files_beside_it(capsys, tmp_path):
 
 
 def test_an_input_storyboard_stays_byte_identical(capsys, tmp_path):
-    song = make_tone(tmp_path / "song.wav", 2)
+    song, workdir = make_tone(tmp_path / "song.wav", 2), work_directory(tmp_path / "w")
     Image.new("RGB", (64, 64), "teal").save(tmp_path / "pin.png")
-    board = valid_board() | {"audio": {"path": "song.wav", "sha256": "", "duration": 2.0}}
-    board["scenes"] = [dict(board["scenes"][0], end=2.0, picture="pin.png")]  # relative to the file
-    storyboard = tmp_path / "storyboard.json"
+    board = valid_board() | {"audio": {"path": "../song.wav", "sha256": "", "duration": 2.0}}
+    board["scenes"] = [dict(board["scenes"][0], end=2.0, picture="../pin.png")]  # relative to the file
+    storyboard = workdir / "storyboard.json"  # the work directory's own, edited by hand
     storyboard.write_text(json.dumps(board, indent=4))  # not as musicvid writes it
     before = storyboard.read_bytes()
     argv = ["render", song, "--models", "tiny", "-q", "--fps", "2", "--storyboard", storyboard]
-    assert run(capsys, *argv, "--workdir", tmp_path, "-o", tmp_path / "v.mp4")[0] == 0
+    assert run(capsys, *argv, "--workdir", workdir, "-o", tmp_path / "v.mp4")[0] == 0
     assert storyboard.read_bytes() == before
 
 

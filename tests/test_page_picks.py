@@ -89,14 +89,14 @@ def test_drawn_keyframes_fill_the_score_column_and_an_edit_or_a_new_seed_picks_a
     table, job, _ = handlers.make_storyboard(jobs, values, SESSION)
     assert len(table) == 3 and scores(table) == [None] * 3  # nothing drawn yet
     values |= dict(job=job, table=table)
-    _, shown, _, status, drawn = handlers.keyframes(jobs, values, SESSION)
+    _, shown, _, status, drawn, _ = handlers.keyframes(jobs, values, SESSION)
     work = jobs.root / job / "work"
     board = load_storyboard(work / "storyboard.json")
     assert scores(drawn) == [round(scene.pick.together, 2) for scene in board.scenes] and shown == [0, 1, 2]
     assert all(scene.pick.candidates == 2 for scene in board.scenes) and "sort by it" in status
     # a prompt edited (its score typed over too, which is not read): that scene alone is picked again
     drawn[1][SCORED], drawn[1][EDITED.index("visual prompt")] = 2.5, "a burning sky over the sea"
-    _, _, _, status, again = handlers.keyframes(jobs, values | dict(table=drawn), SESSION)
+    _, _, _, status, again, _ = handlers.keyframes(jobs, values | dict(table=drawn), SESSION)
     edited = load_storyboard(work / "storyboard.json")
     assert "(1 drawn)" in status and edited.scenes[1].pick.key != board.scenes[1].pick.key
     assert scores(again)[1] == round(edited.scenes[1].pick.together, 2) != 2.5
@@ -110,3 +110,19 @@ def test_drawn_keyframes_fill_the_score_column_and_an_edit_or_a_new_seed_picks_a
     video, _, _, _, rendered = handlers.render(jobs, values | dict(table=again), SESSION)
     final = load_storyboard(work / "storyboard.json")
     assert scores(rendered) == [round(scene.pick.together, 2) for scene in final.scenes] and video.endswith(".mp4")
+
+
+@pytest.mark.slow
+def test_draw_keyframes_or_render_pressed_before_any_storyboard_make_it_first(tmp_path):
+    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
+    values = page_values(make_tone(tmp_path / "song.mp3", 4.5), keyframe_candidates=1)
+    pictures, shown, _, status, table, job = handlers.keyframes(jobs, values, "first")  # no job, no table sent
+    board = load_storyboard(jobs.root / job / "work" / "storyboard.json")
+    assert "Keyframes ready" in status and len(pictures) == len(shown) == len(table) == len(board.scenes)
+    assert [row[EDITED.index("lyric")] for row in table if row[2] == "lyric"] == [
+        "the sky is burning",
+        "rivers made of glass",
+    ]
+    video, _, made, status, table = handlers.render(jobs, values, "second")
+    assert made != job and status.startswith("Done") and video.endswith(".mp4") and len(table) == len(board.scenes)
+    assert jobs.page_storyboards == {"first": job, "second": made}  # each page's storyboard, as Make video leaves it

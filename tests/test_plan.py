@@ -27,15 +27,45 @@ def song(tmp_path_factory):
     return make_tone(tmp_path_factory.mktemp("plan") / "song.wav", 3.0)
 
 
+def strictly(out: str) -> dict:
+    """JSON as strict parsers read it: no Infinity, no NaN."""
+
+    def refused(constant):
+        raise AssertionError(f"not strict JSON: {constant}")
+
+    return json.loads(out, parse_constant=refused)
+
+
 def planned(capsys, song, *options) -> dict:
     code, out, err = run(capsys, "plan", song, "--json", *options)
     assert code == 0, err
-    return json.loads(out)
+    return strictly(out)
 
 
 def weights_of(plan: dict, stage: str, part: str) -> dict:
     stage_plan = next(s for s in plan["stages"] if s["stage"] == stage)
     return next(m for m in stage_plan["models"] if m["part"] == part)
+
+
+def scorer_planned(plan: dict) -> bool:
+    [pictures] = [stage for stage in plan["stages"] if stage["stage"] == "pictures"]
+    return any(model["part"] == "scorer" for model in pictures["models"])
+
+
+def test_the_plan_counts_the_scorer_only_where_it_loads(capsys, song):
+    assert scorer_planned(planned(capsys, song, "--models", "tiny"))
+    # a scorer that cannot be had (offline, in no cache) is not loaded: the render goes on unscored
+    assert not scorer_planned(planned(capsys, song, "--models", "tiny", "--scorer", "someone/absent-scorer"))
+    code, _, err = run(capsys, "plan", song, "--models", "tiny", "--scorer", "x/absent", "--keyframe-candidates", "3")
+    assert code == 2 and "pick keyframes by their scores" in err and err.count("\n") == 1
+
+
+def test_a_plan_takes_finite_budgets_only_and_its_json_is_strict(capsys, song):
+    for budget in ("inf", "-inf", "1e999", "nan", "0", "-3"):
+        code, out, err = run(capsys, "plan", song, "--models", "tiny", "--json", f"--gpu-memory={budget}")
+        assert code == 2 and not out and "--gpu-memory must be a number of GB above 0" in err, budget
+    code, out, err = run(capsys, "plan", song, "--models", "tiny", "--json", "--gpu-memory", "1e300")
+    assert code == 0 and strictly(out)["budget_gb"] == 1e300
 
 
 def test_the_plan_gives_the_default_models_weights_as_published_and_fits_24_gb(capsys, song):

@@ -216,6 +216,18 @@ def test_musicvid_score_reports_scores_smoothness_and_onsets_of_a_render(renders
 
 
 @pytest.mark.slow
+def test_score_reads_the_scorer_and_the_rate_the_render_used(renders, capsys):
+    _, folder = renders
+    code, out, err = run(capsys, "score", folder / "csa", "--json")  # no --models tiny: the render's, recorded
+    assert code == 0, err
+    report = json.loads(out)
+    assert (report["scorer"], report["note"], report["fps_from"]) == (TINY, RANDOM_WEIGHTS, "timings.json")
+    # a scorer given is the person's choice over the record (offline, and in no cache: it cannot load)
+    code, _, err = run(capsys, "score", folder / "csa", "--scorer", "someone/absent-scorer")
+    assert code == 2 and "could not load the scorer model 'someone/absent-scorer'" in err
+
+
+@pytest.mark.slow
 def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_transcript(renders, capsys):
     song, folder = renders
     workdir = Workdir(folder / "slerp")

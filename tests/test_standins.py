@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import huggingface_hub.constants
 import numpy as np
 import pytest
 import torch
@@ -29,6 +30,7 @@ from musicvid.models.presets import (
     LCM_LORA,
     LTX_VIDEO,
     PRESETS,
+    SCORER,
     SD15,
     SDXL,
     TAESD,
@@ -107,6 +109,31 @@ def test_the_default_preset_by_hub_name_renders_every_scene_from_vipe(standin_ho
     info = probe(video)
     assert info["video_codec"] == "h264" and info["size"] == (64, 64)
     assert info["frames"] == round(board.duration * 2)
+
+
+def test_a_render_by_hub_name_without_the_scorer_in_the_cache_makes_its_video_unscored(
+    standin_hub, tmp_path, monkeypatch, capsys, caplog
+):
+    """The drawing models on this machine, the scorer not: it costs the scores, said in one line (issue 50)."""
+    hub = tmp_path / "hub"  # the stand-ins' cache without the scorer's repository
+    hub.mkdir()
+    for repository in standin_hub.iterdir():
+        if repository.name != f"models--{SCORER.replace('/', '--')}":
+            (hub / repository.name).symlink_to(repository)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    song = make_tone(tmp_path / "song.wav", 2)
+    (tmp_path / "song.lrc").write_text("[00:00.50]a light in the storm\n")
+    options = ["--lyrics", tmp_path / "song.lrc", "--size", "64x64", "--steps", "2", "--fps", "2", "-q"]
+    code, out, err = run_cli(capsys, "render", song, *options, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4")
+    assert code == 0 and out.strip() == str(tmp_path / "v.mp4"), err
+    assert probe(tmp_path / "v.mp4")["frames"] == 4
+    [said] = [record.getMessage() for record in caplog.records if SCORER in record.getMessage()]
+    assert said.startswith("the keyframes are not scored, and the render goes on") and "\n" not in said
+    timings = json.loads((tmp_path / "w" / "timings.json").read_text())
+    assert timings["models"]["diffusion"]["name"] == SD15 and "scorer" not in timings["models"]
+    # picked by their scores, the keyframes need it: refused before the work
+    code, _, err = run_cli(capsys, "render", song, *options, "--keyframe-candidates", "2", "--workdir", tmp_path / "w2")
+    assert code == 2 and "pick keyframes by their scores" in err and not (tmp_path / "w2").exists()
 
 
 def test_the_released_vipe_checkpoint_gets_gpt2_mediums_tokenizer(standin_hub):

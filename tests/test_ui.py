@@ -149,14 +149,16 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert all(row[5] == row[2] and row[6] for row in table["data"] if row[2] != "lyric")
     table["data"][1][5] = "chorus"  # the person knows better
     # keyframes first: every scene's picture in the gallery, and the contact sheet
-    gallery, files, status, scored = client.predict("", "", *ADVANCED, table, job, api_name="/draw_keyframes")
+    gallery, files, status, scored, _ = client.predict(
+        None, "", "", "", *ADVANCED, table, job, api_name="/draw_keyframes"
+    )
     assert all(0 <= row[7] <= 2.5 for row in scored["data"])  # each keyframe's score, in the table
     assert [row[4] for row in scored["data"]] == [row[4] for row in table["data"]]  # the edits, as sent
     keyframes = [Path(item["image"]).read_bytes() for item in gallery]
     assert len(keyframes) == len(table["data"]) and f"{len(keyframes)} drawn" in status
     assert any(Path(f).name == "contact_sheet.png" for f in files)
     # a new picture for scene 2: that keyframe alone changes
-    gallery, files, status, _ = client.predict("", "", *ADVANCED, table, job, 2, api_name="/new_picture")
+    gallery, files, status, _, _ = client.predict("", "", *ADVANCED, table, job, 2, api_name="/new_picture")
     again = [Path(item["image"]).read_bytes() for item in gallery]
     assert [n for n, (a, b) in enumerate(zip(keyframes, again)) if a != b] == [2] and "1 drawn" in status
     # a picture of the person's own, pinned to scene 3, is that scene's keyframe (scaled to cover it)
@@ -164,12 +166,12 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     band = np.stack([x * 255 // 159, y * 255 // 89, np.full_like(x, 90)], axis=2).astype(np.uint8)
     Image.fromarray(band).save(tmp_path / "band.png")
     pin = handle_file(str(tmp_path / "band.png"))
-    gallery, files, status, _ = client.predict("", "", *ADVANCED, table, job, 3, pin, api_name="/pin_picture")
+    gallery, files, status, _, _ = client.predict("", "", *ADVANCED, table, job, 3, pin, api_name="/pin_picture")
     keyframe = jobs_dir / job / "work" / "keyframes" / Workdir(Path()).keyframe(3).name
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64))) and "1 drawn" in status
     captioned = [*ADVANCED[:12], "line", *ADVANCED[13:]]
     video, files, job_after, status, _ = client.predict(
-        song, "Lighthouse", "The Tiny Models", *captioned, table, job, api_name="/render"
+        song, "Lighthouse", "The Tiny Models", "", *captioned, table, job, api_name="/render"
     )
     assert job_after == job
     row = 1 + next(n for n, r in enumerate(table["data"]) if r[3] == sung[2])
@@ -186,13 +188,13 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert Path(storyboard["scenes"][3]["picture"]).parent.name == "pins"  # the render kept the pinned picture
     # a reference picture for the whole video: every picture is drawn anew, in its look
     looked = [*captioned[:-4], handle_file(str(tmp_path / "band.png")), 0.5, "", None]
-    client.predict(song, "Lighthouse", "The Tiny Models", *looked, table, job, api_name="/render")
+    client.predict(song, "Lighthouse", "The Tiny Models", "", *looked, table, job, api_name="/render")
     pictures = len(list((work / "frames").glob("*.png"))) + len(list((work / "keyframes").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == pictures
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64)))  # the pinned one stays as it is
     # the frames between keyframes drawn by the video model: the keyframes stay, every frame between is new
     moving = [*looked[:18], "video", *looked[19:]]
-    client.predict(song, "Lighthouse", "The Tiny Models", *moving, table, job, api_name="/render")
+    client.predict(song, "Lighthouse", "The Tiny Models", "", *moving, table, job, api_name="/render")
     frames = len(list((work / "frames").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == frames
 
@@ -203,7 +205,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     from gradio_client.exceptions import AppError
 
     with pytest.raises(AppError, match="make the storyboard first") as refused:
-        Client(client.src, verbose=False).predict(song, "", "", *ADVANCED, table, job, api_name="/render")
+        Client(client.src, verbose=False).predict(song, "", "", "", *ADVANCED, table, job, api_name="/render")
     assert "/" not in str(refused.value)
 
 
@@ -298,7 +300,7 @@ def test_a_broken_edit_names_the_row(client):
     table, job, _ = client.predict(song, "", "", TIMED_LYRICS, *ADVANCED, api_name="/make_storyboard")
     table["data"][1][0] = table["data"][1][0] - 1.0  # now overlaps row 1
     with pytest.raises(AppError, match="row 2"):
-        client.predict(song, "", "", *ADVANCED, table, job, api_name="/render")
+        client.predict(song, "", "", "", *ADVANCED, table, job, api_name="/render")
 
 
 @pytest.mark.slow
@@ -312,7 +314,7 @@ def test_a_job_id_cannot_reach_other_files(client):
     }
     for job in ("../../etc", "/etc/passwd", "0123456789ab"):
         with pytest.raises(AppError, match="make the storyboard first"):
-            client.predict(handle_file(str(DEMO_SONG)), "", "", *ADVANCED, table, job, api_name="/render")
+            client.predict(handle_file(str(DEMO_SONG)), "", "", "", *ADVANCED, table, job, api_name="/render")
 
 
 @pytest.mark.slow

@@ -295,11 +295,12 @@ def wire_jobs(jobs: Jobs, page: dict[str, gr.Component]) -> None:
     controls = {page[name] for name in CONTROLS}
     song = {page[name] for name in ("upload", "title", "artist", "lyrics")}
     edits = {page["title"], page["artist"], *controls, page["table"], page["job"]}  # what an edited job reads
-    keyframe_outputs = ["gallery", "shown_scenes", "downloads", "status", "table"]  # the table: with scores
+    first = {page["upload"], page["lyrics"]}  # what a storyboard is made of, where Render or Draw keyframes makes it
+    keyframe_outputs = ["gallery", "shown_scenes", "downloads", "status", "table", "job"]  # the table: with scores
     events = [  # button, handler, inputs, outputs, API name
         ("storyboard_button", handlers.make_storyboard, {*song, *controls}, ["table", "job", "status"], "make_storyboard"),
-        ("render_button", handlers.render, {page["upload"], *edits}, ["video", "downloads", "job", "status", "table"], "render"),
-        ("keyframes_button", handlers.keyframes, edits, keyframe_outputs, "draw_keyframes"),
+        ("render_button", handlers.render, {*first, *edits}, ["video", "downloads", "job", "status", "table"], "render"),
+        ("keyframes_button", handlers.keyframes, {*first, *edits}, keyframe_outputs, "draw_keyframes"),
         ("new_picture_button", handlers.new_picture, {*edits, page["scene"]}, keyframe_outputs, "new_picture"),
         ("pin_button", handlers.pin_picture, {*edits, page["scene"], page["pin_upload"]}, keyframe_outputs, "pin_picture"),
         ("video_button", handlers.video_in_one_go, {*song, *controls}, ["table", "video", "downloads", "job", "status"], "make_video"),

@@ -101,6 +101,17 @@ def pressed(jobs: Jobs, values: dict, session: str) -> tuple[str, object]:
     return jobs.page_storyboards.get(session, ""), None
 
 
+def pressed_or_made(jobs: Jobs, values: dict, session: str) -> tuple[str, object]:
+    """As `pressed`; where the page has no storyboard yet, it is made first from the page's song, as Make video
+    makes it (Draw keyframes or Render pressed first)."""
+    job_id, table_rows = pressed(jobs, values, session)
+    if job_id:
+        return job_id, table_rows
+    storyboard, job_id = storyboard_job(jobs, values, session)
+    jobs.page_storyboards[session] = job_id
+    return job_id, rows(storyboard)
+
+
 def changed_scene(storyboard: dict, chosen_scene, change: tuple[str, object]) -> None:
     """`change` (field, value) made to the scene the person chose (a keyframe clicked)."""
     number = int(chosen_scene) if isinstance(chosen_scene, (int, float)) else -1
@@ -153,7 +164,7 @@ def make_storyboard(jobs: Jobs, values: dict, session: str) -> tuple:
 
 def render(jobs: Jobs, values: dict, session: str) -> tuple:
     with jobs.running(session) as stop, jobs.models_lock:
-        job_id, table_rows = pressed(jobs, values, session)
+        job_id, table_rows = pressed_or_made(jobs, values, session)
         video, files, status, table = render_job(jobs, values, table_rows, job_id, session, stop)
     return video, files, job_id, status, table
 
@@ -171,9 +182,10 @@ def video_in_one_go(jobs: Jobs, values: dict, session: str) -> tuple:
 
 def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:
     """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the gallery;
-    and the table as drawn, with the keyframes' scores."""
+    the table as drawn, with the keyframes' scores; and the job (a storyboard made first where there was none,
+    unless a scene is to change: there is none to choose before it)."""
     with jobs.running(session) as stop, jobs.models_lock:
-        job_id, table_rows = pressed(jobs, values, session)
+        job_id, table_rows = (pressed if change else pressed_or_made)(jobs, values, session)
         request, settings = edited_request(jobs, values, table_rows, job_id, session, change)
         made = draw_keyframes(request, settings, jobs.registry(values["preset"]), stop=stop)
     scenes = made.storyboard.scenes
@@ -185,7 +197,7 @@ def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:
         "your own; Render draws the rest. The table's score says how well each shows its scene: sort by it to find "
         "the weakest."
     )
-    return pictures, made.scenes, files, status, rows(made.storyboard)
+    return pictures, made.scenes, files, status, rows(made.storyboard), job_id
 
 
 def new_picture(jobs: Jobs, values: dict, session: str) -> tuple:

@@ -1,6 +1,6 @@
-"""Which models a run loads, from a preset and the per-model options (checked against what each names: a
-diffusion model's family, a video model's pipeline), and the registry that loads them. The presets
-themselves are data (musicvid.models.presets)."""
+"""Which models a run loads, from a preset and the per-model options (each checked before anything loads
+against what it names, musicvid.models.names: a URL, a folder that is not there, a checkpoint of another
+family), and the registry that loads them. The presets themselves are data (musicvid.models.presets)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from musicvid.errors import UserError
 from musicvid.models.loading import check_video_model, diffusion_family
+from musicvid.models.names import check_model
 from musicvid.models.presets import ASR_BACKENDS, FAMILIES, PRESETS, TINY, WHISPER_LARGE, ModelSet
 from musicvid.models.registry import ModelRegistry
 
@@ -64,6 +65,9 @@ def choose_models(
         models = _for_family(models, diffusion)
     if video:
         check_video_model(video)
+    for role, name in (("vipe", vipe), ("scorer", scorer)):
+        if name:
+            check_model(role, name)
     if asr_backend and asr_backend not in ASR_BACKENDS:
         raise UserError(f"--asr must be one of {', '.join(ASR_BACKENDS)}, not {asr_backend!r}")
     if asr_backend == "faster-whisper" and not asr and models.asr == TINY:

@@ -17,6 +17,7 @@ import torch
 
 from musicvid.errors import UserError
 from musicvid.models import tiny
+from musicvid.models.names import ROLES, check_family, check_model
 from musicvid.models.precision import Precision, half_whisper
 from musicvid.models.presets import (
     AUTO_UPSCALER,
@@ -189,23 +190,23 @@ def load_vipe(name: str, tokenizer: str | None, device: torch.device, precision:
 
 def diffusion_family(name: str) -> str:
     """Which family of FAMILIES the diffusion model `name` is of: known for the models named here, else the
-    pipeline class its model_index.json names (a hub repository's is fetched alone, a few hundred bytes)."""
+    pipeline class its model_index.json names (musicvid.models.names; a hub repository's not in the cache is
+    fetched alone, a few hundred bytes)."""
     if name in KNOWN_FAMILIES:
         return KNOWN_FAMILIES[name]
-    if Path(name).is_file():  # a checkpoint in the original layout, as model sites share them
-        raise UserError(
-            f"--diffusion {name} is a single file; musicvid loads diffusers' layout (a hub repository, or a folder "
-            "with model_index.json): save one with diffusers' from_single_file(FILE).save_pretrained(FOLDER)"
-        )
-    with as_unavailable("diffusion", name):
-        from diffusers import DiffusionPipeline
+    return PIPELINE_FAMILIES[model_index("diffusion", name)["_class_name"]]
 
-        pipeline_class = DiffusionPipeline.load_config(name).get("_class_name")
-    if pipeline_class not in PIPELINE_FAMILIES:
-        raise UserError(
-            f"--diffusion {name} is a {pipeline_class}, not a Stable Diffusion 1.x/2.x or SDXL text-to-image model"
-        )
-    return PIPELINE_FAMILIES[pipeline_class]
+
+def model_index(role: str, name: str) -> dict:
+    """The model index of the pipeline `name` for `role`, checked to be of its family (musicvid.models.names):
+    read from its folder or the cache, else fetched alone."""
+    config = check_model(role, name)
+    if config is None:
+        with as_unavailable(role, name):
+            from diffusers import DiffusionPipeline
+
+            config = check_family(role, dict(DiffusionPipeline.load_config(name)), f"{ROLES[role].flag} {name}")
+    return config
 
 
 def load_diffusion(name: str, device: torch.device, precision: Precision | None = None):
@@ -259,25 +260,12 @@ def job_pipeline_of(pipe, kind: type | None = None, **components):
 
 # --- the video model of --transitions video -------------------------------------------------------
 
-# The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
-# LTXConditionPipeline loads whichever its repository was saved as (0.9.5's says LTXPipeline).
-LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
-
 
 def check_video_model(name: str) -> None:
     """Refuse, in one sentence and before any work, a --video-model that is no LTX-Video pipeline (its
-    model_index.json alone is read: a hub repository's is fetched alone, a few hundred bytes)."""
-    if name in MODEL_KINDS["video"].built_here:
-        return
-    with as_unavailable("video", name):
-        from diffusers import DiffusionPipeline
-
-        pipeline_class = DiffusionPipeline.load_config(name).get("_class_name")
-    if pipeline_class not in LTX_PIPELINES:
-        raise UserError(
-            f"--video-model {name} is a {pipeline_class}; --transitions video draws with LTX-Video "
-            f"({', '.join(LTX_PIPELINES)}) in diffusers' layout"
-        )
+    model_index.json alone is read: a hub repository's not in the cache is fetched alone, a few hundred bytes)."""
+    if name not in MODEL_KINDS["video"].built_here:
+        model_index("video", name)
 
 
 def load_video_model(name: str, device: torch.device, precision: Precision | None = None):

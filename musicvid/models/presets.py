@@ -76,6 +76,9 @@ FAMILIES = {
 }
 # The pipeline class a repository's model_index.json names, by family (musicvid.models.loading.diffusion_family)
 PIPELINE_FAMILIES = {"StableDiffusionPipeline": "sd", "StableDiffusionXLPipeline": "sdxl"}
+# The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
+# LTXConditionPipeline loads whichever its repository was saved as (0.9.5's says LTXPipeline).
+LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
 # The families of the models named here, known without reading their model index
 KNOWN_FAMILIES = {TINY: "sd", SD15_RANDOM: "sd", SD15: "sd", TINY_XL: "sdxl", SDXL_RANDOM: "sdxl", SDXL: "sdxl"}
 

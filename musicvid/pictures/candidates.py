@@ -5,7 +5,8 @@ The kept seed and its scores go into the storyboard (musicvid.picks), the kept p
 under the key the render's plan gives that scene and seed, so the render that follows keeps it. One candidate
 (the default) is the scene's own seed: nothing changes but that the keyframe is scored. --reroll-below draws
 further rounds of candidates for a scene whose kept keyframe scores below it, up to MAX_ROUNDS, and keeps the
-best of all; each round's seeds follow from the scene's, so a resume makes the same picks.
+best of all; each round's seeds follow from the scene's, so a resume makes the same picks. Without either, the
+scorer is a report's model: where it cannot be loaded, the keyframes are drawn by the render unscored.
 
 A pick is made once per keyframe, and holds until what the keyframe is drawn from changes (its key): the
 returns of a chorus motif share one pick, and a pinned picture is scored but never replaced.
@@ -14,6 +15,7 @@ returns of a chorus motif share one pick, and a pinned picture is scored but nev
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -23,7 +25,8 @@ from typing import Callable
 import numpy as np
 
 from musicvid.models.drawing import Drawing
-from musicvid.picks import MAX_ROUNDS, KeyframePick, candidate_seed
+from musicvid.models.loading import ModelUnavailable
+from musicvid.picks import MAX_ROUNDS, KeyframePick, candidate_seed, picks_by_score
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
 from musicvid.pictures.conditioning import SceneInputs, pinned_picture
 from musicvid.pictures.job import job_pipeline
@@ -35,6 +38,8 @@ from musicvid.progress import Progress
 from musicvid.run import Run
 from musicvid.settings import RenderSettings
 from musicvid.storyboard import Scene, Storyboard
+
+log = logging.getLogger("musicvid")
 
 SAVE_EVERY_SECONDS = 30.0  # how often the storyboard is saved while picks are made (a killed run keeps them)
 
@@ -81,7 +86,13 @@ def pick_keyframes(
         ExitStack() as loaded,
         Progress("pick keyframes", total=len(todo), unit="scene", quiet=run.quiet) as progress,
     ):
-        scorer = loaded.enter_context(registry.use("scorer", run.timings))
+        try:
+            scorer = loaded.enter_context(registry.use("scorer", run.timings))
+        except ModelUnavailable as error:
+            if picks_by_score(settings):  # (refused before the work where that could be told: musicvid.checks)
+                raise
+            log.warning("the keyframes are not scored, and the render goes on: %s", error)
+            return Picked(0, 0)
         jobs = []  # the job's pipeline, once a candidate is to be drawn
 
         def job():

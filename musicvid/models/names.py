@@ -1,0 +1,133 @@
+"""A model as a person names it (--scorer, --vipe, --diffusion, --video-model, or a scorer a work directory's
+records name), checked before anything loads: not a URL; a folder that is there where a path is named; and a
+checkpoint of its role's family, as its config says (config.json; a pipeline's model_index.json), read from
+the folder or, for a hub name, from the Hugging Face cache where it is there. Nothing is downloaded here: a hub
+name not in the cache is taken as named, and loading it says what it is. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from musicvid.errors import UserError
+from musicvid.files import is_url
+from musicvid.models.presets import LTX_PIPELINES, PIPELINE_FAMILIES, TINY
+
+# A hub repository's name: a name, or an owner and a name (what else is named is a path on this machine)
+REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+def what_it_is(config: dict) -> str:
+    """What a config says its checkpoint is: its architecture, its model type or its pipeline."""
+    named = config.get("architectures")
+    named = named[0] if isinstance(named, list) and named else config.get("model_type") or config.get("_class_name")
+    return str(named) if named else "checkpoint of no kind its config names"
+
+
+def clip_model(config: dict) -> bool:
+    return config.get("model_type") == "clip"
+
+
+def causal_lm(config: dict) -> bool:
+    """ViPE is loaded as a causal language model (AutoModelForCausalLM): GPT-2's LM head, or any other."""
+    named = config.get("architectures")
+    return (
+        not isinstance(named, list) or not named or any(str(a).endswith(("ForCausalLM", "LMHeadModel")) for a in named)
+    )
+
+
+@dataclass(frozen=True)
+class Role:
+    """What a role's model must be: the option that names it, the file that says what a checkpoint is, the
+    family in words and the test of its config, and the layout a folder of it has."""
+
+    flag: str
+    config: str
+    family: str
+    fits: Callable[[dict], bool]
+    layout: str
+
+
+TRANSFORMERS = "transformers' layout (with config.json)"
+DIFFUSERS = "diffusers' layout (with model_index.json)"
+ROLES = {
+    "scorer": Role("--scorer", "config.json", "a CLIP-family model (CLIPModel)", clip_model, TRANSFORMERS),
+    "vipe": Role("--vipe", "config.json", "a causal language model, as ViPE is (GPT-2's)", causal_lm, TRANSFORMERS),
+    "diffusion": Role(
+        "--diffusion",
+        "model_index.json",
+        "a Stable Diffusion 1.x/2.x or SDXL text-to-image model",
+        lambda config: config.get("_class_name") in PIPELINE_FAMILIES,
+        DIFFUSERS,
+    ),
+    "video": Role(
+        "--video-model",
+        "model_index.json",
+        f"an LTX-Video pipeline ({', '.join(LTX_PIPELINES)}), which --transitions video draws with",
+        lambda config: config.get("_class_name") in LTX_PIPELINES,
+        DIFFUSERS,
+    ),
+}
+SINGLE_FILE = {
+    "diffusion": "musicvid loads diffusers' layout (a hub repository, or a folder with model_index.json): save one "
+    "with diffusers' from_single_file(FILE).save_pretrained(FOLDER)"
+}
+
+
+def check_model(role: str, name: str, named: str | None = None) -> dict | None:
+    """Refuse, in one sentence, a model `name` that cannot be `role`'s (module doc; `named`: how the message
+    names it, by default as its option does); returns its config where it was read, None where it was not (a
+    model built here, or a hub name not in the cache)."""
+    if name == TINY:
+        return None
+    kind, named = ROLES[role], named or f"{ROLES[role].flag} {name}"
+    if is_url(name):
+        raise UserError(
+            f"{named} is a URL: musicvid loads a model by its hub name (owner/name) or from a folder on this machine; "
+            "download it first"
+        )
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        file = folder / kind.config
+        if not file.is_file():
+            raise UserError(f"{named} holds no {kind.config}: give a folder in {kind.layout}, or a hub name")
+    elif folder.exists():
+        raise UserError(f"{named} is a single file; " + SINGLE_FILE.get(role, f"give a folder in {kind.layout}"))
+    elif not REPO_ID.fullmatch(name):
+        raise UserError(f"{named}: there is no such folder (a hub name is owner/name)")
+    else:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(name, kind.config)
+        if not isinstance(cached, str):
+            return None
+        file = Path(cached)
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise UserError(f"{named}: its {kind.config} is not JSON, so it is no model in {kind.layout}") from None
+    return check_family(role, config if isinstance(config, dict) else {}, named)
+
+
+def check_family(role: str, config: dict, named: str) -> dict:
+    """`config` if it is of `role`'s family, else one sentence saying what it is instead."""
+    kind = ROLES[role]
+    if not kind.fits(config):
+        raise UserError(f"{named} is a {what_it_is(config)}, not {kind.family}")
+    return config
+
+
+def unavailable(name: str) -> str | None:
+    """Why the model `name` cannot be had where downloads are off (HF_HUB_OFFLINE): a hub name not in the cache;
+    None where it can be (built here, a folder, in the cache, or on a hub that may be reached)."""
+    from huggingface_hub import is_offline_mode, try_to_load_from_cache
+
+    if name == TINY or Path(name).expanduser().exists() or not is_offline_mode():
+        return None
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        return None
+    return f"{name} is not in the model cache, and HF_HUB_OFFLINE keeps this run from the hub"

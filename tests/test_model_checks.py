@@ -1,0 +1,111 @@
+"""Nothing lost, round 4, the models: each model a person names is checked before anything loads (a folder that
+is not there, a URL, a checkpoint of another family, read from its folder or the Hugging Face cache); the scorer
+is a report's model, which a render goes without where it cannot be had (unless the keyframes are picked by it);
+`score` takes the scorer the render recorded (the plan's part: tests/test_plan.py). Each test is one finding of a probe of careless and hostile uses (issue 50), on variants."""
+
+import json
+
+import huggingface_hub.constants
+import pytest
+
+from tests.helpers import make_tone, quick, run, valid_board, work_directory
+from tests.standins import as_json, write_repo
+
+BERT = {"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 32}
+CLIP = {"model_type": "clip", "architectures": ["CLIPModel"], "projection_dim": 16}
+SD = {"_class_name": "StableDiffusionPipeline", "unet": ["diffusers", "UNet2DConditionModel"]}
+
+
+@pytest.fixture
+def song(tmp_path):
+    return make_tone(tmp_path / "song.wav", 2)
+
+
+def refused_before_the_work(capsys, tmp_path, argv, *said):
+    """`musicvid ARGV` with a work directory and -o in `tmp_path`: exit 2, one line saying each of `said`, and
+    no work directory made (nothing was loaded, transcribed or drawn)."""
+    code, out, err = run(capsys, *argv, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4")
+    assert code == 2 and err.count("\n") == 1 and not out, err
+    assert all(words in err for words in said), err
+    assert not (tmp_path / "w").exists() and not (tmp_path / "v.mp4").exists()
+
+
+@pytest.mark.parametrize(
+    "option, name, said",
+    [
+        ("--scorer", "./nope", "there is no such folder"),
+        ("--vipe", "../nope/vipe", "there is no such folder"),
+        ("--diffusion", "~/no-such-model", "there is no such folder"),
+        ("--video-model", "/no/such/ltx", "there is no such folder"),
+        ("--scorer", "http://127.0.0.1:9/clip", "is a URL"),
+        ("--vipe", "https://huggingface.co/fittar/ViPE-M-CTX7", "is a URL"),
+        ("--diffusion", "file:///models/sd", "is a URL"),
+    ],
+)
+def test_a_model_folder_that_is_not_there_or_a_url_is_refused_before_anything_loads(
+    capsys, tmp_path, song, option, name, said
+):
+    video = ["--transitions", "video"] if option == "--video-model" else []
+    refused_before_the_work(capsys, tmp_path, [*quick(song), option, name, *video], f"{option} {name}", said)
+
+
+def checkpoint(folder, files: dict):
+    folder.mkdir(parents=True)
+    for name, config in files.items():
+        (folder / name).write_text(json.dumps(config))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "option, files, said",
+    [
+        ("--scorer", {"config.json": BERT}, "is a BertModel, not a CLIP-family model"),
+        ("--scorer", {"config.json": {"model_type": "clip_vision_model"}}, "is a clip_vision_model, not a CLIP"),
+        ("--vipe", {"config.json": CLIP}, "is a CLIPModel, not a causal language model"),
+        ("--diffusion", {"config.json": CLIP}, "holds no model_index.json"),
+        ("--video-model", {"config.json": BERT}, "holds no model_index.json"),
+        ("--scorer", {"model_index.json": SD}, "holds no config.json"),
+        ("--scorer", {"config.json": "not a config"}, "is a checkpoint of no kind"),
+    ],
+)
+def test_a_checkpoint_of_another_family_is_refused_before_anything_loads(capsys, tmp_path, song, option, files, said):
+    folder = checkpoint(tmp_path / "model", files)
+    video = ["--transitions", "video"] if option == "--video-model" else []
+    refused_before_the_work(capsys, tmp_path, [*quick(song), option, folder, *video], said)
+
+
+@pytest.mark.parametrize("option, config, said", [("--scorer", BERT, "BertModel"), ("--vipe", CLIP, "CLIPModel")])
+def test_a_hub_name_of_another_family_is_told_from_the_cache_before_anything_loads(
+    capsys, tmp_path, song, monkeypatch, option, config, said
+):
+    hub = tmp_path / "hub"
+    write_repo(hub, "someone/checkpoint", {"config.json": as_json(config)})
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    argv = [*quick(song), option, "someone/checkpoint"]
+    refused_before_the_work(capsys, tmp_path, argv, f"{option} someone/checkpoint is a {said}, not")
+
+
+@pytest.mark.parametrize("picks", [["--keyframe-candidates", "2"], ["--reroll-below", "0.4"]])
+def test_a_scorer_that_cannot_be_had_is_refused_before_the_work_where_the_keyframes_are_picked_by_it(
+    capsys, tmp_path, song, picks
+):
+    # offline (conftest), and in no cache; without picks the render goes on unscored (tests/test_standins.py)
+    argv = [*quick(song), "--scorer", "someone/absent-scorer", *picks]
+    refused_before_the_work(capsys, tmp_path, argv, "pick keyframes by their scores", "someone/absent-scorer")
+
+
+def test_score_takes_the_scorer_its_work_directory_records_checked_as_scorer_is(capsys, tmp_path):
+    workdir = work_directory(tmp_path / "w")
+    (workdir / "storyboard.json").write_text("{}")
+    for recorded, said in (("./gone", "there is no such folder"), ("http://x.org/clip", "is a URL")):
+        (workdir / "timings.json").write_text(json.dumps({"fps": 10, "models": {"scorer": {"name": recorded}}}))
+        code, _, err = run(capsys, "score", workdir)
+        assert code == 2 and f"the scorer {recorded} that {workdir / 'timings.json'} records" in err and said in err
+    # `storyboard --keyframes` keeps no timings.json: its picks name the scorer
+    (workdir / "timings.json").unlink()
+    board = valid_board()
+    pick = dict(from_seed=2, candidates=2, rounds=1, kept=1, lyric=0.4, prompt=0.6, scorer="../gone", key="k")
+    board["scenes"][1]["pick"] = pick
+    (workdir / "storyboard.json").write_text(json.dumps(board))
+    code, _, err = run(capsys, "score", workdir)
+    assert code == 2 and f"the scorer ../gone that {workdir / 'storyboard.json'} records" in err
