@@ -44,14 +44,15 @@ import numpy as np
 import torch
 
 from benchmarks.what_ran import machine, models_ran
-from musicvid import ffmpeg
+from musicvid.core import ffmpeg
 from musicvid.delivery import captions
 from musicvid.delivery.mux import INTERPOLATORS, X264_PRESET, encode_video, filter_chain, interpolate
-from musicvid.delivery.upscale import Upscaler, cover
+from musicvid.delivery.upscale import Upscaler
 from musicvid.pictures import camera
 from musicvid.pictures.cache import load_picture
+from musicvid.pictures.camera import cover
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.storyboard import Scene, Storyboard
+from musicvid.storyboard.board import Scene, Storyboard
 
 DRAWN = (704, 384)  # 16:9 at SD 1.5's pixel count
 VIDEO = (1920, 1080)

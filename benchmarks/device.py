@@ -74,10 +74,10 @@ def sd15(args) -> dict:
 def planned_pictures(batch: int) -> dict | str:
     """The memory plan's pictures stage for SD 1.5 on this card at `batch` morphs, beside which the rows' peak
     GPU memory is read (the plan also holds the keyframes' scorer, which the rows do not load)."""
-    from musicvid.memory import plan_memory
+    from musicvid.models.memory import plan_memory
     from musicvid.models.precision import Precision
-    from musicvid.models.presets import PRESETS
-    from musicvid.settings import resolve_render_settings
+    from musicvid.settings.presets import PRESETS
+    from musicvid.settings.render import resolve_render_settings
 
     if not torch.cuda.is_available():
         return "no plan off CUDA"
@@ -137,10 +137,10 @@ def song(args) -> dict:
 def planned(full_size: bool) -> dict | str:
     """What musicvid's memory plan predicts for the song's models on this card, stage by stage."""
     from benchmarks.whole_song import FULL_SIZE
-    from musicvid.memory import plan_memory
+    from musicvid.models.memory import plan_memory
     from musicvid.models.precision import Precision
-    from musicvid.models.presets import PRESETS
-    from musicvid.settings import resolve_render_settings
+    from musicvid.settings.presets import PRESETS
+    from musicvid.settings.render import resolve_render_settings
 
     if not torch.cuda.is_available():
         return "no plan off CUDA"

@@ -19,10 +19,10 @@ from pathlib import Path
 import torch
 
 from benchmarks.what_ran import machine, models_ran
-from musicvid.assets import ASSETS_DIR
+from musicvid.core.assets import ASSETS_DIR
 from musicvid.models.loading import resolve_device
-from musicvid.pictures.elaborate import scene_contexts
-from musicvid.storyboard import Scene, Storyboard
+from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.elaborate import scene_contexts
 from vipe_core.choose import choose
 from vipe_core.inference import ViPE
 

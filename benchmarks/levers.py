@@ -10,7 +10,7 @@ from typing import Callable
 import torch
 
 from musicvid.models.drawing import load_reference_adapter
-from musicvid.models.presets import TINY
+from musicvid.settings.presets import TINY
 
 PAYS = 1.03  # a lever is kept if it makes drawing at least 3 % faster
 

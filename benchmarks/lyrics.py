@@ -35,10 +35,10 @@ from benchmarks.lyric_table import write_tables
 from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
 from benchmarks.what_ran import machine
 from benchmarks.whisper_ct2 import load_tiny_en
-from musicvid.audio import load_audio
+from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
-from musicvid.storyboard import plan_scenes
+from musicvid.storyboard.board import plan_scenes
 
 BACKENDS = ("faster-whisper", "openai-whisper")
 WITHIN = 0.5  # s: a generated line's start

@@ -10,7 +10,7 @@ the variants differ in their render options alone. Each row gives the mean lyric
 (CLIPScore, 0–2.5), the morphs' mean step and largest-step share (how much of a morph's change falls in one
 frame: the paper's claim is that CSA morphs more smoothly than plain slerp), the mean distance of the
 pictures' changes from the song's onsets (and from evenly spread times, for scale) and the scenes' mean
-offset from their transcript lines (musicvid.quality). A render with random weights (the tiny preset, or
+offset from their transcript lines (musicvid.review.score). A render with random weights (the tiny preset, or
 the tiny scorer) is labelled a check of the mechanics: its pictures are noise and its scores say nothing
 of quality.
 
@@ -45,10 +45,10 @@ from musicvid.cli import main as musicvid
 from musicvid.models import sizes
 from musicvid.models.activations import TEXT_TOKENS
 from musicvid.models.choose import choose_models
-from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL, ModelSet
 from musicvid.models.registry import ModelRegistry
-from musicvid.quality import RANDOM_WEIGHTS, score_render
-from musicvid.settings import RenderSettings
+from musicvid.review.score import RANDOM_WEIGHTS, score_render
+from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL, ModelSet
+from musicvid.settings.render import RenderSettings
 
 RANDOM_MODELS = (TINY, TINY_XL, SD15_RANDOM, SDXL_RANDOM)
 QUICK_SECONDS, QUICK_FPS = 4.0, 5.0

@@ -15,8 +15,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from musicvid.ffmpeg import exe as ffmpeg_exe
-from musicvid.ffmpeg import file_url
+from musicvid.core.ffmpeg import exe as ffmpeg_exe
+from musicvid.core.ffmpeg import file_url
 from musicvid.lyrics.transcript import Line
 
 SONGS = Path("/usr/share/games/fretsonfire/data/songs")

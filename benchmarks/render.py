@@ -31,20 +31,21 @@ import psutil
 import torch
 
 from benchmarks.what_ran import machine
-from musicvid.assets import ASSETS_DIR
-from musicvid.audio import SAMPLE_RATE
-from musicvid.ffmpeg import exe as ffmpeg_exe
+from musicvid.core.assets import ASSETS_DIR
+from musicvid.core.audio import SAMPLE_RATE
+from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.models.drawing import Drawing
-from musicvid.models.presets import PRESETS, SD15_RANDOM
 from musicvid.models.registry import ModelRegistry
+from musicvid.models.timing import MODEL_STAGES, Timings
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.job import job_pipeline
 from musicvid.pictures.plan import Picture
 from musicvid.pictures.render import draw
 from musicvid.pipeline import make_video
-from musicvid.settings import RenderSettings, SongRequest
-from musicvid.storyboard import Scene, Storyboard
-from musicvid.timing import MODEL_STAGES, Timings
+from musicvid.settings.presets import PRESETS, SD15_RANDOM
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
+from musicvid.storyboard.board import Scene, Storyboard
 
 LINE_EVERY_SECONDS = 3.0
 

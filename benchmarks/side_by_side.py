@@ -28,9 +28,9 @@ from pathlib import Path
 
 import torch
 
-from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.models.presets import SD15_RANDOM
+from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
+from musicvid.settings.presets import SD15_RANDOM
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from musicvid.ffmpeg import exe as ffmpeg_exe
+from musicvid.core.ffmpeg import exe as ffmpeg_exe
 
 RATE = 16_000
 BPM = 120.0

@@ -42,17 +42,17 @@ from PIL import Image
 from benchmarks.levers import Lever, combine, fast_pipeline, levers
 from benchmarks.what_ran import machine, models_ran
 from benchmarks.whole_song import song_markdown, whole_song
-from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
+from musicvid.core.workdir import Workdir
+from musicvid.models.timing import Timings
 from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.job import compute_device, job_pipeline
 from musicvid.pictures.plan import plan_pictures
 from musicvid.pictures.render import Batch, batch_inputs, decode, denoise, draw, padded_size
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.settings import FAST, RenderSettings
-from musicvid.storyboard import Scene, Storyboard
-from musicvid.timing import Timings
-from musicvid.workdir import Workdir
+from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
+from musicvid.settings.render import FAST, RenderSettings
+from musicvid.storyboard.board import Scene, Storyboard
 
 HERE = Path(__file__).parent
 # Lines of 2.3 to 4.1 s, as a song's are: the morphs are 23 to 41 frames at 10 fps

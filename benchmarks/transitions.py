@@ -32,8 +32,6 @@ from typing import Callable
 
 import torch
 
-from musicvid.geometry import DRAWN_FPS
-from musicvid.models.presets import SD15_RANDOM
 from musicvid.models.published import (
     CLIP_VIT_H_14_PROJECTED,
     LTX_TEXT_TOKENS,
@@ -44,6 +42,8 @@ from musicvid.models.published import (
     WAN_TEXT_TOKENS,
 )
 from musicvid.models.tiny import LOCAL_DIFFUSION
+from musicvid.settings.geometry import DRAWN_FPS
+from musicvid.settings.presets import SD15_RANDOM
 
 UMT5_XXL_VOCAB = 256384  # Wan's text encoder, google/umt5-xxl: T5-XXL's shape with a multilingual vocabulary
 # Wan-AI/Wan2.1-VACE-1.3B-diffusers transformer/config.json, less its bookkeeping keys
@@ -366,7 +366,7 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
     from benchmarks.what_ran import machine, models_ran
     from musicvid.models.tiny import tiny_ltx_video
     from musicvid.pictures.transitions import Transition, clip_rate, draw_clip, video_job
-    from musicvid.settings import RenderSettings
+    from musicvid.settings.render import RenderSettings
 
     on_gpu = torch.cuda.is_available() and not quick
     device = torch.device("cuda" if on_gpu else "cpu")

@@ -17,17 +17,17 @@ import torch
 
 
 def musicvid_walk(args, device: torch.device) -> dict:
+    from musicvid.core.workdir import Workdir
     from musicvid.delivery.mux import encode_video
     from musicvid.models.loading import load_diffusion
+    from musicvid.models.timing import Timings
     from musicvid.pictures.frames import video_frames
     from musicvid.pictures.job import job_pipeline
     from musicvid.pictures.plan import plan_pictures
     from musicvid.pictures.render import render_pictures
     from musicvid.pictures.schedule import frame_schedule
-    from musicvid.settings import RenderSettings
-    from musicvid.storyboard import Scene, Storyboard
-    from musicvid.timing import Timings
-    from musicvid.workdir import Workdir
+    from musicvid.settings.render import RenderSettings
+    from musicvid.storyboard.board import Scene, Storyboard
 
     started = time.perf_counter()
     pipe = load_diffusion(str(args.weights), device)

@@ -14,11 +14,11 @@ import torch
 
 from musicvid.models.loading import ASRModel
 from musicvid.models.precision import Precision, half_whisper
-from musicvid.models.presets import PRESETS, SD15_RANDOM, ModelSet
 from musicvid.models.published import WHISPER_LARGE_V2
 from musicvid.models.registry import ModelRegistry
+from musicvid.models.timing import MODEL_STAGES, Timings
 from musicvid.models.tiny import random_whisper
-from musicvid.timing import MODEL_STAGES, Timings
+from musicvid.settings.presets import PRESETS, SD15_RANDOM, ModelSet
 from vipe_core.inference import ViPE
 
 # The default models' architectures, named for the report as what they are (built by FULL_SIZE_LOADERS)
@@ -58,10 +58,11 @@ def song_registry(full_size: bool) -> ModelRegistry:
 def whole_song(seconds: float, full_size: bool, folder: Path) -> dict:
     """The pipeline on a song end to end, stage by stage, and where the GPU waited."""
     from benchmarks.render import synthesize_song
-    from musicvid.audio import load_audio
+    from musicvid.core.audio import load_audio
     from musicvid.lyrics.align import align_lyrics
     from musicvid.pipeline import make_video
-    from musicvid.settings import SongRequest, resolve_render_settings
+    from musicvid.settings.render import resolve_render_settings
+    from musicvid.settings.song import SongRequest
 
     registry = song_registry(full_size)
     song = synthesize_song(folder, seconds)

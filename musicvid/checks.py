@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from musicvid.errors import UserError
-from musicvid.files import check_picture, file_sha256, resolved
+from musicvid.core.errors import UserError
+from musicvid.core.files import check_picture, file_sha256, resolved
+from musicvid.core.outputs import check_replaceable
+from musicvid.core.workdir import Workdir
 from musicvid.lyrics.known import check_lyrics_file
-from musicvid.models.names import unavailable
-from musicvid.models.presets import ModelSet
-from musicvid.outputs import check_outputs, check_replaceable, inputs_of, outputs_of
-from musicvid.picks import picks_by_score
 from musicvid.pictures.schedule import to_frame
-from musicvid.settings import RenderSettings, SongRequest
-from musicvid.storyboard import Storyboard, load_storyboard
-from musicvid.workdir import Workdir
+from musicvid.run import check_outputs, inputs_of, outputs_of
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
+from musicvid.storyboard.board import Storyboard, load_storyboard
+from musicvid.storyboard.make import check_pictures
 
 
 def check_before_work(request: SongRequest, settings: RenderSettings, output: Path, named: bool = True) -> None:
@@ -27,7 +27,7 @@ def check_before_work(request: SongRequest, settings: RenderSettings, output: Pa
     check_inputs(request, settings)
     check_drawing_inputs(settings)
     if request.workdir or request.song.is_file():  # a batch reports a missing song at its turn
-        workdir = Workdir.of_request(request)
+        workdir = Workdir.of_song(request.song, request.workdir)
         check_apart(outputs_of(output, settings), workdir)
     if request.song.is_file():
         replaced = outputs_of(output, settings)[1:] if named else outputs_of(output, settings)
@@ -62,9 +62,9 @@ def check_inputs(request: SongRequest, settings: RenderSettings | None = None) -
     if storyboard:
         check_pictures(storyboard)
     if request.workdir or request.song.is_file():
-        Workdir.of_request(request).check()  # (the default one's too: it may be there already)
+        Workdir.of_song(request.song, request.workdir).check()  # (the default one's too: it may be there already)
     if request.song.is_file():
-        workdir = Workdir.of_request(request)
+        workdir = Workdir.of_song(request.song, request.workdir)
         workdir.check_song(request.song, file_sha256(request.song))
         check_workdir_inputs(workdir, request, settings, storyboard)
 
@@ -86,14 +86,6 @@ def check_workdir_inputs(
             )
 
 
-def check_pictures(storyboard: Storyboard) -> None:
-    for scene in storyboard.scenes:
-        if scene.picture:
-            check_picture(Path(scene.picture), f"pinned picture of scene {scene.index}")
-        if scene.reference:
-            check_picture(Path(scene.reference), f"reference picture of scene {scene.index}")
-
-
 def check_drawing_inputs(settings: RenderSettings) -> None:
     """The reference picture's header, and that each style LoRA is a file or is found on the hub (fetched
     now, on a first run, rather than after the storyboard's work)."""
@@ -104,19 +96,6 @@ def check_drawing_inputs(settings: RenderSettings) -> None:
 
         for lora in settings.lora:
             weights_file(lora.source, "style LoRA")
-
-
-def check_scorer(models: ModelSet, settings: RenderSettings) -> bool:
-    """Whether the render loads the keyframes' scorer: where it cannot be had (musicvid.models.names.unavailable)
-    it costs the scores alone, unless --keyframe-candidates over 1 or --reroll-below pick by it: then that is
-    refused now, before the work."""
-    missing = unavailable(models.scorer)
-    if missing and picks_by_score(settings):
-        raise UserError(
-            f"--keyframe-candidates and --reroll-below pick keyframes by their scores, but the scorer model {missing}: "
-            "give --scorer a model this machine has, or leave both out"
-        )
-    return missing is None
 
 
 def check_frames(duration: float, settings: RenderSettings) -> None:

@@ -17,10 +17,11 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from musicvid.errors import MusicvidError  # noqa: E402
-from musicvid.geometry import DRAWN_FPS  # noqa: E402
-from musicvid.model_choice import DEFAULT_GPU_GB, ModelChoice  # noqa: E402
-from musicvid.settings import BETWEEN_AND_AFTER, RenderSettings, SongRequest, resolve_render_settings  # noqa: E402
+from musicvid.core.errors import MusicvidError  # noqa: E402
+from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
+from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice  # noqa: E402
+from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings, resolve_render_settings
+from musicvid.settings.song import SongRequest
 
 log = logging.getLogger("musicvid")
 
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
 
     batch = commands.add_parser("batch", help="render every song of a playlist, folder or CSV")
-    from musicvid import batch as batch_module
+    from musicvid.batch import command as batch_module
 
     batch_module.add_arguments(batch)
 
@@ -104,7 +105,7 @@ def song_request(args) -> SongRequest:
 
 
 def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
-    """The settings the options give (musicvid.settings.resolve_render_settings), and the models."""
+    """The settings the options give (musicvid.settings.render.resolve_render_settings), and the models."""
     from musicvid.models.choose import models_of
 
     choice = ModelChoice(**ModelChoice.given(args))
@@ -116,7 +117,7 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
 def cmd_storyboard(args) -> int:
     from musicvid.models.choose import registry_of
     from musicvid.pipeline import draw_keyframes, get_storyboard
-    from musicvid.review import scene_table, weakest_keyframes
+    from musicvid.storyboard.table import scene_table, weakest_keyframes
 
     settings, choice = render_settings(args)  # checked even when only the storyboard is made
     registry = registry_of(choice)
@@ -139,7 +140,7 @@ def cmd_storyboard(args) -> int:
 def cmd_render(args) -> int:
     from musicvid.models.choose import registry_of
     from musicvid.pipeline import make_video
-    from musicvid.run_report import report_line
+    from musicvid.review.run_report import report_line
 
     settings, choice = render_settings(args)
     made = make_video(song_request(args), settings, registry_of(choice), output=args.output)
@@ -155,7 +156,7 @@ def cmd_plan(args) -> int:
 
 
 def cmd_batch(args) -> int:
-    from musicvid import batch
+    from musicvid.batch import command as batch
 
     return batch.run(args)
 
@@ -164,7 +165,7 @@ def cmd_score(args) -> int:
     import json
 
     from musicvid.models.choose import registry_of
-    from musicvid.quality import render_scorer, score_render, summary_text
+    from musicvid.review.score import render_scorer, score_render, summary_text
 
     given = ModelChoice.given(args)
     if not {"models", "scorer"} & set(given):  # the scorer the render used, as its work directory records it

@@ -1,8 +1,8 @@
 """The front doors' three calls, each in numbered steps: make_video (song -> music video), draw_keyframes
 (song -> storyboard, keyframes, contact sheet) and get_storyboard (song -> storyboard).
 
-audio -> transcript -> storyboard (musicvid.storyboards) -> pictures (musicvid.pictures.draw) -> video
-(musicvid.deliver). The checks come first (musicvid.checks); then, the song decoded and its work directory
+audio -> transcript -> storyboard (musicvid.storyboard.make) -> pictures (musicvid.pictures.draw) -> video
+(musicvid.delivery.deliver). The checks come first (musicvid.checks); then, the song decoded and its work directory
 held, one Run (musicvid.run) goes to every stage. The work directory keeps what each stage made, so a rerun
 continues where the last one stopped. make_video is the one way every front door (CLI, batch, page,
 benchmarks) makes a video.
@@ -21,36 +21,30 @@ from typing import Iterator
 
 import numpy as np
 
-from musicvid.audio import Audio, find_beats, load_audio
-from musicvid.checks import (
-    check_before_work,
-    check_drawing_inputs,
-    check_frames,
-    check_inputs,
-    check_scorer,
-    check_workdir_inputs,
-)
-from musicvid.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
+from musicvid.checks import check_before_work, check_drawing_inputs, check_frames, check_inputs, check_workdir_inputs
+from musicvid.core.audio import Audio, find_beats, load_audio
+from musicvid.core.files import check_not_inputs
+from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
+from musicvid.delivery.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
 from musicvid.delivery.upscale import Upscaler
-from musicvid.files import check_not_inputs
-from musicvid.memory import follow, render_plan, upscaler_settings
+from musicvid.models.memory import follow, render_plan, upscaler_settings
 from musicvid.models.registry import ModelRegistry
-from musicvid.outputs import default_output, inputs_of, outputs_of
+from musicvid.models.scorer import check_scorer
+from musicvid.models.timing import Timings
 from musicvid.pictures.candidates import pick_keyframes
 from musicvid.pictures.draw import draw_pictures, plan_drawing
 from musicvid.pictures.pacing import accent_per_frame, motion_per_frame
 from musicvid.pictures.schedule import frame_schedule, to_frame
 from musicvid.pictures.scores import picked_scores
-from musicvid.pictures.sheet import write_contact_sheet
-from musicvid.review import fallback_note, unsure_note
-from musicvid.run import Run
-from musicvid.run_report import run_summary
-from musicvid.settings import RenderSettings, SongRequest
-from musicvid.storyboard import Storyboard
-from musicvid.storyboards import save_storyboard, storyboard_in
-from musicvid.timing import Timings
-from musicvid.workdir import Workdir
+from musicvid.review.run_report import run_summary
+from musicvid.review.sheet import write_contact_sheet
+from musicvid.run import Run, default_output, inputs_of, outputs_of
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
+from musicvid.storyboard.board import Storyboard
+from musicvid.storyboard.make import save_storyboard, storyboard_in
+from musicvid.storyboard.table import fallback_note, unsure_note
 from vipe_core.atomic import write_json
 
 log = logging.getLogger("musicvid")
@@ -63,9 +57,9 @@ def decode_song(request: SongRequest, timings: Timings) -> Audio:
 
 @contextmanager
 def song_workdir(request: SongRequest, audio: Audio, wait: bool) -> Iterator[Workdir]:
-    """The request's work directory, held by this run (musicvid.workdir; `wait`: for another run to let it
+    """The request's work directory, held by this run (musicvid.core.workdir; `wait`: for another run to let it
     go, else refused) and checked again, now that no other run writes it, to hold no other song's work."""
-    workdir = Workdir.of_request(request)
+    workdir = Workdir.of_song(request.song, request.workdir)
     with workdir.held(wait):
         workdir.check_song(request.song, audio.info.sha256)
         yield workdir
@@ -79,13 +73,12 @@ def get_storyboard(
 ) -> tuple[Storyboard, Workdir, Audio]:
     """Transcribe and elaborate (or reuse what the work directory has); returns the storyboard,
     the work directory and the decoded audio. The work directory is held while it is written
-    (musicvid.workdir; `wait`: for another run to let it go, else refused)."""
+    (musicvid.core.workdir; `wait`: for another run to let it go, else refused)."""
     timings = timings if timings is not None else Timings()
     check_inputs(request)
     audio = decode_song(request, timings)
     with song_workdir(request, audio, wait) as workdir:
-        run = Run(request=request, settings=None, registry=registry, workdir=workdir, audio=audio, timings=timings)
-        return storyboard_in(run), workdir, audio
+        return storyboard_in(request, audio, workdir, registry, timings), workdir, audio
 
 
 @dataclass(frozen=True)
@@ -112,7 +105,7 @@ def draw_keyframes(
     a scene whose seed or prompt was edited since gets its keyframe redrawn, and no other does. `wait`:
     for another run to let the work directory go, else that is refused."""
     timings = timings if timings is not None else Timings()
-    # 1. check inputs, before any work, and on CUDA what the keyframes fit in (musicvid.memory)
+    # 1. check inputs, before any work, and on CUDA what the keyframes fit in (musicvid.models.memory)
     check_inputs(request, settings)
     check_drawing_inputs(settings)
     check_scorer(registry.models, settings)
@@ -123,22 +116,16 @@ def draw_keyframes(
     # 2. hold the work directory
     with song_workdir(request, audio, wait) as workdir:
         workdir.remove_leftovers()
-        run = Run(
-            request=request,
-            settings=keyframes_only,
-            registry=registry,
-            workdir=workdir,
-            audio=audio,
-            timings=timings,
-            stop=stop,
-        )
         # 3. storyboard, made or reused
-        storyboard = storyboard_in(run)
+        storyboard = storyboard_in(request, audio, workdir, registry, timings)
         # 4. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
-        picked = pick_keyframes(run, storyboard, schedule, save=lambda: save_storyboard(run, storyboard))
+        stages = dict(settings=keyframes_only, registry=registry, workdir=workdir, timings=timings)
+        save = lambda: save_storyboard(request, workdir, storyboard)  # noqa: E731
+        picked = pick_keyframes(storyboard, schedule, **stages, stop=stop, quiet=request.quiet, save=save)
         # 5. the keyframes whose inputs changed, or that a killed run left undone, and the contact sheet
-        drawn = picked.keyframes + draw_pictures(run, plan_drawing(run, storyboard, schedule))
+        plan = plan_drawing(storyboard, schedule, keyframes_only, registry, workdir)
+        drawn = picked.keyframes + draw_pictures(plan, **stages, stop=stop, quiet=request.quiet)
         sheet = write_contact_sheet(storyboard, workdir, schedule.shown_scenes, picked_scores(storyboard))
     return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
 
@@ -196,7 +183,7 @@ def make_video(
     #    not ours), the files the request names, its work directory, and that the song lasts a frame
     check_before_work(request, settings, output or default_output(request, settings), named=output is not None)
     check_scorer(registry.models, settings)  # where picks need it; else a scorer that cannot be had costs the scores
-    #    and on CUDA the memory plan (musicvid.memory): the batches and offloads that fit, or a refusal
+    #    and on CUDA the memory plan (musicvid.models.memory): the batches and offloads that fit, or a refusal
     settings = follow(settings, render_plan(registry, request, settings))
     output = output or default_output(request, settings)
     timings = timings if timings is not None else Timings()
@@ -221,7 +208,7 @@ def make_video(
         )
         # 3. storyboard: made, or reused from the work directory with its edits; its pinned pictures are
         #    inputs too
-        storyboard = storyboard_in(run)
+        storyboard = storyboard_in(request, audio, workdir, registry, timings)
         check_not_inputs(outputs_of(output, settings), inputs_of(request, storyboard, settings))
         check_workdir_inputs(workdir, request, settings, storyboard)
         # 4. frame schedule, paced by the beats if asked
@@ -229,17 +216,20 @@ def make_video(
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
         # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates);
         #    then the pictures to draw: those whose inputs changed, or that a killed run left undone
-        picked = pick_keyframes(run, storyboard, schedule, save=lambda: save_storyboard(run, storyboard))
-        plan = plan_drawing(run, storyboard, schedule)
+        stages = dict(settings=settings, registry=registry, workdir=workdir, timings=timings)
+        save = lambda: save_storyboard(request, workdir, storyboard)  # noqa: E731
+        picked = pick_keyframes(storyboard, schedule, **stages, stop=stop, quiet=request.quiet, save=save)
+        plan = plan_drawing(storyboard, schedule, settings, registry, workdir)
         # 6. lyrics on screen
-        script = lyrics_script(run, storyboard)
+        script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)
         # 7. the pictures drawn while their frames are delivered and muxed with the song
         planned = upscaler_settings(registry.plan)  # its batch and input
         upscale = Upscaler(upscaler, settings.video_size, **planned) if upscaler is not None else None
-        drawn, video = draw_and_deliver(run, plan, Delivery(script, accent, upscale))
+        delivery = Delivery(Path(audio.info.path), script, accent, upscale)
+        drawn, video = draw_and_deliver(plan, delivery, **stages, stop=stop, quiet=request.quiet)
         drawn += picked.keyframes
         # 8. the copy to `output`, its subtitles, the contact sheet with the keyframes' scores, timings.json
-        copy_out(run, storyboard, video, script)
+        copy_out(storyboard, video, script, workdir, output)
         write_contact_sheet(storyboard, workdir, schedule.shown_scenes, picked_scores(storyboard))
         summary = run_summary(run, schedule, storyboard.duration, drawn, picked.candidates, upscale, started)
         write_json(workdir.timings, summary)

@@ -1,4 +1,4 @@
-"""`musicvid plan SONG [options] [--gpu-memory GB] [--json]`: the memory plan of a render (musicvid.memory),
+"""`musicvid plan SONG [options] [--gpu-memory GB] [--json]`: the memory plan of a render (musicvid.models.memory),
 printed before any work. It reads the song's length from its header alone (nothing is decoded), counts the
 models from their published architectures (nothing is loaded or downloaded), and plans for --gpu-memory, else
 for the memory free on this machine's CUDA device, else for a card of DEFAULT_GPU_GB. A render that cannot fit
@@ -11,19 +11,20 @@ import math
 
 import torch
 
-from musicvid import ffmpeg
-from musicvid.audio import too_long
-from musicvid.checks import check_scorer
-from musicvid.errors import UserError, number_text
-from musicvid.files import check_file
-from musicvid.memory import plan_memory, plan_request
-from musicvid.model_choice import DEFAULT_GPU_GB, ModelChoice
+from musicvid.core import ffmpeg
+from musicvid.core.audio import too_long
+from musicvid.core.errors import UserError, number_text
+from musicvid.core.files import check_file
 from musicvid.models.choose import models_of
 from musicvid.models.loading import resolve_device
+from musicvid.models.memory import plan_memory, plan_request
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
+from musicvid.models.scorer import check_scorer
 from musicvid.pictures.schedule import to_frame
-from musicvid.settings import RenderSettings, SongRequest
+from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
 
 
 def song_seconds(request: SongRequest) -> float:

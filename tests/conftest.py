@@ -14,14 +14,14 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from musicvid.assets import DEMO_LYRICS, DEMO_SONG  # noqa: E402
+from musicvid.core.assets import DEMO_LYRICS, DEMO_SONG  # noqa: E402
 
 
 def pytest_configure(config):
     """With pytest-xdist's workers, librosa's numba kernels are compiled first, here in the controller:
     workers compiling them at once on a fresh install can crash each other (numba issue 10128)."""
     if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
-        from musicvid.form import compile_librosa
+        from musicvid.storyboard.form import compile_librosa
 
         compile_librosa()
 

@@ -12,8 +12,8 @@ import av
 import numpy as np
 
 from musicvid.cli import main
-from musicvid.ffmpeg import exe as ffmpeg_exe
-from musicvid.workdir import LOCK
+from musicvid.core.ffmpeg import exe as ffmpeg_exe
+from musicvid.core.workdir import LOCK
 
 TINY_QUIET = ("--models", "tiny", "-q")  # the tiny models, without progress bars
 

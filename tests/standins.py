@@ -94,8 +94,17 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from benchmarks.gpt2 import GPT2_EOS, GPT2_VOCAB, tokenizer_files
-from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.models.presets import (
+from musicvid.core.assets import TINY_CLIP_TOKENIZER
+from musicvid.models.scorer import TINY_CLIP_SCORER
+from musicvid.models.tiny import (
+    DEMUCS_SOURCES,
+    LOCAL_DIFFUSION,
+    TINY_LTX,
+    TINY_T5_WORDS,
+    random_ip_adapter,
+    random_lora,
+)
+from musicvid.settings.presets import (
     IP_ADAPTER,
     IP_ADAPTER_XL,
     LCM_LORA,
@@ -109,15 +118,6 @@ from musicvid.models.presets import (
     TAESD_XL,
     TINY,
     TINY_XL,
-)
-from musicvid.models.scorer import TINY_CLIP_SCORER
-from musicvid.models.tiny import (
-    DEMUCS_SOURCES,
-    LOCAL_DIFFUSION,
-    TINY_LTX,
-    TINY_T5_WORDS,
-    random_ip_adapter,
-    random_lora,
 )
 from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 import whisper
 
-from musicvid.assets import DEMO_LYRICS
-from musicvid.audio import SAMPLE_RATE, load_audio
+from musicvid.core.assets import DEMO_LYRICS
+from musicvid.core.audio import SAMPLE_RATE, load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import parse_lrc
 from musicvid.models.choose import choose_models

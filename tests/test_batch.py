@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from musicvid import batch, cli
-from musicvid.errors import UserError
-from musicvid.model_choice import ModelChoice
+from musicvid import cli
+from musicvid.batch import command as batch
+from musicvid.batch.playlist import Job
+from musicvid.core.errors import UserError
 from musicvid.models.choose import choose_models
+from musicvid.settings.model_choice import ModelChoice
 from tests.helpers import make_tone, valid_board
 
 
@@ -38,8 +40,9 @@ def test_folder_sorted_audio_only(tmp_path):
 
 
 def test_csv_with_overrides(tmp_path):
-    from musicvid.models.presets import PRESETS
-    from musicvid.settings import RenderSettings, SongRequest
+    from musicvid.settings.presets import PRESETS
+    from musicvid.settings.render import RenderSettings
+    from musicvid.settings.song import SongRequest
 
     (tmp_path / "s.csv").write_text(
         "path,title,artist,fps,captions,align,size,lyrics\r\nx/a.mp3,Song,Band,2,karaoke,no,128x64,words/a.lrc\r\nb.mp3,,,,,,,\r\n"
@@ -72,7 +75,7 @@ def test_unusable_playlist_exits_2(tmp_path, name, text):
     assert run_batch(tmp_path / "missing.m3u", "-o", tmp_path / "out", "--models", "tiny") == 2
 
 
-def planned(playlist: Path, *options) -> list[batch.Job]:
+def planned(playlist: Path, *options) -> list[Job]:
     """The jobs `musicvid batch PLAYLIST -o out --models tiny OPTIONS` would run, planned, not run."""
     argv = ["batch", playlist, "-o", playlist.parent / "out", "--models", "tiny", *options]
     args = cli.build_parser().parse_args([str(a) for a in argv])
@@ -384,8 +387,8 @@ def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_direct
 ):
     import threading
 
-    from musicvid.files import file_sha256
-    from musicvid.workdir import Workdir
+    from musicvid.core.files import file_sha256
+    from musicvid.core.workdir import Workdir
 
     monkeypatch.chdir(tmp_path)  # where the songs' work directories are made: musicvid-work/
     song = make_tone(tmp_path / "a.wav", 2)
@@ -448,8 +451,8 @@ def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
 
 
 def test_a_csv_row_may_ask_for_a_shape_and_a_look(tmp_path):
-    from musicvid.models.presets import PRESETS
-    from musicvid.settings import SongRequest
+    from musicvid.settings.presets import PRESETS
+    from musicvid.settings.song import SongRequest
 
     (tmp_path / "s.csv").write_text("path,aspect,look,output-fps\na.mp3,16:9,,\nb.mp3,4:5,,\nc.mp3,,music-video,24\n")
     wide, tall, look = batch.read_playlist(tmp_path / "s.csv")

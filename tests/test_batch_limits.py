@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from musicvid import batch, batch_report, playlist
+from musicvid.batch import command as batch
+from musicvid.batch import playlist
+from musicvid.batch import report as batch_report
 from tests.helpers import run, valid_board
 
 

@@ -100,7 +100,7 @@ def test_speed_benchmark_quick_sdxl_with_a_reference(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_flops_per_picture_counts_25_guided_steps_and_a_decode_for_both_families(monkeypatch, capsys):
-    from musicvid.models.presets import TINY, TINY_XL
+    from musicvid.settings.presets import TINY, TINY_XL
 
     monkeypatch.setattr(speed, "FLOP_COUNTS", ((TINY, 64), (TINY_XL, 64)))
     assert speed.main(["--flops"]) == 0

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from musicvid.storyboard import load_storyboard
+from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, run, work_directory
 
 
@@ -246,8 +246,8 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
 
     import numpy as np
 
-    from musicvid.audio import find_beats, load_audio
-    from musicvid.files import file_sha256
+    from musicvid.core.audio import find_beats, load_audio
+    from musicvid.core.files import file_sha256
     from musicvid.lyrics.transcript import Transcript
 
     rate, t = 16_000, np.arange(45 * 16_000) / 16_000
@@ -269,7 +269,7 @@ def test_an_instrumental_song_gets_scenes_cut_on_its_beats(capsys, tmp_path):
 
 
 def test_each_aspect_is_an_sd_friendly_size_near_the_models_pixel_count():
-    from musicvid.geometry import ASPECTS, size_for_aspect
+    from musicvid.settings.geometry import ASPECTS, size_for_aspect
 
     for aspect, ratio in ASPECTS.items():
         for near, unit in (((512, 512), 64), ((64, 64), 8)):

@@ -7,13 +7,14 @@ from diffusers.utils.torch_utils import is_compiled_module
 from PIL import Image
 
 from musicvid.models.drawing import Drawing
-from musicvid.models.presets import PRESETS
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.job import job_pipeline
 from musicvid.pipeline import make_video
-from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
-from musicvid.storyboard import load_storyboard
+from musicvid.settings.presets import PRESETS
+from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.settings.song import SongRequest
+from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone
 
 

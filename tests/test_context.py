@@ -1,7 +1,7 @@
 """ViPE's input strings, exactly as the released checkpoints were trained."""
 
-from musicvid.pictures.elaborate import scene_contexts
-from musicvid.storyboard import Scene, Storyboard
+from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.elaborate import scene_contexts
 from vipe_core.context import lyric_context, model_input, scene_context
 
 LINES = [f"line {i}" for i in range(10)]

@@ -8,14 +8,15 @@ import threading
 import psutil
 import pytest
 
-import musicvid.deliver
+import musicvid.delivery.deliver
 import musicvid.pipeline
-from musicvid.errors import Cancelled, RenderError
-from musicvid.models.presets import PRESETS
+from musicvid.core.errors import Cancelled, RenderError
 from musicvid.models.registry import ModelRegistry
+from musicvid.models.timing import Timings
 from musicvid.pictures.frames import PendingPictures
-from musicvid.settings import SongRequest, resolve_render_settings
-from musicvid.timing import Timings
+from musicvid.settings.presets import PRESETS
+from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, probe
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
@@ -64,7 +65,7 @@ def make(song, workdir, stop=None):
 @pytest.fixture
 def beside_the_drawing(monkeypatch):
     """The delivery beside the drawing, as on a GPU (on the CPU it waits for the drawing to end)."""
-    monkeypatch.setattr(musicvid.deliver, "delivers_while_drawing", lambda device: True)
+    monkeypatch.setattr(musicvid.delivery.deliver, "delivers_while_drawing", lambda device: True)
 
 
 @pytest.mark.slow
@@ -83,7 +84,7 @@ def test_the_delivery_runs_while_the_pictures_are_drawn_and_makes_the_video_the_
     assert probe(video.video)["frames"] == video.frames == 60
 
     # the same video as the CPU's way: drawn first, then delivered
-    monkeypatch.setattr(musicvid.deliver, "delivers_while_drawing", lambda device: False)
+    monkeypatch.setattr(musicvid.delivery.deliver, "delivers_while_drawing", lambda device: False)
     after, timings = make(song, tmp_path / "after")
     (mux,) = [start for stage, start, end in timings.intervals if stage == "mux"]
     assert mux > max(end for stage, start, end in timings.intervals if stage == "decode")  # after the drawing
@@ -104,7 +105,7 @@ def test_a_drawing_stopped_midway_ends_the_delivery_and_leaves_no_video(
             if self.count == 5:
                 stop.set()
 
-    monkeypatch.setattr(musicvid.deliver, "PendingPictures", StopAfterFive)
+    monkeypatch.setattr(musicvid.delivery.deliver, "PendingPictures", StopAfterFive)
     threads = set(threading.enumerate())
     with pytest.raises(Cancelled):
         make(song, tmp_path / "w", stop=stop)

@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from musicvid.cli import main
-from musicvid.errors import RenderError
+from musicvid.core.errors import RenderError
 from musicvid.models.tiny import tiny_gpt2_tokenizer, tiny_vipe
-from musicvid.pictures.elaborate import elaborate, scene_contexts
-from musicvid.review import fallback_note, scene_table
-from musicvid.storyboard import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.elaborate import elaborate, scene_contexts
+from musicvid.storyboard.table import fallback_note, scene_table
 from vipe_core.choose import choose
 
 LINE = "my heart is a lighthouse in the storm"

@@ -8,9 +8,10 @@ import pytest
 import torch
 from diffusers import AutoencoderTiny, LCMScheduler
 
+from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing, load_drawing
 from musicvid.models.loading import load_diffusion
-from musicvid.models.presets import PRESETS, TINY
+from musicvid.models.timing import Timings
 from musicvid.pictures import render as render_module
 from musicvid.pictures.cache import stored_key
 from musicvid.pictures.conditioning import SceneInputs
@@ -19,10 +20,9 @@ from musicvid.pictures.plan import Picture, plan_pictures
 from musicvid.pictures.render import draw
 from musicvid.pictures.sampler import SharedNoiseLCMScheduler
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.settings import resolve_render_settings
-from musicvid.storyboard import Scene, Storyboard, load_storyboard
-from musicvid.timing import Timings
-from musicvid.workdir import Workdir
+from musicvid.settings.presets import PRESETS, TINY
+from musicvid.settings.render import resolve_render_settings
+from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
 from tests.helpers import make_tone, probe, render
 
 

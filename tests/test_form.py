@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from benchmarks.songs import MINOR, Part, make_form_song
-from musicvid.audio import load_audio
 from musicvid.cli import main
-from musicvid.errors import UserError
-from musicvid.form import in_repeated_runs, mark_form, same_lines
+from musicvid.core.audio import load_audio
+from musicvid.core.errors import UserError
 from musicvid.lyrics.transcript import Line
-from musicvid.pictures.elaborate import scene_contexts
-from musicvid.review import scene_table
-from musicvid.storyboard import load_storyboard, parse_storyboard, plan_scenes
+from musicvid.storyboard.board import load_storyboard, parse_storyboard, plan_scenes
+from musicvid.storyboard.elaborate import scene_contexts
+from musicvid.storyboard.form import in_repeated_runs, mark_form, same_lines
+from musicvid.storyboard.table import scene_table
 from tests.helpers import valid_board
 
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")

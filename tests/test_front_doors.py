@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from musicvid import batch, cli
-from musicvid.errors import UserError
-from musicvid.front_doors import parse_bool
-from musicvid.model_choice import ModelChoice
-from musicvid.schema import field_type
-from musicvid.settings import RenderSettings
+from musicvid import cli
+from musicvid.batch import command as batch
+from musicvid.batch.playlist import Job
+from musicvid.core.errors import UserError
+from musicvid.settings.front_doors import parse_bool
+from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.schema import field_type
 from ui import controls
 
 # What a person chooses, as the command line's options (model options stay on the batch's command line:
@@ -102,7 +104,7 @@ def write_csv(folder: Path, cells: list[tuple[str, str]]) -> Path:
     return playlist
 
 
-def planned(playlist: Path, options: list[str]) -> list[batch.Job]:
+def planned(playlist: Path, options: list[str]) -> list[Job]:
     argv = ["batch", playlist, "-o", playlist.parent / "out", "--models", "tiny", *options]
     args = cli.build_parser().parse_args([str(a) for a in argv])
     return batch.plan(args, batch.read_playlist(args.playlist), ModelChoice(**ModelChoice.given(args)))
@@ -199,7 +201,7 @@ def test_a_drawn_rate_on_the_command_line_and_a_row_output_rate_it_does_not_divi
 
 
 def test_the_page_offers_each_setting_in_its_whole_range():
-    from musicvid.settings import SongRequest
+    from musicvid.settings.song import SongRequest
     from ui.app import build_app
     from ui.config import UIConfig
 

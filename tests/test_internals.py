@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from musicvid.models.internals import has_offload_hooks
+from musicvid.models.timing import Timings
 from musicvid.models.tiny import local_diffusion, tiny_ltx_video
 from musicvid.pictures import job as job_module
 from musicvid.pictures.conditioning import SceneInputs
@@ -16,9 +17,8 @@ from musicvid.pictures.job import compute_device, job_pipeline
 from musicvid.pictures.plan import Picture
 from musicvid.pictures.render import draw
 from musicvid.pictures.transitions import video_job
-from musicvid.settings import RenderSettings
-from musicvid.storyboard import Scene, Storyboard
-from musicvid.timing import Timings
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import Scene, Storyboard
 
 ROOT = Path(__file__).resolve().parents[1]
 # A library's private names as musicvid's code would reach them: attributes (read, or named as strings), the

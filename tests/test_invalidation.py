@@ -8,9 +8,10 @@ import shutil
 
 import pytest
 
-from musicvid.model_choice import ModelChoice
-from musicvid.schema import AFFECTS, setting
-from musicvid.settings import BETWEEN_AND_AFTER, RenderSettings, SongRequest
+from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
+from musicvid.settings.schema import AFFECTS, setting
+from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, render
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"

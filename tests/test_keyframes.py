@@ -10,11 +10,11 @@ import pytest
 from PIL import Image
 
 from musicvid.cli import main
-from musicvid.delivery.upscale import cover
+from musicvid.core.workdir import Workdir
+from musicvid.pictures.camera import cover
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.pictures.sheet import sheet_size
-from musicvid.storyboard import load_storyboard
-from musicvid.workdir import Workdir
+from musicvid.review.sheet import sheet_size
+from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, work_directory
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.00]rivers made of glass\n[00:03.00]stars fall\n[00:04.00]into the sea\n[00:05.00]and rise\n"

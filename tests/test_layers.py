@@ -1,12 +1,32 @@
-"""The shape of the code: packages import downwards only (ui -> musicvid -> vipe_core), no module imports one
-that imports it back (imports inside functions count too: they only hide a circle), and no module or function
-grows past what one reads in a sitting."""
+"""The shape of the code: packages import downwards only (ui -> musicvid -> vipe_core), and inside musicvid its
+layers do, in the order data flows (LAYERS); no module imports one that imports it back (imports inside
+functions and those for annotations alone, under TYPE_CHECKING, count too: they only hide a circle); a few
+modules stay at musicvid's top; and no module or function grows past what one reads in a sitting."""
 
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("ui", "musicvid", "vipe_core")  # each may import those after it only
+# musicvid's subpackages and top-level modules, in the order data flows: each may import those before it only
+LAYERS = (
+    "core",  # files, ffmpeg, audio, the work directory and what its runs wrote
+    "settings",  # every setting, defined once
+    "models",  # loading, sizes and the memory plan
+    "lyrics",
+    "storyboard",
+    "pictures",
+    "delivery",
+    "run",  # what the stages of one call share; its inputs and outputs
+    "checks",  # everything checked before any work
+    "review",  # the score report, contact sheet and run report
+    "pipeline",
+    "batch",
+    "plan_command",
+    "cli",
+    "__main__",
+)
+MAX_TOP_LEVEL_MODULES = 8
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 80
 
 
@@ -19,24 +39,10 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def type_checking_only(tree: ast.Module) -> set[int]:
-    """The line numbers of imports under `if TYPE_CHECKING:`: names for annotations, not imports that run."""
-    lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
-            lines |= {
-                child.lineno for statement in node.body for child in ast.walk(statement) if hasattr(child, "lineno")
-            }
-    return lines
-
-
 def imports(path: Path, known: dict[str, Path]) -> set[str]:
     """The project's modules `path` imports, anywhere in it."""
-    tree = ast.parse(path.read_text())
-    skipped, found = type_checking_only(tree), set()
-    for node in ast.walk(tree):
-        if getattr(node, "lineno", None) in skipped:
-            continue
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
         elif isinstance(node, ast.Import):
@@ -108,6 +114,31 @@ def test_packages_import_downwards_only():
         if PACKAGES.index(target.split(".")[0]) < PACKAGES.index(name.split(".")[0])
     ]
     assert upward == []
+
+
+def layer(module: str) -> int:
+    """The place of a musicvid module's layer in LAYERS (musicvid's __init__ is beneath them all)."""
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 else -1
+
+
+def test_musicvids_layers_import_downwards_only():
+    musicvid = {name: targets for name, targets in import_graph().items() if name.split(".")[0] == "musicvid"}
+    upward = [
+        (name, target)
+        for name, targets in musicvid.items()
+        for target in targets
+        if target.startswith("musicvid.") and layer(target) > layer(name)
+    ]
+    assert upward == []
+
+
+def test_every_module_of_musicvid_is_in_a_layer_and_few_stay_at_the_top():
+    top = [path.name for path in (ROOT / "musicvid").glob("*.py")]
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+    for name in modules():
+        if name.startswith("musicvid."):
+            layer(name)  # (raises for a module outside LAYERS)
 
 
 def test_no_module_or_function_is_too_long_to_read_in_one_sitting():

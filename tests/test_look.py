@@ -10,22 +10,23 @@ import numpy as np
 import pytest
 import torch
 
-from musicvid.audio import find_beats
 from musicvid.cli import main
+from musicvid.core.audio import find_beats
+from musicvid.core.errors import UserError
+from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions, mux
-from musicvid.delivery.upscale import Upscaler, cover
-from musicvid.errors import UserError
-from musicvid.geometry import ASPECTS, RESOLUTIONS
+from musicvid.delivery.upscale import Upscaler
 from musicvid.models.loading import load_upscaler
-from musicvid.models.presets import PRESETS, REAL_ESRGAN, TINY
 from musicvid.models.registry import ModelRegistry
 from musicvid.pictures import camera, render
 from musicvid.pictures.cache import load_picture
+from musicvid.pictures.camera import cover
 from musicvid.pictures.pacing import accent_per_frame
 from musicvid.pictures.schedule import frame_schedule, to_frame
-from musicvid.settings import RenderSettings, resolve_render_settings
-from musicvid.storyboard import Scene, Storyboard, load_storyboard
-from musicvid.workdir import Workdir
+from musicvid.settings.geometry import ASPECTS, RESOLUTIONS
+from musicvid.settings.presets import PRESETS, REAL_ESRGAN, TINY
+from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
 from tests.helpers import click_track, make_tone, probe
 
 TINY_MODELS = PRESETS["tiny"]

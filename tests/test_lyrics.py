@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from musicvid.errors import UserError
+from musicvid.core.errors import UserError
 from musicvid.lyrics.known import read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import attach_translation
 from musicvid.lyrics.transcript import Line, fit_to_duration
-from musicvid.review import listed
+from musicvid.storyboard.table import listed
 from tests.helpers import make_tone, run
 
 

@@ -6,11 +6,11 @@ from dataclasses import replace
 import pytest
 import torch
 
-from musicvid.errors import UserError
+from musicvid.core.errors import UserError
 from musicvid.models.drawing import Drawing, load_drawing
 from musicvid.models.loading import ModelUnavailable, load_asr, load_diffusion, load_separator, load_upscaler, load_vipe
-from musicvid.models.presets import PRESETS
 from musicvid.models.registry import LOADERS, ModelRegistry
+from musicvid.settings.presets import PRESETS
 
 CPU = torch.device("cpu")
 

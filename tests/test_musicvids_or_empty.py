@@ -8,8 +8,8 @@ import json
 import pytest
 from PIL import Image
 
-from musicvid.files import file_sha256
-from musicvid.workdir import Workdir
+from musicvid.core.files import file_sha256
+from musicvid.core.workdir import Workdir
 from tests.helpers import digest, make_tone, quick, run, valid_board, work_directory
 
 

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from musicvid.core.errors import UserError
+from musicvid.core.files import VIDEO_SUFFIXES
+from musicvid.core.workdir import Workdir
 from musicvid.delivery.mux import encode_video
-from musicvid.errors import UserError
-from musicvid.files import VIDEO_SUFFIXES
 from musicvid.lyrics.known import read_lyrics
-from musicvid.storyboard import Scene, Storyboard
-from musicvid.workdir import Workdir
+from musicvid.storyboard.board import Scene, Storyboard
 from tests.helpers import TINY_QUIET, digest, make_tone, quick, run
 
 
@@ -49,8 +49,9 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(capsys, tmp_path,
 
 
 def test_the_default_name_steps_aside_from_lyrics_beside_the_song(tmp_path):
-    from musicvid.outputs import default_output
-    from musicvid.settings import RenderSettings, SongRequest
+    from musicvid.run import default_output
+    from musicvid.settings.render import RenderSettings
+    from musicvid.settings.song import SongRequest
 
     song = tmp_path / "song.mp3"
     lyrics = tmp_path / "song.srt"

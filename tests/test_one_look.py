@@ -7,18 +7,18 @@ import pytest
 import torch
 from PIL import Image
 
-from musicvid.loras import Lora, Loras
+from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing
-from musicvid.models.presets import PRESETS
 from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.job import job_pipeline
 from musicvid.pictures.plan import Picture
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import slerp
-from musicvid.settings import RenderSettings, resolve_render_settings
-from musicvid.storyboard import Scene, Storyboard, load_storyboard
-from musicvid.workdir import Workdir
+from musicvid.settings.loras import Lora, Loras
+from musicvid.settings.presets import PRESETS
+from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
 from tests.helpers import make_tone, run
 from tests.standins import diffusers_lora, kohya_lora
 from tests.test_keyframes import LYRICS, changed_since, name, pictures, touching
@@ -118,8 +118,8 @@ def test_each_picture_of_a_morph_has_its_own_reference_embedding(tmp_path):
     assert not torch.isnan(slerp(torch.zeros(3), torch.ones(3), 0.5)).any()
 
     # a batch of pictures with different embeddings draws each as it would be drawn alone
+    from musicvid.models.timing import Timings
     from musicvid.pictures.render import draw
-    from musicvid.timing import Timings
 
     group = [Picture(None, "", 0, 1, t) for t in (0.0, 0.5)]
     together = draw(job, inputs, group, settings, Timings())

@@ -1,17 +1,16 @@
-"""One source for every default and choice: the settings (musicvid.settings, musicvid.model_choice) and the
-presets (musicvid.models.presets) hold them, and the help, the page and the delivery read them from there. Each
+"""One source for every default and choice: the settings (musicvid.settings.render, musicvid.settings.model_choice) and the
+presets (musicvid.settings.presets) hold them, and the help, the page and the delivery read them from there. Each
 test fails where a restated copy no longer says what its source holds."""
 
 import argparse
 import inspect
 
-from musicvid.errors import number_text
-from musicvid.geometry import ASPECTS, DRAWN_FPS, RESOLUTIONS, size_text
-from musicvid.loras import LORA_WEIGHTS
-from musicvid.model_choice import ModelChoice
-from musicvid.models.presets import FAMILIES, PRESETS
-from musicvid.picks import SCORE_RANGE
-from musicvid.settings import FAST, INTERPOLATORS, LOOKS, RenderSettings
+from musicvid.core.errors import number_text
+from musicvid.settings.geometry import ASPECTS, DRAWN_FPS, RESOLUTIONS, size_text
+from musicvid.settings.loras import LORA_WEIGHTS
+from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.presets import FAMILIES, PRESETS
+from musicvid.settings.render import FAST, INTERPOLATORS, LOOKS, SCORE_RANGE, RenderSettings
 
 
 def help_of(cls, name: str) -> str:

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from musicvid.errors import UserError
-from musicvid.storyboard import MAX_SCENES_PER_SECOND, load_storyboard
+from musicvid.core.errors import UserError
+from musicvid.storyboard.board import MAX_SCENES_PER_SECOND, load_storyboard
 from tests.helpers import TINY_QUIET, digest, make_tone, quick, run, valid_board, work_directory
 from vipe_core.atomic import temporary_of
 
@@ -218,7 +218,7 @@ def cut(path: Path, share: float) -> Path:
 
 
 def test_a_short_song_is_judged_by_a_tolerance_that_suits_it(tmp_path):
-    from musicvid.audio import load_audio
+    from musicvid.core.audio import load_audio
 
     # an MP3 of half a second whose header declares a tenth of a second more than it holds: a song
     short = cut(make_tone(tmp_path / "short.mp3", 0.5), 0.7)

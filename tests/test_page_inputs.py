@@ -19,10 +19,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from musicvid.assets import DEMO_SONG
-from musicvid.errors import UserError
-from musicvid.loras import MAX_LORAS, Lora, Loras
+from musicvid.core.assets import DEMO_SONG
+from musicvid.core.errors import UserError
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
+from musicvid.settings.loras import MAX_LORAS, Lora, Loras
 from ui import handlers
 from ui.config import UIConfig
 from ui.controls import shown_controls, summary
@@ -90,7 +90,7 @@ def nothing_loaded(monkeypatch):
 
     import huggingface_hub
 
-    from musicvid import files
+    from musicvid.core import files
     from musicvid.models import drawing
 
     for module, name in ((drawing, "weights_file"), (drawing, "file_digest"), (files, "file_sha256")):

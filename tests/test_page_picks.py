@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from musicvid.storyboard import load_storyboard, parse_storyboard
+from musicvid.storyboard.board import load_storyboard, parse_storyboard
 from tests.helpers import make_tone, valid_board
 from ui import handlers
 from ui.config import UIConfig

@@ -1,4 +1,4 @@
-"""Passages without words cut with the music (musicvid.passages): where it changes first, then at least every
+"""Passages without words cut with the music (musicvid.storyboard.passages): where it changes first, then at least every
 few bars on a bar line at the tempo librosa hears; each new scene its own mood, prompt and seed, shown in the
 storyboard's table and on the contact sheet."""
 
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from benchmarks.songs import band, write_song
-from musicvid.audio import SAMPLE_RATE, find_beats, load_audio
-from musicvid.form import HOP, SongSound
+from musicvid.core.audio import SAMPLE_RATE, find_beats, load_audio
 from musicvid.lyrics.transcript import Line
-from musicvid.passages import MIN_CUT_SECONDS, Bars, cut_with_the_music, in_bars
-from musicvid.pictures.sheet import cell_texts
-from musicvid.storyboard import load_storyboard, plan_scenes
+from musicvid.review.sheet import cell_texts
+from musicvid.storyboard.board import load_storyboard, plan_scenes
+from musicvid.storyboard.form import HOP, SongSound
+from musicvid.storyboard.passages import MIN_CUT_SECONDS, Bars, cut_with_the_music, in_bars
 from tests.helpers import run
 
 GRID = Bars(tuple(0.3 + 2.0 * n for n in range(40)), 2.0)  # 120 bpm, the first bar line at 0.3 s

@@ -10,20 +10,21 @@ import numpy as np
 import pytest
 
 from musicvid.cli import main
-from musicvid.errors import UserError
-from musicvid.model_choice import ModelChoice
+from musicvid.core.errors import UserError
+from musicvid.core.workdir import Workdir
 from musicvid.models.choose import registry_of
 from musicvid.models.drawing import Drawing
-from musicvid.picks import MAX_CANDIDATES, candidate_seed
+from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture
 from musicvid.pictures.candidates import Choosing, draw_round
 from musicvid.pictures.job import job_pipeline
 from musicvid.pictures.scores import lyric_of, rank_candidates, score_keyframes
 from musicvid.run import Run
-from musicvid.settings import SongRequest, resolve_render_settings
-from musicvid.storyboard import load_storyboard, parse_storyboard
-from musicvid.timing import Timings
-from musicvid.workdir import Workdir
+from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.render import MAX_CANDIDATES, resolve_render_settings
+from musicvid.settings.song import SongRequest
+from musicvid.storyboard.board import load_storyboard, parse_storyboard
+from musicvid.storyboard.picks import candidate_seed
 from tests.helpers import digest, make_tone, render, storyboard_with_a_pin, valid_board
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"

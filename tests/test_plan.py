@@ -1,4 +1,4 @@
-"""The memory plan (musicvid.memory) and `musicvid plan`: the weights as published, counted on the meta device;
+"""The memory plan (musicvid.models.memory) and `musicvid plan`: the weights as published, counted on the meta device;
 what fits a 24 GB card; what a small budget offloads or refuses; the registry's eviction by the same budget."""
 
 from __future__ import annotations
@@ -10,15 +10,16 @@ import pytest
 import torch
 
 from musicvid.delivery.upscale import Upscaler
-from musicvid.memory import follow, render_plan, upscaler_settings
 from musicvid.models import registry as registry_module
 from musicvid.models.loading import load_upscaler
+from musicvid.models.memory import follow, render_plan, upscaler_settings
 from musicvid.models.precision import Precision
-from musicvid.models.presets import PRESETS, TINY
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.job import job_pipeline
-from musicvid.settings import RenderSettings, SongRequest
+from musicvid.settings.presets import PRESETS, TINY
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, run
 
 

@@ -13,10 +13,10 @@ from musicvid.models import registry as registry_module
 from musicvid.models.drawing import Drawing
 from musicvid.models.loading import load_asr
 from musicvid.models.precision import Precision, half_whisper
-from musicvid.models.presets import PRESETS, TINY
 from musicvid.models.readback import describe_model
 from musicvid.models.registry import LOADERS, ModelRegistry
-from musicvid.timing import Timings
+from musicvid.models.timing import Timings
+from musicvid.settings.presets import PRESETS, TINY
 from tests.helpers import make_tone, render, storyboard_with_a_pin
 
 CUDA, CPU = torch.device("cuda"), torch.device("cpu")

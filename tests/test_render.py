@@ -14,14 +14,14 @@ import pytest
 import torch
 from PIL import Image, PngImagePlugin
 
+from musicvid.core.workdir import Workdir
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.cache import KEY_FIELD, load_picture, stored_key
 from musicvid.pictures.frames import video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import align
-from musicvid.settings import RenderSettings
-from musicvid.storyboard import load_storyboard
-from musicvid.workdir import Workdir
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import load_storyboard
 from tests.helpers import click_track, make_tone, probe, render
 from vipe_core.atomic import temporary_of
 
@@ -220,10 +220,10 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, rendered, tmp_path, monk
 
 
 def test_compile_wraps_the_unet_and_decoder_once():
-    from musicvid.models.presets import TINY
     from musicvid.models.tiny import local_diffusion
     from musicvid.pictures.job import job_pipeline
-    from musicvid.settings import RenderSettings
+    from musicvid.settings.presets import TINY
+    from musicvid.settings.render import RenderSettings
 
     pipe = local_diffusion(TINY)
     settings = RenderSettings(compile=True)
@@ -240,7 +240,7 @@ def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pic
     from musicvid.pictures.conditioning import SceneInputs
     from musicvid.pictures.plan import Picture
     from musicvid.pictures.render import batch_inputs, decode, denoise
-    from musicvid.storyboard import Scene, Storyboard
+    from musicvid.storyboard.board import Scene, Storyboard
 
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
     board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
@@ -256,10 +256,10 @@ def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pic
 
 
 def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
-    from musicvid.models.presets import TINY
     from musicvid.models.tiny import local_diffusion
     from musicvid.pictures.job import job_pipeline
-    from musicvid.settings import RenderSettings
+    from musicvid.settings.presets import TINY
+    from musicvid.settings.render import RenderSettings
 
     pipe = local_diffusion(TINY)
     shared = pipe.scheduler
@@ -274,11 +274,11 @@ def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
 
 @pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
 def test_a_job_shares_the_loaded_modules_in_their_own_precision(half):
-    from musicvid.models.presets import TINY
     from musicvid.models.tiny import local_diffusion, tiny_ltx_video
     from musicvid.pictures.job import job_pipeline
     from musicvid.pictures.transitions import video_job
-    from musicvid.settings import RenderSettings
+    from musicvid.settings.presets import TINY
+    from musicvid.settings.render import RenderSettings
 
     def dtypes(pipe) -> dict:
         return {name: module.dtype for name, module in pipe.components.items() if isinstance(module, torch.nn.Module)}
@@ -328,7 +328,7 @@ def test_beat_pacing_redraws_only_the_morphs_and_keeps_keyframes_and_frame_count
 def test_karaoke_words_light_up_at_whispers_word_times_or_shared_out_by_letters():
     from musicvid.delivery.captions import ass_script, word_times
     from musicvid.lyrics.transcript import Line, Transcript, Word
-    from musicvid.storyboard import Scene, Storyboard
+    from musicvid.storyboard.board import Scene, Storyboard
 
     scenes = [
         Scene(index=0, kind="intro", start=0.0, end=1.0, text="", prompt="a", seed=1),

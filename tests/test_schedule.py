@@ -55,7 +55,7 @@ def test_a_scene_snapping_to_the_very_end_is_skipped():
 
 
 def test_beat_pacing_moves_the_morph_on_the_beats_and_still_lands_on_each_keyframe():
-    from musicvid.audio import find_beats
+    from musicvid.core.audio import find_beats
     from musicvid.pictures.pacing import motion_per_frame
 
     fps, duration = 10, 12.0
@@ -78,7 +78,7 @@ def test_beat_pacing_moves_the_morph_on_the_beats_and_still_lands_on_each_keyfra
 
 
 def test_beat_pacing_of_silence_is_linear():
-    from musicvid.audio import find_beats
+    from musicvid.core.audio import find_beats
     from musicvid.pictures.pacing import motion_per_frame
 
     motion = motion_per_frame(find_beats(np.zeros(16_000 * 3, dtype=np.float32)), 10, 30)

@@ -14,22 +14,22 @@ import torch
 from PIL import Image
 
 from benchmarks import quality as quality_benchmark
+from musicvid.core.workdir import Workdir
 from musicvid.lyrics.transcript import Line, Transcript
+from musicvid.models import scorer as scorer_module
 from musicvid.models.choose import choose_models
 from musicvid.models.loading import ModelUnavailable
-from musicvid.models.presets import PRESETS, SCORER, TINY
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import load_scorer
-from musicvid.pictures import scores as scores_module
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.scores import SceneScores, clip_score, rank_candidates, score_keyframes
-from musicvid.pictures.sheet import contact_sheet, sheet_size
-from musicvid.quality import RANDOM_WEIGHTS, summary_text
-from musicvid.quality_chart import PICK_HEIGHT
-from musicvid.quality_chart import chart as score_chart
-from musicvid.settings import resolve_render_settings
-from musicvid.storyboard import load_storyboard, parse_storyboard
-from musicvid.workdir import Workdir
+from musicvid.review.chart import PICK_HEIGHT
+from musicvid.review.chart import chart as score_chart
+from musicvid.review.score import RANDOM_WEIGHTS, summary_text
+from musicvid.review.sheet import contact_sheet, sheet_size
+from musicvid.settings.presets import PRESETS, SCORER, TINY
+from musicvid.settings.render import resolve_render_settings
+from musicvid.storyboard.board import load_storyboard, parse_storyboard
 from tests.helpers import make_tone, render, run, valid_board
 
 CPU = torch.device("cpu")
@@ -58,7 +58,7 @@ def test_a_pair_scores_the_same_in_any_batch_and_order_and_distinct_texts_score_
     assert whole.shape == (4,) and np.all(np.abs(whole) <= 1)
     assert np.allclose(tiny_scorer.score(images[::-1], TEXTS[::-1]), whole[::-1], atol=1e-5)
     assert np.allclose(tiny_scorer.score([images[1]] * 2, [TEXTS[1]] * 2), whole[1], atol=1e-5)
-    monkeypatch.setattr(scores_module, "BATCH", 3)  # batches of 3 and 1
+    monkeypatch.setattr(scorer_module, "BATCH", 3)  # batches of 3 and 1
     assert np.allclose(tiny_scorer.score(images, TEXTS), whole, atol=1e-5)
     # the text tower pools where each text ends: one picture against four texts gives four scores
     assert len(set(np.round(tiny_scorer.score([images[0]] * 4, TEXTS), 5))) == 4

@@ -8,10 +8,19 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from musicvid.loras import Lora, Loras
+from musicvid.core.workdir import Workdir
 from musicvid.models.choose import choose_models
 from musicvid.models.drawing import Drawing, fuse_style_loras, load_drawing
-from musicvid.models.presets import (
+from musicvid.models.tiny import local_diffusion, random_lora
+from musicvid.pictures.cache import load_picture
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.frames import video_frames
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import Picture
+from musicvid.pictures.schedule import frame_schedule
+from musicvid.pictures.slerp import align, slerp
+from musicvid.settings.loras import Lora, Loras
+from musicvid.settings.presets import (
     IP_ADAPTER,
     IP_ADAPTER_XL,
     LCM_LORA_XL,
@@ -21,17 +30,8 @@ from musicvid.models.presets import (
     TINY,
     TINY_XL,
 )
-from musicvid.models.tiny import local_diffusion, random_lora
-from musicvid.pictures.cache import load_picture
-from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.frames import video_frames
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import Picture
-from musicvid.pictures.schedule import frame_schedule
-from musicvid.pictures.slerp import align, slerp
-from musicvid.settings import resolve_render_settings
-from musicvid.storyboard import Scene, Storyboard, load_storyboard
-from musicvid.workdir import Workdir
+from musicvid.settings.render import resolve_render_settings
+from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
 from tests.helpers import make_tone, probe, render
 from tests.test_render import LYRICS
 

@@ -11,8 +11,8 @@ import av
 import pytest
 
 from benchmarks import walk
-from musicvid.models.presets import TINY
 from musicvid.models.tiny import local_diffusion
+from musicvid.settings.presets import TINY
 
 
 @pytest.mark.slow

@@ -14,17 +14,22 @@ import torch
 from safetensors.torch import load_file
 
 from benchmarks.songs import make_song
-from musicvid.assets import TINY_GPT2_TOKENIZER
-from musicvid.audio import load_audio
 from musicvid.cli import main
-from musicvid.loras import Lora, Loras
+from musicvid.core.assets import TINY_GPT2_TOKENIZER
+from musicvid.core.audio import load_audio
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.choose import choose_models
 from musicvid.models.drawing import Drawing, load_drawing
 from musicvid.models.loading import load_diffusion, load_separator, load_video_model, resolve_device
 from musicvid.models.precision import Precision
-from musicvid.models.presets import (
+from musicvid.models.timing import Timings
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.plan import Picture
+from musicvid.pictures.render import decode, draw
+from musicvid.settings.loras import Lora, Loras
+from musicvid.settings.presets import (
     DEMUCS,
     IP_ADAPTER,
     LCM_LORA,
@@ -35,13 +40,8 @@ from musicvid.models.presets import (
     SDXL,
     TAESD,
 )
-from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import Picture
-from musicvid.pictures.render import decode, draw
-from musicvid.settings import resolve_render_settings
-from musicvid.storyboard import Scene, Storyboard, load_storyboard
-from musicvid.timing import Timings
+from musicvid.settings.render import resolve_render_settings
+from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
 from tests.helpers import make_tone, probe
 from tests.helpers import run as run_cli
 from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, IP_ADAPTER_REPO, KOHYA_LORA
@@ -416,7 +416,7 @@ def test_sdxls_vae_stays_in_float32_under_a_float16_pipeline(standin_hub):
     assert pixels.shape == (1, 64, 64, 3) and pixels.dtype == torch.uint8
     # a job over the loaded SDXL draws with its modules as loaded: none cast, the kept pipeline unchanged
     from musicvid.pictures.job import job_pipeline
-    from musicvid.settings import RenderSettings
+    from musicvid.settings.render import RenderSettings
 
     loaded = {name: (m, m.dtype) for name, m in xl.components.items() if isinstance(m, torch.nn.Module)}
     job = job_pipeline(xl, RenderSettings())

@@ -4,10 +4,10 @@ import copy
 
 import pytest
 
-from musicvid.errors import UserError
+from musicvid.core.errors import UserError
 from musicvid.lyrics.transcript import Line
-from musicvid.review import scene_table
-from musicvid.storyboard import load_storyboard, parse_storyboard, plan_scenes, scene_seed
+from musicvid.storyboard.board import load_storyboard, parse_storyboard, plan_scenes, scene_seed
+from musicvid.storyboard.table import scene_table
 from tests.helpers import valid_board
 from vipe_core.context import SCENE_KINDS
 

@@ -12,11 +12,11 @@ import torch
 from benchmarks.fresh_songs import fresh_song
 from benchmarks.lyrics import WITHIN, judged_timing
 from benchmarks.whisper_ct2 import load_tiny_en
-from musicvid.audio import load_audio
 from musicvid.cli import main
+from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import transcribe
-from musicvid.storyboard import load_storyboard, plan_scenes
+from musicvid.storyboard.board import load_storyboard, plan_scenes
 from tests.hearing import heard_once
 
 pytestmark = [

@@ -6,23 +6,16 @@ import shutil
 import numpy as np
 import pytest
 
-from musicvid.errors import UserError
-from musicvid.models.presets import PRESETS
+from musicvid.core.errors import UserError
+from musicvid.core.workdir import Workdir
 from musicvid.pictures.cache import load_picture, stored_key
 from musicvid.pictures.frames import video_frames
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.pictures.transitions import (
-    FRAME_STEP,
-    MAX_CLIP_FRAMES,
-    clip_frames,
-    clip_index,
-    clip_rate,
-    drawn_size,
-    transition_prompt,
-)
-from musicvid.settings import RenderSettings, resolve_render_settings
-from musicvid.storyboard import load_storyboard
-from musicvid.workdir import Workdir
+from musicvid.pictures.transitions import clip_frames, clip_index, clip_rate, transition_prompt
+from musicvid.settings.geometry import FRAME_STEP, MAX_CLIP_FRAMES, drawn_size
+from musicvid.settings.presets import PRESETS
+from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, probe, render
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"

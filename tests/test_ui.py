@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from musicvid.assets import DEMO_LYRICS, DEMO_SONG
-from musicvid.delivery.upscale import cover
-from musicvid.workdir import Workdir
+from musicvid.core.assets import DEMO_LYRICS, DEMO_SONG
+from musicvid.core.workdir import Workdir
+from musicvid.pictures.camera import cover
 
 ADVANCED = [
     "tiny",
@@ -342,7 +342,7 @@ def test_a_long_upload_is_refused_before_it_is_decoded(client, server_process, j
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
 
-    from musicvid.ffmpeg import exe
+    from musicvid.core.ffmpeg import exe
 
     # two hours at 6 kb/s: 5 MB to upload, 460 MB of samples had it been decoded
     minute = tmp_path / "minute.ogg"

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from musicvid.picks import KeyframePick
-from musicvid.review import weakest_keyframes
-from musicvid.storyboard import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.picks import KeyframePick
+from musicvid.storyboard.table import weakest_keyframes
 from tests.helpers import make_tone, run
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"

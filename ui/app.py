@@ -16,15 +16,15 @@ from typing import Callable
 import gradio as gr
 from gradio.utils import get_upload_folder
 
-from musicvid.assets import DEMO_SONG
-from musicvid.errors import MusicvidError
-from musicvid.front_doors import options_text
-from musicvid.geometry import ASPECTS
-from musicvid.loras import LORA_WEIGHTS, MAX_LORAS
+from musicvid.core.assets import DEMO_SONG
+from musicvid.core.errors import MusicvidError
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
-from musicvid.models.presets import PRESETS
-from musicvid.picks import SCORE_RANGE
-from musicvid.settings import FAST, LOOKS, RenderSettings, SongRequest
+from musicvid.settings.front_doors import options_text
+from musicvid.settings.geometry import ASPECTS
+from musicvid.settings.loras import LORA_WEIGHTS, MAX_LORAS
+from musicvid.settings.presets import PRESETS
+from musicvid.settings.render import FAST, LOOKS, SCORE_RANGE, RenderSettings
+from musicvid.settings.song import SongRequest
 from ui import handlers
 from ui.config import UIConfig
 from ui.controls import (
@@ -134,7 +134,7 @@ def look_controls(shows: dict) -> dict[str, gr.Component]:
     def choice(name: str, label: str) -> gr.Dropdown:
         return gr.Dropdown(choices(RenderSettings, name), value=shows[name], label=label)
 
-    # what each look and --fast set, said from the settings that set them (musicvid.settings)
+    # what each look and --fast set, said from the settings that set them (musicvid.settings.render)
     looks = "; ".join(f"{look}: {options_text(options, flags=False)}" for look, options in LOOKS.items())
     return dict(
         look=choice("look", f"A look ({looks})"),

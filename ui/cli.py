@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from musicvid.errors import UserError
-from musicvid.model_choice import ModelChoice
-from musicvid.models.presets import PRESETS
+from musicvid.core.errors import UserError
+from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.presets import PRESETS
 from ui.config import UIConfig
 
 
@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=UIConfig.models,
         help=f"model preset the page starts with: {', '.join(PRESETS)} (default: %(default)s)",
     )
-    for name in ("device", "precision"):  # as every front door has them (musicvid.settings.ModelChoice)
+    for name in ("device", "precision"):  # as every front door has them (musicvid.settings.render.ModelChoice)
         f = ModelChoice.fields()[name]
         p.add_argument(f"--{name}", default=f.default, choices=f.metadata["choices"], help=f.metadata["help"])
     p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")

@@ -6,7 +6,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.model_choice import ModelChoice
+from musicvid.settings.model_choice import ModelChoice
 
 
 @dataclass(frozen=True)

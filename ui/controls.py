@@ -1,6 +1,6 @@
 """The page's settings controls and what they mean, without the page itself.
 
-Each control's range, grain and choices come from the setting it sets (musicvid.settings), and its
+Each control's range, grain and choices come from the setting it sets (musicvid.settings.render), and its
 values are read back into settings by the function the command line and the batch use,
 `resolve_render_settings`. What the controls show before a person touches them is that function's
 answer for the models, the look and --fast; a control the person changed from what it showed is their
@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from musicvid.errors import UserError, number_text
-from musicvid.geometry import size_text
-from musicvid.loras import Loras
+from musicvid.core.errors import UserError, number_text
 from musicvid.models.choose import choose_models
-from musicvid.picks import MAX_ROUNDS
-from musicvid.schema import field_type
-from musicvid.settings import RenderSettings, SongRequest, resolve_render_settings
+from musicvid.settings.geometry import size_text
+from musicvid.settings.loras import Loras
+from musicvid.settings.render import MAX_ROUNDS, RenderSettings, resolve_render_settings
+from musicvid.settings.schema import field_type
+from musicvid.settings.song import SongRequest
 from ui.loras import page_loras, uploaded_loras
 
 # The settings the page's controls set, by field name; the models' preset is the page's own control.

@@ -18,15 +18,16 @@ from pathlib import Path
 
 import gradio as gr
 
-from musicvid.audio import read_tags
+from musicvid.core.audio import read_tags
+from musicvid.core.errors import Cancelled, UserError
+from musicvid.core.files import check_picture
+from musicvid.core.workdir import Workdir
 from musicvid.delivery.captions import undrawn_note
-from musicvid.errors import Cancelled, UserError
-from musicvid.files import check_picture
 from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
-from musicvid.review import fallback_note, unsure_note
-from musicvid.settings import RenderSettings, SongRequest
-from musicvid.storyboard import Storyboard
-from musicvid.workdir import Workdir
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
+from musicvid.storyboard.board import Storyboard
+from musicvid.storyboard.table import fallback_note, unsure_note
 from ui.controls import FOLLOWERS, LORA_UPLOADS, chosen, chosen_request, followed
 from ui.jobs import (
     Jobs,

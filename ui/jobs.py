@@ -17,13 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from musicvid.audio import check_length
-from musicvid.errors import UserError
-from musicvid.files import check_file
-from musicvid.lyrics.known import MAX_LYRICS_CHARS, PLAIN, starts_with_time
+from musicvid.core.audio import check_length
+from musicvid.core.errors import UserError
+from musicvid.core.files import check_file
+from musicvid.core.workdir import Workdir, video_name
+from musicvid.lyrics.known import MAX_LYRICS_CHARS, starts_with_time
 from musicvid.models.choose import choose_models
 from musicvid.models.registry import ModelRegistry
-from musicvid.workdir import Workdir, video_name
+from musicvid.settings.song import PLAIN
 from ui.config import UIConfig
 
 JOB_ID = re.compile(r"[0-9a-f]{12}")

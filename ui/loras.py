@@ -14,9 +14,9 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from musicvid.errors import UserError
-from musicvid.files import check_file
-from musicvid.loras import MAX_LORAS, Lora, Loras, check_loras
+from musicvid.core.errors import UserError
+from musicvid.core.files import check_file
+from musicvid.settings.loras import MAX_LORAS, Lora, Loras, check_loras
 
 SUFFIX = ".safetensors"  # the one layout read without running code from the file (a .bin is a pickle)
 # A style LoRA is 10–200 MB (SD 1.5's at ranks 8–128, SDXL's at rank 32); the largest shared ones, SDXL's at
@@ -89,7 +89,7 @@ def not_offered(name: str, offered: Mapping[str, Path]) -> str:
 def page_loras(text: str, operator: Mapping[str, Path], uploads: Mapping[str, Path]) -> Loras:
     """The LoRAs the box names, `NAME[:WEIGHT]` a line, in order, then the uploads it does not name, at
     weight 1; each read from the file the page keeps under that name. How many and their weights are
-    checked first, in the sentences every front door says (musicvid.loras.check_loras)."""
+    checked first, in the sentences every front door says (musicvid.settings.loras.check_loras)."""
     named = Loras.parse(text)
     given = Loras([*named, *(Lora(name) for name in uploads if name not in {lora.source for lora in named})])
     check_loras(given)

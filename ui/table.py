@@ -1,7 +1,7 @@
 """The storyboard as the page's table: a row per scene, and the person's edits read back, checked as a
 storyboard file is.
 
-The last column, `score`, is the scene's keyframe pick's score (musicvid.picks: the mean of its lyric and
+The last column, `score`, is the scene's keyframe pick's score (musicvid.storyboard.picks: the mean of its lyric and
 prompt CLIPScores, 0–2.5; blank until its keyframe is drawn): the page shows it read-only, to sort the rows
 by, and edits read it not at all. Sorting is the browser's view alone: the rows come back in scene order.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from musicvid.errors import UserError
-from musicvid.storyboard import Storyboard, parse_storyboard
+from musicvid.core.errors import UserError
+from musicvid.storyboard.board import Storyboard, parse_storyboard
 
 EDITED = ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"]  # what edits read, in order
 SCORE = "score"

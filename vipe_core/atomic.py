@@ -1,7 +1,7 @@
 """Atomic writes, for both packages: a killed run never leaves a half-written file that a rerun would
 trust. Everything is written to `.musicvid-<pid>.<name>.<random><suffix>` beside its place and renamed
 onto it. The fixed prefix and the writer's process id make a temporary recognizably ours, and tell
-whether its writer still runs: a sweep of leftovers (musicvid.files) removes nothing else, so a
+whether its writer still runs: a sweep of leftovers (musicvid.core.files) removes nothing else, so a
 person's dotfiles and editor swap files beside an output are never taken for ours."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Sequence
 # The released checkpoints were trained with " ; " between context lines.
 CONTEXT_SEPARATOR = " ; "
 
-# The kinds of a storyboard's scenes (musicvid.storyboard, docs/storyboard.md); each has its own context.
+# The kinds of a storyboard's scenes (musicvid.storyboard.board, docs/storyboard.md); each has its own context.
 SCENE_KINDS = ("intro", "lyric", "break", "outro")
 
 # Sentence punctuation, dashes, and hyphens that do not join two words. The lyrics ViPE was trained on

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 from fontTools.ttLib import TTFont
 
-from musicvid.assets import LYRICS_CJK_FONT, LYRICS_FONT
+from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
+from musicvid.core.workdir import FONTS
 from musicvid.lyrics.transcript import Transcript
-from musicvid.review import listed
-from musicvid.storyboard import Storyboard
-from musicvid.workdir import FONTS
+from musicvid.storyboard.board import Storyboard
+from musicvid.storyboard.table import listed
 from vipe_core.atomic import atomic_path, write_text
 
 SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold once sung, white before

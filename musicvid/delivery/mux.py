@@ -28,13 +28,13 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from musicvid import ffmpeg
-from musicvid.errors import RenderError
-from musicvid.settings import RenderSettings
-from musicvid.workdir import FONTS
+from musicvid.core import ffmpeg
+from musicvid.core.errors import RenderError
+from musicvid.core.workdir import FONTS
+from musicvid.settings.render import RenderSettings
 from vipe_core.atomic import atomic_path
 
-# The filter of each interpolator musicvid.settings.INTERPOLATORS names (tests/test_one_source checks the names).
+# The filter of each interpolator musicvid.settings.render.INTERPOLATORS names (tests/test_one_source checks the names).
 INTERPOLATORS = {
     "minterpolate": "minterpolate=fps={fps}:mi_mode=mci:mc_mode=aobmc:me_mode=bidir:vsbmc=1",
     "blend": "framerate=fps={fps}:interp_start=0:interp_end=255:scene=100",  # always blend, never cut

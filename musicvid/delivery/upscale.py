@@ -21,22 +21,8 @@ from typing import Iterable, Iterator
 import numpy as np
 import torch
 import torch.nn.functional as F
-from PIL import Image
 
-
-def cover(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """`frame` scaled by Lanczos to cover width × height `size`, centred, in one resampling."""
-    height, width = frame.shape[:2]
-    if (width, height) == tuple(size):
-        return frame
-    scale = max(size[0] / width, size[1] / height)
-    window_w, window_h = size[0] / scale, size[1] / scale
-    left, top = (width - window_w) / 2, (height - window_h) / 2
-    box = (left, top, left + window_w, top + window_h)
-    return np.asarray(Image.fromarray(frame).resize(tuple(size), Image.Resampling.LANCZOS, box=box))
-
-
-UPSCALE_BATCH = 4  # frames per pass of the network on a GPU
+from musicvid.settings.presets import UPSCALE_BATCH
 
 
 class Upscaler:

@@ -27,13 +27,13 @@ from typing import Iterator, Protocol
 
 import numpy as np
 
-from musicvid.audio import SAMPLE_RATE
+from musicvid.core.audio import SAMPLE_RATE
+from musicvid.core.progress import Progress
 from musicvid.lyrics.anchors import ANCHOR_TOLERANCE, Anchor, anchors
 from musicvid.lyrics.singing import CLIP_LEAD, VOICED_SHARE, Voice
 from musicvid.lyrics.transcribe import LONGEST_LINE_SECONDS, hear, lines_at_pauses, sung_segments
 from musicvid.lyrics.transcript import Line, Transcript, Word, has_words
 from musicvid.models.loading import ASRModel
-from musicvid.progress import Progress
 
 WINDOW_SECONDS = 30.0  # Whisper's
 # Lines aligned together in one window: enough to fill it, few enough that lines sung later do not

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from musicvid.errors import UserError
-from musicvid.files import check_file, file_sha256, parse_json
+from musicvid.core.errors import UserError
+from musicvid.core.files import check_file, file_sha256, parse_json
 from musicvid.lyrics.transcript import Line, Transcript, fit_to_duration, has_words
+from musicvid.settings.song import PLAIN, TIMED
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
 # to sing it, so that an instrumental gap after it still becomes a break.
@@ -27,8 +28,7 @@ _SRT_TIME = re.compile(r"(-?)(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(-?)(\d+):(\d+):
 _MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 _SECTION = re.compile(r"^\[[^\]]*\]$")
-PLAIN = ".txt"
-TIMED = (".lrc", ".srt", ".json")
+
 # A lyrics file is read whole and its every word aligned to the song. The longest songs' lyrics (minutes
 # of fast rap) run to about 40,000 characters; past 100,000 it is no song's, and aligning it would hold the
 # page's one job slot for minutes.

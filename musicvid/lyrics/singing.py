@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from musicvid.audio import SAMPLE_RATE
+from musicvid.core.audio import SAMPLE_RATE
 from musicvid.lyrics.transcript import Line, Word
 
 # Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a

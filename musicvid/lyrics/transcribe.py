@@ -16,11 +16,11 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from musicvid.audio import SAMPLE_RATE
+from musicvid.core.audio import SAMPLE_RATE
+from musicvid.core.progress import Progress
 from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, may_be_sung, where_sung
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.loading import ASRModel
-from musicvid.progress import Progress
 
 # A stretch sung without such a pause is cut where Whisper cut it, once it lasts longer than this.
 LONGEST_LINE_SECONDS = 10.0

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from musicvid.files import invalid, json_number, json_share, json_string, parse_json
+from musicvid.core.files import invalid, json_number, json_share, json_string, parse_json
 from vipe_core.atomic import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to

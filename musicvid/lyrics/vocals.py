@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from musicvid.audio import SAMPLE_RATE, decode
+from musicvid.core.audio import SAMPLE_RATE, decode
 
 # Demucs cuts a song into segments; a quarter of each overlaps the next, so no seam is heard.
 OVERLAP = 0.25

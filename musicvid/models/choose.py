@@ -1,20 +1,17 @@
 """Which models a run loads, from a preset and the per-model options (each checked before anything loads
 against what it names, musicvid.models.names: a URL, a folder that is not there, a checkpoint of another
-family), and the registry that loads them. The presets themselves are data (musicvid.models.presets)."""
+family), and the registry that loads them. The presets themselves are data (musicvid.settings.presets)."""
 
 from __future__ import annotations
 
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING
 
-from musicvid.errors import UserError
+from musicvid.core.errors import UserError
 from musicvid.models.loading import check_video_model, diffusion_family
 from musicvid.models.names import check_model
-from musicvid.models.presets import ASR_BACKENDS, FAMILIES, PRESETS, TINY, WHISPER_LARGE, ModelSet
 from musicvid.models.registry import ModelRegistry
-
-if TYPE_CHECKING:
-    from musicvid.model_choice import ModelChoice
+from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.presets import ASR_BACKENDS, FAMILIES, PRESETS, TINY, WHISPER_LARGE, ModelSet
 
 
 def models_of(choice: ModelChoice) -> ModelSet:

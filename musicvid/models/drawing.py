@@ -11,13 +11,13 @@ from typing import Any
 
 import torch
 
-from musicvid.errors import UserError
-from musicvid.files import file_sha256
-from musicvid.loras import Loras
+from musicvid.core.errors import UserError
+from musicvid.core.files import file_sha256
 from musicvid.models import tiny
 from musicvid.models.loading import MODEL_KINDS, as_unavailable, auto_precision, first_line, load_diffusion, obtain
 from musicvid.models.precision import Precision
-from musicvid.models.presets import TINY, ModelSet
+from musicvid.settings.loras import Loras
+from musicvid.settings.presets import TINY, ModelSet
 
 # both backends' default fallback
 # What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors

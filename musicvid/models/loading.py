@@ -15,11 +15,11 @@ from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
-from musicvid.errors import UserError
+from musicvid.core.errors import UserError
 from musicvid.models import tiny
 from musicvid.models.names import ROLES, check_family, check_model
 from musicvid.models.precision import Precision, half_whisper
-from musicvid.models.presets import (
+from musicvid.settings.presets import (
     AUTO_UPSCALER,
     KNOWN_FAMILIES,
     LANCZOS,

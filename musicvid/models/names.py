@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from musicvid.errors import UserError
-from musicvid.files import is_url
-from musicvid.models.presets import LTX_PIPELINES, PIPELINE_FAMILIES, TINY
+from musicvid.core.errors import UserError
+from musicvid.core.files import is_url
+from musicvid.settings.presets import LTX_PIPELINES, PIPELINE_FAMILIES, TINY
 
 # A hub repository's name: a name, or an owner and a name (what else is named is a path on this machine)
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")

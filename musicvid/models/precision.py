@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
-from musicvid.models.presets import PRECISIONS
 from musicvid.models.readback import dtype_text
+from musicvid.settings.presets import PRECISIONS
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 HALF = (torch.float16, torch.bfloat16)

@@ -11,15 +11,15 @@ from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
-from musicvid.memory import RESERVE_GB, MemoryPlan, asr_dtype, drawing_weights, upscaler_name
 from musicvid.models.drawing import DRAWINGS_KEPT, Drawing, load_drawing
 from musicvid.models.loading import load_asr, load_separator, load_upscaler, load_video_model, load_vipe, resolve_device
+from musicvid.models.memory import RESERVE_GB, MemoryPlan, asr_dtype, drawing_weights, upscaler_name
 from musicvid.models.precision import Precision
-from musicvid.models.presets import ModelSet
 from musicvid.models.readback import GB
 from musicvid.models.scorer import load_scorer
 from musicvid.models.sizes import Unsized, weights
-from musicvid.timing import Timings
+from musicvid.models.timing import Timings
+from musicvid.settings.presets import ModelSet
 
 # What each role a stage asks the registry for loads, from the run's model set (a Drawing: load_drawing).
 Loader = Callable[[ModelSet, torch.device, Precision], Any]
@@ -35,7 +35,7 @@ LOADERS: dict[str, Loader] = {
 }
 
 
-# The stage of the memory plan (musicvid.memory) each role is used in; a Drawing's is "pictures"
+# The stage of the memory plan (musicvid.models.memory) each role is used in; a Drawing's is "pictures"
 ROLE_STAGES = {
     "asr": "transcribe",
     "separator": "transcribe",
@@ -76,7 +76,7 @@ class ModelRegistry:
     Each model's name, dtype and device as its stage leaves it are recorded in the stage's Timings.
     Models kept loaded are released, least recently used first, where the next would not fit beside them in the
     budget (`budget_gb`, by default on CUDA the memory free when first asked; no limit elsewhere), the next
-    needing what the job's memory plan (`plan`, musicvid.memory.render_plan) says its stage holds at most.
+    needing what the job's memory plan (`plan`, musicvid.models.memory.render_plan) says its stage holds at most.
     """
 
     def __init__(

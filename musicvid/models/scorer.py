@@ -7,14 +7,23 @@ published without a processor of its own (PickScore) takes the one it was traine
 
 from __future__ import annotations
 
-import torch
+from dataclasses import dataclass
+from typing import Any, Sequence
 
-from musicvid.assets import TINY_CLIP_TOKENIZER
+import numpy as np
+import torch
+from PIL import Image
+
+from musicvid.core.assets import TINY_CLIP_TOKENIZER
+from musicvid.core.errors import UserError
 from musicvid.models.loading import ModelUnavailable, auto_precision
+from musicvid.models.names import unavailable
 from musicvid.models.precision import Precision
-from musicvid.models.presets import TINY
 from musicvid.models.tiny import TINY_SEED
-from musicvid.pictures.scores import Scorer
+from musicvid.settings.presets import TINY, ModelSet
+from musicvid.settings.render import RenderSettings, picks_by_score
+
+BATCH = 16  # pictures and texts embedded at a time
 
 PICKSCORE = "yuvalkirstain/PickScore_v1"
 # PickScore is CLIP ViT-H/14 fine-tuned on people's preferences; its repository holds the weights alone.
@@ -44,6 +53,56 @@ def tiny_clip_scorer():
     side = vision["image_size"]
     images = CLIPImageProcessor(size={"shortest_edge": side}, crop_size={"height": side, "width": side})
     return model.eval(), CLIPProcessor(image_processor=images, tokenizer=tokenizer)
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """A CLIP-family model (CLIPModel's outputs: image_embeds, text_embeds) with its processor."""
+
+    model: Any
+    processor: Any
+    name: str
+
+    def score(self, images: Sequence[np.ndarray | Image.Image], texts: Sequence[str]) -> np.ndarray:
+        """The cosine of each picture with its text (pairs, in order), in batches of BATCH, in the model's dtype
+        on its device; texts longer than the model reads (77 tokens for CLIP) are cut."""
+        if len(images) != len(texts):
+            raise ValueError(f"{len(images)} pictures and {len(texts)} texts: they are scored in pairs")
+        weights = next(self.model.parameters())
+        cosines = []
+        for start in range(0, len(images), BATCH):
+            inputs = self.processor(
+                text=list(texts[start : start + BATCH]),
+                # (as pictures: a keyframe read from disk is a read-only array, which torch warns of)
+                images=[Image.fromarray(x) if isinstance(x, np.ndarray) else x for x in images[start : start + BATCH]],
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+            )
+            inputs = {
+                key: value.to(weights.device, weights.dtype if value.is_floating_point() else value.dtype)
+                for key, value in inputs.items()
+            }
+            with torch.inference_mode():
+                out = self.model(**inputs)
+            image, text = (
+                torch.nn.functional.normalize(e.float(), dim=-1) for e in (out.image_embeds, out.text_embeds)
+            )
+            cosines.append((image * text).sum(dim=-1).cpu().numpy())
+        return np.concatenate(cosines) if cosines else np.zeros(0, dtype=np.float32)
+
+
+def check_scorer(models: ModelSet, settings: RenderSettings) -> bool:
+    """Whether the render loads the keyframes' scorer: where it cannot be had (musicvid.models.names.unavailable)
+    it costs the scores alone, unless --keyframe-candidates over 1 or --reroll-below pick by it: then that is
+    refused now, before the work."""
+    missing = unavailable(models.scorer)
+    if missing and picks_by_score(settings):
+        raise UserError(
+            f"--keyframe-candidates and --reroll-below pick keyframes by their scores, but the scorer model {missing}: "
+            "give --scorer a model this machine has, or leave both out"
+        )
+    return missing is None
 
 
 def load_scorer(name: str, device: torch.device, precision: Precision | None = None) -> Scorer:

@@ -16,10 +16,11 @@ from typing import Callable
 
 import torch
 
-from musicvid.assets import TINY_CLIP_TOKENIZER
-from musicvid.errors import UserError
+from musicvid.core.assets import TINY_CLIP_TOKENIZER
+from musicvid.core.errors import UserError
 from musicvid.models import published, tiny
-from musicvid.models.presets import (
+from musicvid.models.readback import GB
+from musicvid.settings.presets import (
     DEMUCS,
     IP_ADAPTER,
     IP_ADAPTER_XL,
@@ -34,7 +35,6 @@ from musicvid.models.presets import (
     TAESD_XL,
     TINY,
 )
-from musicvid.models.readback import GB
 from vipe_core.released import DEFAULT_VIPE
 
 # The published diffusion models by the architecture they share with the random ones built here

@@ -1,6 +1,6 @@
 """Models of the real classes with random weights, built here from a fixed seed, with no download.
 
-The tiny preset's models (musicvid.models.presets.TINY) are as small as each class goes: every stage runs
+The tiny preset's models (musicvid.settings.presets.TINY) are as small as each class goes: every stage runs
 its real code path on a CPU in seconds. SD15_RANDOM is Stable Diffusion 1.5's architecture at full size,
 for benchmarks: compute does not depend on the weights' values. The tests' stand-ins of the hub's
 repositories (tests/standins.py) are built from the same sizes.
@@ -12,8 +12,8 @@ from fractions import Fraction
 
 import torch
 
-from musicvid.assets import TINY_CLIP_TOKENIZER, TINY_GPT2_TOKENIZER
-from musicvid.models.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
+from musicvid.core.assets import TINY_CLIP_TOKENIZER, TINY_GPT2_TOKENIZER
+from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
 from vipe_core.inference import ViPE
 
 TINY_SEED = 0

@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from musicvid.pictures.schedule import FrameSchedule
-from musicvid.settings import MOVES
+from musicvid.settings.render import MOVES
 
 MOVE = 0.12  # the deepest zoom of a move, mid-scene: slow over a line of a few seconds
 PULSE_ZOOM = 0.06  # a full pulse on the strongest beat
@@ -64,3 +64,15 @@ def look_through(frame: np.ndarray, view: View) -> np.ndarray:
     top = (height - window_h) / 2
     box = (left, top, left + window_w, top + window_h)
     return np.asarray(Image.fromarray(frame).resize((width, height), Image.Resampling.LANCZOS, box=box))
+
+
+def cover(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """`frame` scaled by Lanczos to cover width × height `size`, centred, in one resampling."""
+    height, width = frame.shape[:2]
+    if (width, height) == tuple(size):
+        return frame
+    scale = max(size[0] / width, size[1] / height)
+    window_w, window_h = size[0] / scale, size[1] / scale
+    left, top = (width - window_w) / 2, (height - window_h) / 2
+    box = (left, top, left + window_w, top + window_h)
+    return np.asarray(Image.fromarray(frame).resize(tuple(size), Image.Resampling.LANCZOS, box=box))

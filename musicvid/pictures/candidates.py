@@ -1,7 +1,7 @@
 """Best of N: each shown scene's keyframe drawn from --keyframe-candidates seeds in one batch, each candidate
 scored against the scene's lyric and prompt (musicvid.pictures.scores), and the one ranked first kept.
 
-The kept seed and its scores go into the storyboard (musicvid.picks), the kept picture into the keyed cache
+The kept seed and its scores go into the storyboard (musicvid.storyboard.picks), the kept picture into the keyed cache
 under the key the render's plan gives that scene and seed, so the render that follows keeps it. One candidate
 (the default) is the scene's own seed: nothing changes but that the keyframe is scored. --reroll-below draws
 further rounds of candidates for a scene whose kept keyframe scores below it, up to MAX_ROUNDS, and keeps the
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -24,9 +25,12 @@ from typing import Callable
 
 import numpy as np
 
+from musicvid.core.progress import Progress
+from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing
 from musicvid.models.loading import ModelUnavailable
-from musicvid.picks import MAX_ROUNDS, KeyframePick, candidate_seed, picks_by_score
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
 from musicvid.pictures.conditioning import SceneInputs, pinned_picture
 from musicvid.pictures.job import job_pipeline
@@ -34,10 +38,9 @@ from musicvid.pictures.plan import KeyframeKeys, Picture, uses_reference
 from musicvid.pictures.render import draw
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.scores import SceneScores, lyric_of, rank_candidates, score_keyframes
-from musicvid.progress import Progress
-from musicvid.run import Run
-from musicvid.settings import RenderSettings
-from musicvid.storyboard import Scene, Storyboard
+from musicvid.settings.render import MAX_ROUNDS, RenderSettings, picks_by_score
+from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.picks import KeyframePick, candidate_seed
 
 log = logging.getLogger("musicvid")
 
@@ -69,25 +72,33 @@ class Picked:
 
 
 def pick_keyframes(
-    run: Run, storyboard: Storyboard, schedule: FrameSchedule, save: Callable[[], object] = lambda: None
+    storyboard: Storyboard,
+    schedule: FrameSchedule,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    workdir: Workdir,
+    timings: Timings,
+    *,
+    stop: threading.Event | None = None,
+    quiet: bool = False,
+    save: Callable[[], object] = lambda: None,
 ) -> Picked:
     """Pick every shown scene's keyframe whose pick does not hold (module doc): its seed and pick are set in
     `storyboard`, its picture written to the work directory; `save` (the storyboard) is called now and then and
-    at the end. Stable Diffusion is loaded only if a candidate is to be drawn."""
-    settings, registry = run.settings, run.registry
+    at the end. Stable Diffusion is loaded only if a candidate is to be drawn; `stop` set ends it within a step."""
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
     keys = KeyframeKeys(storyboard, settings, drawing.key(registry.models))
-    todo = picks_to_make(storyboard, schedule.shown_scenes, keys, run)
+    todo = picks_to_make(storyboard, schedule.shown_scenes, keys, settings, registry.models.scorer, workdir)
     if not todo:
         return Picked(0, 0)
     keyframes = candidates = 0
     saved_at = time.monotonic()
     with (
         ExitStack() as loaded,
-        Progress("pick keyframes", total=len(todo), unit="scene", quiet=run.quiet) as progress,
+        Progress("pick keyframes", total=len(todo), unit="scene", quiet=quiet) as progress,
     ):
         try:
-            scorer = loaded.enter_context(registry.use("scorer", run.timings))
+            scorer = loaded.enter_context(registry.use("scorer", timings))
         except ModelUnavailable as error:
             if picks_by_score(settings):  # (refused before the work where that could be told: musicvid.checks)
                 raise
@@ -97,24 +108,27 @@ def pick_keyframes(
 
         def job():
             if not jobs:
-                pipe = loaded.enter_context(registry.use(drawing, run.timings))
+                pipe = loaded.enter_context(registry.use(drawing, timings))
                 jobs.append(job_pipeline(pipe, settings, registry.offloads("pictures")))
             return jobs[0]
 
         for choosing in todo:
             scene = storyboard.scenes[choosing.scenes[0]]
             if choosing.lost:  # the kept candidate's round drawn again as it was: the very same picture
-                pictures = draw_round(job(), run, storyboard, choosing, choosing.kept // choosing.per_round)
+                round = choosing.kept // choosing.per_round
+                pictures = draw_round(job(), storyboard, choosing, round, settings, timings, stop)
                 choosing.pixels = pictures[choosing.kept % choosing.per_round]
                 candidates += len(pictures)
             while choosing.kept is None or wants_more(choosing, scene, settings):
-                if scene.picture or (choosing.rounds == 0 and drawn_already(choosing, scene, keys, run)):
+                if scene.picture or (
+                    choosing.rounds == 0 and drawn_already(choosing, scene, keys, workdir, settings.size)
+                ):
                     pictures = None  # scored as it is
                 else:
-                    pictures = draw_round(job(), run, storyboard, choosing, choosing.rounds)
+                    pictures = draw_round(job(), storyboard, choosing, choosing.rounds, settings, timings, stop)
                     candidates += len(pictures)
-                keep_best(choosing, scorer, scene, run, pictures)
-            keyframes += keep(choosing, storyboard, keys, scorer.name, run)
+                keep_best(choosing, scorer, scene, pictures, settings, workdir, timings)
+            keyframes += keep(choosing, storyboard, keys, scorer.name, workdir)
             progress.advance()
             if time.monotonic() - saved_at > SAVE_EVERY_SECONDS:
                 save()
@@ -123,10 +137,16 @@ def pick_keyframes(
     return Picked(keyframes, candidates)
 
 
-def picks_to_make(storyboard: Storyboard, shown: list[int], keys: KeyframeKeys, run: Run) -> list[Choosing]:
+def picks_to_make(
+    storyboard: Storyboard,
+    shown: list[int],
+    keys: KeyframeKeys,
+    settings: RenderSettings,
+    scorer: str,
+    workdir: Workdir,
+) -> list[Choosing]:
     """The keyframes to pick, one per key of their first candidate (the returns of a motif share it), and
     those whose pick holds but whose picture is gone (drawn among others, it is drawn among them again)."""
-    settings, scorer = run.settings, run.registry.models.scorer
     count = settings.keyframe_candidates
     todo: dict[tuple, Choosing] = {}
     for index in shown:
@@ -136,7 +156,7 @@ def picks_to_make(storyboard: Storyboard, shown: list[int], keys: KeyframeKeys, 
         if holds and (count == 1 or pick.candidates == count or scene.picture):
             choosing = choosing_of(pick, index)  # a reroll goes on from the pick as it is
             kept_alone = pick.candidates == 1 or scene.picture  # (then the render draws it as it was)
-            choosing.lost = not kept_alone and stored_key(run.workdir.keyframe(index), settings.size) != pick.key
+            choosing.lost = not kept_alone and stored_key(workdir.keyframe(index), settings.size) != pick.key
             if not (choosing.lost or wants_more(choosing, scene, settings)):
                 continue
         elif count == 1 or scene.picture or pick is None or pick.seed != scene.seed:
@@ -163,17 +183,26 @@ def wants_more(choosing: Choosing, scene: Scene, settings: RenderSettings) -> bo
     return low and choosing.rounds < MAX_ROUNDS and not scene.picture
 
 
-def drawn_already(choosing: Choosing, scene: Scene, keys: KeyframeKeys, run: Run) -> bool:
+def drawn_already(
+    choosing: Choosing, scene: Scene, keys: KeyframeKeys, workdir: Workdir, size: tuple[int, int]
+) -> bool:
     """Whether a pick's first round is the keyframe on disk: one candidate, the scene's own seed, drawn by a
     render made before picks or by one killed after drawing it (then it is scored, not drawn again)."""
     own = choosing.per_round == 1 and choosing.from_seed == scene.seed
-    return own and stored_key(run.workdir.keyframe(scene.index), run.settings.size) == keys.key(scene)
+    return own and stored_key(workdir.keyframe(scene.index), size) == keys.key(scene)
 
 
-def draw_round(job, run: Run, storyboard: Storyboard, choosing: Choosing, round: int) -> np.ndarray:
+def draw_round(
+    job,
+    storyboard: Storyboard,
+    choosing: Choosing,
+    round: int,
+    settings: RenderSettings,
+    timings: Timings,
+    stop: threading.Event | None,
+) -> np.ndarray:
     """A round's candidates of a keyframe: its scene drawn from each candidate's seed, in batches of at most
     --batch-size (one batch, as a rule), as uint8 RGB pictures."""
-    settings = run.settings
     scene = storyboard.scenes[choosing.scenes[0]]
     first = round * choosing.per_round
     seeds = [candidate_seed(choosing.from_seed, n) for n in range(first, first + choosing.per_round)]
@@ -184,17 +213,25 @@ def draw_round(job, run: Run, storyboard: Storyboard, choosing: Choosing, round:
     inputs = SceneInputs(job, drafts, list(range(len(seeds))), settings)
     pictures = [Picture(Path(), "", n, None, 0.0) for n in range(len(seeds))]
     batches = [pictures[at : at + settings.batch_size] for at in range(0, len(pictures), settings.batch_size)]
-    return np.concatenate([draw(job, inputs, batch, settings, run.timings, run.stop) for batch in batches])
+    return np.concatenate([draw(job, inputs, batch, settings, timings, stop) for batch in batches])
 
 
-def keep_best(choosing: Choosing, scorer, scene: Scene, run: Run, pictures: np.ndarray | None) -> None:
+def keep_best(
+    choosing: Choosing,
+    scorer,
+    scene: Scene,
+    pictures: np.ndarray | None,
+    settings: RenderSettings,
+    workdir: Workdir,
+    timings: Timings,
+) -> None:
     """Score a round's candidates (None: the scene's keyframe as it is, pinned or on disk) and keep the best
     of them and the best so far; ties go to the earlier candidate."""
     as_it_is = pictures is None  # (then nothing is written: it is on disk, or the render writes the pinned one)
     if as_it_is:
-        source = Path(scene.picture) if scene.picture else run.workdir.keyframe(scene.index)
-        pictures = np.stack([pinned_picture(source, run.settings) if scene.picture else load_picture(source)])
-    with run.timings.measure("score keyframes"):
+        source = Path(scene.picture) if scene.picture else workdir.keyframe(scene.index)
+        pictures = np.stack([pinned_picture(source, settings) if scene.picture else load_picture(source)])
+    with timings.measure("score keyframes"):
         scores = score_keyframes(
             scorer, list(pictures), [scene.prompt] * len(pictures), [lyric_of(scene)] * len(pictures)
         )
@@ -209,7 +246,7 @@ def keep_best(choosing: Choosing, scorer, scene: Scene, run: Run, pictures: np.n
     choosing.rounds += 1
 
 
-def keep(choosing: Choosing, storyboard: Storyboard, keys: KeyframeKeys, scorer: str, run: Run) -> int:
+def keep(choosing: Choosing, storyboard: Storyboard, keys: KeyframeKeys, scorer: str, workdir: Workdir) -> int:
     """The pick in its scenes (their seed and pick) and its picture as their keyframes; returns how many
     keyframes were written."""
     written = 0
@@ -228,6 +265,6 @@ def keep(choosing: Choosing, storyboard: Storyboard, keys: KeyframeKeys, scorer:
             key,
         )
         if choosing.pixels is not None and not scene.picture:
-            save_picture(run.workdir.keyframe(index), choosing.pixels, key)
+            save_picture(workdir.keyframe(index), choosing.pixels, key)
             written += 1
     return written

@@ -11,13 +11,13 @@ import numpy as np
 import torch
 from PIL import Image
 
-from musicvid.delivery.upscale import cover
-from musicvid.errors import UserError
+from musicvid.core.errors import UserError
+from musicvid.pictures.camera import cover
 from musicvid.pictures.job import compute_device, has_reference_adapter, is_xl
 from musicvid.pictures.plan import Picture, reference_of
 from musicvid.pictures.slerp import align, slerp
-from musicvid.settings import RenderSettings
-from musicvid.storyboard import Storyboard
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import Storyboard
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,15 @@ video model's, each model taken from the run's registry for its part alone."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.timing import Timings
 from musicvid.pictures.job import job_pipeline
 from musicvid.pictures.plan import Picture, plan_pictures, stale_pictures, uses_reference
 from musicvid.pictures.render import render_pictures
@@ -20,8 +24,8 @@ from musicvid.pictures.transitions import (
     stale_transitions,
     video_job,
 )
-from musicvid.run import Run
-from musicvid.storyboard import Storyboard
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import Storyboard
 
 
 @dataclass(frozen=True)
@@ -39,10 +43,11 @@ class PicturePlan:
     stale: set[Path]
 
 
-def plan_drawing(run: Run, storyboard: Storyboard, schedule: FrameSchedule) -> PicturePlan:
+def plan_drawing(
+    storyboard: Storyboard, schedule: FrameSchedule, settings: RenderSettings, registry: ModelRegistry, workdir: Workdir
+) -> PicturePlan:
     """Every picture of `schedule` keyed by its inputs (keyframes alone with the run's `settings.preview`),
     and which of them a killed run left undone or an edit made stale."""
-    settings, registry, workdir = run.settings, run.registry, run.workdir
     by_video = settings.transitions == "video" and not settings.preview
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
     groups = plan_pictures(storyboard, schedule, settings, drawing.key(registry.models), workdir, by_video)
@@ -54,26 +59,54 @@ def plan_drawing(run: Run, storyboard: Storyboard, schedule: FrameSchedule) -> P
     return PicturePlan(storyboard, schedule, drawing, groups, transitions, stale)
 
 
-def draw_pictures(run: Run, plan: PicturePlan, on_saved: Callable[[Path], object] = lambda path: None) -> int:
+def draw_pictures(
+    plan: PicturePlan,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    workdir: Workdir,
+    timings: Timings,
+    *,
+    stop: threading.Event | None = None,
+    quiet: bool = False,
+    on_saved: Callable[[Path], object] = lambda path: None,
+) -> int:
     """The plan's stale pictures; returns how many were drawn. With --transitions video, Stable Diffusion
     draws the keyframes, then the video model the frames between them (musicvid.pictures.transitions).
-    `on_saved` hears of each picture once it is on disk."""
+    `on_saved` hears of each picture once it is on disk; `stop` set ends it within a denoising step."""
     drawn = 0
     if any(p.path in plan.stale for group in plan.groups for p in group):
-        drawn += draw_keyframes_and_morphs(run, plan, on_saved)
+        drawn += draw_keyframes_and_morphs(plan, settings, registry, timings, stop, quiet, on_saved)
     if any(p.path in plan.stale for t in plan.transitions for p in t.pictures):
         # (Stable Diffusion is released by now: no name here holds it while the video model loads)
-        with run.registry.use("video", run.timings) as loaded:
-            job = video_job(loaded, run.settings, run.registry.offloads("transitions"))
-            drawn += render_transitions(job, run, plan.storyboard, plan.transitions, plan.stale, on_saved)
+        with registry.use("video", timings) as loaded:
+            job = video_job(loaded, settings, registry.offloads("transitions"))
+            transitions, stale = plan.transitions, plan.stale
+            drawn += render_transitions(
+                job,
+                plan.storyboard,
+                transitions,
+                stale,
+                settings,
+                workdir,
+                timings,
+                stop=stop,
+                quiet=quiet,
+                on_saved=on_saved,
+            )
     return drawn
 
 
-def draw_keyframes_and_morphs(run: Run, plan: PicturePlan, on_saved: Callable[[Path], object]) -> int:
+def draw_keyframes_and_morphs(
+    plan: PicturePlan,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    timings: Timings,
+    stop: threading.Event | None,
+    quiet: bool,
+    on_saved: Callable[[Path], object],
+) -> int:
     """Stable Diffusion's pictures of the plan, in a function of their own so that its pipeline and the job
     made of it are let go when it returns."""
-    with run.registry.use(plan.drawing, run.timings) as loaded:
-        job = job_pipeline(loaded, run.settings, run.registry.offloads("pictures"))
-        return render_pictures(
-            job, plan.storyboard, plan.groups, plan.stale, run.settings, run.timings, run.quiet, run.stop, on_saved
-        )
+    with registry.use(plan.drawing, timings) as loaded:
+        job = job_pipeline(loaded, settings, registry.offloads("pictures"))
+        return render_pictures(job, plan.storyboard, plan.groups, plan.stale, settings, timings, quiet, stop, on_saved)

@@ -11,12 +11,12 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from musicvid.errors import RenderError
+from musicvid.core.errors import RenderError
+from musicvid.core.workdir import Workdir
 from musicvid.pictures.cache import load_picture
 from musicvid.pictures.schedule import FrameSchedule
-from musicvid.settings import RenderSettings
-from musicvid.storyboard import Storyboard
-from musicvid.workdir import Workdir
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import Storyboard
 
 
 class PendingPictures:

@@ -12,7 +12,7 @@ from typing import Collection
 import torch
 
 from musicvid.models.loading import job_pipeline_of
-from musicvid.settings import RenderSettings
+from musicvid.settings.render import RenderSettings
 
 log = logging.getLogger("musicvid")
 
@@ -22,7 +22,7 @@ def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     loaded pipeline (batch, web page) is never changed under another job's denoising loop: its
     scheduler keeps state per call. The models' own switches below are set for this job; the callers
     run one job at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
-    switches (musicvid.memory), by default those the settings ask for."""
+    switches (musicvid.models.memory), by default those the settings ask for."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
     from diffusers.utils.torch_utils import is_compiled_module
 

@@ -1,6 +1,6 @@
 """The music's pulse, per video frame: how far each frame moves a morph, and the accent of strong beats.
 
-The song's onset strength and beats come from musicvid.audio.find_beats, the tracker the scenes' cuts
+The song's onset strength and beats come from musicvid.core.audio.find_beats, the tracker the scenes' cuts
 are placed with too. Frame k's motion is the onset strength inside its interval ((k-1)/fps, k/fps], raised
 where a beat falls in it, plus a floor so that the picture rests between beats but never freezes. The
 frame schedule shares each morph out in proportion (musicvid.pictures.schedule), so a morph still starts
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from musicvid.audio import Beats
+from musicvid.core.audio import Beats
 
 BEAT_BOOST = 1.0  # a beat adds this many times the mean motion to its frame
 FLOOR = 0.05  # the least a frame moves, as a share of the mean

@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.files import check_picture
+from musicvid.core.files import check_picture
+from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import file_digest
 from musicvid.pictures.cache import picture_key, stored_key
 from musicvid.pictures.schedule import FrameSchedule
-from musicvid.settings import RenderSettings
-from musicvid.storyboard import Scene, Storyboard
-from musicvid.workdir import Workdir
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import Scene, Storyboard
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,15 @@ from typing import Callable
 import numpy as np
 import torch
 
-from musicvid.errors import Cancelled
+from musicvid.core.errors import Cancelled
+from musicvid.core.progress import Progress
+from musicvid.models.timing import Timings
 from musicvid.pictures.cache import save_picture
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.job import compute_device
 from musicvid.pictures.plan import Picture
-from musicvid.progress import Progress
-from musicvid.settings import RenderSettings
-from musicvid.storyboard import Storyboard
-from musicvid.timing import Timings
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import Storyboard
 
 WRITE_AHEAD = 2  # groups of pictures that may wait to be written while the next is drawn
 

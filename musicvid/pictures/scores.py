@@ -15,59 +15,21 @@ rank_candidates orders several keyframes drawn for one scene, best first (best-o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
-import torch
 from PIL import Image
 
-from musicvid.storyboard import Scene, Storyboard
+from musicvid.models.scorer import Scorer
+from musicvid.storyboard.board import Scene, Storyboard
 
 CLIP_SCORE_WEIGHT = 2.5  # CLIPScore's w
-BATCH = 16  # pictures and texts embedded at a time
 
 
 def clip_score(cos: float | np.ndarray) -> float | np.ndarray:
     """CLIPScore of a cosine (or of each of an array): 2.5 × max(cos, 0)."""
     scores = CLIP_SCORE_WEIGHT * np.maximum(cos, 0.0)
     return float(scores) if np.ndim(scores) == 0 else scores
-
-
-@dataclass(frozen=True)
-class Scorer:
-    """A CLIP-family model (CLIPModel's outputs: image_embeds, text_embeds) with its processor."""
-
-    model: Any
-    processor: Any
-    name: str
-
-    def score(self, images: Sequence[np.ndarray | Image.Image], texts: Sequence[str]) -> np.ndarray:
-        """The cosine of each picture with its text (pairs, in order), in batches of BATCH, in the model's dtype
-        on its device; texts longer than the model reads (77 tokens for CLIP) are cut."""
-        if len(images) != len(texts):
-            raise ValueError(f"{len(images)} pictures and {len(texts)} texts: they are scored in pairs")
-        weights = next(self.model.parameters())
-        cosines = []
-        for start in range(0, len(images), BATCH):
-            inputs = self.processor(
-                text=list(texts[start : start + BATCH]),
-                # (as pictures: a keyframe read from disk is a read-only array, which torch warns of)
-                images=[Image.fromarray(x) if isinstance(x, np.ndarray) else x for x in images[start : start + BATCH]],
-                return_tensors="pt",
-                padding=True,
-                truncation=True,
-            )
-            inputs = {
-                key: value.to(weights.device, weights.dtype if value.is_floating_point() else value.dtype)
-                for key, value in inputs.items()
-            }
-            with torch.inference_mode():
-                out = self.model(**inputs)
-            image, text = (
-                torch.nn.functional.normalize(e.float(), dim=-1) for e in (out.image_embeds, out.text_embeds)
-            )
-            cosines.append((image * text).sum(dim=-1).cpu().numpy())
-        return np.concatenate(cosines) if cosines else np.zeros(0, dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -92,7 +54,7 @@ class SceneScores:
 
 
 def picked_scores(storyboard: Storyboard) -> dict[int, SceneScores]:
-    """The scores the storyboard records of each picked keyframe (musicvid.picks), by scene index."""
+    """The scores the storyboard records of each picked keyframe (musicvid.storyboard.picks), by scene index."""
     return {s.index: SceneScores(s.pick.lyric, s.pick.prompt) for s in storyboard.scenes if s.pick}
 
 

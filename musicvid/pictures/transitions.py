@@ -20,32 +20,26 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection
+from typing import Callable, Collection
 
 import numpy as np
 import torch
 from PIL import Image
 
-from musicvid.delivery.upscale import cover
+from musicvid.core.progress import Progress
+from musicvid.core.workdir import Workdir
 from musicvid.models.loading import job_pipeline_of
+from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, picture_key, save_picture
+from musicvid.pictures.camera import cover
 from musicvid.pictures.job import offload
 from musicvid.pictures.plan import Picture, stale_pictures
 from musicvid.pictures.render import stop_between_steps
 from musicvid.pictures.schedule import FrameSchedule
-from musicvid.progress import Progress
-from musicvid.settings import RenderSettings
-from musicvid.storyboard import Storyboard
-from musicvid.workdir import Workdir
+from musicvid.settings.geometry import FRAME_STEP, MAX_CLIP_FRAMES, drawn_size
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import Storyboard
 
-if TYPE_CHECKING:  # (the run's registry plans memory by this module's sizes)
-    from musicvid.run import Run
-
-# LTX-Video's VAE compresses 8 frames into one (plus the first alone) and 32 × 32 pixels into one latent
-FRAME_STEP, SIZE_STEP = 8, 32
-# The longest clip drawn: 5 s at 24 fps, within what LTX-Video 0.9.5 draws well; a longer morph is the
-# clip slowed down. A clip's cost grows with its frames (and its attention with their square).
-MAX_CLIP_FRAMES = 121
 # LTX-Video's recipe for 0.9.5, as its authors give it: guidance 3, and for its timestep-aware VAE a little
 # noise at the decode and on the conditioning pictures.
 LTX_SAMPLING = dict(guidance_scale=3.0, decode_timestep=0.05, decode_noise_scale=0.025, image_cond_noise_scale=0.025)
@@ -68,11 +62,6 @@ def clip_rate(length: int, fps: float) -> int:
 def clip_index(t: float, frames: int) -> int:
     """The clip's frame that shows the morph at t (0: the first keyframe, 1: the next)."""
     return round(t * (frames - 1))
-
-
-def drawn_size(size: tuple[int, int]) -> tuple[int, int]:
-    """The size LTX-Video draws a video of `size` at: each side down to a step of 32 (at least 32)."""
-    return tuple(max(SIZE_STEP, side // SIZE_STEP * SIZE_STEP) for side in size)
 
 
 def transition_prompt(start: str, end: str, style: str) -> str:
@@ -188,21 +177,25 @@ def stale_transitions(transitions: list[Transition], settings: RenderSettings) -
 
 def render_transitions(
     pipe,
-    run: Run,
     storyboard: Storyboard,
     transitions: list[Transition],
     stale: set[Path],
+    settings: RenderSettings,
+    workdir: Workdir,
+    timings: Timings,
+    *,
+    stop: threading.Event | None = None,
+    quiet: bool = False,
     on_saved: Callable[[Path], object] = lambda path: None,
 ) -> int:
     """Draw the transitions that hold a `stale` frame (their keyframes on disk already); returns how many
-    frames were written anew. `on_saved` hears of each frame once it is on disk."""
+    frames were written anew. `on_saved` hears of each frame once it is on disk; `stop` set ends it within a step."""
     from diffusers.utils.torch_utils import get_module_execution_device
 
-    settings, workdir, timings, stop = run.settings, run.workdir, run.timings, run.stop
     device = get_module_execution_device(pipe.transformer)  # (under --low-vram's offloading too)
     todo = [t for t in transitions if any(p.path in stale for p in t.pictures)]
     written = 0
-    with Progress("transitions", total=sum(len(t.pictures) for t in todo), unit="frame", quiet=run.quiet) as progress:
+    with Progress("transitions", total=sum(len(t.pictures) for t in todo), unit="frame", quiet=quiet) as progress:
         for transition in todo:
             start, end = storyboard.scenes[transition.scene], storyboard.scenes[transition.target]
             ends = (load_picture(workdir.keyframe(transition.scene)), load_picture(workdir.keyframe(transition.target)))

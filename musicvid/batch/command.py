@@ -1,0 +1,377 @@
+"""`musicvid batch PLAYLIST -o DIR`: render every song of an M3U/M3U8 playlist, a folder or a CSV.
+
+Before the first render every row is planned and checked: its cells, its own output name (two rows
+never write one file; a row that repeats an earlier one is made once), the files it names, and the
+upscaler. Models are loaded once for the whole batch; a song that fails is reported and the batch
+goes on. A rerun skips songs whose video exists (unless --force) and resumes cut-off songs through
+the render's own work directory. Exit 0 if every song succeeded, 1 if any failed, 2 if the playlist
+itself is unusable. The playlist is read by musicvid.batch.playlist, report.json written by
+musicvid.batch.report."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from musicvid.batch.playlist import Entry, Job, output_file_name, read_playlist, row_hash, title_slug
+from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_report, note, table
+from musicvid.checks import check_before_work
+from musicvid.core.errors import UserError
+from musicvid.core.files import check_file, check_output, file_identity, same_file
+from musicvid.core.workdir import Workdir, video_name
+from musicvid.models.scorer import check_scorer
+from musicvid.run import inputs_of, outputs_of
+from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.presets import ModelSet
+from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.settings.song import SongRequest
+
+INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "playlist",
+        type=Path,
+        help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,output,[per-song settings])",
+    )
+    p.add_argument("-o", "--output", type=Path, required=True, help="folder for the videos, report.json and the table")
+    p.add_argument("--workdir", type=Path, help="folder for the songs' work directories (default musicvid-work/)")
+    SongRequest.add_options(p, skip=("title", "artist", "workdir"))  # title and artist: per song
+    ModelChoice.add_options(p)
+    RenderSettings.add_options(p)
+    p.add_argument("--force", action="store_true", help="render songs again even if their video exists")
+    p.add_argument("--engine", choices=("local", "ray"), default="local", help="local (one process) or ray")
+    p.add_argument("--address", help="Ray cluster to join (e.g. auto); default: start Ray on this machine")
+    p.add_argument(
+        "--workers", type=int, help="Ray actors, each keeping its models loaded (default: one per GPU, else 1)"
+    )
+    p.add_argument(
+        "--gpus-per-song", type=float, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)"
+    )
+
+
+# --- per-song settings --------------------------------------------------------------------------
+
+
+def song_settings(
+    entry: Entry, request: SongRequest, given: dict, models, base: Path, where: str
+) -> tuple[SongRequest, RenderSettings]:
+    """This song's request (the batch's with the song's file, names and cells) and its settings, resolved
+    from the command line's options (`given`) with the row's cells over them; each cell is checked. A
+    column is a per-song setting, by its option's name or its field's; relative paths in a row are
+    relative to the CSV, like its songs."""
+    changes: dict[type, dict] = {SongRequest: {}, RenderSettings: {}}
+    try:
+        for column, text in entry.overrides.items():
+            owner = next((cls for cls in (*changes, ModelChoice) if cls.column(column)), None)
+            f = owner.column(column) if owner else None
+            if f is None or not f.metadata["per_song"]:
+                shared = " (the whole batch shares it: give it on the command line)" if f else ""
+                raise UserError(f"column '{column}' is not a per-song setting{shared}")
+            changes[owner][f.name] = owner.parse(f.name, text, base)
+        request = dataclasses.replace(
+            request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest]
+        )
+        settings = resolve_render_settings(models, given, changes[RenderSettings])
+    except UserError as e:
+        raise UserError(f"{where}: {e}") from None
+    return request, settings
+
+
+# --- planning -----------------------------------------------------------------------------------
+
+
+def resolved(request: SongRequest) -> SongRequest:
+    """The request with every path it names made absolute: how two rows are told to be the same."""
+    paths = {
+        f.name: value.resolve()
+        for f in dataclasses.fields(request)
+        if isinstance(value := getattr(request, f.name), Path)
+    }
+    return dataclasses.replace(request, **paths)
+
+
+@dataclass
+class Naming:
+    """A job's output name while names are decided: its stem and whether the row named it."""
+
+    job: Job
+    stem: str
+    suffix: str
+    named: bool  # from the row's output cell: never changed, and refused when it clashes
+
+    def file_name(self) -> str:
+        return video_name(self.stem, self.job.settings.preview, self.suffix)
+
+    def files(self) -> set[str]:
+        """What the job writes in -o, as a case-insensitive file system tells names apart."""
+        return {path.name.casefold() for path in outputs_of(Path(self.file_name()), self.job.settings)}
+
+
+def clash(namings: list[Naming]) -> bool:
+    """Whether jobs of one stem cannot have it: they are of different songs (with --workdir they would
+    share a work directory), or two would write one file (a video and its preview write distinct ones)."""
+    songs = {naming.job.request.song.resolve() for naming in namings}
+    files = [name for naming in namings for name in naming.files()]
+    return len(songs) > 1 or len(files) != len(set(files))
+
+
+def by_stem(namings: list[Naming]) -> list[list[Naming]]:
+    groups: dict[str, list[Naming]] = {}
+    for naming in namings:
+        groups.setdefault(naming.stem.casefold(), []).append(naming)
+    return list(groups.values())
+
+
+def name_outputs(namings: list[Naming], playlist: Path) -> None:
+    """Every job's own stem: where automatic names clash, each gets its row's hash; names the rows gave
+    that still clash are refused, naming both rows."""
+    for group in by_stem(namings):
+        if clash(group):
+            for naming in group:
+                if not naming.named:
+                    naming.stem += "-" + row_hash(naming.job.entry)
+    for group in by_stem(namings):
+        if clash(group):
+            first, second = sorted(group, key=lambda naming: not naming.named)[:2]
+            raise UserError(
+                f"{first.job.where(playlist)} and {second.job.label} would both be named {first.stem} in -o: "
+                "give each row an output of its own"
+            )
+
+
+def plan(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
+    """One job per row, each with its own output in -o (and with --workdir its own work directory); a
+    row with the same song and settings as an earlier row, naming no other output, repeats it. Each
+    cell is checked here."""
+    request = SongRequest(song=args.playlist, **SongRequest.given(args))
+    from musicvid.models.choose import models_of  # (torch: not for the command line's start)
+
+    models, given = models_of(choice), RenderSettings.given(args)
+    settings = resolve_render_settings(models, given)  # the command line's alone: a mistake there names no row
+    base = args.playlist if args.playlist.is_dir() else args.playlist.parent
+    jobs: list[Job] = []
+    namings: list[Naming] = []
+    first: dict[tuple, Job] = {}  # ((resolved request, settings), output cell or None) -> the job
+    for number, entry in enumerate(entries, start=1):
+        job = Job(number, entry, request, settings)
+        where = job.where(args.playlist)
+        job.request, job.settings = song_settings(entry, request, given, models, base, where)
+        try:
+            stem, suffix = output_file_name(entry.output) if entry.output else (None, ".mp4")
+        except UserError as e:
+            raise UserError(f"{where}: {e}") from None
+        same, named = (resolved(job.request), job.settings), (stem + suffix).casefold() if stem else None
+        earlier = first.get((same, named))
+        if earlier is not None:
+            job.same_as = earlier.number
+        else:
+            first.setdefault((same, None), job)  # a row that names no output repeats the first of its kind
+            first[(same, named)] = job
+            automatic = title_slug(entry.title or "") or entry.path.stem
+            namings.append(Naming(job, stem or automatic, suffix, named=stem is not None))
+        jobs.append(job)
+    name_outputs(namings, args.playlist)
+    for naming in namings:
+        job = naming.job
+        job.output = args.output / naming.file_name()
+        if args.workdir:
+            job.request = dataclasses.replace(job.request, workdir=args.workdir / naming.stem)
+    for job in jobs:
+        if job.same_as is not None:
+            job.output = jobs[job.same_as - 1].output
+    return jobs
+
+
+# --- running ------------------------------------------------------------------------------------
+
+
+def render_one(job: Job, registry) -> Result:
+    from musicvid.pipeline import make_video
+
+    started = time.perf_counter()
+    result = Result(song=str(job.entry.path), status="done", output=str(job.output))
+    try:
+        # rows of one song share its work directory (without --workdir): one waits for another's render
+        result.duration = make_video(job.request, job.settings, registry, output=job.output, wait=True).duration
+    except KeyboardInterrupt:
+        raise
+    except Exception as error:  # any one song's failure is reported; the batch goes on
+        result.status, result.error = "failed", str(error) or type(error).__name__
+    result.seconds = round(time.perf_counter() - started, 2)
+    return result
+
+
+def render_locally(registry, jobs: list[Job], finished) -> None:
+    for job in jobs:
+        finished(job, render_one(job, registry))
+
+
+class SongRenderer:
+    """A Ray actor: loads the models once, then renders the songs it is handed."""
+
+    def __init__(self, choice: ModelChoice):
+        from musicvid.models.choose import registry_of
+
+        self.registry = registry_of(choice, keep_loaded=True)
+
+    def render(self, job: Job) -> Result:
+        return render_one(job, self.registry)
+
+
+def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
+    """Songs as tasks on Ray actors (one GPU each where the cluster has GPUs). An actor whose process
+    dies is restarted and its song retried once; a song that still fails is reported as failed."""
+    import ray
+
+    from musicvid.storyboard.form import compile_librosa
+
+    compile_librosa()  # once, before the workers start
+    if not ray.is_initialized():
+        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
+    cluster = ray.cluster_resources()
+    gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if cluster.get("GPU") else 0.0)
+    workers = args.workers or (int(cluster["GPU"] // gpus) if gpus else 1)
+    actor = ray.remote(num_cpus=1, num_gpus=gpus, max_restarts=1, max_task_retries=1)(SongRenderer)
+    idle = [actor.remote(choice) for _ in range(max(1, min(workers, len(jobs))))]
+    waiting, running = list(jobs), {}
+    while waiting or running:
+        while waiting and idle:
+            worker, job = idle.pop(), waiting.pop(0)
+            running[worker.render.remote(job)] = (job, worker)
+        [ready], _ = ray.wait(list(running), num_returns=1)
+        job, worker = running.pop(ready)
+        try:
+            result = ray.get(ready)
+        except ray.exceptions.RayError as error:  # the worker died twice on this song
+            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            result = Result(str(job.entry.path), "failed", str(job.output), error=f"worker failed: {reason}")
+        idle.append(worker)
+        finished(job, result)
+
+
+def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet) -> None:
+    """Refuse, before any render, a row to make that would write over a file another row reads (its video,
+    .srt, .ass, or any file of its work directory), or whose outputs or named files would fail it later
+    (musicvid.checks.check_before_work), in one sentence that names the row. Another row's input first: no
+    --overwrite lets that be replaced."""
+    read = {
+        file_identity(path): (what, job)
+        for job in jobs
+        for what, path in inputs_of(job.request, settings=job.settings).items()
+    }
+    for job in todo:
+        for output in outputs_of(job.output, job.settings):
+            what, reader = read.get(file_identity(output), (None, job))
+            if reader is not job:  # its own inputs: check_before_work names them
+                raise UserError(
+                    f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
+                )
+        check_workdir_unread(job, jobs, playlist)
+    for job in todo:
+        try:
+            check_before_work(job.request, job.settings, job.output, named=job.entry.output is not None)
+            check_scorer(models, job.settings)
+        except UserError as e:
+            raise UserError(f"{job.where(playlist)}: {e}") from None
+
+
+def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path) -> None:
+    """Refuse another row's input that is a file of `job`'s work directory, which `job` writes (a row of one
+    work directory with it reads what is its own: check_before_work judges that)."""
+    if not (job.request.workdir or job.request.song.is_file()):
+        return
+    workdir = Workdir.of_song(job.request.song, job.request.workdir)
+    for reader in jobs:
+        if reader.request.workdir is None and not reader.request.song.is_file():
+            continue
+        if same_file(Workdir.of_song(reader.request.song, reader.request.workdir).root, workdir.root):
+            continue
+        for what, path in inputs_of(reader.request, settings=reader.settings).items():
+            if name := workdir.holds(path):
+                raise UserError(
+                    f"{reader.where(playlist)}: its {what} {path} is the {name} of {job.label}'s work directory, "
+                    "which that row writes: copy it elsewhere first"
+                )
+
+
+def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], finished) -> None:
+    """Every job, in playlist order: repeats, skipped rows and missing songs finished at once, the
+    others rendered (on Ray or here)."""
+    from musicvid.core.ffmpeg import declared_duration
+
+    to_render = []
+    for job in jobs:
+        if job.same_as is not None:
+            finished(job, Result(str(job.entry.path), "repeat", str(job.output), same_as=job.same_as))
+        elif job.number in skipped:
+            finished(job, Result(str(job.entry.path), "skipped", str(job.output), declared_duration(job.output)))
+        else:
+            try:  # a song that is not there, or a pipe, is reported as failed like one that is not audio
+                check_file(job.request.song, "audio file")
+                to_render.append(job)
+            except UserError as error:
+                finished(job, Result(str(job.entry.path), "failed", str(job.output), error=str(error)))
+    if to_render and args.engine == "ray":
+        render_on_ray(args, choice, to_render, finished)
+    elif to_render:
+        render_locally(registry, to_render, finished)
+
+
+def run(args) -> int:
+    if args.engine == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise UserError(INSTALL_RAY) from None
+    entries = read_playlist(args.playlist)
+    out_dir: Path = args.output
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
+    report = out_dir / REPORT_NAME
+    check_output(report, "-o")
+    # Every row is planned and checked before the first song is rendered: a bad row costs nothing.
+    from musicvid.models.choose import models_of, registry_of  # (torch: not for the command line's start)
+
+    choice = ModelChoice(**ModelChoice.given(args))
+    jobs = plan(args, entries, choice)
+    check_report(report, jobs, args.playlist, bool(args.overwrite))
+    choice.check_upscaler_used(job.settings for job in jobs)
+    made = [job for job in jobs if job.same_as is None]
+    skipped = {job.number for job in made if job.output.exists() and not args.force}
+    todo = [job for job in made if job.number not in skipped]
+    check_jobs(todo, jobs, args.playlist, models_of(choice))
+    # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
+    registry = registry_of(choice, keep_loaded=args.engine == "local")
+    if any(job.settings.resolution for job in todo):
+        with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing
+            pass
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    results: dict[int, Result] = {}
+    writer = ReportWriter(report, args.playlist, len(jobs))
+
+    def finished(job: Job, result: Result) -> None:
+        results[job.number] = result
+        told = f"{result.status}: {note(result)}" if note(result) else result.status
+        print(f"[{len(results)}/{len(jobs)}] {job.entry.path}: {told}", file=sys.stderr, flush=True)
+        writer.add(job.number, result)
+
+    try:
+        run_jobs(args, choice, registry, jobs, skipped, finished)
+    finally:
+        writer.close()  # the rows finished so far, however the batch ends (Ctrl-C, a failure)
+    ordered = [results[n] for n in sorted(results)]
+    print(table(ordered))
+
+    def has_video(result: Result) -> bool:
+        return (results[result.same_as] if result.same_as else result).status != "failed"
+
+    ok = sum(map(has_video, ordered))
+    print(f"\n{ok}/{len(ordered)} songs ok; report: {report}")
+    return 0 if ok == len(ordered) else 1

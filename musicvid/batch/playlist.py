@@ -1,0 +1,184 @@
+"""A batch's playlist, read: an M3U/M3U8 playlist, a folder of audio files or a CSV, as one Entry per
+row, and what a row's cells say about its name in -o (musicvid.batch.command plans and renders them).
+
+A playlist is refused, before any planning, beyond MAX_ROWS rows or MAX_PLAYLIST_BYTES: each row is a
+render of minutes on a GPU, so a bigger one is a mistake or is better split into several batches."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import VIDEO_SUFFIXES, check_file, is_url
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
+
+AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
+PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
+# A row is a render of minutes on a GPU: 1,000 rows are two days or more of one GPU's time, and a
+# longer list is likelier a mistake (a folder of a whole library) than a plan; split it into batches.
+MAX_ROWS = 1000
+# MAX_ROWS rows of long paths and every per-song column take well under this; a bigger file is not read.
+MAX_PLAYLIST_BYTES = 16 * 1024 * 1024
+NAMED_COLUMNS = ("title", "artist", "output")  # a CSV's columns besides path that are no setting
+# A file name is at most 255 bytes on common file systems: room is left for "-<hash>.preview.mkv".
+MAX_NAME_BYTES = 200
+MAX_TITLE_BYTES = 100
+
+
+@dataclass
+class Entry:
+    """One song of a playlist: where it is, and what the playlist says about it."""
+
+    path: Path
+    title: str | None = None
+    artist: str | None = None
+    overrides: dict[str, str] = field(default_factory=dict)  # CSV column -> text, as written
+    output: str | None = None  # the CSV's output cell: the video's file name inside -o
+
+
+def _read_text(path: Path) -> str:
+    check_file(path, "playlist")
+    if path.stat().st_size > MAX_PLAYLIST_BYTES:
+        raise UserError(
+            f"{path} is over {MAX_PLAYLIST_BYTES // 1024**2} MB: more than a playlist of {MAX_ROWS} songs takes"
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise UserError(f"cannot read playlist {path}: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:  # plain .m3u is often Latin-1
+        text = data.decode("latin-1")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _split_artist_title(text: str) -> tuple[str | None, str | None]:
+    if " - " in text:
+        artist, title = (part.strip() for part in text.split(" - ", 1))
+        return title or None, artist or None
+    return text.strip() or None, None
+
+
+def song_path(text: str, playlist: Path, number: int) -> Path:
+    """A row's song as its playlist names it: a path, relative to the playlist's folder; a URL is refused in
+    one sentence naming it as written (a batch renders files on this machine)."""
+    if is_url(text):
+        raise UserError(
+            f"{playlist} line {number}: {text} is a URL; a batch renders audio files on this machine: download it, "
+            "or give its path"
+        )
+    song = Path(text)
+    return song if song.is_absolute() else playlist.parent / song
+
+
+def read_m3u(path: Path) -> Iterator[Entry]:
+    title = artist = None
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("#EXTINF:"):
+            title, artist = _split_artist_title(line.partition(",")[2])
+        elif line.startswith("#"):
+            continue
+        else:
+            yield Entry(song_path(line, path, number), title, artist)
+            title = artist = None
+
+
+def read_folder(path: Path) -> Iterator[Entry]:
+    songs = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in AUDIO_SUFFIXES)
+    return (Entry(song) for song in songs)
+
+
+def read_csv(path: Path) -> Iterator[Entry]:
+    reader = csv.DictReader(io.StringIO(_read_text(path)))
+    if "path" not in (reader.fieldnames or ()):
+        raise UserError(f"{path}: a batch CSV needs a header row with a 'path' column (then title, artist, options)")
+    for number, row in enumerate(reader, start=2):
+        song = (row.pop("path") or "").strip()
+        if not song:
+            raise UserError(f"{path} line {number}: empty path")
+        title, artist, output = ((row.pop(column, None) or "").strip() or None for column in NAMED_COLUMNS)
+        overrides = {key.strip(): value.strip() for key, value in row.items() if key and value and value.strip()}
+        yield Entry(song_path(song, path, number), title, artist, overrides, output)
+
+
+def read_playlist(path: Path) -> list[Entry]:
+    """The playlist's rows, refused if there are none or more than MAX_ROWS (read no further)."""
+    if path.is_dir():
+        rows = read_folder(path)
+    elif not path.exists():
+        raise UserError(f"playlist not found: {path}")
+    elif path.suffix.lower() in PLAYLIST_SUFFIXES:
+        rows = read_m3u(path)
+    elif path.suffix.lower() == ".csv":
+        rows = read_csv(path)
+    else:
+        raise UserError(f"{path}: not a playlist (use .m3u, .m3u8, .csv or a folder of audio files)")
+    entries = list(itertools.islice(rows, MAX_ROWS + 1))
+    if not entries:
+        raise UserError(f"{path}: no songs in it")
+    if len(entries) > MAX_ROWS:
+        raise UserError(
+            f"{path} has more than {MAX_ROWS} songs, more than a batch takes (each is a render of minutes on a "
+            "GPU): split it into several playlists"
+        )
+    return entries
+
+
+# --- what a row's cells say about its name ------------------------------------------------------
+
+
+def output_file_name(text: str) -> tuple[str, str]:
+    """The stem and suffix of an `output` cell: a plain file name inside -o, with a video suffix or
+    none (then .mp4)."""
+    name = Path(text)
+    if name.name != text or text.startswith(".") or not text.isprintable() or len(text.encode()) > MAX_NAME_BYTES:
+        raise UserError(f"output {text!r} must be a plain file name inside -o (no folders), e.g. video.mp4")
+    if not name.suffix:
+        return text, ".mp4"
+    if name.suffix.lower() not in VIDEO_SUFFIXES:
+        raise UserError(f"output {text!r} must end in {', '.join(VIDEO_SUFFIXES)} or have no suffix (then .mp4)")
+    return name.stem, name.suffix
+
+
+def title_slug(title: str) -> str:
+    """A title as a file name: its letters and digits, anything else as single dashes ('' if none)."""
+    slug = re.sub(r"\W+", "-", title).strip("-")
+    return slug.encode()[:MAX_TITLE_BYTES].decode(errors="ignore").rstrip("-")
+
+
+def row_hash(entry: Entry) -> str:
+    """What tells a row from another of the same name: the song's full path and the row's own cells, as
+    written (so a rerun of the same playlist gives the same names; the command line's options, which
+    every row shares, change none). Not its preview cell: a preview is named as its video, with .preview."""
+    cells = {"title": entry.title, "artist": entry.artist, **entry.overrides, "preview": None}
+    text = "\n".join([str(entry.path.resolve()), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+@dataclass
+class Job:
+    number: int  # 1-based place in the playlist
+    entry: Entry
+    request: SongRequest  # this song's settings
+    settings: RenderSettings
+    output: Path | None = None  # in -o, once every row's name is decided
+    same_as: int | None = None  # an earlier job with the same song and settings, which makes this video
+
+    @property
+    def label(self) -> str:
+        return f"song {self.number} ({self.entry.path.name})"
+
+    def where(self, playlist: Path) -> str:
+        return f"{playlist} {self.label}"

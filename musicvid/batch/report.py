@@ -1,0 +1,154 @@
+"""A batch's report.json in -o: every row's outcome in playlist order, written as rows finish; and the
+table of them printed at the end.
+
+musicvid writes report.json only over a report of its own: a file whose JSON has `"made_by": "musicvid
+batch"` (written from this version on), or has exactly the keys playlist, total and songs (the shape
+batches wrote before it). Another file there (a person's JSON, anything else, a link) is replaced only
+with --overwrite; a row's input or the playlist at that name never is. Both are refused before any work."""
+
+from __future__ import annotations
+
+import json
+import math
+import stat
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from musicvid.batch.playlist import Job
+from musicvid.core.errors import UserError
+from musicvid.core.files import remove_temporaries, same_file
+from musicvid.run import inputs_of
+from musicvid.settings.song import SongRequest
+from musicvid.storyboard.board import Storyboard, load_storyboard
+from vipe_core.atomic import write_json
+
+REPORT_NAME = "report.json"
+MADE_BY = "musicvid batch"  # the mark of a report musicvid wrote, which a batch may replace
+EARLIER_KEYS = {"playlist", "total", "songs"}  # a report written before the mark
+# A report of the most rows a batch takes is a few MB; a bigger file is no report, and is not read.
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+# Rewritten after every row, the report took time quadratic in the rows (4,000 rows of repeats: 125 s);
+# written at most this often, a killed batch's report lacks only the rows of its last seconds.
+WRITE_INTERVAL_SECONDS = 2.0
+
+
+@dataclass
+class Result:
+    song: str
+    status: str  # done, skipped (video already there), failed, or repeat (made by the song `same_as`)
+    output: str
+    duration: float | None = None
+    seconds: float = 0.0
+    error: str = ""
+    same_as: int | None = None  # a repeat's earlier row, by its number in the playlist
+
+
+def note(result: Result) -> str:
+    """Why a song failed, or which song made a repeat's video."""
+    return f"same as song {result.same_as}" if result.same_as else result.error
+
+
+def table(results: list[Result]) -> str:
+    rows = [("status", "seconds", "duration", "output", "note")]
+    for r in results:
+        duration = "" if r.duration is None else f"{r.duration:.1f}"
+        rows.append((r.status, f"{r.seconds:.1f}", duration, r.output, note(r)))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
+
+
+def written_by_batch(path: Path) -> bool:
+    """Whether `path` is a report a musicvid batch wrote: a plain file (no link) of a report's size whose
+    JSON has the mark, or the shape of the reports before it."""
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_BYTES:
+            return False
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    return data.get("made_by") == MADE_BY or (data.keys() == EARLIER_KEYS and isinstance(data["songs"], list))
+
+
+def _storyboard(request: SongRequest, read: dict[Path, Storyboard | None]) -> Storyboard | None:
+    """The row's storyboard, read once per file, for its pinned pictures; None where there is none or it
+    cannot be read (then it names no pictures, and a row to make is refused for it by its own check)."""
+
+    path = request.storyboard_file
+    if path is not None and path not in read:
+        try:
+            read[path] = load_storyboard(path)
+        except UserError:
+            read[path] = None
+    return read.get(path) if path is not None else None
+
+
+def check_report(report: Path, jobs: list[Job], playlist: Path, overwrite: bool) -> None:
+    """Refuse, before any work, a report path that is the playlist or any row's input (its song, lyrics,
+    storyboard, reference or pinned pictures; even with --overwrite), or a file that is not a batch's
+    report (without `overwrite`)."""
+
+    if same_file(report, playlist):
+        raise UserError(
+            f"the playlist {playlist} is {report}, where the batch writes its report: give -o another folder"
+        )
+    storyboards: dict[Path, Storyboard | None] = {}
+    for job in jobs:
+        for what, path in inputs_of(job.request, _storyboard(job.request, storyboards), job.settings).items():
+            if same_file(report, path):
+                raise UserError(
+                    f"{job.where(playlist)}: its {what} is {report}, where the batch writes its report: give -o "
+                    "another folder"
+                )
+    if not overwrite and (report.is_symlink() or report.exists()) and not written_by_batch(report):
+        raise UserError(
+            f"{report} exists and is no report of a musicvid batch: give --overwrite to replace it, or -o another folder"
+        )
+
+
+class ReportWriter:
+    """report.json as rows finish, in playlist order, always a whole JSON document (written atomically):
+    at once where WRITE_INTERVAL_SECONDS have passed since the last write, else by a timer when they
+    have, and at the end (`close`, also when the batch is stopped or fails)."""
+
+    def __init__(self, path: Path, playlist: Path, total: int):
+        self.path, self.playlist, self.total = path, playlist, total
+        self.rows: dict[int, dict] = {}  # number in the playlist -> the row as written
+        self.pending = False  # rows not written yet
+        self.written_at = -math.inf
+        self.timer: threading.Timer | None = None
+        self.lock = threading.Lock()  # the timer's thread writes too
+        remove_temporaries(path)  # what a batch killed as it wrote the report left
+
+    def add(self, number: int, result: Result) -> None:
+        with self.lock:
+            self.rows[number] = asdict(result)
+            self.pending = True
+            wait = self.written_at + WRITE_INTERVAL_SECONDS - time.monotonic()
+            if wait <= 0:
+                self._write()
+            elif self.timer is None:
+                self.timer = threading.Timer(wait, self.flush)
+                self.timer.daemon = True  # never keeps a stopped batch alive
+                self.timer.start()
+
+    def flush(self) -> None:
+        with self.lock:
+            self.timer = None
+            self._write()
+
+    def close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.flush()
+
+    def _write(self) -> None:
+        if self.pending:
+            songs = [self.rows[number] for number in sorted(self.rows)]
+            report = {"made_by": MADE_BY, "playlist": str(self.playlist), "total": self.total, "songs": songs}
+            write_json(self.path, report)
+            self.pending, self.written_at = False, time.monotonic()

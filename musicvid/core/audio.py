@@ -1,0 +1,148 @@
+"""Audio in: decode any file ffmpeg reads, once, to 16 kHz mono float32; its duration, hash, tags and beats."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from musicvid.core import ffmpeg
+from musicvid.core.errors import UserError
+from musicvid.core.files import check_file, file_sha256
+
+MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
+
+SAMPLE_RATE = 16_000  # what Whisper expects
+# A file that decodes to less than this share of the length its header declares, and misses more than
+# half a second of it, is cut off: a valid MP3 of a fraction of a second, whose length without a Xing
+# header is estimated from its bit rate, can declare a frame or two (tens of ms) more than it holds.
+TRUNCATION_TOLERANCE = 0.9
+TRUNCATION_SLACK_SECONDS = 0.5
+BEAT_HOP = 256  # 16 ms: several onset values per video frame at up to 60 fps
+
+
+@dataclass(frozen=True)
+class AudioInfo:
+    path: str
+    sha256: str
+    duration: float
+    title: str
+    artist: str
+
+
+@dataclass(frozen=True)
+class Audio:
+    info: AudioInfo
+    samples: np.ndarray  # float32, mono, SAMPLE_RATE
+
+
+def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: float | None = None) -> np.ndarray:
+    """All of the first audio stream as float32 samples (16 kHz mono unless asked otherwise; channels
+    interleaved). With `max_seconds`, ffmpeg stops just past it, so a file whose header lies about its
+    length still cannot fill the memory."""
+    command = [
+        ffmpeg.exe(),
+        "-hide_banner",
+        "-nostdin",
+        "-i",
+        ffmpeg.file_url(path),
+        *(["-t", f"{max_seconds + 1:.3f}"] if max_seconds is not None else []),
+        "-map",
+        "0:a:0",
+        "-vn",
+        "-ac",
+        str(channels),
+        "-ar",
+        str(rate),
+        "-f",
+        "f32le",
+        "pipe:1",
+    ]
+    result = subprocess.run(command, capture_output=True)
+    stderr = result.stderr.decode("utf-8", "replace")
+    if result.returncode != 0:
+        raise UserError(f"{path} is not audio that ffmpeg can read: {ffmpeg.reason(stderr)}")
+    samples = np.frombuffer(result.stdout, dtype=np.float32).copy()  # writable, as torch wants
+    if samples.size == 0:
+        raise UserError(f"{path} contains no audio samples")
+    decoded = samples.size / (rate * channels)
+    declared = ffmpeg.parse_duration(stderr)
+    if max_seconds is not None and decoded > max_seconds:
+        raise UserError(too_long(path, decoded, max_seconds))
+    if declared and declared - decoded > max((1 - TRUNCATION_TOLERANCE) * declared, TRUNCATION_SLACK_SECONDS):
+        raise UserError(
+            f"{path} looks truncated or corrupt: its header says {declared:.1f} s but only {decoded:.1f} s decode"
+        )
+    return samples
+
+
+def too_long(path: Path, seconds: float, max_seconds: float) -> str:
+    return f"{path} lasts {seconds / 60:.1f} minutes; the limit is {max_seconds / 60:g} minutes"
+
+
+def check_length(path: Path, max_seconds: float) -> None:
+    """Refuse a song longer than the limit by what its header declares, before decoding any of it."""
+    declared = ffmpeg.declared_duration(path)
+    if declared is not None and declared > max_seconds:
+        raise UserError(too_long(path, declared, max_seconds))
+
+
+def read_tags(path: Path) -> tuple[str, str]:
+    """(title, artist) from the file's tags, else from an "Artist - Title" file name, else the stem."""
+    title = artist = ""
+    try:
+        import mutagen
+
+        tags = mutagen.File(path, easy=True)
+        if tags is not None and tags.tags is not None:
+            title = (tags.get("title") or [""])[0].strip()
+            artist = (tags.get("artist") or [""])[0].strip()
+    except Exception:  # tags are a convenience: any unreadable tag block just means "no tags"
+        pass
+    if not title:
+        stem = path.stem
+        if " - " in stem:
+            name_artist, name_title = (part.strip() for part in stem.split(" - ", 1))
+            title, artist = name_title, artist or name_artist
+        else:
+            title = stem
+    return title, artist
+
+
+@dataclass(frozen=True)
+class Beats:
+    """The song's pulse, once for all that follows it: the scenes' cuts and the morphs' pacing."""
+
+    onset: np.ndarray  # onset strength per hop
+    times: np.ndarray  # the time of each hop (s)
+    beats: np.ndarray  # hops where a beat falls
+
+    @property
+    def seconds(self) -> list[float]:
+        """Where the beats fall (s)."""
+        return self.times[self.beats].tolist()
+
+
+def find_beats(samples: np.ndarray) -> Beats:
+    """librosa's onset strength (spectral flux: where a sound starts) and its beat tracker on it."""
+    import librosa
+
+    onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    _, beats = librosa.beat.beat_track(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    times = librosa.frames_to_time(np.arange(onset.size), sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    return Beats(onset, times, np.asarray(beats, dtype=int))
+
+
+def load_audio(path: str | Path, max_seconds: float = MAX_SONG_SECONDS) -> Audio:
+    """The song decoded, refused (before decoding, where its header tells) if longer than `max_seconds`."""
+    path = Path(path)
+    check_file(path, "audio file")
+    check_length(path, max_seconds)
+    samples = decode(path, max_seconds=max_seconds)
+    title, artist = read_tags(path)
+    info = AudioInfo(
+        path=str(path), sha256=file_sha256(path), duration=samples.size / SAMPLE_RATE, title=title, artist=artist
+    )
+    return Audio(info=info, samples=samples)

@@ -1,0 +1,227 @@
+"""Files a person hands the app, checked before use, and the temporaries a killed run left behind
+(written by vipe_core.atomic.atomic_path)."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+import warnings
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from musicvid.core.errors import UserError
+from vipe_core.atomic import TEMPORARY_MARK, temporary_of
+
+# What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
+VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
+# A picture a person gives (a pinned keyframe) is read whole: a PNG of a few KB can declare 30000x30000
+# pixels. 40 megapixels (8000x5000, a large camera's photo) take 120 MB decoded; the header says the size.
+MAX_PICTURE_PIXELS = 40_000_000
+# What a URL starts with (http://, https://, file:///, s3://): a name that is one is no path on this machine.
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+@lru_cache(maxsize=64)
+def _sha256(path: Path, size: int, modified: int) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """A file's SHA-256, read once per version of the file (its size and time) in a process: a song is
+    hashed to find its work directory before it is decoded, and a LoRA is 10–200 MB."""
+    path = Path(path)
+    stat = path.stat()
+    return _sha256(path.resolve(), stat.st_size, stat.st_mtime_ns)
+
+
+def writer_gone(pid: int) -> bool:
+    """Whether no process `pid` runs here (a killed run's temporary, no longer written)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: alive
+        return False
+    return False
+
+
+def remove_temporaries(path: str | os.PathLike) -> None:
+    """What a killed run left of its writes to `path`: our temporaries of that name (vipe_core.atomic)
+    whose writer no longer runs. Nothing else beside it is touched: `.o.mp4.bak`, vim's `.o.srt.swp`."""
+    path = Path(path)
+    if path.parent.is_dir():
+        for leftover in path.parent.glob(f"{glob.escape(TEMPORARY_MARK)}*"):
+            made = temporary_of(leftover)
+            if made and made[1] == path.name and writer_gone(made[0]) and leftover.is_file():
+                leftover.unlink(missing_ok=True)
+
+
+def remove_all_temporaries(folder: str | os.PathLike) -> None:
+    """Every temporary of ours a killed run left in a work directory this run holds (no other run writes
+    there); a person's own files there stay."""
+    folder = Path(folder)
+    if folder.is_dir():
+        for leftover in folder.glob(f"{glob.escape(TEMPORARY_MARK)}*"):
+            if temporary_of(leftover) and leftover.is_file():
+                leftover.unlink(missing_ok=True)
+
+
+def check_file(path: Path, what: str) -> None:
+    """Refuse, in one sentence, a path that is not a readable, non-empty regular file. Checked before
+    it is opened: a FIFO or a device would block the read or never end it."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise UserError(f"{what} not found: {path}") from None
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise UserError(f"{path} is a directory, not a file ({what} wanted)")
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{path} is not a regular file (a pipe or a device?); give the {what} itself")
+    try:
+        with path.open("rb") as f:
+            empty = not f.read(1)
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror}") from None
+    if empty:
+        raise UserError(f"{path} is empty (0 bytes)")
+
+
+def is_url(text: str) -> bool:
+    return URL.match(text) is not None
+
+
+def kind_of(path: Path) -> str | None:
+    """What is at `path`, links followed: "file", "folder" or "special file" (a pipe, a device); None where
+    nothing is."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "special file"
+
+
+def check_output(path: Path, what: str = "output") -> None:
+    """Refuse, before any work, an output that could not be written at the end of it."""
+    if path.is_dir():
+        raise UserError(f"{what} {path} is a directory: give a file name, e.g. {path / 'video.mp4'}")
+    folder = path.parent
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        raise UserError(f"{what} {path} cannot be written: {existing} is a file, not a folder")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{what} {path} cannot be written: the folder {existing} is read-only")
+
+
+def check_video_name(path: Path, what: str = "-o") -> None:
+    """Refuse an output name that is not a video container the encoder writes (`-o v.srt`)."""
+    if path.suffix.lower() not in VIDEO_SUFFIXES:
+        raise UserError(f"{what} {path} must name a video file ending in {', '.join(VIDEO_SUFFIXES)}")
+
+
+def resolved(path: Path) -> Path:
+    """`path` made absolute, its links followed; a loop of symbolic links is refused in one sentence."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a loop: RuntimeError up to Python 3.12, OSError since
+        raise UserError(f"{path} leads into a loop of symbolic links") from None
+
+
+def file_identity(path: Path) -> tuple | Path:
+    """What names one file whatever its name: its device and inode where it exists (hard links share
+    them), else its resolved path."""
+    try:
+        status = path.stat()
+    except OSError:
+        return resolved(path)
+    return status.st_dev, status.st_ino
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two names are one file: the same resolved path, or (links) the same inode."""
+    if resolved(a) == resolved(b):
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_inputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
+    """Refuse, before any work, a run that would write any of its outputs over one of its inputs
+    (`inputs`: what each is -> its path)."""
+    for output in outputs:
+        for what, source in inputs.items():
+            if same_file(output, source):
+                raise UserError(f"{output} is the {what}: the run would write over it; give -o another name")
+
+
+def check_picture(path: Path, what: str = "picture") -> tuple[int, int]:
+    """A picture's width × height; refused if it is not an image, if its header declares more than
+    MAX_PICTURE_PIXELS (checked before it is decoded), or if it does not decode whole (a truncated PNG is
+    named now, not after the storyboard's work)."""
+    from PIL import Image
+
+    check_file(path, what)
+    too_big = f"more than the {MAX_PICTURE_PIXELS // 1_000_000} megapixels a picture may have; scale it down first"
+    with warnings.catch_warnings():  # Pillow's warning of a big picture: refused below, in our words
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        try:
+            image = Image.open(path)  # reads the header only
+        except Image.DecompressionBombError:  # Pillow's own limit, far above ours
+            raise UserError(f"{what} {path} has {too_big}") from None
+        except (OSError, SyntaxError, ValueError):
+            raise UserError(f"{what} {path} is not an image (PNG, JPEG, WebP, ...)") from None
+        with image:
+            width, height = image.size
+            if width * height > MAX_PICTURE_PIXELS:
+                raise UserError(f"{what} {path} is {width}x{height} pixels, {too_big}")
+            try:
+                image.load()
+            except (OSError, SyntaxError, ValueError) as error:
+                raise UserError(f"{what} {path} does not decode whole: {error}") from None
+    return width, height
+
+
+def invalid(document: str, where: str, reason: str) -> UserError:
+    """A field of a JSON document a person gave that breaks a rule: the document, the field, the reason."""
+    return UserError(f"{document}: {where} {reason}")
+
+
+def json_number(value: Any, document: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise invalid(document, where, f"must be a number, got {value!r}")
+    return float(value)
+
+
+def json_string(value: Any, document: str, where: str) -> str:
+    if not isinstance(value, str):
+        raise invalid(document, where, f"must be a string, got {value!r}")
+    return value
+
+
+def json_share(value: Any, document: str, where: str) -> float | None:
+    """A confidence or probability: absent, or a number from 0 to 1."""
+    if value is not None and not 0 <= json_number(value, document, where) <= 1:
+        raise invalid(document, where, f"must be from 0 to 1, got {value!r}")
+    return value
+
+
+def parse_json(text: str, what: str) -> Any:
+    """JSON a person gave us, or one sentence saying why it is not usable."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{what} is not valid JSON: {e}") from None
+    except RecursionError:
+        raise UserError(f"{what} is nested too deeply to be a storyboard or transcript") from None

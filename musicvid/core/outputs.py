@@ -1,0 +1,95 @@
+"""What a render writes outside its work directory (the video, its .srt, its .ass with captions), and
+whether it may replace what is already at those names.
+
+An output replaces only a file that musicvid wrote there for this song: the work directory's
+outputs.json records, per output path, the sizes and digests of the last contents its runs wrote
+there, each recorded before it is renamed into place (so a run killed between the two still owns its
+file). Any other file at an output's name (a hand-made .srt, another song's video) is refused before
+any work, in one sentence, unless the person gives --overwrite. The video that `-o` names is the
+person's own choice of name, and is replaced. No input is ever an output, whatever its name.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import (
+    file_sha256,
+    parse_json,
+    resolved,
+)
+from musicvid.core.workdir import Workdir
+from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, atomic_path, write_json
+
+KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
+
+
+def check_name_length(path: Path) -> None:
+    """Refuse a name too long to write through a temporary beside it (the file system's limit, less
+    what a temporary's name adds)."""
+    try:
+        most = os.pathconf(next(p for p in (path.parent, *path.parents) if p.exists()), "PC_NAME_MAX")
+    except (OSError, ValueError, StopIteration):
+        most = 255
+    if len(os.fsencode(path.name)) > most - TEMPORARY_EXTRA_BYTES:
+        raise UserError(
+            f"the file name {path.name[:40]}… is too long ({len(os.fsencode(path.name))} bytes; musicvid writes "
+            f"names of at most {most - TEMPORARY_EXTRA_BYTES}): give -o a shorter one"
+        )
+
+
+# --- what a work directory's runs wrote ---------------------------------------------------------
+
+
+def _record(workdir: Workdir) -> dict[str, list]:
+    """outputs.json: resolved output path -> [[size, sha256], ...], the newest last (a broken record is
+    an empty one: then nothing is ours, and nothing is replaced without --overwrite)."""
+    try:
+        data = parse_json(workdir.outputs.read_text(encoding="utf-8"), str(workdir.outputs))
+    except (OSError, UnicodeDecodeError, UserError):
+        return {}
+    written = data.get("written") if isinstance(data, dict) else None
+    return written if isinstance(written, dict) else {}
+
+
+def written_here(path: Path, workdir: Workdir) -> bool:
+    """Whether the file at `path` is one that a run of `workdir` wrote there (its size, then its hash)."""
+    versions = _record(workdir).get(str(resolved(path)), [])
+    size = path.stat().st_size
+    sized = [v for v in versions if isinstance(v, list) and len(v) == 2 and v[0] == size]
+    return bool(sized) and any(v[1] == file_sha256(path) for v in sized)
+
+
+def check_replaceable(paths: list[Path], workdir: Workdir, overwrite: bool) -> None:
+    """Refuse, before any work, to replace a file at one of `paths` that musicvid did not write there for
+    this song (as `workdir` records), unless `overwrite`."""
+    for path in paths:
+        if overwrite or not path.exists():
+            continue
+        if not path.is_file() or not written_here(path, workdir):
+            raise UserError(
+                f"{path} exists and musicvid did not write it for this song: give --overwrite to replace it, or "
+                "-o another name"
+            )
+
+
+def remember(workdir: Workdir, output: Path, content: Path) -> None:
+    """Record in `workdir` that `content` is about to be renamed onto `output`."""
+    record = _record(workdir)
+    versions = [v for v in record.get(str(resolved(output)), []) if isinstance(v, list)]
+    record[str(resolved(output))] = [*versions, [content.stat().st_size, file_sha256(content)]][-KEPT_VERSIONS:]
+    write_json(workdir.outputs, {"written": record})
+
+
+def write_output(workdir: Workdir, output: Path, text: str | None = None, copy_of: Path | None = None) -> None:
+    """`output` written with `text`, or as a copy of the file `copy_of`, recorded as ours before it is
+    renamed into place."""
+    with atomic_path(output) as tmp:
+        if copy_of is not None:
+            shutil.copyfile(copy_of, tmp)
+        else:
+            tmp.write_text(text or "", encoding="utf-8")
+        remember(workdir, output, tmp)

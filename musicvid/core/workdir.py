@@ -1,0 +1,263 @@
+"""A song's work directory: every file a run keeps there, named in one place, held by one run at a
+time, and of one song.
+
+The layout (docs/cli.md): transcript.json, storyboard.json, keyframes/<scene>.png, frames/<frame>.png,
+contact_sheet.png, video.mp4 (or preview.mp4), lyrics.srt, lyrics.ass with its fonts/, timings.json,
+score.json and score.png (`musicvid score`: musicvid.review.score), outputs.json (what its runs wrote outside it:
+musicvid.core.outputs) and the lock file. A rerun reads what an earlier one left, so these names never change.
+
+A run removes the temporaries a killed run left before it resumes (musicvid.core.files); a second run on
+the same folder would remove the first's files as it writes them. So each run holds an OS file lock on
+the folder's lock file for as long as it works there: the OS releases it when the run ends, however it
+ends (a SIGKILL too), so a killed run never leaves a folder locked. The sweep takes only names of our
+temporaries (`.musicvid-<pid>.<name>.<random><suffix>`), never the lock or a person's file.
+
+What a work directory caches is of the song whose hash its storyboard and transcript record: another
+song there is refused (`check_song`), so it can never reuse that song's storyboard or pictures.
+
+A work directory is musicvid's or empty (`check_ours`): a folder that holds files musicvid did not make is
+refused before any work, naming one, --overwrite or not. The lock file marks a folder musicvid works in: one
+without it holds a person's files alone, whatever their names (their own video.mp4, keyframes/0000.png). In
+a folder of its own, musicvid writes only the names above, so what a person keeps there (notes, an editor's
+swap file beside storyboard.json) is never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from filelock import FileLock, Timeout
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import file_sha256, kind_of, remove_all_temporaries, remove_temporaries, resolved, same_file
+
+log = logging.getLogger("musicvid")
+
+WORK_ROOT = Path("musicvid-work")
+LOCK = ".musicvid-lock"
+FONTS = "fonts"  # the folder beside an ASS script that holds its fonts (musicvid.delivery.captions and mux)
+
+
+class WorkdirBusy(UserError):
+    """Another run holds the work directory."""
+
+
+def video_name(stem: str, preview: bool, suffix: str = ".mp4") -> str:
+    """A video's file name: a preview's is `<stem>.preview.mp4`, never the full video's."""
+    return f"{stem}{'.preview' if preview else ''}{suffix}"
+
+
+@dataclass(frozen=True)
+class Workdir:
+    """The work directory at `root` and the path of everything a run keeps in it."""
+
+    root: Path
+
+    @classmethod
+    def for_song(cls, song: str | Path, sha256: str, named: Path | None = None) -> Workdir:
+        """`musicvid-work/<song stem>-<short hash of the audio>/`, unless the user `named` one."""
+        if named is not None:
+            return cls(named)
+        stem = re.sub(r"[^\w.-]+", "_", Path(song).stem).strip("_") or "song"
+        return cls(WORK_ROOT / f"{stem}-{sha256[:10]}")
+
+    @classmethod
+    def of_song(cls, song: Path, named: Path | None) -> Workdir:
+        """The work directory `song` is worked in (`named`, else for_song's), known before its audio is
+        decoded (the song's file is hashed, once per version of it in a process)."""
+        return cls(named) if named is not None else cls.for_song(song, file_sha256(song))
+
+    @property
+    def transcript(self) -> Path:
+        return self.root / "transcript.json"
+
+    @property
+    def storyboard(self) -> Path:
+        return self.root / "storyboard.json"
+
+    @property
+    def keyframes(self) -> Path:
+        return self.root / "keyframes"
+
+    def keyframe(self, scene: int) -> Path:
+        return self.keyframes / f"{scene:04d}.png"
+
+    @property
+    def frames(self) -> Path:
+        """The drawn in-between frames (a keyframe is never among them)."""
+        return self.root / "frames"
+
+    def frame(self, frame: int) -> Path:
+        return self.frames / f"{frame:06d}.png"
+
+    @property
+    def contact_sheet(self) -> Path:
+        return self.root / "contact_sheet.png"
+
+    def video(self, preview: bool) -> Path:
+        """The muxed video, before its copy to the output."""
+        return self.root / ("preview.mp4" if preview else "video.mp4")
+
+    @property
+    def subtitles(self) -> Path:
+        return self.root / "lyrics.srt"
+
+    @property
+    def lyrics_script(self) -> Path:
+        """The lyrics on screen (ASS), with their fonts in FONTS beside it."""
+        return self.root / "lyrics.ass"
+
+    @property
+    def fonts(self) -> Path:
+        return self.root / FONTS
+
+    @property
+    def timings(self) -> Path:
+        return self.root / "timings.json"
+
+    @property
+    def score_report(self) -> Path:
+        """`musicvid score`'s report of the pictures (musicvid.review.score), and its chart."""
+        return self.root / "score.json"
+
+    @property
+    def score_chart(self) -> Path:
+        return self.root / "score.png"
+
+    @property
+    def outputs(self) -> Path:
+        """The record of what this work directory's runs wrote outside it (musicvid.core.outputs)."""
+        return self.root / "outputs.json"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / LOCK
+
+    def files(self) -> dict[Path, str]:
+        """What runs write here, by what it is (the folders of pictures and fonts, whole)."""
+        named = ("transcript", "storyboard", "contact_sheet", "subtitles", "lyrics_script", "timings", "outputs")
+        named += ("score_report", "score_chart")
+        files = {getattr(self, name): getattr(self, name).name for name in named}
+        files |= {self.video(preview): self.video(preview).name for preview in (False, True)}
+        return files | {folder: f"{folder.name}/" for folder in (self.keyframes, self.frames, self.fonts)}
+
+    def holds(self, path: Path) -> str | None:
+        """Which of this work directory's files `path` is (a file inside its folders of pictures or fonts
+        too); None if it is none of them."""
+        for file, name in self.files().items():
+            if same_file(path, file) or (name.endswith("/") and resolved(path).is_relative_to(resolved(file))):
+                return name
+        return None
+
+    def song(self) -> tuple[str, str] | None:
+        """The audio (path, sha256) whose work this folder caches, as its storyboard or transcript records it;
+        None where neither records one."""
+        for file, key in ((self.storyboard, "audio"), (self.transcript, None)):
+            try:
+                data = json.loads(file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            audio = (data.get(key) if key else data) if isinstance(data, dict) else None
+            sha256 = audio.get("sha256" if key else "audio_sha256") if isinstance(audio, dict) else None
+            if isinstance(sha256, str) and sha256:
+                return str(audio.get("path", "") if key else ""), sha256
+        return None
+
+    def check_song(self, song: Path, sha256: str) -> None:
+        """Refuse a song other than the one whose work is cached here (it would get that song's
+        storyboard and video)."""
+        cached = self.song()
+        if cached is not None and cached[1] != sha256:
+            was = f" ({cached[0]})" if cached[0] else ""
+            raise UserError(
+                f"work directory {self.root} holds the work of another song{was}, not {song}: give another --workdir"
+            )
+
+    def remove_leftovers(self, output: Path | None = None) -> None:
+        """Temporary files of a run that was killed mid-write (see vipe_core.atomic.atomic_path): here, and of the
+        `output` video with its .srt and .ass."""
+        for folder in (self.root, self.keyframes, self.frames, self.fonts):
+            remove_all_temporaries(folder)
+        for path in (output, output.with_suffix(".srt"), output.with_suffix(".ass")) if output else ():
+            remove_temporaries(path)
+
+    def check(self) -> None:
+        """Refuse, before any work, a work directory that cannot be one: a file, a read-only folder, a folder
+        that is not musicvid's (check_ours), or one whose files are not of their kind (check_kinds)."""
+        path = self.root
+        existing = next((p for p in (path, *path.parents) if p.exists()), None)
+        if existing is None:
+            return
+        if not existing.is_dir():
+            where = "is a file" if existing == path else f"lies under {existing}, which is a file"
+            raise UserError(f"work directory {path} {where}: give --workdir a folder")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise UserError(f"work directory {path} cannot be written: {existing} is read-only")
+        if existing == path:
+            self.check_ours()
+            self.check_kinds()
+
+    def check_ours(self) -> None:
+        """Refuse a folder that is not musicvid's (module doc): one that holds anything and no lock file of ours."""
+        if self.lock.is_file():
+            return
+        try:
+            entry = min(self.root.iterdir(), default=None)
+        except OSError as error:
+            raise UserError(f"work directory {self.root} cannot be read: {error.strerror}") from None
+        if entry is not None:
+            raise UserError(
+                f"work directory {self.root} holds {entry.name}, which musicvid did not make: musicvid works only in "
+                "a new or empty folder or one of its own, --overwrite or not"
+            )
+
+    def check_kinds(self) -> None:
+        """Refuse a file of this work directory that is not of its kind (outputs.json a folder, keyframes/ a
+        file): the run would fail on it after its work."""
+        for path, name in {**self.files(), self.lock: LOCK}.items():
+            kind, wanted = kind_of(path), "folder" if name.endswith("/") else "file"
+            if kind not in (None, wanted):
+                raise UserError(
+                    f"{path} is a {kind}, where musicvid keeps a {wanted}: move it away, or give another --workdir"
+                )
+
+    @contextmanager
+    def held(self, wait: bool = False) -> Iterator[Workdir]:
+        """This work directory, made if need be and locked for this run. Another run's lock is waited
+        for with `wait` (a batch's rows of one song), else refused in one sentence. A folder this run
+        made and leaves empty after a refusal (bad input found before anything was written) is removed
+        again."""
+        self.check()
+        path = self.root
+        made = not path.exists()
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UserError(f"work directory {path} cannot be made: {error.strerror}") from None
+        lock = FileLock(self.lock)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if not wait:
+                raise WorkdirBusy(
+                    f"work directory {path} is in use by another musicvid run; wait for it to finish, or give "
+                    "another --workdir"
+                ) from None
+            log.warning("waiting for another run to finish with the work directory %s", path)
+            lock.acquire()
+        try:
+            yield self
+        except UserError:
+            if made and [p.name for p in path.iterdir()] == [LOCK]:
+                self.lock.unlink(missing_ok=True)
+                path.rmdir()
+            raise
+        finally:
+            lock.release()

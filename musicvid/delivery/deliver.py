@@ -1,0 +1,151 @@
+"""Delivery: the drawn frames through the camera, muxed with the song and the lyrics into the work
+directory's video (on a GPU in a thread beside the drawing, each frame as soon as its picture is written),
+then copied out with its subtitles. (docs/frames.md, "Delivery")"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from musicvid.core.outputs import write_output
+from musicvid.core.workdir import Workdir
+from musicvid.delivery import captions
+from musicvid.delivery.mux import encode_video, interpolate
+from musicvid.delivery.upscale import Upscaler
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.timing import Timings
+from musicvid.pictures import camera
+from musicvid.pictures.draw import PicturePlan, draw_pictures
+from musicvid.pictures.frames import PendingPictures, video_frames
+from musicvid.pictures.schedule import to_frame
+from musicvid.settings.render import RenderSettings
+from musicvid.storyboard.board import Storyboard
+from musicvid.storyboard.make import cached_transcript
+from vipe_core.atomic import write_text
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What the drawn frames are delivered with."""
+
+    song: Path  # the audio, muxed in whole
+    script: Path | None  # the lyrics on screen (lyrics_script), burned in; None without captions
+    accent: np.ndarray | None  # per drawn frame, the beats' accent (--pulse)
+    upscale: Upscaler | None  # the learned upscaler (--resolution)
+
+
+def lyrics_script(storyboard: Storyboard, settings: RenderSettings, workdir: Workdir, audio_sha256: str) -> Path | None:
+    """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's
+    where it heard the line, of the song whose audio has `audio_sha256`); None without captions."""
+    if settings.captions == "none":
+        return None
+    words = None
+    if settings.captions == "karaoke":
+        words = captions.word_times(storyboard, cached_transcript(workdir.transcript, audio_sha256))
+    captions.write_script(workdir.lyrics_script, captions.ass_script(storyboard, *settings.video_size, words))
+    return workdir.lyrics_script
+
+
+def mux_video(
+    plan: PicturePlan,
+    delivery: Delivery,
+    settings: RenderSettings,
+    workdir: Workdir,
+    timings: Timings,
+    ready: Callable[[Path], object] = lambda path: None,
+) -> Path:
+    """The work directory's video: the drawn frames through the camera, at the output rate and size,
+    encoded with the song and the lyrics' script burned in (docs/frames.md, "Delivery"). One ffmpeg
+    does all but the camera and a learned upscaler. That network sees the drawn frames where the frames
+    between are blends (a third of the frames, at 30 fps from 10; the blends are made at the video's
+    size); minterpolate's motion search is too slow at the video's size (2 frames/s at 1080p), so there
+    the frames between are made at the drawn size first and come back to be upscaled. Each picture is
+    read once `ready(path)` returns."""
+    storyboard, schedule, upscale = plan.storyboard, plan.schedule, delivery.upscale
+    video = workdir.video(settings.preview)
+    views = camera.views(schedule, settings.motion, delivery.accent, settings.pulse)
+    drawn = video_frames(storyboard, schedule, workdir, settings, ready)
+    frames = (camera.look_through(frame, view) for frame, view in zip(drawn, views))
+    frame_count = to_frame(storyboard.duration, settings.video_fps)
+    rate = dict(output_fps=settings.output_fps, interpolator=settings.interpolator, frame_count=frame_count)
+    (width, height), fps = settings.size, settings.fps
+    with timings.measure("mux"):
+        if upscale is not None and settings.output_fps and settings.interpolator == "minterpolate":
+            frames = interpolate(frames, width=width, height=height, fps=fps, **rate)
+            rate, fps = {}, settings.video_fps
+        if upscale is not None:
+            frames, (width, height) = upscale(frames), settings.video_size
+        encode_video(
+            frames,
+            width=width,
+            height=height,
+            fps=fps,
+            **rate,
+            video_size=settings.video_size,
+            audio=delivery.song,
+            output=video,
+            subtitles=delivery.script,
+        )
+    return video
+
+
+def delivers_while_drawing(device: torch.device) -> bool:
+    """Whether the delivery (on the CPU) runs beside a drawing on `device`: only where that is not the CPU."""
+    return device.type != "cpu"
+
+
+def draw_and_deliver(
+    plan: PicturePlan,
+    delivery: Delivery,
+    settings: RenderSettings,
+    registry: ModelRegistry,
+    workdir: Workdir,
+    timings: Timings,
+    *,
+    stop: threading.Event | None = None,
+    quiet: bool = False,
+) -> tuple[int, Path]:
+    """The plan's pictures drawn while the video is delivered from them (mux_video) in another thread,
+    each frame as soon as its picture is written: on a GPU the CPU's part of the delivery (interpolation,
+    scaling, captions, x264) then ends about when the drawing does instead of starting there. The frames
+    reach ffmpeg in the same order with the same bytes as after the drawing, so the video is the same.
+    Returns the pictures drawn and the video. A drawing that fails or is stopped ends the delivery too,
+    leaving no video; "mux" counts the delivery's time but not its waits for pictures.
+
+    Where the pictures are drawn on the CPU the delivery waits for the drawing instead: both then share
+    the same cores, and overlapped they took 11% more wall time and 20% more CPU time on two cores."""
+    drawing = dict(settings=settings, registry=registry, workdir=workdir, timings=timings, stop=stop, quiet=quiet)
+    if not delivers_while_drawing(registry.device):
+        drawn = draw_pictures(plan, **drawing)
+        return drawn, mux_video(plan, delivery, settings, workdir, timings)
+    pending = PendingPictures(plan.stale)
+
+    def ready(path: Path) -> None:
+        with timings.waiting("mux"):
+            pending.wait(path)
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deliver") as deliverer:
+        video = deliverer.submit(mux_video, plan, delivery, settings, workdir, timings, ready)
+        try:
+            drawn = draw_pictures(plan, **drawing, on_saved=pending.saved)
+        finally:
+            pending.close()  # a delivery waiting for a picture never drawn stops there
+        return drawn, video.result()
+
+
+def copy_out(storyboard: Storyboard, video: Path, script: Path | None, workdir: Workdir, output: Path) -> None:
+    """The video to `output`, with its .srt (also kept in the work directory) and, for editors, the
+    lyrics' .ass beside it; each recorded as this song's (musicvid.core.outputs)."""
+    subtitles = captions.srt(storyboard)
+    write_text(workdir.subtitles, subtitles)
+    if output.resolve() != video.resolve():
+        write_output(workdir, output, copy_of=video)
+    write_output(workdir, output.with_suffix(".srt"), subtitles)
+    if script is not None:
+        write_output(workdir, output.with_suffix(".ass"), script.read_text(encoding="utf-8"))

@@ -1,0 +1,389 @@
+"""The memory plan: before any work, what each stage of a render holds on the GPU, and how it is made to fit.
+
+For each stage (transcribe, elaborate, pictures: the keyframes and the morphs, transitions, upscale) the plan
+counts the weights of its models as published (musicvid.models.sizes, in the run's precision) and what their
+passes hold beside them (musicvid.models.activations, counted on the meta device and grown by ACTIVATION_MARGIN),
+and takes the first way of running the stage that fits the budget, in order of what it costs:
+1. as asked: every model resident, the pictures in --batch-size batches, decoded together;
+2. the VAE decoding one picture at a time (diffusers' slicing: decoding is per picture, so it costs no speed);
+3. fewer pictures denoised together, down to one;
+4. the VAE decoding in tiles (a picture larger than its tile: SDXL at 2048², LTX-Video's clips);
+5. each model on the GPU only while it runs (accelerate's model offload, what --low-vram asks);
+6. each layer on the GPU only while it runs (sequential offload: slow);
+and else refuses, in one sentence, before any work. What a person set is a floor: --batch-size is the most
+pictures denoised together, --vae-slicing and --attention-slicing stay, --low-vram offloads. Diffusers' attention
+slicing is never chosen: under torch's scaled_dot_product_attention (fused kernels, no attention matrix) it holds
+more, not less (its slices are matrices). The upscaler (--resolution) is held from the start and runs beside the
+drawing: the drawing is planned first, leaving the upscaler its least (one frame at a smaller input), then the
+upscaler takes the largest batch, ×4 or from a smaller input, that what the drawing left holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, replace
+from typing import Iterator
+
+import torch
+
+from musicvid.core.errors import UserError
+from musicvid.models import activations as act
+from musicvid.models.precision import Precision
+from musicvid.models.readback import GB, dtype_text
+from musicvid.models.scorer import check_scorer
+from musicvid.models.sizes import Unsized, Weights, adapter_parameters, parts, weights
+from musicvid.settings.front_doors import parse_size
+from musicvid.settings.geometry import MAX_CLIP_FRAMES, drawn_size
+from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, UPSCALE_BATCH, ModelSet
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import PLAIN, SongRequest
+
+log = logging.getLogger("musicvid")
+
+# What a budget keeps aside: CUDA's context where a card's size is given, and the allocator's rounding and
+# cuDNN's and cuBLAS's workspaces (an allowance, not measured: no GPU was lent to this work)
+RESERVE_GB = 0.5
+ACTIVATION_MARGIN = 1.2
+MODES = (None, "model-offload", "sequential-offload")  # where the weights wait between passes
+
+
+@dataclass(frozen=True)
+class Pass:
+    """Models that run together (a UNet and the adapter in it) and what their pass holds beside them (GB)."""
+
+    models: tuple[Weights, ...]
+    activations_gb: float = 0.0
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way of running a stage: its batches, its switches (vae-slicing, vae-tiling, attention-slicing,
+    model-offload, sequential-offload) and its passes."""
+
+    batches: tuple[tuple[str, int | str], ...]
+    offloads: tuple[str, ...]
+    passes: tuple[Pass, ...]
+    one_at_a_time: bool = False  # a stage that loads its models in turn (the separator, then Whisper)
+
+    @property
+    def mode(self) -> str | None:
+        return next((m for m in reversed(MODES) if m in self.offloads), None)
+
+    def peak_gb(self) -> float:
+        """The most the stage holds at once: every model and the largest pass's activations; or offloaded, the
+        largest pass with its models (or only their largest layer, sequentially)."""
+        if self.mode is None and not self.one_at_a_time:
+            held = sum(w.weights_gb for p in self.passes for w in p.models)
+            return held + ACTIVATION_MARGIN * max(p.activations_gb for p in self.passes)
+        if self.mode == "sequential-offload":
+            return max(
+                max(w.largest_layer * w.dtype.itemsize / GB for w in p.models) + ACTIVATION_MARGIN * p.activations_gb
+                for p in self.passes
+            )
+        return max(sum(w.weights_gb for w in p.models) + ACTIVATION_MARGIN * p.activations_gb for p in self.passes)
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    stage: str
+    models: tuple[Weights, ...]  # resident during the stage (offloaded ones: while they run)
+    batches: tuple[tuple[str, int | str], ...]
+    offloads: tuple[str, ...]
+    peak_gb: float
+
+    def batch(self, name: str) -> int | str | None:
+        return dict(self.batches).get(name)
+
+    def as_dict(self) -> dict:
+        models = [
+            {"name": w.name, "part": w.part, "precision": dtype_text(w.dtype), "weights_gb": round(w.weights_gb, 3)}
+            for w in self.models
+        ]
+        return {
+            "stage": self.stage,
+            "models": models,
+            "batches": dict(self.batches),
+            "offloads": list(self.offloads),
+            "peak_gb": round(self.peak_gb, 2),
+        }
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    budget_gb: float
+    budget: str  # where the budget comes from, in words
+    stages: tuple[StagePlan, ...]
+
+    def stage(self, name: str) -> StagePlan | None:
+        return next((s for s in self.stages if s.stage == name), None)
+
+    def offloads(self, name: str) -> tuple[str, ...] | None:
+        """The switches of stage `name`; None where the plan has no such stage."""
+        stage = self.stage(name)
+        return stage.offloads if stage else None
+
+    def as_dict(self) -> dict:
+        return {
+            "budget_gb": self.budget_gb,
+            "budget": self.budget,
+            "reserve_gb": RESERVE_GB,
+            "peak_gb": round(max((s.peak_gb for s in self.stages), default=0.0), 2),
+            "stages": [s.as_dict() for s in self.stages],
+        }
+
+    def table(self) -> str:
+        """The plan for people: a line per stage, and under it each model with its precision and weights."""
+        lines = [f"for {self.budget_gb:g} GB ({self.budget}), {RESERVE_GB:g} GB of it kept for CUDA itself"]
+        lines.append(f"  {'stage':<12}{'peak GB':>8}  {'batches':<36}offloads")
+        for s in self.stages:
+            batches = ", ".join(f"{k} {v}" for k, v in s.batches) or "-"
+            lines.append(f"  {s.stage:<12}{s.peak_gb:>8.1f}  {batches:<36}{', '.join(s.offloads) or '-'}")
+            lines += [f"      {w.name} {w.part} ({dtype_text(w.dtype)}, {w.weights_gb:.2f} GB)" for w in s.models]
+        return "\n".join(lines)
+
+
+def modes_from(floor: frozenset[str]) -> list[str | None]:
+    """The offload modes from the one a person asked for (none, or --low-vram's) to the most frugal."""
+    asked = max((MODES.index(m) for m in MODES[1:] if m in floor), default=0)
+    return list(MODES[asked:])
+
+
+def switches(floor: frozenset[str], *more: str | None) -> tuple[str, ...]:
+    return tuple(sorted(floor | {m for m in more if m}))
+
+
+def fit(stage: str, options: Iterator[Option], usable_gb: float, beside: Pass, budget: str) -> StagePlan:
+    """The first option whose peak, with what runs `beside` it, fits `usable_gb`; else a refusal."""
+    for option in options:
+        peak = option.peak_gb() + sum(w.weights_gb for w in beside.models) + ACTIVATION_MARGIN * beside.activations_gb
+        if peak <= usable_gb:
+            models = tuple(w for p in option.passes for w in p.models) + beside.models
+            return StagePlan(stage, models, option.batches, option.offloads, peak)
+    how = f" even with {', '.join(option.offloads)}" if option.offloads else ""
+    named = ", ".join(dict.fromkeys(f"{w.name} in {dtype_text(w.dtype)}" for p in option.passes for w in p.models))
+    raise UserError(
+        f"the {stage} stage ({named}) needs {peak:.1f} GB of GPU memory{how}, more than the {budget} budget holds "
+        f"({usable_gb:.1f} GB once {RESERVE_GB:g} GB is kept for CUDA itself)"
+    )
+
+
+# --- the stages ----------------------------------------------------------------------------------------------
+
+
+def transcribe_options(models: ModelSet, precision: Precision, separate_vocals: bool) -> Iterator[Option]:
+    """The separator (--separate-vocals), then Whisper: loaded in turn, each alone."""
+    passes = []
+    if separate_vocals:
+        separator = weights("separator", models.separator, lambda part: precision.separator)
+        passes.append(Pass(separator, act.DEMUCS_SEGMENT_GB))
+    dtype = asr_dtype(models, precision)
+    asr = tuple(
+        replace(w, name=f"{models.asr_backend}:{w.name}") for w in weights("asr", models.asr, lambda part: dtype)
+    )
+    passes.append(Pass(asr, act.whisper_gb(models.asr, dtype if dtype.is_floating_point else torch.float16)))
+    yield Option((), (), tuple(passes), one_at_a_time=True)
+
+
+def asr_dtype(models: ModelSet, precision: Precision) -> torch.dtype:
+    """Whisper's weights' dtype: openai-whisper's, or CTranslate2's compute type (faster-whisper)."""
+    if models.asr_backend != "faster-whisper":
+        return precision.asr
+    return {"int8": torch.int8, "float16": torch.float16, "bfloat16": torch.bfloat16}.get(
+        precision.asr_compute_type, torch.float32
+    )
+
+
+def elaborate_options(models: ModelSet, precision: Precision) -> Iterator[Option]:
+    vipe = weights("vipe", models.vipe, lambda part: precision.compute)
+    yield Option((("sequences", act.VIPE_SEQUENCES),), (), (Pass(vipe, act.vipe_gb(models.vipe, precision.compute)),))
+
+
+def drawing_weights(models: ModelSet, precision: Precision, fast: bool, reference: bool) -> dict[str, tuple]:
+    """The weights of Stable Diffusion's pipeline by what runs together: its text encoders (and IP-Adapter's image
+    encoder, with `reference`), its UNet (and the adapter's layers in it) and its VAE (TAESD, with --fast)."""
+    name, dtype = models.diffusion, precision.compute
+    pipeline = weights("diffusion", name, lambda part: precision.vae(is_xl(name)) if part == "vae" else dtype)
+    by_part = {w.part: w for w in pipeline}
+    texts, unet = tuple(w for w in pipeline if w.part.startswith("text_encoder")), (by_part["unet"],)
+    if reference:
+        width = parts("image_encoder", models.ip_adapter)["image_encoder"].config.projection_dim
+        layers = adapter_parameters(parts("diffusion", name)["unet"], width)
+        unet += (Weights("ip_adapter", models.ip_adapter, layers, 0, dtype),)
+        texts += weights("image_encoder", models.ip_adapter, lambda part: dtype)
+    vae = weights("fast_decoder", models.fast_decoder, lambda part: dtype) if fast else (by_part["vae"],)
+    return {"texts": texts, "unet": unet, "vae": vae}
+
+
+def pictures_options(
+    models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool
+) -> Iterator[Option]:
+    """Stable Diffusion's keyframes, each alone, and its morphs, `--batch-size` at a time (none in a preview or
+    with --transitions video): the ladder of the module's docstring; `scored`: with the scorer beside them."""
+    name, dtype, size = models.diffusion, precision.compute, tuple(settings.size)
+    by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
+    texts, unet, vae = by_pass["texts"], by_pass["unet"], by_pass["vae"]
+    # the keyframes' scorer is loaded beside them where it loads (musicvid.pictures.candidates); its passes, at
+    # 224² a picture, are small beside the UNet's
+    scorer = weights("scorer", models.scorer, lambda part: dtype) if scored else ()
+    decoder_kind, decoder = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", name)
+    guided = 2 if settings.guidance > 1 else 1
+    morphs = not settings.preview and settings.transitions == "slerp"
+    most = settings.batch_size if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
+    floor = settings.offloads_asked()
+
+    def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:
+        chosen = switches(floor, mode, "vae-slicing" if sliced else None, "vae-tiling" if tiled else None)
+        attention = "attention-slicing" in chosen and not settings.reference  # (job_pipeline's rule)
+        denoise = act.linear(lambda n: act.unet_pass_gb(name, dtype, size, n, attention), guided * pictures)
+        decoded = 1 if "vae-slicing" in chosen else pictures
+        decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)
+        keyframes = pictures if settings.compile else 1
+        batches = (("keyframes", keyframes),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
+        scoring = (Pass(scorer),) if scored else ()
+        return Option(batches, chosen, (Pass(texts), Pass(unet, denoise), Pass(vae, decode), *scoring))
+
+    for mode in modes_from(floor):
+        yield option(mode, most, "vae-slicing" in floor, False)
+        for tiled in (False, True):
+            for pictures in range(most, 0, -1):
+                yield option(mode, pictures, True, tiled)
+
+
+def is_xl(diffusion: str) -> bool:
+    return "text_encoder_2" in parts("diffusion", diffusion)
+
+
+def transitions_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
+    """LTX-Video's transitions, one at a time, each of at most MAX_CLIP_FRAMES frames at the drawn size."""
+    size, dtype = drawn_size(settings.size), precision.video
+    video = {w.part: w for w in weights("video", models.video, lambda part: dtype)}
+    floor = settings.offloads_asked("transitions")
+    for mode in modes_from(floor):
+        for tiled in (False, True) if "vae-tiling" not in floor else (True,):
+            passes = act.video_gb(models.video, dtype, size, MAX_CLIP_FRAMES, tiled)
+            batches = (("transitions", 1), ("clip_frames", MAX_CLIP_FRAMES))
+            chosen = switches(floor, mode, "vae-tiling" if tiled else None)
+            yield Option(batches, chosen, tuple(Pass((video[part],), gb) for part, gb in passes.items()))
+
+
+def upscaler_name(models: ModelSet) -> str | None:
+    """The network of --upscaler on a GPU (auto's), None for Lanczos (no model)."""
+    name = models.auto_upscaler if models.upscaler == AUTO_UPSCALER else models.upscaler
+    return None if name == LANCZOS else name
+
+
+def smaller_input(settings: RenderSettings, scale: int) -> tuple[int, int] | None:
+    """The input whose ×`scale` just covers the video's size, where it is smaller than the drawn size."""
+    (width, height), (video_width, video_height) = settings.size, settings.video_size
+    shrink = max(video_width / (width * scale), video_height / (height * scale))
+    return (math.ceil(width * shrink), math.ceil(height * shrink)) if shrink < 1 else None
+
+
+def upscale_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
+    """The upscaler's batches of ×4 (its scale) from the drawn frames, then from a smaller input."""
+    name = upscaler_name(models)
+    network = weights("upscaler", name, lambda part: precision.upscaler(True, True))
+    scale = parts("upscaler", name)["upscaler"].scale
+    inputs = [(tuple(settings.size), f"x{scale}")]
+    if smaller := smaller_input(settings, scale):
+        inputs.append((smaller, f"{smaller[0]}x{smaller[1]}"))
+    for size, named in inputs:
+        for frames in range(UPSCALE_BATCH, 0, -1):
+            gb = act.linear(
+                lambda n, at=size: act.upscale_gb(name, network[0].dtype, at, settings.video_size, n), frames
+            )
+            yield Option((("frames", frames), ("input", named)), (), (Pass(network, gb),))
+
+
+# --- the plan ------------------------------------------------------------------------------------------------
+
+
+def plan_memory(
+    models: ModelSet,
+    settings: RenderSettings,
+    precision: Precision,
+    budget_gb: float,
+    budget: str,
+    *,
+    separate_vocals: bool = False,
+    transcribe: bool = True,
+    elaborate: bool = True,
+    scored: bool = True,
+) -> MemoryPlan:
+    """The plan of a render of `settings` with `models` in `precision`, within `budget_gb` of GPU memory (`budget`:
+    where it comes from, in words); `transcribe`, `elaborate`: whether the run has those stages (a timed lyrics
+    file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.checks.check_scorer). Refuses,
+    in one sentence, a stage that cannot fit."""
+    usable, words = budget_gb - RESERVE_GB, f"{budget_gb:g} GB ({budget})"
+    upscaling = settings.resolution is not None and upscaler_name(models) is not None
+    # the upscaler is held from the start, and runs beside the drawing: at first at its least
+    least = list(upscale_options(models, settings, precision))[-1] if upscaling else None
+    held = Pass(least.passes[0].models) if least else Pass(())
+    beside = least.passes[0] if least else Pass(())
+    stages = []
+    if transcribe:
+        stages.append(fit("transcribe", transcribe_options(models, precision, separate_vocals), usable, held, words))
+    if elaborate:
+        stages.append(fit("elaborate", elaborate_options(models, precision), usable, held, words))
+    drawing_stages = [fit("pictures", pictures_options(models, settings, precision, scored), usable, beside, words)]
+    if settings.transitions == "video" and not settings.preview:
+        drawing_stages.append(
+            fit("transitions", transitions_options(models, settings, precision), usable, beside, words)
+        )
+    if least:
+        left = usable - max(s.peak_gb for s in drawing_stages) + least.peak_gb()
+        upscale = fit("upscale", upscale_options(models, settings, precision), left, Pass(()), words)
+        grown = upscale.peak_gb - least.peak_gb()
+        drawing_stages = [replace(s, peak_gb=s.peak_gb + grown) for s in drawing_stages] + [upscale]
+    return MemoryPlan(budget_gb, budget, tuple(stages + drawing_stages))
+
+
+def follow(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
+    """`settings` with the plan's batch of morphs (a render draws its groups at that size; compiled, its keyframes
+    are padded to it too)."""
+    pictures = plan.stage("pictures") if plan else None
+    if pictures is None:
+        return settings
+    batch = pictures.batch("morphs") or (pictures.batch("keyframes") if settings.compile else None)
+    return replace(settings, batch_size=batch) if batch else settings
+
+
+def upscaler_settings(plan: MemoryPlan | None) -> dict:
+    """The plan's batch and input for musicvid.delivery.upscale.Upscaler; nothing without an upscale stage."""
+    stage = plan.stage("upscale") if plan else None
+    if stage is None:
+        return {}
+    named = stage.batch("input")
+    return {"batch": stage.batch("frames"), "input_size": None if named.startswith("x") else parse_size(named)}
+
+
+def stages_of(request: SongRequest) -> dict[str, bool]:
+    """Which of the stages before the pictures a request runs: a storyboard given skips both, timed lyrics Whisper."""
+    timed = request.lyrics_file is not None and request.lyrics_file.suffix.lower() != PLAIN
+    return {"transcribe": not request.storyboard_file and not timed, "elaborate": not request.storyboard_file}
+
+
+def render_plan(registry, request: SongRequest, settings: RenderSettings) -> MemoryPlan | None:
+    """The plan a render on CUDA follows, within what `registry` (a ModelRegistry) may take there, kept as its
+    plan for its stages; None on the CPU or MPS (where memory is the machine's and nothing is planned) and where a
+    model cannot be sized (the render then runs as its settings say)."""
+    budget = registry.budget() if registry.device.type == "cuda" else None
+    registry.plan = None
+    if budget is None:
+        return None
+    where = f"free on {torch.cuda.get_device_name(registry.device)}"
+    try:
+        scored = check_scorer(registry.models, settings)
+        plan = plan_memory(
+            registry.models, settings, registry.precision, budget, where, **plan_request(request), scored=scored
+        )
+    except Unsized as unsized:
+        log.info("musicvid: no memory plan, rendering as the settings say: %s", unsized)
+        return None
+    registry.plan = plan
+    return plan
+
+
+def plan_request(request: SongRequest) -> dict:
+    return {"separate_vocals": request.separate_vocals, **stages_of(request)}

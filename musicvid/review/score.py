@@ -1,0 +1,372 @@
+"""`musicvid score WORKDIR`: a report of a finished render, as score.json and score.png in its work directory.
+
+What it measures (score.json's fields: docs/cli.md):
+
+- scenes: each shown scene's keyframe scored by a CLIP-family model (musicvid.pictures.scores): CLIPScore
+  against its lyric (none for a scene without words) and against its prompt.
+- smoothness, per morph from keyframe i to keyframe j, over the pictures on disk from one to the other
+  (docs/frames.md): a step's change is the mean absolute difference of two consecutive pictures, as a share
+  of full scale (0–1). mean_step is the mean of a morph's steps; largest_step_share is its largest step's
+  share of their sum: 1/steps where the picture changes evenly, 1 where all of it is one jump (what a viewer
+  sees as a cut). With --pacing beats a morph moves on the beats on purpose: compare renders of one pacing.
+- beat_alignment: the times the pictures change (each shown scene's first frame, after the first) against
+  the song's onsets (librosa's, on musicvid.core.audio.find_beats' onset strength): each change's distance to
+  the nearest onset, their mean, the share within one frame, and, for scale, the mean distance of times
+  spread evenly over the song (where changes placed by chance would fall).
+- lyric_timing: each lyric scene's start against the start of its line in transcript.json (a render from a
+  timed lyrics file keeps no transcript: then there is nothing to compare).
+
+Each scene's row names its keyframe's pick where the storyboard records one (musicvid.storyboard.picks): the seed kept
+and how many candidates were drawn for it.
+
+The report is of the frame rate the render drew at: the one its timings.json records; a render made before it
+was recorded is read at `--fps` (10 by default), and a timings.json whose frame count another rate gives is
+refused in one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import file_sha256
+from musicvid.core.workdir import Workdir
+from musicvid.lyrics.transcript import Transcript
+from musicvid.models.names import check_model
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.scorer import Scorer
+from musicvid.pictures.cache import load_picture
+from musicvid.pictures.schedule import FrameSchedule, frame_schedule
+from musicvid.pictures.scores import SceneScores, lyric_of, score_keyframes
+from musicvid.review.chart import write_chart
+from musicvid.review.sheet import write_contact_sheet
+from musicvid.settings.geometry import DRAWN_FPS
+from musicvid.settings.presets import TINY
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.schema import check_field
+from musicvid.storyboard.board import Storyboard, load_storyboard
+from vipe_core.atomic import write_json
+
+FPS = RenderSettings.fields()["fps"]  # what --fps takes, and a recorded rate is checked as
+RANDOM_WEIGHTS = "random weights: a check of the mechanics, not a measure of quality"
+CHANCE_STEP = 0.01  # s between the evenly spread times of the chance baseline
+
+
+def open_render(root: Path) -> tuple[Workdir, Storyboard]:
+    """The work directory at `root` and its storyboard, or one sentence saying why there is none."""
+    workdir = Workdir(root)
+    if root.exists() and not root.is_dir():
+        raise UserError(
+            f"work directory {root} is a file, not a folder: give the folder a render worked in (--workdir)"
+        )
+    if not root.is_dir():
+        raise UserError(f"work directory {root} does not exist: give the folder a render worked in (--workdir)")
+    workdir.check()  # musicvid's, its files of their kinds: score.json, score.png and the sheet replace only ours
+    if not workdir.storyboard.is_file():
+        raise UserError(f"work directory {root} holds no storyboard.json: render a song into it first")
+    return workdir, load_storyboard(workdir.storyboard)
+
+
+def render_timings(workdir: Workdir) -> dict[str, Any]:
+    """The render's timings.json; empty where there is none, or an unreadable one (then nothing is checked)."""
+    try:
+        timings = json.loads(workdir.timings.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return timings if isinstance(timings, dict) else {}
+
+
+def render_scorer(root: Path) -> str | None:
+    """The scorer the render in `root` used, as its records say: timings.json's, else the one its storyboard's
+    picks name (`storyboard --keyframes` writes no timings.json); checked as --scorer is. None where neither
+    names one: then the preset's."""
+    workdir = Workdir(root)
+    models = render_timings(workdir).get("models")
+    scorer = models.get("scorer") if isinstance(models, dict) else None
+    name = scorer.get("name") if isinstance(scorer, dict) else None
+    if not isinstance(name, str) or not name:
+        try:
+            picks = {scene.pick.scorer for scene in load_storyboard(workdir.storyboard).scenes if scene.pick}
+        except (OSError, UserError):
+            picks = set()
+        name, where = (picks.pop() if len(picks) == 1 else None), workdir.storyboard
+    else:
+        where = workdir.timings
+    if name:
+        check_model("scorer", name, f"the scorer {name} that {where} records")
+    return name
+
+
+def as_rate(value: Any) -> float | None:
+    """`value` as a rate --fps takes (FPS: 1 to 60); None where it is none (NaN, 0, -4, 100000, "ten")."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        check_field(FPS, value)
+    except UserError:
+        return None
+    return float(value)
+
+
+def drawn_rate(workdir: Workdir, fps: float | None) -> tuple[float, str]:
+    """The rate the render drew at and where it was read: its timings.json's "fps", checked as --fps is; else
+    `fps` (--fps, for a render made before the rate was recorded, or whose record is not a rate), else the
+    default. An --fps that is not the recorded rate is refused: the frames on disk are of that rate."""
+    recorded = render_timings(workdir).get("fps")
+    rate = as_rate(recorded)
+    if recorded is not None and rate is None and fps is None:
+        raise UserError(
+            f"{workdir.timings} records the rate drawn as {recorded!r}, not one --fps takes (from "
+            f"{FPS.metadata['low']} to {FPS.metadata['high']}): give --fps the rate the render drew at"
+        )
+    if rate is not None:
+        if fps is not None and fps != rate:
+            raise UserError(
+                f"{workdir.root} was drawn at {rate:g} fps (its timings.json says so), not {fps:g}: leave out "
+                "--fps, which is for renders that did not record their rate"
+            )
+        return rate, "timings.json"
+    return (DRAWN_FPS, "default") if fps is None else (fps, "--fps")
+
+
+def render_schedule(workdir: Workdir, storyboard: Storyboard, fps: float) -> FrameSchedule:
+    """The frame schedule the render drew at `fps`, checked against the frame count its timings.json records."""
+    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, fps)
+    frames = render_timings(workdir).get("frames")
+    if isinstance(frames, int) and frames != schedule.frame_count:
+        raise UserError(
+            f"{workdir.root} was rendered to {frames} frames, not the {schedule.frame_count} of --fps {fps:g}: "
+            "give the --fps it was rendered at"
+        )
+    return schedule
+
+
+def score_scenes(scorer: Scorer, storyboard: Storyboard, workdir: Workdir, shown: list[int]) -> dict[int, SceneScores]:
+    """The scores of each shown scene whose keyframe is on disk, by scene index."""
+    drawn = [i for i in shown if workdir.keyframe(i).is_file()]
+    if not drawn:
+        raise UserError(
+            f"work directory {workdir.root} holds no keyframes: render it (or storyboard --keyframes) first"
+        )
+    scenes = [storyboard.scenes[i] for i in drawn]
+    pictures = [load_picture(workdir.keyframe(i)) for i in drawn]
+    scores = score_keyframes(scorer, pictures, [s.prompt for s in scenes], [lyric_of(s) for s in scenes])
+    return dict(zip(drawn, scores))
+
+
+def scene_rows(storyboard: Storyboard, scores: dict[int, SceneScores]) -> list[dict[str, Any]]:
+    rows = []
+    for index, scored in scores.items():
+        scene = storyboard.scenes[index]
+        row = {"scene": index, "kind": scene.kind, "start": scene.start, "lyric_text": lyric_of(scene)}
+        row |= {"prompt_text": scene.prompt, **scored.to_dict()}
+        if scored.lyric is None:
+            row["note"] = f"no lyric: {scene.kind} without words"
+        if scene.pick is not None:  # which candidate the render kept, of how many (docs/storyboard.md)
+            pick = scene.pick
+            row["pick"] = {"seed": pick.seed, "from_seed": pick.from_seed, "kept": pick.kept, "rounds": pick.rounds}
+            row["pick"] |= {"drawn": pick.candidates * pick.rounds, "scorer": pick.scorer}
+        rows.append(row)
+    return rows
+
+
+def step_changes(pictures: Iterator[np.ndarray]) -> np.ndarray:
+    """The mean absolute change from each picture to the next, as a share of full scale (0–1)."""
+    changes, before = [], None
+    for picture in pictures:
+        now = picture.astype(np.float32)
+        if before is not None:
+            changes.append(float(np.abs(now - before).mean()) / 255)
+        before = now
+    return np.asarray(changes)
+
+
+def morph_smoothness(workdir: Workdir, schedule: FrameSchedule) -> list[dict[str, Any]]:
+    """Each morph's steps from its keyframe to the next, as far as its frames are on disk."""
+    morphs = []
+    for segment in schedule.segments:
+        if segment.target is None:
+            continue
+        paths = [workdir.keyframe(segment.scene)] + [workdir.frame(k) for k in range(segment.first + 1, segment.end)]
+        paths.append(workdir.keyframe(segment.target))
+        row: dict[str, Any] = {"scene": segment.scene, "target": segment.target, "steps": len(paths) - 1}
+        missing = sum(not path.is_file() for path in paths)
+        if missing:  # a preview crossfades keyframes, and a render that stopped left some undrawn
+            morphs.append({**row, "missing_frames": missing})
+            continue
+        changes = step_changes(load_picture(path) for path in paths)
+        total = float(changes.sum())
+        row["mean_step"] = float(changes.mean())
+        row["largest_step_share"] = float(changes.max()) / total if total > 0 else 1.0 / len(changes)
+        morphs.append(row)
+    return morphs
+
+
+def onset_times(song: Path) -> np.ndarray:
+    import librosa
+
+    from musicvid.core.audio import BEAT_HOP, SAMPLE_RATE, find_beats, load_audio
+
+    envelope = find_beats(load_audio(song).samples).onset
+    return librosa.onset.onset_detect(onset_envelope=envelope, sr=SAMPLE_RATE, hop_length=BEAT_HOP, units="time")
+
+
+def nearest_distances(times: np.ndarray, onsets: np.ndarray) -> np.ndarray:
+    return np.abs(times[:, None] - onsets[None, :]).min(axis=1)
+
+
+def beat_alignment(storyboard: Storyboard, schedule: FrameSchedule) -> dict[str, Any]:
+    """How close the pictures' changes fall to the song's onsets (the song as the storyboard records it)."""
+    song = Path(str(storyboard.audio.get("path", "")))
+    if not song.is_file() or file_sha256(song) != storyboard.audio.get("sha256"):
+        return {"missing": f"the song rendered is not at {song}"}
+    changes = np.array([segment.first / schedule.fps for segment in schedule.segments[1:]])
+    if not changes.size:
+        return {"missing": "the pictures never change: one scene is shown"}
+    onsets = onset_times(song)
+    if not onsets.size:
+        return {"missing": "the song has no onsets"}
+    distances = nearest_distances(changes, onsets)
+    chance = nearest_distances(np.arange(0.0, storyboard.duration, CHANCE_STEP), onsets)
+    return {
+        "changes": int(changes.size),
+        "onsets": int(onsets.size),
+        "mean_seconds": float(distances.mean()),
+        "within_frame": float(np.mean(distances <= 1 / schedule.fps)),
+        "chance_mean_seconds": float(chance.mean()),
+        "per_change": [{"time": float(t), "seconds": float(d)} for t, d in zip(changes, distances)],
+    }
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def lyric_timing(workdir: Workdir, storyboard: Storyboard) -> dict[str, Any]:
+    """Each lyric scene's start against its line's in transcript.json: the line whose words the scene's
+    text holds (lines that start together share a scene) that starts nearest to it."""
+    try:
+        lines = Transcript.load(workdir.transcript).lines
+    except (OSError, UserError, UnicodeDecodeError):
+        return {"missing": "no transcript.json (a render from a timed lyrics file keeps none)"}
+    rows, unmatched = [], 0
+    for scene in (s for s in storyboard.scenes if s.kind == "lyric"):
+        words = _words(scene.text)
+        matching = [line for line in lines if _words(line.text) and _words(line.text) in words]
+        if not matching:
+            unmatched += 1
+            continue
+        line = min(matching, key=lambda line: abs(line.start - scene.start))
+        rows.append({"scene": scene.index, "start": scene.start, "line_start": line.start})
+        rows[-1]["offset"] = scene.start - line.start
+    offsets = np.abs([row["offset"] for row in rows])
+    return {
+        "scenes": rows,
+        "unmatched": unmatched,
+        "mean_abs_offset": float(offsets.mean()) if rows else None,
+        "max_abs_offset": float(offsets.max()) if rows else None,
+    }
+
+
+def _mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return float(np.mean(values)) if values else None
+
+
+def summary(report: dict[str, Any]) -> dict[str, float | None]:
+    """The report's figures in one row (the quality benchmark's columns)."""
+    morphs = report["smoothness"]
+    return {
+        "lyric": _mean([row["lyric"] for row in report["scenes"]]),
+        "prompt": _mean([row["prompt"] for row in report["scenes"]]),
+        "mean_step": _mean([row.get("mean_step") for row in morphs]),
+        "largest_step_share": _mean([row.get("largest_step_share") for row in morphs]),
+        "onset_seconds": report["beat_alignment"].get("mean_seconds"),
+        "chance_onset_seconds": report["beat_alignment"].get("chance_mean_seconds"),
+        "lyric_offset_seconds": report["lyric_timing"].get("mean_abs_offset"),
+    }
+
+
+def rounded(value: Any, digits: int = 4) -> Any:
+    """`value` with every number in it rounded to `digits` decimals (what the measures can tell apart)."""
+    if isinstance(value, float):
+        return round(value, digits)
+    if isinstance(value, dict):
+        return {key: rounded(item, digits) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rounded(item, digits) for item in value]
+    return value
+
+
+def quality_report(
+    workdir: Workdir, storyboard: Storyboard, scorer: Scorer, fps: float | None = None
+) -> tuple[dict[str, Any], dict[int, SceneScores]]:
+    """The report of the render in `workdir`, and the keyframes' scores by scene (`fps`: --fps, drawn_rate)."""
+    fps, rate_from = drawn_rate(workdir, fps)
+    schedule = render_schedule(workdir, storyboard, fps)
+    scores = score_scenes(scorer, storyboard, workdir, schedule.shown_scenes)
+    report: dict[str, Any] = {"workdir": str(workdir.root), "scorer": scorer.name, "fps": fps, "fps_from": rate_from}
+    if scorer.name == TINY:
+        report["note"] = RANDOM_WEIGHTS
+    report["scenes"] = scene_rows(storyboard, scores)
+    report["smoothness"] = morph_smoothness(workdir, schedule)
+    report["beat_alignment"] = beat_alignment(storyboard, schedule)
+    report["lyric_timing"] = lyric_timing(workdir, storyboard)
+    report["summary"] = summary(report)
+    return rounded(report), scores
+
+
+def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) -> dict[str, Any]:
+    """`musicvid score`: the report of the render in `root` by the registry's scorer, written there as
+    score.json and score.png, and its contact sheet drawn again with the scores. The work directory is held
+    (no render changes it) while it is read. `fps`: --fps, for a render whose timings.json has no rate."""
+    check_field(FPS, fps)  # the range render's --fps takes
+    workdir, storyboard = open_render(root)
+    with workdir.held():
+        render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0])  # refused before the scorer loads
+        with registry.use("scorer") as scorer:
+            report, scores = quality_report(workdir, storyboard, scorer, fps)
+        write_json(workdir.score_report, report)
+        write_chart(workdir.score_chart, report, summary_text(report).splitlines())
+        write_contact_sheet(storyboard, workdir, list(scores), scores)
+    return report
+
+
+def summary_text(report: dict[str, Any]) -> str:
+    """The report in a few lines, for the terminal."""
+    figures = report["summary"]
+
+    def shown(value: float | None, unit: str = "") -> str:
+        return "–" if value is None else f"{value:.3f}{unit}"
+
+    lines = [f"scored by {report['scorer']}" + (f" ({report['note']})" if "note" in report else "")]
+    lines.append(f"lyric {shown(figures['lyric'])} · prompt {shown(figures['prompt'])} (CLIPScore, 0–2.5)")
+    picks = [row["pick"] for row in report["scenes"] if "pick" in row]
+    if picks:
+        drawn = sorted({pick["drawn"] for pick in picks})
+        each = f"{drawn[0]}" if len(drawn) == 1 else f"{drawn[0]}–{drawn[-1]}"
+        chosen = "one candidate each, scored" if drawn == [1] else f"each the best of {each} candidates"
+        lines.append(f"picks: {len(picks)} keyframes, {chosen} (kept seeds in score.json)")
+    lines.append(
+        f"smoothness: mean step {shown(figures['mean_step'])}, largest step {shown(figures['largest_step_share'])} "
+        "of a morph's change"
+    )
+    beats = report["beat_alignment"]
+    lines.append(
+        f"onsets: {beats['missing']}"
+        if "missing" in beats
+        else f"onsets: changes {shown(beats['mean_seconds'], ' s')} from one (by chance "
+        f"{shown(beats['chance_mean_seconds'], ' s')})"
+    )
+    timing = report["lyric_timing"]
+    lines.append(
+        f"lyric timing: {timing['missing']}"
+        if "missing" in timing
+        else f"lyric timing: scenes start {shown(timing['mean_abs_offset'], ' s')} from their lines"
+    )
+    return "\n".join(lines)

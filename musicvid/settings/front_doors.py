@@ -1,0 +1,116 @@
+"""The settings at each front door: command-line options made from their fields, a batch CSV's columns and cells
+parsed and checked by them (the page reads their ranges: ui/controls)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from musicvid.core.errors import UserError, number_text
+from musicvid.settings.loras import Lora, Loras, parse_lora
+from musicvid.settings.schema import Checked, check_field, field_type
+
+TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+
+
+def options_text(options: dict[str, Any], flags: bool = True) -> str:
+    """Settings by field name as the command line gives them (--output-fps 30), or without the dashes as the page
+    names them (output fps 30): what the help and the page say a look or --fast sets, made from what it sets."""
+    name = (lambda field: "--" + field.replace("_", "-")) if flags else (lambda field: field.replace("_", " "))
+    return ", ".join(f"{name(field)} {number_text(value)}" for field, value in options.items())
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--size must look like 512x512, got {text!r}") from None
+    return width, height
+
+
+def parse_bool(text: str) -> bool:
+    if text.strip().lower() not in TRUE + FALSE:
+        raise argparse.ArgumentTypeError(f"must be yes or no (true/false, 1/0), not {text!r}")
+    return text.strip().lower() in TRUE
+
+
+class Settings(Checked):
+    """What the settings classes share: checking on construction, and their options and columns."""
+
+    @classmethod
+    def add_options(cls, parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+        """One option per field; left out, an option is None, so that given values can be told apart."""
+        for name, f in cls.options().items():
+            if f.name in skip:
+                continue
+            kind, help = field_type(cls, f.name), f.metadata["help"]
+            if (
+                isinstance(f.default, (int, float, str))
+                and not isinstance(f.default, bool)
+                and f.default != ""
+                and "default" not in help
+            ):
+                help += f" (default: {number_text(f.default)})"
+            names = [f"-{f.metadata['short']}"] if f.metadata["short"] else []
+            if kind is Loras:  # repeatable: one option per LoRA
+                parser.add_argument(
+                    f"--{name}",
+                    dest=f.name,
+                    action="append",
+                    type=parse_lora,
+                    default=None,
+                    metavar="FILE_OR_REPO[:WEIGHT]",
+                    help=help,
+                )
+            elif kind is bool:
+                action = argparse.BooleanOptionalAction if f.default else "store_const"
+                extra = {} if f.default else {"const": True}
+                parser.add_argument(*names, f"--{name}", dest=f.name, action=action, default=None, help=help, **extra)
+            else:
+                parser.add_argument(
+                    *names,
+                    f"--{name}",
+                    dest=f.name,
+                    type=PARSERS.get(kind, kind),
+                    default=None,
+                    choices=f.metadata["choices"],
+                    metavar=None if f.metadata["choices"] else name.upper().replace("-", "_"),
+                    help=help,
+                )
+
+    @classmethod
+    def given(cls, args: argparse.Namespace) -> dict[str, Any]:
+        """The values a person gave for this class's fields, by field name."""
+        given = {name: getattr(args, name) for name in cls.fields() if getattr(args, name, None) is not None}
+        return {name: Loras(value) if isinstance(value, list) else value for name, value in given.items()}
+
+    @classmethod
+    def column(cls, column: str) -> dataclasses.Field | None:
+        """The field a batch CSV column names, by its option's name or its own."""
+        name = column.strip().replace("-", "_")
+        name = next((f.name for o, f in cls.options().items() if o.replace("-", "_") == name), name)
+        return cls.fields().get(name)
+
+    @classmethod
+    def parse(cls, name: str, text: str, base: Path) -> Any:
+        """A field's value from text (a CSV cell), checked against the field's limits; relative paths are
+        relative to `base`."""
+        kind = field_type(cls, name)
+        try:
+            value = PARSERS.get(kind, kind)(text.strip())
+        except (ValueError, argparse.ArgumentTypeError) as error:
+            what = {int: "a whole number", float: "a number"}.get(kind)
+            raise UserError(
+                f"{name.replace('_', '-')} must be {what}, not {text!r}"
+                if what
+                else f"{name.replace('_', '-')} {error}"
+            ) from None
+        check_field(cls.fields()[name], value)  # in the sentence a bad option gets
+        if kind is Loras:  # a LoRA file beside the CSV, as its other paths; else a hub name as given
+            return Loras(Lora(str(base / x.source), x.weight) if (base / x.source).is_file() else x for x in value)
+        return base / value if kind is Path and not value.is_absolute() else value
+
+
+PARSERS = {bool: parse_bool, tuple: parse_size, Path: Path, Loras: Loras.parse}

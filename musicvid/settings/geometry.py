@@ -1,0 +1,51 @@
+"""The picture's and the video's geometry: shapes, sizes, the video's short sides, and the rates drawn."""
+
+from __future__ import annotations
+
+import math
+
+from musicvid.core.errors import UserError
+
+# LTX-Video's VAE compresses 8 frames into one (plus the first alone) and 32 × 32 pixels into one latent
+FRAME_STEP, SIZE_STEP = 8, 32
+# The longest clip drawn: 5 s at 24 fps, within what LTX-Video 0.9.5 draws well; a longer morph is the
+# clip slowed down. A clip's cost grows with its frames (and its attention with their square).
+MAX_CLIP_FRAMES = 121
+
+ASPECTS = {"16:9": 16 / 9, "9:16": 9 / 16, "1:1": 1.0, "4:5": 4 / 5}  # landscape video, stories, square, feed
+RESOLUTIONS = {"720p": 720, "1080p": 1080, "4k": 2160}  # the video's short side
+DRAWN_FPS = 10.0  # the paper's rate: what SD draws when only --output-fps is given, or near it
+
+
+def check_size(size: tuple[int, int]) -> None:
+    width, height = size
+    if not (0 < width <= 2048 and 0 < height <= 2048) or width % 8 or height % 8:
+        raise UserError(f"--size must be positive multiples of 8 up to 2048x2048, got {width}x{height}")
+
+
+def size_text(size: tuple[int, int]) -> str:
+    return f"{size[0]}x{size[1]}"
+
+
+def size_for_aspect(aspect: str, near: tuple[int, int]) -> tuple[int, int]:
+    """Width × height of the shape `aspect` with about as many pixels as `near`, in the steps SD draws
+    best: multiples of 64 (of 8 below 512²). 16:9 near 512x512 is 704x384."""
+    ratio, area = ASPECTS[aspect], near[0] * near[1]
+    unit = 64 if area >= 512 * 512 else 8
+
+    def misfit(size: tuple[int, int]) -> float:  # log-distance from the pixel count, the shape thrice as much
+        return abs(math.log(size[0] * size[1] / area)) + 3 * abs(math.log(size[0] / size[1] / ratio))
+
+    heights = range(unit, 4 * math.isqrt(area) + unit, unit)
+    return min(((max(unit, round(h * ratio / unit) * unit), h) for h in heights), key=misfit)
+
+
+def drawn_fps(output_fps: float) -> float:
+    """The rate SD draws at for a video of `output_fps` when none is given: the whole fraction of it
+    nearest the paper's 10 (12 for 24, 12.5 for 25, 10 for 30 and 60)."""
+    return output_fps / max(1, round(output_fps / DRAWN_FPS))
+
+
+def drawn_size(size: tuple[int, int]) -> tuple[int, int]:
+    """The size LTX-Video draws a video of `size` at: each side down to a step of 32 (at least 32)."""
+    return tuple(max(SIZE_STEP, side // SIZE_STEP * SIZE_STEP) for side in size)

@@ -1,0 +1,119 @@
+"""Which models a run loads, as a person chose them: one set for every song of a run (a batch and the page load
+them once). musicvid.models.choose turns a choice into the models and the registry that loads them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from musicvid.core.errors import UserError, either
+from musicvid.settings.front_doors import Settings
+from musicvid.settings.geometry import RESOLUTIONS
+from musicvid.settings.presets import ASR_BACKENDS, AUTO_UPSCALER, FAMILIES, LANCZOS, PRECISIONS, PRESETS
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.schema import setting
+
+DEFAULT_GPU_GB = 24.0  # the card `musicvid plan` plans for where there is no CUDA device and no --gpu-memory
+
+# The help names the default preset's models and those made for SDXL from the presets, not from a copy of them.
+DEFAULT, SD, SDXL = PRESETS["default"], FAMILIES["sd"], FAMILIES["sdxl"]
+
+
+@dataclass(frozen=True)
+class ModelChoice(Settings):
+    """Which models: one set for every song of a run (a batch, the page load them once)."""
+
+    models: str = setting(
+        "default",
+        f"model preset, one of {', '.join(PRESETS)}: default is the paper's ({DEFAULT.diffusion}), sdxl draws with "
+        f"{PRESETS['sdxl'].diffusion}, the tiny ones are small random models that run offline",
+        per_song=False,
+        affects=("storyboard", "keyframes", "between", "video"),
+    )
+    asr: str | None = setting(
+        None, "speech recognition backend", choices=ASR_BACKENDS, per_song=False, affects=("storyboard",)
+    )
+    asr_model: str | None = setting(
+        None, "Whisper model name or local checkpoint / CTranslate2 directory", per_song=False, affects=("storyboard",)
+    )
+    vipe: str | None = setting(
+        None,
+        "ViPE model name or directory (e.g. one trained with `vipe train`)",
+        per_song=False,
+        affects=("storyboard",),
+    )
+    vipe_tokenizer: str | None = setting(
+        None,
+        "tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)",
+        per_song=False,
+        affects=("storyboard",),
+    )
+    diffusion: str | None = setting(
+        None,
+        "Stable Diffusion 1.x or SDXL model: a hub repository or directory in diffusers' layout (an SDXL one "
+        "brings SDXL's size, --fast models and IP-Adapter)",
+        per_song=False,
+        affects=("keyframes", "between"),
+    )
+    separator: str | None = setting(
+        None,
+        f"Demucs model for --separate-vocals: a name ({DEFAULT.separator}), or a .th/.safetensors file",
+        per_song=False,
+        affects=("storyboard",),
+    )
+    upscaler: str | None = setting(
+        None,
+        f"upscaler for --resolution: a hub file (org/name/file.pth), a .pth/.safetensors file, {LANCZOS}, or "
+        f"{AUTO_UPSCALER} (the default: {DEFAULT.auto_upscaler} on a GPU, Lanczos on the CPU)",
+        per_song=False,
+        affects=("video",),
+    )
+    fast_lora: str | None = setting(
+        None,
+        f"few-step LoRA for --fast (default: {SD.fast_lora}, for SDXL {SDXL.fast_lora})",
+        per_song=False,
+        affects=("keyframes", "between"),
+    )
+    fast_decoder: str | None = setting(
+        None,
+        f"tiny decoder for --fast, an AutoencoderTiny (default: {SD.fast_decoder}, for SDXL {SDXL.fast_decoder})",
+        per_song=False,
+        affects=("keyframes", "between"),
+    )
+    ip_adapter: str | None = setting(
+        None,
+        "IP-Adapter for --reference: a hub file or a local file with the image encoder in an image_encoder/ "
+        f"folder beside it (default: {SD.ip_adapter}, for SDXL {SDXL.ip_adapter})",
+        per_song=False,
+        affects=("keyframes", "between"),
+    )
+    video_model: str | None = setting(
+        None,
+        "the video model of --transitions video: an LTX-Video repository or folder in diffusers' layout "
+        f"(default: {DEFAULT.video})",
+        per_song=False,
+        affects=("between",),
+    )
+    scorer: str | None = setting(
+        None,
+        "the model that scores how well each keyframe shows its lyric and prompt: a CLIP-family model (CLIPModel), "
+        f"a hub repository or folder (default: {DEFAULT.scorer}; PickScore's works too)",
+        per_song=False,
+        affects=("nothing",),
+    )
+    device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False, affects=("speed",))
+    precision: str = setting(
+        "auto",
+        "the models' dtype: auto (float16 on CUDA, LTX-Video in bfloat16; float32 elsewhere), float32, float16 or "
+        "bfloat16; a model that cannot run in it keeps its own (SDXL's VAE float32 in float16, musicvid.models."
+        "precision)",
+        choices=PRECISIONS,
+        per_song=False,
+        affects=("speed",),
+    )
+
+    def check_upscaler_used(self, songs: Iterable[RenderSettings]) -> None:
+        """--upscaler is the model of --resolution: naming one where no song of the run has a resolution
+        (a render's, or any row's of a batch) would do nothing."""
+        if self.upscaler is not None and not any(settings.resolution for settings in songs):
+            raise UserError(f"--upscaler only acts with --resolution ({either(RESOLUTIONS)}): give both, or neither")

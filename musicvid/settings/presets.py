@@ -1,0 +1,156 @@
+"""Which models each stage uses: the one place that names the defaults.
+
+`--models default|sdxl|tiny|tiny-xl` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
+`--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`, `--ip-adapter`, `--video-model`, and `musicvid score`'s
+`--scorer`) override one model of it. The tiny preset names
+small random models of the very classes the defaults use (musicvid.models.tiny): every stage then runs its
+real code path on a CPU in seconds, with no download (the pictures are noise); sdxl and tiny-xl draw with SDXL.
+
+The models that --fast and --reference add, and the size pictures are drawn at, are made for one family of
+diffusion model (FAMILIES): naming an SDXL model with --diffusion brings SDXL's own, unless they are named too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
+
+TINY = "tiny-random"
+TINY_XL = "tiny-random-xl"  # SDXL's classes (two text encoders, time-and-size conditioning), as small
+# Stable Diffusion 1.5's and SDXL's architectures with random weights: what rendering costs, with no download
+# (compute does not depend on the weights' values). For benchmarks and memory checks.
+SD15_RANDOM = "sd15-random"
+SDXL_RANDOM = "sdxl-random"
+SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
+SDXL = "stabilityai/stable-diffusion-xl-base-1.0"
+ASR_BACKENDS = ("openai-whisper", "faster-whisper")
+# --precision: the models' dtype (musicvid.models.precision resolves each one's for the device)
+PRECISIONS = ("auto", "float32", "float16", "bfloat16")
+# Whisper large-v2, on purpose: it is the large model of the paper's time, and large-v3 (what a bare
+# "large" means today) loops and hallucinates far more over music and silence (whisper.cpp #1507,
+# faster-whisper #777), which is most of a song.
+WHISPER_LARGE = "large-v2"
+# Demucs' hybrid transformer model, the practitioners' standard for taking the singing from the band.
+DEMUCS = "htdemucs"
+# Real-ESRGAN x4plus as its authors published it (on GitHub), mirrored as a file on the hub. "auto", every
+# preset's upscaler, takes the preset's network (this one, or the tiny random one) on a GPU and Lanczos on
+# the CPU, where Real-ESRGAN costs 100 s a 1080p frame on two cores (docs/frames.md).
+REAL_ESRGAN = "2kpr/Real-ESRGAN/RealESRGAN_x4plus.pth"
+AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
+# --fast: SD 1.5 distilled to a few steps by LCM-LoRA (fused into the UNet on loading), and TAESD, a
+# decoder of SD's latents with 1/40 of the VAE's weights.
+LCM_LORA = "latent-consistency/lcm-lora-sdv1-5"
+TAESD = "madebyollin/taesd"
+# --reference: IP-Adapter for SD 1.5 as its authors publish it, a hub file whose folder also holds its image
+# encoder (models/image_encoder: CLIP ViT-H/14 with its projection).
+IP_ADAPTER = "h94/IP-Adapter/models/ip-adapter_sd15.safetensors"
+# The same three made for SDXL: its LCM-LoRA, TAESD for its latents, and IP-Adapter with its own image
+# encoder (sdxl_models/image_encoder: OpenCLIP ViT-bigG/14, projection 1280).
+LCM_LORA_XL = "latent-consistency/lcm-lora-sdxl"
+TAESD_XL = "madebyollin/taesdxl"
+IP_ADAPTER_XL = "h94/IP-Adapter/sdxl_models/ip-adapter_sdxl.safetensors"
+# --transitions video: LTX-Video 0.9.5, the newest 2B LTX-Video published in diffusers' layout and the first to
+# take pictures at any frame (a first and a last one: a transition between two keyframes). Its 2B transformer,
+# T5-XXL and VAE fit one 24 GB GPU in bfloat16 (README, "Transitions drawn by a video model").
+LTX_VIDEO = "Lightricks/LTX-Video-0.9.5"
+# `musicvid score`: CLIP ViT-L/14, whose text tower is the one SD 1.5 reads, scores how well each keyframe
+# shows its prompt and its lyric (CLIPScore); --scorer names another CLIP-family model (e.g. PickScore).
+SCORER = "openai/clip-vit-large-patch14"
+
+
+@dataclass(frozen=True)
+class Family:
+    """What goes with a family of diffusion models: the size it was trained to draw, and the models of
+    --fast and --reference made for its UNet."""
+
+    size: tuple[int, int]
+    fast_lora: str
+    fast_decoder: str
+    ip_adapter: str
+
+
+FAMILIES = {
+    "sd": Family((512, 512), LCM_LORA, TAESD, IP_ADAPTER),
+    "sdxl": Family((1024, 1024), LCM_LORA_XL, TAESD_XL, IP_ADAPTER_XL),
+}
+# The pipeline class a repository's model_index.json names, by family (musicvid.models.loading.diffusion_family)
+PIPELINE_FAMILIES = {"StableDiffusionPipeline": "sd", "StableDiffusionXLPipeline": "sdxl"}
+# The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
+# LTXConditionPipeline loads whichever its repository was saved as (0.9.5's says LTXPipeline).
+LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
+# The families of the models named here, known without reading their model index
+KNOWN_FAMILIES = {TINY: "sd", SD15_RANDOM: "sd", SD15: "sd", TINY_XL: "sdxl", SDXL_RANDOM: "sdxl", SDXL: "sdxl"}
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    asr_backend: str
+    asr: str
+    vipe: str
+    vipe_tokenizer: str | None  # None: the checkpoint's own, else GPT-2 Medium's (see ViPE.from_pretrained)
+    diffusion: str
+    separator: str  # the Demucs model of --separate-vocals
+    upscaler: str  # the model of --resolution: a hub file org/name/file.pth, a local file, auto or lanczos
+    auto_upscaler: str  # the network auto takes on a GPU (on the CPU: Lanczos)
+    fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
+    fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
+    ip_adapter: str  # the adapter of --reference: a hub file or local file beside its image_encoder/ folder
+    video: str  # the first/last-frame video model of --transitions video (an LTX-Video repository or folder)
+    # Render defaults that suit the models: SD 1.5 draws 512², SDXL 1024², the tiny ones a thumbnail.
+    size: tuple[int, int]
+    steps: int
+    transition_steps: int  # the video model's
+    scorer: str  # the CLIP-family model that scores the keyframes (musicvid.pictures.scores)
+
+    def describe(self) -> dict[str, str]:
+        return {"asr": f"{self.asr_backend}:{self.asr}", "vipe": self.vipe, "diffusion": self.diffusion}
+
+    def diffusion_model(self, fast: bool) -> str:
+        """What draws the pictures, as their keys name it: the diffusion model, with --fast its LoRA and decoder."""
+        return f"{self.diffusion}+{self.fast_lora}+{self.fast_decoder}" if fast else self.diffusion
+
+
+PRESETS = {
+    "default": ModelSet(
+        asr_backend="openai-whisper",
+        asr=WHISPER_LARGE,
+        vipe=DEFAULT_VIPE,
+        vipe_tokenizer=DEFAULT_VIPE_TOKENIZER,
+        diffusion=SD15,
+        separator=DEMUCS,
+        upscaler=AUTO_UPSCALER,
+        auto_upscaler=REAL_ESRGAN,
+        fast_lora=LCM_LORA,
+        fast_decoder=TAESD,
+        ip_adapter=IP_ADAPTER,
+        video=LTX_VIDEO,
+        size=(512, 512),
+        steps=25,
+        transition_steps=40,  # LTX-Video 0.9.5's own recipe (with guidance 3)
+        scorer=SCORER,
+    ),
+    "tiny": ModelSet(
+        asr_backend="openai-whisper",
+        asr=TINY,
+        vipe=TINY,
+        vipe_tokenizer=TINY,
+        diffusion=TINY,
+        separator=TINY,
+        upscaler=AUTO_UPSCALER,
+        auto_upscaler=TINY,
+        fast_lora=TINY,
+        fast_decoder=TINY,
+        ip_adapter=TINY,
+        video=TINY,
+        size=(64, 64),
+        steps=4,
+        transition_steps=2,
+        scorer=TINY,
+    ),
+}
+PRESETS["sdxl"] = replace(PRESETS["default"], diffusion=SDXL, **asdict(FAMILIES["sdxl"]))
+PRESETS["tiny-xl"] = replace(PRESETS["tiny"], diffusion=TINY_XL)
+
+
+UPSCALE_BATCH = 4  # frames per pass of the network on a GPU

@@ -1,0 +1,336 @@
+"""Settings, defined once. Each field states its default, its help and its limits here; a settings
+object checks itself when it is made. The command line's options, the batch's CSV columns and the web
+page's controls are all made from (or checked by) these classes:
+
+- SongRequest: what to make a storyboard of, and how (everything before the pictures);
+- RenderSettings: how to draw and encode the video, resolved from what a person chose by one function,
+  `resolve_render_settings`, whichever front door they chose it at;
+- ModelChoice: which models a run loads.
+
+Limits bound the settings that multiply the work (frames per second of song, pixels, steps,
+candidates) or the memory (pictures denoised at once); one past them is refused before any work,
+with the limit in the message. Contracts: docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from musicvid.core.errors import UserError, either, number_text
+from musicvid.settings.front_doors import Settings, options_text
+from musicvid.settings.geometry import (
+    ASPECTS,
+    DRAWN_FPS,
+    RESOLUTIONS,
+    check_size,
+    drawn_fps,
+    size_for_aspect,
+    size_text,
+)
+from musicvid.settings.loras import Loras, check_loras
+from musicvid.settings.presets import FAMILIES, PRESETS
+from musicvid.settings.schema import check_field, setting
+
+SCHEDULERS = ("dpm++", "ddim")
+PACINGS = ("linear", "beats")
+CAPTIONS = ("none", "line", "karaoke")
+OUTPUT_RATES = (24, 25, 30, 60)
+INTERPOLATORS = ("minterpolate", "blend")  # musicvid.delivery.mux
+MOVES = ("none", "zoom", "pan")
+TRANSITIONS = ("slerp", "video")  # what draws the frames between keyframes (musicvid.pictures.transitions)
+# A look sets several options at once; options given beside it win.
+# The music video's frames between are blends: it has no camera move, and between morph frames a blend
+# is as close to the truth as motion compensation (48.1 dB both, benchmarks/delivery.py) at 25 times the
+# speed; with minterpolate, on one core, the look's delivery made 11 frames/s, with blend 43 (docs/frames.md).
+LOOKS = {
+    "music-video": dict(
+        pacing="beats", output_fps=30.0, interpolator="blend", aspect="16:9", resolution="1080p", captions="karaoke"
+    ),
+}
+# --fast's sampling: LCM-LoRA's own recipe, 4 steps without classifier-free guidance (a guidance of 1
+# runs the UNet once per step instead of twice); it draws well in 2 to 8 steps.
+FAST = dict(steps=4, guidance=1.0)  # what --fast sets; options given beside it win
+FAST_MAX_STEPS = 8
+MAX_CANDIDATES = 8  # keyframes drawn per scene and round: a limit on the work it multiplies
+MAX_ROUNDS = 4  # rounds of candidates --reroll-below may draw for one scene
+SCORE_RANGE = (0.0, 2.5)  # CLIPScore's (musicvid.pictures.scores)
+
+
+@dataclass(frozen=True)
+class RenderSettings(Settings):
+    """How to draw the pictures and encode the video."""
+
+    look: str | None = setting(
+        None,
+        "a set of options that suits a kind of video; options given beside it win. "
+        + "; ".join(f"{look}: {options_text(options)}" for look, options in LOOKS.items()),
+        choices=tuple(LOOKS),
+        affects=("keyframes", "between", "video"),
+    )
+    fps: float = setting(
+        DRAWN_FPS,
+        f"frames per second that Stable Diffusion draws (default {number_text(DRAWN_FPS)}, as in the paper)",
+        low=1,
+        high=60,
+        affects=("between", "video"),
+    )
+    output_fps: float | None = setting(
+        None,
+        "frames per second of the video: the frames between the drawn ones are synthesised (--interpolator); "
+        f"a whole multiple of --fps, which then defaults to the multiple nearest {DRAWN_FPS:g} ({drawn_fps(24):g} for 24, {drawn_fps(30):g} for 30)",
+        choices=OUTPUT_RATES,
+        affects=("between", "video"),
+    )
+    interpolator: str = setting(
+        "minterpolate", "what synthesises the frames for --output-fps", choices=INTERPOLATORS, affects=("video",)
+    )
+    size: tuple[int, int] = setting(
+        PRESETS["default"].size,  # the default models', as a render with them resolves it; so too the steps
+        f"WxH, multiples of 8 up to 2048x2048 (default: the models', {size_text(FAMILIES['sd'].size)} for SD 1.5, {size_text(FAMILIES['sdxl'].size)} for SDXL)",
+        check=check_size,
+        affects=("keyframes", "between", "video"),
+    )
+    aspect: str | None = setting(
+        None,
+        f"the picture's shape: {either(ASPECTS)}, at about the models' pixel count ({size_text(size_for_aspect('16:9', FAMILIES['sd'].size))} for 16:9 with SD 1.5)",
+        choices=tuple(ASPECTS),
+        affects=("keyframes", "between", "video"),
+    )
+    resolution: str | None = setting(
+        None,
+        f"upscale the video to {either(RESOLUTIONS)} (its short side), by --upscaler (default: the drawn size)",
+        choices=tuple(RESOLUTIONS),
+        affects=("video",),
+    )
+    steps: int = setting(
+        PRESETS["default"].steps, "denoising steps, the models'", low=1, high=150, affects=("keyframes", "between")
+    )
+    guidance: float = setting(
+        7.5, "classifier-free guidance scale", low=0, high=30, step=0.5, affects=("keyframes", "between")
+    )
+    scheduler: str = setting("dpm++", "deterministic sampler", choices=SCHEDULERS, affects=("keyframes", "between"))
+    batch_size: int = setting(4, "frames denoised together", low=1, high=64, affects=("speed",))
+    keyframe_candidates: int = setting(
+        1,
+        "keyframes drawn per scene, from as many seeds; the one the scorer ranks first (lyric and prompt) is kept",
+        low=1,
+        high=MAX_CANDIDATES,
+        affects=("keyframes", "between"),
+    )
+    reroll_below: float | None = setting(
+        None,
+        f"draw more candidates (up to {MAX_ROUNDS} rounds) for each scene whose kept keyframe scores below this "
+        f"CLIPScore (the mean of its lyric and prompt scores, {SCORE_RANGE[0]:g} to {SCORE_RANGE[1]:g})",
+        low=SCORE_RANGE[0],
+        high=SCORE_RANGE[1],
+        step=0.05,
+        affects=("keyframes", "between"),
+    )
+    pacing: str = setting(
+        "linear",
+        "how each morph moves: linear (evenly, the paper's) or beats (on the song's beats and onsets)",
+        choices=PACINGS,
+        affects=("between",),
+    )
+    motion: str = setting(
+        "none",
+        "a slow camera move over each scene that leaves each keyframe as drawn: none, zoom or pan",
+        choices=MOVES,
+        affects=("between",),
+    )
+    pulse: float = setting(
+        0.0, "a small zoom on strong beats, 0 (none) to 1", low=0, high=1, step=0.1, affects=("video",)
+    )
+    transitions: str = setting(
+        "slerp",
+        "what draws the frames between keyframes: slerp (the paper's morph through text and noise) or video (a "
+        "video model, LTX-Video, drawing motion from each keyframe to the next)",
+        choices=TRANSITIONS,
+        affects=("between",),
+    )
+    transition_steps: int = setting(
+        PRESETS["default"].transition_steps,
+        "denoising steps of --transitions video, the video model's",
+        low=1,
+        high=100,
+        affects=("between",),
+    )
+    align: bool = setting(
+        True, "Chunked Similarity Alignment of the text embeddings (--no-align: plain slerp)", affects=("between",)
+    )
+    align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76, affects=("between",))
+    style: str = setting("", "text appended to every prompt, e.g. 'oil painting'", affects=("keyframes", "between"))
+    negative_prompt: str = setting("", "what the pictures should not show", affects=("keyframes", "between"))
+    reference: Path | None = setting(
+        None,
+        "a picture whose look every keyframe takes (IP-Adapter): a character, a face, a palette; a scene of the "
+        "storyboard may name its own",
+        affects=("keyframes", "between"),
+    )
+    reference_strength: float = setting(
+        0.6,
+        "how strongly the reference picture steers the pictures: 0 not at all, 1 most",
+        low=0,
+        high=1,
+        step=0.05,
+        affects=("keyframes", "between"),
+    )
+    lora: Loras = setting(
+        Loras(),
+        "a style LoRA fused into Stable Diffusion: a .safetensors file (kohya's or diffusers' layout), a hub "
+        "repository or hub file (org/name/file.safetensors), with :WEIGHT (default 1); repeat it for several",
+        check=check_loras,
+        affects=("keyframes", "between"),
+    )
+    captions: str = setting(
+        "none",
+        "lyrics on screen: none, line (the sung line) or karaoke (each word lights up as it is sung)",
+        choices=CAPTIONS,
+        affects=("video",),
+    )
+    preview: bool = setting(False, "keyframes only, crossfaded: a fast first look", affects=("between", "video"))
+    attention_slicing: bool = setting(False, "less GPU memory, a little slower", affects=("speed",))
+    vae_slicing: bool = setting(False, "decode frames one at a time (less memory)", affects=("speed",))
+    low_vram: bool = setting(
+        False,
+        "for small GPUs (8 GB at 512²): slicing, and each model on the GPU only while it runs",
+        affects=("speed",),
+    )
+    compile: bool = setting(
+        False,
+        "torch.compile the UNet and VAE decoder: a minute or more to start, then faster frames",
+        affects=("speed",),
+    )
+    fast: bool = setting(
+        False,
+        f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
+        "TAESD decoder; about 10 times faster, softer pictures",
+        affects=("keyframes", "between"),
+    )
+
+    def check_together(self) -> None:
+        width, height = self.size
+        if self.aspect is not None and abs(math.log(width / height / ASPECTS[self.aspect])) > 0.1:
+            raise UserError(f"--size {width}x{height} is not {self.aspect}: give --aspect or --size, not both")
+        if self.output_fps is not None and abs(self.output_fps / self.fps - round(self.output_fps / self.fps)) > 1e-6:
+            raise UserError(
+                f"--output-fps {number_text(self.output_fps)} must be a whole multiple of --fps {number_text(self.fps)}, "
+                "so that every keyframe falls on a frame of the video"
+            )
+        if self.output_fps is not None and self.output_fps < self.fps:
+            raise UserError(f"--output-fps {number_text(self.output_fps)} is below --fps {number_text(self.fps)}")
+        if self.compile and self.low_vram:
+            raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
+        if self.reference and self.attention_slicing:
+            raise UserError(
+                "--attention-slicing cannot be combined with --reference: the adapter's attention has no sliced kind"
+            )
+        if self.fast and self.steps > FAST_MAX_STEPS:
+            raise UserError(f"--fast draws in 1 to {FAST_MAX_STEPS} steps, not {self.steps}")
+
+    @property
+    def width(self) -> int:
+        return self.size[0]
+
+    @property
+    def height(self) -> int:
+        return self.size[1]
+
+    @property
+    def video_fps(self) -> float:
+        return self.output_fps or self.fps
+
+    @property
+    def video_size(self) -> tuple[int, int]:
+        """Width × height of the video: the drawn size, or with --resolution the resolution's short side
+        and the long side in the picture's shape (--aspect's exact ratio, else the drawn one), even."""
+        if self.resolution is None:
+            return self.size
+        ratio = ASPECTS[self.aspect] if self.aspect else self.width / self.height
+        short = RESOLUTIONS[self.resolution]
+        long = 2 * round(short * max(ratio, 1 / ratio) / 2)
+        return (long, short) if ratio >= 1 else (short, long)
+
+    def offloads_asked(self, stage: str = "pictures") -> frozenset[str]:
+        """The memory switches a person set for a stage (musicvid.models.memory's names): --attention-slicing,
+        --vae-slicing, and --low-vram's (for the pictures both slicings and model offload; for the transitions
+        model offload and VAE tiling)."""
+        if stage == "transitions":
+            return frozenset({"model-offload", "vae-tiling"} if self.low_vram else ())
+        low = {"attention-slicing", "vae-slicing", "model-offload"} if self.low_vram else set()
+        chosen = {"attention-slicing"} if self.attention_slicing else set()
+        return frozenset(low | chosen | ({"vae-slicing"} if self.vae_slicing else set()))
+
+    def picture_inputs(self, drawn_by: dict) -> dict:
+        """What every picture depends on besides its own prompts, seeds, reference pictures and t; `drawn_by`:
+        the models that draw them (musicvid.models.loading.Drawing.key)."""
+        keys = [name for name in self.affecting("keyframes") if name not in KEYED_ELSEWHERE]
+        keys += ["reference_strength"] * ("reference adapter" in drawn_by)
+        values = {k: v for k, v in dataclasses.asdict(self).items() if k in keys}
+        return {**drawn_by, "width": self.width, "height": self.height, **values}
+
+
+# The settings that change only the frames between keyframes or the video, never a keyframe: `storyboard
+# --keyframes` draws keyframes alone, and takes none of them.
+BETWEEN_AND_AFTER = tuple(
+    name
+    for name in RenderSettings.affecting("between", "video")
+    if name not in RenderSettings.affecting("keyframes", "speed")
+)
+# Keyframe settings a picture's key holds in another form: the size as width × height (the look and the aspect
+# as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, and
+# their strength only where an adapter draws (RenderSettings.picture_inputs), and the keyframe picks by the
+# seeds they keep (musicvid.pictures.candidates).
+KEYED_ELSEWHERE = tuple(
+    "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below".split()
+)
+
+
+def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings:
+    """The settings of a render from layers, each over the ones before it — the one way the command
+    line, a batch's CSV row and the page turn what a person chose into settings:
+
+    1. each field's default;
+    2. the models' picture size and steps (`models`: a ModelSet, or anything with a size, steps and
+       transition_steps);
+    3. the look's options (the look the last layer names), then --fast's steps and guidance;
+    4. each layer of `given`, in order: what a person chose (the command line, then a CSV row over it;
+       on the page, the controls the person changed from what the page showed).
+
+    A value of None in a layer chooses nothing. Size and aspect both say the picture's shape: a layer's
+    aspect without a size makes the size that shape at about the pixel count of the layers under it, and
+    a layer's size without an aspect takes the place of an aspect under it. Where no layer gives a drawn
+    rate, an output rate's is the whole fraction of it nearest 10. Each value chosen is checked against
+    its limits before anything is made from it; the settings made check how they go together."""
+    fields = RenderSettings.fields()
+    chosen = [{name: value for name, value in layer.items() if value is not None} for layer in given]
+    for layer in chosen:
+        for name, value in layer.items():
+            check_field(fields[name], value)
+    top = {name: value for layer in chosen for name, value in layer.items()}  # each field as the top layer has it
+    models_look_fast = [
+        {"size": tuple(models.size), "steps": models.steps, "transition_steps": models.transition_steps},
+        LOOKS.get(top.get("look"), {}),
+        FAST if top.get("fast") else {},
+    ]
+    values: dict[str, Any] = {}
+    for layer in [*models_look_fast, *chosen]:
+        values.update(layer)
+        if "aspect" in layer and "size" not in layer:
+            values["size"] = size_for_aspect(layer["aspect"], values["size"])
+        elif "size" in layer and "aspect" not in layer:
+            values.pop("aspect", None)
+    if values.get("output_fps") and "fps" not in top:
+        values["fps"] = drawn_fps(values["output_fps"])
+    return RenderSettings(**values)
+
+
+def picks_by_score(settings: RenderSettings) -> bool:
+    """Whether a render's RenderSettings pick keyframes by their scores (--keyframe-candidates over 1,
+    --reroll-below): then the scorer is the drawing's model; else a report's, whose scores only inform."""
+    return settings.keyframe_candidates > 1 or settings.reroll_below is not None

@@ -1,0 +1,118 @@
+"""How a setting is defined (`setting`: its default, help, limits and option), and checked: the machinery the
+settings classes (musicvid.settings.render) are made of."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from dataclasses import field
+from functools import cache
+from typing import Any
+
+from musicvid.core.errors import UserError, number_text
+
+# What a setting can change: the storyboard (and all made from it), the keyframes, the frames between them, the
+# video made of the frames (its rate, size, captions), only the speed and memory of the work, or nothing made.
+AFFECTS = ("storyboard", "keyframes", "between", "video", "speed", "nothing")
+
+
+def setting(
+    default: Any,
+    help: str,
+    *,
+    low=None,
+    high=None,
+    above=None,
+    choices=None,
+    check=None,
+    step=None,
+    option: str | None = "",
+    short: str | None = None,
+    per_song: bool = True,
+    affects: tuple[str, ...] = (),
+) -> Any:
+    """A settings field. `low`/`high` bound it (inclusive), `above` from below (exclusive); `check`
+    refuses a value by a rule of its own; `step` is the grain a control on the page offers (whole
+    numbers for whole-number fields; not a limit: the command line takes any value in bounds);
+    `option` is its command-line name (default: the field's name with dashes; None: not an option, as
+    for the song itself), `short` a one-letter alias; `per_song` says whether a batch CSV row may set it;
+    `affects` says what changes with it (AFFECTS), so that a rerun redraws that and nothing else."""
+    if not affects or set(affects) - set(AFFECTS):
+        raise ValueError(f"a setting must say what it affects, some of {AFFECTS}, not {affects!r}")
+    meta = dict(
+        help=help,
+        low=low,
+        high=high,
+        above=above,
+        choices=choices,
+        check=check,
+        step=step,
+        option=option,
+        short=short,
+        per_song=per_song,
+        affects=affects,
+    )
+    return field(default=default, metadata=meta)
+
+
+class Checked:
+    """Settings that check themselves on construction, field by field and together."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            check_field(f, getattr(self, f.name))
+        self.check_together()
+
+    def check_together(self) -> None:
+        """Rules between fields (a class adds its own)."""
+
+    @classmethod
+    def affecting(cls, *what: str) -> tuple[str, ...]:
+        """The fields that change some of `what` (AFFECTS)."""
+        return tuple(f.name for f in dataclasses.fields(cls) if set(f.metadata["affects"]) & set(what))
+
+    @classmethod
+    def fields(cls) -> dict[str, dataclasses.Field]:
+        return {f.name: f for f in dataclasses.fields(cls)}
+
+    @classmethod
+    def options(cls) -> dict[str, dataclasses.Field]:
+        """Fields that are command-line options, by option name (`--context-size` -> "context-size")."""
+        return {option_name(f): f for f in dataclasses.fields(cls) if f.metadata.get("option") is not None}
+
+
+def option_name(f: dataclasses.Field) -> str:
+    return f.metadata.get("option") or f.name.replace("_", "-")
+
+
+@cache
+def _hints(cls) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def field_type(cls, name: str) -> type:
+    """A field's type, `X | None` read as X and tuple[...] as tuple."""
+    hint = _hints(cls)[name]
+    kinds = [t for t in typing.get_args(hint) or (hint,) if t is not type(None)]
+    kind = kinds[0] if typing.get_origin(hint) is not tuple else hint
+    return typing.get_origin(kind) or kind
+
+
+def check_field(f: dataclasses.Field, value: Any) -> None:
+    """One field against its limits; NaN fails every comparison, so it is refused too."""
+    meta, name = f.metadata, f"--{option_name(f)}"
+    if not meta or value is None:
+        return
+    low, high, above, choices = meta["low"], meta["high"], meta["above"], meta["choices"]
+    if meta["check"] is not None:
+        meta["check"](value)
+    if choices is not None and value not in choices:
+        raise UserError(f"{name} must be one of {', '.join(map(number_text, choices))}, not {number_text(value)!r}")
+    if above is not None and not (value > above and (high is None or value <= high)):
+        at_most = f" and at most {number_text(high)}" if high is not None else ""
+        raise UserError(f"{name} must be above {number_text(above)}{at_most}, got {number_text(value)}")
+    if low is not None and not (low <= value and (high is None or value <= high)):
+        bounds = (
+            f"from {number_text(low)} to {number_text(high)}" if high is not None else f"{number_text(low)} or more"
+        )
+        raise UserError(f"{name} must be {bounds}, got {number_text(value)}")

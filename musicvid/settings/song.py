@@ -1,0 +1,95 @@
+"""What to make a storyboard of, and how: everything before the pictures (musicvid.settings.render has
+how to draw and encode them). A settings object checks itself when it is made (musicvid.settings.schema)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from musicvid.core.audio import MAX_SONG_SECONDS
+from musicvid.core.errors import UserError
+from musicvid.settings.front_doors import Settings
+from musicvid.settings.schema import setting
+from vipe_core.choose import LENSES
+
+PLAIN = ".txt"
+TIMED = (".lrc", ".srt", ".json")
+
+
+@dataclass(frozen=True)
+class SongRequest(Settings):
+    """What to make a storyboard of, and how: everything before the pictures."""
+
+    song: Path = setting(
+        dataclasses.MISSING,
+        "audio file (mp3, wav, flac, m4a, ogg, ... anything ffmpeg reads)",
+        option=None,
+        per_song=False,
+        affects=("storyboard",),
+    )
+    title: str | None = setting(None, "song title (default: the file's tags, then its name)", affects=("storyboard",))
+    artist: str | None = setting(None, "artist (default: the file's tags)", affects=("storyboard",))
+    workdir: Path | None = setting(
+        None, "work directory (default musicvid-work/<song>-<hash>/)", per_song=False, affects=("nothing",)
+    )
+    storyboard_file: Path | None = setting(
+        None, "render this (edited) storyboard.json instead of making one", option="storyboard", affects=("storyboard",)
+    )
+    lyrics_file: Path | None = setting(
+        None,
+        "the lyrics: timed (.lrc, .srt, transcript .json; skips Whisper) or plain lines (.txt; Whisper times them)",
+        option="lyrics",
+        affects=("storyboard",),
+    )
+    context_size: int = setting(
+        7,
+        "lyric lines before each line that ViPE reads (ViPE learned up to 7)",
+        low=0,
+        high=16,
+        affects=("storyboard",),
+    )
+    seed: int = setting(0, "seed for prompts and pictures", low=0, high=2**31 - 1, affects=("storyboard",))
+    break_seconds: float = setting(
+        4.0,
+        "instrumental gaps at least this long (s) become scenes of their own",
+        above=0,
+        option="break",
+        affects=("storyboard",),
+    )
+    bars_per_scene: int = setting(
+        4, "pictures last at most N bars where nobody sings (more: calmer)", low=1, high=64, affects=("storyboard",)
+    )
+    candidates: int = setting(
+        1,
+        "ViPE elaborations per scene; the most concrete (or the one --lens favours) is kept",
+        low=1,
+        high=64,
+        affects=("storyboard",),
+    )
+    lens: str | None = setting(
+        None, "the reading of each line the choice among --candidates favours", choices=LENSES, affects=("storyboard",)
+    )
+    separate_vocals: bool = setting(
+        False, "take the band away (Demucs htdemucs) before Whisper listens: for loud mixes", affects=("storyboard",)
+    )
+    overwrite: bool = setting(
+        False,
+        "replace files at the outputs' names that musicvid did not write for this song (a hand-made .srt, "
+        "another song's video); without it they are refused before any work",
+        per_song=False,
+        affects=("nothing",),
+    )
+    quiet: bool = setting(False, "no progress bars", short="q", per_song=False, affects=("nothing",))
+    max_seconds: float = setting(
+        MAX_SONG_SECONDS,
+        "longer songs are refused before they are decoded",
+        above=0,
+        option=None,
+        per_song=False,
+        affects=("nothing",),
+    )
+
+    def check_together(self) -> None:
+        if self.lens is not None and self.candidates < 2:
+            raise UserError("--lens chooses among several elaborations: add --candidates N (2 or more, e.g. 8)")

@@ -1,0 +1,188 @@
+"""A song's storyboard in its work directory: the transcript (from a timed lyrics file, or by the ASR model,
+cached as transcript.json) and the storyboard made from it (scenes, form, ViPE's prompts), or the saved one
+reused, edits and all, while it comes from the same inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from musicvid.core.audio import Audio, AudioInfo
+from musicvid.core.errors import UserError
+from musicvid.core.files import check_picture, same_file
+from musicvid.core.workdir import Workdir
+from musicvid.lyrics.align import align_lyrics
+from musicvid.lyrics.known import check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
+from musicvid.lyrics.transcribe import transcribe
+from musicvid.lyrics.transcript import Transcript
+from musicvid.lyrics.vocals import separate_vocals
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.timing import Timings
+from musicvid.settings.song import PLAIN, SongRequest
+from musicvid.storyboard.board import (
+    Storyboard,
+    load_storyboard,
+    plan_scenes,
+    scene_seed,
+)
+from musicvid.storyboard.elaborate import elaborate
+from musicvid.storyboard.form import mark_form
+
+
+def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
+    """The work directory's transcript of this audio; None where there is none, or it is unreadable
+    (a cache is redone, not trusted)."""
+    try:
+        cached = Transcript.load(path)
+    except (UserError, OSError, UnicodeDecodeError):
+        return None
+    return cached if cached.audio_sha256 == audio_sha256 else None
+
+
+def get_transcript(
+    request: SongRequest, audio: Audio, workdir: Workdir, registry: ModelRegistry, timings: Timings
+) -> Transcript:
+    """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
+    or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
+    info, lyrics = audio.info, request.lyrics_file
+    if lyrics and lyrics.suffix.lower() != PLAIN:
+        return read_lyrics(lyrics, info.duration, info.sha256)
+    texts = read_plain_lyrics(lyrics) if lyrics else None
+    if texts:
+        check_line_count(len(texts), info.duration, lyrics)
+    path = workdir.transcript
+    models = registry.models
+    source = f"{models.asr_backend}:{models.asr}"
+    if request.separate_vocals:
+        source += f"+vocals:{models.separator}"
+    if lyrics:
+        source = f"aligned:{source}:{lyrics_label(lyrics)}"
+    cached = cached_transcript(path, info.sha256)
+    if cached and cached.model == source:
+        return cached
+    samples = audio.samples
+    if request.separate_vocals:
+        with registry.use("separator", timings) as separator, timings.measure("separate vocals", registry.device):
+            samples = separate_vocals(separator, Path(info.path), samples.size, quiet=request.quiet)
+    with registry.use("asr", timings) as asr, timings.measure("align" if texts else "transcribe", registry.device):
+        if texts:
+            transcript = align_lyrics(asr, samples, texts, info.sha256, quiet=request.quiet)
+        else:
+            transcript = transcribe(asr, samples, info.sha256, quiet=request.quiet)
+    transcript.model = source  # what the cache is checked against
+    transcript.save(path)
+    return transcript
+
+
+def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> dict:
+    return {
+        "context_size": request.context_size,
+        "seed": request.seed,
+        "break_seconds": request.break_seconds,
+        "bars_per_scene": request.bars_per_scene,
+        "candidates": request.candidates,
+        "lens": request.lens,
+        "transcript": transcript.model,
+        "models": registry.models.describe(),
+    }
+
+
+def _same_making(saved: Storyboard, settings: dict, title: str, artist: str) -> bool:
+    """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
+    keys = ("context_size", "seed", "break_seconds", "bars_per_scene", "candidates", "lens", "transcript")
+    # storyboards made before candidates, lenses and bars existed are kept as they were made
+    made_before = {key: getattr(SongRequest, key) for key in ("candidates", "lens", "bars_per_scene")}
+    return (
+        all(saved.settings.get(k, made_before.get(k)) == settings[k] for k in keys)
+        and (saved.settings.get("models") or {}).get("vipe") == settings["models"]["vipe"]
+        and (saved.title, saved.artist) == (title, artist)
+    )
+
+
+def check_matches_audio(storyboard: Storyboard, info: AudioInfo, source: str) -> None:
+    if abs(storyboard.duration - info.duration) > 0.05:
+        raise UserError(
+            f"storyboard {source} is for audio of {storyboard.duration:.2f} s, but {info.path} lasts {info.duration:.2f} s"
+        )
+
+
+def storyboard_in(
+    request: SongRequest, audio: Audio, workdir: Workdir, registry: ModelRegistry, timings: Timings
+) -> Storyboard:
+    """The storyboard of `request`, in the work directory the run holds."""
+    info, path = audio.info, workdir.storyboard
+    title = request.title if request.title is not None else info.title
+    artist = request.artist if request.artist is not None else info.artist
+
+    if request.storyboard_file:
+        storyboard = load_storyboard(request.storyboard_file)
+        check_matches_audio(storyboard, info, str(request.storyboard_file))
+    else:
+        transcript = get_transcript(request, audio, workdir, registry, timings)
+        settings = storyboard_settings(request, registry, transcript)
+        saved = load_storyboard(path) if path.exists() else None
+        if saved and _same_making(saved, settings, title, artist):
+            check_matches_audio(saved, info, str(path))
+            storyboard = saved
+        else:
+            scenes = plan_scenes(transcript.lines, info.duration, request.break_seconds)
+            storyboard = Storyboard(
+                audio={"path": info.path, "sha256": info.sha256, "duration": info.duration},
+                title=title,
+                artist=artist,
+                language=transcript.language,
+                settings=settings,
+                scenes=scenes,
+            )
+            read_form(storyboard, audio, timings, request.bars_per_scene)  # passages without words cut with the music
+            for scene in storyboard.scenes:
+                scene.seed = scene_seed(request.seed, scene.motif or scene.index)
+    read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
+    if not request.storyboard_file:  # a file's pictures were decoded whole by check_inputs already
+        check_pictures(storyboard)
+
+    if any(not s.prompt.strip() for s in storyboard.scenes):
+        with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
+            elaborate(
+                storyboard,
+                vipe,
+                context_size=request.context_size,
+                seed=request.seed,
+                candidates=request.candidates,
+                lens=request.lens,
+                quiet=request.quiet,
+            )
+    if not storyboard_is_input(request, workdir):
+        storyboard.audio = {**storyboard.audio, "path": info.path, "sha256": info.sha256}  # of this song now
+        storyboard.save(path)
+    return storyboard
+
+
+def save_storyboard(request: SongRequest, workdir: Workdir, storyboard: Storyboard) -> None:
+    """The storyboard as the run left it (its keyframe picks), in its work directory: not over an input."""
+    if not storyboard_is_input(request, workdir):
+        storyboard.save(workdir.storyboard)
+
+
+def storyboard_is_input(request: SongRequest, workdir: Workdir) -> bool:
+    """Whether the work directory's storyboard is the run's --storyboard file: an input is never rewritten
+    (a rerun then makes the same edits again)."""
+    given = request.storyboard_file
+    return bool(given and same_file(given, workdir.storyboard))
+
+
+def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_scene: int | None = None) -> None:
+    """Sections, motifs and moods for the scenes without a section (musicvid.storyboard.form); given
+    `bars_per_scene` (scenes just planned), the passages without words are cut with the music first, into
+    scenes of that many bars at most."""
+    if any(s.section is None for s in storyboard.scenes):
+        with timings.measure("form"):
+            mark_form(storyboard.scenes, audio.samples, bars_per_scene)
+
+
+def check_pictures(storyboard: Storyboard) -> None:
+    """Each scene's pinned and reference pictures decode (their headers: before any work)."""
+    for scene in storyboard.scenes:
+        if scene.picture:
+            check_picture(Path(scene.picture), f"pinned picture of scene {scene.index}")
+        if scene.reference:
+            check_picture(Path(scene.reference), f"reference picture of scene {scene.index}")

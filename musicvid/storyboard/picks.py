@@ -1,0 +1,89 @@
+"""A scene's keyframe pick: which of the candidates drawn for it was kept, and its scores.
+
+With --keyframe-candidates N, each keyframe is drawn from N seeds and the one the scorer ranks first is kept
+(musicvid.pictures.candidates). The storyboard records the pick in the scene, beside the kept seed, so that a
+resume or a rerender draws the same picture and shows its scores without drawing the candidates again. A pick
+holds while the keyframe's key (what it is drawn from: prompt, kept seed, models, steps, …) is the one it was
+made for; an edit to any of those chooses again. The format: docs/storyboard.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+
+from musicvid.core.files import invalid, json_number, json_string
+from musicvid.settings.render import MAX_CANDIDATES, MAX_ROUNDS, SCORE_RANGE
+
+
+def candidate_seed(from_seed: int, n: int) -> int:
+    """The seed of candidate `n` drawn from the scene's seed `from_seed`: the first is the seed itself (one
+    candidate draws what a render without picks draws); the others are derived, stable across machines."""
+    if n == 0:
+        return from_seed
+    digest = hashlib.sha256(f"musicvid:candidate:{from_seed}:{n}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class KeyframePick:
+    """Candidate `kept` (of `rounds` × `candidates` drawn from `from_seed`) was kept, scored `lyric` and `prompt`
+    (CLIPScore, 0–2.5; lyric None: a scene without words) by the `scorer` model; `key`: the kept keyframe's."""
+
+    from_seed: int
+    candidates: int
+    rounds: int
+    kept: int
+    lyric: float | None
+    prompt: float
+    scorer: str
+    key: str
+
+    @property
+    def seed(self) -> int:
+        return candidate_seed(self.from_seed, self.kept)
+
+    @property
+    def together(self) -> float:
+        """What ranks candidates and what --reroll-below compares: the mean of the two scores (the prompt's
+        alone without a lyric), as musicvid.pictures.scores.SceneScores.together."""
+        return self.prompt if self.lyric is None else (self.lyric + self.prompt) / 2
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def parse_pick(raw: object, document: str, at: str) -> KeyframePick:
+    """A scene's `pick` from its JSON, every field checked (`at`: where it is, for the message)."""
+    if not isinstance(raw, dict):
+        raise invalid(document, at, "must be an object")
+    for key in KeyframePick.__dataclass_fields__:
+        if key not in raw:
+            raise invalid(document, f"{at}.{key}", "is missing")
+    whole = {}
+    for key, low, high in (("from_seed", 0, 2**32 - 1), ("candidates", 1, MAX_CANDIDATES), ("rounds", 1, MAX_ROUNDS)):
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise invalid(document, f"{at}.{key}", f"must be an integer from {low} to {high}, got {value!r}")
+        whole[key] = value
+    kept = raw["kept"]
+    drawn = whole["candidates"] * whole["rounds"]
+    if isinstance(kept, bool) or not isinstance(kept, int) or not 0 <= kept < drawn:
+        raise invalid(document, f"{at}.kept", f"must be an integer from 0 to {drawn - 1}, got {kept!r}")
+    scores = {}
+    for key in ("lyric", "prompt"):
+        value = raw[key]
+        if value is None and key == "lyric":
+            scores[key] = None
+            continue
+        value = json_number(value, document, f"{at}.{key}")
+        if not SCORE_RANGE[0] <= value <= SCORE_RANGE[1]:
+            raise invalid(document, f"{at}.{key}", f"must be a CLIPScore from 0 to 2.5, got {value}")
+        scores[key] = float(value)
+    return KeyframePick(
+        **whole,
+        kept=kept,
+        **scores,
+        scorer=json_string(raw["scorer"], document, f"{at}.scorer"),
+        key=json_string(raw["key"], document, f"{at}.key"),
+    )
