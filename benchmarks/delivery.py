@@ -52,7 +52,7 @@ from musicvid.pictures import camera
 from musicvid.pictures.cache import load_picture
 from musicvid.pictures.camera import cover
 from musicvid.pictures.schedule import frame_schedule
-from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
 DRAWN = (704, 384)  # 16:9 at SD 1.5's pixel count
 VIDEO = (1920, 1080)
@@ -142,7 +142,7 @@ def karaoke(folder: Path, seconds: float, size: tuple[int, int]) -> Path:
     words = {
         s.index: [(s.start + 0.5 * w, s.start + 0.5 * w + 0.5, t) for w, t in enumerate(s.text.split())] for s in scenes
     }
-    board = Storyboard(audio={"duration": seconds}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(seconds), scenes=scenes)
     script = folder / f"lyrics-{size[0]}x{size[1]}.ass"
     captions.write_script(script, captions.ass_script(board, *size, words))
     return script

@@ -21,7 +21,7 @@ import torch
 from benchmarks.what_ran import machine, models_ran
 from musicvid.core.assets import ASSETS_DIR
 from musicvid.models.loading import resolve_device
-from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from musicvid.storyboard.elaborate import scene_contexts
 from vipe_core.choose import choose
 from vipe_core.inference import ViPE
@@ -33,7 +33,7 @@ TINY = dict(n_embd=32, n_layer=2, n_head=2)
 def song(lines: int) -> Storyboard:
     corpus = [line for line in (ASSETS_DIR / "texts" / "tiny_corpus.txt").read_text().splitlines() if line.strip()]
     scenes = [Scene(i, "lyric", float(i), float(i + 1), corpus[i % len(corpus)]) for i in range(lines)]
-    return Storyboard({"duration": float(lines)}, "Benchmark", "Random Weights", "en", {}, scenes)
+    return Storyboard(SongAudio(float(lines)), "Benchmark", "Random Weights", scenes=scenes)
 
 
 def load(sizes: dict, device: torch.device) -> ViPE:

@@ -38,7 +38,7 @@ from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
-from musicvid.storyboard.board import plan_scenes
+from musicvid.storyboard.scenes import plan_scenes
 
 BACKENDS = ("faster-whisper", "openai-whisper")
 WITHIN = 0.5  # s: a generated line's start

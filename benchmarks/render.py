@@ -45,7 +45,7 @@ from musicvid.pipeline import make_video
 from musicvid.settings.presets import PRESETS, SD15_RANDOM
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
-from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
 LINE_EVERY_SECONDS = 3.0
 
@@ -260,7 +260,7 @@ def flops_per_picture(settings: RenderSettings) -> float:
     from torch.utils.flop_counter import FlopCounterMode
 
     scene = Scene(index=0, kind="lyric", start=0.0, end=1.0, text="", prompt="a lighthouse in a storm", seed=1)
-    storyboard = Storyboard(audio={"duration": 1.0}, title="", artist="", language="en", settings={}, scenes=[scene])
+    storyboard = Storyboard(audio=SongAudio(1.0), scenes=[scene])
     registry = ModelRegistry(preset_for(SD15_RANDOM))
     with registry.use(Drawing()) as loaded:
         pipe = job_pipeline(loaded, settings)

@@ -52,7 +52,7 @@ from musicvid.pictures.render import Batch, batch_inputs, decode, denoise, draw,
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
 from musicvid.settings.render import FAST, RenderSettings
-from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
 HERE = Path(__file__).parent
 # Lines of 2.3 to 4.1 s, as a song's are: the morphs are 23 to 41 frames at 10 fps
@@ -70,7 +70,7 @@ def storyboard(pictures: int, fps: float = 10.0) -> Storyboard:
         Scene(index=i, kind="lyric", start=s, end=e, text="", prompt=prompts[i % len(prompts)], seed=100 + i)
         for i, (s, e) in enumerate(zip(starts, starts[1:]))
     ]
-    return Storyboard({"duration": starts[-1]}, "Benchmark", "Random Weights", "en", {}, scenes)
+    return Storyboard(SongAudio(starts[-1]), "Benchmark", "Random Weights", scenes=scenes)
 
 
 def morph_pictures(board: Storyboard, settings: RenderSettings, pictures: int) -> list[list]:

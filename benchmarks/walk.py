@@ -27,7 +27,7 @@ def musicvid_walk(args, device: torch.device) -> dict:
     from musicvid.pictures.render import render_pictures
     from musicvid.pictures.schedule import frame_schedule
     from musicvid.settings.render import RenderSettings
-    from musicvid.storyboard.board import Scene, Storyboard
+    from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
     started = time.perf_counter()
     pipe = load_diffusion(str(args.weights), device)
@@ -50,9 +50,7 @@ def musicvid_walk(args, device: torch.device) -> dict:
         Scene(index=i, kind="lyric", start=start, end=(starts + [duration])[i + 1], prompt=prompt, seed=seed)
         for i, (start, prompt, seed) in enumerate(zip(starts, args.prompts, args.seeds))
     ]
-    storyboard = Storyboard(
-        audio={"duration": duration}, title="", artist="", language="en", settings={}, scenes=scenes
-    )
+    storyboard = Storyboard(audio=SongAudio(duration), scenes=scenes)
     schedule = frame_schedule(starts, duration, args.fps)
     groups = plan_pictures(storyboard, schedule, settings, {"diffusion": "benchmark"}, Workdir(args.out))
     timings = Timings()

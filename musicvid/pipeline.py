@@ -16,6 +16,7 @@ import threading
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Iterator
 
@@ -121,8 +122,9 @@ def draw_keyframes(
         # 4. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
         stages = dict(settings=keyframes_only, registry=registry, workdir=workdir, timings=timings)
-        save = lambda: save_storyboard(request, workdir, storyboard)  # noqa: E731
+        save = partial(save_storyboard, request, workdir)
         picked = pick_keyframes(storyboard, schedule, **stages, stop=stop, quiet=request.quiet, save=save)
+        storyboard = picked.storyboard
         # 5. the keyframes whose inputs changed, or that a killed run left undone, and the contact sheet
         plan = plan_drawing(storyboard, schedule, keyframes_only, registry, workdir)
         drawn = picked.keyframes + draw_pictures(plan, **stages, stop=stop, quiet=request.quiet)
@@ -217,8 +219,9 @@ def make_video(
         # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates);
         #    then the pictures to draw: those whose inputs changed, or that a killed run left undone
         stages = dict(settings=settings, registry=registry, workdir=workdir, timings=timings)
-        save = lambda: save_storyboard(request, workdir, storyboard)  # noqa: E731
+        save = partial(save_storyboard, request, workdir)
         picked = pick_keyframes(storyboard, schedule, **stages, stop=stop, quiet=request.quiet, save=save)
+        storyboard = picked.storyboard
         plan = plan_drawing(storyboard, schedule, settings, registry, workdir)
         # 6. lyrics on screen
         script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)

@@ -87,7 +87,16 @@ def valid_board() -> dict:
         "title": "Song",
         "artist": "Band",
         "language": "en",
-        "settings": {"fps": 10},
+        "settings": {
+            "context_size": 7,
+            "seed": 0,
+            "break_seconds": 4.0,
+            "bars_per_scene": 4,
+            "candidates": 1,
+            "lens": None,
+            "transcript": "faster-whisper:tiny.en",
+            "models": {"asr": "faster-whisper:tiny.en", "vipe": "fittar/ViPE-M-CTX7", "diffusion": "tiny-random"},
+        },
         "scenes": [
             {"index": 0, "kind": "intro", "start": 0.0, "end": 4.0, "text": "", "prompt": "a sky", "seed": 1},
             {"index": 1, "kind": "lyric", "start": 4.0, "end": 10.0, "text": "hi", "prompt": "a sea", "seed": 2},

@@ -1,6 +1,8 @@
 """--compile compiles the UNet and the VAE's decoder once per loaded pipeline: later jobs, pinned pictures
 and a pipeline kept loaded reuse the graphs, and a job's set-up keeps the levers the models were given."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 from diffusers.utils.torch_utils import is_compiled_module
@@ -57,7 +59,7 @@ def test_compiled_models_compile_once_across_jobs_pinned_pictures_and_a_pipeline
         # a pinned picture, inverted by the UNet one picture at a time
         Image.new("RGB", (80, 60), (200, 40, 90)).save(tmp_path / "pin.png")
         board = load_storyboard(tmp_path / "first" / "storyboard.json")
-        board.scenes[1].picture = str(tmp_path / "pin.png")
+        board = board.with_scenes({1: replace(board.scenes[1], picture=str(tmp_path / "pin.png"))})
         board.save(tmp_path / "first" / "storyboard.json")
         assert render("first", "[00:00.50]the sky is burning\n[00:01.60]rivers made of glass\n") > 0
     assert counters["stats"]["unique_graphs"] == 2  # the UNet's and the decoder's, each traced once

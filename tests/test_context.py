@@ -1,6 +1,6 @@
 """ViPE's input strings, exactly as the released checkpoints were trained."""
 
-from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from musicvid.storyboard.elaborate import scene_contexts
 from vipe_core.context import lyric_context, model_input, scene_context
 
@@ -56,12 +56,11 @@ def test_vipe_reads_lines_without_sentence_punctuation():
         == "Hello darkness my old friend ; I've come to talk with you again ; Is it really you"
     )
     board = Storyboard(
-        {"duration": 3},
+        SongAudio(3),
         "Song",
         "Band",
         "en",
-        {},
-        [
+        scenes=[
             Scene(0, "lyric", 0, 1, "Hola, amigo.", text_en="Hello, friend."),
             Scene(1, "lyric", 1, 2, "Rock-and-roll, tonight!"),
             Scene(2, "outro", 2, 3),
@@ -86,7 +85,7 @@ def test_storyboard_contexts_use_only_lines_sung_before():
         Scene(4, "lyric", 4, 5, "third"),
         Scene(5, "outro", 5, 6),
     ]
-    board = Storyboard({"duration": 6}, "Song", "Band", "en", {}, scenes)
+    board = Storyboard(SongAudio(6), "Song", "Band", scenes=scenes)
     assert scene_contexts(board, 7) == [
         "Song by Band; musical intro",
         "first",

@@ -2,6 +2,7 @@
 fallback to the literal lyrics."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -9,7 +10,7 @@ import torch
 from musicvid.cli import main
 from musicvid.core.errors import RenderError
 from musicvid.models.tiny import tiny_gpt2_tokenizer, tiny_vipe
-from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from musicvid.storyboard.elaborate import elaborate, scene_contexts
 from musicvid.storyboard.table import fallback_note, scene_table
 from vipe_core.choose import choose
@@ -41,7 +42,7 @@ def test_the_most_concrete_candidate_is_kept_and_each_lens_picks_its_reading():
 
 def storyboard(lines):
     scenes = [Scene(i, "lyric", float(i), float(i + 1), line) for i, line in enumerate(lines)]
-    return Storyboard({"duration": float(len(lines))}, "Song", "Band", "en", {}, scenes)
+    return Storyboard(SongAudio(float(len(lines))), "Song", "Band", scenes=scenes)
 
 
 def test_candidates_and_the_choice_are_the_same_for_the_same_seed():
@@ -52,7 +53,7 @@ def test_candidates_and_the_choice_are_the_same_for_the_same_seed():
     prompts = []
     for seed in (3, 3, 4):
         board = storyboard(lines)
-        elaborate(board, vipe, context_size=7, seed=seed, candidates=5, lens="emotional")
+        board = elaborate(board, vipe, context_size=7, seed=seed, candidates=5, lens="emotional")
         prompts.append([s.prompt for s in board.scenes])
     assert prompts[0] == prompts[1] != prompts[2]
     assert all(prompt in texts for prompt, texts in zip(prompts[0], sampled))  # chosen among ViPE's candidates
@@ -103,8 +104,10 @@ def test_a_model_that_gives_nothing_is_an_error_not_a_lyric_video(demo_song, dem
 
 def test_scenes_that_fell_back_are_recorded_and_marked(tmp_path):
     board = storyboard(["the first line", "the second line", "the third line"])
-    for scene, prompt in zip(board.scenes, ["a red door", "", "a field of wheat"]):
-        scene.prompt, scene.fallback = prompt or scene.text, not prompt
+    prompts = ["a red door", "", "a field of wheat"]
+    board = replace(
+        board, scenes=[replace(s, prompt=p or s.text, fallback=not p) for s, p in zip(board.scenes, prompts)]
+    )
     board.save(tmp_path / "storyboard.json")
     again = load_storyboard(tmp_path / "storyboard.json")
     assert [s.fallback for s in again.scenes] == [False, True, False]

@@ -22,7 +22,7 @@ from musicvid.pictures.sampler import SharedNoiseLCMScheduler
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.settings.presets import PRESETS, TINY
 from musicvid.settings.render import resolve_render_settings
-from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, probe, render
 
 
@@ -51,7 +51,7 @@ def fast():
         Scene(index=i, kind="lyric", start=float(i), end=i + 1.0, text="", prompt=prompt, seed=10 + i)
         for i, prompt in enumerate(["a red sky over the city", "blue water under a bridge"])
     ]
-    board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = resolve_render_settings(PRESETS["tiny"], {"fast": True})
     job = job_pipeline(load_drawing(PRESETS["tiny"], Drawing(fast=True), torch.device("cpu")), settings)
     return job, SceneInputs(job, board, [0, 1], settings), settings

@@ -18,7 +18,7 @@ from musicvid.pictures.plan import Picture
 from musicvid.pictures.render import draw
 from musicvid.pictures.transitions import video_job
 from musicvid.settings.render import RenderSettings
-from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
 ROOT = Path(__file__).resolve().parents[1]
 # A library's private names as musicvid's code would reach them: attributes (read, or named as strings), the
@@ -54,7 +54,7 @@ def pictures(pipe, settings: RenderSettings) -> np.ndarray:
         Scene(index=i, kind="lyric", start=float(i), end=i + 1.0, text="", prompt=prompt, seed=10 + i)
         for i, prompt in enumerate(["a red sky over the city", "blue water under a bridge"])
     ]
-    board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     job = job_pipeline(pipe, settings)
     group = [Picture(path=None, key="", scene=0, target=1, t=t) for t in (0.0, 0.5)]
     return draw(job, SceneInputs(job, board, [0, 1], settings), group, settings, Timings())

@@ -3,6 +3,7 @@
 import json
 import math
 import shutil
+from dataclasses import replace
 
 import av
 import numpy as np
@@ -91,7 +92,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     upload = np.stack([x * 255 // 159, y * 255 // 89, np.full_like(x, 90)], axis=2).astype(np.uint8)
     Image.fromarray(upload).save(tmp_path / "band.png")
     board = load_storyboard(workdir / "storyboard.json")
-    board.scenes[4].picture = str(tmp_path / "band.png")
+    board = board.with_scenes({4: replace(board.scenes[4], picture=str(tmp_path / "band.png"))})
     board.save(workdir / "storyboard.json")
     before = pictures(workdir)
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")

@@ -26,7 +26,7 @@ from musicvid.pictures.schedule import frame_schedule, to_frame
 from musicvid.settings.geometry import ASPECTS, RESOLUTIONS
 from musicvid.settings.presets import PRESETS, REAL_ESRGAN, TINY
 from musicvid.settings.render import RenderSettings, resolve_render_settings
-from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import click_track, make_tone, probe
 
 TINY_MODELS = PRESETS["tiny"]
@@ -268,7 +268,7 @@ def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyf
 def lyric_board(lines: list[str]) -> Storyboard:
     """One lyric scene a second, a line each."""
     scenes = [Scene(index=i, kind="lyric", start=float(i), end=i + 1.0, text=t) for i, t in enumerate(lines)]
-    return Storyboard(audio={"duration": len(lines)}, title="", artist="", language="", settings={}, scenes=scenes)
+    return Storyboard(audio=SongAudio(len(lines)), language="", scenes=scenes)
 
 
 def burned_in(tmp_path, lines: list[str], width=320, height=240) -> list[np.ndarray]:

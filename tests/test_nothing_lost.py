@@ -22,7 +22,7 @@ from musicvid.core.files import VIDEO_SUFFIXES
 from musicvid.core.workdir import Workdir
 from musicvid.delivery.mux import encode_video
 from musicvid.lyrics.known import read_lyrics
-from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.helpers import TINY_QUIET, digest, make_tone, quick, run
 
 
@@ -176,7 +176,7 @@ def test_a_pinned_picture_too_big_is_refused_from_its_header(capsys, tmp_path, s
     Image.new("1", size).save(picture)  # a few hundred KB on disk, gigabytes decoded
     song = make_tone(tmp_path / "song.wav", 2)
     scene = Scene(0, "intro", 0.0, 2.0, prompt="a lighthouse", seed=1, picture=str(picture))
-    storyboard = Storyboard({"path": str(song), "sha256": "", "duration": 2.0}, "", "", "en", {}, [scene])
+    storyboard = Storyboard(SongAudio(2.0, str(song), ""), scenes=[scene])
     storyboard.save(tmp_path / "storyboard.json")
     code, out, err = run(
         capsys, "render", song, *TINY_QUIET, "--storyboard", tmp_path / "storyboard.json", "--workdir", tmp_path / "w"
@@ -232,7 +232,7 @@ def test_a_bad_transcript_json_names_its_field_and_leaves_nothing(capsys, tmp_pa
 
 def test_a_storyboard_its_loader_would_refuse_is_never_saved(tmp_path):
     scene = Scene(0, "lyric", 0.0, 2.0, "a light", "a lighthouse", 1, confidence="high")
-    storyboard = Storyboard({"duration": 2.0}, "", "", "en", {}, [scene])
+    storyboard = Storyboard(SongAudio(2.0), scenes=[scene])
     with pytest.raises(UserError, match=r"scenes\[0\].confidence must be a number"):
         storyboard.save(tmp_path / "storyboard.json")
     assert not (tmp_path / "storyboard.json").exists()

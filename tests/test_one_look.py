@@ -1,6 +1,7 @@
 """One look across the video: a reference picture (IP-Adapter) and style LoRAs, keyed like everything else."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from musicvid.pictures.slerp import slerp
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.render import RenderSettings, resolve_render_settings
-from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, run
 from tests.standins import diffusers_lora, kohya_lora
 from tests.test_keyframes import LYRICS, changed_since, name, pictures, touching
@@ -91,7 +92,7 @@ def test_a_scene_of_its_own_reference_redraws_its_keyframe_and_the_morphs_touchi
     board = load_storyboard(workdir / "storyboard.json")
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, 10)
 
-    board.scenes[2].reference = str(picture(tmp_path / "face.png", 220))
+    board = board.with_scenes({2: replace(board.scenes[2], reference=str(picture(tmp_path / "face.png", 220)))})
     board.save(workdir / "storyboard.json")
     assert run(capsys, "render", *common, "--reference", look, "-o", tmp_path / "video.mp4")[0] == 0
     assert changed_since(before, workdir) == touching(2, schedule, workdir) | {name(Workdir(workdir).keyframe(2))}
@@ -107,7 +108,7 @@ def test_each_picture_of_a_morph_has_its_own_reference_embedding(tmp_path):
         Scene(0, "lyric", 0.0, 1.0, prompt="a", seed=1, reference=str(picture(tmp_path / "a.png", 40))),
         Scene(1, "lyric", 1.0, 2.0, prompt="b", seed=2),
     ]
-    board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = resolve_render_settings(PRESETS["tiny"], {})
     job = job_pipeline(pipe, settings)
     inputs = SceneInputs(job, board, [0, 1], settings)

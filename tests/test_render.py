@@ -21,7 +21,7 @@ from musicvid.pictures.frames import video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import align
 from musicvid.settings.render import RenderSettings
-from musicvid.storyboard.board import load_storyboard
+from musicvid.storyboard.board import SongAudio, load_storyboard
 from tests.helpers import click_track, make_tone, probe, render
 from vipe_core.atomic import temporary_of
 
@@ -243,7 +243,7 @@ def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pic
     from musicvid.storyboard.board import Scene, Storyboard
 
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
-    board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = RenderSettings(size=(64, 64), steps=3, batch_size=5)
     pipe = local_diffusion()
     inputs = SceneInputs(pipe, board, [0, 1], settings)
@@ -335,7 +335,7 @@ def test_karaoke_words_light_up_at_whispers_word_times_or_shared_out_by_letters(
         Scene(index=1, kind="lyric", start=1.0, end=3.0, text="let it go", prompt="b", seed=2),
         Scene(index=2, kind="lyric", start=3.0, end=5.0, text="an edited line", prompt="c", seed=3),
     ]
-    board = Storyboard(audio={"duration": 5.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(5.0), scenes=scenes)
     heard = Line(1.1, 2.6, "let it go", words=[Word(1.1, 1.4, " let"), Word(1.5, 1.7, " it"), Word(1.9, 2.6, " go")])
     sung = Line(3.0, 4.8, "and a line", words=[Word(3.0, 3.5, " and"), Word(3.6, 4.0, " a"), Word(4.1, 4.8, " line")])
     words = word_times(board, Transcript([heard, sung], "en", "test", ""))

@@ -31,7 +31,7 @@ from musicvid.settings.presets import (
     TINY_XL,
 )
 from musicvid.settings.render import resolve_render_settings
-from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, probe, render
 from tests.test_render import LYRICS
 
@@ -43,7 +43,7 @@ def board(prompts, pictures=()):
         Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i, picture=pic)
         for i, (p, pic) in enumerate(zip(prompts, [*pictures, *[None] * len(prompts)]))
     ]
-    return Storyboard(audio={"duration": len(scenes)}, title="", artist="", language="en", settings={}, scenes=scenes)
+    return Storyboard(audio=SongAudio(len(scenes)), scenes=scenes)
 
 
 def test_the_sdxl_preset_and_an_sdxl_diffusion_bring_sdxl_size_and_models():

@@ -41,7 +41,7 @@ from musicvid.settings.presets import (
     TAESD,
 )
 from musicvid.settings.render import resolve_render_settings
-from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, probe
 from tests.helpers import run as run_cli
 from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, IP_ADAPTER_REPO, KOHYA_LORA
@@ -275,7 +275,7 @@ def test_fast_loads_lcm_lora_and_taesd_by_hub_name_and_draws_a_morph(standin_hub
     assert isinstance(fast.vae, AutoencoderTiny) and list(fast.vae.config.num_decoder_blocks) == [3, 3, 3, 1]
 
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
-    board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = resolve_render_settings(PRESETS["default"], {"fast": True, "size": (64, 64)})
     job = job_pipeline(fast, settings)
     pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
@@ -311,7 +311,7 @@ def test_a_reference_picture_and_a_kohya_lora_load_by_hub_name_and_draw_a_morph(
 
     Image.new("RGB", (300, 200), (200, 40, 90)).save(tmp_path / "look.png")
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
-    board = Storyboard(audio={"duration": 2.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = resolve_render_settings(
         PRESETS["default"], {"size": (64, 64), "steps": 2, "reference": tmp_path / "look.png"}
     )

@@ -6,7 +6,8 @@ import pytest
 
 from musicvid.core.errors import UserError
 from musicvid.lyrics.transcript import Line
-from musicvid.storyboard.board import load_storyboard, parse_storyboard, plan_scenes, scene_seed
+from musicvid.storyboard.board import load_storyboard, parse_storyboard, scene_seed
+from musicvid.storyboard.scenes import plan_scenes
 from musicvid.storyboard.table import scene_table
 from tests.helpers import valid_board
 from vipe_core.context import SCENE_KINDS

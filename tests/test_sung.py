@@ -16,7 +16,8 @@ from musicvid.cli import main
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import transcribe
-from musicvid.storyboard.board import load_storyboard, plan_scenes
+from musicvid.storyboard.board import load_storyboard
+from musicvid.storyboard.scenes import plan_scenes
 from tests.hearing import heard_once
 
 pytestmark = [

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from musicvid.storyboard.picks import KeyframePick
 from musicvid.storyboard.table import weakest_keyframes
 from tests.helpers import make_tone, run
@@ -27,7 +27,7 @@ def test_the_few_lowest_keyframes_are_listed_once_each_and_a_pinned_picture_neve
     scenes[3] = scene(3, 0.2, picture="mine.png")  # pinned: the person's own
     scenes[0] = scene(0, 0.1, kind="intro", text="", mood="calm")  # a passage: no lyric score
     scenes[0] = dataclasses.replace(scenes[0], pick=dataclasses.replace(scenes[0].pick, lyric=None))
-    board = Storyboard(audio={"duration": 8.0}, title="", artist="", language="en", settings={}, scenes=scenes)
+    board = Storyboard(audio=SongAudio(8.0), scenes=scenes)
     lines = weakest_keyframes(board, list(range(8)))
     assert lines == [
         HEADER,

@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -65,8 +65,9 @@ class Choosing:
 
 @dataclass(frozen=True)
 class Picked:
-    """What pick_keyframes did: keyframes written, and candidates drawn for them."""
+    """What pick_keyframes did: the storyboard with its picks, keyframes written, and candidates drawn for them."""
 
+    storyboard: Storyboard
     keyframes: int
     candidates: int
 
@@ -81,16 +82,16 @@ def pick_keyframes(
     *,
     stop: threading.Event | None = None,
     quiet: bool = False,
-    save: Callable[[], object] = lambda: None,
+    save: Callable[[Storyboard], object] = lambda storyboard: None,
 ) -> Picked:
-    """Pick every shown scene's keyframe whose pick does not hold (module doc): its seed and pick are set in
-    `storyboard`, its picture written to the work directory; `save` (the storyboard) is called now and then and
-    at the end. Stable Diffusion is loaded only if a candidate is to be drawn; `stop` set ends it within a step."""
+    """Pick every shown scene's keyframe whose pick does not hold (module doc): the storyboard returned has its
+    seed and pick, its picture is written to the work directory; `save` is given the storyboard as it stands now
+    and then and at the end. Stable Diffusion is loaded only if a candidate is to be drawn; `stop` set ends it within a step."""
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
     keys = KeyframeKeys(storyboard, settings, drawing.key(registry.models))
     todo = picks_to_make(storyboard, schedule.shown_scenes, keys, settings, registry.models.scorer, workdir)
     if not todo:
-        return Picked(0, 0)
+        return Picked(storyboard, 0, 0)
     keyframes = candidates = 0
     saved_at = time.monotonic()
     with (
@@ -103,7 +104,7 @@ def pick_keyframes(
             if picks_by_score(settings):  # (refused before the work where that could be told: musicvid.checks)
                 raise
             log.warning("the keyframes are not scored, and the render goes on: %s", error)
-            return Picked(0, 0)
+            return Picked(storyboard, 0, 0)
         jobs = []  # the job's pipeline, once a candidate is to be drawn
 
         def job():
@@ -128,13 +129,14 @@ def pick_keyframes(
                     pictures = draw_round(job(), storyboard, choosing, choosing.rounds, settings, timings, stop)
                     candidates += len(pictures)
                 keep_best(choosing, scorer, scene, pictures, settings, workdir, timings)
-            keyframes += keep(choosing, storyboard, keys, scorer.name, workdir)
+            kept, written = keep(choosing, storyboard, keys, scorer.name, workdir)
+            storyboard, keyframes = storyboard.with_scenes(kept), keyframes + written
             progress.advance()
             if time.monotonic() - saved_at > SAVE_EVERY_SECONDS:
-                save()
+                save(storyboard)
                 saved_at = time.monotonic()
-    save()
-    return Picked(keyframes, candidates)
+    save(storyboard)
+    return Picked(storyboard, keyframes, candidates)
 
 
 def picks_to_make(
@@ -246,15 +248,16 @@ def keep_best(
     choosing.rounds += 1
 
 
-def keep(choosing: Choosing, storyboard: Storyboard, keys: KeyframeKeys, scorer: str, workdir: Workdir) -> int:
-    """The pick in its scenes (their seed and pick) and its picture as their keyframes; returns how many
-    keyframes were written."""
-    written = 0
+def keep(
+    choosing: Choosing, storyboard: Storyboard, keys: KeyframeKeys, scorer: str, workdir: Workdir
+) -> tuple[dict[int, Scene], int]:
+    """The pick in its scenes (their seed and pick; returned by index) and its picture as their keyframes, with
+    how many keyframes were written."""
+    written, kept = 0, {}
     for index in choosing.scenes:
-        scene = storyboard.scenes[index]
-        scene.seed = candidate_seed(choosing.from_seed, choosing.kept)
+        scene = replace(storyboard.scenes[index], seed=candidate_seed(choosing.from_seed, choosing.kept))
         key = keys.key(scene)
-        scene.pick = KeyframePick(
+        pick = KeyframePick(
             choosing.from_seed,
             choosing.per_round,
             choosing.rounds,
@@ -264,7 +267,8 @@ def keep(choosing: Choosing, storyboard: Storyboard, keys: KeyframeKeys, scorer:
             scorer,
             key,
         )
+        kept[index] = replace(scene, pick=pick)
         if choosing.pixels is not None and not scene.picture:
             save_picture(workdir.keyframe(index), choosing.pixels, key)
             written += 1
-    return written
+    return kept, written

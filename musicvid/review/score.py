@@ -222,8 +222,8 @@ def nearest_distances(times: np.ndarray, onsets: np.ndarray) -> np.ndarray:
 
 def beat_alignment(storyboard: Storyboard, schedule: FrameSchedule) -> dict[str, Any]:
     """How close the pictures' changes fall to the song's onsets (the song as the storyboard records it)."""
-    song = Path(str(storyboard.audio.get("path", "")))
-    if not song.is_file() or file_sha256(song) != storyboard.audio.get("sha256"):
+    song = Path(storyboard.audio.path or "")
+    if not song.is_file() or file_sha256(song) != storyboard.audio.sha256:
         return {"missing": f"the song rendered is not at {song}"}
     changes = np.array([segment.first / schedule.fps for segment in schedule.segments[1:]])
     if not changes.size:

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, invalid, json_number, json_share, json_string, parse_json, resolved
-from musicvid.lyrics.transcript import UNSURE_BELOW, Line
-from musicvid.settings.song import SongRequest
+from musicvid.lyrics.transcript import UNSURE_BELOW
 from musicvid.storyboard.picks import KeyframePick, parse_pick
 from vipe_core.atomic import write_json
 from vipe_core.context import SCENE_KINDS
 
 VERSION = 1
-MIN_INTRO_SECONDS = 1.0  # a shorter lead-in belongs to the first line
-# Without the audio at hand, longer instrumental stretches are split for variety; a storyboard made of a song
-# cuts them with its music instead (musicvid.storyboard.passages).
-MAX_INSTRUMENTAL_SECONDS = 20.0
 TIME_TOLERANCE = 1e-3
 # Scenes a storyboard may have: each is a form reading, an elaboration and a keyframe. Lyrics hold at most
 # two lines a second (musicvid.lyrics.known), and each line may be followed by a break: four scenes a second
@@ -38,7 +33,7 @@ SECTIONS = ("intro", "verse", "chorus", "bridge", "break", "outro")
 CUTS = ("music", "bars")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Scene:
     index: int
     kind: str
@@ -79,28 +74,67 @@ class Scene:
         return {key: value for key, value in data.items() if value is not None}
 
 
-@dataclass
+@dataclass(frozen=True)
+class SongAudio:
+    """The song a storyboard is of: its file and that file's SHA-256 where they are known, and its length."""
+
+    duration: float
+    path: str | None = None
+    sha256: str | None = None
+
+    def to_json(self) -> dict:
+        known = {"path": self.path, "sha256": self.sha256, "duration": self.duration}
+        return {key: value for key, value in known.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class MadeWith:
+    """What made a storyboard (its `settings` in storyboard.json): the storyboard options, the transcript's source
+    and the models (musicvid.settings.presets.ModelSet.describe). None: made before the option existed, or by
+    hand; a rerun with the same values reuses the file (musicvid.storyboard.make)."""
+
+    context_size: int | None = None
+    seed: int | None = None
+    break_seconds: float | None = None
+    bars_per_scene: int | None = None
+    candidates: int | None = None
+    lens: str | None = None
+    transcript: str | None = None
+    models: dict[str, str] | None = None
+
+    def to_json(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # (null: not known)
+
+
+@dataclass(frozen=True)
 class Storyboard:
-    audio: dict[str, Any]  # path, sha256, duration
-    title: str
-    artist: str
-    language: str
-    settings: dict[str, Any]
-    scenes: list[Scene] = field(default_factory=list)
+    audio: SongAudio
+    title: str = ""
+    artist: str = ""
+    language: str = "en"
+    settings: MadeWith = MadeWith()
+    scenes: tuple[Scene, ...] = ()
     version: int = VERSION
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scenes", tuple(self.scenes))  # (given as a list too: kept as a tuple)
 
     @property
     def duration(self) -> float:
-        return float(self.audio["duration"])
+        return self.audio.duration
+
+    def with_scenes(self, changed: dict[int, Scene]) -> Storyboard:
+        """This storyboard with the scenes of `changed` (by index) in place of its own."""
+        return replace(self, scenes=tuple(changed.get(scene.index, scene) for scene in self.scenes))
 
     def to_json(self) -> dict:
         return {
             "version": self.version,
-            "audio": self.audio,
+            "audio": self.audio.to_json(),
             "title": self.title,
             "artist": self.artist,
             "language": self.language,
-            "settings": self.settings,
+            "settings": self.settings.to_json(),
             "scenes": [s.to_json() for s in self.scenes],
         }
 
@@ -116,82 +150,6 @@ def scene_seed(seed: int, index: int | str) -> int:
     from the same noise), derived from the render seed; stable across runs and machines."""
     digest = hashlib.sha256(f"musicvid:{seed}:{index}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
-def _instrumental(kind: str, start: float, end: float, max_length: float) -> list[Scene]:
-    """One scene of `kind`, or several equal ones where the stretch is long."""
-    parts = max(1, math.ceil((end - start) / max_length - 1e-9))
-    step = (end - start) / parts
-    bounds = [start + i * step for i in range(parts)] + [end]
-    return [Scene(-1, kind, bounds[i], bounds[i + 1]) for i in range(parts)]
-
-
-def plan_scenes(
-    lines: list[Line],
-    duration: float,
-    break_seconds: float = SongRequest.break_seconds,
-    max_instrumental: float = MAX_INSTRUMENTAL_SECONDS,
-) -> list[Scene]:
-    """Scenes that tile [0, duration]: intro, one lyric scene per line, breaks, outro.
-
-    A lyric scene lasts until the next line starts; if the gap after the line's end is at least
-    `break_seconds`, the gap becomes a break (or the outro, after the last line). Lines that start
-    together (overlapping or zero-length Whisper segments) share one scene. No lines: an
-    instrumental storyboard.
-    """
-    if duration <= 0:
-        raise UserError("the song has no duration")
-    # Lines with monotone starts inside the song; lines starting together are merged.
-    merged: list[Line] = []
-    for line in lines:
-        start = min(max(line.start, merged[-1].start if merged else 0.0), duration)
-        end = min(max(line.end, start), duration)
-        if merged and start - merged[-1].start < TIME_TOLERANCE:
-            merged[-1] = Line(
-                merged[-1].start,
-                max(merged[-1].end, end),
-                f"{merged[-1].text} {line.text}".strip(),
-                _join(merged[-1].text_en, line.text_en),
-                confidence=_least(merged[-1].confidence, line.confidence),
-            )
-        elif start < duration:
-            merged.append(Line(start, end, line.text, line.text_en, confidence=line.confidence))
-    if not merged:
-        return numbered(_instrumental("intro", 0.0, duration, max_instrumental))
-
-    scenes: list[Scene] = []
-    if merged[0].start >= MIN_INTRO_SECONDS:
-        scenes += _instrumental("intro", 0.0, merged[0].start, max_instrumental)
-    else:
-        merged[0].start = 0.0
-    for i, line in enumerate(merged):
-        last = i + 1 == len(merged)
-        following = duration if last else merged[i + 1].start
-        sung_until = min(max(line.end, line.start), following)
-        if following - sung_until >= break_seconds and sung_until > line.start:
-            scenes.append(
-                Scene(-1, "lyric", line.start, sung_until, line.text, text_en=line.text_en, confidence=line.confidence)
-            )
-            scenes += _instrumental("outro" if last else "break", sung_until, following, max_instrumental)
-        else:
-            scenes.append(
-                Scene(-1, "lyric", line.start, following, line.text, text_en=line.text_en, confidence=line.confidence)
-            )
-    return numbered(scenes)
-
-
-def _join(a: str | None, b: str | None) -> str | None:
-    return " ".join(x for x in (a, b) if x) or None
-
-
-def _least(a: float | None, b: float | None) -> float | None:
-    return min((x for x in (a, b) if x is not None), default=None)
-
-
-def numbered(scenes: list[Scene]) -> list[Scene]:
-    for i, scene in enumerate(scenes):
-        scene.index = i
-    return scenes
 
 
 # --- loading and checking a storyboard file --------------------------------------------------------
@@ -214,9 +172,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     duration = json_number(audio["duration"], document, "audio.duration")
     if duration <= 0:
         raise invalid(document, "audio.duration", "must be positive")
-    settings = data.get("settings") or {}
-    if not isinstance(settings, dict):
-        raise invalid(document, "settings", "must be an object")
+    settings = made_with(data.get("settings") or {}, document)
     raw_scenes = data["scenes"]
     if not isinstance(raw_scenes, list) or not raw_scenes:
         raise invalid(document, "scenes", "must be a non-empty list")
@@ -248,8 +204,9 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         raise invalid(
             document, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
         )
+    song = SongAudio(duration, *(_text_or_none(audio.get(key), document, f"audio.{key}") for key in ("path", "sha256")))
     return Storyboard(
-        audio=audio,
+        audio=song,
         title=str(data.get("title") or ""),
         artist=str(data.get("artist") or ""),
         language=str(data.get("language") or "en"),
@@ -326,9 +283,38 @@ def load_storyboard(path: str | Path) -> Storyboard:
     except UnicodeDecodeError:
         raise UserError(f"storyboard {path} is not UTF-8 text") from None
     storyboard = parse_storyboard(parse_json(text, f"storyboard {path}"), str(path))
-    for scene in storyboard.scenes:  # a picture named relative to the file: from its folder
-        if scene.picture and not Path(scene.picture).is_absolute():
-            scene.picture = str(resolved(path.parent / scene.picture))
-        if scene.reference and not Path(scene.reference).is_absolute():
-            scene.reference = str(resolved(path.parent / scene.reference))
-    return storyboard
+
+    def from_folder(name: str | None) -> str | None:  # a picture named relative to the file: from its folder
+        return str(resolved(path.parent / name)) if name and not Path(name).is_absolute() else name
+
+    return replace(
+        storyboard,
+        scenes=[
+            replace(s, picture=from_folder(s.picture), reference=from_folder(s.reference)) for s in storyboard.scenes
+        ],
+    )
+
+
+def _text_or_none(value: Any, document: str, at: str) -> str | None:
+    return None if value is None else json_string(value, document, at)
+
+
+def made_with(raw: Any, document: str) -> MadeWith:
+    """A storyboard's `settings`, each of a known key checked for its type (other keys, as older versions wrote
+    them, are not read)."""
+    if not isinstance(raw, dict):
+        raise invalid(document, "settings", "must be an object")
+    kinds = {"context_size": int, "seed": int, "bars_per_scene": int, "candidates": int, "break_seconds": float}
+    values: dict[str, Any] = {}
+    for key, kind in kinds.items():
+        value = raw.get(key)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+                raise invalid(document, f"settings.{key}", f"must be a number, got {value!r}")
+            values[key] = float(value) if kind is float else value
+    for key in ("lens", "transcript"):
+        values[key] = _text_or_none(raw.get(key), document, f"settings.{key}")
+    models = raw.get("models")
+    if models is not None and not (isinstance(models, dict) and all(isinstance(v, str) for v in models.values())):
+        raise invalid(document, "settings.models", "must be an object of model names")
+    return MadeWith(**values, models=models)

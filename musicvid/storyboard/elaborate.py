@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from musicvid.core.errors import RenderError
 from musicvid.core.progress import Progress
 from musicvid.storyboard.board import Scene, Storyboard
@@ -40,8 +42,8 @@ def elaborate(
     lens: str | None = None,
     batch_size: int = 16,
     quiet: bool = False,
-) -> None:
-    """Fill in every empty prompt. With several candidates per scene the most visualisable one (under
+) -> Storyboard:
+    """The storyboard with every empty prompt filled in. With several candidates per scene the most visualisable one (under
     `lens`) is kept. A scene ViPE gives nothing usable keeps its lyric as the prompt, flagged as a
     fallback; more than half of them falling back means the model is broken, and is an error. A
     return of a motif (a chorus line sung again) takes the prompt of the motif's first scene."""
@@ -53,13 +55,14 @@ def elaborate(
     empty = [s for s in storyboard.scenes if not s.prompt.strip()]
     first = {s.index: first_of_motif[s.motif] if s.motif else s for s in empty}
     todo = [s for s in empty if first[s.index] is s]
-    if todo:
-        sample_prompts(
-            todo, contexts, vipe, candidates=candidates, seed=seed, lens=lens, batch_size=batch_size, quiet=quiet
-        )
-    for scene in empty:
+    drawn = sample_prompts(
+        todo, contexts, vipe, candidates=candidates, seed=seed, lens=lens, batch_size=batch_size, quiet=quiet
+    ) if todo else {}  # fmt: skip
+    for scene in empty:  # a return of a motif takes its first scene's prompt
         if first[scene.index] is not scene:
-            scene.prompt, scene.fallback = first[scene.index].prompt, first[scene.index].fallback
+            made = drawn.get(first[scene.index].index, first[scene.index])
+            drawn[scene.index] = replace(scene, prompt=made.prompt, fallback=made.fallback)
+    return storyboard.with_scenes(drawn)
 
 
 def sample_prompts(
@@ -72,8 +75,8 @@ def sample_prompts(
     lens: str | None,
     batch_size: int,
     quiet: bool,
-) -> None:
-    """ViPE's prompt for each scene of `todo`, from its context."""
+) -> dict[int, Scene]:
+    """Each scene of `todo` with ViPE's prompt, from its context, by index."""
     with Progress("elaborate", total=len(todo), unit="scene", quiet=quiet) as progress:
         sampled = vipe.sample(
             [contexts[s.index] for s in todo],
@@ -90,12 +93,14 @@ def sample_prompts(
         ]
     else:
         prompts = [texts[0] for texts in sampled]
-    for scene, prompt in zip(todo, prompts):
-        scene.fallback = not prompt
-        scene.prompt = prompt or scene.english or contexts[scene.index]
-    fell_back = sum(s.fallback for s in todo)
+    done = {
+        s.index: replace(s, fallback=not prompt, prompt=prompt or s.english or contexts[s.index])
+        for s, prompt in zip(todo, prompts)
+    }
+    fell_back = sum(s.fallback for s in done.values())
     if fell_back * 2 > len(todo):
         raise RenderError(
             f"ViPE gave nothing usable for {fell_back} of {len(todo)} scenes, so the video would show the lyrics' "
             "literal words: the model is likely broken or not a ViPE model, or its tokenizer does not match it"
         )
+    return done

@@ -33,7 +33,8 @@ from __future__ import annotations
 import difflib
 import warnings
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 
@@ -106,8 +107,8 @@ class SongSound:
         return sliced / np.maximum(np.linalg.norm(sliced, axis=1, keepdims=True), 1e-9)
 
 
-def mark_form(scenes: list[Scene], samples: np.ndarray, bars_per_scene: int | None = None) -> None:
-    """Give the scenes without a section theirs (a chorus line or a chorus scene its motif, a passage without
+def mark_form(scenes: Sequence[Scene], samples: np.ndarray, bars_per_scene: int | None = None) -> list[Scene]:
+    """The scenes, those without a section given theirs (a chorus line or a chorus scene its motif, a passage without
     words its mood); the scenes that have one, as a person may have set it, keep it. Where the lines are too
     few to give the form, it comes from the music. Scenes just planned from the lyrics (no person's
     storyboard) are given `bars_per_scene`: their passages without words are cut with the music first
@@ -119,17 +120,23 @@ def mark_form(scenes: list[Scene], samples: np.ndarray, bars_per_scene: int | No
     passages = music_passages(sound, samples) if cut or not sung_enough else []
     if cut:
         bars = Bars.of(find_beats(samples), sound.chroma, HOP / SAMPLE_RATE, scenes[-1].end)
-        scenes[:] = cut_with_the_music(scenes, [p.start for p in passages[1:]], bars, bars_per_scene)
+        scenes = cut_with_the_music(list(scenes), [p.start for p in passages[1:]], bars, bars_per_scene)
+        lyrics = [s for s in scenes if s.kind == "lyric"]  # (numbered anew)
     if len(passages) > 1 and not sung_enough:
         sections, motifs = music_form(scenes, passages)
     else:
         sections, motifs = lyric_form(lyrics, sound)
-    for scene in scenes:
-        if scene.section is not None:
-            continue
-        scene.section, scene.motif = sections.get(scene.index, scene.kind), motifs.get(scene.index)
-        if scene.kind != "lyric":
-            scene.mood = mood(sound, scene.start, scene.end) or None
+    return [
+        scene
+        if scene.section is not None
+        else replace(
+            scene,
+            section=sections.get(scene.index, scene.kind),
+            motif=motifs.get(scene.index),
+            mood=mood(sound, scene.start, scene.end) or None if scene.kind != "lyric" else scene.mood,
+        )
+        for scene in scenes
+    ]
 
 
 def lyric_form(lyrics: list[Scene], sound: SongSound) -> tuple[dict[int, str], dict[int, str]]:

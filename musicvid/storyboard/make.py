@@ -4,6 +4,7 @@ reused, edits and all, while it comes from the same inputs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from musicvid.core.audio import Audio, AudioInfo
@@ -18,14 +19,10 @@ from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.settings.song import PLAIN, SongRequest
-from musicvid.storyboard.board import (
-    Storyboard,
-    load_storyboard,
-    plan_scenes,
-    scene_seed,
-)
+from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
+from musicvid.storyboard.scenes import plan_scenes
 
 
 def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
@@ -73,27 +70,28 @@ def get_transcript(
     return transcript
 
 
-def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> dict:
-    return {
-        "context_size": request.context_size,
-        "seed": request.seed,
-        "break_seconds": request.break_seconds,
-        "bars_per_scene": request.bars_per_scene,
-        "candidates": request.candidates,
-        "lens": request.lens,
-        "transcript": transcript.model,
-        "models": registry.models.describe(),
-    }
+def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> MadeWith:
+    return MadeWith(
+        context_size=request.context_size,
+        seed=request.seed,
+        break_seconds=request.break_seconds,
+        bars_per_scene=request.bars_per_scene,
+        candidates=request.candidates,
+        lens=request.lens,
+        transcript=transcript.model,
+        models=registry.models.describe(),
+    )
 
 
-def _same_making(saved: Storyboard, settings: dict, title: str, artist: str) -> bool:
+def _same_making(saved: Storyboard, settings: MadeWith, title: str, artist: str) -> bool:
     """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
     keys = ("context_size", "seed", "break_seconds", "bars_per_scene", "candidates", "lens", "transcript")
     # storyboards made before candidates, lenses and bars existed are kept as they were made
     made_before = {key: getattr(SongRequest, key) for key in ("candidates", "lens", "bars_per_scene")}
+    saved_as = {key: getattr(saved.settings, key) for key in keys}
     return (
-        all(saved.settings.get(k, made_before.get(k)) == settings[k] for k in keys)
-        and (saved.settings.get("models") or {}).get("vipe") == settings["models"]["vipe"]
+        all((made_before.get(k) if saved_as[k] is None else saved_as[k]) == getattr(settings, k) for k in keys)
+        and (saved.settings.models or {}).get("vipe") == settings.models["vipe"]
         and (saved.title, saved.artist) == (title, artist)
     )
 
@@ -126,23 +124,24 @@ def storyboard_in(
         else:
             scenes = plan_scenes(transcript.lines, info.duration, request.break_seconds)
             storyboard = Storyboard(
-                audio={"path": info.path, "sha256": info.sha256, "duration": info.duration},
+                audio=SongAudio(info.duration, info.path, info.sha256),
                 title=title,
                 artist=artist,
                 language=transcript.language,
                 settings=settings,
                 scenes=scenes,
             )
-            read_form(storyboard, audio, timings, request.bars_per_scene)  # passages without words cut with the music
-            for scene in storyboard.scenes:
-                scene.seed = scene_seed(request.seed, scene.motif or scene.index)
-    read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
+            # its passages without words cut with the music; each scene's seed, a motif's shared
+            storyboard = read_form(storyboard, audio, timings, request.bars_per_scene)
+            seeded = [replace(s, seed=scene_seed(request.seed, s.motif or s.index)) for s in storyboard.scenes]
+            storyboard = replace(storyboard, scenes=seeded)
+    storyboard = read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
     if not request.storyboard_file:  # a file's pictures were decoded whole by check_inputs already
         check_pictures(storyboard)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
         with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
-            elaborate(
+            storyboard = elaborate(
                 storyboard,
                 vipe,
                 context_size=request.context_size,
@@ -152,7 +151,9 @@ def storyboard_in(
                 quiet=request.quiet,
             )
     if not storyboard_is_input(request, workdir):
-        storyboard.audio = {**storyboard.audio, "path": info.path, "sha256": info.sha256}  # of this song now
+        storyboard = replace(
+            storyboard, audio=replace(storyboard.audio, path=info.path, sha256=info.sha256)
+        )  # this song's
         storyboard.save(path)
     return storyboard
 
@@ -170,13 +171,14 @@ def storyboard_is_input(request: SongRequest, workdir: Workdir) -> bool:
     return bool(given and same_file(given, workdir.storyboard))
 
 
-def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_scene: int | None = None) -> None:
-    """Sections, motifs and moods for the scenes without a section (musicvid.storyboard.form); given
+def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_scene: int | None = None) -> Storyboard:
+    """The storyboard with sections, motifs and moods for its scenes without a section (musicvid.storyboard.form); given
     `bars_per_scene` (scenes just planned), the passages without words are cut with the music first, into
     scenes of that many bars at most."""
-    if any(s.section is None for s in storyboard.scenes):
-        with timings.measure("form"):
-            mark_form(storyboard.scenes, audio.samples, bars_per_scene)
+    if not any(s.section is None for s in storyboard.scenes):
+        return storyboard
+    with timings.measure("form"):
+        return replace(storyboard, scenes=mark_form(storyboard.scenes, audio.samples, bars_per_scene))
 
 
 def check_pictures(storyboard: Storyboard) -> None:

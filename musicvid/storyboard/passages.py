@@ -18,7 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from musicvid.core.audio import Beats
-from musicvid.storyboard.board import Scene, numbered
+from musicvid.storyboard.board import Scene
+from musicvid.storyboard.scenes import numbered
 
 # Nearly every song a music video is made for is in 4/4: a bar is four beats.
 BEATS_PER_BAR = 4
@@ -93,9 +94,9 @@ def cut_with_the_music(scenes: list[Scene], changes: Sequence[float], bars: Bars
         inside = [t for t in moved if start + MIN_CUT_SECONDS <= t <= end - MIN_CUT_SECONDS]
         bounds = [start, *inside, end]
         for n, (first, last) in enumerate(zip(bounds, bounds[1:])):
-            part = [Scene(-1, kind, a, b, cut="bars") for a, b in in_bars(first, last, bars, bars_per_scene)]
-            part[0].cut = "music" if n else None
-            planned += part
+            cuts = in_bars(first, last, bars, bars_per_scene)
+            planned += [Scene(-1, kind, a, b, cut="music" if n and k == 0 else "bars" if k else None)
+                        for k, (a, b) in enumerate(cuts)]  # fmt: skip
     return numbered(planned)
 
 
