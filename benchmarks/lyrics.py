@@ -137,6 +137,7 @@ def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
 
 def save(results: dict[float, list[dict]], out_dir: Path) -> None:
     for sharpness, rows in results.items():
+        out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / f"lyrics-x{sharpness:g}.json"
         kept = json.loads(path.read_text())["rows"] if path.exists() else []
         ran = {(r["song"], r["backend"], r["mode"]) for r in rows}

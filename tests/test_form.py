@@ -2,6 +2,7 @@
 sung three times over another with the drums in, an energetic break, a bridge over chords heard nowhere
 else, and a calm outro; read from known lyrics and from what Whisper recognizes."""
 
+import itertools
 import json
 import shutil
 
@@ -70,6 +71,9 @@ def form_song(tmp_path_factory):
     return path, truth
 
 
+KINDS = ("intro", "break", "outro")
+
+
 def check_form(scenes, truth):
     """Every chorus line marked chorus each time, with one motif per line of the chorus, the same at each
     return; verses, the bridge and the passages without words as sung; calm and energetic moods."""
@@ -79,9 +83,10 @@ def check_form(scenes, truth):
     motifs = [s.motif for s in lyrics if s.section == "chorus"]
     assert motifs == ["chorus-1", "chorus-2", "chorus-3"] * 3
     assert all(s.motif is None for s in lyrics if s.section != "chorus")
-    passages = {s.kind: s for s in scenes if s.kind != "lyric"}
-    assert [s.section for s in scenes if s.kind != "lyric"] == ["intro", "break", "outro"]
-    moods = {kind: scene.mood.split(", ") for kind, scene in passages.items()}
+    passages = [s for s in scenes if s.kind != "lyric"]  # each cut into scenes of a few bars
+    assert [kind for kind, _ in itertools.groupby(s.kind for s in passages)] == ["intro", "break", "outro"]
+    assert all(s.section == s.kind for s in passages)
+    moods = {kind: {word for s in passages if s.kind == kind for word in s.mood.split(", ")} for kind in KINDS}
     assert "calm" in moods["intro"] and "calm" in moods["outro"] and "energetic" in moods["break"], moods
     assert "dark" in moods["intro"] and "bright" in moods["break"], moods
 
@@ -137,15 +142,15 @@ def test_a_storyboard_draws_the_chorus_again_and_each_passage_from_its_sound(for
     # the person's edits: a verse line called the bridge keeps that; a section cleared is read again;
     # a chorus return's prompt cleared is the line's first prompt again; nothing else changes
     data = json.loads((tmp_path / "storyboard.json").read_text())
-    verse, cleared = data["scenes"][1], data["scenes"][2]
-    return_of_first = next(s for s in data["scenes"][5:] if s.get("motif") == "chorus-1")
+    verse, cleared = [s for s in data["scenes"] if s["kind"] == "lyric"][:2]  # the first two lines: a verse
+    return_of_first = [s for s in data["scenes"] if s.get("motif") == "chorus-1"][1]
     verse["section"] = "bridge"
     del cleared["section"]
     return_of_first["prompt"] = ""
     (tmp_path / "storyboard.json").write_text(json.dumps(data))
     assert main([str(a) for a in argv]) == 0
     again = load_storyboard(tmp_path / "storyboard.json")
-    assert again.scenes[1].section == "bridge" and again.scenes[2].section == "verse"
+    assert again.scenes[verse["index"]].section == "bridge" and again.scenes[cleared["index"]].section == "verse"
     first = next(s for s in again.scenes if s.motif == "chorus-1")
     assert again.scenes[return_of_first["index"]].prompt == first.prompt
     assert [(s.prompt, s.seed) for s in again.scenes] == [(s.prompt, s.seed) for s in board.scenes]

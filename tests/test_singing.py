@@ -30,6 +30,10 @@ def segment(start: float, text: str, seconds_per_word: float = 0.4, probability:
         (segment(47.7, "I'm only slowly down the street trying to find a piece of mine", 0.45, 0.72), None),
         (segment(143.4, "in blood, in blood, in blood, in blood, in your pain again", 0.5, 0.58), None),
         (segment(174.1, "Thank you for the music", 0.5, 0.6), None),  # sung words, not a video's goodbye
+        # a flatter tiny.en (its logits × 0.7) over Metal madness's guitars: hesitations alone
+        (segment(75.4, "uh", 1.84, 0.2), "a phrase Whisper says over music"),
+        (segment(77.2, "Uh, uh.", 1.5, 0.3), "a phrase Whisper says over music"),
+        (segment(80.0, "uh oh, the river is rising", 0.5, 0.6), None),  # sung words after a hesitation
     ],
 )
 def test_inventions_are_told_by_whispers_own_signals(heard, why):

@@ -60,11 +60,12 @@ UNTIMED_SHARE = 2 / 3
 # sound ends; it is taken to have begun no earlier than a typical word of the song before that end (the
 # median length of the words Whisper timed in it), unless Silero heard the voice begin earlier.
 TYPICAL_WORD_SECONDS = 0.3  # where a song has no timed words to measure
-# What Whisper and the videos it learned from say over music: the ends of the videos.
+# What Whisper and the videos it learned from say over music: the ends of the videos; and a speaker's hesitations
+# alone ("uh", "um"), which a flatter model writes over guitars, and which leave a picture nothing to show.
 INVENTED_PHRASES = re.compile(
     r"thanks? (you )?(so much )?for watching|see you (in the )?next (time|video|one)|(please |and )?subscribe|"
     r"end of (the |this )?video|"
-    r"^(thank you|thanks|you|bye|bye bye|music|applause)$"
+    r"^(thank you|thanks|you|bye|bye bye|music|applause)$|^((uh|um|er|hmm|mm)( |$))+$"
 )
 
 
