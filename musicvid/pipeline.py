@@ -111,7 +111,7 @@ def draw_keyframes(
     check_drawing_inputs(settings)
     check_scorer(registry.models, settings)
     keyframes_only = dataclasses.replace(settings, preview=True)
-    render_plan(registry, request, keyframes_only)
+    memory = render_plan(registry, request, keyframes_only)
     audio = decode_song(request, timings)
     check_frames(audio.info.duration, settings)
     # 2. hold the work directory
@@ -121,7 +121,7 @@ def draw_keyframes(
         storyboard = storyboard_in(request, audio, workdir, registry, timings)
         # 4. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
-        stages = dict(settings=keyframes_only, registry=registry, workdir=workdir, timings=timings)
+        stages = dict(settings=keyframes_only, registry=registry, workdir=workdir, timings=timings, memory=memory)
         save = partial(save_storyboard, request, workdir)
         picked = pick_keyframes(storyboard, schedule, **stages, stop=stop, quiet=request.quiet, save=save)
         storyboard = picked.storyboard
@@ -186,7 +186,8 @@ def make_video(
     check_before_work(request, settings, output or default_output(request, settings), named=output is not None)
     check_scorer(registry.models, settings)  # where picks need it; else a scorer that cannot be had costs the scores
     #    and on CUDA the memory plan (musicvid.models.memory): the batches and offloads that fit, or a refusal
-    settings = follow(settings, render_plan(registry, request, settings))
+    memory = render_plan(registry, request, settings)
+    settings = follow(settings, memory)
     output = output or default_output(request, settings)
     timings = timings if timings is not None else Timings()
     started = time.perf_counter()
@@ -194,7 +195,7 @@ def make_video(
     check_frames(audio.info.duration, settings)
     # 2. load the upscaler (a broken file is named now, not after the drawing); hold the work directory
     with (
-        registry.use("upscaler", timings) if settings.resolution else nullcontext() as upscaler,
+        registry.use("upscaler", timings, memory) if settings.resolution else nullcontext() as upscaler,
         song_workdir(request, audio, wait) as workdir,
     ):
         workdir.remove_leftovers(output)
@@ -207,6 +208,7 @@ def make_video(
             timings=timings,
             stop=stop,
             output=output,
+            plan=memory,
         )
         # 3. storyboard: made, or reused from the work directory with its edits; its pinned pictures are
         #    inputs too
@@ -218,7 +220,7 @@ def make_video(
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
         # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates);
         #    then the pictures to draw: those whose inputs changed, or that a killed run left undone
-        stages = dict(settings=settings, registry=registry, workdir=workdir, timings=timings)
+        stages = dict(settings=settings, registry=registry, workdir=workdir, timings=timings, memory=memory)
         save = partial(save_storyboard, request, workdir)
         picked = pick_keyframes(storyboard, schedule, **stages, stop=stop, quiet=request.quiet, save=save)
         storyboard = picked.storyboard
@@ -226,7 +228,7 @@ def make_video(
         # 6. lyrics on screen
         script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)
         # 7. the pictures drawn while their frames are delivered and muxed with the song
-        planned = upscaler_settings(registry.plan)  # its batch and input
+        planned = upscaler_settings(memory)  # its batch and input
         upscale = Upscaler(upscaler, settings.video_size, **planned) if upscaler is not None else None
         delivery = Delivery(Path(audio.info.path), script, accent, upscale)
         drawn, video = draw_and_deliver(plan, delivery, **stages, stop=stop, quiet=request.quiet)

@@ -11,7 +11,6 @@ import pytest
 
 from musicvid.cli import main
 from musicvid.core.errors import UserError
-from musicvid.core.workdir import Workdir
 from musicvid.models.choose import registry_of
 from musicvid.models.drawing import Drawing
 from musicvid.models.timing import Timings
@@ -19,10 +18,8 @@ from musicvid.pictures.cache import load_picture
 from musicvid.pictures.candidates import Choosing, draw_round
 from musicvid.pictures.job import job_pipeline
 from musicvid.pictures.scores import lyric_of, rank_candidates, score_keyframes
-from musicvid.run import Run
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import MAX_CANDIDATES, resolve_render_settings
-from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import load_storyboard, parse_storyboard
 from musicvid.storyboard.picks import candidate_seed
 from tests.helpers import digest, make_tone, render, storyboard_with_a_pin, valid_board
@@ -78,10 +75,9 @@ def candidates_of(workdir: Path, storyboard, index: int, settings) -> tuple[np.n
     """Scene `index`'s candidates drawn again, apart from the render, and their scores."""
     registry = registry_of(ModelChoice(models="tiny"))
     scene, pick = storyboard.scenes[index], storyboard.scenes[index].pick
-    run = Run(SongRequest(song=Path("x.mp3")), settings, registry, Workdir(workdir), None, Timings())
     with registry.use(Drawing(settings.fast)) as pipe, registry.use("scorer") as scorer:
         choosing = Choosing([index], pick.from_seed, pick.candidates)
-        pictures = draw_round(job_pipeline(pipe, settings), run, storyboard, choosing, 0)
+        pictures = draw_round(job_pipeline(pipe, settings), storyboard, choosing, 0, settings, Timings(), None)
         n = len(pictures)
         return pictures, score_keyframes(scorer, list(pictures), [scene.prompt] * n, [lyric_of(scene)] * n)
 

@@ -18,6 +18,7 @@ from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
+from musicvid.models.memory import MemoryPlan
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures import camera
@@ -108,6 +109,7 @@ def draw_and_deliver(
     workdir: Workdir,
     timings: Timings,
     *,
+    memory: MemoryPlan | None = None,
     stop: threading.Event | None = None,
     quiet: bool = False,
 ) -> tuple[int, Path]:
@@ -120,7 +122,8 @@ def draw_and_deliver(
 
     Where the pictures are drawn on the CPU the delivery waits for the drawing instead: both then share
     the same cores, and overlapped they took 11% more wall time and 20% more CPU time on two cores."""
-    drawing = dict(settings=settings, registry=registry, workdir=workdir, timings=timings, stop=stop, quiet=quiet)
+    drawing = dict(settings=settings, registry=registry, workdir=workdir, timings=timings, memory=memory)
+    drawing.update(stop=stop, quiet=quiet)
     if not delivers_while_drawing(registry.device):
         drawn = draw_pictures(plan, **drawing)
         return drawn, mux_video(plan, delivery, settings, workdir, timings)

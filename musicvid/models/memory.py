@@ -365,11 +365,10 @@ def stages_of(request: SongRequest) -> dict[str, bool]:
 
 
 def render_plan(registry, request: SongRequest, settings: RenderSettings) -> MemoryPlan | None:
-    """The plan a render on CUDA follows, within what `registry` (a ModelRegistry) may take there, kept as its
-    plan for its stages; None on the CPU or MPS (where memory is the machine's and nothing is planned) and where a
+    """The plan a render on CUDA follows, within what `registry` (a ModelRegistry) may take there (the run keeps
+    it: musicvid.run.Run.plan); None on the CPU or MPS (where memory is the machine's and nothing is planned) and where a
     model cannot be sized (the render then runs as its settings say)."""
     budget = registry.budget() if registry.device.type == "cuda" else None
-    registry.plan = None
     if budget is None:
         return None
     where = f"free on {torch.cuda.get_device_name(registry.device)}"
@@ -381,8 +380,12 @@ def render_plan(registry, request: SongRequest, settings: RenderSettings) -> Mem
     except Unsized as unsized:
         log.info("musicvid: no memory plan, rendering as the settings say: %s", unsized)
         return None
-    registry.plan = plan
     return plan
+
+
+def offloads(plan: MemoryPlan | None, stage: str) -> tuple[str, ...] | None:
+    """The memory plan's switches for `stage`; None without a plan (then the settings' own)."""
+    return plan.offloads(stage) if plan else None
 
 
 def plan_request(request: SongRequest) -> dict:

@@ -29,6 +29,7 @@ from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing
 from musicvid.models.loading import ModelUnavailable
+from musicvid.models.memory import MemoryPlan, offloads
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
@@ -80,6 +81,7 @@ def pick_keyframes(
     workdir: Workdir,
     timings: Timings,
     *,
+    memory: MemoryPlan | None = None,
     stop: threading.Event | None = None,
     quiet: bool = False,
     save: Callable[[Storyboard], object] = lambda storyboard: None,
@@ -99,7 +101,7 @@ def pick_keyframes(
         Progress("pick keyframes", total=len(todo), unit="scene", quiet=quiet) as progress,
     ):
         try:
-            scorer = loaded.enter_context(registry.use("scorer", timings))
+            scorer = loaded.enter_context(registry.use("scorer", timings, memory))
         except ModelUnavailable as error:
             if picks_by_score(settings):  # (refused before the work where that could be told: musicvid.checks)
                 raise
@@ -109,8 +111,8 @@ def pick_keyframes(
 
         def job():
             if not jobs:
-                pipe = loaded.enter_context(registry.use(drawing, timings))
-                jobs.append(job_pipeline(pipe, settings, registry.offloads("pictures")))
+                pipe = loaded.enter_context(registry.use(drawing, timings, memory))
+                jobs.append(job_pipeline(pipe, settings, offloads(memory, "pictures")))
             return jobs[0]
 
         for choosing in todo:

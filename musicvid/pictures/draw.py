@@ -11,6 +11,7 @@ from typing import Callable
 
 from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing
+from musicvid.models.memory import MemoryPlan, offloads
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.job import job_pipeline
@@ -66,20 +67,22 @@ def draw_pictures(
     workdir: Workdir,
     timings: Timings,
     *,
+    memory: MemoryPlan | None = None,
     stop: threading.Event | None = None,
     quiet: bool = False,
     on_saved: Callable[[Path], object] = lambda path: None,
 ) -> int:
     """The plan's stale pictures; returns how many were drawn. With --transitions video, Stable Diffusion
     draws the keyframes, then the video model the frames between them (musicvid.pictures.transitions).
-    `on_saved` hears of each picture once it is on disk; `stop` set ends it within a denoising step."""
+    `on_saved` hears of each picture once it is on disk; `stop` set ends it within a denoising step. Each model is
+    loaded and offloaded as the run's `memory` plan says (musicvid.models.memory)."""
     drawn = 0
     if any(p.path in plan.stale for group in plan.groups for p in group):
-        drawn += draw_keyframes_and_morphs(plan, settings, registry, timings, stop, quiet, on_saved)
+        drawn += draw_keyframes_and_morphs(plan, settings, registry, timings, memory, stop, quiet, on_saved)
     if any(p.path in plan.stale for t in plan.transitions for p in t.pictures):
         # (Stable Diffusion is released by now: no name here holds it while the video model loads)
-        with registry.use("video", timings) as loaded:
-            job = video_job(loaded, settings, registry.offloads("transitions"))
+        with registry.use("video", timings, memory) as loaded:
+            job = video_job(loaded, settings, offloads(memory, "transitions"))
             transitions, stale = plan.transitions, plan.stale
             drawn += render_transitions(
                 job,
@@ -101,12 +104,13 @@ def draw_keyframes_and_morphs(
     settings: RenderSettings,
     registry: ModelRegistry,
     timings: Timings,
+    memory: MemoryPlan | None,
     stop: threading.Event | None,
     quiet: bool,
     on_saved: Callable[[Path], object],
 ) -> int:
     """Stable Diffusion's pictures of the plan, in a function of their own so that its pipeline and the job
     made of it are let go when it returns."""
-    with registry.use(plan.drawing, timings) as loaded:
-        job = job_pipeline(loaded, settings, registry.offloads("pictures"))
+    with registry.use(plan.drawing, timings, memory) as loaded:
+        job = job_pipeline(loaded, settings, offloads(memory, "pictures"))
         return render_pictures(job, plan.storyboard, plan.groups, plan.stale, settings, timings, quiet, stop, on_saved)
