@@ -2,7 +2,7 @@
 
 Whisper listens to the whole song (musicvid.lyrics.transcribe), and what it hears is kept unless the
 evidence says nobody sings there. The evidence, by measurement on real recordings with a band and on
-the generated songs (README, "Lyrics, where they are sung"):
+the generated songs (docs/lyrics.md):
 
 - What Whisper invents over music is few and recognizable: the outro phrases of the videos it learned
   from ("thank you for watching", "see you next time", a lone "You"), or many words crammed into a

@@ -52,7 +52,7 @@ TAESD_XL = "madebyollin/taesdxl"
 IP_ADAPTER_XL = "h94/IP-Adapter/sdxl_models/ip-adapter_sdxl.safetensors"
 # --transitions video: LTX-Video 0.9.5, the newest 2B LTX-Video published in diffusers' layout and the first to
 # take pictures at any frame (a first and a last one: a transition between two keyframes). Its 2B transformer,
-# T5-XXL and VAE fit one 24 GB GPU in bfloat16 (README, "Transitions drawn by a video model").
+# T5-XXL and VAE fit one 24 GB GPU in bfloat16 (docs/models.md, "Transitions drawn by a video model").
 LTX_VIDEO = "Lightricks/LTX-Video-0.9.5"
 # `musicvid score`: CLIP ViT-L/14, whose text tower is the one SD 1.5 reads, scores how well each keyframe
 # shows its prompt and its lyric (CLIPScore); --scorer names another CLIP-family model (e.g. PickScore).

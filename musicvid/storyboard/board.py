@@ -156,7 +156,7 @@ def scene_seed(seed: int, index: int | str) -> int:
 
 
 def parse_storyboard(data: Any, source: str = "") -> Storyboard:
-    """Check every rule of the storyboard format (README: "The work directory") and build the storyboard,
+    """Check every rule of the storyboard format (docs/storyboard.md) and build the storyboard,
     or name the field and the reason."""
     document = f"storyboard {source}"
     if not isinstance(data, dict):
