@@ -199,17 +199,7 @@ def make_video(
         song_workdir(request, audio, wait) as workdir,
     ):
         workdir.remove_leftovers(output)
-        run = Run(
-            request=request,
-            settings=settings,
-            registry=registry,
-            workdir=workdir,
-            audio=audio,
-            timings=timings,
-            stop=stop,
-            output=output,
-            plan=memory,
-        )
+        run = Run(request, settings, registry, workdir, audio, timings, stop=stop, output=output, plan=memory)
         # 3. storyboard: made, or reused from the work directory with its edits; its pinned pictures are
         #    inputs too
         storyboard = storyboard_in(request, audio, workdir, registry, timings)
