@@ -18,6 +18,7 @@ os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from musicvid.core.errors import MusicvidError  # noqa: E402
+from musicvid.settings.front_doors import option_groups  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice  # noqa: E402
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings, resolve_render_settings
@@ -33,60 +34,67 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def add_song_options(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
-    p.add_argument("song", type=Path, help=SongRequest.fields()["song"].metadata["help"])
-    SongRequest.add_options(p, skip)
-    ModelChoice.add_options(p)
+def add_song_options(groups: dict, skip: tuple[str, ...] = ()) -> None:
+    song = SongRequest.fields()["song"].metadata["help"]
+    groups["song"].add_argument("song", type=Path, metavar="SONG", help=song)
+    SongRequest.add_options(groups, skip)
+    ModelChoice.add_options(groups)
 
 
-def add_render_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", type=Path, help="output video (default <song>.mp4 beside the song)")
-    RenderSettings.add_options(p)
+def grouped(commands, name: str, help: str, usage: str) -> dict:
+    """A command whose help lists its options in the groups of musicvid.settings.schema.GROUPS, under a short
+    usage line (the full one would list them all again, in no order a person could scan)."""
+    return option_groups(commands.add_parser(name, help=help, usage=f"%(prog)s {usage} [options]"))
 
 
 def add_score_options(p: argparse.ArgumentParser) -> None:
+    """The score's own options first, then the models' ones in their groups."""
     p.add_argument("workdir", type=Path, help="a render's work directory (musicvid-work/<song>-<hash>/, --workdir)")
-    # --models and --scorer: by default the scorer the render used (its timings.json says)
-    ModelChoice.add_options(p, skip=tuple(set(ModelChoice.fields()) - {"models", "scorer", "device", "precision"}))
     p.add_argument(
         "--fps",
         type=float,
         help=f"the rate a render drew at, for one whose timings.json does not record it (older renders; default {DRAWN_FPS:g})",
     )
     p.add_argument("--json", action="store_true", help="print score.json instead of its summary")
+    # --models and --scorer: by default the scorer the render used (its timings.json says)
+    keep = {"models", "scorer", "device", "precision"}
+    ModelChoice.add_options(option_groups(p), skip=tuple(set(ModelChoice.fields()) - keep))
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The commands; a command's own options go in the groups too, each where it belongs, and the render settings
+    first in theirs (a group opens with them)."""
     parser = OneLineParser(prog="musicvid", description="Turn a song into a music video of what its lyrics mean.")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
-    render = commands.add_parser("render", help="song -> music video (MP4)")
+    render = grouped(commands, "render", "song -> music video (MP4)", "SONG")
+    render["video"].add_argument("-o", "--output", type=Path, help="output video (default <song>.mp4 beside the song)")
+    RenderSettings.add_options(render)
     add_song_options(render)
-    add_render_options(render)
 
-    storyboard = commands.add_parser("storyboard", help="song -> storyboard.json, to review and edit")
-    add_song_options(storyboard, skip=("overwrite",))  # it writes only in its work directory
-    storyboard.add_argument(
+    storyboard = grouped(commands, "storyboard", "song -> storyboard.json, to review and edit", "SONG")
+    storyboard["pictures"].add_argument(
         "--keyframes",
         action="store_true",
         help="also draw each scene's keyframe (a later render reuses them) and contact_sheet.png; after an "
         "edit of storyboard.json, only the edited scenes' keyframes are redrawn",
     )
     RenderSettings.add_options(storyboard, skip=BETWEEN_AND_AFTER)
+    add_song_options(storyboard, skip=("overwrite",))  # it writes only in its work directory
 
-    plan = commands.add_parser("plan", help="the GPU memory a render needs and how it fits, before any work")
-    add_song_options(plan, skip=("overwrite",))
+    plan = grouped(commands, "plan", "the GPU memory a render needs and how it fits, before any work", "SONG")
     RenderSettings.add_options(plan)
-    plan.add_argument(
+    add_song_options(plan, skip=("overwrite",))
+    plan["speed"].add_argument(
         "--gpu-memory",
         type=float,
         metavar="GB",
         help=f"plan for this much GPU memory (default: what is free on the CUDA device, else a {DEFAULT_GPU_GB:g} GB card)",
     )
-    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan["speed"].add_argument("--json", action="store_true", help="print the plan as JSON")
 
-    batch = commands.add_parser("batch", help="render every song of a playlist, folder or CSV")
+    batch = grouped(commands, "batch", "render every song of a playlist, folder or CSV", "PLAYLIST -o DIR")
     from musicvid.batch import command as batch_module
 
     batch_module.add_arguments(batch)

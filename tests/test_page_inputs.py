@@ -335,21 +335,21 @@ def test_the_served_page_offers_uploads_by_name_and_takes_no_server_file(page_wi
     from gradio_client import Client, handle_file
     from gradio_client.exceptions import AppError
 
-    from tests.test_ui import ADVANCED
+    from tests.test_ui import controls
 
     [ink] = uploads(tmp_path / "mine", "ink.safetensors")
-    advanced = [*ADVANCED[:-2], "nope.safetensors:0.5", [handle_file(ink)]]
+    named = controls(lora="nope.safetensors:0.5", lora_upload=[handle_file(ink)])
     with pytest.raises(AppError) as refused:
         Client(page_with_loras, verbose=False).predict(
-            handle_file(str(DEMO_SONG)), "", "", "", *advanced, api_name="/make_storyboard"
+            handle_file(str(DEMO_SONG)), "", "", "", *named, api_name="/make_storyboard"
         )
     assert str(refused.value).endswith("choose one of: a.safetensors, b.safetensors, ink.safetensors, link.safetensors")
     # a server file named as an upload: Gradio refuses it before the page's code runs (which would say that
     # there is no song)
     server_file = {"path": str(lora_dir / "a.safetensors"), "meta": {"_type": "gradio.FileData"}}
-    answer = raw_call(page_with_loras, "make_storyboard", [None, "", "", "", *ADVANCED[:-1], [server_file]])
+    answer = raw_call(page_with_loras, "make_storyboard", [None, "", "", "", *controls(lora_upload=[server_file])])
     assert "event: error" in answer and "was not uploaded by a user" in answer, answer
-    assert "upload a song first" in raw_call(page_with_loras, "make_storyboard", [None, "", "", "", *ADVANCED])
+    assert "upload a song first" in raw_call(page_with_loras, "make_storyboard", [None, "", "", "", *controls()])
 
 
 @pytest.mark.parametrize(

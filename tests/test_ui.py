@@ -21,37 +21,24 @@ from musicvid.core.assets import DEMO_LYRICS, DEMO_SONG
 from musicvid.core.workdir import Workdir
 from musicvid.pictures.camera import cover
 
-ADVANCED = [
-    "tiny",
-    4,
-    7,
-    4,
-    7.5,
-    "64x64",
-    0,
-    "",
-    True,
-    1,
-    "",
-    "",
-    "none",
-    "",
-    "linear",
-    "",
-    "",
-    "none",
-    "slerp",
-    0,
-    False,
-    False,
-    None,
-    0.6,
-    "",
-    None,
-]  # preset, fps, context, steps, guidance, size, seed, style, align, keyframe candidates, reroll below (none); the
-# Look group: look, captions, aspect,
-# pacing, output fps, resolution, camera move, transitions, pulse, preview, fast, reference picture, its strength,
-# the LoRAs' box (names and weights), the LoRAs uploaded
+# The settings controls as the tests set them, in the page's order (its groups', ui.controls.page_groups): the order
+# of the API's inputs after the song's (tests/test_one_source.py checks it).
+PAGE_CONTROLS = dict(
+    context_size=7, seed=0,  # song and lyrics
+    preset="tiny",  # models
+    size="64x64", aspect="", steps=4, guidance=7.5, keyframe_candidates=1, reroll_below="", style="", reference=None,
+    reference_strength=0.6, lora="", lora_upload=None, fast=False,  # pictures
+    fps=4, pacing="linear", motion="none", pulse=0, transitions="slerp", align=True, preview=False,  # motion
+    look="", output_fps="", resolution="", captions="none",  # video and delivery
+)  # fmt: skip
+
+
+def controls(**changed) -> list:
+    """The controls' values as the API takes them, some changed."""
+    assert set(changed) <= set(PAGE_CONTROLS)
+    return list({**PAGE_CONTROLS, **changed}.values())
+
+
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
@@ -138,7 +125,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     sung[2] += " 🔥"  # a character no caption font draws: the page says so after the render, as the CLI does
     pasted = "\n".join(sung[:4]) + "\n\n" + "\n".join(sung[4:])
     table, job, status = client.predict(
-        song, "Lighthouse", "The Tiny Models", pasted, *ADVANCED, api_name="/make_storyboard"
+        song, "Lighthouse", "The Tiny Models", pasted, *controls(), api_name="/make_storyboard"
     )
     assert table["headers"] == ["start", "end", "kind", "lyric", "visual prompt", "section", "mood", "score"]
     assert all(row[7] is None for row in table["data"])  # no keyframe scored yet
@@ -150,7 +137,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     table["data"][1][5] = "chorus"  # the person knows better
     # keyframes first: every scene's picture in the gallery, and the contact sheet
     gallery, files, status, scored, _ = client.predict(
-        None, "", "", "", *ADVANCED, table, job, api_name="/draw_keyframes"
+        None, "", "", "", *controls(), table, job, api_name="/draw_keyframes"
     )
     assert all(0 <= row[7] <= 2.5 for row in scored["data"])  # each keyframe's score, in the table
     assert [row[4] for row in scored["data"]] == [row[4] for row in table["data"]]  # the edits, as sent
@@ -158,7 +145,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert len(keyframes) == len(table["data"]) and f"{len(keyframes)} drawn" in status
     assert any(Path(f).name == "contact_sheet.png" for f in files)
     # a new picture for scene 2: that keyframe alone changes
-    gallery, files, status, _, _ = client.predict("", "", *ADVANCED, table, job, 2, api_name="/new_picture")
+    gallery, files, status, _, _ = client.predict("", "", *controls(), table, job, 2, api_name="/new_picture")
     again = [Path(item["image"]).read_bytes() for item in gallery]
     assert [n for n, (a, b) in enumerate(zip(keyframes, again)) if a != b] == [2] and "1 drawn" in status
     # a picture of the person's own, pinned to scene 3, is that scene's keyframe (scaled to cover it)
@@ -166,12 +153,11 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     band = np.stack([x * 255 // 159, y * 255 // 89, np.full_like(x, 90)], axis=2).astype(np.uint8)
     Image.fromarray(band).save(tmp_path / "band.png")
     pin = handle_file(str(tmp_path / "band.png"))
-    gallery, files, status, _, _ = client.predict("", "", *ADVANCED, table, job, 3, pin, api_name="/pin_picture")
+    gallery, files, status, _, _ = client.predict("", "", *controls(), table, job, 3, pin, api_name="/pin_picture")
     keyframe = jobs_dir / job / "work" / "keyframes" / Workdir(Path()).keyframe(3).name
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64))) and "1 drawn" in status
-    captioned = [*ADVANCED[:12], "line", *ADVANCED[13:]]
     video, files, job_after, status, _ = client.predict(
-        song, "Lighthouse", "The Tiny Models", "", *captioned, table, job, api_name="/render"
+        song, "Lighthouse", "The Tiny Models", "", *controls(captions="line"), table, job, api_name="/render"
     )
     assert job_after == job
     row = 1 + next(n for n, r in enumerate(table["data"]) if r[3] == sung[2])
@@ -187,13 +173,13 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert storyboard["scenes"][1]["section"] == "chorus"
     assert Path(storyboard["scenes"][3]["picture"]).parent.name == "pins"  # the render kept the pinned picture
     # a reference picture for the whole video: every picture is drawn anew, in its look
-    looked = [*captioned[:-4], handle_file(str(tmp_path / "band.png")), 0.5, "", None]
-    client.predict(song, "Lighthouse", "The Tiny Models", "", *looked, table, job, api_name="/render")
+    looked = dict(captions="line", reference=handle_file(str(tmp_path / "band.png")), reference_strength=0.5)
+    client.predict(song, "Lighthouse", "The Tiny Models", "", *controls(**looked), table, job, api_name="/render")
     pictures = len(list((work / "frames").glob("*.png"))) + len(list((work / "keyframes").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == pictures
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64)))  # the pinned one stays as it is
     # the frames between keyframes drawn by the video model: the keyframes stay, every frame between is new
-    moving = [*looked[:18], "video", *looked[19:]]
+    moving = controls(**looked, transitions="video")
     client.predict(song, "Lighthouse", "The Tiny Models", "", *moving, table, job, api_name="/render")
     frames = len(list((work / "frames").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == frames
@@ -205,11 +191,11 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     from gradio_client.exceptions import AppError
 
     with pytest.raises(AppError, match="make the storyboard first") as refused:
-        Client(client.src, verbose=False).predict(song, "", "", "", *ADVANCED, table, job, api_name="/render")
+        Client(client.src, verbose=False).predict(song, "", "", "", *controls(), table, job, api_name="/render")
     assert "/" not in str(refused.value)
 
 
-def test_a_look_sets_the_look_groups_controls_and_they_reach_the_settings():
+def test_a_look_sets_its_controls_and_they_reach_the_settings():
     from ui.controls import chosen, followed, shown_controls
 
     shown = shown_controls("tiny")
@@ -297,10 +283,10 @@ def test_a_broken_edit_names_the_row(client):
     from gradio_client.exceptions import AppError
 
     song = handle_file(str(DEMO_SONG))
-    table, job, _ = client.predict(song, "", "", TIMED_LYRICS, *ADVANCED, api_name="/make_storyboard")
+    table, job, _ = client.predict(song, "", "", TIMED_LYRICS, *controls(), api_name="/make_storyboard")
     table["data"][1][0] = table["data"][1][0] - 1.0  # now overlaps row 1
     with pytest.raises(AppError, match="row 2"):
-        client.predict(song, "", "", "", *ADVANCED, table, job, api_name="/render")
+        client.predict(song, "", "", "", *controls(), table, job, api_name="/render")
 
 
 @pytest.mark.slow
@@ -314,7 +300,7 @@ def test_a_job_id_cannot_reach_other_files(client):
     }
     for job in ("../../etc", "/etc/passwd", "0123456789ab"):
         with pytest.raises(AppError, match="make the storyboard first"):
-            client.predict(handle_file(str(DEMO_SONG)), "", "", "", *ADVANCED, table, job, api_name="/render")
+            client.predict(handle_file(str(DEMO_SONG)), "", "", "", *controls(), table, job, api_name="/render")
 
 
 @pytest.mark.slow
@@ -330,7 +316,7 @@ def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, job
     # refused by ffmpeg in the job's folder, and before the copy in Gradio's: both named as the person named them
     for upload, refusal in ((text, "my notes.mp3 is not audio"), (empty, "empty.mp3 is empty")):
         with pytest.raises(AppError) as refused:
-            client.predict(handle_file(str(upload)), "", "", "", *ADVANCED, api_name="/make_storyboard")
+            client.predict(handle_file(str(upload)), "", "", "", *controls(), api_name="/make_storyboard")
         message = str(refused.value)
         assert message.startswith(refusal) and "/" not in message, message
     assert urllib.request.urlopen(server, timeout=5).status == 200
@@ -374,7 +360,7 @@ def test_a_long_upload_is_refused_before_it_is_decoded(client, server_process, j
     pid = server_process[1].pid
     known, before = set(jobs_dir.iterdir()), rss_mb(pid)
     with pytest.raises(AppError, match="120.0 minutes; the limit is 15 minutes"):
-        client.predict(handle_file(str(long)), "", "", "", *ADVANCED, api_name="/make_storyboard")
+        client.predict(handle_file(str(long)), "", "", "", *controls(), api_name="/make_storyboard")
     after = rss_mb(pid)
     print(f"server memory: {before:.0f} MB before the two-hour upload, {after:.0f} MB after")
     assert after - before < 50
@@ -411,7 +397,7 @@ def test_a_huge_picture_is_refused_from_its_header(client, server_process, tmp_p
         reset_peak(pid)
         before = rss_mb(pid)
         with pytest.raises(AppError) as refused:
-            client.predict("", "", *ADVANCED, table, "", 0, handle_file(str(bomb)), api_name="/pin_picture")
+            client.predict("", "", *controls(), table, "", 0, handle_file(str(bomb)), api_name="/pin_picture")
         after = rss_mb(pid, peak=True)
         message = str(refused.value)
         assert message.startswith(f"picture bomb {side}.png ") and "more than the 40 megapixels" in message, message
@@ -425,10 +411,11 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
 
     song = handle_file(str(DEMO_SONG))
     one, two = Client(server, verbose=False), Client(server, verbose=False)
-    # the Look group: karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
-    look = [*ADVANCED[:12], "karaoke", "16:9", "beats", "24", "", "zoom", "slerp", 0.5, True, False, *ADVANCED[-4:]]
+    # karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
+    look = dict(captions="karaoke", aspect="16:9", pacing="beats", output_fps="24", motion="zoom", pulse=0.5)
+    look = controls(**look, preview=True)
     video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
-    other = [*ADVANCED[:6], 5, *ADVANCED[7:]]  # another seed, as a second person might choose
+    other = controls(seed=5)  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")
     table, video, files, job, status = video_job.result(timeout=300)
     assert probe(video) == ("h264", "aac") and "Done" in status
@@ -481,9 +468,12 @@ def open_page(
     page.get_by_text("0:41").first.wait_for(timeout=120_000)
     page.get_by_label("Title").fill("Lighthouse")
     page.get_by_label("Lyrics (optional)").fill(TIMED_LYRICS)
-    if fps or steps or size:
-        page.get_by_text("Advanced").click()
-    # a number is the page's once the field is left, as a person leaves it (Tab)
+    # the settings' groups, opened as a person opens them; a number is the page's once the field is left, as a
+    # person leaves it (Tab)
+    if steps or size:
+        page.get_by_text("Pictures", exact=True).click()
+    if fps or preview:
+        page.get_by_text("Motion", exact=True).click()
     if fps:
         page.get_by_label("Frames per second").fill(str(fps))
         page.get_by_label("Frames per second").press("Tab")
@@ -494,7 +484,6 @@ def open_page(
         page.get_by_label("Size (W×H)").click()
         page.get_by_role("option", name=size).click()
     if preview:
-        page.get_by_text("Look", exact=True).click()
         page.get_by_label("Preview: keyframes crossfaded, in this look (fast)").check()
     return page
 
@@ -533,7 +522,7 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
         [job] = set(jobs_dir.iterdir()) - known
         drawn = {p.name: p.read_bytes() for p in (job / "work" / "keyframes").iterdir()}
         page.locator(".thumbnail-item").nth(2).click()
-        playwright.expect(page.get_by_label("Scene")).to_have_value("2")
+        playwright.expect(page.get_by_label("Scene", exact=True)).to_have_value("2")
         page.get_by_role("button", name="New picture").click()
         page.get_by_text("Keyframes ready (1 drawn)").wait_for(timeout=120_000)
         redrawn = [name for name, data in drawn.items() if (job / "work" / "keyframes" / name).read_bytes() != data]

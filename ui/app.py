@@ -10,6 +10,7 @@ that made it, and is removed after a while (ui/jobs.py).
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -24,6 +25,7 @@ from musicvid.settings.geometry import ASPECTS
 from musicvid.settings.loras import LORA_WEIGHTS, MAX_LORAS
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.render import FAST, LOOKS, SCORE_RANGE, RenderSettings
+from musicvid.settings.schema import GROUPS
 from musicvid.settings.song import SongRequest
 from ui import handlers
 from ui.config import UIConfig
@@ -35,6 +37,7 @@ from ui.controls import (
     UPLOADS,
     bounds,
     choices,
+    page_groups,
     shown_controls,
     summary,
 )
@@ -55,12 +58,14 @@ CONTROLS = ("preset", "context_size", "seed", *FOLLOWERS, "look", "fast", *UPLOA
 LORA_BOX_CHARACTERS = MAX_LORAS * 300
 
 
-def song_inputs() -> dict[str, gr.Component]:
+def song_inputs() -> dict[str, Callable[[], gr.Component]]:
+    """The song, its names and its lyrics: each input's maker (lay_out places it in its setting's group)."""
     return dict(
-        upload=gr.Audio(sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)"),
-        title=gr.Textbox(label="Title"),
-        artist=gr.Textbox(label="Artist"),
-        lyrics=gr.Textbox(
+        upload=partial(gr.Audio, sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)"),
+        title=partial(gr.Textbox, label="Title"),
+        artist=partial(gr.Textbox, label="Artist"),
+        lyrics=partial(
+            gr.Textbox,
             label="Lyrics (optional)",
             lines=4,
             max_lines=20,
@@ -71,68 +76,64 @@ def song_inputs() -> dict[str, gr.Component]:
     )
 
 
-def advanced_controls(preset: str, shows: dict) -> dict[str, gr.Component]:
-    """The Advanced group: each control as the page shows it untouched, its range from its setting."""
+def value_controls(preset: str, shows: dict) -> dict[str, Callable[[], gr.Component]]:
+    """The controls of numbers, texts and switches: each one's maker, as the page shows it untouched, its range
+    from its setting."""
     render = RenderSettings
     return dict(
-        preset=gr.Dropdown(list(PRESETS), value=preset, label="Models (tiny: offline, noise pictures)"),
-        fps=gr.Number(shows["fps"], label="Frames per second", **bounds(render, "fps")),
-        context_size=gr.Slider(
+        preset=partial(gr.Dropdown, list(PRESETS), value=preset, label="Models (tiny: offline, noise pictures)"),
+        fps=partial(gr.Number, shows["fps"], label="Frames per second", **bounds(render, "fps")),
+        context_size=partial(
+            gr.Slider,
             value=SongRequest.context_size,
             label="Lyric lines of context for ViPE",
             **bounds(SongRequest, "context_size"),
         ),
-        steps=gr.Number(shows["steps"], label="Denoising steps", precision=0, **bounds(render, "steps")),
-        guidance=gr.Slider(value=shows["guidance"], label="Guidance scale", **bounds(render, "guidance")),
-        size=gr.Dropdown(SIZES, value=shows["size"], allow_custom_value=True, label="Size (W×H)"),
-        seed=gr.Number(SongRequest.seed, label="Seed", precision=0, **bounds(SongRequest, "seed")),
-        style=gr.Textbox(label="Style (added to every prompt)", placeholder="e.g. oil painting"),
-        align=gr.Checkbox(shows["align"], label="Chunked Similarity Alignment (smoother morphs)"),
-        keyframe_candidates=gr.Number(
+        steps=partial(gr.Number, shows["steps"], label="Denoising steps", precision=0, **bounds(render, "steps")),
+        guidance=partial(gr.Slider, value=shows["guidance"], label="Guidance scale", **bounds(render, "guidance")),
+        size=partial(gr.Dropdown, SIZES, value=shows["size"], allow_custom_value=True, label="Size (W×H)"),
+        seed=partial(gr.Number, SongRequest.seed, label="Seed", precision=0, **bounds(SongRequest, "seed")),
+        style=partial(gr.Textbox, label="Style (added to every prompt)", placeholder="e.g. oil painting"),
+        align=partial(gr.Checkbox, shows["align"], label="Chunked Similarity Alignment (smoother morphs)"),
+        keyframe_candidates=partial(
+            gr.Number,
             shows["keyframe_candidates"],
             label="Keyframe candidates: each keyframe drawn this many times, the best scored kept",
             precision=0,
             **bounds(render, "keyframe_candidates"),
         ),
         # a choice, not a number box: a number box shows 0 for none, and "below 0" would read as a choice
-        reroll_below=gr.Dropdown(
+        reroll_below=partial(
+            gr.Dropdown,
             REROLL_THRESHOLDS,
             value=shows["reroll_below"],
             allow_custom_value=True,
             label=f"Redraw keyframes scoring below (CLIPScore {SCORE_RANGE[0]:g}–{SCORE_RANGE[1]:g}, any may be typed; "
             "empty: never)",
         ),
-    )
-
-
-def lora_controls(shows: dict, offered: list[str]) -> dict[str, gr.Component]:
-    """The style LoRAs: the person's uploads, and a box that names them and the operator's `offered`,
-    with weights. Only names: nothing typed here can name a file on the server or a hub repository."""
-    also = f"This page also offers: {', '.join(offered)}." if offered else ""
-    return dict(
-        lora=gr.Textbox(
-            shows["lora"],
-            lines=2,
-            max_length=LORA_BOX_CHARACTERS,
-            label="Style LoRAs and their weights (one a line: NAME or NAME:WEIGHT, weight "
-            f"{LORA_WEIGHTS[0]:g} to {LORA_WEIGHTS[1]:g})",
-            info=f"Each LoRA you upload below is used, at weight 1 unless a line here gives another. {also}",
-            placeholder="e.g. ink.safetensors:0.8",
+        pulse=partial(
+            gr.Slider, value=shows["pulse"], label="Pulse: a zoom on strong beats", **bounds(render, "pulse")
         ),
-        lora_upload=gr.File(
-            file_count="multiple",
-            file_types=[SUFFIX],
-            label=f"Your style LoRAs ({SUFFIX}, at most {MAX_LORAS}, {MAX_LORA_MB // 1024} GB each)",
-            height=120,
+        preview=partial(gr.Checkbox, shows["preview"], label="Preview: keyframes crossfaded, in this look (fast)"),
+        fast=partial(
+            gr.Checkbox,
+            shows["fast"],
+            label=f"Fast drawing: {FAST['steps']} steps of LCM-LoRA and the TAESD decoder (softer pictures)",
+        ),
+        reference_strength=partial(
+            gr.Slider,
+            value=shows["reference_strength"],
+            label="Reference strength",
+            **bounds(render, "reference_strength"),
         ),
     )
 
 
-def look_controls(shows: dict) -> dict[str, gr.Component]:
-    """The Look group: each control as the page shows it untouched, its choices from its setting."""
+def choice_controls(shows: dict) -> dict[str, Callable[[], gr.Component]]:
+    """The controls of a setting's choices: each one's maker, as the page shows it untouched."""
 
-    def choice(name: str, label: str) -> gr.Dropdown:
-        return gr.Dropdown(choices(RenderSettings, name), value=shows[name], label=label)
+    def choice(name: str, label: str) -> Callable[[], gr.Component]:
+        return partial(gr.Dropdown, choices(RenderSettings, name), value=shows[name], label=label)
 
     # what each look and --fast set, said from the settings that set them (musicvid.settings.render)
     looks = "; ".join(f"{look}: {options_text(options, flags=False)}" for look, options in LOOKS.items())
@@ -142,27 +143,45 @@ def look_controls(shows: dict) -> dict[str, gr.Component]:
             "captions", "Lyrics on screen (line: the sung line; karaoke: each word lights up as it is sung)"
         ),
         aspect=choice("aspect", f"Shape (empty: the size above; {', '.join(ASPECTS)})"),
-        pacing=choice("pacing", "Motion (beats: morphs move on the beat)"),
+        pacing=choice("pacing", "Pacing (beats: morphs move on the beat)"),
         output_fps=choice("output_fps", "Video frame rate (empty: as drawn; the frames between are interpolated)"),
         resolution=choice("resolution", "Resolution (empty: as drawn; else upscaled)"),
         motion=choice("motion", "Camera move over each scene"),
         transitions=choice(
             "transitions", "Between keyframes (slerp: the paper's morph; video: drawn by a video model, LTX-Video)"
         ),
-        pulse=gr.Slider(value=shows["pulse"], label="Pulse: a zoom on strong beats", **bounds(RenderSettings, "pulse")),
-        preview=gr.Checkbox(shows["preview"], label="Preview: keyframes crossfaded, in this look (fast)"),
-        fast=gr.Checkbox(
-            shows["fast"],
-            label=f"Fast drawing: {FAST['steps']} steps of LCM-LoRA and the TAESD decoder (softer pictures)",
-        ),
+    )
+
+
+def file_controls(shows: dict, offered: list[str]) -> dict[str, Callable[[], gr.Component]]:
+    """The reference picture and the style LoRAs: the person's uploads, and a box that names them and the
+    operator's `offered`, with weights. Only names: nothing typed here can name a file on the server or a hub
+    repository."""
+    also = f"This page also offers: {', '.join(offered)}." if offered else ""
+    return dict(
         # gr.File, not gr.Image: the picture reaches the render as uploaded, checked before it is decoded
-        reference=gr.File(
-            file_types=["image"], label="Reference picture: every scene takes its look (a face, a palette)", height=120
+        reference=partial(
+            gr.File,
+            file_types=["image"],
+            label="Reference picture: every scene takes its look (a face, a palette)",
+            height=120,
         ),
-        reference_strength=gr.Slider(
-            value=shows["reference_strength"],
-            label="Reference strength",
-            **bounds(RenderSettings, "reference_strength"),
+        lora=partial(
+            gr.Textbox,
+            shows["lora"],
+            lines=2,
+            max_length=LORA_BOX_CHARACTERS,
+            label="Style LoRAs and their weights (one a line: NAME or NAME:WEIGHT, weight "
+            f"{LORA_WEIGHTS[0]:g} to {LORA_WEIGHTS[1]:g})",
+            info=f"Each LoRA you upload below is used, at weight 1 unless a line here gives another. {also}",
+            placeholder="e.g. ink.safetensors:0.8",
+        ),
+        lora_upload=partial(
+            gr.File,
+            file_count="multiple",
+            file_types=[SUFFIX],
+            label=f"Your style LoRAs ({SUFFIX}, at most {MAX_LORAS}, {MAX_LORA_MB // 1024} GB each)",
+            height=120,
         ),
     )
 
@@ -216,18 +235,21 @@ def storyboard_and_keyframes() -> dict[str, gr.Component]:
 
 
 def lay_out(config: UIConfig) -> dict[str, gr.Component]:
-    """Every component of the page, by name (the order they are made in is the order of the API's inputs)."""
+    """Every component of the page, by name. The song's inputs and the settings controls are in their settings'
+    groups (ui.controls.page_groups), in that order, which is the order of the API's inputs (the order they are
+    made in)."""
     shows = shown_controls(config.models)
+    offered = list(operator_loras(config.lora_dir))
     gr.Markdown(INTRO)
     with gr.Row():
         with gr.Column():
-            page = song_inputs()
-            with gr.Accordion("Advanced", open=False):
-                page.update(advanced_controls(config.models, shows))
-            with gr.Accordion("Look", open=False):
-                page.update(look_controls(shows))
-                page.update(lora_controls(shows, list(operator_loras(config.lora_dir))))
-                page["outcome"] = gr.Markdown(summary({"preset": config.models, **shows}))
+            makers = {**song_inputs(), **value_controls(config.models, shows), **choice_controls(shows)}
+            makers |= file_controls(shows, offered)
+            page = {}
+            for group, names in page_groups().items():  # the song's open, the settings' to be opened
+                with gr.Accordion(GROUPS[group].capitalize(), open=group == "song"):
+                    page |= {name: makers[name]() for name in names}
+            page["outcome"] = gr.Markdown(summary({"preset": config.models, **shows}))
             page.update(buttons())
             gr.Examples(
                 [[str(DEMO_SONG), "Lighthouse", "The Tiny Models"]],

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from musicvid.core.errors import UserError
+from musicvid.settings.front_doors import option_groups
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import PRESETS
 from ui.config import UIConfig
@@ -21,14 +22,17 @@ def add_command(commands) -> None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
     p.add_argument("--port", type=int, default=7860)
-    p.add_argument(
+    groups = option_groups(p)  # the page's models, device and precision where the other commands have them
+    groups[ModelChoice.fields()["models"].metadata["group"]].add_argument(
         "--models",
         default=UIConfig.models,
         help=f"model preset the page starts with: {', '.join(PRESETS)} (default: %(default)s)",
     )
     for name in ("device", "precision"):  # as every front door has them (musicvid.settings.render.ModelChoice)
         f = ModelChoice.fields()[name]
-        p.add_argument(f"--{name}", default=f.default, choices=f.metadata["choices"], help=f.metadata["help"])
+        groups[f.metadata["group"]].add_argument(
+            f"--{name}", default=f.default, choices=f.metadata["choices"], help=f.metadata["help"]
+        )
     p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")
     p.add_argument("--jobs-dir", type=Path, default=UIConfig.jobs_dir, help="where uploads and results live")
     p.add_argument("--keep-hours", type=float, default=UIConfig.keep_hours, help="remove jobs older than this")

@@ -18,8 +18,9 @@ from musicvid.core.errors import UserError, number_text
 from musicvid.models.choose import choose_models
 from musicvid.settings.geometry import size_text
 from musicvid.settings.loras import Loras
+from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import MAX_ROUNDS, RenderSettings, resolve_render_settings
-from musicvid.settings.schema import field_type
+from musicvid.settings.schema import GROUPS, field_type
 from musicvid.settings.song import SongRequest
 from ui.loras import page_loras, uploaded_loras
 
@@ -34,8 +35,34 @@ LORA_UPLOADS = "lora_upload"  # the person's style LoRAs: offered to the box by 
 REQUEST_FIELDS = ("context_size", "seed")
 LAYERS = ("look", "fast")  # controls that set others: what the page shows follows them (and the preset)
 FOLLOWERS = tuple(name for name in RENDER_FIELDS if name not in LAYERS)
+SONG_INPUTS = {"upload": "song", "title": "title", "artist": "artist", "lyrics": "lyrics_file"}  # by their fields
+# Each of the page's song inputs and settings controls by the setting it gives: the page shows it in that setting's
+# group (GROUPS), as the command line's help lists the option (ui.app.lay_out).
+SETTING_OF = {
+    **{name: (SongRequest, field) for name, field in SONG_INPUTS.items()},
+    **{name: (SongRequest, name) for name in REQUEST_FIELDS},
+    "preset": (ModelChoice, "models"),
+    **{name: (RenderSettings, name) for name in (*RENDER_FIELDS, *UPLOADS)},
+    LORA_UPLOADS: (RenderSettings, "lora"),
+}
 SIZES = ["64x64", "256x256", "512x512", "512x768", "768x512", "768x768"]  # offered; any size may be typed
 REROLL_THRESHOLDS = ["", "0.5", "0.6", "0.7", "0.8", "0.9", "1"]  # offered ("": never); any may be typed
+
+
+def page_groups() -> dict[str, list[str]]:
+    """The song's inputs and the settings controls by group, in the order of GROUPS (a group of no control left
+    out); in a group, in the order of their settings' fields, as the command line's help lists them."""
+
+    def group(name: str) -> str:
+        cls, field = SETTING_OF[name]
+        return cls.fields()[field].metadata["group"]
+
+    def place(name: str) -> int:
+        cls, field = SETTING_OF[name]
+        return list(cls.fields()).index(field)
+
+    groups = {key: sorted((name for name in SETTING_OF if group(name) == key), key=place) for key in GROUPS}
+    return {key: names for key, names in groups.items() if names}
 
 
 def bounds(cls, name: str) -> dict:

@@ -10,7 +10,7 @@ from typing import Any
 
 from musicvid.core.errors import UserError, number_text
 from musicvid.settings.loras import Lora, Loras, parse_lora
-from musicvid.settings.schema import Checked, check_field, field_type
+from musicvid.settings.schema import GROUPS, Checked, check_field, field_type
 
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
@@ -36,15 +36,23 @@ def parse_bool(text: str) -> bool:
     return text.strip().lower() in TRUE
 
 
+def option_groups(parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """A command's option groups (GROUPS), by name, made before any option is added: its help shows them in the
+    order data flows whatever order the options are added in, and a group left empty not at all."""
+    return {name: parser.add_argument_group(title) for name, title in GROUPS.items()}
+
+
 class Settings(Checked):
     """What the settings classes share: checking on construction, and their options and columns."""
 
     @classmethod
-    def add_options(cls, parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
-        """One option per field; left out, an option is None, so that given values can be told apart."""
+    def add_options(cls, groups: dict[str, Any], skip: tuple[str, ...] = ()) -> None:
+        """One option per field, in its group (`groups`: option_groups'); left out, an option is None, so that
+        given values can be told apart."""
         for name, f in cls.options().items():
             if f.name in skip:
                 continue
+            group = groups[f.metadata["group"]]
             kind, help = field_type(cls, f.name), f.metadata["help"]
             if (
                 isinstance(f.default, (int, float, str))
@@ -55,7 +63,7 @@ class Settings(Checked):
                 help += f" (default: {number_text(f.default)})"
             names = [f"-{f.metadata['short']}"] if f.metadata["short"] else []
             if kind is Loras:  # repeatable: one option per LoRA
-                parser.add_argument(
+                group.add_argument(
                     f"--{name}",
                     dest=f.name,
                     action="append",
@@ -67,9 +75,9 @@ class Settings(Checked):
             elif kind is bool:
                 action = argparse.BooleanOptionalAction if f.default else "store_const"
                 extra = {} if f.default else {"const": True}
-                parser.add_argument(*names, f"--{name}", dest=f.name, action=action, default=None, help=help, **extra)
+                group.add_argument(*names, f"--{name}", dest=f.name, action=action, default=None, help=help, **extra)
             else:
-                parser.add_argument(
+                group.add_argument(
                     *names,
                     f"--{name}",
                     dest=f.name,

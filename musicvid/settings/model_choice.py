@@ -28,24 +28,36 @@ class ModelChoice(Settings):
         f"model preset, one of {', '.join(PRESETS)}: default is the paper's ({DEFAULT.diffusion}), sdxl draws with "
         f"{PRESETS['sdxl'].diffusion}, the tiny ones are small random models that run offline",
         per_song=False,
+        group="models",
         affects=("storyboard", "keyframes", "between", "video"),
     )
     asr: str | None = setting(
-        None, "speech recognition backend", choices=ASR_BACKENDS, per_song=False, affects=("storyboard",)
+        None,
+        "speech recognition backend",
+        choices=ASR_BACKENDS,
+        per_song=False,
+        group="models",
+        affects=("storyboard",),
     )
     asr_model: str | None = setting(
-        None, "Whisper model name or local checkpoint / CTranslate2 directory", per_song=False, affects=("storyboard",)
+        None,
+        "Whisper model name or local checkpoint / CTranslate2 directory",
+        per_song=False,
+        group="models",
+        affects=("storyboard",),
     )
     vipe: str | None = setting(
         None,
         "ViPE model name or directory (e.g. one trained with `vipe train`)",
         per_song=False,
+        group="models",
         affects=("storyboard",),
     )
     vipe_tokenizer: str | None = setting(
         None,
         "tokenizer for --vipe (default: the checkpoint's own, else GPT-2 Medium's as for the released ViPE)",
         per_song=False,
+        group="models",
         affects=("storyboard",),
     )
     diffusion: str | None = setting(
@@ -53,12 +65,14 @@ class ModelChoice(Settings):
         "Stable Diffusion 1.x or SDXL model: a hub repository or directory in diffusers' layout (an SDXL one "
         "brings SDXL's size, --fast models and IP-Adapter)",
         per_song=False,
+        group="models",
         affects=("keyframes", "between"),
     )
     separator: str | None = setting(
         None,
         f"Demucs model for --separate-vocals: a name ({DEFAULT.separator}), or a .th/.safetensors file",
         per_song=False,
+        group="models",
         affects=("storyboard",),
     )
     upscaler: str | None = setting(
@@ -66,18 +80,21 @@ class ModelChoice(Settings):
         f"upscaler for --resolution: a hub file (org/name/file.pth), a .pth/.safetensors file, {LANCZOS}, or "
         f"{AUTO_UPSCALER} (the default: {DEFAULT.auto_upscaler} on a GPU, Lanczos on the CPU)",
         per_song=False,
+        group="models",
         affects=("video",),
     )
     fast_lora: str | None = setting(
         None,
         f"few-step LoRA for --fast (default: {SD.fast_lora}, for SDXL {SDXL.fast_lora})",
         per_song=False,
+        group="models",
         affects=("keyframes", "between"),
     )
     fast_decoder: str | None = setting(
         None,
         f"tiny decoder for --fast, an AutoencoderTiny (default: {SD.fast_decoder}, for SDXL {SDXL.fast_decoder})",
         per_song=False,
+        group="models",
         affects=("keyframes", "between"),
     )
     ip_adapter: str | None = setting(
@@ -85,6 +102,7 @@ class ModelChoice(Settings):
         "IP-Adapter for --reference: a hub file or a local file with the image encoder in an image_encoder/ "
         f"folder beside it (default: {SD.ip_adapter}, for SDXL {SDXL.ip_adapter})",
         per_song=False,
+        group="models",
         affects=("keyframes", "between"),
     )
     video_model: str | None = setting(
@@ -92,6 +110,7 @@ class ModelChoice(Settings):
         "the video model of --transitions video: an LTX-Video repository or folder in diffusers' layout "
         f"(default: {DEFAULT.video})",
         per_song=False,
+        group="models",
         affects=("between",),
     )
     scorer: str | None = setting(
@@ -99,9 +118,12 @@ class ModelChoice(Settings):
         "the model that scores how well each keyframe shows its lyric and prompt: a CLIP-family model (CLIPModel), "
         f"a hub repository or folder (default: {DEFAULT.scorer}; PickScore's works too)",
         per_song=False,
+        group="models",
         affects=("nothing",),
     )
-    device: str = setting("auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False, affects=("speed",))
+    device: str = setting(
+        "auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False, group="speed", affects=("speed",)
+    )
     precision: str = setting(
         "auto",
         "the models' dtype: auto (float16 on CUDA, LTX-Video in bfloat16; float32 elsewhere), float32, float16 or "
@@ -109,6 +131,7 @@ class ModelChoice(Settings):
         "precision)",
         choices=PRECISIONS,
         per_song=False,
+        group="speed",
         affects=("speed",),
     )
 

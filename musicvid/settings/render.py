@@ -70,6 +70,7 @@ class RenderSettings(Settings):
         "a set of options that suits a kind of video; options given beside it win. "
         + "; ".join(f"{look}: {options_text(options)}" for look, options in LOOKS.items()),
         choices=tuple(LOOKS),
+        group="video",
         affects=("keyframes", "between", "video"),
     )
     fps: float = setting(
@@ -77,6 +78,7 @@ class RenderSettings(Settings):
         f"frames per second that Stable Diffusion draws (default {number_text(DRAWN_FPS)}, as in the paper)",
         low=1,
         high=60,
+        group="motion",
         affects=("between", "video"),
     )
     output_fps: float | None = setting(
@@ -84,42 +86,64 @@ class RenderSettings(Settings):
         "frames per second of the video: the frames between the drawn ones are synthesised (--interpolator); "
         f"a whole multiple of --fps, which then defaults to the multiple nearest {DRAWN_FPS:g} ({drawn_fps(24):g} for 24, {drawn_fps(30):g} for 30)",
         choices=OUTPUT_RATES,
+        group="video",
         affects=("between", "video"),
     )
     interpolator: str = setting(
-        "minterpolate", "what synthesises the frames for --output-fps", choices=INTERPOLATORS, affects=("video",)
+        "minterpolate",
+        "what synthesises the frames for --output-fps",
+        choices=INTERPOLATORS,
+        group="video",
+        affects=("video",),
     )
     size: tuple[int, int] = setting(
         PRESETS["default"].size,  # the default models', as a render with them resolves it; so too the steps
         f"WxH, multiples of 8 up to 2048x2048 (default: the models', {size_text(FAMILIES['sd'].size)} for SD 1.5, {size_text(FAMILIES['sdxl'].size)} for SDXL)",
         check=check_size,
+        group="pictures",
         affects=("keyframes", "between", "video"),
     )
     aspect: str | None = setting(
         None,
         f"the picture's shape: {either(ASPECTS)}, at about the models' pixel count ({size_text(size_for_aspect('16:9', FAMILIES['sd'].size))} for 16:9 with SD 1.5)",
         choices=tuple(ASPECTS),
+        group="pictures",
         affects=("keyframes", "between", "video"),
     )
     resolution: str | None = setting(
         None,
         f"upscale the video to {either(RESOLUTIONS)} (its short side), by --upscaler (default: the drawn size)",
         choices=tuple(RESOLUTIONS),
+        group="video",
         affects=("video",),
     )
     steps: int = setting(
-        PRESETS["default"].steps, "denoising steps, the models'", low=1, high=150, affects=("keyframes", "between")
+        PRESETS["default"].steps,
+        "denoising steps, the models'",
+        low=1,
+        high=150,
+        group="pictures",
+        affects=("keyframes", "between"),
     )
     guidance: float = setting(
-        7.5, "classifier-free guidance scale", low=0, high=30, step=0.5, affects=("keyframes", "between")
+        7.5,
+        "classifier-free guidance scale",
+        low=0,
+        high=30,
+        step=0.5,
+        group="pictures",
+        affects=("keyframes", "between"),
     )
-    scheduler: str = setting("dpm++", "deterministic sampler", choices=SCHEDULERS, affects=("keyframes", "between"))
-    batch_size: int = setting(4, "frames denoised together", low=1, high=64, affects=("speed",))
+    scheduler: str = setting(
+        "dpm++", "deterministic sampler", choices=SCHEDULERS, group="pictures", affects=("keyframes", "between")
+    )
+    batch_size: int = setting(4, "frames denoised together", low=1, high=64, group="speed", affects=("speed",))
     keyframe_candidates: int = setting(
         1,
         "keyframes drawn per scene, from as many seeds; the one the scorer ranks first (lyric and prompt) is kept",
         low=1,
         high=MAX_CANDIDATES,
+        group="pictures",
         affects=("keyframes", "between"),
     )
     reroll_below: float | None = setting(
@@ -129,28 +153,32 @@ class RenderSettings(Settings):
         low=SCORE_RANGE[0],
         high=SCORE_RANGE[1],
         step=0.05,
+        group="pictures",
         affects=("keyframes", "between"),
     )
     pacing: str = setting(
         "linear",
         "how each morph moves: linear (evenly, the paper's) or beats (on the song's beats and onsets)",
         choices=PACINGS,
+        group="motion",
         affects=("between",),
     )
     motion: str = setting(
         "none",
         "a slow camera move over each scene that leaves each keyframe as drawn: none, zoom or pan",
         choices=MOVES,
+        group="motion",
         affects=("between",),
     )
     pulse: float = setting(
-        0.0, "a small zoom on strong beats, 0 (none) to 1", low=0, high=1, step=0.1, affects=("video",)
+        0.0, "a small zoom on strong beats, 0 (none) to 1", low=0, high=1, step=0.1, group="motion", affects=("video",)
     )
     transitions: str = setting(
         "slerp",
         "what draws the frames between keyframes: slerp (the paper's morph through text and noise) or video (a "
         "video model, LTX-Video, drawing motion from each keyframe to the next)",
         choices=TRANSITIONS,
+        group="motion",
         affects=("between",),
     )
     transition_steps: int = setting(
@@ -158,18 +186,29 @@ class RenderSettings(Settings):
         "denoising steps of --transitions video, the video model's",
         low=1,
         high=100,
+        group="motion",
         affects=("between",),
     )
     align: bool = setting(
-        True, "Chunked Similarity Alignment of the text embeddings (--no-align: plain slerp)", affects=("between",)
+        True,
+        "Chunked Similarity Alignment of the text embeddings (--no-align: plain slerp)",
+        group="motion",
+        affects=("between",),
     )
-    align_chunk: int = setting(4, "rows per chunk for the alignment", low=1, high=76, affects=("between",))
-    style: str = setting("", "text appended to every prompt, e.g. 'oil painting'", affects=("keyframes", "between"))
-    negative_prompt: str = setting("", "what the pictures should not show", affects=("keyframes", "between"))
+    align_chunk: int = setting(
+        4, "rows per chunk for the alignment", low=1, high=76, group="motion", affects=("between",)
+    )
+    style: str = setting(
+        "", "text appended to every prompt, e.g. 'oil painting'", group="pictures", affects=("keyframes", "between")
+    )
+    negative_prompt: str = setting(
+        "", "what the pictures should not show", group="pictures", affects=("keyframes", "between")
+    )
     reference: Path | None = setting(
         None,
         "a picture whose look every keyframe takes (IP-Adapter): a character, a face, a palette; a scene of the "
         "storyboard may name its own",
+        group="pictures",
         affects=("keyframes", "between"),
     )
     reference_strength: float = setting(
@@ -178,6 +217,7 @@ class RenderSettings(Settings):
         low=0,
         high=1,
         step=0.05,
+        group="pictures",
         affects=("keyframes", "between"),
     )
     lora: Loras = setting(
@@ -185,31 +225,38 @@ class RenderSettings(Settings):
         "a style LoRA fused into Stable Diffusion: a .safetensors file (kohya's or diffusers' layout), a hub "
         "repository or hub file (org/name/file.safetensors), with :WEIGHT (default 1); repeat it for several",
         check=check_loras,
+        group="pictures",
         affects=("keyframes", "between"),
     )
     captions: str = setting(
         "none",
         "lyrics on screen: none, line (the sung line) or karaoke (each word lights up as it is sung)",
         choices=CAPTIONS,
+        group="video",
         affects=("video",),
     )
-    preview: bool = setting(False, "keyframes only, crossfaded: a fast first look", affects=("between", "video"))
-    attention_slicing: bool = setting(False, "less GPU memory, a little slower", affects=("speed",))
-    vae_slicing: bool = setting(False, "decode frames one at a time (less memory)", affects=("speed",))
+    preview: bool = setting(
+        False, "keyframes only, crossfaded: a fast first look", group="motion", affects=("between", "video")
+    )
+    attention_slicing: bool = setting(False, "less GPU memory, a little slower", group="speed", affects=("speed",))
+    vae_slicing: bool = setting(False, "decode frames one at a time (less memory)", group="speed", affects=("speed",))
     low_vram: bool = setting(
         False,
         "for small GPUs (8 GB at 512²): slicing, and each model on the GPU only while it runs",
+        group="speed",
         affects=("speed",),
     )
     compile: bool = setting(
         False,
         "torch.compile the UNet and VAE decoder: a minute or more to start, then faster frames",
+        group="speed",
         affects=("speed",),
     )
     fast: bool = setting(
         False,
         f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
         "TAESD decoder; about 10 times faster, softer pictures",
+        group="pictures",
         affects=("keyframes", "between"),
     )
 

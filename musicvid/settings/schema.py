@@ -14,6 +14,17 @@ from musicvid.core.errors import UserError, number_text
 # What a setting can change: the storyboard (and all made from it), the keyframes, the frames between them, the
 # video made of the frames (its rate, size, captions), only the speed and memory of the work, or nothing made.
 AFFECTS = ("storyboard", "keyframes", "between", "video", "speed", "nothing")
+# Where a setting is offered, in the order data flows: the command line's help groups its options under these
+# titles (musicvid.settings.front_doors.option_groups), the page its controls (ui/app.py), docs/cli.md its
+# options reference.
+GROUPS = {
+    "song": "song and lyrics",
+    "models": "models",
+    "pictures": "pictures",
+    "motion": "motion",
+    "video": "video and delivery",
+    "speed": "speed and memory",
+}
 
 
 def setting(
@@ -30,15 +41,19 @@ def setting(
     short: str | None = None,
     per_song: bool = True,
     affects: tuple[str, ...] = (),
+    group: str | None = None,
 ) -> Any:
     """A settings field. `low`/`high` bound it (inclusive), `above` from below (exclusive); `check`
     refuses a value by a rule of its own; `step` is the grain a control on the page offers (whole
     numbers for whole-number fields; not a limit: the command line takes any value in bounds);
     `option` is its command-line name (default: the field's name with dashes; None: not an option, as
     for the song itself), `short` a one-letter alias; `per_song` says whether a batch CSV row may set it;
-    `affects` says what changes with it (AFFECTS), so that a rerun redraws that and nothing else."""
+    `affects` says what changes with it (AFFECTS), so that a rerun redraws that and nothing else; `group`
+    where it is offered (GROUPS)."""
     if not affects or set(affects) - set(AFFECTS):
         raise ValueError(f"a setting must say what it affects, some of {AFFECTS}, not {affects!r}")
+    if group not in GROUPS:
+        raise ValueError(f"a setting must say its group, one of {tuple(GROUPS)}, not {group!r}")
     meta = dict(
         help=help,
         low=low,
@@ -51,6 +66,7 @@ def setting(
         short=short,
         per_song=per_song,
         affects=affects,
+        group=group,
     )
     return field(default=default, metadata=meta)
 

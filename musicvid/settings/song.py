@@ -26,20 +26,32 @@ class SongRequest(Settings):
         "audio file (mp3, wav, flac, m4a, ogg, ... anything ffmpeg reads)",
         option=None,
         per_song=False,
+        group="song",
         affects=("storyboard",),
     )
-    title: str | None = setting(None, "song title (default: the file's tags, then its name)", affects=("storyboard",))
-    artist: str | None = setting(None, "artist (default: the file's tags)", affects=("storyboard",))
+    title: str | None = setting(
+        None, "song title (default: the file's tags, then its name)", group="song", affects=("storyboard",)
+    )
+    artist: str | None = setting(None, "artist (default: the file's tags)", group="song", affects=("storyboard",))
     workdir: Path | None = setting(
-        None, "work directory (default musicvid-work/<song>-<hash>/)", per_song=False, affects=("nothing",)
+        None,
+        "work directory (default musicvid-work/<song>-<hash>/)",
+        per_song=False,
+        group="video",
+        affects=("nothing",),
     )
     storyboard_file: Path | None = setting(
-        None, "render this (edited) storyboard.json instead of making one", option="storyboard", affects=("storyboard",)
+        None,
+        "render this (edited) storyboard.json instead of making one",
+        option="storyboard",
+        group="song",
+        affects=("storyboard",),
     )
     lyrics_file: Path | None = setting(
         None,
         "the lyrics: timed (.lrc, .srt, transcript .json; skips Whisper) or plain lines (.txt; Whisper times them)",
         option="lyrics",
+        group="song",
         affects=("storyboard",),
     )
     context_size: int = setting(
@@ -47,46 +59,65 @@ class SongRequest(Settings):
         "lyric lines before each line that ViPE reads (ViPE learned up to 7)",
         low=0,
         high=16,
+        group="song",
         affects=("storyboard",),
     )
-    seed: int = setting(0, "seed for prompts and pictures", low=0, high=2**31 - 1, affects=("storyboard",))
+    seed: int = setting(
+        0, "seed for prompts and pictures", low=0, high=2**31 - 1, group="song", affects=("storyboard",)
+    )
     break_seconds: float = setting(
         4.0,
         "instrumental gaps at least this long (s) become scenes of their own",
         above=0,
         option="break",
+        group="song",
         affects=("storyboard",),
     )
     bars_per_scene: int = setting(
-        4, "pictures last at most N bars where nobody sings (more: calmer)", low=1, high=64, affects=("storyboard",)
+        4,
+        "pictures last at most N bars where nobody sings (more: calmer)",
+        low=1,
+        high=64,
+        group="song",
+        affects=("storyboard",),
     )
     candidates: int = setting(
         1,
         "ViPE elaborations per scene; the most concrete (or the one --lens favours) is kept",
         low=1,
         high=64,
+        group="song",
         affects=("storyboard",),
     )
     lens: str | None = setting(
-        None, "the reading of each line the choice among --candidates favours", choices=LENSES, affects=("storyboard",)
+        None,
+        "the reading of each line the choice among --candidates favours",
+        choices=LENSES,
+        group="song",
+        affects=("storyboard",),
     )
     separate_vocals: bool = setting(
-        False, "take the band away (Demucs htdemucs) before Whisper listens: for loud mixes", affects=("storyboard",)
+        False,
+        "take the band away (Demucs htdemucs) before Whisper listens: for loud mixes",
+        group="song",
+        affects=("storyboard",),
     )
     overwrite: bool = setting(
         False,
         "replace files at the outputs' names that musicvid did not write for this song (a hand-made .srt, "
         "another song's video); without it they are refused before any work",
         per_song=False,
+        group="video",
         affects=("nothing",),
     )
-    quiet: bool = setting(False, "no progress bars", short="q", per_song=False, affects=("nothing",))
+    quiet: bool = setting(False, "no progress bars", short="q", per_song=False, group="video", affects=("nothing",))
     max_seconds: float = setting(
         MAX_SONG_SECONDS,
         "longer songs are refused before they are decoded",
         above=0,
         option=None,
         per_song=False,
+        group="song",
         affects=("nothing",),
     )
 
