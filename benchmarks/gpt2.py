@@ -7,17 +7,15 @@ import json
 import tempfile
 from pathlib import Path
 
+from musicvid.models.internals import gpt2_vocabulary
+
 GPT2_VOCAB = 50257
 GPT2_EOS = 50256
 
 
 def tokenizer_files() -> dict[str, bytes]:
     """GPT-2's vocabulary and merges (from the ranks openai-whisper ships), in GPT-2's file formats."""
-    import whisper
-    from transformers.convert_slow_tokenizer import TikTokenConverter
-
-    ranks = Path(whisper.__file__).parent / "assets" / "gpt2.tiktoken"
-    vocab, merges = TikTokenConverter(str(ranks)).extract_vocab_merges_from_model(str(ranks))
+    vocab, merges = gpt2_vocabulary()
     vocab["<|endoftext|>"] = len(vocab)
     files = {
         "vocab.json": json.dumps(vocab, ensure_ascii=False).encode(),

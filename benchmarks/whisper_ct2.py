@@ -141,6 +141,7 @@ def load_tiny_en(backend: str, folder: Path, sharpness: float = 1.0):
     """The real tiny.en for `backend` (its logits times `sharpness`: sharpened_tiny_en_dir), on the CPU,
     computing in float32 (as openai-whisper does there): int8's kernels differ between processors, and so
     would what a test hears. openai-whisper's checkpoint is written into `folder`."""
+    from musicvid.models.internals import set_alignment_heads
     from musicvid.models.loading import ASRModel, load_asr, resolve_device
 
     model_dir = sharpened_tiny_en_dir(folder, sharpness)
@@ -149,10 +150,8 @@ def load_tiny_en(backend: str, folder: Path, sharpness: float = 1.0):
 
         model = WhisperModel(str(model_dir), device="cpu", compute_type="float32")
         return ASRModel("faster-whisper", str(model_dir), model)
-    import whisper
-
     checkpoint = openai_whisper_checkpoint(model_dir, folder / f"tiny.en-x{sharpness:g}.pt")
     asr = load_asr("openai-whisper", str(checkpoint), resolve_device("cpu"))
     # loaded by name, whisper sets the heads that align words; a checkpoint file does not carry them
-    asr.model.set_alignment_heads(whisper._ALIGNMENT_HEADS["tiny.en"])
+    set_alignment_heads(asr.model, "tiny.en")
     return asr

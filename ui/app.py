@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from pathlib import Path
 from typing import Callable
 
 import gradio as gr
-from gradio.utils import get_upload_folder
 
 from musicvid.core.assets import DEMO_SONG
 from musicvid.core.errors import MusicvidError
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
+from musicvid.models.internals import gradio_upload_folder
 from musicvid.settings.front_doors import options_text
 from musicvid.settings.geometry import ASPECTS
 from musicvid.settings.loras import LORA_WEIGHTS, MAX_LORAS
@@ -275,7 +274,7 @@ def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
     MusicvidError becomes the page's message, which names files by their names alone: where the server
     keeps them (the jobs' folder, Gradio's for uploads) is no business of the person's."""
     named = by_name(page)
-    kept = [jobs.root, Path(get_upload_folder()).resolve()]
+    kept = [jobs.root, gradio_upload_folder()]
     if jobs.config.lora_dir:
         kept.append(jobs.config.lora_dir.resolve())  # the operator's LoRAs, named by their names alone
     folders = "|".join(re.escape(str(folder)) for folder in kept)

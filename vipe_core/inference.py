@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 import torch
@@ -50,18 +51,22 @@ def clean_elaboration(text: str) -> str:
 
 
 def ships_tokenizer(name_or_path: str) -> bool:
-    """Whether a checkpoint (folder or hub name) carries tokenizer files of its own."""
-    from transformers.utils import cached_file
+    """Whether a checkpoint (folder or hub name) carries tokenizer files of its own: one in the folder, or one
+    the hub gives (from its cache when offline). A checkpoint the hub does not have carries none here; loading
+    its model says why."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
-    return any(
-        cached_file(
-            name_or_path,
-            name,
-            _raise_exceptions_for_missing_entries=False,
-            _raise_exceptions_for_connection_errors=False,
-        )
-        for name in TOKENIZER_FILES
-    )
+    folder = Path(name_or_path)
+    if folder.is_dir():
+        return any((folder / name).is_file() for name in TOKENIZER_FILES)
+    for name in TOKENIZER_FILES:
+        try:
+            hf_hub_download(name_or_path, name)
+            return True
+        except (EntryNotFoundError, HfHubHTTPError):  # not in it, not in the cache offline, or no hub to ask
+            continue
+    return False
 
 
 def check_tokenizer(tokenizer, config, tokenizer_name: str, model_name: str) -> None:

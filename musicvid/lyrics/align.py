@@ -22,8 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
-from contextlib import contextmanager
-from typing import Iterator, Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -33,6 +32,13 @@ from musicvid.lyrics.anchors import ANCHOR_TOLERANCE, Anchor, anchors
 from musicvid.lyrics.singing import CLIP_LEAD, VOICED_SHARE, Voice
 from musicvid.lyrics.transcribe import LONGEST_LINE_SECONDS, hear, lines_at_pauses, sung_segments
 from musicvid.lyrics.transcript import Line, Transcript, Word, has_words
+from musicvid.models.internals import (
+    faster_whisper_tokenizer,
+    faster_whisper_word_timings,
+    text_tokens,
+    whisper_tokenizer,
+    whisper_word_timings,
+)
 from musicvid.models.loading import ASRModel
 
 WINDOW_SECONDS = 30.0  # Whisper's
@@ -58,87 +64,25 @@ class WindowAligner(Protocol):
         """Each word of `tokens` timed in `window` (seconds from its start), with how many tokens it took."""
 
 
-class OpenAIWhisperAligner:
-    def __init__(self, model, language: str):
-        import whisper
+class WhisperAligner:
+    """A WindowAligner by either backend's tokenizer and word timings (musicvid.models.internals)."""
 
-        self.model = model
-        self.tokenizer = whisper.tokenizer.get_tokenizer(
-            model.is_multilingual, num_languages=model.num_languages, language=language, task="transcribe"
-        )
-        # find_alignment's prompt: the start sequence and no-timestamps before the text, end-of-text after
-        self.most_tokens = model.dims.n_text_ctx - len(self.tokenizer.sot_sequence) - 2
+    def __init__(self, model, language: str, tokenizer: Callable, word_timings: Callable):
+        self.model, self.word_timings = model, word_timings
+        self.tokenizer, self.most_tokens = tokenizer(model, language)
 
     def tokens(self, text: str) -> list[int]:
-        return self.tokenizer.encode(" " + text.strip())
+        return text_tokens(self.tokenizer, text)
 
     def align(self, window: np.ndarray, tokens: list[int]) -> list[tuple[Word, int]]:
-        import whisper
-        from whisper.audio import HOP_LENGTH, N_FRAMES
-        from whisper.timing import find_alignment
-
-        model = self.model
-        mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(window), model.dims.n_mels)[:, :N_FRAMES]
-        mel = mel.to(model.device, next(model.parameters()).dtype)
-        with no_hooks_left(model):
-            timings = find_alignment(model, self.tokenizer, tokens, mel, min(N_FRAMES, len(window) // HOP_LENGTH))
-        return [(Word(t.start, t.end, t.word.strip(), t.probability), len(t.tokens)) for t in timings]
-
-
-class FasterWhisperAligner:
-    def __init__(self, model, language: str):
-        from faster_whisper.tokenizer import Tokenizer
-
-        self.model = model
-        self.tokenizer = Tokenizer(
-            model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language
-        )
-        self.most_tokens = model.max_length - len(self.tokenizer.sot_sequence) - 2
-
-    def tokens(self, text: str) -> list[int]:
-        return self.tokenizer.encode(" " + text.strip())
-
-    def align(self, window: np.ndarray, tokens: list[int]) -> list[tuple[Word, int]]:
-        from faster_whisper.audio import pad_or_trim
-
-        features = self.model.feature_extractor(window)
-        frames = min(len(window) // self.model.feature_extractor.hop_length, self.model.feature_extractor.nb_max_frames)
-        encoded = self.model.encode(pad_or_trim(features[:, :frames]))
-        [timings] = self.model.find_alignment(self.tokenizer, [tokens], encoded, frames)
-        return [(Word(t["start"], t["end"], t["word"].strip(), t["probability"]), len(t["tokens"])) for t in timings]
-
-
-@contextmanager
-def no_hooks_left(model) -> Iterator[None]:
-    """openai-whisper's find_alignment hooks the decoder's cross-attention and unhooks it only if all
-    went well: whatever happens, the shared model keeps just the hooks it had. The handles of the hooks
-    it adds are caught as it adds them (each module's register_forward_hook wrapped for the call), and
-    removed by torch's public handle, whose remove() does nothing to a hook removed already."""
-    handles = []
-
-    def keeping(register):
-        def register_and_keep(*args, **kwargs):
-            handles.append(register(*args, **kwargs))
-            return handles[-1]
-
-        return register_and_keep
-
-    modules = list(model.modules())
-    for module in modules:
-        module.register_forward_hook = keeping(module.register_forward_hook)
-    try:
-        yield
-    finally:
-        for module in modules:
-            del module.register_forward_hook  # the class's own again
-        for handle in handles:
-            handle.remove()
+        timings = self.word_timings(self.model, self.tokenizer, tokens, window)
+        return [(Word(start, end, word.strip(), p), count) for word, start, end, p, count in timings]
 
 
 def window_aligner(asr: ASRModel, language: str) -> WindowAligner:
     if asr.backend == "faster-whisper":
-        return FasterWhisperAligner(asr.model, language)
-    return OpenAIWhisperAligner(asr.model, language)
+        return WhisperAligner(asr.model, language, faster_whisper_tokenizer, faster_whisper_word_timings)
+    return WhisperAligner(asr.model, language, whisper_tokenizer, whisper_word_timings)
 
 
 def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines: list[list[int]]) -> list[list[Word]]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.lyrics.transcript import Line, Word
+from musicvid.models.internals import speech_timestamps
 
 # Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a
 # pause this long between two words is where a line ends.
@@ -81,10 +82,8 @@ class Voice:
     @classmethod
     def detect(cls, samples: np.ndarray) -> Voice:
         """Silero's voiced stretches (bundled with faster-whisper)."""
-        from faster_whisper.vad import VadOptions, get_speech_timestamps
-
-        found = get_speech_timestamps(samples, VadOptions(**VAD_OPTIONS), sampling_rate=SAMPLE_RATE)
-        return cls([(c["start"] / SAMPLE_RATE, c["end"] / SAMPLE_RATE) for c in found], samples.size / SAMPLE_RATE)
+        found = speech_timestamps(samples, VAD_OPTIONS, SAMPLE_RATE)
+        return cls([(start / SAMPLE_RATE, end / SAMPLE_RATE) for start, end in found], samples.size / SAMPLE_RATE)
 
     @classmethod
     def of_words(cls, lines: list[Line], duration: float) -> Voice:

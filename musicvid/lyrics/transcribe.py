@@ -20,6 +20,7 @@ from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
 from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, may_be_sung, where_sung
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
+from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
 
 # A stretch sung without such a pause is cut where Whisper cut it, once it lasts longer than this.
@@ -139,7 +140,7 @@ def singing_to_detect(samples: np.ndarray, silero: Voice) -> np.ndarray:
 def detect_language(asr: ASRModel, voiced: np.ndarray) -> str:
     """The language of the first 30 s of `voiced` ("en" for English-only models)."""
     if asr.backend == "faster-whisper":
-        if not asr.model.model.is_multilingual:
+        if not ctranslate2_whisper(asr.model).is_multilingual:
             return "en"
         language, _, _ = asr.model.detect_language(voiced)
         return language

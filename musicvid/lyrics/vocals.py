@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from musicvid.core.audio import SAMPLE_RATE, decode
+from musicvid.models.internals import demucs_format, demucs_stem
 
 # Demucs cuts a song into segments; a quarter of each overlaps the next, so no seam is heard.
 OVERLAP = 0.25
@@ -21,25 +22,14 @@ OVERLAP = 0.25
 def separate_vocals(separator, song: Path, samples: int, *, quiet: bool = False) -> np.ndarray:
     """The vocals of `song` as 16 kHz mono, `samples` long (the length of the song's own decoding)."""
     import librosa
-    from demucs.apply import apply_model
 
-    channels = separator.audio_channels
-    mix = torch.from_numpy(decode(song, separator.samplerate, channels).reshape(-1, channels).T.copy())
+    rate, channels = demucs_format(separator)
+    mix = torch.from_numpy(decode(song, rate, channels).reshape(-1, channels).T.copy())
     # normalized as Demucs' own command line does: the model was trained on songs of unit variance
     mono = mix.mean(0)
     mean, std = mono.mean(), mono.std().clamp_min(1e-8)
-    device = next(separator.parameters()).device
     with torch.inference_mode():
-        # shifts=0: Demucs' default shifts the song by a random offset, and a rerun must hear the same vocals
-        stems = apply_model(
-            separator,
-            ((mix - mean) / std)[None],
-            device=device,
-            shifts=0,
-            split=True,
-            overlap=OVERLAP,
-            progress=not quiet,
-        )[0]
-    vocals = (stems[separator.sources.index("vocals")] * std + mean).mean(0).cpu()
-    heard = librosa.resample(vocals.numpy(), orig_sr=separator.samplerate, target_sr=SAMPLE_RATE).astype(np.float32)
+        vocals = demucs_stem(separator, (mix - mean) / std, "vocals", OVERLAP, progress=not quiet)
+    vocals = (vocals * std + mean).mean(0).cpu()
+    heard = librosa.resample(vocals.numpy(), orig_sr=rate, target_sr=SAMPLE_RATE).astype(np.float32)
     return np.pad(heard, (0, max(0, samples - heard.size)))[:samples]

@@ -1,11 +1,29 @@
-"""The one place musicvid reaches into a library's private names, where no public API does the job. Each is a
-small function naming the private it touches, why no public call serves, and the version it was checked
-against; everywhere else the libraries' public APIs alone are used (tests/test_internals.py fails on a
-private anywhere but here). A library upgrade checks this module first."""
+"""The one place musicvid uses what a library does not document: its private names (`_x`), the modules and
+attributes its documentation does not cover, and its methods patched or overridden. Each use is a small
+function naming what it touches, why no documented call serves, and the version it was checked against;
+everywhere else the libraries are used as their documentation shows (tests/test_internals.py finds any other
+use by its pattern). A library upgrade checks this module first.
+
+What counts as documented: a library's documentation site or README and what its package exports (openai-
+whisper, faster-whisper and Demucs are documented by their READMEs, Demucs by its docs/api.md too, faster-
+whisper's WhisperModel by the docstrings the README sends its reader to)."""
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
 import torch
+
+# A word Whisper timed: the word as its tokenizer spells it, its start and end (s), its probability, its tokens
+WordTiming = tuple[str, float, float, float, int]
+
+
+# --- torch, accelerate, diffusers ------------------------------------------------------------------
 
 
 def dispatch_mode_base() -> type:
@@ -26,3 +44,271 @@ def has_offload_hooks(module: torch.nn.Module) -> bool:
     come off with the public `DiffusionPipeline.remove_all_hooks()`. Checked against accelerate 1.15.0 and
     diffusers 0.42.1."""
     return any(hasattr(part, "_hf_hook") for part in module.modules())
+
+
+def is_compiled(module: torch.nn.Module) -> bool:
+    """Whether `module` is what torch.compile made of one (by --compile, or by an earlier job on a pipeline
+    kept loaded). torch's wrapper class, `OptimizedModule`, has a private home only (`torch._dynamo`) and torch
+    no public call that tells; diffusers' `is_compiled_module` makes that check, in `diffusers.utils.
+    torch_utils`, which diffusers' documentation does not cover (its Utilities page names `randn_tensor` alone
+    there). Checked against torch 2.14.1 and diffusers 0.42.1."""
+    from diffusers.utils.torch_utils import is_compiled_module
+
+    return is_compiled_module(module)
+
+
+def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
+    """The module torch.compile wrapped into `module` (`module` itself where it is not compiled): eager, for a
+    call at a shape the compiled one was not traced at. torch's wrapper keeps it in its private `_orig_mod`;
+    diffusers' undocumented `diffusers.utils.torch_utils.unwrap_module` reads it. Checked against torch
+    2.14.1 and diffusers 0.42.1."""
+    from diffusers.utils.torch_utils import unwrap_module
+
+    return unwrap_module(module)
+
+
+def execution_device(module: torch.nn.Module) -> torch.device:
+    """The device `module`'s inputs go to for its pass: its own, or under offloading (accelerate's model or
+    sequential CPU offloading, diffusers' group offloading: the weights wait on the CPU or the meta device)
+    the one its hook moves it to. Only the hooks know, in their private state; diffusers' undocumented
+    `diffusers.utils.torch_utils.get_module_execution_device` reads it (the public `DiffusionPipeline.device`
+    says "cpu" while the models are offloaded). Checked against accelerate 1.15.0 and diffusers 0.42.1."""
+    from diffusers.utils.torch_utils import get_module_execution_device
+
+    return get_module_execution_device(module)
+
+
+@lru_cache
+def per_picture_reference(pipeline_class: type) -> type:
+    """`pipeline_class` taking one reference-picture embedding per picture of a batch: diffusers' own takes one
+    for the whole batch and repeats it, but along a morph between two scenes' references each picture has its
+    own. `ip_adapter_image_embeds` is then one tensor, batch × 1 × width, and the unconditional embedding of
+    guidance is zeros, as diffusers makes it for a picture. No argument of the pipeline's call takes them per
+    picture: the call hands them to `prepare_ip_adapter_image_embeds(image, embeds, device, per_prompt,
+    guided)`, a method diffusers does not document (no docstring, not in the API reference), overridden here.
+    Checked against diffusers 0.42.1 (StableDiffusionPipeline, StableDiffusionXLPipeline)."""
+
+    class PerPicture(pipeline_class):
+        def prepare_ip_adapter_image_embeds(self, image, embeds, device, per_prompt, guided):
+            return [(torch.cat([torch.zeros_like(e), e]) if guided else e).to(device) for e in embeds]
+
+    PerPicture.__name__ = pipeline_class.__name__
+    return PerPicture
+
+
+# --- openai-whisper --------------------------------------------------------------------------------
+
+
+def whisper_tokenizer(model, language: str) -> tuple[Any, int]:
+    """openai-whisper's tokenizer for `model`, transcribing `language`, and how many text tokens one alignment
+    takes: the decoder's context less the prompt find_alignment puts around the text (the start sequence and
+    no-timestamps before it, end-of-text after). `whisper.tokenizer` and the model's `is_multilingual` and
+    `num_languages` are not in openai-whisper's documented API, its README (load_model, transcribe,
+    load_audio, pad_or_trim, log_mel_spectrogram, detect_language, decode, the model's dims): transcribe makes
+    its own tokenizer. Checked against openai-whisper 20250625."""
+    import whisper.tokenizer
+
+    tokenizer = whisper.tokenizer.get_tokenizer(
+        model.is_multilingual, num_languages=model.num_languages, language=language, task="transcribe"
+    )
+    return tokenizer, model.dims.n_text_ctx - len(tokenizer.sot_sequence) - 2
+
+
+def text_tokens(tokenizer, text: str) -> list[int]:
+    """`text`'s tokens as Whisper's tokenizer encodes a line sung after another, after a space: either
+    backend's (whisper_tokenizer's, faster_whisper_tokenizer's), whose `encode` neither documents. Checked
+    against openai-whisper 20250625 and faster-whisper 1.2.1."""
+    return tokenizer.encode(" " + text.strip())
+
+
+def whisper_word_timings(model, tokenizer, tokens: list[int], window: np.ndarray) -> list[WordTiming]:
+    """Each word of `tokens` timed in `window` (16 kHz, at most 30 s) by the decoder's cross-attention and
+    dynamic time warping: `whisper.timing.find_alignment`, on the window's log-Mel frames (cut at
+    `whisper.audio`'s N_FRAMES, counted by its HOP_LENGTH). Neither module is in openai-whisper's documented
+    API: transcribe's word_timestamps time the words it recognized, never a given text. find_alignment hooks
+    the cross-attention and unhooks it only if all went well; the model is shared (the page, a batch), so the
+    hooks come off whatever happens (hooks_removed). Checked against openai-whisper 20250625."""
+    import whisper
+    from whisper.audio import HOP_LENGTH, N_FRAMES
+    from whisper.timing import find_alignment
+
+    mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(window), model.dims.n_mels)[:, :N_FRAMES]
+    mel = mel.to(model.device, next(model.parameters()).dtype)
+    with hooks_removed(model):
+        timings = find_alignment(model, tokenizer, tokens, mel, min(N_FRAMES, len(window) // HOP_LENGTH))
+    return [(t.word, t.start, t.end, t.probability, len(t.tokens)) for t in timings]
+
+
+@contextmanager
+def hooks_removed(model: torch.nn.Module) -> Iterator[None]:
+    """The forward hooks added to `model`'s modules within, removed after, whatever happens. torch keeps a
+    module's hooks in its private `_forward_hooks` alone, so each module's `register_forward_hook` is patched
+    for the call (an attribute of the instance, deleted after: the class's own again) to keep the handles it
+    returns; a handle's public remove() does nothing to a hook removed already. Checked against torch 2.14.1."""
+    handles = []
+
+    def keeping(register):
+        def register_and_keep(*args, **kwargs):
+            handles.append(register(*args, **kwargs))
+            return handles[-1]
+
+        return register_and_keep
+
+    modules = list(model.modules())
+    for module in modules:
+        module.register_forward_hook = keeping(module.register_forward_hook)
+    try:
+        yield
+    finally:
+        for module in modules:
+            del module.register_forward_hook
+        for handle in handles:
+            handle.remove()
+
+
+def set_alignment_heads(model, name: str) -> None:
+    """The cross-attention heads that time words, as openai-whisper sets them on a model it loads by `name`
+    (from a checkpoint file it keeps every head of the decoder's last half). Its table of them is private
+    (`whisper._ALIGNMENT_HEADS`) and `Whisper.set_alignment_heads` undocumented. Checked against openai-whisper
+    20250625."""
+    import whisper
+
+    model.set_alignment_heads(whisper._ALIGNMENT_HEADS[name])
+
+
+def whisper_halves(dims: dict[str, int]) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """openai-whisper's encoder and decoder of these dimensions (ModelDimensions' fields), built apart:
+    whisper.model's AudioEncoder and TextDecoder, undocumented. A Whisper built whole makes its alignment
+    heads a sparse tensor, which the meta device cannot hold. Checked against openai-whisper 20250625."""
+    from whisper.model import AudioEncoder, TextDecoder
+
+    encoder = AudioEncoder(*(dims[f"n_{k}"] for k in ("mels", "audio_ctx", "audio_state", "audio_head", "audio_layer")))
+    decoder = TextDecoder(*(dims[f"n_{k}"] for k in ("vocab", "text_ctx", "text_state", "text_head", "text_layer")))
+    return encoder, decoder
+
+
+def gpt2_vocabulary() -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """GPT-2's byte-level BPE vocabulary and merges, from the ranks openai-whisper ships for its GPT-2
+    tokenizer, by transformers' converter of tiktoken ranks. The file's place in whisper's package
+    (assets/gpt2.tiktoken) and `transformers.convert_slow_tokenizer.TikTokenConverter` are both undocumented;
+    the documented ways fetch the vocabulary from the network (tiktoken's get_encoding, the hub's gpt2), which
+    an offline machine has not. Checked against openai-whisper 20250625 and transformers 5.24.0."""
+    import whisper
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    ranks = str(Path(whisper.__file__).parent / "assets" / "gpt2.tiktoken")
+    return TikTokenConverter(ranks).extract_vocab_merges_from_model(ranks)
+
+
+# --- faster-whisper --------------------------------------------------------------------------------
+
+
+def ctranslate2_whisper(model) -> Any | None:
+    """The CTranslate2 Whisper a faster-whisper WhisperModel runs (None for any other model), whose
+    is_multilingual, compute_type and device CTranslate2 documents; faster-whisper keeps it in its
+    undocumented attribute `model`. Checked against faster-whisper 1.2.1 and CTranslate2 4.8.5."""
+    faster_whisper = sys.modules.get("faster_whisper")  # (not imported: no model of it exists)
+    return model.model if faster_whisper and isinstance(model, faster_whisper.WhisperModel) else None
+
+
+def faster_whisper_tokenizer(model, language: str) -> tuple[Any, int]:
+    """faster-whisper's tokenizer for `model`, transcribing `language`, and how many text tokens one alignment
+    takes (as whisper_tokenizer). faster-whisper documents WhisperModel's transcribe and detect_language;
+    its Tokenizer (faster_whisper.tokenizer) and the model's `hf_tokenizer` and `max_length` (the decoder's
+    context) it does not. Checked against faster-whisper 1.2.1."""
+    from faster_whisper.tokenizer import Tokenizer
+
+    multilingual = ctranslate2_whisper(model).is_multilingual
+    tokenizer = Tokenizer(model.hf_tokenizer, multilingual, task="transcribe", language=language)
+    return tokenizer, model.max_length - len(tokenizer.sot_sequence) - 2
+
+
+def faster_whisper_word_timings(model, tokenizer, tokens: list[int], window: np.ndarray) -> list[WordTiming]:
+    """As whisper_word_timings, by faster-whisper: its feature extractor's frames of the window, padded or
+    trimmed to 30 s (faster_whisper.audio.pad_or_trim), encoded (WhisperModel.encode) and aligned
+    (WhisperModel.find_alignment, CTranslate2's align), none of them documented: transcribe's word_timestamps
+    time the words it recognized only. Checked against faster-whisper 1.2.1."""
+    from faster_whisper.audio import pad_or_trim
+
+    extractor = model.feature_extractor
+    frames = min(len(window) // extractor.hop_length, extractor.nb_max_frames)
+    encoded = model.encode(pad_or_trim(extractor(window)[:, :frames]))
+    [timings] = model.find_alignment(tokenizer, [tokens], encoded, frames)
+    return [(t["word"], t["start"], t["end"], t["probability"], len(t["tokens"])) for t in timings]
+
+
+def speech_timestamps(samples: np.ndarray, options: dict, rate: int) -> list[tuple[int, int]]:
+    """Where Silero (the voice activity model faster-whisper bundles) hears a voice in `samples`: (start, end)
+    sample indices. faster-whisper documents Silero as transcribe's vad_filter alone (its options being
+    faster_whisper.vad.VadOptions' fields); the stretches themselves come from its undocumented
+    `faster_whisper.vad.get_speech_timestamps`. Checked against faster-whisper 1.2.1."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    found = get_speech_timestamps(samples, VadOptions(**options), sampling_rate=rate)
+    return [(stretch["start"], stretch["end"]) for stretch in found]
+
+
+# --- Demucs ----------------------------------------------------------------------------------------
+# Demucs documents two Python APIs: demucs.separate.main (its command line) and demucs.api.Separator, which
+# loads a model by name itself and separates with it. Neither takes the model musicvid keeps loaded (shared,
+# in its precision and device, measured before it loads: musicvid.models.registry) or a model's file by path.
+
+
+def demucs_model(name: str) -> torch.nn.Module:
+    """A Demucs bag of models: by name (demucs.pretrained.get_model; htdemucs: the hub's adefossez/HTDemucs),
+    or one model's file (.safetensors: demucs.hf; .th: demucs.states) in a bag of its own (demucs_bag).
+    Undocumented, as said above. Checked against demucs 4.1.0."""
+    from demucs.hf import load_safetensors_model
+    from demucs.pretrained import get_model
+    from demucs.states import load_model
+
+    file = Path(name)
+    if file.suffix in (".safetensors", ".th") and file.is_file():
+        return demucs_bag(load_safetensors_model(file) if file.suffix == ".safetensors" else load_model(file))
+    return get_model(name)
+
+
+def htdemucs(*args, **sizes) -> torch.nn.Module:
+    """Demucs' hybrid transformer model (demucs.htdemucs.HTDemucs) of these sizes: to be measured on the meta
+    device, or --models tiny's. Undocumented, as said above. Checked against demucs 4.1.0."""
+    from demucs.htdemucs import HTDemucs
+
+    return HTDemucs(*args, **sizes)
+
+
+def demucs_bag(*models: torch.nn.Module) -> torch.nn.Module:
+    """Models as one Demucs bag of models (demucs.apply.BagOfModels), as demucs_model loads them. Undocumented,
+    as said above. Checked against demucs 4.1.0."""
+    from demucs.apply import BagOfModels
+
+    return BagOfModels(list(models))
+
+
+def demucs_format(model: torch.nn.Module) -> tuple[int, int]:
+    """The sample rate and channels a Demucs model hears (its `samplerate` and `audio_channels`, undocumented,
+    as said above). Checked against demucs 4.1.0."""
+    return model.samplerate, model.audio_channels
+
+
+def demucs_stem(model: torch.nn.Module, mix: torch.Tensor, stem: str, overlap: float, progress: bool) -> torch.Tensor:
+    """One stem (by its name among the model's `sources`) of `mix` (channels × samples), as
+    demucs.apply.apply_model separates it on the model's device: in segments, each overlapping the next by
+    `overlap` of one, never shifted (its default shifts the song by a random offset, and a rerun must hear the
+    same). Undocumented, as said above. Checked against demucs 4.1.0."""
+    from demucs.apply import apply_model
+
+    device = next(model.parameters()).device
+    stems = apply_model(model, mix[None], device=device, shifts=0, split=True, overlap=overlap, progress=progress)
+    return stems[0, model.sources.index(stem)]
+
+
+# --- Gradio ----------------------------------------------------------------------------------------
+
+
+def gradio_upload_folder() -> Path:
+    """The folder Gradio keeps a page's uploads in. Its guide on file access names the variable that moves it
+    (GRADIO_TEMP_DIR), not where it is otherwise; `gradio.utils.get_upload_folder`, which Gradio's own code
+    asks, is undocumented. Checked against gradio 6.31.0."""
+    from gradio.utils import get_upload_folder
+
+    return Path(get_upload_folder()).resolve()

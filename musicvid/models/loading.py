@@ -17,6 +17,7 @@ import torch
 
 from musicvid.core.errors import UserError
 from musicvid.models import tiny
+from musicvid.models.internals import demucs_model
 from musicvid.models.names import ROLES, check_family, check_model
 from musicvid.models.precision import Precision, half_whisper
 from musicvid.settings.presets import (
@@ -287,19 +288,8 @@ def load_video_model(name: str, device: torch.device, precision: Precision | Non
 
 def load_separator(name: str, device: torch.device, precision: Precision | None = None):
     """A Demucs bag of models: by name (htdemucs: the hub's adefossez/HTDemucs), or one model's file."""
-
-    def load():
-        from demucs.apply import BagOfModels
-        from demucs.hf import load_safetensors_model
-        from demucs.pretrained import get_model
-        from demucs.states import load_model
-
-        file = Path(name)
-        if file.suffix in (".safetensors", ".th") and file.is_file():
-            return BagOfModels([load_safetensors_model(file) if file.suffix == ".safetensors" else load_model(file)])
-        return get_model(name)
-
-    return obtain("separator", name, load).eval().to(device, auto_precision(device, precision).separator)
+    model = obtain("separator", name, partial(demucs_model, name))
+    return model.eval().to(device, auto_precision(device, precision).separator)
 
 
 # --- upscaler -------------------------------------------------------------------------------------

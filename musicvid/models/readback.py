@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from musicvid.models.internals import ctranslate2_whisper
+
 GB = 1e9
 
 
@@ -46,8 +48,8 @@ def describe_model(model: Any) -> dict[str, Any]:
     (faster-whisper) is read from its own compute type and device."""
     if model is None:
         return {"dtype": None, "device": None, "weights_gb": 0.0}
-    ctranslate2 = getattr(getattr(model, "model", None), "model", None)
-    if ctranslate2 is not None and hasattr(ctranslate2, "compute_type"):
+    ctranslate2 = ctranslate2_whisper(getattr(model, "model", None))
+    if ctranslate2 is not None:
         return {"dtype": ctranslate2.compute_type, "device": ctranslate2.device, "weights_gb": None}
     modules = torch_modules(model)
     if not modules:

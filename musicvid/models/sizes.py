@@ -19,6 +19,7 @@ import torch
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
 from musicvid.models import published, tiny
+from musicvid.models.internals import htdemucs, whisper_halves
 from musicvid.models.readback import GB
 from musicvid.settings.presets import (
     DEMUCS,
@@ -102,14 +103,10 @@ def config_folder(name: str, *files: str) -> Path | None:
 
 
 def whisper(name: str) -> dict | None:
-    from whisper.model import AudioEncoder, TextDecoder
-
     dims = tiny.TINY_WHISPER if name == TINY else published.whisper_dims(name)
     if dims is None:
         return None
-    # (Whisper itself would build a sparse buffer, which the meta device cannot: its halves are the weights)
-    encoder = AudioEncoder(*(dims[f"n_{k}"] for k in ("mels", "audio_ctx", "audio_state", "audio_head", "audio_layer")))
-    decoder = TextDecoder(*(dims[f"n_{k}"] for k in ("vocab", "text_ctx", "text_state", "text_head", "text_layer")))
+    encoder, decoder = whisper_halves(dims)  # (built apart: the meta device cannot hold a whole Whisper)
     return {"whisper": torch.nn.ModuleDict({"encoder": encoder, "decoder": decoder})}
 
 
@@ -210,11 +207,9 @@ def video(name: str) -> dict | None:
 
 
 def separator(name: str) -> dict | None:
-    from demucs.htdemucs import HTDemucs
-
     if name == TINY:
-        return {"separator": tiny.tiny_demucs().models[0]}
-    return {"separator": HTDemucs(**published.HTDEMUCS)} if name == DEMUCS else None
+        return {"separator": tiny.tiny_htdemucs()}
+    return {"separator": htdemucs(**published.HTDEMUCS)} if name == DEMUCS else None
 
 
 def upscaler(name: str) -> dict | None:

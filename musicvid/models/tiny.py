@@ -13,6 +13,7 @@ from fractions import Fraction
 import torch
 
 from musicvid.core.assets import TINY_CLIP_TOKENIZER, TINY_GPT2_TOKENIZER
+from musicvid.models.internals import demucs_bag, htdemucs
 from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
 from vipe_core.inference import ViPE
 
@@ -38,7 +39,7 @@ TINY_WHISPER = dict(
 
 def random_whisper(**dims):
     """openai-whisper's model of these dimensions, with random weights from the fixed seed."""
-    from whisper.model import ModelDimensions, Whisper
+    from whisper import ModelDimensions, Whisper
 
     torch.manual_seed(TINY_SEED)
     model = Whisper(ModelDimensions(**dims))
@@ -375,12 +376,13 @@ TINY_DEMUCS = dict(channels=4, depth=4, t_layers=1, t_heads=1, dconv_comp=1, dco
 DEMUCS_SOURCES = ["drums", "bass", "other", "vocals"]
 
 
-def tiny_demucs():
-    from demucs.apply import BagOfModels
-    from demucs.htdemucs import HTDemucs
+def tiny_htdemucs():
+    return htdemucs(DEMUCS_SOURCES, samplerate=44100, segment=Fraction(39, 5), **TINY_DEMUCS)
 
+
+def tiny_demucs():
     torch.manual_seed(TINY_SEED)
-    return BagOfModels([HTDemucs(DEMUCS_SOURCES, samplerate=44100, segment=Fraction(39, 5), **TINY_DEMUCS)])
+    return demucs_bag(tiny_htdemucs())
 
 
 # --- upscaler -------------------------------------------------------------------------------------

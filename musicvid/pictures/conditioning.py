@@ -12,6 +12,7 @@ import torch
 from PIL import Image
 
 from musicvid.core.errors import UserError
+from musicvid.models.internals import uncompiled
 from musicvid.pictures.camera import cover
 from musicvid.pictures.job import compute_device, has_reference_adapter, is_xl
 from musicvid.pictures.plan import Picture, reference_of
@@ -157,7 +158,6 @@ def invert(pipe, picture: np.ndarray, condition: Conditioning, steps: int) -> to
     denoise to about `picture`: its VAE latent taken back up the noise schedule (diffusers'
     DDIMInverseScheduler)."""
     from diffusers import DDIMInverseScheduler
-    from diffusers.utils.torch_utils import unwrap_module
 
     device, dtype = compute_device(pipe), pipe.unet.dtype
     pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, pipe.vae.dtype) / 127.5 - 1
@@ -178,7 +178,7 @@ def invert(pipe, picture: np.ndarray, condition: Conditioning, steps: int) -> to
     text = condition.text[None].to(device, dtype)
     # Eager, not compiled: the compiled UNet is traced at the drawing's padded batch (batch_inputs), and
     # one picture at a time would compile it again.
-    unet = unwrap_module(pipe.unet)
+    unet = uncompiled(pipe.unet)
     for timestep in inverse.timesteps:
         noise = unet(latent, timestep, encoder_hidden_states=text, added_cond_kwargs=extra or None).sample
         latent = inverse.step(noise, timestep, latent).prev_sample

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import logging
 import os
-from functools import lru_cache
 from typing import Collection
 
 import torch
 
+from musicvid.models.internals import execution_device, has_offload_hooks, is_compiled, per_picture_reference
 from musicvid.models.loading import job_pipeline_of
 from musicvid.settings.render import RenderSettings
 
@@ -24,7 +24,6 @@ def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     run one job at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
     switches (musicvid.models.memory), by default those the settings ask for."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
-    from diffusers.utils.torch_utils import is_compiled_module
 
     from musicvid.pictures.sampler import SharedNoiseLCMScheduler
 
@@ -55,7 +54,7 @@ def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | Non
         pipe.vae.disable_tiling()
     offload(pipe, offloads)
     # (with offloading, pipe.device says "cpu": the models run on compute_device(pipe))
-    if settings.compile and not is_compiled_module(pipe.unet):
+    if settings.compile and not is_compiled(pipe.unet):
         # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs. By inductor
         # unless MUSICVID_COMPILE_BACKEND names another backend (the tests' "eager" checks the graphs quickly).
         backend = os.environ.get("MUSICVID_COMPILE_BACKEND", "inductor")
@@ -64,7 +63,7 @@ def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     kind = type(pipe)
     if has_reference_adapter(pipe):
         pipe.set_ip_adapter_scale(settings.reference_strength)
-        kind = _with_reference_per_picture(kind)
+        kind = per_picture_reference(kind)
     job = job_pipeline_of(pipe, kind, scheduler=scheduler)
     job.set_progress_bar_config(disable=True)  # our own bar counts frames
     return job
@@ -94,8 +93,6 @@ def offload(pipe, offloads: Collection[str]) -> None:
     (sequential offload) on the GPU only while it runs, the weights waiting on the CPU. Else not offloaded: a
     kept-loaded pipeline a past job offloaded is back on its device, unhooked (its hooks would move every
     model on and off the GPU for a job that has the memory to keep them there)."""
-    from musicvid.models.internals import has_offload_hooks
-
     device = compute_device(pipe)  # (pipe.device says "cpu" while the models are offloaded)
     if device.type in OFFLOADED_FROM and "sequential-offload" in offloads:
         pipe.enable_sequential_cpu_offload(device=device)
@@ -110,29 +107,12 @@ def has_reference_adapter(pipe) -> bool:
     return getattr(pipe.unet, "encoder_hid_proj", None) is not None
 
 
-@lru_cache
-def _with_reference_per_picture(pipeline_class: type) -> type:
-    """`pipeline_class` taking one reference-picture embedding per picture of a batch: diffusers' own
-    takes one for the whole batch and repeats it, but along a morph between two scenes' references each
-    picture has its own. `ip_adapter_image_embeds` is then one tensor, batch × 1 × width, and the
-    unconditional embedding of guidance is zeros, as diffusers makes it for a picture."""
-
-    class PerPicture(pipeline_class):
-        def prepare_ip_adapter_image_embeds(self, image, embeds, device, per_prompt, guided):
-            return [(torch.cat([torch.zeros_like(e), e]) if guided else e).to(device) for e in embeds]
-
-    PerPicture.__name__ = pipeline_class.__name__
-    return PerPicture
-
-
 def compute_device(pipe) -> torch.device:
     """Where the pipeline's models run: their own device, or under --low-vram's offloading (the weights
     wait on the CPU between passes) the one each is moved to for its pass. (The denoiser's: a picture
     pipeline's UNet, a video pipeline's transformer.)"""
-    from diffusers.utils.torch_utils import get_module_execution_device
-
     unet = getattr(pipe, "unet", None)
-    return get_module_execution_device(pipe.transformer if unet is None else unet)
+    return execution_device(pipe.transformer if unet is None else unet)
 
 
 def is_xl(pipe) -> bool:

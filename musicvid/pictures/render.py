@@ -16,6 +16,7 @@ import torch
 
 from musicvid.core.errors import Cancelled
 from musicvid.core.progress import Progress
+from musicvid.models.internals import is_compiled
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import save_picture
 from musicvid.pictures.conditioning import SceneInputs
@@ -81,9 +82,7 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
 def padded_size(pipe, settings: RenderSettings) -> int | None:
     """The batch size every group is padded to where the UNet is compiled (by this job's --compile, or by an
     earlier job's on a pipeline kept loaded), so that it sees one shape; None where it is not."""
-    from diffusers.utils.torch_utils import is_compiled_module
-
-    return settings.batch_size if is_compiled_module(pipe.unet) else None
+    return settings.batch_size if is_compiled(pipe.unet) else None
 
 
 def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:

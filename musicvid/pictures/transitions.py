@@ -32,7 +32,7 @@ from musicvid.models.loading import job_pipeline_of
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, picture_key, save_picture
 from musicvid.pictures.camera import cover
-from musicvid.pictures.job import offload
+from musicvid.pictures.job import compute_device, offload
 from musicvid.pictures.plan import Picture, stale_pictures
 from musicvid.pictures.render import stop_between_steps
 from musicvid.pictures.schedule import FrameSchedule
@@ -190,9 +190,7 @@ def render_transitions(
 ) -> int:
     """Draw the transitions that hold a `stale` frame (their keyframes on disk already); returns how many
     frames were written anew. `on_saved` hears of each frame once it is on disk; `stop` set ends it within a step."""
-    from diffusers.utils.torch_utils import get_module_execution_device
-
-    device = get_module_execution_device(pipe.transformer)  # (under --low-vram's offloading too)
+    device = compute_device(pipe)  # (under --low-vram's offloading too)
     todo = [t for t in transitions if any(p.path in stale for p in t.pictures)]
     written = 0
     with Progress("transitions", total=sum(len(t.pictures) for t in todo), unit="frame", quiet=quiet) as progress:
