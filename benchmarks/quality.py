@@ -38,7 +38,6 @@ from tempfile import TemporaryDirectory
 
 import torch
 
-from benchmarks.songs import band, write_song
 from benchmarks.transitions import rounded, tflop
 from musicvid.cli import build_parser, render_settings
 from musicvid.cli import main as musicvid
@@ -49,6 +48,7 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.review.score import RANDOM_WEIGHTS, score_render
 from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL, ModelSet
 from musicvid.settings.render import RenderSettings
+from tests.fixtures.songs import band, write_song
 
 RANDOM_MODELS = (TINY, TINY_XL, SD15_RANDOM, SDXL_RANDOM)
 QUICK_SECONDS, QUICK_FPS = 4.0, 5.0

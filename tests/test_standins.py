@@ -13,7 +13,6 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from benchmarks.songs import make_song
 from musicvid.cli import main
 from musicvid.core.assets import TINY_GPT2_TOKENIZER
 from musicvid.core.audio import load_audio
@@ -42,6 +41,7 @@ from musicvid.settings.presets import (
 )
 from musicvid.settings.render import resolve_render_settings
 from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from tests.fixtures.songs import make_song
 from tests.helpers import make_tone, probe
 from tests.helpers import run as run_cli
 from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, IP_ADAPTER_REPO, KOHYA_LORA
