@@ -69,7 +69,7 @@ def tiny_en() -> str:
 
 @pytest.fixture(scope="session")
 def standin_home(tmp_path_factory) -> Path:
-    """An HF_HOME whose hub cache holds the stand-ins of the default models (tests/standins.py)."""
+    """An HF_HOME whose hub cache holds the stand-ins of the default models (tests/standins/)."""
     from tests.standins import write_hub
 
     home = tmp_path_factory.mktemp("hf-home")

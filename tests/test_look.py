@@ -200,7 +200,7 @@ def test_upscalers_cover_the_video_size(standin_hub):
         with ModelRegistry(preset, "cpu").use("upscaler") as upscaler:
             assert preset.upscaler == "auto" and upscaler is None
     frame = np.random.default_rng(1).integers(0, 255, (48, 88, 3), dtype=np.uint8)
-    for name in (TINY, REAL_ESRGAN):  # the hub file as published (tests/standins.py), through spandrel
+    for name in (TINY, REAL_ESRGAN):  # the hub file as published (tests/standins/upscaler.py), through spandrel
         model = load_upscaler(name, CPU)
         assert model.scale == 4 and model.architecture.id == "ESRGAN"
         upscaled = list(Upscaler(model, (1280, 720), batch=2)([frame] * 3))

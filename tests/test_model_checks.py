@@ -9,7 +9,7 @@ import huggingface_hub.constants
 import pytest
 
 from tests.helpers import make_tone, quick, run, valid_board, work_directory
-from tests.standins import as_json, write_repo
+from tests.standins.hub import as_json, write_repo
 
 BERT = {"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 32}
 CLIP = {"model_type": "clip", "architectures": ["CLIPModel"], "projection_dim": 16}

@@ -20,7 +20,7 @@ from musicvid.settings.presets import PRESETS
 from musicvid.settings.render import RenderSettings, resolve_render_settings
 from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
 from tests.helpers import make_tone, run
-from tests.standins import diffusers_lora, kohya_lora
+from tests.standins.loras import diffusers_lora, kohya_lora
 from tests.test_keyframes import LYRICS, changed_since, name, pictures, touching
 
 

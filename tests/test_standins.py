@@ -1,5 +1,5 @@
 """The default models as a real first run meets them: loaded by hub name, offline, from a cache holding
-stand-ins laid out like the real repositories (tests/standins.py)."""
+stand-ins laid out like the real repositories (tests/standins/)."""
 
 import json
 import os
@@ -41,10 +41,13 @@ from musicvid.settings.presets import (
 )
 from musicvid.settings.render import resolve_render_settings
 from musicvid.storyboard.board import Scene, Storyboard, load_storyboard
+from tests.fixtures.gpt2 import GPT2_EOS, GPT2_VOCAB
 from tests.fixtures.songs import make_song
 from tests.helpers import make_tone, probe
 from tests.helpers import run as run_cli
-from tests.standins import GPT2_EOS, GPT2_VOCAB, HTDEMUCS_KWARGS, IP_ADAPTER_REPO, KOHYA_LORA
+from tests.standins.demucs import HTDEMUCS_KWARGS
+from tests.standins.ip_adapter import IP_ADAPTER_REPO
+from tests.standins.loras import KOHYA_LORA
 from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
 from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
