@@ -89,7 +89,7 @@ def test_a_hub_name_of_another_family_is_told_from_the_cache_before_anything_loa
 def test_a_scorer_that_cannot_be_had_is_refused_before_the_work_where_the_keyframes_are_picked_by_it(
     capsys, tmp_path, song, picks
 ):
-    # offline (conftest), and in no cache; without picks the render goes on unscored (tests/test_standins.py)
+    # offline (conftest), and in no cache; without picks the render goes on unscored (tests/test_hub_first_run.py)
     argv = [*quick(song), "--scorer", "someone/absent-scorer", *picks]
     refused_before_the_work(capsys, tmp_path, argv, "pick keyframes by their scores", "someone/absent-scorer")
 

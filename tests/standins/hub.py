@@ -65,3 +65,8 @@ def sharded(state: dict[str, torch.Tensor], stem: str, index: str, shards: int) 
         weight_map |= dict.fromkeys(part, shard)
     total = sum(tensor.numel() * tensor.element_size() for tensor in state.values())
     return files | {index: as_json({"metadata": {"total_size": total}, "weight_map": weight_map})}
+
+
+def snapshot(hub: Path, repo_id: str) -> Path:
+    """The snapshot folder of `repo_id` in the cache `hub`: the repository's files as the app finds them."""
+    return next((hub / f"models--{repo_id.replace('/', '--')}" / "snapshots").iterdir())
