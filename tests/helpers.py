@@ -1,5 +1,5 @@
-"""What several test files use: songs made on the spot, `musicvid` run in this process, a video probed,
-a valid storyboard's JSON."""
+"""What several test files use: songs made on the spot, `musicvid` run in this process, a video probed and its
+frames counted, a valid storyboard's JSON."""
 
 from __future__ import annotations
 
@@ -54,6 +54,11 @@ def run(capsys, *argv):
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def run_batch(*argv):
+    """`musicvid batch ...`, in this process."""
+    return main(["batch", *(str(a) for a in argv)])
 
 
 def render(song, workdir, *options):
@@ -127,3 +132,9 @@ def work_directory(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / LOCK).touch()
     return folder
+
+
+def video_frames(path: Path) -> int:
+    """The frames the video decodes to, counted one by one (not as its header says)."""
+    with av.open(str(path)) as container:
+        return sum(1 for _ in container.decode(video=0))
