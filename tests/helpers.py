@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -138,3 +139,14 @@ def video_frames(path: Path) -> int:
     """The frames the video decodes to, counted one by one (not as its header says)."""
     with av.open(str(path)) as container:
         return sum(1 for _ in container.decode(video=0))
+
+
+def decoded(path, indices: set[int]) -> dict[int, np.ndarray]:
+    """The video's frames at `indices`, as RGB arrays."""
+    with av.open(str(path)) as container:
+        return {k: f.to_ndarray(format="rgb24") for k, f in enumerate(container.decode(video=0)) if k in indices}
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """The peak signal-to-noise ratio of two 8-bit pictures, in dB."""
+    return 10 * math.log10(255**2 / np.mean((a.astype(float) - b.astype(float)) ** 2))

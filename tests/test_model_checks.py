@@ -1,7 +1,8 @@
-"""Nothing lost, round 4, the models: each model a person names is checked before anything loads (a folder that
-is not there, a URL, a checkpoint of another family, read from its folder or the Hugging Face cache); the scorer
-is a report's model, which a render goes without where it cannot be had (unless the keyframes are picked by it);
-`score` takes the scorer the render recorded (the plan's part: tests/test_plan.py). Each test is one finding of a probe of careless and hostile uses (issue 50), on variants."""
+"""The models a person names, checked before anything loads: a folder that is not there, a URL, a checkpoint of
+another family, read from its folder or the Hugging Face cache; the scorer is a report's model, which a render goes
+without where it cannot be had (unless the keyframes are picked by it), and `score` takes the scorer the render
+recorded (the memory plan's part: tests/test_memory_plan.py). Each test is a finding of a probe of careless and
+hostile uses (issue 50), tried on variants."""
 
 import json
 

@@ -1,4 +1,5 @@
-"""One look across the video: a reference picture (IP-Adapter) and style LoRAs, keyed like everything else."""
+"""A reference picture (IP-Adapter) and style LoRAs over the whole video, or a scene's own reference, keyed like
+everything else: each changes the pictures it reaches and redraws only those; bad ones are refused before any work."""
 
 import json
 
