@@ -1,4 +1,4 @@
-"""Beam search against greedy decoding, on the real recordings (benchmarks/recordings.py), through both
+"""Beam search against greedy decoding, on the real recordings (tests/fixtures/recordings.py), through both
 backends with Whisper tiny.en's real weights: for each way of decoding, the seconds hearing a song costs
 and what musicvid keeps of it (the figures of benchmarks/real_songs.py).
 
@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 
 from benchmarks.real_songs import measure
-from benchmarks.recordings import SUNG, installed, mix
 from benchmarks.what_ran import machine
-from benchmarks.whisper_ct2 import load_tiny_en
+from tests.fixtures.recordings import SUNG, installed, mix
+from tests.fixtures.whisper_ct2 import load_tiny_en
 
 DECODINGS = {"greedy": (1, 1), "beam 5, best of 5": (5, 5), "beam 5, best of 1": (5, 1)}  # (beams, samples)
 

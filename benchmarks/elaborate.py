@@ -39,7 +39,7 @@ def song(lines: int) -> Storyboard:
 def load(sizes: dict, device: torch.device) -> ViPE:
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from benchmarks.gpt2 import GPT2_EOS, GPT2_VOCAB, load_tokenizer, tokenizer_files
+    from tests.fixtures.gpt2 import GPT2_EOS, GPT2_VOCAB, load_tokenizer, tokenizer_files
 
     tokenizer = load_tokenizer(tokenizer_files())
     torch.manual_seed(0)

@@ -7,7 +7,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.fresh_songs import KINDS
+from tests.fixtures.fresh_songs import KINDS
 
 BEGIN, END = "<!-- lyric matrix: python -m benchmarks.lyrics --table -->", "<!-- end of the lyric matrix -->"
 
@@ -36,7 +36,7 @@ def sung_cell(row: dict) -> str:
 
 
 def order(key: tuple) -> tuple:
-    """Generated songs by their kinds' order (benchmarks.fresh_songs.KINDS), the rest by name; recognized
+    """Generated songs by their kinds' order (tests.fixtures.fresh_songs.KINDS), the rest by name; recognized
     before known."""
     source, name, backend, mode = key
     return (source, KINDS.index(name) if name in KINDS else 0, name, backend, mode != "recognized")

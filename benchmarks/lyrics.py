@@ -1,8 +1,8 @@
 """The lyric matrix: songs × both backends × recognized and known lyrics, with Whisper tiny.en's real weights
-(and, with --sharpness, the same model made surer or less sure of every token: benchmarks/whisper_ct2.py),
+(and, with --sharpness, the same model made surer or less sure of every token: tests/fixtures/whisper_ct2.py),
 judged by the thresholds of docs/lyrics.md. Exit status 1 when any threshold fails.
 
-- Generated songs (benchmarks/fresh_songs.py), made fresh from each seed, of every hard kind: every line
+- Generated songs (tests/fixtures/fresh_songs.py), made fresh from each seed, of every hard kind: every line
   sung starts a lyric scene within 0.5 s of where it is sung, recognized and known; no lyric scene starts
   where nobody sings.
 - Muldjord's sung recordings: the storyboard keeps at least 70% of the segments (of 3+ words) the same model
@@ -30,39 +30,21 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.fresh_songs import KINDS, fresh_song
 from benchmarks.lyric_table import write_tables
-from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
 from benchmarks.what_ran import machine
-from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
 from musicvid.storyboard.scenes import plan_scenes
+from tests.fixtures.fresh_songs import KINDS, fresh_song, judged_timing
+from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
+from tests.fixtures.whisper_ct2 import load_tiny_en
 
 BACKENDS = ("faster-whisper", "openai-whisper")
-WITHIN = 0.5  # s: a generated line's start
 KEPT_SHARE = 0.7  # of the segments heard with no gate, on a real song
 INVENTED_PER_MINUTE = 3.0  # over an instrumental
 HEARD_WITHIN = 1.0  # s: a known line of a real song, from where its line was heard
 HEARD_SHARE = 0.7
-
-
-def lyric_scenes(lines, duration: float):
-    return [s for s in plan_scenes(lines, duration) if s.kind == "lyric"]
-
-
-def judged_timing(lines, duration: float, sung) -> dict:
-    """Each sung line's start error (the nearest lyric scene's start to its own; None if none starts while
-    it is sung), and the lyric scenes that start where nobody sings."""
-    starts = [s.start for s in lyric_scenes(lines, duration)]
-    errors = []
-    for start, end, _ in sung:
-        near = [t - start for t in starts if start - WITHIN <= t <= end]
-        errors.append(round(min(near, key=abs), 2) if near else None)
-    unsung = [round(t, 2) for t in starts if not any(a - WITHIN <= t <= b + WITHIN for a, b, _ in sung)]
-    within = sum(e is not None and abs(e) <= WITHIN for e in errors)
-    return {"lines": len(sung), "within": within, "errors": errors, "unsung_scenes": unsung}
 
 
 def generated(asr, song, folder: Path) -> list[dict]:

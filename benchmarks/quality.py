@@ -20,7 +20,7 @@ kept keyframes' mean lyric and prompt scores, the candidates drawn (timings.json
 stages' seconds shared out by the pictures denoised, every picture being as many steps, and the scoring's) and
 their TFLOP: the candidates drawn times one picture's steps (the UNet on the picture and, with guidance, its
 unguided twin) and decode, counted by torch on the meta device from the model's config as the memory plan
-builds it (musicvid.models.sizes; benchmarks/transitions.py counts the same way). An estimate to compare by.
+builds it (musicvid.models.sizes; benchmarks/transition_flops.py counts the same way). An estimate to compare by.
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from tempfile import TemporaryDirectory
 
 import torch
 
-from benchmarks.songs import band, write_song
-from benchmarks.transitions import rounded, tflop
+from benchmarks.transition_flops import rounded, tflop
 from musicvid.cli import build_parser, render_settings
 from musicvid.cli import main as musicvid
 from musicvid.models import sizes
@@ -49,6 +48,7 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.review.score import RANDOM_WEIGHTS, score_render
 from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL, ModelSet
 from musicvid.settings.render import RenderSettings
+from tests.fixtures.songs import band, write_song
 
 RANDOM_MODELS = (TINY, TINY_XL, SD15_RANDOM, SDXL_RANDOM)
 QUICK_SECONDS, QUICK_FPS = 4.0, 5.0

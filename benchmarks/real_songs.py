@@ -1,4 +1,4 @@
-"""Lyrics on real recordings (benchmarks/recordings.py): per song and backend, the segments of 3+ words
+"""Lyrics on real recordings (tests/fixtures/recordings.py): per song and backend, the segments of 3+ words
 Whisper tiny.en (real weights) hears over the whole song with no gate, how many of them musicvid's
 storyboard keeps in its lyric scenes, and the words it keeps; over the instrumentals, the words invented
 per minute. With --aligned, the lines musicvid recognized are given back as known lyrics and aligned:
@@ -16,12 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
-from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
 from musicvid.storyboard.scenes import plan_scenes
+from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
+from tests.fixtures.whisper_ct2 import load_tiny_en
 
 
 def measure(asr, path: Path, aligned: bool) -> dict:

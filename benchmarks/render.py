@@ -5,7 +5,8 @@
 
 On a GPU it renders the full-size SD 1.5 architecture at 512x512, 25 steps, in float16, and adds a
 batch-size sweep of it, torch.compile against eager, --low-vram's peak GPU memory, and the share of
-the FLOP bound reached (FLOPs counted on the model itself, peak measured by a large matrix product).
+the FLOP bound reached (benchmarks/flop_bound.py: FLOPs counted on the model itself, peak measured by a
+large matrix product).
 
 Writes JSON (default benchmarks/results/render-<host>.json) and prints markdown tables. Timings on
 shared machines are noisy: compare ratios from one run, not numbers across runs.
@@ -30,22 +31,17 @@ import numpy as np
 import psutil
 import torch
 
+from benchmarks.flop_bound import best_batch, flop_bound, fraction_of_bound
 from benchmarks.what_ran import machine
 from musicvid.core.assets import ASSETS_DIR
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
-from musicvid.models.drawing import Drawing
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import MODEL_STAGES, Timings
-from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import Picture
-from musicvid.pictures.render import draw
 from musicvid.pipeline import make_video
 from musicvid.settings.presets import PRESETS, SD15_RANDOM
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
-from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
 LINE_EVERY_SECONDS = 3.0
 
@@ -240,60 +236,6 @@ def low_vram_memory(folder: Path, settings: RenderSettings) -> dict:
     return rows
 
 
-def matmul_peak_tflops(size: int = 8192, repeats: int = 20) -> float:
-    """What the GPU reaches on a large float16 matrix product: the practical ceiling."""
-    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    for _ in range(3):
-        a @ b
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(repeats):
-        a @ b
-    end.record()
-    torch.cuda.synchronize()
-    return 2 * size**3 * repeats / (start.elapsed_time(end) / 1000) / 1e12
-
-
-def flops_per_picture(settings: RenderSettings) -> float:
-    """FLOPs of drawing one picture (guided denoising steps and the VAE decode), counted by torch."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    scene = Scene(index=0, kind="lyric", start=0.0, end=1.0, text="", prompt="a lighthouse in a storm", seed=1)
-    storyboard = Storyboard(audio=SongAudio(1.0), scenes=[scene])
-    registry = ModelRegistry(preset_for(SD15_RANDOM))
-    with registry.use(Drawing()) as loaded:
-        pipe = job_pipeline(loaded, settings)
-        inputs = SceneInputs(pipe, storyboard, [0], settings)
-        picture = Picture(path=Path("unused.png"), key="", scene=0, target=None, t=0.0)
-        with FlopCounterMode(display=False) as counter:
-            draw(pipe, inputs, [picture], settings, Timings())
-    return float(counter.get_total_flops())
-
-
-def flop_bound(settings: RenderSettings) -> dict:
-    """FLOPs per picture and the frames per second that the GPU's matrix-product peak would allow."""
-    flops = flops_per_picture(settings)
-    peak = matmul_peak_tflops()
-    return {
-        "tflop_per_picture": round(flops / 1e12, 3),
-        "matmul_peak_tflops": round(peak, 1),
-        "bound_frames_per_second": round(peak * 1e12 / flops, 2),
-    }
-
-
-def best_batch(gpu: dict) -> dict:
-    return max(gpu["batch_sweep"], key=lambda r: r["frames_per_second"])
-
-
-def fraction_of_bound(gpu: dict) -> None:
-    """What share of the FLOP bound the best batch size reached (needs both measurements)."""
-    if "flop_bound" in gpu and "batch_sweep" in gpu:
-        bound = gpu["flop_bound"]
-        bound["reached_tflops"] = round(bound["tflop_per_picture"] * best_batch(gpu)["frames_per_second"], 1)
-        bound["fraction_of_peak"] = round(bound["reached_tflops"] / bound["matmul_peak_tflops"], 3)
-
-
 def markdown(results: dict) -> str:
     out = []
     for run in results["stage_breakdown"]:
@@ -395,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             batch_sweep=batch_sweep(folder, args.batch_sizes, 3 if args.quick else 15, tiny)
         ),
         # the full-size architecture on a GPU; torch.compile last, as it takes longest
-        "gpu-flops": lambda folder: gpu.update(flop_bound=flop_bound(full)),
+        "gpu-flops": lambda folder: gpu.update(flop_bound=flop_bound(full, preset_for(SD15_RANDOM))),
         "gpu-batch": lambda folder: gpu.update(
             batch_sweep=batch_sweep(folder, args.batch_sizes, full_song, full, SD15_RANDOM)
         ),

@@ -71,7 +71,7 @@ def whole_song(seconds: float, full_size: bool, folder: Path) -> dict:
     # Whisper runs only where its voice detector hears a voice: sing the lines where espeak-ng can
     voiced = shutil.which("espeak-ng") is not None
     if voiced:
-        from benchmarks.songs import make_song
+        from tests.fixtures.songs import make_song
 
         sung = [(int(t[:2]) * 60 + float(t[3:]), text) for t, text in timed]
         make_song(song, seconds, sung)

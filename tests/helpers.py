@@ -1,10 +1,11 @@
-"""What several test files use: songs made on the spot, `musicvid` run in this process, a video probed,
-a valid storyboard's JSON."""
+"""What several test files use: songs made on the spot, `musicvid` run in this process, a video probed and its
+frames counted, a valid storyboard's JSON."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -54,6 +55,11 @@ def run(capsys, *argv):
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def run_batch(*argv):
+    """`musicvid batch ...`, in this process."""
+    return main(["batch", *(str(a) for a in argv)])
 
 
 def render(song, workdir, *options):
@@ -136,3 +142,20 @@ def work_directory(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / LOCK).touch()
     return folder
+
+
+def video_frames(path: Path) -> int:
+    """The frames the video decodes to, counted one by one (not as its header says)."""
+    with av.open(str(path)) as container:
+        return sum(1 for _ in container.decode(video=0))
+
+
+def decoded(path, indices: set[int]) -> dict[int, np.ndarray]:
+    """The video's frames at `indices`, as RGB arrays."""
+    with av.open(str(path)) as container:
+        return {k: f.to_ndarray(format="rgb24") for k, f in enumerate(container.decode(video=0)) if k in indices}
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """The peak signal-to-noise ratio of two 8-bit pictures, in dB."""
+    return 10 * math.log10(255**2 / np.mean((a.astype(float) - b.astype(float)) ** 2))

@@ -1,14 +1,20 @@
-"""The benchmark script still runs, in its smallest setting, and writes well-formed JSON."""
+"""The benchmark scripts still run, in their smallest setting, and write well-formed JSON; the quality benchmark's
+parts."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
 
 from benchmarks import delivery, elaborate, speed
+from benchmarks import quality as quality_benchmark
 from benchmarks.render import main
 from musicvid.models.precision import Precision
 from musicvid.models.readback import describe_model
+from musicvid.review.score import RANDOM_WEIGHTS
+from musicvid.settings.presets import PRESETS, TINY
+from musicvid.settings.render import resolve_render_settings
 
 
 @pytest.mark.slow
@@ -100,7 +106,7 @@ def test_speed_benchmark_quick_sdxl_with_a_reference(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_flops_per_picture_counts_25_guided_steps_and_a_decode_for_both_families(monkeypatch, capsys):
-    from musicvid.settings.presets import TINY, TINY_XL
+    from musicvid.settings.presets import TINY_XL
 
     monkeypatch.setattr(speed, "FLOP_COUNTS", ((TINY, 64), (TINY_XL, 64)))
     assert speed.main(["--flops"]) == 0
@@ -230,3 +236,49 @@ def test_the_device_benchmark_dry_run_measures_every_section_and_reads_back_what
         assert row["clip_seconds_at_card_steps"] >= row["decode_seconds"]
     assert sections["sd15"]["levers"]["baseline"]["frames_per_second"] > 0
     assert sections["song"]["frames"] > 0
+
+
+@pytest.mark.slow
+def test_the_quality_benchmark_compares_csa_slerp_and_4_candidates_as_a_check_of_the_mechanics(tmp_path, capsys):
+    out = tmp_path / "quality.json"
+    assert quality_benchmark.main(["--quick", "--out", str(out), "--variant", "fewer steps=--steps 2"]) == 0
+    result = json.loads(out.read_text())
+    variants = result["variants"]
+    assert list(variants) == ["csa", "slerp", "4 candidates", "fewer steps"] and result["note"] == RANDOM_WEIGHTS
+    assert variants["slerp"]["options"] == ["--no-align"]
+    for row in variants.values():
+        assert row["summary"]["mean_step"] > 0 and 0 < row["summary"]["largest_step_share"] <= 1
+        assert row["summary"]["prompt"] is not None and row["smoothness"]
+    # one storyboard: the best of 4 draws four candidates for each keyframe csa draws one for, at four times the
+    # TFLOP (the same steps and size); fewer steps cost less per candidate
+    one, four = variants["csa"]["picks"], variants["4 candidates"]["picks"]
+    assert (one["candidates"], four["candidates"]) == (1, 4)
+    assert four["candidates_drawn"] == 4 * one["candidates_drawn"] > 0
+    assert four["tflop"] == pytest.approx(4 * one["tflop"], rel=1e-3) and one["tflop_per_candidate"] > 0
+    assert 0 < variants["fewer steps"]["picks"]["tflop_per_candidate"] < one["tflop_per_candidate"]
+    assert four["seconds"] > 0 and four["pictures_denoised"] == one["pictures_denoised"] + 3 * one["candidates_drawn"]
+    printed = capsys.readouterr().out
+    assert "| csa |" in printed and "| slerp |" in printed and "mechanics" in printed
+    assert "Keyframe picks" in printed and "| 4 candidates | 4 |" in printed
+
+
+def test_a_candidates_tflop_is_its_steps_of_the_unet_twice_with_guidance_and_a_decode():
+    models = PRESETS["tiny"]
+
+    def tflop(**given) -> float:
+        return quality_benchmark.tflop_per_candidate(models, resolve_render_settings(models, given))
+
+    unguided, twice_the_steps = tflop(steps=4, guidance=1.0), tflop(steps=8, guidance=1.0)
+    step = (twice_the_steps - unguided) / 4
+    decode = unguided - 4 * step
+    assert step > 0 and decode > 0
+    assert tflop(steps=4, guidance=7.5) == pytest.approx(decode + 2 * 4 * step, rel=1e-6)  # the unguided twin
+
+
+def test_a_variant_is_a_name_and_render_options():
+    variant = quality_benchmark.parse_variant("4 candidates=--keyframe-candidates 4")
+    assert variant == quality_benchmark.Variant("4 candidates", ("--keyframe-candidates", "4"))
+    assert [v.name for v in quality_benchmark.VARIANTS] == ["csa", "slerp", "4 candidates"]
+    assert quality_benchmark.random_weights(PRESETS["tiny"])
+    assert not quality_benchmark.random_weights(PRESETS["default"])
+    assert quality_benchmark.random_weights(replace(PRESETS["default"], scorer=TINY))

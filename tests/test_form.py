@@ -9,7 +9,6 @@ import shutil
 import numpy as np
 import pytest
 
-from benchmarks.songs import MINOR, Part, make_form_song
 from musicvid.cli import main
 from musicvid.core.audio import load_audio
 from musicvid.core.errors import UserError
@@ -19,6 +18,7 @@ from musicvid.storyboard.elaborate import scene_contexts
 from musicvid.storyboard.form import in_repeated_runs, mark_form, same_lines
 from musicvid.storyboard.scenes import plan_scenes
 from musicvid.storyboard.table import scene_table
+from tests.fixtures.songs import MINOR, Part, make_form_song
 from tests.helpers import valid_board
 
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.fresh_songs import LONG_SECONDS, fresh_song
 from benchmarks.lyric_table import BEGIN, END, results, tables
-from benchmarks.lyrics import judged_timing
 from musicvid.lyrics.transcript import Line
+from tests.fixtures.fresh_songs import LONG_SECONDS, fresh_song, judged_timing
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")

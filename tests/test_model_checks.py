@@ -1,7 +1,8 @@
-"""Nothing lost, round 4, the models: each model a person names is checked before anything loads (a folder that
-is not there, a URL, a checkpoint of another family, read from its folder or the Hugging Face cache); the scorer
-is a report's model, which a render goes without where it cannot be had (unless the keyframes are picked by it);
-`score` takes the scorer the render recorded (the plan's part: tests/test_plan.py). Each test is one finding of a probe of careless and hostile uses (issue 50), on variants."""
+"""The models a person names, checked before anything loads: a folder that is not there, a URL, a checkpoint of
+another family, read from its folder or the Hugging Face cache; the scorer is a report's model, which a render goes
+without where it cannot be had (unless the keyframes are picked by it), and `score` takes the scorer the render
+recorded (the memory plan's part: tests/test_memory_plan.py). Each test is a finding of a probe of careless and
+hostile uses (issue 50), tried on variants."""
 
 import json
 
@@ -9,7 +10,7 @@ import huggingface_hub.constants
 import pytest
 
 from tests.helpers import make_tone, quick, run, valid_board, work_directory
-from tests.standins import as_json, write_repo
+from tests.standins.hub import as_json, write_repo
 
 BERT = {"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 32}
 CLIP = {"model_type": "clip", "architectures": ["CLIPModel"], "projection_dim": 16}
@@ -89,7 +90,7 @@ def test_a_hub_name_of_another_family_is_told_from_the_cache_before_anything_loa
 def test_a_scorer_that_cannot_be_had_is_refused_before_the_work_where_the_keyframes_are_picked_by_it(
     capsys, tmp_path, song, picks
 ):
-    # offline (conftest), and in no cache; without picks the render goes on unscored (tests/test_standins.py)
+    # offline (conftest), and in no cache; without picks the render goes on unscored (tests/test_hub_first_run.py)
     argv = [*quick(song), "--scorer", "someone/absent-scorer", *picks]
     refused_before_the_work(capsys, tmp_path, argv, "pick keyframes by their scores", "someone/absent-scorer")
 

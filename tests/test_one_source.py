@@ -177,7 +177,7 @@ def test_the_docs_list_each_option_under_its_groups_heading(capsys):
 def test_the_page_shows_its_controls_in_the_groups_and_order_of_the_help(capsys, page):
     import gradio as gr
 
-    from tests.test_ui import PAGE_CONTROLS
+    from tests.served_page import PAGE_CONTROLS
     from ui.controls import SETTING_OF
 
     app, components = page

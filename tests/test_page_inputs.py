@@ -9,9 +9,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
-import sys
-import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +20,7 @@ from musicvid.core.assets import DEMO_SONG
 from musicvid.core.errors import UserError
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.settings.loras import MAX_LORAS, Lora, Loras
+from tests.served_page import controls, served
 from ui import handlers
 from ui.config import UIConfig
 from ui.controls import shown_controls, summary
@@ -297,28 +295,8 @@ def test_the_page_names_its_loras_and_caps_its_text_in_the_browser(jobs):
 @pytest.fixture
 def page_with_loras(tmp_path, lora_dir):
     """The page served with --lora-dir, in a process of its own, and its address."""
-    from tests.test_ui import free_port
-
-    port = free_port()
-    argv = ["ui", "--models", "tiny", "--port", str(port), "--jobs-dir", str(tmp_path / "jobs")]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "musicvid", *argv, "--lora-dir", str(lora_dir)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    url, deadline = f"http://127.0.0.1:{port}/", time.time() + 120
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            if process.poll() is not None or time.time() > deadline:
-                process.kill()
-                pytest.fail(process.stdout.read().decode())
-            time.sleep(0.5)
-    yield url
-    process.terminate()
-    process.wait(timeout=30)
+    with served(tmp_path / "jobs", "--lora-dir", lora_dir) as (url, _):
+        yield url
 
 
 def raw_call(url: str, api_name: str, data: list) -> str:
@@ -334,8 +312,6 @@ def raw_call(url: str, api_name: str, data: list) -> str:
 def test_the_served_page_offers_uploads_by_name_and_takes_no_server_file(page_with_loras, lora_dir, tmp_path):
     from gradio_client import Client, handle_file
     from gradio_client.exceptions import AppError
-
-    from tests.test_ui import controls
 
     [ink] = uploads(tmp_path / "mine", "ink.safetensors")
     named = controls(lora="nope.safetensors:0.5", lora_upload=[handle_file(ink)])

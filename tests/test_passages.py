@@ -7,7 +7,6 @@ import random
 import numpy as np
 import pytest
 
-from benchmarks.songs import band, write_song
 from musicvid.core.audio import SAMPLE_RATE, find_beats, load_audio
 from musicvid.lyrics.transcript import Line
 from musicvid.review.sheet import cell_texts
@@ -15,6 +14,7 @@ from musicvid.storyboard.board import load_storyboard
 from musicvid.storyboard.form import HOP, SongSound
 from musicvid.storyboard.passages import MIN_CUT_SECONDS, Bars, cut_with_the_music, in_bars
 from musicvid.storyboard.scenes import plan_scenes
+from tests.fixtures.songs import band, write_song
 from tests.helpers import run
 
 GRID = Bars(tuple(0.3 + 2.0 * n for n in range(40)), 2.0)  # 120 bpm, the first bar line at 0.3 s

@@ -1,16 +1,16 @@
-"""Lyrics on real recordings with a band (benchmarks/recordings.py: Muldjord's metal songs, CC BY-SA 3.0,
+"""Lyrics on real recordings with a band (tests/fixtures/recordings.py: Muldjord's metal songs, CC BY-SA 3.0,
 and Sectoid's instrumentals, from Debian's fretsonfire packages, mixed here from their stems), through
 both backends with the real Whisper tiny.en weights computing in float32 (int8's kernels differ between
 processors). Excerpts keep the suite short; `python -m benchmarks.real_songs` measures the whole songs."""
 
 import pytest
 
-from benchmarks.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
-from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import sung_lines, transcribe
 from musicvid.storyboard.scenes import plan_scenes
+from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
+from tests.fixtures.whisper_ct2 import load_tiny_en
 from tests.hearing import heard_once
 
 pytestmark = [

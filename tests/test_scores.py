@@ -1,19 +1,17 @@
 """Pictures that show the lyric, measured: the scorer (CLIPScore of a keyframe against its prompt and its lyric),
-its stand-in loaded by hub name, the scores on the contact sheet, `musicvid score` on a render, and the
-quality benchmark.
+its stand-in loaded by hub name, the scores on the contact sheet, and `musicvid score` on a render (the
+quality benchmark's own test: tests/test_benchmarks.py).
 
 Random weights cannot tell a red picture from a blue one, so these check the mechanics: a pair scores the
 same wherever it falls in a batch, distinct texts score apart, and the figures are where they belong."""
 
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 
-from benchmarks import quality as quality_benchmark
 from musicvid.core.workdir import Workdir
 from musicvid.lyrics.transcript import Line, Transcript
 from musicvid.models import scorer as scorer_module
@@ -28,7 +26,6 @@ from musicvid.review.chart import chart as score_chart
 from musicvid.review.score import RANDOM_WEIGHTS, summary_text
 from musicvid.review.sheet import contact_sheet, sheet_size
 from musicvid.settings.presets import PRESETS, SCORER, TINY
-from musicvid.settings.render import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard, parse_storyboard
 from tests.helpers import make_tone, render, run, valid_board
 
@@ -254,49 +251,3 @@ def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_
     assert json.loads(workdir.score_report.read_text())["fps_from"] == "--fps"
     assert run(capsys, "score", workdir.root, "--models", "tiny")[0] == 0  # 10, the default
     assert json.loads(workdir.score_report.read_text())["fps_from"] == "default"
-
-
-@pytest.mark.slow
-def test_the_quality_benchmark_compares_csa_slerp_and_4_candidates_as_a_check_of_the_mechanics(tmp_path, capsys):
-    out = tmp_path / "quality.json"
-    assert quality_benchmark.main(["--quick", "--out", str(out), "--variant", "fewer steps=--steps 2"]) == 0
-    result = json.loads(out.read_text())
-    variants = result["variants"]
-    assert list(variants) == ["csa", "slerp", "4 candidates", "fewer steps"] and result["note"] == RANDOM_WEIGHTS
-    assert variants["slerp"]["options"] == ["--no-align"]
-    for row in variants.values():
-        assert row["summary"]["mean_step"] > 0 and 0 < row["summary"]["largest_step_share"] <= 1
-        assert row["summary"]["prompt"] is not None and row["smoothness"]
-    # one storyboard: the best of 4 draws four candidates for each keyframe csa draws one for, at four times the
-    # TFLOP (the same steps and size); fewer steps cost less per candidate
-    one, four = variants["csa"]["picks"], variants["4 candidates"]["picks"]
-    assert (one["candidates"], four["candidates"]) == (1, 4)
-    assert four["candidates_drawn"] == 4 * one["candidates_drawn"] > 0
-    assert four["tflop"] == pytest.approx(4 * one["tflop"], rel=1e-3) and one["tflop_per_candidate"] > 0
-    assert 0 < variants["fewer steps"]["picks"]["tflop_per_candidate"] < one["tflop_per_candidate"]
-    assert four["seconds"] > 0 and four["pictures_denoised"] == one["pictures_denoised"] + 3 * one["candidates_drawn"]
-    printed = capsys.readouterr().out
-    assert "| csa |" in printed and "| slerp |" in printed and "mechanics" in printed
-    assert "Keyframe picks" in printed and "| 4 candidates | 4 |" in printed
-
-
-def test_a_candidates_tflop_is_its_steps_of_the_unet_twice_with_guidance_and_a_decode():
-    models = PRESETS["tiny"]
-
-    def tflop(**given) -> float:
-        return quality_benchmark.tflop_per_candidate(models, resolve_render_settings(models, given))
-
-    unguided, twice_the_steps = tflop(steps=4, guidance=1.0), tflop(steps=8, guidance=1.0)
-    step = (twice_the_steps - unguided) / 4
-    decode = unguided - 4 * step
-    assert step > 0 and decode > 0
-    assert tflop(steps=4, guidance=7.5) == pytest.approx(decode + 2 * 4 * step, rel=1e-6)  # the unguided twin
-
-
-def test_a_variant_is_a_name_and_render_options():
-    variant = quality_benchmark.parse_variant("4 candidates=--keyframe-candidates 4")
-    assert variant == quality_benchmark.Variant("4 candidates", ("--keyframe-candidates", "4"))
-    assert [v.name for v in quality_benchmark.VARIANTS] == ["csa", "slerp", "4 candidates"]
-    assert quality_benchmark.random_weights(PRESETS["tiny"])
-    assert not quality_benchmark.random_weights(PRESETS["default"])
-    assert quality_benchmark.random_weights(replace(PRESETS["default"], scorer=TINY))

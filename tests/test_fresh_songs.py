@@ -1,4 +1,4 @@
-"""Lyrics timed on fresh songs of the hard kinds (benchmarks/fresh_songs.py: a 20 s intro, gaps of 10, 17 and
+"""Lyrics timed on fresh songs of the hard kinds (tests/fixtures/fresh_songs.py: a 20 s intro, gaps of 10, 17 and
 25 s, a refrain sung three times, a band louder than the voice; texts, timings, singer and tempo drawn from a
 seed), through both backends with the real Whisper tiny.en weights: recognized, and aligned from known words.
 The suite's share of the lyric matrix (benchmarks/lyrics.py), judged by its measure: every line starts a
@@ -9,15 +9,14 @@ import shutil
 import pytest
 import torch
 
-from benchmarks.fresh_songs import fresh_song
-from benchmarks.lyrics import WITHIN, judged_timing
-from benchmarks.whisper_ct2 import load_tiny_en
 from musicvid.cli import main
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.storyboard.board import load_storyboard
 from musicvid.storyboard.scenes import plan_scenes
+from tests.fixtures.fresh_songs import WITHIN, fresh_song, judged_timing
+from tests.fixtures.whisper_ct2 import load_tiny_en
 from tests.hearing import heard_once
 
 pytestmark = [

@@ -7,12 +7,12 @@ import itertools
 import numpy as np
 import pytest
 
-from benchmarks.recordings import SUNG, mix
-from benchmarks.songs import MINOR, RATE, band
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.transcript import Line
 from musicvid.storyboard.form import mark_form
 from musicvid.storyboard.scenes import plan_scenes
+from tests.fixtures.recordings import SUNG, mix
+from tests.fixtures.songs import MINOR, RATE, band
 
 CALM = dict(roots=(110.0, 87.3), chord=MINOR, drums=0.0)
 VERSE = dict(roots=(110.0, 87.3, 130.8, 98.0), chord_beats=4, drums=0.3)

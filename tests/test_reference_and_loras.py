@@ -1,4 +1,5 @@
-"""One look across the video: a reference picture (IP-Adapter) and style LoRAs, keyed like everything else."""
+"""A reference picture (IP-Adapter) and style LoRAs over the whole video, or a scene's own reference, keyed like
+everything else: each changes the pictures it reaches and redraws only those; bad ones are refused before any work."""
 
 import json
 from dataclasses import replace
@@ -21,7 +22,7 @@ from musicvid.settings.presets import PRESETS
 from musicvid.settings.render import RenderSettings, resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, run
-from tests.standins import diffusers_lora, kohya_lora
+from tests.standins.loras import diffusers_lora, kohya_lora
 from tests.test_keyframes import LYRICS, changed_since, name, pictures, touching
 
 

@@ -1,0 +1,79 @@
+"""The IP-Adapter that ``--reference`` loads, as its repository holds it:
+
+- ``h94/IP-Adapter``: models/ip-adapter_sd15.safetensors (float16: the image projection's ``image_proj.proj``
+  to 4 tokens and its ``image_proj.norm``, and ``ip_adapter.N.to_k_ip`` and ``.to_v_ip`` for each
+  cross-attention N = 1, 3, …, 31), models/ip-adapter_sd15.bin (the same as a pickled dict of two dicts),
+  models/image_encoder/ with config.json (CLIPVisionModelWithProjection: ViT-H/14, 1280 wide, 32 layers,
+  projection 1024, image size 224), model.safetensors and pytorch_model.bin in float32; README.md. The other
+  SD 1.5 adapters (plus, face, light) are not read.
+- its ``sdxl_models/``: ip-adapter_sdxl.safetensors and .bin as for SD 1.5, and image_encoder/
+  (CLIPVisionModelWithProjection: ViT-bigG/14, 1664 wide, 48 layers, projection 1280); the vit-h and plus
+  adapters beside them are not read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from safetensors.torch import save as safetensors_bytes
+
+from musicvid.models.tiny import random_ip_adapter
+from musicvid.settings.presets import IP_ADAPTER, IP_ADAPTER_XL, TINY, TINY_XL
+from tests.standins.hub import as_json, pickled, weights
+from tests.standins.sd import tiny_unet
+
+IP_ADAPTER_REPO = IP_ADAPTER.split("/models/")[0]
+IMAGE_ENCODER_SIZES = dict(
+    hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, projection_dim=16
+)  # (SDXL's: projection 24)
+
+
+def ip_adapter_folder(adapter: str, unet_name: str, projection_dim: int, seed: int) -> dict[str, bytes]:
+    """One of h94/IP-Adapter's adapters (the hub file `adapter`) for the stand-in UNet `unet_name`: the
+    adapter as safetensors and .bin, and the image encoder in the image_encoder/ folder beside it."""
+    from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection
+
+    encoder_config = {
+        "_name_or_path": "./image_encoder",
+        "architectures": ["CLIPVisionModelWithProjection"],
+        "attention_dropout": 0.0,
+        "dropout": 0.0,
+        "hidden_act": "gelu",
+        "image_size": 224,
+        "initializer_factor": 1.0,
+        "initializer_range": 0.02,
+        "layer_norm_eps": 1e-05,
+        "model_type": "clip_vision_model",
+        "num_channels": 3,
+        "patch_size": 14,
+        "torch_dtype": "float16",
+        "transformers_version": "4.28.0.dev0",
+        **IMAGE_ENCODER_SIZES,
+        "projection_dim": projection_dim,
+    }
+    torch.manual_seed(seed)
+    encoder = CLIPVisionModelWithProjection(
+        CLIPVisionConfig(**{k: v for k, v in encoder_config.items() if k != "architectures"})
+    )
+    adapter_weights = random_ip_adapter(tiny_unet(unet_name), projection_dim, seed=seed)
+    half = {part: {k: v.half() for k, v in weights.items()} for part, weights in adapter_weights.items()}
+    flat = {f"{part}.{k}": v for part, weights in half.items() for k, v in weights.items()}
+    folder, _, file = adapter.removeprefix(IP_ADAPTER_REPO + "/").rpartition("/")
+    return {
+        f"{folder}/{file}": safetensors_bytes(flat),
+        f"{folder}/{Path(file).stem}.bin": pickled(half),
+        f"{folder}/image_encoder/config.json": as_json(encoder_config),
+        **{
+            f"{folder}/image_encoder/{k}": v
+            for k, v in weights(encoder.state_dict(), "model", bin_stem="pytorch_model", fp16=False).items()
+        },
+    }
+
+
+def ip_adapter_files() -> dict[str, bytes]:
+    """The SD 1.5 adapter (models/, its encoder ViT-H/14) and SDXL's (sdxl_models/, its encoder ViT-bigG/14)."""
+    return {
+        "README.md": b"---\nlicense: apache-2.0\nlanguage:\n- en\nlibrary_name: diffusers\n---\n# IP-Adapter (stand-in)\n",
+        **ip_adapter_folder(IP_ADAPTER, TINY, IMAGE_ENCODER_SIZES["projection_dim"], seed=8),
+        **ip_adapter_folder(IP_ADAPTER_XL, TINY_XL, 24, seed=14),
+    }

@@ -1,0 +1,145 @@
+"""The video delivered as asked: each shape and resolution at its exact ratio and short side, the output rate
+with the frames between made by one ffmpeg (the drawn frames kept on their frames), and the upscalers, a learned
+one seeing only the drawn frames where the frames between are blends."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from musicvid.cli import main
+from musicvid.delivery import mux
+from musicvid.delivery.upscale import Upscaler
+from musicvid.models.loading import load_upscaler
+from musicvid.models.registry import ModelRegistry
+from musicvid.pictures.camera import cover
+from musicvid.settings.geometry import ASPECTS, RESOLUTIONS
+from musicvid.settings.presets import PRESETS, REAL_ESRGAN, TINY
+from musicvid.settings.render import RenderSettings, resolve_render_settings
+from tests.helpers import decoded, make_tone, probe, psnr
+
+TINY_MODELS = PRESETS["tiny"]
+CPU = torch.device("cpu")
+
+
+@pytest.mark.parametrize("aspect", list(ASPECTS))
+def test_each_shape_and_resolution_has_the_exact_ratio_and_short_side(aspect):
+    for resolution, short in RESOLUTIONS.items():
+        width, height = resolve_render_settings(
+            PRESETS["default"], dict(aspect=aspect, resolution=resolution)
+        ).video_size
+        assert min(width, height) == short and width % 2 == height % 2 == 0
+        assert abs(width / height - ASPECTS[aspect]) < 2 / short
+    assert RenderSettings(size=(512, 512)).video_size == (512, 512)
+
+
+# two renders probed (every shape and resolution's size is checked above; the code is the same)
+@pytest.mark.parametrize("aspect,resolution", [("9:16", "1080p"), ("4:5", "720p")])
+@pytest.mark.slow
+def test_the_video_has_the_shape_resolution_rate_and_length_asked_for(aspect, resolution, tmp_path):
+    song = make_tone(tmp_path / "song.mp3", 1.0)
+    (tmp_path / "song.lrc").write_text("[00:00.30]la la la\n")
+    output = tmp_path / "video.mp4"
+    argv = ["render", song, "--models", "tiny", "--lyrics", tmp_path / "song.lrc", "--aspect", aspect]
+    argv += ["--resolution", resolution, "--upscaler", "lanczos", "--output-fps", "25", "-o", output, "-q"]
+    assert main([str(a) for a in [*argv, "--workdir", tmp_path / "work"]]) == 0
+    video = probe(output)
+    wanted = resolve_render_settings(TINY_MODELS, dict(aspect=aspect, resolution=resolution)).video_size
+    assert video["size"] == wanted and video["fps"] == 25 and abs(video["frames"] - 25 * video["duration"]) <= 1
+
+
+@pytest.mark.parametrize("interpolator,upscaled", [("blend", 10), ("minterpolate", 30)])
+@pytest.mark.slow
+def test_a_learned_upscaler_sees_only_the_drawn_frames_where_the_frames_between_are_blends(
+    interpolator, upscaled, tmp_path
+):
+    song = make_tone(tmp_path / "song.mp3", 1.0)
+    (tmp_path / "song.lrc").write_text("[00:00.30]la la la\n")
+    output, workdir = tmp_path / "video.mp4", tmp_path / "work"
+    argv = ["render", song, "--models", "tiny", "--lyrics", tmp_path / "song.lrc", "--fps", "10", "--output-fps", "30"]
+    argv += ["--interpolator", interpolator, "--aspect", "16:9", "--resolution", "720p", "--upscaler", TINY]
+    argv += ["--captions", "line"]
+    assert main([str(a) for a in [*argv, "--workdir", workdir, "-o", output, "-q"]]) == 0
+    # a blend of two upscaled frames is the upscaled blend: the network draws 10 frames, not 30
+    assert json.loads((workdir / "timings.json").read_text())["upscale"]["frames"] == upscaled
+    video = probe(output)
+    assert video["size"] == (1280, 720) and video["fps"] == 30 and video["frames"] == 30
+
+
+def moving_square(frames: int, width=96, height=64, step=4) -> list[np.ndarray]:
+    result = []
+    for n in range(frames):
+        frame = np.full((height, width, 3), 40, dtype=np.uint8)
+        frame[20:44, 10 + n * step : 34 + n * step] = (230, 200, 60)
+        result.append(frame)
+    return result
+
+
+@pytest.mark.parametrize("interpolator", ["minterpolate", "blend"])
+def test_interpolation_keeps_the_drawn_frames_and_fills_between(interpolator):
+    drawn = moving_square(8)
+    made = list(
+        mux.interpolate(drawn, width=96, height=64, fps=10, output_fps=30, frame_count=24, interpolator=interpolator)
+    )
+    assert len(made) == 24 and made[0].shape == (64, 96, 3)
+    for k, frame in enumerate(drawn):  # every third frame is a drawn one (up to the conversion to YUV)
+        assert np.abs(made[3 * k].astype(int) - frame).max() <= 4
+    # a frame between: motion compensation moves the square a third of the way; a blend shows two halves
+    lit = (made[4].astype(int).sum(axis=2) > 400).any(axis=0).nonzero()[0]
+    if interpolator == "minterpolate":
+        assert abs(lit.mean() - (10 + 4 * 4 / 3 + 11.5)) < 1.5
+    else:
+        assert np.isin(np.unique(made[4][32, :, 0]), [40, 230]).mean() < 1  # mixed colours, not a copy
+
+
+@pytest.mark.parametrize("interpolator", ["minterpolate", "blend"])
+def test_one_ffmpeg_delivers_the_frames_between_at_the_video_size_with_the_drawn_ones_on_their_frames(
+    tmp_path, interpolator
+):
+    drawn, song = moving_square(8), make_tone(tmp_path / "song.wav", 0.77)
+    video = tmp_path / "look.mp4"
+    mux.encode_video(
+        drawn,
+        width=96,
+        height=64,
+        fps=10,
+        audio=song,
+        output=video,
+        output_fps=30,
+        interpolator=interpolator,
+        frame_count=23,
+        video_size=(160, 90),
+    )
+    found = probe(video)
+    # the held last frame's surplus is trimmed: the song's length
+    assert found["size"] == (160, 90) and found["fps"] == 30 and found["frames"] == 23
+    assert abs(found["duration"] - 0.77) < 0.05
+    frames = decoded(video, set(range(23)))
+    for k, frame in enumerate(drawn):  # every third frame is a drawn one, scaled to cover 16:9
+        if 3 * k < 23:
+            assert psnr(frames[3 * k], cover(frame, (160, 90))) > 30, k
+
+
+@pytest.mark.slow
+def test_upscalers_cover_the_video_size(standin_hub):
+    assert cover(np.zeros((384, 704, 3), np.uint8), (1920, 1080)).shape == (1080, 1920, 3)
+    assert load_upscaler("auto", CPU) is None  # Lanczos on the CPU
+    # every preset's upscaler is auto: the tiny one's network too is for a GPU (on two cores it cost 1.1 s
+    # a 1080p frame, 200 s of a 6 s song's render), and the CPU takes Lanczos
+    for preset in PRESETS.values():
+        with ModelRegistry(preset, "cpu").use("upscaler") as upscaler:
+            assert preset.upscaler == "auto" and upscaler is None
+    frame = np.random.default_rng(1).integers(0, 255, (48, 88, 3), dtype=np.uint8)
+    for name in (TINY, REAL_ESRGAN):  # the hub file as published (tests/standins/upscaler.py), through spandrel
+        model = load_upscaler(name, CPU)
+        assert model.scale == 4 and model.architecture.id == "ESRGAN"
+        upscaled = list(Upscaler(model, (1280, 720), batch=2)([frame] * 3))
+        assert [f.shape for f in upscaled] == [(720, 1280, 3)] * 3
+        # a batch draws what one frame alone does; torch's scaling to cover is Pillow's Lanczos, nearly
+        alone = Upscaler(model, (1280, 720), batch=1)
+        assert np.array_equal(next(alone([frame])), upscaled[2])
+        with torch.inference_mode():
+            bigger = model(torch.from_numpy(frame).permute(2, 0, 1)[None].float() / 255)[0]
+        pillow = cover((bigger.permute(1, 2, 0) * 255).round().to(torch.uint8).numpy(), (1280, 720))
+        assert np.abs(pillow.astype(int) - upscaled[2].astype(int)).mean() < 2

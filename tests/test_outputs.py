@@ -1,0 +1,195 @@
+"""What a run writes, replaces and deletes: only what musicvid made. An output is never an input (the song,
+the lyrics, a hard link, an input storyboard stays byte-identical), `-o` names a video and only the video,
+files beside the song are replaced only when they are musicvid's or with --overwrite, the default name steps
+aside from lyrics beside the song, an output and the work directory never hold each other, a name too long is
+refused before the work, the sweep takes only musicvid's own temporaries, and a storyboard its loader would
+refuse is never saved."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+from PIL import Image
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import VIDEO_SUFFIXES
+from musicvid.delivery.mux import encode_video
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+from tests.helpers import TINY_QUIET, digest, make_tone, quick, run, valid_board, video_frames, work_directory
+from vipe_core.atomic import temporary_of
+
+REPOSITORY = Path(__file__).parents[1]
+
+
+def persons_files(*folders: Path) -> dict[Path, str]:
+    """Dotfiles, editor swap files and copies a person keeps beside an output or in a work directory."""
+    names = [".o.mp4.bak", ".o.srt.swp", ".o.mp4.orig", ".notes.txt", ".my.cnf", ".video.mp4.orig", ".a.b.c"]
+    made = {}
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (folder / name).write_text(f"a person's {name}")
+            made[folder / name] = digest(folder / name)
+    return made
+
+
+def dead_pid() -> int:
+    """The id of a process that has ended."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.slow
+def test_the_sweep_takes_only_our_temporaries_after_render_resume_and_kill(capsys, tmp_path):
+    song, workdir, output = make_tone(tmp_path / "song.wav", 2), tmp_path / "w", tmp_path / "out" / "o.mp4"
+    kept = persons_files(output.parent)
+    # a temporary a killed run of ours left beside the output: the sweep's to take
+    ours = output.parent / f".musicvid-{dead_pid()}.o.mp4.abcd_123.mp4"
+    ours.write_bytes(b"half a video")
+    argv = quick(song, "--workdir", workdir, "-o", output)
+    assert run(capsys, *argv)[0] == 0
+    assert {path: digest(path) for path in kept} == kept and not ours.exists()
+    kept |= persons_files(workdir, workdir / "frames")  # kept in musicvid's own work directory, once it made it
+    # killed as it writes its video, then resumed
+    (workdir / "video.mp4").unlink()
+    command = [sys.executable, "-m", "tests.killer", "*/w/video.mp4", "1", "--", *map(str, argv)]
+    killed = subprocess.run(command, capture_output=True, cwd=REPOSITORY)
+    assert killed.returncode == -9, killed.stderr.decode()
+    assert list(workdir.glob(".musicvid-*.video.mp4.*")), "the killed run left its temporary"
+    assert run(capsys, *argv)[0] == 0
+    assert {path: digest(path) for path in kept} == kept
+    assert not [p for p in workdir.glob(".musicvid-*") if temporary_of(p)]  # its own leftover is gone
+    assert {p.name for p in workdir.iterdir() if p.name.startswith(".")} == {
+        *(p.name for p in kept if p.parent == workdir),
+        ".musicvid-lock",
+    }
+
+
+def test_files_beside_the_song_are_replaced_only_when_ours_or_with_overwrite(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    video, subtitles = tmp_path / "song.mp4", tmp_path / "song.srt"
+    workdir = ["--workdir", tmp_path / "wd"]
+    for persons in (video, subtitles):  # another video of that name; hand-made subtitles
+        persons.write_text("a person's file")
+        code, out, err = run(capsys, *quick(song, *workdir))
+        assert code == 2 and f"{persons} exists and musicvid did not write it for this song" in err
+        assert "--overwrite" in err and err.count("\n") == 1 and persons.read_text() == "a person's file"
+        assert not (tmp_path / "wd").exists()  # refused before any work
+        persons.unlink()
+    subtitles.write_text("hand-made")
+    assert run(capsys, *quick(song, *workdir, "--overwrite"))[0] == 0
+    assert "a light in the storm" in subtitles.read_text()
+    assert run(capsys, *quick(song, *workdir, "--seed", "3"))[0] == 0  # its own files it replaces
+    subtitles.write_text(subtitles.read_text() + "\nedited by hand\n")
+    code, out, err = run(capsys, *quick(song, *workdir))
+    assert code == 2 and str(subtitles) in err and "edited by hand" in subtitles.read_text()
+
+
+def test_o_names_the_video_but_not_the_files_beside_it(capsys, tmp_path):
+    song, output = make_tone(tmp_path / "song.wav", 2), tmp_path / "o.mp4"
+    output.write_text("an old video the person chose to replace")
+    output.with_suffix(".srt").write_text("hand-made")
+    code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))
+    assert code == 2 and f"{output.with_suffix('.srt')} exists" in err
+    output.with_suffix(".srt").unlink()
+    assert run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))[0] == 0
+    assert output.read_bytes()[4:8] == b"ftyp"
+
+
+def test_an_input_storyboard_stays_byte_identical(capsys, tmp_path):
+    song, workdir = make_tone(tmp_path / "song.wav", 2), work_directory(tmp_path / "w")
+    Image.new("RGB", (64, 64), "teal").save(tmp_path / "pin.png")
+    board = valid_board() | {"audio": {"path": "../song.wav", "sha256": "", "duration": 2.0}}
+    board["scenes"] = [dict(board["scenes"][0], end=2.0, picture="../pin.png")]  # relative to the file
+    storyboard = workdir / "storyboard.json"  # the work directory's own, edited by hand
+    storyboard.write_text(json.dumps(board, indent=4))  # not as musicvid writes it
+    before = storyboard.read_bytes()
+    argv = ["render", song, "--models", "tiny", "-q", "--fps", "2", "--storyboard", storyboard]
+    assert run(capsys, *argv, "--workdir", workdir, "-o", tmp_path / "v.mp4")[0] == 0
+    assert storyboard.read_bytes() == before
+
+
+def test_an_output_name_too_long_to_write_is_refused_before_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "w", "-o", tmp_path / ("v" * 296 + ".mp4")))
+    assert code == 2 and "is too long (300 bytes" in err and err.count("\n") == 1
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("case", ["the song", "its subtitles are the lyrics", "a hard link to the song"])
+def test_an_output_that_is_an_input_is_refused_before_any_work(capsys, tmp_path, case):
+    song = make_tone(tmp_path / "song.mp3", 2)
+    lyrics = tmp_path / "song.srt"
+    lyrics.write_text("1\n00:00:00,500 --> 00:00:01,500\na light in the storm\n")
+    link = tmp_path / "link.mp4"
+    os.link(song, link)
+    output = {"the song": song, "its subtitles are the lyrics": tmp_path / "song.mp4", "a hard link to the song": link}
+    kept = {path: digest(path) for path in (song, lyrics)}
+    code, out, err = run(
+        capsys, "render", song, *TINY_QUIET, "--lyrics", lyrics, "--workdir", tmp_path / "w", "-o", output[case]
+    )
+    assert code == 2 and "would write over it" in err and err.count("\n") == 1
+    assert {path: digest(path) for path in kept} == kept
+    assert not (tmp_path / "w").exists()  # nothing was decoded, nothing transcribed
+
+
+def test_the_default_name_steps_aside_from_lyrics_beside_the_song(tmp_path):
+    from musicvid.run import default_output
+    from musicvid.settings.render import RenderSettings
+    from musicvid.settings.song import SongRequest
+
+    song = tmp_path / "song.mp3"
+    lyrics = tmp_path / "song.srt"
+    assert default_output(SongRequest(song=song), RenderSettings()) == tmp_path / "song.mp4"
+    assert default_output(SongRequest(song=song, lyrics_file=lyrics), RenderSettings()) == tmp_path / "song.video.mp4"
+    clip = tmp_path / "clip.mp4"
+    preview = RenderSettings(preview=True)
+    assert default_output(SongRequest(song=clip), preview) == tmp_path / "clip.preview.mp4"
+
+
+def test_o_takes_only_video_names(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "-o", tmp_path / "v.srt")
+    assert code == 2 and "must name a video file ending in .mp4" in err
+    assert not (tmp_path / "v.srt").exists()
+
+
+@pytest.mark.parametrize("suffix", VIDEO_SUFFIXES)
+def test_every_name_o_takes_is_written_as_a_video(tmp_path, suffix):
+    frames = [np.full((64, 64, 3), level, np.uint8) for level in (0, 128, 255)]
+    output = tmp_path / f"v{suffix}"
+    encode_video(frames, width=64, height=64, fps=10, audio=None, output=output)
+    with av.open(str(output)) as container:
+        assert container.streams.video[0].codec_context.name == "h264"
+    assert video_frames(output) == 3
+
+
+def test_a_storyboard_its_loader_would_refuse_is_never_saved(tmp_path):
+    scene = Scene(0, "lyric", 0.0, 2.0, "a light", "a lighthouse", 1, confidence="high")
+    storyboard = Storyboard(SongAudio(2.0), scenes=[scene])
+    with pytest.raises(UserError, match=r"scenes\[0\].confidence must be a number"):
+        storyboard.save(tmp_path / "storyboard.json")
+    assert not (tmp_path / "storyboard.json").exists()
+
+
+@pytest.mark.parametrize(
+    "output, workdir, says",
+    [
+        ("v.mp4", "v.mp4/wd", "lies under"),  # -o would be made a folder by the work directory
+        ("a/v.mkv", "a/v.mkv/b/c/wd", "lies under"),
+        ("v.mp4", "v.srt/wd", "lies under"),  # the .srt beside the video
+        ("wd/v.mp4", "wd", "lies in the work directory"),
+        ("wd/frames/v.mov", "wd", "lies in the work directory"),
+    ],
+)
+def test_an_output_and_the_work_directory_never_hold_each_other(capsys, tmp_path, output, workdir, says):
+    song = make_tone(tmp_path / "song.wav", 2)
+    code, _, err = run(capsys, *quick(song, "--workdir", tmp_path / workdir, "-o", tmp_path / output))
+    assert code == 2 and says in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lyrics.lrc", "song.wav"]  # nothing made, no work

@@ -1,0 +1,85 @@
+"""The page's controls and fields as its events call them, no server: a look sets its controls and
+they reach the settings, pasted lyrics are kept as what they are, and a lyric the person edited is no longer in
+doubt."""
+
+
+def test_a_look_sets_its_controls_and_they_reach_the_settings():
+    from ui.controls import chosen, followed, shown_controls
+
+    shown = shown_controls("tiny")
+    values = {"preset": "tiny", **shown, "look": "music-video"}
+    changes, now = followed(values, shown)
+    look = dict(captions="karaoke", aspect="16:9", pacing="beats", output_fps="30", resolution="1080p")
+    assert changes == {**look, "size": "88x48"}  # the shape's size follows
+    values.update(changes, motion="pan", pulse=0.3, preview=True)
+    settings = chosen(values)
+    assert (settings.output_fps, settings.fps, settings.video_size, settings.motion, settings.pulse) == (
+        30,
+        10,
+        (1920, 1080),
+        "pan",
+        0.3,
+    )
+    assert settings.preview and settings.captions == "karaoke"
+    # no look: its controls show the settings' defaults again
+    back, _ = followed({**values, "look": ""}, now)
+    assert back == dict(captions="none", aspect="", pacing="linear", output_fps="", resolution="", size="64x64")
+    # the drawn rate left as shown follows the video's, where a person's own stays
+    rates = {rate: chosen({"preset": "tiny", **shown, "output_fps": rate}).fps for rate in ("24", "60", "")}
+    assert rates == {"24": 12, "60": 10, "": 10} and chosen({"preset": "tiny", **shown, "fps": 7}).fps == 7
+    # fast drawing: its steps and guidance fill the controls, and the full sampler's come back without it
+    full = {"preset": "default", **shown_controls("default")}
+    fast, _ = followed({**full, "fast": True}, shown_controls("default"))
+    assert (fast["steps"], fast["guidance"]) == (4, 1.0)
+    settings = chosen({**full, **fast, "fast": True})
+    assert settings.fast and (settings.steps, settings.guidance) == (4, 1.0)
+    back, _ = followed({**full, **fast, "fast": False}, shown_controls("default", fast=True))
+    assert (back["steps"], back["guidance"]) == (25, 7.5)
+    # what the person typed stays theirs
+    assert "steps" not in followed({"preset": "tiny", **shown, "steps": 3, "fast": True}, shown)[0]
+
+
+def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
+    from ui.jobs import Jobs
+
+    (tmp_path / "song").mkdir()
+    song = tmp_path / "song" / "song.mp3"
+    assert Jobs.lyrics(song, " \n\n") is None
+    assert Jobs.lyrics(song, "[00:05.00]My heart is a lighthouse\n").name == "lyrics.lrc"
+    assert Jobs.lyrics(song, "My heart is a lighthouse\n").name == "lyrics.txt"
+    assert [p.name for p in song.parent.iterdir()] == []  # the song's folder holds only the song
+
+
+def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
+    from ui.table import apply_edits
+
+    saved = {
+        "version": 1,
+        "audio": {"duration": 10.0},
+        "scenes": [
+            {
+                "index": 0,
+                "kind": "lyric",
+                "start": 0.0,
+                "end": 5.0,
+                "text": "misheard",
+                "prompt": "a",
+                "seed": 1,
+                "confidence": 0.2,
+            },
+            {
+                "index": 1,
+                "kind": "lyric",
+                "start": 5.0,
+                "end": 10.0,
+                "text": "unsure",
+                "prompt": "b",
+                "seed": 2,
+                "confidence": 0.3,
+            },
+        ],
+    }
+    edited = apply_edits(
+        saved, [[0.0, 5.0, "lyric", "heard right", "a", "", ""], [5.0, 10.0, "lyric", "unsure", "c", "", ""]]
+    )
+    assert [s.get("confidence") for s in edited["scenes"]] == [None, 0.3]

@@ -1,0 +1,251 @@
+"""The work directory: one run holds it (a second is refused; one that waits gets it once the other lets it
+go), it holds one song's work (another song's audio is refused), it is musicvid's or empty (a person's folder is
+refused, naming a file, and loses nothing, `score`'s too), its files and folders are of the kinds musicvid keeps,
+none of its files is an input, and what it records is checked as the option it stands for is (the rate
+timings.json holds)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from musicvid.core.errors import UserError
+from musicvid.core.workdir import Workdir
+from tests.helpers import digest, make_tone, quick, run, valid_board, video_frames, work_directory
+
+
+def tree(folder):
+    """Every file and folder under `folder`, with each file's digest: what a refused run must leave as it was."""
+    return {path: digest(path) if path.is_file() else None for path in sorted(folder.rglob("*"))}
+
+
+def persons_folder(folder, names):
+    """A folder of a person's files, some of them at the names of musicvid's work directory."""
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(f"the person's own {name}")
+    return folder
+
+
+@pytest.mark.parametrize(
+    "names, command, options",
+    [
+        (["video.mp4", "lyrics.srt", "timings.json", "contact_sheet.png"], "render", ["-o", "out.mp4"]),
+        (["keyframes/0000.png", "frames/000001.png"], "render", ["--overwrite"]),
+        (["storyboard.json", "transcript.json"], "storyboard", []),
+        ([".DS_Store"], "render", ["--overwrite", "-o", "out.mp4"]),
+        (["holiday.mov", "notes.txt"], "storyboard", ["--keyframes"]),
+    ],
+)
+def test_a_persons_folder_as_work_directory_is_refused_naming_a_file_and_loses_nothing(
+    capsys, tmp_path, names, command, options
+):
+    song = make_tone(tmp_path / "song.wav", 2)
+    lyrics = tmp_path / "song.lrc"
+    lyrics.write_text("[00:00.50]a light in the storm\n")
+    mine = persons_folder(tmp_path / "mine", names)
+    before = tree(mine)
+    options = [tmp_path / option if option.endswith(".mp4") else option for option in options]
+    code, out, err = run(
+        capsys, command, song, "--models", "tiny", "-q", "--lyrics", lyrics, "--workdir", mine, *options
+    )
+    assert code == 2 and err.count("\n") == 1 and not out
+    assert any(f"holds {name.split('/')[0]}, which musicvid did not make" in err for name in names), err
+    assert tree(mine) == before and sorted(p.name for p in tmp_path.iterdir()) == ["mine", "song.lrc", "song.wav"]
+
+
+def keyframed_render(folder):
+    """A render's storyboard and keyframes (what `score` reads), in `folder`."""
+    (folder / "storyboard.json").write_text(json.dumps(valid_board()))
+    (folder / "keyframes").mkdir()
+    for scene in (0, 1):
+        Image.new("RGB", (64, 64), (40 * scene, 90, 200)).save(folder / "keyframes" / f"{scene:04d}.png")
+    return folder
+
+
+@pytest.mark.parametrize("names", [["score.png"], ["contact_sheet.png", "score.json"], ["notes.txt"]])
+def test_score_in_a_persons_folder_is_refused_and_replaces_nothing(capsys, tmp_path, names):
+    (tmp_path / "mine").mkdir()
+    mine = persons_folder(keyframed_render(tmp_path / "mine"), names)
+    before = tree(mine)
+    code, _, err = run(capsys, "score", mine, "--models", "tiny")
+    assert code == 2 and "which musicvid did not make" in err and err.count("\n") == 1
+    assert tree(mine) == before
+
+
+@pytest.mark.parametrize("name", ["outputs.json", "timings.json", "storyboard.json", "contact_sheet.png"])
+def test_a_work_directory_file_that_is_a_folder_is_refused_before_the_work(capsys, tmp_path, name):
+    song = make_tone(tmp_path / "song.wav", 2)
+    workdir = work_directory(tmp_path / "w")
+    (workdir / name / "x").mkdir(parents=True)
+    code, _, err = run(capsys, *quick(song, "--workdir", workdir, "-o", tmp_path / "v.mp4"))
+    assert code == 2 and f"{workdir / name} is a folder, where musicvid keeps a file" in err and err.count("\n") == 1
+    assert sorted(p.name for p in workdir.iterdir()) == [".musicvid-lock", name]  # nothing made
+
+
+def test_a_work_directory_folder_that_is_a_file_is_refused_before_the_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    workdir = work_directory(tmp_path / "w")
+    (workdir / "keyframes").write_text("not a folder")
+    code, _, err = run(capsys, *quick(song, "--workdir", workdir, "-o", tmp_path / "v.mp4"))
+    assert code == 2 and "keyframes is a file, where musicvid keeps a folder" in err
+    assert sorted(p.name for p in workdir.iterdir()) == [".musicvid-lock", "keyframes"]
+
+
+@pytest.mark.parametrize("fps", [float("nan"), -4, 0, 0.5, 61, 100000, "ten", True])
+def test_a_rate_timings_json_records_is_checked_as_fps_is(capsys, tmp_path, fps):
+    workdir = keyframed_render(work_directory(tmp_path / "w"))
+    (workdir / "timings.json").write_text(json.dumps({"fps": fps, "frames": 100}))
+    code, out, err = run(capsys, "score", workdir, "--models", "tiny")
+    assert code == 2 and not out and err.count("\n") == 1
+    assert f"{workdir / 'timings.json'} records the rate drawn as" in err and "give --fps" in err, err
+    assert sorted(p.name for p in workdir.iterdir()) == [
+        ".musicvid-lock",
+        "keyframes",
+        "storyboard.json",
+        "timings.json",
+    ]
+
+
+@pytest.mark.parametrize("given", ["song.wav", "storyboard.json", "link"])
+def test_score_of_a_file_says_it_is_a_file(capsys, tmp_path, given):
+    make_tone(tmp_path / "song.wav", 1)
+    (tmp_path / "storyboard.json").write_text(json.dumps(valid_board()))
+    (tmp_path / "link").symlink_to(tmp_path / "song.wav")
+    code, _, err = run(capsys, "score", tmp_path / given, "--models", "tiny")
+    assert code == 2 and "is a file, not a folder" in err and "does not exist" not in err
+
+
+@pytest.mark.slow
+def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_the_song(capsys, tmp_path):
+    song = make_tone(tmp_path / "clip.mp4", 2)  # a common download: AAC in an MP4, no video
+    before = digest(song)
+    workdir, go = tmp_path / "w", tmp_path / "go"
+    # the first run (no -o) is paused with its video encoded under a temporary name, about to be
+    # renamed: the moment a second run's sweep of leftovers would take it away
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.killer",
+            "--pause-until",
+            go,
+            "*/w/video.mp4",
+            "1",
+            "--",
+            *quick(song, "--workdir", workdir),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not Path(f"{go}.paused").exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert list(workdir.glob(".musicvid-*.video.mp4.*")), (
+            first.stderr.read().decode() if first.poll() is not None else ""
+        )
+        code, out, err = run(capsys, *quick(song, "--workdir", workdir, "-o", tmp_path / "second.mp4"))
+        assert code == 2 and "is in use by another musicvid run" in err and err.count("\n") == 1
+    finally:
+        go.touch()  # the first run goes on, whatever the second did (a test that failed leaves no process)
+    try:
+        out, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert first.returncode == 0, err.decode()
+    # the video does not take the song's name: clip.mp4 is still the song
+    video = tmp_path / "clip.video.mp4"
+    assert out.decode().strip() == str(video) and video_frames(video) == 4
+    assert digest(song) == before and (tmp_path / "clip.video.srt").exists()
+    assert not (tmp_path / "second.mp4").exists()
+
+
+def test_a_run_that_waits_gets_the_work_directory_once_the_other_lets_it_go(tmp_path):
+    taken, order = threading.Event(), []
+
+    def other() -> None:
+        with Workdir(tmp_path / "w").held():
+            taken.set()
+            time.sleep(0.5)
+            order.append("other done")
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    taken.wait()
+    with pytest.raises(UserError, match="in use"):
+        with Workdir(tmp_path / "w").held():
+            pass
+    with Workdir(tmp_path / "w").held(wait=True):
+        order.append("waited")
+    thread.join()
+    assert order == ["other done", "waited"]
+
+
+def test_a_work_directory_that_is_a_file_is_refused_before_any_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    (tmp_path / "w").write_text("not a folder")
+    code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w")
+    assert code == 2 and "is a file: give --workdir a folder" in err
+
+
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) runs the command as another user")
+@pytest.mark.slow
+def test_a_read_only_work_directory_is_refused_before_any_work(demo_song):
+    # as root every folder is writable: the run is made as nobody, for whom this one is read-only
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        folder.chmod(0o777)
+        song = shutil.copyfile(demo_song, folder / "song.mp3")
+        (folder / "locked").mkdir(mode=0o555)
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "musicvid"]
+        command += ["render", str(song), "--models", "tiny", "-q", "--workdir", str(folder / "locked" / "w")]
+        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HOME": str(folder)})
+    assert done.returncode == 2, done.stderr
+    assert "cannot be written" in done.stderr and "is read-only" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_another_song_in_a_used_work_directory_is_refused(capsys, tmp_path):
+    a, b = make_tone(tmp_path / "a.wav", 2), make_tone(tmp_path / "b.wav", 2, "-af", "volume=0.5")
+    same = ["--title", "Same", "--artist", "Same", "--workdir", tmp_path / "wd"]
+    assert run(capsys, *quick(a, *same, "-o", tmp_path / "a.mp4"))[0] == 0
+    before = {p: digest(p) for p in (tmp_path / "wd").rglob("*") if p.is_file()}
+    for argv in (quick(b, *same, "-o", tmp_path / "b.mp4"), ["storyboard", b, "--models", "tiny", "-q", *same]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and "holds the work of another song" in err and str(a) in err and err.count("\n") == 1
+    assert not (tmp_path / "b.mp4").exists()
+    assert {p: digest(p) for p in (tmp_path / "wd").rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("which", ["the song is its video.mp4", "the lyrics are its lyrics.srt", "a pinned keyframe"])
+def test_no_file_of_the_work_directory_is_an_input(capsys, tmp_path, which):
+    workdir = tmp_path / "wd"
+    (work_directory(workdir) / "keyframes").mkdir()  # musicvid's, where a person put inputs later
+    song = make_tone(tmp_path / "song.wav", 2)
+    argv = quick(song)
+    if which == "the song is its video.mp4":
+        song = make_tone(workdir / "video.mp4", 2)  # AAC in an MP4, as songs are downloaded
+        argv = quick(song)
+    elif which == "the lyrics are its lyrics.srt":
+        lyrics = workdir / "lyrics.srt"
+        lyrics.write_text("1\n00:00:00,500 --> 00:00:01,500\na light in the storm\n")
+        argv = [*argv[:-2], "--lyrics", lyrics]
+    else:
+        Image.new("RGB", (64, 64), "red").save(workdir / "keyframes" / "0000.png")
+        board = valid_board() | {"audio": {"path": str(song), "sha256": "", "duration": 2.0}}
+        board["scenes"] = [dict(board["scenes"][0], end=2.0, picture=str(workdir / "keyframes" / "0000.png"))]
+        (tmp_path / "board.json").write_text(json.dumps(board))
+        argv = [*argv, "--storyboard", tmp_path / "board.json"]
+    inputs = {p: digest(p) for p in workdir.rglob("*") if p.is_file()}
+    code, out, err = run(capsys, *argv, "--workdir", workdir, "-o", tmp_path / "out.mp4")
+    assert code == 2 and "which the run writes" in err and err.count("\n") == 1
+    assert {p: digest(p) for p in workdir.rglob("*") if p.is_file()} == inputs
+    assert not (tmp_path / "out.mp4").exists()
