@@ -3,7 +3,7 @@
 The tiny preset's models (musicvid.settings.presets.TINY) are as small as each class goes: every stage runs
 its real code path on a CPU in seconds. SD15_RANDOM is Stable Diffusion 1.5's architecture at full size,
 for benchmarks: compute does not depend on the weights' values. The tests' stand-ins of the hub's
-repositories (tests/standins.py) are built from the same sizes.
+repositories (tests/standins/) are built from the same sizes.
 """
 
 from __future__ import annotations
