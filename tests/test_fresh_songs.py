@@ -108,7 +108,7 @@ def test_a_lyrics_file_reaches_the_storyboard_and_the_table(songs, tiny_en, tmp_
     assert [s.unsure for s in lyric] == [False, False, True] + [False] * (len(texts) - 2)
     [note] = [row for row in table.splitlines() if row.startswith("? ")]
     assert note.startswith("? 1 of") and f"(scenes {lyric[2].index})" in note
-    assert board.settings["transcript"].startswith(f"aligned:faster-whisper:{tiny_en}:song.txt:")
+    assert board.settings.transcript.startswith(f"aligned:faster-whisper:{tiny_en}:song.txt:")
     # the person takes out the line nobody sings: the lines are timed again, and none is in doubt
     lyrics.write_text(lyrics.read_text().replace(NOT_SUNG, ""))
     assert main(command) == 0

@@ -55,7 +55,7 @@ def test_the_default_preset_by_hub_name_renders_every_scene_from_vipe(standin_ho
     )
     assert run.returncode == 0, run.stderr
     board = load_storyboard(workdir / "storyboard.json")
-    assert board.settings["models"]["vipe"] == DEFAULT_VIPE and board.settings["models"]["diffusion"] == SD15
+    assert board.settings.models["vipe"] == DEFAULT_VIPE and board.settings.models["diffusion"] == SD15
     lyric = [s for s in board.scenes if s.kind == "lyric"]
     assert len(lyric) >= 3
     # every prompt came from the model: none fell back to its lyric, and none is its lyric or context

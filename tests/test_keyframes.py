@@ -73,7 +73,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     before = pictures(workdir)
 
     # a new seed for scene 2: its keyframe alone is redrawn, then only the morphs into and out of it
-    board.scenes[2].seed += 1
+    board = board.with_scenes({2: replace(board.scenes[2], seed=board.scenes[2].seed + 1)})
     board.save(workdir / "storyboard.json")
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
     run("render", *common, "-o", tmp_path / "video.mp4")

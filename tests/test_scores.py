@@ -228,7 +228,7 @@ def test_score_reads_the_scorer_and_the_rate_the_render_used(renders, capsys):
 def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_transcript(renders, capsys):
     song, folder = renders
     workdir = Workdir(folder / "slerp")
-    sha256 = load_storyboard(workdir.storyboard).audio["sha256"]
+    sha256 = load_storyboard(workdir.storyboard).audio.sha256
     lines = [Line(1.0, 2.4, "the sky is burning"), Line(2.5, 4.0, "rivers made of glass")]
     Transcript(lines, "en", "lyrics", sha256).save(workdir.transcript)
     code, out, _ = run(capsys, "score", workdir.root, "--models", "tiny")
