@@ -89,22 +89,23 @@ def standin_hub(standin_home, monkeypatch) -> Path:
     return hub
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def jobs_dir(tmp_path_factory) -> Path:
-    """The jobs folder of the page the tests share (server)."""
+    """The jobs folder of the page a test module shares (server)."""
     return tmp_path_factory.mktemp("jobs")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server_process(jobs_dir):
-    """The page served with the tiny models (tests/served_page.py), started once for the tests that drive it
-    through gradio_client and in a browser (a start takes seconds): its address and process."""
+    """The page served with the tiny models (tests/served_page.py), started once for a module's tests that drive
+    it through gradio_client or in a browser (a start takes seconds; a page of its own per module, so that no
+    job another module left running delays a test that times the page): its address and process."""
     from tests.served_page import served
 
     with served(jobs_dir) as address_and_process:
         yield address_and_process
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def server(server_process) -> str:
     return server_process[0]

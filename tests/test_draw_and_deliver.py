@@ -106,11 +106,13 @@ def test_a_drawing_stopped_midway_ends_the_delivery_and_leaves_no_video(
                 stop.set()
 
     monkeypatch.setattr(musicvid.delivery.deliver, "PendingPictures", StopAfterFive)
-    threads = set(threading.enumerate())
+    threads, processes = set(threading.enumerate()), set(psutil.Process().children(recursive=True))
     with pytest.raises(Cancelled):
         make(song, tmp_path / "w", stop=stop)
     assert set(threading.enumerate()) <= threads  # the delivery's thread is gone
-    assert psutil.Process().children(recursive=True) == []  # and its ffmpeg
+    assert (
+        set(psutil.Process().children(recursive=True)) <= processes
+    )  # and its ffmpeg (a page another test serves stays)
     assert not (tmp_path / "w.mp4").exists() and not (tmp_path / "w" / "video.mp4").exists()
     assert [p for p in (tmp_path / "w").rglob(".*.mp4")] == []  # no half-written video
     assert 5 <= len(list((tmp_path / "w").glob("*/*.png"))) < 60  # what was drawn stays, for a resume
