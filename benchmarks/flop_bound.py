@@ -9,9 +9,9 @@ from musicvid.models.drawing import Drawing
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import Picture
-from musicvid.pictures.render import draw
+from musicvid.pictures.denoise import draw_group
+from musicvid.pictures.grouping import Picture
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
@@ -40,11 +40,11 @@ def flops_per_picture(settings: RenderSettings, models: ModelSet) -> float:
     storyboard = Storyboard(audio=SongAudio(1.0), scenes=[scene])
     registry = ModelRegistry(models)
     with registry.use(Drawing()) as loaded:
-        pipe = job_pipeline(loaded, settings)
+        pipe = pipeline_for(loaded, settings)
         inputs = SceneInputs(pipe, storyboard, [0], settings)
         picture = Picture(path=Path("unused.png"), key="", scene=0, target=None, t=0.0)
         with FlopCounterMode(display=False) as counter:
-            draw(pipe, inputs, [picture], settings, Timings())
+            draw_group(pipe, inputs, [picture], settings, Timings())
     return float(counter.get_total_flops())
 
 

@@ -35,7 +35,7 @@ from benchmarks.what_ran import machine
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.fresh_songs import KINDS, fresh_song, judged_timing
 from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
 from tests.fixtures.whisper_ct2 import load_tiny_en
@@ -78,7 +78,7 @@ def real(asr, name: str, path: Path) -> list[dict]:
     hearing = hear(asr, audio.samples, quiet=True)
     language, silero, heard = copy.deepcopy(hearing)
     lines = sung_lines(heard, silero, duration)
-    scenes = plan_scenes(lines, duration)
+    scenes = scenes_from_lines(lines, duration)
     row = {"song": name, "seconds_of_song": round(duration, 1), "seconds": round(time.perf_counter() - started, 1)}
     if name in INSTRUMENTAL:
         invented = words_per_minute(scenes, duration)

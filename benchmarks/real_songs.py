@@ -19,7 +19,7 @@ from pathlib import Path
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
 from tests.fixtures.whisper_ct2 import load_tiny_en
 
@@ -30,7 +30,7 @@ def measure(asr, path: Path, aligned: bool) -> dict:
     duration, started = audio.info.duration, time.perf_counter()
     _, silero, heard = hear(asr, audio.samples, quiet=True)
     lines = sung_lines(heard, silero, duration)
-    scenes = plan_scenes(lines, duration)
+    scenes = scenes_from_lines(lines, duration)
     row = {
         "seconds_of_song": round(duration, 1),
         "heard_segments": len(counted(heard)),

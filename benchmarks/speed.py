@@ -46,10 +46,10 @@ from musicvid.core.workdir import Workdir
 from musicvid.models.timing import Timings
 from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
 from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import compute_device, job_pipeline
-from musicvid.pictures.plan import plan_pictures
-from musicvid.pictures.render import Batch, batch_inputs, decode, denoise, draw, padded_size
+from musicvid.pictures.denoise import Batch, batch_inputs, decode, denoise, draw_group, padded_size
+from musicvid.pictures.grouping import picture_groups
 from musicvid.pictures.schedule import frame_schedule
+from musicvid.pictures.switches import compute_device, pipeline_for
 from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
 from musicvid.settings.render import FAST, RenderSettings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
@@ -78,7 +78,7 @@ def morph_pictures(board: Storyboard, settings: RenderSettings, pictures: int) -
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, settings.fps)
     groups = [
         g
-        for g in plan_pictures(board, schedule, settings, {"diffusion": "benchmark"}, Workdir(Path("unused")))
+        for g in picture_groups(board, schedule, settings, {"diffusion": "benchmark"}, Workdir(Path("unused")))
         if g[0].target
     ]
     kept, count = [], 0
@@ -108,7 +108,7 @@ def run_groups(pipe, board: Storyboard, groups: list[list], settings: RenderSett
     started = time.perf_counter()
     if loop == "draw":
         for group in groups:
-            yield draw(pipe, inputs, group, settings, Timings()), time.perf_counter() - started
+            yield draw_group(pipe, inputs, group, settings, Timings()), time.perf_counter() - started
         return
     batches: list[Batch] = [batch_inputs(pipe, inputs, g, size, pin=on_gpu) for g in groups]
     if loop == "ahead" or not on_gpu:
@@ -154,7 +154,7 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
         groups = morph_pictures(board, settings, pictures)
         if lever.within_scenes:
             groups = within_scenes(groups, lever.batch_size)
-        job = job_pipeline(pipe, settings)  # compiled, if at all, by the lever itself
+        own = pipeline_for(pipe, settings)  # compiled, if at all, by the lever itself
         attention = nullcontext()
         if lever.attention:
             from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -162,7 +162,7 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
             attention = sdpa_kernel([getattr(SDPBackend, lever.attention)])
         drawn, times = [], []
         with torch.inference_mode(), attention:
-            for pixels, seconds in run_groups(job, board, groups, settings, lever.loop):
+            for pixels, seconds in run_groups(own, board, groups, settings, lever.loop):
                 drawn.append(pixels)
                 times.append(seconds)
         # the rate after the first group, which pays for compiling and warming up (all of it if one group)
@@ -184,7 +184,7 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
                 for p in m.parameters()
             )
             row["peak_gpu_gb"] = round((torch.cuda.max_memory_allocated() - held) / 2**30, 2)
-        del pipe, job
+        del pipe, own
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         return row, list(np.concatenate(drawn))

@@ -67,7 +67,7 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
 
     from benchmarks.what_ran import machine, models_ran
     from musicvid.models.tiny import tiny_ltx_video
-    from musicvid.pictures.transitions import Transition, clip_rate, draw_clip, video_job
+    from musicvid.pictures.transitions import Transition, clip_rate, draw_clip, video_pipeline_for
     from musicvid.settings.render import RenderSettings
 
     on_gpu = torch.cuda.is_available() and not quick
@@ -77,7 +77,7 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
     pipe = full_size_ltx(device) if on_gpu else tiny_ltx_video()
     steps = 40 if on_gpu else 2
     settings = RenderSettings(size=(width, height), transition_steps=steps, low_vram=low_vram)
-    job = video_job(pipe.to(device), settings)
+    own = video_pipeline_for(pipe.to(device), settings)
     rng = np.random.default_rng(0)
     ends = tuple(rng.integers(0, 256, (height, width, 3), dtype=np.uint8) for _ in range(2))
     length = frames - 1  # a morph whose clip is exactly `frames` frames
@@ -88,7 +88,7 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
             torch.cuda.reset_peak_memory_stats()
         start = time.perf_counter()
         # (the clip comes back as pixels on the CPU: the GPU's work is done when it returns)
-        draw_clip(job, transition, ends, "a red sun, slowly turning into a city at night", 0, settings)
+        draw_clip(own, transition, ends, "a red sun, slowly turning into a city at night", 0, settings)
         seconds.append(time.perf_counter() - start)
     median = float(np.median(seconds[1:]))
     return {

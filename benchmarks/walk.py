@@ -21,11 +21,11 @@ def musicvid_walk(args, device: torch.device) -> dict:
     from musicvid.delivery.mux import encode_video
     from musicvid.models.loading import load_diffusion
     from musicvid.models.timing import Timings
+    from musicvid.pictures.denoise import draw_groups
     from musicvid.pictures.frames import video_frames
-    from musicvid.pictures.job import job_pipeline
-    from musicvid.pictures.plan import plan_pictures
-    from musicvid.pictures.render import render_pictures
+    from musicvid.pictures.grouping import picture_groups
     from musicvid.pictures.schedule import frame_schedule
+    from musicvid.pictures.switches import pipeline_for
     from musicvid.settings.render import RenderSettings
     from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
@@ -40,7 +40,7 @@ def musicvid_walk(args, device: torch.device) -> dict:
         scheduler="dpm++",
         batch_size=args.batch_size,
     )
-    pipe = job_pipeline(pipe, settings)
+    pipe = pipeline_for(pipe, settings)
     # Scene i starts at frame i·N; the last scene lasts one frame: (K−1)·N + 1 frames, every transition
     # N frames from keyframe to keyframe like stable-diffusion-videos' clips.
     step = args.frames_per_prompt / args.fps
@@ -52,10 +52,10 @@ def musicvid_walk(args, device: torch.device) -> dict:
     ]
     storyboard = Storyboard(audio=SongAudio(duration), scenes=scenes)
     schedule = frame_schedule(starts, duration, args.fps)
-    groups = plan_pictures(storyboard, schedule, settings, {"diffusion": "benchmark"}, Workdir(args.out))
+    groups = picture_groups(storyboard, schedule, settings, {"diffusion": "benchmark"}, Workdir(args.out))
     timings = Timings()
     every = {p.path for group in groups for p in group}  # a fresh folder: every picture is to draw
-    drawn = render_pictures(pipe, storyboard, groups, every, settings, timings, quiet=True)
+    drawn = draw_groups(pipe, storyboard, groups, every, settings, timings, quiet=True)
     video_started = time.perf_counter()
     encode_video(
         video_frames(storyboard, schedule, Workdir(args.out), settings),

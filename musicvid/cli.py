@@ -124,13 +124,13 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
 
 def cmd_storyboard(args) -> int:
     from musicvid.models.choose import registry_of
-    from musicvid.pipeline import draw_keyframes, get_storyboard
+    from musicvid.pipeline import get_storyboard, make_keyframes
     from musicvid.storyboard.table import scene_table, weakest_keyframes
 
     settings, choice = render_settings(args)  # checked even when only the storyboard is made
     registry = registry_of(choice)
     if args.keyframes:
-        made = draw_keyframes(song_request(args), settings, registry)
+        made = make_keyframes(song_request(args), settings, registry)
         storyboard, workdir = made.storyboard, made.workdir
     else:
         storyboard, workdir, _ = get_storyboard(song_request(args), registry)

@@ -1,4 +1,4 @@
-"""The front doors' three calls, each in numbered steps: make_video (song -> music video), draw_keyframes
+"""The front doors' three calls, each in numbered steps: make_video (song -> music video), make_keyframes
 (song -> storyboard, keyframes, contact sheet) and get_storyboard (song -> storyboard).
 
 audio -> transcript -> storyboard (musicvid.storyboard.make) -> pictures (musicvid.pictures.draw) -> video
@@ -10,7 +10,6 @@ benchmarks) makes a video.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import time
@@ -29,12 +28,12 @@ from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
 from musicvid.delivery.upscale import Upscaler
-from musicvid.models.memory import follow, render_plan, upscaler_settings
+from musicvid.models.memory import follow, memory_plan, upscaler_settings
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
 from musicvid.models.timing import Timings
-from musicvid.pictures.candidates import pick_keyframes
-from musicvid.pictures.draw import draw_pictures, plan_drawing
+from musicvid.pictures.draw import draw_pictures, pictures_of
+from musicvid.pictures.keyframe_candidates import pick_keyframes
 from musicvid.pictures.pacing import accent_per_frame, motion_per_frame
 from musicvid.pictures.schedule import frame_schedule, to_frame
 from musicvid.pictures.scores import picked_scores
@@ -84,7 +83,7 @@ def get_storyboard(
 
 @dataclass(frozen=True)
 class Keyframes:
-    """What draw_keyframes made."""
+    """What make_keyframes made."""
 
     storyboard: Storyboard
     workdir: Workdir
@@ -93,7 +92,7 @@ class Keyframes:
     scenes: list[int]  # the shown scenes, whose keyframes are workdir.keyframe(scene)
 
 
-def draw_keyframes(
+def make_keyframes(
     request: SongRequest,
     settings: RenderSettings,
     registry: ModelRegistry,
@@ -110,8 +109,7 @@ def draw_keyframes(
     check_inputs(request, settings)
     check_drawing_inputs(settings)
     check_scorer(registry.models, settings)
-    keyframes_only = dataclasses.replace(settings, preview=True)
-    memory = render_plan(registry, request, keyframes_only)
+    memory = memory_plan(registry, request, settings, keyframes_only=True)
     audio = decode_song(request, timings)
     check_frames(audio.info.duration, settings)
     # 2. hold the work directory
@@ -119,15 +117,15 @@ def draw_keyframes(
         workdir.remove_leftovers()
         # 3. storyboard, made or reused
         storyboard = storyboard_in(request, audio, workdir, registry, timings)
-        # 4. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates)
+        # 4. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.keyframe_candidates)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
-        stages = dict(settings=keyframes_only, registry=registry, workdir=workdir, timings=timings, memory=memory)
+        stages = dict(settings=settings, registry=registry, workdir=workdir, timings=timings, memory=memory)
         save = partial(save_storyboard, request, workdir)
         picked = pick_keyframes(storyboard, schedule, **stages, stop=stop, quiet=request.quiet, save=save)
         storyboard = picked.storyboard
         # 5. the keyframes whose inputs changed, or that a killed run left undone, and the contact sheet
-        plan = plan_drawing(storyboard, schedule, keyframes_only, registry, workdir)
-        drawn = picked.keyframes + draw_pictures(plan, **stages, stop=stop, quiet=request.quiet)
+        pictures = pictures_of(storyboard, schedule, settings, registry, workdir, keyframes_only=True)
+        drawn = picked.keyframes + draw_pictures(pictures, **stages, stop=stop, quiet=request.quiet)
         sheet = write_contact_sheet(storyboard, workdir, schedule.shown_scenes, picked_scores(storyboard))
     return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
 
@@ -186,7 +184,7 @@ def make_video(
     check_before_work(request, settings, output or default_output(request, settings), named=output is not None)
     check_scorer(registry.models, settings)  # where picks need it; else a scorer that cannot be had costs the scores
     #    and on CUDA the memory plan (musicvid.models.memory): the batches and offloads that fit, or a refusal
-    memory = render_plan(registry, request, settings)
+    memory = memory_plan(registry, request, settings)
     settings = follow(settings, memory)
     output = output or default_output(request, settings)
     timings = timings if timings is not None else Timings()
@@ -199,7 +197,7 @@ def make_video(
         song_workdir(request, audio, wait) as workdir,
     ):
         workdir.remove_leftovers(output)
-        run = Run(request, settings, registry, workdir, audio, timings, stop=stop, output=output, plan=memory)
+        run = Run(request, settings, registry, workdir, audio, timings, stop=stop, output=output, memory=memory)
         # 3. storyboard: made, or reused from the work directory with its edits; its pinned pictures are
         #    inputs too
         storyboard = storyboard_in(request, audio, workdir, registry, timings)
@@ -208,25 +206,25 @@ def make_video(
         # 4. frame schedule, paced by the beats if asked
         motion, accent = on_the_beat(run, storyboard.duration)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
-        # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.candidates);
+        # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.keyframe_candidates);
         #    then the pictures to draw: those whose inputs changed, or that a killed run left undone
         stages = dict(settings=settings, registry=registry, workdir=workdir, timings=timings, memory=memory)
         save = partial(save_storyboard, request, workdir)
         picked = pick_keyframes(storyboard, schedule, **stages, stop=stop, quiet=request.quiet, save=save)
         storyboard = picked.storyboard
-        plan = plan_drawing(storyboard, schedule, settings, registry, workdir)
+        pictures = pictures_of(storyboard, schedule, settings, registry, workdir)
         # 6. lyrics on screen
         script = lyrics_script(storyboard, settings, workdir, audio.info.sha256)
         # 7. the pictures drawn while their frames are delivered and muxed with the song
-        planned = upscaler_settings(memory)  # its batch and input
-        upscale = Upscaler(upscaler, settings.video_size, **planned) if upscaler is not None else None
+        upscaling = upscaler_settings(memory)  # its batch and input
+        upscale = Upscaler(upscaler, settings.video_size, **upscaling) if upscaler is not None else None
         delivery = Delivery(Path(audio.info.path), script, accent, upscale)
-        drawn, video = draw_and_deliver(plan, delivery, **stages, stop=stop, quiet=request.quiet)
+        drawn, video = draw_and_deliver(pictures, delivery, **stages, stop=stop, quiet=request.quiet)
         drawn += picked.keyframes
         # 8. the copy to `output`, its subtitles, the contact sheet with the keyframes' scores, timings.json
         copy_out(storyboard, video, script, workdir, output)
         write_contact_sheet(storyboard, workdir, schedule.shown_scenes, picked_scores(storyboard))
-        summary = run_summary(run, schedule, storyboard.duration, drawn, picked.candidates, upscale, started)
+        summary = run_summary(run, schedule, storyboard.duration, drawn, picked.keyframe_candidates, upscale, started)
         write_json(workdir.timings, summary)
     # 9. what a person should look at
     warn_of_doubts(storyboard, captioned=script is not None)

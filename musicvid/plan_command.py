@@ -17,7 +17,7 @@ from musicvid.core.errors import UserError, number_text
 from musicvid.core.files import check_file
 from musicvid.models.choose import models_of
 from musicvid.models.loading import resolve_device
-from musicvid.models.memory import plan_memory, plan_request
+from musicvid.models.memory import plan_memory, request_stages
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.models.scorer import check_scorer
@@ -57,7 +57,7 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     precision = Precision.resolve(choice.precision, torch.device("cuda"))
     models = models_of(choice)
     scored = check_scorer(models, settings)  # counted where it loads; refused where picks need it and it cannot
-    plan = plan_memory(models, settings, precision, budget, where, **plan_request(request), scored=scored)
+    plan = plan_memory(models, settings, precision, budget, where, **request_stages(request), scored=scored)
     frames = to_frame(seconds, settings.fps)
     if as_json:
         song = {"song": str(request.song), "seconds": round(seconds, 3), "frames": frames}

@@ -1,4 +1,4 @@
-"""A run: what every stage of one get_storyboard, draw_keyframes or make_video shares (musicvid.pipeline),
+"""A run: what every stage of one get_storyboard, make_keyframes or make_video shares (musicvid.pipeline),
 built once its checks have passed and its song is decoded; and what a run reads and writes outside its work
 directory (its inputs, and its outputs: the video, its .srt, its .ass with captions)."""
 
@@ -25,14 +25,16 @@ class Run:
     """What the stages of one call share."""
 
     request: SongRequest
-    settings: RenderSettings | None  # resolved and planned; None for a storyboard alone (get_storyboard)
+    settings: (
+        RenderSettings | None
+    )  # resolved, and batched as the memory plan says; None for a storyboard alone (get_storyboard)
     registry: ModelRegistry
     workdir: Workdir  # held by this run
     audio: Audio  # the song, decoded once
     timings: Timings
     stop: threading.Event | None = None  # set: the run ends within one denoising step
     output: Path | None = None  # the video's path (make_video)
-    plan: MemoryPlan | None = None  # what the run's stages may hold, on CUDA (musicvid.models.memory.render_plan)
+    memory: MemoryPlan | None = None  # what the run's stages may hold, on CUDA (musicvid.models.memory.memory_plan)
 
     @property
     def quiet(self) -> bool:

@@ -1,4 +1,4 @@
-"""Known lyrics aligned by a Whisper model that every job of a process shares: text longer than the
+"""Known lyrics aligned by a Whisper model that every render of a process shares: text longer than the
 decoder reads at once is aligned in pieces, and a failed alignment leaves the model as it was."""
 
 import pytest
@@ -52,7 +52,7 @@ def test_a_failed_alignment_leaves_the_shared_model_working_for_the_next_job(sha
     with pytest.raises(RuntimeError, match="out of memory"):
         align_lyrics(shared, song.samples, ["my heart is a lighthouse"], song.info.sha256, quiet=True)
     monkeypatch.undo()
-    # the next jobs: recognition (a hook left behind breaks every pass of its decoder) and another alignment
+    # the next renders: recognition (a hook left behind breaks every pass of its decoder) and another alignment
     mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(song.samples[: 8 * SAMPLE_RATE]))
     with torch.no_grad():
         shared.model(mel[None], torch.tensor([[whisper.tokenizer.get_tokenizer(False).sot]]))

@@ -99,11 +99,11 @@ def test_a_report_of_an_earlier_batch_is_replaced_without_overwrite(tmp_path, ca
 
 
 @pytest.mark.parametrize("kind", ["csv", "m3u", "folder"])
-def test_too_many_rows_are_refused_before_planning(tmp_path, capsys, monkeypatch, kind):
-    def no_planning(*args):
-        raise AssertionError("planned")
+def test_too_many_rows_are_refused_before_the_jobs_are_made(tmp_path, capsys, monkeypatch, kind):
+    def no_jobs(*args):
+        raise AssertionError("jobs made")
 
-    monkeypatch.setattr(batch, "plan", no_planning)
+    monkeypatch.setattr(batch, "jobs_of", no_jobs)
     rows = playlist.MAX_ROWS + 1
     if kind == "csv":
         songs = tmp_path / "s.csv"

@@ -76,7 +76,7 @@ def planned(playlist: Path, *options) -> list[Job]:
     """The jobs `musicvid batch PLAYLIST -o out --models tiny OPTIONS` would run, planned, not run."""
     argv = ["batch", playlist, "-o", playlist.parent / "out", "--models", "tiny", *options]
     args = cli.build_parser().parse_args([str(a) for a in argv])
-    return batch.plan(args, batch.read_playlist(args.playlist), ModelChoice(**ModelChoice.given(args)))
+    return batch.jobs_of(args, batch.read_playlist(args.playlist), ModelChoice(**ModelChoice.given(args)))
 
 
 def test_every_row_gets_its_own_output_and_a_repeated_row_is_made_once(tmp_path):

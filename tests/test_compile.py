@@ -1,5 +1,5 @@
-"""--compile compiles the UNet and the VAE's decoder once per loaded pipeline: later jobs, pinned pictures
-and a pipeline kept loaded reuse the graphs, and a job's set-up keeps the levers the models were given."""
+"""--compile compiles the UNet and the VAE's decoder once per loaded pipeline: later renders, pinned pictures
+and a pipeline kept loaded reuse the graphs, and a render's set-up keeps the levers the models were given."""
 
 from dataclasses import replace
 
@@ -11,7 +11,7 @@ from PIL import Image
 from musicvid.models.drawing import Drawing
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
-from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.switches import pipeline_for
 from musicvid.pipeline import make_video
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.render import RenderSettings, resolve_render_settings
@@ -27,11 +27,11 @@ def processor_kinds(module) -> set[str]:
 def test_a_job_keeps_the_fused_projections_and_slices_attention_only_when_asked():
     pipe = local_diffusion()
     pipe.fuse_qkv_projections()  # benchmarks/speed.py's fused-qkv lever
-    job_pipeline(pipe, RenderSettings())
+    pipeline_for(pipe, RenderSettings())
     assert processor_kinds(pipe.unet) == processor_kinds(pipe.vae) == {"FusedAttnProcessor2_0"}
-    job_pipeline(pipe, RenderSettings(attention_slicing=True))
+    pipeline_for(pipe, RenderSettings(attention_slicing=True))
     assert processor_kinds(pipe.unet) == {"SlicedAttnProcessor"}
-    job_pipeline(pipe, RenderSettings())  # a pipeline kept loaded: the last job's slicing is undone
+    pipeline_for(pipe, RenderSettings())  # a pipeline kept loaded: the last render's slicing is undone
     assert processor_kinds(pipe.unet) == {"AttnProcessor2_0"}
 
 
@@ -52,7 +52,7 @@ def test_compiled_models_compile_once_across_jobs_pinned_pictures_and_a_pipeline
     counters.clear()
     with torch._dynamo.config.patch(error_on_recompile=True):
         assert render("first", "[00:00.50]the sky is burning\n[00:01.60]rivers made of glass\n") > 0
-        # another job on the pipeline kept loaded: other prompts, sampler, guidance, steps, style, and no
+        # another render on the pipeline kept loaded: other prompts, sampler, guidance, steps, style, and no
         # --compile of its own (the pipeline stays compiled, and its groups are padded as before)
         other = "[00:00.50]a lighthouse in the rain\n[00:01.60]the city wakes\n"
         assert render("second", other, scheduler="ddim", guidance=5.0, steps=3, style="ink", compile=False) > 0

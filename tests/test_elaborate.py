@@ -53,7 +53,7 @@ def test_candidates_and_the_choice_are_the_same_for_the_same_seed():
     prompts = []
     for seed in (3, 3, 4):
         board = storyboard(lines)
-        board = elaborate(board, vipe, context_size=7, seed=seed, candidates=5, lens="emotional")
+        board = elaborate(board, vipe, context_size=7, seed=seed, prompt_candidates=5, lens="emotional")
         prompts.append([s.prompt for s in board.scenes])
     assert prompts[0] == prompts[1] != prompts[2]
     assert all(prompt in texts for prompt, texts in zip(prompts[0], sampled))  # chosen among ViPE's candidates

@@ -12,14 +12,14 @@ from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing, load_drawing
 from musicvid.models.loading import load_diffusion
 from musicvid.models.timing import Timings
-from musicvid.pictures import render as render_module
+from musicvid.pictures import denoise
 from musicvid.pictures.cache import stored_key
 from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import Picture, plan_pictures
-from musicvid.pictures.render import draw
+from musicvid.pictures.denoise import draw_group
+from musicvid.pictures.grouping import Picture, picture_groups
 from musicvid.pictures.sampler import SharedNoiseLCMScheduler
 from musicvid.pictures.schedule import frame_schedule
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import PRESETS, TINY
 from musicvid.settings.render import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
@@ -46,21 +46,21 @@ def test_given_the_noise_lcm_would_draw_the_sampler_takes_lcms_own_steps():
 
 @pytest.fixture(scope="module")
 def fast():
-    """The tiny --fast pipeline, a job of it, and two scenes' inputs."""
+    """The tiny --fast pipeline, a render of it, and two scenes' inputs."""
     scenes = [
         Scene(index=i, kind="lyric", start=float(i), end=i + 1.0, text="", prompt=prompt, seed=10 + i)
         for i, prompt in enumerate(["a red sky over the city", "blue water under a bridge"])
     ]
     board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = resolve_render_settings(PRESETS["tiny"], {"fast": True})
-    job = job_pipeline(load_drawing(PRESETS["tiny"], Drawing(fast=True), torch.device("cpu")), settings)
-    return job, SceneInputs(job, board, [0, 1], settings), settings
+    own = pipeline_for(load_drawing(PRESETS["tiny"], Drawing(fast=True), torch.device("cpu")), settings)
+    return own, SceneInputs(own, board, [0, 1], settings), settings
 
 
 def morph(fast, ts, inputs=None) -> np.ndarray:
-    job, scene_inputs, settings = fast
+    own, scene_inputs, settings = fast
     pictures = [Picture(path=None, key="", scene=0, target=1, t=t) for t in ts]
-    return draw(job, inputs or scene_inputs, pictures, settings, Timings()).astype(float)
+    return draw_group(own, inputs or scene_inputs, pictures, settings, Timings()).astype(float)
 
 
 def test_fast_draws_in_four_unguided_steps_with_the_lora_fused_and_taesd():
@@ -96,8 +96,8 @@ def test_shared_step_noise_keeps_a_morph_continuous_where_fresh_noise_flickers(f
     assert np.abs(flicker[1] - flicker[0]).mean() > 5 * step
 
     # the morph lands on the next keyframe: at t = 1, scene 1's own inputs (its text up to CSA's row order)
-    job, inputs, settings = fast
-    keyframe = draw(job, inputs, [Picture(None, "", 1, None, 0.0)], settings, Timings()).astype(float)
+    own, inputs, settings = fast
+    keyframe = draw_group(own, inputs, [Picture(None, "", 1, None, 0.0)], settings, Timings()).astype(float)
     assert np.abs(frames[3] - keyframe[0]).max() <= 2
 
 
@@ -109,7 +109,7 @@ def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_ap
     assert render(song, whole, "--fast", "--fps", "5", "-o", tmp_path / "whole.mp4") == 0
     assert probe(tmp_path / "whole.mp4")["frames"] == 15
 
-    written, save = [], render_module.save_picture
+    written, save = [], denoise.save_picture
 
     def save_until_full(path, pixels, key):
         if len(written) == 6:
@@ -117,10 +117,10 @@ def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_ap
         written.append(path)
         save(path, pixels, key)
 
-    monkeypatch.setattr(render_module, "save_picture", save_until_full)
+    monkeypatch.setattr(denoise, "save_picture", save_until_full)
     assert render(song, broken, "--fast", "--fps", "5", "-o", tmp_path / "broken.mp4") == 1
     kept = len(list(broken.glob("*/*.png")))
-    monkeypatch.setattr(render_module, "save_picture", save)
+    monkeypatch.setattr(denoise, "save_picture", save)
     assert render(song, broken, "--fast", "--fps", "5", "-o", tmp_path / "broken.mp4") == 0
     pictures = {p.relative_to(whole): p.read_bytes() for p in whole.glob("*/*.png")}
     assert json.loads((broken / "timings.json").read_text())["pictures_drawn"] == len(pictures) - kept > 0
@@ -132,7 +132,7 @@ def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_ap
 
     def keys(fast: bool) -> set[str]:
         settings = resolve_render_settings(PRESETS["tiny"], {"fast": fast, "fps": 5.0})
-        groups = plan_pictures(board, schedule, settings, Drawing(fast).key(PRESETS["tiny"]), Workdir(broken))
+        groups = picture_groups(board, schedule, settings, Drawing(fast).key(PRESETS["tiny"]), Workdir(broken))
         return {p.key for group in groups for p in group}
 
     assert {stored_key(p) for p in broken.glob("*/*.png")} == keys(True) and not keys(True) & keys(False)

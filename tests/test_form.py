@@ -16,7 +16,7 @@ from musicvid.lyrics.transcript import Line
 from musicvid.storyboard.board import load_storyboard, parse_storyboard
 from musicvid.storyboard.elaborate import scene_contexts
 from musicvid.storyboard.form import in_repeated_runs, mark_form, same_lines
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 from musicvid.storyboard.table import scene_table
 from tests.fixtures.songs import MINOR, Part, make_form_song
 from tests.helpers import valid_board
@@ -95,7 +95,7 @@ def check_form(scenes, truth):
 def test_known_lyrics_give_the_form(form_song):
     path, truth = form_song
     audio = load_audio(path)
-    scenes = plan_scenes([Line(start, start + 2.5, text) for start, text, _ in truth], audio.info.duration)
+    scenes = scenes_from_lines([Line(start, start + 2.5, text) for start, text, _ in truth], audio.info.duration)
     scenes = mark_form(scenes, audio.samples)
     check_form(scenes, truth)
 
@@ -110,7 +110,7 @@ def test_recognized_lyrics_give_the_form(form_song, tiny_en):
     audio = load_audio(path)
     asr = load_asr("faster-whisper", tiny_en, resolve_device("cpu"))
     transcript = transcribe(asr, audio.samples, audio.info.sha256, quiet=True)
-    scenes = plan_scenes(transcript.lines, audio.info.duration)
+    scenes = scenes_from_lines(transcript.lines, audio.info.duration)
     scenes = mark_form(scenes, audio.samples)
     for scene, (start, _, _) in zip([s for s in scenes if s.kind == "lyric"], truth):
         assert abs(scene.start - start) < 1.0, (scene.start, scene.text, start)
@@ -191,12 +191,12 @@ def test_a_short_or_silent_song_is_read_without_a_warning(seconds):
     silence = np.zeros(int(seconds * 16_000), np.float32)
     noise = (0.1 * np.random.default_rng(0).standard_normal(silence.size)).astype(np.float32)
     for samples in (silence, noise):
-        scenes = plan_scenes([], seconds)
+        scenes = scenes_from_lines([], seconds)
         scenes = mark_form(scenes, samples)
         assert [s.section for s in scenes] == ["intro"]
-    longer = plan_scenes([], seconds + 0.04)  # a storyboard may last up to 0.05 s longer than its audio
+    longer = scenes_from_lines([], seconds + 0.04)  # a storyboard may last up to 0.05 s longer than its audio
     longer = mark_form(longer, noise)
     assert longer[0].section == "intro"
-    silent = plan_scenes([], seconds)
+    silent = scenes_from_lines([], seconds)
     silent = mark_form(silent, silence)
     assert not {"major", "minor"} & set((silent[0].mood or "").split(", "))  # no pitch, no key

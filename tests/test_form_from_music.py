@@ -10,7 +10,7 @@ import pytest
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.transcript import Line
 from musicvid.storyboard.form import mark_form
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.recordings import SUNG, mix
 from tests.fixtures.songs import MINOR, RATE, band
 
@@ -36,7 +36,7 @@ def two_parts_twice() -> np.ndarray:
 
 
 def test_an_instrumental_is_cut_and_named_where_its_music_changes(two_parts_twice):
-    scenes = plan_scenes([], two_parts_twice.size / RATE)  # five equal scenes of 16.8 s, all "intro"
+    scenes = scenes_from_lines([], two_parts_twice.size / RATE)  # five equal scenes of 16.8 s, all "intro"
     scenes = mark_form(scenes, two_parts_twice, bars_per_scene=4)
     # cut where the part changes, on a bar line; within a part, at least every 4 bars (8 s at 120 bpm)
     assert np.allclose([s.start for s in scenes if s.cut == "music"], PART_STARTS[1:], atol=0.6)
@@ -49,7 +49,7 @@ def test_an_instrumental_is_cut_and_named_where_its_music_changes(two_parts_twic
 
 
 def test_a_persons_storyboard_keeps_its_scenes_and_takes_the_sections_of_the_music(two_parts_twice):
-    scenes = plan_scenes([], two_parts_twice.size / RATE)  # as a person's --storyboard may be: no prompts
+    scenes = scenes_from_lines([], two_parts_twice.size / RATE)  # as a person's --storyboard may be: no prompts
     planned = [(s.start, s.end) for s in scenes]
     scenes = mark_form(scenes, two_parts_twice)
     assert [(s.start, s.end) for s in scenes] == planned
@@ -59,7 +59,7 @@ def test_a_persons_storyboard_keeps_its_scenes_and_takes_the_sections_of_the_mus
 
 def test_a_few_recognized_lines_take_the_section_of_the_music_they_are_sung_over(two_parts_twice):
     line = Line(60.0, 63.0, "hold on to the light tonight")  # in the second chorus
-    scenes = plan_scenes([line], two_parts_twice.size / RATE)
+    scenes = scenes_from_lines([line], two_parts_twice.size / RATE)
     scenes = mark_form(scenes, two_parts_twice, bars_per_scene=4)
     lyric = next(s for s in scenes if s.kind == "lyric")
     assert lyric.section == "chorus" and lyric.motif is None  # its own picture: the words are its own
@@ -78,7 +78,7 @@ def test_a_few_recognized_lines_take_the_section_of_the_music_they_are_sung_over
 def test_a_band_recording_without_recognized_lines_is_no_one_section_from_end_to_end(tmp_path):
     recording = mix(SUNG["chaos_god"], tmp_path / "chaos_god.wav", 0, 90)  # the band with its guitar: 90 s
     audio = load_audio(recording)
-    scenes = plan_scenes([], audio.info.duration)
+    scenes = scenes_from_lines([], audio.info.duration)
     scenes = mark_form(scenes, audio.samples, bars_per_scene=4)
     sections = [s.section for s in scenes]
     changes = [s.start for s in scenes if s.cut == "music"]

@@ -14,7 +14,7 @@ from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.storyboard.board import load_storyboard
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.fresh_songs import WITHIN, fresh_song, judged_timing
 from tests.fixtures.whisper_ct2 import load_tiny_en
 from tests.hearing import heard_once
@@ -69,7 +69,7 @@ def test_every_line_starts_a_scene_where_it_is_sung_recognized_and_known(songs, 
     print(f"\n{asr.backend} {song.name}: start errors recognized {errors[0]}, known {errors[1]} s")
     if kind == "refrain":  # the refrain sung three times is three scenes
         refrain = song.sung[-1][2]
-        assert sum(s.text == refrain for s in plan_scenes(known.lines, audio.info.duration)) == 3
+        assert sum(s.text == refrain for s in scenes_from_lines(known.lines, audio.info.duration)) == 3
 
 
 def test_a_known_line_nobody_sings_is_kept_and_flagged(songs, asr):

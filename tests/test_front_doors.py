@@ -107,7 +107,7 @@ def write_csv(folder: Path, cells: list[tuple[str, str]]) -> Path:
 def planned(playlist: Path, options: list[str]) -> list[Job]:
     argv = ["batch", playlist, "-o", playlist.parent / "out", "--models", "tiny", *options]
     args = cli.build_parser().parse_args([str(a) for a in argv])
-    return batch.plan(args, batch.read_playlist(args.playlist), ModelChoice(**ModelChoice.given(args)))
+    return batch.jobs_of(args, batch.read_playlist(args.playlist), ModelChoice(**ModelChoice.given(args)))
 
 
 def through_a_row(options: list[str], folder: Path) -> RenderSettings:

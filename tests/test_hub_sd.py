@@ -12,9 +12,9 @@ from musicvid.models.loading import load_diffusion
 from musicvid.models.precision import Precision
 from musicvid.models.timing import Timings
 from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import Picture
-from musicvid.pictures.render import draw
+from musicvid.pictures.denoise import draw_group
+from musicvid.pictures.grouping import Picture
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import IP_ADAPTER, LCM_LORA, PRESETS, SD15, TAESD
 from musicvid.settings.render import resolve_render_settings
@@ -82,9 +82,9 @@ def test_fast_loads_lcm_lora_and_taesd_by_hub_name_and_draws_a_morph(standin_hub
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
     board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = resolve_render_settings(PRESETS["default"], {"fast": True, "size": (64, 64)})
-    job = job_pipeline(fast, settings)
+    own = pipeline_for(fast, settings)
     pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
-    drawn = draw(job, SceneInputs(job, board, [0, 1], settings), pictures, settings, Timings())
+    drawn = draw_group(own, SceneInputs(own, board, [0, 1], settings), pictures, settings, Timings())
     assert drawn.shape == (2, 64, 64, 3) and drawn.dtype == np.uint8
 
 
@@ -120,7 +120,7 @@ def test_a_reference_picture_and_a_kohya_lora_load_by_hub_name_and_draw_a_morph(
     settings = resolve_render_settings(
         PRESETS["default"], {"size": (64, 64), "steps": 2, "reference": tmp_path / "look.png"}
     )
-    job = job_pipeline(styled, settings)
+    own = pipeline_for(styled, settings)
     pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
-    drawn = draw(job, SceneInputs(job, board, [0, 1], settings), pictures, settings, Timings())
+    drawn = draw_group(own, SceneInputs(own, board, [0, 1], settings), pictures, settings, Timings())
     assert drawn.shape == (2, 64, 64, 3) and drawn.dtype == np.uint8

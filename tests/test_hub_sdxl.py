@@ -11,8 +11,8 @@ from musicvid.models.choose import choose_models
 from musicvid.models.drawing import Drawing, load_drawing
 from musicvid.models.loading import load_diffusion
 from musicvid.models.precision import Precision
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.render import decode
+from musicvid.pictures.denoise import decode
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import SD15, SDXL
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone
@@ -91,10 +91,10 @@ def test_sdxls_vae_stays_in_float32_under_a_float16_pipeline(standin_hub):
     assert sd.vae.dtype == torch.float16  # SD 1.5's runs in float16, as diffusers runs it
     pixels = decode(xl, torch.randn(1, 4, 8, 8, dtype=torch.float16))
     assert pixels.shape == (1, 64, 64, 3) and pixels.dtype == torch.uint8
-    # a job over the loaded SDXL draws with its modules as loaded: none cast, the kept pipeline unchanged
+    # a render over the loaded SDXL draws with its modules as loaded: none cast, the kept pipeline unchanged
     from musicvid.settings.render import RenderSettings
 
     loaded = {name: (m, m.dtype) for name, m in xl.components.items() if isinstance(m, torch.nn.Module)}
-    job = job_pipeline(xl, RenderSettings())
-    assert {name: (m, m.dtype) for name, m in job.components.items() if name in loaded} == loaded
+    own = pipeline_for(xl, RenderSettings())
+    assert {name: (m, m.dtype) for name, m in own.components.items() if name in loaded} == loaded
     assert {name: (m, m.dtype) for name, m in xl.components.items() if name in loaded} == loaded

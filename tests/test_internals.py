@@ -1,6 +1,6 @@
 """Library internals: what a library does not document is used in musicvid.models.internals alone, which names each
 use, why and the version checked; any other use, wherever it is written, is found by its pattern (library_uses).
-And a kept-loaded pipeline that one job offloaded serves the next job, which did not ask for it, unhooked on its
+And a kept-loaded pipeline that one render offloaded serves the next own, which did not ask for it, unhooked on its
 device."""
 
 import ast
@@ -20,12 +20,12 @@ import torch
 from musicvid.models.internals import has_offload_hooks
 from musicvid.models.timing import Timings
 from musicvid.models.tiny import local_diffusion, tiny_ltx_video
-from musicvid.pictures import job as job_module
+from musicvid.pictures import switches
 from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import compute_device, job_pipeline
-from musicvid.pictures.plan import Picture
-from musicvid.pictures.render import draw
-from musicvid.pictures.transitions import video_job
+from musicvid.pictures.denoise import draw_group
+from musicvid.pictures.grouping import Picture
+from musicvid.pictures.switches import compute_device, pipeline_for
+from musicvid.pictures.transitions import video_pipeline_for
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
@@ -341,18 +341,18 @@ def pictures(pipe, settings: RenderSettings) -> np.ndarray:
         for i, prompt in enumerate(["a red sky over the city", "blue water under a bridge"])
     ]
     board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
-    job = job_pipeline(pipe, settings)
+    own = pipeline_for(pipe, settings)
     group = [Picture(path=None, key="", scene=0, target=1, t=t) for t in (0.0, 0.5)]
-    return draw(job, SceneInputs(job, board, [0, 1], settings), group, settings, Timings())
+    return draw_group(own, SceneInputs(own, board, [0, 1], settings), group, settings, Timings())
 
 
 def test_a_job_that_asks_for_no_offloading_gets_a_kept_pipeline_back_unhooked(monkeypatch):
     # offloading "from" the CPU: accelerate's hooks as on CUDA, moving the weights between the CPU and itself
-    monkeypatch.setattr(job_module, "OFFLOADED_FROM", frozenset({"cpu"}))
+    monkeypatch.setattr(switches, "OFFLOADED_FROM", frozenset({"cpu"}))
     plain = RenderSettings(size=(64, 64), steps=2)
     kept = local_diffusion()
     first = pictures(kept, RenderSettings(size=(64, 64), steps=2, low_vram=True))  # model offload, slicing
-    assert all(has_offload_hooks(m) for m in modules(kept).values())  # the first job ran offloaded
+    assert all(has_offload_hooks(m) for m in modules(kept).values())  # the first render ran offloaded
     assert kept.vae.use_slicing
     second = pictures(kept, plain)
     for name, module in modules(kept).items():
@@ -362,16 +362,16 @@ def test_a_job_that_asks_for_no_offloading_gets_a_kept_pipeline_back_unhooked(mo
     assert not kept.vae.use_slicing and not kept.vae.use_tiling
     assert not any("Sliced" in type(p).__name__ for p in kept.unet.attn_processors.values())
     assert np.array_equal(second, pictures(local_diffusion(), plain))  # as a fresh pipeline draws them
-    # offloading moves the weights and changes no picture (the first job's sliced attention rounds otherwise)
+    # offloading moves the weights and changes no picture (the first render's sliced attention rounds otherwise)
     assert np.abs(first.astype(int) - second).max() <= 1
 
 
 def test_sequential_offloading_comes_off_with_its_weights_back(monkeypatch):
-    monkeypatch.setattr(job_module, "OFFLOADED_FROM", frozenset({"cpu"}))
+    monkeypatch.setattr(switches, "OFFLOADED_FROM", frozenset({"cpu"}))
     kept, fresh = local_diffusion(), local_diffusion()
-    job_pipeline(kept, RenderSettings(), ("sequential-offload",))
+    pipeline_for(kept, RenderSettings(), ("sequential-offload",))
     assert {p.device.type for p in kept.unet.parameters()} == {"meta"}  # each layer's weights wait in the hook
-    job_pipeline(kept, RenderSettings())
+    pipeline_for(kept, RenderSettings())
     assert not any(has_offload_hooks(m) for m in modules(kept).values())
     assert {p.device.type for m in modules(kept).values() for p in m.parameters()} == {"cpu"}
     for name, module in modules(kept).items():
@@ -381,10 +381,10 @@ def test_sequential_offloading_comes_off_with_its_weights_back(monkeypatch):
 
 
 def test_a_video_job_without_offloading_gets_the_kept_video_pipeline_unhooked(monkeypatch):
-    monkeypatch.setattr(job_module, "OFFLOADED_FROM", frozenset({"cpu"}))
+    monkeypatch.setattr(switches, "OFFLOADED_FROM", frozenset({"cpu"}))
     kept = tiny_ltx_video()
-    video_job(kept, RenderSettings(low_vram=True))
+    video_pipeline_for(kept, RenderSettings(low_vram=True))
     assert has_offload_hooks(kept.transformer) and kept.vae.use_tiling
-    video_job(kept, RenderSettings())
+    video_pipeline_for(kept, RenderSettings())
     assert not any(has_offload_hooks(m) for m in modules(kept).values()) and not kept.vae.use_tiling
     assert {p.device.type for m in modules(kept).values() for p in m.parameters()} == {"cpu"}

@@ -10,7 +10,7 @@ from musicvid.cli import main
 from musicvid.core.errors import UserError
 from musicvid.core.workdir import Workdir
 from musicvid.delivery import mux
-from musicvid.pictures import render
+from musicvid.pictures import denoise
 from musicvid.pictures.cache import load_picture
 from musicvid.pictures.camera import cover
 from musicvid.pictures.schedule import to_frame
@@ -60,7 +60,7 @@ def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyf
     # Lanczos: the tiny random upscaler's pictures are all alike (its own test: tests/test_delivery.py)
     argv += ["--upscaler", "lanczos", "--workdir", workdir, "-o", output, "-q"]
     # the disk fills up at the 8th in-between frame (a SIGKILL at any write: test_render's fault injection)
-    written, save = [], render.save_picture
+    written, save = [], denoise.save_picture
 
     def save_until_full(path, pixels, key):
         if "frames" in path.parts and len(written) == 8:
@@ -68,9 +68,9 @@ def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyf
         written.append(path)
         save(path, pixels, key)
 
-    monkeypatch.setattr(render, "save_picture", save_until_full)
+    monkeypatch.setattr(denoise, "save_picture", save_until_full)
     assert main([str(a) for a in argv]) == 1 and not output.exists()
-    monkeypatch.setattr(render, "save_picture", save)
+    monkeypatch.setattr(denoise, "save_picture", save)
     assert main([str(a) for a in argv]) == 0  # the rerun goes on from there
 
     video = probe(output)

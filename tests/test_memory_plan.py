@@ -12,11 +12,11 @@ import torch
 from musicvid.delivery.upscale import Upscaler
 from musicvid.models import registry as registry_module
 from musicvid.models.loading import load_upscaler
-from musicvid.models.memory import follow, render_plan, upscaler_settings
+from musicvid.models.memory import follow, memory_plan, upscaler_settings
 from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
-from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import PRESETS, TINY
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
@@ -130,7 +130,7 @@ def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, s
 
 
 class CudaRegistry:
-    """What render_plan reads of a ModelRegistry, as on a GPU with `free` GB free."""
+    """What memory_plan reads of a ModelRegistry, as on a GPU with `free` GB free."""
 
     device, precision = torch.device("cuda"), Precision.resolve("auto", torch.device("cuda"))
 
@@ -148,7 +148,7 @@ def test_a_render_follows_the_plan_and_a_cpu_render_has_none(monkeypatch, tmp_pa
     settings = RenderSettings(batch_size=8, resolution="4k")
     registry = CudaRegistry(PRESETS["default"], free=3.5)
     before = dict(vars(registry))
-    plan = render_plan(registry, request, settings)
+    plan = memory_plan(registry, request, settings)
     assert (
         vars(registry) == before and plan.budget == "free on a test card"
     )  # the plan is the run's, not the registry's
@@ -157,13 +157,13 @@ def test_a_render_follows_the_plan_and_a_cpu_render_has_none(monkeypatch, tmp_pa
     assert "vae-slicing" in pictures.offloads and pictures.peak_gb <= 3.0
     assert follow(settings, plan).batch_size == pictures.batch("morphs") <= 8
     assert upscaler_settings(plan)["batch"] == plan.stage("upscale").batch("frames")
-    assert render_plan(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings) is None
+    assert memory_plan(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings) is None
     assert follow(settings, None) == settings and upscaler_settings(None) == {}
     # the pipeline takes the plan's switches, and without them the settings' own
     pipe = local_diffusion(TINY)
-    job_pipeline(pipe, RenderSettings(), ("vae-slicing", "vae-tiling"))
+    pipeline_for(pipe, RenderSettings(), ("vae-slicing", "vae-tiling"))
     assert pipe.vae.use_slicing and pipe.vae.use_tiling
-    job_pipeline(pipe, RenderSettings())
+    pipeline_for(pipe, RenderSettings())
     assert not pipe.vae.use_slicing and not pipe.vae.use_tiling
 
 

@@ -61,7 +61,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     table["data"][1][5] = "chorus"  # the person knows better
     # keyframes first: every scene's picture in the gallery, and the contact sheet
     gallery, files, status, scored, _ = client.predict(
-        None, "", "", "", *controls(), table, job, api_name="/draw_keyframes"
+        None, "", "", "", *controls(), table, job, api_name="/make_keyframes"
     )
     assert all(0 <= row[7] <= 2.5 for row in scored["data"])  # each keyframe's score, in the table
     assert [row[4] for row in scored["data"]] == [row[4] for row in table["data"]]  # the edits, as sent
@@ -256,10 +256,10 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     # karaoke lyrics, wide, on the beat, 24 fps from the 4 drawn, a zoom, a pulse, as a preview
     look = dict(captions="karaoke", aspect="16:9", pacing="beats", output_fps="24", motion="zoom", pulse=0.5)
     look = controls(**look, preview=True)
-    video_job = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
+    video_pipeline_for = one.submit(song, "One", "A", TIMED_LYRICS, *look, api_name="/make_video")
     other = controls(seed=5)  # another seed, as a second person might choose
     storyboard_job = two.submit(song, "Two", "B", TIMED_LYRICS, *other, api_name="/make_storyboard")
-    table, video, files, job, status = video_job.result(timeout=300)
+    table, video, files, job, status = video_pipeline_for.result(timeout=300)
     assert codecs(video) == ("h264", "aac") and "Done" in status
     with av.open(video) as container:
         stream = container.streams.video[0]

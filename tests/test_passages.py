@@ -13,7 +13,7 @@ from musicvid.review.sheet import cell_texts
 from musicvid.storyboard.board import load_storyboard
 from musicvid.storyboard.form import HOP, SongSound
 from musicvid.storyboard.passages import MIN_CUT_SECONDS, Bars, cut_with_the_music, in_bars
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.songs import band, write_song
 from tests.helpers import run
 
@@ -32,7 +32,7 @@ def check_cut(scenes, bars: Bars, most: int, duration: float) -> None:
 
 
 def test_a_passage_is_cut_where_the_music_changes_first_then_on_bar_lines():
-    scenes = plan_scenes([Line(31.0, 34.0, "a line"), Line(36.0, 39.0, "and another")], 60.0)
+    scenes = scenes_from_lines([Line(31.0, 34.0, "a line"), Line(36.0, 39.0, "and another")], 60.0)
     cut = cut_with_the_music(scenes, [13.0, 50.1], GRID, 4)
     check_cut(cut, GRID, 4, 60.0)
     assert [s.text for s in cut if s.kind == "lyric"] == ["a line", "and another"]  # the lines stay as they are
@@ -47,7 +47,7 @@ def test_a_passage_is_cut_where_the_music_changes_first_then_on_bar_lines():
 
 
 def test_a_change_near_a_passages_end_and_a_short_passage_make_no_flash():
-    scenes = plan_scenes([Line(9.0, 10.0, "a line")], 15.0)
+    scenes = scenes_from_lines([Line(9.0, 10.0, "a line")], 15.0)
     cut = cut_with_the_music(scenes, [9.5 - MIN_CUT_SECONDS / 2], GRID, 4)
     assert [(s.kind, s.cut) for s in cut] == [("intro", None), ("intro", "bars"), ("lyric", None), ("outro", None)]
     assert all(s.duration >= 0.5 * GRID.seconds for s in cut)

@@ -1,4 +1,4 @@
-"""Best of N keyframes (musicvid.pictures.candidates): each scene's keyframe drawn from several seeds, the one the
+"""Best of N keyframes (musicvid.pictures.keyframe_candidates): each scene's keyframe drawn from several seeds, the one the
 scorer ranks first kept, and the pick recorded in the storyboard so that a resume draws the very same picture."""
 
 import json
@@ -15,9 +15,9 @@ from musicvid.models.choose import registry_of
 from musicvid.models.drawing import Drawing
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture
-from musicvid.pictures.candidates import Choosing, draw_round
-from musicvid.pictures.job import job_pipeline
+from musicvid.pictures.keyframe_candidates import Choosing, draw_round
 from musicvid.pictures.scores import lyric_of, rank_candidates, score_keyframes
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import MAX_CANDIDATES, resolve_render_settings
 from musicvid.storyboard.board import load_storyboard, parse_storyboard
@@ -77,7 +77,7 @@ def candidates_of(workdir: Path, storyboard, index: int, settings) -> tuple[np.n
     scene, pick = storyboard.scenes[index], storyboard.scenes[index].pick
     with registry.use(Drawing(settings.fast)) as pipe, registry.use("scorer") as scorer:
         choosing = Choosing([index], pick.from_seed, pick.candidates)
-        pictures = draw_round(job_pipeline(pipe, settings), storyboard, choosing, 0, settings, Timings(), None)
+        pictures = draw_round(pipeline_for(pipe, settings), storyboard, choosing, 0, settings, Timings(), None)
         n = len(pictures)
         return pictures, score_keyframes(scorer, list(pictures), [scene.prompt] * n, [lyric_of(scene)] * n)
 

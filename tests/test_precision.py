@@ -1,4 +1,4 @@
-"""--precision: each model's dtype resolved once for the device, kept through every job to the end of a render,
+"""--precision: each model's dtype resolved once for the device, kept through every render to the end of a render,
 and read back into the run report (timings.json) from the weights themselves."""
 
 import gc

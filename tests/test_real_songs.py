@@ -8,7 +8,7 @@ import pytest
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import sung_lines, transcribe
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
 from tests.fixtures.whisper_ct2 import load_tiny_en
 from tests.hearing import heard_once
@@ -53,7 +53,7 @@ def heard(hearing, asr, sung):
 
 def test_a_sung_recording_keeps_what_whisper_hears(asr, sung, heard):
     heard, lines = heard
-    scenes = plan_scenes(lines, sung.info.duration)
+    scenes = scenes_from_lines(lines, sung.info.duration)
     kept = kept_in_lyrics(heard, scenes)
     print(f"\n{asr.backend}: {kept} of {len(counted(heard))} segments heard kept in lyric scenes, {len(lines)} lines")
     assert len(counted(heard)) >= 8  # the excerpt is sung: Silero hears almost none of it
@@ -63,7 +63,7 @@ def test_a_sung_recording_keeps_what_whisper_hears(asr, sung, heard):
 
 def test_an_instrumental_gets_no_invented_lyrics(asr, instrumental):
     transcript = transcribe(asr, instrumental.samples, instrumental.info.sha256, quiet=True)
-    scenes = plan_scenes(transcript.lines, instrumental.info.duration)
+    scenes = scenes_from_lines(transcript.lines, instrumental.info.duration)
     invented = words_per_minute(scenes, instrumental.info.duration)
     print(f"\n{asr.backend}: {invented:.1f} invented words a minute: {[line.text for line in transcript.lines]}")
     assert invented <= 3

@@ -13,10 +13,10 @@ from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing
 from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import Picture
+from musicvid.pictures.grouping import Picture
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import slerp
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.render import RenderSettings, resolve_render_settings
@@ -51,35 +51,35 @@ def options(song, workdir):
 def keyframes_drawer(capsys, common):
     """`musicvid storyboard --keyframes` with the test's options and more; what it printed."""
 
-    def draw(*extra) -> str:
+    def make_keyframes(*extra) -> str:
         code, out, err = run(capsys, "storyboard", *common, "--keyframes", *extra)
         assert code == 0, err
         return out
 
-    return draw
+    return make_keyframes
 
 
 def test_a_reference_picture_changes_every_keyframe_and_is_part_of_their_keys(capsys, song, tmp_path):
     workdir = tmp_path / "work"
-    draw = keyframes_drawer(capsys, options(song, workdir))
+    make_keyframes = keyframes_drawer(capsys, options(song, workdir))
     first, second = picture(tmp_path / "a.png", 40), picture(tmp_path / "b.png", 220)
 
-    draw()
+    make_keyframes()
     plain = keyframes(workdir)
     shown = len(plain)
-    assert f"keyframes: {shown} drawn" in draw("--reference", first)
+    assert f"keyframes: {shown} drawn" in make_keyframes("--reference", first)
     with_first = keyframes(workdir)
     assert all(with_first[n] != plain[n] for n in plain)  # every keyframe takes the reference's look
-    assert "keyframes: 0 drawn" in draw("--reference", first)  # the same picture: nothing to redraw
-    assert f"keyframes: {shown} drawn" in draw("--reference", second)
+    assert "keyframes: 0 drawn" in make_keyframes("--reference", first)  # the same picture: nothing to redraw
+    assert f"keyframes: {shown} drawn" in make_keyframes("--reference", second)
     assert all(keyframes(workdir)[n] != with_first[n] for n in plain)
-    assert f"keyframes: {shown} drawn" in draw("--reference", second, "--reference-strength", "0.3")
+    assert f"keyframes: {shown} drawn" in make_keyframes("--reference", second, "--reference-strength", "0.3")
     # the reference's bytes are its key, not its name: the same picture under another name draws nothing
     renamed = tmp_path / "renamed.png"
     renamed.write_bytes(second.read_bytes())
-    assert "keyframes: 0 drawn" in draw("--reference", renamed, "--reference-strength", "0.3")
+    assert "keyframes: 0 drawn" in make_keyframes("--reference", renamed, "--reference-strength", "0.3")
     # and without a reference the pictures are as before any was given
-    assert f"keyframes: {shown} drawn" in draw()
+    assert f"keyframes: {shown} drawn" in make_keyframes()
     assert keyframes(workdir) == plain
 
 
@@ -111,8 +111,8 @@ def test_each_picture_of_a_morph_has_its_own_reference_embedding(tmp_path):
     ]
     board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = resolve_render_settings(PRESETS["tiny"], {})
-    job = job_pipeline(pipe, settings)
-    inputs = SceneInputs(job, board, [0, 1], settings)
+    own = pipeline_for(pipe, settings)
+    inputs = SceneInputs(own, board, [0, 1], settings)
     assert inputs.image[0].abs().sum() > 0 and torch.equal(inputs.image[1], torch.zeros_like(inputs.image[0]))
     walk = [inputs.conditioning(Picture(None, "", 0, 1, t)).image for t in (0.0, 0.25, 1.0)]
     assert torch.equal(walk[0], inputs.image[0]) and torch.equal(walk[2], inputs.image[1])
@@ -121,23 +121,23 @@ def test_each_picture_of_a_morph_has_its_own_reference_embedding(tmp_path):
 
     # a batch of pictures with different embeddings draws each as it would be drawn alone
     from musicvid.models.timing import Timings
-    from musicvid.pictures.render import draw
+    from musicvid.pictures.denoise import draw_group
 
     group = [Picture(None, "", 0, 1, t) for t in (0.0, 0.5)]
-    together = draw(job, inputs, group, settings, Timings())
-    alone = np.concatenate([draw(job, inputs, [p], settings, Timings()) for p in group])
+    together = draw_group(own, inputs, group, settings, Timings())
+    alone = np.concatenate([draw_group(own, inputs, [p], settings, Timings()) for p in group])
     assert np.abs(together.astype(int) - alone).max() <= 1
 
 
 def test_style_loras_change_the_pictures_and_are_keyed_by_their_weights_and_weight(capsys, song, tmp_path):
     workdir = tmp_path / "work"
-    draw = keyframes_drawer(capsys, options(song, workdir))
+    make_keyframes = keyframes_drawer(capsys, options(song, workdir))
     kohya = tmp_path / "ink.safetensors"
     kohya.write_bytes(kohya_lora())
     trained = tmp_path / "trained"  # a folder as diffusers' training scripts leave it
     diffusers_lora(trained)
 
-    draw()
+    make_keyframes()
     plain = keyframes(workdir)
     shown = len(plain)
     seen = [plain]
@@ -147,14 +147,14 @@ def test_style_loras_change_the_pictures_and_are_keyed_by_their_weights_and_weig
         ["--lora", trained],
         ["--lora", kohya, "--lora", trained],
     ):
-        assert f"keyframes: {shown} drawn" in draw(*loras)
+        assert f"keyframes: {shown} drawn" in make_keyframes(*loras)
         now = keyframes(workdir)
         assert all(now[n] != before[n] for before in seen for n in plain)
         seen.append(now)
-    assert "keyframes: 0 drawn" in draw("--lora", kohya, "--lora", trained)
+    assert "keyframes: 0 drawn" in make_keyframes("--lora", kohya, "--lora", trained)
     copy = tmp_path / "copy.safetensors"  # a LoRA is its weights, not its name
     copy.write_bytes(kohya.read_bytes())
-    assert "keyframes: 0 drawn" in draw("--lora", copy, "--lora", trained)
+    assert "keyframes: 0 drawn" in make_keyframes("--lora", copy, "--lora", trained)
 
 
 def test_a_job_with_other_loras_gets_a_pipeline_of_its_own_and_changes_none_in_use(tmp_path):
@@ -163,7 +163,7 @@ def test_a_job_with_other_loras_gets_a_pipeline_of_its_own_and_changes_none_in_u
     registry = ModelRegistry(PRESETS["tiny"], keep_loaded=True)
     with registry.use(Drawing()) as plain:
         weights = {k: v.clone() for k, v in plain.unet.state_dict().items()}
-        with registry.use(Drawing(loras=Loras([Lora(str(kohya))]))) as styled:  # another job, meanwhile
+        with registry.use(Drawing(loras=Loras([Lora(str(kohya))]))) as styled:  # another own, meanwhile
             assert styled is not plain
         assert all(torch.equal(v, plain.unet.state_dict()[k]) for k, v in weights.items())
     with registry.use(Drawing()) as again:

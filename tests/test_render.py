@@ -221,25 +221,25 @@ def test_ffmpeg_failure_is_exit_1_with_its_reason(song, rendered, tmp_path, monk
 
 def test_compile_wraps_the_unet_and_decoder_once():
     from musicvid.models.tiny import local_diffusion
-    from musicvid.pictures.job import job_pipeline
+    from musicvid.pictures.switches import pipeline_for
     from musicvid.settings.presets import TINY
     from musicvid.settings.render import RenderSettings
 
     pipe = local_diffusion(TINY)
     settings = RenderSettings(compile=True)
-    job = job_pipeline(pipe, settings)
+    own = pipeline_for(pipe, settings)
     unet, decoder = pipe.unet, pipe.vae.decoder
     assert isinstance(unet, torch._dynamo.eval_frame.OptimizedModule)
     assert isinstance(decoder, torch._dynamo.eval_frame.OptimizedModule)
-    assert job.unet is unet
-    job_pipeline(pipe, settings)  # a kept-loaded pipeline, next job: compiled already
+    assert own.unet is unet
+    pipeline_for(pipe, settings)  # a kept-loaded pipeline, next render: compiled already
     assert pipe.unet is unet and pipe.vae.decoder is decoder
 
 
 def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pictures():
     from musicvid.pictures.conditioning import SceneInputs
-    from musicvid.pictures.plan import Picture
-    from musicvid.pictures.render import batch_inputs, decode, denoise
+    from musicvid.pictures.denoise import batch_inputs, decode, denoise
+    from musicvid.pictures.grouping import Picture
     from musicvid.storyboard.board import Scene, Storyboard
 
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
@@ -257,14 +257,14 @@ def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pic
 
 def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
     from musicvid.models.tiny import local_diffusion
-    from musicvid.pictures.job import job_pipeline
+    from musicvid.pictures.switches import pipeline_for
     from musicvid.settings.presets import TINY
     from musicvid.settings.render import RenderSettings
 
     pipe = local_diffusion(TINY)
     shared = pipe.scheduler
-    ddim, dpm = job_pipeline(pipe, RenderSettings(scheduler="ddim")), job_pipeline(pipe, RenderSettings())
-    assert pipe.scheduler is shared  # a job denoising with it now is not disturbed
+    ddim, dpm = pipeline_for(pipe, RenderSettings(scheduler="ddim")), pipeline_for(pipe, RenderSettings())
+    assert pipe.scheduler is shared  # a render denoising with it now is not disturbed
     assert (
         type(ddim.scheduler).__name__ == "DDIMScheduler"
         and type(dpm.scheduler).__name__ == "DPMSolverMultistepScheduler"
@@ -275,8 +275,8 @@ def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
 @pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
 def test_a_job_shares_the_loaded_modules_in_their_own_precision(half):
     from musicvid.models.tiny import local_diffusion, tiny_ltx_video
-    from musicvid.pictures.job import job_pipeline
-    from musicvid.pictures.transitions import video_job
+    from musicvid.pictures.switches import pipeline_for
+    from musicvid.pictures.transitions import video_pipeline_for
     from musicvid.settings.presets import TINY
     from musicvid.settings.render import RenderSettings
 
@@ -286,11 +286,11 @@ def test_a_job_shares_the_loaded_modules_in_their_own_precision(half):
     picture = local_diffusion(TINY).to(dtype=half)
     picture.vae.to(torch.float32)  # the VAE kept in float32 beside a half-precision UNet, as the SDXL rule does
     video = tiny_ltx_video().to(dtype=half)
-    for pipe, make in ((picture, job_pipeline), (video, video_job)):
+    for pipe, make in ((picture, pipeline_for), (video, video_pipeline_for)):
         before = dtypes(pipe)
-        job = make(pipe, RenderSettings())
-        assert dtypes(pipe) == before and dtypes(job) == before  # no job casts what the loaded pipeline shares
-        assert all(job.components[name] is pipe.components[name] for name in before)
+        own = make(pipe, RenderSettings())
+        assert dtypes(pipe) == before and dtypes(own) == before  # no render casts what the loaded pipeline shares
+        assert all(own.components[name] is pipe.components[name] for name in before)
     assert dtypes(picture)["unet"] == half and dtypes(picture)["vae"] == torch.float32
 
 

@@ -15,10 +15,10 @@ from musicvid.models.tiny import local_diffusion, random_lora
 from musicvid.pictures.cache import load_picture
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.frames import video_frames
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import Picture
+from musicvid.pictures.grouping import Picture
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import align, slerp
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import (
     IP_ADAPTER,
@@ -61,15 +61,15 @@ def test_the_sdxl_preset_and_an_sdxl_diffusion_bring_sdxl_size_and_models():
 def test_sdxl_text_is_both_encoders_side_by_side_and_a_morph_slerps_it_with_the_pooled_text(tmp_path):
     pipe = local_diffusion(TINY_XL)
     settings = resolve_render_settings(TINY_XL_MODELS, {"steps": 2})
-    job = job_pipeline(pipe, settings)
-    inputs = SceneInputs(job, board(["a red sky over the sea", "rivers made of glass"]), [0, 1], settings)
+    own = pipeline_for(pipe, settings)
+    inputs = SceneInputs(own, board(["a red sky over the sea", "rivers made of glass"]), [0, 1], settings)
     widths = pipe.text_encoder.config.hidden_size + pipe.text_encoder_2.config.hidden_size
     assert inputs.text[0].shape == (77, widths) == (77, pipe.unet.config.cross_attention_dim)
     assert inputs.pooled[0].shape == (pipe.text_encoder_2.config.projection_dim,)
     # no negative prompt is zeros, as SDXL's pipeline makes it; a negative prompt is encoded
     assert not inputs.negative.any() and not inputs.negative_pooled.any()
     with_negative = resolve_render_settings(TINY_XL_MODELS, {"negative_prompt": "blurry"})
-    assert SceneInputs(job, board(["a", "b"]), [0], with_negative).negative_pooled.any()
+    assert SceneInputs(own, board(["a", "b"]), [0], with_negative).negative_pooled.any()
 
     keyframe = inputs.conditioning(Picture(None, "", 0, None, 0.0))
     assert torch.equal(keyframe.text, inputs.text[0]) and torch.equal(keyframe.pooled, inputs.pooled[0])
@@ -98,9 +98,9 @@ def test_an_sdxl_keyframe_pinned_to_a_picture_inverts_under_the_pooled_text_and_
     y, x = np.mgrid[0:64, 0:64]
     Image.fromarray(np.stack([x * 4, y * 4, x * 0 + 90], axis=2).astype(np.uint8)).save(tmp_path / "pin.png")
     settings = resolve_render_settings(TINY_XL_MODELS, {"steps": 2})
-    job = job_pipeline(local_diffusion(TINY_XL), settings)
-    pinned = SceneInputs(job, board(["a", "b"], [str(tmp_path / "pin.png")]), [0, 1], settings)
-    plain = SceneInputs(job, board(["a", "b"]), [0, 1], settings)
+    own = pipeline_for(local_diffusion(TINY_XL), settings)
+    pinned = SceneInputs(own, board(["a", "b"], [str(tmp_path / "pin.png")]), [0, 1], settings)
+    plain = SceneInputs(own, board(["a", "b"]), [0, 1], settings)
     assert pinned.noise[0].shape == plain.noise[0].shape == (4, 8, 8)
     assert not torch.equal(pinned.noise[0], plain.noise[0]) and torch.isfinite(pinned.noise[0]).all()
     assert torch.equal(pinned.noise[1], plain.noise[1])

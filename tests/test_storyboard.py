@@ -7,7 +7,7 @@ import pytest
 from musicvid.core.errors import UserError
 from musicvid.lyrics.transcript import Line
 from musicvid.storyboard.board import load_storyboard, parse_storyboard, scene_seed
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 from musicvid.storyboard.table import scene_table
 from tests.helpers import valid_board
 from vipe_core.context import SCENE_KINDS
@@ -40,12 +40,12 @@ TIMELINES = {
 @pytest.mark.parametrize("name", TIMELINES)
 def test_scenes_tile_the_song(name):
     duration = 90.0
-    scenes = plan_scenes(TIMELINES[name], duration, break_seconds=4.0)
+    scenes = scenes_from_lines(TIMELINES[name], duration, break_seconds=4.0)
     check_tiling(scenes, duration)
 
 
 def test_kinds_of_an_ordinary_song():
-    scenes = plan_scenes(TIMELINES["ordinary"], 40.0, break_seconds=4.0)
+    scenes = scenes_from_lines(TIMELINES["ordinary"], 40.0, break_seconds=4.0)
     assert [(s.kind, s.start, s.end, s.text) for s in scenes] == [
         ("intro", 0.0, 5, ""),
         ("lyric", 5, 8.5, "a"),  # a short gap belongs to the line before it
@@ -58,20 +58,20 @@ def test_kinds_of_an_ordinary_song():
 
 
 def test_long_instrumental_stretches_are_split():
-    scenes = plan_scenes(TIMELINES["long gaps"], 90.0, break_seconds=4.0, max_instrumental=20.0)
+    scenes = scenes_from_lines(TIMELINES["long gaps"], 90.0, break_seconds=4.0, max_instrumental=20.0)
     kinds = [s.kind for s in scenes]
     assert kinds == ["intro", "intro", "lyric", "break", "break", "lyric", "outro"]
     assert max(s.duration for s in scenes if s.kind != "lyric") <= 20.0
 
 
 def test_an_instrumental_track_is_a_valid_storyboard():
-    scenes = plan_scenes([], 50.0)
+    scenes = scenes_from_lines([], 50.0)
     check_tiling(scenes, 50.0)
     assert {s.kind for s in scenes} <= {"intro", "break", "outro"}
 
 
 def test_lines_starting_together_share_a_scene():
-    scenes = plan_scenes(TIMELINES["same start"], 10.0)
+    scenes = scenes_from_lines(TIMELINES["same start"], 10.0)
     assert [s.text for s in scenes if s.kind == "lyric"] == ["a b"]
 
 
@@ -82,7 +82,7 @@ def test_unsure_lines_are_flagged_in_the_storyboard_and_the_table(tmp_path):
         Line(6, 9, "too"),
         Line(12, 14, "from a file"),
     ]
-    scenes = plan_scenes(lines, 20.0)
+    scenes = scenes_from_lines(lines, 20.0)
     assert [(s.text, s.confidence, s.unsure) for s in scenes if s.kind == "lyric"] == [
         ("heard well", 0.9, False),
         ("misheard too", 0.2, True),
@@ -101,7 +101,7 @@ def test_unsure_lines_are_flagged_in_the_storyboard_and_the_table(tmp_path):
 
 
 def test_a_short_lead_in_belongs_to_the_first_line():
-    scenes = plan_scenes(TIMELINES["lead-in under a second"], 10.0)
+    scenes = scenes_from_lines(TIMELINES["lead-in under a second"], 10.0)
     assert scenes[0].kind == "lyric" and scenes[0].start == 0.0
 
 

@@ -321,7 +321,7 @@ def wire_jobs(jobs: Jobs, page: dict[str, gr.Component]) -> None:
     events = [  # button, handler, inputs, outputs, API name
         ("storyboard_button", handlers.make_storyboard, {*song, *controls}, ["table", "job", "status"], "make_storyboard"),
         ("render_button", handlers.render, {*first, *edits}, ["video", "downloads", "job", "status", "table"], "render"),
-        ("keyframes_button", handlers.keyframes, {*first, *edits}, keyframe_outputs, "draw_keyframes"),
+        ("keyframes_button", handlers.keyframes, {*first, *edits}, keyframe_outputs, "make_keyframes"),
         ("new_picture_button", handlers.new_picture, {*edits, page["scene"]}, keyframe_outputs, "new_picture"),
         ("pin_button", handlers.pin_picture, {*edits, page["scene"], page["pin_upload"]}, keyframe_outputs, "pin_picture"),
         ("video_button", handlers.video_in_one_go, {*song, *controls}, ["table", "video", "downloads", "job", "status"], "make_video"),

@@ -145,7 +145,7 @@ def summary(values: dict[str, Any], operator: Mapping[str, Path] | None = None) 
         settings = chosen(values, operator, uploaded_loras(values.get(LORA_UPLOADS)))
     except UserError as error:
         return f"Refused: {error}"
-    picks = ""  # keyframes drawn more than once (musicvid.pictures.candidates): the work they multiply, said
+    picks = ""  # keyframes drawn more than once (musicvid.pictures.keyframe_candidates): the work they multiply, said
     if settings.keyframe_candidates > 1:
         picks += f" Each keyframe the best of {settings.keyframe_candidates}."
     if settings.reroll_below is not None:

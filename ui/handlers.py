@@ -3,7 +3,7 @@
 the browser session, each returning what the page shows next. A MusicvidError raised here becomes the
 page's message where the page is wired (ui/app.py).
 
-It calls the same pipeline functions as the command line (get_storyboard, draw_keyframes, make_video).
+It calls the same pipeline functions as the command line (get_storyboard, make_keyframes, make_video).
 One job at a time uses the models, whichever button started it (`Jobs.models_lock`).
 """
 
@@ -23,7 +23,7 @@ from musicvid.core.errors import Cancelled, UserError
 from musicvid.core.files import check_picture
 from musicvid.core.workdir import Workdir
 from musicvid.delivery.captions import undrawn_note
-from musicvid.pipeline import draw_keyframes, get_storyboard, make_video
+from musicvid.pipeline import get_storyboard, make_keyframes, make_video
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard
@@ -188,7 +188,7 @@ def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:
     with jobs.running(session) as stop, jobs.models_lock:
         job_id, table_rows = (pressed if change else pressed_or_made)(jobs, values, session)
         request, settings = edited_request(jobs, values, table_rows, job_id, session, change)
-        made = draw_keyframes(request, settings, jobs.registry(values["preset"]), stop=stop)
+        made = make_keyframes(request, settings, jobs.registry(values["preset"]), stop=stop)
     scenes = made.storyboard.scenes
     pictures = [(str(made.workdir.keyframe(i)), f"{i}: {scenes[i].text or scenes[i].kind}") for i in made.scenes]
     files = [str(made.contact_sheet), str(made.workdir.storyboard)]

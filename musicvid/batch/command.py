@@ -1,6 +1,6 @@
 """`musicvid batch PLAYLIST -o DIR`: render every song of an M3U/M3U8 playlist, a folder or a CSV.
 
-Before the first render every row is planned and checked: its cells, its own output name (two rows
+Before the first render every row is made a job and checked: its cells, its own output name (two rows
 never write one file; a row that repeats an earlier one is made once), the files it names, and the
 upscaler. Models are loaded once for the whole batch; a song that fails is reported and the batch
 goes on. A rerun skips songs whose video exists (unless --force) and resumes cut-off songs through
@@ -87,7 +87,7 @@ def song_settings(
     return request, settings
 
 
-# --- planning -----------------------------------------------------------------------------------
+# --- the jobs --------------------------------------------------------------------------------------
 
 
 def resolved(request: SongRequest) -> SongRequest:
@@ -149,7 +149,7 @@ def name_outputs(namings: list[Naming], playlist: Path) -> None:
             )
 
 
-def plan(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
+def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
     """One job per row, each with its own output in -o (and with --workdir its own work directory); a
     row with the same song and settings as an earlier row, naming no other output, repeats it. Each
     cell is checked here."""
@@ -339,11 +339,11 @@ def run(args) -> int:
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
     report = out_dir / REPORT_NAME
     check_output(report, "-o")
-    # Every row is planned and checked before the first song is rendered: a bad row costs nothing.
+    # Every row is made a job and checked before the first song is rendered: a bad row costs nothing.
     from musicvid.models.choose import models_of, registry_of  # (torch: not for the command line's start)
 
     choice = ModelChoice(**ModelChoice.given(args))
-    jobs = plan(args, entries, choice)
+    jobs = jobs_of(args, entries, choice)
     check_report(report, jobs, args.playlist, bool(args.overwrite))
     choice.check_upscaler_used(job.settings for job in jobs)
     made = [job for job in jobs if job.same_as is None]

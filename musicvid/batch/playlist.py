@@ -1,7 +1,7 @@
 """A batch's playlist, read: an M3U/M3U8 playlist, a folder of audio files or a CSV, as one Entry per
 row, and what a row's cells say about its name in -o (musicvid.batch.command plans and renders them).
 
-A playlist is refused, before any planning, beyond MAX_ROWS rows or MAX_PLAYLIST_BYTES: each row is a
+A playlist is refused, before any job is made of it, beyond MAX_ROWS rows or MAX_PLAYLIST_BYTES: each row is a
 render of minutes on a GPU, so a bigger one is a mistake or is better split into several batches."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from musicvid.settings.song import SongRequest
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
 # A row is a render of minutes on a GPU: 1,000 rows are two days or more of one GPU's time, and a
-# longer list is likelier a mistake (a folder of a whole library) than a plan; split it into batches.
+# longer list is likelier a mistake (a folder of a whole library) than meant; split it into batches.
 MAX_ROWS = 1000
 # MAX_ROWS rows of long paths and every per-song column take well under this; a bigger file is not read.
 MAX_PLAYLIST_BYTES = 16 * 1024 * 1024

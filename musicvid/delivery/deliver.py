@@ -22,7 +22,7 @@ from musicvid.models.memory import MemoryPlan
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures import camera
-from musicvid.pictures.draw import PicturePlan, draw_pictures
+from musicvid.pictures.draw import Pictures, draw_pictures
 from musicvid.pictures.frames import PendingPictures, video_frames
 from musicvid.pictures.schedule import to_frame
 from musicvid.settings.render import RenderSettings
@@ -54,7 +54,7 @@ def lyrics_script(storyboard: Storyboard, settings: RenderSettings, workdir: Wor
 
 
 def mux_video(
-    plan: PicturePlan,
+    pictures: Pictures,
     delivery: Delivery,
     settings: RenderSettings,
     workdir: Workdir,
@@ -68,7 +68,7 @@ def mux_video(
     size); minterpolate's motion search is too slow at the video's size (2 frames/s at 1080p), so there
     the frames between are made at the drawn size first and come back to be upscaled. Each picture is
     read once `ready(path)` returns."""
-    storyboard, schedule, upscale = plan.storyboard, plan.schedule, delivery.upscale
+    storyboard, schedule, upscale = pictures.storyboard, pictures.schedule, delivery.upscale
     video = workdir.video(settings.preview)
     views = camera.views(schedule, settings.motion, delivery.accent, settings.pulse)
     drawn = video_frames(storyboard, schedule, workdir, settings, ready)
@@ -102,7 +102,7 @@ def delivers_while_drawing(device: torch.device) -> bool:
 
 
 def draw_and_deliver(
-    plan: PicturePlan,
+    pictures: Pictures,
     delivery: Delivery,
     settings: RenderSettings,
     registry: ModelRegistry,
@@ -113,7 +113,7 @@ def draw_and_deliver(
     stop: threading.Event | None = None,
     quiet: bool = False,
 ) -> tuple[int, Path]:
-    """The plan's pictures drawn while the video is delivered from them (mux_video) in another thread,
+    """The pictures drawn while the video is delivered from them (mux_video) in another thread,
     each frame as soon as its picture is written: on a GPU the CPU's part of the delivery (interpolation,
     scaling, captions, x264) then ends about when the drawing does instead of starting there. The frames
     reach ffmpeg in the same order with the same bytes as after the drawing, so the video is the same.
@@ -125,18 +125,18 @@ def draw_and_deliver(
     drawing = dict(settings=settings, registry=registry, workdir=workdir, timings=timings, memory=memory)
     drawing.update(stop=stop, quiet=quiet)
     if not delivers_while_drawing(registry.device):
-        drawn = draw_pictures(plan, **drawing)
-        return drawn, mux_video(plan, delivery, settings, workdir, timings)
-    pending = PendingPictures(plan.stale)
+        drawn = draw_pictures(pictures, **drawing)
+        return drawn, mux_video(pictures, delivery, settings, workdir, timings)
+    pending = PendingPictures(pictures.stale)
 
     def ready(path: Path) -> None:
         with timings.waiting("mux"):
             pending.wait(path)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deliver") as deliverer:
-        video = deliverer.submit(mux_video, plan, delivery, settings, workdir, timings, ready)
+        video = deliverer.submit(mux_video, pictures, delivery, settings, workdir, timings, ready)
         try:
-            drawn = draw_pictures(plan, **drawing, on_saved=pending.saved)
+            drawn = draw_pictures(pictures, **drawing, on_saved=pending.saved)
         finally:
             pending.close()  # a delivery waiting for a picture never drawn stops there
         return drawn, video.result()

@@ -13,7 +13,7 @@ The text aligned at once must fit the decoder's context (448 tokens for the real
 tiny preset's): a window takes the lines that fit, and a line longer than a sung line (a song pasted as
 one paragraph) is aligned in pieces cut at word boundaries, whose times are joined again; such a line,
 sung for longer than a line lasts, becomes the phrases the singer sang, cut at the pauses.
-The model is shared by every job of a process (the page, a batch): an alignment that fails leaves
+The model is shared by every render of a process (the page, a batch): an alignment that fails leaves
 no hook of its own on it.
 """
 

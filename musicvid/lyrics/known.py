@@ -31,7 +31,7 @@ _SECTION = re.compile(r"^\[[^\]]*\]$")
 
 # A lyrics file is read whole and its every word aligned to the song. The longest songs' lyrics (minutes
 # of fast rap) run to about 40,000 characters; past 100,000 it is no song's, and aligning it would hold the
-# page's one job slot for minutes.
+# page's one render slot for minutes.
 MAX_LYRICS_CHARS = 100_000
 # A sung line is a few dozen words at most; lyrics pasted without line breaks become the phrases sung
 # (musicvid.lyrics.align), which is a few hundred words for a whole song.

@@ -123,8 +123,8 @@ def load_reference_adapter(pipe, name: str) -> None:
 class Drawing:
     """What a loaded pipeline draws with besides the diffusion model: --fast's LoRA and decoder, style
     LoRAs fused into its weights, the reference pictures' adapter. A registry keeps one pipeline per
-    Drawing, so a job that asks for other LoRAs is given another pipeline and never changes the one
-    another job draws with."""
+    Drawing, so a render that asks for other LoRAs is given another pipeline and never changes the one
+    another render draws with."""
 
     fast: bool = False
     loras: Loras = Loras()

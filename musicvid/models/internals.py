@@ -47,7 +47,7 @@ def has_offload_hooks(module: torch.nn.Module) -> bool:
 
 
 def is_compiled(module: torch.nn.Module) -> bool:
-    """Whether `module` is what torch.compile made of one (by --compile, or by an earlier job on a pipeline
+    """Whether `module` is what torch.compile made of one (by --compile, or by an earlier render on a pipeline
     kept loaded). torch's wrapper class, `OptimizedModule`, has a private home only (`torch._dynamo`) and torch
     no public call that tells; diffusers' `is_compiled_module` makes that check, in `diffusers.utils.
     torch_utils`, which diffusers' documentation does not cover (its Utilities page names `randn_tensor` alone

@@ -240,9 +240,9 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
     return pipe.to(device)
 
 
-def job_pipeline_of(pipe, kind: type | None = None, **components):
+def pipeline_over(pipe, kind: type | None = None, **components):
     """A pipeline of `kind` (the loaded one's class by default) over the loaded pipeline's modules, with
-    `components` in place of some (a job's own sampler): every module shared as it is. diffusers'
+    `components` in place of some (a render's own sampler): every module shared as it is. diffusers'
     `from_pipe` would cast every module, the shared ones too, to one dtype (float32 unless told): a
     half-precision pipeline drawn in float32, a float32 VAE kept beside a float16 UNet cast down."""
     import inspect

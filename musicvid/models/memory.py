@@ -216,25 +216,26 @@ def drawing_weights(models: ModelSet, precision: Precision, fast: bool, referenc
 
 
 def pictures_options(
-    models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool
+    models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool, keyframes_only: bool = False
 ) -> Iterator[Option]:
-    """Stable Diffusion's keyframes, each alone, and its morphs, `--batch-size` at a time (none in a preview or
-    with --transitions video): the ladder of the module's docstring; `scored`: with the scorer beside them."""
+    """Stable Diffusion's keyframes, each alone, and its morphs, `--batch-size` at a time (none in a preview,
+    with --transitions video or `keyframes_only`): the ladder of the module's docstring; `scored`: with the scorer
+    beside them."""
     name, dtype, size = models.diffusion, precision.compute, tuple(settings.size)
     by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
     texts, unet, vae = by_pass["texts"], by_pass["unet"], by_pass["vae"]
-    # the keyframes' scorer is loaded beside them where it loads (musicvid.pictures.candidates); its passes, at
+    # the keyframes' scorer is loaded beside them where it loads (musicvid.pictures.keyframe_candidates); its passes, at
     # 224² a picture, are small beside the UNet's
     scorer = weights("scorer", models.scorer, lambda part: dtype) if scored else ()
     decoder_kind, decoder = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", name)
     guided = 2 if settings.guidance > 1 else 1
-    morphs = not settings.preview and settings.transitions == "slerp"
+    morphs = not (settings.preview or keyframes_only) and settings.transitions == "slerp"
     most = settings.batch_size if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
     floor = settings.offloads_asked()
 
     def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:
         chosen = switches(floor, mode, "vae-slicing" if sliced else None, "vae-tiling" if tiled else None)
-        attention = "attention-slicing" in chosen and not settings.reference  # (job_pipeline's rule)
+        attention = "attention-slicing" in chosen and not settings.reference  # (pipeline_for's rule)
         denoise = act.linear(lambda n: act.unet_pass_gb(name, dtype, size, n, attention), guided * pictures)
         decoded = 1 if "vae-slicing" in chosen else pictures
         decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)
@@ -310,10 +311,12 @@ def plan_memory(
     transcribe: bool = True,
     elaborate: bool = True,
     scored: bool = True,
+    keyframes_only: bool = False,
 ) -> MemoryPlan:
     """The plan of a render of `settings` with `models` in `precision`, within `budget_gb` of GPU memory (`budget`:
     where it comes from, in words); `transcribe`, `elaborate`: whether the run has those stages (a timed lyrics
-    file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.checks.check_scorer). Refuses,
+    file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.checks.check_scorer),
+    `keyframes_only`: whether it draws the keyframes and nothing between them (musicvid.pipeline.make_keyframes). Refuses,
     in one sentence, a stage that cannot fit."""
     usable, words = budget_gb - RESERVE_GB, f"{budget_gb:g} GB ({budget})"
     upscaling = settings.resolution is not None and upscaler_name(models) is not None
@@ -326,8 +329,10 @@ def plan_memory(
         stages.append(fit("transcribe", transcribe_options(models, precision, separate_vocals), usable, held, words))
     if elaborate:
         stages.append(fit("elaborate", elaborate_options(models, precision), usable, held, words))
-    drawing_stages = [fit("pictures", pictures_options(models, settings, precision, scored), usable, beside, words)]
-    if settings.transitions == "video" and not settings.preview:
+    drawing_stages = [
+        fit("pictures", pictures_options(models, settings, precision, scored, keyframes_only), usable, beside, words)
+    ]
+    if settings.transitions == "video" and not (settings.preview or keyframes_only):
         drawing_stages.append(
             fit("transitions", transitions_options(models, settings, precision), usable, beside, words)
         )
@@ -364,23 +369,24 @@ def stages_of(request: SongRequest) -> dict[str, bool]:
     return {"transcribe": not request.storyboard_file and not timed, "elaborate": not request.storyboard_file}
 
 
-def render_plan(registry, request: SongRequest, settings: RenderSettings) -> MemoryPlan | None:
+def memory_plan(
+    registry, request: SongRequest, settings: RenderSettings, keyframes_only: bool = False
+) -> MemoryPlan | None:
     """The plan a render on CUDA follows, within what `registry` (a ModelRegistry) may take there (the run keeps
-    it: musicvid.run.Run.plan); None on the CPU or MPS (where memory is the machine's and nothing is planned) and where a
+    it: musicvid.run.Run.memory); None on the CPU or MPS (where memory is the machine's and nothing is planned) and where a
     model cannot be sized (the render then runs as its settings say)."""
     budget = registry.budget() if registry.device.type == "cuda" else None
     if budget is None:
         return None
     where = f"free on {torch.cuda.get_device_name(registry.device)}"
+    stages = dict(
+        request_stages(request), scored=check_scorer(registry.models, settings), keyframes_only=keyframes_only
+    )
     try:
-        scored = check_scorer(registry.models, settings)
-        plan = plan_memory(
-            registry.models, settings, registry.precision, budget, where, **plan_request(request), scored=scored
-        )
+        return plan_memory(registry.models, settings, registry.precision, budget, where, **stages)
     except Unsized as unsized:
         log.info("musicvid: no memory plan, rendering as the settings say: %s", unsized)
         return None
-    return plan
 
 
 def offloads(plan: MemoryPlan | None, stage: str) -> tuple[str, ...] | None:
@@ -388,5 +394,5 @@ def offloads(plan: MemoryPlan | None, stage: str) -> tuple[str, ...] | None:
     return plan.offloads(stage) if plan else None
 
 
-def plan_request(request: SongRequest) -> dict:
+def request_stages(request: SongRequest) -> dict:
     return {"separate_vocals": request.separate_vocals, **stages_of(request)}

@@ -76,8 +76,8 @@ class ModelRegistry:
     Each model's name, dtype and device as its stage leaves it are recorded in the stage's Timings.
     Models kept loaded are released, least recently used first, where the next would not fit beside them in the
     budget (`budget_gb`, by default on CUDA the memory free when first asked; no limit elsewhere), the next
-    needing what the job's memory plan (a `plan` given to `use`, musicvid.models.memory.render_plan) says its stage
-    holds at most. A registry holds no job's state: the plan is the job's (musicvid.run.Run), not the registry's.
+    needing what a render's memory plan (`memory` given to `use`, musicvid.models.memory.memory_plan) says its stage
+    holds at most. A registry holds no render's state: the plan is the render's (musicvid.run.Run), not the registry's.
     """
 
     def __init__(
@@ -100,15 +100,17 @@ class ModelRegistry:
         self._loaded: dict[str, Any] = {}
 
     @contextmanager
-    def use(self, role: str | Drawing, timings: Timings | None = None, plan: MemoryPlan | None = None) -> Iterator[Any]:
+    def use(
+        self, role: str | Drawing, timings: Timings | None = None, memory: MemoryPlan | None = None
+    ) -> Iterator[Any]:
         """The model of `role` (a Drawing: the pipeline that draws so), loaded if it is not (room made for it as the
-        job's memory `plan` says its stage needs)."""
+        render's memory plan (`memory`) says its stage needs)."""
         if role not in self._loaded:
             is_drawing = isinstance(role, Drawing)
             if is_drawing:  # the least recently used other pipelines go first
                 for kept in [r for r in self._loaded if isinstance(r, Drawing)][: -DRAWINGS_KEPT or None]:
                     self.release(kept)
-            self.make_room(role, plan)
+            self.make_room(role, memory)
             with timings.measure("load diffusion" if is_drawing else f"load {role}") if timings else nullcontext():
                 load = (
                     partial(load_drawing, self.models, role) if is_drawing else partial(self.loaders[role], self.models)
@@ -135,21 +137,21 @@ class ModelRegistry:
             self.budget_gb = torch.cuda.mem_get_info(self.device)[0] / GB
         return self.budget_gb
 
-    def make_room(self, role: str | Drawing, plan: MemoryPlan | None = None) -> None:
+    def make_room(self, role: str | Drawing, memory: MemoryPlan | None = None) -> None:
         """Release the least recently used models not in use until `role` fits beside the others."""
         budget = self.budget()
         if budget is None:
             return
-        need = self.need_gb(role, plan)
+        need = self.need_gb(role, memory)
         for kept in [r for r in self._loaded if not self._in_use[r]]:
             if sum(role_weights_gb(self.models, r, self.precision) for r in self._loaded) + need <= budget - RESERVE_GB:
                 return
             self.release(kept)
 
-    def need_gb(self, role: str | Drawing, plan: MemoryPlan | None = None) -> float:
-        """What `role` needs: the most its stage holds by the job's memory `plan`, else its weights."""
+    def need_gb(self, role: str | Drawing, memory: MemoryPlan | None = None) -> float:
+        """What `role` needs: the most its stage holds by the render's memory plan (`memory`), else its weights."""
         name = "pictures" if isinstance(role, Drawing) else ROLE_STAGES.get(role)
-        stage = plan.stage(name) if plan and name else None
+        stage = memory.stage(name) if memory and name else None
         return stage.peak_gb if stage else role_weights_gb(self.models, role, self.precision)
 
     def named(self, role: str | Drawing) -> tuple[str, str]:

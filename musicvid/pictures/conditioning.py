@@ -14,9 +14,9 @@ from PIL import Image
 from musicvid.core.errors import UserError
 from musicvid.models.internals import uncompiled
 from musicvid.pictures.camera import cover
-from musicvid.pictures.job import compute_device, has_reference_adapter, is_xl
-from musicvid.pictures.plan import Picture, reference_of
+from musicvid.pictures.grouping import Picture, reference_of
 from musicvid.pictures.slerp import align, slerp
+from musicvid.pictures.switches import compute_device, has_reference_adapter, is_xl
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
 

@@ -6,7 +6,7 @@ morph a different picture: the video would flicker. So each scene has its own no
 from its seed, and a frame at t between two scenes gets the slerp of theirs at each step, like its
 initial latent (musicvid.pictures.conditioning.SceneInputs): nearby t give nearby pictures. (docs/frames.md)
 
-The noise of a call is set on the job's own sampler (musicvid.pictures.job gives every job one) before the
+The noise of a call is set on the render's own sampler (musicvid.pictures.switches gives every render one) before the
 pipeline is called, and the call draws no noise of its own.
 """
 

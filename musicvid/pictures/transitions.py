@@ -28,14 +28,14 @@ from PIL import Image
 
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
-from musicvid.models.loading import job_pipeline_of
+from musicvid.models.loading import pipeline_over
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, picture_key, save_picture
 from musicvid.pictures.camera import cover
-from musicvid.pictures.job import compute_device, offload
-from musicvid.pictures.plan import Picture, stale_pictures
-from musicvid.pictures.render import stop_between_steps
+from musicvid.pictures.denoise import stop_between_steps
+from musicvid.pictures.grouping import Picture, stale_pictures
 from musicvid.pictures.schedule import FrameSchedule
+from musicvid.pictures.switches import compute_device, offload
 from musicvid.settings.geometry import FRAME_STEP, MAX_CLIP_FRAMES, drawn_size
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
@@ -82,11 +82,11 @@ class Transition:
     pictures: tuple[Picture, ...]
 
 
-def plan_transitions(
+def transitions_of(
     schedule: FrameSchedule, settings: RenderSettings, keyframes: dict[int, Picture], video: str, workdir: Workdir
 ) -> list[Transition]:
     """Every morph of `schedule` as a transition; `keyframes`: each shown scene's keyframe, as
-    plan.plan_pictures keys it; `video`: the video model's name."""
+    plan.picture_groups keys it; `video`: the video model's name."""
     common = {
         "video": video,
         "transition_steps": settings.transition_steps,
@@ -115,9 +115,9 @@ def plan_transitions(
     return transitions
 
 
-def video_job(pipe, settings: RenderSettings, offloads: Collection[str] | None = None):
-    """The video pipeline for one render: the loaded models, shared, with a sampler of the job's own (its
-    timesteps are state a kept-loaded pipeline must not share between jobs). `offloads`: the memory plan's
+def video_pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | None = None):
+    """The video pipeline for one render: the loaded models, shared, with a sampler of the render's own (its
+    timesteps are state a kept-loaded pipeline must not share between renders). `offloads`: the memory plan's
     switches, by default --low-vram's (each model offloaded to the CPU between its passes, tiled decoding)."""
     from diffusers import FlowMatchEulerDiscreteScheduler
 
@@ -127,9 +127,9 @@ def video_job(pipe, settings: RenderSettings, offloads: Collection[str] | None =
         pipe.vae.enable_tiling()
     else:
         pipe.vae.disable_tiling()
-    job = job_pipeline_of(pipe, scheduler=FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config))
-    job.set_progress_bar_config(disable=True)
-    return job
+    own = pipeline_over(pipe, scheduler=FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config))
+    own.set_progress_bar_config(disable=True)
+    return own
 
 
 @torch.inference_mode()
@@ -175,7 +175,7 @@ def stale_transitions(transitions: list[Transition], settings: RenderSettings) -
     return stale_pictures([list(t.pictures) for t in transitions], settings)
 
 
-def render_transitions(
+def draw_transitions(
     pipe,
     storyboard: Storyboard,
     transitions: list[Transition],

@@ -25,7 +25,7 @@ def run_summary(
     schedule: FrameSchedule,
     duration: float,
     drawn: int,
-    candidates: int,
+    keyframe_candidates: int,
     upscale: Upscaler | None,
     started: float,
 ) -> dict:
@@ -40,7 +40,7 @@ def run_summary(
         "frames": schedule.frame_count,
         "video_frames": to_frame(duration, settings.video_fps),
         "pictures_drawn": drawn,
-        "keyframe_candidates_drawn": candidates,
+        "keyframe_candidates_drawn": keyframe_candidates,
         **({"upscale": upscale.cost()} if upscale else {}),
         "wall_seconds": round(time.perf_counter() - started, 4),
     }

@@ -332,7 +332,7 @@ BETWEEN_AND_AFTER = tuple(
 # Keyframe settings a picture's key holds in another form: the size as width × height (the look and the aspect
 # as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, and
 # their strength only where an adapter draws (RenderSettings.picture_inputs), and the keyframe picks by the
-# seeds they keep (musicvid.pictures.candidates).
+# seeds they keep (musicvid.pictures.keyframe_candidates).
 KEYED_ELSEWHERE = tuple(
     "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below".split()
 )

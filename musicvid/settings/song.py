@@ -83,7 +83,7 @@ class SongRequest(Settings):
     )
     candidates: int = setting(
         1,
-        "ViPE elaborations per scene; the most concrete (or the one --lens favours) is kept",
+        "prompt candidates per scene: ViPE elaborations, of which the most concrete (or the one --lens favours) is kept",
         low=1,
         high=64,
         group="song",

@@ -38,12 +38,12 @@ def elaborate(
     *,
     context_size: int,
     seed: int,
-    candidates: int = 1,
+    prompt_candidates: int = 1,
     lens: str | None = None,
     batch_size: int = 16,
     quiet: bool = False,
 ) -> Storyboard:
-    """The storyboard with every empty prompt filled in. With several candidates per scene the most visualisable one (under
+    """The storyboard with every empty prompt filled in. With several prompt candidates per scene the most visualisable one (under
     `lens`) is kept. A scene ViPE gives nothing usable keeps its lyric as the prompt, flagged as a
     fallback; more than half of them falling back means the model is broken, and is an error. A
     return of a motif (a chorus line sung again) takes the prompt of the motif's first scene."""
@@ -56,7 +56,7 @@ def elaborate(
     first = {s.index: first_of_motif[s.motif] if s.motif else s for s in empty}
     todo = [s for s in empty if first[s.index] is s]
     drawn = sample_prompts(
-        todo, contexts, vipe, candidates=candidates, seed=seed, lens=lens, batch_size=batch_size, quiet=quiet
+        todo, contexts, vipe, prompt_candidates=prompt_candidates, seed=seed, lens=lens, batch_size=batch_size, quiet=quiet
     ) if todo else {}  # fmt: skip
     for scene in empty:  # a return of a motif takes its first scene's prompt
         if first[scene.index] is not scene:
@@ -70,7 +70,7 @@ def sample_prompts(
     contexts: list[str],
     vipe: ViPE,
     *,
-    candidates: int,
+    prompt_candidates: int,
     seed: int,
     lens: str | None,
     batch_size: int,
@@ -80,12 +80,12 @@ def sample_prompts(
     with Progress("elaborate", total=len(todo), unit="scene", quiet=quiet) as progress:
         sampled = vipe.sample(
             [contexts[s.index] for s in todo],
-            candidates=candidates,
+            candidates=prompt_candidates,
             seed=seed,
             batch_size=batch_size,
             on_batch=progress.advance,
         )
-    if candidates > 1:
+    if prompt_candidates > 1:
         from vipe_core.choose import choose
 
         prompts = [

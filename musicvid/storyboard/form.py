@@ -18,7 +18,7 @@ other are the same music (average linkage). The first passage is the intro and t
 they are quieter than the song and their music is quiet or heard nowhere between them; of the music heard
 more than once, the loudest is the chorus (a band plays its chorus fullest) and the rest are verses; music
 heard once is a break between the ends (a solo, an interlude), a verse at one. A line sung over the
-chorus's music is in the chorus, any other in a verse. A storyboard just planned first has each passage
+chorus's music is in the chorus, any other in a verse. A storyboard just made first has each passage
 without words cut with its music (musicvid.storyboard.passages): where it changes, then on bar lines.
 
 Every return of a chorus line shares its first time's motif, and so its seed and its prompt
@@ -110,7 +110,7 @@ class SongSound:
 def mark_form(scenes: Sequence[Scene], samples: np.ndarray, bars_per_scene: int | None = None) -> list[Scene]:
     """The scenes, those without a section given theirs (a chorus line or a chorus scene its motif, a passage without
     words its mood); the scenes that have one, as a person may have set it, keep it. Where the lines are too
-    few to give the form, it comes from the music. Scenes just planned from the lyrics (no person's
+    few to give the form, it comes from the music. Scenes just cut from the lyrics (no person's
     storyboard) are given `bars_per_scene`: their passages without words are cut with the music first
     (musicvid.storyboard.passages)."""
     sound = SongSound.of(samples)

@@ -22,7 +22,7 @@ from musicvid.settings.song import PLAIN, SongRequest
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
-from musicvid.storyboard.scenes import plan_scenes
+from musicvid.storyboard.scenes import scenes_from_lines
 
 
 def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
@@ -122,7 +122,7 @@ def storyboard_in(
             check_matches_audio(saved, info, str(path))
             storyboard = saved
         else:
-            scenes = plan_scenes(transcript.lines, info.duration, request.break_seconds)
+            scenes = scenes_from_lines(transcript.lines, info.duration, request.break_seconds)
             storyboard = Storyboard(
                 audio=SongAudio(info.duration, info.path, info.sha256),
                 title=title,
@@ -146,7 +146,7 @@ def storyboard_in(
                 vipe,
                 context_size=request.context_size,
                 seed=request.seed,
-                candidates=request.candidates,
+                prompt_candidates=request.candidates,
                 lens=request.lens,
                 quiet=request.quiet,
             )
@@ -173,7 +173,7 @@ def storyboard_is_input(request: SongRequest, workdir: Workdir) -> bool:
 
 def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_scene: int | None = None) -> Storyboard:
     """The storyboard with sections, motifs and moods for its scenes without a section (musicvid.storyboard.form); given
-    `bars_per_scene` (scenes just planned), the passages without words are cut with the music first, into
+    `bars_per_scene` (scenes just cut), the passages without words are cut with the music first, into
     scenes of that many bars at most."""
     if not any(s.section is None for s in storyboard.scenes):
         return storyboard

@@ -80,14 +80,14 @@ def harmony_change(chroma: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def cut_with_the_music(scenes: list[Scene], changes: Sequence[float], bars: Bars, bars_per_scene: int) -> list[Scene]:
-    """The scenes with each passage without words planned again: cut where the music `changes` (moved onto
+    """The scenes with each passage without words cut again: cut where the music `changes` (moved onto
     the nearest bar line; none nearer than MIN_CUT_SECONDS to the passage's ends), then each part into
     scenes of at most `bars_per_scene` bars, cut on bar lines; numbered anew. Lyric scenes stay."""
-    planned: list[Scene] = []
+    scenes_cut: list[Scene] = []
     for kind, run in itertools.groupby(scenes, key=lambda scene: scene.kind):
         run = list(run)
         if kind == "lyric":
-            planned += run
+            scenes_cut += run
             continue
         start, end = run[0].start, run[-1].end
         moved = sorted({bars.nearest(t) for t in changes})
@@ -95,9 +95,9 @@ def cut_with_the_music(scenes: list[Scene], changes: Sequence[float], bars: Bars
         bounds = [start, *inside, end]
         for n, (first, last) in enumerate(zip(bounds, bounds[1:])):
             cuts = in_bars(first, last, bars, bars_per_scene)
-            planned += [Scene(-1, kind, a, b, cut="music" if n and k == 0 else "bars" if k else None)
-                        for k, (a, b) in enumerate(cuts)]  # fmt: skip
-    return numbered(planned)
+            scenes_cut += [Scene(-1, kind, a, b, cut="music" if n and k == 0 else "bars" if k else None)
+                           for k, (a, b) in enumerate(cuts)]  # fmt: skip
+    return numbered(scenes_cut)
 
 
 def in_bars(start: float, end: float, bars: Bars, most: int) -> list[tuple[float, float]]:

@@ -1,7 +1,7 @@
 """A scene's keyframe pick: which of the candidates drawn for it was kept, and its scores.
 
 With --keyframe-candidates N, each keyframe is drawn from N seeds and the one the scorer ranks first is kept
-(musicvid.pictures.candidates). The storyboard records the pick in the scene, beside the kept seed, so that a
+(musicvid.pictures.keyframe_candidates). The storyboard records the pick in the scene, beside the kept seed, so that a
 resume or a rerender draws the same picture and shows its scores without drawing the candidates again. A pick
 holds while the keyframe's key (what it is drawn from: prompt, kept seed, models, steps, …) is the one it was
 made for; an edit to any of those chooses again. The format: docs/storyboard.md.

@@ -25,7 +25,7 @@ def _instrumental(kind: str, start: float, end: float, max_length: float) -> lis
     return [Scene(-1, kind, bounds[i], bounds[i + 1]) for i in range(parts)]
 
 
-def plan_scenes(
+def scenes_from_lines(
     lines: list[Line],
     duration: float,
     break_seconds: float = SongRequest.break_seconds,

@@ -1,4 +1,4 @@
-"""Render: Stable Diffusion's pictures of a plan (musicvid.pictures.plan), group by group, each group's
+"""Stable Diffusion's pictures drawn (their groups: musicvid.pictures.grouping), group by group, each group's
 conditioning (musicvid.pictures.conditioning) stacked into one batch, denoised and decoded together, and its
 stale pictures written to the keyed cache (musicvid.pictures.cache) while the next group is drawn."""
 
@@ -20,8 +20,8 @@ from musicvid.models.internals import is_compiled
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import save_picture
 from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.job import compute_device
-from musicvid.pictures.plan import Picture
+from musicvid.pictures.grouping import Picture
+from musicvid.pictures.switches import compute_device
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
 
@@ -80,8 +80,8 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
 
 
 def padded_size(pipe, settings: RenderSettings) -> int | None:
-    """The batch size every group is padded to where the UNet is compiled (by this job's --compile, or by an
-    earlier job's on a pipeline kept loaded), so that it sees one shape; None where it is not."""
+    """The batch size every group is padded to where the UNet is compiled (by this render's --compile, or by an
+    earlier render's on a pipeline kept loaded), so that it sees one shape; None where it is not."""
     return settings.batch_size if is_compiled(pipe.unet) else None
 
 
@@ -90,14 +90,14 @@ def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event 
     pooled = {}
     if batch.pooled is not None:
         pooled = {"pooled_prompt_embeds": batch.pooled, "negative_pooled_prompt_embeds": batch.negative_pooled}
-    if batch.step_noise is not None:  # --fast: the noise of each step, for the job's own sampler (job_pipeline)
+    if batch.step_noise is not None:  # --fast: the noise of each step, for the render's own sampler (pipeline_for)
         pipe.scheduler.step_noise = batch.step_noise
     return pipe(
         prompt_embeds=batch.text,
         negative_prompt_embeds=batch.negative,
         **pooled,  # SDXL's: the pipeline makes the size conditioning from height and width
         latents=batch.noise,
-        ip_adapter_image_embeds=None if batch.image is None else [batch.image],  # (see job_pipeline)
+        ip_adapter_image_embeds=None if batch.image is None else [batch.image],  # (see pipeline_for)
         num_inference_steps=settings.steps,
         guidance_scale=settings.guidance,
         height=settings.height,
@@ -114,7 +114,7 @@ def decode(pipe, latents: torch.Tensor) -> torch.Tensor:
 
 
 @torch.inference_mode()
-def draw(
+def draw_group(
     pipe,
     inputs: SceneInputs,
     group: list[Picture],
@@ -130,7 +130,7 @@ def draw(
         return decode(pipe, latents)[: len(group)].cpu().numpy()
 
 
-def render_pictures(
+def draw_groups(
     pipe,
     storyboard: Storyboard,
     groups: list[list[Picture]],
@@ -169,10 +169,10 @@ def render_pictures(
     ):
         for group in todo:
             first = group[0]
-            if first.target is None and first.scene in inputs.pinned:  # keyframes go alone (plan_pictures)
+            if first.target is None and first.scene in inputs.pinned:  # keyframes go alone (picture_groups)
                 pictures = [inputs.pinned[first.scene]]
             else:
-                pictures = draw(pipe, inputs, group, settings, timings, stop)
+                pictures = draw_group(pipe, inputs, group, settings, timings, stop)
             new = [(p, pixels) for p, pixels in zip(group, pictures) if p.path in stale]
             waiting.append([writer.submit(save_picture, p.path, pixels, p.key, on_saved) for p, pixels in new])
             finish_writes(keep=WRITE_AHEAD)

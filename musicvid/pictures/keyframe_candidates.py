@@ -2,7 +2,7 @@
 scored against the scene's lyric and prompt (musicvid.pictures.scores), and the one ranked first kept.
 
 The kept seed and its scores go into the storyboard (musicvid.storyboard.picks), the kept picture into the keyed cache
-under the key the render's plan gives that scene and seed, so the render that follows keeps it. One candidate
+under the key its picture has in the render (musicvid.pictures.grouping) for that scene and seed, so the render that follows keeps it. One candidate
 (the default) is the scene's own seed: nothing changes but that the keyframe is scored. --reroll-below draws
 further rounds of candidates for a scene whose kept keyframe scores below it, up to MAX_ROUNDS, and keeps the
 best of all; each round's seeds follow from the scene's, so a resume makes the same picks. Without either, the
@@ -34,11 +34,11 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
 from musicvid.pictures.conditioning import SceneInputs, pinned_picture
-from musicvid.pictures.job import job_pipeline
-from musicvid.pictures.plan import KeyframeKeys, Picture, uses_reference
-from musicvid.pictures.render import draw
+from musicvid.pictures.denoise import draw_group
+from musicvid.pictures.grouping import KeyframeKeys, Picture, uses_reference
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.scores import SceneScores, lyric_of, rank_candidates, score_keyframes
+from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.render import MAX_ROUNDS, RenderSettings, picks_by_score
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.picks import KeyframePick, candidate_seed
@@ -70,7 +70,7 @@ class Picked:
 
     storyboard: Storyboard
     keyframes: int
-    candidates: int
+    keyframe_candidates: int
 
 
 def pick_keyframes(
@@ -94,7 +94,7 @@ def pick_keyframes(
     todo = picks_to_make(storyboard, schedule.shown_scenes, keys, settings, registry.models.scorer, workdir)
     if not todo:
         return Picked(storyboard, 0, 0)
-    keyframes = candidates = 0
+    keyframes = keyframe_candidates = 0
     saved_at = time.monotonic()
     with (
         ExitStack() as loaded,
@@ -107,29 +107,29 @@ def pick_keyframes(
                 raise
             log.warning("the keyframes are not scored, and the render goes on: %s", error)
             return Picked(storyboard, 0, 0)
-        jobs = []  # the job's pipeline, once a candidate is to be drawn
+        pipes = []  # the render's pipeline, once a candidate is to be drawn
 
-        def job():
-            if not jobs:
+        def own_pipe():
+            if not pipes:
                 pipe = loaded.enter_context(registry.use(drawing, timings, memory))
-                jobs.append(job_pipeline(pipe, settings, offloads(memory, "pictures")))
-            return jobs[0]
+                pipes.append(pipeline_for(pipe, settings, offloads(memory, "pictures")))
+            return pipes[0]
 
         for choosing in todo:
             scene = storyboard.scenes[choosing.scenes[0]]
             if choosing.lost:  # the kept candidate's round drawn again as it was: the very same picture
                 round = choosing.kept // choosing.per_round
-                pictures = draw_round(job(), storyboard, choosing, round, settings, timings, stop)
+                pictures = draw_round(own_pipe(), storyboard, choosing, round, settings, timings, stop)
                 choosing.pixels = pictures[choosing.kept % choosing.per_round]
-                candidates += len(pictures)
+                keyframe_candidates += len(pictures)
             while choosing.kept is None or wants_more(choosing, scene, settings):
                 if scene.picture or (
                     choosing.rounds == 0 and drawn_already(choosing, scene, keys, workdir, settings.size)
                 ):
                     pictures = None  # scored as it is
                 else:
-                    pictures = draw_round(job(), storyboard, choosing, choosing.rounds, settings, timings, stop)
-                    candidates += len(pictures)
+                    pictures = draw_round(own_pipe(), storyboard, choosing, choosing.rounds, settings, timings, stop)
+                    keyframe_candidates += len(pictures)
                 keep_best(choosing, scorer, scene, pictures, settings, workdir, timings)
             kept, written = keep(choosing, storyboard, keys, scorer.name, workdir)
             storyboard, keyframes = storyboard.with_scenes(kept), keyframes + written
@@ -138,7 +138,7 @@ def pick_keyframes(
                 save(storyboard)
                 saved_at = time.monotonic()
     save(storyboard)
-    return Picked(storyboard, keyframes, candidates)
+    return Picked(storyboard, keyframes, keyframe_candidates)
 
 
 def picks_to_make(
@@ -197,7 +197,7 @@ def drawn_already(
 
 
 def draw_round(
-    job,
+    pipe,
     storyboard: Storyboard,
     choosing: Choosing,
     round: int,
@@ -214,10 +214,10 @@ def draw_round(
     drafts = dataclasses.replace(
         storyboard, scenes=[dataclasses.replace(scene, index=n, seed=seed) for n, seed in enumerate(seeds)]
     )
-    inputs = SceneInputs(job, drafts, list(range(len(seeds))), settings)
+    inputs = SceneInputs(pipe, drafts, list(range(len(seeds))), settings)
     pictures = [Picture(Path(), "", n, None, 0.0) for n in range(len(seeds))]
     batches = [pictures[at : at + settings.batch_size] for at in range(0, len(pictures), settings.batch_size)]
-    return np.concatenate([draw(job, inputs, batch, settings, timings, stop) for batch in batches])
+    return np.concatenate([draw_group(pipe, inputs, batch, settings, timings, stop) for batch in batches])
 
 
 def keep_best(

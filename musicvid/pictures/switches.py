@@ -1,4 +1,4 @@
-"""A pipeline for one render job: the loaded models, shared, with the job's own sampler and switches
+"""A pipeline for one render: the loaded models, shared, with the render's own sampler and switches
 (attention slicing, VAE slicing and tiling, offloading, compilation, the reference adapter's scale), and
 what is read off a pipeline (where its models run, its family)."""
 
@@ -11,17 +11,17 @@ from typing import Collection
 import torch
 
 from musicvid.models.internals import execution_device, has_offload_hooks, is_compiled, per_picture_reference
-from musicvid.models.loading import job_pipeline_of
+from musicvid.models.loading import pipeline_over
 from musicvid.settings.render import RenderSettings
 
 log = logging.getLogger("musicvid")
 
 
-def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | None = None):
-    """A pipeline for one render: the loaded models, shared, with a sampler of the job's own. A kept-
-    loaded pipeline (batch, web page) is never changed under another job's denoising loop: its
-    scheduler keeps state per call. The models' own switches below are set for this job; the callers
-    run one job at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
+def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | None = None):
+    """A pipeline for one render: the loaded models, shared, with a sampler of the render's own. A kept-
+    loaded pipeline (batch, web page) is never changed under another render's denoising loop: its
+    scheduler keeps state per call. The models' own switches below are set for this render; the callers
+    run one render at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
     switches (musicvid.models.memory), by default those the settings ask for."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
 
@@ -37,7 +37,7 @@ def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | Non
         scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
     else:
         scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config, algorithm_type="dpmsolver++")
-    # Set both ways: a pipeline kept loaded (batch, web UI) may carry the last job's choice. Attention
+    # Set both ways: a pipeline kept loaded (batch, web UI) may carry the last render's choice. Attention
     # slicing has no kind for the reference adapter's attention: setting it either way would drop the adapter.
     if has_reference_adapter(pipe):
         if settings.attention_slicing:
@@ -55,7 +55,7 @@ def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     offload(pipe, offloads)
     # (with offloading, pipe.device says "cpu": the models run on compute_device(pipe))
     if settings.compile and not is_compiled(pipe.unet):
-        # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later jobs. By inductor
+        # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later renders. By inductor
         # unless MUSICVID_COMPILE_BACKEND names another backend (the tests' "eager" checks the graphs quickly).
         backend = os.environ.get("MUSICVID_COMPILE_BACKEND", "inductor")
         pipe.unet = torch.compile(pipe.unet, fullgraph=True, backend=backend)
@@ -64,9 +64,9 @@ def job_pipeline(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     if has_reference_adapter(pipe):
         pipe.set_ip_adapter_scale(settings.reference_strength)
         kind = per_picture_reference(kind)
-    job = job_pipeline_of(pipe, kind, scheduler=scheduler)
-    job.set_progress_bar_config(disable=True)  # our own bar counts frames
-    return job
+    own = pipeline_over(pipe, kind, scheduler=scheduler)
+    own.set_progress_bar_config(disable=True)  # our own bar counts frames
+    return own
 
 
 def set_attention_slicing(pipe, sliced: bool) -> None:
@@ -91,8 +91,8 @@ OFFLOADED_FROM = frozenset({"cuda"})
 def offload(pipe, offloads: Collection[str]) -> None:
     """A pipeline on CUDA offloaded as `offloads` says: each model (accelerate's model offload) or each layer
     (sequential offload) on the GPU only while it runs, the weights waiting on the CPU. Else not offloaded: a
-    kept-loaded pipeline a past job offloaded is back on its device, unhooked (its hooks would move every
-    model on and off the GPU for a job that has the memory to keep them there)."""
+    kept-loaded pipeline a past render offloaded is back on its device, unhooked (its hooks would move every
+    model on and off the GPU for a render that has the memory to keep them there)."""
     device = compute_device(pipe)  # (pipe.device says "cpu" while the models are offloaded)
     if device.type in OFFLOADED_FROM and "sequential-offload" in offloads:
         pipe.enable_sequential_cpu_offload(device=device)

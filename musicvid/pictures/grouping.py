@@ -66,7 +66,7 @@ class KeyframeKeys:
         return picture_key(self.common, self.scene_inputs(scene, seed))
 
 
-def plan_pictures(
+def picture_groups(
     storyboard: Storyboard,
     schedule: FrameSchedule,
     settings: RenderSettings,
@@ -79,7 +79,7 @@ def plan_pictures(
     across scene boundaries, so that batches stay full however short the scenes are. A block is fixed by
     the frame numbers alone: an edit to one scene changes no other picture's group, and moving a scene's
     start changes only the blocks around it. `drawn_by`: what draws them, as Drawing.key names it; the
-    keyframes alone in a preview, or with `keyframes_only` (the video model draws the frames between)."""
+    keyframes alone in a preview, or with `keyframes_only` (the frames between drawn by the video model, or none)."""
     keys = KeyframeKeys(storyboard, settings, drawn_by)
     common, scenes = keys.common, storyboard.scenes
 
