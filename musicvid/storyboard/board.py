@@ -10,7 +10,8 @@ import hashlib
 import math
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, invalid, json_number, json_share, json_string, parse_json, resolved
@@ -100,10 +101,15 @@ class MadeWith:
     candidates: int | None = None
     lens: str | None = None
     transcript: str | None = None
-    models: dict[str, str] | None = None
+    models: Mapping[str, str] | None = None  # by role, read-only as the rest
+
+    def __post_init__(self) -> None:
+        if self.models is not None:
+            object.__setattr__(self, "models", MappingProxyType(dict(self.models)))
 
     def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}  # (null: not known)
+        values = {f.name: getattr(self, f.name) for f in fields(self)}  # (null: not known)
+        return values | {"models": dict(self.models) if self.models is not None else None}
 
 
 @dataclass(frozen=True)
