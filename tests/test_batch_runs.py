@@ -70,6 +70,7 @@ def assert_same_pictures(work_a: Path, work_b: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_ray_engine_gives_the_same_videos_and_report_and_retries_a_worker_that_dies(tmp_path):
     ray = pytest.importorskip("ray")
     songs = tmp_path / "songs"

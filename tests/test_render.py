@@ -120,6 +120,7 @@ def temporaries(*folders) -> list:
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_killed_at_random_points_reruns_to_identical_frames_leaving_no_temporary_file(song, rendered, tmp_path):
     whole, whole_video = rendered
 
