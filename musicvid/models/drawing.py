@@ -5,7 +5,7 @@ a pipeline is loaded for, and the files those name."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from musicvid.core.files import file_sha256
 from musicvid.models import tiny
 from musicvid.models.loading import MODEL_KINDS, as_unavailable, auto_precision, first_line, load_diffusion, obtain
 from musicvid.models.precision import Precision
+from musicvid.models.single_file import is_single_file
 from musicvid.settings.loras import Loras
 from musicvid.settings.presets import TINY, ModelSet
 
@@ -132,7 +133,10 @@ class Drawing:
 
     def key(self, models: ModelSet) -> dict:
         """What the pictures' keys say of it: the models by name, each LoRA by its file's hash and weight."""
-        key: dict[str, Any] = {"diffusion": models.diffusion_model(self.fast)}
+        diffusion = models.diffusion
+        if is_single_file(diffusion):  # a checkpoint file is its weights, not its name (as a LoRA is)
+            diffusion = f"file {file_digest(Path(diffusion).expanduser())}"
+        key: dict[str, Any] = {"diffusion": replace(models, diffusion=diffusion).diffusion_model(self.fast)}
         if self.loras:
             key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
         if self.reference:

@@ -20,8 +20,10 @@ from musicvid.models import tiny
 from musicvid.models.internals import demucs_model
 from musicvid.models.names import ROLES, check_family, check_model
 from musicvid.models.precision import Precision, half_whisper
+from musicvid.models.single_file import is_single_file
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
+    CONFIG_REPOSITORIES,
     KNOWN_FAMILIES,
     LANCZOS,
     PIPELINE_FAMILIES,
@@ -211,7 +213,10 @@ def model_index(role: str, name: str) -> dict:
 
 
 def load_diffusion(name: str, device: torch.device, precision: Precision | None = None):
-    xl, precision = diffusion_family(name) == "sdxl", auto_precision(device, precision)
+    """Stable Diffusion or SDXL `name`: a hub name or a folder in diffusers' layout, or a checkpoint file with its
+    family's configs (musicvid.models.single_file)."""
+    family, precision = diffusion_family(name), auto_precision(device, precision)
+    xl, single = family == "sdxl", is_single_file(name)
 
     def load():
         from diffusers import StableDiffusionPipeline, StableDiffusionXLPipeline
@@ -219,12 +224,17 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
         # SD's safety checker is not loaded; SDXL's watermark would go on pictures it decodes (ours it does not)
         extra = dict(add_watermarker=False) if xl else dict(safety_checker=None, requires_safety_checker=False)
 
-        def fetch(variant: str | None):
-            return (StableDiffusionXLPipeline if xl else StableDiffusionPipeline).from_pretrained(
-                name, dtype=precision.compute, variant=variant, **extra
-            )
+        kind = StableDiffusionXLPipeline if xl else StableDiffusionPipeline
 
-        variant = precision.weights_variant
+        def fetch(variant: str | None):
+            if single:
+                config = CONFIG_REPOSITORIES[family]
+                return kind.from_single_file(
+                    str(Path(name).expanduser()), config=config, dtype=precision.compute, **extra
+                )
+            return kind.from_pretrained(name, dtype=precision.compute, variant=variant, **extra)
+
+        variant = None if single else precision.weights_variant
         try:
             return fetch(variant)
         except (OSError, ValueError):

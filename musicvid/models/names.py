@@ -15,7 +15,8 @@ from typing import Callable
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import is_url
-from musicvid.settings.presets import LTX_PIPELINES, PIPELINE_FAMILIES, TINY
+from musicvid.models.single_file import single_file_family
+from musicvid.settings.presets import CONFIG_REPOSITORIES, LTX_PIPELINES, PIPELINE_FAMILIES, TINY
 
 # A hub repository's name: a name, or an owner and a name (what else is named is a path on this machine)
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
@@ -72,10 +73,6 @@ ROLES = {
         DIFFUSERS,
     ),
 }
-SINGLE_FILE = {
-    "diffusion": "musicvid loads diffusers' layout (a hub repository, or a folder with model_index.json): save one "
-    "with diffusers' from_single_file(FILE).save_pretrained(FOLDER)"
-}
 
 
 def check_model(role: str, name: str, named: str | None = None) -> dict | None:
@@ -96,7 +93,9 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
         if not file.is_file():
             raise UserError(f"{named} holds no {kind.config}: give a folder in {kind.layout}, or a hub name")
     elif folder.exists():
-        raise UserError(f"{named} is a single file; " + SINGLE_FILE.get(role, f"give a folder in {kind.layout}"))
+        if role != "diffusion":
+            raise UserError(f"{named} is a single file; give a folder in {kind.layout}")
+        return checkpoint_index(name, named)
     elif not REPO_ID.fullmatch(name):
         raise UserError(f"{named}: there is no such folder (a hub name is owner/name)")
     else:
@@ -113,6 +112,17 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
     return check_family(role, config if isinstance(config, dict) else {}, named)
 
 
+def checkpoint_index(name: str, named: str) -> dict:
+    """The model index a diffusion checkpoint file stands for (musicvid.models.single_file): its family's pipeline,
+    whose configs come from the family's repository; refused where that repository cannot be had."""
+    family = single_file_family(name, named)
+    repository = CONFIG_REPOSITORIES[family]
+    missing = unavailable(repository, "model_index.json")
+    if missing:
+        raise UserError(f"{named} takes its configs from {repository}, but {missing}")
+    return {"_class_name": next(kind for kind, of in PIPELINE_FAMILIES.items() if of == family)}
+
+
 def check_family(role: str, config: dict, named: str) -> dict:
     """`config` if it is of `role`'s family, else one sentence saying what it is instead."""
     kind = ROLES[role]
@@ -121,13 +131,13 @@ def check_family(role: str, config: dict, named: str) -> dict:
     return config
 
 
-def unavailable(name: str) -> str | None:
-    """Why the model `name` cannot be had where downloads are off (HF_HUB_OFFLINE): a hub name not in the cache;
-    None where it can be (built here, a folder, in the cache, or on a hub that may be reached)."""
+def unavailable(name: str, config: str = "config.json") -> str | None:
+    """Why the model `name` cannot be had where downloads are off (HF_HUB_OFFLINE): a hub name whose `config` file
+    is not in the cache; None where it can be (built here, on this machine, in the cache, or on a reachable hub)."""
     from huggingface_hub import is_offline_mode, try_to_load_from_cache
 
     if name == TINY or Path(name).expanduser().exists() or not is_offline_mode():
         return None
-    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+    if isinstance(try_to_load_from_cache(name, config), str):
         return None
     return f"{name} is not in the model cache, and HF_HUB_OFFLINE keeps this run from the hub"

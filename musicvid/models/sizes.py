@@ -21,7 +21,9 @@ from musicvid.core.errors import UserError
 from musicvid.models import published, tiny
 from musicvid.models.internals import htdemucs, whisper_halves
 from musicvid.models.readback import GB
+from musicvid.models.single_file import is_single_file, single_file_family
 from musicvid.settings.presets import (
+    CONFIG_REPOSITORIES,
     DEMUCS,
     IP_ADAPTER,
     IP_ADAPTER_XL,
@@ -124,6 +126,8 @@ def vipe(name: str) -> dict | None:
 def diffusion(name: str) -> dict | None:
     from transformers import CLIPTokenizer
 
+    if is_single_file(name):  # a checkpoint file has its family's architecture (musicvid.models.single_file)
+        name = CONFIG_REPOSITORIES[single_file_family(name, f"--diffusion {name}")]
     if name in PUBLISHED_DIFFUSION:
         return tiny.diffusion_modules(
             tiny.LOCAL_DIFFUSION[PUBLISHED_DIFFUSION[name]], published.CLIP_TEXT, published.CLIP_TEXT

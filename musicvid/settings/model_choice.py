@@ -62,8 +62,8 @@ class ModelChoice(Settings):
     )
     diffusion: str | None = setting(
         None,
-        "Stable Diffusion 1.x or SDXL model: a hub repository or directory in diffusers' layout (an SDXL one "
-        "brings SDXL's size, --fast models and IP-Adapter)",
+        "Stable Diffusion 1.x or SDXL model: a hub repository or directory in diffusers' layout, or a checkpoint "
+        "file (.safetensors) with its family's configs (an SDXL one brings SDXL's size, --fast models and IP-Adapter)",
         per_song=False,
         group="models",
         affects=("keyframes", "between"),

@@ -79,6 +79,9 @@ PIPELINE_FAMILIES = {"StableDiffusionPipeline": "sd", "StableDiffusionXLPipeline
 # The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
 # LTXConditionPipeline loads whichever its repository was saved as (0.9.5's says LTXPipeline).
 LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
+# The repository whose configs and tokenizers a checkpoint file of each family loads with
+# (musicvid.models.single_file): its architecture is the family's
+CONFIG_REPOSITORIES = {"sd": SD15, "sdxl": SDXL}
 # The families of the models named here, known without reading their model index
 KNOWN_FAMILIES = {TINY: "sd", SD15_RANDOM: "sd", SD15: "sd", TINY_XL: "sdxl", SDXL_RANDOM: "sdxl", SDXL: "sdxl"}
 

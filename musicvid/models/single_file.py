@@ -1,0 +1,98 @@
+"""A diffusion model as one file: the `.safetensors` checkpoint a model site gives. Its family is read from the
+names and shapes in its header alone (no weight is loaded), and its configs and tokenizers come from the family's
+repository (CONFIG_REPOSITORIES), from the model cache or downloaded once; diffusers' `from_single_file` then
+loads it (musicvid.models.loading). docs/models.md, "Your own checkpoint".
+
+What the original (Stability's) layout names, by family:
+- SD 1.x: `model.diffusion_model.*` beside `cond_stage_model.transformer.*`, CLIP ViT-L/14's text encoder, as
+  wide as the UNet's cross-attention reads (768);
+- SDXL: `model.diffusion_model.*` beside `conditioner.embedders.0.*` and `.1.*` (CLIP ViT-L and OpenCLIP bigG).
+Anything else is refused in one sentence that says what the file holds, where its names say so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from musicvid.core.errors import UserError
+
+SUFFIX = ".safetensors"
+UNET = "model.diffusion_model."
+# SD 1.x's cross-attention reads the text encoder's last hidden states: as wide as its final LayerNorm
+CROSS_ATTENTION = ".attn2.to_k.weight"
+TEXT_WIDTH = "cond_stage_model.transformer.text_model.final_layer_norm.weight"
+# What a file that is no SD 1.x or SDXL checkpoint holds, by a name only it has: (prefix or part, what it is)
+OTHERS = (
+    ("lora_unet_", "a LoRA (give it with --lora)"),
+    ("lora_te", "a LoRA (give it with --lora)"),
+    (".lora_down.", "a LoRA (give it with --lora)"),
+    (".lora_A.", "a LoRA (give it with --lora)"),
+    ("cond_stage_model.model.", "a Stable Diffusion 2.x checkpoint"),
+    ("conditioner.embedders.0.model.", "the SDXL refiner"),
+    ("double_blocks.", "a FLUX transformer"),
+    ("single_transformer_blocks.", "a FLUX transformer"),
+    ("context_refiner.", "a Z-Image transformer"),
+    ("cond_stage_model.transformer.", "a checkpoint whose text encoder does not fit its UNet"),
+    ("first_stage_model.", "a checkpoint without its text encoder"),
+    (UNET, "a UNet without its VAE and text encoder"),
+    ("encoder.down.", "a VAE alone"),
+    ("encoder.down_blocks.", "a VAE alone"),
+)
+
+
+def is_single_file(name: str) -> bool:
+    """Whether the model `name` is a file on this machine (not a folder, not a hub name)."""
+    return Path(name).expanduser().is_file()
+
+
+def header(path: Path, named: str) -> dict[str, list[int]]:
+    """The tensors' names and shapes a safetensors file declares, read from its header alone."""
+    from safetensors import safe_open
+
+    if path.suffix.lower() != SUFFIX:
+        raise UserError(
+            f"{named} is not a {SUFFIX} file: musicvid loads a checkpoint from safetensors alone (a .ckpt or .pt is a "
+            "pickle, which can run code as it loads)"
+        )
+    try:
+        with safe_open(str(path), framework="pt") as opened:
+            return {key: list(opened.get_slice(key).get_shape()) for key in opened.keys()}
+    except Exception as error:  # (safetensors says "header too large", "invalid JSON", ... in its own types)
+        raise UserError(f"{named} cannot be read as a safetensors file ({str(error).splitlines()[0]})") from None
+
+
+def family_of(shapes: dict[str, list[int]]) -> str | None:
+    """The family (musicvid.settings.presets.FAMILIES) the tensors `shapes` are a whole checkpoint of, else None."""
+    names = shapes.keys()
+    has = lambda prefix: any(key.startswith(prefix) for key in names)  # noqa: E731
+    if not has(UNET) or not has("first_stage_model."):
+        return None
+    if has("conditioner.embedders.0.") and has("conditioner.embedders.1."):
+        return "sdxl"
+    reads = {shape[-1] for key, shape in shapes.items() if key.startswith(UNET) and key.endswith(CROSS_ATTENTION)}
+    if TEXT_WIDTH in shapes and reads == {shapes[TEXT_WIDTH][0]}:
+        return "sd"
+    return None
+
+
+def what_it_holds(shapes: dict[str, list[int]]) -> str:
+    """What a file that is no SD 1.x or SDXL checkpoint holds, in words."""
+    for part, what in OTHERS:
+        if any(key.startswith(part) or part in key for key in shapes):
+            return what
+    if not shapes:
+        return "no tensors"
+    first = sorted(shapes)[:2]
+    return f"tensors named like {', '.join(first)}, which no Stable Diffusion 1.x or SDXL checkpoint has"
+
+
+def single_file_family(name: str, named: str) -> str:
+    """The family of the checkpoint file `name`, or one sentence (`named`: how it was given) saying what it is."""
+    shapes = header(Path(name).expanduser(), named)
+    family = family_of(shapes)
+    if family is None:
+        raise UserError(
+            f"{named} holds {what_it_holds(shapes)}: a checkpoint file must be a whole Stable Diffusion 1.x or SDXL "
+            "model (UNet, VAE and text encoders)"
+        )
+    return family
