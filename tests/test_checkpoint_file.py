@@ -11,11 +11,14 @@ import torch
 from PIL import Image
 from safetensors.torch import load, save, save_file
 
+from musicvid.models.loading import load_diffusion
+from musicvid.models.precision import Precision
 from musicvid.models.single_file import single_file_family
-from musicvid.settings.presets import SD15
+from musicvid.settings.presets import SD15, SDXL
 from tests.helpers import make_tone, run
-from tests.standins.checkpoint import sd15_checkpoint
+from tests.standins.checkpoint import sd15_checkpoint, sdxl_checkpoint
 from tests.standins.sd import sd15_files
+from tests.standins.sdxl import sdxl_files
 from tests.test_keyframes import LYRICS, pictures
 
 TINY = torch.zeros(2, 2)
@@ -60,6 +63,22 @@ def test_a_checkpoint_file_draws_as_its_weights_do_and_is_keyed_by_its_bytes(cap
     renamed.write_bytes(sd15_checkpoint(files | {unet: save(weights)}))
     out, redrawn = keyframes_with(capsys, song, renamed, tmp_path / "file")
     assert f"keyframes: {len(from_file)} drawn" in out and redrawn != from_file
+
+
+@pytest.mark.slow
+def test_an_sdxl_checkpoint_file_loads_as_its_repositorys_weights_its_vae_in_float32_beside_float16(
+    standin_hub, tmp_path
+):
+    checkpoint = tmp_path / "sd_xl_base_1.0.safetensors"
+    checkpoint.write_bytes(sdxl_checkpoint(sdxl_files()))
+    cpu = torch.device("cpu")
+    from_file, from_repository = load_diffusion(str(checkpoint), cpu), load_diffusion(SDXL, cpu)
+    assert type(from_file) is type(from_repository)
+    for part in ("unet", "vae", "text_encoder", "text_encoder_2"):
+        ours, theirs = getattr(from_file, part).state_dict(), getattr(from_repository, part).state_dict()
+        assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in theirs), part
+    half = load_diffusion(str(checkpoint), cpu, Precision.resolve("float16", cpu))  # as on CUDA
+    assert half.unet.dtype == half.text_encoder_2.dtype == torch.float16 and half.vae.dtype == torch.float32
 
 
 @pytest.mark.parametrize(

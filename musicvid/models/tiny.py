@@ -116,16 +116,16 @@ LOCAL_DIFFUSION = {
 }
 LOCAL_DIFFUSION[TINY_XL] = {
     "text": LOCAL_DIFFUSION[TINY]["text"],
-    "text_2": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, projection_dim=32),
+    "text_2": dict(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, projection_dim=48),
     "unet": dict(
         LOCAL_DIFFUSION[TINY]["unet"],
-        cross_attention_dim=64,  # the two encoders' widths
+        cross_attention_dim=80,  # the two encoders' widths, the second's larger as bigG's is than ViT-L's
         attention_head_dim=(2, 4),
         transformer_layers_per_block=(1, 2),
         use_linear_projection=True,
         addition_embed_type="text_time",
         addition_time_embed_dim=8,
-        projection_class_embeddings_input_dim=6 * 8 + 32,  # six sizes' embeddings and the pooled text
+        projection_class_embeddings_input_dim=6 * 8 + 48,  # six sizes' embeddings and the pooled text
     ),
     "vae": dict(LOCAL_DIFFUSION[TINY]["vae"], scaling_factor=0.13025),
 }
