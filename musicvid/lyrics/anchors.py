@@ -45,8 +45,12 @@ class Anchor:
     def start(self) -> float:
         return self.words[0].start
 
+    @property
+    def end(self) -> float:
+        return self.words[-1].end
+
     def line(self, text: str) -> Line:
-        return Line(self.start, self.words[-1].end, text, words=self.words, confidence=round(self.confidence, 3))
+        return Line(self.start, self.end, text, words=self.words, confidence=round(self.confidence, 3))
 
 
 def anchors(texts: list[str], heard: list[Line]) -> list[Anchor | None]:
@@ -78,6 +82,12 @@ def anchors(texts: list[str], heard: list[Line]) -> list[Anchor | None]:
         found.append(Anchor(words, sum(probabilities) / len(probabilities)))
         last_hit = heard_here[-1]
     return found
+
+
+def heard_in(texts: list[str], heard: list[Line]) -> list[Line]:
+    """The segments Whisper heard the known lines in: those an anchor (`anchors`) lies in."""
+    found = [(anchor.start, anchor.end) for anchor in anchors(texts, heard) if anchor is not None]
+    return [segment for segment in heard if any(a <= segment.end and segment.start <= b for a, b in found)]
 
 
 def matched_words(known: list[str], heard: list[str]) -> dict[int, int]:
