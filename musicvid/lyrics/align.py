@@ -268,11 +268,12 @@ def window_start(
     first: tuple[int, str], texts: list[str], found: list[Anchor | None], voice: Voice, cursor: float
 ) -> float | None:
     """Where the window of the next line to place starts: a second before its anchor, else before the
-    next singing after `cursor`; None where no singing is left for it."""
+    next singing after `cursor` (a stretch of voice with a typical word's time left in it after the
+    line before); None where no singing is left for it."""
     anchor = anchor_of(*first, texts, found)
     if anchor is not None:
         return max(cursor, anchor.start - CLIP_LEAD)
-    onsets = [a for a, b in voice.stretches if b > cursor]
+    onsets = [a for a, b in voice.stretches if b > cursor + voice.word]  # with room for a word left in it
     return max(cursor, onsets[0] - CLIP_LEAD) if onsets else None
 
 
