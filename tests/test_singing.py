@@ -155,7 +155,9 @@ def test_known_lyrics_judge_silero_by_the_lines_heard_not_by_a_failed_hearing():
     texts = ["the morning sun is rising", "my heart is calling to the sea"]
     nonsense = [segment(2.0, "and then we went up the river to the"), segment(40.0, "so I said that we are gone")]
     silero = Voice([(10.0, 12.5), (25.0, 28.0)], 60.0)  # the voice, where nothing was heard
-    assert heard_in(texts, nonsense) == []
+    assert heard_in(texts, nonsense) == []  # a word or two of any lyrics is no hearing of them
+    misheard = segment(30.0, "my hard is calling to this sea")
+    assert heard_in(texts, [*nonsense, misheard]) == [misheard]
     assert not where_sung(nonsense, silero, 60.0)[1]  # by Whisper's belief, Silero looks deaf
     voice, trusted = where_sung(nonsense, silero, 60.0, heard_in(texts, nonsense))
     assert trusted and voice.stretches == silero.stretches  # by the lyrics, Whisper heard none of them

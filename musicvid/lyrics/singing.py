@@ -15,6 +15,9 @@ the generated songs (docs/lyrics.md):
   where it heard voice under at least half of what Whisper kept, a segment with no voice under it is
   an invention over the music, as before; where it did not, it decides nothing, and Whisper's own
   signals above do. It never decides alone.
+- Whisper may loop: say a line again, stretched over the lines sung after it. A segment saying an earlier
+  one's words over more than twice their time is its loop (a refrain sung again takes about as long);
+  musicvid.lyrics.transcribe hears that stretch again on its own.
 """
 
 from __future__ import annotations
