@@ -195,6 +195,8 @@ def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: 
     for n in reversed(loops(heard)):
         start = heard[n - 1].end if n else 0.0
         end = heard[n + 1].start if n + 1 < len(heard) else duration
+        if end <= start:  # the segments either side overlap: nothing between them to hear again
+            continue
         clip = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
         again = fit_to_duration(recognize(asr, clip, "transcribe", language, False), end - start)
         heard = heard[:n] + ([shifted(segment, start) for segment in again] or [heard[n]]) + heard[n + 1 :]
