@@ -12,7 +12,9 @@ import torch
 from musicvid.cli import main
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
-from musicvid.lyrics.transcribe import transcribe
+from musicvid.lyrics.singing import Voice
+from musicvid.lyrics.transcribe import loops_heard_again, sung_lines, transcribe
+from musicvid.lyrics.transcript import Line, Word
 from musicvid.storyboard.board import load_storyboard
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.fresh_songs import WITHIN, fresh_song, judged_timing
@@ -118,3 +120,30 @@ def test_a_lyrics_file_reaches_the_storyboard_and_the_table(songs, tiny_en, tmp_
     board = load_storyboard(tmp_path / "w" / "storyboard.json")
     assert [s.text for s in board.scenes if s.kind == "lyric"] == texts
     assert not any(s.unsure for s in board.scenes) and "\n? " not in capsys.readouterr().out
+
+
+def said_over(start: float, end: float, text: str) -> Line:
+    """A segment of Whisper's, its words spread evenly from `start` to `end`."""
+    step = (end - start) / len(text.split())
+    words = [Word(start + n * step, start + (n + 1) * step, w, 0.6) for n, w in enumerate(text.split())]
+    return Line(start, end, text, words=words)
+
+
+def test_where_whisper_looped_the_lines_sung_under_the_loop_are_heard_again(songs, asr):
+    song, audio = songs["gaps"]
+    *heard, (_, _, before), (start, _, _), (_, end, _) = song.sung  # the line before said over the last two
+    hearing = [said_over(*line) for line in [*heard, song.sung[-3]]] + [said_over(start, end, before)]
+    lines = sung_lines(
+        loops_heard_again(asr, audio.samples, "en", hearing), Voice.detect(audio.samples), audio.info.duration
+    )
+    check_timing(lines, audio, song)
+
+
+def test_known_lyrics_are_placed_in_the_voice_where_the_hearing_failed(songs, asr):
+    song, audio = songs["gaps"]
+    gaps = [(a[1], b[0]) for a, b in zip(song.sung, song.sung[1:]) if b[0] - a[1] > 5]
+    # what a flattened Whisper sampled over the music between the lines, and nothing of the lines themselves
+    failed = [said_over(a + 1, b - 1, "and then we went up the river to see what was there") for a, b in gaps]
+    hearing = ("en", Voice.detect(audio.samples), failed)
+    known = align_lyrics(asr, audio.samples, [text for *_, text in song.sung], "", quiet=True, hearing=hearing)
+    check_timing(known.lines, audio, song)

@@ -3,8 +3,8 @@ lines are anchored among them (musicvid.lyrics.anchors): the rules, on segments 
 
 import pytest
 
-from musicvid.lyrics.anchors import anchors, matched_words
-from musicvid.lyrics.singing import Voice, invented, may_be_sung, where_sung
+from musicvid.lyrics.anchors import anchors, heard_in, matched_words
+from musicvid.lyrics.singing import Voice, invented, loops, may_be_sung, where_sung
 from musicvid.lyrics.transcribe import sung_lines
 from musicvid.lyrics.transcript import Line, Word
 
@@ -124,3 +124,40 @@ def test_known_lines_are_anchored_where_enough_of_their_words_were_heard():
     line = found[0].line(texts[0])
     assert [w.text for w in line.words] == texts[0].split()  # every word, timed where heard or after the last
     assert all(a.start <= b.start for a, b in zip(line.words, line.words[1:]))
+
+
+def test_a_line_whisper_says_again_over_the_lines_after_it_is_a_loop_and_a_refrain_sung_again_is_not():
+    verse = [segment(4.0, "the morning sun is rising over the hills"), segment(9.0, "my heart is calling to the sea")]
+    refrain = [segment(start, "the wind is dancing in the sky", 0.45) for start in (14.0, 18.0, 22.5)]
+    assert loops([*verse, *refrain]) == [] and may_be_sung([*verse, *refrain]) == [*verse, *refrain]
+    # the line before said again over the two lines sung after it (18 s), as a flattened tiny.en did
+    looped = segment(12.0, "my heart is calling to the sea", 18.0 / 7)
+    assert loops([*verse, looped]) == [2] and may_be_sung([*verse, looped]) == verse
+    # sung again a little slower, and once more after the loop: a refrain still
+    slower, again = (
+        segment(20.0, "my heart is calling to the sea", 0.7),
+        segment(40.0, "my heart is calling to the sea"),
+    )
+    assert loops([*verse, slower, looped, again]) == [3]
+
+
+def test_a_line_whisper_heard_after_the_voice_it_was_sung_in_moves_there():
+    lines = [segment(10.0, "the morning sun is rising"), segment(29.0, "the ocean is", 0.45)]  # sung at 20 s
+    silero = Voice([(10.05, 12.0), (20.0, 23.0)], 40.0)
+    moved = sung_lines(lines, silero, 40.0)
+    assert [line.text for line in moved] == ["the morning sun is rising", "the ocean is"]
+    assert moved[1].start == pytest.approx(20.0) and moved[1].words[-1].end == pytest.approx(21.35)
+    # no stretch of voice left unheard before it: an invention over the music, dropped
+    assert [line.text for line in sung_lines(lines, Voice([(10.05, 12.0)], 40.0), 40.0)] == [lines[0].text]
+
+
+def test_known_lyrics_judge_silero_by_the_lines_heard_not_by_a_failed_hearing():
+    texts = ["the morning sun is rising", "my heart is calling to the sea"]
+    nonsense = [segment(2.0, "and then we went up the river to the"), segment(40.0, "so I said that we are gone")]
+    silero = Voice([(10.0, 12.5), (25.0, 28.0)], 60.0)  # the voice, where nothing was heard
+    assert heard_in(texts, nonsense) == []  # a word or two of any lyrics is no hearing of them
+    misheard = segment(30.0, "my hard is calling to this sea")
+    assert heard_in(texts, [*nonsense, misheard]) == [misheard]
+    assert not where_sung(nonsense, silero, 60.0)[1]  # by Whisper's belief, Silero looks deaf
+    voice, trusted = where_sung(nonsense, silero, 60.0, heard_in(texts, nonsense))
+    assert trusted and voice.stretches == silero.stretches  # by the lyrics, Whisper heard none of them

@@ -176,13 +176,15 @@ def align_lyrics(
 ) -> Transcript:
     """Time each of `texts` (lyric lines, in the order they are sung) against the song; from `hearing`, the
     song as musicvid.lyrics.transcribe.hear heard it already, where there is one (a song is heard once)."""
-    language, voice, heard = where_singing(asr, samples, quiet, hearing)
+    language, silero, heard = hearing or hear(asr, samples, quiet)
     aligner = window_aligner(asr, language)
     split = [pieces(text, aligner) for text in texts]
     owners = [n for n, parts in enumerate(split) for _ in parts]  # the line each piece belongs to
     longer = {k for k, n in enumerate(owners) if len(split[n]) > 1}
     every = [part for parts in split for part in parts]
-    placed = place_lines(aligner, samples, every, voice, quiet, longer, anchors(every, heard))
+    kept, voice, trusted = sung_segments(heard, silero, samples.size / SAMPLE_RATE, every)
+    found = [anchor if anchor is None or in_voice(anchor, voice, trusted) else None for anchor in anchors(every, kept)]
+    placed = place_lines(aligner, samples, every, voice, quiet, longer, found)
     lines = [
         phrase
         for n, parts in itertools.groupby(placed, key=lambda pair: owners[pair[0]])
@@ -191,16 +193,10 @@ def align_lyrics(
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
-def where_singing(
-    asr: ASRModel, samples: np.ndarray, quiet: bool, hearing: tuple[str, Voice, list[Line]] | None = None
-) -> tuple[str, Voice, list[Line]]:
-    """The song's language, where someone sings in it and what Whisper heard sung, as transcribing finds
-    them (musicvid.lyrics.singing): what Whisper hears over the whole song (`hearing`, else heard now),
-    less its inventions, and Silero's voice where it agrees. The lines are anchored to those words and
-    placed in those stretches."""
-    language, silero, heard = hearing or hear(asr, samples, quiet)
-    kept, voice, _ = sung_segments(heard, silero, samples.size / SAMPLE_RATE)
-    return language, voice, kept
+def in_voice(anchor: Anchor, voice: Voice, trusted: bool) -> bool:
+    """Whether a line may be sung where it was heard: where Silero is trusted, only with voice under it
+    (Whisper's timestamps may put a line it heard seconds after it was sung, where nobody sings)."""
+    return not trusted or voice.voiced_share(anchor.start, anchor.end) >= VOICED_SHARE
 
 
 def place_lines(
@@ -272,11 +268,12 @@ def window_start(
     first: tuple[int, str], texts: list[str], found: list[Anchor | None], voice: Voice, cursor: float
 ) -> float | None:
     """Where the window of the next line to place starts: a second before its anchor, else before the
-    next singing after `cursor`; None where no singing is left for it."""
+    next singing after `cursor` (a stretch of voice with a typical word's time left in it after the
+    line before); None where no singing is left for it."""
     anchor = anchor_of(*first, texts, found)
     if anchor is not None:
         return max(cursor, anchor.start - CLIP_LEAD)
-    onsets = [a for a, b in voice.stretches if b > cursor]
+    onsets = [a for a, b in voice.stretches if b > cursor + voice.word]  # with room for a word left in it
     return max(cursor, onsets[0] - CLIP_LEAD) if onsets else None
 
 

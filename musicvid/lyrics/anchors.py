@@ -21,6 +21,8 @@ from musicvid.lyrics.transcript import Line, Word
 
 # A line is anchored where at least this share of its words (and two, or all of a shorter line) was heard.
 MATCHED_SHARE = 1 / 3
+# A segment Whisper heard is a hearing of known lyrics where at least this share of its words are theirs.
+HEARD_IN_SHARE = 1 / 2
 # An aligned line that starts further than this from its anchor was misplaced by the warping path.
 ANCHOR_TOLERANCE = 1.5
 # The word grid compared (known words × heard words) is kept in memory: 4 million cells are 16 MB, a
@@ -45,8 +47,12 @@ class Anchor:
     def start(self) -> float:
         return self.words[0].start
 
+    @property
+    def end(self) -> float:
+        return self.words[-1].end
+
     def line(self, text: str) -> Line:
-        return Line(self.start, self.words[-1].end, text, words=self.words, confidence=round(self.confidence, 3))
+        return Line(self.start, self.end, text, words=self.words, confidence=round(self.confidence, 3))
 
 
 def anchors(texts: list[str], heard: list[Line]) -> list[Anchor | None]:
@@ -78,6 +84,15 @@ def anchors(texts: list[str], heard: list[Line]) -> list[Anchor | None]:
         found.append(Anchor(words, sum(probabilities) / len(probabilities)))
         last_hit = heard_here[-1]
     return found
+
+
+def heard_in(texts: list[str], heard: list[Line]) -> list[Line]:
+    """The segments Whisper heard the known lines in: those at least half of whose words are the lines' words
+    (matched as `anchors` matches them). A segment of sampled nonsense shares a word or two with any lyrics."""
+    known = [spoken(word)[0] for text in texts for word in text.split() if spoken(word)]
+    words = [(n, spoken(w.text)[0]) for n, segment in enumerate(heard) for w in segment.words if spoken(w.text)]
+    matched = [words[at][0] for at in matched_words(known, [word for _, word in words]).values()]
+    return [s for n, s in enumerate(heard) if matched.count(n) >= HEARD_IN_SHARE * sum(m == n for m, _ in words) > 0]
 
 
 def matched_words(known: list[str], heard: list[str]) -> dict[int, int]:

@@ -15,6 +15,9 @@ the generated songs (docs/lyrics.md):
   where it heard voice under at least half of what Whisper kept, a segment with no voice under it is
   an invention over the music, as before; where it did not, it decides nothing, and Whisper's own
   signals above do. It never decides alone.
+- Whisper may loop: say a line again, stretched over the lines sung after it. A segment saying an earlier
+  one's words over more than twice their time is its loop (a refrain sung again takes about as long);
+  musicvid.lyrics.transcribe hears that stretch again on its own.
 """
 
 from __future__ import annotations
@@ -63,6 +66,15 @@ UNTIMED_SHARE = 2 / 3
 TYPICAL_WORD_SECONDS = 0.3  # where a song has no timed words to measure
 # What Whisper and the videos it learned from say over music: the ends of the videos; and a speaker's hesitations
 # alone ("uh", "um"), which a flatter model writes over guitars, and which leave a picture nothing to show.
+# Whisper's timestamps may put a line it heard after the stretch it was sung in (tiny.en with flattened logits: a
+# song's last line 9 s late, at its 30 s window's end); no further than one window.
+SLIP_SECONDS = 30.0
+# Whisper loops: it says a line again, word for word, where other lines are sung, and stretches it over them
+# (tiny.en with flattened logits said the line before again over the song's last two lines, 18 s long). A
+# refrain sung again takes about as long each time; a segment saying an earlier one's words (at least
+# LOOP_WORDS of them) over more than LOOP_STRETCH times the time they took there is Whisper's loop.
+LOOP_STRETCH = 2.0
+LOOP_WORDS = 3
 INVENTED_PHRASES = re.compile(
     r"thanks? (you )?(so much )?for watching|see you (in the )?next (time|video|one)|(please |and )?subscribe|"
     r"end of (the |this )?video|"
@@ -117,6 +129,25 @@ class Voice:
     def sung(self, lines: list[Line]) -> list[Line]:
         """The lines with voice under them; the others are Whisper's inventions over the music."""
         return [line for line in lines if self.voiced_share(line.start, line.end) >= VOICED_SHARE]
+
+    def slipped(self, lines: list[Line]) -> None:
+        """Whisper's timestamps slip: a line heard where nobody sings, after a stretch of voice that nothing
+        was heard in (beginning after the line before ends, within one of Whisper's windows, and long enough to
+        hold the line's words as Whisper timed them), was sung in that stretch. It moves there, words and all."""
+        for n, line in enumerate(lines):
+            if self.voiced_share(line.start, line.end) >= VOICED_SHARE:
+                continue
+            after = lines[n - 1].end if n else 0.0
+            free = [
+                a
+                for a, b in self.stretches
+                if after <= a and b <= line.start and line.start - a <= SLIP_SECONDS and b - a >= line.end - line.start
+            ]
+            if free:
+                shift = free[-1] - line.start
+                line.start, line.end = line.start + shift, line.end + shift
+                for word in line.words:
+                    word.start, word.end = word.start + shift, word.end + shift
 
     def stretch_of(self, word: Word) -> int | None:
         """Which stretch a word is sung in: the one it overlaps most, or the nearest within a lead of it;
@@ -224,10 +255,37 @@ def typical_belief(segments: list[Line]) -> float:
     return float(np.mean(probabilities)) if probabilities else 0.0
 
 
+def said(line: Line) -> tuple[str, ...]:
+    """A segment's words as they are compared: lower case, letters and apostrophes."""
+    return tuple(re.findall(r"[a-z']+", line.text.lower()))
+
+
+def sung_for(line: Line) -> float:
+    """How long a segment's words take, from its second word's start (Whisper stretches the first one back
+    over the pause before it) to its last word's end; its own times where it has fewer words."""
+    return line.words[-1].end - line.words[1].start if len(line.words) > 1 else line.end - line.start
+
+
+def loops(heard: list[Line]) -> list[int]:
+    """Which segments are Whisper's loops: each says the words of an earlier one (LOOP_WORDS at least) over
+    more than LOOP_STRETCH times the shortest time they took before."""
+    shortest: dict[tuple[str, ...], float] = {}
+    found = []
+    for n, segment in enumerate(heard):
+        words, seconds = said(segment), sung_for(segment)
+        if len(words) >= LOOP_WORDS and words in shortest and seconds > LOOP_STRETCH * shortest[words]:
+            found.append(n)
+        else:
+            shortest[words] = min(seconds, shortest.get(words, seconds))
+    return found
+
+
 def may_be_sung(heard: list[Line]) -> list[Line]:
-    """The segments Whisper heard that may be sung: not inventions by their own signals (`invented`), and
-    not guesses (against the song's own segments) far from anything it believed it heard."""
-    plausible = [segment for segment in heard if invented(segment) is None]
+    """The segments Whisper heard that may be sung: not inventions by their own signals (`invented`), nor
+    its loops (`loops`), and not guesses (against the song's own segments) far from anything it believed
+    it heard."""
+    looped = set(loops(heard))
+    plausible = [segment for n, segment in enumerate(heard) if invented(segment) is None and n not in looped]
     typical = typical_belief(plausible)
     believed = [segment for segment in plausible if not guessed(segment, typical)]
 
@@ -237,18 +295,23 @@ def may_be_sung(heard: list[Line]) -> list[Line]:
     return [segment for segment in plausible if not guessed(segment, typical) or near_belief(segment)]
 
 
-def where_sung(kept: list[Line], silero: Voice, duration: float) -> tuple[Voice, bool]:
+def where_sung(
+    kept: list[Line], silero: Voice, duration: float, believed: list[Line] | None = None
+) -> tuple[Voice, bool]:
     """Where the singing is, and whether Silero is trusted: where it heard voice under at least half of
     what Whisper believed of what it kept (its guesses aside: a guess over the music must not make Silero
-    look deaf), its stretches are where the singing is, and a line with no voice under it goes
-    (`Voice.sung`). Else the singing is where Whisper heard the words it kept, each opening word no
-    longer than a typical word (`opened`), with Silero's stretches besides, and Silero drops nothing."""
-    word = typical_word(kept)
-    typical = typical_belief(kept)
-    believed = [line for line in kept if not guessed(line, typical)] or kept
+    look deaf; or, given known lyrics, the `believed` segments their lines were heard in: a hearing that
+    failed believes none of them, and Silero then places the lines), its stretches are where the singing
+    is, and a line with no voice under it goes (`Voice.sung`). Else the singing is where Whisper heard the
+    words it kept, each opening word no longer than a typical word (`opened`), with Silero's stretches
+    besides, and Silero drops nothing."""
+    word = typical_word(kept if believed is None else believed)  # a failed hearing's words are no measure
+    if believed is None:
+        typical = typical_belief(kept)
+        believed = [line for line in kept if not guessed(line, typical)] or kept
     heard = sum(line.end - line.start for line in believed)
     voiced = sum(silero.voiced_share(line.start, line.end) * (line.end - line.start) for line in believed)
-    if silero.stretches and heard > 0 and voiced >= TRUSTED_AGREEMENT * heard:
+    if silero.stretches and voiced >= TRUSTED_AGREEMENT * heard:
         return Voice(silero.stretches, duration, word), True
     opened(kept, word)
     stretches = sorted(Voice.of_words(kept, duration).stretches + silero.stretches)

@@ -18,7 +18,8 @@ import torch
 
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
-from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, may_be_sung, where_sung
+from musicvid.lyrics.anchors import heard_in
+from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, loops, may_be_sung, where_sung
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
@@ -179,20 +180,46 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> None:
         line.text_en = " ".join(words) or None
 
 
+def shifted(segment: Line, seconds: float) -> Line:
+    """A segment heard in a clip, in the song's time (the clip starts `seconds` into it)."""
+    words = [Word(w.start + seconds, w.end + seconds, w.text, w.probability) for w in segment.words]
+    return Line(segment.start + seconds, segment.end + seconds, segment.text, words=words)
+
+
+def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: list[Line]) -> list[Line]:
+    """Where Whisper looped (musicvid.lyrics.singing.loops: a line said again over the lines sung after it),
+    what is sung there, heard again on its own: the audio between the segments either side of the loop,
+    decoded alone (a window that starts elsewhere does not carry the loop), takes the loop's place. A loop
+    heard again stays, for `may_be_sung` to drop."""
+    duration = samples.size / SAMPLE_RATE
+    for n in reversed(loops(heard)):
+        start = heard[n - 1].end if n else 0.0
+        end = heard[n + 1].start if n + 1 < len(heard) else duration
+        if end <= start:  # the segments either side overlap: nothing between them to hear again
+            continue
+        clip = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
+        again = fit_to_duration(recognize(asr, clip, "transcribe", language, False), end - start)
+        heard = heard[:n] + ([shifted(segment, start) for segment in again] or [heard[n]]) + heard[n + 1 :]
+    return heard
+
+
 def hear(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, list[Line]]:
     """The song's language, Silero's voice, and the segments Whisper hears over the whole song with no
-    gate: what transcribing and aligning both start from."""
+    gate (where it looped, heard again: `loops_heard_again`): what transcribing and aligning both start from."""
     silero = Voice.detect(samples)
     language = detect_language(asr, singing_to_detect(samples, silero))
     heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), samples.size / SAMPLE_RATE)
-    return language, silero, heard
+    return language, silero, loops_heard_again(asr, samples, language, heard)
 
 
-def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[list[Line], Voice, bool]:
+def sung_segments(
+    heard: list[Line], silero: Voice, duration: float, known: list[str] | None = None
+) -> tuple[list[Line], Voice, bool]:
     """The segments heard that may be sung (musicvid.lyrics.singing), each word kept in the stretch it is
-    sung in; where the singing is; and whether Silero is trusted there."""
+    sung in; where the singing is; and whether Silero is trusted there: given `known` lyrics, as far as it
+    agrees with the segments their lines were heard in (musicvid.lyrics.anchors.heard_in)."""
     kept = may_be_sung(heard)
-    voice, trusted = where_sung(kept, silero, duration)
+    voice, trusted = where_sung(kept, silero, duration, None if known is None else heard_in(known, kept))
     for segment in kept:
         voice.fit_phrase(segment.words)
     return kept, voice, trusted
@@ -200,12 +227,15 @@ def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[li
 
 def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
     """The lines sung, from the segments Whisper heard over the whole song, cut at the singer's pauses;
-    where Silero is trusted, a line with no voice under it goes too, and the first line of a stretch of voice
+    where Silero is trusted, a line heard just after the voice it was sung in moves there (`Voice.slipped`), a
+    line with no voice under it goes, and the first line of a stretch of voice
     begins where the voice does (`Voice.first_sung`)."""
     kept, voice, trusted = sung_segments(heard, silero, duration)
     if not trusted:
         return fit_to_duration(lines_at_pauses(kept), duration)
-    lines = voice.sung(fit_to_duration(lines_at_pauses(kept, voice), duration))
+    lines = fit_to_duration(lines_at_pauses(kept, voice), duration)
+    voice.slipped(lines)
+    lines = voice.sung(lines)
     voice.first_sung(lines)
     return lines
 
