@@ -113,6 +113,7 @@ def test_ray_engine_gives_the_same_videos_and_report_and_retries_a_worker_that_d
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
     import subprocess
 

@@ -129,6 +129,7 @@ def said_over(start: float, end: float, text: str) -> Line:
     return Line(start, end, text, words=words)
 
 
+@pytest.mark.parametrize("asr", ["faster-whisper"], indirect=True)  # (where a loop was met: tiny.en x0.7)
 def test_where_whisper_looped_the_lines_sung_under_the_loop_are_heard_again(songs, asr):
     song, audio = songs["gaps"]
     *heard, (_, _, before), (start, _, _), (_, end, _) = song.sung  # the line before said over the last two
@@ -139,6 +140,7 @@ def test_where_whisper_looped_the_lines_sung_under_the_loop_are_heard_again(song
     check_timing(lines, audio, song)
 
 
+@pytest.mark.parametrize("asr", ["openai-whisper"], indirect=True)  # (where a hearing failed: tiny.en x0.7)
 def test_known_lyrics_are_placed_in_the_voice_where_the_hearing_failed(songs, asr):
     song, audio = songs["gaps"]
     gaps = [(a[1], b[0]) for a, b in zip(song.sung, song.sung[1:]) if b[0] - a[1] > 5]
