@@ -143,6 +143,7 @@ def test_delivery_benchmark_quick(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_transition_flops_count_each_candidates_steps_decode_and_encode(tmp_path, capsys):
     from benchmarks import transitions
 

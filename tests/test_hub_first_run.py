@@ -20,6 +20,7 @@ from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.ci
 def test_the_default_preset_by_hub_name_renders_every_scene_from_vipe(standin_home, tiny_en, demo_song, tmp_path):
     """`musicvid render song.mp3` with the default models, as a new user's first run (only Whisper large
     is replaced: a faster-whisper model does the recognition)."""

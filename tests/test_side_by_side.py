@@ -16,6 +16,7 @@ from musicvid.settings.presets import TINY
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_musicvid_walk_draws_each_frame_once_and_writes_the_video(tmp_path):
     weights = tmp_path / "weights"
     local_diffusion(TINY).save_pretrained(weights)

@@ -119,6 +119,7 @@ def test_train_refuses_bad_input_in_one_line(tmp_path, tiny_base, canvas_parquet
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_accelerate_launch_runs_the_trainer(tmp_path, tiny_base, canvas_parquet):
     env = subprocess_env()
     command = [
