@@ -58,6 +58,9 @@ def test_a_checkpoint_file_draws_as_its_weights_do_and_is_keyed_by_its_bytes(cap
     renamed = checkpoint.rename(checkpoint.with_name("renamed.safetensors"))
     out, again = keyframes_with(capsys, song, renamed, tmp_path / "file")
     assert "keyframes: 0 drawn" in out and again == from_file  # its bytes are its key, not its name
+    half = load_diffusion(str(renamed), torch.device("cpu"), Precision.resolve("bfloat16", torch.device("cpu")))
+    for part in ("unet", "vae", "text_encoder"):  # every module of the file in bfloat16, as asked
+        assert {x.dtype for x in getattr(half, part).parameters()} == {torch.bfloat16}, part
     unet = "unet/diffusion_pytorch_model.safetensors"  # the same names, other weights: every keyframe is redrawn
     weights = {name: tensor + 0.05 if name == "conv_in.bias" else tensor for name, tensor in load(files[unet]).items()}
     renamed.write_bytes(sd15_checkpoint(files | {unet: save(weights)}))
@@ -78,7 +81,10 @@ def test_an_sdxl_checkpoint_file_loads_as_its_repositorys_weights_its_vae_in_flo
         ours, theirs = getattr(from_file, part).state_dict(), getattr(from_repository, part).state_dict()
         assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in theirs), part
     half = load_diffusion(str(checkpoint), cpu, Precision.resolve("float16", cpu))  # as on CUDA
-    assert half.unet.dtype == half.text_encoder_2.dtype == torch.float16 and half.vae.dtype == torch.float32
+    for part, dtype in (("unet", torch.float16), ("text_encoder", torch.float16), ("text_encoder_2", torch.float16),
+                        ("vae", torch.float32)):  # fmt: skip
+        tensors = [*getattr(half, part).parameters(), *getattr(half, part).buffers()]
+        assert {x.dtype for x in tensors if x.is_floating_point()} == {dtype} and {x.device for x in tensors} == {cpu}
 
 
 @pytest.mark.parametrize(
