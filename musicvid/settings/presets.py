@@ -24,6 +24,13 @@ SD15_RANDOM = "sd15-random"
 SDXL_RANDOM = "sdxl-random"
 SD15 = "stable-diffusion-v1-5/stable-diffusion-v1-5"
 SDXL = "stabilityai/stable-diffusion-xl-base-1.0"
+# The flow-matching picture families (issue: today's picture models): Z-Image-Turbo (6B transformer, Qwen3-4B
+# text encoder, 8 steps without guidance) and FLUX.2 klein 4B (distilled to 4 steps, Apache-2.0), and the tiny
+# random pipelines of their classes (musicvid.models.tiny_flow)
+ZIMAGE = "Tongyi-MAI/Z-Image-Turbo"
+KLEIN = "black-forest-labs/FLUX.2-klein-4B"
+TINY_ZIMAGE = "tiny-random-zimage"
+TINY_KLEIN = "tiny-random-klein"
 ASR_BACKENDS = ("openai-whisper", "faster-whisper")
 # --precision: the models' dtype (musicvid.models.precision resolves each one's for the device)
 PRECISIONS = ("auto", "float32", "float16", "bfloat16")
