@@ -28,6 +28,7 @@ from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
 from musicvid.delivery.upscale import Upscaler
+from musicvid.models.drawing import check_drawing_options
 from musicvid.models.memory import follow, memory_plan, upscaler_settings
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
@@ -106,6 +107,7 @@ def make_keyframes(
     for another run to let the work directory go, else that is refused."""
     timings = timings if timings is not None else Timings()
     # 1. check inputs, before any work, and on CUDA what the keyframes fit in (musicvid.models.memory)
+    check_drawing_options(registry.models, settings)
     check_inputs(request, settings)
     check_drawing_inputs(settings)
     check_scorer(registry.models, settings)
@@ -181,6 +183,7 @@ def make_video(
     run within one denoising step (what is written stays, for a resume)."""
     # 1. check inputs, before any work: the outputs (none may be an input, none replaces a file that is
     #    not ours), the files the request names, its work directory, and that the song lasts a frame
+    check_drawing_options(registry.models, settings)
     check_before_work(request, settings, output or default_output(request, settings), named=output is not None)
     check_scorer(registry.models, settings)  # where picks need it; else a scorer that cannot be had costs the scores
     #    and on CUDA the memory plan (musicvid.models.memory): the batches and offloads that fit, or a refusal

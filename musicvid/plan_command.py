@@ -16,6 +16,7 @@ from musicvid.core.audio import too_long
 from musicvid.core.errors import UserError, number_text
 from musicvid.core.files import check_file
 from musicvid.models.choose import models_of
+from musicvid.models.drawing import check_drawing_options
 from musicvid.models.loading import resolve_device
 from musicvid.models.memory import plan_memory, request_stages
 from musicvid.models.precision import Precision
@@ -57,6 +58,7 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     precision = Precision.resolve(choice.precision, torch.device("cuda"))
     models = models_of(choice)
     scored = check_scorer(models, settings)  # counted where it loads; refused where picks need it and it cannot
+    check_drawing_options(models, settings)
     plan = plan_memory(models, settings, precision, budget, where, **request_stages(request), scored=scored)
     frames = to_frame(seconds, settings.fps)
     if as_json:

@@ -22,6 +22,7 @@ from musicvid.checks import check_before_work
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, check_output, file_identity, same_file
 from musicvid.core.workdir import Workdir, video_name
+from musicvid.models.drawing import check_drawing_options
 from musicvid.models.scorer import check_scorer
 from musicvid.run import inputs_of, outputs_of
 from musicvid.settings.model_choice import ModelChoice
@@ -279,6 +280,7 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSe
         check_workdir_unread(job, jobs, playlist)
     for job in todo:
         try:
+            check_drawing_options(models, job.settings)
             check_before_work(job.request, job.settings, job.output, named=job.entry.output is not None)
             check_scorer(models, job.settings)
         except UserError as e:

@@ -14,11 +14,20 @@ import torch
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256
 from musicvid.models import tiny
-from musicvid.models.loading import MODEL_KINDS, as_unavailable, auto_precision, first_line, load_diffusion, obtain
+from musicvid.models.loading import (
+    MODEL_KINDS,
+    as_unavailable,
+    auto_precision,
+    diffusion_family,
+    first_line,
+    load_diffusion,
+    obtain,
+)
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import is_single_file
 from musicvid.settings.loras import Loras
-from musicvid.settings.presets import TINY, ModelSet
+from musicvid.settings.presets import FAMILY_NAMES, FLOW_FAMILIES, TINY, ModelSet
+from musicvid.settings.render import RenderSettings
 
 # both backends' default fallback
 # What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors
@@ -142,6 +151,23 @@ class Drawing:
         if self.reference:
             key["reference adapter"] = models.ip_adapter
         return key
+
+
+def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
+    """Refuse, before any work, an option the picture family has nothing for: the flow-matching families have no
+    few-step LoRA of --fast (they draw in 4 to 8 steps already), no IP-Adapter for --reference, no sliced
+    attention; their style LoRAs are not loaded yet."""
+    family = diffusion_family(models.diffusion)
+    if family not in FLOW_FAMILIES:
+        return
+    asked = {
+        "--fast": settings.fast,
+        "--reference": settings.reference,
+        "--lora": settings.lora,
+        "--attention-slicing": settings.attention_slicing,
+    }
+    for flag in [flag for flag, on in asked.items() if on][:1]:
+        raise UserError(f"{flag} is made for Stable Diffusion and SDXL, not for {FAMILY_NAMES[family]}: leave it out")
 
 
 def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device, precision: Precision | None = None):

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from musicvid.core.errors import UserError
-from musicvid.models import tiny
+from musicvid.models import tiny, tiny_flow
 from musicvid.models.internals import demucs_model
 from musicvid.models.names import ROLES, check_family, check_model
 from musicvid.models.precision import Precision, half_whisper
@@ -24,6 +24,7 @@ from musicvid.models.single_file import is_single_file
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
     CONFIG_REPOSITORIES,
+    FLOW_FAMILIES,
     KNOWN_FAMILIES,
     LANCZOS,
     PIPELINE_FAMILIES,
@@ -80,7 +81,9 @@ MODEL_KINDS = {
     ),
     "vipe": Kind("--vipe", built_here={TINY: tiny.tiny_vipe}),
     "diffusion": Kind(
-        "--diffusion", built_here={name: partial(tiny.local_diffusion, name) for name in tiny.LOCAL_DIFFUSION}
+        "--diffusion",
+        built_here={name: partial(tiny.local_diffusion, name) for name in tiny.LOCAL_DIFFUSION}
+        | tiny_flow.FLOW_DIFFUSION,
     ),
     "few-step LoRA": Kind("--fast-lora"),  # the tiny one is made for the UNet it adapts: see _fuse_lora
     "style LoRA": Kind("--lora"),
@@ -212,29 +215,34 @@ def model_index(role: str, name: str) -> dict:
     return config
 
 
+def pipeline_class(family: str) -> tuple[type, dict]:
+    """The diffusers pipeline a family of FAMILIES loads as, with what it loads without: SD's safety checker;
+    SDXL's watermark, which would go on pictures it decodes (ours it does not)."""
+    import diffusers
+
+    kind = getattr(diffusers, next(kind for kind, of in PIPELINE_FAMILIES.items() if of == family))
+    extra = {"sd": dict(safety_checker=None, requires_safety_checker=False), "sdxl": dict(add_watermarker=False)}
+    return kind, extra.get(family, {})
+
+
 def load_diffusion(name: str, device: torch.device, precision: Precision | None = None):
-    """Stable Diffusion or SDXL `name`: a hub name or a folder in diffusers' layout, or a checkpoint file with its
-    family's configs (musicvid.models.single_file)."""
+    """The picture model `name` (Stable Diffusion, SDXL, Z-Image, FLUX.2 klein): a hub name or a folder in
+    diffusers' layout, or a checkpoint file with its family's configs (musicvid.models.single_file). Every module
+    is loaded in the family's dtype (a flow-matching pipeline loaded without one meets a bfloat16 text encoder with
+    a float32 transformer)."""
     family, precision = diffusion_family(name), auto_precision(device, precision)
-    xl, single = family == "sdxl", is_single_file(name)
+    xl, single, dtype = family == "sdxl", is_single_file(name), precision.drawing(family)
 
     def load():
-        from diffusers import StableDiffusionPipeline, StableDiffusionXLPipeline
-
-        # SD's safety checker is not loaded; SDXL's watermark would go on pictures it decodes (ours it does not)
-        extra = dict(add_watermarker=False) if xl else dict(safety_checker=None, requires_safety_checker=False)
-
-        kind = StableDiffusionXLPipeline if xl else StableDiffusionPipeline
+        kind, extra = pipeline_class(family)
 
         def fetch(variant: str | None):
             if single:
                 config = CONFIG_REPOSITORIES[family]
-                return kind.from_single_file(
-                    str(Path(name).expanduser()), config=config, dtype=precision.compute, **extra
-                )
-            return kind.from_pretrained(name, dtype=precision.compute, variant=variant, **extra)
+                return kind.from_single_file(str(Path(name).expanduser()), config=config, dtype=dtype, **extra)
+            return kind.from_pretrained(name, dtype=dtype, variant=variant, **extra)
 
-        variant = None if single else precision.weights_variant
+        variant = None if single or family in FLOW_FAMILIES else precision.weights_variant
         try:
             return fetch(variant)
         except (OSError, ValueError):
@@ -242,10 +250,11 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
                 raise
             return fetch(None)  # a repository without the variant: the full weights, cast on loading
 
-    pipe = obtain("diffusion", name, load).to(dtype=precision.compute)
+    pipe = obtain("diffusion", name, load).to(dtype=dtype)
     # SDXL's VAE overflows in float16 (its config says force_upcast): it stays in float32, as diffusers'
     # SDXL pipeline casts it for every decode; fp16-fixed VAEs (force_upcast false) and TAESD need not.
-    pipe.vae.to(precision.vae(xl and pipe.vae.config.get("force_upcast", False)))
+    if family not in FLOW_FAMILIES:  # (theirs stays in bfloat16, which has float32's range)
+        pipe.vae.to(precision.vae(xl and pipe.vae.config.get("force_upcast", False)))
     pipe.set_progress_bar_config(disable=True)
     return pipe.to(device)
 

@@ -1,10 +1,13 @@
 """Which dtype each model runs in: `--precision auto|float32|float16|bfloat16`, resolved once per run for
 its device, and the rules of the models that cannot run in what was asked.
 
-auto is what the device runs best: half precision on CUDA (float16; LTX-Video bfloat16), float32 elsewhere.
+auto is what the device runs best: half precision on CUDA (float16; LTX-Video and the flow-matching picture
+families, Z-Image and FLUX.2 klein, bfloat16), float32 elsewhere.
 A precision asked for holds for every model that can run in it:
 - SDXL's VAE overflows in float16 (its config says force_upcast): it decodes in float32 there;
 - LTX-Video's T5 overflows in float16: the video model runs in bfloat16 instead;
+- Z-Image and FLUX.2 klein are published in bfloat16 and their Qwen3 text encoder is trained in it: they run in
+  bfloat16 where any half precision is asked;
 - Demucs is published and separates in float32 (its spectrograms need the range);
 - openai-whisper runs in half precision on CUDA alone (float16 whichever half was asked: its decoding knows
   no other), in float32 elsewhere; its LayerNorms stay float32, as its own code computes them;
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from musicvid.models.readback import dtype_text
-from musicvid.settings.presets import PRECISIONS
+from musicvid.settings.presets import FLOW_FAMILIES, PRECISIONS
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 HALF = (torch.float16, torch.bfloat16)
@@ -47,6 +50,11 @@ class Precision:
     def vae(self, force_upcast: bool) -> torch.dtype:
         """A VAE's: float32 where its config says it overflows in float16."""
         return torch.float32 if force_upcast and self.compute == torch.float16 else self.compute
+
+    def drawing(self, family: str) -> torch.dtype:
+        """A picture family's (FAMILIES): Stable Diffusion's `compute`, the flow-matching families' bfloat16 where
+        half precision is asked, as LTX-Video's (`video`)."""
+        return self.video if family in FLOW_FAMILIES else self.compute
 
     @property
     def video(self) -> torch.dtype:

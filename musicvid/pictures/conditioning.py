@@ -13,10 +13,11 @@ from PIL import Image
 
 from musicvid.core.errors import UserError
 from musicvid.models.internals import uncompiled
+from musicvid.pictures import flow
 from musicvid.pictures.camera import cover
 from musicvid.pictures.grouping import Picture, reference_of
-from musicvid.pictures.slerp import align, slerp
-from musicvid.pictures.switches import compute_device, has_reference_adapter, is_xl
+from musicvid.pictures.slerp import align, slerp, soft_aligned
+from musicvid.pictures.switches import compute_device, denoiser, has_reference_adapter, is_flow, is_xl
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
 
@@ -25,7 +26,7 @@ from musicvid.storyboard.board import Storyboard
 class Conditioning:
     """What one picture is denoised from."""
 
-    text: torch.Tensor  # the text embedding, 77 × width
+    text: torch.Tensor  # the text embedding, tokens × width (SD's 77)
     pooled: torch.Tensor | None  # with SDXL: the pooled text embedding
     noise: torch.Tensor  # the initial latent
     step_noise: torch.Tensor | None  # with --fast: the noise added after each step but the last
@@ -52,7 +53,10 @@ class SceneInputs:
         self.text = dict(zip(scenes, embeds))
         self.pooled = {} if pooled is None else dict(zip(scenes, pooled))
         factor = pipe.vae_scale_factor
-        shape = (pipe.unet.config.in_channels, settings.height // factor, settings.width // factor)
+        if is_flow(pipe):
+            shape = flow.latent_shape(pipe, settings)
+        else:
+            shape = (pipe.unet.config.in_channels, settings.height // factor, settings.width // factor)
         # Noise comes from a CPU generator, so a seed gives the same picture on every device. With --fast
         # the same generator then gives the noise of each step (the initial latent stays the same).
         self.noise, self.step_noise = {}, {}
@@ -64,6 +68,11 @@ class SceneInputs:
         # A pinned scene's keyframe is its picture; its noise is the picture's latent (VAE encoder),
         # run back up the sampler's steps by DDIM inversion under its prompt, so that its morphs start
         # from what denoises to (about) the picture and are computed as any other scene's.
+        if is_flow(pipe) and any(storyboard.scenes[i].picture for i in scenes):
+            raise UserError(
+                "pinned pictures are inverted by DDIM, which Stable Diffusion and SDXL have and the flow-matching "
+                "families (Z-Image, FLUX.2 klein) do not yet: draw those scenes, or render with an SD model"
+            )
         self.pinned = {
             i: pinned_picture(Path(storyboard.scenes[i].picture), settings)
             for i in scenes
@@ -81,12 +90,23 @@ class SceneInputs:
             self.noise[i] = invert(pipe, picture, self.condition(i), settings.steps)
         self._aligned: dict[tuple[int, int], torch.Tensor] = {}
 
-    def target_text(self, scene: int, target: int) -> torch.Tensor:
+    def morph_text(self, scene: int, target: int, t: float) -> torch.Tensor:
+        """The text along the morph from `scene` to `target`, at t: slerp, with the target aligned (CSA) where
+        --align asks. A UNet reads the text through cross-attention alone, so the aligned target is the target
+        itself (docs/frames.md); the flow-matching families read each row's position, so there the alignment is
+        soft and ends on the target as it is (slerp.soft_aligned). Prompts of two lengths (Z-Image's) are
+        slerped at the longer one (flow.common_length)."""
+        start, end = self.text[scene], self.text[target]
+        if len(start) != len(end):
+            length = max(len(start), len(end))
+            start, end = flow.common_length(start, length), flow.common_length(end, length)
         if not self.settings.align:
-            return self.text[target]
+            return slerp(start, end, t)
         if (scene, target) not in self._aligned:
-            self._aligned[scene, target] = align(self.text[scene], self.text[target], self.settings.align_chunk)
-        return self._aligned[scene, target]
+            self._aligned[scene, target] = align(start, end, self.settings.align_chunk)
+        if is_flow(self.pipe):
+            return soft_aligned(start, self._aligned[scene, target], end, t)
+        return slerp(start, self._aligned[scene, target], t)
 
     def condition(self, scene: int) -> Conditioning:
         """A scene's keyframe's conditioning."""
@@ -108,7 +128,7 @@ class SceneInputs:
             for step, (a, b) in enumerate(zip(self.step_noise[scene], self.step_noise[target])):
                 step_noise[step] = slerp(a, b, t)
         return Conditioning(
-            slerp(self.text[scene], self.target_text(scene, target), t),
+            self.morph_text(scene, target, t),
             slerp(self.pooled[scene], self.pooled[target], t) if self.pooled else None,  # one vector: no CSA
             slerp(self.noise[scene], self.noise[target], t),
             step_noise,
@@ -116,9 +136,14 @@ class SceneInputs:
         )
 
 
-def encode_text(pipe, prompts: list[str], device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Each prompt's text embedding (77 × width: with SDXL both encoders' side by side, 77 × 2048) and with
-    SDXL its pooled embedding, in float32 on the CPU."""
+def encode_text(
+    pipe, prompts: list[str], device: torch.device
+) -> tuple[torch.Tensor | list[torch.Tensor], torch.Tensor | None]:
+    """Each prompt's text embedding (77 × width: with SDXL both encoders' side by side, 77 × 2048; a flow-matching
+    family's as its pipeline makes it, musicvid.pictures.flow) and with SDXL its pooled embedding, in float32 on
+    the CPU."""
+    if is_flow(pipe):
+        return flow.encode_prompts(pipe, prompts, device), None
     if not is_xl(pipe):
         embeds, _ = pipe.encode_prompt(prompts, device, 1, False)
         return embeds.float().cpu(), None
@@ -159,7 +184,7 @@ def invert(pipe, picture: np.ndarray, condition: Conditioning, steps: int) -> to
     DDIMInverseScheduler)."""
     from diffusers import DDIMInverseScheduler
 
-    device, dtype = compute_device(pipe), pipe.unet.dtype
+    device, dtype = compute_device(pipe), denoiser(pipe).dtype
     pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(device, pipe.vae.dtype) / 127.5 - 1
     encoded = pipe.vae.encode(pixels)  # SD's VAE gives a distribution, TAESD (--fast) the latent itself
     latent = (encoded.latent_dist.mean if hasattr(encoded, "latent_dist") else encoded.latents) * (

@@ -18,10 +18,11 @@ from musicvid.core.errors import Cancelled
 from musicvid.core.progress import Progress
 from musicvid.models.internals import is_compiled
 from musicvid.models.timing import Timings
+from musicvid.pictures import flow
 from musicvid.pictures.cache import save_picture
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.grouping import Picture
-from musicvid.pictures.switches import compute_device
+from musicvid.pictures.switches import compute_device, denoiser, is_flow
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
 
@@ -41,10 +42,11 @@ def stop_between_steps(stop: threading.Event | None):
 
 @dataclass(frozen=True)
 class Batch:
-    """One group's inputs to the pipeline, on its device, in its dtype."""
+    """One group's inputs to the pipeline, on its device, in its dtype (the noise of a flow-matching family in
+    float32: Z-Image's sampler steps in float32, klein's pipeline casts it)."""
 
-    text: torch.Tensor
-    negative: torch.Tensor
+    text: torch.Tensor | list[torch.Tensor]  # a flow-matching family's: one tensor a picture (Z-Image's differ)
+    negative: torch.Tensor | list[torch.Tensor]
     pooled: torch.Tensor | None  # with SDXL: the pooled text embeddings, and the negative's
     negative_pooled: torch.Tensor | None
     noise: torch.Tensor
@@ -60,20 +62,24 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
     batch of another shape may be blocked otherwise), and a group is always padded the same way."""
     given = [inputs.conditioning(p) for p in group]
     given += given[-1:] * ((size or 0) - len(given))
-    device, dtype = compute_device(pipe), pipe.unet.dtype
+    device, dtype, flows = compute_device(pipe), denoiser(pipe).dtype, is_flow(pipe)
 
-    def move(tensor: torch.Tensor) -> torch.Tensor:
-        tensor = tensor.to(dtype)
+    def move(tensor: torch.Tensor, to: torch.dtype = dtype) -> torch.Tensor:
+        tensor = tensor.to(to)
         return tensor.pin_memory().to(device, non_blocking=True) if pin else tensor.to(device)
 
     step_noise = [c.step_noise for c in given]
     xl = given[0].pooled is not None
+    if flows:
+        text, negative = [move(c.text) for c in given], [move(inputs.negative[0])] * len(given)
+    else:
+        text, negative = move(torch.stack([c.text for c in given])), move(inputs.negative).expand(len(given), -1, -1)
     return Batch(
-        text=move(torch.stack([c.text for c in given])),
-        negative=move(inputs.negative).expand(len(given), -1, -1),
+        text=text,
+        negative=negative,
         pooled=move(torch.stack([c.pooled for c in given])) if xl else None,
         negative_pooled=move(inputs.negative_pooled).expand(len(given), -1) if xl else None,
-        noise=move(torch.stack([c.noise for c in given])),
+        noise=move(torch.stack([c.noise for c in given]), torch.float32 if flows else dtype),
         step_noise=None if step_noise[0] is None else move(torch.stack(step_noise, dim=1)),
         image=None if given[0].image is None else move(torch.stack([c.image[None] for c in given])),
     )
@@ -82,11 +88,15 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
 def padded_size(pipe, settings: RenderSettings) -> int | None:
     """The batch size every group is padded to where the UNet is compiled (by this render's --compile, or by an
     earlier render's on a pipeline kept loaded), so that it sees one shape; None where it is not."""
-    return settings.batch_size if is_compiled(pipe.unet) else None
+    return settings.batch_size if is_compiled(denoiser(pipe)) else None
 
 
 def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:
     """One batched pipeline call (guidance batched with it): the latents of the batch's pictures."""
+    if is_flow(pipe):
+        return flow.call(
+            pipe, batch.text, batch.negative, batch.noise, settings, callback_on_step_end=stop_between_steps(stop)
+        )
     pooled = {}
     if batch.pooled is not None:
         pooled = {"pooled_prompt_embeds": batch.pooled, "negative_pooled_prompt_embeds": batch.negative_pooled}
@@ -109,7 +119,10 @@ def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event 
 
 def decode(pipe, latents: torch.Tensor) -> torch.Tensor:
     """Latents to uint8 RGB pictures (batch × height × width × 3), on the pipeline's device."""
-    pixels = pipe.vae.decode(latents.to(pipe.vae.dtype) / pipe.vae.config.scaling_factor).sample
+    if is_flow(pipe):
+        pixels = flow.decode(pipe, latents)
+    else:
+        pixels = pipe.vae.decode(latents.to(pipe.vae.dtype) / pipe.vae.config.scaling_factor).sample
     return ((pixels.float() / 2 + 0.5).clamp(0, 1) * 255).round().to(torch.uint8).permute(0, 2, 3, 1)
 
 

@@ -4,7 +4,8 @@ slerp walks the great circle between two tensors; CSA first rearranges the targe
 that similar chunks of rows sit where the source has them. The UNet reads the text only through
 cross-attention, which ignores the order of the 77 rows, so the rearranged target draws the same
 picture as the original: the morph still lands on the next keyframe, but like is paired with like.
-The contract: docs/frames.md.
+The flow-matching families read each text row at its position, so there a rearranged target is another
+prompt: their morph aligns softly (soft_aligned) and ends on the target as it is. The contract: docs/frames.md.
 """
 
 from __future__ import annotations
@@ -69,3 +70,10 @@ def alignment_permutation(p0: torch.Tensor, p1: torch.Tensor, chunk: int) -> tor
 def align(p0: torch.Tensor, p1: torch.Tensor, chunk: int) -> torch.Tensor:
     """CSA(p0, p1): p1 with its chunks moved to their assigned slots (a permutation of its rows)."""
     return p1[alignment_permutation(p0, p1, chunk)]
+
+
+def soft_aligned(p0: torch.Tensor, aligned: torch.Tensor, p1: torch.Tensor, t: float) -> torch.Tensor:
+    """The morph's text at t where a rearranged target is another prompt: slerp(p0, slerp(CSA(p0, p1), p1, t), t),
+    with `aligned` = CSA(p0, p1). Near t = 0 it leaves p0 toward the aligned target, like paired with like; at
+    t = 1 it is p1 exactly, so the morph lands on the next keyframe."""
+    return slerp(p0, slerp(aligned, p1, t), t)

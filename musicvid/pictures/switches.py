@@ -12,6 +12,7 @@ import torch
 
 from musicvid.models.internals import execution_device, has_offload_hooks, is_compiled, per_picture_reference
 from musicvid.models.loading import pipeline_over
+from musicvid.settings.presets import FLOW_FAMILIES, PIPELINE_FAMILIES
 from musicvid.settings.render import RenderSettings
 
 log = logging.getLogger("musicvid")
@@ -23,15 +24,18 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     scheduler keeps state per call. The models' own switches below are set for this render; the callers
     run one render at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
     switches (musicvid.models.memory), by default those the settings ask for."""
-    from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
+    from diffusers import DDIMScheduler, DPMSolverMultistepScheduler, FlowMatchEulerDiscreteScheduler
 
     from musicvid.pictures.sampler import SharedNoiseLCMScheduler
 
     offloads = settings.offloads_asked() if offloads is None else offloads
 
     # The full samplers add no noise per step, so nearby t give nearby pictures. --fast's does, but each
-    # picture's noise is given, slerped like its initial latent (musicvid.pictures.sampler).
-    if settings.fast:
+    # picture's noise is given, slerped like its initial latent (musicvid.pictures.sampler). The flow-matching
+    # families draw with their own Euler sampler, deterministic too.
+    if is_flow(pipe):
+        scheduler = FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config)
+    elif settings.fast:
         scheduler = SharedNoiseLCMScheduler.from_config(pipe.scheduler.config)
     elif settings.scheduler == "ddim":
         scheduler = DDIMScheduler.from_config(pipe.scheduler.config)
@@ -42,7 +46,7 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     if has_reference_adapter(pipe):
         if settings.attention_slicing:
             log.warning("musicvid: attention slicing does not go with reference pictures; drawing without it")
-    else:
+    elif not is_flow(pipe):  # (a transformer's attention has no sliced kind: refused with them, checks.py)
         set_attention_slicing(pipe, "attention-slicing" in offloads)
     if "vae-slicing" in offloads:
         pipe.vae.enable_slicing()
@@ -54,11 +58,11 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
         pipe.vae.disable_tiling()
     offload(pipe, offloads)
     # (with offloading, pipe.device says "cpu": the models run on compute_device(pipe))
-    if settings.compile and not is_compiled(pipe.unet):
+    if settings.compile and not is_compiled(denoiser(pipe)):
         # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later renders. By inductor
         # unless MUSICVID_COMPILE_BACKEND names another backend (the tests' "eager" checks the graphs quickly).
         backend = os.environ.get("MUSICVID_COMPILE_BACKEND", "inductor")
-        pipe.unet = torch.compile(pipe.unet, fullgraph=True, backend=backend)
+        setattr(pipe, denoiser_name(pipe), torch.compile(denoiser(pipe), fullgraph=True, backend=backend))
         pipe.vae.decoder = torch.compile(pipe.vae.decoder, backend=backend)
     kind = type(pipe)
     if has_reference_adapter(pipe):
@@ -104,17 +108,35 @@ def offload(pipe, offloads: Collection[str]) -> None:
 
 
 def has_reference_adapter(pipe) -> bool:
-    return getattr(pipe.unet, "encoder_hid_proj", None) is not None
+    return getattr(getattr(pipe, "unet", None), "encoder_hid_proj", None) is not None
+
+
+def denoiser_name(pipe) -> str:
+    """The pipeline's model that denoises: Stable Diffusion's UNet, or the transformer of a flow-matching family
+    or a video model."""
+    return "unet" if getattr(pipe, "unet", None) is not None else "transformer"
+
+
+def denoiser(pipe) -> torch.nn.Module:
+    return getattr(pipe, denoiser_name(pipe))
+
+
+def family_of(pipe) -> str:
+    """The family (FAMILIES) of a loaded picture pipeline, by its class or the class it was made from."""
+    return next(PIPELINE_FAMILIES[kind.__name__] for kind in type(pipe).__mro__ if kind.__name__ in PIPELINE_FAMILIES)
+
+
+def is_flow(pipe) -> bool:
+    """A picture pipeline of a flow-matching family (musicvid.pictures.flow)."""
+    return family_of(pipe) in FLOW_FAMILIES
 
 
 def compute_device(pipe) -> torch.device:
     """Where the pipeline's models run: their own device, or under --low-vram's offloading (the weights
-    wait on the CPU between passes) the one each is moved to for its pass. (The denoiser's: a picture
-    pipeline's UNet, a video pipeline's transformer.)"""
-    unet = getattr(pipe, "unet", None)
-    return execution_device(pipe.transformer if unet is None else unet)
+    wait on the CPU between passes) the one each is moved to for its pass (the denoiser's)."""
+    return execution_device(denoiser(pipe))
 
 
 def is_xl(pipe) -> bool:
     """An SDXL pipeline: two text encoders, and a UNet conditioned on the pooled text and the picture's size."""
-    return pipe.unet.config.addition_embed_type == "text_time"
+    return denoiser_name(pipe) == "unet" and pipe.unet.config.addition_embed_type == "text_time"

@@ -1,10 +1,11 @@
 """Which models each stage uses: the one place that names the defaults.
 
-`--models default|sdxl|tiny|tiny-xl` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
+`--models default|sdxl|zimage|klein|tiny|tiny-xl|tiny-zimage|tiny-klein` picks a preset; the per-model flags (`--asr`, `--asr-model`, `--vipe`, `--diffusion`,
 `--separator`, `--upscaler`, `--fast-lora`, `--fast-decoder`, `--ip-adapter`, `--video-model`, and `musicvid score`'s
 `--scorer`) override one model of it. The tiny preset names
 small random models of the very classes the defaults use (musicvid.models.tiny): every stage then runs its
-real code path on a CPU in seconds, with no download (the pictures are noise); sdxl and tiny-xl draw with SDXL.
+real code path on a CPU in seconds, with no download (the pictures are noise); sdxl and tiny-xl draw with SDXL,
+zimage and tiny-zimage with Z-Image-Turbo, klein and tiny-klein with FLUX.2 klein.
 
 The models that --fast and --reference add, and the size pictures are drawn at, are made for one family of
 diffusion model (FAMILIES): naming an SDXL model with --diffusion brings SDXL's own, unless they are named too.
@@ -68,21 +69,35 @@ SCORER = "openai/clip-vit-large-patch14"
 
 @dataclass(frozen=True)
 class Family:
-    """What goes with a family of diffusion models: the size it was trained to draw, and the models of
-    --fast and --reference made for its UNet."""
+    """What goes with a family of diffusion models: the size it was trained to draw, the steps and guidance its
+    card draws with, and the models of --fast and --reference made for it (None: the family has none)."""
 
     size: tuple[int, int]
-    fast_lora: str
-    fast_decoder: str
-    ip_adapter: str
+    steps: int
+    guidance: float
+    fast_lora: str | None
+    fast_decoder: str | None
+    ip_adapter: str | None
 
 
 FAMILIES = {
-    "sd": Family((512, 512), LCM_LORA, TAESD, IP_ADAPTER),
-    "sdxl": Family((1024, 1024), LCM_LORA_XL, TAESD_XL, IP_ADAPTER_XL),
+    "sd": Family((512, 512), 25, 7.5, LCM_LORA, TAESD, IP_ADAPTER),
+    "sdxl": Family((1024, 1024), 25, 7.5, LCM_LORA_XL, TAESD_XL, IP_ADAPTER_XL),
+    # Z-Image-Turbo's card: 8 steps, no guidance (it is distilled; guidance above 0 runs the transformer twice)
+    "zimage": Family((1024, 1024), 8, 0.0, None, None, None),
+    # FLUX.2 klein 4B's card: 4 steps; distilled, so its pipeline ignores guidance (1: none)
+    "klein": Family((1024, 1024), 4, 1.0, None, None, None),
 }
+# The families drawn by a flow-matching transformer (not a UNet): their text tokens carry positions
+FLOW_FAMILIES = ("zimage", "klein")
+FAMILY_NAMES = {"sd": "Stable Diffusion 1.x", "sdxl": "SDXL", "zimage": "Z-Image", "klein": "FLUX.2 klein"}
 # The pipeline class a repository's model_index.json names, by family (musicvid.models.loading.diffusion_family)
-PIPELINE_FAMILIES = {"StableDiffusionPipeline": "sd", "StableDiffusionXLPipeline": "sdxl"}
+PIPELINE_FAMILIES = {
+    "StableDiffusionPipeline": "sd",
+    "StableDiffusionXLPipeline": "sdxl",
+    "ZImagePipeline": "zimage",
+    "Flux2KleinPipeline": "klein",
+}
 # The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
 # LTXConditionPipeline loads whichever its repository was saved as (0.9.5's says LTXPipeline).
 LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
@@ -90,7 +105,10 @@ LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline
 # (musicvid.models.single_file): its architecture is the family's
 CONFIG_REPOSITORIES = {"sd": SD15, "sdxl": SDXL}
 # The families of the models named here, known without reading their model index
-KNOWN_FAMILIES = {TINY: "sd", SD15_RANDOM: "sd", SD15: "sd", TINY_XL: "sdxl", SDXL_RANDOM: "sdxl", SDXL: "sdxl"}
+KNOWN_FAMILIES = {
+    **{TINY: "sd", SD15_RANDOM: "sd", SD15: "sd", TINY_XL: "sdxl", SDXL_RANDOM: "sdxl", SDXL: "sdxl"},
+    **{ZIMAGE: "zimage", TINY_ZIMAGE: "zimage", KLEIN: "klein", TINY_KLEIN: "klein"},
+}
 
 
 @dataclass(frozen=True)
@@ -103,13 +121,14 @@ class ModelSet:
     separator: str  # the Demucs model of --separate-vocals
     upscaler: str  # the model of --resolution: a hub file org/name/file.pth, a local file, auto or lanczos
     auto_upscaler: str  # the network auto takes on a GPU (on the CPU: Lanczos)
-    fast_lora: str  # the few-step LoRA of --fast (a hub repository or a local file or folder)
-    fast_decoder: str  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
-    ip_adapter: str  # the adapter of --reference: a hub file or local file beside its image_encoder/ folder
+    fast_lora: str | None  # the few-step LoRA of --fast (a hub repository or a local file or folder; None: none)
+    fast_decoder: str | None  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
+    ip_adapter: str | None  # the adapter of --reference: a hub file or local file beside its image_encoder/ folder
     video: str  # the first/last-frame video model of --transitions video (an LTX-Video repository or folder)
     # Render defaults that suit the models: SD 1.5 draws 512², SDXL 1024², the tiny ones a thumbnail.
     size: tuple[int, int]
     steps: int
+    guidance: float
     transition_steps: int  # the video model's
     scorer: str  # the CLIP-family model that scores the keyframes (musicvid.pictures.scores)
 
@@ -137,6 +156,7 @@ PRESETS = {
         video=LTX_VIDEO,
         size=(512, 512),
         steps=25,
+        guidance=7.5,
         transition_steps=40,  # LTX-Video 0.9.5's own recipe (with guidance 3)
         scorer=SCORER,
     ),
@@ -155,12 +175,21 @@ PRESETS = {
         video=TINY,
         size=(64, 64),
         steps=4,
+        guidance=7.5,
         transition_steps=2,
         scorer=TINY,
     ),
 }
 PRESETS["sdxl"] = replace(PRESETS["default"], diffusion=SDXL, **asdict(FAMILIES["sdxl"]))
 PRESETS["tiny-xl"] = replace(PRESETS["tiny"], diffusion=TINY_XL)
+PRESETS["zimage"] = replace(PRESETS["default"], diffusion=ZIMAGE, **asdict(FAMILIES["zimage"]))
+PRESETS["klein"] = replace(PRESETS["default"], diffusion=KLEIN, **asdict(FAMILIES["klein"]))
+PRESETS["tiny-zimage"] = replace(
+    PRESETS["tiny"], diffusion=TINY_ZIMAGE, **{**asdict(FAMILIES["zimage"]), "size": (64, 64)}
+)
+PRESETS["tiny-klein"] = replace(
+    PRESETS["tiny"], diffusion=TINY_KLEIN, **{**asdict(FAMILIES["klein"]), "size": (64, 64)}
+)
 
 
 UPSCALE_BATCH = 4  # frames per pass of the network on a GPU

@@ -1,0 +1,94 @@
+"""Z-Image-Turbo and FLUX.2 klein, the flow-matching picture families, through their tiny pipelines (the real
+diffusers classes with random weights): a render in their half precision whose keyframes land on their frames,
+their morphs, the premise that decides how they align, and the options they have nothing for."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from musicvid.core.workdir import Workdir
+from musicvid.models.loading import load_diffusion
+from musicvid.models.precision import Precision
+from musicvid.pictures import flow
+from musicvid.pictures.cache import load_picture
+from musicvid.pictures.schedule import frame_schedule
+from musicvid.pictures.slerp import alignment_permutation
+from musicvid.settings.presets import PRESETS, TINY_KLEIN, TINY_ZIMAGE
+from musicvid.settings.render import resolve_render_settings
+from musicvid.storyboard.board import load_storyboard
+from tests.helpers import make_tone, probe, psnr, render, run
+
+LYRICS = "[00:00.40]the sky is burning\n[00:01.60]rivers made of glass and light\n"
+CPU = torch.device("cpu")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset, precision", [("tiny-zimage", "bfloat16"), ("tiny-klein", "float16")])
+def test_a_flow_family_renders_in_bfloat16_with_each_keyframe_on_its_frame(tmp_path, capsys, preset, precision):
+    """float16 asked of a flow-matching family draws in bfloat16, the dtype it is published and trained in."""
+    song = make_tone(tmp_path / "song.mp3", 3.03)
+    song.with_suffix(".lrc").write_text(LYRICS)
+    workdir, output = tmp_path / "w", tmp_path / "video.mp4"
+    assert render(song, workdir, "--models", preset, "--precision", precision, "--fps", "5", "-o", output) == 0
+    info = probe(output)
+    assert info["frames"] == 15 and info["size"] == (64, 64)
+    report = json.loads((workdir / "timings.json").read_text())
+    modules = report["models"]["diffusion"]["modules"]
+    assert set(modules) == {"text_encoder", "transformer", "vae"} and set(modules.values()) == {"bfloat16"}
+    storyboard = load_storyboard(workdir / "storyboard.json")
+    settings = resolve_render_settings(PRESETS[preset], {"fps": 5})
+    schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
+    frames = [load_picture(Workdir(workdir).frame(k)) for k in range(schedule.frames)]
+    morph = next(s for s in schedule.segments if s.target is not None)
+    for segment in schedule.segments:
+        assert np.array_equal(frames[segment.first], load_picture(Workdir(workdir).keyframe(segment.scene)))
+    between = frames[morph.first + 1 : morph.end]
+    assert between and all(not np.array_equal(f, frames[morph.first]) for f in between)
+    assert not np.array_equal(frames[morph.first], frames[morph.end])
+
+
+def draw(pipe, text: torch.Tensor, noise: torch.Tensor, steps: int) -> np.ndarray:
+    settings = resolve_render_settings(PRESETS["tiny-zimage"], {"steps": steps})
+    with torch.inference_mode():
+        latents = flow.call(pipe, [text], [text], noise[None], settings)
+        return ((flow.decode(pipe, latents)[0].float() / 2 + 0.5).clamp(0, 1) * 255).permute(1, 2, 0).numpy()
+
+
+@pytest.mark.parametrize("name", [TINY_ZIMAGE, TINY_KLEIN])
+def test_the_flow_families_read_each_text_row_at_its_position_so_a_permuted_prompt_is_another(name):
+    """The premise of CSA fails here: Stable Diffusion's UNet reads the text through cross-attention alone, so the
+    aligned target draws the target's picture (tests/test_sdxl.py); these transformers give each text row its
+    position, so the same rows in CSA's order draw another picture."""
+    pipe = load_diffusion(name, CPU, Precision.resolve("float32", CPU))
+    near, far = flow.encode_prompts(pipe, ["a lighthouse in a storm at night", "a quiet meadow of red poppies"], CPU)
+    near = flow.common_length(near, max(len(near), len(far)))
+    far = flow.common_length(far, len(near))
+    order = alignment_permutation(near, far, 4)
+    assert not torch.equal(order, torch.arange(len(far)))  # CSA moves rows
+    noise = torch.randn(flow.latent_shape(pipe, resolve_render_settings(PRESETS["tiny-zimage"])), generator=torch.Generator().manual_seed(0))
+    drawn, permuted = draw(pipe, far, noise, 2), draw(pipe, far[order], noise, 2)
+    assert psnr(drawn, draw(pipe, far, noise, 2)) == float("inf")  # deterministic: the difference is the order's
+    assert psnr(drawn, permuted) < 40
+
+
+def test_a_shorter_prompt_is_padded_with_its_last_row_and_slerped_at_the_longer_length():
+    rows = torch.arange(6.0).reshape(3, 2)
+    padded = flow.common_length(rows, 5)
+    assert padded.shape == (5, 2) and torch.equal(padded[:3], rows) and torch.equal(padded[3:], rows[[-1, -1]])
+    assert flow.common_length(rows, 2) is rows
+
+
+@pytest.mark.parametrize("option", [["--fast"], ["--attention-slicing"], ["--lora", "x/y"], ["--reference", "r.png"]])
+def test_an_option_made_for_stable_diffusion_is_refused_with_a_flow_family_before_any_work(tmp_path, capsys, option):
+    song = make_tone(tmp_path / "song.mp3", 1.0)
+    Image.new("RGB", (8, 8)).save(tmp_path / "r.png")
+    code, _, err = run(
+        capsys, "render", song, "--models", "tiny-klein", *option, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"
+    )
+    assert code == 2 and err.count("\n") == 1 and "FLUX.2 klein" in err, err
+    assert not (tmp_path / "w").exists()
