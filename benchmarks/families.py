@@ -20,6 +20,8 @@ from PIL import Image
 
 from benchmarks.what_ran import models_ran
 from musicvid.models import published as P
+from musicvid.models.tiny_flow import TINY_FLOW
+from musicvid.settings.presets import TINY_KLEIN, TINY_ZIMAGE
 
 # Each family's recipe, as its card runs it: steps, guidance, the size it draws at, and its frames
 PICTURE_FAMILIES = {
@@ -39,15 +41,13 @@ def shrunk(config: dict, **small) -> dict:
     return {**config, **small}
 
 
-# The same classes a few channels wide, for --dry-run
+# The same classes a few channels wide, for --dry-run: the picture families' are their tiny pipelines' (defined once,
+# in musicvid.models.tiny_flow)
 SMALL = {
-    "zimage": shrunk(P.ZIMAGE_TRANSFORMER, dim=64, n_layers=1, n_refiner_layers=1, n_heads=2, n_kv_heads=2,
-                     cap_feat_dim=32, axes_dims=(8, 12, 12)),
-    "zimage-vae": shrunk(P.FLUX1_VAE, block_out_channels=(16, 16, 16, 16), norm_num_groups=8, layers_per_block=1),
-    "klein": shrunk(P.KLEIN_TRANSFORMER, num_layers=1, num_single_layers=1, attention_head_dim=16,
-                    num_attention_heads=2, joint_attention_dim=48, axes_dims_rope=(4, 4, 4, 4), in_channels=32),
-    "klein-vae": shrunk(P.FLUX2_VAE, block_out_channels=(16, 16, 16, 16), norm_num_groups=8, layers_per_block=1,
-                        latent_channels=8),
+    "zimage": TINY_FLOW[TINY_ZIMAGE]["transformer"],
+    "zimage-vae": TINY_FLOW[TINY_ZIMAGE]["vae"],
+    "klein": TINY_FLOW[TINY_KLEIN]["transformer"],
+    "klein-vae": TINY_FLOW[TINY_KLEIN]["vae"],
     "wan": shrunk(P.WAN_FLF2V_14B, num_layers=1, num_attention_heads=2, attention_head_dim=16, ffn_dim=64,
                   text_dim=32, image_dim=32, added_kv_proj_dim=32, freq_dim=32),
     "wan-vae": shrunk(P.WAN_VAE, base_dim=8),

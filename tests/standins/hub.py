@@ -53,6 +53,11 @@ def weights(
     return files
 
 
+def stored(state: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    """Weights as a repository stores them: the floating-point tensors in `dtype`, the others (counters) as they are."""
+    return {name: (t.to(dtype) if t.is_floating_point() else t).contiguous() for name, t in state.items()}
+
+
 def sharded(state: dict[str, torch.Tensor], stem: str, index: str, shards: int) -> dict[str, bytes]:
     """Weights in `shards` safetensors files named as transformers and diffusers shard them
     (`stem`-00001-of-0000N.safetensors), with the index of which file holds each tensor."""
