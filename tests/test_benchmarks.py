@@ -35,6 +35,7 @@ def test_render_benchmark_quick(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_elaborate_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "bench.json"
     assert elaborate.main(["--quick", "--out", str(out)]) == 0
@@ -240,6 +241,7 @@ def test_the_device_benchmark_dry_run_measures_every_section_and_reads_back_what
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_the_quality_benchmark_compares_csa_slerp_and_4_candidates_as_a_check_of_the_mechanics(tmp_path, capsys):
     out = tmp_path / "quality.json"
     assert quality_benchmark.main(["--quick", "--out", str(out), "--variant", "fewer steps=--steps 2"]) == 0

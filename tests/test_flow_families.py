@@ -5,6 +5,7 @@ their morphs, the premise that decides how they align, and the options they have
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,13 +13,15 @@ import torch
 from PIL import Image
 
 from musicvid.core.workdir import Workdir
+from musicvid.models.choose import choose_models
 from musicvid.models.loading import load_diffusion
 from musicvid.models.precision import Precision
 from musicvid.pictures import flow
 from musicvid.pictures.cache import load_picture
+from musicvid.pictures.frames import video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import alignment_permutation
-from musicvid.settings.presets import PRESETS, TINY_KLEIN, TINY_ZIMAGE
+from musicvid.settings.presets import FAMILIES, KLEIN, PRESETS, TINY_KLEIN, TINY_ZIMAGE, ZIMAGE
 from musicvid.settings.render import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, probe, psnr, render, run
@@ -43,7 +46,7 @@ def test_a_flow_family_renders_in_bfloat16_with_each_keyframe_on_its_frame(tmp_p
     storyboard = load_storyboard(workdir / "storyboard.json")
     settings = resolve_render_settings(PRESETS[preset], {"fps": 5})
     schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
-    frames = [load_picture(Workdir(workdir).frame(k)) for k in range(schedule.frames)]
+    frames = list(video_frames(storyboard, schedule, Workdir(workdir), settings))
     morph = next(s for s in schedule.segments if s.target is not None)
     for segment in schedule.segments:
         assert np.array_equal(frames[segment.first], load_picture(Workdir(workdir).keyframe(segment.scene)))
@@ -70,10 +73,13 @@ def test_the_flow_families_read_each_text_row_at_its_position_so_a_permuted_prom
     far = flow.common_length(far, len(near))
     order = alignment_permutation(near, far, 4)
     assert not torch.equal(order, torch.arange(len(far)))  # CSA moves rows
-    noise = torch.randn(flow.latent_shape(pipe, resolve_render_settings(PRESETS["tiny-zimage"])), generator=torch.Generator().manual_seed(0))
+    noise = torch.randn(
+        flow.latent_shape(pipe, resolve_render_settings(PRESETS["tiny-zimage"])),
+        generator=torch.Generator().manual_seed(0),
+    )
     drawn, permuted = draw(pipe, far, noise, 2), draw(pipe, far[order], noise, 2)
     assert psnr(drawn, draw(pipe, far, noise, 2)) == float("inf")  # deterministic: the difference is the order's
-    assert psnr(drawn, permuted) < 40
+    assert psnr(drawn, permuted) < 90  # (float rounding alone would leave it near-identical, above 100 dB)
 
 
 def test_a_shorter_prompt_is_padded_with_its_last_row_and_slerped_at_the_longer_length():
@@ -92,3 +98,28 @@ def test_an_option_made_for_stable_diffusion_is_refused_with_a_flow_family_befor
     )
     assert code == 2 and err.count("\n") == 1 and "FLUX.2 klein" in err, err
     assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset, repository", [("zimage", ZIMAGE), ("klein", KLEIN)])
+def test_the_preset_by_hub_name_renders_in_bfloat16(standin_hub, tmp_path, capsys, preset, repository):
+    """`musicvid render song --models zimage|klein` as a first run meets it: every model loaded by its hub name,
+    offline, from the stand-ins of the real repositories (tests/standins/)."""
+    song = make_tone(tmp_path / "song.wav", 2)
+    (tmp_path / "song.lrc").write_text("[00:00.50]a light in the storm\n")
+    options = ["--models", preset, "--precision", "bfloat16", "--lyrics", tmp_path / "song.lrc", "--size", "64x64"]
+    code, out, err = run(capsys, "render", song, *options, "--fps", "2", "-q", "--workdir", tmp_path / "w")
+    assert code == 0, err
+    report = json.loads((tmp_path / "w" / "timings.json").read_text())
+    assert report["models"]["diffusion"]["name"] == repository
+    assert set(report["models"]["diffusion"]["modules"].values()) == {"bfloat16"}
+    assert probe(Path(out.strip()))["frames"] == 4
+    # --diffusion naming the family's model brings the family's steps, guidance and size to the default preset
+    chosen = choose_models("default", diffusion=repository)
+    family = FAMILIES[preset]
+    assert (chosen.steps, chosen.guidance, chosen.size, chosen.fast_lora) == (
+        family.steps,
+        family.guidance,
+        family.size,
+        None,
+    )

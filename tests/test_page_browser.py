@@ -100,6 +100,7 @@ def edit_prompt(page, row: int, text: str) -> None:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 @pytest.mark.slow
+@pytest.mark.ci
 def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     started = time.time()

@@ -61,7 +61,7 @@ ROLES = {
     "diffusion": Role(
         "--diffusion",
         "model_index.json",
-        "a Stable Diffusion 1.x/2.x or SDXL text-to-image model",
+        "a Stable Diffusion 1.x/2.x, SDXL, Z-Image or FLUX.2 klein text-to-image model",
         lambda config: config.get("_class_name") in PIPELINE_FAMILIES,
         DIFFUSERS,
     ),

@@ -26,7 +26,8 @@ class ModelChoice(Settings):
     models: str = setting(
         "default",
         f"model preset, one of {', '.join(PRESETS)}: default is the paper's ({DEFAULT.diffusion}), sdxl draws with "
-        f"{PRESETS['sdxl'].diffusion}, the tiny ones are small random models that run offline",
+        f"{PRESETS['sdxl'].diffusion}, zimage with {PRESETS['zimage'].diffusion}, klein with "
+        f"{PRESETS['klein'].diffusion}; the tiny ones are small random models that run offline",
         per_song=False,
         group="models",
         affects=("storyboard", "keyframes", "between", "video"),
@@ -62,8 +63,9 @@ class ModelChoice(Settings):
     )
     diffusion: str | None = setting(
         None,
-        "Stable Diffusion 1.x or SDXL model: a hub repository or directory in diffusers' layout, or a checkpoint "
-        "file (.safetensors) with its family's configs (an SDXL one brings SDXL's size, --fast models and IP-Adapter)",
+        "picture model (Stable Diffusion 1.x, SDXL, Z-Image or FLUX.2 klein): a hub repository or directory in "
+        "diffusers' layout, or an SD 1.x or SDXL checkpoint file (.safetensors) with its family's configs; another "
+        "family's model brings its size, steps and guidance, and for SDXL its --fast models and IP-Adapter",
         per_song=False,
         group="models",
         affects=("keyframes", "between"),

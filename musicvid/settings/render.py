@@ -126,8 +126,8 @@ class RenderSettings(Settings):
         affects=("keyframes", "between"),
     )
     guidance: float = setting(
-        7.5,
-        "classifier-free guidance scale",
+        PRESETS["default"].guidance,
+        "classifier-free guidance scale, the models' (Z-Image-Turbo's 0 and klein's 1: none)",
         low=0,
         high=30,
         step=0.5,
@@ -343,8 +343,8 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     line, a batch's CSV row and the page turn what a person chose into settings:
 
     1. each field's default;
-    2. the models' picture size and steps (`models`: a ModelSet, or anything with a size, steps and
-       transition_steps);
+    2. the models' picture size, steps and guidance (`models`: a ModelSet, or anything with a size, steps,
+       guidance and transition_steps);
     3. the look's options (the look the last layer names), then --fast's steps and guidance;
     4. each layer of `given`, in order: what a person chose (the command line, then a CSV row over it;
        on the page, the controls the person changed from what the page showed).
@@ -361,7 +361,12 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
             check_field(fields[name], value)
     top = {name: value for layer in chosen for name, value in layer.items()}  # each field as the top layer has it
     models_look_fast = [
-        {"size": tuple(models.size), "steps": models.steps, "transition_steps": models.transition_steps},
+        {
+            "size": tuple(models.size),
+            "steps": models.steps,
+            "guidance": models.guidance,
+            "transition_steps": models.transition_steps,
+        },
         LOOKS.get(top.get("look"), {}),
         FAST if top.get("fast") else {},
     ]
