@@ -31,20 +31,28 @@ CPU = torch.device("cpu")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset, precision", [("tiny-zimage", "bfloat16"), ("tiny-klein", "float16")])
-def test_a_flow_family_renders_in_bfloat16_with_each_keyframe_on_its_frame(tmp_path, capsys, preset, precision):
-    """float16 asked of a flow-matching family draws in bfloat16, the dtype it is published and trained in."""
+@pytest.mark.parametrize(
+    "preset, precision, look",
+    [("tiny-zimage", "bfloat16", {}), ("tiny-klein", "float16", {"look": "music-video", "keyframe_candidates": 2})],
+)
+def test_a_flow_family_renders_in_bfloat16_with_each_keyframe_on_its_frame(tmp_path, preset, precision, look):
+    """float16 asked of a flow-matching family draws in bfloat16, the dtype it is published and trained in; a look's
+    16:9 comes in the family's steps of 16 pixels, and the best of 2 candidates is a keyframe like any other."""
     song = make_tone(tmp_path / "song.mp3", 3.03)
     song.with_suffix(".lrc").write_text(LYRICS)
     workdir, output = tmp_path / "w", tmp_path / "video.mp4"
-    assert render(song, workdir, "--models", preset, "--precision", precision, "--fps", "5", "-o", output) == 0
+    options = [f"--{name.replace('_', '-')}={value}" for name, value in look.items()]
+    assert (
+        render(song, workdir, "--models", preset, "--precision", precision, "--fps", "5", *options, "-o", output) == 0
+    )
+    settings = resolve_render_settings(PRESETS[preset], {"fps": 5, **look})
+    assert settings.width % 16 == 0 and settings.height % 16 == 0
     info = probe(output)
-    assert info["frames"] == 15 and info["size"] == (64, 64)
+    assert info["frames"] == round(3.03 * settings.video_fps) and info["size"] == settings.video_size
     report = json.loads((workdir / "timings.json").read_text())
     modules = report["models"]["diffusion"]["modules"]
     assert set(modules) == {"text_encoder", "transformer", "vae"} and set(modules.values()) == {"bfloat16"}
     storyboard = load_storyboard(workdir / "storyboard.json")
-    settings = resolve_render_settings(PRESETS[preset], {"fps": 5})
     schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
     frames = list(video_frames(storyboard, schedule, Workdir(workdir), settings))
     morph = next(s for s in schedule.segments if s.target is not None)
@@ -89,8 +97,10 @@ def test_a_shorter_prompt_is_padded_with_its_last_row_and_slerped_at_the_longer_
     assert flow.common_length(rows, 2) is rows
 
 
-@pytest.mark.parametrize("option", [["--fast"], ["--attention-slicing"], ["--lora", "x/y"], ["--reference", "r.png"]])
-def test_an_option_made_for_stable_diffusion_is_refused_with_a_flow_family_before_any_work(tmp_path, capsys, option):
+@pytest.mark.parametrize(
+    "option", [["--fast"], ["--attention-slicing"], ["--lora", "x/y"], ["--reference", "r.png"], ["--size", "72x72"]]
+)
+def test_what_a_flow_family_cannot_draw_with_is_refused_before_any_work(tmp_path, capsys, option):
     song = make_tone(tmp_path / "song.mp3", 1.0)
     Image.new("RGB", (8, 8)).save(tmp_path / "r.png")
     code, _, err = run(

@@ -26,7 +26,7 @@ from musicvid.models.loading import (
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import is_single_file
 from musicvid.settings.loras import Loras
-from musicvid.settings.presets import FAMILY_NAMES, FLOW_FAMILIES, TINY, ModelSet
+from musicvid.settings.presets import FAMILIES, FAMILY_NAMES, FLOW_FAMILIES, TINY, ModelSet
 from musicvid.settings.render import RenderSettings
 
 # both backends' default fallback
@@ -156,7 +156,7 @@ class Drawing:
 def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
     """Refuse, before any work, an option the picture family has nothing for: the flow-matching families have no
     few-step LoRA of --fast (they draw in 4 to 8 steps already), no IP-Adapter for --reference, no sliced
-    attention; their style LoRAs are not loaded yet."""
+    attention; their style LoRAs are not loaded yet. Their sides come in multiples of 16."""
     family = diffusion_family(models.diffusion)
     if family not in FLOW_FAMILIES:
         return
@@ -168,6 +168,11 @@ def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
     }
     for flag in [flag for flag, on in asked.items() if on][:1]:
         raise UserError(f"{flag} is made for Stable Diffusion and SDXL, not for {FAMILY_NAMES[family]}: leave it out")
+    step = FAMILIES[family].size_step
+    if settings.width % step or settings.height % step:
+        raise UserError(
+            f"--size {settings.width}x{settings.height}: {FAMILY_NAMES[family]} draws sides in multiples of {step}"
+        )
 
 
 def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device, precision: Precision | None = None):

@@ -62,7 +62,9 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
         # Compiled once per loaded pipeline; a pipeline kept loaded stays compiled for later renders. By inductor
         # unless MUSICVID_COMPILE_BACKEND names another backend (the tests' "eager" checks the graphs quickly).
         backend = os.environ.get("MUSICVID_COMPILE_BACKEND", "inductor")
-        setattr(pipe, denoiser_name(pipe), torch.compile(denoiser(pipe), fullgraph=True, backend=backend))
+        # (whole for a UNet; Z-Image's transformer enters a device context, which breaks its graph there)
+        whole = denoiser_name(pipe) == "unet"
+        setattr(pipe, denoiser_name(pipe), torch.compile(denoiser(pipe), fullgraph=whole, backend=backend))
         pipe.vae.decoder = torch.compile(pipe.vae.decoder, backend=backend)
     kind = type(pipe)
     if has_reference_adapter(pipe):

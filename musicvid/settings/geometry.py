@@ -27,11 +27,12 @@ def size_text(size: tuple[int, int]) -> str:
     return f"{size[0]}x{size[1]}"
 
 
-def size_for_aspect(aspect: str, near: tuple[int, int]) -> tuple[int, int]:
+def size_for_aspect(aspect: str, near: tuple[int, int], step: int = 8) -> tuple[int, int]:
     """Width × height of the shape `aspect` with about as many pixels as `near`, in the steps SD draws
-    best: multiples of 64 (of 8 below 512²). 16:9 near 512x512 is 704x384."""
+    best: multiples of 64 (below 512², of the family's `step`: SD's 8, the flow-matching families' 16). 16:9 near
+    512x512 is 704x384."""
     ratio, area = ASPECTS[aspect], near[0] * near[1]
-    unit = 64 if area >= 512 * 512 else 8
+    unit = 64 if area >= 512 * 512 else step
 
     def misfit(size: tuple[int, int]) -> float:  # log-distance from the pixel count, the shape thrice as much
         return abs(math.log(size[0] * size[1] / area)) + 3 * abs(math.log(size[0] / size[1] / ratio))

@@ -69,10 +69,12 @@ SCORER = "openai/clip-vit-large-patch14"
 
 @dataclass(frozen=True)
 class Family:
-    """What goes with a family of diffusion models: the size it was trained to draw, the steps and guidance its
-    card draws with, and the models of --fast and --reference made for it (None: the family has none)."""
+    """What goes with a family of diffusion models: the size it was trained to draw and the step its sides come in
+    (the VAE's 8 pixels a latent, the flow-matching transformers' 2 × 2 latents a patch), the steps and guidance
+    its card draws with, and the models of --fast and --reference made for it (None: the family has none)."""
 
     size: tuple[int, int]
+    size_step: int
     steps: int
     guidance: float
     fast_lora: str | None
@@ -81,12 +83,12 @@ class Family:
 
 
 FAMILIES = {
-    "sd": Family((512, 512), 25, 7.5, LCM_LORA, TAESD, IP_ADAPTER),
-    "sdxl": Family((1024, 1024), 25, 7.5, LCM_LORA_XL, TAESD_XL, IP_ADAPTER_XL),
+    "sd": Family((512, 512), 8, 25, 7.5, LCM_LORA, TAESD, IP_ADAPTER),
+    "sdxl": Family((1024, 1024), 8, 25, 7.5, LCM_LORA_XL, TAESD_XL, IP_ADAPTER_XL),
     # Z-Image-Turbo's card: 8 steps, no guidance (it is distilled; guidance above 0 runs the transformer twice)
-    "zimage": Family((1024, 1024), 8, 0.0, None, None, None),
+    "zimage": Family((1024, 1024), 16, 8, 0.0, None, None, None),
     # FLUX.2 klein 4B's card: 4 steps; distilled, so its pipeline ignores guidance (1: none)
-    "klein": Family((1024, 1024), 4, 1.0, None, None, None),
+    "klein": Family((1024, 1024), 16, 4, 1.0, None, None, None),
 }
 # The families drawn by a flow-matching transformer (not a UNet): their text tokens carry positions
 FLOW_FAMILIES = ("zimage", "klein")
@@ -127,6 +129,7 @@ class ModelSet:
     video: str  # the first/last-frame video model of --transitions video (an LTX-Video repository or folder)
     # Render defaults that suit the models: SD 1.5 draws 512², SDXL 1024², the tiny ones a thumbnail.
     size: tuple[int, int]
+    size_step: int  # the family's (Family.size_step)
     steps: int
     guidance: float
     transition_steps: int  # the video model's
@@ -155,6 +158,7 @@ PRESETS = {
         ip_adapter=IP_ADAPTER,
         video=LTX_VIDEO,
         size=(512, 512),
+        size_step=8,
         steps=25,
         guidance=7.5,
         transition_steps=40,  # LTX-Video 0.9.5's own recipe (with guidance 3)
@@ -174,6 +178,7 @@ PRESETS = {
         ip_adapter=TINY,
         video=TINY,
         size=(64, 64),
+        size_step=8,
         steps=4,
         guidance=7.5,
         transition_steps=2,

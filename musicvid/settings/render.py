@@ -343,8 +343,8 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     line, a batch's CSV row and the page turn what a person chose into settings:
 
     1. each field's default;
-    2. the models' picture size, steps and guidance (`models`: a ModelSet, or anything with a size, steps,
-       guidance and transition_steps);
+    2. the models' picture size, steps and guidance (`models`: a ModelSet, or anything with a size, size_step,
+       steps, guidance and transition_steps);
     3. the look's options (the look the last layer names), then --fast's steps and guidance;
     4. each layer of `given`, in order: what a person chose (the command line, then a CSV row over it;
        on the page, the controls the person changed from what the page showed).
@@ -374,7 +374,7 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     for layer in [*models_look_fast, *chosen]:
         values.update(layer)
         if "aspect" in layer and "size" not in layer:
-            values["size"] = size_for_aspect(layer["aspect"], values["size"])
+            values["size"] = size_for_aspect(layer["aspect"], values["size"], models.size_step)
         elif "size" in layer and "aspect" not in layer:
             values.pop("aspect", None)
     if values.get("output_fps") and "fps" not in top:
