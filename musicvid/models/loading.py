@@ -215,6 +215,10 @@ def model_index(role: str, name: str) -> dict:
     return config
 
 
+# The transformer class a flow-matching family's checkpoint file holds (musicvid.models.single_file)
+TRANSFORMERS = {"zimage": "ZImageTransformer2DModel", "klein": "Flux2Transformer2DModel"}
+
+
 def pipeline_class(family: str) -> tuple[type, dict]:
     """The diffusers pipeline a family of FAMILIES loads as, with what it loads without: SD's safety checker;
     SDXL's watermark, which would go on pictures it decodes (ours it does not)."""
@@ -234,12 +238,19 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
     xl, single, dtype = family == "sdxl", is_single_file(name), precision.drawing(family)
 
     def load():
+        import diffusers
+
         kind, extra = pipeline_class(family)
 
         def fetch(variant: str | None):
+            path, config = str(Path(name).expanduser()), CONFIG_REPOSITORIES[family]
+            if single and family in FLOW_FAMILIES:  # the file is the transformer; the rest is the repository's
+                transformer = getattr(diffusers, TRANSFORMERS[family]).from_single_file(
+                    path, config=config, subfolder="transformer", dtype=dtype
+                )
+                return kind.from_pretrained(config, transformer=transformer, dtype=dtype)
             if single:
-                config = CONFIG_REPOSITORIES[family]
-                return kind.from_single_file(str(Path(name).expanduser()), config=config, dtype=dtype, **extra)
+                return kind.from_single_file(path, config=config, dtype=dtype, **extra)
             return kind.from_pretrained(name, dtype=dtype, variant=variant, **extra)
 
         variant = None if single or family in FLOW_FAMILIES else precision.weights_variant

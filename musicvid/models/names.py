@@ -15,8 +15,8 @@ from typing import Callable
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import is_url
-from musicvid.models.single_file import single_file_family
-from musicvid.settings.presets import CONFIG_REPOSITORIES, LTX_PIPELINES, PIPELINE_FAMILIES, TINY
+from musicvid.models.single_file import check_transformer_fits, single_file_family
+from musicvid.settings.presets import CONFIG_REPOSITORIES, FLOW_FAMILIES, LTX_PIPELINES, PIPELINE_FAMILIES, TINY
 
 # A hub repository's name: a name, or an owner and a name (what else is named is a path on this machine)
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
@@ -120,7 +120,19 @@ def checkpoint_index(name: str, named: str) -> dict:
     missing = unavailable(repository, "model_index.json")
     if missing:
         raise UserError(f"{named} takes its configs from {repository}, but {missing}")
+    if family in FLOW_FAMILIES:  # its transformer alone: the rest is the repository's, and must fit it
+        check_transformer_fits(
+            name, family, repository_config(repository, "transformer/config.json"), repository, named
+        )
     return {"_class_name": next(kind for kind, of in PIPELINE_FAMILIES.items() if of == family)}
+
+
+def repository_config(repository: str, file: str) -> dict:
+    """A config file of a hub repository: from the cache, else fetched alone (a few hundred bytes)."""
+    from huggingface_hub import hf_hub_download
+
+    with open(hf_hub_download(repository, file), encoding="utf-8") as opened:
+        return json.load(opened)
 
 
 def check_family(role: str, config: dict, named: str) -> dict:

@@ -7,6 +7,10 @@ What the original (Stability's) layout names, by family:
 - SD 1.x: `model.diffusion_model.*` beside `cond_stage_model.transformer.*`, CLIP ViT-L/14's text encoder, as
   wide as the UNet's cross-attention reads (768);
 - SDXL: `model.diffusion_model.*` beside `conditioner.embedders.0.*` and `.1.*` (CLIP ViT-L and OpenCLIP bigG).
+A Z-Image or FLUX.2 klein file is its transformer alone (what model sites give; the text encoder and the VAE are
+its repository's), in its authors' layout or diffusers', perhaps under `model.diffusion_model.`: Z-Image's has
+`layers.*` beside `context_refiner.*`, FLUX.2's one `single_stream_modulation` for all its single blocks. Its
+sizes must be those of the repository's transformer (check_transformer_fits).
 Anything else is refused in one sentence that says what the file holds, where its names say so.
 """
 
@@ -21,7 +25,12 @@ UNET = "model.diffusion_model."
 # SD 1.x's cross-attention reads the text encoder's last hidden states: as wide as its final LayerNorm
 CROSS_ATTENTION = ".attn2.to_k.weight"
 TEXT_WIDTH = "cond_stage_model.transformer.text_model.final_layer_norm.weight"
-# What a file that is no SD 1.x or SDXL checkpoint holds, by a name only it has: (prefix or part, what it is)
+# The flow-matching families' transformers, by names only theirs have (after any `model.diffusion_model.`)
+FLOW_TRANSFORMERS = {
+    "zimage": ("layers.0.adaLN_modulation.0.weight", "context_refiner.0."),
+    "klein": ("single_stream_modulation.",),
+}
+# What a file of none of the families holds, by a name only it has: (prefix or part, what it is)
 OTHERS = (
     ("lora_unet_", "a LoRA (give it with --lora)"),
     ("lora_te", "a LoRA (give it with --lora)"),
@@ -29,9 +38,8 @@ OTHERS = (
     (".lora_A.", "a LoRA (give it with --lora)"),
     ("cond_stage_model.model.", "a Stable Diffusion 2.x checkpoint"),
     ("conditioner.embedders.0.model.", "the SDXL refiner"),
-    ("double_blocks.", "a FLUX transformer"),
-    ("single_transformer_blocks.", "a FLUX transformer"),
-    ("context_refiner.", "a Z-Image transformer"),
+    ("double_blocks.", "a FLUX.1 transformer"),
+    ("single_transformer_blocks.", "a FLUX.1 transformer"),
     ("cond_stage_model.transformer.", "a checkpoint whose text encoder does not fit its UNet"),
     ("first_stage_model.", "a checkpoint without its text encoder"),
     (UNET, "a UNet without its VAE and text encoder"),
@@ -62,9 +70,14 @@ def header(path: Path, named: str) -> dict[str, list[int]]:
 
 
 def family_of(shapes: dict[str, list[int]]) -> str | None:
-    """The family (musicvid.settings.presets.FAMILIES) the tensors `shapes` are a whole checkpoint of, else None."""
+    """The family (musicvid.settings.presets.FAMILIES) the tensors `shapes` are a checkpoint of (SD's whole, a flow-
+    matching family's transformer), else None."""
     names = shapes.keys()
     has = lambda prefix: any(key.startswith(prefix) for key in names)  # noqa: E731
+    bare = {key.removeprefix(UNET) for key in names}
+    for family, marks in FLOW_TRANSFORMERS.items():
+        if all(any(key.startswith(mark) for key in bare) for mark in marks):
+            return family
     if not has(UNET) or not has("first_stage_model."):
         return None
     if has("conditioner.embedders.0.") and has("conditioner.embedders.1."):
@@ -76,14 +89,14 @@ def family_of(shapes: dict[str, list[int]]) -> str | None:
 
 
 def what_it_holds(shapes: dict[str, list[int]]) -> str:
-    """What a file that is no SD 1.x or SDXL checkpoint holds, in words."""
+    """What a file of none of the families holds, in words."""
     for part, what in OTHERS:
         if any(key.startswith(part) or part in key for key in shapes):
             return what
     if not shapes:
         return "no tensors"
     first = sorted(shapes)[:2]
-    return f"tensors named like {', '.join(first)}, which no Stable Diffusion 1.x or SDXL checkpoint has"
+    return f"tensors named like {', '.join(first)}, which no checkpoint of the families musicvid draws with has"
 
 
 def single_file_family(name: str, named: str) -> str:
@@ -93,6 +106,38 @@ def single_file_family(name: str, named: str) -> str:
     if family is None:
         raise UserError(
             f"{named} holds {what_it_holds(shapes)}: a checkpoint file must be a whole Stable Diffusion 1.x or SDXL "
-            "model (UNet, VAE and text encoders)"
+            "model (UNet, VAE and text encoders), or a Z-Image or FLUX.2 klein transformer"
         )
     return family
+
+
+def blocks(shapes: dict[str, list[int]], *prefixes: str) -> int:
+    """How many numbered blocks (prefix.N.) the file holds under any of `prefixes`."""
+    found = {key.removeprefix(UNET).split(".")[1] for key in shapes if key.removeprefix(UNET).startswith(prefixes)}
+    return len(found)
+
+
+def transformer_sizes(family: str, shapes: dict[str, list[int]]) -> dict[str, int]:
+    """A flow-matching transformer's sizes, as its diffusers config names them, read from the file's shapes."""
+    bare = {key.removeprefix(UNET): shape for key, shape in shapes.items()}
+    if family == "zimage":  # cap_embedder: a norm, then the text's width to the model's
+        width, text = next(shape for key, shape in bare.items() if key.startswith("cap_embedder.1.weight"))
+        return {"dim": width, "cap_feat_dim": text, "n_layers": blocks(shapes, "layers.")}
+    text_in = bare.get("txt_in.weight") or bare["context_embedder.weight"]
+    return {
+        "joint_attention_dim": text_in[1],
+        "num_layers": blocks(shapes, "double_blocks.", "transformer_blocks."),
+        "num_single_layers": blocks(shapes, "single_blocks.", "single_transformer_blocks."),
+    }
+
+
+def check_transformer_fits(name: str, family: str, config: dict, repository: str, named: str) -> None:
+    """Refuse a flow-matching transformer file of other sizes than `repository`'s transformer (its `config`): the
+    text encoder and VAE it is drawn with are that repository's (another FLUX.2 is not klein 4B)."""
+    sizes = transformer_sizes(family, header(Path(name).expanduser(), named))
+    differ = {key: (value, config.get(key)) for key, value in sizes.items() if config.get(key) != value}
+    if differ:
+        said = ", ".join(f"{key} {mine} where it has {theirs}" for key, (mine, theirs) in differ.items())
+        raise UserError(
+            f"{named} is a transformer of other sizes than {repository}'s, whose text encoder and VAE it would use ({said})"
+        )

@@ -105,7 +105,7 @@ PIPELINE_FAMILIES = {
 LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
 # The repository whose configs and tokenizers a checkpoint file of each family loads with
 # (musicvid.models.single_file): its architecture is the family's
-CONFIG_REPOSITORIES = {"sd": SD15, "sdxl": SDXL}
+CONFIG_REPOSITORIES = {"sd": SD15, "sdxl": SDXL, "zimage": ZIMAGE, "klein": KLEIN}
 # The families of the models named here, known without reading their model index
 KNOWN_FAMILIES = {
     **{TINY: "sd", SD15_RANDOM: "sd", SD15: "sd", TINY_XL: "sdxl", SDXL_RANDOM: "sdxl", SDXL: "sdxl"},
