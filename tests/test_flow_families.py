@@ -11,9 +11,12 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
+from safetensors.torch import save_file
 
+from musicvid.core.errors import UserError
 from musicvid.core.workdir import Workdir
 from musicvid.models.choose import choose_models
+from musicvid.models.drawing import fuse_style_loras
 from musicvid.models.loading import load_diffusion
 from musicvid.models.precision import Precision
 from musicvid.pictures import flow
@@ -21,6 +24,7 @@ from musicvid.pictures.cache import load_picture
 from musicvid.pictures.frames import video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import alignment_permutation
+from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import FAMILIES, KLEIN, PRESETS, TINY_KLEIN, TINY_ZIMAGE, ZIMAGE
 from musicvid.settings.render import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
@@ -97,9 +101,7 @@ def test_a_shorter_prompt_is_padded_with_its_last_row_and_slerped_at_the_longer_
     assert flow.common_length(rows, 2) is rows
 
 
-@pytest.mark.parametrize(
-    "option", [["--fast"], ["--attention-slicing"], ["--lora", "x/y"], ["--reference", "r.png"], ["--size", "72x72"]]
-)
+@pytest.mark.parametrize("option", [["--fast"], ["--attention-slicing"], ["--reference", "r.png"], ["--size", "72x72"]])
 def test_what_a_flow_family_cannot_draw_with_is_refused_before_any_work(tmp_path, capsys, option):
     song = make_tone(tmp_path / "song.mp3", 1.0)
     Image.new("RGB", (8, 8)).save(tmp_path / "r.png")
@@ -133,3 +135,32 @@ def test_the_preset_by_hub_name_renders_in_bfloat16(standin_hub, tmp_path, capsy
         family.size,
         None,
     )
+
+
+def lora_of(transformer: torch.nn.Module, path: Path) -> Path:
+    """A random LoRA of the transformer's attention projections, in diffusers' layout (peft's lora_A and lora_B)."""
+    generator, state = torch.Generator().manual_seed(1), {}
+    for name, module in transformer.named_modules():
+        if isinstance(module, torch.nn.Linear) and name.endswith(("to_q", "to_k", "to_v")):
+            state[f"transformer.{name}.lora_A.weight"] = torch.randn(4, module.in_features, generator=generator) * 0.3
+            state[f"transformer.{name}.lora_B.weight"] = torch.randn(module.out_features, 4, generator=generator) * 0.3
+    save_file(state, path)
+    return path
+
+
+@pytest.mark.parametrize("name", [TINY_ZIMAGE, TINY_KLEIN])
+def test_a_style_lora_in_the_familys_diffusers_layout_is_fused_into_its_transformer(tmp_path, name):
+    pipe = load_diffusion(name, CPU, Precision.resolve("float32", CPU))
+    before = {k: v.clone() for k, v in pipe.transformer.state_dict().items()}
+    lora = lora_of(pipe.transformer, tmp_path / "style.safetensors")
+    fuse_style_loras(pipe, Loras((Lora(str(lora), 0.8),)))
+    after = pipe.transformer.state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert (
+        after.keys() == before.keys()
+        and changed
+        and all(k.endswith(("to_q.weight", "to_k.weight", "to_v.weight")) for k in changed)
+    )
+    other = load_diffusion(TINY_KLEIN if name == TINY_ZIMAGE else TINY_ZIMAGE, CPU, Precision.resolve("float32", CPU))
+    with pytest.raises(UserError, match="is not a LoRA of this picture model"):
+        fuse_style_loras(other, Loras((Lora(str(lora), 1.0),)))

@@ -187,7 +187,7 @@ def test_bad_looks_are_refused_before_any_work_in_one_sentence(capsys, song, tmp
         (["--reference", tmp_path / "missing.png"], "not found"),
         (["--reference", song], "is not an image"),
         (["--reference", tmp_path / "a.png", "--attention-slicing"], "cannot be combined"),
-        (["--lora", other], "is not a LoRA of this Stable Diffusion"),
+        (["--lora", other], "is not a LoRA of this picture model"),
     ]
     for extra, says in cases:
         code, out, err = run(capsys, "render", *common, *extra)

@@ -86,13 +86,13 @@ def _fuse_lora(pipe, lora: str) -> None:
 
 
 def fuse_style_loras(pipe, loras: Loras) -> None:
-    """Style LoRAs (kohya's layout or diffusers') fused into the UNet and text encoder at their weights,
-    once: a fused LoRA costs nothing per step."""
+    """Style LoRAs (kohya's layout or diffusers') fused into the UNet and text encoder (a flow-matching family's
+    transformer) at their weights, once: a fused LoRA costs nothing per step."""
     names = []
     for number, lora in enumerate(loras):
         file = weights_file(lora.source, "style LoRA")
         names.append(f"style-{number}")
-        not_for_this = f"--lora {lora.source}: {file.name} is not a LoRA of this Stable Diffusion"
+        not_for_this = f"--lora {lora.source}: {file.name} is not a LoRA of this picture model"
         try:  # the file is there: what fails now is the file itself, not a download
             with warnings.catch_warnings():  # peft's, of a second LoRA in one model: what is meant here
                 warnings.filterwarnings("ignore", "Already found a `peft_config`")
@@ -156,14 +156,13 @@ class Drawing:
 def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
     """Refuse, before any work, an option the picture family has nothing for: the flow-matching families have no
     few-step LoRA of --fast (they draw in 4 to 8 steps already), no IP-Adapter for --reference, no sliced
-    attention; their style LoRAs are not loaded yet. Their sides come in multiples of 16."""
+    attention. Their sides come in multiples of 16."""
     family = diffusion_family(models.diffusion)
     if family not in FLOW_FAMILIES:
         return
     asked = {
         "--fast": settings.fast,
         "--reference": settings.reference,
-        "--lora": settings.lora,
         "--attention-slicing": settings.attention_slicing,
     }
     for flag in [flag for flag, on in asked.items() if on][:1]:
