@@ -96,6 +96,50 @@ def per_picture_reference(pipeline_class: type) -> type:
     return PerPicture
 
 
+def flow_sigmas(pipe, klein: bool, steps: int, image_tokens: int, device: torch.device) -> torch.Tensor:
+    """The noise levels a Z-Image or FLUX.2 klein pipeline's call steps through, from 1 down to 0 (steps + 1), as
+    the call sets its sampler: Z-Image's `get_default_z_image_sigmas` shifted by `calculate_shift`'s mu, klein's
+    `np.linspace` by `compute_empirical_mu`'s, on the image's `image_tokens` (2 × 2 patches). The call computes them
+    inside and hands none out; those helpers are module functions of diffusers' pipelines, undocumented. Checked
+    against diffusers 0.42.1."""
+    import numpy as np
+    from diffusers.pipelines.flux2.pipeline_flux2_klein import compute_empirical_mu
+    from diffusers.pipelines.z_image.pipeline_z_image import calculate_shift, get_default_z_image_sigmas
+
+    config = pipe.scheduler.config
+    if klein:
+        sigmas, mu = np.linspace(1.0, 1 / steps, steps), compute_empirical_mu(image_tokens, steps)
+    else:
+        shift = [config.get(k, d) for k, d in (("base_image_seq_len", 256), ("max_image_seq_len", 4096))]
+        shift += [config.get(k, d) for k, d in (("base_shift", 0.5), ("max_shift", 1.15))]
+        sigmas, mu = get_default_z_image_sigmas(steps), calculate_shift(image_tokens, *shift)
+    sampler = type(pipe.scheduler).from_config(config)  # (the pipeline's own keeps its state)
+    sampler.set_timesteps(sigmas=sigmas, mu=mu, device=device)
+    return sampler.sigmas
+
+
+def flux2_tokens(pipe, latents: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """FLUX.2's latents (batch × channels × h × w, its 2 × 2 patches) as the tokens its transformer reads, and each
+    token's position: the pipeline's undocumented static `_pack_latents` and `_prepare_latent_ids`. Checked
+    against diffusers 0.42.1."""
+    return pipe._pack_latents(latents), pipe._prepare_latent_ids(latents).to(latents.device)
+
+
+def flux2_text_positions(pipe, text: torch.Tensor) -> torch.Tensor:
+    """The positions FLUX.2's transformer reads a prompt's rows at (batch × rows × width): `_prepare_text_ids`."""
+    return pipe._prepare_text_ids(text).to(text.device)
+
+
+def flux2_untokens(pipe, tokens: torch.Tensor, positions: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    """flux2_tokens undone: `_unpack_latents_with_ids`."""
+    return pipe._unpack_latents_with_ids(tokens, positions, height, width)
+
+
+def flux2_patches(pipe, latents: torch.Tensor) -> torch.Tensor:
+    """FLUX.2's VAE latents in the 2 × 2 patches its transformer draws in: `_patchify_latents`."""
+    return pipe._patchify_latents(latents)
+
+
 # --- openai-whisper --------------------------------------------------------------------------------
 
 

@@ -68,11 +68,6 @@ class SceneInputs:
         # A pinned scene's keyframe is its picture; its noise is the picture's latent (VAE encoder),
         # run back up the sampler's steps by DDIM inversion under its prompt, so that its morphs start
         # from what denoises to (about) the picture and are computed as any other scene's.
-        if is_flow(pipe) and any(storyboard.scenes[i].picture for i in scenes):
-            raise UserError(
-                "pinned pictures are inverted by DDIM, which Stable Diffusion and SDXL have and the flow-matching "
-                "families (Z-Image, FLUX.2 klein) do not yet: draw those scenes, or render with an SD model"
-            )
         self.pinned = {
             i: pinned_picture(Path(storyboard.scenes[i].picture), settings)
             for i in scenes
@@ -87,7 +82,10 @@ class SceneInputs:
             nothing = torch.zeros(pipe.image_encoder.config.projection_dim)
             self.image = {i: embedded[path] if path else nothing for i, path in references.items()}
         for i, picture in self.pinned.items():
-            self.noise[i] = invert(pipe, picture, self.condition(i), settings.steps)
+            if is_flow(pipe):
+                self.noise[i] = flow.invert(pipe, picture, self.text[i], settings.steps)
+            else:
+                self.noise[i] = invert(pipe, picture, self.condition(i), settings.steps)
         self._aligned: dict[tuple[int, int], torch.Tensor] = {}
 
     def morph_text(self, scene: int, target: int, t: float) -> torch.Tensor:

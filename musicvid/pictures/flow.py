@@ -2,6 +2,8 @@
 noise, one batched call of their pipeline and the decoding of its latents. What a Stable Diffusion pipeline does
 the same with its own calls is in musicvid.pictures.conditioning and musicvid.pictures.denoise.
 
+A pinned picture's noise is its latent taken back up the sampler's noise levels (`invert`).
+
 A prompt is what the pipeline makes of it, a matrix of token rows: FLUX.2 klein's always 512 rows (its text
 encoder reads the prompt padded to 512, and the transformer reads every row), Z-Image's one row per token of
 the prompt in its chat template (the pipeline drops the padding). A morph slerps two prompts at one length
@@ -11,9 +13,11 @@ the prompt in its chat template (the pipeline drops the padding). A morph slerps
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from musicvid.pictures.switches import family_of
+from musicvid.models.internals import flow_sigmas, flux2_patches, flux2_text_positions, flux2_tokens, flux2_untokens
+from musicvid.pictures.switches import compute_device, family_of
 from musicvid.settings.render import RenderSettings
 
 
@@ -81,3 +85,59 @@ def decode(pipe, latents: torch.Tensor) -> torch.Tensor:
     if not is_klein(pipe):
         latents = latents / pipe.vae.config.scaling_factor + pipe.vae.config.shift_factor
     return pipe.vae.decode(latents).sample
+
+
+def velocity(pipe, latents: torch.Tensor, text: torch.Tensor, sigma: float) -> torch.Tensor:
+    """d latents / d sigma at noise level `sigma`, as the pipeline's sampler steps by it (x at the next level is
+    x + (next − sigma) · velocity): the transformer's prediction under `text`, without guidance (Z-Image's negated:
+    its transformer predicts toward the picture)."""
+    if is_klein(pipe):
+        tokens, positions = flux2_tokens(pipe, latents)
+        predicted = pipe.transformer(
+            hidden_states=tokens,
+            timestep=torch.full((1,), sigma, device=latents.device, dtype=latents.dtype),
+            guidance=None,
+            encoder_hidden_states=text[None],
+            txt_ids=flux2_text_positions(pipe, text[None]),
+            img_ids=positions,
+            return_dict=False,
+        )[0]
+        return flux2_untokens(pipe, predicted, positions, *latents.shape[-2:])
+    timestep = torch.full((1,), 1.0 - sigma, device=latents.device, dtype=latents.dtype)
+    predicted = pipe.transformer([latents[0][:, None]], timestep, [text], return_dict=False)[0]
+    return -predicted[0][:, 0][None]
+
+
+def sampler_latents(pipe, latents: torch.Tensor) -> torch.Tensor:
+    """VAE latents (batch × channels × H/8 × W/8) as the pipeline's sampler holds them (what decode undoes):
+    Z-Image's shifted and scaled, klein's in 2 × 2 patches and normalized by its VAE's batch norm."""
+    latents = latents.float()
+    if not is_klein(pipe):
+        return (latents - pipe.vae.config.shift_factor) * pipe.vae.config.scaling_factor
+    norm = pipe.vae.bn
+    latents = flux2_patches(pipe, latents)
+    mean, var = (t.view(1, -1, 1, 1).float() for t in (norm.running_mean, norm.running_var))
+    return (latents - mean) / torch.sqrt(var + pipe.vae.config.batch_norm_eps)
+
+
+@torch.inference_mode()
+def invert(pipe, picture: np.ndarray, text: torch.Tensor, steps: int) -> torch.Tensor:
+    """The noise that the pipeline's `steps` steps under `text` denoise to about `picture` (its VAE's mean)."""
+    pixels = torch.from_numpy(np.array(picture)).permute(2, 0, 1)[None].to(compute_device(pipe), pipe.vae.dtype)
+    return invert_latents(
+        pipe, sampler_latents(pipe, pipe.vae.encode(pixels / 127.5 - 1).latent_dist.mean), text, steps
+    )
+
+
+@torch.inference_mode()
+def invert_latents(pipe, latents: torch.Tensor, text: torch.Tensor, steps: int) -> torch.Tensor:
+    """The noise (latent_shape) that the pipeline's `steps` Euler steps under `text` denoise to about `latents`
+    (1 × latent_shape, as its sampler holds them): taken up the same noise levels from σ = 0 to 1,
+    x(σ_hi) = x(σ_lo) + (σ_hi − σ_lo) · velocity(x(σ_lo), σ_lo)."""
+    dtype, device = pipe.transformer.dtype, latents.device
+    tokens = latents.shape[-2] * latents.shape[-1] // (1 if is_klein(pipe) else 4)  # (Z-Image: 2 × 2 patches)
+    sigmas = flow_sigmas(pipe, is_klein(pipe), steps, tokens, device)
+    text = text.to(device, dtype)
+    for low, high in zip(sigmas[1:].flip(0).tolist(), sigmas[:-1].flip(0).tolist()):
+        latents = latents + (high - low) * velocity(pipe, latents.to(dtype), text, low).float()
+    return latents[0].cpu()
