@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 from musicvid.core.errors import UserError
 from musicvid.core.workdir import Workdir
 from musicvid.models.choose import choose_models
-from musicvid.models.drawing import fuse_style_loras
+from musicvid.models.drawing import Drawing, fuse_style_loras, load_drawing
 from musicvid.models.loading import load_diffusion
 from musicvid.models.precision import Precision
 from musicvid.pictures import flow
@@ -188,3 +188,8 @@ def test_the_noise_inverted_from_what_a_noise_drew_draws_it_again(name):
     error = lambda latents: float((latents - drawn).norm() / drawn.norm())  # noqa: E731
     assert error(again) < 0.2 and error(elsewhere) > 1.0
     assert float((inverted - noise).norm() / noise.norm()) < 0.2
+
+
+def test_a_storyboards_own_reference_pictures_are_refused_with_a_flow_family_naming_it():
+    with pytest.raises(UserError, match="reference pictures take an IP-Adapter, which Z-Image has not"):
+        load_drawing(PRESETS["tiny-zimage"], Drawing(reference=True), CPU)

@@ -179,6 +179,10 @@ def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device, preci
     the tiny decoder as its VAE (TAESD also encodes, for pinned pictures); style LoRAs; IP-Adapter."""
     from diffusers import AutoencoderTiny
 
+    family = diffusion_family(models.diffusion)
+    if drawing.reference and family in FLOW_FAMILIES:  # (a storyboard's own reference pictures: --reference is
+        # refused before any work, check_drawing_options)
+        raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
     precision = auto_precision(device, precision)
     pipe = load_diffusion(models.diffusion, device, precision)
     if drawing.fast:
