@@ -78,7 +78,7 @@ def test_the_plan_gives_the_default_models_weights_as_published_and_fits_24_gb(c
     assert whisper["weights_gb"] == pytest.approx(3.09, rel=0.02) and whisper["name"] == "openai-whisper:large-v2"
     assert [s["stage"] for s in plan["stages"]] == ["transcribe", "elaborate", "pictures"]
     for stage in plan["stages"]:
-        assert set(stage) == {"stage", "models", "batches", "offloads", "peak_gb"}
+        assert set(stage) == {"stage", "models", "batches", "offloads", "passes", "peak_gb"}
         assert all(set(m) == {"name", "part", "precision", "weights_gb"} for m in stage["models"])
         assert 0 < stage["peak_gb"] <= 24 - plan["reserve_gb"] and stage["offloads"] == []
     assert weights_of(plan, "pictures", "unet")["name"] == PRESETS["default"].diffusion

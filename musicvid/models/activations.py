@@ -25,7 +25,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from musicvid.models import sizes
-from musicvid.models.internals import dispatch_mode_base
+from musicvid.models.internals import dispatch_mode_base, no_attention_masks
+from musicvid.models.published import KLEIN_TEXT_LAYERS, LTX_TEXT_TOKENS, QWEN3_TEXT_TOKENS
 from musicvid.models.readback import GB
 
 # Demucs' htdemucs on one segment (7.8 s of stereo at 44.1 kHz, float32): its pass calls .item(), which the meta
@@ -129,6 +130,61 @@ def unet_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: in
 
 
 @cache
+def transformer_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int) -> float:
+    """One call of flow-matching model `name`'s transformer on `batch` latents of a picture of `size` (guidance's
+    twins included in `batch`), each beside a prompt of QWEN3_TEXT_TOKENS rows, the most either pipeline passes
+    (Z-Image's prompt is as long as its tokens, klein's always that long). Both read (H/16)·(W/16) image tokens:
+    Z-Image from its 16 × H/8 × W/8 latent in 2 × 2 patches, klein from its latent patchified already."""
+    from diffusers import ZImageTransformer2DModel
+
+    transformer = sizes.part_in("diffusion", name, "transformer", dtype)
+    config, (width, height) = transformer.config, size
+    tokens = height // 16 * (width // 16)
+
+    def zimage():
+        latents = [torch.empty(config.in_channels, 1, height // 8, width // 8, dtype=dtype) for _ in range(batch)]
+        text = [torch.empty(QWEN3_TEXT_TOKENS, config.cap_feat_dim, dtype=dtype) for _ in range(batch)]
+        transformer(latents, torch.full((batch,), 0.5), text, return_dict=False)
+
+    def klein():
+        transformer(
+            hidden_states=torch.empty(batch, tokens, config.in_channels, dtype=dtype),
+            encoder_hidden_states=torch.empty(batch, QWEN3_TEXT_TOKENS, config.joint_attention_dim, dtype=dtype),
+            timestep=torch.full((batch,), 0.5),
+            img_ids=torch.zeros(batch, tokens, 4, dtype=torch.long),
+            txt_ids=torch.zeros(batch, QWEN3_TEXT_TOKENS, 4, dtype=torch.long),
+            return_dict=False,
+        )
+
+    return peak_gb(zimage if isinstance(transformer, ZImageTransformer2DModel) else klein, transformer)
+
+
+@cache
+def prompts_pass_gb(name: str, dtype: torch.dtype, prompts: int) -> float:
+    """Flow-matching model `name`'s text encoder (Qwen3) on `prompts` prompts, each padded to QWEN3_TEXT_TOKENS, as
+    its pipeline calls it: every hidden state kept; Z-Image's Qwen3Model with its key/value cache (Qwen3's default),
+    the second-to-last state read; klein's Qwen3ForCausalLM without a cache but with its logits over the whole
+    vocabulary, three states read side by side. The prompts' padding mask (a quarter of a MB a prompt) is left out:
+    the meta device cannot say which tokens are padding."""
+    from transformers import Qwen3ForCausalLM
+
+    encoder = sizes.part_in("diffusion", name, "text_encoder", dtype)
+    klein = isinstance(encoder, Qwen3ForCausalLM)
+    ids = torch.zeros(prompts, QWEN3_TEXT_TOKENS, dtype=torch.long)
+
+    def run():
+        masks = no_attention_masks(encoder.config)
+        cache = {"use_cache": False} if klein else {}
+        states = encoder(input_ids=ids, attention_mask=masks, output_hidden_states=True, **cache).hidden_states
+        if klein:  # side by side: a copy of the three (stacked, then laid out row by row)
+            torch.stack([states[k] for k in KLEIN_TEXT_LAYERS], dim=1).transpose(1, 2).reshape(prompts, -1)
+        else:  # each prompt's rows without its padding: a copy of at most all of them
+            states[-2].clone()
+
+    return peak_gb(run, encoder)
+
+
+@cache
 def decode_gb(kind: str, name: str, dtype: torch.dtype, size: tuple[int, int], batch: int, tiled: bool) -> float:
     """A decode of `batch` pictures of `size` by the VAE of model `name` of `kind` (diffusion, or fast_decoder:
     TAESD), in tiles where `tiled`."""
@@ -174,8 +230,6 @@ def video_gb(name: str, dtype: torch.dtype, size: tuple[int, int], frames: int, 
     """LTX-Video's passes for one transition of `frames` frames at `size` (a multiple of 32), guided: the text
     encoder on the prompt and the negative one, the transformer on both (the clip's tokens, and those of its last
     picture, appended as a latent frame of their own) and the VAE's decode of the clip, in tiles where `tiled`."""
-    from musicvid.models.published import LTX_TEXT_TOKENS
-
     transformer = sizes.part_in("video", name, "transformer", dtype)
     text_encoder = sizes.part_in("video", name, "text_encoder", dtype)
     vae = sizes.part_in("video", name, "vae", dtype)

@@ -174,9 +174,19 @@ def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
         )
 
 
-def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device, precision: Precision | None = None):
-    """Stable Diffusion with what `drawing` adds: with --fast the few-step LoRA fused into its UNet and
-    the tiny decoder as its VAE (TAESD also encodes, for pinned pictures); style LoRAs; IP-Adapter."""
+def load_drawing(
+    models: ModelSet,
+    drawing: Drawing,
+    device: torch.device,
+    precision: Precision | None = None,
+    offloaded: bool = False,
+):
+    """The picture model (Stable Diffusion, SDXL, Z-Image, FLUX.2 klein) with what `drawing` adds: with --fast the
+    few-step LoRA fused into its UNet and the tiny decoder as its VAE (TAESD also encodes, for pinned pictures);
+    style LoRAs; IP-Adapter. `offloaded` (the memory plan offloads its pictures): loaded on the CPU, where its
+    weights wait, each model moved to `device` while it runs (diffusers' model offload, until the render's
+    own switches: musicvid.pictures.switches), so that it never sits whole on a card that holds its models one
+    at a time (Z-Image's 20.5 GB on 12)."""
     from diffusers import AutoencoderTiny
 
     family = diffusion_family(models.diffusion)
@@ -184,15 +194,18 @@ def load_drawing(models: ModelSet, drawing: Drawing, device: torch.device, preci
         # refused before any work, check_drawing_options)
         raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
     precision = auto_precision(device, precision)
-    pipe = load_diffusion(models.diffusion, device, precision)
+    loaded_on = torch.device("cpu") if offloaded else device
+    pipe = load_diffusion(models.diffusion, loaded_on, precision)
     if drawing.fast:
         with as_unavailable("few-step LoRA", models.fast_lora):
             _fuse_lora(pipe, models.fast_lora)
         decoder = models.fast_decoder
         vae = obtain("tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=precision.compute))
-        pipe.vae = vae.to(device, precision.compute)
+        pipe.vae = vae.to(loaded_on, precision.compute)
     if drawing.loras:
         fuse_style_loras(pipe, drawing.loras)
     if drawing.reference:
         load_reference_adapter(pipe, models.ip_adapter)
+    if offloaded:
+        pipe.enable_model_cpu_offload(device=device)
     return pipe

@@ -78,6 +78,16 @@ def execution_device(module: torch.nn.Module) -> torch.device:
     return get_module_execution_device(module)
 
 
+def no_attention_masks(config) -> dict[str, None]:
+    """What a transformers decoder (Qwen3) takes as `attention_mask` to build no mask of its own: a dict of the
+    masks already made for each kind of its layers (`config.layer_types`), here none, so that each attention is
+    torch's causal one. Given no mask, or a padding mask, the decoder inspects it (or its positions) for a value,
+    which a pass on the meta device cannot give (musicvid.models.activations); the dict is what `generate` passes
+    (the decoder's comment says so), and transformers documents no way of giving it. Checked against transformers
+    5.24.0."""
+    return dict.fromkeys(config.layer_types)
+
+
 @lru_cache
 def per_picture_reference(pipeline_class: type) -> type:
     """`pipeline_class` taking one reference-picture embedding per picture of a batch: diffusers' own takes one

@@ -16,23 +16,26 @@ slicing is never chosen: under torch's scaled_dot_product_attention (fused kerne
 more, not less (its slices are matrices). The upscaler (--resolution) is held from the start and runs beside the
 drawing: the drawing is planned first, leaving the upscaler its least (one frame at a smaller input), then the
 upscaler takes the largest batch, ×4 or from a smaller input, that what the drawing left holds.
+
+A stage's passes and the way it fits are musicvid.models.ladder's; the pictures stage, Stable Diffusion's or a
+flow-matching family's, is musicvid.models.pictures_plan's.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Iterator
 
 import torch
 
-from musicvid.core.errors import UserError
 from musicvid.models import activations as act
+from musicvid.models.ladder import RESERVE_GB, MemoryPlan, Option, Pass, fit, modes_from, switches
+from musicvid.models.pictures_plan import pictures_options
 from musicvid.models.precision import Precision
-from musicvid.models.readback import GB, dtype_text
 from musicvid.models.scorer import check_scorer
-from musicvid.models.sizes import Unsized, Weights, adapter_parameters, parts, weights
+from musicvid.models.sizes import Unsized, parts, weights
 from musicvid.settings.front_doors import parse_size
 from musicvid.settings.geometry import MAX_CLIP_FRAMES, drawn_size
 from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, UPSCALE_BATCH, ModelSet
@@ -40,133 +43,6 @@ from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import PLAIN, SongRequest
 
 log = logging.getLogger("musicvid")
-
-# What a budget keeps aside: CUDA's context where a card's size is given, and the allocator's rounding and
-# cuDNN's and cuBLAS's workspaces (an allowance, not measured: no GPU was lent to this work)
-RESERVE_GB = 0.5
-ACTIVATION_MARGIN = 1.2
-MODES = (None, "model-offload", "sequential-offload")  # where the weights wait between passes
-
-
-@dataclass(frozen=True)
-class Pass:
-    """Models that run together (a UNet and the adapter in it) and what their pass holds beside them (GB)."""
-
-    models: tuple[Weights, ...]
-    activations_gb: float = 0.0
-
-
-@dataclass(frozen=True)
-class Option:
-    """One way of running a stage: its batches, its switches (vae-slicing, vae-tiling, attention-slicing,
-    model-offload, sequential-offload) and its passes."""
-
-    batches: tuple[tuple[str, int | str], ...]
-    offloads: tuple[str, ...]
-    passes: tuple[Pass, ...]
-    one_at_a_time: bool = False  # a stage that loads its models in turn (the separator, then Whisper)
-
-    @property
-    def mode(self) -> str | None:
-        return next((m for m in reversed(MODES) if m in self.offloads), None)
-
-    def peak_gb(self) -> float:
-        """The most the stage holds at once: every model and the largest pass's activations; or offloaded, the
-        largest pass with its models (or only their largest layer, sequentially)."""
-        if self.mode is None and not self.one_at_a_time:
-            held = sum(w.weights_gb for p in self.passes for w in p.models)
-            return held + ACTIVATION_MARGIN * max(p.activations_gb for p in self.passes)
-        if self.mode == "sequential-offload":
-            return max(
-                max(w.largest_layer * w.dtype.itemsize / GB for w in p.models) + ACTIVATION_MARGIN * p.activations_gb
-                for p in self.passes
-            )
-        return max(sum(w.weights_gb for w in p.models) + ACTIVATION_MARGIN * p.activations_gb for p in self.passes)
-
-
-@dataclass(frozen=True)
-class StagePlan:
-    stage: str
-    models: tuple[Weights, ...]  # resident during the stage (offloaded ones: while they run)
-    batches: tuple[tuple[str, int | str], ...]
-    offloads: tuple[str, ...]
-    peak_gb: float
-
-    def batch(self, name: str) -> int | str | None:
-        return dict(self.batches).get(name)
-
-    def as_dict(self) -> dict:
-        models = [
-            {"name": w.name, "part": w.part, "precision": dtype_text(w.dtype), "weights_gb": round(w.weights_gb, 3)}
-            for w in self.models
-        ]
-        return {
-            "stage": self.stage,
-            "models": models,
-            "batches": dict(self.batches),
-            "offloads": list(self.offloads),
-            "peak_gb": round(self.peak_gb, 2),
-        }
-
-
-@dataclass(frozen=True)
-class MemoryPlan:
-    budget_gb: float
-    budget: str  # where the budget comes from, in words
-    stages: tuple[StagePlan, ...]
-
-    def stage(self, name: str) -> StagePlan | None:
-        return next((s for s in self.stages if s.stage == name), None)
-
-    def offloads(self, name: str) -> tuple[str, ...] | None:
-        """The switches of stage `name`; None where the plan has no such stage."""
-        stage = self.stage(name)
-        return stage.offloads if stage else None
-
-    def as_dict(self) -> dict:
-        return {
-            "budget_gb": self.budget_gb,
-            "budget": self.budget,
-            "reserve_gb": RESERVE_GB,
-            "peak_gb": round(max((s.peak_gb for s in self.stages), default=0.0), 2),
-            "stages": [s.as_dict() for s in self.stages],
-        }
-
-    def table(self) -> str:
-        """The plan for people: a line per stage, and under it each model with its precision and weights."""
-        lines = [f"for {self.budget_gb:g} GB ({self.budget}), {RESERVE_GB:g} GB of it kept for CUDA itself"]
-        lines.append(f"  {'stage':<12}{'peak GB':>8}  {'batches':<36}offloads")
-        for s in self.stages:
-            batches = ", ".join(f"{k} {v}" for k, v in s.batches) or "-"
-            lines.append(f"  {s.stage:<12}{s.peak_gb:>8.1f}  {batches:<36}{', '.join(s.offloads) or '-'}")
-            lines += [f"      {w.name} {w.part} ({dtype_text(w.dtype)}, {w.weights_gb:.2f} GB)" for w in s.models]
-        return "\n".join(lines)
-
-
-def modes_from(floor: frozenset[str]) -> list[str | None]:
-    """The offload modes from the one a person asked for (none, or --low-vram's) to the most frugal."""
-    asked = max((MODES.index(m) for m in MODES[1:] if m in floor), default=0)
-    return list(MODES[asked:])
-
-
-def switches(floor: frozenset[str], *more: str | None) -> tuple[str, ...]:
-    return tuple(sorted(floor | {m for m in more if m}))
-
-
-def fit(stage: str, options: Iterator[Option], usable_gb: float, beside: Pass, budget: str) -> StagePlan:
-    """The first option whose peak, with what runs `beside` it, fits `usable_gb`; else a refusal."""
-    for option in options:
-        peak = option.peak_gb() + sum(w.weights_gb for w in beside.models) + ACTIVATION_MARGIN * beside.activations_gb
-        if peak <= usable_gb:
-            models = tuple(w for p in option.passes for w in p.models) + beside.models
-            return StagePlan(stage, models, option.batches, option.offloads, peak)
-    how = f" even with {', '.join(option.offloads)}" if option.offloads else ""
-    named = ", ".join(dict.fromkeys(f"{w.name} in {dtype_text(w.dtype)}" for p in option.passes for w in p.models))
-    raise UserError(
-        f"the {stage} stage ({named}) needs {peak:.1f} GB of GPU memory{how}, more than the {budget} budget holds "
-        f"({usable_gb:.1f} GB once {RESERVE_GB:g} GB is kept for CUDA itself)"
-    )
-
 
 # --- the stages ----------------------------------------------------------------------------------------------
 
@@ -197,62 +73,6 @@ def asr_dtype(models: ModelSet, precision: Precision) -> torch.dtype:
 def elaborate_options(models: ModelSet, precision: Precision) -> Iterator[Option]:
     vipe = weights("vipe", models.vipe, lambda part: precision.compute)
     yield Option((("sequences", act.VIPE_SEQUENCES),), (), (Pass(vipe, act.vipe_gb(models.vipe, precision.compute)),))
-
-
-def drawing_weights(models: ModelSet, precision: Precision, fast: bool, reference: bool) -> dict[str, tuple]:
-    """The weights of Stable Diffusion's pipeline by what runs together: its text encoders (and IP-Adapter's image
-    encoder, with `reference`), its UNet (and the adapter's layers in it) and its VAE (TAESD, with --fast)."""
-    name, dtype = models.diffusion, precision.compute
-    pipeline = weights("diffusion", name, lambda part: precision.vae(is_xl(name)) if part == "vae" else dtype)
-    by_part = {w.part: w for w in pipeline}
-    texts, unet = tuple(w for w in pipeline if w.part.startswith("text_encoder")), (by_part["unet"],)
-    if reference:
-        width = parts("image_encoder", models.ip_adapter)["image_encoder"].config.projection_dim
-        layers = adapter_parameters(parts("diffusion", name)["unet"], width)
-        unet += (Weights("ip_adapter", models.ip_adapter, layers, 0, dtype),)
-        texts += weights("image_encoder", models.ip_adapter, lambda part: dtype)
-    vae = weights("fast_decoder", models.fast_decoder, lambda part: dtype) if fast else (by_part["vae"],)
-    return {"texts": texts, "unet": unet, "vae": vae}
-
-
-def pictures_options(
-    models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool, keyframes_only: bool = False
-) -> Iterator[Option]:
-    """Stable Diffusion's keyframes, each alone, and its morphs, `--batch-size` at a time (none in a preview,
-    with --transitions video or `keyframes_only`): the ladder of the module's docstring; `scored`: with the scorer
-    beside them."""
-    name, dtype, size = models.diffusion, precision.compute, tuple(settings.size)
-    by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
-    texts, unet, vae = by_pass["texts"], by_pass["unet"], by_pass["vae"]
-    # the keyframes' scorer is loaded beside them where it loads (musicvid.pictures.keyframe_candidates); its passes, at
-    # 224² a picture, are small beside the UNet's
-    scorer = weights("scorer", models.scorer, lambda part: dtype) if scored else ()
-    decoder_kind, decoder = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", name)
-    guided = 2 if settings.guidance > 1 else 1
-    morphs = not (settings.preview or keyframes_only) and settings.transitions == "slerp"
-    most = settings.batch_size if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
-    floor = settings.offloads_asked()
-
-    def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:
-        chosen = switches(floor, mode, "vae-slicing" if sliced else None, "vae-tiling" if tiled else None)
-        attention = "attention-slicing" in chosen and not settings.reference  # (pipeline_for's rule)
-        denoise = act.linear(lambda n: act.unet_pass_gb(name, dtype, size, n, attention), guided * pictures)
-        decoded = 1 if "vae-slicing" in chosen else pictures
-        decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)
-        keyframes = pictures if settings.compile else 1
-        batches = (("keyframes", keyframes),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
-        scoring = (Pass(scorer),) if scored else ()
-        return Option(batches, chosen, (Pass(texts), Pass(unet, denoise), Pass(vae, decode), *scoring))
-
-    for mode in modes_from(floor):
-        yield option(mode, most, "vae-slicing" in floor, False)
-        for tiled in (False, True):
-            for pictures in range(most, 0, -1):
-                yield option(mode, pictures, True, tiled)
-
-
-def is_xl(diffusion: str) -> bool:
-    return "text_encoder_2" in parts("diffusion", diffusion)
 
 
 def transitions_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
@@ -340,7 +160,7 @@ def plan_memory(
         left = usable - max(s.peak_gb for s in drawing_stages) + least.peak_gb()
         upscale = fit("upscale", upscale_options(models, settings, precision), left, Pass(()), words)
         grown = upscale.peak_gb - least.peak_gb()
-        drawing_stages = [replace(s, peak_gb=s.peak_gb + grown) for s in drawing_stages] + [upscale]
+        drawing_stages = [s.grown(grown) for s in drawing_stages] + [upscale]
     return MemoryPlan(budget_gb, budget, tuple(stages + drawing_stages))
 
 

@@ -6,14 +6,16 @@ from __future__ import annotations
 import gc
 from collections import Counter
 from contextlib import contextmanager, nullcontext
-from functools import cache, partial
+from functools import cache
 from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
 from musicvid.models.drawing import DRAWINGS_KEPT, Drawing, load_drawing
+from musicvid.models.ladder import RESERVE_GB, MemoryPlan
 from musicvid.models.loading import load_asr, load_separator, load_upscaler, load_video_model, load_vipe, resolve_device
-from musicvid.models.memory import RESERVE_GB, MemoryPlan, asr_dtype, drawing_weights, upscaler_name
+from musicvid.models.memory import asr_dtype, upscaler_name
+from musicvid.models.pictures_plan import drawing_weights
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.models.scorer import load_scorer
@@ -112,10 +114,12 @@ class ModelRegistry:
                     self.release(kept)
             self.make_room(role, memory)
             with timings.measure("load diffusion" if is_drawing else f"load {role}") if timings else nullcontext():
-                load = (
-                    partial(load_drawing, self.models, role) if is_drawing else partial(self.loaders[role], self.models)
-                )
-                self._loaded[role] = load(self.device, self.precision)
+                if is_drawing:  # (one the plan offloads is loaded on the CPU: never whole on the card)
+                    offloaded = memory is not None and memory.offloaded("pictures")
+                    loaded = load_drawing(self.models, role, self.device, self.precision, offloaded)
+                else:
+                    loaded = self.loaders[role](self.models, self.device, self.precision)
+                self._loaded[role] = loaded
             self.loads[role] += 1
         self._loaded[role] = self._loaded.pop(role)  # the most recently used last
         if timings is not None:  # (a model held across stages, the upscaler, is reported as loaded)

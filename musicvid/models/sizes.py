@@ -1,6 +1,7 @@
 """Each model's size before it is loaded: its architecture built on torch's meta device, where a module has
-shapes but no memory, from the configs written here (musicvid.models.published, the tiny preset's sizes in
-musicvid.models.tiny) or from a local folder's config.json. Nothing is downloaded and no weight file is opened.
+shapes but no memory, from the configs written here (musicvid.models.published, the tiny presets' sizes in
+musicvid.models.tiny and musicvid.models.tiny_flow) or from a local folder's configs. Nothing is downloaded and
+no weight file is opened.
 
 A model is counted once per name and kept, without weights, for the memory plan to run its passes on the meta
 device (musicvid.models.activations). A name none of these describe cannot be sized: `Unsized` says so.
@@ -20,13 +21,18 @@ from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
 from musicvid.models import published, tiny
 from musicvid.models.internals import htdemucs, whisper_halves
+from musicvid.models.loading import diffusion_family
 from musicvid.models.readback import GB
 from musicvid.models.single_file import is_single_file, single_file_family
+from musicvid.models.tiny_flow import TINY_FLOW, flow_classes, flow_modules, qwen3_config, tiny_qwen3_tokenizer
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     DEMUCS,
+    FLOW_FAMILIES,
     IP_ADAPTER,
     IP_ADAPTER_XL,
+    KLEIN,
+    KNOWN_FAMILIES,
     LTX_VIDEO,
     REAL_ESRGAN,
     SCORER,
@@ -37,11 +43,18 @@ from musicvid.settings.presets import (
     TAESD,
     TAESD_XL,
     TINY,
+    ZIMAGE,
 )
 from vipe_core.released import DEFAULT_VIPE
 
 # The published diffusion models by the architecture they share with the random ones built here
 PUBLISHED_DIFFUSION = {SD15: SD15_RANDOM, SDXL: SDXL_RANDOM}
+# The published flow-matching models' transformer and VAE (their text encoder is Qwen3-4B)
+PUBLISHED_FLOW = {
+    ZIMAGE: {"transformer": published.ZIMAGE_TRANSFORMER, "vae": published.FLUX1_VAE},
+    KLEIN: {"transformer": published.KLEIN_TRANSFORMER, "vae": published.FLUX2_VAE},
+}
+FLOW_PARTS = ("text_encoder", "transformer", "vae")
 
 
 class Unsized(UserError):
@@ -132,11 +145,29 @@ def diffusion(name: str) -> dict | None:
         return tiny.diffusion_modules(
             tiny.LOCAL_DIFFUSION[PUBLISHED_DIFFUSION[name]], published.CLIP_TEXT, published.CLIP_TEXT
         )
+    if name in PUBLISHED_FLOW:
+        return flow_modules(KNOWN_FAMILIES[name], published.QWEN3_4B, **PUBLISHED_FLOW[name])
+    if name in TINY_FLOW:  # as tiny_flow builds them: with the tiny tokenizer's vocabulary
+        return flow_modules(KNOWN_FAMILIES[name], qwen3_config(tiny_qwen3_tokenizer()), **TINY_FLOW[name])
     if name in tiny.LOCAL_DIFFUSION:  # as tiny.local_diffusion builds them: with the tiny tokenizer's vocabulary
         text = tiny.text_settings(CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER))
         return tiny.diffusion_modules(tiny.LOCAL_DIFFUSION[name], text, text)
-    folder = config_folder(name, "model_index.json", "unet/config.json", "vae/config.json")
+    if config_folder(name, "model_index.json") is None:
+        return None
+    if diffusion_family(name) in FLOW_FAMILIES:
+        folder = config_folder(name, *(f"{part}/config.json" for part in FLOW_PARTS))
+        return folder and flow_folder(folder)
+    folder = config_folder(name, "unet/config.json", "vae/config.json")
     return folder and diffusers_folder(folder)
+
+
+def flow_folder(folder: Path) -> dict:
+    """A Z-Image or FLUX.2 klein folder in diffusers' layout, from its components' configs."""
+    from transformers import Qwen3Config
+
+    family = diffusion_family(str(folder))
+    transformer, vae = (flow_classes(family)[part].load_config(folder / part) for part in FLOW_PARTS[1:])
+    return flow_modules(family, Qwen3Config.from_pretrained(folder / "text_encoder").to_dict(), transformer, vae)
 
 
 def diffusers_folder(folder: Path) -> dict:

@@ -16,7 +16,7 @@ import torch
 from musicvid.core.assets import TINY_QWEN3_TOKENIZER
 from musicvid.models import published as P
 from musicvid.models.tiny import TINY_SEED
-from musicvid.settings.presets import TINY_KLEIN, TINY_ZIMAGE
+from musicvid.settings.presets import KNOWN_FAMILIES, TINY_KLEIN, TINY_ZIMAGE
 
 # Qwen3-4B (2560 wide, 32 query and 8 key-value heads of 128) at 32 wide, 4 query and 2 key-value heads of 8.
 # Its 36 layers stay: Z-Image reads the second-to-last of its 37 hidden states, klein the 9th, 18th and 27th,
@@ -66,8 +66,8 @@ def qwen3_config(tokenizer) -> dict:
     return {**P.QWEN3_4B, **TINY_QWEN3, "vocab_size": rows, **ids}
 
 
-def flow_classes(name: str) -> dict:
-    """The pipeline, text encoder, transformer and VAE classes of the family `name` (a TINY_FLOW key)."""
+def flow_classes(family: str) -> dict:
+    """The pipeline, text encoder, transformer and VAE classes of the flow-matching `family` (FLOW_FAMILIES)."""
     from diffusers import (
         AutoencoderKL,
         AutoencoderKLFlux2,
@@ -78,7 +78,7 @@ def flow_classes(name: str) -> dict:
     )
     from transformers import Qwen3ForCausalLM, Qwen3Model
 
-    if name == TINY_ZIMAGE:
+    if family == "zimage":
         return dict(
             pipeline=ZImagePipeline, text_encoder=Qwen3Model, transformer=ZImageTransformer2DModel, vae=AutoencoderKL
         )
@@ -91,19 +91,27 @@ def flow_classes(name: str) -> dict:
     )
 
 
+def flow_modules(family: str, text: dict, transformer: dict, vae: dict) -> dict:
+    """The text encoder, transformer and VAE of the flow-matching `family` from their configs (each a dict; the
+    text encoder's a Qwen3Config's), built in this order (a seeded build draws their weights so)."""
+    from transformers import Qwen3Config
+
+    classes = flow_classes(family)
+    return {
+        "text_encoder": classes["text_encoder"](Qwen3Config(**text)),
+        "transformer": classes["transformer"].from_config(transformer),
+        "vae": classes["vae"].from_config(vae),
+    }
+
+
 def tiny_flow_pipeline(name: str):
     """The pipeline of the family `name` at TINY_FLOW's sizes, its modules built in a fixed order from TINY_SEED."""
     from diffusers import FlowMatchEulerDiscreteScheduler
-    from transformers import Qwen3Config
 
-    classes = flow_classes(name)
+    classes = flow_classes(KNOWN_FAMILIES[name])
     tokenizer = tiny_qwen3_tokenizer()
     torch.manual_seed(TINY_SEED)
-    modules = {
-        "text_encoder": classes["text_encoder"](Qwen3Config(**qwen3_config(tokenizer))),
-        "transformer": classes["transformer"](**TINY_FLOW[name]["transformer"]),
-        "vae": classes["vae"](**TINY_FLOW[name]["vae"]),
-    }
+    modules = flow_modules(KNOWN_FAMILIES[name], qwen3_config(tokenizer), **TINY_FLOW[name])
     for module in modules.values():
         module.eval()  # as from_pretrained leaves them
     if name == TINY_ZIMAGE:

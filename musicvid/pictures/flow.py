@@ -18,6 +18,7 @@ import torch
 
 from musicvid.models.internals import flow_sigmas, flux2_patches, flux2_text_positions, flux2_tokens, flux2_untokens
 from musicvid.pictures.switches import compute_device, family_of
+from musicvid.settings.presets import PROMPT_BATCH
 from musicvid.settings.render import RenderSettings
 
 
@@ -27,7 +28,16 @@ def is_klein(pipe) -> bool:
 
 @torch.inference_mode()
 def encode_prompts(pipe, prompts: list[str], device: torch.device) -> list[torch.Tensor]:
-    """Each prompt as the pipeline encodes it (tokens × width), in float32 on the CPU."""
+    """Each prompt as the pipeline encodes it (tokens × width), in float32 on the CPU, PROMPT_BATCH prompts a pass
+    of the text encoder (what the memory plan counts it at)."""
+    return [
+        rows
+        for at in range(0, len(prompts), PROMPT_BATCH)
+        for rows in encoded(pipe, prompts[at : at + PROMPT_BATCH], device)
+    ]
+
+
+def encoded(pipe, prompts: list[str], device: torch.device) -> list[torch.Tensor]:
     if is_klein(pipe):
         embeds, _ = pipe.encode_prompt(prompts, device=device)
         return [e.float().cpu() for e in embeds]

@@ -198,3 +198,8 @@ PRESETS["tiny-klein"] = replace(
 
 
 UPSCALE_BATCH = 4  # frames per pass of the network on a GPU
+# Prompts per pass of a flow-matching family's text encoder (musicvid.pictures.flow): each holds its hidden states
+# (klein's, its logits over Qwen3's 152k tokens too), 0.2-0.25 GB a prompt, and a render's scenes all at once would
+# hold GBs beside Qwen3's 8; the encoder reads each scene's prompt once a render, so the batch costs no time worth
+# having (the memory plan counts the text encoder's pass at it)
+PROMPT_BATCH = 4

@@ -1,0 +1,106 @@
+"""The memory plan's pictures stage (musicvid.models.memory): the drawing pipeline's weights by the passes that run
+together, and its ways of drawing, cheapest first.
+
+Stable Diffusion and SDXL run their text encoders (with --reference, IP-Adapter's image encoder), their UNet (with
+the adapter's layers in it) and their VAE (TAESD with --fast). The flow-matching families (Z-Image, FLUX.2 klein)
+run Qwen3-4B, their transformer and their VAE, all in bfloat16 (Precision.drawing). Their prompts are encoded
+once a render, PROMPT_BATCH at a time (musicvid.pictures.flow), before any picture is drawn: the text encoder's
+pass runs alone, and where the stage is resident the 8 GB of Qwen3 sit on the card beside the transformer for
+nothing. The model-offload rung is what takes them off: diffusers' model offload runs the pipelines' models in
+the order text_encoder->transformer->vae, and the transformer's first call sends the text encoder back to the
+CPU, so the card holds one of the three at a time, and the VAE once it has decoded (ladder.Option.during). A
+pipeline the plan offloads is loaded so, on the CPU (musicvid.models.drawing.load_drawing).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import torch
+
+from musicvid.models import activations as act
+from musicvid.models.ladder import Option, Pass, modes_from, switches
+from musicvid.models.loading import diffusion_family
+from musicvid.models.precision import Precision
+from musicvid.models.sizes import Weights, adapter_parameters, parts, weights
+from musicvid.settings.presets import FLOW_FAMILIES, PROMPT_BATCH, ModelSet
+from musicvid.settings.render import RenderSettings
+
+
+def drawing_weights(models: ModelSet, precision: Precision, fast: bool, reference: bool) -> dict[str, tuple]:
+    """The weights of the drawing pipeline by what runs together: its text encoders (and IP-Adapter's image
+    encoder, with `reference`), its denoiser (a UNet and the adapter's layers in it, or a flow-matching family's
+    transformer) and its VAE (TAESD, with --fast)."""
+    name, family = models.diffusion, diffusion_family(models.diffusion)
+    dtype = precision.drawing(family)
+    vae_dtype = dtype if family in FLOW_FAMILIES else precision.vae(family == "sdxl")
+    pipeline = weights("diffusion", name, lambda part: vae_dtype if part == "vae" else dtype)
+    by_part = {w.part: w for w in pipeline}
+    texts = tuple(w for w in pipeline if w.part.startswith("text_encoder"))
+    denoiser = (by_part["transformer" if family in FLOW_FAMILIES else "unet"],)
+    if reference:
+        width = parts("image_encoder", models.ip_adapter)["image_encoder"].config.projection_dim
+        layers = adapter_parameters(parts("diffusion", name)["unet"], width)
+        denoiser += (Weights("ip_adapter", models.ip_adapter, layers, 0, dtype),)
+        texts += weights("image_encoder", models.ip_adapter, lambda part: dtype)
+    vae = weights("fast_decoder", models.fast_decoder, lambda part: dtype) if fast else (by_part["vae"],)
+    return {"texts": texts, "denoiser": denoiser, "vae": vae}
+
+
+def twins(family: str, guidance: float) -> int:
+    """How many latents a picture is in the denoiser's pass: two where the pipeline batches guidance's unguided
+    twin beside it (Stable Diffusion above 1, Z-Image above 0), else one (FLUX.2 klein 4B is distilled and never
+    guides; a klein that guides runs its two calls in turn, each at the pictures' batch)."""
+    if family in FLOW_FAMILIES:
+        return 2 if family == "zimage" and guidance > 0 else 1
+    return 2 if guidance > 1 else 1
+
+
+def denoiser_pass(family: str, name: str, settings: RenderSettings, dtype: torch.dtype) -> Callable[[int, bool], float]:
+    """The denoiser's pass (GB) on n latents, its attention sliced or not (a transformer's never is: refused)."""
+    size = tuple(settings.size)
+    if family in FLOW_FAMILIES:
+        return lambda n, sliced: act.transformer_pass_gb(name, dtype, size, n)
+    return lambda n, sliced: act.unet_pass_gb(name, dtype, size, n, sliced)
+
+
+def pictures_options(
+    models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool, keyframes_only: bool = False
+) -> Iterator[Option]:
+    """The keyframes, each alone, and the morphs, `--batch-size` at a time (none in a preview, with --transitions
+    video or `keyframes_only`): the ladder of musicvid.models.memory's docstring; `scored`: with the scorer held
+    beside them."""
+    name, size, family = models.diffusion, tuple(settings.size), diffusion_family(models.diffusion)
+    by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
+    texts, denoiser, vae = by_pass["texts"], by_pass["denoiser"], by_pass["vae"]
+    dtype = denoiser[0].dtype
+    # the keyframes' scorer is loaded beside the pipeline where it loads (musicvid.pictures.keyframe_candidates), on
+    # the card whatever the pipeline offloads; its passes, at 224² a picture, are small beside the denoiser's
+    scorer = weights("scorer", models.scorer, lambda part: precision.compute) if scored else ()
+    decoder_kind, decoder = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", name)
+    # (Stable Diffusion's CLIP reads 77 tokens: its pass is small beside the UNet's)
+    encode = act.prompts_pass_gb(name, dtype, PROMPT_BATCH) if family in FLOW_FAMILIES else 0.0
+    denoise_gb, guided = denoiser_pass(family, name, settings, dtype), twins(family, settings.guidance)
+    morphs = not (settings.preview or keyframes_only) and settings.transitions == "slerp"
+    most = settings.batch_size if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
+    floor = settings.offloads_asked()
+
+    def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:
+        chosen = switches(floor, mode, "vae-slicing" if sliced else None, "vae-tiling" if tiled else None)
+        attention = "attention-slicing" in chosen and not settings.reference  # (pipeline_for's rule)
+        denoise = act.linear(lambda n: denoise_gb(n, attention), guided * pictures)
+        decoded = 1 if "vae-slicing" in chosen else pictures
+        decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)
+        keyframes = pictures if settings.compile else 1
+        batches = (("keyframes", keyframes),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
+        passes = (Pass(texts, encode), Pass(denoiser, denoise), Pass(vae, decode))
+        # under model offload the VAE stays on the card once it has decoded: the render decodes after the
+        # pipeline's call (whose end would send every model back) and no model runs after the VAE to send it
+        waiting = vae if "model-offload" in chosen else ()
+        return Option(batches, chosen, passes, held=scorer + waiting)
+
+    for mode in modes_from(floor):
+        yield option(mode, most, "vae-slicing" in floor, False)
+        for tiled in (False, True):
+            for pictures in range(most, 0, -1):
+                yield option(mode, pictures, True, tiled)
