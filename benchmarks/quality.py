@@ -42,15 +42,26 @@ from benchmarks.transition_flops import rounded, tflop
 from musicvid.cli import build_parser, render_settings
 from musicvid.cli import main as musicvid
 from musicvid.models import sizes
-from musicvid.models.activations import TEXT_TOKENS
+from musicvid.models.activations import TEXT_TOKENS, transformer_call
 from musicvid.models.choose import choose_models
+from musicvid.models.loading import diffusion_family
+from musicvid.models.pictures_plan import twins
 from musicvid.models.registry import ModelRegistry
 from musicvid.review.score import RANDOM_WEIGHTS, score_render
-from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL, ModelSet
+from musicvid.settings.presets import (
+    FLOW_FAMILIES,
+    SD15_RANDOM,
+    SDXL_RANDOM,
+    TINY,
+    TINY_KLEIN,
+    TINY_XL,
+    TINY_ZIMAGE,
+    ModelSet,
+)
 from musicvid.settings.render import RenderSettings
 from tests.fixtures.songs import band, write_song
 
-RANDOM_MODELS = (TINY, TINY_XL, SD15_RANDOM, SDXL_RANDOM)
+RANDOM_MODELS = (TINY, TINY_XL, TINY_ZIMAGE, TINY_KLEIN, SD15_RANDOM, SDXL_RANDOM)
 QUICK_SECONDS, QUICK_FPS = 4.0, 5.0
 QUICK_LYRICS = "[00:00.80]the sky is burning\n[00:02.00]rivers made of glass\n[00:03.20]\n"
 
@@ -98,12 +109,19 @@ def run(musicvid_args: list) -> None:
 
 
 def tflop_per_candidate(models: ModelSet, settings: RenderSettings) -> float:
-    """One keyframe candidate's TFLOP: its steps of the UNet (on the picture and, where guidance is on, its
-    unguided twin, as diffusers batches them) and its decode (TAESD's with --fast), counted on the meta device."""
-    unet = sizes.part_in("diffusion", models.diffusion, "unet", torch.float32)
+    """One keyframe candidate's TFLOP: its steps of the UNet or a flow-matching family's transformer (on the picture
+    and, where guidance is on, its unguided twin, as diffusers batches them) and its decode (TAESD's with --fast),
+    counted on the meta device."""
     kind, name = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", models.diffusion)
     decoder = sizes.part_in(kind, name, "vae", torch.float32)
-    batch = 2 if settings.guidance > 1 else 1
+    family = diffusion_family(models.diffusion)
+    batch = twins(family, settings.guidance)
+    if family in FLOW_FAMILIES:
+        _, step = transformer_call(models.diffusion, torch.float32, tuple(settings.size), batch)
+        with torch.device("meta"):
+            latent = (decoder.config.latent_channels, settings.height // 8, settings.width // 8)
+            return settings.steps * tflop(step) + tflop(lambda: decoder.decode(torch.empty(1, *latent)))
+    unet = sizes.part_in("diffusion", models.diffusion, "unet", torch.float32)
     xl = unet.config.addition_embed_type == "text_time"  # SDXL: conditioned on the pooled text and six sizes
     pooled = unet.config.projection_class_embeddings_input_dim - 6 * unet.config.addition_time_embed_dim if xl else 0
     latent = (unet.config.in_channels, settings.height // 8, settings.width // 8)

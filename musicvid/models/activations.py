@@ -129,12 +129,12 @@ def unet_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: in
     return peak_gb(run, unet)
 
 
-@cache
-def transformer_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int) -> float:
-    """One call of flow-matching model `name`'s transformer on `batch` latents of a picture of `size` (guidance's
-    twins included in `batch`), each beside a prompt of QWEN3_TEXT_TOKENS rows, the most either pipeline passes
-    (Z-Image's prompt is as long as its tokens, klein's always that long). Both read (H/16)·(W/16) image tokens:
-    Z-Image from its 16 × H/8 × W/8 latent in 2 × 2 patches, klein from its latent patchified already."""
+def transformer_call(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int):
+    """Flow-matching model `name`'s transformer on the meta device, and one call of it (to run under a meta device
+    context) on `batch` latents of a picture of `size` (guidance's twins included in `batch`), each beside a prompt
+    of QWEN3_TEXT_TOKENS rows, the most either pipeline passes (Z-Image's prompt is as long as its tokens, klein's
+    always that long). Both read (H/16)·(W/16) image tokens: Z-Image from its 16 × H/8 × W/8 latent in 2 × 2
+    patches, klein from its latent patchified already."""
     from diffusers import ZImageTransformer2DModel
 
     transformer = sizes.part_in("diffusion", name, "transformer", dtype)
@@ -156,7 +156,14 @@ def transformer_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], ba
             return_dict=False,
         )
 
-    return peak_gb(zimage if isinstance(transformer, ZImageTransformer2DModel) else klein, transformer)
+    return transformer, zimage if isinstance(transformer, ZImageTransformer2DModel) else klein
+
+
+@cache
+def transformer_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int) -> float:
+    """What one transformer_call holds (GB)."""
+    transformer, run = transformer_call(name, dtype, size, batch)
+    return peak_gb(run, transformer)
 
 
 @cache
