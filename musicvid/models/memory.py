@@ -29,13 +29,14 @@ import torch
 
 from musicvid.core.errors import UserError
 from musicvid.models import activations as act
+from musicvid.models.loading import video_family
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB, dtype_text
 from musicvid.models.scorer import check_scorer
 from musicvid.models.sizes import Unsized, Weights, adapter_parameters, parts, weights
 from musicvid.settings.front_doors import parse_size
-from musicvid.settings.geometry import MAX_CLIP_FRAMES, drawn_size
-from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, UPSCALE_BATCH, ModelSet
+from musicvid.settings.geometry import drawn_size
+from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, UPSCALE_BATCH, VIDEO_FAMILIES, ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import PLAIN, SongRequest
 
@@ -256,14 +257,15 @@ def is_xl(diffusion: str) -> bool:
 
 
 def transitions_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
-    """LTX-Video's transitions, one at a time, each of at most MAX_CLIP_FRAMES frames at the drawn size."""
-    size, dtype = drawn_size(settings.size), precision.video
+    """The video model's transitions, one at a time, each of at most its family's longest clip at the drawn size."""
+    family = VIDEO_FAMILIES[video_family(models.video)]
+    size, dtype = drawn_size(settings.size, family.size_step), precision.video
     video = {w.part: w for w in weights("video", models.video, lambda part: dtype)}
     floor = settings.offloads_asked("transitions")
     for mode in modes_from(floor):
         for tiled in (False, True) if "vae-tiling" not in floor else (True,):
-            passes = act.video_gb(models.video, dtype, size, MAX_CLIP_FRAMES, tiled)
-            batches = (("transitions", 1), ("clip_frames", MAX_CLIP_FRAMES))
+            passes = act.video_gb(models.video, dtype, size, family.max_frames, tiled)
+            batches = (("transitions", 1), ("clip_frames", family.max_frames))
             chosen = switches(floor, mode, "vae-tiling" if tiled else None)
             yield Option(batches, chosen, tuple(Pass((video[part],), gb) for part, gb in passes.items()))
 

@@ -27,6 +27,7 @@ from musicvid.settings.presets import (
     DEMUCS,
     IP_ADAPTER,
     IP_ADAPTER_XL,
+    KNOWN_VIDEO_FAMILIES,
     LTX_VIDEO,
     REAL_ESRGAN,
     SCORER,
@@ -188,9 +189,12 @@ def adapter_parameters(unet: torch.nn.Module, image_embed_dim: int) -> int:
 
 
 def video(name: str) -> dict | None:
+    """LTX-Video's modules; None for the other video families' (not sized here)."""
     from diffusers import AutoencoderKLLTXVideo, LTXVideoTransformer3DModel
     from transformers import T5Config, T5EncoderModel
 
+    if KNOWN_VIDEO_FAMILIES.get(name, "ltx-video") != "ltx-video":
+        return None
     if name == TINY:
         pipe = tiny.tiny_ltx_video()
         return {"transformer": pipe.transformer, "text_encoder": pipe.text_encoder, "vae": pipe.vae}
@@ -201,6 +205,8 @@ def video(name: str) -> dict | None:
         if folder is None:
             return None
         transformer = LTXVideoTransformer3DModel.load_config(folder / "transformer")
+        if transformer.get("_class_name") != LTXVideoTransformer3DModel.__name__:
+            return None
         text = T5Config.from_pretrained(folder / "text_encoder")
         vae = AutoencoderKLLTXVideo.load_config(folder / "vae")
     return {
