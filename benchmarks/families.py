@@ -284,7 +284,7 @@ def text_encoders(device: torch.device, dtype: torch.dtype, shrink: bool) -> dic
     )
     encoders = {
         "qwen3-4b": (Qwen3Model, Qwen3Config, P.QWEN3_4B, P.QWEN3_TEXT_TOKENS),
-        "umt5-xxl": (UMT5EncoderModel, UMT5Config, {**P.T5_XXL, "vocab_size": 256384}, P.WAN_TEXT_TOKENS),
+        "umt5-xxl": (UMT5EncoderModel, UMT5Config, P.UMT5_XXL, P.WAN_TEXT_TOKENS),
         "gemma3-12b": (Gemma3TextModel, Gemma3TextConfig, P.GEMMA3_12B_TEXT, P.LTX2_TEXT_TOKENS),
     }
     rows = {}

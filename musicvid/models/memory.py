@@ -258,14 +258,14 @@ def is_xl(diffusion: str) -> bool:
 
 def transitions_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
     """The video model's transitions, one at a time, each of at most its family's longest clip at the drawn size."""
-    family = VIDEO_FAMILIES[video_family(models.video)]
-    size, dtype = drawn_size(settings.size, family.size_step), precision.video
+    family, dtype = video_family(models.video), precision.video
+    size, frames = drawn_size(settings.size, VIDEO_FAMILIES[family].size_step), VIDEO_FAMILIES[family].max_frames
     video = {w.part: w for w in weights("video", models.video, lambda part: dtype)}
     floor = settings.offloads_asked("transitions")
     for mode in modes_from(floor):
         for tiled in (False, True) if "vae-tiling" not in floor else (True,):
-            passes = act.video_gb(models.video, dtype, size, family.max_frames, tiled)
-            batches = (("transitions", 1), ("clip_frames", family.max_frames))
+            passes = act.VIDEO_PASSES[family](models.video, dtype, size, frames, tiled)
+            batches = (("transitions", 1), ("clip_frames", frames))
             chosen = switches(floor, mode, "vae-tiling" if tiled else None)
             yield Option(batches, chosen, tuple(Pass((video[part],), gb) for part, gb in passes.items()))
 

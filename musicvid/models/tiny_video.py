@@ -104,19 +104,14 @@ def gemma3_config(tokenizer) -> dict:
     }
 
 
-def tiny_ltx2():
-    """LTX2ConditionPipeline at TINY_VIDEO's sizes, its modules built in a fixed order from TINY_SEED."""
-    from diffusers import (
-        AutoencoderKLLTX2Audio,
-        AutoencoderKLLTX2Video,
-        FlowMatchEulerDiscreteScheduler,
-        LTX2ConditionPipeline,
-        LTX2VideoTransformer3DModel,
-    )
+def ltx2_modules(tokenizer) -> dict:
+    """LTX-2's modules at TINY_VIDEO's sizes, built in a fixed order from TINY_SEED (Gemma's vocabulary
+    `tokenizer`'s)."""
+    from diffusers import AutoencoderKLLTX2Audio, AutoencoderKLLTX2Video, LTX2VideoTransformer3DModel
     from diffusers.pipelines.ltx2 import LTX2TextConnectors, LTX2Vocoder
     from transformers import Gemma3Config, Gemma3ForConditionalGeneration
 
-    sizes, tokenizer = TINY_VIDEO[TINY_LTX2], tiny_gemma3_tokenizer()
+    sizes = TINY_VIDEO[TINY_LTX2]
     torch.manual_seed(TINY_SEED)
     modules = {
         "text_encoder": Gemma3ForConditionalGeneration(Gemma3Config(**gemma3_config(tokenizer))),
@@ -126,10 +121,16 @@ def tiny_ltx2():
         "audio_vae": AutoencoderKLLTX2Audio(**sizes["audio_vae"]),
         "vocoder": LTX2Vocoder(**sizes["vocoder"]),
     }
-    for module in modules.values():
-        module.eval()  # as from_pretrained leaves them
+    return {name: module.eval() for name, module in modules.items()}  # (eval: as from_pretrained leaves them)
+
+
+def tiny_ltx2():
+    """LTX2ConditionPipeline at TINY_VIDEO's sizes."""
+    from diffusers import FlowMatchEulerDiscreteScheduler, LTX2ConditionPipeline
+
+    tokenizer = tiny_gemma3_tokenizer()
     scheduler = FlowMatchEulerDiscreteScheduler(**P.LTX2_SCHEDULER)
-    return LTX2ConditionPipeline(scheduler=scheduler, tokenizer=tokenizer, **modules)
+    return LTX2ConditionPipeline(scheduler=scheduler, tokenizer=tokenizer, **ltx2_modules(tokenizer))
 
 
 def tiny_clip_processor():
@@ -140,12 +141,13 @@ def tiny_clip_processor():
     return CLIPProcessor(CLIPImageProcessor(), CLIPTokenizer.from_pretrained(TINY_CLIP_TOKENIZER))
 
 
-def tiny_wan():
-    """WanImageToVideoPipeline (first and last frame) at TINY_VIDEO's sizes, its modules built from TINY_SEED."""
-    from diffusers import AutoencoderKLWan, UniPCMultistepScheduler, WanImageToVideoPipeline, WanTransformer3DModel
+def wan_modules(tokenizer) -> dict:
+    """Wan 2.1 FLF2V's modules at TINY_VIDEO's sizes, built in a fixed order from TINY_SEED (UMT5's vocabulary
+    `tokenizer`'s)."""
+    from diffusers import AutoencoderKLWan, WanTransformer3DModel
     from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection, UMT5Config, UMT5EncoderModel
 
-    sizes, tokenizer = TINY_VIDEO[TINY_WAN], tiny_t5_tokenizer()
+    sizes = TINY_VIDEO[TINY_WAN]
     torch.manual_seed(TINY_SEED)
     modules = {
         "text_encoder": UMT5EncoderModel(UMT5Config(vocab_size=len(tokenizer), **sizes["text"])),
@@ -153,12 +155,25 @@ def tiny_wan():
         "transformer": WanTransformer3DModel(**sizes["transformer"]),
         "vae": AutoencoderKLWan(**sizes["vae"]),
     }
-    for module in modules.values():
-        module.eval()
-    scheduler = UniPCMultistepScheduler(**P.WAN_FLF2V_SCHEDULER)
+    return {name: module.eval() for name, module in modules.items()}
+
+
+def tiny_wan():
+    """WanImageToVideoPipeline (first and last frame) at TINY_VIDEO's sizes."""
+    from diffusers import UniPCMultistepScheduler, WanImageToVideoPipeline
+
+    tokenizer, scheduler = tiny_t5_tokenizer(), UniPCMultistepScheduler(**P.WAN_FLF2V_SCHEDULER)
     return WanImageToVideoPipeline(
-        tokenizer=tokenizer, scheduler=scheduler, image_processor=tiny_clip_processor(), **modules
+        tokenizer=tokenizer, scheduler=scheduler, image_processor=tiny_clip_processor(), **wan_modules(tokenizer)
     )
+
+
+def tiny_video_modules(name: str) -> dict:
+    """The modules of the tiny video model `name` (a key of VIDEO_MODELS), without its pipeline: what the memory plan
+    counts."""
+    if name == TINY_LTX2:
+        return ltx2_modules(tiny_gemma3_tokenizer())
+    return wan_modules(tiny_t5_tokenizer())
 
 
 VIDEO_MODELS = {TINY_LTX2: tiny_ltx2, TINY_WAN: tiny_wan}
