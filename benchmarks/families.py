@@ -21,7 +21,9 @@ from PIL import Image
 from benchmarks.what_ran import models_ran
 from musicvid.models import published as P
 from musicvid.models.tiny_flow import TINY_FLOW
-from musicvid.settings.presets import TINY_KLEIN, TINY_ZIMAGE
+from musicvid.models.tiny_video import TINY_VIDEO
+from musicvid.settings.presets import TINY_KLEIN, TINY_LTX2, TINY_WAN, TINY_ZIMAGE
+from musicvid.settings.presets import VIDEO_FAMILIES as CARDS
 
 # Each family's recipe, as its card runs it: steps, guidance, the size it draws at, and its frames
 PICTURE_FAMILIES = {
@@ -31,42 +33,28 @@ PICTURE_FAMILIES = {
 # A 3 s morph as each video model draws it: Wan at 16 fps (4k + 1 frames), LTX-2 at 24 fps (8k + 1);
 # classifier-free guidance alone (LTX-2's spatio-temporal and modality guidance off: one more pass each)
 VIDEO_FAMILIES = {
-    "wan-flf2v": dict(steps=50, guidance=5.0, size=(832, 480), frames=49),
-    "ltx2": dict(steps=30, guidance=3.0, size=(768, 512), frames=73),
+    "wan-flf2v": dict(steps=CARDS["wan"].steps, guidance=CARDS["wan"].guidance, size=(832, 480), frames=49),
+    "ltx2": dict(steps=CARDS["ltx2"].steps, guidance=CARDS["ltx2"].guidance, size=(768, 512), frames=73),
 }
 TIMED_STEPS = 3  # of a clip: the first warms up, the others are timed
 
 
-def shrunk(config: dict, **small) -> dict:
-    return {**config, **small}
-
-
-# The same classes a few channels wide, for --dry-run: the picture families' are their tiny pipelines' (defined once,
-# in musicvid.models.tiny_flow)
+# The same classes a few channels wide, for --dry-run: the tiny pipelines' (defined once, in musicvid.models.tiny_flow
+# and tiny_video)
 SMALL = {
     "zimage": TINY_FLOW[TINY_ZIMAGE]["transformer"],
     "zimage-vae": TINY_FLOW[TINY_ZIMAGE]["vae"],
     "klein": TINY_FLOW[TINY_KLEIN]["transformer"],
     "klein-vae": TINY_FLOW[TINY_KLEIN]["vae"],
-    "wan": shrunk(P.WAN_FLF2V_14B, num_layers=1, num_attention_heads=2, attention_head_dim=16, ffn_dim=64,
-                  text_dim=32, image_dim=32, added_kv_proj_dim=32, freq_dim=32),
-    "wan-vae": shrunk(P.WAN_VAE, base_dim=8),
-    "clip-vision": dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                        patch_size=14, image_size=224, projection_dim=32),
-    "ltx2": shrunk(P.LTX2_TRANSFORMER, num_layers=1, num_attention_heads=2, attention_head_dim=16,
-                   cross_attention_dim=32, audio_num_attention_heads=2, audio_attention_head_dim=8,
-                   audio_cross_attention_dim=16, caption_channels=32),
-    "ltx2-connectors": shrunk(P.LTX2_CONNECTORS, caption_channels=32, text_proj_in_factor=3,
-                              video_connector_attention_head_dim=16, video_connector_num_attention_heads=2,
-                              audio_connector_attention_head_dim=16, audio_connector_num_attention_heads=2,
-                              video_connector_num_layers=1, audio_connector_num_layers=1,
-                              video_connector_num_learnable_registers=8, audio_connector_num_learnable_registers=8),
-    "ltx2-vae": shrunk(P.LTX2_VAE, block_out_channels=(8, 16, 32, 32), decoder_block_out_channels=(8, 16, 32),
-                       layers_per_block=(1, 1, 1, 1, 1), decoder_layers_per_block=(1, 1, 1, 1)),
-    # LTX-2's audio VAE and vocoder stay whole: 0.1B together, and their shapes tie to the transformer's
-    "ltx2-audio-vae": P.LTX2_AUDIO_VAE,
-    "ltx2-vocoder": P.LTX2_VOCODER,
-}  # fmt: skip
+    "wan": TINY_VIDEO[TINY_WAN]["transformer"],
+    "wan-vae": TINY_VIDEO[TINY_WAN]["vae"],
+    "clip-vision": TINY_VIDEO[TINY_WAN]["image_encoder"],
+    "ltx2": TINY_VIDEO[TINY_LTX2]["transformer"],
+    "ltx2-connectors": TINY_VIDEO[TINY_LTX2]["connectors"],
+    "ltx2-vae": TINY_VIDEO[TINY_LTX2]["vae"],
+    "ltx2-audio-vae": TINY_VIDEO[TINY_LTX2]["audio_vae"],
+    "ltx2-vocoder": TINY_VIDEO[TINY_LTX2]["vocoder"],
+}
 
 
 @contextmanager
@@ -296,7 +284,7 @@ def text_encoders(device: torch.device, dtype: torch.dtype, shrink: bool) -> dic
     )
     encoders = {
         "qwen3-4b": (Qwen3Model, Qwen3Config, P.QWEN3_4B, P.QWEN3_TEXT_TOKENS),
-        "umt5-xxl": (UMT5EncoderModel, UMT5Config, {**P.T5_XXL, "vocab_size": 256384}, P.WAN_TEXT_TOKENS),
+        "umt5-xxl": (UMT5EncoderModel, UMT5Config, P.UMT5_XXL, P.WAN_TEXT_TOKENS),
         "gemma3-12b": (Gemma3TextModel, Gemma3TextConfig, P.GEMMA3_12B_TEXT, P.LTX2_TEXT_TOKENS),
     }
     rows = {}

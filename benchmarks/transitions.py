@@ -67,7 +67,9 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
 
     from benchmarks.what_ran import machine, models_ran
     from musicvid.models.tiny import tiny_ltx_video
-    from musicvid.pictures.transitions import Transition, clip_rate, draw_clip, video_pipeline_for
+    from musicvid.pictures.clips import draw_clip, video_pipeline_for
+    from musicvid.pictures.transitions import clip_rate
+    from musicvid.settings.presets import VIDEO_FAMILIES
     from musicvid.settings.render import RenderSettings
 
     on_gpu = torch.cuda.is_available() and not quick
@@ -81,14 +83,14 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
     rng = np.random.default_rng(0)
     ends = tuple(rng.integers(0, 256, (height, width, 3), dtype=np.uint8) for _ in range(2))
     length = frames - 1  # a morph whose clip is exactly `frames` frames
-    transition = Transition(0, 1, frames, clip_rate(length, DRAWN_FPS), ())
+    rate = clip_rate(length, DRAWN_FPS, VIDEO_FAMILIES["ltx-video"])
     seconds = []
     for _ in range(1 + repeats):  # the first warms up (kernels, allocator)
         if on_gpu:
             torch.cuda.reset_peak_memory_stats()
         start = time.perf_counter()
         # (the clip comes back as pixels on the CPU: the GPU's work is done when it returns)
-        draw_clip(own, transition, ends, "a red sun, slowly turning into a city at night", 0, settings)
+        draw_clip(own, frames, rate, ends, "a red sun, slowly turning into a city at night", 0, settings)
         seconds.append(time.perf_counter() - start)
     median = float(np.median(seconds[1:]))
     return {

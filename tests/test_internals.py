@@ -21,11 +21,11 @@ from musicvid.models.internals import has_offload_hooks
 from musicvid.models.timing import Timings
 from musicvid.models.tiny import local_diffusion, tiny_ltx_video
 from musicvid.pictures import switches
+from musicvid.pictures.clips import video_pipeline_for
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.denoise import draw_group
 from musicvid.pictures.grouping import Picture
 from musicvid.pictures.switches import compute_device, pipeline_for
-from musicvid.pictures.transitions import video_pipeline_for
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 

@@ -1,5 +1,6 @@
 """--transitions video: the frames between keyframes drawn by a video model (LTX-Video; the tiny one here)."""
 
+import itertools
 import json
 import shutil
 
@@ -10,10 +11,10 @@ from musicvid.core.errors import UserError
 from musicvid.core.workdir import Workdir
 from musicvid.pictures.cache import load_picture, stored_key
 from musicvid.pictures.frames import video_frames
-from musicvid.pictures.schedule import frame_schedule
-from musicvid.pictures.transitions import clip_frames, clip_index, clip_rate, transition_prompt
-from musicvid.settings.geometry import FRAME_STEP, MAX_CLIP_FRAMES, drawn_size
-from musicvid.settings.presets import PRESETS
+from musicvid.pictures.schedule import Segment, frame_schedule
+from musicvid.pictures.transitions import by_video, clip_frames, clip_index, clip_rate, clip_span, transition_prompt
+from musicvid.settings.geometry import drawn_size
+from musicvid.settings.presets import PRESETS, VIDEO_FAMILIES
 from musicvid.settings.render import RenderSettings, resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, probe, render
@@ -21,22 +22,34 @@ from tests.helpers import make_tone, probe, render
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
 
 
-def test_a_clip_holds_its_morph_and_the_next_keyframe_in_8k_plus_1_frames():
-    for length in range(1, 300):
-        frames = clip_frames(length)
-        assert (frames - 1) % FRAME_STEP == 0 and frames <= MAX_CLIP_FRAMES
-        assert frames >= min(length + 1, MAX_CLIP_FRAMES) and (frames < length + 1 + FRAME_STEP)
+@pytest.mark.parametrize("name", list(VIDEO_FAMILIES))
+def test_a_clip_spans_its_morph_and_the_next_keyframe_on_its_familys_frames(name):
+    family = VIDEO_FAMILIES[name]
+    for fps, length in itertools.product((10.0, 12.5, 24.0), range(1, 300)):
+        frames, span = clip_frames(length, fps, family), clip_span(length, fps, family)
+        assert (frames - 1) % family.frame_step == 0 and span <= frames - 1 < span + family.frame_step
         assert clip_index(0.0, frames) == 0 and clip_index(1.0, frames) == frames - 1
-        # in-between frames land inside the clip, in order; a longer morph than the longest clip shows it slowed
+        if not by_video(Segment(0, 1, 0, length), fps, family):
+            assert length < 2 or frames > family.max_frames  # left to the slerp walk
+            continue
+        # in-between frames land inside the clip, in order, each its own where the clip has frames enough
         places = [clip_index(k / length, frames) for k in range(1, length)]
-        assert places == sorted(places) and all(0 <= p <= frames - 1 for p in places)
-        if length < MAX_CLIP_FRAMES:
-            assert len(set(places)) == len(places) and all(0 < p < frames - 1 for p in places)
-    # a 5 s morph at 10 fps: 57 frames over 5 s, drawn for about 11 fps
-    assert clip_frames(50) == 57 and clip_rate(50, 10.0) == 11
-    assert (
-        drawn_size((704, 384)) == (704, 384) and drawn_size((500, 300)) == (480, 288) and drawn_size((8, 8)) == (32, 32)
-    )
+        assert places == sorted(places) and all(0 < p < frames - 1 for p in places)
+        assert len(set(places)) == len(places) or frames - 1 < length
+    # the last keyframe's scene holds it: no morph
+    assert not by_video(Segment(0, None, 0, 50), 10.0, family)
+
+
+def test_each_family_draws_its_clips_at_its_own_rate_and_size():
+    ltx, wan = VIDEO_FAMILIES["ltx-video"], VIDEO_FAMILIES["wan"]
+    # a 5 s morph at 10 fps: LTX draws 57 frames for about 11 fps, Wan 81 at its 16
+    assert (clip_frames(50, 10.0, ltx), clip_rate(50, 10.0, ltx)) == (57, 11)
+    assert (clip_frames(50, 10.0, wan), clip_rate(50, 10.0, wan)) == (81, 16)
+    # a morph longer than 5.06 s is longer than Wan's 81 frames, one of 12.1 s at 10 fps than LTX's 121
+    assert by_video(Segment(0, 1, 0, 50), 10.0, wan) and not by_video(Segment(0, 1, 0, 51), 10.0, wan)
+    assert by_video(Segment(0, 1, 0, 120), 10.0, ltx) and not by_video(Segment(0, 1, 0, 121), 10.0, ltx)
+    assert drawn_size((704, 384), 32) == (704, 384) and drawn_size((500, 300), 32) == (480, 288)
+    assert drawn_size((500, 300), wan.size_step) == (496, 288) and drawn_size((8, 8), 32) == (32, 32)
     prompt = transition_prompt("a burning sky", "a river of glass", "oil painting")
     assert prompt.index("a burning sky") < prompt.index("a river of glass") and prompt.endswith("oil painting")
 

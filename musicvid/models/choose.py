@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from musicvid.core.errors import UserError
-from musicvid.models.loading import check_video_model, diffusion_family
+from musicvid.models.loading import check_video_model, diffusion_family, video_family
 from musicvid.models.names import check_model
 from musicvid.models.registry import ModelRegistry
 from musicvid.settings.model_choice import ModelChoice
-from musicvid.settings.presets import ASR_BACKENDS, FAMILIES, PRESETS, TINY, WHISPER_LARGE, ModelSet
+from musicvid.settings.presets import ASR_BACKENDS, FAMILIES, PRESETS, TINY, VIDEO_FAMILIES, WHISPER_LARGE, ModelSet
 
 
 def models_of(choice: ModelChoice) -> ModelSet:
@@ -62,6 +62,7 @@ def choose_models(
         models = _for_family(models, diffusion)
     if video:
         check_video_model(video)
+        models = _for_video_family(models, video)
     for role, name in (("vipe", vipe), ("scorer", scorer)):
         if name:
             check_model(role, name)
@@ -86,7 +87,6 @@ def choose_models(
         fast_lora=fast_lora or models.fast_lora,
         fast_decoder=fast_decoder or models.fast_decoder,
         ip_adapter=ip_adapter or models.ip_adapter,
-        video=video or models.video,
         scorer=scorer or models.scorer,
     )
 
@@ -102,3 +102,11 @@ def _for_family(models: ModelSet, diffusion: str) -> ModelSet:
         if getattr(models, name) == getattr(old, name)
     }
     return replace(models, diffusion=diffusion, **follow)
+
+
+def _for_video_family(models: ModelSet, video: str) -> ModelSet:
+    """`models` drawing transitions with `video`: where the preset has its video family's steps, those of `video`'s
+    family instead (Wan's card draws in 50); a preset's own (the tiny ones') stay."""
+    old, new = VIDEO_FAMILIES[video_family(models.video)], VIDEO_FAMILIES[video_family(video)]
+    steps = new.steps if models.transition_steps == old.steps else models.transition_steps
+    return replace(models, video=video, transition_steps=steps)

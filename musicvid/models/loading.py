@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 
 from musicvid.core.errors import UserError
-from musicvid.models import tiny, tiny_flow
+from musicvid.models import tiny, tiny_flow, tiny_video
 from musicvid.models.internals import demucs_model
 from musicvid.models.names import ROLES, check_family, check_model
 from musicvid.models.precision import Precision, half_whisper
@@ -26,10 +26,14 @@ from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
     KNOWN_FAMILIES,
+    KNOWN_VIDEO_FAMILIES,
     LANCZOS,
     PIPELINE_FAMILIES,
     REAL_ESRGAN,
     TINY,
+    VIDEO_FAMILIES,
+    VIDEO_FAMILY_NAMES,
+    VIDEO_PIPELINES,
 )
 from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
@@ -91,7 +95,7 @@ MODEL_KINDS = {
     "tiny decoder": Kind("--fast-decoder", built_here={TINY: tiny.tiny_taesd}),
     "separator": Kind("--separator", built_here={TINY: tiny.tiny_demucs}),
     "upscaler": Kind("--upscaler", built_here={TINY: tiny.tiny_upscaler}),
-    "video": Kind("--video-model", built_here={TINY: tiny.tiny_ltx_video}),
+    "video": Kind("--video-model", built_here={TINY: tiny.tiny_ltx_video} | tiny_video.VIDEO_MODELS),
 }
 
 
@@ -292,20 +296,38 @@ def pipeline_over(pipe, kind: type | None = None, **components):
 # --- the video model of --transitions video -------------------------------------------------------
 
 
+def video_family(name: str) -> str:
+    """Which family of VIDEO_FAMILIES the video model `name` is of: known for the models named here, else the
+    pipeline class its model_index.json names (a hub repository's not in the cache is fetched alone)."""
+    if name in KNOWN_VIDEO_FAMILIES:
+        return KNOWN_VIDEO_FAMILIES[name]
+    return VIDEO_PIPELINES[model_index("video", name)["_class_name"]]
+
+
 def check_video_model(name: str) -> None:
-    """Refuse, in one sentence and before any work, a --video-model that is no LTX-Video pipeline (its
-    model_index.json alone is read: a hub repository's not in the cache is fetched alone, a few hundred bytes)."""
-    if name not in MODEL_KINDS["video"].built_here:
-        model_index("video", name)
+    """Refuse, in one sentence and before any work, a --video-model that is of no family of VIDEO_FAMILIES (its
+    model_index.json alone is read), or one whose pipeline needs what is not installed: Wan's cleans every prompt
+    with ftfy, which diffusers does not install."""
+    import importlib.util
+
+    family = video_family(name)
+    if family == "wan" and importlib.util.find_spec("ftfy") is None:
+        raise UserError(
+            f"--video-model {name}: {VIDEO_FAMILY_NAMES[family]} cleans its prompts with ftfy, which is not "
+            "installed (pip install ftfy)"
+        )
 
 
 def load_video_model(name: str, device: torch.device, precision: Precision | None = None):
-    """LTX-Video as LTXConditionPipeline, which takes a picture for any frame: the keyframes at both ends."""
+    """The video model `name` as its family's pipeline that takes a picture for the first and the last frame:
+    LTX-Video's LTXConditionPipeline, LTX-2's LTX2ConditionPipeline, Wan's WanImageToVideoPipeline. Every module is
+    loaded in the video models' dtype (LTX-2 loaded without one meets a bfloat16 Gemma with float32 connectors)."""
 
     def load():  # (a named one's model index was checked when the models were chosen: check_video_model)
-        from diffusers import LTXConditionPipeline
+        import diffusers
 
-        return LTXConditionPipeline.from_pretrained(name, dtype=dtype)
+        kind = getattr(diffusers, VIDEO_FAMILIES[video_family(name)].pipeline)
+        return kind.from_pretrained(name, dtype=dtype)
 
     dtype = auto_precision(device, precision).video
     pipe = obtain("video", name, load).to(dtype=dtype)

@@ -32,13 +32,14 @@ import torch
 
 from musicvid.models import activations as act
 from musicvid.models.ladder import RESERVE_GB, MemoryPlan, Option, Pass, fit, modes_from, switches
+from musicvid.models.loading import video_family
 from musicvid.models.pictures_plan import pictures_options
 from musicvid.models.precision import Precision
 from musicvid.models.scorer import check_scorer
 from musicvid.models.sizes import Unsized, parts, weights
 from musicvid.settings.front_doors import parse_size
-from musicvid.settings.geometry import MAX_CLIP_FRAMES, drawn_size
-from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, UPSCALE_BATCH, ModelSet
+from musicvid.settings.geometry import drawn_size
+from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, UPSCALE_BATCH, VIDEO_FAMILIES, ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import PLAIN, SongRequest
 
@@ -76,14 +77,15 @@ def elaborate_options(models: ModelSet, precision: Precision) -> Iterator[Option
 
 
 def transitions_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
-    """LTX-Video's transitions, one at a time, each of at most MAX_CLIP_FRAMES frames at the drawn size."""
-    size, dtype = drawn_size(settings.size), precision.video
+    """The video model's transitions, one at a time, each of at most its family's longest clip at the drawn size."""
+    family, dtype = video_family(models.video), precision.video
+    size, frames = drawn_size(settings.size, VIDEO_FAMILIES[family].size_step), VIDEO_FAMILIES[family].max_frames
     video = {w.part: w for w in weights("video", models.video, lambda part: dtype)}
     floor = settings.offloads_asked("transitions")
     for mode in modes_from(floor):
         for tiled in (False, True) if "vae-tiling" not in floor else (True,):
-            passes = act.video_gb(models.video, dtype, size, MAX_CLIP_FRAMES, tiled)
-            batches = (("transitions", 1), ("clip_frames", MAX_CLIP_FRAMES))
+            passes = act.VIDEO_PASSES[family](models.video, dtype, size, frames, tiled)
+            batches = (("transitions", 1), ("clip_frames", frames))
             chosen = switches(floor, mode, "vae-tiling" if tiled else None)
             yield Option(batches, chosen, tuple(Pass((video[part],), gb) for part, gb in passes.items()))
 

@@ -16,7 +16,14 @@ from typing import Callable
 from musicvid.core.errors import UserError
 from musicvid.core.files import is_url
 from musicvid.models.single_file import check_transformer_fits, single_file_family
-from musicvid.settings.presets import CONFIG_REPOSITORIES, FLOW_FAMILIES, LTX_PIPELINES, PIPELINE_FAMILIES, TINY
+from musicvid.settings.presets import (
+    CONFIG_REPOSITORIES,
+    FLOW_FAMILIES,
+    PIPELINE_FAMILIES,
+    TINY,
+    VIDEO_FAMILY_NAMES,
+    VIDEO_PIPELINES,
+)
 
 # A hub repository's name: a name, or an owner and a name (what else is named is a path on this machine)
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
@@ -68,8 +75,9 @@ ROLES = {
     "video": Role(
         "--video-model",
         "model_index.json",
-        f"an LTX-Video pipeline ({', '.join(LTX_PIPELINES)}), which --transitions video draws with",
-        lambda config: config.get("_class_name") in LTX_PIPELINES,
+        f"an {', '.join(list(VIDEO_FAMILY_NAMES.values())[:-1])} or {list(VIDEO_FAMILY_NAMES.values())[-1]} pipeline "
+        "(first and last frame to video), which --transitions video draws with",
+        lambda config: config.get("_class_name") in VIDEO_PIPELINES,
         DIFFUSERS,
     ),
 }

@@ -67,8 +67,8 @@ def denoiser_pass(family: str, name: str, settings: RenderSettings, dtype: torch
 def pictures_options(
     models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool, keyframes_only: bool = False
 ) -> Iterator[Option]:
-    """The keyframes, each alone, and the morphs, `--batch-size` at a time (none in a preview, with --transitions
-    video or `keyframes_only`): the ladder of musicvid.models.memory's docstring; `scored`: with the scorer held
+    """The keyframes, each alone, and the morphs, `--batch-size` at a time (none in a preview or `keyframes_only`;
+    with --transitions video, the morphs too long for the video model's clips): the ladder of musicvid.models.memory's docstring; `scored`: with the scorer held
     beside them."""
     name, size, family = models.diffusion, tuple(settings.size), diffusion_family(models.diffusion)
     by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
@@ -81,7 +81,8 @@ def pictures_options(
     # (Stable Diffusion's CLIP reads 77 tokens: its pass is small beside the UNet's)
     encode = act.prompts_pass_gb(name, dtype, PROMPT_BATCH) if family in FLOW_FAMILIES else 0.0
     denoise_gb, guided = denoiser_pass(family, name, settings, dtype), twins(family, settings.guidance)
-    morphs = not (settings.preview or keyframes_only) and settings.transitions == "slerp"
+    # (with --transitions video too: a morph longer than the video model's longest clip is slerped)
+    morphs = not (settings.preview or keyframes_only)
     most = settings.batch_size if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
     floor = settings.offloads_asked()
 

@@ -5,7 +5,8 @@ auto is what the device runs best: half precision on CUDA (float16; LTX-Video an
 families, Z-Image and FLUX.2 klein, bfloat16), float32 elsewhere.
 A precision asked for holds for every model that can run in it:
 - SDXL's VAE overflows in float16 (its config says force_upcast): it decodes in float32 there;
-- LTX-Video's T5 overflows in float16: the video model runs in bfloat16 instead;
+- LTX-Video's T5 overflows in float16: the video models (LTX-Video, LTX-2 and Wan, published in bfloat16) run in
+  bfloat16 instead;
 - Z-Image and FLUX.2 klein are published in bfloat16 and their Qwen3 text encoder is trained in it: they run in
   bfloat16 where any half precision is asked;
 - Demucs is published and separates in float32 (its spectrograms need the range);

@@ -260,3 +260,12 @@ GEMMA3_12B_TEXT = dict(
     head_dim=256, vocab_size=262208, sliding_window=1024, rope_theta=1000000.0,
 )  # fmt: skip
 LTX2_TEXT_TOKENS = 1024  # left-padded
+# Gemma 3 12B's image tower (google/gemma-3-12b-it: SigLIP so400m at 896 pixels, 256 tokens a picture), which
+# LTX-2's text encoder holds and never runs
+GEMMA3_SIGLIP = dict(
+    hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16, image_size=896,
+    patch_size=14, vision_use_head=False,
+)  # fmt: skip
+GEMMA3_IMAGE_TOKENS = 256
+# google/umt5-xxl's encoder (Wan's text encoder): T5-XXL's shapes over umT5's vocabulary
+UMT5_XXL = {**T5_XXL, "vocab_size": 256384}

@@ -19,7 +19,7 @@ import torch
 
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
-from musicvid.models import published, tiny
+from musicvid.models import published, tiny, tiny_video
 from musicvid.models.internals import htdemucs, whisper_halves
 from musicvid.models.loading import diffusion_family
 from musicvid.models.readback import GB
@@ -33,6 +33,8 @@ from musicvid.settings.presets import (
     IP_ADAPTER_XL,
     KLEIN,
     KNOWN_FAMILIES,
+    KNOWN_VIDEO_FAMILIES,
+    LTX2,
     LTX_VIDEO,
     REAL_ESRGAN,
     SCORER,
@@ -43,6 +45,7 @@ from musicvid.settings.presets import (
     TAESD,
     TAESD_XL,
     TINY,
+    WAN_FLF2V,
     ZIMAGE,
 )
 from vipe_core.released import DEFAULT_VIPE
@@ -219,9 +222,18 @@ def adapter_parameters(unet: torch.nn.Module, image_embed_dim: int) -> int:
 
 
 def video(name: str) -> dict | None:
+    """The video model's modules: the tiny ones, LTX-2's and Wan's as published, LTX-Video's as published or from a
+    folder's configs."""
     from diffusers import AutoencoderKLLTXVideo, LTXVideoTransformer3DModel
     from transformers import T5Config, T5EncoderModel
 
+    if name in tiny_video.VIDEO_MODELS:
+        return tiny_video.tiny_video_modules(name)
+    published_ones = {LTX2: ltx2_video, WAN_FLF2V: wan_video}
+    if name in published_ones:
+        return published_ones[name]()
+    if KNOWN_VIDEO_FAMILIES.get(name, "ltx-video") != "ltx-video":
+        return None
     if name == TINY:
         pipe = tiny.tiny_ltx_video()
         return {"transformer": pipe.transformer, "text_encoder": pipe.text_encoder, "vae": pipe.vae}
@@ -232,12 +244,49 @@ def video(name: str) -> dict | None:
         if folder is None:
             return None
         transformer = LTXVideoTransformer3DModel.load_config(folder / "transformer")
+        if transformer.get("_class_name") != LTXVideoTransformer3DModel.__name__:
+            return None
         text = T5Config.from_pretrained(folder / "text_encoder")
         vae = AutoencoderKLLTXVideo.load_config(folder / "vae")
     return {
         "transformer": LTXVideoTransformer3DModel.from_config(transformer),
         "text_encoder": T5EncoderModel(text),
         "vae": AutoencoderKLLTXVideo.from_config(vae),
+    }
+
+
+def ltx2_video() -> dict:
+    """LTX-2 as published: its transformer, Gemma 3 12B (with the image tower it holds), the connectors, the VAE, and
+    the audio VAE and vocoder of the sound it draws."""
+    from diffusers import AutoencoderKLLTX2Audio, AutoencoderKLLTX2Video, LTX2VideoTransformer3DModel
+    from diffusers.pipelines.ltx2 import LTX2TextConnectors, LTX2Vocoder
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration
+
+    gemma = Gemma3Config(
+        text_config=published.GEMMA3_12B_TEXT,
+        vision_config=published.GEMMA3_SIGLIP,
+        mm_tokens_per_image=published.GEMMA3_IMAGE_TOKENS,
+    )
+    return {
+        "transformer": LTX2VideoTransformer3DModel(**published.LTX2_TRANSFORMER),
+        "text_encoder": Gemma3ForConditionalGeneration(gemma),
+        "connectors": LTX2TextConnectors(**published.LTX2_CONNECTORS),
+        "vae": AutoencoderKLLTX2Video(**published.LTX2_VAE),
+        "audio_vae": AutoencoderKLLTX2Audio(**published.LTX2_AUDIO_VAE),
+        "vocoder": LTX2Vocoder(**published.LTX2_VOCODER),
+    }
+
+
+def wan_video() -> dict:
+    """Wan 2.1 FLF2V 14B as published: its transformer, UMT5-XXL's encoder, CLIP ViT-H/14 and its VAE."""
+    from diffusers import AutoencoderKLWan, WanTransformer3DModel
+    from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection, UMT5Config, UMT5EncoderModel
+
+    return {
+        "transformer": WanTransformer3DModel(**published.WAN_FLF2V_14B),
+        "text_encoder": UMT5EncoderModel(UMT5Config(**published.UMT5_XXL)),
+        "image_encoder": CLIPVisionModelWithProjection(CLIPVisionConfig(**published.CLIP_VIT_H_14_PROJECTED)),
+        "vae": AutoencoderKLWan(**published.WAN_VAE),
     }
 
 

@@ -11,20 +11,17 @@ from typing import Callable
 
 from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing
+from musicvid.models.loading import video_family
 from musicvid.models.memory import MemoryPlan, offloads
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
+from musicvid.pictures.clips import video_pipeline_for
 from musicvid.pictures.denoise import draw_groups
 from musicvid.pictures.grouping import Picture, picture_groups, stale_pictures, uses_reference
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.switches import pipeline_for
-from musicvid.pictures.transitions import (
-    Transition,
-    draw_transitions,
-    stale_transitions,
-    transitions_of,
-    video_pipeline_for,
-)
+from musicvid.pictures.transitions import Transition, by_video, draw_transitions, stale_transitions, transitions_of
+from musicvid.settings.presets import VIDEO_FAMILIES
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
 
@@ -33,8 +30,8 @@ from musicvid.storyboard.board import Storyboard
 class Pictures:
     """The pictures of a render of `storyboard` at `schedule`, and which of them draw_pictures is to write
     (`stale`: missing, or drawn from other inputs): Stable Diffusion's groups, and with --transitions video
-    the video model's transitions between the keyframes (SD then draws the keyframes alone, as in a
-    preview)."""
+    the video model's transitions between the keyframes (SD then draws the keyframes, and the morphs too long
+    for the video model)."""
 
     storyboard: Storyboard
     schedule: FrameSchedule
@@ -54,13 +51,16 @@ def pictures_of(
 ) -> Pictures:
     """Every picture of `schedule` keyed by its inputs (the keyframes alone in a preview or with `keyframes_only`),
     and which of them a killed run left undone or an edit made stale."""
-    by_video = settings.transitions == "video" and not (settings.preview or keyframes_only)
+    video = settings.transitions == "video" and not (settings.preview or keyframes_only)
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
+    family = VIDEO_FAMILIES[video_family(registry.models.video)] if video else None
+    # (the morphs longer than the video model's longest clip are slerped)
+    clipped = {s.first for s in schedule.segments if family and by_video(s, schedule.fps, family)}
     groups = picture_groups(
-        storyboard, schedule, settings, drawing.key(registry.models), workdir, by_video or keyframes_only
+        storyboard, schedule, settings, drawing.key(registry.models), workdir, keyframes_only, elsewhere=clipped
     )
     transitions = []
-    if by_video:
+    if video:
         keyframes = {group[0].scene: group[0] for group in groups}
         transitions = transitions_of(schedule, settings, keyframes, registry.models.video, workdir)
     stale = stale_pictures(groups, settings) | stale_transitions(transitions, settings)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection
 
 from musicvid.core.files import check_picture
 from musicvid.core.workdir import Workdir
@@ -73,13 +74,15 @@ def picture_groups(
     drawn_by: dict,
     workdir: Workdir,
     keyframes_only: bool = False,
+    elsewhere: Collection[int] = (),
 ) -> list[list[Picture]]:
     """Every picture of the video in its fixed render group: keyframes first, each alone, then the
     in-between frames by blocks of `--batch-size` frame numbers (frames k with the same k // size),
     across scene boundaries, so that batches stay full however short the scenes are. A block is fixed by
     the frame numbers alone: an edit to one scene changes no other picture's group, and moving a scene's
     start changes only the blocks around it. `drawn_by`: what draws them, as Drawing.key names it; the
-    keyframes alone in a preview, or with `keyframes_only` (the frames between drawn by the video model, or none)."""
+    keyframes alone in a preview, or with `keyframes_only`; `elsewhere`: the first frames of the morphs another
+    model draws (the video model's transitions)."""
     keys = KeyframeKeys(storyboard, settings, drawn_by)
     common, scenes = keys.common, storyboard.scenes
 
@@ -93,8 +96,8 @@ def picture_groups(
     morph = {"align": settings.align, "align_chunk": settings.align_chunk if settings.align else None}
     blocks: dict[int, list[Picture]] = {}
     for segment in schedule.segments:
-        if segment.target is None:
-            continue  # the last scene holds its keyframe
+        if segment.target is None or segment.first in elsewhere:
+            continue  # the last scene holds its keyframe; the video model draws the other
         for k in range(segment.first + 1, segment.end):
             blocks.setdefault(k // settings.batch_size, []).append(
                 Picture(

@@ -1,12 +1,17 @@
-"""Transitions drawn by a video model (--transitions video): the frames between two keyframes as a clip
-that LTX-Video draws from the first keyframe to the next, instead of the slerp walk of render.py.
+"""Transitions drawn by a video model (--transitions video): the frames between two keyframes as a clip that
+the video model (LTX-Video 0.9.5, LTX-2 or Wan 2.1 FLF2V: musicvid.pictures.clips) draws from the first keyframe to
+the next, instead of the slerp walk of render.py.
 
-Each morph of the schedule becomes one transition. The keyframes stay the pictures Stable Diffusion drew
-(frame K_i shows keyframe i itself, as with slerp); the video model draws a clip that starts at keyframe i
-and ends at keyframe j — both given as pictures at its first and last frame — under a prompt made of the
-two scenes' prompts. LTX-Video draws 8k + 1 frames at sizes in steps of 32, so a clip is drawn at the
-fewest frames that cover the morph (at most MAX_CLIP_FRAMES) and retimed: in-between frame k shows the
-clip's frame nearest its t (paced by the beats where the morph is), at the drawn size. (docs/frames.md)
+Each morph of the schedule becomes one transition. The keyframes stay the pictures the picture model drew (frame
+K_i shows keyframe i itself, as with slerp); the video model draws a clip that starts at keyframe i and ends at
+keyframe j — both given as pictures at its first and last frame — under a prompt made of the two scenes' prompts.
+A family draws clips of frame_step × k + 1 frames (VIDEO_FAMILIES): the LTX families the fewest that hold the
+morph's frames and the next keyframe, told the rate those frames have over the morph's seconds; Wan the fewest
+that span the morph's seconds at its own 16 fps. In-between frame k shows the clip's frame nearest its t (paced by
+the beats where the morph is), at the drawn size. A morph whose clip would be longer than the family's longest
+(max_frames, what its card draws) is left to the slerp walk, as without --transitions video: two clips chained
+through a keyframe drawn between would be a picture no scene asked for. timings.json says how many morphs each
+drew (transitions_report). (docs/frames.md)
 
 Frames are keyed PNGs like every picture: a transition's key holds the video model and its settings, the
 two keyframes' keys (so their prompts, seeds and pictures) and the frame's place. A transition is drawn
@@ -20,43 +25,38 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection
-
-import numpy as np
-import torch
-from PIL import Image
+from typing import Callable
 
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
-from musicvid.models.loading import pipeline_over
+from musicvid.models.loading import video_family
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, picture_key, save_picture
-from musicvid.pictures.camera import cover
-from musicvid.pictures.denoise import stop_between_steps
+from musicvid.pictures.clips import draw_clip
 from musicvid.pictures.grouping import Picture, stale_pictures
-from musicvid.pictures.schedule import FrameSchedule
-from musicvid.pictures.switches import compute_device, offload
-from musicvid.settings.geometry import FRAME_STEP, MAX_CLIP_FRAMES, drawn_size
+from musicvid.pictures.schedule import FrameSchedule, Segment
+from musicvid.pictures.switches import compute_device
+from musicvid.settings.presets import VIDEO_FAMILIES, VideoFamily
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
 
-# LTX-Video's recipe for 0.9.5, as its authors give it: guidance 3, and for its timestep-aware VAE a little
-# noise at the decode and on the conditioning pictures.
-LTX_SAMPLING = dict(guidance_scale=3.0, decode_timestep=0.05, decode_noise_scale=0.025, image_cond_noise_scale=0.025)
-# What LTX-Video's authors ask it not to draw, where a person gave no negative prompt
-VIDEO_NEGATIVE = "worst quality, inconsistent motion, blurry, jittery, distorted"
+
+def clip_span(length: int, fps: float, family: VideoFamily) -> float:
+    """How many frames past its first the clip for a morph of `length` frames at `fps` spans: the morph's own
+    (drawn for the morph's rate), or the morph's seconds at the family's rate."""
+    return length if family.rate is None else length / fps * family.rate
 
 
-def clip_frames(length: int) -> int:
-    """The frames of the clip drawn for a morph of `length` frames: the fewest 8k + 1 that hold it and the
-    next keyframe (length + 1), at most MAX_CLIP_FRAMES."""
-    return min(MAX_CLIP_FRAMES, FRAME_STEP * math.ceil(length / FRAME_STEP) + 1)
+def clip_frames(length: int, fps: float, family: VideoFamily) -> int:
+    """The frames of the clip drawn for a morph of `length` frames: the fewest frame_step × k + 1 that span it and
+    the next keyframe."""
+    steps = math.ceil(round(clip_span(length, fps, family) / family.frame_step, 9))
+    return family.frame_step * max(1, steps) + 1
 
 
-def clip_rate(length: int, fps: float) -> int:
-    """The frame rate the clip is drawn for: its frames over the morph's seconds (LTX-Video reads the rate
-    as how far apart its frames are in time)."""
-    return max(1, round((clip_frames(length) - 1) * fps / length))
+def clip_rate(length: int, fps: float, family: VideoFamily) -> int:
+    """The frame rate the clip is drawn for: the family's own, or its frames over the morph's seconds."""
+    return family.rate or max(1, round((clip_frames(length, fps, family) - 1) * fps / length))
 
 
 def clip_index(t: float, frames: int) -> int:
@@ -64,10 +64,32 @@ def clip_index(t: float, frames: int) -> int:
     return round(t * (frames - 1))
 
 
+def by_video(segment: Segment, fps: float, family: VideoFamily) -> bool:
+    """Whether the video model draws the morph of `segment`: one with frames between its keyframes, whose clip is
+    no longer than the family draws (else the slerp walk draws it)."""
+    if segment.target is None or segment.length < 2:
+        return False
+    return clip_frames(segment.length, fps, family) <= family.max_frames
+
+
 def transition_prompt(start: str, end: str, style: str) -> str:
     """One prompt for the clip from scene `start`'s picture to scene `end`'s: the first, becoming the second."""
     prompt = f"{start}, slowly turning into {end}"
     return f"{prompt}, {style}" if style.strip() else prompt
+
+
+def transitions_report(schedule: FrameSchedule, video: str) -> dict:
+    """What timings.json says of the transitions: the video model, how many morphs it drew, how many were longer
+    than its longest clip and were slerped."""
+    family = VIDEO_FAMILIES[video_family(video)]
+    morphs = [segment for segment in schedule.segments if segment.target is not None and segment.length >= 2]
+    drawn = sum(by_video(segment, schedule.fps, family) for segment in morphs)
+    return {
+        "video_model": video,
+        "morphs_by_video": drawn,
+        "morphs_slerped": len(morphs) - drawn,
+        "longest_clip_frames": family.max_frames,
+    }
 
 
 @dataclass(frozen=True)
@@ -85,8 +107,9 @@ class Transition:
 def transitions_of(
     schedule: FrameSchedule, settings: RenderSettings, keyframes: dict[int, Picture], video: str, workdir: Workdir
 ) -> list[Transition]:
-    """Every morph of `schedule` as a transition; `keyframes`: each shown scene's keyframe, as
-    plan.picture_groups keys it; `video`: the video model's name."""
+    """Every morph of `schedule` the video model draws (by_video), as a transition; `keyframes`: each shown scene's
+    keyframe, as plan.picture_groups keys it; `video`: the video model's name."""
+    family = VIDEO_FAMILIES[video_family(video)]
     common = {
         "video": video,
         "transition_steps": settings.transition_steps,
@@ -96,10 +119,11 @@ def transitions_of(
         "style": settings.style,
     }
     transitions = []
-    for segment in schedule.segments:
-        if segment.target is None or segment.length < 2:
-            continue  # a held last keyframe, or a morph with no frame between its keyframes
-        frames, rate = clip_frames(segment.length), clip_rate(segment.length, schedule.fps)
+    for segment in (s for s in schedule.segments if by_video(s, schedule.fps, family)):
+        frames, rate = (
+            clip_frames(segment.length, schedule.fps, family),
+            clip_rate(segment.length, schedule.fps, family),
+        )
         ends = (keyframes[segment.scene].key, keyframes[segment.target].key)
         pictures = tuple(
             Picture(
@@ -113,61 +137,6 @@ def transitions_of(
         )
         transitions.append(Transition(segment.scene, segment.target, frames, rate, pictures))
     return transitions
-
-
-def video_pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | None = None):
-    """The video pipeline for one render: the loaded models, shared, with a sampler of the render's own (its
-    timesteps are state a kept-loaded pipeline must not share between renders). `offloads`: the memory plan's
-    switches, by default --low-vram's (each model offloaded to the CPU between its passes, tiled decoding)."""
-    from diffusers import FlowMatchEulerDiscreteScheduler
-
-    offloads = settings.offloads_asked("transitions") if offloads is None else offloads
-    offload(pipe, offloads)
-    if "vae-tiling" in offloads:
-        pipe.vae.enable_tiling()
-    else:
-        pipe.vae.disable_tiling()
-    own = pipeline_over(pipe, scheduler=FlowMatchEulerDiscreteScheduler.from_config(pipe.scheduler.config))
-    own.set_progress_bar_config(disable=True)
-    return own
-
-
-@torch.inference_mode()
-def draw_clip(
-    pipe,
-    transition: Transition,
-    ends: tuple[np.ndarray, np.ndarray],
-    prompt: str,
-    seed: int,
-    settings: RenderSettings,
-    stop: threading.Event | None = None,
-) -> np.ndarray:
-    """The transition's clip, uint8 RGB (frames × height × width × 3) at the video's drawn size: LTX-Video
-    from keyframe `ends[0]` at its first frame to `ends[1]` at its last. The noise comes from a CPU
-    generator seeded with the first scene's seed, so a transition is the same on every device."""
-    from diffusers.pipelines.ltx.pipeline_ltx_condition import LTXVideoCondition
-
-    width, height = drawn_size(settings.size)
-    first, last = (Image.fromarray(cover(picture, (width, height))) for picture in ends)
-    clip = pipe(
-        conditions=[
-            LTXVideoCondition(image=first, frame_index=0),
-            LTXVideoCondition(image=last, frame_index=transition.frames - 1),
-        ],
-        prompt=prompt,
-        negative_prompt=settings.negative_prompt or VIDEO_NEGATIVE,
-        width=width,
-        height=height,
-        num_frames=transition.frames,
-        frame_rate=transition.rate,
-        num_inference_steps=settings.transition_steps,
-        generator=torch.Generator("cpu").manual_seed(seed),
-        output_type="np",
-        callback_on_step_end=stop_between_steps(stop),
-        **LTX_SAMPLING,
-    ).frames[0]
-    pixels = (np.clip(clip, 0, 1) * 255).round().astype(np.uint8)
-    return np.stack([cover(frame, settings.size) for frame in pixels])
 
 
 def stale_transitions(transitions: list[Transition], settings: RenderSettings) -> set[Path]:
@@ -200,7 +169,8 @@ def draw_transitions(
             with timings.measure("transitions", device):
                 clip = draw_clip(
                     pipe,
-                    transition,
+                    transition.frames,
+                    transition.rate,
                     ends,
                     transition_prompt(start.prompt, end.prompt, settings.style),
                     start.seed,

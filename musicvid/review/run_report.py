@@ -10,6 +10,7 @@ import torch
 
 from musicvid.delivery.upscale import Upscaler
 from musicvid.pictures.schedule import FrameSchedule, to_frame
+from musicvid.pictures.transitions import transitions_report
 from musicvid.run import Run
 
 
@@ -31,8 +32,10 @@ def run_summary(
 ) -> dict:
     """What timings.json keeps of a render: seconds per stage with their peak memory, the models as they
     ran, the rate and frames drawn and those in the video, the pictures drawn anew (and the keyframe candidates
-    drawn to pick from), the upscaler's cost, the wall time since `started`."""
+    drawn to pick from), with --transitions video which morphs the video model drew, the upscaler's cost, the wall
+    time since `started`."""
     settings = run.settings
+    video_transitions = settings.transitions == "video" and not settings.preview
     return {
         "device": device_text(run.registry.device),
         **run.timings.summary(),
@@ -41,6 +44,7 @@ def run_summary(
         "video_frames": to_frame(duration, settings.video_fps),
         "pictures_drawn": drawn,
         "keyframe_candidates_drawn": keyframe_candidates,
+        **({"transitions": transitions_report(schedule, run.registry.models.video)} if video_transitions else {}),
         **({"upscale": upscale.cost()} if upscale else {}),
         "wall_seconds": round(time.perf_counter() - started, 4),
     }

@@ -6,12 +6,6 @@ import math
 
 from musicvid.core.errors import UserError
 
-# LTX-Video's VAE compresses 8 frames into one (plus the first alone) and 32 × 32 pixels into one latent
-FRAME_STEP, SIZE_STEP = 8, 32
-# The longest clip drawn: 5 s at 24 fps, within what LTX-Video 0.9.5 draws well; a longer morph is the
-# clip slowed down. A clip's cost grows with its frames (and its attention with their square).
-MAX_CLIP_FRAMES = 121
-
 ASPECTS = {"16:9": 16 / 9, "9:16": 9 / 16, "1:1": 1.0, "4:5": 4 / 5}  # landscape video, stories, square, feed
 RESOLUTIONS = {"720p": 720, "1080p": 1080, "4k": 2160}  # the video's short side
 DRAWN_FPS = 10.0  # the paper's rate: what SD draws when only --output-fps is given, or near it
@@ -47,6 +41,7 @@ def drawn_fps(output_fps: float) -> float:
     return output_fps / max(1, round(output_fps / DRAWN_FPS))
 
 
-def drawn_size(size: tuple[int, int]) -> tuple[int, int]:
-    """The size LTX-Video draws a video of `size` at: each side down to a step of 32 (at least 32)."""
-    return tuple(max(SIZE_STEP, side // SIZE_STEP * SIZE_STEP) for side in size)
+def drawn_size(size: tuple[int, int], step: int) -> tuple[int, int]:
+    """The size a video model whose sides come in steps of `step` (VideoFamily.size_step) draws a video of `size`
+    at: each side down to a multiple of it (at least one step)."""
+    return tuple(max(step, side // step * step) for side in size)

@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from musicvid.core.errors import UserError, either
 from musicvid.settings.front_doors import Settings
 from musicvid.settings.geometry import RESOLUTIONS
-from musicvid.settings.presets import ASR_BACKENDS, AUTO_UPSCALER, FAMILIES, LANCZOS, PRECISIONS, PRESETS
+from musicvid.settings.presets import (
+    ASR_BACKENDS,
+    AUTO_UPSCALER,
+    FAMILIES,
+    LANCZOS,
+    LTX2,
+    PRECISIONS,
+    PRESETS,
+    WAN_FLF2V,
+)
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import setting
 
@@ -109,8 +118,9 @@ class ModelChoice(Settings):
     )
     video_model: str | None = setting(
         None,
-        "the video model of --transitions video: an LTX-Video repository or folder in diffusers' layout "
-        f"(default: {DEFAULT.video})",
+        "the video model of --transitions video, drawing from a keyframe to the next: an LTX-Video, LTX-2 or Wan 2.1 "
+        f"FLF2V repository or folder in diffusers' layout, which brings its steps (default: {DEFAULT.video}; "
+        f"{LTX2} and {WAN_FLF2V} are the others')",
         per_song=False,
         group="models",
         affects=("between",),

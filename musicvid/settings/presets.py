@@ -62,6 +62,13 @@ IP_ADAPTER_XL = "h94/IP-Adapter/sdxl_models/ip-adapter_sdxl.safetensors"
 # take pictures at any frame (a first and a last one: a transition between two keyframes). Its 2B transformer,
 # T5-XXL and VAE fit one 24 GB GPU in bfloat16 (docs/models.md, "Transitions drawn by a video model").
 LTX_VIDEO = "Lightricks/LTX-Video-0.9.5"
+# The first/last-frame video models of today (issue: video families): LTX-2 (a 19B transformer that draws sound too,
+# which musicvid leaves out: the sound is the song) and Wan 2.1 FLF2V 14B at 720p, and the tiny random pipelines of
+# their classes (musicvid.models.tiny_video)
+LTX2 = "Lightricks/LTX-2"
+WAN_FLF2V = "Wan-AI/Wan2.1-FLF2V-14B-720P-diffusers"
+TINY_LTX2 = "tiny-random-ltx2"
+TINY_WAN = "tiny-random-wan"
 # `musicvid score`: CLIP ViT-L/14, whose text tower is the one SD 1.5 reads, scores how well each keyframe
 # shows its prompt and its lyric (CLIPScore); --scorer names another CLIP-family model (e.g. PickScore).
 SCORER = "openai/clip-vit-large-patch14"
@@ -100,9 +107,41 @@ PIPELINE_FAMILIES = {
     "ZImagePipeline": "zimage",
     "Flux2KleinPipeline": "klein",
 }
-# The pipeline classes an LTX-Video repository's model_index.json may name: one set of components, which
-# LTXConditionPipeline loads whichever its repository was saved as (0.9.5's says LTXPipeline).
-LTX_PIPELINES = ("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline")
+
+
+@dataclass(frozen=True)
+class VideoFamily:
+    """What goes with a family of video models (--video-model): the pipeline that draws from a first to a last
+    frame, its clips' frames (frame_step × k + 1, at most max_frames: the longest clip its card draws), the rate
+    it draws at (None: any, told as the pipeline's frame_rate), the step its sides come in, and its card's steps
+    and guidance."""
+
+    pipeline: str
+    frame_step: int
+    max_frames: int
+    rate: float | None
+    size_step: int
+    steps: int
+    guidance: float
+
+
+VIDEO_FAMILIES = {
+    # LTX-Video 0.9.5's recipe: 40 steps, guidance 3, up to 121 frames (5 s at 24 fps)
+    "ltx-video": VideoFamily("LTXConditionPipeline", 8, 121, None, 32, 40, 3.0),
+    # LTX-2's pipeline defaults: 30 steps, guidance 3, 121 frames
+    "ltx2": VideoFamily("LTX2ConditionPipeline", 8, 121, None, 32, 30, 3.0),
+    # Wan 2.1 FLF2V's: 81 frames at its 16 fps (5 s), 50 steps, guidance 5; sides in steps of 16 (8 pixels a
+    # latent, 2 × 2 latents a patch)
+    "wan": VideoFamily("WanImageToVideoPipeline", 4, 81, 16.0, 16, 50, 5.0),
+}
+VIDEO_FAMILY_NAMES = {"ltx-video": "LTX-Video", "ltx2": "LTX-2", "wan": "Wan 2.1 FLF2V"}
+# The pipeline class a video repository's model_index.json names, by family: each family's classes load one set of
+# components (LTX-Video 0.9.5's says LTXPipeline, LTX-2's LTX2Pipeline; their condition pipelines load them)
+VIDEO_PIPELINES = {
+    **dict.fromkeys(("LTXPipeline", "LTXImageToVideoPipeline", "LTXConditionPipeline"), "ltx-video"),
+    **dict.fromkeys(("LTX2Pipeline", "LTX2ImageToVideoPipeline", "LTX2ConditionPipeline"), "ltx2"),
+    "WanImageToVideoPipeline": "wan",
+}
 # The repository whose configs and tokenizers a checkpoint file of each family loads with
 # (musicvid.models.single_file): its architecture is the family's
 CONFIG_REPOSITORIES = {"sd": SD15, "sdxl": SDXL, "zimage": ZIMAGE, "klein": KLEIN}
@@ -110,6 +149,15 @@ CONFIG_REPOSITORIES = {"sd": SD15, "sdxl": SDXL, "zimage": ZIMAGE, "klein": KLEI
 KNOWN_FAMILIES = {
     **{TINY: "sd", SD15_RANDOM: "sd", SD15: "sd", TINY_XL: "sdxl", SDXL_RANDOM: "sdxl", SDXL: "sdxl"},
     **{ZIMAGE: "zimage", TINY_ZIMAGE: "zimage", KLEIN: "klein", TINY_KLEIN: "klein"},
+}
+# The video families of the video models named here, known without reading their model index
+KNOWN_VIDEO_FAMILIES = {
+    TINY: "ltx-video",
+    LTX_VIDEO: "ltx-video",
+    LTX2: "ltx2",
+    TINY_LTX2: "ltx2",
+    WAN_FLF2V: "wan",
+    TINY_WAN: "wan",
 }
 
 
@@ -126,13 +174,13 @@ class ModelSet:
     fast_lora: str | None  # the few-step LoRA of --fast (a hub repository or a local file or folder; None: none)
     fast_decoder: str | None  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
     ip_adapter: str | None  # the adapter of --reference: a hub file or local file beside its image_encoder/ folder
-    video: str  # the first/last-frame video model of --transitions video (an LTX-Video repository or folder)
+    video: str  # the first/last-frame video model of --transitions video (a repository or folder of VIDEO_FAMILIES)
     # Render defaults that suit the models: SD 1.5 draws 512², SDXL 1024², the tiny ones a thumbnail.
     size: tuple[int, int]
     size_step: int  # the family's (Family.size_step)
     steps: int
     guidance: float
-    transition_steps: int  # the video model's
+    transition_steps: int  # the video model's (VideoFamily.steps)
     scorer: str  # the CLIP-family model that scores the keyframes (musicvid.pictures.scores)
 
     def describe(self) -> dict[str, str]:
@@ -161,7 +209,7 @@ PRESETS = {
         size_step=8,
         steps=25,
         guidance=7.5,
-        transition_steps=40,  # LTX-Video 0.9.5's own recipe (with guidance 3)
+        transition_steps=VIDEO_FAMILIES["ltx-video"].steps,
         scorer=SCORER,
     ),
     "tiny": ModelSet(

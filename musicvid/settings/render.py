@@ -176,7 +176,8 @@ class RenderSettings(Settings):
     transitions: str = setting(
         "slerp",
         "what draws the frames between keyframes: slerp (the paper's morph through text and noise) or video (a "
-        "video model, LTX-Video, drawing motion from each keyframe to the next)",
+        "video model, --video-model, drawing motion from each keyframe to the next; a morph longer than its "
+        "longest clip is slerped)",
         choices=TRANSITIONS,
         group="motion",
         affects=("between",),

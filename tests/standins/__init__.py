@@ -10,7 +10,7 @@ app never reads (TensorFlow, Flax, Rust, ONNX and single-file checkpoints) are l
 One module a model family, each with the real layouts it copies, as looked up on the hub: vipe (ViPE and
 gpt2-medium), sd (Stable Diffusion 1.5, its LCM-LoRA and TAESD), sdxl (SDXL base, its LCM-LoRA and TAESDXL),
 ip_adapter, loras (kohya's and diffusers' style LoRAs), demucs, upscaler (Real-ESRGAN), ltx_video, scorer
-(CLIP ViT-L/14), zimage (Z-Image-Turbo) and klein (FLUX.2 klein 4B); clip holds the CLIP text encoders and
+(CLIP ViT-L/14), zimage (Z-Image-Turbo), klein (FLUX.2 klein 4B), ltx2 (LTX-2) and wan (Wan 2.1 FLF2V); clip holds the CLIP text encoders and
 tokenizers they share, qwen the Qwen3 text encoder and tokenizer of the last two, hub the cache's layout.
 
 Write a cache by hand to try the app on it::
@@ -27,6 +27,7 @@ from musicvid.settings.presets import (
     KLEIN,
     LCM_LORA,
     LCM_LORA_XL,
+    LTX2,
     LTX_VIDEO,
     REAL_ESRGAN,
     SCORER,
@@ -34,6 +35,7 @@ from musicvid.settings.presets import (
     SDXL,
     TAESD,
     TAESD_XL,
+    WAN_FLF2V,
     ZIMAGE,
 )
 from tests.fixtures.gpt2 import tokenizer_files
@@ -42,12 +44,14 @@ from tests.standins.hub import write_repo
 from tests.standins.ip_adapter import IP_ADAPTER_REPO, ip_adapter_files
 from tests.standins.klein import flux2_klein_files
 from tests.standins.loras import KOHYA_LORA, kohya_lora_files
+from tests.standins.ltx2 import ltx2_files
 from tests.standins.ltx_video import ltx_video_files
 from tests.standins.scorer import clip_scorer_files
 from tests.standins.sd import lcm_lora_files, sd15_files, taesd_files
 from tests.standins.sdxl import lcm_lora_xl_files, sdxl_files
 from tests.standins.upscaler import realesrgan_files
 from tests.standins.vipe import gpt2_medium_files, vipe_checkpoint_files
+from tests.standins.wan import wan_flf2v_files
 from tests.standins.zimage import zimage_turbo_files
 from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 
@@ -71,4 +75,6 @@ def write_hub(home: Path) -> Path:
     write_repo(hub, SCORER, clip_scorer_files())
     write_repo(hub, ZIMAGE, zimage_turbo_files())
     write_repo(hub, KLEIN, flux2_klein_files())
+    write_repo(hub, LTX2, ltx2_files())
+    write_repo(hub, WAN_FLF2V, wan_flf2v_files())
     return hub
