@@ -39,6 +39,7 @@ def transitions_planned(capsys, song, name: str, budget: str) -> dict:
 
 
 @pytest.mark.slow  # (every pass of the published models on the meta device: about 15 s each)
+@pytest.mark.ci
 @pytest.mark.parametrize("name", [LTX2, WAN_FLF2V])
 def test_a_video_family_fits_24_gb_layer_by_layer_and_80_gb_resident(capsys, song, name):
     small = transitions_planned(capsys, song, name, "24")

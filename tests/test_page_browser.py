@@ -147,6 +147,7 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 @pytest.mark.slow
+@pytest.mark.ci
 def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     known = set(jobs_dir.iterdir())
@@ -171,6 +172,7 @@ def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 @pytest.mark.slow
+@pytest.mark.ci
 def test_cancel_stops_a_long_denoise_within_seconds(server_process, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     server, process = server_process

@@ -14,6 +14,7 @@ DEMO_SONG = REPO / "assets" / "demo" / "demo.mp3"
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 def test_storyboard_of_the_demo_song_uses_the_trained_checkpoint(trained, tmp_path):
     out, _ = trained
     env = subprocess_env()
