@@ -104,14 +104,22 @@ def test_a_shorter_prompt_is_padded_with_its_last_row_and_slerped_at_the_longer_
     assert flow.common_length(rows, 2) is rows
 
 
-@pytest.mark.parametrize("option", [["--fast"], ["--attention-slicing"], ["--reference", "r.png"], ["--size", "72x72"]])
-def test_what_a_flow_family_cannot_draw_with_is_refused_before_any_work(tmp_path, capsys, option):
+@pytest.mark.parametrize(
+    "option, preset, name",
+    [
+        (["--fast"], "tiny-klein", "FLUX.2 klein"),
+        (["--attention-slicing"], "tiny-klein", "FLUX.2 klein"),
+        (["--reference", "r.png"], "tiny-zimage", "Z-Image"),  # (klein reads one itself: test_klein_references)
+        (["--size", "72x72"], "tiny-klein", "FLUX.2 klein"),
+    ],
+)
+def test_what_a_flow_family_cannot_draw_with_is_refused_before_any_work(tmp_path, capsys, option, preset, name):
     song = make_tone(tmp_path / "song.mp3", 1.0)
     Image.new("RGB", (8, 8)).save(tmp_path / "r.png")
     code, _, err = run(
-        capsys, "render", song, "--models", "tiny-klein", *option, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"
+        capsys, "render", song, "--models", preset, *option, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"
     )
-    assert code == 2 and err.count("\n") == 1 and "FLUX.2 klein" in err, err
+    assert code == 2 and err.count("\n") == 1 and name in err, err
     assert not (tmp_path / "w").exists()
 
 

@@ -125,6 +125,7 @@ def test_score_of_a_file_says_it_is_a_file(capsys, tmp_path, given):
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (a render in a process of its own, paused at its last rename: about 20 s)
 def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_the_song(capsys, tmp_path):
     song = make_tone(tmp_path / "clip.mp4", 2)  # a common download: AAC in an MP4, no video
     before = digest(song)

@@ -129,17 +129,18 @@ def unet_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: in
     return peak_gb(run, unet)
 
 
-def transformer_call(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int):
+def transformer_call(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int, references: int = 0):
     """Flow-matching model `name`'s transformer on the meta device, and one call of it (to run under a meta device
     context) on `batch` latents of a picture of `size` (guidance's twins included in `batch`), each beside a prompt
     of QWEN3_TEXT_TOKENS rows, the most either pipeline passes (Z-Image's prompt is as long as its tokens, klein's
     always that long). Both read (H/16)·(W/16) image tokens: Z-Image from its 16 × H/8 × W/8 latent in 2 × 2
-    patches, klein from its latent patchified already."""
+    patches, klein from its latent patchified already, and as many again for each of its `references` pictures
+    (each covered to the drawn size)."""
     from diffusers import ZImageTransformer2DModel
 
     transformer = sizes.part_in("diffusion", name, "transformer", dtype)
     config, (width, height) = transformer.config, size
-    tokens = height // 16 * (width // 16)
+    tokens = height // 16 * (width // 16) * (1 + references)
 
     def zimage():
         latents = [torch.empty(config.in_channels, 1, height // 8, width // 8, dtype=dtype) for _ in range(batch)]
@@ -160,9 +161,9 @@ def transformer_call(name: str, dtype: torch.dtype, size: tuple[int, int], batch
 
 
 @cache
-def transformer_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int) -> float:
+def transformer_pass_gb(name: str, dtype: torch.dtype, size: tuple[int, int], batch: int, references: int = 0) -> float:
     """What one transformer_call holds (GB)."""
-    transformer, run = transformer_call(name, dtype, size, batch)
+    transformer, run = transformer_call(name, dtype, size, batch, references)
     return peak_gb(run, transformer)
 
 

@@ -26,7 +26,7 @@ from musicvid.models.loading import (
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import is_single_file
 from musicvid.settings.loras import Loras
-from musicvid.settings.presets import FAMILIES, FAMILY_NAMES, FLOW_FAMILIES, TINY, ModelSet
+from musicvid.settings.presets import FAMILIES, FAMILY_NAMES, FLOW_FAMILIES, IN_CONTEXT_REFERENCES, TINY, ModelSet
 from musicvid.settings.render import RenderSettings
 
 # both backends' default fallback
@@ -148,21 +148,21 @@ class Drawing:
         key: dict[str, Any] = {"diffusion": replace(models, diffusion=diffusion).diffusion_model(self.fast)}
         if self.loras:
             key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
-        if self.reference:
+        if self.reference and models.ip_adapter:  # (klein reads its references itself: KeyframeKeys keys them)
             key["reference adapter"] = models.ip_adapter
         return key
 
 
 def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
     """Refuse, before any work, an option the picture family has nothing for: the flow-matching families have no
-    few-step LoRA of --fast (they draw in 4 to 8 steps already), no IP-Adapter for --reference, no sliced
-    attention. Their sides come in multiples of 16."""
+    few-step LoRA of --fast (they draw in 4 to 8 steps already) and no sliced attention; Z-Image has nothing for
+    --reference (FLUX.2 klein reads the picture itself). Their sides come in multiples of 16."""
     family = diffusion_family(models.diffusion)
     if family not in FLOW_FAMILIES:
         return
     asked = {
         "--fast": settings.fast,
-        "--reference": settings.reference,
+        "--reference": settings.reference and family not in IN_CONTEXT_REFERENCES,
         "--attention-slicing": settings.attention_slicing,
     }
     for flag in [flag for flag, on in asked.items() if on][:1]:
@@ -190,8 +190,8 @@ def load_drawing(
     from diffusers import AutoencoderTiny
 
     family = diffusion_family(models.diffusion)
-    if drawing.reference and family in FLOW_FAMILIES:  # (a storyboard's own reference pictures: --reference is
-        # refused before any work, check_drawing_options)
+    if drawing.reference and family in FLOW_FAMILIES and family not in IN_CONTEXT_REFERENCES:
+        # (a storyboard's own reference pictures: --reference is refused before any work, check_drawing_options)
         raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
     precision = auto_precision(device, precision)
     loaded_on = torch.device("cpu") if offloaded else device
@@ -204,7 +204,7 @@ def load_drawing(
         pipe.vae = vae.to(loaded_on, precision.compute)
     if drawing.loras:
         fuse_style_loras(pipe, drawing.loras)
-    if drawing.reference:
+    if drawing.reference and family not in IN_CONTEXT_REFERENCES:
         load_reference_adapter(pipe, models.ip_adapter)
     if offloaded:
         pipe.enable_model_cpu_offload(device=device)

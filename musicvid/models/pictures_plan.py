@@ -23,7 +23,7 @@ from musicvid.models.ladder import Option, Pass, modes_from, switches
 from musicvid.models.loading import diffusion_family
 from musicvid.models.precision import Precision
 from musicvid.models.sizes import Weights, adapter_parameters, parts, weights
-from musicvid.settings.presets import FLOW_FAMILIES, PROMPT_BATCH, ModelSet
+from musicvid.settings.presets import FLOW_FAMILIES, IN_CONTEXT_REFERENCES, PROMPT_BATCH, ModelSet
 from musicvid.settings.render import RenderSettings
 
 
@@ -38,7 +38,7 @@ def drawing_weights(models: ModelSet, precision: Precision, fast: bool, referenc
     by_part = {w.part: w for w in pipeline}
     texts = tuple(w for w in pipeline if w.part.startswith("text_encoder"))
     denoiser = (by_part["transformer" if family in FLOW_FAMILIES else "unet"],)
-    if reference:
+    if reference and family not in IN_CONTEXT_REFERENCES:  # (klein reads the picture itself: denoiser_pass)
         width = parts("image_encoder", models.ip_adapter)["image_encoder"].config.projection_dim
         layers = adapter_parameters(parts("diffusion", name)["unet"], width)
         denoiser += (Weights("ip_adapter", models.ip_adapter, layers, 0, dtype),)
@@ -57,10 +57,12 @@ def twins(family: str, guidance: float) -> int:
 
 
 def denoiser_pass(family: str, name: str, settings: RenderSettings, dtype: torch.dtype) -> Callable[[int, bool], float]:
-    """The denoiser's pass (GB) on n latents, its attention sliced or not (a transformer's never is: refused)."""
+    """The denoiser's pass (GB) on n latents, its attention sliced or not (a transformer's never is: refused);
+    klein's with a reference picture beside each (as many tokens again: the picture is covered to the drawn size)."""
     size = tuple(settings.size)
     if family in FLOW_FAMILIES:
-        return lambda n, sliced: act.transformer_pass_gb(name, dtype, size, n)
+        references = int(settings.reference is not None and family in IN_CONTEXT_REFERENCES)
+        return lambda n, sliced: act.transformer_pass_gb(name, dtype, size, n, references)
     return lambda n, sliced: act.unet_pass_gb(name, dtype, size, n, sliced)
 
 
@@ -68,8 +70,8 @@ def pictures_options(
     models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool, keyframes_only: bool = False
 ) -> Iterator[Option]:
     """The keyframes, each alone, and the morphs, `--batch-size` at a time (none in a preview or `keyframes_only`;
-    with --transitions video, the morphs too long for the video model's clips): the ladder of musicvid.models.memory's docstring; `scored`: with the scorer held
-    beside them."""
+    with --transitions video, the morphs too long for the video model's clips): the ladder of
+    musicvid.models.memory's docstring; `scored`: with the scorer held beside them."""
     name, size, family = models.diffusion, tuple(settings.size), diffusion_family(models.diffusion)
     by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
     texts, denoiser, vae = by_pass["texts"], by_pass["denoiser"], by_pass["vae"]

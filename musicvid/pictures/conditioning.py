@@ -31,6 +31,7 @@ class Conditioning:
     noise: torch.Tensor  # the initial latent
     step_noise: torch.Tensor | None  # with --fast: the noise added after each step but the last
     image: torch.Tensor | None  # with a reference adapter: the reference picture's embedding (zeros: none)
+    reference: torch.Tensor | None = None  # with FLUX.2 klein: the reference picture's pixels (none: None)
 
 
 class SceneInputs:
@@ -81,6 +82,12 @@ class SceneInputs:
             embedded = {path: embed_picture(pipe, path) for path in set(references.values()) if path}
             nothing = torch.zeros(pipe.image_encoder.config.projection_dim)
             self.image = {i: embedded[path] if path else nothing for i, path in references.items()}
+        # FLUX.2 klein reads a reference picture itself, as pixels (flow.call): each scene's, covered to the drawn size
+        self.reference: dict[int, torch.Tensor | None] = {}
+        if flow.takes_references(pipe):
+            references = {i: reference_of(storyboard.scenes[i], settings) for i in scenes}
+            read = {path: reference_pixels(path, settings) for path in set(references.values()) if path}
+            self.reference = {i: read[path] if path else None for i, path in references.items()}
         for i, picture in self.pinned.items():
             if is_flow(pipe):
                 self.noise[i] = flow.invert(pipe, picture, self.text[i], settings.steps)
@@ -114,6 +121,7 @@ class SceneInputs:
             self.noise[scene],
             self.step_noise.get(scene),
             self.image.get(scene),
+            self.reference.get(scene),
         )
 
     def conditioning(self, picture: Picture) -> Conditioning:
@@ -131,6 +139,7 @@ class SceneInputs:
             slerp(self.noise[scene], self.noise[target], t),
             step_noise,
             slerp(self.image[scene], self.image[target], t) if self.image else None,
+            flow.morph_reference(self.reference[scene], self.reference[target], t) if self.reference else None,
         )
 
 
@@ -159,6 +168,16 @@ def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
     except (OSError, SyntaxError, ValueError):
         raise UserError(f"pinned picture {path} is not an image Pillow can read") from None
     return cover(pixels, settings.size)
+
+
+def reference_pixels(path: Path, settings: RenderSettings) -> torch.Tensor:
+    """A reference picture as FLUX.2 klein takes it here: RGB, covered to the drawn size, float pixels."""
+    try:
+        with Image.open(path) as image:
+            pixels = np.asarray(image.convert("RGB"))
+    except (OSError, SyntaxError, ValueError):
+        raise UserError(f"reference picture {path} is not an image Pillow can read") from None
+    return torch.from_numpy(cover(pixels, settings.size).astype(np.float32))
 
 
 @torch.inference_mode()

@@ -52,6 +52,7 @@ class Batch:
     noise: torch.Tensor
     step_noise: torch.Tensor | None  # steps − 1 × batch × latent (--fast)
     image: torch.Tensor | None  # batch × 1 × width: each picture's reference embedding (with the adapter)
+    references: list[torch.Tensor | None] | None = None  # with FLUX.2 klein: each picture's reference pixels (CPU)
 
 
 def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | None = None, pin: bool = False) -> Batch:
@@ -82,6 +83,7 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
         noise=move(torch.stack([c.noise for c in given]), torch.float32 if flows else dtype),
         step_noise=None if step_noise[0] is None else move(torch.stack(step_noise, dim=1)),
         image=None if given[0].image is None else move(torch.stack([c.image[None] for c in given])),
+        references=[c.reference for c in given] if flows else None,
     )
 
 
@@ -94,8 +96,9 @@ def padded_size(pipe, settings: RenderSettings) -> int | None:
 def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:
     """One batched pipeline call (guidance batched with it): the latents of the batch's pictures."""
     if is_flow(pipe):
+        check = stop_between_steps(stop)
         return flow.call(
-            pipe, batch.text, batch.negative, batch.noise, settings, callback_on_step_end=stop_between_steps(stop)
+            pipe, batch.text, batch.negative, batch.noise, settings, batch.references, callback_on_step_end=check
         )
     pooled = {}
     if batch.pooled is not None:

@@ -15,15 +15,30 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from PIL import Image
 
 from musicvid.models.internals import flow_sigmas, flux2_patches, flux2_text_positions, flux2_tokens, flux2_untokens
 from musicvid.pictures.switches import compute_device, family_of
-from musicvid.settings.presets import PROMPT_BATCH
+from musicvid.settings.presets import IN_CONTEXT_REFERENCES, PROMPT_BATCH
 from musicvid.settings.render import RenderSettings
 
 
 def is_klein(pipe) -> bool:
     return family_of(pipe) == "klein"
+
+
+def takes_references(pipe) -> bool:
+    """Whether the pipeline reads reference pictures itself, in context (FLUX.2 klein's `image`)."""
+    return family_of(pipe) in IN_CONTEXT_REFERENCES
+
+
+def morph_reference(start: torch.Tensor | None, end: torch.Tensor | None, t: float) -> torch.Tensor | None:
+    """The reference picture along a morph at t: one picture where both scenes have it, the two blended pixel by
+    pixel, (1 − t)·start + t·end, where they differ; where one scene has none, the nearer end's (klein reads a
+    picture or none: there is no half of one)."""
+    if start is None or end is None:
+        return start if t < 0.5 else end
+    return start if torch.equal(start, end) else (1 - t) * start + t * end
 
 
 @torch.inference_mode()
@@ -69,12 +84,25 @@ def guides(pipe, settings: RenderSettings) -> bool:
     return settings.guidance > 0
 
 
-def call(pipe, text: list[torch.Tensor], negative: list[torch.Tensor], noise: torch.Tensor, settings, **extra):
+def call(pipe, text, negative, noise: torch.Tensor, settings, references=None, **extra) -> torch.Tensor:
     """One batched call: the batch's latents, as the pipeline leaves them before decoding. `text` and `negative`:
-    each picture's prompt rows and the negative prompt's, on the pipeline's device."""
+    each picture's prompt rows and the negative prompt's, on the pipeline's device; `references`: each picture's
+    reference pixels (klein), or None. klein's pipeline gives every picture of a call the same references, so
+    pictures whose references differ are drawn in calls of their own."""
+    references = references or [None] * len(text)
+    if all(r is None for r in references) or all(r is not None and torch.equal(r, references[0]) for r in references):
+        return drawn(pipe, text, negative, noise, settings, references[0], **extra)
+    parts = [drawn(pipe, text[i : i + 1], negative[i : i + 1], noise[i : i + 1], settings, references[i], **extra)
+             for i in range(len(text))]  # fmt: skip
+    return torch.cat(parts)
+
+
+def drawn(pipe, text: list[torch.Tensor], negative: list[torch.Tensor], noise, settings, reference, **extra):
     negatives = {}
     if guides(pipe, settings):
         negatives["negative_prompt_embeds"] = torch.stack(negative) if is_klein(pipe) else negative
+    if reference is not None:  # klein's in-context reference picture
+        extra["image"] = [Image.fromarray(reference.round().clamp(0, 255).to(torch.uint8).numpy())]
     return pipe(
         prompt_embeds=torch.stack(text) if is_klein(pipe) else text,
         **negatives,

@@ -99,6 +99,8 @@ FAMILIES = {
 }
 # The families drawn by a flow-matching transformer (not a UNet): their text tokens carry positions
 FLOW_FAMILIES = ("zimage", "klein")
+# The families that read a reference picture themselves, in context (FLUX.2 klein's `image`), without IP-Adapter
+IN_CONTEXT_REFERENCES = ("klein",)
 FAMILY_NAMES = {"sd": "Stable Diffusion 1.x", "sdxl": "SDXL", "zimage": "Z-Image", "klein": "FLUX.2 klein"}
 # The pipeline class a repository's model_index.json names, by family (musicvid.models.loading.diffusion_family)
 PIPELINE_FAMILIES = {
