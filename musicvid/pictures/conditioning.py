@@ -160,24 +160,24 @@ def encode_text(
     return embeds.float().cpu(), pooled.float().cpu()
 
 
-def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
-    """A pinned picture as the scene's keyframe: RGB, scaled to cover the drawn size and centred."""
+def covering_picture(path: Path, what: str, settings: RenderSettings) -> np.ndarray:
+    """A picture a person gives (`what`: pinned, reference) as RGB, scaled to cover the drawn size and centred."""
     try:
         with Image.open(path) as image:
             pixels = np.asarray(image.convert("RGB"))
     except (OSError, SyntaxError, ValueError):
-        raise UserError(f"pinned picture {path} is not an image Pillow can read") from None
+        raise UserError(f"{what} picture {path} is not an image Pillow can read") from None
     return cover(pixels, settings.size)
 
 
+def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
+    """A pinned picture as the scene's keyframe."""
+    return covering_picture(path, "pinned", settings)
+
+
 def reference_pixels(path: Path, settings: RenderSettings) -> torch.Tensor:
-    """A reference picture as FLUX.2 klein takes it here: RGB, covered to the drawn size, float pixels."""
-    try:
-        with Image.open(path) as image:
-            pixels = np.asarray(image.convert("RGB"))
-    except (OSError, SyntaxError, ValueError):
-        raise UserError(f"reference picture {path} is not an image Pillow can read") from None
-    return torch.from_numpy(cover(pixels, settings.size).astype(np.float32))
+    """A reference picture as FLUX.2 klein takes it here: covered to the drawn size, float pixels."""
+    return torch.from_numpy(covering_picture(path, "reference", settings).astype(np.float32))
 
 
 @torch.inference_mode()

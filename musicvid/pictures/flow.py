@@ -53,10 +53,9 @@ def encode_prompts(pipe, prompts: list[str], device: torch.device) -> list[torch
 
 
 def encoded(pipe, prompts: list[str], device: torch.device) -> list[torch.Tensor]:
-    if is_klein(pipe):
-        embeds, _ = pipe.encode_prompt(prompts, device=device)
-        return [e.float().cpu() for e in embeds]
-    embeds, _ = pipe.encode_prompt(prompts, device=device, do_classifier_free_guidance=False)
+    # (Z-Image's encode_prompt would encode the negative prompts too; klein's has no such switch)
+    unguided = {} if is_klein(pipe) else {"do_classifier_free_guidance": False}
+    embeds, _ = pipe.encode_prompt(prompts, device=device, **unguided)
     return [e.float().cpu() for e in embeds]
 
 
