@@ -70,9 +70,11 @@ def _tag_seconds(tag: str, where: str) -> float:
     if not match:
         raise UserError(f"{where}: {tag} is no time an LRC line is read by ([mm:ss.xx], [mm:ss] or [hh:mm:ss.xx])")
     minutes, seconds, fraction, *hours_on = match.groups()
-    hours = "0"
-    if hours_on[0] is not None:
-        hours, minutes, seconds, fraction = hours_on
+    return _clock(*(hours_on if hours_on[0] is not None else ("0", minutes, seconds, fraction)), where)
+
+
+def _clock(hours: str, minutes: str, seconds: str, fraction: str | None, where: str) -> float:
+    """The seconds a clock's digits say, each read by file_number."""
     whole = [file_number(part, where) for part in (hours, minutes)]
     return (whole[0] * 60 + whole[1]) * 60 + file_number(f"{seconds}.{fraction or 0}", where)
 
@@ -156,9 +158,7 @@ def _srt_seconds(clock: str, where: str) -> float:
         raise UserError(f"{where} has a time SRT does not write ({clock[:40]}): hh:mm:ss,mmm")
     if match.group(1):
         raise UserError(f"{where} has a negative time ({clock[:40]})")
-    hours, minutes, seconds, fraction = match.groups()[1:]
-    whole = [file_number(part, where) for part in (hours, minutes)]
-    return (whole[0] * 60 + whole[1]) * 60 + file_number(f"{seconds}.{fraction or 0}", where)
+    return _clock(*match.groups()[1:], where)
 
 
 def parse_srt(text: str, document: str) -> list[Line]:
