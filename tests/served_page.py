@@ -37,6 +37,12 @@ def controls(**changed) -> list:
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system time of the process and its threads so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     """A port no process listens on now."""
     with socket.socket() as s:
@@ -60,7 +66,8 @@ def served(jobs: Path, *options) -> Iterator[tuple[str, subprocess.Popen]]:
         [sys.executable, "-m", "musicvid", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        # a visitor who leaves is noticed within a second or two (Gradio's heartbeat; 15 s unless told)
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_HEARTBEAT_INTERVAL": "1"},
     )
     deadline = time.time() + 120
     while True:

@@ -11,6 +11,7 @@ import torch
 from PIL import Image
 from safetensors.torch import load, save, save_file
 
+from musicvid.core.errors import UserError
 from musicvid.models.loading import load_diffusion
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import single_file_family
@@ -140,3 +141,50 @@ def test_a_checkpoint_whose_configs_are_not_in_the_cache_is_refused_offline(caps
     song = make_tone(tmp_path / "song.mp3", 2.0)
     code, _, err = run(capsys, "render", song, "--models", "tiny", "--diffusion", checkpoint)
     assert code == 2 and f"takes its configs from {SD15}" in err and "not in the model cache" in err
+
+
+def lora_of(modules: list[str], layout: str) -> dict[str, torch.Tensor]:
+    """A LoRA of the layers `modules` (named as a model's file names them) in one trainer's layout."""
+    down, up = torch.zeros(4, 8), torch.zeros(8, 4)
+    if layout == "kohya":  # lora_unet_<module, dots as underscores>.lora_down / .lora_up / .alpha
+        named = {f"lora_unet_{m.replace('.', '_')}": None for m in modules}
+        return {k: t for n in named for k, t in ((f"{n}.lora_down.weight", down), (f"{n}.lora_up.weight", up))}
+    prefix = {"authors'": "", "ComfyUI's": "diffusion_model.", "diffusers'": "transformer."}[layout]
+    return {
+        k: t for m in modules for k, t in ((f"{prefix}{m}.lora_A.weight", down), (f"{prefix}{m}.lora_B.weight", up))
+    }
+
+
+# Layers each family's LoRAs adapt, under its authors' names: FLUX.2 klein's (its one modulation of all single blocks,
+# which only klein has), Z-Image's (its layers beside its context refiner), SD's UNet's
+LORA_LAYERS = {
+    "FLUX.2 klein": ["single_stream_modulation.lin", "double_blocks.0.img_attn.qkv", "single_blocks.0.linear1"],
+    "Z-Image": ["layers.0.adaLN_modulation.0", "layers.0.attention.qkv", "context_refiner.0.attention.qkv"],
+    "SD 1.5": ["model.diffusion_model.input_blocks.1.1.proj_in", "first_stage_model.encoder.conv_in"],
+}
+
+
+@pytest.mark.parametrize("layout", ["authors'", "ComfyUI's", "diffusers'", "kohya"])
+@pytest.mark.parametrize("family", LORA_LAYERS)
+def test_a_lora_given_as_a_checkpoint_is_named_a_lora_whatever_its_family(tmp_path, family, layout):
+    path = tensors(tmp_path / "lora.safetensors", lora_of(LORA_LAYERS[family], layout))
+    with pytest.raises(UserError, match=r"^--diffusion lora.safetensors holds a LoRA \(give it with --lora\): "):
+        single_file_family(str(path), "--diffusion lora.safetensors")
+
+
+def test_a_klein_lora_given_with_diffusion_is_refused_before_any_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.mp3", 2.0)
+    path = tensors(tmp_path / "klein-style.safetensors", lora_of(LORA_LAYERS["FLUX.2 klein"], "authors'"))
+    code, out, err = run(capsys, "render", song, "--models", "tiny", "--diffusion", path, "--workdir", tmp_path / "w")
+    assert code == 2 and err.count("\n") == 1 and "holds a LoRA (give it with --lora)" in err
+    assert "Traceback" not in err and not (tmp_path / "w").exists()
+
+
+def test_a_vae_alone_is_named_and_a_whole_checkpoint_keeps_its_family(tmp_path):
+    vae = {"encoder.down_blocks.0.resnets.0.conv1.weight": TINY, "decoder.up_blocks.0.resnets.0.conv1.weight": TINY}
+    with pytest.raises(UserError, match="holds a VAE alone"):
+        single_file_family(str(tensors(tmp_path / "vae.safetensors", vae)), "it")
+    width = {"cond_stage_model.transformer.text_model.final_layer_norm.weight": torch.zeros(8)}
+    reads = {"model.diffusion_model.middle_block.1.transformer_blocks.0.attn2.to_k.weight": torch.zeros(4, 8)}
+    whole = WHOLE | width | reads | {"first_stage_model.encoder.down.0.block.0.conv1.weight": TINY}
+    assert single_file_family(str(tensors(tmp_path / "sd.safetensors", whole)), "it") == "sd"

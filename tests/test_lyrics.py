@@ -2,10 +2,11 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
+from musicvid.lyrics.known import check_lyrics_file, read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import attach_translation
 from musicvid.lyrics.transcript import Line, fit_to_duration
@@ -217,3 +218,67 @@ def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, 
 def test_a_note_names_many_scenes_briefly():
     assert listed([1, 2, 3, 5, 7, 8]) == "1-3, 5, 7-8"
     assert listed(list(range(0, 4000, 2))) == "0, 2, 4, 6, 8, 10, 12, 14 and 1992 more"
+
+
+# Each LRC writer's tag of a time (minutes, seconds, hundredths), and whether it keeps the hundredths
+LRC_WRITERS = {
+    "centiseconds": (lambda m, s, c: f"[{m:02d}:{s:02d}.{c:02d}]", True),
+    "a comma": (lambda m, s, c: f"[{m:02d}:{s:02d},{c:02d}]", True),
+    "whole seconds": (lambda m, s, c: f"[{m:02d}:{s:02d}]", False),
+    "milliseconds": (lambda m, s, c: f"[{m:02d}:{s:02d}.{c * 10:03d}]", True),
+    "hours": (lambda m, s, c: f"[{m // 60}:{m % 60:02d}:{s:02d}.{c:02d}]", True),
+    "hours, a comma": (lambda m, s, c: f"[{m // 60:02d}:{m % 60:02d}:{s:02d},{c:02d}]", True),
+    "a colon before the fraction": (lambda m, s, c: f"[{m:02d}:{s:02d}:{c:02d}]", True),
+    "one digit of minutes": (lambda m, s, c: f"[{m}:{s:02d}.{c:02d}]", True),
+}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("writer", LRC_WRITERS)
+def test_lrc_is_read_as_each_writer_writes_it(tmp_path, seed, writer):
+    """Fresh lines at fresh times, each tagged as one writer tags it, with what writers put around them: the tags
+    that say who and what, a section's name, an offset, a line sung twice, its words' own times."""
+    rng = np.random.default_rng(seed)
+    hundredths = np.sort(rng.choice(np.arange(1_000, 30_000), size=6, replace=False))  # 10 s to 5 min
+    words = [" ".join(rng.choice(["sky", "glass", "river", "night", "light", "home"], size=3)) for _ in hundredths]
+    tag, keeps = LRC_WRITERS[writer]
+    tags = [tag(int(h) // 6000, int(h) // 100 % 60, int(h) % 100) for h in hundredths]
+    offset = int(rng.integers(-900, 900))
+    rows = ["[ti:A fresh song]", "[ar:Nobody]", f"[offset:{offset:+d}]", "", "[Chorus]"]
+    rows += [f"{t}{w.split()[0]} <00:00.00>{' '.join(w.split()[1:])}" for t, w in zip(tags[:-2], words)]
+    rows.append(f"{tags[-2]}{tags[-1]}{words[-1]}")  # sung twice: one line, two tags
+    (path := tmp_path / "song.lrc").write_text("\n".join(rows) + "\n")
+    lines = read_lyrics(path, duration=400.0).lines
+    seconds = hundredths / 100 if keeps else hundredths // 100
+    assert [line.start for line in lines] == pytest.approx(seconds - offset / 1000, abs=1e-6)
+    assert [line.text for line in lines] == [*words[:-2], words[-1], words[-1]]
+
+
+@pytest.mark.parametrize(
+    "lrc, said",
+    [
+        ("[00:01.00]one\n[00:05;00]two\n", r"line 2: \[00:05;00\] is no time an LRC line is read by"),
+        ("[00:01.00]one\n[-00:07.00]two\n", r"line 2: \[-00:07.00\] is a time before the song starts"),
+        ("[00:01.00]one\n[00:07.00.00]two\n", r"line 2: \[00:07.00.00\] is no time"),
+        ("[00:01.00]one\n[1:2:3:4]two\n", r"line 2: \[1:2:3:4\] is no time"),
+        ("[00:01.00]one\n[00:0x.00]two\n", r"line 2: \[00:0x.00\] is no time"),
+        ("[00:01.00]one <00:0x.00>two\n", r"line 1: <00:0x.00> is no time"),
+        ("[00:01.00]one\nan untimed line\n[00:09.00]three\n", r"line 2 \(an untimed line\) has no time, as the lines"),
+        ("an untimed line\nanother\n", r"has no times: an LRC line starts with its time"),
+        ("[offset:+999999999]\n[00:01.00]one\n", r"line 1 \[offset:\] \(ms\): 999999999 is out of range"),
+        ("[offset:soon]\n[00:01.00]one\n", r"line 1 \[offset:\] \(ms\): soon is not a number"),
+        ("[offset:+100]\n[offset:+200]\n[00:01.00]one\n", r"line 2: a second \[offset:\] tag"),
+        ("[offset:+1500]\n[00:01.00]one\n", r"line 2: its \[offset:\] moves it 0.5 s before the song starts"),
+    ],
+)
+def test_lrc_it_cannot_read_is_refused_by_its_line_never_dropped(tmp_path, lrc, said):
+    (path := tmp_path / "song.lrc").write_text(lrc)
+    with pytest.raises(UserError, match=f"^lyrics file {path} {said}"):
+        check_lyrics_file(path)
+
+
+def test_what_begins_like_a_time_is_timed_lyrics_and_a_sections_name_is_not():
+    for timed in ("[00:05,00] a", "[-00:07.00] a", "[1:00:05.00] a", "[00:07] a", " [12:34:56] a"):
+        assert starts_with_time(timed), timed
+    for plain in ("[Chorus]", "[Verse 2: Name]", "[1. Strophe] a", "(00:05) a", "a [00:05.00]"):
+        assert not starts_with_time(plain), plain

@@ -73,7 +73,7 @@ def page(tmp_path_factory):
     config = UIConfig(models="tiny", jobs_dir=tmp_path_factory.mktemp("jobs"))
     with gr.Blocks() as app:
         components = lay_out(config)
-        wire_jobs(Jobs(config), components)
+        wire_jobs(app, Jobs(config), components)
     return app, components
 
 

@@ -18,7 +18,7 @@ from PIL import Image
 from musicvid.core.assets import DEMO_LYRICS, DEMO_SONG
 from musicvid.core.workdir import Workdir
 from musicvid.pictures.camera import cover
-from tests.served_page import TIMED_LYRICS, codecs, controls
+from tests.served_page import TIMED_LYRICS, codecs, controls, cpu_seconds
 
 
 def rss_mb(pid: int, peak: bool = False) -> float:
@@ -272,3 +272,57 @@ def test_two_sessions_pressing_make_video_and_make_storyboard_at_once_both_finis
     assert storyboard["title"] == "One" and [s["prompt"] for s in storyboard["scenes"]] == [
         row[4] for row in table["data"]
     ]
+
+
+# A client of the page in a process of its own, which the test kills: it submits Make video and waits.
+CLIENT = """
+import json, sys, time
+from gradio_client import Client, handle_file
+server, song, lyrics, controls = json.loads(sys.argv[1])
+Client(server, verbose=False).submit(handle_file(song), "", "", lyrics, *controls, api_name="/make_video")
+time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.ci
+@pytest.mark.parametrize("leaves", ["cancels", "is killed"])
+def test_a_job_whose_client_cancels_or_is_killed_stops_within_a_step_and_frees_the_models(
+    server_process, jobs_dir, leaves
+):
+    import sys
+    import time
+
+    from gradio_client import Client, handle_file
+
+    server, process = server_process
+    known = set(jobs_dir.iterdir())
+    long = controls(steps=150, size="256x256")  # each picture denoises for seconds on this CPU
+    if leaves == "cancels":
+        job = Client(server, verbose=False).submit(
+            handle_file(str(DEMO_SONG)), "", "", TIMED_LYRICS, *long, api_name="/make_video"
+        )
+    else:
+        argv = json.dumps([server, str(DEMO_SONG), TIMED_LYRICS, long])
+        job = subprocess.Popen([sys.executable, "-c", CLIENT, argv])
+    deadline = time.time() + 120
+    while not any((j / "work" / "storyboard.json").exists() for j in set(jobs_dir.iterdir()) - known):
+        assert time.time() < deadline, "the render never started"
+        time.sleep(0.2)
+    time.sleep(2)  # well inside the first group's denoising loop
+    busy = cpu_seconds(process.pid)
+    time.sleep(3)
+    assert cpu_seconds(process.pid) - busy > 1.0  # the server is denoising
+    job.cancel() if leaves == "cancels" else job.kill()
+    time.sleep(3)  # (a killed client is missed by its next heartbeat, within the second the test's server beats)
+    [made] = set(jobs_dir.iterdir()) - known
+    drawn, idle = sorted(made.glob("work/*/*.png")), cpu_seconds(process.pid)
+    time.sleep(3)
+    used = cpu_seconds(process.pid) - idle
+    assert used < 0.5, f"the server still worked {used:.1f} s of CPU in the 3 s after its client {leaves}"
+    assert sorted(made.glob("work/*/*.png")) == drawn and not list(made.glob("*.mp4"))
+    # the models are free: another visitor's storyboard is made now, not after that render's minutes
+    table, _, status = Client(server, verbose=False).predict(
+        handle_file(str(DEMO_SONG)), "", "", TIMED_LYRICS, *controls(), api_name="/make_storyboard"
+    )
+    assert "Storyboard ready" in status

@@ -14,14 +14,7 @@ import pytest
 
 from musicvid.core.assets import DEMO_SONG
 from musicvid.core.workdir import Workdir
-from tests.served_page import TIMED_LYRICS, codecs
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system time of the process and its threads so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
+from tests.served_page import TIMED_LYRICS, codecs, cpu_seconds
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

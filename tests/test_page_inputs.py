@@ -4,11 +4,14 @@ whether or not the server holds something of that name, and nothing of that name
 and uploaded LoRAs are capped before any work. The page's functions are called directly: no server."""
 
 import argparse
+import asyncio
 import builtins
+import contextlib
 import io
 import json
 import os
 import shutil
+import threading
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +21,7 @@ import pytest
 
 from musicvid.core.assets import DEMO_SONG
 from musicvid.core.errors import UserError
+from musicvid.core.files import MAX_TEXT_CHARS
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.settings.loras import MAX_LORAS, Lora, Loras
 from tests.served_page import controls, served
@@ -119,7 +123,7 @@ def test_a_name_not_offered_reads_the_same_whether_or_not_the_server_holds_it(jo
         """The refusal of Make storyboard, the line under the controls, and the files looked at for them."""
         with files_touched() as touched:
             with pytest.raises(UserError) as refused:
-                handlers.make_storyboard(jobs, page_values(lora=text), SESSION)
+                handlers.make_storyboard(jobs, page_values(lora=text), SESSION, threading.Event())
             line = summary(page_values(lora=text), operator_loras(jobs.config.lora_dir))
         return str(refused.value), line, touched
 
@@ -146,7 +150,9 @@ def test_without_a_lora_folder_the_page_offers_only_uploads_and_says_so_on_the_p
     values = page_values(lora="/etc/passwd:0.5")
     event = page_events(jobs, {name: f"<{name}>" for name in values})(handlers.make_storyboard)  # as wired
     with pytest.raises(gr.Error) as refused:
-        event({f"<{name}>": value for name, value in values.items()}, SimpleNamespace(session_hash=SESSION))
+        asyncio.run(
+            event({f"<{name}>": value for name, value in values.items()}, SimpleNamespace(session_hash=SESSION))
+        )
     assert refused.value.message == (
         "style LoRA '/etc/passwd' is not one this page offers: upload it (this page offers none of its own)"
     )
@@ -184,7 +190,7 @@ def rendered_settings(jobs: Jobs, values: dict, monkeypatch):
         )
 
     monkeypatch.setattr(handlers, "make_video", make_video)
-    handlers.render(jobs, values, SESSION)
+    handlers.render(jobs, values, SESSION, threading.Event())
     return handed[0]
 
 
@@ -255,14 +261,16 @@ REFUSED = {
 def test_uploaded_loras_are_capped_before_any_work(jobs, tmp_path, nothing_loaded, lora, names, size, sentence):
     values = page_values(lora=lora, lora_upload=uploads(tmp_path / "gradio", *names, size=size))
     with pytest.raises(UserError) as refused:
-        handlers.make_storyboard(jobs, values, SESSION)
+        handlers.make_storyboard(jobs, values, SESSION, threading.Event())
     assert str(refused.value) == sentence
     assert list(jobs.root.iterdir()) == []
 
 
 def test_lyrics_over_the_limit_are_refused_before_a_job_is_made(jobs, tmp_path):
     with pytest.raises(UserError) as refused:
-        handlers.make_storyboard(jobs, page_values(lyrics="la " * (MAX_LYRICS_CHARS // 3 + 1)), SESSION)
+        handlers.make_storyboard(
+            jobs, page_values(lyrics="la " * (MAX_LYRICS_CHARS // 3 + 1)), SESSION, threading.Event()
+        )
     assert str(refused.value) == "the pasted lyrics are 100,002 characters long; the limit is 100,000"
     assert list(jobs.root.iterdir()) == []
     (tmp_path / "job" / "song").mkdir(parents=True)
@@ -290,6 +298,9 @@ def test_the_page_names_its_loras_and_caps_its_text_in_the_browser(jobs):
     upload = by_label[f"Your style LoRAs (.safetensors, at most {MAX_LORAS}, 1 GB each)"]
     assert (upload.file_count, upload.file_types) == ("multiple", [".safetensors"])
     assert by_label["Lyrics (optional)"].max_length == MAX_LYRICS_CHARS
+    assert [by_label[name].max_length for name in ("Title", "Artist", "Style (added to every prompt)")] == [
+        MAX_TEXT_CHARS
+    ] * 3
 
 
 @pytest.fixture
@@ -339,3 +350,27 @@ def test_a_table_row_of_other_columns_is_one_sentence(rows):
     saved["scenes"] = [dict(saved["scenes"][0], end=10.0)]
     with pytest.raises(UserError, match="must keep one row per scene and the columns start, end"):
         apply_edits(saved, rows)
+
+
+@pytest.mark.parametrize("how", ["Gradio's cancel of its event", "its session's end"])
+def test_a_running_job_is_told_to_stop_by_its_events_cancel_or_its_sessions_end(tmp_path, how):
+    """What the page wires (ui.app): the job's thread sees its stop flag set at once, and ends within a step."""
+    from ui.app import page_events
+
+    jobs, flags, ended = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs")), [], threading.Event()
+
+    def job(jobs: Jobs, values: dict, session: str, stop: threading.Event):  # 2 s of steps, each looking at `stop`
+        flags.append(stop)
+        if stop.wait(2):
+            ended.set()
+
+    async def run_and_leave():
+        task = asyncio.create_task(page_events(jobs, {})(job)({}, SimpleNamespace(session_hash=SESSION)))
+        while not flags:
+            await asyncio.sleep(0.01)
+        task.cancel() if how.startswith("Gradio") else jobs.cancel(SESSION)  # (the page's unload: jobs.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run_and_leave())
+    assert flags[0].is_set() and ended.is_set() and SESSION not in jobs.stops

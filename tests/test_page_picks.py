@@ -3,6 +3,7 @@ shows each keyframe's score, read-only (an edit never reads it) and sortable, an
 in. Driven through the page's handlers, as its buttons call them, with the tiny models."""
 
 import json
+import threading
 
 import pandas as pd
 import pytest
@@ -86,28 +87,28 @@ def scores(table) -> list:
 def test_drawn_keyframes_fill_the_score_column_and_an_edit_or_a_new_seed_picks_again(tmp_path):
     jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
     values = page_values(make_tone(tmp_path / "song.mp3", 6.03))
-    table, job, _ = handlers.make_storyboard(jobs, values, SESSION)
+    table, job, _ = handlers.make_storyboard(jobs, values, SESSION, threading.Event())
     assert len(table) == 3 and scores(table) == [None] * 3  # nothing drawn yet
     values |= dict(job=job, table=table)
-    _, shown, _, status, drawn, _ = handlers.keyframes(jobs, values, SESSION)
+    _, shown, _, status, drawn, _ = handlers.keyframes(jobs, values, SESSION, threading.Event())
     work = jobs.root / job / "work"
     board = load_storyboard(work / "storyboard.json")
     assert scores(drawn) == [round(scene.pick.together, 2) for scene in board.scenes] and shown == [0, 1, 2]
     assert all(scene.pick.candidates == 2 for scene in board.scenes) and "sort by it" in status
     # a prompt edited (its score typed over too, which is not read): that scene alone is picked again
     drawn[1][SCORED], drawn[1][EDITED.index("visual prompt")] = 2.5, "a burning sky over the sea"
-    _, _, _, status, again, _ = handlers.keyframes(jobs, values | dict(table=drawn), SESSION)
+    _, _, _, status, again, _ = handlers.keyframes(jobs, values | dict(table=drawn), SESSION, threading.Event())
     edited = load_storyboard(work / "storyboard.json")
     assert "(1 drawn)" in status and edited.scenes[1].pick.key != board.scenes[1].pick.key
     assert scores(again)[1] == round(edited.scenes[1].pick.together, 2) != 2.5
     assert [edited.scenes[n].pick for n in (0, 2)] == [board.scenes[n].pick for n in (0, 2)]
     # a new picture: a new seed for scene 2, from which its two candidates are drawn
-    handlers.new_picture(jobs, values | dict(table=again, scene=2), SESSION)
+    handlers.new_picture(jobs, values | dict(table=again, scene=2), SESSION, threading.Event())
     seed = json.loads((jobs.root / job / "storyboard.edited.json").read_text())["scenes"][2]["seed"]
     picked = load_storyboard(work / "storyboard.json").scenes[2].pick
     assert seed != edited.scenes[2].seed and (picked.from_seed, picked.candidates) == (seed, 2)
     # the render's table is the storyboard rendered, with its scores
-    video, _, _, _, rendered = handlers.render(jobs, values | dict(table=again), SESSION)
+    video, _, _, _, rendered = handlers.render(jobs, values | dict(table=again), SESSION, threading.Event())
     final = load_storyboard(work / "storyboard.json")
     assert scores(rendered) == [round(scene.pick.together, 2) for scene in final.scenes] and video.endswith(".mp4")
 
@@ -116,13 +117,15 @@ def test_drawn_keyframes_fill_the_score_column_and_an_edit_or_a_new_seed_picks_a
 def test_draw_keyframes_or_render_pressed_before_any_storyboard_make_it_first(tmp_path):
     jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
     values = page_values(make_tone(tmp_path / "song.mp3", 4.5), keyframe_candidates=1)
-    pictures, shown, _, status, table, job = handlers.keyframes(jobs, values, "first")  # no job, no table sent
+    pictures, shown, _, status, table, job = handlers.keyframes(
+        jobs, values, "first", threading.Event()
+    )  # no job, no table sent
     board = load_storyboard(jobs.root / job / "work" / "storyboard.json")
     assert "Keyframes ready" in status and len(pictures) == len(shown) == len(table) == len(board.scenes)
     assert [row[EDITED.index("lyric")] for row in table if row[2] == "lyric"] == [
         "the sky is burning",
         "rivers made of glass",
     ]
-    video, _, made, status, table = handlers.render(jobs, values, "second")
+    video, _, made, status, table = handlers.render(jobs, values, "second", threading.Event())
     assert made != job and status.startswith("Done") and video.endswith(".mp4") and len(table) == len(board.scenes)
     assert jobs.page_storyboards == {"first": job, "second": made}  # each page's storyboard, as Make video leaves it

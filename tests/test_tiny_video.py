@@ -4,16 +4,20 @@ in a second on the CPU, the same bytes from a fresh build and the same seed, oth
 model of another family brings its card's steps, and a pipeline of no family is refused in one sentence."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from musicvid.core.errors import UserError
 from musicvid.models.choose import choose_models
+from musicvid.models.drawing import check_drawing_options
+from musicvid.models.tiny import tiny_ltx_video
 from musicvid.models.tiny_video import tiny_ltx2, tiny_wan
 from musicvid.pictures.clips import draw_clip, video_pipeline_for
 from musicvid.settings.presets import LTX2, TINY_LTX2, TINY_WAN, VIDEO_FAMILIES, WAN_FLF2V
 from musicvid.settings.render import RenderSettings
+from tests.helpers import TINY_QUIET, make_tone, run
 
 SETTINGS = RenderSettings(size=(80, 64), transition_steps=2)
 ENDS = tuple(np.random.default_rng(n).integers(0, 256, (64, 80, 3), dtype=np.uint8) for n in (1, 2))
@@ -50,3 +54,30 @@ def test_a_pipeline_of_no_video_family_is_refused_in_one_sentence(tmp_path):
     assert "\n" not in str(refused.value)
     (tmp_path / "model_index.json").write_text(json.dumps({"_class_name": "WanImageToVideoPipeline"}))
     assert choose_models("default", video=str(tmp_path)).transition_steps == 50
+
+
+@pytest.mark.parametrize("family, build", [("ltx-video", tiny_ltx_video), ("ltx2", tiny_ltx2), ("wan", tiny_wan)])
+def test_each_video_family_draws_at_its_smallest_side_and_a_size_below_it_is_refused_before_any_work(family, build):
+    smallest = VIDEO_FAMILIES[family].smallest
+    settings = RenderSettings(size=(smallest, smallest), transition_steps=2, transitions="video")
+    ends = tuple(np.random.default_rng(n).integers(0, 256, (smallest, smallest, 3), dtype=np.uint8) for n in (3, 4))
+    frames = draw_clip(video_pipeline_for(build(), settings), 9, 10, ends, "a lantern in the fog", 3, settings)
+    assert frames.shape == (9, smallest, smallest, 3)
+    models = choose_models("tiny", video={"ltx-video": None, "ltx2": TINY_LTX2, "wan": TINY_WAN}[family])
+    check_drawing_options(models, settings)
+    for size in [(8, 8), (24, 24), (smallest, 24), (40, smallest)]:  # drawn at the family's steps of sides
+        smaller = RenderSettings(size=size, transitions="video")
+        if family == "ltx2":  # (the others draw no side below their step: it is their smallest)
+            with pytest.raises(UserError, match=rf"^--size {size[0]}x{size[1]}: LTX-2 draws no side of the frames"):
+                check_drawing_options(models, smaller)
+        else:
+            check_drawing_options(models, smaller)
+        check_drawing_options(models, replace(smaller, transitions="slerp"))  # slerp draws any size
+
+
+def test_ltx2_at_32x32_is_refused_by_render_before_any_keyframe(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2.0)
+    argv = [song, *TINY_QUIET, "--transitions", "video", "--video-model", TINY_LTX2, "--size", "32x32"]
+    code, out, err = run(capsys, "render", *argv, "--workdir", tmp_path / "w")
+    assert code == 2 and err.count("\n") == 1 and "LTX-2 draws no side of the frames between keyframes below 64" in err
+    assert not (tmp_path / "w").exists()

@@ -9,6 +9,7 @@ that made it, and is removed after a while (ui/jobs.py).
 
 from __future__ import annotations
 
+import asyncio
 import re
 from functools import partial
 from typing import Callable
@@ -36,12 +37,13 @@ from ui.controls import (
     UPLOADS,
     bounds,
     choices,
+    longest,
     page_groups,
     shown_controls,
     summary,
 )
 from ui.jobs import Jobs
-from ui.loras import MAX_LORA_MB, SUFFIX, operator_loras
+from ui.loras import LORA_BOX_CHARACTERS, MAX_LORA_MB, SUFFIX, operator_loras
 from ui.table import COLUMNS, DATATYPES, READ_ONLY
 
 MODELS_IN_USE = "models"  # the Gradio concurrency group of every event that runs the models
@@ -53,16 +55,15 @@ INTRO = (
 )
 # The settings controls, by the setting each sets (and the models' preset, and the person's LoRAs).
 CONTROLS = ("preset", "context_size", "seed", *FOLLOWERS, "look", "fast", *UPLOADS, LORA_UPLOADS)
-# A line of the LoRAs' box is a file name (at most 255 bytes) and a weight.
-LORA_BOX_CHARACTERS = MAX_LORAS * 300
 
 
 def song_inputs() -> dict[str, Callable[[], gr.Component]]:
     """The song, its names and its lyrics: each input's maker (lay_out places it in its setting's group)."""
     return dict(
         upload=partial(gr.Audio, sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)"),
-        title=partial(gr.Textbox, label="Title"),
-        artist=partial(gr.Textbox, label="Artist"),
+        # (in the browser; the server refuses longer text too, as every front door: musicvid.settings.schema)
+        title=partial(gr.Textbox, label="Title", max_length=longest(SongRequest, "title")),
+        artist=partial(gr.Textbox, label="Artist", max_length=longest(SongRequest, "artist")),
         lyrics=partial(
             gr.Textbox,
             label="Lyrics (optional)",
@@ -92,7 +93,12 @@ def value_controls(preset: str, shows: dict) -> dict[str, Callable[[], gr.Compon
         guidance=partial(gr.Slider, value=shows["guidance"], label="Guidance scale", **bounds(render, "guidance")),
         size=partial(gr.Dropdown, SIZES, value=shows["size"], allow_custom_value=True, label="Size (W×H)"),
         seed=partial(gr.Number, SongRequest.seed, label="Seed", precision=0, **bounds(SongRequest, "seed")),
-        style=partial(gr.Textbox, label="Style (added to every prompt)", placeholder="e.g. oil painting"),
+        style=partial(
+            gr.Textbox,
+            label="Style (added to every prompt)",
+            placeholder="e.g. oil painting",
+            max_length=longest(render, "style"),
+        ),
         align=partial(gr.Checkbox, shows["align"], label="Chunked Similarity Alignment (smoother morphs)"),
         keyframe_candidates=partial(
             gr.Number,
@@ -281,11 +287,15 @@ def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
     server_folders = re.compile(rf"(?:{folders})(?:/[^/\s]+)*/")
 
     def on_page(handler: Callable) -> Callable:
-        def event(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
-            try:
-                return handler(jobs, named(values), request.session_hash)
-            except MusicvidError as error:
-                raise gr.Error(server_folders.sub("", str(error)), print_exception=False) from None
+        async def event(values: dict, request: gr.Request, progress=gr.Progress(track_tqdm=True)):
+            with jobs.running(request.session_hash) as stop:
+                try:  # in a thread the event awaits: Gradio's cancel of the event reaches it here, at once
+                    return await asyncio.to_thread(handler, jobs, named(values), request.session_hash, stop)
+                except MusicvidError as error:
+                    raise gr.Error(server_folders.sub("", str(error)), print_exception=False) from None
+                except asyncio.CancelledError:  # the page's Cancel, a client's job.cancel(): the work ends too
+                    stop.set()
+                    raise
 
         return event
 
@@ -309,9 +319,10 @@ def wire_controls(config: UIConfig, page: dict[str, gr.Component]) -> None:
     gr.on(changes, outcome, controls, [page["outcome"]], **quietly)
 
 
-def wire_jobs(jobs: Jobs, page: dict[str, gr.Component]) -> None:
+def wire_jobs(app: gr.Blocks, jobs: Jobs, page: dict[str, gr.Component]) -> None:
     """The buttons that run the models: one concurrency group over them all (one job uses the models), and
-    Cancel, outside the queue: it must not wait behind the very job it stops."""
+    Cancel, outside the queue: it must not wait behind the very job it stops. A session's job also ends when its
+    page or client goes (Gradio's unload, when the session's heartbeat stops): nobody waits for what it makes."""
     on_page = page_events(jobs, page)
     controls = {page[name] for name in CONTROLS}
     song = {page[name] for name in ("upload", "title", "artist", "lyrics")}
@@ -342,6 +353,7 @@ def wire_jobs(jobs: Jobs, page: dict[str, gr.Component]) -> None:
         jobs.cancel(request.session_hash)
 
     page["cancel_button"].click(cancel, cancels=started, queue=False, api_name=False)
+    app.unload(cancel)
 
 
 def build_app(config: UIConfig = UIConfig()) -> gr.Blocks:
@@ -353,5 +365,5 @@ def build_app(config: UIConfig = UIConfig()) -> gr.Blocks:
         wire_controls(config, page)
         page["upload"].upload(handlers.fill_tags, [page["upload"]], [page["title"], page["artist"]], api_name=False)
         page["gallery"].select(handlers.choose_scene, [page["shown_scenes"]], [page["scene"]], api_name=False)
-        wire_jobs(jobs, page)
+        wire_jobs(app, jobs, page)
     return app

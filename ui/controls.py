@@ -73,6 +73,11 @@ def bounds(cls, name: str) -> dict:
     return {"minimum": low, "maximum": meta["high"], **({"step": step} if step else {})}
 
 
+def longest(cls, name: str) -> int:
+    """A text control's most characters, from its setting."""
+    return cls.fields()[name].metadata["longest"]
+
+
 def choices(cls, name: str) -> list[str]:
     """A choice control's choices: its setting's, after "" (none) where the setting may be left unset."""
     f = cls.fields()[name]

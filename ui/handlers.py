@@ -1,6 +1,7 @@
 """What the page's buttons do: plain functions of the page's jobs, its values by name ("upload", "title",
-"artist", "lyrics", the settings controls' names, "lora_upload", "table", "job", "scene", "pin_upload") and
-the browser session, each returning what the page shows next. A MusicvidError raised here becomes the
+"artist", "lyrics", the settings controls' names, "lora_upload", "table", "job", "scene", "pin_upload"), the
+browser session and the job's stop flag (set when the job is cancelled or its page goes: ui/app.py), each
+returning what the page shows next. A MusicvidError raised here becomes the
 page's message where the page is wired (ui/app.py).
 
 It calls the same pipeline functions as the command line (get_storyboard, make_keyframes, make_video).
@@ -73,7 +74,9 @@ def storyboard_job(jobs: Jobs, values: dict, session: str) -> tuple[Storyboard, 
     """A new job and its storyboard; the job is removed again if its song is refused."""
     if not values["upload"]:
         raise UserError("upload a song first")
-    check_pasted_lyrics(values["lyrics"] or "")  # the pasted text and the settings are refused before the copy
+    # the pasted text, the title and artist and the settings are refused before the copy
+    check_pasted_lyrics(values["lyrics"] or "")
+    song_request(jobs, values, Path(values["upload"]))
     page_settings(jobs, values)
     job, song = jobs.new(values["upload"], session)
     try:
@@ -156,23 +159,26 @@ def render_job(
     return str(made.video), files, status, rows(made.storyboard)
 
 
-def make_storyboard(jobs: Jobs, values: dict, session: str) -> tuple:
+def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     with jobs.models_lock:
         storyboard, job_id = storyboard_job(jobs, values, session)
+        if stop.is_set():  # (made for a page that is gone, or no longer wants it)
+            jobs.discard(job_id)
+            raise Cancelled("the job was cancelled")
         jobs.page_storyboards[session] = job_id
     return rows(storyboard), job_id, storyboard_status(storyboard)
 
 
-def render(jobs: Jobs, values: dict, session: str) -> tuple:
-    with jobs.running(session) as stop, jobs.models_lock:
+def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
+    with jobs.models_lock:
         job_id, table_rows = pressed_or_made(jobs, values, session)
         video, files, status, table = render_job(jobs, values, table_rows, job_id, session, stop)
     return video, files, job_id, status, table
 
 
-def video_in_one_go(jobs: Jobs, values: dict, session: str) -> tuple:
+def video_in_one_go(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
-    with jobs.running(session) as stop, jobs.models_lock:
+    with jobs.models_lock:
         storyboard, job_id = storyboard_job(jobs, values, session)
         if stop.is_set():
             raise Cancelled("the job was cancelled")
@@ -181,11 +187,11 @@ def video_in_one_go(jobs: Jobs, values: dict, session: str) -> tuple:
     return table, video, files, job_id, status
 
 
-def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:
+def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, change=None) -> tuple:
     """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the gallery;
     the table as drawn, with the keyframes' scores; and the job (a storyboard made first where there was none,
     unless a scene is to change: there is none to choose before it)."""
-    with jobs.running(session) as stop, jobs.models_lock:
+    with jobs.models_lock:
         job_id, table_rows = (pressed if change else pressed_or_made)(jobs, values, session)
         request, settings = edited_request(jobs, values, table_rows, job_id, session, change)
         made = make_keyframes(request, settings, jobs.registry(values["preset"]), stop=stop)
@@ -201,14 +207,15 @@ def keyframes(jobs: Jobs, values: dict, session: str, change=None) -> tuple:
     return pictures, made.scenes, files, status, rows(made.storyboard), job_id
 
 
-def new_picture(jobs: Jobs, values: dict, session: str) -> tuple:
+def new_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     """The chosen scene's keyframe drawn again, with a new seed."""
     seed = secrets.randbelow(SongRequest.fields()["seed"].metadata["high"] + 1)
-    return keyframes(jobs, values, session, change=("seed", seed))
+    return keyframes(jobs, values, session, stop, change=("seed", seed))
 
 
-def pin_picture(jobs: Jobs, values: dict, session: str) -> tuple:
-    """The uploaded picture, kept in the job's folder, becomes the chosen scene's keyframe."""
+def pin_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
+    """The uploaded picture, kept in the job's folder, becomes the chosen scene's keyframe; refused (no such
+    scene, a broken edit), it is not kept."""
     if not values["pin_upload"]:
         raise UserError("choose a picture to pin first")
     check_picture(Path(values["pin_upload"]))  # its size from its header first: a bomb is never decoded
@@ -217,7 +224,11 @@ def pin_picture(jobs: Jobs, values: dict, session: str) -> tuple:
     pins.mkdir(exist_ok=True)
     kept = pins / f"{uuid.uuid4().hex[:12]}{Path(values['pin_upload']).suffix.lower()}"
     shutil.copyfile(values["pin_upload"], kept)
-    return keyframes(jobs, values, session, change=("picture", str(kept)))
+    try:
+        return keyframes(jobs, values, session, stop, change=("picture", str(kept)))
+    except UserError:  # refused before the storyboard took it
+        kept.unlink(missing_ok=True)
+        raise
 
 
 def fill_tags(upload):

@@ -21,7 +21,7 @@ from musicvid.core.audio import check_length
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.lyrics.known import MAX_LYRICS_CHARS, starts_with_time
+from musicvid.lyrics.known import MAX_LYRICS_CHARS, lrc_stamps, starts_with_time
 from musicvid.models.choose import choose_models
 from musicvid.models.registry import ModelRegistry
 from musicvid.settings.song import PLAIN
@@ -57,10 +57,18 @@ def loras_folder(song: Path) -> Path:
     return job_folder(song) / "loras"
 
 
+def timed(text: str) -> bool:
+    """Whether pasted lyrics are LRC: a line of them starts with a time."""
+    return any(starts_with_time(line) for line in text.splitlines())
+
+
 def check_pasted_lyrics(text: str) -> None:
-    """Pasted lyrics are refused past a lyrics file's limit before anything is copied or run."""
+    """Pasted lyrics are refused past a lyrics file's limit, and timed ones wherever the LRC reader cannot read
+    them whole (a line without a time among timed ones, a time it cannot read), before anything is copied or run."""
     if len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"the pasted lyrics are {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
+    if timed(text):
+        lrc_stamps(text, "the pasted lyrics")
 
 
 def video_file(song: Path, preview: bool) -> Path:
@@ -87,8 +95,9 @@ class Jobs:
 
     @contextmanager
     def running(self, session: str) -> Iterator[threading.Event]:
-        """A stop flag for the session's job while it runs. Gradio's cancel only stops waiting for a
-        function; the work itself, in a worker thread, stops when the Cancel button sets this."""
+        """A stop flag for the session's job while it runs. The work, in a worker thread, stops within a denoising
+        step of its being set: by Gradio's cancel of the job's event (ui.app.page_events), by the Cancel button, or
+        when the session's page or client goes (ui.app.wire_jobs)."""
         self.stops[session] = flag = threading.Event()
         try:
             yield flag
@@ -133,7 +142,7 @@ class Jobs:
         check_pasted_lyrics(text)
         if not text.strip():
             return None
-        suffix = ".lrc" if any(starts_with_time(line) for line in text.splitlines()) else PLAIN
+        suffix = ".lrc" if timed(text) else PLAIN
         path = job_folder(song) / "lyrics" / f"lyrics{suffix}"
         path.parent.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")

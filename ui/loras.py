@@ -23,6 +23,8 @@ SUFFIX = ".safetensors"  # the one layout read without running code from the fil
 # rank 128, stay under 900 MB. Gradio refuses any upload over --max-upload-mb as it arrives; this cap holds
 # where an operator raised that for long songs: a job keeps at most MAX_LORAS of these, read whole to fuse.
 MAX_LORA_MB = 1024
+# A line of the LoRAs' box is a file name (at most 255 bytes) and a weight.
+LORA_BOX_CHARACTERS = MAX_LORAS * 300
 
 
 def is_lora_name(name: str) -> bool:
@@ -88,8 +90,10 @@ def not_offered(name: str, offered: Mapping[str, Path]) -> str:
 
 def page_loras(text: str, operator: Mapping[str, Path], uploads: Mapping[str, Path]) -> Loras:
     """The LoRAs the box names, `NAME[:WEIGHT]` a line, in order, then the uploads it does not name, at
-    weight 1; each read from the file the page keeps under that name. How many and their weights are
-    checked first, in the sentences every front door says (musicvid.settings.loras.check_loras)."""
+    weight 1; each read from the file the page keeps under that name. The box's length, how many and their
+    weights are checked first, in the sentences every front door says (musicvid.settings.loras.check_loras)."""
+    if len(text) > LORA_BOX_CHARACTERS:
+        raise UserError(f"the style LoRAs' box holds {len(text):,} characters; the limit is {LORA_BOX_CHARACTERS:,}")
     named = Loras.parse(text)
     given = Loras([*named, *(Lora(name) for name in uploads if name not in {lora.source for lora in named})])
     check_loras(given)

@@ -10,7 +10,7 @@ import numpy as np
 
 from musicvid.core import ffmpeg
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, file_sha256
+from musicvid.core.files import MAX_TEXT_CHARS, check_file, file_sha256
 
 MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
 
@@ -97,8 +97,9 @@ def read_tags(path: Path) -> tuple[str, str]:
 
         tags = mutagen.File(path, easy=True)
         if tags is not None and tags.tags is not None:
-            title = (tags.get("title") or [""])[0].strip()
-            artist = (tags.get("artist") or [""])[0].strip()
+            # (a tag may be megabytes: cut to what a person may type as a title)
+            title = (tags.get("title") or [""])[0].strip()[:MAX_TEXT_CHARS]
+            artist = (tags.get("artist") or [""])[0].strip()[:MAX_TEXT_CHARS]
     except Exception:  # tags are a convenience: any unreadable tag block just means "no tags"
         pass
     if not title:

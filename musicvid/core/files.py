@@ -25,6 +25,17 @@ VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
 MAX_PICTURE_PIXELS = 40_000_000
 # What a URL starts with (http://, https://, file:///, s3://): a name that is one is no path on this machine.
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# A text a person types (a title, an artist, a style) is a line: the longest song and album titles in use run to a few
+# hundred characters. Each is read with every prompt (ViPE, the text encoders): a page's 10 MB title held the one
+# render slot for 25 s. (musicvid.settings.schema bounds the settings by it, the storyboard its title and artist.)
+MAX_TEXT_CHARS = 1_000
+# Every number read from a person's file (a lyrics file's times, a storyboard's or a transcript's numbers) is read by
+# file_number, bounded before it is converted: Python reads a 400-digit integer but cannot make it a float
+# (OverflowError), and refuses one of 5,000 digits (ValueError). No time, seed or count a person writes is past 2^53,
+# the largest integer a float holds exactly (I-JSON, RFC 7493), nor takes more than 32 characters to write.
+MAX_FILE_NUMBER = 2**53
+MAX_NUMBER_CHARS = 32
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")  # JSON's numbers; a lyrics file's are of them
 
 
 @lru_cache(maxsize=64)
@@ -217,10 +228,39 @@ def json_share(value: Any, document: str, where: str) -> float | None:
     return value
 
 
-def parse_json(text: str, what: str) -> Any:
-    """JSON a person gave us, or one sentence saying why it is not usable."""
+def file_number(text: str, where: str, low: float = -MAX_FILE_NUMBER, high: float = MAX_FILE_NUMBER) -> int | float:
+    """The number written `text` at `where` in a person's file, from `low` to `high`, or one sentence saying why not."""
+    shown = text if len(text) <= 20 else f"{text[:12]}… ({len(text):,} characters)"
+    if len(text) > MAX_NUMBER_CHARS:
+        raise UserError(
+            f"{where}: the number {shown} is longer than any this file holds ({MAX_NUMBER_CHARS} characters)"
+        )
+    if not NUMBER.fullmatch(text):
+        raise UserError(f"{where}: {shown} is not a number")
+    value = int(text) if text.lstrip("-").isdigit() else float(text)
+    if not (math.isfinite(value) and low <= value <= high):
+        raise UserError(f"{where}: {shown} is out of range (from {low:,.16g} to {high:,.16g})")
+    return value
+
+
+def read_text(path: Path, what: str) -> str:
+    """A text file a person gave (checked first: check_file) as UTF-8, read past the byte-order mark that editors
+    write (Notepad before 2019, PowerShell 5), or one sentence saying why not."""
+    check_file(path, what)
     try:
-        return json.loads(text)
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UserError(f"{what} {path} is not UTF-8 text") from None
+
+
+def parse_json(text: str, what: str) -> Any:
+    """JSON a person gave us, its every number read by file_number, or one sentence saying why it is not usable."""
+
+    def number(token: str) -> int | float:  # (named by the line of its first appearance)
+        return file_number(token, f"{what} line {text.count(chr(10), 0, max(0, text.find(token))) + 1}")
+
+    try:
+        return json.loads(text, parse_int=number, parse_float=number, parse_constant=number)
     except json.JSONDecodeError as e:
         raise UserError(f"{what} is not valid JSON: {e}") from None
     except RecursionError:

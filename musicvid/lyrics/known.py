@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, file_sha256, parse_json
+from musicvid.core.files import check_file, file_number, file_sha256, parse_json, read_text
 from musicvid.lyrics.transcript import Line, Transcript, fit_to_duration, has_words
 from musicvid.settings.song import PLAIN, TIMED
 
@@ -21,10 +22,20 @@ def sung_seconds(text: str) -> float:
     return min(LRC_MAX_LINE_SECONDS, 1.0 + LRC_SECONDS_PER_WORD * len(text.split()))
 
 
-_LRC_TIME = re.compile(r"\[(\d+):(\d+(?:[.:]\d+)?)\]")
-_LRC_WORD_TIME = re.compile(r"<\d+:\d+(?:[.:]\d+)?>")
-_LRC_OFFSET = re.compile(r"^\[offset:\s*([+-]?\d+)\s*\]", re.IGNORECASE)
-_SRT_TIME = re.compile(r"(-?)(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(-?)(\d+):(\d+):(\d+)[,.](\d+)")
+# LRC as its writers write it. A sung line starts with one or more times: [mm:ss.xx], [mm:ss,xx], [mm:ss],
+# [mm:ss.xxx], [hh:mm:ss.xx], or [mm:ss:xx] (older writers' mark before the fraction); enhanced LRC times its words
+# too (<mm:ss.xx>). A tag alone on a line says who and what ([ar:], [ti:], [al:], [by:], [length:], [offset:±ms]) or
+# names a section ([Chorus]): nothing sung. A tag that begins like a time and is none, or a negative one, is refused by
+# its line: read as something else, its line would be lost. docs/lyrics.md, "Lyrics you have".
+_TAG = re.compile(r"\[([^\[\]]*)\]")
+_WORD_TAG = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
+_TIMELIKE = re.compile(r"\s*[-+]?\s*\d+\s*:.*")  # what begins like a time is read as one, or refused
+_TIME = re.compile(r"(\d+):(\d+)(?:[.,:](\d+))?|(\d+):(\d+):(\d+)[.,](\d+)")
+_META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
+# An offset nudges the lyrics by milliseconds or seconds; one past the longest song taken moves every line off it.
+MAX_OFFSET_MS = MAX_SONG_SECONDS * 1000
+_SRT_TIME = re.compile(r"(\S+)\s*-->\s*(\S+)")
+_SRT_CLOCK = re.compile(r"(-?)(\d+):(\d+):(\d+)(?:[,.](\d+))?")
 _MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 _SECTION = re.compile(r"^\[[^\]]*\]$")
@@ -44,29 +55,94 @@ MAX_LINES = 2_000
 
 
 def starts_with_time(line: str) -> bool:
-    """Whether a line of text is a timed LRC line ("[01:23.45] words")."""
-    return bool(_LRC_TIME.match(line.strip()))
+    """Whether a line of text begins like a timed LRC line ("[01:23.45] words"; a malformed time too, which the LRC
+    reader then refuses)."""
+    tag = _TAG.match(line.strip())
+    return bool(tag and _TIMELIKE.fullmatch(tag.group(1)))
 
 
-def _lrc_seconds(minutes: str, seconds: str) -> float:
-    return int(minutes) * 60 + float(seconds.replace(":", "."))
+def _tag_seconds(tag: str, where: str) -> float:
+    """The time a tag (brackets and all) says, or one sentence saying it is none an LRC writer writes."""
+    inside = tag[1:-1].strip()
+    if inside.startswith("-"):
+        raise UserError(f"{where}: {tag} is a time before the song starts")
+    match = _TIME.fullmatch(inside)
+    if not match:
+        raise UserError(f"{where}: {tag} is no time an LRC line is read by ([mm:ss.xx], [mm:ss] or [hh:mm:ss.xx])")
+    minutes, seconds, fraction, *hours_on = match.groups()
+    return _clock(*(hours_on if hours_on[0] is not None else ("0", minutes, seconds, fraction)), where)
 
 
-def parse_lrc(text: str, duration: float) -> list[Line]:
-    offset = 0.0
-    stamped: list[tuple[float, str]] = []
-    for raw in text.splitlines():
-        raw = raw.strip()
-        if match := _LRC_OFFSET.match(raw):
-            offset = int(match.group(1)) / 1000.0  # positive offset: lyrics come earlier
-            continue
-        times = []
-        while match := _LRC_TIME.match(raw):
-            times.append(_lrc_seconds(*match.groups()))
-            raw = raw[match.end() :]
-        words = " ".join(_LRC_WORD_TIME.sub(" ", raw).split())
-        stamped.extend((t - offset, words) for t in times)
-    stamped.sort(key=lambda item: item[0])
+def _clock(hours: str, minutes: str, seconds: str, fraction: str | None, where: str) -> float:
+    """The seconds a clock's digits say, each read by file_number."""
+    whole = [file_number(part, where) for part in (hours, minutes)]
+    return (whole[0] * 60 + whole[1]) * 60 + file_number(f"{seconds}.{fraction or 0}", where)
+
+
+def _sung(text: str, where: str) -> str:
+    """A timed line's words, its words' own times (enhanced LRC's <mm:ss.xx>) read and left out."""
+
+    def word_time(tag: re.Match) -> str:
+        if not _TIMELIKE.fullmatch(tag.group(0)[1:-1]):
+            return tag.group(0)  # (a word in brackets: sung)
+        _tag_seconds(tag.group(0), where)
+        return " "
+
+    return " ".join(_WORD_TAG.sub(word_time, text).split())
+
+
+def _offset(tag: str, offset: float | None, where: str) -> float | None:
+    """The offset (s) a tag alone on a line sets, else `offset` as it was."""
+    meta = _META.fullmatch(tag)
+    if not meta or meta.group(1).lower() != "offset":
+        return offset
+    if offset is not None:
+        raise UserError(f"{where}: a second [offset:] tag: which one holds?")
+    value = meta.group(2).strip()
+    return file_number(value.removeprefix("+"), f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1000.0
+
+
+def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str]]:
+    """The times of LRC `text`, each with its line's words ("": where the line before ends), in the order written,
+    the offset applied; or one sentence naming a line that cannot be read so: a time no writer writes, sung words
+    without a time among timed lines, a line the offset moves before the song starts."""
+    offset: float | None = None
+    stamped: list[tuple[float, str, int]] = []
+    untimed: list[tuple[int, str]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        where, rest, times = f"{document} line {number}", raw.strip(), []
+        while (tag := _TAG.match(rest)) and _TIMELIKE.fullmatch(tag.group(1)):
+            times.append(_tag_seconds(tag.group(0), where))
+            rest = rest[tag.end() :].lstrip()
+        if times:
+            stamped.extend((time, _sung(rest, where), number) for time in times)
+        elif tag := _TAG.fullmatch(rest):
+            offset = _offset(tag.group(1), offset, where)
+        elif has_words(rest):
+            untimed.append((number, rest))
+    if untimed:
+        number, words = untimed[0]
+        shown = words if len(words) <= 40 else f"{words[:40]}…"
+        if stamped:
+            raise UserError(
+                f"{document} line {number} ({shown}) has no time, as the lines around it have: give it its time "
+                "([mm:ss.xx]), or give every line without one (plain lyrics, which Whisper times)"
+            )
+        raise UserError(
+            f"{document} has no times: an LRC line starts with its time ([mm:ss.xx]); plain lyrics (a .txt file) "
+            "are timed by Whisper"
+        )
+    shift = offset or 0.0
+    for time, words, number in stamped:
+        if words and time < shift:
+            raise UserError(
+                f"{document} line {number}: its [offset:] moves it {shift - time:g} s before the song starts"
+            )
+    return [(time - shift, words) for time, words, _ in stamped]
+
+
+def parse_lrc(text: str, duration: float, document: str = "the lyrics") -> list[Line]:
+    stamped = sorted(lrc_stamps(text, document), key=lambda item: item[0])
     lines = []
     for i, (start, words) in enumerate(stamped):
         following = stamped[i + 1][0] if i + 1 < len(stamped) else duration
@@ -75,25 +151,29 @@ def parse_lrc(text: str, duration: float) -> list[Line]:
     return lines
 
 
-def _srt_seconds(sign: str, hours: str, minutes: str, seconds: str, fraction: str) -> float:
-    value = int(hours) * 3600 + int(minutes) * 60 + int(seconds) + int(fraction) / 10 ** len(fraction)
-    return -value if sign else value
+def _srt_seconds(clock: str, where: str) -> float:
+    """An SRT time (hh:mm:ss,mmm) in seconds, or one sentence saying it is none or is negative."""
+    match = _SRT_CLOCK.fullmatch(clock)
+    if not match:
+        raise UserError(f"{where} has a time SRT does not write ({clock[:40]}): hh:mm:ss,mmm")
+    if match.group(1):
+        raise UserError(f"{where} has a negative time ({clock[:40]})")
+    return _clock(*match.groups()[1:], where)
 
 
 def parse_srt(text: str, document: str) -> list[Line]:
-    """The cues of an SRT file as lines; a cue that starts before 0 or ends before it starts is refused,
-    named by its number, not quietly read as something else."""
+    """The cues of an SRT file as lines; a cue whose time cannot be read, starts before 0 or ends before it starts
+    is refused, named by its number, not quietly read as something else."""
     lines = []
     for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n")):
         rows = [r.strip() for r in block.strip().split("\n") if r.strip()]
         for i, row in enumerate(rows):
             if match := _SRT_TIME.search(row):
-                start, end = _srt_seconds(*match.groups()[:5]), _srt_seconds(*match.groups()[5:])
-                cue = f"cue {rows[0]}" if i == 1 and rows[0].isdigit() else f"the cue at '{row}'"
-                if start < 0 or end < 0:
-                    raise UserError(f"{document}: {cue} has a negative time ({row})")
+                cue = f"cue {rows[0][:20]}" if i == 1 and rows[0].isdigit() else f"the cue at '{row[:60]}'"
+                where = f"{document}: {cue}"
+                start, end = (_srt_seconds(clock, where) for clock in match.groups())
                 if end < start:
-                    raise UserError(f"{document}: {cue} ends before it starts ({row})")
+                    raise UserError(f"{where} ends before it starts ({row})")
                 words = " ".join(_MARKUP.sub("", " ".join(rows[i + 1 :])).split())
                 lines.append(Line(start, end, words))
                 break
@@ -113,10 +193,7 @@ def _read_text(path: Path) -> str:
     check_file(path, "lyrics file")
     if path.stat().st_size > 4 * MAX_LYRICS_CHARS:  # UTF-8 takes at most 4 bytes a character
         raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise UserError(f"lyrics file {path} is not UTF-8 text") from None
+    text = read_text(path, "lyrics file")
     if len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
     for number, line in enumerate(text.splitlines(), start=1):
@@ -133,10 +210,23 @@ def check_kind(path: Path, kinds: tuple[str, ...] = (*TIMED, PLAIN)) -> None:
         raise UserError(f"lyrics file {path} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
 
 
+def timed_lines(path: Path, text: str, duration: float) -> tuple[list[Line], str]:
+    """The lines of a timed lyrics file's `text` (as written: not yet fitted to the song) and their language."""
+    document = f"lyrics file {path}"
+    if path.suffix.lower() == ".lrc":
+        return parse_lrc(text, duration, document), "en"
+    if path.suffix.lower() == ".srt":
+        return parse_srt(text, document), "en"
+    return parse_transcript_json(text, document)
+
+
 def check_lyrics_file(path: Path) -> None:
-    """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix), its size, its lines."""
+    """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix), its size, its lines, and
+    a timed file's every time (a line's end, which the song's length bounds, aside)."""
     check_kind(path)
-    _read_text(path)
+    text = _read_text(path)
+    if path.suffix.lower() in TIMED:
+        timed_lines(path, text, MAX_SONG_SECONDS)
 
 
 def read_plain_lyrics(path: str | Path) -> list[str]:
@@ -170,15 +260,7 @@ def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Tr
     path = Path(path)
     check_kind(path, TIMED)
     text = _read_text(path)
-    suffix = path.suffix.lower()
-    language = "en"
-    document = f"lyrics file {path}"
-    if suffix == ".lrc":
-        lines = parse_lrc(text, duration)
-    elif suffix == ".srt":
-        lines = parse_srt(text, document)
-    else:
-        lines, language = parse_transcript_json(text, document)
+    lines, language = timed_lines(path, text, duration)
     check_line_count(len(lines), duration, path)
     lines = fit_to_duration(lines, duration)
     if not lines and text.strip():

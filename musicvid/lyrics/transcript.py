@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from musicvid.core.files import invalid, json_number, json_share, json_string, parse_json
+from musicvid.core.files import invalid, json_number, json_share, json_string, parse_json, read_text
 from vipe_core.atomic import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
@@ -92,7 +92,7 @@ class Transcript:
 
     @classmethod
     def load(cls, path: Path) -> "Transcript":
-        return cls.from_json(parse_json(path.read_text(encoding="utf-8"), f"transcript {path}"), f"transcript {path}")
+        return cls.from_json(parse_json(read_text(path, "transcript"), f"transcript {path}"), f"transcript {path}")
 
 
 def _word(raw: Any, document: str, at: str) -> Word:

@@ -22,11 +22,22 @@ from musicvid.models.loading import (
     first_line,
     load_diffusion,
     obtain,
+    video_family,
 )
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import is_single_file
+from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
-from musicvid.settings.presets import FAMILIES, FAMILY_NAMES, FLOW_FAMILIES, IN_CONTEXT_REFERENCES, TINY, ModelSet
+from musicvid.settings.presets import (
+    FAMILIES,
+    FAMILY_NAMES,
+    FLOW_FAMILIES,
+    IN_CONTEXT_REFERENCES,
+    TINY,
+    VIDEO_FAMILIES,
+    VIDEO_FAMILY_NAMES,
+    ModelSet,
+)
 from musicvid.settings.render import RenderSettings
 
 # both backends' default fallback
@@ -156,7 +167,9 @@ class Drawing:
 def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
     """Refuse, before any work, an option the picture family has nothing for: the flow-matching families have no
     few-step LoRA of --fast (they draw in 4 to 8 steps already) and no sliced attention; Z-Image has nothing for
-    --reference (FLUX.2 klein reads the picture itself). Their sides come in multiples of 16."""
+    --reference (FLUX.2 klein reads the picture itself). Their sides come in multiples of 16. And a size the video
+    model cannot draw at (check_video_size)."""
+    check_video_size(models, settings)
     family = diffusion_family(models.diffusion)
     if family not in FLOW_FAMILIES:
         return
@@ -171,6 +184,22 @@ def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
     if settings.width % step or settings.height % step:
         raise UserError(
             f"--size {settings.width}x{settings.height}: {FAMILY_NAMES[family]} draws sides in multiples of {step}"
+        )
+
+
+def check_video_size(models: ModelSet, settings: RenderSettings) -> None:
+    """Refuse, before any work, a size the video model of --transitions video cannot draw the frames between keyframes
+    at: it draws them at its step of sides (drawn_size), and no side below its family's smallest."""
+    if settings.transitions != "video":
+        return
+    named = video_family(models.video)
+    family = VIDEO_FAMILIES[named]
+    drawn = drawn_size(settings.size, family.size_step)
+    if min(drawn) < family.smallest:
+        raise UserError(
+            f"--size {size_text(settings.size)}: {VIDEO_FAMILY_NAMES[named]} draws no side of the frames between "
+            f"keyframes below {family.smallest} pixels (these would be {size_text(drawn)}): give a larger --size, or "
+            "--transitions slerp"
         )
 
 

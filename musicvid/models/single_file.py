@@ -1,7 +1,8 @@
-"""A diffusion model as one file: the `.safetensors` checkpoint a model site gives. Its family is read from the
-names and shapes in its header alone (no weight is loaded), and its configs and tokenizers come from the family's
-repository (CONFIG_REPOSITORIES), from the model cache or downloaded once; diffusers' `from_single_file` then
-loads it (musicvid.models.loading). docs/models.md, "Your own checkpoint".
+"""A diffusion model as one file: the `.safetensors` checkpoint a model site gives. What it holds (a model, or a LoRA
+or a VAE alone), then its family, are read from the names and shapes in its header alone (no weight is loaded), and
+its configs and tokenizers come from the family's repository (CONFIG_REPOSITORIES), from the model cache or
+downloaded once; diffusers' `from_single_file` then loads it (musicvid.models.loading). docs/models.md, "Your own
+checkpoint".
 
 What the original (Stability's) layout names, by family:
 - SD 1.x: `model.diffusion_model.*` beside `cond_stage_model.transformer.*`, CLIP ViT-L/14's text encoder, as
@@ -30,12 +31,17 @@ FLOW_TRANSFORMERS = {
     "zimage": ("layers.0.adaLN_modulation.0.weight", "context_refiner.0."),
     "klein": ("single_stream_modulation.",),
 }
+# What a file holds that is no model, judged before its family (a LoRA of a family's transformer is named as its
+# layers are, under its authors' names or diffusers'): by a part of a name only that kind has, or how names start
+LORA = "a LoRA (give it with --lora)"
+KINDS = (
+    *((part, LORA) for part in (".lora_down.", ".lora_up.", ".lora_A.", ".lora_B.", "lora_unet_", "lora_te")),
+    *((part, LORA) for part in (".lokr_w1", ".hada_w1_a", "lora_transformer_")),  # LyCORIS's, kohya's for DiTs
+    ("encoder.down.", "a VAE alone"),
+    ("encoder.down_blocks.", "a VAE alone"),
+)
 # What a file of none of the families holds, by a name only it has: (prefix or part, what it is)
 OTHERS = (
-    ("lora_unet_", "a LoRA (give it with --lora)"),
-    ("lora_te", "a LoRA (give it with --lora)"),
-    (".lora_down.", "a LoRA (give it with --lora)"),
-    (".lora_A.", "a LoRA (give it with --lora)"),
     ("cond_stage_model.model.", "a Stable Diffusion 2.x checkpoint"),
     ("conditioner.embedders.0.model.", "the SDXL refiner"),
     ("double_blocks.", "a FLUX.1 transformer"),
@@ -43,8 +49,6 @@ OTHERS = (
     ("cond_stage_model.transformer.", "a checkpoint whose text encoder does not fit its UNet"),
     ("first_stage_model.", "a checkpoint without its text encoder"),
     (UNET, "a UNet without its VAE and text encoder"),
-    ("encoder.down.", "a VAE alone"),
-    ("encoder.down_blocks.", "a VAE alone"),
 )
 
 
@@ -88,6 +92,15 @@ def family_of(shapes: dict[str, list[int]]) -> str | None:
     return None
 
 
+def kind_of(shapes: dict[str, list[int]]) -> str | None:
+    """What a file holds that is no model (KINDS), in words; None: a model, of a family or not. A VAE is its
+    names' start (a whole checkpoint holds one under `first_stage_model.`); a LoRA is named anywhere."""
+    for part, what in KINDS:
+        if any(key.startswith(part) or (what == LORA and part in key) for key in shapes):
+            return what
+    return None
+
+
 def what_it_holds(shapes: dict[str, list[int]]) -> str:
     """What a file of none of the families holds, in words."""
     for part, what in OTHERS:
@@ -102,11 +115,12 @@ def what_it_holds(shapes: dict[str, list[int]]) -> str:
 def single_file_family(name: str, named: str) -> str:
     """The family of the checkpoint file `name`, or one sentence (`named`: how it was given) saying what it is."""
     shapes = header(Path(name).expanduser(), named)
-    family = family_of(shapes)
+    kind = kind_of(shapes)
+    family = None if kind else family_of(shapes)
     if family is None:
         raise UserError(
-            f"{named} holds {what_it_holds(shapes)}: a checkpoint file must be a whole Stable Diffusion 1.x or SDXL "
-            "model (UNet, VAE and text encoders), or a Z-Image or FLUX.2 klein transformer"
+            f"{named} holds {kind or what_it_holds(shapes)}: a checkpoint file must be a whole Stable Diffusion 1.x "
+            "or SDXL model (UNet, VAE and text encoders), or a Z-Image or FLUX.2 klein transformer"
         )
     return family
 

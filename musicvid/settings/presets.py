@@ -115,26 +115,28 @@ PIPELINE_FAMILIES = {
 class VideoFamily:
     """What goes with a family of video models (--video-model): the pipeline that draws from a first to a last
     frame, its clips' frames (frame_step × k + 1, at most max_frames: the longest clip its card draws), the rate
-    it draws at (None: any, told as the pipeline's frame_rate), the step its sides come in, and its card's steps
-    and guidance."""
+    it draws at (None: any, told as the pipeline's frame_rate), the step its sides come in and the smallest side it
+    draws, and its card's steps and guidance."""
 
     pipeline: str
     frame_step: int
     max_frames: int
     rate: float | None
     size_step: int
+    smallest: int
     steps: int
     guidance: float
 
 
 VIDEO_FAMILIES = {
-    # LTX-Video 0.9.5's recipe: 40 steps, guidance 3, up to 121 frames (5 s at 24 fps)
-    "ltx-video": VideoFamily("LTXConditionPipeline", 8, 121, None, 32, 40, 3.0),
-    # LTX-2's pipeline defaults: 30 steps, guidance 3, 121 frames
-    "ltx2": VideoFamily("LTX2ConditionPipeline", 8, 121, None, 32, 30, 3.0),
+    # LTX-Video 0.9.5's recipe: 40 steps, guidance 3, up to 121 frames (5 s at 24 fps); a side of one latent (32)
+    "ltx-video": VideoFamily("LTXConditionPipeline", 8, 121, None, 32, 32, 40, 3.0),
+    # LTX-2's pipeline defaults: 30 steps, guidance 3, 121 frames; its decoder pads each side by reflection, which
+    # takes 2 latents a side (64 pixels)
+    "ltx2": VideoFamily("LTX2ConditionPipeline", 8, 121, None, 32, 64, 30, 3.0),
     # Wan 2.1 FLF2V's: 81 frames at its 16 fps (5 s), 50 steps, guidance 5; sides in steps of 16 (8 pixels a
     # latent, 2 × 2 latents a patch)
-    "wan": VideoFamily("WanImageToVideoPipeline", 4, 81, 16.0, 16, 50, 5.0),
+    "wan": VideoFamily("WanImageToVideoPipeline", 4, 81, 16.0, 16, 16, 50, 5.0),
 }
 VIDEO_FAMILY_NAMES = {"ltx-video": "LTX-Video", "ltx2": "LTX-2", "wan": "Wan 2.1 FLF2V"}
 # The pipeline class a video repository's model_index.json names, by family: each family's classes load one set of

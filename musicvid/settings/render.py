@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from musicvid.core.errors import UserError, either, number_text
+from musicvid.core.files import MAX_TEXT_CHARS
 from musicvid.settings.front_doors import Settings, options_text
 from musicvid.settings.geometry import (
     ASPECTS,
@@ -200,10 +201,18 @@ class RenderSettings(Settings):
         4, "rows per chunk for the alignment", low=1, high=76, group="motion", affects=("between",)
     )
     style: str = setting(
-        "", "text appended to every prompt, e.g. 'oil painting'", group="pictures", affects=("keyframes", "between")
+        "",
+        "text appended to every prompt, e.g. 'oil painting'",
+        longest=MAX_TEXT_CHARS,
+        group="pictures",
+        affects=("keyframes", "between"),
     )
     negative_prompt: str = setting(
-        "", "what the pictures should not show", group="pictures", affects=("keyframes", "between")
+        "",
+        "what the pictures should not show",
+        longest=MAX_TEXT_CHARS,
+        group="pictures",
+        affects=("keyframes", "between"),
     )
     reference: Path | None = setting(
         None,

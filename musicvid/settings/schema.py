@@ -34,6 +34,7 @@ def setting(
     low=None,
     high=None,
     above=None,
+    longest=None,
     choices=None,
     check=None,
     step=None,
@@ -43,7 +44,8 @@ def setting(
     affects: tuple[str, ...] = (),
     group: str | None = None,
 ) -> Any:
-    """A settings field. `low`/`high` bound it (inclusive), `above` from below (exclusive); `check`
+    """A settings field. `low`/`high` bound it (inclusive), `above` from below (exclusive), `longest` a text's
+    characters; `check`
     refuses a value by a rule of its own; `step` is the grain a control on the page offers (whole
     numbers for whole-number fields; not a limit: the command line takes any value in bounds);
     `option` is its command-line name (default: the field's name with dashes; None: not an option, as
@@ -59,6 +61,7 @@ def setting(
         low=low,
         high=high,
         above=above,
+        longest=longest,
         choices=choices,
         check=check,
         step=step,
@@ -120,6 +123,8 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
     if not meta or value is None:
         return
     low, high, above, choices = meta["low"], meta["high"], meta["above"], meta["choices"]
+    if meta["longest"] is not None and len(value) > meta["longest"]:
+        raise UserError(f"{name} is {len(value):,} characters long; the limit is {meta['longest']:,}")
     if meta["check"] is not None:
         meta["check"](value)
     if choices is not None and value not in choices:

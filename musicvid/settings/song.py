@@ -9,6 +9,7 @@ from pathlib import Path
 
 from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
+from musicvid.core.files import MAX_TEXT_CHARS
 from musicvid.settings.front_doors import Settings
 from musicvid.settings.schema import setting
 from vipe_core.choose import LENSES
@@ -30,9 +31,15 @@ class SongRequest(Settings):
         affects=("storyboard",),
     )
     title: str | None = setting(
-        None, "song title (default: the file's tags, then its name)", group="song", affects=("storyboard",)
+        None,
+        "song title (default: the file's tags, then its name)",
+        longest=MAX_TEXT_CHARS,
+        group="song",
+        affects=("storyboard",),
     )
-    artist: str | None = setting(None, "artist (default: the file's tags)", group="song", affects=("storyboard",))
+    artist: str | None = setting(
+        None, "artist (default: the file's tags)", longest=MAX_TEXT_CHARS, group="song", affects=("storyboard",)
+    )
     workdir: Path | None = setting(
         None,
         "work directory (default musicvid-work/<song>-<hash>/)",

@@ -13,8 +13,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, invalid, json_number, json_share, json_string, parse_json, resolved
+from musicvid.core.files import (
+    MAX_TEXT_CHARS,
+    invalid,
+    json_number,
+    json_share,
+    json_string,
+    parse_json,
+    read_text,
+    resolved,
+)
+from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.lyrics.transcript import UNSURE_BELOW
 from musicvid.storyboard.picks import KeyframePick, parse_pick
 from vipe_core.atomic import write_json
@@ -213,9 +222,9 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     song = SongAudio(duration, *(_text_or_none(audio.get(key), document, f"audio.{key}") for key in ("path", "sha256")))
     return Storyboard(
         audio=song,
-        title=str(data.get("title") or ""),
-        artist=str(data.get("artist") or ""),
-        language=str(data.get("language") or "en"),
+        title=_text(data, "title", "", document),
+        artist=_text(data, "artist", "", document),
+        language=_text(data, "language", "en", document),
         settings=settings,
         scenes=scenes,
     )
@@ -242,7 +251,7 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
         raise invalid(document, f"{at}.end", f"must be after its start ({start}), got {end}")
     text_en = raw.get("text_en")
     if text_en is not None:
-        json_string(text_en, document, f"{at}.text_en")
+        _lyric(text_en, document, f"{at}.text_en")
     fallback = raw.get("fallback", False)
     if not isinstance(fallback, bool):
         raise invalid(document, f"{at}.fallback", f"must be true or false, got {fallback!r}")
@@ -259,14 +268,14 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
     motif, mood = (raw.get(key) for key in ("motif", "mood"))
     for key, value in (("motif", motif), ("mood", mood)):
         if value is not None:
-            json_string(value, document, f"{at}.{key}")
+            _lyric(value, document, f"{at}.{key}")
     return Scene(
         i,
         raw["kind"],
         start,
         end,
-        json_string(raw["text"], document, f"{at}.text"),
-        json_string(raw["prompt"], document, f"{at}.prompt"),
+        _lyric(raw["text"], document, f"{at}.text"),
+        _lyric(raw["prompt"], document, f"{at}.prompt"),
         seed,
         text_en,
         fallback,
@@ -283,12 +292,7 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
 
 def load_storyboard(path: str | Path) -> Storyboard:
     path = Path(path)
-    check_file(path, "storyboard")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"storyboard {path} is not UTF-8 text") from None
-    storyboard = parse_storyboard(parse_json(text, f"storyboard {path}"), str(path))
+    storyboard = parse_storyboard(parse_json(read_text(path, "storyboard"), f"storyboard {path}"), str(path))
 
     def from_folder(name: str | None) -> str | None:  # a picture named relative to the file: from its folder
         return str(resolved(path.parent / name)) if name and not Path(name).is_absolute() else name
@@ -299,6 +303,21 @@ def load_storyboard(path: str | Path) -> Storyboard:
             replace(s, picture=from_folder(s.picture), reference=from_folder(s.reference)) for s in storyboard.scenes
         ],
     )
+
+
+def _text(data: dict, key: str, default: str, document: str) -> str:
+    """The storyboard's title, artist or language: text a person may write (null or left out: `default`)."""
+    value = data.get(key)
+    if value is not None and len(json_string(value, document, key)) > MAX_TEXT_CHARS:
+        raise invalid(document, key, f"must be at most {MAX_TEXT_CHARS:,} characters, got {len(value):,}")
+    return value or default
+
+
+def _lyric(value: Any, document: str, at: str) -> str:
+    """A scene's lyric, prompt or mood: text, no longer than lyrics may be (musicvid.lyrics.known)."""
+    if len(json_string(value, document, at)) > MAX_LYRICS_CHARS:
+        raise invalid(document, at, f"must be at most {MAX_LYRICS_CHARS:,} characters, got {len(value):,}")
+    return value
 
 
 def _text_or_none(value: Any, document: str, at: str) -> str | None:

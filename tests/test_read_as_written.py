@@ -1,0 +1,134 @@
+"""A person's files read as their editors write them: every number in them (a lyrics file's times, a storyboard's or a
+transcript's numbers) bounded before it is read, every field of a storyboard of its type, and a UTF-8 byte-order mark
+read wherever people's editors write one. Whatever is refused is one sentence, before any work."""
+
+import json
+
+import pytest
+
+from musicvid.batch.command import read_playlist
+from musicvid.core.errors import UserError
+from musicvid.core.files import MAX_TEXT_CHARS, parse_json
+from musicvid.lyrics.known import check_lyrics_file, read_lyrics
+from musicvid.lyrics.transcript import Transcript
+from musicvid.storyboard.board import load_storyboard
+from tests.helpers import TINY_QUIET, make_tone, run, valid_board
+
+# Numbers no file of ours holds: too long to read (a few dozen digits, hundreds, thousands: Python refuses 4,300),
+# written in range but past 2^53, past a float (1e999), and JSON's constants that are no numbers.
+LONG = {"41 digits": "7" * 41, "400 digits": "12" * 200, "5,000 digits": "9" * 5_000}
+PAST = {"1e999": "1e999", "-1e400": "-1e400"}
+
+
+def lyrics_with(number: str) -> dict[str, str]:
+    """Lyrics files of every timed kind, `number` in one of their times."""
+    return {
+        "minutes.lrc": f"[00:01.00]first light\n[{number}:02.00]second light\n",
+        "seconds.lrc": f"[ti:A song]\n[00:{number}]a line\n",
+        "word.lrc": f"[00:01.00]every <00:{number}>word\n",
+        "offset.lrc": f"[offset:{number}]\n[00:01.00]a line\n",
+        "hours.srt": f"1\n{number}:00:01,000 --> 00:00:02,000\nhello\n",
+        "fraction.srt": f"1\n00:00:01,{number} --> 00:00:02,000\nhello\n",
+        "start.json": f'{{"lines": [{{"start": {number}, "end": 2, "text": "a"}}]}}',
+        "probability.json": f'{{"lines": [{{"start": 1, "end": 2, "text": "a", "words": [{{"start": 1, "end": 2, '
+        f'"text": "a", "probability": {number}}}]}}]}}',
+    }
+
+
+@pytest.mark.parametrize("number", [*LONG.values(), *PAST.values()], ids=[*LONG, *PAST])
+def test_a_number_past_any_a_lyrics_file_holds_is_one_sentence_naming_where(tmp_path, number):
+    for name, text in lyrics_with(number).items():
+        (path := tmp_path / name).write_text(text)
+        with pytest.raises(UserError) as refused:
+            check_lyrics_file(path)
+        said = str(refused.value)
+        assert said.startswith(f"lyrics file {path}") and ("line" in said or "cue 1" in said), said
+        assert len(said) < 300 and "\n" not in said, said  # the number is not written out whole
+
+
+@pytest.mark.parametrize("change", ["scenes.1.seed", "scenes.0.start", "audio.duration", "settings.seed", "version"])
+@pytest.mark.parametrize("number", [LONG["400 digits"], LONG["5,000 digits"], PAST["1e999"], "NaN", "-Infinity"])
+def test_a_number_past_any_a_storyboard_holds_is_one_sentence(tmp_path, change, number):
+    board, marker = valid_board(), 1234.5678
+    *parents, key = change.split(".")
+    place = board
+    for part in parents:
+        place = place[int(part)] if part.isdigit() else place[part]
+    place[key] = marker
+    (path := tmp_path / "storyboard.json").write_text(json.dumps(board).replace(str(marker), number))
+    with pytest.raises(UserError, match=rf"^storyboard {path} line 1: .*(not a number|longer than|out of range)"):
+        load_storyboard(path)
+
+
+def test_a_long_number_in_a_storyboard_is_refused_by_render_before_any_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 3)
+    board = valid_board() | {"audio": {"path": str(song), "sha256": "", "duration": 3.0}}
+    board["scenes"] = [dict(board["scenes"][0], end=3.0, seed=111)]
+    text = json.dumps(board, indent=1).replace("111", "3" * 400)
+    (path := tmp_path / "board.json").write_text(text)
+    code, out, err = run(capsys, "render", song, *TINY_QUIET, "--storyboard", path, "--workdir", tmp_path / "w")
+    line = text[: text.index("3" * 400)].count("\n") + 1
+    assert code == 2 and err.count("\n") == 1 and f"storyboard {path} line {line}: the number 333333333333…" in err
+    assert "(400 characters)" in err and not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("lyrics", ["[00:01.00]one\n[00:0{}.00]two\n", "1\n00:00:0{},000 --> 00:00:02,000\nhi\n"])
+def test_a_long_time_in_a_lyrics_file_is_refused_by_render_before_any_work(capsys, tmp_path, lyrics):
+    song = make_tone(tmp_path / "song.wav", 3)
+    path = tmp_path / ("words.lrc" if lyrics.startswith("[") else "words.srt")
+    path.write_text(lyrics.format("4" * 300))
+    code, out, err = run(capsys, "render", song, *TINY_QUIET, "--lyrics", path, "--workdir", tmp_path / "w")
+    assert code == 2 and err.count("\n") == 1 and "is longer than any this file holds" in err
+    assert not (tmp_path / "w").exists() and not list(tmp_path.glob("*.mp4"))
+
+
+def test_numbers_as_written_are_read_as_before():
+    read = parse_json('{"a": [0, -3, 2.5, 1e3, 9007199254740992, -0.0, 1.0000000000000002]}', "it")
+    assert read == {"a": [0, -3, 2.5, 1000.0, 2**53, 0.0, 1.0000000000000002]}
+    assert [type(x) for x in read["a"][:3]] == [int, int, float]
+    with pytest.raises(UserError, match=r"^it line 2: 9007199254740993 is out of range \(from -9,007,199,254,740,992"):
+        parse_json('{"seed":\n 9007199254740993}', "it")  # past 2^53: no float holds it exactly
+
+
+@pytest.mark.parametrize("field", ["title", "artist", "language"])
+@pytest.mark.parametrize("value", [{"name": "x"}, ["x"], 5, 2.5, True])
+def test_a_storyboards_title_artist_and_language_must_be_text(tmp_path, field, value):
+    (path := tmp_path / "storyboard.json").write_text(json.dumps(valid_board() | {field: value}))
+    with pytest.raises(UserError) as refused:
+        load_storyboard(path)
+    assert str(refused.value) == f"storyboard {path}: {field} must be a string, got {value!r}"
+
+
+def test_a_storyboards_text_fields_are_bounded_and_may_be_left_out(tmp_path):
+    path = tmp_path / "storyboard.json"
+    path.write_text(json.dumps(valid_board() | {"title": "t" * (MAX_TEXT_CHARS + 1)}))
+    with pytest.raises(UserError, match=f"title must be at most {MAX_TEXT_CHARS:,} characters, got 1,001"):
+        load_storyboard(path)
+    board = valid_board() | {"title": None, "language": None}
+    del board["artist"]
+    path.write_text(json.dumps(board))
+    read = load_storyboard(path)
+    assert (read.title, read.artist, read.language) == ("", "", "en")
+    board["scenes"][1]["prompt"] = "p" * 100_001
+    path.write_text(json.dumps(board))
+    with pytest.raises(UserError, match=r"scenes\[1\].prompt must be at most 100,000 characters"):
+        load_storyboard(path)
+
+
+def test_a_byte_order_mark_is_read_where_editors_write_one(tmp_path):
+    """Notepad before 2019 and PowerShell 5 begin a UTF-8 file with EF BB BF."""
+    bom = "\ufeff"
+    (board := tmp_path / "storyboard.json").write_text(bom + json.dumps(valid_board() | {"title": "Été"}))
+    assert load_storyboard(board).title == "Été"
+    transcript = {"lines": [{"start": 1.0, "end": 2.0, "text": "ça va"}], "language": "fr"}
+    (saved := tmp_path / "transcript.json").write_text(bom + json.dumps(transcript))
+    assert Transcript.load(saved).lines[0].text == "ça va"
+    assert read_lyrics(saved, 10.0).language == "fr"  # a transcript given as --lyrics
+    for name, text in {"a.lrc": "[00:01.00]ça va\n", "a.srt": "1\n00:00:01,000 --> 00:00:02,000\nça va\n"}.items():
+        (tmp_path / name).write_text(bom + text)
+        assert read_lyrics(tmp_path / name, 10.0).lines[0].text == "ça va"
+    (playlist := tmp_path / "songs.csv").write_text(bom + "path,title\r\na.mp3,Été\r\n")
+    assert read_playlist(playlist)[0].title == "Été"
+    board.write_bytes(json.dumps(valid_board()).encode("utf-16"))  # another encoding: refused in a sentence
+    with pytest.raises(UserError, match=f"^storyboard {board} is not UTF-8 text$"):
+        load_storyboard(board)
