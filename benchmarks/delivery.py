@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks.peaks import SpanPeak
 from benchmarks.what_ran import machine, models_ran
 from musicvid.core import ffmpeg
 from musicvid.delivery import captions
@@ -259,12 +260,12 @@ def upscaling(args) -> dict:
             if gpu:
                 list(learned([frame] * batch))  # warm-up: cuDNN picks its kernels
                 torch.cuda.synchronize()
-                torch.cuda.reset_peak_memory_stats()
             learned.frames, learned.seconds = 0, 0.0
-            list(learned([frame] * batch * (args.repeats if gpu else 1)))
+            with SpanPeak() as peak:  # (the process's never reset: benchmarks.peaks)
+                list(learned([frame] * batch * (args.repeats if gpu else 1)))
             row[f"batch {batch}"] = {"seconds_per_frame": learned.cost()["seconds_per_frame"]}
             if gpu:
-                row[f"batch {batch}"]["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2**20)
+                row[f"batch {batch}"]["peak_gpu_mib"] = round(peak.gb * 1024)
         results[name] = row
     return results
 
