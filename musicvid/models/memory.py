@@ -168,12 +168,10 @@ def plan_memory(
 
 def follow(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
     """`settings` with the plan's batch of morphs (a render draws its groups at that size; compiled, its keyframes
-    are padded to it too)."""
+    are padded to it too); without one, the batch given, else the default (RenderSettings.batch)."""
     pictures = plan.stage("pictures") if plan else None
-    if pictures is None:
-        return settings
-    batch = pictures.batch("morphs") or (pictures.batch("keyframes") if settings.compile else None)
-    return replace(settings, batch_size=batch) if batch else settings
+    batch = pictures and (pictures.batch("morphs") or (pictures.batch("keyframes") if settings.compile else None))
+    return replace(settings, batch_size=batch or settings.batch)
 
 
 def upscaler_settings(plan: MemoryPlan | None) -> dict:

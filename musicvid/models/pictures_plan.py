@@ -85,7 +85,7 @@ def pictures_options(
     denoise_gb, guided = denoiser_pass(family, name, settings, dtype), twins(family, settings.guidance)
     # (with --transitions video too: a morph longer than the video model's longest clip is slerped)
     morphs = not (settings.preview or keyframes_only)
-    most = settings.batch_size if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
+    most = settings.most_pictures if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
     floor = settings.offloads_asked()
 
     def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:

@@ -99,7 +99,7 @@ def picture_groups(
         if segment.target is None or segment.first in elsewhere:
             continue  # the last scene holds its keyframe; the video model draws the other
         for k in range(segment.first + 1, segment.end):
-            blocks.setdefault(k // settings.batch_size, []).append(
+            blocks.setdefault(k // settings.batch, []).append(
                 Picture(
                     workdir.frame(k),
                     picture_key(

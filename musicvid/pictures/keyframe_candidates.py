@@ -216,7 +216,7 @@ def draw_round(
     )
     inputs = SceneInputs(pipe, drafts, list(range(len(seeds))), settings)
     pictures = [Picture(Path(), "", n, None, 0.0) for n in range(len(seeds))]
-    batches = [pictures[at : at + settings.batch_size] for at in range(0, len(pictures), settings.batch_size)]
+    batches = [pictures[at : at + settings.batch] for at in range(0, len(pictures), settings.batch)]
     return np.concatenate([draw_group(pipe, inputs, batch, settings, timings, stop) for batch in batches])
 
 
