@@ -69,8 +69,8 @@ def denoiser_pass(family: str, name: str, settings: RenderSettings, dtype: torch
 def pictures_options(
     models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool, keyframes_only: bool = False
 ) -> Iterator[Option]:
-    """The keyframes, each alone, and the morphs, `--batch-size` at a time (none in a preview or `keyframes_only`;
-    with --transitions video, the morphs too long for the video model's clips): the ladder of
+    """The keyframes and the morphs, `--batch-size` at a time (morphs: none in a preview or `keyframes_only`;
+    with --transitions video, those too long for the video model's clips): the ladder of
     musicvid.models.memory's docstring; `scored`: with the scorer held beside them."""
     name, size, family = models.diffusion, tuple(settings.size), diffusion_family(models.diffusion)
     by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
@@ -85,7 +85,7 @@ def pictures_options(
     denoise_gb, guided = denoiser_pass(family, name, settings, dtype), twins(family, settings.guidance)
     # (with --transitions video too: a morph longer than the video model's longest clip is slerped)
     morphs = not (settings.preview or keyframes_only)
-    most = settings.most_pictures if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
+    most = settings.most_pictures  # (the keyframes are drawn in batches of it too)
     floor = settings.offloads_asked()
 
     def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:
@@ -94,8 +94,7 @@ def pictures_options(
         denoise = act.linear(lambda n: denoise_gb(n, attention), guided * pictures)
         decoded = 1 if "vae-slicing" in chosen else pictures
         decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)
-        keyframes = pictures if settings.compile else 1
-        batches = (("keyframes", keyframes),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
+        batches = (("keyframes", pictures),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
         passes = (Pass(texts, encode), Pass(denoiser, denoise), Pass(vae, decode))
         # under model offload the VAE stays on the card once it has decoded: the render decodes after the
         # pipeline's call (whose end would send every model back) and no model runs after the VAE to send it
