@@ -1,5 +1,5 @@
 """A pipeline for one render: the loaded models, shared, with the render's own sampler and switches
-(attention slicing, VAE slicing and tiling, offloading, compilation, the reference adapter's scale), and
+(attention slicing, --deep-cache, VAE slicing and tiling, offloading, compilation, the reference adapter's scale), and
 what is read off a pipeline (where its models run, its family)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import torch
 
 from musicvid.models.internals import execution_device, has_offload_hooks, is_compiled, per_picture_reference
 from musicvid.models.loading import pipeline_over
+from musicvid.pictures.deep_cache import set_deep_cache
 from musicvid.settings.presets import FLOW_FAMILIES, PIPELINE_FAMILIES
 from musicvid.settings.render import RenderSettings
 
@@ -48,6 +49,8 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
             log.warning("musicvid: attention slicing does not go with reference pictures; drawing without it")
     elif not is_flow(pipe):  # (a transformer's attention has no sliced kind: refused with them, checks.py)
         set_attention_slicing(pipe, "attention-slicing" in offloads)
+    if not is_flow(pipe):
+        set_deep_cache(pipe.unet, settings.deep_cache)
     if "vae-slicing" in offloads:
         pipe.vae.enable_slicing()
     else:

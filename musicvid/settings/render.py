@@ -58,6 +58,7 @@ FAST = dict(steps=4, guidance=1.0)  # what --fast sets; options given beside it 
 FAST_MAX_STEPS = 8
 MAX_CANDIDATES = 8  # keyframes drawn per scene and round: a limit on the work it multiplies
 MAX_ROUNDS = 4  # rounds of candidates --reroll-below may draw for one scene
+MAX_DEEP_CACHE = 5  # DeepCache's own runs reused deep features for up to 4 steps of 5
 SCORE_RANGE = (0.0, 2.5)  # CLIPScore's (musicvid.pictures.scores)
 # The batch where --batch-size is not given: off a GPU this one; on a GPU the memory plan's (musicvid.models.memory),
 # the most that fits up to AUTO_PIXELS of pictures at once. On an H100, SD 1.5 at 512² drew 5.24 frames/s 16 at a
@@ -266,6 +267,15 @@ class RenderSettings(Settings):
         group="speed",
         affects=("speed",),
     )
+    deep_cache: int = setting(
+        1,
+        "reuse the UNet's deep features for N−1 of every N denoising steps (DeepCache): faster, the pictures a "
+        "little different; 1 runs the whole UNet every step (SD 1.5 and SDXL)",
+        low=1,
+        high=MAX_DEEP_CACHE,
+        group="speed",
+        affects=("keyframes", "between"),
+    )
     fast: bool = setting(
         False,
         f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
@@ -285,6 +295,8 @@ class RenderSettings(Settings):
             )
         if self.output_fps is not None and self.output_fps < self.fps:
             raise UserError(f"--output-fps {number_text(self.output_fps)} is below --fps {number_text(self.fps)}")
+        if self.compile and self.deep_cache > 1:
+            raise UserError("--deep-cache and --compile cannot be combined yet: a compiled UNet runs whole every step")
         if self.compile and self.low_vram:
             raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
         if self.reference and self.attention_slicing:
@@ -342,7 +354,7 @@ class RenderSettings(Settings):
         """What every picture depends on besides its own prompts, seeds, reference pictures and t; `drawn_by`:
         the models that draw them (musicvid.models.loading.Drawing.key)."""
         keys = [name for name in self.affecting("keyframes") if name not in KEYED_ELSEWHERE]
-        keys += ["reference_strength"] * ("reference adapter" in drawn_by)
+        keys += ["reference_strength"] * ("reference adapter" in drawn_by) + ["deep_cache"] * (self.deep_cache > 1)
         values = {k: v for k, v in dataclasses.asdict(self).items() if k in keys}
         return {**drawn_by, "width": self.width, "height": self.height, **values}
 
@@ -356,10 +368,11 @@ BETWEEN_AND_AFTER = tuple(
 )
 # Keyframe settings a picture's key holds in another form: the size as width × height (the look and the aspect
 # as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, and
-# their strength only where an adapter draws (RenderSettings.picture_inputs), and the keyframe picks by the
-# seeds they keep (musicvid.pictures.keyframe_candidates).
+# their strength only where an adapter draws and --deep-cache only where it is on (RenderSettings.picture_inputs:
+# the keys of pictures drawn before it stay), and the keyframe picks by the seeds they keep
+# (musicvid.pictures.keyframe_candidates).
 KEYED_ELSEWHERE = tuple(
-    "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below".split()
+    "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below deep_cache".split()
 )
 
 
