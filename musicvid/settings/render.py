@@ -263,7 +263,8 @@ class RenderSettings(Settings):
     )
     compile: bool = setting(
         False,
-        "torch.compile the UNet and VAE decoder: a minute or more to start, then faster frames",
+        "torch.compile the UNet and VAE decoder for throughput: minutes to start the first time, seconds once "
+        "compiled (kept in the user's cache), then faster frames",
         group="speed",
         affects=("speed",),
     )
