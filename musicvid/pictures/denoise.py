@@ -155,7 +155,7 @@ def draw_groups(
     timings: Timings,
     quiet: bool,
     stop: threading.Event | None = None,
-    on_saved: Callable[[Path], object] = lambda path: None,
+    on_saved: Callable[[Path, np.ndarray], object] = lambda path, pixels: None,
 ) -> int:
     """Draw the groups that hold a `stale` picture (stale_pictures); returns how many pictures were
     drawn anew. A group is denoised whole, but only its stale pictures are written: the others (an
