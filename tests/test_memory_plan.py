@@ -82,7 +82,7 @@ def test_the_plan_gives_the_default_models_weights_as_published_and_fits_24_gb(c
         assert all(set(m) == {"name", "part", "precision", "weights_gb"} for m in stage["models"])
         assert 0 < stage["peak_gb"] <= 24 - plan["reserve_gb"] and stage["offloads"] == []
     assert weights_of(plan, "pictures", "unet")["name"] == PRESETS["default"].diffusion
-    # no --batch-size: the most the plan fits, up to 16 at 512x512 (RenderSettings.most_pictures), keyframes too
+    # no --batch-size: the most the plan fits, up to 16 at 512x512 (pictures_plan.most_pictures), keyframes too
     assert next(s for s in plan["stages"] if s["stage"] == "pictures")["batches"] == {
         "keyframes": 16,
         "morphs": 16,

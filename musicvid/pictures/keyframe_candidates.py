@@ -31,6 +31,7 @@ from musicvid.models.drawing import Drawing
 from musicvid.models.loading import ModelUnavailable
 from musicvid.models.memory import MemoryPlan, offloads
 from musicvid.models.registry import ModelRegistry
+from musicvid.models.scorer import picks_by_score
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
 from musicvid.pictures.conditioning import SceneInputs, pinned_picture
@@ -39,7 +40,7 @@ from musicvid.pictures.grouping import KeyframeKeys, Picture, picture_groups, us
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.scores import SceneScores, lyric_of, rank_candidates, score_keyframes
 from musicvid.pictures.switches import pipeline_for
-from musicvid.settings.render import MAX_ROUNDS, RenderSettings, picks_by_score
+from musicvid.settings.render import MAX_ROUNDS, RenderSettings
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.picks import KeyframePick, candidate_seed
 

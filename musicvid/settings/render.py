@@ -58,13 +58,8 @@ FAST = dict(steps=4, guidance=1.0)  # what --fast sets; options given beside it 
 FAST_MAX_STEPS = 8
 MAX_CANDIDATES = 8  # keyframes drawn per scene and round: a limit on the work it multiplies
 MAX_ROUNDS = 4  # rounds of candidates --reroll-below may draw for one scene
-MAX_DEEP_CACHE = 5  # DeepCache's own runs reused deep features for up to 4 steps of 5
 SCORE_RANGE = (0.0, 2.5)  # CLIPScore's (musicvid.pictures.scores)
-# The batch where --batch-size is not given: off a GPU this one; on a GPU the memory plan's (musicvid.models.memory),
-# the most that fits up to AUTO_PIXELS of pictures at once. On an H100, SD 1.5 at 512² drew 5.24 frames/s 16 at a
-# time against 4.16 at 8 (benchmarks/results/gpu-nvidia-h100-80gb-hbm3-2026-11-26.json).
-DEFAULT_BATCH, MAX_BATCH = 4, 64
-AUTO_PIXELS = 16 * 512 * 512
+DEFAULT_BATCH, MAX_BATCH = 4, 64  # without --batch-size off a GPU (on one: musicvid.models.pictures_plan's)
 
 
 @dataclass(frozen=True)
@@ -144,14 +139,9 @@ class RenderSettings(Settings):
         "dpm++", "deterministic sampler", choices=SCHEDULERS, group="pictures", affects=("keyframes", "between")
     )
     batch_size: int | None = setting(
-        None,
-        f"frames denoised together (default: on a GPU the most the memory plan fits, up to {AUTO_PIXELS // 512**2} "
-        f"at 512x512 and as many pixels at other sizes; {DEFAULT_BATCH} elsewhere)",
-        low=1,
-        high=MAX_BATCH,
-        group="speed",
-        affects=("speed",),
-    )
+        None, "frames denoised together (default: on a GPU the most the memory plan fits, up to 16 at 512x512 or as "
+        f"many pixels; {DEFAULT_BATCH} elsewhere)", low=1, high=MAX_BATCH, group="speed", affects=("speed",),
+    )  # fmt: skip
     keyframe_candidates: int = setting(
         1,
         "keyframes drawn per scene, from as many seeds; the one the scorer ranks first (lyric and prompt) is kept",
@@ -268,15 +258,10 @@ class RenderSettings(Settings):
         group="speed",
         affects=("speed",),
     )
-    deep_cache: int = setting(
-        1,
-        "reuse the UNet's deep features for N−1 of every N denoising steps (DeepCache): faster, the pictures a "
-        "little different; 1 runs the whole UNet every step (SD 1.5 and SDXL)",
-        low=1,
-        high=MAX_DEEP_CACHE,
-        group="speed",
-        affects=("keyframes", "between"),
-    )
+    deep_cache: int = setting(  # (DeepCache's own runs reused the deep features for up to 4 steps of 5)
+        1, "the UNet's deep features reused N−1 steps of N: faster, a little different (1: off)", low=1, high=5,
+        group="speed", affects=("keyframes", "between"),
+    )  # fmt: skip
     fast: bool = setting(
         False,
         f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
@@ -317,14 +302,8 @@ class RenderSettings(Settings):
 
     @property
     def batch(self) -> int:
-        """The pictures denoised together: --batch-size, or the memory plan's (musicvid.models.memory.follow), else
-        DEFAULT_BATCH."""
+        """The pictures denoised together: --batch-size, or the plan's (musicvid.models.memory.follow), or 4."""
         return self.batch_size or DEFAULT_BATCH
-
-    @property
-    def most_pictures(self) -> int:
-        """The most pictures the memory plan may denoise together: --batch-size, else AUTO_PIXELS' worth."""
-        return self.batch_size or max(1, min(MAX_BATCH, AUTO_PIXELS // (self.width * self.height)))
 
     @property
     def video_fps(self) -> float:
@@ -368,10 +347,9 @@ BETWEEN_AND_AFTER = tuple(
     if name not in RenderSettings.affecting("keyframes", "speed")
 )
 # Keyframe settings a picture's key holds in another form: the size as width × height (the look and the aspect
-# as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, and
-# their strength only where an adapter draws and --deep-cache only where it is on (RenderSettings.picture_inputs:
-# the keys of pictures drawn before it stay), and the keyframe picks by the seeds they keep
-# (musicvid.pictures.keyframe_candidates).
+# as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, their
+# strength only where an adapter draws and --deep-cache only where it is on (RenderSettings.picture_inputs), and
+# the keyframe picks by the seeds they keep (musicvid.pictures.keyframe_candidates).
 KEYED_ELSEWHERE = tuple(
     "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below deep_cache".split()
 )
@@ -419,9 +397,3 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     if values.get("output_fps") and "fps" not in top:
         values["fps"] = drawn_fps(values["output_fps"])
     return RenderSettings(**values)
-
-
-def picks_by_score(settings: RenderSettings) -> bool:
-    """Whether a render's RenderSettings pick keyframes by their scores (--keyframe-candidates over 1,
-    --reroll-below): then the scorer is the drawing's model; else a report's, whose scores only inform."""
-    return settings.keyframe_candidates > 1 or settings.reroll_below is not None
