@@ -100,7 +100,7 @@ def song(args, given: dict) -> dict:
     left = args.budget - (time.perf_counter() - args.started)
     with tempfile.TemporaryDirectory(prefix="musicvid-device-") as folder:
         seconds = DRY_SONG_SECONDS if args.dry_run else SONG_SECONDS
-        row = whole_song(seconds, not args.dry_run, Path(folder), given, stop_after=max(left, 1.0))
+        row = whole_song(seconds, not args.dry_run, Path(folder), given, max(left, 1.0), args.song_upscaler)
     return row | {"memory_plan": planned(given)}
 
 
@@ -160,6 +160,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--compile-cache", type=Path, help="torch.compile's cache folder (TORCHINDUCTOR_CACHE_DIR)")
     parser.add_argument("--compile-artifacts", type=Path, help="torch.compile's mega-cache: loaded, then saved")
     parser.add_argument("--upscaler-weights", nargs="+", default=[], metavar="NAME=FILE", help="x4plus=, x4v3=")
+    parser.add_argument("--song-upscaler", choices=("x4plus", "x4v3"), default="x4plus", help="the songs' upscaler")
     parser.add_argument("--out", type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
     if not args.dry_run and not torch.cuda.is_available():

@@ -34,7 +34,6 @@ FULL_SIZE = replace(
     asr="large-v2-random",
     vipe="vipe-m-random",
     diffusion=SD15_RANDOM,
-    upscaler="x4plus-random",
     size=(512, 512),
     steps=25,
     guidance=7.5,
@@ -59,23 +58,36 @@ def vipe_medium(models: ModelSet, device: torch.device, precision: Precision) ->
     return vipe
 
 
-def x4plus(models: ModelSet, device: torch.device, precision: Precision):
-    """Real-ESRGAN x4plus's architecture (the default upscaler on a GPU), as musicvid.models.loading loads it."""
-    from spandrel import ModelLoader
-    from spandrel.architectures.ESRGAN import ESRGAN
+def upscaler(name: str):
+    """A loader of Real-ESRGAN's x4plus (the default upscaler on a GPU) or general x4v3 architecture, as
+    musicvid.models.loading loads an upscaler."""
 
-    torch.manual_seed(0)
-    model = ModelLoader().load_from_state_dict(ESRGAN(num_filters=64, num_blocks=23, scale=4).state_dict())
-    return model.eval().to(device).to(dtype=precision.upscaler(model.supports_half, model.supports_bfloat16))
+    def load(models: ModelSet, device: torch.device, precision: Precision):
+        from spandrel import ModelLoader
+        from spandrel.architectures.Compact import Compact
+        from spandrel.architectures.ESRGAN import ESRGAN
+
+        torch.manual_seed(0)
+        network = (
+            ESRGAN(num_filters=64, num_blocks=23, scale=4)
+            if name == "x4plus"
+            else Compact(num_feat=64, num_conv=32, upscale=4)
+        )
+        model = ModelLoader().load_from_state_dict(network.state_dict())
+        return model.eval().to(device).to(dtype=precision.upscaler(model.supports_half, model.supports_bfloat16))
+
+    return load
 
 
-FULL_SIZE_LOADERS = {"asr": whisper_large_v2, "vipe": vipe_medium, "upscaler": x4plus}
+FULL_SIZE_LOADERS = {"asr": whisper_large_v2, "vipe": vipe_medium, "upscaler": upscaler("x4plus")}
 
 
-def song_registry(full_size: bool) -> ModelRegistry:
-    """The registry the song is made with: of the default models' architectures, or the tiny models."""
+def song_registry(full_size: bool, upscaling: str = "x4plus") -> ModelRegistry:
+    """The registry the song is made with: of the default models' architectures (the upscaler's, x4plus or x4v3),
+    or the tiny models."""
     if full_size:
-        return ModelRegistry(FULL_SIZE, loaders=FULL_SIZE_LOADERS)
+        loaders = FULL_SIZE_LOADERS | {"upscaler": upscaler(upscaling)} if upscaling != "x4plus" else FULL_SIZE_LOADERS
+        return ModelRegistry(replace(FULL_SIZE, upscaler=f"{upscaling}-random"), loaders=loaders)
     return ModelRegistry(PRESETS["tiny"])
 
 
@@ -93,16 +105,22 @@ def sung_song(folder: Path, seconds: float) -> tuple[Path, list[str]]:
 
 
 def whole_song(
-    seconds: float, full_size: bool, folder: Path, given: dict | None = None, stop_after: float | None = None
+    seconds: float,
+    full_size: bool,
+    folder: Path,
+    given: dict | None = None,
+    stop_after: float | None = None,
+    upscaling: str = "x4plus",
 ) -> dict:
-    """The pipeline on a song end to end, stage by stage, and where the GPU waited; stopped after `stop_after`."""
+    """The pipeline on a song end to end, stage by stage, and where the GPU waited; stopped after `stop_after`;
+    upscaled by `upscaling`'s architecture (x4plus, the default's, or x4v3) at full size."""
     from musicvid.core.audio import load_audio
     from musicvid.lyrics.align import align_lyrics
     from musicvid.pipeline import make_video
     from musicvid.settings.render import resolve_render_settings
     from musicvid.settings.song import SongRequest
 
-    registry = song_registry(full_size)
+    registry = song_registry(full_size, upscaling)
     song, lines = sung_song(folder, seconds)
     settings = resolve_render_settings(registry.models, given or {})
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=folder / "song", quiet=True)
