@@ -35,6 +35,13 @@ def channels_last(pipe):
     pipe.vae.to(memory_format=torch.channels_last)
 
 
+def fused_qkv(pipe):
+    from diffusers import AutoencoderKL
+
+    # diffusers: one matrix product for query, key and value (TAESD, --fast's VAE, has no attention)
+    pipe.fuse_qkv_projections(vae=isinstance(pipe.vae, AutoencoderKL))
+
+
 class UNetAttention:
     """diffusers' attention processor for torch's SDPA (AttnProcessor2_0), under one backend: set on the UNet
     alone, as the VAE's middle block has one head of 512, which neither flash nor cuDNN takes."""
@@ -74,6 +81,7 @@ def levers(on_gpu: bool) -> list[Lever]:
         Lever("batch-8", "8 at a time: the batch before the memory plan chose it", batch_size=8),
         Lever("batch-32", "32 at a time", batch_size=32),
         Lever("channels-last", "UNet and VAE in channels-last memory, eager", setup=channels_last),
+        Lever("fused-qkv", "fused query/key/value projections, eager", setup=fused_qkv),
     ]
     # (on the CPU, which has none of them, each row draws with MATH: a dry run checks the rows' mechanics)
     rows += [Lever(f"attention-unet-{b.split('_')[0].lower()}", f"the UNet's attention by {b} only",
