@@ -1,21 +1,22 @@
 """One command that measures a GPU, at full size with random weights (the cost does not depend on the weights'
 values), in one run, with its checks printed at the end, so that a session with a GPU measures it all at once.
 
-    python -m benchmarks.device                 # on a GPU: the sections below, about 8 minutes on an H100
+    python -m benchmarks.device                 # on a GPU: the sections below, at most 9 minutes
     python -m benchmarks.device --only sd15 song-fast
     python -m benchmarks.device --dry-run       # on the CPU with the tiny models: checks every row and section
 
-Sections, in this order (the run's --budget, 470 s, stops a song that would run past it, and a section that would
-start past it is written as skipped):
+Sections, in this order (a song that would run past the run's --budget, 540 s, is stopped and written as not
+finished, and a section that would start past it is written as skipped):
   sd15       SD 1.5's architecture at 512², 25 steps, float16: the rows of benchmarks/levers.py (DEVICE_ROWS), each
              in its steady state (benchmarks/steady.py), the baseline first and last, the baseline, --compile and
              --fast rows profiled; the versions that decide the kernels, the GPU's clocks at the start and the end
-  delivery   the learned upscalers' seconds a 1080p frame (x4plus and x4v3: the default's choice, by cost and,
-             given their published weights, PSNR), and a PNG's write and read (what handing frames over saves)
   song-fast  the headline: a 3-minute song (generated, so it runs offline) from its MP3 to the MP4 with
              `--look music-video --fast` (1080p, 30 fps, karaoke), Whisper large-v2's, ViPE-M's, SD 1.5's and
-             Real-ESRGAN x4plus's architectures: wall time and each stage's share (benchmarks/whole_song.py)
+             Real-ESRGAN x4plus's architectures (--song-upscaler x4v3: the compact one's; --song-compile: with
+             --compile): wall time and each stage's share (benchmarks/whole_song.py)
   song-25    the same at SD 1.5's 25 steps
+  delivery   the learned upscalers' seconds a 1080p frame (x4plus and x4v3: the default's choice, by cost and,
+             given their published weights, PSNR), and a PNG's write and read (what handing frames over saves)
   quality    benchmarks/quality.py's scores of the rows that change pictures (--deep-cache, --fast) beside the
              render as it is, with the tiny models (random weights: a check of the mechanics, not of quality)
 and on request (--only): sdxl (its baseline and batch rows at 1024²), pictures (Z-Image and FLUX.2 klein
@@ -120,14 +121,14 @@ def quality(args) -> dict:
 SECTIONS = {
     "sd15": sd15,
     "delivery": delivery,
-    "song-fast": lambda args: song(args, {"look": "music-video", "fast": True}),
-    "song-25": lambda args: song(args, {"look": "music-video"}),
+    "song-fast": lambda args: song(args, {"look": "music-video", "fast": True, **args.song_options}),
+    "song-25": lambda args: song(args, {"look": "music-video", **args.song_options}),
     "quality": quality,
     "sdxl": sdxl,
     "pictures": pictures,
     "video": video,
 }
-DEFAULT = ("sd15", "delivery", "song-fast", "song-25", "quality")
+DEFAULT = ("sd15", "song-fast", "song-25", "delivery", "quality")
 
 
 def results_file(device_name: str) -> Path:
@@ -156,16 +157,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rows", nargs="+", default=list(DEVICE_ROWS), help="sd15's rows besides the baseline")
     parser.add_argument("--groups", type=int, help="groups timed a row (default 10; 2 in a dry run)")
     parser.add_argument("--dry-run", action="store_true", help="on the CPU with tiny models: checks the script")
-    parser.add_argument("--budget", type=float, default=470.0, help="seconds: a song is stopped there")
+    parser.add_argument("--budget", type=float, default=540.0, help="seconds: a song is stopped there")
     parser.add_argument("--compile-cache", type=Path, help="torch.compile's cache folder (TORCHINDUCTOR_CACHE_DIR)")
     parser.add_argument("--compile-artifacts", type=Path, help="torch.compile's mega-cache: loaded, then saved")
     parser.add_argument("--upscaler-weights", nargs="+", default=[], metavar="NAME=FILE", help="x4plus=, x4v3=")
     parser.add_argument("--song-upscaler", choices=("x4plus", "x4v3"), default="x4plus", help="the songs' upscaler")
+    parser.add_argument("--song-compile", action="store_true", help="the songs rendered with --compile too")
     parser.add_argument("--out", type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
     if not args.dry_run and not torch.cuda.is_available():
         parser.error("no GPU here: --dry-run checks the script on the CPU")
     args.groups = args.groups or (2 if args.dry_run else 10)
+    args.song_options = {"compile": True} if args.song_compile else {}
     return args
 
 
