@@ -2,7 +2,7 @@
 headline): on a GPU with the default models' architectures and random weights (the cost does not depend on their
 values): Whisper large-v2's aligning the lyrics, ViPE-M's elaborating them, SD 1.5's drawing every frame and
 Real-ESRGAN x4plus's upscaling them; elsewhere with the tiny models. The render takes the options given (e.g.
-`--look music-video`, `--fast`) and no batch: the memory plan's. Each stage's seconds and share (the delivery runs
+`--look music-video`, `--fast`) and no batch: the memory plan's for the default models on this card. Each stage's seconds and share (the delivery runs
 beside the drawing: the shares can add up to more than 1), its own peak memory (sampled) and the run's, the time the
 GPU waited between stages, and the seconds spent building random weights (a real run loads published ones instead).
 A render that does not finish within `stop_after` seconds is stopped, and written as such with what it drew."""
@@ -114,6 +114,7 @@ def whole_song(
 ) -> dict:
     """The pipeline on a song end to end, stage by stage, and where the GPU waited; stopped after `stop_after`;
     upscaled by `upscaling`'s architecture (x4plus, the default's, or x4v3) at full size."""
+    from benchmarks.rows import plan_batch
     from musicvid.core.audio import load_audio
     from musicvid.lyrics.align import align_lyrics
     from musicvid.pipeline import make_video
@@ -123,8 +124,11 @@ def whole_song(
     registry = song_registry(full_size, upscaling)
     song, lines = sung_song(folder, seconds)
     settings = resolve_render_settings(registry.models, given or {})
+    if full_size and settings.batch_size is None:  # (the random weights' names are not the plan's to size)
+        settings = replace(settings, batch_size=plan_batch(PRESETS["default"], settings, registry.device))
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=folder / "song", quiet=True)
-    timings, stop, row = Timings(), threading.Event(), {"song_seconds": seconds, "options": given or {}}
+    timings, stop = Timings(), threading.Event()
+    row = {"song_seconds": seconds, "options": given or {}, "batch_size": settings.batch, "upscaler": upscaling}
     timer = threading.Timer(stop_after, stop.set) if stop_after else None
     started = time.perf_counter()
     with MemorySampler(interval=0.005) as memory:
