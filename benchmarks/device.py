@@ -167,6 +167,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.dry_run and not torch.cuda.is_available():
         parser.error("no GPU here: --dry-run checks the script on the CPU")
+    from benchmarks.levers import levers
+
+    known = [lever.name for lever in levers(True)]
+    if unknown := sorted(set(args.rows) - set(known)):
+        parser.error(f"unknown rows: {', '.join(unknown)}; known: {', '.join(known)}")
     args.groups = args.groups or (2 if args.dry_run else 10)
     args.song_options = {"compile": True} if args.song_compile else {}
     return args
