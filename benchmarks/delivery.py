@@ -243,7 +243,7 @@ def psnr_of_upscaler(model) -> float:
     scores = []
     for truth in (data.astronaut(), data.coffee(), data.chelsea()):
         truth = truth[: truth.shape[0] // 4 * 4, : truth.shape[1] // 4 * 4]
-        small = np.asarray(Image.fromarray(truth).resize((truth.shape[1] // 4, truth.shape[0] // 4), Image.BICUBIC))
+        small = np.array(Image.fromarray(truth).resize((truth.shape[1] // 4, truth.shape[0] // 4), Image.BICUBIC))
         pixels = torch.from_numpy(small).permute(2, 0, 1)[None].to(model.device, model.dtype) / 255
         with torch.inference_mode():
             made = (model(pixels)[0].clamp(0, 1).float().permute(1, 2, 0) * 255).round().byte().cpu().numpy()
