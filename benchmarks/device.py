@@ -58,13 +58,13 @@ QUALITY_VARIANTS = ("deep-cache 3=--deep-cache 3", "fast=--fast")
 def sd15(args) -> dict:
     from benchmarks.speed import drawing_rows
 
-    return drawing_rows(False, list(args.rows), args.dry_run, args.groups)
+    return drawing_rows(False, list(args.rows), args.dry_run, args.groups, args.partial("sd15"))
 
 
 def sdxl(args) -> dict:
     from benchmarks.speed import drawing_rows
 
-    return drawing_rows(True, ["batch-8"], args.dry_run, args.groups)
+    return drawing_rows(True, ["batch-8"], args.dry_run, args.groups, args.partial("sdxl"))
 
 
 def pictures(args) -> dict:
@@ -191,6 +191,15 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or (dry if args.dry_run else results_file(torch.cuda.get_device_name(0)))
     out.parent.mkdir(parents=True, exist_ok=True)
     args.started = time.perf_counter()
+
+    def partial(name: str):  # a section's figures so far, written as they come (the section still running)
+        def write(figures: dict) -> None:
+            report["sections"][name] = {"running": "started, not finished: the run was cut short here", **figures}
+            out.write_text(json.dumps(report, indent=2) + "\n")
+
+        return write
+
+    args.partial = partial
     for name in args.only:
         if time.perf_counter() - args.started > args.budget:
             report["sections"][name] = {"skipped": f"past the budget of {args.budget:g} s"}

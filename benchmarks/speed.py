@@ -33,6 +33,7 @@ import os
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -128,8 +129,11 @@ def architecture(sdxl: bool, quick: bool) -> tuple[str, RenderSettings]:
     return SD15_RANDOM, RenderSettings(size=(512, 512), steps=25, guidance=7.5)
 
 
-def drawing_rows(sdxl: bool, names: list[str], quick: bool, groups: int = GROUPS, out: Path | None = None) -> dict:
-    """The rows named (the baseline first and last, whatever the names), measured; written to `out` after each."""
+def drawing_rows(
+    sdxl: bool, names: list[str], quick: bool, groups: int = GROUPS, written: Callable[[dict], object] = print
+) -> dict:
+    """The rows named (the baseline first and last, whatever the names), measured; `written` is given the results
+    so far after each row (a run cut short keeps its rows)."""
     name, settings = architecture(sdxl, quick)
     device = torch.device("cuda" if torch.cuda.is_available() and not quick else "cpu")
     catalogue = {lever.name: lever for lever in levers(device.type == "cuda")}
@@ -148,14 +152,15 @@ def drawing_rows(sdxl: bool, names: list[str], quick: bool, groups: int = GROUPS
         "groups_timed": groups,
     }
 
-    def write(rows: dict) -> None:
-        if out:
-            out.write_text(json.dumps(results | {"levers": rows}, indent=2) + "\n")
-
-    results["levers"] = run_rows(base, storyboard(most + 40), settings, chosen, batch, groups, write)
-    results["clocks_at_end"] = gpu_clocks()
-    results["run_peak_gpu_gb"] = run_peak_gb(device) if device.type == "cuda" else None
-    write(results["levers"])
+    rows = run_rows(
+        base, storyboard(most + 40), settings, chosen, batch, groups, lambda r: written(results | {"levers": r})
+    )
+    results |= {
+        "levers": rows,
+        "clocks_at_end": gpu_clocks(),
+        "run_peak_gpu_gb": run_peak_gb(device) if device.type == "cuda" else None,
+    }
+    written(results)
     return results
 
 
@@ -185,7 +190,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown levers: {', '.join(sorted(unknown))}; known: {', '.join(known)}")
     out = args.out or HERE / "results" / f"speed-{'sdxl-' * args.sdxl}{'quick' if args.quick else 'gpu'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    results = drawing_rows(args.sdxl, args.levers or known, args.quick, args.groups, out)
+
+    def write(results: dict) -> None:
+        out.write_text(json.dumps(results, indent=2) + "\n")
+
+    results = drawing_rows(args.sdxl, args.levers or known, args.quick, args.groups, write)
     if args.song:
         with tempfile.TemporaryDirectory(prefix="musicvid-speed-") as tmp:
             results["song"] = whole_song(args.song, on_gpu, Path(tmp))
