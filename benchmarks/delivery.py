@@ -15,7 +15,7 @@ themselves; that needs real Stable Diffusion weights to mean anything). Speed: f
 
 Upscaling cost per frame from 704x384 to 1920x1080: Lanczos, and two learned upscalers through
 spandrel with random weights (the cost does not depend on their values; the quality does, so none is
-claimed): Real-ESRGAN x4plus (64 features, 23 blocks) and the general x4v3 (SRVGGNetCompact, 32 convs),
+claimed unless --weights gives the published ones: then the PSNR of photographs made 4 times smaller): Real-ESRGAN x4plus (64 features, 23 blocks) and the general x4v3 (SRVGGNetCompact, 32 convs),
 with their FLOP count; on a GPU in float16 by batches of 1, 4 and 8 frames.
 
 Delivery throughput, as the look costs it: a clip of morph-like crossfades between photographs drawn at
@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks.peaks import SpanPeak
 from benchmarks.what_ran import machine, models_ran
 from musicvid.core import ffmpeg
 from musicvid.delivery import captions
@@ -229,6 +230,27 @@ def upscaler_architectures(quick: bool) -> dict:
     }
 
 
+UPSCALERS = (("x4plus", "RealESRGAN_x4plus.pth"), ("x4v3", "realesr-general-x4v3.pth"))  # as published
+
+
+def psnr_of_upscaler(model) -> float:
+    """The network's PSNR (dB) on scikit-image's photographs made 4 times smaller (Pillow's bicubic), against the
+    photographs: what its published weights restore (the drawn pictures have no larger truth to compare with)."""
+    from PIL import Image
+    from skimage import data
+    from skimage.metrics import peak_signal_noise_ratio
+
+    scores = []
+    for truth in (data.astronaut(), data.coffee(), data.chelsea()):
+        truth = truth[: truth.shape[0] // 4 * 4, : truth.shape[1] // 4 * 4]
+        small = np.array(Image.fromarray(truth).resize((truth.shape[1] // 4, truth.shape[0] // 4), Image.BICUBIC))
+        pixels = torch.from_numpy(small).permute(2, 0, 1)[None].to(model.device, model.dtype) / 255
+        with torch.inference_mode():
+            made = (model(pixels)[0].clamp(0, 1).float().permute(1, 2, 0) * 255).round().byte().cpu().numpy()
+        scores.append(peak_signal_noise_ratio(truth, made))
+    return round(float(np.mean(scores)), 2)
+
+
 def upscaling(args) -> dict:
     """Per upscaler: its TFLOP per drawn frame (counted on the meta device) and its seconds per 1080p frame
     through musicvid's Upscaler with random weights (the cost does not depend on their values; the
@@ -245,26 +267,31 @@ def upscaling(args) -> dict:
     results = {"lanczos (Pillow, in Python)": {"batch 1": lanczos}}
     gpu = torch.cuda.is_available()
     device = torch.device("cuda" if gpu else "cpu")
-    for name, build in upscaler_architectures(args.quick).items():
+    published = dict(getattr(args, "weights", None) or ())
+    for (short, _), (name, build) in zip(UPSCALERS, upscaler_architectures(args.quick).items()):
         with torch.device("meta"), FlopCounterMode(display=False) as counted:
             build()(torch.empty(1, 3, *frame.shape[:2]))
         row = {"tflop_per_frame": float(f"{counted.get_total_flops() / 1e12:.4g}")}
         torch.manual_seed(0)
-        model = ModelLoader().load_from_state_dict(build().state_dict()).eval().to(device)
+        if short in published:  # its published weights: its quality can be told too
+            model = ModelLoader().load_from_file(published[short]).eval().to(device)
+        else:
+            model = ModelLoader().load_from_state_dict(build().state_dict()).eval().to(device)
         if gpu:
             model.half()  # as musicvid.models.loading loads it on a GPU
         row["ran"] = models_ran(upscaler=model)
+        row["psnr_db"] = psnr_of_upscaler(model) if short in published else "random weights: no PSNR"
         for batch in (1, 4, 8) if gpu else (1,):
             learned = Upscaler(model, VIDEO, batch)
             if gpu:
                 list(learned([frame] * batch))  # warm-up: cuDNN picks its kernels
                 torch.cuda.synchronize()
-                torch.cuda.reset_peak_memory_stats()
             learned.frames, learned.seconds = 0, 0.0
-            list(learned([frame] * batch * (args.repeats if gpu else 1)))
+            with SpanPeak() as peak:  # (the process's never reset: benchmarks.peaks)
+                list(learned([frame] * batch * (args.repeats if gpu else 1)))
             row[f"batch {batch}"] = {"seconds_per_frame": learned.cost()["seconds_per_frame"]}
             if gpu:
-                row[f"batch {batch}"]["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2**20)
+                row[f"batch {batch}"]["peak_gpu_mib"] = round(peak.gb * 1024)
         results[name] = row
     return results
 
@@ -290,12 +317,12 @@ def print_interpolation(interpolation: dict, device: str) -> None:
 
 def print_upscaling(upscaling: dict, device: str) -> None:
     print(f"## Upscaling {DRAWN[0]}x{DRAWN[1]} -> {VIDEO[0]}x{VIDEO[1]}, seconds per frame ({device})\n")
-    print("| upscaler | TFLOP/frame | batch | s/frame | peak GPU MiB |\n|---|---|---|---|---|")
+    print("| upscaler | TFLOP/frame | batch | s/frame | peak GPU MiB | PSNR dB |\n|---|---|---|---|---|---|")
     for name, row in upscaling.items():
         for batch, cost in ((k, v) for k, v in row.items() if k.startswith("batch")):
             print(
                 f"| {name} | {row.get('tflop_per_frame', '')} | {batch} | {cost['seconds_per_frame']:.3f} | "
-                f"{cost.get('peak_gpu_mib', '')} |"
+                f"{cost.get('peak_gpu_mib', '')} | {row.get('psnr_db', '')} |"
             )
 
 
@@ -314,6 +341,14 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=5, help="Lanczos upscales to time")
     parser.add_argument("--only", nargs="+", choices=list(SECTIONS), default=list(SECTIONS), help="these parts alone")
     parser.add_argument("--quick", action="store_true", help="short clips and a tiny network")
+    parser.add_argument(
+        "--weights",
+        nargs="+",
+        type=lambda text: tuple(text.split("=", 1)),
+        default=[],
+        metavar="NAME=FILE",
+        help=f"an upscaler's published weights ({', '.join(f'{n}={f}' for n, f in UPSCALERS)}): its PSNR too",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.quick:

@@ -1,27 +1,31 @@
-"""One command that measures a GPU: everything the benchmarks time, at full size with random weights (the cost
-does not depend on the weights' values), in one run of a few minutes, so that the first session with a GPU
-measures it all at once.
+"""One command that measures a GPU, at full size with random weights (the cost does not depend on the weights'
+values), in one run, with its checks printed at the end, so that a session with a GPU measures it all at once.
 
-    python -m benchmarks.device                 # on a GPU: every section, about 6 minutes on an H100
-    python -m benchmarks.device --only sd15 video
-    python -m benchmarks.device --dry-run       # on the CPU with the tiny models: checks the script (the suite runs it)
+    python -m benchmarks.device                 # on a GPU: the sections below, at most 9 minutes
+    python -m benchmarks.device --only sd15 song-fast
+    python -m benchmarks.device --dry-run       # on the CPU with the tiny models: checks every row and section
 
-Sections, in this order:
-  sd15      SD 1.5's architecture at 512², 25 steps, float16: render's frames per second, lever by lever
-            (benchmarks/speed.py's rows: the batch, memory layout, attention backends, --fast, a reference
-            picture; `--compile` adds torch.compile, which costs minutes to warm up)
-  sdxl      SDXL's at 1024², the same rows for its baseline and batch
-  pictures  Z-Image-Turbo (8 steps) and FLUX.2 klein 4B (4 steps) keyframes at 1024², bfloat16, 1 and 4 at a
-            time; one prompt through each family's text encoder (Qwen3-4B, UMT5-XXL, Gemma 3 12B)
-  video     one transition clip between two keyframes per video model: LTX-Video 0.9.5 through musicvid's own
-            code, Wan 2.1 FLF2V 14B and LTX-2 through their pipelines (steps timed, the card's steps extrapolated)
-  delivery  the learned upscalers to 1080p, batches of 1, 4 and 8 frames
-  song      a 30 s song end to end (Whisper large-v2's, ViPE-M's and SD 1.5's architectures), each stage's peak
-            memory beside what the memory plan (musicvid plan) predicted for it
+Sections, in this order (a song that would run past the run's --budget, 540 s, is stopped and written as not
+finished, and a section that would start past it is written as skipped):
+  sd15       SD 1.5's architecture at 512², 25 steps, float16: the rows of benchmarks/levers.py (DEVICE_ROWS), each
+             in its steady state (benchmarks/steady.py), the baseline first and last, the baseline, --compile and
+             --fast rows profiled; the versions that decide the kernels, the GPU's clocks at the start and the end
+  song-fast  the headline: a 3-minute song (generated, so it runs offline) from its MP3 to the MP4 with
+             `--look music-video --fast` (1080p, 30 fps, karaoke), Whisper large-v2's, ViPE-M's, SD 1.5's and
+             Real-ESRGAN x4plus's architectures (--song-upscaler x4v3: the compact one's; --song-compile: with
+             --compile): wall time and each stage's share (benchmarks/whole_song.py)
+  song-25    the same at SD 1.5's 25 steps
+  delivery   the learned upscalers' seconds a 1080p frame (x4plus and x4v3: the default's choice, by cost and,
+             given their published weights, PSNR), and a PNG's write and read (what handing frames over saves)
+  quality    benchmarks/quality.py's scores of the rows that change pictures (--deep-cache, --fast) beside the
+             render as it is, with the tiny models (random weights: a check of the mechanics, not of quality)
+and on request (--only): sdxl (its baseline and batch rows at 1024²), pictures (Z-Image and FLUX.2 klein
+keyframes), video (one transition per video model), measured on 2026-11-26 and left out of the default run.
 
-Writes benchmarks/results/gpu-<device>-<date>.json after each section (a run cut short keeps what it
-measured), with the machine, and each model's dtype, device and size as read back from its modules.
-A section that fails is recorded with its error, and the run goes on.
+Writes benchmarks/results/gpu-<device>-<date>.json after each section (a section is written as running before it
+starts: a run cut short shows which one it was in); a section that fails is written with its error. torch.compile's
+work is kept in --compile-cache (TORCHINDUCTOR_CACHE_DIR), and with --compile-artifacts loaded from and saved to
+one file (torch.compiler's mega-cache), which a later machine can be given so that its compile rows start warm.
 """
 
 from __future__ import annotations
@@ -41,61 +45,26 @@ from types import SimpleNamespace
 import torch
 
 from benchmarks import families
-from benchmarks.what_ran import machine
+from benchmarks.device_checks import checks, planned, png_round_trip
+from benchmarks.what_ran import machine, versions
 
 HERE = Path(__file__).parent
-SD15_LEVERS = ("blocks-16", "blocks-32", "channels-last", "fused-qkv", "sdpa-flash_attention",
-               "sdpa-cudnn_attention", "fast-16", "reference")  # fmt: skip
-SDXL_LEVERS = ("blocks-8",)
-SONG_SECONDS = 30.0
-
-
-def speed_rows(sdxl: bool, levers: tuple[str, ...], pictures: int, dry_run: bool) -> dict:
-    """benchmarks/speed.py's rows: the baseline and `levers`, `pictures` in-between frames each."""
-    from benchmarks.levers import levers as catalogue
-    from benchmarks.speed import main as speed
-
-    known = {lever.name for lever in catalogue(not dry_run)}
-    levers = tuple(name for name in levers if name in known)  # the CPU has one attention backend
-    with tempfile.TemporaryDirectory(prefix="musicvid-device-") as folder:
-        out = Path(folder) / "speed.json"
-        argv = ["--levers", *levers, "--pictures", str(pictures), "--out", str(out)]
-        speed(argv + ["--sdxl"] * sdxl + ["--quick"] * dry_run)
-        return json.loads(out.read_text())
+DEVICE_ROWS = ("batch-1", "attention-unet-flash", "compile", "compile-autotune", "deep-cache-3", "fast",
+               "fast-compile-32")  # fmt: skip
+SONG_SECONDS, DRY_SONG_SECONDS = 180.0, 6.0
+QUALITY_VARIANTS = ("deep-cache 3=--deep-cache 3", "fast=--fast")
 
 
 def sd15(args) -> dict:
-    levers = SD15_LEVERS + (("compile",) if args.compile else ())
-    rows = speed_rows(False, levers, 12 if args.dry_run else 32, args.dry_run)
-    rows["memory_plan"] = {f"batch {n}": planned_pictures(n) for n in (8, 16, 32)}
-    return rows
+    from benchmarks.speed import drawing_rows
 
-
-def planned_pictures(batch: int) -> dict | str:
-    """The memory plan's pictures stage for SD 1.5 on this card at `batch` morphs, beside which the rows' peak
-    GPU memory is read (the plan also holds the keyframes' scorer, which the rows do not load)."""
-    from musicvid.models.memory import plan_memory
-    from musicvid.models.precision import Precision
-    from musicvid.settings.presets import PRESETS
-    from musicvid.settings.render import resolve_render_settings
-
-    if not torch.cuda.is_available():
-        return "no plan off CUDA"
-    models = PRESETS["default"]
-    settings = resolve_render_settings(models, {"batch_size": batch})
-    total = torch.cuda.get_device_properties(0).total_memory / 2**30
-    precision = Precision.resolve("auto", torch.device("cuda"))
-    try:
-        plan = plan_memory(models, settings, precision, total, "the card", transcribe=False, elaborate=False)
-    except Exception as error:  # a model the plan cannot size: say which
-        return f"{type(error).__name__}: {error}"
-    stage = plan.stage("pictures").as_dict()
-    scorer = sum(m["weights_gb"] for m in stage["models"] if m["name"] == models.scorer)
-    return {**stage, "peak_gb_without_scorer": round(stage["peak_gb"] - scorer, 2)}
+    return drawing_rows(False, list(args.rows), args.dry_run, args.groups, args.partial("sd15"))
 
 
 def sdxl(args) -> dict:
-    return speed_rows(True, SDXL_LEVERS, 4 if args.dry_run else 16, args.dry_run)
+    from benchmarks.speed import drawing_rows
+
+    return drawing_rows(True, ["batch-8"], args.dry_run, args.groups, args.partial("sdxl"))
 
 
 def pictures(args) -> dict:
@@ -120,41 +89,46 @@ def video(args) -> dict:
 def delivery(args) -> dict:
     from benchmarks.delivery import upscaling
 
-    return upscaling(SimpleNamespace(quick=args.dry_run, repeats=1 if args.dry_run else 3))
+    weights = dict(item.split("=", 1) for item in args.upscaler_weights)
+    rows = upscaling(SimpleNamespace(quick=args.dry_run, repeats=1 if args.dry_run else 3, weights=weights))
+    return {"upscaling": rows, "png": png_round_trip()}
 
 
-def song(args) -> dict:
-    """A song end to end, and each stage's measured peak beside the memory plan's for the same models."""
+def song(args, given: dict) -> dict:
+    """The headline: a song from its MP3 to the MP4, stopped where it would run past the run's budget."""
     from benchmarks.whole_song import whole_song
 
-    full_size = not args.dry_run
+    left = args.budget - (time.perf_counter() - args.started)
     with tempfile.TemporaryDirectory(prefix="musicvid-device-") as folder:
-        row = whole_song(5.0 if args.dry_run else SONG_SECONDS, full_size, Path(folder))
-    row["memory_plan"] = planned(full_size)
-    return row
+        seconds = DRY_SONG_SECONDS if args.dry_run else SONG_SECONDS
+        row = whole_song(seconds, not args.dry_run, Path(folder), given, max(left, 1.0), args.song_upscaler)
+    return row | {"memory_plan": planned(given)}
 
 
-def planned(full_size: bool) -> dict | str:
-    """What musicvid's memory plan predicts for the song's models on this card, stage by stage."""
-    from benchmarks.whole_song import FULL_SIZE
-    from musicvid.models.memory import plan_memory
-    from musicvid.models.precision import Precision
-    from musicvid.settings.presets import PRESETS
-    from musicvid.settings.render import resolve_render_settings
+def quality(args) -> dict:
+    from benchmarks.quality import QUICK_FPS, QUICK_LYRICS, QUICK_SECONDS, VARIANTS, compare, parse_variant
+    from tests.fixtures.songs import band, write_song
 
-    if not torch.cuda.is_available():
-        return "no plan off CUDA"
-    models = PRESETS["default"] if full_size else FULL_SIZE
-    settings = resolve_render_settings(models, {"batch_size": 8})
-    total = torch.cuda.get_device_properties(0).total_memory / 2**30
-    try:
-        plan = plan_memory(models, settings, Precision.resolve("auto", torch.device("cuda")), total, "the card")
-    except Exception as error:  # a model the plan cannot size: say which
-        return f"{type(error).__name__}: {error}"
-    return plan.as_dict()
+    with tempfile.TemporaryDirectory(prefix="musicvid-quality-") as temporary:
+        folder = Path(temporary)
+        song = write_song(folder / "song.wav", band(QUICK_SECONDS), [], 0.0)
+        (folder / "song.lrc").write_text(QUICK_LYRICS, encoding="utf-8")
+        variants = (VARIANTS[0], *(parse_variant(text) for text in QUALITY_VARIANTS))
+        device = "cpu" if args.dry_run else "cuda"
+        return compare(song, folder / "song.lrc", folder, variants, "tiny", QUICK_FPS, device)
 
 
-SECTIONS = {"pictures": pictures, "video": video, "sd15": sd15, "delivery": delivery, "sdxl": sdxl, "song": song}
+SECTIONS = {
+    "sd15": sd15,
+    "delivery": delivery,
+    "song-fast": lambda args: song(args, {"look": "music-video", "fast": True, **args.song_options}),
+    "song-25": lambda args: song(args, {"look": "music-video", **args.song_options}),
+    "quality": quality,
+    "sdxl": sdxl,
+    "pictures": pictures,
+    "video": video,
+}
+DEFAULT = ("sd15", "song-fast", "song-25", "delivery", "quality")
 
 
 def results_file(device_name: str) -> Path:
@@ -162,40 +136,92 @@ def results_file(device_name: str) -> Path:
     return HERE / "results" / f"gpu-{slug}-{datetime.date.today().isoformat()}.json"
 
 
-def main(argv: list[str] | None = None) -> int:
+def compile_cache(args) -> None:
+    """torch.compile's caches in --compile-cache, and the mega-cache of --compile-artifacts loaded."""
+    if args.compile_cache:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(args.compile_cache.resolve())
+    if args.compile_artifacts and args.compile_artifacts.is_file():
+        torch.compiler.load_cache_artifacts(args.compile_artifacts.read_bytes())
+
+
+def save_compile_artifacts(args) -> None:
+    saved = torch.compiler.save_cache_artifacts() if args.compile_artifacts else None
+    if saved:
+        args.compile_artifacts.parent.mkdir(parents=True, exist_ok=True)
+        args.compile_artifacts.write_bytes(saved[0])
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.device", description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="+", choices=list(SECTIONS), default=list(SECTIONS), help="these sections")
+    parser.add_argument("--only", nargs="+", choices=list(SECTIONS), default=list(DEFAULT), help="these sections")
+    parser.add_argument("--rows", nargs="+", default=list(DEVICE_ROWS), help="sd15's rows besides the baseline")
+    parser.add_argument("--groups", type=int, help="groups timed a row (default 10; 2 in a dry run)")
     parser.add_argument("--dry-run", action="store_true", help="on the CPU with tiny models: checks the script")
-    parser.add_argument("--compile", action="store_true", help="also SD 1.5 compiled (minutes of warm-up)")
-    parser.add_argument("--budget", type=float, default=480.0, help="seconds: no section starts after this")
+    parser.add_argument("--budget", type=float, default=540.0, help="seconds: a song is stopped there")
+    parser.add_argument("--compile-cache", type=Path, help="torch.compile's cache folder (TORCHINDUCTOR_CACHE_DIR)")
+    parser.add_argument("--compile-artifacts", type=Path, help="torch.compile's mega-cache: loaded, then saved")
+    parser.add_argument("--upscaler-weights", nargs="+", default=[], metavar="NAME=FILE", help="x4plus=, x4v3=")
+    parser.add_argument("--song-upscaler", choices=("x4plus", "x4v3"), default="x4plus", help="the songs' upscaler")
+    parser.add_argument("--song-compile", action="store_true", help="the songs rendered with --compile too")
     parser.add_argument("--out", type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not args.dry_run and not torch.cuda.is_available():
         parser.error("no GPU here: --dry-run checks the script on the CPU")
+    from benchmarks.levers import levers
+
+    known = [lever.name for lever in levers(True)]
+    if unknown := sorted(set(args.rows) - set(known)):
+        parser.error(f"unknown rows: {', '.join(unknown)}; known: {', '.join(known)}")
+    args.groups = args.groups or (2 if args.dry_run else 10)
+    args.song_options = {"compile": True} if args.song_compile else {}
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")  # random prompts truncated by CLIP: no news
+    if args.dry_run:  # inductor on two cores takes minutes a row: the graphs alone are checked
+        os.environ.setdefault("MUSICVID_COMPILE_BACKEND", "eager")
+    compile_cache(args)
     args.device = torch.device("cpu" if args.dry_run else "cuda")
-    report = {"machine": machine(args.device), "dry_run": args.dry_run, "sections": {}}
+    report = {"machine": machine(args.device) | {"versions": versions()}, "dry_run": args.dry_run, "sections": {}}
     # a dry run's figures are no measurement: they stay out of benchmarks/results
     dry = Path(tempfile.gettempdir()) / "musicvid-gpu-dry-run.json"
     out = args.out or (dry if args.dry_run else results_file(torch.cuda.get_device_name(0)))
     out.parent.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
+    args.started = time.perf_counter()
+
+    def partial(name: str):  # a section's figures so far, written as they come (the section still running)
+        def write(figures: dict) -> None:
+            report["sections"][name] = {"running": "started, not finished: the run was cut short here", **figures}
+            out.write_text(json.dumps(report, indent=2) + "\n")
+
+        return write
+
+    args.partial = partial
     for name in args.only:
-        if time.perf_counter() - started > args.budget:
+        if time.perf_counter() - args.started > args.budget:
             report["sections"][name] = {"skipped": f"past the budget of {args.budget:g} s"}
             continue
+        report["sections"][name] = {"running": "started, not finished: the run was cut short here"}
+        out.write_text(json.dumps(report, indent=2) + "\n")
         began = time.perf_counter()
         try:
             result = SECTIONS[name](args)
         except Exception as error:  # recorded, and the next section runs
             traceback.print_exc()
             result = {"error": f"{type(error).__name__}: {error}"[:500]}
-        seconds = round(time.perf_counter() - began, 1)
-        report["sections"][name] = {"seconds": seconds, **result}
-        print(f"[{name}: {seconds} s]", file=sys.stderr, flush=True)
+        report["sections"][name] = {"seconds": round(time.perf_counter() - began, 1), **result}
+        print(f"[{name}: {report['sections'][name]['seconds']} s]", file=sys.stderr, flush=True)
+        if name == "sd15":
+            save_compile_artifacts(args)
         if args.device.type == "cuda":
             torch.cuda.empty_cache()
         out.write_text(json.dumps(report, indent=2) + "\n")
+    report["checks"] = checks(report)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print("\n".join(line["line"] for line in report["checks"]))
     print(f"results: {out}")
     failed = [name for name, section in report["sections"].items() if "error" in section]
     return 1 if args.dry_run and failed else 0

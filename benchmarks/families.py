@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import statistics
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from types import SimpleNamespace
 from typing import Callable
 
 import torch
 from PIL import Image
 
+from benchmarks.peaks import SpanPeak
 from benchmarks.what_ran import models_ran
 from musicvid.models import published as P
 from musicvid.models.tiny_flow import TINY_FLOW
@@ -98,14 +100,12 @@ def timed(call: Callable, device: torch.device, **kwargs) -> dict:
     return {"seconds": ended - started, "steps": steps, "decode": ended - clock.ends[-1]}
 
 
-def peak_gb(device: torch.device) -> float | None:
-    return round(torch.cuda.max_memory_allocated(device) / 2**30, 2) if device.type == "cuda" else None
-
-
-def reset_peak(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats(device)
+def measured_peak(device: torch.device) -> SpanPeak | nullcontext:
+    """The part's own peak GPU memory, the process's never reset (benchmarks.peaks); nothing off CUDA."""
+    if device.type != "cuda":
+        return nullcontext(SimpleNamespace(gb=None))
+    torch.cuda.empty_cache()
+    return SpanPeak()
 
 
 def billions(*modules: torch.nn.Module) -> float:
@@ -151,7 +151,13 @@ def keyframes(family: str, device: torch.device, dtype: torch.dtype, shrink: boo
     """Seconds per keyframe at the card's steps, alone and `batches` at a time (--keyframe-candidates)."""
     recipe = PICTURE_FAMILIES[family]
     size = (64, 64) if shrink else recipe["size"]
-    reset_peak(device)
+    with measured_peak(device) as peak:
+        row = keyframe_rows(family, device, dtype, shrink, batches, size)
+    return {**row, "peak_gpu_gb": peak.gb}
+
+
+def keyframe_rows(family: str, device: torch.device, dtype: torch.dtype, shrink: bool, batches, size) -> dict:
+    recipe = PICTURE_FAMILIES[family]
     pipe = picture_pipeline(family, device, dtype, shrink)
     pipe.set_progress_bar_config(disable=True)
     row = {
@@ -171,7 +177,6 @@ def keyframes(family: str, device: torch.device, dtype: torch.dtype, shrink: boo
             "step_seconds": round(statistics.median(run["steps"]), 4),
             "decode_seconds": round(run["decode"], 3),
         }
-    row["peak_gpu_gb"] = peak_gb(device)
     del pipe
     return row
 
@@ -244,7 +249,13 @@ def clip(family: str, device: torch.device, dtype: torch.dtype, shrink: bool) ->
     recipe = VIDEO_FAMILIES[family]
     width, height = (64, 64) if shrink else recipe["size"]
     frames = 9 if shrink else recipe["frames"]
-    reset_peak(device)
+    with measured_peak(device) as peak:
+        row = clip_row(family, device, dtype, shrink, width, height, frames)
+    return {**row, "peak_gpu_gb": peak.gb}
+
+
+def clip_row(family: str, device: torch.device, dtype: torch.dtype, shrink: bool, width, height, frames) -> dict:
+    recipe = VIDEO_FAMILIES[family]
     pipe = video_pipeline(family, device, dtype, shrink)
     pipe.set_progress_bar_config(disable=True)
     ends = tuple(Image.new("RGB", (width, height), colour) for colour in ((200, 40, 90), (30, 160, 220)))
@@ -266,7 +277,6 @@ def clip(family: str, device: torch.device, dtype: torch.dtype, shrink: bool) ->
         "step_seconds": round(step, 3),
         "decode_seconds": round(run["decode"], 3),
         "clip_seconds_at_card_steps": round(before + recipe["steps"] * step + run["decode"], 1),
-        "peak_gpu_gb": peak_gb(device),
     }
 
 
@@ -291,18 +301,18 @@ def text_encoders(device: torch.device, dtype: torch.dtype, shrink: bool) -> dic
     for name, (model_class, config_class, config, tokens) in encoders.items():
         if shrink:
             config = {**config, **small} if model_class is not UMT5EncoderModel else {**config, "d_model": 32, "d_ff": 64, "num_layers": 2, "num_heads": 4, "d_kv": 8}  # fmt: skip
-        reset_peak(device)
-        torch.manual_seed(0)
-        with built_on(device, dtype):
-            model = model_class(config_class(**config)).eval()
-        ids = torch.randint(0, 1000, (1, tokens), device=device)
-        with torch.inference_mode():
-            model(input_ids=ids, output_hidden_states=True)  # warms up
-            synchronize(device)
-            started = time.perf_counter()
-            model(input_ids=ids, output_hidden_states=True)
-            synchronize(device)
+        with measured_peak(device) as peak:
+            torch.manual_seed(0)
+            with built_on(device, dtype):
+                model = model_class(config_class(**config)).eval()
+            ids = torch.randint(0, 1000, (1, tokens), device=device)
+            with torch.inference_mode():
+                model(input_ids=ids, output_hidden_states=True)  # warms up
+                synchronize(device)
+                started = time.perf_counter()
+                model(input_ids=ids, output_hidden_states=True)
+                synchronize(device)
         rows[name] = {"parameters_billions": billions(model), "tokens": tokens,
-                      "seconds": round(time.perf_counter() - started, 4), "peak_gpu_gb": peak_gb(device)}  # fmt: skip
+                      "seconds": round(time.perf_counter() - started, 4), "peak_gpu_gb": peak.gb}  # fmt: skip
         del model
     return rows

@@ -1,10 +1,11 @@
-"""The levers benchmarks/speed.py measures, each a change to the drawing against the loop before them: the
-batch and its groups, the models' memory layout and attention, torch.compile's modes, --fast, a reference
-picture; and the levers that paid, combined."""
+"""The rows benchmarks/speed.py measures (and benchmarks/device.py's sd15 section), each one change to how the render
+draws today against its baseline: the batch, the memory layout, the UNet's attention backend, torch.compile's
+modes (musicvid's own --compile), --deep-cache, --fast, a reference picture. Where a row is a musicvid option, it
+is drawn through musicvid's own code for it (the settings it sets), so that the row measures what a person gets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
@@ -12,20 +13,21 @@ import torch
 from musicvid.models.drawing import load_reference_adapter
 from musicvid.settings.presets import TINY
 
-PAYS = 1.03  # a lever is kept if it makes drawing at least 3 % faster
-
 
 @dataclass(frozen=True)
 class Lever:
     name: str
     what: str
-    batch_size: int = 8
-    within_scenes: bool = False  # the baseline's groups
+    batch_size: int | None = None  # None: the baseline's (the memory plan's on this card, as a render takes it)
     setup: Callable | None = None  # changes a copy of the pipeline
-    loop: str = "draw"  # draw (render's own), ahead (every group's inputs first) or overlap (decode beside denoise)
-    attention: str | None = None  # an SDPA backend to insist on
+    settings: dict = field(default_factory=dict)  # musicvid's own options it sets (--compile, --deep-cache)
+    compile_mode: str | None = None  # torch.compile's mode, for --compile (musicvid.pictures.switches.COMPILE_MODE)
     fast: bool = False
     reference: bool = False  # every scene drawn after a reference picture (IP-Adapter)
+    warm_up: int = 1  # groups drawn before the clock
+    profiled: bool = False  # one more group, profiled (benchmarks.profile_split)
+    like: str | None = "baseline"  # the row whose pictures its own are compared with (None: others altogether)
+    changes_pictures: bool = False  # its pictures differ from those by more than rounding
 
 
 def channels_last(pipe):
@@ -40,80 +42,25 @@ def fused_qkv(pipe):
     pipe.fuse_qkv_projections(vae=isinstance(pipe.vae, AutoencoderKL))
 
 
-def compiled(mode: str | None):
-    def setup(pipe):
-        pipe.unet = torch.compile(pipe.unet, mode=mode, fullgraph=True)
-        pipe.vae.decoder = torch.compile(pipe.vae.decoder, mode=mode)
+class UNetAttention:
+    """diffusers' attention processor for torch's SDPA (AttnProcessor2_0), under one backend: set on the UNet
+    alone, as the VAE's middle block has one head of 512, which neither flash nor cuDNN takes."""
 
-    return setup
+    def __init__(self, backend: str):
+        from diffusers.models.attention_processor import AttnProcessor2_0
+        from torch.nn.attention import SDPBackend
 
+        self.backend, self.inner = getattr(SDPBackend, backend), AttnProcessor2_0()
 
-def levers(on_gpu: bool) -> list[Lever]:
-    rows = [
-        Lever("baseline", "groups within each scene, batch 8, eager (the loop before)", within_scenes=True),
-        Lever("blocks-8", "groups across scenes by frame number, batch 8"),
-        Lever("blocks-16", "groups across scenes, batch 16", batch_size=16),
-        Lever("blocks-32", "groups across scenes, batch 32", batch_size=32),
-        Lever("channels-last", "UNet and VAE in channels-last memory", setup=channels_last),
-        Lever("fused-qkv", "fused query/key/value projections", setup=fused_qkv),
-        Lever("inputs-ahead", "every group's inputs prepared first, copied from pinned memory", loop="ahead"),
-        Lever("overlap-decode", "VAE decode on a second stream beside the next group's denoise", loop="overlap"),
-    ]
-    backends = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH") if on_gpu else ("MATH",)
-    rows += [Lever(f"sdpa-{b.lower()}", f"attention by {b} only", attention=b) for b in backends]
-    rows += [
-        Lever("compile", "torch.compile, default mode (today's --compile)", setup=compiled(None)),
-        Lever(
-            "compile-autotune", "torch.compile max-autotune-no-cudagraphs", setup=compiled("max-autotune-no-cudagraphs")
-        ),
-        Lever("compile-cudagraphs", "torch.compile reduce-overhead (CUDA graphs)", setup=compiled("reduce-overhead")),
-    ]
-    rows += [
-        Lever(f"fast-{b}", f"--fast: LCM-LoRA 4 steps, no guidance, TAESD; batch {b}", batch_size=b, fast=True)
-        for b in (8, 16, 32)
-    ]
-    # the adapter's cost is its extra keys and values in every cross-attention (its image encoder runs once
-    # a scene, so a random tiny one stands in for it)
-    rows.append(
-        Lever(
-            "reference",
-            "a reference picture through IP-Adapter",
-            setup=lambda pipe: load_reference_adapter(pipe, TINY),
-            reference=True,
-        )
-    )
-    return rows
+    def __call__(self, attn, hidden_states, *args, **kwargs):
+        from torch.nn.attention import sdpa_kernel
+
+        with sdpa_kernel([self.backend]):
+            return self.inner(attn, hidden_states, *args, **kwargs)
 
 
-def combine(rows: dict[str, dict], catalogue: dict[str, Lever], fast: bool) -> Lever:
-    """The levers that paid, together: the best batch, the best of each kind, and every other that paid."""
-    base = rows["baseline"]["frames_per_second"]
-    paid = {n: r for n, r in rows.items() if n in catalogue and r.get("frames_per_second", 0) >= PAYS * base}
-
-    def best(prefix: str) -> Lever | None:
-        named = [n for n in paid if n.startswith(prefix)]
-        return catalogue[max(named, key=lambda n: paid[n]["frames_per_second"])] if named else None
-
-    batch = best("fast-" if fast else "blocks-") or catalogue["fast-8" if fast else "blocks-8"]
-    # the models' own changes first, compiling last, so that it traces the changed models
-    chosen = [catalogue[n] for n in ("channels-last", "fused-qkv") if n in paid]
-    chosen += [lever for lever in (best("sdpa-"), best("compile")) if lever]
-    loop = next((n for n in ("inputs-ahead", "overlap-decode") if n in paid), None)
-    setups = [lever.setup for lever in chosen if lever.setup]
-
-    def setup(pipe):
-        for step in setups:
-            step(pipe)
-
-    return Lever(
-        "fast-kept" if fast else "kept",
-        " + ".join([batch.name] + [lever.name for lever in chosen] + ([loop] if loop else [])),
-        batch_size=batch.batch_size,
-        setup=setup,
-        loop=catalogue[loop].loop if loop else "draw",
-        attention=next((lever.attention for lever in chosen if lever.attention), None),
-        fast=fast,
-    )
+def unet_attention(backend: str) -> Callable:
+    return lambda pipe: pipe.unet.set_attn_processor(UNetAttention(backend))
 
 
 def fast_pipeline(pipe):
@@ -124,3 +71,42 @@ def fast_pipeline(pipe):
     torch.manual_seed(0)
     pipe.vae = AutoencoderTiny().to(pipe.device, pipe.unet.dtype)
     return pipe
+
+
+def levers(on_gpu: bool) -> list[Lever]:
+    compiled = dict(settings={"compile": True}, warm_up=2)  # (the first call compiles, the second may settle)
+    rows = [
+        Lever("baseline", "render's loop as it draws today: eager, the memory plan's batch", profiled=True),
+        Lever("batch-1", "one picture at a time: the keyframes as they were drawn before", batch_size=1),
+        Lever("batch-8", "8 at a time: the batch before the memory plan chose it", batch_size=8),
+        Lever("batch-32", "32 at a time", batch_size=32),
+        Lever("channels-last", "UNet and VAE in channels-last memory, eager", setup=channels_last),
+        Lever("fused-qkv", "fused query/key/value projections, eager", setup=fused_qkv),
+    ]
+    # (on the CPU, which has none of them, each row draws with MATH: a dry run checks the rows' mechanics)
+    rows += [Lever(f"attention-unet-{b.split('_')[0].lower()}", f"the UNet's attention by {b} only",
+                   setup=unet_attention(b if on_gpu else "MATH"))
+             for b in ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION")]  # fmt: skip
+    rows += [
+        Lever("compile", "--compile: channels-last, one batch shape, torch.compile's default mode", profiled=True,
+              **compiled),
+        Lever("compile-autotune", "--compile with max-autotune-no-cudagraphs (kernels chosen by timing them)",
+              compile_mode="max-autotune-no-cudagraphs", **compiled),
+        Lever("compile-cudagraphs", "--compile with reduce-overhead (CUDA graphs)", compile_mode="reduce-overhead",
+              **compiled),
+        Lever("deep-cache-2", "--deep-cache 2: the UNet's deep blocks every other step", settings={"deep_cache": 2},
+              changes_pictures=True),
+        Lever("deep-cache-3", "--deep-cache 3: the UNet's deep blocks one step in 3", settings={"deep_cache": 3},
+              changes_pictures=True),
+    ]  # fmt: skip
+    rows += [
+        Lever("fast", "--fast: LCM-LoRA 4 steps, no guidance, TAESD; the baseline's batch", fast=True, profiled=True,
+              like=None),
+        Lever("fast-32", "--fast, 32 at a time", batch_size=32, fast=True, like="fast"),
+        Lever("fast-compile-32", "--fast --compile, 32 at a time", batch_size=32, fast=True, like="fast", **compiled),
+        # the adapter's cost is its extra keys and values in every cross-attention (its image encoder runs once
+        # a scene, so a random tiny one stands in for it)
+        Lever("reference", "a reference picture through IP-Adapter",
+              setup=lambda pipe: load_reference_adapter(pipe, TINY), reference=True, like=None),
+    ]  # fmt: skip
+    return rows

@@ -20,18 +20,15 @@ import os
 import platform
 import sys
 import tempfile
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
-import psutil
 import torch
 
 from benchmarks.flop_bound import best_batch, flop_bound, fraction_of_bound
+from benchmarks.peaks import MemorySampler, run_peak_gb
 from benchmarks.what_ran import machine
 from musicvid.core.assets import ASSETS_DIR
 from musicvid.core.audio import SAMPLE_RATE
@@ -68,61 +65,12 @@ def synthesize_song(folder: Path, seconds: float) -> Path:
     return mp3
 
 
-class MemorySampler:
-    """Peak resident memory (and peak GPU memory) per stage, sampled every few milliseconds."""
-
-    def __init__(self, interval: float = 0.005):
-        self.interval = interval
-        self.samples: list[tuple[float, int]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        process = psutil.Process()
-        while not self._stop.is_set():
-            self.samples.append((time.perf_counter(), process.memory_info().rss))
-            time.sleep(self.interval)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
-    def peaks(self, timings: Timings) -> dict[str, float]:
-        peaks: dict[str, float] = {}
-        for stage, start, end in timings.intervals:
-            inside = [rss for t, rss in self.samples if start <= t <= end]
-            if inside:
-                peaks[stage] = max(peaks.get(stage, 0.0), max(inside) / 2**20)
-        return {k: round(v, 1) for k, v in peaks.items()}
-
-
-class GPUMemoryTimings(Timings):
-    """Timings that also keep each stage's peak GPU memory (the mux runs beside the drawing, so its peak is
-    the drawing's too; the other stages run one after another)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.peak_gpu_mib: dict[str, float] = {}
-
-    @contextmanager
-    def measure(self, stage: str, device: torch.device | None = None) -> Iterator[None]:
-        torch.cuda.reset_peak_memory_stats()
-        with super().measure(stage, device):
-            yield
-        peak = round(torch.cuda.max_memory_allocated() / 2**20, 1)
-        self.peak_gpu_mib[stage] = max(self.peak_gpu_mib.get(stage, 0.0), peak)
-
-
 def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: ModelRegistry) -> dict:
     """One render from nothing; its stage seconds, frames per second and peak memory per stage."""
     on_gpu = registry.device.type == "cuda"
-    timings = GPUMemoryTimings() if on_gpu else Timings()
+    timings = Timings()
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=workdir, quiet=True)
-    with MemorySampler() as memory:
+    with MemorySampler(interval=0.005) as memory:
         started = time.perf_counter()
         made = make_video(request, settings, registry, output=workdir.with_suffix(".mp4"), timings=timings)
         wall = time.perf_counter() - started
@@ -144,10 +92,11 @@ def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: M
         "pictures_drawn": drawn,
         "frames_per_second": round(drawn / drawing, 3) if drawing else None,
         "ran": summary["models"],  # as each stage left its model, read back from the modules
-        "peak_rss_mib": memory.peaks(timings),
+        "peak_rss_mib": {k: round(gb * 1024, 1) for k, gb in memory.stage_peaks(timings, column=1).items()},
     }
-    if on_gpu:
-        result["peak_gpu_mib"] = timings.peak_gpu_mib
+    if on_gpu:  # each stage's own (sampled), and the run's (never reset)
+        result["peak_gpu_mib"] = {k: round(gb * 1024, 1) for k, gb in memory.stage_peaks(timings).items()}
+        result["run_peak_gpu_gb"] = run_peak_gb(registry.device)
     return result
 
 

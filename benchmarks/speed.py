@@ -1,20 +1,23 @@
-"""Frames per second of drawing on one GPU, lever by lever, against the render loop before them, in one run.
+"""Frames per second of drawing on one GPU, row by row, each in its steady state, against the render as it draws
+today (benchmarks/rows.py, benchmarks/steady.py).
 
     python -m benchmarks.speed                    # on a GPU: SD 1.5's architecture, 512², 25 steps, float16
     python -m benchmarks.speed --song 180         # and then a 3-minute song end to end
-    python -m benchmarks.speed --levers baseline fast-16   # some rows only
-    python -m benchmarks.speed --sdxl --levers blocks-8 reference   # SDXL's architecture, 1024², 25 steps
+    python -m benchmarks.speed --levers compile fast      # some rows only (the baseline always, first and last)
+    python -m benchmarks.speed --sdxl --levers batch-8    # SDXL's architecture, 1024², 25 steps
     python -m benchmarks.speed --quick            # tiny models on the CPU: checks that the script still works
     python -m benchmarks.speed --flops            # TFLOP per picture of SD 1.5 and SDXL, counted on any machine
 
 The weights are random (the cost does not depend on their values), built once from a fixed seed; each
-lever draws with a copy of them. The baseline is the loop as it was before cross-scene groups: the
-in-between frames grouped within their scene, 8 at a time, eager. Each lever is measured alone against
-it, then the levers that paid (by 3 % or more) together ("kept"). A row gives the frames per second
-after the first group, its ratio to the baseline, the delay before the first group's pictures
-(compiling included), and the largest difference of its pictures from the baseline's, in 1/255 (the
-goal: at most 2). --fast draws other pictures (4 steps of LCM, TAESD), so its rows have no difference,
-and neither has "reference" (a reference picture's look through IP-Adapter): its ratio is the adapter's cost.
+row draws with a copy of them. The baseline is render's loop as it is: eager, at the batch the memory plan
+takes on this card without --batch-size. Each row times 10 full groups of one shape after its warm-up, with CUDA
+events, and gives the median group's frames per second with the spread of the groups' rates, its ratio to the
+baseline, the warm-up's seconds (compiling included), its own peak GPU memory, and its pictures against the row
+it is like (the baseline, or --fast's): the largest and mean difference in 1/255 and the PSNR (the goal where a
+row does not mean to change the pictures: at most 2). The baseline is drawn again last: the run is void where the
+two differ by more than 5%. The baseline, --compile and --fast rows also profile one more group
+(benchmarks/profile_split.py: convolutions, matrix products, attention, elementwise work, the VAE, the GPU's idle
+time, and the attention backend each shape took).
 
 --song adds the whole pipeline on a song of that many seconds: Whisper large-v2's architecture aligning
 the lyrics, ViPE-M's elaborating them and SD 1.5's drawing every frame, with each stage's share and the
@@ -25,33 +28,24 @@ each row and prints markdown tables.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
-import sys
 import tempfile
-import time
-from contextlib import ExitStack, nullcontext
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
-import numpy as np
 import torch
-from PIL import Image
 
-from benchmarks.levers import Lever, combine, fast_pipeline, levers
-from benchmarks.what_ran import machine, models_ran
+from benchmarks.levers import levers
+from benchmarks.peaks import run_peak_gb
+from benchmarks.rows import plan_batch, run_rows
+from benchmarks.steady import GROUPS
+from benchmarks.what_ran import gpu_clocks, machine, versions
 from benchmarks.whole_song import song_markdown, whole_song
-from musicvid.core.workdir import Workdir
-from musicvid.models.timing import Timings
 from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
-from musicvid.pictures.conditioning import SceneInputs
-from musicvid.pictures.denoise import Batch, batch_inputs, decode, denoise, draw_group, padded_size
-from musicvid.pictures.grouping import picture_groups
-from musicvid.pictures.schedule import frame_schedule
-from musicvid.pictures.switches import compute_device, pipeline_for
-from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
-from musicvid.settings.render import FAST, RenderSettings
+from musicvid.settings.presets import PRESETS, SD15, SD15_RANDOM, SDXL, SDXL_RANDOM, TINY, TINY_XL
+from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
 HERE = Path(__file__).parent
@@ -71,123 +65,6 @@ def storyboard(pictures: int, fps: float = 10.0) -> Storyboard:
         for i, (s, e) in enumerate(zip(starts, starts[1:]))
     ]
     return Storyboard(SongAudio(starts[-1]), "Benchmark", "Random Weights", scenes=scenes)
-
-
-def morph_pictures(board: Storyboard, settings: RenderSettings, pictures: int) -> list[list]:
-    """The first `pictures` in-between frames in render's own groups (blocks of frame numbers)."""
-    schedule = frame_schedule([s.start for s in board.scenes], board.duration, settings.fps)
-    groups = [
-        g
-        for g in picture_groups(board, schedule, settings, {"diffusion": "benchmark"}, Workdir(Path("unused")))
-        if g[0].target
-    ]
-    kept, count = [], 0
-    for group in groups:
-        kept.append(group[: pictures - count])
-        count += len(kept[-1])
-        if count == pictures:
-            return kept
-    raise ValueError(f"the storyboard has fewer than {pictures} in-between frames")
-
-
-def within_scenes(groups: list[list], size: int) -> list[list]:
-    """The same pictures grouped as before cross-scene groups: `size` at a time within each morph."""
-    by_scene: dict[int, list] = {}
-    for picture in (p for group in groups for p in group):
-        by_scene.setdefault(picture.scene, []).append(picture)
-    return [pictures[i : i + size] for pictures in by_scene.values() for i in range(0, len(pictures), size)]
-
-
-def run_groups(pipe, board: Storyboard, groups: list[list], settings: RenderSettings, loop: str):
-    """Draws the groups; yields (pictures, seconds since the start) after each group."""
-    device = compute_device(pipe)
-    on_gpu = device.type == "cuda"
-    needed = sorted({s for g in groups for p in g for s in (p.scene, p.target)})
-    inputs = SceneInputs(pipe, board, needed, settings)
-    size = padded_size(pipe, settings)
-    started = time.perf_counter()
-    if loop == "draw":
-        for group in groups:
-            yield draw_group(pipe, inputs, group, settings, Timings()), time.perf_counter() - started
-        return
-    batches: list[Batch] = [batch_inputs(pipe, inputs, g, size, pin=on_gpu) for g in groups]
-    if loop == "ahead" or not on_gpu:
-        for group, batch in zip(groups, batches):
-            pixels = decode(pipe, denoise(pipe, batch, settings))[: len(group)].cpu().numpy()
-            yield pixels, time.perf_counter() - started
-        return
-    # overlap: group g's decode runs on a side stream while group g+1 is denoised on the main one
-    side, pending = torch.cuda.Stream(), None
-    for group, batch in [*zip(groups, batches), (None, None)]:
-        latents = denoise(pipe, batch, settings) if group else None
-        if pending:
-            done, host = pending
-            done.synchronize()
-            yield host.numpy(), time.perf_counter() - started
-        if group:
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                latents.record_stream(side)
-                pixels = decode(pipe, latents)[: len(group)]
-                host = torch.empty(pixels.shape, dtype=pixels.dtype, pin_memory=True)
-                host.copy_(pixels, non_blocking=True)
-                done = torch.cuda.Event()
-                done.record(side)
-            pending = (done, host)
-
-
-def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever, pictures: int) -> tuple[dict, list]:
-    on_gpu = torch.cuda.is_available() and compute_device(base_pipe).type == "cuda"
-    if on_gpu:
-        torch.cuda.reset_peak_memory_stats()
-    with ExitStack() as stack:  # (the reference picture's folder)
-        pipe = copy.deepcopy(base_pipe)
-        if lever.fast:
-            pipe = fast_pipeline(pipe)
-        if lever.setup:
-            lever.setup(pipe)
-        given = {"batch_size": lever.batch_size}
-        if lever.reference:
-            given["reference"] = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="musicvid-"))) / "look.png"
-            Image.new("RGB", (320, 240), (200, 40, 90)).save(given["reference"])
-        settings = replace(settings, **given, **({"fast": True, **FAST} if lever.fast else {}))
-        groups = morph_pictures(board, settings, pictures)
-        if lever.within_scenes:
-            groups = within_scenes(groups, lever.batch_size)
-        own = pipeline_for(pipe, settings)  # compiled, if at all, by the lever itself
-        attention = nullcontext()
-        if lever.attention:
-            from torch.nn.attention import SDPBackend, sdpa_kernel
-
-            attention = sdpa_kernel([getattr(SDPBackend, lever.attention)])
-        drawn, times = [], []
-        with torch.inference_mode(), attention:
-            for pixels, seconds in run_groups(own, board, groups, settings, lever.loop):
-                drawn.append(pixels)
-                times.append(seconds)
-        # the rate after the first group, which pays for compiling and warming up (all of it if one group)
-        first, since = (len(groups[0]), times[0]) if len(times) > 1 else (0, 0.0)
-        row = {
-            "what": lever.what,
-            "batch_size": lever.batch_size,
-            "groups": len(groups),
-            "pictures": pictures,
-            "first_group_seconds": round(times[0], 3),
-            "frames_per_second": round((pictures - first) / (times[-1] - since), 3),
-            "ran": models_ran(diffusion=pipe),
-        }
-        if on_gpu:  # less the base pipeline this one is a copy of: what one render's drawing holds
-            held = sum(
-                p.numel() * p.element_size()
-                for m in base_pipe.components.values()
-                if isinstance(m, torch.nn.Module)
-                for p in m.parameters()
-            )
-            row["peak_gpu_gb"] = round((torch.cuda.max_memory_allocated() - held) / 2**30, 2)
-        del pipe, own
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-        return row, list(np.concatenate(drawn))
 
 
 def flops_per_picture(name: str, size: int) -> dict:
@@ -220,27 +97,78 @@ def flops_per_picture(name: str, size: int) -> dict:
 
 def markdown(results: dict) -> str:
     out = [f"### Drawing, {results['settings']} on {results['machine']['device']}"]
-    out.append("| lever | frames/s | × baseline | first group (s) | max diff (/255) | what |")
-    out.append("| --- | ---: | ---: | ---: | ---: | --- |")
+    out.append("| row | frames/s | × baseline | spread | warm-up (s) | max diff (/255) | PSNR (dB) | peak GB | what |")
+    out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for name, row in results["levers"].items():
         if "error" in row:
-            out.append(f"| {name} | – | – | – | – | {row['what']}: {row['error']} |")
+            out.append(f"| {name} | – | – | – | – | – | – | – | {row['what']}: {row['error']} |")
             continue
-        diff = row.get("max_difference")
+        diff = row.get("difference", {})
         out.append(
-            f"| {name} | {row['frames_per_second']} | {row.get('ratio', '')} | {row['first_group_seconds']} | "
-            f"{'' if diff is None else diff} | {row['what']} |"
+            f"| {name} | {row['frames_per_second']} | {row['ratio']} | ±{row['spread']['relative']:.1%} | "
+            f"{row['warm_up_seconds']} | {diff.get('max_difference', '')} | {diff.get('psnr_db') or ''} | "
+            f"{row.get('peak_gpu_gb', '')} | {row['what']} |"
+        )
+    checked = results["levers"].get("baseline-again", {}).get("baselines")
+    if checked:
+        verdict = "VOID" if checked["void"] else "valid"
+        out.append(
+            f"\nbaselines {checked['first']} and {checked['last']} frames/s, {checked['apart']:.1%} apart: {verdict}"
         )
     if "song" in results:
         out += song_markdown(results["song"])
     return "\n".join(out)
 
 
+def architecture(sdxl: bool, quick: bool) -> tuple[str, RenderSettings]:
+    """The architecture drawn and its settings: SD 1.5's (or SDXL's) at full size on a GPU, the tiny one else."""
+    if quick or not torch.cuda.is_available():
+        return TINY_XL if sdxl else TINY, RenderSettings(size=(64, 64), steps=4)
+    if sdxl:
+        return SDXL_RANDOM, RenderSettings(size=(1024, 1024), steps=25, guidance=5.0)
+    return SD15_RANDOM, RenderSettings(size=(512, 512), steps=25, guidance=7.5)
+
+
+def drawing_rows(
+    sdxl: bool, names: list[str], quick: bool, groups: int = GROUPS, written: Callable[[dict], object] = print
+) -> dict:
+    """The rows named (the baseline first and last, whatever the names), measured; `written` is given the results
+    so far after each row (a run cut short keeps its rows)."""
+    name, settings = architecture(sdxl, quick)
+    device = torch.device("cuda" if torch.cuda.is_available() and not quick else "cpu")
+    catalogue = {lever.name: lever for lever in levers(device.type == "cuda")}
+    chosen = [catalogue[n] for n in dict.fromkeys(["baseline", *names]) if n in catalogue]
+    dtype = torch.float16 if device.type == "cuda" else torch.float32
+    base = local_diffusion(name).to(dtype=dtype).to(device)
+    base.set_progress_bar_config(disable=True)
+    models = replace(PRESETS["default"], diffusion=SDXL if sdxl else SD15)  # what a render plans by
+    batch = plan_batch(models, settings, device)
+    most = max([lever.batch_size or batch for lever in chosen]) * (max(lever.warm_up for lever in chosen) + groups)
+    results = {
+        "machine": machine(device) | {"versions": versions(), "clocks_at_start": gpu_clocks()},
+        "settings": f"{name}, {settings.width}x{settings.height}, {settings.steps} steps, guidance "
+        f"{settings.guidance}, {str(dtype).removeprefix('torch.')}",
+        "baseline_batch": batch,
+        "groups_timed": groups,
+    }
+
+    rows = run_rows(
+        base, storyboard(most + 40), settings, chosen, batch, groups, lambda r: written(results | {"levers": r})
+    )
+    results |= {
+        "levers": rows,
+        "clocks_at_end": gpu_clocks(),
+        "run_peak_gpu_gb": run_peak_gb(device) if device.type == "cuda" else None,
+    }
+    written(results)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny models, a few pictures: checks the script")
-    parser.add_argument("--levers", nargs="+", help="only these rows (baseline is always measured)")
-    parser.add_argument("--pictures", type=int, help="in-between frames per row (default 96 on a GPU)")
+    parser.add_argument("--quick", action="store_true", help="tiny models, a few groups: checks the script")
+    parser.add_argument("--levers", nargs="+", help="only these rows (the baseline is always drawn, first and last)")
+    parser.add_argument("--groups", type=int, default=GROUPS, help=f"groups timed a row (default {GROUPS})")
     parser.add_argument("--song", type=float, help="also a song of this many seconds, end to end")
     parser.add_argument("--sdxl", action="store_true", help="SDXL's architecture (1024², 25 steps), not SD 1.5's")
     parser.add_argument("--flops", action="store_true", help="only count SD 1.5's and SDXL's TFLOP per picture")
@@ -253,60 +181,23 @@ def main(argv: list[str] | None = None) -> int:
         counted = {f"{name} {size}x{size}": flops_per_picture(name, size) for name, size in FLOP_COUNTS}
         print(json.dumps(counted, indent=2))
         return 0
-    on_gpu = torch.cuda.is_available()
-    device = torch.device("cuda" if on_gpu else "cpu")
+    on_gpu = torch.cuda.is_available() and not args.quick
     if args.quick or not on_gpu:
-        name, settings = TINY_XL if args.sdxl else TINY, RenderSettings(size=(64, 64), steps=4)
-        pictures = args.pictures or 12
-    elif args.sdxl:
-        name, settings = SDXL_RANDOM, RenderSettings(size=(1024, 1024), steps=25, guidance=5.0)
-        pictures = args.pictures or 32
-    else:
-        name, settings = SD15_RANDOM, RenderSettings(size=(512, 512), steps=25, guidance=7.5)
-        pictures = args.pictures or 96
-    catalogue = {lever.name: lever for lever in levers(on_gpu)}
-    chosen = ["baseline", *(args.levers or [n for n in catalogue if on_gpu or not n.startswith("compile")])]
-    chosen = list(dict.fromkeys(chosen))
-    unknown = set(chosen) - set(catalogue) - {"kept", "fast-kept"}
+        os.environ.setdefault("MUSICVID_COMPILE_BACKEND", "eager")  # inductor on two cores: minutes a row
+    known = [lever.name for lever in levers(on_gpu)]
+    unknown = set(args.levers or ()) - set(known)
     if unknown:
-        parser.error(f"unknown levers: {', '.join(sorted(unknown))}; known: {', '.join(catalogue)}, kept, fast-kept")
-    if not args.levers:
-        chosen += ["kept", "fast-kept"]
-    dtype = torch.float16 if on_gpu else torch.float32
-    base = local_diffusion(name).to(dtype=dtype).to(device)
-    base.set_progress_bar_config(disable=True)
-    board = storyboard(pictures + 40)
-    results: dict = {
-        "machine": machine(device),
-        "settings": f"{name}, {settings.width}x{settings.height}, {settings.steps} steps, guidance "
-        f"{settings.guidance}, {str(dtype).removeprefix('torch.')}",
-        "levers": {},
-    }
-    out = args.out or HERE / "results" / f"speed-{'sdxl-' * args.sdxl}{'quick' if args.quick else device.type}.json"
+        parser.error(f"unknown levers: {', '.join(sorted(unknown))}; known: {', '.join(known)}")
+    out = args.out or HERE / "results" / f"speed-{'sdxl-' * args.sdxl}{'quick' if args.quick else 'gpu'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    reference, baseline = None, None
-    for lever_name in chosen:
-        if lever_name in ("kept", "fast-kept"):
-            lever = combine(results["levers"], catalogue, fast=lever_name == "fast-kept")
-        else:
-            lever = catalogue[lever_name]
-        started = time.perf_counter()
-        try:
-            row, drawn = measure(base, board, settings, lever, pictures)
-        except Exception as error:  # a backend this GPU or torch lacks: say so and go on
-            results["levers"][lever_name] = {"what": lever.what, "error": f"{type(error).__name__}: {error}"[:300]}
-        else:
-            if lever_name == "baseline":
-                reference, baseline = drawn, row["frames_per_second"]
-            elif not (lever.fast or lever.reference):
-                row["max_difference"] = int(max(np.abs(a.astype(int) - b).max() for a, b in zip(drawn, reference)))
-            row["ratio"] = round(row["frames_per_second"] / baseline, 3)
-            results["levers"][lever_name] = row
-        print(f"[{lever_name}: {time.perf_counter() - started:.0f} s]", file=sys.stderr, flush=True)
-        out.write_text(json.dumps(results, indent=2) + "\n")  # after each row: a cut-off run keeps its rows
+
+    def write(results: dict) -> None:
+        out.write_text(json.dumps(results, indent=2) + "\n")
+
+    results = drawing_rows(args.sdxl, args.levers or known, args.quick, args.groups, write)
     if args.song:
         with tempfile.TemporaryDirectory(prefix="musicvid-speed-") as tmp:
-            results["song"] = whole_song(args.song, on_gpu and not args.quick, Path(tmp))
+            results["song"] = whole_song(args.song, on_gpu, Path(tmp))
         out.write_text(json.dumps(results, indent=2) + "\n")
     print(markdown(results))
     print(f"\nresults: {out}")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.peaks import SpanPeak
 from benchmarks.transition_flops import transition_flops
 from musicvid.models.published import LTX_TRANSFORMER, LTX_VAE, T5_XXL
 from musicvid.settings.geometry import DRAWN_FPS
@@ -85,13 +86,12 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
     length = frames - 1  # a morph whose clip is exactly `frames` frames
     rate = clip_rate(length, DRAWN_FPS, VIDEO_FAMILIES["ltx-video"])
     seconds = []
-    for _ in range(1 + repeats):  # the first warms up (kernels, allocator)
-        if on_gpu:
-            torch.cuda.reset_peak_memory_stats()
-        start = time.perf_counter()
-        # (the clip comes back as pixels on the CPU: the GPU's work is done when it returns)
-        draw_clip(own, frames, rate, ends, "a red sun, slowly turning into a city at night", 0, settings)
-        seconds.append(time.perf_counter() - start)
+    with SpanPeak() as peak:  # (the process's never reset: benchmarks.peaks)
+        for _ in range(1 + repeats):  # the first warms up (kernels, allocator)
+            start = time.perf_counter()
+            # (the clip comes back as pixels on the CPU: the GPU's work is done when it returns)
+            draw_clip(own, frames, rate, ends, "a red sun, slowly turning into a city at night", 0, settings)
+            seconds.append(time.perf_counter() - start)
     median = float(np.median(seconds[1:]))
     return {
         "machine": machine(device),
@@ -103,7 +103,7 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
         "low_vram": low_vram,
         "seconds_per_transition": round(median, 3),
         "seconds_per_second_of_video": round(median / (length / DRAWN_FPS), 3),
-        "peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 1e9, 2) if on_gpu else None,
+        "peak_gpu_memory_gb": peak.gb if on_gpu else None,
         "all_seconds": [round(s, 3) for s in seconds],
     }
 

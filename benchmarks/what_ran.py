@@ -1,4 +1,5 @@
-"""What a benchmark ran, for its results file: the machine, and each model as read back from its modules
+"""What a benchmark ran, for its results file: the machine (and the versions that decide which kernels run: CUDA,
+cuDNN, torch, diffusers, transformers; the GPU's clocks), and each model as read back from its modules
 (musicvid.models.readback: dtype, device, size of the weights, each module's dtype) rather than as the
 benchmark meant to build it. A render's models are read back by its registry into its Timings."""
 
@@ -6,6 +7,9 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
+import subprocess
+from importlib.metadata import version
 from typing import Any
 
 import torch
@@ -22,6 +26,35 @@ def device_name(device: torch.device) -> str:
 
 def machine(device: torch.device) -> dict[str, str]:
     return {"host": platform.node(), "device": device_name(device), "torch": torch.__version__}
+
+
+def versions() -> dict[str, str | None]:
+    """What decides the kernels a GPU runs, besides the code."""
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    return {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": str(cudnn) if cudnn else None,
+        "diffusers": version("diffusers"),
+        "transformers": version("transformers"),
+    }
+
+
+CLOCKS = "clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,temperature.gpu,driver_version"
+
+
+def gpu_clocks() -> dict[str, str] | str:
+    """The GPU's clocks (MHz), power (W) and temperature now, as nvidia-smi reads them (a GPU held below its
+    clocks draws slower: read at the start and the end of a run)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None or not torch.cuda.is_available():
+        return "no nvidia-smi here"
+    index = str(torch.cuda.current_device())
+    query = [smi, f"--query-gpu={CLOCKS}", "--format=csv,noheader,nounits", "-i", index]
+    read = subprocess.run(query, capture_output=True, text=True, timeout=30)
+    if read.returncode != 0:
+        return f"nvidia-smi failed: {read.stderr.strip()[:200]}"
+    return dict(zip(CLOCKS.split(","), (value.strip() for value in read.stdout.split(","))))
 
 
 def models_ran(**models: Any) -> dict[str, dict[str, Any]]:

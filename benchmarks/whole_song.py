@@ -1,17 +1,24 @@
-"""A song end to end (python -m benchmarks.speed --song SECONDS): on a GPU with the default models'
-architectures and random weights (the cost does not depend on their values): Whisper large-v2's aligning
-the lyrics, ViPE-M's elaborating them and SD 1.5's drawing every frame; elsewhere with the tiny models.
-Each stage's share, and the time the GPU waited between stages."""
+"""A song end to end, from its MP3 to the MP4 (python -m benchmarks.speed --song SECONDS; benchmarks/device.py's
+headline): on a GPU with the default models' architectures and random weights (the cost does not depend on their
+values): Whisper large-v2's aligning the lyrics, ViPE-M's elaborating them, SD 1.5's drawing every frame and
+Real-ESRGAN x4plus's upscaling them; elsewhere with the tiny models. The render takes the options given (e.g.
+`--look music-video`, `--fast`) and no batch: the memory plan's for the default models on this card. Each stage's seconds and share (the delivery runs
+beside the drawing: the shares can add up to more than 1), its own peak memory (sampled) and the run's, the time the
+GPU waited between stages, and the seconds spent building random weights (a real run loads published ones instead).
+A render that does not finish within `stop_after` seconds is stopped, and written as such with what it drew."""
 
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import torch
 
+from benchmarks.peaks import MemorySampler, run_peak_gb
+from musicvid.core.errors import Cancelled
 from musicvid.models.loading import ASRModel
 from musicvid.models.precision import Precision, half_whisper
 from musicvid.models.published import WHISPER_LARGE_V2
@@ -23,7 +30,13 @@ from vipe_core.inference import ViPE
 
 # The default models' architectures, named for the report as what they are (built by FULL_SIZE_LOADERS)
 FULL_SIZE = replace(
-    PRESETS["tiny"], asr="large-v2-random", vipe="vipe-m-random", diffusion=SD15_RANDOM, size=(512, 512), steps=25
+    PRESETS["tiny"],
+    asr="large-v2-random",
+    vipe="vipe-m-random",
+    diffusion=SD15_RANDOM,
+    size=(512, 512),
+    steps=25,
+    guidance=7.5,
 )
 
 
@@ -45,57 +58,124 @@ def vipe_medium(models: ModelSet, device: torch.device, precision: Precision) ->
     return vipe
 
 
-FULL_SIZE_LOADERS = {"asr": whisper_large_v2, "vipe": vipe_medium}
+def upscaler(name: str):
+    """A loader of Real-ESRGAN's x4plus (the default upscaler on a GPU) or general x4v3 architecture, as
+    musicvid.models.loading loads an upscaler."""
+
+    def load(models: ModelSet, device: torch.device, precision: Precision):
+        from spandrel import ModelLoader
+        from spandrel.architectures.Compact import Compact
+        from spandrel.architectures.ESRGAN import ESRGAN
+
+        torch.manual_seed(0)
+        network = (
+            ESRGAN(num_filters=64, num_blocks=23, scale=4)
+            if name == "x4plus"
+            else Compact(num_feat=64, num_conv=32, upscale=4)
+        )
+        model = ModelLoader().load_from_state_dict(network.state_dict())
+        return model.eval().to(device).to(dtype=precision.upscaler(model.supports_half, model.supports_bfloat16))
+
+    return load
 
 
-def song_registry(full_size: bool) -> ModelRegistry:
-    """The registry the song is made with: of the default models' architectures, or the tiny models."""
+FULL_SIZE_LOADERS = {"asr": whisper_large_v2, "vipe": vipe_medium, "upscaler": upscaler("x4plus")}
+
+
+def song_registry(full_size: bool, upscaling: str = "x4plus") -> ModelRegistry:
+    """The registry the song is made with: of the default models' architectures (the upscaler's, x4plus or x4v3),
+    or the tiny models."""
     if full_size:
-        return ModelRegistry(FULL_SIZE, loaders=FULL_SIZE_LOADERS)
+        loaders = FULL_SIZE_LOADERS | {"upscaler": upscaler(upscaling)} if upscaling != "x4plus" else FULL_SIZE_LOADERS
+        return ModelRegistry(replace(FULL_SIZE, upscaler=f"{upscaling}-random"), loaders=loaders)
     return ModelRegistry(PRESETS["tiny"])
 
 
-def whole_song(seconds: float, full_size: bool, folder: Path) -> dict:
-    """The pipeline on a song end to end, stage by stage, and where the GPU waited."""
+def sung_song(folder: Path, seconds: float) -> tuple[Path, list[str]]:
+    """The song and its lines: sung where espeak-ng can (Whisper runs only where its voice detector hears one)."""
     from benchmarks.render import synthesize_song
+
+    song = synthesize_song(folder, seconds)
+    timed = [line.removeprefix("[").split("]", 1) for line in song.with_suffix(".lrc").read_text().splitlines()]
+    if shutil.which("espeak-ng") is not None:
+        from tests.fixtures.songs import make_song
+
+        make_song(song, seconds, [(int(t[:2]) * 60 + float(t[3:]), text) for t, text in timed])
+    return song, [text for _, text in timed]
+
+
+def whole_song(
+    seconds: float,
+    full_size: bool,
+    folder: Path,
+    given: dict | None = None,
+    stop_after: float | None = None,
+    upscaling: str = "x4plus",
+) -> dict:
+    """The pipeline on a song end to end, stage by stage, and where the GPU waited; stopped after `stop_after`;
+    upscaled by `upscaling`'s architecture (x4plus, the default's, or x4v3) at full size."""
+    from benchmarks.rows import plan_batch
     from musicvid.core.audio import load_audio
     from musicvid.lyrics.align import align_lyrics
     from musicvid.pipeline import make_video
     from musicvid.settings.render import resolve_render_settings
     from musicvid.settings.song import SongRequest
 
-    registry = song_registry(full_size)
-    song = synthesize_song(folder, seconds)
-    timed = [line.removeprefix("[").split("]", 1) for line in song.with_suffix(".lrc").read_text().splitlines()]
-    lines = [text for _, text in timed]
-    # Whisper runs only where its voice detector hears a voice: sing the lines where espeak-ng can
-    voiced = shutil.which("espeak-ng") is not None
-    if voiced:
-        from tests.fixtures.songs import make_song
-
-        sung = [(int(t[:2]) * 60 + float(t[3:]), text) for t, text in timed]
-        make_song(song, seconds, sung)
-    timings = Timings()
-    # Whisper aligning the known lines: its cost over the whole song, whatever random weights make of it
-    audio = load_audio(song)
-    with registry.use("asr", timings) as asr, timings.measure("align", registry.device):
-        align_lyrics(asr, audio.samples, lines, audio.info.sha256, quiet=True)
-    # then the rest from the timed lyrics, so that the scenes fall every 3 s as sung
-    settings = resolve_render_settings(registry.models, {"batch_size": 8})
+    registry = song_registry(full_size, upscaling)
+    song, lines = sung_song(folder, seconds)
+    settings = resolve_render_settings(registry.models, given or {})
+    if full_size and settings.batch_size is None:  # (the random weights' names are not the plan's to size)
+        settings = replace(settings, batch_size=plan_batch(PRESETS["default"], settings, registry.device))
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=folder / "song", quiet=True)
+    timings, stop = Timings(), threading.Event()
+    row = {"song_seconds": seconds, "options": given or {}, "batch_size": settings.batch, "upscaler": upscaling}
+    timer = threading.Timer(stop_after, stop.set) if stop_after else None
     started = time.perf_counter()
-    made = make_video(request, settings, registry, output=folder / "song.mp4", timings=timings)
-    wall = time.perf_counter() - started + timings.seconds["align"] + timings.seconds.get("load asr", 0.0)
+    with MemorySampler(interval=0.005) as memory:
+        try:
+            if timer:
+                timer.start()
+            # Whisper aligning the known lines: its cost over the whole song, whatever random weights make of it
+            audio = load_audio(song)
+            with registry.use("asr", timings) as asr, timings.measure("align", registry.device):
+                align_lyrics(asr, audio.samples, lines, audio.info.sha256, quiet=True)
+            # then the rest from the timed lyrics, so that the scenes fall every 3 s as sung
+            made = make_video(request, settings, registry, output=folder / "song.mp4", timings=timings, stop=stop)
+            row |= {"frames": made.frames, "pictures_drawn": made.pictures_drawn, "video": probed(made.video)}
+        except Cancelled:
+            drawn = sum(1 for _ in (folder / "song").glob("*/*.png"))
+            row["did_not_finish"] = f"stopped after {stop_after:.0f} s (the run's budget), {drawn} pictures drawn"
+        finally:
+            if timer:
+                timer.cancel()
+    wall = time.perf_counter() - started
+    return row | figures(timings, wall, memory, registry.device)
+
+
+def probed(video: Path) -> dict:
+    """The MP4's size, rate and length, as its container declares them (no frame decoded)."""
+    import av
+
+    with av.open(str(video)) as container:
+        stream = container.streams.video[0]
+        return {
+            "size": [stream.codec_context.width, stream.codec_context.height],
+            "fps": float(stream.average_rate),
+            "seconds": round(container.duration / av.time_base, 2),
+        }
+
+
+def figures(timings: Timings, wall: float, memory: MemorySampler, device: torch.device) -> dict:
+    """A render's wall time, each stage's seconds, share and own peak memory, the run's peak, and the GPU's use."""
+    loading = sum(v for k, v in timings.seconds.items() if k.startswith("load "))
     return {
-        "song_seconds": seconds,
         "models": timings.models,  # as each stage left its model, read back from the modules
-        "sung": voiced,  # without a voice Whisper's stage is its voice detector alone
-        "frames": made.frames,
-        "pictures_drawn": made.pictures_drawn,
         "wall_seconds": round(wall, 1),
+        "random_weights_seconds": round(loading, 1),  # building random weights: a real run loads published ones
         "stages": {k: round(v, 2) for k, v in timings.seconds.items()},
-        "peak_memory_gb": timings.peak_gb,
         "share": {k: round(v / wall, 4) for k, v in timings.seconds.items()},
+        "stage_peak_gb": memory.stage_peaks(timings, column=2 if device.type == "cuda" else 1),
+        "run_peak_gb": run_peak_gb(device),
         **gpu_use(timings, wall),
     }
 
@@ -120,11 +200,18 @@ def gpu_use(timings: Timings, wall: float) -> dict:
 
 def song_markdown(song: dict) -> list[str]:
     models = ", ".join(f"{role} {m['name']} in {m['dtype']}" for role, m in song["models"].items())
-    out = [f"\n### A {song['song_seconds']:g} s song end to end ({models})"]
-    out.append("| stage | seconds | share |\n| --- | ---: | ---: |")
-    out += [f"| {k} | {v} | {song['share'][k]:.1%} |" for k, v in song["stages"].items()]
+    options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in song["options"].items()) or "no options"
+    out = [f"\n### A {song['song_seconds']:g} s song end to end, {options} ({models})"]
+    if "did_not_finish" in song:
+        out.append(f"\n**did not finish**: {song['did_not_finish']}")
+    out.append("| stage | seconds | share | own peak GB |\n| --- | ---: | ---: | ---: |")
+    out += [
+        f"| {k} | {v} | {song['share'][k]:.1%} | {song['stage_peak_gb'].get(k, '')} |"
+        for k, v in song["stages"].items()
+    ]
     out.append(
-        f"\nwall {song['wall_seconds']} s for {song['frames']} frames; GPU busy {song['gpu_busy_share']:.1%}, "
+        f"\nwall {song['wall_seconds']} s ({song['random_weights_seconds']} s of it building random weights) for "
+        f"{song.get('frames', '–')} frames; run's peak {song['run_peak_gb']} GB; GPU busy {song['gpu_busy_share']:.1%}, "
         f"idle {song['gpu_idle_seconds']} s; largest gaps: {song['largest_gaps_seconds']}"
     )
     return out

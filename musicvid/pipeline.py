@@ -112,6 +112,7 @@ def make_keyframes(
     check_drawing_inputs(settings)
     check_scorer(registry.models, settings)
     memory = memory_plan(registry, request, settings, keyframes_only=True)
+    settings = follow(settings, memory)
     audio = decode_song(request, timings)
     check_frames(audio.info.duration, settings)
     # 2. hold the work directory

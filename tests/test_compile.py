@@ -1,5 +1,6 @@
-"""--compile compiles the UNet and the VAE's decoder once per loaded pipeline: later renders, pinned pictures
-and a pipeline kept loaded reuse the graphs, and a render's set-up keeps the levers the models were given."""
+"""--compile compiles the UNet and the VAE's decoder once per loaded pipeline, for throughput (channels-last, one batch
+shape): later renders, pinned pictures and a pipeline kept loaded reuse the graphs, and a render's set-up keeps the
+levers the models were given; what inductor compiled is kept in the user's cache for the next process."""
 
 from dataclasses import replace
 
@@ -11,7 +12,7 @@ from PIL import Image
 from musicvid.models.drawing import Drawing
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
-from musicvid.pictures.switches import pipeline_for
+from musicvid.pictures.switches import compile_cache, pipeline_for
 from musicvid.pipeline import make_video
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.render import RenderSettings, resolve_render_settings
@@ -65,3 +66,16 @@ def test_compiled_models_compile_once_across_jobs_pinned_pictures_and_a_pipeline
     assert counters["stats"]["unique_graphs"] == 2  # the UNet's and the decoder's, each traced once
     with registry.use(Drawing()) as pipe:
         assert is_compiled_module(pipe.unet) and is_compiled_module(pipe.vae.decoder)
+        # for throughput: the convolutions' weights in channels-last memory
+        channels_last = torch.channels_last
+        assert pipe.unet.conv_in.weight.is_contiguous(memory_format=channels_last)
+        assert pipe.vae.decoder.conv_in.weight.is_contiguous(memory_format=channels_last)
+
+
+def test_compiled_code_is_kept_in_the_users_cache_unless_a_person_named_torchs_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "placeholder")  # (put back after the test, set or not)
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert compile_cache() == tmp_path / "musicvid" / "torch-compile"  # outlives /tmp, torch's own default
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
+    assert compile_cache() == tmp_path / "mine"

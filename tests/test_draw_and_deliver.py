@@ -5,6 +5,7 @@ it, leaving no video, temporary or ffmpeg behind."""
 
 import threading
 
+import numpy as np
 import psutil
 import pytest
 
@@ -13,7 +14,7 @@ import musicvid.pipeline
 from musicvid.core.errors import Cancelled, RenderError
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
-from musicvid.pictures.frames import PendingPictures
+from musicvid.pictures.frames import HANDED, PendingPictures
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.render import resolve_render_settings
 from musicvid.settings.song import SongRequest
@@ -42,6 +43,15 @@ def test_a_reader_waits_for_a_pending_picture_until_it_is_saved_or_the_drawing_e
     reader.join(5)
     assert not reader.is_alive() and "the drawing ended before never.png was drawn" in str(failures[0].value)
     pending.wait(drawn)  # what was saved stays readable after the end
+
+    # a picture saved with its pixels hands them to the reader, once (then it reads the PNG), and only so many ahead
+    handed = [tmp_path / f"{k}.png" for k in range(HANDED + 1)]
+    pending = PendingPictures(set(handed))
+    pixels = np.zeros((4, 4, 3), np.uint8)
+    for path in handed:
+        pending.saved(path, pixels)
+    assert pending.wait(handed[0]) is pixels and pending.wait(handed[0]) is None
+    assert pending.wait(handed[-1]) is None  # past the bound: read from its PNG
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +109,8 @@ def test_a_drawing_stopped_midway_ends_the_delivery_and_leaves_no_video(
     stop = threading.Event()
 
     class StopAfterFive(PendingPictures):
-        def saved(self, path):
-            super().saved(path)
+        def saved(self, path, pixels=None):
+            super().saved(path, pixels)
             self.count = getattr(self, "count", 0) + 1
             if self.count == 5:
                 stop.set()

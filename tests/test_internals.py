@@ -56,6 +56,7 @@ DOCUMENTED_PRIVATES = {"_asdict", "_field_defaults", "_fields", "_make", "_repla
 DOCUMENTED_OVERRIDES = {
     "ArgumentParser.error",  # argparse: "If you override this in a subclass, it should not return."
     "LCMScheduler.step",  # diffusers' schedulers: step(model_output, timestep, sample) is what a pipeline calls
+    "Module.forward",  # torch.nn.Module: "Should be overridden by all subclasses."
 }
 # Calls that name an attribute by a string, and where in their arguments
 NAMED_ATTRIBUTES = {"getattr": 1, "setattr": 1, "hasattr": 1, "delattr": 1, "attrgetter": 0, "methodcaller": 0}

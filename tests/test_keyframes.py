@@ -105,3 +105,43 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
         shown = next(f.to_ndarray(format="rgb24") for k, f in enumerate(container.decode(video=0)) if k == start)
     error = np.mean((shown.astype(float) - pinned) ** 2)
     assert 10 * math.log10(255**2 / error) > 30  # dB
+
+
+@pytest.mark.slow
+def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_to_the_same_bytes(tmp_path, monkeypatch):
+    from musicvid.models.drawing import Drawing
+    from musicvid.models.registry import ModelRegistry
+    from musicvid.models.timing import Timings
+    from musicvid.pictures import denoise
+    from musicvid.pictures.draw import draw_pictures, pictures_of
+    from musicvid.pictures.grouping import picture_groups
+    from musicvid.pictures.keyframe_candidates import pick_keyframes
+    from musicvid.settings.presets import PRESETS
+    from musicvid.settings.render import resolve_render_settings
+    from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+
+    prompts = ["a red kite", "a city of glass", "rivers of light", "a lighthouse", "stars falling"]
+    scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1, text=p, prompt=p, seed=i) for i, p in enumerate(prompts)]
+    board = Storyboard(SongAudio(5.0), scenes=scenes)
+    schedule = frame_schedule([s.start for s in scenes], board.duration, 2)
+    settings = resolve_render_settings(PRESETS["tiny"], {"batch_size": 2, "steps": 2})
+    registry, workdir = ModelRegistry(PRESETS["tiny"], keep_loaded=True), Workdir(tmp_path / "work")
+    drawn_by = Drawing().key(registry.models)
+    groups = picture_groups(board, schedule, settings, drawn_by, workdir, keyframes_only=True)
+    assert [[p.scene for p in group] for group in groups] == [[0, 1], [2, 3], [4]]  # by blocks of scene numbers
+
+    original, sizes = denoise.draw_group, []
+
+    def counted(pipe, inputs, group, *rest):
+        sizes.append(len(group))
+        return original(pipe, inputs, group, *rest)
+
+    monkeypatch.setattr(denoise, "draw_group", counted)
+    picked = pick_keyframes(board, schedule, settings, registry, workdir, Timings(), quiet=True)
+    assert sizes == [2, 2, 1] and picked.keyframes == picked.keyframe_candidates == 5  # drawn as the render draws them
+    kept = {s: workdir.keyframe(s).read_bytes() for s in range(5)}
+    workdir.keyframe(3).unlink()  # lost, as by a killed run: drawn again in its block, to the same bytes
+    pictures = pictures_of(picked.storyboard, schedule, settings, registry, workdir, keyframes_only=True)
+    assert pictures.stale == {workdir.keyframe(3)}
+    assert draw_pictures(pictures, settings, registry, workdir, Timings(), quiet=True) == 1 and sizes[3:] == [2]
+    assert {s: workdir.keyframe(s).read_bytes() for s in range(5)} == kept

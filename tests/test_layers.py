@@ -11,7 +11,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("benchmarks", "tests", "ui", "musicvid", "vipe_core")  # each may import those after it only
 # the tests of benchmark scripts themselves, which import them
-BENCHMARK_TESTS = ("tests.test_benchmarks", "tests.test_lyric_matrix", "tests.test_side_by_side")
+BENCHMARK_TESTS = (
+    "tests.test_benchmarks",
+    "tests.test_device_benchmark",
+    "tests.test_lyric_matrix",
+    "tests.test_side_by_side",
+)
 # musicvid's subpackages and top-level modules, in the order data flows: each may import those before it only
 LAYERS = (
     "core",  # files, ffmpeg, audio, the work directory and what its runs wrote

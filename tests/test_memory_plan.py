@@ -18,7 +18,7 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import PRESETS, TINY
-from musicvid.settings.render import RenderSettings
+from musicvid.settings.render import DEFAULT_BATCH, RenderSettings
 from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, run
 
@@ -82,11 +82,25 @@ def test_the_plan_gives_the_default_models_weights_as_published_and_fits_24_gb(c
         assert all(set(m) == {"name", "part", "precision", "weights_gb"} for m in stage["models"])
         assert 0 < stage["peak_gb"] <= 24 - plan["reserve_gb"] and stage["offloads"] == []
     assert weights_of(plan, "pictures", "unet")["name"] == PRESETS["default"].diffusion
+    # no --batch-size: the most the plan fits, up to 16 at 512x512 (pictures_plan.most_pictures), keyframes too
     assert next(s for s in plan["stages"] if s["stage"] == "pictures")["batches"] == {
-        "keyframes": 1,
-        "morphs": 4,
-        "vae_decode": 4,
+        "keyframes": 16,
+        "morphs": 16,
+        "vae_decode": 16,
     }
+
+
+def test_without_a_batch_size_the_plan_takes_the_most_that_fits_and_the_cpu_its_default(capsys, song):
+    def morphs(*options) -> int:
+        stage = next(s for s in planned(capsys, song, *options)["stages"] if s["stage"] == "pictures")
+        return stage["batches"]["morphs"]
+
+    assert morphs("--gpu-memory", "24", "--batch-size", "4") == 4  # given: the most it takes
+    small = morphs("--gpu-memory", "5.2")
+    assert 1 <= small < 16 and small == morphs("--gpu-memory", "5.2", "--batch-size", "64")  # the most that fits
+    assert morphs("--gpu-memory", "80", "--size", "1024x1024") == 4  # as many pixels as 16 at 512x512
+    # off a GPU there is no plan: the default batch, as before
+    assert follow(RenderSettings(), None).batch_size == RenderSettings().batch == DEFAULT_BATCH == 4
 
 
 @pytest.mark.parametrize("options", [("--transitions", "video"), ("--models", "sdxl")])

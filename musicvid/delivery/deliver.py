@@ -59,7 +59,7 @@ def mux_video(
     settings: RenderSettings,
     workdir: Workdir,
     timings: Timings,
-    ready: Callable[[Path], object] = lambda path: None,
+    ready: Callable[[Path], np.ndarray | None] = lambda path: None,
 ) -> Path:
     """The work directory's video: the drawn frames through the camera, at the output rate and size,
     encoded with the song and the lyrics' script burned in (docs/frames.md, "Delivery"). One ffmpeg
@@ -116,7 +116,8 @@ def draw_and_deliver(
     """The pictures drawn while the video is delivered from them (mux_video) in another thread,
     each frame as soon as its picture is written: on a GPU the CPU's part of the delivery (interpolation,
     scaling, captions, x264) then ends about when the drawing does instead of starting there. The frames
-    reach ffmpeg in the same order with the same bytes as after the drawing, so the video is the same.
+    reach ffmpeg in the same order with the same bytes as after the drawing, so the video is the same (most
+    handed over by the drawing, pixels and all, rather than read back from the PNGs it has just written).
     Returns the pictures drawn and the video. A drawing that fails or is stopped ends the delivery too,
     leaving no video; "mux" counts the delivery's time but not its waits for pictures.
 
@@ -129,9 +130,9 @@ def draw_and_deliver(
         return drawn, mux_video(pictures, delivery, settings, workdir, timings)
     pending = PendingPictures(pictures.stale)
 
-    def ready(path: Path) -> None:
+    def ready(path: Path) -> np.ndarray | None:
         with timings.waiting("mux"):
-            pending.wait(path)
+            return pending.wait(path)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deliver") as deliverer:
         video = deliverer.submit(mux_video, pictures, delivery, settings, workdir, timings, ready)

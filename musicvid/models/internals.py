@@ -78,6 +78,17 @@ def execution_device(module: torch.nn.Module) -> torch.device:
     return get_module_execution_device(module)
 
 
+def deep_unet_blocks(unet: torch.nn.Module) -> list[tuple[torch.nn.Module, int | str]]:
+    """The blocks of a diffusers UNet2DConditionModel below its outermost level, as (parent, index or name) where a
+    module may be put in their place (musicvid.pictures.deep_cache): the down blocks after the first, the middle
+    block, the up blocks before the last. Its forward calls each once a pass, in that order, and reads what it calls
+    for `has_cross_attention` (an up block's `resnets` too); diffusers documents the model's configuration, not
+    these attributes nor that order. Checked against diffusers 0.42.1."""
+    blocks: list[tuple[torch.nn.Module, int | str]] = [(unet.down_blocks, i) for i in range(1, len(unet.down_blocks))]
+    blocks.append((unet, "mid_block"))
+    return blocks + [(unet.up_blocks, i) for i in range(len(unet.up_blocks) - 1)]
+
+
 def no_attention_masks(config) -> dict[str, None]:
     """What a transformers decoder (Qwen3) takes as `attention_mask` to build no mask of its own: a dict of the
     masks already made for each kind of its layers (`config.layer_types`), here none, so that each attention is

@@ -4,7 +4,7 @@ For each stage (transcribe, elaborate, pictures: the keyframes and the morphs, t
 counts the weights of its models as published (musicvid.models.sizes, in the run's precision) and what their
 passes hold beside them (musicvid.models.activations, counted on the meta device and grown by ACTIVATION_MARGIN),
 and takes the first way of running the stage that fits the budget, in order of what it costs:
-1. as asked: every model resident, the pictures in --batch-size batches, decoded together;
+1. as asked: every model resident, the pictures (keyframes and morphs) in --batch-size batches, decoded together;
 2. the VAE decoding one picture at a time (diffusers' slicing: decoding is per picture, so it costs no speed);
 3. fewer pictures denoised together, down to one;
 4. the VAE decoding in tiles (a picture larger than its tile: SDXL at 2048², LTX-Video's clips);
@@ -167,13 +167,11 @@ def plan_memory(
 
 
 def follow(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
-    """`settings` with the plan's batch of morphs (a render draws its groups at that size; compiled, its keyframes
-    are padded to it too)."""
+    """`settings` with the plan's batch of pictures (a render draws its keyframes and morphs in groups of that size);
+    without one, the batch given, else the default (RenderSettings.batch)."""
     pictures = plan.stage("pictures") if plan else None
-    if pictures is None:
-        return settings
-    batch = pictures.batch("morphs") or (pictures.batch("keyframes") if settings.compile else None)
-    return replace(settings, batch_size=batch) if batch else settings
+    batch = pictures and pictures.batch("keyframes")
+    return replace(settings, batch_size=batch or settings.batch)
 
 
 def upscaler_settings(plan: MemoryPlan | None) -> dict:

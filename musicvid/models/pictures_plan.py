@@ -24,7 +24,7 @@ from musicvid.models.loading import diffusion_family
 from musicvid.models.precision import Precision
 from musicvid.models.sizes import Weights, adapter_parameters, parts, weights
 from musicvid.settings.presets import FLOW_FAMILIES, IN_CONTEXT_REFERENCES, PROMPT_BATCH, ModelSet
-from musicvid.settings.render import RenderSettings
+from musicvid.settings.render import MAX_BATCH, RenderSettings
 
 
 def drawing_weights(models: ModelSet, precision: Precision, fast: bool, reference: bool) -> dict[str, tuple]:
@@ -66,11 +66,22 @@ def denoiser_pass(family: str, name: str, settings: RenderSettings, dtype: torch
     return lambda n, sliced: act.unet_pass_gb(name, dtype, size, n, sliced)
 
 
+# Without --batch-size, the plan takes the most pictures that fit, up to AUTO_PIXELS of them at once: on an H100,
+# SD 1.5 at 512² drew 5.24 frames/s 16 at a time against 4.16 at 8 (benchmarks/results/gpu-nvidia-h100-80gb-hbm3-
+# 2026-11-26.json); as many pixels at other sizes keep a batch's work about the same (4 at 1024²).
+AUTO_PIXELS = 16 * 512 * 512
+
+
+def most_pictures(settings: RenderSettings) -> int:
+    """The most pictures the plan may denoise together: --batch-size, else AUTO_PIXELS' worth."""
+    return settings.batch_size or max(1, min(MAX_BATCH, AUTO_PIXELS // (settings.width * settings.height)))
+
+
 def pictures_options(
     models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool, keyframes_only: bool = False
 ) -> Iterator[Option]:
-    """The keyframes, each alone, and the morphs, `--batch-size` at a time (none in a preview or `keyframes_only`;
-    with --transitions video, the morphs too long for the video model's clips): the ladder of
+    """The keyframes and the morphs, `--batch-size` at a time (morphs: none in a preview or `keyframes_only`;
+    with --transitions video, those too long for the video model's clips): the ladder of
     musicvid.models.memory's docstring; `scored`: with the scorer held beside them."""
     name, size, family = models.diffusion, tuple(settings.size), diffusion_family(models.diffusion)
     by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
@@ -85,7 +96,7 @@ def pictures_options(
     denoise_gb, guided = denoiser_pass(family, name, settings, dtype), twins(family, settings.guidance)
     # (with --transitions video too: a morph longer than the video model's longest clip is slerped)
     morphs = not (settings.preview or keyframes_only)
-    most = settings.batch_size if morphs or settings.compile else 1  # (compiled, keyframes are padded to it)
+    most = most_pictures(settings)  # (the keyframes are drawn in batches of it too)
     floor = settings.offloads_asked()
 
     def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:
@@ -94,8 +105,7 @@ def pictures_options(
         denoise = act.linear(lambda n: denoise_gb(n, attention), guided * pictures)
         decoded = 1 if "vae-slicing" in chosen else pictures
         decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)
-        keyframes = pictures if settings.compile else 1
-        batches = (("keyframes", keyframes),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
+        batches = (("keyframes", pictures),) + ((("morphs", pictures),) if morphs else ()) + (("vae_decode", decoded),)
         passes = (Pass(texts, encode), Pass(denoiser, denoise), Pass(vae, decode))
         # under model offload the VAE stays on the card once it has decoded: the render decodes after the
         # pipeline's call (whose end would send every model back) and no model runs after the VAE to send it

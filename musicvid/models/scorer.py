@@ -21,7 +21,7 @@ from musicvid.models.names import unavailable
 from musicvid.models.precision import Precision
 from musicvid.models.tiny import TINY_SEED
 from musicvid.settings.presets import TINY, ModelSet
-from musicvid.settings.render import RenderSettings, picks_by_score
+from musicvid.settings.render import RenderSettings
 
 BATCH = 16  # pictures and texts embedded at a time
 
@@ -123,3 +123,9 @@ def _published(name: str, dtype: torch.dtype):
             "machine reach the model hub once, run with --models tiny, pass a local copy with --scorer PATH, or "
             "point HF_HOME at a cache that holds it"
         ) from None
+
+
+def picks_by_score(settings: RenderSettings) -> bool:
+    """Whether a render's RenderSettings pick keyframes by their scores (--keyframe-candidates over 1,
+    --reroll-below): then the scorer is the drawing's model; else a report's, whose scores only inform."""
+    return settings.keyframe_candidates > 1 or settings.reroll_below is not None

@@ -4,8 +4,10 @@ each stage's peak memory and each model as its stage left it (name, dtype, devic
 Stages may overlap (the delivery runs while the pictures are drawn), so the seconds of all stages can
 add up to more than the run's wall time; a stage's seconds leave out the time it spent waiting on another.
 A stage's GPU work is waited for on its own thread's stream, never the whole device: the drawing does not
-wait for the upscaler's stream. Peak memory is the high-water mark while the stage ran (CUDA's allocated
-memory on a GPU, the process's resident memory elsewhere); stages that overlap share theirs.
+wait for the upscaler's stream. A stage's peak memory is the run's high-water mark when the stage ended (CUDA's
+allocated memory on a GPU, the process's resident memory elsewhere), never reset: stages overlap (the delivery
+beside the drawing), and a reset for one would hide another's peak. The stage that raised it is where the run's
+peak was reached; benchmarks/render.py samples each stage's own.
 """
 
 from __future__ import annotations
@@ -22,22 +24,11 @@ import torch
 from musicvid.models.readback import describe_model
 
 GB = 1e9
-# Linux: writing 5 here resets the process's peak resident memory (VmHWM), which /proc/self/status reports
-CLEAR_REFS, STATUS = Path("/proc/self/clear_refs"), Path("/proc/self/status")
-
-
-def reset_peak_memory(device: torch.device | None) -> None:
-    if device is not None and device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-        return
-    try:
-        CLEAR_REFS.write_text("5")
-    except OSError:  # not Linux, or not allowed: the peak since the process started
-        pass
+STATUS = Path("/proc/self/status")  # Linux: the process's peak resident memory (VmHWM)
 
 
 def peak_memory_gb(device: torch.device | None) -> float | None:
-    """The high-water mark since the last reset: CUDA's allocated bytes on a GPU, else the resident set."""
+    """The process's high-water mark: CUDA's allocated bytes on a GPU, else the resident set."""
     if device is not None and device.type == "cuda":
         return torch.cuda.max_memory_allocated(device) / GB
     try:
@@ -63,7 +54,6 @@ class Timings:
 
     @contextmanager
     def measure(self, stage: str, device: torch.device | None = None) -> Iterator[None]:
-        reset_peak_memory(device)
         start = time.perf_counter()
         try:
             yield

@@ -35,14 +35,14 @@ def stored_key(path: Path, size: tuple[int, int] | None = None) -> str | None:
 
 
 def save_picture(
-    path: Path, pixels: np.ndarray, key: str, on_saved: Callable[[Path], object] = lambda path: None
+    path: Path, pixels: np.ndarray, key: str, on_saved: Callable[[Path, np.ndarray], object] = lambda path, pixels: None
 ) -> None:
-    """`pixels` as the PNG `path` with its `key`, written whole or not at all; then `on_saved(path)`."""
+    """`pixels` as the PNG `path` with its `key`, written whole or not at all; then `on_saved(path, pixels)`."""
     meta = PngImagePlugin.PngInfo()
     meta.add_text(KEY_FIELD, key)
     with atomic_path(path) as tmp:
         Image.fromarray(pixels).save(tmp, format="PNG", pnginfo=meta, compress_level=1)
-    on_saved(path)
+    on_saved(path, pixels)
 
 
 def load_picture(path: Path) -> np.ndarray:

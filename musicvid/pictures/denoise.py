@@ -90,7 +90,7 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
 def padded_size(pipe, settings: RenderSettings) -> int | None:
     """The batch size every group is padded to where the UNet is compiled (by this render's --compile, or by an
     earlier render's on a pipeline kept loaded), so that it sees one shape; None where it is not."""
-    return settings.batch_size if is_compiled(denoiser(pipe)) else None
+    return settings.batch if is_compiled(denoiser(pipe)) else None
 
 
 def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:
@@ -155,7 +155,7 @@ def draw_groups(
     timings: Timings,
     quiet: bool,
     stop: threading.Event | None = None,
-    on_saved: Callable[[Path], object] = lambda path: None,
+    on_saved: Callable[[Path, np.ndarray], object] = lambda path, pixels: None,
 ) -> int:
     """Draw the groups that hold a `stale` picture (stale_pictures); returns how many pictures were
     drawn anew. A group is denoised whole, but only its stale pictures are written: the others (an

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing
 from musicvid.models.loading import video_family
@@ -61,7 +63,7 @@ def pictures_of(
     )
     transitions = []
     if video:
-        keyframes = {group[0].scene: group[0] for group in groups}
+        keyframes = {p.scene: p for group in groups for p in group if p.target is None}
         transitions = transitions_of(schedule, settings, keyframes, registry.models.video, workdir)
     stale = stale_pictures(groups, settings) | stale_transitions(transitions, settings)
     return Pictures(storyboard, schedule, drawing, groups, transitions, stale)
@@ -77,7 +79,7 @@ def draw_pictures(
     memory: MemoryPlan | None = None,
     stop: threading.Event | None = None,
     quiet: bool = False,
-    on_saved: Callable[[Path], object] = lambda path: None,
+    on_saved: Callable[[Path, np.ndarray], object] = lambda path, pixels: None,
 ) -> int:
     """The stale pictures; returns how many were drawn. With --transitions video, Stable Diffusion
     draws the keyframes, then the video model the frames between them (musicvid.pictures.transitions).
@@ -114,7 +116,7 @@ def draw_keyframes_and_morphs(
     memory: MemoryPlan | None,
     stop: threading.Event | None,
     quiet: bool,
-    on_saved: Callable[[Path], object],
+    on_saved: Callable[[Path, np.ndarray], object],
 ) -> int:
     """Stable Diffusion's pictures, in a function of their own so that its pipeline and the render
     made of it are let go when it returns."""

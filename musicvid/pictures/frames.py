@@ -18,19 +18,26 @@ from musicvid.pictures.schedule import FrameSchedule
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
 
+HANDED = 64  # pictures the drawing may hand over ahead of the delivery, pixels and all; past it the PNG is read
+
 
 class PendingPictures:
     """The pictures a render has still to write, for a reader of them in another thread (the delivery,
     while the drawing goes on): `wait` for one, `saved` when one is written, `close` when the drawing
-    ends, after which waiting for one never written is an error rather than forever."""
+    ends, after which waiting for one never written is an error rather than forever. A picture saved with its
+    pixels hands them over: `wait` returns them once, and the reader need not decode the PNG just written
+    (the PNG stays, for a resume)."""
 
     def __init__(self, paths: set[Path]):
         self._pending, self._closed = set(paths), False
+        self._handed: dict[Path, np.ndarray] = {}
         self._changed = threading.Condition()
 
-    def saved(self, path: Path) -> None:
+    def saved(self, path: Path, pixels: np.ndarray | None = None) -> None:
         with self._changed:
             self._pending.discard(path)
+            if pixels is not None and len(self._handed) < HANDED:
+                self._handed[path] = pixels
             self._changed.notify_all()
 
     def close(self) -> None:
@@ -38,12 +45,14 @@ class PendingPictures:
             self._closed = True
             self._changed.notify_all()
 
-    def wait(self, path: Path) -> None:
+    def wait(self, path: Path) -> np.ndarray | None:
+        """Once `path` is written: its pixels where the drawing handed them over (once), else None."""
         with self._changed:
             while path in self._pending:
                 if self._closed:
                     raise RenderError(f"the drawing ended before {path.name} was drawn")
                 self._changed.wait()
+            return self._handed.pop(path, None)
 
 
 def video_frames(
@@ -51,15 +60,15 @@ def video_frames(
     schedule: FrameSchedule,
     workdir: Workdir,
     settings: RenderSettings,
-    ready: Callable[[Path], object] = lambda path: None,
+    ready: Callable[[Path], np.ndarray | None] = lambda path: None,
 ) -> Iterator[np.ndarray]:
     """Frame 0 … N−1 in order, as drawn: keyframes where t = 0, rendered morphs between them (or, in
     preview, a crossfade of the two keyframes). Each picture is read once `ready(path)` returns (a
-    PendingPictures' wait, while they are being drawn)."""
+    PendingPictures' wait, while they are being drawn), or taken as it returns it."""
 
     def picture(path: Path) -> np.ndarray:
-        ready(path)
-        return load_picture(path)
+        handed = ready(path)
+        return load_picture(path) if handed is None else handed
 
     @lru_cache(maxsize=2)  # scenes come in order: only the current keyframe and the next are needed
     def keyframe(scene: int) -> np.ndarray:

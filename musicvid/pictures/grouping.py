@@ -1,6 +1,6 @@
 """What to draw: every picture of a video, keyed by its inputs (musicvid.pictures.cache), in its fixed render
-group, and which of them are stale. Pictures are denoised in fixed groups (each keyframe alone, in-between
-frames by blocks of frame numbers, across scenes), and a group is denoised whole whenever any of its pictures
+group, and which of them are stale. Pictures are denoised in fixed groups (keyframes by blocks of scene
+numbers, in-between frames by blocks of frame numbers, across scenes), and a group is denoised whole whenever any of its pictures
 is missing or stale: the batch a picture is computed in is then always the same, and so are its bytes.
 (docs/frames.md)
 """
@@ -76,10 +76,11 @@ def picture_groups(
     keyframes_only: bool = False,
     elsewhere: Collection[int] = (),
 ) -> list[list[Picture]]:
-    """Every picture of the video in its fixed render group: keyframes first, each alone, then the
-    in-between frames by blocks of `--batch-size` frame numbers (frames k with the same k // size),
-    across scene boundaries, so that batches stay full however short the scenes are. A block is fixed by
-    the frame numbers alone: an edit to one scene changes no other picture's group, and moving a scene's
+    """Every picture of the video in its fixed render group: keyframes first, by blocks of `--batch-size` scene
+    numbers (scenes s with the same s // size; a pinned picture alone), then the in-between frames by blocks of
+    `--batch-size` frame numbers (frames k with the same k // size), across scene boundaries, so that batches stay
+    full however short the scenes are. A block is fixed by the numbers alone: an edit to one scene changes no
+    other picture's group (its block is drawn again, and only its stale pictures written), and moving a scene's
     start changes only the blocks around it. `drawn_by`: what draws them, as Drawing.key names it; the
     keyframes alone in a preview, or with `keyframes_only`; `elsewhere`: the first frames of the morphs another
     model draws (the video model's transitions)."""
@@ -89,8 +90,11 @@ def picture_groups(
     def scene_inputs(i: int) -> tuple:
         return keys.scene_inputs(scenes[i])
 
-    keyframes = [Picture(workdir.keyframe(s), keys.key(scenes[s]), s, None, 0.0) for s in schedule.shown_scenes]
-    groups = [[keyframe] for keyframe in keyframes]  # one by one: a new seed or prompt redraws that one alone
+    keyframes: dict[object, list[Picture]] = {}
+    for s in schedule.shown_scenes:  # a pinned picture alone: it is not drawn (musicvid.pictures.denoise)
+        block = ("pinned", s) if s in keys.pinned else s // settings.batch
+        keyframes.setdefault(block, []).append(Picture(workdir.keyframe(s), keys.key(scenes[s]), s, None, 0.0))
+    groups = list(keyframes.values())
     if settings.preview or keyframes_only:
         return groups
     morph = {"align": settings.align, "align_chunk": settings.align_chunk if settings.align else None}
@@ -99,7 +103,7 @@ def picture_groups(
         if segment.target is None or segment.first in elsewhere:
             continue  # the last scene holds its keyframe; the video model draws the other
         for k in range(segment.first + 1, segment.end):
-            blocks.setdefault(k // settings.batch_size, []).append(
+            blocks.setdefault(k // settings.batch, []).append(
                 Picture(
                     workdir.frame(k),
                     picture_key(

@@ -31,15 +31,16 @@ from musicvid.models.drawing import Drawing
 from musicvid.models.loading import ModelUnavailable
 from musicvid.models.memory import MemoryPlan, offloads
 from musicvid.models.registry import ModelRegistry
+from musicvid.models.scorer import picks_by_score
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
 from musicvid.pictures.conditioning import SceneInputs, pinned_picture
-from musicvid.pictures.denoise import draw_group
-from musicvid.pictures.grouping import KeyframeKeys, Picture, uses_reference
+from musicvid.pictures.denoise import draw_group, draw_groups
+from musicvid.pictures.grouping import KeyframeKeys, Picture, picture_groups, uses_reference
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.scores import SceneScores, lyric_of, rank_candidates, score_keyframes
 from musicvid.pictures.switches import pipeline_for
-from musicvid.settings.render import MAX_ROUNDS, RenderSettings, picks_by_score
+from musicvid.settings.render import MAX_ROUNDS, RenderSettings
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.picks import KeyframePick, candidate_seed
 
@@ -115,6 +116,11 @@ def pick_keyframes(
                 pipes.append(pipeline_for(pipe, settings, offloads(memory, "pictures")))
             return pipes[0]
 
+        if stale := keyframes_as_drawn(storyboard, todo, keys, workdir, settings.size):  # then scored as they are
+            drawn_by = drawing.key(registry.models)
+            groups = picture_groups(storyboard, schedule, settings, drawn_by, workdir, keyframes_only=True)
+            written = draw_groups(own_pipe(), storyboard, groups, stale, settings, timings, quiet, stop)
+            keyframes, keyframe_candidates = keyframes + written, keyframe_candidates + written
         for choosing in todo:
             scene = storyboard.scenes[choosing.scenes[0]]
             if choosing.lost:  # the kept candidate's round drawn again as it was: the very same picture
@@ -175,6 +181,26 @@ def picks_to_make(
     return list(todo.values())
 
 
+def keyframes_as_drawn(
+    storyboard: Storyboard, todo: list[Choosing], keys: KeyframeKeys, workdir: Workdir, size: tuple[int, int]
+) -> set[Path]:
+    """The keyframes whose first round is one candidate, the scene's own seed, not drawn yet: the very pictures a
+    render draws, so they are drawn as it does, by its blocks of scenes (musicvid.pictures.grouping), and
+    written; a killed run keeps them, and a render finds them drawn."""
+    stale = set()
+    for choosing in todo:
+        scene = storyboard.scenes[choosing.scenes[0]]
+        own = choosing.per_round == 1 and choosing.from_seed == scene.seed
+        if (
+            own
+            and choosing.rounds == 0
+            and not scene.picture
+            and not drawn_already(choosing, scene, keys, workdir, size)
+        ):
+            stale.add(workdir.keyframe(scene.index))
+    return stale
+
+
 def choosing_of(pick: KeyframePick, index: int) -> Choosing:
     scores = SceneScores(pick.lyric, pick.prompt)
     return Choosing([index], pick.from_seed, pick.candidates, pick.rounds, pick.kept, scores)
@@ -216,7 +242,7 @@ def draw_round(
     )
     inputs = SceneInputs(pipe, drafts, list(range(len(seeds))), settings)
     pictures = [Picture(Path(), "", n, None, 0.0) for n in range(len(seeds))]
-    batches = [pictures[at : at + settings.batch_size] for at in range(0, len(pictures), settings.batch_size)]
+    batches = [pictures[at : at + settings.batch] for at in range(0, len(pictures), settings.batch)]
     return np.concatenate([draw_group(pipe, inputs, batch, settings, timings, stop) for batch in batches])
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
 from musicvid.models.loading import video_family
@@ -155,7 +157,7 @@ def draw_transitions(
     *,
     stop: threading.Event | None = None,
     quiet: bool = False,
-    on_saved: Callable[[Path], object] = lambda path: None,
+    on_saved: Callable[[Path, np.ndarray], object] = lambda path, pixels: None,
 ) -> int:
     """Draw the transitions that hold a `stale` frame (their keyframes on disk already); returns how many
     frames were written anew. `on_saved` hears of each frame once it is on disk; `stop` set ends it within a step."""

@@ -60,6 +60,7 @@ FAST_MAX_STEPS = 8
 MAX_CANDIDATES = 8  # keyframes drawn per scene and round: a limit on the work it multiplies
 MAX_ROUNDS = 4  # rounds of candidates --reroll-below may draw for one scene
 SCORE_RANGE = (0.0, 2.5)  # CLIPScore's (musicvid.pictures.scores)
+DEFAULT_BATCH, MAX_BATCH = 4, 64  # without --batch-size off a GPU (on one: musicvid.models.pictures_plan's)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,10 @@ class RenderSettings(Settings):
     scheduler: str = setting(
         "dpm++", "deterministic sampler", choices=SCHEDULERS, group="pictures", affects=("keyframes", "between")
     )
-    batch_size: int = setting(4, "frames denoised together", low=1, high=64, group="speed", affects=("speed",))
+    batch_size: int | None = setting(
+        None, "frames denoised together (default: on a GPU the most the memory plan fits, up to 16 at 512x512 or as "
+        f"many pixels; {DEFAULT_BATCH} elsewhere)", low=1, high=MAX_BATCH, group="speed", affects=("speed",),
+    )  # fmt: skip
     keyframe_candidates: int = setting(
         1,
         "keyframes drawn per scene, from as many seeds; the one the scorer ranks first (lyric and prompt) is kept",
@@ -258,10 +262,15 @@ class RenderSettings(Settings):
     )
     compile: bool = setting(
         False,
-        "torch.compile the UNet and VAE decoder: a minute or more to start, then faster frames",
+        "torch.compile the UNet and VAE decoder for throughput: minutes to start the first time, seconds once "
+        "compiled (kept in the user's cache), then faster frames",
         group="speed",
         affects=("speed",),
     )
+    deep_cache: int = setting(  # (DeepCache's own runs reused the deep features for up to 4 steps of 5)
+        1, "the UNet's deep features reused N−1 steps of N: faster, a little different (1: off)", low=1, high=5,
+        group="speed", affects=("keyframes", "between"),
+    )  # fmt: skip
     fast: bool = setting(
         False,
         f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
@@ -281,6 +290,8 @@ class RenderSettings(Settings):
             )
         if self.output_fps is not None and self.output_fps < self.fps:
             raise UserError(f"--output-fps {number_text(self.output_fps)} is below --fps {number_text(self.fps)}")
+        if self.compile and self.deep_cache > 1:
+            raise UserError("--deep-cache and --compile cannot be combined yet: a compiled UNet runs whole every step")
         if self.compile and self.low_vram:
             raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
         if self.reference and self.attention_slicing:
@@ -297,6 +308,11 @@ class RenderSettings(Settings):
     @property
     def height(self) -> int:
         return self.size[1]
+
+    @property
+    def batch(self) -> int:
+        """The pictures denoised together: --batch-size, or the plan's (musicvid.models.memory.follow), or 4."""
+        return self.batch_size or DEFAULT_BATCH
 
     @property
     def video_fps(self) -> float:
@@ -327,7 +343,7 @@ class RenderSettings(Settings):
         """What every picture depends on besides its own prompts, seeds, reference pictures and t; `drawn_by`:
         the models that draw them (musicvid.models.loading.Drawing.key)."""
         keys = [name for name in self.affecting("keyframes") if name not in KEYED_ELSEWHERE]
-        keys += ["reference_strength"] * ("reference adapter" in drawn_by)
+        keys += ["reference_strength"] * ("reference adapter" in drawn_by) + ["deep_cache"] * (self.deep_cache > 1)
         values = {k: v for k, v in dataclasses.asdict(self).items() if k in keys}
         return {**drawn_by, "width": self.width, "height": self.height, **values}
 
@@ -340,11 +356,11 @@ BETWEEN_AND_AFTER = tuple(
     if name not in RenderSettings.affecting("keyframes", "speed")
 )
 # Keyframe settings a picture's key holds in another form: the size as width × height (the look and the aspect
-# as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, and
-# their strength only where an adapter draws (RenderSettings.picture_inputs), and the keyframe picks by the
-# seeds they keep (musicvid.pictures.keyframe_candidates).
+# as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, their
+# strength only where an adapter draws and --deep-cache only where it is on (RenderSettings.picture_inputs), and
+# the keyframe picks by the seeds they keep (musicvid.pictures.keyframe_candidates).
 KEYED_ELSEWHERE = tuple(
-    "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below".split()
+    "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below deep_cache".split()
 )
 
 
@@ -390,9 +406,3 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     if values.get("output_fps") and "fps" not in top:
         values["fps"] = drawn_fps(values["output_fps"])
     return RenderSettings(**values)
-
-
-def picks_by_score(settings: RenderSettings) -> bool:
-    """Whether a render's RenderSettings pick keyframes by their scores (--keyframe-candidates over 1,
-    --reroll-below): then the scorer is the drawing's model; else a report's, whose scores only inform."""
-    return settings.keyframe_candidates > 1 or settings.reroll_below is not None

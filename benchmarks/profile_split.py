@@ -1,0 +1,114 @@
+"""Where one steady group's time goes, by torch's profiler: the UNet's denoising split into convolutions, matrix
+products, attention, and normalisation with the other elementwise work; the VAE's decode; and the GPU's idle time
+(the group's wall time outside every kernel). And which SDPA backend each attention shape took, in the UNet and in
+the VAE (a backend that cannot take a shape, as flash and cuDNN cannot the VAE's one head of 512, is passed over).
+
+On a GPU the kernels are read from the profiler's Chrome trace (their start and length); on the CPU, each aten
+operation's own time (no idle time is told there).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+# The kernels of each kind, by what their names hold (lower case), tried in this order; the rest are normalisation
+# and elementwise work (inductor's fused triton_poi/per/red kernels among them)
+KINDS = (
+    ("attention", ("flash", "fmha", "attention", "sdpa", "softmax")),
+    ("convolution", ("conv", "fprop", "dgrad", "wgrad", "winograd")),
+    ("matmul", ("gemm", "matmul", "addmm", "bmm", "aten::mm", "_mm_", "linear", "cutlass")),
+    ("copies", ("memcpy", "memset", "aten::copy_", "aten::to", "nchwtonhwc", "nhwctonchw")),
+)
+OTHER = "norm_and_elementwise"
+# The operations SDPA dispatches to, by backend
+BACKENDS = {
+    "aten::_scaled_dot_product_flash_attention": "flash",
+    "aten::_scaled_dot_product_efficient_attention": "efficient",
+    "aten::_scaled_dot_product_cudnn_attention": "cudnn",
+    "aten::_scaled_dot_product_flash_attention_for_cpu": "flash (CPU)",
+    "aten::_scaled_dot_product_attention_math": "math",
+    "aten::_scaled_dot_product_fused_attention_overrideable": "overrideable",
+}
+
+
+def kind_of(name: str) -> str:
+    lower = name.lower()
+    return next((kind for kind, marks in KINDS if any(mark in lower for mark in marks)), OTHER)
+
+
+def busy(spans: list[tuple[float, float]]) -> float:
+    """The time (same units) covered by at least one of the (start, length) spans."""
+    covered, end = 0.0, float("-inf")
+    for start, length in sorted(spans):
+        covered += max(0.0, start + length - max(start, end))
+        end = max(end, start + length)
+    return covered
+
+
+def profiled(run: Callable[[], object], on_gpu: bool) -> tuple[profile, float]:
+    """`run` under the profiler, shapes recorded; its wall seconds (the GPU's work waited for). Off CUDA by the
+    autograd profiler without Kineto: Kineto's first start looks for a GPU, 17 s on a CPU machine."""
+    if on_gpu:
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True)
+    else:
+        prof = torch.autograd.profiler.profile(use_kineto=False, record_shapes=True)
+    with prof:
+        started = time.perf_counter()
+        run()
+        if on_gpu:
+            torch.cuda.synchronize()
+        wall = time.perf_counter() - started
+    return prof, wall
+
+
+def kernels(prof: profile, on_gpu: bool) -> list[tuple[str, float, float]]:
+    """(name, start, length) in µs of each GPU kernel and copy; off the GPU each aten operation's own time."""
+    if not on_gpu:
+        return [(row.key, 0.0, row.self_cpu_time_total) for row in prof.key_averages() if row.self_cpu_time_total]
+    with tempfile.TemporaryDirectory(prefix="musicvid-trace-") as folder:
+        trace = Path(folder) / "trace.json"
+        prof.export_chrome_trace(str(trace))
+        events = json.loads(trace.read_text())["traceEvents"]
+    return [
+        (e["name"], float(e["ts"]), float(e["dur"]))
+        for e in events
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e
+    ]
+
+
+def attention_backends(prof: profile) -> dict[str, str]:
+    """Each attention shape (query and key: batch × heads × tokens × head size) and the backend SDPA took."""
+    taken = {}
+    for row in prof.key_averages(group_by_input_shape=True):
+        if row.key in BACKENDS and len(row.input_shapes) >= 2:
+            query, key = ("x".join(map(str, shape)) for shape in row.input_shapes[:2])
+            taken[f"q {query}, k {key}"] = BACKENDS[row.key]
+    return taken
+
+
+def split(denoise: Callable[[], object], decode: Callable[[], object], on_gpu: bool) -> dict:
+    """One group's denoising (`denoise`) and decoding (`decode`, given what denoise returned), each profiled:
+    seconds by kind of work, the VAE's, the GPU's idle seconds, and the attention backends taken."""
+    latents = []
+    unet, unet_wall = profiled(lambda: latents.append(denoise()), on_gpu)
+    vae, vae_wall = profiled(lambda: decode(latents[0]), on_gpu)
+    unet_kernels, vae_kernels = kernels(unet, on_gpu), kernels(vae, on_gpu)
+    seconds = {kind: 0.0 for kind, _ in KINDS} | {OTHER: 0.0}
+    for name, _, length in unet_kernels:
+        seconds[kind_of(name)] += length / 1e6
+    seconds["vae"] = sum(length for _, _, length in vae_kernels) / 1e6
+    wall = unet_wall + vae_wall
+    result = {"wall_seconds": round(wall, 4), "seconds": {k: round(v, 4) for k, v in seconds.items()}}
+    if on_gpu:
+        covered = busy([(s, n) for _, s, n in unet_kernels]) + busy([(s, n) for _, s, n in vae_kernels])
+        result["seconds"]["gpu_idle"] = round(max(0.0, wall - covered / 1e6), 4)
+    result["share"] = {k: round(v / wall, 4) for k, v in result["seconds"].items()}
+    result["attention_backends"] = {"unet": attention_backends(unet), "vae": attention_backends(vae)}
+    return result

@@ -1,0 +1,83 @@
+"""--deep-cache N: the UNet's deep features reused between denoising steps (DeepCache, Ma et al., CVPR 2024).
+
+From one step to the next the UNet's deep blocks (every level but the outermost: the down blocks after the first,
+the middle block, the up blocks before the last) change little, while its outermost level, at the latent's full
+size, carries the detail. So one step in N runs the whole UNet and keeps what each deep block returned; the N−1
+steps after it run only the outermost level (conv_in, the first down block, the last up block, conv_out) and take
+the deep blocks' outputs as kept. A step of the outermost level alone costs about a third of a whole one at 512²
+on SD 1.5 (its attention is at 4096 tokens; counted on the meta device by benchmarks.levers). Each picture is
+computed as before, apart from its batch: a picture's bytes depend on its own inputs and N only, so a killed render
+resumes to the same bytes. The pictures differ a little from those drawn whole: benchmarks/device.py's deep-cache
+rows give the difference, and benchmarks/quality.py's score.
+
+The steps are told apart by the timestep each UNet pass is given: it falls along one pipeline call and rises at
+the next (and through the ascending inversion of a pinned picture every pass is a first step, run whole).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from musicvid.models.internals import deep_unet_blocks
+
+
+class DeepCache:
+    """Which step of its pipeline call a UNet's pass is, and so whether it reuses the deep features."""
+
+    def __init__(self, interval: int):
+        self.interval, self.step, self.last = interval, 0, None
+
+    def before_pass(self, unet, args: tuple, kwargs: dict) -> None:
+        timestep = args[1] if len(args) > 1 else kwargs["timestep"]
+        # (a float of a CUDA tensor waits for the GPU: once a step, microseconds beside a step of a batch)
+        now = float(timestep.flatten()[0]) if isinstance(timestep, torch.Tensor) else float(timestep)
+        self.step = 0 if self.last is None or now >= self.last else self.step + 1
+        self.last = now
+
+    @property
+    def reusing(self) -> bool:
+        return self.step % self.interval != 0
+
+
+class CachedBlock(torch.nn.Module):
+    """A deep block of the UNet: run on a step that runs whole, its output kept for the steps that reuse it."""
+
+    def __init__(self, block: torch.nn.Module, cache: DeepCache):
+        super().__init__()
+        self.block, self.cache, self.kept = block, cache, None
+
+    def forward(self, *args, **kwargs):
+        if self.cache.reusing and self.kept is not None:
+            return self.kept
+        self.kept = self.block(*args, **kwargs)
+        return self.kept
+
+    def __getattr__(self, name: str):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:  # what the UNet's forward reads of its blocks (has_cross_attention, resnets)
+            return getattr(super().__getattr__("block"), name)
+
+
+def set_deep_cache(unet: torch.nn.Module, interval: int) -> None:
+    """The UNet's deep blocks reused for interval − 1 of every `interval` steps, or (1) each run every step. Set
+    both ways, for each render: a UNet kept loaded may carry the last render's."""
+    for parent, key in deep_unet_blocks(unet):
+        block = parent[key] if isinstance(key, int) else getattr(parent, key)
+        if isinstance(block, CachedBlock):
+            block.cache.hook.remove()
+            block = block.block
+        put(parent, key, block)
+    if interval == 1:
+        return
+    cache = DeepCache(interval)
+    cache.hook = unet.register_forward_pre_hook(cache.before_pass, with_kwargs=True)
+    for parent, key in deep_unet_blocks(unet):
+        put(parent, key, CachedBlock(parent[key] if isinstance(key, int) else getattr(parent, key), cache))
+
+
+def put(parent: torch.nn.Module, key: int | str, block: torch.nn.Module) -> None:
+    if isinstance(key, int):
+        parent[key] = block
+    else:
+        setattr(parent, key, block)

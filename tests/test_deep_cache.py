@@ -1,0 +1,79 @@
+"""--deep-cache N (musicvid.pictures.deep_cache): the UNet's deep blocks run one step in N, each picture depends on its
+own inputs and N alone (so a resume draws the same bytes), a pipeline kept loaded is set both ways, the keys of
+pictures drawn without it stay, and the families and switches it does not go with are refused before any work."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from musicvid.core.errors import UserError
+from musicvid.models.drawing import check_drawing_options
+from musicvid.models.internals import deep_unet_blocks
+from musicvid.models.timing import Timings
+from musicvid.models.tiny import local_diffusion
+from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.deep_cache import CachedBlock
+from musicvid.pictures.denoise import draw_group
+from musicvid.pictures.grouping import Picture
+from musicvid.pictures.switches import pipeline_for
+from musicvid.settings.presets import PRESETS, TINY
+from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+
+STEPS = 6
+
+
+@pytest.fixture(scope="module")
+def pipe():
+    return local_diffusion(TINY)
+
+
+def draw(pipe, deep_cache: int, count: list[int] | None = None, ts=(0.25, 0.5, 0.75)) -> np.ndarray:
+    """A morph's first pictures, at --deep-cache `deep_cache`; `count` hears of each pass of the middle block."""
+    scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1, text="", prompt=p, seed=7 + i) for i, p in
+              enumerate(["a red kite", "a city of glass"])]  # fmt: skip
+    board = Storyboard(SongAudio(2.0), scenes=scenes)
+    settings = RenderSettings(size=(64, 64), steps=STEPS, deep_cache=deep_cache)
+    own = pipeline_for(pipe, settings)
+    middle = own.unet.mid_block
+    middle = getattr(middle, "block", middle)  # (within the block that keeps its output, with --deep-cache)
+    hook = middle.register_forward_hook(lambda *a: count.append(1)) if count is not None else None
+    inputs = SceneInputs(own, board, [0, 1], settings)
+    group = [Picture(Path("unused"), "", 0, 1, t) for t in ts]
+    pixels = draw_group(own, inputs, group, settings, Timings())
+    if hook:
+        hook.remove()
+    return pixels
+
+
+def test_the_deep_blocks_run_one_step_in_n_and_a_picture_depends_on_its_own_inputs_and_n(pipe):
+    whole, passes = draw(pipe, 1), []
+    cached = draw(pipe, 3, passes)
+    assert len(passes) == STEPS // 3  # the middle block ran on steps 0 and 3 of 6
+    assert cached.shape == whole.shape and not np.array_equal(cached, whole)
+    assert np.array_equal(draw(pipe, 3), cached)  # drawn again, the same bytes
+    # each picture apart from its batch: the first of a batch of one is the first of a batch of three (up to rounding)
+    assert np.abs(draw(pipe, 3, ts=(0.25,))[0].astype(int) - cached[0]).max() <= 2
+
+
+def test_a_pipeline_kept_loaded_is_set_both_ways(pipe):
+    whole = draw(pipe, 1)
+    draw(pipe, 2)
+    assert all(isinstance(parent[key] if isinstance(key, int) else getattr(parent, key), CachedBlock)
+               for parent, key in deep_unet_blocks(pipe.unet))  # fmt: skip
+    assert np.array_equal(draw(pipe, 1), whole)  # its blocks put back: drawn whole as before
+    assert not any(isinstance(m, CachedBlock) for m in pipe.unet.modules())
+    assert len(pipe.unet._forward_pre_hooks) == 0
+
+
+def test_the_keys_of_pictures_drawn_without_it_stay_and_what_it_does_not_go_with_is_refused():
+    drawn_by = {"diffusion": "tiny"}
+    assert "deep_cache" not in RenderSettings().picture_inputs(drawn_by)
+    assert RenderSettings(deep_cache=3).picture_inputs(drawn_by)["deep_cache"] == 3
+    with pytest.raises(UserError, match="--deep-cache and --compile"):
+        RenderSettings(deep_cache=2, compile=True)
+    models = replace(PRESETS["tiny"], diffusion=PRESETS["zimage"].diffusion)
+    with pytest.raises(UserError, match="--deep-cache is made for Stable Diffusion and SDXL"):
+        check_drawing_options(models, resolve_render_settings(models, {"deep_cache": 2}))
