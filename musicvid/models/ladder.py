@@ -17,12 +17,10 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 
 from musicvid.core.errors import UserError
+from musicvid.models.footprint import RESERVE_GB
 from musicvid.models.readback import GB, dtype_text
 from musicvid.models.sizes import Weights
 
-# What a budget keeps aside: CUDA's context where a card's size is given, and the allocator's rounding and
-# cuDNN's and cuBLAS's workspaces (an allowance, not measured: no GPU was lent to this work)
-RESERVE_GB = 0.5
 ACTIVATION_MARGIN = 1.2
 MODES = (None, "model-offload", "sequential-offload")  # where the weights wait between passes
 
@@ -120,6 +118,11 @@ class MemoryPlan:
 
     def stage(self, name: str) -> StagePlan | None:
         return next((s for s in self.stages if s.stage == name), None)
+
+    def holds_gb(self, name: str) -> float | None:
+        """The most stage `name` holds on the card; None where the plan has no such stage."""
+        stage = self.stage(name)
+        return stage.peak_gb if stage else None
 
     def offloads(self, name: str) -> tuple[str, ...] | None:
         """The switches of stage `name`; None where the plan has no such stage."""

@@ -31,7 +31,8 @@ from typing import Iterator
 import torch
 
 from musicvid.models import activations as act
-from musicvid.models.ladder import RESERVE_GB, MemoryPlan, Option, Pass, fit, modes_from, switches
+from musicvid.models.footprint import RESERVE_GB, asr_dtype, upscaler_name
+from musicvid.models.ladder import MemoryPlan, Option, Pass, fit, modes_from, switches
 from musicvid.models.loading import video_family
 from musicvid.models.pictures_plan import pictures_options
 from musicvid.models.precision import Precision
@@ -39,7 +40,7 @@ from musicvid.models.scorer import check_scorer
 from musicvid.models.sizes import Unsized, parts, weights
 from musicvid.settings.front_doors import parse_size
 from musicvid.settings.geometry import drawn_size
-from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, UPSCALE_BATCH, VIDEO_FAMILIES, ModelSet
+from musicvid.settings.presets import UPSCALE_BATCH, VIDEO_FAMILIES, ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import PLAIN, SongRequest
 
@@ -62,15 +63,6 @@ def transcribe_options(models: ModelSet, precision: Precision, separate_vocals: 
     yield Option((), (), tuple(passes), one_at_a_time=True)
 
 
-def asr_dtype(models: ModelSet, precision: Precision) -> torch.dtype:
-    """Whisper's weights' dtype: openai-whisper's, or CTranslate2's compute type (faster-whisper)."""
-    if models.asr_backend != "faster-whisper":
-        return precision.asr
-    return {"int8": torch.int8, "float16": torch.float16, "bfloat16": torch.bfloat16}.get(
-        precision.asr_compute_type, torch.float32
-    )
-
-
 def elaborate_options(models: ModelSet, precision: Precision) -> Iterator[Option]:
     vipe = weights("vipe", models.vipe, lambda part: precision.compute)
     yield Option((("sequences", act.VIPE_SEQUENCES),), (), (Pass(vipe, act.vipe_gb(models.vipe, precision.compute)),))
@@ -88,12 +80,6 @@ def transitions_options(models: ModelSet, settings: RenderSettings, precision: P
             batches = (("transitions", 1), ("clip_frames", frames))
             chosen = switches(floor, mode, "vae-tiling" if tiled else None)
             yield Option(batches, chosen, tuple(Pass((video[part],), gb) for part, gb in passes.items()))
-
-
-def upscaler_name(models: ModelSet) -> str | None:
-    """The network of --upscaler on a GPU (auto's), None for Lanczos (no model)."""
-    name = models.auto_upscaler if models.upscaler == AUTO_UPSCALER else models.upscaler
-    return None if name == LANCZOS else name
 
 
 def smaller_input(settings: RenderSettings, scale: int) -> tuple[int, int] | None:
