@@ -74,7 +74,7 @@ def sd15(args) -> dict:
 def planned_pictures(batch: int) -> dict | str:
     """The memory plan's pictures stage for SD 1.5 on this card at `batch` morphs, beside which the rows' peak
     GPU memory is read (the plan also holds the keyframes' scorer, which the rows do not load)."""
-    from musicvid.models.memory import plan_memory
+    from musicvid.memory.plan import plan_memory
     from musicvid.models.precision import Precision
     from musicvid.settings.presets import PRESETS
     from musicvid.settings.render import resolve_render_settings
@@ -137,7 +137,7 @@ def song(args) -> dict:
 def planned(full_size: bool) -> dict | str:
     """What musicvid's memory plan predicts for the song's models on this card, stage by stage."""
     from benchmarks.whole_song import FULL_SIZE
-    from musicvid.models.memory import plan_memory
+    from musicvid.memory.plan import plan_memory
     from musicvid.models.precision import Precision
     from musicvid.settings.presets import PRESETS
     from musicvid.settings.render import resolve_render_settings

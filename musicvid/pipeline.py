@@ -28,8 +28,8 @@ from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
 from musicvid.delivery.upscale import Upscaler
+from musicvid.memory.plan import follow, memory_plan, upscaler_settings
 from musicvid.models.drawing import check_drawing_options
-from musicvid.models.memory import follow, memory_plan, upscaler_settings
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
 from musicvid.models.timing import Timings
@@ -106,7 +106,7 @@ def make_keyframes(
     a scene whose seed or prompt was edited since gets its keyframe redrawn, and no other does. `wait`:
     for another run to let the work directory go, else that is refused."""
     timings = timings if timings is not None else Timings()
-    # 1. check inputs, before any work, and on CUDA what the keyframes fit in (musicvid.models.memory)
+    # 1. check inputs, before any work, and on CUDA what the keyframes fit in (musicvid.memory.plan)
     check_drawing_options(registry.models, settings)
     check_inputs(request, settings)
     check_drawing_inputs(settings)
@@ -186,7 +186,7 @@ def make_video(
     check_drawing_options(registry.models, settings)
     check_before_work(request, settings, output or default_output(request, settings), named=output is not None)
     check_scorer(registry.models, settings)  # where picks need it; else a scorer that cannot be had costs the scores
-    #    and on CUDA the memory plan (musicvid.models.memory): the batches and offloads that fit, or a refusal
+    #    and on CUDA the memory plan (musicvid.memory.plan): the batches and offloads that fit, or a refusal
     memory = memory_plan(registry, request, settings)
     settings = follow(settings, memory)
     output = output or default_output(request, settings)

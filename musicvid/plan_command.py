@@ -1,4 +1,4 @@
-"""`musicvid plan SONG [options] [--gpu-memory GB] [--json]`: the memory plan of a render (musicvid.models.memory),
+"""`musicvid plan SONG [options] [--gpu-memory GB] [--json]`: the memory plan of a render (musicvid.memory.plan),
 printed before any work. It reads the song's length from its header alone (nothing is decoded), counts the
 models from their published architectures (nothing is loaded or downloaded), and plans for --gpu-memory, else
 for the memory free on this machine's CUDA device, else for a card of DEFAULT_GPU_GB. A render that cannot fit
@@ -15,10 +15,10 @@ from musicvid.core import ffmpeg
 from musicvid.core.audio import too_long
 from musicvid.core.errors import UserError, number_text
 from musicvid.core.files import check_file
+from musicvid.memory.plan import plan_memory, request_stages
 from musicvid.models.choose import models_of
 from musicvid.models.drawing import check_drawing_options
 from musicvid.models.loading import resolve_device
-from musicvid.models.memory import plan_memory, request_stages
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.models.scorer import check_scorer

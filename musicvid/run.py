@@ -13,7 +13,7 @@ from musicvid.core.audio import Audio
 from musicvid.core.files import check_not_inputs, check_output, check_video_name, same_file
 from musicvid.core.outputs import check_name_length
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.models.memory import MemoryPlan
+from musicvid.memory.plan import MemoryPlan
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.settings.render import RenderSettings
@@ -34,7 +34,7 @@ class Run:
     timings: Timings
     stop: threading.Event | None = None  # set: the run ends within one denoising step
     output: Path | None = None  # the video's path (make_video)
-    memory: MemoryPlan | None = None  # what the run's stages may hold, on CUDA (musicvid.models.memory.memory_plan)
+    memory: MemoryPlan | None = None  # what the run's stages may hold, on CUDA (musicvid.memory.plan.memory_plan)
 
     @property
     def quiet(self) -> bool:

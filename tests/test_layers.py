@@ -16,7 +16,8 @@ BENCHMARK_TESTS = ("tests.test_benchmarks", "tests.test_lyric_matrix", "tests.te
 LAYERS = (
     "core",  # files, ffmpeg, audio, the work directory and what its runs wrote
     "settings",  # every setting, defined once
-    "models",  # loading, sizes and the memory plan
+    "models",  # loading, sizes, the registry
+    "memory",  # the memory plan
     "lyrics",
     "storyboard",
     "pictures",

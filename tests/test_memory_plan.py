@@ -1,4 +1,4 @@
-"""The memory plan (musicvid.models.memory) and `musicvid plan`: the weights as published, counted on the meta device;
+"""The memory plan (musicvid.memory.plan) and `musicvid plan`: the weights as published, counted on the meta device;
 what fits a 24 GB card; what a small budget offloads or refuses; the registry's eviction by the same budget."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from musicvid.delivery.upscale import Upscaler
+from musicvid.memory.plan import follow, memory_plan, upscaler_settings
 from musicvid.models import registry as registry_module
 from musicvid.models.loading import load_upscaler
-from musicvid.models.memory import follow, memory_plan, upscaler_settings
 from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion

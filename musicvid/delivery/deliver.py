@@ -18,7 +18,7 @@ from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
-from musicvid.models.memory import MemoryPlan
+from musicvid.memory.plan import MemoryPlan
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures import camera

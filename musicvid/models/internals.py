@@ -82,7 +82,7 @@ def no_attention_masks(config) -> dict[str, None]:
     """What a transformers decoder (Qwen3) takes as `attention_mask` to build no mask of its own: a dict of the
     masks already made for each kind of its layers (`config.layer_types`), here none, so that each attention is
     torch's causal one. Given no mask, or a padding mask, the decoder inspects it (or its positions) for a value,
-    which a pass on the meta device cannot give (musicvid.models.activations); the dict is what `generate` passes
+    which a pass on the meta device cannot give (musicvid.memory.activations); the dict is what `generate` passes
     (the decoder's comment says so), and transformers documents no way of giving it. Checked against transformers
     5.24.0."""
     return dict.fromkeys(config.layer_types)

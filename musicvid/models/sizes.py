@@ -4,7 +4,7 @@ musicvid.models.tiny and musicvid.models.tiny_flow) or from a local folder's con
 no weight file is opened.
 
 A model is counted once per name and kept, without weights, for the memory plan to run its passes on the meta
-device (musicvid.models.activations). A name none of these describe cannot be sized: `Unsized` says so.
+device (musicvid.memory.activations). A name none of these describe cannot be sized: `Unsized` says so.
 """
 
 from __future__ import annotations

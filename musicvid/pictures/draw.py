@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Callable
 
 from musicvid.core.workdir import Workdir
+from musicvid.memory.plan import MemoryPlan, offloads
 from musicvid.models.drawing import Drawing
 from musicvid.models.loading import video_family
-from musicvid.models.memory import MemoryPlan, offloads
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.clips import video_pipeline_for
@@ -82,7 +82,7 @@ def draw_pictures(
     """The stale pictures; returns how many were drawn. With --transitions video, Stable Diffusion
     draws the keyframes, then the video model the frames between them (musicvid.pictures.transitions).
     `on_saved` hears of each picture once it is on disk; `stop` set ends it within a denoising step. Each model is
-    loaded and offloaded as the run's `memory` plan says (musicvid.models.memory)."""
+    loaded and offloaded as the run's `memory` plan says (musicvid.memory.plan)."""
     drawn = 0
     if any(p.path in pictures.stale for group in pictures.groups for p in group):
         drawn += draw_keyframes_and_morphs(pictures, settings, registry, timings, memory, stop, quiet, on_saved)

@@ -27,9 +27,9 @@ import numpy as np
 
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
+from musicvid.memory.plan import MemoryPlan, offloads
 from musicvid.models.drawing import Drawing
 from musicvid.models.loading import ModelUnavailable
-from musicvid.models.memory import MemoryPlan, offloads
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key

@@ -23,7 +23,7 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     loaded pipeline (batch, web page) is never changed under another render's denoising loop: its
     scheduler keeps state per call. The models' own switches below are set for this render; the callers
     run one render at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
-    switches (musicvid.models.memory), by default those the settings ask for."""
+    switches (musicvid.memory.plan), by default those the settings ask for."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler, FlowMatchEulerDiscreteScheduler
 
     from musicvid.pictures.sampler import SharedNoiseLCMScheduler

@@ -305,7 +305,7 @@ class RenderSettings(Settings):
         return (long, short) if ratio >= 1 else (short, long)
 
     def offloads_asked(self, stage: str = "pictures") -> frozenset[str]:
-        """The memory switches a person set for a stage (musicvid.models.memory's names): --attention-slicing,
+        """The memory switches a person set for a stage (musicvid.memory.plan's names): --attention-slicing,
         --vae-slicing, and --low-vram's (for the pictures both slicings and model offload; for the transitions
         model offload and VAE tiling)."""
         if stage == "transitions":

@@ -1,4 +1,4 @@
-"""The memory plan's parts (musicvid.models.memory): a stage's ways of running, each its models by the passes that
+"""The memory plan's parts (musicvid.memory.plan): a stage's ways of running, each its models by the passes that
 run together and what those hold beside their weights, and the first way that fits a budget.
 
 What the card holds while a pass runs depends on where the weights wait between passes: resident, every model of
@@ -8,7 +8,7 @@ the running layer is. So a text encoder that encodes the prompts before the deno
 families' Qwen3, 8 GB) is on the card beside the denoiser where the stage is resident, and alone where it offloads.
 A model `held` by a stage is on the card through every pass whatever the offload: the keyframes' scorer, loaded
 beside the pipeline and hooked by none of its offloads; under model offload, a VAE that nothing sends back once it
-has decoded (musicvid.models.pictures_plan).
+has decoded (musicvid.memory.pictures).
 """
 
 from __future__ import annotations

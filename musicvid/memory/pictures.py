@@ -1,4 +1,4 @@
-"""The memory plan's pictures stage (musicvid.models.memory): the drawing pipeline's weights by the passes that run
+"""The memory plan's pictures stage (musicvid.memory.plan): the drawing pipeline's weights by the passes that run
 together, and its ways of drawing, cheapest first.
 
 Stable Diffusion and SDXL run their text encoders (with --reference, IP-Adapter's image encoder), their UNet (with
@@ -18,9 +18,9 @@ from typing import Callable, Iterator
 
 import torch
 
-from musicvid.models import activations as act
+from musicvid.memory import activations as act
+from musicvid.memory.ladder import Option, Pass, modes_from, switches
 from musicvid.models.footprint import drawing_weights
-from musicvid.models.ladder import Option, Pass, modes_from, switches
 from musicvid.models.loading import diffusion_family
 from musicvid.models.precision import Precision
 from musicvid.models.sizes import weights
@@ -52,7 +52,7 @@ def pictures_options(
 ) -> Iterator[Option]:
     """The keyframes, each alone, and the morphs, `--batch-size` at a time (none in a preview or `keyframes_only`;
     with --transitions video, the morphs too long for the video model's clips): the ladder of
-    musicvid.models.memory's docstring; `scored`: with the scorer held beside them."""
+    musicvid.memory.plan's docstring; `scored`: with the scorer held beside them."""
     name, size, family = models.diffusion, tuple(settings.size), diffusion_family(models.diffusion)
     by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
     texts, denoiser, vae = by_pass["texts"], by_pass["denoiser"], by_pass["vae"]

@@ -2,7 +2,7 @@
 
 For each stage (transcribe, elaborate, pictures: the keyframes and the morphs, transitions, upscale) the plan
 counts the weights of its models as published (musicvid.models.sizes, in the run's precision) and what their
-passes hold beside them (musicvid.models.activations, counted on the meta device and grown by ACTIVATION_MARGIN),
+passes hold beside them (musicvid.memory.activations, counted on the meta device and grown by ACTIVATION_MARGIN),
 and takes the first way of running the stage that fits the budget, in order of what it costs:
 1. as asked: every model resident, the pictures in --batch-size batches, decoded together;
 2. the VAE decoding one picture at a time (diffusers' slicing: decoding is per picture, so it costs no speed);
@@ -17,8 +17,8 @@ more, not less (its slices are matrices). The upscaler (--resolution) is held fr
 drawing: the drawing is planned first, leaving the upscaler its least (one frame at a smaller input), then the
 upscaler takes the largest batch, ×4 or from a smaller input, that what the drawing left holds.
 
-A stage's passes and the way it fits are musicvid.models.ladder's; the pictures stage, Stable Diffusion's or a
-flow-matching family's, is musicvid.models.pictures_plan's.
+A stage's passes and the way it fits are musicvid.memory.ladder's; the pictures stage, Stable Diffusion's or a
+flow-matching family's, is musicvid.memory.pictures's.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from typing import Iterator
 
 import torch
 
-from musicvid.models import activations as act
+from musicvid.memory import activations as act
+from musicvid.memory.ladder import MemoryPlan, Option, Pass, fit, modes_from, switches
+from musicvid.memory.pictures import pictures_options
 from musicvid.models.footprint import RESERVE_GB, asr_dtype, upscaler_name
-from musicvid.models.ladder import MemoryPlan, Option, Pass, fit, modes_from, switches
 from musicvid.models.loading import video_family
-from musicvid.models.pictures_plan import pictures_options
 from musicvid.models.precision import Precision
 from musicvid.models.scorer import check_scorer
 from musicvid.models.sizes import Unsized, parts, weights

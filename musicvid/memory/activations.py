@@ -8,7 +8,7 @@ costs no memory and takes a fraction of a second. Two things of a CUDA run are m
   alone (FusedAttention). Attention that diffusers slices by hand (--attention-slicing) does hold its slices, and
   is counted so;
 - what a pass leaves behind for the next step (a decoder's key/value cache) is counted where a pass keeps it.
-What this leaves out (the allocator's rounding, cuDNN's and cuBLAS's workspaces) musicvid.models.memory adds as a margin.
+What this leaves out (the allocator's rounding, cuDNN's and cuBLAS's workspaces) musicvid.memory.plan adds as a margin.
 
 Each estimate is measured for one and for two of what it batches, and grows linearly from there: the passes grow
 exactly so (SD 1.5's UNet holds 8.3 kB per latent pixel per byte of its dtype at batches of 1, 2 and 8, from 256² to
