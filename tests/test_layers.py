@@ -18,12 +18,12 @@ LAYERS = (
     "settings",  # every setting, defined once
     "models",  # loading, sizes, the registry
     "memory",  # the memory plan
+    "run",  # what the stages of one call share
     "lyrics",
     "storyboard",
     "pictures",
     "delivery",
-    "run",  # what the stages of one call share; its inputs and outputs
-    "checks",  # everything checked before any work
+    "prepare",  # every check once, before any work: a call's first step
     "review",  # the score report, contact sheet and run report
     "pipeline",
     "batch",

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from musicvid.delivery.upscale import Upscaler
-from musicvid.memory.plan import follow, memory_plan, upscaler_settings
+from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling
 from musicvid.models import registry as registry_module
 from musicvid.models.loading import load_upscaler
 from musicvid.models.precision import Precision
@@ -130,7 +130,7 @@ def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, s
 
 
 class CudaRegistry:
-    """What memory_plan reads of a ModelRegistry, as on a GPU with `free` GB free."""
+    """What plan_on_device reads of a ModelRegistry, as on a GPU with `free` GB free."""
 
     device, precision = torch.device("cuda"), Precision.resolve("auto", torch.device("cuda"))
 
@@ -148,17 +148,17 @@ def test_a_render_follows_the_plan_and_a_cpu_render_has_none(monkeypatch, tmp_pa
     settings = RenderSettings(batch_size=8, resolution="4k")
     registry = CudaRegistry(PRESETS["default"], free=3.5)
     before = dict(vars(registry))
-    plan = memory_plan(registry, request, settings)
+    plan = plan_on_device(registry, request, settings, scored=True)
     assert (
         vars(registry) == before and plan.budget == "free on a test card"
     )  # the plan is the run's, not the registry's
     assert [s.stage for s in plan.stages] == ["pictures", "upscale"]
     pictures = plan.stage("pictures")
     assert "vae-slicing" in pictures.offloads and pictures.peak_gb <= 3.0
-    assert follow(settings, plan).batch_size == pictures.batch("morphs") <= 8
-    assert upscaler_settings(plan)["batch"] == plan.stage("upscale").batch("frames")
-    assert memory_plan(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings) is None
-    assert follow(settings, None) == settings and upscaler_settings(None) == {}
+    assert batched_as_planned(settings, plan).batch_size == pictures.batch("morphs") <= 8
+    assert planned_upscaling(plan)["batch"] == plan.stage("upscale").batch("frames")
+    assert plan_on_device(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings, scored=True) is None
+    assert batched_as_planned(settings, None) == settings and planned_upscaling(None) == {}
     # the pipeline takes the plan's switches, and without them the settings' own
     pipe = local_diffusion(TINY)
     pipeline_for(pipe, RenderSettings(), ("vae-slicing", "vae-tiling"))

@@ -18,13 +18,11 @@ from pathlib import Path
 
 from musicvid.batch.playlist import Entry, Job, output_file_name, read_playlist, row_hash, title_slug
 from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_report, note, table
-from musicvid.checks import check_before_work
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, check_output, file_identity, same_file
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.models.drawing import check_drawing_options
-from musicvid.models.scorer import check_scorer
-from musicvid.run import inputs_of, outputs_of
+from musicvid.prepare import check_before_work, inputs_of
+from musicvid.run import outputs_of
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings, resolve_render_settings
@@ -263,7 +261,7 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
 def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet) -> None:
     """Refuse, before any render, a row to make that would write over a file another row reads (its video,
     .srt, .ass, or any file of its work directory), or whose outputs or named files would fail it later
-    (musicvid.checks.check_before_work), in one sentence that names the row. Another row's input first: no
+    (musicvid.prepare.check_before_work), in one sentence that names the row. Another row's input first: no
     --overwrite lets that be replaced."""
     read = {
         file_identity(path): (what, job)
@@ -280,9 +278,7 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSe
         check_workdir_unread(job, jobs, playlist)
     for job in todo:
         try:
-            check_drawing_options(models, job.settings)
-            check_before_work(job.request, job.settings, job.output, named=job.entry.output is not None)
-            check_scorer(models, job.settings)
+            check_before_work(job.request, models, job.settings, job.output, named=job.entry.output is not None)
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
 from musicvid.core.files import remove_temporaries, same_file
-from musicvid.run import inputs_of
+from musicvid.prepare import inputs_of
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard, load_storyboard
 from vipe_core.atomic import write_json

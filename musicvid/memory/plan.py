@@ -36,7 +36,7 @@ from musicvid.memory.pictures import pictures_options
 from musicvid.models.footprint import RESERVE_GB, asr_dtype, upscaler_name
 from musicvid.models.loading import video_family
 from musicvid.models.precision import Precision
-from musicvid.models.scorer import check_scorer
+from musicvid.models.registry import ModelRegistry
 from musicvid.models.sizes import Unsized, parts, weights
 from musicvid.settings.front_doors import parse_size
 from musicvid.settings.geometry import drawn_size
@@ -123,7 +123,7 @@ def plan_memory(
 ) -> MemoryPlan:
     """The plan of a render of `settings` with `models` in `precision`, within `budget_gb` of GPU memory (`budget`:
     where it comes from, in words); `transcribe`, `elaborate`: whether the run has those stages (a timed lyrics
-    file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.checks.check_scorer),
+    file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.models.scorer.check_scorer),
     `keyframes_only`: whether it draws the keyframes and nothing between them (musicvid.pipeline.make_keyframes). Refuses,
     in one sentence, a stage that cannot fit."""
     usable, words = budget_gb - RESERVE_GB, f"{budget_gb:g} GB ({budget})"
@@ -152,7 +152,7 @@ def plan_memory(
     return MemoryPlan(budget_gb, budget, tuple(stages + drawing_stages))
 
 
-def follow(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
+def batched_as_planned(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
     """`settings` with the plan's batch of morphs (a render draws its groups at that size; compiled, its keyframes
     are padded to it too)."""
     pictures = plan.stage("pictures") if plan else None
@@ -162,7 +162,7 @@ def follow(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
     return replace(settings, batch_size=batch) if batch else settings
 
 
-def upscaler_settings(plan: MemoryPlan | None) -> dict:
+def planned_upscaling(plan: MemoryPlan | None) -> dict:
     """The plan's batch and input for musicvid.delivery.upscale.Upscaler; nothing without an upscale stage."""
     stage = plan.stage("upscale") if plan else None
     if stage is None:
@@ -171,36 +171,36 @@ def upscaler_settings(plan: MemoryPlan | None) -> dict:
     return {"batch": stage.batch("frames"), "input_size": None if named.startswith("x") else parse_size(named)}
 
 
-def stages_of(request: SongRequest) -> dict[str, bool]:
-    """Which of the stages before the pictures a request runs: a storyboard given skips both, timed lyrics Whisper."""
+def planned_offloads(plan: MemoryPlan | None, stage: str) -> tuple[str, ...] | None:
+    """The memory plan's switches for `stage`; None without a plan (then the settings' own)."""
+    return plan.offloads(stage) if plan else None
+
+
+def stages_before_pictures(request: SongRequest) -> dict[str, bool]:
+    """Which of the stages before the pictures a request runs, as plan_memory takes them: a storyboard given skips
+    transcribing and elaborating, timed lyrics Whisper; the vocals separated first where asked."""
     timed = request.lyrics_file is not None and request.lyrics_file.suffix.lower() != PLAIN
-    return {"transcribe": not request.storyboard_file and not timed, "elaborate": not request.storyboard_file}
+    return {
+        "separate_vocals": request.separate_vocals,
+        "transcribe": not request.storyboard_file and not timed,
+        "elaborate": not request.storyboard_file,
+    }
 
 
-def memory_plan(
-    registry, request: SongRequest, settings: RenderSettings, keyframes_only: bool = False
+def plan_on_device(
+    registry: ModelRegistry, request: SongRequest, settings: RenderSettings, scored: bool, keyframes_only: bool = False
 ) -> MemoryPlan | None:
-    """The plan a render on CUDA follows, within what `registry` (a ModelRegistry) may take there (the run keeps
-    it: musicvid.run.Run.memory); None on the CPU or MPS (where memory is the machine's and nothing is planned) and where a
-    model cannot be sized (the render then runs as its settings say)."""
+    """The plan a render follows on `registry`'s device, within what the registry may take there (the run keeps it:
+    musicvid.run.Run.memory; `scored`: whether it loads the scorer, musicvid.models.scorer.check_scorer); None on the
+    CPU or MPS (where memory is the machine's and nothing is planned) and where a model cannot be sized (the render
+    then runs as its settings say)."""
     budget = registry.budget() if registry.device.type == "cuda" else None
     if budget is None:
         return None
     where = f"free on {torch.cuda.get_device_name(registry.device)}"
-    stages = dict(
-        request_stages(request), scored=check_scorer(registry.models, settings), keyframes_only=keyframes_only
-    )
+    stages = dict(stages_before_pictures(request), scored=scored, keyframes_only=keyframes_only)
     try:
         return plan_memory(registry.models, settings, registry.precision, budget, where, **stages)
     except Unsized as unsized:
         log.info("musicvid: no memory plan, rendering as the settings say: %s", unsized)
         return None
-
-
-def offloads(plan: MemoryPlan | None, stage: str) -> tuple[str, ...] | None:
-    """The memory plan's switches for `stage`; None without a plan (then the settings' own)."""
-    return plan.offloads(stage) if plan else None
-
-
-def request_stages(request: SongRequest) -> dict:
-    return {"separate_vocals": request.separate_vocals, **stages_of(request)}
