@@ -45,7 +45,7 @@ from musicvid.memory.activations import TEXT_TOKENS, transformer_call
 from musicvid.memory.pictures import twins
 from musicvid.models import sizes
 from musicvid.models.choose import choose_models
-from musicvid.models.loading import diffusion_family
+from musicvid.models.families import diffusion_family
 from musicvid.models.registry import ModelRegistry
 from musicvid.review.score import RANDOM_WEIGHTS, score_render
 from musicvid.settings.presets import (

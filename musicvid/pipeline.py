@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import numpy as np
-
-from musicvid.core.audio import Audio, find_beats
+from musicvid.core.audio import Audio
 from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
@@ -28,13 +26,12 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.draw import draw_pictures, pictures_of
 from musicvid.pictures.keyframe_candidates import pick_keyframes
-from musicvid.pictures.pacing import accent_per_frame, motion_per_frame
-from musicvid.pictures.schedule import frame_schedule, to_frame
+from musicvid.pictures.pacing import on_the_beat
+from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.scores import picked_scores
 from musicvid.prepare import prepare
 from musicvid.review.run_report import run_summary
 from musicvid.review.sheet import write_contact_sheet
-from musicvid.run import Run
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard
@@ -101,20 +98,6 @@ def make_keyframes(
         drawn = picked.keyframes + draw_pictures(run, pictures)
         sheet = write_contact_sheet(storyboard, workdir, schedule.shown_scenes, picked_scores(storyboard))
     return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
-
-
-def on_the_beat(run: Run, duration: float) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Per drawn frame, how far the morphs move (--pacing beats) and the beats' accent (--pulse); None
-    for what is not asked for (the beats are only tracked if one is)."""
-    settings = run.settings
-    if settings.pacing != "beats" and not settings.pulse:
-        return None, None
-    frame_count = to_frame(duration, settings.fps)
-    with run.timings.measure("beats"):
-        beats = find_beats(run.audio.samples)
-    motion = motion_per_frame(beats, settings.fps, frame_count) if settings.pacing == "beats" else None
-    accent = accent_per_frame(beats, settings.fps, frame_count) if settings.pulse else None
-    return motion, accent
 
 
 def warn_of_doubts(storyboard: Storyboard, captioned: bool) -> None:

@@ -7,13 +7,12 @@ is refused in one sentence (exit 2), as the render itself would refuse it."""
 from __future__ import annotations
 
 import json
-import math
 
 import torch
 
 from musicvid.core import ffmpeg
 from musicvid.core.audio import too_long
-from musicvid.core.errors import UserError, number_text
+from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
 from musicvid.memory.plan import plan_memory, stages_before_pictures
 from musicvid.models.choose import models_of
@@ -41,9 +40,7 @@ def song_seconds(request: SongRequest) -> float:
 
 def budget_of(gpu_memory: float | None, device: str) -> tuple[float, str]:
     """The budget (GB) and, in words, where it comes from."""
-    if gpu_memory is not None:
-        if not (math.isfinite(gpu_memory) and gpu_memory > 0):  # (NaN fails both)
-            raise UserError(f"--gpu-memory must be a number of GB above 0, got {number_text(gpu_memory)}")
+    if gpu_memory is not None:  # (checked on the command line: musicvid.settings.model_choice.check_gpu_memory)
         return gpu_memory, "--gpu-memory"
     on = resolve_device(device)
     if on.type == "cuda":

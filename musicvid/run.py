@@ -38,10 +38,4 @@ class Run:
     def outputs(self) -> list[Path]:
         """What a render writes outside its work directory: the video, its .srt, its .ass with captions; nothing
         for a storyboard or keyframes alone."""
-        return outputs_of(self.output, self.settings) if self.output and self.settings else []
-
-
-def outputs_of(output: Path, settings: RenderSettings) -> list[Path]:
-    """What a render of `settings` to `output` writes outside its work directory: the video, its .srt, its .ass
-    with captions."""
-    return [output, output.with_suffix(".srt"), *([output.with_suffix(".ass")] if settings.captions != "none" else [])]
+        return self.settings.outputs(self.output) if self.output and self.settings else []

@@ -173,6 +173,23 @@ class Workdir:
                     f"the {what} {path} {where}, which the run writes: copy it elsewhere first, or give another --workdir"
                 )
 
+    def check_apart(self, outputs: list[Path]) -> None:
+        """Refuse an output here (the folder is musicvid's alone) or one this folder would lie under (`--workdir
+        v.mp4/wd -o v.mp4`): the run writes both."""
+        root = resolved(self.root)
+        for output in outputs:
+            path = resolved(output)
+            if root.is_relative_to(path):
+                raise UserError(
+                    f"the work directory {self.root} lies under {output}, which the run writes as a file: give -o or "
+                    "--workdir another name"
+                )
+            if path.is_relative_to(root):
+                raise UserError(
+                    f"{output} lies in the work directory {self.root}, which holds musicvid's own files alone: give "
+                    "-o a name outside it"
+                )
+
     def song(self) -> tuple[str, str] | None:
         """The audio (path, sha256) whose work this folder caches, as its storyboard or transcript records it;
         None where neither records one."""

@@ -20,8 +20,8 @@ import torch
 
 from musicvid.memory import activations as act
 from musicvid.memory.ladder import Option, Pass, modes_from, switches
+from musicvid.models.families import diffusion_family
 from musicvid.models.footprint import drawing_weights
-from musicvid.models.loading import diffusion_family
 from musicvid.models.precision import Precision
 from musicvid.models.sizes import weights
 from musicvid.settings.presets import FLOW_FAMILIES, IN_CONTEXT_REFERENCES, PROMPT_BATCH, ModelSet

@@ -33,8 +33,8 @@ import torch
 from musicvid.memory import activations as act
 from musicvid.memory.ladder import MemoryPlan, Option, Pass, fit, modes_from, switches
 from musicvid.memory.pictures import pictures_options
+from musicvid.models.families import video_family
 from musicvid.models.footprint import RESERVE_GB, asr_dtype, upscaler_name
-from musicvid.models.loading import video_family
 from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.sizes import Unsized, parts, weights

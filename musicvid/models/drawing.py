@@ -14,15 +14,9 @@ import torch
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256
 from musicvid.models import tiny
-from musicvid.models.loading import (
-    MODEL_KINDS,
-    as_unavailable,
-    auto_precision,
-    diffusion_family,
-    first_line,
-    load_diffusion,
-    obtain,
-)
+from musicvid.models.families import diffusion_family
+from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
+from musicvid.models.loading import auto_precision, load_diffusion
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import is_single_file
 from musicvid.settings.loras import Loras

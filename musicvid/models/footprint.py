@@ -10,7 +10,7 @@ from functools import cache
 import torch
 
 from musicvid.models.drawing import Drawing
-from musicvid.models.loading import diffusion_family
+from musicvid.models.families import diffusion_family
 from musicvid.models.precision import Precision
 from musicvid.models.sizes import Unsized, Weights, adapter_parameters, parts, weights
 from musicvid.settings.presets import AUTO_UPSCALER, FLOW_FAMILIES, IN_CONTEXT_REFERENCES, LANCZOS, ModelSet

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import torch
 
+from musicvid.models.choose import models_of
 from musicvid.models.drawing import DRAWINGS_KEPT, Drawing, load_drawing
 from musicvid.models.footprint import RESERVE_GB, role_weights_gb
 from musicvid.models.loading import load_asr, load_separator, load_upscaler, load_video_model, load_vipe, resolve_device
@@ -17,6 +18,7 @@ from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.models.scorer import load_scorer
 from musicvid.models.timing import Timings
+from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 
 # What each role a stage asks the registry for loads, from the run's model set (a Drawing: load_drawing).
@@ -154,3 +156,9 @@ class ModelRegistry:
             gc.collect()
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()
+
+
+def registry_of(choice: ModelChoice, keep_loaded: bool = False) -> ModelRegistry:
+    """The registry that loads `choice`'s models on its device in its precision (a batch and the page keep
+    them loaded)."""
+    return ModelRegistry(models_of(choice), choice.device, keep_loaded, choice.precision)

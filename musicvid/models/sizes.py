@@ -20,8 +20,8 @@ import torch
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
 from musicvid.models import published, tiny, tiny_video
+from musicvid.models.families import diffusion_family
 from musicvid.models.internals import htdemucs, whisper_halves
-from musicvid.models.loading import diffusion_family
 from musicvid.models.readback import GB
 from musicvid.models.single_file import is_single_file, single_file_family
 from musicvid.models.tiny_flow import TINY_FLOW, flow_classes, flow_modules, qwen3_config, tiny_qwen3_tokenizer

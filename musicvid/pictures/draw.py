@@ -10,7 +10,7 @@ from typing import Callable
 
 from musicvid.memory.plan import planned_offloads
 from musicvid.models.drawing import Drawing
-from musicvid.models.loading import video_family
+from musicvid.models.families import video_family
 from musicvid.pictures.clips import video_pipeline_for
 from musicvid.pictures.denoise import draw_groups
 from musicvid.pictures.grouping import Picture, picture_groups, stale_pictures, uses_reference

@@ -29,7 +29,7 @@ from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
 from musicvid.memory.plan import planned_offloads
 from musicvid.models.drawing import Drawing
-from musicvid.models.loading import ModelUnavailable
+from musicvid.models.kinds import ModelUnavailable
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
 from musicvid.pictures.conditioning import SceneInputs, pinned_picture

@@ -29,7 +29,7 @@ from typing import Callable
 
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
-from musicvid.models.loading import video_family
+from musicvid.models.families import video_family
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, picture_key, save_picture
 from musicvid.pictures.clips import draw_clip

@@ -324,8 +324,8 @@ def quality_report(
 def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) -> dict[str, Any]:
     """`musicvid score`: the report of the render in `root` by the registry's scorer, written there as
     score.json and score.png, and its contact sheet drawn again with the scores. The work directory is held
-    (no render changes it) while it is read. `fps`: --fps, for a render whose timings.json has no rate."""
-    check_field(FPS, fps)  # the range render's --fps takes
+    (no render changes it) while it is read. `fps`: --fps (its range checked by the command line), for a render
+    whose timings.json has no rate."""
     workdir, storyboard = open_render(root)
     with workdir.held():
         render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0])  # refused before the scorer loads

@@ -304,6 +304,10 @@ class RenderSettings(Settings):
         long = 2 * round(short * max(ratio, 1 / ratio) / 2)
         return (long, short) if ratio >= 1 else (short, long)
 
+    def outputs(self, video: Path) -> list[Path]:
+        """What a render writes outside its work directory: the `video`, its .srt, its .ass with captions."""
+        return [video, video.with_suffix(".srt"), *([video.with_suffix(".ass")] if self.captions != "none" else [])]
+
     def offloads_asked(self, stage: str = "pictures") -> frozenset[str]:
         """The memory switches a person set for a stage (musicvid.memory.plan's names): --attention-slicing,
         --vae-slicing, and --low-vram's (for the pictures both slicings and model offload; for the transitions

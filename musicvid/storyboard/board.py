@@ -129,6 +129,14 @@ class Storyboard:
     def duration(self) -> float:
         return self.audio.duration
 
+    def picture_files(self) -> dict[str, Path]:
+        """The pictures its scenes name, by what each is: pinned pictures and reference pictures."""
+        pictures = {}
+        for scene in self.scenes:
+            pictures[f"pinned picture of scene {scene.index}"] = Path(scene.picture) if scene.picture else None
+            pictures[f"reference picture of scene {scene.index}"] = Path(scene.reference) if scene.reference else None
+        return {what: path for what, path in pictures.items() if path is not None}
+
     def with_scenes(self, changed: dict[int, Scene]) -> Storyboard:
         """This storyboard with the scenes of `changed` (by index) in place of its own."""
         return replace(self, scenes=tuple(changed.get(scene.index, scene) for scene in self.scenes))

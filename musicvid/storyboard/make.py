@@ -180,26 +180,13 @@ def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_s
         return replace(storyboard, scenes=mark_form(storyboard.scenes, audio.samples, bars_per_scene))
 
 
-def picture_inputs(storyboard: Storyboard) -> dict[str, Path]:
-    """The pictures a storyboard's scenes name, by what each is: pinned pictures and reference pictures."""
-    pictures = {}
-    for scene in storyboard.scenes:
-        pictures[f"pinned picture of scene {scene.index}"] = Path(scene.picture) if scene.picture else None
-        pictures[f"reference picture of scene {scene.index}"] = Path(scene.reference) if scene.reference else None
-    return {what: path for what, path in pictures.items() if path is not None}
-
-
-def check_pictures(storyboard: Storyboard) -> None:
-    """Each scene's pinned and reference pictures decode (their headers: before any work)."""
-    for what, path in picture_inputs(storyboard).items():
-        check_picture(path, what)
-
-
 def check_storyboard_pictures(run: Run, storyboard: Storyboard) -> None:
     """The pictures of a storyboard the work directory holds (an edited one's pins, known only now), as those of a
-    storyboard file were checked before any work: each decodes and, in a run that draws, none is a file it writes."""
-    check_pictures(storyboard)
+    storyboard file were checked before any work (musicvid.prepare): each decodes (its header) and, in a run that
+    draws, none is a file it writes."""
+    pictures = storyboard.picture_files()
+    for what, path in pictures.items():
+        check_picture(path, what)
     if run.settings is not None:
-        pictures = picture_inputs(storyboard)
         check_not_inputs(run.outputs(), pictures)
         run.workdir.check_unwritten(pictures)
