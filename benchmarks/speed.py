@@ -50,8 +50,9 @@ from musicvid.pictures.denoise import Batch, batch_inputs, decode, denoise, draw
 from musicvid.pictures.grouping import picture_groups
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.switches import compute_device, pipeline_for
+from musicvid.settings.looks import FAST
 from musicvid.settings.presets import SD15_RANDOM, SDXL_RANDOM, TINY, TINY_XL
-from musicvid.settings.render import FAST, RenderSettings
+from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
 HERE = Path(__file__).parent

@@ -19,7 +19,8 @@ import torch
 
 from musicvid.models.internals import has_offload_hooks
 from musicvid.models.timing import Timings
-from musicvid.models.tiny import local_diffusion, tiny_ltx_video
+from musicvid.models.tiny import local_diffusion
+from musicvid.models.tiny_video import tiny_ltx_video
 from musicvid.pictures import switches
 from musicvid.pictures.clips import video_pipeline_for
 from musicvid.pictures.conditioning import SceneInputs

@@ -18,7 +18,7 @@ drawing: the drawing is planned first, leaving the upscaler its least (one frame
 upscaler takes the largest batch, ×4 or from a smaller input, that what the drawing left holds.
 
 A stage's passes and the way it fits are musicvid.memory.ladder's; the pictures stage, Stable Diffusion's or a
-flow-matching family's, is musicvid.memory.pictures's.
+flow-matching family's, is musicvid.memory.pictures's; the transitions stage, musicvid.memory.transitions's.
 """
 
 from __future__ import annotations
@@ -31,16 +31,15 @@ from typing import Iterator
 import torch
 
 from musicvid.memory import activations as act
-from musicvid.memory.ladder import MemoryPlan, Option, Pass, fit, modes_from, switches
+from musicvid.memory.ladder import MemoryPlan, Option, Pass, fit
 from musicvid.memory.pictures import pictures_options
-from musicvid.models.families import video_family
+from musicvid.memory.transitions import transitions_options
 from musicvid.models.footprint import RESERVE_GB, asr_dtype, upscaler_name
 from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.sizes import Unsized, parts, weights
 from musicvid.settings.front_doors import parse_size
-from musicvid.settings.geometry import drawn_size
-from musicvid.settings.presets import UPSCALE_BATCH, VIDEO_FAMILIES, ModelSet
+from musicvid.settings.presets import UPSCALE_BATCH, ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import PLAIN, SongRequest
 
@@ -66,20 +65,6 @@ def transcribe_options(models: ModelSet, precision: Precision, separate_vocals: 
 def elaborate_options(models: ModelSet, precision: Precision) -> Iterator[Option]:
     vipe = weights("vipe", models.vipe, lambda part: precision.compute)
     yield Option((("sequences", act.VIPE_SEQUENCES),), (), (Pass(vipe, act.vipe_gb(models.vipe, precision.compute)),))
-
-
-def transitions_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
-    """The video model's transitions, one at a time, each of at most its family's longest clip at the drawn size."""
-    family, dtype = video_family(models.video), precision.video
-    size, frames = drawn_size(settings.size, VIDEO_FAMILIES[family].size_step), VIDEO_FAMILIES[family].max_frames
-    video = {w.part: w for w in weights("video", models.video, lambda part: dtype)}
-    floor = settings.offloads_asked("transitions")
-    for mode in modes_from(floor):
-        for tiled in (False, True) if "vae-tiling" not in floor else (True,):
-            passes = act.VIDEO_PASSES[family](models.video, dtype, size, frames, tiled)
-            batches = (("transitions", 1), ("clip_frames", frames))
-            chosen = switches(floor, mode, "vae-tiling" if tiled else None)
-            yield Option(batches, chosen, tuple(Pass((video[part],), gb) for part, gb in passes.items()))
 
 
 def smaller_input(settings: RenderSettings, scale: int) -> tuple[int, int] | None:

@@ -46,7 +46,7 @@ MODEL_KINDS = {
     "tiny decoder": Kind("--fast-decoder", built_here={TINY: tiny.tiny_taesd}),
     "separator": Kind("--separator", built_here={TINY: tiny.tiny_demucs}),
     "upscaler": Kind("--upscaler", built_here={TINY: tiny.tiny_upscaler}),
-    "video": Kind("--video-model", built_here={TINY: tiny.tiny_ltx_video} | tiny_video.VIDEO_MODELS),
+    "video": Kind("--video-model", built_here={TINY: tiny_video.tiny_ltx_video} | tiny_video.VIDEO_MODELS),
 }
 
 

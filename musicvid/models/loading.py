@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from musicvid.core.errors import UserError
+from musicvid.core.files import check_file
 from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.internals import demucs_model
 from musicvid.models.kinds import as_unavailable, first_line, obtain
@@ -246,6 +247,8 @@ def _upscaler_file(name: str):
     from spandrel import ModelLoader
 
     path = Path(name)
+    if path.exists() and not path.is_dir():
+        check_file(path, "upscaler")  # (a named pipe would hold the read)
     if not path.is_file():
         repo, _, filename = name.rpartition("/")
         if repo.count("/") != 1:

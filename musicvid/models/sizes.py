@@ -235,7 +235,7 @@ def video(name: str) -> dict | None:
     if KNOWN_VIDEO_FAMILIES.get(name, "ltx-video") != "ltx-video":
         return None
     if name == TINY:
-        pipe = tiny.tiny_ltx_video()
+        pipe = tiny_video.tiny_ltx_video()
         return {"transformer": pipe.transformer, "text_encoder": pipe.text_encoder, "vae": pipe.vae}
     if name == LTX_VIDEO:
         transformer, text, vae = published.LTX_TRANSFORMER, T5Config(**published.T5_XXL), published.LTX_VAE

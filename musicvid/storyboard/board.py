@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import asdict, dataclass, fields, replace
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -290,7 +291,18 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
 
 
 def load_storyboard(path: str | Path) -> Storyboard:
+    """The storyboard file at `path`, every field checked, its pictures named from its folder; read once per version
+    of the file (its size and time) in a process: the run's first step checks it, its storyboard stage takes it."""
     path = Path(path)
+    try:
+        status = path.stat()
+    except OSError:
+        status = None  # (check_file says why, in its words)
+    return _storyboard_file(path, *((status.st_size, status.st_mtime_ns) if status else (None, None)))
+
+
+@lru_cache(maxsize=16)
+def _storyboard_file(path: Path, size: int | None, modified: int | None) -> Storyboard:
     check_file(path, "storyboard")
     try:
         text = path.read_text(encoding="utf-8")
