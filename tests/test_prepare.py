@@ -236,6 +236,8 @@ def test_a_named_pipe_given_for_any_file_is_refused_not_waited_on(capsys, tmp_pa
     song = fifo if option == "SONG" else make_tone(tmp_path / "song.wav", 2)
     given = [] if option == "SONG" else [option, fifo]
     with never_waited_on(fifo) as waited:
-        code, out, err = run(capsys, command, song, "--models", "tiny", "-q", *given, *reads_it, "--workdir", "wd")
+        code, out, err = run(
+            capsys, command, song, "--models", "tiny", "-q", *given, *reads_it, "--workdir", tmp_path / "wd"
+        )
     assert not waited.exists() and code == 2 and err.count("\n") == 1, err
     assert any(s in err for s in ("not a regular file", "is a single file", "neither a file", "cannot size")), err

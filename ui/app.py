@@ -163,7 +163,7 @@ def file_controls(shows: dict, offered: list[str]) -> dict[str, Callable[[], gr.
         reference=partial(
             gr.File,
             file_types=["image"],
-            label="Reference picture: every scene takes its look (a face, a palette)",
+            label="Reference picture: every scene takes its appearance (a face, a palette)",
             height=120,
         ),
         lora=partial(

@@ -5,7 +5,7 @@ everywhere else the libraries are used as their documentation shows (tests/test_
 use by its pattern). A library upgrade checks this module first.
 
 What counts as documented: a library's documentation site or README and what its package exports (openai-
-whisper, faster-whisper and Demucs are documented by their READMEs, Demucs by its docs/api.md too, faster-
+whisper, faster-whisper and Demucs are documented by their READMEs, Demucs by the api.md of its docs too, faster-
 whisper's WhisperModel by the docstrings the README sends its reader to)."""
 
 from __future__ import annotations

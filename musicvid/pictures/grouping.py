@@ -1,4 +1,4 @@
-"""What to draw: every picture of a video, keyed by its inputs (musicvid.pictures.cache), in its fixed render
+"""What to draw: every picture of a video, keyed by its inputs (musicvid.pictures.cache), in its fixed
 group, and which of them are stale. Pictures are denoised in fixed groups (each keyframe alone, in-between
 frames by blocks of frame numbers, across scenes), and a group is denoised whole whenever any of its pictures
 is missing or stale: the batch a picture is computed in is then always the same, and so are its bytes.
@@ -50,7 +50,7 @@ def common_inputs(settings: RenderSettings, drawn_by: dict) -> dict:
 
 
 def reference_of(scene: Scene, settings: RenderSettings) -> Path | None:
-    """The picture whose look a scene takes: its own, else the render's (--reference), else none."""
+    """The picture whose appearance a scene takes: its own, else the render's (--reference), else none."""
     own = scene.reference or settings.reference
     return Path(own) if own else None
 
@@ -88,7 +88,7 @@ def picture_groups(
     keyframes_only: bool = False,
     elsewhere: Collection[int] = (),
 ) -> list[list[Picture]]:
-    """Every picture of the video in its fixed render group: keyframes first, each alone, then the
+    """Every picture of the video in its fixed group: keyframes first, each alone, then the
     in-between frames by blocks of `--batch-size` frame numbers (frames k with the same k // size),
     across scene boundaries, so that batches stay full however short the scenes are. A block is fixed by
     the frame numbers alone: an edit to one scene changes no other picture's group, and moving a scene's

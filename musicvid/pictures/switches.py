@@ -46,7 +46,9 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     if has_reference_adapter(pipe):
         if settings.attention_slicing:
             log.warning("musicvid: attention slicing does not go with reference pictures; drawing without it")
-    elif not is_flow(pipe):  # (a transformer's attention has no sliced kind: refused with them, checks.py)
+    elif not is_flow(
+        pipe
+    ):  # (a transformer's attention has no sliced kind: refused with them, musicvid.models.drawing.check_drawing_options)
         set_attention_slicing(pipe, "attention-slicing" in offloads)
     if "vae-slicing" in offloads:
         pipe.vae.enable_slicing()

@@ -194,7 +194,7 @@ class RenderSettings(Settings):
     )
     reference: Path | None = setting(
         None,
-        "a picture whose look every keyframe takes (IP-Adapter): a character, a face, a palette; a scene of the "
+        "a picture whose appearance every keyframe takes (IP-Adapter): a character, a face, a palette; a scene of the "
         "storyboard may name its own",
         group="pictures",
         affects=("keyframes", "between"),

@@ -70,28 +70,30 @@ def get_transcript(run: Run) -> Transcript:
     return transcript
 
 
-def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> MadeWith:
+def made_with_of(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> MadeWith:
+    """What a storyboard made now for `request` is made with: its options, the transcript's source, the models."""
     return MadeWith(
         context_size=request.context_size,
         seed=request.seed,
         break_seconds=request.break_seconds,
         bars_per_scene=request.bars_per_scene,
-        candidates=request.candidates,
+        prompt_candidates=request.candidates,
         lens=request.lens,
         transcript=transcript.model,
         models=registry.models.describe(),
     )
 
 
-def _same_making(saved: Storyboard, settings: MadeWith, title: str, artist: str) -> bool:
+def _same_making(saved: Storyboard, made: MadeWith, title: str, artist: str) -> bool:
     """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
-    keys = ("context_size", "seed", "break_seconds", "bars_per_scene", "candidates", "lens", "transcript")
-    # storyboards made before candidates, lenses and bars existed are kept as they were made
-    made_before = {key: getattr(SongRequest, key) for key in ("candidates", "lens", "bars_per_scene")}
+    keys = ("context_size", "seed", "break_seconds", "bars_per_scene", "prompt_candidates", "lens", "transcript")
+    # storyboards made before prompt candidates, lenses and bars existed are kept as they were made
+    made_before = {"prompt_candidates": SongRequest.candidates, "lens": SongRequest.lens}
+    made_before["bars_per_scene"] = SongRequest.bars_per_scene
     saved_as = {key: getattr(saved.settings, key) for key in keys}
     return (
-        all((made_before.get(k) if saved_as[k] is None else saved_as[k]) == getattr(settings, k) for k in keys)
-        and (saved.settings.models or {}).get("vipe") == settings.models["vipe"]
+        all((made_before.get(k) if saved_as[k] is None else saved_as[k]) == getattr(made, k) for k in keys)
+        and (saved.settings.models or {}).get("vipe") == made.models["vipe"]
         and (saved.title, saved.artist) == (title, artist)
     )
 
@@ -115,9 +117,9 @@ def storyboard_in(run: Run) -> Storyboard:
         check_matches_audio(storyboard, info, str(request.storyboard_file))
     else:
         transcript = get_transcript(run)
-        settings = storyboard_settings(request, registry, transcript)
+        made = made_with_of(request, registry, transcript)
         saved = load_storyboard(path) if path.exists() else None
-        if saved and _same_making(saved, settings, title, artist):
+        if saved and _same_making(saved, made, title, artist):
             check_matches_audio(saved, info, str(path))
             storyboard = saved
         else:
@@ -127,7 +129,7 @@ def storyboard_in(run: Run) -> Storyboard:
                 title=title,
                 artist=artist,
                 language=transcript.language,
-                settings=settings,
+                settings=made,
                 scenes=scenes,
             )
             # its passages without words cut with the music; each scene's seed, a motif's shared
