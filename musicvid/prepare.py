@@ -96,8 +96,8 @@ def check_before_work(
 ) -> Checked:
     """Steps 1 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
     is beside the song where None; one a person `named` is replaced, unlike the .srt and .ass beside it."""
+    outputs = settings.outputs(output or default_output(request, settings)) if video else []
     files = inputs_of(request, settings)
-    outputs = settings.outputs(output or default_output(request, settings, files)) if video else []
     # 1. the settings against the models
     scored = False
     if settings is not None:
@@ -132,12 +132,11 @@ def check_before_work(
     return Checked(outputs[0] if outputs else None, workdir, scored)
 
 
-def default_output(request: SongRequest, settings: RenderSettings, inputs: dict[str, Path] | None = None) -> Path:
+def default_output(request: SongRequest, settings: RenderSettings) -> Path:
     """`<song>.mp4` (or `<song>.preview.mp4`) beside the song; where that, its .srt or .ass would be one
-    of the run's `inputs` (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
+    of the run's inputs (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
     `.video-2.mp4`, ...)."""
-    song = request.song
-    inputs = (inputs if inputs is not None else inputs_of(request, settings)).values()
+    song, inputs = request.song, inputs_of(request, settings).values()
     for extra in itertools.chain([""], (f".video{f'-{n}' if n > 1 else ''}" for n in itertools.count(1))):
         output = song.with_name(video_name(song.stem + extra, settings.preview))
         if not any(same_file(o, i) for o in settings.outputs(output) for i in inputs):
