@@ -68,7 +68,8 @@ def header(path: Path, named: str) -> dict[str, list[int]]:
         version = None  # (check_file says why, in its words)
     if version in HEADERS:
         return HEADERS[version]
-    check_file(path, "checkpoint file")
+    if not path.is_file():  # (an empty or broken file is named below, as safetensors reads it)
+        check_file(path, "checkpoint file")
     if path.suffix.lower() != SUFFIX:
         raise UserError(
             f"{named} is not a {SUFFIX} file: musicvid loads a checkpoint from safetensors alone (a .ckpt or .pt is a "
