@@ -126,7 +126,7 @@ def planned(given: dict) -> dict | str:
     song's measured stage peaks are read beside it)."""
     import torch
 
-    from musicvid.models.memory import plan_memory
+    from musicvid.memory.plan import plan_memory
     from musicvid.models.precision import Precision
     from musicvid.settings.presets import PRESETS
     from musicvid.settings.render import resolve_render_settings

@@ -167,8 +167,14 @@ def keyframe_rows(family: str, device: torch.device, dtype: torch.dtype, shrink:
     row.update(recipe, size=list(size), dtype=str(dtype).removeprefix("torch."))
     for batch in batches:
         inputs = picture_prompts(pipe, family, batch, device, dtype)
-        settings = dict(num_inference_steps=recipe["steps"], guidance_scale=recipe["guidance"], width=size[0],
-                        height=size[1], output_type="np", **inputs)  # fmt: skip
+        settings = dict(
+            num_inference_steps=recipe["steps"],
+            guidance_scale=recipe["guidance"],
+            width=size[0],
+            height=size[1],
+            output_type="np",
+            **inputs,
+        )
         timed(pipe, device, **settings)  # warms up
         run = timed(pipe, device, **settings)
         row[f"batch_{batch}"] = {
@@ -237,10 +243,17 @@ def clip_inputs(pipe, family: str, ends: tuple, device: torch.device, dtype: tor
         LTX2VideoCondition(frames=ends[1], index=-1, crf=0),
     ]
     return dict(
-        conditions=conditions, prompt_embeds=text, prompt_attention_mask=mask, negative_prompt_embeds=text,
-        negative_prompt_attention_mask=mask, stg_scale=0.0, modality_scale=1.0, audio_stg_scale=0.0,
-        audio_modality_scale=1.0, frame_rate=24.0,
-    )  # fmt: skip
+        conditions=conditions,
+        prompt_embeds=text,
+        prompt_attention_mask=mask,
+        negative_prompt_embeds=text,
+        negative_prompt_attention_mask=mask,
+        stg_scale=0.0,
+        modality_scale=1.0,
+        audio_stg_scale=0.0,
+        audio_modality_scale=1.0,
+        frame_rate=24.0,
+    )
 
 
 def clip(family: str, device: torch.device, dtype: torch.dtype, shrink: bool) -> dict:
@@ -260,8 +273,17 @@ def clip_row(family: str, device: torch.device, dtype: torch.dtype, shrink: bool
     pipe.set_progress_bar_config(disable=True)
     ends = tuple(Image.new("RGB", (width, height), colour) for colour in ((200, 40, 90), (30, 160, 220)))
     inputs = clip_inputs(pipe, family, ends, device, dtype)
-    run = timed(pipe, device, num_inference_steps=TIMED_STEPS, guidance_scale=recipe["guidance"], width=width,
-                height=height, num_frames=frames, output_type="np", **inputs)  # fmt: skip
+    run = timed(
+        pipe,
+        device,
+        num_inference_steps=TIMED_STEPS,
+        guidance_scale=recipe["guidance"],
+        width=width,
+        height=height,
+        num_frames=frames,
+        output_type="np",
+        **inputs,
+    )
     step = statistics.median(run["steps"][1:])
     # the first step also pays for what comes before it (the keyframes' encodes, warming up)
     before = run["steps"][0] - step
@@ -300,7 +322,11 @@ def text_encoders(device: torch.device, dtype: torch.dtype, shrink: bool) -> dic
     rows = {}
     for name, (model_class, config_class, config, tokens) in encoders.items():
         if shrink:
-            config = {**config, **small} if model_class is not UMT5EncoderModel else {**config, "d_model": 32, "d_ff": 64, "num_layers": 2, "num_heads": 4, "d_kv": 8}  # fmt: skip
+            config = (
+                {**config, **small}
+                if model_class is not UMT5EncoderModel
+                else {**config, "d_model": 32, "d_ff": 64, "num_layers": 2, "num_heads": 4, "d_kv": 8}
+            )
         with measured_peak(device) as peak:
             torch.manual_seed(0)
             with built_on(device, dtype):
@@ -312,7 +338,11 @@ def text_encoders(device: torch.device, dtype: torch.dtype, shrink: bool) -> dic
                 started = time.perf_counter()
                 model(input_ids=ids, output_hidden_states=True)
                 synchronize(device)
-        rows[name] = {"parameters_billions": billions(model), "tokens": tokens,
-                      "seconds": round(time.perf_counter() - started, 4), "peak_gpu_gb": peak.gb}  # fmt: skip
+        rows[name] = {
+            "parameters_billions": billions(model),
+            "tokens": tokens,
+            "seconds": round(time.perf_counter() - started, 4),
+            "peak_gpu_gb": peak.gb,
+        }
         del model
     return rows

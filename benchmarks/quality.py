@@ -41,11 +41,11 @@ import torch
 from benchmarks.transition_flops import rounded, tflop
 from musicvid.cli import build_parser, render_settings
 from musicvid.cli import main as musicvid
+from musicvid.memory.activations import TEXT_TOKENS, transformer_call
+from musicvid.memory.pictures import twins
 from musicvid.models import sizes
-from musicvid.models.activations import TEXT_TOKENS, transformer_call
 from musicvid.models.choose import choose_models
-from musicvid.models.loading import diffusion_family
-from musicvid.models.pictures_plan import twins
+from musicvid.models.families import diffusion_family
 from musicvid.models.registry import ModelRegistry
 from musicvid.review.score import RANDOM_WEIGHTS, score_render
 from musicvid.settings.presets import (

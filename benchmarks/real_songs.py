@@ -5,7 +5,7 @@ per minute. With --aligned, the lines musicvid recognized are given back as know
 how many land within 1 s of where they were heard, and how many are flagged.
 
     python -m benchmarks.real_songs [--backends faster-whisper openai-whisper] [--songs chaos_god ...]
-        [--aligned] [--out benchmarks/results/real-songs.json]
+        [--aligned] [--out benchmarks/results/real-songs-cpu.json]
 """
 
 from __future__ import annotations

@@ -237,7 +237,8 @@ def markdown(results: dict) -> str:
     return "\n".join(out)
 
 
-def main(argv: list[str] | None = None) -> int:
+def options(argv: list[str] | None, on_gpu: bool) -> argparse.Namespace:
+    """The benchmark's options, with the defaults of this machine (and --quick's)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.render", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smallest setting (seconds): for the test suite")
     parser.add_argument("--out", type=Path, help="JSON file to write")
@@ -254,15 +255,20 @@ def main(argv: list[str] | None = None) -> int:
         help="run only these parts (default: all that fit the machine)",
     )
     args = parser.parse_args(argv)
-    on_gpu = torch.cuda.is_available()
     if args.full_size is None:
         args.full_size = "512x512:25" if on_gpu else "256x256:2"
+    if args.quick:
+        args.lengths, args.batch_sizes, args.full_size = [3], [1, 2], ""
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    on_gpu = torch.cuda.is_available()
+    args = options(argv, on_gpu)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")  # the tiny CLIP truncates noise prompts: no news
 
     tiny = RenderSettings(size=(64, 64), steps=4)
-    if args.quick:
-        args.lengths, args.batch_sizes, args.full_size = [3], [1, 2], ""
     out = args.out or Path("benchmarks/results") / f"render-{platform.node() or 'host'}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     results: dict = {

@@ -31,8 +31,9 @@ from musicvid.pictures.denoise import batch_inputs, decode, denoise, draw_group,
 from musicvid.pictures.grouping import Picture, picture_groups
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.switches import compute_device, pipeline_for
+from musicvid.settings.looks import FAST
 from musicvid.settings.presets import ModelSet
-from musicvid.settings.render import FAST, RenderSettings
+from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
 
 
@@ -48,16 +49,16 @@ def in_between(board: Storyboard, settings: RenderSettings, pictures: int) -> li
 
 def plan_batch(models: ModelSet, settings: RenderSettings, device: torch.device) -> int:
     """The batch a render takes on this card without --batch-size, the card empty as a render finds it: the
-    memory plan's (musicvid.models.memory.follow); off CUDA the default."""
+    memory plan's (musicvid.memory.plan.batched_as_planned); off CUDA the default."""
     if device.type != "cuda":
         return settings.batch
-    from musicvid.models.memory import follow, plan_memory
+    from musicvid.memory.plan import batched_as_planned, plan_memory
     from musicvid.models.precision import Precision
 
     total = torch.cuda.get_device_properties(device).total_memory / 1e9
     free = replace(settings, batch_size=None)
     plan = plan_memory(models, free, Precision.resolve("auto", device), total, "the card", transcribe=False)
-    return follow(free, plan).batch_size
+    return batched_as_planned(free, plan).batch_size
 
 
 @contextmanager

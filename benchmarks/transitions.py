@@ -38,7 +38,7 @@ def full_size_ltx(device: torch.device):
     )
     from transformers import T5Config, T5EncoderModel
 
-    from musicvid.models.tiny import tiny_t5_tokenizer
+    from musicvid.models.tiny_video import tiny_t5_tokenizer
 
     torch.manual_seed(0)
     default = torch.get_default_dtype()
@@ -67,7 +67,7 @@ def timed_transition(quick: bool, low_vram: bool, repeats: int, width: int, heig
     import numpy as np
 
     from benchmarks.what_ran import machine, models_ran
-    from musicvid.models.tiny import tiny_ltx_video
+    from musicvid.models.tiny_video import tiny_ltx_video
     from musicvid.pictures.clips import draw_clip, video_pipeline_for
     from musicvid.pictures.transitions import clip_rate
     from musicvid.settings.presets import VIDEO_FAMILIES

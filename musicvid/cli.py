@@ -20,8 +20,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from musicvid.core.errors import MusicvidError  # noqa: E402
 from musicvid.settings.front_doors import option_groups  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
-from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice  # noqa: E402
+from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gpu_memory  # noqa: E402
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings, resolve_render_settings
+from musicvid.settings.schema import check_field
 from musicvid.settings.song import SongRequest
 
 log = logging.getLogger("musicvid")
@@ -95,9 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan["speed"].add_argument("--json", action="store_true", help="print the plan as JSON")
 
     batch = grouped(commands, "batch", "render every song of a playlist, folder or CSV", "PLAYLIST -o DIR")
-    from musicvid.batch import command as batch_module
+    from musicvid.batch.options import add_arguments
 
-    batch_module.add_arguments(batch)
+    add_arguments(batch)
 
     score = commands.add_parser("score", help="a render's report: how well its pictures show the lyrics (score.json)")
     add_score_options(score)
@@ -123,11 +124,11 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
 
 
 def cmd_storyboard(args) -> int:
-    from musicvid.models.choose import registry_of
+    settings, choice = render_settings(args)  # checked even when only the storyboard is made
+    from musicvid.models.registry import registry_of  # (torch: once every option is checked)
     from musicvid.pipeline import get_storyboard, make_keyframes
     from musicvid.storyboard.table import scene_table, weakest_keyframes
 
-    settings, choice = render_settings(args)  # checked even when only the storyboard is made
     registry = registry_of(choice)
     if args.keyframes:
         made = make_keyframes(song_request(args), settings, registry)
@@ -146,11 +147,11 @@ def cmd_storyboard(args) -> int:
 
 
 def cmd_render(args) -> int:
-    from musicvid.models.choose import registry_of
+    settings, choice = render_settings(args)
+    from musicvid.models.registry import registry_of  # (torch: once every option is checked)
     from musicvid.pipeline import make_video
     from musicvid.review.run_report import report_line
 
-    settings, choice = render_settings(args)
     made = make_video(song_request(args), settings, registry_of(choice), output=args.output)
     print(report_line(made.timings), file=sys.stderr)
     print(made.video)
@@ -158,9 +159,11 @@ def cmd_render(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    from musicvid import plan_command
+    settings, choice = render_settings(args)
+    check_gpu_memory(args.gpu_memory)
+    from musicvid import plan_command  # (torch: once every option is checked)
 
-    return plan_command.run(song_request(args), *render_settings(args), args.gpu_memory, args.json)
+    return plan_command.run(song_request(args), settings, choice, args.gpu_memory, args.json)
 
 
 def cmd_batch(args) -> int:
@@ -172,7 +175,8 @@ def cmd_batch(args) -> int:
 def cmd_score(args) -> int:
     import json
 
-    from musicvid.models.choose import registry_of
+    check_field(RenderSettings.fields()["fps"], args.fps)  # the range render's --fps takes
+    from musicvid.models.registry import registry_of  # (torch: once every option is checked)
     from musicvid.review.score import render_scorer, score_render, summary_text
 
     given = ModelChoice.given(args)

@@ -1,4 +1,4 @@
-"""`musicvid plan SONG [options] [--gpu-memory GB] [--json]`: the memory plan of a render (musicvid.models.memory),
+"""`musicvid plan SONG [options] [--gpu-memory GB] [--json]`: the memory plan of a render (musicvid.memory.plan),
 printed before any work. It reads the song's length from its header alone (nothing is decoded), counts the
 models from their published architectures (nothing is loaded or downloaded), and plans for --gpu-memory, else
 for the memory free on this machine's CUDA device, else for a card of DEFAULT_GPU_GB. A render that cannot fit
@@ -7,18 +7,17 @@ is refused in one sentence (exit 2), as the render itself would refuse it."""
 from __future__ import annotations
 
 import json
-import math
 
 import torch
 
 from musicvid.core import ffmpeg
 from musicvid.core.audio import too_long
-from musicvid.core.errors import UserError, number_text
+from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
+from musicvid.memory.plan import plan_memory, stages_before_pictures
 from musicvid.models.choose import models_of
 from musicvid.models.drawing import check_drawing_options
 from musicvid.models.loading import resolve_device
-from musicvid.models.memory import plan_memory, request_stages
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.models.scorer import check_scorer
@@ -41,9 +40,7 @@ def song_seconds(request: SongRequest) -> float:
 
 def budget_of(gpu_memory: float | None, device: str) -> tuple[float, str]:
     """The budget (GB) and, in words, where it comes from."""
-    if gpu_memory is not None:
-        if not (math.isfinite(gpu_memory) and gpu_memory > 0):  # (NaN fails both)
-            raise UserError(f"--gpu-memory must be a number of GB above 0, got {number_text(gpu_memory)}")
+    if gpu_memory is not None:  # (checked on the command line: musicvid.settings.model_choice.check_gpu_memory)
         return gpu_memory, "--gpu-memory"
     on = resolve_device(device)
     if on.type == "cuda":
@@ -59,7 +56,7 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     models = models_of(choice)
     scored = check_scorer(models, settings)  # counted where it loads; refused where picks need it and it cannot
     check_drawing_options(models, settings)
-    plan = plan_memory(models, settings, precision, budget, where, **request_stages(request), scored=scored)
+    plan = plan_memory(models, settings, precision, budget, where, **stages_before_pictures(request), scored=scored)
     frames = to_frame(seconds, settings.fps)
     if as_json:
         song = {"song": str(request.song), "seconds": round(seconds, 3), "frames": frames}

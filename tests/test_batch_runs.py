@@ -30,16 +30,16 @@ def test_batch_isolates_failures_loads_models_once_and_resumes(tmp_path, monkeyp
     (songs / "broken.wav").write_bytes(b"not audio" * 50)
     make_tone(songs / "two" / "song.wav", 4)
     (songs / "list.m3u").write_text("one/song.wav\nbroken.wav\ntwo/song.wav\n")
-    from musicvid.models import choose
+    from musicvid.models import registry as registry_module
 
     registries = []
-    real_registry = choose.registry_of
+    real_registry = registry_module.registry_of
 
     def counting_registry(choice, keep_loaded=False):
         registries.append(real_registry(choice, keep_loaded=keep_loaded))
         return registries[-1]
 
-    monkeypatch.setattr(choose, "registry_of", counting_registry)
+    monkeypatch.setattr(registry_module, "registry_of", counting_registry)
     out, work = tmp_path / "out", tmp_path / "work"
     argv = [songs / "list.m3u", "-o", out, "--models", "tiny", "--fps", "2", "--workdir", work, "-q"]
     assert run_batch(*argv) == 1

@@ -82,8 +82,12 @@ def test_an_sdxl_checkpoint_file_loads_as_its_repositorys_weights_its_vae_in_flo
         ours, theirs = getattr(from_file, part).state_dict(), getattr(from_repository, part).state_dict()
         assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in theirs), part
     half = load_diffusion(str(checkpoint), cpu, Precision.resolve("float16", cpu))  # as on CUDA
-    for part, dtype in (("unet", torch.float16), ("text_encoder", torch.float16), ("text_encoder_2", torch.float16),
-                        ("vae", torch.float32)):  # fmt: skip
+    for part, dtype in (
+        ("unet", torch.float16),
+        ("text_encoder", torch.float16),
+        ("text_encoder_2", torch.float16),
+        ("vae", torch.float32),
+    ):
         tensors = [*getattr(half, part).parameters(), *getattr(half, part).buffers()]
         assert {x.dtype for x in tensors if x.is_floating_point()} == {dtype} and {x.device for x in tensors} == {cpu}
 

@@ -2,6 +2,8 @@
 
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -233,6 +235,36 @@ def test_an_unreachable_model_is_one_sentence(capsys, tmp_path):
     )
     assert code == 2, err
     assert "nobody/no-such-model" in err and "--models tiny" in err and err.count("\n") == 1
+
+
+# The command line's answers that need no model: help, and refusals of bad arguments (benchmarks/command_line.py
+# times them); one process runs them all, then says which model libraries it imported
+NO_WORK = [
+    ["--help"],
+    ["render", "--help"],
+    ["storyboard", "--help"],
+    ["render", "song.mp3", "--fps", "0"],
+    ["render", "song.mp3", "--size", "7x7", "--look", "music-video"],
+    ["render", "song.mp3", "--nonsense"],
+    ["storyboard", "song.mp3", "--models", "nope"],
+    ["render", "song.mp3", "--diffusion", "no/such/folder"],
+    ["plan", "song.mp3", "--gpu-memory", "-1"],
+    ["batch", "missing.m3u", "-o", "out"],
+    ["score", "work", "--fps", "0"],
+]
+
+
+@pytest.mark.slow
+def test_help_and_every_refusal_of_a_bad_argument_import_no_model_library(tmp_path):
+    script = (
+        "import json, sys\nfrom musicvid.cli import main\n"
+        f"codes = [main(argv) for argv in {NO_WORK!r}]\n"
+        "print(json.dumps([codes, [m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules]]))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    codes, imported = json.loads(done.stdout.strip().splitlines()[-1])
+    assert codes == [0, 0, 0] + [2] * (len(NO_WORK) - 3), done.stderr
+    assert imported == [] and list(tmp_path.iterdir()) == []  # and nothing was written
 
 
 def test_usage_errors_exit_2(capsys):

@@ -16,7 +16,7 @@ from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.deep_cache import CachedBlock
 from musicvid.pictures.denoise import draw_group
-from musicvid.pictures.grouping import Picture
+from musicvid.pictures.grouping import Picture, common_inputs
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import PRESETS, TINY
 from musicvid.settings.render import RenderSettings, resolve_render_settings
@@ -70,8 +70,8 @@ def test_a_pipeline_kept_loaded_is_set_both_ways(pipe):
 
 def test_the_keys_of_pictures_drawn_without_it_stay_and_what_it_does_not_go_with_is_refused():
     drawn_by = {"diffusion": "tiny"}
-    assert "deep_cache" not in RenderSettings().picture_inputs(drawn_by)
-    assert RenderSettings(deep_cache=3).picture_inputs(drawn_by)["deep_cache"] == 3
+    assert "deep_cache" not in common_inputs(RenderSettings(), drawn_by)
+    assert common_inputs(RenderSettings(deep_cache=3), drawn_by)["deep_cache"] == 3
     with pytest.raises(UserError, match="--deep-cache and --compile"):
         RenderSettings(deep_cache=2, compile=True)
     models = replace(PRESETS["tiny"], diffusion=PRESETS["zimage"].diffusion)

@@ -19,7 +19,8 @@ import torch
 
 from musicvid.models.internals import has_offload_hooks
 from musicvid.models.timing import Timings
-from musicvid.models.tiny import local_diffusion, tiny_ltx_video
+from musicvid.models.tiny import local_diffusion
+from musicvid.models.tiny_video import tiny_ltx_video
 from musicvid.pictures import switches
 from musicvid.pictures.clips import video_pipeline_for
 from musicvid.pictures.conditioning import SceneInputs
@@ -37,7 +38,7 @@ INTERNALS = ROOT / "musicvid" / "models" / "internals.py"
 # Libraries documented by their READMEs: these of their modules are documented (a package: what it exports), no
 # other module of theirs is. openai-whisper's README shows load_model, transcribe, load_audio, pad_or_trim,
 # log_mel_spectrogram, detect_language and decode; faster-whisper's, what the package exports (WhisperModel, whose
-# docstrings it sends its reader to); Demucs', demucs.separate.main and (docs/api.md) demucs.api.
+# docstrings it sends its reader to); Demucs', demucs.separate.main and (the api.md of its docs) demucs.api.
 DOCUMENTED_MODULES = {
     "whisper": {"whisper"},
     "faster_whisper": {"faster_whisper"},
@@ -347,7 +348,7 @@ def pictures(pipe, settings: RenderSettings) -> np.ndarray:
     return draw_group(own, SceneInputs(own, board, [0, 1], settings), group, settings, Timings())
 
 
-def test_a_job_that_asks_for_no_offloading_gets_a_kept_pipeline_back_unhooked(monkeypatch):
+def test_a_render_that_asks_for_no_offloading_gets_a_kept_pipeline_back_unhooked(monkeypatch):
     # offloading "from" the CPU: accelerate's hooks as on CUDA, moving the weights between the CPU and itself
     monkeypatch.setattr(switches, "OFFLOADED_FROM", frozenset({"cpu"}))
     plain = RenderSettings(size=(64, 64), steps=2)
@@ -381,7 +382,7 @@ def test_sequential_offloading_comes_off_with_its_weights_back(monkeypatch):
         )
 
 
-def test_a_video_job_without_offloading_gets_the_kept_video_pipeline_unhooked(monkeypatch):
+def test_a_video_render_without_offloading_gets_the_kept_video_pipeline_unhooked(monkeypatch):
     monkeypatch.setattr(switches, "OFFLOADED_FROM", frozenset({"cpu"}))
     kept = tiny_ltx_video()
     video_pipeline_for(kept, RenderSettings(low_vram=True))

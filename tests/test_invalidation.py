@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from musicvid.pictures.grouping import common_inputs
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
 from musicvid.settings.schema import AFFECTS, setting
@@ -34,7 +35,7 @@ def test_a_setting_that_says_nothing_of_what_it_affects_is_refused():
 def test_the_kept_lists_are_made_from_the_declarations():
     assert "captions" in BETWEEN_AND_AFTER and "align" in BETWEEN_AND_AFTER
     assert not set(BETWEEN_AND_AFTER) & set(RenderSettings.affecting("keyframes", "speed"))
-    keyed = RenderSettings().picture_inputs({"diffusion": "d"})
+    keyed = common_inputs(RenderSettings(), {"diffusion": "d"})
     assert {"steps", "guidance", "scheduler", "style", "negative_prompt"} <= set(keyed)
     assert not set(keyed) & set(RenderSettings.affecting("speed"))
 

@@ -109,6 +109,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
 
 @pytest.mark.slow
 def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_to_the_same_bytes(tmp_path, monkeypatch):
+    from musicvid.core.audio import load_audio
     from musicvid.models.drawing import Drawing
     from musicvid.models.registry import ModelRegistry
     from musicvid.models.timing import Timings
@@ -116,8 +117,10 @@ def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_t
     from musicvid.pictures.draw import draw_pictures, pictures_of
     from musicvid.pictures.grouping import picture_groups
     from musicvid.pictures.keyframe_candidates import pick_keyframes
+    from musicvid.run import Run
     from musicvid.settings.presets import PRESETS
     from musicvid.settings.render import resolve_render_settings
+    from musicvid.settings.song import SongRequest
     from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
     prompts = ["a red kite", "a city of glass", "rivers of light", "a lighthouse", "stars falling"]
@@ -126,6 +129,8 @@ def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_t
     schedule = frame_schedule([s.start for s in scenes], board.duration, 2)
     settings = resolve_render_settings(PRESETS["tiny"], {"batch_size": 2, "steps": 2})
     registry, workdir = ModelRegistry(PRESETS["tiny"], keep_loaded=True), Workdir(tmp_path / "work")
+    song = make_tone(tmp_path / "song.wav", 5.0)
+    run = Run(SongRequest(song=song, quiet=True), registry, workdir, load_audio(song), Timings(), settings)
     drawn_by = Drawing().key(registry.models)
     groups = picture_groups(board, schedule, settings, drawn_by, workdir, keyframes_only=True)
     assert [[p.scene for p in group] for group in groups] == [[0, 1], [2, 3], [4]]  # by blocks of scene numbers
@@ -137,11 +142,11 @@ def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_t
         return original(pipe, inputs, group, *rest)
 
     monkeypatch.setattr(denoise, "draw_group", counted)
-    picked = pick_keyframes(board, schedule, settings, registry, workdir, Timings(), quiet=True)
+    picked = pick_keyframes(run, board, schedule)
     assert sizes == [2, 2, 1] and picked.keyframes == picked.keyframe_candidates == 5  # drawn as the render draws them
     kept = {s: workdir.keyframe(s).read_bytes() for s in range(5)}
     workdir.keyframe(3).unlink()  # lost, as by a killed run: drawn again in its block, to the same bytes
-    pictures = pictures_of(picked.storyboard, schedule, settings, registry, workdir, keyframes_only=True)
+    pictures = pictures_of(run, picked.storyboard, schedule, keyframes_only=True)
     assert pictures.stale == {workdir.keyframe(3)}
-    assert draw_pictures(pictures, settings, registry, workdir, Timings(), quiet=True) == 1 and sizes[3:] == [2]
+    assert draw_pictures(run, pictures) == 1 and sizes[3:] == [2]
     assert {s: workdir.keyframe(s).read_bytes() for s in range(5)} == kept

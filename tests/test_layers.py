@@ -21,13 +21,14 @@ BENCHMARK_TESTS = (
 LAYERS = (
     "core",  # files, ffmpeg, audio, the work directory and what its runs wrote
     "settings",  # every setting, defined once
-    "models",  # loading, sizes and the memory plan
+    "models",  # loading, sizes, the registry
+    "memory",  # the memory plan
+    "run",  # what the stages of one call share
     "lyrics",
     "storyboard",
     "pictures",
     "delivery",
-    "run",  # what the stages of one call share; its inputs and outputs
-    "checks",  # everything checked before any work
+    "prepare",  # every check once, before any work: a call's first step
     "review",  # the score report, contact sheet and run report
     "pipeline",
     "batch",

@@ -1,4 +1,4 @@
-"""The memory plan (musicvid.models.memory) and `musicvid plan`: the weights as published, counted on the meta device;
+"""The memory plan (musicvid.memory.plan) and `musicvid plan`: the weights as published, counted on the meta device;
 what fits a 24 GB card; what a small budget offloads or refuses; the registry's eviction by the same budget."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from musicvid.delivery.upscale import Upscaler
+from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling
 from musicvid.models import registry as registry_module
 from musicvid.models.loading import load_upscaler
-from musicvid.models.memory import follow, memory_plan, upscaler_settings
 from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
@@ -82,7 +82,7 @@ def test_the_plan_gives_the_default_models_weights_as_published_and_fits_24_gb(c
         assert all(set(m) == {"name", "part", "precision", "weights_gb"} for m in stage["models"])
         assert 0 < stage["peak_gb"] <= 24 - plan["reserve_gb"] and stage["offloads"] == []
     assert weights_of(plan, "pictures", "unet")["name"] == PRESETS["default"].diffusion
-    # no --batch-size: the most the plan fits, up to 16 at 512x512 (pictures_plan.most_pictures), keyframes too
+    # no --batch-size: the most the plan fits, up to 16 at 512x512 (musicvid.memory.pictures.most_pictures), keyframes too
     assert next(s for s in plan["stages"] if s["stage"] == "pictures")["batches"] == {
         "keyframes": 16,
         "morphs": 16,
@@ -100,7 +100,7 @@ def test_without_a_batch_size_the_plan_takes_the_most_that_fits_and_the_cpu_its_
     assert 1 <= small < 16 and small == morphs("--gpu-memory", "5.2", "--batch-size", "64")  # the most that fits
     assert morphs("--gpu-memory", "80", "--size", "1024x1024") == 4  # as many pixels as 16 at 512x512
     # off a GPU there is no plan: the default batch, as before
-    assert follow(RenderSettings(), None).batch_size == RenderSettings().batch == DEFAULT_BATCH == 4
+    assert batched_as_planned(RenderSettings(), None).batch_size == RenderSettings().batch == DEFAULT_BATCH == 4
 
 
 @pytest.mark.parametrize("options", [("--transitions", "video"), ("--models", "sdxl")])
@@ -144,7 +144,7 @@ def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, s
 
 
 class CudaRegistry:
-    """What memory_plan reads of a ModelRegistry, as on a GPU with `free` GB free."""
+    """What plan_on_device reads of a ModelRegistry, as on a GPU with `free` GB free."""
 
     device, precision = torch.device("cuda"), Precision.resolve("auto", torch.device("cuda"))
 
@@ -162,17 +162,17 @@ def test_a_render_follows_the_plan_and_a_cpu_render_has_none(monkeypatch, tmp_pa
     settings = RenderSettings(batch_size=8, resolution="4k")
     registry = CudaRegistry(PRESETS["default"], free=3.5)
     before = dict(vars(registry))
-    plan = memory_plan(registry, request, settings)
+    plan = plan_on_device(registry, request, settings, scored=True)
     assert (
         vars(registry) == before and plan.budget == "free on a test card"
     )  # the plan is the run's, not the registry's
     assert [s.stage for s in plan.stages] == ["pictures", "upscale"]
     pictures = plan.stage("pictures")
     assert "vae-slicing" in pictures.offloads and pictures.peak_gb <= 3.0
-    assert follow(settings, plan).batch_size == pictures.batch("morphs") <= 8
-    assert upscaler_settings(plan)["batch"] == plan.stage("upscale").batch("frames")
-    assert memory_plan(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings) is None
-    assert follow(settings, None) == settings and upscaler_settings(None) == {}
+    assert batched_as_planned(settings, plan).batch_size == pictures.batch("morphs") <= 8
+    assert planned_upscaling(plan)["batch"] == plan.stage("upscale").batch("frames")
+    assert plan_on_device(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings, scored=True) is None
+    assert batched_as_planned(settings, None) == settings and planned_upscaling(None) == {}
     # the pipeline takes the plan's switches, and without them the settings' own
     pipe = local_diffusion(TINY)
     pipeline_for(pipe, RenderSettings(), ("vae-slicing", "vae-tiling"))

@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from musicvid.core.errors import UserError
+from musicvid.memory.ladder import ACTIVATION_MARGIN, RESERVE_GB
+from musicvid.memory.plan import plan_memory
 from musicvid.models import registry as registry_module
 from musicvid.models.drawing import Drawing, load_drawing
 from musicvid.models.internals import has_offload_hooks
-from musicvid.models.ladder import ACTIVATION_MARGIN, RESERVE_GB
-from musicvid.models.memory import plan_memory
 from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny_flow import tiny_klein, tiny_zimage

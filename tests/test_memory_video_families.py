@@ -1,4 +1,4 @@
-"""The memory plan of --transitions video with LTX-2 and Wan 2.1 FLF2V 14B (musicvid.models.memory, transitions):
+"""The memory plan of --transitions video with LTX-2 and Wan 2.1 FLF2V 14B (musicvid.memory.plan, transitions):
 their weights as published, counted on the meta device; on a 24 GB card each layer on the GPU only while it runs,
 on an 80 GB one every model resident; a budget that holds not even that refused in one sentence before any work."""
 

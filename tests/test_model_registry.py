@@ -8,7 +8,8 @@ import torch
 
 from musicvid.core.errors import UserError
 from musicvid.models.drawing import Drawing, load_drawing
-from musicvid.models.loading import ModelUnavailable, load_asr, load_diffusion, load_separator, load_upscaler, load_vipe
+from musicvid.models.kinds import ModelUnavailable
+from musicvid.models.loading import load_asr, load_diffusion, load_separator, load_upscaler, load_vipe
 from musicvid.models.registry import LOADERS, ModelRegistry
 from musicvid.settings.presets import PRESETS
 

@@ -11,10 +11,11 @@ import pytest
 
 from musicvid.core.errors import number_text
 from musicvid.settings.geometry import ASPECTS, DRAWN_FPS, RESOLUTIONS, size_text
+from musicvid.settings.looks import FAST, LOOKS
 from musicvid.settings.loras import LORA_WEIGHTS
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import FAMILIES, PRESETS
-from musicvid.settings.render import FAST, INTERPOLATORS, LOOKS, SCORE_RANGE, RenderSettings
+from musicvid.settings.render import INTERPOLATORS, SCORE_RANGE, RenderSettings
 from musicvid.settings.schema import GROUPS, option_name, setting
 from musicvid.settings.song import SongRequest
 

@@ -140,7 +140,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(capsys, tmp_path,
 
 
 def test_the_default_name_steps_aside_from_lyrics_beside_the_song(tmp_path):
-    from musicvid.run import default_output
+    from musicvid.prepare import default_output
     from musicvid.settings.render import RenderSettings
     from musicvid.settings.song import SongRequest
 

@@ -11,7 +11,7 @@ from musicvid.core.audio import SAMPLE_RATE, find_beats, load_audio
 from musicvid.lyrics.transcript import Line
 from musicvid.review.sheet import cell_texts
 from musicvid.storyboard.board import load_storyboard
-from musicvid.storyboard.form import HOP, SongSound
+from musicvid.storyboard.music import HOP, SongSound
 from musicvid.storyboard.passages import MIN_CUT_SECONDS, Bars, cut_with_the_music, in_bars
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.songs import band, write_song

@@ -11,8 +11,8 @@ import pytest
 
 from musicvid.cli import main
 from musicvid.core.errors import UserError
-from musicvid.models.choose import registry_of
 from musicvid.models.drawing import Drawing
+from musicvid.models.registry import registry_of
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture
 from musicvid.pictures.keyframe_candidates import Choosing, draw_round

@@ -256,7 +256,7 @@ def test_a_group_padded_to_the_batch_size_for_a_compiled_unet_gives_the_same_pic
     assert padded.shape[0] == 5 and (padded[:3].int() - alone.int()).abs().max() <= 1
 
 
-def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
+def test_a_render_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
     from musicvid.models.tiny import local_diffusion
     from musicvid.pictures.switches import pipeline_for
     from musicvid.settings.presets import TINY
@@ -274,8 +274,9 @@ def test_a_job_gets_its_own_sampler_and_the_loaded_pipeline_keeps_its_own():
 
 
 @pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
-def test_a_job_shares_the_loaded_modules_in_their_own_precision(half):
-    from musicvid.models.tiny import local_diffusion, tiny_ltx_video
+def test_a_render_shares_the_loaded_modules_in_their_own_precision(half):
+    from musicvid.models.tiny import local_diffusion
+    from musicvid.models.tiny_video import tiny_ltx_video
     from musicvid.pictures.clips import video_pipeline_for
     from musicvid.pictures.switches import pipeline_for
     from musicvid.settings.presets import TINY

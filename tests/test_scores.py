@@ -16,7 +16,7 @@ from musicvid.core.workdir import Workdir
 from musicvid.lyrics.transcript import Line, Transcript
 from musicvid.models import scorer as scorer_module
 from musicvid.models.choose import choose_models
-from musicvid.models.loading import ModelUnavailable
+from musicvid.models.kinds import ModelUnavailable
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import load_scorer
 from musicvid.pictures.schedule import frame_schedule

@@ -12,8 +12,7 @@ import pytest
 from musicvid.core.errors import UserError
 from musicvid.models.choose import choose_models
 from musicvid.models.drawing import check_drawing_options
-from musicvid.models.tiny import tiny_ltx_video
-from musicvid.models.tiny_video import tiny_ltx2, tiny_wan
+from musicvid.models.tiny_video import tiny_ltx2, tiny_ltx_video, tiny_wan
 from musicvid.pictures.clips import draw_clip, video_pipeline_for
 from musicvid.settings.presets import LTX2, TINY_LTX2, TINY_WAN, VIDEO_FAMILIES, WAN_FLF2V
 from musicvid.settings.render import RenderSettings

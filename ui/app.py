@@ -22,9 +22,10 @@ from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.models.internals import gradio_upload_folder
 from musicvid.settings.front_doors import options_text
 from musicvid.settings.geometry import ASPECTS
+from musicvid.settings.looks import FAST, LOOKS
 from musicvid.settings.loras import LORA_WEIGHTS, MAX_LORAS
 from musicvid.settings.presets import PRESETS
-from musicvid.settings.render import FAST, LOOKS, SCORE_RANGE, RenderSettings
+from musicvid.settings.render import SCORE_RANGE, RenderSettings
 from musicvid.settings.schema import GROUPS
 from musicvid.settings.song import SongRequest
 from ui import handlers
@@ -168,7 +169,7 @@ def file_controls(shows: dict, offered: list[str]) -> dict[str, Callable[[], gr.
         reference=partial(
             gr.File,
             file_types=["image"],
-            label="Reference picture: every scene takes its look (a face, a palette)",
+            label="Reference picture: every scene takes its appearance (a face, a palette)",
             height=120,
         ),
         lora=partial(

@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=UIConfig.models,
         help=f"model preset the page starts with: {', '.join(PRESETS)} (default: %(default)s)",
     )
-    for name in ("device", "precision"):  # as every front door has them (musicvid.settings.render.ModelChoice)
+    for name in ("device", "precision"):  # as every front door has them (musicvid.settings.model_choice.ModelChoice)
         f = ModelChoice.fields()[name]
         groups[f.metadata["group"]].add_argument(
             f"--{name}", default=f.default, choices=f.metadata["choices"], help=f.metadata["help"]

@@ -13,7 +13,7 @@ path without GPUs: `ACCELERATE_USE_CPU=1 torchrun --nproc_per_node 2 -m vipe_cor
 Written to --out:
 
     best/    the checkpoint with the lowest validation loss: save_pretrained model + tokenizer,
-             loadable by vipe_core.ViPE.from_pretrained and by `musicvid --vipe out/best`
+             loadable by vipe_core.inference.ViPE.from_pretrained and by `musicvid --vipe out/best`
     last/    the full training state (model, optimizer, schedule, RNG, position in the epoch):
              a rerun with the same --out continues from it
 """

@@ -18,46 +18,15 @@ from pathlib import Path
 
 from musicvid.batch.playlist import Entry, Job, output_file_name, read_playlist, row_hash, title_slug
 from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_report, note, table
-from musicvid.checks import check_before_work
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, check_output, file_identity, same_file
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.models.drawing import check_drawing_options
-from musicvid.models.scorer import check_scorer
-from musicvid.run import inputs_of, outputs_of
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings, resolve_render_settings
-from musicvid.settings.song import SongRequest
+from musicvid.settings.song import SongRequest, inputs_of
 
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
-
-
-def add_arguments(groups: dict) -> None:
-    """The batch's options in a command's option groups (musicvid.settings.front_doors.option_groups)."""
-    song, video, speed = groups["song"], groups["video"], groups["speed"]
-    video.add_argument(
-        "-o", "--output", type=Path, required=True, help="folder for the videos, report.json and the table"
-    )
-    video.add_argument("--workdir", type=Path, help="folder for the songs' work directories (default musicvid-work/)")
-    video.add_argument("--force", action="store_true", help="render songs again even if their video exists")
-    RenderSettings.add_options(groups)
-    song.add_argument(
-        "playlist",
-        type=Path,
-        metavar="PLAYLIST",
-        help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,output,[per-song settings])",
-    )
-    SongRequest.add_options(groups, skip=("title", "artist", "workdir"))  # title and artist: per song
-    ModelChoice.add_options(groups)
-    speed.add_argument("--engine", choices=("local", "ray"), default="local", help="local (one process) or ray")
-    speed.add_argument("--address", help="Ray cluster to join (e.g. auto); default: start Ray on this machine")
-    speed.add_argument(
-        "--workers", type=int, help="Ray actors, each keeping its models loaded (default: one per GPU, else 1)"
-    )
-    speed.add_argument(
-        "--gpus-per-song", type=float, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)"
-    )
 
 
 # --- per-song settings --------------------------------------------------------------------------
@@ -115,7 +84,7 @@ class Naming:
 
     def files(self) -> set[str]:
         """What the job writes in -o, as a case-insensitive file system tells names apart."""
-        return {path.name.casefold() for path in outputs_of(Path(self.file_name()), self.job.settings)}
+        return {path.name.casefold() for path in self.job.settings.outputs(Path(self.file_name()))}
 
 
 def clash(namings: list[Naming]) -> bool:
@@ -221,7 +190,7 @@ class SongRenderer:
     """A Ray actor: loads the models once, then renders the songs it is handed."""
 
     def __init__(self, choice: ModelChoice):
-        from musicvid.models.choose import registry_of
+        from musicvid.models.registry import registry_of
 
         self.registry = registry_of(choice, keep_loaded=True)
 
@@ -263,26 +232,24 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
 def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet) -> None:
     """Refuse, before any render, a row to make that would write over a file another row reads (its video,
     .srt, .ass, or any file of its work directory), or whose outputs or named files would fail it later
-    (musicvid.checks.check_before_work), in one sentence that names the row. Another row's input first: no
+    (musicvid.prepare.check_before_work), in one sentence that names the row. Another row's input first: no
     --overwrite lets that be replaced."""
     read = {
-        file_identity(path): (what, job)
-        for job in jobs
-        for what, path in inputs_of(job.request, settings=job.settings).items()
+        file_identity(path): (what, job) for job in jobs for what, path in inputs_of(job.request, job.settings).items()
     }
     for job in todo:
-        for output in outputs_of(job.output, job.settings):
+        for output in job.settings.outputs(job.output):
             what, reader = read.get(file_identity(output), (None, job))
             if reader is not job:  # its own inputs: check_before_work names them
                 raise UserError(
                     f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
                 )
         check_workdir_unread(job, jobs, playlist)
+    from musicvid.prepare import check_before_work  # (torch: once the playlist and its rows are read)
+
     for job in todo:
         try:
-            check_drawing_options(models, job.settings)
-            check_before_work(job.request, job.settings, job.output, named=job.entry.output is not None)
-            check_scorer(models, job.settings)
+            check_before_work(job.request, models, job.settings, job.output, named=job.entry.output is not None)
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
 
@@ -298,7 +265,7 @@ def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path) -> None:
             continue
         if same_file(Workdir.of_song(reader.request.song, reader.request.workdir).root, workdir.root):
             continue
-        for what, path in inputs_of(reader.request, settings=reader.settings).items():
+        for what, path in inputs_of(reader.request, reader.settings).items():
             if name := workdir.holds(path):
                 raise UserError(
                     f"{reader.where(playlist)}: its {what} {path} is the {name} of {job.label}'s work directory, "
@@ -342,7 +309,8 @@ def run(args) -> int:
     report = out_dir / REPORT_NAME
     check_output(report, "-o")
     # Every row is made a job and checked before the first song is rendered: a bad row costs nothing.
-    from musicvid.models.choose import models_of, registry_of  # (torch: not for the command line's start)
+    from musicvid.models.choose import models_of
+    from musicvid.models.registry import registry_of  # (torch: not for the command line's start)
 
     choice = ModelChoice(**ModelChoice.given(args))
     jobs = jobs_of(args, entries, choice)

@@ -19,8 +19,7 @@ from pathlib import Path
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
 from musicvid.core.files import remove_temporaries, same_file
-from musicvid.run import inputs_of
-from musicvid.settings.song import SongRequest
+from musicvid.settings.song import SongRequest, inputs_of
 from musicvid.storyboard.board import Storyboard, load_storyboard
 from vipe_core.atomic import write_json
 
@@ -98,7 +97,9 @@ def check_report(report: Path, jobs: list[Job], playlist: Path, overwrite: bool)
         )
     storyboards: dict[Path, Storyboard | None] = {}
     for job in jobs:
-        for what, path in inputs_of(job.request, _storyboard(job.request, storyboards), job.settings).items():
+        storyboard = _storyboard(job.request, storyboards)
+        inputs = inputs_of(job.request, job.settings) | (storyboard.picture_files() if storyboard else {})
+        for what, path in inputs.items():
             if same_file(report, path):
                 raise UserError(
                     f"{job.where(playlist)}: its {what} is {report}, where the batch writes its report: give -o "

@@ -10,9 +10,7 @@ import numpy as np
 
 from musicvid.core import ffmpeg
 from musicvid.core.errors import UserError
-from musicvid.core.files import MAX_TEXT_CHARS, check_file, file_sha256
-
-MAX_SONG_SECONDS = 60 * 60  # an hour of song is 36,000 frames at 10 fps, and 230 MB of samples
+from musicvid.core.files import MAX_SONG_SECONDS, MAX_TEXT_CHARS, check_file, file_sha256
 
 SAMPLE_RATE = 16_000  # what Whisper expects
 # A file that decodes to less than this share of the length its header declares, and misses more than

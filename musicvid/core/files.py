@@ -23,6 +23,8 @@ VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
 # A picture a person gives (a pinned keyframe) is read whole: a PNG of a few KB can declare 30000x30000
 # pixels. 40 megapixels (8000x5000, a large camera's photo) take 120 MB decoded; the header says the size.
 MAX_PICTURE_PIXELS = 40_000_000
+# The longest song taken (--max-seconds at most): an hour is 36,000 frames at 10 fps, and 230 MB of samples
+MAX_SONG_SECONDS = 60 * 60
 # What a URL starts with (http://, https://, file:///, s3://): a name that is one is no path on this machine.
 URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 # A text a person types (a title, an artist, a style) is a line: the longest song and album titles in use run to a few

@@ -17,6 +17,9 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import (
+    check_not_inputs,
+    check_output,
+    check_video_name,
     file_sha256,
     parse_json,
     resolved,
@@ -39,6 +42,17 @@ def check_name_length(path: Path) -> None:
             f"the file name {path.name[:40]}… is too long ({len(os.fsencode(path.name))} bytes; musicvid writes "
             f"names of at most {most - TEMPORARY_EXTRA_BYTES}): give -o a shorter one"
         )
+
+
+def check_outputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
+    """Refuse, before any work, outputs (the video first) of which a name is too long, cannot be written, is one of
+    the `inputs` (what each is -> its path), or where the video's is no video name."""
+    for path in outputs:
+        check_name_length(path)
+        check_output(path)
+    check_not_inputs(outputs, inputs)
+    if outputs:
+        check_video_name(outputs[0])
 
 
 # --- what a work directory's runs wrote ---------------------------------------------------------

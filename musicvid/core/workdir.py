@@ -19,7 +19,8 @@ A work directory is musicvid's or empty (`check_ours`): a folder that holds file
 refused before any work, naming one, --overwrite or not. The lock file marks a folder musicvid works in: one
 without it holds a person's files alone, whatever their names (their own video.mp4, keyframes/0000.png). In
 a folder of its own, musicvid writes only the names above, so what a person keeps there (notes, an editor's
-swap file beside storyboard.json) is never touched.
+swap file beside storyboard.json) is never touched. A run takes a folder (makes it, locks it) only once every
+check has passed (musicvid.prepare), and gives back one it found new or empty where it leaves nothing but its lock.
 """
 
 from __future__ import annotations
@@ -156,6 +157,39 @@ class Workdir:
                 return name
         return None
 
+    def check_unwritten(self, inputs: dict[str, Path]) -> None:
+        """Refuse an input (`inputs`: what each is -> its path) that is one of the files a run writes here (a song
+        named video.mp4 here, lyrics in its lyrics.srt): no input is an output. Its storyboard.json may be rendered
+        (it is then not written), and its transcript.json read as lyrics (a timed file: nothing is transcribed, so
+        it is not written)."""
+        for what, path in inputs.items():
+            name = self.holds(path)
+            read_only = {"storyboard": "storyboard.json", "lyrics file": "transcript.json"}.get(what)
+            if name is not None and name != read_only:
+                where = (
+                    f"lies in the work directory's {name}" if name.endswith("/") else f"is the work directory's {name}"
+                )
+                raise UserError(
+                    f"the {what} {path} {where}, which the run writes: copy it elsewhere first, or give another --workdir"
+                )
+
+    def check_apart(self, outputs: list[Path]) -> None:
+        """Refuse an output here (the folder is musicvid's alone) or one this folder would lie under (`--workdir
+        v.mp4/wd -o v.mp4`): the run writes both."""
+        root = resolved(self.root)
+        for output in outputs:
+            path = resolved(output)
+            if root.is_relative_to(path):
+                raise UserError(
+                    f"the work directory {self.root} lies under {output}, which the run writes as a file: give -o or "
+                    "--workdir another name"
+                )
+            if path.is_relative_to(root):
+                raise UserError(
+                    f"{output} lies in the work directory {self.root}, which holds musicvid's own files alone: give "
+                    "-o a name outside it"
+                )
+
     def song(self) -> tuple[str, str] | None:
         """The audio (path, sha256) whose work this folder caches, as its storyboard or transcript records it;
         None where neither records one."""
@@ -205,8 +239,9 @@ class Workdir:
             self.check_kinds()
 
     def check_ours(self) -> None:
-        """Refuse a folder that is not musicvid's (module doc): one that holds anything and no lock file of ours."""
-        if self.lock.is_file():
+        """Refuse a folder that is not musicvid's (module doc): one that holds anything and no lock file of ours (a
+        file of that name, not a link to a person's file)."""
+        if self.lock.is_file() and not self.lock.is_symlink():
             return
         try:
             entry = min(self.root.iterdir(), default=None)
@@ -229,35 +264,62 @@ class Workdir:
                 )
 
     @contextmanager
-    def held(self, wait: bool = False) -> Iterator[Workdir]:
-        """This work directory, made if need be and locked for this run. Another run's lock is waited
-        for with `wait` (a batch's rows of one song), else refused in one sentence. A folder this run
-        made and leaves empty after a refusal (bad input found before anything was written) is removed
-        again."""
-        self.check()
-        path = self.root
-        made = not path.exists()
+    def held(self, wait: bool = False, sha256: str | None = None) -> Iterator[Workdir]:
+        """This work directory, taken for this run once every check has passed (check, check_song): made, with
+        the folders above it, and locked. Another run's lock is waited for with `wait` (a batch's rows of one song),
+        else refused in one sentence; so is a folder that took another song's work while this run waited for it
+        (`sha256`: this run's song). A folder this run found new or empty and leaves holding nothing but its lock
+        (refused, failed or stopped before it wrote a file) is given back as it was: the lock and the folders this
+        run made are removed, so it never counts as musicvid's for a file a person keeps there later."""
+        while True:
+            made = [p for p in (self.root, *self.root.parents) if not p.exists()]
+            found_empty = not made and not any(self.root.iterdir())
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                remove_folders(made)
+                raise UserError(f"work directory {self.root} cannot be made: {error.strerror}") from None
+            try:
+                lock = self.locked(wait)
+            except FileNotFoundError:  # the run this one waited for gave the folder back: make it anew
+                continue
+            except BaseException:
+                remove_folders(made)
+                raise
+            if self.lock.exists():
+                break
+            lock.release()  # a run that gave the folder back removed the file this one waited on: take it anew
         try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise UserError(f"work directory {path} cannot be made: {error.strerror}") from None
+            cached = self.song() if sha256 else None
+            if cached is not None and cached[1] != sha256:
+                raise WorkdirBusy(f"work directory {self.root} took the work of another song while this run waited")
+            yield self
+        finally:
+            if (made or found_empty) and self.root.is_dir() and [p.name for p in self.root.iterdir()] == [LOCK]:
+                self.lock.unlink()
+                remove_folders(made)
+            lock.release()
+
+    def locked(self, wait: bool) -> FileLock:
+        """The OS lock on this work directory's lock file, held; another run's waited for with `wait`, else refused."""
         lock = FileLock(self.lock)
         try:
             lock.acquire(timeout=0)
         except Timeout:
             if not wait:
                 raise WorkdirBusy(
-                    f"work directory {path} is in use by another musicvid run; wait for it to finish, or give "
+                    f"work directory {self.root} is in use by another musicvid run; wait for it to finish, or give "
                     "another --workdir"
                 ) from None
-            log.warning("waiting for another run to finish with the work directory %s", path)
+            log.warning("waiting for another run to finish with the work directory %s", self.root)
             lock.acquire()
+        return lock
+
+
+def remove_folders(made: list[Path]) -> None:
+    """The folders a run made (`made`: deepest first), where they are empty."""
+    for folder in made:
         try:
-            yield self
-        except UserError:
-            if made and [p.name for p in path.iterdir()] == [LOCK]:
-                self.lock.unlink(missing_ok=True)
-                path.rmdir()
-            raise
-        finally:
-            lock.release()
+            folder.rmdir()
+        except OSError:
+            return

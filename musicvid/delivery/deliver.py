@@ -4,7 +4,6 @@ then copied out with its subtitles. (docs/frames.md, "Delivery")"""
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,18 +13,14 @@ import numpy as np
 import torch
 
 from musicvid.core.outputs import write_output
-from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
-from musicvid.models.memory import MemoryPlan
-from musicvid.models.registry import ModelRegistry
-from musicvid.models.timing import Timings
 from musicvid.pictures import camera
 from musicvid.pictures.draw import Pictures, draw_pictures
 from musicvid.pictures.frames import PendingPictures, video_frames
 from musicvid.pictures.schedule import to_frame
-from musicvid.settings.render import RenderSettings
+from musicvid.run import Run
 from musicvid.storyboard.board import Storyboard
 from musicvid.storyboard.make import cached_transcript
 from vipe_core.atomic import write_text
@@ -41,24 +36,23 @@ class Delivery:
     upscale: Upscaler | None  # the learned upscaler (--resolution)
 
 
-def lyrics_script(storyboard: Storyboard, settings: RenderSettings, workdir: Workdir, audio_sha256: str) -> Path | None:
+def lyrics_script(run: Run, storyboard: Storyboard) -> Path | None:
     """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's
-    where it heard the line, of the song whose audio has `audio_sha256`); None without captions."""
+    where it heard the line, of the run's song); None without captions."""
+    settings, workdir = run.settings, run.workdir
     if settings.captions == "none":
         return None
     words = None
     if settings.captions == "karaoke":
-        words = captions.word_times(storyboard, cached_transcript(workdir.transcript, audio_sha256))
+        words = captions.word_times(storyboard, cached_transcript(workdir.transcript, run.audio.info.sha256))
     captions.write_script(workdir.lyrics_script, captions.ass_script(storyboard, *settings.video_size, words))
     return workdir.lyrics_script
 
 
 def mux_video(
+    run: Run,
     pictures: Pictures,
     delivery: Delivery,
-    settings: RenderSettings,
-    workdir: Workdir,
-    timings: Timings,
     ready: Callable[[Path], np.ndarray | None] = lambda path: None,
 ) -> Path:
     """The work directory's video: the drawn frames through the camera, at the output rate and size,
@@ -69,6 +63,7 @@ def mux_video(
     the frames between are made at the drawn size first and come back to be upscaled. Each picture is
     read once `ready(path)` returns."""
     storyboard, schedule, upscale = pictures.storyboard, pictures.schedule, delivery.upscale
+    settings, workdir = run.settings, run.workdir
     video = workdir.video(settings.preview)
     views = camera.views(schedule, settings.motion, delivery.accent, settings.pulse)
     drawn = video_frames(storyboard, schedule, workdir, settings, ready)
@@ -76,7 +71,7 @@ def mux_video(
     frame_count = to_frame(storyboard.duration, settings.video_fps)
     rate = dict(output_fps=settings.output_fps, interpolator=settings.interpolator, frame_count=frame_count)
     (width, height), fps = settings.size, settings.fps
-    with timings.measure("mux"):
+    with run.timings.measure("mux"):
         if upscale is not None and settings.output_fps and settings.interpolator == "minterpolate":
             frames = interpolate(frames, width=width, height=height, fps=fps, **rate)
             rate, fps = {}, settings.video_fps
@@ -101,18 +96,7 @@ def delivers_while_drawing(device: torch.device) -> bool:
     return device.type != "cpu"
 
 
-def draw_and_deliver(
-    pictures: Pictures,
-    delivery: Delivery,
-    settings: RenderSettings,
-    registry: ModelRegistry,
-    workdir: Workdir,
-    timings: Timings,
-    *,
-    memory: MemoryPlan | None = None,
-    stop: threading.Event | None = None,
-    quiet: bool = False,
-) -> tuple[int, Path]:
+def draw_and_deliver(run: Run, pictures: Pictures, delivery: Delivery) -> tuple[int, Path]:
     """The pictures drawn while the video is delivered from them (mux_video) in another thread,
     each frame as soon as its picture is written: on a GPU the CPU's part of the delivery (interpolation,
     scaling, captions, x264) then ends about when the drawing does instead of starting there. The frames
@@ -123,29 +107,28 @@ def draw_and_deliver(
 
     Where the pictures are drawn on the CPU the delivery waits for the drawing instead: both then share
     the same cores, and overlapped they took 11% more wall time and 20% more CPU time on two cores."""
-    drawing = dict(settings=settings, registry=registry, workdir=workdir, timings=timings, memory=memory)
-    drawing.update(stop=stop, quiet=quiet)
-    if not delivers_while_drawing(registry.device):
-        drawn = draw_pictures(pictures, **drawing)
-        return drawn, mux_video(pictures, delivery, settings, workdir, timings)
+    if not delivers_while_drawing(run.registry.device):
+        drawn = draw_pictures(run, pictures)
+        return drawn, mux_video(run, pictures, delivery)
     pending = PendingPictures(pictures.stale)
 
     def ready(path: Path) -> np.ndarray | None:
-        with timings.waiting("mux"):
+        with run.timings.waiting("mux"):
             return pending.wait(path)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deliver") as deliverer:
-        video = deliverer.submit(mux_video, pictures, delivery, settings, workdir, timings, ready)
+        video = deliverer.submit(mux_video, run, pictures, delivery, ready)
         try:
-            drawn = draw_pictures(pictures, **drawing, on_saved=pending.saved)
+            drawn = draw_pictures(run, pictures, on_saved=pending.saved)
         finally:
             pending.close()  # a delivery waiting for a picture never drawn stops there
         return drawn, video.result()
 
 
-def copy_out(storyboard: Storyboard, video: Path, script: Path | None, workdir: Workdir, output: Path) -> None:
-    """The video to `output`, with its .srt (also kept in the work directory) and, for editors, the
+def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None) -> None:
+    """The video to the run's output, with its .srt (also kept in the work directory) and, for editors, the
     lyrics' .ass beside it; each recorded as this song's (musicvid.core.outputs)."""
+    workdir, output = run.workdir, run.output
     subtitles = captions.srt(storyboard)
     write_text(workdir.subtitles, subtitles)
     if output.resolve() != video.resolve():

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import itertools
 import time
+from contextlib import contextmanager
 from typing import Iterable, Iterator
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from musicvid.memory.plan import planned_upscaling
+from musicvid.run import Run
 from musicvid.settings.presets import UPSCALE_BATCH
 
 
@@ -77,3 +80,15 @@ class Upscaler:
             pixels.float(), size=(height, width), mode="bicubic", antialias=True, align_corners=False
         )
         return scaled.clamp(0, 1).to(pixels.dtype)
+
+
+@contextmanager
+def upscaler_for(run: Run) -> Iterator[Upscaler | None]:
+    """The learned upscaler --resolution asks for, loaded now (a broken file is named before the drawing, not after
+    it) and held through the run, at the batch and input the memory plan gives it; None without one (Lanczos, or
+    no --resolution: ffmpeg scales)."""
+    if not run.settings.resolution:
+        yield None
+        return
+    with run.registry.use("upscaler", run.timings, run.memory) as model:
+        yield Upscaler(model, run.settings.video_size, **planned_upscaling(run.memory)) if model is not None else None

@@ -1,15 +1,15 @@
 """Which models a run loads, from a preset and the per-model options (each checked before anything loads
 against what it names, musicvid.models.names: a URL, a folder that is not there, a checkpoint of another
-family), and the registry that loads them. The presets themselves are data (musicvid.settings.presets)."""
+family; nothing here imports torch, so the command line refuses a bad one at once). The presets themselves are data
+(musicvid.settings.presets); the registry that loads them is musicvid.models.registry.registry_of."""
 
 from __future__ import annotations
 
 from dataclasses import fields, replace
 
 from musicvid.core.errors import UserError
-from musicvid.models.loading import check_video_model, diffusion_family, video_family
+from musicvid.models.families import check_video_model, diffusion_family, video_family
 from musicvid.models.names import check_model
-from musicvid.models.registry import ModelRegistry
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ASR_BACKENDS, FAMILIES, PRESETS, TINY, VIDEO_FAMILIES, WHISPER_LARGE, ModelSet
 
@@ -31,12 +31,6 @@ def models_of(choice: ModelChoice) -> ModelSet:
         video=choice.video_model,
         scorer=choice.scorer,
     )
-
-
-def registry_of(choice: ModelChoice, keep_loaded: bool = False) -> ModelRegistry:
-    """The registry that loads `choice`'s models on its device in its precision (a batch and the page keep
-    them loaded)."""
-    return ModelRegistry(models_of(choice), choice.device, keep_loaded, choice.precision)
 
 
 def choose_models(

@@ -12,18 +12,11 @@ from typing import Any
 import torch
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import file_sha256
+from musicvid.core.files import check_file, file_sha256
 from musicvid.models import tiny
-from musicvid.models.loading import (
-    MODEL_KINDS,
-    as_unavailable,
-    auto_precision,
-    diffusion_family,
-    first_line,
-    load_diffusion,
-    obtain,
-    video_family,
-)
+from musicvid.models.families import diffusion_family, video_family
+from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
+from musicvid.models.loading import auto_precision, load_diffusion
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import is_single_file
 from musicvid.settings.geometry import drawn_size, size_text
@@ -56,7 +49,8 @@ def weights_file(source: str, kind: str) -> Path:
     from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
 
     path, parts, flag = Path(source), source.split("/"), MODEL_KINDS[kind].flag
-    if path.is_file():
+    if path.exists() and not path.is_dir():
+        check_file(path, kind)  # (a named pipe would hold the read)
         return path
     if path.is_dir():
         found = [path / name for name in LORA_FILES if (path / name).is_file()]

@@ -5,7 +5,7 @@ everywhere else the libraries are used as their documentation shows (tests/test_
 use by its pattern). A library upgrade checks this module first.
 
 What counts as documented: a library's documentation site or README and what its package exports (openai-
-whisper, faster-whisper and Demucs are documented by their READMEs, Demucs by its docs/api.md too, faster-
+whisper, faster-whisper and Demucs are documented by their READMEs, Demucs by the api.md of its docs too, faster-
 whisper's WhisperModel by the docstrings the README sends its reader to)."""
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def no_attention_masks(config) -> dict[str, None]:
     """What a transformers decoder (Qwen3) takes as `attention_mask` to build no mask of its own: a dict of the
     masks already made for each kind of its layers (`config.layer_types`), here none, so that each attention is
     torch's causal one. Given no mask, or a padding mask, the decoder inspects it (or its positions) for a value,
-    which a pass on the meta device cannot give (musicvid.models.activations); the dict is what `generate` passes
+    which a pass on the meta device cannot give (musicvid.memory.activations); the dict is what `generate` passes
     (the decoder's comment says so), and transformers documents no way of giving it. Checked against transformers
     5.24.0."""
     return dict.fromkeys(config.layer_types)

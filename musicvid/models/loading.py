@@ -1,39 +1,36 @@
-"""How models load: the device they run on, one loader per kind of model, and the registry the stages ask.
+"""How models load: the device they run on, and one loader per kind of model (the registry asks them:
+musicvid.models.registry).
 
 A loader takes a model's name: a hub repository or file, a local copy, or one of the names the models
-built here answer to (MODEL_KINDS, musicvid.models.tiny). A model that cannot be loaded stops the run with one
-sentence naming the ways out (ModelUnavailable).
+built here answer to (musicvid.models.kinds.MODEL_KINDS, musicvid.models.tiny). A model that cannot be loaded stops
+the run with one sentence naming the ways out (musicvid.models.kinds.ModelUnavailable).
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import torch
 
 from musicvid.core.errors import UserError
-from musicvid.models import tiny, tiny_flow, tiny_video
+from musicvid.core.files import check_file
+from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.internals import demucs_model
-from musicvid.models.names import ROLES, check_family, check_model
+from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.precision import Precision, half_whisper
 from musicvid.models.single_file import is_single_file
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
-    KNOWN_FAMILIES,
-    KNOWN_VIDEO_FAMILIES,
     LANCZOS,
     PIPELINE_FAMILIES,
     REAL_ESRGAN,
     TINY,
     VIDEO_FAMILIES,
-    VIDEO_FAMILY_NAMES,
-    VIDEO_PIPELINES,
 )
 from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
@@ -61,77 +58,6 @@ def resolve_device(device: str = "auto") -> torch.device:
 def auto_precision(device: torch.device, precision: Precision | None) -> Precision:
     """`precision`, or when a caller names none, what --precision auto resolves to on `device`."""
     return precision or Precision.resolve("auto", device)
-
-
-class ModelUnavailable(UserError):
-    pass
-
-
-@dataclass(frozen=True)
-class Kind:
-    """A kind of model: the option that names a local copy, where downloads are cached, and the names
-    of the models built here instead of loaded (random weights of the real classes, no download)."""
-
-    flag: str
-    cache: str = "HF_HOME"
-    built_here: Mapping[str, Callable[[], Any]] = field(default_factory=dict)
-
-
-MODEL_KINDS = {
-    "asr": Kind(
-        "--asr-model",
-        "the cache in ~/.cache/whisper (openai-whisper) or HF_HOME (faster-whisper)",
-        {TINY: tiny.tiny_whisper},
-    ),
-    "vipe": Kind("--vipe", built_here={TINY: tiny.tiny_vipe}),
-    "diffusion": Kind(
-        "--diffusion",
-        built_here={name: partial(tiny.local_diffusion, name) for name in tiny.LOCAL_DIFFUSION}
-        | tiny_flow.FLOW_DIFFUSION,
-    ),
-    "few-step LoRA": Kind("--fast-lora"),  # the tiny one is made for the UNet it adapts: see _fuse_lora
-    "style LoRA": Kind("--lora"),
-    "reference adapter": Kind("--ip-adapter"),  # the tiny one is made for the UNet it adapts too
-    "tiny decoder": Kind("--fast-decoder", built_here={TINY: tiny.tiny_taesd}),
-    "separator": Kind("--separator", built_here={TINY: tiny.tiny_demucs}),
-    "upscaler": Kind("--upscaler", built_here={TINY: tiny.tiny_upscaler}),
-    "video": Kind("--video-model", built_here={TINY: tiny.tiny_ltx_video} | tiny_video.VIDEO_MODELS),
-}
-
-
-def first_line(error: BaseException) -> str:
-    """An error's first line, short enough for a one-sentence message."""
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
-
-
-def _unavailable(kind: str, name: str, error: BaseException) -> ModelUnavailable:
-    """A model that could not be loaded: a download or cache problem names the ways out."""
-    ways_out = MODEL_KINDS[kind]
-    return ModelUnavailable(
-        f"could not load the {kind} model '{name}' ({first_line(error)}); it downloads on first use, so either let "
-        f"this machine reach the model hub once, run with --models tiny, pass a local copy with {ways_out.flag} "
-        f"PATH, or point {ways_out.cache} at a cache that holds it"
-    )
-
-
-@contextmanager
-def as_unavailable(kind: str, name: str) -> Iterator[None]:
-    """Every way a load fails (network, cache, format) ends the same way; a UserError says its own sentence."""
-    try:
-        yield
-    except UserError:
-        raise
-    except Exception as error:
-        raise _unavailable(kind, name, error) from None
-
-
-def obtain(kind: str, name: str, load: Callable[[], Any]) -> Any:
-    """Model `name` of `kind`: built here where MODEL_KINDS says so, else what `load()` loads."""
-    build = MODEL_KINDS[kind].built_here.get(name)
-    if build is not None:
-        return build()
-    with as_unavailable(kind, name):
-        return load()
 
 
 # --- ASR -------------------------------------------------------------------------------------------
@@ -196,27 +122,6 @@ def load_vipe(name: str, tokenizer: str | None, device: torch.device, precision:
 
 
 # --- Stable Diffusion ------------------------------------------------------------------------------
-
-
-def diffusion_family(name: str) -> str:
-    """Which family of FAMILIES the diffusion model `name` is of: known for the models named here, else the
-    pipeline class its model_index.json names (musicvid.models.names; a hub repository's not in the cache is
-    fetched alone, a few hundred bytes)."""
-    if name in KNOWN_FAMILIES:
-        return KNOWN_FAMILIES[name]
-    return PIPELINE_FAMILIES[model_index("diffusion", name)["_class_name"]]
-
-
-def model_index(role: str, name: str) -> dict:
-    """The model index of the pipeline `name` for `role`, checked to be of its family (musicvid.models.names):
-    read from its folder or the cache, else fetched alone."""
-    config = check_model(role, name)
-    if config is None:
-        with as_unavailable(role, name):
-            from diffusers import DiffusionPipeline
-
-            config = check_family(role, dict(DiffusionPipeline.load_config(name)), f"{ROLES[role].flag} {name}")
-    return config
 
 
 # The transformer class a flow-matching family's checkpoint file holds (musicvid.models.single_file)
@@ -296,28 +201,6 @@ def pipeline_over(pipe, kind: type | None = None, **components):
 # --- the video model of --transitions video -------------------------------------------------------
 
 
-def video_family(name: str) -> str:
-    """Which family of VIDEO_FAMILIES the video model `name` is of: known for the models named here, else the
-    pipeline class its model_index.json names (a hub repository's not in the cache is fetched alone)."""
-    if name in KNOWN_VIDEO_FAMILIES:
-        return KNOWN_VIDEO_FAMILIES[name]
-    return VIDEO_PIPELINES[model_index("video", name)["_class_name"]]
-
-
-def check_video_model(name: str) -> None:
-    """Refuse, in one sentence and before any work, a --video-model that is of no family of VIDEO_FAMILIES (its
-    model_index.json alone is read), or one whose pipeline needs what is not installed: Wan's cleans every prompt
-    with ftfy, which diffusers does not install."""
-    import importlib.util
-
-    family = video_family(name)
-    if family == "wan" and importlib.util.find_spec("ftfy") is None:
-        raise UserError(
-            f"--video-model {name}: {VIDEO_FAMILY_NAMES[family]} cleans its prompts with ftfy, which is not "
-            "installed (pip install ftfy)"
-        )
-
-
 def load_video_model(name: str, device: torch.device, precision: Precision | None = None):
     """The video model `name` as its family's pipeline that takes a picture for the first and the last frame:
     LTX-Video's LTXConditionPipeline, LTX-2's LTX2ConditionPipeline, Wan's WanImageToVideoPipeline. Every module is
@@ -364,6 +247,8 @@ def _upscaler_file(name: str):
     from spandrel import ModelLoader
 
     path = Path(name)
+    if path.exists() and not path.is_dir():
+        check_file(path, "upscaler")  # (a named pipe would hold the read)
     if not path.is_file():
         repo, _, filename = name.rpartition("/")
         if repo.count("/") != 1:

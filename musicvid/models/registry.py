@@ -6,21 +6,19 @@ from __future__ import annotations
 import gc
 from collections import Counter
 from contextlib import contextmanager, nullcontext
-from functools import cache
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import torch
 
+from musicvid.models.choose import models_of
 from musicvid.models.drawing import DRAWINGS_KEPT, Drawing, load_drawing
-from musicvid.models.ladder import RESERVE_GB, MemoryPlan
+from musicvid.models.footprint import RESERVE_GB, role_weights_gb
 from musicvid.models.loading import load_asr, load_separator, load_upscaler, load_video_model, load_vipe, resolve_device
-from musicvid.models.memory import asr_dtype, upscaler_name
-from musicvid.models.pictures_plan import drawing_weights
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.models.scorer import load_scorer
-from musicvid.models.sizes import Unsized, weights
 from musicvid.models.timing import Timings
+from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 
 # What each role a stage asks the registry for loads, from the run's model set (a Drawing: load_drawing).
@@ -37,7 +35,7 @@ LOADERS: dict[str, Loader] = {
 }
 
 
-# The stage of the memory plan (musicvid.models.memory) each role is used in; a Drawing's is "pictures"
+# The stage of the memory plan (musicvid.memory) each role is used in; a Drawing's is "pictures"
 ROLE_STAGES = {
     "asr": "transcribe",
     "separator": "transcribe",
@@ -47,26 +45,13 @@ ROLE_STAGES = {
 }
 
 
-@cache
-def role_weights_gb(models: ModelSet, role: str | Drawing, precision: Precision) -> float:
-    """The weights (GB) `role` holds (a Drawing: its pipeline); 0 for a model the plan cannot size."""
-    try:
-        if isinstance(role, Drawing):
-            found = [w for ws in drawing_weights(models, precision, role.fast, role.reference).values() for w in ws]
-        elif role == "upscaler":
-            name = upscaler_name(models)
-            found = weights("upscaler", name, lambda part: precision.upscaler(True, True)) if name else ()
-        else:
-            kind, name, dtype = {
-                "asr": ("asr", models.asr, asr_dtype(models, precision)),
-                "vipe": ("vipe", models.vipe, precision.compute),
-                "separator": ("separator", models.separator, precision.separator),
-                "video": ("video", models.video, precision.video),
-            }[role]
-            found = weights(kind, name, lambda part: dtype)
-    except (Unsized, KeyError):
-        return 0.0
-    return sum(w.weights_gb for w in found)
+class StageMemory(Protocol):
+    """What the registry reads of a render's memory plan (musicvid.memory.ladder.MemoryPlan, made above this
+    package from what it loads): the most a stage holds on the card, and whether its weights wait on the CPU."""
+
+    def holds_gb(self, stage: str) -> float | None: ...
+
+    def offloaded(self, stage: str) -> bool: ...
 
 
 class ModelRegistry:
@@ -78,7 +63,7 @@ class ModelRegistry:
     Each model's name, dtype and device as its stage leaves it are recorded in the stage's Timings.
     Models kept loaded are released, least recently used first, where the next would not fit beside them in the
     budget (`budget_gb`, by default on CUDA the memory free when first asked; no limit elsewhere), the next
-    needing what a render's memory plan (`memory` given to `use`, musicvid.models.memory.memory_plan) says its stage
+    needing what a render's memory plan (`memory` given to `use`, musicvid.memory) says its stage
     holds at most. A registry holds no render's state: the plan is the render's (musicvid.run.Run), not the registry's.
     """
 
@@ -103,7 +88,7 @@ class ModelRegistry:
 
     @contextmanager
     def use(
-        self, role: str | Drawing, timings: Timings | None = None, memory: MemoryPlan | None = None
+        self, role: str | Drawing, timings: Timings | None = None, memory: StageMemory | None = None
     ) -> Iterator[Any]:
         """The model of `role` (a Drawing: the pipeline that draws so), loaded if it is not (room made for it as the
         render's memory plan (`memory`) says its stage needs)."""
@@ -141,7 +126,7 @@ class ModelRegistry:
             self.budget_gb = torch.cuda.mem_get_info(self.device)[0] / GB
         return self.budget_gb
 
-    def make_room(self, role: str | Drawing, memory: MemoryPlan | None = None) -> None:
+    def make_room(self, role: str | Drawing, memory: StageMemory | None = None) -> None:
         """Release the least recently used models not in use until `role` fits beside the others."""
         budget = self.budget()
         if budget is None:
@@ -152,11 +137,11 @@ class ModelRegistry:
                 return
             self.release(kept)
 
-    def need_gb(self, role: str | Drawing, memory: MemoryPlan | None = None) -> float:
+    def need_gb(self, role: str | Drawing, memory: StageMemory | None = None) -> float:
         """What `role` needs: the most its stage holds by the render's memory plan (`memory`), else its weights."""
         name = "pictures" if isinstance(role, Drawing) else ROLE_STAGES.get(role)
-        stage = memory.stage(name) if memory and name else None
-        return stage.peak_gb if stage else role_weights_gb(self.models, role, self.precision)
+        planned = memory.holds_gb(name) if memory and name else None
+        return planned if planned is not None else role_weights_gb(self.models, role, self.precision)
 
     def named(self, role: str | Drawing) -> tuple[str, str]:
         """The report's name of `role` (a Drawing's: diffusion) and of its model."""
@@ -171,3 +156,9 @@ class ModelRegistry:
             gc.collect()
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()
+
+
+def registry_of(choice: ModelChoice, keep_loaded: bool = False) -> ModelRegistry:
+    """The registry that loads `choice`'s models on its device in its precision (a batch and the page keep
+    them loaded)."""
+    return ModelRegistry(models_of(choice), choice.device, keep_loaded, choice.precision)

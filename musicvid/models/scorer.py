@@ -16,7 +16,8 @@ from PIL import Image
 
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
-from musicvid.models.loading import ModelUnavailable, auto_precision
+from musicvid.models.kinds import ModelUnavailable
+from musicvid.models.loading import auto_precision
 from musicvid.models.names import unavailable
 from musicvid.models.precision import Precision
 from musicvid.models.tiny import TINY_SEED

@@ -20,8 +20,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from musicvid.core.errors import UserError
+from musicvid.core.files import check_file
 
 SUFFIX = ".safetensors"
+HEADERS: dict[tuple, dict[str, list[int]]] = {}  # each file's header by its version (path, size, time), read once
 UNET = "model.diffusion_model."
 # SD 1.x's cross-attention reads the text encoder's last hidden states: as wide as its final LayerNorm
 CROSS_ATTENTION = ".attn2.to_k.weight"
@@ -58,9 +60,20 @@ def is_single_file(name: str) -> bool:
 
 
 def header(path: Path, named: str) -> dict[str, list[int]]:
-    """The tensors' names and shapes a safetensors file declares, read from its header alone."""
+    """The tensors' names and shapes a safetensors file declares, read from its header alone, once it is found to be
+    a file (a named pipe would hold the read); once per version of the file in a process (its checks, then its memory
+    plan, read it)."""
     from safetensors import safe_open
 
+    try:
+        status = path.stat()
+        version = (path.resolve(), status.st_size, status.st_mtime_ns)
+    except OSError:
+        version = None  # (check_file says why, in its words)
+    if version in HEADERS:
+        return HEADERS[version]
+    if not path.is_file():  # (an empty or broken file is named below, as safetensors reads it)
+        check_file(path, "checkpoint file")
     if path.suffix.lower() != SUFFIX:
         raise UserError(
             f"{named} is not a {SUFFIX} file: musicvid loads a checkpoint from safetensors alone (a .ckpt or .pt is a "
@@ -68,9 +81,11 @@ def header(path: Path, named: str) -> dict[str, list[int]]:
         )
     try:
         with safe_open(str(path), framework="pt") as opened:
-            return {key: list(opened.get_slice(key).get_shape()) for key in opened.keys()}
+            shapes = {key: list(opened.get_slice(key).get_shape()) for key in opened.keys()}
     except Exception as error:  # (safetensors says "header too large", "invalid JSON", ... in its own types)
         raise UserError(f"{named} cannot be read as a safetensors file ({str(error).splitlines()[0]})") from None
+    HEADERS[version] = shapes
+    return shapes
 
 
 def family_of(shapes: dict[str, list[int]]) -> str | None:

@@ -4,7 +4,7 @@ musicvid.models.tiny and musicvid.models.tiny_flow) or from a local folder's con
 no weight file is opened.
 
 A model is counted once per name and kept, without weights, for the memory plan to run its passes on the meta
-device (musicvid.models.activations). A name none of these describe cannot be sized: `Unsized` says so.
+device (musicvid.memory.activations). A name none of these describe cannot be sized: `Unsized` says so.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import torch
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
 from musicvid.models import published, tiny, tiny_video
+from musicvid.models.families import diffusion_family
 from musicvid.models.internals import htdemucs, whisper_halves
-from musicvid.models.loading import diffusion_family
 from musicvid.models.readback import GB
 from musicvid.models.single_file import is_single_file, single_file_family
 from musicvid.models.tiny_flow import TINY_FLOW, flow_classes, flow_modules, qwen3_config, tiny_qwen3_tokenizer
@@ -235,7 +235,7 @@ def video(name: str) -> dict | None:
     if KNOWN_VIDEO_FAMILIES.get(name, "ltx-video") != "ltx-video":
         return None
     if name == TINY:
-        pipe = tiny.tiny_ltx_video()
+        pipe = tiny_video.tiny_ltx_video()
         return {"transformer": pipe.transformer, "text_encoder": pipe.text_encoder, "vae": pipe.vae}
     if name == LTX_VIDEO:
         transformer, text, vae = published.LTX_TRANSFORMER, T5Config(**published.T5_XXL), published.LTX_VAE

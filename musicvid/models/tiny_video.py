@@ -1,10 +1,10 @@
-"""The video families' tiny pipelines: LTX-2's and Wan 2.1 FLF2V's diffusers classes with random weights, built here
-from a fixed seed with no download, as musicvid.models.tiny builds LTX-Video 0.9.5's.
+"""The video families' tiny pipelines (--transitions video): LTX-Video 0.9.5's, LTX-2's and Wan 2.1 FLF2V's diffusers
+classes with random weights, built here from a fixed seed with no download, as musicvid.models.tiny builds the rest.
 
 LTX-2 reads a prompt through Gemma 3 12B (every hidden state, stacked: the connectors take them all), here
 TINY_VIDEO's few layers with the tiny tokenizer of assets/tokenizers/tiny-gemma3; it draws sound beside the video,
 through an audio VAE and a vocoder, kept here at their least. Wan reads a prompt through UMT5-XXL (here the tiny T5
-tokenizer of musicvid.models.tiny) and both keyframes through CLIP ViT-H/14's second-to-last layer, with the
+tokenizer, LTX-Video's) and both keyframes through CLIP ViT-H/14's second-to-last layer, with the
 processor of the tiny CLIP tokenizer. Every size is defined here once: the tests' stand-ins of the two repositories
 (tests/standins/ltx2.py, wan.py) and the benchmarks' --dry-run (benchmarks/families.py) build these.
 """
@@ -17,8 +17,70 @@ import torch
 
 from musicvid.core.assets import TINY_CLIP_TOKENIZER, TINY_GEMMA3_TOKENIZER
 from musicvid.models import published as P
-from musicvid.models.tiny import TINY_SEED, tiny_t5_tokenizer
+from musicvid.models.tiny import TINY_SEED
 from musicvid.settings.presets import TINY_LTX2, TINY_WAN
+
+# --- LTX-Video (--transitions video) ---------------------------------------------------------------
+
+# LTX-Video 0.9.5's classes at the least that runs, keeping what the pipeline's shapes depend on: the VAE
+# still compresses 32× in space and 8× in time (so sizes are multiples of 32 and clips 8k + 1 frames), with
+# 0.9.5's down blocks, timestep-conditioned decoder and residual upsampling, and the channels halving as
+# in the published one (128 … 2048 there). The published transformer is 28 layers of 32 heads × 64, over
+# 128 latent channels, reading T5-XXL's 4096-wide text.
+TINY_LTX = dict(
+    transformer=dict(
+        in_channels=8, out_channels=8, num_attention_heads=2, attention_head_dim=8, cross_attention_dim=16,
+        num_layers=1, caption_channels=16,
+    ),
+    vae=dict(
+        latent_channels=8, block_out_channels=(4, 8, 16, 32, 64), decoder_block_out_channels=(8, 16, 32),
+        down_block_types=("LTXVideo095DownBlock3D",) * 4, layers_per_block=(1,) * 5, decoder_layers_per_block=(1,) * 4,
+        spatio_temporal_scaling=(True,) * 4, decoder_spatio_temporal_scaling=(True,) * 3,
+        decoder_inject_noise=(False,) * 4, downsample_type=("spatial", "temporal", "spatiotemporal", "spatiotemporal"),
+        upsample_residual=(True,) * 3, upsample_factor=(2,) * 3, timestep_conditioning=True,
+        spatial_compression_ratio=32, temporal_compression_ratio=8,
+    ),
+    text=dict(d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2, relative_attention_num_buckets=8),
+)  # fmt: skip
+# T5's sentencepiece pieces, a handful: whole words for the commonest, letters for the rest
+TINY_T5_WORDS = "a the of and in on to red sun sky night city rain light dark love heart sea fire".split()
+
+
+def tiny_t5_tokenizer():
+    """T5's tokenizer (a unigram model, as the published one's spiece.model) over TINY_T5_WORDS and letters."""
+    from transformers import T5Tokenizer
+
+    pieces = [(f"\u2581{word}", -3.0 - n / 10) for n, word in enumerate(TINY_T5_WORDS)]
+    pieces += [("\u2581", -5.0)] + [(letter, -8.0) for letter in "abcdefghijklmnopqrstuvwxyz"]
+    return T5Tokenizer(
+        vocab=[("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), *pieces], extra_ids=0, model_max_length=128
+    )
+
+
+def tiny_ltx_video():
+    """LTXConditionPipeline at the sizes of TINY_LTX."""
+    from diffusers import (
+        AutoencoderKLLTXVideo,
+        FlowMatchEulerDiscreteScheduler,
+        LTXConditionPipeline,
+        LTXVideoTransformer3DModel,
+    )
+    from transformers import T5Config, T5EncoderModel
+
+    torch.manual_seed(TINY_SEED)
+    tokenizer = tiny_t5_tokenizer()
+    pipe = LTXConditionPipeline(
+        # 0.9.5's: the pipeline sets its own timesteps, which dynamic shifting would refuse without a shift
+        scheduler=FlowMatchEulerDiscreteScheduler(use_dynamic_shifting=False),
+        vae=AutoencoderKLLTXVideo(**TINY_LTX["vae"]),
+        text_encoder=T5EncoderModel(T5Config(vocab_size=len(tokenizer), **TINY_LTX["text"])),
+        tokenizer=tokenizer,
+        transformer=LTXVideoTransformer3DModel(**TINY_LTX["transformer"]),
+    )
+    for module in (pipe.vae, pipe.text_encoder, pipe.transformer):
+        module.eval()  # as from_pretrained leaves them: T5's dropout would make every clip another
+    return pipe
+
 
 GEMMA3_VOCAB_MULTIPLE = 64  # the embedding has rows past the tokens, as Gemma 3's 262208 has past its 262145
 # LTX-2's audio latents as the pipeline patchifies them: latent_channels × mel_bins / 4 (the audio VAE's mel

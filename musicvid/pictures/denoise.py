@@ -181,7 +181,7 @@ def draw_groups(
 
     with (
         ThreadPoolExecutor(max_workers=2) as writer,
-        Progress("render", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress,
+        Progress("draw", total=sum(len(g) for g in todo), unit="frame", quiet=quiet) as progress,
     ):
         for group in todo:
             first = group[0]

@@ -91,8 +91,10 @@ def call(pipe, text, negative, noise: torch.Tensor, settings, references=None, *
     references = references or [None] * len(text)
     if all(r is None for r in references) or all(r is not None and torch.equal(r, references[0]) for r in references):
         return drawn(pipe, text, negative, noise, settings, references[0], **extra)
-    parts = [drawn(pipe, text[i : i + 1], negative[i : i + 1], noise[i : i + 1], settings, references[i], **extra)
-             for i in range(len(text))]  # fmt: skip
+    parts = [
+        drawn(pipe, text[i : i + 1], negative[i : i + 1], noise[i : i + 1], settings, references[i], **extra)
+        for i in range(len(text))
+    ]
     return torch.cat(parts)
 
 

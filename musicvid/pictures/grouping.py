@@ -1,17 +1,17 @@
-"""What to draw: every picture of a video, keyed by its inputs (musicvid.pictures.cache), in its fixed render
-group, and which of them are stale. Pictures are denoised in fixed groups (keyframes by blocks of scene
-numbers, in-between frames by blocks of frame numbers, across scenes), and a group is denoised whole whenever any of its pictures
+"""What to draw: every picture of a video, keyed by its inputs (musicvid.pictures.cache), in its fixed
+group, and which of them are stale. Pictures are denoised in fixed groups (keyframes by blocks of scene numbers,
+in-between frames by blocks of frame numbers, across scenes), and a group is denoised whole whenever any of its pictures
 is missing or stale: the batch a picture is computed in is then always the same, and so are its bytes.
 (docs/frames.md)
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Collection
 
-from musicvid.core.files import check_picture
 from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import file_digest
 from musicvid.pictures.cache import picture_key, stored_key
@@ -31,13 +31,26 @@ class Picture:
     t: float
 
 
-def _file_digest(path: Path, what: str = "pinned picture") -> str:
-    check_picture(path, what)  # its header, before it is ever decoded
-    return file_digest(path)
+# Keyframe settings a picture's key holds in another form: the size as width × height (the look and the aspect
+# as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, their
+# strength only where an adapter draws and --deep-cache only where it is on (common_inputs), and the keyframe
+# picks by the seeds they keep (musicvid.pictures.keyframe_candidates).
+KEYED_ELSEWHERE = tuple(
+    "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below deep_cache".split()
+)
+
+
+def common_inputs(settings: RenderSettings, drawn_by: dict) -> dict:
+    """What every picture depends on besides its own prompts, seeds, reference pictures and t; `drawn_by`: the
+    models that draw them (musicvid.models.drawing.Drawing.key)."""
+    keys = [name for name in settings.affecting("keyframes") if name not in KEYED_ELSEWHERE]
+    keys += ["reference_strength"] * ("reference adapter" in drawn_by) + ["deep_cache"] * (settings.deep_cache > 1)
+    values = {k: v for k, v in dataclasses.asdict(settings).items() if k in keys}
+    return {**drawn_by, "width": settings.width, "height": settings.height, **values}
 
 
 def reference_of(scene: Scene, settings: RenderSettings) -> Path | None:
-    """The picture whose look a scene takes: its own, else the render's (--reference), else none."""
+    """The picture whose appearance a scene takes: its own, else the render's (--reference), else none."""
     own = scene.reference or settings.reference
     return Path(own) if own else None
 
@@ -51,12 +64,11 @@ class KeyframeKeys:
     hashes of its pinned and reference pictures' files (each file read once)."""
 
     def __init__(self, storyboard: Storyboard, settings: RenderSettings, drawn_by: dict):
-        self.common = settings.picture_inputs(drawn_by)
+        self.common = common_inputs(settings, drawn_by)
         scenes = storyboard.scenes
-        self.pinned = {s.index: _file_digest(Path(s.picture)) for s in scenes if s.picture}
-        self.references = {
-            s.index: _file_digest(r, "reference picture") for s in scenes if (r := reference_of(s, settings))
-        }
+        # (each checked before any work: musicvid.prepare, musicvid.storyboard.make.check_storyboard_pictures)
+        self.pinned = {s.index: file_digest(Path(s.picture)) for s in scenes if s.picture}
+        self.references = {s.index: file_digest(r) for s in scenes if (r := reference_of(s, settings))}
 
     def scene_inputs(self, scene: Scene, seed: int | None = None) -> tuple:
         """A scene's own inputs (`seed`: another seed than its own, as a candidate's)."""
@@ -76,7 +88,7 @@ def picture_groups(
     keyframes_only: bool = False,
     elsewhere: Collection[int] = (),
 ) -> list[list[Picture]]:
-    """Every picture of the video in its fixed render group: keyframes first, by blocks of `--batch-size` scene
+    """Every picture of the video in its fixed group: keyframes first, by blocks of `--batch-size` scene
     numbers (scenes s with the same s // size; a pinned picture alone), then the in-between frames by blocks of
     `--batch-size` frame numbers (frames k with the same k // size), across scene boundaries, so that batches stay
     full however short the scenes are. A block is fixed by the numbers alone: an edit to one scene changes no

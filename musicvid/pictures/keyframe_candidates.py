@@ -27,10 +27,9 @@ import numpy as np
 
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
+from musicvid.memory.plan import planned_offloads
 from musicvid.models.drawing import Drawing
-from musicvid.models.loading import ModelUnavailable
-from musicvid.models.memory import MemoryPlan, offloads
-from musicvid.models.registry import ModelRegistry
+from musicvid.models.kinds import ModelUnavailable
 from musicvid.models.scorer import picks_by_score
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
@@ -40,6 +39,7 @@ from musicvid.pictures.grouping import KeyframeKeys, Picture, picture_groups, us
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.scores import SceneScores, lyric_of, rank_candidates, score_keyframes
 from musicvid.pictures.switches import pipeline_for
+from musicvid.run import Run
 from musicvid.settings.render import MAX_ROUNDS, RenderSettings
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.picks import KeyframePick, candidate_seed
@@ -75,21 +75,17 @@ class Picked:
 
 
 def pick_keyframes(
+    run: Run,
     storyboard: Storyboard,
     schedule: FrameSchedule,
-    settings: RenderSettings,
-    registry: ModelRegistry,
-    workdir: Workdir,
-    timings: Timings,
-    *,
-    memory: MemoryPlan | None = None,
-    stop: threading.Event | None = None,
-    quiet: bool = False,
     save: Callable[[Storyboard], object] = lambda storyboard: None,
 ) -> Picked:
     """Pick every shown scene's keyframe whose pick does not hold (module doc): the storyboard returned has its
     seed and pick, its picture is written to the work directory; `save` is given the storyboard as it stands now
-    and then and at the end. Stable Diffusion is loaded only if a candidate is to be drawn; `stop` set ends it within a step."""
+    and then and at the end. Stable Diffusion is loaded only if a candidate is to be drawn; the run's stop signal
+    ends it within a step."""
+    settings, registry, workdir, timings = run.settings, run.registry, run.workdir, run.timings
+    memory, stop = run.memory, run.stop
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
     keys = KeyframeKeys(storyboard, settings, drawing.key(registry.models))
     todo = picks_to_make(storyboard, schedule.shown_scenes, keys, settings, registry.models.scorer, workdir)
@@ -99,12 +95,12 @@ def pick_keyframes(
     saved_at = time.monotonic()
     with (
         ExitStack() as loaded,
-        Progress("pick keyframes", total=len(todo), unit="scene", quiet=quiet) as progress,
+        Progress("pick keyframes", total=len(todo), unit="scene", quiet=run.quiet) as progress,
     ):
         try:
             scorer = loaded.enter_context(registry.use("scorer", timings, memory))
         except ModelUnavailable as error:
-            if picks_by_score(settings):  # (refused before the work where that could be told: musicvid.checks)
+            if picks_by_score(settings):  # (refused before the work where that could be told: musicvid.prepare)
                 raise
             log.warning("the keyframes are not scored, and the render goes on: %s", error)
             return Picked(storyboard, 0, 0)
@@ -113,13 +109,13 @@ def pick_keyframes(
         def own_pipe():
             if not pipes:
                 pipe = loaded.enter_context(registry.use(drawing, timings, memory))
-                pipes.append(pipeline_for(pipe, settings, offloads(memory, "pictures")))
+                pipes.append(pipeline_for(pipe, settings, planned_offloads(memory, "pictures")))
             return pipes[0]
 
         if stale := keyframes_as_drawn(storyboard, todo, keys, workdir, settings.size):  # then scored as they are
             drawn_by = drawing.key(registry.models)
             groups = picture_groups(storyboard, schedule, settings, drawn_by, workdir, keyframes_only=True)
-            written = draw_groups(own_pipe(), storyboard, groups, stale, settings, timings, quiet, stop)
+            written = draw_groups(own_pipe(), storyboard, groups, stale, settings, timings, run.quiet, stop)
             keyframes, keyframe_candidates = keyframes + written, keyframe_candidates + written
         for choosing in todo:
             scene = storyboard.scenes[choosing.scenes[0]]

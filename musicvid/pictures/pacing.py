@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from musicvid.core.audio import Beats
+from musicvid.core.audio import Beats, find_beats
+from musicvid.pictures.schedule import to_frame
+from musicvid.run import Run
 
 BEAT_BOOST = 1.0  # a beat adds this many times the mean motion to its frame
 FLOOR = 0.05  # the least a frame moves, as a share of the mean
@@ -46,3 +48,17 @@ def accent_per_frame(beats: Beats, fps: float, frame_count: int) -> np.ndarray:
     since = clock[:, None] - at[None, :]  # frames × strong beats
     decay = np.where(since >= 0, np.exp(-np.maximum(since, 0) / ACCENT_SECONDS), 0.0)
     return (decay * level[None, :]).max(axis=1)
+
+
+def on_the_beat(run: Run, duration: float) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Per drawn frame, how far the morphs move (--pacing beats) and the beats' accent (--pulse); None
+    for what is not asked for (the beats are only tracked if one is)."""
+    settings = run.settings
+    if settings.pacing != "beats" and not settings.pulse:
+        return None, None
+    frame_count = to_frame(duration, settings.fps)
+    with run.timings.measure("beats"):
+        beats = find_beats(run.audio.samples)
+    motion = motion_per_frame(beats, settings.fps, frame_count) if settings.pacing == "beats" else None
+    accent = accent_per_frame(beats, settings.fps, frame_count) if settings.pulse else None
+    return motion, accent

@@ -25,7 +25,7 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     loaded pipeline (batch, web page) is never changed under another render's denoising loop: its
     scheduler keeps state per call. The models' own switches below are set for this render; the callers
     run one render at a time per loaded model set (the page holds a lock). `offloads`: the memory plan's
-    switches (musicvid.models.memory), by default those the settings ask for."""
+    switches (musicvid.memory.plan), by default those the settings ask for."""
     from diffusers import DDIMScheduler, DPMSolverMultistepScheduler, FlowMatchEulerDiscreteScheduler
 
     from musicvid.pictures.sampler import SharedNoiseLCMScheduler
@@ -48,7 +48,7 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     if has_reference_adapter(pipe):
         if settings.attention_slicing:
             log.warning("musicvid: attention slicing does not go with reference pictures; drawing without it")
-    elif not is_flow(pipe):  # (a transformer's attention has no sliced kind: refused with them, checks.py)
+    elif not is_flow(pipe):  # (a transformer's attention has no sliced kind: refused with them, check_drawing_options)
         set_attention_slicing(pipe, "attention-slicing" in offloads)
     if not is_flow(pipe):
         set_deep_cache(pipe.unet, settings.deep_cache)

@@ -1,6 +1,6 @@
 """Transitions drawn by a video model (--transitions video): the frames between two keyframes as a clip that
 the video model (LTX-Video 0.9.5, LTX-2 or Wan 2.1 FLF2V: musicvid.pictures.clips) draws from the first keyframe to
-the next, instead of the slerp walk of render.py.
+the next, instead of the slerp walk (musicvid.pictures.conditioning) that Stable Diffusion draws.
 
 Each morph of the schedule becomes one transition. The keyframes stay the pictures the picture model drew (frame
 K_i shows keyframe i itself, as with slerp); the video model draws a clip that starts at keyframe i and ends at
@@ -31,7 +31,7 @@ import numpy as np
 
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
-from musicvid.models.loading import video_family
+from musicvid.models.families import video_family
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, picture_key, save_picture
 from musicvid.pictures.clips import draw_clip
@@ -110,7 +110,7 @@ def transitions_of(
     schedule: FrameSchedule, settings: RenderSettings, keyframes: dict[int, Picture], video: str, workdir: Workdir
 ) -> list[Transition]:
     """Every morph of `schedule` the video model draws (by_video), as a transition; `keyframes`: each shown scene's
-    keyframe, as plan.picture_groups keys it; `video`: the video model's name."""
+    keyframe, as musicvid.pictures.grouping.picture_groups keys it; `video`: the video model's name."""
     family = VIDEO_FAMILIES[video_family(video)]
     common = {
         "video": video,

@@ -14,7 +14,7 @@ What it measures (score.json's fields: docs/cli.md):
   the nearest onset, their mean, the share within one frame, and, for scale, the mean distance of times
   spread evenly over the song (where changes placed by chance would fall).
 - lyric_timing: each lyric scene's start against the start of its line in transcript.json (a render from a
-  timed lyrics file keeps no transcript: then there is nothing to compare).
+  timed lyrics file keeps no transcript: then there is nothing to compare). Both timings: musicvid.review.timing.
 
 Each scene's row names its keyframe's pick where the storyboard records one (musicvid.storyboard.picks): the seed kept
 and how many candidates were drawn for it.
@@ -27,16 +27,13 @@ refused in one sentence.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import file_sha256
 from musicvid.core.workdir import Workdir
-from musicvid.lyrics.transcript import Transcript
 from musicvid.models.names import check_model
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import Scorer
@@ -45,6 +42,7 @@ from musicvid.pictures.schedule import FrameSchedule, frame_schedule
 from musicvid.pictures.scores import SceneScores, lyric_of, score_keyframes
 from musicvid.review.chart import write_chart
 from musicvid.review.sheet import write_contact_sheet
+from musicvid.review.timing import beat_alignment, lyric_timing
 from musicvid.settings.geometry import DRAWN_FPS
 from musicvid.settings.presets import TINY
 from musicvid.settings.render import RenderSettings
@@ -54,7 +52,6 @@ from vipe_core.atomic import write_json
 
 FPS = RenderSettings.fields()["fps"]  # what --fps takes, and a recorded rate is checked as
 RANDOM_WEIGHTS = "random weights: a check of the mechanics, not a measure of quality"
-CHANCE_STEP = 0.01  # s between the evenly spread times of the chance baseline
 
 
 def open_render(root: Path) -> tuple[Workdir, Storyboard]:
@@ -207,72 +204,6 @@ def morph_smoothness(workdir: Workdir, schedule: FrameSchedule) -> list[dict[str
     return morphs
 
 
-def onset_times(song: Path) -> np.ndarray:
-    import librosa
-
-    from musicvid.core.audio import BEAT_HOP, SAMPLE_RATE, find_beats, load_audio
-
-    envelope = find_beats(load_audio(song).samples).onset
-    return librosa.onset.onset_detect(onset_envelope=envelope, sr=SAMPLE_RATE, hop_length=BEAT_HOP, units="time")
-
-
-def nearest_distances(times: np.ndarray, onsets: np.ndarray) -> np.ndarray:
-    return np.abs(times[:, None] - onsets[None, :]).min(axis=1)
-
-
-def beat_alignment(storyboard: Storyboard, schedule: FrameSchedule) -> dict[str, Any]:
-    """How close the pictures' changes fall to the song's onsets (the song as the storyboard records it)."""
-    song = Path(storyboard.audio.path or "")
-    if not song.is_file() or file_sha256(song) != storyboard.audio.sha256:
-        return {"missing": f"the song rendered is not at {song}"}
-    changes = np.array([segment.first / schedule.fps for segment in schedule.segments[1:]])
-    if not changes.size:
-        return {"missing": "the pictures never change: one scene is shown"}
-    onsets = onset_times(song)
-    if not onsets.size:
-        return {"missing": "the song has no onsets"}
-    distances = nearest_distances(changes, onsets)
-    chance = nearest_distances(np.arange(0.0, storyboard.duration, CHANCE_STEP), onsets)
-    return {
-        "changes": int(changes.size),
-        "onsets": int(onsets.size),
-        "mean_seconds": float(distances.mean()),
-        "within_frame": float(np.mean(distances <= 1 / schedule.fps)),
-        "chance_mean_seconds": float(chance.mean()),
-        "per_change": [{"time": float(t), "seconds": float(d)} for t, d in zip(changes, distances)],
-    }
-
-
-def _words(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
-
-
-def lyric_timing(workdir: Workdir, storyboard: Storyboard) -> dict[str, Any]:
-    """Each lyric scene's start against its line's in transcript.json: the line whose words the scene's
-    text holds (lines that start together share a scene) that starts nearest to it."""
-    try:
-        lines = Transcript.load(workdir.transcript).lines
-    except (OSError, UserError, UnicodeDecodeError):
-        return {"missing": "no transcript.json (a render from a timed lyrics file keeps none)"}
-    rows, unmatched = [], 0
-    for scene in (s for s in storyboard.scenes if s.kind == "lyric"):
-        words = _words(scene.text)
-        matching = [line for line in lines if _words(line.text) and _words(line.text) in words]
-        if not matching:
-            unmatched += 1
-            continue
-        line = min(matching, key=lambda line: abs(line.start - scene.start))
-        rows.append({"scene": scene.index, "start": scene.start, "line_start": line.start})
-        rows[-1]["offset"] = scene.start - line.start
-    offsets = np.abs([row["offset"] for row in rows])
-    return {
-        "scenes": rows,
-        "unmatched": unmatched,
-        "mean_abs_offset": float(offsets.mean()) if rows else None,
-        "max_abs_offset": float(offsets.max()) if rows else None,
-    }
-
-
 def _mean(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return float(np.mean(values)) if values else None
@@ -324,8 +255,8 @@ def quality_report(
 def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) -> dict[str, Any]:
     """`musicvid score`: the report of the render in `root` by the registry's scorer, written there as
     score.json and score.png, and its contact sheet drawn again with the scores. The work directory is held
-    (no render changes it) while it is read. `fps`: --fps, for a render whose timings.json has no rate."""
-    check_field(FPS, fps)  # the range render's --fps takes
+    (no render changes it) while it is read. `fps`: --fps (its range checked by the command line), for a render
+    whose timings.json has no rate."""
     workdir, storyboard = open_render(root)
     with workdir.held():
         render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0])  # refused before the scorer loads

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from musicvid.core.errors import UserError, number_text
 
 # Style LoRAs of one render: each is read and fused into the weights on loading, and one set of them is one
-# pipeline kept in memory (musicvid.models.loading.Drawing); a handful is what people stack.
+# pipeline kept in memory (musicvid.models.drawing.Drawing); a handful is what people stack.
 MAX_LORAS = 8
 LORA_WEIGHTS = (-2.0, 2.0)  # beyond these a LoRA's change swamps the model (negative: its opposite)
 

@@ -3,10 +3,11 @@ them once). musicvid.models.choose turns a choice into the models and the regist
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from musicvid.core.errors import UserError, either
+from musicvid.core.errors import UserError, either, number_text
 from musicvid.settings.front_doors import Settings
 from musicvid.settings.geometry import RESOLUTIONS
 from musicvid.settings.presets import (
@@ -152,3 +153,9 @@ class ModelChoice(Settings):
         (a render's, or any row's of a batch) would do nothing."""
         if self.upscaler is not None and not any(settings.resolution for settings in songs):
             raise UserError(f"--upscaler only acts with --resolution ({either(RESOLUTIONS)}): give both, or neither")
+
+
+def check_gpu_memory(gpu_memory: float | None) -> None:
+    """`musicvid plan --gpu-memory GB`: a number of GB above 0, where given."""
+    if gpu_memory is not None and not (math.isfinite(gpu_memory) and gpu_memory > 0):  # (NaN fails both)
+        raise UserError(f"--gpu-memory must be a number of GB above 0, got {number_text(gpu_memory)}")

@@ -14,7 +14,6 @@ with the limit in the message. Contracts: docs/cli.md.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from musicvid.settings.geometry import (
     size_for_aspect,
     size_text,
 )
+from musicvid.settings.looks import FAST, FAST_MAX_STEPS, LOOKS
 from musicvid.settings.loras import Loras, check_loras
 from musicvid.settings.presets import FAMILIES, PRESETS
 from musicvid.settings.schema import check_field, setting
@@ -44,23 +44,10 @@ OUTPUT_RATES = (24, 25, 30, 60)
 INTERPOLATORS = ("minterpolate", "blend")  # musicvid.delivery.mux
 MOVES = ("none", "zoom", "pan")
 TRANSITIONS = ("slerp", "video")  # what draws the frames between keyframes (musicvid.pictures.transitions)
-# A look sets several options at once; options given beside it win.
-# The music video's frames between are blends: it has no camera move, and between morph frames a blend
-# is as close to the truth as motion compensation (48.1 dB both, benchmarks/delivery.py) at 25 times the
-# speed; with minterpolate, on one core, the look's delivery made 11 frames/s, with blend 43 (docs/frames.md).
-LOOKS = {
-    "music-video": dict(
-        pacing="beats", output_fps=30.0, interpolator="blend", aspect="16:9", resolution="1080p", captions="karaoke"
-    ),
-}
-# --fast's sampling: LCM-LoRA's own recipe, 4 steps without classifier-free guidance (a guidance of 1
-# runs the UNet once per step instead of twice); it draws well in 2 to 8 steps.
-FAST = dict(steps=4, guidance=1.0)  # what --fast sets; options given beside it win
-FAST_MAX_STEPS = 8
 MAX_CANDIDATES = 8  # keyframes drawn per scene and round: a limit on the work it multiplies
 MAX_ROUNDS = 4  # rounds of candidates --reroll-below may draw for one scene
 SCORE_RANGE = (0.0, 2.5)  # CLIPScore's (musicvid.pictures.scores)
-DEFAULT_BATCH, MAX_BATCH = 4, 64  # without --batch-size off a GPU (on one: musicvid.models.pictures_plan's)
+DEFAULT_BATCH, MAX_BATCH = 4, 64  # without --batch-size off a GPU (on one: musicvid.memory.pictures's)
 
 
 @dataclass(frozen=True)
@@ -220,7 +207,7 @@ class RenderSettings(Settings):
     )
     reference: Path | None = setting(
         None,
-        "a picture whose look every keyframe takes (IP-Adapter): a character, a face, a palette; a scene of the "
+        "a picture whose appearance every keyframe takes (IP-Adapter): a character, a face, a palette; a scene of the "
         "storyboard may name its own",
         group="pictures",
         affects=("keyframes", "between"),
@@ -311,7 +298,8 @@ class RenderSettings(Settings):
 
     @property
     def batch(self) -> int:
-        """The pictures denoised together: --batch-size, or the plan's (musicvid.models.memory.follow), or 4."""
+        """The pictures denoised together: --batch-size, or the memory plan's
+        (musicvid.memory.plan.batched_as_planned), or 4."""
         return self.batch_size or DEFAULT_BATCH
 
     @property
@@ -329,8 +317,12 @@ class RenderSettings(Settings):
         long = 2 * round(short * max(ratio, 1 / ratio) / 2)
         return (long, short) if ratio >= 1 else (short, long)
 
+    def outputs(self, video: Path) -> list[Path]:
+        """What a render writes outside its work directory: the `video`, its .srt, its .ass with captions."""
+        return [video, video.with_suffix(".srt"), *([video.with_suffix(".ass")] if self.captions != "none" else [])]
+
     def offloads_asked(self, stage: str = "pictures") -> frozenset[str]:
-        """The memory switches a person set for a stage (musicvid.models.memory's names): --attention-slicing,
+        """The memory switches a person set for a stage (musicvid.memory.plan's names): --attention-slicing,
         --vae-slicing, and --low-vram's (for the pictures both slicings and model offload; for the transitions
         model offload and VAE tiling)."""
         if stage == "transitions":
@@ -339,14 +331,6 @@ class RenderSettings(Settings):
         chosen = {"attention-slicing"} if self.attention_slicing else set()
         return frozenset(low | chosen | ({"vae-slicing"} if self.vae_slicing else set()))
 
-    def picture_inputs(self, drawn_by: dict) -> dict:
-        """What every picture depends on besides its own prompts, seeds, reference pictures and t; `drawn_by`:
-        the models that draw them (musicvid.models.loading.Drawing.key)."""
-        keys = [name for name in self.affecting("keyframes") if name not in KEYED_ELSEWHERE]
-        keys += ["reference_strength"] * ("reference adapter" in drawn_by) + ["deep_cache"] * (self.deep_cache > 1)
-        values = {k: v for k, v in dataclasses.asdict(self).items() if k in keys}
-        return {**drawn_by, "width": self.width, "height": self.height, **values}
-
 
 # The settings that change only the frames between keyframes or the video, never a keyframe: `storyboard
 # --keyframes` draws keyframes alone, and takes none of them.
@@ -354,13 +338,6 @@ BETWEEN_AND_AFTER = tuple(
     name
     for name in RenderSettings.affecting("between", "video")
     if name not in RenderSettings.affecting("keyframes", "speed")
-)
-# Keyframe settings a picture's key holds in another form: the size as width × height (the look and the aspect
-# as the size they made), LoRAs and --fast in the drawing's key, reference pictures by their files' hashes, their
-# strength only where an adapter draws and --deep-cache only where it is on (RenderSettings.picture_inputs), and
-# the keyframe picks by the seeds they keep (musicvid.pictures.keyframe_candidates).
-KEYED_ELSEWHERE = tuple(
-    "look size aspect lora fast reference reference_strength keyframe_candidates reroll_below deep_cache".split()
 )
 
 

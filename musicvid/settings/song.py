@@ -7,10 +7,10 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
-from musicvid.core.files import MAX_TEXT_CHARS
+from musicvid.core.files import MAX_SONG_SECONDS, MAX_TEXT_CHARS
 from musicvid.settings.front_doors import Settings
+from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import setting
 from vipe_core.choose import LENSES
 
@@ -131,3 +131,10 @@ class SongRequest(Settings):
     def check_together(self) -> None:
         if self.lens is not None and self.candidates < 2:
             raise UserError("--lens chooses among several elaborations: add --candidates N (2 or more, e.g. 8)")
+
+
+def inputs_of(request: SongRequest, settings: RenderSettings | None = None) -> dict[str, Path]:
+    """The files a request names, by what each is: the song, lyrics, storyboard file and reference picture."""
+    inputs = {"song": request.song, "lyrics file": request.lyrics_file, "storyboard": request.storyboard_file}
+    inputs["reference picture"] = settings.reference if settings else None
+    return {what: path for what, path in inputs.items() if path is not None}

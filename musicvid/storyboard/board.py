@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import asdict, dataclass, fields, replace
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -59,7 +60,7 @@ class Scene:
     section: str | None = None  # one of SECTIONS; None until the song's form is read (musicvid.storyboard.form)
     motif: str | None = None  # shared by every return of a chorus line: one seed, one prompt
     mood: str | None = None  # a passage without words: how it sounds, in a few words ViPE reads
-    reference: str | None = None  # a picture whose look the scene takes (IP-Adapter), instead of --reference's
+    reference: str | None = None  # a picture whose appearance the scene takes (IP-Adapter), instead of --reference's
     pick: KeyframePick | None = None  # the kept keyframe candidate and its scores (musicvid.storyboard.picks)
     cut: str | None = None  # one of CUTS: why a scene without words starts inside its passage
 
@@ -97,6 +98,10 @@ class SongAudio:
         return {key: value for key, value in known.items() if value is not None}
 
 
+# MadeWith's fields by their names in storyboard.json, where those differ (the file keeps the option's name)
+FILE_KEYS = {"prompt_candidates": "candidates"}
+
+
 @dataclass(frozen=True)
 class MadeWith:
     """What made a storyboard (its `settings` in storyboard.json): the storyboard options, the transcript's source
@@ -107,7 +112,7 @@ class MadeWith:
     seed: int | None = None
     break_seconds: float | None = None
     bars_per_scene: int | None = None
-    candidates: int | None = None
+    prompt_candidates: int | None = None  # ViPE's, per scene (--candidates); `candidates` in the file
     lens: str | None = None
     transcript: str | None = None
     models: Mapping[str, str] | None = None  # by role, read-only as the rest
@@ -117,7 +122,7 @@ class MadeWith:
             object.__setattr__(self, "models", MappingProxyType(dict(self.models)))
 
     def to_json(self) -> dict:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}  # (null: not known)
+        values = {FILE_KEYS.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}  # (null: not known)
         return values | {"models": dict(self.models) if self.models is not None else None}
 
 
@@ -137,6 +142,14 @@ class Storyboard:
     @property
     def duration(self) -> float:
         return self.audio.duration
+
+    def picture_files(self) -> dict[str, Path]:
+        """The pictures its scenes name, by what each is: pinned pictures and reference pictures."""
+        pictures = {}
+        for scene in self.scenes:
+            pictures[f"pinned picture of scene {scene.index}"] = Path(scene.picture) if scene.picture else None
+            pictures[f"reference picture of scene {scene.index}"] = Path(scene.reference) if scene.reference else None
+        return {what: path for what, path in pictures.items() if path is not None}
 
     def with_scenes(self, changed: dict[int, Scene]) -> Storyboard:
         """This storyboard with the scenes of `changed` (by index) in place of its own."""
@@ -291,7 +304,18 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
 
 
 def load_storyboard(path: str | Path) -> Storyboard:
+    """The storyboard file at `path`, every field checked, its pictures named from its folder; read once per version
+    of the file (its size and time) in a process: the run's first step checks it, its storyboard stage takes it."""
     path = Path(path)
+    try:
+        status = path.stat()
+    except OSError:
+        status = None  # (read_text's check_file says why, in its words)
+    return _storyboard_file(path, *((status.st_size, status.st_mtime_ns) if status else (None, None)))
+
+
+@lru_cache(maxsize=16)
+def _storyboard_file(path: Path, size: int | None, modified: int | None) -> Storyboard:
     storyboard = parse_storyboard(parse_json(read_text(path, "storyboard"), f"storyboard {path}"), str(path))
 
     def from_folder(name: str | None) -> str | None:  # a picture named relative to the file: from its folder
@@ -330,13 +354,14 @@ def made_with(raw: Any, document: str) -> MadeWith:
     if not isinstance(raw, dict):
         raise invalid(document, "settings", "must be an object")
     kinds = {"context_size": int, "seed": int, "bars_per_scene": int, "candidates": int, "break_seconds": float}
+    named = {key: name for name, key in FILE_KEYS.items()}
     values: dict[str, Any] = {}
     for key, kind in kinds.items():
         value = raw.get(key)
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
                 raise invalid(document, f"settings.{key}", f"must be a number, got {value!r}")
-            values[key] = float(value) if kind is float else value
+            values[named.get(key, key)] = float(value) if kind is float else value
     for key in ("lens", "transcript"):
         values[key] = _text_or_none(raw.get(key), document, f"settings.{key}")
     models = raw.get("models")

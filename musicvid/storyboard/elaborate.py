@@ -55,9 +55,20 @@ def elaborate(
     empty = [s for s in storyboard.scenes if not s.prompt.strip()]
     first = {s.index: first_of_motif[s.motif] if s.motif else s for s in empty}
     todo = [s for s in empty if first[s.index] is s]
-    drawn = sample_prompts(
-        todo, contexts, vipe, prompt_candidates=prompt_candidates, seed=seed, lens=lens, batch_size=batch_size, quiet=quiet
-    ) if todo else {}  # fmt: skip
+    drawn = (
+        sample_prompts(
+            todo,
+            contexts,
+            vipe,
+            prompt_candidates=prompt_candidates,
+            seed=seed,
+            lens=lens,
+            batch_size=batch_size,
+            quiet=quiet,
+        )
+        if todo
+        else {}
+    )
     for scene in empty:  # a return of a motif takes its first scene's prompt
         if first[scene.index] is not scene:
             made = drawn.get(first[scene.index].index, first[scene.index])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from musicvid.core.audio import Audio, AudioInfo
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_picture, same_file
+from musicvid.core.files import check_not_inputs, check_picture, same_file
 from musicvid.core.workdir import Workdir
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
@@ -18,6 +18,7 @@ from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
+from musicvid.run import Run
 from musicvid.settings.song import PLAIN, SongRequest
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
@@ -35,18 +36,17 @@ def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
     return cached if cached.audio_sha256 == audio_sha256 else None
 
 
-def get_transcript(
-    request: SongRequest, audio: Audio, workdir: Workdir, registry: ModelRegistry, timings: Timings
-) -> Transcript:
+def get_transcript(run: Run) -> Transcript:
     """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
     or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
-    info, lyrics = audio.info, request.lyrics_file
+    request, registry, timings = run.request, run.registry, run.timings
+    info, lyrics = run.audio.info, request.lyrics_file
     if lyrics and lyrics.suffix.lower() != PLAIN:
         return read_lyrics(lyrics, info.duration, info.sha256)
     texts = read_plain_lyrics(lyrics) if lyrics else None
     if texts:
         check_line_count(len(texts), info.duration, lyrics)
-    path = workdir.transcript
+    path = run.workdir.transcript
     models = registry.models
     source = f"{models.asr_backend}:{models.asr}"
     if request.separate_vocals:
@@ -56,7 +56,7 @@ def get_transcript(
     cached = cached_transcript(path, info.sha256)
     if cached and cached.model == source:
         return cached
-    samples = audio.samples
+    samples = run.audio.samples
     if request.separate_vocals:
         with registry.use("separator", timings) as separator, timings.measure("separate vocals", registry.device):
             samples = separate_vocals(separator, Path(info.path), samples.size, quiet=request.quiet)
@@ -70,28 +70,30 @@ def get_transcript(
     return transcript
 
 
-def storyboard_settings(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> MadeWith:
+def made_with_of(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> MadeWith:
+    """What a storyboard made now for `request` is made with: its options, the transcript's source, the models."""
     return MadeWith(
         context_size=request.context_size,
         seed=request.seed,
         break_seconds=request.break_seconds,
         bars_per_scene=request.bars_per_scene,
-        candidates=request.candidates,
+        prompt_candidates=request.candidates,
         lens=request.lens,
         transcript=transcript.model,
         models=registry.models.describe(),
     )
 
 
-def _same_making(saved: Storyboard, settings: MadeWith, title: str, artist: str) -> bool:
+def _same_making(saved: Storyboard, made: MadeWith, title: str, artist: str) -> bool:
     """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
-    keys = ("context_size", "seed", "break_seconds", "bars_per_scene", "candidates", "lens", "transcript")
-    # storyboards made before candidates, lenses and bars existed are kept as they were made
-    made_before = {key: getattr(SongRequest, key) for key in ("candidates", "lens", "bars_per_scene")}
+    keys = ("context_size", "seed", "break_seconds", "bars_per_scene", "prompt_candidates", "lens", "transcript")
+    # storyboards made before prompt candidates, lenses and bars existed are kept as they were made
+    made_before = {"prompt_candidates": SongRequest.candidates, "lens": SongRequest.lens}
+    made_before["bars_per_scene"] = SongRequest.bars_per_scene
     saved_as = {key: getattr(saved.settings, key) for key in keys}
     return (
-        all((made_before.get(k) if saved_as[k] is None else saved_as[k]) == getattr(settings, k) for k in keys)
-        and (saved.settings.models or {}).get("vipe") == settings.models["vipe"]
+        all((made_before.get(k) if saved_as[k] is None else saved_as[k]) == getattr(made, k) for k in keys)
+        and (saved.settings.models or {}).get("vipe") == made.models["vipe"]
         and (saved.title, saved.artist) == (title, artist)
     )
 
@@ -103,11 +105,10 @@ def check_matches_audio(storyboard: Storyboard, info: AudioInfo, source: str) ->
         )
 
 
-def storyboard_in(
-    request: SongRequest, audio: Audio, workdir: Workdir, registry: ModelRegistry, timings: Timings
-) -> Storyboard:
-    """The storyboard of `request`, in the work directory the run holds."""
-    info, path = audio.info, workdir.storyboard
+def storyboard_in(run: Run) -> Storyboard:
+    """The storyboard of the run's request, in the work directory the run holds."""
+    request, audio, registry, timings = run.request, run.audio, run.registry, run.timings
+    info, path = audio.info, run.workdir.storyboard
     title = request.title if request.title is not None else info.title
     artist = request.artist if request.artist is not None else info.artist
 
@@ -115,10 +116,10 @@ def storyboard_in(
         storyboard = load_storyboard(request.storyboard_file)
         check_matches_audio(storyboard, info, str(request.storyboard_file))
     else:
-        transcript = get_transcript(request, audio, workdir, registry, timings)
-        settings = storyboard_settings(request, registry, transcript)
+        transcript = get_transcript(run)
+        made = made_with_of(request, registry, transcript)
         saved = load_storyboard(path) if path.exists() else None
-        if saved and _same_making(saved, settings, title, artist):
+        if saved and _same_making(saved, made, title, artist):
             check_matches_audio(saved, info, str(path))
             storyboard = saved
         else:
@@ -128,7 +129,7 @@ def storyboard_in(
                 title=title,
                 artist=artist,
                 language=transcript.language,
-                settings=settings,
+                settings=made,
                 scenes=scenes,
             )
             # its passages without words cut with the music; each scene's seed, a motif's shared
@@ -136,8 +137,8 @@ def storyboard_in(
             seeded = [replace(s, seed=scene_seed(request.seed, s.motif or s.index)) for s in storyboard.scenes]
             storyboard = replace(storyboard, scenes=seeded)
     storyboard = read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
-    if not request.storyboard_file:  # a file's pictures were decoded whole by check_inputs already
-        check_pictures(storyboard)
+    if not request.storyboard_file:  # a file's pictures were checked before any work (musicvid.prepare)
+        check_storyboard_pictures(run, storyboard)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
         with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
@@ -150,7 +151,7 @@ def storyboard_in(
                 lens=request.lens,
                 quiet=request.quiet,
             )
-    if not storyboard_is_input(request, workdir):
+    if not storyboard_is_input(request, run.workdir):
         storyboard = replace(
             storyboard, audio=replace(storyboard.audio, path=info.path, sha256=info.sha256)
         )  # this song's
@@ -158,10 +159,10 @@ def storyboard_in(
     return storyboard
 
 
-def save_storyboard(request: SongRequest, workdir: Workdir, storyboard: Storyboard) -> None:
+def save_storyboard(run: Run, storyboard: Storyboard) -> None:
     """The storyboard as the run left it (its keyframe picks), in its work directory: not over an input."""
-    if not storyboard_is_input(request, workdir):
-        storyboard.save(workdir.storyboard)
+    if not storyboard_is_input(run.request, run.workdir):
+        storyboard.save(run.workdir.storyboard)
 
 
 def storyboard_is_input(request: SongRequest, workdir: Workdir) -> bool:
@@ -181,10 +182,13 @@ def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_s
         return replace(storyboard, scenes=mark_form(storyboard.scenes, audio.samples, bars_per_scene))
 
 
-def check_pictures(storyboard: Storyboard) -> None:
-    """Each scene's pinned and reference pictures decode (their headers: before any work)."""
-    for scene in storyboard.scenes:
-        if scene.picture:
-            check_picture(Path(scene.picture), f"pinned picture of scene {scene.index}")
-        if scene.reference:
-            check_picture(Path(scene.reference), f"reference picture of scene {scene.index}")
+def check_storyboard_pictures(run: Run, storyboard: Storyboard) -> None:
+    """The pictures of a storyboard the work directory holds (an edited one's pins, known only now), as those of a
+    storyboard file were checked before any work (musicvid.prepare): each decodes (its header) and, in a run that
+    draws, none is a file it writes."""
+    pictures = storyboard.picture_files()
+    for what, path in pictures.items():
+        check_picture(path, what)
+    if run.settings is not None:
+        check_not_inputs(run.outputs(), pictures)
+        run.workdir.check_unwritten(pictures)

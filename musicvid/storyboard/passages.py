@@ -95,8 +95,10 @@ def cut_with_the_music(scenes: list[Scene], changes: Sequence[float], bars: Bars
         bounds = [start, *inside, end]
         for n, (first, last) in enumerate(zip(bounds, bounds[1:])):
             cuts = in_bars(first, last, bars, bars_per_scene)
-            scenes_cut += [Scene(-1, kind, a, b, cut="music" if n and k == 0 else "bars" if k else None)
-                           for k, (a, b) in enumerate(cuts)]  # fmt: skip
+            scenes_cut += [
+                Scene(-1, kind, a, b, cut="music" if n and k == 0 else "bars" if k else None)
+                for k, (a, b) in enumerate(cuts)
+            ]
     return numbered(scenes_cut)
 
 

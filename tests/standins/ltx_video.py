@@ -17,7 +17,7 @@ import json
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from musicvid.models.tiny import TINY_LTX, TINY_T5_WORDS
+from musicvid.models.tiny_video import TINY_LTX, TINY_T5_WORDS
 from tests.standins.hub import as_json, sharded
 
 LTX_VERSION = {"_diffusers_version": "0.33.0.dev0"}

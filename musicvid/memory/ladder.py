@@ -1,4 +1,4 @@
-"""The memory plan's parts (musicvid.models.memory): a stage's ways of running, each its models by the passes that
+"""The memory plan's parts (musicvid.memory.plan): a stage's ways of running, each its models by the passes that
 run together and what those hold beside their weights, and the first way that fits a budget.
 
 What the card holds while a pass runs depends on where the weights wait between passes: resident, every model of
@@ -8,7 +8,7 @@ the running layer is. So a text encoder that encodes the prompts before the deno
 families' Qwen3, 8 GB) is on the card beside the denoiser where the stage is resident, and alone where it offloads.
 A model `held` by a stage is on the card through every pass whatever the offload: the keyframes' scorer, loaded
 beside the pipeline and hooked by none of its offloads; under model offload, a VAE that nothing sends back once it
-has decoded (musicvid.models.pictures_plan).
+has decoded (musicvid.memory.pictures).
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 
 from musicvid.core.errors import UserError
+from musicvid.models.footprint import RESERVE_GB
 from musicvid.models.readback import GB, dtype_text
 from musicvid.models.sizes import Weights
 
-# What a budget keeps aside: CUDA's context where a card's size is given, and the allocator's rounding and
-# cuDNN's and cuBLAS's workspaces (an allowance, not measured: no GPU was lent to this work)
-RESERVE_GB = 0.5
 ACTIVATION_MARGIN = 1.2
 MODES = (None, "model-offload", "sequential-offload")  # where the weights wait between passes
 
@@ -120,6 +118,11 @@ class MemoryPlan:
 
     def stage(self, name: str) -> StagePlan | None:
         return next((s for s in self.stages if s.stage == name), None)
+
+    def holds_gb(self, name: str) -> float | None:
+        """The most stage `name` holds on the card; None where the plan has no such stage."""
+        stage = self.stage(name)
+        return stage.peak_gb if stage else None
 
     def offloads(self, name: str) -> tuple[str, ...] | None:
         """The switches of stage `name`; None where the plan has no such stage."""

@@ -1,4 +1,4 @@
-"""The memory plan's pictures stage (musicvid.models.memory): the drawing pipeline's weights by the passes that run
+"""The memory plan's pictures stage (musicvid.memory.plan): the drawing pipeline's weights by the passes that run
 together, and its ways of drawing, cheapest first.
 
 Stable Diffusion and SDXL run their text encoders (with --reference, IP-Adapter's image encoder), their UNet (with
@@ -18,33 +18,14 @@ from typing import Callable, Iterator
 
 import torch
 
-from musicvid.models import activations as act
-from musicvid.models.ladder import Option, Pass, modes_from, switches
-from musicvid.models.loading import diffusion_family
+from musicvid.memory import activations as act
+from musicvid.memory.ladder import Option, Pass, modes_from, switches
+from musicvid.models.families import diffusion_family
+from musicvid.models.footprint import drawing_weights
 from musicvid.models.precision import Precision
-from musicvid.models.sizes import Weights, adapter_parameters, parts, weights
+from musicvid.models.sizes import weights
 from musicvid.settings.presets import FLOW_FAMILIES, IN_CONTEXT_REFERENCES, PROMPT_BATCH, ModelSet
 from musicvid.settings.render import MAX_BATCH, RenderSettings
-
-
-def drawing_weights(models: ModelSet, precision: Precision, fast: bool, reference: bool) -> dict[str, tuple]:
-    """The weights of the drawing pipeline by what runs together: its text encoders (and IP-Adapter's image
-    encoder, with `reference`), its denoiser (a UNet and the adapter's layers in it, or a flow-matching family's
-    transformer) and its VAE (TAESD, with --fast)."""
-    name, family = models.diffusion, diffusion_family(models.diffusion)
-    dtype = precision.drawing(family)
-    vae_dtype = dtype if family in FLOW_FAMILIES else precision.vae(family == "sdxl")
-    pipeline = weights("diffusion", name, lambda part: vae_dtype if part == "vae" else dtype)
-    by_part = {w.part: w for w in pipeline}
-    texts = tuple(w for w in pipeline if w.part.startswith("text_encoder"))
-    denoiser = (by_part["transformer" if family in FLOW_FAMILIES else "unet"],)
-    if reference and family not in IN_CONTEXT_REFERENCES:  # (klein reads the picture itself: denoiser_pass)
-        width = parts("image_encoder", models.ip_adapter)["image_encoder"].config.projection_dim
-        layers = adapter_parameters(parts("diffusion", name)["unet"], width)
-        denoiser += (Weights("ip_adapter", models.ip_adapter, layers, 0, dtype),)
-        texts += weights("image_encoder", models.ip_adapter, lambda part: dtype)
-    vae = weights("fast_decoder", models.fast_decoder, lambda part: dtype) if fast else (by_part["vae"],)
-    return {"texts": texts, "denoiser": denoiser, "vae": vae}
 
 
 def twins(family: str, guidance: float) -> int:
@@ -82,7 +63,7 @@ def pictures_options(
 ) -> Iterator[Option]:
     """The keyframes and the morphs, `--batch-size` at a time (morphs: none in a preview or `keyframes_only`;
     with --transitions video, those too long for the video model's clips): the ladder of
-    musicvid.models.memory's docstring; `scored`: with the scorer held beside them."""
+    musicvid.memory.plan's docstring; `scored`: with the scorer held beside them."""
     name, size, family = models.diffusion, tuple(settings.size), diffusion_family(models.diffusion)
     by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
     texts, denoiser, vae = by_pass["texts"], by_pass["denoiser"], by_pass["vae"]

@@ -2,7 +2,7 @@
 
 For each stage (transcribe, elaborate, pictures: the keyframes and the morphs, transitions, upscale) the plan
 counts the weights of its models as published (musicvid.models.sizes, in the run's precision) and what their
-passes hold beside them (musicvid.models.activations, counted on the meta device and grown by ACTIVATION_MARGIN),
+passes hold beside them (musicvid.memory.activations, counted on the meta device and grown by ACTIVATION_MARGIN),
 and takes the first way of running the stage that fits the budget, in order of what it costs:
 1. as asked: every model resident, the pictures (keyframes and morphs) in --batch-size batches, decoded together;
 2. the VAE decoding one picture at a time (diffusers' slicing: decoding is per picture, so it costs no speed);
@@ -17,8 +17,8 @@ more, not less (its slices are matrices). The upscaler (--resolution) is held fr
 drawing: the drawing is planned first, leaving the upscaler its least (one frame at a smaller input), then the
 upscaler takes the largest batch, ×4 or from a smaller input, that what the drawing left holds.
 
-A stage's passes and the way it fits are musicvid.models.ladder's; the pictures stage, Stable Diffusion's or a
-flow-matching family's, is musicvid.models.pictures_plan's.
+A stage's passes and the way it fits are musicvid.memory.ladder's; the pictures stage, Stable Diffusion's or a
+flow-matching family's, is musicvid.memory.pictures's; the transitions stage, musicvid.memory.transitions's.
 """
 
 from __future__ import annotations
@@ -30,16 +30,16 @@ from typing import Iterator
 
 import torch
 
-from musicvid.models import activations as act
-from musicvid.models.ladder import RESERVE_GB, MemoryPlan, Option, Pass, fit, modes_from, switches
-from musicvid.models.loading import video_family
-from musicvid.models.pictures_plan import pictures_options
+from musicvid.memory import activations as act
+from musicvid.memory.ladder import MemoryPlan, Option, Pass, fit
+from musicvid.memory.pictures import pictures_options
+from musicvid.memory.transitions import transitions_options
+from musicvid.models.footprint import RESERVE_GB, asr_dtype, upscaler_name
 from musicvid.models.precision import Precision
-from musicvid.models.scorer import check_scorer
+from musicvid.models.registry import ModelRegistry
 from musicvid.models.sizes import Unsized, parts, weights
 from musicvid.settings.front_doors import parse_size
-from musicvid.settings.geometry import drawn_size
-from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, UPSCALE_BATCH, VIDEO_FAMILIES, ModelSet
+from musicvid.settings.presets import UPSCALE_BATCH, ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import PLAIN, SongRequest
 
@@ -62,38 +62,9 @@ def transcribe_options(models: ModelSet, precision: Precision, separate_vocals: 
     yield Option((), (), tuple(passes), one_at_a_time=True)
 
 
-def asr_dtype(models: ModelSet, precision: Precision) -> torch.dtype:
-    """Whisper's weights' dtype: openai-whisper's, or CTranslate2's compute type (faster-whisper)."""
-    if models.asr_backend != "faster-whisper":
-        return precision.asr
-    return {"int8": torch.int8, "float16": torch.float16, "bfloat16": torch.bfloat16}.get(
-        precision.asr_compute_type, torch.float32
-    )
-
-
 def elaborate_options(models: ModelSet, precision: Precision) -> Iterator[Option]:
     vipe = weights("vipe", models.vipe, lambda part: precision.compute)
     yield Option((("sequences", act.VIPE_SEQUENCES),), (), (Pass(vipe, act.vipe_gb(models.vipe, precision.compute)),))
-
-
-def transitions_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
-    """The video model's transitions, one at a time, each of at most its family's longest clip at the drawn size."""
-    family, dtype = video_family(models.video), precision.video
-    size, frames = drawn_size(settings.size, VIDEO_FAMILIES[family].size_step), VIDEO_FAMILIES[family].max_frames
-    video = {w.part: w for w in weights("video", models.video, lambda part: dtype)}
-    floor = settings.offloads_asked("transitions")
-    for mode in modes_from(floor):
-        for tiled in (False, True) if "vae-tiling" not in floor else (True,):
-            passes = act.VIDEO_PASSES[family](models.video, dtype, size, frames, tiled)
-            batches = (("transitions", 1), ("clip_frames", frames))
-            chosen = switches(floor, mode, "vae-tiling" if tiled else None)
-            yield Option(batches, chosen, tuple(Pass((video[part],), gb) for part, gb in passes.items()))
-
-
-def upscaler_name(models: ModelSet) -> str | None:
-    """The network of --upscaler on a GPU (auto's), None for Lanczos (no model)."""
-    name = models.auto_upscaler if models.upscaler == AUTO_UPSCALER else models.upscaler
-    return None if name == LANCZOS else name
 
 
 def smaller_input(settings: RenderSettings, scale: int) -> tuple[int, int] | None:
@@ -137,7 +108,7 @@ def plan_memory(
 ) -> MemoryPlan:
     """The plan of a render of `settings` with `models` in `precision`, within `budget_gb` of GPU memory (`budget`:
     where it comes from, in words); `transcribe`, `elaborate`: whether the run has those stages (a timed lyrics
-    file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.checks.check_scorer),
+    file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.models.scorer.check_scorer),
     `keyframes_only`: whether it draws the keyframes and nothing between them (musicvid.pipeline.make_keyframes). Refuses,
     in one sentence, a stage that cannot fit."""
     usable, words = budget_gb - RESERVE_GB, f"{budget_gb:g} GB ({budget})"
@@ -166,7 +137,7 @@ def plan_memory(
     return MemoryPlan(budget_gb, budget, tuple(stages + drawing_stages))
 
 
-def follow(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
+def batched_as_planned(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
     """`settings` with the plan's batch of pictures (a render draws its keyframes and morphs in groups of that size);
     without one, the batch given, else the default (RenderSettings.batch)."""
     pictures = plan.stage("pictures") if plan else None
@@ -174,7 +145,7 @@ def follow(settings: RenderSettings, plan: MemoryPlan | None) -> RenderSettings:
     return replace(settings, batch_size=batch or settings.batch)
 
 
-def upscaler_settings(plan: MemoryPlan | None) -> dict:
+def planned_upscaling(plan: MemoryPlan | None) -> dict:
     """The plan's batch and input for musicvid.delivery.upscale.Upscaler; nothing without an upscale stage."""
     stage = plan.stage("upscale") if plan else None
     if stage is None:
@@ -183,36 +154,36 @@ def upscaler_settings(plan: MemoryPlan | None) -> dict:
     return {"batch": stage.batch("frames"), "input_size": None if named.startswith("x") else parse_size(named)}
 
 
-def stages_of(request: SongRequest) -> dict[str, bool]:
-    """Which of the stages before the pictures a request runs: a storyboard given skips both, timed lyrics Whisper."""
+def planned_offloads(plan: MemoryPlan | None, stage: str) -> tuple[str, ...] | None:
+    """The memory plan's switches for `stage`; None without a plan (then the settings' own)."""
+    return plan.offloads(stage) if plan else None
+
+
+def stages_before_pictures(request: SongRequest) -> dict[str, bool]:
+    """Which of the stages before the pictures a request runs, as plan_memory takes them: a storyboard given skips
+    transcribing and elaborating, timed lyrics Whisper; the vocals separated first where asked."""
     timed = request.lyrics_file is not None and request.lyrics_file.suffix.lower() != PLAIN
-    return {"transcribe": not request.storyboard_file and not timed, "elaborate": not request.storyboard_file}
+    return {
+        "separate_vocals": request.separate_vocals,
+        "transcribe": not request.storyboard_file and not timed,
+        "elaborate": not request.storyboard_file,
+    }
 
 
-def memory_plan(
-    registry, request: SongRequest, settings: RenderSettings, keyframes_only: bool = False
+def plan_on_device(
+    registry: ModelRegistry, request: SongRequest, settings: RenderSettings, scored: bool, keyframes_only: bool = False
 ) -> MemoryPlan | None:
-    """The plan a render on CUDA follows, within what `registry` (a ModelRegistry) may take there (the run keeps
-    it: musicvid.run.Run.memory); None on the CPU or MPS (where memory is the machine's and nothing is planned) and where a
-    model cannot be sized (the render then runs as its settings say)."""
+    """The plan a render follows on `registry`'s device, within what the registry may take there (the run keeps it:
+    musicvid.run.Run.memory; `scored`: whether it loads the scorer, musicvid.models.scorer.check_scorer); None on the
+    CPU or MPS (where memory is the machine's and nothing is planned) and where a model cannot be sized (the render
+    then runs as its settings say)."""
     budget = registry.budget() if registry.device.type == "cuda" else None
     if budget is None:
         return None
     where = f"free on {torch.cuda.get_device_name(registry.device)}"
-    stages = dict(
-        request_stages(request), scored=check_scorer(registry.models, settings), keyframes_only=keyframes_only
-    )
+    stages = dict(stages_before_pictures(request), scored=scored, keyframes_only=keyframes_only)
     try:
         return plan_memory(registry.models, settings, registry.precision, budget, where, **stages)
     except Unsized as unsized:
         log.info("musicvid: no memory plan, rendering as the settings say: %s", unsized)
         return None
-
-
-def offloads(plan: MemoryPlan | None, stage: str) -> tuple[str, ...] | None:
-    """The memory plan's switches for `stage`; None without a plan (then the settings' own)."""
-    return plan.offloads(stage) if plan else None
-
-
-def request_stages(request: SongRequest) -> dict:
-    return {"separate_vocals": request.separate_vocals, **stages_of(request)}

@@ -1,0 +1,144 @@
+"""The first step of every call that makes something of a song (musicvid.pipeline), as a diffusers pipeline checks
+its inputs once: from the request, the settings, the registry and the output, every check a run needs, each done
+once and before any work, and the one frozen Run (musicvid.run) every stage then takes. In order:
+
+1. the settings against the models: the picture family's options, and whether the keyframes' scorer loads;
+2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
+   system takes, in folders that can be written, none of them an input, the video's a video's;
+3. the inputs: the lyrics file, the storyboard file and its pictures, the reference picture, the style LoRAs;
+4. the work directory: musicvid's or empty, of no other song, none of its files an input, apart from the outputs,
+   and the files at the outputs' names replaced only where musicvid wrote them for this song;
+5. the memory plan (on CUDA), and the settings batched as it says;
+6. the song, decoded once: at least a frame of it.
+
+Steps 1 to 4 are check_before_work, which a batch runs on every row before its first render. Nothing here writes: a
+run makes and locks its work directory only after this step (musicvid.core.workdir.Workdir.held), so a refused run
+leaves the file system as it found it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from musicvid.core.audio import load_audio
+from musicvid.core.errors import UserError
+from musicvid.core.files import (
+    check_not_inputs,
+    check_picture,
+    file_sha256,
+    same_file,
+)
+from musicvid.core.outputs import check_outputs, check_replaceable
+from musicvid.core.workdir import Workdir, video_name
+from musicvid.lyrics.known import check_lyrics_file
+from musicvid.memory.plan import batched_as_planned, plan_on_device
+from musicvid.models.drawing import check_drawing_options, weights_file
+from musicvid.models.registry import ModelRegistry
+from musicvid.models.scorer import check_scorer
+from musicvid.models.timing import Timings
+from musicvid.pictures.schedule import to_frame
+from musicvid.run import Run
+from musicvid.settings.presets import ModelSet
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest, inputs_of
+from musicvid.storyboard.board import load_storyboard
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What check_before_work resolved."""
+
+    output: Path | None  # the video; None where no video is made
+    workdir: Workdir | None  # None for a song that is not there (a batch reports it at its turn)
+    scored: bool  # whether the run loads the keyframes' scorer
+
+
+def prepare(
+    request: SongRequest,
+    registry: ModelRegistry,
+    settings: RenderSettings | None = None,
+    output: Path | None = None,
+    *,
+    keyframes_only: bool = False,
+    timings: Timings | None = None,
+    stop: threading.Event | None = None,
+) -> Run:
+    """The Run of a call, every check passed (module doc): a storyboard alone without `settings`, the keyframes with
+    `keyframes_only`, else a video (at `output`, else beside the song)."""
+    timings = timings if timings is not None else Timings()
+    video = settings is not None and not keyframes_only
+    # 1.-4. the settings, the outputs, the inputs and the work directory
+    checked = check_before_work(request, registry.models, settings, output, named=output is not None, video=video)
+    # 5. the memory plan, and on it the settings' batch (the keyframes' too: they are drawn in batches of it)
+    memory = plan_on_device(registry, request, settings, checked.scored, keyframes_only) if settings else None
+    settings = batched_as_planned(settings, memory) if settings else None
+    # 6. the song, decoded once
+    with timings.measure("decode audio"):
+        audio = load_audio(request.song, request.max_seconds)
+    if settings is not None and to_frame(audio.info.duration, settings.fps) < 1:
+        raise UserError(
+            f"the song lasts {audio.info.duration:.3f} s: at --fps {settings.fps:g} that is not one frame of video"
+        )
+    workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
+    return Run(request, registry, workdir, audio, timings, settings, checked.output, memory, stop)
+
+
+def check_before_work(
+    request: SongRequest,
+    models: ModelSet,
+    settings: RenderSettings | None = None,
+    output: Path | None = None,
+    named: bool = True,
+    video: bool = True,
+) -> Checked:
+    """Steps 1 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
+    is beside the song where None; one a person `named` is replaced, unlike the .srt and .ass beside it."""
+    outputs = settings.outputs(output or default_output(request, settings)) if video else []
+    files = inputs_of(request, settings)
+    # 1. the settings against the models
+    scored = False
+    if settings is not None:
+        check_drawing_options(models, settings)
+        scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
+    # 2. the outputs
+    check_outputs(outputs, files)
+    # 3. the inputs, each read or its header decoded; a LoRA fetched now, on a first run, not after the storyboard
+    if request.lyrics_file:
+        check_lyrics_file(request.lyrics_file)
+    storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
+    pictures = storyboard.picture_files() if storyboard else {}
+    for what, path in pictures.items():
+        check_picture(path, what)
+    check_not_inputs(outputs, pictures)
+    files |= pictures
+    if settings and settings.reference:
+        check_picture(settings.reference, "reference picture")
+    for lora in settings.lora if settings else ():
+        weights_file(lora.source, "style LoRA")
+    # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
+    if not (request.workdir or request.song.is_file()):
+        return Checked(outputs[0] if outputs else None, None, scored)
+    workdir = Workdir.of_song(request.song, request.workdir)
+    workdir.check()
+    if request.song.is_file():
+        workdir.check_song(request.song, file_sha256(request.song))
+    workdir.check_unwritten(files)
+    workdir.check_apart(outputs)
+    if outputs and request.song.is_file():
+        check_replaceable(outputs[1:] if named else outputs, workdir, request.overwrite)
+    return Checked(outputs[0] if outputs else None, workdir, scored)
+
+
+def default_output(request: SongRequest, settings: RenderSettings) -> Path:
+    """`<song>.mp4` (or `<song>.preview.mp4`) beside the song; where that, its .srt or .ass would be one
+    of the run's inputs (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
+    `.video-2.mp4`, ...)."""
+    song, inputs = request.song, inputs_of(request, settings).values()
+    for extra in itertools.chain([""], (f".video{f'-{n}' if n > 1 else ''}" for n in itertools.count(1))):
+        output = song.with_name(video_name(song.stem + extra, settings.preview))
+        if not any(same_file(o, i) for o in settings.outputs(output) for i in inputs):
+            return output
+    raise AssertionError("unreachable: the names above never end")
