@@ -41,6 +41,7 @@ import time
 import traceback
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 
 import torch
 
@@ -55,19 +56,19 @@ SONG_SECONDS, DRY_SONG_SECONDS = 180.0, 6.0
 QUALITY_VARIANTS = ("deep-cache 3=--deep-cache 3", "fast=--fast")
 
 
-def sd15(args) -> dict:
+def sd15(args, write: Callable[[dict], None]) -> dict:
     from benchmarks.speed import drawing_rows
 
-    return drawing_rows(False, list(args.rows), args.dry_run, args.groups, args.partial("sd15"))
+    return drawing_rows(False, list(args.rows), args.dry_run, args.groups, write)
 
 
-def sdxl(args) -> dict:
+def sdxl(args, write: Callable[[dict], None]) -> dict:
     from benchmarks.speed import drawing_rows
 
-    return drawing_rows(True, ["batch-8"], args.dry_run, args.groups, args.partial("sdxl"))
+    return drawing_rows(True, ["batch-8"], args.dry_run, args.groups, write)
 
 
-def pictures(args) -> dict:
+def pictures(args, write: Callable[[dict], None]) -> dict:
     rows = {
         family: families.keyframes(family, args.device, torch.bfloat16, args.dry_run)
         for family in families.PICTURE_FAMILIES
@@ -76,7 +77,7 @@ def pictures(args) -> dict:
     return rows
 
 
-def video(args) -> dict:
+def video(args, write: Callable[[dict], None]) -> dict:
     from benchmarks.transitions import timed_transition
 
     # LTX-Video 0.9.5, as --transitions video draws today: a 3 s morph (a 33-frame clip), 40 steps
@@ -86,7 +87,7 @@ def video(args) -> dict:
     return rows
 
 
-def delivery(args) -> dict:
+def delivery(args, write: Callable[[dict], None]) -> dict:
     from benchmarks.delivery import upscaling
 
     weights = dict(item.split("=", 1) for item in args.upscaler_weights)
@@ -105,7 +106,7 @@ def song(args, given: dict) -> dict:
     return row | {"memory_plan": planned(given)}
 
 
-def quality(args) -> dict:
+def quality(args, write: Callable[[dict], None]) -> dict:
     from benchmarks.quality import QUICK_FPS, QUICK_LYRICS, QUICK_SECONDS, VARIANTS, compare, parse_variant
     from tests.fixtures.songs import band, write_song
 
@@ -118,11 +119,13 @@ def quality(args) -> dict:
         return compare(song, folder / "song.lrc", folder, variants, "tiny", QUICK_FPS, device)
 
 
+# Each section takes the run's options and `write`, which records the figures it has so far (sd15's and sdxl's rows
+# as they come, so that a run cut short keeps them).
 SECTIONS = {
     "sd15": sd15,
     "delivery": delivery,
-    "song-fast": lambda args: song(args, {"look": "music-video", "fast": True, **args.song_options}),
-    "song-25": lambda args: song(args, {"look": "music-video", **args.song_options}),
+    "song-fast": lambda args, write: song(args, {"look": "music-video", "fast": True, **args.song_options}),
+    "song-25": lambda args, write: song(args, {"look": "music-video", **args.song_options}),
     "quality": quality,
     "sdxl": sdxl,
     "pictures": pictures,
@@ -192,14 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     args.started = time.perf_counter()
 
-    def partial(name: str):  # a section's figures so far, written as they come (the section still running)
+    def so_far(name: str):  # a section's figures so far, written as they come (the section still running)
         def write(figures: dict) -> None:
             report["sections"][name] = {"running": "started, not finished: the run was cut short here", **figures}
             out.write_text(json.dumps(report, indent=2) + "\n")
 
         return write
 
-    args.partial = partial
     for name in args.only:
         if time.perf_counter() - args.started > args.budget:
             report["sections"][name] = {"skipped": f"past the budget of {args.budget:g} s"}
@@ -208,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(json.dumps(report, indent=2) + "\n")
         began = time.perf_counter()
         try:
-            result = SECTIONS[name](args)
+            result = SECTIONS[name](args, so_far(name))
         except Exception as error:  # recorded, and the next section runs
             traceback.print_exc()
             result = {"error": f"{type(error).__name__}: {error}"[:500]}
