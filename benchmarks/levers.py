@@ -84,9 +84,9 @@ def levers(on_gpu: bool) -> list[Lever]:
         Lever("fused-qkv", "fused query/key/value projections, eager", setup=fused_qkv),
     ]
     # (on the CPU, which has none of them, each row draws with MATH: a dry run checks the rows' mechanics)
-    rows += [Lever(f"attention-unet-{b.split('_')[0].lower()}", f"the UNet's attention by {b} only",
-                   setup=unet_attention(b if on_gpu else "MATH"))
-             for b in ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION")]  # fmt: skip
+    for backend in ("FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION"):
+        name, setup = f"attention-unet-{backend.split('_')[0].lower()}", unet_attention(backend if on_gpu else "MATH")
+        rows.append(Lever(name, f"the UNet's attention by {backend} only", setup=setup))
     rows += [
         Lever("compile", "--compile: channels-last, one batch shape, torch.compile's default mode", profiled=True,
               **compiled),

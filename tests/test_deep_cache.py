@@ -32,8 +32,10 @@ def pipe():
 
 def draw(pipe, deep_cache: int, count: list[int] | None = None, ts=(0.25, 0.5, 0.75)) -> np.ndarray:
     """A morph's first pictures, at --deep-cache `deep_cache`; `count` hears of each pass of the middle block."""
-    scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1, text="", prompt=p, seed=7 + i) for i, p in
-              enumerate(["a red kite", "a city of glass"])]  # fmt: skip
+    prompts = ["a red kite", "a city of glass"]
+    scenes = [
+        Scene(index=i, kind="lyric", start=i, end=i + 1, text="", prompt=p, seed=7 + i) for i, p in enumerate(prompts)
+    ]
     board = Storyboard(SongAudio(2.0), scenes=scenes)
     settings = RenderSettings(size=(64, 64), steps=STEPS, deep_cache=deep_cache)
     own = pipeline_for(pipe, settings)
@@ -61,8 +63,10 @@ def test_the_deep_blocks_run_one_step_in_n_and_a_picture_depends_on_its_own_inpu
 def test_a_pipeline_kept_loaded_is_set_both_ways(pipe):
     whole = draw(pipe, 1)
     draw(pipe, 2)
-    assert all(isinstance(parent[key] if isinstance(key, int) else getattr(parent, key), CachedBlock)
-               for parent, key in deep_unet_blocks(pipe.unet))  # fmt: skip
+    blocks = [
+        parent[key] if isinstance(key, int) else getattr(parent, key) for parent, key in deep_unet_blocks(pipe.unet)
+    ]
+    assert all(isinstance(block, CachedBlock) for block in blocks)
     assert np.array_equal(draw(pipe, 1), whole)  # its blocks put back: drawn whole as before
     assert not any(isinstance(m, CachedBlock) for m in pipe.unet.modules())
     assert len(pipe.unet._forward_pre_hooks) == 0

@@ -36,9 +36,14 @@ def test_pictures_are_compared_on_those_both_rows_drew():
 
 
 def test_a_group_is_split_by_kind_of_work_and_each_attention_shape_names_its_backend():
-    assert [kind_of(n) for n in ("sm90_xmma_fprop_implicit_gemm", "ampere_fp16_s16816gemm", "flash_fwd_kernel",
-                                 "triton_per_fused_native_group_norm_0", "Memcpy DtoH")] == \
-        ["convolution", "matmul", "attention", "norm_and_elementwise", "copies"]  # fmt: skip
+    kernels = {
+        "sm90_xmma_fprop_implicit_gemm": "convolution",
+        "ampere_fp16_s16816gemm": "matmul",
+        "flash_fwd_kernel": "attention",
+        "triton_per_fused_native_group_norm_0": "norm_and_elementwise",
+        "Memcpy DtoH": "copies",
+    }
+    assert {name: kind_of(name) for name in kernels} == kernels
     assert busy([(0.0, 2.0), (1.0, 2.0), (5.0, 1.0)]) == 4.0  # overlapping kernels count once
     query, key = torch.randn(2, 8, 16, 8), torch.randn(2, 8, 77, 8)
     prof, wall = profiled(lambda: torch.nn.functional.scaled_dot_product_attention(query, key, key), on_gpu=False)
@@ -57,8 +62,13 @@ def row(rate: float, fast: bool = False, max_difference: int | None = None, psnr
 
 
 def test_the_checks_read_the_goals_and_say_what_was_not_measured():
-    rows = {"baseline": row(6.0), "compile": row(10.5, max_difference=1), "deep-cache-3": row(12.0, max_difference=9, psnr=31.0),
-            "fast": row(29.0, fast=True), "baseline-again": row(6.1) | {"baselines": baselines(row(6.0), row(6.1))}}  # fmt: skip
+    rows = {
+        "baseline": row(6.0),
+        "compile": row(10.5, max_difference=1),
+        "deep-cache-3": row(12.0, max_difference=9, psnr=31.0),
+        "fast": row(29.0, fast=True),
+        "baseline-again": row(6.1) | {"baselines": baselines(row(6.0), row(6.1))},
+    }
     song = {"wall_seconds": 150.0, "random_weights_seconds": 20.0}
     stopped = {"wall_seconds": 200.0, "random_weights_seconds": 20.0, "did_not_finish": "stopped after 200 s"}
     lines = checks(report(sd15={"levers": rows}, **{"song-fast": song, "song-25": stopped}))

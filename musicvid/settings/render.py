@@ -127,9 +127,14 @@ class RenderSettings(Settings):
         "dpm++", "deterministic sampler", choices=SCHEDULERS, group="pictures", affects=("keyframes", "between")
     )
     batch_size: int | None = setting(
-        None, "frames denoised together (default: on a GPU the most the memory plan fits, up to 16 at 512x512 or as "
-        f"many pixels; {DEFAULT_BATCH} elsewhere)", low=1, high=MAX_BATCH, group="speed", affects=("speed",),
-    )  # fmt: skip
+        None,
+        "frames denoised together (default: on a GPU the most the memory plan fits, up to 16 at 512x512 or as many "
+        f"pixels; {DEFAULT_BATCH} elsewhere)",
+        low=1,
+        high=MAX_BATCH,
+        group="speed",
+        affects=("speed",),
+    )
     keyframe_candidates: int = setting(
         1,
         "keyframes drawn per scene, from as many seeds; the one the scorer ranks first (lyric and prompt) is kept",
@@ -255,9 +260,13 @@ class RenderSettings(Settings):
         affects=("speed",),
     )
     deep_cache: int = setting(  # (DeepCache's own runs reused the deep features for up to 4 steps of 5)
-        1, "the UNet's deep features reused N−1 steps of N: faster, a little different (1: off)", low=1, high=5,
-        group="speed", affects=("keyframes", "between"),
-    )  # fmt: skip
+        1,
+        "the UNet's deep features reused N−1 steps of N: faster, a little different (1: off)",
+        low=1,
+        high=5,
+        group="speed",
+        affects=("keyframes", "between"),
+    )
     fast: bool = setting(
         False,
         f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
