@@ -123,19 +123,19 @@ def test_lines_sung_again_and_again_stay_and_lines_over_silence_go():
 
 def test_translation_is_matched_to_lines_by_time():
     lines = [Line(0, 3, "uno"), Line(3, 6, "dos"), Line(8, 9, "tres")]
-    attach_translation(lines, [Line(0.2, 2.8, "one"), Line(3.1, 5.5, "two")])
+    lines = attach_translation(lines, [Line(0.2, 2.8, "one"), Line(3.1, 5.5, "two")])
     assert [line.english for line in lines] == ["one", "two", "tres"]
 
 
 def test_a_translated_segment_split_over_two_lines_reaches_both():
     # Whisper translated the two sung lines as one segment; the lines were cut at the singer's pause.
     lines = [Line(10, 13, "camino solo"), Line(13, 16, "bajo la lluvia"), Line(30, 32, "adiós")]
-    attach_translation(lines, [Line(10.2, 15.8, "I walk alone under the rain"), Line(24, 25, "goodbye")])
+    lines = attach_translation(lines, [Line(10.2, 15.8, "I walk alone under the rain"), Line(24, 25, "goodbye")])
     assert [line.text_en for line in lines] == ["I walk alone", "under the rain", "goodbye"]
     assert [line.text for line in lines] == ["camino solo", "bajo la lluvia", "adiós"]  # captions keep the original
     # a line a segment only grazes gets only its share of the words
     lines = [Line(0, 9, "uno"), Line(9, 10, "dos")]
-    attach_translation(lines, [Line(0, 10, "one two three four five six seven eight nine ten")])
+    lines = attach_translation(lines, [Line(0, 10, "one two three four five six seven eight nine ten")])
     assert [line.text_en for line in lines] == ["one two three four five six seven eight nine", "ten"]
 
 
@@ -188,11 +188,8 @@ def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
         Word(23.9, 24.5, "heart"),
     ]
     voice = Voice([(2.1, 3.4), (23.8, 24.6)], duration=30.0)
-    assert (
-        len(lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=[Word(**vars(w)) for w in words])])) == 1
-    )
-    for word in words:
-        voice.fit(word)
+    assert len(lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=words)])) == 1
+    words = [voice.fit(word) for word in words]
     assert words[2].end == pytest.approx(3.4 + 0.3)  # "road" ends where the voice does
     # "my" began a typical word before its end, where Silero heard the voice late (its stretch: 23.8 s)
     assert words[3].start == pytest.approx(23.9 - voice.word)

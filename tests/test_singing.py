@@ -1,10 +1,12 @@
 """Which segments Whisper heard over a whole song are sung (musicvid.lyrics.singing), and where known
 lines are anchored among them (musicvid.lyrics.anchors): the rules, on segments made by hand."""
 
+from dataclasses import replace
+
 import pytest
 
 from musicvid.lyrics.anchors import anchors, heard_in, matched_words
-from musicvid.lyrics.singing import Voice, invented, loops, may_be_sung, where_sung
+from musicvid.lyrics.singing import Voice, invented, loops, may_be_sung, opened, where_sung
 from musicvid.lyrics.transcribe import sung_lines
 from musicvid.lyrics.transcript import Line, Word
 
@@ -16,6 +18,12 @@ def segment(start: float, text: str, seconds_per_word: float = 0.4, probability:
         for n, word in enumerate(text.split())
     ]
     return Line(start, words[-1].end, text, words=words)
+
+
+def stretched(line: Line, starts: dict[int, float]) -> Line:
+    """The segment with some of its words (by their index) starting earlier, as Whisper's timing stretches them."""
+    words = [replace(w, start=starts.get(n, w.start)) for n, w in enumerate(line.words)]
+    return replace(line, words=words)
 
 
 @pytest.mark.parametrize(
@@ -71,12 +79,12 @@ def test_an_invention_over_the_music_does_not_make_silero_look_deaf():
 
 def test_where_silero_is_deaf_a_words_opening_is_no_longer_than_the_songs_typical_word():
     # the first word of each line stretched back over the music before it, as Whisper's timing does
-    first = segment(2.0, "the morning sun is rising", 0.3)
-    first.words[0].start = 0.6
-    second = segment(30.0, "my heart is beating, like a drum", 0.3)
-    second.words[0].start, second.words[4].start = 26.3, 30.9  # and "like" (31.2 to 31.5), after the comma
+    first = stretched(segment(2.0, "the morning sun is rising", 0.3), {0: 0.6})
+    # and "like" (31.2 to 31.5), after the comma
+    second = stretched(segment(30.0, "my heart is beating, like a drum", 0.3), {0: 26.3, 4: 30.9})
     voice, trusted = where_sung([first, second], Voice([], 40.0), 40.0)
     assert not trusted and voice.word == pytest.approx(0.3)
+    first, second = opened([first, second], voice.word)
     assert [first.words[0].start, second.words[0].start, second.words[4].start] == pytest.approx([2.0, 30.0, 31.2])
     assert second.words[1].start == pytest.approx(30.3)  # a word inside a phrase keeps its time
     assert voice.stretches[0][0] == pytest.approx(2.0)  # the singing starts with the first word, not before
@@ -103,9 +111,7 @@ def test_silero_decides_only_where_it_agrees_with_whisper():
 
 def test_a_word_far_from_every_stretch_stays_where_whisper_put_it():
     voice = Voice([(10.0, 12.0)], 60.0)
-    far, near = Word(30.0, 30.5, "far"), Word(8.0, 10.5, "near")
-    voice.fit(far)
-    voice.fit(near)
+    far, near = voice.fit(Word(30.0, 30.5, "far")), voice.fit(Word(8.0, 10.5, "near"))
     assert (far.start, far.end) == (30.0, 30.5) and near.start == 10.0  # it began with the voice, no earlier
 
 

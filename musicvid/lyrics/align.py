@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
+from dataclasses import replace
 from typing import Callable, Protocol
 
 import numpy as np
@@ -94,7 +95,7 @@ def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines
         line = min(int(np.searchsorted(ends, position, side="right")), len(lines) - 1)
         position += count
         if words[line] and not has_words(word.text):  # punctuation is no word sung: it joins the one before
-            words[line][-1].text += word.text.strip()
+            words[line][-1] = replace(words[line][-1], text=words[line][-1].text + word.text.strip())
             continue
         words[line].append(
             Word(
@@ -156,8 +157,8 @@ def timed_line(text: str, words: list[Word], voice: Voice) -> Line:
     words' mean probability, or 0 where nobody sings under it (Whisper put it there, but it was not
     found)."""
     first_sung = next((w for w in words if w.end > w.start), words[0])
-    for word in words[: words.index(first_sung)]:
-        word.start = word.end = first_sung.start
+    unsung = words.index(first_sung)
+    words = [replace(w, start=first_sung.start, end=first_sung.start) for w in words[:unsung]] + words[unsung:]
     start, end = first_sung.start, words[-1].end
     confidence = (
         float(np.mean([w.probability for w in words])) if voice.voiced_share(start, end) >= VOICED_SHARE else 0.0
@@ -230,7 +231,7 @@ def place_lines(
             before = len(placed)
             for n, words in enumerate(align_lines(aligner, window, start, tokens)):
                 owner, text = todo[0]
-                voice.fit_phrase(words)  # the warping path fills gaps in the singing with the words next to them
+                words = voice.fit_phrase(words)  # the warping path fills gaps in the singing with the words beside them
                 heard = [w.end <= last_time and voice.voiced_share(w.start, w.end) >= VOICED_SHARE for w in words]
                 in_time = (
                     words[: max((k + 1 for k, ok in enumerate(heard) if ok), default=0)] if owner in pieces else words

@@ -23,7 +23,7 @@ the generated songs (docs/lyrics.md):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -130,24 +130,24 @@ class Voice:
         """The lines with voice under them; the others are Whisper's inventions over the music."""
         return [line for line in lines if self.voiced_share(line.start, line.end) >= VOICED_SHARE]
 
-    def slipped(self, lines: list[Line]) -> None:
-        """Whisper's timestamps slip: a line heard where nobody sings, after a stretch of voice that nothing
-        was heard in (beginning after the line before ends, within one of Whisper's windows, and long enough to
-        hold the line's words as Whisper timed them), was sung in that stretch. It moves there, words and all."""
-        for n, line in enumerate(lines):
+    def slipped(self, lines: list[Line]) -> list[Line]:
+        """The lines, each where it was sung. Whisper's timestamps slip: a line heard where nobody sings, after
+        a stretch of voice that nothing was heard in (beginning after the line before ends, within one of
+        Whisper's windows, and long enough to hold the line's words as Whisper timed them), was sung in that
+        stretch. It moves there, words and all."""
+        moved: list[Line] = []
+        for line in lines:
             if self.voiced_share(line.start, line.end) >= VOICED_SHARE:
+                moved.append(line)
                 continue
-            after = lines[n - 1].end if n else 0.0
+            after = moved[-1].end if moved else 0.0
             free = [
                 a
                 for a, b in self.stretches
                 if after <= a and b <= line.start and line.start - a <= SLIP_SECONDS and b - a >= line.end - line.start
             ]
-            if free:
-                shift = free[-1] - line.start
-                line.start, line.end = line.start + shift, line.end + shift
-                for word in line.words:
-                    word.start, word.end = word.start + shift, word.end + shift
+            moved.append(shifted(line, free[-1] - line.start) if free else line)
+        return moved
 
     def stretch_of(self, word: Word) -> int | None:
         """Which stretch a word is sung in: the one it overlaps most, or the nearest within a lead of it;
@@ -156,8 +156,8 @@ class Voice:
         best = max(range(len(closeness)), key=closeness.__getitem__, default=None)
         return best if best is not None and closeness[best] >= -CLIP_LEAD else None
 
-    def fit(self, word: Word, opening: bool = False) -> None:
-        """Keep a word inside the stretch it is sung in (the one it overlaps most, or one it lies a lead
+    def fit(self, word: Word, opening: bool = False) -> Word:
+        """The word kept inside the stretch it is sung in (the one it overlaps most, or one it lies a lead
         away from; for a word that opens a phrase, the one its last typical word's length is in: its
         start is the side Whisper stretches). Whisper's timing stretches the first word after a pause
         back over the music before it: a word begins no earlier than its stretch does, or, if Silero
@@ -167,30 +167,37 @@ class Voice:
         sounding = Word(max(word.start, word.end - self.word), word.end, word.text) if opening else word
         sung_in = self.stretch_of(sounding)
         if sung_in is None:
-            return
+            return word
         start, end = self.stretches[sung_in]
         if word.end <= start - self.word:  # before the voice, even a late-heard one: the path filled the music
-            word.start = word.end = start
-            return
-        word.start = min(max(word.start, min(start, word.end - self.word)), word.end)
-        word.end = max(word.start, min(word.end, end + CLIP_TAIL))
+            return replace(word, start=start, end=start)
+        begins = min(max(word.start, min(start, word.end - self.word)), word.end)
+        return replace(word, start=begins, end=max(begins, min(word.end, end + CLIP_TAIL)))
 
-    def first_sung(self, lines: list[Line]) -> None:
-        """Where a stretch of voice begins before the first line heard in it, the line begins with the voice:
-        Whisper missed its first words (greedy tiny.en heard only the last word of a line sung under a
-        band), and the line is sung from there. Lines in order, each one's words fitted to its stretch."""
-        previous = None
+    def first_sung(self, lines: list[Line]) -> list[Line]:
+        """The lines, each first line of a stretch of voice beginning where the voice does. Where a stretch
+        begins before the first line heard in it, Whisper missed its first words (greedy tiny.en heard only
+        the last word of a line sung under a band), and the line is sung from there. Lines in order, each
+        one's words fitted to its stretch."""
+        begun, previous = [], None
         for line in lines:
             stretch = self.stretch_of(line.words[0]) if line.words else None
             if stretch is not None and stretch != previous and self.stretches[stretch][0] < line.start:
-                line.start = self.stretches[stretch][0]
-                line.words[0].start = line.start
+                start = self.stretches[stretch][0]
+                line = replace(line, start=start, words=[replace(line.words[0], start=start), *line.words[1:]])
+            begun.append(line)
             previous = stretch
+        return begun
 
-    def fit_phrase(self, words: list[Word]) -> None:
-        """`fit` each of a phrase's words, its openings as such."""
-        for word, opening in zip(words, openings(words)):
-            self.fit(word, opening)
+    def fit_phrase(self, words: list[Word]) -> list[Word]:
+        """A phrase's words, each `fit`, its openings as such."""
+        return [self.fit(word, opening) for word, opening in zip(words, openings(words))]
+
+
+def shifted(line: Line, seconds: float) -> Line:
+    """The line `seconds` later, words and all."""
+    words = [replace(w, start=w.start + seconds, end=w.end + seconds) for w in line.words]
+    return replace(line, start=line.start + seconds, end=line.end + seconds, words=words)
 
 
 def openings(words: list[Word]) -> list[bool]:
@@ -209,14 +216,20 @@ def typical_word(segments: list[Line]) -> float:
     return float(np.median(lengths)) if lengths else TYPICAL_WORD_SECONDS
 
 
-def opened(segments: list[Line], word: float) -> None:
-    """Where nothing else says where the voice begins: each word that opens a phrase (`openings`) begins
-    no earlier than `word` (a typical word's length) before its end. Whisper gives an opening word the
-    pause before it."""
-    for segment in segments:
-        for current, opening in zip(segment.words, openings(segment.words)):
-            if opening:
-                current.start = min(max(current.start, current.end - word), current.end)
+def opened(segments: list[Line], word: float) -> list[Line]:
+    """The segments, where nothing else says where the voice begins: each word that opens a phrase
+    (`openings`) begins no earlier than `word` (a typical word's length) before its end. Whisper gives an
+    opening word the pause before it."""
+    return [
+        replace(
+            segment,
+            words=[
+                replace(w, start=min(max(w.start, w.end - word), w.end)) if opening else w
+                for w, opening in zip(segment.words, openings(segment.words))
+            ],
+        )
+        for segment in segments
+    ]
 
 
 def invented(line: Line) -> str | None:
@@ -313,6 +326,5 @@ def where_sung(
     voiced = sum(silero.voiced_share(line.start, line.end) * (line.end - line.start) for line in believed)
     if silero.stretches and voiced >= TRUSTED_AGREEMENT * heard:
         return Voice(silero.stretches, duration, word), True
-    opened(kept, word)
-    stretches = sorted(Voice.of_words(kept, duration).stretches + silero.stretches)
+    stretches = sorted(Voice.of_words(opened(kept, word), duration).stretches + silero.stretches)
     return Voice(stretches, duration, word), False

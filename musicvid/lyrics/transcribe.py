@@ -12,6 +12,7 @@ Whisper's translate task for ViPE.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -19,7 +20,7 @@ import torch
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
 from musicvid.lyrics.anchors import heard_in
-from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, loops, may_be_sung, where_sung
+from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, loops, may_be_sung, opened, shifted, where_sung
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
@@ -155,13 +156,13 @@ def detect_language(asr: ASRModel, voiced: np.ndarray) -> str:
     return max(probabilities, key=probabilities.get)
 
 
-def attach_translation(lines: list[Line], translated: list[Line]) -> None:
-    """Give each line the English of the translated segments sung over it. Whisper's translation is cut
+def attach_translation(lines: list[Line], translated: list[Line]) -> list[Line]:
+    """The lines, each given the English of the translated segments sung over it. Whisper's translation is cut
     into segments of its own, so a segment over several lines is split between them: its words in
     order, each line taking a share as large as its share of the segment's time. A segment that
     overlaps no line goes to the nearest one."""
     if not lines:
-        return
+        return []
     parts: list[list[str]] = [[] for _ in lines]
     for segment in translated:
         overlaps = [max(0.0, min(line.end, segment.end) - max(line.start, segment.start)) for line in lines]
@@ -176,14 +177,7 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> None:
             upto = round(len(words) * covered / sum(overlaps))
             parts[i] += words[taken:upto]
             taken = upto
-    for line, words in zip(lines, parts):
-        line.text_en = " ".join(words) or None
-
-
-def shifted(segment: Line, seconds: float) -> Line:
-    """A segment heard in a clip, in the song's time (the clip starts `seconds` into it)."""
-    words = [Word(w.start + seconds, w.end + seconds, w.text, w.probability) for w in segment.words]
-    return Line(segment.start + seconds, segment.end + seconds, segment.text, words=words)
+    return [replace(line, text_en=" ".join(words) or None) for line, words in zip(lines, parts)]
 
 
 def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: list[Line]) -> list[Line]:
@@ -220,9 +214,8 @@ def sung_segments(
     agrees with the segments their lines were heard in (musicvid.lyrics.anchors.heard_in)."""
     kept = may_be_sung(heard)
     voice, trusted = where_sung(kept, silero, duration, None if known is None else heard_in(known, kept))
-    for segment in kept:
-        voice.fit_phrase(segment.words)
-    return kept, voice, trusted
+    kept = kept if trusted else opened(kept, voice.word)  # as where_sung found the voice from them
+    return [replace(segment, words=voice.fit_phrase(segment.words)) for segment in kept], voice, trusted
 
 
 def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
@@ -233,11 +226,8 @@ def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
     kept, voice, trusted = sung_segments(heard, silero, duration)
     if not trusted:
         return fit_to_duration(lines_at_pauses(kept), duration)
-    lines = fit_to_duration(lines_at_pauses(kept, voice), duration)
-    voice.slipped(lines)
-    lines = voice.sung(lines)
-    voice.first_sung(lines)
-    return lines
+    lines = voice.slipped(fit_to_duration(lines_at_pauses(kept, voice), duration))
+    return voice.first_sung(voice.sung(lines))
 
 
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
@@ -246,5 +236,5 @@ def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: 
     lines = sung_lines(heard, silero, duration)
     if language != "en" and lines:
         translated = recognize(asr, samples, "translate", language, not quiet)
-        attach_translation(lines, fit_to_duration(translated, duration))
+        lines = attach_translation(lines, fit_to_duration(translated, duration))
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)

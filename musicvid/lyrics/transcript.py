@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ from vipe_core.atomic import write_json
 UNSURE_BELOW = 0.5
 
 
-@dataclass
+@dataclass(frozen=True)
 class Word:
     start: float
     end: float
@@ -22,7 +22,7 @@ class Word:
     probability: float | None = None  # the recognizer's (or aligner's) confidence in the word, 0..1
 
 
-@dataclass
+@dataclass(frozen=True)
 class Line:
     start: float
     end: float
@@ -37,7 +37,7 @@ class Line:
         return self.text_en or self.text
 
 
-@dataclass
+@dataclass(frozen=True)
 class Transcript:
     lines: list[Line]
     language: str
@@ -111,12 +111,12 @@ def has_words(text: str) -> bool:
 
 
 def fit_to_duration(lines: list[Line], duration: float) -> list[Line]:
-    """Lines sorted by start, inside [0, duration], each with words in it."""
+    """New lines: those of `lines` with words in them that start before `duration`, sorted by start, their
+    times inside [0, duration] (their words' times as they were)."""
     kept = []
     for line in sorted(lines, key=lambda other: (other.start, other.end)):
         if not has_words(line.text) or line.start >= duration:
             continue
-        line.start = max(0.0, line.start)
-        line.end = min(max(line.end, line.start), duration)
-        kept.append(line)
+        start = max(0.0, line.start)
+        kept.append(replace(line, start=start, end=min(max(line.end, start), duration)))
     return kept

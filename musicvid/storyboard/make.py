@@ -65,7 +65,7 @@ def get_transcript(run: Run) -> Transcript:
             transcript = align_lyrics(asr, samples, texts, info.sha256, quiet=request.quiet)
         else:
             transcript = transcribe(asr, samples, info.sha256, quiet=request.quiet)
-    transcript.model = source  # what the cache is checked against
+    transcript = replace(transcript, model=source)  # what the cache is checked against
     transcript.save(path)
     return transcript
 

@@ -62,7 +62,7 @@ def scenes_from_lines(
     if merged[0].start >= MIN_INTRO_SECONDS:
         scenes += _instrumental("intro", 0.0, merged[0].start, max_instrumental)
     else:
-        merged[0].start = 0.0
+        merged[0] = replace(merged[0], start=0.0)
     for i, line in enumerate(merged):
         last = i + 1 == len(merged)
         following = duration if last else merged[i + 1].start
