@@ -50,7 +50,7 @@ MAX_LINE_WORDS = 1_000
 # Lines a song can hold: one per half second on average, far more than any song has (a 3-minute song:
 # 360). More is no song's lyrics, and each line costs an alignment, a scene and a picture.
 SECONDS_PER_LINE = 0.5
-# An hour of song at that rate would be 7,200 lines: no storyboard is that long (storyboard.MAX_SCENES).
+# An hour of song at that rate would be 7,200 lines: no storyboard is that long (storyboard.board.MAX_SCENES).
 MAX_LINES = 2_000
 
 
