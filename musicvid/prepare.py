@@ -54,6 +54,7 @@ class Checked:
     output: Path | None  # the video; None where no video is made
     workdir: Workdir | None  # None for a song that is not there (a batch reports it at its turn)
     scored: bool  # whether the run loads the keyframes' scorer
+    lyrics: str | None  # the lyrics file's text, as its check read it
 
 
 def prepare(
@@ -83,7 +84,7 @@ def prepare(
             f"the song lasts {audio.info.duration:.3f} s: at --fps {settings.fps:g} that is not one frame of video"
         )
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
-    return Run(request, registry, workdir, audio, timings, settings, checked.output, memory, stop)
+    return Run(request, registry, workdir, audio, timings, settings, checked.output, memory, stop, checked.lyrics)
 
 
 def check_before_work(
@@ -106,8 +107,7 @@ def check_before_work(
     # 2. the outputs
     check_outputs(outputs, files)
     # 3. the inputs, each read or its header decoded; a LoRA fetched now, on a first run, not after the storyboard
-    if request.lyrics_file:
-        check_lyrics_file(request.lyrics_file)
+    lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
     pictures = storyboard.picture_files() if storyboard else {}
     for what, path in pictures.items():
@@ -120,7 +120,7 @@ def check_before_work(
         weights_file(lora.source, "style LoRA")
     # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
     if not (request.workdir or request.song.is_file()):
-        return Checked(outputs[0] if outputs else None, None, scored)
+        return Checked(outputs[0] if outputs else None, None, scored, lyrics)
     workdir = Workdir.of_song(request.song, request.workdir)
     workdir.check()
     if request.song.is_file():
@@ -129,7 +129,7 @@ def check_before_work(
     workdir.check_apart(outputs)
     if outputs and request.song.is_file():
         check_replaceable(outputs[1:] if named else outputs, workdir, request.overwrite)
-    return Checked(outputs[0] if outputs else None, workdir, scored)
+    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics)
 
 
 def default_output(request: SongRequest, settings: RenderSettings) -> Path:

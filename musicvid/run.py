@@ -30,6 +30,7 @@ class Run:
     output: Path | None = None  # the video (make_video): as named, or beside the song
     memory: MemoryPlan | None = None  # what each stage may hold, on CUDA (musicvid.memory.plan.plan_on_device)
     stop: threading.Event | None = None  # set: the run ends within one denoising step
+    lyrics: str | None = None  # the lyrics file's text, as its check read it (a file is read once)
 
     @property
     def quiet(self) -> bool:

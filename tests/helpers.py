@@ -15,8 +15,15 @@ import numpy as np
 from musicvid.cli import main
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.core.workdir import LOCK
+from musicvid.lyrics.known import check_lyrics_file, read_lyrics
+from musicvid.lyrics.transcript import Transcript
 
 TINY_QUIET = ("--models", "tiny", "-q")  # the tiny models, without progress bars
+
+
+def timed_lyrics(path: Path, duration: float) -> Transcript:
+    """A timed lyrics file as a render reads it: checked (its text read there, once), then timed."""
+    return read_lyrics(path, check_lyrics_file(path), duration)
 
 
 def make_tone(path: Path, seconds: float, *extra: str) -> Path:

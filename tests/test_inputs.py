@@ -12,9 +12,8 @@ import pytest
 from PIL import Image
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import read_lyrics
 from musicvid.storyboard.board import MAX_SCENES_PER_SECOND, Scene, SongAudio, Storyboard, load_storyboard
-from tests.helpers import TINY_QUIET, make_tone, run, valid_board
+from tests.helpers import TINY_QUIET, make_tone, run, timed_lyrics, valid_board
 
 
 def test_a_song_shorter_than_one_frame_is_refused(capsys, tmp_path):
@@ -90,7 +89,7 @@ def test_srt_cues_with_impossible_times_are_named(tmp_path, cue, reason):
     lyrics = tmp_path / "song.srt"
     lyrics.write_text(f"1\n00:00:00,500 --> 00:00:01,000\nfirst\n\n2\n{cue}\nsecond\n")
     with pytest.raises(UserError, match=reason.replace("(", r"\(").replace(")", r"\)")):
-        read_lyrics(lyrics, 10.0)
+        timed_lyrics(lyrics, 10.0)
 
 
 def test_a_storyboard_of_more_scenes_than_the_song_can_hold_is_refused_before_work(capsys, tmp_path):

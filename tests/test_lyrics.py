@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import check_lyrics_file, read_lyrics, read_plain_lyrics, starts_with_time, sung_seconds
+from musicvid.lyrics.known import check_lyrics_file, read_plain_lyrics, starts_with_time, sung_seconds
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import attach_translation
 from musicvid.lyrics.transcript import Line, fit_to_duration
 from musicvid.storyboard.table import listed
-from tests.helpers import make_tone, run
+from tests.helpers import make_tone, run, timed_lyrics
 
 
 def test_lrc(tmp_path):
@@ -24,7 +24,7 @@ def test_lrc(tmp_path):
         "[00:30.00]after a break\n",
         encoding="utf-8",
     )
-    lines = read_lyrics(path, duration=70.0).lines
+    lines = timed_lyrics(path, 70.0).lines
     assert [(line.start, line.end, line.text) for line in lines] == [
         (5.0, 5.0 + 1.8, "first line"),
         (8.5, 9.5, "chorus line"),  # an empty stamp ends the line before it
@@ -44,7 +44,7 @@ def test_srt(tmp_path):
         "1\r\n00:00:01,250 --> 00:00:03,000\r\n<i>Hello</i>\r\nthere\r\n\r\n"
         "2\r\n00:00:04,000 --> 00:00:06,500\r\nagain\r\n"
     )
-    lines = read_lyrics(path, duration=10.0).lines
+    lines = timed_lyrics(path, 10.0).lines
     assert [(line.start, line.end, line.text) for line in lines] == [(1.25, 3.0, "Hello there"), (4.0, 6.5, "again")]
 
 
@@ -53,7 +53,7 @@ def test_transcript_json(tmp_path):
     path.write_text(
         json.dumps({"lines": [{"start": 1, "end": 2, "text": "hola", "text_en": "hello"}], "language": "es"})
     )
-    transcript = read_lyrics(path, duration=10.0)
+    transcript = timed_lyrics(path, 10.0)
     assert transcript.language == "es"
     assert transcript.lines[0].english == "hello" and transcript.lines[0].text == "hola"
 
@@ -71,13 +71,18 @@ def test_bad_lyrics_files(tmp_path, name, content, reason):
     path = tmp_path / name
     path.write_text(content)
     with pytest.raises(UserError, match=reason):
-        read_lyrics(path, duration=30.0)
+        timed_lyrics(path, 30.0)
 
 
 def test_plain_lyrics_are_the_sung_lines(tmp_path):
     path = tmp_path / "song.txt"
     path.write_text("\ufeff[Verse 1]\nThe  morning sun\n  is rising\n\n[Chorus]\nLet it go\nLet it go\n\n♪\n")
-    assert read_plain_lyrics(path) == ["The morning sun", "is rising", "Let it go", "Let it go"]
+    assert read_plain_lyrics(path, check_lyrics_file(path)) == [
+        "The morning sun",
+        "is rising",
+        "Let it go",
+        "Let it go",
+    ]
     assert not starts_with_time("The morning sun") and starts_with_time(" [01:02.50] The morning sun")
 
 
@@ -88,7 +93,7 @@ def test_plain_lyrics_without_lines(tmp_path, content, reason):
     path = tmp_path / "song.txt"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(UserError, match=reason):
-        read_plain_lyrics(path)
+        read_plain_lyrics(path, check_lyrics_file(path))
 
 
 def test_whisper_failures_are_cleaned():
@@ -209,7 +214,7 @@ def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, 
     timed = tmp_path / "lines.lrc"
     timed.write_text("".join(f"[00:00.{n % 100:02d}]la\n" for n in range(2006)))
     with pytest.raises(UserError, match="has 2006 lines, more than a 6.0 s song can hold"):
-        read_lyrics(timed, duration=6.0)
+        timed_lyrics(timed, 6.0)
 
 
 def test_a_note_names_many_scenes_briefly():
@@ -245,7 +250,7 @@ def test_lrc_is_read_as_each_writer_writes_it(tmp_path, seed, writer):
     rows += [f"{t}{w.split()[0]} <00:00.00>{' '.join(w.split()[1:])}" for t, w in zip(tags[:-2], words)]
     rows.append(f"{tags[-2]}{tags[-1]}{words[-1]}")  # sung twice: one line, two tags
     (path := tmp_path / "song.lrc").write_text("\n".join(rows) + "\n")
-    lines = read_lyrics(path, duration=400.0).lines
+    lines = timed_lyrics(path, 400.0).lines
     seconds = hundredths / 100 if keeps else hundredths // 100
     assert [line.start for line in lines] == pytest.approx(seconds - offset / 1000, abs=1e-6)
     assert [line.text for line in lines] == [*words[:-2], words[-1], words[-1]]

@@ -22,9 +22,6 @@ RESOLVED_ONCE = {("musicvid.prepare", "default_output"), ("musicvid.core.workdir
 # A setting's limits are its dataclass's invariant, checked wherever one is made (RenderSettings checks its fields
 # as it is made: the command line's, a batch row's, the memory plan's batched copy), not a check of the run's files
 INVARIANTS = {"check_field", "Checked.check_together", "RenderSettings.check_together", "SongRequest.check_together"}
-# LEFT (musicvid.lyrics.known, being rewritten beside this): the lyrics file is read by its check before any work,
-# then read again where its lines are timed; its text should go into the Run once
-READ_AGAIN = {("check_file", "lyrics file")}
 
 
 def checks_of_musicvid() -> dict:
@@ -96,7 +93,7 @@ def test_no_check_is_done_twice_in_one_render(capsys, tmp_path, monkeypatch):
     calls = count_calls(monkeypatch)
     code, out, err = run(capsys, *argv, "--reference", reference, "--workdir", tmp_path / "w", "--preview")
     assert code == 0, err
-    twice = {call: n for call, n in calls.items() if n > 1 and not any(w in call[1] for _, w in READ_AGAIN)}
+    twice = {call: n for call, n in calls.items() if n > 1}
     assert twice == {}, "\n".join(f"{n} x {c[0]}{c[1][:150]}" for c, n in twice.items())
     done = Counter(name for name, _, _ in calls.elements())
     assert done["check_before_work"] == done["default_output"] == done["Workdir.of_song"] == 1

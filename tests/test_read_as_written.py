@@ -9,10 +9,10 @@ import pytest
 from musicvid.batch.command import read_playlist
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS, parse_json
-from musicvid.lyrics.known import check_lyrics_file, read_lyrics
+from musicvid.lyrics.known import check_lyrics_file
 from musicvid.lyrics.transcript import Transcript
 from musicvid.storyboard.board import load_storyboard
-from tests.helpers import TINY_QUIET, make_tone, run, valid_board
+from tests.helpers import TINY_QUIET, make_tone, run, timed_lyrics, valid_board
 
 # Numbers no file of ours holds: too long to read (a few dozen digits, hundreds, thousands: Python refuses 4,300),
 # written in range but past 2^53, past a float (1e999), and JSON's constants that are no numbers.
@@ -123,10 +123,10 @@ def test_a_byte_order_mark_is_read_where_editors_write_one(tmp_path):
     transcript = {"lines": [{"start": 1.0, "end": 2.0, "text": "ça va"}], "language": "fr"}
     (saved := tmp_path / "transcript.json").write_text(bom + json.dumps(transcript))
     assert Transcript.load(saved).lines[0].text == "ça va"
-    assert read_lyrics(saved, 10.0).language == "fr"  # a transcript given as --lyrics
+    assert timed_lyrics(saved, 10.0).language == "fr"  # a transcript given as --lyrics
     for name, text in {"a.lrc": "[00:01.00]ça va\n", "a.srt": "1\n00:00:01,000 --> 00:00:02,000\nça va\n"}.items():
         (tmp_path / name).write_text(bom + text)
-        assert read_lyrics(tmp_path / name, 10.0).lines[0].text == "ça va"
+        assert timed_lyrics(tmp_path / name, 10.0).lines[0].text == "ça va"
     (playlist := tmp_path / "songs.csv").write_text(bom + "path,title\r\na.mp3,Été\r\n")
     assert read_playlist(playlist)[0].title == "Été"
     board.write_bytes(json.dumps(valid_board()).encode("utf-16"))  # another encoding: refused in a sentence

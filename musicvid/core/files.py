@@ -246,9 +246,14 @@ def file_number(text: str, where: str, low: float = -MAX_FILE_NUMBER, high: floa
 
 
 def read_text(path: Path, what: str) -> str:
-    """A text file a person gave (checked first: check_file) as UTF-8, read past the byte-order mark that editors
-    write (Notepad before 2019, PowerShell 5), or one sentence saying why not."""
+    """A text file a person gave, checked first (check_file), as `utf8_text` reads it."""
     check_file(path, what)
+    return utf8_text(path, what)
+
+
+def utf8_text(path: Path, what: str) -> str:
+    """A text file check_file passed, as UTF-8, read past the byte-order mark that editors write (Notepad before
+    2019, PowerShell 5), or one sentence saying why not."""
     try:
         return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:

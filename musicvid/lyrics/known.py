@@ -8,7 +8,7 @@ from pathlib import Path
 
 from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, file_number, file_sha256, parse_json, read_text
+from musicvid.core.files import check_file, file_number, file_sha256, parse_json, utf8_text
 from musicvid.lyrics.transcript import Line, Transcript, fit_to_duration, has_words
 from musicvid.settings.song import PLAIN, TIMED
 
@@ -193,7 +193,7 @@ def _read_text(path: Path) -> str:
     check_file(path, "lyrics file")
     if path.stat().st_size > 4 * MAX_LYRICS_CHARS:  # UTF-8 takes at most 4 bytes a character
         raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
-    text = read_text(path, "lyrics file")
+    text = utf8_text(path, "lyrics file")
     if len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
     for number, line in enumerate(text.splitlines(), start=1):
@@ -220,20 +220,21 @@ def timed_lines(path: Path, text: str, duration: float) -> tuple[list[Line], str
     return parse_transcript_json(text, document)
 
 
-def check_lyrics_file(path: Path) -> None:
+def check_lyrics_file(path: Path) -> str:
     """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix), its size, its lines, and
-    a timed file's every time (a line's end, which the song's length bounds, aside)."""
+    a timed file's every time (a line's end, which the song's length bounds, aside). Its text, read once: the run
+    keeps it (musicvid.run.Run.lyrics)."""
     check_kind(path)
     text = _read_text(path)
     if path.suffix.lower() in TIMED:
         timed_lines(path, text, MAX_SONG_SECONDS)
+    return text
 
 
-def read_plain_lyrics(path: str | Path) -> list[str]:
-    """The sung lines of a plain-text lyrics file: one per line; blank lines (between stanzas) and
-    section labels are not sung."""
-    path = Path(path)
-    lines = [" ".join(raw.split()) for raw in _read_text(path).splitlines()]
+def read_plain_lyrics(path: str | Path, text: str) -> list[str]:
+    """The sung lines of a plain-text lyrics file's `text` (as its check read it): one per line; blank lines
+    (between stanzas) and section labels are not sung."""
+    lines = [" ".join(raw.split()) for raw in text.splitlines()]
     sung = [line for line in lines if has_words(line) and not _SECTION.match(line)]
     if not sung:
         raise UserError(f"lyrics file {path} has no lines of lyrics")
@@ -255,11 +256,10 @@ def lyrics_label(path: str | Path) -> str:
     return f"{Path(path).name}:{file_sha256(path)[:12]}"
 
 
-def read_lyrics(path: str | Path, duration: float, audio_sha256: str = "") -> Transcript:
-    """A timed lyrics file as a transcript."""
+def read_lyrics(path: str | Path, text: str, duration: float, audio_sha256: str = "") -> Transcript:
+    """A timed lyrics file's `text` (as its check read it) as a transcript."""
     path = Path(path)
     check_kind(path, TIMED)
-    text = _read_text(path)
     lines, language = timed_lines(path, text, duration)
     check_line_count(len(lines), duration, path)
     lines = fit_to_duration(lines, duration)

@@ -42,8 +42,8 @@ def get_transcript(run: Run) -> Transcript:
     request, registry, timings = run.request, run.registry, run.timings
     info, lyrics = run.audio.info, request.lyrics_file
     if lyrics and lyrics.suffix.lower() != PLAIN:
-        return read_lyrics(lyrics, info.duration, info.sha256)
-    texts = read_plain_lyrics(lyrics) if lyrics else None
+        return read_lyrics(lyrics, run.lyrics, info.duration, info.sha256)
+    texts = read_plain_lyrics(lyrics, run.lyrics) if lyrics else None
     if texts:
         check_line_count(len(texts), info.duration, lyrics)
     path = run.workdir.transcript
