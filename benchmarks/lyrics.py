@@ -10,8 +10,8 @@ judged by the thresholds of docs/lyrics.md. Exit status 1 when any threshold fai
   heard (70% within 1 s) and in the singing (every line within a second of a lyric scene).
 - Sectoid's instrumentals: at most 3 invented words a minute.
 
-Each song is heard once per model (musicvid.lyrics.transcribe.hear); its lines are recognized from that
-hearing and the known lyrics aligned against it, as a render that aligns known lyrics does.
+Each song is heard once per model (musicvid.lyrics.transcribe.hear) for its recognized lines; its known lyrics
+are aligned by the alignment alone (musicvid.lyrics.align), as a render given a lyrics file does.
 
     python -m benchmarks.lyrics [--seeds 1 2] [--kinds intro gaps ...] [--real] [--sharpness 0.7 1 2]
         [--backends ...] [--out-dir benchmarks/results]
@@ -21,7 +21,6 @@ hearing and the known lyrics aligned against it, as a render that aligns known l
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 import tempfile
@@ -51,13 +50,10 @@ def generated(asr, song, folder: Path) -> list[dict]:
     """A fresh song's rows: recognized, and its lines known."""
     audio = load_audio(song.make(folder))
     started = time.perf_counter()
-    hearing = hear(asr, audio.samples, quiet=True)
-    _, silero, heard = copy.deepcopy(hearing)
+    _, silero, heard = hear(asr, audio.samples, quiet=True)
     lines = sung_lines(heard, silero, audio.info.duration)
-    heard_seconds = time.perf_counter() - started
-    known = align_lyrics(
-        asr, audio.samples, [text for *_, text in song.sung], "", quiet=True, hearing=copy.deepcopy(hearing)
-    )
+    heard_seconds, started = time.perf_counter() - started, time.perf_counter()
+    known = align_lyrics(asr, audio.samples, [text for *_, text in song.sung], "", quiet=True)
     rows = []
     for mode, found, seconds in (
         ("recognized", lines, heard_seconds),
@@ -75,8 +71,7 @@ def real(asr, name: str, path: Path) -> list[dict]:
     known lyrics (a sung song); the words invented a minute (an instrumental)."""
     audio = load_audio(path)
     duration, started = audio.info.duration, time.perf_counter()
-    hearing = hear(asr, audio.samples, quiet=True)
-    language, silero, heard = copy.deepcopy(hearing)
+    _, silero, heard = hear(asr, audio.samples, quiet=True)
     lines = sung_lines(heard, silero, duration)
     scenes = scenes_from_lines(lines, duration)
     row = {"song": name, "seconds_of_song": round(duration, 1), "seconds": round(time.perf_counter() - started, 1)}
@@ -89,7 +84,7 @@ def real(asr, name: str, path: Path) -> list[dict]:
     recognized["passed"] = kept >= KEPT_SHARE * total
     if not lines:
         return [recognized]
-    known = align_lyrics(asr, audio.samples, [line.text for line in lines], "", quiet=True, hearing=hearing)
+    known = align_lyrics(asr, audio.samples, [line.text for line in lines], "", quiet=True)
     singing = [(s.start, s.end) for s in scenes if s.kind == "lyric"]
     starts = [line.start for line in known.lines]
     near = sum(min(abs(start - line.start) for start in starts) <= HEARD_WITHIN for line in lines)

@@ -7,23 +7,15 @@ import pytest
 
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
-from musicvid.lyrics.transcribe import sung_lines, transcribe
+from musicvid.lyrics.transcribe import hear, sung_lines, transcribe
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
 from tests.fixtures.whisper_ct2 import load_tiny_en
-from tests.hearing import heard_once
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not installed(), reason="apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid"),
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def hearing():
-    """Aligning the sung excerpt starts from the decode `heard` made of it (tests/hearing.py)."""
-    with heard_once() as hearing:
-        yield hearing
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +36,10 @@ def asr(request, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def heard(hearing, asr, sung):
+def heard(asr, sung):
     """What Whisper hears over the sung excerpt with no gate, and the lines musicvid keeps of it (from the
     same decode: the temperature fallback's sampling is not repeatable in CTranslate2)."""
-    _, silero, heard = hearing.decode(asr, sung.samples, quiet=True)
+    _, silero, heard = hear(asr, sung.samples, quiet=True)
     return heard, sung_lines(heard, silero, sung.info.duration)
 
 

@@ -1,11 +1,10 @@
-"""Which segments Whisper heard over a whole song are sung (musicvid.lyrics.singing), and where known
-lines are anchored among them (musicvid.lyrics.anchors): the rules, on segments made by hand."""
+"""Which segments Whisper heard over a whole song are sung (musicvid.lyrics.singing): the rules, on segments
+made by hand."""
 
 from dataclasses import replace
 
 import pytest
 
-from musicvid.lyrics.anchors import anchors, heard_in, matched_words
 from musicvid.lyrics.singing import Voice, invented, loops, may_be_sung, opened, where_sung
 from musicvid.lyrics.transcribe import sung_lines
 from musicvid.lyrics.transcript import Line, Word
@@ -115,23 +114,6 @@ def test_a_word_far_from_every_stretch_stays_where_whisper_put_it():
     assert (far.start, far.end) == (30.0, 30.5) and near.start == 10.0  # it began with the voice, no earlier
 
 
-def test_a_refrain_sung_again_is_matched_to_its_own_return():
-    heard = "intro words la la go go go la the end".split()
-    known = "go go go la".split()
-    assert matched_words(known, heard) == {0: 4, 1: 5, 2: 6, 3: 7}  # not the first "la" the text starts with
-    assert matched_words(["a"] * 3_000, ["a"] * 3_000) == {}  # too large to hold: no anchors, nothing lost
-
-
-def test_known_lines_are_anchored_where_enough_of_their_words_were_heard():
-    heard = [segment(30.0, "they cannot be seen, the master of disguise"), segment(52.9, "what do you want")]
-    texts = ["They can't not be seen and master of disguise", "a line nobody sang at all", "What do you want?"]
-    found = anchors(texts, heard)
-    assert found[0].start == pytest.approx(30.0) and found[1] is None and found[2].start == pytest.approx(52.9)
-    line = found[0].line(texts[0])
-    assert [w.text for w in line.words] == texts[0].split()  # every word, timed where heard or after the last
-    assert all(a.start <= b.start for a, b in zip(line.words, line.words[1:]))
-
-
 def test_a_line_whisper_says_again_over_the_lines_after_it_is_a_loop_and_a_refrain_sung_again_is_not():
     verse = [segment(4.0, "the morning sun is rising over the hills"), segment(9.0, "my heart is calling to the sea")]
     refrain = [segment(start, "the wind is dancing in the sky", 0.45) for start in (14.0, 18.0, 22.5)]
@@ -155,15 +137,3 @@ def test_a_line_whisper_heard_after_the_voice_it_was_sung_in_moves_there():
     assert moved[1].start == pytest.approx(20.0) and moved[1].words[-1].end == pytest.approx(21.35)
     # no stretch of voice left unheard before it: an invention over the music, dropped
     assert [line.text for line in sung_lines(lines, Voice([(10.05, 12.0)], 40.0), 40.0)] == [lines[0].text]
-
-
-def test_known_lyrics_judge_silero_by_the_lines_heard_not_by_a_failed_hearing():
-    texts = ["the morning sun is rising", "my heart is calling to the sea"]
-    nonsense = [segment(2.0, "and then we went up the river to the"), segment(40.0, "so I said that we are gone")]
-    silero = Voice([(10.0, 12.5), (25.0, 28.0)], 60.0)  # the voice, where nothing was heard
-    assert heard_in(texts, nonsense) == []  # a word or two of any lyrics is no hearing of them
-    misheard = segment(30.0, "my hard is calling to this sea")
-    assert heard_in(texts, [*nonsense, misheard]) == [misheard]
-    assert not where_sung(nonsense, silero, 60.0)[1]  # by Whisper's belief, Silero looks deaf
-    voice, trusted = where_sung(nonsense, silero, 60.0, heard_in(texts, nonsense))
-    assert trusted and voice.stretches == silero.stretches  # by the lyrics, Whisper heard none of them

@@ -1,300 +1,301 @@
-"""Align: lyrics a person already knows (plain text, no times), timed against the song by Whisper.
+"""Align: lyrics a person already knows (plain text, no times), placed in the song by forced alignment alone.
 
-Whisper can align a given text instead of recognizing one: its decoder reads the text token by token
-while a few of its cross-attention heads point at the audio frames each token was heard in, and a
-dynamic-time-warping path through those weights gives every word a start and an end (openai-whisper's
-`find_alignment`, CTranslate2's `align` in faster-whisper), with the probability the model gave each
-word. A song is longer than Whisper's 30 s window, so the lines are placed a window at a time, as
-stable-ts does: the window starts where the next singing starts (voice activity), the next lines are
-aligned in it, and the lines that landed on voice are kept; the rest move on to the next window.
-A line that cannot be placed with confidence is kept and flagged, never dropped.
+The words are known, so nothing Whisper recognizes decides where they go: a window of the song and the next
+lines are aligned together (musicvid.lyrics.windows), and the lines the window's audio gives evidence for are
+placed where the warping path put them. A walk through the song, one window after another:
 
-The text aligned at once must fit the decoder's context (448 tokens for the real models, 64 for the
-tiny preset's): a window takes the lines that fit, and a line longer than a sung line (a song pasted as
-one paragraph) is aligned in pieces cut at word boundaries, whose times are joined again; such a line,
-sung for longer than a line lasts, becomes the phrases the singer sang, cut at the pauses.
-The model is shared by every render of a process (the page, a batch): an alignment that fails leaves
-no hook of its own on it.
+1. The window starts LEAD before the end of the last line placed. The next lines are given with PAUSE between
+   them and after the last: Whisper's own marks for a pause and for music, which the path gives the frames
+   nobody sings in, so that a line starts at its first sung word, not where the line before ended.
+2. As much text as the window may hold: FILL times what the song's singing rate (tokens a second, measured on
+   the lines placed so far) puts in it, at least LEAST_TOKENS. Too little text and the path spreads it over the
+   window; too much and it may skip a line for a later one that repeats it.
+3. A line is heard where its evidence is at least HEARD nats a word and the path gave its words time. The lines
+   heard are placed, with the lines between them (sung, but not made out: a shout, an "ooh"), up to the last
+   heard line that ends MARGIN before the window does (words at a window's end are cut off) and has no word
+   stretched over a gap (longer than the window's typical word allows).
+4. Nothing heard: the window is music; the next starts half a window later. A line before the first heard one
+   that repeats its text, or that was heard yet given no time, means the path skipped it for a later one: the
+   window is aligned again with the text cut before that later line. A first word stretched back over a long
+   gap: the window starts again nearer to it.
+
+A line never heard is still placed (between its neighbours, or spread over the rest of the song) and flagged:
+every word gets a time, and no line is dropped. No step samples: the same song and lyrics give the same times.
+A line longer than a sung line (lyrics pasted as one paragraph) is aligned in pieces and becomes the phrases
+the singer sang, cut at the pauses between its words.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections import deque
-from dataclasses import replace
-from typing import Callable, Protocol
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
-from musicvid.lyrics.anchors import ANCHOR_TOLERANCE, Anchor, anchors
-from musicvid.lyrics.singing import CLIP_LEAD, VOICED_SHARE, Voice
-from musicvid.lyrics.transcribe import LONGEST_LINE_SECONDS, hear, lines_at_pauses, sung_segments
-from musicvid.lyrics.transcript import Line, Transcript, Word, has_words
-from musicvid.models.internals import (
-    faster_whisper_tokenizer,
-    faster_whisper_word_timings,
-    text_tokens,
-    whisper_tokenizer,
-    whisper_word_timings,
-)
+from musicvid.lyrics.singing import Voice
+from musicvid.lyrics.transcribe import LONGEST_LINE_SECONDS, detect_language, lines_at_pauses, singing_to_detect
+from musicvid.lyrics.transcript import Line, Transcript, Word
+from musicvid.lyrics.windows import GRID_SECONDS, WINDOW_SECONDS, TimedWord, Windows
 from musicvid.models.loading import ASRModel
 
-WINDOW_SECONDS = 30.0  # Whisper's
-# Lines aligned together in one window: enough to fill it, few enough that lines sung later do not
-# crowd the ones sung in it.
-LINES_PER_WINDOW = 6
-# A line is only kept from a window if it ends this long before the window does (unless the song ends).
-WINDOW_MARGIN = 1.0
-# A known line longer than a sung line is (SUNG_LINE_WORDS) is aligned in pieces of about as many words as
-# each, at most WORDS_PER_PIECE (then joined again): a song pasted as one paragraph is then placed piece by
-# piece, window after window, as lines are. A line as long as sung lines are is aligned whole: a piece of a
-# word or two has too little to be found by.
+LEAD = 1.0  # s before the last line's end where the next window starts
+MARGIN = 1.5  # s before a window's end that a placed line ends by
+PAUSE = " ... ♪ ..."
+HEARD = 1.0  # nats a word: the window's audio makes the line's words e times likelier than silence does
+FILL = 1.5
+LEAST_TOKENS = 100
+# A word longer than this, and than LONG_WORD times the window's median word, was stretched over a gap.
+LONGEST_WORD_SECONDS = 3.0
+LONG_WORD = 4.0
+TYPICAL_WORD_SECONDS = 0.7  # at most: a song's median word, where its words are held long
+CRUSHED_SECONDS = 0.05  # a word the path gave less time than this (on average over a line) was given none
+# A known line longer than a sung line is (SUNG_LINE_WORDS) is aligned in pieces of about as many words as each,
+# at most WORDS_PER_PIECE (then joined again): a line as long as sung lines are is aligned whole.
 SUNG_LINE_WORDS = 16
 WORDS_PER_PIECE = 8
 
 
-class WindowAligner(Protocol):
-    most_tokens: int  # text tokens one alignment can take: the decoder's context less its prompt and end
+@dataclass(frozen=True)
+class Attempt:
+    """The next lines aligned in one window: each line's words (by the line's index), and what of them counts."""
 
-    def tokens(self, text: str) -> list[int]: ...
+    start: float
+    end: float
+    at_song_end: bool
+    lines: dict[int, list[TimedWord]]
 
-    def align(self, window: np.ndarray, tokens: list[int]) -> list[tuple[Word, int]]:
-        """Each word of `tokens` timed in `window` (seconds from its start), with how many tokens it took."""
+    def evidence(self, n: int) -> float:
+        return float(np.mean([w.evidence for w in self.lines[n]]))
 
+    def crushed(self, n: int) -> bool:
+        words = self.lines[n]
+        return words[-1].end - words[0].start < CRUSHED_SECONDS * len(words)
 
-class WhisperAligner:
-    """A WindowAligner by either backend's tokenizer and word timings (musicvid.models.internals)."""
+    def heard(self, n: int) -> bool:
+        return self.evidence(n) >= HEARD and not self.crushed(n)
 
-    def __init__(self, model, language: str, tokenizer: Callable, word_timings: Callable):
-        self.model, self.word_timings = model, word_timings
-        self.tokenizer, self.most_tokens = tokenizer(model, language)
+    def typical_word(self) -> float:
+        return float(np.median([w.end - w.start for words in self.lines.values() for w in words]))
 
-    def tokens(self, text: str) -> list[int]:
-        return text_tokens(self.tokenizer, text)
+    def long_word(self) -> float:
+        return max(LONGEST_WORD_SECONDS, LONG_WORD * self.typical_word())
 
-    def align(self, window: np.ndarray, tokens: list[int]) -> list[tuple[Word, int]]:
-        timings = self.word_timings(self.model, self.tokenizer, tokens, window)
-        return [(Word(start, end, word.strip(), p), count) for word, start, end, p, count in timings]
-
-
-def window_aligner(asr: ASRModel, language: str) -> WindowAligner:
-    if asr.backend == "faster-whisper":
-        return WhisperAligner(asr.model, language, faster_whisper_tokenizer, faster_whisper_word_timings)
-    return WhisperAligner(asr.model, language, whisper_tokenizer, whisper_word_timings)
-
-
-def align_lines(aligner: WindowAligner, window: np.ndarray, offset: float, lines: list[list[int]]) -> list[list[Word]]:
-    """The lines' tokens aligned together in `window`, split back into lines, in song time."""
-    ends = np.cumsum([len(tokens) for tokens in lines])
-    words: list[list[Word]] = [[] for _ in lines]
-    position = 0
-    for word, count in aligner.align(window, [t for tokens in lines for t in tokens]):
-        line = min(int(np.searchsorted(ends, position, side="right")), len(lines) - 1)
-        position += count
-        if words[line] and not has_words(word.text):  # punctuation is no word sung: it joins the one before
-            words[line][-1] = replace(words[line][-1], text=words[line][-1].text + word.text.strip())
-            continue
-        words[line].append(
-            Word(
-                round(offset + float(word.start), 3),
-                round(offset + float(word.end), 3),
-                word.text,
-                round(float(word.probability), 3),
-            )
-        )
-    return words
+    def inside(self, n: int) -> bool:
+        return self.at_song_end or self.lines[n][-1].end <= self.end - MARGIN
 
 
-def pieces(text: str, aligner: WindowAligner) -> list[str]:
-    """`text` as it is, or, if it is longer than a sung line or its tokens overflow one alignment, cut at
-    word boundaries into pieces of as even a length as WORDS_PER_PIECE allows, each fitting one alignment (a
-    word longer than an alignment alone is cut to fit)."""
-    words = text.split()
-    if len(words) <= SUNG_LINE_WORDS and len(aligner.tokens(text)) <= aligner.most_tokens:
+@dataclass(frozen=True)
+class Walk:
+    """Where the walk is: the next line to place, where the song is placed up to, the singing rate (tokens a
+    second), the line before which the next window's text is cut, the retries made (each once), and the line
+    placed just before the next one (its words lead the next window's text)."""
+
+    line: int = 0
+    cursor: float = 0.0
+    rate: float = 0.0
+    cut: int | None = None
+    tried: frozenset = frozenset()
+    before: tuple[int, float] | None = None  # the line placed last, just before the next, and where it starts
+
+
+def pieces(text: str, windows: Windows) -> list[str]:
+    """`text` as it is, or, if it is longer than a sung line or its tokens overflow a window's share of the text,
+    cut at word boundaries into pieces of as even a length as WORDS_PER_PIECE allows, each fitting."""
+    words, most = text.split(), windows.most_tokens // 2
+    if len(words) <= SUNG_LINE_WORDS and len(windows.tokens(text)) <= most:
         return [text]
     size = math.ceil(len(words) / math.ceil(len(words) / WORDS_PER_PIECE))
     cut, piece = [], []
     for word in words:
-        longer = [*piece, word]
-        if piece and (len(longer) > size or len(aligner.tokens(" ".join(longer))) > aligner.most_tokens):
+        if piece and (len(piece) >= size or len(windows.tokens(" ".join([*piece, word]))) > most):
             cut.append(" ".join(piece))
             piece = []
         piece.append(word)
     return [*cut, " ".join(piece)]
 
 
-def sung_phrases(parts: list[Line], text: str, pieces: int, voice: Voice) -> list[Line]:
-    """A known line, from its placed parts. A line long enough to be aligned in several pieces and sung
-    for longer than a line lasts (lyrics pasted without line breaks) becomes the phrases the singer
-    sang, cut at the pauses and breaths (`voice`'s stretches), if every part of it was found; any other
-    line stays as the person wrote it."""
-    line = joined(parts, text)
-    if pieces == 1 or line.end - line.start <= LONGEST_LINE_SECONDS or not all(part.words for part in parts):
-        return [line]
-    return lines_at_pauses([line], voice)
+def attempt(windows: Windows, walk: Walk, words: list[list[list[int]]], pause: list[int]) -> Attempt:
+    """The next lines, as many as the window may hold (FILL), aligned in the window LEAD before the cursor."""
+    budget = min(windows.most_tokens - len(pause), max(LEAST_TOKENS, FILL * walk.rate * WINDOW_SECONDS))
+    chunk, owners, total, at = [], [], 0, walk.cursor
+    if walk.before is not None:  # the line before, sung on past where it was placed, is heard as itself
+        n, at = walk.before
+        chunk, owners = [pause, *words[n]], [None] * (1 + len(words[n]))
+        total = len(pause) + sum(map(len, words[n]))
+    for n in range(walk.line, len(words) if walk.cut is None else walk.cut):
+        size = sum(map(len, words[n])) + len(pause)
+        if chunk and total + size > budget:
+            break
+        chunk += [pause, *words[n]]
+        owners += [None, *[n] * len(words[n])]
+        total += size
+    start, timed = windows.timed(at - LEAD, [*chunk, pause])
+    lines: dict[int, list[TimedWord]] = {}
+    for owner, word in zip(owners, timed):
+        if owner is not None:
+            lines.setdefault(owner, []).append(word)
+    end = min(windows.duration, start + WINDOW_SECONDS)
+    return Attempt(start, end, end >= windows.duration - 1 / SAMPLE_RATE, lines)
 
 
-def joined(parts: list[Line], text: str) -> Line:
-    """The pieces of one line, aligned one by one, as that line again."""
-    words = [w for part in parts for w in part.words]
-    shares = [part.confidence for part in parts if part.confidence is not None]
-    return Line(
-        parts[0].start,
-        max(part.end for part in parts),
-        text,
-        words=words,
-        confidence=round(min(shares), 3) if shares else None,
-    )
+def placed_lines(tried: Attempt, first: int) -> list[int]:
+    """The lines a window places: from the first to the last heard one that ends inside the window, stopping at
+    a line (after the first) with a word stretched over a gap."""
+    long, upto, last_heard = tried.long_word(), [], None
+    for n in sorted(tried.lines):
+        stretched = n != first and any(w.end - w.start > long for w in tried.lines[n])
+        if not tried.inside(n) or stretched:
+            break
+        upto.append(n)
+        last_heard = n if tried.heard(n) else last_heard
+    if last_heard is None:
+        return upto if tried.at_song_end else []
+    return [n for n in upto if n <= last_heard]
 
 
-def timed_line(text: str, words: list[Word], voice: Voice) -> Line:
-    """A placed line, from its first sung word: a word the warping path stretched over the music before
-    the line has no length left once fitted to the voice (Voice.fit), and is pinned to the first sung
-    word instead of taking the line's start back into an instrumental passage. Its confidence is its
-    words' mean probability, or 0 where nobody sings under it (Whisper put it there, but it was not
-    found)."""
-    first_sung = next((w for w in words if w.end > w.start), words[0])
-    unsung = words.index(first_sung)
-    words = [replace(w, start=first_sung.start, end=first_sung.start) for w in words[:unsung]] + words[unsung:]
-    start, end = first_sung.start, words[-1].end
-    confidence = (
-        float(np.mean([w.probability for w in words])) if voice.voiced_share(start, end) >= VOICED_SHARE else 0.0
-    )
-    return Line(start, end, text, words=words, confidence=round(confidence, 3))
+def step(tried: Attempt, walk: Walk, texts: list[str], sizes: list[int], placed: list) -> Walk:
+    """The walk after one window: it places lines, or tries again (later, cut, nearer)."""
+    first, heard = walk.line, [n for n in sorted(tried.lines) if tried.heard(n)]
+    if not heard and walk.cut is not None:  # the text cut short heard nothing: the whole text stands
+        return replace(walk, cut=None)
+    if not heard and not tried.at_song_end:  # music: the next window starts half a window later
+        return replace(walk, cursor=tried.start + LEAD + WINDOW_SECONDS / 2, before=None)
+    if heard and heard[0] > first and ("cut", first, heard[0]) not in walk.tried:
+        before = range(first, heard[0])
+        repeated = texts[heard[0]].lower().split() in [texts[n].lower().split() for n in before]
+        if repeated or any(tried.crushed(n) and tried.evidence(n) >= HEARD for n in before):
+            return replace(walk, cut=heard[0], tried=walk.tried | {("cut", first, heard[0])})
+    if (nearer := nearer_start(tried, walk, heard)) is not None:
+        return replace(walk, cursor=nearer, cut=None, tried=walk.tried | {("near", first)}, before=None)
+    kept = placed_lines(tried, first)
+    if not kept:
+        cursor = max(tried.lines[first][0].start, tried.start + LEAD + 5.0)
+        return replace(walk, cursor=cursor, cut=None, before=None)
+    for n in kept:
+        placed[n] = tried.lines[n]
+    rate = measured_rate(tried, [n for n in kept if tried.heard(n)], sizes, walk.rate)
+    last = tried.lines[kept[-1]]
+    return replace(walk, line=kept[-1] + 1, cursor=last[-1].end, rate=rate, cut=None, before=(kept[-1], last[0].start))
+
+
+def nearer_start(tried: Attempt, walk: Walk, heard: list[int]) -> float | None:
+    """Where the window starts again, once a line, if it starts far from where the window does: the first line's
+    opening word stretched back over a gap (the pause before it not given to PAUSE), or the first line heard
+    found more than a third of a window after the cursor (past music: the window's end may have heard only its
+    beginning). None: the window stands."""
+    if ("near", walk.line) in walk.tried:
+        return None
+    opening, long = tried.lines[walk.line][0], tried.long_word()
+    if opening.end - opening.start > long:
+        at = opening.end - long / 2
+    elif heard and heard[0] == walk.line and tried.lines[heard[0]][0].start > walk.cursor + WINDOW_SECONDS / 3:
+        at = tried.lines[heard[0]][0].start
+    else:
+        return None
+    return at if at - LEAD > tried.start + GRID_SECONDS else None
+
+
+def measured_rate(tried: Attempt, heard: list[int], sizes: list[int], rate: float) -> float:
+    """The singing rate (tokens a second) over the heard lines a window placed, where they are at least three
+    and span a few seconds; else the rate so far."""
+    if len(heard) < 3:
+        return rate
+    span = tried.lines[heard[-1]][-1].end - tried.lines[heard[0]][0].start
+    return sum(sizes[heard[0] : heard[-1] + 1]) / span if span > 5.0 else rate
+
+
+def place(windows: Windows, texts: list[str], quiet: bool) -> list[list[TimedWord] | None]:
+    """Each of `texts` (each fits a window's share of the text) placed in the song, as its words timed; None
+    where the walk found no place for it."""
+    pause = windows.tokens(PAUSE)
+    words = [[windows.tokens(word) for word in text.split()] for text in texts]
+    sizes = [sum(map(len, w)) + len(pause) for w in words]
+    walk = Walk(rate=2 * sum(sizes) / max(windows.duration, 1.0))  # as if the lines were sung in half the song
+    placed: list[list[TimedWord] | None] = [None] * len(texts)
+    with Progress("align", total=len(texts), unit="line", quiet=quiet) as progress:
+        while walk.line < len(texts) and walk.cursor < windows.duration:
+            walk = step(attempt(windows, walk, words, pause), walk, texts, sizes, placed)
+            progress.set_to(walk.line)
+    return placed
+
+
+def timed_line(text: str, timed: list[TimedWord] | None, start: float, end: float) -> Line:
+    """A known line from its placed words; one the walk did not place spread evenly over [start, end]. Its
+    confidence is its words' mean probability where the audio gave evidence for it, else 0 (flagged)."""
+    words = text.split()
+    if timed is None:
+        step_ = (end - start) / len(words)
+        spans = [(start + k * step_, start + (k + 1) * step_) for k in range(len(words))]
+        return Line(
+            start,
+            end,
+            text,
+            words=[Word(round(a, 3), round(b, 3), w, 0.0) for (a, b), w in zip(spans, words)],
+            confidence=0.0,
+        )
+    evidence = float(np.mean([w.evidence for w in timed]))
+    confidence = float(np.mean([w.probability for w in timed])) if evidence >= HEARD else 0.0
+    kept = [Word(w.start, w.end, text, w.probability) for w, text in zip(timed, words)]
+    return Line(kept[0].start, kept[-1].end, text, words=kept, confidence=round(confidence, 3))
+
+
+def opening_trimmed(words: list[TimedWord], longest: float) -> list[TimedWord]:
+    """A line's words with its opening cut to the time a word is sung in: the warping path gives the frames
+    before a line to its first word, or to its second after a first given none. An opening word longer than
+    `longest` starts `longest` before its end; a second word longer than it gives the first all but `longest`
+    of its time (no more than half its end), as Whisper's transcribe trims the words opening a segment."""
+    first, *rest = words
+    if rest and rest[0].end - rest[0].start > longest:
+        boundary = max(rest[0].end / 2, rest[0].end - longest)
+        first, rest[0] = replace(first, end=boundary), replace(rest[0], start=boundary)
+    if first.end - first.start > longest:
+        first = replace(first, start=round(first.end - longest, 3))
+    return [first, *rest]
+
+
+def known_lines(texts: list[str], placed: list[list[TimedWord] | None], duration: float) -> list[Line]:
+    """The lines in order, each placed (its opening trimmed to twice the song's typical word, at most
+    TYPICAL_WORD_SECONDS), or spread between the placed lines either side of it."""
+    spans = [w.end - w.start for words in placed if words is not None for w in words if w.end > w.start]
+    longest = 2 * min(TYPICAL_WORD_SECONDS, float(np.median(spans)) if spans else TYPICAL_WORD_SECONDS)
+    lines: list[Line] = []
+    for n, text in enumerate(texts):
+        if placed[n] is not None:
+            lines.append(timed_line(text, opening_trimmed(placed[n], longest), 0.0, 0.0))
+            continue
+        after = lines[-1].end if lines else 0.0
+        upto = next((p[0].start for p in placed[n + 1 :] if p is not None), duration)
+        missing = next((k for k in range(n + 1, len(texts)) if placed[k] is not None), len(texts)) - n
+        share = max(0.0, upto - after) / missing
+        lines.append(timed_line(text, None, after, after + share))
+    return lines
 
 
 def align_lyrics(
-    asr: ASRModel,
-    samples: np.ndarray,
-    texts: list[str],
-    audio_sha256: str,
-    *,
-    quiet: bool = False,
-    hearing: tuple[str, Voice, list[Line]] | None = None,
+    asr: ASRModel, samples: np.ndarray, texts: list[str], audio_sha256: str, *, quiet: bool = False
 ) -> Transcript:
-    """Time each of `texts` (lyric lines, in the order they are sung) against the song; from `hearing`, the
-    song as musicvid.lyrics.transcribe.hear heard it already, where there is one (a song is heard once)."""
-    language, silero, heard = hearing or hear(asr, samples, quiet)
-    aligner = window_aligner(asr, language)
-    split = [pieces(text, aligner) for text in texts]
-    owners = [n for n, parts in enumerate(split) for _ in parts]  # the line each piece belongs to
-    longer = {k for k, n in enumerate(owners) if len(split[n]) > 1}
+    """Time each of `texts` (lyric lines, in the order they are sung) against the song."""
+    language = detect_language(asr, singing_to_detect(samples, Voice.detect(samples)))
+    windows = Windows(asr, samples, language)
+    split = [pieces(text, windows) for text in texts]
     every = [part for parts in split for part in parts]
-    kept, voice, trusted = sung_segments(heard, silero, samples.size / SAMPLE_RATE, every)
-    found = [anchor if anchor is None or in_voice(anchor, voice, trusted) else None for anchor in anchors(every, kept)]
-    placed = place_lines(aligner, samples, every, voice, quiet, longer, found)
-    lines = [
-        phrase
-        for n, parts in itertools.groupby(placed, key=lambda pair: owners[pair[0]])
-        for phrase in sung_phrases([line for _, line in parts], texts[n], len(split[n]), voice)
-    ]
+    parts = known_lines(every, place(windows, every, quiet), windows.duration)
+    lines, position = [], 0
+    for text, cut in zip(texts, split):
+        mine, position = parts[position : position + len(cut)], position + len(cut)
+        lines += sung_phrases(mine, text)
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
-def in_voice(anchor: Anchor, voice: Voice, trusted: bool) -> bool:
-    """Whether a line may be sung where it was heard: where Silero is trusted, only with voice under it
-    (Whisper's timestamps may put a line it heard seconds after it was sung, where nobody sings)."""
-    return not trusted or voice.voiced_share(anchor.start, anchor.end) >= VOICED_SHARE
-
-
-def place_lines(
-    aligner: WindowAligner,
-    samples: np.ndarray,
-    texts: list[str],
-    voice: Voice,
-    quiet: bool,
-    pieces: set[int],
-    found: list[Anchor | None],
-) -> list[tuple[int, Line]]:
-    """Each of `texts` (each fits one alignment) placed in the song, a window at a time, as (its index,
-    a placed part of it). A window starts a second before its first line's anchor (`found`), else
-    before the next singing. The first line of a window is always placed (flagged if it was not found;
-    at its anchor if the warping path put it far from there); the others only if they were found, away
-    from the window's end and near their anchors. A piece of a longer line (`pieces`) is cut where the
-    person did not cut it: its last words, if the warping path put them where nobody sings or at the
-    window's end, move on to the next window as a part of their own."""
-    duration = samples.size / SAMPLE_RATE
-    todo = deque(enumerate(texts))  # (line, text) still to place
-    placed: list[tuple[int, Line]] = []
-    cursor = 0.0
-    with Progress("align", total=len(texts), unit="line", quiet=quiet) as progress:
-        while todo and (start := window_start(todo[0], texts, found, voice, cursor)) is not None:
-            end = min(duration, start + WINDOW_SECONDS)
-            last_time = end - WINDOW_MARGIN if end < duration else duration
-            tokens = lines_that_fit(
-                [aligner.tokens(text) for _, text in itertools.islice(todo, LINES_PER_WINDOW)], aligner.most_tokens
-            )
-            window = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
-            before = len(placed)
-            for n, words in enumerate(align_lines(aligner, window, start, tokens)):
-                owner, text = todo[0]
-                words = voice.fit_phrase(words)  # the warping path fills gaps in the singing with the words beside them
-                heard = [w.end <= last_time and voice.voiced_share(w.start, w.end) >= VOICED_SHARE for w in words]
-                in_time = (
-                    words[: max((k + 1 for k, ok in enumerate(heard) if ok), default=0)] if owner in pieces else words
-                )
-                line = timed_line(text, words, voice) if words else None
-                anchor = anchor_of(owner, text, texts, found)
-                misplaced = anchor is not None and (
-                    line is None or not line.confidence or abs(line.start - anchor.start) > ANCHOR_TOLERANCE
-                )
-                cut_short = line is not None and line.end > last_time
-                if n and (cut_short or len(in_time) < len(words) or line is None or not line.confidence or misplaced):
-                    break
-                todo.popleft()
-                if misplaced:  # the lines after it were aligned against it: each gets a window of its own
-                    placed.append((owner, anchor.line(text)))
-                    break
-                if len(in_time) < len(words):  # at the window's end: what is sung after it, next window
-                    todo.appendleft((owner, " ".join(w.text for w in words[len(in_time) :])))
-                    if in_time:
-                        placed.append((owner, timed_line(" ".join(w.text for w in in_time), in_time, voice)))
-                    break
-                placed.append((owner, line or Line(start, start, text, confidence=0.0)))
-            # nothing placed: the first line is sung after this window, which its words crowded the end of
-            cursor = max(placed[-1][1].end, start + 0.5) if len(placed) > before else last_time
-            progress.set_to(len(texts) - len({owner for owner, _ in todo}))
-    return placed + the_rest(list(todo), cursor, duration)
-
-
-def anchor_of(owner: int, text: str, texts: list[str], found: list[Anchor | None]) -> Anchor | None:
-    """A line's anchor; a part of it left over from a window has none of its own."""
-    return found[owner] if text == texts[owner] else None
-
-
-def window_start(
-    first: tuple[int, str], texts: list[str], found: list[Anchor | None], voice: Voice, cursor: float
-) -> float | None:
-    """Where the window of the next line to place starts: a second before its anchor, else before the
-    next singing after `cursor` (a stretch of voice with a typical word's time left in it after the
-    line before); None where no singing is left for it."""
-    anchor = anchor_of(*first, texts, found)
-    if anchor is not None:
-        return max(cursor, anchor.start - CLIP_LEAD)
-    onsets = [a for a, b in voice.stretches if b > cursor + voice.word]  # with room for a word left in it
-    return max(cursor, onsets[0] - CLIP_LEAD) if onsets else None
-
-
-def lines_that_fit(tokens: list[list[int]], most_tokens: int) -> list[list[int]]:
-    """The first lines' tokens to align together in one window: no more than one alignment takes (at
-    least one line, cut to fit: a lone word can be longer)."""
-    fit, total = [tokens[0][:most_tokens]], len(tokens[0])
-    for more in tokens[1:]:
-        if total + len(more) > most_tokens:
-            break
-        fit.append(more)
-        total += len(more)
-    return fit
-
-
-def the_rest(todo: list[tuple[int, str]], after: float, duration: float) -> list[tuple[int, Line]]:
-    """Lines no singing was left for: spread over the rest of the song, flagged (confidence 0)."""
-    start = min(after, duration)
-    step = (duration - start) / max(1, len(todo))
-    return [
-        (owner, Line(start + n * step, start + (n + 1) * step, text, confidence=0.0))
-        for n, (owner, text) in enumerate(todo)
-    ]
+def sung_phrases(parts: list[Line], text: str) -> list[Line]:
+    """A known line from its aligned pieces: as the person wrote it, or, where it was long enough to be aligned
+    in pieces and is sung for longer than a line lasts (lyrics pasted without line breaks), the phrases the
+    singer sang, cut at the pauses between its words."""
+    words = [w for part in parts for w in part.words]
+    shares = [part.confidence for part in parts if part.confidence is not None]
+    line = Line(words[0].start, words[-1].end, text, words=words, confidence=min(shares) if shares else None)
+    if len(parts) == 1 or line.end - line.start <= LONGEST_LINE_SECONDS or not all(p.confidence for p in parts):
+        return [line]
+    return lines_at_pauses([line])

@@ -308,20 +308,14 @@ def may_be_sung(heard: list[Line]) -> list[Line]:
     return [segment for segment in plausible if not guessed(segment, typical) or near_belief(segment)]
 
 
-def where_sung(
-    kept: list[Line], silero: Voice, duration: float, believed: list[Line] | None = None
-) -> tuple[Voice, bool]:
+def where_sung(kept: list[Line], silero: Voice, duration: float) -> tuple[Voice, bool]:
     """Where the singing is, and whether Silero is trusted: where it heard voice under at least half of
     what Whisper believed of what it kept (its guesses aside: a guess over the music must not make Silero
-    look deaf; or, given known lyrics, the `believed` segments their lines were heard in: a hearing that
-    failed believes none of them, and Silero then places the lines), its stretches are where the singing
-    is, and a line with no voice under it goes (`Voice.sung`). Else the singing is where Whisper heard the
-    words it kept, each opening word no longer than a typical word (`opened`), with Silero's stretches
-    besides, and Silero drops nothing."""
-    word = typical_word(kept if believed is None else believed)  # a failed hearing's words are no measure
-    if believed is None:
-        typical = typical_belief(kept)
-        believed = [line for line in kept if not guessed(line, typical)] or kept
+    look deaf), its stretches are where the singing is, and a line with no voice under it goes
+    (`Voice.sung`). Else the singing is where Whisper heard the words it kept, each opening word no longer
+    than a typical word (`opened`), with Silero's stretches besides, and Silero drops nothing."""
+    word, typical = typical_word(kept), typical_belief(kept)
+    believed = [line for line in kept if not guessed(line, typical)] or kept
     heard = sum(line.end - line.start for line in believed)
     voiced = sum(silero.voiced_share(line.start, line.end) * (line.end - line.start) for line in believed)
     if silero.stretches and voiced >= TRUSTED_AGREEMENT * heard:

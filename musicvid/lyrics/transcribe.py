@@ -19,7 +19,6 @@ import torch
 
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
-from musicvid.lyrics.anchors import heard_in
 from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, loops, may_be_sung, opened, shifted, where_sung
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.internals import ctranslate2_whisper
@@ -29,6 +28,7 @@ from musicvid.models.loading import ASRModel
 LONGEST_LINE_SECONDS = 10.0
 # Whisper's window: what the language is detected on
 WINDOW_SECONDS = 30.0
+SEED = 0
 
 
 def _line(words: list[tuple[int, Word]]) -> Line:
@@ -122,10 +122,26 @@ def _torch_threads_kept():
         torch.set_num_threads(threads)
 
 
+@contextmanager
+def _seeded(asr: ASRModel):
+    """Whisper's temperature fallback samples: from SEED, so that a song is heard the same every time
+    (CTranslate2's seed is its own; torch's generators are put back as they were, for the other jobs)."""
+    if asr.backend == "faster-whisper":
+        import ctranslate2
+
+        ctranslate2.set_random_seed(SEED)
+        yield
+        return
+    device = next(asr.model.parameters()).device
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(SEED)
+        yield
+
+
 def recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str, show: bool) -> list[Line]:
     """Whisper's segments over the whole song; openai-whisper shows its own progress bar, in audio frames."""
     backend = _faster_whisper if asr.backend == "faster-whisper" else _openai_whisper
-    with _torch_threads_kept():
+    with _torch_threads_kept(), _seeded(asr):
         return backend(asr, samples, _options(task, language, asr), show)
 
 
@@ -206,14 +222,11 @@ def hear(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, l
     return language, silero, loops_heard_again(asr, samples, language, heard)
 
 
-def sung_segments(
-    heard: list[Line], silero: Voice, duration: float, known: list[str] | None = None
-) -> tuple[list[Line], Voice, bool]:
+def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[list[Line], Voice, bool]:
     """The segments heard that may be sung (musicvid.lyrics.singing), each word kept in the stretch it is
-    sung in; where the singing is; and whether Silero is trusted there: given `known` lyrics, as far as it
-    agrees with the segments their lines were heard in (musicvid.lyrics.anchors.heard_in)."""
+    sung in; where the singing is; and whether Silero is trusted there."""
     kept = may_be_sung(heard)
-    voice, trusted = where_sung(kept, silero, duration, None if known is None else heard_in(known, kept))
+    voice, trusted = where_sung(kept, silero, duration)
     kept = kept if trusted else opened(kept, voice.word)  # as where_sung found the voice from them
     return [replace(segment, words=voice.fit_phrase(segment.words)) for segment in kept], voice, trusted
 

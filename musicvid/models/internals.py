@@ -186,21 +186,45 @@ def text_tokens(tokenizer, text: str) -> list[int]:
     return tokenizer.encode(" " + text.strip())
 
 
-def whisper_word_timings(model, tokenizer, tokens: list[int], window: np.ndarray) -> list[WordTiming]:
-    """Each word of `tokens` timed in `window` (16 kHz, at most 30 s) by the decoder's cross-attention and
-    dynamic time warping: `whisper.timing.find_alignment`, on the window's log-Mel frames (cut at
-    `whisper.audio`'s N_FRAMES, counted by its HOP_LENGTH). Neither module is in openai-whisper's documented
-    API: transcribe's word_timestamps time the words it recognized, never a given text. find_alignment hooks
-    the cross-attention and unhooks it only if all went well; the model is shared (the page, a batch), so the
-    hooks come off whatever happens (hooks_removed). Checked against openai-whisper 20250625."""
+def whisper_encoded(model, window: np.ndarray) -> tuple[torch.Tensor, int]:
+    """`window` (16 kHz, at most 30 s) through Whisper's encoder, once for every text timed in it, and how many of
+    its frames hold audio: its log-Mel frames (cut at `whisper.audio`'s N_FRAMES, counted by its HOP_LENGTH)
+    encoded by the model's `embed_audio`. Neither is in openai-whisper's documented API, whose transcribe encodes
+    what it recognizes itself. Checked against openai-whisper 20250625."""
     import whisper
     from whisper.audio import HOP_LENGTH, N_FRAMES
-    from whisper.timing import find_alignment
 
     mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(window), model.dims.n_mels)[:, :N_FRAMES]
-    mel = mel.to(model.device, next(model.parameters()).dtype)
+    with torch.no_grad():
+        features = model.embed_audio(mel.to(model.device, next(model.parameters()).dtype).unsqueeze(0))
+    return features, min(N_FRAMES, len(window) // HOP_LENGTH)
+
+
+class _Encoded:
+    """What `whisper.timing.find_alignment` reads of a model, its audio encoded already: the decoder, its heads
+    and dimensions, and a call that runs the decoder on the kept features (the mel it is given is not read)."""
+
+    def __init__(self, model, features: torch.Tensor):
+        self.dims, self.device, self.decoder = model.dims, model.device, model.decoder
+        self.alignment_heads, self.features = model.alignment_heads, features
+
+    def __call__(self, mel: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        return self.decoder(tokens, self.features)
+
+
+def whisper_word_timings(model, tokenizer, tokens: list[int], encoded: tuple[torch.Tensor, int]) -> list[WordTiming]:
+    """Each word of `tokens` timed in an encoded window (whisper_encoded) by the decoder's cross-attention and
+    dynamic time warping, with the probability the decoder gives it there: `whisper.timing.find_alignment`, not
+    in openai-whisper's documented API (transcribe's word_timestamps time the words it recognized, never a given
+    text), given the window's features through `_Encoded`, so that a window is encoded once for every text timed
+    in it. find_alignment hooks the cross-attention and unhooks it only if all went well; the model is shared
+    (the page, a batch), so the hooks come off whatever happens (hooks_removed). Checked against openai-whisper
+    20250625."""
+    from whisper.timing import find_alignment
+
+    features, frames = encoded
     with hooks_removed(model):
-        timings = find_alignment(model, tokenizer, tokens, mel, min(N_FRAMES, len(window) // HOP_LENGTH))
+        timings = find_alignment(_Encoded(model, features), tokenizer, tokens, features[0], frames)
     return [(t.word, t.start, t.end, t.probability, len(t.tokens)) for t in timings]
 
 
@@ -288,17 +312,23 @@ def faster_whisper_tokenizer(model, language: str) -> tuple[Any, int]:
     return tokenizer, model.max_length - len(tokenizer.sot_sequence) - 2
 
 
-def faster_whisper_word_timings(model, tokenizer, tokens: list[int], window: np.ndarray) -> list[WordTiming]:
-    """As whisper_word_timings, by faster-whisper: its feature extractor's frames of the window, padded or
-    trimmed to 30 s (faster_whisper.audio.pad_or_trim), encoded (WhisperModel.encode) and aligned
-    (WhisperModel.find_alignment, CTranslate2's align), none of them documented: transcribe's word_timestamps
-    time the words it recognized only. Checked against faster-whisper 1.2.1."""
+def faster_whisper_encoded(model, window: np.ndarray) -> tuple[Any, int]:
+    """As whisper_encoded, by faster-whisper: its feature extractor's frames of the window, padded or trimmed to
+    30 s (faster_whisper.audio.pad_or_trim), encoded (WhisperModel.encode), none of them documented: transcribe
+    encodes what it recognizes itself. Checked against faster-whisper 1.2.1."""
     from faster_whisper.audio import pad_or_trim
 
     extractor = model.feature_extractor
     frames = min(len(window) // extractor.hop_length, extractor.nb_max_frames)
-    encoded = model.encode(pad_or_trim(extractor(window)[:, :frames]))
-    [timings] = model.find_alignment(tokenizer, [tokens], encoded, frames)
+    return model.encode(pad_or_trim(extractor(window)[:, :frames])), frames
+
+
+def faster_whisper_word_timings(model, tokenizer, tokens: list[int], encoded: tuple[Any, int]) -> list[WordTiming]:
+    """As whisper_word_timings, by faster-whisper: WhisperModel.find_alignment (CTranslate2's align) on an
+    encoded window (faster_whisper_encoded), undocumented: transcribe's word_timestamps time the words it
+    recognized only. Checked against faster-whisper 1.2.1."""
+    features, frames = encoded
+    [timings] = model.find_alignment(tokenizer, [tokens], features, frames)
     return [(t["word"], t["start"], t["end"], t["probability"], len(t["tokens"])) for t in timings]
 
 
