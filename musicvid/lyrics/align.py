@@ -4,9 +4,10 @@ The words are known, so nothing Whisper recognizes decides where they go: a wind
 lines are aligned together (musicvid.lyrics.windows), and the lines the window's audio gives evidence for are
 placed where the warping path put them. A walk through the song, one window after another:
 
-1. The window starts LEAD before the end of the last line placed. The next lines are given with PAUSE between
-   them and after the last: Whisper's own marks for a pause and for music, which the path gives the frames
-   nobody sings in, so that a line starts at its first sung word, not where the line before ended.
+1. The window starts LEAD before the line placed last, whose words lead its text (the line may be sung on past
+   where it was placed: its tail is heard as itself, not as the next line's opening; it is not placed again).
+   The next lines follow with PAUSE between them and after the last: Whisper's own marks for a pause and for
+   music, which the path gives the frames nobody sings in, so that a line starts at its first sung word.
 2. As much text as the window may hold: FILL times what the song's singing rate (tokens a second, measured on
    the lines placed so far) puts in it, at least LEAST_TOKENS. Too little text and the path spreads it over the
    window; too much and it may skip a line for a later one that repeats it.
@@ -241,17 +242,21 @@ def timed_line(text: str, timed: list[TimedWord] | None, start: float, end: floa
     return Line(kept[0].start, kept[-1].end, text, words=kept, confidence=round(confidence, 3))
 
 
-def opening_trimmed(words: list[TimedWord], longest: float) -> list[TimedWord]:
-    """A line's words with its opening cut to the time a word is sung in: the warping path gives the frames
+def opening_trimmed(words: list[TimedWord], longest: float, after: float) -> list[TimedWord]:
+    """A line's words with its opening given the time a word is sung in: the warping path gives the frames
     before a line to its first word, or to its second after a first given none. An opening word longer than
     `longest` starts `longest` before its end; a second word longer than it gives the first all but `longest`
-    of its time (no more than half its end), as Whisper's transcribe trims the words opening a segment."""
+    of its time (no more than half its end), as Whisper's transcribe trims the words opening a segment. A first
+    word still given no time starts half of `longest` (a typical word) before its end, not before the line
+    before ends (`after`): a sung word takes time."""
     first, *rest = words
     if rest and rest[0].end - rest[0].start > longest:
         boundary = max(rest[0].end / 2, rest[0].end - longest)
         first, rest[0] = replace(first, end=boundary), replace(rest[0], start=boundary)
     if first.end - first.start > longest:
         first = replace(first, start=round(first.end - longest, 3))
+    elif first.end - first.start < CRUSHED_SECONDS:
+        first = replace(first, start=round(min(first.start, max(after, first.end - longest / 2)), 3))
     return [first, *rest]
 
 
@@ -262,10 +267,10 @@ def known_lines(texts: list[str], placed: list[list[TimedWord] | None], duration
     longest = 2 * min(TYPICAL_WORD_SECONDS, float(np.median(spans)) if spans else TYPICAL_WORD_SECONDS)
     lines: list[Line] = []
     for n, text in enumerate(texts):
-        if placed[n] is not None:
-            lines.append(timed_line(text, opening_trimmed(placed[n], longest), 0.0, 0.0))
-            continue
         after = lines[-1].end if lines else 0.0
+        if placed[n] is not None:
+            lines.append(timed_line(text, opening_trimmed(placed[n], longest, after), 0.0, 0.0))
+            continue
         upto = next((p[0].start for p in placed[n + 1 :] if p is not None), duration)
         missing = next((k for k in range(n + 1, len(texts)) if placed[k] is not None), len(texts)) - n
         share = max(0.0, upto - after) / missing

@@ -1,0 +1,44 @@
+"""The JamendoLyrics benchmark's gate (benchmarks/jamendo.py) and its measures (tests/fixtures/jamendo.py), on rows
+and annotations made by hand: each threshold it misses is named, and nothing where all hold."""
+
+from pathlib import Path
+
+from benchmarks.jamendo import failures
+from tests.fixtures.jamendo import Song, found_lines, scored
+
+SONG = Song(
+    "song",
+    Path("song.mp3"),
+    "fr",
+    ["un deux trois", "quatre cinq"],
+    [(1.0, "un deux trois"), (5.0, "quatre, cinq!")],
+    [1.0, 1.5, 2.0, 5.0, 5.6],
+)
+
+
+def row(aligner: str, song: str, l05: int, w03: int, timed: int = 10) -> dict:
+    scores = {"lines": 10, "words": 10, "timed": timed, "l05": l05, "l1": l05, "w03": w03}
+    return {"backend": "faster-whisper", "mode": "known", "aligner": aligner, "song": song, **scores}
+
+
+def test_line_and_word_starts_are_scored_against_the_annotation():
+    found = scored(SONG, [1.2, 1.6, 2.0, 4.1])  # the last word not timed; the second line 0.9 s early
+    assert found == {"lines": 2, "words": 5, "timed": 4, "l05": 1, "l1": 2, "w03": 3, "word_mae": 0.3}
+
+
+def test_a_recognized_line_is_found_near_its_start_with_half_its_words():
+    assert found_lines(SONG, [(1.8, "Un deux"), (5.5, "six sept")]) == 1  # none of the second's words
+    assert found_lines(SONG, [(2.1, "un deux trois"), (4.2, "quatre cinq")]) == 1  # the first starts 1.1 s late
+
+
+def test_the_gate_names_each_threshold_missed_and_nothing_where_all_hold():
+    good = [row("musicvid", "a", 10, 9), row("stable-ts", "a", 9, 9), row("musicvid", "b", 10, 8)]
+    assert failures([*good, row("stable-ts", "b", 10, 8)]) == []
+    missed = failures([*good, row("stable-ts", "b", 10, 9), row("musicvid", "c", 6, 5, 9), row("stable-ts", "c", 8, 5)])
+    assert missed == [
+        "faster-whisper: fewer than 90% of all lines start within 0.5 s",
+        "faster-whisper: fewer than 95% of all lines start within 1 s",
+        "faster-whisper, b: 8 word starts within 0.3 s, stable-ts 9",
+        "faster-whisper, c: 1 words not timed",
+        "faster-whisper, c: 6 of 10 lines within 0.5 s",
+    ]
