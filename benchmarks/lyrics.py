@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import json
 import sys
 import tempfile
@@ -82,8 +83,8 @@ def real(asr, name: str, path: Path) -> list[dict]:
     row = {"song": name, "seconds_of_song": round(duration, 1), "seconds": round(time.perf_counter() - started, 1)}
     if name in INSTRUMENTAL:
         invented = words_per_minute(scenes, duration)
-        return [{**row, "source": "instrumental", "mode": "recognized", "invented_per_minute": round(invented, 2),
-                 "passed": invented <= INVENTED_PER_MINUTE}]  # fmt: skip
+        found = {"source": "instrumental", "mode": "recognized", "invented_per_minute": round(invented, 2)}
+        return [{**row, **found, "passed": invented <= INVENTED_PER_MINUTE}]
     kept, total = kept_in_lyrics(heard, scenes), len(counted(heard))
     recognized = {**row, "source": "sung", "mode": "recognized", "heard": total, "kept": kept}
     recognized["passed"] = kept >= KEPT_SHARE * total
@@ -108,8 +109,9 @@ def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
     for sharpness in args.sharpness:
         for backend in args.backends:
             asr = load_tiny_en(backend, folder, sharpness)
-            for rows in [*(generated(asr, song, folder) for song in songs),
-                         *(real(asr, name, path) for name, path in recordings.items())]:  # fmt: skip
+            made = (generated(asr, song, folder) for song in songs)
+            heard = (real(asr, name, path) for name, path in recordings.items())
+            for rows in itertools.chain(made, heard):  # each song's rows printed as they come
                 for row in rows:
                     row.update(backend=backend, sharpness=sharpness)
                     results.setdefault(sharpness, []).append(row)
