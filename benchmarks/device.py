@@ -50,8 +50,15 @@ from benchmarks.device_checks import checks, planned, png_round_trip
 from benchmarks.what_ran import machine, versions
 
 HERE = Path(__file__).parent
-DEVICE_ROWS = ("batch-1", "attention-unet-flash", "compile", "compile-autotune", "deep-cache-3", "fast",
-               "fast-compile-32")  # fmt: skip
+DEVICE_ROWS = (
+    "batch-1",
+    "attention-unet-flash",
+    "compile",
+    "compile-autotune",
+    "deep-cache-3",
+    "fast",
+    "fast-compile-32",
+)
 SONG_SECONDS, DRY_SONG_SECONDS = 180.0, 6.0
 QUALITY_VARIANTS = ("deep-cache 3=--deep-cache 3", "fast=--fast")
 

@@ -17,14 +17,31 @@ import json
 
 import torch
 
-RESNET = [("norm1", "in_layers.0"), ("conv1", "in_layers.2"), ("norm2", "out_layers.0"), ("conv2", "out_layers.3"),
-          ("time_emb_proj", "emb_layers.1"), ("conv_shortcut", "skip_connection")]  # fmt: skip
+RESNET = [
+    ("norm1", "in_layers.0"),
+    ("conv1", "in_layers.2"),
+    ("norm2", "out_layers.0"),
+    ("conv2", "out_layers.3"),
+    ("time_emb_proj", "emb_layers.1"),
+    ("conv_shortcut", "skip_connection"),
+]
 VAE_ATTENTION = [("group_norm", "norm"), ("to_q", "q"), ("to_k", "k"), ("to_v", "v"), ("to_out.0", "proj_out")]
-UNET_FIXED = {"time_embedding.linear_1": "time_embed.0", "time_embedding.linear_2": "time_embed.2",
-              "conv_in": "input_blocks.0.0", "conv_norm_out": "out.0", "conv_out": "out.2",
-              "add_embedding.linear_1": "label_emb.0.0", "add_embedding.linear_2": "label_emb.0.2"}  # fmt: skip
-OPEN_CLIP = [("layer_norm1", "ln_1"), ("layer_norm2", "ln_2"), ("mlp.fc1", "mlp.c_fc"), ("mlp.fc2", "mlp.c_proj"),
-             ("self_attn.out_proj", "attn.out_proj")]  # fmt: skip
+UNET_FIXED = {
+    "time_embedding.linear_1": "time_embed.0",
+    "time_embedding.linear_2": "time_embed.2",
+    "conv_in": "input_blocks.0.0",
+    "conv_norm_out": "out.0",
+    "conv_out": "out.2",
+    "add_embedding.linear_1": "label_emb.0.0",
+    "add_embedding.linear_2": "label_emb.0.2",
+}
+OPEN_CLIP = [
+    ("layer_norm1", "ln_1"),
+    ("layer_norm2", "ln_2"),
+    ("mlp.fc1", "mlp.c_fc"),
+    ("mlp.fc2", "mlp.c_proj"),
+    ("self_attn.out_proj", "attn.out_proj"),
+]
 
 
 def renamed(rest: str, pairs: list[tuple[str, str]]) -> str:

@@ -11,9 +11,13 @@ from safetensors.torch import save as safetensors_bytes
 
 from musicvid.models.tiny_flow import tiny_klein, tiny_zimage
 
-ZIMAGE_NAMES = [("all_final_layer.2-1.", "final_layer."), ("all_x_embedder.2-1.", "x_embedder."),
-                (".attention.to_out.0.", ".attention.out."), (".attention.norm_k.", ".attention.k_norm."),
-                (".attention.norm_q.", ".attention.q_norm.")]  # fmt: skip
+ZIMAGE_NAMES = [
+    ("all_final_layer.2-1.", "final_layer."),
+    ("all_x_embedder.2-1.", "x_embedder."),
+    (".attention.to_out.0.", ".attention.out."),
+    (".attention.norm_k.", ".attention.k_norm."),
+    (".attention.norm_q.", ".attention.q_norm."),
+]
 
 
 def zimage_original(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
