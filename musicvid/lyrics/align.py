@@ -260,18 +260,31 @@ def opening_trimmed(words: list[TimedWord], longest: float, after: float) -> lis
     return [first, *rest]
 
 
-def known_lines(texts: list[str], placed: list[list[TimedWord] | None], duration: float) -> list[Line]:
+def voiced_opening(words: list[TimedWord], voice: Voice) -> list[TimedWord]:
+    """A line's words, its first starting where a voice does: where Silero hears none at its start but hears one
+    begin before it ends, the word starts there (a sung word starts with the voice). Where Silero hears nothing
+    (a voice under a loud band), the words as they are."""
+    first, *rest = words
+    for start, end in voice.stretches:
+        if start <= first.start < end:
+            break
+        if first.start < start < first.end - CRUSHED_SECONDS:
+            return [replace(first, start=round(start, 3)), *rest]
+    return words
+
+
+def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: Voice) -> list[Line]:
     """The lines in order, each placed (its opening trimmed to twice the song's typical word, at most
-    TYPICAL_WORD_SECONDS), or spread between the placed lines either side of it."""
+    TYPICAL_WORD_SECONDS, and to where a voice starts), or spread between the placed lines either side of it."""
     spans = [w.end - w.start for words in placed if words is not None for w in words if w.end > w.start]
     longest = 2 * min(TYPICAL_WORD_SECONDS, float(np.median(spans)) if spans else TYPICAL_WORD_SECONDS)
     lines: list[Line] = []
     for n, text in enumerate(texts):
         after = lines[-1].end if lines else 0.0
         if placed[n] is not None:
-            lines.append(timed_line(text, opening_trimmed(placed[n], longest, after), 0.0, 0.0))
+            lines.append(timed_line(text, voiced_opening(opening_trimmed(placed[n], longest, after), voice), 0.0, 0.0))
             continue
-        upto = next((p[0].start for p in placed[n + 1 :] if p is not None), duration)
+        upto = next((p[0].start for p in placed[n + 1 :] if p is not None), voice.duration)
         missing = next((k for k in range(n + 1, len(texts)) if placed[k] is not None), len(texts)) - n
         share = max(0.0, upto - after) / missing
         lines.append(timed_line(text, None, after, after + share))
@@ -282,11 +295,12 @@ def align_lyrics(
     asr: ASRModel, samples: np.ndarray, texts: list[str], audio_sha256: str, *, quiet: bool = False
 ) -> Transcript:
     """Time each of `texts` (lyric lines, in the order they are sung) against the song."""
-    language = detect_language(asr, singing_to_detect(samples, Voice.detect(samples)))
+    voice = Voice.detect(samples)
+    language = detect_language(asr, singing_to_detect(samples, voice))
     windows = Windows(asr, samples, language)
     split = [pieces(text, windows) for text in texts]
     every = [part for parts in split for part in parts]
-    parts = known_lines(every, place(windows, every, quiet), windows.duration)
+    parts = known_lines(every, place(windows, every, quiet), voice)
     lines, position = [], 0
     for text, cut in zip(texts, split):
         mine, position = parts[position : position + len(cut)], position + len(cut)
