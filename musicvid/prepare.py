@@ -2,10 +2,11 @@
 its inputs once: from the request, the settings, the registry and the output, every check a run needs, each done
 once and before any work, and the one frozen Run (musicvid.run) every stage then takes. In order:
 
-1. the settings against the models: the picture family's options, and whether the keyframes' scorer loads;
+1. the settings against the models: the picture family's options, whether the keyframes' scorer loads, and the
+   style LoRAs' weights (fetched on a first run);
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
    system takes, in folders that can be written, none of them an input, the video's a video's;
-3. the inputs: the lyrics file, the storyboard file and its pictures, the reference picture, the style LoRAs;
+3. the inputs: the lyrics file, the storyboard file and its pictures, the reference picture;
 4. the work directory: musicvid's or empty, of no other song, none of its files an input, apart from the outputs,
    and the files at the outputs' names replaced only where musicvid wrote them for this song;
 5. the memory plan (on CUDA), and the settings batched as it says;
@@ -97,16 +98,18 @@ def check_before_work(
 ) -> Checked:
     """Steps 1 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
     is beside the song where None; one a person `named` is replaced, unlike the .srt and .ass beside it."""
-    outputs = settings.outputs(output or default_output(request, settings)) if video else []
-    files = inputs_of(request, settings)
     # 1. the settings against the models
     scored = False
     if settings is not None:
         check_drawing_options(models, settings)
         scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
+        for lora in settings.lora:  # fetched now, on a first run, not after the storyboard
+            weights_file(lora.source, "style LoRA")
     # 2. the outputs
+    outputs = settings.outputs(output or default_output(request, settings)) if video else []
+    files = inputs_of(request, settings)
     check_outputs(outputs, files)
-    # 3. the inputs, each read or its header decoded; a LoRA fetched now, on a first run, not after the storyboard
+    # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
     pictures = storyboard.picture_files() if storyboard else {}
@@ -116,8 +119,6 @@ def check_before_work(
     files |= pictures
     if settings and settings.reference:
         check_picture(settings.reference, "reference picture")
-    for lora in settings.lora if settings else ():
-        weights_file(lora.source, "style LoRA")
     # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
     if not (request.workdir or request.song.is_file()):
         return Checked(outputs[0] if outputs else None, None, scored, lyrics)
