@@ -1,6 +1,6 @@
 """The lyric matrix: songs × both backends × recognized and known lyrics, with Whisper tiny.en's real weights
-(and, with --sharpness, the same model made surer or less sure of every token: tests/fixtures/whisper_ct2.py),
-judged by the thresholds of docs/lyrics.md. Exit status 1 when any threshold fails.
+(and, with --sharpness, the same model made surer or less sure of every token: tests/fixtures/whisper_ct2.py;
+with --whisper base, the real multilingual Whisper base in its place, results in lyrics-base.json), judged by the thresholds of docs/lyrics.md. Exit status 1 when any threshold fails.
 
 - Generated songs (tests/fixtures/fresh_songs.py), made fresh from each seed, of every hard kind: every line
   sung starts a lyric scene within 0.5 s of where it is sung, recognized and known; no lyric scene starts
@@ -17,7 +17,7 @@ Each song is heard once per model (musicvid.lyrics.transcribe.hear) for its reco
 are aligned by the alignment alone (musicvid.lyrics.align), as a render given a lyrics file does.
 
     python -m benchmarks.lyrics [--seeds 1 2] [--kinds intro gaps ...] [--real] [--sharpness 0.7 1 2]
-        [--backends ...] [--out-dir benchmarks/results]
+        [--whisper tiny.en|base] [--backends ...] [--out-dir benchmarks/results]
     python -m benchmarks.lyrics --table [--out-dir benchmarks/results] [--docs docs/lyrics.md]
 """
 
@@ -41,7 +41,7 @@ from musicvid.lyrics.transcribe import hear, sung_lines
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.fresh_songs import KINDS, fresh_song, judged_timing
 from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
-from tests.fixtures.whisper_ct2 import load_tiny_en
+from tests.fixtures.whisper_ct2 import load_tiny_en, load_whisper_base
 
 BACKENDS = ("faster-whisper", "openai-whisper")
 KEPT_SHARE = 0.7  # of the segments heard with no gate, on a real song
@@ -107,7 +107,11 @@ def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
     results: dict[float, list[dict]] = {}
     for sharpness in args.sharpness:
         for backend in args.backends:
-            asr = load_tiny_en(backend, folder, sharpness)
+            asr = (
+                load_whisper_base(backend, folder)
+                if args.whisper == "base"
+                else load_tiny_en(backend, folder, sharpness)
+            )
             made = (generated(asr, song, folder) for song in songs)
             heard = (real(asr, name, path) for name, path in recordings.items())
             for rows in itertools.chain(made, heard):  # each song's rows printed as they come
@@ -118,14 +122,14 @@ def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
     return results
 
 
-def save(results: dict[float, list[dict]], out_dir: Path) -> None:
+def save(results: dict[float, list[dict]], out_dir: Path, whisper: str) -> None:
     for sharpness, rows in results.items():
         out_dir.mkdir(parents=True, exist_ok=True)
-        path = out_dir / f"lyrics-x{sharpness:g}.json"
+        path = out_dir / (f"lyrics-x{sharpness:g}.json" if whisper == "tiny.en" else f"lyrics-{whisper}.json")
         kept = json.loads(path.read_text())["rows"] if path.exists() else []
         ran = {(r["song"], r["backend"], r["mode"]) for r in rows}
         rows = [r for r in kept if (r["song"], r["backend"], r["mode"]) not in ran] + rows
-        record = {"machine": machine(torch.device("cpu")), "sharpness": sharpness, "rows": rows}
+        record = {"machine": machine(torch.device("cpu")), "whisper": whisper, "sharpness": sharpness, "rows": rows}
         path.write_text(json.dumps(record, indent=1) + "\n")
 
 
@@ -136,6 +140,9 @@ def main() -> int:
     parser.add_argument("--real", nargs="*", default=[*SUNG, *INSTRUMENTAL], choices=[*SUNG, *INSTRUMENTAL])
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
     parser.add_argument("--sharpness", nargs="+", type=float, default=[1.0])
+    parser.add_argument(
+        "--whisper", choices=("tiny.en", "base"), default="tiny.en", help="base: multilingual, as it is"
+    )
     parser.add_argument("--out-dir", type=Path, help="write benchmarks' lyrics-x<sharpness>.json here")
     parser.add_argument("--table", action="store_true", help="print the docs' tables from the results in --out-dir")
     parser.add_argument("--docs", type=Path, help="with --table: write them into this file, between its markers")
@@ -143,12 +150,14 @@ def main() -> int:
     if args.table:
         print(write_tables(args.out_dir or Path("benchmarks/results"), args.docs))
         return 0
+    if args.whisper == "base" and args.sharpness != [1.0]:
+        parser.error("--sharpness scales tiny.en alone")
     if args.real and not installed():
         raise SystemExit("apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid first (or --real)")
     with tempfile.TemporaryDirectory() as folder:
         results = run_matrix(args, Path(folder))
     if args.out_dir:
-        save(results, args.out_dir)
+        save(results, args.out_dir, args.whisper)
     missed = [row for rows in results.values() for row in rows if not row["passed"]]
     for row in missed:
         verdict = "FAILED" if row.get("gating", True) else "missed (reported, not gating)"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
 
@@ -56,6 +57,7 @@ CRUSHED_SECONDS = 0.05  # a word the path gave less time than this (on average o
 # at most WORDS_PER_PIECE (then joined again): a line as long as sung lines are is aligned whole.
 SUNG_LINE_WORDS = 16
 WORDS_PER_PIECE = 8
+Timed = TypeVar("Timed", TimedWord, Word)  # a word as a window placed it, or as a line keeps it
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,7 @@ def timed_line(text: str, timed: list[TimedWord] | None, start: float, end: floa
     return Line(kept[0].start, kept[-1].end, text, words=kept, confidence=round(confidence, 3))
 
 
-def opening_trimmed(words: list[TimedWord], longest: float, after: float) -> list[TimedWord]:
+def opening_trimmed(words: list[Timed], longest: float, after: float) -> list[Timed]:
     """A line's words with its opening given the time a word is sung in: the warping path gives the frames
     before a line to its first word, or to its second after a first given none. An opening word longer than
     `longest` starts `longest` before its end; a second word longer than it gives the first all but `longest`
@@ -260,7 +262,7 @@ def opening_trimmed(words: list[TimedWord], longest: float, after: float) -> lis
     return [first, *rest]
 
 
-def voiced_opening(words: list[TimedWord], voice: Voice) -> list[TimedWord]:
+def voiced_opening(words: list[Timed], voice: Voice) -> list[Timed]:
     """A line's words, its first starting where a voice does: where Silero hears none at its start but hears one
     begin before it ends, the word starts there (a sung word starts with the voice). Where Silero hears nothing
     (a voice under a loud band), the words as they are."""
@@ -273,22 +275,50 @@ def voiced_opening(words: list[TimedWord], voice: Voice) -> list[TimedWord]:
     return words
 
 
-def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: Voice) -> list[Line]:
-    """The lines in order, each placed (its opening trimmed to twice the song's typical word, at most
-    TYPICAL_WORD_SECONDS, and to where a voice starts), or spread between the placed lines either side of it."""
+def longest_opening(placed: list[list[TimedWord] | None]) -> float:
+    """The most time an opening word is given: twice the song's typical word (the median of the words placed,
+    at most TYPICAL_WORD_SECONDS)."""
     spans = [w.end - w.start for words in placed if words is not None for w in words if w.end > w.start]
-    longest = 2 * min(TYPICAL_WORD_SECONDS, float(np.median(spans)) if spans else TYPICAL_WORD_SECONDS)
+    return 2 * min(TYPICAL_WORD_SECONDS, float(np.median(spans)) if spans else TYPICAL_WORD_SECONDS)
+
+
+def opened(words: list[Timed], longest: float, after: float, voice: Voice) -> list[Timed]:
+    """Words that open a line, their opening trimmed to `longest` and to where a voice starts."""
+    return voiced_opening(opening_trimmed(words, longest, after), voice)
+
+
+def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: Voice, longest: float) -> list[Line]:
+    """The lines in order, each placed (its opening `opened`), or spread between the placed lines either side of
+    it. A line the audio gave no evidence for takes no time from a heard line after it: the heard line's opening
+    is bounded by the last heard line alone, and the unheard lines before it end where it starts."""
     lines: list[Line] = []
+    heard_end = 0.0  # where the last heard line ends
     for n, text in enumerate(texts):
         after = lines[-1].end if lines else 0.0
-        if placed[n] is not None:
-            lines.append(timed_line(text, voiced_opening(opening_trimmed(placed[n], longest, after), voice), 0.0, 0.0))
+        if placed[n] is None:
+            upto = next((p[0].start for p in placed[n + 1 :] if p is not None), voice.duration)
+            missing = next((k for k in range(n + 1, len(texts)) if placed[k] is not None), len(texts)) - n
+            lines.append(timed_line(text, None, after, after + max(0.0, upto - after) / missing))
             continue
-        upto = next((p[0].start for p in placed[n + 1 :] if p is not None), voice.duration)
-        missing = next((k for k in range(n + 1, len(texts)) if placed[k] is not None), len(texts)) - n
-        share = max(0.0, upto - after) / missing
-        lines.append(timed_line(text, None, after, after + share))
+        heard = float(np.mean([w.evidence for w in placed[n]])) >= HEARD
+        line = timed_line(text, opened(placed[n], longest, heard_end if heard else after, voice), 0.0, 0.0)
+        if heard:
+            lines, heard_end = ended_by(lines, line.start), line.end
+        lines.append(line)
     return lines
+
+
+def ended_by(lines: list[Line], start: float) -> list[Line]:
+    """`lines`, the unheard ones at their end (confidence 0) ending by `start` where a heard line begins: each
+    word clipped to it."""
+    kept = list(lines)
+    for k in range(len(kept) - 1, -1, -1):
+        line = kept[k]
+        if line.confidence != 0.0 or line.end <= start:
+            break
+        words = [replace(w, start=min(w.start, start), end=min(w.end, start)) for w in line.words]
+        kept[k] = replace(line, start=min(line.start, start), end=min(line.end, start), words=words)
+    return kept
 
 
 def align_lyrics(
@@ -300,21 +330,27 @@ def align_lyrics(
     windows = Windows(asr, samples, language)
     split = [pieces(text, windows) for text in texts]
     every = [part for parts in split for part in parts]
-    parts = known_lines(every, place(windows, every, quiet), voice)
+    placed = place(windows, every, quiet)
+    longest = longest_opening(placed)
+    parts = known_lines(every, placed, voice, longest)
     lines, position = [], 0
     for text, cut in zip(texts, split):
         mine, position = parts[position : position + len(cut)], position + len(cut)
-        lines += sung_phrases(mine, text)
+        lines += sung_phrases(mine, text, voice, longest)
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
-def sung_phrases(parts: list[Line], text: str) -> list[Line]:
+def sung_phrases(parts: list[Line], text: str, voice: Voice, longest: float) -> list[Line]:
     """A known line from its aligned pieces: as the person wrote it, or, where it was long enough to be aligned
     in pieces and is sung for longer than a line lasts (lyrics pasted without line breaks), the phrases the
-    singer sang, cut at the pauses between its words."""
+    singer sang, cut at the pauses between its words and between the stretches of voice, each `opened`."""
     words = [w for part in parts for w in part.words]
     shares = [part.confidence for part in parts if part.confidence is not None]
     line = Line(words[0].start, words[-1].end, text, words=words, confidence=min(shares) if shares else None)
     if len(parts) == 1 or line.end - line.start <= LONGEST_LINE_SECONDS or not all(p.confidence for p in parts):
         return [line]
-    return lines_at_pauses([line])
+    phrases = lines_at_pauses([line], voice)
+    for k in range(1, len(phrases)):
+        words = opened(phrases[k].words, longest, phrases[k - 1].end, voice)
+        phrases[k] = replace(phrases[k], start=words[0].start, words=words)
+    return phrases

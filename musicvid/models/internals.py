@@ -166,11 +166,10 @@ def flux2_patches(pipe, latents: torch.Tensor) -> torch.Tensor:
 
 def whisper_tokenizer(model, language: str) -> tuple[Any, int]:
     """openai-whisper's tokenizer for `model`, transcribing `language`, and how many text tokens one alignment
-    takes: the decoder's context less the prompt find_alignment puts around the text (the start sequence and
-    no-timestamps before it, end-of-text after). `whisper.tokenizer` and the model's `is_multilingual` and
-    `num_languages` are not in openai-whisper's documented API, its README (load_model, transcribe,
-    load_audio, pad_or_trim, log_mel_spectrogram, detect_language, decode, the model's dims): transcribe makes
-    its own tokenizer. Checked against openai-whisper 20250625."""
+    takes: the decoder's context less find_alignment's prompt (start sequence, no-timestamps, end-of-text).
+    `whisper.tokenizer`, `is_multilingual` and `num_languages` are not in its documented API (its README: load_model,
+    transcribe, load_audio, pad_or_trim, log_mel_spectrogram, detect_language, decode, the model's dims), whose
+    transcribe makes its own tokenizer. Checked against openai-whisper 20250625."""
     import whisper.tokenizer
 
     tokenizer = whisper.tokenizer.get_tokenizer(
@@ -180,17 +179,15 @@ def whisper_tokenizer(model, language: str) -> tuple[Any, int]:
 
 
 def text_tokens(tokenizer, text: str) -> list[int]:
-    """`text`'s tokens as Whisper's tokenizer encodes a line sung after another, after a space: either
-    backend's (whisper_tokenizer's, faster_whisper_tokenizer's), whose `encode` neither documents. Checked
-    against openai-whisper 20250625 and faster-whisper 1.2.1."""
+    """`text`'s tokens as either backend's tokenizer (whisper_tokenizer's, faster_whisper_tokenizer's) encodes a line
+    sung after another: `encode`, documented by neither. Checked on openai-whisper 20250625 and faster-whisper 1.2.1."""
     return tokenizer.encode(" " + text.strip())
 
 
 def whisper_encoded(model, window: np.ndarray) -> tuple[torch.Tensor, int]:
-    """`window` (16 kHz, at most 30 s) through Whisper's encoder, once for every text timed in it, and how many of
-    its frames hold audio: its log-Mel frames (cut at `whisper.audio`'s N_FRAMES, counted by its HOP_LENGTH)
-    encoded by the model's `embed_audio`. Neither is in openai-whisper's documented API, whose transcribe encodes
-    what it recognizes itself. Checked against openai-whisper 20250625."""
+    """`window` (16 kHz, at most 30 s) encoded once for every text timed in it, and how many of its frames hold
+    audio: its log-Mel frames (cut at `whisper.audio`'s N_FRAMES, counted by its HOP_LENGTH) through the model's
+    `embed_audio`, neither documented (transcribe encodes what it recognizes itself). Checked against 20250625."""
     import whisper
     from whisper.audio import HOP_LENGTH, N_FRAMES
 
@@ -213,13 +210,11 @@ class _Encoded:
 
 
 def whisper_word_timings(model, tokenizer, tokens: list[int], encoded: tuple[torch.Tensor, int]) -> list[WordTiming]:
-    """Each word of `tokens` timed in an encoded window (whisper_encoded) by the decoder's cross-attention and
-    dynamic time warping, with the probability the decoder gives it there: `whisper.timing.find_alignment`, not
-    in openai-whisper's documented API (transcribe's word_timestamps time the words it recognized, never a given
-    text), given the window's features through `_Encoded`, so that a window is encoded once for every text timed
-    in it. find_alignment hooks the cross-attention and unhooks it only if all went well; the model is shared
-    (the page, a batch), so the hooks come off whatever happens (hooks_removed). Checked against openai-whisper
-    20250625."""
+    """Each word of `tokens` timed in an encoded window (whisper_encoded) by cross-attention and dynamic time
+    warping, with the decoder's probability for it: `whisper.timing.find_alignment`, undocumented (transcribe's
+    word_timestamps time what it recognized, never a given text), given the features through `_Encoded`. It
+    unhooks the cross-attention only if all went well; the model is shared (the page, a batch), so the hooks come
+    off whatever happens (hooks_removed). Checked against openai-whisper 20250625."""
     from whisper.timing import find_alignment
 
     features, frames = encoded
@@ -230,10 +225,9 @@ def whisper_word_timings(model, tokenizer, tokens: list[int], encoded: tuple[tor
 
 @contextmanager
 def hooks_removed(model: torch.nn.Module) -> Iterator[None]:
-    """The forward hooks added to `model`'s modules within, removed after, whatever happens. torch keeps a
-    module's hooks in its private `_forward_hooks` alone, so each module's `register_forward_hook` is patched
-    for the call (an attribute of the instance, deleted after: the class's own again) to keep the handles it
-    returns; a handle's public remove() does nothing to a hook removed already. Checked against torch 2.14.1."""
+    """The forward hooks added to `model`'s modules within, removed after, whatever happens. torch keeps them in its
+    private `_forward_hooks` alone, so each module's `register_forward_hook` is patched for the call (on the instance,
+    deleted after) to keep the handles; a handle's remove() ignores a hook gone already. Checked on torch 2.14.1."""
     handles = []
 
     def keeping(register):
@@ -301,10 +295,9 @@ def ctranslate2_whisper(model) -> Any | None:
 
 
 def faster_whisper_tokenizer(model, language: str) -> tuple[Any, int]:
-    """faster-whisper's tokenizer for `model`, transcribing `language`, and how many text tokens one alignment
-    takes (as whisper_tokenizer). faster-whisper documents WhisperModel's transcribe and detect_language;
-    its Tokenizer (faster_whisper.tokenizer) and the model's `hf_tokenizer` and `max_length` (the decoder's
-    context) it does not. Checked against faster-whisper 1.2.1."""
+    """As whisper_tokenizer, by faster-whisper, which documents WhisperModel's transcribe and detect_language, not
+    its Tokenizer (faster_whisper.tokenizer), `hf_tokenizer` or `max_length` (the decoder's context). Checked
+    against faster-whisper 1.2.1."""
     from faster_whisper.tokenizer import Tokenizer
 
     multilingual = ctranslate2_whisper(model).is_multilingual
@@ -313,9 +306,8 @@ def faster_whisper_tokenizer(model, language: str) -> tuple[Any, int]:
 
 
 def faster_whisper_encoded(model, window: np.ndarray) -> tuple[Any, int]:
-    """As whisper_encoded, by faster-whisper: its feature extractor's frames of the window, padded or trimmed to
-    30 s (faster_whisper.audio.pad_or_trim), encoded (WhisperModel.encode), none of them documented: transcribe
-    encodes what it recognizes itself. Checked against faster-whisper 1.2.1."""
+    """As whisper_encoded, by faster-whisper: its feature extractor's frames, padded or trimmed to 30 s
+    (faster_whisper.audio.pad_or_trim) and encoded (WhisperModel.encode), none documented. Checked against 1.2.1."""
     from faster_whisper.audio import pad_or_trim
 
     extractor = model.feature_extractor
@@ -324,9 +316,8 @@ def faster_whisper_encoded(model, window: np.ndarray) -> tuple[Any, int]:
 
 
 def faster_whisper_word_timings(model, tokenizer, tokens: list[int], encoded: tuple[Any, int]) -> list[WordTiming]:
-    """As whisper_word_timings, by faster-whisper: WhisperModel.find_alignment (CTranslate2's align) on an
-    encoded window (faster_whisper_encoded), undocumented: transcribe's word_timestamps time the words it
-    recognized only. Checked against faster-whisper 1.2.1."""
+    """As whisper_word_timings, by faster-whisper: WhisperModel.find_alignment (CTranslate2's align, undocumented)
+    on an encoded window (faster_whisper_encoded). Checked against faster-whisper 1.2.1."""
     features, frames = encoded
     [timings] = model.find_alignment(tokenizer, [tokens], features, frames)
     return [(t["word"], t["start"], t["end"], t["probability"], len(t["tokens"])) for t in timings]
