@@ -49,9 +49,12 @@ class MemorySampler:
         self.marks.append((time.perf_counter(), high_water()))
 
     def span_gb(self, start: float, end: float, column: int = 2) -> float:
-        """The most held between `start` and `end` (perf_counter): sampled (column 1 resident, 2 on the GPU)."""
+        """The most held between `start` and `end` (perf_counter): sampled (column 1 resident, 2 on the GPU). A span
+        no sample fell in (shorter than the sampling thread's gap, which grows on a busy machine) held at least
+        what the last sample before its end saw."""
         inside = [sample[column] for sample in self.samples if start <= sample[0] <= end]
-        return round(max(inside, default=0) / 2**30, 3)
+        before = [sample[column] for sample in self.samples if sample[0] < start]
+        return round(max(inside or before[-1:], default=0) / 2**30, 3)
 
     def stage_peaks(self, timings: Timings, column: int = 2) -> dict[str, float]:
         """Each stage's own peak (GB), sampled over every interval it ran."""

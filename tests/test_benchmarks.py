@@ -9,6 +9,7 @@ import torch
 
 from benchmarks import delivery, elaborate, speed
 from benchmarks import quality as quality_benchmark
+from benchmarks.peaks import MemorySampler
 from benchmarks.render import main
 from musicvid.models.precision import Precision
 from musicvid.models.readback import describe_model
@@ -305,3 +306,11 @@ def test_a_variant_is_a_name_and_render_options():
     assert quality_benchmark.random_weights(PRESETS["tiny"])
     assert not quality_benchmark.random_weights(PRESETS["default"])
     assert quality_benchmark.random_weights(replace(PRESETS["default"], scorer=TINY))
+
+
+def test_a_stage_no_memory_sample_fell_in_holds_what_the_last_sample_before_it_saw():
+    sampler = MemorySampler()  # (its thread never started: the samples are made by hand)
+    sampler.samples = [(1.0, 100 * 2**30, 0), (2.0, 300 * 2**30, 0), (5.0, 200 * 2**30, 0)]
+    assert sampler.span_gb(1.5, 5.5, column=1) == 300.0
+    assert sampler.span_gb(2.5, 4.0, column=1) == 300.0  # between two samples: the one before it
+    assert sampler.span_gb(0.0, 0.5, column=1) == 0.0  # before any
