@@ -84,7 +84,9 @@ def test_a_known_line_nobody_sings_is_kept_and_flagged(songs, asr):
 def test_lyrics_pasted_without_line_breaks_become_the_phrases_sung(songs, asr):
     song, audio = songs["gaps"]
     paragraph = " ".join(text for *_, text in song.sung)  # copied from a web page: one line
+    threads = torch.get_num_threads()
     transcript = align_lyrics(asr, audio.samples, [paragraph], audio.info.sha256, quiet=True)
+    assert torch.get_num_threads() == threads  # what draws the pictures next computes as a resume would
     assert " ".join(line.text for line in transcript.lines) == paragraph  # every word, once, in order
     starts = [line.start for line in transcript.lines]
     errors = [min((t - start for t in starts), key=abs) for start, _, _ in song.sung]

@@ -37,7 +37,13 @@ import numpy as np
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
 from musicvid.lyrics.singing import Voice
-from musicvid.lyrics.transcribe import LONGEST_LINE_SECONDS, detect_language, lines_at_pauses, singing_to_detect
+from musicvid.lyrics.transcribe import (
+    LONGEST_LINE_SECONDS,
+    detect_language,
+    lines_at_pauses,
+    singing_to_detect,
+    torch_threads_kept,
+)
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.lyrics.windows import GRID_SECONDS, WINDOW_SECONDS, TimedWord, Windows
 from musicvid.models.loading import ASRModel
@@ -330,7 +336,8 @@ def align_lyrics(
     windows = Windows(asr, samples, language)
     split = [pieces(text, windows) for text in texts]
     every = [part for parts in split for part in parts]
-    placed = place(windows, every, quiet)
+    with torch_threads_kept():  # (openai-whisper's word timing starts numba's threads)
+        placed = place(windows, every, quiet)
     longest = longest_opening(placed)
     parts = known_lines(every, placed, voice, longest)
     lines, position = [], 0

@@ -110,11 +110,11 @@ def _faster_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: boo
 
 
 @contextmanager
-def _torch_threads_kept():
+def torch_threads_kept():
     """openai-whisper times words with numba, whose thread pool, once started, sets the OpenMP thread
     count that torch shares to numba's own (the cores). Pictures drawn with another thread count differ
-    in their last bits, so a render that recognized the song would not match its own resume, which
-    does not: torch keeps the count it had."""
+    in their last bits, so a render that recognized or aligned the song would not match its own resume,
+    which does not: torch keeps the count it had."""
     threads = torch.get_num_threads()
     try:
         yield
@@ -141,7 +141,7 @@ def _seeded(asr: ASRModel):
 def recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str, show: bool) -> list[Line]:
     """Whisper's segments over the whole song; openai-whisper shows its own progress bar, in audio frames."""
     backend = _faster_whisper if asr.backend == "faster-whisper" else _openai_whisper
-    with _torch_threads_kept(), _seeded(asr):
+    with torch_threads_kept(), _seeded(asr):
         return backend(asr, samples, _options(task, language, asr), show)
 
 
