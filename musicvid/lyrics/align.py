@@ -230,24 +230,22 @@ def place(windows: Windows, texts: list[str], quiet: bool) -> list[list[TimedWor
     return placed
 
 
-def timed_line(text: str, timed: list[TimedWord] | None, start: float, end: float) -> Line:
-    """A known line from its placed words; one the walk did not place spread evenly over [start, end]. Its
-    confidence is its words' mean probability where the audio gave evidence for it, else 0 (flagged)."""
-    words = text.split()
-    if timed is None:
-        step_ = (end - start) / len(words)
-        spans = [(start + k * step_, start + (k + 1) * step_) for k in range(len(words))]
-        return Line(
-            start,
-            end,
-            text,
-            words=[Word(round(a, 3), round(b, 3), w, 0.0) for (a, b), w in zip(spans, words)],
-            confidence=0.0,
-        )
+def placed_line(text: str, timed: list[TimedWord]) -> Line:
+    """A known line from its placed words. Its confidence is their mean probability where the audio gave
+    evidence for it, else 0 (flagged)."""
     evidence = float(np.mean([w.evidence for w in timed]))
     confidence = float(np.mean([w.probability for w in timed])) if evidence >= HEARD else 0.0
-    kept = [Word(w.start, w.end, text, w.probability) for w, text in zip(timed, words)]
+    kept = [Word(w.start, w.end, word, w.probability) for w, word in zip(timed, text.split())]
     return Line(kept[0].start, kept[-1].end, text, words=kept, confidence=round(confidence, 3))
+
+
+def spread_line(text: str, start: float, end: float) -> Line:
+    """A known line the walk did not place: its words spread evenly over [start, end], confidence 0 (flagged)."""
+    words = text.split()
+    step_ = (end - start) / len(words)
+    spans = [(start + k * step_, start + (k + 1) * step_) for k in range(len(words))]
+    timed = [Word(round(a, 3), round(b, 3), w, 0.0) for (a, b), w in zip(spans, words)]
+    return Line(start, end, text, words=timed, confidence=0.0)
 
 
 def opening_trimmed(words: list[Timed], longest: float, after: float) -> list[Timed]:
@@ -304,10 +302,10 @@ def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: V
         if placed[n] is None:
             upto = next((p[0].start for p in placed[n + 1 :] if p is not None), voice.duration)
             missing = next((k for k in range(n + 1, len(texts)) if placed[k] is not None), len(texts)) - n
-            lines.append(timed_line(text, None, after, after + max(0.0, upto - after) / missing))
+            lines.append(spread_line(text, after, after + max(0.0, upto - after) / missing))
             continue
         heard = float(np.mean([w.evidence for w in placed[n]])) >= HEARD
-        line = timed_line(text, opened(placed[n], longest, heard_end if heard else after, voice), 0.0, 0.0)
+        line = placed_line(text, opened(placed[n], longest, heard_end if heard else after, voice))
         if heard:
             lines, heard_end = ended_by(lines, line.start), line.end
         lines.append(line)
