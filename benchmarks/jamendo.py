@@ -8,17 +8,18 @@ aligner other music-video tools use for pasted lyrics).
   Gated (exit status 1) by docs/lyrics.md's thresholds: every word timed; over all songs at least 90% of lines
   within 0.5 s and 95% within 1 s; every song at least 70%, and at least the peer's share of lines (0.5 s) and of
   words (0.3 s).
-- Recognized lyrics (--recognized; no text given): for each annotated line, whether a lyric scene starts within
+- Recognized lyrics (--modes recognized; no text given): for each annotated line, whether a lyric scene starts within
   1 s of it holding at least half its words; musicvid's storyboard beside stable-ts's and faster-whisper's own
   transcriptions with word times. Reported, not gated.
 
-    python -m benchmarks.jamendo [--songs ../shared/songs/jamendolyrics] [--backends ...] [--recognized]
+    python -m benchmarks.jamendo [--songs ../shared/songs/jamendolyrics] [--backends ...] [--modes known recognized]
         [--out benchmarks/results/jamendo.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import tempfile
@@ -79,6 +80,9 @@ def storyboard_lines(asr, audio) -> list[tuple[float, str]]:
     return [(scene.start, scene.text) for scene in scenes if scene.kind == "lyric"]
 
 
+MODES = {"known": known, "recognized": recognized}
+
+
 def failures(rows: list[dict]) -> list[str]:
     """Each threshold a backend's known rows miss, in a sentence."""
     missed = []
@@ -103,11 +107,22 @@ def failures(rows: list[dict]) -> list[str]:
     return missed
 
 
+def save(rows: list[dict], out: Path) -> None:
+    """The rows into `out`, beside the rows of other backends and modes it holds from earlier runs."""
+    ran = {(row["backend"], row["mode"]) for row in rows}
+    kept = json.loads(out.read_text())["rows"] if out.exists() else []
+    rows = [row for row in kept if (row["backend"], row["mode"]) not in ran] + rows
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": machine(torch.device("cpu")), "rows": rows}, indent=1) + "\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--songs", type=Path, default=SONGS, help="a folder of JamendoLyrics songs (its songs.csv)")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
-    parser.add_argument("--recognized", action="store_true", help="also recognized lyrics (slow on openai-whisper)")
+    parser.add_argument(
+        "--modes", nargs="+", choices=MODES, default=["known"], help="recognized: slow on openai-whisper"
+    )
     parser.add_argument("--out", type=Path, help="write the rows here, as JSON")
     args = parser.parse_args()
     if not (args.songs / "songs.csv").is_file():
@@ -118,7 +133,8 @@ def main() -> int:
         for backend in args.backends:
             asr = load_whisper_base(backend, Path(folder))
             for song in songs:
-                for row in [*known(asr, song), *(recognized(asr, song) if args.recognized else [])]:
+                made = (MODES[mode](asr, song) for mode in args.modes)
+                for row in itertools.chain.from_iterable(made):
                     rows.append({"backend": backend, **row})
                     print(json.dumps(rows[-1]), flush=True)
     if args.out:

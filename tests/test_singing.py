@@ -41,6 +41,11 @@ def stretched(line: Line, starts: dict[int, float]) -> Line:
         (segment(75.4, "uh", 1.84, 0.2), "a phrase Whisper says over music"),
         (segment(77.2, "Uh, uh.", 1.5, 0.3), "a phrase Whisper says over music"),
         (segment(80.0, "uh oh, the river is rising", 0.5, 0.6), None),  # sung words after a hesitation
+        # Whisper base over Endgame: Singularity's "Media Threat" (an instrumental): numbers, no word
+        (segment(4.6, "1.5% 2.5%", 0.7, 0.5), "no word with a letter"),
+        (segment(30.0, "2:30 -", 0.7, 0.5), "no word with a letter"),
+        (segment(60.0, "99 luftballons", 0.5, 0.6), None),  # a number sung in a line of words
+        (segment(62.0, "東京 2020", 0.5, 0.6), None),  # letters of any script
     ],
 )
 def test_inventions_are_told_by_whispers_own_signals(heard, why):

@@ -238,6 +238,8 @@ def invented(line: Line) -> str | None:
     text = " ".join(re.findall(r"[a-z']+", line.text.lower()))
     if INVENTED_PHRASES.search(text):
         return "a phrase Whisper says over music"
+    if not re.search(r"[^\W\d_]", line.text):  # "1.5%", "2:30": what Whisper writes over music, no lyric
+        return "no word with a letter"
     words = [w for w in line.words if re.search(r"[^\W\d_]", w.text)]  # a word has a letter: "===" is none
     span = (words[-1].end - words[0].start) if words else line.end - line.start
     count = len(words) or len(text.split())
