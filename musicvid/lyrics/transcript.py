@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from musicvid.core.errors import UserError
 from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text
 from vipe_core.atomic import write_json
 
@@ -104,6 +105,16 @@ class Transcript:
     @classmethod
     def load(cls, path: Path) -> "Transcript":
         return cls.from_json(parse_json(read_text(path, "transcript"), f"transcript {path}"), f"transcript {path}")
+
+    @classmethod
+    def cached(cls, path: Path, audio_sha256: str) -> "Transcript | None":
+        """The work directory's transcript of this audio; None where there is none, or it is unreadable
+        (a cache is redone, not trusted)."""
+        try:
+            cached = cls.load(path)
+        except (UserError, OSError, UnicodeDecodeError):
+            return None
+        return cached if cached.audio_sha256 == audio_sha256 else None
 
 
 def has_words(text: str) -> bool:
