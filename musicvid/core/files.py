@@ -11,9 +11,10 @@ import os
 import re
 import stat
 import warnings
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
 from vipe_core.atomic import TEMPORARY_MARK, temporary_of
@@ -228,6 +229,45 @@ def json_share(value: Any, document: str, where: str) -> float | None:
     if value is not None and not 0 <= json_number(value, document, where) <= 1:
         raise invalid(document, where, f"must be from 0 to 1, got {value!r}")
     return value
+
+
+# The kinds of value check_json knows, by name; one whose name ends in "?" may also be null (a share always may).
+JSON_KINDS = {"number": json_number, "string": json_string, "share": json_share}
+
+
+@dataclass(frozen=True)
+class JsonFields:
+    """An object of a JSON document as check_json checks it: each field's shape (a kind of JSON_KINDS, JsonFields, or
+    a one-item list: the shape of each item), an absent field read as null; `required`, each refused where absent;
+    `refused`, why a value that is not an object is refused (None: it is passed over, for its reader to refuse or
+    read in its own words), unless `nullable` and null."""
+
+    shapes: Mapping[str, Any]
+    required: tuple[str, ...] = ()
+    refused: str | None = "must be an object"
+    nullable: bool = False
+
+
+def check_json(value: Any, shape: Any, document: str, where: str = "") -> None:
+    """`value`, a JSON document a person gave (or a part of it at `where`), against its `shape` (a kind of JSON_KINDS,
+    JsonFields, or a one-item list) in one pass, before its reader builds on it: the first field that breaks its
+    shape is named, with the reason. A list's shape is checked on a list alone: what else is there, its reader reads."""
+    if isinstance(shape, JsonFields):
+        if not isinstance(value, dict):
+            if shape.refused and not (shape.nullable and value is None):
+                raise invalid(document, where, shape.refused)
+            return
+        at = f"{where}." if where else ""
+        for key in shape.required:
+            if key not in value:
+                raise invalid(document, f"{at}{key}", "is missing")
+        for key, inner in shape.shapes.items():
+            check_json(value.get(key), inner, document, f"{at}{key}")
+    elif isinstance(shape, list):
+        for i, item in enumerate(value if isinstance(value, list) else []):
+            check_json(item, shape[0], document, f"{where}[{i}]")
+    elif value is not None or not shape.endswith("?"):
+        JSON_KINDS[shape.removesuffix("?")](value, document, where)
 
 
 def file_number(text: str, where: str, low: float = -MAX_FILE_NUMBER, high: float = MAX_FILE_NUMBER) -> int | float:

@@ -16,13 +16,13 @@ from musicvid.core.outputs import write_output
 from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
+from musicvid.lyrics.transcript import Transcript
 from musicvid.pictures import camera
 from musicvid.pictures.draw import Pictures, draw_pictures
 from musicvid.pictures.frames import PendingPictures, video_frames
 from musicvid.pictures.schedule import to_frame
 from musicvid.run import Run
 from musicvid.storyboard.board import Storyboard
-from musicvid.storyboard.make import cached_transcript
 from vipe_core.atomic import write_text
 
 
@@ -44,7 +44,7 @@ def lyrics_script(run: Run, storyboard: Storyboard) -> Path | None:
         return None
     words = None
     if settings.captions == "karaoke":
-        words = captions.word_times(storyboard, cached_transcript(workdir.transcript, run.audio.info.sha256))
+        words = captions.word_times(storyboard, Transcript.cached(workdir.transcript, run.audio.info.sha256))
     captions.write_script(workdir.lyrics_script, captions.ass_script(storyboard, *settings.video_size, words))
     return workdir.lyrics_script
 

@@ -6,12 +6,34 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from musicvid.core.files import invalid, json_number, json_share, json_string, parse_json, read_text
+from musicvid.core.errors import UserError
+from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text
 from vipe_core.atomic import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
 # check (in the storyboard, the table and the page), never dropped.
 UNSURE_BELOW = 0.5
+# A transcript's JSON as musicvid.core.files.check_json checks it before Transcript.from_json reads it: a word's
+# every field is read (an absent one as null); a transcript's language, model and song's hash may be left out
+# (TRANSCRIPT_DEFAULTS), not null.
+LINE_OR_WORD = "must be an object with start, end and text"
+WORD_FIELDS = JsonFields(
+    {"start": "number", "end": "number", "text": "string", "probability": "share"}, refused=LINE_OR_WORD
+)
+LINE_FIELDS = JsonFields(
+    {
+        "start": "number",
+        "end": "number",
+        "text": "string",
+        "text_en": "string?",
+        "words": [WORD_FIELDS],
+        "confidence": "share",
+    },
+    required=("start", "end", "text"),
+    refused=LINE_OR_WORD,
+)
+TRANSCRIPT_DEFAULTS = {"language": "en", "model": "", "audio_sha256": ""}
+TRANSCRIPT_FIELDS = JsonFields({"lines": [LINE_FIELDS], **dict.fromkeys(TRANSCRIPT_DEFAULTS, "string")})
 
 
 @dataclass(frozen=True)
@@ -55,34 +77,24 @@ class Transcript:
             data = {"lines": data}
         if not isinstance(data, dict) or not isinstance(data.get("lines"), list):
             raise invalid(document, "lines", "must be a list of lines (objects with start, end and text)")
+        data = TRANSCRIPT_DEFAULTS | data
+        check_json(data, TRANSCRIPT_FIELDS, document)
         lines = []
         for i, raw in enumerate(data["lines"]):
-            at = f"lines[{i}]"
-            if not isinstance(raw, dict):
-                raise invalid(document, at, "must be an object with start, end and text")
-            for key in ("start", "end", "text"):
-                if key not in raw:
-                    raise invalid(document, f"{at}.{key}", "is missing")
             words = raw.get("words") or []
             if not isinstance(words, list):
-                raise invalid(document, f"{at}.words", "must be a list")
-            text_en = raw.get("text_en")
+                raise invalid(document, f"lines[{i}].words", "must be a list")
             lines.append(
                 Line(
-                    start=json_number(raw["start"], document, f"{at}.start"),
-                    end=json_number(raw["end"], document, f"{at}.end"),
-                    text=json_string(raw["text"], document, f"{at}.text"),
-                    text_en=None if text_en is None else json_string(text_en, document, f"{at}.text_en"),
-                    words=[_word(w, document, f"{at}.words[{j}]") for j, w in enumerate(words)],
-                    confidence=json_share(raw.get("confidence"), document, f"{at}.confidence"),
+                    float(raw["start"]),
+                    float(raw["end"]),
+                    raw["text"],
+                    raw.get("text_en"),
+                    [Word(float(w["start"]), float(w["end"]), w["text"], w.get("probability")) for w in words],
+                    raw.get("confidence"),
                 )
             )
-        fields = {
-            key: data.get(key, default) for key, default in (("language", "en"), ("model", ""), ("audio_sha256", ""))
-        }
-        for key, value in fields.items():
-            json_string(value, document, key)
-        return cls(lines, **fields)
+        return cls(lines, data["language"], data["model"], data["audio_sha256"])
 
     def save(self, path: Path) -> None:
         """Written only if its own loader would take it back."""
@@ -94,16 +106,15 @@ class Transcript:
     def load(cls, path: Path) -> "Transcript":
         return cls.from_json(parse_json(read_text(path, "transcript"), f"transcript {path}"), f"transcript {path}")
 
-
-def _word(raw: Any, document: str, at: str) -> Word:
-    if not isinstance(raw, dict):
-        raise invalid(document, at, "must be an object with start, end and text")
-    return Word(
-        json_number(raw.get("start"), document, f"{at}.start"),
-        json_number(raw.get("end"), document, f"{at}.end"),
-        json_string(raw.get("text"), document, f"{at}.text"),
-        json_share(raw.get("probability"), document, f"{at}.probability"),
-    )
+    @classmethod
+    def cached(cls, path: Path, audio_sha256: str) -> "Transcript | None":
+        """The work directory's transcript of this audio; None where there is none, or it is unreadable
+        (a cache is redone, not trusted)."""
+        try:
+            cached = cls.load(path)
+        except (UserError, OSError, UnicodeDecodeError):
+            return None
+        return cached if cached.audio_sha256 == audio_sha256 else None
 
 
 def has_words(text: str) -> bool:

@@ -72,9 +72,10 @@ def score_keyframes(
     """Each picture's scores against its prompt and its lyric (None or empty: no lyric score)."""
     if not len(pictures) == len(prompts) == len(lyrics):
         raise ValueError(f"{len(pictures)} pictures, {len(prompts)} prompts and {len(lyrics)} lyrics: one each")
-    prompt_scores = clip_score(scorer.score(pictures, prompts))
     sung = [n for n, lyric in enumerate(lyrics) if lyric and lyric.strip()]
-    lyric_scores = dict(zip(sung, clip_score(scorer.score([pictures[n] for n in sung], [lyrics[n] for n in sung]))))
+    prompt_cos = scorer.score(pictures, prompts)
+    lyric_cos = scorer.score([pictures[n] for n in sung], [lyrics[n] for n in sung])
+    prompt_scores, lyric_scores = clip_score(prompt_cos), dict(zip(sung, clip_score(lyric_cos)))
     return [
         SceneScores(None if n not in lyric_scores else float(lyric_scores[n]), float(prompt_scores[n]))
         for n in range(len(pictures))

@@ -14,19 +14,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from musicvid.core.files import (
-    MAX_TEXT_CHARS,
-    invalid,
-    json_number,
-    json_share,
-    json_string,
-    parse_json,
-    read_text,
-    resolved,
-)
+from musicvid.core.files import MAX_TEXT_CHARS, JsonFields, check_json, invalid, parse_json, read_text, resolved
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.lyrics.transcript import UNSURE_BELOW
-from musicvid.storyboard.picks import KeyframePick, parse_pick
+from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
 from vipe_core.atomic import write_json
 from vipe_core.context import SCENE_KINDS
 
@@ -42,6 +33,26 @@ SECTIONS = ("intro", "verse", "chorus", "bridge", "break", "outro")
 # Why a scene without words starts inside its passage (musicvid.storyboard.passages): the music changes there, or a
 # passage's bars were counted out.
 CUTS = ("music", "bars")
+# A storyboard file's objects, numbers and strings, checked in one pass (musicvid.core.files.check_json) before the
+# rules that tie its fields together; a settings that is no object is refused by made_with, or read as none.
+SCENE_FIELDS = JsonFields(
+    {
+        **dict.fromkeys(("start", "end"), "number"),
+        **dict.fromkeys(("text", "prompt"), "string"),
+        **dict.fromkeys(("text_en", "picture", "reference", "motif", "mood"), "string?"),
+        "confidence": "share",
+        "pick": PICK_FIELDS,
+    },
+    required=("index", "kind", "start", "end", "text", "prompt", "seed"),
+)
+STORYBOARD_FIELDS = JsonFields(
+    {
+        "audio": JsonFields({"duration": "number", "path": "string?", "sha256": "string?"}),
+        "settings": JsonFields({"lens": "string?", "transcript": "string?"}, refused=None),
+        "scenes": [SCENE_FIELDS],
+        **dict.fromkeys(("title", "artist", "language"), "string?"),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -197,7 +208,8 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     audio = data["audio"]
     if not isinstance(audio, dict) or "duration" not in audio:
         raise invalid(document, "audio.duration", "is missing")
-    duration = json_number(audio["duration"], document, "audio.duration")
+    check_json(data, STORYBOARD_FIELDS, document)
+    duration = float(audio["duration"])
     if duration <= 0:
         raise invalid(document, "audio.duration", "must be positive")
     settings = made_with(data.get("settings") or {}, document)
@@ -232,7 +244,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         raise invalid(
             document, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
         )
-    song = SongAudio(duration, *(_text_or_none(audio.get(key), document, f"audio.{key}") for key in ("path", "sha256")))
+    song = SongAudio(duration, audio.get("path"), audio.get("sha256"))
     return Storyboard(
         audio=song,
         title=_text(data, "title", "", document),
@@ -243,20 +255,15 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     )
 
 
-def _scene(raw: Any, i: int, document: str) -> Scene:
-    """Scene `i` of a storyboard, its own fields checked (how it tiles the song is checked by the caller)."""
+def _scene(raw: dict, i: int, document: str) -> Scene:
+    """Scene `i` of a storyboard, the rules of its own fields checked (their kinds were, by check_json; how it tiles
+    the song is checked by the caller)."""
     at = f"scenes[{i}]"
-    if not isinstance(raw, dict):
-        raise invalid(document, at, "must be an object")
-    for key in ("index", "kind", "start", "end", "text", "prompt", "seed"):
-        if key not in raw:
-            raise invalid(document, f"{at}.{key}", "is missing")
     if raw["index"] != i:
         raise invalid(document, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
     if raw["kind"] not in SCENE_KINDS:
         raise invalid(document, f"{at}.kind", f"must be one of {', '.join(SCENE_KINDS)}, got {raw['kind']!r}")
-    start = json_number(raw["start"], document, f"{at}.start")
-    end = json_number(raw["end"], document, f"{at}.end")
+    start, end = float(raw["start"]), float(raw["end"])
     seed = raw["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise invalid(document, f"{at}.seed", f"must be an integer from 0 to 2^32-1, got {seed!r}")
@@ -270,7 +277,7 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
         raise invalid(document, f"{at}.fallback", f"must be true or false, got {fallback!r}")
     picture, reference = raw.get("picture"), raw.get("reference")
     for key, value in (("picture", picture), ("reference", reference)):
-        if value is not None and not json_string(value, document, f"{at}.{key}").strip():
+        if value is not None and not value.strip():
             raise invalid(document, f"{at}.{key}", "must name an image file, or be left out")
     section = raw.get("section")
     if section is not None and section not in SECTIONS:
@@ -292,7 +299,7 @@ def _scene(raw: Any, i: int, document: str) -> Scene:
         seed,
         text_en,
         fallback,
-        json_share(raw.get("confidence"), document, f"{at}.confidence"),
+        raw.get("confidence"),
         picture,
         section,
         motif or None,
@@ -332,20 +339,16 @@ def _storyboard_file(path: Path, size: int | None, modified: int | None) -> Stor
 def _text(data: dict, key: str, default: str, document: str) -> str:
     """The storyboard's title, artist or language: text a person may write (null or left out: `default`)."""
     value = data.get(key)
-    if value is not None and len(json_string(value, document, key)) > MAX_TEXT_CHARS:
+    if value is not None and len(value) > MAX_TEXT_CHARS:
         raise invalid(document, key, f"must be at most {MAX_TEXT_CHARS:,} characters, got {len(value):,}")
     return value or default
 
 
 def _lyric(value: Any, document: str, at: str) -> str:
     """A scene's lyric, prompt or mood: text, no longer than lyrics may be (musicvid.lyrics.known)."""
-    if len(json_string(value, document, at)) > MAX_LYRICS_CHARS:
+    if len(value) > MAX_LYRICS_CHARS:
         raise invalid(document, at, f"must be at most {MAX_LYRICS_CHARS:,} characters, got {len(value):,}")
     return value
-
-
-def _text_or_none(value: Any, document: str, at: str) -> str | None:
-    return None if value is None else json_string(value, document, at)
 
 
 def made_with(raw: Any, document: str) -> MadeWith:
@@ -363,7 +366,7 @@ def made_with(raw: Any, document: str) -> MadeWith:
                 raise invalid(document, f"settings.{key}", f"must be a number, got {value!r}")
             values[named.get(key, key)] = float(value) if kind is float else value
     for key in ("lens", "transcript"):
-        values[key] = _text_or_none(raw.get(key), document, f"settings.{key}")
+        values[key] = raw.get(key)
     models = raw.get("models")
     if models is not None and not (isinstance(models, dict) and all(isinstance(v, str) for v in models.values())):
         raise invalid(document, "settings.models", "must be an object of model names")

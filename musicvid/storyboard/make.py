@@ -26,16 +26,6 @@ from musicvid.storyboard.form import mark_form
 from musicvid.storyboard.scenes import scenes_from_lines
 
 
-def cached_transcript(path: Path, audio_sha256: str) -> Transcript | None:
-    """The work directory's transcript of this audio; None where there is none, or it is unreadable
-    (a cache is redone, not trusted)."""
-    try:
-        cached = Transcript.load(path)
-    except (UserError, OSError, UnicodeDecodeError):
-        return None
-    return cached if cached.audio_sha256 == audio_sha256 else None
-
-
 def get_transcript(run: Run) -> Transcript:
     """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
     or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
@@ -53,7 +43,7 @@ def get_transcript(run: Run) -> Transcript:
         source += f"+vocals:{models.separator}"
     if lyrics:
         source = f"aligned:{source}:{lyrics_label(lyrics)}"
-    cached = cached_transcript(path, info.sha256)
+    cached = Transcript.cached(path, info.sha256)
     if cached and cached.model == source:
         return cached
     samples = run.audio.samples
@@ -186,9 +176,9 @@ def check_storyboard_pictures(run: Run, storyboard: Storyboard) -> None:
     """The pictures of a storyboard the work directory holds (an edited one's pins, known only now), as those of a
     storyboard file were checked before any work (musicvid.prepare): each decodes (its header) and, in a run that
     draws, none is a file it writes."""
-    pictures = storyboard.picture_files()
+    pictures, outputs = storyboard.picture_files(), run.outputs()
     for what, path in pictures.items():
         check_picture(path, what)
     if run.settings is not None:
-        check_not_inputs(run.outputs(), pictures)
+        check_not_inputs(outputs, pictures)
         run.workdir.check_unwritten(pictures)

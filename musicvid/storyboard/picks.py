@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass
 
-from musicvid.core.files import invalid, json_number, json_string
+from musicvid.core.files import JsonFields, invalid
 from musicvid.settings.render import MAX_CANDIDATES, MAX_ROUNDS, SCORE_RANGE
 
 
@@ -53,13 +53,17 @@ class KeyframePick:
         return asdict(self)
 
 
-def parse_pick(raw: object, document: str, at: str) -> KeyframePick:
-    """A scene's `pick` from its JSON, every field checked (`at`: where it is, for the message)."""
-    if not isinstance(raw, dict):
-        raise invalid(document, at, "must be an object")
-    for key in KeyframePick.__dataclass_fields__:
-        if key not in raw:
-            raise invalid(document, f"{at}.{key}", "is missing")
+# A scene's `pick` in storyboard.json, as musicvid.core.files.check_json checks it before parse_pick reads it
+PICK_FIELDS = JsonFields(
+    {"lyric": "number?", "prompt": "number", "scorer": "string", "key": "string"},
+    required=tuple(KeyframePick.__dataclass_fields__),
+    nullable=True,
+)
+
+
+def parse_pick(raw: dict, document: str, at: str) -> KeyframePick:
+    """A scene's `pick` from its JSON, PICK_FIELDS checked already, the rules of its fields checked (`at`: where it is,
+    for the message)."""
     whole = {}
     for key, low, high in (("from_seed", 0, 2**32 - 1), ("candidates", 1, MAX_CANDIDATES), ("rounds", 1, MAX_ROUNDS)):
         value = raw[key]
@@ -72,18 +76,17 @@ def parse_pick(raw: object, document: str, at: str) -> KeyframePick:
         raise invalid(document, f"{at}.kept", f"must be an integer from 0 to {drawn - 1}, got {kept!r}")
     scores = {}
     for key in ("lyric", "prompt"):
-        value = raw[key]
-        if value is None and key == "lyric":
+        if raw[key] is None:  # (a lyric's score alone may be none: PICK_FIELDS)
             scores[key] = None
             continue
-        value = json_number(value, document, f"{at}.{key}")
+        value = float(raw[key])
         if not SCORE_RANGE[0] <= value <= SCORE_RANGE[1]:
             raise invalid(document, f"{at}.{key}", f"must be a CLIPScore from 0 to 2.5, got {value}")
-        scores[key] = float(value)
+        scores[key] = value
     return KeyframePick(
         **whole,
         kept=kept,
         **scores,
-        scorer=json_string(raw["scorer"], document, f"{at}.scorer"),
-        key=json_string(raw["key"], document, f"{at}.key"),
+        scorer=raw["scorer"],
+        key=raw["key"],
     )
