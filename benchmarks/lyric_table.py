@@ -1,5 +1,6 @@
 """The docs' lyric tables (docs/lyrics.md), made from the lyric matrix's results (benchmarks/lyrics.py:
-benchmarks/results/lyrics-x<sharpness>.json), so that what the docs say is what was measured."""
+benchmarks/results/lyrics-x<sharpness>.json for tiny.en, lyrics-base.json for Whisper base), so that what the docs
+say is what was measured."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ from tests.fixtures.fresh_songs import KINDS
 BEGIN, END = "<!-- lyric matrix: python -m benchmarks.lyrics --table -->", "<!-- end of the lyric matrix -->"
 
 
-def results(out_dir: Path) -> dict[float, list[dict]]:
-    """Every results file's rows, by sharpness, ascending."""
+def results(out_dir: Path) -> dict[str, list[dict]]:
+    """Every results file's rows, by the column they are shown in: tiny.en by sharpness, ascending, then base."""
     found = {}
     for path in out_dir.glob("lyrics-x*.json"):
         record = json.loads(path.read_text())
         found[float(record["sharpness"])] = record["rows"]
-    return dict(sorted(found.items()))
+    columns = {f"tiny.en ×{sharpness:g}": rows for sharpness, rows in sorted(found.items())}
+    base = out_dir / "lyrics-base.json"
+    return columns | ({"base": json.loads(base.read_text())["rows"]} if base.exists() else {})
 
 
 def generated_cell(rows: list[dict]) -> str:
@@ -47,15 +50,15 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
 
-def tables(found: dict[float, list[dict]]) -> str:
+def tables(found: dict[str, list[dict]]) -> str:
     """The three tables: generated songs by kind (every seed together), sung and instrumental recordings;
-    a column per sharpness of the model's logits (×1: tiny.en itself)."""
-    scales = [f"×{s:g}" for s in found]
-    cells: dict[tuple, dict[float, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for sharpness, rows in found.items():
+    a column per model: tiny.en at each sharpness of its logits (×1: tiny.en itself), and Whisper base."""
+    scales = list(found)
+    cells: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for column, rows in found.items():
         for row in rows:
             name = row["kind"] if row["source"] == "generated" else row["song"]
-            cells[(row["source"], name, row["backend"], row["mode"])][sharpness].append(row)
+            cells[(row["source"], name, row["backend"], row["mode"])][column].append(row)
     shown: dict[str, list[list[str]]] = defaultdict(list)
     for (source, name, backend, mode), by_scale in sorted(cells.items(), key=lambda item: order(item[0])):
         values = [by_scale.get(s) for s in found]
@@ -74,7 +77,7 @@ def tables(found: dict[float, list[dict]]) -> str:
             "Muldjord's recordings (recognized: segments kept of those heard with no gate; known: lines placed "
             "within 1 s of where they were heard, and in the singing):\n\n"
             + table(["song", "backend", "lyrics", *scales], sung),
-            "Sectoid's instrumentals (invented words a minute):\n\n"
+            "Instrumentals (invented words a minute; Sectoid's, and others given with --instrumentals):\n\n"
             + table(["song", "backend", *scales], instrumental),
         ]
     )

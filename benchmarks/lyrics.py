@@ -11,13 +11,14 @@ with --whisper base, the real multilingual Whisper base in its place, results in
   within a second of one). tiny.en's hearing is no truth (over a metal band it writes lines nobody sang, which
   the alignment then finds no evidence for); known lyrics are gated against hand annotations by
   benchmarks/jamendo.py.
-- Sectoid's instrumentals: at most 3 invented words a minute.
+- Sectoid's instrumentals, and any others given (--instrumentals: audio files, whole): at most 3 invented words a
+  minute.
 
 Each song is heard once per model (musicvid.lyrics.transcribe.hear) for its recognized lines; its known lyrics
 are aligned by the alignment alone (musicvid.lyrics.align), as a render given a lyrics file does.
 
     python -m benchmarks.lyrics [--seeds 1 2] [--kinds intro gaps ...] [--real] [--sharpness 0.7 1 2]
-        [--whisper tiny.en|base] [--backends ...] [--out-dir benchmarks/results]
+        [--whisper tiny.en|base] [--backends ...] [--instrumentals FILE ...] [--out-dir benchmarks/results]
     python -m benchmarks.lyrics --table [--out-dir benchmarks/results] [--docs docs/lyrics.md]
 """
 
@@ -70,7 +71,7 @@ def generated(asr, song, folder: Path) -> list[dict]:
     return rows
 
 
-def real(asr, name: str, path: Path) -> list[dict]:
+def real(asr, name: str, path: Path, instrumental: bool) -> list[dict]:
     """A recording's rows: what the storyboard keeps of what Whisper hears, and the lines kept given back as
     known lyrics (a sung song); the words invented a minute (an instrumental)."""
     audio = load_audio(path)
@@ -79,7 +80,7 @@ def real(asr, name: str, path: Path) -> list[dict]:
     lines = sung_lines(heard, silero, duration)
     scenes = scenes_from_lines(lines, duration)
     row = {"song": name, "seconds_of_song": round(duration, 1), "seconds": round(time.perf_counter() - started, 1)}
-    if name in INSTRUMENTAL:
+    if instrumental:
         invented = words_per_minute(scenes, duration)
         found = {"source": "instrumental", "mode": "recognized", "invented_per_minute": round(invented, 2)}
         return [{**row, **found, "passed": invented <= INVENTED_PER_MINUTE}]
@@ -103,7 +104,11 @@ def real(asr, name: str, path: Path) -> list[dict]:
 def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
     """Every song through every backend at every sharpness: rows by sharpness."""
     songs = [fresh_song(kind, seed, folder) for kind in args.kinds for seed in args.seeds]
-    recordings = {name: mix(SUNG.get(name) or INSTRUMENTAL[name], folder / f"{name}.wav") for name in args.real}
+    recordings = [
+        (name, mix(SUNG.get(name) or INSTRUMENTAL[name], folder / f"{name}.wav"), name in INSTRUMENTAL)
+        for name in args.real
+    ]
+    recordings += [(path.stem, path, True) for path in args.instrumentals]
     results: dict[float, list[dict]] = {}
     for sharpness in args.sharpness:
         for backend in args.backends:
@@ -113,7 +118,7 @@ def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
                 else load_tiny_en(backend, folder, sharpness)
             )
             made = (generated(asr, song, folder) for song in songs)
-            heard = (real(asr, name, path) for name, path in recordings.items())
+            heard = (real(asr, *recording) for recording in recordings)
             for rows in itertools.chain(made, heard):  # each song's rows printed as they come
                 for row in rows:
                     row.update(backend=backend, sharpness=sharpness)
@@ -139,6 +144,7 @@ def main() -> int:
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--real", nargs="*", default=[*SUNG, *INSTRUMENTAL], choices=[*SUNG, *INSTRUMENTAL])
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
+    parser.add_argument("--instrumentals", nargs="*", type=Path, default=[], help="more instrumentals: audio files")
     parser.add_argument("--sharpness", nargs="+", type=float, default=[1.0])
     parser.add_argument(
         "--whisper", choices=("tiny.en", "base"), default="tiny.en", help="base: multilingual, as it is"
@@ -152,6 +158,8 @@ def main() -> int:
         return 0
     if args.whisper == "base" and args.sharpness != [1.0]:
         parser.error("--sharpness scales tiny.en alone")
+    if missing := [path for path in args.instrumentals if not path.is_file()]:
+        parser.error(f"--instrumentals: no file at {missing[0]}")
     if args.real and not installed():
         raise SystemExit("apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid first (or --real)")
     with tempfile.TemporaryDirectory() as folder:
