@@ -21,6 +21,7 @@ from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
 from musicvid.delivery.upscale import upscaler_for
+from musicvid.lyrics.transcript import Transcript
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.draw import draw_pictures, pictures_of
@@ -143,8 +144,11 @@ def make_video(
         storyboard = picked.storyboard
         pictures = pictures_of(run, storyboard, schedule)
         scores = picked_scores(storyboard)
-        # 6. lyrics on screen; with them (only they need glyphs), the characters no caption font draws
-        script = lyrics_script(run, storyboard)
+        # 6. lyrics on screen (karaoke: each word where the cached transcript heard it); with them (only they need
+        #    glyphs), the characters no caption font draws
+        karaoke = settings.captions == "karaoke"
+        heard = Transcript.cached(workdir.transcript, run.audio.info.sha256) if karaoke else None
+        script = lyrics_script(run, storyboard, heard)
         undrawn = captions.undrawn_note(storyboard) if script else ""
         # 7. the pictures drawn while their frames are delivered and muxed with the song
         delivery = Delivery(Path(run.audio.info.path), script, accent, upscale)

@@ -35,15 +35,13 @@ class Delivery:
     upscale: Upscaler | None  # the learned upscaler (--resolution)
 
 
-def lyrics_script(run: Run, storyboard: Storyboard) -> Path | None:
-    """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's
-    where it heard the line, of the run's song); None without captions."""
+def lyrics_script(run: Run, storyboard: Storyboard, heard: Transcript | None) -> Path | None:
+    """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's where it
+    `heard` the line: the work directory's transcript of the run's song); None without captions."""
     settings, workdir = run.settings, run.workdir
     if settings.captions == "none":
         return None
-    words = None
-    if settings.captions == "karaoke":
-        words = captions.word_times(storyboard, Transcript.cached(workdir.transcript, run.audio.info.sha256))
+    words = captions.word_times(storyboard, heard) if settings.captions == "karaoke" else None
     captions.write_script(workdir.lyrics_script, captions.ass_script(storyboard, *settings.video_size, words))
     return workdir.lyrics_script
 
