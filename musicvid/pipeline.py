@@ -157,7 +157,7 @@ def make_video(
         # 8. the copy to the output, its subtitles, the contact sheet with the keyframes' scores, timings.json
         copy_out(run, storyboard, video, script)
         write_contact_sheet(storyboard, workdir, schedule.shown_scenes, scores)
-        summary = run_summary(run, schedule, storyboard.duration, drawn, picked.keyframe_candidates, upscale, started)
+        summary = run_summary(run, pictures, drawn, picked.keyframe_candidates, upscale, started)
         write_json(workdir.timings, summary)
     # 9. what a person should look at
     warn_of_doubts(storyboard, undrawn)
