@@ -1,6 +1,6 @@
 """What a person should look at in a storyboard: notes on lyrics that may be misheard and prompts that
-fell back to their lyric, the keyframes that show their scenes least (by their picks' scores), and the
-storyboard as a plain-text table (the command line's)."""
+fell back to their lyric (a render logs them: warn_of_doubts), the keyframes that show their scenes least (by
+their picks' scores), and the storyboard as a plain-text table (the command line's)."""
 
 from __future__ import annotations
 
