@@ -139,7 +139,7 @@ def make_video(
         motion, accent = on_the_beat(run, storyboard.duration)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
         # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.keyframe_candidates);
-        #    then the pictures to draw: those whose inputs changed, or that a killed run left undone
+        #    then the pictures to draw: those whose inputs changed, or that a killed run left undone; the picks' scores
         picked = pick_keyframes(run, storyboard, schedule, save=partial(save_storyboard, run))
         storyboard = picked.storyboard
         pictures = pictures_of(run, storyboard, schedule)
