@@ -10,7 +10,6 @@ stopped. make_video is the one way every front door (CLI, batch, page, benchmark
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
 from musicvid.delivery.upscale import upscaler_for
+from musicvid.lyrics.transcript import Transcript
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.draw import draw_pictures, pictures_of
@@ -36,10 +36,8 @@ from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard
 from musicvid.storyboard.make import save_storyboard, storyboard_in
-from musicvid.storyboard.table import fallback_note, unsure_note
+from musicvid.storyboard.table import warn_of_doubts
 from vipe_core.atomic import write_json
-
-log = logging.getLogger("musicvid")
 
 
 def get_storyboard(
@@ -100,15 +98,6 @@ def make_keyframes(
     return Keyframes(storyboard, workdir, sheet, drawn, schedule.shown_scenes)
 
 
-def warn_of_doubts(storyboard: Storyboard, captioned: bool) -> None:
-    """Log what a person should look at: lyrics that may be misheard, prompts that fell back to their
-    lyric and, with lyrics on screen (only they need glyphs), characters no caption font draws."""
-    undrawn = captions.undrawn_note(storyboard) if captioned else ""
-    for note in (unsure_note(storyboard), fallback_note(storyboard), undrawn):
-        if note:
-            log.warning(note)
-
-
 @dataclass(frozen=True)
 class Video:
     """What make_video made, and what it cost."""
@@ -150,23 +139,28 @@ def make_video(
         motion, accent = on_the_beat(run, storyboard.duration)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
         # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.keyframe_candidates);
-        #    then the pictures to draw: those whose inputs changed, or that a killed run left undone
+        #    then the pictures to draw: those whose inputs changed, or that a killed run left undone; the picks' scores
         picked = pick_keyframes(run, storyboard, schedule, save=partial(save_storyboard, run))
         storyboard = picked.storyboard
         pictures = pictures_of(run, storyboard, schedule)
-        # 6. lyrics on screen
-        script = lyrics_script(run, storyboard)
+        scores = picked_scores(storyboard)
+        # 6. lyrics on screen (karaoke: each word where the cached transcript heard it); with them (only they need
+        #    glyphs), the characters no caption font draws
+        karaoke = settings.captions == "karaoke"
+        heard = Transcript.cached(workdir.transcript, run.audio.info.sha256) if karaoke else None
+        script = lyrics_script(run, storyboard, heard)
+        undrawn = captions.undrawn_note(storyboard) if script else ""
         # 7. the pictures drawn while their frames are delivered and muxed with the song
         delivery = Delivery(Path(run.audio.info.path), script, accent, upscale)
         drawn, video = draw_and_deliver(run, pictures, delivery)
         drawn += picked.keyframes
         # 8. the copy to the output, its subtitles, the contact sheet with the keyframes' scores, timings.json
         copy_out(run, storyboard, video, script)
-        write_contact_sheet(storyboard, workdir, schedule.shown_scenes, picked_scores(storyboard))
-        summary = run_summary(run, schedule, storyboard.duration, drawn, picked.keyframe_candidates, upscale, started)
+        write_contact_sheet(storyboard, workdir, schedule.shown_scenes, scores)
+        summary = run_summary(run, pictures, drawn, picked.keyframe_candidates, upscale, started)
         write_json(workdir.timings, summary)
     # 9. what a person should look at
-    warn_of_doubts(storyboard, captioned=script is not None)
+    warn_of_doubts(storyboard, undrawn)
     return Video(
         run.output,
         run.output.with_suffix(".srt"),

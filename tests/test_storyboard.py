@@ -1,6 +1,7 @@
 """Storyboard planning invariants and the checks on a user's storyboard file."""
 
 import copy
+import logging
 
 import pytest
 
@@ -8,7 +9,7 @@ from musicvid.core.errors import UserError
 from musicvid.lyrics.transcript import Line
 from musicvid.storyboard.board import load_storyboard, parse_storyboard, scene_seed
 from musicvid.storyboard.scenes import scenes_from_lines
-from musicvid.storyboard.table import scene_table
+from musicvid.storyboard.table import scene_table, warn_of_doubts
 from tests.helpers import valid_board
 from vipe_core.context import SCENE_KINDS
 
@@ -75,7 +76,7 @@ def test_lines_starting_together_share_a_scene():
     assert [s.text for s in scenes if s.kind == "lyric"] == ["a b"]
 
 
-def test_unsure_lines_are_flagged_in_the_storyboard_and_the_table(tmp_path):
+def test_unsure_lines_are_flagged_in_the_storyboard_the_table_and_the_warnings(tmp_path, caplog):
     lines = [
         Line(2, 4, "heard well", confidence=0.9),
         Line(6, 8, "misheard", confidence=0.2),
@@ -98,6 +99,10 @@ def test_unsure_lines_are_flagged_in_the_storyboard_and_the_table(tmp_path):
         table[-1] == "? 1 of 3 lyric lines may be misheard or sung elsewhere (scenes 2): check their words "
         "and start times against the song"
     )
+    # the warnings: the notes that are not empty (no scene fell back), a later stage's after the storyboard's
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        warn_of_doubts(again, "", "a later stage's note")
+    assert [record.getMessage() for record in caplog.records] == [table[-1].removeprefix("? "), "a later stage's note"]
 
 
 def test_a_short_lead_in_belongs_to_the_first_line():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Iterator
 
 import numpy as np
 import torch
@@ -17,9 +17,8 @@ from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
 from musicvid.lyrics.transcript import Transcript
-from musicvid.pictures import camera
 from musicvid.pictures.draw import Pictures, draw_pictures
-from musicvid.pictures.frames import PendingPictures, video_frames
+from musicvid.pictures.frames import PendingPictures, camera_frames
 from musicvid.pictures.schedule import to_frame
 from musicvid.run import Run
 from musicvid.storyboard.board import Storyboard
@@ -36,39 +35,27 @@ class Delivery:
     upscale: Upscaler | None  # the learned upscaler (--resolution)
 
 
-def lyrics_script(run: Run, storyboard: Storyboard) -> Path | None:
-    """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's
-    where it heard the line, of the run's song); None without captions."""
+def lyrics_script(run: Run, storyboard: Storyboard, heard: Transcript | None) -> Path | None:
+    """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's where it
+    `heard` the line: the work directory's transcript of the run's song); None without captions."""
     settings, workdir = run.settings, run.workdir
     if settings.captions == "none":
         return None
-    words = None
-    if settings.captions == "karaoke":
-        words = captions.word_times(storyboard, Transcript.cached(workdir.transcript, run.audio.info.sha256))
+    words = captions.word_times(storyboard, heard) if settings.captions == "karaoke" else None
     captions.write_script(workdir.lyrics_script, captions.ass_script(storyboard, *settings.video_size, words))
     return workdir.lyrics_script
 
 
-def mux_video(
-    run: Run,
-    pictures: Pictures,
-    delivery: Delivery,
-    ready: Callable[[Path], np.ndarray | None] = lambda path: None,
-) -> Path:
-    """The work directory's video: the drawn frames through the camera, at the output rate and size,
-    encoded with the song and the lyrics' script burned in (docs/frames.md, "Delivery"). One ffmpeg
-    does all but the camera and a learned upscaler. That network sees the drawn frames where the frames
-    between are blends (a third of the frames, at 30 fps from 10; the blends are made at the video's
-    size); minterpolate's motion search is too slow at the video's size (2 frames/s at 1080p), so there
-    the frames between are made at the drawn size first and come back to be upscaled. Each picture is
-    read once `ready(path)` returns."""
-    storyboard, schedule, upscale = pictures.storyboard, pictures.schedule, delivery.upscale
-    settings, workdir = run.settings, run.workdir
-    video = workdir.video(settings.preview)
-    views = camera.views(schedule, settings.motion, delivery.accent, settings.pulse)
-    drawn = video_frames(storyboard, schedule, workdir, settings, ready)
-    frames = (camera.look_through(frame, view) for frame, view in zip(drawn, views))
-    frame_count = to_frame(storyboard.duration, settings.video_fps)
+def mux_video(run: Run, frames: Iterator[np.ndarray], duration: float, delivery: Delivery) -> Path:
+    """The work directory's video: `frames` (the drawn frames through the camera: camera_frames) at the output
+    rate and size, `duration` seconds, encoded with the song and the lyrics' script burned in (docs/frames.md,
+    "Delivery"). One ffmpeg does all but the camera and a learned upscaler. That network sees the drawn frames
+    where the frames between are blends (a third of the frames, at 30 fps from 10; the blends are made at the
+    video's size); minterpolate's motion search is too slow at the video's size (2 frames/s at 1080p), so there
+    the frames between are made at the drawn size first and come back to be upscaled."""
+    settings, upscale = run.settings, delivery.upscale
+    video = run.workdir.video(settings.preview)
+    frame_count = to_frame(duration, settings.video_fps)
     rate = dict(output_fps=settings.output_fps, interpolator=settings.interpolator, frame_count=frame_count)
     (width, height), fps = settings.size, settings.fps
     with run.timings.measure("mux"):
@@ -107,22 +94,25 @@ def draw_and_deliver(run: Run, pictures: Pictures, delivery: Delivery) -> tuple[
 
     Where the pictures are drawn on the CPU the delivery waits for the drawing instead: both then share
     the same cores, and overlapped they took 11% more wall time and 20% more CPU time on two cores."""
-    if not delivers_while_drawing(run.registry.device):
-        drawn = draw_pictures(run, pictures)
-        return drawn, mux_video(run, pictures, delivery)
-    pending = PendingPictures(pictures.stale)
+    storyboard, schedule, settings, workdir = pictures.storyboard, pictures.schedule, run.settings, run.workdir
+    if delivers_while_drawing(run.registry.device):
+        pending = PendingPictures(pictures.stale)
 
-    def ready(path: Path) -> np.ndarray | None:
-        with run.timings.waiting("mux"):
-            return pending.wait(path)
+        def ready(path: Path) -> np.ndarray | None:
+            with run.timings.waiting("mux"):
+                return pending.wait(path)
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deliver") as deliverer:
-        video = deliverer.submit(mux_video, run, pictures, delivery, ready)
-        try:
-            drawn = draw_pictures(run, pictures, on_saved=pending.saved)
-        finally:
-            pending.close()  # a delivery waiting for a picture never drawn stops there
-        return drawn, video.result()
+        frames = camera_frames(storyboard, schedule, workdir, settings, delivery.accent, ready)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deliver") as deliverer:
+            video = deliverer.submit(mux_video, run, frames, storyboard.duration, delivery)
+            try:
+                drawn = draw_pictures(run, pictures, on_saved=pending.saved)
+            finally:
+                pending.close()  # a delivery waiting for a picture never drawn stops there
+            return drawn, video.result()
+    drawn = draw_pictures(run, pictures)
+    frames = camera_frames(storyboard, schedule, workdir, settings, delivery.accent)
+    return drawn, mux_video(run, frames, storyboard.duration, delivery)
 
 
 def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None) -> None:

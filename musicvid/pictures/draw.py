@@ -20,7 +20,7 @@ from musicvid.pictures.schedule import FrameSchedule
 from musicvid.pictures.switches import pipeline_for
 from musicvid.pictures.transitions import Transition, by_video, draw_transitions, stale_transitions, transitions_of
 from musicvid.run import Run
-from musicvid.settings.presets import VIDEO_FAMILIES
+from musicvid.settings.presets import VIDEO_FAMILIES, VideoFamily
 from musicvid.storyboard.board import Storyboard
 
 
@@ -37,6 +37,7 @@ class Pictures:
     groups: list[list[Picture]]
     transitions: list[Transition]
     stale: set[Path]
+    family: VideoFamily | None  # the video model's, with --transitions video
 
 
 def pictures_of(run: Run, storyboard: Storyboard, schedule: FrameSchedule, keyframes_only: bool = False) -> Pictures:
@@ -56,7 +57,7 @@ def pictures_of(run: Run, storyboard: Storyboard, schedule: FrameSchedule, keyfr
         keyframes = {p.scene: p for group in groups for p in group if p.target is None}
         transitions = transitions_of(schedule, settings, keyframes, models.video, workdir)
     stale = stale_pictures(groups, settings) | stale_transitions(transitions, settings)
-    return Pictures(storyboard, schedule, drawing, groups, transitions, stale)
+    return Pictures(storyboard, schedule, drawing, groups, transitions, stale, family)
 
 
 def draw_pictures(

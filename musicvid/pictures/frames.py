@@ -1,6 +1,6 @@
-"""The drawn pictures read back as the video's frames, in order (video_frames), and the pictures a drawing
-has still to write (PendingPictures), by which the delivery waits for each while the drawing goes on.
-(docs/frames.md)"""
+"""The drawn pictures read back as the video's frames, in order (video_frames) and through the camera
+(camera_frames), and the pictures a drawing has still to write (PendingPictures), by which the delivery waits for
+each while the drawing goes on. (docs/frames.md)"""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from musicvid.core.errors import RenderError
 from musicvid.core.workdir import Workdir
+from musicvid.pictures import camera
 from musicvid.pictures.cache import load_picture
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.settings.render import RenderSettings
@@ -85,3 +86,18 @@ def video_frames(
                 yield ((1 - t) * start + t * end).round().astype(np.uint8)
             else:
                 yield picture(workdir.frame(k))
+
+
+def camera_frames(
+    storyboard: Storyboard,
+    schedule: FrameSchedule,
+    workdir: Workdir,
+    settings: RenderSettings,
+    accent: np.ndarray | None,
+    ready: Callable[[Path], np.ndarray | None] = lambda path: None,
+) -> Iterator[np.ndarray]:
+    """The video's frames as drawn (video_frames, each picture read once `ready(path)` returns), each through the
+    camera's view of it (musicvid.pictures.camera): --motion, and the beats' `accent` with --pulse."""
+    views = camera.views(schedule, settings.motion, accent, settings.pulse)
+    drawn = video_frames(storyboard, schedule, workdir, settings, ready)
+    return (camera.look_through(frame, view) for frame, view in zip(drawn, views))

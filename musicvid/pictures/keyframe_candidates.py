@@ -86,6 +86,7 @@ def pick_keyframes(
     ends it within a step."""
     settings, registry, workdir, timings = run.settings, run.registry, run.workdir, run.timings
     memory, stop = run.memory, run.stop
+    offloads, by_score = planned_offloads(memory, "pictures"), picks_by_score(settings)
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
     keys = KeyframeKeys(storyboard, settings, drawing.key(registry.models))
     todo = picks_to_make(storyboard, schedule.shown_scenes, keys, settings, registry.models.scorer, workdir)
@@ -100,7 +101,7 @@ def pick_keyframes(
         try:
             scorer = loaded.enter_context(registry.use("scorer", timings, memory))
         except ModelUnavailable as error:
-            if picks_by_score(settings):  # (refused before the work where that could be told: musicvid.prepare)
+            if by_score:  # (refused before the work where that could be told: musicvid.prepare)
                 raise
             log.warning("the keyframes are not scored, and the render goes on: %s", error)
             return Picked(storyboard, 0, 0)
@@ -109,7 +110,7 @@ def pick_keyframes(
         def own_pipe():
             if not pipes:
                 pipe = loaded.enter_context(registry.use(drawing, timings, memory))
-                pipes.append(pipeline_for(pipe, settings, planned_offloads(memory, "pictures")))
+                pipes.append(pipeline_for(pipe, settings, offloads))
             return pipes[0]
 
         if stale := keyframes_as_drawn(storyboard, todo, keys, workdir, settings.size):  # then scored as they are

@@ -80,10 +80,9 @@ def transition_prompt(start: str, end: str, style: str) -> str:
     return f"{prompt}, {style}" if style.strip() else prompt
 
 
-def transitions_report(schedule: FrameSchedule, video: str) -> dict:
-    """What timings.json says of the transitions: the video model, how many morphs it drew, how many were longer
-    than its longest clip and were slerped."""
-    family = VIDEO_FAMILIES[video_family(video)]
+def transitions_report(schedule: FrameSchedule, video: str, family: VideoFamily) -> dict:
+    """What timings.json says of the transitions: the video model (of `family`), how many morphs it drew, how many
+    were longer than its longest clip and were slerped."""
     morphs = [segment for segment in schedule.segments if segment.target is not None and segment.length >= 2]
     drawn = sum(by_video(segment, schedule.fps, family) for segment in morphs)
     return {

@@ -9,7 +9,8 @@ import time
 import torch
 
 from musicvid.delivery.upscale import Upscaler
-from musicvid.pictures.schedule import FrameSchedule, to_frame
+from musicvid.pictures.draw import Pictures
+from musicvid.pictures.schedule import to_frame
 from musicvid.pictures.transitions import transitions_report
 from musicvid.run import Run
 
@@ -22,29 +23,22 @@ def device_text(device: torch.device) -> str:
 
 
 def run_summary(
-    run: Run,
-    schedule: FrameSchedule,
-    duration: float,
-    drawn: int,
-    keyframe_candidates: int,
-    upscale: Upscaler | None,
-    started: float,
+    run: Run, pictures: Pictures, drawn: int, keyframe_candidates: int, upscale: Upscaler | None, started: float
 ) -> dict:
-    """What timings.json keeps of a render: seconds per stage with their peak memory, the models as they
-    ran, the rate and frames drawn and those in the video, the pictures drawn anew (and the keyframe candidates
+    """What timings.json keeps of a render of `pictures`: seconds per stage with their peak memory, the models as
+    they ran, the rate and frames drawn and those in the video, the pictures drawn anew (and the keyframe candidates
     drawn to pick from), with --transitions video which morphs the video model drew, the upscaler's cost, the wall
     time since `started`."""
-    settings = run.settings
-    video_transitions = settings.transitions == "video" and not settings.preview
+    settings, schedule, family = run.settings, pictures.schedule, pictures.family
     return {
         "device": device_text(run.registry.device),
         **run.timings.summary(),
         "fps": settings.fps,
         "frames": schedule.frame_count,
-        "video_frames": to_frame(duration, settings.video_fps),
+        "video_frames": to_frame(pictures.storyboard.duration, settings.video_fps),
         "pictures_drawn": drawn,
         "keyframe_candidates_drawn": keyframe_candidates,
-        **({"transitions": transitions_report(schedule, run.registry.models.video)} if video_transitions else {}),
+        **({"transitions": transitions_report(schedule, run.registry.models.video, family)} if family else {}),
         **({"upscale": upscale.cost()} if upscale else {}),
         "wall_seconds": round(time.perf_counter() - started, 4),
     }

@@ -1,9 +1,10 @@
 """What a person should look at in a storyboard: notes on lyrics that may be misheard and prompts that
-fell back to their lyric, the keyframes that show their scenes least (by their picks' scores), and the
-storyboard as a plain-text table (the command line's)."""
+fell back to their lyric (a render logs them: warn_of_doubts), the keyframes that show their scenes least (by
+their picks' scores), and the storyboard as a plain-text table (the command line's)."""
 
 from __future__ import annotations
 
+import logging
 import math
 
 from musicvid.settings.render import SCORE_RANGE
@@ -11,6 +12,8 @@ from musicvid.storyboard.board import Scene, Storyboard
 
 WEAKEST = 5  # keyframes listed after storyboard --keyframes: a few to look at, not a ranking of all
 REROLL_GRAIN = 0.05  # --reroll-below's step on the page: a suggested threshold is a round number
+
+log = logging.getLogger("musicvid")
 
 
 def _note(among: list[Scene], marked: list[Scene], says: str, advice: str, name: str, first: int) -> str:
@@ -57,6 +60,14 @@ def unsure_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0)
         name,
         first,
     )
+
+
+def warn_of_doubts(storyboard: Storyboard, *later: str) -> None:
+    """Log what a person should look at: lyrics that may be misheard, prompts that fell back to their lyric, then
+    the `later` stages' notes (the lyrics on screen's undrawn characters: musicvid.delivery.captions.undrawn_note)."""
+    for note in (unsure_note(storyboard), fallback_note(storyboard), *later):
+        if note:
+            log.warning(note)
 
 
 def scene_table(storyboard: Storyboard, width: int = 60) -> str:
