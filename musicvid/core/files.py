@@ -248,10 +248,15 @@ class JsonFields:
     nullable: bool = False
 
 
-def check_json(value: Any, shape: Any, document: str, where: str = "") -> None:
-    """`value`, a JSON document a person gave (or a part of it at `where`), against its `shape` (a kind of JSON_KINDS,
-    JsonFields, or a one-item list) in one pass, before its reader builds on it: the first field that breaks its
-    shape is named, with the reason. A list's shape is checked on a list alone: what else is there, its reader reads."""
+def check_json(document_value: Any, shape: JsonFields, document: str) -> None:
+    """A JSON document a person gave, against its `shape`, in one pass before its reader builds on it: the first
+    field that breaks its shape is named, with the reason (json_shape)."""
+    json_shape(document_value, shape, document, "")
+
+
+def json_shape(value: Any, shape: Any, document: str, where: str) -> None:
+    """`value`, the part of a document at `where`, against its `shape` (a kind of JSON_KINDS, JsonFields, or a
+    one-item list). A list's shape is checked on a list alone: what else is there, its reader reads."""
     if isinstance(shape, JsonFields):
         if not isinstance(value, dict):
             if shape.refused and not (shape.nullable and value is None):
@@ -262,10 +267,10 @@ def check_json(value: Any, shape: Any, document: str, where: str = "") -> None:
             if key not in value:
                 raise invalid(document, f"{at}{key}", "is missing")
         for key, inner in shape.shapes.items():
-            check_json(value.get(key), inner, document, f"{at}{key}")
+            json_shape(value.get(key), inner, document, f"{at}{key}")
     elif isinstance(shape, list):
         for i, item in enumerate(value if isinstance(value, list) else []):
-            check_json(item, shape[0], document, f"{where}[{i}]")
+            json_shape(item, shape[0], document, f"{where}[{i}]")
     elif value is not None or not shape.endswith("?"):
         JSON_KINDS[shape.removesuffix("?")](value, document, where)
 
