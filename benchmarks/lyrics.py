@@ -83,6 +83,7 @@ def real(asr, name: str, path: Path, instrumental: bool) -> list[dict]:
     if instrumental:
         invented = words_per_minute(scenes, duration)
         found = {"source": "instrumental", "mode": "recognized", "invented_per_minute": round(invented, 2)}
+        found["invented"] = [scene.text for scene in scenes if scene.kind == "lyric"]  # what to look at
         return [{**row, **found, "passed": invented <= INVENTED_PER_MINUTE}]
     kept, total = kept_in_lyrics(heard, scenes), len(counted(heard))
     recognized = {**row, "source": "sung", "mode": "recognized", "heard": total, "kept": kept}
