@@ -78,13 +78,11 @@ def _options(task: str, language: str, asr: ASRModel) -> dict:
     )
 
 
-def _openai_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: bool):
+def _openai_whisper(model, samples: np.ndarray, options: dict, show: bool):
     import whisper
 
-    model = asr.model
-    if asr.beams == 1:  # its greedy decoder, not a beam search of one
+    if options["beam_size"] == 1:  # its greedy decoder, not a beam search of one
         options = {key: value for key, value in options.items() if key != "beam_size"}
-    torch.manual_seed(0)  # the temperature fallback samples: keep reruns identical
     fp16 = next(model.parameters()).dtype == torch.float16  # as loaded in the run's precision
     result = whisper.transcribe(model, samples, **options, fp16=fp16, verbose=False if show else None)
     return [
@@ -98,8 +96,8 @@ def _openai_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: boo
     ]
 
 
-def _faster_whisper(asr: ASRModel, samples: np.ndarray, options: dict, show: bool):
-    segments, info = asr.model.transcribe(samples, **options)
+def _faster_whisper(model, samples: np.ndarray, options: dict, show: bool):
+    segments, info = model.transcribe(samples, **options)
     lines = []
     with Progress(options["task"], total=round(info.duration, 1), unit="s", quiet=not show) as progress:
         for s in segments:  # a generator: recognition happens as it is read
@@ -123,26 +121,30 @@ def torch_threads_kept():
 
 
 @contextmanager
-def _seeded(asr: ASRModel):
-    """Whisper's temperature fallback samples: from SEED, so that a song is heard the same every time
-    (CTranslate2's seed is its own; torch's generators are put back as they were, for the other jobs)."""
+def decoder_of(asr: ASRModel):
+    """The model a decode runs on, its temperature fallback sampling from SEED, so that a song is heard the
+    same every time, alone or after other songs. CTranslate2 seeds each of a model's threads once, at its
+    first sample, and `set_random_seed` reaches only threads started later (CTranslate2's issue #1757): a
+    decode that may sample gets faster-whisper's model loaded afresh. torch's generators are put back as
+    they were, for the other jobs."""
     if asr.backend == "faster-whisper":
         import ctranslate2
 
         ctranslate2.set_random_seed(SEED)
-        yield
+        samples = asr.fresh is not None and any(t > 0 for t in asr.temperatures)
+        yield asr.fresh() if samples else asr.model
         return
     device = next(asr.model.parameters()).device
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(SEED)
-        yield
+        yield asr.model
 
 
 def recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str, show: bool) -> list[Line]:
     """Whisper's segments over the whole song; openai-whisper shows its own progress bar, in audio frames."""
     backend = _faster_whisper if asr.backend == "faster-whisper" else _openai_whisper
-    with torch_threads_kept(), _seeded(asr):
-        return backend(asr, samples, _options(task, language, asr), show)
+    with torch_threads_kept(), decoder_of(asr) as model:
+        return backend(model, samples, _options(task, language, asr), show)
 
 
 def singing_to_detect(samples: np.ndarray, silero: Voice) -> np.ndarray:

@@ -8,6 +8,7 @@ the run with one sentence naming the ways out (musicvid.models.kinds.ModelUnavai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -72,17 +73,26 @@ class ASRModel:
     temperatures: tuple[float, ...] = WHISPER_TEMPERATURES
     beams: int = WHISPER_BEAMS  # the beam at temperature 0 (1: greedy)
     samples: int = WHISPER_SAMPLES  # the samples drawn at each temperature above 0, the best kept
+    # faster-whisper's model loaded again from the same files, threads and all: what a decode that may sample
+    # runs on (musicvid.lyrics.transcribe.decoder_of)
+    fresh: Callable[[], Any] | None = None
+
+
+def faster_whisper_asr(name: str, device: str, compute_type: str) -> ASRModel:
+    """faster-whisper's Whisper `name` (a size, a hub repository or a folder) on `device` ("cpu", "cuda"),
+    computing in `compute_type`, and how to load it afresh; a hub name is looked up once."""
+    import faster_whisper
+
+    folder = name if Path(name).is_dir() else faster_whisper.download_model(name)
+    load = partial(faster_whisper.WhisperModel, folder, device=device, compute_type=compute_type)
+    return ASRModel("faster-whisper", name, load(), fresh=load)
 
 
 def load_asr(backend: str, name: str, device: torch.device, precision: Precision | None = None) -> ASRModel:
     precision = auto_precision(device, precision)
     if backend == "faster-whisper":
         with as_unavailable("asr", name):
-            from faster_whisper import WhisperModel
-
-            on = "cuda" if device.type == "cuda" else "cpu"
-            model = WhisperModel(name, device=on, compute_type=precision.asr_compute_type)
-        return ASRModel(backend, name, model)
+            return faster_whisper_asr(name, "cuda" if device.type == "cuda" else "cpu", precision.asr_compute_type)
 
     # openai-whisper cannot run on Apple's MPS (its alignment heads are a sparse tensor)
     runs_on = torch.device("cpu") if device.type == "mps" else device
