@@ -19,7 +19,7 @@ from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.run import Run
-from musicvid.settings.song import PLAIN, SongRequest
+from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
@@ -30,19 +30,19 @@ def get_transcript(run: Run) -> Transcript:
     """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
     or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
     request, registry, timings = run.request, run.registry, run.timings
-    info, lyrics = run.audio.info, request.lyrics_file
-    if lyrics and lyrics.suffix.lower() != PLAIN:
-        return read_lyrics(lyrics, run.lyrics, info.duration, info.sha256)
-    texts = read_plain_lyrics(lyrics, run.lyrics) if lyrics else None
+    info, lyrics = run.audio.info, run.lyrics
+    if lyrics and lyrics.timed:
+        return read_lyrics(lyrics, info.duration, info.sha256)
+    texts = read_plain_lyrics(lyrics) if lyrics else None
     if texts:
-        check_line_count(len(texts), info.duration, lyrics)
+        check_line_count(len(texts), info.duration, lyrics.path)
     path = run.workdir.transcript
     models = registry.models
     source = f"{models.asr_backend}:{models.asr}"
     if request.separate_vocals:
         source += f"+vocals:{models.separator}"
     if lyrics:
-        source = f"aligned:{source}:{lyrics_label(lyrics)}"
+        source = f"aligned:{source}:{lyrics_label(lyrics.path)}"
     cached = Transcript.cached(path, info.sha256)
     if cached and cached.model == source:
         return cached
