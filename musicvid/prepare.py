@@ -85,7 +85,10 @@ def prepare(
             f"the song lasts {audio.info.duration:.3f} s: at --fps {settings.fps:g} that is not one frame of video"
         )
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
-    return Run(request, registry, workdir, audio, timings, settings, checked.output, memory, stop, checked.lyrics)
+    given = workdir.is_storyboard(request.storyboard_file)
+    return Run(
+        request, registry, workdir, audio, timings, settings, checked.output, memory, stop, checked.lyrics, given
+    )
 
 
 def check_before_work(

@@ -32,6 +32,7 @@ class Run:
     memory: MemoryPlan | None = None  # what each stage may hold, on CUDA (musicvid.memory.plan.plan_on_device)
     stop: threading.Event | None = None  # set: the run ends within one denoising step
     lyrics: KnownLyrics | None = None  # the lyrics file, as its check read it (a file is read once)
+    storyboard_is_input: bool = False  # the work directory's storyboard.json is the --storyboard file: never rewritten
 
     @property
     def quiet(self) -> bool:

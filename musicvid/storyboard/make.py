@@ -9,8 +9,7 @@ from pathlib import Path
 
 from musicvid.core.audio import Audio, AudioInfo
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_not_inputs, check_picture, same_file
-from musicvid.core.workdir import Workdir
+from musicvid.core.files import check_not_inputs, check_picture
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.transcribe import transcribe
@@ -141,7 +140,7 @@ def storyboard_in(run: Run) -> Storyboard:
                 lens=request.lens,
                 quiet=request.quiet,
             )
-    if not storyboard_is_input(request, run.workdir):
+    if not run.storyboard_is_input:
         storyboard = replace(
             storyboard, audio=replace(storyboard.audio, path=info.path, sha256=info.sha256)
         )  # this song's
@@ -151,15 +150,8 @@ def storyboard_in(run: Run) -> Storyboard:
 
 def save_storyboard(run: Run, storyboard: Storyboard) -> None:
     """The storyboard as the run left it (its keyframe picks), in its work directory: not over an input."""
-    if not storyboard_is_input(run.request, run.workdir):
+    if not run.storyboard_is_input:
         storyboard.save(run.workdir.storyboard)
-
-
-def storyboard_is_input(request: SongRequest, workdir: Workdir) -> bool:
-    """Whether the work directory's storyboard is the run's --storyboard file: an input is never rewritten
-    (a rerun then makes the same edits again)."""
-    given = request.storyboard_file
-    return bool(given and same_file(given, workdir.storyboard))
 
 
 def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_scene: int | None = None) -> Storyboard:
