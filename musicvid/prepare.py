@@ -34,7 +34,7 @@ from musicvid.core.files import (
 )
 from musicvid.core.outputs import check_outputs, check_replaceable
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.lyrics.known import check_lyrics_file
+from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
 from musicvid.memory.plan import batched_as_planned, plan_on_device
 from musicvid.models.drawing import check_drawing_options, weights_file
 from musicvid.models.registry import ModelRegistry
@@ -55,7 +55,7 @@ class Checked:
     output: Path | None  # the video; None where no video is made
     workdir: Workdir | None  # None for a song that is not there (a batch reports it at its turn)
     scored: bool  # whether the run loads the keyframes' scorer
-    lyrics: str | None  # the lyrics file's text, as its check read it
+    lyrics: KnownLyrics | None  # the lyrics file, as its check read it
 
 
 def prepare(
@@ -85,7 +85,10 @@ def prepare(
             f"the song lasts {audio.info.duration:.3f} s: at --fps {settings.fps:g} that is not one frame of video"
         )
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
-    return Run(request, registry, workdir, audio, timings, settings, checked.output, memory, stop, checked.lyrics)
+    given = workdir.is_storyboard(request.storyboard_file)
+    return Run(
+        request, registry, workdir, audio, timings, settings, checked.output, memory, stop, checked.lyrics, given
+    )
 
 
 def check_before_work(

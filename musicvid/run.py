@@ -10,6 +10,7 @@ from pathlib import Path
 
 from musicvid.core.audio import Audio
 from musicvid.core.workdir import Workdir
+from musicvid.lyrics.known import KnownLyrics
 from musicvid.memory.ladder import MemoryPlan
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
@@ -30,7 +31,8 @@ class Run:
     output: Path | None = None  # the video (make_video): as named, or beside the song
     memory: MemoryPlan | None = None  # what each stage may hold, on CUDA (musicvid.memory.plan.plan_on_device)
     stop: threading.Event | None = None  # set: the run ends within one denoising step
-    lyrics: str | None = None  # the lyrics file's text, as its check read it (a file is read once)
+    lyrics: KnownLyrics | None = None  # the lyrics file, as its check read it (a file is read once)
+    storyboard_is_input: bool = False  # the work directory's storyboard.json is the --storyboard file: never rewritten
 
     @property
     def quiet(self) -> bool:

@@ -22,8 +22,8 @@ TINY_QUIET = ("--models", "tiny", "-q")  # the tiny models, without progress bar
 
 
 def timed_lyrics(path: Path, duration: float) -> Transcript:
-    """A timed lyrics file as a render reads it: checked (its text read there, once), then timed."""
-    return read_lyrics(path, check_lyrics_file(path), duration)
+    """A timed lyrics file as a render reads it: checked (read there, once), then fitted to the song."""
+    return read_lyrics(check_lyrics_file(path), duration)
 
 
 def make_tone(path: Path, seconds: float, *extra: str) -> Path:

@@ -24,8 +24,8 @@ LAYERS = (
     "settings",  # every setting, defined once
     "models",  # loading, sizes, the registry
     "memory",  # the memory plan
-    "run",  # what the stages of one call share
     "lyrics",
+    "run",  # what the stages of one call share (the lyrics file as read among it)
     "storyboard",
     "pictures",
     "delivery",

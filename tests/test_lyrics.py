@@ -77,7 +77,7 @@ def test_bad_lyrics_files(tmp_path, name, content, reason):
 def test_plain_lyrics_are_the_sung_lines(tmp_path):
     path = tmp_path / "song.txt"
     path.write_text("\ufeff[Verse 1]\nThe  morning sun\n  is rising\n\n[Chorus]\nLet it go\nLet it go\n\n♪\n")
-    assert read_plain_lyrics(path, check_lyrics_file(path)) == [
+    assert read_plain_lyrics(check_lyrics_file(path)) == [
         "The morning sun",
         "is rising",
         "Let it go",
@@ -93,7 +93,7 @@ def test_plain_lyrics_without_lines(tmp_path, content, reason):
     path = tmp_path / "song.txt"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(UserError, match=reason):
-        read_plain_lyrics(path, check_lyrics_file(path))
+        read_plain_lyrics(check_lyrics_file(path))
 
 
 def test_whisper_failures_are_cleaned():

@@ -157,6 +157,11 @@ class Workdir:
                 return name
         return None
 
+    def is_storyboard(self, path: Path | None) -> bool:
+        """Whether `path` is this work directory's storyboard.json (given as --storyboard, it is an input: rendered,
+        never rewritten, so a rerun makes the same edits again)."""
+        return path is not None and same_file(path, self.storyboard)
+
     def check_unwritten(self, inputs: dict[str, Path]) -> None:
         """Refuse an input (`inputs`: what each is -> its path) that is one of the files a run writes here (a song
         named video.mp4 here, lyrics in its lyrics.srt): no input is an output. Its storyboard.json may be rendered

@@ -120,9 +120,9 @@ def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None)
     lyrics' .ass beside it; each recorded as this song's (musicvid.core.outputs)."""
     workdir, output = run.workdir, run.output
     subtitles = captions.srt(storyboard)
-    write_text(workdir.subtitles, subtitles)
     if output.resolve() != video.resolve():
         write_output(workdir, output, copy_of=video)
     write_output(workdir, output.with_suffix(".srt"), subtitles)
     if script is not None:
         write_output(workdir, output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
+    write_text(workdir.subtitles, subtitles)

@@ -3,7 +3,9 @@ text (.txt): the words are known but not their times, which musicvid.lyrics.alig
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from musicvid.core.audio import MAX_SONG_SECONDS
@@ -205,8 +207,8 @@ def _read_text(path: Path) -> str:
     return text
 
 
-def check_kind(path: Path, kinds: tuple[str, ...] = (*TIMED, PLAIN)) -> None:
-    if path.suffix.lower() not in kinds:
+def check_kind(path: Path) -> None:
+    if path.suffix.lower() not in (*TIMED, PLAIN):
         raise UserError(f"lyrics file {path} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
 
 
@@ -220,24 +222,39 @@ def timed_lines(path: Path, text: str, duration: float) -> tuple[list[Line], str
     return parse_transcript_json(text, document)
 
 
-def check_lyrics_file(path: Path) -> str:
+@dataclass(frozen=True)
+class KnownLyrics:
+    """A lyrics file as its check read it, once (musicvid.run.Run.lyrics): its text and, for a timed file, its lines
+    as written (the song's length bounds their ends: read_lyrics) and their language."""
+
+    path: Path
+    text: str
+    lines: tuple[Line, ...] | None = None  # None: plain lyrics, whose lines read_plain_lyrics reads
+    language: str = "en"
+
+    @property
+    def timed(self) -> bool:
+        return self.lines is not None
+
+
+def check_lyrics_file(path: Path) -> KnownLyrics:
     """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix), its size, its lines, and
-    a timed file's every time (a line's end, which the song's length bounds, aside). Its text, read once: the run
-    keeps it (musicvid.run.Run.lyrics)."""
+    a timed file's every time. The file as read, once: the run keeps it."""
     check_kind(path)
     text = _read_text(path)
-    if path.suffix.lower() in TIMED:
-        timed_lines(path, text, MAX_SONG_SECONDS)
-    return text
+    if path.suffix.lower() not in TIMED:
+        return KnownLyrics(path, text)
+    lines, language = timed_lines(path, text, math.inf)  # (the song bounds an LRC's last line: read_lyrics)
+    return KnownLyrics(path, text, tuple(lines), language)
 
 
-def read_plain_lyrics(path: str | Path, text: str) -> list[str]:
-    """The sung lines of a plain-text lyrics file's `text` (as its check read it): one per line; blank lines
-    (between stanzas) and section labels are not sung."""
-    lines = [" ".join(raw.split()) for raw in text.splitlines()]
+def read_plain_lyrics(lyrics: KnownLyrics) -> list[str]:
+    """The sung lines of plain lyrics: one per line; blank lines (between stanzas) and section labels are not
+    sung."""
+    lines = [" ".join(raw.split()) for raw in lyrics.text.splitlines()]
     sung = [line for line in lines if has_words(line) and not _SECTION.match(line)]
     if not sung:
-        raise UserError(f"lyrics file {path} has no lines of lyrics")
+        raise UserError(f"lyrics file {lyrics.path} has no lines of lyrics")
     return sung
 
 
@@ -256,13 +273,10 @@ def lyrics_label(path: str | Path) -> str:
     return f"{Path(path).name}:{file_sha256(path)[:12]}"
 
 
-def read_lyrics(path: str | Path, text: str, duration: float, audio_sha256: str = "") -> Transcript:
-    """A timed lyrics file's `text` (as its check read it) as a transcript."""
-    path = Path(path)
-    check_kind(path, TIMED)
-    lines, language = timed_lines(path, text, duration)
-    check_line_count(len(lines), duration, path)
-    lines = fit_to_duration(lines, duration)
-    if not lines and text.strip():
-        raise UserError(f"lyrics file {path} has no timed lines inside the song's {duration:.1f} s")
-    return Transcript(lines, language, f"lyrics:{lyrics_label(path)}", audio_sha256)
+def read_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str = "") -> Transcript:
+    """Timed lyrics (their lines as written) as the transcript of a song `duration` seconds long."""
+    check_line_count(len(lyrics.lines), duration, lyrics.path)
+    lines = fit_to_duration(list(lyrics.lines), duration)
+    if not lines and lyrics.text.strip():
+        raise UserError(f"lyrics file {lyrics.path} has no timed lines inside the song's {duration:.1f} s")
+    return Transcript(lines, lyrics.language, f"lyrics:{lyrics_label(lyrics.path)}", audio_sha256)

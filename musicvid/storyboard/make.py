@@ -9,8 +9,7 @@ from pathlib import Path
 
 from musicvid.core.audio import Audio, AudioInfo
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_not_inputs, check_picture, same_file
-from musicvid.core.workdir import Workdir
+from musicvid.core.files import check_not_inputs, check_picture
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.transcribe import transcribe
@@ -19,7 +18,7 @@ from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.run import Run
-from musicvid.settings.song import PLAIN, SongRequest
+from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
@@ -30,19 +29,19 @@ def get_transcript(run: Run) -> Transcript:
     """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
     or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
     request, registry, timings = run.request, run.registry, run.timings
-    info, lyrics = run.audio.info, request.lyrics_file
-    if lyrics and lyrics.suffix.lower() != PLAIN:
-        return read_lyrics(lyrics, run.lyrics, info.duration, info.sha256)
-    texts = read_plain_lyrics(lyrics, run.lyrics) if lyrics else None
+    info, lyrics = run.audio.info, run.lyrics
+    if lyrics and lyrics.timed:
+        return read_lyrics(lyrics, info.duration, info.sha256)
+    texts = read_plain_lyrics(lyrics) if lyrics else None
     if texts:
-        check_line_count(len(texts), info.duration, lyrics)
+        check_line_count(len(texts), info.duration, lyrics.path)
     path = run.workdir.transcript
     models = registry.models
     source = f"{models.asr_backend}:{models.asr}"
     if request.separate_vocals:
         source += f"+vocals:{models.separator}"
     if lyrics:
-        source = f"aligned:{source}:{lyrics_label(lyrics)}"
+        source = f"aligned:{source}:{lyrics_label(lyrics.path)}"
     cached = Transcript.cached(path, info.sha256)
     if cached and cached.model == source:
         return cached
@@ -141,7 +140,7 @@ def storyboard_in(run: Run) -> Storyboard:
                 lens=request.lens,
                 quiet=request.quiet,
             )
-    if not storyboard_is_input(request, run.workdir):
+    if not run.storyboard_is_input:
         storyboard = replace(
             storyboard, audio=replace(storyboard.audio, path=info.path, sha256=info.sha256)
         )  # this song's
@@ -151,15 +150,8 @@ def storyboard_in(run: Run) -> Storyboard:
 
 def save_storyboard(run: Run, storyboard: Storyboard) -> None:
     """The storyboard as the run left it (its keyframe picks), in its work directory: not over an input."""
-    if not storyboard_is_input(run.request, run.workdir):
+    if not run.storyboard_is_input:
         storyboard.save(run.workdir.storyboard)
-
-
-def storyboard_is_input(request: SongRequest, workdir: Workdir) -> bool:
-    """Whether the work directory's storyboard is the run's --storyboard file: an input is never rewritten
-    (a rerun then makes the same edits again)."""
-    given = request.storyboard_file
-    return bool(given and same_file(given, workdir.storyboard))
 
 
 def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_scene: int | None = None) -> Storyboard:
