@@ -146,3 +146,10 @@ def test_a_wrong_signpost_is_found():
         "x: core/gone.py",
         "x: render.py",
     ]
+
+
+def test_no_doc_or_module_keeps_a_merge_conflict():
+    """Both sides of a merge left in a file (docs/architecture.md once kept two versions of four rows)."""
+    files = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")), *sources()]
+    marked = [str(p.relative_to(ROOT)) for p in files if re.search(r"^(<{7}|>{7})( |$)", p.read_text(), re.M)]
+    assert marked == []
