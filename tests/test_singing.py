@@ -46,6 +46,16 @@ def stretched(line: Line, starts: dict[int, float]) -> Line:
         (segment(30.0, "2:30 -", 0.7, 0.5), "no word with a letter"),
         (segment(60.0, "99 luftballons", 0.5, 0.6), None),  # a number sung in a line of words
         (segment(62.0, "東京 2020", 0.5, 0.6), None),  # letters of any script
+        # Whisper base over Sectoid's guitars and Endgame: Singularity's "Nebula": fragments with no vowel
+        (segment(2.7, "2 pb 2 pb 2 pb 2 pb", 0.7, 0.8), "no word with a vowel"),
+        (segment(115.7, "nd nd nd nd", 0.4, 0.9), "no word with a vowel"),
+        (segment(12.0, "\u203bD", 0.3, 0.5), "no word with a vowel"),
+        (segment(40.0, "1 tbc vln 1 tbc vl", 1.0, 0.6), "no word with a vowel"),
+        (segment(70.0, "Cwm Rhondda", 0.8, 0.6), None),  # w and y are Welsh vowels
+        (segment(72.0, "Brr, it's cold", 0.8, 0.6), None),  # one sung word is enough
+        (segment(74.0, "Ça va, l'été", 0.8, 0.6), None),  # accents aside
+        (segment(76.0, "Мы идём", 0.8, 0.6), None),  # other scripts are not judged
+        (segment(78.0, "DJ", 0.3, 0.6), None),  # an acronym is sung letter by letter
     ],
 )
 def test_inventions_are_told_by_whispers_own_signals(heard, why):

@@ -23,6 +23,7 @@ the generated songs (docs/lyrics.md):
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -80,6 +81,10 @@ INVENTED_PHRASES = re.compile(
     r"end of (the |this )?video|"
     r"^(thank you|thanks|you|bye|bye bye|music|applause)$|^((uh|um|er|hmm|mm)( |$))+$"
 )
+# Where Whisper hears no language it writes fragments nobody could sing ("nd nd", "2 pb", "1 tbc vln": Whisper base
+# over guitars). A word is sung on its syllables' vowels: a word in the Latin script holds one of these (accents aside;
+# w and y are Welsh vowels). Other scripts are not judged, and an acronym ("DJ") is sung letter by letter.
+LATIN_VOWELS = frozenset("aeiouywæøœ")
 
 
 @dataclass(frozen=True)
@@ -240,6 +245,8 @@ def invented(line: Line) -> str | None:
         return "a phrase Whisper says over music"
     if not re.search(r"[^\W\d_]", line.text):  # "1.5%", "2:30": what Whisper writes over music, no lyric
         return "no word with a letter"
+    if not any(map(singable, re.findall(r"[^\W_]+", line.text))):
+        return "no word with a vowel"
     words = [w for w in line.words if re.search(r"[^\W\d_]", w.text)]  # a word has a letter: "===" is none
     span = (words[-1].end - words[0].start) if words else line.end - line.start
     count = len(words) or len(text.split())
@@ -249,6 +256,15 @@ def invented(line: Line) -> str | None:
     if count >= 2 and untimed >= UNTIMED_SHARE * count:
         return f"{untimed} of {count} words with no time in the audio"
     return None
+
+
+def singable(word: str) -> bool:
+    """Whether a word may be sung: in the Latin script, it holds a vowel (LATIN_VOWELS) or is an acronym; in any
+    other script, it may. A numeral alone has no vowel."""
+    letters = [c for c in unicodedata.normalize("NFD", word) if c.isalpha()]
+    latin = all(unicodedata.name(c, "").startswith("LATIN") for c in letters)
+    acronym = len(letters) >= 2 and word.isupper()
+    return not latin or acronym or any(c.lower() in LATIN_VOWELS for c in letters)
 
 
 def belief(line: Line) -> float | None:
