@@ -131,8 +131,8 @@ def decoder_of(asr: ASRModel):
         import ctranslate2
 
         ctranslate2.set_random_seed(SEED)
-        samples = asr.fresh is not None and any(t > 0 for t in asr.temperatures)
-        yield asr.fresh() if samples else asr.model
+        may_sample = asr.fresh is not None and any(t > 0 for t in asr.temperatures)
+        yield asr.fresh() if may_sample else asr.model
         return
     device = next(asr.model.parameters()).device
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):

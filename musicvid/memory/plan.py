@@ -58,9 +58,8 @@ def transcribe_options(models: ModelSet, precision: Precision, separate_vocals: 
     asr = tuple(
         replace(w, name=f"{models.asr_backend}:{w.name}") for w in weights("asr", models.asr, lambda part: dtype)
     )
-    if (
-        models.asr_backend == "faster-whisper"
-    ):  # a decode that may sample loads it afresh (lyrics.transcribe.decoder_of)
+    # faster-whisper: a decode that may sample loads it afresh (lyrics.transcribe.decoder_of)
+    if models.asr_backend == "faster-whisper":
         asr += tuple(replace(w, name=f"{w.name} (afresh)") for w in asr)
     passes.append(Pass(asr, act.whisper_gb(models.asr, dtype if dtype.is_floating_point else torch.float16)))
     yield Option((), (), tuple(passes), one_at_a_time=True)
