@@ -138,8 +138,7 @@ def main() -> int:
                     rows.append({"backend": backend, **row})
                     print(json.dumps(rows[-1]), flush=True)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"machine": machine(torch.device("cpu")), "rows": rows}, indent=1) + "\n")
+        save(rows, args.out)
     for sentence in failures(rows):
         print(f"missed: {sentence}")
     return 1 if failures(rows) else 0
