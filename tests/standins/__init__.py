@@ -9,9 +9,10 @@ app never reads (TensorFlow, Flax, Rust, ONNX and single-file checkpoints) are l
 
 One module a model family, each with the real layouts it copies, as looked up on the hub: vipe (ViPE and
 gpt2-medium), sd (Stable Diffusion 1.5, its LCM-LoRA and TAESD), sdxl (SDXL base, its LCM-LoRA and TAESDXL),
-ip_adapter, loras (kohya's and diffusers' style LoRAs), demucs, upscaler (Real-ESRGAN), ltx_video, scorer
-(CLIP ViT-L/14), zimage (Z-Image-Turbo), klein (FLUX.2 klein 4B), ltx2 (LTX-2) and wan (Wan 2.1 FLF2V); clip holds the CLIP text encoders and
-tokenizers they share, qwen the Qwen3 text encoder and tokenizer of the last two, hub the cache's layout.
+ip_adapter, loras (kohya's and diffusers' style LoRAs), demucs, faster_whisper (faster-whisper's Whisper large-v2),
+upscaler (Real-ESRGAN), ltx_video, scorer (CLIP ViT-L/14), zimage (Z-Image-Turbo), klein (FLUX.2 klein 4B), ltx2
+(LTX-2) and wan (Wan 2.1 FLF2V); clip holds the CLIP text encoders and tokenizers they share, qwen the Qwen3 text
+encoder and tokenizer of the last two, hub the cache's layout.
 
 Write a cache by hand to try the app on it::
 
@@ -40,6 +41,7 @@ from musicvid.settings.presets import (
 )
 from tests.fixtures.gpt2 import tokenizer_files
 from tests.standins.demucs import HTDEMUCS, htdemucs_files
+from tests.standins.faster_whisper import FASTER_WHISPER_LARGE, faster_whisper_large_files
 from tests.standins.hub import write_repo
 from tests.standins.ip_adapter import IP_ADAPTER_REPO, ip_adapter_files
 from tests.standins.klein import flux2_klein_files
@@ -63,6 +65,7 @@ def write_hub(home: Path) -> Path:
     write_repo(hub, DEFAULT_VIPE_TOKENIZER, gpt2_medium_files(tokenizer_files()))
     write_repo(hub, SD15, sd15_files())
     write_repo(hub, HTDEMUCS, htdemucs_files())
+    write_repo(hub, FASTER_WHISPER_LARGE, faster_whisper_large_files())
     write_repo(hub, REAL_ESRGAN.rpartition("/")[0], realesrgan_files())
     write_repo(hub, LCM_LORA, lcm_lora_files())
     write_repo(hub, TAESD, taesd_files())
