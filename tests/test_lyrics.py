@@ -122,7 +122,8 @@ def test_lines_sung_again_and_again_stay_and_lines_over_silence_go():
     voice = Voice([(1.0, 3.0), (10.0, 12.0), (14.0, 16.0), (18.0, 20.0)], duration=40.0)
     refrain = [Line(t, t + 2, "let it go") for t in (10.0, 14.0, 18.0)]
     invented = [Line(30.0, 33.0, "Thanks for watching!"), Line(5.0, 8.0, "la la la")]  # over the music
-    kept = voice.sung([Line(1.1, 2.9, "the first line"), *refrain, *invented])
+    heard = [Line(1.1, 2.9, "the first line"), *refrain, *invented]
+    kept = voice.sung(heard, believed=heard)
     assert [line.text for line in kept] == ["the first line", "let it go", "let it go", "let it go"]
 
 
@@ -158,14 +159,14 @@ def test_whisper_segments_are_recut_at_pauses():
     lines = lines_at_pauses(segments)
     assert [(line.start, line.end, line.text) for line in lines] == [
         (1.0, 2.3, "the city sleeps"),
-        (3.2, 4.9, "beneath a paper moon"),  # joined across Whisper's cut: no pause there
+        (3.2, 4.9, "beneath a paper moon"),  # begun after a pause, Whisper cut it mid-line: joined
     ]
     # without word time stamps, Whisper's segments stand
     bare = [Line(0, 1, "a"), Line(1, 2, "b")]
     assert lines_at_pauses(bare) == bare
 
 
-def test_a_long_line_without_pauses_keeps_whispers_cuts():
+def test_a_verse_rapped_without_a_pause_keeps_whispers_cuts():
     from musicvid.lyrics.transcribe import lines_at_pauses
     from musicvid.lyrics.transcript import Word
 
@@ -175,8 +176,18 @@ def test_a_long_line_without_pauses_keeps_whispers_cuts():
         Line(6, 12, "", words=words[15:30]),
         Line(12, 16, "", words=words[30:]),
     ]
-    # cut at the first of Whisper's cuts after the line passed 10 s
-    assert [len(line.words) for line in lines_at_pauses(segments)] == [30, 10]
+    assert [len(line.words) for line in lines_at_pauses(segments)] == [15, 15, 10]
+    # a line begun after a pause runs on over one of Whisper's cuts, not over the next
+    paused = [
+        Word(w.start + (1.0 if i >= 10 else 0.0), w.end + (1.0 if i >= 10 else 0.0), w.text)
+        for i, w in enumerate(words)
+    ]
+    segments = [
+        Line(0, 6, "", words=paused[:15]),
+        Line(7, 13, "", words=paused[15:30]),
+        Line(13, 17, "", words=paused[30:]),
+    ]
+    assert [len(line.words) for line in lines_at_pauses(segments)] == [10, 20, 10]
 
 
 def test_stretched_words_are_cut_where_the_voice_stops_and_starts():

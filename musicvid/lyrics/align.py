@@ -38,7 +38,6 @@ from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import (
-    LONGEST_LINE_SECONDS,
     detect_language,
     lines_at_pauses,
     singing_to_detect,
@@ -59,6 +58,7 @@ LONGEST_WORD_SECONDS = 3.0
 LONG_WORD = 4.0
 TYPICAL_WORD_SECONDS = 0.7  # at most: a song's median word, where its words are held long
 CRUSHED_SECONDS = 0.05  # a word the path gave less time than this (on average over a line) was given none
+LONGEST_LINE_SECONDS = 10.0  # a known line sung for longer is a paragraph pasted as one line
 # A known line longer than a sung line is (SUNG_LINE_WORDS) is aligned in pieces of about as many words as each,
 # at most WORDS_PER_PIECE (then joined again): a line as long as sung lines are is aligned whole.
 SUNG_LINE_WORDS = 16

@@ -11,10 +11,11 @@ the generated songs (docs/lyrics.md):
   over a band it also barely makes out words that are sung, amid lines it hears well.
 - Silero's voice activity detector hears a clear voice over a quiet band, and there it is the better
   judge of where a line starts and whether anybody sings at all; under a loud band (distorted guitars,
-  drums, a singer who growls) it hears nothing. So Silero is trusted as far as it agrees with Whisper:
-  where it heard voice under at least half of what Whisper kept, a segment with no voice under it is
-  an invention over the music, as before; where it did not, it decides nothing, and Whisper's own
-  signals above do. It never decides alone.
+  drums, a singer who growls) it hears nothing; over a folk guitar it hears some passages and not others.
+  So Silero is trusted as far as it agrees with Whisper: where it heard voice under at least half of what
+  Whisper kept, its stretches place the words, and a line with no voice under it, in a passage where it
+  heard what Whisper believed, is an invention over the music; where it did not, it decides nothing, and
+  Whisper's own signals above do. It never decides alone.
 - Whisper may loop: say a line again, stretched over the lines sung after it. A segment saying an earlier
   one's words over more than twice their time is its loop (a refrain sung again takes about as long);
   musicvid.lyrics.transcribe hears that stretch again on its own.
@@ -22,6 +23,7 @@ the generated songs (docs/lyrics.md):
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, replace
@@ -43,8 +45,10 @@ CLIP_LEAD = 1.0
 CLIP_TAIL = 0.3
 # A line with voice under less than this share of its time is not sung (where Silero is trusted).
 VOICED_SHARE = 0.5
-# Silero is trusted where its voice lies under at least this share of the time of what Whisper believed.
+# Silero is trusted where its voice lies under at least this share of the time of what Whisper believed: over
+# the song, to place the words; around a line (half a Whisper window each side), to say nobody sings it.
 TRUSTED_AGREEMENT = 0.5
+AROUND_SECONDS = 15.0
 # Fast rap is 6 words a second; Whisper's inventions over music run to 10-15.
 MAX_WORDS_PER_SECOND = 8.0
 # A segment is a guess where the mean probability of its words is under this share of the song's (the mean
@@ -131,9 +135,28 @@ class Voice:
             return 0.0
         return sum(max(0.0, min(end, b) - max(start, a)) for a, b in self.widened()) / (end - start)
 
-    def sung(self, lines: list[Line]) -> list[Line]:
-        """The lines with voice under them; the others are Whisper's inventions over the music."""
-        return [line for line in lines if self.voiced_share(line.start, line.end) >= VOICED_SHARE]
+    def agreement(self, believed: list[Line], start: float = 0.0, end: float = math.inf) -> float | None:
+        """The share of the time of the `believed` segments between `start` and `end` that the voice lies under;
+        None where they hold none."""
+        spans = [(max(start, s.start), min(end, s.end)) for s in believed if s.end > start and s.start < end]
+        heard = sum(b - a for a, b in spans)
+        return sum(self.voiced_share(a, b) * (b - a) for a, b in spans) / heard if heard > 0 else None
+
+    def sung(self, lines: list[Line], believed: list[Line]) -> list[Line]:
+        """The lines with voice under them, and those Silero may have missed. Over a folk guitar Silero hears some
+        passages and not others (JamendoLyrics' "te amo": 12 of its 29 sung lines had no voice under them), so
+        a line with no voice under it is Whisper's invention over the music where Silero heard the voice under
+        what else Whisper `believed` around it (AROUND_SECONDS each side), or, with nothing else believed
+        there, where it did over the song (as it did, or this would not be asked)."""
+
+        def heard_around(line: Line) -> bool:
+            others = [s for s in believed if s.end <= line.start or s.start >= line.end]
+            agreed = self.agreement(others, line.start - AROUND_SECONDS, line.end + AROUND_SECONDS)
+            return agreed is None or agreed >= TRUSTED_AGREEMENT
+
+        return [
+            line for line in lines if self.voiced_share(line.start, line.end) >= VOICED_SHARE or not heard_around(line)
+        ]
 
     def slipped(self, lines: list[Line]) -> list[Line]:
         """The lines, each where it was sung. Whisper's timestamps slip: a line heard where nobody sings, after
@@ -326,17 +349,21 @@ def may_be_sung(heard: list[Line]) -> list[Line]:
     return [segment for segment in plausible if not guessed(segment, typical) or near_belief(segment)]
 
 
+def believed(kept: list[Line]) -> list[Line]:
+    """What Whisper believed of the segments it kept: its guesses aside (a guess over the music must not make
+    Silero look deaf), unless all are guesses."""
+    typical = typical_belief(kept)
+    return [line for line in kept if not guessed(line, typical)] or kept
+
+
 def where_sung(kept: list[Line], silero: Voice, duration: float) -> tuple[Voice, bool]:
     """Where the singing is, and whether Silero is trusted: where it heard voice under at least half of
-    what Whisper believed of what it kept (its guesses aside: a guess over the music must not make Silero
-    look deaf), its stretches are where the singing is, and a line with no voice under it goes
-    (`Voice.sung`). Else the singing is where Whisper heard the words it kept, each opening word no longer
-    than a typical word (`opened`), with Silero's stretches besides, and Silero drops nothing."""
-    word, typical = typical_word(kept), typical_belief(kept)
-    believed = [line for line in kept if not guessed(line, typical)] or kept
-    heard = sum(line.end - line.start for line in believed)
-    voiced = sum(silero.voiced_share(line.start, line.end) * (line.end - line.start) for line in believed)
-    if silero.stretches and voiced >= TRUSTED_AGREEMENT * heard:
+    what Whisper `believed` of what it kept, its stretches are where the singing is, and a line with no voice
+    under it, where Silero heard the voice around it, goes (`Voice.sung`). Else the singing is where
+    Whisper heard the words it kept, each opening word no longer than a typical word (`opened`), with Silero's
+    stretches besides, and Silero drops nothing."""
+    word, agreed = typical_word(kept), silero.agreement(believed(kept))
+    if silero.stretches and (agreed is None or agreed >= TRUSTED_AGREEMENT):
         return Voice(silero.stretches, duration, word), True
     stretches = sorted(Voice.of_words(opened(kept, word), duration).stretches + silero.stretches)
     return Voice(stretches, duration, word), False

@@ -2,7 +2,7 @@
 
 Whisper listens to the whole song, and what it hears is kept unless the evidence says nobody sings
 there (musicvid.lyrics.singing: its inventions over music by their own signals, and Silero's voice
-activity where it agrees with Whisper). Whisper's segments are re-cut into sung lines at the singer's
+activity where it agrees with Whisper). Whisper's segments are cut again into sung lines at the singer's
 pauses, and a word reaching out of the stretch it is sung in is cut back to it. A refrain sung three
 times stays three lines. The language is detected on the singing Silero hears, else past the intro. A
 song not in English keeps its original text (for captions) and gets an English rendering from
@@ -19,13 +19,20 @@ import torch
 
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
-from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, loops, may_be_sung, opened, shifted, where_sung
+from musicvid.lyrics.singing import (
+    LINE_PAUSE_SECONDS,
+    Voice,
+    believed,
+    loops,
+    may_be_sung,
+    opened,
+    shifted,
+    where_sung,
+)
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
 
-# A stretch sung without such a pause is cut where Whisper cut it, once it lasts longer than this.
-LONGEST_LINE_SECONDS = 10.0
 # Whisper's window: what the language is detected on
 WINDOW_SECONDS = 30.0
 SEED = 0
@@ -39,24 +46,26 @@ def _line(words: list[tuple[int, Word]]) -> Line:
 
 
 def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Line]:
-    """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses (by the word
-    time stamps, or, given the `voice` the words were fitted to, where a word is sung in another of its
-    stretches than the word before); a line sung without a pause keeps Whisper's cuts once it grows long.
-    Without any word time stamps, Whisper's segments stay as they are."""
+    """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses (by the word time stamps,
+    or, given the `voice` the words were fitted to, where a word is sung in another of its stretches than the
+    word before), and where Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
+    rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
+    segment ending: Whisper cut that line mid-way, and it runs on into the next segment. Without any word time
+    stamps, Whisper's segments stay as they are."""
     words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
     if not words:
         return segments
     lines: list[Line] = []
-    current = [words[0]]
-    for previous, word in zip(words, words[1:]):
-        pause = word[1].start - previous[1].end >= LINE_PAUSE_SECONDS
-        breath = voice is not None and voice.stretch_of(word[1]) != voice.stretch_of(previous[1])
-        long_segment_cut = word[0] != previous[0] and word[1].start - current[0][1].start > LONGEST_LINE_SECONDS
-        if pause or breath or long_segment_cut:
-            lines.append(_line(current))
-            current = []
-        current.append(word)
-    return lines + [_line(current)]
+    first = 0  # the current line's first word
+    for k in range(1, len(words)):
+        (segment_before, previous), (segment, word) = words[k - 1], words[k]
+        pause = word.start - previous.end >= LINE_PAUSE_SECONDS
+        breath = voice is not None and voice.stretch_of(word) != voice.stretch_of(previous)
+        mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
+        if pause or breath or (segment != segment_before and not mid_segment):
+            lines.append(_line(words[first:k]))
+            first = k
+    return lines + [_line(words[first:])]
 
 
 def _word(start: float, end: float, text: str, probability: float | None) -> Word:
@@ -234,15 +243,15 @@ def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[li
 
 
 def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
-    """The lines sung, from the segments Whisper heard over the whole song, cut at the singer's pauses;
-    where Silero is trusted, a line heard just after the voice it was sung in moves there (`Voice.slipped`), a
-    line with no voice under it goes, and the first line of a stretch of voice
-    begins where the voice does (`Voice.first_sung`)."""
+    """The lines sung, from the segments Whisper heard over the whole song, cut where Whisper cut them and at
+    the singer's pauses; where Silero is trusted, a line heard just after the voice it was sung in moves there
+    (`Voice.slipped`), a line with no voice under it where Silero heard the lines around it goes
+    (`Voice.sung`), and the first line of a stretch of voice begins where the voice does (`Voice.first_sung`)."""
     kept, voice, trusted = sung_segments(heard, silero, duration)
     if not trusted:
         return fit_to_duration(lines_at_pauses(kept), duration)
     lines = voice.slipped(fit_to_duration(lines_at_pauses(kept, voice), duration))
-    return voice.first_sung(voice.sung(lines))
+    return voice.first_sung(voice.sung(lines, believed(kept)))
 
 
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
