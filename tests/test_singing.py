@@ -123,6 +123,16 @@ def test_silero_decides_only_where_it_agrees_with_whisper():
     assert [line.text for line in sung_lines(lines, deaf, 60.0)] == ["the morning sun is rising", "over the hills"]
 
 
+def test_silero_drops_a_line_it_hears_no_voice_under_only_where_it_heard_the_voice_around_it():
+    """A folk guitar: Silero hears the verse, not the passage sung at a minute: the line heard amid the verse
+    with no voice under it goes, the passage's lines stay."""
+    verse = [segment(10.0 + 4 * n, "the morning sun is rising") for n in range(4)]
+    amid, missed = segment(26.5, "over the hills"), [segment(60.0 + 4 * n, "my heart is calling") for n in range(2)]
+    silero = Voice([(10.05 + 4 * n, 12.0 + 4 * n) for n in range(4)], 90.0)
+    lines = sung_lines([*verse, amid, *missed], silero, 90.0)
+    assert [line.start for line in lines] == pytest.approx([10.0, 14.0, 18.0, 22.0, 60.0, 64.0])
+
+
 def test_a_word_far_from_every_stretch_stays_where_whisper_put_it():
     voice = Voice([(10.0, 12.0)], 60.0)
     far, near = voice.fit(Word(30.0, 30.5, "far")), voice.fit(Word(8.0, 10.5, "near"))
