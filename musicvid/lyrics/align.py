@@ -15,7 +15,10 @@ placed where the warping path put them. A walk through the song, one window afte
    heard are placed, with the lines between them (sung, but not made out: a shout, an "ooh"), up to the last
    heard line that ends MARGIN before the window does (words at a window's end are cut off) and has no word
    stretched over a gap (longer than the window's typical word allows).
-4. Nothing heard: the window is music; the next starts half a window later. A line before the first heard one
+4. The line placed last, heard again at the head of the next window (which holds it whole), with more evidence
+   and MOVED_SECONDS later than where it was placed, was placed in the band before it (a window that ends in a
+   line's first words has evidence for the line, and its path may put it early): it moves there, once.
+5. Nothing heard: the window is music; the next starts half a window later. A line before the first heard one
    that repeats its text, or that was heard yet given no time, means the path skipped it for a later one: the
    window is aligned again with the text cut before that later line. A first word stretched back over a long
    gap: the window starts again nearer to it.
@@ -58,6 +61,8 @@ LONGEST_WORD_SECONDS = 3.0
 LONG_WORD = 4.0
 TYPICAL_WORD_SECONDS = 0.7  # at most: a song's median word, where its words are held long
 CRUSHED_SECONDS = 0.05  # a word the path gave less time than this (on average over a line) was given none
+MOVED_SECONDS = 2.0  # the line before heard this much later than where it was placed was placed wrong
+BEFORE = -1  # the owner of the words of the line before, in a window's text
 LONGEST_LINE_SECONDS = 10.0  # a known line sung for longer is a paragraph pasted as one line
 # A known line longer than a sung line is (SUNG_LINE_WORDS) is aligned in pieces of about as many words as each,
 # at most WORDS_PER_PIECE (then joined again): a line as long as sung lines are is aligned whole.
@@ -74,13 +79,13 @@ class Attempt:
     end: float
     at_song_end: bool
     lines: dict[int, list[TimedWord]]
+    before: list[TimedWord] | None = None  # the line placed last, leading this window's text, as it heard it
 
     def evidence(self, n: int) -> float:
-        return float(np.mean([w.evidence for w in self.lines[n]]))
+        return _evidence(self.lines[n])
 
     def crushed(self, n: int) -> bool:
-        words = self.lines[n]
-        return words[-1].end - words[0].start < CRUSHED_SECONDS * len(words)
+        return _crushed(self.lines[n])
 
     def heard(self, n: int) -> bool:
         return self.evidence(n) >= HEARD and not self.crushed(n)
@@ -92,7 +97,18 @@ class Attempt:
         return max(LONGEST_WORD_SECONDS, LONG_WORD * self.typical_word())
 
     def inside(self, n: int) -> bool:
-        return self.at_song_end or self.lines[n][-1].end <= self.end - MARGIN
+        return self.ends_inside(self.lines[n])
+
+    def ends_inside(self, words: list[TimedWord]) -> bool:
+        return self.at_song_end or words[-1].end <= self.end - MARGIN
+
+
+def _evidence(words: list[TimedWord]) -> float:
+    return float(np.mean([w.evidence for w in words]))
+
+
+def _crushed(words: list[TimedWord]) -> bool:
+    return words[-1].end - words[0].start < CRUSHED_SECONDS * len(words)
 
 
 @dataclass(frozen=True)
@@ -131,7 +147,7 @@ def attempt(windows: Windows, walk: Walk, words: list[list[list[int]]], pause: l
     chunk, owners, total, at = [], [], 0, walk.cursor
     if walk.before is not None:  # the line before, sung on past where it was placed, is heard as itself
         n, at = walk.before
-        chunk, owners = [pause, *words[n]], [None] * (1 + len(words[n]))
+        chunk, owners = [pause, *words[n]], [None, *[BEFORE] * len(words[n])]
         total = len(pause) + sum(map(len, words[n]))
     for n in range(walk.line, len(words) if walk.cut is None else walk.cut):
         size = sum(map(len, words[n])) + len(pause)
@@ -146,7 +162,7 @@ def attempt(windows: Windows, walk: Walk, words: list[list[list[int]]], pause: l
         if owner is not None:
             lines.setdefault(owner, []).append(word)
     end = min(windows.duration, start + WINDOW_SECONDS)
-    return Attempt(start, end, end >= windows.duration - 1 / SAMPLE_RATE, lines)
+    return Attempt(start, end, end >= windows.duration - 1 / SAMPLE_RATE, lines, lines.pop(BEFORE, None))
 
 
 def placed_lines(tried: Attempt, first: int) -> list[int]:
@@ -167,6 +183,12 @@ def placed_lines(tried: Attempt, first: int) -> list[int]:
 def step(tried: Attempt, walk: Walk, texts: list[str], sizes: list[int], placed: list) -> Walk:
     """The walk after one window: it places lines, or tries again (later, cut, nearer)."""
     first, heard = walk.line, [n for n in sorted(tried.lines) if tried.heard(n)]
+    if (moved := heard_later(tried, walk, placed)) is not None:  # placed where nobody sang it: it moves
+        n = walk.before[0]
+        placed[n] = moved
+        return replace(
+            walk, cursor=moved[-1].end, cut=None, before=(n, moved[0].start), tried=walk.tried | {("moved", n)}
+        )
     if not heard and walk.cut is not None:  # the text cut short heard nothing: the whole text stands
         return replace(walk, cut=None)
     if not heard and not tried.at_song_end:  # music: the next window starts half a window later
@@ -187,6 +209,21 @@ def step(tried: Attempt, walk: Walk, texts: list[str], sizes: list[int], placed:
     rate = measured_rate(tried, [n for n in kept if tried.heard(n)], sizes, walk.rate)
     last = tried.lines[kept[-1]]
     return replace(walk, line=kept[-1] + 1, cursor=last[-1].end, rate=rate, cut=None, before=(kept[-1], last[0].start))
+
+
+def heard_later(tried: Attempt, walk: Walk, placed: list) -> list[TimedWord] | None:
+    """The line before as this window heard it, where that is later than where it was placed (its words after
+    the first, which may be stretched back over a gap, start MOVED_SECONDS later at the median) and with more
+    evidence: a window that ends in a line's first words has evidence for the line, and its path may put the
+    line in the band before them. The next window, which holds the line whole, hears it where it is sung. Once a
+    line; None: it stays (a short line heard again, later, in a refrain gives less evidence than where it was)."""
+    if tried.before is None or ("moved", walk.before[0]) in walk.tried or len(tried.before) < 2:
+        return None
+    now, was = tried.before, placed[walk.before[0]]
+    if _evidence(now) < max(HEARD, _evidence(was)) or _crushed(now) or not tried.ends_inside(now):
+        return None
+    later = np.median([w.start for w in now[1:]]) - np.median([w.start for w in was[1:]])
+    return now if later > MOVED_SECONDS else None
 
 
 def nearer_start(tried: Attempt, walk: Walk, heard: list[int]) -> float | None:

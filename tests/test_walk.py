@@ -1,0 +1,49 @@
+"""The alignment's walk (musicvid.lyrics.align.step) moves the line it placed last where the next window, which
+holds the line whole, hears it later and with more evidence: a window ending in a line's first words has evidence
+for it, and its path may put the line in the band before them (Whisper base, a generated song with a 25 s gap)."""
+
+from dataclasses import replace
+
+from musicvid.lyrics.align import Attempt, Walk, step
+from musicvid.lyrics.windows import TimedWord
+
+TEXTS = [f"line {n} of the song sung here" for n in range(7)]
+SIZES = [10] * 7
+
+
+def words(start: float, evidence: float, count: int = 7, each: float = 0.3) -> list[TimedWord]:
+    return [TimedWord(start + k * each, start + (k + 1) * each, 0.5, evidence) for k in range(count)]
+
+
+def placed_early() -> list:
+    """Lines 0 to 3 where they are sung; line 4, sung at 50.6 s, placed at 28.0 s, in the band."""
+    return [words(1.0 + 5 * n, 3.0) for n in range(4)] + [words(28.0, 2.6)] + [None, None]
+
+
+def next_window(evidence: float) -> Attempt:
+    """The window after line 4 was placed (27-57 s): line 4 leads its text, and line 5 is not heard in it."""
+    return Attempt(27.0, 57.0, False, {5: words(55.5, -0.2)}, before=words(50.6, evidence))
+
+
+def test_the_line_placed_last_moves_where_the_next_window_hears_it_with_more_evidence():
+    placed, walk = placed_early(), Walk(line=5, cursor=30.1, rate=3.0, before=(4, 28.0))
+    after = step(next_window(3.9), walk, TEXTS, SIZES, placed)
+    assert placed[4][0].start == 50.6 and placed[4][-1].end == 50.6 + 7 * 0.3
+    assert (after.line, after.before) == (5, (4, 50.6)) and after.cursor == placed[4][-1].end
+    assert placed[:4] == placed_early()[:4]  # the lines before it stay
+
+
+def test_a_line_heard_later_with_less_evidence_than_where_it_was_placed_stays():
+    # a short line sung again in a refrain: the next window hears it again, later, but less clearly
+    placed, walk = placed_early(), Walk(line=5, cursor=30.1, rate=3.0, before=(4, 28.0))
+    step(next_window(2.0), walk, TEXTS, SIZES, placed)
+    assert placed == placed_early()
+
+
+def test_a_line_heard_where_it_was_placed_or_moved_once_already_stays():
+    placed, walk = placed_early(), Walk(line=5, cursor=30.1, rate=3.0, before=(4, 28.0))
+    here = replace(next_window(3.9), before=words(28.2, 3.9))  # within MOVED_SECONDS of where it was placed
+    step(here, walk, TEXTS, SIZES, placed)
+    assert placed == placed_early()
+    step(next_window(3.9), replace(walk, tried=frozenset({("moved", 4)})), TEXTS, SIZES, placed)
+    assert placed == placed_early()
