@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TypeVar
 
 import numpy as np
 
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
+from musicvid.lyrics.openings import CRUSHED_SECONDS, Openings
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import (
     detect_language,
@@ -59,8 +59,6 @@ LEAST_TOKENS = 100
 # A word longer than this, and than LONG_WORD times the window's median word, was stretched over a gap.
 LONGEST_WORD_SECONDS = 3.0
 LONG_WORD = 4.0
-TYPICAL_WORD_SECONDS = 0.7  # at most: a song's median word, where its words are held long
-CRUSHED_SECONDS = 0.05  # a word the path gave less time than this (on average over a line) was given none
 MOVED_SECONDS = 2.0  # the line before heard this much later than where it was placed was placed wrong
 BEFORE = -1  # the owner of the words of the line before, in a window's text
 LONGEST_LINE_SECONDS = 10.0  # a known line sung for longer is a paragraph pasted as one line
@@ -68,7 +66,6 @@ LONGEST_LINE_SECONDS = 10.0  # a known line sung for longer is a paragraph paste
 # at most WORDS_PER_PIECE (then joined again): a line as long as sung lines are is aligned whole.
 SUNG_LINE_WORDS = 16
 WORDS_PER_PIECE = 8
-Timed = TypeVar("Timed", TimedWord, Word)  # a word as a window placed it, or as a line keeps it
 
 
 @dataclass(frozen=True)
@@ -285,50 +282,7 @@ def spread_line(text: str, start: float, end: float) -> Line:
     return Line(start, end, text, words=timed, confidence=0.0)
 
 
-def opening_trimmed(words: list[Timed], longest: float, after: float) -> list[Timed]:
-    """A line's words with its opening given the time a word is sung in: the warping path gives the frames
-    before a line to its first word, or to its second after a first given none. An opening word longer than
-    `longest` starts `longest` before its end; a second word longer than it gives the first all but `longest`
-    of its time (no more than half its end), as Whisper's transcribe trims the words opening a segment. A first
-    word still given no time starts half of `longest` (a typical word) before its end, not before the line
-    before ends (`after`): a sung word takes time."""
-    first, *rest = words
-    if rest and rest[0].end - rest[0].start > longest:
-        boundary = max(rest[0].end / 2, rest[0].end - longest)
-        first, rest[0] = replace(first, end=boundary), replace(rest[0], start=boundary)
-    if first.end - first.start > longest:
-        first = replace(first, start=round(first.end - longest, 3))
-    elif first.end - first.start < CRUSHED_SECONDS:
-        first = replace(first, start=round(min(first.start, max(after, first.end - longest / 2)), 3))
-    return [first, *rest]
-
-
-def voiced_opening(words: list[Timed], voice: Voice) -> list[Timed]:
-    """A line's words, its first starting where a voice does: where Silero hears none at its start but hears one
-    begin before it ends, the word starts there (a sung word starts with the voice). Where Silero hears nothing
-    (a voice under a loud band), the words as they are."""
-    first, *rest = words
-    for start, end in voice.stretches:
-        if start <= first.start < end:
-            break
-        if first.start < start < first.end - CRUSHED_SECONDS:
-            return [replace(first, start=round(start, 3)), *rest]
-    return words
-
-
-def longest_opening(placed: list[list[TimedWord] | None]) -> float:
-    """The most time an opening word is given: twice the song's typical word (the median of the words placed,
-    at most TYPICAL_WORD_SECONDS)."""
-    spans = [w.end - w.start for words in placed if words is not None for w in words if w.end > w.start]
-    return 2 * min(TYPICAL_WORD_SECONDS, float(np.median(spans)) if spans else TYPICAL_WORD_SECONDS)
-
-
-def opened(words: list[Timed], longest: float, after: float, voice: Voice) -> list[Timed]:
-    """Words that open a line, their opening trimmed to `longest` and to where a voice starts."""
-    return voiced_opening(opening_trimmed(words, longest, after), voice)
-
-
-def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: Voice, longest: float) -> list[Line]:
+def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: Voice, openings: Openings) -> list[Line]:
     """The lines in order, each placed (its opening `opened`), or spread between the placed lines either side of
     it. A line the audio gave no evidence for takes no time from a heard line after it: the heard line's opening
     is bounded by the last heard line alone, and the unheard lines before it end where it starts."""
@@ -342,7 +296,7 @@ def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: V
             lines.append(spread_line(text, after, after + max(0.0, upto - after) / missing))
             continue
         heard = float(np.mean([w.evidence for w in placed[n]])) >= HEARD
-        line = placed_line(text, opened(placed[n], longest, heard_end if heard else after, voice))
+        line = placed_line(text, openings.opened(placed[n], text.split()[0], heard_end if heard else after, voice))
         if heard:
             lines, heard_end = ended_by(lines, line.start), line.end
         lines.append(line)
@@ -373,16 +327,16 @@ def align_lyrics(
     every = [part for parts in split for part in parts]
     with torch_threads_kept():  # (openai-whisper's word timing starts numba's threads)
         placed = place(windows, every, quiet)
-    longest = longest_opening(placed)
-    parts = known_lines(every, placed, voice, longest)
+    openings = Openings.of(every, placed)
+    parts = known_lines(every, placed, voice, openings)
     lines, position = [], 0
     for text, cut in zip(texts, split):
         mine, position = parts[position : position + len(cut)], position + len(cut)
-        lines += sung_phrases(mine, text, voice, longest)
+        lines += sung_phrases(mine, text, voice, openings)
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
-def sung_phrases(parts: list[Line], text: str, voice: Voice, longest: float) -> list[Line]:
+def sung_phrases(parts: list[Line], text: str, voice: Voice, openings: Openings) -> list[Line]:
     """A known line from its aligned pieces: as the person wrote it, or, where it was long enough to be aligned
     in pieces and is sung for longer than a line lasts (lyrics pasted without line breaks), the phrases the
     singer sang, cut at the pauses between its words and between the stretches of voice, each `opened`."""
@@ -393,6 +347,6 @@ def sung_phrases(parts: list[Line], text: str, voice: Voice, longest: float) -> 
         return [line]
     phrases = lines_at_pauses([line], voice)
     for k in range(1, len(phrases)):
-        words = opened(phrases[k].words, longest, phrases[k - 1].end, voice)
+        words = openings.opened(phrases[k].words, phrases[k].words[0].text, phrases[k - 1].end, voice)
         phrases[k] = replace(phrases[k], start=words[0].start, words=words)
     return phrases
