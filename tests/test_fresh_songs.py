@@ -13,7 +13,7 @@ from musicvid.cli import main
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.singing import Voice
-from musicvid.lyrics.transcribe import loops_heard_again, sung_lines, transcribe
+from musicvid.lyrics.transcribe import loops_heard_again, sung_lines, transcribe, voice_heard_again
 from musicvid.lyrics.transcript import Line, Word
 from musicvid.storyboard.board import load_storyboard
 from musicvid.storyboard.scenes import scenes_from_lines
@@ -133,6 +133,15 @@ def test_where_whisper_looped_the_lines_sung_under_the_loop_are_heard_again(song
     lines = sung_lines(
         loops_heard_again(asr, audio.samples, "en", hearing), Voice.detect(audio.samples), audio.info.duration
     )
+    check_timing(lines, audio, song)
+
+
+@pytest.mark.parametrize("asr", ["faster-whisper"], indirect=True)  # (where it was met: Whisper base)
+def test_where_whisper_heard_nothing_of_a_voice_silero_hears_the_lines_sung_there_are_heard_again(songs, asr):
+    song, audio = songs["gaps"]
+    hearing = [said_over(*line) for line in song.sung[:-2]]  # the last two lines, after a long gap, missed
+    silero = Voice.detect(audio.samples)
+    lines = sung_lines(voice_heard_again(asr, audio.samples, "en", hearing, silero), silero, audio.info.duration)
     check_timing(lines, audio, song)
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from musicvid.lyrics.singing import Voice, invented, loops, may_be_sung, opened, where_sung
-from musicvid.lyrics.transcribe import sung_lines
+from musicvid.lyrics.transcribe import sung_lines, unheard_voice
 from musicvid.lyrics.transcript import Line, Word
 
 
@@ -162,3 +162,16 @@ def test_a_line_whisper_heard_after_the_voice_it_was_sung_in_moves_there():
     assert moved[1].start == pytest.approx(20.0) and moved[1].words[-1].end == pytest.approx(21.35)
     # no stretch of voice left unheard before it: an invention over the music, dropped
     assert [line.text for line in sung_lines(lines, Voice([(10.05, 12.0)], 40.0), 40.0)] == [lines[0].text]
+
+
+def test_a_voice_whisper_heard_nothing_of_is_heard_again_only_where_silero_and_whisper_agree():
+    lines = [segment(2.0, "we sail into the dawn"), segment(10.0, "and the sea is gold")]
+    sung = [(2.0, 4.0), (10.0, 12.0), (30.0, 33.0)]  # the third: a line Whisper missed
+    assert unheard_voice(lines, Voice(sung, 60.0)).stretches == [(30.0, 33.0)]
+    assert unheard_voice(lines, Voice([*sung[:2], (30.0, 30.6)], 60.0)).stretches == []  # a breath, not a line
+    assert unheard_voice(lines, Voice([*sung[:2], (12.8, 14.5)], 60.0)).stretches == []  # a lead from a word heard
+    # an instrumental: Whisper believed nothing, so Silero's voice is the band's
+    assert unheard_voice([], Voice(sung, 60.0)).stretches == []
+    # Whisper's belief under less than half of Silero's voice: the voice may be the band's
+    band = [(2.0, 4.0), (10.0, 12.0), (20.0, 40.0)]
+    assert unheard_voice(lines, Voice(band, 60.0)).stretches == []

@@ -3,7 +3,8 @@
 Whisper listens to the whole song, and what it hears is kept unless the evidence says nobody sings
 there (musicvid.lyrics.singing: its inventions over music by their own signals, and Silero's voice
 activity where it agrees with Whisper). Whisper's segments are cut again into sung lines at the singer's
-pauses, and a word reaching out of the stretch it is sung in is cut back to it. A refrain sung three
+pauses, and a word reaching out of the stretch it is sung in is cut back to it. Where Whisper looped, or heard
+nothing of a voice Silero hears, that stretch is heard again on its own. A refrain sung three
 times stays three lines. The language is detected on the singing Silero hears, else past the intro. A
 song not in English keeps its original text (for captions) and gets an English rendering from
 Whisper's translate task for ViPE.
@@ -20,7 +21,10 @@ import torch
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
 from musicvid.lyrics.singing import (
+    CLIP_LEAD,
+    CLIP_TAIL,
     LINE_PAUSE_SECONDS,
+    TRUSTED_AGREEMENT,
     Voice,
     believed,
     loops,
@@ -36,6 +40,9 @@ from musicvid.models.loading import ASRModel
 # Whisper's window: what the language is detected on
 WINDOW_SECONDS = 30.0
 SEED = 0
+# A stretch of Silero's voice this long with no word Whisper heard near it holds a sung phrase Whisper missed
+# (Whisper base, after 17 s of band alone, wrote "Art размер" over a generated song's two last lines).
+UNHEARD_SECONDS = 1.0
 
 
 def _line(words: list[tuple[int, Word]]) -> Line:
@@ -224,13 +231,50 @@ def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: 
     return heard
 
 
+def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
+    """Silero's stretches of voice that Whisper heard no word of (none of the words it may have sung within a lead
+    and a tail of them), each at least UNHEARD_SECONDS, where the two agree both ways: Silero is trusted
+    (musicvid.lyrics.singing.where_sung), and Whisper's belief lies under at least TRUSTED_AGREEMENT of
+    Silero's voice. Otherwise none: over an instrumental, Silero's voice is the band's."""
+    kept = may_be_sung(heard)
+    _, trusted = where_sung(kept, silero, silero.duration)
+    total = sum(end - start for start, end in silero.stretches)
+    belief = Voice.of_words(believed(kept), silero.duration)
+    heard_share = sum(belief.voiced_share(a, b) * (b - a) for a, b in silero.stretches) / total if total else 0.0
+    if not (trusted and heard_share >= TRUSTED_AGREEMENT):
+        return Voice([], silero.duration)
+    spans = [(w.start, w.end) for segment in kept for w in segment.words]
+    alone = [
+        (start, end)
+        for start, end in silero.stretches
+        if end - start >= UNHEARD_SECONDS and not any(a < end + CLIP_LEAD and b > start - CLIP_LEAD for a, b in spans)
+    ]
+    return Voice(alone, silero.duration)
+
+
+def voice_heard_again(
+    asr: ASRModel, samples: np.ndarray, language: str, heard: list[Line], silero: Voice
+) -> list[Line]:
+    """The segments heard, and where Whisper missed a voice Silero hears (`unheard_voice`), what is sung there,
+    heard again on its own: each stretch with its lead and tail, decoded alone (a window that began in a long
+    stretch of band may decode nothing of the lines after it; one holding a refrain twice, the refrain once). What
+    it hears is judged as the rest is."""
+    for start, end in unheard_voice(heard, silero).stretches:
+        start, end = max(0.0, start - CLIP_LEAD), min(silero.duration, end + CLIP_TAIL)
+        clip = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
+        again = fit_to_duration(recognize(asr, clip, "transcribe", language, False), end - start)
+        heard = sorted(heard + [shifted(segment, start) for segment in again], key=lambda segment: segment.start)
+    return heard
+
+
 def hear(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, list[Line]]:
     """The song's language, Silero's voice, and the segments Whisper hears over the whole song with no
-    gate (where it looped, heard again: `loops_heard_again`): what transcribing and aligning both start from."""
+    gate (where it looped, or missed a voice, heard again): what transcribing and aligning both start from."""
     silero = Voice.detect(samples)
     language = detect_language(asr, singing_to_detect(samples, silero))
     heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), samples.size / SAMPLE_RATE)
-    return language, silero, loops_heard_again(asr, samples, language, heard)
+    heard = loops_heard_again(asr, samples, language, heard)
+    return language, silero, voice_heard_again(asr, samples, language, heard, silero)
 
 
 def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[list[Line], Voice, bool]:
