@@ -269,7 +269,7 @@ def voice_heard_again(
 
 def hear(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, list[Line]]:
     """The song's language, Silero's voice, and the segments Whisper hears over the whole song with no
-    gate (where it looped, or missed a voice, heard again): what transcribing and aligning both start from."""
+    gate (where it looped, or missed a voice, heard again): what transcribing starts from."""
     silero = Voice.detect(samples)
     language = detect_language(asr, singing_to_detect(samples, silero))
     heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), samples.size / SAMPLE_RATE)
