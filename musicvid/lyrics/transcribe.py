@@ -238,9 +238,8 @@ def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
     Silero's voice. Otherwise none: over an instrumental, Silero's voice is the band's."""
     kept = may_be_sung(heard)
     _, trusted = where_sung(kept, silero, silero.duration)
-    total = sum(end - start for start, end in silero.stretches)
     belief = Voice.of_words(believed(kept), silero.duration)
-    heard_share = sum(belief.voiced_share(a, b) * (b - a) for a, b in silero.stretches) / total if total else 0.0
+    heard_share = belief.agreement([Line(start, end, "") for start, end in silero.stretches]) or 0.0
     if not (trusted and heard_share >= TRUSTED_AGREEMENT):
         return Voice([], silero.duration)
     spans = [(w.start, w.end) for segment in kept for w in segment.words]
