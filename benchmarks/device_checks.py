@@ -129,7 +129,7 @@ def planned(given: dict) -> dict | str:
     from musicvid.memory.plan import plan_memory
     from musicvid.models.precision import Precision
     from musicvid.settings.presets import PRESETS
-    from musicvid.settings.render import resolve_render_settings
+    from musicvid.settings.resolve import resolve_render_settings
 
     if not torch.cuda.is_available():
         return "no plan off CUDA"

@@ -118,7 +118,7 @@ def whole_song(
     from musicvid.core.audio import load_audio
     from musicvid.lyrics.align import align_lyrics
     from musicvid.pipeline import make_video
-    from musicvid.settings.render import resolve_render_settings
+    from musicvid.settings.resolve import resolve_render_settings
     from musicvid.settings.song import SongRequest
 
     registry = song_registry(full_size, upscaling)

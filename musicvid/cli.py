@@ -21,7 +21,8 @@ from musicvid.core.errors import MusicvidError  # noqa: E402
 from musicvid.settings.front_doors import option_groups  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gpu_memory  # noqa: E402
-from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings, resolve_render_settings
+from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.schema import check_field
 from musicvid.settings.song import SongRequest
 
@@ -114,7 +115,7 @@ def song_request(args) -> SongRequest:
 
 
 def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
-    """The settings the options give (musicvid.settings.render.resolve_render_settings), and the models."""
+    """The settings the options give (musicvid.settings.resolve.resolve_render_settings), and the models."""
     from musicvid.models.choose import models_of
 
     choice = ModelChoice(**ModelChoice.given(args))

@@ -84,7 +84,6 @@ def make_keyframes(
     workdir = run.workdir
     # 2. take the work directory
     with workdir.held(wait, run.audio.info.sha256):
-        workdir.remove_leftovers()
         # 3. storyboard, made or reused
         storyboard = storyboard_in(run)
         # 4. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.keyframe_candidates)
@@ -129,10 +128,9 @@ def make_video(
     #    the outputs, the work directory, the memory plan on CUDA), the song decoded: the Run every stage takes
     run = prepare(request, registry, settings, output, timings=timings, stop=stop)
     settings, workdir = run.settings, run.workdir
-    # 2. load the upscaler if --resolution asks for one (a broken file is named now, not after the drawing); take
-    #    the work directory
-    with upscaler_for(run) as upscale, workdir.held(wait, run.audio.info.sha256):
-        workdir.remove_leftovers(run.output)
+    # 2. take the work directory (cleared of what a killed run left mid-write); load the upscaler if --resolution
+    #    asks for one (a broken file is named now, not after the drawing)
+    with workdir.held(wait, run.audio.info.sha256, run.output), upscaler_for(run) as upscale:
         # 3. storyboard: made, or reused from the work directory with its edits (its pinned pictures checked now)
         storyboard = storyboard_in(run)
         # 4. frame schedule, paced by the beats if asked

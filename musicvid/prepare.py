@@ -9,7 +9,8 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
 3. the inputs: the lyrics file, the storyboard file and its pictures, the reference picture;
 4. the work directory: musicvid's or empty, of no other song, none of its files an input, apart from the outputs,
    and the files at the outputs' names replaced only where musicvid wrote them for this song;
-5. the memory plan (on CUDA), and the settings batched as it says;
+5. the memory plan (on CUDA), and as it says the settings' batch, each drawing stage's switches and the
+   upscaler's batch and input;
 6. the song, decoded once: at least a frame of it.
 
 Steps 1 to 4 are check_before_work, which a batch runs on every row before its first render. Nothing here writes: a
@@ -35,7 +36,7 @@ from musicvid.core.files import (
 from musicvid.core.outputs import check_outputs, check_replaceable
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
-from musicvid.memory.plan import batched_as_planned, plan_on_device
+from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.drawing import check_drawing_options, weights_file
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
@@ -74,9 +75,11 @@ def prepare(
     video = settings is not None and not keyframes_only
     # 1.-4. the settings, the outputs, the inputs and the work directory
     checked = check_before_work(request, registry.models, settings, output, named=output is not None, video=video)
-    # 5. the memory plan, and on it the settings' batch (the keyframes' too: they are drawn in batches of it)
+    # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
+    #    each drawing stage's switches and the upscaler's batch and input
     memory = plan_on_device(registry, request, settings, checked.scored, keyframes_only) if settings else None
     settings = batched_as_planned(settings, memory) if settings else None
+    offloads = stage_offloads(memory, settings) if settings else {}
     # 6. the song, decoded once
     with timings.measure("decode audio"):
         audio = load_audio(request.song, request.max_seconds)
@@ -85,9 +88,20 @@ def prepare(
             f"the song lasts {audio.info.duration:.3f} s: at --fps {settings.fps:g} that is not one frame of video"
         )
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
-    given = workdir.is_storyboard(request.storyboard_file)
     return Run(
-        request, registry, workdir, audio, timings, settings, checked.output, memory, stop, checked.lyrics, given
+        request,
+        registry,
+        workdir,
+        audio,
+        timings,
+        settings,
+        output=checked.output,
+        memory=memory,
+        stop=stop,
+        lyrics=checked.lyrics,
+        storyboard_is_input=workdir.is_storyboard(request.storyboard_file),
+        offloads=offloads,
+        upscaling=planned_upscaling(memory),
     )
 
 

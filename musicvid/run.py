@@ -5,8 +5,9 @@ changes it."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Collection, Mapping
 
 from musicvid.core.audio import Audio
 from musicvid.core.workdir import Workdir
@@ -33,6 +34,10 @@ class Run:
     stop: threading.Event | None = None  # set: the run ends within one denoising step
     lyrics: KnownLyrics | None = None  # the lyrics file, as its check read it (a file is read once)
     storyboard_is_input: bool = False  # the work directory's storyboard.json is the --storyboard file: never rewritten
+    # what the memory plan gives the stages (musicvid.memory.plan): each drawing stage's switches, the plan's or the
+    # settings' (stage_offloads); the upscaler's batch and input (planned_upscaling)
+    offloads: Mapping[str, Collection[str]] = field(default_factory=dict)
+    upscaling: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def quiet(self) -> bool:

@@ -15,7 +15,7 @@ from musicvid.models.precision import Precision
 from musicvid.models.readback import describe_model
 from musicvid.review.score import RANDOM_WEIGHTS
 from musicvid.settings.presets import PRESETS, TINY
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 
 
 @pytest.mark.slow

@@ -15,7 +15,8 @@ from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.switches import compile_cache, pipeline_for
 from musicvid.pipeline import make_video
 from musicvid.settings.presets import PRESETS
-from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone

@@ -19,7 +19,8 @@ from musicvid.pictures.denoise import draw_group
 from musicvid.pictures.grouping import Picture, common_inputs
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import PRESETS, TINY
-from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
 STEPS = 6

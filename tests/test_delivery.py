@@ -16,7 +16,8 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.camera import cover
 from musicvid.settings.geometry import ASPECTS, RESOLUTIONS
 from musicvid.settings.presets import PRESETS, REAL_ESRGAN, TINY
-from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.resolve import resolve_render_settings
 from tests.helpers import decoded, make_tone, probe, psnr
 
 TINY_MODELS = PRESETS["tiny"]

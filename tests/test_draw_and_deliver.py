@@ -16,7 +16,7 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.frames import HANDED, PendingPictures
 from musicvid.settings.presets import PRESETS
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, probe
 

@@ -21,7 +21,7 @@ from musicvid.pictures.sampler import SharedNoiseLCMScheduler
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import PRESETS, TINY
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, probe, render
 

@@ -27,7 +27,7 @@ from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import alignment_permutation
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import FAMILIES, KLEIN, PRESETS, TINY_KLEIN, TINY_ZIMAGE, ZIMAGE
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, probe, psnr, render, run, storyboard_with_a_pin
 

@@ -17,7 +17,7 @@ from musicvid.pictures.grouping import Picture
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import IP_ADAPTER, LCM_LORA, PRESETS, SD15, TAESD
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.standins.hub import snapshot
 from tests.standins.ip_adapter import IP_ADAPTER_REPO

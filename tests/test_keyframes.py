@@ -110,6 +110,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
 @pytest.mark.slow
 def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_to_the_same_bytes(tmp_path, monkeypatch):
     from musicvid.core.audio import load_audio
+    from musicvid.memory.plan import stage_offloads
     from musicvid.models.drawing import Drawing
     from musicvid.models.registry import ModelRegistry
     from musicvid.models.timing import Timings
@@ -119,7 +120,7 @@ def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_t
     from musicvid.pictures.keyframe_candidates import pick_keyframes
     from musicvid.run import Run
     from musicvid.settings.presets import PRESETS
-    from musicvid.settings.render import resolve_render_settings
+    from musicvid.settings.resolve import resolve_render_settings
     from musicvid.settings.song import SongRequest
     from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 
@@ -130,7 +131,8 @@ def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_t
     settings = resolve_render_settings(PRESETS["tiny"], {"batch_size": 2, "steps": 2})
     registry, workdir = ModelRegistry(PRESETS["tiny"], keep_loaded=True), Workdir(tmp_path / "work")
     song = make_tone(tmp_path / "song.wav", 5.0)
-    run = Run(SongRequest(song=song, quiet=True), registry, workdir, load_audio(song), Timings(), settings)
+    request, offloads = SongRequest(song=song, quiet=True), stage_offloads(None, settings)
+    run = Run(request, registry, workdir, load_audio(song), Timings(), settings, offloads=offloads)
     drawn_by = Drawing().key(registry.models)
     groups = picture_groups(board, schedule, settings, drawn_by, workdir, keyframes_only=True)
     assert [[p.scene for p in group] for group in groups] == [[0, 1], [2, 3], [4]]  # by blocks of scene numbers

@@ -17,7 +17,7 @@ from musicvid.models.precision import Precision
 from musicvid.pictures import flow
 from musicvid.pictures.cache import load_picture
 from musicvid.settings.presets import PRESETS, TINY_KLEIN
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 from tests.helpers import make_tone, render, run
 
 CPU = torch.device("cpu")

@@ -15,7 +15,7 @@ from musicvid.pictures.cache import load_picture
 from musicvid.pictures.camera import cover
 from musicvid.pictures.schedule import to_frame
 from musicvid.settings.presets import PRESETS
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import decoded, probe, psnr
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from musicvid.delivery.upscale import Upscaler
-from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling
+from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models import registry as registry_module
 from musicvid.models.loading import load_upscaler
 from musicvid.models.precision import Precision
@@ -173,6 +173,13 @@ def test_a_render_follows_the_plan_and_a_cpu_render_has_none(monkeypatch, tmp_pa
     assert planned_upscaling(plan)["batch"] == plan.stage("upscale").batch("frames")
     assert plan_on_device(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings, scored=True) is None
     assert batched_as_planned(settings, None) == settings and planned_upscaling(None) == {}
+    # each drawing stage's switches: the plan's, else (no plan, or no such stage in it) those the settings ask for
+    low = RenderSettings(low_vram=True)
+    assert stage_offloads(plan, low) == {
+        "pictures": pictures.offloads,
+        "transitions": low.offloads_asked("transitions"),
+    }
+    assert stage_offloads(None, low) == {stage: low.offloads_asked(stage) for stage in ("pictures", "transitions")}
     # the pipeline takes the plan's switches, and without them the settings' own
     pipe = local_diffusion(TINY)
     pipeline_for(pipe, RenderSettings(), ("vae-slicing", "vae-tiling"))

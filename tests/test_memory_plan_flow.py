@@ -23,7 +23,7 @@ from musicvid.models.tiny_flow import tiny_klein, tiny_zimage
 from musicvid.pictures.flow import encode_prompts
 from musicvid.pictures.switches import compute_device
 from musicvid.settings.presets import KLEIN, PRESETS, PROMPT_BATCH, TINY_KLEIN, TINY_ZIMAGE, ZIMAGE
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 from tests.helpers import make_tone, run
 from tests.standins.hub import write_repo
 from tests.standins.klein import flux2_klein_files

@@ -20,7 +20,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES
 from musicvid.delivery.mux import encode_video
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
-from tests.helpers import TINY_QUIET, digest, make_tone, quick, run, valid_board, video_frames, work_directory
+from tests.helpers import TINY_QUIET, dead_pid, digest, make_tone, quick, run, valid_board, video_frames, work_directory
 from vipe_core.atomic import temporary_of
 
 REPOSITORY = Path(__file__).parents[1]
@@ -36,13 +36,6 @@ def persons_files(*folders: Path) -> dict[Path, str]:
             (folder / name).write_text(f"a person's {name}")
             made[folder / name] = digest(folder / name)
     return made
-
-
-def dead_pid() -> int:
-    """The id of a process that has ended."""
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    child.wait()
-    return child.pid
 
 
 @pytest.mark.slow

@@ -15,13 +15,13 @@ from musicvid.models.drawing import Drawing
 from musicvid.models.registry import registry_of
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture
-from musicvid.pictures.keyframe_candidates import Choosing, draw_round
+from musicvid.pictures.keyframe_candidates import Choosing, candidate_seed, draw_round, kept_seed
 from musicvid.pictures.scores import lyric_of, rank_candidates, score_keyframes
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.model_choice import ModelChoice
-from musicvid.settings.render import MAX_CANDIDATES, resolve_render_settings
+from musicvid.settings.render import MAX_CANDIDATES
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard, parse_storyboard
-from musicvid.storyboard.picks import candidate_seed
 from tests.helpers import digest, make_tone, render, storyboard_with_a_pin, valid_board
 
 LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
@@ -43,7 +43,7 @@ def test_a_storyboard_keeps_its_picks_and_names_a_broken_one():
     board = valid_board()
     board["scenes"][0]["pick"] = a_pick(lyric=None)
     parsed = parse_storyboard(json.loads(json.dumps(board)))
-    assert parsed.scenes[0].pick.seed == candidate_seed(7, 2) and parsed.scenes[0].pick.together == 0.72
+    assert kept_seed(parsed.scenes[0].pick) == candidate_seed(7, 2) and parsed.scenes[0].pick.together == 0.72
     assert parse_storyboard(parsed.to_json()).scenes[0].pick == parsed.scenes[0].pick
     for changes, where in [
         (dict(kept=3), "scenes[0].pick.kept"),  # 3 candidates in one round: 0 to 2

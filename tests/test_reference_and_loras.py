@@ -19,7 +19,8 @@ from musicvid.pictures.slerp import slerp
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import PRESETS
-from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, run
 from tests.standins.loras import diffusers_lora, kohya_lora

@@ -30,7 +30,7 @@ from musicvid.settings.presets import (
     TINY,
     TINY_XL,
 )
-from musicvid.settings.render import resolve_render_settings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, probe, render
 from tests.test_render import LYRICS

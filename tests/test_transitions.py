@@ -15,7 +15,8 @@ from musicvid.pictures.schedule import Segment, frame_schedule
 from musicvid.pictures.transitions import by_video, clip_frames, clip_index, clip_rate, clip_span, transition_prompt
 from musicvid.settings.geometry import drawn_size
 from musicvid.settings.presets import PRESETS, VIDEO_FAMILIES
-from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, probe, render
 

@@ -19,7 +19,7 @@ from PIL import Image
 
 from musicvid.core.errors import UserError
 from musicvid.core.workdir import Workdir
-from tests.helpers import digest, make_tone, quick, run, valid_board, video_frames, work_directory
+from tests.helpers import dead_pid, digest, make_tone, quick, run, valid_board, video_frames, work_directory
 
 
 def tree(folder):
@@ -189,6 +189,23 @@ def test_a_run_that_waits_gets_the_work_directory_once_the_other_lets_it_go(tmp_
         order.append("waited")
     thread.join()
     assert order == ["other done", "waited"]
+
+
+def test_a_taken_work_directory_is_cleared_of_a_killed_runs_temporaries_and_of_nothing_else(tmp_path):
+    workdir, output = Workdir(tmp_path / "w"), tmp_path / "out" / "song.mp4"
+    (tmp_path / "w" / "keyframes").mkdir(parents=True)
+    output.parent.mkdir()
+    dead = dead_pid()
+    leftovers = [
+        tmp_path / "w" / f".musicvid-{dead}.storyboard.json.abcd_123.json",
+        tmp_path / "w" / "keyframes" / f".musicvid-{dead}.0001.png.abcd_123.png",
+        output.parent / f".musicvid-{dead}.song.srt.abcd_123.srt",  # beside the output: its .srt's
+    ]
+    persons = [tmp_path / "w" / ".notes.txt", output.parent / ".musicvid-mine.txt"]
+    for path in leftovers + persons:
+        path.write_text("x")
+    with workdir.held(output=output):
+        assert not any(p.exists() for p in leftovers) and all(p.exists() for p in persons)
 
 
 def test_a_work_directory_that_is_a_file_is_refused_before_any_work(capsys, tmp_path):

@@ -19,7 +19,8 @@ from musicvid.models.choose import choose_models
 from musicvid.settings.geometry import size_text
 from musicvid.settings.loras import Loras
 from musicvid.settings.model_choice import ModelChoice
-from musicvid.settings.render import MAX_ROUNDS, RenderSettings, resolve_render_settings
+from musicvid.settings.render import MAX_ROUNDS, RenderSettings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.schema import GROUPS, field_type
 from musicvid.settings.song import SongRequest
 from ui.loras import page_loras, uploaded_loras

@@ -23,7 +23,8 @@ from musicvid.core.files import check_file, check_output, file_identity, same_fi
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
-from musicvid.settings.render import RenderSettings, resolve_render_settings
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.song import SongRequest, inputs_of
 
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"

@@ -269,9 +269,10 @@ class Workdir:
                 )
 
     @contextmanager
-    def held(self, wait: bool = False, sha256: str | None = None) -> Iterator[Workdir]:
+    def held(self, wait: bool = False, sha256: str | None = None, output: Path | None = None) -> Iterator[Workdir]:
         """This work directory, taken for this run once every check has passed (check, check_song): made, with
-        the folders above it, and locked. Another run's lock is waited for with `wait` (a batch's rows of one song),
+        the folders above it, locked, and cleared of what a killed run left mid-write (remove_leftovers: here, and
+        beside the `output` video this run writes). Another run's lock is waited for with `wait` (a batch's rows of one song),
         else refused in one sentence; so is a folder that took another song's work while this run waited for it
         (`sha256`: this run's song). A folder this run found new or empty and leaves holding nothing but its lock
         (refused, failed or stopped before it wrote a file) is given back as it was: the lock and the folders this
@@ -298,6 +299,7 @@ class Workdir:
             cached = self.song() if sha256 else None
             if cached is not None and cached[1] != sha256:
                 raise WorkdirBusy(f"work directory {self.root} took the work of another song while this run waited")
+            self.remove_leftovers(output)
             yield self
         finally:
             if (made or found_empty) and self.root.is_dir() and [p.name for p in self.root.iterdir()] == [LOCK]:

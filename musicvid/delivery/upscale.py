@@ -23,7 +23,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from musicvid.memory.plan import planned_upscaling
 from musicvid.run import Run
 from musicvid.settings.presets import UPSCALE_BATCH
 
@@ -91,4 +90,4 @@ def upscaler_for(run: Run) -> Iterator[Upscaler | None]:
         yield None
         return
     with run.registry.use("upscaler", run.timings, run.memory) as model:
-        yield Upscaler(model, run.settings.video_size, **planned_upscaling(run.memory)) if model is not None else None
+        yield Upscaler(model, run.settings.video_size, **run.upscaling) if model is not None else None

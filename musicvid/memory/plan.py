@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import replace
-from typing import Iterator
+from typing import Collection, Iterator
 
 import torch
 
@@ -157,9 +157,11 @@ def planned_upscaling(plan: MemoryPlan | None) -> dict:
     return {"batch": stage.batch("frames"), "input_size": None if named.startswith("x") else parse_size(named)}
 
 
-def planned_offloads(plan: MemoryPlan | None, stage: str) -> tuple[str, ...] | None:
-    """The memory plan's switches for `stage`; None without a plan (then the settings' own)."""
-    return plan.offloads(stage) if plan else None
+def stage_offloads(plan: MemoryPlan | None, settings: RenderSettings) -> dict[str, Collection[str]]:
+    """Each drawing stage's memory switches (musicvid.pictures.switches): the plan's, else (no plan, or no such
+    stage in it) those the settings ask for."""
+    planned = {stage: plan.offloads(stage) if plan else None for stage in ("pictures", "transitions")}
+    return {stage: settings.offloads_asked(stage) if s is None else s for stage, s in planned.items()}
 
 
 def stages_before_pictures(request: SongRequest) -> dict[str, bool]:

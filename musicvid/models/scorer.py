@@ -98,7 +98,7 @@ def check_scorer(models: ModelSet, settings: RenderSettings) -> bool:
     it costs the scores alone, unless --keyframe-candidates over 1 or --reroll-below pick by it: then that is
     refused now, before the work."""
     missing = unavailable(models.scorer)
-    if missing and picks_by_score(settings):
+    if missing and settings.picks_by_score:
         raise UserError(
             f"--keyframe-candidates and --reroll-below pick keyframes by their scores, but the scorer model {missing}: "
             "give --scorer a model this machine has, or leave both out"
@@ -124,9 +124,3 @@ def _published(name: str, dtype: torch.dtype):
             "machine reach the model hub once, run with --models tiny, pass a local copy with --scorer PATH, or "
             "point HF_HOME at a cache that holds it"
         ) from None
-
-
-def picks_by_score(settings: RenderSettings) -> bool:
-    """Whether a render's RenderSettings pick keyframes by their scores (--keyframe-candidates over 1,
-    --reroll-below): then the scorer is the drawing's model; else a report's, whose scores only inform."""
-    return settings.keyframe_candidates > 1 or settings.reroll_below is not None

@@ -88,11 +88,11 @@ class SceneInputs:
             references = {i: reference_of(storyboard.scenes[i], settings) for i in scenes}
             read = {path: reference_pixels(path, settings) for path in set(references.values()) if path}
             self.reference = {i: read[path] if path else None for i, path in references.items()}
-        for i, picture in self.pinned.items():
-            if is_flow(pipe):
-                self.noise[i] = flow.invert(pipe, picture, self.text[i], settings.steps)
-            else:
+        for i, picture in self.pinned.items():  # a UNet's by DDIM, a flow-matching transformer's by its Euler steps
+            if not is_flow(pipe):
                 self.noise[i] = invert(pipe, picture, self.condition(i), settings.steps)
+            else:
+                self.noise[i] = flow.invert(pipe, picture, self.text[i], settings.steps)
         self._aligned: dict[tuple[int, int], torch.Tensor] = {}
 
     def morph_text(self, scene: int, target: int, t: float) -> torch.Tensor:

@@ -10,7 +10,6 @@ from typing import Callable
 
 import numpy as np
 
-from musicvid.memory.plan import planned_offloads
 from musicvid.models.drawing import Drawing
 from musicvid.models.families import video_family
 from musicvid.pictures.clips import video_pipeline_for
@@ -73,7 +72,7 @@ def draw_pictures(
     if any(p.path in pictures.stale for t in pictures.transitions for p in t.pictures):
         # (Stable Diffusion is released by now: no name here holds it while the video model loads)
         with run.registry.use("video", run.timings, run.memory) as loaded:
-            own = video_pipeline_for(loaded, run.settings, planned_offloads(run.memory, "transitions"))
+            own = video_pipeline_for(loaded, run.settings, run.offloads["transitions"])
             drawn += draw_transitions(
                 own,
                 pictures.storyboard,
@@ -93,7 +92,7 @@ def draw_keyframes_and_morphs(run: Run, pictures: Pictures, on_saved: Callable[[
     """Stable Diffusion's pictures, in a function of their own so that its pipeline and the render
     made of it are let go when it returns."""
     with run.registry.use(pictures.drawing, run.timings, run.memory) as loaded:
-        own = pipeline_for(loaded, run.settings, planned_offloads(run.memory, "pictures"))
+        own = pipeline_for(loaded, run.settings, run.offloads["pictures"])
         return draw_groups(
             own,
             pictures.storyboard,

@@ -15,6 +15,7 @@ returns of a chorus motif share one pick, and a pinned picture is scored but nev
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import threading
 import time
@@ -27,10 +28,8 @@ import numpy as np
 
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
-from musicvid.memory.plan import planned_offloads
 from musicvid.models.drawing import Drawing
 from musicvid.models.kinds import ModelUnavailable
-from musicvid.models.scorer import picks_by_score
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture, save_picture, stored_key
 from musicvid.pictures.conditioning import SceneInputs, pinned_picture
@@ -42,11 +41,25 @@ from musicvid.pictures.switches import pipeline_for
 from musicvid.run import Run
 from musicvid.settings.render import MAX_ROUNDS, RenderSettings
 from musicvid.storyboard.board import Scene, Storyboard
-from musicvid.storyboard.picks import KeyframePick, candidate_seed
+from musicvid.storyboard.picks import KeyframePick
 
 log = logging.getLogger("musicvid")
 
 SAVE_EVERY_SECONDS = 30.0  # how often the storyboard is saved while picks are made (a killed run keeps them)
+
+
+def candidate_seed(from_seed: int, n: int) -> int:
+    """The seed of candidate `n` drawn from the scene's seed `from_seed`: the first is the seed itself (one
+    candidate draws what a render without picks draws); the others are derived, stable across machines."""
+    if n == 0:
+        return from_seed
+    digest = hashlib.sha256(f"musicvid:candidate:{from_seed}:{n}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def kept_seed(pick: KeyframePick) -> int:
+    """The seed of the candidate a pick kept: the scene's seed while the pick holds."""
+    return candidate_seed(pick.from_seed, pick.kept)
 
 
 @dataclass
@@ -86,7 +99,6 @@ def pick_keyframes(
     ends it within a step."""
     settings, registry, workdir, timings = run.settings, run.registry, run.workdir, run.timings
     memory, stop = run.memory, run.stop
-    offloads, by_score = planned_offloads(memory, "pictures"), picks_by_score(settings)
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
     keys = KeyframeKeys(storyboard, settings, drawing.key(registry.models))
     todo = picks_to_make(storyboard, schedule.shown_scenes, keys, settings, registry.models.scorer, workdir)
@@ -101,7 +113,7 @@ def pick_keyframes(
         try:
             scorer = loaded.enter_context(registry.use("scorer", timings, memory))
         except ModelUnavailable as error:
-            if by_score:  # (refused before the work where that could be told: musicvid.prepare)
+            if settings.picks_by_score:  # (refused before the work where that could be told: musicvid.prepare)
                 raise
             log.warning("the keyframes are not scored, and the render goes on: %s", error)
             return Picked(storyboard, 0, 0)
@@ -110,7 +122,7 @@ def pick_keyframes(
         def own_pipe():
             if not pipes:
                 pipe = loaded.enter_context(registry.use(drawing, timings, memory))
-                pipes.append(pipeline_for(pipe, settings, offloads))
+                pipes.append(pipeline_for(pipe, settings, run.offloads["pictures"]))
             return pipes[0]
 
         if stale := keyframes_as_drawn(storyboard, todo, keys, workdir, settings.size):  # then scored as they are
@@ -159,14 +171,16 @@ def picks_to_make(
     for index in shown:
         scene = storyboard.scenes[index]
         pick = scene.pick
-        holds = pick is not None and pick.key == keys.key(scene) and pick.seed == scene.seed and pick.scorer == scorer
+        holds = (
+            pick is not None and pick.key == keys.key(scene) and kept_seed(pick) == scene.seed and pick.scorer == scorer
+        )
         if holds and (count == 1 or pick.candidates == count or scene.picture):
             choosing = choosing_of(pick, index)  # a reroll goes on from the pick as it is
             kept_alone = pick.candidates == 1 or scene.picture  # (then the render draws it as it was)
             choosing.lost = not kept_alone and stored_key(workdir.keyframe(index), settings.size) != pick.key
             if not (choosing.lost or wants_more(choosing, scene, settings)):
                 continue
-        elif count == 1 or scene.picture or pick is None or pick.seed != scene.seed:
+        elif count == 1 or scene.picture or pick is None or kept_seed(pick) != scene.seed:
             choosing = Choosing([index], scene.seed, 1 if scene.picture else count)  # (a seed edited by hand)
         else:  # drawn from another prompt or models: picked again from the seeds it was picked from
             choosing = Choosing([index], pick.from_seed, count)

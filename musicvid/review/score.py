@@ -38,6 +38,7 @@ from musicvid.models.names import check_model
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import Scorer
 from musicvid.pictures.cache import load_picture
+from musicvid.pictures.keyframe_candidates import kept_seed
 from musicvid.pictures.schedule import FrameSchedule, frame_schedule
 from musicvid.pictures.scores import SceneScores, lyric_of, score_keyframes
 from musicvid.review.chart import write_chart
@@ -166,7 +167,12 @@ def scene_rows(storyboard: Storyboard, scores: dict[int, SceneScores]) -> list[d
             row["note"] = f"no lyric: {scene.kind} without words"
         if scene.pick is not None:  # which candidate the render kept, of how many (docs/storyboard.md)
             pick = scene.pick
-            row["pick"] = {"seed": pick.seed, "from_seed": pick.from_seed, "kept": pick.kept, "rounds": pick.rounds}
+            row["pick"] = {
+                "seed": kept_seed(pick),
+                "from_seed": pick.from_seed,
+                "kept": pick.kept,
+                "rounds": pick.rounds,
+            }
             row["pick"] |= {"drawn": pick.candidates * pick.rounds, "scorer": pick.scorer}
         rows.append(row)
     return rows

@@ -1,5 +1,5 @@
 """What a look (--look) and --fast set at once: several options each, which options given beside them win
-(musicvid.settings.render.resolve_render_settings lays them under what a person chose)."""
+(musicvid.settings.resolve.resolve_render_settings lays them under what a person chose)."""
 
 # A look sets several options at once; options given beside it win.
 # The music video's frames between are blends: it has no camera move, and between morph frames a blend

@@ -4,7 +4,7 @@ page's controls are all made from (or checked by) these classes:
 
 - SongRequest: what to make a storyboard of, and how (everything before the pictures);
 - RenderSettings: how to draw and encode the video, resolved from what a person chose by one function,
-  `resolve_render_settings`, whichever front door they chose it at;
+  musicvid.settings.resolve.resolve_render_settings, whichever front door they chose it at;
 - ModelChoice: which models a run loads.
 
 Limits bound the settings that multiply the work (frames per second of song, pixels, steps,
@@ -15,10 +15,8 @@ with the limit in the message. Contracts: docs/cli.md.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from musicvid.core.errors import UserError, either, number_text
 from musicvid.core.files import MAX_TEXT_CHARS
@@ -35,7 +33,7 @@ from musicvid.settings.geometry import (
 from musicvid.settings.looks import FAST, FAST_MAX_STEPS, LOOKS
 from musicvid.settings.loras import Loras, check_loras
 from musicvid.settings.presets import FAMILIES, PRESETS
-from musicvid.settings.schema import check_field, setting
+from musicvid.settings.schema import setting
 
 SCHEDULERS = ("dpm++", "ddim")
 PACINGS = ("linear", "beats")
@@ -312,6 +310,12 @@ class RenderSettings(Settings):
         return self.batch_size or DEFAULT_BATCH
 
     @property
+    def picks_by_score(self) -> bool:
+        """Whether the keyframes are picked by their scores (--keyframe-candidates over 1, --reroll-below): then the
+        scorer is the drawing's model; else a report's, whose scores only inform."""
+        return self.keyframe_candidates > 1 or self.reroll_below is not None
+
+    @property
     def video_fps(self) -> float:
         return self.output_fps or self.fps
 
@@ -348,47 +352,3 @@ BETWEEN_AND_AFTER = tuple(
     for name in RenderSettings.affecting("between", "video")
     if name not in RenderSettings.affecting("keyframes", "speed")
 )
-
-
-def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings:
-    """The settings of a render from layers, each over the ones before it — the one way the command
-    line, a batch's CSV row and the page turn what a person chose into settings:
-
-    1. each field's default;
-    2. the models' picture size, steps and guidance (`models`: a ModelSet, or anything with a size, size_step,
-       steps, guidance and transition_steps);
-    3. the look's options (the look the last layer names), then --fast's steps and guidance;
-    4. each layer of `given`, in order: what a person chose (the command line, then a CSV row over it;
-       on the page, the controls the person changed from what the page showed).
-
-    A value of None in a layer chooses nothing. Size and aspect both say the picture's shape: a layer's
-    aspect without a size makes the size that shape at about the pixel count of the layers under it, and
-    a layer's size without an aspect takes the place of an aspect under it. Where no layer gives a drawn
-    rate, an output rate's is the whole fraction of it nearest 10. Each value chosen is checked against
-    its limits before anything is made from it; the settings made check how they go together."""
-    fields = RenderSettings.fields()
-    chosen = [{name: value for name, value in layer.items() if value is not None} for layer in given]
-    for layer in chosen:
-        for name, value in layer.items():
-            check_field(fields[name], value)
-    top = {name: value for layer in chosen for name, value in layer.items()}  # each field as the top layer has it
-    models_look_fast = [
-        {
-            "size": tuple(models.size),
-            "steps": models.steps,
-            "guidance": models.guidance,
-            "transition_steps": models.transition_steps,
-        },
-        LOOKS.get(top.get("look"), {}),
-        FAST if top.get("fast") else {},
-    ]
-    values: dict[str, Any] = {}
-    for layer in [*models_look_fast, *chosen]:
-        values.update(layer)
-        if "aspect" in layer and "size" not in layer:
-            values["size"] = size_for_aspect(layer["aspect"], values["size"], models.size_step)
-        elif "size" in layer and "aspect" not in layer:
-            values.pop("aspect", None)
-    if values.get("output_fps") and "fps" not in top:
-        values["fps"] = drawn_fps(values["output_fps"])
-    return RenderSettings(**values)

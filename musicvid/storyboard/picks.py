@@ -9,20 +9,10 @@ made for; an edit to any of those chooses again. The format: docs/storyboard.md.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass
 
 from musicvid.core.files import JsonFields, invalid
 from musicvid.settings.render import MAX_CANDIDATES, MAX_ROUNDS, SCORE_RANGE
-
-
-def candidate_seed(from_seed: int, n: int) -> int:
-    """The seed of candidate `n` drawn from the scene's seed `from_seed`: the first is the seed itself (one
-    candidate draws what a render without picks draws); the others are derived, stable across machines."""
-    if n == 0:
-        return from_seed
-    digest = hashlib.sha256(f"musicvid:candidate:{from_seed}:{n}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 @dataclass(frozen=True)
@@ -38,10 +28,6 @@ class KeyframePick:
     prompt: float
     scorer: str
     key: str
-
-    @property
-    def seed(self) -> int:
-        return candidate_seed(self.from_seed, self.kept)
 
     @property
     def together(self) -> float:
