@@ -272,9 +272,9 @@ class Workdir:
     def held(self, wait: bool = False, sha256: str | None = None, output: Path | None = None) -> Iterator[Workdir]:
         """This work directory, taken for this run once every check has passed (check, check_song): made, with
         the folders above it, locked, and cleared of what a killed run left mid-write (remove_leftovers: here, and
-        beside the `output` video this run writes). Another run's lock is waited for with `wait` (a batch's rows of one song),
-        else refused in one sentence; so is a folder that took another song's work while this run waited for it
-        (`sha256`: this run's song). A folder this run found new or empty and leaves holding nothing but its lock
+        beside the `output` video this run writes). Another run's lock is waited for with `wait` (a batch's rows of
+        one song), else refused in one sentence; so is a folder that took another song's work while this run waited
+        for it (`sha256`: this run's song). A folder this run found new or empty and leaves holding nothing but its lock
         (refused, failed or stopped before it wrote a file) is given back as it was: the lock and the folders this
         run made are removed, so it never counts as musicvid's for a file a person keeps there later."""
         while True:
