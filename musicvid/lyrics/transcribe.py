@@ -214,6 +214,14 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> list[Line]:
     return [replace(line, text_en=" ".join(words) or None) for line, words in zip(lines, parts)]
 
 
+def heard_alone(asr: ASRModel, samples: np.ndarray, language: str, start: float, end: float) -> list[Line]:
+    """The segments Whisper hears in the song from `start` to `end` s, decoded alone (no window carries in what it
+    heard before), in the song's time."""
+    clip = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
+    again = fit_to_duration(recognize(asr, clip, "transcribe", language, False), end - start)
+    return [shifted(segment, start) for segment in again]
+
+
 def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: list[Line]) -> list[Line]:
     """Where Whisper looped (musicvid.lyrics.singing.loops: a line said again over the lines sung after it),
     what is sung there, heard again on its own: the audio between the segments either side of the loop,
@@ -225,9 +233,7 @@ def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: 
         end = heard[n + 1].start if n + 1 < len(heard) else duration
         if end <= start:  # the segments either side overlap: nothing between them to hear again
             continue
-        clip = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
-        again = fit_to_duration(recognize(asr, clip, "transcribe", language, False), end - start)
-        heard = heard[:n] + ([shifted(segment, start) for segment in again] or [heard[n]]) + heard[n + 1 :]
+        heard = heard[:n] + (heard_alone(asr, samples, language, start, end) or [heard[n]]) + heard[n + 1 :]
     return heard
 
 
@@ -260,9 +266,8 @@ def voice_heard_again(
     it hears is judged as the rest is."""
     for start, end in unheard_voice(heard, silero).stretches:
         start, end = max(0.0, start - CLIP_LEAD), min(silero.duration, end + CLIP_TAIL)
-        clip = samples[int(start * SAMPLE_RATE) : int(end * SAMPLE_RATE)]
-        again = fit_to_duration(recognize(asr, clip, "transcribe", language, False), end - start)
-        heard = sorted(heard + [shifted(segment, start) for segment in again], key=lambda segment: segment.start)
+        again = heard_alone(asr, samples, language, start, end)
+        heard = sorted(heard + again, key=lambda segment: segment.start)
     return heard
 
 
