@@ -14,8 +14,9 @@ the generated songs (docs/lyrics.md):
   drums, a singer who growls) it hears nothing; over a folk guitar it hears some passages and not others.
   So Silero is trusted as far as it agrees with Whisper: where it heard voice under at least half of what
   Whisper kept, its stretches place the words, and a line with no voice under it, in a passage where it
-  heard what Whisper believed, is an invention over the music; where it did not, it decides nothing, and
-  Whisper's own signals above do. It never decides alone.
+  heard what Whisper believed, is an invention over the music if Whisper barely believed it too (over a
+  folk guitar Silero misses sung passages that Whisper hears well); where it did not, it decides nothing,
+  and Whisper's own signals above do. It never decides alone.
 - Whisper may loop: say a line again, stretched over the lines sung after it. A segment saying an earlier
   one's words over more than twice their time is its loop (a refrain sung again takes about as long);
   musicvid.lyrics.transcribe hears that stretch again on its own.
@@ -43,7 +44,7 @@ VAD_OPTIONS = {"threshold": 0.35, "min_silence_duration_ms": 300, "speech_pad_ms
 # accurate: what Whisper decodes of a stretch reaches from a second before it to a little after it.
 CLIP_LEAD = 1.0
 CLIP_TAIL = 0.3
-# A line with voice under less than this share of its time is not sung (where Silero is trusted).
+# A line with voice under less than this share of its time has no voice under it.
 VOICED_SHARE = 0.5
 # Silero is trusted where its voice lies under at least this share of the time of what Whisper believed: over
 # the song, to place the words; around a line (half a Whisper window each side), to say nobody sings it.
@@ -142,21 +143,24 @@ class Voice:
         heard = sum(b - a for a, b in spans)
         return sum(self.voiced_share(a, b) * (b - a) for a, b in spans) / heard if heard > 0 else None
 
-    def sung(self, lines: list[Line], believed: list[Line]) -> list[Line]:
-        """The lines with voice under them, and those Silero may have missed. Over a folk guitar Silero hears some
-        passages and not others (JamendoLyrics' "te amo": 12 of its 29 sung lines had no voice under them), so
-        a line with no voice under it is Whisper's invention over the music where Silero heard the voice under
-        what else Whisper `believed` around it (AROUND_SECONDS each side), or, with nothing else believed
-        there, where it did over the song (as it did, or this would not be asked)."""
+    def sung(self, lines: list[Line], believed: list[Line], typical: float) -> list[Line]:
+        """The lines but Whisper's inventions over the music: a line with no voice under it, where Silero heard
+        the voice under what else Whisper `believed` around it (AROUND_SECONDS each side; or, with nothing else
+        believed there, where it did over the song, as it did or this would not be asked), and that Whisper
+        itself barely believed (`guessed`, against the song's `typical` belief). Silero's silence alone drops
+        nothing: over a folk guitar it hears some passages and not others (JamendoLyrics' "te amo": 12 of its 29
+        sung lines had no voice under them, each heard as surely as the rest)."""
 
         def heard_around(line: Line) -> bool:
             others = [s for s in believed if s.end <= line.start or s.start >= line.end]
             agreed = self.agreement(others, line.start - AROUND_SECONDS, line.end + AROUND_SECONDS)
             return agreed is None or agreed >= TRUSTED_AGREEMENT
 
-        return [
-            line for line in lines if self.voiced_share(line.start, line.end) >= VOICED_SHARE or not heard_around(line)
-        ]
+        def invented_here(line: Line) -> bool:
+            silent = self.voiced_share(line.start, line.end) < VOICED_SHARE
+            return silent and guessed(line, typical) and heard_around(line)
+
+        return [line for line in lines if not invented_here(line)]
 
     def slipped(self, lines: list[Line]) -> list[Line]:
         """The lines, each where it was sung. Whisper's timestamps slip: a line heard where nobody sings, after
@@ -184,6 +188,18 @@ class Voice:
         best = max(range(len(closeness)), key=closeness.__getitem__, default=None)
         return best if best is not None and closeness[best] >= -CLIP_LEAD else None
 
+    def paused(self, before: Word, after: Word) -> bool:
+        """Whether the voice pauses between two words: they are sung in two of its stretches, LINE_PAUSE_SECONDS
+        or more apart. Silero's stretches also part for shorter silences (a breath, a voice the band drowned for
+        a moment) inside a sung line."""
+        a, b = self.stretch_of(before), self.stretch_of(after)
+        return (
+            a is not None
+            and b is not None
+            and a != b
+            and self.stretches[b][0] - self.stretches[a][1] >= LINE_PAUSE_SECONDS
+        )
+
     def fit(self, word: Word, opening: bool = False) -> Word:
         """The word kept inside the stretch it is sung in (the one it overlaps most, or one it lies a lead
         away from; for a word that opens a phrase, the one its last typical word's length is in: its
@@ -206,7 +222,8 @@ class Voice:
         """The lines, each first line of a stretch of voice beginning where the voice does. Where a stretch
         begins before the first line heard in it, Whisper missed its first words (greedy tiny.en heard only
         the last word of a line sung under a band), and the line is sung from there. Lines in order, each
-        one's words fitted to its stretch."""
+        one's words fitted to its stretch. A line beginning in the stretch the line before ended in is not its
+        first (Whisper's segment, a sung line, may run over Silero's stretches)."""
         begun, previous = [], None
         for line in lines:
             stretch = self.stretch_of(line.words[0]) if line.words else None
@@ -214,7 +231,7 @@ class Voice:
                 start = self.stretches[stretch][0]
                 line = replace(line, start=start, words=[replace(line.words[0], start=start), *line.words[1:]])
             begun.append(line)
-            previous = stretch
+            previous = self.stretch_of(line.words[-1]) if line.words else None  # where the line before ended
         return begun
 
     def fit_phrase(self, words: list[Word]) -> list[Word]:
@@ -358,10 +375,9 @@ def believed(kept: list[Line]) -> list[Line]:
 
 def where_sung(kept: list[Line], silero: Voice, duration: float) -> tuple[Voice, bool]:
     """Where the singing is, and whether Silero is trusted: where it heard voice under at least half of
-    what Whisper `believed` of what it kept, its stretches are where the singing is, and a line with no voice
-    under it, where Silero heard the voice around it, goes (`Voice.sung`). Else the singing is where
+    what Whisper `believed` of what it kept, its stretches are where the singing is. Else the singing is where
     Whisper heard the words it kept, each opening word no longer than a typical word (`opened`), with Silero's
-    stretches besides, and Silero drops nothing."""
+    stretches besides."""
     word, agreed = typical_word(kept), silero.agreement(believed(kept))
     if silero.stretches and (agreed is None or agreed >= TRUSTED_AGREEMENT):
         return Voice(silero.stretches, duration, word), True

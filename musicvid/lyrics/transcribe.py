@@ -31,6 +31,7 @@ from musicvid.lyrics.singing import (
     may_be_sung,
     opened,
     shifted,
+    typical_belief,
     where_sung,
 )
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
@@ -54,8 +55,8 @@ def _line(words: list[tuple[int, Word]]) -> Line:
 
 def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Line]:
     """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses (by the word time stamps,
-    or, given the `voice` the words were fitted to, where a word is sung in another of its stretches than the
-    word before), and where Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
+    or, given the `voice` the words were fitted to, where it pauses between them: `Voice.paused`), and where
+    Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
     rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
     segment ending: Whisper cut that line mid-way, and it runs on into the next segment. Without any word time
     stamps, Whisper's segments stay as they are."""
@@ -67,7 +68,7 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Li
     for k in range(1, len(words)):
         (segment_before, previous), (segment, word) = words[k - 1], words[k]
         pause = word.start - previous.end >= LINE_PAUSE_SECONDS
-        breath = voice is not None and voice.stretch_of(word) != voice.stretch_of(previous)
+        breath = voice is not None and voice.paused(previous, word)
         mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
         if pause or breath or (segment != segment_before and not mid_segment):
             lines.append(_line(words[first:k]))
@@ -291,15 +292,18 @@ def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[li
 
 
 def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
-    """The lines sung, from the segments Whisper heard over the whole song, cut where Whisper cut them and at
-    the singer's pauses; where Silero is trusted, a line heard just after the voice it was sung in moves there
-    (`Voice.slipped`), a line with no voice under it where Silero heard the lines around it goes
-    (`Voice.sung`), and the first line of a stretch of voice begins where the voice does (`Voice.first_sung`)."""
+    """The lines sung, from the segments Whisper heard over the whole song, cut where Whisper cut them and at the
+    singer's pauses (`lines_at_pauses`; where Silero is trusted, its voice's pauses too). A line whose words the
+    voice left no time (each heard more than a word before the stretch of voice it is nearest: `Voice.fit`) goes,
+    as Whisper's filling of the music before the voice. Where Silero is trusted, a line heard just after the voice it was sung in moves there
+    (`Voice.slipped`), an invention over the music goes (`Voice.sung`), and the first line of a stretch of voice
+    begins where the voice does (`Voice.first_sung`)."""
     kept, voice, trusted = sung_segments(heard, silero, duration)
+    cut = lines_at_pauses(kept, voice if trusted else None)
+    lines = [line for line in fit_to_duration(cut, duration) if line.end > line.start]
     if not trusted:
-        return fit_to_duration(lines_at_pauses(kept), duration)
-    lines = voice.slipped(fit_to_duration(lines_at_pauses(kept, voice), duration))
-    return voice.first_sung(voice.sung(lines, believed(kept)))
+        return lines
+    return voice.first_sung(voice.sung(voice.slipped(lines), believed(kept), typical_belief(kept)))
 
 
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
