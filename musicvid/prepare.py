@@ -5,7 +5,8 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
 1. the settings against the models: the picture family's options, whether the keyframes' scorer loads, and the
    style LoRAs' weights (fetched on a first run);
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
-   system takes, in folders that can be written, none of them an input, the video's a video's;
+   system takes, in folders where a file can be made, in no work directory, none of them an input, the video's a
+   video's;
 3. the inputs: the lyrics file, the storyboard file and its pictures, the reference picture;
 4. the work directory: musicvid's or empty, of no other song, none of its files an input, apart from the outputs,
    and the files at the outputs' names replaced only where musicvid wrote them for this song;
@@ -33,7 +34,7 @@ from musicvid.core.files import (
     file_sha256,
     same_file,
 )
-from musicvid.core.outputs import check_outputs, check_replaceable
+from musicvid.core.outputs import check_outputs, check_replaceable, named_file
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
@@ -42,6 +43,7 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
 from musicvid.models.timing import Timings
 from musicvid.pictures.schedule import to_frame
+from musicvid.pictures.switches import compile_backend
 from musicvid.run import Run
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
@@ -74,7 +76,7 @@ def prepare(
     timings = timings if timings is not None else Timings()
     video = settings is not None and not keyframes_only
     # 1.-4. the settings, the outputs, the inputs and the work directory
-    checked = check_before_work(request, registry.models, settings, output, named=output is not None, video=video)
+    checked = check_before_work(request, registry.models, settings, output, video=video)
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
     memory = plan_on_device(registry, request, settings, checked.scored, keyframes_only) if settings else None
@@ -110,20 +112,21 @@ def check_before_work(
     models: ModelSet,
     settings: RenderSettings | None = None,
     output: Path | None = None,
-    named: bool = True,
     video: bool = True,
 ) -> Checked:
     """Steps 1 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
-    is beside the song where None; one a person `named` is replaced, unlike the .srt and .ass beside it."""
+    is beside the song where None."""
     # 1. the settings against the models
     scored = False
     if settings is not None:
         check_drawing_options(models, settings)
+        if settings.compile:
+            compile_backend()
         scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
         for lora in settings.lora:  # fetched now, on a first run, not after the storyboard
             weights_file(lora.source, "style LoRA")
     # 2. the outputs
-    outputs = settings.outputs(output or default_output(request, settings)) if video else []
+    outputs = settings.outputs(named_file(output or default_output(request, settings))) if video else []
     files = inputs_of(request, settings)
     check_outputs(outputs, files)
     # 3. the inputs, each read or its header decoded
@@ -146,7 +149,7 @@ def check_before_work(
     workdir.check_unwritten(files)
     workdir.check_apart(outputs)
     if outputs and request.song.is_file():
-        check_replaceable(outputs[1:] if named else outputs, workdir, request.overwrite)
+        check_replaceable(outputs, workdir, request.overwrite)
     return Checked(outputs[0] if outputs else None, workdir, scored, lyrics)
 
 

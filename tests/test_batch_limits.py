@@ -221,3 +221,34 @@ def test_a_playlist_entry_that_is_a_url_is_named_as_written_before_any_work(tmp_
         code, err = run_batch(capsys, tmp_path / "list.csv", tmp_path / "out")
         assert code == 2 and f"list.csv line 3: {url} is a URL" in err and err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_video_in_o_is_skipped_only_where_musicvid_wrote_it_for_the_rows_song(capsys, tmp_path, monkeypatch):
+    from musicvid.core.files import file_sha256
+    from musicvid.core.outputs import remember
+    from musicvid.core.workdir import Workdir
+    from tests.helpers import make_tone, work_directory
+
+    monkeypatch.chdir(tmp_path)  # where the songs' work directories are: musicvid-work/
+    (tmp_path / "sub").mkdir()
+    song, other = make_tone(tmp_path / "a.wav", 2), make_tone(tmp_path / "sub" / "a.wav", 3)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.mp4").write_bytes(b"a.wav's video")
+    (out / "gone.mp4").write_bytes(b"a person's video")
+    workdir = Workdir(work_directory(Workdir.for_song(song, file_sha256(song)).root))
+    remember(workdir, out / "a.mp4", out / "a.mp4")  # as a render of a.wav records its video (none is made here)
+    (tmp_path / "a.m3u").write_text("a.wav\n")
+    assert run_batch(capsys, tmp_path / "a.m3u", out)[0] == 0
+    assert [s["status"] for s in report_of(out)["songs"]] == ["skipped"]
+    # another song of that name, a song that is not there, a skipped row's missing lyrics: not skipped
+    (tmp_path / "sub.m3u").write_text(f"{other}\n")
+    code, err = run_batch(capsys, tmp_path / "sub.m3u", out)
+    assert code == 2 and f"{out / 'a.mp4'} exists and musicvid did not write it" in err and err.count("\n") == 1
+    (tmp_path / "gone.m3u").write_text("gone.wav\n")
+    assert run_batch(capsys, tmp_path / "gone.m3u", out)[0] == 1
+    assert [s["status"] for s in report_of(out)["songs"]] == ["failed"]
+    (tmp_path / "s.csv").write_text("path,lyrics\na.wav,missing.lrc\n")
+    code, err = run_batch(capsys, tmp_path / "s.csv", out)
+    assert code == 2 and "lyrics file not found" in err and err.count("\n") == 1
+    assert (out / "a.mp4").read_bytes() == b"a.wav's video" and (out / "gone.mp4").read_bytes() == b"a person's video"

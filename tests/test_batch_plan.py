@@ -168,6 +168,7 @@ def test_a_rows_files_are_found_from_the_csvs_folder_and_may_lie_outside_it(tmp_
         ("help", "1", "column 'help' is not a per-song setting"),
         ("models", "tiny", "the whole batch shares it"),
         ("fps", "1e6", "from 1 to 60"),
+        ("break", "inf", "--break must be above 0 and at most 3600"),  # else storyboard.json holds Infinity
         ("steps", "many", "steps must be a whole number"),
         ("size", "huge", "--size"),
         ("aspect", "21:9", "--aspect must be one of 16:9, 9:16, 1:1, 4:5, not '21:9'"),

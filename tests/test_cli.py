@@ -116,6 +116,7 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         # settings that multiply the work: refused with their limit, before any planning
         (["--fps", "1e6"], "from 1 to 60"),
         (["--fps", "nan"], "from 1 to 60"),
+        (["--break", "inf"], "--break must be above 0 and at most 3600"),  # else storyboard.json holds Infinity
         (["--fps", "0.001"], "from 1 to 60"),  # else a 6 s song has no frame: an MP4 without video
         (["--size", "8192x8192"], "up to 2048x2048"),
         (["--steps", "100000"], "from 1 to 150"),
@@ -159,6 +160,44 @@ def test_a_pipe_given_as_the_song_is_refused_not_waited_on(tmp_path):
         timeout=120,
     )
     assert result.returncode == 2 and "not a regular file" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_device_torch_cannot_read_or_this_machine_lacks_exits_2_before_any_work(capsys, tmp_path):
+    import torch
+
+    song = make_tone(tmp_path / "song.wav", 2)
+    lacking = ["xyz", "meta", "CPU", "cuda:x"]
+    lacking += [] if torch.cuda.is_available() else ["cuda", "cuda:0"]
+    lacking += [] if torch.backends.mps.is_available() else ["mps"]
+    for device in lacking:
+        code, out, err = run(
+            capsys, "render", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "--device", device
+        )
+        assert code == 2 and f"--device {device} is not a device here" in err and "auto, cpu" in err, err
+        assert err.count("\n") == 1 and not (tmp_path / "w").exists()
+
+
+def test_the_cpu_in_torchs_forms_is_a_device():
+    from musicvid.settings.model_choice import ModelChoice
+
+    assert [ModelChoice(device=d).device for d in ("auto", "cpu", "cpu:0", "cpu:1")] == [
+        "auto",
+        "cpu",
+        "cpu:0",
+        "cpu:1",
+    ]
+
+
+def test_a_song_named_by_an_open_file_of_the_process_is_refused_before_any_work(capsys, tmp_path):
+    """/dev/stdin (or /dev/fd/N) redirected from a file is a regular file here, but ffmpeg's process, whose standard
+    input is the frames' pipe, would read another."""
+    song = make_tone(tmp_path / "song.wav", 2)
+    with song.open("rb") as opened:
+        for name in (f"/dev/fd/{opened.fileno()}", f"/proc/self/fd/{opened.fileno()}"):
+            argv = ["render", name, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"]
+            code, out, err = run(capsys, *argv)
+            assert code == 2 and f"{name} is a stream this process was given" in err and err.count("\n") == 1, err
+            assert not (tmp_path / "w").exists()
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from musicvid.settings.render import RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import load_storyboard
-from tests.helpers import make_tone
+from tests.helpers import make_tone, run
 
 
 def processor_kinds(module) -> set[str]:
@@ -80,3 +80,11 @@ def test_compiled_code_is_kept_in_the_users_cache_unless_a_person_named_torchs_f
     assert compile_cache() == tmp_path / "musicvid" / "torch-compile"  # outlives /tmp, torch's own default
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
     assert compile_cache() == tmp_path / "mine"
+
+
+def test_a_compile_backend_torch_does_not_know_exits_2_before_any_work(capsys, tmp_path, monkeypatch):
+    song = make_tone(tmp_path / "song.wav", 2)
+    monkeypatch.setenv("MUSICVID_COMPILE_BACKEND", "garbage")
+    code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "--compile", "--workdir", tmp_path / "w")
+    assert code == 2 and "MUSICVID_COMPILE_BACKEND='garbage' is not a torch.compile backend" in err
+    assert "inductor" in err and err.count("\n") == 1 and not (tmp_path / "w").exists()

@@ -1,9 +1,10 @@
 """What a run writes, replaces and deletes: only what musicvid made. An output is never an input (the song,
-the lyrics, a hard link, an input storyboard stays byte-identical), `-o` names a video and only the video,
-files beside the song are replaced only when they are musicvid's or with --overwrite, the default name steps
-aside from lyrics beside the song, an output and the work directory never hold each other, a name too long is
-refused before the work, the sweep takes only musicvid's own temporaries, and a storyboard its loader would
-refuse is never saved."""
+the lyrics, a hard link, an input storyboard stays byte-identical), `-o` names a video file and only the video,
+every output (the video -o or a batch row names too) is replaced only when musicvid wrote it for this song or
+with --overwrite, the default name steps aside from lyrics beside the song, an output and the work directory
+never hold each other and no output lies in another song's, a name too long or a folder where no file can be
+made is refused before the work, the sweep takes only musicvid's own temporaries, and a storyboard its loader
+would refuse is never saved."""
 
 import json
 import os
@@ -84,15 +85,50 @@ def test_files_beside_the_song_are_replaced_only_when_ours_or_with_overwrite(cap
     assert code == 2 and str(subtitles) in err and "edited by hand" in subtitles.read_text()
 
 
-def test_o_names_the_video_but_not_the_files_beside_it(capsys, tmp_path):
-    song, output = make_tone(tmp_path / "song.wav", 2), tmp_path / "o.mp4"
-    output.write_text("an old video the person chose to replace")
-    output.with_suffix(".srt").write_text("hand-made")
-    code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))
-    assert code == 2 and f"{output.with_suffix('.srt')} exists" in err
-    output.with_suffix(".srt").unlink()
+def test_the_video_o_names_is_replaced_only_when_ours_or_with_overwrite(capsys, tmp_path):
+    song, other, output = make_tone(tmp_path / "song.wav", 2), make_tone(tmp_path / "other.wav", 3), tmp_path / "o.mp4"
+    for persons in (output, output.with_suffix(".srt")):  # a person's video at the name -o gives; their subtitles
+        persons.write_text("a person's file")
+        code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))
+        assert code == 2 and f"{persons} exists and musicvid did not write it for this song" in err
+        assert err.count("\n") == 1 and persons.read_text() == "a person's file" and not (tmp_path / "wd").exists()
+        persons.unlink()
     assert run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))[0] == 0
-    assert output.read_bytes()[4:8] == b"ftyp"
+    assert run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output, "--seed", "3"))[0] == 0  # its own
+    ours = digest(output)
+    code, out, err = run(capsys, *quick(other, "--workdir", tmp_path / "wd2", "-o", output))  # another song's
+    assert code == 2 and f"{output} exists and musicvid did not write it for this song" in err and err.count("\n") == 1
+    assert digest(output) == ours and not (tmp_path / "wd2").exists()
+    assert run(capsys, *quick(other, "--workdir", tmp_path / "wd2", "-o", output, "--overwrite"))[0] == 0
+    assert digest(output) != ours and output.read_bytes()[4:8] == b"ftyp"
+
+
+def test_a_batch_rows_named_video_made_by_a_person_is_kept_under_force(capsys, tmp_path):
+    make_tone(tmp_path / "a.wav", 2)
+    (tmp_path / "mine.csv").write_text("path,output\na.wav,mine.mp4\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "mine.mp4").write_text("a person's video")
+    argv = ["batch", tmp_path / "mine.csv", "-o", tmp_path / "out", *TINY_QUIET, "--force", "--workdir", tmp_path / "w"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and "song 1 (a.wav): " in err and "exists and musicvid did not write it" in err
+    assert (tmp_path / "out" / "mine.mp4").read_text() == "a person's video" and not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("output", ["", ".", "/", ".."])
+def test_an_o_that_names_no_file_is_refused_in_one_sentence(capsys, tmp_path, output):
+    song = make_tone(tmp_path / "song.wav", 2)
+    code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "w", "-o", output))
+    assert code == 2 and "-o names no file" in err and err.count("\n") == 1
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc here")
+def test_an_o_in_a_folder_where_no_file_can_be_made_is_refused_before_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    for output in ("/proc/x.mp4", "/proc/a/b/x.mp4"):  # /proc: writable to os.access as root, yet no file is made
+        code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "w", "-o", output))
+        assert code == 2 and f"output {output} cannot be written" in err and err.count("\n") == 1
+    assert not (tmp_path / "w").exists()
 
 
 def test_an_input_storyboard_stays_byte_identical(capsys, tmp_path):
@@ -186,3 +222,15 @@ def test_an_output_and_the_work_directory_never_hold_each_other(capsys, tmp_path
     code, _, err = run(capsys, *quick(song, "--workdir", tmp_path / workdir, "-o", tmp_path / output))
     assert code == 2 and says in err and err.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lyrics.lrc", "song.wav"]  # nothing made, no work
+
+
+@pytest.mark.parametrize("output", ["wdA/video.mp4", "wdA/lyrics.srt.mp4", "wdA/keyframes/v.mp4", "wdA/new/v.mkv"])
+def test_an_output_in_another_songs_work_directory_is_refused(capsys, tmp_path, output):
+    song, other = make_tone(tmp_path / "song.wav", 2), work_directory(tmp_path / "wdA")  # another song's, locked
+    (other / "keyframes").mkdir()
+    (other / "video.mp4").write_bytes(b"song A's video")
+    before = sorted(p.relative_to(other) for p in other.rglob("*"))
+    code, _, err = run(capsys, *quick(song, "--workdir", tmp_path / "wdt", "-o", tmp_path / output))
+    assert code == 2 and f"lies in the work directory {other}" in err and err.count("\n") == 1
+    assert sorted(p.relative_to(other) for p in other.rglob("*")) == before and not (tmp_path / "wdt").exists()
+    assert (other / "video.mp4").read_bytes() == b"song A's video"

@@ -45,15 +45,27 @@ def temporary_of(leftover: Path) -> tuple[int, str] | None:
     return (int(match["pid"]), match["name"]) if match else None
 
 
+def new_temporary(path: Path, suffix: str | None = None, folder: Path | None = None) -> Path:
+    """A new, empty temporary of `path`, in `folder` (beside `path` by default)."""
+    fd, tmp = tempfile.mkstemp(
+        prefix=temporary_prefix(path), suffix=suffix or path.suffix or ".tmp", dir=folder or path.parent
+    )
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        tmp_path.chmod(0o666 & ~UMASK)  # mkstemp makes owner-only files; an artifact gets the usual mode
+    except OSError:
+        tmp_path.unlink(missing_ok=True)
+        raise
+    return tmp_path
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
     """Yield a temporary path beside `path`; it is renamed onto `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=suffix or path.suffix or ".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    tmp_path.chmod(0o666 & ~UMASK)  # mkstemp makes owner-only files; an artifact gets the usual mode
+    tmp_path = new_temporary(path, suffix)
     try:
         yield tmp_path
         os.replace(tmp_path, path)

@@ -20,6 +20,7 @@ from musicvid.batch.playlist import Entry, Job, output_file_name, read_playlist,
 from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_report, note, table
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, check_output, file_identity, same_file
+from musicvid.core.outputs import written_here
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
@@ -230,11 +231,19 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
         finished(job, result)
 
 
+def made_before(job: Job) -> bool:
+    """Whether `job`'s video is in -o as musicvid wrote it for the row's song (its work directory's record), so
+    that a rerun skips the row: not another song's video of that name, nor a person's file."""
+    if not (job.output.is_file() and job.request.song.is_file()):
+        return False
+    return written_here(job.output, Workdir.of_song(job.request.song, job.request.workdir))
+
+
 def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet) -> None:
-    """Refuse, before any render, a row to make that would write over a file another row reads (its video,
-    .srt, .ass, or any file of its work directory), or whose outputs or named files would fail it later
-    (musicvid.prepare.check_before_work), in one sentence that names the row. Another row's input first: no
-    --overwrite lets that be replaced."""
+    """Refuse, before any render, a row to make (`todo`) that would write over a file another row reads (its
+    video, .srt, .ass, or any file of its work directory), or a row, skipped or not (no repeat), whose outputs or
+    named files would fail it (musicvid.prepare.check_before_work), in one sentence that names the row. Another
+    row's input first: no --overwrite lets that be replaced."""
     read = {
         file_identity(path): (what, job) for job in jobs for what, path in inputs_of(job.request, job.settings).items()
     }
@@ -248,9 +257,9 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSe
         check_workdir_unread(job, jobs, playlist)
     from musicvid.prepare import check_before_work  # (torch: once the playlist and its rows are read)
 
-    for job in todo:
+    for job in (job for job in jobs if job.same_as is None):
         try:
-            check_before_work(job.request, models, job.settings, job.output, named=job.entry.output is not None)
+            check_before_work(job.request, models, job.settings, job.output)
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
 
@@ -318,7 +327,7 @@ def run(args) -> int:
     check_report(report, jobs, args.playlist, bool(args.overwrite))
     choice.check_upscaler_used(job.settings for job in jobs)
     made = [job for job in jobs if job.same_as is None]
-    skipped = {job.number for job in made if job.output.exists() and not args.force}
+    skipped = {job.number for job in made if not args.force and made_before(job)}
     todo = [job for job in made if job.number not in skipped]
     check_jobs(todo, jobs, args.playlist, models_of(choice))
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.

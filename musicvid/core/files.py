@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
-from vipe_core.atomic import TEMPORARY_MARK, temporary_of
+from vipe_core.atomic import TEMPORARY_MARK, new_temporary, temporary_of
 
 # What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".mov", ".mkv")
@@ -102,6 +102,8 @@ def check_file(path: Path, what: str) -> None:
         raise UserError(f"{path} is a directory, not a file ({what} wanted)")
     if not stat.S_ISREG(mode):
         raise UserError(f"{path} is not a regular file (a pipe or a device?); give the {what} itself")
+    if names_open_file(path):
+        raise UserError(f"{path} is a stream this process was given (standard input?); name the {what} itself")
     try:
         with path.open("rb") as f:
             empty = not f.read(1)
@@ -109,6 +111,19 @@ def check_file(path: Path, what: str) -> None:
         raise UserError(f"cannot read {path}: {e.strerror}") from None
     if empty:
         raise UserError(f"{path} is empty (0 bytes)")
+
+
+def names_open_file(path: Path) -> bool:
+    """Whether `path`, or a link on the way to its file, is one of a process's open files (/dev/stdin, /dev/fd/N,
+    /proc/self/fd/N): a regular file there (`< song.mp3`) is another file, or none, in ffmpeg's process."""
+    at = Path(os.path.abspath(path))
+    for _ in range(40):  # (the kernel's limit on links followed)
+        if at.parent == Path("/dev/fd") or (at.parent.name == "fd" and at.parent.parent.parent == Path("/proc")):
+            return True
+        if not at.is_symlink():
+            return False
+        at = Path(os.path.abspath(at.parent / os.readlink(at)))
+    return False
 
 
 def is_url(text: str) -> bool:
@@ -131,10 +146,17 @@ def check_output(path: Path, what: str = "output") -> None:
         raise UserError(f"{what} {path} is a directory: give a file name, e.g. {path / 'video.mp4'}")
     folder = path.parent
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
-    if existing is not None and not existing.is_dir():
+    if existing is None:  # (a relative path where the current folder is gone)
+        return
+    if not existing.is_dir():
         raise UserError(f"{what} {path} cannot be written: {existing} is a file, not a folder")
-    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+    if not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"{what} {path} cannot be written: the folder {existing} is read-only")
+    try:  # made as the write makes it (vipe_core.atomic): os.access passes /proc as root, where no file can be made
+        new_temporary(path, folder=existing).unlink()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise UserError(f"{what} {path} cannot be written: no file can be made in {existing} ({reason})") from None
 
 
 def check_video_name(path: Path, what: str = "-o") -> None:

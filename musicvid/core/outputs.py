@@ -4,9 +4,10 @@ whether it may replace what is already at those names.
 An output replaces only a file that musicvid wrote there for this song: the work directory's
 outputs.json records, per output path, the sizes and digests of the last contents its runs wrote
 there, each recorded before it is renamed into place (so a run killed between the two still owns its
-file). Any other file at an output's name (a hand-made .srt, another song's video) is refused before
-any work, in one sentence, unless the person gives --overwrite. The video that `-o` names is the
-person's own choice of name, and is replaced. No input is ever an output, whatever its name.
+file). Any other file at an output's name (a hand-made .srt, another song's video, a person's video at
+the name `-o` gives) is refused before any work, in one sentence, unless the person gives --overwrite.
+No input is ever an output, whatever its name, and no output lies in a work directory (this run's or
+another's: musicvid.core.workdir).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from musicvid.core.files import (
     parse_json,
     resolved,
 )
-from musicvid.core.workdir import Workdir
+from musicvid.core.workdir import Workdir, check_outside_work_directories
 from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, atomic_path, write_json
 
 KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
@@ -44,12 +45,20 @@ def check_name_length(path: Path) -> None:
         )
 
 
+def named_file(video: Path) -> Path:
+    """The video's path, refused where it names no file: `-o ''` is Path('.'), `-o /` the root."""
+    if not video.name or video.name == "..":
+        raise UserError(f"-o names no file, only the folder {str(video)!r}: give the video's file name, e.g. video.mp4")
+    return video
+
+
 def check_outputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
-    """Refuse, before any work, outputs (the video first) of which a name is too long, cannot be written, is one of
-    the `inputs` (what each is -> its path), or where the video's is no video name."""
+    """Refuse, before any work, outputs (the video first) of which a name is too long, cannot be written, lies in a
+    work directory, is one of the `inputs` (what each is -> its path), or where the video's is no video name."""
     for path in outputs:
         check_name_length(path)
         check_output(path)
+        check_outside_work_directories(path)
     check_not_inputs(outputs, inputs)
     if outputs:
         check_video_name(outputs[0])

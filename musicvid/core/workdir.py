@@ -50,6 +50,28 @@ class WorkdirBusy(UserError):
     """Another run holds the work directory."""
 
 
+def is_work_directory(folder: Path) -> bool:
+    """Whether `folder` is one musicvid works in: its lock file is there (a file, not a link to a person's)."""
+    lock = folder / LOCK
+    try:
+        return lock.is_file() and not lock.is_symlink()
+    except OSError:
+        return False
+
+
+def check_outside_work_directories(output: Path, root: Path | None = None) -> None:
+    """Refuse an output in `root` (a run's work directory, made yet or not) or in any work directory above it: those
+    hold musicvid's own files alone, and another song's would be written without the run holding its lock."""
+    path = resolved(output)
+    own = root is not None and path.is_relative_to(resolved(root))
+    folder = root if own else next((f for f in path.parents if is_work_directory(f)), None)
+    if folder is not None:
+        raise UserError(
+            f"{output} lies in the work directory {folder}, which holds musicvid's own files alone: give -o a name "
+            "outside it"
+        )
+
+
 def video_name(stem: str, preview: bool, suffix: str = ".mp4") -> str:
     """A video's file name: a preview's is `<stem>.preview.mp4`, never the full video's."""
     return f"{stem}{'.preview' if preview else ''}{suffix}"
@@ -189,11 +211,7 @@ class Workdir:
                     f"the work directory {self.root} lies under {output}, which the run writes as a file: give -o or "
                     "--workdir another name"
                 )
-            if path.is_relative_to(root):
-                raise UserError(
-                    f"{output} lies in the work directory {self.root}, which holds musicvid's own files alone: give "
-                    "-o a name outside it"
-                )
+            check_outside_work_directories(output, self.root)
 
     def song(self) -> tuple[str, str] | None:
         """The audio (path, sha256) whose work this folder caches, as its storyboard or transcript records it;
@@ -246,7 +264,7 @@ class Workdir:
     def check_ours(self) -> None:
         """Refuse a folder that is not musicvid's (module doc): one that holds anything and no lock file of ours (a
         file of that name, not a link to a person's file)."""
-        if self.lock.is_file() and not self.lock.is_symlink():
+        if is_work_directory(self.root):
             return
         try:
             entry = min(self.root.iterdir(), default=None)

@@ -11,6 +11,7 @@ from typing import Collection
 
 import torch
 
+from musicvid.core.errors import UserError
 from musicvid.models.internals import execution_device, has_offload_hooks, is_compiled, per_picture_reference
 from musicvid.models.loading import pipeline_over
 from musicvid.pictures.deep_cache import set_deep_cache
@@ -85,7 +86,7 @@ def compile_for_throughput(pipe) -> None:
     padded to one batch shape (musicvid.pictures.denoise.padded_size), so each is compiled once; what was compiled
     kept in compile_cache() for the next process. By inductor unless MUSICVID_COMPILE_BACKEND names another
     backend (the tests' "eager" checks the graphs quickly)."""
-    backend = os.environ.get("MUSICVID_COMPILE_BACKEND", "inductor")
+    backend = compile_backend()
     mode = {"mode": COMPILE_MODE} if backend == "inductor" else {}
     compile_cache()
     # (whole for a UNet; Z-Image's transformer enters a device context, which breaks its graph there)
@@ -95,6 +96,18 @@ def compile_for_throughput(pipe) -> None:
     pipe.vae.to(memory_format=torch.channels_last)
     setattr(pipe, denoiser_name(pipe), torch.compile(denoiser(pipe), fullgraph=whole, backend=backend, **mode))
     pipe.vae.decoder = torch.compile(pipe.vae.decoder, backend=backend, **mode)
+
+
+def compile_backend() -> str:
+    """torch.compile's backend for --compile: MUSICVID_COMPILE_BACKEND's, else inductor; one torch does not know is
+    refused before any work (musicvid.prepare), not by the first compiled step, after the storyboard."""
+    backend = os.environ.get("MUSICVID_COMPILE_BACKEND", "inductor")
+    if backend not in torch.compiler.list_backends(exclude_tags=()):  # with the debugging ones: the tests' "eager"
+        raise UserError(
+            f"MUSICVID_COMPILE_BACKEND={backend!r} is not a torch.compile backend; torch has "
+            f"{', '.join(torch.compiler.list_backends())} and debugging ones such as eager"
+        )
+    return backend
 
 
 def compile_cache() -> Path:

@@ -29,6 +29,36 @@ DEFAULT_GPU_GB = 24.0  # the card `musicvid plan` plans for where there is no CU
 DEFAULT, SD, SDXL = PRESETS["default"], FAMILIES["sd"], FAMILIES["sdxl"]
 
 
+def devices_here() -> list[str]:
+    """The --device values this machine runs models on."""
+    import torch  # here, not above: --help and the settings' import stay without torch
+
+    cuda = [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    mps = ["mps"] if torch.backends.mps.is_available() else []
+    return ["auto", "cpu", *(["cuda"] if cuda else []), *cuda[1:], *mps]
+
+
+def check_device(device: str) -> None:
+    """--device: a device torch reads, of a kind musicvid runs on (CPU, CUDA, MPS), that this machine has; refused
+    here rather than by torch at the first model's load, after the transcript."""
+    if device == "auto":
+        return
+    import torch
+
+    try:
+        on = torch.device(device)
+    except RuntimeError:
+        on = None
+    if on is not None and on.type == "cpu":
+        return
+    if on is not None and on.type == "cuda" and torch.cuda.is_available():
+        if (on.index or 0) < torch.cuda.device_count():
+            return
+    if on is not None and on.type == "mps" and torch.backends.mps.is_available():
+        return
+    raise UserError(f"--device {device} is not a device here; this machine has {', '.join(devices_here())}")
+
+
 @dataclass(frozen=True)
 class ModelChoice(Settings):
     """Which models: one set for every song of a run (a batch, the page load them once)."""
@@ -135,7 +165,12 @@ class ModelChoice(Settings):
         affects=("nothing",),
     )
     device: str = setting(
-        "auto", "auto (CUDA, MPS, CPU), cuda, mps or cpu", per_song=False, group="speed", affects=("speed",)
+        "auto",
+        "auto (CUDA, MPS, CPU), cuda, mps or cpu",
+        check=check_device,
+        per_song=False,
+        group="speed",
+        affects=("speed",),
     )
     precision: str = setting(
         "auto",

@@ -76,6 +76,7 @@ class SongRequest(Settings):
         4.0,
         "instrumental gaps at least this long (s) become scenes of their own",
         above=0,
+        high=MAX_SONG_SECONDS,  # the longest song taken: a longer gap is none, and inf is no JSON number
         option="break",
         group="song",
         affects=("storyboard",),
