@@ -5,11 +5,12 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
 1. the settings against the models: the picture family's options, whether the keyframes' scorer loads, and the
    style LoRAs' weights (fetched on a first run);
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
-   system takes, in folders where a file can be made, in no work directory, none of them an input, the video's a
+   system takes, in folders that can be written, in no work directory, none of them an input, the video's a
    video's;
 3. the inputs: the lyrics file, the storyboard file and its pictures, the reference picture;
 4. the work directory: musicvid's or empty, of no other song, none of its files an input, apart from the outputs,
-   and the files at the outputs' names replaced only where musicvid wrote them for this song;
+   and the files at the outputs' names replaced only where musicvid wrote them for this song; last, a file can be
+   made where each output goes (one is made and removed);
 5. the memory plan (on CUDA), and as it says the settings' batch, each drawing stage's switches and the
    upscaler's batch and input;
 6. the song, decoded once: at least a frame of it.
@@ -29,6 +30,7 @@ from pathlib import Path
 from musicvid.core.audio import load_audio
 from musicvid.core.errors import UserError
 from musicvid.core.files import (
+    check_creatable,
     check_not_inputs,
     check_picture,
     file_sha256,
@@ -126,8 +128,9 @@ def check_before_work(
         for lora in settings.lora:  # fetched now, on a first run, not after the storyboard
             weights_file(lora.source, "style LoRA")
     # 2. the outputs
-    outputs = settings.outputs(named_file(output or default_output(request, settings))) if video else []
+    written = (output or default_output(request, settings)) if video else None
     files = inputs_of(request, settings)
+    outputs = settings.outputs(named_file(written)) if written else []
     check_outputs(outputs, files)
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
@@ -150,6 +153,8 @@ def check_before_work(
     workdir.check_apart(outputs)
     if outputs and request.song.is_file():
         check_replaceable(outputs, workdir, request.overwrite)
+    for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
+        check_creatable(path)
     return Checked(outputs[0] if outputs else None, workdir, scored, lyrics)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from musicvid.batch.playlist import Entry, Job, output_file_name, read_playlist, row_hash, title_slug
 from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_report, note, table
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, check_output, file_identity, same_file
+from musicvid.core.files import check_creatable, check_file, check_output, file_identity, same_file
 from musicvid.core.outputs import written_here
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.settings.model_choice import ModelChoice
@@ -318,6 +318,7 @@ def run(args) -> int:
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
     report = out_dir / REPORT_NAME
     check_output(report, "-o")
+    check_creatable(report, "-o")
     # Every row is made a job and checked before the first song is rendered: a bad row costs nothing.
     from musicvid.models.choose import models_of
     from musicvid.models.registry import registry_of  # (torch: not for the command line's start)

@@ -152,7 +152,15 @@ def check_output(path: Path, what: str = "output") -> None:
         raise UserError(f"{what} {path} cannot be written: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"{what} {path} cannot be written: the folder {existing} is read-only")
-    try:  # made as the write makes it (vipe_core.atomic): os.access passes /proc as root, where no file can be made
+
+
+def check_creatable(path: Path, what: str = "output") -> None:
+    """Refuse an output whose temporary cannot be made where it goes (os.access passes /proc as root, where no
+    file can be made): one is made as the write makes it (vipe_core.atomic), and removed."""
+    existing = next((p for p in (path.parent, *path.parent.parents) if p.is_dir()), None)
+    if existing is None:  # (a relative path where the current folder is gone)
+        return
+    try:
         new_temporary(path, folder=existing).unlink()
     except OSError as error:
         reason = error.strerror or type(error).__name__
