@@ -149,8 +149,13 @@ def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir
         page = open_page(browser, server, preview=True)  # a preview: the press is what is tested, not the drawing
         first_prompt = page.locator('[role=gridcell][data-row="0"][data-col="4"]')
         page.get_by_role("button", name="Make storyboard").click()
-        # pressed a moment before the table shows, as a press "when it appears" can be: the browser sends the
-        # page as it is at the press (no storyboard yet), and the render waits for the storyboard's end
+        # pressed once the storyboard's job has begun on the server (its folder is there), before the table shows,
+        # as a press "when it appears" can be: the browser sends the page as it is at the press (no storyboard
+        # yet), and the render waits for the storyboard's end. (Two presses a millisecond apart, which no person
+        # makes, may reach Gradio's queue in either order.)
+        deadline = time.time() + 60
+        while not set(jobs_dir.iterdir()) - known and time.time() < deadline:
+            time.sleep(0.05)
         page.get_by_role("button", name="Render", exact=True).click()
         assert first_prompt.count() == 0, "the storyboard was ready before Render was pressed"
         done, refused = page.get_by_text("Done:"), page.get_by_text("make the storyboard first")
