@@ -144,8 +144,7 @@ def check_output(path: Path, what: str = "output") -> None:
     """Refuse, before any work, an output that could not be written at the end of it."""
     if path.is_dir():
         raise UserError(f"{what} {path} is a directory: give a file name, e.g. {path / 'video.mp4'}")
-    folder = path.parent
-    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    existing = nearest_existing(path)
     if existing is None:  # (a relative path where the current folder is gone)
         return
     if not existing.is_dir():
@@ -154,11 +153,16 @@ def check_output(path: Path, what: str = "output") -> None:
         raise UserError(f"{what} {path} cannot be written: the folder {existing} is read-only")
 
 
+def nearest_existing(path: Path) -> Path | None:
+    """The folder `path` goes in, or the nearest of its parents that exists (a file there too)."""
+    return next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
+
+
 def check_creatable(path: Path, what: str = "output") -> None:
     """Refuse an output whose temporary cannot be made where it goes (os.access passes /proc as root, where no
     file can be made): one is made as the write makes it (vipe_core.atomic), and removed."""
-    existing = next((p for p in (path.parent, *path.parent.parents) if p.is_dir()), None)
-    if existing is None:  # (a relative path where the current folder is gone)
+    existing = nearest_existing(path)
+    if existing is None or not existing.is_dir():  # (check_output says why)
         return
     try:
         new_temporary(path, folder=existing).unlink()

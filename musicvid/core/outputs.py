@@ -25,7 +25,7 @@ from musicvid.core.files import (
     parse_json,
     resolved,
 )
-from musicvid.core.workdir import Workdir, check_outside_work_directories
+from musicvid.core.workdir import Workdir
 from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, atomic_path, write_json
 
 KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
@@ -53,12 +53,12 @@ def named_file(video: Path) -> Path:
 
 
 def check_outputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
-    """Refuse, before any work, outputs (the video first) of which a name is too long, cannot be written, lies in a
-    work directory, is one of the `inputs` (what each is -> its path), or where the video's is no video name."""
+    """Refuse, before any work, outputs (the video first) of which a name is too long, cannot be written, is one of
+    the `inputs` (what each is -> its path), or where the video's is no video name (one in a work directory:
+    Workdir.check_apart)."""
     for path in outputs:
         check_name_length(path)
         check_output(path)
-        check_outside_work_directories(path)
     check_not_inputs(outputs, inputs)
     if outputs:
         check_video_name(outputs[0])
