@@ -1,37 +1,31 @@
-"""Where someone sings, and which of the segments Whisper heard over the whole song are inventions.
+"""Where someone sings, and which of the segments Whisper heard over the whole song are sung.
 
 Whisper listens to the whole song (musicvid.lyrics.transcribe), and what it hears is kept unless the
 evidence says nobody sings there. The evidence, by measurement on real recordings with a band and on
 the generated songs (docs/lyrics.md):
 
-- What Whisper invents over music is few and recognizable: the outro phrases of the videos it learned
-  from ("thank you for watching", "see you next time", a lone "You"), or many words crammed into a
-  second or two (16 words in 1.4 s): faster than anyone sings. Such a segment goes wherever it is. Words
-  it barely believes (a mean probability under 0.15) go where it believed nothing it heard within 10 s:
-  over a band it also barely makes out words that are sung, amid lines it hears well.
+- Whisper's own signals (musicvid.lyrics.inventions): the phrases it says over music, words faster than
+  anyone sings, its loops. Such a segment goes wherever it is. Words it barely believes (against the song's
+  own belief) go where it believed nothing it heard within 10 s: over a band it also barely makes out words
+  that are sung, amid lines it hears well.
 - Silero's voice activity detector hears a clear voice over a quiet band, and there it is the better
   judge of where a line starts and whether anybody sings at all; under a loud band (distorted guitars,
   drums, a singer who growls) it hears nothing; over a folk guitar it hears some passages and not others.
-  So Silero is trusted as far as it agrees with Whisper: where it heard voice under at least half of what
-  Whisper kept, its stretches place the words, and a line with no voice under it, in a passage where it
-  heard what Whisper believed, is an invention over the music if Whisper barely believed it too (over a
-  folk guitar Silero misses sung passages that Whisper hears well); where it did not, it decides nothing,
-  and Whisper's own signals above do. It never decides alone.
-- Whisper may loop: say a line again, stretched over the lines sung after it. A segment saying an earlier
-  one's words over more than twice their time is its loop (a refrain sung again takes about as long);
-  musicvid.lyrics.transcribe hears that stretch again on its own.
+  So Silero is trusted as far as it agrees with Whisper, passage by passage: where it heard voice under at
+  least half of what Whisper believed around a segment, its stretches place the segment's words, and a line
+  with no voice under it, amid lines it hears, is an invention over the music if Whisper barely believed it
+  too; where it did not, it decides nothing, and Whisper's own signals do. It never decides alone.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from musicvid.core.audio import SAMPLE_RATE
+from musicvid.lyrics.inventions import UNTIMED_WORD_SECONDS, invented, loops
 from musicvid.lyrics.transcript import Line, Word
 from musicvid.models.internals import speech_timestamps
 
@@ -50,8 +44,6 @@ VOICED_SHARE = 0.5
 # the song, to place the words; around a line (half a Whisper window each side), to say nobody sings it.
 TRUSTED_AGREEMENT = 0.5
 AROUND_SECONDS = 15.0
-# Fast rap is 6 words a second; Whisper's inventions over music run to 10-15.
-MAX_WORDS_PER_SECOND = 8.0
 # A segment is a guess where the mean probability of its words is under this share of the song's (the mean
 # over all the words heard in it): tiny.en's guesses at sounds ("=== The Ber Theo" over guitars) get a tenth of
 # what it gives the lines it hears, and large-v2's are as far below its own. Over a band Whisper also
@@ -59,37 +51,14 @@ MAX_WORDS_PER_SECOND = 8.0
 # something it heard this near it.
 GUESSED_SHARE = 0.4
 BELIEVED_WITHIN_SECONDS = 10.0
-# The word alignment (a warping path through cross-attention) gives a word the frames its sound is in; a
-# segment Whisper made up has words the path gives (next to) no time, as nothing in the audio answers
-# them. A word shorter than one of Whisper's 20 ms frames was given none; a segment with at least this
-# share of such words is not sung (a fast line sung under a band loses a word or two of five).
-UNTIMED_WORD_SECONDS = 0.02
-UNTIMED_SHARE = 2 / 3
 # What Whisper times a word after a pause by: the warping path must give the pause's frames to a word,
 # and gives them to the first word after it, which then reaches back over the music. Its end is where its
 # sound ends; it is taken to have begun no earlier than a typical word of the song before that end (the
 # median length of the words Whisper timed in it), unless Silero heard the voice begin earlier.
 TYPICAL_WORD_SECONDS = 0.3  # where a song has no timed words to measure
-# What Whisper and the videos it learned from say over music: the ends of the videos; and a speaker's hesitations
-# alone ("uh", "um"), which a flatter model writes over guitars, and which leave a picture nothing to show.
 # Whisper's timestamps may put a line it heard after the stretch it was sung in (tiny.en with flattened logits: a
 # song's last line 9 s late, at its 30 s window's end); no further than one window.
 SLIP_SECONDS = 30.0
-# Whisper loops: it says a line again, word for word, where other lines are sung, and stretches it over them
-# (tiny.en with flattened logits said the line before again over the song's last two lines, 18 s long). A
-# refrain sung again takes about as long each time; a segment saying an earlier one's words (at least
-# LOOP_WORDS of them) over more than LOOP_STRETCH times the time they took there is Whisper's loop.
-LOOP_STRETCH = 2.0
-LOOP_WORDS = 3
-INVENTED_PHRASES = re.compile(
-    r"thanks? (you )?(so much )?for watching|see you (in the )?next (time|video|one)|(please |and )?subscribe|"
-    r"end of (the |this )?video|"
-    r"^(thank you|thanks|you|bye|bye bye|music|applause)$|^((uh|um|er|hmm|mm)( |$))+$"
-)
-# Where Whisper hears no language it writes fragments nobody could sing ("nd nd", "2 pb", "1 tbc vln": Whisper base
-# over guitars). A word is sung on its syllables' vowels: a word in the Latin script holds one of these (accents aside;
-# w and y are Welsh vowels). Other scripts are not judged, and an acronym ("DJ") is sung letter by letter.
-LATIN_VOWELS = frozenset("aeiouywæøœ")
 
 
 @dataclass(frozen=True)
@@ -277,36 +246,6 @@ def opened(segments: list[Line], word: float) -> list[Line]:
     ]
 
 
-def invented(line: Line) -> str | None:
-    """Why a segment Whisper heard is an invention over the music, by its own signals; None if it may be
-    sung."""
-    text = " ".join(re.findall(r"[a-z']+", line.text.lower()))
-    if INVENTED_PHRASES.search(text):
-        return "a phrase Whisper says over music"
-    if not re.search(r"[^\W\d_]", line.text):  # "1.5%", "2:30": what Whisper writes over music, no lyric
-        return "no word with a letter"
-    if not any(map(singable, re.findall(r"[^\W_]+", line.text))):
-        return "no word with a vowel"
-    words = [w for w in line.words if re.search(r"[^\W\d_]", w.text)]  # a word has a letter: "===" is none
-    span = (words[-1].end - words[0].start) if words else line.end - line.start
-    count = len(words) or len(text.split())
-    if count >= 4 and count > MAX_WORDS_PER_SECOND * max(span, 0.1):
-        return f"{count} words in {span:.1f} s"
-    untimed = sum(w.end - w.start < UNTIMED_WORD_SECONDS for w in words)
-    if count >= 2 and untimed >= UNTIMED_SHARE * count:
-        return f"{untimed} of {count} words with no time in the audio"
-    return None
-
-
-def singable(word: str) -> bool:
-    """Whether a word may be sung: in the Latin script, it holds a vowel (LATIN_VOWELS) or is an acronym; in any
-    other script, it may. A numeral alone has no vowel."""
-    letters = [c for c in unicodedata.normalize("NFD", word) if c.isalpha()]
-    latin = all(unicodedata.name(c, "").startswith("LATIN") for c in letters)
-    acronym = len(letters) >= 2 and word.isupper()
-    return not latin or acronym or any(c.lower() in LATIN_VOWELS for c in letters)
-
-
 def belief(line: Line) -> float | None:
     """How much Whisper believed the words it heard: their mean probability (None: it gave none)."""
     probabilities = [w.probability for w in line.words if w.probability is not None]
@@ -324,31 +263,6 @@ def typical_belief(segments: list[Line]) -> float:
     segments (0 where none has one: then nothing is a guess)."""
     probabilities = [w.probability for s in segments for w in s.words if w.probability is not None]
     return float(np.mean(probabilities)) if probabilities else 0.0
-
-
-def said(line: Line) -> tuple[str, ...]:
-    """A segment's words as they are compared: lower case, letters and apostrophes."""
-    return tuple(re.findall(r"[a-z']+", line.text.lower()))
-
-
-def sung_for(line: Line) -> float:
-    """How long a segment's words take, from its second word's start (Whisper stretches the first one back
-    over the pause before it) to its last word's end; its own times where it has fewer words."""
-    return line.words[-1].end - line.words[1].start if len(line.words) > 1 else line.end - line.start
-
-
-def loops(heard: list[Line]) -> list[int]:
-    """Which segments are Whisper's loops: each says the words of an earlier one (LOOP_WORDS at least) over
-    more than LOOP_STRETCH times the shortest time they took before."""
-    shortest: dict[tuple[str, ...], float] = {}
-    found = []
-    for n, segment in enumerate(heard):
-        words, seconds = said(segment), sung_for(segment)
-        if len(words) >= LOOP_WORDS and words in shortest and seconds > LOOP_STRETCH * shortest[words]:
-            found.append(n)
-        else:
-            shortest[words] = min(seconds, shortest.get(words, seconds))
-    return found
 
 
 def may_be_sung(heard: list[Line]) -> list[Line]:
@@ -373,13 +287,36 @@ def believed(kept: list[Line]) -> list[Line]:
     return [line for line in kept if not guessed(line, typical)] or kept
 
 
-def where_sung(kept: list[Line], silero: Voice, duration: float) -> tuple[Voice, bool]:
-    """Where the singing is, and whether Silero is trusted: where it heard voice under at least half of
-    what Whisper `believed` of what it kept, its stretches are where the singing is. Else the singing is where
-    Whisper heard the words it kept, each opening word no longer than a typical word (`opened`), with Silero's
-    stretches besides."""
-    word, agreed = typical_word(kept), silero.agreement(believed(kept))
-    if silero.stretches and (agreed is None or agreed >= TRUSTED_AGREEMENT):
-        return Voice(silero.stretches, duration, word), True
-    stretches = sorted(Voice.of_words(opened(kept, word), duration).stretches + silero.stretches)
-    return Voice(stretches, duration, word), False
+def trusted_over_song(kept: list[Line], silero: Voice) -> bool:
+    """Whether Silero heard voice under at least half of what Whisper `believed` of what it kept, over the song."""
+    agreed = silero.agreement(believed(kept))
+    return bool(silero.stretches) and (agreed is None or agreed >= TRUSTED_AGREEMENT)
+
+
+def trusted_at(kept: list[Line], silero: Voice) -> list[bool]:
+    """Whether Silero is trusted around each segment kept: where it heard voice under at least half of what
+    Whisper `believed` within AROUND_SECONDS of the segment, with the segment or without it (it may be a line
+    whose time slipped: `Voice.slipped`; one silent neighbour must not distrust Silero over a line it hears);
+    where Whisper believed nothing there, as over the song. Over a folk guitar Silero hears some passages and
+    not others: a passage it misses keeps Whisper's times."""
+    if not silero.stretches:
+        return [False] * len(kept)
+    trusting, over_song = believed(kept), trusted_over_song(kept, silero)
+
+    def around(segment: Line) -> bool:
+        start, end = segment.start - AROUND_SECONDS, segment.end + AROUND_SECONDS
+        others = [s for s in trusting if s.end <= segment.start or s.start >= segment.end]
+        agreed = [silero.agreement(believed_here, start, end) for believed_here in (trusting, others)]
+        return any(over_song if a is None else a >= TRUSTED_AGREEMENT for a in agreed)
+
+    return [around(segment) for segment in kept]
+
+
+def where_sung(kept: list[Line], silero: Voice, duration: float) -> tuple[Voice, list[bool]]:
+    """Where the singing is, and around which segments Silero is trusted (`trusted_at`): there its stretches
+    are where the singing is; around the others, where Whisper heard their words, each opening word no longer
+    than a typical word (`opened`), with Silero's stretches besides."""
+    word, trusted = typical_word(kept), trusted_at(kept, silero)
+    untrusted = [segment for segment, sure in zip(kept, trusted) if not sure]
+    stretches = sorted(Voice.of_words(opened(untrusted, word), duration).stretches + silero.stretches)
+    return Voice(stretches, duration, word), trusted

@@ -20,6 +20,7 @@ import torch
 
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
+from musicvid.lyrics.inventions import loops
 from musicvid.lyrics.singing import (
     CLIP_LEAD,
     CLIP_TAIL,
@@ -27,10 +28,10 @@ from musicvid.lyrics.singing import (
     TRUSTED_AGREEMENT,
     Voice,
     believed,
-    loops,
     may_be_sung,
     opened,
     shifted,
+    trusted_over_song,
     typical_belief,
     where_sung,
 )
@@ -224,7 +225,7 @@ def heard_alone(asr: ASRModel, samples: np.ndarray, language: str, start: float,
 
 
 def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: list[Line]) -> list[Line]:
-    """Where Whisper looped (musicvid.lyrics.singing.loops: a line said again over the lines sung after it),
+    """Where Whisper looped (musicvid.lyrics.inventions.loops: a line said again over the lines sung after it),
     what is sung there, heard again on its own: the audio between the segments either side of the loop,
     decoded alone (a window that starts elsewhere does not carry the loop), takes the loop's place. A loop
     heard again stays, for `may_be_sung` to drop."""
@@ -241,10 +242,10 @@ def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: 
 def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
     """Silero's stretches of voice that Whisper heard no word of (none of the words it may have sung within a lead
     and a tail of them), each at least UNHEARD_SECONDS, where the two agree both ways: Silero is trusted
-    (musicvid.lyrics.singing.where_sung), and Whisper's belief lies under at least TRUSTED_AGREEMENT of
-    Silero's voice. Otherwise none: over an instrumental, Silero's voice is the band's."""
+    over the song (musicvid.lyrics.singing.trusted_over_song), and Whisper's belief lies under at least
+    TRUSTED_AGREEMENT of Silero's voice. Otherwise none: over an instrumental, Silero's voice is the band's."""
     kept = may_be_sung(heard)
-    _, trusted = where_sung(kept, silero, silero.duration)
+    trusted = trusted_over_song(kept, silero)
     belief = Voice.of_words(believed(kept), silero.duration)
     heard_share = belief.agreement([Line(start, end, "") for start, end in silero.stretches]) or 0.0
     if not (trusted and heard_share >= TRUSTED_AGREEMENT):
@@ -284,20 +285,22 @@ def hear(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, l
 
 def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[list[Line], Voice, bool]:
     """The segments heard that may be sung (musicvid.lyrics.singing), each word kept in the stretch it is
-    sung in; where the singing is; and whether Silero is trusted there."""
+    sung in; where the singing is; and whether Silero is trusted anywhere (around some segment: `where_sung`)."""
     kept = may_be_sung(heard)
     voice, trusted = where_sung(kept, silero, duration)
-    kept = kept if trusted else opened(kept, voice.word)  # as where_sung found the voice from them
-    return [replace(segment, words=voice.fit_phrase(segment.words)) for segment in kept], voice, trusted
+    # a segment where Silero is not trusted opens as where_sung found the voice from it
+    kept = [segment if sure else opened([segment], voice.word)[0] for segment, sure in zip(kept, trusted)]
+    return [replace(segment, words=voice.fit_phrase(segment.words)) for segment in kept], voice, any(trusted)
 
 
 def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
     """The lines sung, from the segments Whisper heard over the whole song, cut where Whisper cut them and at the
     singer's pauses (`lines_at_pauses`; where Silero is trusted, its voice's pauses too). A line whose words the
     voice left no time (each heard more than a word before the stretch of voice it is nearest: `Voice.fit`) goes,
-    as Whisper's filling of the music before the voice. Where Silero is trusted, a line heard just after the voice it was sung in moves there
-    (`Voice.slipped`), an invention over the music goes (`Voice.sung`), and the first line of a stretch of voice
-    begins where the voice does (`Voice.first_sung`)."""
+    as Whisper's filling of the music before the voice. Where Silero is trusted anywhere, a line heard just after
+    the voice it was sung in moves there (`Voice.slipped`), an invention over the music goes (`Voice.sung`), and
+    the first line of a stretch of voice begins where the voice does (`Voice.first_sung`); in a passage where
+    Silero is not trusted, the voice is where Whisper heard the words, and these leave its lines as they are."""
     kept, voice, trusted = sung_segments(heard, silero, duration)
     cut = lines_at_pauses(kept, voice if trusted else None)
     lines = [line for line in fit_to_duration(cut, duration) if line.end > line.start]
