@@ -5,6 +5,7 @@ songs that are not there."""
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from PIL import Image
 from musicvid.batch import command as batch
 from musicvid.batch import playlist
 from musicvid.batch import report as batch_report
-from tests.helpers import run, valid_board
+from musicvid.storyboard import form
+from tests.helpers import make_tone, run, valid_board
 
 
 def run_batch(capsys, songs: Path, out: Path, *options):
@@ -252,3 +254,40 @@ def test_a_video_in_o_is_skipped_only_where_musicvid_wrote_it_for_the_rows_song(
     code, err = run_batch(capsys, tmp_path / "s.csv", out)
     assert code == 2 and "lyrics file not found" in err and err.count("\n") == 1
     assert (out / "a.mp4").read_bytes() == b"a.wav's video" and (out / "gone.mp4").read_bytes() == b"a person's video"
+
+
+def test_a_device_on_ray_is_one_its_workers_have_not_one_of_this_machine(tmp_path, capsys, monkeypatch):
+    """A Ray cluster's head may have no GPU its workers have: --device cuda is checked against the cluster's GPUs
+    and what each worker asks for, refused in one sentence before any song where they have none."""
+    from musicvid.core.errors import UserError
+
+    for device, cluster, each in (("cuda", 4, 1.0), ("cuda:1", 4, 2.0), ("cpu", 0, 0.0), ("auto", 0, 0.0)):
+        batch.check_device_on_ray(device, cluster, each)
+    for device, cluster, each, said in (
+        ("cuda", 0, 0.0, "needs GPUs for its workers: the cluster has 0"),
+        ("cuda", 4, 0.0, "each worker asks for 0"),
+        ("cuda:1", 4, 1.0, "a Ray worker sees its own 1 GPU(s) only"),
+    ):
+        with pytest.raises(UserError, match=re.escape(said)):
+            batch.check_device_on_ray(device, cluster, each)
+    import ray
+
+    class Started(Exception):  # what the head does once the device is checked
+        pass
+
+    def start_workers(*args, **kwargs):
+        raise Started
+
+    # this machine has no GPU, the cluster two: the head goes on to start the workers
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 4.0, "GPU": 2.0})
+    monkeypatch.setattr(ray, "remote", start_workers)
+    monkeypatch.setattr(form, "compile_librosa", lambda: None)  # (numba's compilation: not needed here)
+    make_tone(tmp_path / "a.wav", 1)
+    code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--device", "cuda")
+    assert code == 1 and "failed: Started" in err, err
+    # each worker asking for none: refused before any song
+    code, err = run_batch(
+        capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--device", "cuda", "--gpus-per-song", "0"
+    )
+    assert code == 2 and err.count("\n") == 1 and "--device cuda on Ray needs GPUs" in err, err

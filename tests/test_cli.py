@@ -166,14 +166,14 @@ def test_a_device_torch_cannot_read_or_this_machine_lacks_exits_2_before_any_wor
     import torch
 
     song = make_tone(tmp_path / "song.wav", 2)
-    lacking = ["xyz", "meta", "CPU", "cuda:x"]
-    lacking += [] if torch.cuda.is_available() else ["cuda", "cuda:0"]
+    unread = {device: "is not a device musicvid runs on" for device in ("xyz", "meta", "CPU", "cuda:x")}
+    lacking = [] if torch.cuda.is_available() else ["cuda", "cuda:0"]
     lacking += [] if torch.backends.mps.is_available() else ["mps"]
-    for device in lacking:
+    for device, why in {**unread, **dict.fromkeys(lacking, "is not a device here")}.items():
         code, out, err = run(
             capsys, "render", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "--device", device
         )
-        assert code == 2 and f"--device {device} is not a device here" in err and "auto, cpu" in err, err
+        assert code == 2 and f"--device {device} {why}" in err and "auto, cpu" in err, err
         assert err.count("\n") == 1 and not (tmp_path / "w").exists()
 
 

@@ -110,3 +110,36 @@ def test_score_takes_the_scorer_its_work_directory_records_checked_as_scorer_is(
     (workdir / "storyboard.json").write_text(json.dumps(board))
     code, _, err = run(capsys, "score", workdir)
     assert code == 2 and f"the scorer ../gone that {workdir / 'storyboard.json'} records" in err
+
+
+GPT2 = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 10, "n_embd": 8}
+
+
+def cut_short(path):
+    path.write_bytes(path.read_bytes()[:-40])
+
+
+def wider_config(folder):
+    (folder / "config.json").write_text(json.dumps({**GPT2, "n_embd": 16}))
+
+
+@pytest.mark.parametrize(
+    "weights, damage, said",
+    [
+        ("model.safetensors", cut_short, "its model.safetensors cannot be read as a safetensors file"),
+        ("model.safetensors", wider_config, "holds token embeddings of 10 x 8, and its config.json says 10 x 16"),
+        ("pytorch_model.bin", cut_short, "its pytorch_model.bin is cut short"),
+    ],
+)
+def test_a_vipe_folder_whose_weights_are_damaged_is_refused_before_anything_loads(
+    capsys, tmp_path, song, weights, damage, said
+):
+    import torch
+    from safetensors.torch import save_file
+
+    folder = checkpoint(tmp_path / "vipe", {"config.json": GPT2})
+    tensors = {"transformer.wte.weight": torch.zeros(10, 8), "transformer.wpe.weight": torch.zeros(16, 8)}
+    save = save_file if weights.endswith(".safetensors") else torch.save
+    save(tensors, str(folder / weights))
+    damage(folder / weights if damage is cut_short else folder)
+    refused_before_the_work(capsys, tmp_path, [*quick(song), "--vipe", folder], f"--vipe {folder}: ", said)

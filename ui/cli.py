@@ -7,7 +7,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.settings.front_doors import option_groups
-from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.model_choice import ModelChoice, check_device, check_device_here
 from musicvid.settings.presets import PRESETS
 from ui.config import UIConfig
 
@@ -51,6 +51,8 @@ def config_from(args) -> UIConfig:
     """The page's configuration from its options; a --lora-dir that is not a folder is refused."""
     if args.lora_dir is not None and not args.lora_dir.is_dir():
         raise UserError(f"--lora-dir {args.lora_dir} is not a folder")
+    check_device(args.device)
+    check_device_here(args.device)
     return UIConfig(
         args.models,
         args.device,

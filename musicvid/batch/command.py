@@ -11,6 +11,7 @@ musicvid.batch.report."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -212,6 +213,7 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
         ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
     cluster = ray.cluster_resources()
     gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if cluster.get("GPU") else 0.0)
+    check_device_on_ray(choice.device, cluster.get("GPU", 0.0), gpus)
     workers = args.workers or (int(cluster["GPU"] // gpus) if gpus else 1)
     actor = ray.remote(num_cpus=1, num_gpus=gpus, max_restarts=1, max_task_retries=1)(SongRenderer)
     idle = [actor.remote(choice) for _ in range(max(1, min(workers, len(jobs))))]
@@ -229,6 +231,21 @@ def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
             result = Result(str(job.entry.path), "failed", str(job.output), error=f"worker failed: {reason}")
         idle.append(worker)
         finished(job, result)
+
+
+def check_device_on_ray(device: str, cluster_gpus: float, gpus: float) -> None:
+    """--device on Ray names a device each worker has, not one of this machine's (the head may have no GPU): CUDA
+    where the cluster has GPUs and each worker asks for some, a worker's own from cuda:0."""
+    import torch
+
+    on = torch.device("cpu" if device == "auto" else device)
+    if on.type == "cuda" and not (cluster_gpus and gpus):
+        raise UserError(
+            f"--device {device} on Ray needs GPUs for its workers: the cluster has {cluster_gpus:g}, and each worker "
+            f"asks for {gpus:g} (--gpus-per-song)"
+        )
+    if on.type == "cuda" and (on.index or 0) >= max(1, math.ceil(gpus)):
+        raise UserError(f"--device {device}: a Ray worker sees its own {gpus:g} GPU(s) only, as cuda:0 on")
 
 
 def made_before(job: Job) -> bool:
@@ -332,7 +349,8 @@ def run(args) -> int:
     todo = [job for job in made if job.number not in skipped]
     check_jobs(todo, jobs, args.playlist, models_of(choice))
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
-    registry = registry_of(choice, keep_loaded=args.engine == "local")
+    here = choice if args.engine == "local" else dataclasses.replace(choice, device="auto")  # --device: the workers'
+    registry = registry_of(here, keep_loaded=args.engine == "local")
     if any(job.settings.resolution for job in todo):
         with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing
             pass

@@ -7,6 +7,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from musicvid.core.errors import UserError
@@ -56,8 +57,11 @@ def first_line(error: BaseException) -> str:
 
 
 def _unavailable(kind: str, name: str, error: BaseException) -> ModelUnavailable:
-    """A model that could not be loaded: a download or cache problem names the ways out."""
+    """A model that could not be loaded: a download or cache problem names the ways out; a folder here, what is
+    wrong with it."""
     ways_out = MODEL_KINDS[kind]
+    if Path(name).expanduser().exists():
+        return ModelUnavailable(f"could not load the {kind} model from {name}: {first_line(error)}")
     return ModelUnavailable(
         f"could not load the {kind} model '{name}' ({first_line(error)}); it downloads on first use, so either let "
         f"this machine reach the model hub once, run with --models tiny, pass a local copy with {ways_out.flag} "

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import is_url
-from musicvid.models.single_file import check_transformer_fits, single_file_family
+from musicvid.models.single_file import check_transformer_fits, header, single_file_family
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
@@ -117,7 +118,30 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
         config = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         raise UserError(f"{named}: its {kind.config} is not JSON, so it is no model in {kind.layout}") from None
-    return check_family(role, config if isinstance(config, dict) else {}, named)
+    config = check_family(role, config if isinstance(config, dict) else {}, named)
+    if folder.is_dir() and kind.layout == TRANSFORMERS:
+        check_weights(folder, config, named)
+    return config
+
+
+def check_weights(folder: Path, config: dict, named: str) -> None:
+    """A model folder's weights as their headers declare them, no tensor read: each safetensors file whole (one cut
+    short by a copy or a download is refused now, not at its load after the song's analysis), each PyTorch file a
+    whole zip archive, and the token embedding as wide as the config says (GPT-2's `n_embd`, `vocab_size`)."""
+    for weights in sorted(folder.glob("*.safetensors")):
+        shapes = header(weights, f"{named}: its {weights.name}")
+        embedding = next((shape for key, shape in shapes.items() if key.endswith("wte.weight")), None)
+        said = [config.get("vocab_size"), config.get("n_embd")]
+        if embedding is not None and None not in said and embedding != said:
+            raise UserError(
+                f"{named}: its {weights.name} holds token embeddings of {embedding[0]} x {embedding[1]}, and its "
+                f"config.json says {said[0]} x {said[1]}"
+            )
+    for weights in sorted(folder.glob("pytorch_model*.bin")):
+        with weights.open("rb") as opened:
+            zipped = opened.read(2) == b"PK"  # torch.save's archive; an older pickle is read as it loads
+        if zipped and not zipfile.is_zipfile(weights):
+            raise UserError(f"{named}: its {weights.name} is cut short (no whole zip archive)")
 
 
 def checkpoint_index(name: str, named: str) -> dict:

@@ -18,7 +18,7 @@ from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.models.scorer import load_scorer
 from musicvid.models.timing import Timings
-from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.model_choice import ModelChoice, check_device_here
 from musicvid.settings.presets import ModelSet
 
 # What each role a stage asks the registry for loads, from the run's model set (a Drawing: load_drawing).
@@ -159,6 +159,7 @@ class ModelRegistry:
 
 
 def registry_of(choice: ModelChoice, keep_loaded: bool = False) -> ModelRegistry:
-    """The registry that loads `choice`'s models on its device in its precision (a batch and the page keep
-    them loaded)."""
+    """The registry that loads `choice`'s models on its device (one this machine has) in its precision (a batch
+    and the page keep them loaded)."""
+    check_device_here(choice.device)
     return ModelRegistry(models_of(choice), choice.device, keep_loaded, choice.precision)

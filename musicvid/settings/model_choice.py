@@ -23,6 +23,7 @@ from musicvid.settings.presets import (
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import setting
 
+DEVICE_KINDS = ("cpu", "cuda", "mps")  # the kinds of torch device musicvid runs on
 DEFAULT_GPU_GB = 24.0  # the card `musicvid plan` plans for where there is no CUDA device and no --gpu-memory
 
 # The help names the default preset's models and those made for SDXL from the presets, not from a copy of them.
@@ -39,22 +40,33 @@ def devices_here() -> list[str]:
 
 
 def check_device(device: str) -> None:
-    """--device: a device torch reads, of a kind musicvid runs on (CPU, CUDA, MPS), that this machine has; refused
-    here rather than by torch at the first model's load, after the transcript."""
+    """--device: auto, or a device torch reads of a kind musicvid runs on (CPU, CUDA, MPS). Whether this machine
+    has it is check_device_here's: a Ray cluster's head may lack the GPUs its workers have."""
     if device == "auto":
         return
     import torch
 
     try:
-        on = torch.device(device)
+        kind = torch.device(device).type
     except RuntimeError:
-        on = None
-    if on is not None and on.type == "cpu":
+        kind = None
+    if kind not in DEVICE_KINDS:
+        raise UserError(f"--device {device} is not a device musicvid runs on: auto, cpu, cuda, cuda:N or mps")
+
+
+def check_device_here(device: str) -> None:
+    """--device names a device this machine has: refused before the first model's load rather than by torch at it,
+    after the transcript."""
+    if device == "auto":
         return
-    if on is not None and on.type == "cuda" and torch.cuda.is_available():
-        if (on.index or 0) < torch.cuda.device_count():
-            return
-    if on is not None and on.type == "mps" and torch.backends.mps.is_available():
+    import torch
+
+    on = torch.device(device)
+    if on.type == "cpu":
+        return
+    if on.type == "cuda" and torch.cuda.is_available() and (on.index or 0) < torch.cuda.device_count():
+        return
+    if on.type == "mps" and torch.backends.mps.is_available():
         return
     raise UserError(f"--device {device} is not a device here; this machine has {', '.join(devices_here())}")
 
