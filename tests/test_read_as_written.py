@@ -90,6 +90,19 @@ def test_numbers_as_written_are_read_as_before():
         parse_json('{"seed":\n 9007199254740993}', "it")  # past 2^53: no float holds it exactly
 
 
+def test_a_lone_surrogate_in_a_storyboard_or_transcript_is_refused_before_any_work(capsys, tmp_path):
+    """JSON may write half of a UTF-16 pair ("\\ud800"), which is no character: it would end a render at its first
+    write or in ViPE's tokenizer, after the work."""
+    assert parse_json('{"title": "caf\\u00e9 \\ud83c\\udfb5"}', "it") == {"title": "caf\u00e9 \U0001f3b5"}
+    board = valid_board()
+    board["scenes"][1]["lyric"] = "half \ud800 a pair"
+    (path := tmp_path / "storyboard.json").write_text(json.dumps(board))
+    song = make_tone(tmp_path / "song.wav", 2)
+    code, out, err = run(capsys, "render", song, *TINY_QUIET, "--storyboard", path, "--workdir", tmp_path / "w")
+    assert code == 2 and err.count("\n") == 1 and "holds '\\ud800', half of a UTF-16 pair" in err, err
+    assert not (tmp_path / "w").exists()
+
+
 @pytest.mark.parametrize("field", ["title", "artist", "language"])
 @pytest.mark.parametrize("value", [{"name": "x"}, ["x"], 5, 2.5, True])
 def test_a_storyboards_title_artist_and_language_must_be_text(tmp_path, field, value):

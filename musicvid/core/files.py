@@ -346,8 +346,12 @@ def parse_json(text: str, what: str) -> Any:
         return file_number(token, f"{what} line {text.count(chr(10), 0, max(0, text.find(token))) + 1}")
 
     try:
-        return json.loads(text, parse_int=number, parse_float=number, parse_constant=number)
+        parsed = json.loads(text, parse_int=number, parse_float=number, parse_constant=number)
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")  # a lone surrogate ("\ud800") is no character
     except json.JSONDecodeError as e:
         raise UserError(f"{what} is not valid JSON: {e}") from None
     except RecursionError:
         raise UserError(f"{what} is nested too deeply to be a storyboard or transcript") from None
+    except UnicodeEncodeError as e:
+        raise UserError(f"{what} holds {e.object[e.start : e.end]!r}, half of a UTF-16 pair: no character") from None
+    return parsed
