@@ -13,6 +13,7 @@ each line's context with vipe_core.context.lyric_context, the function inference
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 from dataclasses import asdict, dataclass
@@ -22,7 +23,8 @@ import pandas as pd
 
 from vipe_core.context import lyric_context
 from vipe_core.errors import VipeError
-from vipe_core.records import CanvasRow, CleanSong, LabelledSong, atomic_path, from_dict, read_json, read_jsonl
+from vipe_core.guards import check_output_kind, refuse_overlap
+from vipe_core.records import CanvasRow, LabelledSong, atomic_path, from_dict, read_clean_songs, read_json
 
 COLUMNS = ["song_id", "line_index", "lyric", "elaboration", "title", "artist", "split"]
 
@@ -33,14 +35,18 @@ def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
     if not folder.is_dir():
         raise VipeError(f"{folder} is not a folder of labelled songs (run `vipe label` to make one).")
     rows: list[CanvasRow] = []
+    files: dict[str, Path] = {}  # song_id -> the file that labelled it
     for file in sorted(folder.glob("*.json")):
         data = read_json(file, "the labelled song")
         if not isinstance(data, dict) or "elaborations" not in data:
             continue  # usage.json and other bookkeeping
         try:
             song = from_dict(LabelledSong, data)
-        except TypeError:
-            raise VipeError(f"{file} lacks fields of a labelled song (song_id, title, artist, lines).") from None
+        except TypeError as e:
+            raise VipeError(f"{file} is not a labelled song from `vipe label` ({e}).") from None
+        if song.song_id in files:
+            raise VipeError(f"{file} and {files[song.song_id]} both label song_id {song.song_id!r}; keep one.")
+        files[song.song_id] = file
         if len(song.lines) != len(song.elaborations):
             raise VipeError(f"{file} has {len(song.lines)} lines but {len(song.elaborations)} elaborations.")
         rows += [
@@ -73,6 +79,17 @@ def _norm(text) -> str:
     return " ".join(re.findall(r"\w+", str(text).casefold()))
 
 
+def _line_index(value, published, number: int) -> int:
+    """A row's 0-based line_index; VipeError naming the row for a blank, a word or a fraction."""
+    try:
+        index = float(value)
+    except (TypeError, ValueError):
+        index = math.nan
+    if not (index.is_integer() and index >= 0):
+        raise VipeError(f"{published} row {number} has line_index {value!r}, not a whole number from 0.")
+    return int(index)
+
+
 def rows_from_published(
     published: str | os.PathLike, lyrics_jsonl: str | os.PathLike, columns: dict[str, str] | None = None
 ) -> list[CanvasRow]:
@@ -85,20 +102,17 @@ def rows_from_published(
     table = _read_table(published).rename(columns={theirs: ours for ours, theirs in (columns or {}).items()})
     if "elaboration" not in table.columns:
         raise VipeError(f"{published} has no 'elaboration' column (map one with --column elaboration=NAME).")
-    try:
-        songs = [from_dict(CleanSong, d) for d in read_jsonl(lyrics_jsonl)]
-    except TypeError:
-        raise VipeError(f"{lyrics_jsonl} is not a lyrics file from `vipe filter`.") from None
+    songs = read_clean_songs(lyrics_jsonl)
     by_position = {"song_id", "line_index"} <= set(table.columns)
     if not by_position and "lyric" not in table.columns:
         raise VipeError(f"{published} needs song_id and line_index columns, or a lyric column, to join on.")
     with_song = not by_position and {"title", "artist"} <= set(table.columns)
     lookup: dict[tuple, str] = {}
-    for record in table.to_dict("records"):
+    for number, record in enumerate(table.to_dict("records"), 1):
         if pd.isna(record["elaboration"]):
             continue
         if by_position:
-            key = (str(record["song_id"]), int(record["line_index"]))
+            key = (str(record["song_id"]), _line_index(record["line_index"], published, number))
         else:
             key = ((_norm(record["title"]), _norm(record["artist"])) if with_song else ()) + (_norm(record["lyric"]),)
         lookup.setdefault(key, str(record["elaboration"]))
@@ -151,6 +165,12 @@ def run_build(
 ) -> BuildSummary:
     if not 0 <= validation_fraction < 1:
         raise VipeError("--validation-fraction must be at least 0 and below 1.")
+    check_output_kind(out, folder=False)
+    refuse_overlap(
+        [("--out", out)],
+        inputs=[("the published elaborations", published), ("the lyrics file", lyrics)],
+        scanned=[("the canvas folder", canvas_dir)],
+    )
     rows = rows_from_canvas(canvas_dir) if canvas_dir else []
     if published:
         if not lyrics:
@@ -177,6 +197,10 @@ def run_build(
 # Reading it back (train, evaluate)
 
 
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
 def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
@@ -188,6 +212,12 @@ def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise VipeError(f"{path} is not a LyricCanvas table: it lacks {', '.join(missing)}.")
+    for column in ("song_id", "lyric", "split", "elaboration"):
+        blank_allowed = column == "elaboration"  # a line kept only as context
+        if not frame[column].map(lambda v, blank=blank_allowed: isinstance(v, str) or (blank and _missing(v))).all():
+            raise VipeError(f"{path} is not a LyricCanvas table: its {column} column holds values that are not text.")
+    if not pd.api.types.is_integer_dtype(frame["line_index"]):
+        raise VipeError(f"{path} is not a LyricCanvas table: its line_index column is not whole numbers.")
     return frame
 
 

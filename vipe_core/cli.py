@@ -127,7 +127,7 @@ def _train(args) -> None:
     result = train(config)
     from accelerate import PartialState
 
-    if PartialState().is_main_process:
+    if PartialState().is_main_process and result["best"]:
         print(
             f"validation loss {result['initial_val_loss']:.4f} before training, best {result['best_val_loss']:.4f} "
             f"after {result['steps']} steps; best checkpoint: {result['best']}"

@@ -18,7 +18,8 @@ from typing import Callable
 from tqdm.auto import tqdm
 
 from vipe_core.errors import StageError, VipeError
-from vipe_core.records import ArtistLyrics, RawSong, write_json
+from vipe_core.guards import check_output_kind, hold_folder
+from vipe_core.records import ArtistLyrics, RawSong, read_text, write_json
 
 TOKEN_ENV = "GENIUS_ACCESS_TOKEN"
 log = logging.getLogger(__name__)
@@ -26,10 +27,7 @@ log = logging.getLogger(__name__)
 
 def read_artists(path: str | os.PathLike) -> list[str]:
     """Artist names, one a line; blank lines and lines starting with '#' are ignored."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise VipeError(f"the artist list {path} does not exist.") from None
+    text = read_text(path, "the artist list")
     names = [line.strip() for line in text.splitlines()]
     names = list(dict.fromkeys(n for n in names if n and not n.startswith("#")))
     if not names:
@@ -177,28 +175,24 @@ def collect(
     when some artist is still to be collected.
     """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    todo = [a for a in artists if not artist_file(out_dir, a).exists()]
-    tally = {
-        "artists": len(artists),
-        "already_done": len(artists) - len(todo),
-        "collected": 0,
-        "not_found": 0,
-        "songs": 0,
-    }
-    if not todo:
+    check_output_kind(out_dir, folder=True)
+    with hold_folder(out_dir):  # one run per folder: two would fetch (and pay for) the same artists
+        todo = [a for a in artists if not artist_file(out_dir, a).exists()]
+        tally = {"artists": len(artists), "already_done": len(artists) - len(todo), "collected": 0, "not_found": 0}
+        tally["songs"] = 0
+        if not todo:
+            return tally
+        collector = Collector(
+            genius or make_genius(token), max_songs=max_songs, delay=delay, retries=retries, backoff=backoff
+        )
+        for name in tqdm(todo, desc="collect", unit="artist", disable=not progress):
+            result = collector.collect_artist(name)
+            if result is None:
+                tally["not_found"] += 1
+                log.warning("no Genius artist found for %r", name)
+                continue
+            write_json(artist_file(out_dir, name), asdict(result))
+            tally["collected"] += 1
+            tally["songs"] += len(result.songs)
+        tally.update(collector.skipped)
         return tally
-    collector = Collector(
-        genius or make_genius(token), max_songs=max_songs, delay=delay, retries=retries, backoff=backoff
-    )
-    for name in tqdm(todo, desc="collect", unit="artist", disable=not progress):
-        result = collector.collect_artist(name)
-        if result is None:
-            tally["not_found"] += 1
-            log.warning("no Genius artist found for %r", name)
-            continue
-        write_json(artist_file(out_dir, name), asdict(result))
-        tally["collected"] += 1
-        tally["songs"] += len(result.songs)
-    tally.update(collector.skipped)
-    return tally

@@ -22,9 +22,11 @@ from tqdm.auto import tqdm
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.cider import cider_d
 from vipe_core.errors import VipeError
+from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
 from vipe_core.inference import GenerationSettings, ViPE
 from vipe_core.records import append_jsonl, read_json, read_jsonl, write_json
-from vipe_core.train import TRAINING_INFO
+from vipe_core.train_checks import cannot_load, model_window, quiet_loading
+from vipe_core.train_config import TRAINING_INFO
 
 BUCKETS = [(0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.0)]
 
@@ -55,16 +57,58 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
 
 
 def trained_context(checkpoint: Path) -> int:
+    """The context size the checkpoint was trained with (7, the paper's, when it does not say)."""
     info = checkpoint / TRAINING_INFO
-    return int(read_json(info).get("context_size", 7)) if info.is_file() else 7
+    data = read_json(info, "the training record") if info.is_file() else {}
+    size = data.get("context_size", 7) if isinstance(data, dict) else None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise VipeError(f"{info} is damaged: its context_size should be a whole number from 0, not {size!r}.")
+    return size
 
 
-def _device(choice: str) -> str:
-    if choice != "auto":
-        return choice
+def check_device(choice: str) -> str:
+    """The torch device to generate on: `choice`, or the GPU when there is one for "auto"; VipeError for a
+    name torch does not know or a device this machine lacks."""
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    if choice == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(choice)
+    except (RuntimeError, ValueError, TypeError):
+        raise VipeError(f"--device {choice!r} is not a device; give auto, cpu, cuda, cuda:1, mps ...") from None
+    present = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available() and (device.index or 0) < torch.cuda.device_count(),
+        "mps": torch.backends.mps.is_available(),
+    }
+    if not present.get(device.type, True):
+        raise VipeError(f"--device {choice}: this machine has no such device.")
+    return choice
+
+
+def check_evaluate(config: EvalConfig) -> tuple[list[tuple[str, Path, list[int]]], Path]:
+    """Every checkpoint, setting and path an evaluation reads, checked before any work: returns each
+    checkpoint (as named, its folder, the context sizes to try) and the output folder."""
+    checkpoints = [(arg, resolve_checkpoint(arg)) for arg in config.checkpoints]
+    out = Path(config.out) if config.out else Path(config.checkpoints[0]) / "evaluation"
+    check_output_kind(out, folder=True)
+    refuse_overlap(
+        [("the output folder", out)],
+        inputs=[("the LyricCanvas file", config.data), *(("the checkpoint", c) for _, c in checkpoints)],
+    )
+    plan = []
+    for name, checkpoint in checkpoints:
+        window = model_window(str(checkpoint), "the checkpoint")
+        if config.max_new_tokens >= window:
+            raise VipeError(
+                f"--max-new-tokens {config.max_new_tokens} leaves no room for the context in the {window}-token "
+                f"window of {checkpoint}."
+            )
+        plan.append(
+            (name, checkpoint, config.contexts if config.contexts is not None else [trained_context(checkpoint)])
+        )
+    return plan, out
 
 
 def _journal_name(name: str, checkpoint: Path, context_size: int, settings: GenerationSettings) -> str:
@@ -117,23 +161,27 @@ def profanity_table(lyrics: list[str], columns: dict[str, list[str]]) -> dict:
 
 
 def run_evaluate(config: EvalConfig) -> dict:
+    """Score every checkpoint; everything is checked first, and the output folder is held for the run."""
     frame = read_canvas(config.data)
-    checkpoints = [(arg, resolve_checkpoint(arg)) for arg in config.checkpoints]
-    out = Path(config.out) if config.out else Path(config.checkpoints[0]) / "evaluation"
-    device = _device(config.device)
+    plan, out = check_evaluate(config)
+    device = check_device(config.device)
+    with hold_folder(out):
+        return _evaluate(config, frame, plan, out, device)
+
+
+def _evaluate(config: EvalConfig, frame, plan: list[tuple[str, Path, list[int]]], out: Path, device: str) -> dict:
     settings = GenerationSettings(max_new_tokens=config.max_new_tokens, do_sample=False)
 
     cider_rows, model_columns = [], {}
     reference_items: list[dict] | None = None
-    for name, checkpoint in checkpoints:
+    for name, checkpoint, contexts in plan:
         try:
-            vipe = ViPE.from_pretrained(str(checkpoint), device=device)
-        except (OSError, ValueError) as e:
-            raise VipeError(
-                f"{checkpoint} could not be loaded as a ViPE model ({str(e).splitlines()[0][:160]})."
-            ) from None
+            with quiet_loading():
+                vipe = ViPE.from_pretrained(str(checkpoint), device=device)
+        except Exception as e:  # OSError, ValueError, RuntimeError for weights that do not fit the config ...
+            raise cannot_load("the checkpoint", str(checkpoint), e) from None
         vipe.generation = settings
-        for context_size in config.contexts if config.contexts is not None else [trained_context(checkpoint)]:
+        for context_size in contexts:
             items = examples(frame, config.split, context_size)[: config.limit]
             if not items:
                 raise VipeError(f"{config.data} has no labelled lines in its {config.split!r} split.")
@@ -146,7 +194,7 @@ def run_evaluate(config: EvalConfig) -> dict:
             model_columns.setdefault(name, generated)
             reference_items = reference_items or items
 
-    first = model_columns[checkpoints[0][0]]
+    first = model_columns[plan[0][0]]
     samples = [
         {"lyric": e["lyric"], "teacher": e["elaboration"], "model": g} for e, g in zip(reference_items[:5], first)
     ]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable
 
 from vipe_core.errors import VipeError
+from vipe_core.guards import check_output_kind, refuse_overlap
 from vipe_core.records import ArtistLyrics, CleanSong, RawSong, from_dict, read_json, write_jsonl
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -132,11 +133,13 @@ def read_lyrics_dir(path: str | os.PathLike) -> list[ArtistLyrics]:
             artist.songs = [from_dict(RawSong, song) for song in artist.songs]
             artists.append(artist)
         except TypeError as e:
-            raise VipeError(f"{file} has a song without the fields collect writes ({e}).") from None
+            raise VipeError(f"{file} has a song that is not as collect writes it ({e}).") from None
     return artists
 
 
 def run_filter(lyrics_dir: str | os.PathLike, out: str | os.PathLike, config: FilterConfig = FilterConfig()) -> dict:
+    check_output_kind(out, folder=False)
+    refuse_overlap([("--out", out)], scanned=[("the lyrics folder", lyrics_dir)])
     songs, summary = filter_songs(read_lyrics_dir(lyrics_dir), config)
     write_jsonl(out, songs)
     return summary

@@ -4,10 +4,12 @@ TrainConfig's, shown in its help as argparse reads them."""
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import fields
 
 from vipe_core.filters import FilterConfig
-from vipe_core.train_config import MIXED_PRECISIONS, TrainConfig
+from vipe_core.guards import finite_in
+from vipe_core.train_config import MAX_SEED, MIXED_PRECISIONS, TrainConfig
 
 
 def _positive(text: str) -> int:
@@ -22,6 +24,33 @@ def _not_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative")
     return value
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{text} is not a seed from 0 to {MAX_SEED}")
+    return value
+
+
+def _finite(low: float, high: float = math.inf, *, above: bool = False):
+    """An argparse type: a finite number from `low` (excluded when `above`) to `high`."""
+    bounds = f"{'above' if above else 'from'} {low:g}" + (f" to {high:g}" if math.isfinite(high) else "")
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not finite_in(value, low, high, above=above):
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number {bounds}")
+        return value
+
+    return parse
+
+
+# Bounds of the seconds a stage waits: a day at most (time.sleep and sockets refuse infinity).
+_SECONDS = _finite(0, 86400)
 
 
 def _int_list(text: str) -> list[int]:
@@ -66,7 +95,7 @@ def add_collect(stages, common: argparse.ArgumentParser) -> None:
     p.add_argument("--artists", required=True, help="text file, one artist a line")
     p.add_argument("--out", default="lyrics", help="folder, one JSON file per artist (default: lyrics/)")
     p.add_argument("--max-songs", type=_positive, default=50, help="songs per artist, most popular first (default: 50)")
-    p.add_argument("--delay", type=float, default=0.5, help="seconds between requests (default: 0.5)")
+    p.add_argument("--delay", type=_SECONDS, default=0.5, help="seconds between requests (default: 0.5)")
     p.add_argument("--retries", type=_not_negative, default=4, help="tries again after a failed request (default: 4)")
     p.add_argument("--token", help="Genius API token (default: $GENIUS_ACCESS_TOKEN)")
 
@@ -124,19 +153,26 @@ def add_label(stages, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--chunk-lines", type=_positive, default=50, help="lines per request at most (default: 50)")
     p.add_argument("--concurrency", type=_positive, default=4, help="songs in flight at once (default: 4)")
-    p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--temperature", type=_finite(0, 2), default=0.7, help="0 to 2 (default: 0.7)")
     p.add_argument("--max-retries", type=_not_negative, default=6, help="on 429, 5xx and network errors (default: 6)")
-    p.add_argument("--backoff", type=float, default=1.0, help="seconds before the first retry, doubling (default: 1)")
+    p.add_argument(
+        "--backoff", type=_SECONDS, default=1.0, help="seconds before the first retry, doubling (default: 1)"
+    )
     p.add_argument(
         "--mismatch-retries", type=_not_negative, default=1, help="asks again before splitting a chunk (default: 1)"
     )
     p.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds for a whole request, answer included (default: 120)"
+        "--timeout",
+        type=_finite(0, 86400, above=True),
+        default=120.0,
+        help="seconds for a whole request, answer included (default: 120)",
     )
     p.add_argument("--retry-failed", action="store_true", help="ask again for songs recorded in failed.jsonl")
     p.add_argument("--limit", type=_positive, help="label at most this many new songs")
-    p.add_argument("--price-input", type=float, default=0.0, help="USD per million prompt tokens, for the cost tally")
-    p.add_argument("--price-output", type=float, default=0.0, help="USD per million completion tokens")
+    p.add_argument(
+        "--price-input", type=_finite(0), default=0.0, help="USD per million prompt tokens, for the cost tally"
+    )
+    p.add_argument("--price-output", type=_finite(0), default=0.0, help="USD per million completion tokens")
 
 
 def add_build(stages, common: argparse.ArgumentParser) -> None:
@@ -182,8 +218,8 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
         default=default["grad_accum"],
         help="gradient accumulation steps (default: %(default)s)",
     )
-    p.add_argument("--lr", type=float, default=default["lr"], help="(default: %(default)s)")
-    p.add_argument("--weight-decay", type=float, default=default["weight_decay"], help="(default: %(default)s)")
+    p.add_argument("--lr", type=_finite(0, above=True), default=default["lr"], help="(default: %(default)s)")
+    p.add_argument("--weight-decay", type=_finite(0), default=default["weight_decay"], help="(default: %(default)s)")
     p.add_argument("--warmup-steps", type=_not_negative, default=default["warmup_steps"], help="(default: %(default)s)")
     p.add_argument("--max-length", type=_positive, help="tokens per example (default: the model's window)")
     p.add_argument(
@@ -205,7 +241,7 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
         help="steps between resumable saves (default: %(default)s)",
     )
     p.add_argument("--max-steps", type=_positive, help="stop after this many optimizer steps")
-    p.add_argument("--seed", type=int, default=default["seed"], help="(default: %(default)s)")
+    p.add_argument("--seed", type=_seed, default=default["seed"], help="(default: %(default)s)")
     p.add_argument(
         "--mixed-precision",
         choices=MIXED_PRECISIONS,

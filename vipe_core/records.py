@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
@@ -34,8 +34,10 @@ __all__ = [
     "atomic_dir",
     "atomic_path",
     "from_dict",
+    "read_clean_songs",
     "read_json",
     "read_jsonl",
+    "read_text",
     "replace_dir",
     "write_json",
     "write_jsonl",
@@ -99,20 +101,70 @@ class CanvasRow:
     split: str = "train"
 
 
+# The JSON a field of a record takes, by its annotation; a file with anything else is refused on reading.
+_KINDS = {
+    "str": ((str,), "text"),
+    "str | None": ((str, type(None)), "text or null"),
+    "int": ((int,), "a whole number"),
+    "float": ((int, float), "a number"),
+    "bool": ((bool,), "true or false"),
+    "dict": ((dict,), "an object"),
+    "list[str]": ((list,), "a list of texts"),
+    "list[dict]": ((list,), "a list of objects"),
+    "list[RawSong]": ((list,), "a list of songs"),
+}
+_ITEM_KINDS = {"list[str]": str, "list[dict]": dict}
+
+
+def _json_kind(value: Any) -> str:
+    names = {type(None): "null", bool: "true/false", str: "text", int: "a number", float: "a number", list: "a list"}
+    return names.get(type(value), "an object")
+
+
+def _fits(value: Any, annotation: str) -> bool:
+    types, _ = _KINDS[annotation]
+    if isinstance(value, bool) and bool not in types:
+        return False  # JSON true is no number
+    item = _ITEM_KINDS.get(annotation)
+    return isinstance(value, types) and (item is None or all(isinstance(v, item) for v in value))
+
+
 def from_dict(cls: type[T], data: dict[str, Any]) -> T:
-    """Build a record from a dict, ignoring keys the record does not have (newer files, extra columns)."""
+    """Build a record from a dict, ignoring keys the record does not have (newer files, extra columns).
+
+    Raises TypeError, with a message naming the field, for a dict that lacks a required field or holds
+    a value of another JSON type than the field's (a null lyrics, a numeric song_id, a string rank)."""
     if not isinstance(data, dict):
-        raise TypeError(f"expected an object, got {type(data).__name__}")
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in data.items() if k in names})
+        raise TypeError(f"expected an object, got {_json_kind(data)}")
+    known = fields(cls)  # type: ignore[arg-type]
+    missing = [f.name for f in known if f.name not in data and f.default is MISSING and f.default_factory is MISSING]
+    if missing:
+        raise TypeError(f"it lacks {', '.join(missing)}")
+    for f in known:
+        if f.name in data and f.type in _KINDS and not _fits(data[f.name], f.type):
+            raise TypeError(f"its {f.name} should be {_KINDS[f.type][1]}, not {_json_kind(data[f.name])}")
+    return cls(**{f.name: data[f.name] for f in known if f.name in data})
 
 
-def read_json(path: str | os.PathLike, what: str = "file") -> Any:
+def read_text(path: str | os.PathLike, what: str = "the file") -> str:
+    """The UTF-8 text of a file; VipeError naming `what` when it is missing, a folder, unreadable or not UTF-8."""
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise VipeError(f"{what} {path} does not exist.") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except IsADirectoryError:
+        raise VipeError(f"{what} {path} is a folder, not a file.") from None
+    except UnicodeDecodeError:
+        raise VipeError(f"{what} {path} is not UTF-8 text.") from None
+    except OSError as e:
+        raise VipeError(f"{what} {path} could not be read ({e.strerror or e}).") from None
+
+
+def read_json(path: str | os.PathLike, what: str = "the file") -> Any:
+    text = read_text(path, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
         raise VipeError(f"{what} {path} is not valid JSON ({e}).") from None
 
 
@@ -127,24 +179,42 @@ def write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> int:
     return count
 
 
-def read_jsonl(path: str | os.PathLike, *, journal: bool = False) -> Iterator[dict[str, Any]]:
-    """Objects of a JSONL file. A `journal` (append-only file) may end in a torn line: it is skipped."""
-    path = Path(path)
-    if not path.exists():
-        if journal:
-            return
-        raise VipeError(f"{path} does not exist.")
-    with open(path, encoding="utf-8") as f:
-        lines = f.readlines()
+def _numbered_jsonl(path: Path, journal: bool, what: str) -> Iterator[tuple[int, Any]]:
+    if journal and not path.exists():
+        return
+    lines = read_text(path, what).splitlines()
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            yield json.loads(line)
+            yield number, json.loads(line)
         except json.JSONDecodeError:
             if journal and number == len(lines):
                 return  # a run was killed while appending
             raise VipeError(f"{path} line {number} is not valid JSON.") from None
+
+
+def read_jsonl(path: str | os.PathLike, *, journal: bool = False, what: str = "the file") -> Iterator[dict[str, Any]]:
+    """Objects of a JSONL file. A `journal` (append-only file) may be missing, or end in a torn line: it is skipped."""
+    for _, data in _numbered_jsonl(Path(path), journal, what):
+        yield data
+
+
+def read_clean_songs(path: str | os.PathLike) -> list[CleanSong]:
+    """The songs of a lyrics.clean.jsonl from `vipe filter`; VipeError for a line that is not a song, or that
+    repeats a song_id (two songs would share one canvas file: one paid for twice, the other lost)."""
+    songs: list[CleanSong] = []
+    seen: dict[str, int] = {}
+    for number, data in _numbered_jsonl(Path(path), False, "the lyrics file"):
+        try:
+            song = from_dict(CleanSong, data)
+        except TypeError as e:
+            raise VipeError(f"{path} line {number} is not a song from `vipe filter` ({e}).") from None
+        if song.song_id in seen:
+            raise VipeError(f"{path} line {number} repeats song_id {song.song_id!r} of line {seen[song.song_id]}.")
+        seen[song.song_id] = number
+        songs.append(song)
+    return songs
 
 
 def append_jsonl(path: str | os.PathLike, record: dict[str, Any]) -> None:
@@ -163,23 +233,30 @@ def append_jsonl(path: str | os.PathLike, record: dict[str, Any]) -> None:
 
 
 @contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary folder beside `path`; on success it replaces `path` (a checkpoint, say)."""
+def atomic_dir(path: str | os.PathLike, marker: str) -> Iterator[Path]:
+    """Yield a temporary folder beside `path`; on success it replaces `path` (a checkpoint, say), which
+    must be ours: see replace_dir. The folder yielded must come to hold `marker`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         yield tmp
-        replace_dir(tmp, path)
+        replace_dir(tmp, path, marker)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def replace_dir(new: Path, path: Path) -> None:
-    """Put the finished folder `new` in the place of `path` (the old one is removed after the swap)."""
-    old = path.with_name(f".{path.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if path.exists():
-        os.replace(path, old)
-    os.replace(new, path)
-    shutil.rmtree(old, ignore_errors=True)
+def replace_dir(new: Path, path: Path, marker: str) -> None:
+    """Put the finished folder `new` in the place of `path` (the old one is removed after the swap).
+
+    An existing `path` is replaced only when it holds the file `marker`, which only vipe writes there:
+    a person's folder of the same name is refused (VipeError) and left as it is."""
+    if path.exists() and not (path / marker).is_file():
+        raise VipeError(f"{path} holds files vipe did not write; move them away or choose another --out.")
+    old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))  # a fresh name: nobody's folder
+    try:
+        if path.exists():
+            os.replace(path, old)  # onto the empty folder old
+        os.replace(new, path)
+    finally:
+        shutil.rmtree(old, ignore_errors=True)

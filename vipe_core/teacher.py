@@ -28,7 +28,17 @@ from tqdm.auto import tqdm
 
 from vipe_core.chat import ChatClient, TeacherConfig, TeacherError
 from vipe_core.errors import VipeError
-from vipe_core.records import CleanSong, LabelledSong, append_jsonl, from_dict, read_json, read_jsonl, write_json
+from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
+from vipe_core.records import (
+    CleanSong,
+    LabelledSong,
+    append_jsonl,
+    read_clean_songs,
+    read_json,
+    read_jsonl,
+    read_text,
+    write_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -163,10 +173,7 @@ class Labeller:
 
 def read_system_role(path: str | os.PathLike | None) -> str:
     path = Path(path) if path else DEFAULT_SYSTEM_ROLE
-    try:
-        text = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        raise VipeError(f"the system role file {path} does not exist.") from None
+    text = read_text(path, "the system role file").strip()
     if not text:
         raise VipeError(f"the system role file {path} is empty.")
     return text
@@ -191,30 +198,38 @@ def run_label(
     limit: int | None = None,
     progress: bool = True,
 ) -> dict:
-    """Label every song of lyrics.clean.jsonl that has no canvas/<song id>.json yet."""
+    """Label every song of lyrics.clean.jsonl that has no canvas/<song id>.json yet. Its inputs are checked
+    before the output folder is made; the folder is held for the run (a second run on it is refused)."""
     out_dir = Path(out_dir)
-    songs = []
-    for number, data in enumerate(read_jsonl(clean_jsonl), 1):
-        try:
-            songs.append(from_dict(CleanSong, data))
-        except TypeError:
-            raise VipeError(f"{clean_jsonl} line {number} is not a song from `vipe filter`.") from None
-    role = read_system_role(system_role)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    failed_path, usage_path = out_dir / "failed.jsonl", out_dir / "usage.json"
-    failed_before = set() if retry_failed else {r.get("song_id") for r in read_jsonl(failed_path, journal=True)}
-    todo = [
-        s for s in songs if s.lines and not song_file(out_dir, s.song_id).exists() and s.song_id not in failed_before
-    ]
-    todo = todo[:limit] if limit is not None else todo
-    summary = {"songs": len(songs), "already_labelled": 0, "skipped_failed": 0, "labelled": 0, "failed": 0}
-    summary["already_labelled"] = sum(song_file(out_dir, s.song_id).exists() for s in songs)
-    summary["skipped_failed"] = sum(
-        s.song_id in failed_before and not song_file(out_dir, s.song_id).exists() for s in songs
+    check_output_kind(out_dir, folder=True)
+    refuse_overlap(
+        [("--out", out_dir)], inputs=[("the lyrics file", clean_jsonl), ("the system role file", system_role)]
     )
+    songs = read_clean_songs(clean_jsonl)
+    role = read_system_role(system_role)
+    with hold_folder(out_dir):
+        failed_path = out_dir / "failed.jsonl"
+        failed_before = set() if retry_failed else {r.get("song_id") for r in read_jsonl(failed_path, journal=True)}
+        todo = [
+            s
+            for s in songs
+            if s.lines and not song_file(out_dir, s.song_id).exists() and s.song_id not in failed_before
+        ]
+        todo = todo[:limit] if limit is not None else todo
+        summary = {"songs": len(songs), "already_labelled": 0, "skipped_failed": 0, "labelled": 0, "failed": 0}
+        summary["already_labelled"] = sum(song_file(out_dir, s.song_id).exists() for s in songs)
+        summary["skipped_failed"] = sum(
+            s.song_id in failed_before and not song_file(out_dir, s.song_id).exists() for s in songs
+        )
+        _label_todo(ChatClient(config, role), out_dir, todo, summary, progress)
+    return summary
 
-    usage_before = read_json(usage_path) if usage_path.exists() else {}
-    client = ChatClient(config, role)
+
+def _label_todo(client: ChatClient, out_dir: Path, todo: list[CleanSong], summary: dict, progress: bool) -> None:
+    """Label `todo` in parallel, counting into `summary` and keeping the usage tally after every song."""
+    config = client.config
+    failed_path, usage_path = out_dir / "failed.jsonl", out_dir / "usage.json"
+    usage_before = read_json(usage_path, "the usage tally") if usage_path.exists() else {}
     labeller = Labeller(client, out_dir)
     try:
         with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
@@ -227,16 +242,8 @@ def run_label(
                     summary["labelled"] += 1
                 except SongFailed as failure:
                     summary["failed"] += 1
-                    append_jsonl(
-                        failed_path,
-                        {
-                            "song_id": song.song_id,
-                            "title": song.title,
-                            "artist": song.artist,
-                            "kind": failure.kind,
-                            "detail": failure.detail,
-                        },
-                    )
+                    record = {"song_id": song.song_id, "title": song.title, "artist": song.artist}
+                    append_jsonl(failed_path, {**record, "kind": failure.kind, "detail": failure.detail})
                 except BaseException:
                     pool.shutdown(wait=False, cancel_futures=True)
                     raise
@@ -247,4 +254,3 @@ def run_label(
     finally:
         client.close()
     summary["usage"] = _merge_usage(usage_path, usage_before, client.usage, config)
-    return summary

@@ -15,16 +15,21 @@ Written to --out:
     best/    the checkpoint with the lowest validation loss: save_pretrained model + tokenizer,
              loadable by vipe_core.inference.ViPE.from_pretrained and by `musicvid --vipe out/best`
     last/    the full training state (model, optimizer, schedule, RNG, position in the epoch):
-             a rerun with the same --out continues from it
+             a rerun with the same --out and settings continues from it (vipe_core.resume)
+    train_result.json   the losses, written at the end
+
+Everything a run reads is checked before any work (vipe_core.train_checks), and a run holds --out: a
+second run on it is refused. A validation loss that is not finite stops the run (exit 1).
 """
 
 from __future__ import annotations
 
-import json
 import math
+import os
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +37,23 @@ import torch
 from torch.utils.data import DataLoader, Subset
 from tqdm.auto import tqdm
 
-from vipe_core.canvas import examples, read_canvas
+from vipe_core.canvas import examples
 from vipe_core.context import model_input
-from vipe_core.errors import VipeError
+from vipe_core.errors import StageError, VipeError
+from vipe_core.guards import hold_folder
 from vipe_core.records import atomic_dir, replace_dir, write_json
-from vipe_core.train_config import TrainConfig, paper_batch_size
+from vipe_core.resume import STATE_FILE, TrainState, load_saved, saved_state
+from vipe_core.train_checks import (
+    BASE_HINT,
+    RESULT_FILE,
+    cannot_load,
+    check_out_is_ours,
+    check_train,
+    quiet_loading,
+)
+from vipe_core.train_config import TRAINING_INFO, TrainConfig
 
-TRAINING_INFO = "vipe_training.json"
+__all__ = ["TRAINING_INFO", "Collator", "TrainConfig", "TrainState", "encode_example", "train"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -94,43 +109,19 @@ def load_base(base: str, tokenizer_name: str | None = None):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(tokenizer_name or base)
-        model = AutoModelForCausalLM.from_pretrained(base)
-    except (OSError, ValueError) as e:
-        reason = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
-        raise VipeError(
-            f"could not load the base model {base!r} ({reason}); give a local folder, or a hub name on a "
-            "machine that can reach the hub (HF_HUB_OFFLINE=1 allows only cached models)."
-        ) from None
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer_name or base)
+            model = AutoModelForCausalLM.from_pretrained(base)
+    except Exception as e:  # OSError, ValueError, and RuntimeError for weights that do not fit the config
+        raise cannot_load("the base model", base, e, BASE_HINT) from None
     if tokenizer.eos_token_id is None:
         raise VipeError(f"the tokenizer of {tokenizer_name or base!r} has no end-of-text token, which ViPE needs.")
     return tokenizer, model
 
 
-def _mixed_precision(choice: str) -> str:
-    """--mixed-precision decides, not `accelerate launch`, whose default ("no") would turn it off on GPUs."""
-    if choice != "auto":
-        return choice
-    if torch.cuda.is_available():
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return "no"
-
-
-@dataclass
-class TrainState:
-    epoch: int = 0
-    batches_done: int = 0  # micro-batches of `epoch` already trained on
-    step: int = 0  # optimizer steps in all
-    best_val_loss: float = math.inf
-    evaluations_without_improvement: int = 0
-    history: list[dict] = field(default_factory=list)
-    finished: bool = False  # all epochs done, or stopped early
-    run: dict = field(default_factory=dict)  # the settings a resumed run must share
-
-
 def save_best(accelerator, model, tokenizer, path: Path, info: dict) -> None:
     if accelerator.is_main_process:
-        with atomic_dir(path) as tmp:
+        with atomic_dir(path, TRAINING_INFO) as tmp:
             accelerator.unwrap_model(model).save_pretrained(tmp, safe_serialization=True)
             tokenizer.save_pretrained(tmp)
             write_json(tmp / TRAINING_INFO, info)
@@ -138,15 +129,16 @@ def save_best(accelerator, model, tokenizer, path: Path, info: dict) -> None:
 
 
 def save_last(accelerator, state: TrainState, path: Path) -> None:
-    """Everything needed to continue: written beside `path`, then swapped in."""
+    """Everything needed to continue: written beside `path`, then swapped in. One name for all processes
+    (each writes its RNG state there); safe because one run holds the folder."""
     tmp = path.with_name(f".{path.name}.saving")
     if accelerator.is_main_process:
         shutil.rmtree(tmp, ignore_errors=True)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(tmp), safe_serialization=False)  # tied weights upset safetensors here
     if accelerator.is_main_process:
-        write_json(tmp / "trainer_state.json", asdict(state))
-        replace_dir(tmp, path)
+        write_json(tmp / STATE_FILE, asdict(state))
+        replace_dir(tmp, path, STATE_FILE)
     accelerator.wait_for_everyone()
 
 
@@ -168,6 +160,13 @@ def validation_loss(accelerator, model, loader) -> float:
     return (total[0] / total[1].clamp(min=1)).item()
 
 
+def finite_loss(loss: float, step: int) -> float:
+    """`loss`, when finite; else the run failed (StageError, exit 1): nothing worse is kept as best/."""
+    if not math.isfinite(loss):
+        raise StageError(f"training diverged (validation loss {loss} at step {step}); try a lower --lr.")
+    return loss
+
+
 # ---------------------------------------------------------------------------------------------
 # The loop
 
@@ -186,7 +185,7 @@ class Trainer:
     validation_examples: int
     val_loader: DataLoader
     collate: Collator
-    info: dict  # the settings a resumed run must share
+    run: dict  # the settings a resumed run must share (vipe_core.train_checks.check_train)
     state: TrainState
 
     @property
@@ -206,12 +205,12 @@ class Trainer:
     def evaluate_and_keep_best(self, label: str) -> bool:
         """Validate; save best/ if it improved. True when early stopping says stop."""
         state = self.state
-        loss = validation_loss(self.accelerator, self.model, self.val_loader)
+        loss = finite_loss(validation_loss(self.accelerator, self.model, self.val_loader), state.step)
         state.history.append({"epoch": state.epoch + 1, "step": state.step, "val_loss": loss, "at": label})
         improved = loss < state.best_val_loss
         if improved:
             state.best_val_loss, state.evaluations_without_improvement = loss, 0
-            info = {**self.info, "epoch": state.epoch + 1, "step": state.step, "val_loss": loss}
+            info = {**self.run, "epoch": state.epoch + 1, "step": state.step, "val_loss": loss}
             save_best(self.accelerator, self.model, self.tokenizer, self.out / "best", info)
         else:
             state.evaluations_without_improvement += 1
@@ -230,7 +229,7 @@ class Trainer:
         return self.accelerator.prepare(
             DataLoader(
                 Subset(self.train_set, order.tolist()),
-                batch_size=self.info["batch_size"],
+                batch_size=self.run["batch_size"],
                 collate_fn=self.collate,
                 generator=torch.Generator().manual_seed(config.seed),
             )
@@ -285,30 +284,22 @@ class Trainer:
         save_last(accelerator, state, self.out / "last")
 
 
-def prepare(config: TrainConfig) -> Trainer:
-    """The model, data, optimizer and schedule of a run, prepared by accelerate, and its state: resumed from
-    --out's last/ when it holds a run with the same settings."""
+def prepare(config: TrainConfig, frame, run: dict, saved: TrainState | None) -> Trainer:
+    """The model, data, optimizer and schedule of a run (its settings `run`, from check_train), prepared by
+    accelerate, and its state: `saved` (from --out's last/, whose model, optimizer and RNG are restored) or
+    a fresh one."""
     from accelerate import Accelerator
     from accelerate.utils import set_seed
     from transformers import get_linear_schedule_with_warmup
 
-    if config.context_size < 0 or config.epochs < 1 or config.grad_accum < 1:
-        raise VipeError("--context must be >= 0, and --epochs and --grad-accum at least 1.")
-    accelerator = Accelerator(
-        mixed_precision=_mixed_precision(config.mixed_precision), gradient_accumulation_steps=config.grad_accum
-    )
+    accelerator = Accelerator(mixed_precision=run["mixed_precision"], gradient_accumulation_steps=config.grad_accum)
     set_seed(config.seed)
 
     # Data: every example encoded once, up front.
-    frame = read_canvas(config.data)
     tokenizer, model = load_base(config.base, config.tokenizer)
-    window = getattr(model.config, "n_positions", None) or getattr(model.config, "max_position_embeddings", 1024)
-    max_length = min(config.max_length or window, window)
+    batch_size, max_length = run["batch_size"], run["max_length"]
     train_set = encode_split(tokenizer, frame, "train", config.context_size, max_length)
     val_set = encode_split(tokenizer, frame, "validation", config.context_size, max_length)
-    if not train_set or not val_set:
-        raise VipeError(f"{config.data} has no labelled {'training' if not train_set else 'validation'} lines.")
-    batch_size = config.batch_size or paper_batch_size(config.base, config.context_size)
     collate = Collator(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id)
 
     # Optimizer and schedule. Steps are counted as on one process, as accelerate's scheduler expects.
@@ -319,69 +310,53 @@ def prepare(config: TrainConfig) -> Trainer:
     val_loader = DataLoader(val_set, batch_size=batch_size, collate_fn=collate, generator=torch.Generator())
     model, optimizer, scheduler, val_loader = accelerator.prepare(model, optimizer, scheduler, val_loader)
 
-    info = {
-        "base": config.base,
-        "context_size": config.context_size,
-        "max_length": max_length,
-        "batch_size": batch_size,
-    }
-    state = resumed_state(accelerator, Path(config.out), info, config.restart)
-    return Trainer(
-        config,
-        accelerator,
-        tokenizer,
-        model,
-        optimizer,
-        scheduler,
-        train_set,
-        len(val_set),
-        val_loader,
-        collate,
-        info,
-        state,
-    )
+    out = Path(config.out)
+    if saved is not None:
+        load_saved(accelerator, out / "last")
+        accelerator.print(f"resuming from {out / 'last'}: epoch {saved.epoch + 1}, step {saved.step}")
+    state = saved or TrainState(run=run)
+    parts = (tokenizer, model, optimizer, scheduler, train_set, len(val_set), val_loader, collate)
+    return Trainer(config, accelerator, *parts, run, state)
 
 
-def resumed_state(accelerator, out: Path, info: dict, restart: bool) -> TrainState:
-    """A fresh state, or the one --out's last/ holds (with the model's, optimizer's and RNG's) when its run
-    had the same settings; other settings are refused unless `restart`."""
-    saved = out / "last" / "trainer_state.json"
-    if not saved.exists() or restart:
-        return TrainState(run=info)
-    state = TrainState(**json.loads(saved.read_text()))
-    if state.run and state.run != info:
-        changed = ", ".join(f"{k} {state.run.get(k)} -> {v}" for k, v in info.items() if state.run.get(k) != v)
-        raise VipeError(f"{out} holds a run with other settings ({changed}); pass --restart or choose another --out.")
-    accelerator.load_state(str(out / "last"))
-    accelerator.print(f"resuming from {out / 'last'}: epoch {state.epoch + 1}, step {state.step}")
-    return state
+def _held(out: Path):
+    """Hold --out for this run. Under `accelerate launch` only the first process takes the hold (RANK is
+    torchrun's): the others are the same run."""
+    return hold_folder(out) if os.environ.get("RANK", "0") == "0" else nullcontext()
 
 
 def train(config: TrainConfig) -> dict:
-    trainer = prepare(config)
-    state = trainer.state
-    if not state.history:
-        loss = validation_loss(trainer.accelerator, trainer.model, trainer.val_loader)
-        state.history.append({"epoch": 0, "step": 0, "val_loss": loss, "at": "start"})
+    """Train as `config` says; returns what train_result.json holds. Bad input is refused (VipeError) before
+    any work; a run that diverges raises StageError."""
+    frame, run = check_train(config)
+    out = Path(config.out)
+    check_out_is_ours(out)
+    with _held(out):
+        trainer = prepare(config, frame, run, saved_state(out, run, config.restart))
+        state = trainer.state
+        if not state.history:
+            loss = finite_loss(validation_loss(trainer.accelerator, trainer.model, trainer.val_loader), 0)
+            state.history.append({"epoch": 0, "step": 0, "val_loss": loss, "at": "start"})
+            if trainer.main:
+                tqdm.write(f"before training: validation loss {loss:.4f}")
+
+        started = time.monotonic()
+        while not state.finished and state.epoch < config.epochs and not trainer.out_of_steps():
+            trainer.run_epoch()
+
+        best = out / "best"
+        saved_best = (best / TRAINING_INFO).is_file() and math.isfinite(state.best_val_loss)
+        result = {
+            "best": str(best) if saved_best else None,  # never a checkpoint that was not saved
+            "best_val_loss": state.best_val_loss if saved_best else None,  # strict JSON: no Infinity
+            "initial_val_loss": state.history[0]["val_loss"],
+            "steps": state.step,
+            "history": state.history,
+            "train_examples": len(trainer.train_set),
+            "validation_examples": trainer.validation_examples,
+            "seconds": round(time.monotonic() - started, 1),
+        }
         if trainer.main:
-            tqdm.write(f"before training: validation loss {loss:.4f}")
-
-    started = time.monotonic()
-    while not state.finished and state.epoch < config.epochs and not trainer.out_of_steps():
-        trainer.run_epoch()
-
-    out = trainer.out
-    result = {
-        "best": str(out / "best"),
-        "best_val_loss": state.best_val_loss,
-        "initial_val_loss": state.history[0]["val_loss"],
-        "steps": state.step,
-        "history": state.history,
-        "train_examples": len(trainer.train_set),
-        "validation_examples": trainer.validation_examples,
-        "seconds": round(time.monotonic() - started, 1),
-    }
-    if trainer.main:
-        write_json(out / "train_result.json", result)
-    trainer.accelerator.end_training()
+            write_json(out / RESULT_FILE, result)
+        trainer.accelerator.end_training()
     return result

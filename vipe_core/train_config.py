@@ -13,6 +13,9 @@ PAPER_BATCH_SIZES = {
 }
 
 MIXED_PRECISIONS = ("auto", "no", "fp16", "bf16")
+MAX_SEED = 2**32 - 1  # numpy's, which accelerate's set_seed seeds too
+# Written by vipe into best/ (the settings and score of the checkpoint): marks the folder as vipe's.
+TRAINING_INFO = "vipe_training.json"
 
 
 @dataclass

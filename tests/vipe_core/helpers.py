@@ -194,3 +194,24 @@ class ChatServer:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Refusals
+
+
+def refused(argv: list[str], capsys) -> str:
+    """Run `vipe ARGV` in this process; assert it was refused as bad input (exit code 2, no traceback, one
+    sentence: argparse's own refusals add their usage lines above it) and return that sentence."""
+    from vipe_core.cli import main
+
+    parser = False
+    try:
+        code = main(argv)
+    except SystemExit as exit:
+        code, parser = exit.code, True
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    lines = err.splitlines()
+    assert (": error: " in lines[-1] and lines[0].startswith("usage:")) if parser else len(lines) == 1, err
+    return lines[-1]

@@ -6,7 +6,8 @@ import pytest
 
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.context import lyric_context, model_input
-from vipe_core.train import Collator, encode_example, paper_batch_size
+from vipe_core.train import Collator, encode_example
+from vipe_core.train_config import paper_batch_size
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,186 @@
+"""Hostile input to collect, filter, label, build and evaluate: one sentence, exit code 2, before any work;
+outputs never replace inputs; duplicate songs refused; one run per output folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from vipe_core.guards import hold_folder
+
+from .helpers import make_songs, refused, write_labelled
+
+TEACHER = ["--base-url", "http://127.0.0.1:9/v1", "--api-key", "k", "-q"]  # never reached: refused first
+
+
+def _song(**changes) -> dict:
+    song = {"song_id": "1", "title": "t", "artist": "a", "lyrics": "x y z\n", "rank": 1}
+    return {**song, **changes}
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A lyrics folder, a lyrics.clean.jsonl and a canvas folder, as the stages write them."""
+    songs = make_songs(2)
+    (tmp_path / "lyrics").mkdir()
+    (tmp_path / "lyrics" / "a.json").write_text(json.dumps({"artist": "a", "artist_id": "1", "songs": [_song()]}))
+    (tmp_path / "clean.jsonl").write_text("".join(json.dumps(s.__dict__) + "\n" for s in songs))
+    write_labelled(tmp_path / "canvas", songs)
+    (tmp_path / "pub.csv").write_text("song_id,line_index,elaboration\n1000,0,a red moon\n")
+    return tmp_path
+
+
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys):
+    before = (files / "lyrics" / "a.json").read_text()
+    assert "lies in the lyrics folder" in refused(
+        ["filter", str(files / "lyrics"), "--out", str(files / "lyrics" / "a.json")], capsys
+    )
+    assert (files / "lyrics" / "a.json").read_text() == before
+    pub = ["build", "--published", str(files / "pub.csv"), "--lyrics", str(files / "clean.jsonl")]
+    assert "would overwrite the published elaborations" in refused([*pub, "--out", str(files / "pub.csv")], capsys)
+    assert "would overwrite the lyrics file" in refused([*pub, "--out", str(files / "clean.jsonl")], capsys)
+    assert (files / "pub.csv").read_text().startswith("song_id,")
+    assert "lies in the canvas folder" in refused(
+        ["build", str(files / "canvas"), "--out", str(files / "canvas" / "x.json")], capsys
+    )
+    assert "is a file" in refused(
+        ["label", str(files / "clean.jsonl"), "--out", str(files / "clean.jsonl"), *TEACHER], capsys
+    )
+
+
+@pytest.mark.parametrize(
+    "make, argv, said",
+    [
+        (
+            lambda d: (d / "bad.jsonl").write_bytes(b"\xff\xfe\n"),
+            ["label", "{d}/bad.jsonl", "--out", "{d}/x"],
+            "not UTF-8",
+        ),
+        (lambda d: (d / "dd.jsonl").mkdir(), ["label", "{d}/dd.jsonl", "--out", "{d}/x"], "is a folder"),
+        (
+            lambda d: (d / "role.bin").write_bytes(b"\xff\xfe"),
+            ["label", "{d}/clean.jsonl", "--out", "{d}/x", "--system-role", "{d}/role.bin"],
+            "not UTF-8",
+        ),
+        (
+            lambda d: (d / "role.bin").write_bytes(b"\xff\xfe"),
+            ["collect", "--artists", "{d}/role.bin", "--out", "{d}/x"],
+            "not UTF-8",
+        ),
+        (
+            lambda d: (d / "lyrics" / "sub.json").mkdir(),
+            ["filter", "{d}/lyrics", "--out", "{d}/x.jsonl"],
+            "is a folder",
+        ),
+    ],
+)
+def test_unreadable_files_are_refused(make, argv, said, files, capsys):
+    make(files)
+    assert said in refused([a.format(d=files) for a in argv] + (TEACHER if argv[0] == "label" else []), capsys)
+    assert not (files / "x").exists() and not (files / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        ({"lyrics": None}, "its lyrics should be text"),
+        ({"song_id": ["x"]}, "its song_id should be text"),
+        ({"rank": "1"}, "its rank should be a whole number"),
+    ],
+)
+def test_filter_refuses_a_song_of_the_wrong_types(change, said, files, capsys):
+    (files / "lyrics" / "a.json").write_text(json.dumps({"artist": "a", "artist_id": "1", "songs": [_song(**change)]}))
+    assert said in refused(["filter", str(files / "lyrics"), "--out", str(files / "x.jsonl")], capsys)
+
+
+def test_label_refuses_a_numeric_song_id_and_a_repeated_one(files, capsys):
+    line = json.dumps({"song_id": 123, "title": "t", "artist": "a", "lines": ["x y"]})
+    (files / "int.jsonl").write_text(line + "\n")
+    assert "its song_id should be text" in refused(
+        ["label", str(files / "int.jsonl"), "--out", str(files / "x"), *TEACHER], capsys
+    )
+    first, second = (files / "clean.jsonl").read_text().splitlines()
+    (files / "dup.jsonl").write_text(first + "\n" + second.replace('"1001"', '"1000"') + "\n")
+    line = refused(["label", str(files / "dup.jsonl"), "--out", str(files / "x"), *TEACHER], capsys)
+    assert "line 2 repeats song_id '1000' of line 1" in line and not (files / "x").exists()
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        ({"song_id": 1001}, "its song_id should be text"),
+        ({"elaborations": [1] * 16}, "its elaborations should be a list of texts"),
+        ({"lines": [None] * 16}, "its lines should be a list of texts"),
+        ({"lines": "abc", "elaborations": "xyz"}, "its lines should be a list of texts"),
+        ({"song_id": "1000"}, "both label song_id '1000'"),
+    ],
+)
+def test_build_refuses_a_canvas_file_of_the_wrong_types_or_a_repeated_song(change, said, files, capsys):
+    path = files / "canvas" / "1001.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    assert said in refused(["build", str(files / "canvas"), "--out", str(files / "x.parquet")], capsys)
+    assert not (files / "x.parquet").exists()
+
+
+@pytest.mark.parametrize("index", ["", "abc", "1.5"])
+def test_build_refuses_a_published_line_index_that_is_not_a_whole_number(index, files, capsys):
+    (files / "pub.csv").write_text(f"song_id,line_index,elaboration\n1000,{index},a red moon\n")
+    argv = ["build", "--published", str(files / "pub.csv"), "--lyrics", str(files / "clean.jsonl")]
+    assert "line_index" in refused([*argv, "--out", str(files / "x.parquet")], capsys)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["label", "c.jsonl", "--timeout", "nan"],
+        ["label", "c.jsonl", "--timeout", "-1"],
+        ["label", "c.jsonl", "--temperature", "nan"],
+        ["label", "c.jsonl", "--price-input", "-1"],
+        ["collect", "--artists", "a.txt", "--delay", "inf"],
+    ],
+)
+def test_float_flags_out_of_range_are_refused(argv, capsys):
+    assert argv[-2] in refused(argv, capsys)
+
+
+def test_a_second_label_run_on_the_same_folder_is_refused(files, capsys):
+    with hold_folder(files / "canvas2"):
+        line = refused(["label", str(files / "clean.jsonl"), "--out", str(files / "canvas2"), *TEACHER], capsys)
+    assert "in use by another vipe run" in line
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluate
+
+
+@pytest.fixture
+def checkpoint(tmp_path, tiny_base, monkeypatch):
+    """A trained-looking folder (the tiny base as best/); loading a model for work fails the test."""
+    best = tmp_path / "ck" / "best"
+    shutil.copytree(tiny_base, best)
+    (best / "vipe_training.json").write_text('{"context_size": 1}')
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the evaluation began its work before refusing")
+
+    monkeypatch.setattr("vipe_core.evaluate.ViPE.from_pretrained", no_work)
+    return tmp_path / "ck"
+
+
+@pytest.mark.parametrize(
+    "extra, damage, said",
+    [
+        (["--device", "banana"], None, "is not a device"),
+        (["--max-new-tokens", "100000"], None, "leaves no room"),
+        ([], lambda ck: (ck / "best" / "vipe_training.json").write_text('{"context_size": "seven"}'), "context_size"),
+        ([], lambda ck: (ck / "best" / "model.safetensors").write_bytes(b"\x00" * 3000), "could not be read"),
+        (["--out", "{data}"], None, "is a file"),
+    ],
+)
+def test_evaluate_refuses_bad_input_before_work(extra, damage, said, checkpoint, canvas_parquet, capsys):
+    if damage:
+        damage(checkpoint)
+    extra = [a.format(data=canvas_parquet) for a in extra]
+    assert said in refused(["evaluate", "--no-profanity", str(checkpoint), str(canvas_parquet), *extra], capsys)

@@ -1,0 +1,84 @@
+"""What every stage checks before any work: numbers in range, outputs that are not inputs, and one run
+at a time per output folder."""
+
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from vipe_core.errors import VipeError
+
+LOCK_FILE = ".vipe.lock"
+
+Named = tuple[str, "str | os.PathLike | None"]  # what a path is, for the message ("the lyrics folder"), and the path
+
+
+def finite_in(value: float, low: float, high: float = math.inf, *, above: bool = False) -> bool:
+    """True when `value` is a finite number from `low` (excluded when `above`) to `high` (included)."""
+    return math.isfinite(value) and (value > low if above else value >= low) and value <= high
+
+
+def _same(a: Path, b: Path) -> bool:
+    """The same file or folder: by inode where both exist (hard links, bind mounts), else by resolved path."""
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return _same(path, folder) or path.resolve().is_relative_to(folder.resolve())
+
+
+def refuse_overlap(outputs: list[Named], inputs: list[Named] = (), scanned: list[Named] = ()) -> None:
+    """VipeError unless no output is an input. `outputs`: what the stage writes or replaces (files or folders);
+    `inputs`: files and folders it reads, refused at or inside an output; `scanned`: folders whose files it
+    reads, where an output may not lie at all. Paths that are None, and inputs that do not exist, are skipped."""
+    for out_what, out in outputs:
+        if out is None:
+            continue
+        out = Path(out)
+        for in_what, source in inputs:
+            if source is not None and Path(source).exists() and _inside(Path(source), out):
+                raise VipeError(f"{out_what} {out} would overwrite {in_what} {source}; choose another --out.")
+        for in_what, folder in scanned:
+            if folder is not None and _inside(out, Path(folder)):
+                raise VipeError(f"{out_what} {out} lies in {in_what} {folder}, which this stage reads; choose another.")
+
+
+def check_output_kind(path: str | os.PathLike, *, folder: bool) -> None:
+    """VipeError when --out names a file where a folder is written, or a folder where a file is."""
+    path = Path(path)
+    if folder and path.exists() and not path.is_dir():
+        raise VipeError(f"--out {path} is a file, but this stage writes a folder there; choose another --out.")
+    if not folder and path.is_dir():
+        raise VipeError(f"--out {path} is a folder, but this stage writes a file; give a file name.")
+
+
+@contextmanager
+def hold_folder(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold an output folder (made if missing) for this run; a second run on it is refused. The hold is a
+    non-blocking flock on folder/.vipe.lock: the OS releases it with the process, so a killed run never
+    leaves the folder held."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise VipeError(f"could not use {folder} as the output folder ({e.strerror or e}).") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 20).decode(errors="replace").strip()
+        os.close(fd)
+        pid = f" (pid {holder})" if holder.isdigit() else ""
+        raise VipeError(f"{folder} is in use by another vipe run{pid}; wait for it or choose another --out.") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())  # named in the refusal of a second run
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,171 @@
+"""What `vipe train` checks before any work (before the data is encoded or a model loaded): its settings,
+the output folder (never a person's files, never an input), the data file and the base model. Their
+result is the run's settings: what a resumed run must share with the one it continues."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+
+from vipe_core.canvas import read_canvas
+from vipe_core.errors import VipeError
+from vipe_core.guards import check_output_kind, finite_in, refuse_overlap
+from vipe_core.resume import STATE_FILE, reason
+from vipe_core.train_config import MAX_SEED, MIXED_PRECISIONS, TRAINING_INFO, TrainConfig, paper_batch_size
+
+RESULT_FILE = "train_result.json"
+
+
+def check_settings(config: TrainConfig) -> None:
+    """VipeError naming the first setting out of its range (the command line's types refuse them too)."""
+    if config.context_size < 0 or config.epochs < 1 or config.grad_accum < 1:
+        raise VipeError("--context must be >= 0, and --epochs and --grad-accum at least 1.")
+    ranges = [
+        ("--lr", config.lr, "a finite number above 0", finite_in(config.lr, 0, above=True)),
+        ("--weight-decay", config.weight_decay, "a finite number from 0", finite_in(config.weight_decay, 0)),
+        ("max_grad_norm", config.max_grad_norm, "a finite number from 0", finite_in(config.max_grad_norm, 0)),
+        ("--seed", config.seed, f"a whole number from 0 to {MAX_SEED}", 0 <= config.seed <= MAX_SEED),
+        (
+            "--mixed-precision",
+            config.mixed_precision,
+            "one of " + ", ".join(MIXED_PRECISIONS),
+            config.mixed_precision in MIXED_PRECISIONS,
+        ),
+    ]
+    for flag, value, expected, ok in ranges:
+        if not ok:
+            raise VipeError(f"{flag} must be {expected}, not {value}.")
+    counts = [config.batch_size, config.max_length, config.max_steps]
+    if any(n is not None and n < 1 for n in counts) or config.warmup_steps < 0:
+        raise VipeError("--batch-size, --max-length and --max-steps must be at least 1, and --warmup-steps >= 0.")
+
+
+def check_out_is_ours(out: Path) -> None:
+    """VipeError when out/best, out/last or out/train_result.json exist but were not written by vipe train:
+    a run replaces them, and a person's files are never replaced."""
+    for name, marker in (("best", TRAINING_INFO), ("last", STATE_FILE)):
+        if (out / name).exists() and not (out / name / marker).is_file():
+            raise VipeError(f"{out / name} holds files vipe did not write; move them away or choose another --out.")
+    result = out / RESULT_FILE
+    if result.exists():
+        try:
+            ours = {"best", "history"} <= set(json.loads(result.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError, TypeError):
+            ours = False
+        if not ours:
+            raise VipeError(f"{result} is not a result vipe wrote; move it away or choose another --out.")
+
+
+BASE_HINT = (
+    "; give a local folder, or a hub name on a machine that can reach the hub (HF_HUB_OFFLINE=1 allows only "
+    "cached models)"
+)
+
+
+def cannot_load(what: str, name: str, error: BaseException, hint: str = "") -> VipeError:
+    why = reason(error)
+    if "ignore_mismatched_sizes" in why:  # transformers points at a report that quiet_loading silenced
+        why, hint = "its weights do not have the sizes its config.json gives", ""
+    return VipeError(f"could not load {what} {name!r} ({why}){hint}.")
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """transformers' warnings silenced while a model loads: a model that does not load is refused in one
+    sentence, not after a table of its weights."""
+    from transformers.utils import logging as transformers_logging
+
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+
+
+def check_weights(folder: str | Path, what: str) -> None:
+    """VipeError when a local model folder holds a safetensors file that is cut short or not one (only the
+    headers are read: no tensor)."""
+    from safetensors import safe_open
+
+    for file in sorted(Path(folder).glob("*.safetensors")) if Path(folder).is_dir() else []:
+        try:
+            with safe_open(str(file), "pt") as weights:
+                weights.keys()
+        except Exception as e:  # safetensors raises its own error type, and OSError
+            raise VipeError(f"{what} {folder} is damaged: {file.name} could not be read ({reason(e)}).") from None
+
+
+def model_window(name: str, what: str, hint: str = "") -> int:
+    """The context window (tokens) of a model, from its config; VipeError when the config cannot be read or
+    a local model's weights are damaged."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(name)
+    except Exception as e:  # OSError, ValueError, KeyError for unknown model types ...
+        raise cannot_load(what, name, e, hint) from None
+    check_weights(name, what)
+    return getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 1024
+
+
+def mixed_precision(choice: str) -> str:
+    """--mixed-precision decides, not `accelerate launch`, whose default ("no") would turn it off on GPUs."""
+    import torch
+
+    if choice != "auto":
+        return choice
+    if torch.cuda.is_available():
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return "no"
+
+
+def _labelled(frame: pd.DataFrame, split: str) -> bool:
+    rows = frame[frame["split"] == split]["elaboration"]
+    return bool(rows.map(lambda e: isinstance(e, str) and bool(e.strip())).any())
+
+
+def check_train(config: TrainConfig) -> tuple[pd.DataFrame, dict]:
+    """Every setting, file and model a run reads, checked before any work; returns the LyricCanvas table and
+    the run's settings: the ones that change its result, which a resumed run must share (its --max-steps,
+    --patience, --eval-every and --save-every may differ)."""
+    check_settings(config)
+    out = Path(config.out)
+    check_output_kind(out, folder=True)
+    refuse_overlap(
+        [("best/", out / "best"), ("last/", out / "last"), (RESULT_FILE, out / RESULT_FILE)],
+        inputs=[
+            ("the LyricCanvas file", config.data),
+            ("the base model", config.base),
+            ("the tokenizer", config.tokenizer),
+        ],
+    )
+    frame = read_canvas(config.data)
+    for split in ("train", "validation"):
+        if not _labelled(frame, split):
+            raise VipeError(f"{config.data} has no labelled {'training' if split == 'train' else split} lines.")
+    window = model_window(config.base, "the base model", BASE_HINT)
+    with open(config.data, "rb") as data:
+        data_sha256 = hashlib.file_digest(data, "sha256").hexdigest()
+    run = {
+        "base": config.base,
+        "tokenizer": config.tokenizer,
+        "data_sha256": data_sha256,
+        "context_size": config.context_size,
+        "max_length": min(config.max_length or window, window),
+        "batch_size": config.batch_size or paper_batch_size(config.base, config.context_size),
+        "grad_accum": config.grad_accum,
+        "epochs": config.epochs,
+        "lr": config.lr,
+        "weight_decay": config.weight_decay,
+        "warmup_steps": config.warmup_steps,
+        "max_grad_norm": config.max_grad_norm,
+        "seed": config.seed,
+        "mixed_precision": mixed_precision(config.mixed_precision),
+    }
+    return frame, run
