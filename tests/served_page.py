@@ -15,6 +15,7 @@ import av
 import pytest
 
 from musicvid.core.assets import DEMO_LYRICS
+from ui.config import JOBS_FOLDER
 
 # The settings controls as the tests set them, in the page's order (its groups', ui.controls.page_groups): the order
 # of the API's inputs after the song's (tests/test_one_source.py checks it).
@@ -35,6 +36,22 @@ def controls(**changed) -> list:
 
 
 TIMED_LYRICS = DEMO_LYRICS.read_text()  # pasted as they are: timed lines need no Whisper, which keeps the tests short
+
+
+def page_jobs(jobs_dir: Path) -> Path:
+    """Where the page served with `--jobs-dir jobs_dir` keeps its jobs (ui.config.jobs_root)."""
+    return jobs_dir / JOBS_FOLDER
+
+
+def a_lora(path: Path, note: str = "") -> Path:
+    """A style LoRA as its header reads (one layer, kohya's names), `note` in its metadata: files of one name
+    differ."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_file({"lora_unet_down.lora_down.weight": np.zeros((1, 4), np.float32)}, str(path), {"note": note})
+    return path
 
 
 def cpu_seconds(pid: int) -> float:

@@ -188,3 +188,12 @@ def test_a_truncated_picture_is_refused_before_any_work(capsys, tmp_path, where)
     )
     assert code == 2 and "does not decode whole" in err and err.count("\n") == 1
     assert not (tmp_path / "w").exists()
+
+
+def test_a_song_whose_file_name_is_not_utf8_is_refused_before_any_work(capsys, tmp_path):
+    """A Latin-1 byte in a file's name reaches Python as half of a UTF-16 pair: no record, title or prompt could
+    be written with it, so the run stops now, not after ViPE."""
+    song = make_tone(tmp_path / os.fsdecode(b"caf\xe9.wav"), 2)
+    code, out, err = run(capsys, "render", song, *TINY_QUIET, "--workdir", tmp_path / "w")
+    assert code == 2 and err.count("\n") == 1 and "is not a character at position" in err, err
+    assert "the song has something" in err and "rename the file in UTF-8" in err and not (tmp_path / "w").exists()

@@ -18,7 +18,7 @@ from PIL import Image
 from musicvid.core.assets import DEMO_LYRICS, DEMO_SONG
 from musicvid.core.workdir import Workdir
 from musicvid.pictures.camera import cover
-from tests.served_page import TIMED_LYRICS, codecs, controls, cpu_seconds
+from tests.served_page import TIMED_LYRICS, codecs, controls, cpu_seconds, page_jobs
 
 
 def rss_mb(pid: int, peak: bool = False) -> float:
@@ -78,7 +78,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     Image.fromarray(band).save(tmp_path / "band.png")
     pin = handle_file(str(tmp_path / "band.png"))
     gallery, files, status, _, _ = client.predict("", "", *controls(), table, job, 3, pin, api_name="/pin_picture")
-    keyframe = jobs_dir / job / "work" / "keyframes" / Workdir(Path()).keyframe(3).name
+    keyframe = page_jobs(jobs_dir) / job / "work" / "keyframes" / Workdir(Path()).keyframe(3).name
     assert np.array_equal(np.asarray(Image.open(keyframe)), cover(band, (64, 64))) and "1 drawn" in status
     video, files, job_after, status, _ = client.predict(
         song, "Lighthouse", "The Tiny Models", "", *controls(captions="line"), table, job, api_name="/render"
@@ -86,7 +86,7 @@ def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_di
     assert job_after == job
     row = 1 + next(n for n, r in enumerate(table["data"]) if r[3] == sung[2])
     assert f"cannot draw (rows {row}: 🔥)" in status
-    work = jobs_dir / job / "work"
+    work = page_jobs(jobs_dir) / job / "work"
     morphs = len(list((work / "frames").glob("*.png")))
     assert json.loads((work / "timings.json").read_text())["pictures_drawn"] == morphs  # keyframes were kept
     assert codecs(video) == ("h264", "aac")
@@ -154,7 +154,7 @@ def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, job
     text.write_text("this is not a song\n" * 20)
     empty = tmp_path / "empty.mp3"
     empty.touch()
-    known = set(jobs_dir.iterdir())
+    known = set(page_jobs(jobs_dir).iterdir())
     # refused by ffmpeg in the job's folder, and before the copy in Gradio's: both named as the person named them
     for upload, refusal in ((text, "my notes.mp3 is not audio"), (empty, "empty.mp3 is empty")):
         with pytest.raises(AppError) as refused:
@@ -162,7 +162,7 @@ def test_a_text_file_is_refused_and_the_server_keeps_serving(client, server, job
         message = str(refused.value)
         assert message.startswith(refusal) and "/" not in message, message
     assert urllib.request.urlopen(server, timeout=5).status == 200
-    assert set(jobs_dir.iterdir()) == known  # a refused song leaves no job behind
+    assert set(page_jobs(jobs_dir).iterdir()) == known  # a refused song leaves no job behind
 
 
 @pytest.mark.slow
@@ -200,13 +200,13 @@ def test_a_long_upload_is_refused_before_it_is_decoded(client, server_process, j
         [exe(), "-v", "error", "-stream_loop", "119", "-i", str(minute), "-c", "copy", str(long)], check=True
     )
     pid = server_process[1].pid
-    known, before = set(jobs_dir.iterdir()), rss_mb(pid)
+    known, before = set(page_jobs(jobs_dir).iterdir()), rss_mb(pid)
     with pytest.raises(AppError, match="120.0 minutes; the limit is 15 minutes"):
         client.predict(handle_file(str(long)), "", "", "", *controls(), api_name="/make_storyboard")
     after = rss_mb(pid)
     print(f"server memory: {before:.0f} MB before the two-hour upload, {after:.0f} MB after")
     assert after - before < 50
-    assert set(jobs_dir.iterdir()) == known
+    assert set(page_jobs(jobs_dir).iterdir()) == known
 
 
 def blank_png(path: Path, width: int, height: int) -> None:
@@ -296,7 +296,7 @@ def test_a_job_whose_client_cancels_or_is_killed_stops_within_a_step_and_frees_t
     from gradio_client import Client, handle_file
 
     server, process = server_process
-    known = set(jobs_dir.iterdir())
+    known = set(page_jobs(jobs_dir).iterdir())
     long = controls(steps=150, size="256x256")  # each picture denoises for seconds on this CPU
     if leaves == "cancels":
         job = Client(server, verbose=False).submit(
@@ -306,7 +306,7 @@ def test_a_job_whose_client_cancels_or_is_killed_stops_within_a_step_and_frees_t
         argv = json.dumps([server, str(DEMO_SONG), TIMED_LYRICS, long])
         job = subprocess.Popen([sys.executable, "-c", CLIENT, argv])
     deadline = time.time() + 120
-    while not any((j / "work" / "storyboard.json").exists() for j in set(jobs_dir.iterdir()) - known):
+    while not any((j / "work" / "storyboard.json").exists() for j in set(page_jobs(jobs_dir).iterdir()) - known):
         assert time.time() < deadline, "the render never started"
         time.sleep(0.2)
     time.sleep(2)  # well inside the first group's denoising loop
@@ -315,7 +315,7 @@ def test_a_job_whose_client_cancels_or_is_killed_stops_within_a_step_and_frees_t
     assert cpu_seconds(process.pid) - busy > 1.0  # the server is denoising
     job.cancel() if leaves == "cancels" else job.kill()
     time.sleep(3)  # (a killed client is missed by its next heartbeat, within the second the test's server beats)
-    [made] = set(jobs_dir.iterdir()) - known
+    [made] = set(page_jobs(jobs_dir).iterdir()) - known
     drawn, idle = sorted(made.glob("work/*/*.png")), cpu_seconds(process.pid)
     time.sleep(3)
     used = cpu_seconds(process.pid) - idle

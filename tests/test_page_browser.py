@@ -14,7 +14,7 @@ import pytest
 
 from musicvid.core.assets import DEMO_SONG
 from musicvid.core.workdir import Workdir
-from tests.served_page import TIMED_LYRICS, codecs, cpu_seconds
+from tests.served_page import TIMED_LYRICS, codecs, cpu_seconds, page_jobs
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -97,7 +97,7 @@ def edit_prompt(page, row: int, text: str) -> None:
 def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     started = time.time()
-    known = set(jobs_dir.iterdir())
+    known = set(page_jobs(jobs_dir).iterdir())
     with playwright.sync_playwright() as p:
         browser = launch(p)
         page = open_page(browser, server, fps=4)  # fewer frames: the loop is what is tested
@@ -106,7 +106,7 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
         # keyframes first; a click on the third picks scene 2, and New picture draws that one again
         page.get_by_role("button", name="Draw keyframes").click()
         page.get_by_text("Keyframes ready").wait_for(timeout=120_000)
-        [job] = set(jobs_dir.iterdir()) - known
+        [job] = set(page_jobs(jobs_dir).iterdir()) - known
         drawn = {p.name: p.read_bytes() for p in (job / "work" / "keyframes").iterdir()}
         page.locator(".thumbnail-item").nth(2).click()
         playwright.expect(page.get_by_label("Scene", exact=True)).to_have_value("2")
@@ -125,7 +125,7 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
                 timeout=240_000,
             )
             sources.append(video_source(page))
-            [job] = set(jobs_dir.iterdir()) - known
+            [job] = set(page_jobs(jobs_dir).iterdir()) - known
             storyboard = json.loads((job / "work" / "storyboard.json").read_text())
             assert storyboard["scenes"][1]["prompt"] == prompt
             with av.open(str(job / "demo.mp4")) as container:
@@ -143,7 +143,7 @@ def test_review_edit_render_and_render_again_in_a_real_browser(server, jobs_dir)
 @pytest.mark.ci
 def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
-    known = set(jobs_dir.iterdir())
+    known = set(page_jobs(jobs_dir).iterdir())
     with playwright.sync_playwright() as p:
         browser = launch(p)
         page = open_page(browser, server, preview=True)  # a preview: the press is what is tested, not the drawing
@@ -154,14 +154,14 @@ def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir
         # yet), and the render waits for the storyboard's end. (Two presses a millisecond apart, which no person
         # makes, may reach Gradio's queue in either order.)
         deadline = time.time() + 60
-        while not set(jobs_dir.iterdir()) - known and time.time() < deadline:
+        while not set(page_jobs(jobs_dir).iterdir()) - known and time.time() < deadline:
             time.sleep(0.05)
         page.get_by_role("button", name="Render", exact=True).click()
         assert first_prompt.count() == 0, "the storyboard was ready before Render was pressed"
         done, refused = page.get_by_text("Done:"), page.get_by_text("make the storyboard first")
         done.or_(refused).first.wait_for(timeout=120_000)
         assert refused.count() == 0 and done.count() == 1
-        [job] = set(jobs_dir.iterdir()) - known
+        [job] = set(page_jobs(jobs_dir).iterdir()) - known
         storyboard = json.loads((job / "work" / "storyboard.json").read_text())
         assert first_prompt.inner_text().strip() == storyboard["scenes"][0]["prompt"]  # the one rendered
         assert codecs(job / "demo.preview.mp4") == ("h264", "aac")
@@ -174,10 +174,10 @@ def test_render_pressed_while_the_storyboard_is_made_renders_it(server, jobs_dir
 def test_cancel_stops_a_long_denoise_within_seconds(server_process, jobs_dir):
     playwright = pytest.importorskip("playwright.sync_api")
     server, process = server_process
-    known = set(jobs_dir.iterdir())
+    known = set(page_jobs(jobs_dir).iterdir())
 
     def rendering() -> bool:
-        return any((job / "work" / "storyboard.json").exists() for job in set(jobs_dir.iterdir()) - known)
+        return any((job / "work" / "storyboard.json").exists() for job in set(page_jobs(jobs_dir).iterdir()) - known)
 
     with playwright.sync_playwright() as p:
         browser = launch(p)
@@ -194,7 +194,7 @@ def test_cancel_stops_a_long_denoise_within_seconds(server_process, jobs_dir):
         assert cpu_seconds(process.pid) - busy > 1.0  # the server is denoising
         page.get_by_role("button", name="Cancel").click()
         time.sleep(2)
-        [job] = set(jobs_dir.iterdir()) - known
+        [job] = set(page_jobs(jobs_dir).iterdir()) - known
         drawn = sorted(job.glob("work/*/*.png"))  # the keyframes finished before Cancel (how many: the CPU's speed)
         idle = cpu_seconds(process.pid)
         time.sleep(3)

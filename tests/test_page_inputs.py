@@ -24,7 +24,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.settings.loras import MAX_LORAS, Lora, Loras
-from tests.served_page import controls, served
+from tests.served_page import a_lora, controls, served
 from ui import handlers
 from ui.config import UIConfig
 from ui.controls import shown_controls, summary
@@ -41,9 +41,10 @@ def lora_dir(tmp_path) -> Path:
     folder (to a LoRA beside it) and a file that is no LoRA; only the first three are offered."""
     folder = tmp_path / "loras"
     (folder / "sub").mkdir(parents=True)
-    for name in ("a.safetensors", "b.safetensors", "sub/c.safetensors", "notes.txt"):
-        (folder / name).write_bytes(b"weights of " + name.encode())
-    (tmp_path / "outside.safetensors").write_bytes(b"not the operator's")
+    for name in ("a.safetensors", "b.safetensors", "sub/c.safetensors"):
+        a_lora(folder / name, note=name)
+    (folder / "notes.txt").write_text("the operator's notes")
+    a_lora(tmp_path / "outside.safetensors", note="not the operator's")
     (folder / "link.safetensors").symlink_to(folder / "a.safetensors")
     (folder / "out.safetensors").symlink_to(tmp_path / "outside.safetensors")
     return folder
@@ -199,8 +200,7 @@ def test_an_uploaded_and_an_offered_lora_reach_the_render_the_upload_kept_in_the
 
     job = render_job(jobs)
     upload = tmp_path / "gradio" / "e3b0c44298fc" / "ink.safetensors"  # as Gradio keeps an upload
-    upload.parent.mkdir(parents=True)
-    upload.write_bytes(b"the visitor's LoRA")
+    a_lora(upload, note="the visitor's LoRA")
     values = page_values(lora="b.safetensors:0.5\nink.safetensors:-0.3", lora_upload=[str(upload)], job=job)
     settings = rendered_settings(jobs, values, monkeypatch)
     kept = jobs.root / job / "loras" / "ink.safetensors"
@@ -211,8 +211,7 @@ def test_an_uploaded_and_an_offered_lora_reach_the_render_the_upload_kept_in_the
     # an upload the box does not name is used at weight 1; one no longer uploaded leaves the job
     upload.unlink()
     other = tmp_path / "gradio" / "9f86d081884c" / "pen.safetensors"
-    other.parent.mkdir()
-    other.write_bytes(b"another LoRA")
+    a_lora(other, note="another LoRA")
     settings = rendered_settings(jobs, page_values(lora_upload=[str(other)], job=job), monkeypatch)
     assert settings.lora == Loras([Lora(str(jobs.root / job / "loras" / "pen.safetensors"))])
     assert [p.name for p in (jobs.root / job / "loras").iterdir()] == ["pen.safetensors"]

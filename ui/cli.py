@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from musicvid.core.errors import UserError
+from musicvid.core.files import MAX_SONG_SECONDS
 from musicvid.settings.front_doors import option_groups
 from musicvid.settings.model_choice import ModelChoice, check_device, check_device_here
 from musicvid.settings.presets import PRESETS
-from ui.config import UIConfig
+from musicvid.settings.schema import check_field
+from ui.config import UIConfig, jobs_root
+
+
+def limit(option: str, low=None, above=None, high=None) -> dataclasses.Field:
+    """The bounds of one of the page's own options, read as every setting's are (check_field): NaN fails them."""
+    bounds = dict(low=low, above=above, high=high, longest=None, choices=None, check=None)
+    return dataclasses.field(metadata=dict(option=option, **bounds))
+
+
+# The page's own options' bounds: a port is one of 1-65535; jobs are kept up to a year; a song is at most as long as
+# the command line takes.
+LIMITS = {
+    "port": limit("port", low=1, high=65535),
+    "keep_hours": limit("keep-hours", above=0, high=365 * 24),
+    "max_minutes": limit("max-minutes", above=0, high=MAX_SONG_SECONDS / 60),
+    "max_upload_mb": limit("max-upload-mb", low=1),
+    "max_jobs_gb": limit("max-jobs-gb", above=0),
+}
 
 
 def add_command(commands) -> None:
@@ -39,6 +59,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-minutes", type=float, default=UIConfig.max_minutes, help="longest song accepted")
     p.add_argument("--max-upload-mb", type=int, default=UIConfig.max_upload_mb, help="largest upload accepted")
     p.add_argument(
+        "--max-jobs-gb",
+        type=float,
+        default=UIConfig.max_jobs_gb,
+        help="what all jobs may hold on disk; past it a new job removes the oldest (default: %(default)s)",
+    )
+    p.add_argument(
         "--lora-dir",
         type=Path,
         default=None,
@@ -48,7 +74,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def config_from(args) -> UIConfig:
-    """The page's configuration from its options; a --lora-dir that is not a folder is refused."""
+    """The page's configuration from its options, checked before the page starts: numbers out of their bounds, a
+    --lora-dir that is not a folder, a device this machine lacks (the --jobs-dir: ui.config.jobs_root)."""
+    for name, bounds in LIMITS.items():
+        check_field(bounds, getattr(args, name))
     if args.lora_dir is not None and not args.lora_dir.is_dir():
         raise UserError(f"--lora-dir {args.lora_dir} is not a folder")
     check_device(args.device)
@@ -62,6 +91,7 @@ def config_from(args) -> UIConfig:
         args.max_upload_mb,
         args.lora_dir,
         args.precision,
+        args.max_jobs_gb,
     )
 
 
@@ -71,13 +101,14 @@ def run(args) -> int:
     if args.models not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {args.models!r}")
     config = config_from(args)
+    served = jobs_root(config.jobs_dir)  # checked before the page is built: the folder the page serves alone
     app = build_app(config)
     app.queue(default_concurrency_limit=1).launch(
         server_name=args.host,
         server_port=args.port,
         share=args.share,
         max_file_size=f"{config.max_upload_mb}mb",
-        allowed_paths=[str(config.jobs_dir)],
+        allowed_paths=[str(served)],
         show_error=True,
     )
     return 0

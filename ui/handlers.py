@@ -5,7 +5,8 @@ returning what the page shows next. A MusicvidError raised here becomes the
 page's message where the page is wired (ui/app.py).
 
 It calls the same pipeline functions as the command line (get_storyboard, make_keyframes, make_video).
-One job at a time uses the models, whichever button started it (`Jobs.models_lock`).
+One job at a time uses the models, whichever button started it (`Jobs.models`); a job cancelled while it
+waits for them does no work.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ui.jobs import (
     video_file,
     work_directory,
 )
-from ui.loras import keep_uploads, operator_loras, uploaded_loras
+from ui.loras import check_lora, keep_uploads, operator_loras, uploaded_loras
 from ui.table import apply_edits, rows
 from vipe_core.atomic import write_json
 
@@ -70,14 +71,26 @@ def page_settings(jobs: Jobs, values: dict, song: Path | None = None) -> RenderS
     return chosen(values, operator, keep_uploads(uploads, loras_folder(song)))
 
 
-def storyboard_job(jobs: Jobs, values: dict, session: str) -> tuple[Storyboard, str]:
-    """A new job and its storyboard; the job is removed again if its song is refused."""
+def check_render_inputs(settings: RenderSettings) -> None:
+    """The files a render reads besides the storyboard, each from its header (as the command line checks them
+    before any work): the reference picture and the style LoRAs."""
+    if settings.reference:
+        check_picture(settings.reference, "reference picture")
+    for lora in settings.lora:
+        check_lora(Path(lora.source))
+
+
+def storyboard_job(jobs: Jobs, values: dict, session: str, render: bool = False) -> tuple[Storyboard, str]:
+    """A new job and its storyboard; the job is removed again if its song is refused. Where a `render` follows
+    in the same press, its files are refused before the storyboard is made too."""
     if not values["upload"]:
         raise UserError("upload a song first")
     # the pasted text, the title and artist and the settings are refused before the copy
     check_pasted_lyrics(values["lyrics"] or "")
     song_request(jobs, values, Path(values["upload"]))
-    page_settings(jobs, values)
+    settings = page_settings(jobs, values)
+    if render:
+        check_render_inputs(settings)
     job, song = jobs.new(values["upload"], session)
     try:
         request = song_request(jobs, values, song, lyrics_file=jobs.lyrics(song, values["lyrics"] or ""))
@@ -111,7 +124,7 @@ def pressed_or_made(jobs: Jobs, values: dict, session: str) -> tuple[str, object
     job_id, table_rows = pressed(jobs, values, session)
     if job_id:
         return job_id, table_rows
-    storyboard, job_id = storyboard_job(jobs, values, session)
+    storyboard, job_id = storyboard_job(jobs, values, session, render=True)
     jobs.page_storyboards[session] = job_id
     return job_id, rows(storyboard)
 
@@ -132,6 +145,7 @@ def edited_request(
     `change` made to the chosen scene, and the page's settings."""
     song = jobs.song(job_id, session)
     settings = page_settings(jobs, values, song)
+    check_render_inputs(settings)
     edited = json.loads(Workdir(work_directory(song)).storyboard.read_text(encoding="utf-8"))
     if table_rows is not None:
         edited = apply_edits(edited, table_rows)
@@ -160,7 +174,7 @@ def render_job(
 
 
 def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
-    with jobs.models_lock:
+    with jobs.models(stop):
         storyboard, job_id = storyboard_job(jobs, values, session)
         if stop.is_set():  # (made for a page that is gone, or no longer wants it)
             jobs.discard(job_id)
@@ -170,7 +184,7 @@ def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Even
 
 
 def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
-    with jobs.models_lock:
+    with jobs.models(stop):
         job_id, table_rows = pressed_or_made(jobs, values, session)
         video, files, status, table = render_job(jobs, values, table_rows, job_id, session, stop)
     return video, files, job_id, status, table
@@ -178,8 +192,8 @@ def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tup
 
 def video_in_one_go(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
-    with jobs.models_lock:
-        storyboard, job_id = storyboard_job(jobs, values, session)
+    with jobs.models(stop):
+        storyboard, job_id = storyboard_job(jobs, values, session, render=True)
         if stop.is_set():
             raise Cancelled("the job was cancelled")
         video, files, status, table = render_job(jobs, values, rows(storyboard), job_id, session, stop)
@@ -191,7 +205,7 @@ def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, cha
     """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the gallery;
     the table as drawn, with the keyframes' scores; and the job (a storyboard made first where there was none,
     unless a scene is to change: there is none to choose before it)."""
-    with jobs.models_lock:
+    with jobs.models(stop):
         job_id, table_rows = (pressed if change else pressed_or_made)(jobs, values, session)
         request, settings = edited_request(jobs, values, table_rows, job_id, session, change)
         made = make_keyframes(request, settings, jobs.registry(values["preset"]), stop=stop)

@@ -2,13 +2,14 @@
 and the models they share, used by one job at a time.
 
 A job's folder: `song/<the upload>`, `lyrics/`, `pins/`, `loras/` (the person's style LoRAs), `work/`
-(the pipeline's work directory), then the results beside them. Every path of it is named by the few
-functions below.
+(the pipeline's work directory), then the results beside them, and the page's mark (ui.config: only a folder
+the page made is ever removed). Every path of it is named by the few functions below. What all jobs hold is
+bounded (`--max-jobs-gb`): a new job first removes the oldest ones, least recently written first.
 """
 
 from __future__ import annotations
 
-import re
+import os
 import shutil
 import threading
 import time
@@ -18,16 +19,16 @@ from pathlib import Path
 from typing import Iterator
 
 from musicvid.core.audio import check_length
-from musicvid.core.errors import UserError
+from musicvid.core.errors import Cancelled, UserError
 from musicvid.core.files import check_file
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, lrc_stamps, starts_with_time
 from musicvid.models.choose import choose_models
 from musicvid.models.registry import ModelRegistry
+from musicvid.settings.schema import check_text
 from musicvid.settings.song import PLAIN
-from ui.config import UIConfig
+from ui.config import JOB_ID, JOB_MARK, UIConfig, is_page_job, jobs_root
 
-JOB_ID = re.compile(r"[0-9a-f]{12}")
 NO_STORYBOARD = "make the storyboard first (or press Make video)"
 
 
@@ -67,8 +68,21 @@ def check_pasted_lyrics(text: str) -> None:
     them whole (a line without a time among timed ones, a time it cannot read), before anything is copied or run."""
     if len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"the pasted lyrics are {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
+    check_text("the pasted lyrics", text)
     if timed(text):
         lrc_stamps(text, "the pasted lyrics")
+
+
+def folder_bytes(folder: Path) -> int:
+    """What the files in `folder` hold, links not followed."""
+    total = 0
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(parent, name)).st_size
+            except OSError:  # (removed meanwhile)
+                pass
+    return total
 
 
 def video_file(song: Path, preview: bool) -> Path:
@@ -85,13 +99,12 @@ class Jobs:
 
     def __init__(self, config: UIConfig):
         self.config = config
-        self.registries: dict[str, ModelRegistry] = {}
+        self.loaded: tuple[str, ModelRegistry] | None = None  # the one preset whose models are kept, and they
         self.stops: dict[str, threading.Event] = {}  # each browser session's running render
         self.owners: dict[str, str] = {}  # job -> the session that made it
         self.page_storyboards: dict[str, str] = {}  # session -> the job of the storyboard last sent to its page
         self.models_lock = threading.Lock()  # whatever runs a model holds it, across presets
-        self.root = config.jobs_dir.resolve()  # absolute: the prefix taken off the files messages name
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root = jobs_root(config.jobs_dir)
 
     @contextmanager
     def running(self, session: str) -> Iterator[threading.Event]:
@@ -109,11 +122,32 @@ class Jobs:
         if session in self.stops:
             self.stops[session].set()
 
+    @contextmanager
+    def models(self, stop: threading.Event) -> Iterator[None]:
+        """The models, held for one job; a job cancelled while it waited for them (or as it got them) ends
+        without any work: its wait watches its stop flag."""
+        while not self.models_lock.acquire(timeout=0.25):
+            if stop.is_set():
+                raise Cancelled("the job was cancelled")
+        try:
+            if stop.is_set():
+                raise Cancelled("the job was cancelled")
+            yield
+        finally:
+            self.models_lock.release()
+
     def registry(self, preset: str) -> ModelRegistry:
-        if preset not in self.registries:
+        """The models of `preset`, kept loaded for the jobs that follow. Those of one preset at a time: another
+        preset's are released first, so that switching presets never piles up models (and on CUDA the new
+        registry measures its budget with nothing else held). Called with the models held (`models`)."""
+        if self.loaded is None or self.loaded[0] != preset:
+            if self.loaded is not None:
+                before = self.loaded[1]
+                for role in list(before.loads):  # each it ever loaded: releasing one not loaded now does nothing
+                    before.release(role)
             config = self.config
-            self.registries[preset] = ModelRegistry(choose_models(preset), config.device, True, config.precision)
-        return self.registries[preset]
+            self.loaded = preset, ModelRegistry(choose_models(preset), config.device, True, config.precision)
+        return self.loaded[1]
 
     def new(self, upload: str, session: str) -> tuple[str, Path]:
         """A fresh job (its id, and the copy of the upload in its directory); old jobs go first. The
@@ -121,9 +155,12 @@ class Jobs:
         self.remove_old()
         check_file(Path(upload), "audio file")
         check_length(Path(upload), self.config.max_minutes * 60)
+        self.make_room(Path(upload).stat().st_size)
         job = uuid.uuid4().hex[:12]
+        (self.root / job).mkdir()
+        (self.root / job / JOB_MARK).touch()  # first: the folder is the page's from now on
         song = song_folder(self.root / job) / Path(upload).name
-        song.parent.mkdir(parents=True)
+        song.parent.mkdir()
         shutil.copyfile(upload, song)
         self.owners[job] = session
         return job, song
@@ -158,8 +195,26 @@ class Jobs:
             raise UserError(NO_STORYBOARD)
         return songs[0]
 
+    def page_jobs(self) -> list[Path]:
+        """The jobs' folders (ui.config.is_page_job), least recently written first."""
+        return sorted((job for job in self.root.iterdir() if is_page_job(job)), key=lambda job: job.stat().st_mtime)
+
     def remove_old(self) -> None:
         limit = time.time() - self.config.keep_hours * 3600
-        for job in self.root.iterdir():
-            if job.is_dir() and job.stat().st_mtime < limit:
+        for job in self.page_jobs():
+            if job.stat().st_mtime < limit:
                 self.discard(job.name)
+
+    def make_room(self, size: int) -> None:
+        """Room for a new job of `size` bytes within --max-jobs-gb: the oldest jobs are removed until it fits.
+        No job runs meanwhile (the caller holds the models), so none is removed under its work."""
+        cap = self.config.max_jobs_gb * 2**30
+        if size > cap:
+            raise UserError(f"the song is too big for this page, which keeps {self.config.max_jobs_gb:g} GB of jobs")
+        jobs = [(job, folder_bytes(job)) for job in self.page_jobs()]
+        total = sum(held for _, held in jobs)
+        for job, held in jobs:
+            if total + size <= cap:
+                return
+            self.discard(job.name)
+            total -= held

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
+from musicvid.models.single_file import LORA, header, kind_of, what_it_holds
 from musicvid.settings.loras import MAX_LORAS, Lora, Loras, check_loras
 
 SUFFIX = ".safetensors"  # the one layout read without running code from the file (a .bin is a pickle)
@@ -63,6 +64,15 @@ def uploaded_loras(uploads: list[str] | str | None) -> dict[str, Path]:
             raise UserError(f"style LoRA {file.name} is {math.ceil(size / 2**20)} MB; the limit is {MAX_LORA_MB} MB")
         found[file.name] = file
     return found
+
+
+def check_lora(file: Path) -> None:
+    """A style LoRA as its header says, before any work: a file that is no safetensors file, or holds something
+    other than a LoRA, is refused in one sentence (not once the storyboard is made and the pipeline fuses it)."""
+    named = f"style LoRA {file.name}"
+    shapes = header(file, named)
+    if (kind := kind_of(shapes)) != LORA:
+        raise UserError(f"{named} is not a LoRA: it holds {kind or what_it_holds(shapes)}")
 
 
 def keep_uploads(uploads: Mapping[str, Path], folder: Path) -> dict[str, Path]:

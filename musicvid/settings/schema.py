@@ -7,6 +7,7 @@ import dataclasses
 import typing
 from dataclasses import field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from musicvid.core.errors import UserError, number_text
@@ -119,12 +120,15 @@ def field_type(cls, name: str) -> type:
 
 def check_field(f: dataclasses.Field, value: Any) -> None:
     """One field against its limits; NaN fails every comparison, so it is refused too."""
-    meta, name = f.metadata, f"--{option_name(f)}"
+    meta = f.metadata
     if not meta or value is None:
         return
+    name = f"--{option_name(f)}" if meta["option"] is not None else f"the {f.name.replace('_', ' ')}"  # (the song)
     low, high, above, choices = meta["low"], meta["high"], meta["above"], meta["choices"]
     if meta["longest"] is not None and len(value) > meta["longest"]:
         raise UserError(f"{name} is {len(value):,} characters long; the limit is {meta['longest']:,}")
+    if isinstance(value, (str, Path)):  # a path is written to records, and a song's name may become its title
+        check_text(name, str(value), "rename the file in UTF-8" if isinstance(value, Path) else "give it as UTF-8 text")
     if meta["check"] is not None:
         meta["check"](value)
     if choices is not None and value not in choices:
@@ -137,3 +141,14 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
             f"from {number_text(low)} to {number_text(high)}" if high is not None else f"{number_text(low)} or more"
         )
         raise UserError(f"{name} must be {bounds}, got {number_text(value)}")
+
+
+def check_text(name: str, text: str, advice: str = "give it as UTF-8 text") -> None:
+    """Refuse text with something that is no character: a lone surrogate, which a browser's or a program's JSON
+    can send and the command line makes of a byte that is not UTF-8; no tokenizer or file takes it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise UserError(
+            f"{name} has something that is not a character at position {error.start + 1}: {advice}"
+        ) from None

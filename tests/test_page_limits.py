@@ -1,0 +1,236 @@
+"""What the page holds to: its jobs' folder is its own (a person's files in --jobs-dir are never removed or served),
+its options are checked before it starts, text that is no text and a render's bad files are refused before any
+work, a cancelled press does none, one preset's models are kept at a time, and what jobs hold on disk is bounded.
+The page's functions are called directly, but where the served page or the command line is what is tested."""
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import weakref
+
+import pytest
+
+from musicvid.core.assets import DEMO_SONG
+from musicvid.core.errors import Cancelled, UserError
+from musicvid.settings.song import SongRequest
+from tests.served_page import TIMED_LYRICS, page_jobs, served
+from tests.test_page_inputs import SESSION, page_values, render_job
+from ui import handlers
+from ui.config import JOB_MARK, UIConfig
+from ui.jobs import Jobs
+
+SONG_BYTES = DEMO_SONG.stat().st_size
+
+
+@pytest.fixture
+def jobs(tmp_path) -> Jobs:
+    return Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
+
+
+@pytest.fixture
+def no_storyboard(monkeypatch):
+    """Whatever makes a storyboard fails the test: what is refused is refused before it."""
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a storyboard was made")
+
+    monkeypatch.setattr(handlers, "get_storyboard", forbidden)
+
+
+def a_persons_folder(folder):
+    """A folder of a person's own, as an operator might name with --jobs-dir: files, and sub-folders untouched
+    for days."""
+    (folder / "photos").mkdir(parents=True)
+    (folder / "photos" / "a.txt").write_text("precious")
+    (folder / "notes.txt").write_text("top")
+    days_ago = time.time() - 3 * 86400
+    os.utime(folder / "photos", (days_ago, days_ago))
+    return folder
+
+
+def test_only_the_pages_own_old_jobs_are_removed(tmp_path):
+    mine = a_persons_folder(tmp_path / "mydocs")
+    jobs = Jobs(UIConfig(models="tiny", jobs_dir=mine, keep_hours=1))
+    old_job, _ = jobs.new(str(DEMO_SONG), SESSION)
+    unmarked = jobs.root / "0123456789ab"  # named as a job, but not one the page made
+    unmarked.mkdir()
+    elsewhere = tmp_path / "elsewhere" / "fedcba987654"  # a page's job, reached through a link
+    elsewhere.mkdir(parents=True)
+    (elsewhere / JOB_MARK).touch()
+    (jobs.root / elsewhere.name).symlink_to(elsewhere)
+    hours_ago = time.time() - 3 * 3600
+    for folder in (jobs.root / old_job, unmarked, elsewhere):
+        os.utime(folder, (hours_ago, hours_ago))
+    new_job, _ = jobs.new(str(DEMO_SONG), SESSION)
+    assert sorted(p.name for p in jobs.root.iterdir()) == sorted([unmarked.name, elsewhere.name, new_job])
+    assert (mine / "photos" / "a.txt").read_text() == "precious" and (mine / "notes.txt").exists()
+    assert elsewhere.is_dir()
+    # the page starts again on it no more: what it holds now is not all the page's
+    with pytest.raises(UserError, match=f"holds {elsewhere.name}, which the page did not make"):
+        Jobs(UIConfig(models="tiny", jobs_dir=mine))
+
+
+def test_a_persons_folder_named_as_the_pages_is_refused(tmp_path):
+    (tmp_path / "musicvid-jobs").mkdir()
+    (tmp_path / "musicvid-jobs" / "taxes.pdf").write_text("x")
+    with pytest.raises(UserError, match="^--jobs-dir .* holds taxes.pdf, which the page did not make: move it away"):
+        Jobs(UIConfig(models="tiny", jobs_dir=tmp_path))
+    assert (tmp_path / "musicvid-jobs" / "taxes.pdf").exists()
+
+
+@pytest.mark.slow
+def test_the_served_page_serves_its_jobs_alone(tmp_path):
+    mine = a_persons_folder(tmp_path / "mydocs")
+    job = page_jobs(mine) / "0123456789ab"  # a job an earlier start of the page made
+    (job / "song").mkdir(parents=True)
+    (job / JOB_MARK).touch()
+    (job / "song" / "demo.mp3").write_bytes(b"ID3")
+    with served(mine) as (url, _):
+        assert urllib.request.urlopen(f"{url}gradio_api/file={job / 'song' / 'demo.mp3'}", timeout=10).status == 200
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{url}gradio_api/file={mine / 'notes.txt'}", timeout=10)
+        assert refused.value.code == 403
+
+
+BAD_OPTIONS = {
+    "--keep-hours nan": "--keep-hours must be above 0 and at most 8760, got nan",
+    "--keep-hours inf": "--keep-hours must be above 0 and at most 8760, got inf",
+    "--keep-hours -1": "--keep-hours must be above 0 and at most 8760, got -1",
+    "--max-minutes 0": "--max-minutes must be above 0 and at most 60, got 0",
+    "--max-minutes nan": "--max-minutes must be above 0 and at most 60, got nan",
+    "--max-upload-mb 0": "--max-upload-mb must be 1 or more, got 0",
+    "--port 70000": "--port must be from 1 to 65535, got 70000",
+    "--port -1": "--port must be from 1 to 65535, got -1",
+    "--max-jobs-gb 0": "--max-jobs-gb must be above 0, got 0",
+}
+
+
+@pytest.mark.parametrize("argv, sentence", BAD_OPTIONS.items(), ids=list(BAD_OPTIONS))
+def test_the_pages_options_are_checked_before_it_starts(argv, sentence):
+    from ui.cli import add_arguments, config_from
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    with pytest.raises(UserError) as refused:
+        config_from(parser.parse_args(argv.split()))
+    assert str(refused.value) == sentence
+
+
+def test_musicvid_ui_refuses_a_bad_option_in_one_line_and_exit_2(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    ran = subprocess.run(
+        [sys.executable, "-m", "musicvid", "ui", "--models", "tiny", "--jobs-dir", str(tmp_path / "afile")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 2, ran.stderr
+    assert (
+        ran.stderr
+        == f"musicvid: --jobs-dir {tmp_path / 'afile'} is not a folder: a file has its name, or a name above it\n"
+    )
+
+
+@pytest.mark.parametrize("field", ["title", "artist", "style", "lyrics"])
+def test_text_that_is_no_text_is_refused_before_a_job_is_made(jobs, no_storyboard, field):
+    named = "the pasted lyrics" if field == "lyrics" else f"--{field}"
+    with pytest.raises(UserError) as refused:
+        handlers.make_storyboard(jobs, page_values(**{field: "oil \ud800 paint"}), SESSION, threading.Event())
+    assert str(refused.value) == f"{named} has something that is not a character at position 5: give it as UTF-8 text"
+    assert list(jobs.root.iterdir()) == []
+
+
+def test_a_title_of_bytes_that_are_not_utf8_is_refused_on_the_command_line_too():
+    title = b"a\xffb".decode("utf-8", "surrogateescape")  # as Python reads such an argument
+    with pytest.raises(UserError, match="^--title has something that is not a character at position 2"):
+        SongRequest(song=DEMO_SONG, title=title)
+
+
+def bad_files(folder) -> dict[str, dict]:
+    """The page's values with a reference picture that is no picture, or a style LoRA that is no safetensors."""
+    folder.mkdir()
+    (folder / "fake.png").write_text("not an image")
+    (folder / "junk.safetensors").write_bytes(os.urandom(5000))
+    return {
+        "reference": dict(reference=str(folder / "fake.png")),
+        "lora": dict(lora_upload=[str(folder / "junk.safetensors")]),
+    }
+
+
+REFUSALS = {
+    "reference": "^reference picture .*fake.png is not an image",
+    "lora": r"^style LoRA junk.safetensors cannot be read as a safetensors file \(",
+}
+
+
+@pytest.mark.parametrize("press", [handlers.video_in_one_go, handlers.render, handlers.keyframes])
+@pytest.mark.parametrize("bad", list(REFUSALS))
+def test_a_renders_bad_file_is_refused_before_the_storyboard_is_made(jobs, tmp_path, no_storyboard, press, bad):
+    values = page_values(**bad_files(tmp_path / "gradio")[bad])
+    with pytest.raises(UserError, match=REFUSALS[bad]):
+        press(jobs, values, SESSION, threading.Event())
+    assert list(jobs.root.iterdir()) == []
+
+
+def test_a_bad_lora_is_refused_before_a_render_of_a_made_storyboard(jobs, tmp_path, monkeypatch):
+    monkeypatch.setattr(handlers, "make_video", lambda *args, **kwargs: pytest.fail("the render started"))
+    values = page_values(**bad_files(tmp_path / "gradio")["lora"], job=render_job(jobs))
+    with pytest.raises(UserError, match=REFUSALS["lora"]):
+        handlers.render(jobs, values, SESSION, threading.Event())
+
+
+@pytest.mark.parametrize("cancelled", ["while it waits", "as it gets the models"])
+def test_a_press_cancelled_before_it_gets_the_models_does_no_work(jobs, no_storyboard, cancelled):
+    stop, ended = threading.Event(), []
+
+    def press():
+        try:
+            handlers.make_storyboard(jobs, page_values(lyrics=TIMED_LYRICS), SESSION, stop)
+        except Cancelled as error:
+            ended.append(error)
+
+    with jobs.models_lock:  # another job's
+        thread = threading.Thread(target=press)
+        thread.start()
+        time.sleep(0.3)
+        stop.set()
+        if cancelled == "while it waits":
+            thread.join(timeout=2)
+            assert ended, "the cancelled press still waits for the models"
+    thread.join(timeout=5)
+    assert [str(error) for error in ended] == ["the job was cancelled"]
+    assert list(jobs.root.iterdir()) == []
+
+
+def test_one_presets_models_are_kept_at_a_time(jobs):
+    class Model:  # a model as a registry holds it: the registry's alone
+        pass
+
+    first = jobs.registry("tiny")
+    first.loaders["vipe"] = lambda *args: Model()
+    with first.use("vipe") as model:
+        held = weakref.ref(model)
+    del model
+    assert jobs.registry("tiny") is first and held() is not None  # kept loaded for the preset's next job
+    other = jobs.registry("tiny-xl")
+    assert other is not first and jobs.loaded == ("tiny-xl", other)
+    assert held() is None  # released: no longer in memory
+
+
+def test_what_jobs_hold_is_bounded_the_oldest_removed_first(tmp_path):
+    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs", max_jobs_gb=2.5 * SONG_BYTES / 2**30))
+    made = []
+    for age in (3, 2, 1):  # hours ago: the first is the oldest
+        made.append(jobs.new(str(DEMO_SONG), SESSION)[0])
+        os.utime(jobs.root / made[-1], (time.time() - age * 3600,) * 2)
+    assert sorted(p.name for p in jobs.root.iterdir()) == sorted(made[1:])
+    assert made[0] not in jobs.owners
+    small = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "small", max_jobs_gb=SONG_BYTES / 2 / 2**30))
+    with pytest.raises(UserError, match="^the song is too big for this page, which keeps"):
+        small.new(str(DEMO_SONG), SESSION)
+    assert list(small.root.iterdir()) == []
