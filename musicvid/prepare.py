@@ -43,6 +43,7 @@ from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_ups
 from musicvid.models.drawing import check_drawing_options, weights_file
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
+from musicvid.models.single_file import check_lora
 from musicvid.models.timing import Timings
 from musicvid.pictures.schedule import to_frame
 from musicvid.pictures.switches import compile_backend
@@ -126,7 +127,7 @@ def check_before_work(
             compile_backend()
         scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
         for lora in settings.lora:  # fetched now, on a first run, not after the storyboard
-            weights_file(lora.source, "style LoRA")
+            check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}")
     # 2. the outputs
     written = (output or default_output(request, settings)) if video else None
     files = inputs_of(request, settings)

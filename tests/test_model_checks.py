@@ -143,3 +143,13 @@ def test_a_vipe_folder_whose_weights_are_damaged_is_refused_before_anything_load
     save(tensors, str(folder / weights))
     damage(folder / weights if damage is cut_short else folder)
     refused_before_the_work(capsys, tmp_path, [*quick(song), "--vipe", folder], f"--vipe {folder}: ", said)
+
+
+def test_a_lora_file_that_is_no_lora_is_refused_before_anything_loads(capsys, tmp_path, song):
+    import torch
+    from safetensors.torch import save_file
+
+    (junk := tmp_path / "junk.safetensors").write_bytes(bytes(range(256)) * 20)
+    save_file({"transformer.wte.weight": torch.zeros(10, 8)}, str(gpt2 := tmp_path / "gpt2.safetensors"))
+    for lora, said in ((junk, "cannot be read as a safetensors file"), (gpt2, "is not a LoRA: it holds")):
+        refused_before_the_work(capsys, tmp_path, [*quick(song), "--lora", lora], f"--lora {lora}", said)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
-from musicvid.models.single_file import LORA, header, kind_of, what_it_holds
+from musicvid.models.single_file import check_lora as check_lora_file
 from musicvid.settings.loras import MAX_LORAS, Lora, Loras, check_loras
 
 SUFFIX = ".safetensors"  # the one layout read without running code from the file (a .bin is a pickle)
@@ -67,12 +67,8 @@ def uploaded_loras(uploads: list[str] | str | None) -> dict[str, Path]:
 
 
 def check_lora(file: Path) -> None:
-    """A style LoRA as its header says, before any work: a file that is no safetensors file, or holds something
-    other than a LoRA, is refused in one sentence (not once the storyboard is made and the pipeline fuses it)."""
-    named = f"style LoRA {file.name}"
-    shapes = header(file, named)
-    if (kind := kind_of(shapes)) != LORA:
-        raise UserError(f"{named} is not a LoRA: it holds {kind or what_it_holds(shapes)}")
+    """A style LoRA the page was given, checked by its header before any work (musicvid.models.single_file)."""
+    check_lora_file(file, f"style LoRA {file.name}")
 
 
 def keep_uploads(uploads: Mapping[str, Path], folder: Path) -> dict[str, Path]:

@@ -88,6 +88,17 @@ def header(path: Path, named: str) -> dict[str, list[int]]:
     return shapes
 
 
+def check_lora(path: Path, named: str) -> None:
+    """A style LoRA as its header says, before any work: a safetensors file that cannot be read, or holds something
+    other than a LoRA, is refused in one sentence (not once the storyboard is made and the pipeline fuses it); an
+    older .bin is read as it loads."""
+    if path.suffix.lower() != SUFFIX:
+        return
+    shapes = header(path, named)
+    if (kind := kind_of(shapes)) != LORA:
+        raise UserError(f"{named} is not a LoRA: it holds {kind or what_it_holds(shapes)}")
+
+
 def family_of(shapes: dict[str, list[int]]) -> str | None:
     """The family (musicvid.settings.presets.FAMILIES) the tensors `shapes` are a checkpoint of (SD's whole, a flow-
     matching family's transformer), else None."""
