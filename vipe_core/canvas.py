@@ -24,7 +24,7 @@ import pandas as pd
 from vipe_core.context import lyric_context
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, refuse_overlap
-from vipe_core.records import CanvasRow, LabelledSong, atomic_path, from_dict, read_clean_songs, read_json
+from vipe_core.records import CanvasRow, LabelledSong, atomic_path, read_clean_songs, read_json, record_from
 
 COLUMNS = ["song_id", "line_index", "lyric", "elaboration", "title", "artist", "split"]
 
@@ -40,10 +40,7 @@ def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
         data = read_json(file, "the labelled song")
         if not isinstance(data, dict) or "elaborations" not in data:
             continue  # usage.json and other bookkeeping
-        try:
-            song = from_dict(LabelledSong, data)
-        except TypeError as e:
-            raise VipeError(f"{file} is not a labelled song from `vipe label` ({e}).") from None
+        song = record_from(LabelledSong, data, f"{file} is not a labelled song from `vipe label`")
         if song.song_id in files:
             raise VipeError(f"{file} and {files[song.song_id]} both label song_id {song.song_id!r}; keep one.")
         files[song.song_id] = file

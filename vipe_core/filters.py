@@ -20,7 +20,7 @@ from typing import Iterable
 
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, refuse_overlap
-from vipe_core.records import ArtistLyrics, CleanSong, RawSong, from_dict, read_json, write_jsonl
+from vipe_core.records import ArtistLyrics, CleanSong, RawSong, read_json, record_from, write_jsonl
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 SECTION_HEADER = re.compile(r"\[[^\]]*\]")
@@ -128,12 +128,10 @@ def read_lyrics_dir(path: str | os.PathLike) -> list[ArtistLyrics]:
         data = read_json(file, "the lyrics file")
         if not isinstance(data, dict) or not isinstance(data.get("songs"), list):
             raise VipeError(f"{file} is not an artist lyrics file (it needs a 'songs' list).")
-        try:
-            artist = from_dict(ArtistLyrics, data)
-            artist.songs = [from_dict(RawSong, song) for song in artist.songs]
-            artists.append(artist)
-        except TypeError as e:
-            raise VipeError(f"{file} has a song that is not as collect writes it ({e}).") from None
+        refusal = f"{file} has a song that is not as collect writes it"
+        artist = record_from(ArtistLyrics, data, refusal)
+        artist.songs = [record_from(RawSong, song, refusal) for song in artist.songs]
+        artists.append(artist)
     return artists
 
 

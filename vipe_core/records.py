@@ -146,6 +146,14 @@ def from_dict(cls: type[T], data: dict[str, Any]) -> T:
     return cls(**{f.name: data[f.name] for f in known if f.name in data})
 
 
+def record_from(cls: type[T], data: Any, refusal: str) -> T:
+    """`from_dict`, its TypeError told as a VipeError: `refusal` ("FILE line N is not a song ..."), then why."""
+    try:
+        return from_dict(cls, data)
+    except TypeError as e:
+        raise VipeError(f"{refusal} ({e}).") from None
+
+
 def read_text(path: str | os.PathLike, what: str = "the file") -> str:
     """The UTF-8 text of a file; VipeError naming `what` when it is missing, a folder, unreadable or not UTF-8."""
     try:
@@ -206,10 +214,7 @@ def read_clean_songs(path: str | os.PathLike) -> list[CleanSong]:
     songs: list[CleanSong] = []
     seen: dict[str, int] = {}
     for number, data in _numbered_jsonl(Path(path), False, "the lyrics file"):
-        try:
-            song = from_dict(CleanSong, data)
-        except TypeError as e:
-            raise VipeError(f"{path} line {number} is not a song from `vipe filter` ({e}).") from None
+        song = record_from(CleanSong, data, f"{path} line {number} is not a song from `vipe filter`")
         if song.song_id in seen:
             raise VipeError(f"{path} line {number} repeats song_id {song.song_id!r} of line {seen[song.song_id]}.")
         seen[song.song_id] = number
