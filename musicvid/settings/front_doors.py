@@ -26,7 +26,7 @@ def parse_size(text: str) -> tuple[int, int]:
     try:
         width, height = (int(v) for v in text.lower().split("x"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--size must look like 512x512, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must look like 512x512, got {text!r}") from None
     return width, height
 
 
