@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from musicvid.batch import command as batch
-from musicvid.batch import playlist
+from musicvid.batch import engines, playlist
 from musicvid.batch import report as batch_report
 from musicvid.storyboard import form
 from tests.helpers import make_tone, run, valid_board
@@ -262,14 +262,14 @@ def test_a_device_on_ray_is_one_its_workers_have_not_one_of_this_machine(tmp_pat
     from musicvid.core.errors import UserError
 
     for device, cluster, each in (("cuda", 4, 1.0), ("cuda:1", 4, 2.0), ("cpu", 0, 0.0), ("auto", 0, 0.0)):
-        batch.check_device_on_ray(device, cluster, each)
+        engines.check_device_on_ray(device, cluster, each)
     for device, cluster, each, said in (
         ("cuda", 0, 0.0, "needs GPUs for its workers: the cluster has 0"),
         ("cuda", 4, 0.0, "each worker asks for 0"),
         ("cuda:1", 4, 1.0, "a Ray worker sees its own 1 GPU(s) only"),
     ):
         with pytest.raises(UserError, match=re.escape(said)):
-            batch.check_device_on_ray(device, cluster, each)
+            engines.check_device_on_ray(device, cluster, each)
     import ray
 
     class Started(Exception):  # what the head does once the device is checked

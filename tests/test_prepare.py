@@ -21,7 +21,13 @@ from tests.helpers import make_tone, run
 RESOLVED_ONCE = {("musicvid.prepare", "default_output"), ("musicvid.core.workdir", "Workdir.of_song")}
 # A setting's limits are its dataclass's invariant, checked wherever one is made (RenderSettings checks its fields
 # as it is made: the command line's, a batch row's, the memory plan's batched copy), not a check of the run's files
-INVARIANTS = {"check_field", "Checked.check_together", "RenderSettings.check_together", "SongRequest.check_together"}
+INVARIANTS = {
+    "check_field",
+    "check_text",
+    "Checked.check_together",
+    "RenderSettings.check_together",
+    "SongRequest.check_together",
+}
 
 
 def checks_of_musicvid() -> dict:

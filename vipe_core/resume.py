@@ -63,7 +63,8 @@ def saved_state(out: Path, run: dict, restart: bool) -> TrainState | None:
         raise damaged(last, f"{STATE_FILE}: {reason(e)}") from None
     if state.run != run:
         raise VipeError(
-            f"{out} holds a run with other settings ({_changes(state.run, run)}); pass --restart or choose another --out."
+            f"{out} holds a run with other settings ({_changes(state.run, run)}); pass --restart or choose another "
+            "--out."
         )
     missing = [name for name in STATE_ARCHIVES if not (last / name).is_file()]
     missing += [] if any(last.glob("random_states_*.pkl")) else ["random_states_0.pkl"]

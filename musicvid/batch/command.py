@@ -11,14 +11,13 @@ musicvid.batch.report."""
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from musicvid.batch.engines import check_engine_options, join_ray, render_locally, render_on_ray
 from musicvid.batch.playlist import Entry, Job, output_file_name, read_playlist, row_hash, title_slug
-from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_report, note, table
+from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_report, held_output, note, table
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_creatable, check_file, check_output, file_identity, same_file
 from musicvid.core.outputs import written_here
@@ -91,34 +90,43 @@ class Naming:
 
 
 def clash(namings: list[Naming]) -> bool:
-    """Whether jobs of one stem cannot have it: they are of different songs (with --workdir they would
-    share a work directory), or two would write one file (a video and its preview write distinct ones)."""
-    songs = {naming.job.request.song.resolve() for naming in namings}
-    files = [name for naming in namings for name in naming.files()]
-    return len(songs) > 1 or len(files) != len(set(files))
-
-
-def by_stem(namings: list[Naming]) -> list[list[Naming]]:
-    groups: dict[str, list[Naming]] = {}
+    """Whether jobs that share a stem or a file cannot have their names: jobs of one stem are of different songs
+    (with --workdir they would share a work directory), or two would write one file."""
+    songs: dict[str, set[Path]] = {}
     for naming in namings:
-        groups.setdefault(naming.stem.casefold(), []).append(naming)
-    return list(groups.values())
+        songs.setdefault(naming.stem.casefold(), set()).add(naming.job.request.song.resolve())
+    files = [name for naming in namings for name in naming.files()]
+    return any(len(same) > 1 for same in songs.values()) or len(files) != len(set(files))
+
+
+def by_name(namings: list[Naming]) -> list[list[Naming]]:
+    """The jobs in groups that share a stem or a file in -o (a preview of `x` and the video of `x.preview` both write
+    x.preview.mp4), so that clashes are told by the files written."""
+    groups: list[tuple[set[str], list[Naming]]] = []
+    for naming in namings:
+        keys = {"stem:" + naming.stem.casefold(), *naming.files()}
+        meeting = [group for group in groups if group[0] & keys]
+        merged = (keys.union(*(group[0] for group in meeting)), [n for group in meeting for n in group[1]] + [naming])
+        groups = [group for group in groups if all(group is not m for m in meeting)] + [merged]
+    return [group[1] for group in groups]
 
 
 def name_outputs(namings: list[Naming], playlist: Path) -> None:
     """Every job's own stem: where automatic names clash, each gets its row's hash; names the rows gave
     that still clash are refused, naming both rows."""
-    for group in by_stem(namings):
+    for group in by_name(namings):
         if clash(group):
             for naming in group:
                 if not naming.named:
                     naming.stem += "-" + row_hash(naming.job.entry)
-    for group in by_stem(namings):
+    for group in by_name(namings):
         if clash(group):
             first, second = sorted(group, key=lambda naming: not naming.named)[:2]
+            shared = sorted(first.files() & second.files())  # of two stems: a preview's and another video's
+            one_stem = first.stem.casefold() == second.stem.casefold() or not shared
+            what = f"would both be named {first.stem}" if one_stem else f"would both write {shared[0]}"
             raise UserError(
-                f"{first.job.where(playlist)} and {second.job.label} would both be named {first.stem} in -o: "
-                "give each row an output of its own"
+                f"{first.job.where(playlist)} and {second.job.label} {what} in -o: give each row an output of its own"
             )
 
 
@@ -166,86 +174,6 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
 
 
 # --- running ------------------------------------------------------------------------------------
-
-
-def render_one(job: Job, registry) -> Result:
-    from musicvid.pipeline import make_video
-
-    started = time.perf_counter()
-    result = Result(song=str(job.entry.path), status="done", output=str(job.output))
-    try:
-        # rows of one song share its work directory (without --workdir): one waits for another's render
-        result.duration = make_video(job.request, job.settings, registry, output=job.output, wait=True).duration
-    except KeyboardInterrupt:
-        raise
-    except Exception as error:  # any one song's failure is reported; the batch goes on
-        result.status, result.error = "failed", str(error) or type(error).__name__
-    result.seconds = round(time.perf_counter() - started, 2)
-    return result
-
-
-def render_locally(registry, jobs: list[Job], finished) -> None:
-    for job in jobs:
-        finished(job, render_one(job, registry))
-
-
-class SongRenderer:
-    """A Ray actor: loads the models once, then renders the songs it is handed."""
-
-    def __init__(self, choice: ModelChoice):
-        from musicvid.models.registry import registry_of
-
-        self.registry = registry_of(choice, keep_loaded=True)
-
-    def render(self, job: Job) -> Result:
-        return render_one(job, self.registry)
-
-
-def render_on_ray(args, choice: ModelChoice, jobs: list[Job], finished) -> None:
-    """Songs as tasks on Ray actors (one GPU each where the cluster has GPUs). An actor whose process
-    dies is restarted and its song retried once; a song that still fails is reported as failed."""
-    import ray
-
-    from musicvid.storyboard.form import compile_librosa
-
-    compile_librosa()  # once, before the workers start
-    if not ray.is_initialized():
-        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
-    cluster = ray.cluster_resources()
-    gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if cluster.get("GPU") else 0.0)
-    check_device_on_ray(choice.device, cluster.get("GPU", 0.0), gpus)
-    workers = args.workers or (int(cluster["GPU"] // gpus) if gpus else 1)
-    actor = ray.remote(num_cpus=1, num_gpus=gpus, max_restarts=1, max_task_retries=1)(SongRenderer)
-    idle = [actor.remote(choice) for _ in range(max(1, min(workers, len(jobs))))]
-    waiting, running = list(jobs), {}
-    while waiting or running:
-        while waiting and idle:
-            worker, job = idle.pop(), waiting.pop(0)
-            running[worker.render.remote(job)] = (job, worker)
-        [ready], _ = ray.wait(list(running), num_returns=1)
-        job, worker = running.pop(ready)
-        try:
-            result = ray.get(ready)
-        except ray.exceptions.RayError as error:  # the worker died twice on this song
-            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            result = Result(str(job.entry.path), "failed", str(job.output), error=f"worker failed: {reason}")
-        idle.append(worker)
-        finished(job, result)
-
-
-def check_device_on_ray(device: str, cluster_gpus: float, gpus: float) -> None:
-    """--device on Ray names a device each worker has, not one of this machine's (the head may have no GPU): CUDA
-    where the cluster has GPUs and each worker asks for some, a worker's own from cuda:0."""
-    import torch
-
-    on = torch.device("cpu" if device == "auto" else device)
-    if on.type == "cuda" and not (cluster_gpus and gpus):
-        raise UserError(
-            f"--device {device} on Ray needs GPUs for its workers: the cluster has {cluster_gpus:g}, and each worker "
-            f"asks for {gpus:g} (--gpus-per-song)"
-        )
-    if on.type == "cuda" and (on.index or 0) >= max(1, math.ceil(gpus)):
-        raise UserError(f"--device {device}: a Ray worker sees its own {gpus:g} GPU(s) only, as cuda:0 on")
 
 
 def made_before(job: Job) -> bool:
@@ -300,7 +228,7 @@ def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path) -> None:
                 )
 
 
-def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], finished) -> None:
+def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], finished, plan=None) -> None:
     """Every job, in playlist order: repeats, skipped rows and missing songs finished at once, the
     others rendered (on Ray or here)."""
     from musicvid.core.ffmpeg import declared_duration
@@ -318,12 +246,13 @@ def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[
             except UserError as error:
                 finished(job, Result(str(job.entry.path), "failed", str(job.output), error=str(error)))
     if to_render and args.engine == "ray":
-        render_on_ray(args, choice, to_render, finished)
+        render_on_ray(plan, choice, to_render, finished)
     elif to_render:
         render_locally(registry, to_render, finished)
 
 
 def run(args) -> int:
+    check_engine_options(args)
     if args.engine == "ray":
         try:
             import ray  # noqa: F401
@@ -354,8 +283,14 @@ def run(args) -> int:
     if any(job.settings.resolution for job in todo):
         with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing
             pass
+    plan = join_ray(args, choice) if todo and args.engine == "ray" else None  # its refusals before -o is made
     out_dir.mkdir(parents=True, exist_ok=True)
+    with held_output(out_dir):
+        return run_held(args, choice, registry, jobs, skipped, report, plan)
 
+
+def run_held(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], report: Path, plan) -> int:
+    """The batch's rows rendered, reported and tabled, with -o held by this batch."""
     results: dict[int, Result] = {}
     writer = ReportWriter(report, args.playlist, len(jobs))
 
@@ -366,7 +301,7 @@ def run(args) -> int:
         writer.add(job.number, result)
 
     try:
-        run_jobs(args, choice, registry, jobs, skipped, finished)
+        run_jobs(args, choice, registry, jobs, skipped, finished, plan)
     finally:
         writer.close()  # the rows finished so far, however the batch ends (Ctrl-C, a failure)
     ordered = [results[n] for n in sorted(results)]

@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import itertools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ NAMED_COLUMNS = ("title", "artist", "output")  # a CSV's columns besides path th
 # A file name is at most 255 bytes on common file systems: room is left for "-<hash>.preview.mkv".
 MAX_NAME_BYTES = 200
 MAX_TITLE_BYTES = 100
+NAME_MAX, MAX_PATH_BYTES = 255, 4096  # a file name's and a path's most bytes on Linux's file systems
 
 
 @dataclass
@@ -77,7 +79,12 @@ def song_path(text: str, playlist: Path, number: int) -> Path:
             "or give its path"
         )
     song = Path(text)
-    return song if song.is_absolute() else playlist.parent / song
+    song = song if song.is_absolute() else playlist.parent / song
+    too_long = len(os.fsencode(song)) > MAX_PATH_BYTES or any(len(os.fsencode(p)) > NAME_MAX for p in song.parts)
+    if "\0" in text or too_long:
+        why = "holds a NUL character" if "\0" in text else "is longer than a file system takes"
+        raise UserError(f"{playlist} line {number}: {text[:60]!r} {why}, so it names no file")
+    return song
 
 
 def read_m3u(path: Path) -> Iterator[Entry]:
@@ -100,17 +107,38 @@ def read_folder(path: Path) -> Iterator[Entry]:
     return (Entry(song) for song in songs)
 
 
-def read_csv(path: Path) -> Iterator[Entry]:
-    reader = csv.DictReader(io.StringIO(_read_text(path)))
-    if "path" not in (reader.fieldnames or ()):
+def csv_header(reader: csv.DictReader, path: Path) -> None:
+    """The header's names, trimmed of spaces; refused without 'path', with an empty or repeated name."""
+    reader.fieldnames = [name.strip() for name in reader.fieldnames or ()]
+    if "path" not in reader.fieldnames:
         raise UserError(f"{path}: a batch CSV needs a header row with a 'path' column (then title, artist, options)")
-    for number, row in enumerate(reader, start=2):
-        song = (row.pop("path") or "").strip()
-        if not song:
-            raise UserError(f"{path} line {number}: empty path")
-        title, artist, output = ((row.pop(column, None) or "").strip() or None for column in NAMED_COLUMNS)
-        overrides = {key.strip(): value.strip() for key, value in row.items() if key and value and value.strip()}
-        yield Entry(song_path(song, path, number), title, artist, overrides, output)
+    repeated = next((name for name in reader.fieldnames if reader.fieldnames.count(name) > 1 or not name), None)
+    if repeated is not None:
+        what = f"names the column '{repeated}' twice" if repeated else "has a column with no name"
+        raise UserError(f"{path} line 1: the header {what}: give each column one name")
+
+
+def read_csv(path: Path) -> Iterator[Entry]:
+    csv.field_size_limit(MAX_PLAYLIST_BYTES)  # a cell may be as big as a playlist may be
+    reader = csv.DictReader(io.StringIO(_read_text(path)), strict=True)
+    read = 1  # the lines read whole: a malformed row starts on the next (a quote left open runs to the end)
+    try:
+        csv_header(reader, path)
+        for row in reader:
+            number = reader.line_num
+            if None in row:  # DictReader keeps the cells beyond the header under None
+                raise UserError(
+                    f"{path} line {number}: more cells than the header has columns: quote a cell with a comma"
+                )
+            song = (row.pop("path") or "").strip()
+            if not song:
+                raise UserError(f"{path} line {number}: empty path")
+            title, artist, output = ((row.pop(column, None) or "").strip() or None for column in NAMED_COLUMNS)
+            overrides = {key: value.strip() for key, value in row.items() if value and value.strip()}
+            yield Entry(song_path(song, path, number), title, artist, overrides, output)
+            read = number
+    except csv.Error as error:
+        raise UserError(f"{path} line {read + 1}: not a well-formed CSV ({error})") from None
 
 
 def read_playlist(path: Path) -> list[Entry]:

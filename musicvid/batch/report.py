@@ -13,17 +13,21 @@ import math
 import stat
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterator
 
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
 from musicvid.core.files import remove_temporaries, same_file
+from musicvid.core.workdir import os_lock
 from musicvid.settings.song import SongRequest, inputs_of
 from musicvid.storyboard.board import Storyboard, load_storyboard
 from vipe_core.atomic import write_json
 
 REPORT_NAME = "report.json"
+OUTPUT_LOCK = ".musicvid-batch-lock"  # in -o: the batch that holds it (held_output)
 MADE_BY = "musicvid batch"  # the mark of a report musicvid wrote, which a batch may replace
 EARLIER_KEYS = {"playlist", "total", "songs"}  # a report written before the mark
 # A report of the most rows a batch takes is a few MB; a bigger file is no report, and is not read.
@@ -153,3 +157,15 @@ class ReportWriter:
             report = {"made_by": MADE_BY, "playlist": str(self.playlist), "total": self.total, "songs": songs}
             write_json(self.path, report)
             self.pending, self.written_at = False, time.monotonic()
+
+
+@contextmanager
+def held_output(folder: Path) -> Iterator[None]:
+    """-o, held by this batch for its whole run: a second batch there would replace the first's videos and report
+    between their checks and their writes, so it is refused in one sentence (the OS lets go of a killed batch's)."""
+    busy = f"-o {folder} is in use by another musicvid batch: wait for it to finish, or give another -o"
+    lock = os_lock(folder / OUTPUT_LOCK, busy, str(folder))
+    try:
+        yield
+    finally:
+        lock.release()

@@ -327,18 +327,26 @@ class Workdir:
 
     def locked(self, wait: bool) -> FileLock:
         """The OS lock on this work directory's lock file, held; another run's waited for with `wait`, else refused."""
-        lock = FileLock(self.lock)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            if not wait:
-                raise WorkdirBusy(
-                    f"work directory {self.root} is in use by another musicvid run; wait for it to finish, or give "
-                    "another --workdir"
-                ) from None
-            log.warning("waiting for another run to finish with the work directory %s", self.root)
-            lock.acquire()
-        return lock
+        busy = (
+            f"work directory {self.root} is in use by another musicvid run; wait for it to finish, or give another "
+            "--workdir"
+        )
+        return os_lock(self.lock, None if wait else busy, f"the work directory {self.root}")
+
+
+def os_lock(path: Path, busy: str | None, what: str) -> FileLock:
+    """The OS lock on the file `path`, held until released or until this process ends, however it ends (the OS
+    releases it then, so a killed run never leaves it held); another run's is refused with `busy`, or waited for
+    where `busy` is None (`what` names the folder in the note)."""
+    lock = FileLock(path)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if busy is not None:
+            raise WorkdirBusy(busy) from None
+        log.warning("waiting for another run to finish with %s", what)
+        lock.acquire()
+    return lock
 
 
 def remove_folders(made: list[Path]) -> None:

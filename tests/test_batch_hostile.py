@@ -1,0 +1,129 @@
+"""`musicvid batch` against hostile input: a second batch on one -o, a preview named as another row's video, Ray
+options out of range or beyond the cluster, entries that name no file, malformed CSVs. Each is refused in one
+sentence before any render (no song is rendered here), and a Ray job leaves this machine with absolute paths."""
+
+import fcntl
+
+import pytest
+
+from musicvid.batch import engines, playlist
+from musicvid.batch.report import OUTPUT_LOCK
+from musicvid.core.errors import UserError
+from musicvid.storyboard import form
+from tests.helpers import make_tone, run
+from tests.test_batch_plan import planned
+
+
+def run_batch(capsys, songs, out, *options):
+    """`musicvid batch SONGS -o OUT --models tiny -q OPTIONS`: its exit code and stderr."""
+    code, _, err = run(capsys, "batch", songs, "-o", out, "--models", "tiny", "-q", *options)
+    return code, err
+
+
+def test_a_second_batch_on_one_o_is_refused_while_the_first_holds_it(tmp_path, capsys):
+    make_tone(tmp_path / "a.wav", 1)
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / OUTPUT_LOCK, "w") as held:  # the first batch's lock, as its process holds it
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, err = run_batch(capsys, tmp_path, out)
+    assert code == 2 and "is in use by another musicvid batch" in err and err.count("\n") == 1, err
+    assert not (out / "report.json").exists()
+
+
+def test_a_preview_and_another_rows_video_of_one_file_are_told_apart_at_planning(tmp_path, capsys):
+    make_tone(tmp_path / "x.wav", 1)
+    make_tone(tmp_path / "x.preview.wav", 1)
+    (tmp_path / "n.csv").write_text("path,preview,output\nx.wav,yes,x\nx.wav,no,x.preview.mp4\n")
+    code, err = run_batch(capsys, tmp_path / "n.csv", tmp_path / "out")
+    assert code == 2 and "would both write x.preview.mp4" in err and err.count("\n") == 1, err
+    (tmp_path / "a.csv").write_text("path,preview\nx.wav,yes\nx.preview.wav,no\n")  # automatic names: hashed
+    names = [job.output.name.casefold() for job in planned(tmp_path / "a.csv")]
+    assert len(set(names)) == 2 and "x.preview.mp4" not in names, names
+
+
+def test_a_ray_job_leaves_this_machine_with_every_path_absolute(tmp_path, monkeypatch):
+    make_tone(tmp_path / "a.wav", 1)
+    (tmp_path / "a.lrc").write_text("[00:00.50]hello\n")
+    (tmp_path / "s.csv").write_text("path,lyrics\na.wav,a.lrc\n")
+    monkeypatch.chdir(tmp_path)
+    [job] = planned(tmp_path / "s.csv")
+    job.request = job.request.__class__(**{**vars(job.request), "song": job.entry.path.relative_to(tmp_path)})
+    job.output = job.output.relative_to(tmp_path)
+    sent = engines.sent(job)
+    paths = [sent.request.song, sent.request.lyrics_file, sent.request.workdir, sent.output]
+    assert all(path.is_absolute() and path.is_relative_to(tmp_path) for path in paths), paths
+    assert sent.request.lyrics_file.is_file() and sent.request.song.is_file()
+
+
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        (["--engine", "ray", "--gpus-per-song", "nan"], "--gpus-per-song nan: give a number of GPUs of 0 or more"),
+        (["--engine", "ray", "--gpus-per-song", "inf"], "--gpus-per-song inf"),
+        (["--engine", "ray", "--gpus-per-song", "-1"], "--gpus-per-song -1"),
+        (["--engine", "ray", "--workers", "0"], "needs at least one worker"),
+        (["--workers", "2"], "--workers is a Ray option"),
+        (["--gpus-per-song", "1"], "--gpus-per-song is a Ray option"),
+        (["--engine", "local", "--address", "auto"], "--address is a Ray option"),
+    ],
+)
+def test_ray_options_are_checked_before_any_work(tmp_path, capsys, options, said):
+    make_tone(tmp_path / "a.wav", 1)
+    code, err = run_batch(capsys, tmp_path, tmp_path / "out", *options)
+    assert code == 2 and said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cluster_without_the_gpus_asked_or_out_of_reach_is_refused_before_o_is_made(tmp_path, capsys, monkeypatch):
+    import ray
+
+    monkeypatch.setattr(form, "compile_librosa", lambda: None)  # (numba's compilation: not needed here)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 4.0, "GPU": 1.0})
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    make_tone(tmp_path / "a.wav", 1)
+    code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--gpus-per-song", "2")
+    assert code == 2 and "has 1 GPU(s), fewer than one worker asks for" in err and err.count("\n") == 1, err
+
+    def unreachable(**kwargs):
+        raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6399.\nmore")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", unreachable)
+    code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--address", "127.0.0.1:6399")
+    assert code == 2 and "Ray cannot be joined there (Failed to connect" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["a\0b.wav", "x" * 300 + ".wav", "d/" * 2100 + "a.wav"])
+@pytest.mark.parametrize("kind", ["m3u", "csv"])
+def test_an_entry_that_names_no_file_is_refused_naming_its_line(tmp_path, capsys, name, kind):
+    make_tone(tmp_path / "a.wav", 1)
+    text = f"a.wav\n{name}\n" if kind == "m3u" else f"path\na.wav\n{name}\n"
+    (tmp_path / f"s.{kind}").write_text(text)
+    code, err = run_batch(capsys, tmp_path / f"s.{kind}", tmp_path / "out")
+    line = 2 if kind == "m3u" else 3
+    assert code == 2 and f"s.{kind} line {line}:" in err and "names no file" in err and err.count("\n") == 1, err
+
+
+def test_a_header_with_spaces_is_trimmed_and_a_big_cell_is_read(tmp_path):
+    (tmp_path / "s.csv").write_text("path, title , fps\na.wav,Hello,5\n")
+    [entry] = playlist.read_playlist(tmp_path / "s.csv")
+    assert entry.title == "Hello" and entry.overrides == {"fps": "5"}
+    (tmp_path / "b.csv").write_text("path,title\na.wav," + "x" * 200_000 + "\n")
+    assert len(playlist.read_playlist(tmp_path / "b.csv")[0].title) == 200_000
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("path,title,output\na.wav,Hello, World,x.mp4\n", "line 2: more cells than the header has columns"),
+        ("path,fps,fps\na.wav,5,7\n", "line 1: the header names the column 'fps' twice"),
+        ("path,,fps\na.wav,,7\n", "line 1: the header has a column with no name"),
+        ('path,title\na.wav,x\n"b.wav,Hello\n', "line 3: not a well-formed CSV"),
+    ],
+)
+def test_a_malformed_csv_is_refused_naming_its_line(tmp_path, text, said):
+    (tmp_path / "s.csv").write_text(text)
+    with pytest.raises(UserError, match=said):
+        playlist.read_playlist(tmp_path / "s.csv")
