@@ -63,8 +63,6 @@ def header(path: Path, named: str) -> dict[str, list[int]]:
     """The tensors' names and shapes a safetensors file declares, read from its header alone, once it is found to be
     a file (a named pipe would hold the read); once per version of the file in a process (its checks, then its memory
     plan, read it)."""
-    from safetensors import safe_open
-
     try:
         status = path.stat()
         version = (path.resolve(), status.st_size, status.st_mtime_ns)
@@ -79,22 +77,29 @@ def header(path: Path, named: str) -> dict[str, list[int]]:
             f"{named} is not a {SUFFIX} file: musicvid loads a checkpoint from safetensors alone (a .ckpt or .pt is a "
             "pickle, which can run code as it loads)"
         )
+    shapes = HEADERS[version] = read_header(path, named)
+    return shapes
+
+
+def read_header(path: Path, named: str) -> dict[str, list[int]]:
+    """The tensors' names and shapes the safetensors file `path` (a file, checked) declares in its header."""
+    from safetensors import safe_open
+
     try:
         with safe_open(str(path), framework="pt") as opened:
             shapes = {key: list(opened.get_slice(key).get_shape()) for key in opened.keys()}
     except Exception as error:  # (safetensors says "header too large", "invalid JSON", ... in its own types)
         raise UserError(f"{named} cannot be read as a safetensors file ({str(error).splitlines()[0]})") from None
-    HEADERS[version] = shapes
     return shapes
 
 
 def check_lora(path: Path, named: str) -> None:
     """A style LoRA as its header says, before any work: a safetensors file that cannot be read, or holds something
     other than a LoRA, is refused in one sentence (not once the storyboard is made and the pipeline fuses it); an
-    older .bin is read as it loads."""
+    older .bin is read as it loads. `path` is a file, as musicvid.models.drawing.weights_file found it."""
     if path.suffix.lower() != SUFFIX:
         return
-    shapes = header(path, named)
+    shapes = read_header(path, named)
     if (kind := kind_of(shapes)) != LORA:
         raise UserError(f"{named} is not a LoRA: it holds {kind or what_it_holds(shapes)}")
 
