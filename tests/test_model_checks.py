@@ -150,6 +150,8 @@ def test_a_lora_file_that_is_no_lora_is_refused_before_anything_loads(capsys, tm
     from safetensors.torch import save_file
 
     (junk := tmp_path / "junk.safetensors").write_bytes(bytes(range(256)) * 20)
-    save_file({"transformer.wte.weight": torch.zeros(10, 8)}, str(gpt2 := tmp_path / "gpt2.safetensors"))
-    for lora, said in ((junk, "cannot be read as a safetensors file"), (gpt2, "is not a LoRA: it holds")):
+    save_file(
+        {"encoder.down.0.block.0.conv1.weight": torch.zeros(4, 3, 3, 3)}, str(vae := tmp_path / "vae.safetensors")
+    )
+    for lora, said in ((junk, "cannot be read as a safetensors file"), (vae, "is not a LoRA: it holds a VAE alone")):
         refused_before_the_work(capsys, tmp_path, [*quick(song), "--lora", lora], f"--lora {lora}", said)

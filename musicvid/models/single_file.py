@@ -38,6 +38,7 @@ FLOW_TRANSFORMERS = {
 LORA = "a LoRA (give it with --lora)"
 KINDS = (
     *((part, LORA) for part in (".lora_down.", ".lora_up.", ".lora_A.", ".lora_B.", "lora_unet_", "lora_te")),
+    *((part, LORA) for part in (".lora.down.", ".lora.up.")),  # diffusers' attention processors' (save_attn_procs)
     *((part, LORA) for part in (".lokr_w1", ".hada_w1_a", "lora_transformer_")),  # LyCORIS's, kohya's for DiTs
     ("encoder.down.", "a VAE alone"),
     ("encoder.down_blocks.", "a VAE alone"),
@@ -100,8 +101,12 @@ def check_lora(path: Path, named: str) -> None:
     if path.suffix.lower() != SUFFIX:
         return
     shapes = read_header(path, named)
-    if (kind := kind_of(shapes)) != LORA:
-        raise UserError(f"{named} is not a LoRA: it holds {kind or what_it_holds(shapes)}")
+    if kind_of(shapes) == LORA:
+        return
+    family = family_of(shapes)  # names no format of LoRA known here has are left for the pipeline to judge
+    held = kind_of(shapes) or (f"a whole {family} checkpoint" if family else known_other(shapes))
+    if held or not shapes:
+        raise UserError(f"{named} is not a LoRA: it holds {held or 'no tensors'}")
 
 
 def family_of(shapes: dict[str, list[int]]) -> str | None:
@@ -132,11 +137,15 @@ def kind_of(shapes: dict[str, list[int]]) -> str | None:
     return None
 
 
+def known_other(shapes: dict[str, list[int]]) -> str | None:
+    """What a file of none of the families holds, in words, where its names say (OTHERS)."""
+    return next((what for part, what in OTHERS if any(key.startswith(part) or part in key for key in shapes)), None)
+
+
 def what_it_holds(shapes: dict[str, list[int]]) -> str:
     """What a file of none of the families holds, in words."""
-    for part, what in OTHERS:
-        if any(key.startswith(part) or part in key for key in shapes):
-            return what
+    if known := known_other(shapes):
+        return known
     if not shapes:
         return "no tensors"
     first = sorted(shapes)[:2]
