@@ -99,7 +99,7 @@ class Jobs:
 
     def __init__(self, config: UIConfig):
         self.config = config
-        self.loaded: tuple[str, ModelRegistry] | None = None  # the one preset whose models are kept, and they
+        self.loaded: tuple[str, ModelRegistry] | None = None  # the one preset whose models are kept, and its registry
         self.stops: dict[str, threading.Event] = {}  # each browser session's running render
         self.owners: dict[str, str] = {}  # job -> the session that made it
         self.page_storyboards: dict[str, str] = {}  # session -> the job of the storyboard last sent to its page
