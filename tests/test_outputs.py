@@ -19,6 +19,8 @@ from PIL import Image
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES
+from musicvid.core.outputs import write_output
+from musicvid.core.workdir import Workdir
 from musicvid.delivery.mux import encode_video
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.helpers import TINY_QUIET, dead_pid, digest, make_tone, quick, run, valid_board, video_frames, work_directory
@@ -234,3 +236,22 @@ def test_an_output_in_another_songs_work_directory_is_refused(capsys, tmp_path, 
     assert code == 2 and f"lies in the work directory {other}" in err and err.count("\n") == 1
     assert sorted(p.relative_to(other) for p in other.rglob("*")) == before and not (tmp_path / "wdt").exists()
     assert (other / "video.mp4").read_bytes() == b"song A's video"
+
+
+def test_an_output_written_by_another_run_meanwhile_is_never_replaced(tmp_path):
+    """Two renders checked the same free -o before either began; the later to finish refuses, and leaves the
+    earlier's video (another work directory's, so not ours) as it is, with no temporary beside it."""
+    mine, theirs = Workdir(work_directory(tmp_path / "mine")), Workdir(work_directory(tmp_path / "theirs"))
+    output = tmp_path / "out" / "video.srt"
+    write_output(theirs, output, False, "their lines")
+    with pytest.raises(UserError, match="written by something else while this render ran"):
+        write_output(mine, output, False, "my lines")
+    assert output.read_text() == "their lines" and os.listdir(output.parent) == ["video.srt"]
+    write_output(theirs, output, False, "their lines, again")  # its own: replaced
+    link = tmp_path / "out" / "link.srt"
+    link.symlink_to(tmp_path / "nowhere.srt")  # a person's link, even one to nothing, is theirs
+    with pytest.raises(UserError):
+        write_output(mine, link, False, "my lines")
+    assert link.is_symlink() and output.read_text() == "their lines, again"
+    write_output(mine, output, True, "my lines")  # --overwrite
+    assert output.read_text() == "my lines"

@@ -26,7 +26,7 @@ from musicvid.core.files import (
     resolved,
 )
 from musicvid.core.workdir import Workdir
-from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, atomic_path, write_json
+from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, new_temporary, write_json
 
 KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
 
@@ -90,9 +90,9 @@ def check_replaceable(paths: list[Path], workdir: Workdir, overwrite: bool) -> N
     """Refuse, before any work, to replace a file at one of `paths` that musicvid did not write there for
     this song (as `workdir` records), unless `overwrite`."""
     for path in paths:
-        if overwrite or not path.exists():
+        if overwrite or not (path.exists() or path.is_symlink()):
             continue
-        if not path.is_file() or not written_here(path, workdir):
+        if not _taken(path, workdir):
             raise UserError(
                 f"{path} exists and musicvid did not write it for this song: give --overwrite to replace it, or "
                 "-o another name"
@@ -107,12 +107,38 @@ def remember(workdir: Workdir, output: Path, content: Path) -> None:
     write_json(workdir.outputs, {"written": record})
 
 
-def write_output(workdir: Workdir, output: Path, text: str | None = None, copy_of: Path | None = None) -> None:
+def write_output(
+    workdir: Workdir, output: Path, overwrite: bool, text: str | None = None, copy_of: Path | None = None
+) -> None:
     """`output` written with `text`, or as a copy of the file `copy_of`, recorded as ours before it is
-    renamed into place."""
-    with atomic_path(output) as tmp:
+    placed. Unless `overwrite`, it is placed only where the name is still free or ours: another run may have
+    written there since the check before any work (a hard link never replaces; a file system without them is
+    checked again just before the rename)."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = new_temporary(output)
+    try:
         if copy_of is not None:
             shutil.copyfile(copy_of, tmp)
         else:
             tmp.write_text(text or "", encoding="utf-8")
         remember(workdir, output, tmp)
+        if overwrite or _taken(output, workdir):
+            os.replace(tmp, output)
+            return
+        try:
+            os.link(tmp, output)
+        except FileExistsError:
+            raise UserError(
+                f"{output} was written by something else while this render ran, and is left as it is: render with "
+                "-o another name (the work directory holds the finished video, so it is done at once)"
+            ) from None
+        except OSError:
+            check_replaceable([output], workdir, overwrite)
+            os.replace(tmp, output)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _taken(output: Path, workdir: Workdir) -> bool:
+    """Whether a file of this song's, which a run of `workdir` wrote, is at `output`."""
+    return output.is_file() and not output.is_symlink() and written_here(output, workdir)

@@ -118,11 +118,11 @@ def draw_and_deliver(run: Run, pictures: Pictures, delivery: Delivery) -> tuple[
 def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None) -> None:
     """The video to the run's output, with its .srt (also kept in the work directory) and, for editors, the
     lyrics' .ass beside it; each recorded as this song's (musicvid.core.outputs)."""
-    workdir, output = run.workdir, run.output
+    workdir, output, overwrite = run.workdir, run.output, run.request.overwrite
     subtitles = captions.srt(storyboard)
     if output.resolve() != video.resolve():
-        write_output(workdir, output, copy_of=video)
-    write_output(workdir, output.with_suffix(".srt"), subtitles)
+        write_output(workdir, output, overwrite, copy_of=video)
+    write_output(workdir, output.with_suffix(".srt"), overwrite, subtitles)
     if script is not None:
-        write_output(workdir, output.with_suffix(".ass"), script.read_text(encoding="utf-8"))
+        write_output(workdir, output.with_suffix(".ass"), overwrite, script.read_text(encoding="utf-8"))
     write_text(workdir.subtitles, subtitles)
