@@ -45,12 +45,13 @@ def get_storyboard(
     registry: ModelRegistry,
     timings: Timings | None = None,
     wait: bool = False,
+    stop: threading.Event | None = None,
 ) -> tuple[Storyboard, Workdir, Audio]:
     """Transcribe and elaborate (or reuse what the work directory has); returns the storyboard,
     the work directory and the decoded audio. `wait`: for another run to let the work directory go, else
-    that is refused."""
+    that is refused; `stop`, set: the run ends before its next stage."""
     # 1. prepare: the request's files and its work directory checked, the song decoded
-    run = prepare(request, registry, timings=timings)
+    run = prepare(request, registry, timings=timings, stop=stop)
     # 2. take the work directory; 3. the storyboard, made or reused
     with run.workdir.held(wait, run.audio.info.sha256):
         return storyboard_in(run), run.workdir, run.audio

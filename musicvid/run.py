@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Collection, Mapping
 
 from musicvid.core.audio import Audio
+from musicvid.core.errors import Cancelled
 from musicvid.core.workdir import Workdir
 from musicvid.lyrics.known import KnownLyrics
 from musicvid.memory.ladder import MemoryPlan
@@ -47,3 +48,8 @@ class Run:
         """What a render writes outside its work directory: the video, its .srt, its .ass with captions; nothing
         for a storyboard or keyframes alone."""
         return self.settings.outputs(self.output) if self.output and self.settings else []
+
+    def go_on(self) -> None:
+        """Between stages: end the run here if it was stopped (the drawing also checks within each step)."""
+        if self.stop is not None and self.stop.is_set():
+            raise Cancelled("the run was cancelled")

@@ -17,7 +17,9 @@ import pytest
 
 from musicvid.core.assets import DEMO_SONG
 from musicvid.core.errors import Cancelled, UserError
+from musicvid.lyrics.transcript import Line, Transcript
 from musicvid.settings.song import SongRequest
+from musicvid.storyboard import make
 from tests.served_page import TIMED_LYRICS, page_jobs, served
 from tests.test_page_inputs import SESSION, page_values, render_job
 from ui import handlers
@@ -205,6 +207,21 @@ def test_a_press_cancelled_before_it_gets_the_models_does_no_work(jobs, no_story
     thread.join(timeout=5)
     assert [str(error) for error in ended] == ["the job was cancelled"]
     assert list(jobs.root.iterdir()) == []
+
+
+def test_a_storyboard_cancelled_while_the_song_is_heard_ends_before_vipe(jobs, monkeypatch):
+    stop = threading.Event()
+
+    def hear_then_cancel(asr, samples, sha256, **kwargs):
+        stop.set()  # the press's Cancel, while Whisper listens
+        return Transcript([Line(1.0, 3.0, "a line heard")], "en", "heard", sha256)
+
+    monkeypatch.setattr(make, "transcribe", hear_then_cancel)
+    for stage in ("read_form", "elaborate"):
+        monkeypatch.setattr(make, stage, lambda *args, **kwargs: pytest.fail("the storyboard went on after the cancel"))
+    with pytest.raises(Cancelled, match="cancelled"):
+        handlers.make_storyboard(jobs, page_values(), SESSION, stop)
+    assert list(jobs.root.iterdir()) == []  # the job is gone with it
 
 
 def test_one_presets_models_are_kept_at_a_time(jobs):

@@ -80,7 +80,9 @@ def check_render_inputs(settings: RenderSettings) -> None:
         check_lora(Path(lora.source))
 
 
-def storyboard_job(jobs: Jobs, values: dict, session: str, render: bool = False) -> tuple[Storyboard, str]:
+def storyboard_job(
+    jobs: Jobs, values: dict, session: str, stop: threading.Event, render: bool = False
+) -> tuple[Storyboard, str]:
     """A new job and its storyboard; the job is removed again if its song is refused. Where a `render` follows
     in the same press, its files are refused before the storyboard is made too."""
     if not values["upload"]:
@@ -94,7 +96,7 @@ def storyboard_job(jobs: Jobs, values: dict, session: str, render: bool = False)
     job, song = jobs.new(values["upload"], session)
     try:
         request = song_request(jobs, values, song, lyrics_file=jobs.lyrics(song, values["lyrics"] or ""))
-        storyboard, _, _ = get_storyboard(request, jobs.registry(values["preset"]))
+        storyboard, _, _ = get_storyboard(request, jobs.registry(values["preset"]), stop=stop)
     except BaseException:
         jobs.discard(job)
         raise
@@ -118,13 +120,13 @@ def pressed(jobs: Jobs, values: dict, session: str) -> tuple[str, object]:
     return jobs.page_storyboards.get(session, ""), None
 
 
-def pressed_or_made(jobs: Jobs, values: dict, session: str) -> tuple[str, object]:
+def pressed_or_made(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple[str, object]:
     """As `pressed`; where the page has no storyboard yet, it is made first from the page's song, as Make video
     makes it (Draw keyframes or Render pressed first)."""
     job_id, table_rows = pressed(jobs, values, session)
     if job_id:
         return job_id, table_rows
-    storyboard, job_id = storyboard_job(jobs, values, session, render=True)
+    storyboard, job_id = storyboard_job(jobs, values, session, stop, render=True)
     jobs.page_storyboards[session] = job_id
     return job_id, rows(storyboard)
 
@@ -175,7 +177,7 @@ def render_job(
 
 def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     with jobs.models(stop):
-        storyboard, job_id = storyboard_job(jobs, values, session)
+        storyboard, job_id = storyboard_job(jobs, values, session, stop)
         if stop.is_set():  # (made for a page that is gone, or no longer wants it)
             jobs.discard(job_id)
             raise Cancelled("the job was cancelled")
@@ -185,7 +187,7 @@ def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Even
 
 def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     with jobs.models(stop):
-        job_id, table_rows = pressed_or_made(jobs, values, session)
+        job_id, table_rows = pressed_or_made(jobs, values, session, stop)
         video, files, status, table = render_job(jobs, values, table_rows, job_id, session, stop)
     return video, files, job_id, status, table
 
@@ -193,7 +195,7 @@ def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tup
 def video_in_one_go(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
     with jobs.models(stop):
-        storyboard, job_id = storyboard_job(jobs, values, session, render=True)
+        storyboard, job_id = storyboard_job(jobs, values, session, stop, render=True)
         if stop.is_set():
             raise Cancelled("the job was cancelled")
         video, files, status, table = render_job(jobs, values, rows(storyboard), job_id, session, stop)
@@ -206,7 +208,7 @@ def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, cha
     the table as drawn, with the keyframes' scores; and the job (a storyboard made first where there was none,
     unless a scene is to change: there is none to choose before it)."""
     with jobs.models(stop):
-        job_id, table_rows = (pressed if change else pressed_or_made)(jobs, values, session)
+        job_id, table_rows = pressed(jobs, values, session) if change else pressed_or_made(jobs, values, session, stop)
         request, settings = edited_request(jobs, values, table_rows, job_id, session, change)
         made = make_keyframes(request, settings, jobs.registry(values["preset"]), stop=stop)
     scenes = made.storyboard.scenes

@@ -46,9 +46,11 @@ def get_transcript(run: Run) -> Transcript:
     if cached and cached.model == source:
         return cached
     samples = run.audio.samples
+    run.go_on()
     if request.separate_vocals:
         with registry.use("separator", timings) as separator, timings.measure("separate vocals", registry.device):
             samples = separate_vocals(separator, Path(info.path), samples.size, quiet=request.quiet)
+        run.go_on()
     with registry.use("asr", timings) as asr, timings.measure("align" if texts else "transcribe", registry.device):
         if texts:
             transcript = align_lyrics(asr, samples, texts, info.sha256, quiet=request.quiet)
@@ -106,6 +108,7 @@ def storyboard_in(run: Run) -> Storyboard:
         check_matches_audio(storyboard, info, str(request.storyboard_file))
     else:
         transcript = get_transcript(run)
+        run.go_on()
         made = made_with_of(request, registry, transcript)
         saved = load_storyboard(path) if path.exists() else None
         if saved and _same_making(saved, made, title, artist):
@@ -130,6 +133,7 @@ def storyboard_in(run: Run) -> Storyboard:
         check_storyboard_pictures(run, storyboard)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
+        run.go_on()
         with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
             storyboard = elaborate(
                 storyboard,
