@@ -174,3 +174,8 @@ def dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
+
+
+def ray_node(gpus: float, alive: bool = True) -> dict:
+    """One node as ray.nodes() describes it: whether it is up, and what it offers."""
+    return {"Alive": alive, "Resources": {"CPU": 4.0, "GPU": gpus}}

@@ -10,7 +10,7 @@ from musicvid.batch import engines, playlist
 from musicvid.batch.report import OUTPUT_LOCK
 from musicvid.core.errors import UserError
 from musicvid.storyboard import form
-from tests.helpers import make_tone, run
+from tests.helpers import make_tone, ray_node, run
 from tests.test_batch_plan import planned
 
 
@@ -79,11 +79,12 @@ def test_a_cluster_without_the_gpus_asked_or_out_of_reach_is_refused_before_o_is
     import ray
 
     monkeypatch.setattr(form, "compile_librosa", lambda: None)  # (numba's compilation: not needed here)
-    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 4.0, "GPU": 1.0})
+    monkeypatch.setattr(ray, "nodes", lambda: [ray_node(1.0), ray_node(1.0), ray_node(4.0, alive=False)])
     monkeypatch.setattr(ray, "is_initialized", lambda: True)
     make_tone(tmp_path / "a.wav", 1)
     code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--gpus-per-song", "2")
-    assert code == 2 and "has 1 GPU(s), fewer than one worker asks for" in err and err.count("\n") == 1, err
+    assert code == 2 and "no node of the Ray cluster has that many GPUs (its nodes have 1, 1)" in err, err
+    assert err.count("\n") == 1
 
     def unreachable(**kwargs):
         raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6399.\nmore")

@@ -16,7 +16,7 @@ from musicvid.batch import command as batch
 from musicvid.batch import engines, playlist
 from musicvid.batch import report as batch_report
 from musicvid.storyboard import form
-from tests.helpers import make_tone, run, valid_board
+from tests.helpers import make_tone, ray_node, run, valid_board
 
 
 def run_batch(capsys, songs: Path, out: Path, *options):
@@ -280,7 +280,7 @@ def test_a_device_on_ray_is_one_its_workers_have_not_one_of_this_machine(tmp_pat
 
     # this machine has no GPU, the cluster two: the head goes on to start the workers
     monkeypatch.setattr(ray, "is_initialized", lambda: True)
-    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 4.0, "GPU": 2.0})
+    monkeypatch.setattr(ray, "nodes", lambda: [ray_node(2.0)])
     monkeypatch.setattr(ray, "remote", start_workers)
     monkeypatch.setattr(form, "compile_librosa", lambda: None)  # (numba's compilation: not needed here)
     make_tone(tmp_path / "a.wav", 1)

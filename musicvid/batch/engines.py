@@ -79,7 +79,7 @@ class RayPlan:
 
 def join_ray(args, choice: ModelChoice) -> RayPlan:
     """Ray, started here or joined at --address, and the plan its resources allow; refused in one sentence where the
-    cluster cannot be reached, or has fewer GPUs than a worker asks for (Ray would wait for them forever)."""
+    cluster cannot be reached, or where no node has the GPUs a worker asks for (Ray would wait for them forever)."""
     import ray
 
     from musicvid.storyboard.form import compile_librosa
@@ -91,14 +91,16 @@ def join_ray(args, choice: ModelChoice) -> RayPlan:
         except (ConnectionError, ValueError, RuntimeError) as error:
             reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
             raise UserError(f"--address {args.address}: Ray cannot be joined there ({reason})") from None
-    cluster_gpus = ray.cluster_resources().get("GPU", 0.0)
+    nodes = [node["Resources"].get("GPU", 0.0) for node in ray.nodes() if node.get("Alive")]  # each node's GPUs
+    cluster_gpus = sum(nodes)
     gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if cluster_gpus else 0.0)
-    if gpus > cluster_gpus:
+    if gpus > max(nodes, default=0.0):  # a worker runs on one node: Ray would wait forever for a larger one
         raise UserError(
-            f"--gpus-per-song {gpus:g}: the Ray cluster has {cluster_gpus:g} GPU(s), fewer than one worker asks for"
+            f"--gpus-per-song {gpus:g}: no node of the Ray cluster has that many GPUs (its nodes have "
+            f"{', '.join(f'{n:g}' for n in nodes) or 'none'})"
         )
     check_device_on_ray(choice.device, cluster_gpus, gpus)
-    return RayPlan(args.workers or (int(cluster_gpus // gpus) if gpus else 1), gpus)
+    return RayPlan(args.workers or (sum(int(n // gpus) for n in nodes) if gpus else 1), gpus)
 
 
 def absolute(record):
