@@ -51,7 +51,7 @@ def get_storyboard(
     the work directory and the decoded audio. `wait`: for another run to let the work directory go, else
     that is refused; `stop`, set: the run ends before its next stage."""
     # 1. prepare: the request's files and its work directory checked, the song decoded
-    run = prepare(request, registry, timings=timings, stop=stop)
+    run = prepare(request, registry, timings=timings, stop=stop, wait=wait)
     # 2. take the work directory; 3. the storyboard, made or reused
     with run.workdir.held(wait, run.audio.info.sha256):
         return storyboard_in(run), run.workdir, run.audio
@@ -81,7 +81,7 @@ def make_keyframes(
     a scene whose seed or prompt was edited since gets its keyframe redrawn, and no other does. `wait`:
     for another run to let the work directory go, else that is refused."""
     # 1. prepare: every check, and on CUDA what the keyframes fit in (musicvid.memory.plan)
-    run = prepare(request, registry, settings, keyframes_only=True, timings=timings, stop=stop)
+    run = prepare(request, registry, settings, keyframes_only=True, timings=timings, stop=stop, wait=wait)
     workdir = run.workdir
     # 2. take the work directory
     with workdir.held(wait, run.audio.info.sha256):
@@ -127,7 +127,7 @@ def make_video(
     started = time.perf_counter()
     # 1. prepare (musicvid.prepare): every check once, before any work (the settings against the models, the inputs,
     #    the outputs, the work directory, the memory plan on CUDA), the song decoded: the Run every stage takes
-    run = prepare(request, registry, settings, output, timings=timings, stop=stop)
+    run = prepare(request, registry, settings, output, timings=timings, stop=stop, wait=wait)
     settings, workdir = run.settings, run.workdir
     # 2. take the work directory (cleared of what a killed run left mid-write); load the upscaler if --resolution
     #    asks for one (a broken file is named now, not after the drawing)

@@ -2,8 +2,9 @@
 its inputs once: from the request, the settings, the registry and the output, every check a run needs, each done
 once and before any work, and the one frozen Run (musicvid.run) every stage then takes. In order:
 
-1. the settings against the models: the picture family's options, whether the keyframes' scorer loads, and the
-   style LoRAs' weights (fetched on a first run);
+1. the settings against the models: ViPE's context (unless given, as many lines as its checkpoint learned to read),
+   the picture family's options, whether the keyframes' scorer loads, and the style LoRAs' weights (fetched on a
+   first run);
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
    system takes, in folders that can be written, in no work directory, none of them an input, the video's a
    video's;
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from musicvid.core.audio import load_audio
@@ -41,6 +42,7 @@ from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.drawing import check_drawing_options, weights_file
+from musicvid.models.names import vipe_context
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
 from musicvid.models.single_file import check_lora
@@ -62,6 +64,7 @@ class Checked:
     workdir: Workdir | None  # None for a song that is not there (a batch reports it at its turn)
     scored: bool  # whether the run loads the keyframes' scorer
     lyrics: KnownLyrics | None  # the lyrics file, as its check read it
+    context_size: int  # the request's, else as many lines as the ViPE checkpoint learned to read
 
 
 def prepare(
@@ -73,9 +76,11 @@ def prepare(
     keyframes_only: bool = False,
     timings: Timings | None = None,
     stop: threading.Event | None = None,
+    wait: bool = False,
 ) -> Run:
     """The Run of a call, every check passed (module doc): a storyboard alone without `settings`, the keyframes with
-    `keyframes_only`, else a video (at `output`, else beside the song)."""
+    `keyframes_only`, else a video (at `output`, else beside the song). Unless the run will `wait` for its work
+    directory, one that another run holds is refused before the song is decoded."""
     timings = timings if timings is not None else Timings()
     video = settings is not None and not keyframes_only
     # 1.-4. the settings, the outputs, the inputs and the work directory
@@ -85,7 +90,9 @@ def prepare(
     memory = plan_on_device(registry, request, settings, checked.scored, keyframes_only) if settings else None
     settings = batched_as_planned(settings, memory) if settings else None
     offloads = stage_offloads(memory, settings) if settings else {}
-    # 6. the song, decoded once
+    # 6. the song, decoded once (a work directory another run holds refused first: a long song takes a while)
+    if checked.workdir is not None and not wait:
+        checked.workdir.check_free()
     with timings.measure("decode audio"):
         audio = load_audio(request.song, request.max_seconds)
     if settings is not None and to_frame(audio.info.duration, settings.fps) < 1:
@@ -94,7 +101,7 @@ def prepare(
         )
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
     return Run(
-        request,
+        replace(request, context_size=checked.context_size),
         registry,
         workdir,
         audio,
@@ -120,6 +127,7 @@ def check_before_work(
     """Steps 1 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
     is beside the song where None."""
     # 1. the settings against the models
+    context_size = request.context_size if request.context_size is not None else vipe_context(models.vipe)
     scored = False
     if settings is not None:
         check_drawing_options(models, settings)
@@ -145,7 +153,7 @@ def check_before_work(
         check_picture(settings.reference, "reference picture")
     # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
     if not (request.workdir or request.song.is_file()):
-        return Checked(outputs[0] if outputs else None, None, scored, lyrics)
+        return Checked(outputs[0] if outputs else None, None, scored, lyrics, context_size)
     workdir = Workdir.of_song(request.song, request.workdir)
     workdir.check()
     if request.song.is_file():
@@ -156,7 +164,7 @@ def check_before_work(
         check_replaceable(outputs, workdir, request.overwrite)
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
-    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics)
+    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size)
 
 
 def default_output(request: SongRequest, settings: RenderSettings) -> Path:

@@ -4,13 +4,21 @@ without where it cannot be had (unless the keyframes are picked by it), and `sco
 recorded (the memory plan's part: tests/test_memory_plan.py). Each test is a finding of a probe of careless and
 hostile uses (issue 50), tried on variants."""
 
+import dataclasses
 import json
 
 import huggingface_hub.constants
 import pytest
 
+from musicvid.core.errors import UserError
+from musicvid.models.names import vipe_context
+from musicvid.prepare import check_before_work
+from musicvid.settings.presets import PRESETS
+from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, quick, run, valid_board, work_directory
 from tests.standins.hub import as_json, write_repo
+from vipe_core.released import RELEASED_CONTEXT
+from vipe_core.train_config import TRAINING_INFO
 
 BERT = {"model_type": "bert", "architectures": ["BertModel"], "hidden_size": 32}
 CLIP = {"model_type": "clip", "architectures": ["CLIPModel"], "projection_dim": 16}
@@ -155,3 +163,17 @@ def test_a_lora_file_that_is_no_lora_is_refused_before_anything_loads(capsys, tm
     )
     for lora, said in ((junk, "cannot be read as a safetensors file"), (vae, "is not a LoRA: it holds a VAE alone")):
         refused_before_the_work(capsys, tmp_path, [*quick(song), "--lora", lora], f"--lora {lora}", said)
+
+
+def test_vipe_reads_as_many_lines_as_its_checkpoint_learned_unless_told(tmp_path):
+    song, trained = make_tone(tmp_path / "song.wav", 2), tmp_path / "best"
+    trained.mkdir()
+    (trained / TRAINING_INFO).write_text(json.dumps({"context_size": 3, "epochs": 5}))
+    models = dataclasses.replace(PRESETS["tiny"], vipe=str(trained))
+    assert check_before_work(SongRequest(song=song), models, video=False).context_size == 3
+    assert check_before_work(SongRequest(song=song, context_size=5), models, video=False).context_size == 5
+    for name, lines in (("fittar/ViPE-M-CTX7", 7), ("someone/ViPE-S-CTX3", 3), ("someone/vipe", RELEASED_CONTEXT)):
+        assert vipe_context(name) == lines
+    (trained / TRAINING_INFO).write_text(json.dumps({"context_size": "seven"}))
+    with pytest.raises(UserError, match=f"--vipe {trained}: .* is damaged: its context_size should be a whole"):
+        check_before_work(SongRequest(song=song), models, video=False)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from musicvid import prepare
 from musicvid.core.errors import UserError
 from musicvid.core.workdir import Workdir
 from tests.helpers import dead_pid, digest, make_tone, quick, run, valid_board, video_frames, work_directory
@@ -126,7 +127,7 @@ def test_score_of_a_file_says_it_is_a_file(capsys, tmp_path, given):
 
 @pytest.mark.slow
 @pytest.mark.ci  # (a render in a process of its own, paused at its last rename: about 20 s)
-def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_the_song(capsys, tmp_path):
+def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_the_song(capsys, tmp_path, monkeypatch):
     song = make_tone(tmp_path / "clip.mp4", 2)  # a common download: AAC in an MP4, no video
     before = digest(song)
     workdir, go = tmp_path / "w", tmp_path / "go"
@@ -154,6 +155,7 @@ def test_a_second_run_on_a_held_work_directory_is_refused_and_the_first_keeps_th
         assert list(workdir.glob(".musicvid-*.video.mp4.*")), (
             first.stderr.read().decode() if first.poll() is not None else ""
         )
+        monkeypatch.setattr(prepare, "load_audio", lambda *args: pytest.fail("the song was decoded first"))
         code, out, err = run(capsys, *quick(song, "--workdir", workdir, "-o", tmp_path / "second.mp4"))
         assert code == 2 and "is in use by another musicvid run" in err and err.count("\n") == 1
     finally:

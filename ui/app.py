@@ -46,6 +46,7 @@ from ui.controls import (
 from ui.jobs import Jobs
 from ui.loras import LORA_BOX_CHARACTERS, MAX_LORA_MB, SUFFIX, operator_loras
 from ui.table import COLUMNS, DATATYPES, READ_ONLY
+from vipe_core.released import RELEASED_CONTEXT
 
 MODELS_IN_USE = "models"  # the Gradio concurrency group of every event that runs the models
 INTRO = (
@@ -86,7 +87,7 @@ def value_controls(preset: str, shows: dict) -> dict[str, Callable[[], gr.Compon
         fps=partial(gr.Number, shows["fps"], label="Frames per second", **bounds(render, "fps")),
         context_size=partial(
             gr.Slider,
-            value=SongRequest.context_size,
+            value=RELEASED_CONTEXT,  # the page's presets are the released ViPE's
             label="Lyric lines of context for ViPE",
             **bounds(SongRequest, "context_size"),
         ),

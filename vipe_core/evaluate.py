@@ -24,9 +24,9 @@ from vipe_core.cider import cider_d
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
 from vipe_core.inference import GenerationSettings, ViPE
-from vipe_core.records import append_jsonl, read_json, read_jsonl, write_json
+from vipe_core.records import append_jsonl, read_jsonl, write_json
+from vipe_core.released import trained_context
 from vipe_core.train_checks import cannot_load, model_window, quiet_loading
-from vipe_core.train_config import TRAINING_INFO
 
 BUCKETS = [(0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.0)]
 
@@ -54,16 +54,6 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
     if (path / "config.json").is_file():
         return path
     raise VipeError(f"{path} is not a trained checkpoint (no config.json in it or in its best/ folder).")
-
-
-def trained_context(checkpoint: Path) -> int:
-    """The context size the checkpoint was trained with (7, the paper's, when it does not say)."""
-    info = checkpoint / TRAINING_INFO
-    data = read_json(info, "the training record") if info.is_file() else {}
-    size = data.get("context_size", 7) if isinstance(data, dict) else None
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise VipeError(f"{info} is damaged: its context_size should be a whole number from 0, not {size!r}.")
-    return size
 
 
 def check_device(choice: str) -> str:

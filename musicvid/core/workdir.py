@@ -325,6 +325,11 @@ class Workdir:
                 remove_folders(made)
             lock.release()
 
+    def check_free(self) -> None:
+        """Refuse a work directory another run holds now, as `held` would (which takes it for good, later)."""
+        if self.lock.is_file() and not self.lock.is_symlink():
+            self.locked(False).release()
+
     def locked(self, wait: bool) -> FileLock:
         """The OS lock on this work directory's lock file, held; another run's waited for with `wait`, else refused."""
         busy = (

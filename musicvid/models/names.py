@@ -25,6 +25,8 @@ from musicvid.settings.presets import (
     VIDEO_FAMILY_NAMES,
     VIDEO_PIPELINES,
 )
+from vipe_core.errors import VipeError
+from vipe_core.released import trained_context
 
 # A hub repository's name: a name, or an owner and a name (what else is named is a path on this machine)
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
@@ -185,3 +187,12 @@ def unavailable(name: str, config: str = "config.json") -> str | None:
     if isinstance(try_to_load_from_cache(name, config), str):
         return None
     return f"{name} is not in the model cache, and HF_HUB_OFFLINE keeps this run from the hub"
+
+
+def vipe_context(vipe: str) -> int:
+    """How many lyric lines before each line the ViPE checkpoint `vipe` was trained to read
+    (vipe_core.released.trained_context); a record that cannot say is refused in one sentence."""
+    try:
+        return trained_context(vipe)
+    except VipeError as error:
+        raise UserError(f"--vipe {vipe}: {str(error).rstrip('.')}") from None

@@ -61,9 +61,10 @@ class SongRequest(Settings):
         group="song",
         affects=("storyboard",),
     )
-    context_size: int = setting(
-        7,
-        "lyric lines before each line that ViPE reads (ViPE learned up to 7)",
+    context_size: int | None = setting(
+        None,
+        "lyric lines before each line that ViPE reads (default: as many as its checkpoint learned to read, 7 for the "
+        "released ViPE)",
         low=0,
         high=16,
         group="song",

@@ -44,7 +44,9 @@ def test_storyboard_of_the_demo_song_uses_the_trained_checkpoint(trained, tmp_pa
     assert done.returncode == 0, done.stderr[-2000:]
     storyboards = list((tmp_path / "work").rglob("storyboard.json"))
     assert len(storyboards) == 1
-    scenes = json.loads(storyboards[0].read_text())["scenes"]
+    made = json.loads(storyboards[0].read_text())
+    scenes = made["scenes"]
+    assert made["settings"]["context_size"] == 1  # each line read with as many before it as the model learned
     assert scenes and all(scene["prompt"] for scene in scenes)
     # The prompts are the trained model's: it only ever learned "a <colour> <thing> <scene>".
     assert any(
