@@ -6,9 +6,12 @@ Exit codes: 0 done, 1 failure while rendering, 2 bad input or usage. Errors are 
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
+import signal
 import sys
+import threading
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -25,6 +28,7 @@ from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.schema import check_field
 from musicvid.settings.song import SongRequest
+from vipe_core.atomic import temporary_of
 
 log = logging.getLogger("musicvid")
 
@@ -199,6 +203,24 @@ COMMANDS = {
 }
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a `kill`, a service stopped), raised where the run is, so that it ends as Ctrl-C ends it: its work
+    directory let go, its temporaries and ffmpeg gone."""
+
+
+def _terminated(signum, frame):
+    raise Terminated
+
+
+def disk_full(error: OSError) -> str:
+    """What a full disk stopped: the file being written, named as its artifact where it was our temporary."""
+    if not error.filename:
+        return "the disk is full"
+    path = Path(os.fsdecode(error.filename))
+    temporary = temporary_of(path)
+    return f"the disk is full, where {path.with_name(temporary[1]) if temporary else path} was being written"
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -207,16 +229,27 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="musicvid: %(message)s")
     if getattr(args, "quiet", False):  # before the model libraries are imported: they read it then
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    on_main = threading.current_thread() is threading.main_thread()  # (only there can a handler be set)
+    before = signal.signal(signal.SIGTERM, _terminated) if on_main else None
     try:
         return (COMMANDS.get(args.command) or args.run)(args)  # (an added command sets its own `run`)
     except MusicvidError as error:
         print(f"musicvid: {error}", file=sys.stderr)
         return error.exit_code
-    except KeyboardInterrupt:
-        print("musicvid: interrupted; run the same command again to continue", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        how = "stopped (SIGTERM)" if isinstance(stopped, Terminated) else "interrupted"
+        print(f"musicvid: {how}; run the same command again to continue", file=sys.stderr)
+        return 128 + (signal.SIGTERM if isinstance(stopped, Terminated) else signal.SIGINT)
     except Exception as error:  # a bug or an environment problem: one line, the traceback on request
         if args.debug:
             raise
+        if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+            print(
+                f"musicvid: {disk_full(error)}; free some and run the same command again to continue", file=sys.stderr
+            )
+            return 1
         print(f"musicvid: failed: {type(error).__name__}: {error} (rerun with --debug for details)", file=sys.stderr)
         return 1
+    finally:
+        if on_main:
+            signal.signal(signal.SIGTERM, before)

@@ -6,8 +6,10 @@ never hold each other and no output lies in another song's, a name too long or a
 made is refused before the work, the sweep takes only musicvid's own temporaries, and a storyboard its loader
 would refuse is never saved."""
 
+import errno
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,10 +19,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from musicvid.cli import disk_full
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES
 from musicvid.core.outputs import write_output
 from musicvid.core.workdir import Workdir
+from musicvid.delivery import deliver
 from musicvid.delivery.mux import encode_video
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.helpers import TINY_QUIET, dead_pid, digest, make_tone, quick, run, valid_board, video_frames, work_directory
@@ -255,3 +259,53 @@ def test_an_output_written_by_another_run_meanwhile_is_never_replaced(tmp_path):
     assert link.is_symlink() and output.read_text() == "their lines, again"
     write_output(mine, output, True, "my lines")  # --overwrite
     assert output.read_text() == "my lines"
+
+
+def test_an_outputs_folder_another_run_took_as_its_work_directory_meanwhile_is_left_alone(tmp_path):
+    output = tmp_path / "shared" / "video.srt"
+    work_directory(output.parent)  # `musicvid render other.mp3 --workdir shared`, begun after this run's checks
+    with pytest.raises(UserError, match="lies in the work directory"):
+        write_output(Workdir(work_directory(tmp_path / "mine")), output, False, "my lines")
+    assert not output.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("meanwhile", ["replaced", "removed"])
+def test_a_song_changed_while_it_is_rendered_is_never_muxed_under_its_old_pictures(
+    capsys, tmp_path, monkeypatch, meanwhile
+):
+    song, other, output = make_tone(tmp_path / "song.wav", 2), make_tone(tmp_path / "other.wav", 3), tmp_path / "o.mp4"
+    muxed = deliver.encode_video
+
+    def changed_then_muxed(*args, **kwargs):  # the person saves another take under the song's name mid-render
+        song.unlink()
+        if meanwhile == "replaced":
+            other.rename(song)
+        muxed(*args, **kwargs)
+
+    monkeypatch.setattr(deliver, "encode_video", changed_then_muxed)
+    code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))
+    assert code == 2 and f"the song {song} changed or went while it was rendered" in err and err.count("\n") == 1
+    assert not output.exists() and not list((tmp_path / "wd").glob("*.mp4"))
+
+
+@pytest.mark.slow
+def test_a_render_sent_sigterm_ends_as_ctrl_c_does_and_resumes(capsys, tmp_path, monkeypatch):
+    song, output = make_tone(tmp_path / "song.wav", 2), tmp_path / "o.mp4"
+    muxed = deliver.encode_video
+
+    def terminated_then_muxed(*args, **kwargs):  # `kill PID` as the video is muxed
+        os.kill(os.getpid(), signal.SIGTERM)
+        muxed(*args, **kwargs)
+
+    monkeypatch.setattr(deliver, "encode_video", terminated_then_muxed)
+    code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))
+    assert code == 143 and "musicvid: stopped (SIGTERM); run the same command again" in err and err.count("\n") == 1
+    assert not output.exists() and not list(tmp_path.rglob(".musicvid-[0-9]*"))  # no temporary left
+    monkeypatch.setattr(deliver, "encode_video", muxed)
+    assert run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))[0] == 0  # the lock was let go
+
+
+def test_a_full_disk_names_the_file_it_stopped_not_its_temporary():
+    error = OSError(errno.ENOSPC, "No space left on device", "/videos/.musicvid-4242.o.mp4.k3j5h2g1.mp4")
+    assert disk_full(error) == "the disk is full, where /videos/o.mp4 was being written"

@@ -25,7 +25,7 @@ from musicvid.core.files import (
     parse_json,
     resolved,
 )
-from musicvid.core.workdir import Workdir
+from musicvid.core.workdir import Workdir, check_outside_work_directories
 from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, new_temporary, write_json
 
 KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
@@ -114,6 +114,7 @@ def write_output(
     placed. Unless `overwrite`, it is placed only where the name is still free or ours: another run may have
     written there since the check before any work (a hard link never replaces; a file system without them is
     checked again just before the rename)."""
+    check_outside_work_directories(output, workdir.root)  # again: another run may have taken -o's folder since
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = new_temporary(output)
     try:

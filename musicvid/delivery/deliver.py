@@ -12,6 +12,8 @@ from typing import Iterator
 import numpy as np
 import torch
 
+from musicvid.core.errors import UserError
+from musicvid.core.files import file_sha256
 from musicvid.core.outputs import write_output
 from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
@@ -55,6 +57,7 @@ def mux_video(run: Run, frames: Iterator[np.ndarray], duration: float, delivery:
     the frames between are made at the drawn size first and come back to be upscaled."""
     settings, upscale = run.settings, delivery.upscale
     video = run.workdir.video(settings.preview)
+    song_kept(run, delivery.song)
     frame_count = to_frame(duration, settings.video_fps)
     rate = dict(output_fps=settings.output_fps, interpolator=settings.interpolator, frame_count=frame_count)
     (width, height), fps = settings.size, settings.fps
@@ -64,18 +67,38 @@ def mux_video(run: Run, frames: Iterator[np.ndarray], duration: float, delivery:
             rate, fps = {}, settings.video_fps
         if upscale is not None:
             frames, (width, height) = upscale(frames), settings.video_size
-        encode_video(
-            frames,
-            width=width,
-            height=height,
-            fps=fps,
-            **rate,
-            video_size=settings.video_size,
-            audio=delivery.song,
-            output=video,
-            subtitles=delivery.script,
-        )
+        try:
+            encode_video(
+                frames,
+                width=width,
+                height=height,
+                fps=fps,
+                **rate,
+                video_size=settings.video_size,
+                audio=delivery.song,
+                output=video,
+                subtitles=delivery.script,
+            )
+        except Exception:
+            song_kept(run, delivery.song)  # a song gone since is the reason, not what ffmpeg says of it
+            raise
+    try:
+        song_kept(run, delivery.song)
+    except UserError:
+        video.unlink(missing_ok=True)  # the song as it is now, under pictures of what it was
+        raise
     return video
+
+
+def song_kept(run: Run, song: Path) -> None:
+    """Refuse to mux a song that is no longer what was decoded (replaced, edited or gone since): its pictures and
+    times are the decoded one's. Checked before the mux and after it, which reads the file again."""
+    try:
+        kept = file_sha256(song) == run.audio.info.sha256
+    except OSError:
+        kept = False
+    if not kept:
+        raise UserError(f"the song {song} changed or went while it was rendered: render it again")
 
 
 def delivers_while_drawing(device: torch.device) -> bool:
