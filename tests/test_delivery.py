@@ -3,12 +3,15 @@ with the frames between made by one ffmpeg (the drawn frames kept on their frame
 one seeing only the drawn frames where the frames between are blends."""
 
 import json
+import subprocess
 
+import av
 import numpy as np
 import pytest
 import torch
 
 from musicvid.cli import main
+from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.delivery import mux
 from musicvid.delivery.upscale import Upscaler
 from musicvid.models.loading import load_upscaler
@@ -144,3 +147,21 @@ def test_upscalers_cover_the_video_size(standin_hub):
             bigger = model(torch.from_numpy(frame).permute(2, 0, 1)[None].float() / 255)[0]
         pillow = cover((bigger.permute(1, 2, 0) * 255).round().to(torch.uint8).numpy(), (1280, 720))
         assert np.abs(pillow.astype(int) - upscaled[2].astype(int)).mean() < 2
+
+
+def test_the_song_is_muxed_from_its_first_sample_in_at_most_two_channels(tmp_path):
+    """A sound that starts 1.5 s into its file (a video's may) is muxed from 0, as the analysis decoded it: else
+    every picture and caption is early; 12 channels (7.1.4), which AAC takes no layout of, go to stereo."""
+    song = make_tone(tmp_path / "song.wav", 3, "-af", "pan=7.1.4|c0=c0|c1=c0|c2=c0|c3=c0|c4=c0|c5=c0|c6=c0|c7=c0|c8=c0")
+    late = tmp_path / "late.mkv"
+    subprocess.run(
+        [ffmpeg_exe(), "-v", "error", "-y", "-itsoffset", "1.5", "-i", song, "-c:a", "pcm_s16le", late], check=True
+    )
+    out = tmp_path / "video.mp4"
+    frames = [np.full((64, 64, 3), 128, np.uint8)] * 6
+    mux.encode_video(frames, width=64, height=64, fps=2, audio=late, output=out)
+    with av.open(str(out)) as container:
+        sound = container.streams.audio[0]
+        assert sound.codec_context.channels == 2
+        first = next(container.decode(audio=0))
+        assert float(first.pts * first.time_base) < 0.1  # from 0, not from 1.5 s

@@ -5,6 +5,7 @@ fields or times, lyrics and storyboards beyond any song's, and loops of symbolic
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from PIL import Image
 
 from musicvid.core.errors import UserError
+from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.storyboard.board import MAX_SCENES_PER_SECOND, Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import TINY_QUIET, make_tone, run, timed_lyrics, valid_board
 
@@ -197,3 +199,18 @@ def test_a_song_whose_file_name_is_not_utf8_is_refused_before_any_work(capsys, t
     code, out, err = run(capsys, "render", song, *TINY_QUIET, "--workdir", tmp_path / "w")
     assert code == 2 and err.count("\n") == 1 and "is not a character at position" in err, err
     assert "the song has something" in err and "rename the file in UTF-8" in err and not (tmp_path / "w").exists()
+
+
+def test_a_songs_length_is_its_sound_not_its_tags_text_nor_its_pictures(tmp_path):
+    from musicvid.core.audio import load_audio
+    from musicvid.core.ffmpeg import declared_duration
+
+    tagged = make_tone(tmp_path / "tagged.mp3", 3, "-metadata", "comment=Duration: 01:30:00.00 (live set)")
+    assert declared_duration(tagged) == pytest.approx(3, abs=0.1)
+    assert load_audio(tagged, max_seconds=60).info.duration == pytest.approx(3, abs=0.1)
+    song = make_tone(tmp_path / "song.wav", 2)
+    video = tmp_path / "video.mp4"  # a music video whose pictures run on 4 s after its song
+    picture = ["-f", "lavfi", "-i", "testsrc=s=64x64:d=6", "-i", song, "-map", "0:v", "-map", "1:a", "-c:v", "libx264"]
+    subprocess.run([ffmpeg_exe(), "-v", "error", "-y", *picture, video], check=True)
+    assert declared_duration(video) == pytest.approx(6, abs=0.1) and declared_duration(video, sound=True) is None
+    assert load_audio(video).info.duration == pytest.approx(2, abs=0.1)

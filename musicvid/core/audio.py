@@ -66,7 +66,7 @@ def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: 
     if samples.size == 0:
         raise UserError(f"{path} contains no audio samples")
     decoded = samples.size / (rate * channels)
-    declared = ffmpeg.parse_duration(stderr)
+    declared = ffmpeg.parse_duration(stderr, sound=True)
     if max_seconds is not None and decoded > max_seconds:
         raise UserError(too_long(path, decoded, max_seconds))
     if declared and declared - decoded > max((1 - TRUNCATION_TOLERANCE) * declared, TRUNCATION_SLACK_SECONDS):
@@ -82,7 +82,7 @@ def too_long(path: Path, seconds: float, max_seconds: float) -> str:
 
 def check_length(path: Path, max_seconds: float) -> None:
     """Refuse a song longer than the limit by what its header declares, before decoding any of it."""
-    declared = ffmpeg.declared_duration(path)
+    declared = ffmpeg.declared_duration(path, sound=True)
     if declared is not None and declared > max_seconds:
         raise UserError(too_long(path, declared, max_seconds))
 

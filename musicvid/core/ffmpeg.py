@@ -37,21 +37,30 @@ def reason(stderr: str) -> str:
     return lines[-1] if lines else "ffmpeg gave no reason"
 
 
-def parse_duration(stderr: str) -> float | None:
-    """The length a file's header declares, from ffmpeg's description of its input."""
-    match = re.search(r"Duration: (\d+):(\d+):(\d+(?:\.\d+)?)", stderr)
-    if not match:
+# ffmpeg's own line for its input's length is indented by two spaces; the tags it prints before it, by four or more
+# (a tag's text may say "Duration: 01:30:00").
+_DURATION = re.compile(r"^  Duration: (\d+):(\d+):(\d+(?:\.\d+)?)", re.MULTILINE)
+# A stream of moving pictures (not a cover's still): the container's length may then be the pictures', not the song's.
+_MOVING_PICTURE = re.compile(r"^\s*Stream #.*: Video: (?!.*\(attached pic\))", re.MULTILINE)
+
+
+def parse_duration(stderr: str, sound: bool = False) -> float | None:
+    """The length a file's header declares, from ffmpeg's description of its input; with `sound`, the sound's:
+    None where the file has moving pictures too (a video may run on after its song)."""
+    match = _DURATION.search(stderr)
+    if not match or (sound and _MOVING_PICTURE.search(stderr)):
         return None
     hours, minutes, seconds = match.groups()
     return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
 
 
-def declared_duration(path: str | os.PathLike) -> float | None:
-    """Seconds, as the file's header says (read without decoding the audio); None if it says nothing."""
+def declared_duration(path: str | os.PathLike, sound: bool = False) -> float | None:
+    """Seconds, as the file's header says (read without decoding the audio; with `sound`, parse_duration's); None if
+    it says nothing."""
     try:
         probe = subprocess.run(
             [exe(), "-hide_banner", "-nostdin", "-i", file_url(path)], capture_output=True, timeout=60
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return parse_duration(probe.stderr.decode("utf-8", "replace"))
+    return parse_duration(probe.stderr.decode("utf-8", "replace"), sound)

@@ -69,6 +69,11 @@ def filter_chain(
     return chain
 
 
+# The song as it was decoded for the analysis: from its first sample at 0 (a stream that starts late, as a video's
+# sound may, would otherwise put every picture and caption early), in mono or stereo (AAC takes no 7.1.4).
+SOUND = "asetpts=PTS-STARTPTS,aformat=channel_layouts=mono|stereo"
+
+
 def encode_video(
     frames: Iterable[np.ndarray],
     *,
@@ -108,7 +113,7 @@ def encode_video(
         command = [
             ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin", *_piped(width, height, fps),
             *(
-                ["-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"]
+                ["-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", "1:a:0", "-af", SOUND, "-c:a", "aac", "-b:a", "192k"]
                 if audio
                 else []
             ),
