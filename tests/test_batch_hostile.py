@@ -128,3 +128,16 @@ def test_a_malformed_csv_is_refused_naming_its_line(tmp_path, text, said):
     (tmp_path / "s.csv").write_text(text)
     with pytest.raises(UserError, match=said):
         playlist.read_playlist(tmp_path / "s.csv")
+
+
+@pytest.mark.parametrize("kind", ["m3u", "csv"])
+def test_latin1_is_read_as_latin1_but_utf8_with_a_stray_byte_is_refused(tmp_path, kind):
+    header = "" if kind == "m3u" else "path,title\n"
+    latin = tmp_path / f"latin.{kind}"
+    latin.write_bytes((header + "Beyoncé.wav\nCafé del Mar.wav\n").encode("latin-1"))
+    assert [e.path.name for e in playlist.read_playlist(latin)] == ["Beyoncé.wav", "Café del Mar.wav"]
+    stray = tmp_path / f"stray.{kind}"  # UTF-8, but one name typed on a Latin-1 terminal
+    stray.write_bytes((header + "Beyoncé.wav\n").encode() + "Café.wav\n".encode("latin-1"))
+    line = 2 if kind == "m3u" else 3
+    with pytest.raises(UserError, match=f"stray.{kind} line {line}: byte 0xe9 is not UTF-8, though the rest"):
+        playlist.read_playlist(stray)

@@ -56,11 +56,23 @@ def _read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as e:
         raise UserError(f"cannot read playlist {path}: {e.strerror}") from None
+    return _decoded(data, path).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _decoded(data: bytes, path: Path) -> str:
+    """The playlist's text: UTF-8; else Latin-1 (as a plain .m3u often is, or a CSV saved on Windows), but not where
+    the file is UTF-8 but for a stray byte: read as Latin-1, its every other accented name would be another."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:  # plain .m3u is often Latin-1
-        text = data.decode("latin-1")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if any(ord(c) > 127 for c in data.decode("utf-8", errors="ignore")):
+            line = data[: error.start].count(b"\n") + 1
+            raise UserError(
+                f"{path} line {line}: byte {data[error.start]:#04x} is not UTF-8, "
+                "though the rest of the file is: save it as UTF-8"
+            ) from None
+        return data.decode("latin-1")
 
 
 def _split_artist_title(text: str) -> tuple[str | None, str | None]:
