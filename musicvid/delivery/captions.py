@@ -85,11 +85,17 @@ def _srt_time(seconds: float) -> str:
     return f"{hours:02d}:{minutes:02d}:{secs:02d},{millis:03d}"
 
 
+def _one_line(text: str) -> str:
+    """A lyric as captions show it: its words on one line. A line break in it (a transcript's, a storyboard's edited
+    text) would be a blank line in an .srt, which ends its cue: what follows would read as cues of its own."""
+    return " ".join(text.split())
+
+
 def srt(storyboard: Storyboard) -> str:
-    """One cue per lyric scene, in the song's own language."""
+    """One cue per lyric scene, in the song's own language, whatever whitespace its text holds."""
     cues = [s for s in storyboard.scenes if s.kind == "lyric" and s.text.strip()]
     blocks = [
-        f"{n}\n{_srt_time(s.start)} --> {_srt_time(s.end)}\n{s.text.strip()}\n" for n, s in enumerate(cues, start=1)
+        f"{n}\n{_srt_time(s.start)} --> {_srt_time(s.end)}\n{_one_line(s.text)}\n" for n, s in enumerate(cues, start=1)
     ]
     return "\n".join(blocks)
 
@@ -101,7 +107,7 @@ def _ass_text(text: str) -> str:
     font is named (\\fn) and closed (\\fn alone: the style's font again). A space stays in the font
     of the text before it."""
     kept = "".join(c for c in text if c.isspace() or _font_of(c) is not None)
-    literal = " ".join(kept.split()).replace("{", "(").replace("}", ")").replace("\\", "/")
+    literal = _one_line(kept).replace("{", "(").replace("}", ")").replace("\\", "/")
     style = current = caption_fonts()[0]
     pieces = []
     for character in literal:

@@ -1,10 +1,12 @@
-"""Lyrics a user already has. Timed (.lrc, .srt, or our transcript JSON): Whisper is skipped. Plain
-text (.txt): the words are known but not their times, which musicvid.lyrics.align finds in the song."""
+"""Lyrics a user already has. Timed (.lrc, .srt, or our transcript JSON; a .txt holding LRC or SRT times is read as
+the file it is): Whisper is skipped. Plain text (.txt): the words are known but not their times, which
+musicvid.lyrics.align finds in the song."""
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +63,26 @@ def starts_with_time(line: str) -> bool:
     reader then refuses)."""
     tag = _TAG.match(line.strip())
     return bool(tag and _TIMELIKE.fullmatch(tag.group(1)))
+
+
+def is_srt_times(line: str) -> bool:
+    """Whether a line of text begins like an SRT cue's times ("00:00:01,000 --> 00:00:03,000"; a malformed time too,
+    which the SRT reader then refuses), not words with an arrow in them ("love --> hate")."""
+    match = _SRT_TIME.match(line.strip())
+    return bool(match and _TIMELIKE.fullmatch(match.group(1)))
+
+
+def lyrics_kind(path: Path, text: str) -> str:
+    """How lyrics file `path` is read: by its suffix, except plain text (.txt) holding times, which is the timed file
+    it is (an SRT cue's times: .srt; else a line that starts with a time: .lrc), as the page reads pasted lyrics: a
+    person who wrote times meant them (read as words, they would be sung and their times lost)."""
+    suffix = path.suffix.lower()
+    if suffix != PLAIN:
+        return suffix
+    lines = text.splitlines()
+    if any(is_srt_times(line) for line in lines):
+        return ".srt"
+    return ".lrc" if any(starts_with_time(line) for line in lines) else PLAIN
 
 
 def _tag_seconds(tag: str, where: str) -> float:
@@ -198,13 +220,17 @@ def _read_text(path: Path) -> str:
     text = utf8_text(path, "lyrics file")
     if len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if len(line.split()) > MAX_LINE_WORDS:
-            raise UserError(
-                f"lyrics file {path} line {number} has {len(line.split()):,} words, more than the {MAX_LINE_WORDS:,} "
-                "a line may have: break it where the singer breathes"
-            )
     return text
+
+
+def _check_words(document: str, lines: Iterable[tuple[str, str]]) -> None:
+    """Refuse a sung line of more than MAX_LINE_WORDS words; `lines`: each line's name (after `document`) and text."""
+    for where, text in lines:
+        if (count := len(text.split())) > MAX_LINE_WORDS:
+            raise UserError(
+                f"{document}{where} has {count:,} words, more than the {MAX_LINE_WORDS:,} a line may have: break it "
+                "where the singer breathes"
+            )
 
 
 def check_kind(path: Path) -> None:
@@ -212,12 +238,12 @@ def check_kind(path: Path) -> None:
         raise UserError(f"lyrics file {path} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
 
 
-def timed_lines(path: Path, text: str, duration: float) -> tuple[list[Line], str]:
-    """The lines of a timed lyrics file's `text` (as written: not yet fitted to the song) and their language."""
-    document = f"lyrics file {path}"
-    if path.suffix.lower() == ".lrc":
+def timed_lines(text: str, kind: str, duration: float, document: str) -> tuple[list[Line], str]:
+    """The lines of timed lyrics `text` of `kind` (lyrics_kind; as written: not yet fitted to the song) and their
+    language."""
+    if kind == ".lrc":
         return parse_lrc(text, duration, document), "en"
-    if path.suffix.lower() == ".srt":
+    if kind == ".srt":
         return parse_srt(text, document), "en"
     return parse_transcript_json(text, document)
 
@@ -238,13 +264,18 @@ class KnownLyrics:
 
 
 def check_lyrics_file(path: Path) -> KnownLyrics:
-    """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix), its size, its lines, and
-    a timed file's every time. The file as read, once: the run keeps it."""
+    """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix and, for plain text, its
+    times: lyrics_kind), its size, its sung lines' words, and a timed file's every time. The file as read, once: the
+    run keeps it."""
     check_kind(path)
     text = _read_text(path)
-    if path.suffix.lower() not in TIMED:
+    kind, document = lyrics_kind(path, text), f"lyrics file {path}"
+    if kind == PLAIN:
+        _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text.splitlines(), start=1)))
         return KnownLyrics(path, text)
-    lines, language = timed_lines(path, text, math.inf)  # (the song bounds an LRC's last line: read_lyrics)
+    lines, language = timed_lines(text, kind, math.inf, document)  # (the song bounds an LRC's last line: read_lyrics)
+    # A timed line's words are counted, not its file's lines': a transcript's JSON may be written on one line.
+    _check_words(document, ((f": the line at {line.start:g} s", line.text) for line in lines))
     return KnownLyrics(path, text, tuple(lines), language)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text
+from musicvid.core.files import MAX_TEXT_CHARS, JsonFields, check_json, invalid, parse_json, read_text
 from vipe_core.atomic import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
@@ -79,6 +79,8 @@ class Transcript:
             raise invalid(document, "lines", "must be a list of lines (objects with start, end and text)")
         data = TRANSCRIPT_DEFAULTS | data
         check_json(data, TRANSCRIPT_FIELDS, document)
+        for key in TRANSCRIPT_DEFAULTS:  # the language becomes the storyboard's, which refuses it only after the work
+            short_text(data[key], document, key)
         lines = []
         for i, raw in enumerate(data["lines"]):
             words = raw.get("words") or []
@@ -115,6 +117,14 @@ class Transcript:
         except (UserError, OSError, UnicodeDecodeError):
             return None
         return cached if cached.audio_sha256 == audio_sha256 else None
+
+
+def short_text(value: str, document: str, where: str) -> str:
+    """`value`, a name a person wrote at `where` in `document` (a language, a title), or one sentence saying it is
+    longer than MAX_TEXT_CHARS."""
+    if len(value) > MAX_TEXT_CHARS:
+        raise invalid(document, where, f"must be at most {MAX_TEXT_CHARS:,} characters, got {len(value):,}")
+    return value
 
 
 def has_words(text: str) -> bool:

@@ -14,9 +14,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from musicvid.core.files import MAX_TEXT_CHARS, JsonFields, check_json, invalid, parse_json, read_text, resolved
+from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text, resolved
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
-from musicvid.lyrics.transcript import UNSURE_BELOW
+from musicvid.lyrics.transcript import UNSURE_BELOW, short_text
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
 from vipe_core.atomic import write_json
 from vipe_core.context import SCENE_KINDS
@@ -339,9 +339,7 @@ def _storyboard_file(path: Path, size: int | None, modified: int | None) -> Stor
 def _text(data: dict, key: str, default: str, document: str) -> str:
     """The storyboard's title, artist or language: text a person may write (null or left out: `default`)."""
     value = data.get(key)
-    if value is not None and len(value) > MAX_TEXT_CHARS:
-        raise invalid(document, key, f"must be at most {MAX_TEXT_CHARS:,} characters, got {len(value):,}")
-    return value or default
+    return short_text(value, document, key) if value else default
 
 
 def _lyric(value: Any, document: str, at: str) -> str:
