@@ -214,3 +214,19 @@ def test_a_songs_length_is_its_sound_not_its_tags_text_nor_its_pictures(tmp_path
     subprocess.run([ffmpeg_exe(), "-v", "error", "-y", *picture, video], check=True)
     assert declared_duration(video) == pytest.approx(6, abs=0.1) and declared_duration(video, sound=True) is None
     assert load_audio(video).info.duration == pytest.approx(2, abs=0.1)
+
+
+@pytest.mark.parametrize("typed, meant", [("promt", "prompt"), ("Picture", "picture"), ("sed", "seed")])
+def test_a_scenes_field_misspelt_is_named_not_ignored(tmp_path, typed, meant):
+    board = valid_board()
+    board["scenes"][0][typed] = board["scenes"][0].pop(meant, "red.png")  # the edit, under a misspelt name
+    (tmp_path / "storyboard.json").write_text(json.dumps(board))
+    with pytest.raises(UserError, match=rf"scenes\[0\]\.{typed} is no field of a scene: is it {meant}\?"):
+        load_storyboard(tmp_path / "storyboard.json")
+
+
+def test_a_key_of_a_persons_own_in_a_scene_is_left_alone(tmp_path):
+    board = valid_board()
+    board["scenes"][0]["note"] = "try it in blue"
+    (tmp_path / "storyboard.json").write_text(json.dumps(board))
+    assert load_storyboard(tmp_path / "storyboard.json").scenes[0].prompt == "a sky"

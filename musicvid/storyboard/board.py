@@ -6,6 +6,7 @@ and names the field that breaks one. The format: docs/storyboard.md.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import math
 from dataclasses import asdict, dataclass, fields, replace
@@ -208,6 +209,8 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     audio = data["audio"]
     if not isinstance(audio, dict) or "duration" not in audio:
         raise invalid(document, "audio.duration", "is missing")
+    for i, raw in enumerate(data["scenes"] if isinstance(data["scenes"], list) else []):
+        _check_spelling(raw, document, f"scenes[{i}]")
     check_json(data, STORYBOARD_FIELDS, document)
     duration = float(audio["duration"])
     if duration <= 0:
@@ -253,6 +256,16 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         settings=settings,
         scenes=scenes,
     )
+
+
+def _check_spelling(raw: Any, document: str, at: str) -> None:
+    """Refuse a key that is a scene's field misspelt (`promt`, `Picture`) where that field is not there: an edit that
+    would be ignored. Other keys (a person's notes) are left alone."""
+    fields = Scene.__dataclass_fields__
+    for key in raw.keys() - fields.keys() if isinstance(raw, dict) else ():
+        meant = difflib.get_close_matches(str(key).lower(), fields.keys() - raw.keys(), n=1, cutoff=0.8)
+        if meant:
+            raise invalid(document, f"{at}.{key}", f"is no field of a scene: is it {meant[0]}?")
 
 
 def _scene(raw: dict, i: int, document: str) -> Scene:
