@@ -21,7 +21,6 @@ from musicvid.core.workdir import Workdir
 from musicvid.delivery import captions
 from musicvid.delivery.deliver import Delivery, copy_out, draw_and_deliver, lyrics_script
 from musicvid.delivery.upscale import upscaler_for
-from musicvid.lyrics.transcript import Transcript
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.pictures.draw import draw_pictures, pictures_of
@@ -35,7 +34,7 @@ from musicvid.review.sheet import write_contact_sheet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard
-from musicvid.storyboard.make import save_storyboard, storyboard_in
+from musicvid.storyboard.make import save_storyboard, storyboard_in, word_source
 from musicvid.storyboard.table import warn_of_doubts
 from vipe_core.atomic import write_json
 
@@ -143,11 +142,9 @@ def make_video(
         storyboard = picked.storyboard
         pictures = pictures_of(run, storyboard, schedule)
         scores = picked_scores(storyboard)
-        # 6. lyrics on screen (karaoke: each word where the cached transcript heard it); with them (only they need
-        #    glyphs), the characters no caption font draws
-        karaoke = settings.captions == "karaoke"
-        heard = Transcript.cached(workdir.transcript, run.audio.info.sha256) if karaoke else None
-        script = lyrics_script(run, storyboard, heard)
+        # 6. lyrics on screen (karaoke: each word where a timed lyrics file times it, else where the cached
+        #    transcript heard it); with them (only they need glyphs), the characters no caption font draws
+        script = lyrics_script(run, storyboard, word_source(run) if settings.captions == "karaoke" else None)
         undrawn = captions.undrawn_note(storyboard) if script else ""
         # 7. the pictures drawn while their frames are delivered and muxed with the song
         delivery = Delivery(Path(run.audio.info.path), script, accent, upscale)

@@ -54,7 +54,11 @@ def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyf
     mux_cut = [mux.ffmpeg.exe(), "-v", "error", "-i", str(demo_song), "-t", "3", "-c", "copy", str(song)]
     subprocess.run(mux_cut, check=True)
     lyrics = tmp_path / "demo3.lrc"
-    lyrics.write_text("[00:01.00]My heart is a lighthouse in the storm\n[00:02.00]Your voice is a river made of gold\n")
+    # the first line's first words timed as enhanced LRC times them, which karaoke follows
+    lyrics.write_text(
+        "[00:01.00]<00:01.00>My <00:01.30>heart <00:01.50>is a lighthouse in the storm\n"
+        "[00:02.00]Your voice is a river made of gold\n"
+    )
     workdir, output = tmp_path / "work", tmp_path / "demo3.mp4"
     argv = ["render", song, "--models", "tiny", "--look", "music-video", "--lyrics", lyrics]
     # Lanczos: the tiny random upscaler's pictures are all alike (its own test: tests/test_delivery.py)
@@ -76,7 +80,7 @@ def test_music_video_look_on_the_demo_song_is_valid_resumable_and_keeps_its_keyf
     video = probe(output)
     assert video["size"] == (1920, 1080) and video["fps"] == 30
     assert abs(video["frames"] - video["duration"] * 30) <= 1 and abs(video["duration"] - 3.0) < 0.1
-    assert "{\\kf" in output.with_suffix(".ass").read_text()
+    assert "{\\kf30}My {\\kf20}heart" in output.with_suffix(".ass").read_text()
     # each scene's first frame is its keyframe, drawn at 10 fps and upscaled
     storyboard = load_storyboard(workdir / "storyboard.json")
     starts = {to_frame(s.start, 30): s.index for s in storyboard.scenes}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import check_lyrics_file, read_plain_lyrics, starts_with_time, sung_seconds
+from musicvid.lyrics.known import check_lyrics_file, parse_lrc, read_plain_lyrics, starts_with_time, sung_seconds
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import attach_translation, sung_lines
 from musicvid.lyrics.transcript import Line, Word, fit_to_duration
@@ -311,3 +311,19 @@ def test_what_begins_like_a_time_is_timed_lyrics_and_a_sections_name_is_not():
         assert starts_with_time(timed), timed
     for plain in ("[Chorus]", "[Verse 2: Name]", "[1. Strophe] a", "(00:05) a", "a [00:05.00]"):
         assert not starts_with_time(plain), plain
+
+
+def test_enhanced_lrc_times_each_word_of_a_line_sung_once():
+    text = (
+        "[offset:+500]\n"
+        "[00:10.00]<00:10.00>I <00:10.50>see <00:11.20>you <00:12.00>\n"  # every word, and the last one's end
+        "[00:20.00]<00:20.00>no <00:20.40>end tag\n"  # the last words share the time to the line's end
+        "[00:30.00][00:40.00]<00:30.00>sung <00:30.50>twice\n"  # whose times? left to karaoke's own share
+        "[00:50.00]half <00:50.50>timed\n"
+    )
+    lines = parse_lrc(text, 60)
+    timed = {line.text: [(round(w.start, 2), round(w.end, 2), w.text) for w in line.words] for line in lines}
+    assert timed["I see you"] == [(9.5, 10.0, "I"), (10.0, 10.7, "see"), (10.7, 11.5, "you")]
+    end = next(line.end for line in lines if line.text == "no end tag")
+    assert timed["no end tag"][:1] == [(19.5, 19.9, "no")] and timed["no end tag"][-1][1] == round(end, 2)
+    assert timed["sung twice"] == [] and timed["half timed"] == []

@@ -4,6 +4,7 @@ musicvid.lyrics.align finds in the song."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterable
@@ -13,7 +14,7 @@ from pathlib import Path
 from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, file_number, file_sha256, parse_json, utf8_text
-from musicvid.lyrics.transcript import Line, Transcript, fit_to_duration, has_words
+from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration, has_words
 from musicvid.settings.song import PLAIN, TIMED
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
@@ -103,16 +104,35 @@ def _clock(hours: str, minutes: str, seconds: str, fraction: str | None, where: 
     return (whole[0] * 60 + whole[1]) * 60 + file_number(f"{seconds}.{fraction or 0}", where)
 
 
-def _sung(text: str, where: str) -> str:
-    """A timed line's words, its words' own times (enhanced LRC's <mm:ss.xx>) read and left out."""
+# A sung word's own time in enhanced LRC: (start, end; None where the line's end ends it, text)
+WordTime = tuple[float, float | None, str]
 
-    def word_time(tag: re.Match) -> str:
-        if not _TIMELIKE.fullmatch(tag.group(0)[1:-1]):
-            return tag.group(0)  # (a word in brackets: sung)
-        _tag_seconds(tag.group(0), where)
-        return " "
 
-    return " ".join(_WORD_TAG.sub(word_time, text).split())
+def _sung(text: str, where: str) -> tuple[str, tuple[WordTime, ...]]:
+    """A timed line's words, and their own times where enhanced LRC gives each of them one (<mm:ss.xx> before a
+    word; one after the last ends it; words between two times share them by their letters), else none."""
+    pieces: list[tuple[float | None, str]] = []  # each stretch of text and the time before it
+    before, last = None, 0
+    for tag in _WORD_TAG.finditer(text):
+        if _TIMELIKE.fullmatch(tag.group(0)[1:-1]):  # (else a word in brackets: sung)
+            pieces.append((before, text[last : tag.start()]))
+            before, last = _tag_seconds(tag.group(0), where), tag.end()
+    pieces.append((before, text[last:]))
+    sung = " ".join(" ".join(chunk.split()) for _, chunk in pieces if chunk.split())
+    if len(pieces) == 1 or any(time is None for time, chunk in pieces if chunk.split()):
+        return sung, ()
+    times: list[WordTime] = []
+    for (start, chunk), (end, _) in zip(pieces, [*pieces[1:], (None, "")]):
+        words = chunk.split()
+        if not words:
+            continue
+        if end is None or end <= start:  # the last words, which the line's end ends
+            times.extend((start, None, word) for word in words)
+            continue
+        letters = [0, *itertools.accumulate(len(word) + 1 for word in words)]
+        edges = [start + (end - start) * n / letters[-1] for n in letters]
+        times.extend(zip(edges, edges[1:], words))
+    return sung, tuple(times)
 
 
 def _offset(tag: str, offset: float | None, where: str) -> float | None:
@@ -126,12 +146,13 @@ def _offset(tag: str, offset: float | None, where: str) -> float | None:
     return file_number(value.removeprefix("+"), f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1000.0
 
 
-def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str]]:
-    """The times of LRC `text`, each with its line's words ("": where the line before ends), in the order written,
-    the offset applied; or one sentence naming a line that cannot be read so: a time no writer writes, sung words
-    without a time among timed lines, a line the offset moves before the song starts."""
+def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str, tuple[WordTime, ...]]]:
+    """The times of LRC `text`, each with its line's words ("": where the line before ends) and their own times (a
+    line sung once: _sung), in the order written, the offset applied; or one sentence naming a line that cannot be
+    read so: a time no writer writes, sung words without a time among timed lines, a line the offset moves before
+    the song starts."""
     offset: float | None = None
-    stamped: list[tuple[float, str, int]] = []
+    stamped: list[tuple[float, tuple[str, tuple[WordTime, ...]], int]] = []
     untimed: list[tuple[int, str]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         where, rest, times = f"{document} line {number}", raw.strip(), []
@@ -139,7 +160,8 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
             times.append(_tag_seconds(tag.group(0), where))
             rest = rest[tag.end() :].lstrip()
         if times:
-            stamped.extend((time, _sung(rest, where), number) for time in times)
+            sung, words = _sung(rest, where)
+            stamped.extend((time, (sung, words if len(times) == 1 else ()), number) for time in times)
         elif tag := _TAG.fullmatch(rest):
             offset = _offset(tag.group(1), offset, where)
         elif has_words(rest):
@@ -157,22 +179,42 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
             "are timed by Whisper"
         )
     shift = offset or 0.0
-    for time, words, number in stamped:
+    for time, (words, _), number in stamped:
         if words and time < shift:
             raise UserError(
                 f"{document} line {number}: its [offset:] moves it {shift - time:g} s before the song starts"
             )
-    return [(time - shift, words) for time, words, _ in stamped]
+
+    def moved(own: tuple[WordTime, ...]) -> tuple[WordTime, ...]:
+        return tuple((max(0.0, a - shift), None if b is None else max(0.0, b - shift), word) for a, b, word in own)
+
+    return [(time - shift, sung, moved(own)) for time, (sung, own), _ in stamped]
 
 
 def parse_lrc(text: str, duration: float, document: str = "the lyrics") -> list[Line]:
+    """LRC's sung lines: each ends where the next starts, or after the time its words take, or with its last word's
+    own time (enhanced LRC's, which karaoke then follows: musicvid.delivery.captions.word_times)."""
     stamped = sorted(lrc_stamps(text, document), key=lambda item: item[0])
     lines = []
-    for i, (start, words) in enumerate(stamped):
+    for i, (start, sung, own) in enumerate(stamped):
         following = stamped[i + 1][0] if i + 1 < len(stamped) else duration
-        if words:  # an empty stamped line only marks where the one before it ends
-            lines.append(Line(start, min(following, start + sung_seconds(words)), words))
+        if sung:  # an empty stamped line only marks where the one before it ends
+            end = min(following, max(start + sung_seconds(sung), own[-1][1] or own[-1][0] if own else start))
+            words = _ended(own, end)
+            lines.append(Line(start, end, sung, words=words if len(words) == len(own) else []))
     return lines
+
+
+def _ended(own: tuple[WordTime, ...], end: float) -> list[Word]:
+    """A line's words with their own times, ending by `end`: the last words, which no time ends, share the time
+    from theirs to `end` by their letters; a word that starts after `end` is left out."""
+    timed = [Word(a, min(b, end), word) for a, b, word in own if b is not None and a < end]
+    last = [(a, word) for a, b, word in own if b is None and a < end]
+    if last:
+        letters = [0, *itertools.accumulate(len(word) + 1 for _, word in last)]
+        edges = [last[0][0] + (end - last[0][0]) * n / letters[-1] for n in letters]
+        timed += [Word(a, b, word) for a, b, (_, word) in zip(edges, edges[1:], last)]
+    return timed
 
 
 def _srt_seconds(clock: str, where: str) -> float:

@@ -61,6 +61,14 @@ def get_transcript(run: Run) -> Transcript:
     return transcript
 
 
+def word_source(run: Run) -> Transcript | None:
+    """What karaoke times the words by: a timed lyrics file's own lines (their words' times where it gives them:
+    enhanced LRC, a transcript's JSON), else what the ASR model heard (the work directory's transcript)."""
+    if run.lyrics and run.lyrics.timed:
+        return read_lyrics(run.lyrics, run.audio.info.duration, run.audio.info.sha256)
+    return Transcript.cached(run.workdir.transcript, run.audio.info.sha256)
+
+
 def made_with_of(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> MadeWith:
     """What a storyboard made now for `request` is made with: its options, the transcript's source, the models."""
     return MadeWith(
