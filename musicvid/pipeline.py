@@ -144,7 +144,9 @@ def make_video(
         scores = picked_scores(storyboard)
         # 6. lyrics on screen (karaoke: each word where a timed lyrics file times it, else where the cached
         #    transcript heard it); with them (only they need glyphs), the characters no caption font draws
-        script = lyrics_script(run, storyboard, word_source(run) if settings.captions == "karaoke" else None)
+        karaoke = settings.captions == "karaoke"
+        heard = word_source(run) if karaoke else None
+        script = lyrics_script(run, storyboard, heard)
         undrawn = captions.undrawn_note(storyboard) if script else ""
         # 7. the pictures drawn while their frames are delivered and muxed with the song
         delivery = Delivery(Path(run.audio.info.path), script, accent, upscale)
