@@ -11,6 +11,7 @@ from diffusers import AutoencoderTiny, LCMScheduler
 from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing, load_drawing
 from musicvid.models.loading import load_diffusion
+from musicvid.models.precision import Precision
 from musicvid.models.timing import Timings
 from musicvid.pictures import denoise
 from musicvid.pictures.cache import stored_key
@@ -132,7 +133,13 @@ def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_ap
 
     def keys(fast: bool) -> set[str]:
         settings = resolve_render_settings(PRESETS["tiny"], {"fast": fast, "fps": 5.0})
-        groups = picture_groups(board, schedule, settings, Drawing(fast).key(PRESETS["tiny"]), Workdir(broken))
+        groups = picture_groups(
+            board,
+            schedule,
+            settings,
+            Drawing(fast).key(PRESETS["tiny"], Precision.resolve("auto", torch.device("cpu"))),
+            Workdir(broken),
+        )
         return {p.key for group in groups for p in group}
 
     assert {stored_key(p) for p in broken.glob("*/*.png")} == keys(True) and not keys(True) & keys(False)

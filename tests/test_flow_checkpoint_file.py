@@ -46,7 +46,12 @@ def test_a_transformer_file_draws_with_its_repositorys_text_encoder_and_vae(stan
     copy = tmp_path / "renamed.safetensors"
     copy.write_bytes(file.read_bytes())
     (other := tmp_path / "other.safetensors").write_bytes(transformer_file(family))
-    key = lambda path: Drawing().key(choose_models("default", diffusion=str(path)))  # noqa: E731
+
+    def key(path):
+        return Drawing().key(
+            choose_models("default", diffusion=str(path)), Precision.resolve("auto", torch.device("cpu"))
+        )
+
     assert key(file) == key(copy) != key(other)
 
 

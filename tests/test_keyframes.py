@@ -133,7 +133,7 @@ def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_t
     song = make_tone(tmp_path / "song.wav", 5.0)
     request, offloads = SongRequest(song=song, quiet=True), stage_offloads(None, settings)
     run = Run(request, registry, workdir, load_audio(song), Timings(), settings, offloads=offloads)
-    drawn_by = Drawing().key(registry.models)
+    drawn_by = Drawing().key(registry.models, registry.precision)
     groups = picture_groups(board, schedule, settings, drawn_by, workdir, keyframes_only=True)
     assert [[p.scene for p in group] for group in groups] == [[0, 1], [2, 3], [4]]  # by blocks of scene numbers
 

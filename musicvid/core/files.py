@@ -55,6 +55,23 @@ def file_sha256(path: str | os.PathLike) -> str:
     return _sha256(path.resolve(), stat.st_size, stat.st_mtime_ns)
 
 
+def weights_identity(name: str) -> str:
+    """A model as the work directory's caches know it: a hub name by its name; a file or folder on this machine by
+    the hash of what it holds (each file read once per version), so that one saved again under its name (`vipe
+    train` into the same --out, a fine-tuned folder saved over) is another model."""
+    path = Path(name).expanduser()
+    if path.is_file():
+        return f"file {file_sha256(path)[:20]}"
+    if not path.is_dir():
+        return name
+    digest = hashlib.sha256()
+    for file in sorted(path.rglob("*")):
+        inside = file.relative_to(path)
+        if file.is_file() and not any(part.startswith(".") for part in inside.parts):  # (no .cache/, no .git/)
+            digest.update(f"{inside.as_posix()}\0{file_sha256(file)}\n".encode())
+    return f"folder {digest.hexdigest()[:20]}"
+
+
 def writer_gone(pid: int) -> bool:
     """Whether no process `pid` runs here (a killed run's temporary, no longer written)."""
     if pid == os.getpid():

@@ -12,13 +12,12 @@ from typing import Any
 import torch
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, file_sha256
+from musicvid.core.files import check_file, file_sha256, weights_identity
 from musicvid.models import tiny
 from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
 from musicvid.models.loading import auto_precision, load_diffusion
 from musicvid.models.precision import Precision
-from musicvid.models.single_file import is_single_file
 from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
 from musicvid.settings.presets import (
@@ -145,12 +144,14 @@ class Drawing:
     loras: Loras = Loras()
     reference: bool = False
 
-    def key(self, models: ModelSet) -> dict:
-        """What the pictures' keys say of it: the models by name, each LoRA by its file's hash and weight."""
-        diffusion = models.diffusion
-        if is_single_file(diffusion):  # a checkpoint file is its weights, not its name (as a LoRA is)
-            diffusion = f"file {file_digest(Path(diffusion).expanduser())}"
+    def key(self, models: ModelSet, precision: Precision) -> dict:
+        """What the pictures' keys say of it: the model by name (a file or folder by what it holds), each LoRA by its
+        file's hash and weight, the dtype it draws in (but float32, in which pictures drawn before kept their keys)."""
+        diffusion = weights_identity(models.diffusion)
         key: dict[str, Any] = {"diffusion": replace(models, diffusion=diffusion).diffusion_model(self.fast)}
+        dtype = precision.drawing(diffusion_family(models.diffusion))
+        if dtype != torch.float32:  # float16 may draw black where float32 does not: a rerun in float32 redraws
+            key["dtype"] = str(dtype).removeprefix("torch.")
         if self.loras:
             key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
         if self.reference and models.ip_adapter:  # (klein reads its references itself: KeyframeKeys keys them)

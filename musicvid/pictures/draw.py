@@ -49,7 +49,13 @@ def pictures_of(run: Run, storyboard: Storyboard, schedule: FrameSchedule, keyfr
     # (the morphs longer than the video model's longest clip are slerped)
     clipped = {s.first for s in schedule.segments if family and by_video(s, schedule.fps, family)}
     groups = picture_groups(
-        storyboard, schedule, settings, drawing.key(models), workdir, keyframes_only, elsewhere=clipped
+        storyboard,
+        schedule,
+        settings,
+        drawing.key(models, run.registry.precision),
+        workdir,
+        keyframes_only,
+        elsewhere=clipped,
     )
     transitions = []
     if video:

@@ -100,7 +100,7 @@ def pick_keyframes(
     settings, registry, workdir, timings = run.settings, run.registry, run.workdir, run.timings
     memory, stop = run.memory, run.stop
     drawing = Drawing(settings.fast, settings.lora, uses_reference(storyboard, settings))
-    keys = KeyframeKeys(storyboard, settings, drawing.key(registry.models))
+    keys = KeyframeKeys(storyboard, settings, drawing.key(registry.models, registry.precision))
     todo = picks_to_make(storyboard, schedule.shown_scenes, keys, settings, registry.models.scorer, workdir)
     if not todo:
         return Picked(storyboard, 0, 0)
@@ -126,7 +126,7 @@ def pick_keyframes(
             return pipes[0]
 
         if stale := keyframes_as_drawn(storyboard, todo, keys, workdir, settings.size):  # then scored as they are
-            drawn_by = drawing.key(registry.models)
+            drawn_by = drawing.key(registry.models, registry.precision)
             groups = picture_groups(storyboard, schedule, settings, drawn_by, workdir, keyframes_only=True)
             written = draw_groups(own_pipe(), storyboard, groups, stale, settings, timings, run.quiet, stop)
             keyframes, keyframe_candidates = keyframes + written, keyframe_candidates + written

@@ -4,12 +4,13 @@ reused, edits and all, while it comes from the same inputs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
 from musicvid.core.audio import Audio, AudioInfo
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_not_inputs, check_picture
+from musicvid.core.files import check_not_inputs, check_picture, weights_identity
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.transcribe import transcribe
@@ -18,6 +19,7 @@ from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.run import Run
+from musicvid.settings.presets import PRESETS, ModelSet
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
@@ -37,7 +39,7 @@ def get_transcript(run: Run) -> Transcript:
         check_line_count(len(texts), info.duration, lyrics.path)
     path = run.workdir.transcript
     models = registry.models
-    source = f"{models.asr_backend}:{models.asr}"
+    source = f"{models.asr_backend}:{named_weights(models.asr)}"
     if request.separate_vocals:
         source += f"+vocals:{models.separator}"
     if lyrics:
@@ -79,8 +81,30 @@ def made_with_of(request: SongRequest, registry: ModelRegistry, transcript: Tran
         prompt_candidates=request.candidates,
         lens=request.lens,
         transcript=transcript.model,
-        models=registry.models.describe(),
+        models=registry.models.describe() | vipe_weights(registry.models),
     )
+
+
+def named_weights(name: str) -> str:
+    """A model's name, with the hash of what it holds where it is a file or folder on this machine."""
+    identity = weights_identity(name)
+    return name if identity == name else f"{name} ({identity})"
+
+
+def vipe_weights(models: ModelSet) -> dict[str, str]:
+    """What a storyboard records of ViPE beyond its name, where there is more: the hash of a checkpoint on this
+    machine (trained again into the same folder, it is another model) and a tokenizer no preset gives."""
+    tokenizer = models.vipe_tokenizer
+    told = [named_weights(models.vipe)] if weights_identity(models.vipe) != models.vipe else []
+    if tokenizer is not None and tokenizer not in {preset.vipe_tokenizer for preset in PRESETS.values()}:
+        told.append(f"tokenizer {named_weights(tokenizer)}")
+    return {"vipe_weights": ", ".join(told)}  # ("": nothing more; a storyboard made before says nothing of it)
+
+
+def _same_vipe(saved: Mapping[str, str], made: Mapping[str, str]) -> bool:
+    """Whether a saved storyboard's prompts came from this ViPE: by its name, and by its weights where the storyboard
+    records them (one made before they were recorded is kept, edits and all, as it was made)."""
+    return saved.get("vipe") == made["vipe"] and saved.get("vipe_weights", made["vipe_weights"]) == made["vipe_weights"]
 
 
 def _same_making(saved: Storyboard, made: MadeWith, title: str, artist: str) -> bool:
@@ -92,7 +116,7 @@ def _same_making(saved: Storyboard, made: MadeWith, title: str, artist: str) -> 
     saved_as = {key: getattr(saved.settings, key) for key in keys}
     return (
         all((made_before.get(k) if saved_as[k] is None else saved_as[k]) == getattr(made, k) for k in keys)
-        and (saved.settings.models or {}).get("vipe") == made.models["vipe"]
+        and _same_vipe(saved.settings.models or {}, made.models or {})
         and (saved.title, saved.artist) == (title, artist)
     )
 
