@@ -1,5 +1,5 @@
 """Kill a musicvid run as a crash or the OOM killer would (SIGKILL: no cleanup, no finally), at a moment
-chosen by the test: just before the Nth atomic rename onto a path matching a pattern. A finished
+chosen by the test: just before the Nth atomic rename (or hard link) onto a path matching a pattern. A finished
 artifact is then about to replace its name, and its temporary file is left behind for the rerun.
 
     python -m tests.killer [--log FILE] [--pause-until GO] PATTERN N -- musicvid arguments...
@@ -23,11 +23,19 @@ ENV = "MUSICVID_TEST_KILL"
 
 
 def install(pattern: str, n: int, log: str | None = None, pause_until: str | None = None) -> None:
-    real_replace = os.replace
+    """This process killed (or paused) just before the Nth artifact placed on a path matching `pattern`: placed by a
+    rename, or by a hard link (an output, which must not replace another run's)."""
     lock = threading.Lock()  # pictures are written by two threads
     seen = 0
 
-    def replace(src, dst, *args, **kwargs):
+    def placing(real):
+        def place(src, dst, *args, **kwargs):
+            before(dst)
+            return real(src, dst, *args, **kwargs)
+
+        return place
+
+    def before(dst):
         nonlocal seen
         with lock:
             if log:
@@ -41,9 +49,8 @@ def install(pattern: str, n: int, log: str | None = None, pause_until: str | Non
                         time.sleep(0.01)
                 elif seen == n:
                     os.kill(os.getpid(), signal.SIGKILL)
-        return real_replace(src, dst, *args, **kwargs)
 
-    os.replace = replace
+    os.replace, os.link = placing(os.replace), placing(os.link)
 
 
 def from_env() -> None:

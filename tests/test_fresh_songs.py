@@ -16,6 +16,7 @@ from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import loops_heard_again, sung_lines, transcribe, voice_heard_again
 from musicvid.lyrics.transcript import Line, Word
 from musicvid.storyboard.board import load_storyboard
+from musicvid.storyboard.make import named_weights
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.fresh_songs import WITHIN, fresh_song, judged_timing
 from tests.fixtures.whisper_ct2 import load_tiny_en
@@ -109,7 +110,7 @@ def test_a_lyrics_file_reaches_the_storyboard_and_the_table(songs, tiny_en, tmp_
     assert [s.unsure for s in lyric] == [False, False, True] + [False] * (len(texts) - 2)
     [note] = [row for row in table.splitlines() if row.startswith("? ")]
     assert note.startswith("? 1 of") and f"(scenes {lyric[2].index})" in note
-    assert board.settings.transcript.startswith(f"aligned:faster-whisper:{tiny_en}:song.txt:")
+    assert board.settings.transcript.startswith(f"aligned:faster-whisper:{named_weights(str(tiny_en))}:song.txt:")
     # the person takes out the line nobody sings: the lines are timed again, and none is in doubt
     lyrics.write_text(lyrics.read_text().replace(NOT_SUNG, ""))
     assert main(command) == 0

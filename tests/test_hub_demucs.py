@@ -11,6 +11,7 @@ from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.loading import load_separator, resolve_device
 from musicvid.settings.presets import DEMUCS
+from musicvid.storyboard.make import named_weights
 from tests.fixtures.songs import make_song
 from tests.standins.demucs import HTDEMUCS_KWARGS
 
@@ -51,4 +52,7 @@ def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name
         "-q",
     ]
     assert main(command) == 0
-    assert Transcript.load(workdir / "transcript.json").model == f"faster-whisper:{tiny_en}+vocals:{DEMUCS}"
+    assert (
+        Transcript.load(workdir / "transcript.json").model
+        == f"faster-whisper:{named_weights(str(tiny_en))}+vocals:{DEMUCS}"
+    )

@@ -92,7 +92,7 @@ def check_replaceable(paths: list[Path], workdir: Workdir, overwrite: bool) -> N
     for path in paths:
         if overwrite or not (path.exists() or path.is_symlink()):
             continue
-        if not _taken(path, workdir):
+        if not _ours(path, workdir):
             raise UserError(
                 f"{path} exists and musicvid did not write it for this song: give --overwrite to replace it, or "
                 "-o another name"
@@ -123,7 +123,7 @@ def write_output(
         else:
             tmp.write_text(text or "", encoding="utf-8")
         remember(workdir, output, tmp)
-        if overwrite or _taken(output, workdir):
+        if overwrite or _ours(output, workdir):
             os.replace(tmp, output)
             return
         try:
@@ -140,6 +140,6 @@ def write_output(
         tmp.unlink(missing_ok=True)
 
 
-def _taken(output: Path, workdir: Workdir) -> bool:
+def _ours(output: Path, workdir: Workdir) -> bool:
     """Whether a file of this song's, which a run of `workdir` wrote, is at `output`."""
     return output.is_file() and not output.is_symlink() and written_here(output, workdir)
