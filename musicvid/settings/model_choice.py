@@ -192,7 +192,7 @@ class ModelChoice(Settings):
         choices=PRECISIONS,
         per_song=False,
         group="speed",
-        affects=("speed",),
+        affects=("keyframes", "between"),  # the pictures' keys say the dtype they were drawn in (Drawing.key)
     )
 
     def check_upscaler_used(self, songs: Iterable[RenderSettings]) -> None:
