@@ -124,7 +124,7 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
 
     choice = ModelChoice(**ModelChoice.given(args))
     settings = resolve_render_settings(models_of(choice), RenderSettings.given(args))
-    choice.check_upscaler_used([settings])
+    choice.check_used([settings])
     return settings, choice
 
 

@@ -165,3 +165,19 @@ def test_the_song_is_muxed_from_its_first_sample_in_at_most_two_channels(tmp_pat
         assert sound.codec_context.channels == 2
         first = next(container.decode(audio=0))
         assert float(first.pts * first.time_base) < 0.1  # from 0, not from 1.5 s
+
+
+def test_what_ffmpeg_says_went_wrong_is_its_error_not_the_cascade_after_it():
+    log = (
+        "[Parsed_minterpolate_0 @ 0x7f4d] Height or width < 32\n"
+        "[Parsed_minterpolate_0 @ 0x7f4d] Failed to configure input pad on Parsed_minterpolate_0\n"
+        "[vf#0:0 @ 0x5584] Error reinitializing filters!\n"
+        "[vf#0:0 @ 0x5584] Task finished with error code: -22 (Invalid argument)\n"
+        "[vost#0:0/libx264 @ 0x5584] [enc:libx264 @ 0x5584] Could not open encoder before EOF\n"
+        "[out#0/mp4 @ 0x5584] Nothing was written into output file, because at least one of its streams received no "
+        "packets.\n"
+    )
+    assert mux.ffmpeg.reason(log) == "[Parsed_minterpolate_0 @ 0x7f4d] Height or width < 32"
+    assert mux.ffmpeg.reason("x.mp3: Invalid data found when processing input\n") == (
+        "x.mp3: Invalid data found when processing input"
+    )

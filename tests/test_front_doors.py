@@ -70,6 +70,22 @@ REFUSED = {
         ["--upscaler", "lanczos"],
         "--upscaler only acts with --resolution (720p, 1080p or 4k): give both, or neither",
     ),
+    "a video model without its transitions": (
+        ["--video-model", "tiny-random-wan"], "--video-model only acts with --transitions video: give both, or neither",
+    ),
+    "a few-step LoRA without --fast": (
+        ["--fast-lora", "org/lcm"], "--fast-lora only acts with --fast: give both, or neither",
+    ),
+    "pictures too small for the motion search": (
+        ["--size", "16x64", "--output-fps", "30"],
+        "--interpolator minterpolate needs pictures of 32 pixels a side at least, not 16x64: give --interpolator "
+        "blend, or a larger --size",
+    ),
+    "a video side longer than H.264 takes": (
+        ["--size", "16x2048", "--resolution", "720p"],
+        "a 16x2048 picture at --resolution 720p is 720x92160, over the 16384 pixels a side H.264 takes: give a "
+        "squarer --size or a lower --resolution",
+    ),
 }  # fmt: skip
 
 

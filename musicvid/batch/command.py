@@ -272,7 +272,7 @@ def run(args) -> int:
     choice = ModelChoice(**ModelChoice.given(args))
     jobs = jobs_of(args, entries, choice)
     check_report(report, jobs, args.playlist, bool(args.overwrite))
-    choice.check_upscaler_used(job.settings for job in jobs)
+    choice.check_used(job.settings for job in jobs)
     made = [job for job in jobs if job.same_as is None]
     skipped = {job.number for job in made if not args.force and made_before(job)}
     todo = [job for job in made if job.number not in skipped]

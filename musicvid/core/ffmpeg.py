@@ -28,13 +28,28 @@ def file_url(path: str | os.PathLike) -> str:
     return "file:" + str(Path(path).absolute())
 
 
+# What ffmpeg says after the error itself, as each of its threads gives up: never the reason
+_CASCADE = (
+    "Nothing was written into output file",
+    "Terminating thread",
+    "Task finished with error code",
+    "Could not open encoder before EOF",
+    "Error sending frames to consumers",
+    "Error reinitializing filters",
+    "Failed to configure",
+    "Error while opening encoder",
+    "Conversion failed",
+)
+
+
 def reason(stderr: str) -> str:
-    """The line of ffmpeg's error output that says what went wrong."""
+    """The line of ffmpeg's error output that says what went wrong: the last one that is not the cascade after it."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in reversed(lines):
         if "matches no streams" in line:
             return "it has no audio stream"
-    return lines[-1] if lines else "ffmpeg gave no reason"
+    causes = [line for line in lines if not any(words in line for words in _CASCADE)]
+    return (causes or lines or ["ffmpeg gave no reason"])[-1]
 
 
 # ffmpeg's own line for its input's length is indented by two spaces; the tags it prints before it, by four or more

@@ -195,11 +195,18 @@ class ModelChoice(Settings):
         affects=("keyframes", "between"),  # the pictures' keys say the dtype they were drawn in (Drawing.key)
     )
 
-    def check_upscaler_used(self, songs: Iterable[RenderSettings]) -> None:
-        """--upscaler is the model of --resolution: naming one where no song of the run has a resolution
-        (a render's, or any row's of a batch) would do nothing."""
-        if self.upscaler is not None and not any(settings.resolution for settings in songs):
-            raise UserError(f"--upscaler only acts with --resolution ({either(RESOLUTIONS)}): give both, or neither")
+    def check_used(self, songs: Iterable[RenderSettings]) -> None:
+        """A model option names the model of another option: naming one where no song of the run (a render's, or
+        any row's of a batch) has that option would do nothing, and a person who meant the other would not know."""
+        songs = list(songs)
+        for option, acts, needs in (
+            ("upscaler", lambda song: song.resolution, f"--resolution ({either(RESOLUTIONS)})"),
+            ("video_model", lambda song: song.transitions == "video", "--transitions video"),
+            ("fast_lora", lambda song: song.fast, "--fast"),
+            ("fast_decoder", lambda song: song.fast, "--fast"),
+        ):
+            if getattr(self, option) is not None and not any(acts(song) for song in songs):
+                raise UserError(f"--{option.replace('_', '-')} only acts with {needs}: give both, or neither")
 
 
 def check_gpu_memory(gpu_memory: float | None) -> None:

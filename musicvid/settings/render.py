@@ -40,6 +40,8 @@ PACINGS = ("linear", "beats")
 CAPTIONS = ("none", "line", "karaoke")
 OUTPUT_RATES = (24, 25, 30, 60)
 INTERPOLATORS = ("minterpolate", "blend")  # musicvid.delivery.mux
+MOTION_SEARCH_SIDE = 32  # minterpolate's motion search takes no smaller picture (ffmpeg refuses it)
+H264_MAX_SIDE = 16384  # libx264's longest side
 MOVES = ("none", "zoom", "pan")
 TRANSITIONS = ("slerp", "video")  # what draws the frames between keyframes (musicvid.pictures.transitions)
 MAX_CANDIDATES = 8  # keyframes drawn per scene and round: a limit on the work it multiplies
@@ -294,6 +296,16 @@ class RenderSettings(Settings):
             )
         if self.fast and self.steps > FAST_MAX_STEPS:
             raise UserError(f"--fast draws in 1 to {FAST_MAX_STEPS} steps, not {self.steps}")
+        if self.output_fps and self.interpolator == "minterpolate" and min(self.size) < MOTION_SEARCH_SIDE:
+            raise UserError(
+                f"--interpolator minterpolate needs pictures of {MOTION_SEARCH_SIDE} pixels a side at least, not "
+                f"{size_text(self.size)}: give --interpolator blend, or a larger --size"
+            )
+        if max(self.video_size) > H264_MAX_SIDE:
+            raise UserError(
+                f"a {size_text(self.size)} picture at --resolution {self.resolution} is {size_text(self.video_size)}, "
+                f"over the {H264_MAX_SIDE} pixels a side H.264 takes: give a squarer --size or a lower --resolution"
+            )
 
     @property
     def width(self) -> int:
