@@ -245,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         if isinstance(error, OSError) and error.errno == errno.ENOSPC:
             print(
-                f"musicvid: {disk_full(error)}; free some and run the same command again to continue", file=sys.stderr
+                f"musicvid: {disk_full(error)}; free some space and run the same command again to continue",
+                file=sys.stderr,
             )
             return 1
         print(f"musicvid: failed: {type(error).__name__}: {error} (rerun with --debug for details)", file=sys.stderr)
