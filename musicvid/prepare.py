@@ -3,12 +3,13 @@ its inputs once: from the request, the settings, the registry and the output, ev
 once and before any work, and the one frozen Run (musicvid.run) every stage then takes. In order:
 
 1. the settings against the models: ViPE's context (unless given, as many lines as its checkpoint learned to read),
-   the picture family's options, whether the keyframes' scorer loads, and the style LoRAs' weights (fetched on a
-   first run);
+   the picture family's options, whether the keyframes' scorer loads, and the files the picture model draws with
+   (style LoRAs, fetched on a first run, and --fast's LoRA of its family; --fast's decoder; the IP-Adapter);
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
    system takes, in folders that can be written, in no work directory, none of them an input, the video's a
    video's;
-3. the inputs: the lyrics file, the storyboard file and its pictures, the reference picture;
+3. the inputs: the lyrics file, the storyboard file, its pictures and what draws its scenes' own references, the
+   reference picture;
 4. the work directory: musicvid's or empty, of no other song, none of its files an input, apart from the outputs,
    and the files at the outputs' names replaced only where musicvid wrote them for this song; last, a file can be
    made where each output goes (one is made and removed);
@@ -41,11 +42,10 @@ from musicvid.core.outputs import check_outputs, check_replaceable, named_file
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
-from musicvid.models.drawing import check_drawing_options, weights_file
+from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
 from musicvid.models.names import vipe_context
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
-from musicvid.models.single_file import check_lora
 from musicvid.models.timing import Timings
 from musicvid.pictures.schedule import to_frame
 from musicvid.pictures.switches import compile_backend
@@ -134,8 +134,7 @@ def check_before_work(
         if settings.compile:
             compile_backend()
         scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
-        for lora in settings.lora:  # fetched now, on a first run, not after the storyboard
-            check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}")
+        check_drawing_files(models, settings, references=settings.reference is not None)
     # 2. the outputs
     written = (output or default_output(request, settings)) if video else None
     files = inputs_of(request, settings)
@@ -144,6 +143,8 @@ def check_before_work(
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
+    if settings and storyboard and any(scene.reference for scene in storyboard.scenes):
+        check_scene_references(models, settings)
     pictures = storyboard.picture_files() if storyboard else {}
     for what, path in pictures.items():
         check_picture(path, what)

@@ -283,9 +283,10 @@ def test_lrc_is_read_as_each_writer_writes_it(tmp_path, seed, writer):
     assert [line.text for line in lines] == [*words[:-2], words[-1], words[-1]]
 
 
-@pytest.mark.parametrize(
-    "lrc, said",
-    [
+# Timed lyrics it cannot read, in an .lrc or in a .txt that holds times (read as the timed file it is)
+REFUSED_TIMES = [
+    ("song.lrc", *case)
+    for case in [
         ("[00:01.00]one\n[00:05;00]two\n", r"line 2: \[00:05;00\] is no time an LRC line is read by"),
         ("[00:01.00]one\n[-00:07.00]two\n", r"line 2: \[-00:07.00\] is a time before the song starts"),
         ("[00:01.00]one\n[00:07.00.00]two\n", r"line 2: \[00:07.00.00\] is no time"),
@@ -298,11 +299,22 @@ def test_lrc_is_read_as_each_writer_writes_it(tmp_path, seed, writer):
         ("[offset:soon]\n[00:01.00]one\n", r"line 1 \[offset:\] \(ms\): soon is not a number"),
         ("[offset:+100]\n[offset:+200]\n[00:01.00]one\n", r"line 2: a second \[offset:\] tag"),
         ("[offset:+1500]\n[00:01.00]one\n", r"line 2: its \[offset:\] moves it 0.5 s before the song starts"),
-    ],
-)
-def test_lrc_it_cannot_read_is_refused_by_its_line_never_dropped(tmp_path, lrc, said):
-    (path := tmp_path / "song.lrc").write_text(lrc)
-    with pytest.raises(UserError, match=f"^lyrics file {path} {said}"):
+    ]
+] + [
+    (
+        "lyrics.txt",
+        "[00:01.00]one\nan untimed line\n",
+        r"line 2 \(an untimed line\) has no time, as the lines around it",
+    ),
+    ("lyrics.txt", "[00:01.00]one\n[00:05;00]two\n", r"line 2: \[00:05;00\] is no time an LRC line is read by"),
+    ("lyrics.txt", "1\n00:00:01 --> soon\nhello\n", r"cue 1 has a time SRT does not write \(soon\)"),
+]
+
+
+@pytest.mark.parametrize("name, text, said", REFUSED_TIMES)
+def test_times_it_cannot_read_are_refused_by_their_line_never_dropped(tmp_path, name, text, said):
+    (path := tmp_path / name).write_text(text)
+    with pytest.raises(UserError, match=f"^lyrics file {path}:? {said}"):
         check_lyrics_file(path)
 
 

@@ -36,20 +36,6 @@ def test_times_saved_as_txt_are_read_as_the_file_they_are(tmp_path, text, kind):
     assert lines[0][0] == 1.0 and not any("[" in t or "-->" in t or t.isdigit() for _, _, t in lines)
 
 
-@pytest.mark.parametrize(
-    "text, said",
-    [
-        ("[00:01.00]one\nan untimed line\n", r"line 2 \(an untimed line\) has no time, as the lines around it have"),
-        ("[00:01.00]one\n[00:05;00]two\n", r"line 2: \[00:05;00\] is no time an LRC line is read by"),
-        ("1\n00:00:01 --> soon\nhello\n", r"cue 1 has a time SRT does not write \(soon\)"),
-    ],
-)
-def test_times_in_a_txt_that_cannot_be_read_are_refused_by_their_line(tmp_path, text, said):
-    (path := tmp_path / "lyrics.txt").write_text(text)
-    with pytest.raises(UserError, match=f"^lyrics file {path}:? {said}"):
-        check_lyrics_file(path)
-
-
 def test_a_txt_without_times_stays_plain_lyrics(tmp_path):
     (path := tmp_path / "lyrics.txt").write_text("[Chorus]\nlove --> hate\n(00:05) we sing\nin [00:05.00] time\n")
     assert not check_lyrics_file(path).timed

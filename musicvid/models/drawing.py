@@ -5,9 +5,10 @@ a pipeline is loaded for, and the files those name."""
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -17,7 +18,9 @@ from musicvid.models import tiny
 from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
 from musicvid.models.loading import auto_precision, load_diffusion
+from musicvid.models.names import check_model
 from musicvid.models.precision import Precision
+from musicvid.models.single_file import SUFFIX, check_lora, kind_of, known_other, read_header
 from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
 from musicvid.settings.presets import (
@@ -41,10 +44,11 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
 DRAWINGS_KEPT = 1
 
 
-def weights_file(source: str, kind: str) -> Path:
+def weights_file(source: str, kind: str, download: bool = True) -> Path | None:
     """The LoRA file `source` names: a file; a folder or hub repository holding diffusers' file name
-    (LORA_FILES, the first there); or a hub file (org/name/folders/file). Downloaded on first use."""
-    from huggingface_hub import hf_hub_download
+    (LORA_FILES, the first there); or a hub file (org/name/folders/file). Downloaded on first use; without
+    `download`, None for a hub file not in the cache."""
+    from huggingface_hub import hf_hub_download, try_to_load_from_cache
     from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
 
     path, parts, flag = Path(source), source.split("/"), MODEL_KINDS[kind].flag
@@ -61,6 +65,9 @@ def weights_file(source: str, kind: str) -> Path:
             f"{flag} {source} is neither a file nor a hub repository (org/name) or hub file (org/name/file.safetensors)"
         )
     repo, names = "/".join(parts[:2]), ["/".join(parts[2:])] if len(parts) > 2 else LORA_FILES
+    if not download:
+        cached = (try_to_load_from_cache(repo, name) for name in names)
+        return next((Path(found) for found in cached if isinstance(found, str)), None)
     with as_unavailable(kind, source):
         for name in names[:-1]:  # a repository may hold the older .bin alone
             try:
@@ -98,7 +105,9 @@ def fuse_style_loras(pipe, loras: Loras) -> None:
         names.append(f"style-{number}")
         not_for_this = f"--lora {lora.source}: {file.name} is not a LoRA of this picture model"
         try:  # the file is there: what fails now is the file itself, not a download
-            with warnings.catch_warnings():  # peft's, of a second LoRA in one model: what is meant here
+            # peft's warning of a second LoRA in one model is what is meant here; diffusers logs a failure's every
+            # line (a size mismatch a layer) before it raises, and this says it in one
+            with warnings.catch_warnings(), diffusers_silenced():
                 warnings.filterwarnings("ignore", "Already found a `peft_config`")
                 pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=names[-1])
         except Exception as error:
@@ -111,6 +120,30 @@ def fuse_style_loras(pipe, loras: Loras) -> None:
     pipe.unload_lora_weights()
 
 
+@contextmanager
+def diffusers_silenced() -> Iterator[None]:
+    """diffusers' logger silenced, its errors too, then as it was."""
+    from diffusers.utils import logging
+
+    was = logging.get_verbosity()
+    logging.set_verbosity(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.set_verbosity(was)
+
+
+def adapter_parts(name: str) -> tuple[str, str, str]:
+    """Where the IP-Adapter file `name` is, as diffusers' load_ip_adapter takes it: (its folder or hub repository,
+    the subfolder, the file's name); its image encoder is the subfolder's image_encoder/."""
+    file, parts = Path(name), name.split("/")
+    if file.is_file():
+        return str(file.parent), "", file.name
+    if len(parts) >= 3 and all(parts):
+        return "/".join(parts[:2]), "/".join(parts[2:-1]), parts[-1]
+    raise UserError(f"--ip-adapter {name} is neither a file nor a hub file (org/name/folder/file.safetensors)")
+
+
 def load_reference_adapter(pipe, name: str) -> None:
     """IP-Adapter into the pipeline's UNet, with its image encoder: `name` a hub file whose folder holds
     image_encoder/ (h94/IP-Adapter's layout), or such a local file; tiny: random, made for the UNet."""
@@ -119,18 +152,35 @@ def load_reference_adapter(pipe, name: str) -> None:
         adapter = tiny.random_ip_adapter(pipe.unet, pipe.image_encoder.config.projection_dim)
         pipe.load_ip_adapter(adapter, subfolder="", weight_name="", image_encoder_folder=None)
     else:
-        file, parts = Path(name), name.split("/")
-        if file.is_file():
-            where, subfolder, weights = str(file.parent), "", file.name
-        elif len(parts) >= 3 and all(parts):
-            where, subfolder, weights = "/".join(parts[:2]), "/".join(parts[2:-1]), parts[-1]
-        else:
-            raise UserError(f"--ip-adapter {name} is neither a file nor a hub file (org/name/folder/file.safetensors)")
+        where, subfolder, weights = adapter_parts(name)
         with as_unavailable("reference adapter", name):
             pipe.load_ip_adapter(where, subfolder=subfolder, weight_name=weights)
     # published in float16: the adapter's layers and encoder take the pipeline's own dtype
     pipe.unet.to(pipe.dtype)
     pipe.image_encoder.to(pipe.device, pipe.dtype)
+
+
+def check_reference_adapter(name: str) -> None:
+    """Refuse, before any work, an IP-Adapter (`name`, as adapter_parts takes it) that is not there, holds no adapter
+    (its safetensors header names no image_proj or ip_adapter tensors), or, a file on this machine, has no image
+    encoder beside it (image_encoder/config.json); a hub file not in the cache is taken as named."""
+    from huggingface_hub import try_to_load_from_cache
+
+    where, subfolder, weights = adapter_parts(name)
+    named, local = f"--ip-adapter {name}", Path(name).is_file()
+    found = name if local else try_to_load_from_cache(where, Path(subfolder, weights).as_posix())
+    if not isinstance(found, str):
+        return
+    if found.lower().endswith(SUFFIX):  # an older .bin is read as it loads
+        shapes = read_header(Path(found), named)
+        if not any(key.startswith(("image_proj.", "ip_adapter.")) for key in shapes):
+            held = kind_of(shapes) or known_other(shapes) or "no image_proj or ip_adapter tensors"
+            raise UserError(f"{named} is not an IP-Adapter: it holds {held}")
+    if local and not (Path(where) / "image_encoder" / "config.json").is_file():
+        raise UserError(
+            f"{named}: there is no image_encoder/config.json beside it, the image encoder an IP-Adapter is loaded "
+            "with (h94/IP-Adapter's layout)"
+        )
 
 
 @dataclass(frozen=True)
@@ -199,6 +249,37 @@ def check_video_size(models: ModelSet, settings: RenderSettings) -> None:
         )
 
 
+def check_drawing_files(models: ModelSet, settings: RenderSettings, references: bool) -> None:
+    """Refuse, before any work and in one sentence, a file the picture model draws with that is not there or not what
+    its option says: each style LoRA, and with --fast its few-step LoRA, a LoRA of the picture model's family
+    (musicvid.models.single_file.check_lora); --fast's tiny decoder (musicvid.models.names.check_model); the
+    IP-Adapter where reference pictures are drawn with one (`references`: one is used). The style LoRAs are fetched
+    now, on a first run, not after the storyboard; nothing else is downloaded: a hub name not in the cache is taken
+    as named, and its load says what it is. The tiny presets' models are made here, and not checked."""
+    family = diffusion_family(models.diffusion)
+    for lora in settings.lora:
+        check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}", family)
+    if settings.fast and models.fast_lora != TINY:
+        file = weights_file(models.fast_lora, "few-step LoRA", download=False)
+        if file is not None:
+            check_lora(file, f"--fast-lora {models.fast_lora}", family)
+    if settings.fast:
+        check_model("decoder", models.fast_decoder)
+    if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
+        check_reference_adapter(models.ip_adapter)
+
+
+def check_scene_references(models: ModelSet, settings: RenderSettings) -> None:
+    """Refuse, before any work, a storyboard's own reference pictures where the picture model has nothing to draw them
+    with (a flow-matching family that reads no picture itself), or with an IP-Adapter not there or no adapter (unless
+    --reference's check_drawing_files checked it already)."""
+    family = diffusion_family(models.diffusion)
+    if family in FLOW_FAMILIES and family not in IN_CONTEXT_REFERENCES:
+        raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
+    if settings.reference is None and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
+        check_reference_adapter(models.ip_adapter)
+
+
 def load_drawing(
     models: ModelSet,
     drawing: Drawing,
@@ -215,9 +296,6 @@ def load_drawing(
     from diffusers import AutoencoderTiny
 
     family = diffusion_family(models.diffusion)
-    if drawing.reference and family in FLOW_FAMILIES and family not in IN_CONTEXT_REFERENCES:
-        # (a storyboard's own reference pictures: --reference is refused before any work, check_drawing_options)
-        raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
     precision = auto_precision(device, precision)
     loaded_on = torch.device("cpu") if offloaded else device
     pipe = load_diffusion(models.diffusion, loaded_on, precision)

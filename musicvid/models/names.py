@@ -1,6 +1,6 @@
-"""A model as a person names it (--scorer, --vipe, --diffusion, --video-model, or a scorer a work directory's
-records name), checked before anything loads: not a URL; a folder that is there where a path is named; and a
-checkpoint of its role's family, as its config says (config.json; a pipeline's model_index.json), read from
+"""A model as a person names it (--scorer, --vipe, --diffusion, --fast-decoder, --video-model, or a scorer a work
+directory's records name), checked before anything loads: not a URL; a folder that is there where a path is named;
+and a checkpoint of its role's family, as its config says (config.json; a pipeline's model_index.json), read from
 the folder or, for a hub name, from the Hugging Face cache where it is there. Nothing is downloaded here: a hub
 name not in the cache is taken as named, and loading it says what it is. Nothing here imports torch.
 """
@@ -74,6 +74,13 @@ ROLES = {
         "a Stable Diffusion 1.x/2.x, SDXL, Z-Image or FLUX.2 klein text-to-image model",
         lambda config: config.get("_class_name") in PIPELINE_FAMILIES,
         DIFFUSERS,
+    ),
+    "decoder": Role(
+        "--fast-decoder",
+        "config.json",
+        "a tiny autoencoder (AutoencoderTiny), as TAESD is",
+        lambda config: config.get("_class_name") == "AutoencoderTiny",
+        "diffusers' layout (with config.json)",
     ),
     "video": Role(
         "--video-model",

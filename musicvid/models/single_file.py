@@ -12,15 +12,19 @@ A Z-Image or FLUX.2 klein file is its transformer alone (what model sites give; 
 its repository's), in its authors' layout or diffusers', perhaps under `model.diffusion_model.`: Z-Image's has
 `layers.*` beside `context_refiner.*`, FLUX.2's one `single_stream_modulation` for all its single blocks. Its
 sizes must be those of the repository's transformer (check_transformer_fits).
-Anything else is refused in one sentence that says what the file holds, where its names say so.
+Anything else is refused in one sentence that says what the file holds, where its names say so. A LoRA's family is
+read so too, where its names and widths tell (lora_family), and one of another family than the picture model's
+refused before any work (check_lora).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
+from musicvid.settings.presets import FAMILY_NAMES
 
 SUFFIX = ".safetensors"
 HEADERS: dict[tuple, dict[str, list[int]]] = {}  # each file's header by its version (path, size, time), read once
@@ -43,6 +47,29 @@ KINDS = (
     ("encoder.down.", "a VAE alone"),
     ("encoder.down_blocks.", "a VAE alone"),
 )
+# A LoRA's family, by its names in any layout (kohya's `lora_unet_` with underscores, diffusers' and peft's `unet.`,
+# `transformer.`, the authors' `diffusion_model.`): a UNet's blocks are SD's or SDXL's, told apart by the width the
+# cross-attention's keys and values read (the text encoders': 768 SD 1.x, 1024 SD 2.x, 2048 SDXL, read from its down
+# matrix, rank x width) or by kohya's text encoder names (SDXL's two are lora_te1_ and lora_te2_, SD's one lora_te_);
+# then the flow-matching transformers' blocks (outside a UNet, `transformer_blocks` are FLUX's double-stream ones).
+# Names alone decide nothing more: a FLUX.1 LoRA is named as klein's.
+UNET_BLOCKS = re.compile(r"(^|[._])(down_blocks|up_blocks|mid_block|input_blocks|output_blocks|middle_block)[._]")
+CROSS_ATTENTION_DOWN = re.compile(r"attn2[._](processor[._])?to_[kv](_lora)?[._]((lora[._])?down|lora_A)\.weight$")
+CROSS_ATTENTION_WIDTHS = {
+    768: ("sd", FAMILY_NAMES["sd"]),
+    1024: ("sd", "Stable Diffusion 2.x"),
+    2048: ("sdxl", FAMILY_NAMES["sdxl"]),
+}
+TEXT_ENCODER_MARKS = {
+    "lora_te_": ("sd", FAMILY_NAMES["sd"]),
+    **dict.fromkeys(("lora_te1_", "lora_te2_", "text_encoder_2."), ("sdxl", FAMILY_NAMES["sdxl"])),
+}
+UNET_LORA = (frozenset({"sd", "sdxl"}), "a Stable Diffusion or SDXL UNet")
+TRANSFORMER_LORAS = (
+    (re.compile(r"(^|[._])((context|noise)_refiner[._]\d|layers[._]\d+[._](attention|feed_forward)[._])"), "zimage"),
+    (re.compile(r"(^|[._])(single_transformer_blocks|transformer_blocks|double_blocks|single_blocks)[._]\d"), "klein"),
+)
+TRANSFORMER_NAMES = {"zimage": FAMILY_NAMES["zimage"], "klein": "FLUX.1 or FLUX.2"}
 # What a file of none of the families holds, by a name only it has: (prefix or part, what it is)
 OTHERS = (
     ("cond_stage_model.model.", "a Stable Diffusion 2.x checkpoint"),
@@ -94,19 +121,39 @@ def read_header(path: Path, named: str) -> dict[str, list[int]]:
     return shapes
 
 
-def check_lora(path: Path, named: str) -> None:
-    """A style LoRA as its header says, before any work: a safetensors file that cannot be read, or holds something
-    other than a LoRA, is refused in one sentence (not once the storyboard is made and the pipeline fuses it); an
-    older .bin is read as it loads. `path` is a file, as musicvid.models.drawing.weights_file found it."""
+def check_lora(path: Path, named: str, family: str | None = None) -> None:
+    """A LoRA as its header says, before any work: a safetensors file that cannot be read, holds something other
+    than a LoRA, or a LoRA its names say is of another family than `family` (the picture model's; None: any), is
+    refused in one sentence (not once the storyboard is made and the pipeline fuses it); an older .bin is read as it
+    loads. `path` is a file, as musicvid.models.drawing.weights_file found it."""
     if path.suffix.lower() != SUFFIX:
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:
+        of = lora_family(shapes) if family else None
+        if of and family not in of[0]:
+            raise UserError(f"{named}: a LoRA of {of[1]}, not of {FAMILY_NAMES[family]}")
         return
-    family = family_of(shapes)  # names no format of LoRA known here has are left for the pipeline to judge
-    held = kind_of(shapes) or (f"a whole {family} checkpoint" if family else known_other(shapes))
+    whole = family_of(shapes)  # names no format of LoRA known here has are left for the pipeline to judge
+    held = kind_of(shapes) or (f"a whole {whole} checkpoint" if whole else known_other(shapes))
     if held or not shapes:
         raise UserError(f"{named} is not a LoRA: it holds {held or 'no tensors'}")
+
+
+def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | None:
+    """The families a LoRA's tensors `shapes` can be of, and it in words: a UNet's whose marks say nothing or
+    disagree is SD's or SDXL's; None where its names do not say (a layout not known here: the pipeline judges it)."""
+    if any(UNET_BLOCKS.search(key) for key in shapes):
+        widths = [shape[-1] for key, shape in shapes.items() if CROSS_ATTENTION_DOWN.search(key) and len(shape) == 2]
+        said = [CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS]
+        said += [of for mark, of in TEXT_ENCODER_MARKS.items() if any(key.startswith(mark) for key in shapes)]
+        if said and len({family for family, _ in said}) == 1:
+            return frozenset({said[0][0]}), said[0][1]
+        return UNET_LORA
+    for pattern, family in TRANSFORMER_LORAS:
+        if any(pattern.search(key) for key in shapes):
+            return frozenset({family}), TRANSFORMER_NAMES[family]
+    return None
 
 
 def family_of(shapes: dict[str, list[int]]) -> str | None:

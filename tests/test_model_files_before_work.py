@@ -1,0 +1,211 @@
+"""The files a picture model draws with besides its own weights, refused before any work in one sentence: a style
+or few-step LoRA of another picture family (read from its safetensors header), and a --fast-lora, --fast-decoder or
+--ip-adapter that is not there or not what its option says; a LoRA whose header does not say its family is still
+refused in one line as it loads."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from PIL import Image
+from safetensors.torch import save_file
+
+from musicvid.core.errors import UserError
+from musicvid.models.drawing import check_drawing_files, fuse_style_loras
+from musicvid.models.single_file import check_lora, lora_family, read_header
+from musicvid.models.tiny import local_diffusion, random_lora
+from musicvid.models.tiny_flow import TINY_FLOW, flow_classes
+from musicvid.settings.loras import Lora, Loras
+from musicvid.settings.presets import FAMILIES, PRESETS, TINY_KLEIN, TINY_XL, TINY_ZIMAGE
+from musicvid.settings.resolve import resolve_render_settings
+from tests.helpers import make_tone, quick, run
+from tests.standins.loras import diffusers_lora, kohya_lora
+
+SD, XL, UNET = frozenset({"sd"}), frozenset({"sdxl"}), frozenset({"sd", "sdxl"})
+# The cross-attention's key in each layout, and its down matrix's name
+KOHYA = "lora_unet_{}_attentions_0_transformer_blocks_0_attn2_to_k.lora_down.weight"
+PEFT = "unet.{}.attentions.0.transformer_blocks.0.attn2.to_k.lora_A.weight"
+# LoRAs as their trainers lay them out, by names and shapes (rank 1): what is published, and the families it fits
+LAYOUTS = {
+    "kohya SD 1.5": ({KOHYA.format("down_blocks_0"): (1, 768), "lora_te_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 768)}, SD),
+    "kohya SD 1.5 in the original block names": ({"lora_unet_input_blocks_1_1_transformer_blocks_0_attn2_to_v.lora_down.weight": (1, 768)}, SD),
+    "kohya SD 2.x": ({KOHYA.format("down_blocks_0"): (1, 1024)}, SD),
+    "kohya SDXL": ({KOHYA.format("down_blocks_1"): (1, 2048), "lora_te1_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 768), "lora_te2_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 1280)}, XL),
+    "kohya SDXL, its UNet alone": ({"lora_unet_output_blocks_0_1_transformer_blocks_3_attn2_to_k.lora_down.weight": (1, 2048)}, XL),
+    "LCM-LoRA of SD 1.5": ({KOHYA.format("up_blocks_1"): (64, 768), "lora_unet_up_blocks_1_resnets_0_conv1.lora_down.weight": (64, 1280, 3, 3)}, SD),
+    "diffusers SD 1.5": ({PEFT.format("down_blocks.0"): (1, 768), "text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight": (1, 768)}, SD),
+    "diffusers SD 1.5, lora.down": ({"unet.mid_block.attentions.0.transformer_blocks.0.attn2.to_v.lora.down.weight": (1, 768)}, SD),
+    "diffusers SDXL": ({PEFT.format("up_blocks.0"): (1, 2048), "text_encoder_2.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight": (1, 1280)}, XL),
+    "diffusers SDXL's text encoders alone beside its UNet's self-attention": ({"unet.down_blocks.1.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight": (1, 640), "text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight": (1, 768), "text_encoder_2.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight": (1, 1280)}, XL),
+    "a UNet's self-attention alone": ({"unet.down_blocks.1.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight": (1, 640)}, UNET),
+    "marks that disagree": ({KOHYA.format("down_blocks_1"): (1, 2048), "lora_te_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 768)}, UNET),
+    "Z-Image in diffusers' names": ({"transformer.layers.0.attention.to_q.lora_A.weight": (1, 3840)}, frozenset({"zimage"})),
+    "Z-Image in its authors' names": ({"diffusion_model.context_refiner.0.attention.qkv.lora_A.weight": (1, 3840)}, frozenset({"zimage"})),
+    "FLUX.2 klein in diffusers' names": ({"transformer.single_transformer_blocks.0.attn.to_qkv_mlp_proj.lora_A.weight": (1, 3072)}, frozenset({"klein"})),
+    "FLUX.2 klein's double-stream blocks alone": ({"transformer.transformer_blocks.0.attn.to_q.lora_A.weight": (1, 3072)}, frozenset({"klein"})),
+    "FLUX in kohya's names": ({"lora_unet_double_blocks_0_img_attn_qkv.lora_down.weight": (1, 3072)}, frozenset({"klein"})),
+    "a layout not known here": ({"blocks.0.attn.qkv.lora_A.weight": (1, 64)}, None),
+}  # fmt: skip
+
+
+def written(path: Path, shapes: dict[str, tuple]) -> Path:
+    save_file({key: torch.zeros(shape) for key, shape in shapes.items()}, path)
+    return path
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_loras_family_is_read_from_its_header_and_another_familys_refused(tmp_path, layout):
+    shapes, fits = LAYOUTS[layout]
+    lora = written(tmp_path / "style.safetensors", shapes)
+    assert (lora_family(read_header(lora, "x")) or (None,))[0] == fits
+    for family in FAMILIES:
+        if fits is None or family in fits:
+            check_lora(lora, "--lora style.safetensors", family)
+        else:
+            with pytest.raises(UserError, match=r"^--lora style.safetensors: a LoRA of .*, not of "):
+                check_lora(lora, "--lora style.safetensors", family)
+
+
+def kohya_xl_lora(path: Path) -> Path:
+    """A kohya LoRA of the tiny SDXL: lora_unet_, lora_te1_ and lora_te2_ (as test_sdxl fuses)."""
+    pipe = local_diffusion(TINY_XL)
+    state = random_lora(pipe.unet, targets=("to_q", "to_k", "to_v"))
+    for prefix, encoder in (("lora_te1_", pipe.text_encoder), ("lora_te2_", pipe.text_encoder_2)):
+        state |= random_lora(encoder, prefix=prefix, targets=("q_proj", "v_proj"))
+    save_file(state, path)
+    return path
+
+
+def flow_lora(name: str, path: Path) -> Path:
+    """A LoRA of the tiny flow transformer's attention, in diffusers' layout (as test_flow_families fuses)."""
+    transformer = flow_classes(FAMILIES_OF[name])["transformer"].from_config(TINY_FLOW[name]["transformer"])
+    state = {
+        f"transformer.{layer}.{matrix}.weight": torch.zeros(4, 4)
+        for layer, module in transformer.named_modules()
+        if isinstance(module, torch.nn.Linear) and layer.endswith(("to_q", "to_k"))
+        for matrix in ("lora_A", "lora_B")
+    }
+    save_file(state, path)
+    return path
+
+
+FAMILIES_OF = {TINY_ZIMAGE: "zimage", TINY_KLEIN: "klein"}
+
+
+def test_the_stand_in_loras_fit_their_own_family_alone(tmp_path):
+    (kohya := tmp_path / "kohya.safetensors").write_bytes(kohya_lora())
+    made = {
+        kohya: "sd",
+        kohya_xl_lora(tmp_path / "xl.safetensors"): "sdxl",
+        **{flow_lora(name, tmp_path / f"{family}.safetensors"): family for name, family in FAMILIES_OF.items()},
+    }
+    for lora, own in made.items():
+        for family in FAMILIES:
+            if family == own:
+                check_lora(lora, "--lora x", family)
+            else:
+                with pytest.raises(UserError, match="a LoRA of"):
+                    check_lora(lora, "--lora x", family)
+    check_lora(diffusers_lora(tmp_path), "--lora x", "sdxl")  # a UNet's attention at no telling width: left to load
+
+
+@pytest.fixture
+def song(tmp_path):
+    return make_tone(tmp_path / "song.wav", 2)
+
+
+def refused_before_the_work(capsys, tmp_path, argv, *said):
+    """`musicvid ARGV`: exit 2, one line saying each of `said`, and no work directory made."""
+    code, out, err = run(capsys, *argv, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4")
+    assert code == 2 and err.count("\n") == 1 and not out, err
+    assert all(words in err for words in said), err
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize(
+    "models, said",
+    [("tiny-xl", "Stable Diffusion 1.x, not of SDXL"), ("tiny-zimage", "Stable Diffusion 1.x, not of Z-Image")],
+)
+def test_a_style_lora_of_another_family_is_refused_before_any_work(capsys, tmp_path, song, models, said):
+    (lora := tmp_path / "sd.safetensors").write_bytes(kohya_lora())
+    refused_before_the_work(capsys, tmp_path, [*quick(song), "--models", models, "--lora", lora], said)
+
+
+def test_a_lora_of_another_model_that_its_header_does_not_tell_is_refused_in_one_line(capfd, tmp_path):
+    """diffusers' own log of each layer that does not fit is silenced: musicvid's sentence is the one line."""
+    lora = diffusers_lora(tmp_path)  # of the tiny SD's UNet, whose widths the tiny SDXL's are not
+    pipe = local_diffusion(TINY_XL)
+    capfd.readouterr()
+    with pytest.raises(UserError, match="is not a LoRA of this picture model"):
+        fuse_style_loras(pipe, Loras([Lora(str(lora))]))
+    assert capfd.readouterr().err == ""
+
+
+def picture(path: Path) -> Path:
+    Image.new("RGB", (32, 32), "red").save(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "given, said",
+    [
+        ("--fast --fast-lora {tmp}/nope.safetensors", "--fast-lora {tmp}/nope.safetensors is neither a file"),
+        ("--fast --fast-lora {tmp}/vae.safetensors", "is not a LoRA: it holds a VAE alone"),
+        ("--fast --fast-lora {tmp}/xl.safetensors", "a LoRA of SDXL, not of Stable Diffusion 1.x"),
+        ("--fast --fast-decoder {tmp}/empty", "--fast-decoder {tmp}/empty holds no config.json"),
+        ("--fast --fast-decoder {tmp}/unet", "is a UNet2DConditionModel, not a tiny autoencoder"),
+        ("--reference {tmp}/ref.png --ip-adapter {tmp}/nope.safetensors", "is neither a file nor a hub file"),
+        ("--reference {tmp}/ref.png --ip-adapter {tmp}/sd.safetensors", "is not an IP-Adapter: it holds a LoRA"),
+        ("--reference {tmp}/ref.png --ip-adapter {tmp}/adapter.safetensors", "no image_encoder/config.json beside"),
+    ],
+)
+def test_a_fast_lora_decoder_or_adapter_not_there_or_not_so_is_refused_before_any_work(
+    capsys, tmp_path, song, given, said
+):
+    written(tmp_path / "vae.safetensors", {"encoder.down.0.block.0.conv1.weight": (4, 3, 3, 3)})
+    written(tmp_path / "xl.safetensors", {KOHYA.format("down_blocks_1"): (1, 2048)})
+    written(tmp_path / "adapter.safetensors", {"image_proj.proj.weight": (4, 4), "ip_adapter.1.to_k_ip.weight": (4, 4)})
+    (tmp_path / "sd.safetensors").write_bytes(kohya_lora())
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "unet").mkdir()
+    (tmp_path / "unet" / "config.json").write_text(json.dumps({"_class_name": "UNet2DConditionModel"}))
+    picture(tmp_path / "ref.png")
+    argv = [*quick(song), *given.format(tmp=tmp_path).split()]
+    refused_before_the_work(capsys, tmp_path, argv, said.format(tmp=tmp_path))
+
+
+def test_fast_and_adapter_models_are_checked_only_where_they_act_and_nothing_is_downloaded(tmp_path):
+    nope = str(tmp_path / "nope.safetensors")
+    models = dataclasses.replace(PRESETS["tiny"], fast_lora=nope, fast_decoder=nope, ip_adapter=nope)
+    check_drawing_files(models, resolve_render_settings(models), references=False)  # neither --fast nor a reference
+    hub = dataclasses.replace(
+        PRESETS["tiny"],
+        fast_lora="someone/not-in-the-cache",
+        fast_decoder="someone/taesd-not-in-the-cache",
+        ip_adapter="someone/adapter/models/not-in-the-cache.safetensors",
+    )
+    fast = resolve_render_settings(hub, {"fast": True})
+    check_drawing_files(hub, fast, references=True)  # (HF_HUB_OFFLINE: a download would fail)
+    klein = dataclasses.replace(PRESETS["tiny-klein"], ip_adapter=nope)  # klein reads its references itself
+    check_drawing_files(klein, resolve_render_settings(klein), references=True)
+
+
+def test_a_storyboards_own_reference_a_family_cannot_draw_is_refused_before_any_work(capsys, tmp_path, song):
+    board = {
+        "version": 1,
+        "audio": {"duration": 2.0},
+        "scenes": [
+            {"index": 0, "kind": "lyric", "start": 0.0, "end": 2.0, "text": "a line", "prompt": "a sky", "seed": 1}
+        ],
+    }
+    board["scenes"][0]["reference"] = str(tmp_path / "look.png")
+    Image.new("RGB", (64, 64), (20, 90, 200)).save(tmp_path / "look.png")
+    (tmp_path / "board.json").write_text(json.dumps(board))
+    argv = ["render", song, "--models", "tiny-zimage", "-q", "--fps", "2", "--storyboard", tmp_path / "board.json"]
+    refused_before_the_work(
+        capsys, tmp_path, argv, "the storyboard's reference pictures take an IP-Adapter, which Z-Image"
+    )
