@@ -143,8 +143,8 @@ def check_before_work(
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
-    if settings and storyboard and any(scene.reference for scene in storyboard.scenes):
-        check_scene_references(models, settings)
+    if settings is not None and storyboard and any(scene.reference for scene in storyboard.scenes):
+        check_scene_references(models)
     pictures = storyboard.picture_files() if storyboard else {}
     for what, path in pictures.items():
         check_picture(path, what)

@@ -27,7 +27,6 @@ from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import alignment_permutation
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.presets import FAMILIES, KLEIN, PRESETS, TINY_KLEIN, TINY_ZIMAGE, ZIMAGE
-from musicvid.settings.render import RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, probe, psnr, render, run, storyboard_with_a_pin
@@ -201,4 +200,4 @@ def test_the_noise_inverted_from_what_a_noise_drew_draws_it_again(name):
 
 def test_a_storyboards_own_reference_pictures_are_refused_with_a_flow_family_naming_it():
     with pytest.raises(UserError, match="reference pictures take an IP-Adapter, which Z-Image has not"):
-        check_scene_references(PRESETS["tiny-zimage"], RenderSettings())
+        check_scene_references(PRESETS["tiny-zimage"])

@@ -269,14 +269,13 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
         check_reference_adapter(models.ip_adapter)
 
 
-def check_scene_references(models: ModelSet, settings: RenderSettings) -> None:
+def check_scene_references(models: ModelSet) -> None:
     """Refuse, before any work, a storyboard's own reference pictures where the picture model has nothing to draw them
-    with (a flow-matching family that reads no picture itself), or with an IP-Adapter not there or no adapter (unless
-    --reference's check_drawing_files checked it already)."""
+    with (a flow-matching family that reads no picture itself), or with an IP-Adapter not there or no adapter."""
     family = diffusion_family(models.diffusion)
     if family in FLOW_FAMILIES and family not in IN_CONTEXT_REFERENCES:
         raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
-    if settings.reference is None and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
+    if family not in FLOW_FAMILIES and models.ip_adapter != TINY:
         check_reference_adapter(models.ip_adapter)
 
 
