@@ -2,12 +2,14 @@
 (tests/standins/sd.py, ip_adapter.py, loras.py): its fp16 weights where the repository has them, --fast's
 LCM-LoRA and TAESD, --reference's IP-Adapter and a kohya LoRA, each drawing a morph."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
 
-from musicvid.models.drawing import Drawing, load_drawing
+from musicvid.models.drawing import Drawing, check_drawing_files, load_drawing
 from musicvid.models.loading import load_diffusion
 from musicvid.models.precision import Precision
 from musicvid.models.timing import Timings
@@ -82,6 +84,7 @@ def test_fast_loads_lcm_lora_and_taesd_by_hub_name_and_draws_a_morph(standin_hub
     scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1.0, text="", prompt=p, seed=i) for i, p in enumerate("ab")]
     board = Storyboard(audio=SongAudio(2.0), scenes=scenes)
     settings = resolve_render_settings(PRESETS["default"], {"fast": True, "size": (64, 64)})
+    check_drawing_files(PRESETS["default"], settings, references=False)  # the real layouts pass the checks before work
     own = pipeline_for(fast, settings)
     pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
     drawn = draw_group(own, SceneInputs(own, board, [0, 1], settings), pictures, settings, Timings())
@@ -120,6 +123,8 @@ def test_a_reference_picture_and_a_kohya_lora_load_by_hub_name_and_draw_a_morph(
     settings = resolve_render_settings(
         PRESETS["default"], {"size": (64, 64), "steps": 2, "reference": tmp_path / "look.png"}
     )
+    checked = dataclasses.replace(settings, lora=Loras([Lora(KOHYA_LORA, 0.8)]))
+    check_drawing_files(PRESETS["default"], checked, references=True)  # the real layouts pass the checks before work
     own = pipeline_for(styled, settings)
     pictures = [Picture(None, "", 0, None, 0.0), Picture(None, "", 0, 1, 0.5)]
     drawn = draw_group(own, SceneInputs(own, board, [0, 1], settings), pictures, settings, Timings())
