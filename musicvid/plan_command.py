@@ -14,6 +14,7 @@ from musicvid.core import ffmpeg
 from musicvid.core.audio import too_long
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
+from musicvid.lyrics.known import check_lyrics_file
 from musicvid.memory.plan import plan_memory, stages_before_pictures
 from musicvid.models.choose import models_of
 from musicvid.models.drawing import check_drawing_options
@@ -56,7 +57,9 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     models = models_of(choice)
     scored = check_scorer(models, settings)  # counted where it loads; refused where picks need it and it cannot
     check_drawing_options(models, settings)
-    plan = plan_memory(models, settings, precision, budget, where, **stages_before_pictures(request), scored=scored)
+    timed = request.lyrics_file is not None and check_lyrics_file(request.lyrics_file).timed
+    stages = stages_before_pictures(request, timed)
+    plan = plan_memory(models, settings, precision, budget, where, **stages, scored=scored)
     frames = to_frame(seconds, settings.fps)
     if as_json:
         song = {"song": str(request.song), "seconds": round(seconds, 3), "frames": frames}

@@ -87,7 +87,8 @@ def prepare(
     checked = check_before_work(request, registry.models, settings, output, video=video)
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
-    memory = plan_on_device(registry, request, settings, checked.scored, keyframes_only) if settings else None
+    timed = checked.lyrics is not None and checked.lyrics.timed
+    memory = plan_on_device(registry, request, settings, checked.scored, timed, keyframes_only) if settings else None
     settings = batched_as_planned(settings, memory) if settings else None
     offloads = stage_offloads(memory, settings) if settings else {}
     # 6. the song, decoded once (a work directory another run holds refused first: a long song takes a while)

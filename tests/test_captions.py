@@ -67,3 +67,17 @@ def test_lyrics_name_the_font_of_each_character_and_leave_out_what_none_has():
     assert wait > 0 and dialogue(captions.ass_script(board, 512, 288, words))[1].endswith(
         f"fire {{\\k{wait}}}{{\\kf{fill}}}and"
     )
+
+
+def test_words_typed_into_a_scene_without_lyrics_are_shown_as_the_lyrics_are():
+    """An intro's title typed into its storyboard scene: the .srt, the burned-in lyrics and karaoke show it."""
+    scenes = [
+        Scene(index=0, kind="intro", start=0.0, end=2.0, text="The Lighthouse Song"),
+        Scene(index=1, kind="lyric", start=2.0, end=3.0, text="my heart"),
+        Scene(index=2, kind="break", start=3.0, end=4.0),
+    ]
+    board = Storyboard(audio=SongAudio(4.0), language="", scenes=scenes)
+    assert captions.srt(board).startswith("1\n00:00:00,000 --> 00:00:02,000\nThe Lighthouse Song\n\n2\n")
+    assert dialogue(captions.ass_script(board, 512, 288)) == ["The Lighthouse Song", "my heart"]
+    words = captions.word_times(board, None)
+    assert sorted(words) == [0, 1] and [word for _, _, word in words[0]] == ["The", "Lighthouse", "Song"]

@@ -118,6 +118,20 @@ def test_video_transitions_and_sdxl_fit_a_24_gb_card(capsys, song, options):
         assert weights_of(plan, "pictures", "vae")["precision"] == "float32"
 
 
+def test_whisper_is_planned_where_it_runs_by_what_the_lyrics_file_holds(capsys, song, tmp_path):
+    """Lyrics saved as .txt with LRC times are timed lyrics: no Whisper (nor the vocals it would listen to)."""
+    timed, plain = tmp_path / "timed.txt", tmp_path / "plain.txt"
+    timed.write_text("[00:00.50] a line\n[00:01.50] another line\n")
+    plain.write_text("a line\nanother line\n")
+    stages = {}
+    for lyrics in (timed, plain):
+        plan = planned(capsys, song, "--lyrics", str(lyrics), "--separate-vocals", "--gpu-memory", "24")
+        stages[lyrics.name] = [stage["stage"] for stage in plan["stages"]]
+        parts = {model["part"] for stage in plan["stages"] for model in stage["models"]}
+        assert ("separator" in parts) == (lyrics is plain), parts
+    assert stages == {"timed.txt": ["elaborate", "pictures"], "plain.txt": ["transcribe", "elaborate", "pictures"]}
+
+
 def test_a_6_gb_budget_offloads_and_half_a_gb_is_refused_in_one_sentence(capsys, song):
     small = planned(capsys, song, "--gpu-memory", "6", "--models", "sdxl", "--transitions", "video")
     for stage in ("pictures", "transitions"):
@@ -162,7 +176,7 @@ def test_a_render_follows_the_plan_and_a_cpu_render_has_none(monkeypatch, tmp_pa
     settings = RenderSettings(batch_size=8, resolution="4k")
     registry = CudaRegistry(PRESETS["default"], free=3.5)
     before = dict(vars(registry))
-    plan = plan_on_device(registry, request, settings, scored=True)
+    plan = plan_on_device(registry, request, settings, scored=True, timed_lyrics=False)
     assert (
         vars(registry) == before and plan.budget == "free on a test card"
     )  # the plan is the run's, not the registry's
@@ -171,7 +185,10 @@ def test_a_render_follows_the_plan_and_a_cpu_render_has_none(monkeypatch, tmp_pa
     assert "vae-slicing" in pictures.offloads and pictures.peak_gb <= 3.0
     assert batched_as_planned(settings, plan).batch_size == pictures.batch("morphs") <= 8
     assert planned_upscaling(plan)["batch"] == plan.stage("upscale").batch("frames")
-    assert plan_on_device(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings, scored=True) is None
+    assert (
+        plan_on_device(ModelRegistry(PRESETS["tiny"], "cpu"), request, settings, scored=True, timed_lyrics=False)
+        is None
+    )
     assert batched_as_planned(settings, None) == settings and planned_upscaling(None) == {}
     # each drawing stage's switches: the plan's, else (no plan, or no such stage in it) those the settings ask for
     low = RenderSettings(low_vram=True)

@@ -54,6 +54,11 @@ def test_pasted_lyrics_all_timed_are_lrc_and_all_untimed_are_plain(tmp_path):
     song = tmp_path / "job" / "song" / "s.mp3"
     assert Jobs.lyrics(song, "[ar:Band]\n[00:01.00]the sky\n\n[Chorus]\n[00:04,50]rivers\n").suffix == ".lrc"
     assert Jobs.lyrics(song, "[Verse 1]\nthe sky is burning\n[1. Refrain] rivers\n").suffix == ".txt"
+    # an SRT's cues pasted are the SRT they are, and one the SRT reader cannot read is refused before a job is made
+    cues = "1\n00:00:01,000 --> 00:00:03,000\nthe sky\n\n2\n00:00:04,000 --> 00:00:06,000\nrivers\n"
+    assert Jobs.lyrics(song, cues).suffix == ".srt"
+    with pytest.raises(UserError, match="^the pasted lyrics"):
+        Jobs.lyrics(song, cues.replace("00:00:04,000", "00:00:0x,000"))
 
 
 @pytest.mark.parametrize("scene, table", [(2, None), (-1, None), (None, None), ("x", None), (0, "a row short")])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from musicvid.core.errors import UserError
@@ -11,24 +10,17 @@ from musicvid.core.files import MAX_SONG_SECONDS
 from musicvid.settings.front_doors import option_groups
 from musicvid.settings.model_choice import ModelChoice, check_device, check_device_here
 from musicvid.settings.presets import PRESETS
-from musicvid.settings.schema import check_field
+from musicvid.settings.schema import check_bounds
 from ui.config import UIConfig, jobs_root
-
-
-def limit(option: str, low=None, above=None, high=None) -> dataclasses.Field:
-    """The bounds of one of the page's own options, read as every setting's are (check_field): NaN fails them."""
-    bounds = dict(low=low, above=above, high=high, longest=None, choices=None, check=None)
-    return dataclasses.field(metadata=dict(option=option, **bounds))
-
 
 # The page's own options' bounds: a port is one of 1-65535; jobs are kept up to a year; a song is at most as long as
 # the command line takes.
 LIMITS = {
-    "port": limit("port", low=1, high=65535),
-    "keep_hours": limit("keep-hours", above=0, high=365 * 24),
-    "max_minutes": limit("max-minutes", above=0, high=MAX_SONG_SECONDS / 60),
-    "max_upload_mb": limit("max-upload-mb", low=1),
-    "max_jobs_gb": limit("max-jobs-gb", above=0),
+    "port": dict(low=1, high=65535),
+    "keep_hours": dict(above=0, high=365 * 24),
+    "max_minutes": dict(above=0, high=MAX_SONG_SECONDS / 60),
+    "max_upload_mb": dict(low=1),
+    "max_jobs_gb": dict(above=0),
 }
 
 
@@ -77,7 +69,7 @@ def config_from(args) -> UIConfig:
     """The page's configuration from its options, checked before the page starts: numbers out of their bounds, a
     --lora-dir that is not a folder, a device this machine lacks (the --jobs-dir: ui.config.jobs_root)."""
     for name, bounds in LIMITS.items():
-        check_field(bounds, getattr(args, name))
+        check_bounds(f"--{name.replace('_', '-')}", getattr(args, name), **bounds)
     if args.lora_dir is not None and not args.lora_dir.is_dir():
         raise UserError(f"--lora-dir {args.lora_dir} is not a folder")
     check_device(args.device)

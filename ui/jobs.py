@@ -9,6 +9,7 @@ bounded (`--max-jobs-gb`): a new job first removes the oldest ones, least recent
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import threading
@@ -22,7 +23,7 @@ from musicvid.core.audio import check_length
 from musicvid.core.errors import Cancelled, UserError
 from musicvid.core.files import check_file
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.lyrics.known import MAX_LYRICS_CHARS, lrc_stamps, starts_with_time
+from musicvid.lyrics.known import MAX_LYRICS_CHARS, lyrics_kind, timed_lines
 from musicvid.models.choose import choose_models
 from musicvid.models.registry import ModelRegistry
 from musicvid.settings.schema import check_text
@@ -58,19 +59,20 @@ def loras_folder(song: Path) -> Path:
     return job_folder(song) / "loras"
 
 
-def timed(text: str) -> bool:
-    """Whether pasted lyrics are LRC: a line of them starts with a time."""
-    return any(starts_with_time(line) for line in text.splitlines())
+def pasted_kind(text: str) -> str:
+    """How pasted lyrics are read, as a lyrics file is (musicvid.lyrics.known.lyrics_kind): LRC or SRT where they
+    hold times, else plain lines."""
+    return lyrics_kind(Path(f"pasted{PLAIN}"), text)
 
 
 def check_pasted_lyrics(text: str) -> None:
-    """Pasted lyrics are refused past a lyrics file's limit, and timed ones wherever the LRC reader cannot read
-    them whole (a line without a time among timed ones, a time it cannot read), before anything is copied or run."""
+    """Pasted lyrics are refused past a lyrics file's limit, and timed ones wherever their reader cannot read them
+    whole (a line without a time among timed ones, a time it cannot read), before anything is copied or run."""
     if len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"the pasted lyrics are {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
     check_text("the pasted lyrics", text)
-    if timed(text):
-        lrc_stamps(text, "the pasted lyrics")
+    if (kind := pasted_kind(text)) != PLAIN:
+        timed_lines(text, kind, math.inf, "the pasted lyrics")
 
 
 def folder_bytes(folder: Path) -> int:
@@ -174,13 +176,12 @@ class Jobs:
 
     @staticmethod
     def lyrics(song: Path, text: str) -> Path | None:
-        """The pasted lyrics as a file beside the job's song: timed LRC if its lines start with times,
-        else plain lines for Whisper to time; None if nothing was pasted."""
+        """The pasted lyrics as a file beside the job's song: timed (LRC, SRT) where they hold times, else plain
+        lines for Whisper to time; None if nothing was pasted."""
         check_pasted_lyrics(text)
         if not text.strip():
             return None
-        suffix = ".lrc" if timed(text) else PLAIN
-        path = job_folder(song) / "lyrics" / f"lyrics{suffix}"
+        path = job_folder(song) / "lyrics" / f"lyrics{pasted_kind(text)}"
         path.parent.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
         return path

@@ -20,7 +20,7 @@ from fontTools.ttLib import TTFont
 from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.core.workdir import FONTS
 from musicvid.lyrics.transcript import Transcript
-from musicvid.storyboard.board import Storyboard
+from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.table import listed
 from vipe_core.atomic import atomic_path, write_text
 
@@ -55,11 +55,17 @@ def undrawable(text: str) -> str:
     return "".join(dict.fromkeys(c for c in text if not c.isspace() and _font_of(c) is None))
 
 
+def captioned(storyboard: Storyboard) -> list[Scene]:
+    """The scenes with words to show: the lyric scenes, and any other a person typed words into (an intro's title):
+    typed there, they were meant to be read."""
+    return [scene for scene in storyboard.scenes if scene.text.strip()]
+
+
 def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
     """One line: which lyric scenes (counted from `first`, called `name`: the page's table has rows
     from 1) have characters that no caption font has, and which characters (the burned-in lyrics leave
     them out); "" if none."""
-    lyrics = [s for s in storyboard.scenes if s.kind == "lyric"]
+    lyrics = captioned(storyboard)
     missing = {s.index + first: undrawable(s.text) for s in lyrics}
     scenes = [number for number, characters in missing.items() if characters]
     if not scenes:
@@ -92,8 +98,8 @@ def _one_line(text: str) -> str:
 
 
 def srt(storyboard: Storyboard) -> str:
-    """One cue per lyric scene, in the song's own language, whatever whitespace its text holds."""
-    cues = [s for s in storyboard.scenes if s.kind == "lyric" and s.text.strip()]
+    """One cue per scene with words (captioned), in the song's own language, whatever whitespace its text holds."""
+    cues = captioned(storyboard)
     blocks = [
         f"{n}\n{_srt_time(s.start)} --> {_srt_time(s.end)}\n{_one_line(s.text)}\n" for n, s in enumerate(cues, start=1)
     ]
@@ -127,15 +133,13 @@ def _ass_time(seconds: float) -> str:
 
 
 def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[int, list[tuple[float, float, str]]]:
-    """(start, end, word) of every lyric scene's words. Whisper's word times where the transcript has
+    """(start, end, word) of every captioned scene's words. Whisper's word times where the transcript has
     this scene's line (same words, starting within WORD_TIME_TOLERANCE); otherwise, as for timed lyrics
     or an edited line, the scene's time shared out by the words' lengths in letters."""
     lines = transcript.lines if transcript is not None else []
     words: dict[int, list[tuple[float, float, str]]] = {}
-    for scene in storyboard.scenes:
+    for scene in captioned(storyboard):
         texts = scene.text.split()
-        if scene.kind != "lyric" or not texts:
-            continue
         heard = next(
             (
                 line.words
@@ -160,7 +164,7 @@ def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[in
 def ass_script(
     storyboard: Storyboard, width: int, height: int, words: dict[int, list[tuple[float, float, str]]] | None = None
 ) -> str:
-    """An ASS script: each lyric scene's line at the bottom while it lasts; with `words` (karaoke) its
+    """An ASS script: each captioned scene's line at the bottom while it lasts; with `words` (karaoke) its
     words turning from white to gold as they are sung (\\kf: a fill that sweeps across the word over
     its duration). Sized in the video's own pixels, with an outline, so it reads at any size."""
     size = max(8, round(height / 14))
@@ -176,9 +180,9 @@ def ass_script(
         "[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
     )
     events = []
-    for scene in storyboard.scenes:
-        line = _ass_text(scene.text) if scene.kind == "lyric" else ""
-        if not line:  # no lyric, or none of it drawable
+    for scene in captioned(storyboard):
+        line = _ass_text(scene.text)
+        if not line:  # none of it drawable
             continue
         text = line if words is None else _karaoke_text(scene.start, words[scene.index])
         events.append(f"Dialogue: 0,{_ass_time(scene.start)},{_ass_time(scene.end)},Lyrics,,0,0,0,,{text}")

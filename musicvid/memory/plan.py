@@ -41,7 +41,7 @@ from musicvid.models.sizes import Unsized, parts, weights
 from musicvid.settings.front_doors import parse_size
 from musicvid.settings.presets import UPSCALE_BATCH, ModelSet
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.song import PLAIN, SongRequest
+from musicvid.settings.song import SongRequest
 
 log = logging.getLogger("musicvid")
 
@@ -164,19 +164,25 @@ def stage_offloads(plan: MemoryPlan | None, settings: RenderSettings) -> dict[st
     return {stage: settings.offloads_asked(stage) if s is None else s for stage, s in planned.items()}
 
 
-def stages_before_pictures(request: SongRequest) -> dict[str, bool]:
+def stages_before_pictures(request: SongRequest, timed_lyrics: bool) -> dict[str, bool]:
     """Which of the stages before the pictures a request runs, as plan_memory takes them: a storyboard given skips
-    transcribing and elaborating, timed lyrics Whisper; the vocals separated first where asked."""
-    timed = request.lyrics_file is not None and request.lyrics_file.suffix.lower() != PLAIN
+    transcribing and elaborating, `timed_lyrics` (as its check read the file: musicvid.lyrics.known.lyrics_kind)
+    Whisper; the vocals separated first where asked, for Whisper alone."""
+    transcribe = not request.storyboard_file and not timed_lyrics
     return {
-        "separate_vocals": request.separate_vocals,
-        "transcribe": not request.storyboard_file and not timed,
+        "separate_vocals": request.separate_vocals and transcribe,
+        "transcribe": transcribe,
         "elaborate": not request.storyboard_file,
     }
 
 
 def plan_on_device(
-    registry: ModelRegistry, request: SongRequest, settings: RenderSettings, scored: bool, keyframes_only: bool = False
+    registry: ModelRegistry,
+    request: SongRequest,
+    settings: RenderSettings,
+    scored: bool,
+    timed_lyrics: bool,
+    keyframes_only: bool = False,
 ) -> MemoryPlan | None:
     """The plan a render follows on `registry`'s device, within what the registry may take there (the run keeps it:
     musicvid.run.Run.memory; `scored`: whether it loads the scorer, musicvid.models.scorer.check_scorer); None on the
@@ -186,7 +192,7 @@ def plan_on_device(
     if budget is None:
         return None
     where = f"free on {torch.cuda.get_device_name(registry.device)}"
-    stages = dict(stages_before_pictures(request), scored=scored, keyframes_only=keyframes_only)
+    stages = dict(stages_before_pictures(request, timed_lyrics), scored=scored, keyframes_only=keyframes_only)
     try:
         return plan_memory(registry.models, settings, registry.precision, budget, where, **stages)
     except Unsized as unsized:

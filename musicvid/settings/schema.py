@@ -124,7 +124,7 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
     if not meta or value is None:
         return
     name = f"--{option_name(f)}" if meta["option"] is not None else f"the {f.name.replace('_', ' ')}"  # (the song)
-    low, high, above, choices = meta["low"], meta["high"], meta["above"], meta["choices"]
+    choices = meta["choices"]
     if meta["longest"] is not None and len(value) > meta["longest"]:
         raise UserError(f"{name} is {len(value):,} characters long; the limit is {meta['longest']:,}")
     if isinstance(value, (str, Path)):  # a path is written to records, and a song's name may become its title
@@ -133,6 +133,12 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
         meta["check"](value)
     if choices is not None and value not in choices:
         raise UserError(f"{name} must be one of {', '.join(map(number_text, choices))}, not {number_text(value)!r}")
+    check_bounds(name, value, low=meta["low"], high=meta["high"], above=meta["above"])
+
+
+def check_bounds(name: str, value: Any, *, low=None, high=None, above=None) -> None:
+    """A number named `name` (an option: "--port") within `low`..`high` (inclusive) or `above`..`high`; NaN fails
+    every comparison, so it is refused too."""
     if above is not None and not (value > above and (high is None or value <= high)):
         at_most = f" and at most {number_text(high)}" if high is not None else ""
         raise UserError(f"{name} must be above {number_text(above)}{at_most}, got {number_text(value)}")
