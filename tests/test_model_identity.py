@@ -30,6 +30,11 @@ def test_a_checkpoint_on_this_machine_is_known_by_what_it_holds(tmp_path):
     (tmp_path / "out" / "best" / ".cache").mkdir()  # what tools keep beside it is not the model
     (tmp_path / "out" / "best" / ".cache" / "lock").write_text("x")
     assert weights_identity(str(tmp_path / "out" / "best")) == first
+    # nor what is put beside the weights: an evaluation's folder, a README
+    (tmp_path / "out" / "best" / "evaluation").mkdir()
+    (tmp_path / "out" / "best" / "evaluation" / "results.json").write_text("{}")
+    (tmp_path / "out" / "best" / "README.md").write_text("# my model")
+    assert weights_identity(str(tmp_path / "out" / "best")) == first
     checkpoint(tmp_path / "out" / "best", b"epoch 2")  # trained again into the same folder
     assert weights_identity(str(tmp_path / "out" / "best")) != first
 
@@ -52,8 +57,9 @@ def test_the_pictures_keys_say_the_dtype_drawn_in_and_a_folders_weights(tmp_path
     assert "dtype" not in drawing.key(TINY, cpu)  # float32: the keys pictures drawn before have
     assert drawing.key(TINY, Precision.resolve("bfloat16", CPU))["dtype"] == "bfloat16"
     assert drawing.key(TINY, Precision.resolve("float16", torch.device("cuda")))["dtype"] == "float16"
-    folder = checkpoint(tmp_path / "sd", b"unet 1")
-    (folder / "model_index.json").write_text('{"_class_name": "StableDiffusionPipeline"}')
+    folder = tmp_path / "sd"
+    checkpoint(folder / "unet", b"unet 1")
+    (folder / "model_index.json").write_text('{"_class_name": "StableDiffusionPipeline", "unet": ["x", "y"]}')
     before = drawing.key(dataclasses.replace(TINY, diffusion=str(folder)), cpu)
-    checkpoint(folder, b"unet 2")  # fine-tuned and saved over
+    checkpoint(folder / "unet", b"unet 2")  # fine-tuned and saved over: a part the pipeline's index names
     assert drawing.key(dataclasses.replace(TINY, diffusion=str(folder)), cpu) != before

@@ -55,21 +55,51 @@ def file_sha256(path: str | os.PathLike) -> str:
     return _sha256(path.resolve(), stat.st_size, stat.st_mtime_ns)
 
 
+# What a model folder's loaders read (transformers, diffusers, CTranslate2, sentencepiece, tiktoken): configs,
+# weights, vocabularies, templates. A README, a notebook's picture or an evaluation's journal beside them is no part
+# of the model.
+MODEL_FILE_SUFFIXES = frozenset(
+    {".json", ".safetensors", ".bin", ".txt", ".model", ".pt", ".pth", ".ckpt", ".msgpack", ".h5", ".onnx", ".jinja"}
+    | {".tiktoken", ".yaml"}
+)
+
+
 def weights_identity(name: str) -> str:
     """A model as the work directory's caches know it: a hub name by its name; a file or folder on this machine by
     the hash of what it holds (each file read once per version), so that one saved again under its name (`vipe
-    train` into the same --out, a fine-tuned folder saved over) is another model."""
+    train` into the same --out, a fine-tuned folder saved over) is another model. Of a folder, only what its loaders
+    read (model_files): a file put beside the weights leaves the model as it was."""
     path = Path(name).expanduser()
     if path.is_file():
         return f"file {file_sha256(path)[:20]}"
     if not path.is_dir():
         return name
     digest = hashlib.sha256()
-    for file in sorted(path.rglob("*")):
-        inside = file.relative_to(path)
-        if file.is_file() and not any(part.startswith(".") for part in inside.parts):  # (no .cache/, no .git/)
-            digest.update(f"{inside.as_posix()}\0{file_sha256(file)}\n".encode())
+    for file in model_files(path):
+        digest.update(f"{file.relative_to(path).as_posix()}\0{file_sha256(file)}\n".encode())
     return f"folder {digest.hexdigest()[:20]}"
+
+
+def model_files(folder: Path) -> list[Path]:
+    """The files of a model folder its loaders read, sorted: those of MODEL_FILE_SUFFIXES at its top, and in the
+    parts a diffusers pipeline's model_index.json names (unet/, vae/, ...); none hidden (.cache/, .git/)."""
+    named: Any = {}
+    if (index := folder / "model_index.json").is_file():
+        try:
+            named = json.loads(index.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            pass  # (its loader says why, as it loads)
+    keys = named if isinstance(named, dict) else {}
+    # its parts are folders beside it: "_class_name" is none, nor a key that names a path
+    parts = [folder] + [folder / key for key in keys if Path(key).name == key and not key.startswith(("_", "."))]
+    files = [
+        file
+        for part in parts
+        if part.is_dir()
+        for file in part.iterdir()
+        if file.suffix.lower() in MODEL_FILE_SUFFIXES and not file.name.startswith(".") and file.is_file()
+    ]
+    return sorted(files)
 
 
 def writer_gone(pid: int) -> bool:
