@@ -10,6 +10,7 @@ import errno
 import logging
 import os
 import signal
+import stat
 import sys
 import threading
 from importlib.metadata import entry_points
@@ -212,13 +213,41 @@ def _terminated(signum, frame):
     raise Terminated
 
 
+# What a write that ran out of room says, by its errno: a full disk, a used-up quota, a file size limit.
+FULL = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EFBIG: "a file outgrew the size limit (ulimit -f)",
+}
+
+
 def disk_full(error: OSError) -> str:
-    """What a full disk stopped: the file being written, named as its artifact where it was our temporary."""
+    """What a full disk (or a quota, a size limit: FULL) stopped: the file being written, named as its artifact where
+    it was our temporary; standard output, where it is a device that takes nothing (/dev/full)."""
+    again = "; free some space and run the same command again to continue"
     if not error.filename:
-        return "the disk is full"
+        device = stat.S_ISCHR(os.fstat(sys.stdout.fileno()).st_mode)  # (a terminal is never full)
+        return "the work is done, but standard output is full" if device else FULL[error.errno] + again
     path = Path(os.fsdecode(error.filename))
-    temporary = temporary_of(path)
-    return f"the disk is full, where {path.with_name(temporary[1]) if temporary else path} was being written"
+    written = path.with_name(temporary[1]) if (temporary := temporary_of(path)) else path
+    return f"{FULL[error.errno]}, where {written} was being written{again}"
+
+
+def _reader_gone() -> int:
+    """Our standard output's reader went away (`| head`): as a Unix tool, go quietly; what is left to print goes
+    nowhere (else Python's own flush at exit would fail again)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 128 + signal.SIGPIPE
+
+
+def _current_folder_gone() -> bool:
+    """Whether the current folder is gone or its path too long to name: torch's libraries then fail to load, saying
+    the install is broken."""
+    try:
+        os.getcwd()
+    except OSError:
+        return True
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -231,8 +260,18 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     on_main = threading.current_thread() is threading.main_thread()  # (only there can a handler be set)
     before = signal.signal(signal.SIGTERM, _terminated) if on_main else None
+    if _current_folder_gone():
+        print(
+            "musicvid: the current folder is gone, or its path is too long: cd to another and run again",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        return (COMMANDS.get(args.command) or args.run)(args)  # (an added command sets its own `run`)
+        code = (COMMANDS.get(args.command) or args.run)(args)  # (an added command sets its own `run`)
+        sys.stdout.flush()  # (what it printed last, written now: a failure is said below)
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except MusicvidError as error:
         print(f"musicvid: {error}", file=sys.stderr)
         return error.exit_code
@@ -243,11 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # a bug or an environment problem: one line, the traceback on request
         if args.debug:
             raise
-        if isinstance(error, OSError) and error.errno == errno.ENOSPC:
-            print(
-                f"musicvid: {disk_full(error)}; free some space and run the same command again to continue",
-                file=sys.stderr,
-            )
+        if isinstance(error, OSError) and error.errno in FULL:
+            print(f"musicvid: {disk_full(error)}", file=sys.stderr)
             return 1
         print(f"musicvid: failed: {type(error).__name__}: {error} (rerun with --debug for details)", file=sys.stderr)
         return 1

@@ -308,4 +308,4 @@ def test_a_render_sent_sigterm_ends_as_ctrl_c_does_and_resumes(capsys, tmp_path,
 
 def test_a_full_disk_names_the_file_it_stopped_not_its_temporary():
     error = OSError(errno.ENOSPC, "No space left on device", "/videos/.musicvid-4242.o.mp4.k3j5h2g1.mp4")
-    assert disk_full(error) == "the disk is full, where /videos/o.mp4 was being written"
+    assert disk_full(error).startswith("the disk is full, where /videos/o.mp4 was being written; free some space")

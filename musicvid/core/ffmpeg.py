@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 from functools import lru_cache
 from pathlib import Path
@@ -42,8 +43,13 @@ _CASCADE = (
 )
 
 
-def reason(stderr: str) -> str:
-    """The line of ffmpeg's error output that says what went wrong: the last one that is not the cascade after it."""
+def reason(stderr: str, returncode: int = 1) -> str:
+    """The line of ffmpeg's error output that says what went wrong: the last one that is not the cascade after it;
+    or, for an ffmpeg a signal stopped (`returncode` below 0), which (it wrote no reason)."""
+    if returncode < 0:
+        named = {number.value: number.name for number in signal.Signals}
+        limit = ": a file outgrew the size limit (ulimit -f)" if -returncode == signal.SIGXFSZ else ""
+        return f"ffmpeg was stopped by {named.get(-returncode, f'signal {-returncode}')}{limit}"
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in reversed(lines):
         if "matches no streams" in line:

@@ -140,7 +140,7 @@ def encode_video(
         if returncode != 0:
             log.seek(0)
             raise RenderError(
-                f"ffmpeg could not write the video: {ffmpeg.reason(log.read().decode('utf-8', 'replace'))}"
+                f"ffmpeg could not write the video: {ffmpeg.reason(log.read().decode('utf-8', 'replace'), returncode)}"
             )
 
 
@@ -218,7 +218,7 @@ def interpolate(
         if returncode != 0 or made < frame_count:
             log.seek(0)
             reason = (
-                ffmpeg.reason(log.read().decode("utf-8", "replace"))
+                ffmpeg.reason(log.read().decode("utf-8", "replace"), returncode)
                 if returncode
                 else f"{made} of {frame_count} frames"
             )

@@ -1,0 +1,77 @@
+"""What surrounds a run, said in one sentence (a probe's findings): a reader of standard output that went away, a
+standard output that is full, the current folder gone, a quota or a file size limit where the disk is not full, an
+ffmpeg a signal stopped."""
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from musicvid.cli import disk_full
+from musicvid.core import ffmpeg
+from tests.helpers import make_tone
+
+
+@pytest.fixture(scope="module")
+def song(tmp_path_factory):
+    return make_tone(tmp_path_factory.mktemp("surroundings") / "song.wav", 2.0)
+
+
+def musicvid(*argv, **how) -> subprocess.Popen:
+    """`musicvid ARGV` in a process of its own, its standard output a pipe unless `how` says otherwise."""
+    command = [sys.executable, "-m", "musicvid", *map(str, argv)]
+    return subprocess.Popen(command, **{"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **how})
+
+
+def test_a_reader_that_went_away_ends_the_run_quietly_as_a_unix_tool(song):
+    # the plan's table, printed once the work is done, to a pipe nobody reads
+    process = musicvid("plan", song, "--models", "tiny", "--gpu-memory", "24")
+    process.stdout.close()
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGPIPE and err.decode() == ""
+
+
+def test_a_full_standard_output_is_said_as_such_not_as_the_disk(song):
+    with open("/dev/full", "wb") as full:
+        process = musicvid("plan", song, "--models", "tiny", "--gpu-memory", "24", stdout=full)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert err.decode() == "musicvid: the work is done, but standard output is full\n"
+
+
+def test_a_current_folder_that_is_gone_is_one_sentence_before_any_library_is_loaded(song, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    process = musicvid("storyboard", song, "--models", "tiny", cwd=gone, preexec_fn=lambda: os.rmdir(gone))
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and out == b""
+    assert (
+        err.decode() == "musicvid: the current folder is gone, or its path is too long: cd to another and run again\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "number, said",
+    [
+        (errno.ENOSPC, "the disk is full"),
+        (errno.EDQUOT, "the disk quota is used up"),
+        (errno.EFBIG, "a file outgrew the size limit (ulimit -f)"),
+    ],
+)
+def test_a_write_that_ran_out_of_room_names_what_ran_out_and_the_file_it_stopped(number, said):
+    error = OSError(number, os.strerror(number), "/videos/.musicvid-4242.o.mp4.k3j5h2g1.mp4")
+    assert disk_full(error) == (
+        f"{said}, where /videos/o.mp4 was being written; free some space and run the same command again to continue"
+    )
+
+
+def test_an_ffmpeg_a_signal_stopped_is_said_by_the_signal():
+    assert (
+        ffmpeg.reason("", -signal.SIGXFSZ) == "ffmpeg was stopped by SIGXFSZ: a file outgrew the size limit (ulimit -f)"
+    )
+    assert ffmpeg.reason("", -signal.SIGKILL) == "ffmpeg was stopped by SIGKILL"
+    assert ffmpeg.reason("", -99) == "ffmpeg was stopped by signal 99"
+    assert ffmpeg.reason("x\nUnknown encoder 'libx999'\n") == "Unknown encoder 'libx999'"
