@@ -1,11 +1,13 @@
 """Atomic writes, for both packages: a killed run never leaves a half-written file that a rerun would
 trust. Everything is written to `.musicvid-<pid>.<name>.<random><suffix>` beside its place and renamed
 onto it. The fixed prefix and the writer's process id make a temporary recognizably ours, and tell
-whether its writer still runs: a sweep of leftovers (musicvid.core.files) removes nothing else, so a
-person's dotfiles and editor swap files beside an output are never taken for ours."""
+whether its writer still runs: a sweep of leftovers (musicvid.core.files, `remove_temporaries` here)
+removes nothing else, so a person's dotfiles and editor swap files beside an output are never taken for ours.
+Readers of a folder of records (`records_in`) skip every hidden file, temporaries included."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -43,6 +45,23 @@ def temporary_of(leftover: Path) -> tuple[int, str] | None:
     """The writer's process id and the artifact's name of one of our temporaries; None for any other file."""
     match = _TEMPORARY.fullmatch(leftover.name)
     return (int(match["pid"]), match["name"]) if match else None
+
+
+def remove_temporaries(folder: str | os.PathLike) -> None:
+    """Remove every temporary of ours in `folder`, which this run holds (so their writers are dead runs);
+    nothing else there is touched, and a missing folder is no error."""
+    folder = Path(folder)
+    if folder.is_dir():
+        for leftover in folder.glob(f"{glob.escape(TEMPORARY_MARK)}*"):
+            if temporary_of(leftover) and leftover.is_file():
+                leftover.unlink(missing_ok=True)
+
+
+def records_in(folder: Path, pattern: str) -> list[Path]:
+    """The files of `folder` matching `pattern`, sorted by name, less hidden ones: a temporary (a killed
+    writer's, cut short or whole, or a live one's) is no record, and neither is a dotfile an editor or an OS
+    leaves (macOS's `._NAME` copies). pathlib's glob matches dotfiles, so they are taken out here."""
+    return sorted(p for p in folder.glob(pattern) if not p.name.startswith("."))
 
 
 def new_temporary(path: Path, suffix: str | None = None, folder: Path | None = None) -> Path:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vipe_core.atomic import records_in
 from vipe_core.context import lyric_context
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, refuse_overlap
@@ -36,7 +37,7 @@ def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
         raise VipeError(f"{folder} is not a folder of labelled songs (run `vipe label` to make one).")
     rows: list[CanvasRow] = []
     files: dict[str, Path] = {}  # song_id -> the file that labelled it
-    for file in sorted(folder.glob("*.json")):
+    for file in records_in(folder, "*.json"):
         data = read_json(file, "the labelled song")
         if not isinstance(data, dict) or "elaborations" not in data:
             continue  # usage.json and other bookkeeping

@@ -17,6 +17,7 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
+from vipe_core.atomic import remove_temporaries
 from vipe_core.errors import StageError, VipeError
 from vipe_core.guards import check_output_kind, hold_folder
 from vipe_core.records import ArtistLyrics, RawSong, read_text, write_json
@@ -177,6 +178,7 @@ def collect(
     out_dir = Path(out_dir)
     check_output_kind(out_dir, folder=True)
     with hold_folder(out_dir):  # one run per folder: two would fetch (and pay for) the same artists
+        remove_temporaries(out_dir)  # a killed run's: `filter` reads this folder
         todo = [a for a in artists if not artist_file(out_dir, a).exists()]
         tally = {"artists": len(artists), "already_done": len(artists) - len(todo), "collected": 0, "not_found": 0}
         tally["songs"] = 0

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from vipe_core.atomic import remove_temporaries
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.cider import cider_d
 from vipe_core.errors import VipeError
@@ -41,7 +42,7 @@ class EvalConfig:
     batch_size: int = 16
     max_new_tokens: int = 50
     device: str = "auto"
-    out: str | None = None  # folder; default <first checkpoint>/evaluation
+    out: str | None = None  # folder; default evaluation-<name> beside the first checkpoint (default_out)
     profanity: bool = True
     progress: bool = True
 
@@ -77,11 +78,18 @@ def check_device(choice: str) -> str:
     return choice
 
 
+def default_out(checkpoint: Path) -> Path:
+    """The output folder beside `checkpoint`, never in it: a file added to a model's folder makes musicvid
+    take it for another model, and `vipe train` replaces its best/ whole."""
+    named = checkpoint if checkpoint.name else checkpoint.resolve()  # "." has no name
+    return named.parent / f"evaluation-{named.name}"
+
+
 def check_evaluate(config: EvalConfig) -> tuple[list[tuple[str, Path, list[int]]], Path]:
     """Every checkpoint, setting and path an evaluation reads, checked before any work: returns each
     checkpoint (as named, its folder, the context sizes to try) and the output folder."""
     checkpoints = [(arg, resolve_checkpoint(arg)) for arg in config.checkpoints]
-    out = Path(config.out) if config.out else Path(config.checkpoints[0]) / "evaluation"
+    out = Path(config.out) if config.out else default_out(checkpoints[0][1])
     check_output_kind(out, folder=True)
     refuse_overlap(
         [("the output folder", out)],
@@ -156,6 +164,7 @@ def run_evaluate(config: EvalConfig) -> dict:
     plan, out = check_evaluate(config)
     device = check_device(config.device)
     with hold_folder(out):
+        remove_temporaries(out)  # a killed run's
         return _evaluate(config, frame, plan, out, device)
 
 

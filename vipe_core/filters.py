@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from vipe_core.atomic import records_in
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, refuse_overlap
 from vipe_core.records import ArtistLyrics, CleanSong, RawSong, read_json, record_from, write_jsonl
@@ -120,7 +121,7 @@ def read_lyrics_dir(path: str | os.PathLike) -> list[ArtistLyrics]:
     folder = Path(path)
     if not folder.is_dir():
         raise VipeError(f"{folder} is not a folder of lyrics (run `vipe collect` to make one).")
-    files = sorted(folder.glob("*.json"))
+    files = records_in(folder, "*.json")
     if not files:
         raise VipeError(f"{folder} holds no artist files (*.json) to filter.")
     artists = []

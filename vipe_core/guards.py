@@ -3,9 +3,11 @@ at a time per output folder."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import math
 import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -35,8 +37,9 @@ def _inside(path: Path, folder: Path) -> bool:
 
 def refuse_overlap(outputs: list[Named], inputs: list[Named] = (), scanned: list[Named] = ()) -> None:
     """VipeError unless no output is an input. `outputs`: what the stage writes or replaces (files or folders);
-    `inputs`: files and folders it reads, refused at or inside an output; `scanned`: folders whose files it
-    reads, where an output may not lie at all. Paths that are None, and inputs that do not exist, are skipped."""
+    `inputs`: files and folders it reads, refused at or inside an output, and an output inside an input folder
+    (a checkpoint, a model) is refused too; `scanned`: folders whose files it reads, where an output may not lie
+    at all. Paths that are None, and inputs that do not exist, are skipped."""
     for out_what, out in outputs:
         if out is None:
             continue
@@ -44,9 +47,12 @@ def refuse_overlap(outputs: list[Named], inputs: list[Named] = (), scanned: list
         for in_what, source in inputs:
             if source is not None and Path(source).exists() and _inside(Path(source), out):
                 raise VipeError(f"{out_what} {out} would overwrite {in_what} {source}; choose another --out.")
-        for in_what, folder in scanned:
+        folders = [*scanned, *((what, source) for what, source in inputs if source and Path(source).is_dir())]
+        for in_what, folder in folders:
             if folder is not None and _inside(out, Path(folder)):
-                raise VipeError(f"{out_what} {out} lies in {in_what} {folder}, which this stage reads; choose another.")
+                raise VipeError(
+                    f"{out_what} {out} lies in {in_what} {folder}, which this stage reads; choose another --out."
+                )
 
 
 def check_output_kind(path: str | os.PathLike, *, folder: bool) -> None:
@@ -58,27 +64,47 @@ def check_output_kind(path: str | os.PathLike, *, folder: bool) -> None:
         raise VipeError(f"--out {path} is a folder, but this stage writes a file; give a file name.")
 
 
+def _open_lock(path: Path) -> int:
+    """The lock file's descriptor, made if missing. An existing one is opened as it is, never truncated or
+    written, and only when it is a plain file of one link: a link there (a symlink, a hard link to a person's
+    file) is refused (VipeError), so vipe never writes through one."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        pass
+    refusal = VipeError(
+        f"{path} is not vipe's lock file (a link, or not a plain file); remove it or choose another --out."
+    )
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO there must not block
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # a symlink
+            raise refusal from None
+        raise
+    info = os.fstat(fd)
+    if not (stat.S_ISREG(info.st_mode) and info.st_nlink == 1):
+        os.close(fd)
+        raise refusal
+    return fd
+
+
 @contextmanager
 def hold_folder(folder: str | os.PathLike) -> Iterator[None]:
     """Hold an output folder (made if missing) for this run; a second run on it is refused. The hold is a
     non-blocking flock on folder/.vipe.lock: the OS releases it with the process, so a killed run never
-    leaves the folder held."""
+    leaves the folder held. The lock file holds nothing: it is only ever made, never written."""
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _open_lock(folder / LOCK_FILE)
     except OSError as e:
         raise VipeError(f"could not use {folder} as the output folder ({e.strerror or e}).") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = os.read(fd, 20).decode(errors="replace").strip()
         os.close(fd)
-        pid = f" (pid {holder})" if holder.isdigit() else ""
-        raise VipeError(f"{folder} is in use by another vipe run{pid}; wait for it or choose another --out.") from None
+        raise VipeError(f"{folder} is in use by another vipe run; wait for it or choose another --out.") from None
     try:
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())  # named in the refusal of a second run
         yield
     finally:
         os.close(fd)

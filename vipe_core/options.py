@@ -262,5 +262,7 @@ def add_evaluate(stages, common: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=_positive, default=16)
     p.add_argument("--max-new-tokens", type=_positive, default=50)
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps ...")
-    p.add_argument("--out", help="folder for results.json and the generations (default: CKPT/evaluation)")
+    p.add_argument(
+        "--out", help="folder for results.json and the generations (default: evaluation-NAME beside the checkpoint)"
+    )
     p.add_argument("--no-profanity", action="store_true", help="skip the profanity analysis")

@@ -252,7 +252,9 @@ def atomic_dir(path: str | os.PathLike, marker: str) -> Iterator[Path]:
 
 
 def replace_dir(new: Path, path: Path, marker: str) -> None:
-    """Put the finished folder `new` in the place of `path` (the old one is removed after the swap).
+    """Put the finished folder `new` in the place of `path` (the old one is removed after the swap). A kill
+    between the two renames leaves no `path`, the old folder in .NAME.old.XXXXXXXX and `new` beside it: the
+    next `vipe train` puts last/ back from them (vipe_core.resume.recover_last).
 
     An existing `path` is replaced only when it holds the file `marker`, which only vipe writes there:
     a person's folder of the same name is refused (VipeError) and left as it is."""

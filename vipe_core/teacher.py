@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from vipe_core.atomic import remove_temporaries
 from vipe_core.chat import ChatClient, TeacherConfig, TeacherError
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
@@ -208,6 +209,8 @@ def run_label(
     songs = read_clean_songs(clean_jsonl)
     role = read_system_role(system_role)
     with hold_folder(out_dir):
+        for folder in (out_dir, out_dir / "partial"):
+            remove_temporaries(folder)  # a killed run's: `build` reads this folder
         failed_path = out_dir / "failed.jsonl"
         failed_before = set() if retry_failed else {r.get("song_id") for r in read_jsonl(failed_path, journal=True)}
         todo = [

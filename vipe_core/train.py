@@ -15,7 +15,8 @@ Written to --out:
     best/    the checkpoint with the lowest validation loss: save_pretrained model + tokenizer,
              loadable by vipe_core.inference.ViPE.from_pretrained and by `musicvid --vipe out/best`
     last/    the full training state (model, optimizer, schedule, RNG, position in the epoch):
-             a rerun with the same --out and settings continues from it (vipe_core.resume)
+             a rerun with the same --out and settings continues from it (vipe_core.resume), and
+             puts it back first when a run was killed while saving it (resume.recover_last)
     train_result.json   the losses, written at the end
 
 Everything a run reads is checked before any work (vipe_core.train_checks), and a run holds --out: a
@@ -42,7 +43,7 @@ from vipe_core.context import model_input
 from vipe_core.errors import StageError, VipeError
 from vipe_core.guards import hold_folder
 from vipe_core.records import atomic_dir, replace_dir, write_json
-from vipe_core.resume import STATE_FILE, TrainState, load_saved, saved_state
+from vipe_core.resume import STATE_FILE, TrainState, load_saved, recover_last, saved_state
 from vipe_core.train_checks import (
     BASE_HINT,
     RESULT_FILE,
@@ -284,15 +285,27 @@ class Trainer:
         save_last(accelerator, state, self.out / "last")
 
 
-def prepare(config: TrainConfig, frame, run: dict, saved: TrainState | None) -> Trainer:
-    """The model, data, optimizer and schedule of a run (its settings `run`, from check_train), prepared by
-    accelerate, and its state: `saved` (from --out's last/, whose model, optimizer and RNG are restored) or
-    a fresh one."""
+def recovered(config: TrainConfig, run: dict):
+    """The run's accelerator, once --out holds no copy a killed run left (vipe_core.resume.recover_last). The
+    first process recovers while the others wait: each then reads the same last/."""
     from accelerate import Accelerator
+
+    accelerator = Accelerator(mixed_precision=run["mixed_precision"], gradient_accumulation_steps=config.grad_accum)
+    if accelerator.is_main_process:
+        line = recover_last(Path(config.out))
+        if line:
+            accelerator.print(line)
+    accelerator.wait_for_everyone()
+    return accelerator
+
+
+def prepare(config: TrainConfig, accelerator, frame, run: dict, saved: TrainState | None) -> Trainer:
+    """The model, data, optimizer and schedule of a run (its settings `run`, from check_train), prepared by
+    `accelerator`, and its state: `saved` (from --out's last/, whose model, optimizer and RNG are restored)
+    or a fresh one."""
     from accelerate.utils import set_seed
     from transformers import get_linear_schedule_with_warmup
 
-    accelerator = Accelerator(mixed_precision=run["mixed_precision"], gradient_accumulation_steps=config.grad_accum)
     set_seed(config.seed)
 
     # Data: every example encoded once, up front.
@@ -332,7 +345,8 @@ def train(config: TrainConfig) -> dict:
     out = Path(config.out)
     check_out_is_ours(out)
     with _held(out):
-        trainer = prepare(config, frame, run, saved_state(out, run, config.restart))
+        accelerator = recovered(config, run)
+        trainer = prepare(config, accelerator, frame, run, saved_state(out, run, config.restart))
         state = trainer.state
         if not state.history:
             loss = finite_loss(validation_loss(trainer.accelerator, trainer.model, trainer.val_loader), 0)

@@ -177,10 +177,19 @@ def checkpoint(tmp_path, tiny_base, monkeypatch):
         ([], lambda ck: (ck / "best" / "vipe_training.json").write_text('{"context_size": "seven"}'), "context_size"),
         ([], lambda ck: (ck / "best" / "model.safetensors").write_bytes(b"\x00" * 3000), "could not be read"),
         (["--out", "{data}"], None, "is a file"),
+        (["--out", "{ck}/best/evaluation"], None, "lies in the checkpoint"),  # musicvid would take it for another
     ],
 )
 def test_evaluate_refuses_bad_input_before_work(extra, damage, said, checkpoint, canvas_parquet, capsys):
     if damage:
         damage(checkpoint)
-    extra = [a.format(data=canvas_parquet) for a in extra]
+    extra = [a.format(data=canvas_parquet, ck=checkpoint) for a in extra]
     assert said in refused(["evaluate", "--no-profanity", str(checkpoint), str(canvas_parquet), *extra], capsys)
+
+
+def test_evaluate_writes_beside_the_checkpoint_by_default(checkpoint, canvas_parquet):
+    from vipe_core.evaluate import EvalConfig, check_evaluate
+
+    for named in (checkpoint, checkpoint / "best"):  # a training's --out, or its best/ itself
+        _, out = check_evaluate(EvalConfig(checkpoints=[str(named)], data=str(canvas_parquet)))
+        assert out == checkpoint / "evaluation-best"

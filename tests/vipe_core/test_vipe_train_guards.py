@@ -128,7 +128,7 @@ def test_a_second_run_on_the_same_out_is_refused(tmp_path, tiny_base, canvas_par
     out = tmp_path / "both"
     with hold_folder(out):  # as a first run does while it trains
         line = refused(train_args(canvas_parquet, tiny_base, out), capsys)
-    assert "in use by another vipe run (pid" in line
+    assert "in use by another vipe run;" in line
     assert sorted(p.name for p in out.iterdir()) == [".vipe.lock"]
 
 
