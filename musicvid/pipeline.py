@@ -34,7 +34,8 @@ from musicvid.review.sheet import write_contact_sheet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard
-from musicvid.storyboard.make import save_storyboard, storyboard_in, word_source
+from musicvid.storyboard.kept import save_picks
+from musicvid.storyboard.make import storyboard_in, word_source
 from musicvid.storyboard.table import warn_of_doubts
 from vipe_core.atomic import write_json
 
@@ -88,7 +89,7 @@ def make_keyframes(
         storyboard = storyboard_in(run)
         # 4. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.keyframe_candidates)
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps)
-        picked = pick_keyframes(run, storyboard, schedule, save=partial(save_storyboard, run))
+        picked = pick_keyframes(run, storyboard, schedule, save=partial(save_picks, run))
         storyboard = picked.storyboard
         # 5. the keyframes whose inputs changed, or that a killed run left undone, and the contact sheet
         pictures = pictures_of(run, storyboard, schedule, keyframes_only=True)
@@ -138,7 +139,7 @@ def make_video(
         schedule = frame_schedule([s.start for s in storyboard.scenes], storyboard.duration, settings.fps, motion)
         # 5. each keyframe picked among its candidates, where its pick does not hold (musicvid.pictures.keyframe_candidates);
         #    then the pictures to draw: those whose inputs changed, or that a killed run left undone; the picks' scores
-        picked = pick_keyframes(run, storyboard, schedule, save=partial(save_storyboard, run))
+        picked = pick_keyframes(run, storyboard, schedule, save=partial(save_picks, run))
         storyboard = picked.storyboard
         pictures = pictures_of(run, storyboard, schedule)
         scores = picked_scores(storyboard)

@@ -62,7 +62,7 @@ def test_compiled_models_compile_once_across_jobs_pinned_pictures_and_a_pipeline
         Image.new("RGB", (80, 60), (200, 40, 90)).save(tmp_path / "pin.png")
         board = load_storyboard(tmp_path / "first" / "storyboard.json")
         board = board.with_scenes({1: replace(board.scenes[1], picture=str(tmp_path / "pin.png"))})
-        board.save(tmp_path / "first" / "storyboard.json")
+        (tmp_path / "first" / "storyboard.json").write_text(board.text())
         assert render("first", "[00:00.50]the sky is burning\n[00:01.60]rivers made of glass\n") > 0
     assert counters["stats"]["unique_graphs"] == 2  # the UNet's and the decoder's, each traced once
     with registry.use(Drawing()) as pipe:

@@ -108,7 +108,7 @@ def test_scenes_that_fell_back_are_recorded_and_marked(tmp_path):
     board = replace(
         board, scenes=[replace(s, prompt=p or s.text, fallback=not p) for s, p in zip(board.scenes, prompts)]
     )
-    board.save(tmp_path / "storyboard.json")
+    (tmp_path / "storyboard.json").write_text(board.text())
     again = load_storyboard(tmp_path / "storyboard.json")
     assert [s.fallback for s in again.scenes] == [False, True, False]
     table = scene_table(again).splitlines()

@@ -50,7 +50,7 @@ def test_a_pinned_picture_too_big_is_refused_from_its_header(capsys, tmp_path, s
     song = make_tone(tmp_path / "song.wav", 2)
     scene = Scene(0, "intro", 0.0, 2.0, prompt="a lighthouse", seed=1, picture=str(picture))
     storyboard = Storyboard(SongAudio(2.0, str(song), ""), scenes=[scene])
-    storyboard.save(tmp_path / "storyboard.json")
+    (tmp_path / "storyboard.json").write_text(storyboard.text())
     code, out, err = run(
         capsys, "render", song, *TINY_QUIET, "--storyboard", tmp_path / "storyboard.json", "--workdir", tmp_path / "w"
     )

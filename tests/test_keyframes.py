@@ -74,7 +74,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
 
     # a new seed for scene 2: its keyframe alone is redrawn, then only the morphs into and out of it
     board = board.with_scenes({2: replace(board.scenes[2], seed=board.scenes[2].seed + 1)})
-    board.save(workdir / "storyboard.json")
+    (workdir / "storyboard.json").write_text(board.text())
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
     run("render", *common, "-o", tmp_path / "video.mp4")
     assert changed_since(before, workdir) == touching(2, schedule, workdir) | {name(Workdir(workdir).keyframe(2))}
@@ -93,7 +93,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     Image.fromarray(upload).save(tmp_path / "band.png")
     board = load_storyboard(workdir / "storyboard.json")
     board = board.with_scenes({4: replace(board.scenes[4], picture=str(tmp_path / "band.png"))})
-    board.save(workdir / "storyboard.json")
+    (workdir / "storyboard.json").write_text(board.text())
     before = pictures(workdir)
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
     pinned = np.asarray(Image.open(Workdir(workdir).keyframe(4)))

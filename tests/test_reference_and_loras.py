@@ -95,7 +95,7 @@ def test_a_scene_of_its_own_reference_redraws_its_keyframe_and_the_morphs_touchi
     schedule = frame_schedule([s.start for s in board.scenes], board.duration, 10)
 
     board = board.with_scenes({2: replace(board.scenes[2], reference=str(picture(tmp_path / "face.png", 220)))})
-    board.save(workdir / "storyboard.json")
+    (workdir / "storyboard.json").write_text(board.text())
     assert run(capsys, "render", *common, "--reference", look, "-o", tmp_path / "video.mp4")[0] == 0
     assert changed_since(before, workdir) == touching(2, schedule, workdir) | {name(Workdir(workdir).keyframe(2))}
     saved = json.loads((workdir / "storyboard.json").read_text())

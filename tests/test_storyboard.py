@@ -90,7 +90,7 @@ def test_unsure_lines_are_flagged_in_the_storyboard_the_table_and_the_warnings(t
         ("from a file", None, False),
     ]  # a shared scene is as unsure as its least sure line
     board = parse_storyboard({**valid_board(), "audio": {"duration": 20.0}, "scenes": [s.to_json() for s in scenes]})
-    board.save(tmp_path / "storyboard.json")
+    (tmp_path / "storyboard.json").write_text(board.text())
     again = load_storyboard(tmp_path / "storyboard.json")
     assert [s.confidence for s in again.scenes] == [s.confidence for s in scenes]
     table = scene_table(again).splitlines()
@@ -120,7 +120,7 @@ def test_scene_seeds_are_stable_and_distinct():
 def test_a_valid_storyboard_round_trips(tmp_path):
     board = parse_storyboard(valid_board())
     path = tmp_path / "storyboard.json"
-    board.save(path)
+    path.write_text(board.text())
     assert load_storyboard(path).to_json() == board.to_json() == {**valid_board()}
     assert "a sea" in scene_table(board)
 

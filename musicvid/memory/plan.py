@@ -196,5 +196,5 @@ def plan_on_device(
     try:
         return plan_memory(registry.models, settings, registry.precision, budget, where, **stages)
     except Unsized as unsized:
-        log.info("musicvid: no memory plan, rendering as the settings say: %s", unsized)
+        log.info("no memory plan, rendering as the settings say: %s", unsized)
         return None

@@ -48,7 +48,7 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     # slicing has no kind for the reference adapter's attention: setting it either way would drop the adapter.
     if has_reference_adapter(pipe):
         if settings.attention_slicing:
-            log.warning("musicvid: attention slicing does not go with reference pictures; drawing without it")
+            log.warning("attention slicing does not go with reference pictures; drawing without it")
     elif not is_flow(pipe):  # (a transformer's attention has no sliced kind: refused with them, check_drawing_options)
         set_attention_slicing(pipe, "attention-slicing" in offloads)
     if not is_flow(pipe):

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text, resolved
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.lyrics.transcript import UNSURE_BELOW, short_text
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
-from vipe_core.atomic import write_json
 from vipe_core.context import SCENE_KINDS
 
 VERSION = 1
@@ -75,6 +75,7 @@ class Scene:
     reference: str | None = None  # a picture whose appearance the scene takes (IP-Adapter), instead of --reference's
     pick: KeyframePick | None = None  # the kept keyframe candidate and its scores (musicvid.storyboard.picks)
     cut: str | None = None  # one of CUTS: why a scene without words starts inside its passage
+    notes: Mapping[str, Any] = field(default_factory=dict, compare=False)  # a person's own keys, written back as given
 
     @property
     def duration(self) -> float:
@@ -94,7 +95,8 @@ class Scene:
         data["pick"] = self.pick.to_json() if self.pick else None
         if not data["fallback"]:
             del data["fallback"]
-        return {key: value for key, value in data.items() if value is not None}
+        notes = data.pop("notes")
+        return {key: value for key, value in data.items() if value is not None} | notes
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ class Storyboard:
     settings: MadeWith = MadeWith()
     scenes: tuple[Scene, ...] = ()
     version: int = VERSION
+    notes: Mapping[str, Any] = field(default_factory=dict, compare=False)  # a person's own keys, written back
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scenes", tuple(self.scenes))  # (given as a list too: kept as a tuple)
@@ -176,13 +179,14 @@ class Storyboard:
             "language": self.language,
             "settings": self.settings.to_json(),
             "scenes": [s.to_json() for s in self.scenes],
-        }
+        } | dict(self.notes)
 
-    def save(self, path: Path) -> None:
-        """Written only if its own loader would take it back (a rerun must never be refused its own file)."""
+    def text(self) -> str:
+        """As storyboard.json holds it; only if its own loader would take it back (a rerun must never be refused its
+        own file)."""
         data = self.to_json()
-        parse_storyboard(data, str(path))
-        write_json(path, data)
+        parse_storyboard(data)
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def scene_seed(seed: int, index: int | str) -> int:
@@ -193,6 +197,11 @@ def scene_seed(seed: int, index: int | str) -> int:
 
 
 # --- loading and checking a storyboard file --------------------------------------------------------
+
+
+# The keys of the file that are its fields: any other is a person's note (Scene.notes, Storyboard.notes)
+SCENE_KEYS = Scene.__dataclass_fields__.keys() - {"notes"}
+BOARD_KEYS = Storyboard.__dataclass_fields__.keys() - {"notes"}
 
 
 def parse_storyboard(data: Any, source: str = "") -> Storyboard:
@@ -255,15 +264,20 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         language=_text(data, "language", "en", document),
         settings=settings,
         scenes=scenes,
+        notes=_notes(data, BOARD_KEYS),
     )
+
+
+def _notes(raw: dict, known: Collection[str]) -> dict[str, Any]:
+    """A person's own keys beside the fields `known` (a note on a scene): kept, and written back as given."""
+    return {key: value for key, value in raw.items() if key not in known}
 
 
 def _check_spelling(raw: Any, document: str, at: str) -> None:
     """Refuse a key that is a scene's field misspelt (`promt`, `Picture`) where that field is not there: an edit that
     would be ignored. Other keys (a person's notes) are left alone."""
-    fields = Scene.__dataclass_fields__
-    for key in raw.keys() - fields.keys() if isinstance(raw, dict) else ():
-        meant = difflib.get_close_matches(str(key).lower(), fields.keys() - raw.keys(), n=1, cutoff=0.8)
+    for key in raw.keys() - SCENE_KEYS if isinstance(raw, dict) else ():
+        meant = difflib.get_close_matches(str(key).lower(), SCENE_KEYS - raw.keys(), n=1, cutoff=0.8)
         if meant:
             raise invalid(document, f"{at}.{key}", f"is no field of a scene: is it {meant[0]}?")
 
@@ -320,6 +334,7 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
         reference,
         None if raw.get("pick") is None else parse_pick(raw["pick"], document, f"{at}.pick"),
         cut,
+        _notes(raw, SCENE_KEYS),
     )
 
 

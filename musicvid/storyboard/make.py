@@ -10,7 +10,7 @@ from pathlib import Path
 
 from musicvid.core.audio import Audio, AudioInfo
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_not_inputs, check_picture, weights_identity
+from musicvid.core.files import check_not_inputs, check_picture, file_sha256, weights_identity
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.transcribe import transcribe
@@ -24,6 +24,7 @@ from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
+from musicvid.storyboard.kept import write_storyboard
 from musicvid.storyboard.scenes import scenes_from_lines
 
 
@@ -134,6 +135,7 @@ def storyboard_in(run: Run) -> Storyboard:
     info, path = audio.info, run.workdir.storyboard
     title = request.title if request.title is not None else info.title
     artist = request.artist if request.artist is not None else info.artist
+    built_on = None  # the SHA-256 of the work directory's storyboard.json as read, where the storyboard is it
 
     if request.storyboard_file:
         storyboard = load_storyboard(request.storyboard_file)
@@ -145,7 +147,7 @@ def storyboard_in(run: Run) -> Storyboard:
         saved = load_storyboard(path) if path.exists() else None
         if saved and _same_making(saved, made, title, artist):
             check_matches_audio(saved, info, str(path))
-            storyboard = saved
+            storyboard, built_on = saved, file_sha256(path)  # (its edits, kept: written back below)
         else:
             scenes = scenes_from_lines(transcript.lines, info.duration, request.break_seconds)
             storyboard = Storyboard(
@@ -161,8 +163,7 @@ def storyboard_in(run: Run) -> Storyboard:
             seeded = [replace(s, seed=scene_seed(request.seed, s.motif or s.index)) for s in storyboard.scenes]
             storyboard = replace(storyboard, scenes=seeded)
     storyboard = read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
-    if not request.storyboard_file:  # a file's pictures were checked before any work (musicvid.prepare)
-        check_storyboard_pictures(run, storyboard)
+    check_storyboard_pictures(run, storyboard)  # (a --storyboard file's again: it may have been saved since the check)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
         run.go_on()
@@ -180,14 +181,8 @@ def storyboard_in(run: Run) -> Storyboard:
         storyboard = replace(
             storyboard, audio=replace(storyboard.audio, path=info.path, sha256=info.sha256)
         )  # this song's
-        storyboard.save(path)
+        write_storyboard(run, storyboard, built_on)
     return storyboard
-
-
-def save_storyboard(run: Run, storyboard: Storyboard) -> None:
-    """The storyboard as the run left it (its keyframe picks), in its work directory: not over an input."""
-    if not run.storyboard_is_input:
-        storyboard.save(run.workdir.storyboard)
 
 
 def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_scene: int | None = None) -> Storyboard:

@@ -1,0 +1,121 @@
+"""A person's edits to the work directory's storyboard.json are never lost (a probe's findings): a storyboard made
+anew for other settings sets them aside and says where; a person's own keys (notes) are written back; an edit made
+while a run draws is not saved over; a --storyboard file saved again after the check has its pictures checked."""
+
+import json
+import logging
+import os
+
+import pytest
+
+from musicvid.core.errors import UserError
+from musicvid.models.registry import ModelRegistry
+from musicvid.prepare import prepare
+from musicvid.settings.presets import PRESETS
+from musicvid.settings.song import SongRequest
+from musicvid.storyboard.kept import save_picks
+from musicvid.storyboard.make import storyboard_in
+from tests.helpers import TINY_QUIET, make_tone, run
+
+LYRICS = "[00:00.50]the sky is burning\n[00:02.50]rivers made of glass\n"
+
+
+@pytest.fixture
+def song(tmp_path):
+    (tmp_path / "song.lrc").write_text(LYRICS)
+    return make_tone(tmp_path / "song.wav", 4.0)
+
+
+def storyboard(capsys, song, workdir, *options):
+    code, _, err = run(
+        capsys, "storyboard", song, "--lyrics", song.with_suffix(".lrc"), "--workdir", workdir, *TINY_QUIET, *options
+    )
+    assert code == 0, err
+    return err
+
+
+def edit(path, change) -> dict:
+    board = json.loads(path.read_text())
+    change(board)
+    path.write_text(json.dumps(board, indent=4))
+    return board
+
+
+def prepared(song, workdir, **request):
+    """The Run of a storyboard of `song` with the tiny models, every check passed."""
+    return prepare(
+        SongRequest(song=song, workdir=workdir, quiet=True, **request), ModelRegistry(PRESETS["tiny"], "cpu")
+    )
+
+
+def prompt_of(path, scene: int) -> str:
+    return json.loads(path.read_text())["scenes"][scene]["prompt"]
+
+
+def test_edits_made_for_other_settings_are_set_aside_and_said(capsys, song, tmp_path, caplog):
+    workdir = tmp_path / "wd"
+    storyboard(capsys, song, workdir)
+    board = workdir / "storyboard.json"
+    edited = edit(board, lambda b: b["scenes"][1].update(prompt="a red lighthouse on a cliff, oil painting"))
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        storyboard(capsys, song, workdir, "--title", "Lighthouse (live)")  # a storyboard made anew
+    aside = workdir / "storyboard.edited-1.json"
+    assert json.loads(aside.read_text()) == edited and str(aside) in caplog.text
+    assert prompt_of(board, 1) != "a red lighthouse on a cliff, oil painting"
+    # what the run wrote is its own: made anew again, nothing more is set aside, nothing set aside is replaced
+    storyboard(capsys, song, workdir, "--title", "Lighthouse")
+    assert sorted(p.name for p in workdir.glob("storyboard*.json")) == ["storyboard.edited-1.json", "storyboard.json"]
+    assert json.loads(aside.read_text()) == edited
+    # another storyboard rendered into the work directory sets edits aside too
+    edit(board, lambda b: b["scenes"][1].update(prompt="mine again"))
+    (tmp_path / "other.json").write_text(aside.read_text())
+    code, _, err = run(
+        capsys, "storyboard", song, "--storyboard", tmp_path / "other.json", "--workdir", workdir, *TINY_QUIET
+    )
+    assert code == 0, err
+    assert prompt_of(workdir / "storyboard.edited-2.json", 1) == "mine again"
+
+
+def test_edits_built_on_are_kept_with_a_persons_own_keys(capsys, song, tmp_path):
+    workdir = tmp_path / "wd"
+    storyboard(capsys, song, workdir)
+    board = workdir / "storyboard.json"
+
+    def noted(b):
+        b["scenes"][1].update(prompt="a red lighthouse", note="keep this red!")
+        b["my_notes"] = {"client": "warmer colours"}
+        b["scenes"][0]["prompt"] = ""  # emptied: ViPE writes it again
+
+    edit(board, noted)
+    storyboard(capsys, song, workdir)  # the same settings: the edits are built on
+    again = json.loads(board.read_text())
+    assert again["scenes"][1]["prompt"] == "a red lighthouse" and again["scenes"][1]["note"] == "keep this red!"
+    assert again["my_notes"] == {"client": "warmer colours"} and again["scenes"][0]["prompt"].strip()
+    assert not list(workdir.glob("storyboard.edited-*.json"))
+
+
+def test_an_edit_made_while_a_run_draws_is_not_saved_over(song, tmp_path, caplog):
+    run_ = prepared(song, tmp_path / "wd", lyrics_file=song.with_suffix(".lrc"))
+    with run_.workdir.held():
+        made = storyboard_in(run_)
+        save_picks(run_, made)  # its own file: saved
+        board = run_.workdir.storyboard
+        edited = edit(board, lambda b: b["scenes"][1].update(prompt="edited while it drew"))
+        with caplog.at_level(logging.WARNING, logger="musicvid"):
+            for _ in range(3):  # the picks, saved as the drawing goes on
+                save_picks(run_, made)
+    assert json.loads(board.read_text()) == edited
+    assert caplog.text.count("was edited while this run drew") == 1
+
+
+def test_a_storyboard_file_saved_again_after_the_check_has_its_pictures_checked(song, tmp_path):
+    made = prepared(song, tmp_path / "wd", lyrics_file=song.with_suffix(".lrc"))
+    with made.workdir.held():
+        storyboard_in(made)
+    storyboard_file = tmp_path / "mine.json"
+    storyboard_file.write_text(made.workdir.storyboard.read_text())
+    checked = prepared(song, tmp_path / "wd2", storyboard_file=storyboard_file)
+    os.mkfifo(tmp_path / "pin.png")  # an editor saves the file with a pipe as a pin, once the run has begun
+    edit(storyboard_file, lambda b: b["scenes"][1].update(picture="pin.png"))
+    with pytest.raises(UserError, match="not a regular file"), checked.workdir.held():
+        storyboard_in(checked)
