@@ -21,13 +21,14 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from musicvid.core.errors import MusicvidError  # noqa: E402
+from musicvid.core.errors import MusicvidError, UserError  # noqa: E402
+from musicvid.lyrics.known import check_lyrics_file  # noqa: E402
 from musicvid.settings.front_doors import option_groups  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gpu_memory  # noqa: E402
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
-from musicvid.settings.schema import check_field
+from musicvid.settings.schema import check_field, option_name
 from musicvid.settings.song import SongRequest
 from vipe_core.atomic import temporary_of
 
@@ -115,8 +116,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Options that only make a storyboard: beside --storyboard, whose scenes are made, they would do nothing.
+MAKING_ONLY = ("break_seconds", "bars_per_scene", "separate_vocals")
+
+
 def song_request(args) -> SongRequest:
-    return SongRequest(**SongRequest.given(args))
+    """The song's request as the options give it, refused where an option given would do nothing: one that only
+    makes a storyboard beside --storyboard, or --separate-vocals where timed lyrics leave Whisper nothing to hear
+    (a batch's options may serve some rows alone, and the page's controls are always set: neither is refused)."""
+    given = SongRequest.given(args)
+    request = SongRequest(**given)
+    options = {name: f"--{option_name(SongRequest.fields()[name])}" for name in MAKING_ONLY if given.get(name)}
+    if request.storyboard_file and options:
+        raise UserError(
+            f"{', '.join(options.values())} only acts where a storyboard is made, not with --storyboard: leave it out"
+        )
+    if request.separate_vocals and request.lyrics_file and check_lyrics_file(request.lyrics_file).timed:
+        raise UserError(
+            "--separate-vocals does nothing with timed lyrics (Whisper does not listen for them): leave it out"
+        )
+    return request
 
 
 def render_settings(args) -> tuple[RenderSettings, ModelChoice]:

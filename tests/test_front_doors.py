@@ -238,3 +238,19 @@ def test_the_page_offers_each_setting_in_its_whole_range():
         for value, _ in by_label["Video frame rate (empty: as drawn; the frames between are interpolated)"].choices
     ]
     assert offered == ["", "24", "25", "30", "60"]
+
+
+def test_an_option_that_would_do_nothing_beside_a_storyboard_or_timed_lyrics_is_refused(tmp_path):
+    (timed := tmp_path / "timed.txt").write_text("[00:01.00] a line\n")
+    (plain := tmp_path / "plain.txt").write_text("a line\n")
+    (board := tmp_path / "storyboard.json").write_text("{}")  # (read later, by the run's checks)
+
+    def request(*options):
+        return cli.song_request(cli.build_parser().parse_args(["render", "song.wav", *options]))
+
+    with pytest.raises(UserError, match="^--break, --bars-per-scene only acts where a storyboard is made, not with"):
+        request("--storyboard", str(board), "--break", "2", "--bars-per-scene", "8")
+    with pytest.raises(UserError, match="^--separate-vocals does nothing with timed lyrics"):
+        request("--lyrics", str(timed), "--separate-vocals")
+    assert request("--lyrics", str(plain), "--separate-vocals").separate_vocals  # Whisper aligns plain lyrics
+    assert request("--storyboard", str(board), "--lyrics", str(timed)).lyrics_file == timed  # karaoke's word times
