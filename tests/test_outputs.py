@@ -28,7 +28,7 @@ from musicvid.delivery import deliver
 from musicvid.delivery.mux import encode_video
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.helpers import TINY_QUIET, dead_pid, digest, make_tone, quick, run, valid_board, video_frames, work_directory
-from vipe_core.atomic import temporary_of
+from vipe_core.atomic import new_temporary, temporary_of
 
 REPOSITORY = Path(__file__).parents[1]
 
@@ -309,3 +309,9 @@ def test_a_render_sent_sigterm_ends_as_ctrl_c_does_and_resumes(capsys, tmp_path,
 def test_a_full_disk_names_the_file_it_stopped_not_its_temporary():
     error = OSError(errno.ENOSPC, "No space left on device", "/videos/.musicvid-4242.o.mp4.k3j5h2g1.mp4")
     assert disk_full(error).startswith("the disk is full, where /videos/o.mp4 was being written; free some space")
+
+
+def test_a_temporary_of_a_name_with_a_line_break_is_known_as_ours(tmp_path):
+    output = tmp_path / "o\nn.mp4"
+    made = new_temporary(output)
+    assert temporary_of(made) == (os.getpid(), "o\nn.mp4")

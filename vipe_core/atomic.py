@@ -30,7 +30,7 @@ UMASK = _umask()
 TEMPORARY_MARK = ".musicvid-"
 # mkstemp's part: 8 characters of [a-z0-9_]; the suffix keeps the artifact's, so that ffmpeg, Pillow and
 # pyarrow still know the format by the name.
-_TEMPORARY = re.compile(rf"{re.escape(TEMPORARY_MARK)}(?P<pid>\d+)\.(?P<name>.+)\.[a-z0-9_]{{8}}(\.[^./]+)$")
+_TEMPORARY = re.compile(rf"{re.escape(TEMPORARY_MARK)}(?P<pid>\d+)\.(?P<name>.+)\.[a-z0-9_]{{8}}(\.[^./]+)$", re.DOTALL)
 # What a temporary's name adds to the artifact's: the mark, a process id, the dots, mkstemp's part and a
 # suffix. An artifact's name longer than NAME_MAX less this cannot be written atomically.
 TEMPORARY_EXTRA_BYTES = len(TEMPORARY_MARK) + 7 + 2 + 8 + 16
