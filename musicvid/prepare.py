@@ -2,6 +2,8 @@
 its inputs once: from the request, the settings, the registry and the output, every check a run needs, each done
 once and before any work, and the one frozen Run (musicvid.run) every stage then takes. In order:
 
+0. the paths the run records (the song, the files it reads, the outputs, --workdir): absolute, each in UTF-8; and
+   the song, read where it is a file (its hash names the default work directory);
 1. the settings against the models: ViPE's context (unless given, as many lines as its checkpoint learned to read),
    the picture family's options, whether the keyframes' scorer loads, and the files the picture model draws with
    (style LoRAs, fetched on a first run, and --fast's LoRA of its family; --fast's decoder; the IP-Adapter);
@@ -10,14 +12,14 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
    video's;
 3. the inputs: the lyrics file, the storyboard file, its pictures and what draws its scenes' own references, the
    reference picture;
-4. the work directory: musicvid's or empty, of no other song, none of its files an input, apart from the outputs,
-   and the files at the outputs' names replaced only where musicvid wrote them for this song; last, a file can be
-   made where each output goes (one is made and removed);
+4. the work directory: in UTF-8, musicvid's or empty, of no other song, none of its files an input, apart from the
+   outputs, and the files at the outputs' names replaced only where musicvid wrote them for this song; last, a file
+   can be made where each output goes (one is made and removed);
 5. the memory plan (on CUDA), and as it says the settings' batch, each drawing stage's switches and the
    upscaler's batch and input;
 6. the song, decoded once: at least a frame of it.
 
-Steps 1 to 4 are check_before_work, which a batch runs on every row before its first render. Nothing here writes: a
+Steps 0 to 4 are check_before_work, which a batch runs on every row before its first render. Nothing here writes: a
 run makes and locks its work directory only after this step (musicvid.core.workdir.Workdir.held), so a refused run
 leaves the file system as it found it.
 """
@@ -25,6 +27,7 @@ leaves the file system as it found it.
 from __future__ import annotations
 
 import itertools
+import stat
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,6 +42,7 @@ from musicvid.core.files import (
     same_file,
 )
 from musicvid.core.outputs import check_outputs, check_replaceable, named_file
+from musicvid.core.paths import check_recordable, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
@@ -53,7 +57,7 @@ from musicvid.run import Run
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
-from musicvid.storyboard.board import load_storyboard
+from musicvid.storyboard.board import Storyboard, load_storyboard
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class Checked:
     scored: bool  # whether the run loads the keyframes' scorer
     lyrics: KnownLyrics | None  # the lyrics file, as its check read it
     context_size: int  # the request's, else as many lines as the ViPE checkpoint learned to read
+    storyboard: Storyboard | None = None  # the --storyboard file, as its check read it
 
 
 def prepare(
@@ -83,7 +88,7 @@ def prepare(
     directory, one that another run holds is refused before the song is decoded."""
     timings = timings if timings is not None else Timings()
     video = settings is not None and not keyframes_only
-    # 1.-4. the settings, the outputs, the inputs and the work directory
+    # 0.-4. the paths, the settings, the outputs, the inputs and the work directory
     checked = check_before_work(request, registry.models, settings, output, video=video)
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
@@ -112,6 +117,7 @@ def prepare(
         memory=memory,
         stop=stop,
         lyrics=checked.lyrics,
+        storyboard=checked.storyboard,
         storyboard_is_input=workdir.is_storyboard(request.storyboard_file),
         offloads=offloads,
         upscaling=planned_upscaling(memory),
@@ -125,8 +131,12 @@ def check_before_work(
     output: Path | None = None,
     video: bool = True,
 ) -> Checked:
-    """Steps 1 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
+    """Steps 0 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
     is beside the song where None."""
+    written = (output or default_output(request, settings)) if video else None
+    outputs = settings.outputs(named_file(written)) if written else []
+    check_paths(request, settings, outputs)
+    song_there = readable_song(request.song)  # (first: in a song's folder without search permission, its outputs too)
     # 1. the settings against the models
     context_size = request.context_size if request.context_size is not None else vipe_context(models.vipe)
     scored = False
@@ -137,9 +147,7 @@ def check_before_work(
         scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
         check_drawing_files(models, settings, references=settings.reference is not None)
     # 2. the outputs
-    written = (output or default_output(request, settings)) if video else None
     files = inputs_of(request, settings)
-    outputs = settings.outputs(named_file(written)) if written else []
     check_outputs(outputs, files)
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
@@ -154,19 +162,54 @@ def check_before_work(
     if settings and settings.reference:
         check_picture(settings.reference, "reference picture")
     # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
-    if not (request.workdir or request.song.is_file()):
-        return Checked(outputs[0] if outputs else None, None, scored, lyrics, context_size)
+    if not (request.workdir or song_there):
+        return Checked(outputs[0] if outputs else None, None, scored, lyrics, context_size, storyboard)
     workdir = Workdir.of_song(request.song, request.workdir)
+    if request.workdir is None:  # (one given was checked first)
+        check_recordable(workdir.root, "the work directory")
     workdir.check()
-    if request.song.is_file():
+    if song_there:
         workdir.check_song(request.song, file_sha256(request.song))
     workdir.check_unwritten(files)
     workdir.check_apart(outputs)
-    if outputs and request.song.is_file():
+    if outputs and song_there:
         check_replaceable(outputs, workdir, request.overwrite)
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
-    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size)
+    if not request.storyboard_file and workdir.storyboard.is_file():  # edited in place: a slip refused now, not
+        load_storyboard(workdir.storyboard)  # after Whisper (its pictures, once it is known to be kept: storyboard_in)
+    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard)
+
+
+class UnreadableSong(UserError):
+    """A song that is there and cannot be read: a batch reports its row as failed at its turn, as a missing one."""
+
+
+def readable_song(song: Path) -> bool:
+    """Whether the song is a regular file, opened; refused, as UnreadableSong, where it is there and cannot be read
+    (no read permission, a folder on the way without search permission, a name the system refuses). A song that is
+    not there, or a pipe, is refused as it is decoded (step 6: check_file, done once)."""
+    try:
+        status = probe(song, "the song")
+    except UserError as error:
+        raise UnreadableSong(str(error)) from None
+    if status is None or not stat.S_ISREG(status.st_mode):
+        return False
+    try:
+        song.open("rb").close()
+    except OSError as error:
+        raise UnreadableSong(f"cannot read {shown(song)}: {error.strerror}") from None
+    return True
+
+
+def check_paths(request: SongRequest, settings: RenderSettings | None, outputs: list[Path]) -> None:
+    """Refuse, first, a path the run records (the song, the files it reads, the outputs, the work directory) whose
+    absolute form is not UTF-8: its records could not be written after the work (musicvid.core.paths)."""
+    named = [(f"the {what}", path) for what, path in inputs_of(request, settings).items()]
+    named += [("output", path) for path in outputs]
+    named += [("--workdir", request.workdir)] if request.workdir else []
+    for what, path in named:
+        check_recordable(path, what)
 
 
 def default_output(request: SongRequest, settings: RenderSettings) -> Path:

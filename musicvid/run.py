@@ -34,6 +34,8 @@ class Run:
     memory: MemoryPlan | None = None  # what each stage may hold, on CUDA (musicvid.memory.plan.plan_on_device)
     stop: threading.Event | None = None  # set: the run ends within one denoising step
     lyrics: KnownLyrics | None = None  # the lyrics file, as its check read it (a file is read once)
+    # the --storyboard file, as its check read it (a musicvid.storyboard.board.Storyboard: that layer is above this)
+    storyboard: Any = None
     storyboard_is_input: bool = False  # the work directory's storyboard.json is the --storyboard file: never rewritten
     # what the memory plan gives the stages (musicvid.memory.plan): each drawing stage's switches, the plan's or the
     # settings' (stage_offloads); the upscaler's batch and input (planned_upscaling)

@@ -26,6 +26,7 @@ RESOLVED_ONCE = {("musicvid.prepare", "default_output"), ("musicvid.core.workdir
 AGAIN_AS_PLACED = {"check_outside_work_directories": 2}
 INVARIANTS = {
     "check_field",
+    "check_bounds",
     "check_text",
     "Checked.check_together",
     "RenderSettings.check_together",
@@ -86,7 +87,7 @@ def storyboard_file(song, pinned) -> object:
         Scene(1, "lyric", 1.5, 3.0, "and the sea", "waves under the moon", 2, picture=str(pinned), section="verse"),
     ]
     path = song.with_name("board.json")
-    Storyboard(SongAudio(3.0), "Song", "Artist", scenes=scenes).save(path)
+    path.write_text(Storyboard(SongAudio(3.0), "Song", "Artist", scenes=scenes).text())
     return path
 
 

@@ -8,7 +8,6 @@ import os
 
 import pytest
 
-from musicvid.core.errors import UserError
 from musicvid.models.registry import ModelRegistry
 from musicvid.prepare import prepare
 from musicvid.settings.presets import PRESETS
@@ -108,7 +107,7 @@ def test_an_edit_made_while_a_run_draws_is_not_saved_over(song, tmp_path, caplog
     assert caplog.text.count("was edited while this run drew") == 1
 
 
-def test_a_storyboard_file_saved_again_after_the_check_has_its_pictures_checked(song, tmp_path):
+def test_a_storyboard_file_is_read_once_its_checked_version_drawn_whatever_is_saved_since(song, tmp_path):
     made = prepared(song, tmp_path / "wd", lyrics_file=song.with_suffix(".lrc"))
     with made.workdir.held():
         storyboard_in(made)
@@ -117,5 +116,20 @@ def test_a_storyboard_file_saved_again_after_the_check_has_its_pictures_checked(
     checked = prepared(song, tmp_path / "wd2", storyboard_file=storyboard_file)
     os.mkfifo(tmp_path / "pin.png")  # an editor saves the file with a pipe as a pin, once the run has begun
     edit(storyboard_file, lambda b: b["scenes"][1].update(picture="pin.png"))
-    with pytest.raises(UserError, match="not a regular file"), checked.workdir.held():
-        storyboard_in(checked)
+    with checked.workdir.held():
+        drawn = storyboard_in(checked)
+    assert drawn.scenes[1].picture is None and drawn == checked.storyboard
+
+
+def test_a_slip_in_the_work_directorys_storyboard_is_refused_before_any_work(capsys, song, tmp_path, monkeypatch):
+    workdir = tmp_path / "wd"
+    storyboard(capsys, song, workdir)
+    board = workdir / "storyboard.json"
+    board.write_text(board.read_text().replace('"start": 0.0', '"start": 0.0,,', 1))
+
+    def heard(*args, **kwargs):
+        raise AssertionError("the song was decoded before the storyboard was read")
+
+    monkeypatch.setattr("musicvid.prepare.load_audio", heard)
+    code, _, err = run(capsys, "storyboard", song, "--workdir", workdir, *TINY_QUIET)
+    assert code == 2 and "is not valid JSON" in err and err.count("\n") == 1

@@ -21,6 +21,7 @@ from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_repor
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_creatable, check_file, check_output, file_identity, same_file
 from musicvid.core.outputs import written_here
+from musicvid.core.paths import check_recordable, exists, is_folder
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
@@ -176,10 +177,20 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
 # --- running ------------------------------------------------------------------------------------
 
 
+def song_read(job: Job) -> bool:
+    """Whether the row's song is a file that can be read (hashed for its work directory, rendered); one that is not
+    there, a pipe, or one that cannot be read is reported as failed at its turn (run_jobs), and the others made."""
+    try:
+        check_file(job.request.song, "audio file")
+    except UserError:
+        return False
+    return True
+
+
 def made_before(job: Job) -> bool:
     """Whether `job`'s video is in -o as musicvid wrote it for the row's song (its work directory's record), so
     that a rerun skips the row: not another song's video of that name, nor a person's file."""
-    if not (job.output.is_file() and job.request.song.is_file()):
+    if not (job.output.is_file() and song_read(job)):
         return False
     return written_here(job.output, Workdir.of_song(job.request.song, job.request.workdir))
 
@@ -192,6 +203,7 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSe
     read = {
         file_identity(path): (what, job) for job in jobs for what, path in inputs_of(job.request, job.settings).items()
     }
+    readable = {job.number for job in jobs if song_read(job)}  # (once a row: each row is checked against every other)
     for job in todo:
         for output in job.settings.outputs(job.output):
             what, reader = read.get(file_identity(output), (None, job))
@@ -199,24 +211,27 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSe
                 raise UserError(
                     f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
                 )
-        check_workdir_unread(job, jobs, playlist)
-    from musicvid.prepare import check_before_work  # (torch: once the playlist and its rows are read)
+        check_workdir_unread(job, jobs, playlist, readable)
+    from musicvid.prepare import UnreadableSong, check_before_work  # (torch: once the playlist and its rows are read)
 
     for job in (job for job in jobs if job.same_as is None):
         try:
             check_before_work(job.request, models, job.settings, job.output)
+        except UnreadableSong:  # reported as failed at its turn (run_jobs), as a missing song is
+            continue
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
 
 
-def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path) -> None:
+def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path, readable: set[int]) -> None:
     """Refuse another row's input that is a file of `job`'s work directory, which `job` writes (a row of one
-    work directory with it reads what is its own: check_before_work judges that)."""
-    if not (job.request.workdir or job.request.song.is_file()):
+    work directory with it reads what is its own: check_before_work judges that). A row whose song is not
+    `readable` (by number) has no default work directory: it fails at its turn."""
+    if not (job.request.workdir or job.number in readable):
         return
     workdir = Workdir.of_song(job.request.song, job.request.workdir)
     for reader in jobs:
-        if reader.request.workdir is None and not reader.request.song.is_file():
+        if reader.request.workdir is None and reader.number not in readable:
             continue
         if same_file(Workdir.of_song(reader.request.song, reader.request.workdir).root, workdir.root):
             continue
@@ -260,7 +275,8 @@ def run(args) -> int:
             raise UserError(INSTALL_RAY) from None
     entries = read_playlist(args.playlist)
     out_dir: Path = args.output
-    if out_dir.exists() and not out_dir.is_dir():
+    check_recordable(out_dir, "-o")  # report.json and every row's outputs.json record paths in it
+    if exists(out_dir, "-o") and not is_folder(out_dir, "-o"):
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
     report = out_dir / REPORT_NAME
     check_output(report, "-o")

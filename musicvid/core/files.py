@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
+from musicvid.core.paths import is_folder, probe, resolved, shown
 from vipe_core.atomic import TEMPORARY_MARK, new_temporary, temporary_of
 
 # What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
@@ -144,7 +145,7 @@ def check_file(path: Path, what: str) -> None:
     except FileNotFoundError:
         raise UserError(f"{what} not found: {path}") from None
     except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror}") from None
+        raise UserError(f"cannot read {shown(path)}: {e.strerror}") from None
     if stat.S_ISDIR(mode):
         raise UserError(f"{path} is a directory, not a file ({what} wanted)")
     if not stat.S_ISREG(mode):
@@ -155,7 +156,7 @@ def check_file(path: Path, what: str) -> None:
         with path.open("rb") as f:
             empty = not f.read(1)
     except OSError as e:
-        raise UserError(f"cannot read {path}: {e.strerror}") from None
+        raise UserError(f"cannot read {shown(path)}: {e.strerror}") from None
     if empty:
         raise UserError(f"{path} is empty (0 bytes)")
 
@@ -177,38 +178,30 @@ def is_url(text: str) -> bool:
     return URL.match(text) is not None
 
 
-def kind_of(path: Path) -> str | None:
-    """What is at `path`, links followed: "file", "folder" or "special file" (a pipe, a device); None where
-    nothing is."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return None
-    return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "special file"
-
-
 def check_output(path: Path, what: str = "output") -> None:
-    """Refuse, before any work, an output that could not be written at the end of it."""
-    if path.is_dir():
+    """Refuse, before any work, an output that could not be written at the end of it (or whose name or folder the
+    system refuses: musicvid.core.paths.probe)."""
+    if is_folder(path, what):
         raise UserError(f"{what} {path} is a directory: give a file name, e.g. {path / 'video.mp4'}")
-    existing = nearest_existing(path)
+    existing = nearest_existing(path, what)
     if existing is None:  # (a relative path where the current folder is gone)
         return
-    if not existing.is_dir():
+    if not is_folder(existing, what):
         raise UserError(f"{what} {path} cannot be written: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"{what} {path} cannot be written: the folder {existing} is read-only")
 
 
-def nearest_existing(path: Path) -> Path | None:
-    """The folder `path` goes in, or the nearest of its parents that exists (a file there too)."""
-    return next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
+def nearest_existing(path: Path, what: str = "output") -> Path | None:
+    """The folder `path` goes in, or the nearest of its parents that exists (a file there too); one the system
+    refuses (a name too long, a folder without search permission) is refused as `what`'s."""
+    return next((p for p in (path.parent, *path.parent.parents) if probe(p, what) is not None), None)
 
 
 def check_creatable(path: Path, what: str = "output") -> None:
     """Refuse an output whose temporary cannot be made where it goes (os.access passes /proc as root, where no
     file can be made): one is made as the write makes it (vipe_core.atomic), and removed."""
-    existing = nearest_existing(path)
+    existing = nearest_existing(path, what)
     if existing is None or not existing.is_dir():  # (check_output says why)
         return
     try:
@@ -222,14 +215,6 @@ def check_video_name(path: Path, what: str = "-o") -> None:
     """Refuse an output name that is not a video container the encoder writes (`-o v.srt`)."""
     if path.suffix.lower() not in VIDEO_SUFFIXES:
         raise UserError(f"{what} {path} must name a video file ending in {', '.join(VIDEO_SUFFIXES)}")
-
-
-def resolved(path: Path) -> Path:
-    """`path` made absolute, its links followed; a loop of symbolic links is refused in one sentence."""
-    try:
-        return path.resolve()
-    except (RuntimeError, OSError):  # a loop: RuntimeError up to Python 3.12, OSError since
-        raise UserError(f"{path} leads into a loop of symbolic links") from None
 
 
 def file_identity(path: Path) -> tuple | Path:

@@ -37,11 +37,16 @@ from typing import Iterator
 from filelock import FileLock, Timeout
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import file_sha256, kind_of, remove_all_temporaries, remove_temporaries, resolved, same_file
+from musicvid.core.files import file_sha256, remove_all_temporaries, remove_temporaries, same_file
+from musicvid.core.paths import exists, is_folder, kind_of, resolved
 
 log = logging.getLogger("musicvid")
 
 WORK_ROOT = Path("musicvid-work")
+# A default work directory's name is the song's and a hash: where that is over the 255 bytes a file system takes, the
+# song's part is cut to CUT_STEM_BYTES (the hash keeps the folder the song's alone). A name that fits is never cut,
+# so the work directory of a song worked on before is found again.
+NAME_MAX, CUT_STEM_BYTES = 255, 100
 LOCK = ".musicvid-lock"
 FONTS = "fonts"  # the folder beside an ASS script that holds its fonts (musicvid.delivery.captions and mux)
 
@@ -89,6 +94,8 @@ class Workdir:
         if named is not None:
             return cls(named)
         stem = re.sub(r"[^\w.-]+", "_", Path(song).stem).strip("_") or "song"
+        if len(f"{stem}-{sha256[:10]}".encode()) > NAME_MAX:  # cut on a character's boundary
+            stem = stem.encode()[:CUT_STEM_BYTES].decode("utf-8", "ignore")
         return cls(WORK_ROOT / f"{stem}-{sha256[:10]}")
 
     @classmethod
@@ -246,13 +253,14 @@ class Workdir:
             remove_temporaries(path)
 
     def check(self) -> None:
-        """Refuse, before any work, a work directory that cannot be one: a file, a read-only folder, a folder
-        that is not musicvid's (check_ours), or one whose files are not of their kind (check_kinds)."""
+        """Refuse, before any work, a work directory that cannot be one: a path the system refuses (a name too long,
+        a folder without search permission: musicvid.core.paths.probe), a file, a read-only folder, a folder that is
+        not musicvid's (check_ours), or one whose files are not of their kind (check_kinds)."""
         path = self.root
-        existing = next((p for p in (path, *path.parents) if p.exists()), None)
+        existing = next((p for p in (path, *path.parents) if exists(p, "work directory")), None)
         if existing is None:
             return
-        if not existing.is_dir():
+        if not is_folder(existing, "work directory"):
             where = "is a file" if existing == path else f"lies under {existing}, which is a file"
             raise UserError(f"work directory {path} {where}: give --workdir a folder")
         if not os.access(existing, os.W_OK | os.X_OK):
@@ -359,5 +367,5 @@ def remove_folders(made: list[Path]) -> None:
     for folder in made:
         try:
             folder.rmdir()
-        except OSError:
-            return
+        except OSError:  # never made (the mkdir failed on it, after the folders above it), or not empty: rmdir
+            continue  # removes only an empty folder, so those above are tried still

@@ -138,7 +138,7 @@ def storyboard_in(run: Run) -> Storyboard:
     built_on = None  # the SHA-256 of the work directory's storyboard.json as read, where the storyboard is it
 
     if request.storyboard_file:
-        storyboard = load_storyboard(request.storyboard_file)
+        storyboard = run.storyboard  # (as checked before any work: the file may have been saved again since)
         check_matches_audio(storyboard, info, str(request.storyboard_file))
     else:
         transcript = get_transcript(run)
@@ -163,7 +163,8 @@ def storyboard_in(run: Run) -> Storyboard:
             seeded = [replace(s, seed=scene_seed(request.seed, s.motif or s.index)) for s in storyboard.scenes]
             storyboard = replace(storyboard, scenes=seeded)
     storyboard = read_form(storyboard, audio, timings)  # a storyboard made before sections, or a section cleared
-    check_storyboard_pictures(run, storyboard)  # (a --storyboard file's again: it may have been saved since the check)
+    if not request.storyboard_file:  # a file's pictures were checked before any work (musicvid.prepare)
+        check_storyboard_pictures(run, storyboard)
 
     if any(not s.prompt.strip() for s in storyboard.scenes):
         run.go_on()

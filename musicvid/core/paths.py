@@ -1,0 +1,89 @@
+"""Paths as the system takes them and as a run records them, checked before any work: a name the file system
+cannot take (over 255 bytes, a path over 4,096), a folder without search permission, and a path whose absolute form
+is not UTF-8 (a byte of Latin-1 in a folder's name), which the run's records (outputs.json, report.json) cannot hold.
+Each is refused in one sentence that names the path, shortened."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from musicvid.core.errors import UserError
+
+SHOWN_CHARS = 40  # of a long path, a message shows this many characters at each end
+# What pathlib's exists() and is_file() read as "nothing there"; any other error is the system refusing the path.
+NOTHING_THERE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
+
+
+def shown(path: str | os.PathLike) -> str:
+    """`path` as a message shows it: printable (a byte that is not UTF-8 as \\xNN), and its first and last
+    SHOWN_CHARS characters where it is longer (a path of 4 KB is no sentence)."""
+    text = printable(os.fspath(path))
+    return text if len(text) <= 2 * SHOWN_CHARS + 1 else f"{text[:SHOWN_CHARS]}…{text[-SHOWN_CHARS:]}"
+
+
+def printable(text: str) -> str:
+    """`text` with the surrogates that stand for bytes that are not UTF-8 written as \\xNN (other lone ones as
+    \\udNNN): printed as they are, they stop the print."""
+    try:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def probe(path: Path, what: str) -> os.stat_result | None:
+    """`path`'s status, links followed; None where nothing is there. An error of the system (a name over 255 bytes, a
+    folder on the way without search permission) is refused, naming `what` and the path: pathlib raises it from
+    exists(), is_file() and is_dir()."""
+    try:
+        return os.stat(path)
+    except OSError as error:
+        if error.errno in NOTHING_THERE:
+            return None
+        raise UserError(f"cannot use {what} {shown(path)}: {error.strerror or type(error).__name__}") from None
+
+
+def exists(path: Path, what: str) -> bool:
+    return probe(path, what) is not None
+
+
+def is_folder(path: Path, what: str) -> bool:
+    status = probe(path, what)
+    return status is not None and stat.S_ISDIR(status.st_mode)
+
+
+def check_recordable(path: Path, what: str) -> None:
+    """Refuse `path` where its absolute form, or the one its links lead to, holds a byte that is not UTF-8: the run
+    records outputs and songs by it (outputs.json, report.json), and JSON in UTF-8 cannot hold it."""
+    for full in (os.path.abspath(path), os.path.realpath(path)):  # (realpath: no error, a loop included)
+        try:
+            full.encode("utf-8")
+        except UnicodeEncodeError as error:
+            start = full.rfind(os.sep, 0, error.start) + 1
+            end = full.find(os.sep, error.start)
+            part = full[start:] if end < 0 else full[start:end]
+            named = f"the name {shown(part)}" if end < 0 else f"the folder {shown(part)}"
+            raise UserError(
+                f"{what} {shown(path)}: {named} in its full path {shown(full)} is not UTF-8, which musicvid's "
+                "records cannot hold: rename it in UTF-8, or give another path"
+            ) from None
+
+
+def resolved(path: Path) -> Path:
+    """`path` made absolute, its links followed; a loop of symbolic links is refused in one sentence."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # a loop: RuntimeError up to Python 3.12, OSError since
+        raise UserError(f"{shown(path)} leads into a loop of symbolic links") from None
+
+
+def kind_of(path: Path) -> str | None:
+    """What is at `path`, links followed: "file", "folder" or "special file" (a pipe, a device); None where
+    nothing is."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "special file"
