@@ -1,6 +1,7 @@
 """Storyboard planning invariants and the checks on a user's storyboard file."""
 
 import copy
+import json
 import logging
 
 import pytest
@@ -158,4 +159,9 @@ def test_a_storyboard_that_is_not_json_is_refused(tmp_path):
     path = tmp_path / "storyboard.json"
     path.write_text("{not json")
     with pytest.raises(UserError, match="not valid JSON"):
+        load_storyboard(path)
+    # a key given twice (an edit typed above the old line): one of the two would be ignored
+    text = json.dumps(valid_board()).replace('"prompt":', '"prompt": "mine", "prompt":', 1)
+    path.write_text(text)
+    with pytest.raises(UserError, match=f"^storyboard {path} gives the key 'prompt' twice in one object"):
         load_storyboard(path)

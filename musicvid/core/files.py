@@ -377,8 +377,16 @@ def parse_json(text: str, what: str) -> Any:
     def number(token: str) -> int | float:  # (named by the line of its first appearance)
         return file_number(token, f"{what} line {text.count(chr(10), 0, max(0, text.find(token))) + 1}")
 
+    def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:  # a key given twice: one of its edits would be ignored
+        found = dict(pairs)
+        if len(found) < len(pairs):
+            seen: set[str] = set()
+            twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+            raise UserError(f"{what} gives the key {twice!r} twice in one object: keep the one meant")
+        return found
+
     try:
-        parsed = json.loads(text, parse_int=number, parse_float=number, parse_constant=number)
+        parsed = json.loads(text, parse_int=number, parse_float=number, parse_constant=number, object_pairs_hook=once)
         json.dumps(parsed, ensure_ascii=False).encode("utf-8")  # a lone surrogate ("\ud800") is no character
     except json.JSONDecodeError as e:
         raise UserError(f"{what} is not valid JSON: {e}") from None
