@@ -3,6 +3,7 @@ options out of range or beyond the cluster, entries that name no file, malformed
 sentence before any render (no song is rendered here), and a Ray job leaves this machine with absolute paths."""
 
 import fcntl
+import unicodedata
 
 import pytest
 
@@ -40,6 +41,16 @@ def test_a_preview_and_another_rows_video_of_one_file_are_told_apart_at_planning
     (tmp_path / "a.csv").write_text("path,preview\nx.wav,yes\nx.preview.wav,no\n")  # automatic names: hashed
     names = [job.output.name.casefold() for job in planned(tmp_path / "a.csv")]
     assert len(set(names)) == 2 and "x.preview.mp4" not in names, names
+
+
+def test_two_songs_named_alike_but_for_the_form_of_an_accent_get_files_of_their_own(tmp_path):
+    """ "Café" as one character and as "e" and its accent are one name on macOS: the rows' videos are told apart."""
+    composed, decomposed = "Caf\u00e9", "Cafe\u0301"
+    make_tone(tmp_path / f"{composed}.wav", 1)
+    make_tone(tmp_path / f"{decomposed}.wav", 1)
+    (tmp_path / "a.csv").write_text(f"path\n{composed}.wav\n{decomposed}.wav\n")
+    names = [unicodedata.normalize("NFC", job.output.name).casefold() for job in planned(tmp_path / "a.csv")]
+    assert len(set(names)) == 2, names
 
 
 def test_a_ray_job_leaves_this_machine_with_every_path_absolute(tmp_path, monkeypatch):

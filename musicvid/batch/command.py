@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,8 +87,14 @@ class Naming:
         return video_name(self.stem, self.job.settings.preview, self.suffix)
 
     def files(self) -> set[str]:
-        """What the job writes in -o, as a case-insensitive file system tells names apart."""
-        return {path.name.casefold() for path in self.job.settings.outputs(Path(self.file_name()))}
+        """What the job writes in -o, as a file system that ignores case and Unicode's forms tells names apart."""
+        return {folded(path.name) for path in self.job.settings.outputs(Path(self.file_name()))}
+
+
+def folded(name: str) -> str:
+    """A name as file systems that ignore case (Windows, macOS) and the forms of an accented letter (macOS: "é" as one
+    character or as "e" and its accent) tell it apart."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def clash(namings: list[Naming]) -> bool:
@@ -95,7 +102,7 @@ def clash(namings: list[Naming]) -> bool:
     (with --workdir they would share a work directory), or two would write one file."""
     songs: dict[str, set[Path]] = {}
     for naming in namings:
-        songs.setdefault(naming.stem.casefold(), set()).add(naming.job.request.song.resolve())
+        songs.setdefault(folded(naming.stem), set()).add(naming.job.request.song.resolve())
     files = [name for naming in namings for name in naming.files()]
     return any(len(same) > 1 for same in songs.values()) or len(files) != len(set(files))
 
@@ -105,7 +112,7 @@ def by_name(namings: list[Naming]) -> list[list[Naming]]:
     x.preview.mp4), so that clashes are told by the files written."""
     groups: list[tuple[set[str], list[Naming]]] = []
     for naming in namings:
-        keys = {"stem:" + naming.stem.casefold(), *naming.files()}
+        keys = {"stem:" + folded(naming.stem), *naming.files()}
         meeting = [group for group in groups if group[0] & keys]
         merged = (keys.union(*(group[0] for group in meeting)), [n for group in meeting for n in group[1]] + [naming])
         groups = [group for group in groups if all(group is not m for m in meeting)] + [merged]
@@ -124,7 +131,7 @@ def name_outputs(namings: list[Naming], playlist: Path) -> None:
         if clash(group):
             first, second = sorted(group, key=lambda naming: not naming.named)[:2]
             shared = sorted(first.files() & second.files())  # of two stems: a preview's and another video's
-            one_stem = first.stem.casefold() == second.stem.casefold() or not shared
+            one_stem = folded(first.stem) == folded(second.stem) or not shared
             what = f"would both be named {first.stem}" if one_stem else f"would both write {shared[0]}"
             raise UserError(
                 f"{first.job.where(playlist)} and {second.job.label} {what} in -o: give each row an output of its own"
@@ -152,7 +159,7 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
             stem, suffix = output_file_name(entry.output) if entry.output else (None, ".mp4")
         except UserError as e:
             raise UserError(f"{where}: {e}") from None
-        same, named = (resolved(job.request), job.settings), (stem + suffix).casefold() if stem else None
+        same, named = (resolved(job.request), job.settings), folded(stem + suffix) if stem else None
         earlier = first.get((same, named))
         if earlier is not None:
             job.same_as = earlier.number
