@@ -124,12 +124,14 @@ def test_whisper_is_planned_where_it_runs_by_what_the_lyrics_file_holds(capsys, 
     timed.write_text("[00:00.50] a line\n[00:01.50] another line\n")
     plain.write_text("a line\nanother line\n")
     stages = {}
-    for lyrics in (timed, plain):
-        plan = planned(capsys, song, "--lyrics", str(lyrics), "--separate-vocals", "--gpu-memory", "24")
+    for lyrics, vocals in ((timed, ()), (plain, ("--separate-vocals",))):
+        plan = planned(capsys, song, "--lyrics", str(lyrics), *vocals, "--gpu-memory", "24")
         stages[lyrics.name] = [stage["stage"] for stage in plan["stages"]]
         parts = {model["part"] for stage in plan["stages"] for model in stage["models"]}
         assert ("separator" in parts) == (lyrics is plain), parts
     assert stages == {"timed.txt": ["elaborate", "pictures"], "plain.txt": ["transcribe", "elaborate", "pictures"]}
+    code, _, err = run(capsys, "plan", song, "--lyrics", timed, "--separate-vocals")  # it would do nothing
+    assert code == 2 and "--separate-vocals does nothing with timed lyrics" in err
 
 
 def test_a_6_gb_budget_offloads_and_half_a_gb_is_refused_in_one_sentence(capsys, song):

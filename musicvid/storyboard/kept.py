@@ -4,7 +4,7 @@ records each version it wrote) or what the run itself read and built on. A perso
 never lost:
 
 - made anew for other settings, or another --storyboard rendered into the work directory: the edited file is set
-  aside first, as storyboard.edited-<n>.json, and the run says where;
+  aside first, under a numbered name beside it (set_aside), and the run says where;
 - edited while the run draws: the run's picks are not saved over it (the next run picks again), said once.
 """
 
