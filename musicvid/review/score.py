@@ -42,8 +42,9 @@ from musicvid.pictures.keyframe_candidates import kept_seed
 from musicvid.pictures.schedule import FrameSchedule, frame_schedule
 from musicvid.pictures.scores import SceneScores, lyric_of, score_keyframes
 from musicvid.review.chart import write_chart
+from musicvid.review.checks import check_folder, check_length, check_pictures, picture_size
 from musicvid.review.sheet import write_contact_sheet
-from musicvid.review.timing import beat_alignment, lyric_timing
+from musicvid.review.timing import beat_alignment, lyric_timing, song_onsets
 from musicvid.settings.geometry import DRAWN_FPS
 from musicvid.settings.presets import TINY
 from musicvid.settings.render import RenderSettings
@@ -52,27 +53,26 @@ from musicvid.storyboard.board import Storyboard, load_storyboard
 from vipe_core.atomic import write_json
 
 FPS = RenderSettings.fields()["fps"]  # what --fps takes, and a recorded rate is checked as
+MAX_TIMINGS_BYTES = 16 * 2**20  # a render's timings.json is kilobytes
 RANDOM_WEIGHTS = "random weights: a check of the mechanics, not a measure of quality"
 
 
 def open_render(root: Path) -> tuple[Workdir, Storyboard]:
     """The work directory at `root` and its storyboard, or one sentence saying why there is none."""
-    workdir = Workdir(root)
-    if root.exists() and not root.is_dir():
-        raise UserError(
-            f"work directory {root} is a file, not a folder: give the folder a render worked in (--workdir)"
-        )
-    if not root.is_dir():
-        raise UserError(f"work directory {root} does not exist: give the folder a render worked in (--workdir)")
-    workdir.check()  # musicvid's, its files of their kinds: score.json, score.png and the sheet replace only ours
+    workdir = check_folder(root)
     if not workdir.storyboard.is_file():
         raise UserError(f"work directory {root} holds no storyboard.json: render a song into it first")
-    return workdir, load_storyboard(workdir.storyboard)
+    storyboard = load_storyboard(workdir.storyboard)
+    check_length(storyboard, workdir.storyboard)
+    return workdir, storyboard
 
 
 def render_timings(workdir: Workdir) -> dict[str, Any]:
-    """The render's timings.json; empty where there is none, or an unreadable one (then nothing is checked)."""
+    """The render's timings.json; empty where there is none, or an unreadable one (then nothing is checked).
+    check_folder has found it a file, if anything; one larger than any render writes is not read whole."""
     try:
+        if workdir.timings.stat().st_size > MAX_TIMINGS_BYTES:
+            return {}
         timings = json.loads(workdir.timings.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
@@ -83,7 +83,7 @@ def render_scorer(root: Path) -> str | None:
     """The scorer the render in `root` used, as its records say: timings.json's, else the one its storyboard's
     picks name (`storyboard --keyframes` writes no timings.json); checked as --scorer is. None where neither
     names one: then the preset's."""
-    workdir = Workdir(root)
+    workdir = check_folder(root)  # before any of its files is read
     models = render_timings(workdir).get("models")
     scorer = models.get("scorer") if isinstance(models, dict) else None
     name = scorer.get("name") if isinstance(scorer, dict) else None
@@ -145,12 +145,8 @@ def render_schedule(workdir: Workdir, storyboard: Storyboard, fps: float) -> Fra
 
 
 def score_scenes(scorer: Scorer, storyboard: Storyboard, workdir: Workdir, shown: list[int]) -> dict[int, SceneScores]:
-    """The scores of each shown scene whose keyframe is on disk, by scene index."""
+    """The scores of each shown scene whose keyframe is on disk (one at least: check_pictures), by scene index."""
     drawn = [i for i in shown if workdir.keyframe(i).is_file()]
-    if not drawn:
-        raise UserError(
-            f"work directory {workdir.root} holds no keyframes: render it (or storyboard --keyframes) first"
-        )
     scenes = [storyboard.scenes[i] for i in drawn]
     pictures = [load_picture(workdir.keyframe(i)) for i in drawn]
     scores = score_keyframes(scorer, pictures, [s.prompt for s in scenes], [lyric_of(s) for s in scenes])
@@ -190,7 +186,8 @@ def step_changes(pictures: Iterator[np.ndarray]) -> np.ndarray:
 
 
 def morph_smoothness(workdir: Workdir, schedule: FrameSchedule) -> list[dict[str, Any]]:
-    """Each morph's steps from its keyframe to the next, as far as its frames are on disk."""
+    """Each morph's steps from its keyframe to the next, as far as its frames are on disk and of its keyframe's
+    size."""
     morphs = []
     for segment in schedule.segments:
         if segment.target is None:
@@ -201,6 +198,11 @@ def morph_smoothness(workdir: Workdir, schedule: FrameSchedule) -> list[dict[str
         missing = sum(not path.is_file() for path in paths)
         if missing:  # a preview crossfades keyframes, and a render that stopped left some undrawn
             morphs.append({**row, "missing_frames": missing})
+            continue
+        sizes = [picture_size(path) for path in paths]
+        stale = sum(size != sizes[0] for size in sizes)
+        if stale:  # drawn at another --size than its keyframe (storyboard --keyframes since): not of this morph
+            morphs.append({**row, "stale_frames": stale})
             continue
         changes = step_changes(load_picture(path) for path in paths)
         total = float(changes.sum())
@@ -241,9 +243,10 @@ def rounded(value: Any, digits: int = 4) -> Any:
 
 
 def quality_report(
-    workdir: Workdir, storyboard: Storyboard, scorer: Scorer, fps: float | None = None
+    workdir: Workdir, storyboard: Storyboard, scorer: Scorer, onsets: np.ndarray | str, fps: float | None = None
 ) -> tuple[dict[str, Any], dict[int, SceneScores]]:
-    """The report of the render in `workdir`, and the keyframes' scores by scene (`fps`: --fps, drawn_rate)."""
+    """The report of the render in `workdir`, and the keyframes' scores by scene (`onsets`: song_onsets; `fps`:
+    --fps, drawn_rate)."""
     fps, rate_from = drawn_rate(workdir, fps)
     schedule = render_schedule(workdir, storyboard, fps)
     scores = score_scenes(scorer, storyboard, workdir, schedule.shown_scenes)
@@ -252,7 +255,7 @@ def quality_report(
         report["note"] = RANDOM_WEIGHTS
     report["scenes"] = scene_rows(storyboard, scores)
     report["smoothness"] = morph_smoothness(workdir, schedule)
-    report["beat_alignment"] = beat_alignment(storyboard, schedule)
+    report["beat_alignment"] = beat_alignment(storyboard, schedule, onsets)
     report["lyric_timing"] = lyric_timing(workdir, storyboard)
     report["summary"] = summary(report)
     return rounded(report), scores
@@ -264,10 +267,11 @@ def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) 
     (no render changes it) while it is read. `fps`: --fps (its range checked by the command line), for a render
     whose timings.json has no rate."""
     workdir, storyboard = open_render(root)
-    with workdir.held():
-        render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0])  # refused before the scorer loads
+    with workdir.held():  # what can be refused is, before the scorer loads
+        onsets = song_onsets(storyboard, str(workdir.storyboard))  # (its duration checked, before it sizes anything)
+        check_pictures(workdir, render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0]))
         with registry.use("scorer") as scorer:
-            report, scores = quality_report(workdir, storyboard, scorer, fps)
+            report, scores = quality_report(workdir, storyboard, scorer, onsets, fps)
         write_json(workdir.score_report, report)
         write_chart(workdir.score_chart, report, summary_text(report).splitlines())
         write_contact_sheet(storyboard, workdir, list(scores), scores)

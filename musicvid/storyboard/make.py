@@ -179,9 +179,9 @@ def storyboard_in(run: Run) -> Storyboard:
                 quiet=request.quiet,
             )
     if not run.storyboard_is_input:
-        storyboard = replace(
-            storyboard, audio=replace(storyboard.audio, path=info.path, sha256=info.sha256)
-        )  # this song's
+        # this song's, by its absolute path: `score` may run from another folder
+        song = str(Path(info.path).resolve())
+        storyboard = replace(storyboard, audio=replace(storyboard.audio, path=song, sha256=info.sha256))
         write_storyboard(run, storyboard, built_on)
     return storyboard
 

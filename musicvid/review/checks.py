@@ -1,0 +1,71 @@
+"""What `musicvid score` checks before its scorer loads (the default CLIP ViT-L is 1.7 GB), each refusal one
+sentence: the work directory, its files' kinds and that it is musicvid's, before any of its files is read; a
+storyboard no longer than the longest song taken; the shown keyframes drawn, and every picture it will read whole."""
+
+from __future__ import annotations
+
+from itertools import chain
+from pathlib import Path
+
+from PIL import Image
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import MAX_SONG_SECONDS
+from musicvid.core.workdir import Workdir
+from musicvid.pictures.schedule import FrameSchedule
+from musicvid.storyboard.board import Storyboard
+
+
+def check_folder(root: Path) -> Workdir:
+    """The work directory at `root`, or one sentence saying why it is none. Its files are not read here: a FIFO
+    as timings.json would hang the read, and a link to /dev/zero fill the memory (check_kinds refuses both)."""
+    workdir = Workdir(root)
+    if root.exists() and not root.is_dir():
+        raise UserError(
+            f"work directory {root} is a file, not a folder: give the folder a render worked in (--workdir)"
+        )
+    if not root.is_dir():
+        raise UserError(f"work directory {root} does not exist: give the folder a render worked in (--workdir)")
+    workdir.check()  # musicvid's, its files of their kinds: score.json, score.png and the sheet replace only ours
+    return workdir
+
+
+def check_length(storyboard: Storyboard, source: Path) -> None:
+    """Refuse a storyboard longer than any song a render takes (an edited duration): its duration sizes the
+    frame schedule and the onsets' chance baseline."""
+    if storyboard.duration > MAX_SONG_SECONDS:
+        raise UserError(
+            f"storyboard {source} is for audio of {storyboard.duration:.2f} s, longer than the "
+            f"{MAX_SONG_SECONDS / 60:g} minutes a render takes: render the song again"
+        )
+
+
+def is_whole(path: Path) -> bool:
+    """Whether the picture at `path` opens and its data checks out (PNG: every chunk's CRC, to its end)."""
+    try:
+        with Image.open(path) as image:
+            image.verify()
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError):
+        return False
+    return True
+
+
+def picture_size(path: Path) -> tuple[int, int]:
+    """Width × height, from the picture's header (check_pictures has found it whole)."""
+    with Image.open(path) as image:
+        return image.size
+
+
+def check_pictures(workdir: Workdir, schedule: FrameSchedule) -> None:
+    """Refuse a render with none of its shown keyframes drawn, or with a damaged picture among the keyframes and
+    morph frames the report reads. A frame not on disk is no refusal: the report counts it (missing_frames)."""
+    drawn = [workdir.keyframe(i) for i in schedule.shown_scenes if workdir.keyframe(i).is_file()]
+    if not drawn:
+        raise UserError(
+            f"work directory {workdir.root} holds no keyframes: render it (or storyboard --keyframes) first"
+        )
+    morphs = (segment for segment in schedule.segments if segment.target is not None)
+    frames = (workdir.frame(k) for segment in morphs for k in range(segment.first + 1, segment.end))
+    for path in chain(drawn, frames):
+        if path.is_file() and not is_whole(path):
+            raise UserError(f"{path} is damaged: render {workdir.root} again to redraw it")
