@@ -1,8 +1,10 @@
 """`musicvid plan SONG [options] [--gpu-memory GB] [--json]`: the memory plan of a render (musicvid.memory.plan),
-printed before any work. It reads the song's length from its header alone (nothing is decoded), counts the
-models from their published architectures (nothing is loaded or downloaded), and plans for --gpu-memory, else
-for the memory free on this machine's CUDA device, else for a card of DEFAULT_GPU_GB. A render that cannot fit
-is refused in one sentence (exit 2), as the render itself would refuse it."""
+printed before any work. It checks what a render checks before its work (musicvid.prepare.check_before_work: the
+options against the models, the inputs, the work directory; nothing is written), reads the song's length from its
+header (its sound decoded only where the header cannot say: a video's container may run on after its song), counts
+the models from their published architectures (nothing is loaded or downloaded), and plans for --gpu-memory, else
+for the memory free on this machine's CUDA device, else for a card of DEFAULT_GPU_GB. What a render refuses, or a
+render that cannot fit, is refused in one sentence (exit 2), as the render itself would refuse it."""
 
 from __future__ import annotations
 
@@ -11,36 +13,45 @@ import json
 import torch
 
 from musicvid.core import ffmpeg
-from musicvid.core.audio import too_long
+from musicvid.core.audio import SAMPLE_RATE, check_length, decode
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
-from musicvid.lyrics.known import check_lyrics_file
 from musicvid.memory.plan import plan_memory, stages_before_pictures
 from musicvid.models.choose import models_of
-from musicvid.models.drawing import check_drawing_options
 from musicvid.models.loading import resolve_device
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
-from musicvid.models.scorer import check_scorer
 from musicvid.pictures.schedule import to_frame
-from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice
+from musicvid.prepare import check_before_work, check_one_frame
+from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_device_here
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 
 
-def song_seconds(request: SongRequest) -> float:
-    """The song's length as its header declares it, refused where it declares none or too much."""
+def song_seconds(request: SongRequest, fps: float) -> float:
+    """The length of the song's sound, refused as a render refuses it (too long, no audio stream, under a frame at
+    `fps`): its header's, else what its audio decodes to."""
     check_file(request.song, "audio file")
-    seconds = ffmpeg.declared_duration(request.song)
-    if seconds is None:
-        raise UserError(f"{request.song} declares no length that ffmpeg can read: is it audio?")
-    if seconds > request.max_seconds:
-        raise UserError(too_long(request.song, seconds, request.max_seconds))
+    check_length(request.song, request.max_seconds)
+    seconds = ffmpeg.declared_duration(request.song, sound=True)
+    if seconds is None:  # (a video, or no header: the render's length is its decoded sound's)
+        seconds = decode(request.song, max_seconds=request.max_seconds).size / SAMPLE_RATE
+    check_one_frame(seconds, fps)
     return seconds
 
 
+def check_device(gpu_memory: float | None, device: str) -> None:
+    """Refuse a --device this machine has not, as a render does, unless --gpu-memory plans for another machine."""
+    if gpu_memory is not None:
+        return
+    try:
+        check_device_here(device)
+    except UserError as error:
+        raise UserError(f"{error}; --gpu-memory GB plans for another machine") from None
+
+
 def budget_of(gpu_memory: float | None, device: str) -> tuple[float, str]:
-    """The budget (GB) and, in words, where it comes from."""
+    """The budget (GB) and, in words, where it comes from (a device named: one this machine has, check_device)."""
     if gpu_memory is not None:  # (checked on the command line: musicvid.settings.model_choice.check_gpu_memory)
         return gpu_memory, "--gpu-memory"
     on = resolve_device(device)
@@ -50,16 +61,19 @@ def budget_of(gpu_memory: float | None, device: str) -> tuple[float, str]:
 
 
 def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu_memory: float | None, as_json: bool):
-    seconds = song_seconds(request)
+    check_device(gpu_memory, choice.device)  # (first, as a render's registry_of)
+    models = models_of(choice)
+    # a render's checks before its work, in its sentences; no video is named, so nothing is made or written
+    checked = check_before_work(request, models, settings, output=None, video=False)
+    seconds = song_seconds(request, settings.fps)
     budget, where = budget_of(gpu_memory, choice.device)
     # planned for a GPU: the precision --precision means on CUDA
     precision = Precision.resolve(choice.precision, torch.device("cuda"))
-    models = models_of(choice)
-    scored = check_scorer(models, settings)  # counted where it loads; refused where picks need it and it cannot
-    check_drawing_options(models, settings)
-    timed = request.lyrics_file is not None and check_lyrics_file(request.lyrics_file).timed
+    timed = checked.lyrics is not None and checked.lyrics.timed
     stages = stages_before_pictures(request, timed)
-    plan = plan_memory(models, settings, precision, budget, where, **stages, scored=scored)
+    plan = plan_memory(
+        models, settings, precision, budget, where, **stages, scored=checked.scored, references=checked.references
+    )
     frames = to_frame(seconds, settings.fps)
     if as_json:
         song = {"song": str(request.song), "seconds": round(seconds, 3), "frames": frames}

@@ -6,7 +6,8 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
    the song, read where it is a file (its hash names the default work directory);
 1. the settings against the models: ViPE's context (unless given, as many lines as its checkpoint learned to read),
    the picture family's options, whether the keyframes' scorer loads, and the files the picture model draws with
-   (style LoRAs, fetched on a first run, and --fast's LoRA of its family; --fast's decoder; the IP-Adapter);
+   (style LoRAs, fetched on a first run, and --fast's LoRA of its family; --fast's decoder; the IP-Adapter), and
+   --resolution's upscaler;
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
    system takes, in folders that can be written, in no work directory, none of them an input, the video's a
    video's;
@@ -47,6 +48,7 @@ from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
+from musicvid.models.loading import check_upscaler
 from musicvid.models.names import vipe_context
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
@@ -70,6 +72,9 @@ class Checked:
     lyrics: KnownLyrics | None  # the lyrics file, as its check read it
     context_size: int  # the request's, else as many lines as the ViPE checkpoint learned to read
     storyboard: Storyboard | None = None  # the --storyboard file, as its check read it
+    # whether a scene of the storyboard the run may draw (the --storyboard file, else the work directory's own) names
+    # its own reference picture: the memory plan counts what that loads (musicvid.pictures.grouping.uses_reference)
+    references: bool = False
 
 
 def prepare(
@@ -93,7 +98,11 @@ def prepare(
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
     timed = checked.lyrics is not None and checked.lyrics.timed
-    memory = plan_on_device(registry, request, settings, checked.scored, timed, keyframes_only) if settings else None
+    memory = (
+        plan_on_device(registry, request, settings, checked.scored, timed, keyframes_only, checked.references)
+        if settings
+        else None
+    )
     settings = batched_as_planned(settings, memory) if settings else None
     offloads = stage_offloads(memory, settings) if settings else {}
     # 6. the song, decoded once (a work directory another run holds refused first: a long song takes a while)
@@ -101,10 +110,8 @@ def prepare(
         checked.workdir.check_free()
     with timings.measure("decode audio"):
         audio = load_audio(request.song, request.max_seconds)
-    if settings is not None and to_frame(audio.info.duration, settings.fps) < 1:
-        raise UserError(
-            f"the song lasts {audio.info.duration:.3f} s: at --fps {settings.fps:g} that is not one frame of video"
-        )
+    if settings is not None:
+        check_one_frame(audio.info.duration, settings.fps)
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
     return Run(
         replace(request, context_size=checked.context_size),
@@ -146,13 +153,15 @@ def check_before_work(
             compile_backend()
         scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
         check_drawing_files(models, settings, references=settings.reference is not None)
+        if settings.resolution is not None:
+            check_upscaler(models.upscaler)
     # 2. the outputs
     files = inputs_of(request, settings)
     check_outputs(outputs, files)
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
-    if settings is not None and storyboard and any(scene.reference for scene in storyboard.scenes):
+    if settings is not None and own_references(storyboard):
         check_scene_references(models)
     pictures = storyboard.picture_files() if storyboard else {}
     for what, path in pictures.items():
@@ -161,9 +170,10 @@ def check_before_work(
     files |= pictures
     if settings and settings.reference:
         check_picture(settings.reference, "reference picture")
+    references = own_references(storyboard)
     # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
     if not (request.workdir or song_there):
-        return Checked(outputs[0] if outputs else None, None, scored, lyrics, context_size, storyboard)
+        return Checked(outputs[0] if outputs else None, None, scored, lyrics, context_size, storyboard, references)
     workdir = Workdir.of_song(request.song, request.workdir)
     if request.workdir is None:  # (one given was checked first)
         check_recordable(workdir.root, "the work directory")
@@ -177,8 +187,20 @@ def check_before_work(
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
     if not request.storyboard_file and workdir.storyboard.is_file():  # edited in place: a slip refused now, not
-        load_storyboard(workdir.storyboard)  # after Whisper (its pictures, once it is known to be kept: storyboard_in)
-    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard)
+        # after Whisper (its pictures, once it is known to be kept: storyboard_in); its references may be drawn
+        references = own_references(load_storyboard(workdir.storyboard))
+    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references)
+
+
+def own_references(storyboard: Storyboard | None) -> bool:
+    """Whether a scene of `storyboard` names its own reference picture."""
+    return storyboard is not None and any(scene.reference for scene in storyboard.scenes)
+
+
+def check_one_frame(seconds: float, fps: float) -> None:
+    """Refuse a song shorter than one frame of video at `fps` (`musicvid plan` says it as a render does)."""
+    if to_frame(seconds, fps) < 1:
+        raise UserError(f"the song lasts {seconds:.3f} s: at --fps {fps:g} that is not one frame of video")
 
 
 class UnreadableSong(UserError):

@@ -13,6 +13,7 @@ has decoded (musicvid.memory.pictures).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Iterator
 
@@ -179,7 +180,10 @@ def fit(stage: str, options: Iterator[Option], usable_gb: float, beside: Pass, b
             return StagePlan(stage, option.models + beside.models, option.batches, option.offloads, peak, passes)
     how = f" even with {', '.join(option.offloads)}" if option.offloads else ""
     named = ", ".join(dict.fromkeys(f"{w.name} in {dtype_text(w.dtype)}" for w in option.models))
+    # rounded up and down to hundredths: a need never reads as 0 GB, nor what is left as less than none
+    needs = math.ceil(round(peak * 100, 6)) / 100  # (round first: 1.23 * 100 is 123.00000000000001)
+    left = math.floor(round(max(usable_gb, 0.0) * 100, 6)) / 100
     raise UserError(
-        f"the {stage} stage ({named}) needs {peak:.1f} GB of GPU memory{how}, more than the {budget} budget holds "
-        f"({usable_gb:.1f} GB once {RESERVE_GB:g} GB is kept for CUDA itself)"
+        f"the {stage} stage ({named}) needs {needs:.2f} GB of GPU memory{how}, more than the {budget} budget holds "
+        f"({f'{left:.2f} GB' if left > 0 else 'nothing'} once {RESERVE_GB:g} GB is kept for CUDA itself)"
     )

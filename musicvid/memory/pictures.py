@@ -37,13 +37,16 @@ def twins(family: str, guidance: float) -> int:
     return 2 if guidance > 1 else 1
 
 
-def denoiser_pass(family: str, name: str, settings: RenderSettings, dtype: torch.dtype) -> Callable[[int, bool], float]:
+def denoiser_pass(
+    family: str, name: str, settings: RenderSettings, dtype: torch.dtype, references: bool
+) -> Callable[[int, bool], float]:
     """The denoiser's pass (GB) on n latents, its attention sliced or not (a transformer's never is: refused);
-    klein's with a reference picture beside each (as many tokens again: the picture is covered to the drawn size)."""
+    klein's, where pictures are drawn with `references`, with one beside each (as many tokens again: the picture is
+    covered to the drawn size)."""
     size = tuple(settings.size)
     if family in FLOW_FAMILIES:
-        references = int(settings.reference is not None and family in IN_CONTEXT_REFERENCES)
-        return lambda n, sliced: act.transformer_pass_gb(name, dtype, size, n, references)
+        beside = int(references and family in IN_CONTEXT_REFERENCES)
+        return lambda n, sliced: act.transformer_pass_gb(name, dtype, size, n, beside)
     return lambda n, sliced: act.unet_pass_gb(name, dtype, size, n, sliced)
 
 
@@ -59,13 +62,21 @@ def most_pictures(settings: RenderSettings) -> int:
 
 
 def pictures_options(
-    models: ModelSet, settings: RenderSettings, precision: Precision, scored: bool, keyframes_only: bool = False
+    models: ModelSet,
+    settings: RenderSettings,
+    precision: Precision,
+    scored: bool,
+    keyframes_only: bool = False,
+    references: bool = False,
 ) -> Iterator[Option]:
     """The keyframes and the morphs, `--batch-size` at a time (morphs: none in a preview or `keyframes_only`;
     with --transitions video, those too long for the video model's clips): the ladder of
-    musicvid.memory.plan's docstring; `scored`: with the scorer held beside them."""
+    musicvid.memory.plan's docstring; `scored`: with the scorer held beside them; `references`: whether a scene of
+    the storyboard names its own reference picture (--reference counts without it)."""
     name, size, family = models.diffusion, tuple(settings.size), diffusion_family(models.diffusion)
-    by_pass = drawing_weights(models, precision, settings.fast, settings.reference is not None)
+    # a scene's own reference loads what --reference does (musicvid.pictures.grouping.uses_reference)
+    references = references or settings.reference is not None
+    by_pass = drawing_weights(models, precision, settings.fast, references)
     texts, denoiser, vae = by_pass["texts"], by_pass["denoiser"], by_pass["vae"]
     dtype = denoiser[0].dtype
     # the keyframes' scorer is loaded beside the pipeline where it loads (musicvid.pictures.keyframe_candidates), on
@@ -74,7 +85,7 @@ def pictures_options(
     decoder_kind, decoder = ("fast_decoder", models.fast_decoder) if settings.fast else ("diffusion", name)
     # (Stable Diffusion's CLIP reads 77 tokens: its pass is small beside the UNet's)
     encode = act.prompts_pass_gb(name, dtype, PROMPT_BATCH) if family in FLOW_FAMILIES else 0.0
-    denoise_gb, guided = denoiser_pass(family, name, settings, dtype), twins(family, settings.guidance)
+    denoise_gb, guided = denoiser_pass(family, name, settings, dtype, references), twins(family, settings.guidance)
     # (with --transitions video too: a morph longer than the video model's longest clip is slerped)
     morphs = not (settings.preview or keyframes_only)
     most = most_pictures(settings)  # (the keyframes are drawn in batches of it too)
@@ -82,7 +93,7 @@ def pictures_options(
 
     def option(mode: str | None, pictures: int, sliced: bool, tiled: bool) -> Option:
         chosen = switches(floor, mode, "vae-slicing" if sliced else None, "vae-tiling" if tiled else None)
-        attention = "attention-slicing" in chosen and not settings.reference  # (pipeline_for's rule)
+        attention = "attention-slicing" in chosen and not references  # (pipeline_for's rule: not with an adapter)
         denoise = act.linear(lambda n: denoise_gb(n, attention), guided * pictures)
         decoded = 1 if "vae-slicing" in chosen else pictures
         decode = act.linear(lambda n: act.decode_gb(decoder_kind, decoder, vae[0].dtype, size, n, tiled), decoded)

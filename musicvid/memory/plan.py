@@ -108,12 +108,14 @@ def plan_memory(
     elaborate: bool = True,
     scored: bool = True,
     keyframes_only: bool = False,
+    references: bool = False,
 ) -> MemoryPlan:
     """The plan of a render of `settings` with `models` in `precision`, within `budget_gb` of GPU memory (`budget`:
     where it comes from, in words); `transcribe`, `elaborate`: whether the run has those stages (a timed lyrics
     file, a storyboard skip them), `scored`: whether it loads the scorer (musicvid.models.scorer.check_scorer),
-    `keyframes_only`: whether it draws the keyframes and nothing between them (musicvid.pipeline.make_keyframes). Refuses,
-    in one sentence, a stage that cannot fit."""
+    `keyframes_only`: whether it draws the keyframes and nothing between them (musicvid.pipeline.make_keyframes),
+    `references`: whether a scene of its storyboard names its own reference picture. Refuses, in one sentence, a
+    stage that cannot fit."""
     usable, words = budget_gb - RESERVE_GB, f"{budget_gb:g} GB ({budget})"
     upscaling = settings.resolution is not None and upscaler_name(models) is not None
     # the upscaler is held from the start, and runs beside the drawing: at first at its least
@@ -125,9 +127,8 @@ def plan_memory(
         stages.append(fit("transcribe", transcribe_options(models, precision, separate_vocals), usable, held, words))
     if elaborate:
         stages.append(fit("elaborate", elaborate_options(models, precision), usable, held, words))
-    drawing_stages = [
-        fit("pictures", pictures_options(models, settings, precision, scored, keyframes_only), usable, beside, words)
-    ]
+    drawn = pictures_options(models, settings, precision, scored, keyframes_only, references)
+    drawing_stages = [fit("pictures", drawn, usable, beside, words)]
     if settings.transitions == "video" and not (settings.preview or keyframes_only):
         drawing_stages.append(
             fit("transitions", transitions_options(models, settings, precision), usable, beside, words)
@@ -183,16 +184,23 @@ def plan_on_device(
     scored: bool,
     timed_lyrics: bool,
     keyframes_only: bool = False,
+    references: bool = False,
 ) -> MemoryPlan | None:
     """The plan a render follows on `registry`'s device, within what the registry may take there (the run keeps it:
-    musicvid.run.Run.memory; `scored`: whether it loads the scorer, musicvid.models.scorer.check_scorer); None on the
+    musicvid.run.Run.memory; `scored`: whether it loads the scorer, musicvid.models.scorer.check_scorer; `references`:
+    whether a scene of its storyboard names its own reference picture, musicvid.prepare.Checked); None on the
     CPU or MPS (where memory is the machine's and nothing is planned) and where a model cannot be sized (the render
     then runs as its settings say)."""
     budget = registry.budget() if registry.device.type == "cuda" else None
     if budget is None:
         return None
     where = f"free on {torch.cuda.get_device_name(registry.device)}"
-    stages = dict(stages_before_pictures(request, timed_lyrics), scored=scored, keyframes_only=keyframes_only)
+    stages = dict(
+        stages_before_pictures(request, timed_lyrics),
+        scored=scored,
+        keyframes_only=keyframes_only,
+        references=references,
+    )
     try:
         return plan_memory(registry.models, settings, registry.precision, budget, where, **stages)
     except Unsized as unsized:

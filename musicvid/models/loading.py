@@ -252,19 +252,26 @@ def load_upscaler(name: str, device: torch.device, auto: str = REAL_ESRGAN, prec
     return model.to(dtype=auto_precision(device, precision).upscaler(model.supports_half, model.supports_bfloat16))
 
 
+def check_upscaler(name: str) -> None:
+    """Refuse, before any work, an --upscaler that is neither a file nor a hub file (org/name/file.pth) nor one of
+    musicvid's names: its load comes after the drawing. A hub file is fetched as it loads."""
+    if name in (AUTO_UPSCALER, LANCZOS, TINY):
+        return
+    path = Path(name)
+    if path.exists() and not path.is_dir():
+        check_file(path, "upscaler")  # (a named pipe would hold the read)
+    elif name.rpartition("/")[0].count("/") != 1:
+        raise UserError(f"--upscaler {name} is neither a file nor a hub file (org/name/file.pth), nor lanczos or auto")
+
+
 def _upscaler_file(name: str):
     from huggingface_hub import hf_hub_download
     from spandrel import ModelLoader
 
+    check_upscaler(name)
     path = Path(name)
-    if path.exists() and not path.is_dir():
-        check_file(path, "upscaler")  # (a named pipe would hold the read)
     if not path.is_file():
         repo, _, filename = name.rpartition("/")
-        if repo.count("/") != 1:
-            raise UserError(
-                f"--upscaler {name} is neither a file nor a hub file (org/name/file.pth), nor lanczos or auto"
-            )
         path = Path(hf_hub_download(repo, filename))
     try:  # a file that is there but holds no upscaler: no download advice, the file is the cause
         return ModelLoader().load_from_file(path)

@@ -27,6 +27,7 @@ from musicvid.core.files import check_file
 from musicvid.settings.presets import FAMILY_NAMES
 
 SUFFIX = ".safetensors"
+LEGACY_SUFFIX = ".bin"  # diffusers' pytorch_lora_weights.bin, loaded with torch.load
 HEADERS: dict[tuple, dict[str, list[int]]] = {}  # each file's header by its version (path, size, time), read once
 UNET = "model.diffusion_model."
 # SD 1.x's cross-attention reads the text encoder's last hidden states: as wide as its final LayerNorm
@@ -125,8 +126,12 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
     """A LoRA as its header says, before any work: a safetensors file that cannot be read, holds something other
     than a LoRA, or a LoRA its names say is of another family than `family` (the picture model's; None: any), is
     refused in one sentence (not once the storyboard is made and the pipeline fuses it); an older .bin is read as it
-    loads. `path` is a file, as musicvid.models.drawing.weights_file found it."""
-    if path.suffix.lower() != SUFFIX:
+    loads, and a file of any other suffix (a picture, a lyrics file) refused: the pipeline would take it for a .bin
+    after the storyboard. `path` is a file, as musicvid.models.drawing.weights_file found it."""
+    suffix = path.suffix.lower()
+    if suffix not in (SUFFIX, LEGACY_SUFFIX):
+        raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
+    if suffix != SUFFIX:
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:

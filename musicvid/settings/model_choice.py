@@ -195,6 +195,14 @@ class ModelChoice(Settings):
         affects=("keyframes", "between"),  # the pictures' keys say the dtype they were drawn in (Drawing.key)
     )
 
+    def check_together(self) -> None:
+        """A model option given empty ("" or spaces) names no model: refused, not read as left out (choose_models
+        would take the preset's, and `score --scorer ""` another scorer than the render's)."""
+        for name in MODEL_OPTIONS:
+            value = getattr(self, name)
+            if isinstance(value, str) and not value.strip():
+                raise UserError(f"--{name.replace('_', '-')} is empty: give a model's name or folder, or leave it out")
+
     def check_used(self, songs: Iterable[RenderSettings]) -> None:
         """A model option names the model of another option: naming one where no song of the run (a render's, or
         any row's of a batch) has that option would do nothing, and a person who meant the other would not know."""
@@ -207,6 +215,14 @@ class ModelChoice(Settings):
         ):
             if getattr(self, option) is not None and not any(acts(song) for song in songs):
                 raise UserError(f"--{option.replace('_', '-')} only acts with {needs}: give both, or neither")
+
+
+# The options that name a model by any name (--models and --asr take one of their choices: refused by those).
+MODEL_OPTIONS = tuple(
+    f.name
+    for f in ModelChoice.fields().values()
+    if f.metadata["group"] == "models" and f.metadata["choices"] is None and f.name != "models"
+)
 
 
 def check_gpu_memory(gpu_memory: float | None) -> None:
