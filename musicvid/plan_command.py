@@ -21,8 +21,8 @@ from musicvid.models.choose import models_of
 from musicvid.models.loading import resolve_device
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
-from musicvid.pictures.schedule import to_frame
-from musicvid.prepare import check_before_work, check_one_frame
+from musicvid.pictures.schedule import check_one_frame, to_frame
+from musicvid.prepare import check_before_work
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_device_here
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest

@@ -43,7 +43,7 @@ from musicvid.core.files import (
     same_file,
 )
 from musicvid.core.outputs import check_outputs, check_replaceable, named_file
-from musicvid.core.paths import check_recordable, probe, shown
+from musicvid.core.paths import check_paths, check_recordable, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
@@ -53,7 +53,7 @@ from musicvid.models.names import vipe_context
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
 from musicvid.models.timing import Timings
-from musicvid.pictures.schedule import to_frame
+from musicvid.pictures.schedule import check_one_frame
 from musicvid.pictures.switches import compile_backend
 from musicvid.run import Run
 from musicvid.settings.presets import ModelSet
@@ -142,7 +142,8 @@ def check_before_work(
     is beside the song where None."""
     written = (output or default_output(request, settings)) if video else None
     outputs = settings.outputs(named_file(written)) if written else []
-    check_paths(request, settings, outputs)
+    files = inputs_of(request, settings)
+    check_paths(files, outputs, request.workdir)
     song_there = readable_song(request.song)  # (first: in a song's folder without search permission, its outputs too)
     # 1. the settings against the models
     context_size = request.context_size if request.context_size is not None else vipe_context(models.vipe)
@@ -156,7 +157,6 @@ def check_before_work(
         if settings.resolution is not None:
             check_upscaler(models.upscaler)
     # 2. the outputs
-    files = inputs_of(request, settings)
     check_outputs(outputs, files)
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
@@ -197,12 +197,6 @@ def own_references(storyboard: Storyboard | None) -> bool:
     return storyboard is not None and any(scene.reference for scene in storyboard.scenes)
 
 
-def check_one_frame(seconds: float, fps: float) -> None:
-    """Refuse a song shorter than one frame of video at `fps` (`musicvid plan` says it as a render does)."""
-    if to_frame(seconds, fps) < 1:
-        raise UserError(f"the song lasts {seconds:.3f} s: at --fps {fps:g} that is not one frame of video")
-
-
 class UnreadableSong(UserError):
     """A song that is there and cannot be read: a batch reports its row as failed at its turn, as a missing one."""
 
@@ -222,16 +216,6 @@ def readable_song(song: Path) -> bool:
     except OSError as error:
         raise UnreadableSong(f"cannot read {shown(song)}: {error.strerror}") from None
     return True
-
-
-def check_paths(request: SongRequest, settings: RenderSettings | None, outputs: list[Path]) -> None:
-    """Refuse, first, a path the run records (the song, the files it reads, the outputs, the work directory) whose
-    absolute form is not UTF-8: its records could not be written after the work (musicvid.core.paths)."""
-    named = [(f"the {what}", path) for what, path in inputs_of(request, settings).items()]
-    named += [("output", path) for path in outputs]
-    named += [("--workdir", request.workdir)] if request.workdir else []
-    for what, path in named:
-        check_recordable(path, what)
 
 
 def default_output(request: SongRequest, settings: RenderSettings) -> Path:

@@ -71,6 +71,17 @@ def check_recordable(path: Path, what: str) -> None:
             ) from None
 
 
+def check_paths(files: dict[str, Path], outputs: list[Path], workdir: Path | None) -> None:
+    """Refuse, first, a path the run records (the song and the `files` it reads, by what each is; the outputs; the
+    work directory) whose absolute form is not UTF-8: its records could not be written after the work
+    (check_recordable)."""
+    named = [(f"the {what}", path) for what, path in files.items()]
+    named += [("output", path) for path in outputs]
+    named += [("--workdir", workdir)] if workdir else []
+    for what, path in named:
+        check_recordable(path, what)
+
+
 def resolved(path: Path) -> Path:
     """`path` made absolute, its links followed; a loop of symbolic links is refused in one sentence."""
     try:

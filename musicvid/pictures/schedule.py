@@ -16,10 +16,18 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+from musicvid.core.errors import UserError
+
 
 def to_frame(seconds: float, fps: float) -> int:
     """Nearest frame, halves rounded up (with a little slack for floating-point time stamps)."""
     return math.floor(seconds * fps + 0.5 + 1e-9)
+
+
+def check_one_frame(seconds: float, fps: float) -> None:
+    """Refuse a song under one frame of video at `fps` (to_frame(seconds, fps) < 1): no video can be made of it."""
+    if to_frame(seconds, fps) < 1:
+        raise UserError(f"the song lasts {seconds:.3f} s: at --fps {fps:g} that is not one frame of video")
 
 
 @dataclass(frozen=True)
