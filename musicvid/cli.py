@@ -116,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Options that only make a storyboard: beside --storyboard, whose scenes are made, they would do nothing.
-MAKING_ONLY = ("break_seconds", "bars_per_scene", "separate_vocals")
+# Options that only make a storyboard (the title and artist ViPE reads: a storyboard file holds its own): beside
+# --storyboard, whose scenes are made, they would do nothing.
+MAKING_ONLY = ("title", "artist", "break_seconds", "bars_per_scene", "separate_vocals")
 
 
 def song_request(args) -> SongRequest:

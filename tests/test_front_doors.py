@@ -250,6 +250,8 @@ def test_an_option_that_would_do_nothing_beside_a_storyboard_or_timed_lyrics_is_
 
     with pytest.raises(UserError, match="^--break, --bars-per-scene only acts where a storyboard is made, not with"):
         request("--storyboard", str(board), "--break", "2", "--bars-per-scene", "8")
+    with pytest.raises(UserError, match="^--title only acts where a storyboard is made"):  # the file holds its own
+        request("--storyboard", str(board), "--title", "Another")
     with pytest.raises(UserError, match="^--separate-vocals does nothing with timed lyrics"):
         request("--lyrics", str(timed), "--separate-vocals")
     assert request("--lyrics", str(plain), "--separate-vocals").separate_vocals  # Whisper aligns plain lyrics
