@@ -2,6 +2,7 @@
 standard output that is full, the current folder gone, a quota or a file size limit where the disk is not full, an
 ffmpeg a signal stopped."""
 
+import contextlib
 import errno
 import os
 import signal
@@ -10,7 +11,7 @@ import sys
 
 import pytest
 
-from musicvid.cli import disk_full
+from musicvid.cli import disk_full, main
 from musicvid.core import ffmpeg
 from tests.helpers import make_tone
 
@@ -26,20 +27,29 @@ def musicvid(*argv, **how) -> subprocess.Popen:
     return subprocess.Popen(command, **{"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **how})
 
 
-def test_a_reader_that_went_away_ends_the_run_quietly_as_a_unix_tool(song):
-    # the plan's table, printed once the work is done, to a pipe nobody reads
-    process = musicvid("plan", song, "--models", "tiny", "--gpu-memory", "24")
-    process.stdout.close()
-    _, err = process.communicate(timeout=120)
-    assert process.returncode == 128 + signal.SIGPIPE and err.decode() == ""
+def planned_into(stdout, capsys, song) -> tuple[int, str]:
+    """`musicvid plan` of `song` (its table printed once the work is done) with `stdout` as standard output: its
+    exit code and what it said on standard error."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdout", stdout)
+        code = main(["plan", str(song), "--models", "tiny", "--gpu-memory", "24"])
+    return code, capsys.readouterr().err
 
 
-def test_a_full_standard_output_is_said_as_such_not_as_the_disk(song):
-    with open("/dev/full", "wb") as full:
-        process = musicvid("plan", song, "--models", "tiny", "--gpu-memory", "24", stdout=full)
-        _, err = process.communicate(timeout=120)
-    assert process.returncode == 1
-    assert err.decode() == "musicvid: the work is done, but standard output is full\n"
+def test_a_reader_that_went_away_ends_the_run_quietly_as_a_unix_tool(song, capsys):
+    read, write = os.pipe()
+    os.close(read)  # nobody reads the table
+    with os.fdopen(write, "w") as pipe:
+        assert planned_into(pipe, capsys, song) == (128 + signal.SIGPIPE, "")
+
+
+def test_a_full_standard_output_is_said_as_such_not_as_the_disk(song, capsys):
+    full = open("/dev/full", "w")
+    try:
+        assert planned_into(full, capsys, song) == (1, "musicvid: the work is done, but standard output is full\n")
+    finally:
+        with contextlib.suppress(OSError):  # (what it could not take is still in its buffer)
+            full.close()
 
 
 def test_a_current_folder_that_is_gone_is_one_sentence_before_any_library_is_loaded(song, tmp_path):

@@ -213,3 +213,12 @@ def test_a_work_directory_that_cannot_be_made_leaves_no_folder_above_it(tmp_path
         with Workdir(root).held():
             pass
     assert files_under(tmp_path) == []
+
+
+def test_a_run_started_inside_a_work_directory_is_refused_not_nested(capsys, tmp_path, monkeypatch, song):
+    held = tmp_path / "wd"
+    held.mkdir()
+    (held / ".musicvid-lock").write_text("")  # a work directory of musicvid's
+    monkeypatch.chdir(held)  # the default work directory would be made inside it
+    assert "lies in the work directory" in refused(capsys, "storyboard", song)
+    assert sorted(p.name for p in held.iterdir()) == [".musicvid-lock"]

@@ -255,11 +255,18 @@ class Workdir:
     def check(self) -> None:
         """Refuse, before any work, a work directory that cannot be one: a path the system refuses (a name too long,
         a folder without search permission: musicvid.core.paths.probe), a file, a read-only folder, a folder that is
-        not musicvid's (check_ours), or one whose files are not of their kind (check_kinds)."""
+        not musicvid's (check_ours), one whose files are not of their kind (check_kinds), or one inside another work
+        directory (a run started from inside one: that one holds musicvid's own files alone)."""
         path = self.root
         existing = next((p for p in (path, *path.parents) if exists(p, "work directory")), None)
         if existing is None:
             return
+        above = next((p for p in resolved(path).parents if is_work_directory(p)), None)
+        if above is not None:
+            raise UserError(
+                f"work directory {path} lies in the work directory {above}, which holds musicvid's own files alone: run "
+                "from another folder, or give --workdir outside it"
+            )
         if not is_folder(existing, "work directory"):
             where = "is a file" if existing == path else f"lies under {existing}, which is a file"
             raise UserError(f"work directory {path} {where}: give --workdir a folder")
