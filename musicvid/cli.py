@@ -10,7 +10,6 @@ import errno
 import logging
 import os
 import signal
-import stat
 import sys
 import threading
 from importlib.metadata import entry_points
@@ -243,21 +242,30 @@ FULL = {
 
 def disk_full(error: OSError) -> str:
     """What a full disk (or a quota, a size limit: FULL) stopped: the file being written, named as its artifact where
-    it was our temporary; standard output, where it is a device that takes nothing (/dev/full)."""
+    it was our temporary."""
     again = "; free some space and run the same command again to continue"
     if not error.filename:
-        device = stat.S_ISCHR(os.fstat(sys.stdout.fileno()).st_mode)  # (a terminal is never full)
-        return "the work is done, but standard output is full" if device else FULL[error.errno] + again
+        return FULL[error.errno] + again
     path = Path(os.fsdecode(error.filename))
     written = path.with_name(temporary[1]) if (temporary := temporary_of(path)) else path
     return f"{FULL[error.errno]}, where {written} was being written{again}"
 
 
-def _reader_gone() -> int:
-    """Our standard output's reader went away (`| head`): as a Unix tool, go quietly; what is left to print goes
-    nowhere (else Python's own flush at exit would fail again)."""
+def _printed(code: int) -> int:
+    """A command's exit code once what it printed last is written. A reader that went away (`| head`) ends the run
+    quietly, as a Unix tool; a standard output that takes nothing more (/dev/full) is said as such, not as the disk
+    the work was written to. Either way, what is left to print then goes nowhere (else Python's own flush at exit
+    would fail again)."""
+    try:
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        code = 128 + signal.SIGPIPE
+    except OSError as error:
+        print(f"musicvid: the work is done, but standard output cannot take it ({error.strerror})", file=sys.stderr)
+        code = 1
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 128 + signal.SIGPIPE
+    return code
 
 
 def _current_folder_gone() -> bool:
@@ -287,11 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
-        code = (COMMANDS.get(args.command) or args.run)(args)  # (an added command sets its own `run`)
-        sys.stdout.flush()  # (what it printed last, written now: a failure is said below)
-        return code
-    except BrokenPipeError:
-        return _reader_gone()
+        return _printed((COMMANDS.get(args.command) or args.run)(args))  # (an added command sets its own `run`)
     except MusicvidError as error:
         print(f"musicvid: {error}", file=sys.stderr)
         return error.exit_code

@@ -46,7 +46,8 @@ def test_a_reader_that_went_away_ends_the_run_quietly_as_a_unix_tool(song, capsy
 def test_a_full_standard_output_is_said_as_such_not_as_the_disk(song, capsys):
     full = open("/dev/full", "w")
     try:
-        assert planned_into(full, capsys, song) == (1, "musicvid: the work is done, but standard output is full\n")
+        said = "musicvid: the work is done, but standard output cannot take it (No space left on device)\n"
+        assert planned_into(full, capsys, song) == (1, said)
     finally:
         with contextlib.suppress(OSError):  # (what it could not take is still in its buffer)
             full.close()
@@ -72,6 +73,9 @@ def test_a_current_folder_that_is_gone_is_one_sentence_before_any_library_is_loa
     ],
 )
 def test_a_write_that_ran_out_of_room_names_what_ran_out_and_the_file_it_stopped(number, said):
+    # a write through a file object names no file: said as what ran out, whatever standard output is
+    nameless = OSError(number, os.strerror(number))
+    assert disk_full(nameless) == f"{said}; free some space and run the same command again to continue"
     error = OSError(number, os.strerror(number), "/videos/.musicvid-4242.o.mp4.k3j5h2g1.mp4")
     assert disk_full(error) == (
         f"{said}, where /videos/o.mp4 was being written; free some space and run the same command again to continue"
