@@ -16,6 +16,7 @@ from musicvid.lyrics.known import check_line_count, lyrics_label, read_lyrics, r
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
+from musicvid.models.drawing import check_scene_references
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.run import Run
@@ -199,10 +200,12 @@ def read_form(storyboard: Storyboard, audio: Audio, timings: Timings, bars_per_s
 def check_storyboard_pictures(run: Run, storyboard: Storyboard) -> None:
     """The pictures of a storyboard the work directory holds (an edited one's pins, known only now), as those of a
     storyboard file were checked before any work (musicvid.prepare): each decodes (its header) and, in a run that
-    draws, none is a file it writes."""
+    draws, none is a file it writes, and its scenes' own references are ones the picture model can draw."""
     pictures, outputs = storyboard.picture_files(), run.outputs()
     for what, path in pictures.items():
         check_picture(path, what)
     if run.settings is not None:
         check_not_inputs(outputs, pictures)
         run.workdir.check_unwritten(pictures)
+        if any(scene.reference for scene in storyboard.scenes):
+            check_scene_references(run.registry.models)
