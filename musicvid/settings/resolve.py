@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from musicvid.core.errors import UserError
 from musicvid.settings.geometry import drawn_fps, size_for_aspect
 from musicvid.settings.looks import FAST, LOOKS
 from musicvid.settings.render import RenderSettings
@@ -27,7 +28,8 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     aspect without a size makes the size that shape at about the pixel count of the layers under it, and
     a layer's size without an aspect takes the place of an aspect under it. Where no layer gives a drawn
     rate, an output rate's is the whole fraction of it nearest 10. Each value chosen is checked against
-    its limits before anything is made from it; the settings made check how they go together."""
+    its limits before anything is made from it; the settings made check how they go together. An interpolator
+chosen where no layer gives an output rate would do nothing, and is refused."""
     fields = RenderSettings.fields()
     chosen = [{name: value for name, value in layer.items() if value is not None} for layer in given]
     for layer in chosen:
@@ -51,6 +53,8 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
             values["size"] = size_for_aspect(layer["aspect"], values["size"], models.size_step)
         elif "size" in layer and "aspect" not in layer:
             values.pop("aspect", None)
+    if "interpolator" in top and not values.get("output_fps"):  # (a look's output rate counts)
+        raise UserError("--interpolator only acts with --output-fps: give both, or neither")
     if values.get("output_fps") and "fps" not in top:
         values["fps"] = drawn_fps(values["output_fps"])
     return RenderSettings(**values)
