@@ -216,12 +216,16 @@ def test_a_reference_typed_into_the_work_directorys_storyboard_a_family_cannot_d
 ):
     """The edited storyboard.json kept by a rerun on another picture model: refused before a keyframe is drawn."""
     argv = quick(song)
-    assert run(capsys, "storyboard", song, "--models", "tiny", "--lyrics", argv[-1], "--workdir", tmp_path / "w")[0] == 0
+    assert (
+        run(capsys, "storyboard", song, "--models", "tiny", "--lyrics", argv[-1], "--workdir", tmp_path / "w")[0] == 0
+    )
     board = json.loads((tmp_path / "w" / "storyboard.json").read_text())
     Image.new("RGB", (64, 64), (20, 90, 200)).save(tmp_path / "look.png")
     board["scenes"][-1]["reference"] = str(tmp_path / "look.png")
     (tmp_path / "w" / "storyboard.json").write_text(json.dumps(board))
-    code, out, err = run(capsys, *argv, "--models", "tiny-zimage", "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4")
+    code, out, err = run(
+        capsys, *argv, "--models", "tiny-zimage", "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"
+    )
     assert code == 2 and err.count("\n") == 1, err
     assert "reference pictures take an IP-Adapter, which Z-Image has not" in err
     assert not (tmp_path / "w" / "keyframes").exists() and not (tmp_path / "v.mp4").exists()
