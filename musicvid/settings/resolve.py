@@ -15,20 +15,20 @@ from musicvid.settings.schema import check_field
 
 def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings:
     """The settings of a render from layers, each over the ones before it — the one way the command
-        line, a batch's CSV row and the page turn what a person chose into settings:
+    line, a batch's CSV row and the page turn what a person chose into settings:
 
-        1. each field's default;
-        2. the models' picture size, steps and guidance (`models`: a ModelSet, or anything with a size, size_step,
-           steps, guidance and transition_steps);
-        3. the look's options (the look the last layer names), then --fast's steps and guidance;
-        4. each layer of `given`, in order: what a person chose (the command line, then a CSV row over it;
-           on the page, the controls the person changed from what the page showed).
+    1. each field's default;
+    2. the models' picture size, steps and guidance (`models`: a ModelSet, or anything with a size, size_step,
+       steps, guidance and transition_steps);
+    3. the look's options (the look the last layer names), then --fast's steps and guidance;
+    4. each layer of `given`, in order: what a person chose (the command line, then a CSV row over it;
+       on the page, the controls the person changed from what the page showed).
 
-        A value of None in a layer chooses nothing. Size and aspect both say the picture's shape: a layer's
-        aspect without a size makes the size that shape at about the pixel count of the layers under it, and
-        a layer's size without an aspect takes the place of an aspect under it. Where no layer gives a drawn
-        rate, an output rate's is the whole fraction of it nearest 10. Each value chosen is checked against
-        its limits before anything is made from it; the settings made check how they go together. An interpolator
+    A value of None in a layer chooses nothing. Size and aspect both say the picture's shape: a layer's
+    aspect without a size makes the size that shape at about the pixel count of the layers under it, and
+    a layer's size without an aspect takes the place of an aspect under it. Where no layer gives a drawn
+    rate, an output rate's is the whole fraction of it nearest 10. Each value chosen is checked against
+    its limits before anything is made from it; the settings made check how they go together. An interpolator
     chosen where no layer gives an output rate would do nothing, and is refused."""
     fields = RenderSettings.fields()
     chosen = [{name: value for name, value in layer.items() if value is not None} for layer in given]
