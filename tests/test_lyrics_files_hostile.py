@@ -3,6 +3,7 @@ line or with an overlong language, a lyric whose text holds line breaks. Each is
 one sentence before any work; never read as something else."""
 
 import json
+import re
 
 import pytest
 
@@ -10,7 +11,9 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS
 from musicvid.delivery import captions
 from musicvid.lyrics.known import MAX_LINE_WORDS, check_lyrics_file, parse_srt
-from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, parse_storyboard
+from musicvid.storyboard.picks import KeyframePick
+from musicvid.storyboard.table import scene_table, weakest_keyframes
 from tests.helpers import make_tone, run
 
 LRC = (
@@ -141,3 +144,100 @@ def test_a_transcripts_line_breaks_reach_the_srt_as_one_cue(tmp_path):
     scenes = [Scene(index=i, kind="lyric", start=ln.start, end=ln.end, text=ln.text) for i, ln in enumerate(lines)]
     srt = captions.srt(Storyboard(audio=SongAudio(10.0), language="en", scenes=scenes))
     assert [c.text for c in parse_srt(srt, "the .srt")] == [" ".join(INJECTED.split()), "Your voice"]
+
+
+@pytest.mark.parametrize(
+    "name, text, line",
+    [
+        ("nul.lrc", "[00:00.50]Tab\there\n[00:01.50]nul\x00 bell\x07\n", 2),
+        ("esc.txt", "hello \x1b[2J\x1b]0;title\x07 world\nsecond line\n", 1),
+        ("del.srt", "1\n00:00:01,000 --> 00:00:02,000\none\n\n2\n00:00:03,000 --> 00:00:04,000\ntwo\x7f\n", 7),
+        ("c1.txt", "one\r\ntwo\r\nthree \x9b2J\n", 3),
+        ("raw.json", '{"lines": [{"start": 1, "end": 2,\n"text": "a\x00"}]}', 2),
+    ],
+)
+def test_a_control_character_in_a_lyrics_file_is_refused_by_its_line(tmp_path, name, text, line):
+    (path := tmp_path / name).write_text(text, newline="")
+    with pytest.raises(UserError, match=rf"^lyrics file {path} line {line} holds a control character \(U\+00"):
+        check_lyrics_file(path)
+
+
+def test_a_control_character_is_refused_before_any_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    (lyrics := tmp_path / "nul.lrc").write_text("[00:00.50]I <3 you\x00\n")
+    code, out, err = run(
+        capsys, "render", song, "--models", "tiny", "-q", "--lyrics", lyrics, "--workdir", tmp_path / "w"
+    )
+    assert code == 2 and "line 1 holds a control character (U+0000)" in err and err.count("\n") == 1
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("where", ["text", "text_en", "words"])
+def test_a_control_character_escaped_in_a_transcripts_json_is_refused_by_its_field(tmp_path, where):
+    line = {"start": 1.0, "end": 2.0, "text": "one", "words": [{"start": 1.0, "end": 2.0, "text": "one"}]}
+    if where == "words":
+        line["words"][0]["text"] = "one\u001b"
+    else:
+        line[where] = "one\u0000"
+    (path := tmp_path / "t.json").write_text(json.dumps({"lines": [{"start": 0, "end": 1, "text": "zero"}, line]}))
+    field = "words[0].text" if where == "words" else where
+    with pytest.raises(UserError, match=rf"^lyrics file {path}: lines\[1\]\.{re.escape(field)} holds a control"):
+        check_lyrics_file(path)
+
+
+@pytest.mark.parametrize("field", ["text", "prompt", "mood"])
+def test_a_control_character_in_a_storyboard_is_refused_by_its_field(field):
+    data = Storyboard(audio=SongAudio(2.0), scenes=[Scene(0, "lyric", 0.0, 2.0, "hi", "a sea", 0)]).to_json()
+    data["scenes"][0][field] = "hello \x1b]52;c;ZWNobyBwd25lZA==\x07"
+    with pytest.raises(UserError, match=rf"^storyboard sb\.json: scenes\[0\]\.{field} holds a control character"):
+        parse_storyboard(data, "sb.json")
+
+
+def test_a_persons_text_reaches_the_terminal_escaped():
+    pick = KeyframePick(0, 2, 1, 1, 0.5, 0.5, "s", "k0")
+    text, prompt = "hello \x1b[2J\u202e world\r\nagain", "a sea\x9b"
+    board = Storyboard(audio=SongAudio(2.0), scenes=[Scene(0, "lyric", 0.0, 2.0, text, prompt, 0, pick=pick)])
+    printed = scene_table(board) + "\n".join(weakest_keyframes(board, [0]))
+    assert not any(c in printed for c in "\x1b\u202e\r\x9b")
+    assert "hello U+001B[2JU+202E world again" in printed and "a seaU+009B" in printed
+
+
+def test_srt_markup_is_stripped_and_a_lyrics_brackets_kept():
+    cues = "1\n00:00:01,000 --> 00:00:02,000\nI <3 you and you <3 me >_<\n\n2\n00:00:03,000 --> 00:00:04,000\n"
+    cues += "<B>hold</b> <font color='red'>me</FONT> {\\an8}{forever} <i>now</i>\n"
+    assert [line.text for line in parse_srt(cues, "x.srt")] == ["I <3 you and you <3 me >_<", "hold me {forever} now"]
+
+
+FAR = {"start": 3.1, "end": 3.4, "text": "far"}
+
+
+@pytest.mark.parametrize(
+    "words, field, reason",
+    [
+        ([FAR | {"start": -0.5}, FAR], "words[0].start", "must not be before the song's start"),
+        ([FAR, {"start": 4.5, "end": 4.0}], "words[1].end", "must not be before its start"),
+        ([FAR, {"start": 3.0, "end": 3.1}], "words[1].start", "must not be before the word before's start"),
+        ([FAR, {"start": 40.0, "end": 41.0}], "words[1].start", "must be inside its line"),
+        ([FAR, {"start": 3.2, "end": 9.0}], "words[1].end", "must be inside its line"),
+    ],
+)
+def test_a_transcripts_word_times_are_checked(tmp_path, words, field, reason):
+    line = {"start": 3.0, "end": 5.0, "text": "far away", "words": [words[0], words[1] | {"text": "away"}]}
+    (path := tmp_path / "t.json").write_text(json.dumps([{"start": 0, "end": 1, "text": "one"}, line]))
+    with pytest.raises(UserError, match=rf"^lyrics file {path}: lines\[1\]\.{re.escape(field)} {reason}"):
+        check_lyrics_file(path)
+
+
+def test_a_transcripts_words_may_poke_out_of_their_line_a_little(tmp_path):
+    words = [{"start": 2.6, "end": 3.4, "text": "far"}, {"start": 3.4, "end": 5.8, "text": "away"}]
+    (path := tmp_path / "t.json").write_text(
+        json.dumps([{"start": 3.0, "end": 5.0, "text": "far away", "words": words}])
+    )
+    assert [w.start for w in check_lyrics_file(path).lines[0].words] == [2.6, 3.4]
+
+
+def test_plain_lyrics_with_a_clock_before_an_arrow_stay_plain(tmp_path):
+    (path := tmp_path / "nine.txt").write_text("Workin 9 to 5\n9:00 --> 5:00 barely gettin by\n")
+    assert not check_lyrics_file(path).timed
+    (path := tmp_path / "cue.txt").write_text("1\n0:00:01 --> 0:00:02,500\nWorkin 9 to 5\n")
+    assert timed(path, path.read_text()) == [(1.0, 2.5, "Workin 9 to 5")]

@@ -26,17 +26,20 @@ placed where the warping path put them. A walk through the song, one window afte
 A line never heard is still placed (between its neighbours, or spread over the rest of the song) and flagged:
 every word gets a time, and no line is dropped. No step samples: the same song and lyrics give the same times.
 A line longer than a sung line (lyrics pasted as one paragraph) is aligned in pieces and becomes the phrases
-the singer sang, cut at the pauses between its words.
+the singer sang, cut at the pauses between its words; a "word" longer than a piece (Chinese or Japanese, written
+without spaces; a URL) is aligned as runs of its characters, and stays one word in the line's text.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from musicvid.core.audio import SAMPLE_RATE
+from musicvid.core.errors import RenderError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.openings import CRUSHED_SECONDS, Openings
 from musicvid.lyrics.singing import Voice
@@ -66,6 +69,10 @@ LONGEST_LINE_SECONDS = 10.0  # a known line sung for longer is a paragraph paste
 # at most WORDS_PER_PIECE (then joined again): a line as long as sung lines are is aligned whole.
 SUNG_LINE_WORDS = 16
 WORDS_PER_PIECE = 8
+# A word too long for a piece is cut into runs of about a sung word's tokens (2 to 4 Chinese characters): the phrases
+# it becomes are cut at the singer's pauses as a spaced line's are. A run's longest: RUN_CHARS (bounds the encoding).
+RUN_TOKENS = 6
+RUN_CHARS = 16 * RUN_TOKENS
 
 
 @dataclass(frozen=True)
@@ -124,35 +131,61 @@ class Walk:
 
 def pieces(text: str, windows: Windows) -> list[str]:
     """`text` as it is, or, if it is longer than a sung line or its tokens overflow a window's share of the text,
-    cut at word boundaries into pieces of as even a length as WORDS_PER_PIECE allows, each fitting."""
-    words, most = text.split(), windows.most_tokens // 2
-    if len(words) <= SUNG_LINE_WORDS and len(windows.tokens(text)) <= most:
+    cut at word boundaries into pieces of as even a length as WORDS_PER_PIECE allows, each fitting (a word that
+    alone overflows it: as its `runs`, each a word of the pieces)."""
+    most = windows.most_tokens // 2
+    words = [run for word in text.split() for run in runs(word, windows, most)]
+    sizes = [len(windows.tokens(word)) for word in words]  # (as `place` counts them: word by word)
+    if len(words) <= SUNG_LINE_WORDS and sum(sizes) <= most and len(words) == len(text.split()):
         return [text]
     size = math.ceil(len(words) / math.ceil(len(words) / WORDS_PER_PIECE))
-    cut, piece = [], []
-    for word in words:
-        if piece and (len(piece) >= size or len(windows.tokens(" ".join([*piece, word]))) > most):
+    cut, piece, tokens = [], [], 0
+    for word, count in zip(words, sizes):
+        if piece and (len(piece) >= size or tokens + count > most):
             cut.append(" ".join(piece))
-            piece = []
+            piece, tokens = [], 0
         piece.append(word)
+        tokens += count
     return [*cut, " ".join(piece)]
+
+
+def runs(word: str, windows: Windows, most: int) -> list[str]:
+    """`word`, or where its tokens overflow `most` (Chinese or Japanese written without spaces; as the last resort,
+    anything else: a URL), its characters cut into runs of at most RUN_TOKENS tokens (a character taking more: on
+    its own), never before a combining mark."""
+    if len(windows.tokens(word)) <= most:
+        return [word]
+    cut, at = [], 0
+    while at < len(word):
+        fits, over = at + 1, min(len(word), at + RUN_CHARS) + 1  # word[at:fits] fits; word[at:over] does not
+        while over - fits > 1:
+            middle = (fits + over) // 2
+            fits, over = (middle, over) if len(windows.tokens(word[at:middle])) <= RUN_TOKENS else (fits, middle)
+        while fits - 1 > at and fits < len(word) and unicodedata.category(word[fits]).startswith("M"):
+            fits -= 1
+        cut.append(word[at:fits])
+        at = fits
+    return cut
 
 
 def attempt(windows: Windows, walk: Walk, words: list[list[list[int]]], pause: list[int]) -> Attempt:
     """The next lines, as many as the window may hold (FILL), aligned in the window LEAD before the cursor."""
     budget = min(windows.most_tokens - len(pause), max(LEAST_TOKENS, FILL * walk.rate * WINDOW_SECONDS))
     chunk, owners, total, at = [], [], 0, walk.cursor
-    if walk.before is not None:  # the line before, sung on past where it was placed, is heard as itself
-        n, at = walk.before
+    first = sum(map(len, words[walk.line])) + len(pause)  # (always in the window: the line before only beside it)
+    if walk.before is not None and len(pause) + sum(map(len, words[walk.before[0]])) + first <= budget:
+        n, at = walk.before  # the line before, sung on past where it was placed, is heard as itself
         chunk, owners = [pause, *words[n]], [None, *[BEFORE] * len(words[n])]
         total = len(pause) + sum(map(len, words[n]))
     for n in range(walk.line, len(words) if walk.cut is None else walk.cut):
         size = sum(map(len, words[n])) + len(pause)
-        if chunk and total + size > budget:
+        if n > walk.line and total + size > budget:
             break
         chunk += [pause, *words[n]]
         owners += [None, *[n] * len(words[n])]
         total += size
+    if total + len(pause) > windows.most_tokens:  # (pieces cut every line to fit: a bug, not the person's lyrics)
+        raise RenderError(f"aligning lyrics: {total + len(pause)} tokens for a window of {windows.most_tokens}")
     start, timed = windows.timed(at - LEAD, [*chunk, pause])
     lines: dict[int, list[TimedWord]] = {}
     for owner, word in zip(owners, timed):
@@ -345,8 +378,23 @@ def sung_phrases(parts: list[Line], text: str, voice: Voice, openings: Openings)
     line = Line(words[0].start, words[-1].end, text, words=words, confidence=min(shares) if shares else None)
     if len(parts) == 1 or line.end - line.start <= LONGEST_LINE_SECONDS or not all(p.confidence for p in parts):
         return [line]
-    phrases = lines_at_pauses([line], voice)
+    phrases = as_written(lines_at_pauses([line], voice), text)
     for k in range(1, len(phrases)):
         words = openings.opened(phrases[k].words, phrases[k].words[0].text, phrases[k - 1].end, voice)
         phrases[k] = replace(phrases[k], start=words[0].start, words=words)
     return phrases
+
+
+def as_written(phrases: list[Line], text: str) -> list[Line]:
+    """The phrases of `text`, each one's text as `text` writes it: the runs of one word (pieces) joined again
+    without the space put between every two words."""
+    spaced, at = [], 0  # whether each word (in order) follows a space in `text`
+    for word in (w.text for phrase in phrases for w in phrase.words):
+        found = text.index(word, at)
+        spaced.append(found > at)
+        at = found + len(word)
+    follows = iter(spaced)
+    return [
+        replace(p, text="".join((" " if next(follows) and k else "") + w.text for k, w in enumerate(p.words)))
+        for p in phrases
+    ]

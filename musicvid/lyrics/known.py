@@ -13,8 +13,8 @@ from pathlib import Path
 
 from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, file_number, file_sha256, parse_json, utf8_text
-from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration, has_words
+from musicvid.core.files import check_file, file_number, file_sha256, invalid, parse_json, utf8_text
+from musicvid.lyrics.transcript import Line, Transcript, Word, code_point, control_at, fit_to_duration, has_words
 from musicvid.settings.song import PLAIN, TIMED
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
@@ -41,7 +41,10 @@ _META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
 MAX_OFFSET_MS = MAX_SONG_SECONDS * 1000
 _SRT_TIME = re.compile(r"(\S+)\s*-->\s*(\S+)")
 _SRT_CLOCK = re.compile(r"(-?)(\d+):(\d+):(\d+)(?:[,.](\d+))?")
-_MARKUP = re.compile(r"<[^>]+>|\{[^}]*\}")
+_SRT_SHAPE = re.compile(r"-?\d+:\d+:\d+.*")  # a clock as SRT writes it (hh:mm:ss), its fraction right or not
+# SRT's markup (<b> <i> <u> <s> <font ...> and their ends) and ASS override blocks ({\an8}), not a lyric's "<3", ">_<"
+# or "{forever}"
+_MARKUP = re.compile(r"</?(?:[bius]|font)(?:\s[^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 _SECTION = re.compile(r"^\[[^\]]*\]$")
 
@@ -68,9 +71,10 @@ def starts_with_time(line: str) -> bool:
 
 def is_srt_times(line: str) -> bool:
     """Whether a line of text begins like an SRT cue's times ("00:00:01,000 --> 00:00:03,000"; a malformed time too,
-    which the SRT reader then refuses), not words with an arrow in them ("love --> hate")."""
+    which the SRT reader then refuses, where a side has SRT's hh:mm:ss), not words with an arrow in them ("love -->
+    hate", "9:00 --> 5:00 barely gettin by")."""
     match = _SRT_TIME.match(line.strip())
-    return bool(match and _TIMELIKE.fullmatch(match.group(1)))
+    return bool(match and any(_SRT_SHAPE.fullmatch(side) for side in match.groups()))
 
 
 def lyrics_kind(path: Path, text: str) -> str:
@@ -251,7 +255,36 @@ def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
     for i, line in enumerate(transcript.lines):
         if line.end < line.start:
             raise UserError(f"{document}: lines[{i}].end ({line.end}) is before its start ({line.start})")
+        _check_word_times(line, f"lines[{i}]", document)
     return transcript.lines, transcript.language
+
+
+# A transcript's word may start or end this far outside its line: Whisper's words poke out of its segments by a
+# fraction of a second. Further out, it is no word of its line (karaoke would light it when another line shows).
+WORD_SLACK_SECONDS = 1.0
+
+
+def _check_word_times(line: Line, at: str, document: str) -> None:
+    """Refuse, naming its field, a word of `line` (`at` in `document`) that starts before the song, ends before it
+    starts, starts before the word before it, or lies outside its line (give or take WORD_SLACK_SECONDS)."""
+    earliest, latest = line.start - WORD_SLACK_SECONDS, line.end + WORD_SLACK_SECONDS
+    for j, word in enumerate(line.words):
+        where, before = f"{at}.words[{j}]", line.words[j - 1].start if j else 0.0
+        if word.start < before:
+            why = "the song's start (0)" if not j else f"the word before's start ({before:g})"
+            raise invalid(document, f"{where}.start", f"must not be before {why}, got {word.start:g}")
+        if word.end < word.start:
+            raise invalid(document, f"{where}.end", f"must not be before its start ({word.start:g}), got {word.end:g}")
+        times = (("start", word.start), ("end", word.end))
+        outside = [(field, time) for field, time in times if not earliest <= time <= latest]
+        if outside:
+            field, value = outside[0]
+            raise invalid(
+                document,
+                f"{where}.{field}",
+                f"must be inside its line ({line.start:g}–{line.end:g} s, give or take {WORD_SLACK_SECONDS:g} s), "
+                f"got {value:g}",
+            )
 
 
 def _read_text(path: Path) -> str:
@@ -307,11 +340,16 @@ class KnownLyrics:
 
 def check_lyrics_file(path: Path) -> KnownLyrics:
     """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix and, for plain text, its
-    times: lyrics_kind), its size, its sung lines' words, and a timed file's every time. The file as read, once: the
-    run keeps it."""
+    times: lyrics_kind), its size, a control character, its sung lines' words, and a timed file's every time. The
+    file as read, once: the run keeps it."""
     check_kind(path)
     text = _read_text(path)
     kind, document = lyrics_kind(path, text), f"lyrics file {path}"
+    if (at := control_at(text)) is not None:
+        raise UserError(
+            f"{document} line {text.count(chr(10), 0, at) + 1} holds a control character ({code_point(text[at])}), "
+            "which no lyric has"
+        )
     if kind == PLAIN:
         _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text.splitlines(), start=1)))
         return KnownLyrics(path, text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ LINE_FIELDS = JsonFields(
     required=("start", "end", "text"),
     refused=LINE_OR_WORD,
 )
+# Control characters (C0 but tab, line feed and carriage return; DEL; C1) are in no lyric: an SRT reader stops at a
+# NUL, a terminal obeys an ESC. A lyric holding one is refused where it is read (lyrics file, transcript, storyboard).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 TRANSCRIPT_DEFAULTS = {"language": "en", "model": "", "audio_sha256": ""}
 TRANSCRIPT_FIELDS = JsonFields({"lines": [LINE_FIELDS], **dict.fromkeys(TRANSCRIPT_DEFAULTS, "string")})
 
@@ -90,9 +94,17 @@ class Transcript:
                 Line(
                     float(raw["start"]),
                     float(raw["end"]),
-                    raw["text"],
-                    raw.get("text_en"),
-                    [Word(float(w["start"]), float(w["end"]), w["text"], w.get("probability")) for w in words],
+                    no_controls(raw["text"], document, f"lines[{i}].text"),
+                    raw.get("text_en") and no_controls(raw["text_en"], document, f"lines[{i}].text_en"),
+                    [
+                        Word(
+                            float(w["start"]),
+                            float(w["end"]),
+                            no_controls(w["text"], document, f"lines[{i}].words[{j}].text"),
+                            w.get("probability"),
+                        )
+                        for j, w in enumerate(words)
+                    ],
                     raw.get("confidence"),
                 )
             )
@@ -127,17 +139,51 @@ def short_text(value: str, document: str, where: str) -> str:
     return value
 
 
+def control_at(text: str) -> int | None:
+    """Where `text` holds its first control character (_CONTROL), or None."""
+    found = _CONTROL.search(text)
+    return found.start() if found else None
+
+
+def code_point(character: str) -> str:
+    return f"U+{ord(character):04X}"
+
+
+def no_controls(value: str, document: str, where: str) -> str:
+    """`value`, a lyric at `where` in `document`, or one sentence saying it holds a control character."""
+    if (at := control_at(value)) is not None:
+        raise invalid(document, where, f"holds a control character ({code_point(value[at])}), which no lyric has")
+    return value
+
+
+def for_terminal(text: str) -> str:
+    """A person's text as the terminal is given it: on one row (its whitespace one space, as captions show a lyric),
+    each character that would not print as itself (a control, a format character) as its code point (U+001B), so
+    that no lyric or prompt is a command to the terminal."""
+    return "".join(c if c.isprintable() else code_point(c) for c in " ".join(text.split()))
+
+
 def has_words(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
 def fit_to_duration(lines: list[Line], duration: float) -> list[Line]:
     """New lines: those of `lines` with words in them that start before `duration`, sorted by start, their
-    times inside [0, duration] (their words' times as they were)."""
+    times inside [0, duration] (their words' times as they were), without control characters: a model's text (any
+    byte is one of Whisper's tokens) makes a transcript and storyboard their loaders take (no_controls)."""
     kept = []
     for line in sorted(lines, key=lambda other: (other.start, other.end)):
         if not has_words(line.text) or line.start >= duration:
             continue
         start = max(0.0, line.start)
-        kept.append(replace(line, start=start, end=min(max(line.end, start), duration)))
+        kept.append(_without_controls(replace(line, start=start, end=min(max(line.end, start), duration))))
     return kept
+
+
+def _without_controls(line: Line) -> Line:
+    texts = [line.text, line.text_en or "", *(w.text for w in line.words)]
+    if all(control_at(text) is None for text in texts):
+        return line
+    words = [replace(w, text=_CONTROL.sub("", w.text)) for w in line.words]
+    text_en = None if line.text_en is None else _CONTROL.sub("", line.text_en)
+    return replace(line, text=_CONTROL.sub("", line.text), text_en=text_en, words=words)

@@ -18,7 +18,7 @@ from typing import Any, Collection, Mapping
 
 from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text, resolved
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
-from musicvid.lyrics.transcript import UNSURE_BELOW, short_text
+from musicvid.lyrics.transcript import UNSURE_BELOW, no_controls, short_text
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
 from vipe_core.context import SCENE_KINDS
 
@@ -371,10 +371,11 @@ def _text(data: dict, key: str, default: str, document: str) -> str:
 
 
 def _lyric(value: Any, document: str, at: str) -> str:
-    """A scene's lyric, prompt or mood: text, no longer than lyrics may be (musicvid.lyrics.known)."""
+    """A scene's lyric, prompt or mood: text, no longer than lyrics may be and without their control characters
+    (musicvid.lyrics.known)."""
     if len(value) > MAX_LYRICS_CHARS:
         raise invalid(document, at, f"must be at most {MAX_LYRICS_CHARS:,} characters, got {len(value):,}")
-    return value
+    return no_controls(value, document, at)
 
 
 def made_with(raw: Any, document: str) -> MadeWith:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import math
 
+from musicvid.lyrics.transcript import for_terminal
 from musicvid.settings.render import SCORE_RANGE
 from musicvid.storyboard.board import Scene, Storyboard
 
@@ -75,7 +76,8 @@ def scene_table(storyboard: Storyboard, width: int = 60) -> str:
     passage (`cut`: the music changes, or its bars were counted out), lyric (or a passage's mood), prompt;
     `?` marks a lyric that may be misheard or misplaced, `!` a prompt that is the lyric."""
 
-    def cut(text: str) -> str:
+    def cut(text: str) -> str:  # (a person's text: shown as such, never as the terminal's commands)
+        text = for_terminal(text)
         return text if len(text) <= width else text[: width - 1] + "…"
 
     rows = [
@@ -118,7 +120,11 @@ def weakest_keyframes(storyboard: Storyboard, shown: list[int], most: int = WEAK
             f"prompt {pick.prompt:.2f}" if pick.lyric is None else f"lyric {pick.lyric:.2f}, prompt {pick.prompt:.2f}"
         )
         drawn = pick.candidates * pick.rounds
-        shows = f'"{first.text}"' if first.text else first.kind + (f" ({first.mood})" if first.mood else "")
+        shows = (
+            f'"{for_terminal(first.text)}"'
+            if first.text
+            else first.kind + (f" ({for_terminal(first.mood)})" if first.mood else "")
+        )
         lines.append(
             f"  {named} {listed([s.index for s in scenes])} ({pick.together:.2f}: {scores}; best of {drawn}): {shows}"
         )
