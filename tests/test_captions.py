@@ -1,11 +1,17 @@
 """The lyrics on screen (musicvid.delivery.captions): Chinese, Japanese and Korean burned in as their letters, each
 character in a font that has it, and what no caption font has left out and said."""
 
+import re
+import subprocess
+
 import numpy as np
 
+from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.delivery import captions, mux
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.helpers import decoded
+
+WIDE_CJK = "我爱你就像老鼠爱大米不管有多少风雨我都会依然陪着你"  # 25 characters, no space: 2.5 rows at 240 × 320
 
 
 def lyric_board(lines: list[str]) -> Storyboard:
@@ -81,3 +87,62 @@ def test_words_typed_into_a_scene_without_lyrics_are_shown_as_the_lyrics_are():
     assert dialogue(captions.ass_script(board, 512, 288)) == ["The Lighthouse Song", "my heart"]
     words = captions.word_times(board, None)
     assert sorted(words) == [0, 1] and [word for _, _, word in words[0]] == ["The", "Lighthouse", "Song"]
+
+
+def shown(text: str) -> str:
+    """An ASS line's letters: without its override tags and row breaks."""
+    return re.sub(r"\{[^}]*\}", "", text).replace("\\N", "")
+
+
+def test_a_line_wider_than_the_picture_without_spaces_is_broken_into_rows_and_every_character_shown(tmp_path):
+    lines = [WIDE_CJK, "https://example.com/a/very/long/path", "a Latin line that wraps at its spaces as it always did"]
+    width, height = 240, 320
+    cjk, url, latin = dialogue(captions.ass_script(lyric_board(lines), width, height))
+    assert cjk.count("\\N") == 2 and shown(cjk) == WIDE_CJK
+    assert url.count("\\N") == 1 and shown(url) == lines[1]
+    assert latin == lines[2]  # every word fits a row: libass wraps it at its spaces, as it always has
+    for k, frame in enumerate(burned_in(tmp_path, lines, width, height)):
+        ink = (np.abs(frame - 90).max(axis=2) > 40).any(axis=0).nonzero()[0]
+        # the letters and their outline between the margins (Latin's outline a pixel or two past them)
+        assert width // 20 - 3 <= ink.min() and ink.max() <= width - width // 20 + 2, (k, ink.min(), ink.max())
+        assert ink.max() - ink.min() > width / 2, k  # (drawn at all)
+
+
+def syllables(text: str) -> list[tuple[int, str]]:
+    """A karaoke line's fills (\\kf) in order, each with the letters it sweeps."""
+    parts = re.split(r"\{\\kf(\d+)\}", text)[1:]
+    return [(int(fill), "".join(shown(letters).split())) for fill, letters in zip(parts[::2], parts[1::2])]
+
+
+def test_karaoke_keeps_each_words_time_across_the_rows_a_line_is_broken_into():
+    line = f"hello world {WIDE_CJK} end"
+    board = lyric_board([line])
+    words = captions.word_times(board, None)
+    text = dialogue(captions.ass_script(board, 240, 320, words))[0]
+    rows = text.split("\\N")
+    assert len(rows) == 4 and all(re.match(r"(\{\\q2\})?(\{\\k\d+\})?\{\\kf\d+\}", row) for row in rows)
+    fills = syllables(text)
+    assert "".join(letters for _, letters in fills) == "".join(line.split())  # in the order sung
+    waits = [int(wait) for wait in re.findall(r"\\k(\d+)", text)]
+    assert sum(fill for fill, _ in fills) + sum(waits) == 100  # the line's second, every centisecond once
+    # the long word's fill, shared by its rows in proportion to their letters
+    (start, end, _), cut = words[0][2], [(fill, letters) for fill, letters in fills if letters in WIDE_CJK]
+    assert len(cut) == 4 and sum(fill for fill, _ in cut) == round(end * 100) - round(start * 100)
+    for fill, letters in cut:
+        assert abs(fill - (end - start) * 100 * len(letters) / len(WIDE_CJK)) <= 1, (fill, letters)
+
+
+def test_a_lyric_that_begins_like_a_cues_times_is_read_by_ffmpeg_as_its_words(tmp_path):
+    """ffmpeg's SRT reader (and mpv's) would take such a line for a new cue's times, and drop the cue."""
+    lines = ["first", "00:00:05,000 --> 00:00:06,000", " 1:2:3.4 --> 5:6:7.8 and words", "last"]
+    path = tmp_path / "lyrics.srt"
+    path.write_text(captions.srt(lyric_board(lines)), encoding="utf-8")
+    read = subprocess.run(
+        [ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-i", str(path), "-f", "ass", "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    cues = [line for line in read.splitlines() if line.startswith("Dialogue:")]
+    assert [cue.split(",")[1] for cue in cues] == ["0:00:00.00", "0:00:01.00", "0:00:02.00", "0:00:03.00"]
+    assert [text.removeprefix(captions.WORD_JOINER) for text in dialogue(read)] == [" ".join(t.split()) for t in lines]

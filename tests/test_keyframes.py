@@ -8,12 +8,13 @@ from dataclasses import replace
 import av
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from musicvid.cli import main
 from musicvid.core.workdir import Workdir
 from musicvid.pictures.camera import cover
 from musicvid.pictures.schedule import frame_schedule
+from musicvid.review import sheet
 from musicvid.review.sheet import sheet_size
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, work_directory
@@ -152,3 +153,20 @@ def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_t
     assert pictures.stale == {workdir.keyframe(3)}
     assert draw_pictures(run, pictures) == 1 and sizes[3:] == [2]
     assert {s: workdir.keyframe(s).read_bytes() for s in range(5)} == kept
+
+
+def test_the_contact_sheet_fits_a_word_of_any_length_with_a_few_measures():
+    """A lyric or prompt of one 99,000-letter word (lyrics allow it): its cell's text is fitted measuring never the
+    whole word, let alone once per letter cut (it measured the row once per letter: minutes)."""
+    real, font, word = ImageDraw.Draw(Image.new("RGB", (1, 1))), sheet._font(13), "w" * 99_000
+    measured = []
+
+    class Counting:  # the sheet's drawing, counting the letters it has measured
+        def textlength(self, text, font):
+            measured.append(len(text))
+            assert sum(measured) < len(word), "measured more letters than the word has"
+            return real.textlength(text, font=font)
+
+    rows = sheet._wrapped(Counting(), f"hello {word}", font, 4)
+    assert rows[0] == "hello" and len(rows) == 2 and rows[1].strip("w") == "…"
+    assert sheet.THUMB_WIDTH - 20 < real.textlength(rows[1], font=font) <= sheet.THUMB_WIDTH

@@ -5,14 +5,19 @@ line; `karaoke` lights each word up as it is sung. The fonts are bundled, so the
 on a machine with no fonts installed: DejaVu Sans Bold, and for the Chinese, Japanese and Korean
 characters it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters). A character that
 neither has (an emoji, a script of neither) is left out of the burned-in lyrics rather than drawn as a
-box, and undrawn_note names it; the .srt keeps every character."""
+box, and undrawn_note names it; the .srt keeps every character. A line wider than the picture wraps at its
+spaces (libass); one with a word wider than a row alone (Chinese or Japanese without spaces, a URL) is broken
+into rows here, measured with the fonts' advances, since libass breaks only at spaces."""
 
 from __future__ import annotations
 
+import re
 import shutil
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 from fontTools.ttLib import TTFont
@@ -28,26 +33,36 @@ SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold on
 CAPTION_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT)  # each character is drawn in the first of them that has it
 UNDRAWN_SHOWN = 10  # how many of the characters no caption font has undrawn_note names
 WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is that scene's line
+WORD_JOINER = "\u2060"  # invisible, and no digit: put before a cue's text that would read as its times
+# ffmpeg's SRT reader (mpv's too) takes any line that parses as times for a new cue's, wherever it stands
+_LIKE_TIMES = re.compile(r"\s*[-+]?\d[\d:.,\s]*-->")
+NO_WRAP = "{\\q2}"  # on a line broken here: libass, measuring a pixel apart, must not break its rows again
+# Kinsoku: what never begins a row (closing punctuation, the long-vowel and iteration marks, small kana)
+_NO_ROW_START = frozenset("、。，．！？：；,.!?:;…‥・ー々ゝゞヽヾぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶ")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CaptionFont:
     family: str  # the name the ASS script gives libass
-    characters: frozenset[int]  # the code points it has glyphs for (its cmap)
+    advances: Mapping[int, float]  # each code point it has a glyph for (its cmap): the glyph's width per unit of size
 
 
 @cache
 def caption_fonts() -> tuple[CaptionFont, ...]:
-    """CAPTION_FONTS' names and character maps, read once."""
+    """CAPTION_FONTS' names, character maps and advances, read once."""
     fonts = []
     for path in CAPTION_FONTS:
         with TTFont(path, lazy=True) as font:
-            fonts.append(CaptionFont(font["name"].getBestFamilyName(), frozenset(font.getBestCmap())))
+            # libass draws a font so that its Windows ascent + descent are the style's size (VSFilter's rule)
+            height = font["OS/2"].usWinAscent + font["OS/2"].usWinDescent
+            metrics = font["hmtx"].metrics
+            advances = {code: metrics[glyph][0] / height for code, glyph in font.getBestCmap().items()}
+            fonts.append(CaptionFont(font["name"].getBestFamilyName(), advances))
     return tuple(fonts)
 
 
 def _font_of(character: str) -> CaptionFont | None:
-    return next((font for font in caption_fonts() if ord(character) in font.characters), None)
+    return next((font for font in caption_fonts() if ord(character) in font.advances), None)
 
 
 def undrawable(text: str) -> str:
@@ -97,31 +112,43 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _cue_text(text: str) -> str:
+    """A lyric as an .srt cue's text: on one line, and behind a word joiner where it begins like times
+    ("00:00:05,000 --> …"), which a reader would take for a cue of its own and drop."""
+    line = _one_line(text)
+    return WORD_JOINER + line if _LIKE_TIMES.match(line) else line
+
+
 def srt(storyboard: Storyboard) -> str:
     """One cue per scene with words (captioned), in the song's own language, whatever whitespace its text holds."""
     cues = captioned(storyboard)
     blocks = [
-        f"{n}\n{_srt_time(s.start)} --> {_srt_time(s.end)}\n{_one_line(s.text)}\n" for n, s in enumerate(cues, start=1)
+        f"{n}\n{_srt_time(s.start)} --> {_srt_time(s.end)}\n{_cue_text(s.text)}\n" for n, s in enumerate(cues, start=1)
     ]
     return "\n".join(blocks)
 
 
-def _ass_text(text: str) -> str:
-    """Text as ASS shows it literally (braces open override tags and a backslash starts \\N), without
-    the characters no caption font has, and each character in the first caption font that has it:
-    libass looks for a glyph the style's font lacks only among the system's fonts, so a run in another
-    font is named (\\fn) and closed (\\fn alone: the style's font again). A space stays in the font
-    of the text before it."""
+def _literal(text: str) -> str:
+    """Text as ASS shows it literally (braces open override tags and a backslash starts \\N), on one line,
+    without the characters no caption font has."""
     kept = "".join(c for c in text if c.isspace() or _font_of(c) is not None)
-    literal = _one_line(kept).replace("{", "(").replace("}", ")").replace("\\", "/")
+    return _one_line(kept).replace("{", "(").replace("}", ")").replace("\\", "/")
+
+
+def _in_fonts(rows: list[str]) -> str:
+    """Rows of _literal text one under the other (\\N), each character in the first caption font that has it:
+    libass looks for a glyph the style's font lacks only among the system's fonts, so a run in another font is
+    named (\\fn) and closed (\\fn alone: the style's font again). A space stays in the font of the text before it."""
     style = current = caption_fonts()[0]
     pieces = []
-    for character in literal:
-        font = current if character == " " else _font_of(character)
-        if font is not current:
-            pieces.append("{\\fn}" if font is style else f"{{\\fn{font.family}}}")
-            current = font
-        pieces.append(character)
+    for n, row in enumerate(rows):
+        pieces.append("\\N" if n else "")
+        for character in row:
+            font = current if character == " " else _font_of(character)
+            if font is not current:
+                pieces.append("{\\fn}" if font is style else f"{{\\fn{font.family}}}")
+                current = font
+            pieces.append(character)
     if current is not style:
         pieces.append("{\\fn}")
     return "".join(pieces)
@@ -161,6 +188,77 @@ def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[in
     return words
 
 
+def _wide(character: str) -> bool:
+    return unicodedata.east_asian_width(character) in "WF"  # Chinese, Japanese and Korean: a row may end anywhere
+
+
+def _mark(character: str) -> bool:
+    return unicodedata.category(character).startswith("M")  # drawn on the letter before: never cut from it
+
+
+def _may_break(before: str, after: str) -> bool:
+    """Whether a row may end between two characters of a word: around a wide character, except before a closing
+    mark (kinsoku) or after an opening one."""
+    return (
+        (_wide(before) or _wide(after))
+        and unicodedata.category(before) not in ("Ps", "Pi")
+        and after not in _NO_ROW_START
+        and unicodedata.category(after) not in ("Pe", "Pf")
+        and not _mark(after)
+    )
+
+
+def _cut(text: str, may_break) -> list[str]:
+    starts = [0, *(i for i in range(1, len(text)) if may_break(text[i - 1], text[i])), len(text)]
+    return [text[a:b] for a, b in zip(starts, starts[1:])]
+
+
+def _width(text: str, size: int) -> float:
+    """Pixels that _literal `text` takes at font size `size` (the sum of its glyphs' advances)."""
+    return size * sum(_font_of(c).advances[ord(c)] for c in text)
+
+
+def _pieces(word: str, size: int, room: float) -> list[str]:
+    """`word` cut where a row may end inside it (_may_break); a part still wider than a row (a URL) between any
+    two letters."""
+    parts = _cut(word, _may_break)
+    return [
+        p for part in parts for p in (_cut(part, lambda _, b: not _mark(b)) if _width(part, size) > room else [part])
+    ]
+
+
+def _rows(words: list[str], size: int, room: float) -> list[list[tuple[int, str]]] | None:
+    """The rows a line's words fill in turn, each row a list of (the word's place, its part in that row), none
+    wider than `room` pixels; None where every word fits a row: libass wraps that line at its spaces (and
+    balances its rows) as it always has."""
+    if all(_width(word, size) <= room for word in words):
+        return None
+    space = _width(" ", size)
+    rows: list[list[tuple[int, str]]] = [[]]
+    x = 0.0
+    for n, word in enumerate(words):
+        for k, piece in enumerate(_pieces(word, size, room)):
+            lead, wide = (0.0 if k or not rows[-1] else space), _width(piece, size)
+            if rows[-1] and x + lead + wide > room:
+                rows.append([])
+                x, lead = 0.0, 0.0
+            if k and rows[-1]:  # the word goes on in this row
+                rows[-1][-1] = (n, rows[-1][-1][1] + piece)
+            else:
+                rows[-1].append((n, piece))
+            x += lead + wide
+    return rows
+
+
+def _line_text(text: str, size: int, room: float) -> str:
+    """A plain line as the ASS script shows it, broken into rows where _rows breaks it."""
+    words = _literal(text).split(" ")
+    rows = _rows(words, size, room)
+    if rows is None:
+        return _in_fonts([" ".join(words)])
+    return NO_WRAP + _in_fonts([" ".join(part for _, part in row) for row in rows])
+
+
 def ass_script(
     storyboard: Storyboard, width: int, height: int, words: dict[int, list[tuple[float, float, str]]] | None = None
 ) -> str:
@@ -168,6 +266,8 @@ def ass_script(
     words turning from white to gold as they are sung (\\kf: a fill that sweeps across the word over
     its duration). Sized in the video's own pixels, with an outline, so it reads at any size."""
     size = max(8, round(height / 14))
+    margin, outline = width // 20, max(1.0, size / 12)
+    room = width - 2 * (margin + outline)  # a row's letters, their outline too, between the margins
     sung = SUNG if words is not None else UNSUNG  # a plain line is white throughout
     header = (
         "[Script Info]\nScriptType: v4.00+\n"
@@ -176,32 +276,43 @@ def ass_script(
         "Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, "
         "MarginL, MarginR, MarginV, Encoding\n"
         f"Style: Lyrics,{caption_fonts()[0].family},{size},{sung},{UNSUNG},&H00000000,&H80000000,1,0,0,0,100,100,0,0,1,"
-        f"{max(1.0, size / 12):.1f},0,2,{width // 20},{width // 20},{max(4, height // 20)},1\n\n"
+        f"{outline:.1f},0,2,{margin},{margin},{max(4, height // 20)},1\n\n"
         "[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
     )
     events = []
     for scene in captioned(storyboard):
-        line = _ass_text(scene.text)
-        if not line:  # none of it drawable
+        if not _literal(scene.text):  # none of it drawable
             continue
-        text = line if words is None else _karaoke_text(scene.start, words[scene.index])
+        if words is None:
+            text = _line_text(scene.text, size, room)
+        else:
+            text = _karaoke_text(scene.start, words[scene.index], size, room)
         events.append(f"Dialogue: 0,{_ass_time(scene.start)},{_ass_time(scene.end)},Lyrics,,0,0,0,,{text}")
     return header + "\n".join(events) + "\n"
 
 
-def _karaoke_text(at: float, words: list[tuple[float, float, str]]) -> str:
-    """A line's words with their \\k (wait) and \\kf (fill) times, from `at`, the line's start."""
-    text = []
-    for start, end, word in words:
-        drawn = _ass_text(word)
-        if not drawn:  # nothing a caption font has: its time is a wait before the next word
-            continue
-        # in whole centiseconds of the song's clock, so that rounding never drifts along a line
-        wait = round(start * 100) - round(at * 100)  # a pause before the word: nothing lights up
-        fill = round(end * 100) - round(start * 100)
-        text.append((f"{{\\k{wait}}}" if wait > 0 else "") + f"{{\\kf{fill}}}{drawn}")
-        at = end
-    return " ".join(text)
+def _karaoke_text(at: float, words: list[tuple[float, float, str]], size: int, room: float) -> str:
+    """A line's words with their \\k (wait) and \\kf (fill) times, from `at`, the line's start, in the rows
+    _rows breaks it into: a word cut across rows fills each part in its share of the word's time, by letters
+    (a fill sweeps one row: libass would sweep one across two rows from the first's left to the second's right)."""
+    # a word with nothing drawable is left out: its time is a wait before the next word
+    timed = [(start, end, shown) for start, end, word in words if (shown := _literal(word))]
+    rows = _rows([word for _, _, word in timed], size, room)
+    done = [0] * len(timed)  # of each word, the letters in the rows before
+    lines = []
+    for row in rows or [list(enumerate(word for _, _, word in timed))]:
+        text = []
+        for n, part in row:
+            start, end, word = timed[n]
+            # in whole centiseconds of the song's clock, so that rounding never drifts along a line
+            wait = 0 if done[n] else round(start * 100) - round(at * 100)  # a pause before the word: nothing lit
+            fill = round(end * 100) - round(start * 100)
+            before, done[n] = done[n], done[n] + len(part)
+            share = round(fill * done[n] / len(word)) - round(fill * before / len(word))
+            text.append((f"{{\\k{wait}}}" if wait > 0 else "") + f"{{\\kf{share}}}" + _in_fonts([part]))
+            at = end
+        lines.append(" ".join(text))
+    return ("" if rows is None else NO_WRAP) + "\\N".join(lines)
 
 
 def write_script(path: Path, script: str) -> None:

@@ -56,8 +56,12 @@ def _clock(seconds: float) -> str:
 
 def _wrapped(draw: ImageDraw.ImageDraw, text: str, font, lines: int) -> list[str]:
     """`text` in at most `lines` lines of the thumbnail's width, the last cut with an ellipsis."""
+    # A glyph is at least a pixel wide, so `lines` rows never show more letters than this: measuring the rest
+    # (a lyric or prompt may be one 100,000-letter word) would only cost time.
+    shown = lines * THUMB_WIDTH
+    words = " ".join(text.split())
     rows, current = [], ""
-    for word in text.split():
+    for word in words[:shown].split():
         candidate = f"{current} {word}".strip()
         if current and draw.textlength(candidate, font=font) > THUMB_WIDTH:
             rows.append(current)
@@ -65,18 +69,25 @@ def _wrapped(draw: ImageDraw.ImageDraw, text: str, font, lines: int) -> list[str
         else:
             current = candidate
     rows += [current] if current else []
-    cut = [row if n < lines - 1 or len(rows) <= lines else row + " …" for n, row in enumerate(rows[:lines])]
+    cut = rows[:lines]
+    if cut and (len(rows) > lines or len(words) > shown):  # there is more than these rows show
+        cut[-1] += " …"
     return [_fit(draw, row, font) for row in cut]
 
 
 def _fit(draw: ImageDraw.ImageDraw, row: str, font) -> str:
     """`row`, shortened with an ellipsis where it is wider than a thumbnail (one long word, or the last
-    row's ellipsis)."""
+    row's ellipsis): the longest start of it that fits, found by halving (a measure per halving, not per letter)."""
     if draw.textlength(row, font=font) <= THUMB_WIDTH:
         return row
-    while row and draw.textlength(row.rstrip(" …") + "…", font=font) > THUMB_WIDTH:
-        row = row.rstrip(" …")[:-1]
-    return row.rstrip(" …") + "…"
+    fits, too_long = 0, len(row) + 1  # row[:fits] fits with its ellipsis (or is empty); row[:too_long] does not
+    while too_long - fits > 1:
+        middle = (fits + too_long) // 2
+        if draw.textlength(row[:middle].rstrip(" …") + "…", font=font) <= THUMB_WIDTH:
+            fits = middle
+        else:
+            too_long = middle
+    return row[:fits].rstrip(" …") + "…"
 
 
 def cell_texts(scene: Scene, scores: SceneScores | None) -> dict[str, str]:
