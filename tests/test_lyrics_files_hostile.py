@@ -14,7 +14,7 @@ from musicvid.lyrics.known import MAX_LINE_WORDS, check_lyrics_file, parse_srt
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, parse_storyboard
 from musicvid.storyboard.picks import KeyframePick
 from musicvid.storyboard.table import scene_table, weakest_keyframes
-from tests.helpers import make_tone, run
+from tests.helpers import make_tone, run, timed_lyrics
 
 LRC = (
     "[ti:Lighthouse]\n[ar:The Tiny Models]\n"
@@ -241,3 +241,98 @@ def test_plain_lyrics_with_a_clock_before_an_arrow_stay_plain(tmp_path):
     assert not check_lyrics_file(path).timed
     (path := tmp_path / "cue.txt").write_text("1\n0:00:01 --> 0:00:02,500\nWorkin 9 to 5\n")
     assert timed(path, path.read_text()) == [(1.0, 2.5, "Workin 9 to 5")]
+
+
+CUE_1 = "1\n00:00:01,000 --> 00:00:03,000\nline one\n"
+CUE_2 = "2\n00:00:04,000 --> 00:00:06,000\nline two\n"
+UNTIMED = "has no cue time, as the cues around it have"
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        (CUE_1 + CUE_2, r": cue 1 runs into the next cue's times \(00:00:04,000 --> 00:00:06,000\): put a blank line"),
+        (
+            CUE_1 + "\nan untimed verse line\nanother untimed\n\n" + CUE_2,
+            f": the text at 'an untimed verse.*' {UNTIMED}",
+        ),
+        (
+            CUE_1 + "\n2\nsung too early\n00:00:04,000 --> 00:00:06,000\nline two\n",
+            f": the text at 'sung too early' {UNTIMED}",
+        ),
+        ("[00:01.00]an lrc line\n" + CUE_1, r": '\[00:01.00\]an lrc line' is a line of LRC, not SRT"),
+        (
+            CUE_1 + "\n[00:05.00]an lrc line\n[00:07.00]another\n",
+            r": '\[00:05.00\]an lrc line' is a line of LRC, not SRT",
+        ),
+    ],
+    ids=["no blank line", "a block without times", "words above the times", "lrc above a cue", "lrc between cues"],
+)
+def test_srt_that_would_be_sung_wrong_or_lost_is_refused_as_a_file_and_pasted(tmp_path, text, reason):
+    from ui.jobs import check_pasted_lyrics  # (the page's check before any job is made)
+
+    for name in ("lyrics.srt", "lyrics.txt"):
+        (path := tmp_path / name).write_text(text)
+        with pytest.raises(UserError, match=f"^lyrics file {re.escape(str(path))}{reason}"):
+            check_lyrics_file(path)
+    with pytest.raises(UserError, match=f"^the pasted lyrics{reason}"):
+        check_pasted_lyrics(text)
+
+
+def test_an_srt_without_cue_times_is_refused_not_read_as_no_lines(tmp_path):
+    (path := tmp_path / "words.srt").write_text("My heart is a lighthouse\n\nYour voice\n")
+    with pytest.raises(UserError, match=r"words\.srt has no cue times: an SRT cue is its number, its times"):
+        check_lyrics_file(path)
+
+
+def test_an_srt_cue_missing_its_blank_line_is_refused_before_any_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 8)
+    (lyrics := tmp_path / "lyrics.srt").write_text(CUE_1 + CUE_2)
+    code, out, err = run(
+        capsys, "render", song, "--models", "tiny", "-q", "--lyrics", lyrics, "--workdir", tmp_path / "w"
+    )
+    assert code == 2 and "cue 1 runs into the next cue's times" in err and err.count("\n") == 1
+    assert not (tmp_path / "w").exists()
+
+
+def test_srt_as_written_reads_as_before():
+    text = (
+        "\ufeff1\r\n00:00:01,000 --> 00:00:03,000\r\nlove --> hate\r\n9:00 --> 5:00 barely gettin by\r\n\r\n\r\n"
+        "2\n00:00:04.000-->00:00:06,500 X1:10 X2:20\n<i>two</i>\n1999\n\n♪\n\n3\n00:00:07,000 --> 00:00:08,000\n\n4\n"
+    )
+    assert [(c.start, c.end, c.text) for c in parse_srt(text, "x.srt")] == [
+        (1.0, 3.0, "love --> hate 9:00 --> 5:00 barely gettin by"),
+        (4.0, 6.5, "two 1999"),
+        (7.0, 8.0, ""),  # a cue without words, which no scene holds (fit_to_duration)
+    ]
+
+
+def test_musicvids_own_srt_reads_back_whole_whatever_its_lyrics():
+    texts = [
+        "00:00:05,000 --> 00:00:06,000",
+        " 1:2:3.4 --> 5:6:7.8 and words",
+        "1:2:3abc --> x",
+        "love-->00:00:02,000",
+        "[00:05.00] an lrc time sung",
+        "2",
+        "00:00:01,000 --> 00:00:02,000 and\n\n3\n00:00:09,000 --> 00:00:10,000\nmore",
+    ]
+    scenes = [Scene(index=i, kind="lyric", start=i + 1.0, end=i + 2.0, text=t) for i, t in enumerate(texts)]
+    cues = parse_srt(captions.srt(Storyboard(audio=SongAudio(9.0), language="en", scenes=scenes)), "the .srt")
+    assert [(c.start, c.text.removeprefix(captions.WORD_JOINER)) for c in cues] == [
+        (i + 1.0, " ".join(t.split())) for i, t in enumerate(texts)
+    ]
+
+
+def test_lines_past_the_songs_end_are_left_out_and_said(tmp_path, caplog):
+    (path := tmp_path / "song.lrc").write_text("[00:01.00]in the song\n[00:10.00]at its end\n[09:00.00]far past\n")
+    for _ in range(2):  # (read for the storyboard, then for karaoke: said once)
+        assert [line.text for line in timed_lyrics(path, 10.0).lines] == ["in the song"]
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert said == [f"lyrics file {path}: 2 lines start at or after the song's end (10.0 s) and are left out"]
+    (path := tmp_path / "one.srt").write_text(CUE_1 + "\n" + CUE_2)
+    assert [line.text for line in timed_lyrics(path, 4.0).lines] == ["line one"]
+    assert "one.srt: 1 line starts at or after the song's end (4.0 s) and is left out" in caplog.text
+    caplog.clear()
+    timed_lyrics(path, 7.0)
+    assert not caplog.records

@@ -4,7 +4,9 @@ musicvid.lyrics.align finds in the song."""
 
 from __future__ import annotations
 
+import functools
 import itertools
+import logging
 import math
 import re
 from collections.abc import Iterable
@@ -14,8 +16,21 @@ from pathlib import Path
 from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, file_number, file_sha256, invalid, parse_json, utf8_text
-from musicvid.lyrics.transcript import Line, Transcript, Word, code_point, control_at, fit_to_duration, has_words
+from musicvid.lyrics.srt import clock_seconds, is_srt_times, read_srt
+from musicvid.lyrics.transcript import (
+    Line,
+    Transcript,
+    Word,
+    code_point,
+    control_at,
+    excerpt,
+    fit_to_duration,
+    has_words,
+    past_the_end,
+)
 from musicvid.settings.song import PLAIN, TIMED
+
+log = logging.getLogger("musicvid")
 
 # An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
 # to sing it, so that an instrumental gap after it still becomes a break.
@@ -39,12 +54,6 @@ _TIME = re.compile(r"(\d+):(\d+)(?:[.,:](\d+))?|(\d+):(\d+):(\d+)[.,](\d+)")
 _META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
 # An offset nudges the lyrics by milliseconds or seconds; one past the longest song taken moves every line off it.
 MAX_OFFSET_MS = MAX_SONG_SECONDS * 1000
-_SRT_TIME = re.compile(r"(\S+)\s*-->\s*(\S+)")
-_SRT_CLOCK = re.compile(r"(-?)(\d+):(\d+):(\d+)(?:[,.](\d+))?")
-_SRT_SHAPE = re.compile(r"-?\d+:\d+:\d+.*")  # a clock as SRT writes it (hh:mm:ss), its fraction right or not
-# SRT's markup (<b> <i> <u> <s> <font ...> and their ends) and ASS override blocks ({\an8}), not a lyric's "<3", ">_<"
-# or "{forever}"
-_MARKUP = re.compile(r"</?(?:[bius]|font)(?:\s[^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 _SECTION = re.compile(r"^\[[^\]]*\]$")
 
@@ -69,14 +78,6 @@ def starts_with_time(line: str) -> bool:
     return bool(tag and _TIMELIKE.fullmatch(tag.group(1)))
 
 
-def is_srt_times(line: str) -> bool:
-    """Whether a line of text begins like an SRT cue's times ("00:00:01,000 --> 00:00:03,000"; a malformed time too,
-    which the SRT reader then refuses, where a side has SRT's hh:mm:ss), not words with an arrow in them ("love -->
-    hate", "9:00 --> 5:00 barely gettin by")."""
-    match = _SRT_TIME.match(line.strip())
-    return bool(match and any(_SRT_SHAPE.fullmatch(side) for side in match.groups()))
-
-
 def lyrics_kind(path: Path, text: str) -> str:
     """How lyrics file `path` is read: by its suffix, except plain text (.txt) holding times, which is the timed file
     it is (an SRT cue's times: .srt; else a line that starts with a time: .lrc), as the page reads pasted lyrics: a
@@ -99,13 +100,7 @@ def _tag_seconds(tag: str, where: str) -> float:
     if not match:
         raise UserError(f"{where}: {tag} is no time an LRC line is read by ([mm:ss.xx], [mm:ss] or [hh:mm:ss.xx])")
     minutes, seconds, fraction, *hours_on = match.groups()
-    return _clock(*(hours_on if hours_on[0] is not None else ("0", minutes, seconds, fraction)), where)
-
-
-def _clock(hours: str, minutes: str, seconds: str, fraction: str | None, where: str) -> float:
-    """The seconds a clock's digits say, each read by file_number."""
-    whole = [file_number(part, where) for part in (hours, minutes)]
-    return (whole[0] * 60 + whole[1]) * 60 + file_number(f"{seconds}.{fraction or 0}", where)
+    return clock_seconds(*(hours_on if hours_on[0] is not None else ("0", minutes, seconds, fraction)), where)
 
 
 # A sung word's own time in enhanced LRC: (start, end; None where the line's end ends it, text)
@@ -172,11 +167,10 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
             untimed.append((number, rest))
     if untimed:
         number, words = untimed[0]
-        shown = words if len(words) <= 40 else f"{words[:40]}…"
         if stamped:
             raise UserError(
-                f"{document} line {number} ({shown}) has no time, as the lines around it have: give it its time "
-                "([mm:ss.xx]), or give every line without one (plain lyrics, which Whisper times)"
+                f"{document} line {number} ({excerpt(words)}) has no time, as the lines around it have: give it its "
+                "time ([mm:ss.xx]), or give every line without one (plain lyrics, which Whisper times)"
             )
         raise UserError(
             f"{document} has no times: an LRC line starts with its time ([mm:ss.xx]); plain lyrics (a .txt file) "
@@ -221,33 +215,9 @@ def _ended(own: tuple[WordTime, ...], end: float) -> list[Word]:
     return timed
 
 
-def _srt_seconds(clock: str, where: str) -> float:
-    """An SRT time (hh:mm:ss,mmm) in seconds, or one sentence saying it is none or is negative."""
-    match = _SRT_CLOCK.fullmatch(clock)
-    if not match:
-        raise UserError(f"{where} has a time SRT does not write ({clock[:40]}): hh:mm:ss,mmm")
-    if match.group(1):
-        raise UserError(f"{where} has a negative time ({clock[:40]})")
-    return _clock(*match.groups()[1:], where)
-
-
 def parse_srt(text: str, document: str) -> list[Line]:
-    """The cues of an SRT file as lines; a cue whose time cannot be read, starts before 0 or ends before it starts
-    is refused, named by its number, not quietly read as something else."""
-    lines = []
-    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").replace("\r", "\n")):
-        rows = [r.strip() for r in block.strip().split("\n") if r.strip()]
-        for i, row in enumerate(rows):
-            if match := _SRT_TIME.search(row):
-                cue = f"cue {rows[0][:20]}" if i == 1 and rows[0].isdigit() else f"the cue at '{row[:60]}'"
-                where = f"{document}: {cue}"
-                start, end = (_srt_seconds(clock, where) for clock in match.groups())
-                if end < start:
-                    raise UserError(f"{where} ends before it starts ({row})")
-                words = " ".join(_MARKUP.sub("", " ".join(rows[i + 1 :])).split())
-                lines.append(Line(start, end, words))
-                break
-    return lines
+    """The cues of an SRT file as lines (musicvid.lyrics.srt), an LRC line outside them refused as not SRT."""
+    return read_srt(text, document, starts_with_time)
 
 
 def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
@@ -390,4 +360,25 @@ def read_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str = "") ->
     lines = fit_to_duration(list(lyrics.lines), duration)
     if not lines and lyrics.text.strip():
         raise UserError(f"lyrics file {lyrics.path} has no timed lines inside the song's {duration:.1f} s")
+    if note := left_out_note(lyrics, duration):
+        _warn_once(note)
     return Transcript(lines, lyrics.language, f"lyrics:{lyrics_label(lyrics.path)}", audio_sha256)
+
+
+def left_out_note(lyrics: KnownLyrics, duration: float) -> str:
+    """How many lines of timed `lyrics` a song `duration` seconds long leaves out, starting at or after its end; ""
+    for none. They are left out, not refused (an LRC of a longer version is read as far as the song goes), but
+    said: a mistyped time ([09:00.00] for [00:09.00]) would lose its line without a word."""
+    count = sum(past_the_end(line, duration) for line in lyrics.lines or ())
+    if not count:
+        return ""
+    one = count == 1
+    return (
+        f"lyrics file {lyrics.path}: {count} line{'' if one else 's'} start{'s' if one else ''} at or after the "
+        f"song's end ({duration:.1f} s) and {'is' if one else 'are'} left out"
+    )
+
+
+@functools.lru_cache(maxsize=64)  # the storyboard and the karaoke each read the lyrics: said once
+def _warn_once(note: str) -> None:
+    log.warning(note)

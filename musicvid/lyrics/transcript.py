@@ -167,13 +167,24 @@ def has_words(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
+def excerpt(text: str, most: int = 40) -> str:
+    """A person's text as a refusal quotes it: its first `most` characters (the rest, "…")."""
+    return text if len(text) <= most else f"{text[:most]}…"
+
+
+def past_the_end(line: Line, duration: float) -> bool:
+    """Whether `line` has words and starts at or after the end of a song `duration` seconds long: no scene holds
+    it, and fit_to_duration leaves it out."""
+    return has_words(line.text) and line.start >= duration
+
+
 def fit_to_duration(lines: list[Line], duration: float) -> list[Line]:
     """New lines: those of `lines` with words in them that start before `duration`, sorted by start, their
     times inside [0, duration] (their words' times as they were), without control characters: a model's text (any
     byte is one of Whisper's tokens) makes a transcript and storyboard their loaders take (no_controls)."""
     kept = []
     for line in sorted(lines, key=lambda other: (other.start, other.end)):
-        if not has_words(line.text) or line.start >= duration:
+        if not has_words(line.text) or past_the_end(line, duration):
             continue
         start = max(0.0, line.start)
         kept.append(_without_controls(replace(line, start=start, end=min(max(line.end, start), duration))))

@@ -1,0 +1,105 @@
+"""SRT lyrics (.srt, or a .txt holding cues' times): each cue its number, its times and its words. Read whole, or
+refused by the cue or text that cannot be read so, never sung as something else or left out (docs/lyrics.md,
+"Lyrics you have")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import file_number
+from musicvid.lyrics.transcript import Line, excerpt, has_words
+
+_SRT_TIME = re.compile(r"(\S+)\s*-->\s*(\S+)")
+_SRT_CLOCK = re.compile(r"(-?)(\d+):(\d+):(\d+)(?:[,.](\d+))?")
+_SRT_SHAPE = re.compile(r"-?\d+:\d+:\d+.*")  # a clock as SRT writes it (hh:mm:ss), its fraction right or not
+# A row that begins like a cue's times: SRT readers (ffmpeg's, mpv's) take it for a cue's wherever it stands, so
+# musicvid.delivery.captions puts a word joiner before a lyric that would, and it reads back as words
+_LIKE_TIMES = re.compile(r"[-+]?\d[\d:.,\s]*-->")
+# SRT's markup (<b> <i> <u> <s> <font ...> and their ends) and ASS override blocks ({\an8}), not a lyric's "<3", ">_<"
+# or "{forever}"
+_MARKUP = re.compile(r"</?(?:[bius]|font)(?:\s[^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
+_TIMES_WRITTEN = "hh:mm:ss,mmm --> hh:mm:ss,mmm"
+
+
+def is_srt_times(line: str) -> bool:
+    """Whether a line of text begins like an SRT cue's times ("00:00:01,000 --> 00:00:03,000"; a malformed time too,
+    which the SRT reader then refuses, where a side has SRT's hh:mm:ss), not words with an arrow in them ("love -->
+    hate", "9:00 --> 5:00 barely gettin by")."""
+    match = _SRT_TIME.match(line.strip())
+    return bool(match and any(_SRT_SHAPE.fullmatch(side) for side in match.groups()))
+
+
+def _times_row(row: str) -> bool:
+    """Whether a row outside a cue's words is meant for its times: it begins like them, or has SRT's hh:mm:ss on a
+    side (a time SRT does not write, such as 1e999:00:01, is then refused as such rather than taken for words)."""
+    return bool(_LIKE_TIMES.match(row)) or is_srt_times(row)
+
+
+def clock_seconds(hours: str, minutes: str, seconds: str, fraction: str | None, where: str) -> float:
+    """The seconds a clock's digits say, each read by file_number."""
+    whole = [file_number(part, where) for part in (hours, minutes)]
+    return (whole[0] * 60 + whole[1]) * 60 + file_number(f"{seconds}.{fraction or 0}", where)
+
+
+def _srt_seconds(clock: str, where: str) -> float:
+    """An SRT time (hh:mm:ss,mmm) in seconds, or one sentence saying it is none or is negative."""
+    match = _SRT_CLOCK.fullmatch(clock)
+    if not match:
+        raise UserError(f"{where} has a time SRT does not write ({clock[:40]}): hh:mm:ss,mmm")
+    if match.group(1):
+        raise UserError(f"{where} has a negative time ({clock[:40]})")
+    return clock_seconds(*match.groups()[1:], where)
+
+
+def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Line]:
+    """The cues of SRT `text` as lines. Refused, named by its cue or its text: a time that cannot be read, starts
+    before 0 or ends before it starts; words outside a cue (a block without times, or above its cue's times but
+    its number), among cues that have times; a cue that runs into the next one's times (no blank line between:
+    they would be sung). A row outside a cue that `is_lrc` (the LRC reader's test) is refused as LRC, not SRT."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")  # (a pasted BOM, as a file's)
+    blocks = [[row.strip() for row in block.split("\n") if row.strip()] for block in re.split(r"\n\s*\n", text)]
+    if not any(_times_row(row) for rows in blocks for row in rows):
+        if any(has_words(row) for rows in blocks for row in rows):
+            raise UserError(
+                f"{document} has no cue times: an SRT cue is its number, its times ({_TIMES_WRITTEN}) and its "
+                "words; plain lyrics (a .txt file) are timed by Whisper"
+            )
+        return []
+    return [line for rows in blocks if (line := _cue(rows, document, is_lrc))]
+
+
+def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line | None:
+    """One block's cue as a line; None for a block of no words and no times."""
+    at = next((i for i, row in enumerate(rows) if _times_row(row)), len(rows))
+    numbered = at > 0 and rows[0].isdigit()
+    _check_outside(rows[int(numbered) : at], document, is_lrc)
+    if at == len(rows):
+        return None
+    row = rows[at]
+    where = f"{document}: " + (f"cue {rows[0][:20]}" if numbered else f"the cue at '{excerpt(row, 60)}'")
+    match = _SRT_TIME.match(row)
+    if not match:
+        raise UserError(f"{where} has times SRT does not write ({excerpt(row)}): {_TIMES_WRITTEN}")
+    start, end = (_srt_seconds(clock, where) for clock in match.groups())
+    if end < start:
+        raise UserError(f"{where} ends before it starts ({row})")
+    sung = rows[at + 1 :]
+    if runs_on := next((r for r in sung if _LIKE_TIMES.match(r) and is_srt_times(r)), None):
+        raise UserError(f"{where} runs into the next cue's times ({excerpt(runs_on)}): put a blank line before it")
+    return Line(start, end, " ".join(_MARKUP.sub("", " ".join(sung)).split()))
+
+
+def _check_outside(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> None:
+    """Refuse words outside a cue: time every line, or none (plain lyrics)."""
+    worded = [row for row in rows if has_words(row)]
+    if not worded:
+        return
+    if lrc := next((row for row in worded if is_lrc(row)), None):
+        raise UserError(f"{document}: '{excerpt(lrc)}' is a line of LRC, not SRT: give the lyrics as one or the other")
+    raise UserError(
+        f"{document}: the text at '{excerpt(' '.join(worded))}' has no cue time, as the cues around it have: give "
+        f"it its cue's number and times ({_TIMES_WRITTEN}) above it, or give every line without them (plain "
+        "lyrics, which Whisper times)"
+    )
