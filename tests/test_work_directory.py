@@ -63,6 +63,19 @@ def test_a_persons_folder_as_work_directory_is_refused_naming_a_file_and_loses_n
     assert tree(mine) == before and sorted(p.name for p in tmp_path.iterdir()) == ["mine", "song.lrc", "song.wav"]
 
 
+@pytest.mark.parametrize("given", ["nothere/..", "mine/nothere/../.", "./nothere/../"])
+def test_a_work_directory_through_dot_dot_is_checked_as_the_folder_it_names(tmp_path, monkeypatch, given):
+    """`nothere/..` with no `nothere/` yet was taken for a new folder, then written as the one it names."""
+    mine = persons_folder(tmp_path / "mine", ["video.mp4"])
+    monkeypatch.chdir(tmp_path if given.startswith("mine") else mine)
+    workdir = Workdir(Path(given))
+    assert workdir.root == Path("mine" if given.startswith("mine") else ".")
+    with pytest.raises(UserError, match="holds video.mp4, which musicvid did not make"):
+        workdir.check()
+    (mine / "link").symlink_to(tmp_path)
+    assert Workdir(mine / "link" / "x" / "..").root == mine / "link"  # links stay as given: not resolved
+
+
 def keyframed_render(folder):
     """A render's storyboard and keyframes (what `score` reads), in `folder`."""
     (folder / "storyboard.json").write_text(json.dumps(valid_board()))

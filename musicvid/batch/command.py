@@ -3,7 +3,7 @@
 Before the first render every row is made a job and checked: its cells, its own output name (two rows
 never write one file; a row that repeats an earlier one is made once), the files it names, and the
 upscaler. Models are loaded once for the whole batch; a song that fails is reported and the batch
-goes on. A rerun skips songs whose video exists (unless --force) and resumes cut-off songs through
+goes on. A rerun skips songs whose outputs all exist (unless --force) and resumes cut-off songs through
 the render's own work directory. Exit 0 if every song succeeded, 1 if any failed, 2 if the playlist
 itself is unusable. The playlist is read by musicvid.batch.playlist, report.json written by
 musicvid.batch.report."""
@@ -11,26 +11,41 @@ musicvid.batch.report."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from musicvid.batch.engines import check_engine_options, join_ray, render_locally, render_on_ray
-from musicvid.batch.playlist import Entry, Job, output_file_name, read_playlist, row_hash, title_slug
-from musicvid.batch.report import REPORT_NAME, ReportWriter, Result, check_report, held_output, note, table
+from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist, row_hash, title_slug
+from musicvid.batch.report import (
+    REPORT_NAME,
+    ReportWriter,
+    Result,
+    absolute_paths,
+    check_report,
+    held_output,
+    note,
+    table,
+)
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_creatable, check_file, check_output, file_identity, same_file
+from musicvid.core.files import check_creatable, check_file, check_output, file_identity, remove_temporaries, same_file
 from musicvid.core.outputs import written_here
 from musicvid.core.paths import check_recordable, exists, is_folder
+from musicvid.core.paths import resolved as resolved_path
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
-from musicvid.settings.song import SongRequest, inputs_of
+from musicvid.settings.song import SongRequest
 
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
+# Song stems that name no folder of their own (`...mp3` has the stem `..`): with --workdir a row's work directory is
+# --workdir/<name>, which would be --workdir's parent, a person's folder, or --workdir itself. Such a row gets its
+# hash, as clashing names do (`..-1f3a9c2e`): refusing it would stop a folder's batch over a file's name.
+NO_FOLDER_NAMES = {"", ".", ".."}
 
 
 # --- per-song settings --------------------------------------------------------------------------
@@ -65,13 +80,25 @@ def song_settings(
 
 
 def resolved(request: SongRequest) -> SongRequest:
-    """The request with every path it names made absolute: how two rows are told to be the same."""
+    """The request with every path it names made absolute: how two rows are told to be the same (realpath: a path
+    into a loop of symbolic links as far as it goes; check_no_loop judges those)."""
     paths = {
-        f.name: value.resolve()
+        f.name: Path(os.path.realpath(value))
         for f in dataclasses.fields(request)
         if isinstance(value := getattr(request, f.name), Path)
     }
     return dataclasses.replace(request, **paths)
+
+
+def check_no_loop(job: Job, where: str) -> None:
+    """Refuse a file of the row's cells (lyrics, storyboard, reference) that leads into a loop of symbolic links, in
+    core.paths' sentence naming the row (`where`); its song is left to fail at its turn, as one that cannot be
+    read."""
+    for path in job.inputs().values():
+        try:
+            resolved_path(path)
+        except UserError as e:
+            raise UserError(f"{where}: {e}") from None
 
 
 @dataclass
@@ -102,7 +129,7 @@ def clash(namings: list[Naming]) -> bool:
     (with --workdir they would share a work directory), or two would write one file."""
     songs: dict[str, set[Path]] = {}
     for naming in namings:
-        songs.setdefault(folded(naming.stem), set()).add(naming.job.request.song.resolve())
+        songs.setdefault(folded(naming.stem), set()).add(os.path.realpath(naming.job.request.song))  # (a loop too)
     files = [name for naming in namings for name in naming.files()]
     return any(len(same) > 1 for same in songs.values()) or len(files) != len(set(files))
 
@@ -159,6 +186,7 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
             stem, suffix = output_file_name(entry.output) if entry.output else (None, ".mp4")
         except UserError as e:
             raise UserError(f"{where}: {e}") from None
+        check_no_loop(job, where)
         same, named = (resolved(job.request), job.settings), folded(stem + suffix) if stem else None
         earlier = first.get((same, named))
         if earlier is not None:
@@ -167,6 +195,8 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
             first.setdefault((same, None), job)  # a row that names no output repeats the first of its kind
             first[(same, named)] = job
             automatic = title_slug(entry.title or "") or entry.path.stem
+            if automatic in NO_FOLDER_NAMES:  # `...mp3`, `..mp3`: as --workdir's subfolder, its parent or itself
+                automatic += "-" + row_hash(entry)
             namings.append(Naming(job, stem or automatic, suffix, named=stem is not None))
         jobs.append(job)
     name_outputs(namings, args.playlist)
@@ -195,21 +225,24 @@ def song_read(job: Job) -> bool:
 
 
 def made_before(job: Job) -> bool:
-    """Whether `job`'s video is in -o as musicvid wrote it for the row's song (its work directory's record), so
-    that a rerun skips the row: not another song's video of that name, nor a person's file."""
-    if not (job.output.is_file() and song_read(job)):
+    """Whether every output of `job` (its video, .srt and .ass) is in -o as musicvid wrote it for the row's song
+    (its work directory's record), so that a rerun skips the row: not another song's video of that name, nor a
+    person's file. A batch killed between the video's rename and its .srt's left the video alone: that row is
+    rendered again, which its work directory resumes in seconds."""
+    outputs = job.settings.outputs(job.output)
+    if not (all(path.is_file() for path in outputs) and song_read(job)):
         return False
-    return written_here(job.output, Workdir.of_song(job.request.song, job.request.workdir))
+    workdir = Workdir.of_song(job.request.song, job.request.workdir)
+    return all(written_here(path, workdir) for path in outputs)
 
 
 def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet) -> None:
     """Refuse, before any render, a row to make (`todo`) that would write over a file another row reads (its
     video, .srt, .ass, or any file of its work directory), or a row, skipped or not (no repeat), whose outputs or
-    named files would fail it (musicvid.prepare.check_before_work), in one sentence that names the row. Another
-    row's input first: no --overwrite lets that be replaced."""
-    read = {
-        file_identity(path): (what, job) for job in jobs for what, path in inputs_of(job.request, job.settings).items()
-    }
+    named files would fail it (musicvid.prepare.check_before_work), or whose files do not fit its song's length
+    (musicvid.batch.lengths), in one sentence that names the row. Another row's input first: no --overwrite lets
+    that be replaced."""
+    read = {file_identity(path): (what, job) for job in jobs for what, path in job.inputs().items()}
     readable = {job.number for job in jobs if song_read(job)}  # (once a row: each row is checked against every other)
     for job in todo:
         for output in job.settings.outputs(job.output):
@@ -219,11 +252,16 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSe
                     f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
                 )
         check_workdir_unread(job, jobs, playlist, readable)
-    from musicvid.prepare import UnreadableSong, check_before_work  # (torch: once the playlist and its rows are read)
+    from musicvid.batch.lengths import check_fits_song  # (torch: once the playlist and its rows are read)
+    from musicvid.prepare import UnreadableSong, check_before_work
 
-    for job in (job for job in jobs if job.same_as is None):
+    for job in (
+        job for job in jobs if job.same_as is None and not in_loop(job.request.song)
+    ):  # (that one: at its turn)
         try:
-            check_before_work(job.request, models, job.settings, job.output)
+            checked = check_before_work(job.request, models, job.settings, job.output)
+            if job.number in readable:  # (else it fails at its turn)
+                check_fits_song(job.request, job.settings, checked)
         except UnreadableSong:  # reported as failed at its turn (run_jobs), as a missing song is
             continue
         except UserError as e:
@@ -242,7 +280,7 @@ def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path, readable: se
             continue
         if same_file(Workdir.of_song(reader.request.song, reader.request.workdir).root, workdir.root):
             continue
-        for what, path in inputs_of(reader.request, reader.settings).items():
+        for what, path in reader.inputs().items():
             if name := workdir.holds(path):
                 raise UserError(
                     f"{reader.where(playlist)}: its {what} {path} is the {name} of {job.label}'s work directory, "
@@ -250,27 +288,46 @@ def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path, readable: se
                 )
 
 
+def repeat_of(job: Job, made: Result) -> Result:
+    """A repeat's outcome, once its row (`made`) has finished: that row's video, or its failure."""
+    if made.status == "failed":
+        error = f"same as song {job.same_as}, which failed: {made.error}"
+        return Result(str(job.entry.path), "failed", str(job.output), error=error, same_as=job.same_as)
+    return Result(str(job.entry.path), "repeat", str(job.output), made.duration, same_as=job.same_as)
+
+
 def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], finished, plan=None) -> None:
-    """Every job, in playlist order: repeats, skipped rows and missing songs finished at once, the
-    others rendered (on Ray or here)."""
+    """Every job, in playlist order: skipped rows (their killed writers' temporaries beside their outputs swept) and
+    missing songs finished at once, the others rendered (on Ray or here); a repeat finishes with its row, never
+    before (a row not yet run has made nothing), with that row's outcome."""
     from musicvid.core.ffmpeg import declared_duration
 
-    to_render = []
+    repeats: dict[int, list[Job]] = {}
     for job in jobs:
         if job.same_as is not None:
-            finished(job, Result(str(job.entry.path), "repeat", str(job.output), same_as=job.same_as))
-        elif job.number in skipped:
-            finished(job, Result(str(job.entry.path), "skipped", str(job.output), declared_duration(job.output)))
+            repeats.setdefault(job.same_as, []).append(job)
+
+    def done(job: Job, result: Result) -> None:
+        finished(job, result)
+        for repeat in repeats.get(job.number, ()):
+            finished(repeat, repeat_of(repeat, result))
+
+    to_render = []
+    for job in (job for job in jobs if job.same_as is None):
+        if job.number in skipped:
+            for path in job.settings.outputs(job.output):  # (a rendered row's are swept by its render)
+                remove_temporaries(path)
+            done(job, Result(str(job.entry.path), "skipped", str(job.output), declared_duration(job.output)))
         else:
             try:  # a song that is not there, or a pipe, is reported as failed like one that is not audio
                 check_file(job.request.song, "audio file")
                 to_render.append(job)
             except UserError as error:
-                finished(job, Result(str(job.entry.path), "failed", str(job.output), error=str(error)))
+                done(job, Result(str(job.entry.path), "failed", str(job.output), error=str(error)))
     if to_render and args.engine == "ray":
-        render_on_ray(plan, choice, to_render, finished)
+        render_on_ray(plan, choice, to_render, done)
     elif to_render:
-        render_locally(registry, to_render, finished)
+        render_locally(registry, to_render, done)
 
 
 def run(args) -> int:
@@ -318,6 +375,7 @@ def run_held(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[
     writer = ReportWriter(report, args.playlist, len(jobs))
 
     def finished(job: Job, result: Result) -> None:
+        result = absolute_paths(result)  # (one form on both engines: a Ray job's paths are made absolute)
         results[job.number] = result
         told = f"{result.status}: {note(result)}" if note(result) else result.status
         print(f"[{len(results)}/{len(jobs)}] {job.entry.path}: {told}", file=sys.stderr, flush=True)
@@ -329,10 +387,6 @@ def run_held(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[
         writer.close()  # the rows finished so far, however the batch ends (Ctrl-C, a failure)
     ordered = [results[n] for n in sorted(results)]
     print(table(ordered))
-
-    def has_video(result: Result) -> bool:
-        return (results[result.same_as] if result.same_as else result).status != "failed"
-
-    ok = sum(map(has_video, ordered))
+    ok = sum(result.status != "failed" for result in ordered)  # (a failed row's repeats are failed too)
     print(f"\n{ok}/{len(ordered)} songs ok; report: {report}")
     return 0 if ok == len(ordered) else 1

@@ -7,11 +7,13 @@ render of minutes on a GPU, so a bigger one is a mistake or is better split into
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import itertools
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -19,7 +21,7 @@ from typing import Iterator
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES, check_file, is_url
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.song import SongRequest
+from musicvid.settings.song import SongRequest, inputs_of
 
 AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
@@ -193,8 +195,9 @@ def output_file_name(text: str) -> tuple[str, str]:
 
 
 def title_slug(title: str) -> str:
-    """A title as a file name: its letters and digits, anything else as single dashes ('' if none)."""
-    slug = re.sub(r"\W+", "-", title).strip("-")
+    """A title as a file name: its letters and digits, anything else as single dashes ('' if none). Composed first
+    (NFC): a decomposed accent (as macOS and many tags write it) is no letter to \\W, and would become a dash."""
+    slug = re.sub(r"\W+", "-", unicodedata.normalize("NFC", title)).strip("-")
     return slug.encode()[:MAX_TITLE_BYTES].decode(errors="ignore").rstrip("-")
 
 
@@ -203,7 +206,8 @@ def row_hash(entry: Entry) -> str:
     written (so a rerun of the same playlist gives the same names; the command line's options, which
     every row shares, change none). Not its preview cell: a preview is named as its video, with .preview."""
     cells = {"title": entry.title, "artist": entry.artist, **entry.overrides, "preview": None}
-    text = "\n".join([str(entry.path.resolve()), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
+    # (realpath: a song in a loop of links is hashed as named, and fails at its turn; resolve() raised)
+    text = "\n".join([os.path.realpath(entry.path), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
@@ -222,3 +226,18 @@ class Job:
 
     def where(self, playlist: Path) -> str:
         return f"{playlist} {self.label}"
+
+    def inputs(self) -> dict[str, Path]:
+        """The files the row reads, by what each is; not a song that leads into a loop of symbolic links: it names
+        no file to compare others with (it fails at its turn, as a song that cannot be read)."""
+        inputs = inputs_of(self.request, self.settings)
+        return {what: path for what, path in inputs.items() if not (what == "song" and in_loop(path))}
+
+
+def in_loop(path: Path) -> bool:
+    """Whether `path` leads into a loop of symbolic links (itself, or a folder on its way)."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False

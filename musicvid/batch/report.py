@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import stat
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -22,7 +23,7 @@ from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
 from musicvid.core.files import remove_temporaries, same_file
 from musicvid.core.workdir import os_lock
-from musicvid.settings.song import SongRequest, inputs_of
+from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard, load_storyboard
 from vipe_core.atomic import write_json
 
@@ -40,7 +41,7 @@ WRITE_INTERVAL_SECONDS = 2.0
 @dataclass
 class Result:
     song: str
-    status: str  # done, skipped (video already there), failed, or repeat (made by the song `same_as`)
+    status: str  # done, skipped (video already there), failed, or repeat (made by the song `same_as`; failed with it)
     output: str
     duration: float | None = None
     seconds: float = 0.0
@@ -49,8 +50,14 @@ class Result:
 
 
 def note(result: Result) -> str:
-    """Why a song failed, or which song made a repeat's video."""
-    return f"same as song {result.same_as}" if result.same_as else result.error
+    """Why a song failed (a repeat's: its row's failure), or which song made a repeat's video."""
+    return result.error or (f"same as song {result.same_as}" if result.same_as else "")
+
+
+def absolute_paths(result: Result) -> Result:
+    """`result` with its song and output absolute (not resolved: as named), as both engines report them: a report
+    read from another folder, or compared with another engine's, finds its files."""
+    return replace(result, song=os.path.abspath(result.song), output=os.path.abspath(result.output))
 
 
 def table(results: list[Result]) -> str:
@@ -102,7 +109,7 @@ def check_report(report: Path, jobs: list[Job], playlist: Path, overwrite: bool)
     storyboards: dict[Path, Storyboard | None] = {}
     for job in jobs:
         storyboard = _storyboard(job.request, storyboards)
-        inputs = inputs_of(job.request, job.settings) | (storyboard.picture_files() if storyboard else {})
+        inputs = job.inputs() | (storyboard.picture_files() if storyboard else {})
         for what, path in inputs.items():
             if same_file(report, path):
                 raise UserError(

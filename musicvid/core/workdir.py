@@ -88,6 +88,12 @@ class Workdir:
 
     root: Path
 
+    def __post_init__(self) -> None:
+        # Lexically normal (`x/..` is the folder it names, `x/.` is `x`), so that check() judges the folder the run
+        # writes in: `wd/..` with no `wd/` yet was taken for a new folder, then written as the one above it. Links
+        # stay as given (no resolve()): the run works where the person pointed.
+        object.__setattr__(self, "root", Path(os.path.normpath(self.root)))
+
     @classmethod
     def for_song(cls, song: str | Path, sha256: str, named: Path | None = None) -> Workdir:
         """`musicvid-work/<song stem>-<short hash of the audio>/`, unless the user `named` one."""

@@ -1,0 +1,202 @@
+"""`musicvid batch` against hostile input, continued: songs whose names are no folder's (`...wav`, `..wav`) with
+--workdir, loops of symbolic links as songs and as cells, a row's files that do not fit its song's length (refused
+before the first render), repeats of a row finished with it, a skipped row whose outputs are not all there, and the
+report's paths. The renders are faked where a test needs only what the batch decides."""
+
+import json
+import os
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from musicvid.batch import command as batch
+from musicvid.batch.playlist import title_slug
+from musicvid.batch.report import Result
+from musicvid.core.files import file_sha256
+from musicvid.core.outputs import remember
+from musicvid.core.workdir import Workdir
+from tests.helpers import dead_pid, make_tone, run, valid_board, work_directory
+from tests.test_batch_plan import planned
+
+TINY = ("--models", "tiny", "--fps", "2", "-q")
+
+
+def run_batch(capsys, songs, out, *options):
+    """`musicvid batch SONGS -o OUT --models tiny --fps 2 -q OPTIONS`: its exit code and stderr."""
+    code, _, err = run(capsys, "batch", songs, "-o", out, *TINY, *options)
+    return code, err
+
+
+def faked_renders(monkeypatch, status: str = "done") -> list[int]:
+    """Renders that make nothing and end as `status`; the rows rendered, by number, in order."""
+    rendered = []
+
+    def render_locally(registry, jobs, finished):
+        for job in jobs:
+            rendered.append(job.number)
+            error = "it broke" if status == "failed" else ""
+            finished(job, Result(str(job.entry.path), status, str(job.output), 1.0, error=error))
+
+    monkeypatch.setattr(batch, "render_locally", render_locally)
+    return rendered
+
+
+def report_of(out: Path) -> list[dict]:
+    return json.loads((out / "report.json").read_text())["songs"]
+
+
+def test_a_song_named_dot_dot_dot_renders_inside_workdir_and_leaves_the_folder_above_untouched(tmp_path, capsys):
+    """`...wav` has the stem `..`: its work directory was --workdir's parent, whose video.mp4 was replaced."""
+    songs = tmp_path / "songs"
+    songs.mkdir()
+    make_tone(songs / "...wav", 1)
+    (tmp_path / "video.mp4").write_text("my precious video")
+    (tmp_path / "transcript.json").write_text('{"my": "notes"}')
+    code, err = run_batch(capsys, songs, tmp_path / "out", "--workdir", tmp_path / "wd")
+    assert code == 0, err
+    assert (tmp_path / "video.mp4").read_text() == "my precious video"
+    assert (tmp_path / "transcript.json").read_text() == '{"my": "notes"}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "songs", "transcript.json", "video.mp4", "wd"]
+    [workdir] = (tmp_path / "wd").iterdir()
+    assert workdir.name.startswith("..-") and (workdir / "video.mp4").is_file()
+    assert [p.name for p in (tmp_path / "out").glob("*.mp4")] == [f"{workdir.name}.mp4"]
+
+
+def test_songs_named_dot_dot_get_work_directories_inside_workdir(tmp_path):
+    for name in ("..wav", "...wav", "b.wav"):
+        make_tone(tmp_path / name, 1)
+    (tmp_path / "p.m3u").write_text("..wav\n...wav\nb.wav\n")
+    jobs = planned(tmp_path / "p.m3u", "--workdir", tmp_path / "wd")
+    roots = [Workdir.of_song(job.request.song, job.request.workdir).root for job in jobs]
+    assert all(root.parent == tmp_path / "wd" and root.name not in (".", "..") for root in roots), roots
+    assert roots[2].name == "b" and len({job.output for job in jobs}) == 3
+    assert [job.output for job in planned(tmp_path / "p.m3u", "--workdir", tmp_path / "wd")] == [
+        job.output for job in jobs
+    ]  # the same names in every rerun
+
+
+def test_render_with_a_workdir_of_dot_dot_is_checked_as_the_folder_it_names(tmp_path, capsys, monkeypatch):
+    make_tone(tmp_path / "a.wav", 1)
+    (tmp_path / "a.lrc").write_text("[00:00.10]hi\n")
+    here = tmp_path / "mine"
+    here.mkdir()
+    (here / "video.mp4").write_text("mine")
+    monkeypatch.chdir(here)
+    argv = ["render", tmp_path / "a.wav", "--lyrics", tmp_path / "a.lrc", "-o", tmp_path / "o.mp4", *TINY]
+    code, _, err = run(capsys, *argv, "--workdir", "nothere/..")
+    assert code == 2 and "holds video.mp4, which musicvid did not make" in err, err
+    assert sorted(os.listdir(here)) == ["video.mp4"] and (here / "video.mp4").read_text() == "mine"
+
+
+def looping(folder: Path) -> None:
+    """loop1.wav and loop2.wav, links to each other, and loopd, a link into itself."""
+    (folder / "loop1.wav").symlink_to("loop2.wav")
+    (folder / "loop2.wav").symlink_to("loop1.wav")
+    (folder / "loopd").symlink_to("loopd/x")
+
+
+def test_a_song_in_a_loop_of_links_fails_at_its_turn(tmp_path, capsys):
+    looping(tmp_path)
+    (tmp_path / "junk.wav").write_bytes(b"not audio" * 50)
+    for options in ([], ["--workdir", tmp_path / "wd"]):
+        (tmp_path / "p.m3u").write_text("junk.wav\nloop1.wav\nloop1.wav\n")
+        code, err = run_batch(capsys, tmp_path / "p.m3u", tmp_path / "out", *options)
+        assert code == 1 and "RuntimeError" not in err, err
+        report = report_of(tmp_path / "out")
+        assert [s["status"] for s in report] == ["failed"] * 3
+        assert "Too many levels of symbolic links" in report[1]["error"]
+
+
+@pytest.mark.parametrize("column, cell", [("lyrics", "loopd/x.lrc"), ("storyboard", "loopd/x.json")])
+def test_a_cell_in_a_loop_of_links_is_refused_naming_its_row(tmp_path, capsys, column, cell):
+    looping(tmp_path)
+    make_tone(tmp_path / "a.wav", 1)
+    (tmp_path / "s.csv").write_text(f"path,{column}\na.wav,\na.wav,{cell}\n")
+    code, err = run_batch(capsys, tmp_path / "s.csv", tmp_path / "out")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "s.csv song 2 (a.wav): " in err and f"{cell} leads into a loop of symbolic links" in err
+    assert not (tmp_path / "out").exists()
+
+
+MISFITS = {  # a row's file that does not fit a song of 1 s: its name, its text, and what the refusal says
+    "late": ("lyrics", "s.lrc", "[99:00.00]way after the end\n", "has no timed lines inside the song's 1.0 s"),
+    "many": ("lyrics", "s.lrc", "".join(f"[00:00.{i:02d}]l {i}\n" for i in range(60)), "has 60 lines, more than"),
+    "many plain": ("lyrics", "s.txt", "line\n" * 60, "has 60 lines, more than"),
+    "storyboard": ("storyboard", "s.json", json.dumps(valid_board()), "is for audio of 10.00 s, but"),
+    "one frame": ("fps", "", "", "not one frame of video"),  # (a song of 0.1 s at --fps 2)
+}
+
+
+@pytest.mark.parametrize("misfit", MISFITS)
+def test_a_rows_files_that_do_not_fit_its_song_stop_the_batch_before_any_render(tmp_path, capsys, monkeypatch, misfit):
+    column, name, text, said = MISFITS[misfit]
+    rendered = faked_renders(monkeypatch)
+    make_tone(tmp_path / "a.wav", 1)
+    make_tone(tmp_path / "b.wav", 0.1 if column == "fps" else 1)
+    if name:
+        (tmp_path / name).write_text(text)
+    (tmp_path / "s.csv").write_text(f"path,{column}\na.wav,\nb.wav,{name or 2}\n")
+    code, err = run_batch(capsys, tmp_path / "s.csv", tmp_path / "out", "--workdir", tmp_path / "wd")
+    assert code == 2 and err.count("\n") == 1 and said in err, err
+    assert "s.csv song 2 (b.wav): " in err
+    assert rendered == [] and not (tmp_path / "out").exists() and not (tmp_path / "wd").exists()
+
+
+def test_a_song_whose_header_declares_no_length_is_left_to_its_turn(tmp_path, capsys, monkeypatch):
+    rendered = faked_renders(monkeypatch)
+    make_tone(tmp_path / "a.wav", 1)
+    (tmp_path / "late.lrc").write_text("[99:00.00]way after the end\n")
+    (tmp_path / "s.csv").write_text("path,lyrics\na.wav,late.lrc\n")
+    monkeypatch.setattr("musicvid.batch.lengths.declared_duration", lambda *_, **__: None)
+    assert run_batch(capsys, tmp_path / "s.csv", tmp_path / "out")[0] == 0
+    assert rendered == [1]
+
+
+@pytest.mark.parametrize("status", ["done", "failed"])
+def test_a_repeat_finishes_with_its_row_and_its_outcome(tmp_path, capsys, monkeypatch, status):
+    faked_renders(monkeypatch, status)
+    make_tone(tmp_path / "a.wav", 1)
+    make_tone(tmp_path / "b.wav", 1)
+    (tmp_path / "p.m3u").write_text("a.wav\nb.wav\na.wav\n")
+    monkeypatch.chdir(tmp_path)
+    code, err = run_batch(capsys, "p.m3u", "out")
+    lines = err.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["[1/3] a.wav", "[2/3] a.wav", "[3/3] b.wav"], err
+    report = report_of(tmp_path / "out")
+    if status == "failed":
+        assert code == 1 and "[2/3] a.wav: failed: same as song 1, which failed: it broke" in err
+        assert [(s["status"], s["same_as"]) for s in report] == [("failed", None), ("failed", None), ("failed", 1)]
+        assert report[2]["error"] == "same as song 1, which failed: it broke"
+    else:
+        assert code == 0 and lines[1] == "[2/3] a.wav: repeat: same as song 1"
+        assert [s["status"] for s in report] == ["done", "done", "repeat"] and report[2]["duration"] == 1.0
+    # the report's paths are absolute, as the Ray engine's are: a report read from elsewhere finds its files
+    assert report[0]["song"] == str(tmp_path / "a.wav") and report[0]["output"] == str(tmp_path / "out" / "a.mp4")
+
+
+def test_a_row_is_skipped_only_where_its_every_output_is_there_and_its_dead_temporaries_are_swept(
+    tmp_path, capsys, monkeypatch
+):
+    rendered = faked_renders(monkeypatch)
+    monkeypatch.chdir(tmp_path)  # where the song's work directory is: musicvid-work/
+    song = make_tone(tmp_path / "a.wav", 1)
+    out = tmp_path / "out"
+    out.mkdir()
+    workdir = Workdir(work_directory(Workdir.for_song(song, file_sha256(song)).root))
+    (out / "a.mp4").write_bytes(b"a.wav's video")
+    remember(workdir, out / "a.mp4", out / "a.mp4")  # as a batch killed before it placed a.srt left it
+    leftover = out / f".musicvid-{dead_pid()}.a.srt.abcd_123.srt"
+    leftover.write_text("half an srt")
+    (tmp_path / "a.m3u").write_text("a.wav\n")
+    assert run_batch(capsys, tmp_path / "a.m3u", out)[0] == 0
+    assert rendered == [1] and [s["status"] for s in report_of(out)] == ["done"]
+    (out / "a.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nhi\n")
+    remember(workdir, out / "a.srt", out / "a.srt")
+    assert run_batch(capsys, tmp_path / "a.m3u", out)[0] == 0
+    assert rendered == [1] and [s["status"] for s in report_of(out)] == ["skipped"]
+    assert not leftover.exists() and (out / "a.srt").is_file()
+
+
+def test_a_decomposed_title_keeps_its_accents_in_the_videos_name():
+    assert title_slug(unicodedata.normalize("NFD", "Déjà vu: live!")) == "Déjà-vu-live"
