@@ -44,13 +44,15 @@ def page_jobs(jobs_dir: Path) -> Path:
 
 
 def a_lora(path: Path, note: str = "") -> Path:
-    """A style LoRA as its header reads (one layer, kohya's names), `note` in its metadata: files of one name
-    differ."""
+    """A style LoRA as its header reads (one layer, kohya's names, its down and up matrices), `note` in its metadata:
+    files of one name differ."""
     import numpy as np
     from safetensors.numpy import save_file
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_file({"lora_unet_down.lora_down.weight": np.zeros((1, 4), np.float32)}, str(path), {"note": note})
+    layer = {"lora_unet_down.lora_down.weight": np.zeros((1, 4), np.float32)}
+    layer["lora_unet_down.lora_up.weight"] = np.zeros((4, 1), np.float32)
+    save_file(layer, str(path), {"note": note})
     return path
 
 

@@ -16,11 +16,11 @@ from safetensors.torch import save_file
 
 from musicvid.core.errors import UserError
 from musicvid.models.drawing import check_drawing_files, fuse_style_loras
-from musicvid.models.single_file import check_lora, lora_family, read_header
+from musicvid.models.single_file import LORA_HALVES, check_lora, lora_family, read_header
 from musicvid.models.tiny import local_diffusion, random_lora
 from musicvid.models.tiny_flow import TINY_FLOW, flow_classes
 from musicvid.settings.loras import Lora, Loras
-from musicvid.settings.presets import FAMILIES, PRESETS, TINY_KLEIN, TINY_XL, TINY_ZIMAGE
+from musicvid.settings.presets import FAMILIES, PRESETS, TINY, TINY_KLEIN, TINY_XL, TINY_ZIMAGE
 from musicvid.settings.resolve import resolve_render_settings
 from tests.helpers import make_tone, quick, run
 from tests.standins.loras import diffusers_lora, kohya_lora
@@ -53,8 +53,44 @@ LAYOUTS = {
 
 
 def written(path: Path, shapes: dict[str, tuple]) -> Path:
-    save_file({key: torch.zeros(shape) for key, shape in shapes.items()}, path)
+    """A safetensors file of `shapes`; a LoRA's every down matrix with its up one, as trainers write them."""
+    ups = {
+        up.join(key.rsplit(down, 1)): (1, shape[0])
+        for key, shape in shapes.items()
+        for down, up in LORA_HALVES
+        if down in key
+    }
+    save_file({key: torch.zeros(shape) for key, shape in {**shapes, **ups}.items()}, path)
     return path
+
+
+@pytest.mark.parametrize(
+    "shapes, said",
+    [
+        ({"weight": (4, 4)}, "is not a LoRA: none of its tensors is named as a LoRA's are (it holds weight)"),
+        ({"lora_unet_down.lora_down.weight": (1, 4)}, "its lora_unet_down.lora_down.weight has no lora_unet_down.lora_up"),
+        ({PEFT.format("down_blocks.0"): (1, 768), "unet.a.lora_A.weight": (1, 4), "unet.a.lora_B.weight": (4, 1)}, "no unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.to_k.lora_B.weight beside"),
+    ],
+)  # fmt: skip
+def test_a_file_named_as_no_lora_or_a_lora_missing_an_up_matrix_is_refused_from_its_header(tmp_path, shapes, said):
+    save_file({key: torch.zeros(shape) for key, shape in shapes.items()}, tmp_path / "x.safetensors")
+    for family in (None, "sd"):  # before, and whatever, its family
+        with pytest.raises(UserError, match="^style LoRA x.safetensors is not a") as refused:
+            check_lora(tmp_path / "x.safetensors", "style LoRA x.safetensors", family)
+        assert said in str(refused.value)
+
+
+def test_a_lora_diffusers_cannot_load_is_refused_in_a_sentence_not_a_bare_keyerror(tmp_path):
+    """What a header check lets through fails as it loads, in words (here a LoRA missing an up matrix, which the
+    check refuses first)."""
+    lora = tmp_path / "half.safetensors"
+    save_file({"lora_unet_down.lora_down.weight": torch.zeros(1, 4)}, lora)
+    with pytest.raises(UserError) as refused:
+        fuse_style_loras(local_diffusion(TINY), Loras([Lora(str(lora))]))
+    assert str(refused.value).endswith(
+        "half.safetensors is not a LoRA of this picture model (it has no tensor lora_unet_down.lora_up.weight, which "
+        "diffusers looks for in a LoRA of its layout)"
+    )
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

@@ -179,7 +179,8 @@ def test_bad_looks_are_refused_before_any_work_in_one_sentence(capsys, song, tmp
     other = tmp_path / "other.safetensors"
     from safetensors.torch import save_file
 
-    save_file({"lora_unet_nothing_here.lora_down.weight": torch.zeros(4, 4)}, str(other))
+    names = ("lora_unet_nothing_here.lora_down.weight", "lora_unet_nothing_here.lora_up.weight")
+    save_file({name: torch.zeros(4, 4) for name in names}, str(other))
     picture(tmp_path / "a.png", 40)
     cases = [
         (["--lora", "ink.safetensors:3"], "its weight must be from -2 to 2"),

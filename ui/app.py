@@ -34,12 +34,14 @@ from ui.controls import (
     FOLLOWERS,
     LORA_UPLOADS,
     REROLL_THRESHOLDS,
+    SETTING_OF,
     SIZES,
     UPLOADS,
     bounds,
     choices,
     longest,
     page_groups,
+    page_words,
     shown_controls,
     summary,
 )
@@ -91,10 +93,11 @@ def value_controls(preset: str, shows: dict) -> dict[str, Callable[[], gr.Compon
             label="Lyric lines of context for ViPE",
             **bounds(SongRequest, "context_size"),
         ),
-        steps=partial(gr.Number, shows["steps"], label="Denoising steps", precision=0, **bounds(render, "steps")),
+        # (whole-number controls without Gradio's precision=0, which rounds 2.5 sent by a program: the setting refuses it)
+        steps=partial(gr.Number, shows["steps"], label="Denoising steps", **bounds(render, "steps")),
         guidance=partial(gr.Slider, value=shows["guidance"], label="Guidance scale", **bounds(render, "guidance")),
         size=partial(gr.Dropdown, SIZES, value=shows["size"], allow_custom_value=True, label="Size (W×H)"),
-        seed=partial(gr.Number, SongRequest.seed, label="Seed", precision=0, **bounds(SongRequest, "seed")),
+        seed=partial(gr.Number, SongRequest.seed, label="Seed", **bounds(SongRequest, "seed")),
         style=partial(
             gr.Textbox,
             label="Style (added to every prompt)",
@@ -106,7 +109,6 @@ def value_controls(preset: str, shows: dict) -> dict[str, Callable[[], gr.Compon
             gr.Number,
             shows["keyframe_candidates"],
             label="Keyframe candidates: each keyframe drawn this many times, the best scored kept",
-            precision=0,
             **bounds(render, "keyframe_candidates"),
         ),
         # a choice, not a number box: a number box shows 0 for none, and "below 0" would read as a choice
@@ -231,7 +233,7 @@ def storyboard_and_keyframes() -> dict[str, gr.Component]:
     with gr.Row():
         made["gallery"] = gr.Gallery(label="Keyframes: click one to choose it", columns=6, height="auto")
         with gr.Column(scale=0, min_width=200):
-            made["scene"] = gr.Number(label="Scene", precision=0, info="the keyframe clicked")
+            made["scene"] = gr.Number(label="Scene", info="the keyframe clicked")  # (not rounded: 1.5 is no scene)
             made["new_picture_button"] = gr.Button("New picture")
             # gr.File, not gr.Image: Gradio decodes an image upload (to make it RGB) before pin_picture could
             # refuse a picture too big to decode
@@ -276,12 +278,19 @@ def by_name(page: dict[str, gr.Component]) -> Callable[[dict], dict]:
     return lambda values: {names[component]: value for component, value in values.items()}
 
 
+def words_of(page: dict[str, gr.Component]) -> Callable[[str], str]:
+    """A message in the page's words: its controls named by their labels (ui.controls.page_words)."""
+    labels = {name: getattr(page.get(name), "label", None) for name in SETTING_OF}
+    return page_words({name: label for name, label in labels.items() if label})
+
+
 def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
     """A maker of Gradio events from handlers: a handler gets the page's jobs, the inputs by name (Gradio
     gives a set of inputs as a dict by component) and the browser session. It is the one place where a
     MusicvidError becomes the page's message, which names files by their names alone: where the server
-    keeps them (the jobs' folder, Gradio's for uploads) is no business of the person's."""
-    named = by_name(page)
+    keeps them (the jobs' folder, Gradio's for uploads) is no business of the person's, and its controls by their
+    labels rather than the command line's options (ui.controls.page_words)."""
+    named, in_page_words = by_name(page), words_of(page)
     kept = [jobs.root, gradio_upload_folder()]
     if jobs.config.lora_dir:
         kept.append(jobs.config.lora_dir.resolve())  # the operator's LoRAs, named by their names alone
@@ -294,7 +303,7 @@ def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
                 try:  # in a thread the event awaits: Gradio's cancel of the event reaches it here, at once
                     return await asyncio.to_thread(handler, jobs, named(values), request.session_hash, stop)
                 except MusicvidError as error:
-                    raise gr.Error(server_folders.sub("", str(error)), print_exception=False) from None
+                    raise gr.Error(in_page_words(server_folders.sub("", str(error))), print_exception=False) from None
                 except asyncio.CancelledError:  # the page's Cancel, a client's job.cancel(): the work ends too
                     stop.set()
                     raise
@@ -307,7 +316,7 @@ def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
 def wire_controls(config: UIConfig, page: dict[str, gr.Component]) -> None:
     """The settings controls follow the preset, the look and --fast where the person left them as shown, and
     the line under them says what they make."""
-    named, controls = by_name(page), {page[name] for name in CONTROLS}
+    named, controls, in_page_words = by_name(page), {page[name] for name in CONTROLS}, words_of(page)
     followers = [page[name] for name in (*FOLLOWERS, "shown_controls")]
     layers = [page[name].change for name in ("preset", "look", "fast")]
     quietly = dict(api_name=False, show_progress="hidden")
@@ -316,7 +325,7 @@ def wire_controls(config: UIConfig, page: dict[str, gr.Component]) -> None:
     changes = [control.change for control in controls]
 
     def outcome(values: dict) -> str:
-        return summary(named(values), operator_loras(config.lora_dir))
+        return in_page_words(summary(named(values), operator_loras(config.lora_dir)))
 
     gr.on(changes, outcome, controls, [page["outcome"]], **quietly)
 

@@ -10,7 +10,8 @@ style LoRAs' box is the one read otherwise: by the names the page offers (ui/lor
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from musicvid.settings.loras import Loras
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import MAX_ROUNDS, RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
-from musicvid.settings.schema import GROUPS, field_type
+from musicvid.settings.schema import GROUPS, field_type, option_name
 from musicvid.settings.song import SongRequest
 from ui.loras import page_loras, uploaded_loras
 
@@ -101,6 +102,8 @@ def setting_value(cls, name: str, value: Any) -> Any:
     if value is None or (value == "" and cls.fields()[name].default != ""):
         return None
     whole = isinstance(value, float) and value.is_integer()
+    if isinstance(value, float) and not whole and field_type(cls, name) is int:  # (NaN too) refused, not rounded
+        raise UserError(f"--{option_name(cls.fields()[name])} must be a whole number, not {number_text(value)}")
     return cls.parse(name, value if isinstance(value, str) else str(int(value) if whole else value), Path())
 
 
@@ -161,3 +164,17 @@ def summary(values: dict[str, Any], operator: Mapping[str, Path] | None = None) 
         f"{number_text(settings.guidance)}.{picks} Video: {size_text(settings.video_size)} at "
         f"{number_text(settings.video_fps)} fps."
     )
+
+
+def page_words(labels: Mapping[str, str]) -> Callable[[str], str]:
+    """What says a message in the page's words rather than the command line's: each option a control sets (`--style`)
+    named as the page labels that control (`labels`, by control name), by the label's words before it explains them
+    ("Style (added to every prompt)": "Style"). One control a setting: the LoRAs' box, not the uploads, is --lora."""
+    named: dict[str, str] = {}
+    for name, (cls, field) in SETTING_OF.items():
+        if name in labels and cls.fields()[field].metadata["option"] is not None:
+            named.setdefault(f"--{option_name(cls.fields()[field])}", re.split(r" \(|: ", labels[name], maxsplit=1)[0])
+    if not named:
+        return lambda text: text
+    option = re.compile(rf"(?:{'|'.join(map(re.escape, named))})(?![\w-])")  # not --fast in --fast-lora
+    return lambda text: option.sub(lambda found: f'"{named[found[0]]}"', text)

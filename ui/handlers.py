@@ -126,14 +126,15 @@ def pressed_or_made(jobs: Jobs, values: dict, session: str, stop: threading.Even
     job_id, table_rows = pressed(jobs, values, session)
     if job_id:
         return job_id, table_rows
-    storyboard, job_id = storyboard_job(jobs, values, session, stop, render=True)
+    _, job_id = storyboard_job(jobs, values, session, stop, render=True)
     jobs.page_storyboards[session] = job_id
-    return job_id, rows(storyboard)
+    return job_id, None  # the storyboard as made: nothing edited
 
 
 def changed_scene(storyboard: dict, chosen_scene, change: tuple[str, object]) -> None:
     """`change` (field, value) made to the scene the person chose (a keyframe clicked)."""
-    number = int(chosen_scene) if isinstance(chosen_scene, (int, float)) else -1
+    whole = isinstance(chosen_scene, (int, float)) and float(chosen_scene).is_integer()
+    number = int(chosen_scene) if whole else -1
     if not 0 <= number < len(storyboard["scenes"]):
         raise UserError(f"there is no scene {chosen_scene}: click a keyframe to choose one")
     field, value = change
@@ -195,11 +196,13 @@ def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tup
 def video_in_one_go(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
     with jobs.models(stop):
-        storyboard, job_id = storyboard_job(jobs, values, session, stop, render=True)
+        _, job_id = storyboard_job(jobs, values, session, stop, render=True)
+        # the page's storyboard from here, as pressed_or_made's: a render cancelled or refused leaves it to the next
+        # Render or Draw keyframes, which resume it
+        jobs.page_storyboards[session] = job_id
         if stop.is_set():
             raise Cancelled("the job was cancelled")
-        video, files, status, table = render_job(jobs, values, rows(storyboard), job_id, session, stop)
-        jobs.page_storyboards[session] = job_id
+        video, files, status, table = render_job(jobs, values, None, job_id, session, stop)  # nothing edited
     return table, video, files, job_id, status
 
 

@@ -37,11 +37,19 @@ def rows(storyboard: Storyboard) -> list[list]:
     ]
 
 
+def shown_time(cell, saved: float) -> float:
+    """A time cell read back: the saved time where the cell holds it as `rows` showed it (to the hundredth: a song's
+    end rarely falls on one, and the storyboard's last end must be the song's), else the person's."""
+    value = float(cell)
+    return saved if value == round(saved, 2) else value
+
+
 def apply_edits(saved: dict, table) -> dict:
     """The saved storyboard with the table's times, kinds, lyrics, prompts, sections and moods; checked
     like a file. An emptied section is read from the song again on the next run; a section changed
     takes the scene out of its motif (docs/storyboard.md)."""
-    data = table.values.tolist() if hasattr(table, "values") else table["data"] if isinstance(table, dict) else table
+    # (a dict has .values too: it is told apart first)
+    data = table["data"] if isinstance(table, dict) else table.values.tolist() if hasattr(table, "values") else table
     # (a table without the score column, as a program made before it may send, is read as well)
     if len(data) != len(saved["scenes"]) or any(len(row) not in (len(EDITED), len(COLUMNS)) for row in data):
         raise UserError(
@@ -53,16 +61,12 @@ def apply_edits(saved: dict, table) -> dict:
         start, end, kind, lyric, prompt, section, mood = row[: len(EDITED)]  # the score is the pick's: not read
         made = (scene["start"], scene["end"], scene["text"])
         try:
-            scene.update(start=float(start), end=float(end))
+            scene.update(start=shown_time(start, made[0]), end=shown_time(end, made[1]))
         except (TypeError, ValueError):
             raise UserError(f"row {scene['index'] + 1}: start and end must be numbers of seconds") from None
         if str(prompt or "") != scene["prompt"]:
             scene.pop("fallback", None)  # the person wrote this prompt
-        if (round(scene["start"], 2), round(scene["end"], 2), str(lyric or "")) != (
-            round(made[0], 2),
-            round(made[1], 2),
-            made[2],
-        ):
+        if (scene["start"], scene["end"], str(lyric or "")) != made:
             scene.pop("confidence", None)  # ... or checked this lyric
         scene.update(kind=str(kind).strip(), text=str(lyric or ""), prompt=str(prompt or ""))
         section, mood = str(section or "").strip() or None, str(mood or "").strip() or None

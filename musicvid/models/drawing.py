@@ -111,13 +111,20 @@ def fuse_style_loras(pipe, loras: Loras) -> None:
                 warnings.filterwarnings("ignore", "Already found a `peft_config`")
                 pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=names[-1])
         except Exception as error:
-            raise UserError(f"{not_for_this} ({first_line(error)})") from None
+            raise UserError(f"{not_for_this} ({load_failure(error)})") from None
         # diffusers loads a file none of whose layers it knows as nothing, with a warning
         if not any(names[-1] in adapters for adapters in pipe.get_list_adapters().values()):
             raise UserError(f"{not_for_this} (none of its layers is one of this model's)")
     pipe.set_adapters(names, adapter_weights=[lora.weight for lora in loras])
     pipe.fuse_lora(adapter_names=names)
     pipe.unload_lora_weights()
+
+
+def load_failure(error: Exception) -> str:
+    """Why diffusers could not load a LoRA, in words: its KeyError is the bare name of a tensor it looked for."""
+    if isinstance(error, KeyError) and error.args:
+        return f"it has no tensor {error.args[0]}, which diffusers looks for in a LoRA of its layout"
+    return first_line(error)
 
 
 @contextmanager

@@ -48,6 +48,8 @@ KINDS = (
     ("encoder.down.", "a VAE alone"),
     ("encoder.down_blocks.", "a VAE alone"),
 )
+# A LoRA layer's two matrices, down and up, in kohya's names, peft's and diffusers' attention processors'
+LORA_HALVES = ((".lora_down.", ".lora_up."), (".lora_A.", ".lora_B."), ("lora.down.", "lora.up."))
 # A LoRA's family, by its names in any layout (kohya's `lora_unet_` with underscores, diffusers' and peft's `unet.`,
 # `transformer.`, the authors' `diffusion_model.`): a UNet's blocks are SD's or SDXL's, told apart by the width the
 # cross-attention's keys and values read (the text encoders': 768 SD 1.x, 1024 SD 2.x, 2048 SDXL, read from its down
@@ -124,7 +126,8 @@ def read_header(path: Path, named: str) -> dict[str, list[int]]:
 
 def check_lora(path: Path, named: str, family: str | None = None) -> None:
     """A LoRA as its header says, before any work: a safetensors file that cannot be read, holds something other
-    than a LoRA, or a LoRA its names say is of another family than `family` (the picture model's; None: any), is
+    than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer's down matrix without its up one, or a LoRA
+    its names say is of another family than `family` (the picture model's; None: any), is
     refused in one sentence (not once the storyboard is made and the pipeline fuses it); an older .bin is read as it
     loads, and a file of any other suffix (a picture, a lyrics file) refused: the pipeline would take it for a .bin
     after the storyboard. `path` is a file, as musicvid.models.drawing.weights_file found it."""
@@ -135,14 +138,32 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:
+        if half := unpaired(shapes):
+            raise UserError(f"{named} is not a whole LoRA: its {half[0]} has no {half[1]} beside it")
         of = lora_family(shapes) if family else None
         if of and family not in of[0]:
             raise UserError(f"{named}: a LoRA of {of[1]}, not of {FAMILY_NAMES[family]}")
         return
-    whole = family_of(shapes)  # names no format of LoRA known here has are left for the pipeline to judge
+    whole = family_of(shapes)
     held = kind_of(shapes) or (f"a whole {whole} checkpoint" if whole else known_other(shapes))
     if held or not shapes:
         raise UserError(f"{named} is not a LoRA: it holds {held or 'no tensors'}")
+    # a layout not known here is left for the pipeline to judge, but for diffusers' own first rule (some name says
+    # lora), which it would say only after the storyboard
+    if not any("lora" in key for key in shapes):
+        first = ", ".join(sorted(shapes)[:2])
+        raise UserError(f"{named} is not a LoRA: none of its tensors is named as a LoRA's are (it holds {first})")
+
+
+def unpaired(shapes: dict[str, list[int]]) -> tuple[str, str] | None:
+    """A LoRA layer's down matrix whose up matrix the file lacks (kohya's lora_down and lora_up, peft's lora_A and
+    lora_B), and the name it lacks; None where every down has its up. diffusers would fail on it with a bare
+    KeyError after the storyboard."""
+    for key in shapes:
+        for down, up in LORA_HALVES:
+            if down in key and up.join(key.rsplit(down, 1)) not in shapes:
+                return key, up.join(key.rsplit(down, 1))
+    return None
 
 
 def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | None:
