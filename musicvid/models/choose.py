@@ -1,6 +1,7 @@
 """Which models a run loads, from a preset and the per-model options (each checked before anything loads
 against what it names, musicvid.models.names: a URL, a folder that is not there, a checkpoint of another
-family; nothing here imports torch, so the command line refuses a bad one at once). The presets themselves are data
+family, a ViPE tokenizer that does not fit its model; nothing here imports torch, so the command line refuses a bad
+one at once, but for a ViPE folder or tokenizer, whose checks build their model on the meta device). The presets themselves are data
 (musicvid.settings.presets); the registry that loads them is musicvid.models.registry.registry_of."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import fields, replace
 
 from musicvid.core.errors import UserError
 from musicvid.models.families import check_video_model, diffusion_family, video_family
-from musicvid.models.names import check_model
+from musicvid.models.names import check_model, check_vipe_tokenizer
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ASR_BACKENDS, FAMILIES, PRESETS, TINY, VIDEO_FAMILIES, WHISPER_LARGE, ModelSet
 
@@ -57,17 +58,18 @@ def choose_models(
     if video:
         check_video_model(video)
         models = _for_video_family(models, video)
-    for role, name in (("vipe", vipe), ("scorer", scorer)):
-        if name:
-            check_model(role, name)
+    if vipe_tokenizer and (vipe or models.vipe) == TINY:
+        raise UserError("the tiny ViPE brings its own tokenizer: --vipe-tokenizer needs --vipe NAME_OR_DIR")
+    if vipe or vipe_tokenizer:
+        check_vipe_tokenizer(vipe or models.vipe, vipe_tokenizer, check_model("vipe", vipe or models.vipe))
+    if scorer:
+        check_model("scorer", scorer)
     if asr_backend and asr_backend not in ASR_BACKENDS:
         raise UserError(f"--asr must be one of {', '.join(ASR_BACKENDS)}, not {asr_backend!r}")
     if asr_backend == "faster-whisper" and not asr and models.asr == TINY:
         raise UserError("there is no tiny faster-whisper model: pass a CTranslate2 model directory with --asr-model")
     if asr_backend == "faster-whisper" and not asr:
         asr = WHISPER_LARGE
-    if vipe_tokenizer and (vipe or models.vipe) == TINY:
-        raise UserError("the tiny ViPE brings its own tokenizer: --vipe-tokenizer needs --vipe NAME_OR_DIR")
     return replace(
         models,
         asr_backend=asr_backend or models.asr_backend,

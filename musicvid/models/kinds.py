@@ -52,8 +52,15 @@ MODEL_KINDS = {
 
 
 def first_line(error: BaseException) -> str:
-    """An error's first line, short enough for a one-sentence message."""
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+    """An error's first line, short enough for a one-sentence message; a line that ends in a colon only announces
+    the next ("Validation error for field 'n_layer':"), so the next is kept with it."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()] or [type(error).__name__]
+    said = lines[0]
+    for line in lines[1:]:
+        if not said.endswith(":"):
+            break
+        said = f"{said} {line}"
+    return said[:160]
 
 
 def _unavailable(kind: str, name: str, error: BaseException) -> ModelUnavailable:

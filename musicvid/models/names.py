@@ -2,7 +2,8 @@
 directory's records name), checked before anything loads: not a URL; a folder that is there where a path is named;
 and a checkpoint of its role's family, as its config says (config.json; a pipeline's model_index.json), read from
 the folder or, for a hub name, from the Hugging Face cache where it is there. Nothing is downloaded here: a hub
-name not in the cache is taken as named, and loading it says what it is. Nothing here imports torch.
+name not in the cache is taken as named, and loading it says what it is. Nothing here imports torch, but a ViPE
+folder's and a ViPE tokenizer's checks do (musicvid.models.vipe_files).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Callable
 from musicvid.core.errors import UserError
 from musicvid.core.files import is_url
 from musicvid.models.single_file import check_transformer_fits, header, single_file_family
+from musicvid.models.vipe_files import check_tokenizer_fits, check_vipe_folder, tokenizer_folder
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
@@ -26,7 +28,7 @@ from musicvid.settings.presets import (
     VIDEO_PIPELINES,
 )
 from vipe_core.errors import VipeError
-from vipe_core.released import trained_context
+from vipe_core.released import DEFAULT_VIPE_TOKENIZER, trained_context
 
 # A hub repository's name: a name, or an owner and a name (what else is named is a path on this machine)
 REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
@@ -130,6 +132,8 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
     config = check_family(role, config if isinstance(config, dict) else {}, named)
     if folder.is_dir() and kind.layout == TRANSFORMERS:
         check_weights(folder, config, named)
+    if folder.is_dir() and role == "vipe":
+        check_vipe_folder(folder, config, named)
     return config
 
 
@@ -141,7 +145,7 @@ def check_weights(folder: Path, config: dict, named: str) -> None:
         shapes = header(weights, f"{named}: its {weights.name}")
         embedding = next((shape for key, shape in shapes.items() if key.endswith("wte.weight")), None)
         said = [config.get("vocab_size"), config.get("n_embd")]
-        if embedding is not None and None not in said and embedding != said:
+        if embedding is not None and all(isinstance(n, int) for n in said) and embedding != said:
             raise UserError(
                 f"{named}: its {weights.name} holds token embeddings of {embedding[0]} x {embedding[1]}, and its "
                 f"config.json says {said[0]} x {said[1]}"
@@ -203,3 +207,43 @@ def vipe_context(vipe: str) -> int:
         return trained_context(vipe)
     except VipeError as error:
         raise UserError(f"--vipe {vipe}: {str(error).rstrip('.')}") from None
+
+
+def check_vipe_tokenizer(vipe: str, tokenizer: str | None, config: dict | None) -> None:
+    """The tokenizer ViPE `vipe` (its config.json: `config`, None where it was not read) is to read with, checked
+    before any work where it is named (--vipe-tokenizer) or a --vipe folder's (its own, else GPT-2 Medium's): a
+    folder holding a GPT-2 tokenizer, or a hub name the cache holds where HF_HUB_OFFLINE keeps the run from the
+    hub, whose vocabulary and end-of-text id fit the model's; refused in one sentence naming the option that is
+    wrong."""
+    from vipe_core.inference import ships_tokenizer
+
+    folder = Path(vipe).expanduser()
+    advice, named = "use the tokenizer the model was trained with", f"--vipe-tokenizer {tokenizer}"
+    if tokenizer is None and not folder.is_dir():
+        return  # (a hub model's own, or GPT-2 Medium's: its load compares them)
+    if tokenizer is None and ships_tokenizer(str(folder)):
+        tokenizer, named = str(folder), f"--vipe {vipe}'s own tokenizer"
+    elif tokenizer is None:
+        tokenizer = DEFAULT_VIPE_TOKENIZER
+        named = f"the tokenizer --vipe {vipe} takes for want of its own, {tokenizer}"
+        advice += " (--vipe-tokenizer NAME_OR_DIR)"
+    if Path(tokenizer).expanduser().is_dir():
+        tokenizer = str(Path(tokenizer).expanduser())
+        tokenizer_folder(Path(tokenizer), named)
+    elif Path(tokenizer).expanduser().exists():
+        raise UserError(f"{named} is a single file; give a tokenizer's folder (with tokenizer.json) or a hub name")
+    elif not REPO_ID.fullmatch(tokenizer):
+        raise UserError(f"{named}: there is no such folder (a hub name is owner/name)")
+    elif not cached_tokenizer(tokenizer):
+        missing = unavailable(tokenizer, "tokenizer.json")
+        if missing:
+            raise UserError(f"{named}: {missing}")
+        return  # (downloads are on, and it is not here yet: its load fetches it and compares)
+    check_tokenizer_fits(tokenizer, config, vipe, named, advice)
+
+
+def cached_tokenizer(name: str) -> bool:
+    """Whether the cache holds a hub tokenizer's files."""
+    from huggingface_hub import try_to_load_from_cache
+
+    return any(isinstance(try_to_load_from_cache(name, file), str) for file in ("tokenizer.json", "vocab.json"))

@@ -1,0 +1,198 @@
+"""A ViPE folder (--vipe DIR) and its tokenizer, checked before any work against the model its config.json
+describes (musicvid.models.vipe_files): weights that miss a layer, a shard or a tensor its index places, a config of
+another model or of values no model has, and a tokenizer that is no tokenizer or does not fit, each refused in one
+sentence before the song is read; transformers would have made up the missing tensors and said nothing. Each
+damaged folder is one a probe of model folders made (notes: probes9, checkpoints no. 1 and 6)."""
+
+import json
+import shutil
+
+import huggingface_hub.constants
+import pytest
+
+from musicvid.core.assets import TINY_GPT2_TOKENIZER, TINY_QWEN3_TOKENIZER
+from musicvid.models.choose import choose_models
+from musicvid.models.kinds import first_line
+from tests.helpers import make_tone, quick
+from tests.standins.hub import snapshot
+from tests.test_model_checks import refused_before_the_work
+from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
+
+SHARDS = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+
+
+@pytest.fixture(scope="module")
+def whole_vipe(tmp_path_factory):
+    """A tiny ViPE as `vipe train` leaves one: its model and its tokenizer, saved by transformers."""
+    from musicvid.models.tiny import tiny_vipe
+
+    folder, vipe = tmp_path_factory.mktemp("vipe") / "vp", tiny_vipe()
+    vipe.model.save_pretrained(folder)
+    vipe.tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
+def vipe(whole_vipe, tmp_path):
+    return shutil.copytree(whole_vipe, tmp_path / "vipe")
+
+
+@pytest.fixture
+def song(tmp_path):
+    return make_tone(tmp_path / "song.wav", 2)
+
+
+def config_of(folder, **changes):
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **changes}))
+
+
+def without_layer_1(folder):
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(folder / "model.safetensors")
+    save_file({name: t for name, t in tensors.items() if ".h.1." not in name}, folder / "model.safetensors")
+
+
+def four_layers(folder):
+    config_of(folder, n_layer=4)
+
+
+def shorter_positions(folder):
+    config_of(folder, n_positions=128)
+
+
+def index(folder, placed):
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": placed}))
+
+
+def split(folder) -> list[str]:
+    """The folder's weights in two shards, its layers in the second; their names, as an index lists them."""
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(folder / "model.safetensors")
+    (folder / "model.safetensors").unlink()
+    for shard, of_layers in zip(SHARDS, (False, True)):
+        save_file({name: t for name, t in tensors.items() if (".h." in name) == of_layers}, folder / shard)
+    return sorted(tensors)
+
+
+def sharded_all_in_the_first(folder):
+    index(folder, {name: SHARDS[0] for name in split(folder)})  # the second is there, but never named
+
+
+def sharded_second_missing(folder):
+    index(folder, {name: SHARDS[".h." in name] for name in split(folder)})
+    (folder / SHARDS[1]).unlink()
+
+
+def llama_beside(folder, **sizes):
+    (folder / "config.json").write_text(
+        json.dumps({"model_type": "llama", "architectures": ["LlamaForCausalLM"], **sizes})
+    )
+
+
+def llama_of_its_size(folder):
+    llama_beside(folder, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2)
+    config_of(folder, vocab_size=1536, num_key_value_heads=2, eos_token_id=1535)
+
+
+def llama_of_no_size(folder):
+    llama_beside(folder)
+
+
+def no_weights(folder):
+    (folder / "model.safetensors").unlink()
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (without_layer_1, "its weights hold no transformer.h.1.* that its config.json's 2 layers need"),
+        (four_layers, "hold no transformer.h.2.* or transformer.h.3.* that its config.json's 4 layers need"),
+        (
+            shorter_positions,
+            "hold transformer.wpe.weight of 256 x 64, where the model its config.json describes has 128",
+        ),
+        (
+            sharded_all_in_the_first,
+            f"index.json places transformer.h.0.attn.c_attn.bias in {SHARDS[0]}, which does not",
+        ),
+        (sharded_second_missing, f"its model.safetensors.index.json names {SHARDS[1]}, which is not there"),
+        (llama_of_its_size, "hold none of the tensors of the LlamaForCausalLM its config.json describes"),
+        (llama_of_no_size, "describes a model of 6.7 billion parameters; ViPE is GPT-2 Medium or Large"),
+        (lambda folder: config_of(folder, vocab_size="1536"), "Field 'vocab_size' expected int, got str"),
+        (lambda folder: config_of(folder, n_layer=float("nan")), "its config.json's n_layer is nan, not a number"),
+        (lambda folder: config_of(folder, n_embd=64.5), "Field 'n_embd' expected int, got float"),
+        (no_weights, "holds no weights: give a folder with model.safetensors"),
+    ],
+)
+def test_a_vipe_folder_whose_weights_do_not_make_its_model_is_refused_before_any_work(
+    capsys, tmp_path, song, vipe, damage, said
+):
+    damage(vipe)
+    refused_before_the_work(capsys, tmp_path, [*quick(song), "--vipe", vipe], f"--vipe {vipe}", said)
+
+
+def a_file(tmp_path):
+    (file := tmp_path / "afile.txt").write_text("not a tokenizer")
+    return file
+
+
+def qwen_tokenizer(folder):
+    (folder / "tokenizer.json").write_bytes((TINY_QWEN3_TOKENIZER / "tokenizer.json").read_bytes())
+
+
+@pytest.mark.parametrize(
+    "tokenizer, said",
+    [
+        (lambda tmp_path: tmp_path / "nope", "there is no such folder"),
+        (lambda tmp_path: "./nope", "there is no such folder"),
+        (lambda tmp_path: (tmp_path / "empty").mkdir() or tmp_path / "empty", "holds no tokenizer.json, nor vocab"),
+        (a_file, "is a single file"),
+        (lambda tmp_path: "someone/typo", "someone/typo is not in the model cache, and HF_HUB_OFFLINE keeps"),
+        (lambda tmp_path: TINY_QWEN3_TOKENIZER, "does not match the ViPE model"),
+    ],
+)
+def test_a_vipe_tokenizer_that_is_none_or_does_not_fit_is_refused_naming_it_before_any_work(
+    capsys, tmp_path, song, vipe, tokenizer, said
+):
+    named = tokenizer(tmp_path)
+    argv = [*quick(song), "--vipe", vipe, "--vipe-tokenizer", named]
+    refused_before_the_work(capsys, tmp_path, argv, f"--vipe-tokenizer {named}", said)
+
+
+def test_a_vipe_folders_own_tokenizer_or_the_one_it_takes_for_want_of_one_is_checked_before_any_work(
+    capsys, tmp_path, song, vipe, monkeypatch
+):
+    qwen_tokenizer(vipe)
+    argv = [*quick(song), "--vipe", vipe]
+    said = "does not match the ViPE model", "(vocabulary 1536, end-of-text id 1535)"
+    refused_before_the_work(capsys, tmp_path, argv, f"--vipe {vipe}'s own tokenizer (vocabulary", *said)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (vipe / name).unlink()
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    refused_before_the_work(
+        capsys,
+        tmp_path,
+        [*quick(song), "--vipe", vipe],
+        f"takes for want of its own, {DEFAULT_VIPE_TOKENIZER}: {DEFAULT_VIPE_TOKENIZER} is not in the model cache",
+    )
+
+
+def test_a_whole_vipe_folder_and_the_released_vipe_by_hub_name_pass_the_checks(vipe, standin_hub):
+    for tokenizer in (None, str(TINY_GPT2_TOKENIZER)):
+        assert choose_models("tiny", vipe=str(vipe), vipe_tokenizer=tokenizer).vipe == str(vipe)
+    # the stand-in of fittar/ViPE-M-CTX7: a pytorch_model.bin and no tokenizer, read with GPT-2 Medium's
+    assert choose_models("tiny", vipe=DEFAULT_VIPE, vipe_tokenizer=DEFAULT_VIPE_TOKENIZER).vipe == DEFAULT_VIPE
+    folder = str(snapshot(standin_hub, DEFAULT_VIPE))
+    assert choose_models("tiny", vipe=folder).vipe_tokenizer is None
+
+
+def test_an_error_that_announces_its_next_line_keeps_it():
+    error = ValueError("Validation error for field 'n_layer':\n    TypeError: Field 'n_layer' expected int, got float")
+    assert (
+        first_line(error) == "Validation error for field 'n_layer': TypeError: Field 'n_layer' expected int, got float"
+    )
+    assert first_line(ValueError("one line\nand another")) == "one line"
+    assert first_line(ValueError("")) == "ValueError"
