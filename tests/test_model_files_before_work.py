@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 from PIL import Image
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 from musicvid.core.errors import UserError
 from musicvid.models.drawing import check_drawing_files, fuse_style_loras
@@ -171,6 +171,19 @@ def test_a_style_lora_of_another_family_is_refused_before_any_work(capsys, tmp_p
     refused_before_the_work(capsys, tmp_path, [*quick(song), "--models", models, "--lora", lora], said)
 
 
+@pytest.mark.parametrize("flag", ["--lora", "--fast-lora"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_lora_whose_weights_are_not_finite_is_refused_before_any_work(capsys, tmp_path, song, flag, value):
+    (good := tmp_path / "sd.safetensors").write_bytes(kohya_lora())
+    tensors = load_file(good)
+    last = sorted(tensors)[-1]
+    tensors[last].view(-1)[0] = value  # one value is enough to draw black
+    save_file(tensors, lora := tmp_path / "bad.safetensors")
+    fast = ["--fast"] if flag == "--fast-lora" else []
+    said = f"{flag} {lora}: its weights hold NaN or infinite values ({last})"
+    refused_before_the_work(capsys, tmp_path, [*quick(song), *fast, flag, lora], said)
+
+
 def test_a_lora_of_another_model_that_its_header_does_not_tell_is_refused_in_one_line(capfd, tmp_path):
     """diffusers' own log of each layer that does not fit is silenced: musicvid's sentence is the one line."""
     lora = diffusers_lora(tmp_path)  # of the tiny SD's UNet, whose widths the tiny SDXL's are not
@@ -189,12 +202,12 @@ def picture(path: Path) -> Path:
 @pytest.mark.parametrize(
     "given, said",
     [
-        ("--fast --fast-lora {tmp}/nope.safetensors", "--fast-lora {tmp}/nope.safetensors is neither a file"),
+        ("--fast --fast-lora {tmp}/nope.safetensors", "--fast-lora {tmp}/nope.safetensors: there is no such file"),
         ("--fast --fast-lora {tmp}/vae.safetensors", "is not a LoRA: it holds a VAE alone"),
         ("--fast --fast-lora {tmp}/xl.safetensors", "a LoRA of SDXL, not of Stable Diffusion 1.x"),
         ("--fast --fast-decoder {tmp}/empty", "--fast-decoder {tmp}/empty holds no config.json"),
         ("--fast --fast-decoder {tmp}/unet", "is a UNet2DConditionModel, not a tiny autoencoder"),
-        ("--reference {tmp}/ref.png --ip-adapter {tmp}/nope.safetensors", "is neither a file nor a hub file"),
+        ("--reference {tmp}/ref.png --ip-adapter {tmp}/nope.safetensors", "nope.safetensors: there is no such file"),
         ("--reference {tmp}/ref.png --ip-adapter {tmp}/sd.safetensors", "is not an IP-Adapter: it holds a LoRA"),
         ("--reference {tmp}/ref.png --ip-adapter {tmp}/adapter.safetensors", "no image_encoder/config.json beside"),
     ],
@@ -214,7 +227,31 @@ def test_a_fast_lora_decoder_or_adapter_not_there_or_not_so_is_refused_before_an
     refused_before_the_work(capsys, tmp_path, argv, said.format(tmp=tmp_path))
 
 
-def test_fast_and_adapter_models_are_checked_only_where_they_act_and_nothing_is_downloaded(tmp_path):
+@pytest.mark.parametrize(
+    "given",
+    [
+        "--fast --fast-lora ./nope/x.safetensors",
+        "--reference ref.png --ip-adapter ./nope/x.safetensors",
+        "--lora ./nope/x.safetensors",
+        "--lora a..b/c/x.safetensors",  # no hub repository's name either
+        "--resolution 720p --upscaler ../nope/x.pth",
+        "--resolution 720p --upscaler ~/nope/x.pth",
+    ],
+)
+def test_a_path_typed_wrong_is_said_to_be_missing_not_advised_to_be_downloaded(
+    capsys, tmp_path, monkeypatch, song, given
+):
+    monkeypatch.chdir(tmp_path)
+    picture(tmp_path / "ref.png")
+    *options, name = given.split()
+    argv = [*quick(song), *options, name]
+    refused_before_the_work(capsys, tmp_path, argv, f"{options[-1]} {name}: there is no such file")
+
+
+def test_fast_and_adapter_models_are_checked_only_where_they_act_and_nothing_is_downloaded(tmp_path, monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)  # a hub name not cached loads later
     nope = str(tmp_path / "nope.safetensors")
     models = dataclasses.replace(PRESETS["tiny"], fast_lora=nope, fast_decoder=nope, ip_adapter=nope)
     check_drawing_files(models, resolve_render_settings(models), references=False)  # neither --fast nor a reference
@@ -225,9 +262,26 @@ def test_fast_and_adapter_models_are_checked_only_where_they_act_and_nothing_is_
         ip_adapter="someone/adapter/models/not-in-the-cache.safetensors",
     )
     fast = resolve_render_settings(hub, {"fast": True})
-    check_drawing_files(hub, fast, references=True)  # (HF_HUB_OFFLINE: a download would fail)
+    check_drawing_files(hub, fast, references=True)  # (nothing fetched now: its load fetches it)
     klein = dataclasses.replace(PRESETS["tiny-klein"], ip_adapter=nope)  # klein reads its references itself
     check_drawing_files(klein, resolve_render_settings(klein), references=True)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "--fast --fast-lora owner/typo",
+        "--fast --fast-lora owner/typo/x.safetensors",
+        "--fast --fast-decoder owner/typo",
+        "--fast --fast-decoder typo",
+        "--reference {tmp}/ref.png --ip-adapter owner/typo/x.safetensors",
+    ],
+)
+def test_a_hub_name_not_in_the_cache_is_refused_offline_before_any_work(capsys, tmp_path, song, given):
+    picture(tmp_path / "ref.png")  # (the tests run with HF_HUB_OFFLINE: tests/conftest.py)
+    *options, name = given.format(tmp=tmp_path).split()
+    said = f"{options[-1]} {name}: {name.split('/x.')[0]} is not in the model cache, and HF_HUB_OFFLINE keeps"
+    refused_before_the_work(capsys, tmp_path, [*quick(song), *options, name], said)
 
 
 def test_a_storyboards_own_reference_a_family_cannot_draw_is_refused_before_any_work(capsys, tmp_path, song):

@@ -63,3 +63,52 @@ def test_the_pictures_keys_say_the_dtype_drawn_in_and_a_folders_weights(tmp_path
     before = drawing.key(dataclasses.replace(TINY, diffusion=str(folder)), cpu)
     checkpoint(folder / "unet", b"unet 2")  # fine-tuned and saved over: a part the pipeline's index names
     assert drawing.key(dataclasses.replace(TINY, diffusion=str(folder)), cpu) != before
+
+
+def test_the_pictures_keys_know_fast_loras_decoders_and_adapters_by_what_they_hold(tmp_path):
+    """--fast-lora, --fast-decoder and --ip-adapter changed in place redraw (a probe's finding); hub names are keyed
+    as before."""
+    cpu = Precision.resolve("auto", CPU)
+    fast, reference = Drawing(fast=True), Drawing(reference=True)
+    hub = dataclasses.replace(TINY, fast_lora="org/lcm", fast_decoder="org/taesd", ip_adapter="org/ipa/models/a.bin")
+    assert fast.key(hub, cpu)["diffusion"] == f"{TINY.diffusion}+org/lcm+org/taesd"
+    assert reference.key(hub, cpu)["reference adapter"] == "org/ipa/models/a.bin"
+    (lora := tmp_path / "lcm.safetensors").write_bytes(b"lora 1")
+    decoder = checkpoint(tmp_path / "taesd", b"decoder 1")
+    (adapter := tmp_path / "ipa" / "a.safetensors").parent.mkdir()
+    adapter.write_bytes(b"adapter 1")
+    encoder = checkpoint(tmp_path / "ipa" / "image_encoder", b"encoder 1")
+    local = dataclasses.replace(TINY, fast_lora=str(lora), fast_decoder=str(decoder), ip_adapter=str(adapter))
+    keys = [fast.key(local, cpu), reference.key(local, cpu)]
+    lora.write_bytes(b"lora 2")
+    assert fast.key(local, cpu) != keys[0]
+    keys[0] = fast.key(local, cpu)
+    checkpoint(decoder, b"decoder 2")
+    assert fast.key(local, cpu) != keys[0]
+    adapter.write_bytes(b"adapter 2")
+    assert reference.key(local, cpu) != keys[1]
+    keys[1] = reference.key(local, cpu)
+    checkpoint(encoder, b"encoder 2")  # the image encoder it is loaded with
+    assert reference.key(local, cpu) != keys[1]
+
+
+def test_the_frames_between_keyframes_know_a_video_model_folder_by_what_it_holds(tmp_path):
+    from musicvid.core.workdir import Workdir
+    from musicvid.pictures.grouping import Picture
+    from musicvid.pictures.schedule import frame_schedule
+    from musicvid.pictures.transitions import transitions_of
+    from musicvid.settings.resolve import resolve_render_settings
+
+    folder = checkpoint(tmp_path / "ltx" / "transformer", b"video 1").parent
+    (folder / "model_index.json").write_text('{"_class_name": "LTXPipeline", "transformer": ["x", "y"]}')
+    schedule, settings = frame_schedule([0, 4], 8, 2), resolve_render_settings(TINY, {"transitions": "video"})
+    keyframes = {scene: Picture(tmp_path / f"{scene}.png", f"key {scene}", scene, None, 0.0) for scene in (0, 1)}
+
+    def keys():
+        transitions = transitions_of(schedule, settings, keyframes, str(folder), Workdir(tmp_path / "w"))
+        return [picture.key for transition in transitions for picture in transition.pictures]
+
+    before = keys()
+    assert before and keys() == before
+    checkpoint(folder / "transformer", b"video 2")  # fine-tuned and saved over
+    assert set(keys()).isdisjoint(before)

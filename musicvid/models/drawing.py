@@ -18,6 +18,7 @@ from musicvid.models import tiny
 from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
 from musicvid.models.loading import auto_precision, load_diffusion
+from musicvid.models.local_names import cached_file, check_not_missing, refuse_offline
 from musicvid.models.names import check_model
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, check_lora, kind_of, known_other, read_header
@@ -47,8 +48,8 @@ DRAWINGS_KEPT = 1
 def weights_file(source: str, kind: str, download: bool = True) -> Path | None:
     """The LoRA file `source` names: a file; a folder or hub repository holding diffusers' file name
     (LORA_FILES, the first there); or a hub file (org/name/folders/file). Downloaded on first use; without
-    `download`, None for a hub file not in the cache."""
-    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+    `download`, None for a hub file not in the cache, refused where HF_HUB_OFFLINE keeps the run from the hub."""
+    from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
 
     path, parts, flag = Path(source), source.split("/"), MODEL_KINDS[kind].flag
@@ -60,14 +61,17 @@ def weights_file(source: str, kind: str, download: bool = True) -> Path | None:
         if not found:
             raise UserError(f"{flag} {source}: the folder holds no {LORA_FILES[0]}; name the file itself")
         return found[0]
+    check_not_missing(flag, source)
     if len(parts) < 2 or not all(parts) or (path.suffix in WEIGHT_SUFFIXES and len(parts) < 3):
         raise UserError(
             f"{flag} {source} is neither a file nor a hub repository (org/name) or hub file (org/name/file.safetensors)"
         )
     repo, names = "/".join(parts[:2]), ["/".join(parts[2:])] if len(parts) > 2 else LORA_FILES
     if not download:
-        cached = (try_to_load_from_cache(repo, name) for name in names)
-        return next((Path(found) for found in cached if isinstance(found, str)), None)
+        found = next((Path(file) for file in (cached_file(repo, name) for name in names) if file), None)
+        if found is None:
+            refuse_offline(flag, source, repo, names[0])
+        return found
     with as_unavailable(kind, source):
         for name in names[:-1]:  # a repository may hold the older .bin alone
             try:
@@ -146,6 +150,7 @@ def adapter_parts(name: str) -> tuple[str, str, str]:
     file, parts = Path(name), name.split("/")
     if file.is_file():
         return str(file.parent), "", file.name
+    check_not_missing("--ip-adapter", name)
     if len(parts) >= 3 and all(parts):
         return "/".join(parts[:2]), "/".join(parts[2:-1]), parts[-1]
     raise UserError(f"--ip-adapter {name} is neither a file nor a hub file (org/name/folder/file.safetensors)")
@@ -170,13 +175,13 @@ def load_reference_adapter(pipe, name: str) -> None:
 def check_reference_adapter(name: str) -> None:
     """Refuse, before any work, an IP-Adapter (`name`, as adapter_parts takes it) that is not there, holds no adapter
     (its safetensors header names no image_proj or ip_adapter tensors), or, a file on this machine, has no image
-    encoder beside it (image_encoder/config.json); a hub file not in the cache is taken as named."""
-    from huggingface_hub import try_to_load_from_cache
-
+    encoder beside it (image_encoder/config.json); a hub file not in the cache is taken as named (but offline:
+    musicvid.models.local_names.refuse_offline)."""
     where, subfolder, weights = adapter_parts(name)
     named, local = f"--ip-adapter {name}", Path(name).is_file()
-    found = name if local else try_to_load_from_cache(where, Path(subfolder, weights).as_posix())
-    if not isinstance(found, str):
+    found = name if local else cached_file(where, Path(subfolder, weights).as_posix())
+    if not found:
+        refuse_offline("--ip-adapter", name, where, Path(subfolder, weights).as_posix())
         return
     if found.lower().endswith(SUFFIX):  # an older .bin is read as it loads
         shapes = read_header(Path(found), named)
@@ -188,6 +193,14 @@ def check_reference_adapter(name: str) -> None:
             f"{named}: there is no image_encoder/config.json beside it, the image encoder an IP-Adapter is loaded "
             "with (h94/IP-Adapter's layout)"
         )
+
+
+def adapter_identity(name: str) -> str:
+    """An IP-Adapter as the pictures' keys know it: a hub name by its name; a file here by what it and the image
+    encoder beside it (image_encoder/, which it is loaded with) hold."""
+    if not Path(name).is_file():
+        return name
+    return f"{weights_identity(name)}+{weights_identity(str(Path(name).parent / 'image_encoder'))}"
 
 
 @dataclass(frozen=True)
@@ -202,17 +215,20 @@ class Drawing:
     reference: bool = False
 
     def key(self, models: ModelSet, precision: Precision) -> dict:
-        """What the pictures' keys say of it: the model by name (a file or folder by what it holds), each LoRA by its
-        file's hash and weight, the dtype it draws in (but float32, in which pictures drawn before kept their keys)."""
-        diffusion = weights_identity(models.diffusion)
-        key: dict[str, Any] = {"diffusion": replace(models, diffusion=diffusion).diffusion_model(self.fast)}
+        """What the pictures' keys say of it: the model, with --fast its LoRA and decoder, and the IP-Adapter by name
+        (a file or folder by what it holds), each LoRA by its file's hash and weight, the dtype it draws in (but
+        float32, in which pictures drawn before kept their keys)."""
+        # a file or folder changed in place is another model (hub names stay as they were keyed)
+        parts = ("diffusion", "fast_lora", "fast_decoder") if self.fast else ("diffusion",)
+        identified = replace(models, **{part: weights_identity(getattr(models, part)) for part in parts})
+        key: dict[str, Any] = {"diffusion": identified.diffusion_model(self.fast)}
         dtype = precision.drawing(diffusion_family(models.diffusion))
         if dtype != torch.float32:  # float16 may draw black where float32 does not: a rerun in float32 redraws
             key["dtype"] = str(dtype).removeprefix("torch.")
         if self.loras:
             key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
         if self.reference and models.ip_adapter:  # (klein reads its references itself: KeyframeKeys keys them)
-            key["reference adapter"] = models.ip_adapter
+            key["reference adapter"] = adapter_identity(models.ip_adapter)
         return key
 
 
@@ -262,7 +278,8 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
     (musicvid.models.single_file.check_lora); --fast's tiny decoder (musicvid.models.names.check_model); the
     IP-Adapter where reference pictures are drawn with one (`references`: one is used). The style LoRAs are fetched
     now, on a first run, not after the storyboard; nothing else is downloaded: a hub name not in the cache is taken
-    as named, and its load says what it is. The tiny presets' models are made here, and not checked."""
+    as named, and its load says what it is, but refused now where HF_HUB_OFFLINE keeps the run from the hub. The tiny
+    presets' models are made here, and not checked."""
     family = diffusion_family(models.diffusion)
     for lora in settings.lora:
         check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}", family)
@@ -270,8 +287,8 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
         file = weights_file(models.fast_lora, "few-step LoRA", download=False)
         if file is not None:
             check_lora(file, f"--fast-lora {models.fast_lora}", family)
-    if settings.fast:
-        check_model("decoder", models.fast_decoder)
+    if settings.fast and check_model("decoder", models.fast_decoder) is None:  # built here, or not in the cache
+        refuse_offline("--fast-decoder", models.fast_decoder, models.fast_decoder, "config.json")
     if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
         check_reference_adapter(models.ip_adapter)
 

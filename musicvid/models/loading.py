@@ -21,6 +21,7 @@ from musicvid.core.files import check_file
 from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.internals import demucs_model
 from musicvid.models.kinds import as_unavailable, first_line, obtain
+from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import Precision, half_whisper
 from musicvid.models.single_file import is_single_file
 from musicvid.settings.presets import (
@@ -260,7 +261,9 @@ def check_upscaler(name: str) -> None:
     path = Path(name)
     if path.exists() and not path.is_dir():
         check_file(path, "upscaler")  # (a named pipe would hold the read)
-    elif name.rpartition("/")[0].count("/") != 1:
+        return
+    check_not_missing("--upscaler", name)
+    if name.rpartition("/")[0].count("/") != 1:
         raise UserError(f"--upscaler {name} is neither a file nor a hub file (org/name/file.pth), nor lanczos or auto")
 
 

@@ -130,7 +130,8 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
     its names say is of another family than `family` (the picture model's; None: any), is
     refused in one sentence (not once the storyboard is made and the pipeline fuses it); an older .bin is read as it
     loads, and a file of any other suffix (a picture, a lyrics file) refused: the pipeline would take it for a .bin
-    after the storyboard. `path` is a file, as musicvid.models.drawing.weights_file found it."""
+    after the storyboard; so is one whose weights are not finite (check_finite). `path` is a file, as
+    musicvid.models.drawing.weights_file found it."""
     suffix = path.suffix.lower()
     if suffix not in (SUFFIX, LEGACY_SUFFIX):
         raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
@@ -143,6 +144,7 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
         of = lora_family(shapes) if family else None
         if of and family not in of[0]:
             raise UserError(f"{named}: a LoRA of {of[1]}, not of {FAMILY_NAMES[family]}")
+        check_finite(path, named)
         return
     whole = family_of(shapes)
     held = kind_of(shapes) or (f"a whole {whole} checkpoint" if whole else known_other(shapes))
@@ -153,6 +155,19 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
     if not any("lora" in key for key in shapes):
         first = ", ".join(sorted(shapes)[:2])
         raise UserError(f"{named} is not a LoRA: none of its tensors is named as a LoRA's are (it holds {first})")
+    check_finite(path, named)
+
+
+def check_finite(path: Path, named: str) -> None:
+    """Refuse a safetensors file holding NaN or infinite values (a LoRA trained in float16 that diverged): fused, it
+    draws black keyframes and fails only after the drawing. A LoRA is small (10-200 MB), read a tensor at a time."""
+    import torch
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as opened:
+        for key in opened.keys():
+            if not torch.isfinite(opened.get_tensor(key)).all():
+                raise UserError(f"{named}: its weights hold NaN or infinite values ({key})")
 
 
 def unpaired(shapes: dict[str, list[int]]) -> tuple[str, str] | None:

@@ -29,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from musicvid.core.files import weights_identity
 from musicvid.core.progress import Progress
 from musicvid.core.workdir import Workdir
 from musicvid.models.families import video_family
@@ -109,10 +110,11 @@ def transitions_of(
     schedule: FrameSchedule, settings: RenderSettings, keyframes: dict[int, Picture], video: str, workdir: Workdir
 ) -> list[Transition]:
     """Every morph of `schedule` the video model draws (by_video), as a transition; `keyframes`: each shown scene's
-    keyframe, as musicvid.pictures.grouping.picture_groups keys it; `video`: the video model's name."""
+    keyframe, as musicvid.pictures.grouping.picture_groups keys it; `video`: the video model's name (keyed by what it
+    holds where it is a folder here: musicvid.core.files.weights_identity)."""
     family = VIDEO_FAMILIES[video_family(video)]
     common = {
-        "video": video,
+        "video": weights_identity(video),  # a folder changed in place draws anew
         "transition_steps": settings.transition_steps,
         "width": settings.width,
         "height": settings.height,
