@@ -56,6 +56,7 @@ def storyboard_of(files: list[str]):
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (the served page, three presses: its table's rule is the suite's, in the test above)
 def test_a_song_of_unround_length_renders_as_the_page_shows_it_and_in_one_go(server, tmp_path, jobs_dir):
     from gradio_client import Client, handle_file
     from gradio_client.exceptions import AppError
@@ -80,6 +81,7 @@ def test_a_song_of_unround_length_renders_as_the_page_shows_it_and_in_one_go(ser
 
 
 @pytest.mark.slow
+@pytest.mark.ci
 @pytest.mark.parametrize("stopped", ["refused", "cancelled"])
 def test_a_make_video_stopped_after_its_storyboard_leaves_it_to_the_next_render(tmp_path, monkeypatch, stopped):
     jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
