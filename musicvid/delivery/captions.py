@@ -24,7 +24,7 @@ from fontTools.ttLib import TTFont
 
 from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.core.workdir import FONTS
-from musicvid.lyrics.transcript import Transcript
+from musicvid.lyrics.transcript import Transcript, code_point
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.table import listed
 from vipe_core.atomic import atomic_path, write_text
@@ -85,7 +85,7 @@ def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0
     scenes = [number for number, characters in missing.items() if characters]
     if not scenes:
         return ""
-    characters = [c if c.isprintable() else f"U+{ord(c):04X}" for c in undrawable("".join(missing.values()))]
+    characters = [c if c.isprintable() else code_point(c) for c in undrawable("".join(missing.values()))]
     shown = ", ".join(characters[:UNDRAWN_SHOWN]) + (", …" if len(characters) > UNDRAWN_SHOWN else "")
     return (
         f"{len(scenes)} of {len(lyrics)} lyric lines have characters the caption fonts cannot draw "
