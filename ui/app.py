@@ -288,8 +288,9 @@ def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
     """A maker of Gradio events from handlers: a handler gets the page's jobs, the inputs by name (Gradio
     gives a set of inputs as a dict by component) and the browser session. It is the one place where a
     MusicvidError becomes the page's message, which names files by their names alone: where the server
-    keeps them (the jobs' folder, Gradio's for uploads) is no business of the person's, and its controls by their
-    labels rather than the command line's options (ui.controls.page_words)."""
+    keeps them (the jobs' folder, Gradio's for uploads) is no business of the person's; the pasted lyrics as
+    pasted, not as the file they are saved to (ui.jobs.PASTED); and its controls by their labels rather than the
+    command line's options (ui.controls.page_words)."""
     named, in_page_words = by_name(page), words_of(page)
     kept = [jobs.root, gradio_upload_folder()]
     if jobs.config.lora_dir:
@@ -303,7 +304,8 @@ def page_events(jobs: Jobs, page: dict[str, gr.Component]) -> Callable:
                 try:  # in a thread the event awaits: Gradio's cancel of the event reaches it here, at once
                     return await asyncio.to_thread(handler, jobs, named(values), request.session_hash, stop)
                 except MusicvidError as error:
-                    raise gr.Error(in_page_words(server_folders.sub("", str(error))), print_exception=False) from None
+                    shown = server_folders.sub("", jobs.as_pasted(str(error)))  # (the pasted lyrics' file first)
+                    raise gr.Error(in_page_words(shown), print_exception=False) from None
                 except asyncio.CancelledError:  # the page's Cancel, a client's job.cancel(): the work ends too
                     stop.set()
                     raise

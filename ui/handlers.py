@@ -36,6 +36,7 @@ from ui.jobs import (
     check_pasted_lyrics,
     edited_storyboard_file,
     loras_folder,
+    pasted_left_out,
     pins_folder,
     video_file,
     work_directory,
@@ -103,12 +104,19 @@ def storyboard_job(
     return storyboard, job
 
 
-def storyboard_status(storyboard: Storyboard) -> str:
-    status = "Storyboard ready: edit any prompt or time, then press Render."
-    for note in (unsure_note(storyboard, name="rows", first=1), fallback_note(storyboard, name="rows", first=1)):
-        if note:
-            status += f"\n\n**Note:** {note}."
-    return status
+def noted(status: str, *notes: str) -> str:
+    """The page's status, and after it each note that says something (as the CLI warns)."""
+    return status + "".join(f"\n\n**Note:** {note}." for note in notes if note)
+
+
+def lyrics_note(values: dict, storyboard: Storyboard) -> str:
+    """What the storyboard, made now from the page's lyrics, leaves out of them (as the run's log says)."""
+    return pasted_left_out(values["lyrics"] or "", storyboard.duration)
+
+
+def storyboard_status(storyboard: Storyboard, *notes: str) -> str:
+    unsure, fallback = unsure_note(storyboard, name="rows", first=1), fallback_note(storyboard, name="rows", first=1)
+    return noted("Storyboard ready: edit any prompt or time, then press Render.", *notes, unsure, fallback)
 
 
 def pressed(jobs: Jobs, values: dict, session: str) -> tuple[str, object]:
@@ -168,12 +176,11 @@ def render_job(
     registry = jobs.registry(values["preset"])
     made = make_video(request, settings, registry, output=video_file(request.song, settings.preview), stop=stop)
     files = [str(made.video), str(made.workdir.storyboard), str(made.subtitles)]
-    status = DONE
+    undrawn = ""
     if settings.captions != "none":
         files.append(str(made.video.with_suffix(".ass")))
-        if undrawn := undrawn_note(made.storyboard, name="rows", first=1):
-            status += f"\n\n**Note:** {undrawn}."
-    return str(made.video), files, status, rows(made.storyboard)
+        undrawn = undrawn_note(made.storyboard, name="rows", first=1)
+    return str(made.video), files, noted(DONE, undrawn), rows(made.storyboard)
 
 
 def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
@@ -183,7 +190,7 @@ def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Even
             jobs.discard(job_id)
             raise Cancelled("the job was cancelled")
         jobs.page_storyboards[session] = job_id
-    return rows(storyboard), job_id, storyboard_status(storyboard)
+    return rows(storyboard), job_id, storyboard_status(storyboard, lyrics_note(values, storyboard))
 
 
 def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
@@ -196,14 +203,14 @@ def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tup
 def video_in_one_go(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     # one flag for both steps: a Cancel while the storyboard is made stops the render before it starts
     with jobs.models(stop):
-        _, job_id = storyboard_job(jobs, values, session, stop, render=True)
+        storyboard, job_id = storyboard_job(jobs, values, session, stop, render=True)
         # the page's storyboard from here, as pressed_or_made's: a render cancelled or refused leaves it to the next
         # Render or Draw keyframes, which resume it
         jobs.page_storyboards[session] = job_id
         if stop.is_set():
             raise Cancelled("the job was cancelled")
         video, files, status, table = render_job(jobs, values, None, job_id, session, stop)  # nothing edited
-    return table, video, files, job_id, status
+    return table, video, files, job_id, noted(status, lyrics_note(values, storyboard))
 
 
 def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, change=None) -> tuple:

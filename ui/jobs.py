@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import threading
 import time
@@ -23,7 +24,7 @@ from musicvid.core.audio import check_length
 from musicvid.core.errors import Cancelled, UserError
 from musicvid.core.files import check_file
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.lyrics.known import MAX_LYRICS_CHARS, lyrics_kind, timed_lines
+from musicvid.lyrics.known import MAX_LYRICS_CHARS, left_out_note, lyrics_kind, timed_lines
 from musicvid.models.choose import choose_models
 from musicvid.models.registry import ModelRegistry
 from musicvid.settings.schema import check_text
@@ -31,6 +32,8 @@ from musicvid.settings.song import PLAIN
 from ui.config import JOB_ID, JOB_MARK, UIConfig, is_page_job, jobs_root
 
 NO_STORYBOARD = "make the storyboard first (or press Make video)"
+# What the page's messages call the lyrics pasted into its box; never the file it saves them to (Jobs.lyrics)
+PASTED = "the pasted lyrics"
 
 
 def song_folder(job: Path) -> Path:
@@ -69,10 +72,18 @@ def check_pasted_lyrics(text: str) -> None:
     """Pasted lyrics are refused past a lyrics file's limit, and timed ones wherever their reader cannot read them
     whole (a line without a time among timed ones, a time it cannot read), before anything is copied or run."""
     if len(text) > MAX_LYRICS_CHARS:
-        raise UserError(f"the pasted lyrics are {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
-    check_text("the pasted lyrics", text)
+        raise UserError(f"{PASTED} are {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
+    check_text(PASTED, text)
     if (kind := pasted_kind(text)) != PLAIN:
-        timed_lines(text, kind, math.inf, "the pasted lyrics")
+        timed_lines(text, kind, math.inf, PASTED)
+
+
+def pasted_left_out(text: str, duration: float) -> str:
+    """The note on the timed lines of pasted lyrics that a song `duration` seconds long leaves out, as the run warns
+    of them in its log (musicvid.lyrics.known.left_out_note); "" for none, and for plain lines."""
+    if (kind := pasted_kind(text)) == PLAIN:
+        return ""
+    return left_out_note(timed_lines(text, kind, math.inf, PASTED)[0], duration, PASTED)
 
 
 def folder_bytes(folder: Path) -> int:
@@ -107,6 +118,10 @@ class Jobs:
         self.page_storyboards: dict[str, str] = {}  # session -> the job of the storyboard last sent to its page
         self.models_lock = threading.Lock()  # whatever runs a model holds it, across presets
         self.root = jobs_root(config.jobs_dir)
+        # the file a job's pasted lyrics are saved to (`lyrics`), as the pipeline's messages name it
+        self.pasted_file = re.compile(
+            rf"(?:(?:the )?lyrics file )?{re.escape(str(self.root))}/{JOB_ID.pattern}/lyrics/lyrics\.\w+"
+        )
 
     @contextmanager
     def running(self, session: str) -> Iterator[threading.Event]:
@@ -185,6 +200,10 @@ class Jobs:
         path.parent.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
         return path
+
+    def as_pasted(self, message: str) -> str:
+        """`message` with the file a job's pasted lyrics are saved to named as the page shows them (PASTED)."""
+        return self.pasted_file.sub(PASTED, message)
 
     def song(self, job: str, session: str) -> Path:
         """The song of a job this session made, with its storyboard; anything else (a path, another

@@ -4,13 +4,12 @@ musicvid.lyrics.align finds in the song."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from musicvid.core.audio import MAX_SONG_SECONDS
@@ -302,10 +301,21 @@ class KnownLyrics:
     text: str
     lines: tuple[Line, ...] | None = None  # None: plain lyrics, whose lines read_plain_lyrics reads
     language: str = "en"
+    # the timed lines fitted to the run's song (fitted_to), by its length and hash: read once
+    fitted: dict[tuple[float, str], Transcript] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def timed(self) -> bool:
         return self.lines is not None
+
+    def fitted_to(self, duration: float, audio_sha256: str) -> Transcript:
+        """The timed lines as the transcript of the run's song (read_lyrics), read once: the storyboard and the
+        karaoke both take them, and the lines the song leaves out are said once a run."""
+        if (duration, audio_sha256) not in self.fitted:
+            self.fitted[duration, audio_sha256] = read_lyrics(self, duration, audio_sha256)
+            if note := left_out_note(self.lines, duration, f"lyrics file {self.path}"):
+                log.warning(note)
+        return self.fitted[duration, audio_sha256]
 
 
 def check_lyrics_file(path: Path) -> KnownLyrics:
@@ -355,30 +365,24 @@ def lyrics_label(path: str | Path) -> str:
 
 
 def read_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str = "") -> Transcript:
-    """Timed lyrics (their lines as written) as the transcript of a song `duration` seconds long."""
+    """Timed lyrics (their lines as written) as the transcript of a song `duration` seconds long; the lines it leaves
+    out, unsaid (a run says them: KnownLyrics.fitted_to)."""
     check_line_count(len(lyrics.lines), duration, lyrics.path)
     lines = fit_to_duration(list(lyrics.lines), duration)
     if not lines and lyrics.text.strip():
         raise UserError(f"lyrics file {lyrics.path} has no timed lines inside the song's {duration:.1f} s")
-    if note := left_out_note(lyrics, duration):
-        _warn_once(note)
     return Transcript(lines, lyrics.language, f"lyrics:{lyrics_label(lyrics.path)}", audio_sha256)
 
 
-def left_out_note(lyrics: KnownLyrics, duration: float) -> str:
-    """How many lines of timed `lyrics` a song `duration` seconds long leaves out, starting at or after its end; ""
-    for none. They are left out, not refused (an LRC of a longer version is read as far as the song goes), but
-    said: a mistyped time ([09:00.00] for [00:09.00]) would lose its line without a word."""
-    count = sum(past_the_end(line, duration) for line in lyrics.lines or ())
+def left_out_note(lines: Iterable[Line], duration: float, document: str) -> str:
+    """How many of the timed `lines` of `document` a song `duration` seconds long leaves out, starting at or after
+    its end; "" for none. They are left out, not refused (an LRC of a longer version is read as far as the song
+    goes), but said: a mistyped time ([09:00.00] for [00:09.00]) would lose its line without a word."""
+    count = sum(past_the_end(line, duration) for line in lines)
     if not count:
         return ""
     one = count == 1
     return (
-        f"lyrics file {lyrics.path}: {count} line{'' if one else 's'} start{'s' if one else ''} at or after the "
+        f"{document}: {count} line{'' if one else 's'} start{'s' if one else ''} at or after the "
         f"song's end ({duration:.1f} s) and {'is' if one else 'are'} left out"
     )
-
-
-@functools.lru_cache(maxsize=64)  # the storyboard and the karaoke each read the lyrics: said once
-def _warn_once(note: str) -> None:
-    log.warning(note)

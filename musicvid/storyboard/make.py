@@ -12,7 +12,7 @@ from musicvid.core.audio import Audio, AudioInfo
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_not_inputs, check_picture, file_sha256, weights_identity
 from musicvid.lyrics.align import align_lyrics
-from musicvid.lyrics.known import check_line_count, lyrics_label, read_lyrics, read_plain_lyrics
+from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
 from musicvid.lyrics.transcribe import transcribe
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
@@ -35,17 +35,12 @@ def get_transcript(run: Run) -> Transcript:
     request, registry, timings = run.request, run.registry, run.timings
     info, lyrics = run.audio.info, run.lyrics
     if lyrics and lyrics.timed:
-        return read_lyrics(lyrics, info.duration, info.sha256)
+        return lyrics.fitted_to(info.duration, info.sha256)
     texts = read_plain_lyrics(lyrics) if lyrics else None
     if texts:
         check_line_count(len(texts), info.duration, lyrics.path)
     path = run.workdir.transcript
-    models = registry.models
-    source = f"{models.asr_backend}:{named_weights(models.asr)}"
-    if request.separate_vocals:
-        source += f"+vocals:{models.separator}"
-    if lyrics:
-        source = f"aligned:{source}:{lyrics_label(lyrics.path)}"
+    source = transcript_source(registry.models, request.separate_vocals, lyrics)
     cached = Transcript.cached(path, info.sha256)
     if cached and cached.model == source:
         return cached
@@ -65,11 +60,20 @@ def get_transcript(run: Run) -> Transcript:
     return transcript
 
 
+def transcript_source(models: ModelSet, separate_vocals: bool, lyrics: KnownLyrics | None) -> str:
+    """What the ASR model's transcript is made from, as its cache is checked against: the models (each on this
+    machine by what it holds: named_weights), the vocals' separator where it runs, the known words' file."""
+    source = f"{models.asr_backend}:{named_weights(models.asr)}"
+    if separate_vocals:
+        source += f"+vocals:{named_weights(models.separator)}"
+    return f"aligned:{source}:{lyrics_label(lyrics.path)}" if lyrics else source
+
+
 def word_source(run: Run) -> Transcript | None:
     """What karaoke times the words by: a timed lyrics file's own lines (their words' times where it gives them:
     enhanced LRC, a transcript's JSON), else what the ASR model heard (the work directory's transcript)."""
     if run.lyrics and run.lyrics.timed:
-        return read_lyrics(run.lyrics, run.audio.info.duration, run.audio.info.sha256)
+        return run.lyrics.fitted_to(run.audio.info.duration, run.audio.info.sha256)  # (as the storyboard took them)
     return Transcript.cached(run.workdir.transcript, run.audio.info.sha256)
 
 
