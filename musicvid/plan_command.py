@@ -1,10 +1,11 @@
 """`musicvid plan SONG [options] [--gpu-memory GB] [--json]`: the memory plan of a render (musicvid.memory.plan),
 printed before any work. It checks what a render checks before its work (musicvid.prepare.check_before_work: the
-options against the models, the inputs, the work directory; nothing is written), reads the song's length from its
-header (its sound decoded only where the header cannot say: a video's container may run on after its song), counts
-the models from their published architectures (nothing is loaded or downloaded), and plans for --gpu-memory, else
-for the memory free on this machine's CUDA device, else for a card of DEFAULT_GPU_GB. What a render refuses, or a
-render that cannot fit, is refused in one sentence (exit 2), as the render itself would refuse it."""
+options against the models, the inputs, the work directory; nothing is written), measures the song's length as a
+render does, by decoding its sound once (a header's length may be a bit rate's estimate, a cut-off file's the
+whole file's, a video's its pictures'), counts the models from their published architectures (nothing is loaded
+or downloaded), and plans for --gpu-memory, else for the memory free on this machine's CUDA device, else for a
+card of DEFAULT_GPU_GB. What a render refuses, or a render that cannot fit, is refused in one sentence (exit 2), as
+the render itself would refuse it."""
 
 from __future__ import annotations
 
@@ -12,10 +13,8 @@ import json
 
 import torch
 
-from musicvid.core import ffmpeg
-from musicvid.core.audio import SAMPLE_RATE, check_length, decode
+from musicvid.core.audio import SAMPLE_RATE, song_samples
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file
 from musicvid.memory.plan import plan_memory, stages_before_pictures
 from musicvid.models.choose import models_of
 from musicvid.models.loading import resolve_device
@@ -29,13 +28,9 @@ from musicvid.settings.song import SongRequest
 
 
 def song_seconds(request: SongRequest, fps: float) -> float:
-    """The length of the song's sound, refused as a render refuses it (too long, no audio stream, under a frame at
-    `fps`): its header's, else what its audio decodes to."""
-    check_file(request.song, "audio file")
-    check_length(request.song, request.max_seconds)
-    seconds = ffmpeg.declared_duration(request.song, sound=True)
-    if seconds is None:  # (a video, or no header: the render's length is its decoded sound's)
-        seconds = decode(request.song, max_seconds=request.max_seconds).size / SAMPLE_RATE
+    """The length of the song's sound as the render measures it, refused as a render refuses it (too long, cut off,
+    no audio stream, under a frame at `fps`)."""
+    seconds = song_samples(request.song, request.max_seconds).size / SAMPLE_RATE
     check_one_frame(seconds, fps)
     return seconds
 

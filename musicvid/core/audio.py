@@ -69,11 +69,16 @@ def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: 
     declared = ffmpeg.parse_duration(stderr, sound=True)
     if max_seconds is not None and decoded > max_seconds:
         raise UserError(too_long(path, decoded, max_seconds))
-    if declared and declared - decoded > max((1 - TRUNCATION_TOLERANCE) * declared, TRUNCATION_SLACK_SECONDS):
+    if declared and decoded < shortest_whole(declared):
         raise UserError(
             f"{path} looks truncated or corrupt: its header says {declared:.1f} s but only {decoded:.1f} s decode"
         )
     return samples
+
+
+def shortest_whole(declared: float) -> float:
+    """The least a song whose header declares `declared` seconds decodes to and is not refused as cut off."""
+    return declared - max((1 - TRUNCATION_TOLERANCE) * declared, TRUNCATION_SLACK_SECONDS)
 
 
 def too_long(path: Path, seconds: float, max_seconds: float) -> str:
@@ -134,12 +139,18 @@ def find_beats(samples: np.ndarray) -> Beats:
     return Beats(onset, times, np.asarray(beats, dtype=int))
 
 
-def load_audio(path: str | Path, max_seconds: float = MAX_SONG_SECONDS) -> Audio:
-    """The song decoded, refused (before decoding, where its header tells) if longer than `max_seconds`."""
-    path = Path(path)
+def song_samples(path: Path, max_seconds: float = MAX_SONG_SECONDS) -> np.ndarray:
+    """The song's sound decoded (decode), refused (before decoding, where its header tells) if longer than
+    `max_seconds`: its size / SAMPLE_RATE is the song's length, as every stage after it measures it."""
     check_file(path, "audio file")
     check_length(path, max_seconds)
-    samples = decode(path, max_seconds=max_seconds)
+    return decode(path, max_seconds=max_seconds)
+
+
+def load_audio(path: str | Path, max_seconds: float = MAX_SONG_SECONDS) -> Audio:
+    """The song decoded (song_samples), with its hash and tags."""
+    path = Path(path)
+    samples = song_samples(path, max_seconds)
     title, artist = read_tags(path)
     info = AudioInfo(
         path=str(path), sha256=file_sha256(path), duration=samples.size / SAMPLE_RATE, title=title, artist=artist

@@ -36,6 +36,8 @@ WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is 
 WORD_JOINER = "\u2060"  # invisible, and no digit: put before a cue's text that would read as its times
 # ffmpeg's SRT reader (mpv's too) takes any line that parses as times for a new cue's, wherever it stands
 _LIKE_TIMES = re.compile(r"\s*[-+]?\d[\d:.,\s]*-->")
+CAPTION_SHARE = 0.5  # a caption's rows take at most the lower half of the picture: the rest is the picture's
+ELLIPSIS = " …"  # ends the last row of a caption whose line goes on past its rows (the .srt keeps it whole)
 NO_WRAP = "{\\q2}"  # on a line broken here: libass, measuring a pixel apart, must not break its rows again
 # Kinsoku: what never begins a row (closing punctuation, the long-vowel and iteration marks, small kana)
 _NO_ROW_START = frozenset("、。，．！？：；,.!?:;…‥・ー々ゝゞヽヾぁぃぅぇぉっゃゅょゎゕゖァィゥェォッャュョヮヵヶ")
@@ -227,19 +229,57 @@ def _pieces(word: str, size: int, room: float) -> list[str]:
     ]
 
 
-def _rows(words: list[str], size: int, room: float) -> list[list[tuple[int, str]]] | None:
-    """The rows a line's words fill in turn, each row a list of (the word's place, its part in that row), none
-    wider than `room` pixels; None where every word fits a row: libass wraps that line at its spaces (and
-    balances its rows) as it always has."""
-    if all(_width(word, size) <= room for word in words):
-        return None
+@dataclass(frozen=True)
+class Block:
+    """Where a caption's rows go: their font size, a row's width (pixels) and how many rows there are at most."""
+
+    size: int
+    room: float
+    rows: int
+
+
+def block_of(width: int, height: int) -> Block:
+    """The caption's letters: a fourteenth of the picture's height; its rows between the side margins, at most as
+    many as fill the lower CAPTION_SHARE of the picture above the bottom margin, their outline too."""
+    size = max(8, round(height / 14))
+    rows = int((height * CAPTION_SHARE - _bottom_margin(height) - 2 * _outline(size)) // size)
+    return Block(size, width - 2 * (_side_margin(width) + _outline(size)), max(1, rows))
+
+
+def _side_margin(width: int) -> int:
+    return width // 20
+
+
+def _bottom_margin(height: int) -> int:
+    return max(4, height // 20)
+
+
+def _outline(size: int) -> float:
+    return max(1.0, size / 12)
+
+
+Row = list[tuple[int, str]]  # (a word's place in its line, its part in this row)
+
+
+def _row_text(row: Row) -> str:
+    return " ".join(part for _, part in row)
+
+
+def _rows(words: list[str], block: Block) -> tuple[list[Row], bool] | None:
+    """The rows a line's words fill in turn, none wider than the block's and at most its rows, and whether they leave
+    out the line's end (then the last ends in ELLIPSIS, which the caller adds: it is no word's part). None where every
+    word fits a row and the rows fit the block: libass wraps that line at its spaces (and balances its rows) as it
+    always has."""
+    size, room = block.size, block.room
     space = _width(" ", size)
-    rows: list[list[tuple[int, str]]] = [[]]
+    rows: list[Row] = [[]]
     x = 0.0
     for n, word in enumerate(words):
         for k, piece in enumerate(_pieces(word, size, room)):
             lead, wide = (0.0 if k or not rows[-1] else space), _width(piece, size)
             if rows[-1] and x + lead + wide > room:
+                if len(rows) == block.rows:  # (the rest is not shown, so not measured)
+                    return _ended(rows, size, room), True
                 rows.append([])
                 x, lead = 0.0, 0.0
             if k and rows[-1]:  # the word goes on in this row
@@ -247,16 +287,28 @@ def _rows(words: list[str], size: int, room: float) -> list[list[tuple[int, str]
             else:
                 rows[-1].append((n, piece))
             x += lead + wide
+    return None if all(_width(word, size) <= room for word in words) else (rows, False)
+
+
+def _ended(rows: list[Row], size: int, room: float) -> list[Row]:
+    """`rows` with the last one's end cut off, a letter (with its marks) at a time, until ELLIPSIS fits after it."""
+    last = rows[-1]
+    while last and _width(_row_text(last) + ELLIPSIS, size) > room:
+        n, part = last.pop()
+        if kept := "".join(_cut(part, lambda _, b: not _mark(b))[:-1]):
+            last.append((n, kept))
     return rows
 
 
-def _line_text(text: str, size: int, room: float) -> str:
+def _line_text(text: str, block: Block) -> str:
     """A plain line as the ASS script shows it, broken into rows where _rows breaks it."""
     words = _literal(text).split(" ")
-    rows = _rows(words, size, room)
-    if rows is None:
+    broken = _rows(words, block)
+    if broken is None:
         return _in_fonts([" ".join(words)])
-    return NO_WRAP + _in_fonts([" ".join(part for _, part in row) for row in rows])
+    rows, cut = broken
+    texts = [_row_text(row) for row in rows]
+    return NO_WRAP + _in_fonts([*texts[:-1], texts[-1] + (ELLIPSIS if cut else "")])
 
 
 def ass_script(
@@ -265,9 +317,8 @@ def ass_script(
     """An ASS script: each captioned scene's line at the bottom while it lasts; with `words` (karaoke) its
     words turning from white to gold as they are sung (\\kf: a fill that sweeps across the word over
     its duration). Sized in the video's own pixels, with an outline, so it reads at any size."""
-    size = max(8, round(height / 14))
-    margin, outline = width // 20, max(1.0, size / 12)
-    room = width - 2 * (margin + outline)  # a row's letters, their outline too, between the margins
+    block = block_of(width, height)
+    size, margin, outline = block.size, _side_margin(width), _outline(block.size)
     sung = SUNG if words is not None else UNSUNG  # a plain line is white throughout
     header = (
         "[Script Info]\nScriptType: v4.00+\n"
@@ -276,7 +327,7 @@ def ass_script(
         "Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, "
         "MarginL, MarginR, MarginV, Encoding\n"
         f"Style: Lyrics,{caption_fonts()[0].family},{size},{sung},{UNSUNG},&H00000000,&H80000000,1,0,0,0,100,100,0,0,1,"
-        f"{outline:.1f},0,2,{margin},{margin},{max(4, height // 20)},1\n\n"
+        f"{outline:.1f},0,2,{margin},{margin},{_bottom_margin(height)},1\n\n"
         "[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
     )
     events = []
@@ -284,23 +335,24 @@ def ass_script(
         if not _literal(scene.text):  # none of it drawable
             continue
         if words is None:
-            text = _line_text(scene.text, size, room)
+            text = _line_text(scene.text, block)
         else:
-            text = _karaoke_text(scene.start, words[scene.index], size, room)
+            text = _karaoke_text(scene.start, words[scene.index], block)
         events.append(f"Dialogue: 0,{_ass_time(scene.start)},{_ass_time(scene.end)},Lyrics,,0,0,0,,{text}")
     return header + "\n".join(events) + "\n"
 
 
-def _karaoke_text(at: float, words: list[tuple[float, float, str]], size: int, room: float) -> str:
+def _karaoke_text(at: float, words: list[tuple[float, float, str]], block: Block) -> str:
     """A line's words with their \\k (wait) and \\kf (fill) times, from `at`, the line's start, in the rows
     _rows breaks it into: a word cut across rows fills each part in its share of the word's time, by letters
     (a fill sweeps one row: libass would sweep one across two rows from the first's left to the second's right)."""
     # a word with nothing drawable is left out: its time is a wait before the next word
     timed = [(start, end, shown) for start, end, word in words if (shown := _literal(word))]
-    rows = _rows([word for _, _, word in timed], size, room)
+    broken = _rows([word for _, _, word in timed], block)
+    rows, cut = broken or ([list(enumerate(word for _, _, word in timed))], False)
     done = [0] * len(timed)  # of each word, the letters in the rows before
     lines = []
-    for row in rows or [list(enumerate(word for _, _, word in timed))]:
+    for row in rows:
         text = []
         for n, part in row:
             start, end, word = timed[n]
@@ -312,7 +364,8 @@ def _karaoke_text(at: float, words: list[tuple[float, float, str]], size: int, r
             text.append((f"{{\\k{wait}}}" if wait > 0 else "") + f"{{\\kf{share}}}" + _in_fonts([part]))
             at = end
         lines.append(" ".join(text))
-    return ("" if rows is None else NO_WRAP) + "\\N".join(lines)
+    ending = _in_fonts([ELLIPSIS]) if cut else ""  # (swept with the last word shown)
+    return ("" if broken is None else NO_WRAP) + "\\N".join(lines) + ending
 
 
 def write_script(path: Path, script: str) -> None:
