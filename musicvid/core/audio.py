@@ -19,6 +19,9 @@ SAMPLE_RATE = 16_000  # what Whisper expects
 TRUNCATION_TOLERANCE = 0.9
 TRUNCATION_SLACK_SECONDS = 0.5
 BEAT_HOP = 256  # 16 ms: several onset values per video frame at up to 60 fps
+# A data chunk's size from a writer that could not seek back to write it (ffmpeg, arecord, sox to a pipe: 0,
+# 0xFFFFFFFF, 0x7FFFFFFF, 0x7FFFF000) is no length; a WAV this big would last over 3 hours at CD quality.
+WAV_UNKNOWN_SIZE = 0x7FFF0000
 
 
 @dataclass(frozen=True)
@@ -37,9 +40,10 @@ class Audio:
 
 
 def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: float | None = None) -> np.ndarray:
-    """All of the first audio stream as float32 samples (16 kHz mono unless asked otherwise; channels
-    interleaved). With `max_seconds`, ffmpeg stops just past it, so a file whose header lies about its
-    length still cannot fill the memory."""
+    """All of the song's audio stream (ffmpeg.song_stream) as float32 samples (16 kHz mono unless asked otherwise;
+    channels interleaved), one after another: a gap in its timestamps is closed, as the mux closes it. With
+    `max_seconds`, ffmpeg stops just past it, so a file whose header lies about its length still cannot fill the
+    memory."""
     command = [
         ffmpeg.exe(),
         "-hide_banner",
@@ -48,7 +52,7 @@ def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: 
         ffmpeg.file_url(path),
         *(["-t", f"{max_seconds + 1:.3f}"] if max_seconds is not None else []),
         "-map",
-        "0:a:0",
+        f"0:a:{ffmpeg.song_stream(path)}",
         "-vn",
         "-ac",
         str(channels),
@@ -65,15 +69,47 @@ def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: 
     samples = np.frombuffer(result.stdout, dtype=np.float32).copy()  # writable, as torch wants
     if samples.size == 0:
         raise UserError(f"{path} contains no audio samples")
+    check_numbers(path, samples, rate * channels)
     decoded = samples.size / (rate * channels)
-    declared = ffmpeg.parse_duration(stderr, sound=True)
     if max_seconds is not None and decoded > max_seconds:
         raise UserError(too_long(path, decoded, max_seconds))
+    declared = declared_seconds(path, stderr)
     if declared and decoded < shortest_whole(declared):
         raise UserError(
             f"{path} looks truncated or corrupt: its header says {declared:.1f} s but only {decoded:.1f} s decode"
         )
     return samples
+
+
+def check_numbers(path: Path, samples: np.ndarray, per_second: int) -> None:
+    """Refuse a song with samples that are not numbers (a float file's NaN or infinity): every stage would take it,
+    up to librosa's check or the AAC encoder, after the models' work."""
+    bad = np.flatnonzero(~np.isfinite(samples))
+    if bad.size:
+        raise UserError(
+            f"{path} holds samples that are not numbers (NaN or infinity), the first at {bad[0] / per_second:.1f} s: "
+            "export it again"
+        )
+
+
+def declared_seconds(path: Path, description: str) -> float | None:
+    """The length the song's file declares for its sound: ffmpeg's (parse_duration), else, where ffmpeg only estimates
+    it, a WAV's data chunk's (ffmpeg estimates a WAV cut short from its size, which is all that decodes)."""
+    declared = ffmpeg.parse_duration(description, sound=True)
+    return declared if declared is not None else wav_seconds(path)
+
+
+def wav_seconds(path: Path) -> float | None:
+    """The length a WAV declares in its data chunk (mutagen reads it); None for any other file, and where its writer
+    could not know the size (it wrote to a pipe)."""
+    import mutagen.wave
+
+    try:
+        info = mutagen.wave.WAVE(path).info
+    except (mutagen.MutagenError, OSError, ValueError):
+        return None
+    size = info.length * info.sample_rate * info.channels * info.bits_per_sample / 8
+    return info.length if 0 < size < WAV_UNKNOWN_SIZE else None
 
 
 def shortest_whole(declared: float) -> float:
@@ -87,7 +123,7 @@ def too_long(path: Path, seconds: float, max_seconds: float) -> str:
 
 def check_length(path: Path, max_seconds: float) -> None:
     """Refuse a song longer than the limit by what its header declares, before decoding any of it."""
-    declared = ffmpeg.declared_duration(path, sound=True)
+    declared = declared_seconds(path, ffmpeg.describe(path))
     if declared is not None and declared > max_seconds:
         raise UserError(too_long(path, declared, max_seconds))
 

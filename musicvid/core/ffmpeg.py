@@ -61,27 +61,45 @@ def reason(stderr: str, returncode: int = 1) -> str:
 # ffmpeg's own line for its input's length is indented by two spaces; the tags it prints before it, by four or more
 # (a tag's text may say "Duration: 01:30:00").
 _DURATION = re.compile(r"^  Duration: (\d+):(\d+):(\d+(?:\.\d+)?)", re.MULTILINE)
+# ffmpeg's word that its length is the file's size over its first frames' bit rate (raw AAC, a VBR MP3 without its
+# index, a WAV cut short): 3 to 28 times off for a song that starts quietly, so no length to judge a song by.
+_ESTIMATED = "Estimating duration from bitrate"
 # A stream of moving pictures (not a cover's still): the container's length may then be the pictures', not the song's.
 _MOVING_PICTURE = re.compile(r"^\s*Stream #.*: Video: (?!.*\(attached pic\))", re.MULTILINE)
+# The MP4 demuxer's word that the file's index lists sound past its end: the file was cut off.
+_PARTIAL = ": partial file"
+_AUDIO_STREAM = re.compile(r"^\s*Stream #0:\d+.*: Audio: (.*)$", re.MULTILINE)
 
 
 def parse_duration(stderr: str, sound: bool = False) -> float | None:
-    """The length a file's header declares, from ffmpeg's description of its input; with `sound`, the sound's:
-    None where the file has moving pictures too (a video may run on after its song)."""
+    """The length a file's header declares, from ffmpeg's description of its input (None where ffmpeg only estimates
+    it); with `sound`, the sound's: None where the file has moving pictures too (a video may run on after its song),
+    unless its sound was found cut off (a decoding's `stderr`): then the container's, which its sound was to fill."""
     match = _DURATION.search(stderr)
-    if not match or (sound and _MOVING_PICTURE.search(stderr)):
+    if not match or _ESTIMATED in stderr or (sound and _PARTIAL not in stderr and _MOVING_PICTURE.search(stderr)):
         return None
     hours, minutes, seconds = match.groups()
     return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
 
 
-def declared_duration(path: str | os.PathLike, sound: bool = False) -> float | None:
-    """Seconds, as the file's header says (read without decoding the audio; with `sound`, parse_duration's); None if
-    it says nothing."""
+def describe(path: str | os.PathLike) -> str:
+    """ffmpeg's description of a file as its input (read without decoding the audio); "" if ffmpeg could not read it."""
     try:
         probe = subprocess.run(
             [exe(), "-hide_banner", "-nostdin", "-i", file_url(path)], capture_output=True, timeout=60
         )
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    return parse_duration(probe.stderr.decode("utf-8", "replace"), sound)
+        return ""
+    return probe.stderr.decode("utf-8", "replace")
+
+
+def declared_duration(path: str | os.PathLike, sound: bool = False) -> float | None:
+    """Seconds, as the file's header says (with `sound`, parse_duration's); None if it says nothing."""
+    return parse_duration(describe(path), sound)
+
+
+def song_stream(path: str | os.PathLike) -> int:
+    """Which of a file's audio streams is its song, counted among them as `-map 0:a:N` counts them: the one the file
+    marks default (the one a player plays), else the first. The analysis and the mux both take this one."""
+    streams = _AUDIO_STREAM.findall(describe(path))
+    return next((number for number, line in enumerate(streams) if "(default)" in line), 0)

@@ -69,9 +69,11 @@ def filter_chain(
     return chain
 
 
-# The song as it was decoded for the analysis: from its first sample at 0 (a stream that starts late, as a video's
-# sound may, would otherwise put every picture and caption early), in mono or stereo (AAC takes no 7.1.4).
-SOUND = "asetpts=PTS-STARTPTS,aformat=channel_layouts=mono|stereo"
+# The song as it was decoded for the analysis (musicvid.core.audio.decode): its samples one after another from 0,
+# each at its count over the rate, whatever its timestamps say (a stream that starts late, as a video's sound may,
+# or with a gap, a dropped packet, would otherwise put every picture and caption after it early), in mono or stereo
+# (AAC takes no 7.1.4).
+SOUND = "asetpts=N/SR/TB,aformat=channel_layouts=mono|stereo"
 
 
 def encode_video(
@@ -113,7 +115,10 @@ def encode_video(
         command = [
             ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin", *_piped(width, height, fps),
             *(
-                ["-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", "1:a:0", "-af", SOUND, "-c:a", "aac", "-b:a", "192k"]
+                [
+                    "-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", f"1:a:{ffmpeg.song_stream(audio)}",
+                    "-af", SOUND, "-c:a", "aac", "-b:a", "192k",
+                ]
                 if audio
                 else []
             ),

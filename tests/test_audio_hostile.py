@@ -1,0 +1,151 @@
+"""The song file in hostile shapes: samples that are not numbers, a length ffmpeg only estimates, a gap in the
+timestamps, several audio streams, a WAV or a music video cut off. The analysis (decode) and the mux must hear the
+same sound on the same timeline, and a refusal must be true."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.io import wavfile
+
+from musicvid.core import ffmpeg
+from musicvid.core.audio import SAMPLE_RATE, check_length, decode, load_audio, song_samples, wav_seconds
+from musicvid.core.errors import UserError
+from musicvid.delivery.mux import encode_video
+from tests.helpers import TINY_QUIET, make_tone, run
+
+# A rising tone: a second of it shifted in time no longer matches itself, as a steady tone would
+CHIRP = "aevalsrc=0.3*sin(2*PI*(200+150*t)*t):s=44100:d={seconds}"
+
+
+def make(path: Path, *arguments: str) -> Path:
+    subprocess.run([ffmpeg.exe(), "-v", "error", "-y", *arguments, str(path)], check=True)
+    return path
+
+
+def muxed_sound(song: Path, tmp_path: Path) -> np.ndarray:
+    """The sound of a video muxed (grey frames at 2 fps, as long as the song) with `song`, as a player plays it: on its
+    timestamps, a gap in them heard as silence (the analysis's decode would close it)."""
+    frames = int(np.ceil(decode(song).size / SAMPLE_RATE * 2))
+    video = tmp_path / f"{song.stem}.mp4"
+    grey = (np.full((16, 16, 3), 128, np.uint8) for _ in range(frames))
+    encode_video(grey, width=16, height=16, fps=2, audio=song, output=video)
+    played = subprocess.run(
+        [ffmpeg.exe(), "-v", "error", "-i", str(video), "-af", "aresample=async=1:first_pts=0"]
+        + ["-ac", "1", "-ar", str(SAMPLE_RATE), "-f", "f32le", "-"],
+        capture_output=True,
+        check=True,
+    )
+    return np.frombuffer(played.stdout, np.float32)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_song_with_samples_that_are_not_numbers_is_refused_at_its_decoding(tmp_path, bad):
+    samples = np.full(SAMPLE_RATE, 0.1, np.float32)
+    samples[SAMPLE_RATE // 2] = bad
+    wavfile.write(tmp_path / "float.wav", SAMPLE_RATE, samples)  # a float WAV, as a DAW or a numpy script writes it
+    with pytest.raises(UserError, match=r"float.wav holds samples that are not numbers .*, the first at 0.5 s"):
+        song_samples(tmp_path / "float.wav")
+
+
+def test_a_render_of_a_song_with_nan_stops_before_any_model_loads(capsys, tmp_path):
+    samples = np.full(SAMPLE_RATE, 0.1, np.float32)
+    samples[100] = np.nan
+    wavfile.write(tmp_path / "nan.wav", SAMPLE_RATE, samples)
+    code, out, err = run(capsys, "render", tmp_path / "nan.wav", *TINY_QUIET, "--workdir", tmp_path / "w")
+    assert code == 2 and err.count("\n") == 1 and "not numbers" in err and not (tmp_path / "w").exists(), err
+
+
+def test_a_length_ffmpeg_only_estimates_is_no_declared_length(tmp_path):
+    # raw AAC starting with a second and a half of silence: ffmpeg estimates it from the bit rate at about 55 s
+    intro = ["-f", "lavfi", "-i", "anullsrc=r=44100:cl=mono:d=1.5", "-f", "lavfi", "-i", CHIRP.format(seconds=1.5)]
+    song = make(tmp_path / "quiet.aac", *intro, "-filter_complex", "[0:a][1:a]concat=n=2:v=0:a=1", "-c:a", "aac")
+    assert "Estimating duration from bitrate" in ffmpeg.describe(song)
+    assert ffmpeg.declared_duration(song, sound=True) is None
+    check_length(song, 30)  # not "lasts 0.9 minutes"
+    assert load_audio(song, max_seconds=30).info.duration == pytest.approx(3, abs=0.1)  # not "looks truncated"
+    with pytest.raises(UserError, match=r"quiet.aac lasts 0.\d minutes; the limit is"):
+        song_samples(song, max_seconds=2)  # the limit still holds, by the length decoded
+
+
+def test_the_mux_closes_a_gap_in_the_timestamps_as_the_analysis_does(tmp_path):
+    song = make(
+        tmp_path / "gap.mkv",
+        *["-f", "lavfi", "-i", CHIRP.format(seconds=3), "-af", "asetpts='if(gte(T,1.5),PTS+0.25/TB,PTS)'"],
+        *["-c:a", "flac"],
+    )
+    analysed, muxed = decode(song), muxed_sound(song, tmp_path)
+    assert analysed.size == pytest.approx(3 * SAMPLE_RATE, abs=SAMPLE_RATE / 100)  # the gap closed
+    assert muxed.size == pytest.approx(analysed.size, abs=SAMPLE_RATE / 20)
+    after = slice(2 * SAMPLE_RATE, int(2.8 * SAMPLE_RATE))  # past the gap: a quarter of a second late if it were kept
+    assert np.corrcoef(analysed[after], muxed[after])[0, 1] > 0.9
+
+
+def test_an_ordinary_songs_muxed_sound_is_its_analysed_sound(tmp_path):
+    song = make(tmp_path / "song.m4a", "-f", "lavfi", "-i", CHIRP.format(seconds=2), "-c:a", "aac")
+    analysed, muxed = decode(song), muxed_sound(song, tmp_path)
+    span = slice(SAMPLE_RATE // 4, min(analysed.size, muxed.size) - SAMPLE_RATE // 4)
+    assert np.corrcoef(analysed[span], muxed[span])[0, 1] > 0.9
+
+
+def two_streams(tmp_path: Path, *dispositions: str) -> Path:
+    """A music video with a faint 300 Hz tone as its first audio stream and the song (a chirp) as its second."""
+    return make(
+        tmp_path / "two.mkv",
+        *["-f", "lavfi", "-i", "sine=f=300:d=2,volume=0.01", "-f", "lavfi", "-i", CHIRP.format(seconds=2)],
+        *["-map", "0:a", "-map", "1:a", "-c:a", "flac", *dispositions],
+    )
+
+
+def test_the_analysis_and_the_mux_take_the_stream_the_file_marks_default(tmp_path):
+    song = two_streams(tmp_path, "-disposition:a:0", "0", "-disposition:a:1", "default")
+    assert ffmpeg.song_stream(song) == 1
+    analysed, muxed = decode(song), muxed_sound(song, tmp_path)
+    assert np.sqrt(np.mean(analysed**2)) > 0.1 and np.sqrt(np.mean(muxed**2)) > 0.1  # the song, not the faint tone
+
+
+def test_where_no_stream_is_marked_default_the_first_is_taken(tmp_path):
+    song = two_streams(tmp_path, "-disposition:a:0", "0", "-disposition:a:1", "0")
+    assert ffmpeg.song_stream(song) == 0 and np.sqrt(np.mean(decode(song) ** 2)) < 0.05
+
+
+def pcm_wav(path: Path, seconds: float, dtype=np.int16) -> Path:
+    samples = (np.sin(np.arange(int(seconds * SAMPLE_RATE)) / 10) * 0.3).astype(np.float32)
+    wavfile.write(path, SAMPLE_RATE, (samples * 32767).astype(dtype) if dtype == np.int16 else samples)
+    return path
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.float32])
+def test_a_wav_cut_off_is_refused_by_its_data_chunks_length(tmp_path, dtype):
+    song = pcm_wav(tmp_path / "cut.wav", 2, dtype)
+    assert wav_seconds(song) == 2
+    song.write_bytes(song.read_bytes()[: song.stat().st_size // 2])
+    with pytest.raises(UserError, match="cut.wav looks truncated or corrupt: its header says 2.0 s but only 1.0 s"):
+        song_samples(song)
+
+
+def test_a_wav_whose_writer_could_not_know_its_length_is_taken_whole(tmp_path):
+    piped = tmp_path / "piped.wav"  # ffmpeg writing to a pipe leaves the sizes 0xFFFFFFFF
+    with piped.open("wb") as out:
+        subprocess.run(
+            [ffmpeg.exe(), "-v", "error", "-i", str(pcm_wav(tmp_path / "a.wav", 1)), "-f", "wav", "-"],
+            stdout=out,
+            check=True,
+        )
+    assert wav_seconds(piped) is None and song_samples(piped).size == SAMPLE_RATE
+    assert wav_seconds(make_tone(tmp_path / "tone.mp3", 1)) is None  # (not a WAV)
+
+
+def test_a_music_video_cut_off_is_refused(tmp_path):
+    video = make(
+        tmp_path / "video.mp4",
+        *["-f", "lavfi", "-i", "testsrc=s=64x64:d=3:r=10", "-f", "lavfi", "-i", CHIRP.format(seconds=3)],
+        *["-c:v", "libx264", "-c:a", "aac", "-shortest", "-movflags", "+faststart"],
+    )
+    assert load_audio(video).info.duration == pytest.approx(3, abs=0.1)
+    video.write_bytes(video.read_bytes()[: video.stat().st_size // 2])  # its index still lists the whole song
+    with pytest.raises(UserError, match="video.mp4 looks truncated or corrupt: its header says 3.0 s"):
+        song_samples(video)
