@@ -19,8 +19,9 @@ from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.make import check_matches_audio
 
-# A header's length may be an estimate (a VBR MP3 without its index, raw AAC: from the bit rate): a song is taken to
-# decode to at most this fraction more than it declares. Less than shortest_whole's, the render refuses it as cut off.
+# A header's length need not be what decodes (a container's rounding, an encoder's padding; ffmpeg's estimates from
+# the bit rate are no length at all: ffmpeg.parse_duration): a song is taken to decode to at most this fraction more
+# than it declares. Less than shortest_whole's, the render refuses it as cut off.
 HEADER_SLACK = 0.1
 
 
