@@ -264,3 +264,15 @@ def test_an_option_that_would_do_nothing_beside_a_storyboard_or_timed_lyrics_is_
         request("--lyrics", str(timed), "--separate-vocals")
     assert request("--lyrics", str(plain), "--separate-vocals").separate_vocals  # Whisper aligns plain lyrics
     assert request("--storyboard", str(board), "--lyrics", str(timed)).lyrics_file == timed  # karaoke's word times
+
+
+@pytest.mark.parametrize(
+    "option, text", [("--steps", "1_0"), ("--steps", "５"), ("--fps", "+1_2.5"), ("--size", "64_0x64")]
+)
+def test_a_number_is_ascii_digits_at_every_door(option, text, tmp_path, capsys):
+    # Python's int() and float() read "1_0" as 10 and other scripts' digits: a slip drawn at a size nobody asked for
+    assert cli.main(["render", str(tmp_path / "song.wav"), "--models", "tiny", option, text]) == 2
+    assert f"argument {option}: must " in capsys.readouterr().err
+    playlist = write_csv(tmp_path, [(option[2:], text)])
+    assert cli.main(["batch", str(playlist), "-o", str(tmp_path / "out"), "--models", "tiny"]) == 2
+    assert f"{option[2:]} must " in capsys.readouterr().err

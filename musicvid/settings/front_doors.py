@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,11 @@ from musicvid.settings.loras import Lora, Loras, parse_lora
 from musicvid.settings.schema import GROUPS, Checked, check_field, field_type
 
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
+# Numbers as a person types them: ASCII digits only. Python's int() and float() also take "1_0", "+５" and other
+# scripts' digits, so a slip ("64_0x64") would cost a whole render at a size nobody asked for.
+_WHOLE = re.compile(r"[+-]?\d+", re.ASCII)
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.ASCII | re.IGNORECASE)
+_SIZE = re.compile(r"(\d+)x(\d+)", re.ASCII | re.IGNORECASE)
 
 
 def options_text(options: dict[str, Any], flags: bool = True) -> str:
@@ -22,12 +28,22 @@ def options_text(options: dict[str, Any], flags: bool = True) -> str:
     return ", ".join(f"{name(field)} {number_text(value)}" for field, value in options.items())
 
 
+def parse_whole(text: str) -> int:
+    if not _WHOLE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}")
+    return int(text)
+
+
+def parse_number(text: str) -> float:
+    if not _NUMBER.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}")
+    return float(text)
+
+
 def parse_size(text: str) -> tuple[int, int]:
-    try:
-        width, height = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must look like 512x512, got {text!r}") from None
-    return width, height
+    if not (size := _SIZE.fullmatch(text)):
+        raise argparse.ArgumentTypeError(f"must look like 512x512, got {text!r}")
+    return int(size[1]), int(size[2])
 
 
 def parse_bool(text: str) -> bool:
@@ -109,16 +125,11 @@ class Settings(Checked):
         try:
             value = PARSERS.get(kind, kind)(text.strip())
         except (ValueError, argparse.ArgumentTypeError) as error:
-            what = {int: "a whole number", float: "a number"}.get(kind)
-            raise UserError(
-                f"{name.replace('_', '-')} must be {what}, not {text!r}"
-                if what
-                else f"{name.replace('_', '-')} {error}"
-            ) from None
+            raise UserError(f"{name.replace('_', '-')} {error}") from None
         check_field(cls.fields()[name], value)  # in the sentence a bad option gets
         if kind is Loras:  # a LoRA file beside the CSV, as its other paths; else a hub name as given
             return Loras(Lora(str(base / x.source), x.weight) if (base / x.source).is_file() else x for x in value)
         return base / value if kind is Path and not value.is_absolute() else value
 
 
-PARSERS = {bool: parse_bool, tuple: parse_size, Path: Path, Loras: Loras.parse}
+PARSERS = {bool: parse_bool, int: parse_whole, float: parse_number, tuple: parse_size, Path: Path, Loras: Loras.parse}
