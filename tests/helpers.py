@@ -109,6 +109,8 @@ def valid_board() -> dict:
             "candidates": 1,
             "lens": None,
             "transcript": "faster-whisper:tiny.en",
+            "title": "Song",
+            "artist": "Band",
             "models": {"asr": "faster-whisper:tiny.en", "vipe": "fittar/ViPE-M-CTX7", "diffusion": "tiny-random"},
         },
         "scenes": [

@@ -111,7 +111,8 @@ def test_a_lyrics_file_reaches_the_storyboard_and_the_table(songs, tiny_en, tmp_
     assert [s.unsure for s in lyric] == [False, False, True] + [False] * (len(texts) - 2)
     [note] = [row for row in table.splitlines() if row.startswith("? ")]
     assert note.startswith("? 1 of") and f"(scenes {lyric[2].index})" in note
-    assert board.settings.transcript.startswith(f"aligned:faster-whisper:{named_weights(str(tiny_en))}:song.txt:")
+    source = f"aligned:faster-whisper:{named_weights(str(tiny_en))} in "  # (its compute type: int8 on a CPU)
+    assert board.settings.transcript.startswith(source) and ":song.txt:" in board.settings.transcript
     # the person takes out the line nobody sings: the lines are timed again, and none is in doubt
     lyrics.write_text(lyrics.read_text().replace(NOT_SUNG, ""))
     assert main(command) == 0

@@ -52,7 +52,7 @@ def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name
         "-q",
     ]
     assert main(command) == 0
-    assert (
-        Transcript.load(workdir / "transcript.json").model
-        == f"faster-whisper:{named_weights(str(tiny_en))}+vocals:{DEMUCS}"
+    source = Transcript.load(workdir / "transcript.json").model  # (with faster-whisper's compute type)
+    assert source.startswith(f"faster-whisper:{named_weights(str(tiny_en))} in ") and source.endswith(
+        f"+vocals:{DEMUCS}"
     )

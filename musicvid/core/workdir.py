@@ -49,6 +49,7 @@ WORK_ROOT = Path("musicvid-work")
 NAME_MAX, CUT_STEM_BYTES = 255, 100
 LOCK = ".musicvid-lock"
 FONTS = "fonts"  # the folder beside an ASS script that holds its fonts (musicvid.delivery.captions and mux)
+PICTURE = re.compile(r"(\d+)\.png")  # a keyframe's or a frame's name (Workdir.keyframe, Workdir.frame), checked whole
 
 
 class WorkdirBusy(UserError):
@@ -299,13 +300,28 @@ class Workdir:
 
     def check_kinds(self) -> None:
         """Refuse a file of this work directory that is not of its kind (outputs.json a folder, keyframes/ a
-        file): the run would fail on it after its work."""
-        for path, name in {**self.files(), self.lock: LOCK}.items():
-            kind, wanted = kind_of(path), "folder" if name.endswith("/") else "file"
+        file, a picture's name a folder: odd_pictures): the run would fail on it after its work. Nothing there is
+        removed: a folder may hold a person's files."""
+        wanted_kinds = {path: "folder" if name.endswith("/") else "file" for path, name in self.files().items()}
+        for path, wanted in {**wanted_kinds, self.lock: "file", **dict.fromkeys(self.odd_pictures(), "file")}.items():
+            kind = kind_of(path)
             if kind not in (None, wanted):
                 raise UserError(
                     f"{path} is a {kind}, where musicvid keeps a {wanted}: move it away, or give another --workdir"
                 )
+
+    def odd_pictures(self) -> list[Path]:
+        """The names in keyframes/ and frames/ that a picture of a run is written to and that hold no file (a folder,
+        a pipe); a link to a file is as good as one (the picture replaces the link)."""
+        odd = []
+        for folder, named in ((self.keyframes, self.keyframe), (self.frames, self.frame)):
+            try:
+                with os.scandir(folder) as entries:
+                    names = [e.name for e in entries if not e.is_file() and PICTURE.fullmatch(e.name)]
+            except OSError:  # no such folder (or a file: refused as such)
+                continue
+            odd += [folder / name for name in names if named(int(PICTURE.fullmatch(name)[1])).name == name]
+        return odd
 
     @contextmanager
     def held(self, wait: bool = False, sha256: str | None = None, output: Path | None = None) -> Iterator[Workdir]:

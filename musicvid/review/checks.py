@@ -4,6 +4,7 @@ storyboard no longer than the longest song taken; the shown keyframes drawn, and
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from itertools import chain
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from PIL import Image
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS
 from musicvid.core.workdir import Workdir
-from musicvid.pictures.schedule import FrameSchedule
+from musicvid.pictures.cache import picture_key
+from musicvid.pictures.schedule import FrameSchedule, Segment
 from musicvid.storyboard.board import Storyboard
 
 
@@ -56,16 +58,32 @@ def picture_size(path: Path) -> tuple[int, int]:
         return image.size
 
 
-def check_pictures(workdir: Workdir, schedule: FrameSchedule) -> None:
+def morph_paths(workdir: Workdir, segment: Segment) -> list[Path]:
+    """A morph's pictures in order: its keyframe, the frames between, the keyframe it reaches (`segment`: a morph's,
+    one with a target)."""
+    frames = [workdir.frame(k) for k in range(segment.first + 1, segment.end)]
+    return [workdir.keyframe(segment.scene), *frames, workdir.keyframe(segment.target)]
+
+
+def morph_key(keys: Iterable[str | None]) -> str:
+    """A morph's pictures' keys (in morph_paths' order) hashed: what a render's timings.json records of each morph it
+    drew (musicvid.review.run_report), and what `score` checks the pictures on disk against."""
+    return picture_key(*keys)
+
+
+def check_pictures(workdir: Workdir, schedule: FrameSchedule, drawn_morphs: Collection[str] | None = None) -> None:
     """Refuse a render with none of its shown keyframes drawn, or with a damaged picture among the keyframes and
-    morph frames the report reads. A frame not on disk is no refusal: the report counts it (missing_frames)."""
+    morph frames the report reads (`drawn_morphs`: the scenes whose morphs the render drew, where its timings.json
+    says; those of the others are an earlier render's, not read). A frame not on disk is no refusal: the report
+    counts it (missing_frames)."""
     drawn = [workdir.keyframe(i) for i in schedule.shown_scenes if workdir.keyframe(i).is_file()]
     if not drawn:
         raise UserError(
             f"work directory {workdir.root} holds no keyframes: render it (or storyboard --keyframes) first"
         )
-    morphs = (segment for segment in schedule.segments if segment.target is not None)
-    frames = (workdir.frame(k) for segment in morphs for k in range(segment.first + 1, segment.end))
+    morphs = [s for s in schedule.segments if s.target is not None]
+    morphs = [s for s in morphs if drawn_morphs is None or str(s.scene) in drawn_morphs]
+    frames = (path for segment in morphs for path in morph_paths(workdir, segment)[1:-1])
     for path in chain(drawn, frames):
         if path.is_file() and not is_whole(path):
             raise UserError(f"{path} is damaged: render {workdir.root} again to redraw it")

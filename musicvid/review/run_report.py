@@ -8,10 +8,12 @@ import time
 
 import torch
 
+from musicvid.core.workdir import Workdir
 from musicvid.delivery.upscale import Upscaler
 from musicvid.pictures.draw import Pictures
 from musicvid.pictures.schedule import to_frame
 from musicvid.pictures.transitions import transitions_report
+from musicvid.review.checks import morph_key, morph_paths
 from musicvid.run import Run
 
 
@@ -28,7 +30,7 @@ def run_summary(
     """What timings.json keeps of a render of `pictures`: seconds per stage with their peak memory, the models as
     they ran, the rate and frames drawn and those in the video, the pictures drawn anew (and the keyframe candidates
     drawn to pick from), with --transitions video which morphs the video model drew, the upscaler's cost, the wall
-    time since `started`."""
+    time since `started`, and each morph's pictures' keys hashed (morph_keys)."""
     settings, schedule, family = run.settings, pictures.schedule, pictures.family
     return {
         "device": device_text(run.registry.device),
@@ -38,10 +40,21 @@ def run_summary(
         "video_frames": to_frame(pictures.storyboard.duration, settings.video_fps),
         "pictures_drawn": drawn,
         "keyframe_candidates_drawn": keyframe_candidates,
+        "morph_keys": morph_keys(run.workdir, pictures),
         **({"transitions": transitions_report(schedule, run.registry.models.video, family)} if family else {}),
         **({"upscale": upscale.cost()} if upscale else {}),
         "wall_seconds": round(time.perf_counter() - started, 4),
     }
+
+
+def morph_keys(workdir: Workdir, pictures: Pictures) -> dict[str, str]:
+    """Each morph the render drew (none in a preview), by its scene: its pictures' keys hashed (morph_key), so that
+    `musicvid score` measures only its frames, not those an earlier render left or drew towards other keyframes."""
+    keys = {p.path: p.key for group in pictures.groups for p in group}
+    keys |= {p.path: p.key for transition in pictures.transitions for p in transition.pictures}
+    morphs = [s for s in pictures.schedule.segments if s.target is not None]
+    paths = {str(s.scene): morph_paths(workdir, s) for s in morphs}
+    return {scene: morph_key(keys[p] for p in drawn) for scene, drawn in paths.items() if all(p in keys for p in drawn)}
 
 
 def report_line(summary: dict) -> str:

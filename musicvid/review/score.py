@@ -5,10 +5,12 @@ What it measures (score.json's fields: docs/cli.md):
 - scenes: each shown scene's keyframe scored by a CLIP-family model (musicvid.pictures.scores): CLIPScore
   against its lyric (none for a scene without words) and against its prompt.
 - smoothness, per morph from keyframe i to keyframe j, over the pictures on disk from one to the other
-  (docs/frames.md): a step's change is the mean absolute difference of two consecutive pictures, as a share
-  of full scale (0–1). mean_step is the mean of a morph's steps; largest_step_share is its largest step's
-  share of their sum: 1/steps where the picture changes evenly, 1 where all of it is one jump (what a viewer
-  sees as a cut). With --pacing beats a morph moves on the beats on purpose: compare renders of one pacing.
+  (docs/frames.md), where they are the ones the render drew (its timings.json records each morph's pictures' keys:
+  a preview draws none, and frames an earlier render left are not its): a step's change is the mean absolute
+  difference of two consecutive pictures, as a share of full scale (0–1). mean_step is the mean of a morph's
+  steps; largest_step_share is its largest step's share of their sum: 1/steps where the picture changes evenly,
+  1 where all of it is one jump (what a viewer sees as a cut). With --pacing beats a morph moves on the beats on
+  purpose: compare renders of one pacing.
 - beat_alignment: the times the pictures change (each shown scene's first frame, after the first) against
   the song's onsets (librosa's, on musicvid.core.audio.find_beats' onset strength): each change's distance to
   the nearest onset, their mean, the share within one frame, and, for scale, the mean distance of times
@@ -37,12 +39,12 @@ from musicvid.core.workdir import Workdir
 from musicvid.models.names import check_model
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import Scorer
-from musicvid.pictures.cache import load_picture
+from musicvid.pictures.cache import load_picture, stored_key
 from musicvid.pictures.keyframe_candidates import kept_seed
 from musicvid.pictures.schedule import FrameSchedule, frame_schedule
 from musicvid.pictures.scores import SceneScores, lyric_of, score_keyframes
 from musicvid.review.chart import write_chart
-from musicvid.review.checks import check_folder, check_length, check_pictures, picture_size
+from musicvid.review.checks import check_folder, check_length, check_pictures, morph_key, morph_paths, picture_size
 from musicvid.review.sheet import write_contact_sheet
 from musicvid.review.timing import beat_alignment, lyric_timing, song_onsets
 from musicvid.settings.geometry import DRAWN_FPS
@@ -185,23 +187,42 @@ def step_changes(pictures: Iterator[np.ndarray]) -> np.ndarray:
     return np.asarray(changes)
 
 
-def morph_smoothness(workdir: Workdir, schedule: FrameSchedule) -> list[dict[str, Any]]:
-    """Each morph's steps from its keyframe to the next, as far as its frames are on disk and of its keyframe's
-    size."""
+def drawn_morphs(workdir: Workdir) -> dict[str, Any] | None:
+    """The morphs the render drew, as its timings.json records them: by scene, its pictures' keys hashed (morph_key);
+    None where it records none (a render made before they were recorded: its frames on disk are taken as its)."""
+    record = render_timings(workdir).get("morph_keys")
+    return record if isinstance(record, dict) else None
+
+
+def stale_frames(paths: list[Path], drawn: Any) -> int:
+    """How many of a morph's pictures (`paths`) are not of it: with its key recorded (`drawn`), every frame between
+    its keyframes once any of their keys is another (a keyframe redrawn since by `storyboard --keyframes`); else
+    those of another size than its first keyframe (drawn at another --size)."""
+    if drawn is not None:
+        return 0 if morph_key(map(stored_key, paths)) == drawn else len(paths) - 2
+    sizes = [picture_size(path) for path in paths]
+    return sum(size != sizes[0] for size in sizes)
+
+
+def morph_smoothness(
+    workdir: Workdir, schedule: FrameSchedule, drawn: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Each morph's steps from its keyframe to the next, as far as its frames are this render's: drawn by it
+    (`drawn`: drawn_morphs; what an earlier render left of a morph it did not draw counts as missing, as in a
+    fresh preview), on disk and not stale (stale_frames)."""
     morphs = []
     for segment in schedule.segments:
         if segment.target is None:
             continue
-        paths = [workdir.keyframe(segment.scene)] + [workdir.frame(k) for k in range(segment.first + 1, segment.end)]
-        paths.append(workdir.keyframe(segment.target))
+        paths = morph_paths(workdir, segment)
         row: dict[str, Any] = {"scene": segment.scene, "target": segment.target, "steps": len(paths) - 1}
-        missing = sum(not path.is_file() for path in paths)
+        ours = paths if drawn is None or str(segment.scene) in drawn else [paths[0], paths[-1]]
+        missing = len(paths) - sum(path.is_file() for path in ours)
         if missing:  # a preview crossfades keyframes, and a render that stopped left some undrawn
             morphs.append({**row, "missing_frames": missing})
             continue
-        sizes = [picture_size(path) for path in paths]
-        stale = sum(size != sizes[0] for size in sizes)
-        if stale:  # drawn at another --size than its keyframe (storyboard --keyframes since): not of this morph
+        stale = stale_frames(paths, None if drawn is None else drawn[str(segment.scene)])
+        if stale:
             morphs.append({**row, "stale_frames": stale})
             continue
         changes = step_changes(load_picture(path) for path in paths)
@@ -254,7 +275,7 @@ def quality_report(
     if scorer.name == TINY:
         report["note"] = RANDOM_WEIGHTS
     report["scenes"] = scene_rows(storyboard, scores)
-    report["smoothness"] = morph_smoothness(workdir, schedule)
+    report["smoothness"] = morph_smoothness(workdir, schedule, drawn_morphs(workdir))
     report["beat_alignment"] = beat_alignment(storyboard, schedule, onsets)
     report["lyric_timing"] = lyric_timing(workdir, storyboard)
     report["summary"] = summary(report)
@@ -269,7 +290,9 @@ def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) 
     workdir, storyboard = open_render(root)
     with workdir.held():  # what can be refused is, before the scorer loads
         onsets = song_onsets(storyboard, str(workdir.storyboard))  # (its duration checked, before it sizes anything)
-        check_pictures(workdir, render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0]))
+        check_pictures(
+            workdir, render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0]), drawn_morphs(workdir)
+        )
         with registry.use("scorer") as scorer:
             report, scores = quality_report(workdir, storyboard, scorer, onsets, fps)
         write_json(workdir.score_report, report)

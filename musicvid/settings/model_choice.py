@@ -192,7 +192,9 @@ class ModelChoice(Settings):
         choices=PRECISIONS,
         per_song=False,
         group="speed",
-        affects=("keyframes", "between"),  # the pictures' keys say the dtype they were drawn in (Drawing.key)
+        # ViPE's and the ASR model's dtype are recorded with the storyboard and the transcript
+        # (musicvid.storyboard.make), the pictures' in their keys (Drawing.key)
+        affects=("storyboard", "keyframes", "between"),
     )
 
     def check_together(self) -> None:

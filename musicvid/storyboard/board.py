@@ -34,6 +34,7 @@ SECTIONS = ("intro", "verse", "chorus", "bridge", "break", "outro")
 # Why a scene without words starts inside its passage (musicvid.storyboard.passages): the music changes there, or a
 # passage's bars were counted out.
 CUTS = ("music", "bars")
+MADE_TEXTS = ("lens", "transcript", "title", "artist")  # the texts of a storyboard's `settings` (MadeWith)
 # A storyboard file's objects, numbers and strings, checked in one pass (musicvid.core.files.check_json) before the
 # rules that tie its fields together; a settings that is no object is refused by made_with, or read as none.
 SCENE_FIELDS = JsonFields(
@@ -49,7 +50,7 @@ SCENE_FIELDS = JsonFields(
 STORYBOARD_FIELDS = JsonFields(
     {
         "audio": JsonFields({"duration": "number", "path": "string?", "sha256": "string?"}),
-        "settings": JsonFields({"lens": "string?", "transcript": "string?"}, refused=None),
+        "settings": JsonFields(dict.fromkeys(MADE_TEXTS, "string?"), refused=None),
         "scenes": [SCENE_FIELDS],
         **dict.fromkeys(("title", "artist", "language"), "string?"),
     }
@@ -118,9 +119,8 @@ FILE_KEYS = {"prompt_candidates": "candidates"}
 
 @dataclass(frozen=True)
 class MadeWith:
-    """What made a storyboard (its `settings` in storyboard.json): the storyboard options, the transcript's source
-    and the models (musicvid.settings.presets.ModelSet.describe). None: made before the option existed, or by
-    hand; a rerun with the same values reuses the file (musicvid.storyboard.make)."""
+    """What made a storyboard (`settings` in storyboard.json): its options, the transcript's source, the models
+    (ModelSet.describe). None: made before it was recorded, or by hand; the same values reuse the file (make)."""
 
     context_size: int | None = None
     seed: int | None = None
@@ -129,6 +129,8 @@ class MadeWith:
     prompt_candidates: int | None = None  # ViPE's, per scene (--candidates); `candidates` in the file
     lens: str | None = None
     transcript: str | None = None
+    title: str | None = None  # what ViPE read as the song's title and artist (the storyboard's own: a person's edit)
+    artist: str | None = None
     models: Mapping[str, str] | None = None  # by role, read-only as the rest
 
     def __post_init__(self) -> None:
@@ -385,15 +387,13 @@ def made_with(raw: Any, document: str) -> MadeWith:
         raise invalid(document, "settings", "must be an object")
     kinds = {"context_size": int, "seed": int, "bars_per_scene": int, "candidates": int, "break_seconds": float}
     named = {key: name for name, key in FILE_KEYS.items()}
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {key: raw.get(key) for key in MADE_TEXTS}
     for key, kind in kinds.items():
         value = raw.get(key)
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
                 raise invalid(document, f"settings.{key}", f"must be a number, got {value!r}")
             values[named.get(key, key)] = float(value) if kind is float else value
-    for key in ("lens", "transcript"):
-        values[key] = raw.get(key)
     models = raw.get("models")
     if models is not None and not (isinstance(models, dict) and all(isinstance(v, str) for v in models.values())):
         raise invalid(document, "settings.models", "must be an object of model names")

@@ -17,6 +17,8 @@ from musicvid.lyrics.transcribe import transcribe
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.drawing import check_scene_references
+from musicvid.models.precision import Precision
+from musicvid.models.readback import dtype_text
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.run import Run
@@ -40,9 +42,11 @@ def get_transcript(run: Run) -> Transcript:
     if texts:
         check_line_count(len(texts), info.duration, lyrics.path)
     path = run.workdir.transcript
-    source = transcript_source(registry.models, request.separate_vocals, lyrics)
+    models, vocals = registry.models, request.separate_vocals
+    source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision))
     cached = Transcript.cached(path, info.sha256)
-    if cached and cached.model == source:
+    # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is)
+    if cached and cached.model in (source, transcript_source(models, vocals, lyrics)):
         return cached
     samples = run.audio.samples
     run.go_on()
@@ -60,13 +64,23 @@ def get_transcript(run: Run) -> Transcript:
     return transcript
 
 
-def transcript_source(models: ModelSet, separate_vocals: bool, lyrics: KnownLyrics | None) -> str:
+def transcript_source(
+    models: ModelSet, separate_vocals: bool, lyrics: KnownLyrics | None, dtype: str | None = None
+) -> str:
     """What the ASR model's transcript is made from, as its cache is checked against: the models (each on this
-    machine by what it holds: named_weights), the vocals' separator where it runs, the known words' file."""
-    source = f"{models.asr_backend}:{named_weights(models.asr)}"
+    machine by what it holds: named_weights) and the ASR model's compute `dtype` (asr_dtype; None: as a source
+    was written before it was recorded), the vocals' separator where it runs (always in float32), the known
+    words' file."""
+    source = f"{models.asr_backend}:{named_weights(models.asr)}" + (f" in {dtype}" if dtype else "")
     if separate_vocals:
         source += f"+vocals:{named_weights(models.separator)}"
     return f"aligned:{source}:{lyrics_label(lyrics.path)}" if lyrics else source
+
+
+def asr_dtype(models: ModelSet, precision: Precision) -> str:
+    """What the ASR model computes in under `precision` (musicvid.models.loading.load_asr): faster-whisper's compute
+    type (int8 on a CPU under auto), else openai-whisper's dtype."""
+    return precision.asr_compute_type if models.asr_backend == "faster-whisper" else dtype_text(precision.asr)
 
 
 def word_source(run: Run) -> Transcript | None:
@@ -77,8 +91,11 @@ def word_source(run: Run) -> Transcript | None:
     return Transcript.cached(run.workdir.transcript, run.audio.info.sha256)
 
 
-def made_with_of(request: SongRequest, registry: ModelRegistry, transcript: Transcript) -> MadeWith:
-    """What a storyboard made now for `request` is made with: its options, the transcript's source, the models."""
+def made_with_of(
+    request: SongRequest, registry: ModelRegistry, transcript: Transcript, title: str, artist: str
+) -> MadeWith:
+    """What a storyboard made now for `request` is made with: its options, the transcript's source, the `title` and
+    `artist` ViPE reads, the models and the dtype ViPE computes in (musicvid.models.loading.load_vipe)."""
     return MadeWith(
         context_size=request.context_size,
         seed=request.seed,
@@ -87,7 +104,11 @@ def made_with_of(request: SongRequest, registry: ModelRegistry, transcript: Tran
         prompt_candidates=request.candidates,
         lens=request.lens,
         transcript=transcript.model,
-        models=registry.models.describe() | vipe_weights(registry.models),
+        title=title,
+        artist=artist,
+        models=registry.models.describe()
+        | vipe_weights(registry.models)
+        | {"vipe_dtype": dtype_text(registry.precision.compute)},
     )
 
 
@@ -108,22 +129,28 @@ def vipe_weights(models: ModelSet) -> dict[str, str]:
 
 
 def _same_vipe(saved: Mapping[str, str], made: Mapping[str, str]) -> bool:
-    """Whether a saved storyboard's prompts came from this ViPE: by its name, and by its weights where the storyboard
-    records them (one made before they were recorded is kept, edits and all, as it was made)."""
-    return saved.get("vipe") == made["vipe"] and saved.get("vipe_weights", made["vipe_weights"]) == made["vipe_weights"]
+    """Whether a saved storyboard's prompts came from this ViPE: by its name, and by its weights and the dtype it
+    computed in where the storyboard records them (one made before they were recorded is kept, edits and all, as it
+    was made)."""
+    recorded = ("vipe_weights", "vipe_dtype")
+    return saved.get("vipe") == made["vipe"] and all(saved.get(key, made.get(key)) == made.get(key) for key in recorded)
 
 
-def _same_making(saved: Storyboard, made: MadeWith, title: str, artist: str) -> bool:
-    """Whether a saved storyboard came from the same inputs (then it is reused, edits and all)."""
+def _same_making(saved: Storyboard, made: MadeWith) -> bool:
+    """Whether a saved storyboard came from the same inputs (then it is reused, edits and all): never judged by its
+    fields a person edits (its title and artist: those it was made for are recorded beside its options)."""
     keys = ("context_size", "seed", "break_seconds", "bars_per_scene", "prompt_candidates", "lens", "transcript")
     # storyboards made before prompt candidates, lenses and bars existed are kept as they were made
     made_before = {"prompt_candidates": SongRequest.candidates, "lens": SongRequest.lens}
     made_before["bars_per_scene"] = SongRequest.bars_per_scene
     saved_as = {key: getattr(saved.settings, key) for key in keys}
+    # made before the title and artist it was made for were recorded: its own, as it was written then
+    made_for = [saved.settings.title, saved.settings.artist]
+    made_for = [own if was is None else was for was, own in zip(made_for, (saved.title, saved.artist))]
     return (
         all((made_before.get(k) if saved_as[k] is None else saved_as[k]) == getattr(made, k) for k in keys)
         and _same_vipe(saved.settings.models or {}, made.models or {})
-        and (saved.title, saved.artist) == (title, artist)
+        and made_for == [made.title, made.artist]
     )
 
 
@@ -148,11 +175,13 @@ def storyboard_in(run: Run) -> Storyboard:
     else:
         transcript = get_transcript(run)
         run.go_on()
-        made = made_with_of(request, registry, transcript)
+        made = made_with_of(request, registry, transcript, title, artist)
         saved = load_storyboard(path) if path.exists() else None
-        if saved and _same_making(saved, made, title, artist):
+        if saved and _same_making(saved, made):
             check_matches_audio(saved, info, str(path))
-            storyboard, built_on = saved, file_sha256(path)  # (its edits, kept: written back below)
+            # its edits kept (written back below); the title and artist it was made for recorded, if they were not
+            storyboard = replace(saved, settings=replace(saved.settings, title=title, artist=artist))
+            built_on = file_sha256(path)
         else:
             scenes = scenes_from_lines(transcript.lines, info.duration, request.break_seconds)
             storyboard = Storyboard(
