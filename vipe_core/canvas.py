@@ -216,7 +216,24 @@ def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
             raise VipeError(f"{path} is not a LyricCanvas table: its {column} column holds values that are not text.")
     if not pd.api.types.is_integer_dtype(frame["line_index"]):
         raise VipeError(f"{path} is not a LyricCanvas table: its line_index column is not whole numbers.")
+    check_songs_whole(frame, path)
     return frame
+
+
+def check_songs_whole(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """VipeError for a table that holds a song's line twice (two tables concatenated: each context would read
+    the line beside its copy) or a song in both splits (validation on lines the model learned the song from);
+    `build` makes neither: its songs are unique and split whole."""
+    repeated = frame[frame.duplicated(["song_id", "line_index"])]
+    if len(repeated):
+        song_id, line_index = repeated.iloc[0][["song_id", "line_index"]]
+        raise VipeError(f"{path} holds line_index {line_index} of song_id {song_id!r} more than once; keep one row.")
+    splits = frame.groupby("song_id")["split"].nunique()
+    if (splits > 1).any():
+        raise VipeError(
+            f"{path} puts song_id {splits[splits > 1].index[0]!r} in more than one split; a song is trained on or held out "
+            "whole (`vipe build` splits by song)."
+        )
 
 
 def examples(frame: pd.DataFrame, split: str, context_size: int) -> list[dict]:

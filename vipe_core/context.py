@@ -13,6 +13,10 @@ from typing import Sequence
 # The released checkpoints were trained with " ; " between context lines.
 CONTEXT_SEPARATOR = " ; "
 
+# The most lines before a line that ViPE reads (the paper's largest is 7): one bound for `vipe train --context`,
+# `vipe evaluate --context`, a checkpoint's record of it and musicvid's --context-size.
+MAX_CONTEXT_SIZE = 16
+
 # The kinds of a storyboard's scenes (musicvid.storyboard.board, docs/storyboard.md); each has its own context.
 SCENE_KINDS = ("intro", "lyric", "break", "outro")
 

@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from vipe_core.atomic import remove_temporaries
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.cider import cider_d
-from vipe_core.errors import VipeError
+from vipe_core.errors import StageError, VipeError
 from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
 from vipe_core.inference import GenerationSettings, ViPE
 from vipe_core.records import append_jsonl, read_jsonl, write_json
@@ -47,14 +47,20 @@ class EvalConfig:
     progress: bool = True
 
 
+# The weights from_pretrained loads from a folder, in the order it looks for them (each may be sharded: an index).
+WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
-    """A folder from `vipe train` (its best/ is used) or any save_pretrained causal LM folder."""
+    """A folder from `vipe train` (its best/ is used) or any save_pretrained causal LM folder; VipeError for
+    one without weights (a best/ that a killed run cut short)."""
     path = Path(path)
-    if (path / "best" / "config.json").is_file():
-        return path / "best"
-    if (path / "config.json").is_file():
-        return path
-    raise VipeError(f"{path} is not a trained checkpoint (no config.json in it or in its best/ folder).")
+    folder = path / "best" if (path / "best" / "config.json").is_file() else path
+    if not (folder / "config.json").is_file():
+        raise VipeError(f"{path} is not a trained checkpoint (no config.json in it or in its best/ folder).")
+    if not any((folder / name).is_file() or (folder / f"{name}.index.json").is_file() for name in WEIGHTS):
+        raise VipeError(f"{folder} holds no weights: give a folder with {WEIGHTS[0]} (or {WEIGHTS[1]}).")
+    return folder
 
 
 def check_device(choice: str) -> str:
@@ -109,13 +115,40 @@ def check_evaluate(config: EvalConfig) -> tuple[list[tuple[str, Path, list[int]]
     return plan, out
 
 
-def _journal_name(name: str, checkpoint: Path, context_size: int, settings: GenerationSettings) -> str:
-    """Names the checkpoint and its weights' version, so a retrained model never reuses old generations."""
-    stamps = [
-        f"{p.name}:{p.stat().st_mtime_ns}"
-        for p in sorted(checkpoint.glob("*.safetensors")) + sorted(checkpoint.glob("*.bin"))
-    ]
-    fingerprint = hashlib.sha1(f"{checkpoint.resolve()}|{stamps}|{settings}".encode()).hexdigest()[:8]
+def version_of(checkpoint: Path) -> list[str] | None:
+    """The name, size and modification time of each file of `checkpoint` (weights, config, tokenizer): what
+    `vipe train` changes when it replaces best/. None while it cannot be read (between the swap's renames)."""
+    try:
+        return [
+            f"{p.name}:{info.st_size}:{info.st_mtime_ns}"
+            for p in sorted(checkpoint.iterdir())
+            if p.is_file() and (info := p.stat())
+        ]
+    except OSError:
+        return None
+
+
+def load_checkpoint(checkpoint: Path, device: str) -> tuple[ViPE, list[str]]:
+    """The model of `checkpoint` and the version of it that was loaded: taken before loading and found the same
+    after, so a checkpoint replaced meanwhile (by a `vipe train` still running) is refused, never named as one
+    version while it is the other."""
+    version = version_of(checkpoint)
+    try:
+        with quiet_loading():
+            vipe = ViPE.from_pretrained(str(checkpoint), device=device)
+    except Exception as e:  # OSError, ValueError, RuntimeError for weights that do not fit the config ...
+        raise cannot_load("the checkpoint", str(checkpoint), e) from None
+    if version is None or version_of(checkpoint) != version:
+        raise StageError(f"{checkpoint} changed while it was loaded (is `vipe train` still writing it?); run again.")
+    return vipe, version
+
+
+def _journal_name(
+    name: str, checkpoint: Path, version: list[str], context_size: int, settings: GenerationSettings
+) -> str:
+    """Names the checkpoint and the version of it that generates (version_of, taken as it was loaded), so a
+    retrained model never reuses old generations."""
+    fingerprint = hashlib.sha1(f"{checkpoint.resolve()}|{version}|{settings}".encode()).hexdigest()[:8]
     slug = re.sub(r"[^\w.-]+", "_", name).strip("._")[-40:] or "model"
     return f"generations-{slug}-{fingerprint}-ctx{context_size}.jsonl"
 
@@ -174,17 +207,13 @@ def _evaluate(config: EvalConfig, frame, plan: list[tuple[str, Path, list[int]]]
     cider_rows, model_columns = [], {}
     reference_items: list[dict] | None = None
     for name, checkpoint, contexts in plan:
-        try:
-            with quiet_loading():
-                vipe = ViPE.from_pretrained(str(checkpoint), device=device)
-        except Exception as e:  # OSError, ValueError, RuntimeError for weights that do not fit the config ...
-            raise cannot_load("the checkpoint", str(checkpoint), e) from None
+        vipe, version = load_checkpoint(checkpoint, device)
         vipe.generation = settings
         for context_size in contexts:
             items = examples(frame, config.split, context_size)[: config.limit]
             if not items:
                 raise VipeError(f"{config.data} has no labelled lines in its {config.split!r} split.")
-            journal = out / _journal_name(name, checkpoint, context_size, settings)
+            journal = out / _journal_name(name, checkpoint, version, context_size, settings)
             generated = generate(vipe, items, journal, config.batch_size, config.progress, f"{name} ctx {context_size}")
             score, _ = cider_d(generated, [e["elaboration"] for e in items])
             cider_rows.append(

@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Iterator
 
 from vipe_core.errors import VipeError
+from vipe_core.resume import STATE_FILE
+from vipe_core.train_config import TRAINING_INFO
 
 LOCK_FILE = ".vipe.lock"
+# The folders a `vipe train` run replaces whole in its --out (vipe_core.train): its checkpoints.
+CHECKPOINTS = ("best", "last")
 
 Named = tuple[str, "str | os.PathLike | None"]  # what a path is, for the message ("the lyrics folder"), and the path
 
@@ -55,13 +59,34 @@ def refuse_overlap(outputs: list[Named], inputs: list[Named] = (), scanned: list
                 )
 
 
+def checkpoint_around(path: str | os.PathLike) -> Path | None:
+    """The checkpoint of a `vipe train` run that `path` is or lies in, else None: a folder holding the file that
+    marks best/ or last/ as vipe's, or a best/ or last/ beside a run's lock file (the run may not have saved it
+    yet). The run replaces it whole, deleting whatever else was put in it."""
+    resolved = Path(path).resolve()
+    for folder in (resolved, *resolved.parents):
+        if os.path.isfile(folder / TRAINING_INFO) or os.path.isfile(folder / STATE_FILE):
+            return folder
+        if folder.name in CHECKPOINTS and os.path.isfile(folder.parent / LOCK_FILE):
+            return folder
+    return None
+
+
 def check_output_kind(path: str | os.PathLike, *, folder: bool) -> None:
-    """VipeError when --out names a file where a folder is written, or a folder where a file is."""
+    """VipeError when --out names a file where a folder is written, or a folder where a file is, or lies in a
+    checkpoint of a `vipe train` run (checkpoint_around), which that run would delete with it."""
     path = Path(path)
     if folder and path.exists() and not path.is_dir():
         raise VipeError(f"--out {path} is a file, but this stage writes a folder there; choose another --out.")
     if not folder and path.is_dir():
         raise VipeError(f"--out {path} is a folder, but this stage writes a file; give a file name.")
+    checkpoint = checkpoint_around(path)
+    if checkpoint is not None:
+        where = "is" if checkpoint == path.resolve() else f"lies in {checkpoint},"
+        raise VipeError(
+            f"--out {path} {where} a checkpoint that the `vipe train` run in {checkpoint.parent} replaces whole, "
+            "deleting whatever else is in it; choose another --out."
+        )
 
 
 def _open_lock(path: Path) -> int:

@@ -7,9 +7,10 @@ import argparse
 import math
 from dataclasses import fields
 
+from vipe_core.context import MAX_CONTEXT_SIZE
 from vipe_core.filters import FilterConfig
 from vipe_core.guards import finite_in
-from vipe_core.train_config import MAX_SEED, MIXED_PRECISIONS, TrainConfig
+from vipe_core.train_config import MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, MIN_MAX_LENGTH, MIXED_PRECISIONS, TrainConfig
 
 
 def _positive(text: str) -> int:
@@ -24,6 +25,26 @@ def _not_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative")
     return value
+
+
+def _whole(low: int, high: int | None = None, what: str = "a whole number"):
+    """An argparse type: a whole number from `low` (to `high`)."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low or (high is not None and value > high):
+            bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            raise argparse.ArgumentTypeError(f"{text} is not {what} {bounds}")
+        return value
+
+    return parse
+
+
+def _out(text: str) -> str:
+    """An argparse type for --out: an empty one (an unset shell variable) would name the working folder."""
+    if not text:
+        raise argparse.ArgumentTypeError("it is empty")
+    return text
 
 
 def _seed(text: str) -> int:
@@ -58,8 +79,10 @@ def _int_list(text: str) -> list[int]:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
-    if not values or min(values) < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} should list context sizes such as 0,1,3,5,7")
+    if not values or min(values) < 0 or max(values) > MAX_CONTEXT_SIZE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} should list context sizes from 0 to {MAX_CONTEXT_SIZE}, such as 0,1,3,5,7"
+        )
     return values
 
 
@@ -93,7 +116,7 @@ def add_collect(stages, common: argparse.ArgumentParser) -> None:
         "collect", parents=[common], help="English lyrics of each artist's most popular songs, from Genius"
     )
     p.add_argument("--artists", required=True, help="text file, one artist a line")
-    p.add_argument("--out", default="lyrics", help="folder, one JSON file per artist (default: lyrics/)")
+    p.add_argument("--out", type=_out, default="lyrics", help="folder, one JSON file per artist (default: lyrics/)")
     p.add_argument("--max-songs", type=_positive, default=50, help="songs per artist, most popular first (default: 50)")
     p.add_argument("--delay", type=_SECONDS, default=0.5, help="seconds between requests (default: 0.5)")
     p.add_argument("--retries", type=_not_negative, default=4, help="tries again after a failed request (default: 4)")
@@ -104,7 +127,9 @@ def add_filter(stages, common: argparse.ArgumentParser) -> None:
     default = FilterConfig()  # one source: FilterConfig's
     p = stages.add_parser("filter", parents=[common], help="the paper's quality filters")
     p.add_argument("lyrics", help="folder written by `vipe collect`")
-    p.add_argument("--out", default="lyrics.clean.jsonl", help="JSONL, one song a line (default: lyrics.clean.jsonl)")
+    p.add_argument(
+        "--out", type=_out, default="lyrics.clean.jsonl", help="JSONL, one song a line (default: lyrics.clean.jsonl)"
+    )
     p.add_argument(
         "--min-unique-words",
         type=_not_negative,
@@ -144,7 +169,9 @@ def add_label(stages, common: argparse.ArgumentParser) -> None:
         "label", parents=[common], help="teacher elaborations through an OpenAI-compatible chat endpoint"
     )
     p.add_argument("lyrics", help="lyrics.clean.jsonl from `vipe filter`")
-    p.add_argument("--out", default="canvas", help="folder, one JSON file per labelled song (default: canvas/)")
+    p.add_argument(
+        "--out", type=_out, default="canvas", help="folder, one JSON file per labelled song (default: canvas/)"
+    )
     p.add_argument("--base-url", help="endpoint base URL (default: $VIPE_TEACHER_URL, $OPENAI_BASE_URL or OpenAI's)")
     p.add_argument("--model", help="teacher model (default: $VIPE_TEACHER_MODEL, $OPENAI_MODEL or gpt-3.5-turbo)")
     p.add_argument("--api-key", help="API key (default: $VIPE_TEACHER_KEY or $OPENAI_API_KEY)")
@@ -178,7 +205,9 @@ def add_label(stages, common: argparse.ArgumentParser) -> None:
 def add_build(stages, common: argparse.ArgumentParser) -> None:
     p = stages.add_parser("build", parents=[common], help="the LyricCanvas table, split by song")
     p.add_argument("canvas", nargs="?", help="folder written by `vipe label`")
-    p.add_argument("--out", default="lyric_canvas.parquet", help="parquet file (default: lyric_canvas.parquet)")
+    p.add_argument(
+        "--out", type=_out, default="lyric_canvas.parquet", help="parquet file (default: lyric_canvas.parquet)"
+    )
     p.add_argument("--published", help="published elaborations (csv, tsv, jsonl, parquet) to join with --lyrics")
     p.add_argument("--lyrics", help="lyrics.clean.jsonl whose lines the published elaborations belong to")
     p.add_argument(
@@ -205,11 +234,13 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
         "--context",
         dest="context_size",
         metavar="N",
-        type=_not_negative,
+        type=_whole(0, MAX_CONTEXT_SIZE, "a context size"),
         default=default["context_size"],
         help="preceding lines in the context; the paper's are 0,1,3,5,7 (default: %(default)s)",
     )
-    p.add_argument("--out", default=default["out"], help="folder for best/ and last/ (default: %(default)s/)")
+    p.add_argument(
+        "--out", type=_out, default=default["out"], help="folder for best/ and last/ (default: %(default)s/)"
+    )
     p.add_argument("--epochs", type=_positive, default=default["epochs"], help="(default: %(default)s)")
     p.add_argument("--batch-size", type=_positive, help="per device (default: the paper's for this model and context)")
     p.add_argument(
@@ -218,10 +249,21 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
         default=default["grad_accum"],
         help="gradient accumulation steps (default: %(default)s)",
     )
-    p.add_argument("--lr", type=_finite(0, above=True), default=default["lr"], help="(default: %(default)s)")
-    p.add_argument("--weight-decay", type=_finite(0), default=default["weight_decay"], help="(default: %(default)s)")
+    p.add_argument(
+        "--lr", type=_finite(0, MAX_LR, above=True), default=default["lr"], help="at most 1 (default: %(default)s)"
+    )
+    p.add_argument(
+        "--weight-decay",
+        type=_finite(0, MAX_WEIGHT_DECAY),
+        default=default["weight_decay"],
+        help="AdamW's, from 0 to 1 (default: %(default)s)",
+    )
     p.add_argument("--warmup-steps", type=_not_negative, default=default["warmup_steps"], help="(default: %(default)s)")
-    p.add_argument("--max-length", type=_positive, help="tokens per example (default: the model's window)")
+    p.add_argument(
+        "--max-length",
+        type=_whole(MIN_MAX_LENGTH),
+        help=f"tokens per example, at least {MIN_MAX_LENGTH} (default: the model's window)",
+    )
     p.add_argument(
         "--patience",
         type=_not_negative,
@@ -263,6 +305,8 @@ def add_evaluate(stages, common: argparse.ArgumentParser) -> None:
     p.add_argument("--max-new-tokens", type=_positive, default=50)
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps ...")
     p.add_argument(
-        "--out", help="folder for results.json and the generations (default: evaluation-NAME beside the checkpoint)"
+        "--out",
+        type=_out,
+        help="folder for results.json and the generations (default: evaluation-NAME beside the checkpoint)",
     )
     p.add_argument("--no-profanity", action="store_true", help="skip the profanity analysis")

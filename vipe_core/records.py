@@ -21,7 +21,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
-from vipe_core.atomic import atomic_path, write_json
+from vipe_core.atomic import UMASK, atomic_path, write_json
 from vipe_core.errors import VipeError
 
 __all__ = [
@@ -208,13 +208,35 @@ def read_jsonl(path: str | os.PathLike, *, journal: bool = False, what: str = "t
         yield data
 
 
+# The longest lyric line taken, in characters: many times a line `vipe filter` keeps (20 words by default), and
+# short of a request that costs what a whole song's should.
+MAX_LINE_CHARACTERS = 1000
+
+
+def _lines_refusal(song: CleanSong) -> str | None:
+    """Why a song's lines are no lyric lines, or None: one holds a line break (the teacher, who numbers the lines
+    it is sent, would answer for more lines than it was asked), or it is longer than MAX_LINE_CHARACTERS."""
+    for index, line in enumerate(song.lines, 1):
+        if "".join(line.splitlines()) != line:
+            return f"its line {index} holds a line break; give each lyric line as an entry of its own"
+        if len(line) > MAX_LINE_CHARACTERS:
+            return (
+                f"its line {index} is {len(line)} characters long, over the {MAX_LINE_CHARACTERS} a lyric line may be"
+            )
+    return None
+
+
 def read_clean_songs(path: str | os.PathLike) -> list[CleanSong]:
-    """The songs of a lyrics.clean.jsonl from `vipe filter`; VipeError for a line that is not a song, or that
-    repeats a song_id (two songs would share one canvas file: one paid for twice, the other lost)."""
+    """The songs of a lyrics.clean.jsonl from `vipe filter`; VipeError for a line that is not a song, whose lines
+    are no lyric lines (_lines_refusal), or that repeats a song_id (two songs would share one canvas file: one
+    paid for twice, the other lost)."""
     songs: list[CleanSong] = []
     seen: dict[str, int] = {}
     for number, data in _numbered_jsonl(Path(path), False, "the lyrics file"):
         song = record_from(CleanSong, data, f"{path} line {number} is not a song from `vipe filter`")
+        why = _lines_refusal(song)
+        if why:
+            raise VipeError(f"{path} line {number} (song_id {song.song_id!r}): {why}.")
         if song.song_id in seen:
             raise VipeError(f"{path} line {number} repeats song_id {song.song_id!r} of line {seen[song.song_id]}.")
         seen[song.song_id] = number
@@ -246,9 +268,22 @@ def atomic_dir(path: str | os.PathLike, marker: str) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
         yield tmp
+        _usual_modes(tmp)
         replace_dir(tmp, path, marker)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _usual_modes(folder: Path) -> None:
+    """Give `folder` and what it holds the modes a plain mkdir and open give (the umask's): mkdtemp makes an
+    owner-only folder, and writers of their own temporaries (safetensors) owner-only files, but a checkpoint is
+    meant to be shared."""
+    folder.chmod(0o777 & ~UMASK)
+    for parent, folders, files in os.walk(folder):  # links are not followed, nor changed
+        for names, mode in ((folders, 0o777), (files, 0o666)):
+            for path in (Path(parent, name) for name in names):
+                if not path.is_symlink():
+                    path.chmod(mode & ~UMASK)
 
 
 def replace_dir(new: Path, path: Path, marker: str) -> None:

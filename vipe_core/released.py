@@ -7,6 +7,7 @@ import os
 import re
 from pathlib import Path
 
+from vipe_core.context import MAX_CONTEXT_SIZE
 from vipe_core.errors import VipeError
 from vipe_core.records import read_json
 from vipe_core.train_config import TRAINING_INFO
@@ -31,6 +32,9 @@ def trained_context(checkpoint: str | os.PathLike) -> int:
         return int(named[1]) if named else RELEASED_CONTEXT
     data = read_json(info, "the training record")
     size = data.get("context_size", RELEASED_CONTEXT) if isinstance(data, dict) else None
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise VipeError(f"{info} is damaged: its context_size should be a whole number from 0, not {size!r}.")
+    if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_CONTEXT_SIZE:
+        raise VipeError(
+            f"{info} is damaged: its context_size should be a whole number from 0 to {MAX_CONTEXT_SIZE} (the most "
+            f"lines ViPE reads), not {size!r}."
+        )
     return size

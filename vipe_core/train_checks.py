@@ -13,21 +13,48 @@ from typing import Iterator
 import pandas as pd
 
 from vipe_core.canvas import read_canvas
+from vipe_core.context import MAX_CONTEXT_SIZE
 from vipe_core.errors import VipeError
-from vipe_core.guards import check_output_kind, finite_in, refuse_overlap
+from vipe_core.guards import CHECKPOINTS, LOCK_FILE, check_output_kind, finite_in, refuse_overlap
 from vipe_core.resume import STATE_FILE, reason
-from vipe_core.train_config import MAX_SEED, MIXED_PRECISIONS, TRAINING_INFO, TrainConfig, paper_batch_size
+from vipe_core.train_config import (
+    MAX_LR,
+    MAX_SEED,
+    MAX_WEIGHT_DECAY,
+    MIN_LYRIC_TOKENS,
+    MIN_MAX_LENGTH,
+    MIXED_PRECISIONS,
+    TRAINING_INFO,
+    TrainConfig,
+    paper_batch_size,
+)
 
 RESULT_FILE = "train_result.json"
+
+# Why --max-length has a floor (vipe_core.train_config).
+EXAMPLE_NEEDS = (
+    f"an example needs {MIN_MAX_LENGTH} tokens to keep {MIN_LYRIC_TOKENS} of its lyric line's beside the elaboration"
+)
 
 
 def check_settings(config: TrainConfig) -> None:
     """VipeError naming the first setting out of its range (the command line's types refuse them too)."""
-    if config.context_size < 0 or config.epochs < 1 or config.grad_accum < 1:
-        raise VipeError("--context must be >= 0, and --epochs and --grad-accum at least 1.")
+    if config.epochs < 1 or config.grad_accum < 1:
+        raise VipeError("--epochs and --grad-accum must be at least 1.")
     ranges = [
-        ("--lr", config.lr, "a finite number above 0", finite_in(config.lr, 0, above=True)),
-        ("--weight-decay", config.weight_decay, "a finite number from 0", finite_in(config.weight_decay, 0)),
+        (
+            "--context",
+            config.context_size,
+            f"a whole number from 0 to {MAX_CONTEXT_SIZE}",
+            0 <= config.context_size <= MAX_CONTEXT_SIZE,
+        ),
+        ("--lr", config.lr, f"a number above 0 and at most {MAX_LR:g}", finite_in(config.lr, 0, MAX_LR, above=True)),
+        (
+            "--weight-decay",
+            config.weight_decay,
+            f"a number from 0 to {MAX_WEIGHT_DECAY:g}",
+            finite_in(config.weight_decay, 0, MAX_WEIGHT_DECAY),
+        ),
         ("max_grad_norm", config.max_grad_norm, "a finite number from 0", finite_in(config.max_grad_norm, 0)),
         ("--seed", config.seed, f"a whole number from 0 to {MAX_SEED}", 0 <= config.seed <= MAX_SEED),
         (
@@ -40,17 +67,34 @@ def check_settings(config: TrainConfig) -> None:
     for flag, value, expected, ok in ranges:
         if not ok:
             raise VipeError(f"{flag} must be {expected}, not {value}.")
-    counts = [config.batch_size, config.max_length, config.max_steps]
+    if config.max_length is not None and config.max_length < MIN_MAX_LENGTH:
+        raise VipeError(f"--max-length must be at least {MIN_MAX_LENGTH}, not {config.max_length}: {EXAMPLE_NEEDS}.")
+    counts = [config.batch_size, config.max_steps]
     if any(n is not None and n < 1 for n in counts) or config.warmup_steps < 0:
-        raise VipeError("--batch-size, --max-length and --max-steps must be at least 1, and --warmup-steps >= 0.")
+        raise VipeError("--batch-size and --max-steps must be at least 1, and --warmup-steps >= 0.")
+
+
+def _output_inside(checkpoint: Path) -> Path | None:
+    """A vipe output below the top of `checkpoint` (the folder of its marker or lock file), else None."""
+    for marker in (LOCK_FILE, RESULT_FILE, TRAINING_INFO, STATE_FILE):
+        for found in checkpoint.glob(f"*/**/{marker}"):
+            return found.parent
+    return None
 
 
 def check_out_is_ours(out: Path) -> None:
-    """VipeError when out/best, out/last or out/train_result.json exist but were not written by vipe train:
-    a run replaces them, and a person's files are never replaced."""
-    for name, marker in (("best", TRAINING_INFO), ("last", STATE_FILE)):
+    """VipeError when out/best, out/last or out/train_result.json exist but were not written by vipe train, or
+    when best/ or last/ hold another run's output: a run replaces them whole, and a person's files are never
+    replaced."""
+    for name, marker in zip(CHECKPOINTS, (TRAINING_INFO, STATE_FILE)):
         if (out / name).exists() and not (out / name / marker).is_file():
             raise VipeError(f"{out / name} holds files vipe did not write; move them away or choose another --out.")
+        nested = _output_inside(out / name)
+        if nested is not None:
+            raise VipeError(
+                f"{out / name} holds {nested}, the output of another vipe run, which this run would delete with "
+                f"{out / name}; move it away or choose another --out."
+            )
     result = out / RESULT_FILE
     if result.exists():
         try:
@@ -150,6 +194,8 @@ def check_train(config: TrainConfig) -> tuple[pd.DataFrame, dict]:
         if not _labelled(frame, split):
             raise VipeError(f"{config.data} has no labelled {'training' if split == 'train' else split} lines.")
     window = model_window(config.base, "the base model", BASE_HINT)
+    if window < MIN_MAX_LENGTH:
+        raise VipeError(f"the base model {config.base} reads {window} tokens at most: {EXAMPLE_NEEDS}.")
     with open(config.data, "rb") as data:
         data_sha256 = hashlib.file_digest(data, "sha256").hexdigest()
     run = {

@@ -14,6 +14,16 @@ PAPER_BATCH_SIZES = {
 
 MIXED_PRECISIONS = ("auto", "no", "fp16", "bf16")
 MAX_SEED = 2**32 - 1  # numpy's, which accelerate's set_seed seeds too
+# AdamW's learning rates are 1e-2 at most in practice; beyond 1 every step overshoots, and beyond float32's
+# range the optimizer fails in torch. Its decoupled weight decay multiplies each weight by 1 - lr * decay:
+# past 1 (at lr 1) that flips the weights' signs.
+MAX_LR = 1.0
+MAX_WEIGHT_DECAY = 1.0
+# The fewest lyric tokens an example keeps of its line. encode_example gives the elaboration at most half of
+# --max-length (rounded down) and its closing <eos>, and the prompt the rest, whose two <eos> stay: the
+# rounded-up half must hold those lyric tokens and the three <eos>.
+MIN_LYRIC_TOKENS = 8
+MIN_MAX_LENGTH = 2 * (MIN_LYRIC_TOKENS + 3) - 1
 # Written by vipe into best/ (the settings and score of the checkpoint): marks the folder as vipe's.
 TRAINING_INFO = "vipe_training.json"
 

@@ -13,6 +13,7 @@ from musicvid.settings.front_doors import Settings
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import setting
 from vipe_core.choose import LENSES
+from vipe_core.context import MAX_CONTEXT_SIZE
 
 PLAIN = ".txt"
 TIMED = (".lrc", ".srt", ".json")
@@ -66,7 +67,7 @@ class SongRequest(Settings):
         "lyric lines before each line that ViPE reads (default: as many as its checkpoint learned to read, 7 for the "
         "released ViPE)",
         low=0,
-        high=16,
+        high=MAX_CONTEXT_SIZE,
         group="song",
         affects=("storyboard",),
     )

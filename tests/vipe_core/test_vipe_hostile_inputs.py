@@ -177,7 +177,7 @@ def checkpoint(tmp_path, tiny_base, monkeypatch):
         ([], lambda ck: (ck / "best" / "vipe_training.json").write_text('{"context_size": "seven"}'), "context_size"),
         ([], lambda ck: (ck / "best" / "model.safetensors").write_bytes(b"\x00" * 3000), "could not be read"),
         (["--out", "{data}"], None, "is a file"),
-        (["--out", "{ck}/best/evaluation"], None, "lies in the checkpoint"),  # musicvid would take it for another
+        (["--out", "{ck}/best/evaluation"], None, "best/evaluation lies in"),  # musicvid would take it for another
     ],
 )
 def test_evaluate_refuses_bad_input_before_work(extra, damage, said, checkpoint, canvas_parquet, capsys):

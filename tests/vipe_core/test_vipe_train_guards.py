@@ -132,15 +132,18 @@ def test_a_second_run_on_the_same_out_is_refused(tmp_path, tiny_base, canvas_par
     assert sorted(p.name for p in out.iterdir()) == [".vipe.lock"]
 
 
-def test_a_diverged_run_exits_1_and_names_no_best(tmp_path, tiny_base, canvas_parquet, capsys, one_thread):
-    out = tmp_path / "inf"
+def test_a_diverged_run_exits_1_and_names_no_best(tmp_path, tiny_base, canvas_parquet, capsys, one_thread, monkeypatch):
+    from vipe_core import train as training
+
+    out, losses = tmp_path / "inf", [training.validation_loss]
+    # --lr is bounded, and no lr within the bounds makes the tiny model diverge in a step: the loss after the
+    # first step is made NaN, as a diverged run's is.
+    monkeypatch.setattr(training, "validation_loss", lambda *a: losses.pop()(*a) if losses else math.nan)
     code = main(
         train_args(
             canvas_parquet,
             tiny_base,
             out,
-            "--lr",
-            "1e30",
             "--warmup-steps",
             "0",
             "--max-steps",
