@@ -1,5 +1,6 @@
 """ffmpeg, in one place: finding the binary, naming files so that no name is a protocol, probing a
-file's declared length, and the one sentence that says why ffmpeg failed."""
+file's declared length, remuxing a file into another container, and the one sentence that says why ffmpeg
+failed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import signal
 import subprocess
 from functools import lru_cache
 from pathlib import Path
+
+from musicvid.core.errors import RenderError
 
 
 @lru_cache(maxsize=1)
@@ -103,3 +106,18 @@ def song_stream(path: str | os.PathLike) -> int:
     marks default (the one a player plays), else the first. The analysis and the mux both take this one."""
     streams = _AUDIO_STREAM.findall(describe(path))
     return next((number for number, line in enumerate(streams) if "(default)" in line), 0)
+
+
+def remux(source: str | os.PathLike, target: str | os.PathLike, container: str) -> None:
+    """Every stream of `source`, as it is (no re-encode), written at `target` in ffmpeg's `container` (its muxer's
+    name: "matroska"). Bit-exact: without it the muxer writes random ids, so a render resumed or run again would
+    write other bytes than the one before."""
+    done = subprocess.run(
+        [exe(), "-v", "error", "-nostdin", "-y", "-i", file_url(source), "-map", "0", "-c", "copy"]
+        + ["-fflags", "+bitexact", "-f", container, file_url(target)],
+        capture_output=True,
+    )
+    if done.returncode != 0:
+        raise RenderError(
+            f"ffmpeg could not remux the video: {reason(done.stderr.decode('utf-8', 'replace'), done.returncode)}"
+        )

@@ -1,11 +1,13 @@
-"""What a render writes outside its work directory (the video, its .srt, its .ass with captions), and
-whether it may replace what is already at those names.
+"""What a render writes outside its work directory (the video, in the container its name says; its .srt; its
+.ass with captions), and whether it may replace what is already at those names.
 
 An output replaces only a file that musicvid wrote there for this song: the work directory's
 outputs.json records, per output path, the sizes and digests of the last contents its runs wrote
 there, each recorded before it is renamed into place (so a run killed between the two still owns its
 file). Any other file at an output's name (a hand-made .srt, another song's video, a person's video at
-the name `-o` gives) is refused before any work, in one sentence, unless the person gives --overwrite.
+the name `-o` gives) is refused before any work, in one sentence, unless the person gives --overwrite; so is a
+sidecar (.srt, .ass) written beside another video of the same name stem still there (`v.srt` of `v.mp4`, for
+`-o v.mkv`), which would then no longer fit that video.
 No input is ever an output, whatever its name, and no output lies in a work directory (this run's or
 another's: musicvid.core.workdir).
 """
@@ -16,6 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
+from musicvid.core import ffmpeg
 from musicvid.core.errors import UserError
 from musicvid.core.files import (
     check_not_inputs,
@@ -68,8 +71,9 @@ def check_outputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
 
 
 def _record(workdir: Workdir) -> dict[str, list]:
-    """outputs.json: resolved output path -> [[size, sha256], ...], the newest last (a broken record is
-    an empty one: then nothing is ours, and nothing is replaced without --overwrite)."""
+    """outputs.json: resolved output path -> [[size, sha256], ...], the newest last; a sidecar's versions also
+    name the resolved video each was written beside, [size, sha256, video] (a broken record is an empty one: then
+    nothing is ours, and nothing is replaced without --overwrite)."""
     try:
         data = parse_json(workdir.outputs.read_text(encoding="utf-8"), str(workdir.outputs))
     except (OSError, UnicodeDecodeError, UserError):
@@ -78,51 +82,97 @@ def _record(workdir: Workdir) -> dict[str, list]:
     return written if isinstance(written, dict) else {}
 
 
-def written_here(path: Path, workdir: Workdir) -> bool:
-    """Whether the file at `path` is one that a run of `workdir` wrote there (its size, then its hash)."""
+def _version(path: Path, workdir: Workdir) -> list | None:
+    """The newest version `workdir` records of the file at `path` that its contents match (its size, then its
+    hash); None where a run of `workdir` did not write them there."""
     versions = _record(workdir).get(str(resolved(path)), [])
     size = path.stat().st_size
-    sized = [v for v in versions if isinstance(v, list) and len(v) == 2 and v[0] == size]
-    return bool(sized) and any(v[1] == file_sha256(path) for v in sized)
+    sized = [v for v in versions if isinstance(v, list) and len(v) in (2, 3) and v[0] == size]
+    digest = file_sha256(path) if sized else None
+    return next((v for v in reversed(sized) if v[1] == digest), None)
+
+
+def written_here(path: Path, workdir: Workdir) -> bool:
+    """Whether the file at `path` is one that a run of `workdir` wrote there."""
+    return _version(path, workdir) is not None
+
+
+def beside_another(path: Path, video: Path, workdir: Workdir) -> Path | None:
+    """The video that the sidecar at `path`, as a run of `workdir` wrote it, was written beside, where that is
+    not `video` and is still there; None otherwise (also for a record from before videos were recorded)."""
+    version = _version(path, workdir)
+    other = Path(version[2]) if version and len(version) == 3 and isinstance(version[2], str) else None
+    if other is None or other == resolved(video) or not (other.exists() or other.is_symlink()):
+        return None
+    return other
 
 
 def check_replaceable(paths: list[Path], workdir: Workdir, overwrite: bool) -> None:
-    """Refuse, before any work, to replace a file at one of `paths` that musicvid did not write there for
-    this song (as `workdir` records), unless `overwrite`."""
+    """Refuse, before any work, to replace a file at one of `paths` (a video, then its sidecars) that musicvid did
+    not write there for this song, or wrote beside another video (as `workdir` records), unless `overwrite`."""
+    if overwrite:
+        return
     for path in paths:
-        if overwrite or not (path.exists() or path.is_symlink()):
-            continue
-        if not _ours(path, workdir):
-            raise UserError(
-                f"{path} exists and musicvid did not write it for this song: give --overwrite to replace it, or "
-                "-o another name"
-            )
+        _check_replaceable(path, paths[0], workdir)
 
 
-def remember(workdir: Workdir, output: Path, content: Path) -> None:
-    """Record in `workdir` that `content` is about to be renamed onto `output`."""
+def _check_replaceable(path: Path, video: Path, workdir: Workdir) -> None:
+    """Refuse to replace the file at `path`, written beside `video` (itself, for the video), unless ours for it."""
+    if not (path.exists() or path.is_symlink()):
+        return
+    if not _ours(path, workdir):
+        raise UserError(
+            f"{path} exists and musicvid did not write it for this song: give --overwrite to replace it, or "
+            "-o another name"
+        )
+    other = beside_another(path, video, workdir) if path != video else None  # (a video is no sidecar: not hashed twice)
+    if other is not None:
+        raise UserError(
+            f"{path} was written for {other}, another video, and would no longer fit it: give -o another name, or "
+            "--overwrite to replace it"
+        )
+
+
+def remember(workdir: Workdir, output: Path, content: Path, beside: Path | None = None) -> None:
+    """Record in `workdir` that `content` is about to be renamed onto `output` (a sidecar, `beside` that video)."""
     record = _record(workdir)
     versions = [v for v in record.get(str(resolved(output)), []) if isinstance(v, list)]
-    record[str(resolved(output))] = [*versions, [content.stat().st_size, file_sha256(content)]][-KEPT_VERSIONS:]
+    version = [content.stat().st_size, file_sha256(content), *([str(resolved(beside))] if beside else [])]
+    record[str(resolved(output))] = [*versions, version][-KEPT_VERSIONS:]
     write_json(workdir.outputs, {"written": record})
 
 
+def copy_video(video: Path, target: Path, suffix: str) -> None:
+    """The mux's MP4 `video` at `target`, in the container a name ending in `suffix` says: Matroska (.mkv)
+    remuxed; the ISO family's (.mp4, .m4v, .mov) copied as it is, since they are one format (ffmpeg reads each
+    as "mov,mp4,m4a,3gp,3g2,mj2", and so do players and editors)."""
+    if suffix.lower() == ".mkv":
+        ffmpeg.remux(video, target, "matroska")
+    else:
+        shutil.copyfile(video, target)
+
+
 def write_output(
-    workdir: Workdir, output: Path, overwrite: bool, text: str | None = None, copy_of: Path | None = None
+    workdir: Workdir,
+    output: Path,
+    overwrite: bool,
+    text: str | None = None,
+    copy_of: Path | None = None,
+    beside: Path | None = None,
 ) -> None:
-    """`output` written with `text`, or as a copy of the file `copy_of`, recorded as ours before it is
-    placed. Unless `overwrite`, it is placed only where the name is still free or ours: another run may have
-    written there since the check before any work (a hard link never replaces; a file system without them is
-    checked again just before the rename)."""
+    """`output` written with `text`, or as a copy of the video `copy_of` (copy_video), recorded as ours (a
+    sidecar's with the video it is written `beside`) before it is placed. Unless `overwrite`, it is placed only
+    where the name is still free or ours: another run may have written there since the check before any work (a
+    hard link never replaces; a file system without them is checked again just before the rename)."""
     check_outside_work_directories(output, workdir.root)  # again: another run may have taken -o's folder since
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = new_temporary(output)
     try:
         if copy_of is not None:
-            shutil.copyfile(copy_of, tmp)
+            copy_video(copy_of, tmp, output.suffix)
         else:
             tmp.write_text(text or "", encoding="utf-8")
-        remember(workdir, output, tmp)
+        remember(workdir, output, tmp, beside)
         if overwrite or _ours(output, workdir):
             os.replace(tmp, output)
             return

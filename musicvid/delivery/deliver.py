@@ -15,7 +15,7 @@ import torch
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256
-from musicvid.core.outputs import write_output, written_here
+from musicvid.core.outputs import beside_another, write_output, written_here
 from musicvid.delivery import captions
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
@@ -142,16 +142,17 @@ def draw_and_deliver(run: Run, pictures: Pictures, delivery: Delivery) -> tuple[
 
 
 def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None) -> None:
-    """The video to the run's output, with its .srt (also kept in the work directory) and, for editors, the
-    lyrics' .ass beside it; each recorded as this song's (musicvid.core.outputs). Without captions, an .ass an
-    earlier run left there goes (stale_script)."""
+    """The video to the run's output (in the container its name says), with its .srt (also kept in the work
+    directory) and, for editors, the lyrics' .ass beside it; each recorded as this song's, the sidecars as this
+    video's (musicvid.core.outputs). Without captions, an .ass an earlier run left there goes (stale_script)."""
     workdir, output, overwrite = run.workdir, run.output, run.request.overwrite
     subtitles = captions.srt(storyboard)
     if output.resolve() != video.resolve():
         write_output(workdir, output, overwrite, copy_of=video)
-    write_output(workdir, output.with_suffix(".srt"), overwrite, subtitles)
+    write_output(workdir, output.with_suffix(".srt"), overwrite, subtitles, beside=output)
     if script is not None:
-        write_output(workdir, output.with_suffix(".ass"), overwrite, script.read_text(encoding="utf-8"))
+        ass = script.read_text(encoding="utf-8")
+        write_output(workdir, output.with_suffix(".ass"), overwrite, ass, beside=output)
     else:
         stale_script(run)
     write_text(workdir.subtitles, subtitles)
@@ -159,15 +160,21 @@ def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None)
 
 def stale_script(run: Run) -> None:
     """The .ass beside a video rendered without captions, removed where it is the one a run of this work directory
-    wrote there (outputs.json records its bytes): a player loads it by name and would show its lyrics over the
-    video. Any other file there is a person's: left, and said in one line."""
-    ass = run.output.with_suffix(".ass")
-    if ass.is_file() and not ass.is_symlink() and written_here(ass, run.workdir):
+    wrote there (outputs.json records its bytes), not beside another video still there: a player loads it by name
+    and would show its lyrics over the video. Any other file there is a person's or that video's: left, and said
+    in one line."""
+    ass, workdir = run.output.with_suffix(".ass"), run.workdir
+    if (
+        ass.is_file()
+        and not ass.is_symlink()
+        and written_here(ass, workdir)
+        and not beside_another(ass, run.output, workdir)
+    ):
         ass.unlink()
     elif ass.exists() or ass.is_symlink():
         log.warning(
-            "%s is left as it is (musicvid did not write it for this song, or it changed since); a player may show it "
-            "over %s, rendered without captions",
+            "%s is left as it is (musicvid did not write it for this song and video, or it changed since); a player "
+            "may show it over %s, rendered without captions",
             ass,
             run.output,
         )
