@@ -14,8 +14,9 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
 3. the inputs: the lyrics file, the storyboard file, its pictures and what draws its scenes' own references, the
    reference picture;
 4. the work directory: in UTF-8, musicvid's or empty, of no other song, none of its files an input, apart from the
-   outputs, and the files at the outputs' names replaced only where musicvid wrote them for this song; last, a file
-   can be made where each output goes (one is made and removed);
+   outputs, and the files at the outputs' names replaced only where musicvid wrote them for this song; an
+   --ip-adapter named where the run draws a reference picture; last, a file can be made where each output goes (one
+   is made and removed);
 5. the memory plan (on CUDA), and as it says the settings' batch, each drawing stage's switches and the
    upscaler's batch and input;
 6. the song, decoded once: at least a frame of it.
@@ -56,8 +57,10 @@ from musicvid.models.timing import Timings
 from musicvid.pictures.schedule import check_one_frame
 from musicvid.pictures.switches import compile_backend
 from musicvid.run import Run
+from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
+from musicvid.settings.schema import option_name
 from musicvid.settings.song import SongRequest, inputs_of
 from musicvid.storyboard.board import Storyboard, load_storyboard
 
@@ -94,7 +97,7 @@ def prepare(
     timings = timings if timings is not None else Timings()
     video = settings is not None and not keyframes_only
     # 0.-4. the paths, the settings, the outputs, the inputs and the work directory
-    checked = check_before_work(request, registry.models, settings, output, video=video)
+    checked = check_before_work(request, registry.models, settings, output, video=video, adapter=registry.named_adapter)
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
     timed = checked.lyrics is not None and checked.lyrics.timed
@@ -137,9 +140,11 @@ def check_before_work(
     settings: RenderSettings | None = None,
     output: Path | None = None,
     video: bool = True,
+    adapter: str | None = None,
 ) -> Checked:
     """Steps 0 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
-    is beside the song where None."""
+    is beside the song where None; `adapter`: the --ip-adapter a run of this song alone names, refused where it draws
+    no reference (check_adapter_used)."""
     written = (output or default_output(request, settings)) if video else None
     outputs = settings.outputs(named_file(written)) if written else []
     files = inputs_of(request, settings)
@@ -184,12 +189,25 @@ def check_before_work(
     workdir.check_apart(outputs)
     if outputs and song_there:
         check_replaceable(outputs, workdir, request.overwrite)
-    for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
-        check_creatable(path)
     if not request.storyboard_file and workdir.storyboard.is_file():  # edited in place: a slip refused now, not
         # after Whisper (its pictures, once it is known to be kept: storyboard_in); its references may be drawn
         references = own_references(load_storyboard(workdir.storyboard))
+    if settings is not None and adapter is not None:
+        check_adapter_used(settings.reference is not None or references)
+    for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
+        check_creatable(path)
     return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references)
+
+
+def check_adapter_used(references: bool) -> None:
+    """Refuse an --ip-adapter named for a run that draws no reference picture (no --reference, and no scene of the
+    storyboard it may draw names its own): it would do nothing, and say nothing."""
+    if not references:
+        flag = f"--{option_name(ModelChoice.fields()['ip_adapter'])}"
+        raise UserError(
+            f"{flag} only acts with --reference, or a storyboard whose scenes name their own reference pictures, and "
+            "this run draws none: give one, or leave it out"
+        )
 
 
 def own_references(storyboard: Storyboard | None) -> bool:

@@ -149,6 +149,7 @@ def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, s
     def no(*args, **kwargs):
         raise AssertionError("the plan opened a model's file")
 
+    torch.save({"dims": {}, "model_state_dict": {}}, tmp_path / "mine.pt")  # an openai-whisper checkpoint's shape
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty"))
     monkeypatch.setattr("huggingface_hub.hf_hub_download", no)
     monkeypatch.setattr(torch, "load", no)

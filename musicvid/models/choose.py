@@ -1,7 +1,8 @@
 """Which models a run loads, from a preset and the per-model options (each checked before anything loads
 against what it names, musicvid.models.names: a URL, a folder that is not there, a checkpoint of another
-family, a ViPE tokenizer that does not fit its model; nothing here imports torch, so the command line refuses a bad
-one at once, but for a ViPE folder or tokenizer, whose checks build their model on the meta device). The presets themselves are data
+family, a ViPE tokenizer that does not fit its model, an --asr-model that is no Whisper of its backend's; nothing here
+imports torch, so the command line refuses a bad one at once, but for a ViPE folder or tokenizer, whose checks build
+their model on the meta device). The presets themselves are data
 (musicvid.settings.presets); the registry that loads them is musicvid.models.registry.registry_of."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from musicvid.core.errors import UserError
+from musicvid.models.asr_files import check_asr_model
 from musicvid.models.families import check_video_model, diffusion_family, video_family
 from musicvid.models.names import check_model, check_vipe_tokenizer
 from musicvid.settings.model_choice import ModelChoice
@@ -70,6 +72,8 @@ def choose_models(
         raise UserError("there is no tiny faster-whisper model: pass a CTranslate2 model directory with --asr-model")
     if asr_backend == "faster-whisper" and not asr:
         asr = WHISPER_LARGE
+    elif asr:
+        check_asr_model(asr_backend or models.asr_backend, asr)
     return replace(
         models,
         asr_backend=asr_backend or models.asr_backend,

@@ -5,10 +5,9 @@ a pipeline is loaded for, and the files those name."""
 from __future__ import annotations
 
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 
@@ -20,8 +19,10 @@ from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtai
 from musicvid.models.loading import auto_precision, load_diffusion
 from musicvid.models.local_names import cached_file, check_not_missing, refuse_offline
 from musicvid.models.names import check_model
+from musicvid.models.pipeline_files import check_picture_model
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, check_lora, kind_of, known_other, read_header
+from musicvid.models.weights_files import silenced
 from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
 from musicvid.settings.presets import (
@@ -111,7 +112,7 @@ def fuse_style_loras(pipe, loras: Loras) -> None:
         try:  # the file is there: what fails now is the file itself, not a download
             # peft's warning of a second LoRA in one model is what is meant here; diffusers logs a failure's every
             # line (a size mismatch a layer) before it raises, and this says it in one
-            with warnings.catch_warnings(), diffusers_silenced():
+            with warnings.catch_warnings(), silenced():
                 warnings.filterwarnings("ignore", "Already found a `peft_config`")
                 pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=names[-1])
         except Exception as error:
@@ -129,19 +130,6 @@ def load_failure(error: Exception) -> str:
     if isinstance(error, KeyError) and error.args:
         return f"it has no tensor {error.args[0]}, which diffusers looks for in a LoRA of its layout"
     return first_line(error)
-
-
-@contextmanager
-def diffusers_silenced() -> Iterator[None]:
-    """diffusers' logger silenced, its errors too, then as it was."""
-    from diffusers.utils import logging
-
-    was = logging.get_verbosity()
-    logging.set_verbosity(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logging.set_verbosity(was)
 
 
 def adapter_parts(name: str) -> tuple[str, str, str]:
@@ -279,8 +267,10 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
     IP-Adapter where reference pictures are drawn with one (`references`: one is used). The style LoRAs are fetched
     now, on a first run, not after the storyboard; nothing else is downloaded: a hub name not in the cache is taken
     as named, and its load says what it is, but refused now where HF_HUB_OFFLINE keeps the run from the hub. The tiny
-    presets' models are made here, and not checked."""
+    presets' models are made here, and not checked. First, the picture model's own files, part by part
+    (musicvid.models.pipeline_files)."""
     family = diffusion_family(models.diffusion)
+    check_picture_model(models.diffusion, family)
     for lora in settings.lora:
         check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}", family)
     if settings.fast and models.fast_lora != TINY:

@@ -84,7 +84,8 @@ def faster_whisper_asr(name: str, device: str, compute_type: str) -> ASRModel:
     computing in `compute_type`, and how to load it afresh; a hub name is looked up once."""
     import faster_whisper
 
-    folder = name if Path(name).is_dir() else faster_whisper.download_model(name)
+    here = Path(name).expanduser()  # (as musicvid.models.asr_files checked it)
+    folder = str(here) if here.is_dir() else faster_whisper.download_model(name)
     load = partial(faster_whisper.WhisperModel, folder, device=device, compute_type=compute_type)
     return ASRModel("faster-whisper", name, load(), fresh=load)
 
@@ -103,7 +104,8 @@ def load_asr(backend: str, name: str, device: torch.device, precision: Precision
 
         # on the CPU first: loaded straight onto a GPU, its float32 copy and the checkpoint's would sit there
         # together (9.3 GB for large-v2, whose float16 weights are 3.1 GB)
-        return whisper.load_model(name, device="cpu")
+        here = Path(name).expanduser()  # (as musicvid.models.asr_files checked it)
+        return whisper.load_model(str(here) if here.is_file() else name, device="cpu")
 
     model = obtain("asr", name, load)  # openai-whisper loads float32 weights
     if Precision.resolve(precision.asked, runs_on).asr == torch.float16:
@@ -181,13 +183,26 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
                 raise
             return fetch(None)  # a repository without the variant: the full weights, cast on loading
 
-    pipe = obtain("diffusion", name, load).to(dtype=dtype)
-    # SDXL's VAE overflows in float16 (its config says force_upcast): it stays in float32, as diffusers'
-    # SDXL pipeline casts it for every decode; fp16-fixed VAEs (force_upcast false) and TAESD need not.
-    if family not in FLOW_FAMILIES:  # (theirs stays in bfloat16, which has float32's range)
-        pipe.vae.to(precision.vae(xl and pipe.vae.config.get("force_upcast", False)))
-    pipe.set_progress_bar_config(disable=True)
-    return pipe.to(device)
+    pipe = obtain("diffusion", name, load)
+    refuse_empty_tensors(pipe, f"--diffusion {name}")
+    with as_unavailable("diffusion", name):  # (a card without room for it: said in one sentence too)
+        pipe.to(dtype=dtype)
+        # SDXL's VAE overflows in float16 (its config says force_upcast): it stays in float32, as diffusers'
+        # SDXL pipeline casts it for every decode; fp16-fixed VAEs (force_upcast false) and TAESD need not.
+        if family not in FLOW_FAMILIES:  # (theirs stays in bfloat16, which has float32's range)
+            pipe.vae.to(precision.vae(xl and pipe.vae.config.get("force_upcast", False)))
+        pipe.set_progress_bar_config(disable=True)
+        return pipe.to(device)
+
+
+def refuse_empty_tensors(pipe, named: str) -> None:
+    """Refuse a pipeline a tensor of which its weights did not hold: diffusers leaves it on the meta device, without
+    a value (a checkpoint file missing layers), and only moving it fails."""
+    for part, module in pipe.components.items():
+        if isinstance(module, torch.nn.Module):
+            empty = next((key for key, tensor in module.state_dict().items() if tensor.is_meta), None)
+            if empty is not None:
+                raise UserError(f"{named} holds no weights for its {part}'s {empty}: it is missing layers")
 
 
 def pipeline_over(pipe, kind: type | None = None, **components):
@@ -224,9 +239,11 @@ def load_video_model(name: str, device: torch.device, precision: Precision | Non
         return kind.from_pretrained(name, dtype=dtype)
 
     dtype = auto_precision(device, precision).video
-    pipe = obtain("video", name, load).to(dtype=dtype)
-    pipe.set_progress_bar_config(disable=True)
-    return pipe.to(device)
+    pipe = obtain("video", name, load)
+    with as_unavailable("video", name):
+        pipe.to(dtype=dtype)
+        pipe.set_progress_bar_config(disable=True)
+        return pipe.to(device)
 
 
 # --- Demucs ----------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ folder's and a ViPE tokenizer's checks do (musicvid.models.vipe_files).
 from __future__ import annotations
 
 import json
-import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Callable
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import is_url
+from musicvid.models.local_names import cached_file, check_leads_somewhere, is_hub_name, unavailable
 from musicvid.models.single_file import check_transformer_fits, header, single_file_family
 from musicvid.models.vipe_files import check_tokenizer_fits, check_vipe_folder, tokenizer_folder
 from musicvid.settings.presets import (
@@ -29,9 +29,6 @@ from musicvid.settings.presets import (
 )
 from vipe_core.errors import VipeError
 from vipe_core.released import DEFAULT_VIPE_TOKENIZER, trained_context
-
-# A hub repository's name: a name, or an owner and a name (what else is named is a path on this machine)
-REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
 
 def what_it_is(config: dict) -> str:
@@ -116,13 +113,12 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
         if role != "diffusion":
             raise UserError(f"{named} is a single file; give a folder in {kind.layout}")
         return checkpoint_index(name, named)
-    elif not REPO_ID.fullmatch(name):
-        raise UserError(f"{named}: there is no such folder (a hub name is owner/name)")
     else:
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(name, kind.config)
-        if not isinstance(cached, str):
+        check_leads_somewhere(named, name)
+        if not is_hub_name(name):
+            raise UserError(f"{named}: there is no such folder (a hub name is owner/name)")
+        cached = cached_file(name, kind.config)
+        if cached is None:
             return None
         file = Path(cached)
     try:
@@ -188,18 +184,6 @@ def check_family(role: str, config: dict, named: str) -> dict:
     return config
 
 
-def unavailable(name: str, config: str = "config.json") -> str | None:
-    """Why the model `name` cannot be had where downloads are off (HF_HUB_OFFLINE): a hub name whose `config` file
-    is not in the cache; None where it can be (built here, on this machine, in the cache, or on a reachable hub)."""
-    from huggingface_hub import is_offline_mode, try_to_load_from_cache
-
-    if name == TINY or Path(name).expanduser().exists() or not is_offline_mode():
-        return None
-    if isinstance(try_to_load_from_cache(name, config), str):
-        return None
-    return f"{name} is not in the model cache, and HF_HUB_OFFLINE keeps this run from the hub"
-
-
 def vipe_context(vipe: str) -> int:
     """How many lyric lines before each line the ViPE checkpoint `vipe` was trained to read
     (vipe_core.released.trained_context); a record that cannot say is refused in one sentence."""
@@ -232,18 +216,12 @@ def check_vipe_tokenizer(vipe: str, tokenizer: str | None, config: dict | None) 
         tokenizer_folder(Path(tokenizer), named)
     elif Path(tokenizer).expanduser().exists():
         raise UserError(f"{named} is a single file; give a tokenizer's folder (with tokenizer.json) or a hub name")
-    elif not REPO_ID.fullmatch(tokenizer):
-        raise UserError(f"{named}: there is no such folder (a hub name is owner/name)")
-    elif not cached_tokenizer(tokenizer):
-        missing = unavailable(tokenizer, "tokenizer.json")
-        if missing:
-            raise UserError(f"{named}: {missing}")
-        return  # (downloads are on, and it is not here yet: its load fetches it and compares)
+    else:
+        check_leads_somewhere(named, tokenizer)
+        if not is_hub_name(tokenizer):
+            raise UserError(f"{named}: there is no such folder (a hub name is owner/name)")
+        if not any(cached_file(tokenizer, file) for file in ("tokenizer.json", "vocab.json")):
+            if missing := unavailable(tokenizer, "tokenizer.json"):
+                raise UserError(f"{named}: {missing}")
+            return  # (downloads are on, and it is not here yet: its load fetches it and compares)
     check_tokenizer_fits(tokenizer, config, vipe, named, advice)
-
-
-def cached_tokenizer(name: str) -> bool:
-    """Whether the cache holds a hub tokenizer's files."""
-    from huggingface_hub import try_to_load_from_cache
-
-    return any(isinstance(try_to_load_from_cache(name, file), str) for file in ("tokenizer.json", "vocab.json"))

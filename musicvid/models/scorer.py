@@ -18,7 +18,7 @@ from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
 from musicvid.models.kinds import ModelUnavailable
 from musicvid.models.loading import auto_precision
-from musicvid.models.names import unavailable
+from musicvid.models.local_names import unavailable
 from musicvid.models.precision import Precision
 from musicvid.models.tiny import TINY_SEED
 from musicvid.settings.presets import TINY, ModelSet

@@ -33,6 +33,20 @@ UNET = "model.diffusion_model."
 # SD 1.x's cross-attention reads the text encoder's last hidden states: as wide as its final LayerNorm
 CROSS_ATTENTION = ".attn2.to_k.weight"
 TEXT_WIDTH = "cond_stage_model.transformer.text_model.final_layer_norm.weight"
+# Where each part of a family's pipeline is in its file, by how its names start (a flow-matching family's file is its
+# transformer alone: every name)
+VAE = "first_stage_model."
+FILE_PARTS = {
+    "sd": {"unet": UNET, "vae": VAE, "text_encoder": "cond_stage_model.transformer."},
+    "sdxl": {
+        "unet": UNET,
+        "vae": VAE,
+        "text_encoder": "conditioner.embedders.0.transformer.",
+        "text_encoder_2": "conditioner.embedders.1.model.",
+    },
+    "zimage": {"transformer": ""},
+    "klein": {"transformer": ""},
+}
 # The flow-matching families' transformers, by names only theirs have (after any `model.diffusion_model.`)
 FLOW_TRANSFORMERS = {
     "zimage": ("layers.0.adaLN_modulation.0.weight", "context_refiner.0."),
@@ -80,7 +94,7 @@ OTHERS = (
     ("double_blocks.", "a FLUX.1 transformer"),
     ("single_transformer_blocks.", "a FLUX.1 transformer"),
     ("cond_stage_model.transformer.", "a checkpoint whose text encoder does not fit its UNet"),
-    ("first_stage_model.", "a checkpoint without its text encoder"),
+    (VAE, "a checkpoint without its text encoder"),
     (UNET, "a UNet without its VAE and text encoder"),
 )
 
@@ -206,7 +220,7 @@ def family_of(shapes: dict[str, list[int]]) -> str | None:
     for family, marks in FLOW_TRANSFORMERS.items():
         if all(any(key.startswith(mark) for key in bare) for mark in marks):
             return family
-    if not has(UNET) or not has("first_stage_model."):
+    if not has(UNET) or not has(VAE):
         return None
     if has("conditioner.embedders.0.") and has("conditioner.embedders.1."):
         return "sdxl"

@@ -1,19 +1,16 @@
 """A ViPE folder (--vipe DIR) and a ViPE tokenizer, checked against each other before any work: the model its
 config.json describes is built on the meta device (no memory, no weight read), refused where it is no size a ViPE
-is, and its tensors' names and shapes compared with those its weights files declare (the safetensors headers, a
-sharded index, or a PyTorch archive opened without reading it); a tokenizer is a folder of tokenizer.json, or
+is, and its tensors' names and shapes compared with those its weights files declare (musicvid.models.weights_files:
+the safetensors headers, a sharded index, or a PyTorch archive opened without reading it); a tokenizer is a folder of tokenizer.json, or
 vocab.json and merges.txt, whose vocabulary and end-of-text id fit the model's config. transformers would
 otherwise fill a missing tensor with random numbers and say nothing (tests/test_vipe_folders.py)."""
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from pathlib import Path
 
 from musicvid.core.errors import UserError
-from musicvid.models.single_file import header
+from musicvid.models.weights_files import check_fit, not_finite, shapes_of, sharded, transformers_fit
 
 # ViPE-M and ViPE-L are GPT-2 Medium (355M parameters) and GPT-2 Large (774M); the family's largest, GPT-2 XL,
 # has 1.56B. A config describing more is no ViPE: a config without sizes takes transformers' defaults, Llama's
@@ -24,19 +21,6 @@ MOST_PARAMETERS = 2_000_000_000
 WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 TOKENIZER = "tokenizer.json"
 VOCABULARY = ("vocab.json", "merges.txt")
-
-
-def not_finite(config, where: str = "") -> tuple[str, float] | None:
-    """The first key of a config (nested ones dotted) whose number is NaN or infinite, and that number: JSON's
-    parser takes both."""
-    if isinstance(config, float) and not math.isfinite(config):
-        return where, config
-    entries = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
-    for key, value in entries:
-        found = not_finite(value, f"{where}.{key}" if where else str(key))
-        if found is not None:
-            return found
-    return None
 
 
 def model_config(folder: Path, config: dict, named: str):
@@ -77,50 +61,6 @@ def meta_model(config, named: str):
     return model
 
 
-def archive_shapes(path: Path, named: str) -> dict[str, list[int]] | None:
-    """The tensors' names and shapes a PyTorch weights file holds, opened on the meta device (nothing read);
-    None for an older pickle, which torch opens only by reading it (it is checked as it loads)."""
-    import torch
-
-    from musicvid.models.kinds import first_line
-
-    with path.open("rb") as opened:
-        if opened.read(2) != b"PK":
-            return None
-    try:
-        state = torch.load(str(path), map_location="meta", mmap=True, weights_only=True)
-    except Exception as error:  # (torch's weights-only load refuses anything but tensors, in its own words)
-        raise UserError(f"{named} cannot be read as weights alone ({first_line(error)})") from None
-    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
-        raise UserError(f"{named} holds no state dict of tensors")
-    return {str(key): list(tensor.shape) for key, tensor in state.items()}
-
-
-def shapes_of(path: Path, named: str) -> dict[str, list[int]] | None:
-    return header(path, named) if path.suffix == ".safetensors" else archive_shapes(path, named)
-
-
-def sharded(folder: Path, index: Path, named: str) -> dict[str, list[int]] | None:
-    """The tensors a sharded checkpoint's index places, each as the shard it names holds it."""
-    try:
-        placed = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-        placed = None
-    if not isinstance(placed, dict) or not all(isinstance(shard, str) for shard in placed.values()):
-        raise UserError(f"{named}: its {index.name} is damaged (no weight_map of tensor names to files)")
-    shards = {}
-    for shard in sorted(set(placed.values())):
-        if not (folder / shard).is_file():
-            raise UserError(f"{named}: its {index.name} names {shard}, which is not there")
-        shards[shard] = shapes_of(folder / shard, f"{named}: its {shard}")
-        if shards[shard] is None:
-            return None
-    for tensor, shard in placed.items():
-        if tensor not in shards[shard]:
-            raise UserError(f"{named}: its {index.name} places {tensor} in {shard}, which does not hold it")
-    return {tensor: shards[shard][tensor] for tensor, shard in placed.items()}
-
-
 def held_weights(folder: Path, named: str) -> dict[str, list[int]] | None:
     """What from_pretrained would load from `folder`: one weights file, else the shards its index names; None
     where that cannot be known without reading the weights (an older pickle)."""
@@ -138,50 +78,8 @@ def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
     describes: a tensor missing (transformers would make it up), of another shape, or a model no ViPE is."""
     model = meta_model(model_config(folder, config, named), named)
     held = held_weights(folder, named)
-    if held is None:
-        return
-    # Tied tensors (GPT-2's head is its token embedding) are one tensor under several names, saved under one.
-    state, names = model.state_dict(keep_vars=True), {}  # (buffers not saved are not in it)
-    for name, tensor in state.items():
-        names.setdefault(id(tensor), []).append(name)
-    shapes = {name: list(tensor.shape) for name, tensor in state.items()}
-    prefix = f"{model.base_model_prefix}."  # a base model's checkpoint holds its tensors without it
-
-    def found(name: str) -> str | None:
-        return next((key for key in (name, name.removeprefix(prefix)) if key in held), None)
-
-    missing = [group[0] for group in names.values() if not any(found(name) for name in group)]
-    if len(missing) == len(names):
-        raise UserError(
-            f"{named}: its weights hold none of the tensors of the {type(model).__name__} its config.json describes "
-            f"({missing[0]}, …): they are another model's"
-        )
-    if missing:
-        raise UserError(f"{named}: its weights hold no {what_is_missing(missing, list(shapes), model.config)}")
-    for name, shape in shapes.items():
-        key = found(name)
-        if key is not None and held[key] != shape:
-            raise UserError(
-                f"{named}: its weights hold {key} of {' x '.join(map(str, held[key]))}, where the model its "
-                f"config.json describes has {' x '.join(map(str, shape))}"
-            )
-
-
-def what_is_missing(missing: list[str], every: list[str], config) -> str:
-    """The missing tensors in words: a whole layer as `transformer.h.1.*` where none of it is there."""
-    said: list[str] = []
-    gone = set(missing)
-    for name in missing:
-        layer = re.match(r"(.+?\.\d+)\.", name)
-        whole = layer and all(other in gone for other in every if other.startswith(f"{layer[1]}."))
-        label = f"{layer[1]}.*" if whole else name
-        if label not in said:
-            said.append(label)
-    listed = " or ".join(said) if len(said) < 3 else f"{said[0]}, {said[1]} or {len(said) - 2} more"
-    layers = getattr(config, "num_hidden_layers", None)
-    if all(label.endswith(".*") for label in said) and isinstance(layers, int):
-        return f"{listed} that its config.json's {layers} layers need"
-    return f"{listed}, which the model its config.json describes needs"
+    if held is not None:
+        check_fit(transformers_fit(type(model), model.config, held, named), type(model).__name__, model.config, named)
 
 
 def tokenizer_folder(folder: Path, named: str) -> None:

@@ -1,0 +1,123 @@
+"""The Whisper named with --asr-model, checked as the models are chosen, before any work: it loads only once the song
+is decoded and Demucs has separated its vocals. openai-whisper takes a size by name (whisper.available_models()) or a
+checkpoint file it saved (a torch archive, whole by its zip's directory); faster-
+whisper a size, a hub name (owner/name), or a CTranslate2 model folder, whose model.bin is read to its end by its
+header and each variable's (nothing but their sizes) and whose config.json is a JSON object. Anything else is refused
+in one sentence saying what an ASR model of the backend must be. Nothing here imports torch."""
+
+from __future__ import annotations
+
+import struct
+import zipfile
+from pathlib import Path
+from typing import BinaryIO
+
+from musicvid.core.errors import UserError
+from musicvid.models.local_names import check_leads_somewhere, is_hub_name
+from musicvid.models.published import whisper_dims
+from musicvid.models.weights_files import json_object
+from musicvid.settings.presets import TINY
+
+# What an ASR model of each backend is, in words
+ASR_MODELS = {
+    "openai-whisper": "a model size (tiny, base, small, medium, large-v2, large-v3, turbo; .en for English alone) or "
+    "a checkpoint file openai-whisper saved (.pt)",
+    "faster-whisper": "a model size (tiny, base, small, medium, large-v2, large-v3, turbo, distil-large-v3, …), a hub "
+    "name (owner/name) or a CTranslate2 model folder (model.bin, config.json)",
+}
+# The CTranslate2 model.bin layout its converter writes (ctranslate2.specs.model_spec's _serialize): the version
+# whose header and variables are read here
+CTRANSLATE2_VERSION = 6
+
+
+def check_asr_model(backend: str, name: str) -> None:
+    """Refuse, in one sentence, an --asr-model `name` that is no model of `backend` (module doc)."""
+    named = f"--asr-model {name}"
+    must = f"with --asr {backend}, an ASR model is {ASR_MODELS[backend]}"
+    path = Path(name).expanduser()
+    if name == TINY:
+        return
+    if path.is_dir() and backend == "openai-whisper":
+        raise UserError(f"{named} is a folder (a CTranslate2 one is faster-whisper's: --asr faster-whisper): {must}")
+    if path.is_dir():
+        check_ctranslate2_folder(path, named, must)
+    elif path.exists() and backend == "faster-whisper":
+        raise UserError(f"{named} is a single file: {must}")
+    elif path.exists():
+        check_whisper_checkpoint(path, named, must)
+    else:
+        check_leads_somewhere(named, name)
+        if not is_hub_name(name):
+            raise UserError(f"{named}: there is no such file or folder")
+        if backend == "openai-whisper" and whisper_dims(name) is None:
+            raise UserError(f"{named} is no openai-whisper model size, nor a file here: {must}")
+        if backend == "faster-whisper" and "/" not in name and name not in faster_whisper_sizes():
+            raise UserError(f"{named} is no faster-whisper model size, nor a folder here: {must}")
+
+
+def faster_whisper_sizes() -> list[str]:
+    import faster_whisper
+
+    return faster_whisper.available_models()
+
+
+def check_whisper_checkpoint(path: Path, named: str, must: str) -> None:
+    """An openai-whisper checkpoint: a torch archive (a zip holding its pickle, data.pkl), whole to its central
+    directory at its end; what it holds is read as it loads."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            pickled = any(entry.endswith("/data.pkl") for entry in archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        pickled = False
+    if not pickled:
+        raise UserError(f"{named} is no openai-whisper checkpoint (no whole torch archive): {must}")
+
+
+def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
+    """A CTranslate2 Whisper folder: its model.bin whole, its config.json (where there) a JSON object."""
+    model = folder / "model.bin"
+    if not model.is_file():
+        raise UserError(f"{named} holds no model.bin: {must}")
+    if (folder / "config.json").exists():
+        json_object(folder / "config.json", named)
+    with model.open("rb") as opened:
+        cut = cut_short(opened, model.stat().st_size)
+    if cut:
+        raise UserError(f"{named}: its model.bin is cut short ({cut})")
+
+
+def cut_short(opened: BinaryIO, size: int) -> str | None:
+    """Where a CTranslate2 model.bin of the version read here ends before its header and variables say it does, in
+    words; None where it is whole (or of another version: read as it loads)."""
+
+    def take(form: str):
+        data = opened.read(struct.calcsize(form))
+        if len(data) < struct.calcsize(form):
+            raise EOFError
+        return struct.unpack(form, data)[0]
+
+    def string() -> str:
+        data = opened.read(take("H"))
+        return data.rstrip(b"\0").decode("utf-8", "replace")
+
+    name = "its header"
+    try:
+        if take("I") != CTRANSLATE2_VERSION:
+            return None
+        string(), take("I")  # the spec's name and revision
+        for _ in range(take("I")):
+            name = f"its variable {string()}"
+            dims = take("B")
+            opened.read(4 * dims)
+            take("B")  # the data type
+            opened.seek(take("I"), 1)
+            if opened.tell() > size:
+                raise EOFError
+        for _ in range(take("I")):
+            name = f"its alias {string()}"
+            string()
+        if opened.tell() > size:
+            raise EOFError
+    except EOFError:
+        return f"{name} runs past its end, at {size:,} bytes"
+    return None

@@ -1,0 +1,163 @@
+"""A diffusers pipeline's folder (--diffusion DIR) checked part by part before any work, as a ViPE folder is
+(musicvid.models.vipe_files): each part its model_index.json names, but those the pipeline is loaded without (SD's
+safety checker), is a folder there; a model's config.json reads as a JSON object of numbers a model can have, and
+its weights (a file, or shards and their index; each variant there: fp16's beside the full ones) are whole by their
+headers and fill the model its config describes, built on the meta device (musicvid.models.weights_files); a
+scheduler's, a tokenizer's or a processor's JSON files read as JSON objects. A checkpoint file (musicvid.models.
+single_file) holds as many weights for each part as its family's repository's part has (check_file_parts). Each
+damage is refused in one sentence naming the part and the file, not as the picture model loads after the
+storyboard, or leaves a layer empty."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import model_files
+from musicvid.models.kinds import as_unavailable
+from musicvid.models.loading import pipeline_class
+from musicvid.models.names import repository_config
+from musicvid.models.single_file import FILE_PARTS, header
+from musicvid.models.weights_files import (
+    check_fit,
+    diffusers_fit,
+    json_object,
+    not_finite,
+    shapes_of,
+    sharded,
+    silenced,
+    transformers_fit,
+)
+from musicvid.settings.presets import CONFIG_REPOSITORIES
+
+CHECKED: set[tuple] = set()  # the picture models found whole, each by the version of its files
+# The names each library's from_pretrained gives a model's weights (a variant's: diffusion_pytorch_model.fp16....)
+WEIGHTS_STEMS = {"diffusers": ("diffusion_pytorch_model",), "transformers": ("model", "pytorch_model")}
+
+
+def check_picture_model(name: str, family: str) -> None:
+    """The picture model `name` (of `family`)'s own files, where it is on this machine: a folder part by part, but
+    those its pipeline is loaded without; a checkpoint file's parts counted (module doc). Once per version of its
+    files in a process: a batch checks each row's run."""
+    path, named = Path(name).expanduser(), f"--diffusion {name}"
+    if not path.exists():
+        return
+    files = model_files(path) if path.is_dir() else [path]
+    version = (name, family, *((str(file), file.stat().st_size, file.stat().st_mtime_ns) for file in files))
+    if version in CHECKED:
+        return
+    if path.is_dir():
+        check_pipeline_folder(path, named, [part for part, given in pipeline_class(family)[1].items() if given is None])
+    else:
+        check_file_parts(path, family, named)
+    CHECKED.add(version)
+
+
+def check_pipeline_folder(folder: Path, named: str, without: Iterable[str]) -> None:
+    """Refuse, in one sentence, a pipeline folder (module doc; `named`: how its option names it) a part of which is
+    not there or damaged; the parts in `without` are not loaded."""
+    for part, names in json_object(folder / "model_index.json", named).items():
+        if part.startswith("_") or part in without or not is_part(names):
+            continue  # (a setting, or a part the pipeline goes without: [null, null])
+        library, class_name = names
+        if not (folder / part).is_dir():
+            raise UserError(
+                f"{named}: its model_index.json names a {part} ({class_name}), and there is no {part}/ folder"
+            )
+        check_part(folder / part, library, class_name, f"{named}'s {part}")
+
+
+def is_part(names) -> bool:
+    return isinstance(names, list) and len(names) == 2 and all(isinstance(name, str) for name in names)
+
+
+def part_class(library: str, class_name: str) -> type | None:
+    """The class model_index.json names a part by, where its library is diffusers or transformers."""
+    if library not in WEIGHTS_STEMS:
+        return None
+    return getattr(importlib.import_module(library), class_name, None)
+
+
+def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
+    """One part: a model's config and weights, another's JSON files (module doc)."""
+    from diffusers import ModelMixin
+    from transformers import PreTrainedModel
+
+    kind = part_class(library, class_name)
+    if kind is None or not issubclass(kind, (ModelMixin, PreTrainedModel)):
+        config_name = getattr(kind, "config_name", None)  # (a scheduler's: scheduler_config.json)
+        for file in [folder / config_name] if config_name else sorted(folder.glob("*.json")):
+            json_object(file, named)
+        return
+    config = json_object(folder / "config.json", named)
+    bad = not_finite(config)
+    if bad is not None:
+        raise UserError(f"{named}: its config.json's {bad[0]} is {bad[1]}, not a number a model can have")
+    if issubclass(kind, PreTrainedModel):
+        config = transformers_config(kind, folder, named)
+    for weights in weights_of(folder, WEIGHTS_STEMS[library], named):
+        held = (
+            sharded(folder, weights, named)
+            if ".index" in weights.name
+            else shapes_of(weights, f"{named}: its {weights.name}")
+        )
+        if held is None:
+            continue  # (an older pickle: read as it loads)
+        fits = transformers_fit if issubclass(kind, PreTrainedModel) else diffusers_fit
+        check_fit(fits(kind, config, held, named), class_name, config, named, f"the weights in its {weights.name}")
+
+
+def transformers_config(kind: type, folder: Path, named: str):
+    """The part's config as its class reads it, its values of the types the class needs."""
+    from musicvid.models.kinds import first_line
+
+    try:
+        return kind.config_class.from_pretrained(str(folder))
+    except Exception as error:  # (transformers' strict configs say a wrong type in their own error types)
+        raise UserError(f"{named}: its config.json describes no {kind.__name__} ({first_line(error)})") from None
+
+
+def weights_of(folder: Path, stems: tuple[str, ...], named: str) -> list[Path]:
+    """The part's weights files and shard indexes by its library's names, each variant's too; refused where there
+    are none."""
+    stem = "|".join(stems)
+    single = re.compile(rf"({stem})(\.[^.-]+)?\.(safetensors|bin)")
+    index = re.compile(rf"({stem})\.(safetensors|bin)\.index(\.[^.]+)?\.json")
+    found = [path for path in sorted(folder.iterdir()) if single.fullmatch(path.name) or index.fullmatch(path.name)]
+    if not found:
+        raise UserError(
+            f"{named} holds no weights: no {stems[0]}.safetensors, nor its shards and their index, nor a .bin"
+        )
+    return found
+
+
+def check_file_parts(path: Path, family: str, named: str) -> None:
+    """Refuse a checkpoint file of `family` a part of which holds fewer weights than its family's repository's part
+    (its config built on the meta device) has: a file missing layers, which diffusers would leave empty. Counted, not
+    named: diffusers' conversion of a file's names renames, splits and joins its tensors, and drops no weight."""
+    repository = CONFIG_REPOSITORIES[family]
+    shapes = header(path, named)
+    for part, prefix in FILE_PARTS[family].items():
+        held = sum(math.prod(shape) for key, shape in shapes.items() if key.startswith(prefix))
+        with as_unavailable("diffusion", repository):  # (its configs, which its load takes too: fetched once)
+            needed = part_size(repository, part, repository_config(repository, "model_index.json")[part])
+        if held < needed:
+            raise UserError(
+                f"{named} holds {held:,} weights for the {part}, where {repository}'s {part} has {needed:,}: it is "
+                "missing layers"
+            )
+
+
+def part_size(repository: str, part: str, names: list[str]) -> int:
+    """How many weights (parameters and buffers, tied ones once) a part of `repository` has, built on the meta
+    device from its config."""
+    import torch
+
+    kind, config = part_class(*names), repository_config(repository, f"{part}/config.json")
+    with torch.device("meta"), silenced():
+        model = kind.from_config(config) if names[0] == "diffusers" else kind(kind.config_class.from_dict(config))
+    return sum({id(tensor): tensor.numel() for tensor in model.state_dict(keep_vars=True).values()}.values())

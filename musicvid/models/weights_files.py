@@ -1,0 +1,210 @@
+"""A model's weights files as their headers declare them, and how they fill the model its config describes, before
+any work and nothing read but the headers: the tensors' names and shapes (a safetensors header, a sharded
+checkpoint's index and its shards', a PyTorch archive opened on the meta device), laid against the model built on
+the meta device as its library loads it (transformers' renamings and tied tensors; diffusers' older attention
+names), and what is missing or of another shape said in one sentence. A ViPE folder (musicvid.models.vipe_files)
+and each part of a diffusers pipeline's folder (musicvid.models.pipeline_files) are checked so: transformers would
+fill a missing tensor with random numbers and say nothing, diffusers would fail on it after the storyboard."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from musicvid.core.errors import UserError
+from musicvid.models.single_file import header
+
+# The attention names diffusers' VAEs were saved with before diffusers 0.14, which its from_pretrained renames
+LEGACY_ATTENTION = {".query.": ".to_q.", ".key.": ".to_k.", ".value.": ".to_v.", ".proj_attn.": ".to_out.0."}
+
+
+def not_finite(config, where: str = "") -> tuple[str, float] | None:
+    """The first key of a config (nested ones dotted) whose number is NaN or infinite, and that number: JSON's
+    parser takes both."""
+    if isinstance(config, float) and not math.isfinite(config):
+        return where, config
+    entries = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
+    for key, value in entries:
+        found = not_finite(value, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+def json_object(path: Path, named: str) -> dict:
+    """The JSON object the file `path` holds, refused in one sentence (`named` and the file) where it holds none."""
+    if not path.is_file():
+        raise UserError(f"{named} holds no {path.name}")
+    try:
+        read = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        read = None
+    if not isinstance(read, dict):
+        raise UserError(f"{named}: its {path.name} is not a JSON object")
+    return read
+
+
+def archive_shapes(path: Path, named: str) -> dict[str, list[int]] | None:
+    """The tensors' names and shapes a PyTorch weights file holds, opened on the meta device (nothing read);
+    None for an older pickle, which torch opens only by reading it (it is checked as it loads)."""
+    import torch
+
+    from musicvid.models.kinds import first_line
+
+    with path.open("rb") as opened:
+        if opened.read(2) != b"PK":
+            return None
+    try:
+        state = torch.load(str(path), map_location="meta", mmap=True, weights_only=True)
+    except Exception as error:  # (torch's weights-only load refuses anything but tensors, in its own words)
+        raise UserError(f"{named} cannot be read as weights alone ({first_line(error)})") from None
+    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
+        raise UserError(f"{named} holds no state dict of tensors")
+    return {str(key): list(tensor.shape) for key, tensor in state.items()}
+
+
+def shapes_of(path: Path, named: str) -> dict[str, list[int]] | None:
+    return header(path, named) if path.suffix == ".safetensors" else archive_shapes(path, named)
+
+
+def sharded(folder: Path, index: Path, named: str) -> dict[str, list[int]] | None:
+    """The tensors a sharded checkpoint's index places, each as the shard it names holds it."""
+    try:
+        placed = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        placed = None
+    if not isinstance(placed, dict) or not all(isinstance(shard, str) for shard in placed.values()):
+        raise UserError(f"{named}: its {index.name} is damaged (no weight_map of tensor names to files)")
+    shards = {}
+    for shard in sorted(set(placed.values())):
+        if not (folder / shard).is_file():
+            raise UserError(f"{named}: its {index.name} names {shard}, which is not there")
+        shards[shard] = shapes_of(folder / shard, f"{named}: its {shard}")
+        if shards[shard] is None:
+            return None
+    for tensor, shard in placed.items():
+        if tensor not in shards[shard]:
+            raise UserError(f"{named}: its {index.name} places {tensor} in {shard}, which does not hold it")
+    return {tensor: shards[shard][tensor] for tensor, shard in placed.items()}
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How weights fill a model: its tensors they miss and those of another shape (name, held, the model's), in the
+    model's order, among all its tensors."""
+
+    every: list[str]
+    missing: list[str]
+    mismatched: list[tuple[str, list[int], list[int]]]
+
+
+@contextmanager
+def silenced() -> Iterator[None]:
+    """diffusers' and transformers' loggers silenced, their errors too, and transformers' progress bars, then as
+    they were."""
+    from diffusers.utils import logging as diffusers_logging
+    from transformers.utils import logging
+
+    was = diffusers_logging.get_verbosity(), logging.get_verbosity(), logging.is_progress_bar_enabled()
+    diffusers_logging.set_verbosity(diffusers_logging.CRITICAL)
+    logging.set_verbosity(logging.CRITICAL)
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        diffusers_logging.set_verbosity(was[0])
+        logging.set_verbosity(was[1])
+        if was[2]:
+            logging.enable_progress_bar()
+
+
+def transformers_fit(kind: type, config, held: dict[str, list[int]], named: str) -> Fit:
+    """How the weights `held` fill the transformers model `kind` of `config`, as its from_pretrained loads them (its
+    renamings, tied and ignored tensors): given as a state dict of meta tensors, loaded on the meta device."""
+    import torch
+
+    from musicvid.models.kinds import first_line
+
+    state = {name: torch.empty(shape, device="meta") for name, shape in held.items()}
+    try:
+        with silenced():
+            model, info = kind.from_pretrained(
+                None,
+                config=config,
+                state_dict=state,
+                device_map="meta",
+                output_loading_info=True,
+                ignore_mismatched_sizes=True,
+            )
+    except Exception as error:  # (a config of values no model has: transformers says so in its own types)
+        raise UserError(f"{named}: its config.json describes no {kind.__name__} ({first_line(error)})") from None
+    every = list(model.state_dict())
+    order = {name: number for number, name in enumerate(every)}
+    mismatched = [(name, list(theirs), list(ours)) for name, theirs, ours in info["mismatched_keys"]]
+
+    def place(name: str) -> int:  # (a name the model has not last)
+        return order.get(name, len(order))
+
+    return Fit(every, sorted(info["missing_keys"], key=place), sorted(mismatched, key=lambda m: place(m[0])))
+
+
+def diffusers_fit(kind: type, config: dict, held: dict[str, list[int]], named: str) -> Fit:
+    """How the weights `held` fill the diffusers model `kind` of `config`, built on the meta device: by name, the
+    older attention names as diffusers renames them."""
+    import torch
+
+    from musicvid.models.kinds import first_line
+
+    try:
+        with torch.device("meta"), silenced():
+            model = kind.from_config(config)
+    except Exception as error:
+        raise UserError(f"{named}: its config.json describes no {kind.__name__} ({first_line(error)})") from None
+    shapes = {name: list(tensor.shape) for name, tensor in model.state_dict().items()}
+    renamed = {}
+    for name, shape in held.items():
+        for old, new in LEGACY_ATTENTION.items():
+            name = name if name in shapes else name.replace(old, new)
+        renamed[name] = shape
+    missing = [name for name in shapes if name not in renamed]
+    mismatched = [(name, renamed[name], shape) for name, shape in shapes.items() if renamed.get(name, shape) != shape]
+    return Fit(list(shapes), missing, mismatched)
+
+
+def check_fit(fit: Fit, kind: str, config, named: str, weights: str = "its weights") -> None:
+    """Refuse, in one sentence naming `named` and its `weights`, weights that do not fill the model `kind` of
+    `config` (its config.json's): a tensor missing, one of another shape, or none of them there."""
+    if fit.missing and len(fit.missing) + len(fit.mismatched) == len(fit.every):
+        raise UserError(
+            f"{named}: {weights} hold none of the tensors of the {kind} its config.json describes ({fit.missing[0]}, "
+            "…): they are another model's"
+        )
+    if fit.missing:
+        raise UserError(f"{named}: {weights} hold no {what_is_missing(fit.missing, fit.every, config)}")
+    for name, held, shape in fit.mismatched[:1]:
+        raise UserError(
+            f"{named}: {weights} hold {name} of {' x '.join(map(str, held))}, where the model its config.json "
+            f"describes has {' x '.join(map(str, shape))}"
+        )
+
+
+def what_is_missing(missing: list[str], every: list[str], config) -> str:
+    """The missing tensors in words: a whole layer as `transformer.h.1.*` where none of it is there."""
+    said: list[str] = []
+    gone = set(missing)
+    for name in missing:
+        layer = re.match(r"(.+?\.\d+)\.", name)
+        whole = layer and all(other in gone for other in every if other.startswith(f"{layer[1]}."))
+        label = f"{layer[1]}.*" if whole else name
+        if label not in said:
+            said.append(label)
+    listed = " or ".join(said) if len(said) < 3 else f"{said[0]}, {said[1]} or {len(said) - 2} more"
+    layers = getattr(config, "num_hidden_layers", None)
+    if all(label.endswith(".*") for label in said) and isinstance(layers, int):
+        return f"{listed} that its config.json's {layers} layers need"
+    return f"{listed}, which the model its config.json describes needs"

@@ -1,0 +1,252 @@
+"""A model's own files, checked before any work and refused in one sentence: a --diffusion folder a part of which is
+missing or damaged, naming the part and the file, and a checkpoint file missing layers (musicvid.models.
+pipeline_files); an --asr-model that is no Whisper of its backend, saying what one must be, and a CTranslate2 folder
+cut short, before Demucs runs (musicvid.models.asr_files); a symbolic link that leads nowhere, a broken path and no
+hub name, by the one rule of what a hub name is (musicvid.models.local_names); an --ip-adapter named for a run that
+draws no reference picture (musicvid.prepare). Each is a left-out of the last stop's probes of model files."""
+
+import json
+import os
+import shutil
+
+import pytest
+import torch
+from PIL import Image
+from safetensors.torch import load, load_file, save, save_file
+
+from musicvid.core.errors import UserError
+from musicvid.core.files import file_sha256
+from musicvid.models.asr_files import ASR_MODELS
+from musicvid.models.choose import choose_models
+from musicvid.models.loading import refuse_empty_tensors
+from musicvid.models.local_names import check_not_missing, is_hub_name, is_local_path
+from musicvid.models.names import check_model
+from musicvid.models.pipeline_files import check_file_parts, check_picture_model
+from musicvid.models.registry import registry_of
+from musicvid.prepare import check_before_work
+from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.presets import PRESETS, SD15, TINY
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
+from tests.fixtures.whisper_ct2 import tiny_en_dir
+from tests.helpers import make_tone, quick, valid_board, work_directory
+from tests.standins.checkpoint import sd15_checkpoint
+from tests.standins.hub import snapshot
+from tests.standins.transformer_files import transformer_file
+from tests.test_model_checks import refused_before_the_work
+
+UNET, VAE = "unet/diffusion_pytorch_model.safetensors", "vae/diffusion_pytorch_model.safetensors"
+
+
+@pytest.fixture(scope="module")
+def whole_sd(tmp_path_factory):
+    """The tiny Stable Diffusion saved as diffusers saves a pipeline: a folder of parts."""
+    from musicvid.models.tiny import local_diffusion
+
+    folder = tmp_path_factory.mktemp("sd") / "sd"
+    local_diffusion(TINY).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
+def sd(whole_sd, tmp_path):
+    return shutil.copytree(whole_sd, tmp_path / "sd")
+
+
+@pytest.fixture
+def song(tmp_path):
+    return make_tone(tmp_path / "song.wav", 2)
+
+
+def tensors_without(path, part: str):
+    save_file({name: t for name, t in load_file(path).items() if part not in name}, path)
+
+
+def config_of(path, **changes):
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def cut_short(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (lambda sd: shutil.rmtree(sd / "unet"), ": its model_index.json names a unet (UNet2DConditionModel), and there is no unet/ folder"),
+        (lambda sd: shutil.rmtree(sd / "text_encoder"), ": its model_index.json names a text_encoder (CLIPTextModel), and there"),
+        (lambda sd: cut_short(sd / UNET), "'s unet: its diffusion_pytorch_model.safetensors cannot be read as a safetensors file"),
+        (lambda sd: (sd / "vae/config.json").write_text('{"in_channels": NaN}'), "'s vae: its config.json's in_channels is nan, not a number"),
+        (lambda sd: (sd / "vae/config.json").write_bytes(b"\x00\xff garbage"), "'s vae: its config.json is not a JSON object"),
+        (lambda sd: (sd / "unet/config.json").unlink(), "'s unet holds no config.json"),
+        (lambda sd: (sd / "scheduler/scheduler_config.json").write_text("[1, 2]"), "'s scheduler: its scheduler_config.json is not a JSON"),
+        (lambda sd: config_of(sd / "vae/config.json", latent_channels=8), "'s vae: the weights in its diffusion_pytorch_model.safetensors hold encoder.conv_out.weight of 8 x 32 x 3 x 3, where the model its config.json describes has 16 x 32"),
+        (lambda sd: tensors_without(sd / UNET, "up_blocks.1."), "'s unet: the weights in its diffusion_pytorch_model.safetensors hold no up_blocks.1.*, which the model"),
+        (lambda sd: tensors_without(sd / "text_encoder/model.safetensors", ".layers.0."), "'s text_encoder: the weights in its model.safetensors hold no encoder.layers.0.* that its config.json's 2 layers need"),
+        (lambda sd: (sd / VAE).rename(sd / "vae/weights.safetensors"), "'s vae holds no weights: no diffusion_pytorch_model.safetensors"),
+    ],
+)  # fmt: skip
+def test_a_diffusion_folder_a_part_of_which_is_missing_or_damaged_is_refused_naming_it(sd, damage, said):
+    damage(sd)
+    with pytest.raises(UserError) as refused:
+        check_picture_model(str(sd), "sd")
+    assert str(refused.value).startswith(f"--diffusion {sd}{said}") and "\n" not in str(refused.value)
+
+
+def test_a_whole_folder_passes_in_older_attention_names_too_and_each_variant_is_read(sd):
+    check_picture_model(str(sd), "sd")
+    older = {".to_q.": ".query.", ".to_k.": ".key.", ".to_v.": ".value.", ".to_out.0.": ".proj_attn."}
+    renamed = {}
+    for name, tensor in load_file(sd / VAE).items():  # as VAEs were saved before diffusers 0.14, which it renames
+        for new, old in older.items():
+            name = name.replace(new, old) if "attentions" in name else name
+        renamed[name] = tensor
+    assert any(".query." in name for name in renamed)
+    save_file(renamed, sd / VAE)
+    check_picture_model(str(sd), "sd")
+    (sd / "vae/diffusion_pytorch_model.fp16.safetensors").write_bytes((sd / VAE).read_bytes()[:200])
+    with pytest.raises(UserError, match="'s vae: its diffusion_pytorch_model.fp16.safetensors cannot be read"):
+        check_picture_model(str(sd), "sd")
+
+
+def test_a_damaged_diffusion_folder_is_refused_before_any_work(capsys, tmp_path, song, sd):
+    shutil.rmtree(sd / "unet")
+    refused_before_the_work(capsys, tmp_path, [*quick(song), "--diffusion", sd], f"--diffusion {sd}: its model_index")
+
+
+def test_a_checkpoint_file_missing_layers_is_refused_naming_the_part(standin_hub, tmp_path):
+    folder = snapshot(standin_hub, SD15)
+    files = {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+    whole = tmp_path / "sd15.safetensors"
+    whole.write_bytes(sd15_checkpoint(files))
+    check_file_parts(whole, "sd", "--diffusion sd15.safetensors")
+    for gone, part in [("model.diffusion_model.output_blocks.1.", "unet"), (".encoder.layers.0.", "text_encoder")]:
+        save_file({k: t for k, t in load_file(whole).items() if gone not in k}, cut := tmp_path / "cut.safetensors")
+        with pytest.raises(UserError, match=rf"^--diffusion cut holds [\d,]+ weights for the {part}, where {SD15}'s"):
+            check_file_parts(cut, "sd", "--diffusion cut")
+    transformer = load(transformer_file("klein"))
+    (klein := tmp_path / "klein.safetensors").write_bytes(save(dict(list(transformer.items())[1:])))
+    with pytest.raises(UserError, match="holds [\\d,]+ weights for the transformer, .*: it is missing layers$"):
+        check_file_parts(klein, "klein", "--diffusion klein.safetensors")
+
+
+def test_a_pipeline_left_with_an_empty_tensor_is_refused_in_one_sentence():
+    from musicvid.models.tiny import local_diffusion
+
+    pipe = local_diffusion(TINY)
+    refuse_empty_tensors(pipe, "--diffusion x")
+    pipe.text_encoder.get_input_embeddings().weight = torch.nn.Parameter(torch.empty(3, 2, device="meta"))
+    with pytest.raises(UserError, match="^--diffusion x holds no weights for its text_encoder's .*token_embedding"):
+        refuse_empty_tensors(pipe, "--diffusion x")
+
+
+def a_file(tmp_path):
+    (file := tmp_path / "afile.txt").write_text("not a model")
+    return str(file)
+
+
+@pytest.mark.parametrize(
+    "backend, given, said",
+    [
+        ("openai-whisper", a_file, "is no openai-whisper checkpoint (no whole torch archive)"),
+        ("openai-whisper", lambda tmp_path: str(tiny_en_dir()), "is a folder (a CTranslate2 one is faster-whisper's"),
+        ("openai-whisper", lambda tmp_path: "large-v9", "is no openai-whisper model size, nor a file here"),
+        ("faster-whisper", a_file, "is a single file"),
+        ("faster-whisper", lambda tmp_path: str(tmp_path), "holds no model.bin"),
+        ("faster-whisper", lambda tmp_path: "huge", "is no faster-whisper model size, nor a folder here"),
+    ],
+)
+def test_an_asr_model_that_is_no_whisper_of_its_backend_says_what_one_must_be(tmp_path, backend, given, said):
+    name = given(tmp_path)
+    with pytest.raises(UserError) as refused:
+        choose_models("tiny", asr_backend=backend, asr=name)
+    must = f"with --asr {backend}, an ASR model is {ASR_MODELS[backend]}"
+    assert str(refused.value).startswith(f"--asr-model {name} {said}") and str(refused.value).endswith(must)
+
+
+def test_a_whisper_cut_short_is_refused_before_demucs_runs(capsys, tmp_path, song):
+    folder = shutil.copytree(tiny_en_dir(), tmp_path / "tiny.en")
+    for whole in (str(tiny_en_dir()), "large-v2", "Systran/faster-whisper-small"):  # (names are not looked up here)
+        assert choose_models("tiny", asr_backend="faster-whisper", asr=whole).asr == whole
+    cut_short(folder / "model.bin")
+    argv = ["render", song, "--models", "tiny", "-q", "--separate-vocals", "--asr", "faster-whisper"]
+    said = f"--asr-model {folder}: its model.bin is cut short (its variable "
+    refused_before_the_work(capsys, tmp_path, [*argv, "--asr-model", folder], said, "runs past its end")
+
+
+def test_a_symbolic_link_that_leads_nowhere_is_a_broken_path_not_a_hub_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    os.symlink("loop", "loop")
+    os.symlink("gone", "dangling")
+    assert is_hub_name("loop") and is_hub_name("dangling")  # (as names, both could be the hub's)
+    for name, said in [("loop", "loop leads into a loop of symbolic links"), ("loop/x", "loop/x leads into a loop")]:
+        with pytest.raises(UserError, match=f"^--diffusion {name}: {said}"):
+            check_model("diffusion", name)
+        with pytest.raises(UserError, match=f"^--lora {name}: {said}"):
+            check_not_missing("--lora", name)
+    with pytest.raises(UserError, match="^--diffusion dangling is a broken path: a symbolic link to gone, which is"):
+        check_model("diffusion", "dangling")
+    with pytest.raises(UserError, match="^--asr-model loop: loop leads into a loop"):
+        choose_models("tiny", asr="loop")
+
+
+@pytest.mark.parametrize(
+    "name, hub",
+    [
+        ("owner/name", True),
+        ("name", True),
+        ("a--b", False),  # (a rule of musicvid's own took these)
+        ("a..b/c", False),
+        ("x" * 97, False),
+        ("a/b/c", False),
+        ("./name", False),
+        ("~/name", False),
+        ("/models/name", False),
+    ],
+)
+def test_one_rule_says_which_names_are_the_hubs(tmp_path, monkeypatch, name, hub):
+    monkeypatch.chdir(tmp_path)
+    assert is_hub_name(name) is hub
+    assert is_local_path(name) is (not is_hub_name("/".join(name.split("/")[:2])))
+    if hub:  # a hub name not in the cache is taken as named: its load says what it is
+        assert check_model("scorer", name) is None
+    else:
+        with pytest.raises(UserError, match="there is no such folder"):
+            check_model("scorer", name)
+
+
+@pytest.fixture
+def board(tmp_path, song):
+    """A storyboard of `song` whose scenes each name their own reference picture."""
+    Image.new("RGB", (64, 64), (200, 40, 90)).save(tmp_path / "ref.png")
+    board = valid_board()
+    board["audio"] = {"path": str(song), "sha256": file_sha256(song), "duration": 2.0}
+    board["scenes"][0]["end"] = board["scenes"][1]["start"] = 1.0
+    board["scenes"][1]["end"] = 2.0
+    for scene in board["scenes"]:
+        scene["reference"] = str(tmp_path / "ref.png")
+    (tmp_path / "refs.json").write_text(json.dumps(board))
+    return tmp_path / "refs.json"
+
+
+def test_an_ip_adapter_named_for_a_run_that_draws_no_reference_is_refused(tmp_path, song, board):
+    def checked(adapter, settings=None, **request):
+        request = SongRequest(song=song, **{"workdir": tmp_path / "w", **request})
+        return check_before_work(request, PRESETS["tiny"], settings or RenderSettings(), video=False, adapter=adapter)
+
+    checked(None)  # (the preset's: not named)
+    with pytest.raises(UserError, match="^--ip-adapter only acts with --reference, or a storyboard whose scenes"):
+        checked("mine.safetensors")
+    checked("mine.safetensors", RenderSettings(reference=tmp_path / "ref.png"))
+    checked("mine.safetensors", storyboard_file=board)
+    kept = work_directory(tmp_path / "kept")
+    (kept / "storyboard.json").write_text(board.read_text())  # the work directory's own, which the run may draw
+    checked("mine.safetensors", workdir=kept)
+
+
+def test_only_a_run_of_one_song_names_its_adapter_and_it_is_refused_before_any_work(capsys, tmp_path, song):
+    choice = ModelChoice(models="tiny", ip_adapter="mine.safetensors")
+    assert registry_of(choice).named_adapter == "mine.safetensors"
+    assert registry_of(choice, keep_loaded=True).named_adapter is None  # a batch's: some rows alone may draw with it
+    said = "--ip-adapter only acts with --reference"
+    refused_before_the_work(capsys, tmp_path, [*quick(song), "--ip-adapter", TINY], said)
