@@ -2,9 +2,11 @@
 .ass with captions), and whether it may replace what is already at those names.
 
 An output replaces only a file that musicvid wrote there for this song: the work directory's
-outputs.json records, per output path, the sizes and digests of the last contents its runs wrote
-there, each recorded before it is renamed into place (so a run killed between the two still owns its
-file). Any other file at an output's name (a hand-made .srt, another song's video, a person's video at
+outputs.json records, per path, the sizes and digests of the last contents its runs wrote there (its
+storyboard.json's too), each recorded before it is renamed into place (so a run killed between the two
+still owns its file). A version holding a person's edits (a storyboard.json built on them and written
+back: musicvid.storyboard.kept) is recorded marked so, and is never musicvid's own to replace without a
+copy. Any other file at an output's name (a hand-made .srt, another song's video, a person's video at
 the name `-o` gives) is refused before any work, in one sentence, unless the person gives --overwrite; so is a
 sidecar (.srt, .ass) written beside another video of the same name stem still there (`v.srt` of `v.mp4`, for
 `-o v.mkv`), which would then no longer fit that video.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from musicvid.core import ffmpeg
@@ -32,6 +35,7 @@ from musicvid.core.workdir import Workdir, check_outside_work_directories
 from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, new_temporary, write_json
 
 KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
+EDITS = {"edits": True}  # the mark of a version holding a person's edits: a dict, so never taken for a video's path
 
 
 def check_name_length(path: Path) -> None:
@@ -70,10 +74,19 @@ def check_outputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
 # --- what a work directory's runs wrote ---------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Version:
+    """A version of a file: its SHA-256, and whether it holds a person's edits."""
+
+    sha256: str
+    edits: bool
+
+
 def _record(workdir: Workdir) -> dict[str, list]:
     """outputs.json: resolved output path -> [[size, sha256], ...], the newest last; a sidecar's versions also
-    name the resolved video each was written beside, [size, sha256, video] (a broken record is an empty one: then
-    nothing is ours, and nothing is replaced without --overwrite)."""
+    name the resolved video each was written beside, [size, sha256, video], and one holding a person's edits ends in
+    EDITS, [size, sha256, EDITS] (a broken record is an empty one: then nothing is ours, and nothing is replaced
+    without --overwrite)."""
     try:
         data = parse_json(workdir.outputs.read_text(encoding="utf-8"), str(workdir.outputs))
     except (OSError, UnicodeDecodeError, UserError):
@@ -82,26 +95,41 @@ def _record(workdir: Workdir) -> dict[str, list]:
     return written if isinstance(written, dict) else {}
 
 
+def _versions(path: Path, workdir: Workdir) -> list[list]:
+    """The versions `workdir` records at `path`, the newest last (those of a record from before sidecars named
+    their video, or before edits were marked, too)."""
+    versions = _record(workdir).get(str(resolved(path)), [])
+    return [v for v in versions if isinstance(v, list) and 2 <= len(v) <= 4]
+
+
 def _version(path: Path, workdir: Workdir) -> list | None:
     """The newest version `workdir` records of the file at `path` that its contents match (its size, then its
     hash); None where a run of `workdir` did not write them there."""
-    versions = _record(workdir).get(str(resolved(path)), [])
     size = path.stat().st_size
-    sized = [v for v in versions if isinstance(v, list) and len(v) in (2, 3) and v[0] == size]
+    sized = [v for v in _versions(path, workdir) if v[0] == size]
     digest = file_sha256(path) if sized else None
     return next((v for v in reversed(sized) if v[1] == digest), None)
 
 
 def written_here(path: Path, workdir: Workdir) -> bool:
-    """Whether the file at `path` is one that a run of `workdir` wrote there."""
-    return _version(path, workdir) is not None
+    """Whether the file at `path` is musicvid's own: one that a run of `workdir` wrote there holding no person's
+    edits (so replaced without a copy set aside)."""
+    version = _version(path, workdir)
+    return version is not None and EDITS not in version[2:]
+
+
+def last_written(path: Path, workdir: Workdir) -> Version | None:
+    """The version a run of `workdir` last wrote at `path` (recorded last), whether or not it is still there; None
+    where none is recorded."""
+    versions = _versions(path, workdir)
+    return Version(versions[-1][1], EDITS in versions[-1][2:]) if versions else None
 
 
 def beside_another(path: Path, video: Path, workdir: Workdir) -> Path | None:
     """The video that the sidecar at `path`, as a run of `workdir` wrote it, was written beside, where that is
     not `video` and is still there; None otherwise (also for a record from before videos were recorded)."""
     version = _version(path, workdir)
-    other = Path(version[2]) if version and len(version) == 3 and isinstance(version[2], str) else None
+    other = next((Path(v) for v in version[2:] if isinstance(v, str)), None) if version else None
     if other is None or other == resolved(video) or not (other.exists() or other.is_symlink()):
         return None
     return other
@@ -133,11 +161,13 @@ def _check_replaceable(path: Path, video: Path, workdir: Workdir) -> None:
         )
 
 
-def remember(workdir: Workdir, output: Path, content: Path, beside: Path | None = None) -> None:
-    """Record in `workdir` that `content` is about to be renamed onto `output` (a sidecar, `beside` that video)."""
+def remember(workdir: Workdir, output: Path, content: Path, beside: Path | None = None, edits: bool = False) -> None:
+    """Record in `workdir` that `content` is about to be renamed onto `output` (a sidecar, `beside` that video),
+    marked where it holds a person's `edits`."""
     record = _record(workdir)
     versions = [v for v in record.get(str(resolved(output)), []) if isinstance(v, list)]
-    version = [content.stat().st_size, file_sha256(content), *([str(resolved(beside))] if beside else [])]
+    version = [content.stat().st_size, file_sha256(content)]
+    version += [*([str(resolved(beside))] if beside else []), *([EDITS] if edits else [])]
     record[str(resolved(output))] = [*versions, version][-KEPT_VERSIONS:]
     write_json(workdir.outputs, {"written": record})
 

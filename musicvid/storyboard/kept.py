@@ -1,11 +1,17 @@
 """The work directory's storyboard.json: the file a person edits in place, and the one the runs write (a storyboard
-made anew, the keyframes' picks as they are chosen). A run writes over it only what musicvid wrote there (outputs.json
-records each version it wrote) or what the run itself read and built on. A person's edits it did not build on are
-never lost:
+made anew, the keyframes' picks as they are chosen). outputs.json records each version the runs write there, marked
+where it holds a person's edits. A run writes over it only a version of musicvid's own (one recorded unmarked) or what
+the run itself read and built on. A person's edits it did not build on are never lost:
 
 - made anew for other settings, or another --storyboard rendered into the work directory: the edited file is set
   aside first, under a numbered name beside it (set_aside), and the run says where;
-- edited while the run draws: the run's picks are not saved over it (the next run picks again), said once.
+- edited while the run draws (no longer the version recorded last, the one this run wrote): the run's picks are not
+  saved over it (the next run picks again), said once.
+
+A storyboard built on a person's edits holds them still once written back, so it is recorded marked, never as
+musicvid's own: however many reruns built on it, the edits are set aside before a run replaces them with anything
+else. One rendered from a --storyboard file (the page's table saves its edits to one) is musicvid's own: the edits are
+that file's, and the page builds its next file on the work directory's.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from musicvid.core.files import file_sha256
-from musicvid.core.outputs import remember, written_here
+from musicvid.core.outputs import Version, last_written, remember, written_here
 from musicvid.core.workdir import Workdir
 from musicvid.run import Run
 from musicvid.storyboard.board import Storyboard
@@ -26,13 +32,20 @@ from vipe_core.atomic import new_temporary
 log = logging.getLogger("musicvid")
 
 
-def write_storyboard(run: Run, storyboard: Storyboard, built_on: str | None = None) -> None:
+def as_read(workdir: Workdir) -> Version:
+    """The work directory's storyboard.json as a run reads it to build on: any version but musicvid's own holds a
+    person's edits (made in place, or built on and written back)."""
+    path = workdir.storyboard
+    return Version(file_sha256(path), not written_here(path, workdir))
+
+
+def write_storyboard(run: Run, storyboard: Storyboard, built_on: Version | None = None) -> None:
     """`storyboard` as the work directory's storyboard.json (unless that file is the run's --storyboard: an input);
-    `built_on`: the SHA-256 of that file as this run read it, where `storyboard` was built on it (its edits kept). A
-    person's edits there that it was not built on are set aside first (module doc)."""
+    `built_on`: that file as this run read it (as_read), where `storyboard` was built on it (its edits kept, and held
+    still). A person's edits there that it was not built on are set aside first (module doc)."""
     if run.storyboard_is_input:
         return
-    if edited(run.workdir, built_on):
+    if edited(run.workdir, built_on.sha256 if built_on else None):
         aside = set_aside(run.workdir.storyboard)
         log.warning(
             "%s held edits made for other settings or another storyboard; they are kept in %s (render "
@@ -41,22 +54,26 @@ def write_storyboard(run: Run, storyboard: Storyboard, built_on: str | None = No
             aside,
             aside,
         )
-    _write(run.workdir, storyboard)
+    _write(run.workdir, storyboard, edits=built_on is not None and built_on.edits)
 
 
 def save_picks(run: Run, storyboard: Storyboard) -> None:
-    """The storyboard with the keyframes picked so far, saved as the drawing goes on: not over a storyboard.json
-    edited since this run wrote it (the edit stays, and the next run picks again), said once per edit."""
+    """The storyboard with the keyframes picked so far, saved as the drawing goes on (holding a person's edits where
+    what this run wrote did): not over a storyboard.json edited since this run wrote it (the edit stays, and the next
+    run picks again), said once per edit. What this run wrote is the version recorded last: a run holds its work
+    directory (Workdir.held), so no other run records one in between."""
     if run.storyboard_is_input:
         return
-    if edited(run.workdir, None):
-        _kept_while_drawing(run.workdir.storyboard, file_sha256(run.workdir.storyboard))
+    path = run.workdir.storyboard
+    last = last_written(path, run.workdir)
+    if path.is_file() and (last is None or file_sha256(path) != last.sha256):
+        _kept_while_drawing(path, file_sha256(path))
         return
-    _write(run.workdir, storyboard)
+    _write(run.workdir, storyboard, edits=last is not None and last.edits)
 
 
 def edited(workdir: Workdir, built_on: str | None) -> bool:
-    """Whether the work directory's storyboard.json holds what neither a run of it wrote there nor this run built on
+    """Whether the work directory's storyboard.json holds what is neither musicvid's own nor what this run built on
     (`built_on`: that file's SHA-256 as the run read it)."""
     path = workdir.storyboard
     return path.is_file() and not written_here(path, workdir) and file_sha256(path) != built_on
@@ -76,14 +93,14 @@ def set_aside(path: Path) -> Path:
     raise AssertionError("unreachable: the names above never end")
 
 
-def _write(workdir: Workdir, storyboard: Storyboard) -> None:
-    """Written through a temporary (Storyboard.text), recorded as this work directory's before it is renamed into
-    place."""
+def _write(workdir: Workdir, storyboard: Storyboard, edits: bool) -> None:
+    """Written through a temporary (Storyboard.text) and renamed into place; recorded in this work directory before
+    that, marked where it holds a person's `edits` (then it stays theirs: module doc)."""
     text = storyboard.text()
     tmp = new_temporary(workdir.storyboard)
     try:
         tmp.write_text(text, encoding="utf-8")
-        remember(workdir, workdir.storyboard, tmp)
+        remember(workdir, workdir.storyboard, tmp, edits=edits)
         os.replace(tmp, workdir.storyboard)
     finally:
         tmp.unlink(missing_ok=True)

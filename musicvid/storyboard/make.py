@@ -10,7 +10,7 @@ from pathlib import Path
 
 from musicvid.core.audio import Audio, AudioInfo
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_not_inputs, check_picture, file_sha256, weights_identity
+from musicvid.core.files import check_not_inputs, check_picture, weights_identity
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
 from musicvid.lyrics.transcribe import transcribe
@@ -27,7 +27,7 @@ from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
-from musicvid.storyboard.kept import write_storyboard
+from musicvid.storyboard.kept import as_read, write_storyboard
 from musicvid.storyboard.scenes import scenes_from_lines
 
 
@@ -167,7 +167,7 @@ def storyboard_in(run: Run) -> Storyboard:
     info, path = audio.info, run.workdir.storyboard
     title = request.title if request.title is not None else info.title
     artist = request.artist if request.artist is not None else info.artist
-    built_on = None  # the SHA-256 of the work directory's storyboard.json as read, where the storyboard is it
+    built_on = None  # the work directory's storyboard.json as read (kept.as_read), where the storyboard is built on it
 
     if request.storyboard_file:
         storyboard = run.storyboard  # (as checked before any work: the file may have been saved again since)
@@ -181,7 +181,7 @@ def storyboard_in(run: Run) -> Storyboard:
             check_matches_audio(saved, info, str(path))
             # its edits kept (written back below); the title and artist it was made for recorded, if they were not
             storyboard = replace(saved, settings=replace(saved.settings, title=title, artist=artist))
-            built_on = file_sha256(path)
+            built_on = as_read(run.workdir)
         else:
             scenes = scenes_from_lines(transcript.lines, info.duration, request.break_seconds)
             storyboard = Storyboard(
