@@ -40,6 +40,7 @@ def client(server):
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (the served page's whole loop: the ci tier, which CI runs on every stop)
 def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_dir, tmp_path):
     from gradio_client import handle_file
 

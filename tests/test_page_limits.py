@@ -86,6 +86,7 @@ def test_a_persons_folder_named_as_the_pages_is_refused(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (the served page's jobs apart: the ci tier, which CI runs on every stop)
 def test_the_served_page_serves_its_jobs_alone(tmp_path):
     mine = a_persons_folder(tmp_path / "mydocs")
     job = page_jobs(mine) / "0123456789ab"  # a job an earlier start of the page made
