@@ -120,6 +120,24 @@ def valid_board() -> dict:
     }
 
 
+def referencing_board(folder: Path, song: Path, seconds: float) -> Path:
+    """folder/refs.json: a storyboard of `song` (`seconds` long) whose two scenes each name folder/ref.png, a picture
+    written there, as their own reference."""
+    from PIL import Image
+
+    from musicvid.core.files import file_sha256
+
+    Image.new("RGB", (64, 64), (200, 40, 90)).save(folder / "ref.png")
+    board = valid_board()
+    board["audio"] = {"path": str(song), "sha256": file_sha256(song), "duration": seconds}
+    board["scenes"][0]["end"] = board["scenes"][1]["start"] = 1.0
+    board["scenes"][1]["end"] = seconds
+    for scene in board["scenes"]:
+        scene["reference"] = str(folder / "ref.png")
+    (folder / "refs.json").write_text(json.dumps(board))
+    return folder / "refs.json"
+
+
 def digest(path: Path) -> str:
     """A file's SHA-256, read anew: what a test holds against a file it must find unchanged."""
     return hashlib.sha256(path.read_bytes()).hexdigest()

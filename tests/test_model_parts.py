@@ -11,11 +11,9 @@ import shutil
 
 import pytest
 import torch
-from PIL import Image
 from safetensors.torch import load, load_file, save, save_file
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import file_sha256
 from musicvid.models.asr_files import ASR_MODELS
 from musicvid.models.choose import choose_models
 from musicvid.models.loading import refuse_empty_tensors
@@ -29,7 +27,7 @@ from musicvid.settings.presets import PRESETS, SD15, TINY
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 from tests.fixtures.whisper_ct2 import tiny_en_dir
-from tests.helpers import make_tone, quick, valid_board, work_directory
+from tests.helpers import make_tone, quick, referencing_board, work_directory
 from tests.standins.checkpoint import sd15_checkpoint
 from tests.standins.hub import snapshot
 from tests.standins.transformer_files import transformer_file
@@ -218,15 +216,7 @@ def test_one_rule_says_which_names_are_the_hubs(tmp_path, monkeypatch, name, hub
 @pytest.fixture
 def board(tmp_path, song):
     """A storyboard of `song` whose scenes each name their own reference picture."""
-    Image.new("RGB", (64, 64), (200, 40, 90)).save(tmp_path / "ref.png")
-    board = valid_board()
-    board["audio"] = {"path": str(song), "sha256": file_sha256(song), "duration": 2.0}
-    board["scenes"][0]["end"] = board["scenes"][1]["start"] = 1.0
-    board["scenes"][1]["end"] = 2.0
-    for scene in board["scenes"]:
-        scene["reference"] = str(tmp_path / "ref.png")
-    (tmp_path / "refs.json").write_text(json.dumps(board))
-    return tmp_path / "refs.json"
+    return referencing_board(tmp_path, song, 2.0)
 
 
 def test_an_ip_adapter_named_for_a_run_that_draws_no_reference_is_refused(tmp_path, song, board):

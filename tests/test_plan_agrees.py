@@ -11,28 +11,18 @@ import subprocess
 
 import pytest
 import torch
-from PIL import Image
 
 from musicvid.core.errors import UserError
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
-from musicvid.core.files import file_sha256
 from musicvid.models.single_file import check_lora
-from tests.helpers import make_tone, run, valid_board, work_directory
+from tests.helpers import make_tone, referencing_board, run, work_directory
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     """A song, a picture and a storyboard whose scenes each name that picture as their own reference."""
     folder = tmp_path_factory.mktemp("agrees")
-    song = make_tone(folder / "song.wav", 3.0)
-    Image.new("RGB", (64, 64), (200, 40, 90)).save(folder / "ref.png")
-    board = valid_board()
-    board["audio"] = {"path": str(song), "sha256": file_sha256(song), "duration": 3.0}
-    board["scenes"][0]["end"] = board["scenes"][1]["start"] = 1.0
-    board["scenes"][1]["end"] = 3.0
-    for scene in board["scenes"]:
-        scene["reference"] = str(folder / "ref.png")
-    (folder / "refs.json").write_text(json.dumps(board))
+    referencing_board(folder, make_tone(folder / "song.wav", 3.0), 3.0)
     return folder
 
 
