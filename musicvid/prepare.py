@@ -144,7 +144,7 @@ def check_before_work(
 ) -> Checked:
     """Steps 0 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
     is beside the song where None; `adapter`: the --ip-adapter a run of this song alone names, refused where it draws
-    no reference (check_adapter_used)."""
+    no reference."""
     written = (output or default_output(request, settings)) if video else None
     outputs = settings.outputs(named_file(written)) if written else []
     files = inputs_of(request, settings)
@@ -192,22 +192,15 @@ def check_before_work(
     if not request.storyboard_file and workdir.storyboard.is_file():  # edited in place: a slip refused now, not
         # after Whisper (its pictures, once it is known to be kept: storyboard_in); its references may be drawn
         references = own_references(load_storyboard(workdir.storyboard))
-    if settings is not None and adapter is not None:
-        check_adapter_used(settings.reference is not None or references)
-    for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
-        check_creatable(path)
-    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references)
-
-
-def check_adapter_used(references: bool) -> None:
-    """Refuse an --ip-adapter named for a run that draws no reference picture (no --reference, and no scene of the
-    storyboard it may draw names its own): it would do nothing, and say nothing."""
-    if not references:
-        flag = f"--{option_name(ModelChoice.fields()['ip_adapter'])}"
+    if settings is not None and adapter is not None and settings.reference is None and not references:
+        flag = f"--{option_name(ModelChoice.fields()['ip_adapter'])}"  # it would do nothing, and say nothing
         raise UserError(
             f"{flag} only acts with --reference, or a storyboard whose scenes name their own reference pictures, and "
             "this run draws none: give one, or leave it out"
         )
+    for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
+        check_creatable(path)
+    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references)
 
 
 def own_references(storyboard: Storyboard | None) -> bool:
