@@ -46,7 +46,7 @@ from musicvid.core.files import (
 from musicvid.core.outputs import check_outputs, check_replaceable, named_file
 from musicvid.core.paths import check_paths, check_recordable, probe, shown
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.lyrics.known import KnownLyrics, check_lyrics_file
+from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
 from musicvid.models.loading import check_upscaler
@@ -116,6 +116,12 @@ def prepare(
     if settings is not None:
         check_one_frame(audio.info.duration, settings.fps)
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
+    # a timed lyrics file's lines fitted to the song once, where the run takes them: for its storyboard where no
+    # --storyboard file stands in for them, and for karaoke (as musicvid.batch.lengths checks a row)
+    timed_lyrics, lyrics = None, checked.lyrics
+    karaoke = settings is not None and settings.captions == "karaoke"
+    if lyrics is not None and lyrics.timed and (checked.storyboard is None or karaoke):
+        timed_lyrics = fit_lyrics(lyrics, audio.info.duration, audio.info.sha256)
     return Run(
         replace(request, context_size=checked.context_size),
         registry,
@@ -127,6 +133,7 @@ def prepare(
         memory=memory,
         stop=stop,
         lyrics=checked.lyrics,
+        timed_lyrics=timed_lyrics,
         storyboard=checked.storyboard,
         storyboard_is_input=workdir.is_storyboard(request.storyboard_file),
         offloads=offloads,

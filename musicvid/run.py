@@ -13,6 +13,7 @@ from musicvid.core.audio import Audio
 from musicvid.core.errors import Cancelled
 from musicvid.core.workdir import Workdir
 from musicvid.lyrics.known import KnownLyrics
+from musicvid.lyrics.transcript import Transcript
 from musicvid.memory.ladder import MemoryPlan
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
@@ -34,6 +35,9 @@ class Run:
     memory: MemoryPlan | None = None  # what each stage may hold, on CUDA (musicvid.memory.plan.plan_on_device)
     stop: threading.Event | None = None  # set: the run ends within one denoising step
     lyrics: KnownLyrics | None = None  # the lyrics file, as its check read it (a file is read once)
+    # a timed lyrics file's lines fitted to the song, where the run takes them (for its storyboard, its karaoke):
+    # once, its lines past the song's end said once (musicvid.prepare)
+    timed_lyrics: Transcript | None = None
     # the --storyboard file, as its check read it (a musicvid.storyboard.board.Storyboard: that layer is above this)
     storyboard: Any = None
     storyboard_is_input: bool = False  # the work directory's storyboard.json is the --storyboard file: never rewritten

@@ -10,7 +10,7 @@ import pytest
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS
 from musicvid.delivery import captions
-from musicvid.lyrics.known import MAX_LINE_WORDS, check_lyrics_file, parse_srt
+from musicvid.lyrics.known import MAX_LINE_WORDS, check_lyrics_file, fit_lyrics, parse_srt
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, parse_storyboard
 from musicvid.storyboard.picks import KeyframePick
 from musicvid.storyboard.table import scene_table, weakest_keyframes
@@ -328,15 +328,13 @@ def test_musicvids_own_srt_reads_back_whole_whatever_its_lyrics():
 
 def test_lines_past_the_songs_end_are_left_out_and_said(tmp_path, caplog):
     (path := tmp_path / "song.lrc").write_text("[00:01.00]in the song\n[00:10.00]at its end\n[09:00.00]far past\n")
-    lyrics = check_lyrics_file(path)
-    for _ in range(2):  # (taken by the storyboard, then by karaoke: read once, said once)
-        assert [line.text for line in lyrics.fitted_to(10.0, "").lines] == ["in the song"]
+    assert [line.text for line in fit_lyrics(check_lyrics_file(path), 10.0, "").lines] == ["in the song"]
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert said == [f"lyrics file {path}: 2 lines start at or after the song's end (10.0 s) and are left out"]
     (path := tmp_path / "one.srt").write_text(CUE_1 + "\n" + CUE_2)
-    assert [line.text for line in check_lyrics_file(path).fitted_to(4.0, "").lines] == ["line one"]
+    assert [line.text for line in fit_lyrics(check_lyrics_file(path), 4.0, "").lines] == ["line one"]
     assert "one.srt: 1 line starts at or after the song's end (4.0 s) and is left out" in caplog.text
     caplog.clear()
     timed_lyrics(path, 4.0)  # (a check against a song's length says nothing: musicvid.batch.lengths)
-    check_lyrics_file(path).fitted_to(7.0, "")
+    fit_lyrics(check_lyrics_file(path), 7.0, "")
     assert not caplog.records

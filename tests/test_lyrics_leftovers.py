@@ -10,13 +10,13 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from musicvid.lyrics.known import check_lyrics_file
 from musicvid.settings.presets import PRESETS
 from musicvid.storyboard.board import parse_storyboard
 from musicvid.storyboard.make import get_transcript, transcript_source, word_source
 from tests.helpers import make_tone, valid_board
 from tests.test_page_inputs import SESSION
 from tests.test_page_picks import page_values
+from tests.test_storyboard_edits_kept import prepared
 from ui import handlers
 from ui.app import page_events
 from ui.config import UIConfig
@@ -45,20 +45,14 @@ def test_a_separator_on_this_machine_keys_the_transcript_by_what_it_holds(tmp_pa
     assert "vocals" not in transcript_source(dataclasses.replace(TINY, separator=str(file)), False, None)
 
 
-def timed_run(path, duration: float) -> SimpleNamespace:
-    """What get_transcript and word_source take of a run with a timed lyrics file, as prepare checks it."""
-    info = SimpleNamespace(duration=duration, sha256="song")
-    return SimpleNamespace(request=None, registry=None, timings=None, audio=SimpleNamespace(info=info),
-                           lyrics=check_lyrics_file(path))  # fmt: skip
-
-
-def test_a_run_reads_its_timed_lyrics_once_and_says_once_what_the_song_leaves_out(tmp_path, caplog):
+def test_a_run_fits_its_timed_lyrics_once_and_says_once_what_the_song_leaves_out(tmp_path, caplog):
     (path := tmp_path / "song.lrc").write_text(PAST_THE_END)
-    for _ in range(2):  # a page's process: each run says it
+    song = make_tone(tmp_path / "song.wav", 10.0)
+    for n in range(2):  # a page's process: each run says it
         caplog.clear()
-        run = timed_run(path, 10.0)
+        run = prepared(song, tmp_path / f"work{n}", lyrics_file=path)
         transcript = get_transcript(run)  # the storyboard's
-        assert word_source(run) is transcript  # the karaoke's: the same reading
+        assert transcript is run.timed_lyrics and word_source(run) is transcript  # the karaoke's: the same reading
         assert [line.text for line in transcript.lines] == ["in the song", "still in it"]
         said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
         assert said == [f"lyrics file {path}: 1 line starts at or after the song's end (10.0 s) and is left out"]

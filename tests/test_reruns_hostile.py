@@ -139,7 +139,8 @@ def drawn_render(workdir: Workdir, schedule, preview: bool) -> dict:
     between them unless a `preview`."""
     keyframes = [Picture(workdir.keyframe(s), f"key {s}", s, None, 0.0) for s in schedule.shown_scenes]
     segments = [s for s in schedule.segments if s.target is not None]
-    frames = [Picture(workdir.frame(k), f"frame {k}", s.scene, s.target, 0.5) for s in segments for k in range(s.first + 1, s.end)]  # fmt: skip
+    between = [(k, s) for s in segments for k in range(s.first + 1, s.end)]  # each frame between, by its morph
+    frames = [Picture(workdir.frame(k), f"frame {k}", s.scene, s.target, 0.5) for k, s in between]
     for picture in keyframes + ([] if preview else frames):
         draw(picture, 40 * picture.scene + (picture.path.parent.name == "frames") * 10)
     groups = [keyframes] if preview else [keyframes, frames]

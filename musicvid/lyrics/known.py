@@ -9,7 +9,7 @@ import logging
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from musicvid.core.audio import MAX_SONG_SECONDS
@@ -301,21 +301,10 @@ class KnownLyrics:
     text: str
     lines: tuple[Line, ...] | None = None  # None: plain lyrics, whose lines read_plain_lyrics reads
     language: str = "en"
-    # the timed lines fitted to the run's song (fitted_to), by its length and hash: read once
-    fitted: dict[tuple[float, str], Transcript] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def timed(self) -> bool:
         return self.lines is not None
-
-    def fitted_to(self, duration: float, audio_sha256: str) -> Transcript:
-        """The timed lines as the transcript of the run's song (read_lyrics), read once: the storyboard and the
-        karaoke both take them, and the lines the song leaves out are said once a run."""
-        if (duration, audio_sha256) not in self.fitted:
-            self.fitted[duration, audio_sha256] = read_lyrics(self, duration, audio_sha256)
-            if note := left_out_note(self.lines, duration, f"lyrics file {self.path}"):
-                log.warning(note)
-        return self.fitted[duration, audio_sha256]
 
 
 def check_lyrics_file(path: Path) -> KnownLyrics:
@@ -366,12 +355,21 @@ def lyrics_label(path: str | Path) -> str:
 
 def read_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str = "") -> Transcript:
     """Timed lyrics (their lines as written) as the transcript of a song `duration` seconds long; the lines it leaves
-    out, unsaid (a run says them: KnownLyrics.fitted_to)."""
+    out, unsaid (a run says them: fit_lyrics)."""
     check_line_count(len(lyrics.lines), duration, lyrics.path)
     lines = fit_to_duration(list(lyrics.lines), duration)
     if not lines and lyrics.text.strip():
         raise UserError(f"lyrics file {lyrics.path} has no timed lines inside the song's {duration:.1f} s")
     return Transcript(lines, lyrics.language, f"lyrics:{lyrics_label(lyrics.path)}", audio_sha256)
+
+
+def fit_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str) -> Transcript:
+    """read_lyrics for a run's song, saying the lines it leaves out (left_out_note): a run fits them once
+    (musicvid.prepare), for its storyboard and its karaoke."""
+    transcript = read_lyrics(lyrics, duration, audio_sha256)
+    if note := left_out_note(lyrics.lines, duration, f"lyrics file {lyrics.path}"):
+        log.warning(note)
+    return transcript
 
 
 def left_out_note(lines: Iterable[Line], duration: float, document: str) -> str:

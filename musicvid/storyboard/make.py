@@ -37,7 +37,7 @@ def get_transcript(run: Run) -> Transcript:
     request, registry, timings = run.request, run.registry, run.timings
     info, lyrics = run.audio.info, run.lyrics
     if lyrics and lyrics.timed:
-        return lyrics.fitted_to(info.duration, info.sha256)
+        return run.timed_lyrics
     texts = read_plain_lyrics(lyrics) if lyrics else None
     if texts:
         check_line_count(len(texts), info.duration, lyrics.path)
@@ -87,7 +87,7 @@ def word_source(run: Run) -> Transcript | None:
     """What karaoke times the words by: a timed lyrics file's own lines (their words' times where it gives them:
     enhanced LRC, a transcript's JSON), else what the ASR model heard (the work directory's transcript)."""
     if run.lyrics and run.lyrics.timed:
-        return run.lyrics.fitted_to(run.audio.info.duration, run.audio.info.sha256)  # (as the storyboard took them)
+        return run.timed_lyrics  # (as the storyboard took them)
     return Transcript.cached(run.workdir.transcript, run.audio.info.sha256)
 
 
