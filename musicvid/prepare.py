@@ -2,8 +2,9 @@
 its inputs once: from the request, the settings, the registry and the output, every check a run needs, each done
 once and before any work, and the one frozen Run (musicvid.run) every stage then takes. In order:
 
-0. the paths the run records (the song, the files it reads, the outputs, --workdir): absolute, each in UTF-8; and
-   the song, read where it is a file (its hash names the default work directory);
+0. the paths the run records (the song, the files it reads, the outputs, --workdir): absolute, each in UTF-8, and
+   those it makes without a control character; and the song, read where it is a file (its hash names the default
+   work directory);
 1. the settings against the models: ViPE's context (unless given, as many lines as its checkpoint learned to read),
    the picture family's options, whether the keyframes' scorer loads, and the files the picture model draws with
    (style LoRAs, fetched on a first run, and --fast's LoRA of its family; --fast's decoder; the IP-Adapter), and
@@ -13,10 +14,10 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
    video's;
 3. the inputs: the lyrics file, the storyboard file, its pictures and what draws its scenes' own references, the
    reference picture;
-4. the work directory: in UTF-8, musicvid's or empty, of no other song, none of its files an input, apart from the
-   outputs, and the files at the outputs' names replaced only where musicvid wrote them for this song; an
-   --ip-adapter named where the run draws a reference picture; last, a file can be made where each output goes (one
-   is made and removed);
+4. the work directory: in UTF-8 without a control character, musicvid's or empty, of no other song, none of its
+   files an input, apart from the outputs, and the files at the outputs' names replaced only where musicvid wrote
+   them for this song; an --ip-adapter named where the run draws a reference picture; last, a file can be made where
+   each output goes (one is made and removed);
 5. the memory plan (on CUDA), and as it says the settings' batch, each drawing stage's switches and the
    upscaler's batch and input;
 6. the song, decoded once: at least a frame of it.
@@ -44,7 +45,7 @@ from musicvid.core.files import (
     same_file,
 )
 from musicvid.core.outputs import check_outputs, check_replaceable, named_file
-from musicvid.core.paths import check_paths, check_recordable, probe, shown
+from musicvid.core.paths import check_made, check_paths, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
@@ -188,7 +189,7 @@ def check_before_work(
         return Checked(outputs[0] if outputs else None, None, scored, lyrics, context_size, storyboard, references)
     workdir = Workdir.of_song(request.song, request.workdir)
     if request.workdir is None:  # (one given was checked first)
-        check_recordable(workdir.root, "the work directory")
+        check_made(workdir.root, "the work directory")
     workdir.check()
     if song_there:
         workdir.check_song(request.song, file_sha256(request.song))

@@ -15,6 +15,10 @@ import pytest
 
 from musicvid.core.errors import UserError
 from musicvid.core.workdir import WORK_ROOT, Workdir
+from musicvid.prepare import check_before_work
+from musicvid.settings.presets import PRESETS
+from musicvid.settings.render import RenderSettings
+from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, run
 
 NOT_UTF8 = os.fsdecode(b"d\xe9")  # a folder's name in Latin-1, as the command line hands it over
@@ -222,3 +226,53 @@ def test_a_run_started_inside_a_work_directory_is_refused_not_nested(capsys, tmp
     monkeypatch.chdir(held)  # the default work directory would be made inside it
     assert "lies in the work directory" in refused(capsys, "storyboard", song)
     assert sorted(p.name for p in held.iterdir()) == [".musicvid-lock"]
+
+
+# --- 5. a control character in a path the run makes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "given, control",
+    [
+        ("-o", "\n"),
+        ("-o's folder", "\x1b"),
+        ("--workdir", "\t"),
+        ("a batch's -o", "\x85"),
+        ("the current folder", "\x7f"),
+    ],
+)
+def test_a_path_the_run_makes_with_a_control_character_is_refused_in_one_sentence(
+    capsys, tmp_path, monkeypatch, song, given, control
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pl.m3u").write_text("a.wav\n")
+    odd = f"a{control}b"
+    if given == "the current folder":  # the default work directory, musicvid-work/, would be made in it
+        (tmp_path / odd).mkdir()
+        monkeypatch.chdir(tmp_path / odd)
+    argv = {
+        "-o": ["render", song, "--lyrics", "a.lrc", "-o", f"{odd}.mp4", "--workdir", tmp_path / "wd"],
+        "-o's folder": ["render", song, "--lyrics", "a.lrc", "-o", f"{odd}/v.mp4", "--workdir", tmp_path / "wd"],
+        "--workdir": ["render", song, "--lyrics", "a.lrc", "-o", "v.mp4", "--workdir", odd],
+        "a batch's -o": ["batch", "pl.m3u", "-o", odd],
+        "the current folder": ["render", song, "--lyrics", tmp_path / "a.lrc", "-o", tmp_path / "v.mp4"],
+    }[given]
+    before = files_under(tmp_path)
+    err = refused(capsys, *argv)  # (one line: the name is shown with its control character as a code point)
+    code = f"U+{ord(control):04X}"
+    assert f"a{code}b" in err and f"holds a control character ({code})" in err and control not in err[:-1], err
+    assert files_under(tmp_path) == before
+
+
+def test_a_name_with_non_ascii_letters_and_symbols_is_taken(tmp_path, song):
+    request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=tmp_path / "wd ♪ é")
+    output = tmp_path / "café ♪.mp4"
+    checked = check_before_work(request, PRESETS["tiny"], RenderSettings(), output=output)
+    assert checked.output == output and checked.workdir.root == tmp_path / "wd ♪ é"
+    assert files_under(tmp_path) == ["a.lrc", "a.wav"]  # checked, nothing written
+
+
+def test_a_song_named_with_a_control_character_is_shown_on_one_line(capsys, tmp_path, song):
+    song = song.rename(tmp_path / "a\nb\x1b[31m.wav")  # the person's file: read, and named in a message as it prints
+    err = refused(capsys, "render", song, "--lyrics", tmp_path / "a.lrc", "--workdir", tmp_path / "wd")
+    assert "aU+000AbU+001B[31m.mp4" in err and "holds a control character (U+000A)" in err, err

@@ -32,7 +32,7 @@ from musicvid.batch.report import (
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_creatable, check_file, check_output, file_identity, remove_temporaries, same_file
 from musicvid.core.outputs import written_here
-from musicvid.core.paths import check_recordable, exists, is_folder
+from musicvid.core.paths import check_made, exists, is_folder
 from musicvid.core.paths import resolved as resolved_path
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.settings.model_choice import ModelChoice
@@ -339,7 +339,7 @@ def run(args) -> int:
             raise UserError(INSTALL_RAY) from None
     entries = read_playlist(args.playlist)
     out_dir: Path = args.output
-    check_recordable(out_dir, "-o")  # report.json and every row's outputs.json record paths in it
+    check_made(out_dir, "-o")  # report.json and every row's outputs.json record paths in it
     if exists(out_dir, "-o") and not is_folder(out_dir, "-o"):
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
     report = out_dir / REPORT_NAME

@@ -1,12 +1,14 @@
 """Paths as the system takes them and as a run records them, checked before any work: a name the file system
-cannot take (over 255 bytes, a path over 4,096), a folder without search permission, and a path whose absolute form
-is not UTF-8 (a byte of Latin-1 in a folder's name), which the run's records (outputs.json, report.json) cannot hold.
-Each is refused in one sentence that names the path, shortened."""
+cannot take (over 255 bytes, a path over 4,096), a folder without search permission, a path whose absolute form
+is not UTF-8 (a byte of Latin-1 in a folder's name), which the run's records (outputs.json, report.json) cannot hold,
+and a path the run makes (an output, a work directory) with a control character in it. Each is refused in one
+sentence that names the path, shortened and on one line."""
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from musicvid.core.errors import UserError
 SHOWN_CHARS = 40  # of a long path, a message shows this many characters at each end
 # What pathlib's exists() and is_file() read as "nothing there"; any other error is the system refusing the path.
 NOTHING_THERE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0 (newline and tab too), DEL and C1: Unicode's category Cc
 
 
 def shown(path: str | os.PathLike) -> str:
@@ -26,11 +29,17 @@ def shown(path: str | os.PathLike) -> str:
 
 def printable(text: str) -> str:
     """`text` with the surrogates that stand for bytes that are not UTF-8 written as \\xNN (other lone ones as
-    \\udNNN): printed as they are, they stop the print."""
+    \\udNNN): printed as they are, they stop the print; and its control characters as their code points (U+000A),
+    which would split its line or command the terminal."""
     try:
-        return os.fsencode(text).decode("utf-8", "backslashreplace")
+        text = os.fsencode(text).decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a lone surrogate that stands for no byte
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(lambda found: code_point(found[0]), text)
+
+
+def code_point(character: str) -> str:
+    return f"U+{ord(character):04X}"
 
 
 def probe(path: Path, what: str) -> os.stat_result | None:
@@ -61,25 +70,42 @@ def check_recordable(path: Path, what: str) -> None:
         try:
             full.encode("utf-8")
         except UnicodeEncodeError as error:
-            start = full.rfind(os.sep, 0, error.start) + 1
-            end = full.find(os.sep, error.start)
-            part = full[start:] if end < 0 else full[start:end]
-            named = f"the name {shown(part)}" if end < 0 else f"the folder {shown(part)}"
             raise UserError(
-                f"{what} {shown(path)}: {named} in its full path {shown(full)} is not UTF-8, which musicvid's "
-                "records cannot hold: rename it in UTF-8, or give another path"
+                f"{what} {shown(path)}: {part_at(full, error.start)} in its full path {shown(full)} is not UTF-8, "
+                "which musicvid's records cannot hold: rename it in UTF-8, or give another path"
             ) from None
+
+
+def check_made(path: Path, what: str) -> None:
+    """Refuse a path the run makes (an output, a work directory) where check_recordable does, or where its absolute
+    form holds a control character (a newline, a tab): every message, sidecar and record that names it (outputs.json,
+    a line of the run's output) would be split or garbled by it. An input is the person's, and only shown (shown)."""
+    check_recordable(path, what)
+    full = os.path.abspath(path)
+    if found := _CONTROL.search(full):
+        raise UserError(
+            f"{what} {shown(path)}: {part_at(full, found.start())} holds a control character "
+            f"({code_point(found[0])}), which would split the lines that name it: give a name without one"
+        )
+
+
+def part_at(full: str, at: int) -> str:
+    """The part of the absolute path `full` that holds its character at `at`, as a message names it: "the name X"
+    (the last) or "the folder X"."""
+    start = full.rfind(os.sep, 0, at) + 1
+    end = full.find(os.sep, at)
+    return f"the name {shown(full[start:])}" if end < 0 else f"the folder {shown(full[start:end])}"
 
 
 def check_paths(files: dict[str, Path], outputs: list[Path], workdir: Path | None) -> None:
     """Refuse, first, a path the run records (the song and the `files` it reads, by what each is; the outputs; the
     work directory) whose absolute form is not UTF-8: its records could not be written after the work
-    (check_recordable)."""
-    named = [(f"the {what}", path) for what, path in files.items()]
-    named += [("output", path) for path in outputs]
-    named += [("--workdir", workdir)] if workdir else []
-    for what, path in named:
-        check_recordable(path, what)
+    (check_recordable); and an output or work directory with a control character in it (check_made)."""
+    for what, path in files.items():
+        check_recordable(path, f"the {what}")
+    made = [("output", path) for path in outputs] + ([("--workdir", workdir)] if workdir else [])
+    for what, path in made:
+        check_made(path, what)
 
 
 def resolved(path: Path) -> Path:

@@ -9,6 +9,7 @@ from typing import Any
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS, JsonFields, check_json, invalid, parse_json, read_text
+from musicvid.core.paths import code_point
 from vipe_core.atomic import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
@@ -143,10 +144,6 @@ def control_at(text: str) -> int | None:
     """Where `text` holds its first control character (_CONTROL), or None."""
     found = _CONTROL.search(text)
     return found.start() if found else None
-
-
-def code_point(character: str) -> str:
-    return f"U+{ord(character):04X}"
 
 
 def no_controls(value: str, document: str, where: str) -> str:
