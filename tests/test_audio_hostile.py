@@ -1,6 +1,6 @@
 """The song file in hostile shapes: samples that are not numbers, a length ffmpeg only estimates, a gap in the
-timestamps, several audio streams, a WAV or a music video cut off. The analysis (decode) and the mux must hear the
-same sound on the same timeline, and a refusal must be true."""
+timestamps, several audio streams, a WAV or a music video (MP4, Matroska, WebM) cut off. The analysis (decode) and
+the mux must hear the same sound on the same timeline, and a refusal must be true."""
 
 from __future__ import annotations
 
@@ -149,3 +149,49 @@ def test_a_music_video_cut_off_is_refused(tmp_path):
     video.write_bytes(video.read_bytes()[: video.stat().st_size // 2])  # its index still lists the whole song
     with pytest.raises(UserError, match="video.mp4 looks truncated or corrupt: its header says 3.0 s"):
         song_samples(video)
+
+
+def pictures_and_sound(pictures: float, sound: float) -> list[str]:
+    """ffmpeg's inputs for a music video's moving pictures and its sound (a chirp), each as long as asked."""
+    return ["-f", "lavfi", "-i", f"testsrc=s=32x32:d={pictures}:r=5", "-f", "lavfi", "-i", CHIRP.format(seconds=sound)]
+
+
+MATROSKA_CODECS = {"mkv": ["-c:v", "libx264", "-c:a", "libopus"], "webm": ["-c:v", "libvpx", "-c:a", "libopus"]}
+
+
+@pytest.mark.parametrize("suffix", ["mkv", "webm"])
+def test_a_matroska_music_video_cut_off_is_refused_wherever_the_cut_falls(tmp_path, suffix):
+    video = make(tmp_path / f"video.{suffix}", *pictures_and_sound(2, 2), *MATROSKA_CODECS[suffix])
+    whole = video.read_bytes()
+    assert ffmpeg.matroska_cut_off(video) is False and load_audio(video).info.duration == pytest.approx(2, abs=0.1)
+    for size in range(100, len(whole), len(whole) // 16):  # (ffmpeg says "File ended prematurely" after most cuts)
+        video.write_bytes(whole[:size])
+        assert ffmpeg.matroska_cut_off(video) is True, size
+    video.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(UserError, match=rf"video.{suffix} looks truncated or corrupt: its header says 2.0 s but only"):
+        song_samples(video)
+
+
+def piped(path: Path, *arguments: str) -> Path:
+    """A Matroska file as ffmpeg writes it to a pipe (a live recording): it cannot seek back to write its sizes."""
+    with path.open("wb") as out:
+        subprocess.run([ffmpeg.exe(), "-v", "error", *arguments, "-f", "matroska", "pipe:1"], stdout=out, check=True)
+    return path
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        lambda where: make(where / "longer.mkv", *pictures_and_sound(3, 2), *MATROSKA_CODECS["mkv"]),
+        lambda where: make(where / "shorter.webm", *pictures_and_sound(1, 2), *MATROSKA_CODECS["webm"]),
+        lambda where: make(where / "shortest.mkv", *pictures_and_sound(3, 2), *MATROSKA_CODECS["mkv"], "-shortest"),
+        # ffmpeg writes -t's 10 s as the Duration of a stream it cannot finish by seeking back: no length
+        lambda where: piped(where / "live.mkv", *pictures_and_sound(2, 2), *MATROSKA_CODECS["mkv"], "-t", "10"),
+        lambda where: piped(where / "live.mka", "-f", "lavfi", "-i", CHIRP.format(seconds=2), "-t", "10"),
+    ],
+    ids=["pictures longer", "pictures shorter", "shortest", "live video", "live sound"],
+)
+def test_a_whole_matroska_song_is_taken_whatever_its_pictures_or_its_writer(tmp_path, made):
+    song = made(tmp_path)
+    assert ffmpeg.matroska_cut_off(song) is not True
+    assert load_audio(song).info.duration == pytest.approx(2, abs=0.1)

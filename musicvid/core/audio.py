@@ -93,9 +93,10 @@ def check_numbers(path: Path, samples: np.ndarray, per_second: int) -> None:
 
 
 def declared_seconds(path: Path, description: str) -> float | None:
-    """The length the song's file declares for its sound: ffmpeg's (parse_duration), else, where ffmpeg only estimates
-    it, a WAV's data chunk's (ffmpeg estimates a WAV cut short from its size, which is all that decodes)."""
-    declared = ffmpeg.parse_duration(description, sound=True)
+    """The length the song's file declares for its sound: ffmpeg's (declared_duration, from its `description`), else,
+    where ffmpeg only estimates it, a WAV's data chunk's (ffmpeg estimates a WAV cut short from its size, which is all
+    that decodes)."""
+    declared = ffmpeg.declared_duration(path, sound=True, description=description)
     return declared if declared is not None else wav_seconds(path)
 
 

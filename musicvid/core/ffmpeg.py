@@ -1,6 +1,6 @@
 """ffmpeg, in one place: finding the binary, naming files so that no name is a protocol, probing a
-file's declared length, remuxing a file into another container, and the one sentence that says why ffmpeg
-failed."""
+file's declared length (and whether a Matroska file is whole), remuxing a file into another container, and the
+one sentence that says why ffmpeg failed."""
 
 from __future__ import annotations
 
@@ -71,15 +71,21 @@ _ESTIMATED = "Estimating duration from bitrate"
 _MOVING_PICTURE = re.compile(r"^\s*Stream #.*: Video: (?!.*\(attached pic\))", re.MULTILINE)
 # The MP4 demuxer's word that the file's index lists sound past its end: the file was cut off.
 _PARTIAL = ": partial file"
+# A Matroska (WebM) file's first element, and its Segment's, which holds all the rest
+_EBML = b"\x1a\x45\xdf\xa3"
+_SEGMENT = b"\x18\x53\x80\x67"
 _AUDIO_STREAM = re.compile(r"^\s*Stream #0:\d+.*: Audio: (.*)$", re.MULTILINE)
 
 
-def parse_duration(stderr: str, sound: bool = False) -> float | None:
+def parse_duration(stderr: str, sound: bool = False, cut_off: bool = False) -> float | None:
     """The length a file's header declares, from ffmpeg's description of its input (None where ffmpeg only estimates
     it); with `sound`, the sound's: None where the file has moving pictures too (a video may run on after its song),
-    unless its sound was found cut off (a decoding's `stderr`): then the container's, which its sound was to fill."""
+    unless the file was found `cut_off` (matroska_cut_off) or its sound was (a decoding's `stderr`): then the
+    container's, which its sound was to fill."""
     match = _DURATION.search(stderr)
-    if not match or _ESTIMATED in stderr or (sound and _PARTIAL not in stderr and _MOVING_PICTURE.search(stderr)):
+    if not match or _ESTIMATED in stderr:
+        return None
+    if sound and not (cut_off or _PARTIAL in stderr) and _MOVING_PICTURE.search(stderr):
         return None
     hours, minutes, seconds = match.groups()
     return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
@@ -96,9 +102,49 @@ def describe(path: str | os.PathLike) -> str:
     return probe.stderr.decode("utf-8", "replace")
 
 
-def declared_duration(path: str | os.PathLike, sound: bool = False) -> float | None:
-    """Seconds, as the file's header says (with `sound`, parse_duration's); None if it says nothing."""
-    return parse_duration(describe(path), sound)
+def declared_duration(path: str | os.PathLike, sound: bool = False, description: str | None = None) -> float | None:
+    """Seconds, as the file's header says (with `sound`, parse_duration's), from ffmpeg's `description` of it where
+    the caller has one (a decoding's may say the file was cut off), else describe's; None if it says nothing, or if
+    it is a Matroska file whose Segment declares no size (matroska_cut_off)."""
+    cut_off = matroska_cut_off(path)
+    if cut_off is None:
+        return None
+    return parse_duration(describe(path) if description is None else description, sound, cut_off)
+
+
+def matroska_cut_off(path: str | os.PathLike) -> bool | None:
+    """Whether a Matroska (WebM, MKA) file is shorter than the size its Segment declares: cut off, wherever the cut
+    falls (ffmpeg says so only for most cuts). The muxer writes that size when it finishes, seeking back, as it does
+    the Duration (and ffmpeg the streams' DURATION tags): None where the Segment declares no size, as its writer could
+    not seek back (a pipe, a live recording, a writer killed), so that any Duration in it was written before its sound
+    was (ffmpeg writes -t's) and is no length. False for any other file."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096)  # (the EBML header is a few dozen bytes)
+        size = os.path.getsize(path)
+    except OSError:
+        return False
+    if not head.startswith(_EBML):
+        return False
+    try:
+        header, at = _ebml_number(head, len(_EBML))
+        at += header
+        if header < 0 or head[at : at + len(_SEGMENT)] != _SEGMENT:
+            return False
+        segment, at = _ebml_number(head, at + len(_SEGMENT))
+    except IndexError:  # a header cut inside its first bytes, or none at all
+        return False
+    return None if segment < 0 else size < at + segment
+
+
+def _ebml_number(data: bytes, at: int) -> tuple[int, int]:
+    """The EBML element size that starts at `at`, as its value (-1 for "unknown": all its bits set) and the byte after
+    it. Its first byte's leading zeros say how many bytes follow."""
+    length = 9 - data[at].bit_length()
+    if length > 8 or at + length > len(data):
+        raise IndexError(at)
+    value = int.from_bytes(data[at : at + length], "big") & ((1 << (7 * length)) - 1)
+    return (-1 if value == (1 << (7 * length)) - 1 else value), at + length
 
 
 def song_stream(path: str | os.PathLike) -> int:
