@@ -1,5 +1,5 @@
-"""A model's own files, checked before any work and refused in one sentence: a --diffusion folder a part of which is
-missing or damaged, naming the part and the file, and a checkpoint file missing layers (musicvid.models.
+"""A model's own files, checked before any work and refused in one sentence: a --diffusion or --video-model folder a
+part of which is missing or damaged, naming the part and the file, and a checkpoint file missing layers (musicvid.models.
 pipeline_files); an --asr-model that is no Whisper of its backend, saying what one must be, and a CTranslate2 folder
 cut short, before Demucs runs (musicvid.models.asr_files); a symbolic link that leads nowhere, a broken path and no
 hub name, by the one rule of what a hub name is (musicvid.models.local_names); an --ip-adapter named for a run that
@@ -19,11 +19,11 @@ from musicvid.models.choose import choose_models
 from musicvid.models.loading import refuse_empty_tensors
 from musicvid.models.local_names import check_not_missing, is_hub_name, is_local_path
 from musicvid.models.names import check_model
-from musicvid.models.pipeline_files import check_file_parts, check_picture_model
+from musicvid.models.pipeline_files import check_file_parts, check_picture_model, check_video_model_files
 from musicvid.models.registry import registry_of
 from musicvid.prepare import check_before_work
 from musicvid.settings.model_choice import ModelChoice
-from musicvid.settings.presets import PRESETS, SD15, TINY
+from musicvid.settings.presets import LTX2, LTX_VIDEO, PRESETS, SD15, TINY, WAN_FLF2V
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
 from tests.fixtures.whisper_ct2 import tiny_en_dir
@@ -126,6 +126,37 @@ def test_a_checkpoint_file_missing_layers_is_refused_naming_the_part(standin_hub
     (klein := tmp_path / "klein.safetensors").write_bytes(save(dict(list(transformer.items())[1:])))
     with pytest.raises(UserError, match="holds [\\d,]+ weights for the transformer, .*: it is missing layers$"):
         check_file_parts(klein, "klein", "--diffusion klein.safetensors")
+
+
+@pytest.fixture
+def ltx(standin_hub, tmp_path):
+    """LTX-Video 0.9.5's stand-in copied out of the cache: a --video-model folder, its text encoder in shards."""
+    return shutil.copytree(snapshot(standin_hub, LTX_VIDEO), tmp_path / "ltx")
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (lambda ltx: shutil.rmtree(ltx / "vae"), ": its model_index.json names a vae (AutoencoderKLLTXVideo), and there is no vae/ folder"),
+        (lambda ltx: (ltx / "transformer/config.json").write_text("[1, 2]"), "'s transformer: its config.json is not a JSON object"),
+        (lambda ltx: cut_short(ltx / "text_encoder/model-00002-of-00004.safetensors"), "'s text_encoder: its model-00002-of-00004.safetensors cannot be read as a safetensors file"),
+    ],
+)  # fmt: skip
+def test_a_video_model_folder_a_part_of_which_is_missing_or_damaged_is_refused_naming_it(ltx, damage, said):
+    damage(ltx)
+    with pytest.raises(UserError) as refused:
+        check_video_model_files(str(ltx))
+    assert str(refused.value).startswith(f"--video-model {ltx}{said}") and "\n" not in str(refused.value)
+
+
+def test_the_video_stand_ins_pass_and_a_damaged_video_model_is_refused_before_any_work(
+    capsys, tmp_path, song, ltx, standin_hub
+):
+    for name in (LTX_VIDEO, LTX2, WAN_FLF2V):
+        check_video_model_files(str(snapshot(standin_hub, name)))
+    (ltx / "vae/config.json").write_bytes(b"\x00\xff garbage")
+    argv = [*quick(song), "--transitions", "video", "--video-model", ltx]
+    refused_before_the_work(capsys, tmp_path, argv, f"--video-model {ltx}'s vae: its config.json is not a JSON object")
 
 
 def test_a_pipeline_left_with_an_empty_tensor_is_refused_in_one_sentence():

@@ -16,7 +16,10 @@ from musicvid.models.kinds import first_line
 from tests.helpers import make_tone, quick
 from tests.standins.hub import snapshot
 from tests.test_model_checks import refused_before_the_work
+from vipe_core.errors import VipeError
+from vipe_core.guards import LOCK_FILE, hold_folder
 from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
+from vipe_core.train_config import TRAINING_INFO
 
 SHARDS = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
 
@@ -187,6 +190,24 @@ def test_a_whole_vipe_folder_and_the_released_vipe_by_hub_name_pass_the_checks(v
     assert choose_models("tiny", vipe=DEFAULT_VIPE, vipe_tokenizer=DEFAULT_VIPE_TOKENIZER).vipe == DEFAULT_VIPE
     folder = str(snapshot(standin_hub, DEFAULT_VIPE))
     assert choose_models("tiny", vipe=folder).vipe_tokenizer is None
+
+
+def test_a_checkpoint_whose_training_still_runs_is_refused_before_any_work_and_taken_once_the_run_ends(
+    capsys, tmp_path, song, whole_vipe
+):
+    run = tmp_path / "run"
+    best = shutil.copytree(whole_vipe, run / "best")
+    (best / TRAINING_INFO).write_text("{}")  # (what marks best/ as vipe train's)
+    assert choose_models("tiny", vipe=str(best)).vipe == str(best)  # no run holds it
+    assert not (run / LOCK_FILE).exists()  # the look at the run made no file in it
+    with hold_folder(run):  # as `vipe train` holds its --out while it runs
+        said = f"--vipe {best} is a checkpoint of the `vipe train` run in {run}, which is still running"
+        refused_before_the_work(capsys, tmp_path, [*quick(song), "--vipe", best], said)
+        with pytest.raises(VipeError, match="in use by another vipe run"), hold_folder(run):
+            pass  # the run's hold is as it was
+    assert choose_models("tiny", vipe=str(best)).vipe == str(best)  # the run ended (or was killed)
+    with hold_folder(run):
+        pass  # and the look let go of the lock: a run can start on the folder
 
 
 def test_an_error_that_announces_its_next_line_keeps_it():

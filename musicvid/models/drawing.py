@@ -19,7 +19,7 @@ from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtai
 from musicvid.models.loading import auto_precision, load_diffusion
 from musicvid.models.local_names import cached_file, check_not_missing, refuse_offline
 from musicvid.models.names import check_model
-from musicvid.models.pipeline_files import check_picture_model
+from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, check_lora, kind_of, known_other, read_header
 from musicvid.models.weights_files import silenced
@@ -268,9 +268,11 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
     now, on a first run, not after the storyboard; nothing else is downloaded: a hub name not in the cache is taken
     as named, and its load says what it is, but refused now where HF_HUB_OFFLINE keeps the run from the hub. The tiny
     presets' models are made here, and not checked. First, the picture model's own files, part by part
-    (musicvid.models.pipeline_files)."""
+    (musicvid.models.pipeline_files), and with --transitions video the video model's."""
     family = diffusion_family(models.diffusion)
     check_picture_model(models.diffusion, family)
+    if settings.transitions == "video":
+        check_video_model_files(models.video)
     for lora in settings.lora:
         check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}", family)
     if settings.fast and models.fast_lora != TINY:

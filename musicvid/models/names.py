@@ -18,7 +18,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import is_url
 from musicvid.models.local_names import cached_file, check_leads_somewhere, is_hub_name, unavailable
 from musicvid.models.single_file import check_transformer_fits, header, single_file_family
-from musicvid.models.vipe_files import check_tokenizer_fits, check_vipe_folder, tokenizer_folder
+from musicvid.models.vipe_files import check_tokenizer_fits, check_vipe_folder, refuse_training, tokenizer_folder
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
@@ -105,6 +105,8 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
             "download it first"
         )
     folder = Path(name).expanduser()
+    if role == "vipe":  # first: a save in progress may leave no folder there, or half of one
+        refuse_training(folder, named)
     if folder.is_dir():
         file = folder / kind.config
         if not file.is_file():

@@ -1,19 +1,19 @@
-"""A diffusers pipeline's folder (--diffusion DIR) checked part by part before any work, as a ViPE folder is
-(musicvid.models.vipe_files): each part its model_index.json names, but those the pipeline is loaded without (SD's
-safety checker), is a folder there; a model's config.json reads as a JSON object of numbers a model can have, and
-its weights (a file, or shards and their index; each variant there: fp16's beside the full ones) are whole by their
-headers and fill the model its config describes, built on the meta device (musicvid.models.weights_files); a
+"""A diffusers pipeline's folder (--diffusion DIR, --video-model DIR) checked part by part before any work, as a
+ViPE folder is (musicvid.models.vipe_files): each part its model_index.json names, but those the pipeline is loaded
+without (SD's safety checker), is a folder there; a model's config.json reads as a JSON object of numbers a model can
+have, and its weights (a file, or shards and their index; each variant there: fp16's beside the full ones) are whole by
+their headers and fill the model its config describes, built on the meta device (musicvid.models.weights_files); a
 scheduler's, a tokenizer's or a processor's JSON files read as JSON objects. A checkpoint file (musicvid.models.
 single_file) holds as many weights for each part as its family's repository's part has (check_file_parts). Each
-damage is refused in one sentence naming the part and the file, not as the picture model loads after the
-storyboard, or leaves a layer empty."""
+damage is refused in one sentence naming the part and the file, not as the model loads after the storyboard, or
+leaves a layer empty."""
 
 from __future__ import annotations
 
 import importlib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from musicvid.core.errors import UserError
@@ -41,19 +41,35 @@ WEIGHTS_STEMS = {"diffusers": ("diffusion_pytorch_model",), "transformers": ("mo
 
 def check_picture_model(name: str, family: str) -> None:
     """The picture model `name` (of `family`)'s own files, where it is on this machine: a folder part by part, but
-    those its pipeline is loaded without; a checkpoint file's parts counted (module doc). Once per version of its
-    files in a process: a batch checks each row's run."""
-    path, named = Path(name).expanduser(), f"--diffusion {name}"
+    those its pipeline is loaded without; a checkpoint file's parts counted (module doc)."""
+
+    def check(path: Path, named: str) -> None:
+        if path.is_dir():
+            without = [part for part, given in pipeline_class(family)[1].items() if given is None]
+            check_pipeline_folder(path, named, without)
+        else:
+            check_file_parts(path, family, named)
+
+    check_once(name, "--diffusion", check)
+
+
+def check_video_model_files(name: str) -> None:
+    """The video model `name`'s own folder (of --transitions video), where it is one on this machine, part by part:
+    each its model_index.json names, as its pipeline loads them all."""
+    check_once(name, "--video-model", lambda path, named: check_pipeline_folder(path, named, ()))
+
+
+def check_once(name: str, flag: str, check: Callable[[Path, str], None]) -> None:
+    """`check` the model `name` (given with the option `flag`) where it is on this machine: its path, and how the
+    refusal names it. Once per version of its files in a process: a batch checks each row's run."""
+    path, named = Path(name).expanduser(), f"{flag} {name}"
     if not path.exists():
         return
     files = model_files(path) if path.is_dir() else [path]
-    version = (name, family, *((str(file), file.stat().st_size, file.stat().st_mtime_ns) for file in files))
+    version = (named, *((str(file), file.stat().st_size, file.stat().st_mtime_ns) for file in files))
     if version in CHECKED:
         return
-    if path.is_dir():
-        check_pipeline_folder(path, named, [part for part, given in pipeline_class(family)[1].items() if given is None])
-    else:
-        check_file_parts(path, family, named)
+    check(path, named)
     CHECKED.add(version)
 
 

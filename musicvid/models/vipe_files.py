@@ -3,7 +3,8 @@ config.json describes is built on the meta device (no memory, no weight read), r
 is, and its tensors' names and shapes compared with those its weights files declare (musicvid.models.weights_files:
 the safetensors headers, a sharded index, or a PyTorch archive opened without reading it); a tokenizer is a folder of tokenizer.json, or
 vocab.json and merges.txt, whose vocabulary and end-of-text id fit the model's config. transformers would
-otherwise fill a missing tensor with random numbers and say nothing (tests/test_vipe_folders.py)."""
+otherwise fill a missing tensor with random numbers and say nothing (tests/test_vipe_folders.py). A checkpoint whose
+`vipe train` run still runs is refused: the run replaces it as it saves."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.models.weights_files import check_fit, not_finite, shapes_of, sharded, transformers_fit
+from vipe_core.guards import checkpoint_around, is_held
 
 # ViPE-M and ViPE-L are GPT-2 Medium (355M parameters) and GPT-2 Large (774M); the family's largest, GPT-2 XL,
 # has 1.56B. A config describing more is no ViPE: a config without sizes takes transformers' defaults, Llama's
@@ -80,6 +82,17 @@ def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
     held = held_weights(folder, named)
     if held is not None:
         check_fit(transformers_fit(type(model), model.config, held, named), type(model).__name__, model.config, named)
+
+
+def refuse_training(folder: Path, named: str) -> None:
+    """Refuse a checkpoint (best/, last/) of a `vipe train` run that still holds its run folder: each save swaps
+    in a new folder by two renames, so a load across one finds none, or the files of two saves."""
+    checkpoint = checkpoint_around(folder)
+    if checkpoint is not None and is_held(checkpoint.parent):
+        raise UserError(
+            f"{named} is a checkpoint of the `vipe train` run in {checkpoint.parent}, which is still running and "
+            "replaces it at each save: wait for the run to end"
+        )
 
 
 def tokenizer_folder(folder: Path, named: str) -> None:
