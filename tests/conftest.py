@@ -21,7 +21,7 @@ def pytest_configure(config):
     """With pytest-xdist's workers, librosa's numba kernels are compiled first, here in the controller:
     workers compiling them at once on a fresh install can crash each other (numba issue 10128)."""
     if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
-        from musicvid.storyboard.form import compile_librosa
+        from musicvid.storyboard.kernels import compile_librosa
 
         compile_librosa()
 

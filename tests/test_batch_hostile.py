@@ -10,7 +10,7 @@ import pytest
 from musicvid.batch import engines, playlist
 from musicvid.batch.report import OUTPUT_LOCK
 from musicvid.core.errors import UserError
-from musicvid.storyboard import form
+from musicvid.storyboard import kernels
 from tests.helpers import make_tone, ray_node, run
 from tests.test_batch_plan import planned
 
@@ -89,7 +89,7 @@ def test_ray_options_are_checked_before_any_work(tmp_path, capsys, options, said
 def test_a_cluster_without_the_gpus_asked_or_out_of_reach_is_refused_before_o_is_made(tmp_path, capsys, monkeypatch):
     import ray
 
-    monkeypatch.setattr(form, "compile_librosa", lambda: None)  # (numba's compilation: not needed here)
+    monkeypatch.setattr(kernels, "compile_librosa", lambda: None)  # (numba's compilation: not needed here)
     monkeypatch.setattr(ray, "nodes", lambda: [ray_node(1.0), ray_node(1.0), ray_node(4.0, alive=False)])
     monkeypatch.setattr(ray, "is_initialized", lambda: True)
     make_tone(tmp_path / "a.wav", 1)

@@ -15,7 +15,7 @@ from PIL import Image
 from musicvid.batch import command as batch
 from musicvid.batch import engines, playlist
 from musicvid.batch import report as batch_report
-from musicvid.storyboard import form
+from musicvid.storyboard import kernels
 from tests.helpers import make_tone, ray_node, run, valid_board
 
 
@@ -286,7 +286,7 @@ def test_a_device_on_ray_is_one_its_workers_have_not_one_of_this_machine(tmp_pat
     monkeypatch.setattr(ray, "is_initialized", lambda: True)
     monkeypatch.setattr(ray, "nodes", lambda: [ray_node(2.0)])
     monkeypatch.setattr(ray, "remote", start_workers)
-    monkeypatch.setattr(form, "compile_librosa", lambda: None)  # (numba's compilation: not needed here)
+    monkeypatch.setattr(kernels, "compile_librosa", lambda: None)  # (numba's compilation: not needed here)
     make_tone(tmp_path / "a.wav", 1)
     code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--device", "cuda")
     assert code == 1 and "failed: Started" in err, err

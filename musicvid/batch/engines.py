@@ -82,7 +82,7 @@ def join_ray(args, choice: ModelChoice) -> RayPlan:
     cluster cannot be reached, or where no node has the GPUs a worker asks for (Ray would wait for them forever)."""
     import ray
 
-    from musicvid.storyboard.form import compile_librosa
+    from musicvid.storyboard.kernels import compile_librosa
 
     compile_librosa()  # once, before the workers start
     if not ray.is_initialized():

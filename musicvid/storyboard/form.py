@@ -151,11 +151,3 @@ def chorus_motifs(lyrics: list[Scene], same: np.ndarray, choruses: list[list[int
             shown.add(motif)
     return motifs
 
-
-def compile_librosa() -> None:
-    """Compile the numba kernels of librosa that a storyboard uses (beats, onsets, chroma, tempo) into
-    their shared cache, here, before parallel work starts (Ray's workers, the tests'): processes that
-    compile them at once can mix each other's cache files and crash (numba issue 10128)."""
-    noise = np.random.default_rng(0).standard_normal(3 * SAMPLE_RATE).astype(np.float32)
-    find_beats(noise)
-    mood(SongSound.of(noise), 0.0, 3.0)
