@@ -277,7 +277,7 @@ def test_srt_that_would_be_sung_wrong_or_lost_is_refused_as_a_file_and_pasted(tm
         (path := tmp_path / name).write_text(text)
         with pytest.raises(UserError, match=f"^lyrics file {re.escape(str(path))}{reason}"):
             check_lyrics_file(path)
-    with pytest.raises(UserError, match=f"^the pasted lyrics{reason}"):
+    with pytest.raises(UserError, match=f'^"Lyrics"{reason}'):
         check_pasted_lyrics(text)
 
 

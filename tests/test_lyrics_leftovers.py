@@ -63,8 +63,8 @@ def test_the_pages_messages_name_the_pasted_lyrics_as_pasted(tmp_path):
     song = jobs.root / "0123456789ab" / "song" / "song.wav"
     song.parent.mkdir(parents=True)
     saved = Jobs.lyrics(song, PAST_THE_END)
-    assert jobs.as_pasted(f"lyrics file {saved} line 3 has 1,001 words") == "the pasted lyrics line 3 has 1,001 words"
-    assert jobs.as_pasted(f"the lyrics file {saved}: its times") == "the pasted lyrics: its times"
+    assert jobs.as_pasted(f"lyrics file {saved} line 3 has 1,001 words") == '"Lyrics" line 3 has 1,001 words'
+    assert jobs.as_pasted(f"the lyrics file {saved}: its times") == '"Lyrics": its times'
     other = tmp_path / "lyrics" / "lyrics.lrc"  # a file of the person's (the command line's), not pasted
     assert jobs.as_pasted(f"lyrics file {other} has") == f"lyrics file {other} has"
     # as wired: the pipeline's refusal of the saved file, on the page
@@ -74,7 +74,7 @@ def test_the_pages_messages_name_the_pasted_lyrics_as_pasted(tmp_path):
         asyncio.run(
             event({f"<{name}>": value for name, value in values.items()}, SimpleNamespace(session_hash=SESSION))
         )
-    assert refused.value.message == "the pasted lyrics has no timed lines inside the song's 3.0 s"
+    assert refused.value.message == '"Lyrics" has no timed lines inside the song\'s 3.0 s'
 
 
 @pytest.mark.parametrize("press", [handlers.make_storyboard, handlers.video_in_one_go])
@@ -85,7 +85,7 @@ def test_the_pages_status_says_what_the_song_leaves_out_of_the_pasted_lyrics(tmp
     monkeypatch.setattr(handlers, "render_job", lambda *args: ("song.mp4", [], handlers.DONE, rows(made)))
     song = make_tone(tmp_path / "song.wav", 1.0)
     status = press(jobs, page_values(song, lyrics=PAST_THE_END), SESSION, threading.Event())[-1]
-    note = "the pasted lyrics: 1 line starts at or after the song's end (10.0 s) and is left out"
+    note = '"Lyrics": 1 line starts at or after the song\'s end (10.0 s) and is left out'
     assert status.endswith(f"\n\n**Note:** {note}.")
     for inside in (PAST_THE_END.replace("09:00", "00:09"), "plain lines\n"):
         assert "Note" not in press(jobs, page_values(song, lyrics=inside), SESSION, threading.Event())[-1]

@@ -270,7 +270,7 @@ def test_lyrics_over_the_limit_are_refused_before_a_job_is_made(jobs, tmp_path):
         handlers.make_storyboard(
             jobs, page_values(lyrics="la " * (MAX_LYRICS_CHARS // 3 + 1)), SESSION, threading.Event()
         )
-    assert str(refused.value) == "the pasted lyrics are 100,002 characters long; the limit is 100,000"
+    assert str(refused.value) == '"Lyrics" is 100,002 characters long; the limit is 100,000'
     assert list(jobs.root.iterdir()) == []
     (tmp_path / "job" / "song").mkdir(parents=True)
     assert Jobs.lyrics(tmp_path / "job" / "song" / "s.mp3", "l" * MAX_LYRICS_CHARS).stat().st_size == MAX_LYRICS_CHARS

@@ -141,7 +141,7 @@ def test_musicvid_ui_refuses_a_bad_option_in_one_line_and_exit_2(tmp_path):
 
 @pytest.mark.parametrize("field", ["title", "artist", "style", "lyrics"])
 def test_text_that_is_no_text_is_refused_before_a_job_is_made(jobs, no_storyboard, field):
-    named = "the pasted lyrics" if field == "lyrics" else f"--{field}"
+    named = '"Lyrics"' if field == "lyrics" else f"--{field}"
     with pytest.raises(UserError) as refused:
         handlers.make_storyboard(jobs, page_values(**{field: "oil \ud800 paint"}), SESSION, threading.Event())
     assert str(refused.value) == f"{named} has something that is not a character at position 5: give it as UTF-8 text"

@@ -128,15 +128,16 @@ def pressed(jobs: Jobs, values: dict, session: str) -> tuple[str, object]:
     return jobs.page_storyboards.get(session, ""), None
 
 
-def pressed_or_made(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple[str, object]:
+def pressed_or_made(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple[str, object, str]:
     """As `pressed`; where the page has no storyboard yet, it is made first from the page's song, as Make video
-    makes it (Draw keyframes or Render pressed first)."""
+    makes it (Draw keyframes or Render pressed first), and what it leaves out of the pasted lyrics is noted as Make
+    video notes it (lyrics_note; "" where none was made)."""
     job_id, table_rows = pressed(jobs, values, session)
     if job_id:
-        return job_id, table_rows
-    _, job_id = storyboard_job(jobs, values, session, stop, render=True)
+        return job_id, table_rows, ""
+    storyboard, job_id = storyboard_job(jobs, values, session, stop, render=True)
     jobs.page_storyboards[session] = job_id
-    return job_id, None  # the storyboard as made: nothing edited
+    return job_id, None, lyrics_note(values, storyboard)  # the storyboard as made: nothing edited
 
 
 def changed_scene(storyboard: dict, chosen_scene, change: tuple[str, object]) -> None:
@@ -195,9 +196,9 @@ def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Even
 
 def render(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     with jobs.models(stop):
-        job_id, table_rows = pressed_or_made(jobs, values, session, stop)
+        job_id, table_rows, note = pressed_or_made(jobs, values, session, stop)
         video, files, status, table = render_job(jobs, values, table_rows, job_id, session, stop)
-    return video, files, job_id, status, table
+    return video, files, job_id, noted(status, note), table
 
 
 def video_in_one_go(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
@@ -218,7 +219,10 @@ def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, cha
     the table as drawn, with the keyframes' scores; and the job (a storyboard made first where there was none,
     unless a scene is to change: there is none to choose before it)."""
     with jobs.models(stop):
-        job_id, table_rows = pressed(jobs, values, session) if change else pressed_or_made(jobs, values, session, stop)
+        if change:
+            (job_id, table_rows), note = pressed(jobs, values, session), ""
+        else:
+            job_id, table_rows, note = pressed_or_made(jobs, values, session, stop)
         request, settings = edited_request(jobs, values, table_rows, job_id, session, change)
         made = make_keyframes(request, settings, jobs.registry(values["preset"]), stop=stop)
     scenes = made.storyboard.scenes
@@ -230,7 +234,7 @@ def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, cha
         "your own; Render draws the rest. The table's score says how well each shows its scene: sort by it to find "
         "the weakest."
     )
-    return pictures, made.scenes, files, status, rows(made.storyboard), job_id
+    return pictures, made.scenes, files, noted(status, note), rows(made.storyboard), job_id
 
 
 def new_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:

@@ -32,8 +32,10 @@ from musicvid.settings.song import PLAIN
 from ui.config import JOB_ID, JOB_MARK, UIConfig, is_page_job, jobs_root
 
 NO_STORYBOARD = "make the storyboard first (or press Make video)"
-# What the page's messages call the lyrics pasted into its box; never the file it saves them to (Jobs.lyrics)
-PASTED = "the pasted lyrics"
+# What the page's messages call the lyrics pasted into its box, never the file it saves them to (Jobs.lyrics): the box,
+# by its label's word, as the page names its controls (ui.controls.page_words). One box, so that musicvid's messages,
+# written for one lyrics file ("lyrics file X has …", "X is …"), read as they are with it in the file's place.
+PASTED = '"Lyrics"'
 
 
 def song_folder(job: Path) -> Path:
@@ -72,7 +74,7 @@ def check_pasted_lyrics(text: str) -> None:
     """Pasted lyrics are refused past a lyrics file's limit, and timed ones wherever their reader cannot read them
     whole (a line without a time among timed ones, a time it cannot read), before anything is copied or run."""
     if len(text) > MAX_LYRICS_CHARS:
-        raise UserError(f"{PASTED} are {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
+        raise UserError(f"{PASTED} is {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
     check_text(PASTED, text)
     if (kind := pasted_kind(text)) != PLAIN:
         timed_lines(text, kind, math.inf, PASTED)
