@@ -4,6 +4,7 @@ one seeing only the drawn frames where the frames between are blends."""
 
 import json
 import subprocess
+import time
 
 import av
 import numpy as np
@@ -165,6 +166,22 @@ def test_the_song_is_muxed_from_its_first_sample_in_at_most_two_channels(tmp_pat
         assert sound.codec_context.channels == 2
         first = next(container.decode(audio=0))
         assert float(first.pts * first.time_base) < 0.1  # from 0, not from 1.5 s
+
+
+def test_the_same_frames_make_the_same_file_whatever_their_pace(tmp_path):
+    """ffmpeg reads the song faster than the frames come through the pipe: the file's interleaving of the two must
+    not follow their pace, or a rerun (a resume) gives other bytes for the same video."""
+    song = make_tone(tmp_path / "song.wav", 40)  # (the muxer's default lets the song run 10 s ahead of the frames)
+    frames = [np.random.default_rng(n).integers(0, 256, (64, 64, 3), np.uint8) for n in range(40)]
+
+    def paced(delay):
+        for frame in frames:
+            time.sleep(delay)
+            yield frame
+
+    for delay, name in ((0.0, "a.mp4"), (0.05, "b.mp4")):
+        mux.encode_video(paced(delay), width=64, height=64, fps=1, audio=song, output=tmp_path / name)
+    assert (tmp_path / "a.mp4").read_bytes() == (tmp_path / "b.mp4").read_bytes()
 
 
 def test_what_ffmpeg_says_went_wrong_is_its_error_not_the_cascade_after_it():

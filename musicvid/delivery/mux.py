@@ -124,7 +124,8 @@ def encode_video(
             ),
             *(["-vf", ",".join(chain)] if chain else []),
             "-c:v", "libx264", "-preset", preset, "-crf", str(crf), "-pix_fmt", "yuv420p",
-            "-movflags", "+faststart",
+            # the song is read faster than the frames come: without this the file's interleaving follows their pace
+            "-max_interleave_delta", "0", "-movflags", "+faststart",
             ffmpeg.file_url(tmp),
         ]  # fmt: skip
         process = subprocess.Popen(
