@@ -2,6 +2,7 @@
 together on a fresh install had mixed numba's cache files, and every later process crashed loading them."""
 
 import fcntl
+import threading
 
 import librosa
 import pytest
@@ -38,3 +39,20 @@ def test_a_failing_warm_up_lets_the_lock_go(monkeypatch):
     with pytest.raises(RuntimeError):
         kernels.compile_librosa.__wrapped__()
     assert not held_elsewhere()
+
+
+def test_a_process_that_waits_for_the_lock_says_so(monkeypatch, caplog):
+    monkeypatch.setattr(kernels, "find_beats", lambda samples: None)
+    monkeypatch.setattr(kernels, "mood", lambda sound, start, end: None)
+    monkeypatch.setattr(kernels.SongSound, "of", staticmethod(lambda samples: None))
+    said = "waiting for another musicvid process to finish compiling librosa's kernels"
+    waiter = threading.Thread(target=kernels.compile_librosa.__wrapped__)
+    with caplog.at_level("WARNING", logger="musicvid"), open(librosa.__file__, "rb") as module:
+        fcntl.flock(module, fcntl.LOCK_EX)
+        waiter.start()
+        for _ in range(600):  # (until it has tried: it says so, then waits)
+            if said in caplog.text:
+                break
+            waiter.join(timeout=0.1)
+        assert said in caplog.text and waiter.is_alive()
+    waiter.join()  # let go: it goes on

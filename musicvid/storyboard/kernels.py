@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import logging
 
 import librosa
 import numpy as np
@@ -17,13 +18,19 @@ import numpy as np
 from musicvid.core.audio import SAMPLE_RATE, find_beats
 from musicvid.storyboard.music import SongSound, mood
 
+log = logging.getLogger("musicvid")
+
 
 @functools.cache
 def compile_librosa() -> None:
     """Compile (or read from the cache) the kernels a storyboard and the scenes' pacing use (beats, onsets, chroma,
     tempo), holding the lock (module doc): once a process, before its first analysis or its parallel workers."""
     with open(librosa.__file__, "rb") as module:
-        fcntl.flock(module, fcntl.LOCK_EX)  # (let go as the file closes)
+        try:
+            fcntl.flock(module, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (let go as the file closes)
+        except BlockingIOError:  # (a first compile takes minutes on a busy machine: say why nothing moves)
+            log.warning("waiting for another musicvid process to finish compiling librosa's kernels (numba)")
+            fcntl.flock(module, fcntl.LOCK_EX)
         noise = np.random.default_rng(0).standard_normal(3 * SAMPLE_RATE).astype(np.float32)
         find_beats(noise)
         mood(SongSound.of(noise), 0.0, 3.0)
