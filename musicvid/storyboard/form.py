@@ -150,4 +150,3 @@ def chorus_motifs(lyrics: list[Scene], same: np.ndarray, choruses: list[list[int
             motifs[lyrics[i].index] = motif
             shown.add(motif)
     return motifs
-
