@@ -2,12 +2,12 @@
 refusals of bad arguments, each a fresh process (as a person types it), timed from its start to its exit.
 
     python -m benchmarks.command_line             # 10 runs of each
-    python -m benchmarks.command_line --quick     # 1 run of each: checks the script still works
+    python -m benchmarks.command_line --quick     # 1 run of each: checks the script still works (its own file)
 
 Each command runs through `python -m musicvid`; one more run of it reports the exit code, its first line on
 standard error and which of torch, diffusers and transformers it imported (read from sys.modules at its exit):
-what was timed is what the table says ran. Writes JSON (default benchmarks/results/command-line-<host>.json) and
-prints a markdown table.
+what was timed is what the table says ran. Writes JSON (default benchmarks/results/command-line-<host>.json;
+--quick's, command-line-<host>-quick.json), which says how many runs each command had, and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from vipe_core.atomic import write_text
 
 HEAVY = ("torch", "diffusers", "transformers")
 COMMANDS = {
@@ -75,19 +77,22 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one run of each command")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.command_line", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one run of each command, written apart")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--out", type=Path, help="results JSON (default benchmarks/results/command-line-<host>.json)")
     args = parser.parse_args(argv)
-    here = Path(__file__).resolve().parent
+    if args.runs < 1:
+        parser.error(f"--runs must be 1 or more, not {args.runs}")
+    runs = 1 if args.quick else args.runs
     with tempfile.TemporaryDirectory() as empty:  # (nothing there: every command is refused before it reads a file)
-        rows = measure(1 if args.quick else args.runs, Path(empty))
+        rows = measure(runs, Path(empty))
     results = {"machine": {"host": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version()}}
-    results["rows"] = rows
-    out = args.out or here / "results" / f"command-line-{platform.node()}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
+    results |= {"quick": args.quick, "runs_per_command": runs, "rows": rows}
+    # a quick run never replaces the full run's file, which the docs quote
+    name = f"command-line-{platform.node() or 'host'}{'-quick' if args.quick else ''}.json"
+    out = args.out or Path(__file__).resolve().parent / "results" / name
+    write_text(out, json.dumps(results, indent=2, allow_nan=False) + "\n")
     print(table(rows))
     return 0
 

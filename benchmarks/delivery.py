@@ -27,7 +27,8 @@ per interpolator and x264 preset at CRF 18, with the file's size and its PSNR ag
 the same filters unencoded (the row before scaled with Pillow's Lanczos, not swscale's: its PSNR also
 counts the difference of the two).
 
-Writes JSON (default benchmarks/results/delivery-<host>.json) and prints markdown tables.
+Writes JSON (default benchmarks/results/delivery-<host>.json; --quick's, delivery-<host>-quick.json) and prints
+markdown tables.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from musicvid.pictures.cache import load_picture
 from musicvid.pictures.camera import cover
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+from vipe_core.atomic import write_text
 
 DRAWN = (704, 384)  # 16:9 at SD 1.5's pixel count
 VIDEO = (1920, 1080)
@@ -354,11 +356,11 @@ def main(argv=None) -> None:
     if args.quick:
         args.seconds, args.delivery_seconds, args.repeats = 0.5, 1.0, 1
     ran_on = machine(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
-    report = {"machine": ran_on, "drawn_size": DRAWN, "video_size": VIDEO}
+    report = {"machine": ran_on, "quick": args.quick, "drawn_size": DRAWN, "video_size": VIDEO}
     report |= {section: SECTIONS[section][0](args) for section in args.only}
-    out = args.out or Path("benchmarks/results") / f"delivery-{platform.node() or 'host'}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    name = f"delivery-{platform.node() or 'host'}{'-quick' if args.quick else ''}.json"  # quick: never the full run's
+    out = args.out or Path(__file__).resolve().parent / "results" / name
+    write_text(out, json.dumps(report, indent=2, allow_nan=False) + "\n")
     for section in args.only:
         SECTIONS[section][1](report[section], ran_on["device"])
         print()

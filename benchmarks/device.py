@@ -1,12 +1,13 @@
 """One command that measures a GPU, at full size with random weights (the cost does not depend on the weights'
 values), in one run, with its checks printed at the end, so that a session with a GPU measures it all at once.
 
-    python -m benchmarks.device                 # on a GPU: the sections below, at most 9 minutes
+    python -m benchmarks.device                 # on a GPU: the sections below, within a budget of 9 minutes
     python -m benchmarks.device --only sd15 song-fast
-    python -m benchmarks.device --dry-run       # on the CPU with the tiny models: checks every row and section
+    python -m benchmarks.device --dry-run       # on the CPU with the tiny models: runs every row and section
 
-Sections, in this order (a song that would run past the run's --budget, 540 s, is stopped and written as not
-finished, and a section that would start past it is written as skipped):
+Sections, in this order (on a GPU, a song that would run past the run's --budget, 540 s, is stopped and written as
+not finished, and a section that would start past it is written as skipped; the other sections run to their end;
+a dry run has no budget):
   sd15       SD 1.5's architecture at 512², 25 steps, float16: the rows of benchmarks/levers.py (DEVICE_ROWS), each
              in its steady state (benchmarks/steady.py), the baseline first and last, the baseline, --compile and
              --fast rows profiled; the versions that decide the kernels, the GPU's clocks at the start and the end
@@ -22,16 +23,20 @@ finished, and a section that would start past it is written as skipped):
 and on request (--only): sdxl (its baseline and batch rows at 1024²), pictures (Z-Image and FLUX.2 klein
 keyframes), video (one transition per video model), measured on 2026-11-26 and left out of the default run.
 
-Writes benchmarks/results/gpu-<device>-<date>.json after each section (a section is written as running before it
-starts: a run cut short shows which one it was in); a section that fails is written with its error. torch.compile's
-work is kept in --compile-cache (TORCHINDUCTOR_CACHE_DIR), and with --compile-artifacts loaded from and saved to
-one file (torch.compiler's mega-cache), which a later machine can be given so that its compile rows start warm.
+Writes benchmarks/results/gpu-<device>-<date>.json (with the time added where that file exists: an earlier run's
+is never replaced) or --out, through a temporary renamed onto it at each write: every planned section first, as not
+started (a run killed shows what it did not reach), then each section as running before it starts, its figures as
+they come, and when it ends its seconds (with its error where it fails, beside the figures it had written). A run
+where a section failed exits 1, naming it. torch.compile's work is kept in --compile-cache (TORCHINDUCTOR_CACHE_DIR),
+and with --compile-artifacts loaded from and saved to one file (torch.compiler's mega-cache), which a later machine
+can be given so that its compile rows start warm.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import json
 import os
 import re
@@ -46,8 +51,11 @@ from typing import Callable
 import torch
 
 from benchmarks import families
+from benchmarks.delivery import UPSCALERS, upscaling
 from benchmarks.device_checks import checks, planned, png_round_trip
 from benchmarks.what_ran import machine, versions
+from musicvid.core.errors import either
+from vipe_core.atomic import atomic_path, new_temporary, write_json
 
 HERE = Path(__file__).parent
 DEVICE_ROWS = (
@@ -95,21 +103,18 @@ def video(args, write: Callable[[dict], None]) -> dict:
 
 
 def delivery(args, write: Callable[[dict], None]) -> dict:
-    from benchmarks.delivery import upscaling
-
-    weights = dict(item.split("=", 1) for item in args.upscaler_weights)
-    rows = upscaling(SimpleNamespace(quick=args.dry_run, repeats=1 if args.dry_run else 3, weights=weights))
-    return {"upscaling": rows, "png": png_round_trip()}
+    options = SimpleNamespace(quick=args.dry_run, repeats=1 if args.dry_run else 3, weights=args.upscaler_weights)
+    return {"upscaling": upscaling(options), "png": png_round_trip()}
 
 
 def song(args, given: dict) -> dict:
     """The headline: a song from its MP3 to the MP4, stopped where it would run past the run's budget."""
     from benchmarks.whole_song import whole_song
 
-    left = args.budget - (time.perf_counter() - args.started)
+    left = None if args.dry_run else max(args.budget - (time.perf_counter() - args.started), 1.0)
     with tempfile.TemporaryDirectory(prefix="musicvid-device-") as folder:
         seconds = DRY_SONG_SECONDS if args.dry_run else SONG_SECONDS
-        row = whole_song(seconds, not args.dry_run, Path(folder), given, max(left, 1.0), args.song_upscaler)
+        row = whole_song(seconds, not args.dry_run, Path(folder), given, left, args.song_upscaler)
     return row | {"memory_plan": planned(given)}
 
 
@@ -127,7 +132,7 @@ def quality(args, write: Callable[[dict], None]) -> dict:
 
 
 # Each section takes the run's options and `write`, which records the figures it has so far (sd15's and sdxl's rows
-# as they come, so that a run cut short keeps them).
+# as they come, so that a run cut short, or a section that fails, keeps them).
 SECTIONS = {
     "sd15": sd15,
     "delivery": delivery,
@@ -141,50 +146,167 @@ SECTIONS = {
 DEFAULT = ("sd15", "song-fast", "song-25", "delivery", "quality")
 
 
+BUDGET = 540.0  # seconds: a GPU run's, unless --budget
+RUNNING, CUT_SHORT = "running", "started, not finished: the run was cut short here"
+
+
 def results_file(device_name: str) -> Path:
+    """benchmarks/results/gpu-<device>-<date>.json, with the time added where an earlier run wrote that name."""
     slug = re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-")
-    return HERE / "results" / f"gpu-{slug}-{datetime.date.today().isoformat()}.json"
+    now = datetime.datetime.now()
+    day, clock = f"{now:%Y-%m-%d}", f"{now:%H%M%S}"
+    suffixes = itertools.chain(("", f"-{clock}"), (f"-{clock}-{n}" for n in itertools.count(2)))
+    return next(path for end in suffixes if not (path := HERE / "results" / f"gpu-{slug}-{day}{end}.json").exists())
 
 
-def compile_cache(args) -> None:
-    """torch.compile's caches in --compile-cache, and the mega-cache of --compile-artifacts loaded."""
+def previous_results(path: Path) -> bool:
+    """Whether `path` holds a results file of this benchmark's, which --out may name to have it replaced."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(report, dict) and {"machine", "dry_run", "sections"} <= set(report)
+
+
+def writable(parser: argparse.ArgumentParser, flag: str, path: Path) -> None:
+    """Refused unless `path` is no folder and a file can be written beside it (its folder made where missing)."""
+    if path.is_dir():
+        parser.error(f"{flag} {path} is a folder: name a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        new_temporary(path).unlink()
+    except OSError as error:
+        parser.error(f"{flag} {path} cannot be written ({error.strerror or error})")
+
+
+def out_file(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path:
+    """--out, a new file or an earlier results file; else a new name: in benchmarks/results on a GPU, a fresh
+    temporary file on a dry run (whose figures are no measurement)."""
+    if args.out is None and args.dry_run:
+        handle, name = tempfile.mkstemp(prefix="musicvid-gpu-dry-run-", suffix=".json")
+        os.close(handle)
+        return Path(name)
+    out = args.out or results_file(torch.cuda.get_device_name(0))
+    writable(parser, "--out", out)
+    if out.exists() and not previous_results(out):
+        parser.error(f"--out {out} is a file this benchmark did not write, and is left as it is: name another")
+    return out
+
+
+def upscaler_weights(parser: argparse.ArgumentParser, items: list[str]) -> dict[str, str]:
+    """--upscaler-weights' NAME=FILE pairs: each NAME an upscaler's, once, and FILE a file that can be read."""
+    names = [name for name, _ in UPSCALERS]
+    weights: dict[str, str] = {}
+    for item in items:
+        name, given, file = item.partition("=")
+        if not given or name not in names or name in weights:
+            parser.error(f"--upscaler-weights {item}: give NAME=FILE, NAME {either(names)}, each once")
+        if not (Path(file).is_file() and os.access(file, os.R_OK)):
+            parser.error(f"--upscaler-weights {item}: {file or 'FILE'} is not a file that can be read")
+        weights[name] = file
+    return weights
+
+
+def compile_cache(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """torch.compile's caches in --compile-cache, and --compile-artifacts loaded where it exists: refused where it
+    is not torch's mega-cache, which the run would replace."""
     if args.compile_cache:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(args.compile_cache.resolve())
-    if args.compile_artifacts and args.compile_artifacts.is_file():
-        torch.compiler.load_cache_artifacts(args.compile_artifacts.read_bytes())
+    path = args.compile_artifacts
+    if path is None:
+        return
+    writable(parser, "--compile-artifacts", path)
+    try:
+        loaded = not path.exists() or torch.compiler.load_cache_artifacts(path.read_bytes()) is not None
+    except OSError as error:
+        parser.error(f"--compile-artifacts {path} cannot be read ({error.strerror or error})")
+    if not loaded:
+        parser.error(f"--compile-artifacts {path} is not torch's mega-cache, and is left as it is: name another")
 
 
-def save_compile_artifacts(args) -> None:
-    saved = torch.compiler.save_cache_artifacts() if args.compile_artifacts else None
-    if saved:
-        args.compile_artifacts.parent.mkdir(parents=True, exist_ok=True)
-        args.compile_artifacts.write_bytes(saved[0])
+def save_compile_artifacts(args: argparse.Namespace, section: dict) -> None:
+    """torch.compile's mega-cache written to --compile-artifacts; where that fails, the section says why."""
+    try:
+        saved = torch.compiler.save_cache_artifacts() if args.compile_artifacts else None
+        if saved:
+            with atomic_path(args.compile_artifacts) as temporary:
+                temporary.write_bytes(saved[0])
+    except Exception as error:  # the section's figures stand; the next run compiles again
+        section["compile_artifacts_error"] = error_text(error)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.device", description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(SECTIONS), default=list(DEFAULT), help="these sections")
     parser.add_argument("--rows", nargs="+", default=list(DEVICE_ROWS), help="sd15's rows besides the baseline")
-    parser.add_argument("--groups", type=int, help="groups timed a row (default 10; 2 in a dry run)")
+    parser.add_argument("--groups", type=int, help="groups timed a row, 2 or more (default 10; 2 in a dry run)")
     parser.add_argument("--dry-run", action="store_true", help="on the CPU with tiny models: checks the script")
-    parser.add_argument("--budget", type=float, default=540.0, help="seconds: a song is stopped there")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        help=f"a GPU run's seconds (default {BUDGET:g}): a song is stopped, a later section skipped",
+    )
     parser.add_argument("--compile-cache", type=Path, help="torch.compile's cache folder (TORCHINDUCTOR_CACHE_DIR)")
     parser.add_argument("--compile-artifacts", type=Path, help="torch.compile's mega-cache: loaded, then saved")
     parser.add_argument("--upscaler-weights", nargs="+", default=[], metavar="NAME=FILE", help="x4plus=, x4v3=")
-    parser.add_argument("--song-upscaler", choices=("x4plus", "x4v3"), default="x4plus", help="the songs' upscaler")
+    parser.add_argument(
+        "--song-upscaler", choices=[n for n, _ in UPSCALERS], default="x4plus", help="the songs' upscaler"
+    )
     parser.add_argument("--song-compile", action="store_true", help="the songs rendered with --compile too")
-    parser.add_argument("--out", type=Path, help="JSON file to write")
+    parser.add_argument("--out", type=Path, help="JSON file to write (a new one, or an earlier results file)")
     args = parser.parse_args(argv)
     if not args.dry_run and not torch.cuda.is_available():
         parser.error("no GPU here: --dry-run checks the script on the CPU")
+    if len(set(args.only)) < len(args.only):
+        parser.error("--only names a section twice: each is run once")
     from benchmarks.levers import levers
 
     known = [lever.name for lever in levers(True)]
     if unknown := sorted(set(args.rows) - set(known)):
         parser.error(f"unknown rows: {', '.join(unknown)}; known: {', '.join(known)}")
+    if args.groups is not None and args.groups < 2:
+        parser.error(f"--groups {args.groups}: a row's spread needs 2 groups timed or more")
+    if args.budget is not None and args.dry_run:
+        parser.error("--budget is a GPU run's: a dry run measures nothing, so it runs every section to its end")
+    if args.budget is not None and args.budget <= 0:
+        parser.error(f"--budget {args.budget:g}: a run's budget is more than 0 seconds")
+    args.budget = None if args.dry_run else args.budget or BUDGET
     args.groups = args.groups or (2 if args.dry_run else 10)
     args.song_options = {"compile": True} if args.song_compile else {}
+    args.upscaler_weights = upscaler_weights(parser, args.upscaler_weights)
+    compile_cache(parser, args)
+    args.out = out_file(parser, args)
     return args
+
+
+def error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:500]
+
+
+def run_section(name: str, args: argparse.Namespace, sections: dict, save: Callable[[], None]) -> None:
+    """One section run into `sections`: as running, with its figures as they come, then its seconds beside what it
+    returned, or beside its error and the figures it had written where it fails (any failure but Ctrl-C: quality's
+    failed render is a SystemExit); skipped where it would start past the budget."""
+    if args.budget is not None and time.perf_counter() - args.started > args.budget:
+        sections[name] = {"skipped": f"past the budget of {args.budget:g} s"}
+        return
+
+    def write(figures: dict) -> None:
+        sections[name] = {RUNNING: CUT_SHORT, **figures}
+        save()
+
+    write({})
+    began = time.perf_counter()
+    try:
+        result = SECTIONS[name](args, write)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # recorded, and the next section runs
+        traceback.print_exc()
+        result = {"error": error_text(error)}
+    so_far = {key: value for key, value in sections[name].items() if key != RUNNING}
+    sections[name] = {**so_far, "seconds": round(time.perf_counter() - began, 1), **result}
+    print(f"[{name}: {sections[name]['seconds']} s]", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,47 +315,28 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")  # random prompts truncated by CLIP: no news
     if args.dry_run:  # inductor on two cores takes minutes a row: the graphs alone are checked
         os.environ.setdefault("MUSICVID_COMPILE_BACKEND", "eager")
-    compile_cache(args)
     args.device = torch.device("cpu" if args.dry_run else "cuda")
-    report = {"machine": machine(args.device) | {"versions": versions()}, "dry_run": args.dry_run, "sections": {}}
-    # a dry run's figures are no measurement: they stay out of benchmarks/results
-    dry = Path(tempfile.gettempdir()) / "musicvid-gpu-dry-run.json"
-    out = args.out or (dry if args.dry_run else results_file(torch.cuda.get_device_name(0)))
-    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {"machine": machine(args.device) | {"versions": versions()}, "dry_run": args.dry_run}
+    report["sections"] = {name: {"not started": "the run ended before this section"} for name in args.only}
+
+    def save() -> None:
+        write_json(args.out, report)
+
+    save()
     args.started = time.perf_counter()
-
-    def so_far(name: str):  # a section's figures so far, written as they come (the section still running)
-        def write(figures: dict) -> None:
-            report["sections"][name] = {"running": "started, not finished: the run was cut short here", **figures}
-            out.write_text(json.dumps(report, indent=2) + "\n")
-
-        return write
-
     for name in args.only:
-        if time.perf_counter() - args.started > args.budget:
-            report["sections"][name] = {"skipped": f"past the budget of {args.budget:g} s"}
-            continue
-        report["sections"][name] = {"running": "started, not finished: the run was cut short here"}
-        out.write_text(json.dumps(report, indent=2) + "\n")
-        began = time.perf_counter()
-        try:
-            result = SECTIONS[name](args, so_far(name))
-        except Exception as error:  # recorded, and the next section runs
-            traceback.print_exc()
-            result = {"error": f"{type(error).__name__}: {error}"[:500]}
-        report["sections"][name] = {"seconds": round(time.perf_counter() - began, 1), **result}
-        print(f"[{name}: {report['sections'][name]['seconds']} s]", file=sys.stderr, flush=True)
+        run_section(name, args, report["sections"], save)
         if name == "sd15":
-            save_compile_artifacts(args)
+            save_compile_artifacts(args, report["sections"][name])
         if args.device.type == "cuda":
             torch.cuda.empty_cache()
-        out.write_text(json.dumps(report, indent=2) + "\n")
+        save()
     report["checks"] = checks(report)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    save()
     print("\n".join(line["line"] for line in report["checks"]))
-    print(f"results: {out}")
     failed = [name for name, section in report["sections"].items() if "error" in section]
-    return 1 if args.dry_run and failed else 0
+    print(f"results: {args.out}" + (f"; sections that failed: {', '.join(failed)} (exit 1)" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from musicvid.core.assets import ASSETS_DIR
 from musicvid.models.loading import resolve_device
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from musicvid.storyboard.elaborate import scene_contexts
+from vipe_core.atomic import write_text
 from vipe_core.choose import choose
 from vipe_core.inference import ViPE
 
@@ -95,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         "load_norms_s": norms_s,
         "rows": rows,
     }
-    out = args.out or Path("benchmarks/results") / f"elaborate-{'quick' if args.quick else device.type}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    name = f"elaborate-{'quick' if args.quick else device.type}.json"
+    out = args.out or Path(__file__).resolve().parent / "results" / name
+    write_text(out, json.dumps(result, indent=2, allow_nan=False) + "\n")
     print(
         f"| candidates | sample s | choose s | s per scene | new tokens |  ({result['model']}, "
         f"{result['machine']['device']})"

@@ -36,6 +36,7 @@ from musicvid.lyrics.transcribe import transcribe
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.jamendo import SONGS, Song, found_lines, read_songs, scored
 from tests.fixtures.whisper_ct2 import load_whisper_base
+from vipe_core.atomic import write_text
 
 BACKENDS = ("faster-whisper", "openai-whisper")
 LINES_WITHIN = (0.9, 0.95)  # of all songs' lines: within 0.5 s, within 1 s
@@ -112,23 +113,26 @@ def save(rows: list[dict], out: Path) -> None:
     ran = {(row["backend"], row["mode"]) for row in rows}
     kept = json.loads(out.read_text())["rows"] if out.exists() else []
     rows = [row for row in kept if (row["backend"], row["mode"]) not in ran] + rows
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": machine(torch.device("cpu")), "rows": rows}, indent=1) + "\n")
+    record = {"machine": machine(torch.device("cpu")), "rows": rows}
+    write_text(out, json.dumps(record, indent=1, allow_nan=False) + "\n")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.jamendo", description=__doc__.splitlines()[0])
     parser.add_argument("--songs", type=Path, default=SONGS, help="a folder of JamendoLyrics songs (its songs.csv)")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
     parser.add_argument(
         "--modes", nargs="+", choices=MODES, default=["known"], help="recognized: slow on openai-whisper"
     )
     parser.add_argument("--out", type=Path, help="write the rows here, as JSON")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not (args.songs / "songs.csv").is_file():
         print(f"no JamendoLyrics songs in {args.songs} (its songs.csv is missing)", file=sys.stderr)
         return 2
-    songs, rows = read_songs(args.songs), []
+    if not (songs := read_songs(args.songs)):
+        print(f"no JamendoLyrics songs in {args.songs} (its songs.csv lists none)", file=sys.stderr)
+        return 2
+    rows = []
     with tempfile.TemporaryDirectory() as folder:
         for backend in args.backends:
             asr = load_whisper_base(backend, Path(folder))

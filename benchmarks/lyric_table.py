@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from tests.fixtures.fresh_songs import KINDS
+from vipe_core.atomic import write_text
 
 BEGIN, END = "<!-- lyric matrix: python -m benchmarks.lyrics --table -->", "<!-- end of the lyric matrix -->"
 
@@ -34,7 +35,8 @@ def generated_cell(rows: list[dict]) -> str:
 
 def sung_cell(row: dict) -> str:
     if row["mode"] == "recognized":
-        return f"{row['kept']} of {row['heard']}" + (f" ({row['kept'] / row['heard']:.0%})" if row["heard"] else "")
+        share = f" ({row['kept'] / row['heard']:.0%})" if row["heard"] else ", nothing heard: not measured"
+        return f"{row['kept']} of {row['heard']}{share}"
     return f"{row['near_heard']}/{row['lines']} near, {row['in_singing']}/{row['placed']} in"
 
 
@@ -83,11 +85,21 @@ def tables(found: dict[str, list[dict]]) -> str:
     )
 
 
-def write_tables(out_dir: Path, docs: Path | None = None) -> str:
-    """The tables from the results in `out_dir`; written into `docs` between its markers, where given."""
-    text = tables(results(out_dir))
+def docs_problem(docs: Path) -> str | None:
+    """Why the tables cannot be written into `docs`, in a sentence; None where they can."""
+    try:
+        page = docs.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return f"--docs {docs} cannot be read ({getattr(error, 'strerror', None) or type(error).__name__})"
+    if BEGIN not in page or END not in page.split(BEGIN, 1)[1]:
+        return f"--docs {docs} has no lyric matrix markers ({BEGIN} ... {END}) to write the tables between"
+    return None
+
+
+def write_tables(found: dict[str, list[dict]], docs: Path | None = None) -> str:
+    """The tables from the results `found` (results()); written into `docs` between its markers, where given."""
+    text = tables(found)
     if docs is not None:
-        page = docs.read_text()
-        head, rest = page.split(BEGIN, 1)
-        docs.write_text(f"{head}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}")
+        head, rest = docs.read_text(encoding="utf-8").split(BEGIN, 1)
+        write_text(docs, f"{head}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}")
     return text

@@ -34,21 +34,23 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.lyric_table import write_tables
+from benchmarks import lyric_table
 from benchmarks.what_ran import machine
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.fresh_songs import KINDS, fresh_song, judged_timing
-from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
+from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, kept_in_lyrics, mix, words_per_minute
 from tests.fixtures.whisper_ct2 import load_tiny_en, load_whisper_base
+from vipe_core.atomic import write_text
 
 BACKENDS = ("faster-whisper", "openai-whisper")
 KEPT_SHARE = 0.7  # of the segments heard with no gate, on a real song
 INVENTED_PER_MINUTE = 3.0  # over an instrumental
 HEARD_WITHIN = 1.0  # s: a known line of a real song, from where its line was heard
 HEARD_SHARE = 0.7
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def generated(asr, song, folder: Path) -> list[dict]:
@@ -87,7 +89,7 @@ def real(asr, name: str, path: Path, instrumental: bool) -> list[dict]:
         return [{**row, **found, "passed": invented <= INVENTED_PER_MINUTE}]
     kept, total = kept_in_lyrics(heard, scenes), len(counted(heard))
     recognized = {**row, "source": "sung", "mode": "recognized", "heard": total, "kept": kept}
-    recognized["passed"] = kept >= KEPT_SHARE * total
+    recognized["passed"] = kept >= KEPT_SHARE * total if total else None  # nothing heard: not measured
     if not lines:
         return [recognized]
     known = align_lyrics(asr, audio.samples, [line.text for line in lines], "", quiet=True)
@@ -130,17 +132,51 @@ def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
 
 def save(results: dict[float, list[dict]], out_dir: Path, whisper: str) -> None:
     for sharpness, rows in results.items():
-        out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / (f"lyrics-x{sharpness:g}.json" if whisper == "tiny.en" else f"lyrics-{whisper}.json")
         kept = json.loads(path.read_text())["rows"] if path.exists() else []
         ran = {(r["song"], r["backend"], r["mode"]) for r in rows}
         rows = [r for r in kept if (r["song"], r["backend"], r["mode"]) not in ran] + rows
         record = {"machine": machine(torch.device("cpu")), "whisper": whisper, "sharpness": sharpness, "rows": rows}
-        path.write_text(json.dumps(record, indent=1) + "\n")
+        write_text(path, json.dumps(record, indent=1, allow_nan=False) + "\n")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def not_installed(names: list[str], flag: str) -> str | None:
+    """Which recordings of `names` (asked for by `flag`) are not installed, in a sentence; None where all are."""
+    if missing := [name for name in names if not ({**SUNG, **INSTRUMENTAL}[name] / "song.ogg").is_file()]:
+        return (
+            f"{', '.join(missing)} not installed: apt-get install fretsonfire-songs-muldjord "
+            f"fretsonfire-songs-sectoid first (or leave them out of {flag})"
+        )
+    return None
+
+
+def table(args, parser: argparse.ArgumentParser) -> int:
+    """--table: the docs' tables printed, and written into --docs; refused where either would be wrong."""
+    if args.docs is not None and (problem := lyric_table.docs_problem(args.docs)):
+        parser.error(problem)
+    if not (found := lyric_table.results(args.out_dir)):
+        parser.error(f"no lyric matrix results (lyrics-x*.json, lyrics-base.json) in {args.out_dir}")
+    print(lyric_table.write_tables(found, args.docs))
+    return 0
+
+
+def verdict(results: dict[float, list[dict]]) -> int:
+    """Each row that missed its threshold, or measured nothing, said on standard error; 1 where one gating missed."""
+    rows = [row for rows in results.values() for row in rows]
+    for row in rows:
+        if row["passed"] is None:
+            print(
+                f"not measured (nothing heard): {row['song']} {row['backend']} x{row['sharpness']:g}", file=sys.stderr
+            )
+    missed = [row for row in rows if row["passed"] is False]
+    for row in missed:
+        said = "FAILED" if row.get("gating", True) else "missed (reported, not gating)"
+        print(f"{said}: {row['song']} {row['backend']} {row['mode']} x{row['sharpness']:g}", file=sys.stderr)
+    return 1 if any(row.get("gating", True) for row in missed) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.lyrics", description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", nargs="*", type=int, default=[1, 2])
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
     parser.add_argument("--real", nargs="*", default=[*SUNG, *INSTRUMENTAL], choices=[*SUNG, *INSTRUMENTAL])
@@ -153,25 +189,23 @@ def main() -> int:
     parser.add_argument("--out-dir", type=Path, help="write benchmarks' lyrics-x<sharpness>.json here")
     parser.add_argument("--table", action="store_true", help="print the docs' tables from the results in --out-dir")
     parser.add_argument("--docs", type=Path, help="with --table: write them into this file, between its markers")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.table:
-        print(write_tables(args.out_dir or Path("benchmarks/results"), args.docs))
-        return 0
+        args.out_dir = args.out_dir or RESULTS
+        return table(args, parser)
     if args.whisper == "base" and args.sharpness != [1.0]:
         parser.error("--sharpness scales tiny.en alone")
     if missing := [path for path in args.instrumentals if not path.is_file()]:
         parser.error(f"--instrumentals: no file at {missing[0]}")
-    if args.real and not installed():
-        raise SystemExit("apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid first (or --real)")
+    if not (args.seeds or args.real or args.instrumentals):
+        parser.error("no song to measure: give --seeds, --real or --instrumentals some")
+    if problem := not_installed(args.real, "--real"):
+        parser.error(problem)
     with tempfile.TemporaryDirectory() as folder:
         results = run_matrix(args, Path(folder))
     if args.out_dir:
         save(results, args.out_dir, args.whisper)
-    missed = [row for rows in results.values() for row in rows if not row["passed"]]
-    for row in missed:
-        verdict = "FAILED" if row.get("gating", True) else "missed (reported, not gating)"
-        print(f"{verdict}: {row['song']} {row['backend']} {row['mode']} x{row['sharpness']:g}", file=sys.stderr)
-    return 1 if any(row.get("gating", True) for row in missed) else 0
+    return verdict(results)
 
 
 if __name__ == "__main__":

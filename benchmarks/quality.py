@@ -60,6 +60,7 @@ from musicvid.settings.presets import (
 )
 from musicvid.settings.render import RenderSettings
 from tests.fixtures.songs import band, write_song
+from vipe_core.atomic import write_text
 
 RANDOM_MODELS = (TINY, TINY_XL, TINY_ZIMAGE, TINY_KLEIN, SD15_RANDOM, SDXL_RANDOM)
 QUICK_SECONDS, QUICK_FPS = 4.0, 5.0
@@ -72,6 +73,11 @@ class Variant:
 
     name: str
     options: tuple[str, ...] = ()
+
+    @property
+    def folder(self) -> str:
+        """Its work directory's name in the benchmark's folder."""
+        return self.name.replace(" ", "-")
 
 
 VARIANTS = (
@@ -95,6 +101,19 @@ def parse_variant(text: str) -> Variant:
     if not name.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: give NAME=OPTIONS, e.g. 'fast=--fast'")
     return Variant(name.strip(), tuple(shlex.split(options)))
+
+
+def variant_problem(variants: tuple[Variant, ...]) -> str | None:
+    """Why these rows cannot each render into a folder of their own, in a sentence; None where they can."""
+    folders: dict[str, str] = {}
+    for variant in variants:
+        folder = variant.folder
+        if "/" in folder or "\\" in folder or folder.startswith(".") or folder == "storyboard":
+            return f"--variant {variant.name!r}: a row's name is its folder's, so no '/', leading '.' or 'storyboard'"
+        if folder in folders:
+            return f"--variant {variant.name!r} renders into the same folder as {folders[folder]!r}: name it apart"
+        folders[folder] = variant.name
+    return None
 
 
 def random_weights(models: ModelSet) -> bool:
@@ -165,7 +184,7 @@ def compare(
     registry = ModelRegistry(models, device, keep_loaded=True)  # one scorer for every row
     rows = {}
     for variant in variants:
-        workdir, started = folder / variant.name.replace(" ", "-"), time.perf_counter()
+        workdir, started = folder / variant.folder, time.perf_counter()
         storyboard = folder / "storyboard" / "storyboard.json"
         video = ["-o", workdir.with_suffix(".mp4"), "--storyboard", storyboard, "--workdir", workdir, "--fps", fps]
         argv = [str(a) for a in ["render", song, *video, *common, *variant.options]]
@@ -216,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick == (args.song is not None):
         parser.error("give a SONG, or --quick")
     variants = VARIANTS + tuple(args.variant)
+    if problem := variant_problem(variants):
+        parser.error(problem)
+    if args.keep and args.keep.exists() and not (args.keep.is_dir() and not any(args.keep.iterdir())):
+        parser.error(f"--keep {args.keep} is not an empty folder: give a new or empty one, as the renders fill it")
     with TemporaryDirectory(prefix="musicvid-quality-") as temporary:
         folder = args.keep or Path(temporary)
         folder.mkdir(parents=True, exist_ok=True)
@@ -226,8 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             lyrics.write_text(QUICK_LYRICS, encoding="utf-8")
         result = compare(song, lyrics, folder, variants, preset, fps, args.device)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_text(args.out, json.dumps(result, indent=2, allow_nan=False) + "\n")
     print(table(result))
     return 0
 

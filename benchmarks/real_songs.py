@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.lyrics import BACKENDS, not_installed
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
 from musicvid.storyboard.scenes import scenes_from_lines
-from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, installed, kept_in_lyrics, mix, words_per_minute
+from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, kept_in_lyrics, mix, words_per_minute
 from tests.fixtures.whisper_ct2 import load_tiny_en
+from vipe_core.atomic import write_text
 
 
 def measure(asr, path: Path, aligned: bool) -> dict:
@@ -49,15 +52,15 @@ def measure(asr, path: Path, aligned: bool) -> dict:
     return row
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backends", nargs="+", default=["faster-whisper", "openai-whisper"])
-    parser.add_argument("--songs", nargs="+", default=[*SUNG, *INSTRUMENTAL])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.real_songs", description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS))
+    parser.add_argument("--songs", nargs="+", choices=[*SUNG, *INSTRUMENTAL], default=[*SUNG, *INSTRUMENTAL])
     parser.add_argument("--aligned", action="store_true", help="also align the recognized lines as known lyrics")
     parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    if not installed():
-        raise SystemExit("apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid first")
+    args = parser.parse_args(argv)
+    if problem := not_installed(args.songs, "--songs"):
+        parser.error(problem)
     results: dict = {}
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
@@ -69,8 +72,9 @@ def main() -> None:
                 results.setdefault(name, {})[backend] = row
                 print(f"{name:24s} {backend:15s} {json.dumps(row)}", flush=True)
     if args.out:
-        args.out.write_text(json.dumps(results, indent=1) + "\n")
+        write_text(args.out, json.dumps(results, indent=1, allow_nan=False) + "\n")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

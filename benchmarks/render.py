@@ -8,7 +8,8 @@ batch-size sweep of it, torch.compile against eager, --low-vram's peak GPU memor
 the FLOP bound reached (benchmarks/flop_bound.py: FLOPs counted on the model itself, peak measured by a
 large matrix product).
 
-Writes JSON (default benchmarks/results/render-<host>.json) and prints markdown tables. Timings on
+Writes JSON (default benchmarks/results/render-<host>.json; --quick's, render-<host>-quick.json) and prints
+markdown tables. Timings on
 shared machines are noisy: compare ratios from one run, not numbers across runs.
 """
 
@@ -39,6 +40,7 @@ from musicvid.pipeline import make_video
 from musicvid.settings.presets import PRESETS, SD15_RANDOM
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
+from vipe_core.atomic import write_text
 
 LINE_EVERY_SECONDS = 3.0
 
@@ -269,10 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")  # the tiny CLIP truncates noise prompts: no news
 
     tiny = RenderSettings(size=(64, 64), steps=4)
-    out = args.out or Path("benchmarks/results") / f"render-{platform.node() or 'host'}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    name = f"render-{platform.node() or 'host'}{'-quick' if args.quick else ''}.json"  # quick: never the full run's
+    out = args.out or Path(__file__).resolve().parent / "results" / name
     results: dict = {
         "machine": machine(torch.device("cuda" if on_gpu else "cpu")),
+        "quick": args.quick,
         "stage_breakdown": [],
     }
     full = None
@@ -317,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
             if "gpu" in results:
                 fraction_of_bound(results["gpu"])
             print(f"[{phase}: {time.perf_counter() - started:.0f} s]", file=sys.stderr, flush=True)
-            out.write_text(json.dumps(results, indent=2) + "\n")  # after each phase: a cut-off run keeps its data
+            # after each phase: a cut-off run keeps its data
+            write_text(out, json.dumps(results, indent=2, allow_nan=False) + "\n")
 
     print(markdown(results))
     print(f"\nresults: {out}")

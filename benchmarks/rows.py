@@ -109,6 +109,8 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
                 if number >= lever.warm_up:
                     clock.mark()
             row = {"what": lever.what, "fast": lever.fast, "batch_size": batch, **steady_rate(clock.seconds(), batch)}
+            if settings.compile:  # the backend that compiled it: eager's compiles nothing (MUSICVID_COMPILE_BACKEND)
+                row["compile_backend"] = switches.compile_backend()
             if lever.profiled:
                 row["profile"] = profile_group(own, inputs, chunks[-1], settings, on_gpu)
         row |= {"warm_up_groups": lever.warm_up, "warm_up_seconds": round(warm, 2), "ran": models_ran(diffusion=pipe)}
@@ -127,6 +129,16 @@ def profile_group(own, inputs: SceneInputs, group: list[Picture], settings: Rend
         lambda latents: decode(own, latents),
         on_gpu,
     )
+
+
+def beside_baseline(row: dict, baseline: dict | None) -> dict:
+    """The row's rate as a ratio of the baseline's (the baseline itself, drawn first: 1); none where the baseline
+    failed, and why."""
+    if baseline is None:
+        return {"ratio": 1.0}
+    if "frames_per_second" not in baseline:
+        return {"ratio": None, "ratio_missing": "the baseline failed: no rate to compare with"}
+    return {"ratio": round(row["frames_per_second"] / baseline["frames_per_second"], 3)}
 
 
 def run_rows(
@@ -151,7 +163,7 @@ def run_rows(
         except Exception as error:  # recorded, and the next row runs
             rows[lever.name] = {"what": lever.what, "error": f"{type(error).__name__}: {error}"[:400]}
         else:
-            row["ratio"] = round(row["frames_per_second"] / rows["baseline"]["frames_per_second"], 3) if rows else 1.0
+            row |= beside_baseline(row, rows.get("baseline"))
             if lever.like in kept:
                 row["difference"] = {"from": lever.like, **difference(drawn, kept[lever.like])}
                 row["changes_pictures"] = lever.changes_pictures

@@ -30,7 +30,9 @@ import torch
 
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.models.tiny import LOCAL_DIFFUSION, local_diffusion
+from musicvid.settings.front_doors import parse_size, parse_whole
 from musicvid.settings.presets import SD15_RANDOM
+from vipe_core.atomic import write_text
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -90,21 +92,31 @@ def run_walk(python: Path, tool: str, weights: Path, out: Path, args, pythonpath
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def at_least_one(text: str) -> int:
+    if (number := parse_whole(text)) < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {number}")
+    return number
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.side_by_side", description=__doc__.splitlines()[0])
     parser.add_argument("--diffusion", choices=sorted(LOCAL_DIFFUSION), default=SD15_RANDOM)
     on_gpu = torch.cuda.is_available()
-    parser.add_argument("--size", default="512x512" if on_gpu else "128x128", help="WxH")
-    parser.add_argument("--steps", type=int, default=25 if on_gpu else 4)
-    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--size", type=parse_size, default="512x512" if on_gpu else "128x128", help="WxH")
+    parser.add_argument("--steps", type=at_least_one, default=25 if on_gpu else 4)
+    parser.add_argument("--batch-size", type=at_least_one, default=4)
     parser.add_argument("--prompts", type=int, choices=(2, 3), default=3)
-    parser.add_argument("--frames-per-prompt", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--frames-per-prompt", type=at_least_one, default=8)
+    parser.add_argument("--rounds", type=at_least_one, default=5)
     parser.add_argument("--device", default="cuda" if on_gpu else "cpu")
     parser.add_argument("--sdv-python", type=Path, help="python of an environment with stable-diffusion-videos")
     parser.add_argument("--out", type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
-    args.width, args.height = (int(v) for v in args.size.split("x"))
+    args.width, args.height = args.size
+    if min(args.size) < 8 or args.width % 8 or args.height % 8:
+        parser.error(f"--size must be whole multiples of 8 (the latents' scale), not {args.width}x{args.height}")
+    if args.sdv_python and not (args.sdv_python.is_file() and os.access(args.sdv_python, os.X_OK)):
+        parser.error(f"--sdv-python {args.sdv_python} is not a program that can be run")
     other = sdv_python(args.sdv_python)
     tools = [
         ("musicvid", Path(sys.executable), "musicvid", False),
@@ -139,19 +151,17 @@ def main(argv: list[str] | None = None) -> int:
             "cpu_count": os.cpu_count(),
             "device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
         },
-        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "sdv_python")}
-        | {"sdv_python": str(other)},
+        "settings": {k: v for k, v in vars(args).items() if k not in ("out", "sdv_python", "size")}
+        | {"size": f"{args.width}x{args.height}", "sdv_python": str(other)},
         "runs": runs,
         "frames_per_second": {label: round(rate(label), 3) for label in runs},
         "ratio": round(rate("musicvid") / rate("stable-diffusion-videos"), 3),
         "ratio_same_environment": round(rate("musicvid (sdv env)") / rate("stable-diffusion-videos"), 3),
     }
     out = args.out or HERE / "results" / f"side-by-side-{args.diffusion}-{args.device}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(
-        f"### Side by side: {args.diffusion}, {args.size}, {args.steps} steps, batch {args.batch_size}, {args.device}"
-    )
+    write_text(out, json.dumps(results, indent=2, allow_nan=False) + "\n")
+    size = f"{args.width}x{args.height}"
+    print(f"### Side by side: {args.diffusion}, {size}, {args.steps} steps, batch {args.batch_size}, {args.device}")
     print("| tool | torch | frames | pictures | frames/s (median) |\n| --- | --- | ---: | ---: | ---: |")
     for label, rows in runs.items():
         print(

@@ -37,6 +37,7 @@ from typing import Callable
 
 import torch
 
+from benchmarks.device_checks import void_flag
 from benchmarks.levers import levers
 from benchmarks.peaks import run_peak_gb
 from benchmarks.rows import plan_batch, run_rows
@@ -105,7 +106,7 @@ def markdown(results: dict) -> str:
             continue
         diff = row.get("difference", {})
         out.append(
-            f"| {name} | {row['frames_per_second']} | {row['ratio']} | ±{row['spread']['relative']:.1%} | "
+            f"| {name} | {row['frames_per_second']} | {row['ratio'] or '–'} | ±{row['spread']['relative']:.1%} | "
             f"{row['warm_up_seconds']} | {diff.get('max_difference', '')} | {diff.get('psnr_db') or ''} | "
             f"{row.get('peak_gpu_gb', '')} | {row['what']} |"
         )
@@ -157,6 +158,7 @@ def drawing_rows(
     )
     results |= {
         "levers": rows,
+        **void_flag(rows),
         "clocks_at_end": gpu_clocks(),
         "run_peak_gpu_gb": run_peak_gb(device) if device.type == "cuda" else None,
     }

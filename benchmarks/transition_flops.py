@@ -255,11 +255,18 @@ def candidate_row(parts: dict, steps: int, guidance: float, model: str, note: st
     }
 
 
+def shape_problem(width: int, height: int, frames: int) -> str | None:
+    """Why LTX-Video cannot draw a transition of this shape, in a sentence; None where it can (Wan's 16 and 4k+1
+    follow)."""
+    if min(width, height) < 32 or width % 32 or height % 32 or frames < 9 or (frames - 1) % 8:
+        return f"LTX-Video needs sizes divisible by 32 and 8k+1 frames (9 or more), not {width}x{height}, {frames}"
+    return None
+
+
 def transition_flops(width: int = 704, height: int = 384, frames: int = 57) -> dict:
     """TFLOP of one transition of `frames` frames at width × height, per candidate and recipe."""
-    # (Wan's 16 and 4k+1 follow)
-    if width % 32 or height % 32 or (frames - 1) % 8:
-        raise ValueError(f"LTX-Video needs sizes divisible by 32 and 8k+1 frames, not {width}x{height}, {frames}")
+    if problem := shape_problem(width, height, frames):
+        raise ValueError(problem)
     seconds = (frames - 1) / DRAWN_FPS  # the morph's length at the app's drawing rate: 5.6 s for 57 frames
     ltx = ltx_counts(width, height, frames)
     vace, flf2v = wan_counts(width, height, frames, flf2v=False), wan_counts(width, height, frames, flf2v=True)

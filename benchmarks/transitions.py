@@ -22,9 +22,10 @@ from pathlib import Path
 import torch
 
 from benchmarks.peaks import SpanPeak
-from benchmarks.transition_flops import transition_flops
+from benchmarks.transition_flops import shape_problem, transition_flops
 from musicvid.models.published import LTX_TRANSFORMER, LTX_VAE, T5_XXL
 from musicvid.settings.geometry import DRAWN_FPS
+from vipe_core.atomic import write_text
 
 
 def full_size_ltx(device: torch.device):
@@ -119,16 +120,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2, help="timed transitions after the warm-up")
     parser.add_argument("--out", type=Path, help="JSON file to write")
     args = parser.parse_args(argv)
+    if problem := shape_problem(args.width, args.height, args.frames):
+        parser.error(problem)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be 1 or more (timed transitions after the warm-up), not {args.repeats}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.flops:
         results = transition_flops(args.width, args.height, args.frames)
     else:
         results = timed_transition(args.quick, args.low_vram, args.repeats, args.width, args.height, args.frames)
-    text = json.dumps(results, indent=2)
+    text = json.dumps(results, indent=2, allow_nan=False)
     print(text)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+        write_text(args.out, text + "\n")
     return 0
 
 

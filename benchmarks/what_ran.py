@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from musicvid.core.errors import UserError
 from musicvid.models.readback import describe_model
 
 
@@ -28,16 +29,32 @@ def machine(device: torch.device) -> dict[str, str]:
     return {"host": platform.node(), "device": device_name(device), "torch": torch.__version__}
 
 
-def versions() -> dict[str, str | None]:
-    """What decides the kernels a GPU runs, besides the code."""
+def versions() -> dict[str, Any]:
+    """What decides the kernels a GPU runs, besides the code: the libraries, --compile's torch.compile backend (an
+    inherited MUSICVID_COMPILE_BACKEND=eager compiles nothing), inductor's and the allocator's settings from the
+    environment, and whether float32 matrix products and convolutions may take TF32."""
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    settings = {k: v for k, v in os.environ.items() if k.startswith("TORCHINDUCTOR_") or k == "PYTORCH_CUDA_ALLOC_CONF"}
     return {
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": str(cudnn) if cudnn else None,
         "diffusers": version("diffusers"),
         "transformers": version("transformers"),
+        "compile_backend": compile_backend_named(),
+        "environment": dict(sorted(settings.items())),
+        "allow_tf32": {"matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn": torch.backends.cudnn.allow_tf32},
     }
+
+
+def compile_backend_named() -> str:
+    """--compile's backend as musicvid reads it, or why it would refuse it."""
+    from musicvid.pictures.switches import compile_backend  # (diffusers' import: only when a run is recorded)
+
+    try:
+        return compile_backend()
+    except UserError as error:
+        return str(error)
 
 
 CLOCKS = "clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,temperature.gpu,driver_version"

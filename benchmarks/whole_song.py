@@ -128,7 +128,7 @@ def whole_song(
         settings = replace(settings, batch_size=plan_batch(PRESETS["default"], settings, registry.device))
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=folder / "song", quiet=True)
     timings, stop = Timings(), threading.Event()
-    row = {"song_seconds": seconds, "options": given or {}, "batch_size": settings.batch, "upscaler": upscaling}
+    row = {"song_seconds": seconds, "options": given or {}, "batch_size_asked": settings.batch}
     timer = threading.Timer(stop_after, stop.set) if stop_after else None
     started = time.perf_counter()
     with MemorySampler(interval=0.005) as memory:
@@ -142,6 +142,7 @@ def whole_song(
             # then the rest from the timed lyrics, so that the scenes fall every 3 s as sung
             made = make_video(request, settings, registry, output=folder / "song.mp4", timings=timings, stop=stop)
             row |= {"frames": made.frames, "pictures_drawn": made.pictures_drawn, "video": probed(made.video)}
+            row["batch_size"] = made.timings["batch_size"]  # as the render drew, after its memory plan
         except Cancelled:
             drawn = sum(1 for _ in (folder / "song").glob("*/*.png"))
             row["did_not_finish"] = f"stopped after {stop_after:.0f} s (the run's budget), {drawn} pictures drawn"
@@ -149,7 +150,16 @@ def whole_song(
             if timer:
                 timer.cancel()
     wall = time.perf_counter() - started
-    return row | figures(timings, wall, memory, registry.device)
+    return row | {"upscaler": upscaler_used(timings.models)} | figures(timings, wall, memory, registry.device)
+
+
+def upscaler_used(models: dict) -> str:
+    """The upscaler the render ran, as its registry read it back: a learned one's name, else none (a model set whose
+    upscaler loads no network: ffmpeg's Lanczos scales)."""
+    read = models.get("upscaler")
+    if read is None:
+        return "none loaded (the render stopped before it, or asked for none)"
+    return read["name"] if read["dtype"] is not None else f"none: {read['name']} loaded no network (Lanczos)"
 
 
 def probed(video: Path) -> dict:

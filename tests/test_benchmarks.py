@@ -314,3 +314,67 @@ def test_a_stage_no_memory_sample_fell_in_holds_what_the_last_sample_before_it_s
     assert sampler.span_gb(1.5, 5.5, column=1) == 300.0
     assert sampler.span_gb(2.5, 4.0, column=1) == 300.0  # between two samples: the one before it
     assert sampler.span_gb(0.0, 0.5, column=1) == 0.0  # before any
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--keep", "KEEP"], "is not an empty folder"),
+        (["--variant", "csa=--fast"], "the same folder as 'csa'"),
+        (["--variant", "deep cache=", "--variant", "deep-cache=--fast"], "the same folder as 'deep cache'"),
+        (["--variant", "../elsewhere=--fast"], "no '/'"),
+        (["--variant", "storyboard=--fast"], "no '/'"),
+    ],
+)
+def test_the_quality_benchmark_refuses_a_keep_folder_with_files_and_rows_sharing_a_folder(
+    argv, said, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(quality_benchmark, "compare", lambda *given: pytest.fail("rendered"))
+    (tmp_path / "song.wav").write_text("my own recording")
+    with pytest.raises(SystemExit) as refused:
+        quality_benchmark.main(["--quick", *(str(tmp_path) if a == "KEEP" else a for a in argv)])
+    assert refused.value.code == 2 and said in capsys.readouterr().err
+    assert (tmp_path / "song.wav").read_text() == "my own recording"
+
+
+@pytest.mark.parametrize("argv", [["--quick", "--repeats", "0"], ["--flops", "--frames", "10"], ["--width", "100"]])
+def test_the_transitions_benchmark_refuses_bad_flags_before_building_a_model(argv, monkeypatch, capsys):
+    from benchmarks import transitions
+
+    monkeypatch.setattr(transitions, "timed_transition", lambda *given: pytest.fail("built"))
+    monkeypatch.setattr(transitions, "transition_flops", lambda *given: pytest.fail("counted"))
+    with pytest.raises(SystemExit) as refused:
+        transitions.main(argv)
+    assert refused.value.code == 2 and capsys.readouterr().err.count("error:") == 1
+
+
+def written(folder) -> dict[str, dict]:
+    """The results files a benchmark wrote where it writes by default (its module's `__file__` moved to `folder`)."""
+    return {path.name: json.loads(path.read_text()) for path in sorted((folder / "results").glob("*.json"))}
+
+
+def test_a_quick_command_line_run_says_so_and_never_replaces_the_full_runs_file(tmp_path, monkeypatch):
+    from benchmarks import command_line
+
+    row = {"command": "--help", "median_s": 0.3, "min_s": 0.3, "exit_code": 0, "said": "", "imported": []}
+    monkeypatch.setattr(command_line, "measure", lambda runs, cwd: [row])
+    monkeypatch.setattr(command_line, "__file__", str(tmp_path / "command_line.py"))
+    assert command_line.main(["--runs", "3"]) == 0 and command_line.main(["--quick"]) == 0
+    host = command_line.platform.node() or "host"
+    full, quick = written(tmp_path)[f"command-line-{host}.json"], written(tmp_path)[f"command-line-{host}-quick.json"]
+    assert (full["quick"], full["runs_per_command"], quick["quick"], quick["runs_per_command"]) == (False, 3, True, 1)
+
+
+def test_quick_render_and_delivery_runs_say_so_and_never_replace_the_full_runs_file(tmp_path, monkeypatch):
+    import benchmarks.render as render
+
+    monkeypatch.setattr(render, "stage_breakdown", lambda *given: {"models": "tiny"})
+    monkeypatch.setattr(render, "markdown", lambda results: "")
+    monkeypatch.setitem(delivery.SECTIONS, "delivery", (lambda args: {}, lambda report, device: None))
+    for module in (render, delivery):
+        monkeypatch.setattr(module, "__file__", str(tmp_path / "benchmark.py"))
+    assert main(["--quick", "--phases", "tiny"]) == 0
+    delivery.main(["--quick", "--only", "delivery"])
+    host = render.platform.node() or "host"
+    assert list(written(tmp_path)) == [f"delivery-{host}-quick.json", f"render-{host}-quick.json"]
+    assert all(report["quick"] for report in written(tmp_path).values())

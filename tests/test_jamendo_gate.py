@@ -3,6 +3,9 @@ and annotations made by hand: each threshold it misses is named, and nothing whe
 
 from pathlib import Path
 
+import pytest
+
+from benchmarks import jamendo
 from benchmarks.jamendo import failures
 from tests.fixtures.jamendo import Song, found_lines, scored
 
@@ -42,3 +45,10 @@ def test_the_gate_names_each_threshold_missed_and_nothing_where_all_hold():
         "faster-whisper, c: 1 words not timed",
         "faster-whisper, c: 6 of 10 lines within 0.5 s",
     ]
+
+
+def test_a_songs_csv_listing_no_song_is_refused_before_whisper_is_loaded(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(jamendo, "load_whisper_base", lambda *given: pytest.fail("loaded"))
+    (tmp_path / "songs.csv").write_text("Filepath,Language\n")
+    assert jamendo.main(["--songs", str(tmp_path), "--out", str(tmp_path / "out.json")]) == 2
+    assert "lists none" in capsys.readouterr().err and not (tmp_path / "out.json").exists()

@@ -3,10 +3,12 @@ docs' tables, which must be the ones its results make."""
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.lyric_table import BEGIN, END, results, tables
+from benchmarks import lyrics, real_songs
+from benchmarks.lyric_table import BEGIN, END, results, sung_cell, tables
 from musicvid.lyrics.transcript import Line
 from tests.fixtures.fresh_songs import LONG_SECONDS, fresh_song, judged_timing
 
@@ -41,3 +43,43 @@ def test_fresh_songs_are_drawn_from_their_seed_in_every_hard_kind(tmp_path):
     assert fresh_song("loud", 3, tmp_path).voice_level < 0.5
     long = fresh_song("long", 3, tmp_path)
     assert long.seconds == LONG_SECONDS and long.sung[-1][1] <= LONG_SECONDS - 3
+
+
+@pytest.mark.parametrize("out_dir, docs", [("empty", "lyrics.md"), ("results", "missing.md"), ("results", "plain.md")])
+def test_the_tables_are_refused_from_no_results_or_into_a_page_without_their_markers(out_dir, docs, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "plain.md").write_text("# a page of my own\n")
+    (tmp_path / "lyrics.md").write_text((ROOT / "docs" / "lyrics.md").read_text())
+    folder = {"empty": tmp_path / "empty", "results": ROOT / "benchmarks" / "results"}[out_dir]
+    with pytest.raises(SystemExit) as refused:
+        lyrics.main(["--table", "--out-dir", str(folder), "--docs", str(tmp_path / docs)])
+    assert refused.value.code == 2 and capsys.readouterr().err.count("error:") == 1
+    assert (tmp_path / "lyrics.md").read_text() == (ROOT / "docs" / "lyrics.md").read_text()
+    assert (tmp_path / "plain.md").read_text() == "# a page of my own\n"
+
+
+def test_the_matrix_refuses_no_song_and_songs_not_installed_but_needs_only_those_asked_for(tmp_path, monkeypatch):
+    monkeypatch.setattr(lyrics, "run_matrix", lambda args, folder: {})
+    (tmp_path / "song.ogg").write_bytes(b"")
+    monkeypatch.setitem(lyrics.SUNG, "chaos_god", tmp_path)  # installed
+    monkeypatch.setitem(lyrics.SUNG, "armygeddon", tmp_path / "gone")  # not
+    for argv in (["--seeds", "--real"], ["--seeds", "--real", "chaos_god", "armygeddon"]):
+        with pytest.raises(SystemExit) as refused:
+            lyrics.main(argv)
+        assert refused.value.code == 2
+    assert lyrics.main(["--seeds", "--real", "chaos_god"]) == 0
+    for argv in (["--songs", "bogus"], ["--backends", "bogus"], ["--songs", "armygeddon"]):
+        with pytest.raises(SystemExit) as refused:
+            real_songs.main(argv)
+        assert refused.value.code == 2
+
+
+def test_a_song_where_nothing_was_heard_is_not_measured_rather_than_passed(monkeypatch, capsys):
+    audio = SimpleNamespace(info=SimpleNamespace(duration=60.0), samples=None)
+    monkeypatch.setattr(lyrics, "load_audio", lambda path: audio)
+    monkeypatch.setattr(lyrics, "hear", lambda asr, samples, quiet: (None, None, []))  # no segment heard
+    monkeypatch.setattr(lyrics, "sung_lines", lambda heard, silero, duration: [])
+    [row] = lyrics.real(None, "chaos_god", Path("chaos_god.wav"), instrumental=False)
+    assert (row["heard"], row["passed"]) == (0, None) and sung_cell(row) == "0 of 0, nothing heard: not measured"
+    assert lyrics.verdict({1.0: [{**row, "backend": "openai-whisper", "sharpness": 1.0}]}) == 0
+    assert "not measured (nothing heard): chaos_god openai-whisper" in capsys.readouterr().err

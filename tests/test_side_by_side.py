@@ -10,7 +10,7 @@ from pathlib import Path
 import av
 import pytest
 
-from benchmarks import walk
+from benchmarks import side_by_side, walk
 from musicvid.models.tiny import local_diffusion
 from musicvid.settings.presets import TINY
 
@@ -58,3 +58,14 @@ def test_musicvid_walk_draws_each_frame_once_and_writes_the_video(tmp_path):
     with av.open(str(out / "walk.mp4")) as container:
         assert sum(1 for _ in container.decode(video=0)) == 11
         assert container.streams.video[0].codec_context.width == 32
+
+
+@pytest.mark.parametrize(
+    "argv", [["--size", "512"], ["--size", "60x60"], ["--rounds", "0"], ["--sdv-python", "/nonexistent/python"]]
+)
+def test_bad_flags_are_refused_before_any_weights_are_built(argv, monkeypatch, capsys):
+    monkeypatch.setattr(side_by_side, "local_diffusion", lambda name: pytest.fail("built"))
+    monkeypatch.setattr(side_by_side, "sdv_python", lambda given: pytest.fail("made an environment"))
+    with pytest.raises(SystemExit) as refused:
+        side_by_side.main(argv)
+    assert refused.value.code == 2 and capsys.readouterr().err.count("error:") == 1

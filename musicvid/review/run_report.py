@@ -36,6 +36,7 @@ def run_summary(
         "device": device_text(run.registry.device),
         **run.timings.summary(),
         "fps": settings.fps,
+        "batch_size": settings.batch,  # the pictures drawn at once, after the memory plan
         "frames": schedule.frame_count,
         "video_frames": to_frame(pictures.storyboard.duration, settings.video_fps),
         "pictures_drawn": drawn,
