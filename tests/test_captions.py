@@ -8,6 +8,7 @@ import numpy as np
 
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.delivery import captions, mux
+from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.helpers import decoded
 
@@ -146,3 +147,48 @@ def test_a_lyric_that_begins_like_a_cues_times_is_read_by_ffmpeg_as_its_words(tm
     cues = [line for line in read.splitlines() if line.startswith("Dialogue:")]
     assert [cue.split(",")[1] for cue in cues] == ["0:00:00.00", "0:00:01.00", "0:00:02.00", "0:00:03.00"]
     assert [text.removeprefix(captions.WORD_JOINER) for text in dialogue(read)] == [" ".join(t.split()) for t in lines]
+
+
+def heard(lines: list[tuple[float, float, list[tuple[float, float, str]]]]) -> Transcript:
+    """A transcript of lines with their words' (start, end, text)."""
+    made = [Line(a, b, " ".join(w[2] for w in ws), words=[Word(*w) for w in ws]) for a, b, ws in lines]
+    return Transcript(made, "en", "test")
+
+
+def karaoke(board: Storyboard, transcript: Transcript) -> list[tuple[str, list[int], list[str]]]:
+    """Each karaoke event's start, its \\k and \\kf times (centiseconds) and the words after them."""
+    script = captions.ass_script(board, 320, 240, captions.word_times(board, transcript))
+    events = [line for line in script.splitlines() if line.startswith("Dialogue:")]
+    return [
+        (e.split(",")[1], [int(k) for k in re.findall(r"\\kf?(\d+)", e)], re.findall(r"}([^{]+)", e)) for e in events
+    ]
+
+
+def test_overlapping_word_times_light_each_word_as_the_one_before_ends():
+    board = Storyboard(audio=SongAudio(5.0), language="en", scenes=[Scene(0, "lyric", 0.0, 4.5, "one two three four")])
+    words = [(0.0, 1.3, "one"), (1.0, 2.3, "two"), (2.0, 3.3, "three"), (3.0, 3.9, "four")]
+    [(start, times, texts)] = karaoke(board, heard([(0.0, 4.0, words)]))
+    assert (start, times) == ("0:00:00.00", [130, 100, 100, 60])  # lit until 1.3, 2.3, 3.3, 3.9: never past 4.5
+    assert [t.strip() for t in texts] == ["one", "two", "three", "four"]
+
+
+def test_a_first_line_sung_before_a_second_is_lit_from_its_own_words():
+    # its scene starts at 0 (frame 0 shows it), its words at 0.7: enhanced LRC's or Whisper's
+    board = Storyboard(
+        audio=SongAudio(10.0), language="en", scenes=[Scene(0, "lyric", 0.0, 5.0, "first line sung late")]
+    )
+    words = [(0.7, 1.5, "first"), (1.5, 2.5, "line"), (2.5, 3.0, "sung"), (3.0, 3.5, "late")]
+    assert karaoke(board, heard([(0.7, 3.5, words)])) == [
+        ("0:00:00.00", [70, 80, 100, 50, 50], ["first ", "line ", "sung ", "late"])  # a 0.7 s wait, then its words
+    ]
+    plain = Transcript([Line(0.7, 3.5, "first line sung late")], "en", "lyrics:a.lrc")  # a plain LRC's line
+    [(start, times, _)] = karaoke(board, plain)
+    assert start == "0:00:00.00" and times[0] == 70 and sum(times) == 500  # its letters share 0.7 → 5.0
+
+
+def test_right_to_left_lines_are_shown_whole_in_karaoke():
+    board = lyric_board(["שלום עולם", "abc مرحبا بالعالم", "hello world"])
+    script = captions.ass_script(board, 320, 240, captions.word_times(board, None))
+    shown = dialogue(script)
+    assert shown[:2] == [captions.LINE_COLOUR + "שלום עולם", captions.LINE_COLOUR + "abc مرحبا بالعالم"]
+    assert "\\kf" in shown[2]

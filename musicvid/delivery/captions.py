@@ -24,12 +24,15 @@ from fontTools.ttLib import TTFont
 
 from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.core.workdir import FONTS
-from musicvid.lyrics.transcript import Transcript, code_point
+from musicvid.lyrics.transcript import Line, Transcript, code_point
 from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.storyboard.scenes import MIN_INTRO_SECONDS
 from musicvid.storyboard.table import listed
 from vipe_core.atomic import atomic_path, write_text
 
 SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold once sung, white before
+# karaoke shows a right-to-left line plainly: libass lays the runs \\k tags cut it into left to right (words reversed)
+LINE_COLOUR = "{\\1c&HFFFFFF&}"
 CAPTION_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT)  # each character is drawn in the first of them that has it
 UNDRAWN_SHOWN = 10  # how many of the characters no caption font has undrawn_note names
 WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is that scene's line
@@ -161,33 +164,44 @@ def _ass_time(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}.{centis:02d}"
 
 
+def _sung_line(scene: Scene, lines: list[Line]) -> Line | None:
+    """The transcript's line of this scene: the same words, starting within WORD_TIME_TOLERANCE of the scene, or, for a
+    first line sung before MIN_INTRO_SECONDS (its scene moved to 0: scenes_from_lines), anywhere in that lead-in."""
+    for line in lines:
+        near = (
+            abs(line.start - scene.start) <= WORD_TIME_TOLERANCE or scene.start == 0 <= line.start < MIN_INTRO_SECONDS
+        )
+        if near and ([w.text.strip() for w in line.words] if line.words else line.text.split()) == scene.text.split():
+            return line
+    return None
+
+
+def _within(t: float, scene: Scene) -> float:
+    return min(max(t, scene.start), scene.end)
+
+
 def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[int, list[tuple[float, float, str]]]:
-    """(start, end, word) of every captioned scene's words. Whisper's word times where the transcript has
-    this scene's line (same words, starting within WORD_TIME_TOLERANCE); otherwise, as for timed lyrics
-    or an edited line, the scene's time shared out by the words' lengths in letters."""
+    """(start, end, word) of every captioned scene's words, within the scene: the transcript's word times where it has
+    the scene's line (_sung_line: Whisper's, enhanced LRC's); else the time from the line's start (the transcript's,
+    else the scene's) to the scene's end, shared out by the words' lengths in letters."""
     lines = transcript.lines if transcript is not None else []
     words: dict[int, list[tuple[float, float, str]]] = {}
     for scene in captioned(storyboard):
-        texts = scene.text.split()
-        heard = next(
-            (
-                line.words
-                for line in lines
-                if abs(line.start - scene.start) <= WORD_TIME_TOLERANCE
-                and [w.text.strip() for w in line.words] == texts
-            ),
-            None,
-        )
-        if heard:
+        texts, line = scene.text.split(), _sung_line(scene, lines)
+        if line is not None and line.words:
             words[scene.index] = [
-                (min(max(w.start, scene.start), scene.end), min(max(w.end, scene.start), scene.end), text)
-                for w, text in zip(heard, texts)
+                (_within(w.start, scene), _within(w.end, scene), text) for w, text in zip(line.words, texts)
             ]
             continue
+        start = _within(line.start, scene) if line is not None else scene.start
         letters = np.cumsum([0] + [len(t) + 1 for t in texts], dtype=float)
-        edges = scene.start + (scene.end - scene.start) * letters / letters[-1]
+        edges = start + (scene.end - start) * letters / letters[-1]
         words[scene.index] = [(float(a), float(b), t) for a, b, t in zip(edges, edges[1:], texts)]
     return words
+
+
+def _right_to_left(text: str) -> bool:
+    return any(unicodedata.bidirectional(c) in ("R", "AL") for c in text)  # Hebrew, Arabic, Persian, Urdu…
 
 
 def _wide(character: str) -> bool:
@@ -336,6 +350,8 @@ def ass_script(
             continue
         if words is None:
             text = _line_text(scene.text, block)
+        elif _right_to_left(scene.text):
+            text = LINE_COLOUR + _line_text(scene.text, block)
         else:
             text = _karaoke_text(scene.start, words[scene.index], block)
         events.append(f"Dialogue: 0,{_ass_time(scene.start)},{_ass_time(scene.end)},Lyrics,,0,0,0,,{text}")
@@ -347,7 +363,11 @@ def _karaoke_text(at: float, words: list[tuple[float, float, str]], block: Block
     _rows breaks it into: a word cut across rows fills each part in its share of the word's time, by letters
     (a fill sweeps one row: libass would sweep one across two rows from the first's left to the second's right)."""
     # a word with nothing drawable is left out: its time is a wait before the next word
-    timed = [(start, end, shown) for start, end, word in words if (shown := _literal(word))]
+    timed = []
+    for start, end, word in words:  # each word from the one before's end: a transcript's times may overlap
+        start = max(start, timed[-1][1] if timed else at)
+        if shown := _literal(word):
+            timed.append((start, max(end, start), shown))
     broken = _rows([word for _, _, word in timed], block)
     rows, cut = broken or ([list(enumerate(word for _, _, word in timed))], False)
     done = [0] * len(timed)  # of each word, the letters in the rows before
