@@ -1,6 +1,7 @@
 """`musicvid render | storyboard | plan | batch | score | ui` — the command line.
 
-Exit codes: 0 done, 1 failure while rendering, 2 bad input or usage. Errors are one line.
+Exit codes: 0 done, 1 failure while rendering, 2 bad input or usage, 128 + a signal's number where one stopped the
+run (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; 141 a reader of standard output that went away). Errors are one line.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.schema import check_field, option_name
 from musicvid.settings.song import SongRequest
 from vipe_core.atomic import temporary_of
+from vipe_core.errors import stop_said, stopped_as_interrupted
 
 log = logging.getLogger("musicvid")
 
@@ -223,15 +224,6 @@ COMMANDS = {
 }
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a `kill`, a service stopped), raised where the run is, so that it ends as Ctrl-C ends it: its work
-    directory let go, its temporaries and ffmpeg gone."""
-
-
-def _terminated(signum, frame):
-    raise Terminated
-
-
 # What a write that ran out of room says, by its errno: a full disk, a used-up quota, a file size limit.
 FULL = {
     errno.ENOSPC: "the disk is full",
@@ -244,28 +236,64 @@ def disk_full(error: OSError) -> str:
     """What a full disk (or a quota, a size limit: FULL) stopped: the file being written, named as its artifact where
     it was our temporary."""
     again = "; free some space and run the same command again to continue"
-    if not error.filename:
+    # a copy or a link names its source first and the file it writes second (shutil.copyfile's ENOSPC, os.link's)
+    name = error.filename2 or error.filename
+    if not name:
         return FULL[error.errno] + again
-    path = Path(os.fsdecode(error.filename))
+    path = Path(os.fsdecode(name))
     written = path.with_name(temporary[1]) if (temporary := temporary_of(path)) else path
     return f"{FULL[error.errno]}, where {written} was being written{again}"
 
 
-def _printed(code: int) -> int:
-    """A command's exit code once what it printed last is written. A reader that went away (`| head`) ends the run
-    quietly, as a Unix tool; a standard output that takes nothing more (/dev/full) is said as such, not as the disk
-    the work was written to. Either way, what is left to print then goes nowhere (else Python's own flush at exit
-    would fail again)."""
-    try:
-        sys.stdout.flush()
-        return code
-    except BrokenPipeError:
-        code = 128 + signal.SIGPIPE
-    except OSError as error:
-        print(f"musicvid: the work is done, but standard output cannot take it ({error.strerror})", file=sys.stderr)
-        code = 1
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return code
+class OutputLost(OSError):
+    """Standard output took no more of what a command printed: its reader went away (`| head`), or its disk is full."""
+
+
+class Guarded:
+    """A standard stream whose failed writes are told apart from the work's own (which fail alike: a full disk):
+    standard output's raise OutputLost, standard error's are dropped (a line with nowhere to go stops no work). A
+    closed one (`>&-`, None) writes nowhere. Once a write failed, the stream's descriptor writes nowhere too, else
+    Python's own flush at exit would fail again."""
+
+    def __init__(self, stream, raising: bool):
+        self._stream = stream if stream is not None else open(os.devnull, "w")
+        self._raising = raising
+
+    def write(self, text: str) -> int:
+        return self._guarded(self._stream.write, text) or 0
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+    def _guarded(self, call, *args):
+        try:
+            return call(*args)
+        except OSError as error:
+            try:
+                fd = self._stream.fileno()
+            except (OSError, ValueError):  # a stream in memory: nothing of it is flushed at exit
+                fd = None
+            if fd is not None:
+                nowhere = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(nowhere, fd)
+                os.close(nowhere)
+            if self._raising:
+                raise OutputLost(error.errno, error.strerror) from error
+            return None
+
+
+def _output_lost(lost: OutputLost) -> int:
+    """The exit code of a run whose standard output took no more. A reader that went away ends it quietly with
+    141, as a Unix tool that SIGPIPE killed (`yes | head`): what `set -o pipefail` and PIPESTATUS then see, so a
+    script can tell output cut short from output all read. A standard output that takes nothing more (/dev/full) is
+    said as such, not as the disk the work was written to."""
+    if lost.errno == errno.EPIPE:
+        return 128 + signal.SIGPIPE
+    print(f"musicvid: the work is done, but standard output cannot take it ({lost.strerror})", file=sys.stderr)
+    return 1
 
 
 def _current_folder_gone() -> bool:
@@ -279,6 +307,16 @@ def _current_folder_gone() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Guarded(sys.stdout, raising=True), Guarded(sys.stderr, raising=False)
+    try:
+        with stopped_as_interrupted():
+            return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit:  # usage errors and --help: argparse has said what it had to
@@ -286,8 +324,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="musicvid: %(message)s")
     if getattr(args, "quiet", False):  # before the model libraries are imported: they read it then
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    on_main = threading.current_thread() is threading.main_thread()  # (only there can a handler be set)
-    before = signal.signal(signal.SIGTERM, _terminated) if on_main else None
     if _current_folder_gone():
         print(
             "musicvid: the current folder is gone, or its path is too long: cd to another and run again",
@@ -295,14 +331,18 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     try:
-        return _printed((COMMANDS.get(args.command) or args.run)(args))  # (an added command sets its own `run`)
+        code = (COMMANDS.get(args.command) or args.run)(args)  # (an added command sets its own `run`)
+        sys.stdout.flush()  # what it printed last, written now: a failure is OutputLost's
+        return code
+    except OutputLost as lost:
+        return _output_lost(lost)
     except MusicvidError as error:
         print(f"musicvid: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt as stopped:
-        how = "stopped (SIGTERM)" if isinstance(stopped, Terminated) else "interrupted"
+        how, code = stop_said(stopped)
         print(f"musicvid: {how}; run the same command again to continue", file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(stopped, Terminated) else signal.SIGINT)
+        return code
     except Exception as error:  # a bug or an environment problem: one line, the traceback on request
         if args.debug:
             raise
@@ -311,6 +351,3 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"musicvid: failed: {type(error).__name__}: {error} (rerun with --debug for details)", file=sys.stderr)
         return 1
-    finally:
-        if on_main:
-            signal.signal(signal.SIGTERM, before)

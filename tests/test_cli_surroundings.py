@@ -1,6 +1,6 @@
 """What surrounds a run, said in one sentence (a probe's findings): a reader of standard output that went away, a
-standard output that is full, the current folder gone, a quota or a file size limit where the disk is not full, an
-ffmpeg a signal stopped."""
+standard output that is full or closed, a signal that stops the run, the current folder gone, a quota or a file size
+limit where the disk is not full, an ffmpeg a signal stopped."""
 
 import contextlib
 import errno
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from musicvid.cli import disk_full, main
+from musicvid.cli import COMMANDS, disk_full, main
 from musicvid.core import ffmpeg
 from tests.helpers import make_tone
 
@@ -36,21 +36,45 @@ def planned_into(stdout, capsys, song) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
-def test_a_reader_that_went_away_ends_the_run_quietly_as_a_unix_tool(song, capsys):
+# buffered, as a terminal-less run's; line by line, as under PYTHONUNBUFFERED (the usual Docker setting), where the
+# command's own print fails rather than the flush once it is done
+BUFFERINGS = pytest.mark.parametrize("buffering", [-1, 1], ids=["buffered", "unbuffered"])
+
+
+@BUFFERINGS
+def test_a_reader_that_went_away_ends_the_run_quietly_as_a_unix_tool(song, capsys, buffering):
     read, write = os.pipe()
     os.close(read)  # nobody reads the table
-    with os.fdopen(write, "w") as pipe:
+    with os.fdopen(write, "w", buffering=buffering) as pipe:
         assert planned_into(pipe, capsys, song) == (128 + signal.SIGPIPE, "")
 
 
-def test_a_full_standard_output_is_said_as_such_not_as_the_disk(song, capsys):
-    full = open("/dev/full", "w")
+@BUFFERINGS
+def test_a_full_standard_output_is_said_as_such_not_as_the_disk(song, capsys, buffering):
+    full = open("/dev/full", "w", buffering=buffering)
     try:
         said = "musicvid: the work is done, but standard output cannot take it (No space left on device)\n"
         assert planned_into(full, capsys, song) == (1, said)
     finally:
         with contextlib.suppress(OSError):  # (what it could not take is still in its buffer)
             full.close()
+
+
+def test_closed_standard_streams_neither_fail_a_run_nor_trade_places(song, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdout", None)  # `>&-`: the plan is made, its table goes nowhere
+    assert main(["plan", str(song), "--models", "tiny", "--gpu-memory", "24"]) == 0
+    monkeypatch.undo()
+    monkeypatch.setattr(sys, "stderr", None)  # `2>&-`: the error line goes nowhere, not to standard output
+    assert main(["plan", str(song.with_name("missing.wav")), "--models", "tiny"]) == 2
+    assert capsys.readouterr().out == ""
+
+
+def test_a_standard_error_whose_reader_went_away_stops_no_run(song, monkeypatch):
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "w", buffering=1) as pipe:
+        monkeypatch.setattr(sys, "stderr", pipe)
+        assert main(["plan", str(song.with_name("missing.wav")), "--models", "tiny"]) == 2
 
 
 def test_a_current_folder_that_is_gone_is_one_sentence_before_any_library_is_loaded(song, tmp_path):
@@ -80,6 +104,33 @@ def test_a_write_that_ran_out_of_room_names_what_ran_out_and_the_file_it_stopped
     assert disk_full(error) == (
         f"{said}, where /videos/o.mp4 was being written; free some space and run the same command again to continue"
     )
+
+
+def test_a_copy_out_to_a_full_disk_names_the_file_it_wrote_not_the_one_it_read():
+    # shutil.copyfile's ENOSPC names the work directory's video first, -o's temporary second
+    error = OSError(
+        errno.ENOSPC, "No space left on device", "/work/wd/video.mp4", None, "/small/.musicvid-42.o.mp4.k3j5h2g1.mp4"
+    )
+    assert disk_full(error).startswith("the disk is full, where /small/o.mp4 was being written;")
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stopping_signal_is_one_line_and_its_exit_code(number, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(COMMANDS, "score", lambda args: os.kill(os.getpid(), number))
+    before = signal.getsignal(number)
+    assert main(["score", str(tmp_path)]) == 128 + number
+    name = signal.Signals(number).name
+    assert capsys.readouterr().err == f"musicvid: stopped ({name}); run the same command again to continue\n"
+    assert signal.getsignal(number) == before
+
+
+def test_a_hangup_nohup_ignores_stays_ignored(tmp_path, monkeypatch):
+    monkeypatch.setitem(COMMANDS, "score", lambda args: os.kill(os.getpid(), signal.SIGHUP) or 0)
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert main(["score", str(tmp_path)]) == 0
+    finally:
+        signal.signal(signal.SIGHUP, before)
 
 
 def test_an_ffmpeg_a_signal_stopped_is_said_by_the_signal():

@@ -17,7 +17,7 @@ import logging
 import sys
 from dataclasses import asdict, fields
 
-from vipe_core.errors import VipeError
+from vipe_core.errors import VipeError, stop_said, stopped_as_interrupted
 from vipe_core.options import build_parser
 
 TRAIN_EXTRA = "pip install 'musicvid[train]'"
@@ -187,12 +187,14 @@ def main(argv: list[str] | None = None) -> int:
 
         transformers_logging.disable_progress_bar()  # "Loading weights", "Writing model shards"
     try:
-        check_train_extra(args)
-        STAGES[args.stage](args)
+        with stopped_as_interrupted():  # SIGTERM and SIGHUP end a stage as Ctrl-C does
+            check_train_extra(args)
+            STAGES[args.stage](args)
     except VipeError as error:
         print(f"vipe {args.stage}: {error}", file=sys.stderr)
         return error.exit_code
-    except KeyboardInterrupt:
-        print(f"vipe {args.stage}: interrupted; run the same command again to continue.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stopped:
+        how, code = stop_said(stopped)
+        print(f"vipe {args.stage}: {how}; run the same command again to continue.", file=sys.stderr)
+        return code
     return 0

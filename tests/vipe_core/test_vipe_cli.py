@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from vipe_core.cli import main
+from vipe_core.cli import STAGES, main
 
 from .helpers import REPO, subprocess_env
 
@@ -104,3 +106,11 @@ def test_filter_options_default_to_filter_config():
     assert {f.name for f in given} == {f.name for f in fields(FilterConfig)} - {"strip_headers", "english_only"}
     assert all(getattr(args, f.name) == f.default for f in given)
     assert (not args.keep_headers, not args.all_languages) == (FilterConfig.strip_headers, FilterConfig.english_only)
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stopping_signal_ends_a_stage_as_ctrl_c_does_in_one_line(number, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(STAGES, "filter", lambda args: os.kill(os.getpid(), number))
+    assert main(["filter", str(tmp_path), "--out", str(tmp_path / "clean.jsonl")]) == 128 + number
+    name = signal.Signals(number).name
+    assert capsys.readouterr().err == f"vipe filter: stopped ({name}); run the same command again to continue.\n"
