@@ -154,3 +154,32 @@ def test_a_storyboard_file_rendered_into_the_work_directory_is_musicvids_and_set
         assert prompt_of(board, 1) == prompt
     made_anew(run_of(song, workdir, seed=1))
     assert asides(workdir) == ["storyboard.edited-1.json"]
+
+
+def as_older_musicvids_left_it(workdir: Path) -> None:
+    """outputs.json as a musicvid before edit marks (551c7eb's parent) wrote it back over a person's edits: the
+    storyboard.json built on them recorded as its own, [size, sha256], and no format mark. (A musicvid of that age
+    run on a newer work directory rewrites the record so too, its edit mark and format mark dropped.)"""
+    board = workdir / "storyboard.json"
+    record = {str(board.resolve()): [[board.stat().st_size, file_sha256(board)]]}
+    (workdir / "outputs.json").write_text(json.dumps({"written": record}, indent=2) + "\n")
+
+
+@pytest.mark.parametrize("built_on_first", [False, True])
+def test_edits_an_older_musicvid_recorded_as_its_own_are_set_aside_by_a_storyboard_made_anew(
+    song, tmp_path, caplog, built_on_first
+):
+    workdir = tmp_path / "wd"
+    made_anew(run_of(song, workdir))
+    edited = edit(workdir / "storyboard.json", lambda b: b["scenes"][1].update(prompt=MINE))
+    as_older_musicvids_left_it(workdir)
+    if built_on_first:  # this version builds on them first: recorded as the person's from now on
+        built_on(run_of(song, workdir))
+        assert json.loads((workdir / "outputs.json").read_text())["format"] == 2
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        made_anew(run_of(song, workdir, seed=1))
+    assert asides(workdir) == ["storyboard.edited-1.json"] and "storyboard.edited-1.json" in caplog.text
+    assert json.loads((workdir / "storyboard.edited-1.json").read_text())["scenes"][1] == edited["scenes"][1]
+    assert prompt_of(workdir / "storyboard.json", 1) == "made 1 1"
+    made_anew(run_of(song, workdir, seed=2))  # what seed 1 made, recorded by this version: replaced, no copy
+    assert asides(workdir) == ["storyboard.edited-1.json"]

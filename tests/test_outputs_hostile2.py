@@ -83,12 +83,18 @@ def test_a_sidecar_of_another_video_is_refused_in_one_sentence_unless_overwrite(
     check_replaceable(mp4, workdir, False)
 
 
-def test_a_sidecar_recorded_before_videos_were_is_replaceable_as_before(tmp_path):
+def test_a_sidecar_recorded_before_videos_were_is_taken_as_written_beside_the_video_of_its_stem_recorded(tmp_path):
     workdir = Workdir(work_directory(tmp_path / "w"))
-    (tmp_path / "v.mp4").write_text("a video")
-    srt = tmp_path / "v.srt"
+    mp4, srt = tmp_path / "v.mp4", tmp_path / "v.srt"
+    mp4.write_text("a video")
     srt.write_text("1\n")
     remember(workdir, srt, srt)  # [size, sha256], no video: an outputs.json an earlier musicvid wrote
+    check_replaceable([tmp_path / "v.mkv", srt], workdir, False)  # no video of its stem recorded: written for none
+    remember(workdir, mp4, mp4)  # the older run recorded the video it wrote too: the .srt was that one's
+    with pytest.raises(UserError, match=r"v\.srt was written for .*v\.mp4, another video"):
+        check_replaceable([tmp_path / "v.mkv", srt], workdir, False)
+    check_replaceable([mp4, srt], workdir, False)  # for that video again: its own
+    mp4.unlink()  # that video gone: the .srt fits nothing there, and may be replaced
     check_replaceable([tmp_path / "v.mkv", srt], workdir, False)
 
 

@@ -19,7 +19,8 @@ from PIL import Image
 
 from musicvid import prepare
 from musicvid.core.errors import UserError
-from musicvid.core.workdir import Workdir
+from musicvid.core.files import file_sha256
+from musicvid.core.workdir import LOCK, Workdir, is_work_directory
 from tests.helpers import dead_pid, digest, make_tone, quick, run, valid_board, video_frames, work_directory
 
 
@@ -85,14 +86,59 @@ def keyframed_render(folder):
     return folder
 
 
-@pytest.mark.parametrize("names", [["score.png"], ["contact_sheet.png", "score.json"], ["notes.txt"]])
-def test_score_in_a_persons_folder_is_refused_and_replaces_nothing(capsys, tmp_path, names):
+@pytest.mark.parametrize(
+    "names, said",
+    [  # musicvid's names alone, a song recorded, in a folder not named for it: maybe an older musicvid's, maybe not
+        (["score.png"], "has no .musicvid-lock (older musicvids made none): if musicvid made it, `touch"),
+        (["contact_sheet.png", "score.json"], "has no .musicvid-lock"),
+        (["notes.txt"], "holds keyframes, which musicvid did not make"),
+    ],
+)
+def test_score_in_a_persons_folder_is_refused_and_replaces_nothing(capsys, tmp_path, names, said):
     (tmp_path / "mine").mkdir()
     mine = persons_folder(keyframed_render(tmp_path / "mine"), names)
     before = tree(mine)
     code, _, err = run(capsys, "score", mine, "--models", "tiny")
-    assert code == 2 and "which musicvid did not make" in err and err.count("\n") == 1
+    assert code == 2 and said in err and err.count("\n") == 1
     assert tree(mine) == before
+
+
+def older_musicvids_folder(folder, song):
+    """`folder` as a render of `song` by a musicvid older than lock files left it (ab2134e): its names alone, no lock,
+    no outputs.json, and a storyboard recording the song."""
+    board = valid_board() | {"audio": {"path": song.name, "sha256": file_sha256(song), "duration": 2.0}}
+    board["scenes"][0]["end"] = board["scenes"][1]["start"] = 1.0
+    board["scenes"][1]["end"] = 2.0
+    for name in ("frames/000001.png", "keyframes/0000.png", "lyrics.srt", "timings.json", "video.mp4"):
+        persons_folder(folder, [name])  # (their bytes are not read before a run replaces them)
+    (folder / "storyboard.json").write_text(json.dumps(board, indent=2))
+    return folder
+
+
+def test_an_older_musicvids_work_directory_is_taken_where_named_for_its_song_else_said_how(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    default = Workdir(older_musicvids_folder(tmp_path / Workdir.for_song(song, file_sha256(song)).root, song))
+    named = older_musicvids_folder(tmp_path / "old", song)
+    before = tree(named)
+    code, _, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", named)
+    assert code == 2 and f"`touch {named / LOCK}` and run again" in err and tree(named) == before
+    default.check()  # the folder musicvid names for the song it records: taken as it is
+    with default.held(sha256=file_sha256(song)):
+        pass
+    assert is_work_directory(default.root)  # marked musicvid's for good: not given back as a folder found empty is
+
+
+@pytest.mark.slow
+def test_an_older_musicvids_work_directory_is_taken_and_its_storyboard_kept(capsys, caplog, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    song = make_tone(tmp_path / "song.wav", 2)
+    (tmp_path / "song.lrc").write_text("[00:00.50]a light in the storm\n")
+    folder = older_musicvids_folder(Workdir.of_song(song, None).root, song)
+    board = (folder / "storyboard.json").read_text()
+    code, _, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--lyrics", tmp_path / "song.lrc")
+    assert code == 0 and is_work_directory(folder), err
+    # made anew for these settings: the storyboard, which no outputs.json proves musicvid's own, set aside, and said
+    assert (folder / "storyboard.edited-1.json").read_text() == board and "storyboard.edited-1.json" in caplog.text
 
 
 @pytest.mark.parametrize("name", ["outputs.json", "timings.json", "storyboard.json", "contact_sheet.png"])

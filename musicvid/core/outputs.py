@@ -6,10 +6,13 @@ outputs.json records, per path, the sizes and digests of the last contents its r
 storyboard.json's too), each recorded before it is renamed into place (so a run killed between the two
 still owns its file). A version holding a person's edits (a storyboard.json built on them and written
 back: musicvid.storyboard.kept) is recorded marked so, and is never musicvid's own to replace without a
-copy. Any other file at an output's name (a hand-made .srt, another song's video, a person's video at
-the name `-o` gives) is refused before any work, in one sentence, unless the person gives --overwrite; so is a
-sidecar (.srt, .ass) written beside another video of the same name stem still there (`v.srt` of `v.mp4`, for
-`-o v.mkv`), which would then no longer fit that video.
+copy. Musicvids older than those marks recorded such a write-back unmarked, and one of them may rewrite the record
+still (an older version on a newer work directory): so outputs.json carries a format mark, and a record without it
+proves no storyboard.json its own (they are read as holding edits: set aside, never deleted). Any other file at an
+output's name (a hand-made .srt, another song's video, a person's video at the name `-o` gives) is refused before
+any work, in one sentence, unless the person gives --overwrite; so is a sidecar (.srt, .ass) written beside another
+video of the same name stem still there (`v.srt` of `v.mp4`, for `-o v.mkv`), which would then no longer fit that
+video.
 No input is ever an output, whatever its name, and no output lies in a work directory (this run's or
 another's: musicvid.core.workdir).
 """
@@ -24,6 +27,7 @@ from pathlib import Path
 from musicvid.core import ffmpeg
 from musicvid.core.errors import UserError
 from musicvid.core.files import (
+    VIDEO_SUFFIXES,
     check_not_inputs,
     check_output,
     check_video_name,
@@ -36,6 +40,7 @@ from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, new_temporary, write_json
 
 KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
 EDITS = {"edits": True}  # the mark of a version holding a person's edits: a dict, so never taken for a video's path
+FORMAT = 2  # outputs.json's "format" as this version writes it: its unmarked versions are musicvid's own (module doc)
 
 
 def check_name_length(path: Path) -> None:
@@ -86,13 +91,20 @@ def _record(workdir: Workdir) -> dict[str, list]:
     """outputs.json: resolved output path -> [[size, sha256], ...], the newest last; a sidecar's versions also
     name the resolved video each was written beside, [size, sha256, video], and one holding a person's edits ends in
     EDITS, [size, sha256, EDITS] (a broken record is an empty one: then nothing is ours, and nothing is replaced
-    without --overwrite)."""
+    without --overwrite). A record without this version's format mark (module doc) has its storyboard.json's
+    versions read marked as holding edits."""
     try:
         data = parse_json(workdir.outputs.read_text(encoding="utf-8"), str(workdir.outputs))
     except (OSError, UnicodeDecodeError, UserError):
         return {}
     written = data.get("written") if isinstance(data, dict) else None
-    return written if isinstance(written, dict) else {}
+    if not isinstance(written, dict):
+        return {}
+    board = str(resolved(workdir.storyboard))
+    if data.get("format") != FORMAT and isinstance(written.get(board), list):
+        marked = [v if not isinstance(v, list) or EDITS in v[2:] else [*v, EDITS] for v in written[board]]
+        written = {**written, board: marked}
+    return written
 
 
 def _versions(path: Path, workdir: Workdir) -> list[list]:
@@ -127,12 +139,19 @@ def last_written(path: Path, workdir: Workdir) -> Version | None:
 
 def beside_another(path: Path, video: Path, workdir: Workdir) -> Path | None:
     """The video that the sidecar at `path`, as a run of `workdir` wrote it, was written beside, where that is
-    not `video` and is still there; None otherwise (also for a record from before videos were recorded)."""
+    not `video` and is still there; None otherwise. A version from before sidecars named their video is taken as
+    written beside any video of its name stem that the record holds (the older run recorded that too): claimed for
+    another, it would no longer fit that one."""
     version = _version(path, workdir)
-    other = next((Path(v) for v in version[2:] if isinstance(v, str)), None) if version else None
-    if other is None or other == resolved(video) or not (other.exists() or other.is_symlink()):
+    if version is None:
         return None
-    return other
+    stem = resolved(path).with_suffix("")
+    videos = [Path(v) for v in version[2:] if isinstance(v, str)] or [
+        Path(k)
+        for k in _record(workdir)
+        if Path(k).with_suffix("") == stem and Path(k).suffix.lower() in VIDEO_SUFFIXES
+    ]
+    return next((v for v in videos if v != resolved(video) and (v.exists() or v.is_symlink())), None)
 
 
 def check_replaceable(paths: list[Path], workdir: Workdir, overwrite: bool) -> None:
@@ -169,7 +188,7 @@ def remember(workdir: Workdir, output: Path, content: Path, beside: Path | None 
     version = [content.stat().st_size, file_sha256(content)]
     version += [*([str(resolved(beside))] if beside else []), *([EDITS] if edits else [])]
     record[str(resolved(output))] = [*versions, version][-KEPT_VERSIONS:]
-    write_json(workdir.outputs, {"written": record})
+    write_json(workdir.outputs, {"format": FORMAT, "written": record})
 
 
 def copy_video(video: Path, target: Path, suffix: str) -> None:

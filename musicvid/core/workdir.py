@@ -21,6 +21,8 @@ without it holds a person's files alone, whatever their names (their own video.m
 a folder of its own, musicvid writes only the names above, so what a person keeps there (notes, an editor's
 swap file beside storyboard.json) is never touched. A run takes a folder (makes it, locks it) only once every
 check has passed (musicvid.prepare), and gives back one it found new or empty where it leaves nothing but its lock.
+Older musicvids made no lock file: a folder of musicvid's names alone, named for the song it records, is taken as its
+own (made_before_locks: its storyboard.json, unrecorded, is set aside before a run makes one anew).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from filelock import FileLock, Timeout
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256, remove_all_temporaries, remove_temporaries, same_file
 from musicvid.core.paths import exists, is_folder, kind_of, resolved
+from vipe_core.atomic import temporary_of
 
 log = logging.getLogger("musicvid")
 
@@ -83,6 +86,11 @@ def video_name(stem: str, preview: bool, suffix: str = ".mp4") -> str:
     return f"{stem}{'.preview' if preview else ''}{suffix}"
 
 
+def named_path(name: str) -> property:
+    """A work directory's path of this name: its property."""
+    return property(lambda workdir: workdir.root / name)
+
+
 @dataclass(frozen=True)
 class Workdir:
     """The work directory at `root` and the path of everything a run keeps in it."""
@@ -94,6 +102,16 @@ class Workdir:
         # writes in: `wd/..` with no `wd/` yet was taken for a new folder, then written as the one above it. Links
         # stay as given (no resolve()): the run works where the person pointed.
         object.__setattr__(self, "root", Path(os.path.normpath(self.root)))
+
+    transcript = named_path("transcript.json")
+    storyboard = named_path("storyboard.json")
+    keyframes = named_path("keyframes")
+    contact_sheet = named_path("contact_sheet.png")
+    subtitles = named_path("lyrics.srt")
+    fonts = named_path(FONTS)
+    timings = named_path("timings.json")
+    score_chart = named_path("score.png")
+    lock = named_path(LOCK)
 
     @classmethod
     def for_song(cls, song: str | Path, sha256: str, named: Path | None = None) -> Workdir:
@@ -111,18 +129,6 @@ class Workdir:
         decoded (the song's file is hashed, once per version of it in a process)."""
         return cls(named) if named is not None else cls.for_song(song, file_sha256(song))
 
-    @property
-    def transcript(self) -> Path:
-        return self.root / "transcript.json"
-
-    @property
-    def storyboard(self) -> Path:
-        return self.root / "storyboard.json"
-
-    @property
-    def keyframes(self) -> Path:
-        return self.root / "keyframes"
-
     def keyframe(self, scene: int) -> Path:
         return self.keyframes / f"{scene:04d}.png"
 
@@ -134,17 +140,9 @@ class Workdir:
     def frame(self, frame: int) -> Path:
         return self.frames / f"{frame:06d}.png"
 
-    @property
-    def contact_sheet(self) -> Path:
-        return self.root / "contact_sheet.png"
-
     def video(self, preview: bool) -> Path:
         """The muxed video, before its copy to the output."""
         return self.root / ("preview.mp4" if preview else "video.mp4")
-
-    @property
-    def subtitles(self) -> Path:
-        return self.root / "lyrics.srt"
 
     @property
     def lyrics_script(self) -> Path:
@@ -152,30 +150,14 @@ class Workdir:
         return self.root / "lyrics.ass"
 
     @property
-    def fonts(self) -> Path:
-        return self.root / FONTS
-
-    @property
-    def timings(self) -> Path:
-        return self.root / "timings.json"
-
-    @property
     def score_report(self) -> Path:
         """`musicvid score`'s report of the pictures (musicvid.review.score), and its chart."""
         return self.root / "score.json"
 
     @property
-    def score_chart(self) -> Path:
-        return self.root / "score.png"
-
-    @property
     def outputs(self) -> Path:
         """The record of what this work directory's runs wrote outside it (musicvid.core.outputs)."""
         return self.root / "outputs.json"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / LOCK
 
     def files(self) -> dict[Path, str]:
         """What runs write here, by what it is (the folders of pictures and fonts, whole)."""
@@ -285,18 +267,36 @@ class Workdir:
 
     def check_ours(self) -> None:
         """Refuse a folder that is not musicvid's (module doc): one that holds anything and no lock file of ours (a
-        file of that name, not a link to a person's file)."""
+        file of that name, not a link to a person's file), unless an older musicvid made it (made_before_locks)."""
         if is_work_directory(self.root):
             return
         try:
-            entry = min(self.root.iterdir(), default=None)
+            entries = list(self.root.iterdir())
         except OSError as error:
             raise UserError(f"work directory {self.root} cannot be read: {error.strerror}") from None
-        if entry is not None:
+        sha256 = self.made_before_locks(entries)
+        if sha256 and self.root.name.endswith(f"-{sha256[:10]}"):  # the folder musicvid names for that song
+            return
+        if sha256:
             raise UserError(
-                f"work directory {self.root} holds {entry.name}, which musicvid did not make: musicvid works only in "
-                "a new or empty folder or one of its own, --overwrite or not"
+                f"work directory {self.root} has no {LOCK} (older musicvids made none): if musicvid made it, `touch "
+                f"{self.lock}` and run again (its storyboard.json is kept), else give another --workdir"
             )
+        if entries:
+            raise UserError(
+                f"work directory {self.root} holds {min(e.name for e in entries)}, which musicvid did not make: "
+                "musicvid works only in a new or empty folder or one of its own, --overwrite or not"
+            )
+
+    def made_before_locks(self, entries: list[Path]) -> str | None:
+        """The song (its SHA-256) of a folder of `entries` as a musicvid older than lock files left it: each entry
+        one of its names (or a run's temporary) and of its kind, a song recorded; None for any other folder."""
+        names = {path.name for path in self.files()}
+        if not entries or not all(entry.name in names or temporary_of(entry) for entry in entries):
+            return None
+        self.check_kinds()  # before song() reads a file: never a FIFO's
+        song = self.song()
+        return song[1] if song else None
 
     def check_kinds(self) -> None:
         """Refuse a file of this work directory that is not of its kind (outputs.json a folder, keyframes/ a

@@ -1,7 +1,8 @@
 """The work directory's storyboard.json: the file a person edits in place, and the one the runs write (a storyboard
 made anew, the keyframes' picks as they are chosen). outputs.json records each version the runs write there, marked
-where it holds a person's edits. A run writes over it only a version of musicvid's own (one recorded unmarked) or what
-the run itself read and built on. A person's edits it did not build on are never lost:
+where it holds a person's edits. A run writes over it only a version of musicvid's own (one recorded unmarked, in a
+record of this version's format: an older musicvid's proves none its own, musicvid.core.outputs) or what the run
+itself read and built on. A person's edits it did not build on are never lost:
 
 - made anew for other settings, or another --storyboard rendered into the work directory: the edited file is set
   aside first, under a numbered name beside it (set_aside), and the run says where;
