@@ -198,3 +198,33 @@ def test_what_ffmpeg_says_went_wrong_is_its_error_not_the_cascade_after_it():
     assert mux.ffmpeg.reason("x.mp3: Invalid data found when processing input\n") == (
         "x.mp3: Invalid data found when processing input"
     )
+
+
+def test_a_broken_pipe_when_ffmpeg_stopped_reading_keeps_the_finished_video(tmp_path, monkeypatch):
+    """ffmpeg may exit once it has all it needs (at 1 → 60 fps, before the held frames): closing its input then
+    flushes into a closed pipe. Its exit status decides, and a whole video is kept."""
+    real = subprocess.Popen
+
+    class Closed:  # the pipe's close, as when ffmpeg quit before the last frames were flushed
+        def __init__(self, pipe):
+            self.pipe = pipe
+
+        def write(self, data):
+            return self.pipe.write(data)
+
+        def close(self):
+            self.pipe.close()
+            raise BrokenPipeError(32, "Broken pipe")
+
+    def popen(*args, **kwargs):
+        process = real(*args, **kwargs)
+        if process.stdin is not None:  # (encode_video's; the song's probes have none)
+            process.stdin = Closed(process.stdin)
+        return process
+
+    monkeypatch.setattr(mux.subprocess, "Popen", popen)
+    frames = [np.full((64, 64, 3), 40 * n, np.uint8) for n in range(3)]
+    out = tmp_path / "video.mp4"
+    mux.encode_video(frames, width=64, height=64, fps=1, audio=None, output=out, output_fps=60, frame_count=180)
+    with av.open(str(out)) as container:
+        assert sum(1 for _ in container.decode(video=0)) == 180

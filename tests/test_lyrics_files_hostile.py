@@ -338,3 +338,16 @@ def test_lines_past_the_songs_end_are_left_out_and_said(tmp_path, caplog):
     timed_lyrics(path, 4.0)  # (a check against a song's length says nothing: musicvid.batch.lengths)
     fit_lyrics(check_lyrics_file(path), 7.0, "")
     assert not caplog.records
+
+
+def test_a_whole_songs_lrc_fits_a_clip_of_it_and_too_many_lines_inside_are_refused(tmp_path, caplog):
+    # 60 lines 3 s apart (a 3-minute song): a 10 s clip holds 4 of them, whatever the rest of the file holds
+    stamps = "".join(f"[{i * 3 // 60:02d}:{i * 3 % 60:02d}.00]line number {i}\n" for i in range(60))
+    (path := tmp_path / "long.lrc").write_text(stamps)
+    assert [line.text for line in fit_lyrics(check_lyrics_file(path), 10.0, "").lines] == [
+        f"line number {i}" for i in range(4)
+    ]
+    assert "56 lines start at or after the song's end" in caplog.text
+    (crowded := tmp_path / "crowded.lrc").write_text("".join(f"[00:0{i // 10}.{i % 10}0]la\n" for i in range(30)))
+    with pytest.raises(UserError, match="has 21 lines, more than a 2.1 s song can hold"):
+        timed_lyrics(crowded, 2.1)

@@ -61,6 +61,13 @@ def test_the_plan_counts_the_scorer_only_where_it_loads(capsys, song):
     assert code == 2 and "pick keyframes by their scores" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
+def test_the_smallest_pictures_a_render_draws_are_planned(capsys, song):
+    """A 16 × 16 picture is a 1 × 1 latent deep in the tiny UNet: the plan's batch of one there has one value a
+    group norm's group, which counts as memory though torch's check refuses it as statistics."""
+    assert planned(capsys, song, "--models", "tiny", "--size", "16x16")["stages"]
+
+
 def test_a_plan_takes_finite_budgets_only_and_its_json_is_strict(capsys, song):
     for budget in ("inf", "-inf", "1e999", "nan", "0", "-3"):
         code, out, err = run(capsys, "plan", song, "--models", "tiny", "--json", f"--gpu-memory={budget}")

@@ -17,6 +17,7 @@ smaller and a PSNR 1.6 dB lower (46.9 against 48.5 dB)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import re
@@ -139,9 +140,10 @@ def encode_video(
                     )
                 process.stdin.write(np.ascontiguousarray(frame, dtype=np.uint8).tobytes())
         except BrokenPipeError:
-            pass  # ffmpeg quit early; its own message below says why
+            pass  # ffmpeg quit early, done or failed: its exit status below says which
         finally:
-            process.stdin.close()
+            with contextlib.suppress(BrokenPipeError):  # closing flushes the frames it no longer reads
+                process.stdin.close()
             returncode = process.wait()
         if returncode != 0:
             log.seek(0)

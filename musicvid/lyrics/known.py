@@ -356,8 +356,9 @@ def lyrics_label(path: str | Path) -> str:
 def read_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str = "") -> Transcript:
     """Timed lyrics (their lines as written) as the transcript of a song `duration` seconds long; the lines it leaves
     out, unsaid (a run says them: fit_lyrics)."""
-    check_line_count(len(lyrics.lines), duration, lyrics.path)
     lines = fit_to_duration(list(lyrics.lines), duration)
+    # Counted inside the song: an LRC of the whole song fits a clip of it (the file's own bound: MAX_LYRICS_CHARS).
+    check_line_count(len(lines), duration, lyrics.path)
     if not lines and lyrics.text.strip():
         raise UserError(f"lyrics file {lyrics.path} has no timed lines inside the song's {duration:.1f} s")
     return Transcript(lines, lyrics.language, f"lyrics:{lyrics_label(lyrics.path)}", audio_sha256)
