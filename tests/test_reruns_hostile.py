@@ -146,7 +146,7 @@ def drawn_render(workdir: Workdir, schedule, preview: bool) -> dict:
     groups = [keyframes] if preview else [keyframes, frames]
     pictures = Pictures(Storyboard(SongAudio(3.0)), schedule, Drawing(), groups, [], set(), None)
     render = SimpleNamespace(
-        registry=SimpleNamespace(device=CPU), timings=Timings(), settings=SimpleNamespace(fps=4, video_fps=4)
+        registry=SimpleNamespace(device=CPU), timings=Timings(), settings=SimpleNamespace(fps=4, video_fps=4, batch=1)
     )
     summary = run_summary(SimpleNamespace(**vars(render), workdir=workdir), pictures, 0, 0, None, time.perf_counter())
     write_json(workdir.timings, summary)
