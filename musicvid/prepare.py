@@ -20,8 +20,7 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
    each output goes (one is made and removed);
 5. the memory plan (on CUDA), and as it says the settings' batch, each drawing stage's switches and the
    upscaler's batch and input;
-6. the song, decoded once: at least a frame of it;
-7. librosa's kernels, compiled or read from numba's cache, one process at a time (musicvid.storyboard.kernels).
+6. the song, decoded once: at least a frame of it.
 
 Steps 0 to 4 are check_before_work, which a batch runs on every row before its first render. Nothing here writes: a
 run makes and locks its work directory only after this step (musicvid.core.workdir.Workdir.held), so a refused run
@@ -65,7 +64,6 @@ from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import option_name
 from musicvid.settings.song import SongRequest, inputs_of
 from musicvid.storyboard.board import Storyboard, load_storyboard
-from musicvid.storyboard.kernels import compile_librosa
 
 
 @dataclass(frozen=True)
@@ -118,8 +116,6 @@ def prepare(
         audio = load_audio(request.song, request.max_seconds)
     if settings is not None:
         check_one_frame(audio.info.duration, settings.fps)
-    # 7. the kernels that analyse it, one process at a time
-    compile_librosa()
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
     # a timed lyrics file's lines fitted to the song once, where the run takes them: for its storyboard where no
     # --storyboard file stands in for them, and for karaoke (as musicvid.batch.lengths checks a row)

@@ -183,6 +183,8 @@ def test_sections_motifs_and_moods_are_checked_and_kept_in_the_storyboard_file()
     board["scenes"][1]["section"] = "refrain"
     with pytest.raises(UserError, match=r"scenes\[1\]\.section must be one of intro, verse, chorus"):
         parse_storyboard(board, "edited.json")
+    board["scenes"][1]["section"] = ""  # emptied, as the docs say, to be read from the song again
+    assert parse_storyboard(board).scenes[1].section is None
 
 
 @pytest.mark.filterwarnings("error")

@@ -1,4 +1,4 @@
-"""librosa's numba kernels are compiled by one process at a time (musicvid.storyboard.kernels): two renders started
+"""librosa's numba kernels are compiled by one process at a time (musicvid.core.kernels): two renders started
 together on a fresh install had mixed numba's cache files, and every later process crashed loading them."""
 
 import fcntl
@@ -7,12 +7,12 @@ import threading
 import librosa
 import pytest
 
-from musicvid.storyboard import kernels
+from musicvid.core import kernels
 
 
 def held_elsewhere() -> bool:
     """Whether another holder has the lock on librosa's module file: tried from a file opened anew (flock's locks
-    belong to an open file, so this one contends with the warm-up's even in its own process)."""
+    belong to an open file, so this one contends with a block's even in its own process)."""
     with open(librosa.__file__, "rb") as module:
         try:
             fcntl.flock(module, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -21,32 +21,35 @@ def held_elsewhere() -> bool:
     return False
 
 
-def test_the_kernels_are_compiled_holding_the_lock_every_process_of_the_install_shares(monkeypatch):
-    seen = []
-    monkeypatch.setattr(kernels, "find_beats", lambda samples: seen.append(("beats", held_elsewhere())))
-    monkeypatch.setattr(kernels, "mood", lambda sound, start, end: seen.append(("mood", held_elsewhere())))
-    monkeypatch.setattr(kernels.SongSound, "of", staticmethod(lambda samples: None))
-    kernels.compile_librosa.__wrapped__()  # (the once-a-process cache left as it is)
-    assert seen == [("beats", True), ("mood", True)]
+def test_a_process_first_block_of_kernels_holds_the_lock_every_process_of_the_install_shares(monkeypatch):
+    monkeypatch.setattr(kernels, "_COMPILED", set())
+    with kernels.kernels_compiled("beats"):
+        assert held_elsewhere()
     assert not held_elsewhere()  # let go when done
+    with kernels.kernels_compiled("beats"):  # compiled in this process now: no lock
+        assert not held_elsewhere()
+    with kernels.kernels_compiled("sound"):  # another set of kernels: its first block holds it
+        assert held_elsewhere()
 
 
-def test_a_failing_warm_up_lets_the_lock_go(monkeypatch):
-    def crash(samples):
+def test_a_block_that_fails_lets_the_lock_go_and_holds_it_again_next_time(monkeypatch):
+    monkeypatch.setattr(kernels, "_COMPILED", set())
+    with pytest.raises(RuntimeError), kernels.kernels_compiled("beats"):
         raise RuntimeError("numba")
-
-    monkeypatch.setattr(kernels, "find_beats", crash)
-    with pytest.raises(RuntimeError):
-        kernels.compile_librosa.__wrapped__()
     assert not held_elsewhere()
+    with kernels.kernels_compiled("beats"):
+        assert held_elsewhere()
 
 
 def test_a_process_that_waits_for_the_lock_says_so(monkeypatch, caplog):
-    monkeypatch.setattr(kernels, "find_beats", lambda samples: None)
-    monkeypatch.setattr(kernels, "mood", lambda sound, start, end: None)
-    monkeypatch.setattr(kernels.SongSound, "of", staticmethod(lambda samples: None))
+    monkeypatch.setattr(kernels, "_COMPILED", set())
     said = "waiting for another musicvid process to finish compiling librosa's kernels"
-    waiter = threading.Thread(target=kernels.compile_librosa.__wrapped__)
+
+    def analyse():
+        with kernels.kernels_compiled("beats"):
+            pass
+
+    waiter = threading.Thread(target=analyse)
     with caplog.at_level("WARNING", logger="musicvid"), open(librosa.__file__, "rb") as module:
         fcntl.flock(module, fcntl.LOCK_EX)
         waiter.start()

@@ -11,6 +11,7 @@ import numpy as np
 from musicvid.core import ffmpeg
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS, MAX_TEXT_CHARS, check_file, file_sha256
+from musicvid.core.kernels import kernels_compiled
 
 SAMPLE_RATE = 16_000  # what Whisper expects
 # A file that decodes to less than this share of the length its header declares, and misses more than
@@ -170,8 +171,9 @@ def find_beats(samples: np.ndarray) -> Beats:
     """librosa's onset strength (spectral flux: where a sound starts) and its beat tracker on it."""
     import librosa
 
-    onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
-    _, beats = librosa.beat.beat_track(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+    with kernels_compiled("beats"):  # (numba's: one process at a time)
+        onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+        _, beats = librosa.beat.beat_track(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
     times = librosa.frames_to_time(np.arange(onset.size), sr=SAMPLE_RATE, hop_length=BEAT_HOP)
     return Beats(onset, times, np.asarray(beats, dtype=int))
 

@@ -23,11 +23,11 @@ def onset_times(samples: np.ndarray) -> np.ndarray:
     import librosa
 
     from musicvid.core.audio import BEAT_HOP, SAMPLE_RATE, find_beats
-    from musicvid.storyboard.kernels import compile_librosa
+    from musicvid.core.kernels import kernels_compiled
 
-    compile_librosa()  # (one process at a time: see there)
     envelope = find_beats(samples).onset
-    return librosa.onset.onset_detect(onset_envelope=envelope, sr=SAMPLE_RATE, hop_length=BEAT_HOP, units="time")
+    with kernels_compiled("onsets"):
+        return librosa.onset.onset_detect(onset_envelope=envelope, sr=SAMPLE_RATE, hop_length=BEAT_HOP, units="time")
 
 
 def song_onsets(storyboard: Storyboard, source: str) -> np.ndarray | str:

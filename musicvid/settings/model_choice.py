@@ -116,8 +116,8 @@ class ModelChoice(Settings):
     diffusion: str | None = setting(
         None,
         "picture model (Stable Diffusion 1.x, SDXL, Z-Image or FLUX.2 klein): a hub repository or directory in "
-        "diffusers' layout, or an SD 1.x or SDXL checkpoint file (.safetensors) with its family's configs; another "
-        "family's model brings its size, steps and guidance, and for SDXL its --fast models and IP-Adapter",
+        "diffusers' layout, or an SD 1.x, SDXL, Z-Image or klein checkpoint file (.safetensors) with its family's "
+        "configs; another family's model brings its size, steps and guidance, and for SDXL its --fast models and IP-Adapter",
         per_song=False,
         group="models",
         affects=("keyframes", "between"),

@@ -308,7 +308,7 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
     for key, value in (("picture", picture), ("reference", reference)):
         if value is not None and not value.strip():
             raise invalid(document, f"{at}.{key}", "must name an image file, or be left out")
-    section = raw.get("section")
+    section = raw.get("section") or None  # emptied (""): read from the song again, as an emptied motif or mood
     if section is not None and section not in SECTIONS:
         raise invalid(document, f"{at}.section", f"must be one of {', '.join(SECTIONS)}, got {section!r}")
     cut = raw.get("cut")

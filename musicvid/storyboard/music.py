@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from musicvid.core.audio import BEAT_HOP, SAMPLE_RATE
+from musicvid.core.kernels import kernels_compiled
 from musicvid.storyboard.board import Scene
 
 CHORD_SLICES = 4  # a line's chroma is compared in this many equal slices of its time, in order
@@ -63,13 +64,14 @@ class SongSound:
     def of(cls, samples: np.ndarray) -> SongSound:
         import librosa
 
-        with warnings.catch_warnings():  # a song of a second or two is shorter than the lowest octave's window
-            warnings.filterwarnings("ignore", "n_fft=.* is too large", UserWarning)
-            # tuned to A440: estimating the tuning of a song's silences and drums only adds noise
-            chroma = librosa.feature.chroma_cqt(y=samples, sr=SAMPLE_RATE, hop_length=HOP, tuning=0.0)
-        rms = librosa.feature.rms(y=samples, hop_length=HOP)[0]
-        centroid = librosa.feature.spectral_centroid(y=samples, sr=SAMPLE_RATE, hop_length=HOP)[0]
-        onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+        with kernels_compiled("sound"):  # (numba's: one process at a time)
+            with warnings.catch_warnings():  # a song of a second or two is shorter than the lowest octave's window
+                warnings.filterwarnings("ignore", "n_fft=.* is too large", UserWarning)
+                # tuned to A440: estimating the tuning of a song's silences and drums only adds noise
+                chroma = librosa.feature.chroma_cqt(y=samples, sr=SAMPLE_RATE, hop_length=HOP, tuning=0.0)
+            rms = librosa.feature.rms(y=samples, hop_length=HOP)[0]
+            centroid = librosa.feature.spectral_centroid(y=samples, sr=SAMPLE_RATE, hop_length=HOP)[0]
+            onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
         return cls(chroma, rms, centroid, onset)
 
     def frames(self, start: float, end: float, hop: int = HOP) -> slice:
@@ -210,14 +212,16 @@ def mood(sound: SongSound, start: float, end: float) -> str:
     level = librosa.amplitude_to_db(sound.rms[frames], ref=np.mean(sound.rms))
     first_third, last_third = level[: max(1, level.size // 3)], level[-max(1, level.size // 3) :]
     onset = sound.onset[sound.frames(start, end, BEAT_HOP)]
-    onsets_per_second = len(librosa.onset.onset_detect(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP))
+    with kernels_compiled("onsets"):
+        onsets_per_second = len(librosa.onset.onset_detect(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP))
     onsets_per_second /= max(end - start, 1e-9)
     words = [
         _word(np.mean(level), CALM_DB, ENERGETIC_DB, "calm", "energetic"),
         _word(np.mean(last_third) - np.mean(first_third), -CHANGE_DB, CHANGE_DB, "fading", "building"),
     ]
     if onsets_per_second >= SPARSE:  # a tempo needs beats to be heard
-        bpm = float(librosa.feature.tempo(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)[0])
+        with kernels_compiled("tempo"):
+            bpm = float(librosa.feature.tempo(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)[0])
         words.append(_word(bpm, SLOW_BPM, FAST_BPM, "slow", "fast"))
     brightness = np.median(sound.centroid[frames]) / max(np.median(sound.centroid), 1e-9)
     words += [
