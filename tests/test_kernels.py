@@ -21,8 +21,14 @@ def held_elsewhere() -> bool:
     return False
 
 
-def test_a_process_first_block_of_kernels_holds_the_lock_every_process_of_the_install_shares(monkeypatch):
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch, tmp_path):
+    """A process that has compiled no kernels, beside a cache marked as holding none."""
     monkeypatch.setattr(kernels, "_COMPILED", set())
+    monkeypatch.setattr(kernels, "_marks_folder", lambda: tmp_path)
+
+
+def test_a_process_first_block_of_kernels_holds_the_lock_every_process_of_the_install_shares(monkeypatch):
     with kernels.kernels_compiled("beats"):
         assert held_elsewhere()
     assert not held_elsewhere()  # let go when done
@@ -30,10 +36,12 @@ def test_a_process_first_block_of_kernels_holds_the_lock_every_process_of_the_in
         assert not held_elsewhere()
     with kernels.kernels_compiled("sound"):  # another set of kernels: its first block holds it
         assert held_elsewhere()
+    monkeypatch.setattr(kernels, "_COMPILED", set())  # another process, once the cache is marked: no lock
+    with kernels.kernels_compiled("beats"):
+        assert not held_elsewhere()
 
 
-def test_a_block_that_fails_lets_the_lock_go_and_holds_it_again_next_time(monkeypatch):
-    monkeypatch.setattr(kernels, "_COMPILED", set())
+def test_a_block_that_fails_lets_the_lock_go_and_holds_it_again_next_time():
     with pytest.raises(RuntimeError), kernels.kernels_compiled("beats"):
         raise RuntimeError("numba")
     assert not held_elsewhere()
@@ -41,8 +49,7 @@ def test_a_block_that_fails_lets_the_lock_go_and_holds_it_again_next_time(monkey
         assert held_elsewhere()
 
 
-def test_a_process_that_waits_for_the_lock_says_so(monkeypatch, caplog):
-    monkeypatch.setattr(kernels, "_COMPILED", set())
+def test_a_process_that_waits_for_the_lock_says_so(caplog):
     said = "waiting for another musicvid process to finish compiling librosa's kernels"
 
     def analyse():
