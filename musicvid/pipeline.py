@@ -143,10 +143,10 @@ def make_video(
         storyboard = picked.storyboard
         pictures = pictures_of(run, storyboard, schedule)
         scores = picked_scores(storyboard)
-        # 6. lyrics on screen (karaoke: each word where a timed lyrics file times it, else where the cached
-        #    transcript heard it); with them (only they need glyphs), the characters no caption font draws
-        karaoke = settings.captions == "karaoke"
-        heard = word_source(run) if karaoke else None
+        # 6. lyrics on screen, each line while it is sung (each word, for karaoke) where a timed lyrics file times
+        #    it, else where the cached transcript heard it; with them (only they need glyphs), the characters no
+        #    caption font draws
+        heard = word_source(run)
         script = lyrics_script(run, storyboard, heard)
         undrawn = captions.undrawn_note(storyboard) if script else ""
         # 7. the pictures drawn while their frames are delivered and muxed with the song
@@ -154,7 +154,7 @@ def make_video(
         drawn, video = draw_and_deliver(run, pictures, delivery)
         drawn += picked.keyframes
         # 8. the copy to the output, its subtitles, the contact sheet with the keyframes' scores, timings.json
-        copy_out(run, storyboard, video, script)
+        copy_out(run, storyboard, video, script, heard)
         write_contact_sheet(storyboard, workdir, schedule.shown_scenes, scores)
         summary = run_summary(run, pictures, drawn, picked.keyframe_candidates, upscale, started)
         write_json(workdir.timings, summary)

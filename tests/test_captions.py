@@ -1,5 +1,6 @@
 """The lyrics on screen (musicvid.delivery.captions): Chinese, Japanese and Korean burned in as their letters, each
-character in a font that has it, and what no caption font has left out and said."""
+character in a font that has it, and what no caption font has left out and said; each caption shown while its line
+is sung (musicvid.delivery.cue_times)."""
 
 import re
 import subprocess
@@ -8,8 +9,11 @@ import numpy as np
 
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.delivery import captions, mux
+from musicvid.delivery.cue_times import HOLD_SECONDS, MIN_SHOWN_SECONDS
+from musicvid.lyrics.known import parse_srt
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+from musicvid.storyboard.scenes import scenes_from_lines
 from tests.helpers import decoded
 
 WIDE_CJK = "我爱你就像老鼠爱大米不管有多少风雨我都会依然陪着你"  # 25 characters, no space: 2.5 rows at 240 × 320
@@ -157,7 +161,7 @@ def heard(lines: list[tuple[float, float, list[tuple[float, float, str]]]]) -> T
 
 def karaoke(board: Storyboard, transcript: Transcript) -> list[tuple[str, list[int], list[str]]]:
     """Each karaoke event's start, its \\k and \\kf times (centiseconds) and the words after them."""
-    script = captions.ass_script(board, 320, 240, captions.word_times(board, transcript))
+    script = captions.ass_script(board, 320, 240, captions.word_times(board, transcript), transcript)
     events = [line for line in script.splitlines() if line.startswith("Dialogue:")]
     return [
         (e.split(",")[1], [int(k) for k in re.findall(r"\\kf?(\d+)", e)], re.findall(r"}([^{]+)", e)) for e in events
@@ -172,18 +176,19 @@ def test_overlapping_word_times_light_each_word_as_the_one_before_ends():
     assert [t.strip() for t in texts] == ["one", "two", "three", "four"]
 
 
-def test_a_first_line_sung_before_a_second_is_lit_from_its_own_words():
-    # its scene starts at 0 (frame 0 shows it), its words at 0.7: enhanced LRC's or Whisper's
+def test_a_first_line_sung_in_the_lead_in_is_captioned_from_its_singing():
+    # its scene starts at 0 (frame 0 shows its picture), its words at 0.7: enhanced LRC's or Whisper's
     board = Storyboard(
         audio=SongAudio(10.0), language="en", scenes=[Scene(0, "lyric", 0.0, 5.0, "first line sung late")]
     )
     words = [(0.7, 1.5, "first"), (1.5, 2.5, "line"), (2.5, 3.0, "sung"), (3.0, 3.5, "late")]
     assert karaoke(board, heard([(0.7, 3.5, words)])) == [
-        ("0:00:00.00", [70, 80, 100, 50, 50], ["first ", "line ", "sung ", "late"])  # a 0.7 s wait, then its words
+        ("0:00:00.70", [80, 100, 50, 50], ["first ", "line ", "sung ", "late"])  # no wait: shown as it is sung
     ]
     plain = Transcript([Line(0.7, 3.5, "first line sung late")], "en", "lyrics:a.lrc")  # a plain LRC's line
     [(start, times, _)] = karaoke(board, plain)
-    assert start == "0:00:00.00" and times[0] == 70 and sum(times) == 500  # its letters share 0.7 → 5.0
+    assert start == "0:00:00.70" and sum(times) == 280  # its letters share the line's 0.7 → 3.5
+    assert parse_srt(captions.srt(board, plain), "the .srt")[0].start == 0.7
 
 
 def test_right_to_left_lines_are_shown_whole_in_karaoke():
@@ -192,3 +197,83 @@ def test_right_to_left_lines_are_shown_whole_in_karaoke():
     shown = dialogue(script)
     assert shown[:2] == [captions.LINE_COLOUR + "שלום עולם", captions.LINE_COLOUR + "abc مرحبا بالعالم"]
     assert "\\kf" in shown[2]
+
+
+def event_spans(script: str) -> list[tuple[float, float]]:
+    """Each ASS event's (start, end), in seconds."""
+    events = [line.split(",")[1:3] for line in script.splitlines() if line.startswith("Dialogue:")]
+    seconds = [[sum(float(part) * 60**k for k, part in enumerate(reversed(t.split(":")))) for t in e] for e in events]
+    return [(round(a, 2), round(b, 2)) for a, b in seconds]
+
+
+def shown_spans(board: Storyboard, transcript: Transcript | None) -> list[tuple[float, float]]:
+    """Each caption's (start, end) in the .srt, which the burned-in lyrics (line and karaoke alike) show too."""
+    cues = [(c.start, c.end) for c in parse_srt(captions.srt(board, transcript), "the .srt")]
+    for words in (None, captions.word_times(board, transcript)):
+        assert event_spans(captions.ass_script(board, 320, 240, words, transcript)) == cues
+    return cues
+
+
+def test_a_caption_goes_soon_after_its_line_is_sung_not_at_the_next_line():
+    scenes = [
+        Scene(0, "intro", 0.0, 2.0),
+        Scene(1, "lyric", 2.0, 12.0, "hold me close"),  # sung 2-4, then an instrumental stretch until 12
+        Scene(2, "lyric", 12.0, 14.0, "let go"),
+    ]
+    board = Storyboard(audio=SongAudio(14.0), language="en", scenes=scenes)
+    transcript = heard(
+        [
+            (2.0, 4.0, [(2.0, 2.6, "hold"), (2.7, 3.2, "me"), (3.3, 4.0, "close")]),
+            (12.0, 12.3, [(12.0, 12.1, "let"), (12.1, 12.3, "go")]),
+        ]
+    )
+    (start, end), (second, last) = shown_spans(board, transcript)
+    assert start == 2.0 and 4.0 < end < 12.0 and end == 4.0 + HOLD_SECONDS
+    assert second == 12.0 and last == 12.0 + MIN_SHOWN_SECONDS  # a line sung quickly: shown long enough to read
+    assert shown_spans(board, None) == [(2.0, 12.0), (12.0, 14.0)]  # no transcript: the scenes' times, as before
+
+
+def test_an_srt_lyrics_files_own_cue_end_ends_its_caption():
+    text = "1\n00:00:02,000 --> 00:00:06,000\nfirst line here\n\n2\n00:00:08,000 --> 00:00:09,000\nsecond line\n"
+    lines = parse_srt(text, "song.srt")
+    board = Storyboard(audio=SongAudio(10.0), language="en", scenes=scenes_from_lines(lines, 10.0))
+    assert [(s.start, s.end) for s in board.scenes if s.text] == [(2.0, 8.0), (8.0, 10.0)]  # gaps too short to break
+    transcript = Transcript(lines, "en", "lyrics:song.srt")
+    assert shown_spans(board, transcript) == [(2.0, 6.0 + HOLD_SECONDS), (8.0, 9.0 + HOLD_SECONDS)]
+    words = captions.word_times(board, transcript)
+    assert words[1][-1][1] == 6.0 and words[2][-1][1] == 9.0  # karaoke fills the line by the cue's end
+
+
+def test_an_edited_scene_and_a_typed_title_keep_their_scenes_times():
+    scenes = [
+        Scene(0, "intro", 0.0, 2.0, text="The Lighthouse Song"),  # typed by a person: no line sings it
+        Scene(1, "lyric", 2.0, 8.0, "my whole heart"),  # the person edited what was heard
+        Scene(2, "lyric", 8.0, 10.0, "and soul"),
+    ]
+    board = Storyboard(audio=SongAudio(10.0), language="en", scenes=scenes)
+    transcript = heard(
+        [(2.0, 3.0, [(2.0, 2.5, "my"), (2.5, 3.0, "heart")]), (8.0, 8.6, [(8.0, 8.3, "and"), (8.3, 8.6, "soul")])]
+    )
+    assert shown_spans(board, transcript) == [(0.0, 2.0), (2.0, 8.0), (8.0, 9.1)]
+
+
+def test_no_caption_overlaps_the_next_and_karaoke_stays_inside_its_caption():
+    long = "a long line of many words that takes a while to read"  # 3.5 s to read, sung in 0.8
+    scenes = [
+        Scene(0, "lyric", 0.0, 1.0, long),
+        Scene(1, "lyric", 1.0, 2.5, "sung to the end"),
+        Scene(2, "lyric", 2.5, 6.0, "short"),
+    ]
+    board = Storyboard(audio=SongAudio(6.0), language="en", scenes=scenes)
+    transcript = heard(
+        [
+            (0.0, 0.8, [(0.0 + k * 0.07, 0.07 + k * 0.07, w) for k, w in enumerate(long.split())]),
+            (1.1, 2.7, [(1.1, 1.5, "sung"), (1.5, 1.9, "to"), (1.9, 2.2, "the"), (2.2, 2.7, "end")]),  # past its scene
+            (2.6, 2.9, [(2.6, 2.9, "short")]),
+        ]
+    )
+    spans = shown_spans(board, transcript)
+    assert spans == [(0.0, 1.0), (1.1, 2.5), (2.6, 3.6)]  # read as long as the scene allows; the end kept; a second
+    assert all(a < b <= c for (a, b), (c, _) in zip(spans, spans[1:]))
+    for (start, times, _), (a, b) in zip(karaoke(board, transcript), spans):
+        assert sum(times) <= round((b - a) * 100), (start, times)  # every \\k and \\kf inside the event

@@ -24,9 +24,9 @@ from fontTools.ttLib import TTFont
 
 from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.core.workdir import FONTS
+from musicvid.delivery.cue_times import cue_span, sung_line, sung_span
 from musicvid.lyrics.transcript import Line, Transcript, code_point
 from musicvid.storyboard.board import Scene, Storyboard
-from musicvid.storyboard.scenes import MIN_INTRO_SECONDS
 from musicvid.storyboard.table import listed
 from vipe_core.atomic import atomic_path, write_text
 
@@ -35,7 +35,6 @@ SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold on
 LINE_COLOUR = "{\\1c&HFFFFFF&}"
 CAPTION_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT)  # each character is drawn in the first of them that has it
 UNDRAWN_SHOWN = 10  # how many of the characters no caption font has undrawn_note names
-WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is that scene's line
 WORD_JOINER = "\u2060"  # invisible, and no digit: put before a cue's text that would read as its times
 # ffmpeg's SRT reader (mpv's too) takes any line that parses as times for a new cue's, wherever it stands
 _LIKE_TIMES = re.compile(r"\s*[-+]?\d[\d:.,\s]*-->")
@@ -124,11 +123,12 @@ def _cue_text(text: str) -> str:
     return WORD_JOINER + line if _LIKE_TIMES.match(line) else line
 
 
-def srt(storyboard: Storyboard) -> str:
-    """One cue per scene with words (captioned), in the song's own language, whatever whitespace its text holds."""
-    cues = captioned(storyboard)
+def srt(storyboard: Storyboard, heard: Transcript | None = None) -> str:
+    """One cue per scene with words (captioned), while `heard` (the transcript) sings its line (cues), in the song's
+    own language, whatever whitespace its text holds."""
     blocks = [
-        f"{n}\n{_srt_time(s.start)} --> {_srt_time(s.end)}\n{_cue_text(s.text)}\n" for n, s in enumerate(cues, start=1)
+        f"{n}\n{_srt_time(a)} --> {_srt_time(b)}\n{_cue_text(s.text)}\n"
+        for n, (s, _, (a, b)) in enumerate(cues(storyboard, heard), start=1)
     ]
     return "\n".join(blocks)
 
@@ -164,38 +164,33 @@ def _ass_time(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}.{centis:02d}"
 
 
-def _sung_line(scene: Scene, lines: list[Line]) -> Line | None:
-    """The transcript's line of this scene: the same words, starting within WORD_TIME_TOLERANCE of the scene, or, for a
-    first line sung before MIN_INTRO_SECONDS (its scene moved to 0: scenes_from_lines), anywhere in that lead-in."""
-    for line in lines:
-        near = (
-            abs(line.start - scene.start) <= WORD_TIME_TOLERANCE or scene.start == 0 <= line.start < MIN_INTRO_SECONDS
-        )
-        if near and ([w.text.strip() for w in line.words] if line.words else line.text.split()) == scene.text.split():
-            return line
-    return None
-
-
-def _within(t: float, scene: Scene) -> float:
-    return min(max(t, scene.start), scene.end)
+def cues(storyboard: Storyboard, heard: Transcript | None) -> list[tuple[Scene, Line | None, tuple[float, float]]]:
+    """Each captioned scene, the line of `heard` that is its (sung_line; None: none is) and when its caption is shown:
+    while that line is sung and a moment after, else for the whole scene (cue_times.cue_span)."""
+    lines = heard.lines if heard is not None else []
+    timed = []
+    for scene in captioned(storyboard):
+        line = sung_line(scene, lines)
+        timed.append((scene, line, cue_span(scene, None if line is None else sung_span(line))))
+    return timed
 
 
 def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[int, list[tuple[float, float, str]]]:
-    """(start, end, word) of every captioned scene's words, within the scene: the transcript's word times where it has
-    the scene's line (_sung_line: Whisper's, enhanced LRC's); else the time from the line's start (the transcript's,
-    else the scene's) to the scene's end, shared out by the words' lengths in letters."""
-    lines = transcript.lines if transcript is not None else []
+    """(start, end, word) of every captioned scene's words, within its caption's time (cues): the transcript's word
+    times where it has the scene's line (Whisper's, enhanced LRC's); else the time the line is sung (from its start
+    to its own end: an SRT cue's, an LRC line's), or without a line the scene's, shared out by the words' lengths in
+    letters."""
     words: dict[int, list[tuple[float, float, str]]] = {}
-    for scene in captioned(storyboard):
-        texts, line = scene.text.split(), _sung_line(scene, lines)
+    for scene, line, (start, end) in cues(storyboard, transcript):
+        texts = scene.text.split()
         if line is not None and line.words:
             words[scene.index] = [
-                (_within(w.start, scene), _within(w.end, scene), text) for w, text in zip(line.words, texts)
+                (min(max(w.start, start), end), min(max(w.end, start), end), text) for w, text in zip(line.words, texts)
             ]
             continue
-        start = _within(line.start, scene) if line is not None else scene.start
+        sung_end = min(line.end, end) if line is not None and line.end > start else end
         letters = np.cumsum([0] + [len(t) + 1 for t in texts], dtype=float)
-        edges = start + (scene.end - start) * letters / letters[-1]
+        edges = start + (sung_end - start) * letters / letters[-1]
         words[scene.index] = [(float(a), float(b), t) for a, b, t in zip(edges, edges[1:], texts)]
     return words
 
@@ -326,11 +321,16 @@ def _line_text(text: str, block: Block) -> str:
 
 
 def ass_script(
-    storyboard: Storyboard, width: int, height: int, words: dict[int, list[tuple[float, float, str]]] | None = None
+    storyboard: Storyboard,
+    width: int,
+    height: int,
+    words: dict[int, list[tuple[float, float, str]]] | None = None,
+    heard: Transcript | None = None,
 ) -> str:
-    """An ASS script: each captioned scene's line at the bottom while it lasts; with `words` (karaoke) its
-    words turning from white to gold as they are sung (\\kf: a fill that sweeps across the word over
-    its duration). Sized in the video's own pixels, with an outline, so it reads at any size."""
+    """An ASS script: each captioned scene's line at the bottom while `heard` (the transcript `words` was timed by)
+    sings it (cues); with `words` (karaoke) its words turning from white to gold as they are sung (\\kf: a fill that
+    sweeps across the word over its duration). Sized in the video's own pixels, with an outline, so it reads at any
+    size."""
     block = block_of(width, height)
     size, margin, outline = block.size, _side_margin(width), _outline(block.size)
     sung = SUNG if words is not None else UNSUNG  # a plain line is white throughout
@@ -345,7 +345,7 @@ def ass_script(
         "[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
     )
     events = []
-    for scene in captioned(storyboard):
+    for scene, _, (start, end) in cues(storyboard, heard):
         if not _literal(scene.text):  # none of it drawable
             continue
         if words is None:
@@ -353,8 +353,8 @@ def ass_script(
         elif _right_to_left(scene.text):
             text = LINE_COLOUR + _line_text(scene.text, block)
         else:
-            text = _karaoke_text(scene.start, words[scene.index], block)
-        events.append(f"Dialogue: 0,{_ass_time(scene.start)},{_ass_time(scene.end)},Lyrics,,0,0,0,,{text}")
+            text = _karaoke_text(start, words[scene.index], block)
+        events.append(f"Dialogue: 0,{_ass_time(start)},{_ass_time(end)},Lyrics,,0,0,0,,{text}")
     return header + "\n".join(events) + "\n"
 
 

@@ -41,13 +41,15 @@ class Delivery:
 
 
 def lyrics_script(run: Run, storyboard: Storyboard, heard: Transcript | None) -> Path | None:
-    """The lyrics on screen as an ASS script at the video's size (karaoke: each word's time, Whisper's where it
-    `heard` the line: the work directory's transcript of the run's song); None without captions."""
+    """The lyrics on screen as an ASS script at the video's size, each line while `heard` (the run's timed lyrics,
+    else the work directory's transcript of its song: storyboard.make.word_source) sings it (karaoke: each word's
+    time, Whisper's where it heard the line); None without captions. Made anew each run, as the video is."""
     settings, workdir = run.settings, run.workdir
     if settings.captions == "none":
         return None
     words = captions.word_times(storyboard, heard) if settings.captions == "karaoke" else None
-    captions.write_script(workdir.lyrics_script, captions.ass_script(storyboard, *settings.video_size, words))
+    script = captions.ass_script(storyboard, *settings.video_size, words, heard)
+    captions.write_script(workdir.lyrics_script, script)
     return workdir.lyrics_script
 
 
@@ -141,12 +143,13 @@ def draw_and_deliver(run: Run, pictures: Pictures, delivery: Delivery) -> tuple[
     return drawn, mux_video(run, frames, storyboard.duration, delivery)
 
 
-def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None) -> None:
+def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None, heard: Transcript | None) -> None:
     """The video to the run's output (in the container its name says), with its .srt (also kept in the work
-    directory) and, for editors, the lyrics' .ass beside it; each recorded as this song's, the sidecars as this
-    video's (musicvid.core.outputs). Without captions, an .ass an earlier run left there goes (stale_script)."""
+    directory; each line while `heard` sings it, as lyrics_script's) and, for editors, the lyrics' .ass beside it;
+    each recorded as this song's, the sidecars as this video's (musicvid.core.outputs). Without captions, an .ass an
+    earlier run left there goes (stale_script)."""
     workdir, output, overwrite = run.workdir, run.output, run.request.overwrite
-    subtitles = captions.srt(storyboard)
+    subtitles = captions.srt(storyboard, heard)
     if output.resolve() != video.resolve():
         write_output(workdir, output, overwrite, copy_of=video)
     write_output(workdir, output.with_suffix(".srt"), overwrite, subtitles, beside=output)

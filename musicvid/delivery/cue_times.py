@@ -1,0 +1,55 @@
+"""When a lyric caption is on screen: while its line is sung and a moment after, not for its whole scene (which
+lasts until the next line starts, through any instrumental stretch between, and from 0 for a first line sung in a
+short lead-in). The times are the transcript's line that a scene holds (sung_line); a scene without one (its text
+edited, no transcript, a title a person typed) is captioned for the whole scene, as it always was."""
+
+from __future__ import annotations
+
+from musicvid.lyrics.transcript import Line
+from musicvid.storyboard.board import Scene
+from musicvid.storyboard.scenes import MIN_INTRO_SECONDS
+
+WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is that scene's line
+HOLD_SECONDS = 0.5  # a caption stays this long after its line's last sung word: a reader's eye trails the voice
+# ...and is shown at least as long as its letters take to read: subtitle style guides ask for at most 15-20
+# characters a second (the slower here: a lyric is read while the picture is watched), and a second at least
+READ_CHARS_PER_SECOND = 15.0
+MIN_SHOWN_SECONDS = 1.0
+
+
+def sung_line(scene: Scene, lines: list[Line]) -> Line | None:
+    """The transcript's line of this scene: the same words, starting within WORD_TIME_TOLERANCE of the scene, or, for a
+    first line sung before MIN_INTRO_SECONDS (its scene moved to 0: scenes_from_lines), anywhere in that lead-in."""
+    for line in lines:
+        near = (
+            abs(line.start - scene.start) <= WORD_TIME_TOLERANCE or scene.start == 0 <= line.start < MIN_INTRO_SECONDS
+        )
+        if near and ([w.text.strip() for w in line.words] if line.words else line.text.split()) == scene.text.split():
+            return line
+    return None
+
+
+def sung_span(line: Line) -> tuple[float, float]:
+    """When `line` is sung: from its start (or its first word's, if earlier) to its last word's end where its words
+    are timed (Whisper's, enhanced LRC's, a transcript's), else to the line's own end (an SRT cue's end, an LRC
+    line's)."""
+    if line.words:
+        return min(line.start, line.words[0].start), line.words[-1].end
+    return line.start, line.end
+
+
+def cue_span(scene: Scene, sung: tuple[float, float] | None) -> tuple[float, float]:
+    """(start, end) of the caption of `scene`, whose line is sung over `sung` (sung_span; None: no line of the
+    transcript is the scene's). The contract:
+
+    - it starts where the singing does (the scene's start where the line starts a moment before it);
+    - it ends HOLD_SECONDS after the singing, or later where the line needs more time to read (READ_CHARS_PER_SECOND
+      of its text, MIN_SHOWN_SECONDS at least), but never past the scene's end: scenes tile the song, so a caption
+      never overlaps the next (a line sung to its scene's end keeps the scene's end, as before);
+    - without a sung line, or one that starts at the scene's end or after, it is the scene's own span.
+    """
+    start = scene.end if sung is None else max(sung[0], scene.start)
+    if start >= scene.end:
+        return scene.start, scene.end
+    read = max(MIN_SHOWN_SECONDS, len(" ".join(scene.text.split())) / READ_CHARS_PER_SECOND)
+    return start, min(scene.end, max(sung[1] + HOLD_SECONDS, start + read))
