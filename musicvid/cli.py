@@ -46,7 +46,7 @@ def add_song_options(groups: dict, skip: tuple[str, ...] = ()) -> None:
     song = SongRequest.fields()["song"].metadata["help"]
     groups["song"].add_argument("song", type=Path, metavar="SONG", help=song)
     SongRequest.add_options(groups, skip)
-    ModelChoice.add_options(groups)
+    ModelChoice.add_options(groups, skip)
 
 
 def grouped(commands, name: str, help: str, usage: str) -> dict:
@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
         "edit of storyboard.json, only the edited scenes' keyframes are redrawn",
     )
     RenderSettings.add_options(storyboard, skip=BETWEEN_AND_AFTER)
-    add_song_options(storyboard, skip=("overwrite",))  # it writes only in its work directory
+    # it writes only in its work directory, and draws no frames between keyframes (no --video-model, --upscaler)
+    add_song_options(storyboard, skip=("overwrite", *ModelChoice.between_and_after()))
 
     plan = grouped(commands, "plan", "the GPU memory a render needs and how it fits, before any work", "SONG")
     RenderSettings.add_options(plan)

@@ -134,6 +134,14 @@ def test_impossible_settings_exit_2(capsys, tmp_path, options, reason):
     assert not (tmp_path / "w").exists()  # nothing was decoded or planned
 
 
+@pytest.mark.parametrize("options", [["--upscaler", "lanczos"], ["--video-model", "org/ltx"], ["--captions", "line"]])
+def test_storyboard_neither_offers_nor_takes_an_option_of_the_frames_between_keyframes(capsys, tmp_path, options):
+    code, out, _ = run(capsys, "storyboard", "--help")
+    assert code == 0 and "\n  --keyframes " in out and f"\n  {options[0]} " not in out  # (another's help may name it)
+    code, out, err = run(capsys, "storyboard", tmp_path / "song.wav", *options)
+    assert code == 2 and f"unrecognized arguments: {' '.join(options)}" in err and err.count("\n") == 1
+
+
 def test_an_output_that_cannot_be_written_is_refused_before_any_work(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
     (tmp_path / "videos").mkdir()

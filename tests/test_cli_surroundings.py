@@ -1,9 +1,10 @@
 """What surrounds a run, said in one sentence (a probe's findings): a reader of standard output that went away, a
 standard output that is full or closed, a signal that stops the run, the current folder gone, a quota or a file size
-limit where the disk is not full, an ffmpeg a signal stopped."""
+limit where the disk is not full, an ffmpeg a signal stopped, a standard error that is no terminal (a log file)."""
 
 import contextlib
 import errno
+import io
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 
 from musicvid.cli import COMMANDS, disk_full, main
 from musicvid.core import ffmpeg
+from musicvid.core.progress import Progress
 from tests.helpers import make_tone
 
 
@@ -140,3 +142,24 @@ def test_an_ffmpeg_a_signal_stopped_is_said_by_the_signal():
     assert ffmpeg.reason("", -signal.SIGKILL) == "ffmpeg was stopped by SIGKILL"
     assert ffmpeg.reason("", -99) == "ffmpeg was stopped by signal 99"
     assert ffmpeg.reason("x\nUnknown encoder 'libx999'\n") == "Unknown encoder 'libx999'"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_off_a_terminal_is_plain_lines_and_on_one_redrawn_in_place(monkeypatch, capsys):
+    """A log file gets a bar's start and end as lines of their own (and a line every LOGGED_EVERY seconds between),
+    no carriage return redrawing one line; a terminal gets tqdm's bar as it draws it."""
+    for stage in ("draw", "align"):
+        with Progress(stage, total=50, unit="frame") as bar:
+            for _ in range(50):
+                bar.advance()
+    lines = capsys.readouterr().err.split("\n")
+    assert [line.split("|")[0] for line in lines] == ["draw:   0%", "draw: 100%", "align:   0%", "align: 100%", ""]
+    assert "50/50" in lines[1] and not any(c in "".join(lines) for c in "\r\x1b")
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    with Progress("draw", total=2) as bar:
+        bar.advance(2)
+    assert sys.stderr.getvalue().startswith("\rdraw:   0%") and "\rdraw: 100%" in sys.stderr.getvalue()

@@ -46,6 +46,9 @@ def refused_before_the_work(capsys, tmp_path, argv, *said):
         ("--vipe", "../nope/vipe", "there is no such folder"),
         ("--diffusion", "~/no-such-model", "there is no such folder"),
         ("--video-model", "/no/such/ltx", "there is no such folder"),
+        ("--diffusion", "my-model.safetensors", "there is no such file"),  # a file's name, not a hub name
+        ("--vipe", "models/vipe.bin", "there is no such file"),
+        ("--video-model", "ltx.ckpt", "there is no such file"),
         ("--scorer", "http://127.0.0.1:9/clip", "is a URL"),
         ("--vipe", "https://huggingface.co/fittar/ViPE-M-CTX7", "is a URL"),
         ("--diffusion", "file:///models/sd", "is a URL"),

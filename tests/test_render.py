@@ -20,6 +20,7 @@ from musicvid.pictures.cache import KEY_FIELD, load_picture, stored_key
 from musicvid.pictures.frames import video_frames
 from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.slerp import align
+from musicvid.review.run_report import report_line
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import SongAudio, load_storyboard
 from tests.helpers import click_track, make_tone, probe, render
@@ -304,6 +305,14 @@ def test_a_video_without_audio_has_no_audio_stream(tmp_path):
     with av.open(str(tmp_path / "silent.mp4")) as container:
         assert not container.streams.audio
         assert sum(1 for _ in container.decode(video=0)) == 7
+
+
+@pytest.mark.parametrize(
+    "seconds, said", [(83.04, "in 83.0 s on"), (0.0042, "in 4 ms on"), (0.0001, "in under 1 ms on")]
+)
+def test_the_report_line_says_a_render_of_milliseconds_in_milliseconds(seconds, said):
+    summary = dict(video_frames=9, pictures_drawn=0, wall_seconds=seconds, device="cpu", models={}, peak_memory_gb={})
+    assert report_line(summary) == f"9 frames (0 pictures drawn) {said} cpu"
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from musicvid.models import tiny
 from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
 from musicvid.models.loading import auto_precision, load_diffusion
-from musicvid.models.local_names import cached_file, check_not_missing, refuse_offline
+from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
 from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
@@ -40,7 +40,6 @@ from musicvid.settings.render import RenderSettings
 # both backends' default fallback
 # What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors
 LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
 # Pipelines with other style LoRAs or adapters that batch rendering and the page keep loaded besides the one in
 # use: each is a copy of Stable Diffusion in memory (2 GB in float16).
 DRAWINGS_KEPT = 1

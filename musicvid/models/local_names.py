@@ -12,6 +12,9 @@ from musicvid.core.errors import UserError
 from musicvid.core.paths import resolved
 from musicvid.settings.presets import TINY
 
+# What a file of weights is named: a model name ending so (`my-model.safetensors`) is a file's, never a hub repository's.
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt")
+
 
 def is_hub_name(name: str) -> bool:
     """Whether `name` can be a hub repository's (a name, or an owner and a name), by huggingface_hub's own rule:
@@ -24,6 +27,11 @@ def is_hub_name(name: str) -> bool:
     except HFValidationError:
         return False
     return True
+
+
+def is_weights_file(name: str) -> bool:
+    """Whether the model `name` names a file of weights (WEIGHT_SUFFIXES), which no hub repository's name is."""
+    return Path(name).suffix.lower() in WEIGHT_SUFFIXES
 
 
 def is_local_path(name: str) -> bool:

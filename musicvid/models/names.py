@@ -16,7 +16,13 @@ from typing import Callable
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import is_url
-from musicvid.models.local_names import cached_file, check_leads_somewhere, is_hub_name, unavailable
+from musicvid.models.local_names import (
+    cached_file,
+    check_leads_somewhere,
+    is_hub_name,
+    is_weights_file,
+    unavailable,
+)
 from musicvid.models.single_file import check_transformer_fits, header, single_file_family
 from musicvid.models.vipe_files import check_tokenizer_fits, check_vipe_folder, refuse_training, tokenizer_folder
 from musicvid.settings.presets import (
@@ -117,6 +123,8 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
         return checkpoint_index(name, named)
     else:
         check_leads_somewhere(named, name)
+        if is_weights_file(name):  # a file typed wrong, not a hub name to fetch
+            raise UserError(f"{named}: there is no such file")
         if not is_hub_name(name):
             raise UserError(f"{named}: there is no such folder (a hub name is owner/name)")
         cached = cached_file(name, kind.config)

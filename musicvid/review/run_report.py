@@ -58,6 +58,14 @@ def morph_keys(workdir: Workdir, pictures: Pictures) -> dict[str, str]:
     return {scene: morph_key(keys[p] for p in drawn) for scene, drawn in paths.items() if all(p in keys for p in drawn)}
 
 
+def seconds_text(seconds: float) -> str:
+    """A time taken as a person reads it: 12.3 s, and under a tenth of a second in milliseconds (a render that
+    found everything made takes a few), never "0.0 s"."""
+    if seconds >= 0.1:
+        return f"{seconds:.1f} s"
+    return f"{seconds * 1000:.0f} ms" if seconds >= 0.0005 else "under 1 ms"
+
+
 def report_line(summary: dict) -> str:
     """One line of a run's report: 'video_frames frames (N pictures drawn) in S s on DEVICE; diffusion
     float16, ...; peak G GB'."""
@@ -65,7 +73,7 @@ def report_line(summary: dict) -> str:
     peak = max(summary["peak_memory_gb"].values(), default=None)
     parts = [
         f"{summary['video_frames']} frames ({summary['pictures_drawn']} pictures drawn) in "
-        f"{summary['wall_seconds']:.1f} s on {summary['device']}",
+        f"{seconds_text(summary['wall_seconds'])} on {summary['device']}",
         dtypes,
         f"peak {peak:.1f} GB" if peak is not None else "",
     ]

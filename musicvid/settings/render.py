@@ -357,10 +357,5 @@ class RenderSettings(Settings):
         return frozenset(low | chosen | ({"vae-slicing"} if self.vae_slicing else set()))
 
 
-# The settings that change only the frames between keyframes or the video, never a keyframe: `storyboard
-# --keyframes` draws keyframes alone, and takes none of them.
-BETWEEN_AND_AFTER = tuple(
-    name
-    for name in RenderSettings.affecting("between", "video")
-    if name not in RenderSettings.affecting("keyframes", "speed")
-)
+# What `storyboard --keyframes` takes none of (Checked.between_and_after)
+BETWEEN_AND_AFTER = RenderSettings.between_and_after()

@@ -92,6 +92,13 @@ class Checked:
         return tuple(f.name for f in dataclasses.fields(cls) if set(f.metadata["affects"]) & set(what))
 
     @classmethod
+    def between_and_after(cls) -> tuple[str, ...]:
+        """The fields that change only the frames between keyframes or the video, never a keyframe nor the speed:
+        `storyboard` (its --keyframes too) draws no frame between keyframes, and takes none of them."""
+        keyframes = cls.affecting("keyframes", "speed")
+        return tuple(name for name in cls.affecting("between", "video") if name not in keyframes)
+
+    @classmethod
     def fields(cls) -> dict[str, dataclasses.Field]:
         return {f.name: f for f in dataclasses.fields(cls)}
 
