@@ -19,6 +19,7 @@ from musicvid.settings.resolve import resolve_render_settings
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (the render benchmark's quick run: nine seconds of the suite's 6 minutes)
 def test_render_benchmark_quick(tmp_path, capsys):
     out = tmp_path / "bench.json"
     assert main(["--quick", "--out", str(out)]) == 0
@@ -48,6 +49,7 @@ def test_elaborate_benchmark_quick(tmp_path, capsys):
     assert "| candidates |" in capsys.readouterr().out
 
 
+@pytest.mark.ci  # (the speed benchmark's quick run renders three times; its other runs below stay in the suite)
 @pytest.mark.slow
 def test_speed_benchmark_quick(tmp_path, capsys):
     levers = ["batch-1", "deep-cache-3", "fast", "fast-32"]
@@ -70,6 +72,7 @@ def test_speed_benchmark_quick(tmp_path, capsys):
     assert "baselines" in rows["baseline-again"] and "| deep-cache-3 |" in capsys.readouterr().out
 
 
+@pytest.mark.ci  # (a whole song rendered by the speed benchmark: fourteen seconds of the suite's 6 minutes)
 @pytest.mark.slow
 def test_speed_benchmark_quick_with_a_whole_song_names_the_models_it_ran(tmp_path, capsys):
     out = tmp_path / "speed.json"
@@ -114,6 +117,7 @@ def test_flops_per_picture_counts_25_guided_steps_and_a_decode_for_both_families
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (the delivery benchmark's quick run: eight seconds of the suite's 6 minutes)
 def test_delivery_benchmark_quick(tmp_path, capsys, monkeypatch):
     # half the drawn size and 360p: what is checked is that each part runs and reports, not 1080p's cost
     # (which was 15 s of the suite); the frames between and the upscale are made as they would be there

@@ -47,6 +47,7 @@ def keyframes_with(capsys, song, diffusion, workdir) -> tuple[str, dict]:
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (two renders from a single-file checkpoint; its refusals stay in the suite)
 def test_a_checkpoint_file_draws_as_its_weights_do_and_is_keyed_by_its_bytes(capsys, standin_hub, song, tmp_path):
     files = sd15_files()
     checkpoint = tmp_path / "models" / "my-model.safetensors"

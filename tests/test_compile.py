@@ -37,6 +37,7 @@ def test_a_job_keeps_the_fused_projections_and_slices_attention_only_when_asked(
     assert processor_kinds(pipe.unet) == {"AttnProcessor2_0"}
 
 
+@pytest.mark.ci  # (torch.compile's first compile of each model on the CPU)
 @pytest.mark.slow
 def test_compiled_models_compile_once_across_jobs_pinned_pictures_and_a_pipeline_kept_loaded(tmp_path, monkeypatch):
     from torch._dynamo.utils import counters

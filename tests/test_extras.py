@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 TRAIN_EXTRA = {"lyricsgenius", "pandas", "pyarrow", "profanity_check"}
 TRAINING_STACK = {
     "vipe_core.collect",
@@ -27,6 +29,7 @@ print(json.dumps([render, imported()]))
 """
 
 
+@pytest.mark.ci  # (three front doors imported in processes of their own: eleven seconds of the suite's 6 minutes)
 def test_the_front_doors_import_nothing_of_the_training_extra():
     done = subprocess.run([sys.executable, "-c", IMPORTED], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

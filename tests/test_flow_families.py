@@ -38,7 +38,10 @@ CPU = torch.device("cpu")
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "preset, precision, look",
-    [("tiny-zimage", "bfloat16", {}), ("tiny-klein", "float16", {"look": "music-video", "keyframe_candidates": 2})],
+    [
+        ("tiny-zimage", "bfloat16", {}),
+        pytest.param("tiny-klein", "float16", {"look": "music-video", "keyframe_candidates": 2}, marks=pytest.mark.ci),
+    ],  # (klein's music-video look in the ci tier: the suite's 6 minutes)
 )
 def test_a_flow_family_renders_in_bfloat16_with_each_keyframe_on_its_frame(tmp_path, preset, precision, look):
     """float16 asked of a flow-matching family draws in bfloat16, the dtype it is published and trained in; a look's

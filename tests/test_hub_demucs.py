@@ -15,7 +15,8 @@ from musicvid.storyboard.make import named_weights
 from tests.fixtures.songs import make_song
 from tests.standins.demucs import HTDEMUCS_KWARGS
 
-pytestmark = pytest.mark.slow
+# (in the ci tier, as the other first runs by hub name: htdemucs's stand-in separates for 20 s)
+pytestmark = [pytest.mark.slow, pytest.mark.ci]
 
 
 def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name(standin_hub, tiny_en, tmp_path):

@@ -61,6 +61,7 @@ def test_the_faster_whisper_stand_in_keeps_the_real_repositorys_layout(standin_h
         assert tokenizer.encode(text, add_special_tokens=False).ids == encoding.encode(text)
 
 
+@pytest.mark.ci  # (a song heard by the stand-in of the default model, as the ci tier's other first runs by hub name)
 def test_faster_whisper_by_the_default_models_name_hears_a_song_offline(standin_hub, tmp_path):
     asr = load_asr("faster-whisper", WHISPER_LARGE, CPU)  # faster-whisper's own lookup: large-v2's repository
     assert ctranslate2_whisper(asr.model).is_multilingual

@@ -118,6 +118,7 @@ def frames_of(workdir):
     return schedule, list(video_frames(board, schedule, Workdir(workdir), RenderSettings(size=(64, 64))))
 
 
+@pytest.mark.ci  # (two renders through each family's stand-in: a minute and a half of the suite's 6)
 @pytest.mark.parametrize("name, slerped_morphs", [(LTX2, 0), (WAN_FLF2V, 1)])
 def test_a_video_family_by_hub_name_draws_the_frames_between_the_keyframes(
     standin_hub, song, slerped, name, slerped_morphs

@@ -52,6 +52,7 @@ def test_pictures_of_different_references_in_one_batch_draw_as_each_does_alone()
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (three klein renders; the plan's count of a reference, above, stays in the suite)
 def test_a_reference_changes_every_keyframe_and_another_redraws_them(tmp_path, capsys):
     song = make_tone(tmp_path / "song.mp3", 3.03)
     song.with_suffix(".lrc").write_text(LYRICS)

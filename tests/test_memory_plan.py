@@ -110,7 +110,10 @@ def test_without_a_batch_size_the_plan_takes_the_most_that_fits_and_the_cpu_its_
     assert batched_as_planned(RenderSettings(), None).batch_size == RenderSettings().batch == DEFAULT_BATCH == 4
 
 
-@pytest.mark.parametrize("options", [("--transitions", "video"), ("--models", "sdxl")])
+# (SDXL's in the ci tier: seven seconds of the suite's 6 minutes)
+@pytest.mark.parametrize(
+    "options", [("--transitions", "video"), pytest.param(("--models", "sdxl"), marks=pytest.mark.ci)]
+)
 def test_video_transitions_and_sdxl_fit_a_24_gb_card(capsys, song, options):
     plan = planned(capsys, song, "--gpu-memory", "24", *options)
     assert max(s["peak_gb"] for s in plan["stages"]) <= 24 - plan["reserve_gb"]
@@ -141,6 +144,7 @@ def test_whisper_is_planned_where_it_runs_by_what_the_lyrics_file_holds(capsys, 
     assert code == 2 and "--separate-vocals does nothing with timed lyrics" in err
 
 
+@pytest.mark.ci  # (a render under a 6 GB budget and one refused: ten seconds of the suite's 6 minutes)
 def test_a_6_gb_budget_offloads_and_half_a_gb_is_refused_in_one_sentence(capsys, song):
     small = planned(capsys, song, "--gpu-memory", "6", "--models", "sdxl", "--transitions", "video")
     for stage in ("pictures", "transitions"):

@@ -20,6 +20,10 @@ from musicvid.core.workdir import Workdir
 from musicvid.pictures.camera import cover
 from tests.served_page import TIMED_LYRICS, codecs, controls, cpu_seconds, page_jobs
 
+# (the whole file in the ci tier: a served page of its own, started and stopped, and its whole loops, a minute and a
+# half of the suite's 6; the page's handlers are tested in process in the suite, tests/test_page_*.py)
+pytestmark = pytest.mark.ci
+
 
 def rss_mb(pid: int, peak: bool = False) -> float:
     """The process's resident memory now, or at its peak since reset_peak."""
@@ -40,7 +44,6 @@ def client(server):
 
 
 @pytest.mark.slow
-@pytest.mark.ci  # (the served page's whole loop: the ci tier, which CI runs on every stop)
 def test_upload_storyboard_edit_keyframes_new_picture_pin_render(client, jobs_dir, tmp_path):
     from gradio_client import handle_file
 
@@ -286,7 +289,6 @@ time.sleep(600)
 
 
 @pytest.mark.slow
-@pytest.mark.ci
 @pytest.mark.parametrize("leaves", ["cancels", "is killed"])
 def test_a_job_whose_client_cancels_or_is_killed_stops_within_a_step_and_frees_the_models(
     server_process, jobs_dir, leaves

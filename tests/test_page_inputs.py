@@ -318,6 +318,7 @@ def raw_call(url: str, api_name: str, data: list) -> str:
     return urllib.request.urlopen(f"{url}gradio_api/call/{api_name}/{event}", timeout=60).read().decode()
 
 
+@pytest.mark.ci  # (a served page of its own, started for this test alone)
 @pytest.mark.slow
 def test_the_served_page_offers_uploads_by_name_and_takes_no_server_file(page_with_loras, lora_dir, tmp_path):
     from gradio_client import Client, handle_file

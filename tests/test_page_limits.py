@@ -124,6 +124,7 @@ def test_the_pages_options_are_checked_before_it_starts(argv, sentence):
     assert str(refused.value) == sentence
 
 
+@pytest.mark.ci  # (musicvid-ui started in a process of its own for each bad option; the options' own check, above, stays in the suite)
 def test_musicvid_ui_refuses_a_bad_option_in_one_line_and_exit_2(tmp_path):
     (tmp_path / "afile").write_text("x")
     ran = subprocess.run(

@@ -44,6 +44,7 @@ def test_the_plan_counts_a_storyboards_own_reference_pictures_as_the_render_load
     assert parts_planned(capsys, song, "--models", "tiny", "--workdir", workdir) == given
 
 
+@pytest.mark.ci  # (a storyboard with references made for klein's plan: ten seconds of the suite's 6 minutes)
 def test_klein_plans_a_storyboards_own_references_as_tokens(capsys, folder):
     pictures = lambda *options: next(  # noqa: E731
         s

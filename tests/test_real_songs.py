@@ -14,6 +14,7 @@ from tests.fixtures.whisper_ct2 import load_tiny_en
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.ci,
     pytest.mark.skipif(not installed(), reason="apt-get install fretsonfire-songs-muldjord fretsonfire-songs-sectoid"),
 ]
 
@@ -30,6 +31,8 @@ def instrumental(tmp_path_factory):
     return load_audio(mix(INSTRUMENTAL["metal_madness"], tmp_path_factory.mktemp("inst") / "metal.wav", 0, 60))
 
 
+# (the whole file is in the ci tier: hearing the sung excerpt takes 30 s of the suite's 6 minutes on faster-whisper,
+# 40 s on openai-whisper, and the lyric matrix, which .ci/run runs too, gates both backends on the whole recordings)
 @pytest.fixture(scope="module", params=["faster-whisper", "openai-whisper"])
 def asr(request, tmp_path_factory):
     return load_tiny_en(request.param, tmp_path_factory.mktemp("openai-whisper"))
@@ -54,7 +57,6 @@ def test_a_sung_recording_keeps_what_whisper_hears(asr, sung, heard):
 
 # (in the ci tier: a whole instrumental decoded twice is a minute and a half of the suite's 6 on openai-whisper, and
 # half a minute on faster-whisper)
-@pytest.mark.ci
 @pytest.mark.parametrize("asr", ["faster-whisper", "openai-whisper"], indirect=True)
 def test_a_recording_heard_again_in_one_process_is_heard_the_same(asr, instrumental):
     """The temperature fallback samples from the seed whatever the model decoded before, so a song in a batch is
@@ -63,7 +65,6 @@ def test_a_recording_heard_again_in_one_process_is_heard_the_same(asr, instrumen
     assert first == again
 
 
-@pytest.mark.ci  # (the lyric matrix, which .ci/run runs too, gates both backends on four instrumentals)
 @pytest.mark.parametrize("asr", ["faster-whisper"], indirect=True)
 def test_an_instrumental_gets_no_invented_lyrics(asr, instrumental):
     transcript = transcribe(asr, instrumental.samples, instrumental.info.sha256, quiet=True)

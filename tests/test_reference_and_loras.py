@@ -85,6 +85,7 @@ def test_a_reference_picture_changes_every_keyframe_and_is_part_of_their_keys(ca
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (three renders; a reference's keys and a style LoRA's stay in the suite)
 def test_a_scene_of_its_own_reference_redraws_its_keyframe_and_the_morphs_touching_it(capsys, song, tmp_path):
     workdir = tmp_path / "work"
     common = options(song, workdir)
