@@ -54,7 +54,7 @@ from benchmarks import families
 from benchmarks.delivery import UPSCALERS, upscaling
 from benchmarks.device_checks import checks, planned, png_round_trip
 from benchmarks.what_ran import machine, versions
-from musicvid.core.errors import either
+from musicvid.core.errors import UserError, either
 from vipe_core.atomic import atomic_path, new_temporary, write_json
 
 HERE = Path(__file__).parent
@@ -235,6 +235,24 @@ def save_compile_artifacts(args: argparse.Namespace, section: dict) -> None:
         section["compile_artifacts_error"] = error_text(error)
 
 
+def inductor_compiles(parser: argparse.ArgumentParser) -> None:
+    """Refused unless --compile's backend is inductor: on a GPU only inductor's compiled rows count toward the goals
+    (another, such as an inherited MUSICVID_COMPILE_BACKEND=eager, compiles nothing), so the run would spend the GPU's
+    time on rows that measure nothing."""
+    from musicvid.pictures.switches import compile_backend  # (diffusers' import: only where the run compiles)
+
+    try:
+        backend = compile_backend()
+    except UserError as error:
+        parser.error(str(error))
+    if backend != "inductor":
+        parser.error(
+            f"MUSICVID_COMPILE_BACKEND={backend}: on a GPU only rows compiled by inductor count toward the goals, so "
+            "this run would spend the GPU's time on compile rows that measure nothing; unset it (a dry run may keep "
+            "it), or leave the compile rows out"
+        )
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.device", description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(SECTIONS), default=list(DEFAULT), help="these sections")
@@ -261,9 +279,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--only names a section twice: each is run once")
     from benchmarks.levers import levers
 
-    known = [lever.name for lever in levers(True)]
-    if unknown := sorted(set(args.rows) - set(known)):
-        parser.error(f"unknown rows: {', '.join(unknown)}; known: {', '.join(known)}")
+    known = levers(True)
+    if unknown := sorted(set(args.rows) - {lever.name for lever in known}):
+        parser.error(f"unknown rows: {', '.join(unknown)}; known: {', '.join(lever.name for lever in known)}")
+    compiles = "sd15" in args.only and any(lever.settings.get("compile") for lever in known if lever.name in args.rows)
+    if not args.dry_run and (compiles or args.song_compile):
+        inductor_compiles(parser)
     if args.groups is not None and args.groups < 2:
         parser.error(f"--groups {args.groups}: a row's spread needs 2 groups timed or more")
     if args.budget is not None and args.dry_run:

@@ -2,10 +2,11 @@
 headline): on a GPU with the default models' architectures and random weights (the cost does not depend on their
 values): Whisper large-v2's aligning the lyrics, ViPE-M's elaborating them, SD 1.5's drawing every frame and
 Real-ESRGAN x4plus's upscaling them; elsewhere with the tiny models. The render takes the options given (e.g.
-`--look music-video`, `--fast`) and no batch: the memory plan's for the default models on this card. Each stage's seconds and share (the delivery runs
-beside the drawing: the shares can add up to more than 1), its own peak memory (sampled) and the run's, the time the
-GPU waited between stages, and the seconds spent building random weights (a real run loads published ones instead).
-A render that does not finish within `stop_after` seconds is stopped, and written as such with what it drew."""
+`--look music-video`, `--fast`) and no batch: the memory plan's for the default models on this card. Each stage's
+seconds and share (the delivery runs beside the drawing: the shares can add up to more than 1), its own peak memory
+(sampled) and the run's, the time the GPU waited from the models' first work to their last (prepare's seconds before
+it, apart), and the seconds spent building random weights (a real run loads published ones instead). A render that
+does not finish within `stop_after` seconds is stopped, and written as such with what it drew."""
 
 from __future__ import annotations
 
@@ -150,7 +151,7 @@ def whole_song(
             if timer:
                 timer.cancel()
     wall = time.perf_counter() - started
-    return row | {"upscaler": upscaler_used(timings.models)} | figures(timings, wall, memory, registry.device)
+    return row | {"upscaler": upscaler_used(timings.models)} | figures(timings, started, wall, memory, registry.device)
 
 
 def upscaler_used(models: dict) -> str:
@@ -175,7 +176,7 @@ def probed(video: Path) -> dict:
         }
 
 
-def figures(timings: Timings, wall: float, memory: MemorySampler, device: torch.device) -> dict:
+def figures(timings: Timings, started: float, wall: float, memory: MemorySampler, device: torch.device) -> dict:
     """A render's wall time, each stage's seconds, share and own peak memory, the run's peak, and the GPU's use."""
     loading = sum(v for k, v in timings.seconds.items() if k.startswith("load "))
     return {
@@ -186,24 +187,31 @@ def figures(timings: Timings, wall: float, memory: MemorySampler, device: torch.
         "share": {k: round(v / wall, 4) for k, v in timings.seconds.items()},
         "stage_peak_gb": memory.stage_peaks(timings, column=2 if device.type == "cuda" else 1),
         "run_peak_gb": run_peak_gb(device),
-        **gpu_use(timings, wall),
+        **gpu_use(timings, started, wall),
     }
 
 
-def gpu_use(timings: Timings, wall: float) -> dict:
-    """The share of `wall` the models computed, and the largest waits between stages."""
-    busy = sum(end - start for stage, start, end in timings.intervals if stage in MODEL_STAGES or stage == "align")
+def gpu_use(timings: Timings, started: float, wall: float) -> dict:
+    """The share of `wall` (from `started`) the models computed; apart, the seconds before their first work
+    (prepare: the song decoded, Whisper built); and the GPU's idle seconds and largest waits from the models' first
+    work to their last alone (where nothing could have run on it yet, or is left to)."""
+    computed = [(start, end) for stage, start, end in timings.intervals if stage in MODEL_STAGES or stage == "align"]
+    busy = sum(end - start for start, end in computed)
+    first = min((start for start, _ in computed), default=started + wall)
+    last = max((end for _, end in computed), default=first)
+    within = [interval for interval in timings.intervals if first <= interval[1] and interval[2] <= last]
     gaps = sorted(
         (
             (round(later[1] - earlier[2], 2), f"{earlier[0]} → {later[0]}")
-            for earlier, later in zip(timings.intervals, timings.intervals[1:])
+            for earlier, later in zip(within, within[1:])
             if later[1] - earlier[2] > 0.05
         ),
         reverse=True,
     )
     return {
         "gpu_busy_share": round(busy / wall, 4),
-        "gpu_idle_seconds": round(wall - busy, 1),
+        "prepare_seconds": round(first - started, 1),
+        "gpu_idle_seconds": round(last - first - busy, 1),
         "largest_gaps_seconds": gaps[:5],
     }
 
@@ -222,6 +230,7 @@ def song_markdown(song: dict) -> list[str]:
     out.append(
         f"\nwall {song['wall_seconds']} s ({song['random_weights_seconds']} s of it building random weights) for "
         f"{song.get('frames', '–')} frames; run's peak {song['run_peak_gb']} GB; GPU busy {song['gpu_busy_share']:.1%}, "
-        f"idle {song['gpu_idle_seconds']} s; largest gaps: {song['largest_gaps_seconds']}"
+        f"idle {song['gpu_idle_seconds']} s after {song['prepare_seconds']} s of prepare; "
+        f"largest gaps: {song['largest_gaps_seconds']}"
     )
     return out

@@ -13,7 +13,8 @@ from benchmarks.device_checks import checks
 from benchmarks.profile_split import attention_backends, busy, kind_of, profiled
 from benchmarks.steady import baselines, difference, full_groups, steady_rate
 from benchmarks.what_ran import versions
-from benchmarks.whole_song import upscaler_used
+from benchmarks.whole_song import gpu_use, upscaler_used
+from musicvid.models.timing import Timings
 
 
 def test_a_row_is_full_groups_of_one_shape_timed_by_its_median_with_its_spread():
@@ -200,6 +201,31 @@ def test_a_row_after_a_failed_baseline_has_no_ratio_and_the_baselines_error_stay
     assert "the baseline failed" in found["batch-1"]["ratio_missing"] and "baselines" not in found["baseline-again"]
 
 
+def test_the_gpu_is_idle_only_from_the_models_first_work_to_their_last_and_prepare_is_apart():
+    timings = Timings()
+    timings.intervals = [
+        ("decode audio", 0.0, 2.0),  # prepare: nothing has run on the GPU yet
+        ("load asr", 4.0, 10.0),
+        ("align", 10.0, 20.0),
+        ("decode audio", 21.0, 22.0),  # the render's own prepare, between the models' work: the GPU waits
+        ("load vipe", 22.0, 25.0),
+        ("elaborate", 25.0, 30.0),
+        ("denoise", 31.5, 50.0),
+        ("mux", 52.0, 55.0),  # after the models' last work: nothing left for the GPU
+    ]
+    found = gpu_use(timings, started=0.0, wall=56.0)
+    assert found["prepare_seconds"] == 10.0 and found["gpu_idle_seconds"] == 6.5  # 40 s from align to denoise's end
+    assert found["gpu_busy_share"] == round(33.5 / 56.0, 4)
+    assert found["largest_gaps_seconds"] == [(1.5, "elaborate → denoise"), (1.0, "align → decode audio")]
+    timings.intervals = timings.intervals[:2]  # stopped before the models' first work: all of it prepare
+    assert gpu_use(timings, started=0.0, wall=12.0) | {"gpu_busy_share": 0.0} == {
+        "gpu_busy_share": 0.0,
+        "prepare_seconds": 12.0,
+        "gpu_idle_seconds": 0.0,
+        "largest_gaps_seconds": [],
+    }
+
+
 def fake_run(monkeypatch, sections: dict) -> None:
     """device.main with these sections in place of the real ones, and no library versions read (seconds of
     imports)."""
@@ -256,10 +282,39 @@ def test_on_a_gpu_a_section_past_the_budget_is_skipped_and_a_failure_exits_1(tmp
     monkeypatch.setattr(device, "machine", lambda on: {"device": "a GPU"})
     fake_run(monkeypatch, {"sd15": past_the_budget_then_out_of_memory, "song-fast": lambda *_: {"wall_seconds": 1.0}})
     out = tmp_path / "gpu.json"
-    assert device.main(["--only", "sd15", "song-fast", "--budget", "100", "--out", str(out)]) == 1
+    # (no compile row: an earlier dry run's MUSICVID_COMPILE_BACKEND=eager would be refused on a GPU)
+    argv = ["--only", "sd15", "song-fast", "--rows", "batch-1", "--budget", "100", "--out", str(out)]
+    assert device.main(argv) == 1
     sections = json.loads(out.read_text())["sections"]
     assert "error" in sections["sd15"] and sections["song-fast"] == {"skipped": "past the budget of 100 s"}
     assert "sections that failed: sd15 (exit 1)" in capsys.readouterr().out
+
+
+def test_on_a_gpu_a_compile_backend_other_than_inductor_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    ran = []
+
+    def drawn(args, write):
+        ran.append(args)
+        return {"levers": {}}
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a GPU, as far as the benchmark can tell
+    monkeypatch.setattr(device, "machine", lambda on: {"device": "a GPU"})
+    monkeypatch.setattr(torch.compiler, "list_backends", lambda exclude_tags=None: ["inductor", "eager"])
+    monkeypatch.setenv("MUSICVID_COMPILE_BACKEND", "eager")
+    fake_run(monkeypatch, {"sd15": drawn, "song-fast": drawn})
+    out = tmp_path / "gpu.json"
+    for flags in (["--only", "sd15"], ["--only", "song-fast", "--song-compile"]):
+        with pytest.raises(SystemExit) as refused:
+            device.main(flags + ["--out", str(out)])
+        assert refused.value.code == 2 and not ran and not out.exists()
+        assert "MUSICVID_COMPILE_BACKEND=eager: on a GPU only rows compiled by inductor" in capsys.readouterr().err
+    # rows that compile nothing, inductor's, and a dry run on the CPU run as before
+    assert device.main(["--only", "sd15", "--rows", "batch-1", "--out", str(out)]) == 0 and len(ran) == 1
+    monkeypatch.setenv("MUSICVID_COMPILE_BACKEND", "inductor")
+    assert device.main(["--only", "sd15", "--out", str(out)]) == 0 and len(ran) == 2
+    monkeypatch.setenv("MUSICVID_COMPILE_BACKEND", "eager")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert device.main(["--dry-run", "--only", "sd15", "--out", str(out)]) == 0 and len(ran) == 3
 
 
 @pytest.mark.parametrize(
