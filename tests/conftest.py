@@ -46,6 +46,18 @@ def _older_objects_frozen(_objects_of_the_module_collected):
     gc.freeze()
 
 
+@pytest.fixture(autouse=True)
+def _compile_backend_kept():
+    """A benchmark's dry run sets MUSICVID_COMPILE_BACKEND=eager for its own process (inductor on two cores takes
+    minutes a row); called in a test, it would stay set for the tests after it in the worker."""
+    before = os.environ.get("MUSICVID_COMPILE_BACKEND")
+    yield
+    if before is None:
+        os.environ.pop("MUSICVID_COMPILE_BACKEND", None)
+    else:
+        os.environ["MUSICVID_COMPILE_BACKEND"] = before
+
+
 @pytest.fixture
 def demo_song(tmp_path) -> Path:
     """A private copy of the demo song (tests may cut or rename it)."""

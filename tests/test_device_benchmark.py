@@ -282,7 +282,6 @@ def test_on_a_gpu_a_section_past_the_budget_is_skipped_and_a_failure_exits_1(tmp
     monkeypatch.setattr(device, "machine", lambda on: {"device": "a GPU"})
     fake_run(monkeypatch, {"sd15": past_the_budget_then_out_of_memory, "song-fast": lambda *_: {"wall_seconds": 1.0}})
     out = tmp_path / "gpu.json"
-    # (no compile row: an earlier dry run's MUSICVID_COMPILE_BACKEND=eager would be refused on a GPU)
     argv = ["--only", "sd15", "song-fast", "--rows", "batch-1", "--budget", "100", "--out", str(out)]
     assert device.main(argv) == 1
     sections = json.loads(out.read_text())["sections"]
