@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from musicvid.batch import command as batch
+from musicvid.batch.report import Result, table
 from tests.helpers import make_tone, run_batch
 
 
@@ -227,3 +228,17 @@ def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
     assert run_batch(*argv) == 0
     assert [s["status"] for s in json.loads((out / "report.json").read_text())["songs"]] == ["done"]
     assert (out / "a.mp4").exists() and (out / "a.preview.mp4").exists()
+
+
+def test_the_table_says_a_quick_rows_time_in_milliseconds_and_none_for_a_row_not_rendered():
+    """A render that found everything made takes milliseconds, not "0.0"; a skipped row and a repeat took no render
+    of their own."""
+    rows = [Result("a.wav", "done", "a.mp4", 2.0, seconds=12.34), Result("b.wav", "done", "b.mp4", 2.0, seconds=0.004)]
+    rows += [Result("c.wav", "skipped", "c.mp4", 2.0), Result("d.wav", "repeat", "d.mp4", 2.0, same_as=2)]
+    assert table(rows).split("\n") == [
+        "status   time    duration  output  note",
+        "done     12.3 s  2.0       a.mp4   ",
+        "done     4 ms    2.0       b.mp4   ",
+        "skipped          2.0       c.mp4   ",
+        "repeat           2.0       d.mp4   same as song 2",
+    ]

@@ -10,11 +10,17 @@ import signal
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+import torch
+import tqdm
 
 from musicvid.cli import COMMANDS, disk_full, main
 from musicvid.core import ffmpeg
+from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.progress import Progress
+from musicvid.lyrics.transcribe import recognize
+from musicvid.models.loading import ASRModel
 from tests.helpers import make_tone
 
 
@@ -163,3 +169,28 @@ def test_progress_off_a_terminal_is_plain_lines_and_on_one_redrawn_in_place(monk
     with Progress("draw", total=2) as bar:
         bar.advance(2)
     assert sys.stderr.getvalue().startswith("\rdraw:   0%") and "\rdraw: 100%" in sys.stderr.getvalue()
+
+
+def test_whispers_own_bar_is_off_in_a_log_where_the_stage_says_its_start_and_end(monkeypatch, capsys):
+    """openai-whisper redraws its bar in place whatever stderr is: in a log it is off (the page tracks it all the
+    same), and the stage's own bar writes its first and last lines; on a terminal whisper's bar is drawn alone."""
+    import whisper
+
+    asked = []
+
+    def transcribe(model, audio, verbose, **options):
+        asked.append(verbose)
+        with tqdm.tqdm(total=200, unit="frames", disable=verbose is not False) as bar:  # as openai-whisper draws it
+            bar.update(200)
+        return {"segments": [{"start": 0.0, "end": 1.0, "text": " la"}]}
+
+    monkeypatch.setattr(whisper, "transcribe", transcribe)
+    asr = ASRModel("openai-whisper", "base", torch.nn.Linear(1, 1))
+    samples = np.zeros(2 * SAMPLE_RATE, np.float32)
+    assert [line.text for line in recognize(asr, samples, "transcribe", "en", show=True)] == ["la"]
+    lines = capsys.readouterr().err.split("\n")
+    assert [line.split("|")[0] for line in lines] == ["transcribe:   0%", "transcribe: 100%", ""]
+    assert "2.0/2.0" in lines[1] and not any(c in "".join(lines) for c in "\r\x1b")
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    recognize(asr, samples, "translate", "en", show=True)
+    assert asked == [None, False] and "200/200" in sys.stderr.getvalue() and "translate" not in sys.stderr.getvalue()

@@ -15,9 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from tqdm.auto import tqdm
-
 from vipe_core.atomic import remove_temporaries
+from vipe_core.bars import progress_bar
 from vipe_core.errors import StageError, VipeError
 from vipe_core.guards import check_output_kind, hold_folder
 from vipe_core.records import ArtistLyrics, RawSong, read_text, write_json
@@ -187,7 +186,7 @@ def collect(
         collector = Collector(
             genius or make_genius(token), max_songs=max_songs, delay=delay, retries=retries, backoff=backoff
         )
-        for name in tqdm(todo, desc="collect", unit="artist", disable=not progress):
+        for name in progress_bar(todo, desc="collect", unit="artist", disable=not progress):
             result = collector.collect_artist(name)
             if result is None:
                 tally["not_found"] += 1

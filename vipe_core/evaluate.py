@@ -17,9 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from vipe_core.atomic import remove_temporaries
+from vipe_core.bars import progress_bar
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.cider import cider_d
 from vipe_core.errors import StageError, VipeError
@@ -158,7 +157,9 @@ def generate(vipe: ViPE, items: list[dict], journal: Path, batch_size: int, prog
     done = {r["key"]: r["text"] for r in read_jsonl(journal, journal=True)}
     keys = [f"{e['song_id']}:{e['line_index']}" for e in items]
     todo = [i for i, key in enumerate(keys) if key not in done]
-    with tqdm(total=len(items), initial=len(items) - len(todo), desc=desc, unit="line", disable=not progress) as bar:
+    with progress_bar(
+        total=len(items), initial=len(items) - len(todo), desc=desc, unit="line", disable=not progress
+    ) as bar:
         for first in range(0, len(todo), batch_size):
             batch = todo[first : first + batch_size]
             texts = vipe.elaborate([items[i]["context"] for i in batch], batch_size=len(batch))

@@ -24,9 +24,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from vipe_core.atomic import remove_temporaries
+from vipe_core.bars import progress_bar
 from vipe_core.chat import ChatClient, TeacherConfig, TeacherError
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
@@ -237,7 +236,7 @@ def _label_todo(client: ChatClient, out_dir: Path, todo: list[CleanSong], summar
     try:
         with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
             futures = {pool.submit(labeller.label_song, song): song for song in todo}
-            bar = tqdm(total=len(futures), desc="label", unit="song", disable=not progress)
+            bar = progress_bar(total=len(futures), desc="label", unit="song", disable=not progress)
             for future in as_completed(futures):
                 song = futures[future]
                 try:
@@ -251,8 +250,10 @@ def _label_todo(client: ChatClient, out_dir: Path, todo: list[CleanSong], summar
                     pool.shutdown(wait=False, cancel_futures=True)
                     raise
                 usage = _merge_usage(usage_path, usage_before, client.usage, config)
+                tokens = usage["prompt_tokens"] + usage["completion_tokens"]
+                # drawn with the update, as often as it is (set on its own, a log would get a line every song)
+                bar.set_postfix(failed=summary["failed"], tokens=tokens, refresh=False)
                 bar.update(1)
-                bar.set_postfix(failed=summary["failed"], tokens=usage["prompt_tokens"] + usage["completion_tokens"])
             bar.close()
     finally:
         client.close()

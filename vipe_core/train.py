@@ -38,6 +38,7 @@ import torch
 from torch.utils.data import DataLoader, Subset
 from tqdm.auto import tqdm
 
+from vipe_core.bars import progress_bar
 from vipe_core.canvas import examples
 from vipe_core.context import model_input
 from vipe_core.errors import StageError, VipeError
@@ -243,7 +244,7 @@ class Trainer:
         batches = len(loader)
         if state.batches_done:
             loader = accelerator.skip_first_batches(loader, state.batches_done)
-        bar = tqdm(
+        bar = progress_bar(
             total=batches,
             initial=state.batches_done,
             desc=f"epoch {state.epoch + 1}/{config.epochs}",
@@ -263,8 +264,9 @@ class Trainer:
                 self.optimizer.zero_grad(set_to_none=True)
             state.batches_done += 1
             smoothed = loss.item() if smoothed is None else 0.95 * smoothed + 0.05 * loss.item()
+            # drawn with the update, as often as it is (set on its own, a log would get a line every batch)
+            bar.set_postfix(loss=f"{smoothed:.3f}", lr=f"{self.scheduler.get_last_lr()[0]:.2e}", refresh=False)
             bar.update(1)
-            bar.set_postfix(loss=f"{smoothed:.3f}", lr=f"{self.scheduler.get_last_lr()[0]:.2e}")
             if not accelerator.sync_gradients:
                 continue
             state.step += 1

@@ -22,6 +22,7 @@ from typing import Iterator
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
 from musicvid.core.files import remove_temporaries, same_file
+from musicvid.core.progress import seconds_text
 from musicvid.core.workdir import os_lock
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard, load_storyboard
@@ -61,10 +62,12 @@ def absolute_paths(result: Result) -> Result:
 
 
 def table(results: list[Result]) -> str:
-    rows = [("status", "seconds", "duration", "output", "note")]
+    """The rows as printed at the end: each one's time said as a person reads it (a render that found everything
+    made takes milliseconds), blank for a row not rendered here (skipped, a repeat, refused before its render)."""
+    rows = [("status", "time", "duration", "output", "note")]
     for r in results:
         duration = "" if r.duration is None else f"{r.duration:.1f}"
-        rows.append((r.status, f"{r.seconds:.1f}", duration, r.output, note(r)))
+        rows.append((r.status, seconds_text(r.seconds) if r.seconds else "", duration, r.output, note(r)))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
 

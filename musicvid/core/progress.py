@@ -1,45 +1,23 @@
-"""Progress on stderr for long work: stage, item i of n, time left (tqdm); silent with --quiet. On a terminal the bar
-is redrawn in place; elsewhere (a log file, a pipe) it is written as plain lines, at the start, every LOGGED_EVERY
-seconds and at the end, so that a log holds no carriage returns and stays short."""
+"""Progress on stderr for long work: stage, item i of n, time left (tqdm; plain lines where stderr is no terminal:
+vipe_core.bars); silent with --quiet. And a time taken, said as a person reads it (seconds_text)."""
 
 from __future__ import annotations
 
-import re
-import sys
-
-from tqdm.auto import tqdm
-
-LOGGED_EVERY = 30.0  # seconds between two lines of a bar that is not on a terminal
-# What tqdm moves the cursor with, to redraw a line or reach the line of a bar below another
-_REDRAW = re.compile(r"\r|\x1b\[[0-9;]*[A-Za-z]")
+from vipe_core.bars import progress_bar
 
 
-class Lines:
-    """A stream that takes tqdm's redraws of a bar and writes each as a line of its own (the end, drawn again as
-    the bar closes, once)."""
-
-    def __init__(self, stream):
-        self._stream, self._last = stream, ""
-
-    def write(self, text: str) -> None:
-        line = _REDRAW.sub("", text).strip()
-        if line and line != self._last:
-            self._stream.write(line + "\n")
-            self._last = line
-
-    def flush(self) -> None:
-        self._stream.flush()
+def seconds_text(seconds: float) -> str:
+    """A time taken as a person reads it: 12.3 s, and under a tenth of a second in milliseconds (a render that
+    found everything made takes a few), never "0.0 s"."""
+    if seconds >= 0.1:
+        return f"{seconds:.1f} s"
+    return f"{seconds * 1000:.0f} ms" if seconds >= 0.0005 else "under 1 ms"
 
 
 class Progress:
     def __init__(self, stage: str, total: float, unit: str = "it", quiet: bool = False):
         self.total = total
-        logged = (
-            {}
-            if sys.stderr.isatty()
-            else dict(file=Lines(sys.stderr), mininterval=LOGGED_EVERY, maxinterval=LOGGED_EVERY)
-        )
-        self._bar = tqdm(total=total, desc=stage, unit=unit, disable=quiet, leave=True, dynamic_ncols=True, **logged)
+        self._bar = progress_bar(total=total, desc=stage, unit=unit, disable=quiet, leave=True, dynamic_ncols=True)
 
     def advance(self, n: float = 1) -> None:
         self._bar.update(n)

@@ -38,6 +38,7 @@ from musicvid.lyrics.singing import (
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
+from vipe_core.bars import on_terminal
 
 # Whisper's window: what the language is detected on
 WINDOW_SECONDS = 30.0
@@ -102,7 +103,12 @@ def _openai_whisper(model, samples: np.ndarray, options: dict, show: bool):
     if options["beam_size"] == 1:  # its greedy decoder, not a beam search of one
         options = {key: value for key, value in options.items() if key != "beam_size"}
     fp16 = next(model.parameters()).dtype == torch.float16  # as loaded in the run's precision
-    result = whisper.transcribe(model, samples, **options, fp16=fp16, verbose=False if show else None)
+    # Its bar is redrawn in place on stderr whatever stderr is: where that is no terminal (a log), the bar is off
+    # and the stage's own says when the work starts and ends. (The page follows either: Gradio tracks every tqdm.)
+    drawn, seconds = show and on_terminal(), round(samples.size / SAMPLE_RATE, 1)
+    with Progress(options["task"], total=seconds, unit="s", quiet=not show or drawn) as progress:
+        result = whisper.transcribe(model, samples, **options, fp16=fp16, verbose=False if drawn else None)
+        progress.set_to(seconds)
     return [
         Line(
             float(s["start"]),
@@ -159,7 +165,7 @@ def decoder_of(asr: ASRModel):
 
 
 def recognize(asr: ASRModel, samples: np.ndarray, task: str, language: str, show: bool) -> list[Line]:
-    """Whisper's segments over the whole song; openai-whisper shows its own progress bar, in audio frames."""
+    """Whisper's segments over the whole song; on a terminal, openai-whisper draws its own bar, in audio frames."""
     backend = _faster_whisper if asr.backend == "faster-whisper" else _openai_whisper
     with torch_threads_kept(), decoder_of(asr) as model:
         return backend(model, samples, _options(task, language, asr), show)

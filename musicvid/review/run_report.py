@@ -8,6 +8,7 @@ import time
 
 import torch
 
+from musicvid.core.progress import seconds_text
 from musicvid.core.workdir import Workdir
 from musicvid.delivery.upscale import Upscaler
 from musicvid.pictures.draw import Pictures
@@ -56,14 +57,6 @@ def morph_keys(workdir: Workdir, pictures: Pictures) -> dict[str, str]:
     morphs = [s for s in pictures.schedule.segments if s.target is not None]
     paths = {str(s.scene): morph_paths(workdir, s) for s in morphs}
     return {scene: morph_key(keys[p] for p in drawn) for scene, drawn in paths.items() if all(p in keys for p in drawn)}
-
-
-def seconds_text(seconds: float) -> str:
-    """A time taken as a person reads it: 12.3 s, and under a tenth of a second in milliseconds (a render that
-    found everything made takes a few), never "0.0 s"."""
-    if seconds >= 0.1:
-        return f"{seconds:.1f} s"
-    return f"{seconds * 1000:.0f} ms" if seconds >= 0.0005 else "under 1 ms"
 
 
 def report_line(summary: dict) -> str:

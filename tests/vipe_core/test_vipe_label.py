@@ -111,6 +111,16 @@ def test_the_system_role_comes_from_the_file_given(tmp_path, lyrics):
     assert server.hits[0]["body"]["messages"][0]["content"] == "Describe each line as a picture."
 
 
+def test_progress_in_a_log_is_its_first_and_last_lines(tmp_path, lyrics, capsys):
+    """Where stderr is no terminal (a log file), the bar is written as plain lines (vipe_core.bars): its start and
+    its end with the tally of tokens, not a redraw for each song."""
+    with ChatServer() as server:
+        run_label(lyrics, tmp_path / "canvas", config(server), progress=True)
+    lines = capsys.readouterr().err.split("\n")
+    assert [line.split("|")[0] for line in lines] == ["label:   0%", "label: 100%", ""]
+    assert "3/3" in lines[1] and "failed=0, tokens=90" in lines[1] and "\r" not in "".join(lines)
+
+
 def test_a_count_mismatch_is_asked_again_then_the_chunk_is_split(tmp_path):
     write_jsonl(tmp_path / "songs.jsonl", make_songs(1, lines_per_song=8))
 
