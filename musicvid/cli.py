@@ -10,7 +10,6 @@ import argparse
 import errno
 import logging
 import os
-import signal
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -20,7 +19,7 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from musicvid.core.errors import MusicvidError, UserError  # noqa: E402
+from musicvid.core.errors import MusicvidError, UserError, out_of_memory  # noqa: E402
 from musicvid.lyrics.known import check_lyrics_file  # noqa: E402
 from musicvid.settings.front_doors import option_groups  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
@@ -30,7 +29,7 @@ from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.schema import check_field, option_name
 from musicvid.settings.song import SongRequest
 from vipe_core.atomic import temporary_of
-from vipe_core.errors import stop_said, stopped_as_interrupted
+from vipe_core.errors import OutputLost, run_guarded, stop_said, stopped_as_interrupted
 
 log = logging.getLogger("musicvid")
 
@@ -246,57 +245,6 @@ def disk_full(error: OSError) -> str:
     return f"{FULL[error.errno]}, where {written} was being written{again}"
 
 
-class OutputLost(OSError):
-    """Standard output took no more of what a command printed: its reader went away (`| head`), or its disk is full."""
-
-
-class Guarded:
-    """A standard stream whose failed writes are told apart from the work's own (which fail alike: a full disk):
-    standard output's raise OutputLost, standard error's are dropped (a line with nowhere to go stops no work). A
-    closed one (`>&-`, None) writes nowhere. Once a write failed, the stream's descriptor writes nowhere too, else
-    Python's own flush at exit would fail again."""
-
-    def __init__(self, stream, raising: bool):
-        self._stream = stream if stream is not None else open(os.devnull, "w")
-        self._raising = raising
-
-    def write(self, text: str) -> int:
-        return self._guarded(self._stream.write, text) or 0
-
-    def flush(self) -> None:
-        self._guarded(self._stream.flush)
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-    def _guarded(self, call, *args):
-        try:
-            return call(*args)
-        except OSError as error:
-            try:
-                fd = self._stream.fileno()
-            except (OSError, ValueError):  # a stream in memory: nothing of it is flushed at exit
-                fd = None
-            if fd is not None:
-                nowhere = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(nowhere, fd)
-                os.close(nowhere)
-            if self._raising:
-                raise OutputLost(error.errno, error.strerror) from error
-            return None
-
-
-def _output_lost(lost: OutputLost) -> int:
-    """The exit code of a run whose standard output took no more. A reader that went away ends it quietly with
-    141, as a Unix tool that SIGPIPE killed (`yes | head`): what `set -o pipefail` and PIPESTATUS then see, so a
-    script can tell output cut short from output all read. A standard output that takes nothing more (/dev/full) is
-    said as such, not as the disk the work was written to."""
-    if lost.errno == errno.EPIPE:
-        return 128 + signal.SIGPIPE
-    print(f"musicvid: the work is done, but standard output cannot take it ({lost.strerror})", file=sys.stderr)
-    return 1
-
-
 def _current_folder_gone() -> bool:
     """Whether the current folder is gone or its path too long to name: torch's libraries then fail to load, saying
     the install is broken."""
@@ -308,13 +256,7 @@ def _current_folder_gone() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Guarded(sys.stdout, raising=True), Guarded(sys.stderr, raising=False)
-    try:
-        with stopped_as_interrupted():
-            return _run(argv)
-    finally:
-        sys.stdout, sys.stderr = streams
+    return run_guarded(lambda: _run(argv), "musicvid")
 
 
 def _run(argv: list[str] | None) -> int:
@@ -332,11 +274,10 @@ def _run(argv: list[str] | None) -> int:
         )
         return 2
     try:
-        code = (COMMANDS.get(args.command) or args.run)(args)  # (an added command sets its own `run`)
-        sys.stdout.flush()  # what it printed last, written now: a failure is OutputLost's
-        return code
-    except OutputLost as lost:
-        return _output_lost(lost)
+        with stopped_as_interrupted():
+            return (COMMANDS.get(args.command) or args.run)(args)  # (an added command sets its own `run`)
+    except OutputLost:  # (run_guarded says it)
+        raise
     except MusicvidError as error:
         print(f"musicvid: {error}", file=sys.stderr)
         return error.exit_code
@@ -350,5 +291,8 @@ def _run(argv: list[str] | None) -> int:
         if isinstance(error, OSError) and error.errno in FULL:
             print(f"musicvid: {disk_full(error)}", file=sys.stderr)
             return 1
+        if memory := out_of_memory(error):
+            print(f"musicvid: {memory}", file=sys.stderr)
+            return memory.exit_code
         print(f"musicvid: failed: {type(error).__name__}: {error} (rerun with --debug for details)", file=sys.stderr)
         return 1

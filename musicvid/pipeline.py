@@ -145,10 +145,11 @@ def make_video(
         scores = picked_scores(storyboard)
         # 6. lyrics on screen, each line while it is sung (each word, for karaoke) where a timed lyrics file times
         #    it, else where the cached transcript heard it; with them (only they need glyphs), the characters no
-        #    caption font draws
+        #    caption font draws, and for karaoke the lines it shows whole (right to left)
         heard = word_source(run)
         script = lyrics_script(run, storyboard, heard)
         undrawn = captions.undrawn_note(storyboard) if script else ""
+        whole = captions.shown_whole_note(storyboard) if settings.captions == "karaoke" else ""
         # 7. the pictures drawn while their frames are delivered and muxed with the song
         delivery = Delivery(Path(run.audio.info.path), script, accent, upscale)
         drawn, video = draw_and_deliver(run, pictures, delivery)
@@ -159,7 +160,7 @@ def make_video(
         summary = run_summary(run, pictures, drawn, picked.keyframe_candidates, upscale, started)
         write_json(workdir.timings, summary)
     # 9. what a person should look at
-    warn_of_doubts(storyboard, undrawn)
+    warn_of_doubts(storyboard, undrawn, whole)
     return Video(
         run.output,
         run.output.with_suffix(".srt"),

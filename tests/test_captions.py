@@ -197,6 +197,11 @@ def test_right_to_left_lines_are_shown_whole_in_karaoke():
     shown = dialogue(script)
     assert shown[:2] == [captions.LINE_COLOUR + "שלום עולם", captions.LINE_COLOUR + "abc مرحبا بالعالم"]
     assert "\\kf" in shown[2]
+    assert captions.shown_whole_note(board) == (
+        "2 of 3 lyric lines read right to left (scenes 0-1): karaoke shows them whole, not lit word by word"
+    )
+    # Syriac, right to left, but in no caption font: the line is not shown at all (undrawn_note says why)
+    assert captions.shown_whole_note(lyric_board(["hello world", "ܐܒܓ"])) == ""
 
 
 def event_spans(script: str) -> list[tuple[float, float]]:

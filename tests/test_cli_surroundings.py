@@ -1,11 +1,13 @@
 """What surrounds a run, said in one sentence (a probe's findings): a reader of standard output that went away, a
 standard output that is full or closed, a signal that stops the run, the current folder gone, a quota or a file size
-limit where the disk is not full, an ffmpeg a signal stopped, a standard error that is no terminal (a log file)."""
+limit where the disk is not full, an address-space limit (ulimit -v) that a library or model did not fit in, an
+ffmpeg a signal stopped, a standard error that is no terminal (a log file)."""
 
 import contextlib
 import errno
 import io
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -18,8 +20,10 @@ import tqdm
 from musicvid.cli import COMMANDS, disk_full, main
 from musicvid.core import ffmpeg
 from musicvid.core.audio import SAMPLE_RATE
+from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.transcribe import recognize
+from musicvid.models.kinds import as_unavailable
 from musicvid.models.loading import ASRModel
 from tests.helpers import make_tone
 
@@ -68,6 +72,14 @@ def test_a_full_standard_output_is_said_as_such_not_as_the_disk(song, capsys, bu
             full.close()
 
 
+def test_a_help_whose_reader_went_away_ends_quietly_as_a_unix_tool():
+    read, write = os.pipe()
+    os.close(read)  # `musicvid render --help | head -1`, head gone before the help is written
+    process = musicvid("render", "--help", stdout=write)
+    os.close(write)
+    assert process.communicate(timeout=120)[1] == b"" and process.returncode == 128 + signal.SIGPIPE
+
+
 def test_closed_standard_streams_neither_fail_a_run_nor_trade_places(song, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdout", None)  # `>&-`: the plan is made, its table goes nowhere
     assert main(["plan", str(song), "--models", "tiny", "--gpu-memory", "24"]) == 0
@@ -94,6 +106,60 @@ def test_a_current_folder_that_is_gone_is_one_sentence_before_any_library_is_loa
     assert (
         err.decode() == "musicvid: the current folder is gone, or its path is too long: cd to another and run again\n"
     )
+
+
+def failed_within(error: Exception, handling: Exception) -> Exception:
+    """`error` as raised while `handling` was handled: llvmlite names a library it could not load over the loader's
+    own words."""
+    error.__context__ = handling  # (as `raise error` within `except` sets it)
+    return error
+
+
+NOT_MAPPED = "libtorch_cpu.so: failed to map segment from shared object"
+# what importing torch or loading a model said under `ulimit -v` of 2 to 4.5 GB (a probe's findings)
+WANT_OF_MEMORY = [
+    ImportError(NOT_MAPPED),
+    failed_within(OSError("Could not find/load shared object file 'libllvmlite.so'"), OSError(NOT_MAPPED)),
+    RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 384000 bytes."),
+    MemoryError(),
+    SystemError("error return without exception set"),
+]
+
+
+@pytest.fixture
+def limited(monkeypatch):
+    """An address-space limit of `ulimit -v 4000000` (in KiB)."""
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (4_000_000 * 1024, resource.RLIM_INFINITY))
+
+
+@pytest.mark.parametrize("error", WANT_OF_MEMORY, ids=lambda error: type(error).__name__)
+def test_a_run_out_of_its_address_space_says_so_not_a_broken_install(error, tmp_path, capsys, monkeypatch, limited):
+    def fail(args):
+        raise error
+
+    monkeypatch.setitem(COMMANDS, "score", fail)
+    assert main(["score", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        "musicvid: the process ran out of the memory it may use, its address-space limit of 3.8 GB (ulimit -v "
+        "4000000): raise or lift that limit and run the same command again to continue\n"
+    )
+    with pytest.raises(UserError, match="ran out of the memory it may use"), as_unavailable("diffusion", "some/model"):
+        raise error  # not "could not load the diffusion model 'some/model' (…); it downloads on first use, …"
+
+
+def test_without_a_limit_only_a_failed_allocation_is_said_as_memory(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    failures = iter([MemoryError(), ImportError(NOT_MAPPED)])  # the second: a file system mounted noexec, say
+
+    def fail(args):
+        raise next(failures)
+
+    monkeypatch.setitem(COMMANDS, "score", fail)
+    assert main(["score", str(tmp_path)]) == 2
+    said = "musicvid: the process ran out of memory: free some and run the same command again to continue\n"
+    assert capsys.readouterr().err == said
+    assert main(["score", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith(f"musicvid: failed: ImportError: {NOT_MAPPED} (rerun")
 
 
 @pytest.mark.parametrize(

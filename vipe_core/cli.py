@@ -7,7 +7,9 @@
     vipe train     lyric_canvas.parquet --base gpt2-medium --context 7 --out ckpt/
     vipe evaluate  ckpt/ lyric_canvas.parquet                 CIDEr-D, profanity
 
-Exit codes: 0 done, 1 the work failed, 2 bad input or usage; errors are one line on stderr.
+Exit codes: 0 done, 1 the work failed, 2 bad input or usage, 128 + a signal's number where one stopped the run
+(130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; 141 a reader of standard output that went away); errors are one line on
+stderr.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 import sys
 from dataclasses import asdict, fields
 
-from vipe_core.errors import VipeError, stop_said, stopped_as_interrupted
+from vipe_core.errors import VipeError, run_guarded, stop_said, stopped_as_interrupted
 from vipe_core.options import build_parser
 
 TRAIN_EXTRA = "pip install 'musicvid[train]'"
@@ -178,6 +180,10 @@ STAGES = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    return run_guarded(lambda: _run(argv), "vipe")
+
+
+def _run(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"

@@ -1,11 +1,16 @@
-"""Errors a person can act on: each carries one sentence and the exit code the CLI returns; and the signals that
-stop a run as Ctrl-C does (both command lines, `vipe` and `musicvid`, take them so)."""
+"""Errors a person can act on: each carries one sentence and the exit code the CLI returns; the signals that stop a
+run as Ctrl-C does; and standard streams whose failed writes are told apart from the work's (both command lines,
+`vipe` and `musicvid`, take them so)."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import signal
+import sys
 import threading
+from typing import Callable
 
 
 class VipeError(Exception):
@@ -55,3 +60,80 @@ def stop_said(stopped: KeyboardInterrupt) -> tuple[str, int]:
     if isinstance(stopped, Terminated):
         return f"stopped ({signal.Signals(stopped.signum).name})", 128 + stopped.signum
     return "interrupted", 128 + signal.SIGINT
+
+
+class OutputLost(OSError):
+    """Standard output took no more of what a command printed: its reader went away (`| head`), or its disk is full."""
+
+
+class Guarded:
+    """A standard stream whose failed writes are told apart from the work's own (which fail alike: a full disk):
+    standard output's raise OutputLost, and go on raising it (argparse's help takes the first in its stride),
+    standard error's are dropped (a line with nowhere to go stops no work). A closed one (`>&-`, None) writes
+    nowhere. Once a write failed, the stream's descriptor writes nowhere too, else Python's own flush at exit would
+    fail again."""
+
+    def __init__(self, stream, raising: bool):
+        self._stream = stream if stream is not None else open(os.devnull, "w")
+        self._raising = raising
+        self._lost: OSError | None = None
+
+    def write(self, text: str) -> int:
+        return self._guarded(self._stream.write, text) or 0
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+    def _guarded(self, call, *args):
+        if self._lost is None:
+            try:
+                return call(*args)
+            except OSError as error:
+                self._lost = error
+                self._write_nowhere()
+        if self._raising:
+            raise OutputLost(self._lost.errno, self._lost.strerror) from self._lost
+        return None
+
+    def _write_nowhere(self) -> None:
+        try:
+            fd = self._stream.fileno()
+        except (OSError, ValueError):  # a stream in memory: nothing of it is flushed at exit
+            return
+        nowhere = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(nowhere, fd)
+        os.close(nowhere)
+
+
+def run_guarded(run: Callable[[], int], command: str) -> int:
+    """`run()`'s exit code, run with standard output and standard error Guarded, and standard output flushed when it
+    ends (or exits, as argparse does after its help), so that a failure to write what it printed last is OutputLost
+    too: said by output_lost, after `command`'s name."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Guarded(sys.stdout, raising=True), Guarded(sys.stderr, raising=False)
+    try:
+        try:
+            code = run()
+        except SystemExit:  # (argparse's --help, its refusals)
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return code
+    except OutputLost as lost:
+        return output_lost(lost, command)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def output_lost(lost: OutputLost, command: str) -> int:
+    """The exit code of a run whose standard output took no more. A reader that went away ends it quietly with
+    141, as a Unix tool that SIGPIPE killed (`yes | head`): what `set -o pipefail` and PIPESTATUS then see, so a
+    script can tell output cut short from output all read. A standard output that takes nothing more (/dev/full) is
+    said as such, after `command`'s name, not as the disk the work was written to."""
+    if lost.errno == errno.EPIPE:
+        return 128 + signal.SIGPIPE
+    print(f"{command}: the work is done, but standard output cannot take it ({lost.strerror})", file=sys.stderr)
+    return 1

@@ -1,5 +1,16 @@
 """The ways a run can fail (or be stopped), each with its exit code; the message is one sentence for a person,
-with its numbers written as people write them (number_text)."""
+with its numbers written as people write them (number_text). And a failure for want of memory told from a broken
+install, which it reads as (out_of_memory)."""
+
+from __future__ import annotations
+
+import errno
+import resource
+
+# What a failed allocation says: torch's CPU allocator ("can't allocate memory"), strerror(ENOMEM) ("Cannot ...")
+ALLOCATION_FAILED = ("can't allocate memory", "cannot allocate memory")
+# What the loader says of a library it found no room to map (torch's, llvmlite's, an extension module's)
+NOT_MAPPED = "failed to map segment from shared object"
 
 
 def number_text(value) -> str:
@@ -33,3 +44,39 @@ class Cancelled(MusicvidError):
     """The person who started the job stopped it (the web page's Cancel button)."""
 
     exit_code = 1
+
+
+def _ran_out(error: BaseException, limited: bool) -> bool:
+    """Whether `error`, or one it was raised from or while handling (llvmlite's "Could not find/load shared object"
+    over the loader's own), failed for want of memory."""
+    seen = set()
+    while error is not None and id(error) not in seen:  # (a chain may loop back)
+        seen.add(id(error))
+        text = str(error).lower()
+        if (
+            isinstance(error, MemoryError)
+            or (isinstance(error, OSError) and error.errno == errno.ENOMEM)
+            or any(said in text for said in ALLOCATION_FAILED)
+            # under an address-space limit (else more likely a file system mounted noexec, or a bug): a library not
+            # mapped, or C code whose allocation failed unsaid ("error return without exception set")
+            or (limited and (NOT_MAPPED in text or isinstance(error, SystemError)))
+        ):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def out_of_memory(error: BaseException) -> UserError | None:
+    """The error to say in place of `error` where it failed for want of the memory the process may use, naming its
+    address-space limit where one is set (`ulimit -v`: importing torch or loading a model under one fails as a broken
+    install would); None for any other."""
+    limit, _ = resource.getrlimit(resource.RLIMIT_AS)
+    limited = limit != resource.RLIM_INFINITY
+    if not _ran_out(error, limited):
+        return None
+    if not limited:
+        return UserError("the process ran out of memory: free some and run the same command again to continue")
+    return UserError(
+        f"the process ran out of the memory it may use, its address-space limit of {limit / 2**30:.1f} GB (ulimit -v "
+        f"{limit // 1024}): raise or lift that limit and run the same command again to continue"
+    )

@@ -1,7 +1,8 @@
 """Lyrics as subtitles: an .srt beside the video, and on request the lyrics on screen: an ASS script,
 burned in by ffmpeg's libass at the video's size (after upscaling and interpolation, so the letters
 are drawn sharp, once per video frame) and kept beside the video for editors. `line` shows the sung
-line; `karaoke` lights each word up as it is sung. The fonts are bundled, so the lyrics look the same
+line; `karaoke` lights each word up as it is sung (a right-to-left line it shows whole, and shown_whole_note says
+so). The fonts are bundled, so the lyrics look the same
 on a machine with no fonts installed: DejaVu Sans Bold, and for the Chinese, Japanese and Korean
 characters it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters). A character that
 neither has (an emoji, a script of neither) is left out of the burned-in lyrics rather than drawn as a
@@ -24,7 +25,7 @@ from fontTools.ttLib import TTFont
 
 from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.core.workdir import FONTS
-from musicvid.delivery.cue_times import cue_span, sung_line, sung_span
+from musicvid.delivery.cue_times import ass_time, cue_span, srt_time, sung_line, sung_span
 from musicvid.lyrics.transcript import Line, Transcript, code_point
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.table import listed
@@ -97,17 +98,17 @@ def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0
     )
 
 
-def _clock(seconds: float, per_second: int) -> tuple[int, int, int, int]:
-    """(hours, minutes, seconds, fraction) with the fraction in 1/per_second, rounded once."""
-    ticks = round(seconds * per_second)
-    minutes, ticks = divmod(ticks, 60 * per_second)
-    hours, minutes = divmod(minutes, 60)
-    return hours, minutes, *divmod(ticks, per_second)
-
-
-def _srt_time(seconds: float) -> str:
-    hours, minutes, secs, millis = _clock(seconds, 1000)
-    return f"{hours:02d}:{minutes:02d}:{secs:02d},{millis:03d}"
+def shown_whole_note(storyboard: Storyboard) -> str:
+    """One line for karaoke: which lyric scenes read right to left, so are shown whole in LINE_COLOUR rather than lit
+    word by word; "" if none."""
+    lyrics = captioned(storyboard)
+    scenes = [s.index for s in lyrics if _literal(s.text) and _right_to_left(s.text)]  # (one not drawn is not shown)
+    if not scenes:
+        return ""
+    return (
+        f"{len(scenes)} of {len(lyrics)} lyric lines read right to left (scenes {listed(scenes)}): karaoke shows them "
+        "whole, not lit word by word"
+    )
 
 
 def _one_line(text: str) -> str:
@@ -127,7 +128,7 @@ def srt(storyboard: Storyboard, heard: Transcript | None = None) -> str:
     """One cue per scene with words (captioned), while `heard` (the transcript) sings its line (cues), in the song's
     own language, whatever whitespace its text holds."""
     blocks = [
-        f"{n}\n{_srt_time(a)} --> {_srt_time(b)}\n{_cue_text(s.text)}\n"
+        f"{n}\n{srt_time(a)} --> {srt_time(b)}\n{_cue_text(s.text)}\n"
         for n, (s, _, (a, b)) in enumerate(cues(storyboard, heard), start=1)
     ]
     return "\n".join(blocks)
@@ -157,11 +158,6 @@ def _in_fonts(rows: list[str]) -> str:
     if current is not style:
         pieces.append("{\\fn}")
     return "".join(pieces)
-
-
-def _ass_time(seconds: float) -> str:
-    hours, minutes, secs, centis = _clock(seconds, 100)
-    return f"{hours}:{minutes:02d}:{secs:02d}.{centis:02d}"
 
 
 def cues(storyboard: Storyboard, heard: Transcript | None) -> list[tuple[Scene, Line | None, tuple[float, float]]]:
@@ -354,7 +350,7 @@ def ass_script(
             text = LINE_COLOUR + _line_text(scene.text, block)
         else:
             text = _karaoke_text(start, words[scene.index], block)
-        events.append(f"Dialogue: 0,{_ass_time(start)},{_ass_time(end)},Lyrics,,0,0,0,,{text}")
+        events.append(f"Dialogue: 0,{ass_time(start)},{ass_time(end)},Lyrics,,0,0,0,,{text}")
     return header + "\n".join(events) + "\n"
 
 

@@ -1,7 +1,8 @@
 """When a lyric caption is on screen: while its line is sung and a moment after, not for its whole scene (which
 lasts until the next line starts, through any instrumental stretch between, and from 0 for a first line sung in a
 short lead-in). The times are the transcript's line that a scene holds (sung_line); a scene without one (its text
-edited, no transcript, a title a person typed) is captioned for the whole scene, as it always was."""
+edited, no transcript, a title a person typed) is captioned for the whole scene, as it always was. And those times
+as the .srt and the ASS script write them (srt_time, ass_time)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,21 @@ def cue_span(scene: Scene, sung: tuple[float, float] | None) -> tuple[float, flo
         return scene.start, scene.end
     read = max(MIN_SHOWN_SECONDS, len(" ".join(scene.text.split())) / READ_CHARS_PER_SECOND)
     return start, min(scene.end, max(sung[1] + HOLD_SECONDS, start + read))
+
+
+def _clock(seconds: float, per_second: int) -> tuple[int, int, int, int]:
+    """(hours, minutes, seconds, fraction) with the fraction in 1/per_second, rounded once."""
+    ticks = round(seconds * per_second)
+    minutes, ticks = divmod(ticks, 60 * per_second)
+    hours, minutes = divmod(minutes, 60)
+    return hours, minutes, *divmod(ticks, per_second)
+
+
+def srt_time(seconds: float) -> str:
+    hours, minutes, secs, millis = _clock(seconds, 1000)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d},{millis:03d}"
+
+
+def ass_time(seconds: float) -> str:
+    hours, minutes, secs, centis = _clock(seconds, 100)
+    return f"{hours}:{minutes:02d}:{secs:02d}.{centis:02d}"

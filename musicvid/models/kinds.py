@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from musicvid.core.errors import UserError
+from musicvid.core.errors import UserError, out_of_memory
 from musicvid.models import tiny, tiny_flow, tiny_video
 from musicvid.settings.presets import TINY
 
@@ -78,13 +78,14 @@ def _unavailable(kind: str, name: str, error: BaseException) -> ModelUnavailable
 
 @contextmanager
 def as_unavailable(kind: str, name: str) -> Iterator[None]:
-    """Every way a load fails (network, cache, format) ends the same way; a UserError says its own sentence."""
+    """Every way a load fails (network, cache, format) ends the same way; a UserError says its own sentence, and so
+    does a load that ran out of memory (out_of_memory)."""
     try:
         yield
     except UserError:
         raise
     except Exception as error:
-        raise _unavailable(kind, name, error) from None
+        raise out_of_memory(error) or _unavailable(kind, name, error) from None
 
 
 def obtain(kind: str, name: str, load: Callable[[], Any]) -> Any:

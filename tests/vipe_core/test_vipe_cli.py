@@ -1,4 +1,5 @@
-"""Every stage answers bad input with one sentence on stderr and exit code 2, never a traceback."""
+"""Every stage answers bad input with one sentence on stderr and exit code 2, never a traceback; a reader of standard
+output that went away ends it quietly with 141, as musicvid's (vipe_core.errors.run_guarded)."""
 
 from __future__ import annotations
 
@@ -114,3 +115,43 @@ def test_a_stopping_signal_ends_a_stage_as_ctrl_c_does_in_one_line(number, tmp_p
     assert main(["filter", str(tmp_path), "--out", str(tmp_path / "clean.jsonl")]) == 128 + number
     name = signal.Signals(number).name
     assert capsys.readouterr().err == f"vipe filter: stopped ({name}); run the same command again to continue.\n"
+
+
+def test_a_help_whose_reader_went_away_ends_quietly_as_a_unix_tool():
+    read, write = os.pipe()
+    os.close(read)  # `vipe --help | head -1`, head gone before the help is written
+    done = subprocess.run(
+        [sys.executable, "-m", "vipe_core", "--help"],
+        cwd=REPO,
+        env=subprocess_env(),
+        stdout=write,
+        stderr=subprocess.PIPE,
+    )
+    os.close(write)
+    assert done.returncode == 128 + signal.SIGPIPE and done.stderr == b""
+
+
+def into_gone_reader(argv: list[str], buffering: int, monkeypatch) -> int:
+    """`vipe ARGV`'s exit code, its standard output a pipe whose reader went away."""
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "w", buffering=buffering) as pipe, monkeypatch.context() as patch:
+        patch.setattr(sys, "stdout", pipe)
+        return main(argv)
+
+
+# buffered, as a terminal-less run's; line by line, where the write itself fails (and argparse's help ignores that)
+@pytest.mark.parametrize("buffering", [-1, 1], ids=["buffered", "unbuffered"])
+def test_a_stages_lost_output_is_141_where_its_reader_went_away_and_one_line_where_it_is_full(
+    buffering, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setitem(STAGES, "filter", lambda args: print("songs removed: 0"))
+    argv = ["filter", str(tmp_path), "--out", str(tmp_path / "clean.jsonl")]
+    assert into_gone_reader(argv, buffering, monkeypatch) == 128 + signal.SIGPIPE
+    assert into_gone_reader(["filter", "--help"], buffering, monkeypatch) == 128 + signal.SIGPIPE
+    assert capsys.readouterr().err == ""
+    with open("/dev/full", "w", buffering=buffering) as full:  # (closed at no loss: its descriptor writes nowhere now)
+        monkeypatch.setattr(sys, "stdout", full)
+        assert main(argv) == 1
+    said = "vipe: the work is done, but standard output cannot take it (No space left on device)\n"
+    assert capsys.readouterr().err == said
