@@ -200,6 +200,9 @@ def test_right_to_left_lines_are_shown_whole_in_karaoke():
     assert captions.shown_whole_note(board) == (
         "2 of 3 lyric lines read right to left (scenes 0-1): karaoke shows them whole, not lit word by word"
     )
+    assert captions.shown_whole_note(board, name="rows", first=1) == (  # (the page's table counts from 1)
+        "2 of 3 lyric lines read right to left (rows 1-2): karaoke shows them whole, not lit word by word"
+    )
     # Syriac, right to left, but in no caption font: the line is not shown at all (undrawn_note says why)
     assert captions.shown_whole_note(lyric_board(["hello world", "ܐܒܓ"])) == ""
 

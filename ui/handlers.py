@@ -24,7 +24,7 @@ from musicvid.core.audio import read_tags
 from musicvid.core.errors import Cancelled, UserError
 from musicvid.core.files import check_picture
 from musicvid.core.workdir import Workdir
-from musicvid.delivery.captions import undrawn_note
+from musicvid.delivery.captions import shown_whole_note, undrawn_note
 from musicvid.pipeline import get_storyboard, make_keyframes, make_video
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
@@ -171,17 +171,20 @@ def render_job(
     jobs: Jobs, values: dict, table_rows, job_id: str, session: str, stop: threading.Event
 ) -> tuple[str, list[str], str, list[list]]:
     """The job's video, the files to download (it, its storyboard and its lyrics), the page's status: done,
-    and which rows' lyrics have characters the burned-in captions leave out (as the CLI warns); and the table
+    which rows' lyrics have characters the burned-in captions leave out and, in karaoke, which read right to left
+    and are shown whole (as the CLI warns); and the table
     as rendered, with its keyframes' scores."""
     request, settings = edited_request(jobs, values, table_rows, job_id, session)
     registry = jobs.registry(values["preset"])
     made = make_video(request, settings, registry, output=video_file(request.song, settings.preview), stop=stop)
     files = [str(made.video), str(made.workdir.storyboard), str(made.subtitles)]
-    undrawn = ""
+    undrawn = whole = ""
     if settings.captions != "none":
         files.append(str(made.video.with_suffix(".ass")))
         undrawn = undrawn_note(made.storyboard, name="rows", first=1)
-    return str(made.video), files, noted(DONE, undrawn), rows(made.storyboard)
+    if settings.captions == "karaoke":
+        whole = shown_whole_note(made.storyboard, name="rows", first=1)
+    return str(made.video), files, noted(DONE, undrawn, whole), rows(made.storyboard)
 
 
 def make_storyboard(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:

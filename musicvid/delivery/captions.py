@@ -98,15 +98,17 @@ def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0
     )
 
 
-def shown_whole_note(storyboard: Storyboard) -> str:
-    """One line for karaoke: which lyric scenes read right to left, so are shown whole in LINE_COLOUR rather than lit
-    word by word; "" if none."""
+def shown_whole_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
+    """One line for karaoke: which lyric scenes (named and counted as undrawn_note's) read right to left, so are
+    shown whole in LINE_COLOUR rather than lit word by word; "" if none."""
     lyrics = captioned(storyboard)
-    scenes = [s.index for s in lyrics if _literal(s.text) and _right_to_left(s.text)]  # (one not drawn is not shown)
+    scenes = [
+        s.index + first for s in lyrics if _literal(s.text) and _right_to_left(s.text)
+    ]  # (one not drawn: not shown)
     if not scenes:
         return ""
     return (
-        f"{len(scenes)} of {len(lyrics)} lyric lines read right to left (scenes {listed(scenes)}): karaoke shows them "
+        f"{len(scenes)} of {len(lyrics)} lyric lines read right to left ({name} {listed(scenes)}): karaoke shows them "
         "whole, not lit word by word"
     )
 
