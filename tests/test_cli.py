@@ -11,6 +11,7 @@ from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, run, work_directory
 
 
+@pytest.mark.ci  # (the demo's whole storyboard: twelve seconds of the suite's 6 minutes; renders of it stay in the suite)
 @pytest.mark.slow
 def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_path):
     code, out, err = run(capsys, "storyboard", demo_song, "--models", "tiny", "--workdir", tmp_path / "w", "--quiet")
