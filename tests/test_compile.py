@@ -52,6 +52,7 @@ def test_compiled_models_compile_once_across_jobs_pinned_pictures_and_a_pipeline
         settings = resolve_render_settings(PRESETS["tiny"], {"compile": True, "batch_size": 4, "fps": 4, **given})
         return make_video(request, settings, registry, output=tmp_path / f"{name}.mp4").pictures_drawn
 
+    torch._dynamo.reset()  # (what an earlier test in this process compiled, a benchmark's rows, is traced anew)
     counters.clear()
     with torch._dynamo.config.patch(error_on_recompile=True):
         assert render("first", "[00:00.50]the sky is burning\n[00:01.60]rivers made of glass\n") > 0
