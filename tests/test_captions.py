@@ -9,7 +9,7 @@ import numpy as np
 
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.delivery import captions, mux
-from musicvid.delivery.cue_times import HOLD_SECONDS, MIN_SHOWN_SECONDS
+from musicvid.delivery.cue_times import HOLD_SECONDS, MIN_SHOWN_SECONDS, READ_CHARS_PER_SECOND
 from musicvid.lyrics.known import parse_srt
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
@@ -241,15 +241,15 @@ def test_a_caption_goes_soon_after_its_line_is_sung_not_at_the_next_line():
     assert shown_spans(board, None) == [(2.0, 12.0), (12.0, 14.0)]  # no transcript: the scenes' times, as before
 
 
-def test_an_srt_lyrics_files_own_cue_end_ends_its_caption():
-    text = "1\n00:00:02,000 --> 00:00:06,000\nfirst line here\n\n2\n00:00:08,000 --> 00:00:09,000\nsecond line\n"
+def test_an_srt_lyrics_files_own_cue_times_are_its_captions():
+    text = "1\n00:00:02,000 --> 00:00:06,000\nfirst line here\n\n2\n00:00:08,000 --> 00:00:08,400\nsecond line sung quickly\n"
     lines = parse_srt(text, "song.srt")
     board = Storyboard(audio=SongAudio(10.0), language="en", scenes=scenes_from_lines(lines, 10.0))
     assert [(s.start, s.end) for s in board.scenes if s.text] == [(2.0, 8.0), (8.0, 10.0)]  # gaps too short to break
     transcript = Transcript(lines, "en", "lyrics:song.srt")
-    assert shown_spans(board, transcript) == [(2.0, 6.0 + HOLD_SECONDS), (8.0, 9.0 + HOLD_SECONDS)]
+    assert shown_spans(board, transcript) == [(2.0, 6.0), (8.0, 8.0 + 24 / READ_CHARS_PER_SECOND)]  # no hold; read
     words = captions.word_times(board, transcript)
-    assert words[1][-1][1] == 6.0 and words[2][-1][1] == 9.0  # karaoke fills the line by the cue's end
+    assert words[1][-1][1] == 6.0 and words[2][-1][1] == 8.4  # karaoke fills the line by the cue's end
 
 
 def test_an_edited_scene_and_a_typed_title_keep_their_scenes_times():

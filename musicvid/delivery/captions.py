@@ -25,7 +25,7 @@ from fontTools.ttLib import TTFont
 
 from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.core.workdir import FONTS
-from musicvid.delivery.cue_times import ass_time, cue_span, srt_time, sung_line, sung_span
+from musicvid.delivery.cue_times import ass_time, cue_span, srt_time, sung_line
 from musicvid.lyrics.transcript import Line, Transcript, code_point
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.table import listed
@@ -169,7 +169,7 @@ def cues(storyboard: Storyboard, heard: Transcript | None) -> list[tuple[Scene, 
     timed = []
     for scene in captioned(storyboard):
         line = sung_line(scene, lines)
-        timed.append((scene, line, cue_span(scene, None if line is None else sung_span(line))))
+        timed.append((scene, line, cue_span(scene, line)))
     return timed
 
 

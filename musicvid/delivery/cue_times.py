@@ -30,30 +30,26 @@ def sung_line(scene: Scene, lines: list[Line]) -> Line | None:
     return None
 
 
-def sung_span(line: Line) -> tuple[float, float]:
-    """When `line` is sung: from its start (or its first word's, if earlier) to its last word's end where its words
-    are timed (Whisper's, enhanced LRC's, a transcript's), else to the line's own end (an SRT cue's end, an LRC
-    line's)."""
-    if line.words:
-        return min(line.start, line.words[0].start), line.words[-1].end
-    return line.start, line.end
+def cue_span(scene: Scene, line: Line | None) -> tuple[float, float]:
+    """(start, end) of the caption of `scene`, whose line of the transcript is `line` (sung_line; None: none is).
+    The contract, never outside the scene (scenes tile the song, so captions never overlap):
 
-
-def cue_span(scene: Scene, sung: tuple[float, float] | None) -> tuple[float, float]:
-    """(start, end) of the caption of `scene`, whose line is sung over `sung` (sung_span; None: no line of the
-    transcript is the scene's). The contract:
-
-    - it starts where the singing does (the scene's start where the line starts a moment before it);
-    - it ends HOLD_SECONDS after the singing, or later where the line needs more time to read (READ_CHARS_PER_SECOND
-      of its text, MIN_SHOWN_SECONDS at least), but never past the scene's end: scenes tile the song, so a caption
-      never overlaps the next (a line sung to its scene's end keeps the scene's end, as before);
-    - without a sung line, or one that starts at the scene's end or after, it is the scene's own span.
+    - it starts where the line's singing does (its start or its first word's, the earlier; the scene's start where
+      that is a moment before it);
+    - it ends where the singing ends: HOLD_SECONDS after the last word where the words are timed (Whisper's,
+      enhanced LRC's, a transcript's), else at the line's own end (an SRT cue's, as written; an LRC line's);
+    - or later where its text needs more time to read (READ_CHARS_PER_SECOND, MIN_SHOWN_SECONDS at least); a line
+      sung to its scene's end keeps the scene's end;
+    - without a line, or with one that starts at the scene's end or after, it is the scene's own span.
     """
-    start = scene.end if sung is None else max(sung[0], scene.start)
+    if line is None:
+        return scene.start, scene.end
+    start = max(min(line.start, line.words[0].start) if line.words else line.start, scene.start)
     if start >= scene.end:
         return scene.start, scene.end
+    sung_until = line.words[-1].end + HOLD_SECONDS if line.words else line.end
     read = max(MIN_SHOWN_SECONDS, len(" ".join(scene.text.split())) / READ_CHARS_PER_SECOND)
-    return start, min(scene.end, max(sung[1] + HOLD_SECONDS, start + read))
+    return start, min(scene.end, max(sung_until, start + read))
 
 
 def _clock(seconds: float, per_second: int) -> tuple[int, int, int, int]:
