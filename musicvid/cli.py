@@ -265,7 +265,11 @@ def _run(argv: list[str] | None) -> int:
     except SystemExit as exit:  # usage errors and --help: argparse has said what it had to
         return int(exit.code or 0)
     logging.basicConfig(level=logging.WARNING, format="musicvid: %(message)s")
-    if getattr(args, "quiet", False):  # before the model libraries are imported: they read it then
+    from vipe_core.bars import on_terminal  # (tqdm: not for --help's start)
+
+    # Before the model libraries are imported (they read it then): the hub's download bars off with --quiet, and in a
+    # log, which they would fill with redraws; an added command keeps them (the page's: Gradio tracks them).
+    if getattr(args, "quiet", False) or (args.command in COMMANDS and not on_terminal()):
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     if _current_folder_gone():
         print(

@@ -1,18 +1,20 @@
 """`musicvid batch` against hostile input, continued: songs whose names are no folder's (`...wav`, `..wav`) with
 --workdir, loops of symbolic links as songs and as cells, a row's files that do not fit its song's length (refused
-before the first render), repeats of a row finished with it, a skipped row whose outputs are not all there, and the
-report's paths. The renders are faked where a test needs only what the batch decides."""
+before the first render), repeats of a row finished with it, a skipped row whose outputs are not all there, the
+report's paths, and a row that ran out of memory. The renders are faked where a test needs only what the batch decides."""
 
 import json
 import os
 import unicodedata
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from musicvid.batch import command as batch
 from musicvid.batch.playlist import title_slug
 from musicvid.batch.report import Result
+from musicvid.core.errors import out_of_memory
 from musicvid.core.files import file_sha256
 from musicvid.core.outputs import remember
 from musicvid.core.workdir import Workdir
@@ -200,3 +202,28 @@ def test_a_row_is_skipped_only_where_its_every_output_is_there_and_its_dead_temp
 
 def test_a_decomposed_title_keeps_its_accents_in_the_videos_name():
     assert title_slug(unicodedata.normalize("NFD", "Déjà vu: live!")) == "Déjà-vu-live"
+
+
+def test_a_row_that_runs_out_of_memory_in_its_render_says_so_and_the_batch_goes_on(tmp_path, capsys, monkeypatch):
+    """A render that fails for want of memory (after its models loaded) is reported in the sentence the command line
+    says it in, not as a bare MemoryError; the next row is rendered."""
+    import musicvid.pipeline
+
+    songs = tmp_path / "songs"
+    songs.mkdir()
+    make_tone(songs / "a.wav", 1)
+    make_tone(songs / "b.wav", 1)
+    rendered = []
+
+    def make_video(request, settings, registry, output, wait):
+        rendered.append(request.song.name)
+        if len(rendered) == 1:
+            raise MemoryError()
+        return SimpleNamespace(duration=1.0)
+
+    monkeypatch.setattr(musicvid.pipeline, "make_video", make_video)
+    code, err = run_batch(capsys, songs, tmp_path / "out")
+    said = str(out_of_memory(MemoryError()))
+    assert code == 1 and rendered == ["a.wav", "b.wav"] and said.startswith("the process ran out of")
+    assert [(row["status"], row["error"]) for row in report_of(tmp_path / "out")] == [("failed", said), ("done", "")]
+    assert f"a.wav: failed: {said}\n" in err

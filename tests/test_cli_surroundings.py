@@ -1,7 +1,8 @@
 """What surrounds a run, said in one sentence (a probe's findings): a reader of standard output that went away, a
 standard output that is full or closed, a signal that stops the run, the current folder gone, a quota or a file size
 limit where the disk is not full, an address-space limit (ulimit -v) that a library or model did not fit in, an
-ffmpeg a signal stopped, a standard error that is no terminal (a log file)."""
+ffmpeg a signal stopped, a standard error that is no terminal (a log file): no bar redrawn in it, musicvid's nor a
+library's."""
 
 import contextlib
 import errno
@@ -11,6 +12,7 @@ import resource
 import signal
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -260,3 +262,41 @@ def test_whispers_own_bar_is_off_in_a_log_where_the_stage_says_its_start_and_end
     monkeypatch.setattr(sys, "stderr", Terminal())
     recognize(asr, samples, "translate", "en", show=True)
     assert asked == [None, False] and "200/200" in sys.stderr.getvalue() and "translate" not in sys.stderr.getvalue()
+
+
+def test_demucs_bar_is_off_in_a_log_where_the_stage_says_its_start_and_end(monkeypatch, capsys, tmp_path):
+    """Demucs redraws its bar in place whatever stderr is: in a log it is off and the stage's own bar writes its first
+    and last lines; on a terminal Demucs' bar is drawn alone; with --quiet none is."""
+    from musicvid.lyrics import vocals
+
+    asked = []
+
+    def stem(model, mix, stem, overlap, progress):
+        asked.append(progress)
+        return mix
+
+    monkeypatch.setattr(vocals, "demucs_stem", stem)
+    song, separator = make_tone(tmp_path / "song.wav", 2), SimpleNamespace(samplerate=SAMPLE_RATE, audio_channels=1)
+    assert vocals.separate_vocals(separator, song, 2 * SAMPLE_RATE).size == 2 * SAMPLE_RATE
+    lines = capsys.readouterr().err.split("\n")
+    assert [line.split("|")[0] for line in lines] == ["separate vocals:   0%", "separate vocals: 100%", ""]
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    vocals.separate_vocals(separator, song, 2 * SAMPLE_RATE)
+    vocals.separate_vocals(separator, song, 2 * SAMPLE_RATE, quiet=True)
+    assert asked == [False, True, False] and sys.stderr.getvalue() == ""
+
+
+def test_the_hubs_download_bars_are_off_in_a_log_and_on_the_page_kept(tmp_path, monkeypatch):
+    """huggingface_hub redraws its download bars in place: off where stderr is no terminal (set before it is
+    imported, as --quiet sets it), kept on a terminal, and for the page (Gradio tracks them)."""
+    import ui.cli
+
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "")  # (restored after the test: main sets it)
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS")
+    monkeypatch.setitem(COMMANDS, "score", lambda args: 0)
+    monkeypatch.setattr(ui.cli, "run", lambda args: 0)
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert main(["score", str(tmp_path)]) == 0 and "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert main(["ui"]) == 0 and "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ
+    assert main(["score", str(tmp_path)]) == 0 and os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"

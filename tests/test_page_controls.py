@@ -1,6 +1,16 @@
 """The page's controls and fields as its events call them, no server: a look sets its controls and
-they reach the settings, pasted lyrics are kept as what they are, and a lyric the person edited is no longer in
-doubt."""
+they reach the settings, pasted lyrics are kept as what they are, a lyric the person edited is no longer in
+doubt, and a job that ran out of memory says so."""
+
+import threading
+
+import pytest
+
+from musicvid.core.errors import UserError, out_of_memory
+from tests.test_page_inputs import SESSION, page_values, render_job
+from ui import handlers
+from ui.config import UIConfig
+from ui.jobs import Jobs
 
 
 def test_a_look_sets_its_controls_and_they_reach_the_settings():
@@ -40,8 +50,6 @@ def test_a_look_sets_its_controls_and_they_reach_the_settings():
 
 
 def test_pasted_lyrics_are_kept_as_what_they_are(tmp_path):
-    from ui.jobs import Jobs
-
     (tmp_path / "song").mkdir()
     song = tmp_path / "song" / "song.mp3"
     assert Jobs.lyrics(song, " \n\n") is None
@@ -83,3 +91,22 @@ def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
         saved, [[0.0, 5.0, "lyric", "heard right", "a", "", ""], [5.0, 10.0, "lyric", "unsure", "c", "", ""]]
     )
     assert [s.get("confidence") for s in edited["scenes"]] == [None, 0.3]
+
+
+def test_a_job_that_runs_out_of_memory_says_so_and_lets_go_of_the_models(tmp_path, monkeypatch):
+    """A render that fails for want of memory is the page's message in the sentence the command line says it in, not
+    a bare MemoryError; the next job gets the models. Any other failure is left as it is."""
+    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
+    values = page_values(job=render_job(jobs))
+    failures = iter([MemoryError(), ValueError("a bug")])
+
+    def make_video(*args, **kwargs):
+        raise next(failures)
+
+    monkeypatch.setattr(handlers, "make_video", make_video)
+    with pytest.raises(UserError) as said:
+        handlers.render(jobs, values, SESSION, threading.Event())
+    assert str(said.value) == str(out_of_memory(MemoryError())) and "ran out of" in str(said.value)
+    with pytest.raises(ValueError, match="^a bug$"):
+        handlers.render(jobs, values, SESSION, threading.Event())
+    assert jobs.models_lock.acquire(blocking=False)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterator
 
 from musicvid.core.audio import check_length
-from musicvid.core.errors import Cancelled, UserError
+from musicvid.core.errors import Cancelled, UserError, out_of_memory
 from musicvid.core.files import check_file
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, left_out_note, lyrics_kind, timed_lines
@@ -144,7 +144,8 @@ class Jobs:
     @contextmanager
     def models(self, stop: threading.Event) -> Iterator[None]:
         """The models, held for one job; a job cancelled while it waited for them (or as it got them) ends
-        without any work: its wait watches its stop flag."""
+        without any work: its wait watches its stop flag. A job that ran out of memory says so as the command line
+        does (out_of_memory), as the page's message, not as an unexplained error."""
         while not self.models_lock.acquire(timeout=0.25):
             if stop.is_set():
                 raise Cancelled("the job was cancelled")
@@ -152,6 +153,10 @@ class Jobs:
             if stop.is_set():
                 raise Cancelled("the job was cancelled")
             yield
+        except Exception as error:
+            if not (memory := out_of_memory(error)):
+                raise
+            raise memory from None
         finally:
             self.models_lock.release()
 

@@ -69,7 +69,10 @@ def _ran_out(error: BaseException, limited: bool) -> bool:
 def out_of_memory(error: BaseException) -> UserError | None:
     """The error to say in place of `error` where it failed for want of the memory the process may use, naming its
     address-space limit where one is set (`ulimit -v`: importing torch or loading a model under one fails as a broken
-    install would); None for any other."""
+    install would); None for any other, and for musicvid's own (which says itself, though raised while one for want
+    of memory was handled)."""
+    if isinstance(error, MusicvidError):
+        return None
     limit, _ = resource.getrlimit(resource.RLIMIT_AS)
     limited = limit != resource.RLIM_INFINITY
     if not _ran_out(error, limited):

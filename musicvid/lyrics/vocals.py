@@ -13,7 +13,9 @@ import numpy as np
 import torch
 
 from musicvid.core.audio import SAMPLE_RATE, decode
+from musicvid.core.progress import Progress
 from musicvid.models.internals import demucs_format, demucs_stem
+from vipe_core.bars import on_terminal
 
 # Demucs cuts a song into segments; a quarter of each overlaps the next, so no seam is heard.
 OVERLAP = 0.25
@@ -28,8 +30,12 @@ def separate_vocals(separator, song: Path, samples: int, *, quiet: bool = False)
     # normalized as Demucs' own command line does: the model was trained on songs of unit variance
     mono = mix.mean(0)
     mean, std = mono.mean(), mono.std().clamp_min(1e-8)
-    with torch.inference_mode():
-        vocals = demucs_stem(separator, (mix - mean) / std, "vocals", OVERLAP, progress=not quiet)
+    # Demucs' bar is redrawn in place whatever stderr is: where that is no terminal (a log), it is off and the stage's
+    # own says when the work starts and ends (the page follows either: Gradio tracks every tqdm), as Whisper's.
+    drawn, seconds = not quiet and on_terminal(), round(samples / SAMPLE_RATE, 1)
+    with Progress("separate vocals", total=seconds, unit="s", quiet=quiet or drawn) as progress, torch.inference_mode():
+        vocals = demucs_stem(separator, (mix - mean) / std, "vocals", OVERLAP, progress=drawn)
+        progress.set_to(seconds)
     vocals = (vocals * std + mean).mean(0).cpu()
     heard = librosa.resample(vocals.numpy(), orig_sr=rate, target_sr=SAMPLE_RATE).astype(np.float32)
     return np.pad(heard, (0, max(0, samples - heard.size)))[:samples]
