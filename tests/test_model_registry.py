@@ -61,3 +61,27 @@ def test_a_file_that_holds_no_upscaler_is_named_without_download_advice(tmp_path
         load_upscaler(str(file), CPU)
     assert not isinstance(refused.value, ModelUnavailable)
     assert str(refused.value).startswith(f"--upscaler {file}: {file} is not an upscaler spandrel can load")
+
+
+def test_a_model_kept_loaded_is_loaded_again_once_its_files_change_and_only_then(tmp_path):
+    """A batch keeps its models loaded; a model folder saved over between two songs is another model (the caches
+    key it by what its files hold), so its next use loads it again, never under a job using it."""
+    folder = tmp_path / "my-vipe"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"n_layer": 1}')
+    loaded = []
+    registry = ModelRegistry(
+        replace(PRESETS["tiny"], vipe=str(folder)),
+        "cpu",
+        keep_loaded=True,
+        loaders={"vipe": lambda models, device, precision: loaded.append(models.vipe) or len(loaded)},
+    )
+    with registry.use("vipe") as first:
+        (folder / "config.json").write_text('{"n_layer": 24}')  # saved over while a song uses it (another size)
+        with registry.use("vipe") as same:
+            assert same == first == 1
+    with registry.use("vipe") as second, registry.use("vipe") as still:
+        assert second == still == 2
+    (folder / "notes.md").write_text("not read by its loaders")
+    with registry.use("vipe") as third:
+        assert third == 2 and registry.loads["vipe"] == 2

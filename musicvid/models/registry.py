@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import torch
 
+from musicvid.core.files import weights_identity
 from musicvid.models.choose import models_of
 from musicvid.models.drawing import DRAWINGS_KEPT, Drawing, load_drawing
 from musicvid.models.footprint import RESERVE_GB, role_weights_gb
@@ -32,6 +33,17 @@ LOADERS: dict[str, Loader] = {
     ),
     "video": lambda models, device, precision: load_video_model(models.video, device, precision),
     "scorer": lambda models, device, precision: load_scorer(models.scorer, device, precision),
+}
+
+# The model set's fields each role's loader reads: a model kept loaded is loaded again where one of them changed on
+# disk since (saved over between two songs: pictures are keyed by what the files hold now, not by what was loaded)
+ROLE_FIELDS = {
+    "asr": ("asr",),
+    "vipe": ("vipe", "vipe_tokenizer"),
+    "separator": ("separator",),
+    "upscaler": ("upscaler",),
+    "video": ("video",),
+    "scorer": ("scorer",),
 }
 
 
@@ -89,13 +101,18 @@ class ModelRegistry:
         self.loaders = {**LOADERS, **(loaders or {})}
         self.loads: Counter[str | Drawing] = Counter()
         self._loaded: dict[str, Any] = {}
+        self._identities: dict[str | Drawing, Any] = {}  # of each loaded model, as its files were when it loaded
 
     @contextmanager
     def use(
         self, role: str | Drawing, timings: Timings | None = None, memory: StageMemory | None = None
     ) -> Iterator[Any]:
         """The model of `role` (a Drawing: the pipeline that draws so), loaded if it is not (room made for it as the
-        render's memory plan (`memory`) says its stage needs)."""
+        render's memory plan (`memory`) says its stage needs), or loaded again where its files changed since (not
+        under a job that uses it)."""
+        identity = self.identity(role)
+        if role in self._loaded and not self._in_use[role] and self._identities.get(role) != identity:
+            self.release(role)
         if role not in self._loaded:
             is_drawing = isinstance(role, Drawing)
             if is_drawing:  # the least recently used other pipelines go first
@@ -108,7 +125,7 @@ class ModelRegistry:
                     loaded = load_drawing(self.models, role, self.device, self.precision, offloaded)
                 else:
                     loaded = self.loaders[role](self.models, self.device, self.precision)
-                self._loaded[role] = loaded
+                self._loaded[role], self._identities[role] = loaded, identity
             self.loads[role] += 1
         self._loaded[role] = self._loaded.pop(role)  # the most recently used last
         if timings is not None:  # (a model held across stages, the upscaler, is reported as loaded)
@@ -122,6 +139,13 @@ class ModelRegistry:
                 timings.record_model(*self.named(role), self._loaded.get(role))
             if not self.keep_loaded:
                 self.release(role)
+
+    def identity(self, role: str | Drawing) -> Any:
+        """What `role`'s model is, as the caches key it: a Drawing's key; else its files' weights_identity."""
+        if isinstance(role, Drawing):
+            return role.key(self.models, self.precision)
+        names = [getattr(self.models, field, None) for field in ROLE_FIELDS.get(role, ())]
+        return [weights_identity(name) if isinstance(name, str) else name for name in names]
 
     def budget(self) -> float | None:
         """The GPU memory (GB) the models may take: as given, else on CUDA what was free when first asked (before
@@ -156,6 +180,7 @@ class ModelRegistry:
         return role, getattr(self.models, role)  # each other role's model is the ModelSet's field of its name
 
     def release(self, role: str | Drawing) -> None:
+        self._identities.pop(role, None)
         if self._loaded.pop(role, None) is not None:
             gc.collect()
             if self.device.type == "cuda":
