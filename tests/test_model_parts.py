@@ -1,7 +1,8 @@
 """A model's own files, checked before any work and refused in one sentence: a --diffusion or --video-model folder a
 part of which is missing or damaged, naming the part and the file, and a checkpoint file missing layers (musicvid.models.
-pipeline_files); an --asr-model that is no Whisper of its backend, saying what one must be, and a CTranslate2 folder
-cut short, before Demucs runs (musicvid.models.asr_files); a symbolic link that leads nowhere, a broken path and no
+pipeline_files), an inpainting UNet among them, and a folder of fp16 weights alone loaded, quietly under -q; an
+--asr-model that is no Whisper of its backend, saying what one must be, and a CTranslate2 folder cut short or without
+its tokenizer, before Demucs runs (musicvid.models.asr_files); a symbolic link that leads nowhere, a broken path and no
 hub name, by the one rule of what a hub name is (musicvid.models.local_names); an --ip-adapter named for a run that
 draws no reference picture (musicvid.prepare). Each is a left-out of the last stop's probes of model files."""
 
@@ -16,7 +17,7 @@ from safetensors.torch import load, load_file, save, save_file
 from musicvid.core.errors import UserError
 from musicvid.models.asr_files import ASR_MODELS
 from musicvid.models.choose import choose_models
-from musicvid.models.loading import refuse_empty_tensors
+from musicvid.models.loading import load_diffusion, refuse_empty_tensors, resolve_device
 from musicvid.models.local_names import check_not_missing, is_hub_name, is_local_path
 from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_file_parts, check_picture_model, check_video_model_files
@@ -82,6 +83,9 @@ def cut_short(path):
         (lambda sd: tensors_without(sd / UNET, "up_blocks.1."), "'s unet: the weights in its diffusion_pytorch_model.safetensors hold no up_blocks.1.*, which the model"),
         (lambda sd: tensors_without(sd / "text_encoder/model.safetensors", ".layers.0."), "'s text_encoder: the weights in its model.safetensors hold no encoder.layers.0.* that its config.json's 2 layers need"),
         (lambda sd: (sd / VAE).rename(sd / "vae/weights.safetensors"), "'s vae holds no weights: no diffusion_pytorch_model.safetensors"),
+        (lambda sd: [file.unlink() for file in (sd / "tokenizer").iterdir()], "'s tokenizer holds no tokenizer.json, nor vocab.json and merges.txt: the files a CLIPTokenizer"),
+        (lambda sd: (sd / "tokenizer/tokenizer.json").unlink(), "'s tokenizer holds no tokenizer.json, nor vocab.json and merges.txt"),
+        (lambda sd: (sd / "scheduler/scheduler_config.json").unlink(), "'s scheduler holds no scheduler_config.json"),
     ],
 )  # fmt: skip
 def test_a_diffusion_folder_a_part_of_which_is_missing_or_damaged_is_refused_naming_it(sd, damage, said):
@@ -110,6 +114,33 @@ def test_a_whole_folder_passes_in_older_attention_names_too_and_each_variant_is_
 def test_a_damaged_diffusion_folder_is_refused_before_any_work(capsys, tmp_path, song, sd):
     shutil.rmtree(sd / "unet")
     refused_before_the_work(capsys, tmp_path, [*quick(song), "--diffusion", sd], f"--diffusion {sd}: its model_index")
+
+
+def test_an_inpainting_unet_under_the_text_to_image_class_is_refused_before_any_work(capsys, tmp_path, song, sd):
+    from diffusers import UNet2DConditionModel
+
+    from musicvid.models.tiny import LOCAL_DIFFUSION
+
+    shutil.rmtree(sd / "unet")  # (community conversions keep StableDiffusionPipeline in model_index.json)
+    UNet2DConditionModel(in_channels=9, out_channels=4, **LOCAL_DIFFUSION[TINY]["unet"]).save_pretrained(sd / "unet")
+    said = f"--diffusion {sd}'s unet takes 9 input channels, where its vae's latents have 4: an inpainting model, not a"
+    refused_before_the_work(capsys, tmp_path, [*quick(song), "--diffusion", sd], said)
+
+
+def test_a_folder_of_fp16_weights_alone_loads_in_the_runs_dtype_its_load_quiet_under_q(capfd, tmp_path, monkeypatch):
+    from musicvid.models.tiny import local_diffusion
+
+    local_diffusion(TINY).to(torch.float16).save_pretrained(half := tmp_path / "half", variant="fp16")
+    assert not list(half.glob("*/*pytorch_model.safetensors")) and list(half.glob("unet/*.fp16.safetensors"))
+    check_picture_model(str(half), "sd")
+    capfd.readouterr()
+    load_diffusion(str(half), resolve_device("cpu"))  # (shown: what -q hides below)
+    assert "Loading pipeline components" in capfd.readouterr().err
+    monkeypatch.setattr("huggingface_hub.utils.are_progress_bars_disabled", lambda *name: True)  # (as -q sets)
+    pipe = load_diffusion(str(half), resolve_device("cpu"))  # (its full weights tried first, as off CUDA)
+    assert {pipe.unet.dtype, pipe.vae.dtype, pipe.text_encoder.dtype} == {torch.float32}
+    err = capfd.readouterr().err
+    assert "Loading pipeline components" not in err and "An error occurred" not in err, err
 
 
 def test_a_checkpoint_file_missing_layers_is_refused_naming_the_part(standin_hub, tmp_path):
@@ -174,10 +205,20 @@ def a_file(tmp_path):
     return str(file)
 
 
+def archive(tmp_path, held) -> str:
+    torch.save(held, path := tmp_path / "mine.pt")
+    return str(path)
+
+
 @pytest.mark.parametrize(
     "backend, given, said",
     [
         ("openai-whisper", a_file, "is no openai-whisper checkpoint (no whole torch archive)"),
+        (
+            "openai-whisper",
+            lambda tmp_path: archive(tmp_path, {"state_dict": {"a": torch.zeros(2)}}),
+            "is a torch archive but no openai-whisper checkpoint (no dims and model_state_dict",
+        ),
         ("openai-whisper", lambda tmp_path: str(tiny_en_dir()), "is a folder (a CTranslate2 one is faster-whisper's"),
         ("openai-whisper", lambda tmp_path: "large-v9", "is no openai-whisper model size, nor a file here"),
         ("faster-whisper", a_file, "is a single file"),
@@ -191,6 +232,21 @@ def test_an_asr_model_that_is_no_whisper_of_its_backend_says_what_one_must_be(tm
         choose_models("tiny", asr_backend=backend, asr=name)
     must = f"with --asr {backend}, an ASR model is {ASR_MODELS[backend]}"
     assert str(refused.value).startswith(f"--asr-model {name} {said}") and str(refused.value).endswith(must)
+
+
+def test_a_whisper_checkpoint_or_a_ctranslate2_folder_with_its_tokenizer_passes_and_one_without_is_refused(tmp_path):
+    assert choose_models("tiny", asr=archive(tmp_path, {"dims": {}, "model_state_dict": {}})).asr.endswith("mine.pt")
+    (folder := tmp_path / "converted").mkdir()  # (as ct2-transformers-converter writes it unless told)
+    for name in ("model.bin", "config.json", "vocabulary.txt"):
+        (folder / name).symlink_to(tiny_en_dir() / name)
+    with pytest.raises(UserError) as refused:
+        choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))
+    assert str(refused.value).startswith(f"--asr-model {folder} holds no tokenizer.json, without which faster-whisper")
+    assert str(refused.value).endswith(
+        "(ct2-transformers-converter --model MODEL --output_dir DIR --copy_files tokenizer.json)"
+    )
+    (folder / "tokenizer.json").symlink_to(tiny_en_dir() / "tokenizer.json")
+    assert choose_models("tiny", asr_backend="faster-whisper", asr=str(folder)).asr == str(folder)
 
 
 def test_a_whisper_cut_short_is_refused_before_demucs_runs(capsys, tmp_path, song):

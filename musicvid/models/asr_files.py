@@ -1,12 +1,14 @@
 """The Whisper named with --asr-model, checked as the models are chosen, before any work: it loads only once the song
 is decoded and Demucs has separated its vocals. openai-whisper takes a size by name (whisper.available_models()) or a
-checkpoint file it saved (a torch archive, whole by its zip's directory); faster-
-whisper a size, a hub name (owner/name), or a CTranslate2 model folder, whose model.bin is read to its end by its
-header and each variable's (nothing but their sizes) and whose config.json is a JSON object. Anything else is refused
+checkpoint file it saved (a torch archive, whole by its zip's directory, whose pickle names its dims and
+model_state_dict); faster-whisper a size, a hub name (owner/name), or a CTranslate2 model folder, whose model.bin is
+read to its end by its header and each variable's (nothing but their sizes), whose config.json is a JSON object, and
+which holds its tokenizer.json (faster-whisper would fetch another Whisper's from the hub). Anything else is refused
 in one sentence saying what an ASR model of the backend must be. Nothing here imports torch."""
 
 from __future__ import annotations
 
+import pickletools
 import struct
 import zipfile
 from pathlib import Path
@@ -23,11 +25,15 @@ ASR_MODELS = {
     "openai-whisper": "a model size (tiny, base, small, medium, large-v2, large-v3, turbo; .en for English alone) or "
     "a checkpoint file openai-whisper saved (.pt)",
     "faster-whisper": "a model size (tiny, base, small, medium, large-v2, large-v3, turbo, distil-large-v3, …), a hub "
-    "name (owner/name) or a CTranslate2 model folder (model.bin, config.json)",
+    "name (owner/name) or a CTranslate2 model folder (model.bin, config.json, tokenizer.json)",
 }
+# The converter's option that copies the tokenizer into a CTranslate2 Whisper's folder
+COPY_TOKENIZER = "ct2-transformers-converter --model MODEL --output_dir DIR --copy_files tokenizer.json"
 # The CTranslate2 model.bin layout its converter writes (ctranslate2.specs.model_spec's _serialize): the version
 # whose header and variables are read here
 CTRANSLATE2_VERSION = 6
+# What an openai-whisper checkpoint holds: its sizes and its weights (whisper.load_model reads both)
+WHISPER_KEYS = {"dims", "model_state_dict"}
 
 
 def check_asr_model(backend: str, name: str) -> None:
@@ -63,21 +69,43 @@ def faster_whisper_sizes() -> list[str]:
 
 def check_whisper_checkpoint(path: Path, named: str, must: str) -> None:
     """An openai-whisper checkpoint: a torch archive (a zip holding its pickle, data.pkl), whole to its central
-    directory at its end; what it holds is read as it loads."""
+    directory at its end, whose pickle names the dims and model_state_dict whisper.load_model reads (its ops read,
+    nothing in it run, no weight read); what they hold is read as it loads."""
     try:
         with zipfile.ZipFile(path) as archive:
-            pickled = any(entry.endswith("/data.pkl") for entry in archive.namelist())
+            pickle = next((entry for entry in archive.namelist() if entry.endswith("/data.pkl")), None)
+            named_in = pickled_strings(archive.read(pickle)) if pickle else set()
     except (OSError, zipfile.BadZipFile):
-        pickled = False
-    if not pickled:
+        pickle = None
+    if pickle is None:
         raise UserError(f"{named} is no openai-whisper checkpoint (no whole torch archive): {must}")
+    if not WHISPER_KEYS <= named_in:
+        raise UserError(
+            f"{named} is a torch archive but no openai-whisper checkpoint (no {' and '.join(sorted(WHISPER_KEYS))}, "
+            f"as openai-whisper's own .pt files hold): {must}"
+        )
+
+
+def pickled_strings(data: bytes) -> set[str]:
+    """The strings a pickle holds (its dictionaries' keys among them), read op by op: nothing in it is run; none
+    where it is damaged."""
+    try:
+        return {argument for _, argument, _ in pickletools.genops(data) if isinstance(argument, str)}
+    except ValueError:
+        return set()
 
 
 def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
-    """A CTranslate2 Whisper folder: its model.bin whole, its config.json (where there) a JSON object."""
+    """A CTranslate2 Whisper folder: its model.bin whole, its config.json (where there) a JSON object, its
+    tokenizer.json there."""
     model = folder / "model.bin"
     if not model.is_file():
         raise UserError(f"{named} holds no model.bin: {must}")
+    if not (folder / "tokenizer.json").is_file():
+        raise UserError(
+            f"{named} holds no tokenizer.json, without which faster-whisper would fetch another Whisper's from the "
+            f"hub: convert the model with it ({COPY_TOKENIZER})"
+        )
     if (folder / "config.json").exists():
         json_object(folder / "config.json", named)
     with model.open("rb") as opened:

@@ -22,8 +22,9 @@ from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.internals import demucs_model
 from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
-from musicvid.models.precision import Precision, half_whisper
+from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
 from musicvid.models.single_file import is_single_file
+from musicvid.models.weights_files import silenced
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
     CONFIG_REPOSITORIES,
@@ -175,13 +176,23 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
                 return kind.from_single_file(path, config=config, dtype=dtype, **extra)
             return kind.from_pretrained(name, dtype=dtype, variant=variant, **extra)
 
-        variant = None if single or family in FLOW_FAMILIES else precision.weights_variant
-        try:
-            return fetch(variant)
-        except (OSError, ValueError):
-            if variant is None:
+        fixed = single or family in FLOW_FAMILIES  # (no weights variants to choose between)
+        variant = None if fixed else precision.weights_variant
+        with quietly():
+            try:
+                return fetch(variant)
+            except (OSError, ValueError) as error:
+                if fixed:
+                    raise
+                failed = error
+            # a repository without the variant asked: its full weights; a folder of fp16 weights alone (as
+            # save_pretrained(variant="fp16") and many hub copies keep them): those; either cast on loading
+            try:
+                return fetch(None if variant else HALF_VARIANT)
+            except (OSError, ValueError):
+                if variant is None:  # (why the full weights failed says more than that there is no variant)
+                    raise failed from None
                 raise
-            return fetch(None)  # a repository without the variant: the full weights, cast on loading
 
     pipe = obtain("diffusion", name, load)
     refuse_empty_tensors(pipe, f"--diffusion {name}")
@@ -193,6 +204,15 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
             pipe.vae.to(precision.vae(xl and pipe.vae.config.get("force_upcast", False)))
         pipe.set_progress_bar_config(disable=True)
         return pipe.to(device)
+
+
+def quietly():
+    """diffusers' and transformers' logs silenced as a pipeline loads (a failed attempt's error line would come
+    before the load that follows it; a failure is said in one sentence: musicvid.models.kinds.obtain), and their
+    progress bars where the hub's are off (-q, or a log: musicvid.cli)."""
+    from huggingface_hub.utils import are_progress_bars_disabled
+
+    return silenced(bars=are_progress_bars_disabled())
 
 
 def refuse_empty_tensors(pipe, named: str) -> None:
@@ -236,7 +256,8 @@ def load_video_model(name: str, device: torch.device, precision: Precision | Non
         import diffusers
 
         kind = getattr(diffusers, VIDEO_FAMILIES[video_family(name)].pipeline)
-        return kind.from_pretrained(name, dtype=dtype)
+        with quietly():
+            return kind.from_pretrained(name, dtype=dtype)
 
     dtype = auto_precision(device, precision).video
     pipe = obtain("video", name, load)

@@ -1,9 +1,11 @@
 """A diffusers pipeline's folder (--diffusion DIR, --video-model DIR) checked part by part before any work, as a
 ViPE folder is (musicvid.models.vipe_files): each part its model_index.json names, but those the pipeline is loaded
 without (SD's safety checker), is a folder there; a model's config.json reads as a JSON object of numbers a model can
-have, and its weights (a file, or shards and their index; each variant there: fp16's beside the full ones) are whole by
-their headers and fill the model its config describes, built on the meta device (musicvid.models.weights_files); a
-scheduler's, a tokenizer's or a processor's JSON files read as JSON objects. A checkpoint file (musicvid.models.
+have, and its weights (a file, or shards and their index; each variant there: fp16's beside the full ones, or alone)
+are whole by their headers and fill the model its config describes, built on the meta device (musicvid.models.
+weights_files); a tokenizer holds tokenizer.json or its class's vocabulary files (vipe_files' rule), a scheduler its
+scheduler_config.json; their JSON files, and a processor's, read as JSON objects. A Stable Diffusion or SDXL UNet
+takes the VAE's latents alone: an inpainting one is refused. A checkpoint file (musicvid.models.
 single_file) holds as many weights for each part as its family's repository's part has (check_file_parts). Each
 damage is refused in one sentence naming the part and the file, not as the model loads after the storyboard, or
 leaves a layer empty."""
@@ -22,6 +24,7 @@ from musicvid.models.kinds import as_unavailable
 from musicvid.models.loading import pipeline_class
 from musicvid.models.names import repository_config
 from musicvid.models.single_file import FILE_PARTS, header
+from musicvid.models.vipe_files import TOKENIZER, holds_tokenizer
 from musicvid.models.weights_files import (
     check_fit,
     diffusers_fit,
@@ -32,7 +35,7 @@ from musicvid.models.weights_files import (
     silenced,
     transformers_fit,
 )
-from musicvid.settings.presets import CONFIG_REPOSITORIES
+from musicvid.settings.presets import CONFIG_REPOSITORIES, FLOW_FAMILIES
 
 CHECKED: set[tuple] = set()  # the picture models found whole, each by the version of its files
 # The names each library's from_pretrained gives a model's weights (a variant's: diffusion_pytorch_model.fp16....)
@@ -47,6 +50,8 @@ def check_picture_model(name: str, family: str) -> None:
         if path.is_dir():
             without = [part for part, given in pipeline_class(family)[1].items() if given is None]
             check_pipeline_folder(path, named, without)
+            if family not in FLOW_FAMILIES:
+                check_text_to_image(path, named)
         else:
             check_file_parts(path, family, named)
 
@@ -87,6 +92,19 @@ def check_pipeline_folder(folder: Path, named: str, without: Iterable[str]) -> N
         check_part(folder / part, library, class_name, f"{named}'s {part}")
 
 
+def check_text_to_image(folder: Path, named: str) -> None:
+    """Refuse a UNet that takes more than the VAE's latents (an inpainting one takes 9 channels: the latents, the
+    masked picture's and the mask), whatever pipeline class its model_index.json names: it fails as it draws."""
+    takes = json_object(folder / "unet" / "config.json", f"{named}'s unet").get("in_channels", 4)
+    latents = json_object(folder / "vae" / "config.json", f"{named}'s vae").get("latent_channels", 4)
+    if takes != latents:
+        what = "an inpainting model" if takes == 2 * latents + 1 else "a model drawn over a picture"
+        raise UserError(
+            f"{named}'s unet takes {takes} input channels, where its vae's latents have {latents}: {what}, not a "
+            "text-to-image one"
+        )
+
+
 def is_part(names) -> bool:
     return isinstance(names, list) and len(names) == 2 and all(isinstance(name, str) for name in names)
 
@@ -99,11 +117,16 @@ def part_class(library: str, class_name: str) -> type | None:
 
 
 def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
-    """One part: a model's config and weights, another's JSON files (module doc)."""
+    """One part: a model's config and weights, a tokenizer's files, another's JSON files (module doc)."""
     from diffusers import ModelMixin
-    from transformers import PreTrainedModel
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
     kind = part_class(library, class_name)
+    if kind is not None and issubclass(kind, PreTrainedTokenizerBase):
+        vocabulary = tuple(name for name in kind.vocab_files_names.values() if name != TOKENIZER)
+        if not holds_tokenizer(folder, vocabulary):
+            besides = f", nor {' and '.join(vocabulary)}" if vocabulary else ""
+            raise UserError(f"{named} holds no {TOKENIZER}{besides}: the files a {class_name} is read from")
     if kind is None or not issubclass(kind, (ModelMixin, PreTrainedModel)):
         config_name = getattr(kind, "config_name", None)  # (a scheduler's: scheduler_config.json)
         for file in [folder / config_name] if config_name else sorted(folder.glob("*.json")):

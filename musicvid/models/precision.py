@@ -26,6 +26,7 @@ from musicvid.settings.presets import FLOW_FAMILIES, PRECISIONS
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 HALF = (torch.float16, torch.bfloat16)
+HALF_VARIANT = "fp16"  # the name diffusers' save_pretrained(variant=...) gives half-size weights, as hubs keep them
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class Precision:
     def weights_variant(self) -> str | None:
         """Which weight files to fetch: the half-size fp16 ones in half precision, where a repository has them
         (cast on loading to the dtype asked)."""
-        return "fp16" if self.compute in HALF else None
+        return HALF_VARIANT if self.compute in HALF else None
 
 
 def half_whisper(model: torch.nn.Module) -> torch.nn.Module:

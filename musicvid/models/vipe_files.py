@@ -95,9 +95,15 @@ def refuse_training(folder: Path, named: str) -> None:
         )
 
 
+def holds_tokenizer(folder: Path, vocabulary: tuple[str, ...] = VOCABULARY) -> bool:
+    """Whether `folder` holds what a tokenizer is read from: tokenizer.json, or each file of its `vocabulary` (a
+    GPT-2 tokenizer's, vocab.json and merges.txt, by default), where it has one."""
+    return (folder / TOKENIZER).is_file() or bool(vocabulary) and all((folder / name).is_file() for name in vocabulary)
+
+
 def tokenizer_folder(folder: Path, named: str) -> None:
     """A tokenizer folder holds what a GPT-2 tokenizer is read from: tokenizer.json, or vocab.json and merges.txt."""
-    if not (folder / TOKENIZER).is_file() and not all((folder / name).is_file() for name in VOCABULARY):
+    if not holds_tokenizer(folder):
         raise UserError(
             f"{named} holds no {TOKENIZER}, nor {' and '.join(VOCABULARY)}: give a GPT-2 tokenizer's folder or a hub "
             "name"

@@ -104,23 +104,25 @@ class Fit:
 
 
 @contextmanager
-def silenced() -> Iterator[None]:
-    """diffusers' and transformers' loggers silenced, their errors too, and transformers' progress bars, then as
-    they were."""
+def silenced(bars: bool = True) -> Iterator[None]:
+    """diffusers' and transformers' loggers silenced, their errors too, and (where `bars`) their progress bars,
+    then as they were."""
     from diffusers.utils import logging as diffusers_logging
     from transformers.utils import logging
 
-    was = diffusers_logging.get_verbosity(), logging.get_verbosity(), logging.is_progress_bar_enabled()
+    was = diffusers_logging.get_verbosity(), logging.get_verbosity()
+    shown = [library for library in (diffusers_logging, logging) if bars and library.is_progress_bar_enabled()]
     diffusers_logging.set_verbosity(diffusers_logging.CRITICAL)
     logging.set_verbosity(logging.CRITICAL)
-    logging.disable_progress_bar()
+    for library in shown:
+        library.disable_progress_bar()
     try:
         yield
     finally:
         diffusers_logging.set_verbosity(was[0])
         logging.set_verbosity(was[1])
-        if was[2]:
-            logging.enable_progress_bar()
+        for library in shown:
+            library.enable_progress_bar()
 
 
 def transformers_fit(kind: type, config, held: dict[str, list[int]], named: str) -> Fit:
