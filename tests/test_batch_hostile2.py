@@ -55,7 +55,8 @@ def test_a_song_named_dot_dot_dot_renders_inside_workdir_and_leaves_the_folder_a
     make_tone(songs / "...wav", 1)
     (tmp_path / "video.mp4").write_text("my precious video")
     (tmp_path / "transcript.json").write_text('{"my": "notes"}')
-    code, err = run_batch(capsys, songs, tmp_path / "out", "--workdir", tmp_path / "wd")
+    (songs / "list.m3u").write_text("...wav\n")  # (a folder's batch skips it: a name starting with "." is hidden)
+    code, err = run_batch(capsys, songs / "list.m3u", tmp_path / "out", "--workdir", tmp_path / "wd")
     assert code == 0, err
     assert (tmp_path / "video.mp4").read_text() == "my precious video"
     assert (tmp_path / "transcript.json").read_text() == '{"my": "notes"}'

@@ -216,7 +216,7 @@ def test_a_rows_subtitles_made_by_hand_are_not_replaced_without_overwrite(capsys
 
 
 def test_a_playlist_entry_that_is_a_url_is_named_as_written_before_any_work(tmp_path, capsys):
-    urls = ["http://127.0.0.1:9/a.mp3", "https://example.org/songs//b.flac", "file:///music/c.mp3", "s3://bucket/d.wav"]
+    urls = ["http://127.0.0.1:9/a.mp3", "https://example.org/songs//b.flac", "file://nas/c.mp3", "s3://bucket/d.wav"]
     for url in urls:
         (tmp_path / "list.m3u").write_text(f"#EXTM3U\n#EXTINF:12,Band - Song\n{url}\n")
         code, err = run_batch(capsys, tmp_path / "list.m3u", tmp_path / "out")

@@ -80,6 +80,9 @@ def planned(playlist: Path, *options) -> list[Job]:
 
 
 def test_every_row_gets_its_own_output_and_a_repeated_row_is_made_once(tmp_path):
+    (tmp_path / "b").mkdir()
+    for song in ("a.wav", "b/a.wav"):  # (a song that cannot be read takes no other row's name)
+        (tmp_path / song).write_bytes(b"x")
     (tmp_path / "s.csv").write_text(
         "path,title,output,style,preview\n"
         "a.wav,,,oil,\n"  # 1: its stem, shared with songs 2, 8 and 9: a hash

@@ -236,9 +236,9 @@ def test_the_table_says_a_quick_rows_time_in_milliseconds_and_none_for_a_row_not
     rows = [Result("a.wav", "done", "a.mp4", 2.0, seconds=12.34), Result("b.wav", "done", "b.mp4", 2.0, seconds=0.004)]
     rows += [Result("c.wav", "skipped", "c.mp4", 2.0), Result("d.wav", "repeat", "d.mp4", 2.0, same_as=2)]
     assert table(rows).split("\n") == [
-        "status   time    duration  output  note",
-        "done     12.3 s  2.0       a.mp4   ",
-        "done     4 ms    2.0       b.mp4   ",
-        "skipped          2.0       c.mp4   ",
-        "repeat           2.0       d.mp4   same as song 2",
+        "status   time    duration  song   output  note",
+        "done     12.3 s  2.0       a.wav  a.mp4   ",
+        "done     4 ms    2.0       b.wav  b.mp4   ",
+        "skipped          2.0       c.wav  c.mp4   ",
+        "repeat           2.0       d.wav  d.mp4   same as song 2",
     ]

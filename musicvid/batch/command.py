@@ -13,28 +13,36 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 
 from musicvid.batch.engines import check_engine_options, join_ray, render_locally, render_on_ray
-from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist, row_hash, title_slug
+from musicvid.batch.names import Naming, automatic_name, folded, name_outputs
+from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist
 from musicvid.batch.report import (
     REPORT_NAME,
     ReportWriter,
     Result,
     absolute_paths,
     check_report,
+    earlier_outputs,
     held_output,
     note,
     table,
 )
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_creatable, check_file, check_output, file_identity, remove_temporaries, same_file
-from musicvid.core.outputs import written_here
-from musicvid.core.paths import check_made, exists, is_folder
+from musicvid.core.files import (
+    check_creatable,
+    check_file,
+    check_output,
+    file_identity,
+    file_sha256,
+    remove_temporaries,
+    same_file,
+)
+from musicvid.core.outputs import check_name_length, take_over, written_before, written_here
+from musicvid.core.paths import check_made, exists, is_folder, printable
 from musicvid.core.paths import resolved as resolved_path
-from musicvid.core.workdir import Workdir, video_name
+from musicvid.core.workdir import Workdir
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
@@ -42,10 +50,6 @@ from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.song import SongRequest
 
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
-# Song stems that name no folder of their own (`...mp3` has the stem `..`): with --workdir a row's work directory is
-# --workdir/<name>, which would be --workdir's parent, a person's folder, or --workdir itself. Such a row gets its
-# hash, as clashing names do (`..-1f3a9c2e`): refusing it would stop a folder's batch over a file's name.
-NO_FOLDER_NAMES = {"", ".", ".."}
 
 
 # --- per-song settings --------------------------------------------------------------------------
@@ -101,70 +105,6 @@ def check_no_loop(job: Job, where: str) -> None:
             raise UserError(f"{where}: {e}") from None
 
 
-@dataclass
-class Naming:
-    """A job's output name while names are decided: its stem and whether the row named it."""
-
-    job: Job
-    stem: str
-    suffix: str
-    named: bool  # from the row's output cell: never changed, and refused when it clashes
-
-    def file_name(self) -> str:
-        return video_name(self.stem, self.job.settings.preview, self.suffix)
-
-    def files(self) -> set[str]:
-        """What the job writes in -o, as a file system that ignores case and Unicode's forms tells names apart."""
-        return {folded(path.name) for path in self.job.settings.outputs(Path(self.file_name()))}
-
-
-def folded(name: str) -> str:
-    """A name as file systems that ignore case (Windows, macOS) and the forms of an accented letter (macOS: "é" as one
-    character or as "e" and its accent) tell it apart."""
-    return unicodedata.normalize("NFC", name).casefold()
-
-
-def clash(namings: list[Naming]) -> bool:
-    """Whether jobs that share a stem or a file cannot have their names: jobs of one stem are of different songs
-    (with --workdir they would share a work directory), or two would write one file."""
-    songs: dict[str, set[Path]] = {}
-    for naming in namings:
-        songs.setdefault(folded(naming.stem), set()).add(os.path.realpath(naming.job.request.song))  # (a loop too)
-    files = [name for naming in namings for name in naming.files()]
-    return any(len(same) > 1 for same in songs.values()) or len(files) != len(set(files))
-
-
-def by_name(namings: list[Naming]) -> list[list[Naming]]:
-    """The jobs in groups that share a stem or a file in -o (a preview of `x` and the video of `x.preview` both write
-    x.preview.mp4), so that clashes are told by the files written."""
-    groups: list[tuple[set[str], list[Naming]]] = []
-    for naming in namings:
-        keys = {"stem:" + folded(naming.stem), *naming.files()}
-        meeting = [group for group in groups if group[0] & keys]
-        merged = (keys.union(*(group[0] for group in meeting)), [n for group in meeting for n in group[1]] + [naming])
-        groups = [group for group in groups if all(group is not m for m in meeting)] + [merged]
-    return [group[1] for group in groups]
-
-
-def name_outputs(namings: list[Naming], playlist: Path) -> None:
-    """Every job's own stem: where automatic names clash, each gets its row's hash; names the rows gave
-    that still clash are refused, naming both rows."""
-    for group in by_name(namings):
-        if clash(group):
-            for naming in group:
-                if not naming.named:
-                    naming.stem += "-" + row_hash(naming.job.entry)
-    for group in by_name(namings):
-        if clash(group):
-            first, second = sorted(group, key=lambda naming: not naming.named)[:2]
-            shared = sorted(first.files() & second.files())  # of two stems: a preview's and another video's
-            one_stem = folded(first.stem) == folded(second.stem) or not shared
-            what = f"would both be named {first.stem}" if one_stem else f"would both write {shared[0]}"
-            raise UserError(
-                f"{first.job.where(playlist)} and {second.job.label} {what} in -o: give each row an output of its own"
-            )
-
-
 def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
     """One job per row, each with its own output in -o (and with --workdir its own work directory); a
     row with the same song and settings as an earlier row, naming no other output, repeats it. Each
@@ -194,12 +134,11 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
         else:
             first.setdefault((same, None), job)  # a row that names no output repeats the first of its kind
             first[(same, named)] = job
-            automatic = title_slug(entry.title or "") or entry.path.stem
-            if automatic in NO_FOLDER_NAMES:  # `...mp3`, `..mp3`: as --workdir's subfolder, its parent or itself
-                automatic += "-" + row_hash(entry)
-            namings.append(Naming(job, stem or automatic, suffix, named=stem is not None))
+            namings.append(Naming(job, stem or automatic_name(entry), suffix, named=stem is not None))
         jobs.append(job)
-    name_outputs(namings, args.playlist)
+    # A row whose song cannot be read writes nothing: its automatic name takes no other row's (an output cell is the
+    # person's, and two naming one video are refused all the same).
+    name_outputs([naming for naming in namings if naming.named or song_read(naming.job)], args.playlist)
     for naming in namings:
         job = naming.job
         job.output = args.output / naming.file_name()
@@ -236,12 +175,39 @@ def made_before(job: Job) -> bool:
     return all(written_here(path, workdir) for path in outputs)
 
 
-def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet) -> None:
+def changed_since(job: Job, earlier: set[tuple[str, str]]) -> bool:
+    """Whether the row's song changed (retagged, replaced) since a batch made its outputs in -o: `earlier` (the
+    (song, output) pairs of -o's report) names its video as this song's, and each of its outputs there, one at least,
+    is as a run for this song wrote it, now or for an earlier version of it. Such a row is rendered again and replaces
+    them; a file whose bytes no run recorded (a person's, a video edited since) is refused as ever."""
+    if (os.path.abspath(job.entry.path), os.path.abspath(job.output)) not in earlier or job.request.workdir:
+        return False  # (with --workdir a row's work directory is one for every version of its song)
+    there = [path for path in job.settings.outputs(job.output) if path.exists() or path.is_symlink()]
+    if not (there and song_read(job)):
+        return False
+    workdir = Workdir.of_song(job.request.song, None)
+    return all(written_here(path, workdir) or written_before(path, workdir) for path in there)
+
+
+def take_over_outputs(job: Job) -> None:
+    """The outputs in -o that a run for an earlier version of the row's song wrote, recorded as this version's
+    (take_over), so that its render replaces them; said in a line."""
+    print(
+        f"{printable(str(job.entry.path))}: the song changed since its video was made: rendering again", file=sys.stderr
+    )
+    workdir = Workdir.of_song(job.request.song, None)
+    with workdir.held(wait=True, sha256=file_sha256(job.request.song)):
+        take_over(job.settings.outputs(job.output), workdir)
+
+
+def check_jobs(
+    todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet, changed: frozenset[int] = frozenset()
+) -> None:
     """Refuse, before any render, a row to make (`todo`) that would write over a file another row reads (its
     video, .srt, .ass, or any file of its work directory), or a row, skipped or not (no repeat), whose outputs or
     named files would fail it (musicvid.prepare.check_before_work), or whose files do not fit its song's length
     (musicvid.batch.lengths), in one sentence that names the row. Another row's input first: no --overwrite lets
-    that be replaced."""
+    that be replaced. A row whose song `changed` (by number) may replace its outputs: changed_since checked them."""
     read = {file_identity(path): (what, job) for job in jobs for what, path in job.inputs().items()}
     readable = {job.number for job in jobs if song_read(job)}  # (once a row: each row is checked against every other)
     for job in todo:
@@ -259,13 +225,22 @@ def check_jobs(todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSe
         job for job in jobs if job.same_as is None and not in_loop(job.request.song)
     ):  # (that one: at its turn)
         try:
-            checked = check_before_work(job.request, models, job.settings, job.output)
+            check_name_length_in_batch(job)
+            request = dataclasses.replace(job.request, overwrite=True) if job.number in changed else job.request
+            checked = check_before_work(request, models, job.settings, job.output)
             if job.number in readable:  # (else it fails at its turn)
                 check_fits_song(job.request, job.settings, checked)
         except UnreadableSong:  # reported as failed at its turn (run_jobs), as a missing song is
             continue
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
+
+
+def check_name_length_in_batch(job: Job) -> None:
+    """Refuse an output name too long to write (check_name_length) with what a batch's row can do about it: a name
+    made from the song's is cut to fit, so this is one named by the row, or made long by a file system's limit."""
+    for path in job.settings.outputs(job.output):
+        check_name_length(path, "rename the song, or give its row a shorter output (a CSV's output cell)")
 
 
 def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path, readable: set[int]) -> None:
@@ -337,7 +312,7 @@ def run(args) -> int:
             import ray  # noqa: F401
         except ImportError:
             raise UserError(INSTALL_RAY) from None
-    entries = read_playlist(args.playlist)
+    entries = read_playlist(args.playlist, args.output)  # (-o: not counted among its subfolders)
     out_dir: Path = args.output
     check_made(out_dir, "-o")  # report.json and every row's outputs.json record paths in it
     if exists(out_dir, "-o") and not is_folder(out_dir, "-o"):
@@ -356,7 +331,9 @@ def run(args) -> int:
     made = [job for job in jobs if job.same_as is None]
     skipped = {job.number for job in made if not args.force and made_before(job)}
     todo = [job for job in made if job.number not in skipped]
-    check_jobs(todo, jobs, args.playlist, models_of(choice))
+    earlier = earlier_outputs(report)  # (read before this batch writes its own)
+    changed = frozenset(job.number for job in todo if changed_since(job, earlier))
+    check_jobs(todo, jobs, args.playlist, models_of(choice), changed)
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
     here = choice if args.engine == "local" else dataclasses.replace(choice, device="auto")  # --device: the workers'
     registry = registry_of(here, keep_loaded=args.engine == "local")
@@ -366,6 +343,8 @@ def run(args) -> int:
     plan = join_ray(args, choice) if todo and args.engine == "ray" else None  # its refusals before -o is made
     out_dir.mkdir(parents=True, exist_ok=True)
     with held_output(out_dir):
+        for job in (job for job in todo if job.number in changed):
+            take_over_outputs(job)
         return run_held(args, choice, registry, jobs, skipped, report, plan)
 
 
@@ -378,7 +357,7 @@ def run_held(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[
         result = absolute_paths(result)  # (one form on both engines: a Ray job's paths are made absolute)
         results[job.number] = result
         told = f"{result.status}: {note(result)}" if note(result) else result.status
-        print(f"[{len(results)}/{len(jobs)}] {job.entry.path}: {told}", file=sys.stderr, flush=True)
+        print(f"[{len(results)}/{len(jobs)}] {printable(str(job.entry.path))}: {told}", file=sys.stderr, flush=True)
         writer.add(job.number, result)
 
     try:

@@ -2,7 +2,9 @@
 row, and what a row's cells say about its name in -o (musicvid.batch.command plans and renders them).
 
 A playlist is refused, before any job is made of it, beyond MAX_ROWS rows or MAX_PLAYLIST_BYTES: each row is a
-render of minutes on a GPU, so a bigger one is a mistake or is better split into several batches."""
+render of minutes on a GPU, so a bigger one is a mistake or is better split into several batches. A folder's or an
+M3U's song takes the timed lyrics beside it (beside_lyrics); what a folder holds that is no song of it is said in a
+line (folder_notes)."""
 
 from __future__ import annotations
 
@@ -11,19 +13,27 @@ import errno
 import hashlib
 import io
 import itertools
+import logging
 import os
 import re
 import unicodedata
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from musicvid.batch.folder import counted, folder_notes, listing_of
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES, check_file, is_url
+from musicvid.core.paths import shown
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
 
-AUDIO_SUFFIXES = {".mp3", ".wav", ".flac", ".m4a", ".ogg", ".opus", ".aac", ".wma", ".aiff", ".aif", ".webm"}
+log = logging.getLogger("musicvid")
+
+LYRICS_SUFFIXES = (".lrc", ".srt")  # beside a song, the first there is its lyrics (beside_lyrics)
+# A Windows drive's or network share's path (`C:\Music\a.mp3`, `\\nas\music`; a file:/// URL's `/C:/...`).
+WINDOWS_PATH = re.compile(r"/?[A-Za-z]:[\\/]|\\\\")
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
 # A row is a render of minutes on a GPU: 1,000 rows are two days or more of one GPU's time, and a
 # longer list is likelier a mistake (a folder of a whole library) than meant; split it into batches.
@@ -46,6 +56,7 @@ class Entry:
     artist: str | None = None
     overrides: dict[str, str] = field(default_factory=dict)  # CSV column -> text, as written
     output: str | None = None  # the CSV's output cell: the video's file name inside -o
+    lyrics_beside: str | None = None  # a folder's or an M3U's row: its lyrics cell, the file beside its song
 
 
 def _read_text(path: Path) -> str:
@@ -85,20 +96,81 @@ def _split_artist_title(text: str) -> tuple[str | None, str | None]:
 
 
 def song_path(text: str, playlist: Path, number: int) -> Path:
-    """A row's song as its playlist names it: a path, relative to the playlist's folder; a URL is refused in
-    one sentence naming it as written (a batch renders files on this machine)."""
-    if is_url(text):
-        raise UserError(
-            f"{playlist} line {number}: {text} is a URL; a batch renders audio files on this machine: download it, "
-            "or give its path"
-        )
-    song = Path(text)
+    """A row's song as its playlist names it: a path, relative to the playlist's folder, or a file:// URL of this
+    machine; the file it means where it names none (found_as). Another URL, a Windows path naming no file and a name
+    no file system takes are refused in one sentence naming it as written (a batch renders files on this machine)."""
+    where = f"{playlist} line {number}"
+    name = local_path(text, where) if is_url(text) else text
+    song = Path(name)
     song = song if song.is_absolute() else playlist.parent / song
     too_long = len(os.fsencode(song)) > MAX_PATH_BYTES or any(len(os.fsencode(p)) > NAME_MAX for p in song.parts)
-    if "\0" in text or too_long:
-        why = "holds a NUL character" if "\0" in text else "is longer than a file system takes"
-        raise UserError(f"{playlist} line {number}: {text[:60]!r} {why}, so it names no file")
-    return song
+    if "\0" in name or too_long:
+        why = "holds a NUL character" if "\0" in name else "is longer than a file system takes"
+        raise UserError(f"{where}: {text[:60]!r} {why}, so it names no file")
+    found = found_as(song, name, playlist)
+    if found is None and WINDOWS_PATH.match(name):
+        raise UserError(f"{where}: {shown(text)} is a Windows path: give its path on this machine")
+    return found or song
+
+
+def local_path(url: str, where: str) -> str:
+    """The path a file:// URL names on this machine (as VLC and Kodi save playlists: no host, or localhost),
+    percent-decoded to the file name's bytes; any other URL is refused in one sentence."""
+    parts = urllib.parse.urlsplit(url, allow_fragments=False)  # (a `#` in a file name is no fragment)
+    if parts.scheme.lower() != "file" or parts.netloc.lower() not in ("", "localhost"):
+        raise UserError(
+            f"{where}: {shown(url)} is a URL; a batch renders audio files on this machine: download it, or give its path"
+        )
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return os.fsdecode(urllib.parse.unquote_to_bytes(path))
+
+
+def found_as(song: Path, text: str, playlist: Path) -> Path | None:
+    """`song` where something is there (a link to nowhere too: it fails at its turn); else the file the entry
+    (`text`) means: written on Windows (`Music\\one.mp3`, a relative entry: its `\\` read as `/`), or in another
+    Unicode form than its name on disk (macOS keeps names decomposed, NFD). None where there is none."""
+    tries = [song]
+    if "\\" in text and not Path(text).is_absolute():
+        tries.append(playlist.parent / text.replace("\\", "/"))
+    return next((found for path in tries if (found := unicode_twin(path)) is not None), None)
+
+
+def unicode_twin(path: Path) -> Path | None:
+    """`path` where something is there; else the one name in its folder (found so too) that is `path`'s in
+    Unicode's composed form (NFC); None where there is none, or more than one."""
+    if os.path.lexists(path):
+        return path
+    if path.name in ("", ".", "..") or path.parent == path:
+        return None
+    folder = unicode_twin(path.parent)
+    if folder is None:
+        return None
+    name = unicodedata.normalize("NFC", path.name)
+    try:
+        names = [n for n in os.listdir(folder) if unicodedata.normalize("NFC", n) == name]
+    except OSError:
+        return None
+    return folder / names[0] if len(names) == 1 else None
+
+
+def song_entry(song: Path, base: Path, title: str | None = None, artist: str | None = None) -> Entry:
+    """A folder's or an M3U's row: its song, with the timed lyrics beside it as its `lyrics` cell (beside_lyrics)."""
+    lyrics = beside_lyrics(song, base)
+    return Entry(song, title, artist, {"lyrics": lyrics} if lyrics else {}, lyrics_beside=lyrics)
+
+
+def beside_lyrics(song: Path, base: Path) -> str | None:
+    """The timed lyrics beside `song`, `<stem>.lrc`, else `<stem>.srt`, as a CSV's `lyrics` cell names them (relative
+    to `base`, the playlist's folder); None where there are none. Not a `.srt` beside a video of its stem: that is the
+    video's, as a batch or a render writes it (a rerun with -o the songs' folder: no output is ever an input)."""
+    for suffix in LYRICS_SUFFIXES:
+        lyrics = song.with_name(song.stem + suffix)
+        videos = (lyrics.with_suffix(s) for v in VIDEO_SUFFIXES for s in (v, v.upper()))
+        if not os.path.isfile(lyrics) or (suffix == ".srt" and any(map(os.path.lexists, videos))):
+            continue
+        cell = str(lyrics.relative_to(base)) if lyrics.is_relative_to(base) else ""
+        return cell if cell and cell == cell.strip() else str(lyrics.absolute())  # (a cell is read stripped)
+    return None
 
 
 def read_m3u(path: Path) -> Iterator[Entry]:
@@ -112,13 +184,25 @@ def read_m3u(path: Path) -> Iterator[Entry]:
         elif line.startswith("#"):
             continue
         else:
-            yield Entry(song_path(line, path, number), title, artist)
+            yield song_entry(song_path(line, path, number), path.parent, title, artist)
             title = artist = None
 
 
-def read_folder(path: Path) -> Iterator[Entry]:
-    songs = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in AUDIO_SUFFIXES)
-    return (Entry(song) for song in songs)
+# --- a folder's songs ---------------------------------------------------------------------------
+
+
+def read_folder(path: Path, output: Path | None = None) -> Iterator[Entry]:
+    """A folder's songs: its files with an audio suffix, its hidden ones not (AUDIO_SUFFIXES); its subfolders' not
+    (a batch is one folder's files: an album's), but counted. Each kind skipped is said in a line (folder_notes)."""
+    listing = listing_of(path, output)
+    for note in folder_notes(listing, path):
+        log.warning(note)
+    if not listing.songs and listing.below:
+        raise UserError(
+            f"{shown(path)}: no audio files directly in it ({counted(listing.below, 'audio file')} in its subfolders: a "
+            "batch reads one folder's files; give an album's folder, or a playlist)"
+        )
+    return (song_entry(song, path) for song in listing.songs)
 
 
 def csv_header(reader: csv.DictReader, path: Path) -> None:
@@ -155,10 +239,11 @@ def read_csv(path: Path) -> Iterator[Entry]:
         raise UserError(f"{path} line {read + 1}: not a well-formed CSV ({error})") from None
 
 
-def read_playlist(path: Path) -> list[Entry]:
-    """The playlist's rows, refused if there are none or more than MAX_ROWS (read no further)."""
+def read_playlist(path: Path, output: Path | None = None) -> list[Entry]:
+    """The playlist's rows, refused if there are none or more than MAX_ROWS (read no further); the lyrics each row
+    takes from beside its song said in a line. A folder's count of songs in its subfolders leaves out -o (`output`)."""
     if path.is_dir():
-        rows = read_folder(path)
+        rows = read_folder(path, output)
     elif not path.exists():
         raise UserError(f"playlist not found: {path}")
     elif path.suffix.lower() in PLAYLIST_SUFFIXES:
@@ -175,6 +260,9 @@ def read_playlist(path: Path) -> list[Entry]:
             f"{path} has more than {MAX_ROWS} songs, more than a batch takes (each is a render of minutes on a "
             "GPU): split it into several playlists"
         )
+    for number, entry in enumerate(entries, start=1):
+        if entry.lyrics_beside:
+            log.warning(f"{shown(path)} song {number} ({shown(entry.path.name)}): lyrics {shown(entry.lyrics_beside)}")
     return entries
 
 
@@ -206,6 +294,8 @@ def row_hash(entry: Entry) -> str:
     written (so a rerun of the same playlist gives the same names; the command line's options, which
     every row shares, change none). Not its preview cell: a preview is named as its video, with .preview."""
     cells = {"title": entry.title, "artist": entry.artist, **entry.overrides, "preview": None}
+    if entry.lyrics_beside:  # (no cell of the playlist: a .lrc put beside a song renames no video)
+        cells["lyrics"] = None
     # (realpath: a song in a loop of links is hashed as named, and fails at its turn; resolve() raised)
     text = "\n".join([os.path.realpath(entry.path), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
     return hashlib.sha256(text.encode()).hexdigest()[:8]
@@ -222,7 +312,7 @@ class Job:
 
     @property
     def label(self) -> str:
-        return f"song {self.number} ({self.entry.path.name})"
+        return f"song {self.number} ({shown(self.entry.path.name)})"
 
     def where(self, playlist: Path) -> str:
         return f"{playlist} {self.label}"

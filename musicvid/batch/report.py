@@ -8,12 +8,14 @@ with --overwrite; a row's input or the playlist at that name never is. Both are 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
 import stat
 import threading
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Iterator
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
 from musicvid.core.files import remove_temporaries, same_file
+from musicvid.core.paths import printable
 from musicvid.core.progress import seconds_text
 from musicvid.core.workdir import os_lock
 from musicvid.settings.song import SongRequest
@@ -62,29 +65,58 @@ def absolute_paths(result: Result) -> Result:
 
 
 def table(results: list[Result]) -> str:
-    """The rows as printed at the end: each one's time said as a person reads it (a render that found everything
-    made takes milliseconds), blank for a row not rendered here (skipped, a repeat, refused before its render)."""
-    rows = [("status", "time", "duration", "output", "note")]
+    """The rows as printed at the end: each one's song beside its output (hashed names are told apart by it), its time
+    said as a person reads it (a render that found everything made takes milliseconds), blank for a row not rendered
+    here (skipped, a repeat, refused before its render). Columns are as wide as their names show (composed: an
+    accent written apart takes no column of its own)."""
+    rows = [("status", "time", "duration", "song", "output", "note")]
     for r in results:
         duration = "" if r.duration is None else f"{r.duration:.1f}"
-        rows.append((r.status, seconds_text(r.seconds) if r.seconds else "", duration, r.output, note(r)))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
+        took = seconds_text(r.seconds) if r.seconds else ""
+        rows.append((r.status, took, duration, printable(r.song), printable(r.output), printable(note(r))))
+    widths = [max(shown_width(row[i]) for row in rows) for i in range(5)]
+    return "\n".join(
+        "".join(cell + " " * (w - shown_width(cell) + 2) for cell, w in zip(row[:5], widths)) + row[5] for row in rows
+    )
+
+
+def shown_width(text: str) -> int:
+    return len(unicodedata.normalize("NFC", text))
 
 
 def written_by_batch(path: Path) -> bool:
-    """Whether `path` is a report a musicvid batch wrote: a plain file (no link) of a report's size whose
-    JSON has the mark, or the shape of the reports before it."""
+    """Whether `path` is a report a musicvid batch wrote."""
+    return batch_report(path) is not None
+
+
+def batch_report(path: Path) -> dict | None:
+    """The JSON of the report a musicvid batch wrote at `path`: a plain file (no link) of a report's size whose JSON
+    has the mark, or the shape of the reports before it; None where it is none."""
     try:
         info = path.lstat()
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_BYTES:
-            return False
+            return None
         data = json.loads(path.read_bytes())
     except (OSError, ValueError, RecursionError):
-        return False
+        return None
     if not isinstance(data, dict):
-        return False
-    return data.get("made_by") == MADE_BY or (data.keys() == EARLIER_KEYS and isinstance(data["songs"], list))
+        return None
+    ours = data.get("made_by") == MADE_BY or (data.keys() == EARLIER_KEYS and isinstance(data["songs"], list))
+    return data if ours else None
+
+
+def earlier_outputs(report: Path) -> set[tuple[str, str]]:
+    """The (song, output) pairs, absolute, of the rows of a batch's `report` that made their video (or found it
+    made): how a batch knows a video in -o as one it made for a song; none where the report is no batch's."""
+    rows = (batch_report(report) or {}).get("songs")
+    return {
+        (os.path.abspath(row["song"]), os.path.abspath(row["output"]))
+        for row in (rows if isinstance(rows, list) else [])
+        if isinstance(row, dict)
+        and isinstance(row.get("song"), str)
+        and isinstance(row.get("output"), str)
+        and row.get("status") != "failed"
+    }
 
 
 def _storyboard(request: SongRequest, read: dict[Path, Storyboard | None]) -> Storyboard | None:
@@ -172,10 +204,49 @@ class ReportWriter:
 @contextmanager
 def held_output(folder: Path) -> Iterator[None]:
     """-o, held by this batch for its whole run: a second batch there would replace the first's videos and report
-    between their checks and their writes, so it is refused in one sentence (the OS lets go of a killed batch's)."""
+    between their checks and their writes, so it is refused in one sentence (the OS lets go of a killed batch's). Its
+    lock file is removed as the batch lets go of it, while still holding it, where it is empty and still the file it
+    locked: a batch that opened the file a moment before then finds, once it holds it, that no name leads to it, and
+    takes the one at the name anew (locked_file), so two never hold two files of one name. Where the file system
+    has no such locks, filelock's (os_lock) hold -o, and their file is left."""
     busy = f"-o {folder} is in use by another musicvid batch: wait for it to finish, or give another -o"
-    lock = os_lock(folder / OUTPUT_LOCK, busy, str(folder))
+    path = folder / OUTPUT_LOCK
+    try:
+        fd, lock = locked_file(path, busy), None
+    except OSError:  # (no flock here: a network file system's, say)
+        fd, lock = None, os_lock(path, busy, str(folder))
     try:
         yield
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()
+        else:
+            if is_at(fd, path) and os.fstat(fd).st_size == 0:
+                path.unlink()
+            os.close(fd)  # (which lets go of the lock)
+
+
+def locked_file(path: Path, busy: str) -> int:
+    """The lock file at `path` (made if need be), open and locked by this process; another's lock refused with `busy`.
+    A file another batch removed between this one's opening and locking it is let go, and the one at the name taken."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UserError(busy) from None
+        except OSError:
+            os.close(fd)
+            raise
+        if is_at(fd, path):
+            return fd
+        os.close(fd)
+
+
+def is_at(fd: int, path: Path) -> bool:
+    """Whether the file open at `fd` is the one at `path` (not removed, nor another made there since)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+    except FileNotFoundError:
+        return False

@@ -19,6 +19,7 @@ another's: musicvid.core.workdir).
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 from dataclasses import dataclass
@@ -43,9 +44,9 @@ EDITS = {"edits": True}  # the mark of a version holding a person's edits: a dic
 FORMAT = 2  # outputs.json's "format" as this version writes it: its unmarked versions are musicvid's own (module doc)
 
 
-def check_name_length(path: Path) -> None:
+def check_name_length(path: Path, advice: str = "give -o a shorter one") -> None:
     """Refuse a name too long to write through a temporary beside it (the file system's limit, less
-    what a temporary's name adds)."""
+    what a temporary's name adds), saying what to do (`advice`)."""
     try:
         most = os.pathconf(next(p for p in (path.parent, *path.parents) if p.exists()), "PC_NAME_MAX")
     except (OSError, ValueError, StopIteration):
@@ -53,7 +54,7 @@ def check_name_length(path: Path) -> None:
     if len(os.fsencode(path.name)) > most - TEMPORARY_EXTRA_BYTES:
         raise UserError(
             f"the file name {path.name[:40]}… is too long ({len(os.fsencode(path.name))} bytes; musicvid writes "
-            f"names of at most {most - TEMPORARY_EXTRA_BYTES}): give -o a shorter one"
+            f"names of at most {most - TEMPORARY_EXTRA_BYTES}): {advice}"
         )
 
 
@@ -128,6 +129,24 @@ def written_here(path: Path, workdir: Workdir) -> bool:
     edits (so replaced without a copy set aside)."""
     version = _version(path, workdir)
     return version is not None and EDITS not in version[2:]
+
+
+def written_before(path: Path, workdir: Workdir) -> bool:
+    """Whether a run for an earlier version of this song wrote the file at `path` as it is, holding no person's edits:
+    a default work directory beside `workdir` of the song's name and another audio's hash (`<stem>-<10 hex>`; the song
+    retagged or replaced since) records exactly its bytes there."""
+    stem = workdir.root.name.rpartition("-")[0]
+    others = workdir.root.parent.glob(glob.escape(stem) + "-" + "[0-9a-f]" * 10)
+    return _is_file(path) and any(written_here(path, Workdir(root)) for root in others if root != workdir.root)
+
+
+def take_over(paths: list[Path], workdir: Workdir) -> None:
+    """Record in `workdir` the files at `paths` (a video, then its sidecars) that a run for an earlier version of this
+    song wrote (written_before) as this song's own, so that its render replaces them (write_output): still only where
+    their bytes are the ones recorded when it does, so a file changed since (a person's edit) is never replaced."""
+    for path in paths:
+        if written_before(path, workdir):
+            remember(workdir, path, path, beside=paths[0] if path != paths[0] else None)
 
 
 def last_written(path: Path, workdir: Workdir) -> Version | None:
@@ -241,4 +260,9 @@ def write_output(
 
 def _ours(output: Path, workdir: Workdir) -> bool:
     """Whether a file of this song's, which a run of `workdir` wrote, is at `output`."""
-    return output.is_file() and not output.is_symlink() and written_here(output, workdir)
+    return _is_file(output) and written_here(output, workdir)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a plain file, no link: what a run of musicvid writes."""
+    return path.is_file() and not path.is_symlink()
