@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 
 from musicvid.core.workdir import Workdir
-from musicvid.models.drawing import Drawing
+from musicvid.models.drawing import Drawing, fuse_style_loras
 from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.grouping import Picture
@@ -23,7 +23,8 @@ from musicvid.settings.render import RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from tests.helpers import make_tone, run
-from tests.standins.loras import diffusers_lora, kohya_lora
+from tests.standins.loras import diffusers_lora, kohya_lora, tiny_text_encoder
+from tests.standins.sd import tiny_unet
 from tests.test_keyframes import LYRICS, changed_since, name, pictures, touching
 
 
@@ -175,6 +176,45 @@ def test_a_job_with_other_loras_gets_a_pipeline_of_its_own_and_changes_none_in_u
     assert Drawing(loras=Loras([Lora(str(kohya))])) not in registry._loaded and Drawing() in registry._loaded
 
 
+def peft_saved(model, folder, targets, alpha=8):
+    """A LoRA of `model` as peft's own save_pretrained writes it (adapter_model.safetensors, its layers under
+    base_model.model., beside adapter_config.json with its lora_alpha), trained (lora_B starts at zero)."""
+    from peft import LoraConfig, get_peft_model
+
+    adapted = get_peft_model(model, LoraConfig(r=4, lora_alpha=alpha, target_modules=list(targets)))
+    generator = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        for key, weights in adapted.named_parameters():
+            if "lora_B" in key:
+                weights.copy_(torch.randn(weights.shape, generator=generator) * 0.1)
+    adapted.save_pretrained(folder)
+    return folder / "adapter_model.safetensors"
+
+
+def test_a_lora_as_peft_saves_it_fuses_as_the_same_layers_under_diffusers_names(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    peft = peft_saved(tiny_unet(), tmp_path / "peft", ("to_q", "to_k", "to_v", "to_out.0"))
+    # the same layers as diffusers names them, its scale (lora_alpha 8 over r 4) in lora_B (diffusers' alpha is r)
+    state = {
+        f"unet.{k.removeprefix('base_model.model.')}": v * (2 if "lora_B" in k else 1)
+        for k, v in load_file(peft).items()
+    }
+    save_file(state, tmp_path / "unet.safetensors")
+    pipe = ModelRegistry(PRESETS["tiny"]).use(Drawing()).__enter__()
+    plain = {k: v.clone() for k, v in pipe.unet.state_dict().items()}
+    fused = []
+    for file in (peft, tmp_path / "unet.safetensors"):
+        fuse_style_loras(pipe, Loras([Lora(str(file))]))
+        fused.append({k: v.clone() for k, v in pipe.unet.state_dict().items()})
+        pipe.unet.load_state_dict(plain)
+    assert any(not torch.equal(v, plain[k]) for k, v in fused[0].items())
+    assert all(torch.allclose(v, fused[1][k], atol=1e-6) for k, v in fused[0].items())
+    # --fast's few-step LoRA is loaded as a style LoRA is
+    with ModelRegistry(replace(PRESETS["tiny"], fast_lora=str(peft))).use(Drawing(fast=True)) as fast:
+        assert all(torch.allclose(v, fused[1][k], atol=1e-6) for k, v in fast.unet.state_dict().items())
+
+
 def test_bad_looks_are_refused_before_any_work_in_one_sentence(capsys, song, tmp_path):
     common = options(song, tmp_path / "work")
     other = tmp_path / "other.safetensors"
@@ -182,6 +222,10 @@ def test_bad_looks_are_refused_before_any_work_in_one_sentence(capsys, song, tmp
 
     names = ("lora_unet_nothing_here.lora_down.weight", "lora_unet_nothing_here.lora_up.weight")
     save_file({name: torch.zeros(4, 4) for name in names}, str(other))
+    unknown = tmp_path / "unknown.safetensors"  # peft's names, of no layer the model has
+    halves = ("base_model.model.nothing_here.lora_A.weight", "base_model.model.nothing_here.lora_B.weight")
+    save_file({name: torch.ones(4, 4) for name in halves}, str(unknown))
+    text = peft_saved(tiny_text_encoder(), tmp_path / "text", ("q_proj", "v_proj"))
     picture(tmp_path / "a.png", 40)
     cases = [
         (["--lora", "ink.safetensors:3"], "its weight must be from -2 to 2"),
@@ -191,6 +235,8 @@ def test_bad_looks_are_refused_before_any_work_in_one_sentence(capsys, song, tmp
         (["--reference", song], "is not an image"),
         (["--reference", tmp_path / "a.png", "--attention-slicing"], "cannot be combined"),
         (["--lora", other], "is not a LoRA of this picture model"),
+        (["--lora", unknown], "unknown.safetensors is not a LoRA of this picture model"),
+        (["--lora", text], "is peft's adapter of a text encoder alone"),
     ]
     for extra, says in cases:
         code, out, err = run(capsys, "render", *common, *extra)

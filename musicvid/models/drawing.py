@@ -21,7 +21,7 @@ from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_
 from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
-from musicvid.models.single_file import SUFFIX, check_lora, kind_of, known_other, read_header
+from musicvid.models.single_file import PEFT_PREFIX, SUFFIX, check_lora, kind_of, known_other, read_header
 from musicvid.models.weights_files import silenced
 from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
@@ -91,17 +91,47 @@ def _fuse_lora(pipe, lora: str) -> None:
     encoder's loader would say so)."""
     if lora == TINY:  # a random LoRA made for the UNet it adapts, whichever that is
         state, alphas = pipe.lora_state_dict(tiny.random_lora(pipe.unet))
+        metadata = None
     else:
-        file = weights_file(lora, "few-step LoRA")
-        state, alphas = pipe.lora_state_dict(str(file.parent), weight_name=file.name)
+        state, alphas, metadata = unet_lora(pipe, weights_file(lora, "few-step LoRA"))
     # (diffusers' private _pipeline argument only lifts offloading hooks, and a pipeline just loaded has none)
-    pipe.load_lora_into_unet(state, alphas, pipe.unet)
+    pipe.load_lora_into_unet(state, alphas, pipe.unet, metadata=metadata)
     pipe.fuse_lora(components=["unet"])
     pipe.unload_lora_weights()  # the fused weights stay; the LoRA's own layers would cost every step
 
 
+def unet_lora(pipe, file: Path) -> tuple[dict, dict | None, dict | None]:
+    """The LoRA `file` as diffusers' load_lora_into_unet takes it: its tensors, kohya's alphas, its LoraConfig
+    (diffusers' metadata). peft's own save_pretrained names the same layers from the UNet it wrapped
+    (base_model.model.down_blocks...), diffusers' loader from the pipeline's part (unet.down_blocks...), and keeps
+    its scale (lora_alpha over r) in the adapter_config.json beside it: without one, diffusers' default (alpha r)."""
+    from peft import LoraConfig
+
+    state, alphas, metadata = pipe.lora_state_dict(str(file.parent), weight_name=file.name, return_lora_metadata=True)
+    if not any(key.startswith(PEFT_PREFIX) for key in state):
+        return state, alphas, metadata
+    part = f"{pipe.unet_name}."
+    state = {part + key.removeprefix(PEFT_PREFIX): value for key, value in state.items()}
+    if (file.parent / "adapter_config.json").is_file():
+        config = LoraConfig.from_pretrained(str(file.parent)).to_dict()
+        metadata = {part + key: value for key, value in config.items()}
+    return state, alphas, metadata
+
+
+def load_style_lora(pipe, file: Path, name: str) -> None:
+    """The style LoRA `file` into the pipeline as adapter `name`: diffusers' loader reads kohya's layout and its
+    own, UNet and text encoder (a flow-matching family's transformer); peft's own is of a UNet alone (single_file's
+    check_lora refuses one of a text encoder), loaded as unet_lora reads it."""
+    unet_file = hasattr(pipe, "unet") and file.suffix.lower() == SUFFIX
+    if unet_file and any(key.startswith(PEFT_PREFIX) for key in read_header(file, file.name)):
+        state, alphas, metadata = unet_lora(pipe, file)
+        pipe.load_lora_into_unet(state, alphas, pipe.unet, adapter_name=name, metadata=metadata)
+    else:
+        pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=name)
+
+
 def fuse_style_loras(pipe, loras: Loras) -> None:
-    """Style LoRAs (kohya's layout or diffusers') fused into the UNet and text encoder (a flow-matching family's
+    """Style LoRAs (kohya's layout, diffusers' or peft's) fused into the UNet and text encoder (a flow-matching family's
     transformer) at their weights, once: a fused LoRA costs nothing per step."""
     names = []
     for number, lora in enumerate(loras):
@@ -113,7 +143,7 @@ def fuse_style_loras(pipe, loras: Loras) -> None:
             # line (a size mismatch a layer) before it raises, and this says it in one
             with warnings.catch_warnings(), silenced():
                 warnings.filterwarnings("ignore", "Already found a `peft_config`")
-                pipe.load_lora_weights(str(file.parent), weight_name=file.name, adapter_name=names[-1])
+                load_style_lora(pipe, file, names[-1])
         except Exception as error:
             raise UserError(f"{not_for_this} ({load_failure(error)})") from None
         # diffusers loads a file none of whose layers it knows as nothing, with a warning

@@ -82,6 +82,11 @@ TEXT_ENCODER_MARKS = {
     **dict.fromkeys(("lora_te1_", "lora_te2_", "text_encoder_2."), ("sdxl", FAMILY_NAMES["sdxl"])),
 }
 UNET_LORA = (frozenset({"sd", "sdxl"}), "a Stable Diffusion or SDXL UNet")
+# peft's own save_pretrained names each layer by its path in the model it wrapped, under `base_model.model.`: a UNet's
+# blocks are a UNet's (musicvid.models.drawing loads them as diffusers' `unet.`); a CLIP text encoder's layers are of a
+# text encoder alone, whose names do not say which of SDXL's two it adapts
+PEFT_PREFIX = "base_model.model."
+PEFT_TEXT_ENCODER = re.compile(r"^base_model\.model\.(text_model\.)?encoder\.layers\.\d+\.")
 TRANSFORMER_LORAS = (
     (re.compile(r"(^|[._])((context|noise)_refiner[._]\d|layers[._]\d+[._](attention|feed_forward)[._])"), "zimage"),
     (re.compile(r"(^|[._])(single_transformer_blocks|transformer_blocks|double_blocks|single_blocks)[._]\d"), "klein"),
@@ -140,12 +145,12 @@ def read_header(path: Path, named: str) -> dict[str, list[int]]:
 
 def check_lora(path: Path, named: str, family: str | None = None) -> None:
     """A LoRA as its header says, before any work: a safetensors file that cannot be read, holds something other
-    than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer's down matrix without its up one, or a LoRA
-    its names say is of another family than `family` (the picture model's; None: any), is
-    refused in one sentence (not once the storyboard is made and the pipeline fuses it); an older .bin is read as it
-    loads, and a file of any other suffix (a picture, a lyrics file) refused: the pipeline would take it for a .bin
-    after the storyboard; so is one whose weights are not finite (check_finite). `path` is a file, as
-    musicvid.models.drawing.weights_file found it."""
+    than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer's down matrix without its up one, peft's
+    adapter of a text encoder alone (PEFT_TEXT_ENCODER), or a LoRA its names say is of another family than `family`
+    (the picture model's; None: any), is refused in one sentence (not once the storyboard is made and the pipeline
+    fuses it); an older .bin is read as it loads, and a file of any other suffix (a picture, a lyrics file) refused:
+    the pipeline would take it for a .bin after the storyboard; so is one whose weights are not finite
+    (check_finite). `path` is a file, as musicvid.models.drawing.weights_file found it."""
     suffix = path.suffix.lower()
     if suffix not in (SUFFIX, LEGACY_SUFFIX):
         raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
@@ -155,6 +160,11 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
     if kind_of(shapes) == LORA:
         if half := unpaired(shapes):
             raise UserError(f"{named} is not a whole LoRA: its {half[0]} has no {half[1]} beside it")
+        if any(PEFT_TEXT_ENCODER.match(key) for key in shapes):
+            raise UserError(
+                f"{named} is peft's adapter of a text encoder alone (base_model.model.encoder.layers.*): give a LoRA "
+                "of the UNet, with or without its text encoder's (diffusers' save_lora_weights, or kohya's scripts)"
+            )
         of = lora_family(shapes) if family else None
         if of and family not in of[0]:
             raise UserError(f"{named}: a LoRA of {of[1]}, not of {FAMILY_NAMES[family]}")
