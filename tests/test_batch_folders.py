@@ -212,3 +212,51 @@ def test_a_persons_srt_beside_a_song_is_never_written_over_by_its_video(tmp_path
 def test_a_rows_label_shows_a_control_character_in_its_songs_name_as_its_code_point():
     job = Job(1, Entry(Path("songs/a\nb.mp3")), None, None)
     assert job.label == "song 1 (aU+000Ab.mp3)" and "\n" not in job.where(Path("songs"))
+
+
+def test_an_m3u_song_named_with_a_hash_is_a_song_and_an_extinf_names_only_the_entry_after_it(tmp_path, caplog):
+    """`#9 Dream.mp3` was read as a comment, and its #EXTINF titled the next song: a video of one under another's name."""
+    for name in ("#9 Dream.mp3", "other.mp3", "b.mp3", "c.mp3", "#EXTended.mp3"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "list.m3u").write_text(
+        "#EXTM3U\n#EXTINF:2,John Lennon - #9 Dream\n\n#EXTGRP:x\n#9 Dream.mp3\n"
+        "#EXTINF:2,Lost\n# a comment\nother.mp3\n#EXTINF:2,B\nb.mp3\nc.mp3\n#EXTended.mp3\n"
+    )
+    rows = [(entry.path.name, entry.title, entry.artist) for entry in read_playlist(tmp_path / "list.m3u")]
+    assert rows == [("#9 Dream.mp3", "#9 Dream", "John Lennon"), ("other.mp3", None, None), ("b.mp3", "B", None)] + [
+        ("c.mp3", None, None)
+    ]
+    playlist = tmp_path / "list.m3u"
+    assert caplog.messages == [
+        f"{playlist} line 5: #9 Dream.mp3 names a file beside it: taken as a song",
+        f"{playlist} line 12: #EXTended.mp3 reads as a directive: write ./#EXTended.mp3",
+    ]
+
+
+@pytest.mark.parametrize("kind", ["m3u", "csv"])
+def test_a_utf16_playlist_is_read_and_one_without_its_mark_is_said_to_be_utf16(tmp_path, kind):
+    """Notepad's "Unicode", PowerShell 5's `>` and Excel's "Unicode text" write UTF-16: it was read as Latin-1."""
+    (tmp_path / "Café.mp3").write_bytes(b"x")
+    text = "Café.mp3\r\n" if kind == "m3u" else "path,title\r\nCafé.mp3,Ça va\r\n"
+    for encoding in ("utf-16", "utf-16-be", "utf-8-sig"):
+        marked = text.encode(encoding) if encoding != "utf-16-be" else b"\xfe\xff" + text.encode(encoding)
+        (tmp_path / f"p.{kind}").write_bytes(marked)
+        assert names(read_playlist(tmp_path / f"p.{kind}")) == ["Café.mp3"]
+    (tmp_path / f"p.{kind}").write_bytes(text.encode("utf-16-le"))
+    with pytest.raises(UserError) as refused:
+        read_playlist(tmp_path / f"p.{kind}")
+    assert str(refused.value) == (
+        f"{tmp_path / f'p.{kind}'} holds NUL bytes: it is UTF-16 (or binary), not text musicvid reads: save it as UTF-8"
+    )
+
+
+def test_a_song_whose_name_is_not_utf8_fails_at_its_turn_and_the_others_render(tmp_path, capsys, monkeypatch):
+    """A Latin-1 name from an old Windows disk (`Caf\\xe9.wav`) stopped the whole folder's batch (exit 2)."""
+    rendered = faked_renders(monkeypatch)
+    folder = folder_of(tmp_path, "good.wav", os.fsdecode(b"Caf\xe9.wav"))
+    code, err = run_batch(capsys, folder, tmp_path / "out")
+    assert code == 1 and rendered == [2], err
+    failed, done = report_of(tmp_path / "out")
+    assert failed["song"] == f"{folder}/Caf\\xe9.wav" and failed["status"] == "failed"
+    assert "is not a character at position" in failed["error"] and "rename the file in UTF-8" in failed["error"]
+    assert done["status"] == "done" and Path(failed["output"]).name == "Caf-.mp4"

@@ -15,8 +15,12 @@ from PIL import Image
 from musicvid.batch import command as batch
 from musicvid.batch import engines, playlist
 from musicvid.batch import report as batch_report
+from musicvid.settings.model_choice import ModelChoice
 from musicvid.storyboard import kernels
 from tests.helpers import make_tone, ray_node, run, valid_board
+from tests.test_batch_plan import planned
+
+TINY = ModelChoice(models="tiny")
 
 
 def run_batch(capsys, songs: Path, out: Path, *options):
@@ -245,6 +249,9 @@ def test_a_video_in_o_is_skipped_only_where_musicvid_wrote_it_for_the_rows_song(
     for made in ("a.mp4", "a.srt"):  # as a render of a.wav records its outputs (none is made here)
         remember(workdir, out / made, out / made)
     (tmp_path / "a.m3u").write_text("a.wav\n")
+    [job] = planned(tmp_path / "a.m3u")  # and as a batch's report records them, made with these settings
+    row = batch_report.Result(str(song), "done", str(out / "a.mp4"), made_with=batch_report.made_with(job, TINY))
+    batch_report.ReportWriter(out / "report.json", tmp_path / "a.m3u", 1).add(1, row)
     assert run_batch(capsys, tmp_path / "a.m3u", out)[0] == 0
     assert [s["status"] for s in report_of(out)["songs"]] == ["skipped"]
     # another song of that name, a song that is not there, a skipped row's missing lyrics: not skipped

@@ -152,3 +152,31 @@ def test_a_lock_file_another_batch_removed_as_this_one_opened_it_is_taken_anew(t
         assert len(opened) == 2 and is_at(fd, path)  # the file at the name, not the one removed
     finally:
         os.close(fd)
+
+
+def test_a_rerun_with_other_settings_renders_again_and_replaces_its_own_videos(tmp_path, capsys, monkeypatch):
+    """A preview made small, then the batch rerun big: every row was skipped, "2/2 songs ok", the videos small."""
+    songs, out, rendered = two_songs_made(tmp_path, capsys, monkeypatch)
+    assert run_batch(capsys, songs, out)[0] == 0 and rendered == ["m1.wav", "m2.wav"]  # the same settings: skipped
+    code, err = run_batch(capsys, songs, out, "--seed", "7")
+    assert code == 0 and rendered == ["m1.wav", "m2.wav"] * 2, err
+    assert f"{songs / 'm1.wav'}: made with other settings: rendering again" in err
+    assert [s["status"] for s in report_of(out)] == ["done", "done"]
+    assert run_batch(capsys, songs, out, "--seed", "7")[0] == 0 and len(rendered) == 4  # made so: skipped
+    (out / "report.json").unlink()  # what they were made with is recorded nowhere: made again
+    assert run_batch(capsys, songs, out, "--seed", "7")[0] == 0 and len(rendered) == 6
+
+
+def test_a_video_a_batch_made_named_as_a_song_fails_at_its_turn(tmp_path, capsys, monkeypatch):
+    """A playlist made with `find` over the project folder named a batch's own video: it was rendered as a song."""
+    songs, out, rendered = two_songs_made(tmp_path, capsys, monkeypatch)
+    (songs / "all.m3u").write_text("m1.wav\n../out/m1.mp4\n")
+    code, err = run_batch(capsys, songs / "all.m3u", out)
+    rows = report_of(out)
+    assert code == 1 and rendered == ["m1.wav", "m2.wav"] and [r["status"] for r in rows] == ["skipped", "failed"]
+    video = songs / "../out/m1.mp4"
+    assert rows[1]["error"] == f"{video} is a video musicvid made for {songs / 'm1.wav'}, not a song", err
+    (out / "report.json").unlink()  # its work directory's record knows it too
+    code, _ = run_batch(capsys, songs / "all.m3u", tmp_path / "out2")
+    [row] = [r for r in report_of(tmp_path / "out2") if r["status"] == "failed"]
+    assert code == 1 and row["error"].startswith(f"{video} is a video musicvid made for the song of musicvid-work/m1-")

@@ -3,10 +3,10 @@
 Before the first render every row is made a job and checked: its cells, its own output name (two rows
 never write one file; a row that repeats an earlier one is made once), the files it names, and the
 upscaler. Models are loaded once for the whole batch; a song that fails is reported and the batch
-goes on. A rerun skips songs whose outputs all exist (unless --force) and resumes cut-off songs through
-the render's own work directory. Exit 0 if every song succeeded, 1 if any failed, 2 if the playlist
-itself is unusable. The playlist is read by musicvid.batch.playlist, report.json written by
-musicvid.batch.report."""
+goes on. A rerun skips songs whose outputs all exist as made with the settings asked now (unless --force), and
+renders the others again through the render's own work directory, which keeps what still fits. Exit 0 if every
+song succeeded, 1 if any failed, 2 if the playlist itself is unusable. The playlist is read by
+musicvid.batch.playlist, report.json written by musicvid.batch.report."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from musicvid.batch.engines import check_engine_options, join_ray, render_locally, render_on_ray
 from musicvid.batch.names import Naming, automatic_name, folded, name_outputs
-from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist
+from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist, unusable_name
 from musicvid.batch.report import (
     REPORT_NAME,
     ReportWriter,
@@ -26,8 +26,11 @@ from musicvid.batch.report import (
     check_report,
     earlier_outputs,
     held_output,
+    made_with,
     note,
+    report_key,
     table,
+    video_of_ours,
 )
 from musicvid.core.errors import UserError
 from musicvid.core.files import (
@@ -42,7 +45,7 @@ from musicvid.core.files import (
 from musicvid.core.outputs import check_name_length, take_over, written_before, written_here
 from musicvid.core.paths import check_made, exists, is_folder, printable
 from musicvid.core.paths import resolved as resolved_path
-from musicvid.core.workdir import Workdir
+from musicvid.core.workdir import WORK_ROOT, Workdir
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
@@ -118,22 +121,26 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
     jobs: list[Job] = []
     namings: list[Naming] = []
     first: dict[tuple, Job] = {}  # ((resolved request, settings), output cell or None) -> the job
+    workdirs, reports = [WORK_ROOT, *([args.workdir] if args.workdir else [])], {}  # (video_of_ours reads them)
     for number, entry in enumerate(entries, start=1):
-        job = Job(number, entry, request, settings)
+        job = Job(number, entry, request, settings, refused=unusable_name(request, entry))
         where = job.where(args.playlist)
-        job.request, job.settings = song_settings(entry, request, given, models, base, where)
+        if job.refused is None:  # (a name musicvid cannot take comes from a folder: a row of no cells)
+            job.request, job.settings = song_settings(entry, request, given, models, base, where)
+            job.refused = video_of_ours(entry.path, args.output, workdirs, reports)
         try:
             stem, suffix = output_file_name(entry.output) if entry.output else (None, ".mp4")
         except UserError as e:
             raise UserError(f"{where}: {e}") from None
         check_no_loop(job, where)
         same, named = (resolved(job.request), job.settings), folded(stem + suffix) if stem else None
-        earlier = first.get((same, named))
+        earlier = first.get((same, named)) if job.refused is None else None
         if earlier is not None:
             job.same_as = earlier.number
         else:
-            first.setdefault((same, None), job)  # a row that names no output repeats the first of its kind
-            first[(same, named)] = job
+            if job.refused is None:
+                first.setdefault((same, None), job)  # a row that names no output repeats the first of its kind
+                first[(same, named)] = job
             namings.append(Naming(job, stem or automatic_name(entry), suffix, named=stem is not None))
         jobs.append(job)
     # A row whose song cannot be read writes nothing: its automatic name takes no other row's (an output cell is the
@@ -153,21 +160,28 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
 # --- running ------------------------------------------------------------------------------------
 
 
-def song_read(job: Job) -> bool:
-    """Whether the row's song is a file that can be read (hashed for its work directory, rendered); one that is not
-    there, a pipe, or one that cannot be read is reported as failed at its turn (run_jobs), and the others made."""
+def song_problem(job: Job) -> str | None:
+    """Why the row's song cannot be rendered, in the sentence it fails with at its turn (run_jobs), the others made: it
+    is not there, a pipe, cannot be read, or is refused (Job.refused); None where it can be read (hashed for its work
+    directory, rendered)."""
     try:
         check_file(job.request.song, "audio file")
-    except UserError:
-        return False
-    return True
+    except UserError as e:
+        return job.refused or str(e)
+    return job.refused
+
+
+def song_read(job: Job) -> bool:
+    return song_problem(job) is None
 
 
 def made_before(job: Job) -> bool:
     """Whether every output of `job` (its video, .srt and .ass) is in -o as musicvid wrote it for the row's song
-    (its work directory's record), so that a rerun skips the row: not another song's video of that name, nor a
-    person's file. A batch killed between the video's rename and its .srt's left the video alone: that row is
-    rendered again, which its work directory resumes in seconds."""
+    (its work directory's record): not another song's video of that name, nor a person's file. A rerun skips such a
+    row where -o's report records it made with what the row asks now (made_with); made otherwise (another --size,
+    --style, models) or by a batch that did not record it, the row is rendered again, said in a line: its work
+    directory keeps what still fits, and its render replaces its own outputs. A batch killed between the video's
+    rename and its .srt's left the video alone: that row is rendered again, which its work directory resumes."""
     outputs = job.settings.outputs(job.output)
     if not (all(path.is_file() for path in outputs) and song_read(job)):
         return False
@@ -175,12 +189,12 @@ def made_before(job: Job) -> bool:
     return all(written_here(path, workdir) for path in outputs)
 
 
-def changed_since(job: Job, earlier: set[tuple[str, str]]) -> bool:
+def changed_since(job: Job, earlier: dict[tuple[str, str], str]) -> bool:
     """Whether the row's song changed (retagged, replaced) since a batch made its outputs in -o: `earlier` (the
     (song, output) pairs of -o's report) names its video as this song's, and each of its outputs there, one at least,
     is as a run for this song wrote it, now or for an earlier version of it. Such a row is rendered again and replaces
     them; a file whose bytes no run recorded (a person's, a video edited since) is refused as ever."""
-    if (os.path.abspath(job.entry.path), os.path.abspath(job.output)) not in earlier or job.request.workdir:
+    if report_key(job) not in earlier or job.request.workdir:
         return False  # (with --workdir a row's work directory is one for every version of its song)
     there = [path for path in job.settings.outputs(job.output) if path.exists() or path.is_symlink()]
     if not (there and song_read(job)):
@@ -210,7 +224,7 @@ def check_jobs(
     that be replaced. A row whose song `changed` (by number) may replace its outputs: changed_since checked them."""
     read = {file_identity(path): (what, job) for job in jobs for what, path in job.inputs().items()}
     readable = {job.number for job in jobs if song_read(job)}  # (once a row: each row is checked against every other)
-    for job in todo:
+    for job in (job for job in todo if job.refused is None):  # (a refused row writes nothing)
         for output in job.settings.outputs(job.output):
             what, reader = read.get(file_identity(output), (None, job))
             if reader is not job:  # its own inputs: check_before_work names them
@@ -222,8 +236,8 @@ def check_jobs(
     from musicvid.prepare import UnreadableSong, check_before_work
 
     for job in (
-        job for job in jobs if job.same_as is None and not in_loop(job.request.song)
-    ):  # (that one: at its turn)
+        job for job in jobs if job.same_as is None and job.refused is None and not in_loop(job.request.song)
+    ):  # (those: at their turn)
         try:
             check_name_length_in_batch(job)
             request = dataclasses.replace(job.request, overwrite=True) if job.number in changed else job.request
@@ -293,12 +307,10 @@ def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[
             for path in job.settings.outputs(job.output):  # (a rendered row's are swept by its render)
                 remove_temporaries(path)
             done(job, Result(str(job.entry.path), "skipped", str(job.output), declared_duration(job.output)))
-        else:
-            try:  # a song that is not there, or a pipe, is reported as failed like one that is not audio
-                check_file(job.request.song, "audio file")
-                to_render.append(job)
-            except UserError as error:
-                done(job, Result(str(job.entry.path), "failed", str(job.output), error=str(error)))
+        elif (problem := song_problem(job)) is None:
+            to_render.append(job)
+        else:  # a song that is not there, a pipe or a video musicvid made is reported as failed like one not audio
+            done(job, Result(str(job.entry.path), "failed", str(job.output), error=problem))
     if to_render and args.engine == "ray":
         render_on_ray(plan, choice, to_render, done)
     elif to_render:
@@ -329,9 +341,10 @@ def run(args) -> int:
     check_report(report, jobs, args.playlist, bool(args.overwrite))
     choice.check_used(job.settings for job in jobs)
     made = [job for job in jobs if job.same_as is None]
-    skipped = {job.number for job in made if not args.force and made_before(job)}
-    todo = [job for job in made if job.number not in skipped]
     earlier = earlier_outputs(report)  # (read before this batch writes its own)
+    ours = [job for job in made if not args.force and made_before(job)]
+    skipped = {job.number for job in ours if earlier.get(report_key(job)) == made_with(job, choice)}
+    todo = [job for job in made if job.number not in skipped]
     changed = frozenset(job.number for job in todo if changed_since(job, earlier))
     check_jobs(todo, jobs, args.playlist, models_of(choice), changed)
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
@@ -345,6 +358,8 @@ def run(args) -> int:
     with held_output(out_dir):
         for job in (job for job in todo if job.number in changed):
             take_over_outputs(job)
+        for job in (job for job in ours if job.number not in skipped):
+            print(f"{printable(str(job.entry.path))}: made with other settings: rendering again", file=sys.stderr)
         return run_held(args, choice, registry, jobs, skipped, report, plan)
 
 
@@ -355,6 +370,7 @@ def run_held(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[
 
     def finished(job: Job, result: Result) -> None:
         result = absolute_paths(result)  # (one form on both engines: a Ray job's paths are made absolute)
+        result = dataclasses.replace(result, made_with=made_with(job, choice) if result.status != "failed" else "")
         results[job.number] = result
         told = f"{result.status}: {note(result)}" if note(result) else result.status
         print(f"[{len(results)}/{len(jobs)}] {printable(str(job.entry.path))}: {told}", file=sys.stderr, flush=True)

@@ -18,7 +18,7 @@ import os
 import re
 import unicodedata
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -35,6 +35,11 @@ LYRICS_SUFFIXES = (".lrc", ".srt")  # beside a song, the first there is its lyri
 # A Windows drive's or network share's path (`C:\Music\a.mp3`, `\\nas\music`; a file:/// URL's `/C:/...`).
 WINDOWS_PATH = re.compile(r"/?[A-Za-z]:[\\/]|\\\\")
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
+UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16's byte order marks, little- and big-endian
+NUL_SHARE = 8  # a file whose every 8th byte or more is NUL is no text: UTF-16 (ASCII in it: every 2nd) or binary
+# An M3U's directives (#EXTM3U, #EXTINF, #EXTGRP, #EXT-X-..., #PLAYLIST): any other `#` line is a comment, or a song
+# whose name starts with `#` (`#9 Dream.mp3`) where it names a file beside the playlist (read_m3u).
+DIRECTIVE = re.compile(r"#(EXT|PLAYLIST)")
 # A row is a render of minutes on a GPU: 1,000 rows are two days or more of one GPU's time, and a
 # longer list is likelier a mistake (a folder of a whole library) than meant; split it into batches.
 MAX_ROWS = 1000
@@ -73,8 +78,17 @@ def _read_text(path: Path) -> str:
 
 
 def _decoded(data: bytes, path: Path) -> str:
-    """The playlist's text: UTF-8; else Latin-1 (as a plain .m3u often is, or a CSV saved on Windows), but not where
-    the file is UTF-8 but for a stray byte: read as Latin-1, its every other accented name would be another."""
+    """The playlist's text: UTF-16 after its byte order mark (Notepad's "Unicode", PowerShell 5's `>`, Excel's
+    "Unicode text"); UTF-8 (after its mark too); else Latin-1 (as a plain .m3u often is, or a CSV saved on Windows),
+    but not where the file is UTF-8 but for a stray byte: read as Latin-1, its every other accented name would be
+    another. Many NUL bytes without a mark are no text to read: UTF-16 without one, or not a playlist at all."""
+    if data.startswith(UTF16_MARKS):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise UserError(f"{path} starts as UTF-16 but is not UTF-16 text: save it as UTF-8") from None
+    if data.count(b"\0") * NUL_SHARE >= len(data):  # (one NUL in a line: that line is refused, naming it)
+        raise UserError(f"{path} holds NUL bytes: it is UTF-16 (or binary), not text musicvid reads: save it as UTF-8")
     data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         return data.decode("utf-8")
@@ -174,6 +188,9 @@ def beside_lyrics(song: Path, base: Path) -> str | None:
 
 
 def read_m3u(path: Path) -> Iterator[Entry]:
+    """An M3U's songs; an #EXTINF's title and artist are its next entry's (blank lines and other directives between),
+    never a later one's: a comment or a song line between drops it. A `#` line that is no directive but names a file
+    beside the playlist is that song, said in a line (a player writes `#9 Dream.mp3` as it is)."""
     title = artist = None
     for number, line in enumerate(_read_text(path).split("\n"), start=1):
         line = line.strip()
@@ -181,9 +198,14 @@ def read_m3u(path: Path) -> Iterator[Entry]:
             continue
         if line.startswith("#EXTINF:"):
             title, artist = _split_artist_title(line.partition(",")[2])
-        elif line.startswith("#"):
-            continue
+        elif DIRECTIVE.match(line):
+            if os.path.isfile(path.parent / line):
+                log.warning(f"{shown(path)} line {number}: {shown(line)} reads as a directive: write ./{shown(line)}")
+        elif line.startswith("#") and not os.path.isfile(path.parent / line):
+            title = artist = None  # a comment
         else:
+            if line.startswith("#"):
+                log.warning(f"{shown(path)} line {number}: {shown(line)} names a file beside it: taken as a song")
             yield song_entry(song_path(line, path, number), path.parent, title, artist)
             title = artist = None
 
@@ -298,7 +320,7 @@ def row_hash(entry: Entry) -> str:
         cells["lyrics"] = None
     # (realpath: a song in a loop of links is hashed as named, and fails at its turn; resolve() raised)
     text = "\n".join([os.path.realpath(entry.path), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
+    return hashlib.sha256(text.encode(errors="surrogateescape")).hexdigest()[:8]  # (a name's bytes not UTF-8 too)
 
 
 @dataclass
@@ -309,6 +331,7 @@ class Job:
     settings: RenderSettings
     output: Path | None = None  # in -o, once every row's name is decided
     same_as: int | None = None  # an earlier job with the same song and settings, which makes this video
+    refused: str | None = None  # why its song is none musicvid takes (it fails at its turn): then it reads nothing
 
     @property
     def label(self) -> str:
@@ -319,9 +342,21 @@ class Job:
 
     def inputs(self) -> dict[str, Path]:
         """The files the row reads, by what each is; not a song that leads into a loop of symbolic links: it names
-        no file to compare others with (it fails at its turn, as a song that cannot be read)."""
+        no file to compare others with (it fails at its turn, as a song that cannot be read); none of a row `refused`."""
+        if self.refused is not None:
+            return {}
         inputs = inputs_of(self.request, self.settings)
         return {what: path for what, path in inputs.items() if not (what == "song" and in_loop(path))}
+
+
+def unusable_name(request: SongRequest, entry: Entry) -> str | None:
+    """Why musicvid cannot take the row's song by its name (bytes that are not UTF-8, from an old Windows disk: no
+    record holds them), in the sentence its row fails with at its turn; None where it can."""
+    try:
+        replace(request, song=entry.path)
+    except UserError as e:
+        return str(e)
+    return None
 
 
 def in_loop(path: Path) -> bool:

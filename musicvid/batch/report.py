@@ -9,6 +9,7 @@ with --overwrite; a row's input or the playlist at that name never is. Both are 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -23,10 +24,12 @@ from typing import Iterator
 
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
-from musicvid.core.files import remove_temporaries, same_file
+from musicvid.core.files import VIDEO_SUFFIXES, remove_temporaries, same_file
+from musicvid.core.outputs import made_by_a_run
 from musicvid.core.paths import printable
 from musicvid.core.progress import seconds_text
 from musicvid.core.workdir import os_lock
+from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard, load_storyboard
 from vipe_core.atomic import write_json
@@ -51,6 +54,7 @@ class Result:
     seconds: float = 0.0
     error: str = ""
     same_as: int | None = None  # a repeat's earlier row, by its number in the playlist
+    made_with: str = ""  # what its outputs were made with, hashed (made_with); "" for a failed row
 
 
 def note(result: Result) -> str:
@@ -61,7 +65,16 @@ def note(result: Result) -> str:
 def absolute_paths(result: Result) -> Result:
     """`result` with its song and output absolute (not resolved: as named), as both engines report them: a report
     read from another folder, or compared with another engine's, finds its files."""
-    return replace(result, song=os.path.abspath(result.song), output=os.path.abspath(result.output))
+    return replace(result, song=_recordable(os.path.abspath(result.song)), output=os.path.abspath(result.output))
+
+
+def _recordable(path: str) -> str:
+    """`path` as JSON in UTF-8 records it: a name's bytes that are not UTF-8 (an old Windows disk's) as \\xNN."""
+    try:
+        path.encode()
+    except UnicodeEncodeError:
+        return printable(path)
+    return path
 
 
 def table(results: list[Result]) -> str:
@@ -105,18 +118,62 @@ def batch_report(path: Path) -> dict | None:
     return data if ours else None
 
 
-def earlier_outputs(report: Path) -> set[tuple[str, str]]:
+def earlier_outputs(report: Path) -> dict[tuple[str, str], str]:
     """The (song, output) pairs, absolute, of the rows of a batch's `report` that made their video (or found it
-    made): how a batch knows a video in -o as one it made for a song; none where the report is no batch's."""
+    made), each with what it was made with (made_with; "" where the report is older than that record): how a batch
+    knows a video in -o as one it made for a song, and made as a row asks now; none where the report is no batch's."""
     rows = (batch_report(report) or {}).get("songs")
     return {
-        (os.path.abspath(row["song"]), os.path.abspath(row["output"]))
+        (os.path.abspath(row["song"]), os.path.abspath(row["output"])): str(row.get("made_with") or "")
         for row in (rows if isinstance(rows, list) else [])
         if isinstance(row, dict)
         and isinstance(row.get("song"), str)
         and isinstance(row.get("output"), str)
         and row.get("status") != "failed"
     }
+
+
+def report_key(job: Job) -> tuple[str, str]:
+    """A row as earlier_outputs knows it: its song and its output, absolute."""
+    return os.path.abspath(job.entry.path), os.path.abspath(job.output)
+
+
+def made_with(job: Job, choice: ModelChoice) -> str:
+    """What a row's outputs are made with, hashed: every setting of its request, its settings and the batch's models
+    that changes what is made (AFFECTS, not the speed), its paths resolved (the same from any folder). A rerun skips a
+    row only where its outputs were made with this (musicvid.batch.command)."""
+    made = ("storyboard", "keyframes", "between", "video")
+    values = [
+        f"{type(part).__name__}.{name}={_value(getattr(part, name))!r}"
+        for part in (job.request, job.settings, choice)
+        for name in type(part).affecting(*made)
+    ]
+    return hashlib.sha256("\n".join(values).encode(errors="surrogateescape")).hexdigest()[:16]
+
+
+def _value(value):
+    return os.path.realpath(value) if isinstance(value, Path) else value
+
+
+def video_of_ours(song: Path, out_dir: Path, workdirs: list[Path], read: dict[Path, dict[str, str]]) -> str | None:
+    """The sentence a row fails with at its turn where its song is a video a musicvid batch or render wrote (no output
+    is ever an input): an output of -o's report.json or of the one beside it (`read`: each report's outputs, once), or
+    a file that a work directory in `workdirs` (folders of them) records as its run wrote it; None for any other."""
+    if song.suffix.lower() not in VIDEO_SUFFIXES:
+        return None
+    made_for = None
+    for report in dict.fromkeys((out_dir / REPORT_NAME, song.parent / REPORT_NAME)):
+        if report not in read:
+            read[report] = {output: made for made, output in earlier_outputs(report)}
+        made_for = made_for or read[report].get(os.path.abspath(song))
+    if made_for is None and (workdir := made_by_a_run(song, workdirs)) is not None:
+        recorded = workdir.song()
+        made_for = recorded[0] if recorded and recorded[0] else f"the song of {workdir.root}"
+    return (
+        None
+        if made_for is None
+        else f"{printable(str(song))} is a video musicvid made for {printable(made_for)}, not a song"
+    )
 
 
 def _storyboard(request: SongRequest, read: dict[Path, Storyboard | None]) -> Storyboard | None:

@@ -140,6 +140,22 @@ def written_before(path: Path, workdir: Workdir) -> bool:
     return _is_file(path) and any(written_here(path, Workdir(root)) for root in others if root != workdir.root)
 
 
+def made_by_a_run(path: Path, folders: list[Path]) -> Workdir | None:
+    """The work directory, among those in `folders` (each a folder of work directories: musicvid-work/), one of whose
+    runs wrote the file at `path` as it is (no person's edits); None where none did: a song, a person's file."""
+    if not _is_file(path):
+        return None
+    for folder in folders:
+        try:
+            roots = sorted(root for root in folder.iterdir() if root.is_dir() and not root.is_symlink())
+        except OSError:
+            continue
+        found = next((Workdir(root) for root in roots if written_here(path, Workdir(root))), None)
+        if found is not None:
+            return found
+    return None
+
+
 def take_over(paths: list[Path], workdir: Workdir) -> None:
     """Record in `workdir` the files at `paths` (a video, then its sidecars) that a run for an earlier version of this
     song wrote (written_before) as this song's own, so that its render replaces them (write_output): still only where
