@@ -360,6 +360,7 @@ def test_a_long_song_is_separated_a_window_at_a_time_and_joined_without_a_seam(m
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (22 s: the suite keeps the join's windows and a short song's bytes)
 def test_the_tiny_demucs_gives_a_long_song_the_vocals_of_one_call_window_by_window(monkeypatch, tmp_path):
     """Windows start on Demucs' own segment steps (the tiny htdemucs: 7.8 s segments, 5.85 s steps) and fade where
     both are a segment from their edges: there Demucs separated the same segments at the same places and weighed
