@@ -59,6 +59,22 @@ def test_a_render_of_a_song_with_nan_stops_before_any_model_loads(capsys, tmp_pa
     assert code == 2 and err.count("\n") == 1 and "not numbers" in err and not (tmp_path / "w").exists(), err
 
 
+def test_a_wav_whose_header_says_hours_and_holds_a_moment_is_cut_off_not_too_long(tmp_path):
+    """A WAV's data chunk that claims 6 hours in a 1 kB file is a damaged file, not a long song; a WAV as long as
+    it says and over the limit is too long."""
+    import struct
+
+    header = struct.pack("<4sI4s4sIHHIIHH", b"RIFF", 36 + 1000, b"WAVE", b"fmt ", 16, 1, 1, 44100, 88200, 2, 16)
+    (damaged := tmp_path / "huge.wav").write_bytes(header + struct.pack("<4sI", b"data", 0x7FFE0000) + bytes(1000))
+    with pytest.raises(
+        UserError, match=r"huge.wav looks truncated or corrupt: its header says 24\d{3}.\d s but at most"
+    ):
+        check_length(damaged, 3600)
+    wavfile.write(long := tmp_path / "long.wav", 8000, np.zeros(8000 * 3, np.int16))
+    with pytest.raises(UserError, match=r"long.wav lasts 0.1 minutes; the limit is"):
+        check_length(long, 2)
+
+
 def test_a_length_ffmpeg_only_estimates_is_no_declared_length(tmp_path):
     # raw AAC starting with a second and a half of silence: ffmpeg estimates it from the bit rate at about 55 s
     intro = ["-f", "lavfi", "-i", "anullsrc=r=44100:cl=mono:d=1.5", "-f", "lavfi", "-i", CHIRP.format(seconds=1.5)]

@@ -76,10 +76,12 @@ def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: 
         raise UserError(too_long(path, decoded, max_seconds))
     declared = declared_seconds(path, stderr)
     if declared and decoded < shortest_whole(declared):
-        raise UserError(
-            f"{path} looks truncated or corrupt: its header says {declared:.1f} s but only {decoded:.1f} s decode"
-        )
+        raise UserError(cut_off(path, declared, decoded, "only"))
     return samples
+
+
+def cut_off(path: Path, declared: float, found: float, how: str) -> str:
+    return f"{path} looks truncated or corrupt: its header says {declared:.1f} s but {how} {found:.1f} s decode"
 
 
 def check_numbers(path: Path, samples: np.ndarray, per_second: int) -> None:
@@ -101,17 +103,32 @@ def declared_seconds(path: Path, description: str) -> float | None:
     return declared if declared is not None else wav_seconds(path)
 
 
-def wav_seconds(path: Path) -> float | None:
-    """The length a WAV declares in its data chunk (mutagen reads it); None for any other file, and where its writer
-    could not know the size (it wrote to a pipe)."""
+def _wav_info(path: Path):
+    """A WAV's header as mutagen reads it; None for any other file."""
     import mutagen.wave
 
     try:
-        info = mutagen.wave.WAVE(path).info
+        return mutagen.wave.WAVE(path).info
     except (mutagen.MutagenError, OSError, ValueError):
+        return None
+
+
+def wav_seconds(path: Path) -> float | None:
+    """The length a WAV declares in its data chunk; None for any other file, and where its writer could not know the
+    size (it wrote to a pipe)."""
+    info = _wav_info(path)
+    if info is None:
         return None
     size = info.length * info.sample_rate * info.channels * info.bits_per_sample / 8
     return info.length if 0 < size < WAV_UNKNOWN_SIZE else None
+
+
+def wav_held_seconds(path: Path) -> float | None:
+    """The most sound a WAV's file holds, by its size (its header's bytes counted as sound: at most this); None for
+    any other file."""
+    info = _wav_info(path)
+    per_second = info and info.sample_rate * info.channels * info.bits_per_sample / 8
+    return path.stat().st_size / per_second if per_second else None
 
 
 def shortest_whole(declared: float) -> float:
@@ -127,6 +144,9 @@ def check_length(path: Path, max_seconds: float) -> None:
     """Refuse a song longer than the limit by what its header declares, before decoding any of it."""
     declared = declared_seconds(path, ffmpeg.describe(path))
     if declared is not None and declared > max_seconds:
+        held = wav_held_seconds(path)  # (a WAV cut off, whose header says hours: not a long song)
+        if held is not None and held < shortest_whole(declared):
+            raise UserError(cut_off(path, declared, held, "at most"))
         raise UserError(too_long(path, declared, max_seconds))
 
 
