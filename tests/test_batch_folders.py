@@ -177,7 +177,8 @@ def test_lyrics_put_beside_a_song_rename_no_video():
 
 def test_a_batch_into_its_songs_folder_never_reads_its_own_srt_as_lyrics(tmp_path, capsys, monkeypatch):
     """-o the songs' folder: the batch writes good.mp4 and good.srt beside good.wav; a rerun takes good.srt for the
-    video's captions, not the song's lyrics (no output is ever an input), and skips the row."""
+    video's captions, not the song's lyrics (no output is ever an input), and skips the row; so too with the video
+    deleted (its work directory records good.srt's bytes): the row is made again, without lyrics."""
     monkeypatch.chdir(tmp_path)  # where the song's work directory is: musicvid-work/
     folder = folder_of(tmp_path, "good.wav")
     made = []
@@ -198,6 +199,10 @@ def test_a_batch_into_its_songs_folder_never_reads_its_own_srt_as_lyrics(tmp_pat
     code, err = run_batch(capsys, folder, folder)
     assert code == 0 and made == [None] and "lyrics" not in err, err
     assert [row["status"] for row in report_of(folder)] == ["skipped"]
+    (folder / "good.mp4").unlink()
+    code, err = run_batch(capsys, folder, folder)
+    assert code == 0 and made == [None, None] and "lyrics" not in err, err
+    assert [row["status"] for row in report_of(folder)] == ["done"]
 
 
 def test_a_persons_srt_beside_a_song_is_never_written_over_by_its_video(tmp_path, capsys, monkeypatch):

@@ -4,14 +4,16 @@ video was made (rendered again, its video replaced; a person's file never), name
 the batch lets go of it) and the end table (each row's song beside its output). The renders are faked: they write
 their outputs as a render does (write_output), so only what the batch decides is tested."""
 
+import json
 import os
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 from musicvid.batch.report import OUTPUT_LOCK, is_at, locked_file
 from musicvid.core.files import file_sha256
-from musicvid.core.outputs import write_output
-from musicvid.core.workdir import Workdir
+from musicvid.core.outputs import made_by_a_run, write_output
+from musicvid.core.workdir import WORK_ROOT, Workdir
 from tests.helpers import make_tone, run
 from tests.test_batch_hostile2 import faked_renders, report_of, run_batch
 from tests.test_batch_plan import planned
@@ -81,19 +83,27 @@ def test_a_file_no_run_wrote_as_it_is_stays_protected_when_its_song_changed(tmp_
     assert rendered == ["m1.wav", "m2.wav"]
 
 
-def test_a_long_file_name_is_cut_as_a_title_is_and_two_cut_alike_are_told_apart(tmp_path, capsys, monkeypatch):
+def test_a_long_file_name_is_cut_in_its_middle_so_movements_stay_apart_and_two_cut_alike_are_told_apart(
+    tmp_path, capsys, monkeypatch
+):
     rendered = faked_renders(monkeypatch)
     songs = tmp_path / "songs"
     songs.mkdir()
     long = "Symphony No 9 in D minor Op 125 Choral - IV Presto - Allegro assai " * 3  # 207 bytes, a legal name
-    for name in (f"{long}A.wav", f"{long}B.wav", "short.wav"):
-        make_tone(songs / name, 1)
-    names = [job.output.name for job in planned(songs)]
-    assert names[2] == "short.mp4" and len(set(names)) == 3, names
-    assert all(len(os.fsencode(Path(name).stem)) <= 100 + 9 for name in names), names  # (and a hash)
-    assert names[0].startswith(long[:90]) and names[0] != names[1]
+    accented = "Ö" * 55  # 110 bytes: cut on characters' boundaries
+    middle = long[:80] + long[80:].replace("Choral", "Chorus", 1)  # differs from `long` only where the cut drops
+    stems = (f"{long}1", f"{long}2", f"{accented} part 1", f"{accented} part 2", f"{middle}1", "short")
+    for stem in stems:
+        make_tone(songs / f"{stem}.wav", 1)
+    names = {job.entry.path.stem: job.output.name for job in planned(songs)}
+    assert names[f"{long}2"] == f"{long[:62]}…{long[-34:]}2.mp4" and names["short"] == "short.mp4", names
+    assert names[f"{accented} part 2"] == f"{'Ö' * 31}…{'Ö' * 14} part 2.mp4", names
+    assert names[f"{accented} part 1"] == f"{'Ö' * 31}…{'Ö' * 14} part 1.mp4", names
+    hashed = names[f"{long}1"], names[f"{middle}1"]  # cut alike: told apart by their hashes
+    assert hashed[0] != hashed[1] and all(n.startswith(f"{long[:62]}…{long[-34:]}1-") for n in hashed), names
+    assert all(len(os.fsencode(Path(name).stem)) <= 100 + 9 for name in names.values()), names  # (and a hash)
     code, err = run_batch(capsys, songs, tmp_path / "out")
-    assert code == 0 and rendered == [1, 2, 3], err
+    assert code == 0 and rendered == [1, 2, 3, 4, 5, 6], err
 
 
 def test_a_name_still_too_long_says_what_a_row_can_do(tmp_path, capsys, monkeypatch):
@@ -180,3 +190,71 @@ def test_a_video_a_batch_made_named_as_a_song_fails_at_its_turn(tmp_path, capsys
     code, _ = run_batch(capsys, songs / "all.m3u", tmp_path / "out2")
     [row] = [r for r in report_of(tmp_path / "out2") if r["status"] == "failed"]
     assert code == 1 and row["error"].startswith(f"{video} is a video musicvid made for the song of musicvid-work/m1-")
+
+
+def test_a_copy_or_hard_link_of_a_video_a_batch_made_fails_at_its_turn_as_no_song(tmp_path, capsys, monkeypatch):
+    """Found by its bytes, under any name: the copy, hard link or moved video of a batch's own was rendered as a song."""
+    songs, out, rendered = two_songs_made(tmp_path, capsys, monkeypatch)
+    share = tmp_path / "share"
+    share.mkdir()
+    shutil.copyfile(out / "m1.mp4", share / "copy.mp4")
+    os.link(out / "m2.mp4", share / "hard.mp4")
+    (share / "same size.mp4").write_bytes(b"x" * (out / "m1.mp4").stat().st_size)  # a person's: other bytes
+    assert made_by_a_run(share / "same size.mp4", [WORK_ROOT]) is None
+    (share / "l.m3u").write_text("copy.mp4\nhard.mp4\n")
+    code, err = run_batch(capsys, share / "l.m3u", tmp_path / "out2")
+    rows = report_of(tmp_path / "out2")
+    assert code == 1 and rendered == ["m1.wav", "m2.wav"] and [r["status"] for r in rows] == ["failed"] * 2, err
+    assert rows[0]["error"].startswith(f"{share / 'copy.mp4'} is a video musicvid made for "), rows
+    assert rows[1]["error"].startswith(f"{share / 'hard.mp4'} is a video musicvid made for "), rows
+
+
+def test_lyrics_edited_beside_a_song_since_its_video_was_made_render_it_again(tmp_path, capsys, monkeypatch):
+    """The .lrc fixed, the folder rerun: the row was `skipped`, its video and .srt of the old lyrics kept."""
+    songs, out, rendered = two_songs_made(tmp_path, capsys, monkeypatch)
+    (songs / "m1.lrc").write_text("[00:00.10]hello little star\n")
+    assert run_batch(capsys, songs, out)[0] == 0 and rendered == ["m1.wav", "m2.wav", "m1.wav"]
+    assert run_batch(capsys, songs, out)[0] == 0 and len(rendered) == 3  # the same lyrics: skipped
+    (songs / "m1.lrc").write_text("[00:00.10]fixed first line\n")
+    code, err = run_batch(capsys, songs, out)
+    assert code == 0 and rendered[3:] == ["m1.wav"] and [s["status"] for s in report_of(out)] == ["done", "skipped"]
+
+
+def test_batches_of_two_folders_into_one_o_keep_each_others_rows(tmp_path, capsys, monkeypatch):
+    """Each batch wrote report.json with its own rows: the other folder's rows rendered again on every run, and its
+    retagged song was refused as a video musicvid did not write."""
+    monkeypatch.chdir(tmp_path)
+    a, b, out = tmp_path / "A", tmp_path / "B", tmp_path / "out"
+    a.mkdir(), b.mkdir()
+    make_tone(a / "x.wav", 1), make_tone(b / "y.wav", 1)
+    rendered = writing_renders(monkeypatch)
+    for songs in (a, b, a, b):
+        assert run_batch(capsys, songs, out)[0] == 0
+    assert rendered == ["x.wav", "y.wav"]  # then each skipped
+    report = json.loads((out / "report.json").read_text())
+    assert [Path(row["song"]).name for row in report["songs"]] == ["y.wav"] and report["total"] == 1
+    assert [Path(row["song"]).name for row in report["other_batches"]] == ["x.wav"]
+    retagged(a / "x.wav")
+    code, err = run_batch(capsys, a, out)
+    assert code == 0 and rendered[2:] == ["x.wav"] and "the song changed since its video was made" in err, err
+    (out / "y.mp4").unlink()  # a video no longer there: its row is not kept
+    assert run_batch(capsys, a, out)[0] == 0 and json.loads((out / "report.json").read_text())["other_batches"] == []
+
+
+def test_o_reached_through_a_link_is_the_same_o(tmp_path, capsys, monkeypatch):
+    songs, out, rendered = two_songs_made(tmp_path, capsys, monkeypatch)
+    (tmp_path / "link").symlink_to(out)
+    for where in (tmp_path / "link", out, tmp_path / "link"):
+        code, err = run_batch(capsys, songs, where)
+        assert code == 0 and len(rendered) == 2 and "made with other settings" not in err, err
+
+
+def test_a_link_at_the_lock_files_name_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    rendered = faked_renders(monkeypatch)
+    (tmp_path / "songs").mkdir(), (tmp_path / "out").mkdir()
+    make_tone(tmp_path / "songs" / "a.wav", 1)
+    (tmp_path / "precious.txt").write_text("mine")
+    (tmp_path / "out" / OUTPUT_LOCK).symlink_to("../precious.txt")
+    code, err = run_batch(capsys, tmp_path / "songs", tmp_path / "out")
+    assert code == 2 and err == f"musicvid: {tmp_path / 'out' / OUTPUT_LOCK} is a link: remove it\n" and not rendered
+    assert (tmp_path / "precious.txt").read_text() == "mine" and (tmp_path / "out" / OUTPUT_LOCK).is_symlink()

@@ -23,11 +23,13 @@ from musicvid.batch.report import (
     ReportWriter,
     Result,
     absolute_paths,
+    check_lock_file,
     check_report,
     earlier_outputs,
     held_output,
     made_with,
     note,
+    other_batches_rows,
     report_key,
     table,
     video_of_ours,
@@ -331,6 +333,7 @@ def run(args) -> int:
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
     report = out_dir / REPORT_NAME
     check_output(report, "-o")
+    check_lock_file(out_dir)
     check_creatable(report, "-o")
     # Every row is made a job and checked before the first song is rendered: a bad row costs nothing.
     from musicvid.models.choose import models_of
@@ -342,8 +345,10 @@ def run(args) -> int:
     choice.check_used(job.settings for job in jobs)
     made = [job for job in jobs if job.same_as is None]
     earlier = earlier_outputs(report)  # (read before this batch writes its own)
+    # Before any render: a file edited while the batch runs is recorded as before it, so its row is made again.
+    recipes = {job.number: made_with(job, choice) for job in jobs}
     ours = [job for job in made if not args.force and made_before(job)]
-    skipped = {job.number for job in ours if earlier.get(report_key(job)) == made_with(job, choice)}
+    skipped = {job.number for job in ours if earlier.get(report_key(job)) == recipes[job.number]}
     todo = [job for job in made if job.number not in skipped]
     changed = frozenset(job.number for job in todo if changed_since(job, earlier))
     check_jobs(todo, jobs, args.playlist, models_of(choice), changed)
@@ -360,17 +365,18 @@ def run(args) -> int:
             take_over_outputs(job)
         for job in (job for job in ours if job.number not in skipped):
             print(f"{printable(str(job.entry.path))}: made with other settings: rendering again", file=sys.stderr)
-        return run_held(args, choice, registry, jobs, skipped, report, plan)
+        writer = ReportWriter(report, args.playlist, len(jobs), other_batches_rows(report, jobs))
+        return run_held(args, choice, registry, jobs, skipped, writer, plan, recipes)
 
 
-def run_held(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], report: Path, plan) -> int:
-    """The batch's rows rendered, reported and tabled, with -o held by this batch."""
+def run_held(args, choice, registry, jobs: list[Job], skipped: set[int], writer: ReportWriter, plan, recipes) -> int:
+    """The batch's rows rendered, reported (`writer`, each row with its made_with in `recipes`, by number) and tabled,
+    with -o held by this batch."""
     results: dict[int, Result] = {}
-    writer = ReportWriter(report, args.playlist, len(jobs))
 
     def finished(job: Job, result: Result) -> None:
         result = absolute_paths(result)  # (one form on both engines: a Ray job's paths are made absolute)
-        result = dataclasses.replace(result, made_with=made_with(job, choice) if result.status != "failed" else "")
+        result = dataclasses.replace(result, made_with=recipes[job.number] if result.status != "failed" else "")
         results[job.number] = result
         told = f"{result.status}: {note(result)}" if note(result) else result.status
         print(f"[{len(results)}/{len(jobs)}] {printable(str(job.entry.path))}: {told}", file=sys.stderr, flush=True)
@@ -383,5 +389,5 @@ def run_held(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[
     ordered = [results[n] for n in sorted(results)]
     print(table(ordered))
     ok = sum(result.status != "failed" for result in ordered)  # (a failed row's repeats are failed too)
-    print(f"\n{ok}/{len(ordered)} songs ok; report: {report}")
+    print(f"\n{ok}/{len(ordered)} songs ok; report: {writer.path}")
     return 0 if ok == len(ordered) else 1

@@ -10,7 +10,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.batch.playlist import MAX_TITLE_BYTES, Entry, Job, row_hash, title_slug
+from musicvid.batch.playlist import Entry, Job, cut_middle, row_hash, title_slug
 from musicvid.core.errors import UserError
 from musicvid.core.workdir import video_name
 
@@ -24,10 +24,10 @@ UNRECORDABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]+")
 
 
 def stem_name(stem: str) -> str:
-    """A song's file stem as its video's name: what no record or line could hold as one dash each, and cut as a title
-    is, on a character's boundary (a long file name is legal, and the video's name takes a hash and suffixes more)."""
-    name = UNRECORDABLE.sub("-", stem)
-    return name.encode()[:MAX_TITLE_BYTES].decode(errors="ignore")
+    """A song's file stem as its video's name: what no record or line could hold as one dash each, and cut in its
+    middle as a title is, joined by `…` (a long file name is legal, and the video's name takes a hash and suffixes
+    more)."""
+    return cut_middle(UNRECORDABLE.sub("-", stem), "…")
 
 
 def automatic_name(entry: Entry) -> str:

@@ -25,7 +25,9 @@ from typing import Iterator
 from musicvid.batch.folder import counted, folder_notes, listing_of
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES, check_file, is_url
+from musicvid.core.outputs import made_by_a_run
 from musicvid.core.paths import shown
+from musicvid.core.workdir import WORK_ROOT
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
 
@@ -49,6 +51,7 @@ NAMED_COLUMNS = ("title", "artist", "output")  # a CSV's columns besides path th
 # A file name is at most 255 bytes on common file systems: room is left for "-<hash>.preview.mkv".
 MAX_NAME_BYTES = 200
 MAX_TITLE_BYTES = 100
+TAIL_BYTES = 35  # of a longer name cut in its middle: its end, where a work's movements and parts differ (cut_middle)
 NAME_MAX, MAX_PATH_BYTES = 255, 4096  # a file name's and a path's most bytes on Linux's file systems
 
 
@@ -175,16 +178,23 @@ def song_entry(song: Path, base: Path, title: str | None = None, artist: str | N
 
 def beside_lyrics(song: Path, base: Path) -> str | None:
     """The timed lyrics beside `song`, `<stem>.lrc`, else `<stem>.srt`, as a CSV's `lyrics` cell names them (relative
-    to `base`, the playlist's folder); None where there are none. Not a `.srt` beside a video of its stem: that is the
-    video's, as a batch or a render writes it (a rerun with -o the songs' folder: no output is ever an input)."""
+    to `base`, the playlist's folder); None where there are none. Not a `.srt` beside a video of its stem, nor one whose
+    bytes a work directory records as its run wrote them (its video deleted since): that is a video's, as a batch or a
+    render writes it (a rerun with -o the songs' folder: no output is ever an input)."""
     for suffix in LYRICS_SUFFIXES:
         lyrics = song.with_name(song.stem + suffix)
-        videos = (lyrics.with_suffix(s) for v in VIDEO_SUFFIXES for s in (v, v.upper()))
-        if not os.path.isfile(lyrics) or (suffix == ".srt" and any(map(os.path.lexists, videos))):
+        if not os.path.isfile(lyrics) or (suffix == ".srt" and captions(lyrics)):
             continue
         cell = str(lyrics.relative_to(base)) if lyrics.is_relative_to(base) else ""
         return cell if cell and cell == cell.strip() else str(lyrics.absolute())  # (a cell is read stripped)
     return None
+
+
+def captions(srt: Path) -> bool:
+    """Whether the `.srt` at `srt` is a video's captions, as musicvid wrote them: a video of its stem is beside it, or a
+    work directory in WORK_ROOT records its bytes (made_by_a_run)."""
+    videos = (srt.with_suffix(s) for v in VIDEO_SUFFIXES for s in (v, v.upper()))
+    return any(map(os.path.lexists, videos)) or made_by_a_run(srt, [WORK_ROOT]) is not None
 
 
 def read_m3u(path: Path) -> Iterator[Entry]:
@@ -308,7 +318,18 @@ def title_slug(title: str) -> str:
     """A title as a file name: its letters and digits, anything else as single dashes ('' if none). Composed first
     (NFC): a decomposed accent (as macOS and many tags write it) is no letter to \\W, and would become a dash."""
     slug = re.sub(r"\W+", "-", unicodedata.normalize("NFC", title)).strip("-")
-    return slug.encode()[:MAX_TITLE_BYTES].decode(errors="ignore").rstrip("-")
+    return re.sub(r"-{2,}", "-", cut_middle(slug, "-"))
+
+
+def cut_middle(name: str, joint: str) -> str:
+    """A name of more than MAX_TITLE_BYTES cut to them in its middle, on characters' boundaries: its head and its last
+    TAIL_BYTES joined by `joint`. Not from its end: "… part 1" and "… part 2" stay apart (without hashes), and are
+    told apart in a file browser."""
+    data = name.encode()
+    if len(data) <= MAX_TITLE_BYTES:
+        return name
+    head = data[: MAX_TITLE_BYTES - TAIL_BYTES - len(joint.encode())].decode(errors="ignore")
+    return head + joint + data[-TAIL_BYTES:].decode(errors="ignore")
 
 
 def row_hash(entry: Entry) -> str:

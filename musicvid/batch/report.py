@@ -20,15 +20,16 @@ import unicodedata
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
-from musicvid.core.files import VIDEO_SUFFIXES, remove_temporaries, same_file
+from musicvid.core.files import VIDEO_SUFFIXES, file_sha256, remove_temporaries, same_file, weights_identity
 from musicvid.core.outputs import made_by_a_run
 from musicvid.core.paths import printable
 from musicvid.core.progress import seconds_text
 from musicvid.core.workdir import os_lock
+from musicvid.settings.loras import Loras
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard, load_storyboard
@@ -38,6 +39,7 @@ REPORT_NAME = "report.json"
 OUTPUT_LOCK = ".musicvid-batch-lock"  # in -o: the batch that holds it (held_output)
 MADE_BY = "musicvid batch"  # the mark of a report musicvid wrote, which a batch may replace
 EARLIER_KEYS = {"playlist", "total", "songs"}  # a report written before the mark
+OTHER_BATCHES = "other_batches"  # the rows of earlier batches into -o that this one kept (other_batches_rows)
 # A report of the most rows a batch takes is a few MB; a bigger file is no report, and is not read.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 # Rewritten after every row, the report took time quadratic in the rows (4,000 rows of repeats: 125 s);
@@ -118,24 +120,50 @@ def batch_report(path: Path) -> dict | None:
     return data if ours else None
 
 
-def earlier_outputs(report: Path) -> dict[tuple[str, str], str]:
-    """The (song, output) pairs, absolute, of the rows of a batch's `report` that made their video (or found it
-    made), each with what it was made with (made_with; "" where the report is older than that record): how a batch
-    knows a video in -o as one it made for a song, and made as a row asks now; none where the report is no batch's."""
-    rows = (batch_report(report) or {}).get("songs")
-    return {
-        (os.path.abspath(row["song"]), os.path.abspath(row["output"])): str(row.get("made_with") or "")
+def report_rows(report: Path) -> list[dict]:
+    """The rows of a batch's `report` that made their video (or found it made), with a song and an output: those of
+    earlier batches into -o it kept (OTHER_BATCHES) first, then its own; none where the report is no batch's."""
+    data = batch_report(report) or {}
+    return [
+        row
+        for rows in (data.get(OTHER_BATCHES), data.get("songs"))
         for row in (rows if isinstance(rows, list) else [])
         if isinstance(row, dict)
         and isinstance(row.get("song"), str)
         and isinstance(row.get("output"), str)
         and row.get("status") != "failed"
-    }
+    ]
+
+
+def earlier_outputs(report: Path) -> dict[tuple[str, str], str]:
+    """The (song, output) pairs, resolved (report_key), of the rows of a batch's `report` (report_rows), each with
+    what it was made with (made_with; "" where the report is older than that record): how a batch knows a video in -o
+    as one it made for a song, and made as a row asks now."""
+    return {_resolved_key(row["song"], row["output"]): str(row.get("made_with") or "") for row in report_rows(report)}
+
+
+def _resolved_key(song: str, output: str) -> tuple[str, str]:
+    # Resolved, as made_with and outputs.json resolve: -o or a song reached through a link is the same row.
+    return os.path.realpath(song), os.path.realpath(output)
 
 
 def report_key(job: Job) -> tuple[str, str]:
-    """A row as earlier_outputs knows it: its song and its output, absolute."""
-    return os.path.abspath(job.entry.path), os.path.abspath(job.output)
+    """A row as earlier_outputs knows it: its song and its output, resolved."""
+    return _resolved_key(job.entry.path, job.output)
+
+
+def other_batches_rows(report: Path, jobs: list[Job]) -> list[dict]:
+    """The rows of -o's `report` (report_rows) to keep in the report this batch writes: those at an output no row of
+    `jobs` has (one of this batch's is that video's record now), whose output is still there; the latest of each.
+    Kept, a batch of another playlist or folder into the same -o leaves them their record of what made their videos
+    (made_with: skipped, not made again) and of their songs (a song retagged since: changed_since)."""
+    outputs = {os.path.realpath(job.output) for job in jobs}
+    kept = {
+        os.path.realpath(row["output"]): row
+        for row in report_rows(report)
+        if os.path.realpath(row["output"]) not in outputs and os.path.exists(row["output"])
+    }
+    return list(kept.values())
 
 
 def made_with(job: Job, choice: ModelChoice) -> str:
@@ -152,7 +180,16 @@ def made_with(job: Job, choice: ModelChoice) -> str:
 
 
 def _value(value):
-    return os.path.realpath(value) if isinstance(value, Path) else value
+    """A setting as made_with hashes it: a path resolved, a file's with its contents too (an .lrc fixed, a storyboard
+    edited, a reference or LoRA saved again under its name asks for another video); a LoRA by what it holds."""
+    if isinstance(value, Loras):
+        return tuple((weights_identity(lora.source), lora.weight) for lora in value)
+    if not isinstance(value, Path):
+        return value
+    try:
+        return os.path.realpath(value), file_sha256(value) if value.is_file() else None
+    except OSError:  # (one that cannot be read: its row fails at its turn, recording nothing)
+        return os.path.realpath(value), None
 
 
 def video_of_ours(song: Path, out_dir: Path, workdirs: list[Path], read: dict[Path, dict[str, str]]) -> str | None:
@@ -164,8 +201,8 @@ def video_of_ours(song: Path, out_dir: Path, workdirs: list[Path], read: dict[Pa
     made_for = None
     for report in dict.fromkeys((out_dir / REPORT_NAME, song.parent / REPORT_NAME)):
         if report not in read:
-            read[report] = {output: made for made, output in earlier_outputs(report)}
-        made_for = made_for or read[report].get(os.path.abspath(song))
+            read[report] = {os.path.realpath(row["output"]): row["song"] for row in report_rows(report)}
+        made_for = made_for or read[report].get(os.path.realpath(song))
     if made_for is None and (workdir := made_by_a_run(song, workdirs)) is not None:
         recorded = workdir.song()
         made_for = recorded[0] if recorded and recorded[0] else f"the song of {workdir.root}"
@@ -219,8 +256,8 @@ class ReportWriter:
     at once where WRITE_INTERVAL_SECONDS have passed since the last write, else by a timer when they
     have, and at the end (`close`, also when the batch is stopped or fails)."""
 
-    def __init__(self, path: Path, playlist: Path, total: int):
-        self.path, self.playlist, self.total = path, playlist, total
+    def __init__(self, path: Path, playlist: Path, total: int, kept: Sequence[dict] = ()):
+        self.path, self.playlist, self.total, self.kept = path, playlist, total, kept  # kept: other_batches_rows
         self.rows: dict[int, dict] = {}  # number in the playlist -> the row as written
         self.pending = False  # rows not written yet
         self.written_at = -math.inf
@@ -254,7 +291,7 @@ class ReportWriter:
         if self.pending:
             songs = [self.rows[number] for number in sorted(self.rows)]
             report = {"made_by": MADE_BY, "playlist": str(self.playlist), "total": self.total, "songs": songs}
-            write_json(self.path, report)
+            write_json(self.path, report | {OTHER_BATCHES: list(self.kept)})  # (after its own rows: read first)
             self.pending, self.written_at = False, time.monotonic()
 
 
@@ -268,6 +305,7 @@ def held_output(folder: Path) -> Iterator[None]:
     has no such locks, filelock's (os_lock) hold -o, and their file is left."""
     busy = f"-o {folder} is in use by another musicvid batch: wait for it to finish, or give another -o"
     path = folder / OUTPUT_LOCK
+    check_lock_file(folder)  # (again: a link made there since the check before any work)
     try:
         fd, lock = locked_file(path, busy), None
     except OSError:  # (no flock here: a network file system's, say)
@@ -281,6 +319,13 @@ def held_output(folder: Path) -> Iterator[None]:
             if is_at(fd, path) and os.fstat(fd).st_size == 0:
                 path.unlink()
             os.close(fd)  # (which lets go of the lock)
+
+
+def check_lock_file(folder: Path) -> None:
+    """Refuse a link at -o's lock file name, before any work: the lock is never taken through a link (O_NOFOLLOW), nor
+    is its target touched."""
+    if (folder / OUTPUT_LOCK).is_symlink():
+        raise UserError(f"{folder / OUTPUT_LOCK} is a link: remove it")
 
 
 def locked_file(path: Path, busy: str) -> int:

@@ -112,7 +112,7 @@ def _versions(path: Path, workdir: Workdir) -> list[list]:
     """The versions `workdir` records at `path`, the newest last (those of a record from before sidecars named
     their video, or before edits were marked, too)."""
     versions = _record(workdir).get(str(resolved(path)), [])
-    return [v for v in versions if isinstance(v, list) and 2 <= len(v) <= 4]
+    return [v for v in versions if _well_formed(v)]
 
 
 def _version(path: Path, workdir: Workdir) -> list | None:
@@ -142,7 +142,8 @@ def written_before(path: Path, workdir: Workdir) -> bool:
 
 def made_by_a_run(path: Path, folders: list[Path]) -> Workdir | None:
     """The work directory, among those in `folders` (each a folder of work directories: musicvid-work/), one of whose
-    runs wrote the file at `path` as it is (no person's edits); None where none did: a song, a person's file."""
+    runs wrote the file at `path` as it is (no person's edits), under any name: a copy, a hard link or a file moved
+    since is found by its bytes (recorded_anywhere). None where none did: a song, a person's file."""
     if not _is_file(path):
         return None
     for folder in folders:
@@ -150,10 +151,28 @@ def made_by_a_run(path: Path, folders: list[Path]) -> Workdir | None:
             roots = sorted(root for root in folder.iterdir() if root.is_dir() and not root.is_symlink())
         except OSError:
             continue
-        found = next((Workdir(root) for root in roots if written_here(path, Workdir(root))), None)
+        found = next((Workdir(root) for root in roots if recorded_anywhere(path, Workdir(root))), None)
         if found is not None:
             return found
     return None
+
+
+def recorded_anywhere(path: Path, workdir: Workdir) -> bool:
+    """Whether `workdir` records, at any output's name, a version (no person's edits) with the bytes of the file at
+    `path`: sizes compared first, so a file is hashed only where one matches (and once a process: file_sha256)."""
+    size = path.stat().st_size
+    sized = [v for vs in _record(workdir).values() if isinstance(vs, list) for v in vs if _plain(v) and v[0] == size]
+    return bool(sized) and file_sha256(path) in (v[1] for v in sized)
+
+
+def _well_formed(version) -> bool:
+    """Whether a recorded version is one this module writes: [size, sha256], then a video's path, EDITS, or both."""
+    return isinstance(version, list) and 2 <= len(version) <= 4
+
+
+def _plain(version) -> bool:
+    """Whether a recorded version is well formed and holds no person's edits."""
+    return _well_formed(version) and EDITS not in version[2:]
 
 
 def take_over(paths: list[Path], workdir: Workdir) -> None:
