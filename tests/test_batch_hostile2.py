@@ -48,6 +48,7 @@ def report_of(out: Path) -> list[dict]:
     return json.loads((out / "report.json").read_text())["songs"]
 
 
+@pytest.mark.ci  # (a second render of the batch's: test_batch_runs keeps one in the suite)
 def test_a_song_named_dot_dot_dot_renders_inside_workdir_and_leaves_the_folder_above_untouched(tmp_path, capsys):
     """`...wav` has the stem `..`: its work directory was --workdir's parent, whose video.mp4 was replaced."""
     songs = tmp_path / "songs"
