@@ -30,6 +30,7 @@ def test_storyboard_of_the_demo_song_with_tiny_models(capsys, demo_song, tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (a storyboard of the demo's lyrics: the lyrics files' storyboard of the fresh songs stays)
 def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path):
     workdir = tmp_path / "w"
     argv = ["storyboard", demo_song, "--models", "tiny", "--lyrics", demo_lyrics, "--title", "Skyfall"]

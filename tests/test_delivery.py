@@ -168,6 +168,7 @@ def test_the_song_is_muxed_from_its_first_sample_in_at_most_two_channels(tmp_pat
         assert float(first.pts * first.time_base) < 0.1  # from 0, not from 1.5 s
 
 
+@pytest.mark.ci  # (a second encode of the delivery's: its others stay)
 def test_the_same_frames_make_the_same_file_whatever_their_pace(tmp_path):
     """ffmpeg reads the song faster than the frames come through the pipe: the file's interleaving of the two must
     not follow their pace, or a rerun (a resume) gives other bytes for the same video."""

@@ -76,6 +76,7 @@ def test_a_plan_takes_finite_budgets_only_and_its_json_is_strict(capsys, song):
     assert code == 0 and strictly(out)["budget_gb"] == 1e300
 
 
+@pytest.mark.ci  # (the default models' plan at their published sizes: SD's and the video families' stay)
 def test_the_plan_gives_the_default_models_weights_as_published_and_fits_24_gb(capsys, song):
     plan = planned(capsys, song, "--gpu-memory", "24")
     assert plan["budget_gb"] == 24 and plan["budget"] == "--gpu-memory"

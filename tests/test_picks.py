@@ -83,6 +83,7 @@ def candidates_of(workdir: Path, storyboard, index: int, settings) -> tuple[np.n
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (a second render of the picks: the motif's stays)
 def test_best_of_three_keeps_the_candidate_ranked_first_and_a_resume_draws_it_again(tmp_path):
     song = make_tone(tmp_path / "song.mp3", 6.03)
     song.with_suffix(".lrc").write_text(LYRICS)
