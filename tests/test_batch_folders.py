@@ -114,9 +114,22 @@ def test_a_windows_playlist_finds_its_songs_and_a_drive_path_is_said_to_be_one(t
         tmp_path / "back\\slash.mp3",
         tmp_path / "No\\Such\\song.mp3",  # (fails at its turn, named as written)
     ]
-    playlist.write_text("Music\\Artist\\one.mp3\nC:\\Users\\me\\Music\\two.mp3\n")
-    with pytest.raises(UserError, match=r"self.m3u line 2: C:\\Users\\me\\Music\\two.mp3 is a Windows path: give its"):
-        read_playlist(playlist)
+
+
+def test_a_drive_path_or_a_url_in_a_playlist_fails_its_row_and_the_others_render(tmp_path, capsys, monkeypatch):
+    """A playlist's line naming a song on another machine stopped the whole batch (exit 2)."""
+    rendered = faked_renders(monkeypatch)
+    folder = folder_of(tmp_path, "one.wav")
+    playlist = folder / "mixed.m3u"
+    playlist.write_text("C:\\Users\\me\\Music\\two.mp3\none.wav\nhttps://example.com/three.mp3\n")
+    code, err = run_batch(capsys, playlist, tmp_path / "out")
+    assert code == 1 and rendered == [2], err
+    drive, done, url = report_of(tmp_path / "out")
+    assert drive["status"] == url["status"] == "failed" and done["status"] == "done"
+    assert drive["error"].endswith(
+        "mixed.m3u line 1: C:\\Users\\me\\Music\\two.mp3 is a Windows path: give its path on this machine"
+    )
+    assert "line 3: https://example.com/three.mp3 is a URL; a batch renders audio files on this machine" in url["error"]
 
 
 def test_an_entry_finds_its_song_under_another_unicode_form(tmp_path):
@@ -130,7 +143,7 @@ def test_an_entry_finds_its_song_under_another_unicode_form(tmp_path):
     assert entry.path == album / unicodedata.normalize("NFD", "Déjà vu.mp3") and entry.path.is_file()
 
 
-def test_a_file_url_of_this_machine_is_its_path_and_other_urls_are_refused(tmp_path):
+def test_a_file_url_of_this_machine_is_its_path_and_another_url_fails_its_row(tmp_path):
     (tmp_path / "my song #1.mp3").write_bytes(b"x")
     url = (tmp_path / "my song #1.mp3").as_uri()  # file:///…/my%20song%20%231.mp3, as VLC saves it
     playlist = tmp_path / "vlc.m3u8"
@@ -138,21 +151,24 @@ def test_a_file_url_of_this_machine_is_its_path_and_other_urls_are_refused(tmp_p
     assert [entry.path for entry in read_playlist(playlist)] == [tmp_path / "my song #1.mp3"] * 2
     for url in ("file://nas/music/a.mp3", "https://example.com/a.mp3"):
         playlist.write_text(f"{url}\n")
-        with pytest.raises(UserError, match=f"line 1: {url} is a URL; a batch renders audio files on this machine"):
-            read_playlist(playlist)
+        [entry] = read_playlist(playlist)
+        assert f"line 1: {url} is a URL; a batch renders audio files on this machine" in entry.refused
 
 
 def test_the_lyrics_beside_a_song_are_its_rows_lyrics_as_a_csv_cell_would_be(tmp_path, caplog):
     folder = tmp_path / "songs"
     folder.mkdir()
-    for stem in ("lrc", "srt", "both", "none", "video"):
+    for stem in ("lrc", "srt", "both", "none", "video", "Case", "Twice"):
         make_tone(folder / f"{stem}.wav", 1)
-    for name in ("lrc.lrc", "srt.srt", "both.lrc", "both.srt", "video.srt"):
+    # (case.LRC beside Case.wav is its lyrics; twice.lrc and TWICE.lrc beside Twice.wav: neither is more its own)
+    for name in ("lrc.lrc", "srt.srt", "both.lrc", "both.srt", "video.srt", "case.LRC", "twice.lrc", "TWICE.lrc"):
         (folder / name).write_text(LRC)
     (folder / "video.mp4").write_bytes(b"a video")  # video.srt is its captions, as a batch writes them
     jobs = planned(folder)
     lyrics = {job.entry.path.stem: job.request.lyrics_file for job in jobs}
     assert lyrics == {
+        "Case": folder / "case.LRC",
+        "Twice": None,
         "both": folder / "both.lrc",
         "lrc": folder / "lrc.lrc",
         "none": None,
@@ -160,9 +176,10 @@ def test_the_lyrics_beside_a_song_are_its_rows_lyrics_as_a_csv_cell_would_be(tmp
         "video": None,
     }
     assert [m for m in caplog.messages if "lyrics" in m] == [
-        f"{folder} song 1 (both.wav): lyrics both.lrc",
-        f"{folder} song 2 (lrc.wav): lyrics lrc.lrc",
-        f"{folder} song 4 (srt.wav): lyrics srt.srt",
+        f"{folder} song 1 (Case.wav): lyrics case.LRC",
+        f"{folder} song 3 (both.wav): lyrics both.lrc",
+        f"{folder} song 4 (lrc.wav): lyrics lrc.lrc",
+        f"{folder} song 6 (srt.wav): lyrics srt.srt",
     ]
     # An M3U's song in another folder: its lyrics are named from the playlist's folder, as a CSV's cell is
     (tmp_path / "list.m3u").write_text("songs/lrc.wav\n")

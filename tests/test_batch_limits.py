@@ -17,7 +17,7 @@ from musicvid.batch import engines, playlist
 from musicvid.batch import report as batch_report
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.storyboard import kernels
-from tests.helpers import make_tone, ray_node, run, valid_board
+from tests.helpers import make_tone, ray_node, referencing_board, run, valid_board
 from tests.test_batch_plan import planned
 
 TINY = ModelChoice(models="tiny")
@@ -219,16 +219,17 @@ def test_a_rows_subtitles_made_by_hand_are_not_replaced_without_overwrite(capsys
     assert (out / "a.srt").read_text() == "hand-made" and not (tmp_path / "w").exists()
 
 
-def test_a_playlist_entry_that_is_a_url_is_named_as_written_before_any_work(tmp_path, capsys):
+def test_a_playlist_entry_that_is_a_url_fails_its_row_named_as_written(tmp_path, capsys):
     urls = ["http://127.0.0.1:9/a.mp3", "https://example.org/songs//b.flac", "file://nas/c.mp3", "s3://bucket/d.wav"]
     for url in urls:
         (tmp_path / "list.m3u").write_text(f"#EXTM3U\n#EXTINF:12,Band - Song\n{url}\n")
         code, err = run_batch(capsys, tmp_path / "list.m3u", tmp_path / "out")
-        assert code == 2 and f"list.m3u line 3: {url} is a URL" in err and err.count("\n") == 1, err
+        assert code == 1 and f"list.m3u line 3: {url} is a URL" in err, err
         (tmp_path / "list.csv").write_text(f"path,title\nsong.wav,A\n{url},B\n")
         code, err = run_batch(capsys, tmp_path / "list.csv", tmp_path / "out")
-        assert code == 2 and f"list.csv line 3: {url} is a URL" in err and err.count("\n") == 1, err
-    assert not (tmp_path / "out").exists()
+        assert code == 1 and f"list.csv line 3: {url} is a URL" in err, err
+        assert [row["status"] for row in report_of(tmp_path / "out")["songs"]] == ["failed"] * 2
+    assert not list((tmp_path / "out").glob("*.mp4"))
 
 
 def test_a_video_in_o_is_skipped_only_where_musicvid_wrote_it_for_the_rows_song(capsys, tmp_path, monkeypatch):
@@ -250,7 +251,7 @@ def test_a_video_in_o_is_skipped_only_where_musicvid_wrote_it_for_the_rows_song(
         remember(workdir, out / made, out / made)
     (tmp_path / "a.m3u").write_text("a.wav\n")
     [job] = planned(tmp_path / "a.m3u")  # and as a batch's report records them, made with these settings
-    row = batch_report.Result(str(song), "done", str(out / "a.mp4"), made_with=batch_report.made_with(job, TINY))
+    row = batch_report.Result(str(song), "done", str(out / "a.mp4"), made_with=batch_report.made_with(job, TINY, {}))
     batch_report.ReportWriter(out / "report.json", tmp_path / "a.m3u", 1).add(1, row)
     assert run_batch(capsys, tmp_path / "a.m3u", out)[0] == 0
     assert [s["status"] for s in report_of(out)["songs"]] == ["skipped"]
@@ -302,3 +303,24 @@ def test_a_device_on_ray_is_one_its_workers_have_not_one_of_this_machine(tmp_pat
         capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--device", "cuda", "--gpus-per-song", "0"
     )
     assert code == 2 and err.count("\n") == 1 and "--device cuda on Ray needs GPUs" in err, err
+
+
+def test_what_a_row_is_made_with_follows_a_model_folder_and_a_storyboards_pictures_by_their_contents(tmp_path):
+    """A model folder fine-tuned again under its name, or a picture a storyboard names drawn again: a rerun skipped
+    the row, keeping its video of the old weights or picture."""
+    song = make_tone(tmp_path / "a.wav", 2)
+    board = referencing_board(tmp_path, song, 2.0)
+    (tmp_path / "s.csv").write_text(f"path,storyboard\na.wav,{board}\n")
+    [job] = planned(tmp_path / "s.csv")
+    vipe = tmp_path / "vipe"
+    vipe.mkdir()
+    (vipe / "config.json").write_text("{}")
+    choice = ModelChoice(models="tiny", vipe=str(vipe))
+    made = [batch_report.made_with(job, choice, {}), batch_report.made_with(job, choice, {})]
+    (vipe / "config.json").write_text('{"n_layer": 2}')  # saved again under its name
+    made.append(batch_report.made_with(job, choice, {}))
+    (vipe / "README.md").write_text("no part of the model")
+    made.append(batch_report.made_with(job, choice, {}))
+    Image.new("RGB", (64, 64), (10, 200, 90)).save(tmp_path / "ref.png")  # the storyboard's picture drawn again
+    made.append(batch_report.made_with(job, choice, {}))
+    assert made[0] == made[1] != made[2] == made[3] != made[4]

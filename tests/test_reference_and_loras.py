@@ -210,8 +210,8 @@ def test_a_lora_as_peft_saves_it_fuses_as_the_same_layers_under_diffusers_names(
         pipe.unet.load_state_dict(plain)
     assert any(not torch.equal(v, plain[k]) for k, v in fused[0].items())
     assert all(torch.allclose(v, fused[1][k], atol=1e-6) for k, v in fused[0].items())
-    # --fast's few-step LoRA is loaded as a style LoRA is
-    with ModelRegistry(replace(PRESETS["tiny"], fast_lora=str(peft))).use(Drawing(fast=True)) as fast:
+    # --fast's few-step LoRA is loaded as a style LoRA is; a folder peft saved is its adapter_model.safetensors
+    with ModelRegistry(replace(PRESETS["tiny"], fast_lora=str(peft.parent))).use(Drawing(fast=True)) as fast:
         assert all(torch.allclose(v, fused[1][k], atol=1e-6) for k, v in fast.unet.state_dict().items())
 
 

@@ -125,7 +125,7 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
     first: dict[tuple, Job] = {}  # ((resolved request, settings), output cell or None) -> the job
     workdirs, reports = [WORK_ROOT, *([args.workdir] if args.workdir else [])], {}  # (video_of_ours reads them)
     for number, entry in enumerate(entries, start=1):
-        job = Job(number, entry, request, settings, refused=unusable_name(request, entry))
+        job = Job(number, entry, request, settings, refused=entry.refused or unusable_name(request, entry))
         where = job.where(args.playlist)
         if job.refused is None:  # (a name musicvid cannot take comes from a folder: a row of no cells)
             job.request, job.settings = song_settings(entry, request, given, models, base, where)
@@ -346,7 +346,8 @@ def run(args) -> int:
     made = [job for job in jobs if job.same_as is None]
     earlier = earlier_outputs(report)  # (read before this batch writes its own)
     # Before any render: a file edited while the batch runs is recorded as before it, so its row is made again.
-    recipes = {job.number: made_with(job, choice) for job in jobs}
+    storyboards: dict = {}  # (each read once)
+    recipes = {job.number: made_with(job, choice, storyboards) for job in jobs}
     ours = [job for job in made if not args.force and made_before(job)]
     skipped = {job.number for job in ours if earlier.get(report_key(job)) == recipes[job.number]}
     todo = [job for job in made if job.number not in skipped]

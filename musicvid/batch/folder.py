@@ -1,5 +1,6 @@
 """What a folder holds directly in it, by what a batch of it makes of each name: its songs (musicvid.batch.playlist
-reads them), and what it skips, each kind said in a line; its subfolders' audio files counted, not read."""
+reads them), and what it skips, each kind said in a line; its subfolders' audio files counted, not read. Beside a
+song, its timed lyrics (beside_lyrics)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES, same_file
+from musicvid.core.outputs import made_by_a_run
 from musicvid.core.paths import shown
 from musicvid.core.workdir import WORK_ROOT, is_work_directory
 
@@ -24,6 +26,7 @@ OTHER_SUFFIXES = frozenset(
     ".md5 .ffp .accurip .json .xml .csv .m3u .m3u8 .pls .xspf .wpl .lrc .srt .ass .vtt .zip .rar .7z".split()
 ).union(VIDEO_SUFFIXES)
 NAMES_SHOWN = 5  # a note names this many files, then says how many more
+LYRICS_SUFFIXES = (".lrc", ".srt")  # beside a song, the first there is its lyrics (beside_lyrics)
 COUNTED_AT_MOST = 1000  # a count of the songs in subfolders stops past this: "more than 1000" says it
 
 
@@ -100,3 +103,39 @@ def folder_notes(listing: Listing, folder: Path) -> list[str]:
         "a playlist for those)": listing.below and listing.songs,
     }
     return [f"{shown(folder)}: {note}" for note, said in notes.items() if said]
+
+
+# --- beside a song ----------------------------------------------------------------------------------
+
+
+def beside_lyrics(song: Path, base: Path) -> str | None:
+    """The timed lyrics beside `song`, `<stem>.lrc`, else `<stem>.srt`, as a CSV's `lyrics` cell names them (relative
+    to `base`, the playlist's folder); None where there are none. Not a `.srt` beside a video of its stem, nor one whose
+    bytes a work directory records as its run wrote them (its video deleted since): that is a video's, as a batch or a
+    render writes it (a rerun with -o the songs' folder: no output is ever an input)."""
+    for suffix in LYRICS_SUFFIXES:
+        lyrics = named_alike(song.with_name(song.stem + suffix))
+        if lyrics is None or (suffix == ".srt" and captions(lyrics)):
+            continue
+        cell = str(lyrics.relative_to(base)) if lyrics.is_relative_to(base) else ""
+        return cell if cell and cell == cell.strip() else str(lyrics.absolute())  # (a cell is read stripped)
+    return None
+
+
+def named_alike(path: Path) -> Path | None:
+    """The file at `path`; else the one file in its folder whose name is `path`'s but for letter case (`song.lrc`
+    beside `Song.mp3`, `Song.LRC`: as a player finds it, on a file system that tells cases apart); None where none."""
+    if os.path.isfile(path):
+        return path
+    try:
+        alike = [n for n in os.listdir(path.parent) if n.casefold() == path.name.casefold()]
+    except OSError:
+        return None
+    return path.parent / alike[0] if len(alike) == 1 and os.path.isfile(path.parent / alike[0]) else None
+
+
+def captions(srt: Path) -> bool:
+    """Whether the `.srt` at `srt` is a video's captions, as musicvid wrote them: a video of its stem is beside it, or a
+    work directory in WORK_ROOT records its bytes (made_by_a_run)."""
+    videos = (srt.with_suffix(s) for v in VIDEO_SUFFIXES for s in (v, v.upper()))
+    return any(map(os.path.lexists, videos)) or made_by_a_run(srt, [WORK_ROOT]) is not None

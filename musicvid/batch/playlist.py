@@ -22,18 +22,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
-from musicvid.batch.folder import counted, folder_notes, listing_of
+from musicvid.batch.folder import beside_lyrics, counted, folder_notes, listing_of
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES, check_file, is_url
-from musicvid.core.outputs import made_by_a_run
 from musicvid.core.paths import shown
-from musicvid.core.workdir import WORK_ROOT
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
 
 log = logging.getLogger("musicvid")
 
-LYRICS_SUFFIXES = (".lrc", ".srt")  # beside a song, the first there is its lyrics (beside_lyrics)
 # A Windows drive's or network share's path (`C:\Music\a.mp3`, `\\nas\music`; a file:/// URL's `/C:/...`).
 WINDOWS_PATH = re.compile(r"/?[A-Za-z]:[\\/]|\\\\")
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
@@ -65,6 +62,7 @@ class Entry:
     overrides: dict[str, str] = field(default_factory=dict)  # CSV column -> text, as written
     output: str | None = None  # the CSV's output cell: the video's file name inside -o
     lyrics_beside: str | None = None  # a folder's or an M3U's row: its lyrics cell, the file beside its song
+    refused: str | None = None  # why the playlist's line names no song on this machine (its row fails at its turn)
 
 
 def _read_text(path: Path) -> str:
@@ -112,10 +110,24 @@ def _split_artist_title(text: str) -> tuple[str | None, str | None]:
     return text.strip() or None, None
 
 
+class ElsewhereError(UserError):
+    """A playlist's line names a song on another machine."""
+
+
+def listed_song(text: str, playlist: Path, number: int, **cells) -> Entry:
+    """The row of a playlist's line naming its song (song_path); one naming none on this machine (a URL, a Windows
+    drive's path) is a row that fails at its turn with the sentence saying so: one line stops no other song."""
+    try:
+        return Entry(song_path(text, playlist, number), **cells)
+    except ElsewhereError as e:
+        return Entry(Path(text), **cells, refused=str(e))
+
+
 def song_path(text: str, playlist: Path, number: int) -> Path:
     """A row's song as its playlist names it: a path, relative to the playlist's folder, or a file:// URL of this
-    machine; the file it means where it names none (found_as). Another URL, a Windows path naming no file and a name
-    no file system takes are refused in one sentence naming it as written (a batch renders files on this machine)."""
+    machine; the file it means where it names none (found_as). Another URL and a Windows path naming no file are
+    refused (ElsewhereError), and a name no file system takes, in one sentence naming it as written (a batch renders
+    files on this machine)."""
     where = f"{playlist} line {number}"
     name = local_path(text, where) if is_url(text) else text
     song = Path(name)
@@ -126,7 +138,7 @@ def song_path(text: str, playlist: Path, number: int) -> Path:
         raise UserError(f"{where}: {text[:60]!r} {why}, so it names no file")
     found = found_as(song, name, playlist)
     if found is None and WINDOWS_PATH.match(name):
-        raise UserError(f"{where}: {shown(text)} is a Windows path: give its path on this machine")
+        raise ElsewhereError(f"{where}: {shown(text)} is a Windows path: give its path on this machine")
     return found or song
 
 
@@ -135,7 +147,7 @@ def local_path(url: str, where: str) -> str:
     percent-decoded to the file name's bytes; any other URL is refused in one sentence."""
     parts = urllib.parse.urlsplit(url, allow_fragments=False)  # (a `#` in a file name is no fragment)
     if parts.scheme.lower() != "file" or parts.netloc.lower() not in ("", "localhost"):
-        raise UserError(
+        raise ElsewhereError(
             f"{where}: {shown(url)} is a URL; a batch renders audio files on this machine: download it, or give its path"
         )
     path = parts.path + (f"?{parts.query}" if parts.query else "")
@@ -176,27 +188,6 @@ def song_entry(song: Path, base: Path, title: str | None = None, artist: str | N
     return Entry(song, title, artist, {"lyrics": lyrics} if lyrics else {}, lyrics_beside=lyrics)
 
 
-def beside_lyrics(song: Path, base: Path) -> str | None:
-    """The timed lyrics beside `song`, `<stem>.lrc`, else `<stem>.srt`, as a CSV's `lyrics` cell names them (relative
-    to `base`, the playlist's folder); None where there are none. Not a `.srt` beside a video of its stem, nor one whose
-    bytes a work directory records as its run wrote them (its video deleted since): that is a video's, as a batch or a
-    render writes it (a rerun with -o the songs' folder: no output is ever an input)."""
-    for suffix in LYRICS_SUFFIXES:
-        lyrics = song.with_name(song.stem + suffix)
-        if not os.path.isfile(lyrics) or (suffix == ".srt" and captions(lyrics)):
-            continue
-        cell = str(lyrics.relative_to(base)) if lyrics.is_relative_to(base) else ""
-        return cell if cell and cell == cell.strip() else str(lyrics.absolute())  # (a cell is read stripped)
-    return None
-
-
-def captions(srt: Path) -> bool:
-    """Whether the `.srt` at `srt` is a video's captions, as musicvid wrote them: a video of its stem is beside it, or a
-    work directory in WORK_ROOT records its bytes (made_by_a_run)."""
-    videos = (srt.with_suffix(s) for v in VIDEO_SUFFIXES for s in (v, v.upper()))
-    return any(map(os.path.lexists, videos)) or made_by_a_run(srt, [WORK_ROOT]) is not None
-
-
 def read_m3u(path: Path) -> Iterator[Entry]:
     """An M3U's songs; an #EXTINF's title and artist are its next entry's (blank lines and other directives between),
     never a later one's: a comment or a song line between drops it. A `#` line that is no directive but names a file
@@ -216,7 +207,8 @@ def read_m3u(path: Path) -> Iterator[Entry]:
         else:
             if line.startswith("#"):
                 log.warning(f"{shown(path)} line {number}: {shown(line)} names a file beside it: taken as a song")
-            yield song_entry(song_path(line, path, number), path.parent, title, artist)
+            entry = listed_song(line, path, number, title=title, artist=artist)
+            yield entry if entry.refused else song_entry(entry.path, path.parent, title, artist)
             title = artist = None
 
 
@@ -265,7 +257,7 @@ def read_csv(path: Path) -> Iterator[Entry]:
                 raise UserError(f"{path} line {number}: empty path")
             title, artist, output = ((row.pop(column, None) or "").strip() or None for column in NAMED_COLUMNS)
             overrides = {key: value.strip() for key, value in row.items() if value and value.strip()}
-            yield Entry(song_path(song, path, number), title, artist, overrides, output)
+            yield listed_song(song, path, number, title=title, artist=artist, overrides=overrides, output=output)
             read = number
     except csv.Error as error:
         raise UserError(f"{path} line {read + 1}: not a well-formed CSV ({error})") from None

@@ -166,24 +166,31 @@ def other_batches_rows(report: Path, jobs: list[Job]) -> list[dict]:
     return list(kept.values())
 
 
-def made_with(job: Job, choice: ModelChoice) -> str:
+def made_with(job: Job, choice: ModelChoice, storyboards: dict[Path, Storyboard | None]) -> str:
     """What a row's outputs are made with, hashed: every setting of its request, its settings and the batch's models
-    that changes what is made (AFFECTS, not the speed), its paths resolved (the same from any folder). A rerun skips a
+    that changes what is made (AFFECTS, not the speed), its paths resolved (the same from any folder), a model on this
+    machine by what its files hold (weights_identity) and the pictures its storyboard pins by theirs. A rerun skips a
     row only where its outputs were made with this (musicvid.batch.command)."""
     made = ("storyboard", "keyframes", "between", "video")
     values = [
-        f"{type(part).__name__}.{name}={_value(getattr(part, name))!r}"
+        f"{type(part).__name__}.{name}={_value(getattr(part, name), models=part is choice)!r}"
         for part in (job.request, job.settings, choice)
         for name in type(part).affecting(*made)
     ]
+    storyboard = _storyboard(job.request, storyboards)
+    pictures = storyboard.picture_files() if storyboard else {}
+    values += [f"{what}={_value(path)!r}" for what, path in pictures.items()]
     return hashlib.sha256("\n".join(values).encode(errors="surrogateescape")).hexdigest()[:16]
 
 
-def _value(value):
+def _value(value, models: bool = False):
     """A setting as made_with hashes it: a path resolved, a file's with its contents too (an .lrc fixed, a storyboard
-    edited, a reference or LoRA saved again under its name asks for another video); a LoRA by what it holds."""
+    edited, a reference or LoRA saved again under its name asks for another video); a LoRA, and a model named among
+    the `models`, by what it holds (a folder fine-tuned again under its name)."""
     if isinstance(value, Loras):
         return tuple((weights_identity(lora.source), lora.weight) for lora in value)
+    if models and isinstance(value, str):
+        return weights_identity(value)
     if not isinstance(value, Path):
         return value
     try:

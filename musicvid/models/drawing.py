@@ -40,6 +40,7 @@ from musicvid.settings.render import RenderSettings
 # both backends' default fallback
 # What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors
 LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
+PEFT_LORA_FILE = "adapter_model.safetensors"  # what peft's save_pretrained writes, its adapter_config.json beside
 # Pipelines with other style LoRAs or adapters that batch rendering and the page keep loaded besides the one in
 # use: each is a copy of Stable Diffusion in memory (2 GB in float16).
 DRAWINGS_KEPT = 1
@@ -47,7 +48,7 @@ DRAWINGS_KEPT = 1
 
 def weights_file(source: str, kind: str, download: bool = True) -> Path | None:
     """The LoRA file `source` names: a file; a folder or hub repository holding diffusers' file name
-    (LORA_FILES, the first there); or a hub file (org/name/folders/file). Downloaded on first use; without
+    (LORA_FILES, the first there; a folder peft's too); or a hub file (org/name/folders/file). Downloaded on first use; without
     `download`, None for a hub file not in the cache, refused where HF_HUB_OFFLINE keeps the run from the hub."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
@@ -57,9 +58,12 @@ def weights_file(source: str, kind: str, download: bool = True) -> Path | None:
         check_file(path, kind)  # (a named pipe would hold the read)
         return path
     if path.is_dir():
-        found = [path / name for name in LORA_FILES if (path / name).is_file()]
+        found = [path / name for name in (*LORA_FILES, PEFT_LORA_FILE) if (path / name).is_file()]
         if not found:
-            raise UserError(f"{flag} {source}: the folder holds no {LORA_FILES[0]}; name the file itself")
+            raise UserError(
+                f"{flag} {source}: the folder holds no {LORA_FILES[0]} (diffusers') or {PEFT_LORA_FILE} (peft's); "
+                "name the file itself"
+            )
         return found[0]
     check_not_missing(flag, source)
     if len(parts) < 2 or not all(parts) or (path.suffix in WEIGHT_SUFFIXES and len(parts) < 3):
