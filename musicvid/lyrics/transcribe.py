@@ -318,8 +318,19 @@ def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
 def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
     duration = samples.size / SAMPLE_RATE
     language, silero, heard = hear(asr, samples, quiet)
-    lines = sung_lines(heard, silero, duration)
-    if language != "en" and lines:
-        translated = recognize(asr, samples, "translate", language, not quiet)
-        lines = attach_translation(lines, fit_to_duration(translated, duration))
+    lines = translated(asr, samples, sung_lines(heard, silero, duration), language, quiet=quiet)
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
+
+
+def translated(asr: ASRModel, samples: np.ndarray, lines: list[Line], language: str, *, quiet: bool) -> list[Line]:
+    """The lines sung in `language`, each given the English Whisper hears over it (attach_translation), for ViPE,
+    which reads English; as they are in English."""
+    if language == "en" or not lines:
+        return lines
+    translation = recognize(asr, samples, "translate", language, not quiet)
+    return attach_translation(lines, fit_to_duration(translation, samples.size / SAMPLE_RATE))
+
+
+def untranslated(transcript: Transcript) -> bool:
+    """Whether `transcript`'s lines are in another language than English with no English beside any of them."""
+    return transcript.language != "en" and bool(transcript.lines) and not any(line.text_en for line in transcript.lines)

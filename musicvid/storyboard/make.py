@@ -13,7 +13,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import check_not_inputs, check_picture, weights_identity
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
-from musicvid.lyrics.transcribe import transcribe
+from musicvid.lyrics.transcribe import transcribe, translated, untranslated
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.drawing import check_scene_references
@@ -45,9 +45,11 @@ def get_transcript(run: Run) -> Transcript:
     models, vocals = registry.models, request.separate_vocals
     source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision))
     cached = Transcript.cached(path, info.sha256)
-    # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is)
+    # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is; known words
+    # aligned before they were given their English are aligned again)
     if cached and cached.model in (source, transcript_source(models, vocals, lyrics)):
-        return cached
+        if not (texts and untranslated(cached)):
+            return cached
     samples = run.audio.samples
     run.go_on()
     if request.separate_vocals:
@@ -57,6 +59,8 @@ def get_transcript(run: Run) -> Transcript:
     with registry.use("asr", timings) as asr, timings.measure("align" if texts else "transcribe", registry.device):
         if texts:
             transcript = align_lyrics(asr, samples, texts, info.sha256, quiet=request.quiet)
+            lines = translated(asr, samples, transcript.lines, transcript.language, quiet=request.quiet)
+            transcript = replace(transcript, lines=lines)
         else:
             transcript = transcribe(asr, samples, info.sha256, quiet=request.quiet)
     transcript = replace(transcript, model=source)  # what the cache is checked against

@@ -1,0 +1,48 @@
+"""Known lyrics (plain lines Whisper times) in another language are given the English Whisper hears over each line,
+as recognized ones are: ViPE reads English (the scene's `text_en`). They were read to ViPE as written."""
+
+from dataclasses import replace
+
+from musicvid.lyrics import transcribe
+from musicvid.lyrics.transcript import Line, Transcript
+from musicvid.storyboard import make
+from tests.helpers import make_tone
+from tests.test_storyboard_edits_kept import prepared
+
+SUNG = [Line(0.5, 1.5, "mon cœur est un phare"), Line(2.0, 3.5, "ta voix est une rivière")]
+HEARD_IN_ENGLISH = [Line(0.4, 1.6, "my heart is a lighthouse"), Line(1.9, 3.6, "your voice is a river")]
+
+
+def test_known_lines_in_french_are_given_their_english_and_a_transcript_without_it_is_made_again(
+    tmp_path, monkeypatch
+):
+    song = make_tone(tmp_path / "song.wav", 4.0)
+    (tmp_path / "song.txt").write_text("\n".join(line.text for line in SUNG) + "\n")
+    aligned, tasks = [], []
+
+    def align_lyrics(asr, samples, texts, sha256, quiet):
+        aligned.append(texts)
+        return Transcript(list(SUNG), "fr", "aligned", sha256)
+
+    def recognize(asr, samples, task, language, show):
+        tasks.append((task, language))
+        return list(HEARD_IN_ENGLISH)
+
+    monkeypatch.setattr(make, "align_lyrics", align_lyrics)
+    monkeypatch.setattr(transcribe, "recognize", recognize)
+    run = prepared(song, tmp_path / "wd", lyrics_file=tmp_path / "song.txt")
+    with run.workdir.held():
+        made = make.get_transcript(run)
+    assert [line.text_en for line in made.lines] == [line.text for line in HEARD_IN_ENGLISH]
+    assert [line.text for line in made.lines] == [line.text for line in SUNG] and tasks == [("translate", "fr")]
+    with run.workdir.held():
+        assert make.get_transcript(run) == made and len(aligned) == 1  # kept
+    # as a work directory made before known lines were given their English keeps them: aligned again
+    replace(made, lines=list(SUNG)).save(run.workdir.transcript)
+    with run.workdir.held():
+        assert make.get_transcript(run) == made and len(aligned) == 2
+    # English lines are left as they are: nothing is translated
+    monkeypatch.setattr(make, "align_lyrics", lambda *a, **k: Transcript(list(HEARD_IN_ENGLISH), "en", "aligned"))
+    run.workdir.transcript.unlink()
+    with run.workdir.held():
+        assert [line.text_en for line in make.get_transcript(run).lines] == [None, None] and len(tasks) == 2
