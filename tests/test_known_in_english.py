@@ -3,6 +3,8 @@ as recognized ones are: ViPE reads English (the scene's `text_en`). They were re
 
 from dataclasses import replace
 
+import pytest
+
 from musicvid.lyrics import transcribe
 from musicvid.lyrics.transcript import Line, Transcript
 from musicvid.storyboard import make
@@ -13,9 +15,7 @@ SUNG = [Line(0.5, 1.5, "mon cœur est un phare"), Line(2.0, 3.5, "ta voix est un
 HEARD_IN_ENGLISH = [Line(0.4, 1.6, "my heart is a lighthouse"), Line(1.9, 3.6, "your voice is a river")]
 
 
-def test_known_lines_in_french_are_given_their_english_and_a_transcript_without_it_is_made_again(
-    tmp_path, monkeypatch
-):
+def test_known_lines_in_french_are_given_their_english_and_a_transcript_without_it_is_made_again(tmp_path, monkeypatch):
     song = make_tone(tmp_path / "song.wav", 4.0)
     (tmp_path / "song.txt").write_text("\n".join(line.text for line in SUNG) + "\n")
     aligned, tasks = [], []
@@ -46,3 +46,23 @@ def test_known_lines_in_french_are_given_their_english_and_a_transcript_without_
     run.workdir.transcript.unlink()
     with run.workdir.held():
         assert [line.text_en for line in make.get_transcript(run).lines] == [None, None] and len(tasks) == 2
+
+
+@pytest.mark.ci  # (the real Whisper base over a sung French passage: about a minute on 2 cores)
+def test_a_sung_french_passage_known_is_given_english_by_the_real_whisper_base(tmp_path):
+    """JamendoLyrics' "Le royaume des glous glous" (French metal), its first 45 s and the lines sung in them."""
+    from musicvid.core.audio import SAMPLE_RATE, decode
+    from musicvid.lyrics.align import align_lyrics
+    from tests.fixtures.jamendo import SONGS, read_songs
+    from tests.fixtures.whisper_ct2 import load_whisper_base
+
+    [song] = [s for s in read_songs(SONGS) if s.name.startswith("Le_royaume")]
+    samples = decode(song.path)[: 45 * SAMPLE_RATE]
+    texts = [text for start, text in zip((start for start, _ in song.lines), song.texts) if start < 40.0]
+    asr = load_whisper_base("faster-whisper", tmp_path)
+    aligned = align_lyrics(asr, samples, texts, "", quiet=True)
+    lines = transcribe.translated(asr, samples, aligned.lines, aligned.language, quiet=True)
+    english = " ".join(line.text_en or "" for line in lines).lower().split()
+    assert aligned.language == "fr" and [line.text for line in lines] == texts
+    assert sum(bool(line.text_en) for line in lines) >= len(lines) / 2, lines
+    assert len({"the", "a", "of", "is", "and", "in", "it", "you", "he", "they", "not"} & set(english)) >= 3, english
