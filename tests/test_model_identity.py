@@ -3,6 +3,7 @@ holds, so that one saved again under its name (`vipe train` into the same --out)
 pictures are drawn in. A rerun after such a change makes its storyboard or pictures anew (a probe's findings)."""
 
 import dataclasses
+import os
 
 import torch
 
@@ -36,7 +37,15 @@ def test_a_checkpoint_on_this_machine_is_known_by_what_it_holds(tmp_path):
     (tmp_path / "out" / "best" / "README.md").write_text("# my model")
     assert weights_identity(str(tmp_path / "out" / "best")) == first
     checkpoint(tmp_path / "out" / "best", b"epoch 2")  # trained again into the same folder
-    assert weights_identity(str(tmp_path / "out" / "best")) != first
+    second = weights_identity(str(tmp_path / "out" / "best"))
+    assert second != first
+    # replaced by a file of the same size and times (`cp -p`, `rsync -t`), in a process that hashed the old one
+    weights = tmp_path / "out" / "best" / "model.safetensors"
+    newer = tmp_path / "epoch 3"
+    newer.write_bytes(b"epoch 3")
+    os.utime(newer, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns))
+    os.replace(newer, weights)
+    assert weights_identity(str(tmp_path / "out" / "best")) not in (first, second)
 
 
 def test_a_storyboard_is_made_anew_for_other_vipe_weights_or_tokenizer_but_kept_if_made_before(tmp_path):

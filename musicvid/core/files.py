@@ -43,17 +43,23 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")  # JSON's numbers; a ly
 
 
 @lru_cache(maxsize=64)
-def _sha256(path: Path, size: int, modified: int) -> str:
+def _sha256(path: Path, version: tuple[int, ...]) -> str:
     with path.open("rb") as file:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 
+def file_version(status: os.stat_result) -> tuple[int, ...]:
+    """What tells a version of a file from another, for what is read once per version in a process: its size, times
+    and inode; not its size and modification time alone, which a copy keeping times (`cp -p`, `rsync -t`) gives a new
+    file of one size too. Its change time no writer can set."""
+    return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev
+
+
 def file_sha256(path: str | os.PathLike) -> str:
-    """A file's SHA-256, read once per version of the file (its size and time) in a process: a song is
-    hashed to find its work directory before it is decoded, and a LoRA is 10–200 MB."""
+    """A file's SHA-256, read once per version of the file (file_version) in a process: a song is hashed to find its
+    work directory before it is decoded, and a LoRA is 10–200 MB."""
     path = Path(path)
-    stat = path.stat()
-    return _sha256(path.resolve(), stat.st_size, stat.st_mtime_ns)
+    return _sha256(path.resolve(), file_version(path.stat()))
 
 
 # What a model folder's loaders read (transformers, diffusers, CTranslate2, sentencepiece, tiktoken): configs,

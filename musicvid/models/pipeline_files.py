@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import model_files
+from musicvid.core.files import file_version, model_files
 from musicvid.models.kinds import as_unavailable
 from musicvid.models.loading import pipeline_class
 from musicvid.models.names import repository_config
@@ -71,7 +71,7 @@ def check_once(name: str, flag: str, check: Callable[[Path, str], None]) -> None
     if not path.exists():
         return
     files = model_files(path) if path.is_dir() else [path]
-    version = (named, *((str(file), file.stat().st_size, file.stat().st_mtime_ns) for file in files))
+    version = (named, *((str(file), file_version(file.stat())) for file in files))
     if version in CHECKED:
         return
     check(path, named)

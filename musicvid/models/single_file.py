@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file
+from musicvid.core.files import check_file, file_version
 from musicvid.settings.presets import FAMILY_NAMES
 
 SUFFIX = ".safetensors"
@@ -115,7 +115,7 @@ def header(path: Path, named: str) -> dict[str, list[int]]:
     plan, read it)."""
     try:
         status = path.stat()
-        version = (path.resolve(), status.st_size, status.st_mtime_ns)
+        version = (path.resolve(), file_version(status))
     except OSError:
         version = None  # (check_file says why, in its words)
     if version in HEADERS:

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Collection, Mapping
 
-from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text, resolved
+from musicvid.core.files import JsonFields, check_json, file_version, invalid, parse_json, read_text, resolved
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.lyrics.transcript import UNSURE_BELOW, no_controls, short_text
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
@@ -342,17 +342,17 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
 
 def load_storyboard(path: str | Path) -> Storyboard:
     """The storyboard file at `path`, every field checked, its pictures named from its folder; read once per version
-    of the file (its size and time) in a process: the run's first step checks it, its storyboard stage takes it."""
+    of the file (file_version) in a process: the run's first step checks it, its storyboard stage takes it."""
     path = Path(path)
     try:
         status = path.stat()
     except OSError:
         status = None  # (read_text's check_file says why, in its words)
-    return _storyboard_file(path, *((status.st_size, status.st_mtime_ns) if status else (None, None)))
+    return _storyboard_file(path, file_version(status) if status else None)
 
 
 @lru_cache(maxsize=16)
-def _storyboard_file(path: Path, size: int | None, modified: int | None) -> Storyboard:
+def _storyboard_file(path: Path, version: tuple[int, ...] | None) -> Storyboard:
     storyboard = parse_storyboard(parse_json(read_text(path, "storyboard"), f"storyboard {path}"), str(path))
 
     def from_folder(name: str | None) -> str | None:  # a picture named relative to the file: from its folder
