@@ -243,9 +243,28 @@ def test_a_whisper_checkpoint_or_a_ctranslate2_folder_with_its_tokenizer_passes_
         choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))
     assert str(refused.value).startswith(f"--asr-model {folder} holds no tokenizer.json, without which faster-whisper")
     assert str(refused.value).endswith(
-        "(ct2-transformers-converter --model MODEL --output_dir DIR --copy_files tokenizer.json)"
+        "(ct2-transformers-converter --model MODEL --output_dir DIR --copy_files tokenizer.json preprocessor_config.json)"
     )
     (folder / "tokenizer.json").symlink_to(tiny_en_dir() / "tokenizer.json")
+    assert choose_models("tiny", asr_backend="faster-whisper", asr=str(folder)).asr == str(folder)
+
+
+def test_a_ctranslate2_whisper_of_128_mel_bins_is_refused_without_the_preprocessor_config_that_says_so(tmp_path):
+    """A large-v3 converted with `--copy_files tokenizer.json` alone: faster-whisper computed 80 mel bins for it and
+    failed after the song was decoded, in a ValueError of shapes."""
+    from tests.standins.faster_whisper import whisper_spec
+
+    folder = tmp_path / "large-v3"
+    folder.mkdir()
+    whisper_spec(["a", "b", "c"], {}, mels=128).save(str(folder))
+    (folder / "tokenizer.json").symlink_to(tiny_en_dir() / "tokenizer.json")
+    with pytest.raises(UserError) as refused:
+        choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))
+    said = f"--asr-model {folder} is a Whisper of 128 mel bins (as large-v3's), and holds no preprocessor_config.json"
+    assert str(refused.value).startswith(said) and "--copy_files tokenizer.json preprocessor_config.json" in str(
+        refused.value
+    )
+    (folder / "preprocessor_config.json").write_text('{"feature_size": 128, "n_fft": 400}')
     assert choose_models("tiny", asr_backend="faster-whisper", asr=str(folder)).asr == str(folder)
 
 

@@ -28,7 +28,12 @@ ASR_MODELS = {
     "name (owner/name) or a CTranslate2 model folder (model.bin, config.json, tokenizer.json)",
 }
 # The converter's option that copies the tokenizer into a CTranslate2 Whisper's folder
-COPY_TOKENIZER = "ct2-transformers-converter --model MODEL --output_dir DIR --copy_files tokenizer.json"
+COPY_TOKENIZER = (
+    "ct2-transformers-converter --model MODEL --output_dir DIR --copy_files tokenizer.json preprocessor_config.json"
+)
+# The mel bins faster-whisper computes where a folder's preprocessor_config.json says nothing (its feature_size)
+MELS = 80
+MELS_VARIABLE = "encoder/conv1/weight"  # (out channels, mel bins, kernel): the mel bins the model was trained on
 # The CTranslate2 model.bin layout its converter writes (ctranslate2.specs.model_spec's _serialize): the version
 # whose header and variables are read here
 CTRANSLATE2_VERSION = 6
@@ -97,7 +102,8 @@ def pickled_strings(data: bytes) -> set[str]:
 
 def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
     """A CTranslate2 Whisper folder: its model.bin whole, its config.json (where there) a JSON object, its
-    tokenizer.json there."""
+    tokenizer.json there, and a preprocessor_config.json giving the mel bins of a model not of MELS (large-v3's 128:
+    faster-whisper reads them there alone, and computes MELS for the model to refuse)."""
     model = folder / "model.bin"
     if not model.is_file():
         raise UserError(f"{named} holds no model.bin: {must}")
@@ -108,15 +114,23 @@ def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
         )
     if (folder / "config.json").exists():
         json_object(folder / "config.json", named)
+    shapes: dict[str, tuple[int, ...]] = {}
     with model.open("rb") as opened:
-        cut = cut_short(opened, model.stat().st_size)
+        cut = cut_short(opened, model.stat().st_size, shapes)
     if cut:
         raise UserError(f"{named}: its model.bin is cut short ({cut})")
+    mels = shapes.get(MELS_VARIABLE, (0, MELS))[1]
+    said = folder / "preprocessor_config.json"
+    if mels != MELS and not (said.is_file() and json_object(said, named).get("feature_size") == mels):
+        raise UserError(
+            f"{named} is a Whisper of {mels} mel bins (as large-v3's), and holds no preprocessor_config.json saying so, "
+            f"without which faster-whisper computes {MELS}: convert the model with it ({COPY_TOKENIZER})"
+        )
 
 
-def cut_short(opened: BinaryIO, size: int) -> str | None:
+def cut_short(opened: BinaryIO, size: int, shapes: dict[str, tuple[int, ...]]) -> str | None:
     """Where a CTranslate2 model.bin of the version read here ends before its header and variables say it does, in
-    words; None where it is whole (or of another version: read as it loads)."""
+    words; None where it is whole (or of another version: read as it loads). Each variable's shape into `shapes`."""
 
     def take(form: str):
         data = opened.read(struct.calcsize(form))
@@ -134,9 +148,9 @@ def cut_short(opened: BinaryIO, size: int) -> str | None:
             return None
         string(), take("I")  # the spec's name and revision
         for _ in range(take("I")):
-            name = f"its variable {string()}"
-            dims = take("B")
-            opened.read(4 * dims)
+            variable = string()
+            name = f"its variable {variable}"
+            shapes[variable] = tuple(take("i") for _ in range(take("B")))
             take("B")  # the data type
             opened.seek(take("I"), 1)
             if opened.tell() > size:

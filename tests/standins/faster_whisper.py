@@ -91,9 +91,10 @@ def whisper_config() -> dict:
     }
 
 
-def whisper_spec(tokens: list[str], config: dict):
+def whisper_spec(tokens: list[str], config: dict, mels: int = MELS):
     """A random Whisper as CTranslate2 describes one (its WhisperSpec, filled as its converter fills it from
-    transformers' Whisper: each attention's query, key and value fused, the head tied to the token embedding)."""
+    transformers' Whisper: each attention's query, key and value fused, the head tied to the token embedding), of
+    `mels` mel bins (large-v3's 128)."""
     from ctranslate2.specs import WhisperSpec
 
     rng = np.random.default_rng(60)
@@ -119,7 +120,7 @@ def whisper_spec(tokens: list[str], config: dict):
 
     spec = WhisperSpec(LAYERS, HEADS, LAYERS, HEADS)
     encoder, decoder = spec.encoder, spec.decoder
-    for conv, into in ((encoder.conv1, MELS), (encoder.conv2, WIDTH)):
+    for conv, into in ((encoder.conv1, mels), (encoder.conv2, WIDTH)):
         conv.weight, conv.bias = normal(WIDTH, into, 3), np.zeros(WIDTH, np.float32)
     encoder.position_encodings.encodings = normal(AUDIO_POSITIONS, WIDTH)
     for layer in encoder.layer:
