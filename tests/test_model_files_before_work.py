@@ -70,6 +70,7 @@ def written(path: Path, shapes: dict[str, tuple]) -> Path:
         ({"weight": (4, 4)}, "is not a LoRA: none of its tensors is named as a LoRA's are (it holds weight)"),
         ({"lora_unet_down.lora_down.weight": (1, 4)}, "its lora_unet_down.lora_down.weight has no lora_unet_down.lora_up"),
         ({PEFT.format("down_blocks.0"): (1, 768), "unet.a.lora_A.weight": (1, 4), "unet.a.lora_B.weight": (4, 1)}, "no unet.down_blocks.0.attentions.0.transformer_blocks.0.attn2.to_k.lora_B.weight beside"),
+        ({"lora_unet_a.lora_down.weight": (4, 8), "lora_unet_a.lora_up.weight": (8, 8)}, "is not a whole LoRA: its lora_unet_a.lora_down.weight is of rank 4 and its lora_unet_a.lora_up.weight of rank 8"),
     ],
 )  # fmt: skip
 def test_a_file_named_as_no_lora_or_a_lora_missing_an_up_matrix_is_refused_from_its_header(tmp_path, shapes, said):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
-from musicvid.core.paths import is_folder, probe, resolved, shown
+from musicvid.core.paths import file_version, is_folder, probe, resolved, shown
 from vipe_core.atomic import TEMPORARY_MARK, new_temporary, temporary_of
 
 # What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
@@ -48,16 +48,9 @@ def _sha256(path: Path, version: tuple[int, ...]) -> str:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 
-def file_version(status: os.stat_result) -> tuple[int, ...]:
-    """What tells a version of a file from another, for what is read once per version in a process: its size, times
-    and inode; not its size and modification time alone, which a copy keeping times (`cp -p`, `rsync -t`) gives a new
-    file of one size too. Its change time no writer can set."""
-    return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev
-
-
 def file_sha256(path: str | os.PathLike) -> str:
-    """A file's SHA-256, read once per version of the file (file_version) in a process: a song is hashed to find its
-    work directory before it is decoded, and a LoRA is 10–200 MB."""
+    """A file's SHA-256, once per version (file_version) in a process: a song is hashed to find its work directory
+    before it is decoded, and a LoRA is 10–200 MB."""
     path = Path(path)
     return _sha256(path.resolve(), file_version(path.stat()))
 

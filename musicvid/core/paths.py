@@ -124,3 +124,9 @@ def kind_of(path: Path) -> str | None:
     except OSError:
         return None
     return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "special file"
+
+
+def file_version(status: os.stat_result) -> tuple[int, ...]:
+    """A file's version, for what is read once per version in a process: not its size and modification time alone,
+    which a copy keeping times (`cp -p`, `rsync -t`) gives a new file of one size too; its change time none can set."""
+    return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev

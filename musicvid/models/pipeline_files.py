@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import file_version, model_files
+from musicvid.core.files import model_files
+from musicvid.core.paths import file_version
 from musicvid.models.kinds import as_unavailable
 from musicvid.models.loading import pipeline_class
 from musicvid.models.names import repository_config

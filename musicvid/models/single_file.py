@@ -23,7 +23,8 @@ import re
 from pathlib import Path
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, file_version
+from musicvid.core.files import check_file
+from musicvid.core.paths import file_version
 from musicvid.settings.presets import FAMILY_NAMES
 
 SUFFIX = ".safetensors"
@@ -145,7 +146,7 @@ def read_header(path: Path, named: str) -> dict[str, list[int]]:
 
 def check_lora(path: Path, named: str, family: str | None = None) -> None:
     """A LoRA as its header says, before any work: a safetensors file that cannot be read, holds something other
-    than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer's down matrix without its up one, peft's
+    than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer not whole in itself (unpaired), peft's
     adapter of a text encoder alone (PEFT_TEXT_ENCODER), or a LoRA its names say is of another family than `family`
     (the picture model's; None: any), is refused in one sentence (not once the storyboard is made and the pipeline
     fuses it); an older .bin is read as it loads, and a file of any other suffix (a picture, a lyrics file) refused:
@@ -158,8 +159,8 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:
-        if half := unpaired(shapes):
-            raise UserError(f"{named} is not a whole LoRA: its {half[0]} has no {half[1]} beside it")
+        if broken := unpaired(shapes):
+            raise UserError(f"{named} is not a whole LoRA: {broken}")
         if any(PEFT_TEXT_ENCODER.match(key) for key in shapes):
             raise UserError(
                 f"{named} is peft's adapter of a text encoder alone (base_model.model.encoder.layers.*): give a LoRA "
@@ -194,14 +195,21 @@ def check_finite(path: Path, named: str) -> None:
                 raise UserError(f"{named}: its weights hold NaN or infinite values ({key})")
 
 
-def unpaired(shapes: dict[str, list[int]]) -> tuple[str, str] | None:
-    """A LoRA layer's down matrix whose up matrix the file lacks (kohya's lora_down and lora_up, peft's lora_A and
-    lora_B), and the name it lacks; None where every down has its up. diffusers would fail on it with a bare
-    KeyError after the storyboard."""
-    for key in shapes:
+def unpaired(shapes: dict[str, list[int]]) -> str | None:
+    """What is wrong with a LoRA layer in itself, in words: its down matrix without its up matrix (kohya's lora_down
+    and lora_up, peft's lora_A and lora_B), or the two of different ranks (the down's rows, the up's columns: a file
+    damaged or merged by hand); None where every layer is whole. diffusers would fail on either after the storyboard,
+    on the one with a bare KeyError, on the other blaming the model."""
+    for key, shape in shapes.items():
         for down, up in LORA_HALVES:
-            if down in key and up.join(key.rsplit(down, 1)) not in shapes:
-                return key, up.join(key.rsplit(down, 1))
+            if down not in key:
+                continue
+            other = up.join(key.rsplit(down, 1))
+            if other not in shapes:
+                return f"its {key} has no {other} beside it"
+            ranks = (shape[0] if shape else None, shapes[other][1] if len(shapes[other]) > 1 else None)
+            if ranks[0] != ranks[1]:
+                return f"its {key} is of rank {ranks[0]} and its {other} of rank {ranks[1]}"
     return None
 
 

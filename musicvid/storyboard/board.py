@@ -16,7 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Collection, Mapping
 
-from musicvid.core.files import JsonFields, check_json, file_version, invalid, parse_json, read_text, resolved
+from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text, resolved
+from musicvid.core.paths import file_version
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.lyrics.transcript import UNSURE_BELOW, no_controls, short_text
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
@@ -345,10 +346,9 @@ def load_storyboard(path: str | Path) -> Storyboard:
     of the file (file_version) in a process: the run's first step checks it, its storyboard stage takes it."""
     path = Path(path)
     try:
-        status = path.stat()
-    except OSError:
-        status = None  # (read_text's check_file says why, in its words)
-    return _storyboard_file(path, file_version(status) if status else None)
+        return _storyboard_file(path, file_version(path.stat()))
+    except OSError:  # (read_text's check_file says why, in its words)
+        return _storyboard_file(path, None)
 
 
 @lru_cache(maxsize=16)
