@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import check_lyrics_file, parse_lrc, read_plain_lyrics, starts_with_time, sung_seconds
+from musicvid.lyrics.known import check_lyrics_file, parse_lrc, read_plain_lyrics
+from musicvid.lyrics.lrc import starts_with_time, sung_seconds
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import attach_translation, sung_lines
 from musicvid.lyrics.transcript import Line, Word, fit_to_duration
@@ -239,7 +240,7 @@ def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, 
     assert code == 2 and "has 10000 lines, more than a 6.0 s song can hold (12: one per 0.5 s, 2,000 in all)" in err
     assert not (tmp_path / "w").exists()
     timed = tmp_path / "lines.lrc"
-    timed.write_text("".join(f"[00:00.{n % 100:02d}]la\n" for n in range(2006)))
+    timed.write_text("".join(f"[00:0{n // 1000}.{n % 1000:03d}]la\n" for n in range(2006)))  # (one time, one line)
     with pytest.raises(UserError, match="has 2006 lines, more than a 6.0 s song can hold"):
         timed_lyrics(timed, 6.0)
 
@@ -268,7 +269,8 @@ def test_lrc_is_read_as_each_writer_writes_it(tmp_path, seed, writer):
     """Fresh lines at fresh times, each tagged as one writer tags it, with what writers put around them: the tags
     that say who and what, a section's name, an offset, a line sung twice, its words' own times."""
     rng = np.random.default_rng(seed)
-    hundredths = np.sort(rng.choice(np.arange(1_000, 30_000), size=6, replace=False))  # 10 s to 5 min
+    # 10 s to 5 min, in six seconds: lines at one time are one sung line and its translation
+    hundredths = np.sort(rng.choice(np.arange(10, 300), size=6, replace=False)) * 100 + rng.integers(0, 100, size=6)
     words = [" ".join(rng.choice(["sky", "glass", "river", "night", "light", "home"], size=3)) for _ in hundredths]
     tag, keeps = LRC_WRITERS[writer]
     tags = [tag(int(h) // 6000, int(h) // 100 % 60, int(h) % 100) for h in hundredths]

@@ -4,7 +4,6 @@ musicvid.lyrics.align finds in the song."""
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import re
@@ -12,17 +11,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, file_number, file_sha256, invalid, parse_json, utf8_text
-from musicvid.lyrics.srt import clock_seconds, is_srt_times, read_srt
+from musicvid.core.files import check_file, file_sha256, invalid, parse_json, utf8_text
+from musicvid.lyrics.lrc import SECTION, lrc_language, parse_lrc, starts_with_time
+from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
     Line,
     Transcript,
-    Word,
     code_point,
     control_at,
-    excerpt,
     fit_to_duration,
     has_words,
     past_the_end,
@@ -30,31 +27,6 @@ from musicvid.lyrics.transcript import (
 from musicvid.settings.song import PLAIN, TIMED
 
 log = logging.getLogger("musicvid")
-
-# An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
-# to sing it, so that an instrumental gap after it still becomes a break.
-LRC_SECONDS_PER_WORD = 0.4
-LRC_MAX_LINE_SECONDS = 8.0
-
-
-def sung_seconds(text: str) -> float:
-    return min(LRC_MAX_LINE_SECONDS, 1.0 + LRC_SECONDS_PER_WORD * len(text.split()))
-
-
-# LRC as its writers write it. A sung line starts with one or more times: [mm:ss.xx], [mm:ss,xx], [mm:ss],
-# [mm:ss.xxx], [hh:mm:ss.xx], or [mm:ss:xx] (older writers' mark before the fraction); enhanced LRC times its words
-# too (<mm:ss.xx>). A tag alone on a line says who and what ([ar:], [ti:], [al:], [by:], [length:], [offset:±ms]) or
-# names a section ([Chorus]): nothing sung. A tag that begins like a time and is none, or a negative one, is refused by
-# its line: read as something else, its line would be lost. docs/lyrics.md, "Lyrics you have".
-_TAG = re.compile(r"\[([^\[\]]*)\]")
-_WORD_TAG = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
-_TIMELIKE = re.compile(r"\s*[-+]?\s*\d+\s*:.*")  # what begins like a time is read as one, or refused
-_TIME = re.compile(r"(\d+):(\d+)(?:[.,:](\d+))?|(\d+):(\d+):(\d+)[.,](\d+)")
-_META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
-# An offset nudges the lyrics by milliseconds or seconds; one past the longest song taken moves every line off it.
-MAX_OFFSET_MS = MAX_SONG_SECONDS * 1000
-# Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
-_SECTION = re.compile(r"^\[[^\]]*\]$")
 
 # A lyrics file is read whole and its every word aligned to the song. The longest songs' lyrics (minutes
 # of fast rap) run to about 40,000 characters; past 100,000 it is no song's, and aligning it would hold the
@@ -68,13 +40,15 @@ MAX_LINE_WORDS = 1_000
 SECONDS_PER_LINE = 0.5
 # An hour of song at that rate would be 7,200 lines: no storyboard is that long (storyboard.board.MAX_SCENES).
 MAX_LINES = 2_000
-
-
-def starts_with_time(line: str) -> bool:
-    """Whether a line of text begins like a timed LRC line ("[01:23.45] words"; a malformed time too, which the LRC
-    reader then refuses)."""
-    tag = _TAG.match(line.strip())
-    return bool(tag and _TIMELIKE.fullmatch(tag.group(1)))
+# What a lyrics site puts among the lyrics a person copies from it, as Genius writes it: a heading first ("3
+# ContributorsLighthouse Lyrics"), a widget between verses ("You might also like", after a concert's advert), a footer
+# last ("5Embed", alone or glued to the last lyric); and a repeat mark, any site's, alone on a line or after its
+# words ("(x2)", "x3", "(2x)"). Nobody sings them.
+_SITE_HEADING = re.compile(r"\d+\s*Contributors?.*Lyrics")
+_SITE_WIDGET = re.compile(r"(?:See .* LiveGet tickets as low as \$\d+)?You might also like")
+_SITE_FOOTER = re.compile(r"(?:(?<=\S)|^)\d*Embed$")
+_REPEAT = re.compile(r"[(\[]?\s*(?:[x×]\s*\d+|\d+\s*[x×])\s*[)\]]?", re.IGNORECASE)
+_REPEAT_AFTER = re.compile(r"\s+\((?:[x×]\s*\d+|\d+\s*[x×])\)$", re.IGNORECASE)
 
 
 def lyrics_kind(path: Path, text: str) -> str:
@@ -84,134 +58,10 @@ def lyrics_kind(path: Path, text: str) -> str:
     suffix = path.suffix.lower()
     if suffix != PLAIN:
         return suffix
-    lines = text.splitlines()
+    lines = text_lines(text)
     if any(is_srt_times(line) for line in lines):
         return ".srt"
     return ".lrc" if any(starts_with_time(line) for line in lines) else PLAIN
-
-
-def _tag_seconds(tag: str, where: str) -> float:
-    """The time a tag (brackets and all) says, or one sentence saying it is none an LRC writer writes."""
-    inside = tag[1:-1].strip()
-    if inside.startswith("-"):
-        raise UserError(f"{where}: {tag} is a time before the song starts")
-    match = _TIME.fullmatch(inside)
-    if not match:
-        raise UserError(f"{where}: {tag} is no time an LRC line is read by ([mm:ss.xx], [mm:ss] or [hh:mm:ss.xx])")
-    minutes, seconds, fraction, *hours_on = match.groups()
-    return clock_seconds(*(hours_on if hours_on[0] is not None else ("0", minutes, seconds, fraction)), where)
-
-
-# A sung word's own time in enhanced LRC: (start, end; None where the line's end ends it, text)
-WordTime = tuple[float, float | None, str]
-
-
-def _sung(text: str, where: str) -> tuple[str, tuple[WordTime, ...]]:
-    """A timed line's words, and their own times where enhanced LRC gives each of them one (<mm:ss.xx> before a
-    word; one after the last ends it; words between two times share them by their letters), else none."""
-    pieces: list[tuple[float | None, str]] = []  # each stretch of text and the time before it
-    before, last = None, 0
-    for tag in _WORD_TAG.finditer(text):
-        if _TIMELIKE.fullmatch(tag.group(0)[1:-1]):  # (else a word in brackets: sung)
-            pieces.append((before, text[last : tag.start()]))
-            before, last = _tag_seconds(tag.group(0), where), tag.end()
-    pieces.append((before, text[last:]))
-    sung = " ".join(" ".join(chunk.split()) for _, chunk in pieces if chunk.split())
-    if len(pieces) == 1 or any(time is None for time, chunk in pieces if chunk.split()):
-        return sung, ()
-    times: list[WordTime] = []
-    for (start, chunk), (end, _) in zip(pieces, [*pieces[1:], (None, "")]):
-        words = chunk.split()
-        if not words:
-            continue
-        if end is None or end <= start:  # the last words, which the line's end ends
-            times.extend((start, None, word) for word in words)
-            continue
-        letters = [0, *itertools.accumulate(len(word) + 1 for word in words)]
-        edges = [start + (end - start) * n / letters[-1] for n in letters]
-        times.extend(zip(edges, edges[1:], words))
-    return sung, tuple(times)
-
-
-def _offset(tag: str, offset: float | None, where: str) -> float | None:
-    """The offset (s) a tag alone on a line sets, else `offset` as it was."""
-    meta = _META.fullmatch(tag)
-    if not meta or meta.group(1).lower() != "offset":
-        return offset
-    if offset is not None:
-        raise UserError(f"{where}: a second [offset:] tag: which one holds?")
-    value = meta.group(2).strip()
-    return file_number(value.removeprefix("+"), f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1000.0
-
-
-def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str, tuple[WordTime, ...]]]:
-    """The times of LRC `text`, each with its line's words ("": where the line before ends) and their own times (a
-    line sung once: _sung), in the order written, the offset applied; or one sentence naming a line that cannot be
-    read so: a time no writer writes, sung words without a time among timed lines, a line the offset moves before
-    the song starts."""
-    offset: float | None = None
-    stamped: list[tuple[float, tuple[str, tuple[WordTime, ...]], int]] = []
-    untimed: list[tuple[int, str]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        where, rest, times = f"{document} line {number}", raw.strip(), []
-        while (tag := _TAG.match(rest)) and _TIMELIKE.fullmatch(tag.group(1)):
-            times.append(_tag_seconds(tag.group(0), where))
-            rest = rest[tag.end() :].lstrip()
-        if times:
-            sung, words = _sung(rest, where)
-            stamped.extend((time, (sung, words if len(times) == 1 else ()), number) for time in times)
-        elif tag := _TAG.fullmatch(rest):
-            offset = _offset(tag.group(1), offset, where)
-        elif has_words(rest):
-            untimed.append((number, rest))
-    if untimed:
-        number, words = untimed[0]
-        if stamped:
-            raise UserError(
-                f"{document} line {number} ({excerpt(words)}) has no time, as the lines around it have: give it its "
-                "time ([mm:ss.xx]), or give every line without one (plain lyrics, which Whisper times)"
-            )
-        raise UserError(
-            f"{document} has no times: an LRC line starts with its time ([mm:ss.xx]); plain lyrics (a .txt file) "
-            "are timed by Whisper"
-        )
-    shift = offset or 0.0
-    for time, (words, _), number in stamped:
-        if words and time < shift:
-            raise UserError(
-                f"{document} line {number}: its [offset:] moves it {shift - time:g} s before the song starts"
-            )
-
-    def moved(own: tuple[WordTime, ...]) -> tuple[WordTime, ...]:
-        return tuple((max(0.0, a - shift), None if b is None else max(0.0, b - shift), word) for a, b, word in own)
-
-    return [(time - shift, sung, moved(own)) for time, (sung, own), _ in stamped]
-
-
-def parse_lrc(text: str, duration: float, document: str = "the lyrics") -> list[Line]:
-    """LRC's sung lines: each ends where the next starts, or after the time its words take, or with its last word's
-    own time (enhanced LRC's, which karaoke then follows: musicvid.delivery.captions.word_times)."""
-    stamped = sorted(lrc_stamps(text, document), key=lambda item: item[0])
-    lines = []
-    for i, (start, sung, own) in enumerate(stamped):
-        following = stamped[i + 1][0] if i + 1 < len(stamped) else duration
-        if sung:  # an empty stamped line only marks where the one before it ends
-            end = min(following, max(start + sung_seconds(sung), own[-1][1] or own[-1][0] if own else start))
-            words = _ended(own, end)
-            lines.append(Line(start, end, sung, words=words if len(words) == len(own) else []))
-    return lines
-
-
-def _ended(own: tuple[WordTime, ...], end: float) -> list[Word]:
-    """A line's words with their own times, ending by `end`: the last words, which no time ends, share the time
-    from theirs to `end` by their letters; a word that starts after `end` is left out."""
-    timed = [Word(a, min(b, end), word) for a, b, word in own if b is not None and a < end]
-    last = [(a, word) for a, b, word in own if b is None and a < end]
-    if last:
-        letters = [0, *itertools.accumulate(len(word) + 1 for _, word in last)]
-        edges = [last[0][0] + (end - last[0][0]) * n / letters[-1] for n in letters]
-        timed += [Word(a, b, word) for a, b, (_, word) in zip(edges, edges[1:], last)]
-    return timed
 
 
 def parse_srt(text: str, document: str) -> list[Line]:
@@ -286,7 +136,7 @@ def timed_lines(text: str, kind: str, duration: float, document: str) -> tuple[l
     """The lines of timed lyrics `text` of `kind` (lyrics_kind; as written: not yet fitted to the song) and their
     language."""
     if kind == ".lrc":
-        return parse_lrc(text, duration, document), "en"
+        return parse_lrc(text, duration, document), lrc_language(text, document)
     if kind == ".srt":
         return parse_srt(text, document), "en"
     return parse_transcript_json(text, document)
@@ -320,7 +170,12 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
             "which no lyric has"
         )
     if kind == PLAIN:
-        _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text.splitlines(), start=1)))
+        _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text_lines(text), start=1)))
+        if count := _plain_lines(text)[1]:
+            log.warning(
+                f"{document}: {count} line{'s' if count > 1 else ''} held what a lyrics site adds (its "
+                "'Contributors…Lyrics' heading, 'You might also like', 'Embed', a repeat mark such as '(x2)'): left out"
+            )
         return KnownLyrics(path, text)
     lines, language = timed_lines(text, kind, math.inf, document)  # (the song bounds an LRC's last line: read_lyrics)
     # A timed line's words are counted, not its file's lines': a transcript's JSON may be written on one line.
@@ -328,12 +183,24 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
     return KnownLyrics(path, text, tuple(lines), language)
 
 
+def _plain_lines(text: str) -> tuple[list[str], int]:
+    """The sung lines of plain lyrics `text`: one per line; blank lines (between stanzas), section labels and what a
+    lyrics site adds (_SITE_HEADING and the like) are not sung. And how many lines held what a site adds (left
+    out, or taken out of them)."""
+    lines = [line for raw in text_lines(text) if has_words(line := " ".join(raw.split())) and not SECTION.match(line)]
+    heading = bool(lines) and bool(_SITE_HEADING.fullmatch(lines[0]))
+    sung, touched = [], int(heading)
+    for i, line in enumerate(lines[heading:], start=heading):
+        bare = _REPEAT_AFTER.sub("", _SITE_FOOTER.sub("", line) if i == len(lines) - 1 else line)
+        kept = has_words(bare) and not (_SITE_WIDGET.fullmatch(bare) or _REPEAT.fullmatch(bare))
+        sung += [bare] if kept else []
+        touched += not kept or bare != line
+    return sung, touched
+
+
 def read_plain_lyrics(lyrics: KnownLyrics) -> list[str]:
-    """The sung lines of plain lyrics: one per line; blank lines (between stanzas) and section labels are not
-    sung."""
-    lines = [" ".join(raw.split()) for raw in lyrics.text.splitlines()]
-    sung = [line for line in lines if has_words(line) and not _SECTION.match(line)]
-    if not sung:
+    """The sung lines of plain lyrics (_plain_lines)."""
+    if not (sung := _plain_lines(lyrics.text)[0]):
         raise UserError(f"lyrics file {lyrics.path} has no lines of lyrics")
     return sung
 

@@ -4,6 +4,8 @@ refused by the cue or text that cannot be read so, never sung as something else 
 
 from __future__ import annotations
 
+import html
+import logging
 import re
 from collections.abc import Callable
 
@@ -21,6 +23,16 @@ _LIKE_TIMES = re.compile(r"[-+]?\d[\d:.,\s]*-->")
 # or "{forever}"
 _MARKUP = re.compile(r"</?(?:[bius]|font)(?:\s[^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
 _TIMES_WRITTEN = "hh:mm:ss,mmm --> hh:mm:ss,mmm"
+# A text file's line breaks (a Unicode line separator, pasted from a web page, is a space inside a line: an editor
+# shows no break there)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+log = logging.getLogger("musicvid")
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a text file as an editor numbers them."""
+    return _LINE_BREAK.split(text)
 
 
 def is_srt_times(line: str) -> bool:
@@ -58,7 +70,9 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
     before 0 or ends before it starts; words outside a cue (a block without times, or above its cue's times but
     its number), among cues that have times; a cue that runs into the next one's times (no blank line between:
     they would be sung). A row outside a cue that `is_lrc` (the LRC reader's test) is refused as LRC, not SRT."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")  # (a pasted BOM, as a file's)
+    text = "\n".join(text_lines(text.removeprefix("\ufeff")))  # (a pasted BOM, as a file's)
+    if text.lstrip().startswith("WEBVTT"):
+        raise UserError(f"{document} is WebVTT, not SRT: convert it (ffmpeg -i lyrics.vtt lyrics.srt)")
     blocks = [[row.strip() for row in block.split("\n") if row.strip()] for block in re.split(r"\n\s*\n", text)]
     if not any(_times_row(row) for rows in blocks for row in rows):
         if any(has_words(row) for rows in blocks for row in rows):
@@ -67,7 +81,14 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
                 "words; plain lyrics (a .txt file) are timed by Whisper"
             )
         return []
-    return [line for rows in blocks if (line := _cue(rows, document, is_lrc))]
+    lines = [line for rows in blocks if (line := _cue(rows, document, is_lrc))]
+    starts = sorted((line.start, line.end) for line in lines)
+    if overlaps := sum(start < end_before for (_, end_before), (start, _) in zip(starts, starts[1:])):
+        log.warning(
+            f"{document}: {overlaps} cue{'s start' if overlaps > 1 else ' starts'} before the cue before ends: a "
+            "caption ends where the next starts"
+        )
+    return lines
 
 
 def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line | None:
@@ -88,7 +109,7 @@ def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line 
     sung = rows[at + 1 :]
     if runs_on := next((r for r in sung if _LIKE_TIMES.match(r) and is_srt_times(r)), None):
         raise UserError(f"{where} runs into the next cue's times ({excerpt(runs_on)}): put a blank line before it")
-    return Line(start, end, " ".join(_MARKUP.sub("", " ".join(sung)).split()))
+    return Line(start, end, " ".join(html.unescape(_MARKUP.sub("", " ".join(sung))).split()))
 
 
 def _check_outside(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> None:

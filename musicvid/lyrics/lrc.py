@@ -1,0 +1,256 @@
+"""LRC lyrics (.lrc, or a .txt whose lines start with times): each sung line its time or times, enhanced LRC's times
+of what is sung inside it, and the tags alone on a line that say how far the times are off and in which language the
+lines are. Read whole, or refused by the line that cannot be read so (docs/lyrics.md, "Lyrics you have")."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+import unicodedata
+
+from musicvid.core.audio import MAX_SONG_SECONDS
+from musicvid.core.errors import UserError
+from musicvid.core.files import file_number
+from musicvid.lyrics.srt import clock_seconds, text_lines
+from musicvid.lyrics.transcript import Line, Word, excerpt, has_words
+
+log = logging.getLogger("musicvid")
+
+# An LRC line has only a start. It ends at the next line, or earlier, after about as long as it takes
+# to sing it, so that an instrumental gap after it still becomes a break.
+LRC_SECONDS_PER_WORD = 0.4
+# Chinese and Japanese are written without spaces and sung a character (a syllable, or kana's mora) at a time, as
+# are Hangul's syllable blocks: 0.25 s each, an English word's 0.4 s over its 1.5 syllables or so sung (Mandarin pop
+# sings 4-5 syllables a second). Thai, Lao, Khmer and Burmese write a syllable with about two letters (their vowel
+# and tone marks aside): half a syllable each.
+LRC_SECONDS_PER_SYLLABLE = 0.25
+_SYLLABLE_LETTERS = ((0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF))
+_SYLLABLE_LETTERS += ((0xF900, 0xFAFF), (0xFF66, 0xFF9D), (0x20000, 0x3134F))
+_HALF_SYLLABLE_LETTERS = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF))
+LRC_MAX_LINE_SECONDS = 8.0
+
+
+def _syllables(text: str) -> float:
+    """The syllables sung in `text`'s letters of the scripts sung a letter or two a syllable (none in a spaced
+    script's)."""
+    count = 0.0
+    for letter in (c for c in text if unicodedata.category(c).startswith("L")):
+        code = ord(letter)
+        if any(low <= code <= high for low, high in _SYLLABLE_LETTERS):
+            count += 1.0
+        elif any(low <= code <= high for low, high in _HALF_SYLLABLE_LETTERS):
+            count += 0.5
+    return count
+
+
+def sung_seconds(text: str) -> float:
+    """About how long a line takes to sing: a second, and 0.4 s a word of a spaced script (a Latin line's guess is
+    that alone) or 0.25 s a syllable of one written a syllable a character."""
+    words = sum(1 for word in text.split() if not _syllables(word))
+    syllables = _syllables(text)
+    return min(LRC_MAX_LINE_SECONDS, 1.0 + LRC_SECONDS_PER_WORD * words + LRC_SECONDS_PER_SYLLABLE * syllables)
+
+
+# LRC as its writers write it. A sung line starts with one or more times: [mm:ss.xx], [mm:ss,xx], [mm:ss],
+# [mm:ss.xxx], [hh:mm:ss.xx], or [mm:ss:xx] (older writers' mark before the fraction); enhanced LRC times what is
+# sung in it too (<mm:ss.xx>: a word, or a syllable inside one). A tag alone on a line says who and what ([ar:],
+# [ti:], [al:], [by:], [length:], [la:], [offset:±ms]) or names a section ([Chorus], timed or not): nothing sung. A
+# tag that begins like a time and is none, or a negative one, is refused by its line: read as something else, its
+# line would be lost.
+_TAG = re.compile(r"\[([^\[\]]*)\]")
+_WORD_TAG = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
+_TIMELIKE = re.compile(r"\s*[-+]?\s*\d+\s*:.*")  # what begins like a time is read as one, or refused
+_TIME = re.compile(r"(\d+):(\d+)(?:[.,:](\d+))?|(\d+):(\d+):(\d+)[.,](\d+)")
+_META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
+# Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
+SECTION = re.compile(r"^\[[^\]]*\]$")
+# Walaoke LRC names who sings a line (M: a man, F: a woman, D: both) before its words: not sung.
+_SINGER = re.compile(r"^((?:<[^<>]*>\s*)?)[MFD]:\s*")
+# The language tag's names, and its value: ISO 639-1's two letters, perhaps with a region ("zh-CN")
+_LANGUAGE_TAGS = ("la", "lang", "language")
+_LANGUAGE = re.compile(r"([A-Za-z]{2})(?:[-_][A-Za-z0-9]+)*")
+# An offset nudges the lyrics by milliseconds or seconds; one past the longest song taken moves every line off it.
+MAX_OFFSET_MS = MAX_SONG_SECONDS * 1000
+
+
+def starts_with_time(line: str) -> bool:
+    """Whether a line of text begins like a timed LRC line ("[01:23.45] words"; a malformed time too, which the LRC
+    reader then refuses)."""
+    tag = _TAG.match(line.strip())
+    return bool(tag and _TIMELIKE.fullmatch(tag.group(1)))
+
+
+def _tag_seconds(tag: str, where: str) -> float:
+    """The time a tag (brackets and all) says, or one sentence saying it is none an LRC writer writes."""
+    inside = tag[1:-1].strip()
+    if inside.startswith("-"):
+        raise UserError(f"{where}: {tag} is a time before the song starts")
+    match = _TIME.fullmatch(inside)
+    if not match:
+        raise UserError(f"{where}: {tag} is no time an LRC line is read by ([mm:ss.xx], [mm:ss] or [hh:mm:ss.xx])")
+    minutes, seconds, fraction, *hours_on = match.groups()
+    return clock_seconds(*(hours_on if hours_on[0] is not None else ("0", minutes, seconds, fraction)), where)
+
+
+# A sung word's own time in enhanced LRC: (start, end; None where the line's end ends it, text)
+WordTime = tuple[float, float | None, str]
+
+
+def _shared(start: float, end: float | None, words: list[str]) -> list[WordTime]:
+    """`words` sung from `start` to `end`, sharing the time by their letters; None: the line's end ends them."""
+    if end is None:
+        return [(start, None, word) for word in words]
+    letters = [0, *itertools.accumulate(len(word) + 1 for word in words)]
+    edges = [start + (end - start) * n / letters[-1] for n in letters]
+    return list(zip(edges, edges[1:], words))
+
+
+def _sung(text: str, where: str) -> tuple[str, tuple[WordTime, ...]]:
+    """A timed line's words, as written (enhanced LRC's tags taken out, no space put in), and their own times where
+    enhanced LRC times what is sung: from the time before a word's first piece (<mm:ss.xx>; a syllable where the tag
+    stands inside a word) to the one after its last; the words between two times share them by their letters.
+    Else no times."""
+    pieces: list[tuple[float | None, str]] = []  # each stretch of text and the time before it
+    before, last = None, 0
+    for tag in _WORD_TAG.finditer(text):
+        if _TIMELIKE.fullmatch(tag.group(0)[1:-1]):  # (else a word in brackets: sung)
+            pieces.append((before, text[last : tag.start()]))
+            before, last = _tag_seconds(tag.group(0), where), tag.end()
+    pieces.append((before, text[last:]))
+    sung = " ".join("".join(chunk for _, chunk in pieces).split())
+    if len(pieces) == 1 or any(time is None for time, chunk in pieces if chunk.split()):
+        return sung, ()
+    times: list[WordTime] = []
+    inside = False  # whether the text so far ends inside a word, which the next piece may go on
+    for (start, chunk), (end, _) in zip(pieces, [*pieces[1:], (None, "")]):
+        if chunk.split():
+            shared = _shared(start, end if end is not None and end > start else None, chunk.split())
+            if inside and not chunk[0].isspace():
+                (first, _, word), (_, until, more) = times.pop(), shared.pop(0)
+                times.append((first, until, word + more))
+            times.extend(shared)
+        if chunk:
+            inside = not chunk[-1].isspace()
+    return sung, tuple(times)
+
+
+def _offset(tag: str, offset: float | None, where: str) -> float | None:
+    """The offset (s) a tag alone on a line sets, else `offset` as it was (an empty one, as editors' templates
+    write it, sets none)."""
+    meta = _META.fullmatch(tag)
+    if not meta or meta.group(1).lower() != "offset" or not (value := meta.group(2).strip()):
+        return offset
+    if offset is not None:
+        raise UserError(f"{where}: a second [offset:] tag: which one holds?")
+    return file_number(value.removeprefix("+"), f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1000.0
+
+
+def lrc_language(text: str, document: str = "the lyrics") -> str:
+    """The language an LRC's tag ([la:], [lang:] or [language:]) says its lines are in, as ISO 639-1's two letters,
+    lowercased ("en" where it says none; a tag holding no such code is said in a line, and says none)."""
+    for number, raw in enumerate(text_lines(text), start=1):
+        tag = _TAG.fullmatch(raw.strip())
+        meta = tag and _META.fullmatch(tag.group(1))
+        if not meta or meta.group(1).lower() not in _LANGUAGE_TAGS or not (value := meta.group(2).strip()):
+            continue
+        if code := _LANGUAGE.fullmatch(value):
+            return code.group(1).lower()
+        log.warning(
+            f"{document} line {number}: [{excerpt(tag.group(1))}] names no language by its code (ISO 639-1's two "
+            "letters: [la:es] for Spanish): read as saying none"
+        )
+    return "en"
+
+
+def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str, tuple[WordTime, ...]]]:
+    """The times of LRC `text`, each with its line's words ("": an end marker, where the line before ends: nothing,
+    no letters, or a section's name) and their own times (a line sung once: _sung), in the order written, the offset
+    applied; or one sentence naming a line that cannot be read so: a time no writer writes, sung words without a
+    time among timed lines, a line the offset moves before the song starts."""
+    offset: float | None = None
+    stamped: list[tuple[float, tuple[str, tuple[WordTime, ...]], int]] = []
+    untimed: list[tuple[int, str]] = []
+    for number, raw in enumerate(text_lines(text), start=1):
+        where, rest, times = f"{document} line {number}", raw.strip(), []
+        while (tag := _TAG.match(rest)) and _TIMELIKE.fullmatch(tag.group(1)):
+            times.append(_tag_seconds(tag.group(0), where))
+            rest = rest[tag.end() :].lstrip()
+        if times:
+            sung, words = _sung(_SINGER.sub(r"\1", rest, count=1), where)
+            sung, words = (sung, words) if has_words(sung) and not SECTION.match(sung) else ("", ())
+            stamped.extend((time, (sung, words if len(times) == 1 else ()), number) for time in times)
+        elif tag := _TAG.fullmatch(rest):
+            offset = _offset(tag.group(1), offset, where)
+        elif has_words(rest):
+            untimed.append((number, rest))
+    if untimed:
+        number, words = untimed[0]
+        if stamped:
+            raise UserError(
+                f"{document} line {number} ({excerpt(words)}) has no time, as the lines around it have: give it its "
+                "time ([mm:ss.xx]), or give every line without one (plain lyrics, which Whisper times)"
+            )
+        raise UserError(
+            f"{document} has no times: an LRC line starts with its time ([mm:ss.xx]); plain lyrics (a .txt file) "
+            "are timed by Whisper"
+        )
+    shift = offset or 0.0
+    for time, (words, _), number in stamped:
+        if words and time < shift:
+            raise UserError(
+                f"{document} line {number}: its [offset:] moves it {shift - time:g} s before the song starts"
+            )
+
+    def moved(own: tuple[WordTime, ...]) -> tuple[WordTime, ...]:
+        return tuple((max(0.0, a - shift), None if b is None else max(0.0, b - shift), word) for a, b, word in own)
+
+    return [(time - shift, sung, moved(own)) for time, (sung, own), _ in stamped]
+
+
+def _latin(text: str) -> bool:
+    """Whether every letter of `text` is of the Latin script (what ViPE, an English model, reads)."""
+    return all(ord(c) < 0x250 or 0x1E00 <= ord(c) <= 0x1EFF for c in text if c.isalpha())
+
+
+def parse_lrc(text: str, duration: float, document: str = "the lyrics") -> list[Line]:
+    """LRC's sung lines: each ends at the end marker after it (lrc_stamps) where the file has one, else where the
+    next starts, or after the time its words take, or with its last word's own time (enhanced LRC's, which karaoke
+    then follows: musicvid.delivery.captions.word_times). Of the lines at one time (bilingual LRC writes the
+    translation at its original's time) the first is sung; the next is its translation (`text_en`, which ViPE reads)
+    where it is in Latin letters and the sung line is not; the same line again is one line. Said in one warning."""
+    stamped = sorted(lrc_stamps(text, document), key=lambda item: item[0])
+    times = [
+        (time, [(sung, own) for _, sung, own in at if sung])
+        for time, at in itertools.groupby(stamped, key=lambda item: item[0])
+    ]
+    lines, shared = [], 0
+    for i, (start, at) in enumerate(times):
+        if not at:
+            continue
+        (sung, own), others = at[0], list(dict.fromkeys(other for other, _ in at[1:] if other != at[0][0]))
+        shared += len(at) - 1
+        following, sung_next = times[i + 1] if i + 1 < len(times) else (duration, [(sung, own)])
+        guess = max(start + sung_seconds(sung), own[-1][1] or own[-1][0] if own else start)
+        end = min(following, guess) if sung_next else following  # (none sung next: an end marker)
+        words = _ended(own, end)
+        translation = others[0] if others and _latin(others[0]) and not _latin(sung) else None
+        lines.append(Line(start, end, sung, translation, words=words if len(words) == len(own) else []))
+    if shared:
+        log.warning(
+            f"{document}: {shared} line{'s' if shared > 1 else ''} at the time of a line before (a translation, as "
+            "bilingual LRC writes it, or the same line again) not sung: captions show each time's first line"
+        )
+    return lines
+
+
+def _ended(own: tuple[WordTime, ...], end: float) -> list[Word]:
+    """A line's words with their own times, ending by `end`: the last words, which no time ends, share the time
+    from theirs to `end` by their letters; a word that starts after `end` is left out."""
+    timed = [Word(a, min(b, end), word) for a, b, word in own if b is not None and a < end]
+    last = [(a, word) for a, b, word in own if b is None and a < end]
+    if last:
+        letters = [0, *itertools.accumulate(len(word) + 1 for _, word in last)]
+        edges = [last[0][0] + (end - last[0][0]) * n / letters[-1] for n in letters]
+        timed += [Word(a, b, word) for a, b, (_, word) in zip(edges, edges[1:], last)]
+    return timed

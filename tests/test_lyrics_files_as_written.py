@@ -1,0 +1,151 @@
+"""Lyrics files as their sources write them (musicvid.lyrics.lrc, srt, known): Chinese and Japanese LRC, syllable-timed
+karaoke LRC, a held line's end marker, bilingual LRC, walaoke singers, lyrics pasted from Genius, WebVTT saved as
+.srt, an LRC's language tag. Each is read as what its writer meant: nothing of the site or the format is sung."""
+
+import logging
+
+import pytest
+
+from musicvid.core.errors import UserError
+from musicvid.lyrics.known import check_lyrics_file, read_plain_lyrics
+from musicvid.lyrics.lrc import parse_lrc, sung_seconds
+from musicvid.storyboard.scenes import scenes_from_lines
+
+CJK = "[ti:测试]\n[00:05.00]我的心是暴风雨中的一座灯塔\n[00:10.50]你的声音是一条金色的河流\n[00:14.00]城市在纸月亮下沉睡\n"
+
+
+def lines_of(tmp_path, text: str, name: str = "song.lrc"):
+    (path := tmp_path / name).write_text(text, encoding="utf-8")
+    return check_lyrics_file(path)
+
+
+def test_a_line_of_an_unspaced_script_lasts_as_long_as_its_syllables_take():
+    # a Latin line's guess is as it was: a second and 0.4 s a word (the lyric benchmarks' rows rest on it)
+    for latin in ["one", "My heart is a lighthouse in the storm", "Mi corazón es un faro", "word " * 100]:
+        assert sung_seconds(latin) == min(8.0, 1.0 + 0.4 * len(latin.split()))
+    assert sung_seconds("我的心是暴风雨中的一座灯塔") == pytest.approx(1.0 + 13 * 0.25)
+    assert sung_seconds("사랑해 너를") == pytest.approx(1.0 + 5 * 0.25)  # Hangul: its syllables, not its words
+    assert sung_seconds("君が好き love") == pytest.approx(1.0 + 4 * 0.25 + 0.4)
+    lines = parse_lrc(CJK, 41.0)
+    assert [(line.start, line.end) for line in lines[:2]] == [(5.0, 5.0 + 1.0 + 13 * 0.25), (10.5, 14.0)]
+    scenes = scenes_from_lines(lines, 41.0)
+    assert [s.kind for s in scenes if 5.0 <= s.start < 14.0] == ["lyric", "lyric"]  # no break inside a sung line
+
+
+def test_enhanced_lrc_tags_inside_a_word_time_its_syllables():
+    text = (
+        "[00:05.00]<00:05.00>Hel<00:05.30>lo <00:05.60>beau<00:05.90>ti<00:06.10>ful <00:06.50>world<00:07.20>\n"
+        "[00:10.00]<00:10.00>我<00:10.40>爱<00:10.80>你<00:11.20>\n"
+        "[00:20.00]<00:20.00>Hel<00:20.50>lo again\n"  # the last word, untimed at its end: the line's end ends it
+    )
+    lines = parse_lrc(text, 41.0)
+    assert [line.text for line in lines] == ["Hello beautiful world", "我爱你", "Hello again"]
+    words = [[(round(w.start, 2), round(w.end, 2), w.text) for w in line.words] for line in lines]
+    assert words[0] == [(5.0, 5.6, "Hello"), (5.6, 6.5, "beautiful"), (6.5, 7.2, "world")]
+    assert words[1] == [(10.0, 11.2, "我爱你")] and lines[0].end == 7.2
+    assert [w for _, _, w in words[2]] == ["Hello", "again"] and words[2][0][0] == 20.0
+    assert words[2][1][1] == round(lines[2].end, 2)
+
+
+@pytest.mark.parametrize("marker", ["", "♪", "[Chorus]", " [Verse 2]", "..."])
+def test_an_lrc_end_marker_ends_the_line_before_where_the_file_says(marker):
+    lines = parse_lrc(f"[00:05.00]Ooooh baby\n[00:13.00]{marker}\n[00:20.00]next line comes\n", 41.0)
+    assert [(line.start, line.end, line.text) for line in lines] == [
+        (5.0, 13.0, "Ooooh baby"),
+        (20.0, 20.0 + sung_seconds("next line comes"), "next line comes"),
+    ]
+
+
+def test_a_timed_section_name_is_not_sung():
+    text = "[00:05.00]first line sung\n[00:09.00][Chorus]\n[00:09.50]chorus line one\n[00:14.00] [Verse 2]\n"
+    lines = parse_lrc(text + "[00:15.00]second verse\n", 41.0)
+    assert [line.text for line in lines] == ["first line sung", "chorus line one", "second verse"]
+    assert lines[1].end == 14.0
+
+
+def test_lines_at_one_time_are_a_sung_line_and_its_translation(tmp_path, caplog):
+    text = (
+        "[00:05.00]我的心是灯塔\n[00:05.00]My heart is a lighthouse\n"  # the translation ViPE can read
+        "[00:09.00]original line\n[00:09.00]译文\n"  # a translation ViPE could not read: captions and ViPE sing the line
+        "[00:12.00]la la la\n[00:12.00]la la la\n"  # the same line again (merge tools write it twice)
+    )
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        lines = lines_of(tmp_path, text).lines
+    assert [(line.start, line.text, line.text_en) for line in lines] == [
+        (5.0, "我的心是灯塔", "My heart is a lighthouse"),
+        (9.0, "original line", None),
+        (12.0, "la la la", None),
+    ]
+    assert lines[0].end == 5.0 + sung_seconds("我的心是灯塔") and lines[1].end > 9.0  # not ended by its twin
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
+        "3 lines at the time of a line before (a translation, as bilingual LRC writes it, or the same line again) "
+        "not sung: captions show each time's first line"
+    ]
+
+
+def test_a_walaoke_singer_is_not_sung():
+    lines = parse_lrc("[00:05.00]M: I sing first\n[00:08.00]F:then I sing\n[00:11.00]<00:11.00>D: together\n", 41.0)
+    assert [line.text for line in lines] == ["I sing first", "then I sing", "together"]
+    assert [w.text for w in lines[2].words] == ["together"]
+
+
+GENIUS = """3 ContributorsLighthouse Lyrics
+[Verse 1: The Tiny Models]
+My heart is a lighthouse in the storm
+You might also like me
+
+[Chorus]
+The city sleeps beneath a paper moon (x2)
+(x2)
+x3
+See The Tiny Models LiveGet tickets as low as $45You might also like
+[Verse 2]
+Time is a feather drifting on the sea
+I will carry your light back home5Embed
+"""
+
+
+def test_what_a_lyrics_site_adds_is_left_out_and_said(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        lyrics = lines_of(tmp_path, GENIUS, "genius.txt")
+    assert read_plain_lyrics(lyrics) == [
+        "My heart is a lighthouse in the storm",
+        "You might also like me",
+        "The city sleeps beneath a paper moon",
+        "Time is a feather drifting on the sea",
+        "I will carry your light back home",
+    ]
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
+        "6 lines held what a lyrics site adds (its 'Contributors…Lyrics' heading, 'You might also like', 'Embed', a "
+        "repeat mark such as '(x2)'): left out"
+    ]
+    ordinary = "Lyrics of my life\nEmbed me in your arms\nI was 2x as strong\nthe last word is Embed\n"
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        assert read_plain_lyrics(lines_of(tmp_path, ordinary, "plain.txt")) == ordinary.splitlines()
+    assert not caplog.records
+
+
+def test_an_lrc_names_its_language(tmp_path, caplog):
+    assert lines_of(tmp_path, "[la:ES]\n[00:05.00]Mi corazón es un faro\n").language == "es"
+    assert lines_of(tmp_path, "[language: zh-CN]\n[00:05.00]我的心\n").language == "zh"
+    assert lines_of(tmp_path, "[lang:]\n[00:05.00]My heart\n").language == "en"
+    with caplog.at_level(logging.WARNING, logger="musicvid"):  # a tag of no code: read as before it was read, said
+        assert lines_of(tmp_path, "[ti:Faro]\n[la:Spanish]\n[00:05.00]Mi corazón\n").language == "en"
+    assert "song.lrc line 2: [la:Spanish] names no language by its code" in caplog.text
+
+
+def test_files_are_read_or_refused_as_what_they_are(tmp_path, caplog):
+    with pytest.raises(UserError, match="webvtt.srt is WebVTT, not SRT: convert it"):
+        lines_of(tmp_path, "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nhello\n", "webvtt.srt")
+    assert [line.start for line in lines_of(tmp_path, "[ar:]\n[offset:]\n[00:05.00]hello\n").lines] == [5.0]
+    srt = "1\n00:00:01,000 --> 00:00:03,000\nRock &amp; roll &lt;3 it&#39;s\n"
+    assert [line.text for line in lines_of(tmp_path, srt, "song.srt").lines] == ["Rock & roll <3 it's"]
+    with pytest.raises(UserError, match=r"line 3 \(still first\) has no time"):  # as an editor numbers its lines
+        lines_of(tmp_path, "[00:01.00]first\u2028still first\n[00:02.00]second\nstill first\n")
+    nested = "1\n00:00:05,000 --> 00:00:08,000\nfirst\n\n2\n00:00:06,000 --> 00:00:07,000\ninside first\n"
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        lines_of(tmp_path, nested, "nested.srt")
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
+        "1 cue starts before the cue before ends: a caption ends where the next starts"
+    ]
