@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Options that only make a storyboard (the title and artist ViPE reads: a storyboard file holds its own): beside
 # --storyboard, whose scenes are made, they would do nothing.
-MAKING_ONLY = ("title", "artist", "break_seconds", "bars_per_scene", "separate_vocals")
+MAKING_ONLY = ("title", "artist", "language", "break_seconds", "bars_per_scene", "separate_vocals")
 
 
 def song_request(args) -> SongRequest:

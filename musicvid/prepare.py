@@ -12,8 +12,8 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
    system takes, in folders that can be written, in no work directory, none of them an input, the video's a
    video's;
-3. the inputs: the lyrics file, the storyboard file, its pictures and what draws its scenes' own references, the
-   reference picture;
+3. the inputs: the lyrics file, the storyboard file (where neither stands in for what Whisper hears, --language
+   against the ASR model), its pictures and what draws its scenes' own references, the reference picture;
 4. the work directory: in UTF-8 without a control character, musicvid's or empty, of no other song, none of its
    files an input, apart from the outputs, and the files at the outputs' names replaced only where musicvid wrote
    them for this song; an --ip-adapter named where the run draws a reference picture; last, a file can be made where
@@ -48,6 +48,7 @@ from musicvid.core.outputs import check_outputs, check_replaceable, named_file
 from musicvid.core.paths import check_made, check_paths, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
+from musicvid.lyrics.transcribe import check_hears
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
 from musicvid.models.loading import check_upscaler
@@ -59,10 +60,10 @@ from musicvid.pictures.schedule import check_one_frame
 from musicvid.pictures.switches import compile_backend
 from musicvid.run import Run
 from musicvid.settings.model_choice import ModelChoice
-from musicvid.settings.presets import ModelSet
+from musicvid.settings.presets import TINY, ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import option_name
-from musicvid.settings.song import SongRequest, inputs_of
+from musicvid.settings.song import SongRequest, inputs_of, language_code
 from musicvid.storyboard.board import Storyboard, load_storyboard
 
 
@@ -123,6 +124,9 @@ def prepare(
     karaoke = settings is not None and settings.captions == "karaoke"
     if lyrics is not None and lyrics.timed and (checked.storyboard is None or karaoke):
         timed_lyrics = fit_lyrics(lyrics, audio.info.duration, audio.info.sha256)
+        if (code := language_code(request.language)) is not None:  # the person's word over the file's
+            # (recorded in what the storyboard is made from: another --language makes it anew, in its language)
+            timed_lyrics = replace(timed_lyrics, language=code, model=f"{timed_lyrics.model} sung in {code}")
     return Run(
         replace(request, context_size=checked.context_size),
         registry,
@@ -174,6 +178,8 @@ def check_before_work(
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
+    if storyboard is None and not (lyrics and lyrics.timed):  # (Whisper hears the song)
+        check_language(request.language, models)
     if settings is not None and own_references(storyboard):
         check_scene_references(models)
     pictures = storyboard.picture_files() if storyboard else {}
@@ -209,6 +215,14 @@ def check_before_work(
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
     return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references)
+
+
+def check_language(language: str | None, models: ModelSet) -> None:
+    """A --language other than English refused where the ASR model's name says it hears English alone: a size or a
+    hub name ending .en, or the tiny preset's Whisper (English-only, as tiny.en: musicvid.models.tiny). A file's or a
+    folder's is refused as it loads (musicvid.lyrics.transcribe.detect_language)."""
+    named = models.asr.endswith(".en") and not Path(models.asr).expanduser().exists()
+    check_hears(language_code(language), models.asr, not (named or models.asr == TINY))
 
 
 def own_references(storyboard: Storyboard | None) -> bool:

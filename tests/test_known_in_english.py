@@ -20,7 +20,7 @@ def test_known_lines_in_french_are_given_their_english_and_a_transcript_without_
     (tmp_path / "song.txt").write_text("\n".join(line.text for line in SUNG) + "\n")
     aligned, tasks = [], []
 
-    def align_lyrics(asr, samples, texts, sha256, quiet):
+    def align_lyrics(asr, samples, texts, sha256, quiet, language):
         aligned.append(texts)
         return Transcript(list(SUNG), "fr", "aligned", sha256)
 

@@ -107,7 +107,7 @@ def transcript_run(path: Path, precision: str) -> SimpleNamespace:
 
     registry = SimpleNamespace(models=FASTER, precision=Precision.resolve(precision, CPU))
     return SimpleNamespace(
-        request=SimpleNamespace(separate_vocals=False),
+        request=SimpleNamespace(separate_vocals=False, language=None),
         registry=registry,
         timings=None,
         audio=SimpleNamespace(info=SimpleNamespace(duration=4.0, sha256="song"), samples=None),

@@ -43,12 +43,7 @@ from musicvid.core.errors import RenderError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.openings import CRUSHED_SECONDS, Openings
 from musicvid.lyrics.singing import Voice
-from musicvid.lyrics.transcribe import (
-    detect_language,
-    lines_at_pauses,
-    singing_to_detect,
-    torch_threads_kept,
-)
+from musicvid.lyrics.transcribe import detect_language, lines_at_pauses, singing_to_detect, torch_threads_kept
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.lyrics.windows import GRID_SECONDS, WINDOW_SECONDS, TimedWord, Windows
 from musicvid.models.loading import ASRModel
@@ -350,12 +345,17 @@ def ended_by(lines: list[Line], start: float) -> list[Line]:
 
 
 def align_lyrics(
-    asr: ASRModel, samples: np.ndarray, texts: list[str], audio_sha256: str, *, quiet: bool = False
+    asr: ASRModel,
+    samples: np.ndarray,
+    texts: list[str],
+    audio_sha256: str,
+    *,
+    quiet: bool = False,
+    language: str | None = None,
 ) -> Transcript:
-    """Time each of `texts` (lyric lines, in the order they are sung) against the song."""
+    """Time each of `texts` (lyric lines, in the order they are sung) against the song, in `language` where given."""
     voice = Voice.detect(samples)
-    language = detect_language(asr, singing_to_detect(samples, voice))
-    windows = Windows(asr, samples, language)
+    windows = Windows(asr, samples, language := detect_language(asr, singing_to_detect(samples, voice), language))
     split = [pieces(text, windows) for text in texts]
     every = [part for parts in split for part in parts]
     with torch_threads_kept():  # (openai-whisper's word timing starts numba's threads)

@@ -5,8 +5,8 @@ there (musicvid.lyrics.singing: its inventions over music by their own signals, 
 activity where it agrees with Whisper). Whisper's segments are cut again into sung lines at the singer's
 pauses, and a word reaching out of the stretch it is sung in is cut back to it. Where Whisper looped, or heard
 nothing of a voice Silero hears, that stretch is heard again on its own. A refrain sung three
-times stays three lines. The language is detected on the singing Silero hears, else past the intro. A
-song not in English keeps its original text (for captions) and gets an English rendering from
+times stays three lines. The language, unless given (--language), is detected on the singing Silero hears, else
+past the intro. A song not in English keeps its original text (for captions) and gets an English rendering from
 Whisper's translate task for ViPE.
 """
 
@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from musicvid.core.audio import SAMPLE_RATE
+from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.inventions import loops
 from musicvid.lyrics.singing import (
@@ -181,21 +182,36 @@ def singing_to_detect(samples: np.ndarray, silero: Voice) -> np.ndarray:
     return samples[start * SAMPLE_RATE : (start + int(WINDOW_SECONDS)) * SAMPLE_RATE]
 
 
-def detect_language(asr: ASRModel, voiced: np.ndarray) -> str:
-    """The language of the first 30 s of `voiced` ("en" for English-only models)."""
-    if asr.backend == "faster-whisper":
-        if not ctranslate2_whisper(asr.model).is_multilingual:
-            return "en"
+def detect_language(asr: ASRModel, voiced: np.ndarray, given: str | None = None) -> str:
+    """The language of the first 30 s of `voiced` ("en" for English-only models); the one `given` (--language,
+    Whisper's code) where one is, with no detecting (check_hears)."""
+    faster = asr.backend == "faster-whisper"
+    multilingual = ctranslate2_whisper(asr.model).is_multilingual if faster else asr.model.is_multilingual
+    if given is not None:
+        check_hears(given, asr.name, multilingual)
+        return given
+    if not multilingual:
+        return "en"
+    if faster:
         language, _, _ = asr.model.detect_language(voiced)
         return language
     import whisper
 
     model = asr.model
-    if not model.is_multilingual:
-        return "en"
     mel = whisper.log_mel_spectrogram(whisper.pad_or_trim(voiced), model.dims.n_mels).to(model.device)
     _, probabilities = model.detect_language(mel.to(next(model.parameters()).dtype))
     return max(probabilities, key=probabilities.get)
+
+
+def check_hears(language: str | None, asr_name: str, multilingual: bool) -> None:
+    """Refuse a --language (Whisper's code) other than English for a Whisper whose tokenizer is not multilingual: it
+    hears English alone (tiny.en, base.en, ...). By its name before any work (musicvid.prepare); a file's or a
+    folder's is known only once it loads (detect_language)."""
+    if language not in (None, "en") and not multilingual:
+        raise UserError(
+            f"--language {language} needs a Whisper that hears more than English, and {asr_name} hears English alone: "
+            "leave --language out, or name a multilingual --asr-model (base, not base.en)"
+        )
 
 
 def attach_translation(lines: list[Line], translated: list[Line]) -> list[Line]:
@@ -279,11 +295,12 @@ def voice_heard_again(
     return heard
 
 
-def hear(asr: ASRModel, samples: np.ndarray, quiet: bool) -> tuple[str, Voice, list[Line]]:
-    """The song's language, Silero's voice, and the segments Whisper hears over the whole song with no
-    gate (where it looped, or missed a voice, heard again): what transcribing starts from."""
+def hear(asr: ASRModel, samples: np.ndarray, quiet: bool, language: str | None = None) -> tuple[str, Voice, list[Line]]:
+    """The song's language (`language` where given: Whisper's code), Silero's voice, and the segments Whisper
+    hears over the whole song with no gate (where it looped, or missed a voice, heard again): what transcribing
+    starts from."""
     silero = Voice.detect(samples)
-    language = detect_language(asr, singing_to_detect(samples, silero))
+    language = detect_language(asr, singing_to_detect(samples, silero), language)
     heard = fit_to_duration(recognize(asr, samples, "transcribe", language, not quiet), samples.size / SAMPLE_RATE)
     heard = loops_heard_again(asr, samples, language, heard)
     return language, silero, voice_heard_again(asr, samples, language, heard, silero)
@@ -315,9 +332,12 @@ def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
     return voice.first_sung(voice.sung(voice.slipped(lines), believed(kept), typical_belief(kept)))
 
 
-def transcribe(asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False) -> Transcript:
+def transcribe(
+    asr: ASRModel, samples: np.ndarray, audio_sha256: str, *, quiet: bool = False, language: str | None = None
+) -> Transcript:
+    """The lines sung, recognized and translated (in `language` where given: Whisper's code)."""
     duration = samples.size / SAMPLE_RATE
-    language, silero, heard = hear(asr, samples, quiet)
+    language, silero, heard = hear(asr, samples, quiet, language)
     lines = translated(asr, samples, sung_lines(heard, silero, duration), language, quiet=quiet)
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 

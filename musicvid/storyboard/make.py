@@ -23,7 +23,7 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.run import Run
 from musicvid.settings.presets import PRESETS, ModelSet
-from musicvid.settings.song import SongRequest
+from musicvid.settings.song import SongRequest, language_code
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
@@ -42,12 +42,12 @@ def get_transcript(run: Run) -> Transcript:
     if texts:
         check_line_count(len(texts), info.duration, lyrics.path)
     path = run.workdir.transcript
-    models, vocals = registry.models, request.separate_vocals
-    source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision))
+    models, vocals, language = registry.models, request.separate_vocals, language_code(request.language)
+    source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision), language)
     cached = Transcript.cached(path, info.sha256)
     # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is; known words
     # aligned before they were given their English are aligned again)
-    if cached and cached.model in (source, transcript_source(models, vocals, lyrics)):
+    if cached and cached.model in (source, transcript_source(models, vocals, lyrics, language=language)):
         if not (texts and untranslated(cached)):
             return cached
     samples = run.audio.samples
@@ -58,24 +58,29 @@ def get_transcript(run: Run) -> Transcript:
         run.go_on()
     with registry.use("asr", timings) as asr, timings.measure("align" if texts else "transcribe", registry.device):
         if texts:
-            transcript = align_lyrics(asr, samples, texts, info.sha256, quiet=request.quiet)
+            transcript = align_lyrics(asr, samples, texts, info.sha256, quiet=request.quiet, language=language)
             lines = translated(asr, samples, transcript.lines, transcript.language, quiet=request.quiet)
             transcript = replace(transcript, lines=lines)
         else:
-            transcript = transcribe(asr, samples, info.sha256, quiet=request.quiet)
+            transcript = transcribe(asr, samples, info.sha256, quiet=request.quiet, language=language)
     transcript = replace(transcript, model=source)  # what the cache is checked against
     transcript.save(path)
     return transcript
 
 
 def transcript_source(
-    models: ModelSet, separate_vocals: bool, lyrics: KnownLyrics | None, dtype: str | None = None
+    models: ModelSet,
+    separate_vocals: bool,
+    lyrics: KnownLyrics | None,
+    dtype: str | None = None,
+    language: str | None = None,
 ) -> str:
     """What the ASR model's transcript is made from, as its cache is checked against: the models (each on this
     machine by what it holds: named_weights) and the ASR model's compute `dtype` (asr_dtype; None: as a source
-    was written before it was recorded), the vocals' separator where it runs (always in float32), the known
-    words' file."""
+    was written before it was recorded), the `language` given (--language, Whisper's code; None: detected, as a
+    source says nothing of), the vocals' separator where it runs (always in float32), the known words' file."""
     source = f"{models.asr_backend}:{named_weights(models.asr)}" + (f" in {dtype}" if dtype else "")
+    source += f" heard as {language}" if language else ""
     if separate_vocals:
         source += f"+vocals:{named_weights(models.separator)}"
     return f"aligned:{source}:{lyrics_label(lyrics.path)}" if lyrics else source
