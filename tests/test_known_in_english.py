@@ -1,6 +1,7 @@
 """Known lyrics (plain lines Whisper times) in another language are given the English Whisper hears over each line,
 as recognized ones are: ViPE reads English (the scene's `text_en`). They were read to ViPE as written."""
 
+import logging
 from dataclasses import replace
 
 import pytest
@@ -66,3 +67,17 @@ def test_a_sung_french_passage_known_is_given_english_by_the_real_whisper_base(t
     assert aligned.language == "fr" and [line.text for line in lines] == texts
     assert sum(bool(line.text_en) for line in lines) >= len(lines) / 2, lines
     assert len({"the", "a", "of", "is", "and", "in", "it", "you", "he", "they", "not"} & set(english)) >= 3, english
+
+
+def test_timed_lines_in_another_language_without_their_english_are_said_to_reach_vipe_as_written(tmp_path, caplog):
+    song = make_tone(tmp_path / "song.wav", 4.0)
+    (tmp_path / "song.lrc").write_text("[00:00.50]mon cœur est un phare\n")
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        for language in ("fr", None):
+            run = prepared(song, tmp_path / f"wd-{language}", lyrics_file=tmp_path / "song.lrc", language=language)
+            assert make.get_transcript(run).lines[0].text == "mon cœur est un phare"
+    said = [r.getMessage() for r in caplog.records if "ViPE reads them as written" in r.getMessage()]
+    assert said == [
+        f"lyrics file {tmp_path / 'song.lrc'}: its lines are in fr, with no English beside them: ViPE reads them as written (as plain "
+        "lines, a .txt, Whisper times and translates them)"
+    ], caplog.text  # (English, as a file that names no language is read: nothing said)

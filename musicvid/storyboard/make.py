@@ -4,6 +4,7 @@ reused, edits and all, while it comes from the same inputs."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from musicvid.core.audio import Audio, AudioInfo
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_not_inputs, check_picture, weights_identity
+from musicvid.core.paths import shown
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
 from musicvid.lyrics.transcribe import transcribe, translated, untranslated
@@ -30,6 +32,8 @@ from musicvid.storyboard.form import mark_form
 from musicvid.storyboard.kept import as_read, write_storyboard
 from musicvid.storyboard.scenes import scenes_from_lines
 
+log = logging.getLogger("musicvid")
+
 
 def get_transcript(run: Run) -> Transcript:
     """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
@@ -37,6 +41,11 @@ def get_transcript(run: Run) -> Transcript:
     request, registry, timings = run.request, run.registry, run.timings
     info, lyrics = run.audio.info, run.lyrics
     if lyrics and lyrics.timed:
+        if untranslated(run.timed_lyrics):  # (Whisper does not listen: there is nothing to translate from)
+            log.warning(
+                f"lyrics file {shown(lyrics.path)}: its lines are in {run.timed_lyrics.language}, with no English beside "
+                "them: ViPE reads them as written (as plain lines, a .txt, Whisper times and translates them)"
+            )
         return run.timed_lyrics
     texts = read_plain_lyrics(lyrics) if lyrics else None
     if texts:
