@@ -7,8 +7,8 @@ import logging
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import check_lyrics_file, read_plain_lyrics
-from musicvid.lyrics.lrc import parse_lrc, sung_seconds
+from musicvid.lyrics.known import check_lyrics_file, parse_srt, read_plain_lyrics
+from musicvid.lyrics.lrc import parse_lrc, reads_as_english, sung_seconds
 from musicvid.storyboard.scenes import scenes_from_lines
 
 CJK = "[ti:测试]\n[00:05.00]我的心是暴风雨中的一座灯塔\n[00:10.50]你的声音是一条金色的河流\n[00:14.00]城市在纸月亮下沉睡\n"
@@ -66,21 +66,99 @@ def test_a_timed_section_name_is_not_sung():
 def test_lines_at_one_time_are_a_sung_line_and_its_translation(tmp_path, caplog):
     text = (
         "[00:05.00]我的心是灯塔\n[00:05.00]My heart is a lighthouse\n"  # the translation ViPE can read
-        "[00:09.00]original line\n[00:09.00]译文\n"  # a translation ViPE could not read: captions and ViPE sing the line
+        "[00:09.00]original line\n[00:09.00]译文\n"  # no line reads as English: both sung, nothing dropped
         "[00:12.00]la la la\n[00:12.00]la la la\n"  # the same line again (merge tools write it twice)
     )
     with caplog.at_level(logging.WARNING, logger="musicvid"):
         lines = lines_of(tmp_path, text).lines
     assert [(line.start, line.text, line.text_en) for line in lines] == [
         (5.0, "我的心是灯塔", "My heart is a lighthouse"),
-        (9.0, "original line", None),
+        (9.0, "original line / 译文", None),
         (12.0, "la la la", None),
     ]
     assert lines[0].end == 5.0 + sung_seconds("我的心是灯塔") and lines[1].end > 9.0  # not ended by its twin
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
-        "3 lines at the time of a line before (a translation, as bilingual LRC writes it, or the same line again) "
-        "not sung: captions show each time's first line"
+        "1 line at the time of another taken as its English (which ViPE reads); 1 line at the time of another sung "
+        "with it (one caption, ' / ' between); 1 line the same as another at its time: one line"
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "english"),
+    [
+        ("My heart is a lighthouse", True),
+        ("I can hear your voice", True),
+        ("Stars shining in the night sky", True),
+        ("Into the night", True),
+        ("Mi corazón es un faro", False),
+        ("yozora ni kagayaku hoshi", False),
+        ("kimi no koe ga kikoeru", False),
+        ("wǒ ài nǐ", False),
+        ("Tu voz es un río de oro", False),
+        ("Je t'aime mon amour", False),
+    ],
+)
+def test_a_line_reads_as_english_by_its_common_words(line, english):
+    assert reads_as_english(line) is english
+
+
+def test_a_bilingual_lrc_gives_its_english_whatever_its_script_and_order():
+    es = "[la:es]\n[00:05.00]Mi corazón es un faro\n[00:05.00]My heart is a lighthouse\n"
+    assert [(x.text, x.text_en) for x in parse_lrc(es, 41.0, language="es")] == [
+        ("Mi corazón es un faro", "My heart is a lighthouse")
+    ]
+    ja = (
+        "[00:05.00]夜空に輝く星\n[00:05.00]yozora ni kagayaku hoshi\n[00:05.00]Stars shining in the night sky\n"
+        "[00:10.00]我爱你\n[00:10.00]wǒ ài nǐ\n"  # a romanization, no English: sung with its line, never English
+        "[00:15.123]Into the night\n[00:15.12]走进黑夜\n"  # a few ms apart, translation first: one time
+    )
+    assert [(x.start, x.text, x.text_en) for x in parse_lrc(ja, 41.0, language="ja")] == [
+        (5.0, "夜空に輝く星 / yozora ni kagayaku hoshi", "Stars shining in the night sky"),
+        (10.0, "我爱你 / wǒ ài nǐ", None),
+        (15.12, "走进黑夜", "Into the night"),
+    ]
+
+
+def test_a_duet_of_one_language_sings_both_singers_lines():
+    text = "[00:05.00]M: I will stay with you tonight\n[00:05.00]F: And I will never let you go\n"
+    text += "[00:10.00]<00:10.00>M: Hold <00:10.50>me\n[00:10.00]F: Hold me\n[00:15.00]M: Hold me\n[00:15.00]F: too\n"
+    lines = parse_lrc(text, 41.0)
+    assert [(x.text, x.text_en) for x in lines] == [
+        ("I will stay with you tonight / And I will never let you go", None),
+        ("Hold me", None),
+        ("Hold me / too", None),
+    ]
+    assert [w.text for w in lines[1].words] == ["Hold", "me"] and not lines[2].words
+
+
+def test_an_end_marker_holds_its_line_only_as_long_as_a_note_is_held():
+    lines = parse_lrc("[00:05.00]first\n[00:20.00]last line\n[00:40.50]\n[00:42.00]held\n[00:50.00]\n", 60.0)
+    assert [(x.start, x.end) for x in lines] == [(5.0, 5.0 + sung_seconds("first")), (20.0, 21.8), (42.0, 50.0)]
+
+
+def test_an_enhanced_lines_own_end_is_its_end_and_a_break_follows():
+    text = "[00:05.00]<00:05.00>I <00:05.20>can <00:05.40>not <00:05.60>stop <00:05.80>now<00:07.00>\n[00:11.50]next\n"
+    lines = parse_lrc(text, 41.0)
+    assert lines[0].end == 7.0
+    assert [(s.kind, s.start) for s in scenes_from_lines(lines, 41.0) if 5.0 <= s.start < 11.5][1] == ("break", 7.0)
+
+
+def test_credits_and_directions_to_the_band_are_not_sung(tmp_path, caplog):
+    text = (
+        "[00:00.000] 作词 : 周杰伦\n[00:01.000] 作曲：周杰伦\n[00:01.500]Produced by: Someone\n"
+        "[00:05.00]窗外的麻雀\n[00:08.00](Instrumental)\n[00:20.00]作词 : 我\n[00:25.00]*guitar solo*\n"
+    )
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        lines = parse_lrc(text, 41.0)
+    assert [(x.start, x.end, x.text) for x in lines] == [(5.0, 8.0, "窗外的麻雀"), (20.0, 25.0, "作词 : 我")]
+    assert "3 credit lines ('作词 : …') before the first sung line not sung" in caplog.text
+    plain = "First line\n(Instrumental)\n(Guitar solo)\n*Repeat chorus*\n(all the way)\n"
+    assert read_plain_lyrics(lines_of(tmp_path, plain, "song.txt")) == ["First line", "(all the way)"]
+
+
+def test_an_srt_duet_is_one_caption():
+    srt = "1\n00:00:05,000 --> 00:00:09,000\nHe: I stay\n\n2\n00:00:05,000 --> 00:00:09,000\nShe: I go\n"
+    assert [(x.start, x.end, x.text) for x in parse_srt(srt, "d.srt")] == [(5.0, 9.0, "He: I stay / She: I go")]
 
 
 def test_a_walaoke_singer_is_not_sung():
@@ -126,13 +204,32 @@ def test_what_a_lyrics_site_adds_is_left_out_and_said(tmp_path, caplog):
     assert not caplog.records
 
 
+def test_genius_as_spotdl_delivers_it_and_lyrics_that_only_look_like_it(tmp_path):
+    glued = (
+        "47 ContributorsTranslationsEspañolDeutschLighthouse Lyrics[Verse 1]\nMy heart is a lighthouse\n"
+        "You might also like\n[Chorus]\nI will carry your light home1Embed\n"
+    )
+    assert read_plain_lyrics(lines_of(tmp_path, glued, "g.txt")) == [
+        "My heart is a lighthouse",
+        "I will carry your light home",
+    ]
+    teaser = '3 ContributorsLighthouse Lyrics\n"Lighthouse" is about a sailor… Read More \n[Verse 1]\nMy heart\n'
+    assert read_plain_lyrics(lines_of(tmp_path, teaser, "t.txt")) == ["My heart"]
+    plain = "You might also like\nthe way I move\n"  # no sign of Genius (heading, footer): a lyric
+    assert read_plain_lyrics(lines_of(tmp_path, plain, "p.txt")) == plain.splitlines()
+    year = "I was born in the year\nWe were born in 1985Embed\n"  # a count has at most 3 digits: the year is sung
+    assert read_plain_lyrics(lines_of(tmp_path, year, "y.txt"))[-1] == "We were born in 1985"
+
+
 def test_an_lrc_names_its_language(tmp_path, caplog):
     assert lines_of(tmp_path, "[la:ES]\n[00:05.00]Mi corazón es un faro\n").language == "es"
     assert lines_of(tmp_path, "[language: zh-CN]\n[00:05.00]我的心\n").language == "zh"
     assert lines_of(tmp_path, "[lang:]\n[00:05.00]My heart\n").language == "en"
-    with caplog.at_level(logging.WARNING, logger="musicvid"):  # a tag of no code: read as before it was read, said
-        assert lines_of(tmp_path, "[ti:Faro]\n[la:Spanish]\n[00:05.00]Mi corazón\n").language == "en"
-    assert "song.lrc line 2: [la:Spanish] names no language by its code" in caplog.text
+    assert lines_of(tmp_path, "[la:Spanish]\n[00:05.00]Mi corazón\n").language == "es"  # Whisper's name of it
+    assert lines_of(tmp_path, "[la:jp]\n[00:05.00]君が好き\n").language == "ja"  # the country's code, mistaken
+    with caplog.at_level(logging.WARNING, logger="musicvid"):  # a tag of no language: read as saying none, said
+        assert lines_of(tmp_path, "[ti:Faro]\n[la:xx]\n[00:05.00]Mi corazón\n").language == "en"
+    assert "song.lrc line 2: [la:xx] names no language Whisper knows" in caplog.text
 
 
 def test_files_are_read_or_refused_as_what_they_are(tmp_path, caplog):

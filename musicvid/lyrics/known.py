@@ -13,7 +13,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, file_sha256, invalid, parse_json, utf8_text
-from musicvid.lyrics.lrc import SECTION, lrc_language, parse_lrc, starts_with_time
+from musicvid.lyrics.lrc import is_label, lrc_language, parse_lrc, starts_with_time
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
     Line,
@@ -41,12 +41,16 @@ SECONDS_PER_LINE = 0.5
 # An hour of song at that rate would be 7,200 lines: no storyboard is that long (storyboard.board.MAX_SCENES).
 MAX_LINES = 2_000
 # What a lyrics site puts among the lyrics a person copies from it, as Genius writes it: a heading first ("3
-# ContributorsLighthouse Lyrics"), a widget between verses ("You might also like", after a concert's advert), a footer
-# last ("5Embed", alone or glued to the last lyric); and a repeat mark, any site's, alone on a line or after its
-# words ("(x2)", "x3", "(2x)"). Nobody sings them.
-_SITE_HEADING = re.compile(r"\d+\s*Contributors?.*Lyrics")
-_SITE_WIDGET = re.compile(r"(?:See .* LiveGet tickets as low as \$\d+)?You might also like")
-_SITE_FOOTER = re.compile(r"(?:(?<=\S)|^)\d*Embed$")
+# ContributorsLighthouse Lyrics", the first section's label glued to it as spotDL embeds it), its description's
+# teaser ("… Read More") before the first section, a widget between verses ("You might also like", after a
+# concert's advert), a footer last ("5Embed", alone or glued to the last lyric: a count of up to 3 digits); and a
+# repeat mark, any site's, alone on a line or after its words ("(x2)", "x3", "(2x)"). Nobody sings them.
+_SITE_HEADING = re.compile(r"\d+\s*Contributors?.*?Lyrics")
+_SITE_TEASER = re.compile(r".*Read More")
+_SITE_ADVERT = re.compile(r"See .* LiveGet tickets as low as \$\d+You might also like")
+_SITE_WIDGET = "You might also like"
+_SITE_FOOTER = re.compile(r"(?:(?<=\S)|^)Embed$")
+_SITE_COUNT = re.compile(r"(?<!\d)\d{1,3}$")
 _REPEAT = re.compile(r"[(\[]?\s*(?:[x×]\s*\d+|\d+\s*[x×])\s*[)\]]?", re.IGNORECASE)
 _REPEAT_AFTER = re.compile(r"\s+\((?:[x×]\s*\d+|\d+\s*[x×])\)$", re.IGNORECASE)
 
@@ -136,7 +140,8 @@ def timed_lines(text: str, kind: str, duration: float, document: str) -> tuple[l
     """The lines of timed lyrics `text` of `kind` (lyrics_kind; as written: not yet fitted to the song) and their
     language."""
     if kind == ".lrc":
-        return parse_lrc(text, duration, document), lrc_language(text, document)
+        language = lrc_language(text, document)
+        return parse_lrc(text, duration, document, language), language
     if kind == ".srt":
         return parse_srt(text, document), "en"
     return parse_transcript_json(text, document)
@@ -183,16 +188,32 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
     return KnownLyrics(path, text, tuple(lines), language)
 
 
+def _without_footer(line: str) -> str:
+    """The last line without Genius's footer ("Embed", after a count of up to 3 digits: a longer run of digits is
+    the lyric's)."""
+    if not (footer := _SITE_FOOTER.search(line)):
+        return line
+    return _SITE_COUNT.sub("", line[: footer.start()]).rstrip()
+
+
 def _plain_lines(text: str) -> tuple[list[str], int]:
-    """The sung lines of plain lyrics `text`: one per line; blank lines (between stanzas), section labels and what a
-    lyrics site adds (_SITE_HEADING and the like) are not sung. And how many lines held what a site adds (left
-    out, or taken out of them)."""
-    lines = [line for raw in text_lines(text) if has_words(line := " ".join(raw.split())) and not SECTION.match(line)]
-    heading = bool(lines) and bool(_SITE_HEADING.fullmatch(lines[0]))
-    sung, touched = [], int(heading)
-    for i, line in enumerate(lines[heading:], start=heading):
-        bare = _REPEAT_AFTER.sub("", _SITE_FOOTER.sub("", line) if i == len(lines) - 1 else line)
-        kept = has_words(bare) and not (_SITE_WIDGET.fullmatch(bare) or _REPEAT.fullmatch(bare))
+    """The sung lines of plain lyrics `text`: one per line; blank lines (between stanzas), section labels, directions
+    to the band and what a lyrics site adds (_SITE_HEADING and the like) are not sung. And how many lines held what a
+    lyrics site adds (left out, or taken out of them)."""
+    lines = [line for raw in text_lines(text) if has_words(line := " ".join(raw.split()))]
+    heading = _SITE_HEADING.match(lines[0]) if lines else None
+    if heading:
+        lines[0] = lines[0][heading.end() :].strip()
+    footed = bool(lines) and _without_footer(lines[-1]) != lines[-1]
+    first_label = next((i for i, line in enumerate(lines) if is_label(line)), len(lines))
+    sung, touched = [], int(bool(heading))
+    for i, line in enumerate(lines):
+        if is_label(line) or not line:
+            continue
+        bare = _REPEAT_AFTER.sub("", _without_footer(line) if i == len(lines) - 1 else line)
+        furniture = _SITE_ADVERT.fullmatch(bare) or (bare == _SITE_WIDGET and (heading or footed))
+        kept = has_words(bare) and not (furniture or _REPEAT.fullmatch(bare))
+        kept = kept and not (i < first_label and _SITE_TEASER.fullmatch(bare))
         sung += [bare] if kept else []
         touched += not kept or bare != line
     return sung, touched

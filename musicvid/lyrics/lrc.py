@@ -14,6 +14,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
 from musicvid.lyrics.srt import clock_seconds, text_lines
 from musicvid.lyrics.transcript import Line, Word, excerpt, has_words
+from musicvid.settings.song import language_code
 
 log = logging.getLogger("musicvid")
 
@@ -65,11 +66,31 @@ _TIME = re.compile(r"(\d+):(\d+)(?:[.,:](\d+))?|(\d+):(\d+):(\d+)[.,](\d+)")
 _META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 SECTION = re.compile(r"^\[[^\]]*\]$")
+# A line wholly in parentheses or asterisks that directs the band ("(Instrumental)", "*guitar solo*"): nobody sings it.
+_DIRECTION = re.compile(
+    r"(?:\(\s*|\*+\s*)(?:instrumental|(?:guitar |piano )?solo|music|interlude|break|intro|outro|(?:repeat )?chorus"
+    r"|bridge)(?:\s*\)|\s*\*+)",
+    re.IGNORECASE,
+)
+# NetEase's and QQ Music's LRCs open with their credits, timed: "[00:00.000] 作词 : 周杰伦". Nobody sings them.
+_CREDIT = re.compile(
+    r"(?:作词|作曲|编曲|制作人|词|曲|演唱|原唱|混音|母带|监制|和声|吉他|贝斯|鼓|录音"
+    r"|(?:lyrics|composed|produced|written|arranged) by)\s*[:：]\s*\S.*",
+    re.IGNORECASE,
+)
+
+
+def is_label(line: str) -> bool:
+    """Whether a line names a section ("[Chorus]") or directs the band ("(Instrumental)"): not sung."""
+    return bool(SECTION.match(line) or _DIRECTION.fullmatch(line.strip()))
+
+
 # Walaoke LRC names who sings a line (M: a man, F: a woman, D: both) before its words: not sung.
 _SINGER = re.compile(r"^((?:<[^<>]*>\s*)?)[MFD]:\s*")
-# The language tag's names, and its value: ISO 639-1's two letters, perhaps with a region ("zh-CN")
+# The language tag's names, and its value: Whisper's code or name of a language, perhaps with a region ("zh-CN"); a
+# country's code is the usual mistake for its language's
 _LANGUAGE_TAGS = ("la", "lang", "language")
-_LANGUAGE = re.compile(r"([A-Za-z]{2})(?:[-_][A-Za-z0-9]+)*")
+_COUNTRY_CODES = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv", "ua": "uk", "cz": "cs"}
 # An offset nudges the lyrics by milliseconds or seconds; one past the longest song taken moves every line off it.
 MAX_OFFSET_MS = MAX_SONG_SECONDS * 1000
 
@@ -147,30 +168,35 @@ def _offset(tag: str, offset: float | None, where: str) -> float | None:
 
 
 def lrc_language(text: str, document: str = "the lyrics") -> str:
-    """The language an LRC's tag ([la:], [lang:] or [language:]) says its lines are in, as ISO 639-1's two letters,
-    lowercased ("en" where it says none; a tag holding no such code is said in a line, and says none)."""
+    """The language an LRC's tag ([la:], [lang:] or [language:]) says its lines are in, as Whisper's code
+    (language_code; a country's code read as its language's: jp, ja) ("en" where it says none; a tag holding no
+    language Whisper knows is said in a line, and says none)."""
     for number, raw in enumerate(text_lines(text), start=1):
         tag = _TAG.fullmatch(raw.strip())
         meta = tag and _META.fullmatch(tag.group(1))
         if not meta or meta.group(1).lower() not in _LANGUAGE_TAGS or not (value := meta.group(2).strip()):
             continue
-        if code := _LANGUAGE.fullmatch(value):
-            return code.group(1).lower()
-        log.warning(
-            f"{document} line {number}: [{excerpt(tag.group(1))}] names no language by its code (ISO 639-1's two "
-            "letters: [la:es] for Spanish): read as saying none"
-        )
+        name = re.split(r"[-_]", value)[0].strip().lower()
+        try:
+            return language_code(_COUNTRY_CODES.get(name, name)) or "en"
+        except UserError:
+            log.warning(
+                f"{document} line {number}: [{excerpt(tag.group(1))}] names no language Whisper knows (its code or "
+                "name: [la:es] or [la:spanish]): read as saying none"
+            )
     return "en"
 
 
 def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str, tuple[WordTime, ...]]]:
     """The times of LRC `text`, each with its line's words ("": an end marker, where the line before ends: nothing,
-    no letters, or a section's name) and their own times (a line sung once: _sung), in the order written, the offset
-    applied; or one sentence naming a line that cannot be read so: a time no writer writes, sung words without a
-    time among timed lines, a line the offset moves before the song starts."""
+    no letters, a section's name or a direction to the band: is_label; "" too: a credit before the first sung line,
+    said in a warning) and their own times (a line sung once: _sung), in the order written, the offset applied; or
+    one sentence naming a line that cannot be read so: a time no writer writes, sung words without a time among
+    timed lines, a line the offset moves before the song starts."""
     offset: float | None = None
     stamped: list[tuple[float, tuple[str, tuple[WordTime, ...]], int]] = []
     untimed: list[tuple[int, str]] = []
+    credits = 0
     for number, raw in enumerate(text_lines(text), start=1):
         where, rest, times = f"{document} line {number}", raw.strip(), []
         while (tag := _TAG.match(rest)) and _TIMELIKE.fullmatch(tag.group(1)):
@@ -178,7 +204,9 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
             rest = rest[tag.end() :].lstrip()
         if times:
             sung, words = _sung(_SINGER.sub(r"\1", rest, count=1), where)
-            sung, words = (sung, words) if has_words(sung) and not SECTION.match(sung) else ("", ())
+            credit = _CREDIT.fullmatch(sung) and not any(before for _, (before, _), _ in stamped)
+            credits += bool(credit)
+            sung, words = (sung, words) if has_words(sung) and not (is_label(sung) or credit) else ("", ())
             stamped.extend((time, (sung, words if len(times) == 1 else ()), number) for time in times)
         elif tag := _TAG.fullmatch(rest):
             offset = _offset(tag.group(1), offset, where)
@@ -194,6 +222,11 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
         raise UserError(
             f"{document} has no times: an LRC line starts with its time ([mm:ss.xx]); plain lyrics (a .txt file) "
             "are timed by Whisper"
+        )
+    if credits:
+        log.warning(
+            f"{document}: {credits} credit line{'s' if credits > 1 else ''} ('作词 : …') before the first sung "
+            "line not sung"
         )
     shift = offset or 0.0
     for time, (words, _), number in stamped:
@@ -213,35 +246,97 @@ def _latin(text: str) -> bool:
     return all(ord(c) < 0x250 or 0x1E00 <= ord(c) <= 0x1EFF for c in text if c.isalpha())
 
 
-def parse_lrc(text: str, duration: float, document: str = "the lyrics") -> list[Line]:
-    """LRC's sung lines: each ends at the end marker after it (lrc_stamps) where the file has one, else where the
-    next starts, or after the time its words take, or with its last word's own time (enhanced LRC's, which karaoke
-    then follows: musicvid.delivery.captions.word_times). Of the lines at one time (bilingual LRC writes the
-    translation at its original's time) the first is sung; the next is its translation (`text_en`, which ViPE reads)
-    where it is in Latin letters and the sung line is not; the same line again is one line. Said in one warning."""
-    stamped = sorted(lrc_stamps(text, document), key=lambda item: item[0])
-    times = [
-        (time, [(sung, own) for _, sung, own in at if sung])
-        for time, at in itertools.groupby(stamped, key=lambda item: item[0])
-    ]
-    lines, shared = [], 0
+# English's commonest words, none of them also a common word of romaji, pinyin, Spanish, Italian, Portuguese or
+# French ("no", "a", "to", "me", "do", "de" are): a line of which enough are these reads as English.
+_ENGLISH = frozenset(
+    "the i you he she we they it my your our their his her him us them is are was were be been in on of and with "
+    "for from at by into love never will can not all this that what when where there here just like know want "
+    "heart night feel have has had let get up down out only now ever forever tonight time way would could should "
+    "but or if more day light world i'm you're it's don't can't won't".split()
+)
+ENGLISH_SHARE = 0.3
+# Lines this close to a line's time are at its time: bilingual LRCs merged from two sources round it apart.
+SAME_TIME_SECONDS = 0.05
+# An end marker holds its line at most this long, or twice the time its words take: an empty stamp at the song's
+# end or the next section's start is no held note.
+MAX_HELD_SECONDS = 12.0
+
+
+def reads_as_english(text: str) -> bool:
+    """Whether at least ENGLISH_SHARE of a line's words (lowercased, punctuation left out) are common English
+    words."""
+    words = ["".join(c for c in word if c.isalpha() or c == "'").strip("'") for word in text.lower().split()]
+    words = [word for word in words if word]
+    return bool(words) and sum(word in _ENGLISH for word in words) >= ENGLISH_SHARE * len(words)
+
+
+Own = tuple[WordTime, ...]
+
+
+def _at_one_time(at: list[tuple[str, Own]], language: str) -> tuple[str, Own, str | None, int, int]:
+    """The line sung at one time, its words' own times, its English, and how many of its lines were taken as
+    English and joined. Where a line reads as English and another does not, and the file says it is not English or
+    a line is not in Latin letters, the English is the others' translation; else (a duet) every line is sung,
+    joined with " / " (a joined line's own word times are dropped). A romanization is joined, never English."""
+    own_of = dict(reversed(at))  # each distinct line and its first writing's times
+    distinct = list(dict.fromkeys(sung for sung, _ in at))
+    english = [line for line in distinct if reads_as_english(line)]
+    foreign = [line for line in distinct if line not in english]
+    translated = english and foreign and (language != "en" or not all(map(_latin, distinct)))
+    sung = foreign if translated else distinct
+    own = own_of[sung[0]] if len(sung) == 1 else ()
+    if not translated:
+        return " / ".join(sung), own, None, 0, len(sung) - 1
+    return " / ".join(sung), own, " / ".join(english), len(english), len(sung) - 1
+
+
+def _times(text: str, document: str) -> list[tuple[float, list[tuple[str, Own]]]]:
+    """Each time of LRC `text` (lrc_stamps), lines within SAME_TIME_SECONDS of its first at it, with its lines'
+    words (none: an end marker)."""
+    times: list[tuple[float, list[tuple[str, Own]]]] = []
+    for time, sung, own in sorted(lrc_stamps(text, document), key=lambda item: item[0]):
+        if not times or time - times[-1][0] > SAME_TIME_SECONDS:
+            times.append((time, []))
+        times[-1][1].extend([(sung, own)] if sung else [])
+    return times
+
+
+def parse_lrc(text: str, duration: float, document: str = "the lyrics", language: str = "en") -> list[Line]:
+    """LRC's sung lines: each ends at the end marker after it (lrc_stamps) where the file has one, held up to
+    MAX_HELD_SECONDS or twice its words' time (else their time ends it), or with its last word's own end (enhanced
+    LRC's, which karaoke then follows: musicvid.delivery.captions.word_times), else where the next starts or after
+    the time its words take. Lines at one time (within SAME_TIME_SECONDS) are one line: _at_one_time, by the file's
+    `language`. Said in one warning."""
+    times = _times(text, document)
+    lines, taken, joined, again = [], 0, 0, 0
     for i, (start, at) in enumerate(times):
         if not at:
             continue
-        (sung, own), others = at[0], list(dict.fromkeys(other for other, _ in at[1:] if other != at[0][0]))
-        shared += len(at) - 1
+        sung, own, english, english_count, joined_count = _at_one_time(at, language)
+        taken, joined, again = taken + english_count, joined + joined_count, again + len(at) - len(dict(at))
         following, sung_next = times[i + 1] if i + 1 < len(times) else (duration, [(sung, own)])
-        guess = max(start + sung_seconds(sung), own[-1][1] or own[-1][0] if own else start)
-        end = min(following, guess) if sung_next else following  # (none sung next: an end marker)
+        guess = max(start + sung_seconds(sung), own[-1][0] if own else start)
+        if own and own[-1][1] is not None:  # the file's own end of its last word
+            end = min(following, own[-1][1])
+        elif not sung_next:  # an end marker
+            end = following if following <= start + max(MAX_HELD_SECONDS, 2 * (guess - start)) else guess
+        else:
+            end = min(following, guess)
         words = _ended(own, end)
-        translation = others[0] if others and _latin(others[0]) and not _latin(sung) else None
-        lines.append(Line(start, end, sung, translation, words=words if len(words) == len(own) else []))
-    if shared:
-        log.warning(
-            f"{document}: {shared} line{'s' if shared > 1 else ''} at the time of a line before (a translation, as "
-            "bilingual LRC writes it, or the same line again) not sung: captions show each time's first line"
-        )
+        lines.append(Line(start, end, sung, english, words=words if len(words) == len(own) else []))
+    if said := _one_time_note(taken, joined, again):
+        log.warning(f"{document}: {said}")
     return lines
+
+
+def _one_time_note(taken: int, joined: int, again: int) -> str:
+    """What was made of lines at the time of another: taken as its English, joined to it, or the same again."""
+    notes = [
+        f"{taken} line{'s' if taken > 1 else ''} at the time of another taken as its English (which ViPE reads)",
+        f"{joined} line{'s' if joined > 1 else ''} at the time of another sung with it (one caption, ' / ' between)",
+        f"{again} line{'s' if again > 1 else ''} the same as another at its time: one line",
+    ]
+    return "; ".join(note for note, count in zip(notes, (taken, joined, again)) if count)
 
 
 def _ended(own: tuple[WordTime, ...], end: float) -> list[Word]:

@@ -66,7 +66,7 @@ def _srt_seconds(clock: str, where: str) -> float:
 
 
 def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Line]:
-    """The cues of SRT `text` as lines. Refused, named by its cue or its text: a time that cannot be read, starts
+    """The cues of SRT `text` as lines (cues of one time, one: _one_caption_a_time). Refused, named by its cue or its text: a time that cannot be read, starts
     before 0 or ends before it starts; words outside a cue (a block without times, or above its cue's times but
     its number), among cues that have times; a cue that runs into the next one's times (no blank line between:
     they would be sung). A row outside a cue that `is_lrc` (the LRC reader's test) is refused as LRC, not SRT."""
@@ -81,7 +81,7 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
                 "words; plain lyrics (a .txt file) are timed by Whisper"
             )
         return []
-    lines = [line for rows in blocks if (line := _cue(rows, document, is_lrc))]
+    lines = _one_caption_a_time([line for rows in blocks if (line := _cue(rows, document, is_lrc))])
     starts = sorted((line.start, line.end) for line in lines)
     if overlaps := sum(start < end_before for (_, end_before), (start, _) in zip(starts, starts[1:])):
         log.warning(
@@ -89,6 +89,14 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
             "caption ends where the next starts"
         )
     return lines
+
+
+def _one_caption_a_time(lines: list[Line]) -> list[Line]:
+    """Cues of the same start and end (a duet's two singers) as one caption, their words joined with " / "."""
+    at: dict[tuple[float, float], list[str]] = {}
+    for line in lines:
+        at.setdefault((line.start, line.end), []).append(line.text)
+    return [Line(start, end, " / ".join(dict.fromkeys(texts))) for (start, end), texts in at.items()]
 
 
 def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line | None:
