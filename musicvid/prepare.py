@@ -48,6 +48,7 @@ from musicvid.core.outputs import check_outputs, check_replaceable, named_file
 from musicvid.core.paths import check_made, check_paths, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
+from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.transcribe import check_hears
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
@@ -63,7 +64,7 @@ from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import TINY, ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import option_name
-from musicvid.settings.song import SongRequest, inputs_of, language_code
+from musicvid.settings.song import SongRequest, inputs_of
 from musicvid.storyboard.board import Storyboard, load_storyboard
 
 
@@ -178,8 +179,9 @@ def check_before_work(
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
+    language = language_code(request.language)  # (a name Whisper does not know refused, whoever hears the song)
     if storyboard is None and not (lyrics and lyrics.timed):  # (Whisper hears the song)
-        check_language(request.language, models)
+        check_language(language, models)
     if settings is not None and own_references(storyboard):
         check_scene_references(models)
     pictures = storyboard.picture_files() if storyboard else {}
@@ -218,11 +220,11 @@ def check_before_work(
 
 
 def check_language(language: str | None, models: ModelSet) -> None:
-    """A --language other than English refused where the ASR model's name says it hears English alone: a size or a
-    hub name ending .en, or the tiny preset's Whisper (English-only, as tiny.en: musicvid.models.tiny). A file's or a
-    folder's is refused as it loads (musicvid.lyrics.transcribe.detect_language)."""
+    """A --language (Whisper's code) other than English refused where the ASR model's name says it hears English
+    alone: a size or a hub name ending .en, or the tiny preset's Whisper (English-only, as tiny.en:
+    musicvid.models.tiny). A file's or a folder's is refused as it loads (musicvid.lyrics.transcribe.detect_language)."""
     named = models.asr.endswith(".en") and not Path(models.asr).expanduser().exists()
-    check_hears(language_code(language), models.asr, not (named or models.asr == TINY))
+    check_hears(language, models.asr, not (named or models.asr == TINY))
 
 
 def own_references(storyboard: Storyboard | None) -> bool:

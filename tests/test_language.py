@@ -15,11 +15,12 @@ from musicvid.lyrics import align
 from musicvid.lyrics import transcribe as transcribing
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import check_lyrics_file
+from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.transcribe import detect_language, transcribe
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.models.loading import ASRModel
 from musicvid.models.tiny import TINY_WHISPER, random_whisper, tiny_whisper
-from musicvid.settings.song import SongRequest, language_code
+from musicvid.settings.song import SongRequest
 from musicvid.storyboard import make
 from musicvid.storyboard.make import get_transcript, transcript_source
 from tests.helpers import make_tone, run

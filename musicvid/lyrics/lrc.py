@@ -12,9 +12,9 @@ import unicodedata
 from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
+from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.srt import clock_seconds, text_lines
 from musicvid.lyrics.transcript import Line, Word, excerpt, has_words
-from musicvid.settings.song import language_code
 
 log = logging.getLogger("musicvid")
 

@@ -22,57 +22,49 @@ import torch
 # A word Whisper timed: the word as its tokenizer spells it, its start and end (s), its probability, its tokens
 WordTiming = tuple[str, float, float, float, int]
 
-
 # --- torch, accelerate, diffusers ------------------------------------------------------------------
 
 
 def dispatch_mode_base() -> type:
-    """torch's `TorchDispatchMode`, the base class of a mode that sees every aten operation (musicvid.models.
-    activations counts the tensors a pass makes with one). It lives in the private module
-    `torch.utils._python_dispatch` only: torch documents it there (the __torch_dispatch__ notes) and has no
-    public path to it; `torch.overrides.TorchFunctionMode`, public, sees Python calls, not the tensors each
-    operation makes. Checked against torch 2.14.1."""
+    """torch's `TorchDispatchMode`, the base of a mode that sees every aten operation (musicvid.memory.activations
+    counts a pass's tensors with one), in the private `torch.utils._python_dispatch` alone (its notes document it
+    there); the public `torch.overrides.TorchFunctionMode` sees Python calls, not tensors. Checked on torch 2.14.1."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     return TorchDispatchMode
 
 
 def has_offload_hooks(module: torch.nn.Module) -> bool:
-    """Whether accelerate's hooks (diffusers' model or sequential CPU offloading) are on `module` or any
-    module in it. accelerate marks a hooked module by its private `_hf_hook` attribute alone, and neither it
-    nor diffusers has a public call that says so (diffusers' own checks read `_hf_hook` too); the hooks
-    come off with the public `DiffusionPipeline.remove_all_hooks()`. Checked against accelerate 1.15.0 and
-    diffusers 0.42.1."""
+    """Whether accelerate's hooks (diffusers' model or sequential CPU offloading) are on `module` or in it: marked by
+    the private `_hf_hook` alone, which no public call reads (diffusers' own checks read it too); they come off with
+    the public `DiffusionPipeline.remove_all_hooks()`. Checked on accelerate 1.15.0 and diffusers 0.42.1."""
     return any(hasattr(part, "_hf_hook") for part in module.modules())
 
 
 def is_compiled(module: torch.nn.Module) -> bool:
-    """Whether `module` is what torch.compile made of one (by --compile, or by an earlier render on a pipeline
-    kept loaded). torch's wrapper class, `OptimizedModule`, has a private home only (`torch._dynamo`) and torch
-    no public call that tells; diffusers' `is_compiled_module` makes that check, in `diffusers.utils.
-    torch_utils`, which diffusers' documentation does not cover (its Utilities page names `randn_tensor` alone
-    there). Checked against torch 2.14.1 and diffusers 0.42.1."""
+    """Whether `module` is what torch.compile made of one (--compile, or an earlier render on a pipeline kept
+    loaded): its wrapper, `OptimizedModule`, lives in the private `torch._dynamo`, and diffusers' check of it in the
+    undocumented `diffusers.utils.torch_utils` (its Utilities page names `randn_tensor` alone there). Checked on
+    torch 2.14.1 and diffusers 0.42.1."""
     from diffusers.utils.torch_utils import is_compiled_module
 
     return is_compiled_module(module)
 
 
 def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
-    """The module torch.compile wrapped into `module` (`module` itself where it is not compiled): eager, for a
-    call at a shape the compiled one was not traced at. torch's wrapper keeps it in its private `_orig_mod`;
-    diffusers' undocumented `diffusers.utils.torch_utils.unwrap_module` reads it. Checked against torch
-    2.14.1 and diffusers 0.42.1."""
+    """The module torch.compile wrapped into `module` (else `module`): eager, for a call at a shape the compiled one
+    was not traced at; in the wrapper's private `_orig_mod`, read by diffusers' undocumented `diffusers.utils.
+    torch_utils.unwrap_module`. Checked on torch 2.14.1 and diffusers 0.42.1."""
     from diffusers.utils.torch_utils import unwrap_module
 
     return unwrap_module(module)
 
 
 def execution_device(module: torch.nn.Module) -> torch.device:
-    """The device `module`'s inputs go to for its pass: its own, or under offloading (accelerate's model or
-    sequential CPU offloading, diffusers' group offloading: the weights wait on the CPU or the meta device)
-    the one its hook moves it to. Only the hooks know, in their private state; diffusers' undocumented
-    `diffusers.utils.torch_utils.get_module_execution_device` reads it (the public `DiffusionPipeline.device`
-    says "cpu" while the models are offloaded). Checked against accelerate 1.15.0 and diffusers 0.42.1."""
+    """The device `module`'s inputs go to for its pass: its own, or under offloading (accelerate's, diffusers' group
+    offloading: weights on the CPU or the meta device) its hook's, in their private state alone, which diffusers'
+    undocumented `diffusers.utils.torch_utils.get_module_execution_device` reads (the public `DiffusionPipeline.
+    device` says "cpu" while offloaded). Checked on accelerate 1.15.0 and diffusers 0.42.1."""
     from diffusers.utils.torch_utils import get_module_execution_device
 
     return get_module_execution_device(module)
@@ -162,6 +154,14 @@ def flux2_patches(pipe, latents: torch.Tensor) -> torch.Tensor:
 
 
 # --- openai-whisper --------------------------------------------------------------------------------
+
+
+def whisper_languages() -> dict[str, str]:
+    """Whisper's languages by code and lowercased name, to their code: what its command line's --language takes,
+    `whisper.tokenizer`'s undocumented LANGUAGES and TO_LANGUAGE_CODE. Checked on openai-whisper 20250625."""
+    from whisper.tokenizer import LANGUAGES, TO_LANGUAGE_CODE
+
+    return {**{code: code for code in LANGUAGES}, **TO_LANGUAGE_CODE}
 
 
 def whisper_tokenizer(model, language: str) -> tuple[Any, int]:

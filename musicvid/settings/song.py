@@ -19,23 +19,6 @@ PLAIN = ".txt"
 TIMED = (".lrc", ".srt", ".json")
 
 
-def language_code(language: str | None) -> str | None:
-    """Whisper's code of a --language given as its code or its name, in any case (whisper.tokenizer's languages);
-    refused in one sentence where Whisper has no such language. (whisper is imported only where one is given: it
-    imports torch.)"""
-    if language is None:
-        return None
-    from whisper.tokenizer import LANGUAGES, TO_LANGUAGE_CODE
-
-    text = language.strip().lower()
-    if text in LANGUAGES or text in TO_LANGUAGE_CODE:
-        return TO_LANGUAGE_CODE.get(text, text)
-    raise UserError(
-        f"--language must be one of Whisper's language codes or names (e.g. en, pl, it, pt, ja, or polish), "
-        f"not {language!r}"
-    )
-
-
 @dataclass(frozen=True)
 class SongRequest(Settings):
     """What to make a storyboard of, and how: everything before the pictures."""
@@ -83,7 +66,6 @@ class SongRequest(Settings):
         None,
         "the song's language, as Whisper's code or name (pl, polish): Whisper hears, aligns and translates the lyrics "
         "in it (default: Whisper guesses it from the singing)",
-        check=language_code,
         group="song",
         affects=("storyboard",),
     )

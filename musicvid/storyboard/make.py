@@ -15,6 +15,7 @@ from musicvid.core.files import check_not_inputs, check_picture, weights_identit
 from musicvid.core.paths import shown
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
+from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.transcribe import transcribe, translated, untranslated
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
@@ -25,7 +26,7 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.models.timing import Timings
 from musicvid.run import Run
 from musicvid.settings.presets import PRESETS, ModelSet
-from musicvid.settings.song import SongRequest, language_code
+from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
