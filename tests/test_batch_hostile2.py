@@ -125,7 +125,7 @@ def test_a_cell_in_a_loop_of_links_is_refused_naming_its_row(tmp_path, capsys, c
 
 MISFITS = {  # a row's file that does not fit a song of 1 s: its name, its text, and what the refusal says
     "late": ("lyrics", "s.lrc", "[99:00.00]way after the end\n", "has no timed lines inside the song's 1.0 s"),
-    "many": ("lyrics", "s.lrc", "".join(f"[00:00.{i:02d}]l {i}\n" for i in range(60)), "has 60 lines, more than"),
+    "many": ("lyrics", "s.lrc", "".join(f"[00:{i * 0.06:05.2f}]l {i}\n" for i in range(17)), "has 17 lines, more than"),
     "many plain": ("lyrics", "s.txt", "line\n" * 60, "has 60 lines, more than"),
     "storyboard": ("storyboard", "s.json", json.dumps(valid_board()), "is for audio of 10.00 s, but"),
     "one frame": ("fps", "", "", "not one frame of video"),  # (a song of 0.1 s at --fps 2)
