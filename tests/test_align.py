@@ -70,6 +70,7 @@ def test_the_runs_of_one_word_are_one_word_again_in_the_phrases_it_becomes():
 
 
 @pytest.mark.slow
+@pytest.mark.ci  # (a second paragraph aligned in pieces: test_a_song_pasted_as_one_paragraph_... stays in the suite)
 def test_chinese_pasted_as_one_paragraph_is_aligned(shared, song):
     eight = song.samples[: 8 * SAMPLE_RATE]
     lines = align_lyrics(shared, eight, [ZH], song.info.sha256, quiet=True).lines

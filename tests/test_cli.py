@@ -64,6 +64,8 @@ def test_a_file_name_with_spaces_and_non_ascii_letters_works(capsys, tmp_path):
         "--lyrics",
         lyrics,
         "-q",
+        "--fps",  # (the names are what is tried: few frames)
+        "2",
         "--workdir",
         tmp_path / "wörk dir",
         "-o",

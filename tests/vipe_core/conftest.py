@@ -80,16 +80,30 @@ def canvas_parquet(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory, tiny_base, canvas_parquet):
-    """One training run of the tiny model: (output folder, result dict)."""
+    """One training run of the tiny model, made once for all of pytest-xdist's workers (their tiny base and canvas
+    are the same bytes; a lock in the folder they share): (output folder, result dict)."""
+    import fcntl
+    import json
+
+    root = tmp_path_factory.getbasetemp()
+    shared = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # (xdist: the workers' common folder)
+    out, made = shared / "trained", shared / "trained.json"
+    with open(shared / "trained.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not made.is_file():
+            made.write_text(json.dumps(train_tiny(out, tiny_base, canvas_parquet)))
+    return out, json.loads(made.read_text())
+
+
+def train_tiny(out: Path, tiny_base: Path, canvas_parquet: Path) -> dict:
     import torch
 
     from vipe_core.train import TrainConfig, train
 
-    out = tmp_path_factory.mktemp("trained")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a tiny model on a busy 2-core machine: one thread is several times faster
     try:
-        result = train(
+        return train(
             TrainConfig(
                 data=str(canvas_parquet),
                 out=str(out),
@@ -106,7 +120,6 @@ def trained(tmp_path_factory, tiny_base, canvas_parquet):
         )
     finally:
         torch.set_num_threads(threads)
-    return out, result
 
 
 @pytest.fixture
