@@ -1,24 +1,36 @@
 """The song file in hostile shapes: samples that are not numbers, a length ffmpeg only estimates, a gap in the
-timestamps, several audio streams, a WAV or a music video (MP4, Matroska, WebM) cut off. The analysis (decode) and
-the mux must hear the same sound on the same timeline, and a refusal must be true."""
+timestamps, several audio streams, a WAV or a music video (MP4, Matroska, WebM) cut off, a stereo song whose channels
+cancel in its mono mix. The analysis (decode) and the mux must hear the same sound on the same timeline, and a refusal
+must be true."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from scipy.io import wavfile
 
 from musicvid.core import ffmpeg
-from musicvid.core.audio import SAMPLE_RATE, check_length, decode, load_audio, song_samples, wav_seconds
+from musicvid.core.audio import (
+    QUIET_MIX_RMS,
+    SAMPLE_RATE,
+    check_length,
+    decode,
+    load_audio,
+    loudness,
+    song_samples,
+    wav_seconds,
+)
 from musicvid.core.errors import UserError
 from musicvid.delivery.mux import encode_video
 from tests.helpers import TINY_QUIET, make_tone, run
 
 # A rising tone: a second of it shifted in time no longer matches itself, as a steady tone would
-CHIRP = "aevalsrc=0.3*sin(2*PI*(200+150*t)*t):s=44100:d={seconds}"
+SWEEP = "sin(2*PI*(200+150*t)*t)"
+CHIRP = f"aevalsrc=0.3*{SWEEP}:s=44100:d={{seconds}}"
 
 
 def make(path: Path, *arguments: str) -> Path:
@@ -105,6 +117,31 @@ def test_an_ordinary_songs_muxed_sound_is_its_analysed_sound(tmp_path):
     analysed, muxed = decode(song), muxed_sound(song, tmp_path)
     span = slice(SAMPLE_RATE // 4, min(analysed.size, muxed.size) - SAMPLE_RATE // 4)
     assert np.corrcoef(analysed[span], muxed[span])[0, 1] > 0.9
+
+
+def stereo(left: str, right: str) -> list[str]:
+    """ffmpeg's arguments for 2 s of stereo sound: `left` and `right`, expressions of the time t."""
+    return ["-f", "lavfi", "-i", f"aevalsrc={left}|{right}:s=44100:d=2"]
+
+
+@pytest.mark.parametrize("name, right", [("song.wav", "-1"), ("song.mp3", "-0.9")])
+def test_a_song_with_a_channel_phase_inverted_is_heard_not_taken_for_silence(tmp_path, caplog, name, right):
+    """Its mono mix cancels what a player plays from two speakers; the side (L-R)/2 is the song."""
+    song = make(tmp_path / name, *stereo(f"0.3*{SWEEP}", f"{right}*0.3*{SWEEP}"))
+    mix, heard = decode(song), load_audio(song).samples
+    assert loudness(mix) < 0.02 and heard.size == mix.size and loudness(heard) > 0.19  # the sweep's: 0.21
+    if name == "song.wav":
+        assert np.allclose(heard, decode(make(tmp_path / "mono.wav", "-f", "lavfi", "-i", CHIRP.format(seconds=2))))
+    assert [m for m in caplog.messages if "nearly opposite" in m] == [
+        f"{song}: its left and right channels are nearly opposite (one's phase inverted), so that its mono mix is all "
+        "but silent: the analysis hears their difference instead"
+    ]
+
+
+@pytest.mark.parametrize("level", [0.3, QUIET_MIX_RMS / 3])  # a quiet one's channels are decoded too, and kept
+def test_an_ordinary_stereo_songs_analysis_is_ffmpegs_mono_mix_as_it_was(tmp_path, caplog, level):
+    song = make(tmp_path / "song.flac", *stereo(f"{level}*{SWEEP}", f"{level}*sin(2*PI*440*t)"))
+    assert np.array_equal(song_samples(song), decode(song)) and not caplog.messages
 
 
 def two_streams(tmp_path: Path, *dispositions: str) -> Path:
@@ -211,3 +248,14 @@ def test_a_whole_matroska_song_is_taken_whatever_its_pictures_or_its_writer(tmp_
     song = made(tmp_path)
     assert ffmpeg.matroska_cut_off(song) is not True
     assert load_audio(song).info.duration == pytest.approx(2, abs=0.1)
+
+
+def test_a_song_with_a_channel_phase_inverted_gives_its_separator_the_channels_in_phase(tmp_path, monkeypatch):
+    """Demucs' vocals are averaged to mono: of channels still opposite, that average would cancel again."""
+    from musicvid.lyrics import vocals
+
+    monkeypatch.setattr(vocals, "demucs_stem", lambda model, mix, *how, **bar: mix)  # a separator giving the mix back
+    song = make(tmp_path / "song.wav", *stereo(f"0.3*{SWEEP}", f"-0.3*{SWEEP}"))
+    separator, heard = SimpleNamespace(samplerate=SAMPLE_RATE, audio_channels=2), song_samples(song)
+    separated = vocals.separate_vocals(separator, song, heard.size, quiet=True)
+    assert loudness(separated) > 0.19 and np.allclose(np.abs(separated), np.abs(heard), atol=1e-3)

@@ -1,7 +1,9 @@
-"""Audio in: decode any file ffmpeg reads, once, to 16 kHz mono float32; its duration, hash, tags and beats."""
+"""Audio in: decode any file ffmpeg reads, once, to 16 kHz mono float32 (a stereo song whose channels cancel in
+that mix: its side, heard_mix); its duration, hash, tags and beats."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +14,7 @@ from musicvid.core import ffmpeg
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS, MAX_TEXT_CHARS, check_file, file_sha256
 from musicvid.core.kernels import kernels_compiled
+from musicvid.core.paths import shown
 
 SAMPLE_RATE = 16_000  # what Whisper expects
 # A file that decodes to less than this share of the length its header declares, and misses more than
@@ -23,6 +26,15 @@ BEAT_HOP = 256  # 16 ms: several onset values per video frame at up to 60 fps
 # A data chunk's size from a writer that could not seek back to write it (ffmpeg, arecord, sox to a pipe: 0,
 # 0xFFFFFFFF, 0x7FFFFFFF, 0x7FFFF000) is no length; a WAV this big would last over 3 hours at CD quality.
 WAV_UNKNOWN_SIZE = 0x7FFF0000
+# A mix quieter than this (RMS, -30 dBFS) may be one that cancels itself: only then are its two channels decoded too
+# (heard_mix), so a song's mix of ordinary loudness is taken as ffmpeg makes it, at one decoding.
+QUIET_MIX_RMS = 0.03
+# A mix this much (20 dB) weaker than its side (L-R)/2 is of channels each nearly the other's negation (their
+# correlation under -0.98): a stereo song with one channel's phase inverted (an old recording, a bad master, a
+# "karaoke" rip), whose mono mix cancels what two speakers play. An ordinary mix's side is at most about as loud as
+# its mid (uncorrelated channels).
+INVERTED_PHASE_RATIO = 0.1
+log = logging.getLogger("musicvid")
 
 
 @dataclass(frozen=True)
@@ -203,7 +215,36 @@ def song_samples(path: Path, max_seconds: float = MAX_SONG_SECONDS) -> np.ndarra
     `max_seconds`: its size / SAMPLE_RATE is the song's length, as every stage after it measures it."""
     check_file(path, "audio file")
     check_length(path, max_seconds)
-    return decode(path, max_seconds=max_seconds)
+    return heard_mix(path, decode(path, max_seconds=max_seconds), max_seconds)
+
+
+def heard_mix(path: Path, mix: np.ndarray, max_seconds: float) -> np.ndarray:
+    """The song's sound as its analysis hears it (its voice, beats and loudness, Whisper): `mix`, ffmpeg's mono mix of
+    it; but where that is quiet (QUIET_MIX_RMS) and far weaker than its side (INVERTED_PHASE_RATIO: a channel's phase
+    inverted, so that the mix cancels what a player plays), the side (L-R)/2, said in a warning."""
+    if loudness(mix) >= QUIET_MIX_RMS:
+        return mix
+    stereo = decode(path, channels=2, max_seconds=max_seconds).reshape(-1, 2)
+    side = (stereo[:, 0] - stereo[:, 1]) / 2
+    if not cancelling(mix, side):  # (ffmpeg's mix, a mono song's: no side)
+        return mix
+    log.warning(
+        "%s: its left and right channels are nearly opposite (one's phase inverted), so that its mono mix is all but "
+        "silent: the analysis hears their difference instead",
+        shown(path),
+    )
+    return side
+
+
+def cancelling(mix: np.ndarray, side: np.ndarray) -> bool:
+    """Whether a stereo song's channels cancel in its mono `mix`: it is quiet (QUIET_MIX_RMS) and far weaker than its
+    `side` (L-R)/2 (INVERTED_PHASE_RATIO)."""
+    return loudness(mix) < QUIET_MIX_RMS and loudness(mix) < INVERTED_PHASE_RATIO * loudness(side)
+
+
+def loudness(samples: np.ndarray) -> float:
+    """The samples' RMS."""
+    return float(np.sqrt(np.mean(np.square(samples, dtype=np.float64))))
 
 
 def load_audio(path: str | Path, max_seconds: float = MAX_SONG_SECONDS) -> Audio:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from musicvid.core.errors import RenderError
+from musicvid.core.paths import file_version
 
 
 @lru_cache(maxsize=1)
@@ -92,13 +93,19 @@ def parse_duration(stderr: str, sound: bool = False, cut_off: bool = False) -> f
 
 
 def describe(path: str | os.PathLike) -> str:
-    """ffmpeg's description of a file as its input (read without decoding the audio); "" if ffmpeg could not read it."""
+    """ffmpeg's description of a file as its input (read without decoding the audio), once per version of the file
+    (file_version) in a process: a render wants it to check the song's length, to decode it and to mux it; "" where
+    ffmpeg could not be run on it (no file there, a timeout: tried again the next time)."""
     try:
-        probe = subprocess.run(
-            [exe(), "-hide_banner", "-nostdin", "-i", file_url(path)], capture_output=True, timeout=60
-        )
+        return _description(file_url(path), file_version(os.stat(path)))
     except (OSError, subprocess.TimeoutExpired):
         return ""
+
+
+@lru_cache(maxsize=64)
+def _description(url: str, version: tuple[int, ...]) -> str:
+    """ffmpeg's description of the file at `url`, cached by its `version` too."""
+    probe = subprocess.run([exe(), "-hide_banner", "-nostdin", "-i", url], capture_output=True, timeout=60)
     return probe.stderr.decode("utf-8", "replace")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from musicvid.core.audio import SAMPLE_RATE, decode
+from musicvid.core.audio import SAMPLE_RATE, cancelling, decode
 from musicvid.core.progress import Progress
 from musicvid.models.internals import demucs_format, demucs_stem
 from vipe_core.bars import on_terminal
@@ -37,7 +37,10 @@ FADE_MARGIN_SECONDS = 7.8
 def separate_vocals(separator, song: Path, samples: int, *, quiet: bool = False) -> np.ndarray:
     """The vocals of `song` as 16 kHz mono, `samples` long (the length of the song's own decoding)."""
     rate, channels = demucs_format(separator)
-    mix = torch.from_numpy(decode(song, rate, channels).reshape(-1, channels).T.copy())
+    mix = decode(song, rate, channels).reshape(-1, channels).T.copy()
+    if channels == 2 and cancelling(mix.mean(0), (mix[0] - mix[1]) / 2):  # heard by its side (heard_mix): Demucs
+        mix[1] = -mix[1]  # is given the channels in phase, as a player's two speakers sound them
+    mix = torch.from_numpy(mix)
     # normalized as Demucs' own command line does, by the whole song: the model was trained on songs of unit variance
     level = song_level(mix)
     heard, overlap = np.zeros(samples, np.float32), round(WINDOW_OVERLAP_SECONDS * SAMPLE_RATE)
