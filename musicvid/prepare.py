@@ -13,7 +13,8 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
    system takes, in folders that can be written, in no work directory, none of them an input, the video's a
    video's;
 3. the inputs: the lyrics file, the storyboard file (where neither stands in for what Whisper hears, --language
-   against the ASR model), its pictures and what draws its scenes' own references, the reference picture;
+   against the ASR model), its pictures and what draws its scenes' own references, the reference picture; and
+   --language as Whisper's code, resolved here alone: the Run's request carries the code every stage reads;
 4. the work directory: in UTF-8 without a control character, musicvid's or empty, of no other song, none of its
    files an input, apart from the outputs, and the files at the outputs' names replaced only where musicvid wrote
    them for this song; an --ip-adapter named where the run draws a reference picture; last, a file can be made where
@@ -81,6 +82,7 @@ class Checked:
     # whether a scene of the storyboard the run may draw (the --storyboard file, else the work directory's own) names
     # its own reference picture: the memory plan counts what that loads (musicvid.pictures.grouping.uses_reference)
     references: bool = False
+    language: str | None = None  # the request's --language as Whisper's code; None: Whisper detects it
 
 
 def prepare(
@@ -125,11 +127,12 @@ def prepare(
     karaoke = settings is not None and settings.captions == "karaoke"
     if lyrics is not None and lyrics.timed and (checked.storyboard is None or karaoke):
         timed_lyrics = fit_lyrics(lyrics, audio.info.duration, audio.info.sha256)
-        if (code := language_code(request.language)) is not None:  # the person's word over the file's
+        if (code := checked.language) is not None:  # the person's word over the file's
             # (recorded in what the storyboard is made from: another --language makes it anew, in its language)
             timed_lyrics = replace(timed_lyrics, language=code, model=f"{timed_lyrics.model} sung in {code}")
     return Run(
-        replace(request, context_size=checked.context_size),
+        # (the stages read Whisper's code: --language pl and --language Polish make one transcript)
+        replace(request, context_size=checked.context_size, language=checked.language),
         registry,
         workdir,
         audio,
@@ -194,7 +197,9 @@ def check_before_work(
     references = own_references(storyboard)
     # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
     if not (request.workdir or song_there):
-        return Checked(outputs[0] if outputs else None, None, scored, lyrics, context_size, storyboard, references)
+        return Checked(
+            outputs[0] if outputs else None, None, scored, lyrics, context_size, storyboard, references, language
+        )
     workdir = Workdir.of_song(request.song, request.workdir)
     if request.workdir is None:  # (one given was checked first)
         check_made(workdir.root, "the work directory")
@@ -216,7 +221,9 @@ def check_before_work(
         )
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
-    return Checked(outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references)
+    return Checked(
+        outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references, language
+    )
 
 
 def check_language(language: str | None, models: ModelSet) -> None:

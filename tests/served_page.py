@@ -20,7 +20,7 @@ from ui.config import JOBS_FOLDER
 # The settings controls as the tests set them, in the page's order (its groups', ui.controls.page_groups): the order
 # of the API's inputs after the song's (tests/test_one_source.py checks it).
 PAGE_CONTROLS = dict(
-    context_size=7, seed=0,  # song and lyrics
+    language="detect", context_size=7, seed=0,  # song and lyrics
     preset="tiny",  # models
     size="64x64", aspect="", steps=4, guidance=7.5, keyframe_candidates=1, reroll_below="", style="", reference=None,
     reference_strength=0.6, lora="", lora_upload=None, fast=False,  # pictures

@@ -2,6 +2,7 @@
 language or the ASR model hears English alone; where given, the song is heard, aligned and translated in it with no
 detecting, a timed file's lines are taken as in it, and the transcript is made again when it changes."""
 
+import dataclasses
 from contextlib import nullcontext
 from types import SimpleNamespace
 
@@ -19,7 +20,10 @@ from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.transcribe import detect_language, transcribe
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.models.loading import ASRModel
+from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import TINY_WHISPER, random_whisper, tiny_whisper
+from musicvid.prepare import prepare
+from musicvid.settings.presets import PRESETS
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard import make
 from musicvid.storyboard.make import get_transcript, transcript_source
@@ -123,7 +127,7 @@ def test_the_storyboard_transcribes_and_aligns_in_the_language_given(tmp_path, m
     monkeypatch.setattr(make, "transcribe", recorded("transcribe"))
     monkeypatch.setattr(make, "align_lyrics", recorded("align"))
     (tmp_path / "words.txt").write_text("widzę światło\n")
-    for lyrics, language in ((None, "Polish"), (tmp_path / "words.txt", "it"), (None, None)):
+    for lyrics, language in ((None, "pl"), (tmp_path / "words.txt", "it"), (None, None)):  # (as prepare resolved it)
         run_of = transcript_run(tmp_path / f"{language}.json", "float32")
         run_of.request = SimpleNamespace(separate_vocals=False, language=language, quiet=True)
         run_of.go_on = lambda: None
@@ -146,12 +150,29 @@ def test_the_transcript_is_made_again_when_the_language_given_changes_and_kept_w
     with pytest.raises(Transcribes):  # a rerun with --language pl hears the song again
         get_transcript(asked)
     Transcript([], "pl", transcript_source(FASTER, False, None, "float32", "pl"), "song").save(path)
-    for again in ("pl", "Polish"):  # the same run again (by the name too) keeps it
-        asked.request = SimpleNamespace(separate_vocals=False, language=again)
-        assert get_transcript(asked).language == "pl"
+    assert get_transcript(asked).language == "pl"  # the same run again keeps it
     asked.request = SimpleNamespace(separate_vocals=False, language=None)
     with pytest.raises(Transcribes):  # and back to detecting, heard again
         get_transcript(asked)
+
+
+def test_a_language_is_resolved_once_by_prepare_and_its_name_and_code_make_one_transcript(tmp_path, monkeypatch):
+    song, heard, sources = make_tone(tmp_path / "song.wav", 1), [], []
+
+    def transcribed(asr, samples, sha256, quiet, language):
+        heard.append(language)
+        return Transcript([], language or "en", "", sha256)
+
+    monkeypatch.setattr(make, "transcribe", transcribed)
+    registry = ModelRegistry(dataclasses.replace(PRESETS["tiny"], asr="base"), "cpu")  # (hears more than English)
+    monkeypatch.setattr(registry, "use", lambda role, timings: nullcontext(None))  # (never asked: no download)
+    for language in ("Polish", "pl", " POLISH", None):
+        run_of = prepare(SongRequest(song=song, workdir=tmp_path / "work", quiet=True, language=language), registry)
+        assert run_of.request.language == (language and "pl")
+        with run_of.workdir.held(False, run_of.audio.info.sha256):
+            sources.append(get_transcript(run_of).model)
+    assert heard == ["pl", None]  # heard in Polish once, however named; made anew when detected
+    assert sources[0] == sources[1] == sources[2] != sources[3] and sources[0].endswith(" heard as pl")
 
 
 def test_a_timed_files_lines_are_taken_in_the_language_given_whatever_the_asr_model_hears(tmp_path):

@@ -57,7 +57,8 @@ def jobs(tmp_path, lora_dir) -> Jobs:
 
 def page_values(**changed) -> dict:
     """The page's values as a visitor leaves them, with the demo song uploaded, but for `changed`."""
-    values = {"preset": "tiny", **shown_controls("tiny"), "context_size": None, "seed": None, "reference": None}
+    values = {"preset": "tiny", **shown_controls("tiny"), "language": "detect", "context_size": None, "seed": None}
+    values["reference"] = None
     values |= dict(upload=str(DEMO_SONG), title="", artist="", lyrics="", lora_upload=None, job="", table=None)
     return values | changed
 

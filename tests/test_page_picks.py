@@ -74,7 +74,8 @@ def test_the_table_shows_each_picks_score_and_an_edit_never_reads_it():
 
 
 def page_values(song, **changed) -> dict:
-    values = {"preset": "tiny", **shown_controls("tiny"), "context_size": None, "seed": None, "reference": None}
+    values = {"preset": "tiny", **shown_controls("tiny"), "language": "detect", "context_size": None, "seed": None}
+    values["reference"] = None
     values |= dict(upload=str(song), title="", artist="", lyrics=LYRICS, lora_upload=None, job="", table=None)
     return values | dict(fps=2, keyframe_candidates=2, scene=None, pin_upload=None) | changed
 

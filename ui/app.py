@@ -31,6 +31,7 @@ from musicvid.settings.song import SongRequest
 from ui import handlers
 from ui.config import UIConfig
 from ui.controls import (
+    DETECT,
     FOLLOWERS,
     LORA_UPLOADS,
     REROLL_THRESHOLDS,
@@ -39,6 +40,7 @@ from ui.controls import (
     UPLOADS,
     bounds,
     choices,
+    language_choices,
     longest,
     page_groups,
     page_words,
@@ -58,11 +60,12 @@ INTRO = (
     "Review the storyboard before rendering, or make the video in one go."
 )
 # The settings controls, by the setting each sets (and the models' preset, and the person's LoRAs).
-CONTROLS = ("preset", "context_size", "seed", *FOLLOWERS, "look", "fast", *UPLOADS, LORA_UPLOADS)
+CONTROLS = ("preset", "language", "context_size", "seed", *FOLLOWERS, "look", "fast", *UPLOADS, LORA_UPLOADS)
 
 
 def song_inputs() -> dict[str, Callable[[], gr.Component]]:
-    """The song, its names and its lyrics: each input's maker (lay_out places it in its setting's group)."""
+    """The song, its names, its lyrics and its language: each input's maker (lay_out places it in its setting's
+    group)."""
     return dict(
         upload=partial(gr.Audio, sources=["upload"], type="filepath", label="Song (MP3, WAV, FLAC, M4A, OGG …)"),
         # (in the browser; the server refuses longer text too, as every front door: musicvid.settings.schema)
@@ -76,6 +79,14 @@ def song_inputs() -> dict[str, Callable[[], gr.Component]]:
             max_length=MAX_LYRICS_CHARS,  # in the browser; the server refuses longer text too (ui.jobs)
             placeholder="Paste the words, one sung line per line: Whisper finds when each is "
             "sung. Timed LRC lines work too. Empty: Whisper listens for them.",
+        ),
+        # Whisper's names, as its own command line offers them; a code or another case typed is read as --language is
+        language=partial(
+            gr.Dropdown,
+            language_choices(),
+            value=DETECT,
+            allow_custom_value=True,
+            label=f"Language sung ({DETECT}: Whisper guesses it; the tiny models hear English alone)",
         ),
     )
 

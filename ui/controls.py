@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from musicvid.core.errors import UserError, number_text
+from musicvid.lyrics.languages import language_names
 from musicvid.models.choose import choose_models
 from musicvid.settings.geometry import size_text
 from musicvid.settings.loras import Loras
@@ -34,7 +35,8 @@ RENDER_FIELDS = (
 )  # fmt: skip
 UPLOADS = ("reference",)  # settings the person's files set: read like the others, never set by the page
 LORA_UPLOADS = "lora_upload"  # the person's style LoRAs: offered to the box by name (ui/loras.py)
-REQUEST_FIELDS = ("context_size", "seed")
+REQUEST_FIELDS = ("language", "context_size", "seed")
+DETECT = "detect"  # the language control's first choice, shown untouched: no --language (Whisper guesses it)
 LAYERS = ("look", "fast")  # controls that set others: what the page shows follows them (and the preset)
 FOLLOWERS = tuple(name for name in RENDER_FIELDS if name not in LAYERS)
 SONG_INPUTS = {"upload": "song", "title": "title", "artist": "artist", "lyrics": "lyrics_file"}  # by their fields
@@ -132,8 +134,15 @@ def chosen(
     return resolve_render_settings(choose_models(values["preset"]), changed)
 
 
+def language_choices() -> list[str]:
+    """The language control's choices: DETECT, then Whisper's languages by name (musicvid.lyrics.languages)."""
+    return [DETECT, *language_names()]
+
+
 def chosen_request(values: dict[str, Any]) -> dict[str, Any]:
-    """The request's settings that the page's controls set, by field name (an empty control: the default)."""
+    """The request's settings that the page's controls set, by field name (an empty control, or the language's
+    DETECT: the default). The language is the person's word, resolved as --language is (musicvid.prepare)."""
+    values = {**values, "language": None if values["language"] == DETECT else values["language"]}
     read = {name: setting_value(SongRequest, name, values[name]) for name in REQUEST_FIELDS}
     return {name: value for name, value in read.items() if value is not None}
 

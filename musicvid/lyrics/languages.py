@@ -1,5 +1,6 @@
-"""The song's language as a person names it (--language, an LRC's [la:] tag): Whisper's code, from its code or its
-name in any case ("pl", "Polish"), or one sentence saying Whisper has no such language."""
+"""The song's language as a person names it (--language, an LRC's [la:] tag, the page's choice): Whisper's code, from
+its code or its name in any case ("pl", "Polish"), or one sentence saying Whisper has no such language; and the
+names the page offers."""
 
 from __future__ import annotations
 
@@ -20,3 +21,11 @@ def language_code(language: str | None) -> str | None:
             f"not {language!r}"
         )
     return code
+
+
+def language_names() -> list[str]:
+    """Whisper's languages by name, as its own command line offers them: every name it takes (other names too:
+    Castilian, Flemish), titled, in alphabetical order."""
+    from musicvid.models.internals import whisper_languages
+
+    return sorted(name.title() for name, code in whisper_languages().items() if name != code)

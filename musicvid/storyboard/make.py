@@ -15,7 +15,6 @@ from musicvid.core.files import check_not_inputs, check_picture, weights_identit
 from musicvid.core.paths import shown
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
-from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.transcribe import transcribe, translated, untranslated
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
@@ -52,7 +51,8 @@ def get_transcript(run: Run) -> Transcript:
     if texts:
         check_line_count(len(texts), info.duration, lyrics.path)
     path = run.workdir.transcript
-    models, vocals, language = registry.models, request.separate_vocals, language_code(request.language)
+    # (--language as Whisper's code: musicvid.prepare resolved it)
+    models, vocals, language = registry.models, request.separate_vocals, request.language
     source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision), language)
     cached = Transcript.cached(path, info.sha256)
     # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is; known words
