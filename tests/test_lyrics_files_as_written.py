@@ -190,12 +190,15 @@ def test_what_a_lyrics_site_adds_is_left_out_and_said(tmp_path, caplog):
         "My heart is a lighthouse in the storm",
         "You might also like me",
         "The city sleeps beneath a paper moon",
+        "The city sleeps beneath a paper moon",
         "Time is a feather drifting on the sea",
         "I will carry your light back home",
     ]
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
-        "6 lines held what a lyrics site adds (its 'Contributors…Lyrics' heading, 'You might also like', 'Embed', a "
-        "repeat mark such as '(x2)'): left out"
+        "5 lines held what a lyrics site adds (its 'Contributors…Lyrics' heading, 'You might also like', 'Embed', a "
+        "repeat mark such as '(x2)'): left out",
+        "1 line sung again where it marks a repeat ('[Chorus x2]', '(Repeat chorus)', a heading alone, '(x3)' after a "
+        "line): each gets its caption",
     ]
     ordinary = "Lyrics of my life\nEmbed me in your arms\nI was 2x as strong\nthe last word is Embed\n"
     caplog.clear()

@@ -3,13 +3,15 @@ transcript's numbers) bounded before it is read, every field of a storyboard of 
 read wherever people's editors write one. Whatever is refused is one sentence, before any work."""
 
 import json
+import logging
 
 import pytest
 
 from musicvid.batch.command import read_playlist
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS, parse_json
-from musicvid.lyrics.known import check_lyrics_file
+from musicvid.lyrics.known import check_lyrics_file, read_plain_lyrics
+from musicvid.lyrics.lrc import parse_lrc
 from musicvid.lyrics.transcript import Transcript
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import TINY_QUIET, make_tone, run, timed_lyrics, valid_board
@@ -145,3 +147,40 @@ def test_a_byte_order_mark_is_read_where_editors_write_one(tmp_path):
     board.write_bytes(json.dumps(valid_board()).encode("utf-16"))  # another encoding: refused in a sentence
     with pytest.raises(UserError, match=f"^storyboard {board} is not UTF-8 text$"):
         load_storyboard(board)
+
+
+PASTED = """[Verse 1: Sam]
+the city lights are fading out (yeah yeah)
+
+[Chorus x2 - Sam]
+hold on to me tonight
+
+we will never let it go
+[x2]
+
+Pre-Chorus
+Verse 2:
+your shadow dances (x3)
+on the wall [2x]
+(Repeat chorus)
+(Instrumental)
+the chorus of the birds
+Refrain x2
+Couplet 2
+(Instrumental)
+Chorus:
+"""
+
+
+def test_a_chorus_written_once_is_sung_each_time_the_text_repeats_it_and_headings_are_not_sung(tmp_path, caplog):
+    (path := tmp_path / "pasted.txt").write_text(PASTED)
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        lines = read_plain_lyrics(check_lyrics_file(path))
+    chorus = "hold on to me tonight"  # (its stanza ends at the blank line; a repeat sings it as written: once)
+    verse = ["your shadow dances"] * 3 + ["on the wall"] * 2
+    birds = "the chorus of the birds"  # (sung, once: no heading, and "(Instrumental)" names no section)
+    first = ["the city lights are fading out (yeah yeah)", chorus, chorus, "we will never let it go"]
+    assert lines == [*first, *verse, chorus, birds, chorus]  # ("Refrain x2": no refrain was written)
+    assert "6 lines sung again where it marks a repeat" in caplog.text
+    timed = parse_lrc("[00:05.00]first line\n[00:12.00]Chorus:\n[00:20.00]Verse 2\n[00:22.00]a line\n", 41.0)
+    assert [(line.start, line.end, line.text) for line in timed] == [(5.0, 12.0, "first line"), (22.0, 23.8, "a line")]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, file_sha256, invalid, parse_json, utf8_text
-from musicvid.lyrics.lrc import is_label, lrc_language, parse_lrc, starts_with_time
+from musicvid.lyrics.lrc import SECTION_NAMES, is_label, lrc_language, parse_lrc, starts_with_time
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
     Line,
@@ -44,7 +44,8 @@ MAX_LINES = 2_000
 # ContributorsLighthouse Lyrics", the first section's label glued to it as spotDL embeds it), its description's
 # teaser ("… Read More") before the first section, a widget between verses ("You might also like", after a
 # concert's advert), a footer last ("5Embed", alone or glued to the last lyric: a count of up to 3 digits); and a
-# repeat mark, any site's, alone on a line or after its words ("(x2)", "x3", "(2x)"). Nobody sings them.
+# repeat mark, any site's, alone on a line or after its words ("(x2)", "x3", "(2x)", "[x2]"). Nobody sings them
+# (after a line's words, the line is sung so often: _plain_lines).
 _SITE_HEADING = re.compile(r"\d+\s*Contributors?.*?Lyrics")
 _SITE_TEASER = re.compile(r".*Read More")
 _SITE_ADVERT = re.compile(r"See .* LiveGet tickets as low as \$\d+You might also like")
@@ -52,7 +53,7 @@ _SITE_WIDGET = "You might also like"
 _SITE_FOOTER = re.compile(r"(?:(?<=\S)|^)Embed$")
 _SITE_COUNT = re.compile(r"(?<!\d)\d{1,3}$")
 _REPEAT = re.compile(r"[(\[]?\s*(?:[x×]\s*\d+|\d+\s*[x×])\s*[)\]]?", re.IGNORECASE)
-_REPEAT_AFTER = re.compile(r"\s+\((?:[x×]\s*\d+|\d+\s*[x×])\)$", re.IGNORECASE)
+_REPEAT_AFTER = re.compile(r"\s+[(\[](?:[x×]\s*\d+|\d+\s*[x×])[)\]]$", re.IGNORECASE)
 
 
 def lyrics_kind(path: Path, text: str) -> str:
@@ -176,10 +177,16 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
         )
     if kind == PLAIN:
         _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text_lines(text), start=1)))
-        if count := _plain_lines(text)[1]:
+        _, count, repeated = _plain_lines(text)
+        if count:
             log.warning(
                 f"{document}: {count} line{'s' if count > 1 else ''} held what a lyrics site adds (its "
                 "'Contributors…Lyrics' heading, 'You might also like', 'Embed', a repeat mark such as '(x2)'): left out"
+            )
+        if repeated:
+            log.warning(
+                f"{document}: {repeated} line{'s' if repeated > 1 else ''} sung again where it marks a repeat "
+                "('[Chorus x2]', '(Repeat chorus)', a heading alone, '(x3)' after a line): each gets its caption"
             )
         return KnownLyrics(path, text)
     lines, language = timed_lines(text, kind, math.inf, document)  # (the song bounds an LRC's last line: read_lyrics)
@@ -196,27 +203,72 @@ def _without_footer(line: str) -> str:
     return _SITE_COUNT.sub("", line[: footer.start()]).rstrip()
 
 
-def _plain_lines(text: str) -> tuple[list[str], int]:
-    """The sung lines of plain lyrics `text`: one per line; blank lines (between stanzas), section labels, directions
-    to the band and what a lyrics site adds (_SITE_HEADING and the like) are not sung. And how many lines held what a
-    lyrics site adds (left out, or taken out of them)."""
-    lines = [line for raw in text_lines(text) if has_words(line := " ".join(raw.split()))]
-    heading = _SITE_HEADING.match(lines[0]) if lines else None
+# A heading says which section follows and how often it is sung: "[Chorus x2]" (the lines under it, twice), "[Verse
+# 1: Name]" (who sings it is no part of its name), and a heading with no lines under it sings the lines last written
+# under its name again ("[Chorus]", "Chorus:" or "(Repeat chorus)" where the chorus was written out above). A repeat
+# mark after a line's words sings the line so often ("(x3)"). The singer sings each time, so each gets its caption.
+_COUNT = re.compile(r"(?:[x×]\s*(\d{1,2})|(\d{1,2})\s*[x×])(?!\w)", re.IGNORECASE)
+_REPEAT_WORD = re.compile(r"^\s*repeat\b", re.IGNORECASE)
+
+
+def _times(mark: str) -> int:
+    """How many times a repeat mark ("x3", "2x", none: "") says to sing."""
+    count = _COUNT.search(mark)
+    return max(1, int(count.group(1) or count.group(2))) if count else 1
+
+
+def _section(label: str) -> tuple[str, int, bool]:
+    """The song's section heading `label` names (casefolded, without who sings it, its repeat mark or brackets; ""
+    for a label that names none: "(Instrumental)", "[Sam]"), how many times it is sung, and whether lines follow it
+    ("(Repeat chorus)" has none of its own)."""
+    inner = re.split(r":|\s[-–—]\s", label.strip().strip("[]()*"))[0]
+    name = " ".join(re.findall(r"\w[\w'-]*", _REPEAT_WORD.sub("", _COUNT.sub("", inner)).casefold()))
+    if not SECTION_NAMES.match(name):
+        return "", 1, True
+    return name, _times(inner), not _REPEAT_WORD.match(inner)
+
+
+def _as_sung(stanzas: list[tuple[str, int, list[str]]]) -> list[str]:
+    """The lines of `stanzas` (each its section's name, how many times it is sung, its lines) as sung: a section
+    with no lines sings those last written under its name."""
+    sung, written = [], {}
+    for name, times, lines in stanzas:
+        if lines and name:
+            written[name] = lines
+        sung += (lines or written.get(name, [])) * times
+    return sung
+
+
+def _plain_lines(text: str) -> tuple[list[str], int, int]:
+    """The sung lines of plain lyrics `text`: one per line, as often as a heading or a repeat mark says (_section);
+    blank lines (between stanzas), section labels, directions to the band and what a lyrics site adds (_SITE_HEADING
+    and the like) are not sung. And how many lines held what a lyrics site adds (left out, or taken out of them), and
+    how many lines are sung again where a repeat was marked."""
+    rows = [row if has_words(row := " ".join(raw.split())) else "" for raw in text_lines(text)]
+    worded = [i for i, row in enumerate(rows) if row]
+    heading = _SITE_HEADING.match(rows[worded[0]]) if worded else None
     if heading:
-        lines[0] = lines[0][heading.end() :].strip()
-    footed = bool(lines) and _without_footer(lines[-1]) != lines[-1]
-    first_label = next((i for i, line in enumerate(lines) if is_label(line)), len(lines))
-    sung, touched = [], int(bool(heading))
-    for i, line in enumerate(lines):
-        if is_label(line) or not line:
+        rows[worded[0]] = rows[worded[0]][heading.end() :].strip()
+    last = worded[-1] if worded else -1
+    footed = bool(worded) and _without_footer(rows[last]) != rows[last]
+    first_label = next((i for i, row in enumerate(rows) if is_label(row)), len(rows))
+    stanzas, touched, once = [("", 1, [])], int(bool(heading)), 0
+    for i, row in enumerate(rows):
+        if not row or is_label(row):
+            name, times, holds = _section(row) if row else ("", 1, True)
+            if row or stanzas[-1][2]:  # (a blank line under a heading is not its end)
+                stanzas += [(name, times, []), *([] if holds else [("", 1, [])])]
             continue
-        bare = _REPEAT_AFTER.sub("", _without_footer(line) if i == len(lines) - 1 else line)
+        line = _without_footer(row) if i == last else row
+        bare = _REPEAT_AFTER.sub("", line)
         furniture = _SITE_ADVERT.fullmatch(bare) or (bare == _SITE_WIDGET and (heading or footed))
         kept = has_words(bare) and not (furniture or _REPEAT.fullmatch(bare))
         kept = kept and not (i < first_label and _SITE_TEASER.fullmatch(bare))
-        sung += [bare] if kept else []
-        touched += not kept or bare != line
-    return sung, touched
+        stanzas[-1][2].extend([bare] * _times(line[len(bare) :]) if kept else [])
+        touched += not kept or line != row
+        once += kept
+    sung = _as_sung(stanzas)
+    return sung, touched, len(sung) - once
 
 
 def read_plain_lyrics(lyrics: KnownLyrics) -> list[str]:

@@ -66,10 +66,22 @@ _TIME = re.compile(r"(\d+):(\d+)(?:[.,:](\d+))?|(\d+):(\d+):(\d+)[.,](\d+)")
 _META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 SECTION = re.compile(r"^\[[^\]]*\]$")
-# A line wholly in parentheses or asterisks that directs the band ("(Instrumental)", "*guitar solo*"): nobody sings it.
+# Sites also write a section's name bare on its line, numbered, named for who sings it, or marked for repeats:
+# "Chorus:", "Pre-Chorus", "Verse 2", "Refrain x2", "Repeat chorus", in the song's language too ("Coro", "Couplet 1",
+# "Strophe"). Nobody sings those either.
+SECTION_NAMES = re.compile(
+    r"(?:(?:pre|post)[- ]?)?(?:chorus|verse|bridge|hook|refrain|intro|outro|interlude|coro|estribillo|estrofa|verso"
+    r"|puente|couplet|pont|strophe|ritornello|strofa|ponte|refrão|refrein|brug)",
+    re.IGNORECASE,
+)
+_BARE_SECTION = re.compile(
+    rf"(?:repeat\s+)?{SECTION_NAMES.pattern}(?:\s*\d+)?\s*(?:\(?\s*(?:[x×]\s*\d+|\d+\s*[x×])\s*\)?)?\s*:?",
+    re.IGNORECASE,
+)
+# A line wholly in parentheses or asterisks that directs the band ("(Instrumental)", "*guitar solo*") or names a
+# section ("(Repeat chorus)"): nobody sings it.
 _DIRECTION = re.compile(
-    r"(?:\(\s*|\*+\s*)(?:instrumental|(?:guitar |piano )?solo|music|interlude|break|intro|outro|(?:repeat )?chorus"
-    r"|bridge)(?:\s*\)|\s*\*+)",
+    rf"(?:\(\s*|\*+\s*)(?:instrumental|(?:guitar |piano )?solo|music|break|{_BARE_SECTION.pattern})(?:\s*\)|\s*\*+)",
     re.IGNORECASE,
 )
 # NetEase's and QQ Music's LRCs open with their credits, timed: "[00:00.000] 作词 : 周杰伦". Nobody sings them.
@@ -81,8 +93,8 @@ _CREDIT = re.compile(
 
 
 def is_label(line: str) -> bool:
-    """Whether a line names a section ("[Chorus]") or directs the band ("(Instrumental)"): not sung."""
-    return bool(SECTION.match(line) or _DIRECTION.fullmatch(line.strip()))
+    """Whether a line names a section ("[Chorus]", "Chorus:") or directs the band ("(Instrumental)"): not sung."""
+    return bool(SECTION.match(line) or _DIRECTION.fullmatch(line.strip()) or _BARE_SECTION.fullmatch(line.strip()))
 
 
 # Walaoke LRC names who sings a line (M: a man, F: a woman, D: both) before its words: not sung.
