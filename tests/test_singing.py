@@ -7,7 +7,7 @@ import pytest
 
 from musicvid.lyrics.inventions import invented, loops
 from musicvid.lyrics.singing import Voice, may_be_sung, opened, where_sung
-from musicvid.lyrics.transcribe import sung_lines, unheard_voice
+from musicvid.lyrics.transcribe import lines_at_pauses, sung_lines, unheard_voice
 from musicvid.lyrics.transcript import Line, Word
 
 
@@ -193,3 +193,32 @@ def test_silero_is_trusted_passage_by_passage():
     assert [line.text for line in lines] == [line.text for line in [*verse, *passage]]
     assert [line.start for line in lines] == pytest.approx([10.0, 14.0, 18.0, 22.0, 80.0, 88.0])
     assert [line.end for line in lines[4:]] == pytest.approx([86.5, 94.5])
+
+
+def test_legato_lines_are_cut_where_whisper_ends_their_clauses_but_not_in_a_number_or_a_short_cry():
+    """A singer who leaves 0.15 s between lines: Whisper's one segment over three lines, with a comma at each
+    line's end (it-legato, Whisper base). A clause ends a line between two phrases; "Oh," does not, nor a
+    number's comma or an abbreviation's point, nor one that leaves a cry after it."""
+    sung = ["sempre ti amerò,", "sotto le stelle,", "zitto nel silenzio"]
+    lines = [segment(6.0 + 2.35 * n, text, 0.75) for n, text in enumerate(sung)]
+    heard = Line(6.0, lines[-1].end, " ".join(sung), words=[w for line in lines for w in line.words])
+    cut = lines_at_pauses([heard])
+    assert [(line.start, line.text) for line in cut] == [(line.start, line.text) for line in lines]
+    for text in (
+        "Oh, sotto le stelle",
+        "we paid 1, 000 for the night",
+        "we sang to Mr. Jones all night",
+        "sotto le stelle, oh yeah",
+    ):
+        assert [line.text for line in lines_at_pauses([segment(6.0, text, 0.6)])] == [text]
+
+
+def test_a_voice_whisper_missed_most_of_is_heard_again_where_silero_hears_the_singer_under_all_it_heard():
+    """Whisper base heard nothing of a Turkish song's first 30 s (tr-intro): what it believed lies under less than
+    half of Silero's voice, but Silero's voice lies under all it believed, so Silero hears the singer. The lines
+    it missed are heard again, as much as Whisper heard at most, the likest lines first: not 7 s of talk before."""
+    heard = [segment(30.4 + 6 * n, "yollar uzun ama dönüyorum", 1.0) for n in range(3)]  # 12 s heard
+    sung = [(1.0, 8.2), (14.7, 18.6), (20.0, 23.2), (25.2, 29.6), *((30.9 + 6 * n, 34.5 + 6 * n) for n in range(3))]
+    assert unheard_voice(heard, Voice(sung, 50.0)).stretches == sung[1:4]
+    # Silero deaf under one of the lines Whisper believed: the voice it hears elsewhere may be the band's
+    assert unheard_voice(heard, Voice([*sung[:5], sung[6]], 50.0)).stretches == []

@@ -32,6 +32,9 @@ from musicvid.models.internals import speech_timestamps
 # Whisper cuts segments by its 30 s windows and its own sense of sentences, not by sung lines: a
 # pause this long between two words is where a line ends.
 LINE_PAUSE_SECONDS = 0.5
+# The punctuation Whisper ends a clause with (its CJK and Arabic forms besides): where a phrase may end.
+CLAUSE_ENDS = ",;:.!?，、；：。！？،؛؟"
+VOWELS = set("aeiouy")
 # Silero, a little more sensitive than its default (0.5): singing under a band scores lower than speech.
 VAD_OPTIONS = {"threshold": 0.35, "min_silence_duration_ms": 300, "speech_pad_ms": 0}
 # Silero hears a sung line 0-0.2 s after it begins (measured on the generated songs), and its ends are
@@ -214,11 +217,23 @@ def shifted(line: Line, seconds: float) -> Line:
     return replace(line, start=line.start + seconds, end=line.end + seconds, words=words)
 
 
+def closes_clause(word: Word, after: Word) -> bool:
+    """Whether Whisper ended a clause with `word` (before `after`): its closing punctuation (CLAUSE_ENDS), but not
+    a number's ("1," before "000": Whisper's words part "1,000" there) nor an abbreviation's point ("U.S.",
+    "e.g.", and a Latin word with no vowel: "Mr.", "St.")."""
+    text = word.text.rstrip()
+    if text[-1:] not in CLAUSE_ENDS or (text[-2:-1].isdigit() and after.text.lstrip()[:1].isdigit()):
+        return False
+    stem = text[:-1]
+    abbreviated = "." in stem or (stem.isascii() and stem.isalpha() and not VOWELS & set(stem.lower()))
+    return not (text.endswith(".") and abbreviated)
+
+
 def openings(words: list[Word]) -> list[bool]:
     """Which words open a phrase: the first, one after a pause, or one after a phrase's closing punctuation
-    (Whisper's own sense of where its sentences end)."""
+    (`closes_clause`: Whisper's own sense of where its sentences end)."""
     return [
-        n == 0 or word.start - words[n - 1].end >= LINE_PAUSE_SECONDS or words[n - 1].text.rstrip()[-1:] in ".,;:!?"
+        n == 0 or word.start - words[n - 1].end >= LINE_PAUSE_SECONDS or closes_clause(words[n - 1], word)
         for n, word in enumerate(words)
     ]
 

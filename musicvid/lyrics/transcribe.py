@@ -21,7 +21,7 @@ import torch
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
-from musicvid.lyrics.inventions import loops
+from musicvid.lyrics.inventions import LOOP_WORDS, loops
 from musicvid.lyrics.singing import (
     CLIP_LEAD,
     CLIP_TAIL,
@@ -29,6 +29,7 @@ from musicvid.lyrics.singing import (
     TRUSTED_AGREEMENT,
     Voice,
     believed,
+    closes_clause,
     may_be_sung,
     opened,
     shifted,
@@ -44,16 +45,38 @@ from vipe_core.bars import on_terminal
 # Whisper's window: what the language is detected on
 WINDOW_SECONDS = 30.0
 SEED = 0
-# A stretch of Silero's voice this long with no word Whisper heard near it holds a sung phrase Whisper missed
-# (Whisper base, after 17 s of band alone, wrote "Art размер" over a generated song's two last lines).
-UNHEARD_SECONDS = 1.0
+# A sung phrase lasts this long at least: a stretch of Silero's voice this long with no word Whisper heard near it
+# holds one Whisper missed (Whisper base, after 17 s of band alone, wrote "Art размер" over a generated song's two
+# last lines), and a clause Whisper ends inside a line (`closes_clause`) after this long and this many words is a
+# sung line (fewer words may be a cry: "Oh,"; Whisper's loops are told from lines of as many, LOOP_WORDS).
+PHRASE_SECONDS = 1.0
+PHRASE_WORDS = LOOP_WORDS
+# Where Silero's voice lies under this share of what Whisper believed, Silero hears the singer, not the band, even
+# if Whisper heard under TRUSTED_AGREEMENT of that voice: Whisper missed lines (Whisper base heard nothing of a
+# Turkish song's first 30 s, three sung lines Silero heard to 0.04 s).
+ALMOST_ALL = 0.9
 
 
-def _line(words: list[tuple[int, Word]]) -> Line:
-    probabilities = [w.probability for _, w in words if w.probability is not None]
+def _line(words: list[Word]) -> Line:
+    probabilities = [w.probability for w in words if w.probability is not None]
     confidence = round(sum(probabilities) / len(probabilities), 3) if probabilities else None
-    text = " ".join(w.text for _, w in words)
-    return Line(words[0][1].start, words[-1][1].end, text, words=[w for _, w in words], confidence=confidence)
+    return Line(words[0].start, words[-1].end, " ".join(w.text for w in words), words=words, confidence=confidence)
+
+
+def phrase(words: list[Word]) -> bool:
+    """Whether the words are as many and last as long as a sung phrase at least (PHRASE_WORDS, PHRASE_SECONDS)."""
+    return len(words) >= PHRASE_WORDS and words[-1].end - words[0].start >= PHRASE_SECONDS
+
+
+def at_clauses(words: list[Word]) -> list[list[Word]]:
+    """A line's words, cut where Whisper ends a clause between two phrases (`closes_clause`, `phrase`): a legato
+    singer leaves no pause between lines, and Whisper marks their ends with commas."""
+    parts, first = [], 0
+    for k in range(1, len(words)):
+        if closes_clause(words[k - 1], words[k]) and phrase(words[first:k]) and phrase(words[k:]):
+            parts.append(words[first:k])
+            first = k
+    return [*parts, words[first:]]
 
 
 def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Line]:
@@ -61,12 +84,12 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Li
     or, given the `voice` the words were fitted to, where it pauses between them: `Voice.paused`), and where
     Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
     rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
-    segment ending: Whisper cut that line mid-way, and it runs on into the next segment. Without any word time
-    stamps, Whisper's segments stay as they are."""
+    segment ending: Whisper cut that line mid-way, and it runs on into the next segment; then where Whisper ends a
+    clause inside a line (`at_clauses`). Without any word time stamps, Whisper's segments stay as they are."""
     words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
     if not words:
         return segments
-    lines: list[Line] = []
+    runs: list[list[Word]] = []
     first = 0  # the current line's first word
     for k in range(1, len(words)):
         (segment_before, previous), (segment, word) = words[k - 1], words[k]
@@ -74,9 +97,10 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Li
         breath = voice is not None and voice.paused(previous, word)
         mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
         if pause or breath or (segment != segment_before and not mid_segment):
-            lines.append(_line(words[first:k]))
+            runs.append([w for _, w in words[first:k]])
             first = k
-    return lines + [_line(words[first:])]
+    runs.append([w for _, w in words[first:]])
+    return [_line(part) for run in runs for part in at_clauses(run)]
 
 
 def _word(start: float, end: float, text: str, probability: float | None) -> Word:
@@ -210,7 +234,8 @@ def check_hears(language: str | None, asr_name: str, multilingual: bool) -> None
     if language not in (None, "en") and not multilingual:
         raise UserError(
             f"--language {language} needs a Whisper that hears more than English, and {asr_name} hears English alone: "
-            "leave --language out, or name a multilingual --asr-model (base, not base.en)"
+            "leave --language out, or use a multilingual Whisper (the default models' large-v2, or --asr-model base, "
+            "not base.en)"
         )
 
 
@@ -262,23 +287,39 @@ def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: 
 
 
 def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
-    """Silero's stretches of voice that Whisper heard no word of (none of the words it may have sung within a lead
-    and a tail of them), each at least UNHEARD_SECONDS, where the two agree both ways: Silero is trusted
-    over the song (musicvid.lyrics.singing.trusted_over_song), and Whisper's belief lies under at least
-    TRUSTED_AGREEMENT of Silero's voice. Otherwise none: over an instrumental, Silero's voice is the band's."""
+    """Silero's stretches of voice that Whisper heard no word of (none of the words it may have sung from a lead
+    before them to a tail after them: where what Whisper decodes of a stretch lies), each at least PHRASE_SECONDS,
+    where the two agree both ways: Silero is trusted over the song (musicvid.lyrics.singing.trusted_over_song), and
+    Whisper's belief lies under at least TRUSTED_AGREEMENT of Silero's voice, or else Silero's voice lies under
+    ALMOST_ALL of Whisper's belief (it hears the singer, and Whisper missed lines: then as much of the voice as
+    Whisper believed, at most: `likest_lines`). Otherwise none: over an instrumental, Silero's voice is the band's."""
     kept = may_be_sung(heard)
-    trusted = trusted_over_song(kept, silero)
     belief = Voice.of_words(believed(kept), silero.duration)
     heard_share = belief.agreement([Line(start, end, "") for start, end in silero.stretches]) or 0.0
-    if not (trusted and heard_share >= TRUSTED_AGREEMENT):
+    hears_singer = (silero.agreement(believed(kept)) or 0.0) >= ALMOST_ALL
+    if not (trusted_over_song(kept, silero) and (heard_share >= TRUSTED_AGREEMENT or hears_singer)):
         return Voice([], silero.duration)
     spans = [(w.start, w.end) for segment in kept for w in segment.words]
     alone = [
         (start, end)
         for start, end in silero.stretches
-        if end - start >= UNHEARD_SECONDS and not any(a < end + CLIP_LEAD and b > start - CLIP_LEAD for a, b in spans)
+        if end - start >= PHRASE_SECONDS and not any(a < end + CLIP_TAIL and b > start - CLIP_LEAD for a, b in spans)
     ]
+    if heard_share < TRUSTED_AGREEMENT:
+        alone = likest_lines(alone, sum(end - start for start, end in belief.stretches))
     return Voice(alone, silero.duration)
+
+
+def likest_lines(stretches: list[tuple[float, float]], seconds: float) -> list[tuple[float, float]]:
+    """The shortest of the `stretches` (the likest a sung line: a band's "voice" runs on), `seconds` of them at
+    most, in order."""
+    taken, total = [], 0.0
+    for start, end in sorted(stretches, key=lambda stretch: stretch[1] - stretch[0]):
+        total += end - start
+        if total > seconds:
+            break
+        taken.append((start, end))
+    return sorted(taken)
 
 
 def voice_heard_again(
