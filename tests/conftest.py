@@ -8,9 +8,11 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 # 40 s instead of 3. This process and those it starts compute with one thread, unless told otherwise.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import fcntl  # noqa: E402
 import gc  # noqa: E402
 import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Callable  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -80,13 +82,68 @@ def tiny_en() -> str:
 
 
 @pytest.fixture(scope="session")
-def standin_home(tmp_path_factory) -> Path:
-    """An HF_HOME whose hub cache holds the stand-ins of the default models (tests/standins/)."""
+def made_once(tmp_path_factory) -> Callable[[str, Callable[[Path], object]], Path]:
+    """`made_once(name, make)`: the folder `name` that `make(folder)` filled, made once for all of pytest-xdist's
+    workers (a lock in the folder they share: the first to ask makes it, the others wait and read it). Tests
+    only read what is in it: a test that spoils it spoils it for every test after it, in every worker."""
+    root = tmp_path_factory.getbasetemp()
+    shared = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # (xdist: the workers' common folder)
+
+    def made(name: str, make: Callable[[Path], object]) -> Path:
+        folder, done = shared / name, shared / f"{name}.done"
+        with open(shared / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.is_file():
+                shutil.rmtree(folder, ignore_errors=True)  # (what a worker whose make failed left)
+                folder.mkdir()
+                make(folder)
+                done.touch()
+        return folder
+
+    return made
+
+
+@pytest.fixture(scope="session")
+def standin_home(made_once) -> Path:
+    """An HF_HOME whose hub cache holds the stand-ins of the default models (tests/standins/), written once for
+    all the workers: read it only."""
     from tests.standins import write_hub
 
-    home = tmp_path_factory.mktemp("hf-home")
-    write_hub(home)
-    return home
+    return made_once("hf-home", write_hub)
+
+
+def render_tone(folder: Path) -> None:
+    """A 6.03 s tone with TONE_LYRICS beside it, rendered with the tiny models from `folder` by relative names."""
+    from tests.helpers import TONE_LYRICS, make_tone, render
+
+    make_tone(folder / "song.mp3", 6.03)
+    (folder / "song.lrc").write_text(TONE_LYRICS)
+    here = Path.cwd()
+    os.chdir(folder)
+    try:
+        assert render(Path("song.mp3"), Path("w"), "-o", Path("video.mp4")) == 0
+    finally:
+        os.chdir(here)
+
+
+@pytest.fixture(scope="session")
+def tone_render(made_once) -> Path:
+    """render_tone's folder, rendered once for all the workers: song.mp3, song.lrc, the work directory w (the song
+    recorded in it by its absolute path) and video.mp4. Read it only; a test that changes the work directory
+    changes a copy (shutil.copytree, symlinks kept)."""
+    return made_once("tone-render", render_tone)
+
+
+@pytest.fixture(scope="session")
+def tone_render_slerp(made_once, tone_render) -> Path:
+    """tone_render's song rendered with --no-align (plain slerp morphs), once for all the workers: its work
+    directory. Read it only."""
+    from tests.helpers import render
+
+    def make(folder: Path) -> None:
+        assert render(tone_render / "song.mp3", folder / "w", "--no-align", "-o", folder / "video.mp4") == 0
+
+    return made_once("tone-render-slerp", make) / "w"
 
 
 @pytest.fixture

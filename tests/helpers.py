@@ -20,6 +20,8 @@ from musicvid.lyrics.known import check_lyrics_file, read_lyrics
 from musicvid.lyrics.transcript import Transcript
 
 TINY_QUIET = ("--models", "tiny", "-q")  # the tiny models, without progress bars
+# A 6.03 s song's lines (make_tone): an intro, two lyric scenes and an outro
+TONE_LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
 
 
 def timed_lyrics(path: Path, duration: float) -> Transcript:

@@ -13,9 +13,7 @@ from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
 from musicvid.settings.schema import AFFECTS, setting
 from musicvid.settings.song import SongRequest
-from tests.helpers import make_tone, render
-
-LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
+from tests.helpers import render
 
 
 @pytest.mark.parametrize("settings", [SongRequest, RenderSettings, ModelChoice])
@@ -45,11 +43,8 @@ def pictures_drawn(workdir) -> int:
 
 
 @pytest.mark.slow
-def test_a_rerun_redraws_exactly_what_the_changed_setting_affects(tmp_path):
-    song = make_tone(tmp_path / "song.mp3", 6.03)
-    song.with_suffix(".lrc").write_text(LYRICS)
-    workdir = tmp_path / "work"
-    assert render(song, workdir, "-o", tmp_path / "first.mp4") == 0
+def test_a_rerun_redraws_exactly_what_the_changed_setting_affects(tmp_path, tone_render):
+    song, workdir = tone_render / "song.mp3", tone_render / "w"  # the first render: conftest's, shared (copied only)
     every = pictures_drawn(workdir)
     keyframes = len(list((workdir / "keyframes").glob("*.png")))
     assert every > keyframes > 0

@@ -1,6 +1,6 @@
 """FLUX.2 klein's reference pictures, which its pipeline reads itself, in context (its `image`), in place of the
-IP-Adapter Stable Diffusion takes: a render's and a scene's own, keyed by their files, blended along a morph
-between two, and counted by the memory plan as the tokens they add."""
+IP-Adapter Stable Diffusion takes: a render's and a scene's own, keyed by their files, and blended along a morph
+between two (the memory plan's count of them, the tokens they add: tests/test_memory_plan_flow.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from musicvid.pictures import flow
 from musicvid.pictures.cache import load_picture
 from musicvid.settings.presets import PRESETS, TINY_KLEIN
 from musicvid.settings.resolve import resolve_render_settings
-from tests.helpers import make_tone, render, run
+from tests.helpers import make_tone, render
 
 CPU = torch.device("cpu")
 LYRICS = "[00:00.40]the sky is burning\n[00:01.60]rivers made of glass and light\n"
@@ -69,12 +69,3 @@ def test_a_reference_changes_every_keyframe_and_another_redraws_them(tmp_path, c
     assert report["pictures_drawn"] == len(list((tmp_path / "w" / "keyframes").glob("*.png"))) + len(
         list((tmp_path / "w" / "frames").glob("*.png"))
     )
-
-
-def test_the_plan_counts_a_reference_as_the_tokens_it_adds(tmp_path, capsys):
-    song = make_tone(tmp_path / "song.wav", 2.0)
-    plan = lambda *options: json.loads(run(capsys, "plan", song, "--models", "klein", "--json", *options)[1])  # noqa: E731
-    pictures = lambda p: next(s for s in p["stages"] if s["stage"] == "pictures")  # noqa: E731
-    without, looked = pictures(plan()), pictures(plan("--reference", picture(tmp_path / "r.png", 90)))
-    assert [m["part"] for m in looked["models"]] == [m["part"] for m in without["models"]]  # no adapter's weights
-    assert looked["peak_gb"] > without["peak_gb"]

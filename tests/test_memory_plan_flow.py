@@ -2,7 +2,7 @@
 back from their architectures on the meta device; their text encoder's pass apart from the transformer's, without it
 on the card under model offload, in diffusers' offload order; a pipeline the plan offloads loaded on the CPU; what fits 80, 24 and 12 GB and what is refused; the tiny
 presets and folders of those families planned as the hub names are; the prompts encoded PROMPT_BATCH at a time, as
-the plan counts them."""
+the plan counts them; a klein reference picture counted as the tokens it adds."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import json
 
 import pytest
 import torch
+from PIL import Image
 
 from musicvid.core.errors import UserError
 from musicvid.memory.ladder import ACTIVATION_MARGIN, RESERVE_GB
@@ -85,6 +86,16 @@ def test_the_published_weights_read_back_and_an_80_gb_card_keeps_them_all(capsys
     assert (
         planned(capsys, song, "--diffusion", {"zimage": ZIMAGE, "klein": KLEIN}[family], "--gpu-memory", "80") == stage
     )
+
+
+def test_the_plan_counts_a_reference_as_the_tokens_it_adds(capsys, song, tmp_path):
+    """klein reads a reference picture in context (tests/test_klein_references.py): no adapter's weights beside it,
+    as many image tokens again in its transformer's pass."""
+    Image.new("RGB", (64, 64), (90, 90, 90)).save(tmp_path / "r.png")
+    without = planned(capsys, song, "--models", "klein")
+    looked = planned(capsys, song, "--models", "klein", "--reference", tmp_path / "r.png")
+    assert [m["part"] for m in looked["models"]] == [m["part"] for m in without["models"]]
+    assert looked["peak_gb"] > without["peak_gb"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -23,30 +23,23 @@ from musicvid.pictures.slerp import align
 from musicvid.review.run_report import report_line
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import SongAudio, load_storyboard
-from tests.helpers import click_track, make_tone, probe, render
+from tests.helpers import click_track, probe, render
 from vipe_core.atomic import temporary_of
 
 REPOSITORY = Path(__file__).parents[1]
-LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
 
 
 @pytest.fixture(scope="module")
-def song(tmp_path_factory):
-    """A 6.03 s song with three lines: intro, two lyric scenes, an outro."""
-    path = make_tone(tmp_path_factory.mktemp("song") / "song.mp3", 6.03)
-    path.with_suffix(".lrc").write_text(LYRICS)
-    return path
+def song(tone_render):
+    """A 6.03 s song with three lines: intro, two lyric scenes, an outro (conftest's, shared: read it only)."""
+    return tone_render / "song.mp3"
 
 
 @pytest.fixture(scope="module")
-def rendered(song, tmp_path_factory):
-    """The song rendered once, for the tests of the module to share: its work directory (left as the
-    render left it: a test that goes on from it goes on from a copy) and its video."""
-    folder = tmp_path_factory.mktemp("rendered")
-    output = folder / "out" / "video.mp4"
-    output.parent.mkdir()
-    assert render(song, folder / "w", "-o", output) == 0
-    return folder / "w", output
+def rendered(tone_render):
+    """The song rendered once, for all the suite's tests to share (conftest's tone_render): its work directory
+    (left as the render left it: a test that goes on from it goes on from a copy) and its video."""
+    return tone_render / "w", tone_render / "video.mp4"
 
 
 @pytest.mark.slow
@@ -180,11 +173,10 @@ def test_editing_one_prompt_rerenders_only_the_frames_that_depend_on_it(song, re
 
 
 @pytest.mark.slow
-def test_no_align_and_preview_and_captions(song, rendered, tmp_path):
-    assert render(song, tmp_path / "plain", "--no-align", "-o", tmp_path / "plain.mp4") == 0
+def test_no_align_and_preview_and_captions(song, rendered, tone_render_slerp, tmp_path):
     shutil.copytree(rendered[0], tmp_path / "csa")
-    frame = "000015.png"
-    assert (tmp_path / "plain" / "frames" / frame).read_bytes() != (tmp_path / "csa" / "frames" / frame).read_bytes()
+    frame = "000015.png"  # (tone_render_slerp: the song rendered with --no-align, shared)
+    assert (tone_render_slerp / "frames" / frame).read_bytes() != (tmp_path / "csa" / "frames" / frame).read_bytes()
 
     assert render(song, tmp_path / "csa", "--preview", "--captions", "line", "-o", tmp_path / "preview.mp4") == 0
     assert probe(tmp_path / "preview.mp4")["frames"] == 60

@@ -20,24 +20,14 @@ from PIL import Image
 from musicvid.models import registry as registry_module
 from musicvid.review.timing import nearest_distances
 from musicvid.storyboard.board import load_storyboard
-from tests.helpers import make_tone, render, run, work_directory
-
-LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
+from tests.helpers import run, work_directory
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
-    """A song rendered with the tiny models, the song named relative to the folder it was rendered from."""
-    folder = tmp_path_factory.mktemp("score_hostile")
-    song = make_tone(folder / "song.mp3", 6.03)
-    song.with_suffix(".lrc").write_text(LYRICS)
-    here = Path.cwd()
-    os.chdir(folder)
-    try:
-        assert render(Path("song.mp3"), Path("w"), "-o", Path("video.mp4")) == 0
-    finally:
-        os.chdir(here)
-    return folder / "w"
+def rendered(tone_render):
+    """A song rendered with the tiny models, the song named relative to the folder it was rendered from (conftest's,
+    shared: read it only)."""
+    return tone_render / "w"
 
 
 @pytest.fixture

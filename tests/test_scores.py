@@ -6,6 +6,7 @@ Random weights cannot tell a red picture from a blue one, so these check the mec
 same wherever it falls in a batch, distinct texts score apart, and the figures are where they belong."""
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -27,10 +28,9 @@ from musicvid.review.score import RANDOM_WEIGHTS, summary_text
 from musicvid.review.sheet import contact_sheet, sheet_size
 from musicvid.settings.presets import PRESETS, SCORER, TINY
 from musicvid.storyboard.board import load_storyboard, parse_storyboard
-from tests.helpers import make_tone, render, run, valid_board
+from tests.helpers import run, valid_board
 
 CPU = torch.device("cpu")
-LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
 TEXTS = ["a red picture", "a blue picture", "rivers made of glass", "the sky is burning"]
 
 
@@ -156,14 +156,13 @@ def test_scoring_a_folder_that_holds_no_render_is_one_sentence_and_exit_2(capsys
 
 
 @pytest.fixture(scope="module")
-def renders(tmp_path_factory):
-    """One song rendered with the tiny models, with CSA morphs and with plain slerp."""
+def renders(tone_render, tone_render_slerp, tmp_path_factory):
+    """One song rendered with the tiny models, with CSA morphs and with plain slerp: copies of conftest's shared
+    renders (scoring one writes into it)."""
     folder = tmp_path_factory.mktemp("scores")
-    song = make_tone(folder / "song.mp3", 6.03)
-    song.with_suffix(".lrc").write_text(LYRICS)
-    assert render(song, folder / "csa", "-o", folder / "csa.mp4") == 0
-    assert render(song, folder / "slerp", "--no-align", "-o", folder / "slerp.mp4") == 0
-    return song, folder
+    shutil.copytree(tone_render / "w", folder / "csa", symlinks=True)
+    shutil.copytree(tone_render_slerp, folder / "slerp", symlinks=True)
+    return tone_render / "song.mp3", folder
 
 
 @pytest.mark.slow

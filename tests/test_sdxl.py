@@ -32,8 +32,7 @@ from musicvid.settings.presets import (
 )
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
-from tests.helpers import make_tone, probe, render
-from tests.test_render import LYRICS
+from tests.helpers import TONE_LYRICS, make_tone, probe, render
 
 TINY_XL_MODELS = PRESETS["tiny-xl"]
 
@@ -130,7 +129,7 @@ def test_a_drawing_with_fast_and_a_reference_loads_for_sdxl():
 @pytest.mark.slow
 def test_tiny_xl_renders_a_valid_mp4_with_each_scene_on_its_keyframe(tmp_path):
     song = make_tone(tmp_path / "song.mp3", 6.03)
-    song.with_suffix(".lrc").write_text(LYRICS)
+    song.with_suffix(".lrc").write_text(TONE_LYRICS)
     output = tmp_path / "video.mp4"
     assert render(song, tmp_path / "w", "--models", "tiny-xl", "-o", output) == 0
     info = probe(output)

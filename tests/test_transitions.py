@@ -18,9 +18,7 @@ from musicvid.settings.presets import PRESETS, VIDEO_FAMILIES
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
-from tests.helpers import make_tone, probe, render
-
-LYRICS = "[00:01.00]the sky is burning\n[00:02.40]rivers made of glass\n[00:04.00]\n"
+from tests.helpers import probe, render
 
 
 @pytest.mark.parametrize("name", list(VIDEO_FAMILIES))
@@ -67,13 +65,11 @@ def test_transitions_are_a_setting_of_every_front_door_with_the_video_models_ste
 
 
 @pytest.fixture(scope="module")
-def renders(tmp_path_factory):
-    """One song rendered with video transitions and with slerp morphs (the tiny models)."""
+def renders(tmp_path_factory, tone_render):
+    """One song rendered with video transitions (the tiny models); its slerp render is conftest's tone_render."""
     folder = tmp_path_factory.mktemp("transitions")
-    song = make_tone(folder / "song.mp3", 6.03)
-    song.with_suffix(".lrc").write_text(LYRICS)
+    song = tone_render / "song.mp3"
     assert render(song, folder / "video", "--transitions", "video", "-o", folder / "video.mp4") == 0
-    assert render(song, folder / "slerp", "-o", folder / "slerp.mp4") == 0
     return song, folder
 
 
@@ -89,11 +85,11 @@ def file_states(folder):
 
 
 @pytest.mark.slow
-def test_keyframes_land_on_their_frames_and_the_frames_between_are_not_the_slerp_walk(renders):
+def test_keyframes_land_on_their_frames_and_the_frames_between_are_not_the_slerp_walk(renders, tone_render):
     _, folder = renders
     assert probe(folder / "video.mp4")["frames"] == 60
     schedule, frames = frames_of(folder / "video")
-    _, slerped = frames_of(folder / "slerp")
+    _, slerped = frames_of(tone_render / "w")
     morphs = [segment for segment in schedule.segments if segment.target is not None]
     assert morphs
     for segment in schedule.segments:

@@ -88,7 +88,13 @@ def count(module: torch.nn.Module) -> tuple[int, int]:
 
 def weights(kind: str, name: str, dtypes: Callable[[str], torch.dtype]) -> tuple[Weights, ...]:
     """Each part of model `name` of `kind` (a key of BUILDERS), in the dtype `dtypes(part)` gives."""
-    return tuple(Weights(part, name, *count(module), dtypes(part)) for part, module in parts(kind, name).items())
+    return tuple(Weights(part, name, *counts, dtypes(part)) for part, counts in counted(kind, name).items())
+
+
+@cache
+def counted(kind: str, name: str) -> dict[str, tuple[int, int]]:
+    """Each part's count, once a model as its parts are built once (a plan asks for them in every stage it tries)."""
+    return {part: count(module) for part, module in parts(kind, name).items()}
 
 
 @cache

@@ -79,20 +79,16 @@ def canvas_parquet(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def trained(tmp_path_factory, tiny_base, canvas_parquet):
+def trained(made_once, tiny_base, canvas_parquet):
     """One training run of the tiny model, made once for all of pytest-xdist's workers (their tiny base and canvas
-    are the same bytes; a lock in the folder they share): (output folder, result dict)."""
-    import fcntl
+    are the same bytes; tests/conftest.py's made_once): (output folder, result dict)."""
     import json
 
-    root = tmp_path_factory.getbasetemp()
-    shared = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # (xdist: the workers' common folder)
-    out, made = shared / "trained", shared / "trained.json"
-    with open(shared / "trained.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not made.is_file():
-            made.write_text(json.dumps(train_tiny(out, tiny_base, canvas_parquet)))
-    return out, json.loads(made.read_text())
+    def make(folder: Path) -> None:
+        (folder / "result.json").write_text(json.dumps(train_tiny(folder / "run", tiny_base, canvas_parquet)))
+
+    folder = made_once("trained", make)
+    return folder / "run", json.loads((folder / "result.json").read_text())
 
 
 def train_tiny(out: Path, tiny_base: Path, canvas_parquet: Path) -> dict:
