@@ -30,7 +30,7 @@ from musicvid.settings.song import SongRequest
 def song_seconds(request: SongRequest, fps: float) -> float:
     """The length of the song's sound as the render measures it, refused as a render refuses it (too long, cut off,
     no audio stream, under a frame at `fps`)."""
-    seconds = song_samples(request.song, request.max_seconds).size / SAMPLE_RATE
+    seconds = song_samples(request.song, request.max_seconds)[0].size / SAMPLE_RATE
     check_one_frame(seconds, fps)
     return seconds
 

@@ -128,8 +128,11 @@ def stereo(left: str, right: str) -> list[str]:
 def test_a_song_with_a_channel_phase_inverted_is_heard_not_taken_for_silence(tmp_path, caplog, name, right):
     """Its mono mix cancels what a player plays from two speakers; the side (L-R)/2 is the song."""
     song = make(tmp_path / name, *stereo(f"0.3*{SWEEP}", f"{right}*0.3*{SWEEP}"))
-    mix, heard = decode(song), load_audio(song).samples
-    assert loudness(mix) < 0.02 and heard.size == mix.size and loudness(heard) > 0.19  # the sweep's: 0.21
+    mix, audio = decode(song), load_audio(song)
+    heard = audio.samples
+    assert (
+        audio.side and loudness(mix) < 0.02 and heard.size == mix.size and loudness(heard) > 0.19
+    )  # the sweep's: 0.21
     if name == "song.wav":
         assert np.allclose(heard, decode(make(tmp_path / "mono.wav", "-f", "lavfi", "-i", CHIRP.format(seconds=2))))
     assert [m for m in caplog.messages if "nearly opposite" in m] == [
@@ -141,7 +144,8 @@ def test_a_song_with_a_channel_phase_inverted_is_heard_not_taken_for_silence(tmp
 @pytest.mark.parametrize("level", [0.3, QUIET_MIX_RMS / 3])  # a quiet one's channels are decoded too, and kept
 def test_an_ordinary_stereo_songs_analysis_is_ffmpegs_mono_mix_as_it_was(tmp_path, caplog, level):
     song = make(tmp_path / "song.flac", *stereo(f"{level}*{SWEEP}", f"{level}*sin(2*PI*440*t)"))
-    assert np.array_equal(song_samples(song), decode(song)) and not caplog.messages
+    assert np.array_equal(song_samples(song)[0], decode(song)) and not caplog.messages
+    assert not song_samples(song)[1]
 
 
 def two_streams(tmp_path: Path, *dispositions: str) -> Path:
@@ -188,7 +192,7 @@ def test_a_wav_whose_writer_could_not_know_its_length_is_taken_whole(tmp_path):
             stdout=out,
             check=True,
         )
-    assert wav_seconds(piped) is None and song_samples(piped).size == SAMPLE_RATE
+    assert wav_seconds(piped) is None and song_samples(piped)[0].size == SAMPLE_RATE
     assert wav_seconds(make_tone(tmp_path / "tone.mp3", 1)) is None  # (not a WAV)
 
 
@@ -256,6 +260,6 @@ def test_a_song_with_a_channel_phase_inverted_gives_its_separator_the_channels_i
 
     monkeypatch.setattr(vocals, "demucs_stem", lambda model, mix, *how, **bar: mix)  # a separator giving the mix back
     song = make(tmp_path / "song.wav", *stereo(f"0.3*{SWEEP}", f"-0.3*{SWEEP}"))
-    separator, heard = SimpleNamespace(samplerate=SAMPLE_RATE, audio_channels=2), song_samples(song)
+    separator, heard = SimpleNamespace(samplerate=SAMPLE_RATE, audio_channels=2), song_samples(song)[0]
     separated = vocals.separate_vocals(separator, song, heard.size, quiet=True)
     assert loudness(separated) > 0.19 and np.allclose(np.abs(separated), np.abs(heard), atol=1e-3)

@@ -98,9 +98,9 @@ class Transcribes(Exception):
     """What a run that would transcribe the song again raises here, where it goes on past the cache."""
 
 
-def transcript_run(path: Path, precision: str) -> SimpleNamespace:
+def transcript_run(path: Path, precision: str, side: bool = False) -> SimpleNamespace:
     """What get_transcript takes of a run of a song without lyrics by faster-whisper (FASTER), its transcript cached
-    at `path`."""
+    at `path` (heard by its `side`: musicvid.core.audio.heard_mix)."""
 
     def go_on():
         raise Transcribes
@@ -110,7 +110,7 @@ def transcript_run(path: Path, precision: str) -> SimpleNamespace:
         request=SimpleNamespace(separate_vocals=False, language=None),
         registry=registry,
         timings=None,
-        audio=SimpleNamespace(info=SimpleNamespace(duration=4.0, sha256="song"), samples=None),
+        audio=SimpleNamespace(info=SimpleNamespace(duration=4.0, sha256="song"), samples=None, side=side),
         lyrics=None,
         workdir=SimpleNamespace(transcript=path),
         go_on=go_on,
@@ -125,6 +125,16 @@ def test_a_transcript_made_in_another_asr_dtype_is_made_anew_and_one_made_before
     Transcript([], "en", transcript_source(FASTER, False, None, "float32"), "song").save(path)
     with pytest.raises(Transcribes):  # auto on a CPU: faster-whisper's int8
         get_transcript(transcript_run(path, "auto"))
+
+
+def test_a_transcript_of_a_cancelled_mix_is_made_anew_once_the_song_is_heard_by_its_side(tmp_path):
+    """A song whose channels cancel in its mono mix was heard as silence before heard_mix: its hash is the same."""
+    path = tmp_path / "transcript.json"
+    Transcript([], "en", transcript_source(FASTER, False, None, "float32"), "song").save(path)
+    with pytest.raises(Transcribes):
+        get_transcript(transcript_run(path, "float32", side=True))
+    Transcript([], "en", source := transcript_source(FASTER, False, None, "float32", side=True), "song").save(path)
+    assert get_transcript(transcript_run(path, "float32", side=True)).model == source  # kept, heard so again
 
 
 # --- score: only the frames of the render it scores -------------------------------------------------

@@ -50,6 +50,7 @@ class AudioInfo:
 class Audio:
     info: AudioInfo
     samples: np.ndarray  # float32, mono, SAMPLE_RATE
+    side: bool = False  # the samples are the song's side (L-R)/2, its mono mix cancelling itself: heard_mix
 
 
 def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: float | None = None) -> np.ndarray:
@@ -210,30 +211,32 @@ def find_beats(samples: np.ndarray) -> Beats:
     return Beats(onset, times, np.asarray(beats, dtype=int))
 
 
-def song_samples(path: Path, max_seconds: float = MAX_SONG_SECONDS) -> np.ndarray:
+def song_samples(path: Path, max_seconds: float = MAX_SONG_SECONDS) -> tuple[np.ndarray, bool]:
     """The song's sound decoded (decode), refused (before decoding, where its header tells) if longer than
-    `max_seconds`: its size / SAMPLE_RATE is the song's length, as every stage after it measures it."""
+    `max_seconds`: its size / SAMPLE_RATE is the song's length, as every stage after it measures it. And whether
+    they are its side (heard_mix)."""
     check_file(path, "audio file")
     check_length(path, max_seconds)
     return heard_mix(path, decode(path, max_seconds=max_seconds), max_seconds)
 
 
-def heard_mix(path: Path, mix: np.ndarray, max_seconds: float) -> np.ndarray:
+def heard_mix(path: Path, mix: np.ndarray, max_seconds: float) -> tuple[np.ndarray, bool]:
     """The song's sound as its analysis hears it (its voice, beats and loudness, Whisper): `mix`, ffmpeg's mono mix of
     it; but where that is quiet (QUIET_MIX_RMS) and far weaker than its side (INVERTED_PHASE_RATIO: a channel's phase
-    inverted, so that the mix cancels what a player plays), the side (L-R)/2, said in a warning."""
+    inverted, so that the mix cancels what a player plays), the side (L-R)/2, said in a warning. And whether it is the
+    side."""
     if loudness(mix) >= QUIET_MIX_RMS:
-        return mix
+        return mix, False
     stereo = decode(path, channels=2, max_seconds=max_seconds).reshape(-1, 2)
     side = (stereo[:, 0] - stereo[:, 1]) / 2
     if not cancelling(mix, side):  # (ffmpeg's mix, a mono song's: no side)
-        return mix
+        return mix, False
     log.warning(
         "%s: its left and right channels are nearly opposite (one's phase inverted), so that its mono mix is all but "
         "silent: the analysis hears their difference instead",
         shown(path),
     )
-    return side
+    return side, True
 
 
 def cancelling(mix: np.ndarray, side: np.ndarray) -> bool:
@@ -250,9 +253,9 @@ def loudness(samples: np.ndarray) -> float:
 def load_audio(path: str | Path, max_seconds: float = MAX_SONG_SECONDS) -> Audio:
     """The song decoded (song_samples), with its hash and tags."""
     path = Path(path)
-    samples = song_samples(path, max_seconds)
+    samples, side = song_samples(path, max_seconds)
     title, artist = read_tags(path)
     info = AudioInfo(
         path=str(path), sha256=file_sha256(path), duration=samples.size / SAMPLE_RATE, title=title, artist=artist
     )
-    return Audio(info=info, samples=samples)
+    return Audio(info=info, samples=samples, side=side)

@@ -53,11 +53,12 @@ def get_transcript(run: Run) -> Transcript:
     path = run.workdir.transcript
     # (--language as Whisper's code: musicvid.prepare resolved it)
     models, vocals, language = registry.models, request.separate_vocals, request.language
-    source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision), language)
+    side = run.audio.side
+    source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision), language, side)
     cached = Transcript.cached(path, info.sha256)
     # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is; known words
     # aligned before they were given their English are aligned again)
-    if cached and cached.model in (source, transcript_source(models, vocals, lyrics, language=language)):
+    if cached and cached.model in (source, transcript_source(models, vocals, lyrics, language=language, side=side)):
         if not (texts and untranslated(cached)):
             return cached
     samples = run.audio.samples
@@ -84,13 +85,17 @@ def transcript_source(
     lyrics: KnownLyrics | None,
     dtype: str | None = None,
     language: str | None = None,
+    side: bool = False,
 ) -> str:
     """What the ASR model's transcript is made from, as its cache is checked against: the models (each on this
     machine by what it holds: named_weights) and the ASR model's compute `dtype` (asr_dtype; None: as a source
     was written before it was recorded), the `language` given (--language, Whisper's code; None: detected, as a
-    source says nothing of), the vocals' separator where it runs (always in float32), the known words' file."""
+    source says nothing of), whether the song is heard by its `side` (musicvid.core.audio.heard_mix: a transcript
+    of its cancelled mix, made before, is made anew), the vocals' separator where it runs (always in float32), the
+    known words' file."""
     source = f"{models.asr_backend}:{named_weights(models.asr)}" + (f" in {dtype}" if dtype else "")
     source += f" heard as {language}" if language else ""
+    source += " by its side" if side else ""
     if separate_vocals:
         source += f"+vocals:{named_weights(models.separator)}"
     return f"aligned:{source}:{lyrics_label(lyrics.path)}" if lyrics else source
