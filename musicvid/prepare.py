@@ -182,9 +182,7 @@ def check_before_work(
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
-    language = language_code(request.language)  # (a name Whisper does not know refused, whoever hears the song)
-    if storyboard is None and not (lyrics and lyrics.timed):  # (Whisper hears the song)
-        check_language(language, models)
+    language = resolved_language(request.language, models, storyboard is None and not (lyrics and lyrics.timed))
     if settings is not None and own_references(storyboard):
         check_scene_references(models)
     pictures = storyboard.picture_files() if storyboard else {}
@@ -224,6 +222,16 @@ def check_before_work(
     return Checked(
         outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references, language
     )
+
+
+def resolved_language(language: str | None, models: ModelSet, heard: bool) -> str | None:
+    """--language as Whisper's code (language_code: a name Whisper does not know refused, whoever hears the song),
+    and where Whisper hears the song (`heard`: no storyboard file nor timed lyrics stand in for it), refused by an
+    ASR model that hears English alone (check_language)."""
+    code = language_code(language)
+    if heard:
+        check_language(code, models)
+    return code
 
 
 def check_language(language: str | None, models: ModelSet) -> None:

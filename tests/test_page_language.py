@@ -36,8 +36,10 @@ def test_the_choice_reaches_the_request_and_detect_means_none(tmp_path, monkeypa
         return parse_storyboard(valid_board()), None, None
 
     monkeypatch.setattr(handlers, "get_storyboard", get_storyboard)
+    # (timed lyrics: the tiny preset's English-only Whisper does not hear the song, and refuses no language)
+    timed = "[00:00.50]widzę światło\n"
     for chosen in ("Polish", "pl", "detect"):  # (a code may be typed: the control takes what it does not list)
-        handlers.make_storyboard(jobs, page_values(language=chosen), SESSION, threading.Event())
+        handlers.make_storyboard(jobs, page_values(language=chosen, lyrics=timed), SESSION, threading.Event())
     assert asked == ["Polish", "pl", None]  # resolved by prepare, as --language and a batch's column are
 
 
@@ -48,8 +50,9 @@ def test_the_choice_reaches_the_request_and_detect_means_none(tmp_path, monkeypa
         ("Klingon", '"Language sung" must be one of Whisper\'s language codes or names (e.g. en, pl, it, pt, ja, or'),
     ],
 )
-def test_a_language_the_models_cannot_hear_is_refused_on_the_page_in_one_sentence(tmp_path, chosen, said):
+def test_a_language_the_models_cannot_hear_is_refused_on_the_page_in_one_sentence(tmp_path, monkeypatch, chosen, said):
     jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
+    monkeypatch.setattr(jobs, "new", lambda *job: pytest.fail("the song was copied before the language was checked"))
     song = make_tone(tmp_path / "song.wav", 1)
     values, before = page_values(upload=str(song), language=chosen), set(jobs.root.iterdir())
     page = {name: f"<{name}>" for name in values} | {"language": song_inputs()["language"]()}  # its label, as wired
@@ -57,4 +60,4 @@ def test_a_language_the_models_cannot_hear_is_refused_on_the_page_in_one_sentenc
     with pytest.raises(gr.Error) as refused:
         asyncio.run(event({page[name]: value for name, value in values.items()}, SimpleNamespace(session_hash=SESSION)))
     assert refused.value.message.startswith(said) and "\n" not in refused.value.message, refused.value.message
-    assert set(jobs.root.iterdir()) == before  # no job left behind
+    assert set(jobs.root.iterdir()) == before  # no job made

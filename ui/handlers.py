@@ -25,9 +25,11 @@ from musicvid.core.errors import Cancelled, UserError
 from musicvid.core.files import check_picture
 from musicvid.core.workdir import Workdir
 from musicvid.delivery.captions import shown_whole_note, undrawn_note
+from musicvid.models.choose import choose_models
 from musicvid.pipeline import get_storyboard, make_keyframes, make_video
+from musicvid.prepare import resolved_language
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.song import SongRequest
+from musicvid.settings.song import PLAIN, SongRequest
 from musicvid.storyboard.board import Storyboard
 from musicvid.storyboard.table import fallback_note, unsure_note
 from ui.controls import FOLLOWERS, LORA_UPLOADS, chosen, chosen_request, followed
@@ -36,6 +38,7 @@ from ui.jobs import (
     check_pasted_lyrics,
     edited_storyboard_file,
     loras_folder,
+    pasted_kind,
     pasted_left_out,
     pins_folder,
     video_file,
@@ -88,9 +91,11 @@ def storyboard_job(
     in the same press, its files are refused before the storyboard is made too."""
     if not values["upload"]:
         raise UserError("upload a song first")
-    # the pasted text, the title and artist and the settings are refused before the copy
-    check_pasted_lyrics(values["lyrics"] or "")
-    song_request(jobs, values, Path(values["upload"]))
+    # the pasted text, the title and artist, the language (as the models hear it) and the settings are refused before
+    # the copy
+    check_pasted_lyrics(text := values["lyrics"] or "")
+    language = song_request(jobs, values, Path(values["upload"])).language
+    resolved_language(language, choose_models(values["preset"]), pasted_kind(text) == PLAIN)
     settings = page_settings(jobs, values)
     if render:
         check_render_inputs(settings)
