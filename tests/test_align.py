@@ -94,8 +94,8 @@ def song():
 @pytest.mark.slow
 def test_a_song_pasted_as_one_paragraph_is_aligned_in_pieces(shared, song):
     sung = " ".join(line.text for line in parse_lrc(DEMO_LYRICS.read_text(), song.info.duration))
-    paragraph = " ".join([sung] * 9)  # about 400 words, far over the 64 tokens the decoder reads at once
-    assert len(paragraph.split()) > 380
+    paragraph = " ".join([sung] * 5)  # about 220 words, far over the 64 tokens the decoder reads at once
+    assert len(paragraph.split()) > 200
     lines = align_lyrics(shared, song.samples, [paragraph], song.info.sha256, quiet=True).lines
     assert " ".join(line.text for line in lines) == paragraph  # (as phrases where it was found)
     timed = [w.text for line in lines for w in line.words]  # a random model finds some pieces, not all

@@ -19,6 +19,7 @@ from musicvid.review.sheet import sheet_size
 from musicvid.storyboard.board import load_storyboard
 from tests.helpers import make_tone, work_directory
 
+FPS = 4  # the renders' rate: each scene's morph has frames between its keyframes, at the fewest drawings
 LYRICS = "[00:01.00]the sky is burning\n[00:02.00]rivers made of glass\n[00:03.00]stars fall\n[00:04.00]into the sea\n[00:05.00]and rise\n"
 
 
@@ -58,7 +59,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
 
     out = run("storyboard", *common, "--keyframes")
     board = load_storyboard(workdir / "storyboard.json")
-    schedule = frame_schedule([s.start for s in board.scenes], board.duration, 10)
+    schedule = frame_schedule([s.start for s in board.scenes], board.duration, FPS)
     shown = schedule.shown_scenes
     assert f"keyframes: {len(shown)} drawn" in out and f"contact sheet: {workdir / 'contact_sheet.png'}" in out
     assert sorted(p.name for p in (workdir / "keyframes").iterdir()) == sorted(
@@ -68,7 +69,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     with Image.open(workdir / "contact_sheet.png") as sheet:  # one scored thumbnail per scene, four to a row
         assert sheet.size == sheet_size(len(shown), (64, 64), scored=True) and math.ceil(len(shown) / 4) == 2
 
-    run("render", *common, "-o", tmp_path / "video.mp4")
+    run("render", *common, "--fps", FPS, "-o", tmp_path / "video.mp4")
     morphs = sum(s.length - 1 for s in schedule.segments if s.target is not None)
     assert drawn(workdir) == morphs  # the keyframes were kept: each drawn once in all
     before = pictures(workdir)
@@ -77,14 +78,14 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     board = board.with_scenes({2: replace(board.scenes[2], seed=board.scenes[2].seed + 1)})
     (workdir / "storyboard.json").write_text(board.text())
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
-    run("render", *common, "-o", tmp_path / "video.mp4")
+    run("render", *common, "--fps", FPS, "-o", tmp_path / "video.mp4")
     assert changed_since(before, workdir) == touching(2, schedule, workdir) | {name(Workdir(workdir).keyframe(2))}
     assert drawn(workdir) == len(touching(2, schedule, workdir))
     # frames of other morphs in the edited frames' blocks were denoised beside them but kept: they are
     # what a render from nothing gives, byte for byte
     fresh = work_directory(tmp_path / "fresh")  # a work directory of this storyboard alone
     shutil.copy(workdir / "storyboard.json", fresh / "storyboard.json")
-    run("render", *common[:-3], "--workdir", fresh, "-q", "-o", tmp_path / "fresh.mp4")
+    run("render", *common[:-3], "--workdir", fresh, "-q", "--fps", FPS, "-o", tmp_path / "fresh.mp4")
     assert pictures(fresh) == pictures(workdir)
 
     # a pinned picture for scene 4 becomes its keyframe as uploaded (scaled to cover 64x64), and the
@@ -99,7 +100,7 @@ def test_keyframes_first_then_a_render_draws_each_keyframe_once_and_a_new_seed_r
     assert "keyframes: 1 drawn" in run("storyboard", *common, "--keyframes")
     pinned = np.asarray(Image.open(Workdir(workdir).keyframe(4)))
     assert np.array_equal(pinned, cover(upload, (64, 64)))
-    run("render", *common, "-o", tmp_path / "video.mp4")
+    run("render", *common, "--fps", FPS, "-o", tmp_path / "video.mp4")
     assert changed_since(before, workdir) == touching(4, schedule, workdir) | {name(Workdir(workdir).keyframe(4))}
     start = schedule.segments[4].first
     with av.open(str(tmp_path / "video.mp4")) as container:
