@@ -1,24 +1,32 @@
 """The song's language as a person names it (--language, an LRC's [la:] tag, the page's choice): Whisper's code, from
-its code or its name in any case ("pl", "Polish"), or one sentence saying Whisper has no such language; and the
-names the page offers."""
+its code or its name in any case ("pl", "Polish"), with a region too ("pt-BR", "en_US"), or one sentence saying
+Whisper has no such language; and the names the page offers."""
 
 from __future__ import annotations
 
+import re
+
 from musicvid.core.errors import UserError
+from musicvid.lyrics.transcript import excerpt
+
+# A country's code is the usual mistake for its language's ("jp" for "ja"), as a locale's region is said with it.
+_COUNTRY_CODES = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv", "ua": "uk", "cz": "cs"}
 
 
 def language_code(language: str | None) -> str | None:
-    """Whisper's code of `language`, given as its code or its name, in any case; None for None. (Whisper is imported
-    only where a language is named: it imports torch.)"""
+    """Whisper's code of `language`, given as its code or its name, in any case, a locale's region after it ("zh-CN",
+    "pt_BR": the language's) and a country's code read as its language's (_COUNTRY_CODES); None for None. (Whisper
+    is imported only where a language is named: it imports torch.)"""
     if language is None:
         return None
     from musicvid.models.internals import whisper_languages
 
-    code = whisper_languages().get(language.strip().lower())
+    name = re.split(r"[-_]", language.strip())[0].strip().lower()
+    code = whisper_languages().get(_COUNTRY_CODES.get(name, name))
     if code is None:
         raise UserError(
             f"--language must be one of Whisper's language codes or names (e.g. en, pl, it, pt, ja, or polish), "
-            f"not {language!r}"
+            f"not {excerpt(language)!r}"
         )
     return code
 

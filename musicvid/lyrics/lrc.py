@@ -99,10 +99,8 @@ def is_label(line: str) -> bool:
 
 # Walaoke LRC names who sings a line (M: a man, F: a woman, D: both) before its words: not sung.
 _SINGER = re.compile(r"^((?:<[^<>]*>\s*)?)[MFD]:\s*")
-# The language tag's names, and its value: Whisper's code or name of a language, perhaps with a region ("zh-CN"); a
-# country's code is the usual mistake for its language's
+# The language tag's names (its value read as --language is: language_code)
 _LANGUAGE_TAGS = ("la", "lang", "language")
-_COUNTRY_CODES = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv", "ua": "uk", "cz": "cs"}
 # An offset nudges the lyrics by milliseconds or seconds; one past the longest song taken moves every line off it.
 MAX_OFFSET_MS = MAX_SONG_SECONDS * 1000
 
@@ -181,16 +179,15 @@ def _offset(tag: str, offset: float | None, where: str) -> float | None:
 
 def lrc_language(text: str, document: str = "the lyrics") -> str:
     """The language an LRC's tag ([la:], [lang:] or [language:]) says its lines are in, as Whisper's code
-    (language_code; a country's code read as its language's: jp, ja) ("en" where it says none; a tag holding no
+    (language_code: with a region, or a country's code: zh-CN, jp) ("en" where it says none; a tag holding no
     language Whisper knows is said in a line, and says none)."""
     for number, raw in enumerate(text_lines(text), start=1):
         tag = _TAG.fullmatch(raw.strip())
         meta = tag and _META.fullmatch(tag.group(1))
         if not meta or meta.group(1).lower() not in _LANGUAGE_TAGS or not (value := meta.group(2).strip()):
             continue
-        name = re.split(r"[-_]", value)[0].strip().lower()
         try:
-            return language_code(_COUNTRY_CODES.get(name, name)) or "en"
+            return language_code(value) or "en"
         except UserError:
             log.warning(
                 f"{document} line {number}: [{excerpt(tag.group(1))}] names no language Whisper knows (its code or "
