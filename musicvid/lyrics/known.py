@@ -177,13 +177,18 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
         )
     if kind == PLAIN:
         _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text_lines(text), start=1)))
-        _, count, repeated = _plain_lines(text)
-        if count:
+        _, touched, once, count = _plain_lines(text)
+        if count > max(MAX_LINES, once):  # (repeats; the lines written are counted against the song: check_line_count)
+            raise UserError(
+                f"{document} sings {count:,} lines once the repeats it marks are counted, more than {MAX_LINES:,}: is "
+                "it one song's lyrics?"
+            )
+        if touched:
             log.warning(
-                f"{document}: {count} line{'s' if count > 1 else ''} held what a lyrics site adds (its "
+                f"{document}: {touched} line{'s' if touched > 1 else ''} held what a lyrics site adds (its "
                 "'Contributors…Lyrics' heading, 'You might also like', 'Embed', a repeat mark such as '(x2)'): left out"
             )
-        if repeated:
+        if repeated := count - once:
             log.warning(
                 f"{document}: {repeated} line{'s' if repeated > 1 else ''} sung again where it marks a repeat "
                 "('[Chorus x2]', '(Repeat chorus)', a heading alone, '(x3)' after a line): each gets its caption"
@@ -209,6 +214,10 @@ def _without_footer(line: str) -> str:
 # mark after a line's words sings the line so often ("(x3)"). The singer sings each time, so each gets its caption.
 _COUNT = re.compile(r"(?:[x×]\s*(\d{1,2})|(\d{1,2})\s*[x×])(?!\w)", re.IGNORECASE)
 _REPEAT_WORD = re.compile(r"^\s*repeat\b", re.IGNORECASE)
+# Text copied from a web page may carry characters nobody sees around its words (a zero-width space, a word joiner,
+# a byte order mark): "[Chorus]" followed by one is still a heading. (The zero-width joiners stay: scripts and emoji
+# are written with them.)
+_INVISIBLE = re.compile("[\u200b\u2060\ufeff]")
 
 
 def _times(mark: str) -> int:
@@ -228,23 +237,29 @@ def _section(label: str) -> tuple[str, int, bool]:
     return name, _times(inner), not _REPEAT_WORD.match(inner)
 
 
-def _as_sung(stanzas: list[tuple[str, int, list[str]]]) -> list[str]:
+def _as_sung(stanzas: list[tuple[str, int, list[str]]], most: int) -> tuple[list[str], int]:
     """The lines of `stanzas` (each its section's name, how many times it is sung, its lines) as sung: a section
-    with no lines sings those last written under its name."""
-    sung, written = [], {}
+    with no lines sings those last written under its name; the `most` first of them (repeats of repeats, "Chorus
+    x99" after lines each "(x99)", may ask for billions), and how many there are."""
+    sung, written, count = [], {}, 0
     for name, times, lines in stanzas:
         if lines and name:
             written[name] = lines
-        sung += (lines or written.get(name, [])) * times
-    return sung
+        said = lines or written.get(name, [])
+        count += len(said) * times
+        room = most - len(sung)
+        sung += (said * min(times, -(-room // max(1, len(said)))))[: max(0, room)]
+    return sung, count
 
 
-def _plain_lines(text: str) -> tuple[list[str], int, int]:
+def _plain_lines(text: str) -> tuple[list[str], int, int, int]:
     """The sung lines of plain lyrics `text`: one per line, as often as a heading or a repeat mark says (_section);
     blank lines (between stanzas), section labels, directions to the band and what a lyrics site adds (_SITE_HEADING
-    and the like) are not sung. And how many lines held what a lyrics site adds (left out, or taken out of them), and
-    how many lines are sung again where a repeat was marked."""
-    rows = [row if has_words(row := " ".join(raw.split())) else "" for raw in text_lines(text)]
+    and the like) are not sung; those written, and repeated up to MAX_LINES + 1 (_as_sung). And how many lines held
+    what a lyrics
+    site adds (left out, or taken out of them), how many are written to be sung, and how many are sung, repeats
+    counted."""
+    rows = [row if has_words(row := " ".join(_INVISIBLE.sub("", raw).split())) else "" for raw in text_lines(text)]
     worded = [i for i, row in enumerate(rows) if row]
     heading = _SITE_HEADING.match(rows[worded[0]]) if worded else None
     if heading:
@@ -267,8 +282,8 @@ def _plain_lines(text: str) -> tuple[list[str], int, int]:
         stanzas[-1][2].extend([bare] * _times(line[len(bare) :]) if kept else [])
         touched += not kept or line != row
         once += kept
-    sung = _as_sung(stanzas)
-    return sung, touched, len(sung) - once
+    sung, count = _as_sung(stanzas, max(MAX_LINES, once) + 1)
+    return sung, touched, once, count
 
 
 def read_plain_lyrics(lyrics: KnownLyrics) -> list[str]:
