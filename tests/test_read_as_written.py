@@ -186,15 +186,19 @@ def test_a_chorus_written_once_is_sung_each_time_the_text_repeats_it_and_heading
     assert [(line.start, line.end, line.text) for line in timed] == [(5.0, 12.0, "first line"), (22.0, 23.8, "a line")]
 
 
-def test_repeats_of_repeats_past_any_songs_lines_are_refused_at_once_and_invisible_marks_make_no_lines(
-    tmp_path, capsys
-):
+def test_repeats_of_repeats_past_any_songs_lines_are_refused_at_once(tmp_path, capsys):
     """A 7 KB text of nested marks asks for 350 million lines: refused by their count, none of them made."""
     bomb = "[Chorus x99]\n" + "la (x99)\n" * 60 + "\n" + "Chorus x99\n" * 600
     (lyrics := tmp_path / "bomb.txt").write_text(bomb)
     code, _, err = run(capsys, "storyboard", make_tone(tmp_path / "song.wav", 1), *TINY_QUIET, "--lyrics", lyrics)
     said = f"musicvid: lyrics file {lyrics} sings 353,424,060 lines once the repeats it marks are counted, more than "
     assert code == 2 and err == said + "2,000: is it one song's lyrics?\n", err
+
+
+def test_invisible_marks_make_no_lines_and_a_numbered_chorus_is_sung_again_by_a_heading_alone(tmp_path):
     # a zero-width space or a word joiner, as text copied from a web page carries them, is no word of a line
     (pasted := tmp_path / "pasted.txt").write_text("\ufeffsing\u200b\n[Chorus]\u200b\nla la\n\n\u2060[Chorus]\n")
     assert read_plain_lyrics(check_lyrics_file(pasted)) == ["sing", "la la", "la la"]
+    # a numbered chorus written out is the one a heading alone, of its number or none, sings again
+    (numbered := tmp_path / "numbered.txt").write_text("[Chorus 1]\nla la\n\n[Verse]\nsing\n\n[Chorus]\n[Chorus 2]\n")
+    assert read_plain_lyrics(check_lyrics_file(numbered)) == ["la la", "sing", "la la", "la la"]

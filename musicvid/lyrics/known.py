@@ -239,13 +239,14 @@ def _section(label: str) -> tuple[str, int, bool]:
 
 def _as_sung(stanzas: list[tuple[str, int, list[str]]], most: int) -> tuple[list[str], int]:
     """The lines of `stanzas` (each its section's name, how many times it is sung, its lines) as sung: a section
-    with no lines sings those last written under its name; the `most` first of them (repeats of repeats, "Chorus
+    with no lines sings those last written under its name (else under its name without a number); the `most` first of them (repeats of repeats, "Chorus
     x99" after lines each "(x99)", may ask for billions), and how many there are."""
     sung, written, count = [], {}, 0
     for name, times, lines in stanzas:
+        kind = name.rstrip("0123456789 ")  # ("[Chorus 1]" written out, then "[Chorus]" or "[Chorus 2]" alone)
         if lines and name:
-            written[name] = lines
-        said = lines or written.get(name, [])
+            written[name] = written[kind] = lines
+        said = lines or written.get(name) or written.get(kind, [])
         count += len(said) * times
         room = most - len(sung)
         sung += (said * min(times, -(-room // max(1, len(said)))))[: max(0, room)]
