@@ -239,8 +239,9 @@ def _section(label: str) -> tuple[str, int, bool]:
 
 def _as_sung(stanzas: list[tuple[str, int, list[str]]], most: int) -> tuple[list[str], int]:
     """The lines of `stanzas` (each its section's name, how many times it is sung, its lines) as sung: a section
-    with no lines sings those last written under its name (else under its name without a number); the `most` first of them (repeats of repeats, "Chorus
-    x99" after lines each "(x99)", may ask for billions), and how many there are."""
+    with no lines sings those last written under its name (else under its name without a number); the `most` first
+    of them (repeats of repeats, "Chorus x99" after lines each "(x99)", may ask for billions), and how many there
+    are."""
     sung, written, count = [], {}, 0
     for name, times, lines in stanzas:
         kind = name.rstrip("0123456789 ")  # ("[Chorus 1]" written out, then "[Chorus]" or "[Chorus 2]" alone)
@@ -257,9 +258,8 @@ def _plain_lines(text: str) -> tuple[list[str], int, int, int]:
     """The sung lines of plain lyrics `text`: one per line, as often as a heading or a repeat mark says (_section);
     blank lines (between stanzas), section labels, directions to the band and what a lyrics site adds (_SITE_HEADING
     and the like) are not sung; those written, and repeated up to MAX_LINES + 1 (_as_sung). And how many lines held
-    what a lyrics
-    site adds (left out, or taken out of them), how many are written to be sung, and how many are sung, repeats
-    counted."""
+    what a lyrics site adds (left out, or taken out of them), how many are written to be sung, and how many are
+    sung, repeats counted."""
     rows = [row if has_words(row := " ".join(_INVISIBLE.sub("", raw).split())) else "" for raw in text_lines(text)]
     worded = [i for i, row in enumerate(rows) if row]
     heading = _SITE_HEADING.match(rows[worded[0]]) if worded else None
