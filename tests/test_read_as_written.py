@@ -202,3 +202,12 @@ def test_invisible_marks_make_no_lines_and_a_numbered_chorus_is_sung_again_by_a_
     # a numbered chorus written out is the one a heading alone, of its number or none, sings again
     (numbered := tmp_path / "numbered.txt").write_text("[Chorus 1]\nla la\n\n[Verse]\nsing\n\n[Chorus]\n[Chorus 2]\n")
     assert read_plain_lyrics(check_lyrics_file(numbered)) == ["la la", "sing", "la la", "la la"]
+
+
+def test_a_heading_glued_to_its_first_line_is_a_heading_and_the_line_is_sung(tmp_path):
+    """As people type lyrics: "Chorus: ..." on the chorus's first line. A bracket naming no section stays sung."""
+    text = "Verse 1: I walk alone\n[Chorus x2] oh oh\n\nChorus: la la la\nthe night\n\n[Sam] hello\nBridge over water\n"
+    (path := tmp_path / "typed.txt").write_text(text + "[Chorus]\n")
+    chorus = ["la la la", "the night"]  # (written out again under its name: the heading alone sings it)
+    sung = ["I walk alone", "oh oh", "oh oh", *chorus, "[Sam] hello", "Bridge over water", *chorus]
+    assert read_plain_lyrics(check_lyrics_file(path)) == sung

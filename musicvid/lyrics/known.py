@@ -13,7 +13,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, file_sha256, invalid, parse_json, utf8_text
-from musicvid.lyrics.lrc import SECTION_NAMES, is_label, lrc_language, parse_lrc, starts_with_time
+from musicvid.lyrics.lrc import SECTION_NAMES, glued_label, is_label, lrc_language, parse_lrc, starts_with_time
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
     Line,
@@ -254,6 +254,13 @@ def _as_sung(stanzas: list[tuple[str, int, list[str]]], most: int) -> tuple[list
     return sung, count
 
 
+def _unglued(row: str) -> list[str]:
+    """A row of plain lyrics as rows: a section's heading glued to the first line under it ("Chorus: la la la",
+    "[Chorus] la la la": glued_label) is a row of its own."""
+    glued = glued_label(row)
+    return list(glued) if glued and _section(glued[0])[0] else [row]
+
+
 def _plain_lines(text: str) -> tuple[list[str], int, int, int]:
     """The sung lines of plain lyrics `text`: one per line, as often as a heading or a repeat mark says (_section);
     blank lines (between stanzas), section labels, directions to the band and what a lyrics site adds (_SITE_HEADING
@@ -261,6 +268,7 @@ def _plain_lines(text: str) -> tuple[list[str], int, int, int]:
     what a lyrics site adds (left out, or taken out of them), how many are written to be sung, and how many are
     sung, repeats counted."""
     rows = [row if has_words(row := " ".join(_INVISIBLE.sub("", raw).split())) else "" for raw in text_lines(text)]
+    rows = [part for row in rows for part in _unglued(row)]
     worded = [i for i, row in enumerate(rows) if row]
     heading = _SITE_HEADING.match(rows[worded[0]]) if worded else None
     if heading:

@@ -74,10 +74,10 @@ SECTION_NAMES = re.compile(
     r"|puente|couplet|pont|strophe|ritornello|strofa|ponte|refrão|refrein|brug)",
     re.IGNORECASE,
 )
-_BARE_SECTION = re.compile(
-    rf"(?:repeat\s+)?{SECTION_NAMES.pattern}(?:\s*\d+)?\s*(?:\(?\s*(?:[x×]\s*\d+|\d+\s*[x×])\s*\)?)?\s*:?",
-    re.IGNORECASE,
-)
+_SECTION_HEAD = rf"(?:repeat\s+)?{SECTION_NAMES.pattern}(?:\s*\d+)?\s*(?:\(?\s*(?:[x×]\s*\d+|\d+\s*[x×])\s*\)?)?"
+_BARE_SECTION = re.compile(rf"{_SECTION_HEAD}\s*:?", re.IGNORECASE)
+# ... or glued to the first line under it: "Chorus: la la la", "[Chorus] la la la".
+_GLUED = re.compile(rf"(\[[^\[\]]*\]|{_SECTION_HEAD}\s*:)\s*(\w.*)", re.IGNORECASE)
 # A line wholly in parentheses or asterisks that directs the band ("(Instrumental)", "*guitar solo*") or names a
 # section ("(Repeat chorus)"): nobody sings it.
 _DIRECTION = re.compile(
@@ -95,6 +95,13 @@ _CREDIT = re.compile(
 def is_label(line: str) -> bool:
     """Whether a line names a section ("[Chorus]", "Chorus:") or directs the band ("(Instrumental)"): not sung."""
     return bool(SECTION.match(line) or _DIRECTION.fullmatch(line.strip()) or _BARE_SECTION.fullmatch(line.strip()))
+
+
+def glued_label(line: str) -> tuple[str, str] | None:
+    """A label glued to the first line under it ("Chorus: la la la", "[Chorus] la la la"): the label and the line;
+    None where the line opens with none."""
+    glued = _GLUED.fullmatch(line.strip())
+    return (glued.group(1), glued.group(2)) if glued else None
 
 
 # Walaoke LRC names who sings a line (M: a man, F: a woman, D: both) before its words: not sung.
