@@ -58,8 +58,8 @@ def test_an_lrc_end_marker_ends_the_line_before_where_the_file_says(marker):
 
 def test_a_timed_section_name_is_not_sung():
     text = "[00:05.00]first line sung\n[00:09.00][Chorus]\n[00:09.50]chorus line one\n[00:14.00] [Verse 2]\n"
-    lines = parse_lrc(text + "[00:15.00]second verse\n", 41.0)
-    assert [line.text for line in lines] == ["first line sung", "chorus line one", "second verse"]
+    lines = parse_lrc(text + "[00:15.00]the second verse\n", 41.0)
+    assert [line.text for line in lines] == ["first line sung", "chorus line one", "the second verse"]
     assert lines[1].end == 14.0
 
 
@@ -175,7 +175,6 @@ You might also like me
 [Chorus]
 The city sleeps beneath a paper moon (x2)
 (x2)
-x3
 See The Tiny Models LiveGet tickets as low as $45You might also like
 [Verse 2]
 Time is a feather drifting on the sea
@@ -189,16 +188,15 @@ def test_what_a_lyrics_site_adds_is_left_out_and_said(tmp_path, caplog):
     assert read_plain_lyrics(lyrics) == [
         "My heart is a lighthouse in the storm",
         "You might also like me",
-        "The city sleeps beneath a paper moon",
-        "The city sleeps beneath a paper moon",
+        *["The city sleeps beneath a paper moon"] * 4,  # (the line twice, and its stanza, that line, twice)
         "Time is a feather drifting on the sea",
         "I will carry your light back home",
     ]
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
-        "5 lines held what a lyrics site adds (its 'Contributors…Lyrics' heading, 'You might also like', 'Embed', a "
+        "4 lines held what a lyrics site adds (its 'Contributors…Lyrics' heading, 'You might also like', 'Embed', a "
         "repeat mark such as '(x2)'): left out",
-        "1 line sung again where it marks a repeat ('[Chorus x2]', '(Repeat chorus)', a heading alone, '(x3)' after a "
-        "line): each gets its caption",
+        "3 lines sung again where it marks a repeat ('[Chorus x2]', '(Repeat chorus)', a heading alone, '(x3)' after a "
+        "line, '(x2)' under a stanza): each gets its caption",
     ]
     ordinary = "Lyrics of my life\nEmbed me in your arms\nI was 2x as strong\nthe last word is Embed\n"
     caplog.clear()

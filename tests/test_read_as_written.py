@@ -179,9 +179,11 @@ def test_a_chorus_written_once_is_sung_each_time_the_text_repeats_it_and_heading
     chorus = "hold on to me tonight"  # (its stanza ends at the blank line; a repeat sings it as written: once)
     verse = ["your shadow dances"] * 3 + ["on the wall"] * 2
     birds = "the chorus of the birds"  # (sung, once: no heading, and "(Instrumental)" names no section)
-    first = ["the city lights are fading out (yeah yeah)", chorus, chorus, "we will never let it go"]
+    first = ["the city lights are fading out (yeah yeah)", chorus, chorus, *["we will never let it go"] * 2]
     assert lines == [*first, *verse, chorus, birds, chorus]  # ("Refrain x2": no refrain was written)
-    assert "6 lines sung again where it marks a repeat" in caplog.text
+    assert "7 lines sung again where it marks a repeat" in caplog.text
+    said = "'refrain' sung again, yet no lines are written under that name before: nothing sung there (write them out"
+    assert said in caplog.text  # ("Couplet 2" alone: a verse's heading; no lines under it may be an instrumental part)
     timed = parse_lrc("[00:05.00]first line\n[00:12.00]Chorus:\n[00:20.00]Verse 2\n[00:22.00]a line\n", 41.0)
     assert [(line.start, line.end, line.text) for line in timed] == [(5.0, 12.0, "first line"), (22.0, 23.8, "a line")]
 
@@ -211,3 +213,20 @@ def test_a_heading_glued_to_its_first_line_is_a_heading_and_the_line_is_sung(tmp
     chorus = ["la la la", "the night"]  # (written out again under its name: the heading alone sings it)
     sung = ["I walk alone", "oh oh", "oh oh", *chorus, "[Sam] hello", "Bridge over water", *chorus]
     assert read_plain_lyrics(check_lyrics_file(path)) == sung
+
+
+def test_repeats_marked_in_words_or_alone_under_a_stanza_are_sung_and_numbered_headings_in_words_read(tmp_path):
+    """Marks as people type them: a count in words or bare after a line, a mark alone under its stanza, a section
+    numbered in words or named by its place. A word that only looks like a mark stays sung."""
+    text = (
+        "Verse One\nwake up the morning (twice)\nsun is rising 3 times (2 times)\nhey hey x3\nmorgen bis\n\n"
+        "First Chorus:\nfly away\nfly so high\n(Repeat)\n\nVerse Two\nstill here\n\nbis\nsing it now\n2x\n\n"
+        "Final Chorus\n"
+    )
+    (path := tmp_path / "typed.txt").write_text(text)
+    chorus = ["fly away", "fly so high"]
+    first = ["wake up the morning"] * 2 + ["sun is rising 3 times"] * 2 + ["hey hey"] * 3 + ["morgen bis"]
+    sung = [*first, *chorus * 2, "still here", "bis", "sing it now", "bis", "sing it now", *chorus]
+    assert read_plain_lyrics(check_lyrics_file(path)) == sung
+    lines = parse_lrc("[00:05.00]fly away\n[00:07.00](x2)\n[00:09.00]Verse Two\n[00:10.00]still here\n", 41.0)
+    assert [(line.start, line.end, line.text) for line in lines] == [(5.0, 7.0, "fly away"), (10.0, 11.8, "still here")]

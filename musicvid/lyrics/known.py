@@ -10,10 +10,22 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, file_sha256, invalid, parse_json, utf8_text
-from musicvid.lyrics.lrc import SECTION_NAMES, glued_label, is_label, lrc_language, parse_lrc, starts_with_time
+from musicvid.lyrics.lrc import (
+    COUNT,
+    MARK_AFTER,
+    MARK_ALONE,
+    NUMBER_WORDS,
+    SECTION_NAMES,
+    glued_label,
+    is_label,
+    lrc_language,
+    parse_lrc,
+    starts_with_time,
+)
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
     Line,
@@ -44,16 +56,14 @@ MAX_LINES = 2_000
 # ContributorsLighthouse Lyrics", the first section's label glued to it as spotDL embeds it), its description's
 # teaser ("… Read More") before the first section, a widget between verses ("You might also like", after a
 # concert's advert), a footer last ("5Embed", alone or glued to the last lyric: a count of up to 3 digits); and a
-# repeat mark, any site's, alone on a line or after its words ("(x2)", "x3", "(2x)", "[x2]"). Nobody sings them
-# (after a line's words, the line is sung so often: _plain_lines).
+# repeat mark, any site's, alone on a line or after its words ("(x2)", "x3", "(twice)", "[Repeat]"). Nobody sings
+# them (the lines they mark are sung so often: _plain_lines).
 _SITE_HEADING = re.compile(r"\d+\s*Contributors?.*?Lyrics")
 _SITE_TEASER = re.compile(r".*Read More")
 _SITE_ADVERT = re.compile(r"See .* LiveGet tickets as low as \$\d+You might also like")
 _SITE_WIDGET = "You might also like"
 _SITE_FOOTER = re.compile(r"(?:(?<=\S)|^)Embed$")
 _SITE_COUNT = re.compile(r"(?<!\d)\d{1,3}$")
-_REPEAT = re.compile(r"[(\[]?\s*(?:[x×]\s*\d+|\d+\s*[x×])\s*[)\]]?", re.IGNORECASE)
-_REPEAT_AFTER = re.compile(r"\s+[(\[](?:[x×]\s*\d+|\d+\s*[x×])[)\]]$", re.IGNORECASE)
 
 
 def lyrics_kind(path: Path, text: str) -> str:
@@ -177,7 +187,7 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
         )
     if kind == PLAIN:
         _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text_lines(text), start=1)))
-        _, touched, once, count = _plain_lines(text)
+        _, touched, once, count, unsung = _plain_lines(text)
         if count > max(MAX_LINES, once):  # (repeats; the lines written are counted against the song: check_line_count)
             raise UserError(
                 f"{document} sings {count:,} lines once the repeats it marks are counted, more than {MAX_LINES:,}: is "
@@ -191,7 +201,13 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
         if repeated := count - once:
             log.warning(
                 f"{document}: {repeated} line{'s' if repeated > 1 else ''} sung again where it marks a repeat "
-                "('[Chorus x2]', '(Repeat chorus)', a heading alone, '(x3)' after a line): each gets its caption"
+                "('[Chorus x2]', '(Repeat chorus)', a heading alone, '(x3)' after a line, '(x2)' under a stanza): "
+                "each gets its caption"
+            )
+        if unsung:
+            log.warning(
+                f"{document}: {', '.join(dict.fromkeys(repr(name) for name in unsung))} sung again, yet no lines are "
+                "written under that name before: nothing sung there (write them out, or name the section as above)"
             )
         return KnownLyrics(path, text)
     lines, language = timed_lines(text, kind, math.inf, document)  # (the song bounds an LRC's last line: read_lyrics)
@@ -211,19 +227,27 @@ def _without_footer(line: str) -> str:
 # A heading says which section follows and how often it is sung: "[Chorus x2]" (the lines under it, twice), "[Verse
 # 1: Name]" (who sings it is no part of its name), and a heading with no lines under it sings the lines last written
 # under its name again ("[Chorus]", "Chorus:" or "(Repeat chorus)" where the chorus was written out above). A repeat
-# mark after a line's words sings the line so often ("(x3)"). The singer sings each time, so each gets its caption.
-_COUNT = re.compile(r"(?:[x×]\s*(\d{1,2})|(\d{1,2})\s*[x×])(?!\w)", re.IGNORECASE)
+# mark after a line's words sings the line so often ("(x3)"), and alone on its line the stanza above it (to the blank
+# line or heading before; sites mean that, or the line above, which the aligner then finds sung once and flags). The
+# singer sings each time, so each gets its caption.
+_COUNT = re.compile(COUNT, re.IGNORECASE)
+_COUNT_WORDS = {"twice": 2, "bis": 2, "thrice": 3}
+_COUNT_WORD = re.compile(rf"\b(?:{'|'.join(_COUNT_WORDS)})\b", re.IGNORECASE)
 _REPEAT_WORD = re.compile(r"^\s*repeat\b", re.IGNORECASE)
+_PLACE_WORDS = {"final", "last"}  # ("[Final Chorus]" alone sings the chorus)
 # Text copied from a web page may carry characters nobody sees around its words (a zero-width space, a word joiner,
 # a byte order mark): "[Chorus]" followed by one is still a heading. (The zero-width joiners stay: scripts and emoji
 # are written with them.)
 _INVISIBLE = re.compile("[\u200b\u2060\ufeff]")
 
 
-def _times(mark: str) -> int:
-    """How many times a repeat mark ("x3", "2x", none: "") says to sing."""
-    count = _COUNT.search(mark)
-    return max(1, int(count.group(1) or count.group(2))) if count else 1
+def _times(mark: str, bare: int = 1) -> int:
+    """How many times a repeat mark ("x3", "2 times", "twice") says to sing; `bare` for one with no count ("", or
+    "(Repeat)": 2)."""
+    if count := _COUNT.search(mark):
+        return max(1, int(count.group(1) or count.group(2)))
+    word = _COUNT_WORD.search(mark)
+    return _COUNT_WORDS[word.group(0).casefold()] if word else bare
 
 
 def _section(label: str) -> tuple[str, int, bool]:
@@ -231,27 +255,46 @@ def _section(label: str) -> tuple[str, int, bool]:
     for a label that names none: "(Instrumental)", "[Sam]"), how many times it is sung, and whether lines follow it
     ("(Repeat chorus)" has none of its own)."""
     inner = re.split(r":|\s[-–—]\s", label.strip().strip("[]()*"))[0]
-    name = " ".join(re.findall(r"\w[\w'-]*", _REPEAT_WORD.sub("", _COUNT.sub("", inner)).casefold()))
+    words = re.findall(r"\w[\w'-]*", _COUNT_WORD.sub("", _REPEAT_WORD.sub("", _COUNT.sub("", inner))).casefold())
+    numbers = [str(NUMBER_WORDS.get(word, word)) for word in words if word in NUMBER_WORDS or word.isdigit()]
+    name = " ".join([word for word in words if word not in {*NUMBER_WORDS, *_PLACE_WORDS} and not word.isdigit()])
+    name = " ".join([name, *numbers[:1]])  # ("Second Verse", "Verse Two" and "Verse 2" are one)
     if not SECTION_NAMES.match(name):
         return "", 1, True
     return name, _times(inner), not _REPEAT_WORD.match(inner)
 
 
-def _as_sung(stanzas: list[tuple[str, int, list[str]]], most: int) -> tuple[list[str], int]:
+# A section sung again and again: a heading of one with no lines under it repeats it, or has none to repeat (an
+# intro's or a solo's heading alone is an instrumental part).
+_REFRAINS = re.compile(r"(?:chorus|refrain|hook|coro|estribillo|ritornello|refrão|refrein)\b")
+
+
+class PlainLyrics(NamedTuple):
+    """Plain lyrics as read (_plain_lines)."""
+
+    sung: list[str]  # the lines sung, repeats made (up to the `most` asked for)
+    touched: int  # lines that held what a lyrics site adds (left out, or taken out of them)
+    once: int  # lines written to be sung
+    count: int  # lines sung, repeats counted
+    unsung: list[str]  # headings that repeat a chorus, or say how often, with no lines written under their name
+
+
+def _as_sung(stanzas: list[tuple[str, int, list[str]]], most: int) -> tuple[list[str], int, list[str]]:
     """The lines of `stanzas` (each its section's name, how many times it is sung, its lines) as sung: a section
     with no lines sings those last written under its name (else under its name without a number); the `most` first
-    of them (repeats of repeats, "Chorus x99" after lines each "(x99)", may ask for billions), and how many there
-    are."""
-    sung, written, count = [], {}, 0
+    of them (repeats of repeats, "Chorus x99" after lines each "(x99)", may ask for billions), how many there are,
+    and the sections meant to repeat lines (a chorus, or counted) that found none."""
+    sung, written, count, unsung = [], {}, 0, []
     for name, times, lines in stanzas:
         kind = name.rstrip("0123456789 ")  # ("[Chorus 1]" written out, then "[Chorus]" or "[Chorus 2]" alone)
         if lines and name:
             written[name] = written[kind] = lines
         said = lines or written.get(name) or written.get(kind, [])
+        unsung += [name] if name and not said and (times > 1 or _REFRAINS.match(name)) else []
         count += len(said) * times
         room = most - len(sung)
         sung += (said * min(times, -(-room // max(1, len(said)))))[: max(0, room)]
-    return sung, count
+    return sung, count, unsung
 
 
 def _unglued(row: str) -> list[str]:
@@ -261,12 +304,10 @@ def _unglued(row: str) -> list[str]:
     return list(glued) if glued and _section(glued[0])[0] else [row]
 
 
-def _plain_lines(text: str) -> tuple[list[str], int, int, int]:
+def _plain_lines(text: str) -> PlainLyrics:
     """The sung lines of plain lyrics `text`: one per line, as often as a heading or a repeat mark says (_section);
     blank lines (between stanzas), section labels, directions to the band and what a lyrics site adds (_SITE_HEADING
-    and the like) are not sung; those written, and repeated up to MAX_LINES + 1 (_as_sung). And how many lines held
-    what a lyrics site adds (left out, or taken out of them), how many are written to be sung, and how many are
-    sung, repeats counted."""
+    and the like) are not sung; those written, and repeated up to MAX_LINES + 1 (_as_sung)."""
     rows = [row if has_words(row := " ".join(_INVISIBLE.sub("", raw).split())) else "" for raw in text_lines(text)]
     rows = [part for row in rows for part in _unglued(row)]
     worded = [i for i, row in enumerate(rows) if row]
@@ -278,26 +319,33 @@ def _plain_lines(text: str) -> tuple[list[str], int, int, int]:
     first_label = next((i for i, row in enumerate(rows) if is_label(row)), len(rows))
     stanzas, touched, once = [("", 1, [])], int(bool(heading)), 0
     for i, row in enumerate(rows):
+        if MARK_ALONE.fullmatch(row):  # (the stanza above, sung so often; the stanza before, after a blank line)
+            at = -1 if stanzas[-1][0] or stanzas[-1][2] or len(stanzas) == 1 else -2
+            name, times, lines = stanzas[at]
+            stanzas[at:] = [(name, times * _times(row, 2), lines), ("", 1, [])]
+            touched += 1
+            continue
         if not row or is_label(row):
             name, times, holds = _section(row) if row else ("", 1, True)
             if row or stanzas[-1][2]:  # (a blank line under a heading is not its end)
                 stanzas += [(name, times, []), *([] if holds else [("", 1, [])])]
             continue
         line = _without_footer(row) if i == last else row
-        bare = _REPEAT_AFTER.sub("", line)
+        bare = MARK_AFTER.sub("", line)
         furniture = _SITE_ADVERT.fullmatch(bare) or (bare == _SITE_WIDGET and (heading or footed))
-        kept = has_words(bare) and not (furniture or _REPEAT.fullmatch(bare))
+        kept = has_words(bare) and not (furniture or MARK_ALONE.fullmatch(bare))
         kept = kept and not (i < first_label and _SITE_TEASER.fullmatch(bare))
-        stanzas[-1][2].extend([bare] * _times(line[len(bare) :]) if kept else [])
+        mark = line[len(bare) :]
+        stanzas[-1][2].extend([bare] * _times(mark, 2 if mark else 1) if kept else [])
         touched += not kept or line != row
         once += kept
-    sung, count = _as_sung(stanzas, max(MAX_LINES, once) + 1)
-    return sung, touched, once, count
+    sung, count, unsung = _as_sung(stanzas, max(MAX_LINES, once) + 1)
+    return PlainLyrics(sung, touched, once, count, unsung)
 
 
 def read_plain_lyrics(lyrics: KnownLyrics) -> list[str]:
     """The sung lines of plain lyrics (_plain_lines)."""
-    if not (sung := _plain_lines(lyrics.text)[0]):
+    if not (sung := _plain_lines(lyrics.text).sung):
         raise UserError(f"lyrics file {lyrics.path} has no lines of lyrics")
     return sung
 

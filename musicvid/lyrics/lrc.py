@@ -74,10 +74,23 @@ SECTION_NAMES = re.compile(
     r"|puente|couplet|pont|strophe|ritornello|strofa|ponte|refrão|refrein|brug)",
     re.IGNORECASE,
 )
-_SECTION_HEAD = rf"(?:repeat\s+)?{SECTION_NAMES.pattern}(?:\s*\d+)?\s*(?:\(?\s*(?:[x×]\s*\d+|\d+\s*[x×])\s*\)?)?"
+# A repeat mark says how often to sing: a count ("x2", "2x", "×3", "3 times"), a word ("twice", "thrice"; "bis", as
+# French, Spanish, Italian and Portuguese lyrics write it), after "repeat" or not, or "repeat" alone.
+COUNT = r"(?:[x×]\s*(\d{1,2})|(\d{1,2})\s*(?:[x×]|times))(?!\w)"
+_COMPACT = r"(?:[x×]\d{1,2}|\d{1,2}[x×])(?!\w)"  # "x2", "2x": a count written bare, after a line's words too
+REPEAT_MARK = rf"(?:repeat\s*)?(?:{COUNT}|\b(?:twice|thrice|bis)\b)|\brepeat\b"
+# Alone on its line, a mark is bracketed, or bare with a count ("x2", "Repeat 2x"): "bis" alone may be German's word.
+MARK_ALONE = re.compile(rf"[(\[]\s*(?:{REPEAT_MARK})\s*[)\]]\s*:?|(?:repeat\s*{COUNT}|{_COMPACT})\s*:?", re.IGNORECASE)
+# After a line's words, it is bracketed or a bare "x2".
+MARK_AFTER = re.compile(rf"\s*[(\[]\s*(?:{REPEAT_MARK})\s*[)\]]$|\s+{_COMPACT}$", re.IGNORECASE)
+# A section is numbered in figures or words ("Verse 2", "Verse Two"), or named by its place ("Final Chorus").
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "first": 1, "second": 2, "third": 3, "fourth": 4}
+_PLACE = r"(?:(?:first|second|third|fourth|final|last)\s+)"
+_NUMBER = rf"(?:\s*\d+|\s+(?:{'|'.join(NUMBER_WORDS)}))"
+_SECTION_HEAD = rf"(?:repeat\s+)?{_PLACE}?{SECTION_NAMES.pattern}{_NUMBER}?\s*(?:\(?\s*(?:{REPEAT_MARK})\s*\)?)?"
 _BARE_SECTION = re.compile(rf"{_SECTION_HEAD}\s*:?", re.IGNORECASE)
 # ... or glued to the first line under it: "Chorus: la la la", "[Chorus] la la la".
-_GLUED = re.compile(rf"(\[[^\[\]]*\]|{_SECTION_HEAD}\s*:)\s*(\w.*)", re.IGNORECASE)
+_GLUED = re.compile(rf"(?P<label>\[[^\[\]]*\]|{_SECTION_HEAD}\s*:)\s*(?P<line>\w.*)", re.IGNORECASE)
 # A line wholly in parentheses or asterisks that directs the band ("(Instrumental)", "*guitar solo*") or names a
 # section ("(Repeat chorus)"): nobody sings it.
 _DIRECTION = re.compile(
@@ -93,15 +106,17 @@ _CREDIT = re.compile(
 
 
 def is_label(line: str) -> bool:
-    """Whether a line names a section ("[Chorus]", "Chorus:") or directs the band ("(Instrumental)"): not sung."""
-    return bool(SECTION.match(line) or _DIRECTION.fullmatch(line.strip()) or _BARE_SECTION.fullmatch(line.strip()))
+    """Whether a line names a section ("[Chorus]", "Chorus:"), directs the band ("(Instrumental)") or marks a repeat
+    ("(x2)"): not sung."""
+    bare = line.strip()
+    return bool(SECTION.match(line) or any(form.fullmatch(bare) for form in (_DIRECTION, _BARE_SECTION, MARK_ALONE)))
 
 
 def glued_label(line: str) -> tuple[str, str] | None:
     """A label glued to the first line under it ("Chorus: la la la", "[Chorus] la la la"): the label and the line;
     None where the line opens with none."""
     glued = _GLUED.fullmatch(line.strip())
-    return (glued.group(1), glued.group(2)) if glued else None
+    return (glued["label"], glued["line"]) if glued else None
 
 
 # Walaoke LRC names who sings a line (M: a man, F: a woman, D: both) before its words: not sung.
