@@ -197,20 +197,26 @@ def test_silero_is_trusted_passage_by_passage():
 
 def test_legato_lines_are_cut_where_whisper_ends_their_clauses_but_not_in_a_number_or_a_short_cry():
     """A singer who leaves 0.15 s between lines: Whisper's one segment over three lines, with a comma at each
-    line's end (it-legato, Whisper base). A clause ends a line between two phrases; "Oh," does not, nor a
-    number's comma or an abbreviation's point, nor one that leaves a cry after it."""
+    line's end (it-legato, Whisper base), the song's other lines heard a segment each. A clause ends a line between
+    two phrases inside a line over twice the song's median; "Oh," does not, nor a number's comma or an
+    abbreviation's point, nor one that leaves a cry after it, nor any in a line of the usual length."""
     sung = ["sempre ti amerò,", "sotto le stelle,", "zitto nel silenzio"]
     lines = [segment(6.0 + 2.35 * n, text, 0.75) for n, text in enumerate(sung)]
     heard = Line(6.0, lines[-1].end, " ".join(sung), words=[w for line in lines for w in line.words])
-    cut = lines_at_pauses([heard])
-    assert [(line.start, line.text) for line in cut] == [(line.start, line.text) for line in lines]
+    others = [segment(20.0 + 4 * n, "la notte è lunga", 0.55) for n in range(4)]  # 2.2 s each
+    cut = lines_at_pauses([heard, *others])
+    assert [(line.start, line.text) for line in cut] == [(line.start, line.text) for line in [*lines, *others]]
     for text in (
-        "Oh, sotto le stelle",
-        "we paid 1, 000 for the night",
-        "we sang to Mr. Jones all night",
-        "sotto le stelle, oh yeah",
+        "Oh, sotto le stelle vicino al mare",
+        "we paid 1, 000 for the night and the day",
+        "we sang to Mr. Jones all night and all day",
+        "sotto le stelle vicino al mare, oh yeah",
     ):
-        assert [line.text for line in lines_at_pauses([segment(6.0, text, 0.6)])] == [text]
+        short = [segment(20.0 + 3 * n, "la notte", 0.55) for n in range(4)]  # (this line over twice their 1.1 s)
+        assert [line.text for line in lines_at_pauses([segment(6.0, text, 0.6), *short])][0] == text
+    # as long as the song's other lines, a line with a comma inside is one sung line (Veränderung, Whisper base)
+    usual = [segment(30.0 + 4 * n, "gerade denke ich mir, wie schön das Leben ist.", 0.4) for n in range(3)]
+    assert [line.text for line in lines_at_pauses(usual)] == [line.text for line in usual]
 
 
 def test_a_voice_whisper_missed_most_of_is_heard_again_where_silero_hears_the_singer_under_all_it_heard():

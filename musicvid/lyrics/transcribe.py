@@ -12,6 +12,7 @@ Whisper's translate task for ViPE.
 
 from __future__ import annotations
 
+import statistics
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -85,7 +86,8 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Li
     Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
     rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
     segment ending: Whisper cut that line mid-way, and it runs on into the next segment; then where Whisper ends a
-    clause inside a line (`at_clauses`). Without any word time stamps, Whisper's segments stay as they are."""
+    clause inside a line over twice as long as the song's median line (`at_clauses`: it holds two lines or more; a
+    comma inside a line of the usual length is the line's). Without any word time stamps, segments stay as they are."""
     words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
     if not words:
         return segments
@@ -100,7 +102,8 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Li
             runs.append([w for _, w in words[first:k]])
             first = k
     runs.append([w for _, w in words[first:]])
-    return [_line(part) for run in runs for part in at_clauses(run)]
+    fused = 2 * statistics.median(run[-1].end - run[0].start for run in runs)
+    return [_line(part) for run in runs for part in (at_clauses(run) if run[-1].end - run[0].start > fused else [run])]
 
 
 def _word(start: float, end: float, text: str, probability: float | None) -> Word:
