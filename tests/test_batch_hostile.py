@@ -118,10 +118,11 @@ def test_an_entry_that_names_no_file_is_refused_naming_its_line(tmp_path, capsys
     assert code == 2 and f"s.{kind} line {line}:" in err and "names no file" in err and err.count("\n") == 1, err
 
 
-def test_a_header_with_spaces_is_trimmed_and_a_big_cell_is_read(tmp_path):
-    (tmp_path / "s.csv").write_text("path, title , fps\na.wav,Hello,5\n")
-    [entry] = playlist.read_playlist(tmp_path / "s.csv")
-    assert entry.title == "Hello" and entry.overrides == {"fps": "5"}
+def test_a_header_with_spaces_or_capitals_is_read_rows_of_empty_cells_are_blank_and_a_big_cell_is_read(tmp_path):
+    # as a spreadsheet saves one: its header capitalised, its trailing rows empty cells
+    (tmp_path / "s.csv").write_text("Path, Title , FPS\r\na.wav,Hello,5\r\n,,\r\n , ,,,\r\nb.wav,,\r\n,,\r\n")
+    entries = playlist.read_playlist(tmp_path / "s.csv")
+    assert [(e.path.name, e.title, e.overrides) for e in entries] == [("a.wav", "Hello", {"fps": "5"}), ("b.wav", None, {})]
     (tmp_path / "b.csv").write_text("path,title\na.wav," + "x" * 200_000 + "\n")
     assert len(playlist.read_playlist(tmp_path / "b.csv")[0].title) == 200_000
 

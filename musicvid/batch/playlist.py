@@ -230,8 +230,9 @@ def read_folder(path: Path, output: Path | None = None) -> Iterator[Entry]:
 
 
 def csv_header(reader: csv.DictReader, path: Path) -> None:
-    """The header's names, trimmed of spaces; refused without 'path', with an empty or repeated name."""
-    reader.fieldnames = [name.strip() for name in reader.fieldnames or ()]
+    """The header's names, trimmed of spaces and in lower case (a spreadsheet's "Path, Title"); refused without
+    'path', with an empty or repeated name."""
+    reader.fieldnames = [name.strip().lower() for name in reader.fieldnames or ()]
     if "path" not in reader.fieldnames:
         raise UserError(f"{path}: a batch CSV needs a header row with a 'path' column (then title, artist, options)")
     repeated = next((name for name in reader.fieldnames if reader.fieldnames.count(name) > 1 or not name), None)
@@ -248,6 +249,9 @@ def read_csv(path: Path) -> Iterator[Entry]:
         csv_header(reader, path)
         for row in reader:
             number = reader.line_num
+            cells = [cell for value in row.values() for cell in (value if isinstance(value, list) else [value])]
+            if not any((cell or "").strip() for cell in cells):
+                continue  # a row of empty cells (",,": a spreadsheet's trailing rows), as a blank line
             if None in row:  # DictReader keeps the cells beyond the header under None
                 raise UserError(
                     f"{path} line {number}: more cells than the header has columns: quote a cell with a comma"
