@@ -25,6 +25,7 @@ from musicvid.prepare import check_before_work
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_device_here
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
+from musicvid.storyboard.make import check_matches_audio
 
 
 def song_seconds(request: SongRequest, fps: float) -> float:
@@ -61,6 +62,8 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     # a render's checks before its work, in its sentences; no video is named, so nothing is made or written
     checked = check_before_work(request, models, settings, output=None, video=False)
     seconds = song_seconds(request, settings.fps)
+    if checked.storyboard is not None:  # (as a render refuses it, once the song is decoded)
+        check_matches_audio(checked.storyboard, request.song, seconds, str(request.storyboard_file))
     budget, where = budget_of(gpu_memory, choice.device)
     # planned for a GPU: the precision --precision means on CUDA
     precision = Precision.resolve(choice.precision, torch.device("cuda"))

@@ -122,7 +122,10 @@ def test_a_header_with_spaces_or_capitals_is_read_rows_of_empty_cells_are_blank_
     # as a spreadsheet saves one: its header capitalised, its trailing rows empty cells
     (tmp_path / "s.csv").write_text("Path, Title , FPS\r\na.wav,Hello,5\r\n,,\r\n , ,,,\r\nb.wav,,\r\n,,\r\n")
     entries = playlist.read_playlist(tmp_path / "s.csv")
-    assert [(e.path.name, e.title, e.overrides) for e in entries] == [("a.wav", "Hello", {"fps": "5"}), ("b.wav", None, {})]
+    assert [(e.path.name, e.title, e.overrides) for e in entries] == [
+        ("a.wav", "Hello", {"fps": "5"}),
+        ("b.wav", None, {}),
+    ]
     (tmp_path / "b.csv").write_text("path,title\na.wav," + "x" * 200_000 + "\n")
     assert len(playlist.read_playlist(tmp_path / "b.csv")[0].title) == 200_000
 

@@ -173,3 +173,12 @@ def test_a_render_plans_with_the_references_of_the_storyboard_it_draws(folder, t
     assert not check_before_work(SongRequest(song=song, workdir=workdir), models, settings, video=False).references
     (workdir / "storyboard.json").write_text((folder / "refs.json").read_text())
     assert check_before_work(SongRequest(song=song, workdir=workdir), models, settings, video=False).references
+
+
+def test_a_storyboard_of_another_songs_length_is_refused_by_the_plan_as_by_the_render(capsys, folder, tmp_path):
+    song = make_tone(tmp_path / "longer.wav", 4.0)
+    said = f"musicvid: storyboard {folder / 'refs.json'} is for audio of 3.00 s, but {song} lasts 4.00 s\n"
+    for command in ("plan", "render"):
+        code, _, err = run(capsys, command, song, "--models", "tiny", "--storyboard", folder / "refs.json")
+        assert (code, err) == (2, said), (command, err)
+    assert not (tmp_path / "longer.mp4").exists()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from musicvid.core.audio import AudioInfo, shortest_whole
+from musicvid.core.audio import shortest_whole
 from musicvid.core.errors import UserError
 from musicvid.core.ffmpeg import declared_duration
 from musicvid.lyrics.known import check_line_count, read_lyrics, read_plain_lyrics
@@ -82,6 +82,6 @@ def length_checks(
     if storyboard is not None:
         source, song = str(request.storyboard_file), str(request.song)
         yield (
-            lambda seconds: check_matches_audio(storyboard, AudioInfo(song, "", seconds, "", ""), source),
+            lambda seconds: check_matches_audio(storyboard, song, seconds, source),
             lambda lengths: lengths.nearest(storyboard.duration),
         )

@@ -41,7 +41,7 @@ def song_onsets(storyboard: Storyboard, source: str) -> np.ndarray | str:
     if not song.is_file() or file_sha256(song) != storyboard.audio.sha256:
         return f"the song rendered is not at {song}"
     audio = load_audio(song)
-    check_matches_audio(storyboard, audio.info, source)
+    check_matches_audio(storyboard, song, audio.info.duration, source)
     onsets = onset_times(audio.samples)
     return onsets if onsets.size else "the song has no onsets"
 

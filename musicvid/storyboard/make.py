@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from musicvid.core.audio import Audio, AudioInfo
+from musicvid.core.audio import Audio
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_not_inputs, check_picture, weights_identity
 from musicvid.core.paths import shown
@@ -178,10 +178,11 @@ def _same_making(saved: Storyboard, made: MadeWith) -> bool:
     )
 
 
-def check_matches_audio(storyboard: Storyboard, info: AudioInfo, source: str) -> None:
-    if abs(storyboard.duration - info.duration) > 0.05:
+def check_matches_audio(storyboard: Storyboard, song: str | Path, seconds: float, source: str) -> None:
+    """Refuse `storyboard` (read from `source`) for a song `seconds` long that it was not made for."""
+    if abs(storyboard.duration - seconds) > 0.05:
         raise UserError(
-            f"storyboard {source} is for audio of {storyboard.duration:.2f} s, but {info.path} lasts {info.duration:.2f} s"
+            f"storyboard {source} is for audio of {storyboard.duration:.2f} s, but {song} lasts {seconds:.2f} s"
         )
 
 
@@ -195,14 +196,14 @@ def storyboard_in(run: Run) -> Storyboard:
 
     if request.storyboard_file:
         storyboard = run.storyboard  # (as checked before any work: the file may have been saved again since)
-        check_matches_audio(storyboard, info, str(request.storyboard_file))
+        check_matches_audio(storyboard, info.path, info.duration, str(request.storyboard_file))
     else:
         transcript = get_transcript(run)
         run.go_on()
         made = made_with_of(request, registry, transcript, title, artist)
         saved = load_storyboard(path) if path.exists() else None
         if saved and _same_making(saved, made):
-            check_matches_audio(saved, info, str(path))
+            check_matches_audio(saved, info.path, info.duration, str(path))
             # its edits kept (written back below); the title and artist it was made for recorded, if they were not
             storyboard = replace(saved, settings=replace(saved.settings, title=title, artist=artist))
             built_on = as_read(run.workdir)
