@@ -31,6 +31,7 @@ leaves the file system as it found it.
 from __future__ import annotations
 
 import itertools
+import logging
 import stat
 import threading
 from dataclasses import dataclass, replace
@@ -67,6 +68,8 @@ from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import option_name
 from musicvid.settings.song import SongRequest, inputs_of
 from musicvid.storyboard.board import Storyboard, load_storyboard
+
+log = logging.getLogger("musicvid")
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,12 @@ def check_before_work(
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
+    karaoke = settings is not None and settings.captions == "karaoke"
+    if storyboard is not None and lyrics is not None and not (lyrics.timed and karaoke):  # (said, as a flag unused)
+        log.warning(
+            f"--lyrics {lyrics.path} is not read: the storyboard's lines stand in for it (beside a storyboard, only "
+            "karaoke reads lyrics: a timed file's word times)"
+        )
     language = resolved_language(request.language, models, storyboard is None and not (lyrics and lyrics.timed))
     if settings is not None and own_references(storyboard):
         check_scene_references(models)

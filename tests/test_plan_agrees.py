@@ -6,6 +6,7 @@ file that is no LoRA file, a budget too small said in figures that make sense.""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import subprocess
 
@@ -182,3 +183,16 @@ def test_a_storyboard_of_another_songs_length_is_refused_by_the_plan_as_by_the_r
         code, _, err = run(capsys, command, song, "--models", "tiny", "--storyboard", folder / "refs.json")
         assert (code, err) == (2, said), (command, err)
     assert not (tmp_path / "longer.mp4").exists()
+
+
+def test_lyrics_beside_a_storyboard_are_said_unread_unless_karaoke_reads_their_times(capsys, caplog, folder, tmp_path):
+    song, board = folder / "song.wav", folder / "refs.json"
+    (plain := tmp_path / "words.txt").write_text("a line of the song\n")
+    (timed := tmp_path / "words.lrc").write_text("[00:00.50]a line of the song\n")
+    said = "the storyboard's lines stand in for it"
+    for lyrics, captions, unread in ((plain, "karaoke", True), (timed, "line", True), (timed, "karaoke", False)):
+        args = ("--models", "tiny", "--storyboard", board, "--lyrics", lyrics, "--captions", captions)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="musicvid"):
+            code, _, err = run(capsys, "plan", song, *args)
+        assert code == 0 and (f"--lyrics {lyrics} is not read: {said}" in caplog.text) == unread, err
