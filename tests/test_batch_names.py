@@ -209,6 +209,27 @@ def test_a_copy_or_hard_link_of_a_video_a_batch_made_fails_at_its_turn_as_no_son
     assert rows[1]["error"].startswith(f"{share / 'hard.mp4'} is a video musicvid made for "), rows
 
 
+def test_a_video_a_run_made_renamed_as_a_song_fails_at_its_turn_known_by_its_container(tmp_path, capsys, monkeypatch):
+    """Its copy named .mp3 or .m4a was rendered as a song: an MP4 is known by its 'ftyp' box, whatever its name."""
+    from musicvid.core.outputs import remember
+    from tests.helpers import work_directory
+
+    monkeypatch.chdir(tmp_path)  # (where the songs' work directories are: musicvid-work/)
+    song = make_tone(tmp_path / "a.wav", 1)
+    video = tmp_path / "a.mp4"
+    video.write_bytes(b"\x00\x00\x00\x18ftypisom" + os.urandom(64))  # as a render of a.wav records its video
+    remember(Workdir(work_directory(Workdir.for_song(song, file_sha256(song)).root)), video, video)
+    for name in ("sneaky.mp3", "sneaky.m4a"):
+        shutil.copyfile(video, tmp_path / name)
+    (tmp_path / "s.csv").write_text("path\nsneaky.mp3\nsneaky.m4a\n")
+    rendered = writing_renders(monkeypatch)
+    code, _ = run_batch(capsys, tmp_path / "s.csv", tmp_path / "out")
+    rows = report_of(tmp_path / "out")
+    assert code == 1 and rendered == [] and [r["status"] for r in rows] == ["failed"] * 2
+    for row, name in zip(rows, ("sneaky.mp3", "sneaky.m4a")):
+        assert row["error"].startswith(f"{tmp_path / name} is a video musicvid made for "), row
+
+
 def test_lyrics_edited_beside_a_song_since_its_video_was_made_render_it_again(tmp_path, capsys, monkeypatch):
     """The .lrc fixed, the folder rerun: the row was `skipped`, its video and .srt of the old lyrics kept."""
     songs, out, rendered = two_songs_made(tmp_path, capsys, monkeypatch)

@@ -199,11 +199,23 @@ def _value(value, models: bool = False):
         return os.path.realpath(value), None
 
 
+def _in_a_video_container(path: Path) -> bool:
+    """Whether the file is held in a container musicvid writes its videos in, whatever its name ("a.mp4" copied as
+    "a.mp3"): MP4 and QuickTime open with an 'ftyp' box (as do .m4a songs, then looked up as a video would be),
+    Matroska with its EBML mark."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(8)
+    except OSError:  # (a song that cannot be read fails at its turn)
+        return False
+    return head[4:8] == b"ftyp" or head[:4] == b"\x1a\x45\xdf\xa3"
+
+
 def video_of_ours(song: Path, out_dir: Path, workdirs: list[Path], read: dict[Path, dict[str, str]]) -> str | None:
     """The sentence a row fails with at its turn where its song is a video a musicvid batch or render wrote (no output
     is ever an input): an output of -o's report.json or of the one beside it (`read`: each report's outputs, once), or
     a file that a work directory in `workdirs` (folders of them) records as its run wrote it; None for any other."""
-    if song.suffix.lower() not in VIDEO_SUFFIXES:
+    if song.suffix.lower() not in VIDEO_SUFFIXES and not _in_a_video_container(song):
         return None
     made_for = None
     for report in dict.fromkeys((out_dir / REPORT_NAME, song.parent / REPORT_NAME)):
