@@ -250,3 +250,27 @@ def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_
     assert json.loads(workdir.score_report.read_text())["fps_from"] == "--fps"
     assert run(capsys, "score", workdir.root, "--models", "tiny")[0] == 0  # 10, the default
     assert json.loads(workdir.score_report.read_text())["fps_from"] == "default"
+
+
+@pytest.mark.slow
+def test_keyframes_drawn_for_prompts_the_storyboard_no_longer_holds_are_not_scored(renders, capsys):
+    """`storyboard` made again without --keyframes: new prompts, the old pictures. Scored, they were judged by words
+    they were not drawn for."""
+    _, folder = renders
+    shutil.copytree(folder / "csa", folder / "edited", symlinks=True)
+    workdir = Workdir(folder / "edited")
+    board = json.loads(workdir.storyboard.read_text())
+    shown = frame_schedule([s["start"] for s in board["scenes"]], board["audio"]["duration"], 10).shown_scenes
+    board["scenes"][shown[0]]["prompt"] = "a lighthouse in a storm, oil painting"
+    workdir.storyboard.write_text(json.dumps(board))
+    code, out, err = run(capsys, "score", workdir.root, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["stale_keyframes"] == [shown[0]], err
+    assert [row["scene"] for row in report["scenes"]] == shown[1:]
+    assert "1 keyframes drawn for other prompts than the storyboard's now: not scored" in summary_text(report)
+    for scene in shown:
+        board["scenes"][scene]["prompt"] = f"another prompt {scene}"
+    workdir.storyboard.write_text(json.dumps(board))
+    code, _, err = run(capsys, "score", workdir.root)
+    said = f"every keyframe in {workdir.root} was drawn for another prompt than its storyboard.json's now (made again"
+    assert code == 2 and said in err and err.count("\n") == 1, err

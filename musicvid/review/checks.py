@@ -7,13 +7,14 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS
 from musicvid.core.workdir import Workdir
-from musicvid.pictures.cache import picture_key
+from musicvid.pictures.cache import picture_key, stored_key
 from musicvid.pictures.schedule import FrameSchedule, Segment
 from musicvid.storyboard.board import Storyboard
 
@@ -71,12 +72,40 @@ def morph_key(keys: Iterable[str | None]) -> str:
     return picture_key(*keys)
 
 
-def check_pictures(workdir: Workdir, schedule: FrameSchedule, drawn_morphs: Collection[str] | None = None) -> None:
-    """Refuse a render with none of its shown keyframes drawn, or with a damaged picture among the keyframes and
-    morph frames the report reads (`drawn_morphs`: the scenes whose morphs the render drew, where its timings.json
-    says; those of the others are an earlier render's, not read). A frame not on disk is no refusal: the report
-    counts it (missing_frames)."""
+def prompt_key(prompt: str) -> str:
+    """A prompt hashed: what a render's timings.json records of the prompt each keyframe was drawn for."""
+    return picture_key(prompt)
+
+
+def stale_keyframes(workdir: Workdir, storyboard: Storyboard, shown: Iterable[int], drawn: Any) -> list[int]:
+    """The `shown` scenes whose keyframe on disk is the one a render drew (`drawn`: its timings.json's keyframes, by
+    scene its key and prompt_key) for another prompt than the storyboard's now (made again since without
+    --keyframes, or edited): scored, the picture would be judged by words it was not drawn for. None where the render
+    recorded none; a keyframe drawn since (by `storyboard --keyframes`) has another key, and is the storyboard's."""
+    if not isinstance(drawn, dict):
+        return []
+    records = {s: drawn.get(str(s)) for s in shown}
+    records = {s: r for s, r in records.items() if isinstance(r, list) and len(r) == 2}
+    return [
+        s
+        for s, (key, prompt) in records.items()
+        if prompt != prompt_key(storyboard.scenes[s].prompt) and stored_key(workdir.keyframe(s)) == key
+    ]
+
+
+def check_pictures(
+    workdir: Workdir, schedule: FrameSchedule, drawn_morphs: Collection[str] | None = None, stale: Collection[int] = ()
+) -> None:
+    """Refuse a render with none of its shown keyframes drawn (or all `stale`: stale_keyframes), or with a damaged
+    picture among the keyframes and morph frames the report reads (`drawn_morphs`: the scenes whose morphs the
+    render drew, where its timings.json says; those of the others are an earlier render's, not read). A frame not on
+    disk is no refusal: the report counts it (missing_frames)."""
     drawn = [workdir.keyframe(i) for i in schedule.shown_scenes if workdir.keyframe(i).is_file()]
+    if drawn and len(stale) == len(drawn):
+        raise UserError(
+            f"every keyframe in {workdir.root} was drawn for another prompt than its storyboard.json's now (made "
+            "again or edited since): render it again, then score it"
+        )
     if not drawn:
         raise UserError(
             f"work directory {workdir.root} holds no keyframes: render it (or storyboard --keyframes) first"

@@ -14,7 +14,7 @@ from musicvid.delivery.upscale import Upscaler
 from musicvid.pictures.draw import Pictures
 from musicvid.pictures.schedule import to_frame
 from musicvid.pictures.transitions import transitions_report
-from musicvid.review.checks import morph_key, morph_paths
+from musicvid.review.checks import morph_key, morph_paths, prompt_key
 from musicvid.run import Run
 
 
@@ -31,7 +31,8 @@ def run_summary(
     """What timings.json keeps of a render of `pictures`: seconds per stage with their peak memory, the models as
     they ran, the rate and frames drawn and those in the video, the pictures drawn anew (and the keyframe candidates
     drawn to pick from), with --transitions video which morphs the video model drew, the upscaler's cost, the wall
-    time since `started`, and each morph's pictures' keys hashed (morph_keys)."""
+    time since `started`, each morph's pictures' keys hashed (morph_keys) and each keyframe's key and prompt
+    (keyframes_drawn)."""
     settings, schedule, family = run.settings, pictures.schedule, pictures.family
     return {
         "device": device_text(run.registry.device),
@@ -43,10 +44,19 @@ def run_summary(
         "pictures_drawn": drawn,
         "keyframe_candidates_drawn": keyframe_candidates,
         "morph_keys": morph_keys(run.workdir, pictures),
+        "keyframes": keyframes_drawn(pictures),
         **({"transitions": transitions_report(schedule, run.registry.models.video, family)} if family else {}),
         **({"upscale": upscale.cost()} if upscale else {}),
         "wall_seconds": round(time.perf_counter() - started, 4),
     }
+
+
+def keyframes_drawn(pictures: Pictures) -> dict[str, list[str]]:
+    """Each shown scene's keyframe by its scene: its key, and its prompt hashed (prompt_key), so that `musicvid score`
+    scores it only against the prompt it was drawn for (a storyboard made again since leaves the old pictures)."""
+    scenes = pictures.storyboard.scenes
+    keyframes = (p for group in pictures.groups for p in group if p.target is None)
+    return {str(p.scene): [p.key, prompt_key(scenes[p.scene].prompt)] for p in keyframes}
 
 
 def morph_keys(workdir: Workdir, pictures: Pictures) -> dict[str, str]:

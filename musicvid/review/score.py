@@ -44,7 +44,15 @@ from musicvid.pictures.keyframe_candidates import kept_seed
 from musicvid.pictures.schedule import FrameSchedule, frame_schedule
 from musicvid.pictures.scores import SceneScores, lyric_of, score_keyframes
 from musicvid.review.chart import write_chart
-from musicvid.review.checks import check_folder, check_length, check_pictures, morph_key, morph_paths, picture_size
+from musicvid.review.checks import (
+    check_folder,
+    check_length,
+    check_pictures,
+    morph_key,
+    morph_paths,
+    picture_size,
+    stale_keyframes,
+)
 from musicvid.review.sheet import write_contact_sheet
 from musicvid.review.timing import beat_alignment, lyric_timing, song_onsets
 from musicvid.settings.geometry import DRAWN_FPS
@@ -270,8 +278,11 @@ def quality_report(
     --fps, drawn_rate)."""
     fps, rate_from = drawn_rate(workdir, fps)
     schedule = render_schedule(workdir, storyboard, fps)
-    scores = score_scenes(scorer, storyboard, workdir, schedule.shown_scenes)
+    stale = stale_keyframes(workdir, storyboard, schedule.shown_scenes, render_timings(workdir).get("keyframes"))
+    scores = score_scenes(scorer, storyboard, workdir, [s for s in schedule.shown_scenes if s not in stale])
     report: dict[str, Any] = {"workdir": str(workdir.root), "scorer": scorer.name, "fps": fps, "fps_from": rate_from}
+    if stale:  # (drawn for other prompts: not scored)
+        report["stale_keyframes"] = stale
     if scorer.name == TINY:
         report["note"] = RANDOM_WEIGHTS
     report["scenes"] = scene_rows(storyboard, scores)
@@ -290,9 +301,9 @@ def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) 
     workdir, storyboard = open_render(root)
     with workdir.held():  # what can be refused is, before the scorer loads
         onsets = song_onsets(storyboard, str(workdir.storyboard))  # (its duration checked, before it sizes anything)
-        check_pictures(
-            workdir, render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0]), drawn_morphs(workdir)
-        )
+        schedule = render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0])
+        stale = stale_keyframes(workdir, storyboard, schedule.shown_scenes, render_timings(workdir).get("keyframes"))
+        check_pictures(workdir, schedule, drawn_morphs(workdir), stale)
         with registry.use("scorer") as scorer:
             report, scores = quality_report(workdir, storyboard, scorer, onsets, fps)
         write_json(workdir.score_report, report)
@@ -310,6 +321,10 @@ def summary_text(report: dict[str, Any]) -> str:
 
     lines = [f"scored by {report['scorer']}" + (f" ({report['note']})" if "note" in report else "")]
     lines.append(f"lyric {shown(figures['lyric'])} · prompt {shown(figures['prompt'])} (CLIPScore, 0–2.5)")
+    if stale := report.get("stale_keyframes"):
+        lines.append(
+            f"{len(stale)} keyframes drawn for other prompts than the storyboard's now: not scored (render again)"
+        )
     picks = [row["pick"] for row in report["scenes"] if "pick" in row]
     if picks:
         drawn = sorted({pick["drawn"] for pick in picks})
