@@ -32,7 +32,7 @@ def writing_renders(monkeypatch) -> list[str]:
             for path in settings.outputs(output):
                 text = f"{path.name} of {file_sha256(request.song)}"
                 write_output(workdir, path, request.overwrite, text=text, beside=None if path == output else output)
-        return SimpleNamespace(duration=1.0)
+        return SimpleNamespace(duration=1.0, workdir=workdir)
 
     monkeypatch.setattr(musicvid.pipeline, "make_video", make_video)
     return rendered
@@ -175,6 +175,27 @@ def test_a_rerun_with_other_settings_renders_again_and_replaces_its_own_videos(t
     assert run_batch(capsys, songs, out, "--seed", "7")[0] == 0 and len(rendered) == 4  # made so: skipped
     (out / "report.json").unlink()  # what they were made with is recorded nowhere: made again
     assert run_batch(capsys, songs, out, "--seed", "7")[0] == 0 and len(rendered) == 6
+
+
+def test_a_batch_run_again_from_another_folder_finds_its_outputs_by_the_work_directories_its_report_names(
+    tmp_path, capsys, monkeypatch
+):
+    """Its musicvid-work/ is another there: the rows were refused as "musicvid did not write it", not skipped."""
+    songs, out, rendered = two_songs_made(tmp_path, capsys, monkeypatch)
+    assert {r["workdir"] for r in report_of(out)} == {str(p.absolute()) for p in (tmp_path / WORK_ROOT).iterdir()}
+    (elsewhere := tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, err = run_batch(capsys, songs, out)
+    assert code == 0 and rendered == ["m1.wav", "m2.wav"], err  # made so: skipped
+    assert [r["status"] for r in report_of(out)] == ["skipped"] * 2 and all(r["workdir"] for r in report_of(out))
+    code, err = run_batch(capsys, songs, out, "--seed", "7")  # made otherwise: made again, replacing its own
+    assert code == 0 and rendered == ["m1.wav", "m2.wav"] * 2, err
+    assert {r["workdir"] for r in report_of(out)} == {str(p.absolute()) for p in (elsewhere / WORK_ROOT).iterdir()}
+    (out / "m1.srt").write_text("my own subtitles")  # a person's edit: refused as ever, from any folder
+    monkeypatch.chdir(tmp_path)
+    code, err = run_batch(capsys, songs, out, "--seed", "8")
+    assert code == 2 and f"{out / 'm1.srt'} exists and musicvid did not write it" in err, err
+    assert (out / "m1.srt").read_text() == "my own subtitles"
 
 
 def test_a_video_a_batch_made_named_as_a_song_fails_at_its_turn(tmp_path, capsys, monkeypatch):

@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+from musicvid.batch.earlier import changed_since, made_before, song_problem, song_read, take_over_outputs
 from musicvid.batch.engines import check_engine_options, join_ray, render_locally, render_on_ray
 from musicvid.batch.names import Naming, automatic_name, folded, name_outputs
 from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist, unusable_name
@@ -26,6 +27,7 @@ from musicvid.batch.report import (
     check_lock_file,
     check_report,
     earlier_outputs,
+    earlier_workdirs,
     held_output,
     made_with,
     note,
@@ -37,14 +39,12 @@ from musicvid.batch.report import (
 from musicvid.core.errors import UserError
 from musicvid.core.files import (
     check_creatable,
-    check_file,
     check_output,
     file_identity,
-    file_sha256,
     remove_temporaries,
     same_file,
 )
-from musicvid.core.outputs import check_name_length, take_over, written_before, written_here
+from musicvid.core.outputs import check_name_length
 from musicvid.core.paths import check_made, exists, is_folder, printable
 from musicvid.core.paths import resolved as resolved_path
 from musicvid.core.workdir import WORK_ROOT, Workdir
@@ -162,60 +162,6 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
 # --- running ------------------------------------------------------------------------------------
 
 
-def song_problem(job: Job) -> str | None:
-    """Why the row's song cannot be rendered, in the sentence it fails with at its turn (run_jobs), the others made: it
-    is not there, a pipe, cannot be read, or is refused (Job.refused); None where it can be read (hashed for its work
-    directory, rendered)."""
-    try:
-        check_file(job.request.song, "audio file")
-    except UserError as e:
-        return job.refused or str(e)
-    return job.refused
-
-
-def song_read(job: Job) -> bool:
-    return song_problem(job) is None
-
-
-def made_before(job: Job) -> bool:
-    """Whether every output of `job` (its video, .srt and .ass) is in -o as musicvid wrote it for the row's song
-    (its work directory's record): not another song's video of that name, nor a person's file. A rerun skips such a
-    row where -o's report records it made with what the row asks now (made_with); made otherwise (another --size,
-    --style, models) or by a batch that did not record it, the row is rendered again, said in a line: its work
-    directory keeps what still fits, and its render replaces its own outputs. A batch killed between the video's
-    rename and its .srt's left the video alone: that row is rendered again, which its work directory resumes."""
-    outputs = job.settings.outputs(job.output)
-    if not (all(path.is_file() for path in outputs) and song_read(job)):
-        return False
-    workdir = Workdir.of_song(job.request.song, job.request.workdir)
-    return all(written_here(path, workdir) for path in outputs)
-
-
-def changed_since(job: Job, earlier: dict[tuple[str, str], str]) -> bool:
-    """Whether the row's song changed (retagged, replaced) since a batch made its outputs in -o: `earlier` (the
-    (song, output) pairs of -o's report) names its video as this song's, and each of its outputs there, one at least,
-    is as a run for this song wrote it, now or for an earlier version of it. Such a row is rendered again and replaces
-    them; a file whose bytes no run recorded (a person's, a video edited since) is refused as ever."""
-    if report_key(job) not in earlier or job.request.workdir:
-        return False  # (with --workdir a row's work directory is one for every version of its song)
-    there = [path for path in job.settings.outputs(job.output) if path.exists() or path.is_symlink()]
-    if not (there and song_read(job)):
-        return False
-    workdir = Workdir.of_song(job.request.song, None)
-    return all(written_here(path, workdir) or written_before(path, workdir) for path in there)
-
-
-def take_over_outputs(job: Job) -> None:
-    """The outputs in -o that a run for an earlier version of the row's song wrote, recorded as this version's
-    (take_over), so that its render replaces them; said in a line."""
-    print(
-        f"{printable(str(job.entry.path))}: the song changed since its video was made: rendering again", file=sys.stderr
-    )
-    workdir = Workdir.of_song(job.request.song, None)
-    with workdir.held(wait=True, sha256=file_sha256(job.request.song)):
-        take_over(job.settings.outputs(job.output), workdir)
-
-
 def check_jobs(
     todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet, changed: frozenset[int] = frozenset()
 ) -> None:
@@ -223,7 +169,8 @@ def check_jobs(
     video, .srt, .ass, or any file of its work directory), or a row, skipped or not (no repeat), whose outputs or
     named files would fail it (musicvid.prepare.check_before_work), or whose files do not fit its song's length
     (musicvid.batch.lengths), in one sentence that names the row. Another row's input first: no --overwrite lets
-    that be replaced. A row whose song `changed` (by number) may replace its outputs: changed_since checked them."""
+    that be replaced. A row whose song `changed` (by number) may replace its outputs: changed_since checked them (or
+    made_before, where another folder's work directory records them)."""
     read = {file_identity(path): (what, job) for job in jobs for what, path in job.inputs().items()}
     readable = {job.number for job in jobs if song_read(job)}  # (once a row: each row is checked against every other)
     for job in (job for job in todo if job.refused is None):  # (a refused row writes nothing)
@@ -344,15 +291,18 @@ def run(args) -> int:
     check_report(report, jobs, args.playlist, bool(args.overwrite))
     choice.check_used(job.settings for job in jobs)
     made = [job for job in jobs if job.same_as is None]
-    earlier = earlier_outputs(report)  # (read before this batch writes its own)
+    earlier, places = earlier_outputs(report), earlier_workdirs(report)  # (read before this batch writes its own)
     # Before any render: a file edited while the batch runs is recorded as before it, so its row is made again.
     storyboards: dict = {}  # (each read once)
     recipes = {job.number: made_with(job, choice, storyboards) for job in jobs}
-    ours = [job for job in made if not args.force and made_before(job)]
+    recorded = {job.number: made_before(job, places) for job in made if not args.force}
+    ours = [job for job in made if recorded.get(job.number)]
     skipped = {job.number for job in ours if earlier.get(report_key(job)) == recipes[job.number]}
     todo = [job for job in made if job.number not in skipped]
     changed = frozenset(job.number for job in todo if changed_since(job, earlier))
-    check_jobs(todo, jobs, args.playlist, models_of(choice), changed)
+    own = {job.number: Workdir.of_song(job.request.song, job.request.workdir) for job in ours}
+    moved = {job.number: recorded[job.number] for job in ours if recorded[job.number] != own[job.number]}
+    check_jobs(todo, jobs, args.playlist, models_of(choice), changed | frozenset(moved))
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
     here = choice if args.engine == "local" else dataclasses.replace(choice, device="auto")  # --device: the workers'
     registry = registry_of(here, keep_loaded=args.engine == "local")
@@ -366,18 +316,24 @@ def run(args) -> int:
             take_over_outputs(job)
         for job in (job for job in ours if job.number not in skipped):
             print(f"{printable(str(job.entry.path))}: made with other settings: rendering again", file=sys.stderr)
+            if job.number in moved:  # (recorded in another folder's musicvid-work/)
+                take_over_outputs(job, moved[job.number])
         writer = ReportWriter(report, args.playlist, len(jobs), other_batches_rows(report, jobs))
-        return run_held(args, choice, registry, jobs, skipped, writer, plan, recipes)
+        homes = {number: str(place.root.absolute()) for number, place in recorded.items() if place}
+        return run_held(args, choice, registry, jobs, skipped, writer, plan, (recipes, homes))
 
 
-def run_held(args, choice, registry, jobs: list[Job], skipped: set[int], writer: ReportWriter, plan, recipes) -> int:
-    """The batch's rows rendered, reported (`writer`, each row with its made_with in `recipes`, by number) and tabled,
-    with -o held by this batch."""
+def run_held(args, choice, registry, jobs: list[Job], skipped: set[int], writer: ReportWriter, plan, made) -> int:
+    """The batch's rows rendered, reported (`writer`, each row with its made_with and a skipped row with the work
+    directory recording its outputs, by number: `made`) and tabled, with -o held by this batch."""
     results: dict[int, Result] = {}
+    recipes, homes = made
 
     def finished(job: Job, result: Result) -> None:
         result = absolute_paths(result)  # (one form on both engines: a Ray job's paths are made absolute)
         result = dataclasses.replace(result, made_with=recipes[job.number] if result.status != "failed" else "")
+        if result.status == "skipped":
+            result = dataclasses.replace(result, workdir=homes.get(job.number, ""))
         results[job.number] = result
         told = f"{result.status}: {note(result)}" if note(result) else result.status
         print(f"[{len(results)}/{len(jobs)}] {printable(str(job.entry.path))}: {told}", file=sys.stderr, flush=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,8 @@ def render_one(job: Job, registry) -> Result:
     result = Result(song=str(job.entry.path), status="done", output=str(job.output))
     try:
         # rows of one song share its work directory (without --workdir): one waits for another's render
-        result.duration = make_video(job.request, job.settings, registry, output=job.output, wait=True).duration
+        made = make_video(job.request, job.settings, registry, output=job.output, wait=True)
+        result.duration, result.workdir = made.duration, os.path.abspath(made.workdir.root)
     except KeyboardInterrupt:
         raise
     except Exception as error:  # any one song's failure is reported; the batch goes on

@@ -57,6 +57,7 @@ class Result:
     error: str = ""
     same_as: int | None = None  # a repeat's earlier row, by its number in the playlist
     made_with: str = ""  # what its outputs were made with, hashed (made_with); "" for a failed row
+    workdir: str = ""  # the work directory that records its outputs as written (absolute: from any folder)
 
 
 def note(result: Result) -> str:
@@ -140,6 +141,15 @@ def earlier_outputs(report: Path) -> dict[tuple[str, str], str]:
     what it was made with (made_with; "" where the report is older than that record): how a batch knows a video in -o
     as one it made for a song, and made as a row asks now."""
     return {_resolved_key(row["song"], row["output"]): str(row.get("made_with") or "") for row in report_rows(report)}
+
+
+def earlier_workdirs(report: Path) -> dict[tuple[str, str], Path]:
+    """The (song, output) pairs, resolved (report_key), of the rows of a batch's `report` that name the work directory
+    recording their outputs: a batch run again from another folder (its musicvid-work/ another) finds them there."""
+    rows = report_rows(report)
+    return {
+        _resolved_key(r["song"], r["output"]): Path(r["workdir"]) for r in rows if isinstance(r.get("workdir"), str)
+    }
 
 
 def _resolved_key(song: str, output: str) -> tuple[str, str]:

@@ -175,12 +175,13 @@ def _plain(version) -> bool:
     return _well_formed(version) and EDITS not in version[2:]
 
 
-def take_over(paths: list[Path], workdir: Workdir) -> None:
+def take_over(paths: list[Path], workdir: Workdir, owner: Workdir | None = None) -> None:
     """Record in `workdir` the files at `paths` (a video, then its sidecars) that a run for an earlier version of this
-    song wrote (written_before) as this song's own, so that its render replaces them (write_output): still only where
-    their bytes are the ones recorded when it does, so a file changed since (a person's edit) is never replaced."""
+    song wrote (written_before), or that a run of `owner` (this song's work directory in another folder) wrote, as
+    this song's own, so that its render replaces them (write_output): still only where their bytes are the ones
+    recorded when it does, so a file changed since (a person's edit) is never replaced."""
     for path in paths:
-        if written_before(path, workdir):
+        if written_here(path, owner) if owner is not None else written_before(path, workdir):
             remember(workdir, path, path, beside=paths[0] if path != paths[0] else None)
 
 
