@@ -221,7 +221,7 @@ def test_a_row_that_runs_out_of_memory_in_its_render_says_so_and_the_batch_goes_
         rendered.append(request.song.name)
         if len(rendered) == 1:
             raise MemoryError()
-        return SimpleNamespace(duration=1.0)
+        return SimpleNamespace(duration=1.0, workdir=Workdir.of_song(request.song, None))
 
     monkeypatch.setattr(musicvid.pipeline, "make_video", make_video)
     code, err = run_batch(capsys, songs, tmp_path / "out")

@@ -214,6 +214,8 @@ def _in_a_video_container(path: Path) -> bool:
     "a.mp3"): MP4 and QuickTime open with an 'ftyp' box (as do .m4a songs, then looked up as a video would be),
     Matroska with its EBML mark."""
     try:
+        if not path.is_file():  # (a pipe would wait for a writer; it fails at its turn)
+            return False
         with path.open("rb") as file:
             head = file.read(8)
     except OSError:  # (a song that cannot be read fails at its turn)
