@@ -32,7 +32,7 @@ from musicvid.review.run_report import run_summary
 from musicvid.review.score import drawn_morphs, morph_smoothness
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.song import SongRequest
-from musicvid.storyboard.board import SongAudio, Storyboard, parse_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, parse_storyboard
 from musicvid.storyboard.make import _same_making, asr_dtype, get_transcript, made_with_of, transcript_source
 from tests.helpers import make_tone, quick, run, valid_board, work_directory
 from vipe_core.atomic import write_json
@@ -154,7 +154,8 @@ def drawn_render(workdir: Workdir, schedule, preview: bool) -> dict:
     for picture in keyframes + ([] if preview else frames):
         draw(picture, 40 * picture.scene + (picture.path.parent.name == "frames") * 10)
     groups = [keyframes] if preview else [keyframes, frames]
-    pictures = Pictures(Storyboard(SongAudio(3.0)), schedule, Drawing(), groups, [], set(), None)
+    scenes = tuple(Scene(i, "lyric", float(i), i + 1.0, prompt=f"prompt {i}") for i in range(3))
+    pictures = Pictures(Storyboard(SongAudio(3.0), scenes=scenes), schedule, Drawing(), groups, [], set(), None)
     render = SimpleNamespace(
         registry=SimpleNamespace(device=CPU), timings=Timings(), settings=SimpleNamespace(fps=4, video_fps=4, batch=1)
     )
