@@ -228,7 +228,8 @@ def test_a_playlist_entry_that_is_a_url_fails_its_row_named_as_written(tmp_path,
         (tmp_path / "list.csv").write_text(f"path,title\nsong.wav,A\n{url},B\n")
         code, err = run_batch(capsys, tmp_path / "list.csv", tmp_path / "out")
         assert code == 1 and f"list.csv line 3: {url} is a URL" in err, err
-        assert [row["status"] for row in report_of(tmp_path / "out")["songs"]] == ["failed"] * 2
+        assert f"] {url}: failed" in err  # the progress line and the report name the row as written, not as a path
+        assert [(row["status"], row["song"]) for row in report_of(tmp_path / "out")["songs"]][1] == ("failed", url)
     assert not list((tmp_path / "out").glob("*.mp4"))
 
 

@@ -283,3 +283,15 @@ def test_a_batch_row_that_reads_a_file_another_row_writes_is_refused_before_the_
     code, _, err = run(capsys, "batch", tmp_path / "s.csv", "-o", tmp_path / "out", "--models", "tiny", "-q", *workdirs)
     assert code == 2 and "song 2" in err and f"is the {name} of song 1 (a.wav)'s work directory" in err, err
     assert not (tmp_path / "out").exists()  # refused before the first row
+
+
+def test_a_song_in_o_whose_video_would_replace_it_or_its_lyrics_is_named_as_render_names_it(tmp_path):
+    from tests.helpers import make_tone
+
+    out = tmp_path / "out"
+    out.mkdir()
+    make_tone(out / "s.mp4", 1, "-c:a", "aac")  # an audio-only MP4, in -o
+    make_tone(out / "t.wav", 1)
+    (out / "t.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nla\n")  # its lyrics, where its captions would be
+    (tmp_path / "s.csv").write_text("path,lyrics,output\nout/s.mp4,,\nout/t.wav,out/t.srt,\n")
+    assert [job.output.name for job in planned(tmp_path / "s.csv")] == ["s.video.mp4", "t.video.mp4"]

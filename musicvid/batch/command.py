@@ -17,7 +17,7 @@ from pathlib import Path
 
 from musicvid.batch.earlier import changed_since, made_before, song_problem, song_read, take_over_outputs
 from musicvid.batch.engines import check_engine_options, join_ray, render_locally, render_on_ray
-from musicvid.batch.names import Naming, automatic_name, folded, name_outputs
+from musicvid.batch.names import Naming, automatic_name, clear_of_inputs, folded, name_outputs
 from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist, unusable_name
 from musicvid.batch.report import (
     REPORT_NAME,
@@ -147,6 +147,7 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
         jobs.append(job)
     # A row whose song cannot be read writes nothing: its automatic name takes no other row's (an output cell is the
     # person's, and two naming one video are refused all the same).
+    clear_of_inputs(namings, args.output)
     name_outputs([naming for naming in namings if naming.named or song_read(naming.job)], args.playlist)
     for naming in namings:
         job = naming.job
@@ -230,8 +231,8 @@ def repeat_of(job: Job, made: Result) -> Result:
     """A repeat's outcome, once its row (`made`) has finished: that row's video, or its failure."""
     if made.status == "failed":
         error = f"same as song {job.same_as}, which failed: {made.error}"
-        return Result(str(job.entry.path), "failed", str(job.output), error=error, same_as=job.same_as)
-    return Result(str(job.entry.path), "repeat", str(job.output), made.duration, same_as=job.same_as)
+        return Result(job.song, "failed", str(job.output), error=error, same_as=job.same_as)
+    return Result(job.song, "repeat", str(job.output), made.duration, same_as=job.same_as)
 
 
 def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[int], finished, plan=None) -> None:
@@ -255,11 +256,11 @@ def run_jobs(args, choice: ModelChoice, registry, jobs: list[Job], skipped: set[
         if job.number in skipped:
             for path in job.settings.outputs(job.output):  # (a rendered row's are swept by its render)
                 remove_temporaries(path)
-            done(job, Result(str(job.entry.path), "skipped", str(job.output), declared_duration(job.output)))
+            done(job, Result(job.song, "skipped", str(job.output), declared_duration(job.output)))
         elif (problem := song_problem(job)) is None:
             to_render.append(job)
         else:  # a song that is not there, a pipe or a video musicvid made is reported as failed like one not audio
-            done(job, Result(str(job.entry.path), "failed", str(job.output), error=problem))
+            done(job, Result(job.song, "failed", str(job.output), error=problem))
     if to_render and args.engine == "ray":
         render_on_ray(plan, choice, to_render, done)
     elif to_render:
@@ -315,7 +316,7 @@ def run(args) -> int:
         for job in (job for job in todo if job.number in changed):
             take_over_outputs(job)
         for job in (job for job in ours if job.number not in skipped):
-            print(f"{printable(str(job.entry.path))}: made with other settings: rendering again", file=sys.stderr)
+            print(f"{printable(job.song)}: made with other settings: rendering again", file=sys.stderr)
             if job.number in moved:  # (recorded in another folder's musicvid-work/)
                 take_over_outputs(job, moved[job.number])
         writer = ReportWriter(report, args.playlist, len(jobs), other_batches_rows(report, jobs))
@@ -330,13 +331,13 @@ def run_held(args, choice, registry, jobs: list[Job], skipped: set[int], writer:
     recipes, homes = made
 
     def finished(job: Job, result: Result) -> None:
-        result = absolute_paths(result)  # (one form on both engines: a Ray job's paths are made absolute)
+        result = absolute_paths(result, job)  # (one form on both engines: a Ray job's paths are made absolute)
         result = dataclasses.replace(result, made_with=recipes[job.number] if result.status != "failed" else "")
         if result.status == "skipped":
             result = dataclasses.replace(result, workdir=homes.get(job.number, ""))
         results[job.number] = result
         told = f"{result.status}: {note(result)}" if note(result) else result.status
-        print(f"[{len(results)}/{len(jobs)}] {printable(str(job.entry.path))}: {told}", file=sys.stderr, flush=True)
+        print(f"[{len(results)}/{len(jobs)}] {printable(job.song)}: {told}", file=sys.stderr, flush=True)
         writer.add(job.number, result)
 
     try:

@@ -71,7 +71,7 @@ def take_over_outputs(job: Job, owner: Workdir | None = None) -> None:
     records (the row's work directory in another folder), recorded as the row's work directory's (take_over), so that
     its render replaces them."""
     if owner is None:
-        song = printable(str(job.entry.path))
+        song = printable(job.song)
         print(f"{song}: the song changed since its video was made: rendering again", file=sys.stderr)
     workdir = Workdir.of_song(job.request.song, job.request.workdir if owner else None)
     with workdir.held(wait=True, sha256=file_sha256(job.request.song)):

@@ -41,7 +41,7 @@ def render_one(job: Job, registry) -> Result:
     from musicvid.pipeline import make_video
 
     started = time.perf_counter()
-    result = Result(song=str(job.entry.path), status="done", output=str(job.output))
+    result = Result(song=job.song, status="done", output=str(job.output))
     try:
         # rows of one song share its work directory (without --workdir): one waits for another's render
         made = make_video(job.request, job.settings, registry, output=job.output, wait=True)
@@ -149,7 +149,7 @@ def render_on_ray(plan: RayPlan, choice: ModelChoice, jobs: list[Job], finished)
             result = ray.get(ready)
         except ray.exceptions.RayError as error:  # the worker died twice on this song
             reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            result = Result(str(job.entry.path), "failed", str(job.output), error=f"worker failed: {reason}")
+            result = Result(job.song, "failed", str(job.output), error=f"worker failed: {reason}")
         idle.append(worker)
         finished(job, result)
 

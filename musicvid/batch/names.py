@@ -12,6 +12,7 @@ from pathlib import Path
 
 from musicvid.batch.playlist import Entry, Job, cut_middle, row_hash, title_slug
 from musicvid.core.errors import UserError
+from musicvid.core.files import same_file
 from musicvid.core.workdir import video_name
 
 # Song stems that name no folder of their own (`...mp3` has the stem `..`): with --workdir a row's work directory is
@@ -80,6 +81,17 @@ def by_name(namings: list[Naming]) -> list[list[Naming]]:
         merged = (keys.union(*(group[0] for group in meeting)), [n for group in meeting for n in group[1]] + [naming])
         groups = [group for group in groups if all(group is not m for m in meeting)] + [merged]
     return [group[1] for group in groups]
+
+
+def clear_of_inputs(namings: list[Naming], out_dir: Path) -> None:
+    """An automatic name whose files in -o would be one of its row's inputs (an audio-only `s.mp4` in -o, its lyrics
+    `s.srt`) takes `.video` (`s.video.mp4`), as a render's default name beside its song does; a row's own name is
+    refused all the same."""
+    for naming in (naming for naming in namings if not naming.named):
+        inputs = naming.job.inputs().values()
+        outputs = lambda: naming.job.settings.outputs(out_dir / naming.file_name())  # noqa: E731
+        while any(same_file(output, path) for output in outputs() for path in inputs):
+            naming.stem += ".video"
 
 
 def name_outputs(namings: list[Naming], playlist: Path) -> None:

@@ -63,6 +63,7 @@ class Entry:
     output: str | None = None  # the CSV's output cell: the video's file name inside -o
     lyrics_beside: str | None = None  # a folder's or an M3U's row: its lyrics cell, the file beside its song
     refused: str | None = None  # why the playlist's line names no song on this machine (its row fails at its turn)
+    written: str | None = None  # such a line's song as written (a URL is no path: Path() would fold its `//`)
 
 
 def _read_text(path: Path) -> str:
@@ -120,7 +121,7 @@ def listed_song(text: str, playlist: Path, number: int, **cells) -> Entry:
     try:
         return Entry(song_path(text, playlist, number), **cells)
     except ElsewhereError as e:
-        return Entry(Path(text), **cells, refused=str(e))
+        return Entry(Path(text), **cells, refused=str(e), written=text)
 
 
 def song_path(text: str, playlist: Path, number: int) -> Path:
@@ -349,6 +350,11 @@ class Job:
     output: Path | None = None  # in -o, once every row's name is decided
     same_as: int | None = None  # an earlier job with the same song and settings, which makes this video
     refused: str | None = None  # why its song is none musicvid takes (it fails at its turn): then it reads nothing
+
+    @property
+    def song(self) -> str:
+        """The row's song as said to a person: its path as named; a line naming none on this machine, as written."""
+        return self.entry.written or str(self.entry.path)
 
     @property
     def label(self) -> str:

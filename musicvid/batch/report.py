@@ -65,10 +65,12 @@ def note(result: Result) -> str:
     return result.error or (f"same as song {result.same_as}" if result.same_as else "")
 
 
-def absolute_paths(result: Result) -> Result:
+def absolute_paths(result: Result, job: Job) -> Result:
     """`result` with its song and output absolute (not resolved: as named), as both engines report them: a report
-    read from another folder, or compared with another engine's, finds its files."""
-    return replace(result, song=_recordable(os.path.abspath(result.song)), output=os.path.abspath(result.output))
+    read from another folder, or compared with another engine's, finds its files. A line that names no file on this
+    machine (a URL) keeps its song as written."""
+    song = job.entry.written or _recordable(os.path.abspath(result.song))
+    return replace(result, song=song, output=os.path.abspath(result.output))
 
 
 def _recordable(path: str) -> str:
