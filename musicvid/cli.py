@@ -21,7 +21,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from musicvid.core.errors import MusicvidError, UserError, out_of_memory  # noqa: E402
 from musicvid.lyrics.known import check_lyrics_file  # noqa: E402
-from musicvid.settings.front_doors import option_groups  # noqa: E402
+from musicvid.settings.front_doors import option_groups, parse_path  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gpu_memory  # noqa: E402
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
@@ -43,7 +43,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def add_song_options(groups: dict, skip: tuple[str, ...] = ()) -> None:
     song = SongRequest.fields()["song"].metadata["help"]
-    groups["song"].add_argument("song", type=Path, metavar="SONG", help=song)
+    groups["song"].add_argument("song", type=parse_path, metavar="SONG", help=song)
     SongRequest.add_options(groups, skip)
     ModelChoice.add_options(groups, skip)
 
@@ -56,7 +56,9 @@ def grouped(commands, name: str, help: str, usage: str) -> dict:
 
 def add_score_options(p: argparse.ArgumentParser) -> None:
     """The score's own options first, then the models' ones in their groups."""
-    p.add_argument("workdir", type=Path, help="a render's work directory (musicvid-work/<song>-<hash>/, --workdir)")
+    p.add_argument(
+        "workdir", type=parse_path, help="a render's work directory (musicvid-work/<song>-<hash>/, --workdir)"
+    )
     p.add_argument(
         "--fps",
         type=float,
@@ -76,7 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     render = grouped(commands, "render", "song -> music video (MP4)", "SONG")
-    render["video"].add_argument("-o", "--output", type=Path, help="output video (default <song>.mp4 beside the song)")
+    render["video"].add_argument(
+        "-o", "--output", type=parse_path, help="output video (default <song>.mp4 beside the song)"
+    )
     RenderSettings.add_options(render)
     add_song_options(render)
 

@@ -136,17 +136,17 @@ def test_a_thousand_identical_rows_are_one_render(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "rows, second",
+    "rows, second, what",
     [
-        ("a.wav,clip\nb.wav,CLIP.mp4\n", "song 2 (b.wav)"),  # two songs, one name (on any file system)
-        ("a.wav,clip.mp4\na.wav,clip.mkv\n", "song 2 (a.wav)"),  # two videos, one clip.srt
+        ("a.wav,clip\nb.wav,CLIP.mp4\n", "song 2 (b.wav)", "clip.mp4"),  # two songs, one name (on any file system)
+        ("a.wav,clip.mp4\na.wav,clip.mkv\n", "song 2 (a.wav)", "clip.srt"),  # two videos, one clip.srt
     ],
 )
-def test_two_rows_that_name_one_output_are_refused(tmp_path, capsys, rows, second):
+def test_two_rows_that_name_one_output_are_refused(tmp_path, capsys, rows, second, what):
     (tmp_path / "s.csv").write_text("path,output\n" + rows)
     assert run_batch(tmp_path / "s.csv", "-o", tmp_path / "out", "--models", "tiny", "-q") == 2
     err = capsys.readouterr().err
-    assert f"song 1 (a.wav) and {second} would both be named clip" in err and err.count("\n") == 1
+    assert f"song 1 (a.wav) and {second} would both write {what} in -o" in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
 
 

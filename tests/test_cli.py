@@ -1,6 +1,7 @@
 """The command line end to end with the tiny models: storyboards, and every bad input as one line + exit 2."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -128,6 +129,9 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--guidance", "1000"], "from 0 to 30"),
         (["--context-size", "1000"], "from 0 to 16"),
         (["--candidates", "1000"], "from 1 to 64"),
+        (["--output-fps", "23"], "--output-fps must be one of 24, 25, 30, 60, not 23\n"),  # (argparse said 23.0)
+        (["--lyrics", ""], "argument --lyrics: is empty"),  # (Path("") is the current folder)
+        (["-o", ""], "argument -o/--output: is empty"),
     ],
 )
 def test_impossible_settings_exit_2(capsys, tmp_path, options, reason):
@@ -136,6 +140,14 @@ def test_impossible_settings_exit_2(capsys, tmp_path, options, reason):
     assert code == 2
     assert reason in err and err.count("\n") == 1
     assert not (tmp_path / "w").exists()  # nothing was decoded or planned
+
+
+@pytest.mark.parametrize("command", ["render", "storyboard", "plan", "batch", "score"])
+def test_an_empty_argument_names_no_folder(capsys, tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)  # (as the current folder, an empty name was read as "."; a batch rendered it)
+    make_tone(tmp_path / "song.wav", 2)
+    code, _, err = run(capsys, command, "", *(["-o", "out"] if command == "batch" else []))
+    assert code == 2 and "is empty" in err and err.count("\n") == 1 and os.listdir(tmp_path) == ["song.wav"]
 
 
 @pytest.mark.parametrize("options", [["--upscaler", "lanczos"], ["--video-model", "org/ltx"], ["--captions", "line"]])

@@ -122,7 +122,7 @@ def test_scenes_that_fell_back_are_recorded_and_marked(tmp_path):
     [
         (["--lens", "emotional"], "--lens chooses among several elaborations: add --candidates"),
         (["--candidates", "1000"], "--candidates must be from 1 to 64"),
-        (["--candidates", "4", "--lens", "sideways"], "invalid choice: 'sideways'"),
+        (["--candidates", "4", "--lens", "sideways"], "--lens must be one of"),
     ],
 )
 def test_candidate_settings_are_checked_before_any_work(options, message, demo_song, tmp_path, capsys):

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS
-from musicvid.settings.front_doors import option_groups
+from musicvid.settings.front_doors import option_groups, parse_path
 from musicvid.settings.model_choice import ModelChoice, check_device, check_device_here
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.schema import check_bounds
@@ -46,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             f"--{name}", default=f.default, choices=f.metadata["choices"], help=f.metadata["help"]
         )
     p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")
-    p.add_argument("--jobs-dir", type=Path, default=UIConfig.jobs_dir, help="where uploads and results live")
+    p.add_argument("--jobs-dir", type=parse_path, default=UIConfig.jobs_dir, help="where uploads and results live")
     p.add_argument("--keep-hours", type=float, default=UIConfig.keep_hours, help="remove jobs older than this")
     p.add_argument("--max-minutes", type=float, default=UIConfig.max_minutes, help="longest song accepted")
     p.add_argument("--max-upload-mb", type=int, default=UIConfig.max_upload_mb, help="largest upload accepted")
@@ -58,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--lora-dir",
-        type=Path,
+        type=parse_path,
         default=None,
         help="a folder of style LoRAs the page offers by name (its .safetensors files); visitors may also upload "
         "their own",

@@ -89,9 +89,13 @@ def clear_of_inputs(namings: list[Naming], out_dir: Path) -> None:
     refused all the same."""
     for naming in (naming for naming in namings if not naming.named):
         inputs = naming.job.inputs().values()
-        outputs = lambda: naming.job.settings.outputs(out_dir / naming.file_name())  # noqa: E731
-        while any(same_file(output, path) for output in outputs() for path in inputs):
+        while any(same_file(output, path) for output in writes(naming, out_dir) for path in inputs):
             naming.stem += ".video"
+
+
+def writes(naming: Naming, out_dir: Path) -> list[Path]:
+    """The files a job writes in -o under its naming's name now."""
+    return naming.job.settings.outputs(out_dir / naming.file_name())
 
 
 def name_outputs(namings: list[Naming], playlist: Path) -> None:
@@ -105,9 +109,9 @@ def name_outputs(namings: list[Naming], playlist: Path) -> None:
     for group in by_name(namings):
         if clash(group):
             first, second = sorted(group, key=lambda naming: not naming.named)[:2]
-            shared = sorted(first.files() & second.files())  # of two stems: a preview's and another video's
-            one_stem = folded(first.stem) == folded(second.stem) or not shared
-            what = f"would both be named {first.stem}" if one_stem else f"would both write {shared[0]}"
+            shared = [path.name for path in first.job.settings.outputs(Path(first.file_name()))]
+            shared = [name for name in shared if folded(name) in second.files()]  # (else: one stem, two songs)
+            what = f"would both write {shared[0]}" if shared else f"would both be named {first.stem}"
             raise UserError(
                 f"{first.job.where(playlist)} and {second.job.label} {what} in -o: give each row an output of its own"
             )

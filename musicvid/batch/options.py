@@ -3,8 +3,7 @@ them without importing what renders."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from musicvid.settings.front_doors import parse_path
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
@@ -14,14 +13,16 @@ def add_arguments(groups: dict) -> None:
     """The batch's options in a command's option groups (musicvid.settings.front_doors.option_groups)."""
     song, video, speed = groups["song"], groups["video"], groups["speed"]
     video.add_argument(
-        "-o", "--output", type=Path, required=True, help="folder for the videos, report.json and the table"
+        "-o", "--output", type=parse_path, required=True, help="folder for the videos, report.json and the table"
     )
-    video.add_argument("--workdir", type=Path, help="folder for the songs' work directories (default musicvid-work/)")
+    video.add_argument(
+        "--workdir", type=parse_path, help="folder for the songs' work directories (default musicvid-work/)"
+    )
     video.add_argument("--force", action="store_true", help="render songs again even if their video exists")
     RenderSettings.add_options(groups)
     song.add_argument(
         "playlist",
-        type=Path,
+        type=parse_path,
         metavar="PLAYLIST",
         help="M3U/M3U8 playlist, folder of audio files, or CSV (path,title,artist,output,[per-song settings])",
     )

@@ -46,10 +46,21 @@ def parse_size(text: str) -> tuple[int, int]:
     return int(size[1]), int(size[2])
 
 
+def parse_path(text: str) -> Path:
+    if not text:  # (Path("") is ".": the current folder, which no one named)
+        raise argparse.ArgumentTypeError("is empty: give a file's or folder's name")
+    return Path(text)
+
+
 def parse_bool(text: str) -> bool:
     if text.strip().lower() not in TRUE + FALSE:
         raise argparse.ArgumentTypeError(f"must be yes or no (true/false, 1/0), not {text!r}")
     return text.strip().lower() in TRUE
+
+
+def choices_text(choices) -> str | None:
+    """An option's choices as its help shows them: `{24,25,30,60}`."""
+    return "{" + ",".join(map(number_text, choices)) + "}" if choices else None
 
 
 def option_groups(parser: argparse.ArgumentParser) -> dict[str, Any]:
@@ -98,9 +109,8 @@ class Settings(Checked):
                     f"--{name}",
                     dest=f.name,
                     type=PARSERS.get(kind, kind),
-                    default=None,
-                    choices=f.metadata["choices"],
-                    metavar=None if f.metadata["choices"] else name.upper().replace("-", "_"),
+                    default=None,  # (choices are checked with the field: argparse would say 23.0 of --output-fps 23)
+                    metavar=choices_text(f.metadata["choices"]) or name.upper().replace("-", "_"),
                     help=help,
                 )
 
@@ -132,4 +142,11 @@ class Settings(Checked):
         return base / value if kind is Path and not value.is_absolute() else value
 
 
-PARSERS = {bool: parse_bool, int: parse_whole, float: parse_number, tuple: parse_size, Path: Path, Loras: Loras.parse}
+PARSERS = {
+    bool: parse_bool,
+    int: parse_whole,
+    float: parse_number,
+    tuple: parse_size,
+    Path: parse_path,
+    Loras: Loras.parse,
+}

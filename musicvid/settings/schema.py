@@ -139,7 +139,8 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
     if meta["check"] is not None:
         meta["check"](value)
     if choices is not None and value not in choices:
-        raise UserError(f"{name} must be one of {', '.join(map(number_text, choices))}, not {number_text(value)!r}")
+        given = repr(value) if isinstance(value, str) else number_text(value)
+        raise UserError(f"{name} must be one of {', '.join(map(number_text, choices))}, not {given}")
     check_bounds(name, value, low=meta["low"], high=meta["high"], above=meta["above"])
 
 
