@@ -127,8 +127,7 @@ def prepare(
     # a timed lyrics file's lines fitted to the song once, where the run takes them: for its storyboard where no
     # --storyboard file stands in for them, and for karaoke (as musicvid.batch.lengths checks a row)
     timed_lyrics, lyrics = None, checked.lyrics
-    karaoke = settings is not None and settings.captions == "karaoke"
-    if lyrics is not None and lyrics.timed and (checked.storyboard is None or karaoke):
+    if lyrics is not None and lyrics.timed and reads_lyrics(lyrics, checked.storyboard, settings):
         timed_lyrics = fit_lyrics(lyrics, audio.info.duration, audio.info.sha256)
         if (code := checked.language) is not None:  # the person's word over the file's
             # (recorded in what the storyboard is made from: another --language makes it anew, in its language)
@@ -151,6 +150,12 @@ def prepare(
         offloads=offloads,
         upscaling=planned_upscaling(memory),
     )
+
+
+def reads_lyrics(lyrics: KnownLyrics, storyboard: Storyboard | None, settings: RenderSettings | None) -> bool:
+    """Whether a run reads its --lyrics file: for its storyboard where no --storyboard file stands in for its lines,
+    and a timed file's word times for karaoke."""
+    return storyboard is None or (lyrics.timed and settings is not None and settings.captions == "karaoke")
 
 
 def check_before_work(
@@ -185,8 +190,7 @@ def check_before_work(
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
-    karaoke = settings is not None and settings.captions == "karaoke"
-    if storyboard is not None and lyrics is not None and not (lyrics.timed and karaoke):  # (said, as a flag unused)
+    if lyrics is not None and not reads_lyrics(lyrics, storyboard, settings):  # (said, as a flag unused)
         log.warning(
             f"--lyrics {lyrics.path} is not read: the storyboard's lines stand in for it (beside a storyboard, only "
             "karaoke reads lyrics: a timed file's word times)"

@@ -29,6 +29,7 @@ refused in one sentence.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -154,6 +155,26 @@ def render_schedule(workdir: Workdir, storyboard: Storyboard, fps: float) -> Fra
     return schedule
 
 
+@dataclass(frozen=True)
+class RenderRead:
+    """What a render's records say it drew: its rate (and where that was read: drawn_rate), its frame schedule, and
+    the shown scenes whose keyframe was drawn for another prompt (stale_keyframes: not scored)."""
+
+    fps: float
+    fps_from: str
+    schedule: FrameSchedule
+    stale: list[int]
+
+
+def read_render(workdir: Workdir, storyboard: Storyboard, fps: float | None) -> RenderRead:
+    """The render in `workdir` as its records tell it (`fps`: --fps, drawn_rate); refused in one sentence where they
+    disagree with the storyboard."""
+    rate, rate_from = drawn_rate(workdir, fps)
+    schedule = render_schedule(workdir, storyboard, rate)
+    stale = stale_keyframes(workdir, storyboard, schedule.shown_scenes, render_timings(workdir).get("keyframes"))
+    return RenderRead(rate, rate_from, schedule, stale)
+
+
 def score_scenes(scorer: Scorer, storyboard: Storyboard, workdir: Workdir, shown: list[int]) -> dict[int, SceneScores]:
     """The scores of each shown scene whose keyframe is on disk (one at least: check_pictures), by scene index."""
     drawn = [i for i in shown if workdir.keyframe(i).is_file()]
@@ -272,17 +293,16 @@ def rounded(value: Any, digits: int = 4) -> Any:
 
 
 def quality_report(
-    workdir: Workdir, storyboard: Storyboard, scorer: Scorer, onsets: np.ndarray | str, fps: float | None = None
+    workdir: Workdir, storyboard: Storyboard, scorer: Scorer, onsets: np.ndarray | str, read: RenderRead
 ) -> tuple[dict[str, Any], dict[int, SceneScores]]:
-    """The report of the render in `workdir`, and the keyframes' scores by scene (`onsets`: song_onsets; `fps`:
-    --fps, drawn_rate)."""
-    fps, rate_from = drawn_rate(workdir, fps)
-    schedule = render_schedule(workdir, storyboard, fps)
-    stale = stale_keyframes(workdir, storyboard, schedule.shown_scenes, render_timings(workdir).get("keyframes"))
-    scores = score_scenes(scorer, storyboard, workdir, [s for s in schedule.shown_scenes if s not in stale])
-    report: dict[str, Any] = {"workdir": str(workdir.root), "scorer": scorer.name, "fps": fps, "fps_from": rate_from}
-    if stale:  # (drawn for other prompts: not scored)
-        report["stale_keyframes"] = stale
+    """The report of the render in `workdir` (`read`: read_render), and the keyframes' scores by scene (`onsets`:
+    song_onsets)."""
+    schedule = read.schedule
+    scores = score_scenes(scorer, storyboard, workdir, [s for s in schedule.shown_scenes if s not in read.stale])
+    report: dict[str, Any] = {"workdir": str(workdir.root), "scorer": scorer.name, "fps": read.fps}
+    report["fps_from"] = read.fps_from
+    if read.stale:  # (drawn for other prompts: not scored)
+        report["stale_keyframes"] = read.stale
     if scorer.name == TINY:
         report["note"] = RANDOM_WEIGHTS
     report["scenes"] = scene_rows(storyboard, scores)
@@ -301,11 +321,10 @@ def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) 
     workdir, storyboard = open_render(root)
     with workdir.held():  # what can be refused is, before the scorer loads
         onsets = song_onsets(storyboard, str(workdir.storyboard))  # (its duration checked, before it sizes anything)
-        schedule = render_schedule(workdir, storyboard, drawn_rate(workdir, fps)[0])
-        stale = stale_keyframes(workdir, storyboard, schedule.shown_scenes, render_timings(workdir).get("keyframes"))
-        check_pictures(workdir, schedule, drawn_morphs(workdir), stale)
+        read = read_render(workdir, storyboard, fps)
+        check_pictures(workdir, read.schedule, drawn_morphs(workdir), read.stale)
         with registry.use("scorer") as scorer:
-            report, scores = quality_report(workdir, storyboard, scorer, onsets, fps)
+            report, scores = quality_report(workdir, storyboard, scorer, onsets, read)
         write_json(workdir.score_report, report)
         write_chart(workdir.score_chart, report, summary_text(report).splitlines())
         write_contact_sheet(storyboard, workdir, list(scores), scores)
