@@ -214,3 +214,17 @@ def test_label_refuses_lines_that_are_no_lyric_lines_before_any_request(line, sa
         read_clean_songs(tmp_path / "clean.jsonl")
     assert said in refused(["label", str(tmp_path / "clean.jsonl"), "--out", str(tmp_path / "cv"), *TEACHER], capsys)
     assert not (tmp_path / "cv").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, name",
+    [
+        (["filter", ""], "lyrics"),
+        (["train", ""], "data"),
+        (["evaluate", "c", ""], "CKPT... DATA"),
+        (["collect", "--artists", ""], "--artists"),
+        (["build", "--published", "", "--lyrics", "l"], "--published"),
+    ],
+)
+def test_an_empty_path_is_refused_not_read_as_the_working_folder(argv, name, capsys):
+    assert f"argument {name}: it is empty" in refused(argv, capsys)

@@ -40,8 +40,8 @@ def _whole(low: int, high: int | None = None, what: str = "a whole number"):
     return parse
 
 
-def _out(text: str) -> str:
-    """An argparse type for --out: an empty one (an unset shell variable) would name the working folder."""
+def _path(text: str) -> str:
+    """An argparse type for a file or folder: an empty one (an unset shell variable) would name the working folder."""
     if not text:
         raise argparse.ArgumentTypeError("it is empty")
     return text
@@ -115,8 +115,8 @@ def add_collect(stages, common: argparse.ArgumentParser) -> None:
     p = stages.add_parser(
         "collect", parents=[common], help="English lyrics of each artist's most popular songs, from Genius"
     )
-    p.add_argument("--artists", required=True, help="text file, one artist a line")
-    p.add_argument("--out", type=_out, default="lyrics", help="folder, one JSON file per artist (default: lyrics/)")
+    p.add_argument("--artists", required=True, type=_path, help="text file, one artist a line")
+    p.add_argument("--out", type=_path, default="lyrics", help="folder, one JSON file per artist (default: lyrics/)")
     p.add_argument("--max-songs", type=_positive, default=50, help="songs per artist, most popular first (default: 50)")
     p.add_argument("--delay", type=_SECONDS, default=0.5, help="seconds between requests (default: 0.5)")
     p.add_argument("--retries", type=_not_negative, default=4, help="tries again after a failed request (default: 4)")
@@ -126,9 +126,9 @@ def add_collect(stages, common: argparse.ArgumentParser) -> None:
 def add_filter(stages, common: argparse.ArgumentParser) -> None:
     default = FilterConfig()  # one source: FilterConfig's
     p = stages.add_parser("filter", parents=[common], help="the paper's quality filters")
-    p.add_argument("lyrics", help="folder written by `vipe collect`")
+    p.add_argument("lyrics", type=_path, help="folder written by `vipe collect`")
     p.add_argument(
-        "--out", type=_out, default="lyrics.clean.jsonl", help="JSONL, one song a line (default: lyrics.clean.jsonl)"
+        "--out", type=_path, default="lyrics.clean.jsonl", help="JSONL, one song a line (default: lyrics.clean.jsonl)"
     )
     p.add_argument(
         "--min-unique-words",
@@ -168,15 +168,17 @@ def add_label(stages, common: argparse.ArgumentParser) -> None:
     p = stages.add_parser(
         "label", parents=[common], help="teacher elaborations through an OpenAI-compatible chat endpoint"
     )
-    p.add_argument("lyrics", help="lyrics.clean.jsonl from `vipe filter`")
+    p.add_argument("lyrics", type=_path, help="lyrics.clean.jsonl from `vipe filter`")
     p.add_argument(
-        "--out", type=_out, default="canvas", help="folder, one JSON file per labelled song (default: canvas/)"
+        "--out", type=_path, default="canvas", help="folder, one JSON file per labelled song (default: canvas/)"
     )
     p.add_argument("--base-url", help="endpoint base URL (default: $VIPE_TEACHER_URL, $OPENAI_BASE_URL or OpenAI's)")
     p.add_argument("--model", help="teacher model (default: $VIPE_TEACHER_MODEL, $OPENAI_MODEL or gpt-3.5-turbo)")
     p.add_argument("--api-key", help="API key (default: $VIPE_TEACHER_KEY or $OPENAI_API_KEY)")
     p.add_argument(
-        "--system-role", help="text file with the teacher's instructions (default: the packaged system_role.txt)"
+        "--system-role",
+        type=_path,
+        help="text file with the teacher's instructions (default: the packaged system_role.txt)",
     )
     p.add_argument("--chunk-lines", type=_positive, default=50, help="lines per request at most (default: 50)")
     p.add_argument("--concurrency", type=_positive, default=4, help="songs in flight at once (default: 4)")
@@ -204,12 +206,14 @@ def add_label(stages, common: argparse.ArgumentParser) -> None:
 
 def add_build(stages, common: argparse.ArgumentParser) -> None:
     p = stages.add_parser("build", parents=[common], help="the LyricCanvas table, split by song")
-    p.add_argument("canvas", nargs="?", help="folder written by `vipe label`")
+    p.add_argument("canvas", nargs="?", type=_path, help="folder written by `vipe label`")
     p.add_argument(
-        "--out", type=_out, default="lyric_canvas.parquet", help="parquet file (default: lyric_canvas.parquet)"
+        "--out", type=_path, default="lyric_canvas.parquet", help="parquet file (default: lyric_canvas.parquet)"
     )
-    p.add_argument("--published", help="published elaborations (csv, tsv, jsonl, parquet) to join with --lyrics")
-    p.add_argument("--lyrics", help="lyrics.clean.jsonl whose lines the published elaborations belong to")
+    p.add_argument(
+        "--published", type=_path, help="published elaborations (csv, tsv, jsonl, parquet) to join with --lyrics"
+    )
+    p.add_argument("--lyrics", type=_path, help="lyrics.clean.jsonl whose lines the published elaborations belong to")
     p.add_argument(
         "--column",
         type=_mapping,
@@ -227,7 +231,7 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
     p = stages.add_parser(
         "train", parents=[common], help="fine-tune a causal LM into ViPE (works under `accelerate launch`)"
     )
-    p.add_argument("data", help="lyric_canvas.parquet from `vipe build`")
+    p.add_argument("data", type=_path, help="lyric_canvas.parquet from `vipe build`")
     p.add_argument("--base", default=default["base"], help="model name or folder (default: %(default)s)")
     p.add_argument("--tokenizer", help="tokenizer name or folder (default: the base model's)")
     p.add_argument(
@@ -239,7 +243,7 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
         help="preceding lines in the context; the paper's are 0,1,3,5,7 (default: %(default)s)",
     )
     p.add_argument(
-        "--out", type=_out, default=default["out"], help="folder for best/ and last/ (default: %(default)s/)"
+        "--out", type=_path, default=default["out"], help="folder for best/ and last/ (default: %(default)s/)"
     )
     p.add_argument("--epochs", type=_positive, default=default["epochs"], help="(default: %(default)s)")
     p.add_argument("--batch-size", type=_positive, help="per device (default: the paper's for this model and context)")
@@ -296,7 +300,11 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
 def add_evaluate(stages, common: argparse.ArgumentParser) -> None:
     p = stages.add_parser("evaluate", parents=[common], help="CIDEr-D against the teacher, and profanity")
     p.add_argument(
-        "paths", nargs="+", metavar="CKPT... DATA", help="one or more checkpoints, then lyric_canvas.parquet"
+        "paths",
+        nargs="+",
+        type=_path,
+        metavar="CKPT... DATA",
+        help="one or more checkpoints, then lyric_canvas.parquet",
     )
     p.add_argument("--context", type=_int_list, help="context sizes to try, e.g. 0,1,3,5,7 (default: each model's own)")
     p.add_argument("--split", default="validation", choices=["validation", "train"])
@@ -306,7 +314,7 @@ def add_evaluate(stages, common: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps ...")
     p.add_argument(
         "--out",
-        type=_out,
+        type=_path,
         help="folder for results.json and the generations (default: evaluation-NAME beside the checkpoint)",
     )
     p.add_argument("--no-profanity", action="store_true", help="skip the profanity analysis")
