@@ -9,7 +9,7 @@ import numpy as np
 
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.delivery import captions, mux
-from musicvid.delivery.cue_times import HOLD_SECONDS, MIN_SHOWN_SECONDS, READ_CHARS_PER_SECOND
+from musicvid.delivery.cue_times import HOLD_SECONDS, MIN_SHOWN_SECONDS, READ_CHARS_PER_SECOND, word_times
 from musicvid.lyrics.known import parse_srt
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
@@ -72,8 +72,8 @@ def test_lyrics_name_the_font_of_each_character_and_leave_out_what_none_has():
     assert "fire 🔥 and 𓀀" in captions.srt(board)
     assert captions.undrawn_note(lyric_board(["la 中文 la", "ok 😀"])) == ""
     # karaoke: a word with nothing drawable lights nothing up, its time is a wait before the next
-    words = captions.word_times(board, None)
-    (_, fire_end, _), _, (and_start, and_end, _), _ = words[1]
+    words = word_times(board, None)
+    (_, fire_end, _, _), _, (and_start, and_end, _, _), _ = words[1]
     wait, fill = round(and_start * 100) - round(fire_end * 100), round(and_end * 100) - round(and_start * 100)
     assert wait > 0 and dialogue(captions.ass_script(board, 512, 288, words))[1].endswith(
         f"fire {{\\k{wait}}}{{\\kf{fill}}}and"
@@ -90,8 +90,8 @@ def test_words_typed_into_a_scene_without_lyrics_are_shown_as_the_lyrics_are():
     board = Storyboard(audio=SongAudio(4.0), language="", scenes=scenes)
     assert captions.srt(board).startswith("1\n00:00:00,000 --> 00:00:02,000\nThe Lighthouse Song\n\n2\n")
     assert dialogue(captions.ass_script(board, 512, 288)) == ["The Lighthouse Song", "my heart"]
-    words = captions.word_times(board, None)
-    assert sorted(words) == [0, 1] and [word for _, _, word in words[0]] == ["The", "Lighthouse", "Song"]
+    words = word_times(board, None)
+    assert sorted(words) == [0, 1] and [word for _, _, word, _ in words[0]] == ["The", "Lighthouse", "Song"]
 
 
 def shown(text: str) -> str:
@@ -122,7 +122,7 @@ def syllables(text: str) -> list[tuple[int, str]]:
 def test_karaoke_keeps_each_words_time_across_the_rows_a_line_is_broken_into():
     line = f"hello world {WIDE_CJK} end"
     board = lyric_board([line])
-    words = captions.word_times(board, None)
+    words = word_times(board, None)
     text = dialogue(captions.ass_script(board, 240, 320, words))[0]
     rows = text.split("\\N")
     assert len(rows) == 4 and all(re.match(r"(\{\\q2\})?(\{\\k\d+\})?\{\\kf\d+\}", row) for row in rows)
@@ -131,7 +131,7 @@ def test_karaoke_keeps_each_words_time_across_the_rows_a_line_is_broken_into():
     waits = [int(wait) for wait in re.findall(r"\\k(\d+)", text)]
     assert sum(fill for fill, _ in fills) + sum(waits) == 100  # the line's second, every centisecond once
     # the long word's fill, shared by its rows in proportion to their letters
-    (start, end, _), cut = words[0][2], [(fill, letters) for fill, letters in fills if letters in WIDE_CJK]
+    (start, end, _, _), cut = words[0][2], [(fill, letters) for fill, letters in fills if letters in WIDE_CJK]
     assert len(cut) == 4 and sum(fill for fill, _ in cut) == round(end * 100) - round(start * 100)
     for fill, letters in cut:
         assert abs(fill - (end - start) * 100 * len(letters) / len(WIDE_CJK)) <= 1, (fill, letters)
@@ -161,7 +161,7 @@ def heard(lines: list[tuple[float, float, list[tuple[float, float, str]]]]) -> T
 
 def karaoke(board: Storyboard, transcript: Transcript) -> list[tuple[str, list[int], list[str]]]:
     """Each karaoke event's start, its \\k and \\kf times (centiseconds) and the words after them."""
-    script = captions.ass_script(board, 320, 240, captions.word_times(board, transcript), transcript)
+    script = captions.ass_script(board, 320, 240, word_times(board, transcript), transcript)
     events = [line for line in script.splitlines() if line.startswith("Dialogue:")]
     return [
         (e.split(",")[1], [int(k) for k in re.findall(r"\\kf?(\d+)", e)], re.findall(r"}([^{]+)", e)) for e in events
@@ -193,7 +193,7 @@ def test_a_first_line_sung_in_the_lead_in_is_captioned_from_its_singing():
 
 def test_right_to_left_lines_are_shown_whole_in_karaoke():
     board = lyric_board(["שלום עולם", "abc مرحبا بالعالم", "hello world"])
-    script = captions.ass_script(board, 320, 240, captions.word_times(board, None))
+    script = captions.ass_script(board, 320, 240, word_times(board, None))
     shown = dialogue(script)
     assert shown[:2] == [captions.LINE_COLOUR + "שלום עולם", captions.LINE_COLOUR + "abc مرحبا بالعالم"]
     assert "\\kf" in shown[2]
@@ -217,7 +217,7 @@ def event_spans(script: str) -> list[tuple[float, float]]:
 def shown_spans(board: Storyboard, transcript: Transcript | None) -> list[tuple[float, float]]:
     """Each caption's (start, end) in the .srt, which the burned-in lyrics (line and karaoke alike) show too."""
     cues = [(c.start, c.end) for c in parse_srt(captions.srt(board, transcript), "the .srt")]
-    for words in (None, captions.word_times(board, transcript)):
+    for words in (None, word_times(board, transcript)):
         assert event_spans(captions.ass_script(board, 320, 240, words, transcript)) == cues
     return cues
 
@@ -248,7 +248,7 @@ def test_an_srt_lyrics_files_own_cue_times_are_its_captions():
     assert [(s.start, s.end) for s in board.scenes if s.text] == [(2.0, 8.0), (8.0, 10.0)]  # gaps too short to break
     transcript = Transcript(lines, "en", "lyrics:song.srt")
     assert shown_spans(board, transcript) == [(2.0, 6.0), (8.0, 8.0 + 24 / READ_CHARS_PER_SECOND)]  # no hold; read
-    words = captions.word_times(board, transcript)
+    words = word_times(board, transcript)
     assert words[1][-1][1] == 6.0 and words[2][-1][1] == 8.4  # karaoke fills the line by the cue's end
 
 

@@ -13,6 +13,7 @@ from musicvid.core.audio import load_audio
 from musicvid.core.errors import UserError
 from musicvid.core.ffmpeg import declared_duration
 from musicvid.delivery import captions
+from musicvid.delivery.cue_times import word_times
 from musicvid.lyrics.known import check_lyrics_file
 from musicvid.plan_command import song_seconds
 from musicvid.prepare import Checked
@@ -132,7 +133,7 @@ LONG = {
 def test_a_3000_character_lines_caption_rows_lie_inside_the_picture_cut_with_an_ellipsis(size, karaoke):
     width, height = size
     board = lyric_board(list(LONG.values()))
-    script = captions.ass_script(board, width, height, captions.word_times(board, None) if karaoke else None)
+    script = captions.ass_script(board, width, height, word_times(board, None) if karaoke else None)
     fields = style(script)
     row, bottom, outline = int(fields["Fontsize"]), int(fields["MarginV"]), float(fields["Outline"])
     for (what, line), text in zip(LONG.items(), dialogue(script)):

@@ -329,7 +329,8 @@ def test_beat_pacing_redraws_only_the_morphs_and_keeps_keyframes_and_frame_count
 
 
 def test_karaoke_words_light_up_at_whispers_word_times_or_shared_out_by_letters():
-    from musicvid.delivery.captions import ass_script, word_times
+    from musicvid.delivery.captions import ass_script
+    from musicvid.delivery.cue_times import word_times
     from musicvid.lyrics.transcript import Line, Transcript, Word
     from musicvid.storyboard.board import Scene, Storyboard
 
@@ -342,7 +343,7 @@ def test_karaoke_words_light_up_at_whispers_word_times_or_shared_out_by_letters(
     heard = Line(1.1, 2.6, "let it go", words=[Word(1.1, 1.4, " let"), Word(1.5, 1.7, " it"), Word(1.9, 2.6, " go")])
     sung = Line(3.0, 4.8, "and a line", words=[Word(3.0, 3.5, " and"), Word(3.6, 4.0, " a"), Word(4.1, 4.8, " line")])
     words = word_times(board, Transcript([heard, sung], "en", "test", ""))
-    assert words[1] == [(1.1, 1.4, "let"), (1.5, 1.7, "it"), (1.9, 2.6, "go")]  # Whisper's times
+    assert words[1] == [(1.1, 1.4, "let", False), (1.5, 1.7, "it", True), (1.9, 2.6, "go", True)]  # Whisper's times
     shared = words[2]  # the text was edited: the scene's 2 s shared by letters, in order, end to end
     assert [w[2] for w in shared] == ["an", "edited", "line"] and shared[0][0] == 3.0 and shared[-1][1] == 5.0
     assert shared[1][1] - shared[1][0] > shared[0][1] - shared[0][0]

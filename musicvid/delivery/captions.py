@@ -20,14 +20,13 @@ from functools import cache
 from pathlib import Path
 from typing import Mapping
 
-import numpy as np
 from fontTools.ttLib import TTFont
 
 from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.core.workdir import FONTS
-from musicvid.delivery.cue_times import ass_time, cue_span, srt_time, sung_line
-from musicvid.lyrics.transcript import Line, Transcript, code_point
-from musicvid.storyboard.board import Scene, Storyboard
+from musicvid.delivery.cue_times import WordTime, ass_time, captioned, cues, srt_time
+from musicvid.lyrics.transcript import Transcript, code_point
+from musicvid.storyboard.board import Storyboard
 from musicvid.storyboard.table import listed
 from vipe_core.atomic import atomic_path, write_text
 
@@ -73,12 +72,6 @@ def _font_of(character: str) -> CaptionFont | None:
 def undrawable(text: str) -> str:
     """The characters of `text` that no caption font has, each once, in the order they come."""
     return "".join(dict.fromkeys(c for c in text if not c.isspace() and _font_of(c) is None))
-
-
-def captioned(storyboard: Storyboard) -> list[Scene]:
-    """The scenes with words to show: the lyric scenes, and any other a person typed words into (an intro's title):
-    typed there, they were meant to be read."""
-    return [scene for scene in storyboard.scenes if scene.text.strip()]
 
 
 def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
@@ -160,37 +153,6 @@ def _in_fonts(rows: list[str]) -> str:
     if current is not style:
         pieces.append("{\\fn}")
     return "".join(pieces)
-
-
-def cues(storyboard: Storyboard, heard: Transcript | None) -> list[tuple[Scene, Line | None, tuple[float, float]]]:
-    """Each captioned scene, the line of `heard` that is its (sung_line; None: none is) and when its caption is shown:
-    while that line is sung and a moment after, else for the whole scene (cue_times.cue_span)."""
-    lines = heard.lines if heard is not None else []
-    timed = []
-    for scene in captioned(storyboard):
-        line = sung_line(scene, lines)
-        timed.append((scene, line, cue_span(scene, line)))
-    return timed
-
-
-def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[int, list[tuple[float, float, str]]]:
-    """(start, end, word) of every captioned scene's words, within its caption's time (cues): the transcript's word
-    times where it has the scene's line (Whisper's, enhanced LRC's); else the time the line is sung (from its start
-    to its own end: an SRT cue's, an LRC line's), or without a line the scene's, shared out by the words' lengths in
-    letters."""
-    words: dict[int, list[tuple[float, float, str]]] = {}
-    for scene, line, (start, end) in cues(storyboard, transcript):
-        texts = scene.text.split()
-        if line is not None and line.words:
-            words[scene.index] = [
-                (min(max(w.start, start), end), min(max(w.end, start), end), text) for w, text in zip(line.words, texts)
-            ]
-            continue
-        sung_end = min(line.end, end) if line is not None and line.end > start else end
-        letters = np.cumsum([0] + [len(t) + 1 for t in texts], dtype=float)
-        edges = start + (sung_end - start) * letters / letters[-1]
-        words[scene.index] = [(float(a), float(b), t) for a, b, t in zip(edges, edges[1:], texts)]
-    return words
 
 
 def _right_to_left(text: str) -> bool:
@@ -356,34 +318,54 @@ def ass_script(
     return header + "\n".join(events) + "\n"
 
 
-def _karaoke_text(at: float, words: list[tuple[float, float, str]], block: Block) -> str:
+def _karaoke_text(at: float, words: list[WordTime], block: Block) -> str:
     """A line's words with their \\k (wait) and \\kf (fill) times, from `at`, the line's start, in the rows
     _rows breaks it into: a word cut across rows fills each part in its share of the word's time, by letters
-    (a fill sweeps one row: libass would sweep one across two rows from the first's left to the second's right)."""
+    (a fill sweeps one row: libass would sweep one across two rows from the first's left to the second's right).
+    Words heard with no space between them ("君", "の") are one word of the rows, each filled in its own time."""
     # a word with nothing drawable is left out: its time is a wait before the next word
-    timed = []
-    for start, end, word in words:  # each word from the one before's end: a transcript's times may overlap
+    timed: list[tuple[float, float, str, int, int]] = []  # (start, end, word, its row word, its first letter there)
+    written: list[str] = []  # the words _rows lays out: those heard without a space between them joined
+    for start, end, word, spaced in words:  # each word from the one before's end: a transcript's times may overlap
         start = max(start, timed[-1][1] if timed else at)
         if shown := _literal(word):
-            timed.append((start, max(end, start), shown))
-    broken = _rows([word for _, _, word in timed], block)
-    rows, cut = broken or ([list(enumerate(word for _, _, word in timed))], False)
-    done = [0] * len(timed)  # of each word, the letters in the rows before
+            if spaced or not written:
+                written.append("")
+            timed.append((start, max(end, start), shown, len(written) - 1, len(written[-1])))
+            written[-1] += shown
+    broken = _rows(written, block)
+    rows, cut = broken or ([list(enumerate(written))], False)
+    done = [0] * len(written)  # of each row word, the letters in the rows before
     lines = []
     for row in rows:
         text = []
         for n, part in row:
-            start, end, word = timed[n]
-            # in whole centiseconds of the song's clock, so that rounding never drifts along a line
-            wait = 0 if done[n] else round(start * 100) - round(at * 100)  # a pause before the word: nothing lit
-            fill = round(end * 100) - round(start * 100)
-            before, done[n] = done[n], done[n] + len(part)
-            share = round(fill * done[n] / len(word)) - round(fill * before / len(word))
-            text.append((f"{{\\k{wait}}}" if wait > 0 else "") + f"{{\\kf{share}}}" + _in_fonts([part]))
-            at = end
+            low, done[n] = done[n], done[n] + len(part)
+            tags, at = _fills(timed, n, (low, done[n]), at)
+            text.append("".join(tags))
         lines.append(" ".join(text))
     ending = _in_fonts([ELLIPSIS]) if cut else ""  # (swept with the last word shown)
     return ("" if broken is None else NO_WRAP) + "\\N".join(lines) + ending
+
+
+def _fills(timed: list[tuple[float, float, str, int, int]], n: int, letters: tuple[int, int], at: float):
+    """The \\k and \\kf tags and letters of row word `n`'s `letters` (from, to; _karaoke_text's `timed`), each heard
+    word's part of them filled in its share of the word's time, by letters, a wait before a word's first letter (in
+    whole centiseconds of the song's clock, so that rounding never drifts along a line); and the time they end at."""
+    low, high = letters
+    tags = []
+    for start, end, word, m, first in timed:
+        a, b = max(low, first), min(high, first + len(word))
+        if m != n or a >= b:
+            continue
+        wait = round(start * 100) - round(at * 100) if a == first else 0  # a pause before the word: nothing lit
+        fill = round(end * 100) - round(start * 100)
+        share = round(fill * (b - first) / len(word)) - round(fill * (a - first) / len(word))
+        tags.append(
+            (f"{{\\k{wait}}}" if wait > 0 else "") + f"{{\\kf{share}}}" + _in_fonts([word[a - first : b - first]])
+        )
+        at = end
+    return tags, at
 
 
 def write_script(path: Path, script: str) -> None:

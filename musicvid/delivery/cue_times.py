@@ -2,12 +2,16 @@
 lasts until the next line starts, through any instrumental stretch between, and from 0 for a first line sung in a
 short lead-in). The times are the transcript's line that a scene holds (sung_line); a scene without one (its text
 edited, no transcript, a title a person typed) is captioned for the whole scene, as it always was. And those times
-as the .srt and the ASS script write them (srt_time, ass_time)."""
+as the .srt and the ASS script write them (srt_time, ass_time). And karaoke's: when each word of a caption is sung
+(word_times)."""
 
 from __future__ import annotations
 
-from musicvid.lyrics.transcript import Line
-from musicvid.storyboard.board import Scene
+import numpy as np
+
+from musicvid.lyrics.spacing import spaced_in
+from musicvid.lyrics.transcript import Line, Transcript
+from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.scenes import MIN_INTRO_SECONDS
 
 WORD_TIME_TOLERANCE = 0.5  # a transcript line this close to a scene's start is that scene's line
@@ -25,7 +29,8 @@ def sung_line(scene: Scene, lines: list[Line]) -> Line | None:
         near = (
             abs(line.start - scene.start) <= WORD_TIME_TOLERANCE or scene.start == 0 <= line.start < MIN_INTRO_SECONDS
         )
-        if near and ([w.text.strip() for w in line.words] if line.words else line.text.split()) == scene.text.split():
+        words = [w.text.strip() for w in line.words] if line.words else line.text.split()
+        if near and spaced_in(scene.text, words) is not None:  # (its words as written: "君の名前" of 君, の, 名前)
             return line
     return None
 
@@ -50,6 +55,47 @@ def cue_span(scene: Scene, line: Line | None) -> tuple[float, float]:
     sung_until = line.words[-1].end + HOLD_SECONDS if line.words else line.end
     read = max(MIN_SHOWN_SECONDS, len(" ".join(scene.text.split())) / READ_CHARS_PER_SECOND)
     return start, min(scene.end, max(sung_until, start + read))
+
+
+def captioned(storyboard: Storyboard) -> list[Scene]:
+    """The scenes with words to show: the lyric scenes, and any other a person typed words into (an intro's title):
+    typed there, they were meant to be read."""
+    return [scene for scene in storyboard.scenes if scene.text.strip()]
+
+
+def cues(storyboard: Storyboard, heard: Transcript | None) -> list[tuple[Scene, Line | None, tuple[float, float]]]:
+    """Each captioned scene, the line of `heard` that is its (sung_line; None: none is) and when its caption is shown:
+    while that line is sung and a moment after, else for the whole scene (cue_span)."""
+    lines = heard.lines if heard is not None else []
+    return [
+        (scene, line, cue_span(scene, line)) for scene in captioned(storyboard) for line in [sung_line(scene, lines)]
+    ]
+
+
+# A word's time in a caption, and whether a space goes before it ("名前" after "の" has none: musicvid.lyrics.spacing).
+WordTime = tuple[float, float, str, bool]
+
+
+def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[int, list[WordTime]]:
+    """(start, end, word, spaced) of every captioned scene's words, within its caption's time (cues): the transcript's
+    word times where it has the scene's line (Whisper's, enhanced LRC's; the words as heard, as the scene's text writes
+    them: spaced_in); else the time the line is sung (from its start to its own end: an SRT cue's, an LRC line's), or
+    without a line the scene's, shared out by the words' lengths in letters."""
+    words: dict[int, list[WordTime]] = {}
+    for scene, line, (start, end) in cues(storyboard, transcript):
+        texts = [w.text.strip() for w in line.words] if line is not None and line.words else []
+        if (spacing := spaced_in(scene.text, texts) if texts else None) is not None:
+            words[scene.index] = [
+                (min(max(w.start, start), end), min(max(w.end, start), end), text, space)
+                for w, text, space in zip(line.words, texts, spacing)
+            ]
+            continue
+        texts = scene.text.split()
+        sung_end = min(line.end, end) if line is not None and line.end > start else end
+        letters = np.cumsum([0] + [len(t) + 1 for t in texts], dtype=float)
+        edges = start + (sung_end - start) * letters / letters[-1]
+        words[scene.index] = [(float(a), float(b), t, True) for a, b, t in zip(edges, edges[1:], texts)]
+    return words
 
 
 def _clock(seconds: float, per_second: int) -> tuple[int, int, int, int]:

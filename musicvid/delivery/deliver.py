@@ -17,6 +17,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256
 from musicvid.core.outputs import beside_another, write_output, written_here
 from musicvid.delivery import captions
+from musicvid.delivery.cue_times import word_times
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
 from musicvid.lyrics.transcript import Transcript
@@ -47,7 +48,7 @@ def lyrics_script(run: Run, storyboard: Storyboard, heard: Transcript | None) ->
     settings, workdir = run.settings, run.workdir
     if settings.captions == "none":
         return None
-    words = captions.word_times(storyboard, heard) if settings.captions == "karaoke" else None
+    words = word_times(storyboard, heard) if settings.captions == "karaoke" else None
     script = captions.ass_script(storyboard, *settings.video_size, words, heard)
     captions.write_script(workdir.lyrics_script, script)
     return workdir.lyrics_script

@@ -335,7 +335,7 @@ def _times(text: str, document: str) -> list[tuple[float, list[tuple[str, Own]]]
 def parse_lrc(text: str, duration: float, document: str = "the lyrics", language: str = "en") -> list[Line]:
     """LRC's sung lines: each ends at the end marker after it (lrc_stamps) where the file has one, held up to
     MAX_HELD_SECONDS or twice its words' time (else their time ends it), or with its last word's own end (enhanced
-    LRC's, which karaoke then follows: musicvid.delivery.captions.word_times), else where the next starts or after
+    LRC's, which karaoke then follows: musicvid.delivery.cue_times.word_times), else where the next starts or after
     the time its words take. Lines at one time (within SAME_TIME_SECONDS) are one line: _at_one_time, by the file's
     `language`. Said in one warning."""
     times = _times(text, document)

@@ -4,11 +4,10 @@ Whisper listens to the whole song, and what it hears is kept unless the evidence
 there (musicvid.lyrics.singing: its inventions over music by their own signals, and Silero's voice
 activity where it agrees with Whisper). Whisper's segments are cut again into sung lines at the singer's
 pauses, and a word reaching out of the stretch it is sung in is cut back to it. Where Whisper looped, or heard
-nothing of a voice Silero hears, that stretch is heard again on its own. A refrain sung three
-times stays three lines. The language, unless given (--language), is detected on the singing Silero hears, else
-past the intro. A song not in English keeps its original text (for captions) and gets an English rendering from
-Whisper's translate task for ViPE.
-"""
+nothing of a voice Silero hears, that stretch is heard again on its own. A refrain sung three times stays three
+lines. The language, unless given (--language), is detected on the singing Silero hears, else past the intro. A song
+not in English keeps its original text (for captions; its words joined as written: spacing) and gets an English
+rendering from Whisper's translate task for ViPE."""
 
 from __future__ import annotations
 
@@ -38,6 +37,7 @@ from musicvid.lyrics.singing import (
     typical_belief,
     where_sung,
 )
+from musicvid.lyrics.spacing import joined
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
@@ -61,7 +61,7 @@ ALMOST_ALL = 0.9
 def _line(words: list[Word]) -> Line:
     probabilities = [w.probability for w in words if w.probability is not None]
     confidence = round(sum(probabilities) / len(probabilities), 3) if probabilities else None
-    return Line(words[0].start, words[-1].end, " ".join(w.text for w in words), words=words, confidence=confidence)
+    return Line(words[0].start, words[-1].end, joined([w.text for w in words]), words=words, confidence=confidence)
 
 
 def phrase(words: list[Word]) -> bool:
