@@ -50,9 +50,13 @@ class Naming:
     def file_name(self) -> str:
         return video_name(self.stem, self.job.settings.preview, self.suffix)
 
+    def outputs(self, folder: Path) -> list[Path]:
+        """What the job writes under its name now, in `folder`."""
+        return self.job.settings.outputs(folder / self.file_name())
+
     def files(self) -> set[str]:
         """What the job writes in -o, as a file system that ignores case and Unicode's forms tells names apart."""
-        return {folded(path.name) for path in self.job.settings.outputs(Path(self.file_name()))}
+        return {folded(path.name) for path in self.outputs(Path())}
 
 
 def folded(name: str) -> str:
@@ -89,13 +93,8 @@ def clear_of_inputs(namings: list[Naming], out_dir: Path) -> None:
     refused all the same."""
     for naming in (naming for naming in namings if not naming.named):
         inputs = naming.job.inputs().values()
-        while any(same_file(output, path) for output in writes(naming, out_dir) for path in inputs):
+        while any(same_file(output, path) for output in naming.outputs(out_dir) for path in inputs):
             naming.stem += ".video"
-
-
-def writes(naming: Naming, out_dir: Path) -> list[Path]:
-    """The files a job writes in -o under its naming's name now."""
-    return naming.job.settings.outputs(out_dir / naming.file_name())
 
 
 def name_outputs(namings: list[Naming], playlist: Path) -> None:
@@ -109,8 +108,7 @@ def name_outputs(namings: list[Naming], playlist: Path) -> None:
     for group in by_name(namings):
         if clash(group):
             first, second = sorted(group, key=lambda naming: not naming.named)[:2]
-            shared = [path.name for path in first.job.settings.outputs(Path(first.file_name()))]
-            shared = [name for name in shared if folded(name) in second.files()]  # (else: one stem, two songs)
+            shared = [p.name for p in first.outputs(Path()) if folded(p.name) in second.files()]  # (else: one stem)
             what = f"would both write {shared[0]}" if shared else f"would both be named {first.stem}"
             raise UserError(
                 f"{first.job.where(playlist)} and {second.job.label} {what} in -o: give each row an output of its own"
