@@ -226,8 +226,8 @@ def test_a_persons_srt_beside_a_song_is_never_written_over_by_its_video(tmp_path
     rendered = faked_renders(monkeypatch)
     folder = folder_of(tmp_path, "good.wav")
     (folder / "good.srt").write_text("1\n00:00:00,100 --> 00:00:00,900\nmy words\n")
-    code, err = run_batch(capsys, folder, folder)
-    assert code == 2 and rendered == [] and "good.srt is the lyrics file" in err, err
+    code, err = run_batch(capsys, folder, folder)  # its video named as render names it there: good.video.mp4
+    assert code == 0 and rendered == [1] and report_of(folder)[0]["output"] == str(folder / "good.video.mp4"), err
     assert (folder / "good.srt").read_text() == "1\n00:00:00,100 --> 00:00:00,900\nmy words\n"
 
 
