@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field, fields
@@ -155,8 +156,11 @@ def record_from(cls: type[T], data: Any, refusal: str) -> T:
 
 
 def read_text(path: str | os.PathLike, what: str = "the file") -> str:
-    """The UTF-8 text of a file; VipeError naming `what` when it is missing, a folder, unreadable or not UTF-8."""
+    """The UTF-8 text of a file; VipeError naming `what` when it is missing, a folder, no regular file (a FIFO would
+    be waited on for a writer), unreadable or not UTF-8."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+            raise VipeError(f"{what} {path} is not a regular file (a pipe or a device): give a file.")
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise VipeError(f"{what} {path} does not exist.") from None
@@ -168,11 +172,24 @@ def read_text(path: str | os.PathLike, what: str = "the file") -> str:
         raise VipeError(f"{what} {path} could not be read ({e.strerror or e}).") from None
 
 
+def parsed_json(text: str) -> Any:
+    """`text` as JSON; a ValueError (a JSONDecodeError among them) saying why it is no JSON Python holds: nested
+    past the interpreter's recursion limit, or a number of more digits than int() reads (4,300)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        raise ValueError("a number in it has more digits than can be read") from None
+
+
 def read_json(path: str | os.PathLike, what: str = "the file") -> Any:
     text = read_text(path, what)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
+        return parsed_json(text)
+    except ValueError as e:
         raise VipeError(f"{what} {path} is not valid JSON ({e}).") from None
 
 
@@ -195,11 +212,11 @@ def _numbered_jsonl(path: Path, journal: bool, what: str) -> Iterator[tuple[int,
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError:
+            yield number, parsed_json(line)
+        except ValueError as e:
             if journal and number == len(lines):
                 return  # a run was killed while appending
-            raise VipeError(f"{path} line {number} is not valid JSON.") from None
+            raise VipeError(f"{path} line {number} is not valid JSON ({e}).") from None
 
 
 def read_jsonl(path: str | os.PathLike, *, journal: bool = False, what: str = "the file") -> Iterator[dict[str, Any]]:

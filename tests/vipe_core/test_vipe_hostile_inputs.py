@@ -4,6 +4,7 @@ outputs never replace inputs; duplicate songs refused; one run per output folder
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -73,6 +74,30 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys)
             lambda d: (d / "lyrics" / "sub.json").mkdir(),
             ["filter", "{d}/lyrics", "--out", "{d}/x.jsonl"],
             "is a folder",
+        ),
+        # a FIFO is not waited on for a writer; JSON nested past the recursion limit, or with a number of more digits
+        # than int() reads, is refused as any JSON that cannot be read (they raised a traceback)
+        (lambda d: os.mkfifo(d / "lyrics" / "f.json"), ["filter", "{d}/lyrics", "--out", "{d}/x.jsonl"], "regular"),
+        (lambda d: os.mkfifo(d / "f.jsonl"), ["label", "{d}/f.jsonl", "--out", "{d}/x"], "not a regular file"),
+        (
+            lambda d: (d / "lyrics" / "a.json").write_text("[" * 100_000 + "]" * 100_000),
+            ["filter", "{d}/lyrics", "--out", "{d}/x.jsonl"],
+            "is not valid JSON (it is nested too deeply)",
+        ),
+        (
+            lambda d: (d / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n"),
+            ["label", "{d}/deep.jsonl", "--out", "{d}/x"],
+            "deep.jsonl line 1 is not valid JSON (it is nested too deeply)",
+        ),
+        (
+            lambda d: (d / "lyrics" / "a.json").write_text('{"artist": "a", "rank": ' + "9" * 5000 + "}"),
+            ["filter", "{d}/lyrics", "--out", "{d}/x.jsonl"],
+            "a number in it has more digits than can be read",
+        ),
+        (
+            lambda d: (d / "canvas" / "deep.json").write_text("[" * 100_000 + "]" * 100_000),
+            ["build", "{d}/canvas", "--out", "{d}/x.parquet"],
+            "nested too deeply",
         ),
     ],
 )
