@@ -2,7 +2,8 @@
 printed before any work. It checks what a render checks before its work (musicvid.prepare.check_before_work: the
 options against the models, the inputs, the work directory; nothing is written), measures the song's length as a
 render does, by decoding its sound once (a header's length may be a bit rate's estimate, a cut-off file's the
-whole file's, a video's its pictures'), counts the models from their published architectures (nothing is loaded
+whole file's, a video's its pictures'), checks the files against it as the render does (its lyrics' lines, its
+storyboard's length: musicvid.batch.lengths.length_checks), counts the models from their published architectures (nothing is loaded
 or downloaded), and plans for --gpu-memory, else for the memory free on this machine's CUDA device, else for a
 card of DEFAULT_GPU_GB. What a render refuses, or a render that cannot fit, is refused in one sentence (exit 2), as
 the render itself would refuse it."""
@@ -13,6 +14,7 @@ import json
 
 import torch
 
+from musicvid.batch.lengths import length_checks
 from musicvid.core.audio import SAMPLE_RATE, song_samples
 from musicvid.core.errors import UserError
 from musicvid.memory.plan import plan_memory, stages_before_pictures
@@ -25,7 +27,6 @@ from musicvid.prepare import check_before_work
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_device_here
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
-from musicvid.storyboard.make import check_matches_audio
 
 
 def song_seconds(request: SongRequest, fps: float) -> float:
@@ -62,8 +63,8 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     # a render's checks before its work, in its sentences; no video is named, so nothing is made or written
     checked = check_before_work(request, models, settings, output=None, video=False)
     seconds = song_seconds(request, settings.fps)
-    if checked.storyboard is not None:  # (as a render refuses it, once the song is decoded)
-        check_matches_audio(checked.storyboard, request.song, seconds, str(request.storyboard_file))
+    for check, _ in length_checks(request, settings, checked):  # (as a render refuses them, once the song is decoded)
+        check(seconds)
     budget, where = budget_of(gpu_memory, choice.device)
     # planned for a GPU: the precision --precision means on CUDA
     precision = Precision.resolve(choice.precision, torch.device("cuda"))

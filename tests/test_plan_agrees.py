@@ -87,8 +87,12 @@ def cases(folder, tmp_path) -> dict:
     (tmp_path / "person" / "notes.txt").write_text("mine")
     (tmp_path / "a-file").write_text("x")
     (tmp_path / "bad.json").write_text("{not json")
+    (tmp_path / "many.lrc").write_text("".join(f"[00:0{n // 10}.{n % 10}0]line {n}\n" for n in range(29)))
+    (tmp_path / "tags.lrc").write_text("[ti:Only tags]\n[ar:Nobody]\n")
     song, ref = folder / "song.wav", folder / "ref.png"
     return {
+        "more lyric lines than the song holds": (song, "--lyrics", tmp_path / "many.lrc"),  # (plan read them not)
+        "a timed file with no line in the song": (song, "--lyrics", tmp_path / "tags.lrc"),
         "no storyboard": (song, "--storyboard", tmp_path / "none.json"),
         "a storyboard that is not JSON": (song, "--storyboard", tmp_path / "bad.json"),
         "no reference": (song, "--reference", tmp_path / "none.png"),
