@@ -56,6 +56,12 @@ def refused_render(capsys, tmp_path, name: str, text: str) -> str:
     return err
 
 
+@pytest.mark.parametrize("name", ["blank.lrc", "blank.srt", "blank.txt", "blank.json"])
+def test_a_lyrics_file_of_blank_lines_is_refused_as_an_empty_one_is(capsys, tmp_path, name):
+    """An LRC of spaces and blank lines was read as an instrumental's lyrics, silently; a .txt said "no lines"."""
+    assert f"lyrics file {tmp_path / name} holds only blank lines" in refused_render(capsys, tmp_path, name, " \n\t\n")
+
+
 def test_lrc_saved_as_txt_is_refused_before_any_work_where_it_cannot_be_read(capsys, tmp_path):
     err = refused_render(capsys, tmp_path, "lyrics.txt", "[00:00.50]one\nan untimed line\n")
     assert "line 2 (an untimed line) has no time" in err

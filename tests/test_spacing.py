@@ -75,4 +75,6 @@ def test_karaoke_keeps_each_tokens_time_across_the_rows_an_unspaced_line_is_brok
             by_token.append(0)
         by_token[-1] += int(fill)
         at += len(letters)
-    assert len(fills) > len(tokens) and by_token == [20] * len(tokens) and "\\k" not in text.replace("\\kf", "")  # no wait: sung end to end
+    assert (
+        len(fills) > len(tokens) and by_token == [20] * len(tokens) and "\\k" not in text.replace("\\kf", "")
+    )  # no wait: sung end to end
