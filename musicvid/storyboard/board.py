@@ -10,16 +10,16 @@ import difflib
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Collection, Mapping
 
 from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text, resolved
 from musicvid.core.paths import file_version
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.lyrics.transcript import UNSURE_BELOW, no_controls, short_text
+from musicvid.storyboard.made_with import MADE_TEXTS, MadeWith, made_with
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
 from vipe_core.context import SCENE_KINDS
 
@@ -35,7 +35,6 @@ SECTIONS = ("intro", "verse", "chorus", "bridge", "break", "outro")
 # Why a scene without words starts inside its passage (musicvid.storyboard.passages): the music changes there, or a
 # passage's bars were counted out.
 CUTS = ("music", "bars")
-MADE_TEXTS = ("lens", "transcript", "title", "artist")  # the texts of a storyboard's `settings` (MadeWith)
 # A storyboard file's objects, numbers and strings, checked in one pass (musicvid.core.files.check_json) before the
 # rules that tie its fields together; a settings that is no object is refused by made_with, or read as none.
 SCENE_FIELDS = JsonFields(
@@ -112,35 +111,6 @@ class SongAudio:
     def to_json(self) -> dict:
         known = {"path": self.path, "sha256": self.sha256, "duration": self.duration}
         return {key: value for key, value in known.items() if value is not None}
-
-
-# MadeWith's fields by their names in storyboard.json, where those differ (the file keeps the option's name)
-FILE_KEYS = {"prompt_candidates": "candidates"}
-
-
-@dataclass(frozen=True)
-class MadeWith:
-    """What made a storyboard (`settings` in storyboard.json): its options, the transcript's source, the models
-    (ModelSet.describe). None: made before it was recorded, or by hand; the same values reuse the file (make)."""
-
-    context_size: int | None = None
-    seed: int | None = None
-    break_seconds: float | None = None
-    bars_per_scene: int | None = None
-    prompt_candidates: int | None = None  # ViPE's, per scene (--candidates); `candidates` in the file
-    lens: str | None = None
-    transcript: str | None = None
-    title: str | None = None  # what ViPE read as the song's title and artist (the storyboard's own: a person's edit)
-    artist: str | None = None
-    models: Mapping[str, str] | None = None  # by role, read-only as the rest
-
-    def __post_init__(self) -> None:
-        if self.models is not None:
-            object.__setattr__(self, "models", MappingProxyType(dict(self.models)))
-
-    def to_json(self) -> dict:
-        values = {FILE_KEYS.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}  # (null: not known)
-        return values | {"models": dict(self.models) if self.models is not None else None}
 
 
 @dataclass(frozen=True)
@@ -378,23 +348,3 @@ def _lyric(value: Any, document: str, at: str) -> str:
     if len(value) > MAX_LYRICS_CHARS:
         raise invalid(document, at, f"must be at most {MAX_LYRICS_CHARS:,} characters, got {len(value):,}")
     return no_controls(value, document, at)
-
-
-def made_with(raw: Any, document: str) -> MadeWith:
-    """A storyboard's `settings`, each of a known key checked for its type (other keys, as older versions wrote
-    them, are not read)."""
-    if not isinstance(raw, dict):
-        raise invalid(document, "settings", "must be an object")
-    kinds = {"context_size": int, "seed": int, "bars_per_scene": int, "candidates": int, "break_seconds": float}
-    named = {key: name for name, key in FILE_KEYS.items()}
-    values: dict[str, Any] = {key: raw.get(key) for key in MADE_TEXTS}
-    for key, kind in kinds.items():
-        value = raw.get(key)
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
-                raise invalid(document, f"settings.{key}", f"must be a number, got {value!r}")
-            values[named.get(key, key)] = float(value) if kind is float else value
-    models = raw.get("models")
-    if models is not None and not (isinstance(models, dict) and all(isinstance(v, str) for v in models.values())):
-        raise invalid(document, "settings.models", "must be an object of model names")
-    return MadeWith(**values, models=models)

@@ -26,10 +26,11 @@ from musicvid.models.timing import Timings
 from musicvid.run import Run
 from musicvid.settings.presets import PRESETS, ModelSet
 from musicvid.settings.song import SongRequest
-from musicvid.storyboard.board import MadeWith, SongAudio, Storyboard, load_storyboard, scene_seed
+from musicvid.storyboard.board import SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
 from musicvid.storyboard.kept import as_read, write_storyboard
+from musicvid.storyboard.made_with import MadeWith
 from musicvid.storyboard.scenes import scenes_from_lines
 
 log = logging.getLogger("musicvid")
