@@ -86,6 +86,7 @@ class Checked:
     # its own reference picture: the memory plan counts what that loads (musicvid.pictures.grouping.uses_reference)
     references: bool = False
     language: str | None = None  # the request's --language as Whisper's code; None: Whisper detects it
+    lyrics_read: bool = True  # whether the run reads `lyrics` (check_before_work), were it given
 
 
 def prepare(
@@ -127,7 +128,7 @@ def prepare(
     # a timed lyrics file's lines fitted to the song once, where the run takes them: for its storyboard where no
     # --storyboard file stands in for them, and for karaoke (as musicvid.batch.lengths checks a row)
     timed_lyrics, lyrics = None, checked.lyrics
-    if lyrics is not None and lyrics.timed and reads_lyrics(lyrics, checked.storyboard, settings):
+    if lyrics is not None and lyrics.timed and checked.lyrics_read:
         timed_lyrics = fit_lyrics(lyrics, audio.info.duration, audio.info.sha256)
         if (code := checked.language) is not None:  # the person's word over the file's
             # (recorded in what the storyboard is made from: another --language makes it anew, in its language)
@@ -150,12 +151,6 @@ def prepare(
         offloads=offloads,
         upscaling=planned_upscaling(memory),
     )
-
-
-def reads_lyrics(lyrics: KnownLyrics, storyboard: Storyboard | None, settings: RenderSettings | None) -> bool:
-    """Whether a run reads its --lyrics file: for its storyboard where no --storyboard file stands in for its lines,
-    and a timed file's word times for karaoke."""
-    return storyboard is None or (lyrics.timed and settings is not None and settings.captions == "karaoke")
 
 
 def check_before_work(
@@ -190,7 +185,11 @@ def check_before_work(
     # 3. the inputs, each read or its header decoded
     lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
-    if lyrics is not None and not reads_lyrics(lyrics, storyboard, settings):  # (said, as a flag unused)
+    # the lyrics file is read for the storyboard where no --storyboard file stands in for its lines, and a timed
+    # file's word times for karaoke (musicvid.batch.lengths checks the same against a row's song)
+    karaoke = settings is not None and settings.captions == "karaoke"
+    lyrics_read = storyboard is None or (lyrics is not None and lyrics.timed and karaoke)
+    if lyrics is not None and not lyrics_read:  # (said, as a flag unused)
         log.warning(
             f"--lyrics {lyrics.path} is not read: the storyboard's lines stand in for it (beside a storyboard, only "
             "karaoke reads lyrics: a timed file's word times)"
@@ -209,7 +208,15 @@ def check_before_work(
     # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
     if not (request.workdir or song_there):
         return Checked(
-            outputs[0] if outputs else None, None, scored, lyrics, context_size, storyboard, references, language
+            outputs[0] if outputs else None,
+            None,
+            scored,
+            lyrics,
+            context_size,
+            storyboard,
+            references,
+            language,
+            lyrics_read,
         )
     workdir = Workdir.of_song(request.song, request.workdir)
     if request.workdir is None:  # (one given was checked first)
@@ -233,7 +240,15 @@ def check_before_work(
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
     return Checked(
-        outputs[0] if outputs else None, workdir, scored, lyrics, context_size, storyboard, references, language
+        outputs[0] if outputs else None,
+        workdir,
+        scored,
+        lyrics,
+        context_size,
+        storyboard,
+        references,
+        language,
+        lyrics_read,
     )
 
 

@@ -34,7 +34,7 @@ def row_said(tmp_path, monkeypatch, declared: float, *, board: float | None = No
         lyrics = check_lyrics_file(tmp_path / "s.lrc")
     storyboard = None if board is None else Storyboard(audio=SongAudio(board), language="", scenes=[])
     request = SongRequest(song=tmp_path / "a.wav", storyboard_file=tmp_path / "s.json" if board else None)
-    checked = Checked(None, None, False, lyrics, 7, storyboard)
+    checked = Checked(None, None, False, lyrics, 7, storyboard, lyrics_read=board is None)
     try:
         lengths.check_fits_song(request, RenderSettings(fps=fps), checked)
     except UserError as error:

@@ -75,9 +75,9 @@ def length_checks(
     best; a storyboard is refused at any length but its own, so the nearest to it."""
     yield (lambda seconds: check_one_frame(seconds, settings.fps)), longest
     lyrics, storyboard = checked.lyrics, checked.storyboard
-    if lyrics is not None and lyrics.timed and (storyboard is None or settings.captions == "karaoke"):
+    if lyrics is not None and lyrics.timed and checked.lyrics_read:
         yield (lambda seconds: read_lyrics(lyrics, seconds)), longest
-    elif lyrics is not None and not lyrics.timed and storyboard is None:
+    elif lyrics is not None and checked.lyrics_read:
         yield (lambda seconds: check_line_count(len(read_plain_lyrics(lyrics)), seconds, lyrics.path)), longest
     if storyboard is not None:
         source, song = str(request.storyboard_file), str(request.song)
