@@ -3,9 +3,9 @@ printed before any work. It checks what a render checks before its work (musicvi
 options against the models, the inputs, the work directory; nothing is written), measures the song's length as a
 render does, by decoding its sound once (a header's length may be a bit rate's estimate, a cut-off file's the
 whole file's, a video's its pictures'), checks the files against it as the render does (its lyrics' lines, its
-storyboard's length: musicvid.batch.lengths.length_checks), counts the models from their published architectures (nothing is loaded
-or downloaded), and plans for --gpu-memory, else for the memory free on this machine's CUDA device, else for a
-card of DEFAULT_GPU_GB. What a render refuses, or a render that cannot fit, is refused in one sentence (exit 2), as
+storyboard's length: musicvid.batch.lengths.length_checks), counts the models from their published architectures
+(nothing is loaded or downloaded), and plans for --gpu-memory, else for the memory free on this machine's CUDA
+device, else for a card of DEFAULT_GPU_GB. What a render refuses, or a render that cannot fit, is refused in one sentence (exit 2), as
 the render itself would refuse it."""
 
 from __future__ import annotations
