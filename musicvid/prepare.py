@@ -206,18 +206,10 @@ def check_before_work(
         check_picture(settings.reference, "reference picture")
     references = own_references(storyboard)
     # 4. the work directory (the default one's too: it may be there already; not a song's that is not there)
+    output = outputs[0] if outputs else None
+    checked = Checked(output, None, scored, lyrics, context_size, storyboard, references, language, lyrics_read)
     if not (request.workdir or song_there):
-        return Checked(
-            outputs[0] if outputs else None,
-            None,
-            scored,
-            lyrics,
-            context_size,
-            storyboard,
-            references,
-            language,
-            lyrics_read,
-        )
+        return checked
     workdir = Workdir.of_song(request.song, request.workdir)
     if request.workdir is None:  # (one given was checked first)
         check_made(workdir.root, "the work directory")
@@ -239,17 +231,7 @@ def check_before_work(
         )
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
-    return Checked(
-        outputs[0] if outputs else None,
-        workdir,
-        scored,
-        lyrics,
-        context_size,
-        storyboard,
-        references,
-        language,
-        lyrics_read,
-    )
+    return replace(checked, workdir=workdir, references=references)
 
 
 def resolved_language(language: str | None, models: ModelSet, heard: bool) -> str | None:
