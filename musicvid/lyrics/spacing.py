@@ -25,9 +25,7 @@ UNSPACED_PUNCTUATION = re.compile("[\u3000-\u303f\uff01-\uff0f\uff1a-\uff1f]")
 
 def spaced(before: str, after: str) -> bool:
     """Whether a space goes between two words (module doc)."""
-    if not before or not after:
-        return bool(before and after)
-    if UNSPACED_PUNCTUATION.match(after[0]):
+    if not before or not after or UNSPACED_PUNCTUATION.match(after[0]):
         return False
     return not (UNSPACED.match(before[-1]) and UNSPACED.match(after[0]))
 
