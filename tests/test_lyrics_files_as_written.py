@@ -9,6 +9,7 @@ import pytest
 from musicvid.core.errors import UserError
 from musicvid.lyrics.known import check_lyrics_file, parse_srt, read_plain_lyrics
 from musicvid.lyrics.lrc import parse_lrc, reads_as_english, sung_seconds
+from musicvid.lyrics.transcript import Line, fit_to_duration
 from musicvid.storyboard.scenes import scenes_from_lines
 
 CJK = "[ti:测试]\n[00:05.00]我的心是暴风雨中的一座灯塔\n[00:10.50]你的声音是一条金色的河流\n[00:14.00]城市在纸月亮下沉睡\n"
@@ -42,9 +43,30 @@ def test_enhanced_lrc_tags_inside_a_word_time_its_syllables():
     assert [line.text for line in lines] == ["Hello beautiful world", "我爱你", "Hello again"]
     words = [[(round(w.start, 2), round(w.end, 2), w.text) for w in line.words] for line in lines]
     assert words[0] == [(5.0, 5.6, "Hello"), (5.6, 6.5, "beautiful"), (6.5, 7.2, "world")]
-    assert words[1] == [(10.0, 11.2, "我爱你")] and lines[0].end == 7.2
+    # a character of a script written without spaces is a word of its own, timed as the file times it
+    assert words[1] == [(10.0, 10.4, "我"), (10.4, 10.8, "爱"), (10.8, 11.2, "你")] and lines[0].end == 7.2
     assert [w for _, _, w in words[2]] == ["Hello", "again"] and words[2][0][0] == 20.0
     assert words[2][1][1] == round(lines[2].end, 2)
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("[00:01.00]<00:01.00>one <00:03.00>two <00:02.00>three", "its word time <00:02.00> is before the one before"),
+        ("[00:01.00]<00:02.00>a<00:02.00>b<00:01.50>c <00:03.00>", "its word time <00:01.50> is before the one"),
+        ("[00:00.50]<00:00.20>early <00:01.50>mid", "line 1: its first word's time is before the line's"),
+    ],
+)
+def test_enhanced_lrc_word_times_that_run_backwards_are_refused_by_their_line(line, said):
+    with pytest.raises(UserError, match=said):
+        parse_lrc(line + "\n[00:06.00]end line\n", 41.0)
+
+
+def test_enhanced_lrc_word_times_past_the_line_are_said_and_the_line_kept(caplog):
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        lines = parse_lrc("[00:01.00]<00:01.00>one <00:09.00>two <00:10.00>\n[00:06.00]end line\n", 41.0)
+    assert [(x.start, x.end, x.text, x.words) for x in lines[:1]] == [(1.0, 6.0, "one two", [])]
+    assert "1 line with word times past the line's end" in caplog.text
 
 
 @pytest.mark.parametrize("marker", ["", "♪", "[Chorus]", " [Verse 2]", "..."])
@@ -159,6 +181,18 @@ def test_credits_and_directions_to_the_band_are_not_sung(tmp_path, caplog):
 def test_an_srt_duet_is_one_caption():
     srt = "1\n00:00:05,000 --> 00:00:09,000\nHe: I stay\n\n2\n00:00:05,000 --> 00:00:09,000\nShe: I go\n"
     assert [(x.start, x.end, x.text) for x in parse_srt(srt, "d.srt")] == [(5.0, 9.0, "He: I stay / She: I go")]
+    # one singer holds on: still one caption, in the file's order (its second cue ends first), until the later end
+    held = "1\n00:00:01,000 --> 00:00:03,000\nfirst שלום\n\n2\n00:00:01,000 --> 00:00:02,000\nsecond\n"
+    assert [(x.start, x.end, x.text) for x in parse_srt(held, "d.srt")] == [(1.0, 3.0, "first שלום / second")]
+
+
+def test_lines_of_one_start_share_a_scene_in_their_order():
+    lines = [Line(3.0, 5.0, "first"), Line(3.0, 4.0, "segundo", "second"), Line(6.0, 8.0, "third")]
+    scenes = scenes_from_lines(fit_to_duration(lines, 9.0), 9.0)
+    assert [(s.start, s.end, s.text, s.text_en) for s in scenes if s.kind == "lyric"] == [
+        (3.0, 6.0, "first / segundo", "first / second"),
+        (6.0, 9.0, "third", None),
+    ]
 
 
 def test_a_walaoke_singer_is_not_sung():

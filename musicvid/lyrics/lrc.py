@@ -13,6 +13,7 @@ from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
 from musicvid.lyrics.languages import language_code
+from musicvid.lyrics.spacing import spaced
 from musicvid.lyrics.srt import clock_seconds, text_lines
 from musicvid.lyrics.transcript import Line, Word, excerpt, has_words
 
@@ -162,14 +163,17 @@ def _shared(start: float, end: float | None, words: list[str]) -> list[WordTime]
 def _sung(text: str, where: str) -> tuple[str, tuple[WordTime, ...]]:
     """A timed line's words, as written (enhanced LRC's tags taken out, no space put in), and their own times where
     enhanced LRC times what is sung: from the time before a word's first piece (<mm:ss.xx>; a syllable where the tag
-    stands inside a word) to the one after its last; the words between two times share them by their letters.
-    Else no times."""
+    stands inside a word, but between two characters of a script written without spaces: each its own word) to the
+    one after its last; the words between two times share them by their letters. Else no times. Refused: a time
+    before the one before it."""
     pieces: list[tuple[float | None, str]] = []  # each stretch of text and the time before it
-    before, last = None, 0
+    before, last, written = None, 0, ""
     for tag in _WORD_TAG.finditer(text):
         if _TIMELIKE.fullmatch(tag.group(0)[1:-1]):  # (else a word in brackets: sung)
             pieces.append((before, text[last : tag.start()]))
-            before, last = _tag_seconds(tag.group(0), where), tag.end()
+            if (seconds := _tag_seconds(tag.group(0), where)) < (before or 0.0):
+                raise UserError(f"{where}: its word time {tag.group(0)} is before the one before it ({written})")
+            before, last, written = seconds, tag.end(), tag.group(0)
     pieces.append((before, text[last:]))
     sung = " ".join("".join(chunk for _, chunk in pieces).split())
     if len(pieces) == 1 or any(time is None for time, chunk in pieces if chunk.split()):
@@ -179,7 +183,7 @@ def _sung(text: str, where: str) -> tuple[str, tuple[WordTime, ...]]:
     for (start, chunk), (end, _) in zip(pieces, [*pieces[1:], (None, "")]):
         if chunk.split():
             shared = _shared(start, end if end is not None and end > start else None, chunk.split())
-            if inside and not chunk[0].isspace():
+            if inside and not chunk[0].isspace() and spaced(times[-1][2], chunk):  # (a syllable; else a character)
                 (first, _, word), (_, until, more) = times.pop(), shared.pop(0)
                 times.append((first, until, word + more))
             times.extend(shared)
@@ -223,7 +227,8 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
     no letters, a section's name or a direction to the band: is_label; "" too: a credit before the first sung line,
     said in a warning) and their own times (a line sung once: _sung), in the order written, the offset applied; or
     one sentence naming a line that cannot be read so: a time no writer writes, sung words without a time among
-    timed lines, a line the offset moves before the song starts."""
+    timed lines, word times that run backwards or start before their line's, a line the offset moves before the
+    song starts."""
     offset: float | None = None
     stamped: list[tuple[float, tuple[str, tuple[WordTime, ...]], int]] = []
     untimed: list[tuple[int, str]] = []
@@ -238,6 +243,8 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
             credit = _CREDIT.fullmatch(sung) and not any(before for _, (before, _), _ in stamped)
             credits += bool(credit)
             sung, words = (sung, words) if has_words(sung) and not (is_label(sung) or credit) else ("", ())
+            if words and len(times) == 1 and words[0][0] < times[0] - SAME_TIME_SECONDS:
+                raise UserError(f"{where}: its first word's time is before the line's ({excerpt(raw.strip())})")
             stamped.extend((time, (sung, words if len(times) == 1 else ()), number) for time in times)
         elif tag := _TAG.fullmatch(rest):
             offset = _offset(tag.group(1), offset, where)
@@ -337,9 +344,9 @@ def parse_lrc(text: str, duration: float, document: str = "the lyrics", language
     MAX_HELD_SECONDS or twice its words' time (else their time ends it), or with its last word's own end (enhanced
     LRC's, which karaoke then follows: musicvid.delivery.cue_times.word_times), else where the next starts or after
     the time its words take. Lines at one time (within SAME_TIME_SECONDS) are one line: _at_one_time, by the file's
-    `language`. Said in one warning."""
+    `language`. Said in one warning; and so are lines whose word times run past their end (their own dropped)."""
     times = _times(text, document)
-    lines, taken, joined, again = [], 0, 0, 0
+    lines, taken, joined, again, cut = [], 0, 0, 0, 0
     for i, (start, at) in enumerate(times):
         if not at:
             continue
@@ -354,7 +361,13 @@ def parse_lrc(text: str, duration: float, document: str = "the lyrics", language
         else:
             end = min(following, guess)
         words = _ended(own, end)
+        cut += len(words) != len(own)
         lines.append(Line(start, end, sung, english, words=words if len(words) == len(own) else []))
+    if cut:
+        log.warning(
+            f"{document}: {cut} line{'s' if cut > 1 else ''} with word times past the line's end (the next line's "
+            "time, or the song's end): karaoke shares the line's time by letters"
+        )
     if said := _one_time_note(taken, joined, again):
         log.warning(f"{document}: {said}")
     return lines

@@ -92,11 +92,15 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
 
 
 def _one_caption_a_time(lines: list[Line]) -> list[Line]:
-    """Cues of the same start and end (a duet's two singers) as one caption, their words joined with " / "."""
-    at: dict[tuple[float, float], list[str]] = {}
+    """Cues of the same start (a duet's two singers) as one caption, their words joined with " / " in the file's
+    order, until the last of them ends."""
+    at: dict[float, list[Line]] = {}
     for line in lines:
-        at.setdefault((line.start, line.end), []).append(line.text)
-    return [Line(start, end, " / ".join(dict.fromkeys(texts))) for (start, end), texts in at.items()]
+        at.setdefault(line.start, []).append(line)
+    return [
+        Line(start, max(line.end for line in cues), " / ".join(dict.fromkeys(line.text for line in cues)))
+        for start, cues in at.items()
+    ]
 
 
 def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line | None:

@@ -178,9 +178,10 @@ def past_the_end(line: Line, duration: float) -> bool:
 def fit_to_duration(lines: list[Line], duration: float) -> list[Line]:
     """New lines: those of `lines` with words in them that start before `duration`, sorted by start, their
     times inside [0, duration] (their words' times as they were), without control characters: a model's text (any
-    byte is one of Whisper's tokens) makes a transcript and storyboard their loaders take (no_controls)."""
+    byte is one of Whisper's tokens) makes a transcript and storyboard their loaders take (no_controls). Lines of
+    one start keep their order (a duet's, as written)."""
     kept = []
-    for line in sorted(lines, key=lambda other: (other.start, other.end)):
+    for line in sorted(lines, key=lambda other: other.start):
         if not has_words(line.text) or past_the_end(line, duration):
             continue
         start = max(0.0, line.start)

@@ -35,7 +35,8 @@ def scenes_from_lines(
 
     A lyric scene lasts until the next line starts; if the gap after the line's end is at least
     `break_seconds`, the gap becomes a break (or the outro, after the last line). Lines that start
-    together (overlapping or zero-length Whisper segments) share one scene. No lines: an
+    together (a duet's two singers; overlapping or zero-length Whisper segments) share one scene, their texts joined
+    with " / " in their order. No lines: an
     instrumental storyboard.
     """
     if duration <= 0:
@@ -49,8 +50,8 @@ def scenes_from_lines(
             merged[-1] = Line(
                 merged[-1].start,
                 max(merged[-1].end, end),
-                f"{merged[-1].text} {line.text}".strip(),
-                _join(merged[-1].text_en, line.text_en),
+                " / ".join(text for text in (merged[-1].text, line.text) if text.strip()),
+                _english(merged[-1], line),
                 confidence=_least(merged[-1].confidence, line.confidence),
             )
         elif start < duration:
@@ -79,8 +80,9 @@ def scenes_from_lines(
     return numbered(scenes)
 
 
-def _join(a: str | None, b: str | None) -> str | None:
-    return " ".join(x for x in (a, b) if x) or None
+def _english(a: Line, b: Line) -> str | None:
+    """The English of two lines sung together: each one's own, or its text where it has none."""
+    return f"{a.english} / {b.english}" if a.text_en or b.text_en else None
 
 
 def _least(a: float | None, b: float | None) -> float | None:
