@@ -20,6 +20,7 @@ os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from musicvid.core.errors import MusicvidError, UserError, out_of_memory  # noqa: E402
+from musicvid.core.paths import printable  # noqa: E402
 from musicvid.lyrics.known import check_lyrics_file  # noqa: E402
 from musicvid.settings.front_doors import option_groups, parse_path  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
@@ -259,6 +260,12 @@ def _current_folder_gone() -> bool:
     return False
 
 
+def _printable_record(record: logging.LogRecord) -> bool:
+    """A warning as the terminal is given it: a person's text in it (a lyric, a file's name) commands nothing."""
+    record.msg, record.args = printable(record.getMessage()), ()
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     return run_guarded(lambda: _run(argv), "musicvid")
 
@@ -269,6 +276,9 @@ def _run(argv: list[str] | None) -> int:
     except SystemExit as exit:  # usage errors and --help: argparse has said what it had to
         return int(exit.code or 0)
     logging.basicConfig(level=logging.WARNING, format="musicvid: %(message)s")
+    for handler in logging.getLogger().handlers:
+        if _printable_record not in handler.filters:
+            handler.addFilter(_printable_record)
     from vipe_core.bars import on_terminal  # (tqdm: not for --help's start)
 
     # Before the model libraries are imported (they read it then): the hub's download bars off with --quiet, and in a
@@ -287,7 +297,7 @@ def _run(argv: list[str] | None) -> int:
     except OutputLost:  # (run_guarded says it)
         raise
     except MusicvidError as error:
-        print(f"musicvid: {error}", file=sys.stderr)
+        print(f"musicvid: {printable(str(error))}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt as stopped:
         how, code = stop_said(stopped)

@@ -4,6 +4,7 @@ is sung (musicvid.delivery.cue_times)."""
 
 import re
 import subprocess
+import unicodedata
 
 import numpy as np
 
@@ -198,10 +199,17 @@ def test_right_to_left_lines_are_shown_whole_in_karaoke():
     assert shown[:2] == [captions.LINE_COLOUR + "שלום עולם", captions.LINE_COLOUR + "abc مرحبا بالعالم"]
     assert "\\kf" in shown[2]
     assert captions.shown_whole_note(board) == (
-        "2 of 3 lyric lines read right to left (scenes 0-1): karaoke shows them whole, not lit word by word"
+        "2 of 3 lyric lines have words written right to left (scenes 0-1): karaoke shows them whole, not lit word by word"
     )
     assert captions.shown_whole_note(board, name="rows", first=1) == (  # (the page's table counts from 1)
-        "2 of 3 lyric lines read right to left (rows 1-2): karaoke shows them whole, not lit word by word"
+        "2 of 3 lyric lines have words written right to left (rows 1-2): karaoke shows them whole, not lit word by word"
+    )
+    # a mark of direction is no word: a line that ends in one is lit word by word
+    assert (
+        "\\kf"
+        in dialogue(captions.ass_script(marked := lyric_board(["we sing\u200f"]), 320, 240, word_times(marked, None)))[
+            0
+        ]
     )
     # Syriac, right to left, but in no caption font: the line is not shown at all (undrawn_note says why)
     assert captions.shown_whole_note(lyric_board(["hello world", "ܐܒܓ"])) == ""
@@ -285,3 +293,11 @@ def test_no_caption_overlaps_the_next_and_karaoke_stays_inside_its_caption():
     assert all(a < b <= c for (a, b), (c, _) in zip(spans, spans[1:]))
     for (start, times, _), (a, b) in zip(karaoke(board, transcript), spans):
         assert sum(times) <= round((b - a) * 100), (start, times)  # every \\k and \\kf inside the event
+
+
+def test_a_line_written_decomposed_is_drawn_composed():
+    korean = unicodedata.normalize("NFD", "사랑해 너를")  # (as text copied from macOS often is)
+    board = lyric_board([korean])
+    assert captions.undrawable(korean) == "" and captions.undrawn_note(board) == ""
+    assert "사랑해" in dialogue(captions.ass_script(board, 320, 240))[0]
+    assert korean in captions.srt(board)  # the .srt as written

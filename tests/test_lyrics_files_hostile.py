@@ -357,3 +357,29 @@ def test_a_whole_songs_lrc_fits_a_clip_of_it_and_too_many_lines_inside_are_refus
     (crowded := tmp_path / "crowded.lrc").write_text("".join(f"[00:0{i // 10}.{i % 10}0]la\n" for i in range(30)))
     with pytest.raises(UserError, match="has 21 lines, more than a 2.1 s song can hold"):
         timed_lyrics(crowded, 2.1)
+
+
+@pytest.mark.parametrize("lyrics", [LRC, SRT, "line a\nline b\n(x2)\n"])
+def test_files_joined_or_made_crlf_twice_read_as_they_were_written(tmp_path, lyrics):
+    def read(name, text):
+        (path := tmp_path / name).write_text(text, encoding="utf-8", newline="")
+        found = check_lyrics_file(path)
+        return [(line.start, line.end, line.text) for line in found.lines] if found.timed else found.lines
+
+    kind = ".txt" if "(x2)" in lyrics else ".lrc" if "[ti" in lyrics else ".srt"
+    as_written = read(f"a{kind}", lyrics)
+    assert read(f"b{kind}", lyrics.replace("\n", "\r\r\n")) == as_written  # (a file made CRLF twice)
+    first, rest = lyrics.split("\n", 1)  # a byte-order mark inside, where `cat a b` joined two files
+    assert read(f"c{kind}", f"{first}\n\ufeff{rest}") == as_written
+
+
+def test_a_refusal_quotes_a_persons_text_escaped_and_cut_between_letters(tmp_path, capsys):
+    (lyrics := tmp_path / "l.lrc").write_text("[00:01.00]one\n\u202eevil untimed line\n" + "ế" * 50 + "\n")
+    with pytest.raises(UserError, match=r"\(U\+202Eevil untimed line\) has no time"):
+        check_lyrics_file(lyrics)
+    lyrics.write_text("[00:01.00]one\n" + "e\u0302\u0301" * 50 + "\n")
+    with pytest.raises(UserError) as refused:
+        check_lyrics_file(lyrics)
+    assert "(" + "e\u0302\u0301" * 13 + "e…)" not in str(refused.value) and "e\u0302\u0301…)" in str(refused.value)
+    persian = Storyboard(audio=SongAudio(2.0), scenes=[Scene(0, "lyric", 0.0, 2.0, "می\u200cخواهم", "a sea", 0)])
+    assert "می\u200cخواهم" in scene_table(persian)  # a joiner is a letter's shape, not a command

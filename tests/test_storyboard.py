@@ -74,7 +74,7 @@ def test_an_instrumental_track_is_a_valid_storyboard():
 
 def test_lines_starting_together_share_a_scene():
     scenes = scenes_from_lines(TIMELINES["same start"], 10.0)
-    assert [s.text for s in scenes if s.kind == "lyric"] == ["a b"]
+    assert [s.text for s in scenes if s.kind == "lyric"] == ["a / b"]
 
 
 def test_unsure_lines_are_flagged_in_the_storyboard_the_table_and_the_warnings(tmp_path, caplog):
@@ -87,7 +87,7 @@ def test_unsure_lines_are_flagged_in_the_storyboard_the_table_and_the_warnings(t
     scenes = scenes_from_lines(lines, 20.0)
     assert [(s.text, s.confidence, s.unsure) for s in scenes if s.kind == "lyric"] == [
         ("heard well", 0.9, False),
-        ("misheard too", 0.2, True),
+        ("misheard / too", 0.2, True),
         ("from a file", None, False),
     ]  # a shared scene is as unsure as its least sure line
     board = parse_storyboard({**valid_board(), "audio": {"duration": 20.0}, "scenes": [s.to_json() for s in scenes]})

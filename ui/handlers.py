@@ -176,9 +176,8 @@ def render_job(
     jobs: Jobs, values: dict, table_rows, job_id: str, session: str, stop: threading.Event
 ) -> tuple[str, list[str], str, list[list]]:
     """The job's video, the files to download (it, its storyboard and its lyrics), the page's status: done,
-    which rows' lyrics have characters the burned-in captions leave out and, in karaoke, which read right to left
-    and are shown whole (as the CLI warns); and the table
-    as rendered, with its keyframes' scores."""
+    which rows' lyrics have characters the burned-in captions leave out and, in karaoke, which have words written
+    right to left and are shown whole (as the CLI warns); and the table as rendered, with its keyframes' scores."""
     request, settings = edited_request(jobs, values, table_rows, job_id, session)
     registry = jobs.registry(values["preset"])
     made = make_video(request, settings, registry, output=video_file(request.song, settings.preview), stop=stop)

@@ -18,6 +18,9 @@ SHOWN_CHARS = 40  # of a long path, a message shows this many characters at each
 # What pathlib's exists() and is_file() read as "nothing there"; any other error is the system refusing the path.
 NOTHING_THERE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0 (newline and tab too), DEL and C1: Unicode's category Cc
+# What a message never prints as itself: the controls, and the bidi embeddings, overrides and isolates (U+202E turns
+# the rest of the row around in a terminal that reads both directions)
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def shown(path: str | os.PathLike) -> str:
@@ -29,13 +32,13 @@ def shown(path: str | os.PathLike) -> str:
 
 def printable(text: str) -> str:
     """`text` with the surrogates that stand for bytes that are not UTF-8 written as \\xNN (other lone ones as
-    \\udNNN): printed as they are, they stop the print; and its control characters as their code points (U+000A),
-    which would split its line or command the terminal."""
+    \\udNNN): printed as they are, they stop the print; and its control characters and bidi controls as their code
+    points (U+000A, U+202E), which would split its line, command the terminal or turn the row around."""
     try:
         text = os.fsencode(text).decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a lone surrogate that stands for no byte
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return _CONTROL.sub(lambda found: code_point(found[0]), text)
+    return _UNSHOWN.sub(lambda found: code_point(found[0]), text)
 
 
 def code_point(character: str) -> str:

@@ -70,8 +70,10 @@ def _font_of(character: str) -> CaptionFont | None:
 
 
 def undrawable(text: str) -> str:
-    """The characters of `text` that no caption font has, each once, in the order they come."""
-    return "".join(dict.fromkeys(c for c in text if not c.isspace() and _font_of(c) is None))
+    """The characters of `text` that no caption font has, each once, in the order they come; composed first (NFC:
+    Korean copied from macOS comes as its letters' pieces, which the fonts draw composed)."""
+    composed = unicodedata.normalize("NFC", text)
+    return "".join(dict.fromkeys(c for c in composed if not c.isspace() and _font_of(c) is None))
 
 
 def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
@@ -92,8 +94,8 @@ def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0
 
 
 def shown_whole_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
-    """One line for karaoke: which lyric scenes (named and counted as undrawn_note's) read right to left, so are
-    shown whole in LINE_COLOUR rather than lit word by word; "" if none."""
+    """One line for karaoke: which lyric scenes (named and counted as undrawn_note's) have words written right to
+    left, so are shown whole in LINE_COLOUR rather than lit word by word; "" if none."""
     lyrics = captioned(storyboard)
     scenes = [
         s.index + first for s in lyrics if _literal(s.text) and _right_to_left(s.text)
@@ -101,8 +103,8 @@ def shown_whole_note(storyboard: Storyboard, *, name: str = "scenes", first: int
     if not scenes:
         return ""
     return (
-        f"{len(scenes)} of {len(lyrics)} lyric lines read right to left ({name} {listed(scenes)}): karaoke shows them "
-        "whole, not lit word by word"
+        f"{len(scenes)} of {len(lyrics)} lyric lines have words written right to left ({name} {listed(scenes)}): "
+        "karaoke shows them whole, not lit word by word"
     )
 
 
@@ -130,9 +132,9 @@ def srt(storyboard: Storyboard, heard: Transcript | None = None) -> str:
 
 
 def _literal(text: str) -> str:
-    """Text as ASS shows it literally (braces open override tags and a backslash starts \\N), on one line,
-    without the characters no caption font has."""
-    kept = "".join(c for c in text if c.isspace() or _font_of(c) is not None)
+    """Text as ASS shows it literally (braces open override tags and a backslash starts \\N), on one line, composed
+    (NFC), without the characters no caption font has."""
+    kept = "".join(c for c in unicodedata.normalize("NFC", text) if c.isspace() or _font_of(c) is not None)
     return _one_line(kept).replace("{", "(").replace("}", ")").replace("\\", "/")
 
 
@@ -156,7 +158,9 @@ def _in_fonts(rows: list[str]) -> str:
 
 
 def _right_to_left(text: str) -> bool:
-    return any(unicodedata.bidirectional(c) in ("R", "AL") for c in text)  # Hebrew, Arabic, Persian, Urdu…
+    """Whether a line has letters written right to left (Hebrew, Arabic, Persian, Urdu…): libass lays them out
+    right to left, where a fill would sweep them left to right. A mark of direction (U+200F) is no letter."""
+    return any(unicodedata.bidirectional(c) in ("R", "AL") and unicodedata.category(c).startswith("L") for c in text)
 
 
 def _wide(character: str) -> bool:

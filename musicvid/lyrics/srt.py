@@ -24,15 +24,16 @@ _LIKE_TIMES = re.compile(r"[-+]?\d[\d:.,\s]*-->")
 _MARKUP = re.compile(r"</?(?:[bius]|font)(?:\s[^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
 _TIMES_WRITTEN = "hh:mm:ss,mmm --> hh:mm:ss,mmm"
 # A text file's line breaks (a Unicode line separator, pasted from a web page, is a space inside a line: an editor
-# shows no break there)
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# shows no break there); a file made CRLF twice ends its lines in CR CR LF, which editors show as one break
+_LINE_BREAK = re.compile(r"\r*\n|\r")
 
 log = logging.getLogger("musicvid")
 
 
 def text_lines(text: str) -> list[str]:
-    """The lines of a text file as an editor numbers them."""
-    return _LINE_BREAK.split(text)
+    """The lines of a text file as an editor numbers them, without the byte-order mark that starts a file where
+    files were joined (cat a.lrc b.lrc)."""
+    return [line.removeprefix("\ufeff") for line in _LINE_BREAK.split(text)]
 
 
 def is_srt_times(line: str) -> bool:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS, JsonFields, check_json, invalid, parse_json, read_text
-from musicvid.core.paths import code_point
+from musicvid.core.paths import code_point, printable
 from vipe_core.atomic import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
@@ -155,9 +156,9 @@ def no_controls(value: str, document: str, where: str) -> str:
 
 def for_terminal(text: str) -> str:
     """A person's text as the terminal is given it: on one row (its whitespace one space, as captions show a lyric),
-    each character that would not print as itself (a control, a format character) as its code point (U+001B), so
-    that no lyric or prompt is a command to the terminal."""
-    return "".join(c if c.isprintable() else code_point(c) for c in " ".join(text.split()))
+    each control and bidi control as its code point (U+001B, U+202E: core.paths.printable), so that no lyric or
+    prompt is a command to the terminal (a joiner, U+200C in Persian, prints as itself)."""
+    return printable(" ".join(text.split()))
 
 
 def has_words(text: str) -> bool:
@@ -165,8 +166,13 @@ def has_words(text: str) -> bool:
 
 
 def excerpt(text: str, most: int = 40) -> str:
-    """A person's text as a refusal quotes it: its first `most` characters (the rest, "…")."""
-    return text if len(text) <= most else f"{text[:most]}…"
+    """A person's text as a refusal quotes it (for_terminal): its first `most` characters, or fewer where the next is
+    a mark on the last (the rest, "…")."""
+    if len(text) <= most:
+        return for_terminal(text)
+    while most > 1 and unicodedata.category(text[most]).startswith("M"):
+        most -= 1
+    return f"{for_terminal(text[:most])}…"
 
 
 def past_the_end(line: Line, duration: float) -> bool:
