@@ -81,3 +81,17 @@ def test_timed_lines_in_another_language_without_their_english_are_said_to_reach
         f"lyrics file {tmp_path / 'song.lrc'}: its lines are in fr, with no English beside them: ViPE reads them as written (as plain "
         "lines, a .txt, Whisper times and translates them)"
     ], caplog.text  # (English, as a file that names no language is read: nothing said)
+
+
+def test_timed_lines_with_no_latin_letter_and_no_language_named_are_said_to_reach_vipe_as_english(tmp_path, caplog):
+    song = make_tone(tmp_path / "song.wav", 4.0)
+    (tmp_path / "song.lrc").write_text("[00:00.50]我的心是一座灯塔\n")
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        for language in ("zh", None):
+            run = prepared(song, tmp_path / f"wd-{language}", lyrics_file=tmp_path / "song.lrc", language=language)
+            make.get_transcript(run)
+    said = [r.getMessage() for r in caplog.records if "Latin" in r.getMessage()]
+    assert said == [
+        f"lyrics file {tmp_path / 'song.lrc'} names no language ([la:xx] in an LRC, or --language) and has no Latin "
+        "letter: ViPE reads its lines as English"
+    ], caplog.text  # (with --language zh: that the lines are in zh, as above)

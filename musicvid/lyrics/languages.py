@@ -31,6 +31,11 @@ def language_code(language: str | None) -> str | None:
     return code
 
 
+def latin(text: str) -> bool:
+    """Whether every letter of `text` is of the Latin script (what ViPE, an English model, reads)."""
+    return all(ord(c) < 0x250 or 0x1E00 <= ord(c) <= 0x1EFF for c in text if c.isalpha())
+
+
 def language_names() -> list[str]:
     """Whisper's languages by name, as its own command line offers them: every name it takes (other names too:
     Castilian, Flemish), titled, in alphabetical order."""

@@ -12,7 +12,7 @@ import unicodedata
 from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
-from musicvid.lyrics.languages import language_code
+from musicvid.lyrics.languages import language_code, latin
 from musicvid.lyrics.spacing import spaced
 from musicvid.lyrics.srt import clock_seconds, text_lines
 from musicvid.lyrics.transcript import Line, Word, excerpt, has_words
@@ -279,11 +279,6 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
     return [(time - shift, sung, moved(own)) for time, (sung, own), _ in stamped]
 
 
-def _latin(text: str) -> bool:
-    """Whether every letter of `text` is of the Latin script (what ViPE, an English model, reads)."""
-    return all(ord(c) < 0x250 or 0x1E00 <= ord(c) <= 0x1EFF for c in text if c.isalpha())
-
-
 # English's commonest words, none of them also a common word of romaji, pinyin, Spanish, Italian, Portuguese or
 # French ("no", "a", "to", "me", "do", "de" are): a line of which enough are these reads as English.
 _ENGLISH = frozenset(
@@ -320,7 +315,7 @@ def _at_one_time(at: list[tuple[str, Own]], language: str) -> tuple[str, Own, st
     distinct = list(dict.fromkeys(sung for sung, _ in at))
     english = [line for line in distinct if reads_as_english(line)]
     foreign = [line for line in distinct if line not in english]
-    translated = english and foreign and (language != "en" or not all(map(_latin, distinct)))
+    translated = english and foreign and (language != "en" or not all(map(latin, distinct)))
     sung = foreign if translated else distinct
     own = own_of[sung[0]] if len(sung) == 1 else ()
     if not translated:

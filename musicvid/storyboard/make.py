@@ -15,6 +15,7 @@ from musicvid.core.files import check_not_inputs, check_picture, weights_identit
 from musicvid.core.paths import shown
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
+from musicvid.lyrics.languages import latin
 from musicvid.lyrics.transcribe import transcribe, translated, untranslated
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
@@ -46,6 +47,11 @@ def get_transcript(run: Run) -> Transcript:
             log.warning(
                 f"lyrics file {shown(lyrics.path)}: its lines are in {run.timed_lyrics.language}, with no English beside "
                 "them: ViPE reads them as written (as plain lines, a .txt, Whisper times and translates them)"
+            )
+        elif not any(c.isalpha() and latin(c) for line in run.timed_lyrics.lines for c in line.english):
+            log.warning(
+                f"lyrics file {shown(lyrics.path)} names no language ([la:xx] in an LRC, or --language) and has no "
+                "Latin letter: ViPE reads its lines as English"
             )
         return run.timed_lyrics
     texts = read_plain_lyrics(lyrics) if lyrics else None
