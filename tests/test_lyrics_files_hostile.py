@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from wcwidth import wcswidth
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS
@@ -383,3 +384,12 @@ def test_a_refusal_quotes_a_persons_text_escaped_and_cut_between_letters(tmp_pat
     assert "(" + "e\u0302\u0301" * 13 + "e…)" not in str(refused.value) and "e\u0302\u0301…)" in str(refused.value)
     persian = Storyboard(audio=SongAudio(2.0), scenes=[Scene(0, "lyric", 0.0, 2.0, "می\u200cخواهم", "a sea", 0)])
     assert "می\u200cخواهم" in scene_table(persian)  # a joiner is a letter's shape, not a command
+
+
+def test_the_table_gives_a_lyric_its_columns_in_a_terminal():
+    lyrics = ["我爱你" * 30, "a" * 58 + "e\u0302\u0301" + "b" * 5, "short"]
+    scenes = [Scene(n, "lyric", n, n + 1.0, text, "a sea", 0) for n, text in enumerate(lyrics)]
+    rows = scene_table(Storyboard(audio=SongAudio(3.0), scenes=scenes)).splitlines()[1:]
+    assert len({wcswidth(row[: row.index("a sea")]) for row in rows}) == 1  # the prompts in one column
+    assert "我爱你" * 9 + "我爱…" in rows[0]  # 29 wide characters, the ellipsis: 59 columns, one space to pad
+    assert "a" * 58 + "e\u0302\u0301…" in rows[1]  # (not "e…": a letter is kept with its marks)

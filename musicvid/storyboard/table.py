@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 import math
 
+from wcwidth import wcwidth
+
 from musicvid.lyrics.transcript import for_terminal
 from musicvid.settings.render import SCORE_RANGE
 from musicvid.storyboard.board import Scene, Storyboard
@@ -76,10 +78,6 @@ def scene_table(storyboard: Storyboard, width: int = 60) -> str:
     passage (`cut`: the music changes, or its bars were counted out), lyric (or a passage's mood), prompt;
     `?` marks a lyric that may be misheard or misplaced, `!` a prompt that is the lyric."""
 
-    def cut(text: str) -> str:  # (a person's text: shown as such, never as the terminal's commands)
-        text = for_terminal(text)
-        return text if len(text) <= width else text[: width - 1] + "…"
-
     rows = [
         f"{'#':>3}  {'start':>7}  {'end':>7}  {'kind':<6}  {'section':<7}  {'cut':<5}  {'lyric':<{width}}    prompt"
     ]
@@ -87,12 +85,28 @@ def scene_table(storyboard: Storyboard, width: int = 60) -> str:
         unsure, fallback = "?" if s.unsure else " ", "!" if s.fallback else " "
         rows.append(
             f"{s.index:>3}  {s.start:7.2f}  {s.end:7.2f}  {s.kind:<6}{unsure} {s.section or '':<7}  {s.cut or '':<5}  "
-            f"{cut(words_or_mood(s)):<{width}}  {fallback} {cut(s.prompt)}"
+            f"{fitted(words_or_mood(s), width)}  {fallback} {fitted(s.prompt, width).rstrip()}"
         )
     notes = [
         f"{mark} {note}" for mark, note in (("?", unsure_note(storyboard)), ("!", fallback_note(storyboard))) if note
     ]
     return "\n".join(rows + ([""] + notes if notes else []))
+
+
+def fitted(text: str, width: int) -> str:
+    """A person's text in `width` columns of a terminal (for_terminal: never its commands), where a wide character
+    (Chinese, Japanese, Korean) takes two and a mark on a letter none: cut with "…" where longer, never between a
+    letter and its marks, and padded with spaces."""
+    text, kept, used = for_terminal(text), [], 0
+    columns = [max(wcwidth(c), 0) for c in text]
+    if sum(columns) <= width:
+        return text + " " * (width - sum(columns))
+    for character, taken in zip(text, columns):
+        if taken and used + taken > width - 1:
+            break
+        kept.append(character)
+        used += taken
+    return "".join(kept) + "…" + " " * (width - 1 - used)
 
 
 def words_or_mood(scene: Scene) -> str:
