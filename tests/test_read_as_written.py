@@ -144,7 +144,10 @@ def test_a_byte_order_mark_is_read_where_editors_write_one(tmp_path):
         assert timed_lyrics(tmp_path / name, 10.0).lines[0].text == "ça va"
     (playlist := tmp_path / "songs.csv").write_text(bom + "path,title\r\na.mp3,Été\r\n")
     assert read_playlist(playlist)[0].title == "Été"
-    board.write_bytes(json.dumps(valid_board()).encode("utf-16"))  # another encoding: refused in a sentence
+    for name, text in {"b.lrc": "[00:01.00]ça va\n", "b.srt": "1\n00:00:01,000 --> 00:00:02,000\nça va\n"}.items():
+        (tmp_path / name).write_bytes(text.encode("utf-16"))  # UTF-16 after its mark, as Notepad's "Unicode"
+        assert timed_lyrics(tmp_path / name, 10.0).lines[0].text == "ça va"
+    board.write_bytes(json.dumps(valid_board()).encode("latin-1") + b"\xe9")  # another encoding: refused in a sentence
     with pytest.raises(UserError, match=f"^storyboard {board} is not UTF-8 text$"):
         load_storyboard(board)
 

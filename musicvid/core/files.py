@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import codecs
 import glob
 import hashlib
 import json
@@ -356,16 +357,19 @@ def file_number(text: str, where: str, low: float = -MAX_FILE_NUMBER, high: floa
 
 
 def read_text(path: Path, what: str) -> str:
-    """A text file a person gave, checked first (check_file), as `utf8_text` reads it."""
+    """A text file a person gave, checked first (check_file), as `decoded_text` reads it."""
     check_file(path, what)
-    return utf8_text(path, what)
+    return decoded_text(path, what)
 
 
-def utf8_text(path: Path, what: str) -> str:
+def decoded_text(path: Path, what: str) -> str:
     """A text file check_file passed, as UTF-8, read past the byte-order mark that editors write (Notepad before
-    2019, PowerShell 5), or one sentence saying why not."""
+    2019, PowerShell 5), or as UTF-16 after its own mark (Notepad's "Unicode"), or one sentence saying why not."""
+    data = path.read_bytes()
+    if len(data) > 3 and data[:2] not in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) and 0 in data[:2]:
+        raise UserError(f"{what} {path} holds NUL bytes: it is UTF-16 without its mark (or binary): save it as UTF-8")
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return data.decode("utf-16" if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8-sig")
     except UnicodeDecodeError:
         raise UserError(f"{what} {path} is not UTF-8 text") from None
 

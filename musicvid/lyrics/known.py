@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, file_sha256, invalid, parse_json, utf8_text
+from musicvid.core.files import check_file, decoded_text, file_sha256, invalid, parse_json
 from musicvid.lyrics.lrc import (
     COUNT,
     MARK_AFTER,
@@ -124,7 +124,9 @@ def _check_word_times(line: Line, at: str, document: str) -> None:
 def _read_text(path: Path) -> str:
     """A lyrics file's text, refused (before it is parsed) where it is more than lyrics, or none."""
     check_file(path, "lyrics file")
-    text = utf8_text(path, "lyrics file") if path.stat().st_size <= 4 * MAX_LYRICS_CHARS else None  # (4 bytes a char)
+    text = (
+        decoded_text(path, "lyrics file") if path.stat().st_size <= 4 * MAX_LYRICS_CHARS else None
+    )  # (4 bytes a char)
     if text is None or len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
     if not text.strip():  # (as an empty file is: an LRC of blanks was taken for an instrumental's, silently)
