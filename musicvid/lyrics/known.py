@@ -124,9 +124,8 @@ def _check_word_times(line: Line, at: str, document: str) -> None:
 def _read_text(path: Path) -> str:
     """A lyrics file's text, refused (before it is parsed) where it is more than lyrics, or none."""
     check_file(path, "lyrics file")
-    text = (
-        decoded_text(path, "lyrics file") if path.stat().st_size <= 4 * MAX_LYRICS_CHARS else None
-    )  # (4 bytes a char)
+    # (4 bytes a character at most)
+    text = decoded_text(path, "lyrics file") if path.stat().st_size <= 4 * MAX_LYRICS_CHARS else None
     if text is None or len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"lyrics file {path} is over {MAX_LYRICS_CHARS:,} characters: is it a song's lyrics?")
     if not text.strip():  # (as an empty file is: an LRC of blanks was taken for an instrumental's, silently)
