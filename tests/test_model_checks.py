@@ -64,6 +64,7 @@ def test_a_model_folder_that_is_not_there_or_a_url_is_refused_before_anything_lo
 def checkpoint(folder, files: dict):
     folder.mkdir(parents=True)
     for name, config in files.items():
+        (folder / name).parent.mkdir(exist_ok=True)
         (folder / name).write_text(json.dumps(config))
     return folder
 
@@ -78,6 +79,7 @@ def checkpoint(folder, files: dict):
         ("--video-model", {"config.json": BERT}, "holds no model_index.json"),
         ("--scorer", {"model_index.json": SD}, "holds no config.json"),
         ("--scorer", {"config.json": "not a config"}, "is a checkpoint of no kind"),
+        ("--vipe", {"best/config.json": CLIP}, "is a `vipe train` run's folder: give its checkpoint, "),
     ],
 )
 def test_a_checkpoint_of_another_family_is_refused_before_anything_loads(capsys, tmp_path, song, option, files, said):

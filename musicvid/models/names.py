@@ -116,6 +116,8 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
     if folder.is_dir():
         file = folder / kind.config
         if not file.is_file():
+            if role == "vipe" and (folder / "best" / kind.config).is_file():  # (vipe evaluate takes it so)
+                raise UserError(f"{named} is a `vipe train` run's folder: give its checkpoint, {folder / 'best'}")
             raise UserError(f"{named} holds no {kind.config}: give a folder in {kind.layout}, or a hub name")
     elif folder.exists():
         if role != "diffusion":
