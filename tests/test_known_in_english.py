@@ -69,29 +69,28 @@ def test_a_sung_french_passage_known_is_given_english_by_the_real_whisper_base(t
     assert len({"the", "a", "of", "is", "and", "in", "it", "you", "he", "they", "not"} & set(english)) >= 3, english
 
 
-def test_timed_lines_in_another_language_without_their_english_are_said_to_reach_vipe_as_written(tmp_path, caplog):
+def said_of_timed(tmp_path, caplog, lyric: str, language: str) -> list[str]:
+    """What is said of an LRC of one `lyric` made into a transcript with --language `language`, then with none."""
     song = make_tone(tmp_path / "song.wav", 4.0)
-    (tmp_path / "song.lrc").write_text("[00:00.50]mon cœur est un phare\n")
+    (tmp_path / "song.lrc").write_text(f"[00:00.50]{lyric}\n")
     with caplog.at_level(logging.WARNING, logger="musicvid"):
-        for language in ("fr", None):
-            run = prepared(song, tmp_path / f"wd-{language}", lyrics_file=tmp_path / "song.lrc", language=language)
-            assert make.get_transcript(run).lines[0].text == "mon cœur est un phare"
-    said = [r.getMessage() for r in caplog.records if "ViPE reads them as written" in r.getMessage()]
-    assert said == [
-        f"lyrics file {tmp_path / 'song.lrc'}: its lines are in fr, with no English beside them: ViPE reads them as written (as plain "
-        "lines, a .txt, Whisper times and translates them)"
+        for given in (language, None):
+            run = prepared(song, tmp_path / f"wd-{given}", lyrics_file=tmp_path / "song.lrc", language=given)
+            assert make.get_transcript(run).lines[0].text == lyric
+    return [r.getMessage() for r in caplog.records if "ViPE reads" in r.getMessage()]
+
+
+def test_timed_lines_in_another_language_without_their_english_are_said_to_reach_vipe_as_written(tmp_path, caplog):
+    assert said_of_timed(tmp_path, caplog, "mon cœur est un phare", "fr") == [
+        f"lyrics file {tmp_path / 'song.lrc'}: its lines are in fr, with no English beside them: ViPE reads them as "
+        "written (as plain lines, a .txt, Whisper times and translates them)"
     ], caplog.text  # (English, as a file that names no language is read: nothing said)
 
 
 def test_timed_lines_with_no_latin_letter_and_no_language_named_are_said_to_reach_vipe_as_english(tmp_path, caplog):
-    song = make_tone(tmp_path / "song.wav", 4.0)
-    (tmp_path / "song.lrc").write_text("[00:00.50]我的心是一座灯塔\n")
-    with caplog.at_level(logging.WARNING, logger="musicvid"):
-        for language in ("zh", None):
-            run = prepared(song, tmp_path / f"wd-{language}", lyrics_file=tmp_path / "song.lrc", language=language)
-            make.get_transcript(run)
-    said = [r.getMessage() for r in caplog.records if "Latin" in r.getMessage()]
-    assert said == [
+    assert said_of_timed(tmp_path, caplog, "我的心是一座灯塔", "zh") == [
+        f"lyrics file {tmp_path / 'song.lrc'}: its lines are in zh, with no English beside them: ViPE reads them as "
+        "written (as plain lines, a .txt, Whisper times and translates them)",
         f"lyrics file {tmp_path / 'song.lrc'} names no language ([la:xx] in an LRC, or --language) and has no Latin "
-        "letter: ViPE reads its lines as English"
-    ], caplog.text  # (with --language zh: that the lines are in zh, as above)
+        "letter: ViPE reads its lines as English",
+    ], caplog.text
