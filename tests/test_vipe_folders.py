@@ -108,6 +108,19 @@ def no_weights(folder):
     (folder / "model.safetensors").unlink()
 
 
+def bert_not_a_decoder(folder):  # (a BERT trained as a "causal" head without is_decoder: it sees the answer)
+    bert = {"model_type": "bert", "architectures": ["BertLMHeadModel"], "vocab_size": 1536, "hidden_size": 64}
+    (folder / "config.json").write_text(json.dumps({**bert, "num_hidden_layers": 2, "num_attention_heads": 2}))
+
+
+def test_the_copy_a_vipe_train_run_was_saving_when_it_stopped_is_refused(capsys, tmp_path, song, vipe):
+    (run := tmp_path / "run").mkdir()
+    (run / LOCK_FILE).touch()
+    copy = vipe.rename(run / ".best.abcdefgh")  # (its marker file, written last, not yet there)
+    said = "is a copy a `vipe train` run makes while it saves a checkpoint: give its best/"
+    refused_before_the_work(capsys, tmp_path, [*quick(song), "--vipe", copy], f"--vipe {copy}", said)
+
+
 @pytest.mark.parametrize(
     "damage, said",
     [
@@ -128,6 +141,7 @@ def no_weights(folder):
         (lambda folder: config_of(folder, n_layer=float("nan")), "its config.json's n_layer is nan, not a number"),
         (lambda folder: config_of(folder, n_embd=64.5), "Field 'n_embd' expected int, got float"),
         (no_weights, "holds no weights: give a folder with model.safetensors"),
+        (bert_not_a_decoder, "is a BertLMHeadModel that reads both ways, not a causal language model"),
     ],
 )
 def test_a_vipe_folder_whose_weights_do_not_make_its_model_is_refused_before_any_work(

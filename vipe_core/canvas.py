@@ -16,6 +16,7 @@ import hashlib
 import math
 import os
 import re
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -25,9 +26,20 @@ from vipe_core.atomic import records_in
 from vipe_core.context import lyric_context
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, refuse_overlap
-from vipe_core.records import CanvasRow, LabelledSong, atomic_path, read_clean_songs, read_json, record_from
+from vipe_core.records import (
+    CanvasRow,
+    LabelledSong,
+    atomic_path,
+    line_refusal,
+    lines_refusal,
+    read_clean_songs,
+    read_json,
+    record_from,
+)
 
 COLUMNS = ["song_id", "line_index", "lyric", "elaboration", "title", "artist", "split"]
+# The key `build` puts in its parquet files' metadata: a file at --out without it is a person's, never replaced.
+BUILD_MARK = (b"vipe.build", b"LyricCanvas")
 
 
 def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
@@ -47,6 +59,9 @@ def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
         files[song.song_id] = file
         if len(song.lines) != len(song.elaborations):
             raise VipeError(f"{file} has {len(song.lines)} lines but {len(song.elaborations)} elaborations.")
+        why = lines_refusal(song)
+        if why:
+            raise VipeError(f"{file}: {why}.")
         rows += [
             CanvasRow(song.song_id, i, lyric, elaboration, song.title, song.artist)
             for i, (lyric, elaboration) in enumerate(zip(song.lines, song.elaborations))
@@ -142,6 +157,45 @@ def assign_splits(rows: list[CanvasRow], validation_fraction: float = 0.1, seed:
         row.split = "validation" if row.song_id in held_out else "train"
 
 
+def check_splits(rows: list[CanvasRow], validation_fraction: float) -> None:
+    """VipeError for a table `vipe train` would refuse: no labelled line to train on, or none held out (one song
+    cannot be split) while --validation-fraction asks for some."""
+    labelled = {r.split for r in rows if r.elaboration is not None and r.elaboration.strip()}
+    needed = ("train", "validation") if validation_fraction > 0 else ("train",)
+    for split in needed:
+        if split not in labelled:
+            songs = len({r.song_id for r in rows})
+            raise VipeError(
+                f"the {split} split would hold no labelled line ({songs} song{'s' if songs != 1 else ''} in all, "
+                f"split by song), and `vipe train` refuses such a table; label more songs."
+            )
+
+
+def write_marked(frame: pd.DataFrame, path: Path) -> None:
+    """`frame` as parquet, with BUILD_MARK in its metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), BUILD_MARK[0]: BUILD_MARK[1]})
+    pq.write_table(table, path)
+
+
+def built_by_vipe(path: str | os.PathLike) -> bool:
+    """Whether `path` is a plain parquet file that `build` wrote (BUILD_MARK in its metadata, or, from a build before
+    the mark, exactly the LyricCanvas columns); only its footer is read, and nothing but a plain file is opened (a
+    FIFO would block)."""
+    import pyarrow.parquet as pq
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        schema = pq.read_schema(path)
+    except Exception:  # noqa: BLE001 - pyarrow raises several kinds for a file that is not parquet
+        return False
+    return (schema.metadata or {}).get(BUILD_MARK[0]) == BUILD_MARK[1] or schema.names == COLUMNS
+
+
 @dataclass
 class BuildSummary:
     songs: int
@@ -169,6 +223,10 @@ def run_build(
         inputs=[("the published elaborations", published), ("the lyrics file", lyrics)],
         scanned=[("the canvas folder", canvas_dir)],
     )
+    if os.path.lexists(out) and not built_by_vipe(out):
+        raise VipeError(
+            f"--out {out} is not a LyricCanvas table vipe build wrote; move it away or choose another --out."
+        )
     rows = rows_from_canvas(canvas_dir) if canvas_dir else []
     if published:
         if not lyrics:
@@ -178,9 +236,10 @@ def run_build(
     if not rows:
         raise VipeError("there is nothing to build: no labelled song was found.")
     assign_splits(rows, validation_fraction, seed)
+    check_splits(rows, validation_fraction)
     frame = pd.DataFrame([asdict(r) for r in rows], columns=COLUMNS).astype({"line_index": "int32"})
     with atomic_path(out, suffix=".parquet") as tmp:
-        frame.to_parquet(tmp, index=False)
+        write_marked(frame, tmp)
     by_split = frame.groupby("split")["song_id"].nunique()
     return BuildSummary(
         songs=frame["song_id"].nunique(),
@@ -201,6 +260,8 @@ def _missing(value) -> bool:
 
 def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
     path = Path(path)
+    if path.is_dir():
+        raise VipeError(f"the LyricCanvas file {path} is a folder; give the parquet file `vipe build` wrote.")
     if not path.is_file():
         raise VipeError(f"the LyricCanvas file {path} does not exist (run `vipe build` to make one).")
     try:
@@ -214,6 +275,10 @@ def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
         blank_allowed = column == "elaboration"  # a line kept only as context
         if not frame[column].map(lambda v, blank=blank_allowed: isinstance(v, str) or (blank and _missing(v))).all():
             raise VipeError(f"{path} is not a LyricCanvas table: its {column} column holds values that are not text.")
+    for number, lyric in enumerate(frame["lyric"], 1):  # a table not from `build`, or from an older one
+        why = line_refusal(lyric)
+        if why:
+            raise VipeError(f"{path} is not a LyricCanvas table: the lyric of its row {number} {why}.")
     if not pd.api.types.is_integer_dtype(frame["line_index"]):
         raise VipeError(f"{path} is not a LyricCanvas table: its line_index column is not whole numbers.")
     check_songs_whole(frame, path)

@@ -22,13 +22,17 @@ from vipe_core.bars import progress_bar
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.cider import cider_d
 from vipe_core.errors import StageError, VipeError
-from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
-from vipe_core.inference import GenerationSettings, ViPE
-from vipe_core.records import append_jsonl, read_jsonl, write_json
-from vipe_core.released import trained_context
+from vipe_core.guards import check_output_kind, hold_folder, is_checkpoint_copy, refuse_foreign, refuse_overlap
+from vipe_core.inference import GenerationSettings, ViPE, causal_lm, ships_tokenizer
+from vipe_core.records import append_jsonl, parsed_json, read_json, read_jsonl, read_text, write_json
+from vipe_core.released import DEFAULT_VIPE_TOKENIZER, trained_context
 from vipe_core.train_checks import cannot_load, model_window, quiet_loading
 
 BUCKETS = [(0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.0)]
+RESULTS = "results.json"
+# The names _journal_name gives: the only files of --out that a run appends to, besides RESULTS.
+JOURNAL = re.compile(r"generations-.*-[0-9a-f]{8}-ctx\d+\.jsonl")
+RECORD_START = '{"key": '  # how json.dumps begins each line `generate` appends
 
 
 @dataclass
@@ -90,24 +94,83 @@ def default_out(checkpoint: Path) -> Path:
     return named.parent / f"evaluation-{named.name}"
 
 
+def check_causal(checkpoint: Path) -> None:
+    """VipeError for a checkpoint that is no causal language model (a BertModel; a BERT not made a decoder): it has
+    no text to continue (inference.causal_lm, which train's base and musicvid's --vipe are held to)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(checkpoint))  # (model_window has read it: it loads)
+    if not causal_lm(config):
+        kind = (config.architectures or [config.model_type])[0]
+        raise VipeError(f"{checkpoint} is a {kind}, not a causal language model, as ViPE is (GPT-2's).")
+
+
+def check_tokenizer_files(checkpoint: Path) -> None:
+    """VipeError for a checkpoint without a tokenizer whose stand-in, GPT-2 Medium's (the released checkpoints'),
+    cannot be had either: loading it would fail later, blaming the network."""
+    if not ships_tokenizer(str(checkpoint)) and not ships_tokenizer(DEFAULT_VIPE_TOKENIZER):
+        raise VipeError(
+            f"{checkpoint} holds no tokenizer (no tokenizer.json, nor vocab.json and merges.txt), and "
+            f"{DEFAULT_VIPE_TOKENIZER}'s, which ViPE's released checkpoints use, is not in the model cache; copy the "
+            "tokenizer files of its base model into it."
+        )
+
+
+def _results_ours(path: Path) -> bool:
+    data = read_json(path)
+    return isinstance(data, dict) and {"data", "split", "cider_d"} <= data.keys()
+
+
+def _journal_ours(path: Path) -> bool:
+    """Whether every line of `path` is a record `generate` appended; a last line cut short by a kill only when it is
+    the start of one (append_jsonl cuts that line off, which must never be a person's text)."""
+    lines = read_text(path, "the generations journal").splitlines()
+    for number, line in enumerate(lines, 1):
+        try:
+            record = parsed_json(line)
+        except ValueError:
+            if number == len(lines) and (line.startswith(RECORD_START) or RECORD_START.startswith(line)):
+                continue
+            return False
+        if not (
+            isinstance(record, dict) and isinstance(record.get("key"), str) and isinstance(record.get("text"), str)
+        ):
+            return False
+    return True
+
+
+def check_out_is_ours(out: Path) -> None:
+    """VipeError when the results or a generations journal in `out` are not ones vipe wrote: a run replaces the
+    one and appends to the others, and a person's files are never replaced."""
+    refuse_foreign(out / RESULTS, _results_ours, "a result")
+    for journal in sorted(out.glob("generations-*.jsonl")) if out.is_dir() else []:
+        if JOURNAL.fullmatch(journal.name):
+            refuse_foreign(journal, _journal_ours, "a generations journal")
+
+
 def check_evaluate(config: EvalConfig) -> tuple[list[tuple[str, Path, list[int]]], Path]:
     """Every checkpoint, setting and path an evaluation reads, checked before any work: returns each
     checkpoint (as named, its folder, the context sizes to try) and the output folder."""
     checkpoints = [(arg, resolve_checkpoint(arg)) for arg in config.checkpoints]
     out = Path(config.out) if config.out else default_out(checkpoints[0][1])
     check_output_kind(out, folder=True)
+    check_out_is_ours(out)
     refuse_overlap(
         [("the output folder", out)],
         inputs=[("the LyricCanvas file", config.data), *(("the checkpoint", c) for _, c in checkpoints)],
     )
     plan = []
     for name, checkpoint in checkpoints:
+        if is_checkpoint_copy(checkpoint):
+            raise VipeError(f"{checkpoint} is a copy `vipe train` makes while it saves a checkpoint: give its best/.")
         window = model_window(str(checkpoint), "the checkpoint")
         if config.max_new_tokens >= window:
             raise VipeError(
                 f"--max-new-tokens {config.max_new_tokens} leaves no room for the context in the {window}-token "
                 f"window of {checkpoint}."
             )
+        check_causal(checkpoint)
+        check_tokenizer_files(checkpoint)
         plan.append(
             (name, checkpoint, config.contexts if config.contexts is not None else [trained_context(checkpoint)])
         )
@@ -135,6 +198,8 @@ def load_checkpoint(checkpoint: Path, device: str) -> tuple[ViPE, list[str]]:
     try:
         with quiet_loading():
             vipe = ViPE.from_pretrained(str(checkpoint), device=device)
+    except VipeError as e:  # a tokenizer that does not fit: said whole (cannot_load would cut it short)
+        raise VipeError(f"{str(e).rstrip('.')}.") from None
     except Exception as e:  # OSError, ValueError, RuntimeError for weights that do not fit the config ...
         raise cannot_load("the checkpoint", str(checkpoint), e) from None
     if version is None or version_of(checkpoint) != version:
@@ -233,8 +298,8 @@ def _evaluate(config: EvalConfig, frame, plan: list[tuple[str, Path, list[int]]]
         lyrics = [e["lyric"] for e in reference_items]
         teacher = [e["elaboration"] for e in reference_items]
         results["profanity"] = profanity_table(lyrics, {"teacher": teacher, **model_columns})
-    write_json(out / "results.json", results)
-    results["path"] = str(out / "results.json")
+    write_json(out / RESULTS, results)
+    results["path"] = str(out / RESULTS)
     return results
 
 

@@ -10,10 +10,10 @@ import os
 import stat
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from vipe_core.errors import VipeError
-from vipe_core.resume import STATE_FILE
+from vipe_core.resume import CHECKPOINT_COPY, STATE_FILE
 from vipe_core.train_config import TRAINING_INFO
 
 LOCK_FILE = ".vipe.lock"
@@ -72,6 +72,13 @@ def checkpoint_around(path: str | os.PathLike) -> Path | None:
     return None
 
 
+def is_checkpoint_copy(path: str | os.PathLike) -> bool:
+    """Whether `path` is a copy a `vipe train` run makes of best/ or last/ while it saves them (resume.CHECKPOINT_COPY,
+    beside the run's lock file): half of a checkpoint where the run was stopped in a save."""
+    resolved = Path(path).resolve()
+    return bool(CHECKPOINT_COPY.fullmatch(resolved.name)) and os.path.isfile(resolved.parent / LOCK_FILE)
+
+
 def check_output_kind(path: str | os.PathLike, *, folder: bool) -> None:
     """VipeError when --out names a file where a folder is written, or a folder where a file is, or lies in a
     checkpoint of a `vipe train` run (checkpoint_around), which that run would delete with it."""
@@ -87,6 +94,20 @@ def check_output_kind(path: str | os.PathLike, *, folder: bool) -> None:
             f"--out {path} {where} a checkpoint that the `vipe train` run in {checkpoint.parent} replaces whole, "
             "deleting whatever else is in it; choose another --out."
         )
+
+
+def refuse_foreign(path: Path, ours: Callable[[Path], bool], what: str) -> None:
+    """VipeError when `path` exists but is not a plain file that `ours` takes for vipe's: a person's file (or a
+    link) at an output's name is never replaced nor appended to, the rule `vipe train` keeps for its result file.
+    `ours` may raise VipeError, ValueError or TypeError for a file it cannot read: not ours either."""
+    if not os.path.lexists(path):
+        return
+    try:
+        mine = stat.S_ISREG(os.lstat(path).st_mode) and ours(path)
+    except (OSError, VipeError, ValueError, TypeError):
+        mine = False
+    if not mine:
+        raise VipeError(f"{path} is not {what} vipe wrote; move it away or choose another --out.")
 
 
 def _open_lock(path: Path) -> int:

@@ -69,6 +69,22 @@ def ships_tokenizer(name_or_path: str) -> bool:
     return False
 
 
+def causal_lm(config) -> bool:
+    """Whether a config describes a causal language model (each token sees only those before it): its architecture
+    is one (as musicvid.models.names.causal_lm says of a config.json), and an encoder (one with a masked-LM head,
+    as BERT) is one only when its config makes it a decoder: transformers would otherwise run it with attention on
+    the answer. (transformers documents its auto classes, not the tables of model types behind them.)"""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    named = config.architectures or []
+    causal_head = not named or any(str(a).endswith(("ForCausalLM", "LMHeadModel")) for a in named)
+    encoder = config.model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES and not config.is_decoder
+    return causal_head and not encoder and config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+
 def check_tokenizer(tokenizer, config, tokenizer_name: str, model_name: str) -> None:
     """A tokenizer that does not fit its model encodes text to ids the model never learned (a silently
     empty one turns every context into nothing): stop, naming both."""

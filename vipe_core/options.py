@@ -13,31 +13,31 @@ from vipe_core.guards import finite_in
 from vipe_core.train_config import MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, MIN_MAX_LENGTH, MIXED_PRECISIONS, TrainConfig
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
-    return value
-
-
-def _not_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is negative")
-    return value
+def _shown(text: str) -> str:
+    """A flag's value as a refusal quotes it: bare, or in quotes where it is empty or has spaces around it."""
+    return text if text and text.strip() == text else repr(text)
 
 
 def _whole(low: int, high: int | None = None, what: str = "a whole number"):
-    """An argparse type: a whole number from `low` (to `high`)."""
+    """An argparse type: a whole number from `low` (to `high`). Its refusal says what the flag takes: argparse's
+    own ("invalid parse value") would name this function."""
+    bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
 
     def parse(text: str) -> int:
-        value = int(text)
-        if value < low or (high is not None and value > high):
-            bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
-            raise argparse.ArgumentTypeError(f"{text} is not {what} {bounds}")
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not {what} {bounds}")
         return value
 
     return parse
+
+
+_positive = _whole(1)
+_not_negative = _whole(0)
+_seed = _whole(0, MAX_SEED, "a seed")
 
 
 def _path(text: str) -> str:
@@ -45,13 +45,6 @@ def _path(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("it is empty")
     return text
-
-
-def _seed(text: str) -> int:
-    value = int(text)
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"{text} is not a seed from 0 to {MAX_SEED}")
-    return value
 
 
 def _finite(low: float, high: float = math.inf, *, above: bool = False):
@@ -64,7 +57,7 @@ def _finite(low: float, high: float = math.inf, *, above: bool = False):
         except ValueError:
             value = math.nan
         if not finite_in(value, low, high, above=above):
-            raise argparse.ArgumentTypeError(f"{text} is not a finite number {bounds}")
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a finite number {bounds}")
         return value
 
     return parse
@@ -75,14 +68,14 @@ _SECONDS = _finite(0, 86400)
 
 
 def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
-    if not values or min(values) < 0 or max(values) > MAX_CONTEXT_SIZE:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} should list context sizes from 0 to {MAX_CONTEXT_SIZE}, such as 0,1,3,5,7"
-        )
+    """An argparse type: context sizes, each once (a repeat would score the same model twice)."""
+    parts = text.split(",")
+    if not all(part.strip() for part in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty entry; list context sizes such as 0,1,3,5,7")
+    values = [_whole(0, MAX_CONTEXT_SIZE, "a context size")(part) for part in parts]
+    repeated = sorted({v for v in values if values.count(v) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"{text!r} names context size {repeated[0]} more than once; list each once")
     return values
 
 
@@ -222,8 +215,10 @@ def add_build(stages, common: argparse.ArgumentParser) -> None:
         metavar="OURS=THEIRS",
         help="a column of the published table under another name, e.g. elaboration=prompt",
     )
-    p.add_argument("--validation-fraction", type=float, default=0.1, help="share of songs held out (default: 0.1)")
-    p.add_argument("--seed", type=int, default=0, help="which songs are held out (default: 0)")
+    p.add_argument(
+        "--validation-fraction", type=_finite(0, 1), default=0.1, help="share of songs held out, below 1 (default: 0.1)"
+    )
+    p.add_argument("--seed", type=_seed, default=0, help="which songs are held out (default: 0)")
 
 
 def add_train(stages, common: argparse.ArgumentParser) -> None:
@@ -233,7 +228,7 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("data", type=_path, help="lyric_canvas.parquet from `vipe build`")
     p.add_argument("--base", default=default["base"], help="model name or folder (default: %(default)s)")
-    p.add_argument("--tokenizer", help="tokenizer name or folder (default: the base model's)")
+    p.add_argument("--tokenizer", type=_path, help="tokenizer name or folder (default: the base model's)")
     p.add_argument(
         "--context",
         dest="context_size",

@@ -230,28 +230,37 @@ def read_jsonl(path: str | os.PathLike, *, journal: bool = False, what: str = "t
 MAX_LINE_CHARACTERS = 1000
 
 
-def _lines_refusal(song: CleanSong) -> str | None:
-    """Why a song's lines are no lyric lines, or None: one holds a line break (the teacher, who numbers the lines
-    it is sent, would answer for more lines than it was asked), or it is longer than MAX_LINE_CHARACTERS."""
+def line_refusal(line: str) -> str | None:
+    """Why `line` is no lyric line, or None: it is blank (`vipe filter` drops blank lines: no picture to draw), holds
+    a line break (the teacher, who numbers the lines it is sent, would answer for more lines than it was asked), or
+    is longer than MAX_LINE_CHARACTERS."""
+    if not line.strip():
+        return "is blank; leave blank lines out"
+    if "".join(line.splitlines()) != line:
+        return "holds a line break; give each lyric line as an entry of its own"
+    if len(line) > MAX_LINE_CHARACTERS:
+        return f"is {len(line)} characters long, over the {MAX_LINE_CHARACTERS} a lyric line may be"
+    return None
+
+
+def lines_refusal(song: CleanSong | LabelledSong) -> str | None:
+    """Why a song's lines are no lyric lines (line_refusal, naming the first), or None."""
     for index, line in enumerate(song.lines, 1):
-        if "".join(line.splitlines()) != line:
-            return f"its line {index} holds a line break; give each lyric line as an entry of its own"
-        if len(line) > MAX_LINE_CHARACTERS:
-            return (
-                f"its line {index} is {len(line)} characters long, over the {MAX_LINE_CHARACTERS} a lyric line may be"
-            )
+        why = line_refusal(line)
+        if why:
+            return f"its line {index} {why}"
     return None
 
 
 def read_clean_songs(path: str | os.PathLike) -> list[CleanSong]:
     """The songs of a lyrics.clean.jsonl from `vipe filter`; VipeError for a line that is not a song, whose lines
-    are no lyric lines (_lines_refusal), or that repeats a song_id (two songs would share one canvas file: one
+    are no lyric lines (lines_refusal), or that repeats a song_id (two songs would share one canvas file: one
     paid for twice, the other lost)."""
     songs: list[CleanSong] = []
     seen: dict[str, int] = {}
     for number, data in _numbered_jsonl(Path(path), False, "the lyrics file"):
         song = record_from(CleanSong, data, f"{path} line {number} is not a song from `vipe filter`")
-        why = _lines_refusal(song)
+        why = lines_refusal(song)
         if why:
             raise VipeError(f"{path} line {number} (song_id {song.song_id!r}): {why}.")
         if song.song_id in seen:

@@ -13,16 +13,26 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vipe_core.atomic import remove_temporaries
+from vipe_core.atomic import remove_temporaries, temporary_of
 from vipe_core.errors import VipeError
 from vipe_core.records import from_dict
+from vipe_core.train_config import TRAINING_INFO
 
 STATE_FILE = "trainer_state.json"  # written by vipe into last/ only: marks the folder as vipe's
 # What accelerate's save_state writes beside it (safe_serialization=False); torch saves each as a zip archive.
 STATE_ARCHIVES = ("pytorch_model.bin", "optimizer.bin", "scheduler.bin")
 # The folders made beside best/ and last/ while they are saved (records.atomic_dir and replace_dir: mkdtemp's
 # 8 characters; train.save_last): only a killed run leaves one behind.
-_CHECKPOINT_COPY = re.compile(r"\.(best|last)\.(old\.)?[a-z0-9_]{8}|\.last\.saving")
+CHECKPOINT_COPY = re.compile(r"\.(best|last)\.(old\.)?[a-z0-9_]{8}|\.last\.saving")
+SAVING = ".last.saving"  # the one fixed name (train.save_last): a person's folder there would be overwritten
+# Every file vipe writes in a checkpoint: save_pretrained's model and tokenizer, accelerate's save_state, vipe's
+# markers (and write_json's temporaries). A copy holding anything else is a person's folder, never removed.
+_VIPE_FILE = re.compile(
+    r"config\.json|generation_config\.json|model(-\d+-of-\d+)?\.safetensors(\.index\.json)?"
+    r"|tokenizer(_config)?\.json|special_tokens_map\.json|added_tokens\.json|vocab\.json|merges\.txt"
+    r"|tokenizer\.model|chat_template\.jinja|(pytorch_model|optimizer|scheduler|sampler|dl_state_dict)(_\d+)?\.bin"
+    rf"|random_states_\d+\.pkl|scaler\.pt|{re.escape(STATE_FILE)}|{re.escape(TRAINING_INFO)}"
+)
 
 
 @dataclass
@@ -38,9 +48,10 @@ class TrainState:
 
 
 def reason(error: BaseException) -> str:
-    """The first line of an error's message, short enough for a one-sentence refusal."""
+    """The first line of an error's message, short enough for a one-sentence refusal: cut after a word, "…"."""
     text = str(error).strip()
-    return text.splitlines()[0][:160] if text else type(error).__name__
+    first = text.splitlines()[0] if text else type(error).__name__
+    return first if len(first) <= 160 else first[:160].rsplit(" ", 1)[0] + "…"
 
 
 def damaged(last: Path, why: str) -> VipeError:
@@ -57,12 +68,14 @@ def _changes(saved: dict, now: dict) -> str:
     return ", ".join(f"{k} {shown(k, saved.get(k))} -> {shown(k, now.get(k))}" for k in keys)
 
 
-def saved_state(out: Path, run: dict, restart: bool) -> TrainState | None:
-    """The state out/last holds when a run with the settings `run` may continue from it; None to start fresh.
+def saved_state(out: Path, run: dict, restart: bool, used: bool) -> TrainState | None:
+    """The state a run with the settings `run` continues from, when it may: out/last's, or the copy recover_last
+    puts back as last/ (`used`: see _checkpoint_copies); None to start fresh.
 
-    VipeError (one sentence) for a last/ that is damaged (unreadable state, a state file missing or cut
+    VipeError (one sentence) for a state that is damaged (unreadable state, a state file missing or cut
     short) or that holds a run with other settings, naming them; `restart` ignores last/ altogether."""
-    last = out / "last"
+    found = None if restart else _restorable(out, used)
+    last = found[1] if found else out / "last"
     if restart or not (last / STATE_FILE).exists():
         return None
     try:
@@ -80,15 +93,23 @@ def saved_state(out: Path, run: dict, restart: bool) -> TrainState | None:
     return state
 
 
+def resume_line(last: Path, state: TrainState, epochs: int) -> str:
+    """What a run continuing from `state` says: where it goes on from, or that nothing is left to train."""
+    if state.finished or state.epoch >= epochs:
+        return f"the run in {last.parent} is already finished (step {state.step}); pass --restart to train it again"
+    return f"resuming from {last}: epoch {state.epoch + 1}, step {state.step}"
+
+
 def _not_whole(folder: Path) -> str | None:
     """What is missing or cut short among the archives of a saved state; None when they are whole."""
     missing = [name for name in STATE_ARCHIVES if not (folder / name).is_file()]
     missing += [] if any(folder.glob("random_states_*.pkl")) else ["random_states_0.pkl"]
     if missing:
         return f"{', '.join(missing)} missing"
-    for name in STATE_ARCHIVES:
-        if not zipfile.is_zipfile(folder / name):
-            return f"{name} is cut short or not a saved state"
+    # torch.save writes each, the RNG states too, as a zip archive: anything else is damaged
+    for path in [*(folder / name for name in STATE_ARCHIVES), *sorted(folder.glob("random_states_*.pkl"))]:
+        if not zipfile.is_zipfile(path):
+            return f"{path.name} is cut short or not a saved state"
     return None
 
 
@@ -101,36 +122,74 @@ def _whole_step(folder: Path) -> int | None:
     return None if _not_whole(folder) else state.step
 
 
-def _checkpoint_copies(out: Path) -> list[Path]:
-    return [p for p in out.iterdir() if _CHECKPOINT_COPY.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
+def _ours(copy: Path) -> bool:
+    """Whether a checkpoint copy holds only files vipe writes there (or nothing: a run killed as it made it)."""
+    return all(
+        f.is_file() and not f.is_symlink() and bool(_VIPE_FILE.fullmatch(f.name) or temporary_of(f))
+        for f in copy.iterdir()
+    )
 
 
-def recover_last(out: Path) -> str | None:
-    """Undo what a run killed while saving left in `out`, which this run holds (so no run writes there);
-    returns the line to print when a saved state was put back, else None.
+def _checkpoint_copies(out: Path, used: bool) -> list[Path]:
+    """The copies a killed vipe run left in `out`: none unless a vipe run `used` the folder before (its lock file
+    was there before this run took it), and only those holding nothing but vipe's files: a person's folder of
+    such a name is left alone."""
+    if not used or not out.is_dir():
+        return []
+    return [
+        p for p in out.iterdir() if CHECKPOINT_COPY.fullmatch(p.name) and p.is_dir() and not p.is_symlink() and _ours(p)
+    ]
+
+
+def check_copies(out: Path, used: bool) -> None:
+    """VipeError for a folder at .last.saving that is not a killed run's copy: save_last empties that name first."""
+    saving = out / SAVING
+    if (saving.exists() or saving.is_symlink()) and saving not in _checkpoint_copies(out, used):
+        raise VipeError(
+            f"{saving} is not vipe's, and a run saves its state under that name; move it away or choose another --out."
+        )
+
+
+def _restorable(out: Path, used: bool) -> tuple[int, Path] | None:
+    """The newest whole state among the copies of last/ a killed run left, when there is no last/ (and a step)."""
+    if (out / "last").exists():
+        return None
+    saved = [
+        (step, f)
+        for f in _checkpoint_copies(out, used)
+        if f.name.startswith(".last.") and (step := _whole_step(f)) is not None
+    ]
+    # .last.saving is the newer of two states of one step (saved again at the end of an epoch)
+    return max(saved, key=lambda found: (found[0], found[1].name == SAVING)) if saved else None
+
+
+def recover_last(out: Path, used: bool) -> str | None:
+    """Undo what a run killed while saving left in `out`, which this run holds (so no run writes there), once
+    every check has passed; returns the line to print when a saved state was put back, else None.
 
     replace_dir swaps last/ in with two renames: a kill between them leaves no last/, the old state in
     .last.old.XXXXXXXX and the new one in .last.saving. The newest whole one becomes last/ again, so the
     run resumes instead of starting over. Then every checkpoint copy of a dead run (.best.*, .last.old.*,
-    .last.saving) and every temporary file is removed. best/ needs no putting back: it is saved before
-    last/, so a run resumed from last/ reaches the same validation loss and saves it again."""
-    last = out / "last"
-    line = None
-    if not last.exists():
-        saved = [
-            (step, f)
-            for f in _checkpoint_copies(out)
-            if f.name.startswith(".last.") and (step := _whole_step(f)) is not None
-        ]
-        if saved:
-            # .last.saving is the newer of two states of one step (saved again at the end of an epoch)
-            step, folder = max(saved, key=lambda found: (found[0], found[1].name == ".last.saving"))
-            os.rename(folder, last)
-            line = f"restored {last} from {folder.name}, which a run killed while saving it left: step {step}"
-    for copy in _checkpoint_copies(out):
+    .last.saving; see _checkpoint_copies) and every temporary file is removed. best/ needs no putting back: it
+    is saved before last/, so a run resumed from last/ reaches the same validation loss and saves it again."""
+    found, line = _restorable(out, used), None
+    if found:
+        step, folder = found
+        os.rename(folder, out / "last")
+        line = f"restored {out / 'last'} from {folder.name}, which a run killed while saving it left: step {step}"
+    for copy in _checkpoint_copies(out, used):
         shutil.rmtree(copy, ignore_errors=True)
     remove_temporaries(out)
     return line
+
+
+def retire(out: Path, result_file: str, restart: bool) -> None:
+    """Before a run changes best/: its result file goes (written again at the end), so that it never describes
+    a best/ a killed run has since replaced; a restart's last/ goes too, or a later resume would continue the old
+    run beside the new one's best/. Both are vipe's (train_checks.check_out_is_ours)."""
+    (out / result_file).unlink(missing_ok=True)
+    if restart:
+        shutil.rmtree(out / "last", ignore_errors=True)
 
 
 def load_saved(accelerator, last: Path) -> None:

@@ -17,7 +17,7 @@ Written to --out:
     last/    the full training state (model, optimizer, schedule, RNG, position in the epoch):
              a rerun with the same --out and settings continues from it (vipe_core.resume), and
              puts it back first when a run was killed while saving it (resume.recover_last)
-    train_result.json   the losses, written at the end
+    train_result.json   the losses, written at the end (and removed when a run starts: resume.retire)
 
 Everything a run reads is checked before any work (vipe_core.train_checks), and a run holds --out: a
 second run on it is refused. A validation loss that is not finite stops the run (exit 1).
@@ -44,12 +44,12 @@ from vipe_core.context import model_input
 from vipe_core.errors import StageError, VipeError
 from vipe_core.guards import hold_folder
 from vipe_core.records import atomic_dir, replace_dir, write_json
-from vipe_core.resume import STATE_FILE, TrainState, load_saved, recover_last, saved_state
+from vipe_core.resume import STATE_FILE, TrainState, load_saved, recover_last, resume_line, retire, saved_state
 from vipe_core.train_checks import (
     BASE_HINT,
     RESULT_FILE,
     cannot_load,
-    check_out_is_ours,
+    check_out_state,
     check_train,
     quiet_loading,
 )
@@ -287,16 +287,18 @@ class Trainer:
         save_last(accelerator, state, self.out / "last")
 
 
-def recovered(config: TrainConfig, run: dict):
-    """The run's accelerator, once --out holds no copy a killed run left (vipe_core.resume.recover_last). The
-    first process recovers while the others wait: each then reads the same last/."""
+def recovered(config: TrainConfig, run: dict, used: bool):
+    """The run's accelerator, once --out holds no copy a killed run left (vipe_core.resume.recover_last; `used`:
+    check_out_state's) and no result of an earlier run (resume.retire). The first process recovers while the
+    others wait: each then reads the same last/."""
     from accelerate import Accelerator
 
     accelerator = Accelerator(mixed_precision=run["mixed_precision"], gradient_accumulation_steps=config.grad_accum)
     if accelerator.is_main_process:
-        line = recover_last(Path(config.out))
+        line = recover_last(Path(config.out), used)
         if line:
             accelerator.print(line)
+        retire(Path(config.out), RESULT_FILE, config.restart)
     accelerator.wait_for_everyone()
     return accelerator
 
@@ -328,7 +330,7 @@ def prepare(config: TrainConfig, accelerator, frame, run: dict, saved: TrainStat
     out = Path(config.out)
     if saved is not None:
         load_saved(accelerator, out / "last")
-        accelerator.print(f"resuming from {out / 'last'}: epoch {saved.epoch + 1}, step {saved.step}")
+        accelerator.print(resume_line(out / "last", saved, config.epochs))
     state = saved or TrainState(run=run)
     parts = (tokenizer, model, optimizer, scheduler, train_set, len(val_set), val_loader, collate)
     return Trainer(config, accelerator, *parts, run, state)
@@ -345,10 +347,10 @@ def train(config: TrainConfig) -> dict:
     any work; a run that diverges raises StageError."""
     frame, run = check_train(config)
     out = Path(config.out)
-    check_out_is_ours(out)
+    used = check_out_state(out, run, config.restart)
     with _held(out):
-        accelerator = recovered(config, run)
-        trainer = prepare(config, accelerator, frame, run, saved_state(out, run, config.restart))
+        accelerator = recovered(config, run, used)
+        trainer = prepare(config, accelerator, frame, run, saved_state(out, run, config.restart, used))
         state = trainer.state
         if not state.history:
             loss = finite_loss(validation_loss(trainer.accelerator, trainer.model, trainer.val_loader), 0)

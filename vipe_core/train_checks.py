@@ -15,8 +15,17 @@ import pandas as pd
 from vipe_core.canvas import read_canvas
 from vipe_core.context import MAX_CONTEXT_SIZE
 from vipe_core.errors import VipeError
-from vipe_core.guards import CHECKPOINTS, LOCK_FILE, check_output_kind, finite_in, refuse_overlap
-from vipe_core.resume import STATE_FILE, reason
+from vipe_core.guards import (
+    CHECKPOINTS,
+    LOCK_FILE,
+    _inside,
+    _same,
+    check_output_kind,
+    finite_in,
+    is_held,
+    refuse_overlap,
+)
+from vipe_core.resume import STATE_FILE, check_copies, damaged, reason, saved_state
 from vipe_core.train_config import (
     MAX_LR,
     MAX_SEED,
@@ -67,6 +76,8 @@ def check_settings(config: TrainConfig) -> None:
     for flag, value, expected, ok in ranges:
         if not ok:
             raise VipeError(f"{flag} must be {expected}, not {value}.")
+    if config.tokenizer is not None and not config.tokenizer.strip():
+        raise VipeError("--tokenizer is empty; leave it out to use the base model's tokenizer.")
     if config.max_length is not None and config.max_length < MIN_MAX_LENGTH:
         raise VipeError(f"--max-length must be at least {MIN_MAX_LENGTH}, not {config.max_length}: {EXAMPLE_NEEDS}.")
     counts = [config.batch_size, config.max_steps]
@@ -105,6 +116,24 @@ def check_out_is_ours(out: Path) -> None:
             raise VipeError(f"{result} is not a result vipe wrote; move it away or choose another --out.")
 
 
+def check_out_state(out: Path, run: dict, restart: bool) -> bool:
+    """What --out holds from earlier runs, checked before any work (train checks it again once it holds the
+    folder, then recovers: resume.recover_last): a person's files, a state that is damaged or another run's, and a
+    damaged best/ that a resumed run would report as its best. Returns whether a vipe run used --out before (its
+    lock file is there), without which no folder there is taken for a copy a killed run left."""
+    if is_held(out):  # (a live run's copies and swaps would read as damage here; hold_folder says it too)
+        raise VipeError(f"{out} is in use by another vipe run; wait for it or choose another --out.")
+    check_out_is_ours(out)
+    used = (out / LOCK_FILE).is_file()
+    check_copies(out, used)
+    best = out / "best"
+    if saved_state(out, run, restart, used) is not None and best.is_dir():
+        why = unreadable_weights(best) if any(best.glob("*.safetensors")) else "it holds no model.safetensors"
+        if why:
+            raise damaged(best, why)
+    return used
+
+
 BASE_HINT = (
     "; give a local folder, or a hub name on a machine that can reach the hub (HF_HUB_OFFLINE=1 allows only "
     "cached models)"
@@ -132,9 +161,9 @@ def quiet_loading() -> Iterator[None]:
         transformers_logging.set_verbosity(verbosity)
 
 
-def check_weights(folder: str | Path, what: str) -> None:
-    """VipeError when a local model folder holds a safetensors file that is cut short or not one (only the
-    headers are read: no tensor)."""
+def unreadable_weights(folder: str | Path) -> str | None:
+    """Why a safetensors file in a local model folder is cut short or not one (only the headers are read: no
+    tensor); None when each reads."""
     from safetensors import safe_open
 
     for file in sorted(Path(folder).glob("*.safetensors")) if Path(folder).is_dir() else []:
@@ -142,12 +171,19 @@ def check_weights(folder: str | Path, what: str) -> None:
             with safe_open(str(file), "pt") as weights:
                 weights.keys()
         except Exception as e:  # safetensors raises its own error type, and OSError
-            raise VipeError(f"{what} {folder} is damaged: {file.name} could not be read ({reason(e)}).") from None
+            return f"{file.name} could not be read ({reason(e)})"
+    return None
 
 
-def model_window(name: str, what: str, hint: str = "") -> int:
-    """The context window (tokens) of a model, from its config; VipeError when the config cannot be read or
-    a local model's weights are damaged."""
+def check_weights(folder: str | Path, what: str) -> None:
+    """VipeError when a local model folder holds a safetensors file that is cut short or not one."""
+    why = unreadable_weights(folder)
+    if why:
+        raise VipeError(f"{what} {folder} is damaged: {why}.")
+
+
+def model_config(name: str, what: str, hint: str = ""):
+    """A model's config; VipeError when it cannot be read or a local model's weights are damaged."""
     from transformers import AutoConfig
 
     try:
@@ -155,7 +191,16 @@ def model_window(name: str, what: str, hint: str = "") -> int:
     except Exception as e:  # OSError, ValueError, KeyError for unknown model types ...
         raise cannot_load(what, name, e, hint) from None
     check_weights(name, what)
+    return config
+
+
+def window_of(config) -> int:
     return getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None) or 1024
+
+
+def model_window(name: str, what: str, hint: str = "") -> int:
+    """The context window (tokens) of a model, from its config (model_config's refusals)."""
+    return window_of(model_config(name, what, hint))
 
 
 def mixed_precision(choice: str) -> str:
@@ -167,6 +212,70 @@ def mixed_precision(choice: str) -> str:
     if torch.cuda.is_available():
         return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     return "no"
+
+
+# What a folder holds when a tokenizer can be read from it (musicvid.models.vipe_files' rule for --vipe-tokenizer,
+# and a SentencePiece model's file): without it transformers silently builds an empty one-token tokenizer.
+TOKENIZER_HOLDS = (("tokenizer.json",), ("vocab.json", "merges.txt"), ("tokenizer.model",))
+
+
+def check_tokenizer_fits(config: TrainConfig, model) -> None:
+    """VipeError unless the tokenizer (--tokenizer, else the base model's) can be read and every id it makes is one
+    of the base model's, its end-of-text the model's: vipe_core.inference.check_tokenizer's rule, which musicvid's
+    --vipe applies to the checkpoint this run makes."""
+    from transformers import AutoTokenizer
+
+    from vipe_core.inference import check_tokenizer
+
+    name = config.tokenizer or config.base
+    folder = Path(name)
+    if folder.is_dir() and not any(all((folder / f).is_file() for f in files) for files in TOKENIZER_HOLDS):
+        what, hint = ("the tokenizer", "") if config.tokenizer else ("the base model", ", or name one with --tokenizer")
+        raise VipeError(
+            f"{what} {folder} holds no tokenizer.json, nor vocab.json and merges.txt: give a tokenizer's folder{hint}."
+        )
+    try:
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(name)
+    except Exception as e:  # OSError, ValueError ...
+        raise cannot_load("the tokenizer", name, e, BASE_HINT) from None
+    if not isinstance(getattr(model, "vocab_size", None), int):
+        return  # (a config that gives no vocabulary size: nothing to hold the tokenizer to)
+    ids = max(tokenizer.get_vocab().values(), default=0) + 1
+    try:
+        check_tokenizer(tokenizer, model, name, config.base)
+        fits = ids <= model.vocab_size
+    except VipeError:
+        fits = False
+    if not fits:
+        raise VipeError(
+            f"the tokenizer {name!r} (vocabulary {len(tokenizer)}, ids up to {ids - 1}, end-of-text id "
+            f"{tokenizer.eos_token_id}) does not match the base model {config.base!r} (vocabulary {model.vocab_size}, "
+            f"end-of-text id {model.eos_token_id}); give the tokenizer the base model was trained with."
+        )
+
+
+def check_base(config: TrainConfig) -> int:
+    """VipeError for a base model that cannot be read, is no causal language model or reads too few tokens, for a
+    --max-length it cannot read, and for a tokenizer that does not fit it; returns its context window."""
+    from vipe_core.inference import causal_lm  # (torch: once the arguments are read)
+
+    model = model_config(config.base, "the base model", BASE_HINT)
+    if not causal_lm(model):
+        named = (model.architectures or [model.model_type])[0]
+        raise VipeError(
+            f"the base model {config.base} is a {named}, not a causal language model (one whose tokens see only "
+            "those before them, as GPT-2's), which ViPE is."
+        )
+    window = window_of(model)
+    if window < MIN_MAX_LENGTH:
+        raise VipeError(f"the base model {config.base} reads {window} tokens at most: {EXAMPLE_NEEDS}.")
+    if config.max_length and config.max_length > window:
+        raise VipeError(
+            f"--max-length {config.max_length} is more than the base model {config.base} reads ({window} tokens)."
+        )
+    check_tokenizer_fits(config, model)
+    return window
 
 
 def _labelled(frame: pd.DataFrame, split: str) -> bool:
@@ -181,21 +290,20 @@ def check_train(config: TrainConfig) -> tuple[pd.DataFrame, dict]:
     check_settings(config)
     out = Path(config.out)
     check_output_kind(out, folder=True)
-    refuse_overlap(
-        [("best/", out / "best"), ("last/", out / "last"), (RESULT_FILE, out / RESULT_FILE)],
-        inputs=[
-            ("the LyricCanvas file", config.data),
-            ("the base model", config.base),
-            ("the tokenizer", config.tokenizer),
-        ],
-    )
+    inputs = [
+        ("the LyricCanvas file", config.data),
+        ("the base model", config.base),
+        ("the tokenizer", config.tokenizer),
+    ]
+    refuse_overlap([("best/", out / "best"), ("last/", out / "last"), (RESULT_FILE, out / RESULT_FILE)], inputs)
+    for what, source in inputs:  # a run fills --out with its checkpoints, not a folder of its inputs
+        if source and Path(source).exists() and _inside(Path(source), out) and not _same(Path(source), out):
+            raise VipeError(f"--out {out} holds {what} {source}; choose a folder of its own for the run's output.")
     frame = read_canvas(config.data)
     for split in ("train", "validation"):
         if not _labelled(frame, split):
             raise VipeError(f"{config.data} has no labelled {'training' if split == 'train' else split} lines.")
-    window = model_window(config.base, "the base model", BASE_HINT)
-    if window < MIN_MAX_LENGTH:
-        raise VipeError(f"the base model {config.base} reads {window} tokens at most: {EXAMPLE_NEEDS}.")
+    window = check_base(config)
     with open(config.data, "rb") as data:
         data_sha256 = hashlib.file_digest(data, "sha256").hexdigest()
     run = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.models.weights_files import check_fit, not_finite, shapes_of, sharded, transformers_fit
-from vipe_core.guards import checkpoint_around, is_held
+from vipe_core.guards import checkpoint_around, is_checkpoint_copy, is_held
 
 # ViPE-M and ViPE-L are GPT-2 Medium (355M parameters) and GPT-2 Large (774M); the family's largest, GPT-2 XL,
 # has 1.56B. A config describing more is no ViPE: a config without sizes takes transformers' defaults, Llama's
@@ -78,7 +78,13 @@ def held_weights(folder: Path, named: str) -> dict[str, list[int]] | None:
 def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
     """Refuse, in one sentence, a ViPE folder (module doc) whose weights do not make the model its config
     describes: a tensor missing (transformers would make it up), of another shape, or a model no ViPE is."""
-    model = meta_model(model_config(folder, config, named), named)
+    from vipe_core.inference import causal_lm
+
+    described = model_config(folder, config, named)
+    if not causal_lm(described):  # (a BERT whose config does not make it a decoder: it reads each line both ways)
+        kind = (described.architectures or [described.model_type])[0]
+        raise UserError(f"{named} is a {kind} that reads both ways, not a causal language model, as ViPE is (GPT-2's)")
+    model = meta_model(described, named)
     held = held_weights(folder, named)
     if held is not None:
         check_fit(transformers_fit(type(model), model.config, held, named), type(model).__name__, model.config, named)
@@ -87,6 +93,8 @@ def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
 def refuse_training(folder: Path, named: str) -> None:
     """Refuse a checkpoint (best/, last/) of a `vipe train` run that still holds its run folder: each save swaps
     in a new folder by two renames, so a load across one finds none, or the files of two saves."""
+    if is_checkpoint_copy(folder):
+        raise UserError(f"{named} is a copy a `vipe train` run makes while it saves a checkpoint: give its best/")
     checkpoint = checkpoint_around(folder)
     if checkpoint is not None and is_held(checkpoint.parent):
         raise UserError(

@@ -118,6 +118,16 @@ def train_tiny(out: Path, tiny_base: Path, canvas_parquet: Path) -> dict:
         torch.set_num_threads(threads)
 
 
+def _no_work(*args, **kwargs):
+    raise AssertionError("the run began its work before refusing")
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Loading the base model fails the test: a refusal must come before it."""
+    monkeypatch.setattr("vipe_core.train.load_base", _no_work)
+
+
 @pytest.fixture
 def one_thread():
     import torch

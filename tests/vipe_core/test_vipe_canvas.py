@@ -77,7 +77,8 @@ def test_published_elaborations_join_with_own_lyrics_by_position_or_by_text(tmp_
 
     by_text = pd.DataFrame([{"lyric": songs[3].lines[1].upper() + "!", "elaboration": "shouted"}])
     by_text.to_json(tmp_path / "published.jsonl", orient="records", lines=True)
-    run_build(tmp_path / "lc.parquet", published=tmp_path / "published.jsonl", lyrics=tmp_path / "lyrics.jsonl")
+    one_song = {"published": tmp_path / "published.jsonl", "lyrics": tmp_path / "lyrics.jsonl"}
+    run_build(tmp_path / "lc.parquet", **one_song, validation_fraction=0)  # one song: nothing to hold out
     frame = read_canvas(tmp_path / "lc.parquet")
     assert frame[frame.elaboration.notna()].lyric.tolist()[0] in songs[3].lines
 

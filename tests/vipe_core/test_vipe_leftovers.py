@@ -72,10 +72,9 @@ def test_label_and_collect_remove_the_temporaries_a_killed_run_left(tmp_path):
 def _saved_state(folder, step: int) -> None:
     """A whole state as save_last writes it (the archives only need to be zip files to pass as whole)."""
     folder.mkdir()
-    for name in STATE_ARCHIVES:
+    for name in [*STATE_ARCHIVES, "random_states_0.pkl"]:
         with zipfile.ZipFile(folder / name, "w") as archive:
             archive.writestr("data", "x")
-    (folder / "random_states_0.pkl").write_bytes(b"x")
     (folder / STATE_FILE).write_text(json.dumps(asdict(TrainState(step=step))))
 
 
@@ -85,8 +84,9 @@ def test_the_newest_whole_state_is_put_back_as_last_and_every_copy_removed(tmp_p
     _saved_state(tmp_path / ".last.old.zzzz9999", 9)
     (tmp_path / ".last.old.zzzz9999" / "optimizer.bin").write_bytes(b"cut sho")  # damaged: never chosen
     (tmp_path / ".best.x1y2z3w4").mkdir()  # a save of best/ killed midway
+    (tmp_path / ".best.x1y2z3w4" / "config.json").write_text("{}")
     (tmp_path / ".best-notes").mkdir()  # a person's
-    line = recover_last(tmp_path)
+    line = recover_last(tmp_path, used=True)
     assert line == f"restored {tmp_path / 'last'} from .last.saving, which a run killed while saving it left: step 6"
     assert json.loads((tmp_path / "last" / STATE_FILE).read_text())["step"] == 6
     assert sorted(p.name for p in tmp_path.iterdir()) == [".best-notes", "last"]
@@ -95,7 +95,7 @@ def test_the_newest_whole_state_is_put_back_as_last_and_every_copy_removed(tmp_p
 def test_a_last_in_place_is_kept_and_the_copies_beside_it_removed(tmp_path):
     _saved_state(tmp_path / "last", 2)
     _saved_state(tmp_path / ".last.saving", 3)  # killed while saving the next one: last/ is whole
-    assert recover_last(tmp_path) is None
+    assert recover_last(tmp_path, used=True) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["last"]
     assert json.loads((tmp_path / "last" / STATE_FILE).read_text())["step"] == 2
 

@@ -14,17 +14,8 @@ from vipe_core.errors import VipeError
 from vipe_core.guards import hold_folder
 from vipe_core.train import TrainConfig, train
 
+from .conftest import _no_work
 from .helpers import make_songs, refused, write_labelled
-
-
-def _no_work(*args, **kwargs):
-    raise AssertionError("the run began its work before refusing")
-
-
-@pytest.fixture
-def no_work(monkeypatch):
-    """Loading the base model fails the test: a refusal must come before it."""
-    monkeypatch.setattr("vipe_core.train.load_base", _no_work)
 
 
 def train_args(data, base, out, *extra: str) -> list[str]:

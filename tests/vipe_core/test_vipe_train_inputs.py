@@ -1,0 +1,162 @@
+"""train refuses, before any work (no --out made, nothing in it removed), a tokenizer or base model that does not
+fit, and an --out that holds its inputs; it removes only the copies a killed vipe run left; a restart, a resume
+and a rerun never leave a result or a best/ that disagree."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from vipe_core.cli import main
+from vipe_core.guards import LOCK_FILE
+from vipe_core.resume import SAVING, recover_last
+
+from .helpers import refused
+from .test_vipe_train_guards import train_args
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, tiny_base, canvas_parquet):
+    """A finished one-epoch run: an --out with best/, last/ and train_result.json."""
+    out = tmp_path_factory.mktemp("finished") / "ckpt"
+    assert main(train_args(canvas_parquet, tiny_base, out, "--save-every", "3")) == 0
+    return out
+
+
+def _refused_before_work(argv: list[str], out, capsys) -> str:
+    line = refused(argv, capsys)
+    assert not out.exists(), "the run made --out before refusing"
+    return line
+
+
+def _base_copy(tiny_base, tmp_path, name: str = "base"):
+    base = tmp_path / name
+    shutil.copytree(tiny_base, base)
+    return base
+
+
+def test_a_folder_without_tokenizer_files_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
+    bare = _base_copy(tiny_base, tmp_path)
+    for tokenizer_file in bare.glob("*"):
+        if tokenizer_file.name not in ("config.json", "generation_config.json", "model.safetensors"):
+            tokenizer_file.unlink()
+    out = tmp_path / "o"
+    line = _refused_before_work(train_args(canvas_parquet, bare, out), out, capsys)
+    assert "holds no tokenizer.json, nor vocab.json and merges.txt" in line and "--tokenizer" in line
+    line = _refused_before_work(train_args(canvas_parquet, tiny_base, out, "--tokenizer", str(bare)), out, capsys)
+    assert line.startswith(f"vipe train: the tokenizer {bare} holds no tokenizer.json")
+
+
+def test_a_tokenizer_that_does_not_fit_the_base_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
+    from transformers import AutoTokenizer
+
+    larger = AutoTokenizer.from_pretrained(tiny_base)
+    larger.add_tokens([f"zz{i}" for i in range(50)])
+    larger.save_pretrained(tmp_path / "larger")
+    shifted = tmp_path / "shifted"  # every id past the model's vocabulary (an IndexError mid-training before)
+    shifted.mkdir()
+    spec = json.loads((tiny_base / "tokenizer.json").read_text())
+    spec["model"]["vocab"] = {token: i + 2000 for token, i in spec["model"]["vocab"].items()}
+    for added in spec["added_tokens"]:
+        added["id"] += 2000
+    (shifted / "tokenizer.json").write_text(json.dumps(spec))
+    shutil.copy(tiny_base / "tokenizer_config.json", shifted)
+    out = tmp_path / "o"
+    for tokenizer in (tmp_path / "larger", shifted):
+        line = _refused_before_work(
+            train_args(canvas_parquet, tiny_base, out, "--tokenizer", str(tokenizer)), out, capsys
+        )
+        assert f"does not match the base model '{tiny_base}'" in line
+
+
+def test_a_base_that_is_no_causal_lm_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_base)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2)
+    BertModel(config).save_pretrained(tmp_path / "bert")
+    tokenizer.save_pretrained(tmp_path / "bert")
+    out = tmp_path / "o"
+    line = _refused_before_work(train_args(canvas_parquet, tmp_path / "bert", out), out, capsys)
+    assert "is a BertModel, not a causal language model" in line
+
+
+def test_an_out_holding_an_input_or_a_long_max_length_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
+    data = tmp_path / "lc.parquet"
+    shutil.copy(canvas_parquet, data)
+    assert f"--out {tmp_path} holds the LyricCanvas file" in refused(train_args(data, tiny_base, tmp_path), capsys)
+    assert not (tmp_path / LOCK_FILE).exists()
+    out = tmp_path / "o"
+    line = _refused_before_work(train_args(data, tiny_base, out, "--max-length", "100000"), out, capsys)
+    assert "--max-length 100000 is more than the base model" in line
+
+
+def _copy_of_a_killed_save(folder) -> None:
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"cut")
+
+
+def test_only_the_copies_a_vipe_run_left_are_removed(tmp_path):
+    mine = tmp_path / ".best.settings"  # a person's: a file vipe never writes there
+    mine.mkdir()
+    (mine / "config").write_text("precious")
+    _copy_of_a_killed_save(tmp_path / ".best.abcd1234")
+    recover_last(tmp_path, used=False)  # a folder no vipe run used: nothing there is taken for vipe's
+    assert (tmp_path / ".best.abcd1234").is_dir()
+    recover_last(tmp_path, used=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".best.settings"]
+    assert (mine / "config").read_text() == "precious"
+
+
+def test_a_refused_run_removes_nothing(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
+    out = tmp_path / "person"
+    for name in (".best.settings", ".last.old.sessions", SAVING):
+        (out / name).mkdir(parents=True)
+        (out / name / "config").write_text("precious")
+    line = refused(train_args(canvas_parquet, tiny_base, out, "--tokenizer", str(tmp_path / "missing")), capsys)
+    assert "could not load the tokenizer" in line
+    line = refused(train_args(canvas_parquet, tiny_base, out), capsys)
+    assert f"{out / SAVING} is not vipe's" in line
+    assert sorted(p.name for p in out.iterdir()) == [".best.settings", ".last.old.sessions", SAVING]
+    assert all((folder / "config").read_text() == "precious" for folder in out.iterdir())
+
+
+def test_a_damaged_random_state_or_best_is_refused(finished, tmp_path, tiny_base, canvas_parquet, capsys, no_work):
+    out = tmp_path / "ckpt"
+    shutil.copytree(finished, out)
+    (out / "last" / "random_states_0.pkl").write_bytes(bytes(range(256)) * 8)
+    line = refused(train_args(canvas_parquet, tiny_base, out), capsys)
+    assert "last is damaged (random_states_0.pkl is cut short" in line
+    shutil.rmtree(out)
+    shutil.copytree(finished, out)
+    weights = out / "best" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    assert f"{out / 'best'} is damaged (model.safetensors" in refused(
+        train_args(canvas_parquet, tiny_base, out), capsys
+    )
+
+
+def test_a_rerun_of_a_finished_run_says_so(finished, tmp_path, tiny_base, canvas_parquet, capsys, one_thread):
+    out = tmp_path / "ckpt"
+    shutil.copytree(finished, out)
+    capsys.readouterr()
+    assert main(train_args(canvas_parquet, tiny_base, out)) == 0
+    printed = capsys.readouterr().out
+    assert f"the run in {out} is already finished (step 6)" in printed and "resuming" not in printed
+    assert json.loads((out / "train_result.json").read_text())["best"] == str(out / "best")
+
+
+def test_a_restart_retires_the_old_result_and_state_first(finished, tmp_path, tiny_base, canvas_parquet, monkeypatch):
+    out = tmp_path / "ckpt"
+    shutil.copytree(finished, out)
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # as a run killed before its first save would stop
+
+    monkeypatch.setattr("vipe_core.train.prepare", killed)
+    assert main(train_args(canvas_parquet, tiny_base, out, "--lr", "1e-4", "--restart")) == 130
+    assert not (out / "train_result.json").exists() and not (out / "last").exists()
+    assert (out / "best" / "vipe_training.json").is_file()  # replaced by the new run's first evaluation
