@@ -69,8 +69,9 @@ def encode_example(tokenizer, context: str, elaboration: str, max_length: int) -
     is too long, the oldest context tokens go (after the leading <eos>), never the elaboration.
     """
     eos_id = tokenizer.eos_token_id
-    prompt = tokenizer(model_input(context, tokenizer.eos_token))["input_ids"]
-    target = tokenizer(elaboration, add_special_tokens=False)["input_ids"][: max_length // 2] + [eos_id]
+    # (verbose=False: transformers would warn of a text longer than the tokenizer's limit, which is cut here)
+    prompt = tokenizer(model_input(context, tokenizer.eos_token), verbose=False)["input_ids"]
+    target = tokenizer(elaboration, add_special_tokens=False, verbose=False)["input_ids"][: max_length // 2] + [eos_id]
     room = max_length - len(target)
     if len(prompt) > room:
         prompt = prompt[:1] + prompt[len(prompt) - room + 1 :]

@@ -160,3 +160,14 @@ def test_a_restart_retires_the_old_result_and_state_first(finished, tmp_path, ti
     assert main(train_args(canvas_parquet, tiny_base, out, "--lr", "1e-4", "--restart")) == 130
     assert not (out / "train_result.json").exists() and not (out / "last").exists()
     assert (out / "best" / "vipe_training.json").is_file()  # replaced by the new run's first evaluation
+
+
+def test_a_context_longer_than_the_tokenizer_reads_is_cut_without_transformers_warning(tiny_base, capfd):
+    from transformers import AutoTokenizer
+
+    from vipe_core.train import encode_example
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_base)
+    tokenizer.model_max_length = 32  # (a tokenizer's limit below what the context holds, as GPT-2's 1024 is)
+    ids, prompt = encode_example(tokenizer, "word " * 300, "an elaboration", 64)
+    assert len(ids) == 64 and prompt < 64 and "Token indices" not in capfd.readouterr().err
