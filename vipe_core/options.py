@@ -289,7 +289,11 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
         default=default["mixed_precision"],
         help="auto: bf16 (or fp16) on a GPU, none on a CPU (default: %(default)s)",
     )
-    p.add_argument("--restart", action="store_true", help="ignore the resumable state in --out and start over")
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="start over: the state in --out/last is removed, and best/ replaced at the first evaluation (copy it away to keep it)",
+    )
 
 
 def add_evaluate(stages, common: argparse.ArgumentParser) -> None:
