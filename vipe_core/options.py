@@ -292,7 +292,8 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--restart",
         action="store_true",
-        help="start over: the state in --out/last is removed, and best/ replaced at the first evaluation (copy it away to keep it)",
+        help="start over: the state in --out/last is removed, and best/ replaced at the first evaluation (copy it "
+        "away to keep it)",
     )
 
 
