@@ -58,13 +58,23 @@ def damaged(last: Path, why: str) -> VipeError:
     return VipeError(f"{last} is damaged ({why}); pass --restart to start over, or choose another --out.")
 
 
+def _one_setting(saved, now) -> bool:
+    """Whether a saved setting and this run's are one: equal, or one folder written two ways (gbase/, ./gbase)."""
+    if saved == now:
+        return True
+    try:
+        return isinstance(saved, str) and isinstance(now, str) and os.path.samefile(saved, now)
+    except (OSError, ValueError):  # (a hub name, or a folder gone)
+        return False
+
+
 def _changes(saved: dict, now: dict) -> str:
-    """The settings that differ, as "name old -> new" (a data file by the start of its sha256)."""
+    """The settings that differ, as "name old -> new" (a data file by the start of its sha256); "" for none."""
 
     def shown(key: str, value) -> str:
         return str(value)[:12] if key == "data_sha256" and value else str(value)
 
-    keys = [k for k in {**saved, **now} if saved.get(k) != now.get(k)]
+    keys = [k for k in {**saved, **now} if not _one_setting(saved.get(k), now.get(k))]
     return ", ".join(f"{k} {shown(k, saved.get(k))} -> {shown(k, now.get(k))}" for k in keys)
 
 
@@ -82,11 +92,8 @@ def saved_state(out: Path, run: dict, restart: bool, used: bool) -> TrainState |
         state = from_dict(TrainState, json.loads((last / STATE_FILE).read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, ValueError, TypeError) as e:
         raise damaged(last, f"{STATE_FILE}: {reason(e)}") from None
-    if state.run != run:
-        raise VipeError(
-            f"{out} holds a run with other settings ({_changes(state.run, run)}); pass --restart or choose another "
-            "--out."
-        )
+    if changed := _changes(state.run, run):
+        raise VipeError(f"{out} holds a run with other settings ({changed}); pass --restart or choose another --out.")
     why = _not_whole(last)
     if why:
         raise damaged(last, why)
@@ -106,10 +113,16 @@ def _not_whole(folder: Path) -> str | None:
     missing += [] if any(folder.glob("random_states_*.pkl")) else ["random_states_0.pkl"]
     if missing:
         return f"{', '.join(missing)} missing"
-    # torch.save writes each, the RNG states too, as a zip archive: anything else is damaged
+    # torch.save writes each, the RNG states too, as a zip archive: anything else, or a member whose bytes no longer
+    # match their CRC, is damaged
     for path in [*(folder / name for name in STATE_ARCHIVES), *sorted(folder.glob("random_states_*.pkl"))]:
-        if not zipfile.is_zipfile(path):
-            return f"{path.name} is cut short or not a saved state"
+        try:
+            with zipfile.ZipFile(path) as archive:
+                bad = archive.testzip()
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            bad = path.name
+        if bad is not None:
+            return f"{path.name} is cut short, damaged or not a saved state"
     return None
 
 

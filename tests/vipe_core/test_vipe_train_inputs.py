@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 
 import pytest
 
@@ -131,6 +132,19 @@ def test_a_damaged_random_state_or_best_is_refused(finished, tmp_path, tiny_base
     line = refused(train_args(canvas_parquet, tiny_base, out), capsys)
     assert "last is damaged (random_states_0.pkl is cut short" in line
     shutil.rmtree(out)
+    shutil.copytree(finished, out)  # bytes changed inside the archive, its directory whole: its CRC tells
+    archive = out / "last" / "optimizer.bin"
+    with zipfile.ZipFile(archive) as opened:
+        member = max(opened.infolist(), key=lambda info: info.file_size)
+    data = bytearray(archive.read_bytes())
+    head = member.header_offset  # its data follows the local header: 30 bytes, its name and its extra field
+    at = head + 30 + sum(int.from_bytes(data[k : k + 2], "little") for k in (head + 26, head + 28))
+    data[at : at + 16] = bytes(b ^ 0xFF for b in data[at : at + 16])
+    archive.write_bytes(bytes(data))
+    assert "last is damaged (optimizer.bin is cut short, damaged" in refused(
+        train_args(canvas_parquet, tiny_base, out), capsys
+    )
+    shutil.rmtree(out)
     shutil.copytree(finished, out)
     weights = out / "best" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])
@@ -146,6 +160,8 @@ def test_a_rerun_of_a_finished_run_says_so(finished, tmp_path, tiny_base, canvas
     assert main(train_args(canvas_parquet, tiny_base, out)) == 0
     printed = capsys.readouterr().out
     assert f"the run in {out} is already finished (step 6)" in printed and "resuming" not in printed
+    assert main(train_args(canvas_parquet, f"{tiny_base}/", out)) == 0  # its base written another way: one folder
+    assert "already finished" in capsys.readouterr().out
     assert json.loads((out / "train_result.json").read_text())["best"] == str(out / "best")
 
 
