@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -186,6 +187,13 @@ def model_config(name: str, what: str, hint: str = ""):
     """A model's config; VipeError when it cannot be read or a local model's weights are damaged."""
     from transformers import AutoConfig
 
+    if os.path.isdir(name) and not os.path.isfile(os.path.join(name, "config.json")):
+        run = os.path.isfile(os.path.join(name, "best", "config.json"))  # (evaluate takes it so; train is told)
+        raise VipeError(
+            f"{what} {name} is a `vipe train` run's folder: give its checkpoint, {os.path.join(name, 'best')}."
+            if run
+            else f"{what} {name} holds no config.json: give a model's folder (as save_pretrained writes one)."
+        )
     try:
         config = AutoConfig.from_pretrained(name)
     except Exception as e:  # OSError, ValueError, KeyError for unknown model types ...

@@ -187,3 +187,11 @@ def test_a_context_longer_than_the_tokenizer_reads_is_cut_without_transformers_w
     tokenizer.model_max_length = 32  # (a tokenizer's limit below what the context holds, as GPT-2's 1024 is)
     ids, prompt = encode_example(tokenizer, "word " * 300, "an elaboration", 64)
     assert len(ids) == 64 and prompt < 64 and "Token indices" not in capfd.readouterr().err
+
+
+def test_a_run_folder_given_as_the_base_is_told_to_give_its_best(finished, tmp_path, canvas_parquet, capsys, no_work):
+    out = tmp_path / "out"
+    said = _refused_before_work(train_args(canvas_parquet, str(finished), out), out, capsys)
+    assert f"the base model {finished} is a `vipe train` run's folder: give its checkpoint, {finished / 'best'}" in said
+    said = _refused_before_work(train_args(canvas_parquet, str(finished / "last"), out), out, capsys)
+    assert "holds no config.json: give a model's folder" in said
