@@ -161,6 +161,7 @@ def test_a_killed_batch_reruns_only_what_was_missing(tmp_path):
     assert drawn["b"] == drawn["c"] - 3  # song b only finished what the kill left undone
 
 
+@pytest.mark.ci  # (the suite's 6 minutes: a second of its area, or a benchmark's quick run)
 @pytest.mark.slow
 def test_a_repeated_row_is_made_once_and_rows_of_a_song_wait_for_its_work_directory(
     tmp_path, monkeypatch, capsys, caplog

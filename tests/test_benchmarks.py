@@ -91,6 +91,7 @@ def test_speed_benchmark_quick_with_a_whole_song_names_the_models_it_ran(tmp_pat
     assert "song end to end, no options (asr openai-whisper:tiny-random in float32" in capsys.readouterr().out
 
 
+@pytest.mark.ci  # (the suite's 6 minutes: a second of its area, or a benchmark's quick run)
 @pytest.mark.slow
 def test_speed_benchmark_quick_sdxl_with_a_reference(tmp_path, capsys):
     out = tmp_path / "speed.json"

@@ -100,6 +100,7 @@ def test_the_checks_read_the_goals_and_say_what_was_not_measured():
     assert "skipped: past the budget" in lines[2]["line"] and "[NOT MEASURED]" in lines[3]["line"]
 
 
+@pytest.mark.ci  # (the suite's 6 minutes: a second of its area, or a benchmark's quick run)
 @pytest.mark.slow
 def test_a_dry_run_of_some_rows_writes_them_with_their_checks(tmp_path, capsys):
     out = tmp_path / "gpu.json"

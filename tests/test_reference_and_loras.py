@@ -132,6 +132,7 @@ def test_each_picture_of_a_morph_has_its_own_reference_embedding(tmp_path):
     assert np.abs(together.astype(int) - alone).max() <= 1
 
 
+@pytest.mark.ci  # (the suite's 6 minutes: a second of its area, or a benchmark's quick run)
 def test_style_loras_change_the_pictures_and_are_keyed_by_their_weights_and_weight(capsys, song, tmp_path):
     workdir = tmp_path / "work"
     make_keyframes = keyframes_drawer(capsys, options(song, workdir))
