@@ -102,6 +102,7 @@ def test_shared_step_noise_keeps_a_morph_continuous_where_fresh_noise_flickers(f
     assert np.abs(frames[3] - keyframe[0]).max() <= 2
 
 
+@pytest.mark.ci  # (the suite's 6 minutes: a second of its area)
 @pytest.mark.slow
 def test_a_fast_render_killed_mid_way_resumes_to_the_same_frames_and_is_keyed_apart(tmp_path, monkeypatch):
     song = make_tone(tmp_path / "song.mp3", 3.0)

@@ -86,6 +86,7 @@ def test_whisper_in_float16_keeps_its_layer_norms_in_float32_and_decodes():
     assert whisper.decode(model, mel, options)[0].tokens is not None
 
 
+@pytest.mark.ci  # (the suite's 6 minutes: a second of its area)
 def test_the_drawing_pipeline_is_gone_before_the_video_model_loads(tmp_path, monkeypatch):
     """A render's Stable Diffusion is released when its stage ends: nothing holds it while LTX-Video loads."""
     drawn = []
