@@ -71,7 +71,7 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
     before 0 or ends before it starts; words outside a cue (a block without times, or above its cue's times but
     its number), among cues that have times; a cue that runs into the next one's times (no blank line between:
     they would be sung). A row outside a cue that `is_lrc` (the LRC reader's test) is refused as LRC, not SRT."""
-    text = "\n".join(text_lines(text.removeprefix("\ufeff")))  # (a pasted BOM, as a file's)
+    text = "\n".join(text_lines(text))  # (a pasted BOM, as a file's, is none of a line's text: text_lines)
     if text.lstrip().startswith("WEBVTT"):
         raise UserError(f"{document} is WebVTT, not SRT: convert it (ffmpeg -i lyrics.vtt lyrics.srt)")
     blocks = [[row.strip() for row in block.split("\n") if row.strip()] for block in re.split(r"\n\s*\n", text)]
