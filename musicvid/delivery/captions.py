@@ -25,6 +25,7 @@ from fontTools.ttLib import TTFont
 from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
 from musicvid.core.workdir import FONTS
 from musicvid.delivery.cue_times import WordTime, ass_time, captioned, cues, srt_time
+from musicvid.lyrics.spacing import one_line, tied
 from musicvid.lyrics.transcript import Transcript, code_point
 from musicvid.storyboard.board import Storyboard
 from musicvid.storyboard.table import listed
@@ -108,16 +109,10 @@ def shown_whole_note(storyboard: Storyboard, *, name: str = "scenes", first: int
     )
 
 
-def _one_line(text: str) -> str:
-    """A lyric as captions show it: its words on one line. A line break in it (a transcript's, a storyboard's edited
-    text) would be a blank line in an .srt, which ends its cue: what follows would read as cues of its own."""
-    return " ".join(text.split())
-
-
 def _cue_text(text: str) -> str:
     """A lyric as an .srt cue's text: on one line, and behind a word joiner where it begins like times
     ("00:00:05,000 --> …"), which a reader would take for a cue of its own and drop."""
-    line = _one_line(text)
+    line = one_line(text)  # (a line break in it would be a blank line, which ends a cue: the rest, cues of their own)
     return WORD_JOINER + line if _LIKE_TIMES.match(line) else line
 
 
@@ -135,7 +130,7 @@ def _literal(text: str) -> str:
     """Text as ASS shows it literally (braces open override tags and a backslash starts \\N), on one line, composed
     (NFC), without the characters no caption font has."""
     kept = "".join(c for c in unicodedata.normalize("NFC", text) if c.isspace() or _font_of(c) is not None)
-    return _one_line(kept).replace("{", "(").replace("}", ")").replace("\\", "/")
+    return one_line(kept).replace("{", "(").replace("}", ")").replace("\\", "/")
 
 
 def _in_fonts(rows: list[str]) -> str:
@@ -274,8 +269,9 @@ def _ended(rows: list[Row], size: int, room: float) -> list[Row]:
 
 
 def _line_text(text: str, block: Block) -> str:
-    """A plain line as the ASS script shows it, broken into rows where _rows breaks it."""
-    words = _literal(text).split(" ")
+    """A plain line as the ASS script shows it, broken into rows where _rows breaks it (a mark written apart from its
+    word tied to it: no row begins with "?")."""
+    words = _literal(tied(text)).split(" ")
     broken = _rows(words, block)
     if broken is None:
         return _in_fonts([" ".join(words)])

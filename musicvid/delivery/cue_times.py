@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from musicvid.lyrics.spacing import spaced_in
+from musicvid.lyrics.spacing import NO_BREAK, gaps_in, spaced_in, tied, words_of
 from musicvid.lyrics.transcript import Line, Transcript
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.scenes import MIN_INTRO_SECONDS
@@ -79,23 +79,39 @@ WordTime = tuple[float, float, str, bool]
 def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[int, list[WordTime]]:
     """(start, end, word, spaced) of every captioned scene's words, within its caption's time (cues): the transcript's
     word times where it has the scene's line (Whisper's, enhanced LRC's; the words as heard, as the scene's text writes
-    them: spaced_in); else the time the line is sung (from its start to its own end: an SRT cue's, an LRC line's), or
-    without a line the scene's, shared out by the words' lengths in letters."""
+    them: gaps_in); else the time the line is sung (from its start to its own end: an SRT cue's, an LRC line's), or
+    without a line the scene's, shared out by the words' lengths in letters. Words a no-break space joins, as the
+    text writes them or as tied joins a mark written apart, are one (_bound)."""
     words: dict[int, list[WordTime]] = {}
     for scene, line, (start, end) in cues(storyboard, transcript):
         texts = [w.text.strip() for w in line.words] if line is not None and line.words else []
-        if (spacing := spaced_in(scene.text, texts) if texts else None) is not None:
-            words[scene.index] = [
-                (min(max(w.start, start), end), min(max(w.end, start), end), text, space)
-                for w, text, space in zip(line.words, texts, spacing)
-            ]
+        if (gaps := gaps_in(tied(scene.text), texts) if texts else None) is not None:
+            words[scene.index] = _bound(
+                [
+                    (min(max(w.start, start), end), min(max(w.end, start), end), text, bool(gap))
+                    for w, text, gap in zip(line.words, texts, gaps)
+                ],
+                gaps,
+            )
             continue
-        texts = scene.text.split()
+        texts = words_of(tied(scene.text))
         sung_end = min(line.end, end) if line is not None and line.end > start else end
         letters = np.cumsum([0] + [len(t) + 1 for t in texts], dtype=float)
         edges = start + (sung_end - start) * letters / letters[-1]
         words[scene.index] = [(float(a), float(b), t, True) for a, b, t in zip(edges, edges[1:], texts)]
     return words
+
+
+def _bound(words: list[WordTime], gaps: list[str]) -> list[WordTime]:
+    """`words`, each after a gap of no-break spaces (`gaps`: before each word, as its line writes it) one with the word
+    before, lit from that one's start to its own end."""
+    bound: list[WordTime] = []
+    for (start, end, text, space), gap in zip(words, gaps):
+        if bound and gap and not gap.strip(NO_BREAK):
+            first, _, before, spaced = bound.pop()
+            start, text, space = first, before + gap + text, spaced
+        bound.append((start, end, text, space))
+    return bound
 
 
 def _clock(seconds: float, per_second: int) -> tuple[int, int, int, int]:

@@ -43,7 +43,7 @@ from musicvid.core.errors import RenderError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.openings import CRUSHED_SECONDS, Openings
 from musicvid.lyrics.singing import Voice
-from musicvid.lyrics.spacing import spaced_in
+from musicvid.lyrics.spacing import gaps_in
 from musicvid.lyrics.transcribe import detect_language, lines_at_pauses, singing_to_detect, torch_threads_kept
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.lyrics.windows import GRID_SECONDS, WINDOW_SECONDS, TimedWord, Windows
@@ -388,9 +388,9 @@ def sung_phrases(parts: list[Line], text: str, voice: Voice, openings: Openings)
 
 def as_written(phrases: list[Line], text: str) -> list[Line]:
     """The phrases of `text`, each one's text as `text` writes it: the runs of one word (pieces) joined again
-    without the space put between every two words."""
-    follows = iter(spaced_in(text, [w.text for phrase in phrases for w in phrase.words]))  # (the line's own words)
+    without the space put between every two words, with the spaces `text` writes between the others."""
+    gaps = iter(gaps_in(text, [w.text for phrase in phrases for w in phrase.words]))  # (the line's own words)
     return [
-        replace(p, text="".join((" " if next(follows) and k else "") + w.text for k, w in enumerate(p.words)))
+        replace(p, text="".join((gap if k else "") + w.text for k, w in enumerate(p.words) for gap in [next(gaps)]))
         for p in phrases
     ]

@@ -26,6 +26,7 @@ from musicvid.lyrics.lrc import (
     parse_lrc,
     starts_with_time,
 )
+from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
     Line,
@@ -309,7 +310,7 @@ def _plain_lines(text: str) -> PlainLyrics:
     """The sung lines of plain lyrics `text`: one per line, as often as a heading or a repeat mark says (_section);
     blank lines (between stanzas), section labels, directions to the band and what a lyrics site adds (_SITE_HEADING
     and the like) are not sung; those written, and repeated up to MAX_LINES + 1 (_as_sung)."""
-    rows = [row if has_words(row := " ".join(_INVISIBLE.sub("", raw).split())) else "" for raw in text_lines(text)]
+    rows = [row if has_words(row := one_line(_INVISIBLE.sub("", raw))) else "" for raw in text_lines(text)]
     rows = [part for row in rows for part in _unglued(row)]
     worded = [i for i, row in enumerate(rows) if row]
     heading = _SITE_HEADING.match(rows[worded[0]]) if worded else None

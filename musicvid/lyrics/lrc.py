@@ -13,7 +13,7 @@ from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
 from musicvid.lyrics.languages import language_code, latin
-from musicvid.lyrics.spacing import spaced
+from musicvid.lyrics.spacing import one_line, spaced
 from musicvid.lyrics.srt import clock_seconds, text_lines
 from musicvid.lyrics.transcript import Line, Word, excerpt, has_words
 
@@ -60,10 +60,11 @@ def sung_seconds(text: str) -> float:
 # [ti:], [al:], [by:], [length:], [la:], [offset:±ms]) or names a section ([Chorus], timed or not): nothing sung. A
 # tag that begins like a time and is none, or a negative one, is refused by its line: read as something else, its
 # line would be lost.
-_TAG = re.compile(r"\[([^\[\]]*)\]")
+# (A CJK input method types the brackets, colon and point full-width: 「［00：02．00］」 is a time as written.)
+_TAG = re.compile(r"[\[［]([^\[\]［］]*)[\]］]")
 _WORD_TAG = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
-_TIMELIKE = re.compile(r"\s*[-+]?\s*\d+\s*:.*")  # what begins like a time is read as one, or refused
-_TIME = re.compile(r"(\d+):(\d+)(?:[.,:](\d+))?|(\d+):(\d+):(\d+)[.,](\d+)")
+_TIMELIKE = re.compile(r"\s*[-+]?\s*\d+\s*[:：].*")  # what begins like a time is read as one, or refused
+_TIME = re.compile(r"(\d+)[:：](\d+)(?:[.,:．，：](\d+))?|(\d+)[:：](\d+)[:：](\d+)[.,．，](\d+)")
 _META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
 # Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
 SECTION = re.compile(r"^\[[^\]]*\]$")
@@ -175,7 +176,7 @@ def _sung(text: str, where: str) -> tuple[str, tuple[WordTime, ...]]:
                 raise UserError(f"{where}: its word time {tag.group(0)} is before the one before it ({written})")
             before, last, written = seconds, tag.end(), tag.group(0)
     pieces.append((before, text[last:]))
-    sung = " ".join("".join(chunk for _, chunk in pieces).split())
+    sung = one_line("".join(chunk for _, chunk in pieces))
     if len(pieces) == 1 or any(time is None for time, chunk in pieces if chunk.split()):
         return sung, ()
     times: list[WordTime] = []

@@ -4,8 +4,13 @@ write none between words, and Whisper hears them token by token: joined with spa
 
 - joined(words) = w1 ␣ w2 ␣ … wn, where ␣ is a space unless both the character before it and the one after it are of
   a script that writes none (UNSPACED), or the one after is such a script's punctuation ("。", "、");
-- spaced_in(text, words) = for each word, whether a space precedes it in `text`, where `text` is `words` in order with
-  nothing but spaces between them (any number, none too); None where it is not (a line edited since it was heard).
+- gaps_in(text, words) = for each word, the whitespace before it in `text`, where `text` is `words` in order with
+  nothing but whitespace between them (any, none too); None where it is not (a line edited since it was heard);
+  spaced_in(text, words) = for each word, whether that gap is not empty.
+
+A line keeps the spaces it was written with that are not there to part words: a no-break space (NO_BREAK: French
+writes one before "?", "!", ":", ";" and inside « », as web pages paste it) joins what it stands between, and so does
+tied, for a mark written apart from its word with a plain space ("Quoi ?"): one_line folds only the others.
 """
 
 from __future__ import annotations
@@ -21,6 +26,29 @@ UNSPACED = re.compile(
 )
 # Such a script's punctuation, which follows a word of any script with no space ("OK。").
 UNSPACED_PUNCTUATION = re.compile("[\u3000-\u303f\uff01-\uff0f\uff1a-\uff1f]")
+NO_BREAK = "\u00a0\u2007\u202f"  # the no-break spaces: what they stand between stays on one row, one word lit
+_FOLDED = re.compile(f"[^\\S{NO_BREAK}\u3000]+")  # a run of the whitespace a line folds into one space
+_PARTS = re.compile(f"[^\\S{NO_BREAK}]+")  # where a line's words part (the ideographic space parts them too)
+# Marks that close (or open) what they follow (precede): written apart, alone on a row or lit alone they would mean
+# nothing (French and Spanish typography, a quote's marks).
+_CLOSE = re.compile("(?<=\\S) (?=[?!:;.,…»›)\\]”’]+(?!\\S))")
+_OPEN = re.compile("(?:^|(?<=\\s))([«‹¿¡(\\[“‘]+) (?=\\S)")
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: each run of whitespace one space, the no-break and ideographic spaces (U+3000) as written."""
+    return _FOLDED.sub(" ", text).strip()
+
+
+def words_of(text: str) -> list[str]:
+    """`text`'s words: parted by whitespace, never by a no-break space."""
+    return [word for word in _PARTS.split(text) if word]
+
+
+def tied(text: str) -> str:
+    """`text` on one line (one_line), a mark written apart from the word it closes or opens ("Quoi ?", "« Oui »",
+    "¿ Qué") joined to it by a no-break space."""
+    return _OPEN.sub(f"\\1{NO_BREAK[0]}", _CLOSE.sub(NO_BREAK[0], one_line(text)))
 
 
 def spaced(before: str, after: str) -> bool:
@@ -35,14 +63,20 @@ def joined(words: Sequence[str]) -> str:
     return "".join((" " if n and spaced(words[n - 1], word) else "") + word for n, word in enumerate(words))
 
 
-def spaced_in(text: str, words: Sequence[str]) -> list[bool] | None:
-    """Whether each word follows a space in `text`, where `text` is the words in order (module doc); else None."""
+def gaps_in(text: str, words: Sequence[str]) -> list[str] | None:
+    """The whitespace before each word in `text`, where `text` is the words in order (module doc); else None."""
     at, found = 0, []
     for word in words:
         rest = text[at:]
         gap = len(rest) - len(rest.lstrip())
         if not word or not rest[gap:].startswith(word):
             return None
-        found.append(gap > 0)
+        found.append(rest[:gap])
         at += gap + len(word)
     return found if not text[at:].strip() else None
+
+
+def spaced_in(text: str, words: Sequence[str]) -> list[bool] | None:
+    """Whether each word follows a space in `text`, where `text` is the words in order (module doc); else None."""
+    gaps = gaps_in(text, words)
+    return None if gaps is None else [bool(gap) for gap in gaps]

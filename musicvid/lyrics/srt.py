@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
+from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.transcript import Line, excerpt, has_words
 
 _SRT_TIME = re.compile(r"(\S+)\s*-->\s*(\S+)")
@@ -122,7 +123,7 @@ def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line 
     sung = rows[at + 1 :]
     if runs_on := next((r for r in sung if _LIKE_TIMES.match(r) and is_srt_times(r)), None):
         raise UserError(f"{where} runs into the next cue's times ({excerpt(runs_on)}): put a blank line before it")
-    return Line(start, end, " ".join(html.unescape(_MARKUP.sub("", " ".join(sung))).split()))
+    return Line(start, end, one_line(html.unescape(_MARKUP.sub("", " ".join(sung)))))
 
 
 def _check_outside(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> None:
