@@ -150,8 +150,7 @@ def check_kind(path: Path) -> None:
 
 
 def timed_lines(text: str, kind: str, duration: float, document: str) -> tuple[list[Line], str]:
-    """The lines of timed lyrics `text` of `kind` (lyrics_kind; as written: not yet fitted to the song) and their
-    language."""
+    """Timed lyrics `text`'s lines (of `kind`: lyrics_kind; as written, not fitted to the song) and language."""
     if kind == ".lrc":
         language = lrc_language(text, document)
         return parse_lrc(text, duration, document, language), language
