@@ -157,12 +157,11 @@ def assign_splits(rows: list[CanvasRow], validation_fraction: float = 0.1, seed:
         row.split = "validation" if row.song_id in held_out else "train"
 
 
-def check_splits(rows: list[CanvasRow], validation_fraction: float) -> None:
+def check_splits(rows: list[CanvasRow]) -> None:
     """VipeError for a table `vipe train` would refuse: no labelled line to train on, or none held out (one song
-    cannot be split) while --validation-fraction asks for some."""
+    cannot be split)."""
     labelled = {r.split for r in rows if r.elaboration is not None and r.elaboration.strip()}
-    needed = ("train", "validation") if validation_fraction > 0 else ("train",)
-    for split in needed:
+    for split in ("train", "validation"):
         if split not in labelled:
             songs = len({r.song_id for r in rows})
             raise VipeError(
@@ -215,8 +214,11 @@ def run_build(
     validation_fraction: float = 0.1,
     seed: int = 0,
 ) -> BuildSummary:
-    if not 0 <= validation_fraction < 1:
-        raise VipeError("--validation-fraction must be at least 0 and below 1.")
+    if not 0 < validation_fraction < 1:  # (0 too: train picks its best checkpoint by the held-out songs' loss)
+        raise VipeError(
+            f"--validation-fraction must be above 0 and below 1, not {validation_fraction:g}: `vipe train` needs "
+            "validation lines, which are the held-out songs' lines."
+        )
     check_output_kind(out, folder=False)
     refuse_overlap(
         [("--out", out)],
@@ -236,7 +238,7 @@ def run_build(
     if not rows:
         raise VipeError("there is nothing to build: no labelled song was found.")
     assign_splits(rows, validation_fraction, seed)
-    check_splits(rows, validation_fraction)
+    check_splits(rows)
     frame = pd.DataFrame([asdict(r) for r in rows], columns=COLUMNS).astype({"line_index": "int32"})
     with atomic_path(out, suffix=".parquet") as tmp:
         write_marked(frame, tmp)

@@ -130,10 +130,18 @@ def _train(args) -> None:
     from accelerate import PartialState
 
     if PartialState().is_main_process and result["best"]:
-        print(
-            f"validation loss {result['initial_val_loss']:.4f} before training, best {result['best_val_loss']:.4f} "
-            f"after {result['steps']} steps; best checkpoint: {result['best']}"
-        )
+        print(train_summary(result))
+
+
+def train_summary(result: dict) -> str:
+    """The line a finished run ends with; it says so plainly when no evaluation beat the loss before training."""
+    losses = f"validation loss {result['initial_val_loss']:.4f} before training, best {result['best_val_loss']:.4f}"
+    if result["best_val_loss"] < result["initial_val_loss"]:
+        return f"{losses} after {result['steps']} steps; best checkpoint: {result['best']}"
+    return (
+        f"{losses} after {result['steps']} steps: training made the model worse than it was (a --lr too high?); "
+        f"the least bad checkpoint: {result['best']}"
+    )
 
 
 def _evaluate(args) -> None:

@@ -26,7 +26,7 @@ from vipe_core.guards import check_output_kind, hold_folder, is_checkpoint_copy,
 from vipe_core.inference import GenerationSettings, ViPE, causal_lm, ships_tokenizer
 from vipe_core.records import append_jsonl, parsed_json, read_json, read_jsonl, read_text, write_json
 from vipe_core.released import DEFAULT_VIPE_TOKENIZER, trained_context
-from vipe_core.train_checks import cannot_load, model_window, quiet_loading
+from vipe_core.train_checks import cannot_load, check_holds_weights, model_window, quiet_loading
 
 BUCKETS = [(0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.0)]
 RESULTS = "results.json"
@@ -50,10 +50,6 @@ class EvalConfig:
     progress: bool = True
 
 
-# The weights from_pretrained loads from a folder, in the order it looks for them (each may be sharded: an index).
-WEIGHTS = ("model.safetensors", "pytorch_model.bin")
-
-
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
     """A folder from `vipe train` (its best/ is used) or any save_pretrained causal LM folder; VipeError for
     one without weights (a best/ that a killed run cut short)."""
@@ -61,8 +57,7 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
     folder = path / "best" if (path / "best" / "config.json").is_file() else path
     if not (folder / "config.json").is_file():
         raise VipeError(f"{path} is not a trained checkpoint (no config.json in it or in its best/ folder).")
-    if not any((folder / name).is_file() or (folder / f"{name}.index.json").is_file() for name in WEIGHTS):
-        raise VipeError(f"{folder} holds no weights: give a folder with {WEIGHTS[0]} (or {WEIGHTS[1]}).")
+    check_holds_weights(folder, str(folder))
     return folder
 
 

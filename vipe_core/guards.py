@@ -13,12 +13,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from vipe_core.errors import VipeError
-from vipe_core.resume import CHECKPOINT_COPY, STATE_FILE
+from vipe_core.resume import CHECKPOINT_COPY, CHECKPOINTS, STATE_FILE
 from vipe_core.train_config import TRAINING_INFO
 
 LOCK_FILE = ".vipe.lock"
-# The folders a `vipe train` run replaces whole in its --out (vipe_core.train): its checkpoints.
-CHECKPOINTS = ("best", "last")
 
 Named = tuple[str, "str | os.PathLike | None"]  # what a path is, for the message ("the lyrics folder"), and the path
 

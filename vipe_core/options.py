@@ -216,7 +216,10 @@ def add_build(stages, common: argparse.ArgumentParser) -> None:
         help="a column of the published table under another name, e.g. elaboration=prompt",
     )
     p.add_argument(
-        "--validation-fraction", type=_finite(0, 1), default=0.1, help="share of songs held out, below 1 (default: 0.1)"
+        "--validation-fraction",
+        type=_finite(0, 1),
+        default=0.1,
+        help="share of songs held out for validation, above 0 and below 1 (default: 0.1)",
     )
     p.add_argument("--seed", type=_seed, default=0, help="which songs are held out (default: 0)")
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import stat
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
@@ -26,6 +26,7 @@ from vipe_core.atomic import UMASK, atomic_path, write_json
 from vipe_core.errors import VipeError
 
 __all__ = [
+    "COPY_MARKER",
     "ArtistLyrics",
     "CanvasRow",
     "CleanSong",
@@ -35,10 +36,12 @@ __all__ = [
     "atomic_dir",
     "atomic_path",
     "from_dict",
+    "mark_copy",
     "read_clean_songs",
     "read_json",
     "read_jsonl",
     "read_text",
+    "remove_copy",
     "replace_dir",
     "write_json",
     "write_jsonl",
@@ -285,19 +288,42 @@ def append_jsonl(path: str | os.PathLike, record: dict[str, Any]) -> None:
         os.fsync(f.fileno())
 
 
+# Written first into every folder vipe makes beside a checkpoint while it saves one, and into a checkpoint before it
+# is moved aside: a folder of a copy's name is removed (vipe_core.resume) only when it carries this file, so a
+# person's folder of that name never is. It is taken off a folder once that folder is a checkpoint again.
+COPY_MARKER = ".vipe-copy"
+
+
+def mark_copy(folder: Path) -> None:
+    (folder / COPY_MARKER).touch()
+
+
+def remove_copy(folder: Path) -> None:
+    """Remove a copy vipe made, its marker last: a removal cut short (by a kill, or a file that cannot be
+    removed) leaves the rest marked, or an empty folder, which the next run removes. A missing folder is no error."""
+    with suppress(OSError):  # best effort, as rmtree's ignore_errors: the run's own error, if any, is the one told
+        for entry in folder.iterdir():
+            if entry.name != COPY_MARKER:
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        (folder / COPY_MARKER).unlink(missing_ok=True)
+        folder.rmdir()
+
+
 @contextmanager
 def atomic_dir(path: str | os.PathLike, marker: str) -> Iterator[Path]:
-    """Yield a temporary folder beside `path`; on success it replaces `path` (a checkpoint, say), which
-    must be ours: see replace_dir. The folder yielded must come to hold `marker`."""
+    """Yield a temporary folder beside `path`, marked as a copy (COPY_MARKER) before anything goes in; on success
+    it replaces `path` (a checkpoint, say), which must be ours: see replace_dir. The folder yielded must come to
+    hold `marker`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     try:
+        mark_copy(tmp)
         yield tmp
         _usual_modes(tmp)
         replace_dir(tmp, path, marker)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_copy(tmp)  # (gone already when it replaced `path`)
 
 
 def _usual_modes(folder: Path) -> None:
@@ -313,9 +339,10 @@ def _usual_modes(folder: Path) -> None:
 
 
 def replace_dir(new: Path, path: Path, marker: str) -> None:
-    """Put the finished folder `new` in the place of `path` (the old one is removed after the swap). A kill
-    between the two renames leaves no `path`, the old folder in .NAME.old.XXXXXXXX and `new` beside it: the
-    next `vipe train` puts last/ back from them (vipe_core.resume.recover_last).
+    """Put the finished folder `new` (a marked copy) in the place of `path` (the old one is removed after the swap).
+    A kill between the two renames leaves no `path`, the old folder in .NAME.old.XXXXXXXX and `new` beside it, both
+    marked: the next `vipe train` puts last/ back from them (vipe_core.resume.recover_last). A kill just before the
+    first rename or just after the second leaves the marker in `path`, which that run takes off.
 
     An existing `path` is replaced only when it holds the file `marker`, which only vipe writes there:
     a person's folder of the same name is refused (VipeError) and left as it is."""
@@ -324,7 +351,9 @@ def replace_dir(new: Path, path: Path, marker: str) -> None:
     old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))  # a fresh name: nobody's folder
     try:
         if path.exists():
+            mark_copy(path)  # before it is moved aside, so that what a kill leaves there is a marked copy
             os.replace(path, old)  # onto the empty folder old
         os.replace(new, path)
+        (path / COPY_MARKER).unlink(missing_ok=True)  # a checkpoint again: a person's copy of it must not read as ours
     finally:
-        shutil.rmtree(old, ignore_errors=True)
+        remove_copy(old)

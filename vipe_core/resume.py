@@ -15,14 +15,16 @@ from pathlib import Path
 
 from vipe_core.atomic import remove_temporaries, temporary_of
 from vipe_core.errors import VipeError
-from vipe_core.records import from_dict
+from vipe_core.records import COPY_MARKER, from_dict, remove_copy
 from vipe_core.train_config import TRAINING_INFO
 
+# The folders a `vipe train` run replaces whole in its --out (vipe_core.train): its checkpoints.
+CHECKPOINTS = ("best", "last")
 STATE_FILE = "trainer_state.json"  # written by vipe into last/ only: marks the folder as vipe's
 # What accelerate's save_state writes beside it (safe_serialization=False); torch saves each as a zip archive.
 STATE_ARCHIVES = ("pytorch_model.bin", "optimizer.bin", "scheduler.bin")
 # The folders made beside best/ and last/ while they are saved (records.atomic_dir and replace_dir: mkdtemp's
-# 8 characters; train.save_last): only a killed run leaves one behind.
+# 8 characters; train.save_last): only a killed run leaves one behind, marked (records.COPY_MARKER) or empty.
 CHECKPOINT_COPY = re.compile(r"\.(best|last)\.(old\.)?[a-z0-9_]{8}|\.last\.saving")
 SAVING = ".last.saving"  # the one fixed name (train.save_last): a person's folder there would be overwritten
 # Every file vipe writes in a checkpoint: save_pretrained's model and tokenizer, accelerate's save_state, vipe's
@@ -31,7 +33,7 @@ _VIPE_FILE = re.compile(
     r"config\.json|generation_config\.json|model(-\d+-of-\d+)?\.safetensors(\.index\.json)?"
     r"|tokenizer(_config)?\.json|special_tokens_map\.json|added_tokens\.json|vocab\.json|merges\.txt"
     r"|tokenizer\.model|chat_template\.jinja|(pytorch_model|optimizer|scheduler|sampler|dl_state_dict)(_\d+)?\.bin"
-    rf"|random_states_\d+\.pkl|scaler\.pt|{re.escape(STATE_FILE)}|{re.escape(TRAINING_INFO)}"
+    rf"|random_states_\d+\.pkl|scaler\.pt|{re.escape(STATE_FILE)}|{re.escape(TRAINING_INFO)}|{re.escape(COPY_MARKER)}"
 )
 
 
@@ -136,17 +138,20 @@ def _whole_step(folder: Path) -> int | None:
 
 
 def _ours(copy: Path) -> bool:
-    """Whether a checkpoint copy holds only files vipe writes there (or nothing: a run killed as it made it)."""
-    return all(
-        f.is_file() and not f.is_symlink() and bool(_VIPE_FILE.fullmatch(f.name) or temporary_of(f))
-        for f in copy.iterdir()
+    """Whether a folder of a copy's name is one a vipe run made: empty (a run killed before it marked it), or marked
+    (records.COPY_MARKER, written before anything else) and holding only files vipe writes there."""
+    entries = list(copy.iterdir())
+    if not entries:
+        return True
+    return (copy / COPY_MARKER).is_file() and all(
+        f.is_file() and not f.is_symlink() and bool(_VIPE_FILE.fullmatch(f.name) or temporary_of(f)) for f in entries
     )
 
 
 def _checkpoint_copies(out: Path, used: bool) -> list[Path]:
     """The copies a killed vipe run left in `out`: none unless a vipe run `used` the folder before (its lock file
-    was there before this run took it), and only those holding nothing but vipe's files: a person's folder of
-    such a name is left alone."""
+    was there before this run took it), and only those _ours takes for vipe's: a person's folder of such a name
+    is left alone."""
     if not used or not out.is_dir():
         return []
     return [
@@ -182,16 +187,19 @@ def recover_last(out: Path, used: bool) -> str | None:
 
     replace_dir swaps last/ in with two renames: a kill between them leaves no last/, the old state in
     .last.old.XXXXXXXX and the new one in .last.saving. The newest whole one becomes last/ again, so the
-    run resumes instead of starting over. Then every checkpoint copy of a dead run (.best.*, .last.old.*,
-    .last.saving; see _checkpoint_copies) and every temporary file is removed. best/ needs no putting back: it
-    is saved before last/, so a run resumed from last/ reaches the same validation loss and saves it again."""
+    run resumes instead of starting over. The copy marker is taken off best/ and last/, and every checkpoint copy
+    of a dead run (.best.*, .last.old.*, .last.saving; see _checkpoint_copies) and every temporary file is removed.
+    best/ needs no putting back: it is saved before last/, so a run resumed from last/ reaches the same validation
+    loss and saves it again."""
     found, line = _restorable(out, used), None
     if found:
         step, folder = found
         os.rename(folder, out / "last")
         line = f"restored {out / 'last'} from {folder.name}, which a run killed while saving it left: step {step}"
+    for checkpoint in CHECKPOINTS:  # a checkpoint again, or one a kill caught as it was moved aside or put in place
+        (out / checkpoint / COPY_MARKER).unlink(missing_ok=True)
     for copy in _checkpoint_copies(out, used):
-        shutil.rmtree(copy, ignore_errors=True)
+        remove_copy(copy)
     remove_temporaries(out)
     return line
 

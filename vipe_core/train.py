@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
@@ -43,7 +42,7 @@ from vipe_core.canvas import examples
 from vipe_core.context import model_input
 from vipe_core.errors import StageError, VipeError
 from vipe_core.guards import hold_folder
-from vipe_core.records import atomic_dir, replace_dir, write_json
+from vipe_core.records import atomic_dir, mark_copy, remove_copy, replace_dir, write_json
 from vipe_core.resume import STATE_FILE, TrainState, load_saved, recover_last, resume_line, retire, saved_state
 from vipe_core.train_checks import (
     BASE_HINT,
@@ -51,6 +50,7 @@ from vipe_core.train_checks import (
     cannot_load,
     check_out_state,
     check_train,
+    load_model,
     quiet_loading,
 )
 from vipe_core.train_config import TRAINING_INFO, TrainConfig
@@ -109,16 +109,22 @@ def encode_split(tokenizer, frame, split: str, context_size: int, max_length: in
 
 
 def load_base(base: str, tokenizer_name: str | None = None):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """The tokenizer and the model a run starts from, loaded before it takes --out (train_checks.load_model's
+    refusals)."""
+    from transformers import AutoTokenizer
 
     try:
         with quiet_loading():
             tokenizer = AutoTokenizer.from_pretrained(tokenizer_name or base)
-            model = AutoModelForCausalLM.from_pretrained(base)
-    except Exception as e:  # OSError, ValueError, and RuntimeError for weights that do not fit the config
-        raise cannot_load("the base model", base, e, BASE_HINT) from None
+    except Exception as e:  # OSError, ValueError ...
+        raise cannot_load("the tokenizer", tokenizer_name or base, e, BASE_HINT) from None
     if tokenizer.eos_token_id is None:
         raise VipeError(f"the tokenizer of {tokenizer_name or base!r} has no end-of-text token, which ViPE needs.")
+    model = load_model(base, "the base model")
+    if getattr(model, "loss_type", None) is None:
+        # transformers finds no loss by a class name without "ForCausalLM" (GPT2LMHeadModel's), warns on every
+        # run and falls back to the causal one: ViPE's, said here
+        model.loss_type = "ForCausalLM"
     return tokenizer, model
 
 
@@ -136,7 +142,9 @@ def save_last(accelerator, state: TrainState, path: Path) -> None:
     (each writes its RNG state there); safe because one run holds the folder."""
     tmp = path.with_name(f".{path.name}.saving")
     if accelerator.is_main_process:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_copy(tmp)  # a killed run's (resume.check_copies let only a marked or empty one through)
+        tmp.mkdir(exist_ok=True)
+        mark_copy(tmp)  # first: a kill from here on leaves a copy the next run may remove
     accelerator.wait_for_everyone()
     accelerator.save_state(str(tmp), safe_serialization=False)  # tied weights upset safetensors here
     if accelerator.is_main_process:
@@ -304,17 +312,17 @@ def recovered(config: TrainConfig, run: dict, used: bool):
     return accelerator
 
 
-def prepare(config: TrainConfig, accelerator, frame, run: dict, saved: TrainState | None) -> Trainer:
-    """The model, data, optimizer and schedule of a run (its settings `run`, from check_train), prepared by
-    `accelerator`, and its state: `saved` (from --out's last/, whose model, optimizer and RNG are restored)
-    or a fresh one."""
+def prepare(config: TrainConfig, accelerator, frame, run: dict, base: tuple, saved: TrainState | None) -> Trainer:
+    """The model, data, optimizer and schedule of a run (its settings `run`, from check_train; `base`, load_base's
+    tokenizer and model), prepared by `accelerator`, and its state: `saved` (from --out's last/, whose model,
+    optimizer and RNG are restored) or a fresh one."""
     from accelerate.utils import set_seed
     from transformers import get_linear_schedule_with_warmup
 
-    set_seed(config.seed)
+    set_seed(config.seed)  # (after loading, which may draw from the RNG: a run's draws start here)
 
     # Data: every example encoded once, up front.
-    tokenizer, model = load_base(config.base, config.tokenizer)
+    tokenizer, model = base
     batch_size, max_length = run["batch_size"], run["max_length"]
     train_set = encode_split(tokenizer, frame, "train", config.context_size, max_length)
     val_set = encode_split(tokenizer, frame, "validation", config.context_size, max_length)
@@ -349,9 +357,10 @@ def train(config: TrainConfig) -> dict:
     frame, run = check_train(config)
     out = Path(config.out)
     used = check_out_state(out, run, config.restart)
+    base = load_base(config.base, config.tokenizer)  # its weights checked before --out is used
     with _held(out):
         accelerator = recovered(config, run, used)
-        trainer = prepare(config, accelerator, frame, run, saved_state(out, run, config.restart, used))
+        trainer = prepare(config, accelerator, frame, run, base, saved_state(out, run, config.restart, used))
         state = trainer.state
         if not state.history:
             loss = finite_loss(validation_loss(trainer.accelerator, trainer.model, trainer.val_loader), 0)

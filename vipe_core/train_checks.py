@@ -145,7 +145,42 @@ def cannot_load(what: str, name: str, error: BaseException, hint: str = "") -> V
     why = reason(error)
     if "ignore_mismatched_sizes" in why:  # transformers points at a report that quiet_loading silenced
         why, hint = "its weights do not have the sizes its config.json gives", ""
+    elif " " not in why:  # a bare key or number (a pickle that holds no weights: KeyError 174812789) tells nobody why
+        why = f"one of its files is not what its name says: {type(error).__name__} {why}"
     return VipeError(f"could not load {what} {name!r} ({why}){hint}.")
+
+
+# The weights from_pretrained loads from a folder, in the order it looks for them (each may be sharded: an index).
+WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+def check_holds_weights(folder: Path, named: str) -> None:
+    """VipeError when a model folder holds no weights file (a checkpoint a killed run cut short, say)."""
+    if not any((folder / name).is_file() or (folder / f"{name}.index.json").is_file() for name in WEIGHTS):
+        raise VipeError(f"{named} holds no weights: give a folder with {WEIGHTS[0]} (or {WEIGHTS[1]}).")
+
+
+def load_model(name: str, what: str):
+    """The causal language model `name`, loaded whole: the last check before a run takes --out, whose model the run
+    keeps. VipeError for a folder without weights, weights that cannot be read or do not have the sizes its
+    config.json gives, and weights that leave out part of the model it describes (started at random, unsaid)."""
+    from transformers import AutoModelForCausalLM
+
+    local = os.path.isdir(name)
+    if local:
+        check_holds_weights(Path(name), f"{what} {name}")
+    try:
+        with quiet_loading():
+            model, loading = AutoModelForCausalLM.from_pretrained(name, output_loading_info=True)
+    except Exception as e:  # OSError, ValueError, RuntimeError for sizes, KeyError for a pickle of no weights ...
+        raise cannot_load(what, name, e, "" if local else BASE_HINT) from None
+    missing = sorted(loading["missing_keys"])
+    if missing:
+        more = f" nor {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise VipeError(
+            f"{what} {name} is incomplete: its weights hold no {missing[0]}{more} of the model its config.json describes."
+        )
+    return model
 
 
 @contextmanager

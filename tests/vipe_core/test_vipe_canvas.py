@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from vipe_core.canvas import COLUMNS, examples, read_canvas, run_build
+from vipe_core.canvas import COLUMNS, examples, read_canvas, rows_from_published, run_build
 from vipe_core.cli import main
 from vipe_core.context import lyric_context
+from vipe_core.errors import VipeError
 from vipe_core.records import write_jsonl
 
 from .helpers import make_songs, teacher_elaboration, write_labelled
@@ -77,10 +78,16 @@ def test_published_elaborations_join_with_own_lyrics_by_position_or_by_text(tmp_
 
     by_text = pd.DataFrame([{"lyric": songs[3].lines[1].upper() + "!", "elaboration": "shouted"}])
     by_text.to_json(tmp_path / "published.jsonl", orient="records", lines=True)
-    one_song = {"published": tmp_path / "published.jsonl", "lyrics": tmp_path / "lyrics.jsonl"}
-    run_build(tmp_path / "lc.parquet", **one_song, validation_fraction=0)  # one song: nothing to hold out
-    frame = read_canvas(tmp_path / "lc.parquet")
-    assert frame[frame.elaboration.notna()].lyric.tolist()[0] in songs[3].lines
+    rows = rows_from_published(tmp_path / "published.jsonl", tmp_path / "lyrics.jsonl", None)  # (one song: no build)
+    assert [r.lyric for r in rows if r.elaboration is not None] == [songs[3].lines[1]]
+
+
+@pytest.mark.parametrize("fraction", [0, 1])
+def test_a_validation_fraction_that_holds_out_nothing_or_everything_is_refused(fraction, tmp_path):
+    write_labelled(tmp_path / "canvas", make_songs(4, lines_per_song=3))
+    with pytest.raises(VipeError, match=rf"^--validation-fraction must be above 0 and below 1, not {fraction}: `vipe"):
+        run_build(tmp_path / "lc.parquet", canvas_dir=tmp_path / "canvas", validation_fraction=fraction)
+    assert not (tmp_path / "lc.parquet").exists()
 
 
 def test_own_labels_win_over_published_ones(tmp_path):

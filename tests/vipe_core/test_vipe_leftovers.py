@@ -15,9 +15,11 @@ from vipe_core.canvas import rows_from_canvas
 from vipe_core.chat import TeacherConfig
 from vipe_core.cli import main
 from vipe_core.collect import artist_file, collect
+from vipe_core.errors import VipeError
 from vipe_core.filters import read_lyrics_dir
-from vipe_core.records import write_jsonl
-from vipe_core.resume import STATE_ARCHIVES, STATE_FILE, TrainState, recover_last
+from vipe_core.guards import is_checkpoint_copy
+from vipe_core.records import COPY_MARKER, write_jsonl
+from vipe_core.resume import SAVING, STATE_ARCHIVES, STATE_FILE, TrainState, check_copies, recover_last
 from vipe_core.teacher import run_label
 
 from .helpers import ChatServer, make_songs, write_labelled
@@ -69,9 +71,12 @@ def test_label_and_collect_remove_the_temporaries_a_killed_run_left(tmp_path):
     assert not any(p.exists() for p in dead)
 
 
-def _saved_state(folder, step: int) -> None:
-    """A whole state as save_last writes it (the archives only need to be zip files to pass as whole)."""
+def _saved_state(folder, step: int, marked: bool = True) -> None:
+    """A whole state as save_last writes it (the archives only need to be zip files to pass as whole), in a copy
+    marked as vipe marks it (first) unless not `marked`: a checkpoint, or a person's copy of one."""
     folder.mkdir()
+    if marked:
+        (folder / COPY_MARKER).touch()
     for name in [*STATE_ARCHIVES, "random_states_0.pkl"]:
         with zipfile.ZipFile(folder / name, "w") as archive:
             archive.writestr("data", "x")
@@ -84,6 +89,7 @@ def test_the_newest_whole_state_is_put_back_as_last_and_every_copy_removed(tmp_p
     _saved_state(tmp_path / ".last.old.zzzz9999", 9)
     (tmp_path / ".last.old.zzzz9999" / "optimizer.bin").write_bytes(b"cut sho")  # damaged: never chosen
     (tmp_path / ".best.x1y2z3w4").mkdir()  # a save of best/ killed midway
+    (tmp_path / ".best.x1y2z3w4" / COPY_MARKER).touch()
     (tmp_path / ".best.x1y2z3w4" / "config.json").write_text("{}")
     (tmp_path / ".best-notes").mkdir()  # a person's
     line = recover_last(tmp_path, used=True)
@@ -93,7 +99,7 @@ def test_the_newest_whole_state_is_put_back_as_last_and_every_copy_removed(tmp_p
 
 
 def test_a_last_in_place_is_kept_and_the_copies_beside_it_removed(tmp_path):
-    _saved_state(tmp_path / "last", 2)
+    _saved_state(tmp_path / "last", 2, marked=False)
     _saved_state(tmp_path / ".last.saving", 3)  # killed while saving the next one: last/ is whole
     assert recover_last(tmp_path, used=True) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["last"]
@@ -122,9 +128,11 @@ def test_train_killed_while_swapping_last_resumes_from_it(tmp_path, tiny_base, c
 
     assert train_for(1) == 0
     # What a kill between replace_dir's two renames leaves: last/ moved aside, the new state beside it.
+    (out / "last" / COPY_MARKER).touch()
     (out / "last").rename(out / ".last.old.abcd1234")
     shutil.copytree(out / ".last.old.abcd1234", out / ".last.saving")
     shutil.copytree(out / "best", out / ".best.abcd1234")
+    (out / ".best.abcd1234" / COPY_MARKER).touch()
     capsys.readouterr()
     assert train_for(2) == 0
     printed = capsys.readouterr().out
@@ -132,3 +140,50 @@ def test_train_killed_while_swapping_last_resumes_from_it(tmp_path, tiny_base, c
     assert f"resuming from {out / 'last'}: epoch 1, step 1" in printed
     assert json.loads((out / "train_result.json").read_text())["steps"] == 2
     assert sorted(p.name for p in out.iterdir()) == [".vipe.lock", "best", "last", "train_result.json"]
+    assert not (out / "last" / COPY_MARKER).exists() and not (out / "best" / COPY_MARKER).exists()
+
+
+def _listed(folder) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_each_kill_in_a_save_leaves_what_the_next_run_cleans(tmp_path):
+    """Where replace_dir and atomic_dir can be killed: before the marker (an empty copy), after it, before the
+    first rename (the marker in last/), between the renames, after the second, midway through removing a copy."""
+    (tmp_path / ".best.emptyaaa").mkdir()  # killed between mkdtemp and the marker
+    (tmp_path / SAVING).mkdir()
+    (tmp_path / ".best.halfsave").mkdir()  # killed after the marker, mid save_pretrained
+    (tmp_path / ".best.halfsave" / COPY_MARKER).touch()
+    (tmp_path / ".best.halfsave" / "config.json").write_text("{}")
+    _saved_state(tmp_path / ".last.old.gone1234", 3)
+    (tmp_path / ".last.old.gone1234" / STATE_FILE).unlink()  # killed removing it: the marker goes last
+    check_copies(tmp_path, used=True)  # an empty .last.saving is a killed run's, not a person's
+    assert recover_last(tmp_path, used=True) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+    for killed in ("before the first rename", "between the renames", "after the second rename"):
+        out = tmp_path / killed.replace(" ", "-")
+        out.mkdir()
+        _saved_state(out / "last" if killed == "before the first rename" else out / ".last.old.abcd1234", 4)
+        _saved_state(out / "last" if killed == "after the second rename" else out / SAVING, 6)
+        recover_last(out, used=True)
+        assert sorted(p.name for p in out.iterdir()) == ["last"], killed
+        assert COPY_MARKER not in _listed(out / "last"), killed
+        step = json.loads((out / "last" / STATE_FILE).read_text())["step"]
+        assert step == (4 if killed == "before the first rename" else 6), killed
+
+
+def test_a_persons_copies_of_best_and_last_are_never_removed(tmp_path):
+    """A person's dated copies hold only files vipe writes, in a folder vipe runs used; without the marker no
+    vipe run made them. One at .last.saving, the name a run saves to, blocks the run: refused, named."""
+    (tmp_path / ".vipe.lock").touch()  # as `vipe evaluate` leaves it
+    (tmp_path / ".best.20261201").mkdir()
+    (tmp_path / ".best.20261201" / "config.json").write_text('{"mine": 1}')
+    _saved_state(tmp_path / ".last.old.20261130", 5, marked=False)
+    before = _listed(tmp_path)
+    recover_last(tmp_path, used=True)
+    assert _listed(tmp_path) == before
+    assert is_checkpoint_copy(tmp_path / ".best.20261201")  # still refused as a model: it has a copy's name
+    _saved_state(tmp_path / SAVING, 6, marked=False)
+    with pytest.raises(VipeError, match=rf"^{tmp_path / SAVING} is not vipe's, .*choose another --out\.$"):
+        check_copies(tmp_path, used=True)

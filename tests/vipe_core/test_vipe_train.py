@@ -12,9 +12,10 @@ import torch
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.cli import main
 from vipe_core.inference import GenerationSettings, ViPE
-from vipe_core.train import TRAINING_INFO, TrainConfig, train
+from vipe_core.train import TRAINING_INFO, TrainConfig, load_base, train
 
 from .helpers import subprocess_env
+from .test_vipe_train_guards import train_args
 
 
 @pytest.mark.slow
@@ -109,6 +110,24 @@ def test_train_command(tmp_path, tiny_base, canvas_parquet, capsys, one_thread):
     # The same --out with another context size is another run: refused, not silently mixed.
     assert train_command("3") == 2
     assert "context_size 0 -> 3" in capsys.readouterr().err
+
+
+def test_the_base_learns_by_the_causal_loss_which_transformers_need_not_warn_of(tiny_base):
+    _, model = load_base(str(tiny_base))  # a GPT2LMHeadModel: transformers finds no loss by its name
+    assert type(model).__name__ == "GPT2LMHeadModel" and model.loss_type == "ForCausalLM"
+
+
+def test_a_run_that_never_beat_the_loss_before_training_says_so(
+    tmp_path, tiny_base, canvas_parquet, capsys, monkeypatch
+):
+    losses = iter([1.5, 2.5, 2.0])  # before training, then two evaluations, each worse (a --lr too high)
+    monkeypatch.setattr("vipe_core.train.validation_loss", lambda *args: next(losses))
+    out = tmp_path / "out"
+    assert main(train_args(canvas_parquet, tiny_base, out, "--max-steps", "2", "--eval-every", "1")) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "validation loss 1.5000 before training, best 2.0000 after 2 steps: training made the model worse than it "
+        f"was (a --lr too high?); the least bad checkpoint: {out / 'best'}"
+    )
 
 
 def test_train_refuses_bad_input_in_one_line(tmp_path, tiny_base, canvas_parquet, capsys):

@@ -12,9 +12,11 @@ import pytest
 
 from vipe_core.cli import main
 from vipe_core.guards import LOCK_FILE
+from vipe_core.records import COPY_MARKER
 from vipe_core.resume import SAVING, recover_last
 
 from .helpers import refused
+from .test_vipe_leftovers import _listed
 from .test_vipe_train_guards import train_args
 
 
@@ -94,8 +96,37 @@ def test_an_out_holding_an_input_or_a_long_max_length_is_refused(tmp_path, tiny_
     assert "--max-length 100000 is more than the base model" in line
 
 
+def _config_of(base, **changes) -> None:
+    config = json.loads((base / "config.json").read_text())
+    (base / "config.json").write_text(json.dumps({**config, **changes}))
+
+
+def _junk_weights(base) -> None:
+    (base / "model.safetensors").unlink()
+    (base / "pytorch_model.bin").write_bytes(b"junk\n")
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (lambda base: _config_of(base, n_embd=32), "(its weights do not have the sizes its config.json gives)."),
+        (lambda base: (base / "model.safetensors").unlink(), "holds no weights: give a folder with model.safetensors"),
+        (_junk_weights, "(one of its files is not what its name says: KeyError 174812789)."),
+        (lambda base: _config_of(base, n_layer=3), "incomplete: its weights hold no transformer.h.2.attn.c_attn.bias"),
+    ],
+)
+def test_base_weights_that_do_not_fit_are_refused_before_out_is_made(
+    damage, said, tmp_path, tiny_base, canvas_parquet, capsys
+):
+    base = _base_copy(tiny_base, tmp_path)
+    damage(base)
+    out = tmp_path / "out"
+    assert said in _refused_before_work(train_args(canvas_parquet, base, out), out, capsys)
+
+
 def _copy_of_a_killed_save(folder) -> None:
     folder.mkdir()
+    (folder / COPY_MARKER).touch()  # the first file a run writes there
     (folder / "config.json").write_text("{}")
     (folder / "model.safetensors").write_bytes(b"cut")
 
@@ -156,6 +187,9 @@ def test_a_damaged_random_state_or_best_is_refused(finished, tmp_path, tiny_base
 def test_a_rerun_of_a_finished_run_says_so(finished, tmp_path, tiny_base, canvas_parquet, capsys, one_thread):
     out = tmp_path / "ckpt"
     shutil.copytree(finished, out)
+    mine = [out / ".best.20261201", out / ".last.old.20261130"]  # a person's dated copies: vipe's files only
+    for checkpoint, copy in zip(("best", "last"), mine):
+        shutil.copytree(out / checkpoint, copy)
     capsys.readouterr()
     assert main(train_args(canvas_parquet, tiny_base, out)) == 0
     printed = capsys.readouterr().out
@@ -163,6 +197,7 @@ def test_a_rerun_of_a_finished_run_says_so(finished, tmp_path, tiny_base, canvas
     assert main(train_args(canvas_parquet, f"{tiny_base}/", out)) == 0  # its base written another way: one folder
     assert "already finished" in capsys.readouterr().out
     assert json.loads((out / "train_result.json").read_text())["best"] == str(out / "best")
+    assert all(_listed(copy) == _listed(out / checkpoint) for checkpoint, copy in zip(("best", "last"), mine))
 
 
 def test_a_restart_retires_the_old_result_and_state_first(finished, tmp_path, tiny_base, canvas_parquet, monkeypatch):
