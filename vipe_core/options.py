@@ -47,16 +47,17 @@ def _path(text: str) -> str:
     return text
 
 
-def _finite(low: float, high: float = math.inf, *, above: bool = False):
-    """An argparse type: a finite number from `low` (excluded when `above`) to `high`."""
-    bounds = f"{'above' if above else 'from'} {low:g}" + (f" to {high:g}" if math.isfinite(high) else "")
+def _finite(low: float, high: float = math.inf, *, above: bool = False, below: bool = False):
+    """An argparse type: a finite number from `low` (excluded when `above`) to `high` (excluded when `below`)."""
+    bounds = f"{'above' if above else 'from'} {low:g}"
+    bounds += (f" and below {high:g}" if below else f" to {high:g}") if math.isfinite(high) else ""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not finite_in(value, low, high, above=above):
+        if not finite_in(value, low, high, above=above) or (below and value >= high):
             raise argparse.ArgumentTypeError(f"{_shown(text)} is not a finite number {bounds}")
         return value
 
@@ -217,7 +218,7 @@ def add_build(stages, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--validation-fraction",
-        type=_finite(0, 1),
+        type=_finite(0, 1, above=True, below=True),
         default=0.1,
         help="share of songs held out for validation, above 0 and below 1 (default: 0.1)",
     )

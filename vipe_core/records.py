@@ -36,6 +36,7 @@ __all__ = [
     "atomic_dir",
     "atomic_path",
     "from_dict",
+    "is_marked",
     "mark_copy",
     "read_clean_songs",
     "read_json",
@@ -289,13 +290,23 @@ def append_jsonl(path: str | os.PathLike, record: dict[str, Any]) -> None:
 
 
 # Written first into every folder vipe makes beside a checkpoint while it saves one, and into a checkpoint before it
-# is moved aside: a folder of a copy's name is removed (vipe_core.resume) only when it carries this file, so a
-# person's folder of that name never is. It is taken off a folder once that folder is a checkpoint again.
+# is moved aside: a folder of a copy's name is removed (vipe_core.resume) only when it carries this file, holding
+# that very name, so a person's folder of that name never is, nor a person's copy of a folder a kill left marked
+# (`cp -a best .best.backup01`). It is taken off a folder once that folder is a checkpoint again.
 COPY_MARKER = ".vipe-copy"
 
 
-def mark_copy(folder: Path) -> None:
-    (folder / COPY_MARKER).touch()
+def mark_copy(folder: Path, name: str | None = None) -> None:
+    """Mark `folder` as a copy vipe made, to be named `name` (by default its own)."""
+    (folder / COPY_MARKER).write_text(name or folder.name, encoding="utf-8")  # (cut short: unmarked, so kept)
+
+
+def is_marked(folder: Path) -> bool:
+    """Whether `folder` carries the marker of a copy vipe made under its very name (mark_copy)."""
+    try:
+        return (folder / COPY_MARKER).read_text(encoding="utf-8") == folder.name
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def remove_copy(folder: Path) -> None:
@@ -351,7 +362,7 @@ def replace_dir(new: Path, path: Path, marker: str) -> None:
     old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))  # a fresh name: nobody's folder
     try:
         if path.exists():
-            mark_copy(path)  # before it is moved aside, so that what a kill leaves there is a marked copy
+            mark_copy(path, old.name)  # before it is moved aside, so that what a kill leaves there is a marked copy
             os.replace(path, old)  # onto the empty folder old
         os.replace(new, path)
         (path / COPY_MARKER).unlink(missing_ok=True)  # a checkpoint again: a person's copy of it must not read as ours

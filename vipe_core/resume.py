@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vipe_core.atomic import remove_temporaries, temporary_of
 from vipe_core.errors import VipeError
-from vipe_core.records import COPY_MARKER, from_dict, remove_copy
+from vipe_core.records import COPY_MARKER, from_dict, is_marked, remove_copy
 from vipe_core.train_config import TRAINING_INFO
 
 # The folders a `vipe train` run replaces whole in its --out (vipe_core.train): its checkpoints.
@@ -143,7 +143,7 @@ def _ours(copy: Path) -> bool:
     entries = list(copy.iterdir())
     if not entries:
         return True
-    return (copy / COPY_MARKER).is_file() and all(
+    return is_marked(copy) and all(
         f.is_file() and not f.is_symlink() and bool(_VIPE_FILE.fullmatch(f.name) or temporary_of(f)) for f in entries
     )
 

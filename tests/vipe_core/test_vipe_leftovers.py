@@ -18,7 +18,7 @@ from vipe_core.collect import artist_file, collect
 from vipe_core.errors import VipeError
 from vipe_core.filters import read_lyrics_dir
 from vipe_core.guards import is_checkpoint_copy
-from vipe_core.records import COPY_MARKER, write_jsonl
+from vipe_core.records import COPY_MARKER, mark_copy, write_jsonl
 from vipe_core.resume import SAVING, STATE_ARCHIVES, STATE_FILE, TrainState, check_copies, recover_last
 from vipe_core.teacher import run_label
 
@@ -76,7 +76,7 @@ def _saved_state(folder, step: int, marked: bool = True) -> None:
     marked as vipe marks it (first) unless not `marked`: a checkpoint, or a person's copy of one."""
     folder.mkdir()
     if marked:
-        (folder / COPY_MARKER).touch()
+        mark_copy(folder)
     for name in [*STATE_ARCHIVES, "random_states_0.pkl"]:
         with zipfile.ZipFile(folder / name, "w") as archive:
             archive.writestr("data", "x")
@@ -89,7 +89,7 @@ def test_the_newest_whole_state_is_put_back_as_last_and_every_copy_removed(tmp_p
     _saved_state(tmp_path / ".last.old.zzzz9999", 9)
     (tmp_path / ".last.old.zzzz9999" / "optimizer.bin").write_bytes(b"cut sho")  # damaged: never chosen
     (tmp_path / ".best.x1y2z3w4").mkdir()  # a save of best/ killed midway
-    (tmp_path / ".best.x1y2z3w4" / COPY_MARKER).touch()
+    mark_copy(tmp_path / ".best.x1y2z3w4")
     (tmp_path / ".best.x1y2z3w4" / "config.json").write_text("{}")
     (tmp_path / ".best-notes").mkdir()  # a person's
     line = recover_last(tmp_path, used=True)
@@ -128,11 +128,12 @@ def test_train_killed_while_swapping_last_resumes_from_it(tmp_path, tiny_base, c
 
     assert train_for(1) == 0
     # What a kill between replace_dir's two renames leaves: last/ moved aside, the new state beside it.
-    (out / "last" / COPY_MARKER).touch()
+    mark_copy(out / "last", ".last.old.abcd1234")
     (out / "last").rename(out / ".last.old.abcd1234")
     shutil.copytree(out / ".last.old.abcd1234", out / ".last.saving")
+    mark_copy(out / ".last.saving")
     shutil.copytree(out / "best", out / ".best.abcd1234")
-    (out / ".best.abcd1234" / COPY_MARKER).touch()
+    mark_copy(out / ".best.abcd1234")
     capsys.readouterr()
     assert train_for(2) == 0
     printed = capsys.readouterr().out
@@ -153,7 +154,7 @@ def test_each_kill_in_a_save_leaves_what_the_next_run_cleans(tmp_path):
     (tmp_path / ".best.emptyaaa").mkdir()  # killed between mkdtemp and the marker
     (tmp_path / SAVING).mkdir()
     (tmp_path / ".best.halfsave").mkdir()  # killed after the marker, mid save_pretrained
-    (tmp_path / ".best.halfsave" / COPY_MARKER).touch()
+    mark_copy(tmp_path / ".best.halfsave")
     (tmp_path / ".best.halfsave" / "config.json").write_text("{}")
     _saved_state(tmp_path / ".last.old.gone1234", 3)
     (tmp_path / ".last.old.gone1234" / STATE_FILE).unlink()  # killed removing it: the marker goes last
@@ -180,6 +181,9 @@ def test_a_persons_copies_of_best_and_last_are_never_removed(tmp_path):
     (tmp_path / ".best.20261201").mkdir()
     (tmp_path / ".best.20261201" / "config.json").write_text('{"mine": 1}')
     _saved_state(tmp_path / ".last.old.20261130", 5, marked=False)
+    # a person's copy (cp -a) of a last/ a kill left marked as it was moved aside: the marker names another folder
+    _saved_state(tmp_path / ".last.old.backup01", 4, marked=False)
+    mark_copy(tmp_path / ".last.old.backup01", ".last.old.k1ll3d00")
     before = _listed(tmp_path)
     recover_last(tmp_path, used=True)
     assert _listed(tmp_path) == before

@@ -158,7 +158,8 @@ def test_a_tokenizer_that_does_not_fit_is_said_in_a_whole_sentence(tiny_base, ca
         (["train", "d", "--context", "nan"], "nan is not a context size from 0 to 16"),
         (["train", "d", "--seed", "x"], "x is not a seed from 0"),
         (["build", "c", "--seed", "-1"], "-1 is not a seed from 0"),
-        (["build", "c", "--validation-fraction", "x"], "x is not a finite number from 0 to 1"),
+        (["build", "c", "--validation-fraction", "x"], "x is not a finite number above 0 and below 1"),
+        (["build", "c", "--validation-fraction", "1"], "1 is not a finite number above 0 and below 1"),
     ],
 )
 def test_an_option_refusal_says_what_the_flag_takes(argv, said, capsys):

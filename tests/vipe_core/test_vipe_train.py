@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from vipe_core.canvas import examples, read_canvas
-from vipe_core.cli import main
+from vipe_core.cli import main, train_summary
 from vipe_core.inference import GenerationSettings, ViPE
 from vipe_core.train import TRAINING_INFO, TrainConfig, load_base, train
 
@@ -128,6 +128,8 @@ def test_a_run_that_never_beat_the_loss_before_training_says_so(
         "validation loss 1.5000 before training, best 2.0000 after 2 steps: training made the model worse than it "
         f"was (a --lr too high?); the least bad checkpoint: {out / 'best'}"
     )
+    unchanged = {"initial_val_loss": 1.5, "best_val_loss": 1.5, "steps": 1, "best": "b"}  # a first step at rate 0
+    assert train_summary(unchanged).endswith("after 1 steps; best checkpoint: b")
 
 
 def test_train_refuses_bad_input_in_one_line(tmp_path, tiny_base, canvas_parquet, capsys):

@@ -12,7 +12,7 @@ import pytest
 
 from vipe_core.cli import main
 from vipe_core.guards import LOCK_FILE
-from vipe_core.records import COPY_MARKER
+from vipe_core.records import mark_copy
 from vipe_core.resume import SAVING, recover_last
 
 from .helpers import refused
@@ -126,7 +126,7 @@ def test_base_weights_that_do_not_fit_are_refused_before_out_is_made(
 
 def _copy_of_a_killed_save(folder) -> None:
     folder.mkdir()
-    (folder / COPY_MARKER).touch()  # the first file a run writes there
+    mark_copy(folder)  # the first file a run writes there
     (folder / "config.json").write_text("{}")
     (folder / "model.safetensors").write_bytes(b"cut")
 
