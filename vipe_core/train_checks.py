@@ -146,7 +146,8 @@ def cannot_load(what: str, name: str, error: BaseException, hint: str = "") -> V
     if "ignore_mismatched_sizes" in why:  # transformers points at a report that quiet_loading silenced
         why, hint = "its weights do not have the sizes its config.json gives", ""
     elif " " not in why:  # a bare key or number (a pickle that holds no weights: KeyError 174812789) tells nobody why
-        why = f"one of its files is not what its name says: {type(error).__name__} {why}"
+        named = type(error).__name__
+        why = f"one of its files is not what its name says: {named}{'' if why == named else f' {why}'}"
     return VipeError(f"could not load {what} {name!r} ({why}){hint}.")
 
 

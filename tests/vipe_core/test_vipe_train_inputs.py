@@ -112,6 +112,7 @@ def _junk_weights(base) -> None:
         (lambda base: _config_of(base, n_embd=32), "(its weights do not have the sizes its config.json gives)."),
         (lambda base: (base / "model.safetensors").unlink(), "holds no weights: give a folder with model.safetensors"),
         (_junk_weights, "(one of its files is not what its name says: KeyError 174812789)."),
+        (lambda base: _junk_weights(base) or (base / "pytorch_model.bin").write_bytes(b""), "says: EOFError)."),
         (lambda base: _config_of(base, n_layer=3), "incomplete: its weights hold no transformer.h.2.attn.c_attn.bias"),
     ],
 )
