@@ -143,6 +143,22 @@ def test_a_word_far_from_every_stretch_stays_where_whisper_put_it():
     assert (far.start, far.end) == (30.0, 30.5) and near.start == 10.0  # it began with the voice, no earlier
 
 
+def test_a_word_whisper_crushed_at_its_segments_start_goes_with_the_sung_word_after_it():
+    # the voice sings "the ship is rising" from 18.56 s (and a line before, to 15.55 s); Whisper's segment begins
+    # where the one before ended, with "the" crushed there and "ship" stretched back to meet it
+    voice = Voice([(12.19, 15.55), (18.56, 21.31)], 30.0)
+    heard = [Word(17.2, 17.22, "the"), Word(17.22, 19.08, "ship"), Word(19.08, 19.3, "is"), Word(19.3, 19.7, "rising")]
+    the, ship, *_ = voice.fit_phrase(heard)
+    assert ship.start == 18.56 and (the.start, the.end) == (18.56, 18.56)
+    lines = sung_lines([Line(17.2, 19.7, "the ship is rising", words=heard)], voice, 30.0)
+    assert [(line.start, line.text) for line in lines] == [(18.56, "the ship is rising")]
+    # a word heard alone, a pause before the next, or the next one sung where it stands, stays where Whisper put it
+    alone = [Word(16.0, 16.3, "oh"), Word(17.22, 19.08, "ship")]
+    assert voice.fit_phrase(alone)[0].start == 16.0
+    nowhere = [Word(25.0, 25.2, "la"), Word(25.2, 25.6, "la")]
+    assert voice.fit_phrase(nowhere) == nowhere
+
+
 def test_a_line_whisper_says_again_over_the_lines_after_it_is_a_loop_and_a_refrain_sung_again_is_not():
     verse = [segment(4.0, "the morning sun is rising over the hills"), segment(9.0, "my heart is calling to the sea")]
     refrain = [segment(start, "the wind is dancing in the sky", 0.45) for start in (14.0, 18.0, 22.5)]
