@@ -51,6 +51,7 @@ def test_storyboard_from_a_lyrics_file(capsys, demo_song, demo_lyrics, tmp_path)
     assert code == 0 and "a golden river at dawn" in out
 
 
+@pytest.mark.ci  # (a render by odd names: the batch's renders of such names stay in the suite)
 @pytest.mark.slow
 def test_a_file_name_with_spaces_and_non_ascii_letters_works(capsys, tmp_path):
     song = make_tone(tmp_path / "Ünïcødé sóng – mix 1.mp3", 3)
@@ -169,6 +170,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_work(capsys, tmp
         assert not (tmp_path / "w").exists()
 
 
+@pytest.mark.ci  # (it waits out a pipe's silence: five seconds of the suite's 6 minutes)
 @pytest.mark.slow
 def test_a_pipe_given_as_the_song_is_refused_not_waited_on(tmp_path):
     import os
@@ -281,6 +283,7 @@ def test_a_broken_storyboard_exits_2_naming_the_field(capsys, tmp_path, demo_son
     assert code == 2 and "scenes[1].seed" in err
 
 
+@pytest.mark.ci  # (a render's way to the load: tests/test_model_registry.py's sentences stay in the suite)
 @pytest.mark.slow
 def test_an_unreachable_model_is_one_sentence(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)

@@ -277,6 +277,7 @@ def test_a_work_directory_that_is_a_file_is_refused_before_any_work(capsys, tmp_
 
 
 @pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) runs the command as another user")
+@pytest.mark.ci  # (as another user: the work directory's other refusals stay in the suite)
 @pytest.mark.slow
 def test_a_read_only_work_directory_is_refused_before_any_work(demo_song):
     # as root every folder is writable: the run is made as nobody, for whom this one is read-only
