@@ -61,7 +61,7 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     check_device(gpu_memory, choice.device)  # (first, as a render's registry_of)
     models = models_of(choice)
     # a render's checks before its work, in its sentences; no video is named, so nothing is made or written
-    checked = check_before_work(request, models, settings, output=None, video=False)
+    checked = check_before_work(request, models, settings, output=None, video=False, draws=False)
     seconds = song_seconds(request, settings.fps)
     for check, _ in length_checks(request, settings, checked):  # (as a render refuses them, once the song is decoded)
         check(seconds)

@@ -7,8 +7,8 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
    work directory);
 1. the settings against the models: ViPE's context (unless given, as many lines as its checkpoint learned to read),
    the picture family's options, whether the keyframes' scorer loads, and the files the picture model draws with
-   (style LoRAs, fetched on a first run, and --fast's LoRA of its family; --fast's decoder; the IP-Adapter), and
-   --resolution's upscaler;
+   (style LoRAs, fetched on a first run, and --fast's LoRA of its family; --fast's decoder; the IP-Adapter), the
+   picture model a render loads not refused by HF_HUB_OFFLINE, and --resolution's upscaler;
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
    system takes, in folders that can be written, in no work directory, none of them an input, the video's a
    video's;
@@ -160,10 +160,11 @@ def check_before_work(
     output: Path | None = None,
     video: bool = True,
     adapter: str | None = None,
+    draws: bool = True,
 ) -> Checked:
     """Steps 0 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
     is beside the song where None; `adapter`: the --ip-adapter a run of this song alone names, refused where it draws
-    no reference."""
+    no reference; `draws`: whether the call loads the models it draws with (`musicvid plan` does not)."""
     written = (output or default_output(request, settings)) if video else None
     outputs = settings.outputs(named_file(written)) if written else []
     files = inputs_of(request, settings)
@@ -177,7 +178,7 @@ def check_before_work(
         if settings.compile:
             compile_backend()
         scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
-        check_drawing_files(models, settings, references=settings.reference is not None)
+        check_drawing_files(models, settings, references=settings.reference is not None, loads=draws)
         if settings.resolution is not None:
             check_upscaler(models.upscaler)
     # 2. the outputs

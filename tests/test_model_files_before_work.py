@@ -276,6 +276,9 @@ def test_fast_and_adapter_models_are_checked_only_where_they_act_and_nothing_is_
         "--fast --fast-decoder owner/typo",
         "--fast --fast-decoder typo",
         "--reference {tmp}/ref.png --ip-adapter owner/typo/x.safetensors",
+        # a family known by its name is not fetched before its load, which came after the storyboard
+        "--diffusion stabilityai/stable-diffusion-xl-base-1.0",
+        "--transitions video --video-model Lightricks/LTX-2",
     ],
 )
 def test_a_hub_name_not_in_the_cache_is_refused_offline_before_any_work(capsys, tmp_path, song, given):

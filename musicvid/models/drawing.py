@@ -293,7 +293,7 @@ def check_video_size(models: ModelSet, settings: RenderSettings) -> None:
         )
 
 
-def check_drawing_files(models: ModelSet, settings: RenderSettings, references: bool) -> None:
+def check_drawing_files(models: ModelSet, settings: RenderSettings, references: bool, loads: bool = True) -> None:
     """Refuse, before any work and in one sentence, a file the picture model draws with that is not there or not what
     its option says: each style LoRA, and with --fast its few-step LoRA, a LoRA of the picture model's family
     (musicvid.models.single_file.check_lora); --fast's tiny decoder (musicvid.models.names.check_model); the
@@ -301,7 +301,8 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
     now, on a first run, not after the storyboard; nothing else is downloaded: a hub name not in the cache is taken
     as named, and its load says what it is, but refused now where HF_HUB_OFFLINE keeps the run from the hub. The tiny
     presets' models are made here, and not checked. First, the picture model's own files, part by part
-    (musicvid.models.pipeline_files), and with --transitions video the video model's."""
+    (musicvid.models.pipeline_files), and with --transitions video the video model's; where the call `loads` them,
+    their hub names too (check_drawing_models_reachable)."""
     family = diffusion_family(models.diffusion)
     check_picture_model(models.diffusion, family)
     if settings.transitions == "video":
@@ -316,6 +317,19 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
         refuse_offline("--fast-decoder", models.fast_decoder, models.fast_decoder, "config.json")
     if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
         check_reference_adapter(models.ip_adapter)
+    if loads:
+        check_drawing_models_reachable(models, settings)
+
+
+def check_drawing_models_reachable(models: ModelSet, settings: RenderSettings) -> None:
+    """Refuse, before any work, the picture model named by a hub name the cache does not hold where HF_HUB_OFFLINE
+    keeps the run from the hub, and with --transitions video the video model: a family named here is not fetched
+    before its load (diffusion_family), which comes after the storyboard. A run that draws alone: `musicvid plan`
+    plans such a model from its published architecture, without its files."""
+    drawn = {"diffusion": models.diffusion, "video": models.video if settings.transitions == "video" else None}
+    for kind, name in drawn.items():
+        if name is not None and name not in MODEL_KINDS[kind].built_here:
+            refuse_offline(MODEL_KINDS[kind].flag, name, name, "model_index.json")
 
 
 def check_scene_references(models: ModelSet) -> None:
