@@ -222,6 +222,9 @@ def test_a_checkpoint_whose_training_still_runs_is_refused_before_any_work_and_t
     assert choose_models("tiny", vipe=str(best)).vipe == str(best)  # the run ended (or was killed)
     with hold_folder(run):
         pass  # and the look let go of the lock: a run can start on the folder
+    best.rename(run / ".best.old.abcdefgh")  # a run killed between a save's two renames: no best/ (not a hub name)
+    said = f"--vipe {best} is not there: the `vipe train` run in {run} was stopped while it saved it; run that"
+    refused_before_the_work(capsys, tmp_path, [*quick(song), "--vipe", best], said)
 
 
 def test_an_error_that_announces_its_next_line_keeps_it():

@@ -196,12 +196,12 @@ def _run(argv: list[str] | None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    if args.quiet and args.stage in ("train", "evaluate"):
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()  # "Loading weights", "Writing model shards"
     try:
         with stopped_as_interrupted():  # SIGTERM and SIGHUP end a stage as Ctrl-C does
+            if args.quiet and args.stage in ("train", "evaluate"):  # (an import of seconds: Ctrl-C said in it too)
+                from transformers.utils import logging as transformers_logging
+
+                transformers_logging.disable_progress_bar()  # "Loading weights", "Writing model shards"
             check_train_extra(args)
             STAGES[args.stage](args)
     except VipeError as error:

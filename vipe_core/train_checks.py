@@ -145,6 +145,8 @@ def cannot_load(what: str, name: str, error: BaseException, hint: str = "") -> V
     why = reason(error)
     if "ignore_mismatched_sizes" in why:  # transformers points at a report that quiet_loading silenced
         why, hint = "its weights do not have the sizes its config.json gives", ""
+    elif "Weights only load failed" in why:  # torch's upgrade note, which points at unsafe unpickling
+        why, hint = "its pytorch_model.bin is no PyTorch save of weights alone, as torch.save writes them", ""
     elif " " not in why:  # a bare key or number (a pickle that holds no weights: KeyError 174812789) tells nobody why
         named = type(error).__name__
         why = f"one of its files is not what its name says: {named}{'' if why == named else f' {why}'}"
@@ -156,7 +158,16 @@ WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 
 
 def check_holds_weights(folder: Path, named: str) -> None:
-    """VipeError when a model folder holds no weights file (a checkpoint a killed run cut short, say)."""
+    """VipeError when a model folder holds no weights file (a checkpoint a killed run cut short, say), or where a
+    weights file's name is a folder or its shards' index no JSON."""
+    for file in [folder / name for weights in WEIGHTS for name in (weights, f"{weights}.index.json")]:
+        if file.exists() and not file.is_file():
+            raise VipeError(f"{named}: its {file.name} is not a file.")
+        if file.suffix == ".json" and file.exists():  # (json's wording names no file)
+            try:
+                json.loads(file.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                raise VipeError(f"{named}: its {file.name} is not JSON.") from None
     if not any((folder / name).is_file() or (folder / f"{name}.index.json").is_file() for name in WEIGHTS):
         raise VipeError(f"{named} holds no weights: give a folder with {WEIGHTS[0]} (or {WEIGHTS[1]}).")
 
@@ -204,6 +215,8 @@ def unreadable_weights(folder: str | Path) -> str | None:
     from safetensors import safe_open
 
     for file in sorted(Path(folder).glob("*.safetensors")) if Path(folder).is_dir() else []:
+        if not file.is_file():
+            return f"{file.name} is not a file"
         try:
             with safe_open(str(file), "pt") as weights:
                 weights.keys()

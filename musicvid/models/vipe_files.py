@@ -101,6 +101,11 @@ def refuse_training(folder: Path, named: str) -> None:
             f"{named} is a checkpoint of the `vipe train` run in {checkpoint.parent}, which is still running and "
             "replaces it at each save: wait for the run to end"
         )
+    if checkpoint == folder.resolve() and not folder.exists():  # (not a hub name: a run's, stopped between renames)
+        raise UserError(
+            f"{named} is not there: the `vipe train` run in {checkpoint.parent} was stopped while it saved it; run "
+            "that `vipe train` command again to put it back"
+        )
 
 
 def holds_tokenizer(folder: Path, vocabulary: tuple[str, ...] = VOCABULARY) -> bool:

@@ -153,3 +153,18 @@ def test_a_diverged_run_exits_1_and_names_no_best(tmp_path, tiny_base, canvas_pa
 def test_train_result_is_strict_json_naming_the_saved_best(short_run):
     result = json.loads((short_run / "train_result.json").read_text(), parse_constant=_no_work)
     assert (short_run / "best" / "vipe_training.json").is_file() and result["best"] == str(short_run / "best")
+
+
+def test_ctrl_c_while_the_libraries_load_is_one_sentence(tmp_path, tiny_base, canvas_parquet, capsys, monkeypatch):
+    """Ctrl-C in a run's first seconds (transformers' import, which --quiet makes first) is said as later, no
+    traceback, and nothing is made."""
+    from transformers.utils import logging as transformers_logging
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(transformers_logging, "disable_progress_bar", interrupted)
+    assert main(train_args(canvas_parquet, tiny_base, tmp_path / "out")) == 130
+    err = capsys.readouterr().err
+    assert err == "vipe train: interrupted; run the same command again to continue.\n"
+    assert not (tmp_path / "out").exists()

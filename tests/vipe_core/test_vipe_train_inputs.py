@@ -5,6 +5,7 @@ and a rerun never leave a result or a best/ that disagree."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import zipfile
 
@@ -106,6 +107,21 @@ def _junk_weights(base) -> None:
     (base / "pytorch_model.bin").write_bytes(b"junk\n")
 
 
+def _random_bin(base) -> None:
+    _junk_weights(base)
+    (base / "pytorch_model.bin").write_bytes(random.Random(5).randbytes(5000))  # (torch's weights-only unpickler)
+
+
+def _folder_as_weights(base) -> None:
+    (base / "model.safetensors").unlink()
+    (base / "model.safetensors").mkdir()
+
+
+def _index_not_json(base) -> None:
+    (base / "model.safetensors").rename(base / "model-00001-of-00001.safetensors")
+    (base / "model.safetensors.index.json").write_text("{not json")
+
+
 @pytest.mark.parametrize(
     "damage, said",
     [
@@ -114,6 +130,9 @@ def _junk_weights(base) -> None:
         (_junk_weights, "(one of its files is not what its name says: KeyError 174812789)."),
         (lambda base: _junk_weights(base) or (base / "pytorch_model.bin").write_bytes(b""), "says: EOFError)."),
         (lambda base: _config_of(base, n_layer=3), "incomplete: its weights hold no transformer.h.2.attn.c_attn.bias"),
+        (_random_bin, "(its pytorch_model.bin is no PyTorch save of weights alone, as torch.save writes them)."),
+        (_folder_as_weights, "is damaged: model.safetensors is not a file."),
+        (_index_not_json, "its model.safetensors.index.json is not JSON."),
     ],
 )
 def test_base_weights_that_do_not_fit_are_refused_before_out_is_made(
