@@ -54,7 +54,9 @@ def test_the_video_has_the_shape_resolution_rate_and_length_asked_for(aspect, re
     assert video["size"] == wanted and video["fps"] == 25 and abs(video["frames"] - 25 * video["duration"]) <= 1
 
 
-@pytest.mark.parametrize("interpolator,upscaled", [("blend", 10), ("minterpolate", 30)])
+@pytest.mark.parametrize(
+    "interpolator,upscaled", [("blend", 10), pytest.param("minterpolate", 30, marks=pytest.mark.ci)]
+)  # (minterpolate's: the ci tier)
 @pytest.mark.slow
 def test_a_learned_upscaler_sees_only_the_drawn_frames_where_the_frames_between_are_blends(
     interpolator, upscaled, tmp_path

@@ -127,7 +127,7 @@ def test_what_a_flow_family_cannot_draw_with_is_refused_before_any_work(tmp_path
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset, repository", [("zimage", ZIMAGE), ("klein", KLEIN)])
+@pytest.mark.parametrize("preset, repository", [pytest.param("zimage", ZIMAGE, marks=pytest.mark.ci), ("klein", KLEIN)])
 def test_the_preset_by_hub_name_renders_in_bfloat16(standin_hub, tmp_path, capsys, preset, repository):
     """`musicvid render song --models zimage|klein` as a first run meets it: every model loaded by its hub name,
     offline, from the stand-ins of the real repositories (tests/standins/)."""

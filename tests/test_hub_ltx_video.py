@@ -13,6 +13,7 @@ from tests.standins.hub import snapshot
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.ci  # (a first run by hub name: the ci tier; the tiny LTX-Video's transitions stay in the suite)
 def test_ltx_video_loads_by_hub_name_and_draws_the_transitions(standin_hub, capsys, tmp_path):
     """--transitions video's model as a first run meets it: LTX-Video 0.9.5's repository (its model index says
     LTXPipeline, its T5 tokenizer is a sentencepiece file alone, its weights are sharded), loaded by name."""

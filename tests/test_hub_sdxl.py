@@ -35,6 +35,7 @@ DIFFUSERS_MODEL_FILES = (
 )
 
 
+@pytest.mark.ci  # (a first run by hub name: the ci tier; SDXL's tiny render stays in the suite)
 def test_sdxl_base_and_the_models_made_for_it_load_by_hub_name(standin_hub, capsys, tmp_path):
     """`--diffusion stabilityai/stable-diffusion-xl-base-1.0`'s first run: the pipeline class its model index
     names, SDXL's size, and SDXL's own LCM-LoRA, TAESD and IP-Adapter (with its ViT-bigG encoder)."""

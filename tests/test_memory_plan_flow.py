@@ -98,7 +98,7 @@ def test_the_plan_counts_a_reference_as_the_tokens_it_adds(capsys, song, tmp_pat
     assert looked["peak_gb"] > without["peak_gb"]
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", [pytest.param("zimage", marks=pytest.mark.ci), "klein"])  # (Z-Image's: ci tier)
 def test_a_24_gb_card_holds_both_with_vae_slicing(family):
     stage = pictures(family, 24)
     # the decode of four 1024² pictures together (1.6 GB each) is what does not fit beside the weights
@@ -152,7 +152,12 @@ def test_the_scorer_is_held_beside_every_pass_and_too_small_a_card_is_refused_in
 
 @pytest.mark.parametrize(
     ("preset", "tiny", "files"),
-    [("tiny-zimage", TINY_ZIMAGE, zimage_turbo_files), ("tiny-klein", TINY_KLEIN, flux2_klein_files)],
+    [
+        pytest.param(
+            "tiny-zimage", TINY_ZIMAGE, zimage_turbo_files, marks=pytest.mark.ci
+        ),  # (the ci tier: klein's stays)
+        ("tiny-klein", TINY_KLEIN, flux2_klein_files),
+    ],
 )
 def test_the_tiny_presets_and_a_folder_of_their_family_plan_as_the_published_ones(
     capsys, song, tmp_path, preset, tiny, files

@@ -26,7 +26,7 @@ def clip(build, prompt: str) -> np.ndarray:
     return draw_clip(video_pipeline_for(build(), SETTINGS), 9, 10, ENDS, prompt, 3, SETTINGS)
 
 
-@pytest.mark.parametrize("build", [tiny_ltx2, tiny_wan])
+@pytest.mark.parametrize("build", [tiny_ltx2, pytest.param(tiny_wan, marks=pytest.mark.ci)])  # (Wan's: the ci tier)
 def test_a_tiny_video_pipeline_draws_the_same_clip_from_the_same_seed(build):
     first = clip(build, "a red sun, slowly turning into rain on a dark city")
     # 9 frames at the picture size (drawn at 64 x 64 by LTX-2, whose sides come in 32s, and covered)
