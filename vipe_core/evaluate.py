@@ -22,7 +22,14 @@ from vipe_core.bars import progress_bar
 from vipe_core.canvas import examples, read_canvas
 from vipe_core.cider import cider_d
 from vipe_core.errors import StageError, VipeError
-from vipe_core.guards import check_output_kind, hold_folder, is_checkpoint_copy, refuse_foreign, refuse_overlap
+from vipe_core.guards import (
+    LOCK_FILE,
+    check_output_kind,
+    hold_folder,
+    is_checkpoint_copy,
+    refuse_foreign,
+    refuse_overlap,
+)
 from vipe_core.inference import GenerationSettings, ViPE, causal_lm, ships_tokenizer
 from vipe_core.records import append_jsonl, parsed_json, read_json, read_jsonl, read_text, write_json
 from vipe_core.released import DEFAULT_VIPE_TOKENIZER, trained_context
@@ -55,6 +62,11 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
     one without weights (a best/ that a killed run cut short)."""
     path = Path(path)
     folder = path / "best" if (path / "best" / "config.json").is_file() else path
+    if not (folder / "config.json").is_file() and (path / LOCK_FILE).is_file() and not (path / "best").exists():
+        raise VipeError(
+            f"{path} holds no best/: the `vipe train` run there has not saved one yet, or was stopped while it saved "
+            "it (run that `vipe train` again to put it back)."
+        )
     if not (folder / "config.json").is_file():
         raise VipeError(f"{path} is not a trained checkpoint (no config.json in it or in its best/ folder).")
     check_holds_weights(folder, str(folder))

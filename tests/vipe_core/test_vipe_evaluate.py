@@ -8,6 +8,7 @@ import pytest
 
 from vipe_core.cli import main
 from vipe_core.evaluate import EvalConfig, run_evaluate
+from vipe_core.guards import LOCK_FILE
 
 pytestmark = pytest.mark.slow
 
@@ -82,3 +83,12 @@ def test_evaluate_command_prints_a_table(trained, canvas_parquet, tmp_path, caps
     assert main(["evaluate", str(tmp_path), str(canvas_parquet)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and "not a trained checkpoint" in err[1]
+
+
+def test_a_run_folder_a_kill_left_without_best_is_said_so(tmp_path, canvas_parquet, capsys):
+    run = tmp_path / "run"
+    (run / ".best.old.abcdefgh").mkdir(parents=True)  # best/ moved aside by a save the kill cut between its renames
+    (run / LOCK_FILE).touch()
+    assert main(["evaluate", str(run), str(canvas_parquet)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{run} holds no best/" in err and "run that `vipe train` again" in err
