@@ -55,7 +55,7 @@ def made_before(job: Job, places: dict[tuple[str, str], Path]) -> Workdir | None
 def changed_since(job: Job, earlier: dict[tuple[str, str], str]) -> bool:
     """Whether the row's song changed (retagged, replaced) since a batch made its outputs in -o: `earlier` (the
     (song, output) pairs of -o's report) names its video as this song's, and each of its outputs there, one at least,
-    is as a run for this song wrote it, now or for an earlier version of it. Such a row is rendered again and replaces
+    is as a run for this song wrote it, now or for an earlier version of it, and one at least for an earlier one. Such a row is rendered again and replaces
     them; a file whose bytes no run recorded (a person's, a video edited since) is refused as ever."""
     if report_key(job) not in earlier or job.request.workdir:
         return False  # (with --workdir a row's work directory is one for every version of its song)
@@ -63,7 +63,8 @@ def changed_since(job: Job, earlier: dict[tuple[str, str], str]) -> bool:
     if not (there and song_read(job)):
         return False
     workdir = Workdir.of_song(job.request.song, None)
-    return all(written_here(path, workdir) or written_before(path, workdir) for path in there)
+    now = [written_here(path, workdir) for path in there]  # (all of them: this song's, as --force renders it again)
+    return not all(now) and all(mine or written_before(path, workdir) for mine, path in zip(now, there))
 
 
 def take_over_outputs(job: Job, owner: Workdir | None = None) -> None:
