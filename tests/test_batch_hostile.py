@@ -23,12 +23,14 @@ def run_batch(capsys, songs, out, *options):
 
 def test_a_second_batch_on_one_o_is_refused_while_the_first_holds_it(tmp_path, capsys):
     make_tone(tmp_path / "a.wav", 1)
+    (tmp_path / "p.csv").write_text("path,fps\na.wav,0\n")  # (a row's check would say more, later)
     out = tmp_path / "out"
     out.mkdir()
     with open(out / OUTPUT_LOCK, "w") as held:  # the first batch's lock, as its process holds it
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        code, err = run_batch(capsys, tmp_path, out)
-    assert code == 2 and "is in use by another musicvid batch" in err and err.count("\n") == 1, err
+        for songs in (tmp_path, tmp_path / "p.csv"):  # before the rows' checks, which a long playlist pays
+            code, err = run_batch(capsys, songs, out)
+            assert code == 2 and "is in use by another musicvid batch" in err and err.count("\n") == 1, err
     assert not (out / "report.json").exists()
 
 

@@ -154,18 +154,21 @@ def hold_folder(folder: str | os.PathLike) -> Iterator[None]:
         os.close(fd)
 
 
-def is_held(folder: str | os.PathLike) -> bool:
-    """True while a run holds `folder` (hold_folder). Read only: a missing lock file is not made, and the probe is a
-    shared lock tried and let go at once: two readers' probes at one time do not take each other for a run, as
-    exclusive ones would (a run starting in that very instant is refused, as by any probe)."""
+def is_held(folder: str | os.PathLike, lock: str = LOCK_FILE) -> bool:
+    """True while a run holds `folder` (hold_folder; `lock`: another tool's lock file of that kind, musicvid batch's).
+    Read only: a missing lock file is not made, and the probe is a shared lock tried and let go at once: two readers'
+    probes at one time do not take each other for a run, as exclusive ones would (a run starting in that very instant
+    is refused, as by any probe). Where the file system has no such locks, False: the run's own lock says it."""
     try:
-        fd = os.open(Path(folder) / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(Path(folder) / lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False  # (none there, or not one vipe made: hold_folder refuses to run on that)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
+    except OSError:
+        return False
     finally:
         os.close(fd)  # (closing lets the shared lock go)
     return False

@@ -34,6 +34,7 @@ from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard, load_storyboard
 from vipe_core.atomic import write_json
+from vipe_core.guards import is_held
 
 REPORT_NAME = "report.json"
 OUTPUT_LOCK = ".musicvid-batch-lock"  # in -o: the batch that holds it (held_output)
@@ -336,13 +337,12 @@ def held_output(folder: Path) -> Iterator[None]:
     locked: a batch that opened the file a moment before then finds, once it holds it, that no name leads to it, and
     takes the one at the name anew (locked_file), so two never hold two files of one name. Where the file system
     has no such locks, filelock's (os_lock) hold -o, and their file is left."""
-    busy = f"-o {folder} is in use by another musicvid batch: wait for it to finish, or give another -o"
     path = folder / OUTPUT_LOCK
     check_lock_file(folder)  # (again: a link made there since the check before any work)
     try:
-        fd, lock = locked_file(path, busy), None
+        fd, lock = locked_file(path, busy(folder)), None
     except OSError:  # (no flock here: a network file system's, say)
-        fd, lock = None, os_lock(path, busy, str(folder))
+        fd, lock = None, os_lock(path, busy(folder), str(folder))
     try:
         yield
     finally:
@@ -356,9 +356,15 @@ def held_output(folder: Path) -> Iterator[None]:
 
 def check_lock_file(folder: Path) -> None:
     """Refuse a link at -o's lock file name, before any work: the lock is never taken through a link (O_NOFOLLOW), nor
-    is its target touched."""
+    is its target touched; and an -o another batch holds (probed: is_held), before a long playlist's checks."""
     if (folder / OUTPUT_LOCK).is_symlink():
         raise UserError(f"{folder / OUTPUT_LOCK} is a link: remove it")
+    if is_held(folder, OUTPUT_LOCK):
+        raise UserError(busy(folder))
+
+
+def busy(folder: Path) -> str:
+    return f"-o {folder} is in use by another musicvid batch: wait for it to finish, or give another -o"
 
 
 def locked_file(path: Path, busy: str) -> int:
