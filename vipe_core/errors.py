@@ -108,6 +108,18 @@ class Guarded:
         os.close(nowhere)
 
 
+def started(command: str, load: Callable[[], Callable[[], int]], ending: str = "") -> int:
+    """The exit code of the command line `load()` imports and returns, run: Ctrl-C before that command's own handler
+    is in place (while its libraries import, a second or two) said as it says it later, in one sentence after
+    `command`'s name (`ending` its sentences' end), not as a traceback."""
+    try:
+        return load()()
+    except KeyboardInterrupt as stopped:
+        how, code = stop_said(stopped)
+        print(f"{command}: {how}; run the same command again to continue{ending}", file=sys.stderr)
+        return code
+
+
 def run_guarded(run: Callable[[], int], command: str) -> int:
     """`run()`'s exit code, run with standard output and standard error Guarded, and standard output flushed when it
     ends (or exits, as argparse does after its help), so that a failure to write what it printed last is OutputLost
