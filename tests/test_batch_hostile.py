@@ -3,6 +3,7 @@ options out of range or beyond the cluster, entries that name no file, malformed
 sentence before any render (no song is rendered here), and a Ray job leaves this machine with absolute paths."""
 
 import fcntl
+import random
 import unicodedata
 
 import pytest
@@ -158,3 +159,7 @@ def test_latin1_is_read_as_latin1_but_utf8_with_a_stray_byte_is_refused(tmp_path
     line = 2 if kind == "m3u" else 3
     with pytest.raises(UserError, match=f"stray.{kind} line {line}: byte 0xe9 is not UTF-8, though the rest"):
         playlist.read_playlist(stray)
+    noise = tmp_path / f"noise.{kind}"  # random bytes: some of them UTF-8 by chance, far more control bytes
+    noise.write_bytes(random.Random(3).randbytes(3000).replace(b"\0", b"x"))
+    with pytest.raises(UserError, match=f"noise.{kind} is no text \\(control bytes all through it\\)"):
+        playlist.read_playlist(noise)

@@ -179,6 +179,8 @@ def test_a_rows_files_are_found_from_the_csvs_folder_and_may_lie_outside_it(tmp_
         ("output", "/tmp/b.mp4", "must be a plain file name"),
         ("output", "..", "must be a plain file name"),
         ("output", "b.srt", "must end in .mp4, .m4v, .mov, .mkv or have no suffix"),
+        ("output", '"a\nb"', "output 'a\\nb' holds a control character"),  # (not a folder)
+        ("output", "x" * 300, "is longer than a file system takes"),
     ],
 )
 def test_a_bad_csv_value_exits_2_before_any_song(tmp_path, capsys, column, value, reason):

@@ -36,6 +36,8 @@ WINDOWS_PATH = re.compile(r"/?[A-Za-z]:[\\/]|\\\\")
 PLAYLIST_SUFFIXES = {".m3u", ".m3u8"}
 UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16's byte order marks, little- and big-endian
 NUL_SHARE = 8  # a file whose every 8th byte or more is NUL is no text: UTF-16 (ASCII in it: every 2nd) or binary
+# nor one with 8 or more control bytes (not tab or line end), every 32nd byte or more (random bytes: 1 in 10)
+CONTROL_SHARE, CONTROLS = 32, bytes(set(range(32)) - {9, 10, 13})
 # An M3U's directives (#EXTM3U, #EXTINF, #EXTGRP, #EXT-X-..., #PLAYLIST): any other `#` line is a comment, or a song
 # whose name starts with `#` (`#9 Dream.mp3`) where it names a file beside the playlist (read_m3u).
 DIRECTIVE = re.compile(r"#(EXT|PLAYLIST)")
@@ -91,6 +93,9 @@ def _decoded(data: bytes, path: Path) -> str:
             raise UserError(f"{path} starts as UTF-16 but is not UTF-16 text: save it as UTF-8") from None
     if data.count(b"\0") * NUL_SHARE >= len(data):  # (one NUL in a line: that line is refused, naming it)
         raise UserError(f"{path} holds NUL bytes: it is UTF-16 (or binary), not text musicvid reads: save it as UTF-8")
+    controls = sum(data.count(control) for control in CONTROLS)
+    if controls >= 8 and controls * CONTROL_SHARE >= len(data):
+        raise UserError(f"{path} is no text (control bytes all through it): give a playlist, a .csv or an .m3u")
     data = data.removeprefix(b"\xef\xbb\xbf")
     try:
         return data.decode("utf-8")
@@ -136,7 +141,7 @@ def song_path(text: str, playlist: Path, number: int) -> Path:
     too_long = len(os.fsencode(song)) > MAX_PATH_BYTES or any(len(os.fsencode(p)) > NAME_MAX for p in song.parts)
     if "\0" in name or too_long:
         why = "holds a NUL character" if "\0" in name else "is longer than a file system takes"
-        raise UserError(f"{where}: {text[:60]!r} {why}, so it names no file")
+        raise UserError(f"{where}: {text[:60]!r}{'…' if len(text) > 60 else ''} {why}, so it names no file")
     found = found_as(song, name, playlist)
     if found is None and WINDOWS_PATH.match(name):
         raise ElsewhereError(f"{where}: {shown(text)} is a Windows path: give its path on this machine")
@@ -301,8 +306,11 @@ def read_playlist(path: Path, output: Path | None = None) -> list[Entry]:
 def output_file_name(text: str) -> tuple[str, str]:
     """The stem and suffix of an `output` cell: a plain file name inside -o, with a video suffix or
     none (then .mp4)."""
+    if not text.isprintable() or len(text.encode()) > MAX_NAME_BYTES:
+        why = "holds a control character" if not text.isprintable() else "is longer than a file system takes"
+        raise UserError(f"output {text!r} {why}")
     name = Path(text)
-    if name.name != text or text.startswith(".") or not text.isprintable() or len(text.encode()) > MAX_NAME_BYTES:
+    if name.name != text or text.startswith("."):
         raise UserError(f"output {text!r} must be a plain file name inside -o (no folders), e.g. video.mp4")
     if not name.suffix:
         return text, ".mp4"
