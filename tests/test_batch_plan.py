@@ -297,3 +297,8 @@ def test_a_song_in_o_whose_video_would_replace_it_or_its_lyrics_is_named_as_rend
     (out / "t.srt").write_text("1\n00:00:00,000 --> 00:00:01,000\nla\n")  # its lyrics, where its captions would be
     (tmp_path / "s.csv").write_text("path,lyrics,output\nout/s.mp4,,\nout/t.wav,out/t.srt,\n")
     assert [job.output.name for job in planned(tmp_path / "s.csv")] == ["s.video.mp4", "t.video.mp4"]
+    # another row's song, there or not (v.mp4): a title that names it, in a playlist that has no output column
+    make_tone(out / "u.wav", 1)
+    (tmp_path / "p.m3u").write_text("#EXTM3U\n#EXTINF:1,s\nout/u.wav\nout/s.mp4\n#EXTINF:1,v\nout/u.wav\nout/v.mp4\n")
+    jobs = planned(tmp_path / "p.m3u")
+    assert jobs[2].output.name == "v.video.mp4" and not {job.output for job in jobs} & {job.song for job in jobs}

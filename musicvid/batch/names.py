@@ -12,7 +12,7 @@ from pathlib import Path
 
 from musicvid.batch.playlist import Entry, Job, cut_middle, row_hash, title_slug
 from musicvid.core.errors import UserError
-from musicvid.core.files import same_file
+from musicvid.core.files import file_identity
 from musicvid.core.workdir import video_name
 
 # Song stems that name no folder of their own (`...mp3` has the stem `..`): with --workdir a row's work directory is
@@ -88,12 +88,12 @@ def by_name(namings: list[Naming]) -> list[list[Naming]]:
 
 
 def clear_of_inputs(namings: list[Naming], out_dir: Path) -> None:
-    """An automatic name whose files in -o would be one of its row's inputs (an audio-only `s.mp4` in -o, its lyrics
-    `s.srt`) takes `.video` (`s.video.mp4`), as a render's default name beside its song does; a row's own name is
-    refused all the same."""
+    """An automatic name whose files in -o would be an input of a row, its own (an audio-only `s.mp4` in -o, its
+    lyrics `s.srt`) or another's (its song `s.mp4`, there or not yet), takes `.video` (`s.video.mp4`), as a render's
+    default name beside its song does; a row's own name is refused all the same."""
+    inputs = {file_identity(path) for naming in namings for path in naming.job.inputs().values()}
     for naming in (naming for naming in namings if not naming.named):
-        inputs = naming.job.inputs().values()
-        while any(same_file(output, path) for output in naming.outputs(out_dir) for path in inputs):
+        while any(file_identity(output) in inputs for output in naming.outputs(out_dir)):
             naming.stem += ".video"
 
 
