@@ -37,7 +37,6 @@ PUBLISHED_GB = {
     "klein": {"text_encoder": 8.05, "transformer": 7.75, "vae": 0.168},
 }
 PARTS = ["text_encoder", "transformer", "vae"]  # diffusers' model_cpu_offload_seq of both pipelines
-FAMILIES = ("zimage", "klein")
 CUDA = torch.device("cuda")
 
 
@@ -110,7 +109,7 @@ def test_a_24_gb_card_holds_both_with_vae_slicing(family):
     assert stage["peak_gb"] == next(p["peak_gb"] for p in stage["passes"] if p["parts"] == "transformer")
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", [pytest.param("zimage", marks=pytest.mark.ci), "klein"])  # (Z-Image's: ci tier)
 def test_under_model_offload_the_text_encoders_pass_is_apart_from_the_transformers(family):
     stage = pictures(family, 80, low_vram=True)
     assert "model-offload" in stage["offloads"] and [p["parts"] for p in stage["passes"]] == PARTS
@@ -174,7 +173,7 @@ def test_the_tiny_presets_and_a_folder_of_their_family_plan_as_the_published_one
     assert {m["name"] for m in from_folder["models"][:3]} == {str(folder)}
 
 
-@pytest.mark.parametrize("build", [tiny_zimage, tiny_klein])
+@pytest.mark.parametrize("build", [pytest.param(tiny_zimage, marks=pytest.mark.ci), tiny_klein])  # (Z-Image's: ci)
 def test_prompts_are_encoded_prompt_batch_at_a_time_as_each_alone(build):
     pipe = build()
     batches = []
