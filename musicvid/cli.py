@@ -300,9 +300,7 @@ def _run(argv: list[str] | None) -> int:
         print(f"musicvid: {printable(str(error))}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt as stopped:
-        how, code = stop_said(stopped)
-        print(f"musicvid: {how}; run the same command again to continue", file=sys.stderr)
-        return code
+        return stop_said(stopped, "musicvid")
     except Exception as error:  # a bug or an environment problem: one line, the traceback on request
         if args.debug:
             raise

@@ -208,7 +208,5 @@ def _run(argv: list[str] | None) -> int:
         print(f"vipe {args.stage}: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt as stopped:
-        how, code = stop_said(stopped)
-        print(f"vipe {args.stage}: {how}; run the same command again to continue.", file=sys.stderr)
-        return code
+        return stop_said(stopped, f"vipe {args.stage}", ending=".")
     return 0

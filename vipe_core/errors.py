@@ -54,12 +54,15 @@ def stopped_as_interrupted():
             signal.signal(number, handler)
 
 
-def stop_said(stopped: KeyboardInterrupt) -> tuple[str, int]:
-    """How a stopped run says what stopped it, and its exit code: 128 + the signal's number, as a shell reports a
-    process that signal killed."""
+def stop_said(stopped: KeyboardInterrupt, command: str, ending: str = "") -> int:
+    """Say, after `command`'s name (`ending` its sentences' end), what stopped the run and how to go on; its exit
+    code: 128 + the signal's number, as a shell reports a process that signal killed."""
     if isinstance(stopped, Terminated):
-        return f"stopped ({signal.Signals(stopped.signum).name})", 128 + stopped.signum
-    return "interrupted", 128 + signal.SIGINT
+        how, code = f"stopped ({signal.Signals(stopped.signum).name})", 128 + stopped.signum
+    else:
+        how, code = "interrupted", 128 + signal.SIGINT
+    print(f"{command}: {how}; run the same command again to continue{ending}", file=sys.stderr)
+    return code
 
 
 class OutputLost(OSError):
@@ -115,9 +118,7 @@ def started(command: str, load: Callable[[], Callable[[], int]], ending: str = "
     try:
         return load()()
     except KeyboardInterrupt as stopped:
-        how, code = stop_said(stopped)
-        print(f"{command}: {how}; run the same command again to continue{ending}", file=sys.stderr)
-        return code
+        return stop_said(stopped, command, ending)
 
 
 def run_guarded(run: Callable[[], int], command: str) -> int:

@@ -55,8 +55,8 @@ def made_before(job: Job, places: dict[tuple[str, str], Path]) -> Workdir | None
 def changed_since(job: Job, earlier: dict[tuple[str, str], str]) -> bool:
     """Whether the row's song changed (retagged, replaced) since a batch made its outputs in -o: `earlier` (the
     (song, output) pairs of -o's report) names its video as this song's, and each of its outputs there, one at least,
-    is as a run for this song wrote it, now or for an earlier version of it, and one at least for an earlier one. Such a row is rendered again and replaces
-    them; a file whose bytes no run recorded (a person's, a video edited since) is refused as ever."""
+    is as a run for this song wrote it, now or for an earlier version of it, and one at least for an earlier one.
+    Such a row is rendered again and replaces them; a file whose bytes no run recorded (a person's, a video edited since) is refused as ever."""
     if report_key(job) not in earlier or job.request.workdir:
         return False  # (with --workdir a row's work directory is one for every version of its song)
     there = [path for path in job.settings.outputs(job.output) if path.exists() or path.is_symlink()]
