@@ -12,6 +12,7 @@ import torch
 from musicvid.delivery.upscale import Upscaler
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models import registry as registry_module
+from musicvid.models.footprint import role_weights_gb
 from musicvid.models.loading import load_upscaler
 from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
@@ -242,3 +243,13 @@ def test_kept_models_are_released_least_recently_used_first_for_the_next_to_fit(
     with registry.use("vipe"):  # 3 + 2 + 1 > 5: Whisper, now the least recently used, goes
         assert list(registry._loaded) == ["separator", "vipe"]
     assert registry.loads == {"asr": 1, "vipe": 2, "separator": 1}
+
+
+@pytest.mark.parametrize("preset", ["default", "tiny"])
+def test_every_role_the_registry_loads_is_sized_for_its_room(preset):
+    """A role sized 0 GB would be loaded beside the others with no room made for it (the scorer was)."""
+    models, precision = PRESETS[preset], Precision.resolve("auto", torch.device("cuda"))
+    sized = {role: role_weights_gb(models, role, precision) for role in ("asr", "vipe", "scorer", "upscaler")}
+    assert all(gb > 0 for gb in sized.values()), sized
+    if preset == "default":  # CLIP ViT-L/14's 428M parameters in float16
+        assert 0.8 < sized["scorer"] < 0.9

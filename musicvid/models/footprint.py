@@ -70,6 +70,7 @@ def role_weights_gb(models: ModelSet, role: str | Drawing, precision: Precision)
                 "vipe": ("vipe", models.vipe, precision.compute),
                 "separator": ("separator", models.separator, precision.separator),
                 "video": ("video", models.video, precision.video),
+                "scorer": ("scorer", models.scorer, precision.compute),
             }[role]
             found = weights(kind, name, lambda part: dtype)
     except (Unsized, KeyError):
