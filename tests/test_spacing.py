@@ -5,7 +5,7 @@ import re
 
 from musicvid.delivery import captions
 from musicvid.delivery.cue_times import sung_line, word_times
-from musicvid.lyrics.spacing import joined, spaced_in
+from musicvid.lyrics.spacing import joined, spaced_in, sung_words
 from musicvid.lyrics.transcribe import lines_at_pauses
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
@@ -19,6 +19,18 @@ def test_words_are_joined_as_their_script_writes_them():
     assert joined(["사랑", "해요"]) == "사랑 해요"  # Korean writes spaces
     assert joined(["I", "love", "you", "君", "が", "好き"]) == "I love you 君が好き"  # between scripts: a space
     assert joined(["OK", "。"]) == "OK。" and joined(["Люблю", "тебя"]) == "Люблю тебя" and joined([]) == ""
+
+
+def test_a_known_line_is_aligned_a_chinese_or_japanese_character_a_word_its_marks_with_it():
+    assert sung_words("天空在燃烧") == ["天", "空", "在", "燃", "烧"]
+    assert sung_words("君の名前を呼んだ。") == ["君", "の", "名", "前", "を", "呼", "ん", "だ。"]
+    assert sung_words("ちょっと待って 「愛してる」") == ["ちょっ", "と", "待っ", "て", "「愛", "し", "て", "る」"]
+    assert sung_words("東京タワー") == ["東", "京", "タ", "ワー"]  # the long-vowel mark lengthens the one before
+    assert sung_words("LOVE愛してるyou (笑)") == ["LOVE", "愛", "し", "て", "る", "you", "(笑)"]
+    # the other scripts as written: Thai and Khmer spell a syllable in several characters, Korean writes spaces
+    assert sung_words("Quoi ? สวัสดีค่ะ 사랑해 너를") == ["Quoi", "?", "สวัสดีค่ะ", "사랑해", "너를"]
+    for line in ("君の名前を呼んだ。", "我爱你 I love you", "それでも、まだ"):
+        assert spaced_in(line, sung_words(line)) is not None  # each line its words, as written
 
 
 def test_a_lines_words_are_found_in_its_text_as_written_or_not_at_all():

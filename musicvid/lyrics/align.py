@@ -43,7 +43,7 @@ from musicvid.core.errors import RenderError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.openings import CRUSHED_SECONDS, Openings
 from musicvid.lyrics.singing import Voice
-from musicvid.lyrics.spacing import gaps_in
+from musicvid.lyrics.spacing import gaps_in, sung_words
 from musicvid.lyrics.transcribe import detect_language, lines_at_pauses, singing_to_detect, torch_threads_kept
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.lyrics.windows import GRID_SECONDS, WINDOW_SECONDS, TimedWord, Windows
@@ -130,9 +130,9 @@ def pieces(text: str, windows: Windows) -> list[str]:
     cut at word boundaries into pieces of as even a length as WORDS_PER_PIECE allows, each fitting (a word that
     alone overflows it: as its `runs`, each a word of the pieces)."""
     most = windows.most_tokens // 2
-    words = [run for word in text.split() for run in runs(word, windows, most)]
+    words = [run for word in sung_words(text) for run in runs(word, windows, most)]
     sizes = [len(windows.tokens(word)) for word in words]  # (as `place` counts them: word by word)
-    if len(words) <= SUNG_LINE_WORDS and sum(sizes) <= most and len(words) == len(text.split()):
+    if len(words) <= SUNG_LINE_WORDS and sum(sizes) <= most and len(words) == len(sung_words(text)):
         return [text]
     size = math.ceil(len(words) / math.ceil(len(words) / WORDS_PER_PIECE))
     cut, piece, tokens = [], [], 0
@@ -146,7 +146,7 @@ def pieces(text: str, windows: Windows) -> list[str]:
 
 
 def runs(word: str, windows: Windows, most: int) -> list[str]:
-    """`word`, or where its tokens overflow `most` (Chinese or Japanese written without spaces; as the last resort,
+    """`word`, or where its tokens overflow `most` (Thai or Khmer written without spaces; as the last resort,
     anything else: a URL), its characters cut into runs of at most RUN_TOKENS tokens (a character taking more: on
     its own), never before a combining mark."""
     if len(windows.tokens(word)) <= most:
@@ -282,7 +282,7 @@ def place(windows: Windows, texts: list[str], quiet: bool) -> list[list[TimedWor
     """Each of `texts` (each fits a window's share of the text) placed in the song, as its words timed; None
     where the walk found no place for it."""
     pause = windows.tokens(PAUSE)
-    words = [[windows.tokens(word) for word in text.split()] for text in texts]
+    words = [[windows.tokens(word) for word in sung_words(text)] for text in texts]
     sizes = [sum(map(len, w)) + len(pause) for w in words]
     walk = Walk(rate=2 * sum(sizes) / max(windows.duration, 1.0))  # as if the lines were sung in half the song
     placed: list[list[TimedWord] | None] = [None] * len(texts)
@@ -298,13 +298,13 @@ def placed_line(text: str, timed: list[TimedWord]) -> Line:
     evidence for it, else 0 (flagged)."""
     evidence = float(np.mean([w.evidence for w in timed]))
     confidence = float(np.mean([w.probability for w in timed])) if evidence >= HEARD else 0.0
-    kept = [Word(w.start, w.end, word, w.probability) for w, word in zip(timed, text.split())]
+    kept = [Word(w.start, w.end, word, w.probability) for w, word in zip(timed, sung_words(text))]
     return Line(kept[0].start, kept[-1].end, text, words=kept, confidence=round(confidence, 3))
 
 
 def spread_line(text: str, start: float, end: float) -> Line:
     """A known line the walk did not place: its words spread evenly over [start, end], confidence 0 (flagged)."""
-    words = text.split()
+    words = sung_words(text)
     step_ = (end - start) / len(words)
     spans = [(start + k * step_, start + (k + 1) * step_) for k in range(len(words))]
     timed = [Word(round(a, 3), round(b, 3), w, 0.0) for (a, b), w in zip(spans, words)]
@@ -325,7 +325,7 @@ def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: V
             lines.append(spread_line(text, after, after + max(0.0, upto - after) / missing))
             continue
         heard = float(np.mean([w.evidence for w in placed[n]])) >= HEARD
-        line = placed_line(text, openings.opened(placed[n], text.split()[0], heard_end if heard else after, voice))
+        line = placed_line(text, openings.opened(placed[n], sung_words(text)[0], heard_end if heard else after, voice))
         if heard:
             lines, heard_end = ended_by(lines, line.start), line.end
         lines.append(line)

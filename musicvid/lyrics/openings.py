@@ -19,6 +19,7 @@ from typing import TypeVar
 import numpy as np
 
 from musicvid.lyrics.singing import Voice
+from musicvid.lyrics.spacing import sung_words
 from musicvid.lyrics.transcript import Word
 from musicvid.lyrics.windows import TimedWord
 
@@ -43,7 +44,7 @@ class Openings:
     def of(cls, texts: list[str], placed: list[list[TimedWord] | None]) -> Openings:
         """The pace of the words placed (`placed[n]` times the words of `texts[n]`)."""
         timed = [
-            (w, word) for text, p in zip(texts, placed) if p for w, word in zip(p, text.split()) if w.end > w.start
+            (w, word) for text, p in zip(texts, placed) if p for w, word in zip(p, sung_words(text)) if w.end > w.start
         ]
         spans = [w.end - w.start for w, _ in timed]
         typical = min(TYPICAL_WORD_SECONDS, float(np.median(spans)) if spans else TYPICAL_WORD_SECONDS)
