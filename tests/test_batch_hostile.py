@@ -4,6 +4,7 @@ sentence before any render (no song is rendered here), and a Ray job leaves this
 
 import fcntl
 import random
+import socket
 import unicodedata
 
 import pytest
@@ -100,13 +101,21 @@ def test_a_cluster_without_the_gpus_asked_or_out_of_reach_is_refused_before_o_is
     assert code == 2 and "no node of the Ray cluster has that many GPUs (its nodes have 1, 1)" in err, err
     assert err.count("\n") == 1
 
+    code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--workers", "3")
+    assert code == 2 and "--workers 3: the Ray cluster can run 2 at once (each takes a CPU and 1 GPU(s))" in err, err
+
     def unreachable(**kwargs):
-        raise ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:6399.\nmore")
+        raise ConnectionError("Failed to connect to Ray cluster at 10.1.1.1:6399.\nmore")
 
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setattr(ray, "init", unreachable)
-    code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--address", "127.0.0.1:6399")
+    code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--address", "auto")
     assert code == 2 and "Ray cannot be joined there (Failed to connect" in err and err.count("\n") == 1, err
+    with socket.socket() as closed:  # a port nothing listens on: refused at once, not after Ray's minute of retries
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    code, err = run_batch(capsys, tmp_path, tmp_path / "out", "--engine", "ray", "--address", f"127.0.0.1:{port}")
+    assert code == 2 and f"Ray cannot be joined there (nothing answers at 127.0.0.1:{port}: " in err, err
     assert not (tmp_path / "out").exists()
 
 

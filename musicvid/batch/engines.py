@@ -5,9 +5,13 @@ path made absolute (sent): a worker's folder is not this one's."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
+import signal
+import socket
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +22,7 @@ from musicvid.core.errors import UserError, out_of_memory
 from musicvid.core.workdir import Workdir
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.model_choice import ModelChoice
+from vipe_core.errors import Terminated
 
 RAY_OPTIONS = {"address": "--address", "workers": "--workers", "gpus_per_song": "--gpus-per-song"}
 
@@ -82,28 +87,67 @@ class RayPlan:
 
 def join_ray(args, choice: ModelChoice) -> RayPlan:
     """Ray, started here or joined at --address, and the plan its resources allow; refused in one sentence where the
-    cluster cannot be reached, or where no node has the GPUs a worker asks for (Ray would wait for them forever)."""
+    cluster cannot be reached, or cannot place the workers asked for (Ray would wait for them forever)."""
     import ray
 
     from musicvid.storyboard.kernels import compile_librosa
 
     compile_librosa()  # once, before the workers start
     if not ray.is_initialized():
-        try:
-            ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
-        except (ConnectionError, ValueError, RuntimeError) as error:
-            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            raise UserError(f"--address {args.address}: Ray cannot be joined there ({reason})") from None
-    nodes = [node["Resources"].get("GPU", 0.0) for node in ray.nodes() if node.get("Alive")]  # each node's GPUs
-    cluster_gpus = sum(nodes)
-    gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if cluster_gpus else 0.0)
-    if gpus > max(nodes, default=0.0):  # a worker runs on one node: Ray would wait forever for a larger one
+        check_answers(args.address)
+        with handlers_kept():
+            try:
+                ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
+            except (ConnectionError, ValueError, RuntimeError) as error:
+                reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                raise UserError(f"--address {args.address}: Ray cannot be joined there ({reason})") from None
+    nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]  # what each node offers
+    gpus_of = [node.get("GPU", 0.0) for node in nodes]
+    gpus = args.gpus_per_song if args.gpus_per_song is not None else (1.0 if sum(gpus_of) else 0.0)
+    if gpus > max(gpus_of, default=0.0):  # a worker runs on one node
         raise UserError(
             f"--gpus-per-song {gpus:g}: no node of the Ray cluster has that many GPUs (its nodes have "
-            f"{', '.join(f'{n:g}' for n in nodes) or 'none'})"
+            f"{', '.join(f'{n:g}' for n in gpus_of) or 'none'})"
         )
-    check_device_on_ray(choice.device, cluster_gpus, gpus)
-    return RayPlan(args.workers or (sum(int(n // gpus) for n in nodes) if gpus else 1), gpus)
+    check_device_on_ray(choice.device, sum(gpus_of), gpus)
+    # each worker holds a CPU (and its GPUs) for the whole batch: one that cannot be placed would be handed a song
+    placed = sum(min(int(n.get("CPU", 0.0)), int(n.get("GPU", 0.0) // gpus) if gpus else math.inf) for n in nodes)
+    if (args.workers or 1) > placed:
+        each = f"a CPU and {gpus:g} GPU(s)" if gpus else "a CPU"
+        raise UserError(f"--workers {args.workers or 1}: the Ray cluster can run {placed} at once (each takes {each})")
+    return RayPlan(args.workers or (placed if gpus else 1), gpus)
+
+
+# How long --address may take to answer: Ray's own wait is a minute and more, its retries printed all along
+ANSWER_SECONDS = 10.0
+
+
+def check_answers(address: str | None) -> None:
+    """Refuse an --address HOST:PORT where nothing answers (a TCP connection refused or not made in ANSWER_SECONDS);
+    `auto` and a name without a port are Ray's to look up."""
+    host, _, port = (address or "").removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=ANSWER_SECONDS).close()
+    except (OSError, OverflowError) as error:
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        said = f"--address {address}: Ray cannot be joined there (nothing answers at {host}:{port}: {reason})"
+        raise UserError(said) from None
+
+
+@contextlib.contextmanager
+def handlers_kept():
+    """Within it, what Ray sets for SIGINT, SIGTERM and SIGHUP as it starts is put back to this command's handlers:
+    a batch stopped is said and reported as the local one is (Ray's own ended it with its stack, exit 134)."""
+    numbers = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    kept = {n: signal.getsignal(n) for n in numbers} if threading.current_thread() is threading.main_thread() else {}
+    try:
+        yield
+    finally:
+        for number, handler in kept.items():
+            if handler is not None:
+                signal.signal(number, handler)
 
 
 def absolute(record):
@@ -133,25 +177,61 @@ def sent(job: Job) -> Job:
 
 def render_on_ray(plan: RayPlan, choice: ModelChoice, jobs: list[Job], finished) -> None:
     """Songs as tasks on Ray actors (`plan`). An actor whose process dies is restarted and its song retried once; a
-    song that still fails is reported as failed."""
+    song that still fails is reported as failed. Stopped, the batch stops its actors before it lets go of -o."""
     import ray
 
     actor = ray.remote(num_cpus=1, num_gpus=plan.gpus, max_restarts=1, max_task_retries=1)(SongRenderer)
-    idle = [actor.remote(choice) for _ in range(max(1, min(plan.workers, len(jobs))))]
-    waiting, running = list(jobs), {}
-    while waiting or running:
-        while waiting and idle:
-            worker, job = idle.pop(), waiting.pop(0)
-            running[worker.render.remote(sent(job))] = (job, worker)
-        [ready], _ = ray.wait(list(running), num_returns=1)
-        job, worker = running.pop(ready)
-        try:
-            result = ray.get(ready)
-        except ray.exceptions.RayError as error:  # the worker died twice on this song
-            reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            result = Result(job.song, "failed", str(job.output), error=f"worker failed: {reason}")
-        idle.append(worker)
-        finished(job, result)
+    workers = [actor.remote(choice) for _ in range(max(1, min(plan.workers, len(jobs))))]
+    idle, waiting, running = list(workers), list(jobs), {}
+    try:
+        with signals_noted() as noted:
+            while waiting or running:
+                while waiting and idle:
+                    worker, job = idle.pop(), waiting.pop(0)
+                    running[worker.render.remote(sent(job))] = (job, worker)
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_SECONDS)
+                if noted:
+                    raise Terminated(noted[0])
+                if ready:
+                    job, worker = running.pop(ready[0])
+                    idle.append(worker)
+                    finished(job, result_of(ready[0], job))
+    finally:  # none of its songs is written into -o once the batch lets go of it
+        for worker in workers:
+            ray.kill(worker)
+
+
+def result_of(ready, job: Job) -> Result:
+    """A finished task's result: the worker's, or failed where the worker died twice on this song."""
+    import ray
+
+    try:
+        return ray.get(ready)
+    except ray.exceptions.RayError as error:
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        return Result(job.song, "failed", str(job.output), error=f"worker failed: {reason}")
+
+
+# How often a Ray batch looks up from its wait for a signal: one raised inside Ray's wait comes out of it as a
+# plain KeyboardInterrupt, and a SIGTERM or SIGHUP would be said as Ctrl-C
+WAIT_SECONDS = 0.5
+
+
+@contextlib.contextmanager
+def signals_noted():
+    """Within it, SIGTERM and SIGHUP are noted (the list it gives) rather than raised (one ignored stays so)."""
+    noted: list[int] = []
+    kept = {}
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(number) != signal.SIG_IGN:
+                kept[number] = signal.signal(number, lambda signum, frame: noted.append(signum))
+    try:
+        yield noted
+    finally:
+        for number, handler in kept.items():
+            if handler is not None:  # (None: one set outside Python, which cannot be set back)
+                signal.signal(number, handler)
 
 
 def check_device_on_ray(device: str, cluster_gpus: float, gpus: float) -> None:
