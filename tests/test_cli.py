@@ -131,6 +131,8 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--context-size", "1000"], "from 0 to 16"),
         (["--candidates", "1000"], "from 1 to 64"),
         (["--output-fps", "23"], "--output-fps must be one of 24, 25, 30, 60, not 23\n"),  # (argparse said 23.0)
+        (["--title", "a\x1b[31mred"], "--title holds a control character (U+001B) at position 2"),  # a terminal's
+        (["--style", "oil\x00"], "--style holds a control character (U+0000) at position 4"),
         (["--lyrics", ""], "argument --lyrics: is empty"),  # (Path("") is the current folder)
         (["-o", ""], "argument -o/--output: is empty"),
     ],

@@ -41,6 +41,17 @@ def printable(text: str) -> str:
     return _UNSHOWN.sub(lambda found: code_point(found[0]), text)
 
 
+# Control characters (C0 but tab, line feed and carriage return; DEL; C1) are in no text a person gives (a lyric, a
+# title, a style): an SRT reader stops at a NUL, a terminal obeys an ESC.
+TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def control_at(text: str) -> int | None:
+    """Where `text` holds its first control character (TEXT_CONTROL), or None."""
+    found = TEXT_CONTROL.search(text)
+    return found.start() if found else None
+
+
 def code_point(character: str) -> str:
     return f"U+{ord(character):04X}"
 

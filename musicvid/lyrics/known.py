@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, decoded_text, file_sha256, invalid, parse_json
+from musicvid.core.paths import code_point, control_at
 from musicvid.lyrics.lrc import (
     COUNT,
     MARK_AFTER,
@@ -31,8 +32,6 @@ from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
     Line,
     Transcript,
-    code_point,
-    control_at,
     fit_to_duration,
     has_words,
     past_the_end,

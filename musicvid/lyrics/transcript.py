@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS, JsonFields, check_json, invalid, parse_json, read_text
-from musicvid.core.paths import code_point, printable
+from musicvid.core.paths import TEXT_CONTROL, code_point, control_at, printable
 from vipe_core.atomic import write_json
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
@@ -35,9 +34,8 @@ LINE_FIELDS = JsonFields(
     required=("start", "end", "text"),
     refused=LINE_OR_WORD,
 )
-# Control characters (C0 but tab, line feed and carriage return; DEL; C1) are in no lyric: an SRT reader stops at a
-# NUL, a terminal obeys an ESC. A lyric holding one is refused where it is read (lyrics file, transcript, storyboard).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# A lyric holding a control character (musicvid.core.paths.TEXT_CONTROL) is refused where it is read (lyrics file,
+# transcript, storyboard).
 TRANSCRIPT_DEFAULTS = {"language": "en", "model": "", "audio_sha256": ""}
 TRANSCRIPT_FIELDS = JsonFields({"lines": [LINE_FIELDS], **dict.fromkeys(TRANSCRIPT_DEFAULTS, "string")})
 
@@ -141,12 +139,6 @@ def short_text(value: str, document: str, where: str) -> str:
     return value
 
 
-def control_at(text: str) -> int | None:
-    """Where `text` holds its first control character (_CONTROL), or None."""
-    found = _CONTROL.search(text)
-    return found.start() if found else None
-
-
 def no_controls(value: str, document: str, where: str) -> str:
     """`value`, a lyric at `where` in `document`, or one sentence saying it holds a control character."""
     if (at := control_at(value)) is not None:
@@ -199,6 +191,6 @@ def _without_controls(line: Line) -> Line:
     texts = [line.text, line.text_en or "", *(w.text for w in line.words)]
     if all(control_at(text) is None for text in texts):
         return line
-    words = [replace(w, text=_CONTROL.sub("", w.text)) for w in line.words]
-    text_en = None if line.text_en is None else _CONTROL.sub("", line.text_en)
-    return replace(line, text=_CONTROL.sub("", line.text), text_en=text_en, words=words)
+    words = [replace(w, text=TEXT_CONTROL.sub("", w.text)) for w in line.words]
+    text_en = None if line.text_en is None else TEXT_CONTROL.sub("", line.text_en)
+    return replace(line, text=TEXT_CONTROL.sub("", line.text), text_en=text_en, words=words)
