@@ -39,19 +39,25 @@ def _terminated(signum, frame):
 
 
 @contextlib.contextmanager
-def stopped_as_interrupted():
-    """Within it, SIGTERM and SIGHUP raise Terminated. Only the main thread can set a handler (elsewhere nothing
-    changes), and a signal the run was started ignoring stays ignored (`nohup` ignores SIGHUP)."""
+def handled(handler, numbers=(signal.SIGTERM, signal.SIGHUP)):
+    """Within it, `handler` handles the signals `numbers` (SIGTERM and SIGHUP). Only the main thread can set a handler
+    (elsewhere nothing changes), and a signal the run was started ignoring stays ignored (`nohup` ignores SIGHUP)."""
     kept = {}
     if threading.current_thread() is threading.main_thread():
-        for number in (signal.SIGTERM, signal.SIGHUP):
+        for number in numbers:
             if signal.getsignal(number) != signal.SIG_IGN:
-                kept[number] = signal.signal(number, _terminated)
+                kept[number] = signal.signal(number, handler)
     try:
         yield
     finally:
-        for number, handler in kept.items():
-            signal.signal(number, handler)
+        for number, before in kept.items():
+            if before is not None:  # (None: one set outside Python, which cannot be set back)
+                signal.signal(number, before)
+
+
+def stopped_as_interrupted():
+    """Within it, SIGTERM and SIGHUP raise Terminated (handled)."""
+    return handled(_terminated)
 
 
 def stop_said(stopped: KeyboardInterrupt, command: str, ending: str = "") -> int:

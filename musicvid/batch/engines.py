@@ -22,7 +22,7 @@ from musicvid.core.errors import UserError, out_of_memory
 from musicvid.core.workdir import Workdir
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.model_choice import ModelChoice
-from vipe_core.errors import Terminated
+from vipe_core.errors import Terminated, handled
 
 RAY_OPTIONS = {"address": "--address", "workers": "--workers", "gpus_per_song": "--gpus-per-song"}
 
@@ -219,19 +219,10 @@ WAIT_SECONDS = 0.5
 
 @contextlib.contextmanager
 def signals_noted():
-    """Within it, SIGTERM and SIGHUP are noted (the list it gives) rather than raised (one ignored stays so)."""
+    """Within it, SIGTERM and SIGHUP are noted (the list it gives) rather than raised (vipe_core.errors.handled)."""
     noted: list[int] = []
-    kept = {}
-    if threading.current_thread() is threading.main_thread():
-        for number in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(number) != signal.SIG_IGN:
-                kept[number] = signal.signal(number, lambda signum, frame: noted.append(signum))
-    try:
+    with handled(lambda signum, frame: noted.append(signum)):
         yield noted
-    finally:
-        for number, handler in kept.items():
-            if handler is not None:  # (None: one set outside Python, which cannot be set back)
-                signal.signal(number, handler)
 
 
 def check_device_on_ray(device: str, cluster_gpus: float, gpus: float) -> None:
