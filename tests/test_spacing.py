@@ -90,3 +90,26 @@ def test_karaoke_keeps_each_tokens_time_across_the_rows_an_unspaced_line_is_brok
     assert (
         len(fills) > len(tokens) and by_token == [20] * len(tokens) and "\\k" not in text.replace("\\kf", "")
     )  # no wait: sung end to end
+
+
+def test_karaoke_lights_a_timed_lrc_line_in_chinese_a_character_at_a_time_over_its_time():
+    """An LRC line has a time and no word times: an unspaced line is sung over that time a character at a time (it
+    was lit whole at once), a word written with spaces a word at a time, what a no-break space joins as one."""
+    text = "我爱你 I love\u00a0you 「天空」"
+    line = Line(1.0, 4.0, text)
+    scene = Scene(index=0, kind="lyric", start=1.0, end=5.0, text=text)
+    board = Storyboard(audio=SongAudio(5.0), language="zh", scenes=[scene])
+    times = word_times(board, Transcript([line], "zh", "test"))[0]
+    assert [(text, space) for _, _, text, space in times] == [
+        ("我", True),
+        ("爱", False),
+        ("你", False),
+        ("I", True),
+        ("love\u00a0you", True),
+        ("「天", True),
+        ("空」", False),
+    ]
+    assert times[0][0] == 1.0 and times[-1][1] == 4.0 and all(a[1] == b[0] for a, b in zip(times, times[1:]))
+    script = captions.ass_script(board, 320, 240, {0: times}, None)
+    shown = next(row for row in script.splitlines() if row.startswith("Dialogue:")).split(",,0,0,0,,")[1]
+    assert re.sub(r"\{[^}]*\}", "", shown) == text  # as written, no space put in

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from musicvid.lyrics.spacing import NO_BREAK, gaps_in, spaced_in, tied, words_of
+from musicvid.lyrics.spacing import NO_BREAK, gaps_in, spaced_in, tied, units_of, words_of
 from musicvid.lyrics.transcript import Line, Transcript
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.scenes import MIN_INTRO_SECONDS
@@ -80,7 +80,8 @@ def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[in
     """(start, end, word, spaced) of every captioned scene's words, within its caption's time (cues): the transcript's
     word times where it has the scene's line (Whisper's, enhanced LRC's; the words as heard, as the scene's text writes
     them: gaps_in); else the time the line is sung (from its start to its own end: an SRT cue's, an LRC line's), or
-    without a line the scene's, shared out by the words' lengths in letters. Words a no-break space joins, as the
+    without a line the scene's, shared out by the words' lengths in letters, a Chinese or Japanese word a character
+    at a time (units_of: an LRC line without word times is sung over its time, not lit at once). Words a no-break space joins, as the
     text writes them or as tied joins a mark written apart, are one (_bound)."""
     words: dict[int, list[WordTime]] = {}
     for scene, line, (start, end) in cues(storyboard, transcript):
@@ -94,11 +95,11 @@ def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[in
                 gaps,
             )
             continue
-        texts = words_of(tied(scene.text))
+        units = [(unit, not n) for word in words_of(tied(scene.text)) for n, unit in enumerate(units_of(word))]
         sung_end = min(line.end, end) if line is not None and line.end > start else end
-        letters = np.cumsum([0] + [len(t) + 1 for t in texts], dtype=float)
+        letters = np.cumsum([0] + [len(t) + 1 for t, _ in units], dtype=float)
         edges = start + (sung_end - start) * letters / letters[-1]
-        words[scene.index] = [(float(a), float(b), t, True) for a, b, t in zip(edges, edges[1:], texts)]
+        words[scene.index] = [(float(a), float(b), t, space) for a, b, (t, space) in zip(edges, edges[1:], units)]
     return words
 
 

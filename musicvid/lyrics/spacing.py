@@ -60,10 +60,12 @@ def words_of(text: str) -> list[str]:
 def sung_words(text: str) -> list[str]:
     """`text`'s words as a known line is aligned and lit: parted by whitespace, and inside a word at each character
     of CHARACTERS (module doc)."""
-    return [unit for word in text.split() for unit in _characters(word)]
+    return [unit for word in text.split() for unit in units_of(word)]
 
 
-def _characters(word: str) -> list[str]:
+def units_of(word: str) -> list[str]:
+    """A word's units of sung_words: the word, or, where it holds CHARACTERS, parted at each; what a no-break space
+    joins stays one."""
     units = [word[0]]
     for before, char in zip(word, word[1:]):
         if _starts_unit(before, char):
@@ -75,7 +77,9 @@ def _characters(word: str) -> list[str]:
 
 def _starts_unit(before: str, char: str) -> bool:
     """Whether `char`, after `before` in a word, begins a unit of sung_words."""
-    if before in _OPENING or unicodedata.category(char)[0] in "MP" and char not in _OPENING:
+    if before in _OPENING + NO_BREAK or char in NO_BREAK:
+        return False
+    if unicodedata.category(char)[0] in "MP" and char not in _OPENING:
         return False  # (a mark, or punctuation that closes what it follows)
     if CHARACTERS.match(char):
         return "SMALL" not in unicodedata.name(char, "") and char != "\u30fc"  # (small kana, the long-vowel mark)
