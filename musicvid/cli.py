@@ -121,9 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Options that only make a storyboard (the title and artist ViPE reads: a storyboard file holds its own): beside
-# --storyboard, whose scenes are made, they would do nothing.
-MAKING_ONLY = ("title", "artist", "language", "break_seconds", "bars_per_scene", "separate_vocals")
+# The song (its audio), the storyboard file and the lyrics (karaoke's word times) serve a render of a storyboard; every
+# other option that affects the storyboard alone only makes one (the title and artist ViPE reads: a storyboard file
+# holds its own; the seed its scenes' seeds): beside --storyboard, whose scenes are made, it would do nothing.
+MAKING_ONLY = tuple(
+    name for name in SongRequest.affecting("storyboard") if name not in ("song", "storyboard_file", "lyrics_file")
+)
 
 
 def song_request(args) -> SongRequest:
@@ -132,7 +135,11 @@ def song_request(args) -> SongRequest:
     (a batch's options may serve some rows alone, and the page's controls are always set: neither is refused)."""
     given = SongRequest.given(args)
     request = SongRequest(**given)
-    options = {name: f"--{option_name(SongRequest.fields()[name])}" for name in MAKING_ONLY if given.get(name)}
+    options = {
+        name: f"--{option_name(SongRequest.fields()[name])}"
+        for name in MAKING_ONLY
+        if given.get(name, False) is not False
+    }
     if request.storyboard_file and options:
         raise UserError(
             f"{', '.join(options.values())} only acts where a storyboard is made, not with --storyboard: leave it out"

@@ -260,6 +260,14 @@ def test_an_option_that_would_do_nothing_beside_a_storyboard_or_timed_lyrics_is_
         request("--storyboard", str(board), "--break", "2", "--bars-per-scene", "8")
     with pytest.raises(UserError, match="^--title only acts where a storyboard is made"):  # the file holds its own
         request("--storyboard", str(board), "--title", "Another")
+    # the storyboard holds its scenes' seeds and prompts: another seed, or other prompts' choice, drew the same video
+    for options, said in (
+        (["--seed", "0"], "--seed"),
+        (["--candidates", "4", "--lens", "literal"], "--candidates, --lens"),
+        (["--context-size", "3"], "--context-size"),
+    ):
+        with pytest.raises(UserError, match=f"^{said} only acts where a storyboard is made"):
+            request("--storyboard", str(board), *options)
     with pytest.raises(UserError, match="^--separate-vocals does nothing with timed lyrics"):
         request("--lyrics", str(timed), "--separate-vocals")
     assert request("--lyrics", str(plain), "--separate-vocals").separate_vocals  # Whisper aligns plain lyrics
