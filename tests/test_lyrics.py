@@ -163,7 +163,7 @@ def test_a_translated_segment_split_over_two_lines_reaches_both():
 
 
 def test_whisper_segments_are_recut_at_pauses():
-    from musicvid.lyrics.transcribe import lines_at_pauses
+    from musicvid.lyrics.lines import lines_at_pauses
     from musicvid.lyrics.transcript import Word
 
     def segment(*words):
@@ -184,7 +184,7 @@ def test_whisper_segments_are_recut_at_pauses():
 
 
 def test_a_verse_rapped_without_a_pause_keeps_whispers_cuts():
-    from musicvid.lyrics.transcribe import lines_at_pauses
+    from musicvid.lyrics.lines import lines_at_pauses
     from musicvid.lyrics.transcript import Word
 
     words = [Word(i * 0.4, i * 0.4 + 0.35, f"w{i}") for i in range(40)]  # 16 s without a pause
@@ -208,7 +208,7 @@ def test_a_verse_rapped_without_a_pause_keeps_whispers_cuts():
 
 
 def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
-    from musicvid.lyrics.transcribe import lines_at_pauses
+    from musicvid.lyrics.lines import lines_at_pauses
     from musicvid.lyrics.transcript import Word
 
     # Whisper put two lines around a 20 s instrumental passage in one segment and stretched "road" and

@@ -6,8 +6,9 @@ from dataclasses import replace
 import pytest
 
 from musicvid.lyrics.inventions import invented, loops
+from musicvid.lyrics.lines import lines_at_pauses
 from musicvid.lyrics.singing import Voice, may_be_sung, opened, where_sung
-from musicvid.lyrics.transcribe import lines_at_pauses, sung_lines, unheard_voice
+from musicvid.lyrics.transcribe import sung_lines, unheard_voice
 from musicvid.lyrics.transcript import Line, Word
 
 
@@ -157,6 +158,10 @@ def test_a_word_whisper_crushed_at_its_segments_start_goes_with_the_sung_word_af
     assert voice.fit_phrase(alone)[0].start == 16.0
     nowhere = [Word(25.0, 25.2, "la"), Word(25.2, 25.6, "la")]
     assert voice.fit_phrase(nowhere) == nowhere
+    # words Whisper gave their time are sung where it heard them, where Silero heard the voice only later
+    # (Fantasma's "Soy un fantasma", led in together 2-4 s late)
+    given = [Word(16.78, 18.18, "soy"), Word(18.18, 18.8, "un"), Word(18.8, 19.96, "fantasma")]
+    assert Voice([(20.7, 24.0)], 30.0).fit_phrase(given)[:2] == given[:2]
 
 
 def test_a_line_whisper_says_again_over_the_lines_after_it_is_a_loop_and_a_refrain_sung_again_is_not():
@@ -244,3 +249,30 @@ def test_a_voice_whisper_missed_most_of_is_heard_again_where_silero_hears_the_si
     assert unheard_voice(heard, Voice(sung, 50.0)).stretches == sung[1:4]
     # Silero deaf under one of the lines Whisper believed: the voice it hears elsewhere may be the band's
     assert unheard_voice(heard, Voice([*sung[:5], sung[6]], 50.0)).stretches == []
+
+
+def test_a_held_note_silero_hears_in_part_is_no_pause_where_whisper_heard_no_pause():
+    """Folk singing Silero hears in part (JamendoLyrics' "te amo"): "go" held from 10.8 s to 12 s, Whisper's words
+    back to back. Fitted into the stretch Silero heard, "go" ends at its tail, 0.5 s before "of": no pause the
+    singer made, and the line is whole. Where the voice itself pauses (2 s before the next line) it ends."""
+    words = [("never", 10.0, 10.5), ("let", 10.5, 10.8), ("go", 10.8, 12.0), ("of", 12.0, 12.3), ("me", 12.3, 12.6)]
+    held = Line(10.0, 12.6, "never let go of me", words=[Word(a, b, text, 0.9) for text, a, b in words])
+    after = segment(14.6, "the river runs", 0.5, 0.9)
+    silero = Voice([(10.0, 11.2), (14.6, 16.1)], 30.0)
+    lines = sung_lines([held, after], silero, 30.0)
+    assert [line.text for line in lines] == ["never let go of me", "the river runs"]
+    assert [line.start for line in lines] == pytest.approx([10.0, 14.6])
+    # the fitted words alone part at "of", as they did before the pauses were read from Whisper's times
+    fitted = [replace(held, words=silero.fit_phrase(held.words)), after]
+    assert [line.text for line in lines_at_pauses(fitted)][:2] == ["never let go", "of me"]
+
+
+def test_the_voice_pausing_ends_a_line_only_between_two_phrases():
+    """Over a folk guitar Silero's voice parts inside a sung line (te amo: "Tenía cargada con" 0.7 s before
+    "depresión"): a cut that leaves a word or two of its segment is no line end. Between two phrases it is one, as
+    a clause's end is (tiny.en heard two sung lines as one segment, the voice stopping 0.67 s between them)."""
+    held = segment(54.5, "tenia cargada con depresion", 0.8, 0.9)
+    two = segment(60.0, "the sun goes down the night comes up", 0.4, 0.9)
+    silero = Voice([(54.5, 56.2), (56.9, 58.0), (60.0, 61.5), (62.0, 63.4)], 90.0)
+    lines = sung_lines([held, two], silero, 90.0)
+    assert [line.text for line in lines] == ["tenia cargada con depresion", "the sun goes down", "the night comes up"]

@@ -5,8 +5,8 @@ import re
 
 from musicvid.delivery import captions
 from musicvid.delivery.cue_times import sung_line, word_times
+from musicvid.lyrics.lines import lines_at_pauses
 from musicvid.lyrics.spacing import joined, spaced_in, sung_words
-from musicvid.lyrics.transcribe import lines_at_pauses
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 

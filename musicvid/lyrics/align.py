@@ -41,10 +41,11 @@ import numpy as np
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.errors import RenderError
 from musicvid.core.progress import Progress
+from musicvid.lyrics.lines import lines_at_pauses
 from musicvid.lyrics.openings import CRUSHED_SECONDS, Openings
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.spacing import gaps_in, sung_words
-from musicvid.lyrics.transcribe import detect_language, lines_at_pauses, singing_to_detect, torch_threads_kept
+from musicvid.lyrics.transcribe import detect_language, singing_to_detect, torch_threads_kept
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.lyrics.windows import GRID_SECONDS, WINDOW_SECONDS, TimedWord, Windows
 from musicvid.models.loading import ASRModel

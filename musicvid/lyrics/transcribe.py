@@ -11,7 +11,6 @@ rendering from Whisper's translate task for ViPE."""
 
 from __future__ import annotations
 
-import statistics
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -21,15 +20,14 @@ import torch
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
-from musicvid.lyrics.inventions import LOOP_WORDS, loops
+from musicvid.lyrics.inventions import loops
+from musicvid.lyrics.lines import PHRASE_SECONDS, lines_at_pauses
 from musicvid.lyrics.singing import (
     CLIP_LEAD,
     CLIP_TAIL,
-    LINE_PAUSE_SECONDS,
     TRUSTED_AGREEMENT,
     Voice,
     believed,
-    closes_clause,
     may_be_sung,
     opened,
     shifted,
@@ -37,7 +35,6 @@ from musicvid.lyrics.singing import (
     typical_belief,
     where_sung,
 )
-from musicvid.lyrics.spacing import joined
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
@@ -46,64 +43,10 @@ from vipe_core.bars import on_terminal
 # Whisper's window: what the language is detected on
 WINDOW_SECONDS = 30.0
 SEED = 0
-# A sung phrase lasts this long at least: a stretch of Silero's voice this long with no word Whisper heard near it
-# holds one Whisper missed (Whisper base, after 17 s of band alone, wrote "Art размер" over a generated song's two
-# last lines), and a clause Whisper ends inside a line (`closes_clause`) after this long and this many words is a
-# sung line (fewer words may be a cry: "Oh,"; Whisper's loops are told from lines of as many, LOOP_WORDS).
-PHRASE_SECONDS = 1.0
-PHRASE_WORDS = LOOP_WORDS
 # Where Silero's voice lies under this share of what Whisper believed, Silero hears the singer, not the band, even
 # if Whisper heard under TRUSTED_AGREEMENT of that voice: Whisper missed lines (Whisper base heard nothing of a
 # Turkish song's first 30 s, three sung lines Silero heard to 0.04 s).
 ALMOST_ALL = 0.9
-
-
-def _line(words: list[Word]) -> Line:
-    probabilities = [w.probability for w in words if w.probability is not None]
-    confidence = round(sum(probabilities) / len(probabilities), 3) if probabilities else None
-    return Line(words[0].start, words[-1].end, joined([w.text for w in words]), words=words, confidence=confidence)
-
-
-def phrase(words: list[Word]) -> bool:
-    """Whether the words are as many and last as long as a sung phrase at least (PHRASE_WORDS, PHRASE_SECONDS)."""
-    return len(words) >= PHRASE_WORDS and words[-1].end - words[0].start >= PHRASE_SECONDS
-
-
-def at_clauses(words: list[Word]) -> list[list[Word]]:
-    """A line's words, cut where Whisper ends a clause between two phrases (`closes_clause`, `phrase`): a legato
-    singer leaves no pause between lines, and Whisper marks their ends with commas."""
-    parts, first = [], 0
-    for k in range(1, len(words)):
-        if closes_clause(words[k - 1], words[k]) and phrase(words[first:k]) and phrase(words[k:]):
-            parts.append(words[first:k])
-            first = k
-    return [*parts, words[first:]]
-
-
-def lines_at_pauses(segments: list[Line], voice: Voice | None = None) -> list[Line]:
-    """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses (by the word time stamps,
-    or, given the `voice` the words were fitted to, where it pauses between them: `Voice.paused`), and where
-    Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
-    rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
-    segment ending: Whisper cut that line mid-way, and it runs on into the next segment; then where Whisper ends a
-    clause inside a line over twice as long as the song's median line (`at_clauses`: it holds two lines or more; a
-    comma inside a line of the usual length is the line's). Without any word time stamps, segments stay as they are."""
-    words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
-    if not words:
-        return segments
-    runs: list[list[Word]] = []
-    first = 0  # the current line's first word
-    for k in range(1, len(words)):
-        (segment_before, previous), (segment, word) = words[k - 1], words[k]
-        pause = word.start - previous.end >= LINE_PAUSE_SECONDS
-        breath = voice is not None and voice.paused(previous, word)
-        mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
-        if pause or breath or (segment != segment_before and not mid_segment):
-            runs.append([w for _, w in words[first:k]])
-            first = k
-    runs.append([w for _, w in words[first:]])
-    fused = 2 * statistics.median(run[-1].end - run[0].start for run in runs)
-    return [_line(part) for run in runs for part in (at_clauses(run) if run[-1].end - run[0].start > fused else [run])]
 
 
 def _word(start: float, end: float, text: str, probability: float | None) -> Word:
@@ -350,14 +293,19 @@ def hear(asr: ASRModel, samples: np.ndarray, quiet: bool, language: str | None =
     return language, silero, voice_heard_again(asr, samples, language, heard, silero)
 
 
-def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[list[Line], Voice, bool]:
+def sung_segments(heard: list[Line], silero: Voice, duration: float) -> tuple[list[Line], list[Line], Voice, bool]:
     """The segments heard that may be sung (musicvid.lyrics.singing), each word kept in the stretch it is
-    sung in; where the singing is; and whether Silero is trusted anywhere (around some segment: `where_sung`)."""
+    sung in; the same segments timed as the singer's pauses are read from (`lines_at_pauses`): where Silero is
+    trusted, as Whisper heard them (fitted into the stretches of a voice Silero heard only in part, the words of a
+    held note part where nobody paused; the voice's own pauses are `Voice.paused`), elsewhere as fitted; where the
+    singing is; and whether Silero is trusted anywhere (around some segment: `where_sung`)."""
     kept = may_be_sung(heard)
     voice, trusted = where_sung(kept, silero, duration)
     # a segment where Silero is not trusted opens as where_sung found the voice from it
     kept = [segment if sure else opened([segment], voice.word)[0] for segment, sure in zip(kept, trusted)]
-    return [replace(segment, words=voice.fit_phrase(segment.words)) for segment in kept], voice, any(trusted)
+    fitted = [replace(segment, words=voice.fit_phrase(segment.words)) for segment in kept]
+    paced = [segment if sure else fit for segment, fit, sure in zip(kept, fitted, trusted)]
+    return fitted, paced, voice, any(trusted)
 
 
 def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
@@ -368,8 +316,8 @@ def sung_lines(heard: list[Line], silero: Voice, duration: float) -> list[Line]:
     the voice it was sung in moves there (`Voice.slipped`), an invention over the music goes (`Voice.sung`), and
     the first line of a stretch of voice begins where the voice does (`Voice.first_sung`); in a passage where
     Silero is not trusted, the voice is where Whisper heard the words, and these leave its lines as they are."""
-    kept, voice, trusted = sung_segments(heard, silero, duration)
-    cut = lines_at_pauses(kept, voice if trusted else None)
+    kept, paced, voice, trusted = sung_segments(heard, silero, duration)
+    cut = lines_at_pauses(kept, voice if trusted else None, paced)
     lines = [line for line in fit_to_duration(cut, duration) if line.end > line.start]
     if not trusted:
         return lines

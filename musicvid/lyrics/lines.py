@@ -1,0 +1,75 @@
+"""Where a sung line ends: Whisper's segments cut again into the lines sung, at the singer's pauses, where Whisper
+ends a segment, and at the clauses inside a line that holds two or more. Pure functions of the words' times (and,
+where given, of the voice they were fitted to: musicvid.lyrics.singing)."""
+
+from __future__ import annotations
+
+import statistics
+
+from musicvid.lyrics.inventions import LOOP_WORDS
+from musicvid.lyrics.singing import LINE_PAUSE_SECONDS, Voice, closes_clause
+from musicvid.lyrics.spacing import joined
+from musicvid.lyrics.transcript import Line, Word
+
+# A sung phrase lasts this long at least: a stretch of Silero's voice this long with no word Whisper heard near it
+# holds one Whisper missed (Whisper base, after 17 s of band alone, wrote "Art размер" over a generated song's two
+# last lines), and a clause Whisper ends inside a line (`closes_clause`) after this long and this many words is a
+# sung line (fewer words may be a cry: "Oh,"; Whisper's loops are told from lines of as many, LOOP_WORDS).
+PHRASE_SECONDS = 1.0
+PHRASE_WORDS = LOOP_WORDS
+
+
+def line_of(words: list[Word]) -> Line:
+    """The line the words make: their text joined as their script writes it, their mean probability its confidence."""
+    probabilities = [w.probability for w in words if w.probability is not None]
+    confidence = round(sum(probabilities) / len(probabilities), 3) if probabilities else None
+    return Line(words[0].start, words[-1].end, joined([w.text for w in words]), words=words, confidence=confidence)
+
+
+def phrase(words: list[Word]) -> bool:
+    """Whether the words are as many and last as long as a sung phrase at least (PHRASE_WORDS, PHRASE_SECONDS)."""
+    return len(words) >= PHRASE_WORDS and words[-1].end - words[0].start >= PHRASE_SECONDS
+
+
+def at_clauses(words: list[Word]) -> list[list[Word]]:
+    """A line's words, cut where Whisper ends a clause between two phrases (`closes_clause`, `phrase`): a legato
+    singer leaves no pause between lines, and Whisper marks their ends with commas."""
+    parts, first = [], 0
+    for k in range(1, len(words)):
+        if closes_clause(words[k - 1], words[k]) and phrase(words[first:k]) and phrase(words[k:]):
+            parts.append(words[first:k])
+            first = k
+    return [*parts, words[first:]]
+
+
+def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: list[Line] | None = None) -> list[Line]:
+    """Re-cut Whisper's segments into sung lines: a new line wherever the singer pauses (by the word time stamps:
+    inside a segment those of `paced` where given, the same segments word for word as the pauses are read from,
+    and between two segments the words' own; or, given the `voice` the words were fitted to, where it pauses
+    between them, `Voice.paused`, between two phrases: the line so far and what is left of its segment, as a clause
+    below), and where Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
+    rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
+    segment ending: Whisper cut that line mid-way, and it runs on into the next segment; then where Whisper ends a
+    clause inside a line over twice as long as the song's median line (`at_clauses`: it holds two lines or more; a
+    comma inside a line of the usual length is the line's). Without any word time stamps, segments stay as they are."""
+    words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
+    if not words:
+        return segments
+    timed = [w for s in paced or segments for w in s.words if w.text]
+    runs: list[list[Word]] = []
+    first = 0  # the current line's first word
+    for k in range(1, len(words)):
+        (segment_before, previous), (segment, word) = words[k - 1], words[k]
+        before, after = (timed[k - 1], timed[k]) if segment == segment_before else (previous, word)
+        pause = after.start - before.end >= LINE_PAUSE_SECONDS
+        breath = voice is not None and voice.paused(previous, word) and phrase([w for _, w in words[first:k]])
+        breath = breath and phrase([w for n, w in words[k:] if n == segment])
+        mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
+        if pause or breath or (segment != segment_before and not mid_segment):
+            runs.append([w for _, w in words[first:k]])
+            first = k
+    runs.append([w for _, w in words[first:]])
+    fused = 2 * statistics.median(run[-1].end - run[0].start for run in runs)
+    return [
+        line_of(part) for run in runs for part in (at_clauses(run) if run[-1].end - run[0].start > fused else [run])
+    ]
