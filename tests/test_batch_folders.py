@@ -280,5 +280,5 @@ def test_a_song_whose_name_is_not_utf8_fails_at_its_turn_and_the_others_render(t
     assert code == 1 and rendered == [2], err
     failed, done = report_of(tmp_path / "out")
     assert failed["song"] == f"{folder}/Caf\\xe9.wav" and failed["status"] == "failed"
-    assert "the name Caf\\xe9.wav in its full path" in failed["error"] and "rename it in UTF-8" in failed["error"]
+    assert "the name Caf\\xe9.wav is not UTF-8" in failed["error"] and "rename it in UTF-8" in failed["error"]
     assert done["status"] == "done" and Path(failed["output"]).name == "Caf-.mp4"

@@ -81,13 +81,22 @@ def check_recordable(path: Path, what: str) -> None:
     """Refuse `path` where its absolute form, or the one its links lead to, holds a byte that is not UTF-8: the run
     records outputs and songs by it (outputs.json, report.json), and JSON in UTF-8 cannot hold it."""
     for full in (os.path.abspath(path), os.path.realpath(path)):  # (realpath: no error, a loop included)
-        try:
-            full.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise UserError(
-                f"{what} {shown(path)}: {part_at(full, error.start)} in its full path {shown(full)} is not UTF-8, "
-                "which musicvid's records cannot hold: rename it in UTF-8, or give another path"
-            ) from None
+        if said := not_utf8(path, what, full):
+            raise UserError(said)
+
+
+def not_utf8(path: Path, what: str, full: str | None = None) -> str | None:
+    """The sentence refusing `path` where `full` (a form of it; else as given) holds a byte that is not UTF-8 (it
+    reaches Python as half of a UTF-16 pair), naming the folder or file to rename; None where it holds none."""
+    try:
+        (full or str(path)).encode("utf-8")
+    except UnicodeEncodeError as error:
+        where = f" in its full path {shown(full)}" if full else ""
+        return (
+            f"{what} {shown(path)}: {part_at(full or str(path), error.start)}{where} is not UTF-8, "
+            "which musicvid's records cannot hold: rename it in UTF-8, or give another path"
+        )
+    return None
 
 
 def check_made(path: Path, what: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from musicvid.core.errors import UserError, number_text
-from musicvid.core.paths import check_recordable, code_point, control_at
+from musicvid.core.paths import code_point, control_at, not_utf8
 
 # What a setting can change: the storyboard (and all made from it), the keyframes, the frames between them, the
 # video made of the frames (its rate, size, captions), only the speed and memory of the work, or nothing made.
@@ -137,9 +137,9 @@ def check_field(f: dataclasses.Field, value: Any) -> None:
         raise UserError(f"{name} is {len(value):,} characters long; the limit is {meta['longest']:,}")
     if meta["longest"] is not None and (at := control_at(value)) is not None:  # (a title, an artist, a style)
         raise UserError(f"{name} holds a control character ({code_point(value[at])}) at position {at + 1}")
-    if isinstance(value, Path):  # written to records, and a song's name may become its title: the folder named
-        check_recordable(value, name)
-    elif isinstance(value, str):
+    if isinstance(value, Path) and (said := not_utf8(value, name)):  # (in records; a song's name may be its title)
+        raise UserError(said)
+    if isinstance(value, str):
         check_text(name, value)
     if meta["check"] is not None:
         meta["check"](value)
