@@ -246,7 +246,7 @@ def run_build(
     return BuildSummary(
         songs=frame["song_id"].nunique(),
         rows=len(frame),
-        examples=int(frame["elaboration"].notna().sum()),
+        examples=int(frame["elaboration"].map(_taught).sum()),
         train_songs=int(by_split.get("train", 0)),
         validation_songs=int(by_split.get("validation", 0)),
     )
@@ -258,6 +258,11 @@ def run_build(
 
 def _missing(value) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _taught(elaboration) -> bool:
+    """Whether a line's elaboration makes an example: there, and not blank."""
+    return not _missing(elaboration) and bool(str(elaboration).strip())
 
 
 def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
@@ -310,7 +315,7 @@ def examples(frame: pd.DataFrame, split: str, context_size: int) -> list[dict]:
         song = song.sort_values("line_index")
         lines = song["lyric"].tolist()
         for position, row in enumerate(song.itertuples(index=False)):
-            if row.elaboration is None or pd.isna(row.elaboration) or not str(row.elaboration).strip():
+            if not _taught(row.elaboration):
                 continue
             result.append(
                 {

@@ -63,6 +63,7 @@ def test_published_elaborations_join_with_own_lyrics_by_position_or_by_text(tmp_
             for i in range(4)  # the last line of each song has no published elaboration
         ]
     )
+    by_position.loc[[1, 6], "prompt"] = ["   ", "\t"]  # blank: context, as a missing one is, and no example
     by_position.to_csv(tmp_path / "published.csv", index=False)
     summary = run_build(
         tmp_path / "lc.parquet",
@@ -71,10 +72,10 @@ def test_published_elaborations_join_with_own_lyrics_by_position_or_by_text(tmp_
         columns={"elaboration": "prompt", "song_id": "sid"},
     )
     frame = read_canvas(tmp_path / "lc.parquet")
-    assert summary.songs == 3 and summary.rows == 15 and summary.examples == 12
+    assert summary.songs == 3 and summary.rows == 15 and summary.examples == 10
     last = frame[(frame.song_id == songs[0].song_id) & (frame.line_index == 4)].iloc[0]
     assert last.lyric == songs[0].lines[4] and pd.isna(last.elaboration)  # context only
-    assert len(examples(frame, "train", 7)) + len(examples(frame, "validation", 7)) == 12
+    assert len(examples(frame, "train", 7)) + len(examples(frame, "validation", 7)) == 10
 
     by_text = pd.DataFrame([{"lyric": songs[3].lines[1].upper() + "!", "elaboration": "shouted"}])
     by_text.to_json(tmp_path / "published.jsonl", orient="records", lines=True)
