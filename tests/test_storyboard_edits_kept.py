@@ -133,3 +133,15 @@ def test_a_slip_in_the_work_directorys_storyboard_is_refused_before_any_work(cap
     monkeypatch.setattr("musicvid.prepare.load_audio", heard)
     code, _, err = run(capsys, "storyboard", song, "--workdir", workdir, *TINY_QUIET)
     assert code == 2 and "is not valid JSON" in err and err.count("\n") == 1
+
+
+def test_a_storyboard_of_another_recording_as_long_is_said(capsys, caplog, song, tmp_path):
+    """A storyboard made of another song of the same length rendered silently, its scenes timed to that song."""
+    storyboard(capsys, song, tmp_path / "wd")
+    board = tmp_path / "wd" / "storyboard.json"
+    other = make_tone(tmp_path / "other.wav", 4.0, "-af", "volume=0.5")  # as long, not the same bytes
+    code, _, err = run(capsys, "storyboard", other, "--storyboard", board, "--workdir", tmp_path / "w2", *TINY_QUIET)
+    assert code == 0 and f"storyboard {board} was made of another recording than {other}" in caplog.text, err
+    caplog.clear()
+    code, _, err = run(capsys, "storyboard", song, "--storyboard", board, "--workdir", tmp_path / "w3", *TINY_QUIET)
+    assert code == 0 and "another recording" not in caplog.text, err

@@ -204,6 +204,11 @@ def storyboard_in(run: Run) -> Storyboard:
     if request.storyboard_file:
         storyboard = run.storyboard  # (as checked before any work: the file may have been saved again since)
         check_matches_audio(storyboard, info.path, info.duration, str(request.storyboard_file))
+        if storyboard.audio.sha256 and storyboard.audio.sha256 != info.sha256:  # (a remaster, or another song)
+            log.warning(
+                f"storyboard {request.storyboard_file} was made of another recording than {info.path} (as long, "
+                "another SHA-256): its scenes are timed to that one"
+            )
     else:
         transcript = get_transcript(run)
         run.go_on()
