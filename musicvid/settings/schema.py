@@ -162,12 +162,12 @@ def check_bounds(name: str, value: Any, *, low=None, high=None, above=None) -> N
         raise UserError(f"{name} must be {bounds}, got {number_text(value)}")
 
 
-def check_text(name: str, text: str, advice: str = "give it as UTF-8 text") -> None:
+def check_text(name: str, text: str) -> None:
     """Refuse text with something that is no character: a lone surrogate, which a browser's or a program's JSON
     can send and the command line makes of a byte that is not UTF-8; no tokenizer or file takes it."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
         raise UserError(
-            f"{name} has something that is not a character at position {error.start + 1}: {advice}"
+            f"{name} has something that is not a character at position {error.start + 1}: give it as UTF-8 text"
         ) from None
