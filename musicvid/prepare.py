@@ -106,7 +106,9 @@ def prepare(
     timings = timings if timings is not None else Timings()
     video = settings is not None and not keyframes_only
     # 0.-4. the paths, the settings, the outputs, the inputs and the work directory
-    checked = check_before_work(request, registry.models, settings, output, video=video, adapter=registry.named_adapter)
+    checked = check_before_work(
+        request, registry.models, settings, output, video=video, adapter=registry.named_adapter, own=registry.own
+    )
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
     timed = checked.lyrics is not None and checked.lyrics.timed
@@ -161,10 +163,12 @@ def check_before_work(
     video: bool = True,
     adapter: str | None = None,
     draws: bool = True,
+    own: frozenset[str] = frozenset(),
 ) -> Checked:
     """Steps 0 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
     is beside the song where None; `adapter`: the --ip-adapter a run of this song alone names, refused where it draws
-    no reference; `draws`: whether the call loads the models it draws with (`musicvid plan` does not)."""
+    no reference; `draws`: whether the call loads the models it draws with (`musicvid plan` does not); `own`: the
+    roles a registry loads with loaders of its own (a benchmark's random weights), whose names no file stands for."""
     written = (output or default_output(request, settings)) if video else None
     outputs = settings.outputs(named_file(written)) if written else []
     files = inputs_of(request, settings)
@@ -172,15 +176,7 @@ def check_before_work(
     song_there = readable_song(request.song)  # (first: in a song's folder without search permission, its outputs too)
     # 1. the settings against the models
     context_size = request.context_size if request.context_size is not None else vipe_context(models.vipe)
-    scored = False
-    if settings is not None:
-        check_drawing_options(models, settings)
-        if settings.compile:
-            compile_backend()
-        scored = check_scorer(models, settings)  # a scorer that cannot be had costs the scores, where picks need none
-        check_drawing_files(models, settings, references=settings.reference is not None, loads=draws)
-        if settings.resolution is not None:
-            check_upscaler(models.upscaler)
+    scored = check_against_models(settings, models, draws, own) if settings is not None else False
     # 2. the outputs
     check_outputs(outputs, files)
     # 3. the inputs, each read or its header decoded
@@ -233,6 +229,19 @@ def check_before_work(
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
     return replace(checked, workdir=workdir, references=references)
+
+
+def check_against_models(settings: RenderSettings, models: ModelSet, draws: bool, own: frozenset[str]) -> bool:
+    """Step 1: the settings against the models (check_before_work's arguments); whether the keyframes are scored (a
+    scorer that cannot be had costs the scores, where the picks need none)."""
+    check_drawing_options(models, settings)
+    if settings.compile:
+        compile_backend()
+    scored = check_scorer(models, settings)
+    check_drawing_files(models, settings, references=settings.reference is not None, loads=draws)
+    if settings.resolution is not None and "upscaler" not in own:
+        check_upscaler(models.upscaler)
+    return scored
 
 
 def resolved_language(language: str | None, models: ModelSet, heard: bool) -> str | None:

@@ -85,3 +85,20 @@ def test_a_model_kept_loaded_is_loaded_again_once_its_files_change_and_only_then
     (folder / "notes.md").write_text("not read by its loaders")
     with registry.use("vipe") as third:
         assert third == 2 and registry.loads["vipe"] == 2
+
+
+def test_a_role_the_registry_loads_with_its_own_loader_is_not_checked_as_a_file_its_name_would_be(tmp_path):
+    from musicvid.prepare import check_before_work
+    from musicvid.settings.resolve import resolve_render_settings
+    from musicvid.settings.song import SongRequest
+    from tests.helpers import make_tone
+
+    # a benchmark's upscaler of random weights, named for its report: no file and no hub name
+    models = replace(PRESETS["tiny"], upscaler="x4plus-random")
+    registry = ModelRegistry(models, "cpu", loaders={"upscaler": lambda *_: None})
+    assert registry.own == {"upscaler"} and ModelRegistry(models, "cpu").own == frozenset()
+    settings = resolve_render_settings(models, {"resolution": "720p"})
+    request = SongRequest(song=make_tone(tmp_path / "song.wav", 2.0), workdir=tmp_path / "work")
+    with pytest.raises(UserError, match="--upscaler x4plus-random is neither a file nor a hub file"):
+        check_before_work(request, models, settings, tmp_path / "song.mp4")
+    assert check_before_work(request, models, settings, tmp_path / "song.mp4", own=registry.own).lyrics is None

@@ -99,6 +99,7 @@ class ModelRegistry:
         self.precision = Precision.resolve(precision, self.device)
         self.keep_loaded = keep_loaded
         self.loaders = {**LOADERS, **(loaders or {})}
+        self.own = frozenset(loaders or {})  # roles its own loaders load: their names name no file to check
         self.loads: Counter[str | Drawing] = Counter()
         self._loaded: dict[str, Any] = {}
         self._identities: dict[str | Drawing, Any] = {}  # of each loaded model, as its files were when it loaded
