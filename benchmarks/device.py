@@ -114,7 +114,7 @@ def song(args, given: dict) -> dict:
     left = None if args.dry_run else max(args.budget - (time.perf_counter() - args.started), 1.0)
     with tempfile.TemporaryDirectory(prefix="musicvid-device-") as folder:
         seconds = DRY_SONG_SECONDS if args.dry_run else SONG_SECONDS
-        row = whole_song(seconds, not args.dry_run, Path(folder), given, left, args.song_upscaler)
+        row = whole_song(seconds, not args.dry_run, Path(folder), given, left, args.song_upscaler, args.song)
     return row | {"memory_plan": planned(given)}
 
 
@@ -168,6 +168,10 @@ def previous_results(path: Path) -> bool:
     return isinstance(report, dict) and {"machine", "dry_run", "sections"} <= set(report)
 
 
+def readable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.R_OK)
+
+
 def writable(parser: argparse.ArgumentParser, flag: str, path: Path) -> None:
     """Refused unless `path` is no folder and a file can be written beside it (its folder made where missing)."""
     if path.is_dir():
@@ -201,7 +205,7 @@ def upscaler_weights(parser: argparse.ArgumentParser, items: list[str]) -> dict[
         name, given, file = item.partition("=")
         if not given or name not in names or name in weights:
             parser.error(f"--upscaler-weights {item}: give NAME=FILE, NAME {either(names)}, each once")
-        if not (Path(file).is_file() and os.access(file, os.R_OK)):
+        if not readable(Path(file)):
             parser.error(f"--upscaler-weights {item}: {file or 'FILE'} is not a file that can be read")
         weights[name] = file
     return weights
@@ -271,6 +275,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--song-upscaler", choices=[n for n, _ in UPSCALERS], default="x4plus", help="the songs' upscaler"
     )
     parser.add_argument("--song-compile", action="store_true", help="the songs rendered with --compile too")
+    parser.add_argument(
+        "--song", type=Path, help="the songs' audio, its timed lyrics beside it (.lrc); default: one made here"
+    )
     parser.add_argument("--out", type=Path, help="JSON file to write (a new one, or an earlier results file)")
     args = parser.parse_args(argv)
     if not args.dry_run and not torch.cuda.is_available():
@@ -295,6 +302,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.groups = args.groups or (2 if args.dry_run else 10)
     args.song_options = {"compile": True} if args.song_compile else {}
     args.upscaler_weights = upscaler_weights(parser, args.upscaler_weights)
+    if args.song and not (readable(args.song) and readable(args.song.with_suffix(".lrc"))):
+        parser.error(f"--song {args.song}: a readable audio file with its timed lyrics beside it (.lrc) is needed")
     compile_cache(parser, args)
     args.out = out_file(parser, args)
     return args

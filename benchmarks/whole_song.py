@@ -92,17 +92,31 @@ def song_registry(full_size: bool, upscaling: str = "x4plus") -> ModelRegistry:
     return ModelRegistry(PRESETS["tiny"])
 
 
-def sung_song(folder: Path, seconds: float) -> tuple[Path, list[str]]:
-    """The song and its lines: sung where espeak-ng can (Whisper runs only where its voice detector hears one)."""
+def sung_song(folder: Path, seconds: float) -> tuple[Path, list[str], str]:
+    """The song, its lines and its voice: sung where espeak-ng can. Whisper runs only where its voice detector hears
+    one, so a song of no voice leaves Whisper's cost out of the headline, and says so."""
     from benchmarks.render import synthesize_song
 
     song = synthesize_song(folder, seconds)
-    timed = [line.removeprefix("[").split("]", 1) for line in song.with_suffix(".lrc").read_text().splitlines()]
-    if shutil.which("espeak-ng") is not None:
-        from tests.fixtures.songs import make_song
+    timed = timed_lines(song.with_suffix(".lrc"))
+    if shutil.which("espeak-ng") is None:
+        return song, [text for _, text in timed], "none: espeak-ng is not installed, so Whisper aligned nothing"
+    from tests.fixtures.songs import make_song
 
-        make_song(song, seconds, [(int(t[:2]) * 60 + float(t[3:]), text) for t, text in timed])
-    return song, [text for _, text in timed]
+    make_song(song, seconds, timed)
+    return song, [text for _, text in timed], "espeak-ng"
+
+
+def given_song(song: Path) -> tuple[Path, list[str], str]:
+    """A song made beforehand with its timed lyrics beside it (song.lrc): `python -m benchmarks.kit` sings the
+    headline's where espeak-ng is installed, for a machine that has none."""
+    return song, [text for _, text in timed_lines(song.with_suffix(".lrc"))], f"given: {song.name}"
+
+
+def timed_lines(lrc: Path) -> list[tuple[float, str]]:
+    """An LRC's lines as synthesize_song writes them ([mm:ss.xx]text): each line's start and text."""
+    timed = [line.removeprefix("[").split("]", 1) for line in lrc.read_text().splitlines()]
+    return [(int(start[:2]) * 60 + float(start[3:]), text) for start, text in timed]
 
 
 def whole_song(
@@ -112,9 +126,11 @@ def whole_song(
     given: dict | None = None,
     stop_after: float | None = None,
     upscaling: str = "x4plus",
+    made: Path | None = None,
 ) -> dict:
     """The pipeline on a song end to end, stage by stage, and where the GPU waited; stopped after `stop_after`;
-    upscaled by `upscaling`'s architecture (x4plus, the default's, or x4v3) at full size."""
+    upscaled by `upscaling`'s architecture (x4plus, the default's, or x4v3) at full size; of `seconds` made here,
+    or the song `made` beforehand."""
     from benchmarks.rows import plan_batch
     from musicvid.core.audio import load_audio
     from musicvid.lyrics.align import align_lyrics
@@ -123,13 +139,13 @@ def whole_song(
     from musicvid.settings.song import SongRequest
 
     registry = song_registry(full_size, upscaling)
-    song, lines = sung_song(folder, seconds)
+    song, lines, voice = given_song(made) if made else sung_song(folder, seconds)
     settings = resolve_render_settings(registry.models, given or {})
     if full_size and settings.batch_size is None:  # (the random weights' names are not the plan's to size)
         settings = replace(settings, batch_size=plan_batch(PRESETS["default"], settings, registry.device))
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=folder / "song", quiet=True)
     timings, stop = Timings(), threading.Event()
-    row = {"song_seconds": seconds, "options": given or {}, "batch_size_asked": settings.batch}
+    row = {"song_seconds": seconds, "voice": voice, "options": given or {}, "batch_size_asked": settings.batch}
     timer = threading.Timer(stop_after, stop.set) if stop_after else None
     started = time.perf_counter()
     with MemorySampler(interval=0.005) as memory:
@@ -138,6 +154,7 @@ def whole_song(
                 timer.start()
             # Whisper aligning the known lines: its cost over the whole song, whatever random weights make of it
             audio = load_audio(song)
+            row["song_seconds"] = round(audio.info.duration, 2)
             with registry.use("asr", timings) as asr, timings.measure("align", registry.device):
                 align_lyrics(asr, audio.samples, lines, audio.info.sha256, quiet=True)
             # then the rest from the timed lyrics, so that the scenes fall every 3 s as sung

@@ -158,6 +158,9 @@ def test_a_song_is_graded_on_its_own_mp4_and_one_stopped_before_the_goal_is_not_
     wrong = graded(song(size=[1280, 720]))
     assert wrong["pass"] is False and "its MP4 is [1280, 720] at 30.0 fps" in wrong["line"]
     assert graded(song(seconds=6.0))["pass"] is None  # not a 3-minute song
+    silent = graded(song(voice="none: espeak-ng is not installed, so Whisper aligned nothing"))
+    assert silent["pass"] is None and "the song had no voice" in silent["line"]  # Whisper's cost left out
+    assert graded(song(voice="given: song-180s.mp3"))["pass"] is True
     stopped = song(wall=100.0, did_not_finish="stopped after 100 s (the run's budget)")
     assert graded(stopped)["pass"] is None and "stopped by the budget before the goal" in graded(stopped)["line"]
     assert graded(song(wall=190.0, did_not_finish="stopped after 190 s"))["pass"] is False
@@ -330,6 +333,7 @@ def test_on_a_gpu_a_compile_backend_other_than_inductor_is_refused_before_any_wo
         (["--out", "{notes}"], "is a file this benchmark did not write, and is left as it is"),
         (["--compile-artifacts", "{tmp}"], "is a folder: name a file"),
         (["--compile-artifacts", "{notes}"], "is not torch's mega-cache, and is left as it is"),
+        (["--song", "{weights}"], "a readable audio file with its timed lyrics beside it (.lrc) is needed"),
     ],
 )
 def test_bad_flags_are_refused_in_one_sentence_before_any_work(tmp_path, monkeypatch, capsys, flags, message):

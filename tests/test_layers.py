@@ -15,6 +15,7 @@ BENCHMARK_TESTS = (
     "tests.test_benchmarks",
     "tests.test_device_benchmark",
     "tests.test_jamendo_gate",
+    "tests.test_kit",
     "tests.test_lyric_matrix",
     "tests.test_side_by_side",
 )

@@ -1,0 +1,56 @@
+"""benchmarks.kit: the packages a lent GPU's machine lacks, in parts that each fit one call of the device tool."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from benchmarks import kit
+
+
+def test_every_pack_goes_into_one_part_and_no_part_is_over_the_limit():
+    rng = random.Random(5)
+    for _ in range(200):
+        limit = rng.randint(10, 100)
+        sizes = {f"p{i}": rng.randint(1, limit) for i in range(rng.randint(1, 12))}
+        grouped = kit.parts(sizes, limit)
+        assert sorted(itertools.chain(*grouped)) == sorted(sizes)
+        assert all(sum(sizes[name] for name in part) <= limit for part in grouped)
+        # first fit: a part is opened only where the pack fits in none before it
+        for index, part in enumerate(grouped[1:], 1):
+            first = part[0]
+            assert all(sum(sizes[n] for n in earlier) + sizes[first] > limit for earlier in grouped[:index])
+
+
+def test_the_largest_packs_go_first_and_the_small_fill_the_room_left():
+    sizes = {"ffmpeg": 48, "ctranslate2": 24, "av": 24, "diffusers": 2, "whisper": 1}
+    assert kit.parts(sizes, 55) == [["ffmpeg", "diffusers", "whisper"], ["av", "ctranslate2"]]
+
+
+def test_a_pack_larger_than_a_call_carries_is_refused():
+    with pytest.raises(SystemExit, match="ffmpeg: larger packed than a call carries"):
+        kit.parts({"ffmpeg": 70 * 2**20, "av": 1}, 60 * 2**20)
+
+
+def test_every_package_the_kit_packs_is_pinned_by_the_lock():
+    versions = kit.pinned((kit.ROOT / "requirements.lock").read_text())
+    assert {kit.canonical(name) for name in kit.MISSING} <= set(versions)
+    assert versions["imageio-ffmpeg"] and versions[kit.canonical("More_Itertools")]
+
+
+def test_each_call_unpacks_its_part_and_the_last_runs_the_benchmark_on_the_song_sung_here():
+    lines = kit.calls(2, ".kit").splitlines()
+    assert [line.split(":", 1)[0] for line in lines] == ["call 1 (carry .kit/1)", "call 2 (carry .kit/2)"]
+    assert "for f in .kit/1/*.tar.xz; do python3 -m tarfile --filter data -e" in lines[0]
+    assert "benchmarks.device" not in lines[0]
+    assert lines[1].endswith("python3 -m benchmarks.device --song .site/song/song-180s.mp3 --out $OUT/gpu.json")
+
+
+def test_the_kit_is_made_in_a_new_folder_only(tmp_path, capsys):
+    (tmp_path / "kept.txt").write_text("a person's file\n")
+    with pytest.raises(SystemExit) as refused:
+        kit.main(["--out", str(tmp_path)])
+    assert refused.value.code == 2 and "exists: the kit is made in a new folder" in capsys.readouterr().err
+    assert (tmp_path / "kept.txt").read_text() == "a person's file\n"
