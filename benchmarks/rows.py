@@ -149,15 +149,21 @@ def run_rows(
     batch: int,
     groups: int = GROUPS,
     after_each: Callable[[dict], object] = lambda rows: None,
+    until: float | None = None,
 ) -> dict:
     """The rows, the baseline first and again last; each row beside the baseline, and its pictures beside the row
-    it is like. A row that fails (a backend this GPU or torch lacks) is written with its error."""
+    it is like. A row that fails (a backend this GPU or torch lacks) is written with its error; one that would start
+    past `until` (time.perf_counter's) is written as skipped, and the baseline is drawn again all the same."""
     rows: dict[str, dict] = {}
     kept: dict[str, dict] = {}  # the pictures of the rows others are like
     likes = {lever.like for lever in chosen}
     again = replace(chosen[0], name="baseline-again", what="the baseline, drawn again at the end", profiled=False)
     for lever in [*chosen, again]:
         started = time.perf_counter()
+        if until is not None and started > until and lever not in (chosen[0], again):
+            rows[lever.name] = {"what": lever.what, "skipped": "it would start past the rows' share of the budget"}
+            after_each(rows)
+            continue
         try:
             row, drawn = measure(base_pipe, board, settings, lever, lever.batch_size or batch, groups)
         except Exception as error:  # recorded, and the next row runs

@@ -131,10 +131,15 @@ def architecture(sdxl: bool, quick: bool) -> tuple[str, RenderSettings]:
 
 
 def drawing_rows(
-    sdxl: bool, names: list[str], quick: bool, groups: int = GROUPS, written: Callable[[dict], object] = print
+    sdxl: bool,
+    names: list[str],
+    quick: bool,
+    groups: int = GROUPS,
+    written: Callable[[dict], object] = print,
+    until: float | None = None,
 ) -> dict:
     """The rows named (the baseline first and last, whatever the names), measured; `written` is given the results
-    so far after each row (a run cut short keeps its rows)."""
+    so far after each row (a run cut short keeps its rows); a row that would start past `until` is skipped."""
     name, settings = architecture(sdxl, quick)
     device = torch.device("cuda" if torch.cuda.is_available() and not quick else "cpu")
     catalogue = {lever.name: lever for lever in levers(device.type == "cuda")}
@@ -153,9 +158,8 @@ def drawing_rows(
         "groups_timed": groups,
     }
 
-    rows = run_rows(
-        base, storyboard(most + 40), settings, chosen, batch, groups, lambda r: written(results | {"levers": r})
-    )
+    board = storyboard(most + 40)
+    rows = run_rows(base, board, settings, chosen, batch, groups, lambda r: written(results | {"levers": r}), until)
     results |= {
         "levers": rows,
         **void_flag(rows),

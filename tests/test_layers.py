@@ -14,6 +14,7 @@ PACKAGES = ("benchmarks", "tests", "ui", "musicvid", "vipe_core")  # each may im
 BENCHMARK_TESTS = (
     "tests.test_benchmarks",
     "tests.test_device_benchmark",
+    "tests.test_device_budget",
     "tests.test_jamendo_gate",
     "tests.test_kit",
     "tests.test_lyric_matrix",
