@@ -42,7 +42,8 @@ def test_every_package_the_kit_packs_is_pinned_by_the_lock():
 
 def test_each_call_unpacks_its_part_and_the_last_runs_the_benchmark_on_the_song_sung_here():
     lines = kit.calls(2, ".kit").splitlines()
-    assert [line.split(":", 1)[0] for line in lines] == ["call 1 (carry .kit/1)", "call 2 (carry .kit/2)"]
+    told = [line.split(":", 1)[0] for line in lines]
+    assert told == ["call 1 (carry .kit/1, timeout_s 120)", "call 2 (carry .kit/2, timeout_s 600)"]
     assert "for f in .kit/1/*.tar.xz; do python3 -m tarfile --filter data -e" in lines[0]
     assert "benchmarks.device" not in lines[0]
     assert lines[1].endswith("python3 -m benchmarks.device --song .site/song/song-180s.mp3 --out $OUT/gpu.json")
