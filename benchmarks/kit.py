@@ -160,6 +160,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.out.exists():
         parser.error(f"{args.out} exists: the kit is made in a new folder")
+    out = args.out.resolve()
+    ignored = subprocess.run(["git", "check-ignore", "-q", out / "1"], cwd=ROOT, check=False).returncode == 0
+    if not (out.is_relative_to(ROOT) and ignored):
+        parser.error(f"{args.out}: a call carries a folder of the working tree that git ignores (as .kit)")
     versions = pinned((ROOT / "requirements.lock").read_text())
     unpinned = [name for name in MISSING if canonical(name) not in versions]
     if unpinned:
@@ -178,8 +182,7 @@ def main(argv: list[str] | None = None) -> None:
             (work / "kit" / str(number)).mkdir()
             for name in names:
                 (work / "kit" / f"{name}.tar.xz").rename(work / "kit" / str(number) / f"{name}.tar.xz")
-        relative = args.out.resolve().relative_to(ROOT) if args.out.resolve().is_relative_to(ROOT) else args.out
-        (work / "kit" / "calls.txt").write_text(calls(len(grouped), str(relative)))
+        (work / "kit" / "calls.txt").write_text(calls(len(grouped), str(out.relative_to(ROOT))))
         (work / "kit").rename(args.out)
     for number, names in enumerate(grouped, 1):
         print(f"part {number}: {sum(sizes[n] for n in names) / 2**20:.1f} MiB ({', '.join(names)})")

@@ -55,3 +55,14 @@ def test_the_kit_is_made_in_a_new_folder_only(tmp_path, capsys):
         kit.main(["--out", str(tmp_path)])
     assert refused.value.code == 2 and "exists: the kit is made in a new folder" in capsys.readouterr().err
     assert (tmp_path / "kept.txt").read_text() == "a person's file\n"
+
+
+@pytest.mark.parametrize("where", ["{tmp}/kit", "benchmarks/kit-parts"])
+def test_the_kit_goes_into_a_folder_of_the_tree_that_git_ignores_as_a_call_carries_one(tmp_path, capsys, where):
+    out = where.format(tmp=tmp_path)
+    with pytest.raises(SystemExit) as refused:
+        kit.main(["--out", out if out.startswith("/") else str(kit.ROOT / out)])
+    assert refused.value.code == 2 and "a call carries a folder of the working tree that git ignores" in (
+        capsys.readouterr().err
+    )
+    assert not (kit.ROOT / "benchmarks" / "kit-parts").exists() and not (tmp_path / "kit").exists()
