@@ -21,6 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -70,7 +71,21 @@ class TeacherConfig:
             raise VipeError("label needs an API key for the teacher: set OPENAI_API_KEY (or VIPE_TEACHER_KEY).")
         if config.chunk_lines < 1 or config.concurrency < 1:
             raise VipeError("--chunk-lines and --concurrency must be at least 1.")
+        if not web_address(config.base_url):  # every request would fail, each after its retries
+            raise VipeError(
+                f"the teacher's URL {config.base_url!r} (--base-url, else $VIPE_TEACHER_URL or $OPENAI_BASE_URL) is "
+                "not an http:// or https:// address of a host, as https://api.openai.com/v1 is."
+            )
         return config
+
+
+def web_address(text: str) -> bool:
+    """Whether `text` is an http:// or https:// URL naming a host."""
+    try:
+        url = urlsplit(text)
+    except ValueError:  # (an unclosed IPv6 bracket)
+        return False
+    return url.scheme in ("http", "https") and bool(url.hostname)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,6 +117,8 @@ class ChatClient:
         self.lock = threading.Lock()
         self.pause_until = 0.0  # after a 429 every worker waits, not only the one that got it
         self.usage = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        # told the tally after each change, under the lock: an answer is counted before its caller saves it
+        self.counted: Callable[[dict], object] = lambda usage: None
 
     def close(self) -> None:
         self.http.close()
@@ -119,6 +136,7 @@ class ChatClient:
             delay = self.config.backoff * 2**attempt * (1 + random.random() / 4)
         with self.lock:
             self.usage["retries"] += 1
+            self.counted(dict(self.usage))
             self.pause_until = max(self.pause_until, time.monotonic() + delay)
 
     def redact(self, text: str) -> str:
@@ -190,6 +208,7 @@ class ChatClient:
             self.usage["requests"] += 1
             self.usage["prompt_tokens"] += answer.prompt_tokens
             self.usage["completion_tokens"] += answer.completion_tokens
+            self.counted(dict(self.usage))
         return answer
 
 

@@ -228,11 +228,13 @@ def run_label(
 
 
 def _label_todo(client: ChatClient, out_dir: Path, todo: list[CleanSong], summary: dict, progress: bool) -> None:
-    """Label `todo` in parallel, counting into `summary` and keeping the usage tally after every song."""
+    """Label `todo` in parallel, counting into `summary` and keeping the usage tally after every answer."""
     config = client.config
     failed_path, usage_path = out_dir / "failed.jsonl", out_dir / "usage.json"
     usage_before = read_json(usage_path, "the usage tally") if usage_path.exists() else {}
     labeller = Labeller(client, out_dir)
+    # the tally kept at every answer: a run killed between an answer saved and its song done still counts it
+    client.counted = lambda usage: _merge_usage(usage_path, usage_before, usage, config)
     try:
         with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
             futures = {pool.submit(labeller.label_song, song): song for song in todo}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -212,6 +213,14 @@ def test_a_wrong_key_stops_the_run_with_one_line_and_exit_code_2(tmp_path, lyric
     assert code == 2 and err.count("\n") == 1 and "401" in err and "Incorrect API key" in err
 
 
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "not a url", "http://", "http://[::1", "ftp://example.com"])
+def test_a_teacher_url_that_is_no_web_address_is_refused_before_any_request(tmp_path, lyrics, capsys, url):
+    argv = ["label", str(lyrics), "--out", str(tmp_path / "canvas"), "--api-key", "k", "--base-url", url]
+    assert main([*argv, "--max-retries", "0", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"the teacher's URL {url!r}" in err and not (tmp_path / "canvas").exists()
+
+
 def test_no_key_for_openai_is_refused(tmp_path, lyrics, monkeypatch, capsys):
     for name in ("OPENAI_API_KEY", "VIPE_TEACHER_KEY", "OPENAI_BASE_URL", "VIPE_TEACHER_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -274,6 +283,8 @@ def test_a_killed_run_resumes_without_repeating_any_request(tmp_path):
         )
     assert len(server.answered) == 6  # 3 songs x 2 chunks, each answered once
     assert len(set(server.answered)) == 6
+    # each answer counted, the one kept for the killed song's first half too
+    assert json.loads((tmp_path / "canvas" / "usage.json").read_text())["requests"] == 6
     for song in songs:
         assert labelled(tmp_path / "canvas", song.song_id)["elaborations"] == [
             teacher_elaboration(line) for line in song.lines
