@@ -41,6 +41,15 @@ def test_evaluate_refuses_a_results_file_or_journal_it_did_not_write(tiny_base, 
         assert journal.read_text() == text
 
 
+def test_evaluate_refuses_to_write_into_another_models_folder(tiny_base, canvas_parquet, tmp_path, capsys):
+    other = tmp_path / "other-model"
+    shutil.copytree(tiny_base, other)
+    before = sorted(path.name for path in other.iterdir())
+    said = refused(_evaluate(tiny_base, canvas_parquet, other), capsys)
+    assert f"--out {other} holds a model (its config.json): evaluate writes beside a model, never in it" in said
+    assert sorted(path.name for path in other.iterdir()) == before
+
+
 def test_build_refuses_to_replace_a_file_it_did_not_write(tmp_path, capsys):
     write_labelled(tmp_path / "canvas", make_songs(4, lines_per_song=2))
     parquet = tmp_path / "theirs.parquet"
