@@ -46,6 +46,7 @@ class TrainState:
     evaluations_without_improvement: int = 0
     history: list[dict] = field(default_factory=list)
     finished: bool = False  # all epochs done, or stopped early
+    seconds: float = 0.0  # trained so far, over every run of it (a resumed run adds its own)
     run: dict = field(default_factory=dict)  # the settings a resumed run must share
 
 

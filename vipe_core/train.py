@@ -198,6 +198,7 @@ class Trainer:
     collate: Collator
     run: dict  # the settings a resumed run must share (vipe_core.train_checks.check_train)
     state: TrainState
+    started: float = 0.0  # when this run began to train, or last saved (time.monotonic)
 
     @property
     def out(self) -> Path:
@@ -284,7 +285,7 @@ class Trainer:
             if state.finished or self.out_of_steps():
                 break
             if config.save_every and state.step % config.save_every == 0:
-                save_last(accelerator, state, self.out / "last")
+                self.keep_last()
         bar.close()
         if state.batches_done >= batches:  # the epoch is complete
             if not self.evaluated_now() and self.evaluate_and_keep_best(f"epoch {state.epoch + 1}"):
@@ -293,7 +294,13 @@ class Trainer:
         elif not self.evaluated_now():  # stopped inside the epoch (--max-steps)
             self.evaluate_and_keep_best(f"step {state.step}")
         state.finished = state.finished or state.epoch >= config.epochs
-        save_last(accelerator, state, self.out / "last")
+        self.keep_last()
+
+    def keep_last(self) -> None:
+        """last/, with the seconds trained so far: this run's added to those of the runs it resumes."""
+        now = time.monotonic()
+        self.state.seconds, self.started = round(self.state.seconds + now - self.started, 1), now
+        save_last(self.accelerator, self.state, self.out / "last")
 
 
 def recovered(config: TrainConfig, run: dict, used: bool):
@@ -368,7 +375,7 @@ def train(config: TrainConfig) -> dict:
             if trainer.main:
                 tqdm.write(f"before training: validation loss {loss:.4f}")
 
-        started = time.monotonic()
+        trainer.started = time.monotonic()
         while not state.finished and state.epoch < config.epochs and not trainer.out_of_steps():
             trainer.run_epoch()
 
@@ -382,7 +389,7 @@ def train(config: TrainConfig) -> dict:
             "history": state.history,
             "train_examples": len(trainer.train_set),
             "validation_examples": trainer.validation_examples,
-            "seconds": round(time.monotonic() - started, 1),
+            "seconds": state.seconds,  # a finished run's, run again, as it was
         }
         if trainer.main:
             write_json(out / RESULT_FILE, result)

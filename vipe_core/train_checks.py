@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -243,6 +244,9 @@ def model_config(name: str, what: str, hint: str = ""):
             if run
             else f"{what} {name} holds no config.json: give a model's folder (as save_pretrained writes one)."
         )
+    if not os.path.isdir(name) and not re.fullmatch(r"[\w-][\w.-]*(/[\w.-]+)?", name):  # a path, not a hub name
+        there = "is a file" if os.path.exists(name) else "is not there"
+        raise VipeError(f"{what} {name} {there}: give a model's folder (as save_pretrained writes one), or a hub name.")
     try:
         config = AutoConfig.from_pretrained(name)
     except Exception as e:  # OSError, ValueError, KeyError for unknown model types ...

@@ -80,6 +80,12 @@ def test_a_stopped_run_resumes_where_it_stopped(tmp_path, tiny_base, canvas_parq
     assert abs(resumed["best_val_loss"] - straight["best_val_loss"]) < 1e-5
     a, b = _weights(tmp_path / "straight" / "best"), _weights(tmp_path / "resumed" / "best")
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    # the seconds trained are the whole run's, the first part's too; and a run that has nothing left to train,
+    # run again, leaves its result as it was (its seconds not taken for 0)
+    assert resumed["seconds"] >= first["seconds"] >= 0
+    result = (tmp_path / "resumed" / "train_result.json").read_bytes()
+    assert train(TrainConfig(out=str(tmp_path / "resumed"), max_steps=6, **common)) == resumed
+    assert (tmp_path / "resumed" / "train_result.json").read_bytes() == result
 
 
 def test_train_command(tmp_path, tiny_base, canvas_parquet, capsys, one_thread):
@@ -136,7 +142,13 @@ def test_train_refuses_bad_input_in_one_line(tmp_path, tiny_base, canvas_parquet
     assert main(["train", str(tmp_path / "none.parquet"), "--base", str(tiny_base)]) == 2
     assert main(["train", str(canvas_parquet), "--base", str(tmp_path / "no-model"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 2 and "does not exist" in err[0] and "could not load the base model" in err[1]
+    assert len(err) == 2 and "does not exist" in err[0]
+    assert err[1].endswith(
+        f"the base model {tmp_path / 'no-model'} is not there: give a model's folder (as "
+        "save_pretrained writes one), or a hub name."
+    )
+    assert main(["train", str(canvas_parquet), "--base", "no-such-org/no-model", "--out", str(tmp_path / "o")]) == 2
+    assert "could not load the base model 'no-such-org/no-model'" in capsys.readouterr().err  # a hub name, offline
 
 
 @pytest.mark.slow
