@@ -107,7 +107,16 @@ class Answer:
 class ChatClient:
     """The smallest OpenAI-compatible chat client this needs: POST /chat/completions, with backoff."""
 
-    def __init__(self, config: TeacherConfig, system_role: str, *, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        config: TeacherConfig,
+        system_role: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        counted: Callable[[dict], object] = lambda usage: None,
+    ):
+        """`counted` is told the usage tally after each change, under the lock: an answer is counted before its
+        caller saves it."""
         self.config = config
         self.system_role = system_role
         self.sleep = sleep
@@ -117,8 +126,7 @@ class ChatClient:
         self.lock = threading.Lock()
         self.pause_until = 0.0  # after a 429 every worker waits, not only the one that got it
         self.usage = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        # told the tally after each change, under the lock: an answer is counted before its caller saves it
-        self.counted: Callable[[dict], object] = lambda usage: None
+        self.counted = counted
 
     def close(self) -> None:
         self.http.close()

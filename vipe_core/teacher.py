@@ -223,18 +223,19 @@ def run_label(
         summary["skipped_failed"] = sum(
             s.song_id in failed_before and not song_file(out_dir, s.song_id).exists() for s in songs
         )
-        _label_todo(ChatClient(config, role), out_dir, todo, summary, progress)
+        _label_todo(config, role, out_dir, todo, summary, progress)
     return summary
 
 
-def _label_todo(client: ChatClient, out_dir: Path, todo: list[CleanSong], summary: dict, progress: bool) -> None:
+def _label_todo(
+    config: TeacherConfig, role: str, out_dir: Path, todo: list[CleanSong], summary: dict, progress: bool
+) -> None:
     """Label `todo` in parallel, counting into `summary` and keeping the usage tally after every answer."""
-    config = client.config
     failed_path, usage_path = out_dir / "failed.jsonl", out_dir / "usage.json"
     usage_before = read_json(usage_path, "the usage tally") if usage_path.exists() else {}
-    labeller = Labeller(client, out_dir)
     # the tally kept at every answer: a run killed between an answer saved and its song done still counts it
-    client.counted = lambda usage: _merge_usage(usage_path, usage_before, usage, config)
+    client = ChatClient(config, role, counted=lambda usage: _merge_usage(usage_path, usage_before, usage, config))
+    labeller = Labeller(client, out_dir)
     try:
         with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
             futures = {pool.submit(labeller.label_song, song): song for song in todo}
