@@ -142,9 +142,11 @@ def calls(count: int, out: str) -> str:
     """Each call's command: unpack its part into .site; the last runs the benchmark on the song sung here."""
     # Python's tar (an xz binary may be missing there), whose data filter keeps ffmpeg's executable bit
     unpack = 'for f in {out}/{n}/*.tar.xz; do python3 -m tarfile --filter data -e "$f" .site || exit 1; done'
+    from benchmarks.device import SONG_SECONDS
+
     run = (
         "export PYTHONPATH=$PWD/.site:$PWD PYTHONUNBUFFERED=1 && python3 -m benchmarks.device"
-        " --song .site/song/song-180s.mp3 --out $OUT/gpu.json"
+        f" --song .site/song/song-{SONG_SECONDS:g}s.mp3 --out $OUT/gpu.json"  # as synthesize_song names it
     )
     # the last call's limit, 10 minutes, holds the benchmark's budget (540 s) and its start and end
     lines = [

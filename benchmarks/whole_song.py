@@ -114,9 +114,10 @@ def given_song(song: Path) -> tuple[Path, list[str], str]:
 
 
 def timed_lines(lrc: Path) -> list[tuple[float, str]]:
-    """An LRC's lines as synthesize_song writes them ([mm:ss.xx]text): each line's start and text."""
-    timed = [line.removeprefix("[").split("]", 1) for line in lrc.read_text().splitlines()]
-    return [(int(start[:2]) * 60 + float(start[3:]), text) for start, text in timed]
+    """An LRC's lines, as musicvid reads them: each line's start and text."""
+    from musicvid.lyrics.lrc import lrc_stamps
+
+    return [(start, text) for start, text, _ in lrc_stamps(lrc.read_text(encoding="utf-8"), str(lrc))]
 
 
 def whole_song(

@@ -252,8 +252,8 @@ def _label_todo(
                 except BaseException:
                     pool.shutdown(wait=False, cancel_futures=True)
                     raise
-                usage = _merge_usage(usage_path, usage_before, client.usage, config)
-                tokens = usage["prompt_tokens"] + usage["completion_tokens"]
+                # (the tally file is written at every answer: `counted`)
+                tokens = sum(usage_before.get(k, 0) + client.usage[k] for k in ("prompt_tokens", "completion_tokens"))
                 # drawn with the update, as often as it is (set on its own, a log would get a line every song)
                 bar.set_postfix(failed=summary["failed"], tokens=tokens, refresh=False)
                 bar.update(1)
