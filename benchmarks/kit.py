@@ -139,18 +139,26 @@ def sung(work: Path) -> Path:
 
 
 def calls(count: int, out: str) -> str:
-    """Each call's command: unpack its part into .site; the last runs the benchmark on the song sung here."""
+    """Each call's command: unpack its part into .site and mark it there; the last checks that the earlier parts are
+    still there (a machine idle 30 s is given back, bare) and runs the benchmark on the song sung here."""
     # Python's tar (an xz binary may be missing there), whose data filter keeps ffmpeg's executable bit
     unpack = 'for f in {out}/{n}/*.tar.xz; do python3 -m tarfile --filter data -e "$f" .site || exit 1; done'
     from benchmarks.device import SONG_SECONDS
 
+    earlier = " && ".join(
+        f'{{ test -e .site/.part-{n} || {{ echo "part {n} is not on this machine: it was given back after an idle 30 s;'
+        f' run call {n} again, then the next at once"; exit 3; }}; }}'
+        for n in range(1, count)
+    )
     run = (
         "export PYTHONPATH=$PWD/.site:$PWD PYTHONUNBUFFERED=1 && python3 -m benchmarks.device"
         f" --song .site/song/song-{SONG_SECONDS:g}s.mp3 --out $OUT/gpu.json"  # as synthesize_song names it
     )
-    # the last call's limit, 10 minutes, holds the benchmark's budget (540 s) and its start and end
+    # the last call's limit, 10 minutes, holds the benchmark's budget (480 s), its start and a song's overrun
     lines = [
-        f"call {n} (carry {out}/{n}, timeout_s {600 if n == count else 120}): {unpack.format(out=out, n=n)}"
+        f"call {n} (carry {out}/{n}, timeout_s {600 if n == count else 120}): "
+        + (f"{earlier} && " if n == count and earlier else "")
+        + f"{unpack.format(out=out, n=n)} && touch .site/.part-{n}"
         for n in range(1, count + 1)
     ]
     return "\n".join(lines) + f" && {run}\n"

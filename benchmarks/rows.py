@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 import torch
 from PIL import Image
 
+from benchmarks.budget import RowBudget
 from benchmarks.levers import Lever, fast_pipeline
 from benchmarks.peaks import SpanPeak
 from benchmarks.profile_split import split
@@ -149,25 +150,30 @@ def run_rows(
     batch: int,
     groups: int = GROUPS,
     after_each: Callable[[dict], object] = lambda rows: None,
-    until: float | None = None,
+    budget: RowBudget | None = None,
 ) -> dict:
     """The rows, the baseline first and again last; each row beside the baseline, and its pictures beside the row
-    it is like. A row that fails (a backend this GPU or torch lacks) is written with its error; one that would start
-    past `until` (time.perf_counter's) is written as skipped, and the baseline is drawn again all the same."""
+    it is like. A row that fails (a backend this GPU or torch lacks) is written with its error; one the `budget`
+    has no time for is written as skipped, and the baseline is drawn again all the same."""
     rows: dict[str, dict] = {}
     kept: dict[str, dict] = {}  # the pictures of the rows others are like
     likes = {lever.like for lever in chosen}
     again = replace(chosen[0], name="baseline-again", what="the baseline, drawn again at the end", profiled=False)
     for lever in [*chosen, again]:
         started = time.perf_counter()
-        if until is not None and started > until and lever not in (chosen[0], again):
-            rows[lever.name] = {"what": lever.what, "skipped": "it would start past the rows' share of the budget"}
+        skipped = None if budget is None or lever is again else budget.why_not(lever, batch, groups)
+        if skipped:
+            rows[lever.name] = {"what": lever.what, "fast": lever.fast, "skipped": skipped}
             after_each(rows)
             continue
         try:
             row, drawn = measure(base_pipe, board, settings, lever, lever.batch_size or batch, groups)
         except Exception as error:  # recorded, and the next row runs
-            rows[lever.name] = {"what": lever.what, "error": f"{type(error).__name__}: {error}"[:400]}
+            row = rows[lever.name] = {
+                "what": lever.what,
+                "fast": lever.fast,
+                "error": f"{type(error).__name__}: {error}"[:400],
+            }
         else:
             row |= beside_baseline(row, rows.get("baseline"))
             if lever.like in kept:
@@ -176,7 +182,10 @@ def run_rows(
             if lever.name in likes:
                 kept[lever.name] = drawn
             rows[lever.name] = row
-        print(f"[{lever.name}: {time.perf_counter() - started:.0f} s]", file=sys.stderr, flush=True)
+        seconds = time.perf_counter() - started
+        if budget is not None:
+            budget.took(lever, batch, groups, seconds, row)
+        print(f"[{lever.name}: {seconds:.0f} s]", file=sys.stderr, flush=True)
         after_each(rows)
     if "error" not in rows["baseline"] and "error" not in rows["baseline-again"]:
         rows["baseline-again"]["baselines"] = baselines(rows["baseline"], rows["baseline-again"])

@@ -37,6 +37,7 @@ from typing import Callable
 
 import torch
 
+from benchmarks.budget import RowBudget
 from benchmarks.device_checks import void_flag
 from benchmarks.levers import levers
 from benchmarks.peaks import run_peak_gb
@@ -136,10 +137,10 @@ def drawing_rows(
     quick: bool,
     groups: int = GROUPS,
     written: Callable[[dict], object] = print,
-    until: float | None = None,
+    budget: RowBudget | None = None,
 ) -> dict:
     """The rows named (the baseline first and last, whatever the names), measured; `written` is given the results
-    so far after each row (a run cut short keeps its rows); a row that would start past `until` is skipped."""
+    so far after each row (a run cut short keeps its rows); a row `budget` has no time for is skipped."""
     name, settings = architecture(sdxl, quick)
     device = torch.device("cuda" if torch.cuda.is_available() and not quick else "cpu")
     catalogue = {lever.name: lever for lever in levers(device.type == "cuda")}
@@ -159,7 +160,7 @@ def drawing_rows(
     }
 
     board = storyboard(most + 40)
-    rows = run_rows(base, board, settings, chosen, batch, groups, lambda r: written(results | {"levers": r}), until)
+    rows = run_rows(base, board, settings, chosen, batch, groups, lambda r: written(results | {"levers": r}), budget)
     results |= {
         "levers": rows,
         **void_flag(rows),

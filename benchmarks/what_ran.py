@@ -68,7 +68,10 @@ def gpu_clocks() -> dict[str, str] | str:
         return "no nvidia-smi here"
     index = str(torch.cuda.current_device())
     query = [smi, f"--query-gpu={CLOCKS}", "--format=csv,noheader,nounits", "-i", index]
-    read = subprocess.run(query, capture_output=True, text=True, timeout=30)
+    try:
+        read = subprocess.run(query, capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:  # the clocks are beside the rows, never worth the rows themselves
+        return "nvidia-smi did not answer within 30 s"
     if read.returncode != 0:
         return f"nvidia-smi failed: {read.stderr.strip()[:200]}"
     return dict(zip(CLOCKS.split(","), (value.strip() for value in read.stdout.split(","))))

@@ -83,13 +83,24 @@ def upscaler(name: str):
 FULL_SIZE_LOADERS = {"asr": whisper_large_v2, "vipe": vipe_medium, "upscaler": upscaler("x4plus")}
 
 
-def song_registry(full_size: bool, upscaling: str = "x4plus") -> ModelRegistry:
-    """The registry the song is made with: of the default models' architectures (the upscaler's, x4plus or x4v3),
-    or the tiny models."""
+def song_registry(full_size: bool, folder: Path, upscaling: str = "x4plus") -> ModelRegistry:
+    """The registry the song is made with: of the default models' architectures (the upscaler's, x4plus or x4v3;
+    --fast's decoder saved in `folder`, published_taesd), or the tiny models."""
     if full_size:
         loaders = FULL_SIZE_LOADERS | {"upscaler": upscaler(upscaling)} if upscaling != "x4plus" else FULL_SIZE_LOADERS
-        return ModelRegistry(replace(FULL_SIZE, upscaler=f"{upscaling}-random"), loaders=loaders)
+        models = replace(FULL_SIZE, upscaler=f"{upscaling}-random", fast_decoder=published_taesd(folder))
+        return ModelRegistry(models, loaders=loaders)
     return ModelRegistry(PRESETS["tiny"])
+
+
+def published_taesd(folder: Path) -> str:
+    """TAESD at its published size (64 channels, 1+3+3+3 blocks) with random weights, saved as a model's folder
+    that --fast loads as it loads the published one (the tiny preset's costs a twentieth of its FLOPs)."""
+    from diffusers import AutoencoderTiny
+
+    torch.manual_seed(0)
+    AutoencoderTiny().save_pretrained(folder / "taesd-random")
+    return str(folder / "taesd-random")
 
 
 def sung_song(folder: Path, seconds: float) -> tuple[Path, list[str], str]:
@@ -139,7 +150,7 @@ def whole_song(
     from musicvid.settings.resolve import resolve_render_settings
     from musicvid.settings.song import SongRequest
 
-    registry = song_registry(full_size, upscaling)
+    registry = song_registry(full_size, folder, upscaling)
     song, lines, voice = given_song(made) if made else sung_song(folder, seconds)
     settings = resolve_render_settings(registry.models, given or {})
     if full_size and settings.batch_size is None:  # (the random weights' names are not the plan's to size)
@@ -162,6 +173,8 @@ def whole_song(
             made = make_video(request, settings, registry, output=folder / "song.mp4", timings=timings, stop=stop)
             row |= {"frames": made.frames, "pictures_drawn": made.pictures_drawn, "video": probed(made.video)}
             row["batch_size"] = made.timings["batch_size"]  # as the render drew, after its memory plan
+            # the learned upscaler's GPU work, on its own stream in the delivery's thread: inside "mux", not the models'
+            row["upscale"] = made.timings.get("upscale", "none: ffmpeg scaled the frames")
         except Cancelled:
             drawn = sum(1 for _ in (folder / "song").glob("*/*.png"))
             row["did_not_finish"] = f"stopped after {stop_after:.0f} s (the run's budget), {drawn} pictures drawn"
@@ -210,7 +223,8 @@ def figures(timings: Timings, started: float, wall: float, memory: MemorySampler
 
 
 def gpu_use(timings: Timings, started: float, wall: float) -> dict:
-    """The share of `wall` (from `started`) the models computed; apart, the seconds before their first work
+    """The share of `wall` (from `started`) the models' stages computed (the upscaler's stream, beside them in the
+    delivery's thread, is the row's `upscale`); apart, the seconds before their first work
     (prepare: the song decoded, Whisper built); and the GPU's idle seconds and largest waits from the models' first
     work to their last alone (where nothing could have run on it yet, or is left to)."""
     computed = [(start, end) for stage, start, end in timings.intervals if stage in MODEL_STAGES or stage == "align"]
@@ -249,6 +263,6 @@ def song_markdown(song: dict) -> list[str]:
         f"\nwall {song['wall_seconds']} s ({song['random_weights_seconds']} s of it building random weights) for "
         f"{song.get('frames', '–')} frames; run's peak {song['run_peak_gb']} GB; GPU busy {song['gpu_busy_share']:.1%}, "
         f"idle {song['gpu_idle_seconds']} s after {song['prepare_seconds']} s of prepare; "
-        f"largest gaps: {song['largest_gaps_seconds']}"
+        f"largest gaps: {song['largest_gaps_seconds']}; the upscaler's (its own stream, in mux) {song.get('upscale')}"
     )
     return out

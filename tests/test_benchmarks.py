@@ -192,12 +192,18 @@ def test_a_transition_is_timed_through_musicvids_own_drawing(tmp_path, capsys):
     assert timed["seconds_per_second_of_video"] == pytest.approx(timed["seconds_per_transition"] / 0.8, rel=0.05)
 
 
-def test_the_whole_song_runs_whisper_large_v2_and_vipe_m_through_its_registrys_loaders():
+def test_the_whole_song_runs_whisper_large_v2_and_vipe_m_through_its_registrys_loaders(tmp_path):
     from accelerate import init_empty_weights
 
     from benchmarks.whole_song import FULL_SIZE_LOADERS, song_registry
+    from musicvid.models.drawing import check_drawing_files
+    from musicvid.settings.resolve import resolve_render_settings
 
-    registry = song_registry(full_size=True)
+    registry = song_registry(True, tmp_path)
+    decoder = json.loads((tmp_path / "taesd-random" / "config.json").read_text())  # --fast's, at its published size
+    assert decoder["_class_name"] == "AutoencoderTiny" and decoder["decoder_block_out_channels"] == [64] * 4
+    fast = resolve_render_settings(registry.models, {"fast": True})
+    check_drawing_files(registry.models, fast, references=False, loads=False)  # taken as a model's folder
     assert {role: registry.loaders[role] for role in ("asr", "vipe", "upscaler")} == FULL_SIZE_LOADERS
     assert [registry.named(role)[1] for role in ("asr", "vipe")] == ["openai-whisper:large-v2-random", "vipe-m-random"]
     upscaler = registry.loaders["upscaler"](

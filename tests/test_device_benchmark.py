@@ -81,6 +81,8 @@ def test_the_checks_read_the_goals_and_say_what_was_not_measured():
         "compile": row(10.5, max_difference=1),
         "deep-cache-3": row(12.0, max_difference=9, psnr=31.0),
         "fast": row(29.0, fast=True),
+        "fast-compile-32": {"what": "f", "fast": True, "skipped": "expected to take 300 s"},
+        "attention-unet-flash": {"what": "a", "fast": False, "error": "RuntimeError: no kernel"},
         "baseline-again": row(6.1) | {"baselines": baselines(row(6.0), row(6.1))},
     }
     stopped = {"wall_seconds": 200.0, "random_weights_seconds": 20.0, "did_not_finish": "stopped after 200 s"}
@@ -92,6 +94,9 @@ def test_the_checks_read_the_goals_and_say_what_was_not_measured():
     )
     assert "deep-cache-3 12.0 frames/s, PSNR 31.0 dB" in by["SD 1.5 512² 25 steps"]["line"]  # beside, not counted
     assert by["--fast"]["pass"] is False and by["baselines at the start and the end"]["pass"] is True
+    # the best of the rows drawn, and which of the check's rows were not
+    assert by["--fast"]["line"].endswith("steady by fast (goal 30); not drawn: fast-compile-32 (skipped)")
+    assert "; not drawn: attention-unet-flash (failed)" in by["SD 1.5 512² 25 steps"]["line"]
     song_line = by["3-minute song to a 1080p, 30 fps MP4"]
     assert song_line["pass"] is True and "did not finish (stopped after 200 s)" in song_line["line"]
     # a run cut short: what was not measured says so, never left out
@@ -289,7 +294,9 @@ def test_on_a_gpu_a_section_past_the_budget_is_skipped_and_a_failure_exits_1(tmp
     argv = ["--only", "sd15", "song-fast", "--rows", "batch-1", "--budget", "100", "--out", str(out)]
     assert device.main(argv) == 1
     sections = json.loads(out.read_text())["sections"]
-    assert "error" in sections["sd15"] and sections["song-fast"] == {"skipped": "past the budget of 100 s"}
+    assert "error" in sections["sd15"] and sections["song-fast"] == {
+        "skipped": "fewer than 150 s left of the budget of 100 s"
+    }
     assert "sections that failed: sd15 (exit 1)" in capsys.readouterr().out
 
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
+import subprocess
+import sys
+import tarfile
 
 import pytest
 
@@ -40,13 +44,36 @@ def test_every_package_the_kit_packs_is_pinned_by_the_lock():
     assert versions["imageio-ffmpeg"] and versions[kit.canonical("More_Itertools")]
 
 
-def test_each_call_unpacks_its_part_and_the_last_runs_the_benchmark_on_the_song_sung_here():
+def test_each_call_unpacks_its_part_and_the_last_runs_the_benchmark_once_the_earlier_parts_are_there(tmp_path):
     lines = kit.calls(2, ".kit").splitlines()
     told = [line.split(":", 1)[0] for line in lines]
     assert told == ["call 1 (carry .kit/1, timeout_s 120)", "call 2 (carry .kit/2, timeout_s 600)"]
-    assert "for f in .kit/1/*.tar.xz; do python3 -m tarfile --filter data -e" in lines[0]
-    assert "benchmarks.device" not in lines[0]
-    assert lines[1].endswith("python3 -m benchmarks.device --song .site/song/song-180s.mp3 --out $OUT/gpu.json")
+    for n, name in ((1, "diffusers"), (2, "av")):  # a part as the kit packs it
+        (tmp_path / ".kit" / str(n) / name).mkdir(parents=True)
+        (tmp_path / ".kit" / str(n) / name / "__init__.py").write_text(f"part = {n}\n")
+        with tarfile.open(tmp_path / ".kit" / str(n) / f"{name}.tar.xz", "w:xz") as packed:
+            packed.add(tmp_path / ".kit" / str(n) / name, arcname=name)
+    stubs = tmp_path / "bin"  # python3, but the benchmark itself only says how it was called
+    stubs.mkdir()
+    (stubs / "python3").write_text(
+        f'#!/bin/sh\nif [ "$2" = benchmarks.device ]; then echo "ran $*"; exit 0; fi\nexec {sys.executable} "$@"\n'
+    )
+    (stubs / "python3").chmod(0o755)
+
+    def call(n: int) -> subprocess.CompletedProcess:
+        environment = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}", "OUT": str(tmp_path / "out")}
+        command = lines[n - 1].split(": ", 1)[1]
+        return subprocess.run(["bash", "-c", command], cwd=tmp_path, env=environment, capture_output=True, text=True)
+
+    alone = call(2)  # on a machine given back between the calls: said, and nothing run
+    assert alone.returncode == 3 and "part 1 is not on this machine" in alone.stdout and "ran" not in alone.stdout
+    assert not (tmp_path / ".site" / "av").exists()
+    assert call(1).returncode == 0 and (tmp_path / ".site" / "diffusers" / "__init__.py").is_file()
+    last = call(2)
+    assert last.returncode == 0 and (tmp_path / ".site" / "av" / "__init__.py").read_text() == "part = 2\n"
+    assert last.stdout.strip() == (
+        f"ran -m benchmarks.device --song .site/song/song-180s.mp3 --out {tmp_path / 'out'}/gpu.json"
+    )
 
 
 def test_the_kit_is_made_in_a_new_folder_only(tmp_path, capsys):

@@ -1,0 +1,58 @@
+"""What may still start within benchmarks/device.py's budget on a GPU: the device tool gives a call 600 s, unpacking and
+imports included, and a started row or song runs on (a song's Whisper reads no stop), so nothing starts that is
+expected to end past the budget.
+
+A sd15 row of `g` groups of `b` pictures, after the baseline's `G` groups of `B` that took `T` seconds, is expected
+to take
+
+    expected = T / G * g * max(b / B, SMALL_GROUP) + (C where the row compiles)
+
+and starts only where `now + expected + T <= deadline` (T again: the baseline is drawn last whatever was skipped).
+C is the compile this run measured last (a compiled row's warm-up), and until one is measured, COLD_COMPILE, or
+WARM_COMPILE where torch.compile's cache was given. A song starts only where SONG_ROOM seconds are left."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from benchmarks.levers import Lever
+
+SMALL_GROUP = 0.25  # a group of one picture still costs a quarter of a full group's time (launches, not FLOPs)
+COLD_COMPILE = 240.0  # seconds: the UNet and VAE compiled cold took 198 s on an H100 (render-h100.json, 2026-11-22)
+WARM_COMPILE = 60.0  # with the cache of an earlier run loaded
+SONG_ROOM = 150.0  # a song's Whisper built and aligning (no stop read) and enough drawing to say something
+
+
+@dataclass
+class RowBudget:
+    deadline: float  # time.perf_counter()'s
+    compile_seconds: float  # C above
+    baseline: tuple[float, int, int] | None = None  # T, G, B once the baseline is drawn
+
+    def pictures_groups(self, lever: Lever, groups: int) -> int:
+        return lever.warm_up + groups + int(lever.profiled)
+
+    def expected(self, lever: Lever, batch: int, groups: int) -> float:
+        seconds, base_groups, base_batch = self.baseline
+        share = max((lever.batch_size or batch) / base_batch, SMALL_GROUP)
+        drawing = seconds / base_groups * self.pictures_groups(lever, groups) * share
+        return drawing + (self.compile_seconds if lever.settings.get("compile") else 0.0)
+
+    def why_not(self, lever: Lever, batch: int, groups: int) -> str | None:
+        """Why `lever` may not start now (None: it may): the baseline is drawn first whatever the time."""
+        if self.baseline is None:
+            return None
+        need, left = self.expected(lever, batch, groups) + self.baseline[0], self.deadline - time.perf_counter()
+        if need <= left:
+            return None
+        return (
+            f"expected to take {need:.0f} s with the baseline drawn again, and {max(left, 0):.0f} s of the budget left"
+        )
+
+    def took(self, lever: Lever, batch: int, groups: int, seconds: float, row: dict) -> None:
+        """A row's measured time: the baseline's sets T, G and B, a compiled row's warm-up sets C."""
+        if self.baseline is None:
+            self.baseline = (seconds, self.pictures_groups(lever, groups), lever.batch_size or batch)
+        elif lever.settings.get("compile") and "warm_up_seconds" in row:
+            self.compile_seconds = row["warm_up_seconds"]
