@@ -263,3 +263,13 @@ def test_a_song_with_a_channel_phase_inverted_gives_its_separator_the_channels_i
     separator, heard = SimpleNamespace(samplerate=SAMPLE_RATE, audio_channels=2), song_samples(song)[0]
     separated = vocals.separate_vocals(separator, song, heard.size, quiet=True)
     assert loudness(separated) > 0.19 and np.allclose(np.abs(separated), np.abs(heard), atol=1e-3)
+
+
+def test_bytes_that_are_no_audio_are_refused_with_ffmpegs_reason_not_its_progress_line(tmp_path):
+    noise = tmp_path / "song.mp3"  # an MP3's name on random bytes: ffmpeg guesses MP3, then finds no frame
+    noise.write_bytes(np.random.default_rng(5).integers(0, 256, 200_000, dtype=np.uint8).tobytes())
+    with pytest.raises(UserError) as refused:
+        decode(noise)
+    said = str(refused.value)
+    assert said.startswith(f"{noise} is not audio that ffmpeg can read: ") and "Invalid data found" in said
+    assert "size=" not in said and "filters" not in said

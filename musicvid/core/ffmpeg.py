@@ -44,7 +44,11 @@ _CASCADE = (
     "Failed to configure",
     "Error while opening encoder",
     "Conversion failed",
+    "Decode error rate",  # the decoder's count of the errors it has just named
+    "Error initializing filters",
+    "Neither number of channels nor channel layout specified",  # a filter given no audio: the decoder failed
 )
+_PROGRESS = re.compile(r"^(frame|size)=.*\btime=")  # its progress line, which it writes last, error or not
 
 
 def reason(stderr: str, returncode: int = 1) -> str:
@@ -58,7 +62,7 @@ def reason(stderr: str, returncode: int = 1) -> str:
     for line in reversed(lines):
         if "matches no streams" in line:
             return "it has no audio stream"
-    causes = [line for line in lines if not any(words in line for words in _CASCADE)]
+    causes = [line for line in lines if not any(words in line for words in _CASCADE) and not _PROGRESS.match(line)]
     return (causes or lines or ["ffmpeg gave no reason"])[-1]
 
 
