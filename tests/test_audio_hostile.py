@@ -273,3 +273,17 @@ def test_bytes_that_are_no_audio_are_refused_with_ffmpegs_reason_not_its_progres
     said = str(refused.value)
     assert said.startswith(f"{noise} is not audio that ffmpeg can read: ") and "Invalid data found" in said
     assert "size=" not in said and "filters" not in said
+
+
+def test_a_file_whose_second_audio_track_runs_longer_is_its_first_tracks_length_not_cut_off(tmp_path):
+    # a video's second language or commentary: the container's length is its longest track's
+    song = make(
+        tmp_path / "two.mkv",
+        *("-f", "lavfi", "-i", CHIRP.format(seconds=2), "-f", "lavfi", "-i", "sine=f=220:d=4"),
+        *("-map", "0:a", "-map", "1:a", "-c:a", "libvorbis"),
+    )
+    assert load_audio(song).info.duration == pytest.approx(2.0, abs=0.05)
+    cut = tmp_path / "cut.mkv"  # one of them cut off is still found so
+    cut.write_bytes(song.read_bytes()[: song.stat().st_size // 2])
+    with pytest.raises(UserError, match="looks truncated or corrupt"):
+        load_audio(cut)

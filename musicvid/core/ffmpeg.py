@@ -80,17 +80,21 @@ _PARTIAL = ": partial file"
 _EBML = b"\x1a\x45\xdf\xa3"
 _SEGMENT = b"\x18\x53\x80\x67"
 _AUDIO_STREAM = re.compile(r"^\s*Stream #0:\d+.*: Audio: (.*)$", re.MULTILINE)
+_OUTPUTS = re.compile(r"^(?:Stream mapping:|Output #)", re.MULTILINE)  # where ffmpeg's description of its input ends
 
 
 def parse_duration(stderr: str, sound: bool = False, cut_off: bool = False) -> float | None:
     """The length a file's header declares, from ffmpeg's description of its input (None where ffmpeg only estimates
-    it); with `sound`, the sound's: None where the file has moving pictures too (a video may run on after its song),
-    unless the file was found `cut_off` (matroska_cut_off) or its sound was (a decoding's `stderr`): then the
-    container's, which its sound was to fill."""
+    it); with `sound`, the sound's: None where the file has moving pictures or another audio stream too (the
+    container's length is its longest stream's: a video may run on after its song, a second language's track past
+    the first), unless the file was found `cut_off` (matroska_cut_off) or its sound was (a decoding's `stderr`):
+    then the container's, which its sound was to fill."""
     match = _DURATION.search(stderr)
     if not match or _ESTIMATED in stderr:
         return None
-    if sound and not (cut_off or _PARTIAL in stderr) and _MOVING_PICTURE.search(stderr):
+    read = _OUTPUTS.split(stderr, maxsplit=1)[0]  # the input's streams (a decoding's output is one audio stream)
+    others = _MOVING_PICTURE.search(read) or len(_AUDIO_STREAM.findall(read)) > 1
+    if sound and not (cut_off or _PARTIAL in stderr) and others:
         return None
     hours, minutes, seconds = match.groups()
     return int(hours) * 3600 + int(minutes) * 60 + float(seconds)
