@@ -3,6 +3,7 @@ few bars on a bar line at the tempo librosa hears; each new scene its own mood, 
 storyboard's table and on the contact sheet."""
 
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -84,3 +85,12 @@ def test_an_instrumental_of_15_s_is_several_scenes_each_with_its_own_prompt_and_
     cuts = [row for row in out.splitlines() if "  bars  " in row]  # the table's cut column
     assert len(cuts) == sum(s.cut == "bars" for s in scenes) > 0
     assert cell_texts(scenes[1], None)["head"].endswith("✂ bars")  # the contact sheet marks the cut
+
+
+@pytest.mark.parametrize("seconds", [0.05, 1.5])
+def test_a_song_shorter_than_librosas_windows_is_heard_without_a_warning_to_the_person(seconds):
+    samples = (0.3 * np.sin(2 * np.pi * 440 * np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (librosa's "n_fft=2048 is too large" reached the person at 0.05 s)
+        sound, beats = SongSound.of(samples), find_beats(samples)
+    assert sound.rms.size == sound.centroid.size == sound.chroma.shape[1] >= 1 and beats.onset.size >= 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,11 +202,20 @@ class Beats:
         return self.times[self.beats].tolist()
 
 
+@contextmanager
+def short_song_windows():
+    """Within it, librosa's warning that its window is longer than the song is not the person's: a song of a second
+    or two is shorter than chroma's lowest octave's window, one of 0.05 s than any (each still gives its frames)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "n_fft=.* is too large", UserWarning)
+        yield
+
+
 def find_beats(samples: np.ndarray) -> Beats:
     """librosa's onset strength (spectral flux: where a sound starts) and its beat tracker on it."""
     import librosa
 
-    with kernels_compiled("beats"):  # (numba's: one process at a time)
+    with kernels_compiled("beats"), short_song_windows():  # (numba's: one process at a time)
         onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
         _, beats = librosa.beat.beat_track(onset_envelope=onset, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
     times = librosa.frames_to_time(np.arange(onset.size), sr=SAMPLE_RATE, hop_length=BEAT_HOP)

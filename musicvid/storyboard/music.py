@@ -18,13 +18,12 @@ how busy it is, major or minor), which ViPE reads with its context.
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
-from musicvid.core.audio import BEAT_HOP, SAMPLE_RATE
+from musicvid.core.audio import BEAT_HOP, SAMPLE_RATE, short_song_windows
 from musicvid.core.kernels import kernels_compiled
 from musicvid.storyboard.board import Scene
 
@@ -65,13 +64,12 @@ class SongSound:
         import librosa
 
         with kernels_compiled("sound"):  # (numba's: one process at a time)
-            with warnings.catch_warnings():  # a song of a second or two is shorter than the lowest octave's window
-                warnings.filterwarnings("ignore", "n_fft=.* is too large", UserWarning)
+            with short_song_windows():
                 # tuned to A440: estimating the tuning of a song's silences and drums only adds noise
                 chroma = librosa.feature.chroma_cqt(y=samples, sr=SAMPLE_RATE, hop_length=HOP, tuning=0.0)
-            rms = librosa.feature.rms(y=samples, hop_length=HOP)[0]
-            centroid = librosa.feature.spectral_centroid(y=samples, sr=SAMPLE_RATE, hop_length=HOP)[0]
-            onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
+                rms = librosa.feature.rms(y=samples, hop_length=HOP)[0]
+                centroid = librosa.feature.spectral_centroid(y=samples, sr=SAMPLE_RATE, hop_length=HOP)[0]
+                onset = librosa.onset.onset_strength(y=samples, sr=SAMPLE_RATE, hop_length=BEAT_HOP)
         return cls(chroma, rms, centroid, onset)
 
     def frames(self, start: float, end: float, hop: int = HOP) -> slice:
