@@ -185,6 +185,9 @@ def test_the_lyrics_beside_a_song_are_its_rows_lyrics_as_a_csv_cell_would_be(tmp
     (tmp_path / "list.m3u").write_text("songs/lrc.wav\n")
     [job] = planned(tmp_path / "list.m3u")
     assert job.request.lyrics_file == tmp_path / "songs" / "lrc.lrc"
+    (tmp_path / "list.m3u").write_text("songs/lrc.lrc\n")  # an entry that is lyrics is not its own song's lyrics
+    [job] = planned(tmp_path / "list.m3u")
+    assert job.request.lyrics_file is None
 
 
 def test_lyrics_put_beside_a_song_rename_no_video():

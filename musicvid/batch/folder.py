@@ -115,8 +115,8 @@ def beside_lyrics(song: Path, base: Path) -> str | None:
     render writes it (a rerun with -o the songs' folder: no output is ever an input)."""
     for suffix in LYRICS_SUFFIXES:
         lyrics = named_alike(song.with_name(song.stem + suffix))
-        if lyrics is None or (suffix == ".srt" and captions(lyrics)):
-            continue
+        if lyrics is None or lyrics.name.casefold() == song.name.casefold() or (suffix == ".srt" and captions(lyrics)):
+            continue  # (an entry that is itself lyrics, `s.lrc`, is no song: it fails at its turn as one)
         cell = str(lyrics.relative_to(base)) if lyrics.is_relative_to(base) else ""
         return cell if cell and cell == cell.strip() else str(lyrics.absolute())  # (a cell is read stripped)
     return None
