@@ -186,9 +186,9 @@ def check_before_work(
     # file's word times for karaoke (musicvid.batch.lengths checks the same against a row's song)
     karaoke = settings is not None and settings.captions == "karaoke"
     lyrics_read = storyboard is None or (lyrics is not None and lyrics.timed and karaoke)
-    if lyrics is not None and not lyrics_read:  # (said, as a flag unused)
+    if lyrics is not None and not lyrics_read:  # (said, as a flag unused; --lyrics's or a batch row's cell)
         log.warning(
-            f"--lyrics {lyrics.path} is not read: the storyboard's lines stand in for it (beside a storyboard, only "
+            f"lyrics {lyrics.path} not read: the storyboard's lines stand in for them (beside a storyboard, only "
             "karaoke reads lyrics: a timed file's word times)"
         )
     language = resolved_language(request.language, models, storyboard is None and not (lyrics and lyrics.timed))

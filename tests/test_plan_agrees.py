@@ -193,10 +193,10 @@ def test_lyrics_beside_a_storyboard_are_said_unread_unless_karaoke_reads_their_t
     song, board = folder / "song.wav", folder / "refs.json"
     (plain := tmp_path / "words.txt").write_text("a line of the song\n")
     (timed := tmp_path / "words.lrc").write_text("[00:00.50]a line of the song\n")
-    said = "the storyboard's lines stand in for it"
+    said = "the storyboard's lines stand in for them"
     for lyrics, captions, unread in ((plain, "karaoke", True), (timed, "line", True), (timed, "karaoke", False)):
         args = ("--models", "tiny", "--storyboard", board, "--lyrics", lyrics, "--captions", captions)
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="musicvid"):
             code, _, err = run(capsys, "plan", song, *args)
-        assert code == 0 and (f"--lyrics {lyrics} is not read: {said}" in caplog.text) == unread, err
+        assert code == 0 and (f"lyrics {lyrics} not read: {said}" in caplog.text) == unread, err
