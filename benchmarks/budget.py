@@ -1,15 +1,17 @@
 """What may still start within benchmarks/device.py's budget on a GPU: the device tool gives a call 600 s, unpacking and
-imports included, and a started row or song runs on (a song's Whisper reads no stop), so nothing starts that is
-expected to end past the budget.
+imports included, and a started row or section runs on (a song's Whisper reads no stop, sd15 draws its baseline
+twice), so nothing starts that is expected to end past the budget by more than that call's slack.
 
 A sd15 row of `g` groups of `b` pictures, after the baseline's `G` groups of `B` that took `T` seconds, is expected
 to take
 
     expected = T / G * g * max(b / B, SMALL_GROUP) + (C where the row compiles)
 
-and starts only where `now + expected + T <= deadline` (T again: the baseline is drawn last whatever was skipped).
-C is the compile this run measured last (a compiled row's warm-up), and until one is measured, COLD_COMPILE, or
-WARM_COMPILE where torch.compile's cache was given. A song starts only where SONG_ROOM seconds are left."""
+and starts only where `now + expected + T <= deadline` (T again: the baseline is drawn last whatever was skipped;
+a baseline that failed counts as FAILED_BASELINE). C is COLD_COMPILE, or WARM_COMPILE where torch.compile's cache
+was given, or the longest compile this run has measured (a compiled row's warm-up) where that is longer: each
+compiled row compiles a graph of its own. A section starts only where SECTION_ROOM seconds are left (a song: its
+Whisper built and aligning, and enough drawing to say something; sd15: its baseline twice)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from benchmarks.levers import Lever
 SMALL_GROUP = 0.25  # a group of one picture still costs a quarter of a full group's time (launches, not FLOPs)
 COLD_COMPILE = 240.0  # seconds: the UNet and VAE compiled cold took 198 s on an H100 (render-h100.json, 2026-11-22)
 WARM_COMPILE = 60.0  # with the cache of an earlier run loaded
-SONG_ROOM = 150.0  # a song's Whisper built and aligning (no stop read) and enough drawing to say something
+FAILED_BASELINE = 60.0  # seconds a failed baseline counts as: its time to the error says nothing of a row's
+SECTION_ROOM = {"song-fast": 150.0, "song-25": 150.0, "sd15": 120.0}  # seconds left for a section to start
 
 
 @dataclass
@@ -51,8 +54,9 @@ class RowBudget:
         )
 
     def took(self, lever: Lever, batch: int, groups: int, seconds: float, row: dict) -> None:
-        """A row's measured time: the baseline's sets T, G and B, a compiled row's warm-up sets C."""
+        """A row's measured time: the baseline's sets T, G and B, a compiled row's warm-up C where it is longer."""
         if self.baseline is None:
-            self.baseline = (seconds, self.pictures_groups(lever, groups), lever.batch_size or batch)
+            took = seconds if "frames_per_second" in row else FAILED_BASELINE
+            self.baseline = (took, self.pictures_groups(lever, groups), lever.batch_size or batch)
         elif lever.settings.get("compile") and "warm_up_seconds" in row:
-            self.compile_seconds = row["warm_up_seconds"]
+            self.compile_seconds = max(self.compile_seconds, row["warm_up_seconds"])

@@ -6,8 +6,9 @@ values), in one run, with its checks printed at the end, so that a session with 
     python -m benchmarks.device --dry-run       # on the CPU with the tiny models: runs every row and section
 
 Sections, in this order (on a GPU, within the run's --budget, 480 s, so that one call of the device tool, 600 s, holds
-it: a song with fewer than 150 s left, or another section past the budget, is written as skipped, and a song that
-would run past it is stopped and written as not finished; benchmarks/budget.py; a dry run has no budget):
+it: a song with fewer than 150 s left, sd15 with fewer than 120 s, or another section past the budget, is written as
+skipped, and a song that would run past it is stopped and written as not finished; benchmarks/budget.py; a dry run
+has no budget):
   song-fast  the headline, first, since it must finish to say anything: a 3-minute song (generated, so it runs
              offline) from its MP3 to the MP4 with `--look music-video --fast` (1080p, 30 fps, karaoke), Whisper
              large-v2's, ViPE-M's, SD 1.5's, TAESD's and Real-ESRGAN x4plus's architectures (--song-upscaler x4v3:
@@ -53,7 +54,7 @@ from typing import Callable
 import torch
 
 from benchmarks import families
-from benchmarks.budget import COLD_COMPILE, SONG_ROOM, WARM_COMPILE, RowBudget
+from benchmarks.budget import COLD_COMPILE, SECTION_ROOM, WARM_COMPILE, RowBudget
 from benchmarks.delivery import UPSCALERS, upscaling
 from benchmarks.device_checks import checks, planned, png_round_trip
 from benchmarks.what_ran import machine, versions
@@ -327,7 +328,7 @@ def run_section(name: str, args: argparse.Namespace, sections: dict, save: Calla
     """One section run into `sections`: as running, with its figures as they come, then its seconds beside what it
     returned, or beside its error and the figures it had written where it fails (any failure but Ctrl-C: quality's
     failed render is a SystemExit); skipped where it would start past the budget."""
-    room = SONG_ROOM if name.startswith("song") else 0.0  # a song started runs on a while (benchmarks/budget.py)
+    room = SECTION_ROOM.get(name, 0.0)  # a song or sd15 started runs on a while (benchmarks/budget.py)
     if args.budget is not None and time.perf_counter() - args.started > args.budget - room:
         short = f"fewer than {room:g} s left of" if room else "past"
         sections[name] = {"skipped": f"{short} the budget of {args.budget:g} s"}

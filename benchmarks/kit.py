@@ -147,7 +147,7 @@ def calls(count: int, out: str) -> str:
 
     earlier = " && ".join(
         f'{{ test -e .site/.part-{n} || {{ echo "part {n} is not on this machine: it was given back after an idle 30 s;'
-        f' run call {n} again, then the next at once"; exit 3; }}; }}'
+        f' run calls 1 to {count} again, each at once after the one before"; exit 3; }}; }}'
         for n in range(1, count)
     )
     run = (

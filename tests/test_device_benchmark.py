@@ -291,11 +291,11 @@ def test_on_a_gpu_a_section_past_the_budget_is_skipped_and_a_failure_exits_1(tmp
     monkeypatch.setattr(device, "machine", lambda on: {"device": "a GPU"})
     fake_run(monkeypatch, {"sd15": past_the_budget_then_out_of_memory, "song-fast": lambda *_: {"wall_seconds": 1.0}})
     out = tmp_path / "gpu.json"
-    argv = ["--only", "sd15", "song-fast", "--rows", "batch-1", "--budget", "100", "--out", str(out)]
+    argv = ["--only", "sd15", "song-fast", "--rows", "batch-1", "--budget", "200", "--out", str(out)]
     assert device.main(argv) == 1
     sections = json.loads(out.read_text())["sections"]
     assert "error" in sections["sd15"] and sections["song-fast"] == {
-        "skipped": "fewer than 150 s left of the budget of 100 s"
+        "skipped": "fewer than 150 s left of the budget of 200 s"
     }
     assert "sections that failed: sd15 (exit 1)" in capsys.readouterr().out
 

@@ -83,7 +83,9 @@ def test_a_persons_folder_is_refused_as_not_musicvids_before_its_timings_json_is
     folder.joinpath("timings.json").write_text(json.dumps({"models": {"scorer": {"name": "./gone"}}}))
     err = refused(capsys, folder)
     assert "which musicvid did not make" in err and "scorer" not in err
-    assert "no storyboard.json: give the folder a render worked in" in err and "--overwrite" not in err  # not render's
+    assert (
+        "score reads only a folder a render worked in (--workdir)" in err and "--overwrite" not in err
+    )  # not render's
 
 
 def test_nearest_distances_are_the_dense_ones_in_bounded_memory():

@@ -50,6 +50,8 @@ WORK_ROOT = Path("musicvid-work")
 # song's part is cut to CUT_STEM_BYTES (the hash keeps the folder the song's alone). A name that fits is never cut,
 # so the work directory of a song worked on before is found again.
 NAME_MAX, CUT_STEM_BYTES = 255, 100
+# What a folder that is not musicvid's is told (score, which only reads one, says its own)
+WORKS_ONLY = "musicvid works only in a new or empty folder or one of its own, --overwrite or not"
 LOCK = ".musicvid-lock"
 FONTS = "fonts"  # the folder beside an ASS script that holds its fonts (musicvid.delivery.captions and mux)
 PICTURE = re.compile(r"(\d+)\.png")  # a keyframe's or a frame's name (Workdir.keyframe, Workdir.frame), checked whole
@@ -241,7 +243,7 @@ class Workdir:
         for path in (output, output.with_suffix(".srt"), output.with_suffix(".ass")) if output else ():
             remove_temporaries(path)
 
-    def check(self) -> None:
+    def check(self, only: str = WORKS_ONLY) -> None:
         """Refuse, before any work, a work directory that cannot be one: a path the system refuses (a name too long,
         a folder without search permission: musicvid.core.paths.probe), a file, a read-only folder, a folder that is
         not musicvid's (check_ours), one whose files are not of their kind (check_kinds), or one inside another work
@@ -262,10 +264,10 @@ class Workdir:
         if not os.access(existing, os.W_OK | os.X_OK):
             raise UserError(f"work directory {path} cannot be written: {existing} is read-only")
         if existing == path:
-            self.check_ours()
+            self.check_ours(only)
             self.check_kinds()
 
-    def check_ours(self) -> None:
+    def check_ours(self, only: str = WORKS_ONLY) -> None:
         """Refuse a folder that is not musicvid's (module doc): one that holds anything and no lock file of ours (a
         file of that name, not a link to a person's file), unless an older musicvid made it (made_before_locks)."""
         if is_work_directory(self.root):
@@ -284,8 +286,7 @@ class Workdir:
             )
         if entries:
             raise UserError(
-                f"work directory {self.root} holds {min(e.name for e in entries)}, which musicvid did not make: "
-                "musicvid works only in a new or empty folder or one of its own, --overwrite or not"
+                f"work directory {self.root} holds {min(e.name for e in entries)}, which musicvid did not make: {only}"
             )
 
     def made_before_locks(self, entries: list[Path]) -> str | None:

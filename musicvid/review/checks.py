@@ -13,7 +13,7 @@ from PIL import Image
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS
-from musicvid.core.workdir import Workdir, is_work_directory
+from musicvid.core.workdir import Workdir
 from musicvid.pictures.cache import picture_key, stored_key
 from musicvid.pictures.schedule import FrameSchedule, Segment
 from musicvid.storyboard.board import Storyboard
@@ -29,22 +29,9 @@ def check_folder(root: Path) -> Workdir:
         )
     if not root.is_dir():
         raise UserError(f"work directory {root} does not exist: give the folder a render worked in (--workdir)")
-    names = [] if is_work_directory(root) or workdir.storyboard.exists() else entry_names(root)
-    if names:  # a person's folder: render's words for it ("a new or empty folder") are not score's
-        raise UserError(
-            f"work directory {root} holds {names[0]}, which musicvid did not make, and no storyboard.json: give "
-            "the folder a render worked in (--workdir)"
-        )
-    workdir.check()  # musicvid's, its files of their kinds: score.json, score.png and the sheet replace only ours
+    # musicvid's, its files of their kinds: score.json, score.png and the sheet replace only ours
+    workdir.check(only="score reads only a folder a render worked in (--workdir)")
     return workdir
-
-
-def entry_names(root: Path) -> list[str]:
-    """The names in a folder, sorted; none where it cannot be read (Workdir.check says why)."""
-    try:
-        return sorted(entry.name for entry in root.iterdir())
-    except OSError:
-        return []
 
 
 def check_length(storyboard: Storyboard, source: Path) -> None:
