@@ -50,8 +50,7 @@ WORK_ROOT = Path("musicvid-work")
 # song's part is cut to CUT_STEM_BYTES (the hash keeps the folder the song's alone). A name that fits is never cut,
 # so the work directory of a song worked on before is found again.
 NAME_MAX, CUT_STEM_BYTES = 255, 100
-# What a folder that is not musicvid's is told (score, which only reads one, says its own)
-WORKS_ONLY = "musicvid works only in a new or empty folder or one of its own, --overwrite or not"
+WORKS_ONLY = "musicvid works only in a new or empty folder or one of its own, --overwrite or not"  # (score: its own)
 LOCK = ".musicvid-lock"
 FONTS = "fonts"  # the folder beside an ASS script that holds its fonts (musicvid.delivery.captions and mux)
 PICTURE = re.compile(r"(\d+)\.png")  # a keyframe's or a frame's name (Workdir.keyframe, Workdir.frame), checked whole
