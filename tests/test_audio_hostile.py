@@ -287,3 +287,16 @@ def test_a_file_whose_second_audio_track_runs_longer_is_its_first_tracks_length_
     cut.write_bytes(song.read_bytes()[: song.stat().st_size // 2])
     with pytest.raises(UserError, match="looks truncated or corrupt"):
         load_audio(cut)
+
+
+def test_one_audio_stream_in_two_programs_of_a_transport_stream_is_one_stream(tmp_path):
+    # ffmpeg lists a stream under each program that holds it: counted twice, its song had no length to be judged by
+    song = make(
+        tmp_path / "two_programs.ts",
+        *("-f", "lavfi", "-i", CHIRP.format(seconds=2), "-c:a", "mp2"),
+        *("-program", "title=A:st=0", "-program", "title=B:st=0", "-f", "mpegts"),
+    )
+    description = ffmpeg.describe(song)
+    assert description.count(": Audio: ") == 2 and len(ffmpeg.audio_streams(description)) == 1
+    assert ffmpeg.declared_duration(song, sound=True) == pytest.approx(2.0, abs=0.1)
+    assert ffmpeg.song_stream(song) == 0

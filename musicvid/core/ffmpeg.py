@@ -79,7 +79,7 @@ _PARTIAL = ": partial file"
 # A Matroska (WebM) file's first element, and its Segment's, which holds all the rest
 _EBML = b"\x1a\x45\xdf\xa3"
 _SEGMENT = b"\x18\x53\x80\x67"
-_AUDIO_STREAM = re.compile(r"^\s*Stream #0:\d+.*: Audio: (.*)$", re.MULTILINE)
+_AUDIO_STREAM = re.compile(r"^\s*Stream #0:(\d+).*: Audio: (.*)$", re.MULTILINE)
 _OUTPUTS = re.compile(r"^(?:Stream mapping:|Output #)", re.MULTILINE)  # where ffmpeg's description of its input ends
 
 
@@ -92,8 +92,7 @@ def parse_duration(stderr: str, sound: bool = False, cut_off: bool = False) -> f
     match = _DURATION.search(stderr)
     if not match or _ESTIMATED in stderr:
         return None
-    read = _OUTPUTS.split(stderr, maxsplit=1)[0]  # the input's streams (a decoding's output is one audio stream)
-    others = _MOVING_PICTURE.search(read) or len(_AUDIO_STREAM.findall(read)) > 1
+    others = _MOVING_PICTURE.search(_OUTPUTS.split(stderr, maxsplit=1)[0]) or len(audio_streams(stderr)) > 1
     if sound and not (cut_off or _PARTIAL in stderr) and others:
         return None
     hours, minutes, seconds = match.groups()
@@ -165,8 +164,15 @@ def _ebml_number(data: bytes, at: int) -> tuple[int, int]:
 def song_stream(path: str | os.PathLike) -> int:
     """Which of a file's audio streams is its song, counted among them as `-map 0:a:N` counts them: the one the file
     marks default (the one a player plays), else the first. The analysis and the mux both take this one."""
-    streams = _AUDIO_STREAM.findall(describe(path))
+    streams = audio_streams(describe(path))
     return next((number for number, line in enumerate(streams) if "(default)" in line), 0)
+
+
+def audio_streams(description: str) -> list[str]:
+    """The audio streams of ffmpeg's `description` of its input (not of its output: a decoding's), each once (it
+    lists a stream under each MPEG-TS program that holds it), in the order `-map 0:a:N` counts them."""
+    found = {int(number): line for number, line in _AUDIO_STREAM.findall(_OUTPUTS.split(description, maxsplit=1)[0])}
+    return [found[number] for number in sorted(found)]
 
 
 def remux(source: str | os.PathLike, target: str | os.PathLike, container: str) -> None:
