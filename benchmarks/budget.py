@@ -33,13 +33,10 @@ class RowBudget:
     compile_seconds: float  # C above
     baseline: tuple[float, int, int] | None = None  # T, G, B once the baseline is drawn
 
-    def pictures_groups(self, lever: Lever, groups: int) -> int:
-        return lever.warm_up + groups + int(lever.profiled)
-
     def expected(self, lever: Lever, batch: int, groups: int) -> float:
         seconds, base_groups, base_batch = self.baseline
         share = max((lever.batch_size or batch) / base_batch, SMALL_GROUP)
-        drawing = seconds / base_groups * self.pictures_groups(lever, groups) * share
+        drawing = seconds / base_groups * drawn_groups(lever, groups) * share
         return drawing + (self.compile_seconds if lever.settings.get("compile") else 0.0)
 
     def why_not(self, lever: Lever, batch: int, groups: int) -> str | None:
@@ -57,6 +54,11 @@ class RowBudget:
         """A row's measured time: the baseline's sets T, G and B, a compiled row's warm-up C where it is longer."""
         if self.baseline is None:
             took = seconds if "frames_per_second" in row else FAILED_BASELINE
-            self.baseline = (took, self.pictures_groups(lever, groups), lever.batch_size or batch)
+            self.baseline = (took, drawn_groups(lever, groups), lever.batch_size or batch)
         elif lever.settings.get("compile") and "warm_up_seconds" in row:
             self.compile_seconds = max(self.compile_seconds, row["warm_up_seconds"])
+
+
+def drawn_groups(lever: Lever, groups: int) -> int:
+    """The groups a row draws: its warm-up, the timed ones, and its profiled one."""
+    return lever.warm_up + groups + int(lever.profiled)

@@ -92,7 +92,8 @@ def parse_duration(stderr: str, sound: bool = False, cut_off: bool = False) -> f
     match = _DURATION.search(stderr)
     if not match or _ESTIMATED in stderr:
         return None
-    others = _MOVING_PICTURE.search(_OUTPUTS.split(stderr, maxsplit=1)[0]) or len(audio_streams(stderr)) > 1
+    read = _OUTPUTS.split(stderr, maxsplit=1)[0]  # the input's streams (a decoding's output is one audio stream)
+    others = _MOVING_PICTURE.search(read) or len(audio_streams(read)) > 1
     if sound and not (cut_off or _PARTIAL in stderr) and others:
         return None
     hours, minutes, seconds = match.groups()
