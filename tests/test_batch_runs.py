@@ -233,13 +233,15 @@ def test_csv_booleans_and_previews_and_a_pipe_in_the_playlist(tmp_path):
 
 def test_the_table_says_a_quick_rows_time_in_milliseconds_and_none_for_a_row_not_rendered():
     """A render that found everything made takes milliseconds, not "0.0"; a skipped row and a repeat took no render
-    of their own."""
+    of their own; a failed row made no output, whatever name it was planned under."""
     rows = [Result("a.wav", "done", "a.mp4", 2.0, seconds=12.34), Result("b.wav", "done", "b.mp4", 2.0, seconds=0.004)]
     rows += [Result("c.wav", "skipped", "c.mp4", 2.0), Result("d.wav", "repeat", "d.mp4", 2.0, same_as=2)]
+    rows += [Result("C:\\e.wav", "failed", "C:\\e.mp4", seconds=0.5, error="no such file")]
     assert table(rows).split("\n") == [
-        "status   time    duration  song   output  note",
-        "done     12.3 s  2.0       a.wav  a.mp4   ",
-        "done     4 ms    2.0       b.wav  b.mp4   ",
-        "skipped          2.0       c.wav  c.mp4   ",
-        "repeat           2.0       d.wav  d.mp4   same as song 2",
+        "status   time    duration  song      output  note",
+        "done     12.3 s  2.0       a.wav     a.mp4   ",
+        "done     4 ms    2.0       b.wav     b.mp4   ",
+        "skipped          2.0       c.wav     c.mp4   ",
+        "repeat           2.0       d.wav     d.mp4   same as song 2",
+        "failed   0.5 s             C:\\e.wav          no such file",
     ]

@@ -86,13 +86,15 @@ def _recordable(path: str) -> str:
 def table(results: list[Result]) -> str:
     """The rows as printed at the end: each one's song beside its output (hashed names are told apart by it), its time
     said as a person reads it (a render that found everything made takes milliseconds), blank for a row not rendered
-    here (skipped, a repeat, refused before its render). Columns are as wide as their names show (composed: an
-    accent written apart takes no column of its own)."""
+    here (skipped, a repeat, refused before its render), and no output for a failed row (it made none: the name it
+    was planned under can mislead, a playlist line's that names no file of its own). Columns are as wide as their
+    names show (composed: an accent written apart takes no column of its own)."""
     rows = [("status", "time", "duration", "song", "output", "note")]
     for r in results:
         duration = "" if r.duration is None else f"{r.duration:.1f}"
         took = seconds_text(r.seconds) if r.seconds else ""
-        rows.append((r.status, took, duration, printable(r.song), printable(r.output), printable(note(r))))
+        output = "" if r.status == "failed" else printable(r.output)
+        rows.append((r.status, took, duration, printable(r.song), output, printable(note(r))))
     widths = [max(shown_width(row[i]) for row in rows) for i in range(5)]
     return "\n".join(
         "".join(cell + " " * (w - shown_width(cell) + 2) for cell, w in zip(row[:5], widths)) + row[5] for row in rows
