@@ -52,6 +52,15 @@ def test_chinese_japanese_and_korean_lyrics_are_burned_in_as_their_letters(tmp_p
         assert apart(lines[a], lines[b]) > min(drawn) / 2, (a, b)
 
 
+def test_a_right_to_left_line_with_latin_words_in_it_reads_from_its_right(tmp_path):
+    """Laid out as the bidi rule has it: a Hebrew line opening on its right, the Latin word on its left, as the .srt
+    shows it in a player. Written in that order, a Latin line (left to right) is the same picture; laid out left
+    to right, the Hebrew line would open at the left, the line's first word shown last."""
+    hebrew_first, latin_first = burned_in(tmp_path, ["שלום hello 12", "hello 12 שלום"])
+    assert np.abs(hebrew_first - 90).max() > 40  # drawn
+    assert np.abs(hebrew_first - latin_first).mean() < 1.0
+
+
 def dialogue(script: str) -> list[str]:
     """The text of each shown line of an ASS script."""
     return [line.split(",,0,0,0,,")[1] for line in script.splitlines() if line.startswith("Dialogue:")]

@@ -280,6 +280,11 @@ def _line_text(text: str, block: Block) -> str:
     return NO_WRAP + _in_fonts([*texts[:-1], texts[-1] + (ELLIPSIS if cut else "")])
 
 
+# libass lays a line out in the direction of its first letter (the Unicode bidi rule every player applies to the .srt)
+# only where a style's Encoding is -1; under 1 a Hebrew line holding a Latin word read from its last words.
+AUTO_DIRECTION = -1
+
+
 def ass_script(
     storyboard: Storyboard,
     width: int,
@@ -301,7 +306,7 @@ def ass_script(
         "Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, "
         "MarginL, MarginR, MarginV, Encoding\n"
         f"Style: Lyrics,{caption_fonts()[0].family},{size},{sung},{UNSUNG},&H00000000,&H80000000,1,0,0,0,100,100,0,0,1,"
-        f"{outline:.1f},0,2,{margin},{margin},{_bottom_margin(height)},1\n\n"
+        f"{outline:.1f},0,2,{margin},{margin},{_bottom_margin(height)},{AUTO_DIRECTION}\n\n"
         "[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
     )
     events = []
