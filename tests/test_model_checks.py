@@ -132,6 +132,10 @@ def cut_short(path):
     path.write_bytes(path.read_bytes()[:-40])
 
 
+def lfs_pointer(path):
+    path.write_text(f"version https://git-lfs.github.com/spec/v1\noid sha256:{'0' * 64}\nsize 1420000000\n")
+
+
 def wider_config(folder):
     (folder / "config.json").write_text(json.dumps({**GPT2, "n_embd": 16}))
 
@@ -142,6 +146,7 @@ def wider_config(folder):
         ("model.safetensors", cut_short, "its model.safetensors cannot be read as a safetensors file"),
         ("model.safetensors", wider_config, "holds token embeddings of 10 x 8, and its config.json says 10 x 16"),
         ("pytorch_model.bin", cut_short, "its pytorch_model.bin is cut short"),
+        ("pytorch_model.bin", lfs_pointer, "its pytorch_model.bin is a Git LFS pointer, not the weights"),
     ],
 )
 def test_a_vipe_folder_whose_weights_are_damaged_is_refused_before_anything_loads(
@@ -154,7 +159,7 @@ def test_a_vipe_folder_whose_weights_are_damaged_is_refused_before_anything_load
     tensors = {"transformer.wte.weight": torch.zeros(10, 8), "transformer.wpe.weight": torch.zeros(16, 8)}
     save = save_file if weights.endswith(".safetensors") else torch.save
     save(tensors, str(folder / weights))
-    damage(folder / weights if damage is cut_short else folder)
+    damage(folder if damage is wider_config else folder / weights)
     refused_before_the_work(capsys, tmp_path, [*quick(song), "--vipe", folder], f"--vipe {folder}: ", said)
 
 

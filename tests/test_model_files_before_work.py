@@ -81,6 +81,18 @@ def test_a_file_named_as_no_lora_or_a_lora_missing_an_up_matrix_is_refused_from_
         assert said in str(refused.value)
 
 
+def test_an_older_bin_lora_that_holds_no_weights_is_refused_from_its_first_bytes(tmp_path):
+    """A .bin is read only as it loads, after the storyboard; a page or a Git LFS pointer saved in its place is told
+    apart from torch's archive and an older pickle by its first bytes."""
+    torch.save({"lora_unet_a.lora_down.weight": torch.zeros(1, 4)}, older := tmp_path / "older.bin")
+    check_lora(older, "style LoRA older.bin", "sd")
+    (lfs := tmp_path / "lfs.bin").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n")
+    (page := tmp_path / "page.bin").write_text("<html><head><title>Sign in")
+    for path, said in ((lfs, "is a Git LFS pointer"), (page, "holds no PyTorch weights: neither torch's zip archive")):
+        with pytest.raises(UserError, match=f"^style LoRA {path.name} {said}"):
+            check_lora(path, f"style LoRA {path.name}", "sd")
+
+
 def test_a_lora_diffusers_cannot_load_is_refused_in_a_sentence_not_a_bare_keyerror(tmp_path):
     """What a header check lets through fails as it loads, in words (here a LoRA missing an up matrix, which the
     check refuses first)."""

@@ -69,12 +69,26 @@ def cut_short(path):
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
+def lfs_pointer(path):  # what a clone made without git-lfs holds in place of each weights file
+    path.write_text(f"version https://git-lfs.github.com/spec/v1\noid sha256:{'0' * 64}\nsize 3438167536\n")
+
+
+def as_bin(sd, damage):
+    """The UNet's weights as an older diffusers saved them (.bin), then damaged."""
+    torch.save(load_file(sd / UNET), sd / "unet/diffusion_pytorch_model.bin")
+    (sd / UNET).unlink()
+    damage(sd / "unet/diffusion_pytorch_model.bin")
+
+
 @pytest.mark.parametrize(
     "damage, said",
     [
         (lambda sd: shutil.rmtree(sd / "unet"), ": its model_index.json names a unet (UNet2DConditionModel), and there is no unet/ folder"),
         (lambda sd: shutil.rmtree(sd / "text_encoder"), ": its model_index.json names a text_encoder (CLIPTextModel), and there"),
         (lambda sd: cut_short(sd / UNET), "'s unet: its diffusion_pytorch_model.safetensors cannot be read as a safetensors file"),
+        (lambda sd: lfs_pointer(sd / UNET), "'s unet: its diffusion_pytorch_model.safetensors is a Git LFS pointer, not the weights it stands for: fetch them (`git lfs pull` in its clone)"),
+        (lambda sd: as_bin(sd, lfs_pointer), "'s unet: its diffusion_pytorch_model.bin is a Git LFS pointer"),
+        (lambda sd: as_bin(sd, lambda bin: bin.write_text("<!DOCTYPE html><html><body>404</body></html>")), "'s unet: its diffusion_pytorch_model.bin holds no PyTorch weights: neither torch's zip archive nor a pickle (it begins '<!DOCTYPE html><')"),
         (lambda sd: (sd / "vae/config.json").write_text('{"in_channels": NaN}'), "'s vae: its config.json's in_channels is nan, not a number"),
         (lambda sd: (sd / "vae/config.json").write_bytes(b"\x00\xff garbage"), "'s vae: its config.json is not a JSON object"),
         (lambda sd: (sd / "unet/config.json").unlink(), "'s unet holds no config.json"),

@@ -23,7 +23,7 @@ from musicvid.models.local_names import (
     is_weights_file,
     unavailable,
 )
-from musicvid.models.single_file import check_transformer_fits, header, single_file_family
+from musicvid.models.single_file import check_transformer_fits, header, single_file_family, torch_archive
 from musicvid.models.vipe_files import check_tokenizer_fits, check_vipe_folder, refuse_training, tokenizer_folder
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
@@ -159,8 +159,7 @@ def check_weights(folder: Path, config: dict, named: str) -> None:
                 f"config.json says {said[0]} x {said[1]}"
             )
     for weights in sorted(folder.glob("pytorch_model*.bin")):
-        with weights.open("rb") as opened:
-            zipped = opened.read(2) == b"PK"  # torch.save's archive; an older pickle is read as it loads
+        zipped = torch_archive(weights, f"{named}: its {weights.name}")  # an older pickle is read as it loads
         if zipped and not zipfile.is_zipfile(weights):
             raise UserError(f"{named}: its {weights.name} is cut short (no whole zip archive)")
 

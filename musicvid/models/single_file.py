@@ -136,12 +136,42 @@ def read_header(path: Path, named: str) -> dict[str, list[int]]:
     """The tensors' names and shapes the safetensors file `path` (a file, checked) declares in its header."""
     from safetensors import safe_open
 
+    check_not_pointer(path, named)
     try:
         with safe_open(str(path), framework="pt") as opened:
             shapes = {key: list(opened.get_slice(key).get_shape()) for key in opened.keys()}
     except Exception as error:  # (safetensors says "header too large", "invalid JSON", ... in its own types)
         raise UserError(f"{named} cannot be read as a safetensors file ({str(error).splitlines()[0]})") from None
     return shapes
+
+
+LFS_POINTER = b"version https://git-lfs"  # what a clone made without git-lfs holds in place of each large file
+PICKLE = b"\x80"  # pickle's first opcode (PROTO): torch.save's files before its zip archive (torch 1.6)
+ARCHIVE = b"PK"  # a zip archive: torch.save's since
+
+
+def check_not_pointer(path: Path, named: str) -> None:
+    """Refuse a Git LFS pointer (a few lines of text) in place of a weights file: a model cloned without git-lfs."""
+    with path.open("rb") as opened:
+        begins = opened.read(len(LFS_POINTER))
+    if begins == LFS_POINTER:
+        raise UserError(
+            f"{named} is a Git LFS pointer, not the weights it stands for: fetch them (`git lfs pull` in its clone)"
+        )
+
+
+def torch_archive(path: Path, named: str) -> bool:
+    """Whether a PyTorch weights file (.bin, .pt, .pth) is torch.save's zip archive (False: an older pickle, which
+    torch opens only by reading it); anything else (a Git LFS pointer, a web page saved in its place) is refused."""
+    check_not_pointer(path, named)
+    with path.open("rb") as opened:
+        begins = opened.read(16)
+    if begins.startswith(ARCHIVE):
+        return True
+    if begins.startswith(PICKLE):
+        return False
+    shown = begins.decode("ascii", "replace").split("\n")[0]
+    raise UserError(f"{named} holds no PyTorch weights: neither torch's zip archive nor a pickle (it begins {shown!r})")
 
 
 def check_lora(path: Path, named: str, family: str | None = None) -> None:
@@ -156,6 +186,7 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
     if suffix not in (SUFFIX, LEGACY_SUFFIX):
         raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
     if suffix != SUFFIX:
+        torch_archive(path, named)  # (read as it loads)
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterator
 
 from musicvid.core.errors import UserError
-from musicvid.models.single_file import header
+from musicvid.models.single_file import header, torch_archive
 
 # The attention names diffusers' VAEs were saved with before diffusers 0.14, which its from_pretrained renames
 LEGACY_ATTENTION = {".query.": ".to_q.", ".key.": ".to_k.", ".value.": ".to_v.", ".proj_attn.": ".to_out.0."}
@@ -56,9 +56,8 @@ def archive_shapes(path: Path, named: str) -> dict[str, list[int]] | None:
 
     from musicvid.models.kinds import first_line
 
-    with path.open("rb") as opened:
-        if opened.read(2) != b"PK":
-            return None
+    if not torch_archive(path, named):
+        return None
     try:
         state = torch.load(str(path), map_location="meta", mmap=True, weights_only=True)
     except Exception as error:  # (torch's weights-only load refuses anything but tensors, in its own words)
