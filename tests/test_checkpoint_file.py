@@ -119,7 +119,12 @@ def test_a_pickle_or_a_file_that_is_no_safetensors_is_refused(capsys, tmp_path):
     pickle, broken = tmp_path / "model.ckpt", tmp_path / "broken.safetensors"
     torch.save(WHOLE, pickle)
     broken.write_bytes(b"\xff" * 64)
-    for path, says in ((pickle, "is not a .safetensors file"), (broken, "cannot be read as a safetensors file")):
+    capitals = tensors(tmp_path / "MODEL.SAFETENSORS", WHOLE)  # (diffusers would read it as a pickle)
+    for path, says in (
+        (pickle, "is not a .safetensors file"),
+        (broken, "cannot be read as a safetensors file"),
+        (capitals, "diffusers knows a weights file by its suffix in lower case: rename it MODEL.safetensors"),
+    ):
         code, _, err = run(capsys, "render", song, "--models", "tiny", "--diffusion", path)
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1
 

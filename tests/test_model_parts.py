@@ -6,6 +6,7 @@ its tokenizer, before Demucs runs (musicvid.models.asr_files); a symbolic link t
 hub name, by the one rule of what a hub name is (musicvid.models.local_names); an --ip-adapter named for a run that
 draws no reference picture (musicvid.prepare). Each is a left-out of the last stop's probes of model files."""
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -35,6 +36,7 @@ from tests.standins.transformer_files import transformer_file
 from tests.test_model_checks import refused_before_the_work
 
 UNET, VAE = "unet/diffusion_pytorch_model.safetensors", "vae/diffusion_pytorch_model.safetensors"
+DIFFUSERS = importlib.metadata.version("diffusers")
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +94,8 @@ def as_bin(sd, damage):
         (lambda sd: (sd / "vae/config.json").write_text('{"in_channels": NaN}'), "'s vae: its config.json's in_channels is nan, not a number"),
         (lambda sd: (sd / "vae/config.json").write_bytes(b"\x00\xff garbage"), "'s vae: its config.json is not a JSON object"),
         (lambda sd: (sd / "unet/config.json").unlink(), "'s unet holds no config.json"),
+        (lambda sd: config_of(sd / "model_index.json", unet=["diffusers", "UNet9ConditionModel"]), f"'s unet is a UNet9ConditionModel, a class diffusers {DIFFUSERS} does not have (saved by a newer diffusers?)"),
+        (lambda sd: config_of(sd / "model_index.json", scheduler=["diffusers", "NewScheduler"]), f"'s scheduler is a NewScheduler, a class diffusers {DIFFUSERS} does not have"),
         (lambda sd: (sd / "scheduler/scheduler_config.json").write_text("[1, 2]"), "'s scheduler: its scheduler_config.json is not a JSON"),
         (lambda sd: config_of(sd / "vae/config.json", latent_channels=8), "'s vae: the weights in its diffusion_pytorch_model.safetensors hold encoder.conv_out.weight of 8 x 32 x 3 x 3, where the model its config.json describes has 16 x 32"),
         (lambda sd: tensors_without(sd / UNET, "up_blocks.1."), "'s unet: the weights in its diffusion_pytorch_model.safetensors hold no up_blocks.1.*, which the model"),
@@ -110,6 +114,11 @@ def test_a_diffusion_folder_a_part_of_which_is_missing_or_damaged_is_refused_nam
 
 
 def test_a_whole_folder_passes_in_older_attention_names_too_and_each_variant_is_read(sd):
+    check_picture_model(str(sd), "sd")
+    # a folder an older diffusers saved names its safety checker's feature extractor by a class transformers renamed
+    config_of(sd / "model_index.json", feature_extractor=["transformers", "CLIPFeatureExtractor"])
+    (sd / "feature_extractor").mkdir()
+    (sd / "feature_extractor/preprocessor_config.json").write_text('{"feature_extractor_type": "CLIPFeatureExtractor"}')
     check_picture_model(str(sd), "sd")
     older = {".to_q.": ".query.", ".to_k.": ".key.", ".to_v.": ".value.", ".to_out.0.": ".proj_attn."}
     renamed = {}
@@ -167,6 +176,14 @@ def test_a_checkpoint_file_missing_layers_is_refused_naming_the_part(standin_hub
         save_file({k: t for k, t in load_file(whole).items() if gone not in k}, cut := tmp_path / "cut.safetensors")
         with pytest.raises(UserError, match=rf"^--diffusion cut holds [\d,]+ weights for the {part}, where {SD15}'s"):
             check_file_parts(cut, "sd", "--diffusion cut")
+    first = "model.diffusion_model.input_blocks.0.0.weight"  # an inpainting UNet's reads 9 channels, pix2pix's 8
+    for channels, what in [(9, "an inpainting model"), (8, "a model drawn over a picture")]:
+        tensors = load_file(whole)
+        tensors[first] = torch.zeros(tensors[first].shape[0], channels, *tensors[first].shape[2:])
+        save_file(tensors, more := tmp_path / f"in{channels}.safetensors")
+        said = f"^--diffusion in{channels}'s unet takes {channels} input channels, where {SD15}'s vae's latents have 4: {what}"
+        with pytest.raises(UserError, match=said):
+            check_file_parts(more, "sd", f"--diffusion in{channels}")
     transformer = load(transformer_file("klein"))
     (klein := tmp_path / "klein.safetensors").write_bytes(save(dict(list(transformer.items())[1:])))
     with pytest.raises(UserError, match="holds [\\d,]+ weights for the transformer, .*: it is missing layers$"):

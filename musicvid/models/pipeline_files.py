@@ -6,13 +6,15 @@ are whole by their headers and fill the model its config describes, built on the
 weights_files); a tokenizer holds tokenizer.json or its class's vocabulary files (vipe_files' rule), a scheduler its
 scheduler_config.json; their JSON files, and a processor's, read as JSON objects. A Stable Diffusion or SDXL UNet
 takes the VAE's latents alone: an inpainting one is refused. A checkpoint file (musicvid.models.
-single_file) holds as many weights for each part as its family's repository's part has (check_file_parts). Each
+single_file) holds as many weights for each part as its family's repository's part has, its UNet reading the
+latents alone (check_file_parts). A part of a class diffusers lacks is refused. Each
 damage is refused in one sentence naming the part and the file, not as the model loads after the storyboard, or
 leaves a layer empty."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -24,7 +26,7 @@ from musicvid.core.paths import file_version
 from musicvid.models.kinds import as_unavailable
 from musicvid.models.loading import pipeline_class
 from musicvid.models.names import repository_config
-from musicvid.models.single_file import FILE_PARTS, header
+from musicvid.models.single_file import FILE_PARTS, UNET, header
 from musicvid.models.vipe_files import TOKENIZER, holds_tokenizer
 from musicvid.models.weights_files import (
     check_fit,
@@ -98,11 +100,15 @@ def check_text_to_image(folder: Path, named: str) -> None:
     masked picture's and the mask), whatever pipeline class its model_index.json names: it fails as it draws."""
     takes = json_object(folder / "unet" / "config.json", f"{named}'s unet").get("in_channels", 4)
     latents = json_object(folder / "vae" / "config.json", f"{named}'s vae").get("latent_channels", 4)
+    check_channels(takes, latents, f"{named}'s unet", "its vae's")
+
+
+def check_channels(takes: int, latents: int, unet: str, vae: str) -> None:
+    """Refuse a UNet (named `unet`) whose input channels are not the latents' of the VAE (named `vae`)."""
     if takes != latents:
         what = "an inpainting model" if takes == 2 * latents + 1 else "a model drawn over a picture"
         raise UserError(
-            f"{named}'s unet takes {takes} input channels, where its vae's latents have {latents}: {what}, not a "
-            "text-to-image one"
+            f"{unet} takes {takes} input channels, where {vae} latents have {latents}: {what}, not a text-to-image one"
         )
 
 
@@ -123,6 +129,11 @@ def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
     kind = part_class(library, class_name)
+    if kind is None and library == "diffusers":  # (transformers' older names, CLIPFeatureExtractor, diffusers maps)
+        version = importlib.metadata.version(library)
+        raise UserError(
+            f"{named} is a {class_name}, a class {library} {version} does not have (saved by a newer {library}?)"
+        )
     if kind is not None and issubclass(kind, PreTrainedTokenizerBase):
         vocabulary = tuple(name for name in kind.vocab_files_names.values() if name != TOKENIZER)
         if not holds_tokenizer(folder, vocabulary):
@@ -181,6 +192,11 @@ def check_file_parts(path: Path, family: str, named: str) -> None:
     named: diffusers' conversion of a file's names renames, splits and joins its tensors, and drops no weight."""
     repository = CONFIG_REPOSITORIES[family]
     shapes = header(path, named)
+    first = shapes.get(f"{UNET}input_blocks.0.0.weight")
+    if first is not None and len(first) == 4:  # (an SD or SDXL UNet: its first convolution reads the latents)
+        with as_unavailable("diffusion", repository):
+            latents = repository_config(repository, "vae/config.json").get("latent_channels", 4)
+        check_channels(first[1], latents, f"{named}'s unet", f"{repository}'s vae's")
     for part, prefix in FILE_PARTS[family].items():
         held = sum(math.prod(shape) for key, shape in shapes.items() if key.startswith(prefix))
         with as_unavailable("diffusion", repository):  # (its configs, which its load takes too: fetched once)

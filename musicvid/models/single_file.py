@@ -123,13 +123,24 @@ def header(path: Path, named: str) -> dict[str, list[int]]:
         return HEADERS[version]
     if not path.is_file():  # (an empty or broken file is named below, as safetensors reads it)
         check_file(path, "checkpoint file")
-    if path.suffix.lower() != SUFFIX:
+    if written_suffix(path, named) != SUFFIX:
         raise UserError(
             f"{named} is not a {SUFFIX} file: musicvid loads a checkpoint from safetensors alone (a .ckpt or .pt is a "
             "pickle, which can run code as it loads)"
         )
     shapes = HEADERS[version] = read_header(path, named)
     return shapes
+
+
+def written_suffix(path: Path, named: str) -> str:
+    """A weights file's suffix, refused where it is .safetensors or .bin in capitals: diffusers tells a file's format
+    by its lower-case suffix alone, and would read such a file as a pickle after the storyboard."""
+    if path.suffix.lower() in (SUFFIX, LEGACY_SUFFIX) and path.suffix not in (SUFFIX, LEGACY_SUFFIX):
+        raise UserError(
+            f"{named}: diffusers knows a weights file by its suffix in lower case: rename it "
+            f"{path.stem}{path.suffix.lower()}"
+        )
+    return path.suffix
 
 
 def read_header(path: Path, named: str) -> dict[str, list[int]]:
@@ -182,7 +193,7 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
     fuses it); an older .bin is read as it loads, and a file of any other suffix (a picture, a lyrics file) refused:
     the pipeline would take it for a .bin after the storyboard; so is one whose weights are not finite
     (check_finite). `path` is a file, as musicvid.models.drawing.weights_file found it."""
-    suffix = path.suffix.lower()
+    suffix = written_suffix(path, named)
     if suffix not in (SUFFIX, LEGACY_SUFFIX):
         raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
     if suffix != SUFFIX:
