@@ -171,3 +171,37 @@ def test_the_contact_sheet_fits_a_word_of_any_length_with_a_few_measures():
     rows = sheet._wrapped(Counting(), f"hello {word}", font, 4)
     assert rows[0] == "hello" and len(rows) == 2 and rows[1].strip("w") == "…"
     assert sheet.THUMB_WIDTH - 20 < real.textlength(rows[1], font=font) <= sheet.THUMB_WIDTH
+
+
+@pytest.mark.slow
+def test_a_picture_model_whose_weights_hold_nan_stops_the_render_rather_than_draw_it_black(capsys, tmp_path):
+    """Its shapes are whole, so only its first pictures tell: NaN, which would be written black."""
+    import torch
+
+    from musicvid.models.tiny import local_diffusion
+    from musicvid.settings.presets import TINY
+
+    pipe = local_diffusion(TINY)
+    with torch.no_grad():
+        pipe.unet.conv_out.weight.fill_(float("nan"))
+    pipe.save_pretrained(folder := tmp_path / "diverged")
+    song = make_tone(tmp_path / "song.mp3", 3.0)
+    (tmp_path / "song.lrc").write_text(LYRICS)
+    capsys.readouterr()  # (the save's progress)
+    argv = [
+        "render",
+        song,
+        "--models",
+        "tiny",
+        "--diffusion",
+        folder,
+        "--lyrics",
+        tmp_path / "song.lrc",
+        "-o",
+        tmp_path / "v.mp4",
+    ]
+    assert main([str(a) for a in [*argv, "-q"]]) == 2
+    err = capsys.readouterr().err  # (in this process diffusers' loading bars are on: the hub was imported before -q)
+    said = "musicvid: the picture model drew NaN, not pictures: its weights hold NaN or infinite values"
+    assert err.splitlines()[-1] == said and "Traceback" not in err
+    assert not (tmp_path / "v.mp4").exists()

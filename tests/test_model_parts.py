@@ -23,6 +23,7 @@ from musicvid.models.local_names import check_not_missing, is_hub_name, is_local
 from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_file_parts, check_picture_model, check_video_model_files
 from musicvid.models.registry import registry_of
+from musicvid.models.weights_files import silenced
 from musicvid.prepare import check_before_work
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import LTX2, LTX_VIDEO, PRESETS, SD15, TINY, WAN_FLF2V
@@ -150,7 +151,7 @@ def test_an_inpainting_unet_under_the_text_to_image_class_is_refused_before_any_
     refused_before_the_work(capsys, tmp_path, [*quick(song), "--diffusion", sd], said)
 
 
-def test_a_folder_of_fp16_weights_alone_loads_in_the_runs_dtype_its_load_quiet_under_q(capfd, tmp_path, monkeypatch):
+def test_a_folder_of_fp16_weights_alone_loads_in_the_runs_dtype_its_load_quiet_under_q(capfd, tmp_path):
     from musicvid.models.tiny import local_diffusion
 
     local_diffusion(TINY).to(torch.float16).save_pretrained(half := tmp_path / "half", variant="fp16")
@@ -159,8 +160,15 @@ def test_a_folder_of_fp16_weights_alone_loads_in_the_runs_dtype_its_load_quiet_u
     capfd.readouterr()
     load_diffusion(str(half), resolve_device("cpu"))  # (shown: what -q hides below)
     assert "Loading pipeline components" in capfd.readouterr().err
-    monkeypatch.setattr("huggingface_hub.utils.are_progress_bars_disabled", lambda *name: True)  # (as -q sets)
-    pipe = load_diffusion(str(half), resolve_device("cpu"))  # (its full weights tried first, as off CUDA)
+    from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
+
+    disable_progress_bars()  # as -q does in a process that imported the hub before (musicvid.cli)
+    try:
+        with silenced():  # (as a check builds a model on the meta device: transformers' bars switch the hub's)
+            pass
+        pipe = load_diffusion(str(half), resolve_device("cpu"))  # (its full weights tried first, as off CUDA)
+    finally:
+        enable_progress_bars()
     assert {pipe.unet.dtype, pipe.vae.dtype, pipe.text_encoder.dtype} == {torch.float32}
     err = capfd.readouterr().err
     assert "Loading pipeline components" not in err and "An error occurred" not in err, err

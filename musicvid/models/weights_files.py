@@ -105,10 +105,12 @@ class Fit:
 @contextmanager
 def silenced(bars: bool = True) -> Iterator[None]:
     """diffusers' and transformers' loggers silenced, their errors too, and (where `bars`) their progress bars,
-    then as they were."""
+    then as they were: the hub's too, which transformers' bars switch with its own (-q's, off)."""
     from diffusers.utils import logging as diffusers_logging
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars
     from transformers.utils import logging
 
+    hub_off = are_progress_bars_disabled()
     was = diffusers_logging.get_verbosity(), logging.get_verbosity()
     shown = [library for library in (diffusers_logging, logging) if bars and library.is_progress_bar_enabled()]
     diffusers_logging.set_verbosity(diffusers_logging.CRITICAL)
@@ -122,6 +124,8 @@ def silenced(bars: bool = True) -> Iterator[None]:
         logging.set_verbosity(was[1])
         for library in shown:
             library.enable_progress_bar()
+        if hub_off and not are_progress_bars_disabled():
+            disable_progress_bars()
 
 
 def transformers_fit(kind: type, config, held: dict[str, list[int]], named: str) -> Fit:

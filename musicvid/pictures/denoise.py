@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from musicvid.core.errors import Cancelled
+from musicvid.core.errors import Cancelled, UserError
 from musicvid.core.progress import Progress
 from musicvid.models.internals import is_compiled
 from musicvid.models.timing import Timings
@@ -126,7 +126,22 @@ def decode(pipe, latents: torch.Tensor) -> torch.Tensor:
         pixels = flow.decode(pipe, latents)
     else:
         pixels = pipe.vae.decode(latents.to(pipe.vae.dtype) / pipe.vae.config.scaling_factor).sample
+    check_numbers(pixels)
     return ((pixels.float() / 2 + 0.5).clamp(0, 1) * 255).round().to(torch.uint8).permute(0, 2, 3, 1)
+
+
+def check_numbers(pixels: torch.Tensor) -> None:
+    """Refuse pictures that are not numbers (NaN or infinite), which would be written as black: weights that hold
+    NaN (a diverged fine-tune, a merge gone wrong), or a model whose numbers overflow half precision. (Read once per
+    group, where its pictures are copied to the CPU anyway.)"""
+    if bool(torch.isfinite(pixels).all()):
+        return
+    overflow = (
+        ""
+        if pixels.dtype == torch.float32
+        else f", or its numbers overflow {str(pixels.dtype)[6:]} (try --precision float32)"
+    )
+    raise UserError(f"the picture model drew NaN, not pictures: its weights hold NaN or infinite values{overflow}")
 
 
 @torch.inference_mode()
