@@ -16,7 +16,7 @@ from safetensors.torch import load_file, save_file
 
 from musicvid.core.errors import UserError
 from musicvid.models.drawing import check_drawing_files, fuse_style_loras
-from musicvid.models.single_file import LORA_HALVES, check_lora, lora_family, read_header
+from musicvid.models.single_file import LORA_HALVES, check_lora, check_lycoris, lora_family, read_header
 from musicvid.models.tiny import local_diffusion, random_lora
 from musicvid.models.tiny_flow import TINY_FLOW, flow_classes
 from musicvid.settings.loras import Lora, Loras
@@ -79,6 +79,27 @@ def test_a_file_named_as_no_lora_or_a_lora_missing_an_up_matrix_is_refused_from_
         with pytest.raises(UserError, match="^style LoRA x.safetensors is not a") as refused:
             check_lora(tmp_path / "x.safetensors", "style LoRA x.safetensors", family)
         assert said in str(refused.value)
+
+
+def test_a_lycoris_file_is_refused_for_a_family_diffusers_loads_it_into_for_none(tmp_path):
+    """LyCORIS's LoKr and LoHa are named a LoRA's kind, but diffusers converts a LoKr only into Z-Image's and FLUX.2
+    klein's transformers, and a LoHa into none: a Stable Diffusion one would fail after the storyboard."""
+    layer = "lora_unet_down_blocks_1_attentions_0_proj_in"
+    lokr = {f"{layer}.lokr_w1": (2, 2), f"{layer}.lokr_w2": (16, 16), f"{layer}.alpha": ()}
+    loha = {f"{layer}.hada_w1_a": (32, 4), f"{layer}.hada_w1_b": (4, 32), f"{layer}.alpha": ()}
+    for name, shapes in (("lokr", lokr), ("loha", loha)):
+        save_file({key: torch.zeros(shape) for key, shape in shapes.items()}, path := tmp_path / f"{name}.safetensors")
+        kind, into = (
+            ("LoKr", "only into FLUX.2 klein and Z-Image") if name == "lokr" else ("LoHa", "into no picture model")
+        )
+        for family in ("sd", "sdxl"):
+            with pytest.raises(
+                UserError, match=f"^style LoRA x is a LyCORIS {kind}, which diffusers loads {into}: give"
+            ):
+                check_lora(path, "style LoRA x", family)
+    with pytest.raises(UserError, match="LoHa"):
+        check_lora(tmp_path / "loha.safetensors", "style LoRA x", "klein")
+    check_lycoris({f"{layer}.lokr_w1": [2, 2]}, "style LoRA x", "klein")  # (its loader converts it)
 
 
 def test_an_older_bin_lora_that_holds_no_weights_is_refused_from_its_first_bytes(tmp_path):

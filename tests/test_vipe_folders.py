@@ -234,3 +234,5 @@ def test_an_error_that_announces_its_next_line_keeps_it():
     )
     assert first_line(ValueError("one line\nand another")) == "one line"
     assert first_line(ValueError("")) == "ValueError"
+    long = ValueError("Unable to load weights from checkpoint file for '/a/model.bin' at " + "/folder" * 40)
+    assert first_line(long).endswith(" at …") and len(first_line(long)) < 170  # cut between words, not inside one

@@ -51,6 +51,9 @@ MODEL_KINDS = {
 }
 
 
+FIRST_LINE = 160  # the most characters of a library's error a sentence quotes
+
+
 def first_line(error: BaseException) -> str:
     """An error's first line, short enough for a one-sentence message; a line that ends in a colon only announces
     the next ("Validation error for field 'n_layer':"), so the next is kept with it."""
@@ -60,7 +63,7 @@ def first_line(error: BaseException) -> str:
         if not said.endswith(":"):
             break
         said = f"{said} {line}"
-    return said[:160]
+    return said if len(said) <= FIRST_LINE else said[:FIRST_LINE].rsplit(" ", 1)[0] + " …"  # (not mid-word)
 
 
 def _unavailable(kind: str, name: str, error: BaseException) -> ModelUnavailable:

@@ -63,6 +63,9 @@ KINDS = (
     ("encoder.down.", "a VAE alone"),
     ("encoder.down_blocks.", "a VAE alone"),
 )
+# LyCORIS's kinds of adapter by their names, and the families whose LoRA loaders in diffusers convert a LoKr
+LYCORIS = {".lokr_": "LoKr", ".hada_": "LoHa"}
+LOKR_FAMILIES = frozenset({"zimage", "klein"})
 # A LoRA layer's two matrices, down and up, in kohya's names, peft's and diffusers' attention processors'
 LORA_HALVES = ((".lora_down.", ".lora_up."), (".lora_A.", ".lora_B."), ("lora.down.", "lora.up."))
 # A LoRA's family, by its names in any layout (kohya's `lora_unet_` with underscores, diffusers' and peft's `unet.`,
@@ -201,6 +204,7 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:
+        check_lycoris(shapes, named, family)
         if broken := unpaired(shapes):
             raise UserError(f"{named} is not a whole LoRA: {broken}")
         if any(PEFT_TEXT_ENCODER.match(key) for key in shapes):
@@ -223,6 +227,20 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
         first = ", ".join(sorted(shapes)[:2])
         raise UserError(f"{named} is not a LoRA: none of its tensors is named as a LoRA's are (it holds {first})")
     check_finite(path, named)
+
+
+def check_lycoris(shapes: dict[str, list[int]], named: str, family: str | None) -> None:
+    """Refuse a LyCORIS file diffusers cannot load into `family` (None: any): a LoHa into none, a LoKr but into
+    Z-Image's or FLUX.2 klein's transformer; it would fail after the storyboard, saying its keys were not renamed."""
+    held = next((kind for part, kind in LYCORIS.items() if any(part in key for key in shapes)), None)
+    takes = LOKR_FAMILIES if held == "LoKr" else frozenset()
+    if held is None or family is None or family in takes:
+        return
+    where = f"only into {' and '.join(FAMILY_NAMES[f] for f in sorted(takes))}" if takes else "into no picture model"
+    raise UserError(
+        f"{named} is a LyCORIS {held}, which diffusers loads {where}: give a LoRA (kohya's lora_down and lora_up, "
+        "or peft's lora_A and lora_B)"
+    )
 
 
 def check_finite(path: Path, named: str) -> None:
