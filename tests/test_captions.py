@@ -17,7 +17,7 @@ from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.helpers import decoded
 
-WIDE_CJK = "我爱你就像老鼠爱大米不管有多少风雨我都会依然陪着你"  # 25 characters, no space: 2.5 rows at 240 × 320
+WIDE_CJK = "我爱你就像老鼠爱大米不管有多少风雨我都会依然陪着你"  # 25 characters, no space: 1.5 rows at 240 × 320
 
 
 def lyric_board(lines: list[str]) -> Storyboard:
@@ -113,7 +113,7 @@ def test_a_line_wider_than_the_picture_without_spaces_is_broken_into_rows_and_ev
     lines = [WIDE_CJK, "https://example.com/a/very/long/path", "a Latin line that wraps at its spaces as it always did"]
     width, height = 240, 320
     cjk, url, latin = dialogue(captions.ass_script(lyric_board(lines), width, height))
-    assert cjk.count("\\N") == 2 and shown(cjk) == WIDE_CJK
+    assert cjk.count("\\N") == 1 and shown(cjk) == WIDE_CJK
     assert url.count("\\N") == 1 and shown(url) == lines[1]
     assert latin == lines[2]  # every word fits a row: libass wraps it at its spaces, as it always has
     for k, frame in enumerate(burned_in(tmp_path, lines, width, height)):
@@ -130,20 +130,20 @@ def syllables(text: str) -> list[tuple[int, str]]:
 
 
 def test_karaoke_keeps_each_words_time_across_the_rows_a_line_is_broken_into():
-    long = "https://example.com/a/very/long/path/to/the/song"  # one word, wider than two rows
+    long = "https://example.com/a/very/long/path/to/the/song"  # one word, wider than a row and a half
     line = f"hello world {long} end"
     board = lyric_board([line])
     words = word_times(board, None)
     text = dialogue(captions.ass_script(board, 240, 320, words))[0]
     rows = text.split("\\N")
-    assert len(rows) == 4 and all(re.match(r"(\{\\q2\})?(\{\\k\d+\})?\{\\kf\d+\}", row) for row in rows)
+    assert len(rows) == 3 and all(re.match(r"(\{\\q2\})?(\{\\k\d+\})?\{\\kf\d+\}", row) for row in rows)
     fills = syllables(text)
     assert "".join(letters for _, letters in fills) == "".join(line.split())  # in the order sung
     waits = [int(wait) for wait in re.findall(r"\\k(\d+)", text)]
     assert sum(fill for fill, _ in fills) + sum(waits) == 100  # the line's second, every centisecond once
     # the long word's fill, shared by its rows in proportion to their letters
     (start, end, _, _), cut = words[0][2], [(fill, letters) for fill, letters in fills if letters in long]
-    assert len(cut) == 4 and sum(fill for fill, _ in cut) == round(end * 100) - round(start * 100)
+    assert len(cut) == 3 and sum(fill for fill, _ in cut) == round(end * 100) - round(start * 100)
     for fill, letters in cut:
         assert abs(fill - (end - start) * 100 * len(letters) / len(long)) <= 1, (fill, letters)
 
@@ -311,3 +311,10 @@ def test_a_line_written_decomposed_is_drawn_composed():
     assert captions.undrawable(korean) == "" and captions.undrawn_note(board) == ""
     assert "사랑해" in dialogue(captions.ass_script(board, 320, 240))[0]
     assert korean in captions.srt(board)  # the .srt as written
+
+
+def test_a_portrait_videos_letters_are_sized_by_its_width_and_a_usual_line_shown_whole():
+    assert captions.block_of(1080, 1920).size == captions.block_of(1920, 1080).size
+    line = "Started from the bottom now we here, started from the bottom now my whole team here"
+    text = dialogue(captions.ass_script(lyric_board([line]), 1080, 1920))[0]
+    assert captions.ELLIPSIS not in text and shown(text) == line

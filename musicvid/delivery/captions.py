@@ -207,9 +207,10 @@ class Block:
 
 
 def block_of(width: int, height: int) -> Block:
-    """The caption's letters: a fourteenth of the picture's height; its rows between the side margins, at most as
-    many as fill the lower CAPTION_SHARE of the picture above the bottom margin, their outline too."""
-    size = max(8, round(height / 14))
+    """The caption's letters: a fourteenth of the picture's short side (its height but in portrait, where a row of
+    letters sized by the height would hold 10 of them); its rows between the side margins, at most as many as fill
+    the lower CAPTION_SHARE of the picture above the bottom margin, their outline too."""
+    size = max(8, round(min(width, height) / 14))
     rows = int((height * CAPTION_SHARE - _bottom_margin(height) - 2 * _outline(size)) // size)
     return Block(size, width - 2 * (_side_margin(width) + _outline(size)), max(1, rows))
 
