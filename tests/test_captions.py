@@ -149,8 +149,9 @@ def test_karaoke_keeps_each_words_time_across_the_rows_a_line_is_broken_into():
 
 
 def test_a_lyric_that_begins_like_a_cues_times_is_read_by_ffmpeg_as_its_words(tmp_path):
-    """ffmpeg's SRT reader (and mpv's) would take such a line for a new cue's times, and drop the cue."""
-    lines = ["first", "00:00:05,000 --> 00:00:06,000", " 1:2:3.4 --> 5:6:7.8 and words", "last"]
+    """ffmpeg's SRT reader (and mpv's) would take such a line for a new cue's times, and drop the cue; and a tag it
+    knows, or a backslash's break, for markup."""
+    lines = ["first", "00:00:05,000 --> 00:00:06,000", " 1:2:3.4 --> 5:6:7.8 and words", "<i>in</i> one\\Ntwo <3"]
     path = tmp_path / "lyrics.srt"
     path.write_text(captions.srt(lyric_board(lines)), encoding="utf-8")
     read = subprocess.run(
@@ -161,7 +162,7 @@ def test_a_lyric_that_begins_like_a_cues_times_is_read_by_ffmpeg_as_its_words(tm
     ).stdout
     cues = [line for line in read.splitlines() if line.startswith("Dialogue:")]
     assert [cue.split(",")[1] for cue in cues] == ["0:00:00.00", "0:00:01.00", "0:00:02.00", "0:00:03.00"]
-    assert [text.removeprefix(captions.WORD_JOINER) for text in dialogue(read)] == [" ".join(t.split()) for t in lines]
+    assert [text.replace(captions.WORD_JOINER, "") for text in dialogue(read)] == [" ".join(t.split()) for t in lines]
 
 
 def heard(lines: list[tuple[float, float, list[tuple[float, float, str]]]]) -> Transcript:
@@ -318,3 +319,17 @@ def test_a_portrait_videos_letters_are_sized_by_its_width_and_a_usual_line_shown
     line = "Started from the bottom now we here, started from the bottom now my whole team here"
     text = dialogue(captions.ass_script(lyric_board([line]), 1080, 1920))[0]
     assert captions.ELLIPSIS not in text and shown(text) == line
+
+
+def test_braces_and_backslashes_in_a_lyric_are_shown_as_written_not_read_as_markup(tmp_path):
+    """`{forever}`, `\\o/`, `AC\\DC`: ASS would take a brace for an override tag and `\\N` for a break. Shown, they
+    take the room their letters do: one row, at the style's size, unlike the same letters with a tag taking effect."""
+    lines = ["{\\fs60}big {forever}", "(/fs60)big (forever)", "one\\Ntwo \\o/ C:\\new", "one/Ntwo /o/ C:/new"]
+    tags, parens, breaks, slashes = burned_in(tmp_path, lines, 480, 270)
+
+    def rows_inked(frame) -> int:
+        return int((np.abs(frame - 90).max(axis=2) > 40).any(axis=1).sum())
+
+    assert abs(rows_inked(tags) - rows_inked(parens)) <= 3 and abs(rows_inked(breaks) - rows_inked(slashes)) <= 3
+    for shown_as_written, other in ((tags, parens), (breaks, slashes)):  # braces and backslashes drawn, not ( and /
+        assert (np.abs(shown_as_written - other).max(axis=2) > 40).sum() > 30

@@ -39,6 +39,8 @@ UNDRAWN_SHOWN = 10  # how many of the characters no caption font has undrawn_not
 WORD_JOINER = "\u2060"  # invisible, and no digit: put before a cue's text that would read as its times
 # ffmpeg's SRT reader (mpv's too) takes any line that parses as times for a new cue's, wherever it stands
 _LIKE_TIMES = re.compile(r"\s*[-+]?\d[\d:.,\s]*-->")
+# What ffmpeg's SRT reader (a player's, through libass) takes for markup: an HTML tag it knows, a backslash's break
+_SRT_MARKUP = re.compile(r"<(?=/?(?:[ibus]|font)\b)|\\(?=[Nnh])", re.IGNORECASE)
 CAPTION_SHARE = 0.5  # a caption's rows take at most the lower half of the picture: the rest is the picture's
 ELLIPSIS = " …"  # ends the last row of a caption whose line goes on past its rows (the .srt keeps it whole)
 NO_WRAP = "{\\q2}"  # on a line broken here: libass, measuring a pixel apart, must not break its rows again
@@ -111,8 +113,10 @@ def shown_whole_note(storyboard: Storyboard, *, name: str = "scenes", first: int
 
 def _cue_text(text: str) -> str:
     """A lyric as an .srt cue's text: on one line, and behind a word joiner where it begins like times
-    ("00:00:05,000 --> …"), which a reader would take for a cue of its own and drop."""
+    ("00:00:05,000 --> …"), which a reader would take for a cue of its own and drop; a word joiner also parts what
+    players read as markup (`<i>`, `\\N`) from what makes it so."""
     line = one_line(text)  # (a line break in it would be a blank line, which ends a cue: the rest, cues of their own)
+    line = _SRT_MARKUP.sub(lambda found: found.group(0) + WORD_JOINER, line)
     return WORD_JOINER + line if _LIKE_TIMES.match(line) else line
 
 
@@ -127,10 +131,15 @@ def srt(storyboard: Storyboard, heard: Transcript | None = None) -> str:
 
 
 def _literal(text: str) -> str:
-    """Text as ASS shows it literally (braces open override tags and a backslash starts \\N), on one line, composed
-    (NFC), without the characters no caption font has."""
+    """A lyric's text as its caption shows it, on one line, composed (NFC), without the characters no caption font
+    has (braces and backslashes are shown as written: _in_fonts escapes them)."""
     kept = "".join(c for c in unicodedata.normalize("NFC", text) if c.isspace() or _font_of(c) is not None)
-    return one_line(kept).replace("{", "(").replace("}", ")").replace("\\", "/")
+    return one_line(kept)
+
+
+# What ASS would read as markup, written to be shown: a brace opens or closes override tags unless escaped, and a
+# backslash before N, n or h is a break or a hard space unless a word joiner (invisible) stands between them
+AS_WRITTEN = {"{": "\\{", "}": "\\}", "\\": "\\" + WORD_JOINER}
 
 
 def _in_fonts(rows: list[str]) -> str:
@@ -146,7 +155,7 @@ def _in_fonts(rows: list[str]) -> str:
             if font is not current:
                 pieces.append("{\\fn}" if font is style else f"{{\\fn{font.family}}}")
                 current = font
-            pieces.append(character)
+            pieces.append(AS_WRITTEN.get(character, character))
     if current is not style:
         pieces.append("{\\fn}")
     return "".join(pieces)
