@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import check_lyrics_file, parse_srt, read_plain_lyrics
+from musicvid.lyrics.known import check_lyrics_file, parse_srt, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.lrc import parse_lrc, reads_as_english, sung_seconds
 from musicvid.lyrics.transcript import Line, fit_to_duration
 from musicvid.storyboard.scenes import scenes_from_lines
@@ -165,6 +165,35 @@ def test_an_enhanced_lines_own_end_is_its_end_and_a_break_follows():
     assert [(s.kind, s.start) for s in scenes_from_lines(lines, 41.0) if 5.0 <= s.start < 11.5][1] == ("break", 7.0)
 
 
+@pytest.mark.parametrize(
+    "name, text, notice",
+    [
+        ("a.lrc", "[00:00.00](Instrumental)\n", "(Instrumental)"),
+        (
+            "b.lrc",
+            "[00:00.000] 作曲 : 久石让\n[00:01.00]此歌曲为没有填词的纯音乐，请您欣赏\n",
+            "此歌曲为没有填词的纯音乐，请您欣赏",
+        ),
+        ("c.txt", "[Intro]\nInstrumental\n", "Instrumental"),
+        (
+            "d.srt",
+            "1\n00:00:00,000 --> 00:00:05,000\n[Music]\n\n2\n00:00:05,000 --> 00:00:08,000\n[Music]\n",
+            "[Music]",
+        ),
+    ],
+)
+def test_lyrics_that_say_the_song_has_no_words_make_an_instrumentals_video(tmp_path, caplog, name, text, notice):
+    """An instrumental song is no error: lyrics sites and players write it so, and nothing in them is sung."""
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        lyrics = lines_of(tmp_path, text, name)
+    assert lyrics.timed and lyrics.lines == () and read_lyrics(lyrics, 8.0).lines == []
+    assert f"says the song has no words ({notice!r}): the video has no lyric scene" in caplog.text
+    with pytest.raises(UserError, match="has no lines of lyrics$"):  # (no line sung, and none says why)
+        lines_of(tmp_path, text.replace(notice, "(Chorus)"), name)
+    lines = parse_lrc("[00:01.00]Instrumental\n[00:04.00]words sung at last\n", 8.0)
+    assert [line.text for line in lines] == ["words sung at last"]
+
+
 def test_credits_and_directions_to_the_band_are_not_sung(tmp_path, caplog):
     text = (
         "[00:00.000] 作词 : 周杰伦\n[00:01.000] 作曲：周杰伦\n[00:01.500]Produced by: Someone\n"
@@ -173,7 +202,7 @@ def test_credits_and_directions_to_the_band_are_not_sung(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="musicvid"):
         lines = parse_lrc(text, 41.0)
     assert [(x.start, x.end, x.text) for x in lines] == [(5.0, 8.0, "窗外的麻雀"), (20.0, 25.0, "作词 : 我")]
-    assert "3 credit lines ('作词 : …') before the first sung line not sung" in caplog.text
+    assert "3 credit lines ('作词 : 周杰伦') before the first sung line not sung" in caplog.text
     plain = "First line\n(Instrumental)\n(Guitar solo)\n*Repeat chorus*\n(all the way)\n"
     assert read_plain_lyrics(lines_of(tmp_path, plain, "song.txt")) == ["First line", "(all the way)"]
 

@@ -24,7 +24,8 @@ from musicvid.core.audio import check_length
 from musicvid.core.errors import Cancelled, UserError, out_of_memory
 from musicvid.core.files import check_file
 from musicvid.core.workdir import Workdir, video_name
-from musicvid.lyrics.known import MAX_LYRICS_CHARS, left_out_note, lyrics_kind, timed_lines
+from musicvid.lyrics.known import MAX_LYRICS_CHARS, lyrics_kind, timed_lines
+from musicvid.lyrics.transcript import left_out_note
 from musicvid.models.choose import choose_models
 from musicvid.models.registry import ModelRegistry
 from musicvid.settings.schema import check_text
@@ -82,7 +83,7 @@ def check_pasted_lyrics(text: str) -> None:
 
 def pasted_left_out(text: str, duration: float) -> str:
     """The note on the timed lines of pasted lyrics that a song `duration` seconds long leaves out, as the run warns
-    of them in its log (musicvid.lyrics.known.left_out_note); "" for none, and for plain lines."""
+    of them in its log (musicvid.lyrics.transcript.left_out_note); "" for none, and for plain lines."""
     if (kind := pasted_kind(text)) == PLAIN:
         return ""
     return left_out_note(timed_lines(text, kind, math.inf, PASTED)[0], duration, PASTED)

@@ -15,27 +15,11 @@ from typing import NamedTuple
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, decoded_text, file_sha256, invalid, parse_json
 from musicvid.core.paths import code_point, control_at
-from musicvid.lyrics.lrc import (
-    COUNT,
-    MARK_AFTER,
-    MARK_ALONE,
-    NUMBER_WORDS,
-    SECTION_NAMES,
-    glued_label,
-    is_label,
-    lrc_language,
-    parse_lrc,
-    starts_with_time,
-)
+from musicvid.lyrics.labels import COUNT, MARK_AFTER, MARK_ALONE, NUMBER_WORDS, SECTION_NAMES, glued_label, is_label
+from musicvid.lyrics.lrc import instrumental_notice, lrc_language, parse_lrc, starts_with_time
 from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
-from musicvid.lyrics.transcript import (
-    Line,
-    Transcript,
-    fit_to_duration,
-    has_words,
-    past_the_end,
-)
+from musicvid.lyrics.transcript import Line, Transcript, excerpt, fit_to_duration, has_words, left_out_note
 from musicvid.settings.song import PLAIN, TIMED
 
 log = logging.getLogger("musicvid")
@@ -188,6 +172,8 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
     if kind == PLAIN:
         _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text_lines(text), start=1)))
         _, touched, once, count, unsung = _plain_lines(text)
+        if not once:
+            return _no_words(path, text, document)
         if count > max(MAX_LINES, once):  # (repeats; the lines written are counted against the song: check_line_count)
             raise UserError(
                 f"{document} sings {count:,} lines once the repeats it marks are counted, more than {MAX_LINES:,}: is "
@@ -213,7 +199,18 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
     lines, language = timed_lines(text, kind, math.inf, document)  # (the song bounds an LRC's last line: read_lyrics)
     # A timed line's words are counted, not its file's lines': a transcript's JSON may be written on one line.
     _check_words(document, ((f": the line at {line.start:g} s", line.text) for line in lines))
+    if text.strip() and all(is_label(line.text) or not line.text for line in lines):  # (an SRT's cues are as written)
+        return _no_words(path, text, document)
     return KnownLyrics(path, text, tuple(lines), language)
+
+
+def _no_words(path: Path, text: str, document: str) -> KnownLyrics:
+    """A lyrics file none of whose lines is sung (its section names, directions, credits alone): refused, but where a
+    line says the song has no words ("(Instrumental)": instrumental_notice), which makes it an instrumental's."""
+    if (notice := instrumental_notice(text)) is None:
+        raise UserError(f"{document} has no lines of lyrics")
+    log.warning(f"{document} says the song has no words ({excerpt(notice)!r}): the video has no lyric scene")
+    return KnownLyrics(path, text, ())
 
 
 def _without_footer(line: str) -> str:
@@ -371,7 +368,7 @@ def read_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str = "") ->
     lines = fit_to_duration(list(lyrics.lines), duration)
     # Counted inside the song: an LRC of the whole song fits a clip of it (the file's own bound: MAX_LYRICS_CHARS).
     check_line_count(len(lines), duration, lyrics.path)
-    if not lines and lyrics.text.strip():
+    if not lines and lyrics.lines:  # (a file of no sung line says the song has none: _no_words)
         raise UserError(f"lyrics file {lyrics.path} has no timed lines inside the song's {duration:.1f} s")
     return Transcript(lines, lyrics.language, f"lyrics:{lyrics_label(lyrics.path)}", audio_sha256)
 
@@ -383,17 +380,3 @@ def fit_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str) -> Trans
     if note := left_out_note(lyrics.lines, duration, f"lyrics file {lyrics.path}"):
         log.warning(note)
     return transcript
-
-
-def left_out_note(lines: Iterable[Line], duration: float, document: str) -> str:
-    """How many of the timed `lines` of `document` a song `duration` seconds long leaves out, starting at or after
-    its end; "" for none. They are left out, not refused (an LRC of a longer version is read as far as the song
-    goes), but said: a mistyped time ([09:00.00] for [00:09.00]) would lose its line without a word."""
-    count = sum(past_the_end(line, duration) for line in lines)
-    if not count:
-        return ""
-    one = count == 1
-    return (
-        f"{document}: {count} line{'' if one else 's'} start{'s' if one else ''} at or after the "
-        f"song's end ({duration:.1f} s) and {'is' if one else 'are'} left out"
-    )

@@ -12,6 +12,7 @@ import unicodedata
 from musicvid.core.audio import MAX_SONG_SECONDS
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
+from musicvid.lyrics.labels import CREDIT, INSTRUMENTAL, is_label
 from musicvid.lyrics.languages import language_code, latin
 from musicvid.lyrics.spacing import one_line, spaced
 from musicvid.lyrics.srt import clock_seconds, text_lines
@@ -66,61 +67,6 @@ _WORD_TAG = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _TIMELIKE = re.compile(r"\s*[-+]?\s*\d+\s*[:：].*")  # what begins like a time is read as one, or refused
 _TIME = re.compile(r"(\d+)[:：](\d+)(?:[.,:．，：](\d+))?|(\d+)[:：](\d+)[:：](\d+)[.,．，](\d+)")
 _META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
-# Lyrics copied from the web name their sections: "[Chorus]", "[Verse 2: Name]". Nobody sings those.
-SECTION = re.compile(r"^\[[^\]]*\]$")
-# Sites also write a section's name bare on its line, numbered, named for who sings it, or marked for repeats:
-# "Chorus:", "Pre-Chorus", "Verse 2", "Refrain x2", "Repeat chorus", in the song's language too ("Coro", "Couplet 1",
-# "Strophe"). Nobody sings those either.
-SECTION_NAMES = re.compile(
-    r"(?:(?:pre|post)[- ]?)?(?:chorus|verse|bridge|hook|refrain|intro|outro|interlude|coro|estribillo|estrofa|verso"
-    r"|puente|couplet|pont|strophe|ritornello|strofa|ponte|refrão|refrein|brug)",
-    re.IGNORECASE,
-)
-# A repeat mark says how often to sing: a count ("x2", "2x", "×3", "3 times"), a word ("twice", "thrice"; "bis", as
-# French, Spanish, Italian and Portuguese lyrics write it), after "repeat" or not, or "repeat" alone.
-COUNT = r"(?:[x×]\s*(\d{1,2})|(\d{1,2})\s*(?:[x×]|times))(?!\w)"
-_COMPACT = r"(?:[x×]\d{1,2}|\d{1,2}[x×])(?!\w)"  # "x2", "2x": a count written bare, after a line's words too
-REPEAT_MARK = rf"(?:repeat\s*)?(?:{COUNT}|\b(?:twice|thrice|bis)\b)|\brepeat\b"
-# Alone on its line, a mark is bracketed, or bare with a count ("x2", "Repeat 2x"): "bis" alone may be German's word.
-MARK_ALONE = re.compile(rf"[(\[]\s*(?:{REPEAT_MARK})\s*[)\]]\s*:?|(?:repeat\s*{COUNT}|{_COMPACT})\s*:?", re.IGNORECASE)
-# After a line's words, it is bracketed or a bare "x2".
-MARK_AFTER = re.compile(rf"\s*[(\[]\s*(?:{REPEAT_MARK})\s*[)\]]$|\s+{_COMPACT}$", re.IGNORECASE)
-# A section is numbered in figures or words ("Verse 2", "Verse Two"), or named by its place ("Final Chorus").
-NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "first": 1, "second": 2, "third": 3, "fourth": 4}
-_PLACE = r"(?:(?:first|second|third|fourth|final|last)\s+)"
-_NUMBER = rf"(?:\s*\d+|\s+(?:{'|'.join(NUMBER_WORDS)}))"
-_SECTION_HEAD = rf"(?:repeat\s+)?{_PLACE}?{SECTION_NAMES.pattern}{_NUMBER}?\s*(?:\(?\s*(?:{REPEAT_MARK})\s*\)?)?"
-_BARE_SECTION = re.compile(rf"{_SECTION_HEAD}\s*:?", re.IGNORECASE)
-# ... or glued to the first line under it: "Chorus: la la la", "[Chorus] la la la".
-_GLUED = re.compile(rf"(?P<label>\[[^\[\]]*\]|{_SECTION_HEAD}\s*:)\s*(?P<line>\w.*)", re.IGNORECASE)
-# A line wholly in parentheses or asterisks that directs the band ("(Instrumental)", "*guitar solo*") or names a
-# section ("(Repeat chorus)"): nobody sings it.
-_DIRECTION = re.compile(
-    rf"(?:\(\s*|\*+\s*)(?:instrumental|(?:guitar |piano )?solo|music|break|{_BARE_SECTION.pattern})(?:\s*\)|\s*\*+)",
-    re.IGNORECASE,
-)
-# NetEase's and QQ Music's LRCs open with their credits, timed: "[00:00.000] 作词 : 周杰伦". Nobody sings them.
-_CREDIT = re.compile(
-    r"(?:作词|作曲|编曲|制作人|词|曲|演唱|原唱|混音|母带|监制|和声|吉他|贝斯|鼓|录音"
-    r"|(?:lyrics|composed|produced|written|arranged) by)\s*[:：]\s*\S.*",
-    re.IGNORECASE,
-)
-
-
-def is_label(line: str) -> bool:
-    """Whether a line names a section ("[Chorus]", "Chorus:"), directs the band ("(Instrumental)") or marks a repeat
-    ("(x2)"): not sung."""
-    bare = line.strip()
-    return bool(SECTION.match(line) or any(form.fullmatch(bare) for form in (_DIRECTION, _BARE_SECTION, MARK_ALONE)))
-
-
-def glued_label(line: str) -> tuple[str, str] | None:
-    """A label glued to the first line under it ("Chorus: la la la", "[Chorus] la la la"): the label and the line;
-    None where the line opens with none."""
-    glued = _GLUED.fullmatch(line.strip())
-    return (glued["label"], glued["line"]) if glued else None
-
-
 # Walaoke LRC names who sings a line (M: a man, F: a woman, D: both) before its words: not sung.
 _SINGER = re.compile(r"^((?:<[^<>]*>\s*)?)[MFD]:\s*")
 # The language tag's names (its value read as --language is: language_code)
@@ -223,6 +169,18 @@ def lrc_language(text: str, document: str = "the lyrics") -> str:
     return "en"
 
 
+def instrumental_notice(text: str) -> str | None:
+    """The line of lyrics `text` (its times aside) that says the song has no words ("(Instrumental)", "纯音乐，请欣赏");
+    None where none does."""
+    for raw in text_lines(text):
+        rest = raw.strip()
+        while (tag := _TAG.match(rest)) and _TIMELIKE.fullmatch(tag.group(1)):
+            rest = rest[tag.end() :].strip()
+        if INSTRUMENTAL.fullmatch(rest):
+            return rest
+    return None
+
+
 def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str, tuple[WordTime, ...]]]:
     """The times of LRC `text`, each with its line's words ("": an end marker, where the line before ends: nothing,
     no letters, a section's name or a direction to the band: is_label; "" too: a credit before the first sung line,
@@ -233,7 +191,7 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
     offset: float | None = None
     stamped: list[tuple[float, tuple[str, tuple[WordTime, ...]], int]] = []
     untimed: list[tuple[int, str]] = []
-    credits = 0
+    credits: list[str] = []
     for number, raw in enumerate(text_lines(text), start=1):
         where, rest, times = f"{document} line {number}", raw.strip(), []
         while (tag := _TAG.match(rest)) and _TIMELIKE.fullmatch(tag.group(1)):
@@ -241,8 +199,8 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
             rest = rest[tag.end() :].lstrip()
         if times:
             sung, words = _sung(_SINGER.sub(r"\1", rest, count=1), where)
-            credit = _CREDIT.fullmatch(sung) and not any(before for _, (before, _), _ in stamped)
-            credits += bool(credit)
+            credit = CREDIT.fullmatch(sung) and not any(before for _, (before, _), _ in stamped)
+            credits += [sung] if credit else []
             sung, words = (sung, words) if has_words(sung) and not (is_label(sung) or credit) else ("", ())
             if words and len(times) == 1 and words[0][0] < times[0] - SAME_TIME_SECONDS:
                 raise UserError(f"{where}: its first word's time is before the line's ({excerpt(raw.strip())})")
@@ -264,8 +222,8 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
         )
     if credits:
         log.warning(
-            f"{document}: {credits} credit line{'s' if credits > 1 else ''} ('作词 : …') before the first sung "
-            "line not sung"
+            f"{document}: {len(credits)} credit line{'s' if len(credits) > 1 else ''} ({excerpt(credits[0])!r}) "
+            "before the first sung line not sung"
         )
     shift = offset or 0.0
     for time, (words, _), number in stamped:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -194,3 +195,17 @@ def _without_controls(line: Line) -> Line:
     words = [replace(w, text=TEXT_CONTROL.sub("", w.text)) for w in line.words]
     text_en = None if line.text_en is None else TEXT_CONTROL.sub("", line.text_en)
     return replace(line, text=TEXT_CONTROL.sub("", line.text), text_en=text_en, words=words)
+
+
+def left_out_note(lines: Iterable[Line], duration: float, document: str) -> str:
+    """How many of the timed `lines` of `document` a song `duration` seconds long leaves out, starting at or after
+    its end; "" for none. They are left out, not refused (an LRC of a longer version is read as far as the song
+    goes), but said: a mistyped time ([09:00.00] for [00:09.00]) would lose its line without a word."""
+    count = sum(past_the_end(line, duration) for line in lines)
+    if not count:
+        return ""
+    one = count == 1
+    return (
+        f"{document}: {count} line{'' if one else 's'} start{'s' if one else ''} at or after the "
+        f"song's end ({duration:.1f} s) and {'is' if one else 'are'} left out"
+    )

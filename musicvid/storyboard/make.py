@@ -48,7 +48,9 @@ def get_transcript(run: Run) -> Transcript:
                 f"lyrics file {shown(lyrics.path)}: its lines are in {run.timed_lyrics.language}, with no English beside "
                 "them: ViPE reads them as written (as plain lines, a .txt, Whisper times and translates them)"
             )
-        elif not any(c.isalpha() and latin(c) for line in run.timed_lyrics.lines for c in line.english):
+        elif run.timed_lyrics.lines and not any(
+            c.isalpha() and latin(c) for line in run.timed_lyrics.lines for c in line.english
+        ):
             log.warning(
                 f"lyrics file {shown(lyrics.path)} names no language ([la:xx] in an LRC, or --language) and has no "
                 "Latin letter: ViPE reads its lines as English"
