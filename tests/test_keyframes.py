@@ -199,6 +199,8 @@ def test_a_picture_model_whose_weights_hold_nan_stops_the_render_rather_than_dra
         tmp_path / "song.lrc",
         "-o",
         tmp_path / "v.mp4",
+        "--workdir",
+        tmp_path / "w",
     ]
     assert main([str(a) for a in [*argv, "-q"]]) == 2
     err = capsys.readouterr().err  # (in this process diffusers' loading bars are on: the hub was imported before -q)

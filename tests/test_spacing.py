@@ -68,8 +68,8 @@ def test_karaoke_lights_a_line_written_without_spaces_token_by_token():
 
 
 def test_karaoke_keeps_each_tokens_time_across_the_rows_an_unspaced_line_is_broken_into():
-    line_text = "我爱你就像老鼠爱大米不管有多少风雨我都会依然陪着你"  # 25 characters: 2.5 rows at 240 × 320
-    tokens = [line_text[n : n + 3] for n in range(0, len(line_text), 3)]  # rows of 10 characters: some cut across
+    line_text = "我爱你就像老鼠爱大米不管有多少风雨我都会依然陪着你"  # 25 characters: 1.8 rows at 240 × 320
+    tokens = [line_text[n : n + 3] for n in range(0, len(line_text), 3)]  # rows of 14 characters: one cut across
     words = [Word(0.2 * n, 0.2 * n + 0.2, token) for n, token in enumerate(tokens)]
     line = Line(0.0, words[-1].end, line_text, words=words)
     scene = Scene(index=0, kind="lyric", start=0.0, end=3.0, text=line_text)
@@ -78,7 +78,7 @@ def test_karaoke_keeps_each_tokens_time_across_the_rows_an_unspaced_line_is_brok
     script = captions.ass_script(board, 240, 320, word_times(board, transcript), transcript)
     text = next(line for line in script.splitlines() if line.startswith("Dialogue:")).split(",,0,0,0,,")[1]
     rows = text.split("\\N")
-    assert len(rows) == 3 and re.sub(r"\{[^}]*\}", "", "".join(rows)) == line_text
+    assert len(rows) == 2 and re.sub(r"\{[^}]*\}", "", "".join(rows)) == line_text
     parts = re.split(r"\{\\kf(\d+)\}", text)[1:]
     fills = [(fill, re.sub(r"\{[^}]*\}|\\N", "", letters)) for fill, letters in zip(parts[::2], parts[1::2])]
     by_token, at = [], 0  # each token's fills, the parts of a token cut across rows summed
