@@ -180,7 +180,7 @@ def check_before_work(
     # 2. the outputs
     check_outputs(outputs, files)
     # 3. the inputs, each read or its header decoded
-    lyrics = check_lyrics_file(request.lyrics_file) if request.lyrics_file else None
+    lyrics = check_lyrics_file(request.lyrics_file, language_code(request.language)) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
     # the lyrics file is read for the storyboard where no --storyboard file stands in for its lines, and a timed
     # file's word times for karaoke (musicvid.batch.lengths checks the same against a row's song)

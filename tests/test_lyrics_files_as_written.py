@@ -100,7 +100,8 @@ def test_lines_at_one_time_are_a_sung_line_and_its_translation(tmp_path, caplog)
     ]
     assert lines[0].end == 5.0 + sung_seconds("我的心是灯塔") and lines[1].end > 9.0  # not ended by its twin
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
-        "1 line at the time of another taken as its English (which ViPE reads); 1 line at the time of another sung "
+        "1 line at the time of another taken as its translation (ViPE reads the English); 1 line at the time of "
+        "another sung "
         "with it (one caption, ' / ' between); 1 line the same as another at its time: one line"
     ]
 
@@ -139,6 +140,20 @@ def test_a_bilingual_lrc_gives_its_english_whatever_its_script_and_order():
         (10.0, "我爱你 / wǒ ài nǐ", None),
         (15.12, "走进黑夜", "Into the night"),
     ]
+
+
+def test_an_english_songs_lines_beside_their_translation_are_sung_where_the_song_is_said_to_be_english(tmp_path):
+    """NetEase's tools write a Western song's lines beside their Chinese translation: said to be English (the file's
+    [la:en], or --language en over it), the English lines are sung and the translation is not; said nothing, a line
+    beside one not in Latin letters is taken as the translation (a Chinese song's, as most such files are)."""
+    pairs = "[00:00.50]I will always love you\n[00:00.50]我会永远爱你\n[00:04.00]And I hope life treats you kind\n"
+    pairs += "[00:04.00]我希望生活善待你\n"
+    sung = [("I will always love you", None), ("And I hope life treats you kind", None)]
+    assert [(x.text, x.text_en) for x in lines_of(tmp_path, "[la:en]\n" + pairs).lines] == sung
+    assert [(x.text, x.text_en) for x in check_lyrics_file(tmp_path / "song.lrc", "en").lines] == sung
+    assert lines_of(tmp_path, pairs).lines[0].text == "我会永远爱你"  # (said nothing)
+    assert check_lyrics_file(tmp_path / "song.lrc", "en").lines[0].text == "I will always love you"
+    assert check_lyrics_file(tmp_path / "song.lrc", "zh").lines[0].text_en == "I will always love you"
 
 
 def test_a_duet_of_one_language_sings_both_singers_lines():

@@ -132,11 +132,14 @@ def check_kind(path: Path) -> None:
         raise UserError(f"lyrics file {path} must be .lrc, .srt, .json (a transcript.json) or .txt (plain lines)")
 
 
-def timed_lines(text: str, kind: str, duration: float, document: str) -> tuple[list[Line], str]:
-    """Timed lyrics `text`'s lines (of `kind`: lyrics_kind; as written, not fitted to the song) and language."""
+def timed_lines(
+    text: str, kind: str, duration: float, document: str, language: str | None = None
+) -> tuple[list[Line], str]:
+    """Timed lyrics `text`'s lines (of `kind`: lyrics_kind; as written, not fitted to the song) and language: the one
+    `language` says (--language's code), else an LRC's tag, else English."""
     if kind == ".lrc":
-        language = lrc_language(text, document)
-        return parse_lrc(text, duration, document, language), language
+        said = language or lrc_language(text, document)
+        return parse_lrc(text, duration, document, said), said or "en"
     if kind == ".srt":
         return parse_srt(text, document), "en"
     return parse_transcript_json(text, document)
@@ -157,10 +160,11 @@ class KnownLyrics:
         return self.lines is not None
 
 
-def check_lyrics_file(path: Path) -> KnownLyrics:
+def check_lyrics_file(path: Path, language: str | None = None) -> KnownLyrics:
     """Refuse, before any work, a lyrics file that is not one: its kind (by its suffix and, for plain text, its
-    times: lyrics_kind), its size, a control character, its sung lines' words, and a timed file's every time. The
-    file as read, once: the run keeps it."""
+    times: lyrics_kind), its size, a control character, its sung lines' words, and a timed file's every time, its
+    lines taken as in `language` (--language's code; None: an LRC's tag says). The file as read, once: the run keeps
+    it."""
     check_kind(path)
     text = _read_text(path)
     kind, document = lyrics_kind(path, text), f"lyrics file {path}"
@@ -196,7 +200,8 @@ def check_lyrics_file(path: Path) -> KnownLyrics:
                 "written under that name before: nothing sung there (write them out, or name the section as above)"
             )
         return KnownLyrics(path, text)
-    lines, language = timed_lines(text, kind, math.inf, document)  # (the song bounds an LRC's last line: read_lyrics)
+    # (the song bounds an LRC's last line: read_lyrics); --language's code over an LRC's tag
+    lines, language = timed_lines(text, kind, math.inf, document, language)
     # A timed line's words are counted, not its file's lines': a transcript's JSON may be written on one line.
     _check_words(document, ((f": the line at {line.start:g} s", line.text) for line in lines))
     if text.strip() and all(is_label(line.text) or not line.text for line in lines):  # (an SRT's cues are as written)

@@ -150,9 +150,9 @@ def _offset(tag: str, offset: float | None, where: str) -> float | None:
     return file_number(value.removeprefix("+"), f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1000.0
 
 
-def lrc_language(text: str, document: str = "the lyrics") -> str:
+def lrc_language(text: str, document: str = "the lyrics") -> str | None:
     """The language an LRC's tag ([la:], [lang:] or [language:]) says its lines are in, as Whisper's code
-    (language_code: with a region, or a country's code: zh-CN, jp) ("en" where it says none; a tag holding no
+    (language_code: with a region, or a country's code: zh-CN, jp); None where it says none (a tag holding no
     language Whisper knows is said in a line, and says none)."""
     for number, raw in enumerate(text_lines(text), start=1):
         tag = _TAG.fullmatch(raw.strip())
@@ -160,13 +160,13 @@ def lrc_language(text: str, document: str = "the lyrics") -> str:
         if not meta or meta.group(1).lower() not in _LANGUAGE_TAGS or not (value := meta.group(2).strip()):
             continue
         try:
-            return language_code(value) or "en"
+            return language_code(value)
         except UserError:
             log.warning(
                 f"{document} line {number}: [{excerpt(tag.group(1))}] names no language Whisper knows (its code or "
                 "name: [la:es] or [la:spanish]): read as saying none"
             )
-    return "en"
+    return None
 
 
 def instrumental_notice(text: str) -> str | None:
@@ -265,16 +265,26 @@ def reads_as_english(text: str) -> bool:
 Own = tuple[WordTime, ...]
 
 
-def _at_one_time(at: list[tuple[str, Own]], language: str) -> tuple[str, Own, str | None, int, int]:
-    """The line sung at one time, its words' own times, its English, and how many of its lines were taken as
-    English and joined. Where a line reads as English and another does not, and the file says it is not English or
-    a line is not in Latin letters, the English is the others' translation; else (a duet) every line is sung,
-    joined with " / " (a joined line's own word times are dropped). A romanization is joined, never English."""
+def _at_one_time(at: list[tuple[str, Own]], language: str | None) -> tuple[str, Own, str | None, int, int]:
+    """The line sung at one time, its words' own times, its English, and how many of its lines were taken as a
+    translation and joined. Where a line reads as English and another does not: where the song is said to be in
+    English (`language`, the file's or the person's; None: not said), the others are its translation, not sung;
+    where it is said to be in another, or a line is not in Latin letters, the English is the others' translation;
+    else (a duet) every line is sung, joined with " / " (a joined line's own word times are dropped). A
+    romanization is joined, never English."""
     own_of = dict(reversed(at))  # each distinct line and its first writing's times
     distinct = list(dict.fromkeys(sung for sung, _ in at))
     english = [line for line in distinct if reads_as_english(line)]
     foreign = [line for line in distinct if line not in english]
-    translated = english and foreign and (language != "en" or not all(map(latin, distinct)))
+    if language == "en" and english and foreign:  # (an English song's lines beside their translation)
+        return (
+            " / ".join(english),
+            own_of[english[0]] if len(english) == 1 else (),
+            None,
+            len(foreign),
+            len(english) - 1,
+        )
+    translated = english and foreign and (language not in ("en", None) or not all(map(latin, distinct)))
     sung = foreign if translated else distinct
     own = own_of[sung[0]] if len(sung) == 1 else ()
     if not translated:
@@ -293,12 +303,13 @@ def _times(text: str, document: str) -> list[tuple[float, list[tuple[str, Own]]]
     return times
 
 
-def parse_lrc(text: str, duration: float, document: str = "the lyrics", language: str = "en") -> list[Line]:
+def parse_lrc(text: str, duration: float, document: str = "the lyrics", language: str | None = None) -> list[Line]:
     """LRC's sung lines: each ends at the end marker after it (lrc_stamps) where the file has one, held up to
     MAX_HELD_SECONDS or twice its words' time (else their time ends it), or with its last word's own end (enhanced
     LRC's, which karaoke then follows: musicvid.delivery.cue_times.word_times), else where the next starts or after
     the time its words take. Lines at one time (within SAME_TIME_SECONDS) are one line: _at_one_time, by the file's
-    `language`. Said in one warning; and so are lines whose word times run past their end (their own dropped)."""
+    `language` (None: not said). Said in one warning; and so are lines whose word times run past their end (their own
+    dropped)."""
     times = _times(text, document)
     lines, taken, joined, again, cut = [], 0, 0, 0, 0
     for i, (start, at) in enumerate(times):
@@ -330,7 +341,8 @@ def parse_lrc(text: str, duration: float, document: str = "the lyrics", language
 def _one_time_note(taken: int, joined: int, again: int) -> str:
     """What was made of lines at the time of another: taken as its English, joined to it, or the same again."""
     notes = [
-        f"{taken} line{'s' if taken > 1 else ''} at the time of another taken as its English (which ViPE reads)",
+        f"{taken} line{'s' if taken > 1 else ''} at the time of another taken as its translation (ViPE reads the "
+        "English)",
         f"{joined} line{'s' if joined > 1 else ''} at the time of another sung with it (one caption, ' / ' between)",
         f"{again} line{'s' if again > 1 else ''} the same as another at its time: one line",
     ]
