@@ -159,7 +159,7 @@ def test_keyframes_are_drawn_in_blocks_of_scenes_and_a_lost_one_is_drawn_again_t
 def test_the_contact_sheet_fits_a_word_of_any_length_with_a_few_measures():
     """A lyric or prompt of one 99,000-letter word (lyrics allow it): its cell's text is fitted measuring never the
     whole word, let alone once per letter cut (it measured the row once per letter: minutes)."""
-    real, font, word = ImageDraw.Draw(Image.new("RGB", (1, 1))), sheet._font(13), "w" * 99_000
+    real, word = ImageDraw.Draw(Image.new("RGB", (1, 1))), "w" * 99_000
     measured = []
 
     class Counting:  # the sheet's drawing, counting the letters it has measured
@@ -168,9 +168,30 @@ def test_the_contact_sheet_fits_a_word_of_any_length_with_a_few_measures():
             assert sum(measured) < len(word), "measured more letters than the word has"
             return real.textlength(text, font=font)
 
-    rows = sheet._wrapped(Counting(), f"hello {word}", font, 4)
+    rows = sheet._wrapped(Counting(), f"hello {word}", 13, 4)
     assert rows[0] == "hello" and len(rows) == 2 and rows[1].strip("w") == "…"
-    assert sheet.THUMB_WIDTH - 20 < real.textlength(rows[1], font=font) <= sheet.THUMB_WIDTH
+    assert sheet.THUMB_WIDTH - 20 < sheet._length(real, rows[1], 13) <= sheet.THUMB_WIDTH
+
+
+def test_the_contact_sheet_draws_each_lyric_in_the_font_the_video_draws_it_in():
+    """Chinese, Japanese and Korean in the lyrics' CJK font, as the captions: in the first font alone, each would be
+    a row of the same empty boxes; what no font has is left out, as in the video."""
+    from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT, font_runs
+
+    assert font_runs("I love 我爱你 🔥 you") == [
+        (LYRICS_FONT, "I love "),
+        (LYRICS_CJK_FONT, "我爱你  "),
+        (LYRICS_FONT, "you"),
+    ]
+
+    def drawn(text: str) -> np.ndarray:
+        image = Image.new("RGB", (200, 30))
+        sheet._draw(ImageDraw.Draw(image), (0, 0), text, 16, (255, 255, 255))
+        return np.asarray(image).astype(int)
+
+    lines = [drawn(text) for text in ("我们的歌声", "春の夜の夢", "사랑의노래")]
+    for a, b in [(0, 1), (0, 2), (1, 2)]:
+        assert (np.abs(lines[a] - lines[b]).max(axis=2) > 100).sum() > 100, (a, b)
 
 
 @pytest.mark.slow

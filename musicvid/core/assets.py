@@ -1,5 +1,6 @@
-"""Files that ship with musicvid: the demo song, tiny tokenizers, default texts."""
+"""Files that ship with musicvid: the demo song, tiny tokenizers, default texts, the lyrics' fonts."""
 
+from functools import cache
 from pathlib import Path
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
@@ -14,3 +15,29 @@ TINY_GEMMA3_TOKENIZER = ASSETS_DIR / "tokenizers" / "tiny-gemma3"
 LYRICS_FONT = ASSETS_DIR / "fonts" / "DejaVuSans-Bold.ttf"  # free to redistribute (fonts/LICENSE-DejaVu)
 # Noto Sans CJK SC Bold cut to everyday Chinese, Japanese and Korean (SIL OFL: fonts/LICENSE-LyricsCJK)
 LYRICS_CJK_FONT = ASSETS_DIR / "fonts" / "LyricsCJK-Bold.otf"
+LYRICS_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT)  # each character is drawn in the first of them that has it
+
+
+@cache
+def font_characters(path: Path) -> frozenset[int]:
+    """The characters (code points) the font file `path` has a glyph for."""
+    from fontTools.ttLib import TTFont
+
+    with TTFont(path, lazy=True) as font:
+        return frozenset(font.getBestCmap())
+
+
+def font_runs(text: str) -> list[tuple[Path, str]]:
+    """`text` cut where the font that draws it changes: each character in the first of LYRICS_FONTS that has it (a
+    space in the font before it); those none has left out."""
+    runs: list[tuple[Path, str]] = []
+    for character in text:
+        font = next((f for f in LYRICS_FONTS if ord(character) in font_characters(f)), None)
+        font = runs[-1][0] if character == " " and runs else font
+        if font is None:
+            continue
+        if runs and runs[-1][0] == font:
+            runs[-1] = (font, runs[-1][1] + character)
+        else:
+            runs.append((font, character))
+    return runs

@@ -22,7 +22,7 @@ from typing import Mapping
 
 from fontTools.ttLib import TTFont
 
-from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT
+from musicvid.core.assets import LYRICS_FONTS
 from musicvid.core.workdir import FONTS
 from musicvid.delivery.cue_times import WordTime, ass_time, captioned, cues, srt_time
 from musicvid.lyrics.spacing import one_line, tied
@@ -34,7 +34,6 @@ from vipe_core.atomic import atomic_path, write_text
 SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold once sung, white before
 # karaoke shows a right-to-left line plainly: libass lays the runs \\k tags cut it into left to right (words reversed)
 LINE_COLOUR = "{\\1c&HFFFFFF&}"
-CAPTION_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT)  # each character is drawn in the first of them that has it
 UNDRAWN_SHOWN = 10  # how many of the characters no caption font has undrawn_note names
 WORD_JOINER = "\u2060"  # invisible, and no digit: put before a cue's text that would read as its times
 # ffmpeg's SRT reader (mpv's too) takes any line that parses as times for a new cue's, wherever it stands
@@ -56,9 +55,9 @@ class CaptionFont:
 
 @cache
 def caption_fonts() -> tuple[CaptionFont, ...]:
-    """CAPTION_FONTS' names, character maps and advances, read once."""
+    """LYRICS_FONTS' names, character maps and advances, read once."""
     fonts = []
-    for path in CAPTION_FONTS:
+    for path in LYRICS_FONTS:
         with TTFont(path, lazy=True) as font:
             # libass draws a font so that its Windows ascent + descent are the style's size (VSFilter's rule)
             height = font["OS/2"].usWinAscent + font["OS/2"].usWinDescent
@@ -386,7 +385,7 @@ def _fills(timed: list[tuple[float, float, str, int, int]], n: int, letters: tup
 def write_script(path: Path, script: str) -> None:
     """The ASS script at `path`, with the caption fonts in FONTS beside it."""
     write_text(path, script)
-    for source in CAPTION_FONTS:
+    for source in LYRICS_FONTS:
         font = path.parent / FONTS / source.name
         if not font.is_file() or font.stat().st_size != source.stat().st_size:
             font.parent.mkdir(exist_ok=True)

@@ -13,7 +13,7 @@ from typing import Mapping
 
 from PIL import Image, ImageDraw, ImageFont
 
-from musicvid.core.assets import LYRICS_FONT
+from musicvid.core.assets import font_runs
 from musicvid.core.workdir import Workdir
 from musicvid.pictures.scores import SceneScores
 from musicvid.storyboard.board import Scene, Storyboard
@@ -29,8 +29,20 @@ BACKGROUND = (24, 24, 28)
 
 
 @cache
-def _font(size: int) -> ImageFont.FreeTypeFont:
-    return ImageFont.truetype(str(LYRICS_FONT), size)
+def _font(path: Path, size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(str(path), size)
+
+
+def _length(draw: ImageDraw.ImageDraw, text: str, size: int) -> float:
+    """Pixels `text` takes at `size`, each run in the lyrics' font that draws it (font_runs), as the video's are."""
+    return sum(draw.textlength(run, font=_font(path, size)) for path, run in font_runs(text))
+
+
+def _draw(draw: ImageDraw.ImageDraw, at: tuple[int, int], text: str, size: int, colour) -> None:
+    x, y = at
+    for path, run in font_runs(text):
+        draw.text((x, y), run, font=_font(path, size), fill=colour)
+        x += draw.textlength(run, font=_font(path, size))
 
 
 def _line_height(size: int) -> int:
@@ -54,7 +66,7 @@ def _clock(seconds: float) -> str:
     return f"{int(minutes)}:{seconds:04.1f}"
 
 
-def _wrapped(draw: ImageDraw.ImageDraw, text: str, font, lines: int) -> list[str]:
+def _wrapped(draw: ImageDraw.ImageDraw, text: str, size: int, lines: int) -> list[str]:
     """`text` in at most `lines` lines of the thumbnail's width, the last cut with an ellipsis."""
     # A glyph is at least a pixel wide, so `lines` rows never show more letters than this: measuring the rest
     # (a lyric or prompt may be one 100,000-letter word) would only cost time.
@@ -63,7 +75,7 @@ def _wrapped(draw: ImageDraw.ImageDraw, text: str, font, lines: int) -> list[str
     rows, current = [], ""
     for word in words[:shown].split():
         candidate = f"{current} {word}".strip()
-        if current and draw.textlength(candidate, font=font) > THUMB_WIDTH:
+        if current and _length(draw, candidate, size) > THUMB_WIDTH:
             rows.append(current)
             current = word
         else:
@@ -72,18 +84,18 @@ def _wrapped(draw: ImageDraw.ImageDraw, text: str, font, lines: int) -> list[str
     cut = rows[:lines]
     if cut and (len(rows) > lines or len(words) > shown):  # there is more than these rows show
         cut[-1] += " …"
-    return [_fit(draw, row, font) for row in cut]
+    return [_fit(draw, row, size) for row in cut]
 
 
-def _fit(draw: ImageDraw.ImageDraw, row: str, font) -> str:
+def _fit(draw: ImageDraw.ImageDraw, row: str, size: int) -> str:
     """`row`, shortened with an ellipsis where it is wider than a thumbnail (one long word, or the last
     row's ellipsis): the longest start of it that fits, found by halving (a measure per halving, not per letter)."""
-    if draw.textlength(row, font=font) <= THUMB_WIDTH:
+    if _length(draw, row, size) <= THUMB_WIDTH:
         return row
     fits, too_long = 0, len(row) + 1  # row[:fits] fits with its ellipsis (or is empty); row[:too_long] does not
     while too_long - fits > 1:
         middle = (fits + too_long) // 2
-        if draw.textlength(row[:middle].rstrip(" …") + "…", font=font) <= THUMB_WIDTH:
+        if _length(draw, row[:middle].rstrip(" …") + "…", size) <= THUMB_WIDTH:
             fits = middle
         else:
             too_long = middle
@@ -131,8 +143,8 @@ def contact_sheet(
         y = top + thumb.height + 4
         texts = cell_texts(storyboard.scenes[scene], (scores or {}).get(scene))
         for name, font_size, lines, colour in _text_rows(scored):
-            for row in _wrapped(draw, texts.get(name, ""), _font(font_size), lines):
-                draw.text((left, y), row, font=_font(font_size), fill=colour)
+            for row in _wrapped(draw, texts.get(name, ""), font_size, lines):
+                _draw(draw, (left, y), row, font_size, colour)
                 y += _line_height(font_size)
     return sheet
 
