@@ -11,7 +11,7 @@ import huggingface_hub.constants
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.models.names import vipe_context
+from musicvid.models.names import check_weights, vipe_context
 from musicvid.prepare import check_before_work
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.song import SongRequest
@@ -161,6 +161,9 @@ def test_a_vipe_folder_whose_weights_are_damaged_is_refused_before_anything_load
     save(tensors, str(folder / weights))
     damage(folder if damage is wider_config else folder / weights)
     refused_before_the_work(capsys, tmp_path, [*quick(song), "--vipe", folder], f"--vipe {folder}: ", said)
+    if weights == "pytorch_model.bin" and damage is lfs_pointer:  # beside a model.safetensors, never read: no matter
+        save_file(tensors, str(folder / "model.safetensors"))
+        check_weights(folder, GPT2, "--vipe it")
 
 
 def test_a_lora_file_that_is_no_lora_is_refused_before_anything_loads(capsys, tmp_path, song):

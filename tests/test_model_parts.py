@@ -116,6 +116,10 @@ def test_a_diffusion_folder_a_part_of_which_is_missing_or_damaged_is_refused_nam
 
 def test_a_whole_folder_passes_in_older_attention_names_too_and_each_variant_is_read(sd):
     check_picture_model(str(sd), "sd")
+    # a clone that fetched the safetensors alone: the .bin beside each (never read) is a Git LFS pointer
+    for weights in [UNET, VAE, "text_encoder/model.safetensors"]:
+        lfs_pointer((sd / weights).with_suffix(".bin"))
+    check_picture_model(str(sd), "sd")
     # a folder an older diffusers saved names its safety checker's feature extractor by a class transformers renamed
     config_of(sd / "model_index.json", feature_extractor=["transformers", "CLIPFeatureExtractor"])
     (sd / "feature_extractor").mkdir()

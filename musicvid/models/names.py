@@ -148,7 +148,7 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
 def check_weights(folder: Path, config: dict, named: str) -> None:
     """A model folder's weights as their headers declare them, no tensor read: each safetensors file whole (one cut
     short by a copy or a download is refused now, not at its load after the song's analysis), each PyTorch file a
-    whole zip archive, and the token embedding as wide as the config says (GPT-2's `n_embd`, `vocab_size`)."""
+    whole zip archive (where no safetensors are there, which transformers reads instead), and the token embedding as wide as the config says (GPT-2's `n_embd`, `vocab_size`)."""
     for weights in sorted(folder.glob("*.safetensors")):
         shapes = header(weights, f"{named}: its {weights.name}")
         embedding = next((shape for key, shape in shapes.items() if key.endswith("wte.weight")), None)
@@ -158,7 +158,8 @@ def check_weights(folder: Path, config: dict, named: str) -> None:
                 f"{named}: its {weights.name} holds token embeddings of {embedding[0]} x {embedding[1]}, and its "
                 f"config.json says {said[0]} x {said[1]}"
             )
-    for weights in sorted(folder.glob("pytorch_model*.bin")):
+    # transformers reads model.safetensors (or its shards) where they are there: a .bin beside them is never read
+    for weights in [] if any(folder.glob("model*.safetensors*")) else sorted(folder.glob("pytorch_model*.bin")):
         zipped = torch_archive(weights, f"{named}: its {weights.name}")  # an older pickle is read as it loads
         if zipped and not zipfile.is_zipfile(weights):
             raise UserError(f"{named}: its {weights.name} is cut short (no whole zip archive)")
