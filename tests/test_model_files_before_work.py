@@ -33,7 +33,7 @@ PEFT = "unet.{}.attentions.0.transformer_blocks.0.attn2.to_k.lora_A.weight"
 LAYOUTS = {
     "kohya SD 1.5": ({KOHYA.format("down_blocks_0"): (1, 768), "lora_te_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 768)}, SD),
     "kohya SD 1.5 in the original block names": ({"lora_unet_input_blocks_1_1_transformer_blocks_0_attn2_to_v.lora_down.weight": (1, 768)}, SD),
-    "kohya SD 2.x": ({KOHYA.format("down_blocks_0"): (1, 1024)}, SD),
+    "kohya SD 2.x": ({KOHYA.format("down_blocks_0"): (1, 1024), "lora_te_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 1024)}, frozenset({"sd2"})),
     "kohya SDXL": ({KOHYA.format("down_blocks_1"): (1, 2048), "lora_te1_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 768), "lora_te2_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 1280)}, XL),
     "kohya SDXL, its UNet alone": ({"lora_unet_output_blocks_0_1_transformer_blocks_3_attn2_to_k.lora_down.weight": (1, 2048)}, XL),
     "LCM-LoRA of SD 1.5": ({KOHYA.format("up_blocks_1"): (64, 768), "lora_unet_up_blocks_1_resnets_0_conv1.lora_down.weight": (64, 1280, 3, 3)}, SD),
@@ -42,7 +42,8 @@ LAYOUTS = {
     "diffusers SDXL": ({PEFT.format("up_blocks.0"): (1, 2048), "text_encoder_2.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight": (1, 1280)}, XL),
     "diffusers SDXL's text encoders alone beside its UNet's self-attention": ({"unet.down_blocks.1.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight": (1, 640), "text_encoder.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight": (1, 768), "text_encoder_2.text_model.encoder.layers.0.self_attn.q_proj.lora_A.weight": (1, 1280)}, XL),
     "a UNet's self-attention alone": ({"unet.down_blocks.1.attentions.0.transformer_blocks.0.attn1.to_q.lora_A.weight": (1, 640)}, UNET),
-    "marks that disagree": ({KOHYA.format("down_blocks_1"): (1, 2048), "lora_te_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 768)}, UNET),
+    "widths that disagree": ({KOHYA.format("down_blocks_1"): (1, 2048), KOHYA.format("down_blocks_0"): (1, 768)}, UNET),
+    "a width beside another's text encoder names": ({KOHYA.format("down_blocks_1"): (1, 2048), "lora_te_text_model_encoder_layers_0_mlp_fc1.lora_down.weight": (1, 768)}, XL),
     "Z-Image in diffusers' names": ({"transformer.layers.0.attention.to_q.lora_A.weight": (1, 3840)}, frozenset({"zimage"})),
     "Z-Image in its authors' names": ({"diffusion_model.context_refiner.0.attention.qkv.lora_A.weight": (1, 3840)}, frozenset({"zimage"})),
     "FLUX.2 klein in diffusers' names": ({"transformer.single_transformer_blocks.0.attn.to_qkv_mlp_proj.lora_A.weight": (1, 3072)}, frozenset({"klein"})),

@@ -78,7 +78,7 @@ UNET_BLOCKS = re.compile(r"(^|[._])(down_blocks|up_blocks|mid_block|input_blocks
 CROSS_ATTENTION_DOWN = re.compile(r"attn2[._](processor[._])?to_[kv](_lora)?[._]((lora[._])?down|lora_A)\.weight$")
 CROSS_ATTENTION_WIDTHS = {
     768: ("sd", FAMILY_NAMES["sd"]),
-    1024: ("sd", "Stable Diffusion 2.x"),
+    1024: ("sd2", "Stable Diffusion 2.x"),  # (no family musicvid draws with: its text encoder is OpenCLIP's)
     2048: ("sdxl", FAMILY_NAMES["sdxl"]),
 }
 TEXT_ENCODER_MARKS = {
@@ -279,7 +279,8 @@ def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | No
     if any(UNET_BLOCKS.search(key) for key in shapes):
         widths = [shape[-1] for key, shape in shapes.items() if CROSS_ATTENTION_DOWN.search(key) and len(shape) == 2]
         said = [CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS]
-        said += [of for mark, of in TEXT_ENCODER_MARKS.items() if any(key.startswith(mark) for key in shapes)]
+        # (the width first: kohya names SD 2.x's one text encoder as SD 1.x's, lora_te_)
+        said = said or [of for mark, of in TEXT_ENCODER_MARKS.items() if any(key.startswith(mark) for key in shapes)]
         if said and len({family for family, _ in said}) == 1:
             return frozenset({said[0][0]}), said[0][1]
         return UNET_LORA
