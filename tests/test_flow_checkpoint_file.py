@@ -63,3 +63,10 @@ def test_a_transformer_file_of_other_sizes_than_the_repositorys_is_refused_namin
     save_file({k: v.contiguous() for k, v in state.items()}, tmp_path / "klein-9b.safetensors")
     with pytest.raises(UserError, match=f"other sizes than {KLEIN}'s.*num_single_layers 0 where it has 1"):
         choose_models("default", diffusion=str(tmp_path / "klein-9b.safetensors"))
+    # without its text's projection into it (a file cut down): said, not a StopIteration or a KeyError
+    without = {k: v.contiguous() for k, v in state.items() if not k.startswith("context_embedder.")}
+    save_file(without, tmp_path / "cut.safetensors")
+    with pytest.raises(
+        UserError, match="cut.safetensors holds no txt_in.weight nor context_embedder.weight: not a whole"
+    ):
+        choose_models("default", diffusion=str(tmp_path / "cut.safetensors"))

@@ -352,13 +352,17 @@ def blocks(shapes: dict[str, list[int]], *prefixes: str) -> int:
     return len(found)
 
 
-def transformer_sizes(family: str, shapes: dict[str, list[int]]) -> dict[str, int]:
-    """A flow-matching transformer's sizes, as its diffusers config names them, read from the file's shapes."""
+def transformer_sizes(family: str, shapes: dict[str, list[int]], named: str) -> dict[str, int]:
+    """A flow-matching transformer's sizes, as its diffusers config names them, read from the file's shapes; refused
+    where the projection of the text into it is not there (a file cut down, or of a relative)."""
     bare = {key.removeprefix(UNET): shape for key, shape in shapes.items()}
-    if family == "zimage":  # cap_embedder: a norm, then the text's width to the model's
-        width, text = next(shape for key, shape in bare.items() if key.startswith("cap_embedder.1.weight"))
-        return {"dim": width, "cap_feat_dim": text, "n_layers": blocks(shapes, "layers.")}
-    text_in = bare.get("txt_in.weight") or bare["context_embedder.weight"]
+    # cap_embedder (Z-Image's): a norm, then the text's width to the model's; txt_in (context_embedder in diffusers')
+    projections = ("cap_embedder.1.weight",) if family == "zimage" else ("txt_in.weight", "context_embedder.weight")
+    text_in = next((bare[key] for key in projections if key in bare and len(bare[key]) == 2), None)
+    if text_in is None:
+        raise UserError(f"{named} holds no {' nor '.join(projections)}: not a whole {FAMILY_NAMES[family]} transformer")
+    if family == "zimage":
+        return {"dim": text_in[0], "cap_feat_dim": text_in[1], "n_layers": blocks(shapes, "layers.")}
     return {
         "joint_attention_dim": text_in[1],
         "num_layers": blocks(shapes, "double_blocks.", "transformer_blocks."),
@@ -369,7 +373,7 @@ def transformer_sizes(family: str, shapes: dict[str, list[int]]) -> dict[str, in
 def check_transformer_fits(name: str, family: str, config: dict, repository: str, named: str) -> None:
     """Refuse a flow-matching transformer file of other sizes than `repository`'s transformer (its `config`): the
     text encoder and VAE it is drawn with are that repository's (another FLUX.2 is not klein 4B)."""
-    sizes = transformer_sizes(family, header(Path(name).expanduser(), named))
+    sizes = transformer_sizes(family, header(Path(name).expanduser(), named), named)
     differ = {key: (value, config.get(key)) for key, value in sizes.items() if config.get(key) != value}
     if differ:
         said = ", ".join(f"{key} {mine} where it has {theirs}" for key, (mine, theirs) in differ.items())
