@@ -131,6 +131,21 @@ def test_the_scorer_stand_in_loads_by_hub_name_offline_through_the_registry(stan
     assert registry.loads == {"scorer": 1}
 
 
+def test_a_scorer_folder_without_its_processors_files_is_refused_before_any_work(standin_hub, tmp_path):
+    """Its model whole, it would load no processor after the storyboard (and say to download it)."""
+    import shutil
+
+    from musicvid.core.errors import UserError
+    from musicvid.models.names import check_model
+
+    snapshot = next((standin_hub / f"models--{SCORER.replace('/', '--')}" / "snapshots").iterdir())
+    folder = shutil.copytree(snapshot, tmp_path / "clip")
+    check_model("scorer", str(folder))
+    (folder / "preprocessor_config.json").unlink()
+    with pytest.raises(UserError, match=f"^--scorer {folder} holds no preprocessor_config.json"):
+        check_model("scorer", str(folder))
+
+
 def test_the_contact_sheet_prints_each_scored_scenes_scores(tmp_path):
     board = parse_storyboard(valid_board())
     workdir = Workdir(tmp_path)

@@ -24,7 +24,14 @@ from musicvid.models.local_names import (
     unavailable,
 )
 from musicvid.models.single_file import check_transformer_fits, header, single_file_family, torch_archive
-from musicvid.models.vipe_files import check_tokenizer_fits, check_vipe_folder, refuse_training, tokenizer_folder
+from musicvid.models.vipe_files import (
+    TOKENIZER,
+    check_tokenizer_fits,
+    check_vipe_folder,
+    holds_tokenizer,
+    refuse_training,
+    tokenizer_folder,
+)
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
@@ -142,7 +149,21 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
         check_weights(folder, config, named)
     if folder.is_dir() and role == "vipe":
         check_vipe_folder(folder, config, named)
+    if folder.is_dir() and role == "scorer":
+        check_scorer_folder(folder, named)
     return config
+
+
+PREPROCESSOR = "preprocessor_config.json"  # (a CLIP processor's for its pictures)
+
+
+def check_scorer_folder(folder: Path, named: str) -> None:
+    """A CLIP scorer's folder holds what its processor reads, beside its model: the pictures' preprocessor_config.json
+    and the text's tokenizer (CLIP's: tokenizer.json, or vocab.json and merges.txt)."""
+    if not (folder / PREPROCESSOR).is_file():
+        raise UserError(f"{named} holds no {PREPROCESSOR}: the settings its pictures are read with")
+    if not holds_tokenizer(folder):
+        raise UserError(f"{named} holds no {TOKENIZER}, nor vocab.json and merges.txt: its texts' tokenizer")
 
 
 def check_weights(folder: Path, config: dict, named: str) -> None:
