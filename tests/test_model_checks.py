@@ -6,15 +6,19 @@ hostile uses (issue 50), tried on variants."""
 
 import dataclasses
 import json
+import re
+import shutil
 
 import huggingface_hub.constants
 import pytest
 
 from musicvid.core.errors import UserError
+from musicvid.models.choose import choose_models
 from musicvid.models.names import check_weights, vipe_context
 from musicvid.prepare import check_before_work
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.song import SongRequest
+from tests.fixtures.whisper_ct2 import tiny_en_dir
 from tests.helpers import make_tone, quick, run, valid_board, work_directory
 from tests.standins.hub import as_json, write_repo
 from vipe_core.released import RELEASED_CONTEXT
@@ -190,3 +194,19 @@ def test_vipe_reads_as_many_lines_as_its_checkpoint_learned_unless_told(tmp_path
     (trained / TRAINING_INFO).write_text(json.dumps({"context_size": "seven"}))
     with pytest.raises(UserError, match=f"--vipe {trained}: .* is damaged: its context_size should be a whole"):
         check_before_work(SongRequest(song=song), models, video=False)
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (lfs_pointer, ": its model.bin is a Git LFS pointer, not the weights it stands for"),
+        (lambda bin: bin.write_text("<!DOCTYPE html><html>Sign in</html>"), ": its model.bin is no CTranslate2 model"),
+        (lambda bin: bin.write_bytes(bin.read_bytes().replace(b"WhisperSpec", b"Transformer", 1)), " is a CTranslate2 Transformer, not a Whisper"),
+    ],
+)  # fmt: skip
+def test_a_ctranslate2_folders_model_bin_that_is_no_whisper_is_refused_before_demucs(tmp_path, damage, said):
+    """A clone without git-lfs, a page saved in its place, another model converted: each loaded only after Demucs."""
+    folder = shutil.copytree(tiny_en_dir(), tmp_path / "ct2")
+    damage(folder / "model.bin")
+    with pytest.raises(UserError, match=f"^--asr-model {folder}{re.escape(said)}"):
+        choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))

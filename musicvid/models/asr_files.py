@@ -17,6 +17,7 @@ from typing import BinaryIO
 from musicvid.core.errors import UserError
 from musicvid.models.local_names import check_leads_somewhere, is_hub_name
 from musicvid.models.published import whisper_dims
+from musicvid.models.single_file import check_not_pointer
 from musicvid.models.weights_files import json_object
 from musicvid.settings.presets import TINY
 
@@ -37,6 +38,8 @@ MELS_VARIABLE = "encoder/conv1/weight"  # (out channels, mel bins, kernel): the 
 # The CTranslate2 model.bin layout its converter writes (ctranslate2.specs.model_spec's _serialize): the version
 # whose header and variables are read here
 CTRANSLATE2_VERSION = 6
+WHISPER_SPEC = "WhisperSpec"  # the name a Whisper's model.bin gives its kind
+MOST_VERSION = 20  # a model.bin whose first number is larger is none: a later version is read as it loads
 # What an openai-whisper checkpoint holds: its sizes and its weights (whisper.load_model reads both)
 WHISPER_KEYS = {"dims", "model_state_dict"}
 
@@ -114,6 +117,14 @@ def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
         )
     if (folder / "config.json").exists():
         json_object(folder / "config.json", named)
+    check_not_pointer(model, f"{named}: its model.bin")
+    with model.open("rb") as opened:
+        version, spec = struct.unpack("<I", opened.read(4).ljust(4, b"\0"))[0], opened.read(64)
+    if not 1 <= version <= MOST_VERSION:  # (no version CTranslate2 wrote or will soon: a web page, another format)
+        raise UserError(f"{named}: its model.bin is no CTranslate2 model (its first bytes are no version of one)")
+    kind = spec[2 : 2 + int.from_bytes(spec[:2], "little")].rstrip(b"\0").decode("utf-8", "replace")  # its spec's name
+    if version == CTRANSLATE2_VERSION and kind != WHISPER_SPEC:
+        raise UserError(f"{named} is a CTranslate2 {kind or 'model'}, not a Whisper: {must}")
     shapes: dict[str, tuple[int, ...]] = {}
     with model.open("rb") as opened:
         cut = cut_short(opened, model.stat().st_size, shapes)
