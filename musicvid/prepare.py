@@ -53,6 +53,7 @@ from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
 from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.transcribe import check_hears
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
+from musicvid.models.asr_files import refuse_offline
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
 from musicvid.models.loading import check_upscaler
 from musicvid.models.names import vipe_context
@@ -191,7 +192,10 @@ def check_before_work(
             f"lyrics {lyrics.path} not read: the storyboard's lines stand in for them (beside a storyboard, only "
             "karaoke reads lyrics: a timed file's word times)"
         )
-    language = resolved_language(request.language, models, storyboard is None and not (lyrics and lyrics.timed))
+    heard = storyboard is None and not (lyrics and lyrics.timed)  # (Whisper hears the song)
+    language = resolved_language(request.language, models, heard)
+    if heard and draws:  # (a plan loads none)
+        refuse_offline(models.asr_backend, models.asr)
     if settings is not None and own_references(storyboard):
         check_scene_references(models)
     pictures = storyboard.picture_files() if storyboard else {}

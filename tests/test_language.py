@@ -174,6 +174,9 @@ def test_a_language_is_resolved_once_by_prepare_and_its_name_and_code_make_one_t
     monkeypatch.setattr(make, "transcribe", transcribed)
     registry = ModelRegistry(dataclasses.replace(PRESETS["tiny"], asr="base"), "cpu")  # (hears more than English)
     monkeypatch.setattr(registry, "use", lambda role, timings: nullcontext(None))  # (never asked: no download)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # (as if downloaded: the tests run offline)
+    (tmp_path / "whisper").mkdir()
+    (tmp_path / "whisper" / "base.pt").touch()
     for language in ("Polish", "pl", " POLISH", None):
         run_of = prepare(SongRequest(song=song, workdir=tmp_path / "work", quiet=True, language=language), registry)
         assert run_of.request.language == (language and "pl")

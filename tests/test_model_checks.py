@@ -210,3 +210,21 @@ def test_a_ctranslate2_folders_model_bin_that_is_no_whisper_is_refused_before_de
     damage(folder / "model.bin")
     with pytest.raises(UserError, match=f"^--asr-model {folder}{re.escape(said)}"):
         choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))
+
+
+@pytest.mark.parametrize(
+    "asr",
+    [["--asr-model", "base"], *(["--asr", "faster-whisper", "--asr-model", f] for f in ("tiny", "owner/whisper-x"))],
+)
+def test_a_whisper_not_downloaded_is_refused_offline_where_whisper_hears_the_song(capsys, tmp_path, monkeypatch, asr):
+    """Its load came after the song's decoding and Demucs (openai-whisper tried its own server regardless of
+    HF_HUB_OFFLINE); timed lyrics stand in for Whisper, which then needs nothing."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # (openai-whisper's downloads: none)
+    song = make_tone(tmp_path / "song.wav", 2)
+    (words := tmp_path / "words.txt").write_text("a light in the storm\n")
+    name = asr[-1]
+    argv = ["render", song, "--models", "tiny", "-q", "--lyrics", words, *asr]
+    said = f"--asr-model {name}: {name} is not downloaded, and HF_HUB_OFFLINE keeps this run from downloading it"
+    refused_before_the_work(capsys, tmp_path, argv, said)
+    code, _, err = run(capsys, "plan", song, *asr, "--models", "tiny")  # (a plan reads the published sizes alone)
+    assert "is not downloaded" not in err

@@ -69,6 +69,30 @@ def check_asr_model(backend: str, name: str) -> None:
             raise UserError(f"{named} is no faster-whisper model size, nor a folder here: {must}")
 
 
+def refuse_offline(backend: str, name: str) -> None:
+    """Refuse, before any work, a model size or hub name not downloaded where HF_HUB_OFFLINE keeps the run from
+    downloading (its load would fail after Demucs; openai-whisper's would try its own server regardless): for a run
+    Whisper hears the song in (musicvid.prepare; a plan reads its published sizes alone)."""
+    from huggingface_hub import is_offline_mode
+
+    named = f"--asr-model {name}"
+    if name == TINY or Path(name).expanduser().exists() or not is_offline_mode():
+        return
+    if backend == "openai-whisper":
+        from musicvid.models.internals import whisper_download  # (imports torch: offline runs alone)
+
+        there = whisper_download(name).is_file()
+    else:
+        import faster_whisper
+
+        try:
+            there = bool(faster_whisper.download_model(name, local_files_only=True))
+        except Exception:  # (huggingface_hub's: not in the cache, in its own error types)
+            there = False
+    if not there:
+        raise UserError(f"{named}: {name} is not downloaded, and HF_HUB_OFFLINE keeps this run from downloading it")
+
+
 def faster_whisper_sizes() -> list[str]:
     import faster_whisper
 

@@ -10,6 +10,7 @@ whisper's WhisperModel by the docstrings the README sends its reader to)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from functools import lru_cache
@@ -42,9 +43,8 @@ def has_offload_hooks(module: torch.nn.Module) -> bool:
 
 
 def is_compiled(module: torch.nn.Module) -> bool:
-    """Whether `module` is what torch.compile made of one (--compile, or an earlier render on a pipeline kept
-    loaded): its wrapper, `OptimizedModule`, lives in the private `torch._dynamo`, and diffusers' check of it in the
-    undocumented `diffusers.utils.torch_utils` (its Utilities page names `randn_tensor` alone there). Checked on
+    """Whether `module` is what torch.compile made of one (--compile, or a pipeline kept loaded): its wrapper lives in
+    the private `torch._dynamo`, diffusers' check of it in the undocumented `diffusers.utils.torch_utils`. Checked on
     torch 2.14.1 and diffusers 0.42.1."""
     from diffusers.utils.torch_utils import is_compiled_module
 
@@ -52,19 +52,17 @@ def is_compiled(module: torch.nn.Module) -> bool:
 
 
 def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
-    """The module torch.compile wrapped into `module` (else `module`): eager, for a call at a shape the compiled one
-    was not traced at; in the wrapper's private `_orig_mod`, read by diffusers' undocumented `diffusers.utils.
-    torch_utils.unwrap_module`. Checked on torch 2.14.1 and diffusers 0.42.1."""
+    """The module torch.compile wrapped into `module` (else `module`), for a shape it was not traced at: the private
+    `_orig_mod`, read by diffusers' undocumented `unwrap_module`. Checked on torch 2.14.1 and diffusers 0.42.1."""
     from diffusers.utils.torch_utils import unwrap_module
 
     return unwrap_module(module)
 
 
 def execution_device(module: torch.nn.Module) -> torch.device:
-    """The device `module`'s inputs go to for its pass: its own, or under offloading (accelerate's, diffusers' group
-    offloading: weights on the CPU or the meta device) its hook's, in their private state alone, which diffusers'
-    undocumented `diffusers.utils.torch_utils.get_module_execution_device` reads (the public `DiffusionPipeline.
-    device` says "cpu" while offloaded). Checked on accelerate 1.15.0 and diffusers 0.42.1."""
+    """The device `module`'s inputs go to for its pass: its own, or offloaded (weights on the CPU or the meta device)
+    its hook's, in their private state, read by diffusers' undocumented `get_module_execution_device` (the public
+    `DiffusionPipeline.device` says "cpu" while offloaded). Checked on accelerate 1.15.0 and diffusers 0.42.1."""
     from diffusers.utils.torch_utils import get_module_execution_device
 
     return get_module_execution_device(module)
@@ -73,33 +71,28 @@ def execution_device(module: torch.nn.Module) -> torch.device:
 def deep_unet_blocks(unet: torch.nn.Module) -> list[tuple[torch.nn.Module, int | str]]:
     """The blocks of a diffusers UNet2DConditionModel below its outermost level, as (parent, index or name) where a
     module may be put in their place (musicvid.pictures.deep_cache): the down blocks after the first, the middle
-    block, the up blocks before the last. Its forward calls each once a pass, in that order, and reads what it calls
-    for `has_cross_attention` (an up block's `resnets` too); diffusers documents the model's configuration, not
-    these attributes nor that order. Checked against diffusers 0.42.1."""
+    block, the up blocks before the last, each called once a pass in that order, read for `has_cross_attention` (an
+    up block's `resnets` too); diffusers documents neither those attributes nor that order. Checked on 0.42.1."""
     blocks: list[tuple[torch.nn.Module, int | str]] = [(unet.down_blocks, i) for i in range(1, len(unet.down_blocks))]
     blocks.append((unet, "mid_block"))
     return blocks + [(unet.up_blocks, i) for i in range(len(unet.up_blocks) - 1)]
 
 
 def no_attention_masks(config) -> dict[str, None]:
-    """What a transformers decoder (Qwen3) takes as `attention_mask` to build no mask of its own: a dict of the
-    masks already made for each kind of its layers (`config.layer_types`), here none, so that each attention is
-    torch's causal one. Given no mask, or a padding mask, the decoder inspects it (or its positions) for a value,
-    which a pass on the meta device cannot give (musicvid.memory.activations); the dict is what `generate` passes
-    (the decoder's comment says so), and transformers documents no way of giving it. Checked against transformers
-    5.24.0."""
+    """What a transformers decoder (Qwen3) takes as `attention_mask` to build no mask of its own: a dict of its layer
+    kinds' masks (`config.layer_types`), none, so that each attention is torch's causal one; given none, or a padding
+    mask, it inspects it for a value, which a pass on the meta device cannot give (musicvid.memory.activations). The
+    dict is what `generate` passes; transformers documents no way of giving it. Checked on transformers 5.24.0."""
     return dict.fromkeys(config.layer_types)
 
 
 @lru_cache
 def per_picture_reference(pipeline_class: type) -> type:
-    """`pipeline_class` taking one reference-picture embedding per picture of a batch: diffusers' own takes one
-    for the whole batch and repeats it, but along a morph between two scenes' references each picture has its
-    own. `ip_adapter_image_embeds` is then one tensor, batch × 1 × width, and the unconditional embedding of
-    guidance is zeros, as diffusers makes it for a picture. No argument of the pipeline's call takes them per
-    picture: the call hands them to `prepare_ip_adapter_image_embeds(image, embeds, device, per_prompt,
-    guided)`, a method diffusers does not document (no docstring, not in the API reference), overridden here.
-    Checked against diffusers 0.42.1 (StableDiffusionPipeline, StableDiffusionXLPipeline)."""
+    """`pipeline_class` taking one reference-picture embedding per picture of a batch (diffusers' takes one for the
+    batch, but along a morph between two scenes' references each picture has its own): `ip_adapter_image_embeds`
+    one tensor, batch × 1 × width, guidance's unconditional one zeros, as diffusers makes it. No argument of the call
+    takes them so: it hands them to `prepare_ip_adapter_image_embeds(image, embeds, device, per_prompt, guided)`,
+    undocumented, overridden here. Checked on diffusers 0.42.1 (StableDiffusionPipeline, StableDiffusionXLPipeline)."""
 
     class PerPicture(pipeline_class):
         def prepare_ip_adapter_image_embeds(self, image, embeds, device, per_prompt, guided):
@@ -110,11 +103,10 @@ def per_picture_reference(pipeline_class: type) -> type:
 
 
 def flow_sigmas(pipe, klein: bool, steps: int, image_tokens: int, device: torch.device) -> torch.Tensor:
-    """The noise levels a Z-Image or FLUX.2 klein pipeline's call steps through, from 1 down to 0 (steps + 1), as
-    the call sets its sampler: Z-Image's `get_default_z_image_sigmas` shifted by `calculate_shift`'s mu, klein's
-    `np.linspace` by `compute_empirical_mu`'s, on the image's `image_tokens` (2 × 2 patches). The call computes them
-    inside and hands none out; those helpers are module functions of diffusers' pipelines, undocumented. Checked
-    against diffusers 0.42.1."""
+    """The noise levels a Z-Image or FLUX.2 klein pipeline's call steps through, 1 down to 0 (steps + 1), as it sets
+    its sampler: Z-Image's `get_default_z_image_sigmas` shifted by `calculate_shift`'s mu, klein's `np.linspace` by
+    `compute_empirical_mu`'s, on the image's `image_tokens` (2 × 2 patches); the call hands none out, and those
+    helpers are undocumented module functions of diffusers' pipelines. Checked against diffusers 0.42.1."""
     import numpy as np
     from diffusers.pipelines.flux2.pipeline_flux2_klein import compute_empirical_mu
     from diffusers.pipelines.z_image.pipeline_z_image import calculate_shift, get_default_z_image_sigmas
@@ -162,6 +154,14 @@ def whisper_languages() -> dict[str, str]:
     from whisper.tokenizer import LANGUAGES, TO_LANGUAGE_CODE
 
     return {**{code: code for code in LANGUAGES}, **TO_LANGUAGE_CODE}
+
+
+def whisper_download(name: str) -> Path:
+    """Where openai-whisper's load_model keeps the size `name` downloaded (its default root), the file its undocumented
+    `_MODELS` URL names ("turbo": large-v3-turbo.pt). Checked on openai-whisper 20250625."""
+    from whisper import _MODELS
+
+    return Path(os.getenv("XDG_CACHE_HOME", Path.home() / ".cache")) / "whisper" / _MODELS[name].rsplit("/", 1)[1]
 
 
 def whisper_tokenizer(model, language: str) -> tuple[Any, int]:
