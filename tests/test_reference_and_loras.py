@@ -11,6 +11,7 @@ from PIL import Image
 
 from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import Drawing, fuse_style_loras
+from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.conditioning import SceneInputs
 from musicvid.pictures.grouping import Picture
@@ -214,6 +215,12 @@ def test_a_lora_as_peft_saves_it_fuses_as_the_same_layers_under_diffusers_names(
     # --fast's few-step LoRA is loaded as a style LoRA is; a folder peft saved is its adapter_model.safetensors
     with ModelRegistry(replace(PRESETS["tiny"], fast_lora=str(peft.parent))).use(Drawing(fast=True)) as fast:
         assert all(torch.allclose(v, fused[1][k], atol=1e-6) for k, v in fast.unet.state_dict().items())
+    # its scale is in its adapter_config.json: saved over with another lora_alpha, it keys other pictures
+    drawing, precision = Drawing(loras=Loras([Lora(str(peft.parent))])), Precision.resolve("auto", torch.device("cpu"))
+    before = drawing.key(PRESETS["tiny"], precision)
+    config = json.loads((peft.parent / "adapter_config.json").read_text())
+    (peft.parent / "adapter_config.json").write_text(json.dumps({**config, "lora_alpha": 16}))
+    assert drawing.key(PRESETS["tiny"], precision) != before
 
 
 def test_bad_looks_are_refused_before_any_work_in_one_sentence(capsys, song, tmp_path):

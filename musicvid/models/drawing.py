@@ -41,6 +41,7 @@ from musicvid.settings.render import RenderSettings
 # What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors
 LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
 PEFT_LORA_FILE = "adapter_model.safetensors"  # what peft's save_pretrained writes, its adapter_config.json beside
+PEFT_CONFIG = "adapter_config.json"
 # Pipelines with other style LoRAs or adapters that batch rendering and the page keep loaded besides the one in
 # use: each is a copy of Stable Diffusion in memory (2 GB in float16).
 DRAWINGS_KEPT = 1
@@ -90,6 +91,13 @@ def file_digest(path: Path) -> str:
     return file_sha256(path)[:20]
 
 
+def lora_digest(path: Path) -> str:
+    """A LoRA's short content hash: its file's, and of peft's, the adapter_config.json beside it, which holds its
+    scale (unet_lora): another lora_alpha draws other pictures."""
+    config = path.parent / PEFT_CONFIG
+    return file_digest(path) + (f"+{file_digest(config)}" if path.name == PEFT_LORA_FILE and config.is_file() else "")
+
+
 def _fuse_lora(pipe, lora: str) -> None:
     """The few-step LoRA fused into the UNet alone: LCM-LoRA adapts nothing else (and the text
     encoder's loader would say so)."""
@@ -116,7 +124,7 @@ def unet_lora(pipe, file: Path) -> tuple[dict, dict | None, dict | None]:
         return state, alphas, metadata
     part = f"{pipe.unet_name}."
     state = {part + key.removeprefix(PEFT_PREFIX): value for key, value in state.items()}
-    if (file.parent / "adapter_config.json").is_file():
+    if (file.parent / PEFT_CONFIG).is_file():
         config = LoraConfig.from_pretrained(str(file.parent)).to_dict()
         metadata = {part + key: value for key, value in config.items()}
     return state, alphas, metadata
@@ -247,7 +255,7 @@ class Drawing:
         if dtype != torch.float32:  # float16 may draw black where float32 does not: a rerun in float32 redraws
             key["dtype"] = str(dtype).removeprefix("torch.")
         if self.loras:
-            key["loras"] = [[file_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
+            key["loras"] = [[lora_digest(weights_file(x.source, "style LoRA")), x.weight] for x in self.loras]
         if self.reference and models.ip_adapter:  # (klein reads its references itself: KeyframeKeys keys them)
             key["reference adapter"] = adapter_identity(models.ip_adapter)
         return key
