@@ -242,6 +242,8 @@ def picture(path: Path) -> Path:
         ("--fast --fast-lora {tmp}/xl.safetensors", "a LoRA of SDXL, not of Stable Diffusion 1.x"),
         ("--fast --fast-decoder {tmp}/empty", "--fast-decoder {tmp}/empty holds no config.json"),
         ("--fast --fast-decoder {tmp}/unet", "is a UNet2DConditionModel, not a tiny autoencoder"),
+        ("--fast --fast-decoder {tmp}/taef1", "decodes latents of 16 channels, where Stable Diffusion 1.x draws 4"),
+        ("--fast --fast-lora {tmp}/sd2.safetensors", "a LoRA of Stable Diffusion 2.x, not of Stable Diffusion 1.x"),
         ("--reference {tmp}/ref.png --ip-adapter {tmp}/nope.safetensors", "nope.safetensors: there is no such file"),
         ("--reference {tmp}/ref.png --ip-adapter {tmp}/sd.safetensors", "is not an IP-Adapter: it holds a LoRA"),
         ("--reference {tmp}/ref.png --ip-adapter {tmp}/adapter.safetensors", "no image_encoder/config.json beside"),
@@ -257,6 +259,11 @@ def test_a_fast_lora_decoder_or_adapter_not_there_or_not_so_is_refused_before_an
     (tmp_path / "empty").mkdir()
     (tmp_path / "unet").mkdir()
     (tmp_path / "unet" / "config.json").write_text(json.dumps({"_class_name": "UNet2DConditionModel"}))
+    (tmp_path / "taef1").mkdir()  # FLUX's tiny decoder
+    (tmp_path / "taef1" / "config.json").write_text(
+        json.dumps({"_class_name": "AutoencoderTiny", "latent_channels": 16})
+    )
+    written(tmp_path / "sd2.safetensors", {KOHYA.format("down_blocks_1"): (1, 1024)})
     picture(tmp_path / "ref.png")
     argv = [*quick(song), *given.format(tmp=tmp_path).split()]
     refused_before_the_work(capsys, tmp_path, argv, said.format(tmp=tmp_path))

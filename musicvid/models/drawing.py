@@ -42,6 +42,7 @@ from musicvid.settings.render import RenderSettings
 LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
 PEFT_LORA_FILE = "adapter_model.safetensors"  # what peft's save_pretrained writes, its adapter_config.json beside
 PEFT_CONFIG = "adapter_config.json"
+UNET_LATENTS = 4  # the channels of the latents Stable Diffusion's and SDXL's VAEs make, which --fast decodes
 # Pipelines with other style LoRAs or adapters that batch rendering and the page keep loaded besides the one in
 # use: each is a copy of Stable Diffusion in memory (2 GB in float16).
 DRAWINGS_KEPT = 1
@@ -321,8 +322,14 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
         file = weights_file(models.fast_lora, "few-step LoRA", download=False)
         if file is not None:
             check_lora(file, f"--fast-lora {models.fast_lora}", family)
-    if settings.fast and check_model("decoder", models.fast_decoder) is None:  # built here, or not in the cache
+    decoder = check_model("decoder", models.fast_decoder) if settings.fast else {}
+    if decoder is None:  # built here, or not in the cache
         refuse_offline("--fast-decoder", models.fast_decoder, models.fast_decoder, "config.json")
+    elif (channels := decoder.get("latent_channels", UNET_LATENTS)) != UNET_LATENTS:  # (TAEF1's 16: FLUX's)
+        raise UserError(
+            f"--fast-decoder {models.fast_decoder} decodes latents of {channels} channels, where "
+            f"{FAMILY_NAMES[family]} draws {UNET_LATENTS} (TAESD and TAESDXL are its tiny decoders)"
+        )
     if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
         check_reference_adapter(models.ip_adapter)
     if loads:
