@@ -247,6 +247,7 @@ def picture(path: Path) -> Path:
         ("--reference {tmp}/ref.png --ip-adapter {tmp}/nope.safetensors", "nope.safetensors: there is no such file"),
         ("--reference {tmp}/ref.png --ip-adapter {tmp}/sd.safetensors", "is not an IP-Adapter: it holds a LoRA"),
         ("--reference {tmp}/ref.png --ip-adapter {tmp}/adapter.safetensors", "no image_encoder/config.json beside"),
+        ("--reference {tmp}/ref.png --ip-adapter {tmp}/xl_adapter.safetensors", "an IP-Adapter of SDXL, not of Stable"),
     ],
 )
 def test_a_fast_lora_decoder_or_adapter_not_there_or_not_so_is_refused_before_any_work(
@@ -255,6 +256,10 @@ def test_a_fast_lora_decoder_or_adapter_not_there_or_not_so_is_refused_before_an
     written(tmp_path / "vae.safetensors", {"encoder.down.0.block.0.conv1.weight": (4, 3, 3, 3)})
     written(tmp_path / "xl.safetensors", {KOHYA.format("down_blocks_1"): (1, 2048)})
     written(tmp_path / "adapter.safetensors", {"image_proj.proj.weight": (4, 4), "ip_adapter.1.to_k_ip.weight": (4, 4)})
+    written(
+        tmp_path / "xl_adapter.safetensors",
+        {"image_proj.proj.weight": (4, 4), "ip_adapter.1.to_k_ip.weight": (4, 2048)},
+    )
     (tmp_path / "sd.safetensors").write_bytes(kohya_lora())
     (tmp_path / "empty").mkdir()
     (tmp_path / "unet").mkdir()

@@ -21,7 +21,7 @@ from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_
 from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
-from musicvid.models.single_file import PEFT_PREFIX, SUFFIX, check_lora, kind_of, known_other, read_header
+from musicvid.models.single_file import PEFT_PREFIX, SUFFIX, check_adapter, check_lora, read_header
 from musicvid.models.weights_files import silenced
 from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
@@ -202,11 +202,11 @@ def load_reference_adapter(pipe, name: str) -> None:
     pipe.image_encoder.to(pipe.device, pipe.dtype)
 
 
-def check_reference_adapter(name: str) -> None:
+def check_reference_adapter(name: str, family: str) -> None:
     """Refuse, before any work, an IP-Adapter (`name`, as adapter_parts takes it) that is not there, holds no adapter
-    (its safetensors header names no image_proj or ip_adapter tensors), or, a file on this machine, has no image
-    encoder beside it (image_encoder/config.json); a hub file not in the cache is taken as named (but offline:
-    musicvid.models.local_names.refuse_offline)."""
+    (its safetensors header names no image_proj or ip_adapter tensors), one of another family than `family`
+    (check_adapter), or, a file on this machine, has no image encoder beside it
+    (image_encoder/config.json); a hub file not in the cache is taken as named (but offline: refuse_offline)."""
     where, subfolder, weights = adapter_parts(name)
     named, local = f"--ip-adapter {name}", Path(name).is_file()
     found = name if local else cached_file(where, Path(subfolder, weights).as_posix())
@@ -214,10 +214,7 @@ def check_reference_adapter(name: str) -> None:
         refuse_offline("--ip-adapter", name, where, Path(subfolder, weights).as_posix())
         return
     if found.lower().endswith(SUFFIX):  # an older .bin is read as it loads
-        shapes = read_header(Path(found), named)
-        if not any(key.startswith(("image_proj.", "ip_adapter.")) for key in shapes):
-            held = kind_of(shapes) or known_other(shapes) or "no image_proj or ip_adapter tensors"
-            raise UserError(f"{named} is not an IP-Adapter: it holds {held}")
+        check_adapter(Path(found), named, family)
     if local and not (Path(where) / "image_encoder" / "config.json").is_file():
         raise UserError(
             f"{named}: there is no image_encoder/config.json beside it, the image encoder an IP-Adapter is loaded "
@@ -331,7 +328,7 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
             f"{FAMILY_NAMES[family]} draws {UNET_LATENTS} (TAESD and TAESDXL are its tiny decoders)"
         )
     if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
-        check_reference_adapter(models.ip_adapter)
+        check_reference_adapter(models.ip_adapter, family)
     if loads:
         check_drawing_models_reachable(models, settings)
 
@@ -354,7 +351,7 @@ def check_scene_references(models: ModelSet) -> None:
     if family in FLOW_FAMILIES and family not in IN_CONTEXT_REFERENCES:
         raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
     if family not in FLOW_FAMILIES and models.ip_adapter != TINY:
-        check_reference_adapter(models.ip_adapter)
+        check_reference_adapter(models.ip_adapter, family)
 
 
 def load_drawing(

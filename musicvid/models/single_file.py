@@ -290,6 +290,19 @@ def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | No
     return None
 
 
+def check_adapter(path: Path, named: str, family: str) -> None:
+    """Refuse an IP-Adapter safetensors file whose header names no image_proj or ip_adapter tensors, or one of another
+    family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention)."""
+    shapes = read_header(path, named)
+    if not any(key.startswith(("image_proj.", "ip_adapter.")) for key in shapes):
+        held = kind_of(shapes) or known_other(shapes) or "no image_proj or ip_adapter tensors"
+        raise UserError(f"{named} is not an IP-Adapter: it holds {held}")
+    widths = {shape[-1] for key, shape in shapes.items() if key.endswith(".to_k_ip.weight") and len(shape) == 2}
+    said = {CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS}
+    if len(said) == 1 and (of := said.pop())[0] != family:  # (h94/IP-Adapter holds SD 1.5's and SDXL's side by side)
+        raise UserError(f"{named}: an IP-Adapter of {of[1]}, not of {FAMILY_NAMES[family]}")
+
+
 def family_of(shapes: dict[str, list[int]]) -> str | None:
     """The family (musicvid.settings.presets.FAMILIES) the tensors `shapes` are a checkpoint of (SD's whole, a flow-
     matching family's transformer), else None."""
