@@ -55,7 +55,7 @@ from musicvid.lyrics.transcribe import check_hears
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.asr_files import refuse_offline
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
-from musicvid.models.loading import check_upscaler
+from musicvid.models.loading import check_separator, check_upscaler
 from musicvid.models.names import vipe_context
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.scorer import check_scorer
@@ -196,6 +196,8 @@ def check_before_work(
     language = resolved_language(request.language, models, heard)
     if heard and draws:  # (a plan loads none)
         refuse_offline(models.asr_backend, models.asr)
+        if request.separate_vocals:
+            check_separator(models.separator)
     if settings is not None and own_references(storyboard):
         check_scene_references(models)
     pictures = storyboard.picture_files() if storyboard else {}

@@ -228,3 +228,20 @@ def test_a_whisper_not_downloaded_is_refused_offline_where_whisper_hears_the_son
     refused_before_the_work(capsys, tmp_path, argv, said)
     code, _, err = run(capsys, "plan", song, *asr, "--models", "tiny")  # (a plan reads the published sizes alone)
     assert "is not downloaded" not in err
+
+
+def test_a_separator_path_not_there_or_of_no_demucs_model_is_refused_before_any_work(capsys, tmp_path):
+    from tests.standins.loras import kohya_lora
+
+    song = make_tone(tmp_path / "song.wav", 2)
+    (lora := tmp_path / "style.safetensors").write_bytes(kohya_lora())
+    (upscaler := tmp_path / "x4.pth").write_bytes(b"PK")
+    (words := tmp_path / "words.txt").write_text("a light in the storm\n")
+    for given, said in [
+        (tmp_path / "gone" / "x.th", "there is no such file"),  # (a typo, not a model to download)
+        (lora, "is not a Demucs model: it holds a LoRA"),
+        (upscaler, "is no Demucs model's file: it reads .th or .safetensors"),
+        (tmp_path, "is a folder"),
+    ]:
+        argv = ["render", song, "--models", "tiny", "-q", "--lyrics", words, "--separate-vocals", "--separator", given]
+        refused_before_the_work(capsys, tmp_path, argv, f"--separator {given}", said)

@@ -23,7 +23,7 @@ from musicvid.models.internals import demucs_model
 from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
-from musicvid.models.single_file import is_single_file
+from musicvid.models.single_file import is_single_file, kind_of, read_header
 from musicvid.models.weights_files import silenced
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
@@ -274,6 +274,26 @@ def load_separator(name: str, device: torch.device, precision: Precision | None 
     """A Demucs bag of models: by name (htdemucs: the hub's adefossez/HTDemucs), or one model's file."""
     model = obtain("separator", name, partial(demucs_model, name))
     return model.eval().to(device, auto_precision(device, precision).separator)
+
+
+SEPARATOR_SUFFIXES = (".th", ".safetensors")  # a Demucs model's file, as demucs.states and demucs.hf read it
+
+
+def check_separator(name: str) -> None:
+    """Refuse, before any work, a --separator path that is not there, a folder, or a file of no Demucs model's suffix
+    (or, a safetensors file, whose header says it holds another kind): its load comes first, after the song is
+    decoded, and would advise a download, or say `'klass'`. A name is Demucs' (htdemucs), fetched as it loads."""
+    path = Path(name).expanduser()
+    check_not_missing("--separator", name)
+    if path.is_dir():
+        raise UserError(f"--separator {name} is a folder: give a Demucs model's name (htdemucs) or its .th file")
+    if not path.exists():
+        return
+    check_file(path, "separator")
+    if path.suffix not in SEPARATOR_SUFFIXES:
+        raise UserError(f"--separator {name} is no Demucs model's file: it reads {' or '.join(SEPARATOR_SUFFIXES)}")
+    if path.suffix == ".safetensors" and (held := kind_of(read_header(path, f"--separator {name}"))):
+        raise UserError(f"--separator {name} is not a Demucs model: it holds {held}")
 
 
 # --- upscaler -------------------------------------------------------------------------------------
