@@ -77,8 +77,11 @@ def test_lyrics_name_the_font_of_each_character_and_leave_out_what_none_has():
     ]  # a line with nothing drawable is not shown at all
     assert captions.undrawn_note(board) == (
         "2 of 4 lyric lines have characters the caption fonts cannot draw (scenes 1-2: 🔥, 𓀀, 🎵): "
-        "the burned-in lyrics leave them out; the .srt keeps them"
+        "the burned-in lyrics leave them out, and a line of a word they would misspell; the .srt keeps them"
     )
+    # Urdu's ہ and ے, which DejaVu has not beside Arabic's letters: a word without them is another word
+    urdu = lyric_board(["میں تم سے پیار کرتا ہوں", "میں تم کو پیار کرتا"])
+    assert dialogue(captions.ass_script(urdu, 512, 288)) == ["میں تم کو پیار کرتا"]
     assert "fire 🔥 and 𓀀" in captions.srt(board)
     assert captions.undrawn_note(lyric_board(["la 中文 la", "ok 😀"])) == ""
     # karaoke: a word with nothing drawable lights nothing up, its time is a wait before the next

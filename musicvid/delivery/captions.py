@@ -6,7 +6,7 @@ so). The fonts are bundled, so the lyrics look the same
 on a machine with no fonts installed: DejaVu Sans Bold, and for the Chinese, Japanese and Korean
 characters it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters). A character that
 neither has (an emoji, a script of neither) is left out of the burned-in lyrics rather than drawn as a
-box, and undrawn_note names it; the .srt keeps every character. A line wider than the picture wraps at its
+box (a line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps every character. A line wider than the picture wraps at its
 spaces (libass); one with a word wider than a row alone (Chinese or Japanese without spaces, a URL) is broken
 into rows here, measured with the fonts' advances, since libass breaks only at spaces."""
 
@@ -91,7 +91,8 @@ def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0
     shown = ", ".join(characters[:UNDRAWN_SHOWN]) + (", …" if len(characters) > UNDRAWN_SHOWN else "")
     return (
         f"{len(scenes)} of {len(lyrics)} lyric lines have characters the caption fonts cannot draw "
-        f"({name} {listed(scenes)}: {shown}): the burned-in lyrics leave them out; the .srt keeps them"
+        f"({name} {listed(scenes)}: {shown}): the burned-in lyrics leave them out, and a line of a word they would "
+        "misspell; the .srt keeps them"
     )
 
 
@@ -132,12 +133,19 @@ def srt(storyboard: Storyboard, heard: Transcript | None = None) -> str:
 def _literal(text: str) -> str:
     """A lyric's text as its caption shows it, on one line, composed (NFC), without the characters no caption font
     has (braces and backslashes are shown as written: _in_fonts escapes them)."""
-    kept = "".join(c for c in unicodedata.normalize("NFC", text) if c.isspace() or _font_of(c) is not None)
-    return one_line(kept)
+    composed = unicodedata.normalize("NFC", text)
+    if any(_misspelled(word) for word in composed.split()):
+        return ""  # (a word shown without some of its letters is another word: Urdu's ہ and ے, which DejaVu lacks)
+    return one_line("".join(c for c in composed if c.isspace() or _font_of(c) is not None))
 
 
-# What ASS would read as markup, written to be shown: a brace opens or closes override tags unless escaped, and a
-# backslash before N, n or h is a break or a hard space unless a word joiner (invisible) stands between them
+def _misspelled(word: str) -> bool:
+    """Whether `word` has letters the caption fonts draw and letters none has: shown, it would be misspelled."""
+    drawn = [_font_of(c) is not None for c in word if unicodedata.category(c).startswith("L")]
+    return any(drawn) and not all(drawn)
+
+
+# What ASS reads as markup, written to be shown: a brace escaped, a backslash (before N, n or h: a break) joined
 AS_WRITTEN = {"{": "\\{", "}": "\\}", "\\": "\\" + WORD_JOINER}
 
 
@@ -289,9 +297,7 @@ def _line_text(text: str, block: Block) -> str:
     return NO_WRAP + _in_fonts([*texts[:-1], texts[-1] + (ELLIPSIS if cut else "")])
 
 
-# libass lays a line out in the direction of its first letter (the Unicode bidi rule every player applies to the .srt)
-# only where a style's Encoding is -1; under 1 a Hebrew line holding a Latin word read from its last words.
-AUTO_DIRECTION = -1
+AUTO_DIRECTION = -1  # Encoding -1: libass lays a line out in its first letter's direction (the bidi rule)
 
 
 def ass_script(
