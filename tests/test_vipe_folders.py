@@ -18,6 +18,7 @@ from tests.standins.hub import snapshot
 from tests.test_model_checks import refused_before_the_work
 from vipe_core.errors import VipeError
 from vipe_core.guards import LOCK_FILE, hold_folder
+from vipe_core.inference import read_tokenizer
 from vipe_core.released import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER
 from vipe_core.train_config import TRAINING_INFO
 
@@ -204,6 +205,20 @@ def test_a_whole_vipe_folder_and_the_released_vipe_by_hub_name_pass_the_checks(v
     assert choose_models("tiny", vipe=DEFAULT_VIPE, vipe_tokenizer=DEFAULT_VIPE_TOKENIZER).vipe == DEFAULT_VIPE
     folder = str(snapshot(standin_hub, DEFAULT_VIPE))
     assert choose_models("tiny", vipe=folder).vipe_tokenizer is None
+
+
+def test_a_tokenizer_folder_of_gpt2s_files_alone_is_read_as_gpt2s(vipe, standin_hub, tmp_path):
+    """vocab.json and merges.txt, or tokenizer.json, without the tokenizer_config.json that names their class (as
+    docs/models.md says a --vipe-tokenizer may be): read as GPT-2's, its end of text GPT-2's."""
+    full = snapshot(standin_hub, DEFAULT_VIPE_TOKENIZER)
+    for files in (("vocab.json", "merges.txt"), ("tokenizer.json",)):
+        (alone := tmp_path / "+".join(files)).mkdir()
+        for name in files:
+            shutil.copy(full / name, alone / name)
+        assert choose_models("tiny", vipe=DEFAULT_VIPE, vipe_tokenizer=str(alone)).vipe_tokenizer == str(alone)
+        ours, theirs = read_tokenizer(str(alone)), read_tokenizer(str(full))
+        assert ours("a light in the storm").input_ids == theirs("a light in the storm").input_ids
+        assert ours.eos_token_id == theirs.eos_token_id is not None
 
 
 def test_a_checkpoint_whose_training_still_runs_is_refused_before_any_work_and_taken_once_the_run_ends(

@@ -50,6 +50,19 @@ def clean_elaboration(text: str) -> str:
     return text.strip(" ;,")
 
 
+def read_tokenizer(name: str, local_files_only: bool = False):
+    """The tokenizer `name` (a folder, or a hub name): as transformers' AutoTokenizer reads it, but a folder of GPT-2's
+    files alone (tokenizer.json, or vocab.json and merges.txt, no tokenizer_config.json naming their class) as GPT-2's,
+    which AutoTokenizer cannot tell from them; its end of text then GPT-2's <|endoftext|>."""
+    from transformers import AutoTokenizer, GPT2TokenizerFast
+
+    folder = Path(name)
+    named = any((folder / file).is_file() for file in ("tokenizer_config.json", "config.json"))
+    if folder.is_dir() and not named:
+        return GPT2TokenizerFast.from_pretrained(name, local_files_only=local_files_only)
+    return AutoTokenizer.from_pretrained(name, local_files_only=local_files_only)
+
+
 def ships_tokenizer(name_or_path: str) -> bool:
     """Whether a checkpoint (folder or hub name) carries tokenizer files of its own: one in the folder, or one
     the hub gives (from its cache when offline). A checkpoint the hub does not have carries none here; loading
@@ -116,11 +129,11 @@ class ViPE:
     def from_pretrained(cls, name_or_path: str, tokenizer: str | None = None, *, device="cpu", dtype=None):
         """A checkpoint with `tokenizer`, else its own tokenizer, else GPT-2 Medium's (what the released
         checkpoints were trained with); raises VipeError if tokenizer and model disagree."""
-        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoConfig, AutoModelForCausalLM
 
         tokenizer = tokenizer or (name_or_path if ships_tokenizer(name_or_path) else DEFAULT_VIPE_TOKENIZER)
         config = AutoConfig.from_pretrained(name_or_path)
-        loaded = AutoTokenizer.from_pretrained(tokenizer)
+        loaded = read_tokenizer(tokenizer)
         check_tokenizer(loaded, config, tokenizer, name_or_path)
         model = AutoModelForCausalLM.from_pretrained(name_or_path, config=config, dtype=dtype).to(device)
         return cls(model, loaded)

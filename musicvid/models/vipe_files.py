@@ -129,14 +129,12 @@ def check_tokenizer_fits(tokenizer: str, config: dict | None, model: str, named:
     the ViPE model `model`, by vipe_core.inference.check_tokenizer's rule; `advice`: what to do instead."""
     from types import SimpleNamespace
 
-    from transformers import AutoTokenizer
-
     from musicvid.models.kinds import first_line
     from vipe_core.errors import VipeError
-    from vipe_core.inference import check_tokenizer
+    from vipe_core.inference import check_tokenizer, read_tokenizer
 
     try:
-        built = AutoTokenizer.from_pretrained(tokenizer, local_files_only=True)
+        built = read_tokenizer(tokenizer, local_files_only=True)
     except Exception as error:
         raise UserError(f"{named} cannot be read as a tokenizer ({first_line(error)})") from None
     said = SimpleNamespace(vocab_size=(config or {}).get("vocab_size"), eos_token_id=(config or {}).get("eos_token_id"))
