@@ -70,3 +70,8 @@ def test_a_transformer_file_of_other_sizes_than_the_repositorys_is_refused_namin
         UserError, match="cut.safetensors holds no txt_in.weight nor context_embedder.weight: not a whole"
     ):
         choose_models("default", diffusion=str(tmp_path / "cut.safetensors"))
+    # diffusers' own names under the authors' prefix (model.diffusion_model.): diffusers would load nothing of them
+    prefixed = {f"model.diffusion_model.{k}": v.contiguous() for k, v in tiny_klein().transformer.state_dict().items()}
+    save_file(prefixed, tmp_path / "prefixed.safetensors")
+    with pytest.raises(UserError, match="holds diffusers' names under model.diffusion_model., which diffusers loads"):
+        choose_models("default", diffusion=str(tmp_path / "prefixed.safetensors"))

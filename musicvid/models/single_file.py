@@ -374,6 +374,10 @@ def transformer_sizes(family: str, shapes: dict[str, list[int]], named: str) -> 
     text_in = next((bare[key] for key in projections if key in bare and len(bare[key]) == 2), None)
     if text_in is None:
         raise UserError(f"{named} holds no {' nor '.join(projections)}: not a whole {FAMILY_NAMES[family]} transformer")
+    if family == "klein" and "context_embedder.weight" in bare and f"{UNET}context_embedder.weight" in shapes:
+        raise UserError(  # (diffusers converts its authors' names under the prefix, and reads its own without it)
+            f"{named} holds diffusers' names under {UNET}, which diffusers loads nothing of: save it without the prefix"
+        )
     if family == "zimage":
         return {"dim": text_in[0], "cap_feat_dim": text_in[1], "n_layers": blocks(shapes, "layers.")}
     return {
