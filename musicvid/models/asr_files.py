@@ -79,6 +79,8 @@ def refuse_offline(backend: str, name: str) -> None:
     if name == TINY or Path(name).expanduser().exists() or not is_offline_mode():
         return
     if backend == "openai-whisper":
+        if whisper_dims(name) is None:  # (no size of its: check_asr_model said so, or a model built here)
+            return
         from musicvid.models.internals import whisper_download  # (imports torch: offline runs alone)
 
         there = whisper_download(name).is_file()
