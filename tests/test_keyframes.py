@@ -228,3 +228,22 @@ def test_a_picture_model_whose_weights_hold_nan_stops_the_render_rather_than_dra
     said = "musicvid: the picture model drew NaN, not pictures: its weights hold NaN or infinite values"
     assert err.splitlines()[-1] == said and "Traceback" not in err
     assert not (tmp_path / "v.mp4").exists()
+
+
+def test_a_decoder_overflowing_float16_is_refused_with_float32_advised():
+    """The same weights in float32 decode to numbers: only float16's range (to 65504) overflowed."""
+    import torch
+
+    from musicvid.core.errors import UserError
+    from musicvid.models.tiny import local_diffusion
+    from musicvid.pictures.denoise import decode
+    from musicvid.settings.presets import TINY
+
+    pipe = local_diffusion(TINY)
+    with torch.no_grad():
+        pipe.vae.decoder.conv_out.weight.mul_(1e5)
+    latents = torch.randn(1, 4, 8, 8, generator=torch.Generator().manual_seed(0))
+    assert decode(pipe, latents).shape == (1, 64, 64, 3)
+    pipe.vae.to(torch.float16)
+    with pytest.raises(UserError, match=r"overflow float16 \(try --precision float32\)"):
+        decode(pipe, latents)
