@@ -144,10 +144,9 @@ def song_request(args) -> SongRequest:
         raise UserError(
             f"{', '.join(options.values())} only acts where a storyboard is made, not with --storyboard: leave it out"
         )
-    if request.separate_vocals and request.lyrics_file and check_lyrics_file(request.lyrics_file).timed:
-        raise UserError(
-            "--separate-vocals does nothing with timed lyrics (Whisper does not listen for them): leave it out"
-        )
+    if request.separate_vocals and request.lyrics_file and (known := check_lyrics_file(request.lyrics_file)).timed:
+        said = "timed lyrics" if known.lines else "lyrics that say the song has no words"
+        raise UserError(f"--separate-vocals does nothing with {said} (Whisper does not listen then): leave it out")
     return request
 
 

@@ -195,8 +195,9 @@ def check_before_work(
     heard = storyboard is None and not (lyrics and lyrics.timed)  # (Whisper hears the song)
     language = resolved_language(request.language, models, heard)
     if heard and draws:  # (a plan loads none)
-        refuse_offline(models.asr_backend, models.asr)
-        if request.separate_vocals:
+        if "asr" not in own:
+            refuse_offline(models.asr_backend, models.asr)
+        if request.separate_vocals and "separator" not in own:
             check_separator(models.separator)
     if settings is not None and own_references(storyboard):
         check_scene_references(models)

@@ -82,6 +82,9 @@ def test_lyrics_name_the_font_of_each_character_and_leave_out_what_none_has():
     # Urdu's ہ and ے, which DejaVu has not beside Arabic's letters: a word without them is another word
     urdu = lyric_board(["میں تم سے پیار کرتا ہوں", "میں تم کو پیار کرتا"])
     assert dialogue(captions.ass_script(urdu, 512, 288)) == ["میں تم کو پیار کرتا"]
+    # an unspaced Chinese line is a word a character: one the fonts lack (谧) is left out, not the line
+    assert [captions._font_of(c) is None for c in "静谧的夜晚"] == [False, True, False, False, False]
+    assert dialogue(captions.ass_script(lyric_board(["静谧的夜晚"]), 512, 288)) == ["{\\fnLyrics CJK}静的夜晚{\\fn}"]
     assert "fire 🔥 and 𓀀" in captions.srt(board)
     assert captions.undrawn_note(lyric_board(["la 中文 la", "ok 😀"])) == ""
     # karaoke: a word with nothing drawable lights nothing up, its time is a wait before the next
@@ -155,6 +158,7 @@ def test_a_lyric_that_begins_like_a_cues_times_is_read_by_ffmpeg_as_its_words(tm
     """ffmpeg's SRT reader (and mpv's) would take such a line for a new cue's times, and drop the cue; and a tag it
     knows, or a backslash's break, for markup."""
     lines = ["first", "00:00:05,000 --> 00:00:06,000", " 1:2:3.4 --> 5:6:7.8 and words", "<i>in</i> one\\Ntwo <3"]
+    lines += ["{\\an8}up here", "a<br>b <p>para</p> <Foo bar>", "{\\i1}slanted{\\i0} {forever}"]
     path = tmp_path / "lyrics.srt"
     path.write_text(captions.srt(lyric_board(lines)), encoding="utf-8")
     read = subprocess.run(
@@ -164,8 +168,9 @@ def test_a_lyric_that_begins_like_a_cues_times_is_read_by_ffmpeg_as_its_words(tm
         check=True,
     ).stdout
     cues = [line for line in read.splitlines() if line.startswith("Dialogue:")]
-    assert [cue.split(",")[1] for cue in cues] == ["0:00:00.00", "0:00:01.00", "0:00:02.00", "0:00:03.00"]
-    assert [text.replace(captions.WORD_JOINER, "") for text in dialogue(read)] == [" ".join(t.split()) for t in lines]
+    assert [cue.split(",")[1] for cue in cues] == [f"0:00:0{n}.00" for n in range(len(lines))]
+    shown = [re.sub(r"\\([{}])", r"\1", text.replace(captions.WORD_JOINER, "")) for text in dialogue(read)]
+    assert shown == [" ".join(t.split()) for t in lines]  # (libass shows an escaped brace as the brace)
 
 
 def heard(lines: list[tuple[float, float, list[tuple[float, float, str]]]]) -> Transcript:

@@ -271,6 +271,9 @@ def test_an_option_that_would_do_nothing_beside_a_storyboard_or_timed_lyrics_is_
     with pytest.raises(UserError, match="^--separate-vocals does nothing with timed lyrics"):
         request("--lyrics", str(timed), "--separate-vocals")
     assert request("--lyrics", str(plain), "--separate-vocals").separate_vocals  # Whisper aligns plain lyrics
+    (none := timed.with_name("none.txt")).write_text("Instrumental\n")
+    with pytest.raises(UserError, match="^--separate-vocals does nothing with lyrics that say the song has no words"):
+        request("--lyrics", str(none), "--separate-vocals")
     assert request("--storyboard", str(board), "--lyrics", str(timed)).lyrics_file == timed  # karaoke's word times
 
 

@@ -207,6 +207,10 @@ def test_lyrics_that_say_the_song_has_no_words_make_an_instrumentals_video(tmp_p
         lines_of(tmp_path, text.replace(notice, "(Chorus)"), name)
     lines = parse_lrc("[00:01.00]Instrumental\n[00:04.00]words sung at last\n", 8.0)
     assert [line.text for line in lines] == ["words sung at last"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="musicvid"):  # (a title's tag is not the line that says so)
+        lines_of(tmp_path, "[ti:纯音乐]\n" * name.endswith(".lrc") + text, name)
+    assert f"({notice!r})" in caplog.text
 
 
 def test_credits_and_directions_to_the_band_are_not_sung(tmp_path, caplog):
@@ -325,3 +329,33 @@ def test_files_are_read_or_refused_as_what_they_are(tmp_path, caplog):
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
         "1 cue starts before the cue before ends: a caption ends where the next starts"
     ]
+
+
+def test_a_backing_vocal_beside_an_english_line_is_sung_with_it_never_taken_for_a_translation(tmp_path):
+    text = "[la:en]\n[00:01.00]I will always love you\n[00:01.00](Ooh ooh, yeah yeah)\n[00:01.00]我会永远爱你\n"
+    text += (
+        "[00:05.00]And I hope life treats you kind\n[00:05.00]Na na na, whoa\n[00:09.00]Hold me in your arms tonight\n"
+    )
+    text += "[00:09.00]Abrázame en tus brazos esta noche\n"  # (a Latin-script translation is one still)
+    assert [(x.text, x.text_en) for x in lines_of(tmp_path, text).lines] == [
+        ("I will always love you / (Ooh ooh, yeah yeah)", None),
+        ("And I hope life treats you kind / Na na na, whoa", None),
+        ("Hold me in your arms tonight", None),
+    ]
+    spanish = "[la:es]\n[00:01.00]Te quiero\n[00:01.00](oh oh)\n[00:01.00]I love you\n"
+    assert [(x.text, x.text_en) for x in lines_of(tmp_path, spanish).lines] == [("Te quiero / (oh oh)", "I love you")]
+
+
+def test_cues_nobody_sings_in_an_srt_are_left_out_and_language_reaches_an_srt_and_a_transcript(tmp_path):
+    cues = ["[Music]", "I will always love you", "(Instrumental)", "[Chorus]", "And I hope life treats you kind"]
+    srt = "\n".join(
+        f"{n}\n00:00:{2 * n:02d},000 --> 00:00:{2 * n + 1:02d},500\n{cue}\n" for n, cue in enumerate(cues, 1)
+    )
+    known = lines_of(tmp_path, srt, "song.srt")
+    assert [(x.start, x.text) for x in known.lines] == [(4.0, "I will always love you"), (10.0, cues[-1])]
+    assert known.language == "en" and check_lyrics_file(tmp_path / "song.srt", "es").language == "es"
+    only = lines_of(tmp_path, "1\n00:00:01,000 --> 00:00:09,000\n[Music]\n", "song.srt")
+    assert only.lines == ()  # (an instrumental's, as an LRC's or a plain file's "[Music]" alone)
+    board = '{"language": "fr", "lines": [{"start": 1.0, "end": 2.0, "text": "Bonjour"}]}'
+    assert lines_of(tmp_path, board, "transcript.json").language == "fr"
+    assert check_lyrics_file(tmp_path / "transcript.json", "de").language == "de"

@@ -236,9 +236,11 @@ def test_a_separator_path_not_there_or_of_no_demucs_model_is_refused_before_any_
     song = make_tone(tmp_path / "song.wav", 2)
     (lora := tmp_path / "style.safetensors").write_bytes(kohya_lora())
     (upscaler := tmp_path / "x4.pth").write_bytes(b"PK")
+    lfs_pointer(pointer := tmp_path / "htdemucs.th")
     (words := tmp_path / "words.txt").write_text("a light in the storm\n")
     for given, said in [
         (tmp_path / "gone" / "x.th", "there is no such file"),  # (a typo, not a model to download)
+        (pointer, "is a Git LFS pointer, not the weights"),
         (lora, "is not a Demucs model: it holds a LoRA"),
         (upscaler, "is no Demucs model's file: it reads .th or .safetensors"),
         (tmp_path, "is a folder"),

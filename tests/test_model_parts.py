@@ -116,10 +116,19 @@ def test_a_diffusion_folder_a_part_of_which_is_missing_or_damaged_is_refused_nam
 
 def test_a_whole_folder_passes_in_older_attention_names_too_and_each_variant_is_read(sd):
     check_picture_model(str(sd), "sd")
-    # a clone that fetched the safetensors alone: the .bin beside each (never read) is a Git LFS pointer
-    for weights in [UNET, VAE, "text_encoder/model.safetensors"]:
-        lfs_pointer((sd / weights).with_suffix(".bin"))
+    # a clone that fetched the safetensors alone, as SD 1.5's repository names them: each .bin (never read) beside
+    # its twin, fp16's too, is a Git LFS pointer; transformers' parts name theirs pytorch_model(.fp16).bin
+    for part in ["unet", "vae", "text_encoder"]:
+        shutil.copy(next((sd / part).glob("*.safetensors")), sd / part / "twin")
+        stem = "diffusion_pytorch_model" if part != "text_encoder" else "model"
+        (sd / part / "twin").rename(sd / part / f"{stem}.fp16.safetensors")
+        for variant in ["", ".fp16"]:
+            lfs_pointer(sd / part / f"{'pytorch_model' if stem == 'model' else stem}{variant}.bin")
     check_picture_model(str(sd), "sd")
+    (sd / "text_encoder/model.fp16.safetensors").unlink()  # (where its twin is not there, the .bin is read)
+    with pytest.raises(UserError, match="'s text_encoder: its pytorch_model.fp16.bin is a Git LFS pointer"):
+        check_picture_model(str(sd), "sd")
+    (sd / "text_encoder/pytorch_model.fp16.bin").unlink()
     # a folder an older diffusers saved names its safety checker's feature extractor by a class transformers renamed
     config_of(sd / "model_index.json", feature_extractor=["transformers", "CLIPFeatureExtractor"])
     (sd / "feature_extractor").mkdir()

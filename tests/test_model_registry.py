@@ -102,3 +102,10 @@ def test_a_role_the_registry_loads_with_its_own_loader_is_not_checked_as_a_file_
     with pytest.raises(UserError, match="--upscaler x4plus-random is neither a file nor a hub file"):
         check_before_work(request, models, settings, tmp_path / "song.mp4")
     assert check_before_work(request, models, settings, tmp_path / "song.mp4", own=registry.own).lyrics is None
+    # Whisper and Demucs of a benchmark's own, offline: no size of theirs to find downloaded, no file to read
+    models = replace(PRESETS["tiny"], asr="base-random", asr_backend="faster-whisper", separator="htdemucs-random")
+    request = replace(request, separate_vocals=True)
+    with pytest.raises(UserError, match="--asr-model base-random: base-random is not downloaded"):
+        check_before_work(request, models, settings, tmp_path / "song.mp4")
+    own = ModelRegistry(models, "cpu", loaders={"asr": print, "separator": print}).own
+    assert check_before_work(request, models, settings, tmp_path / "song.mp4", own=own).lyrics is None

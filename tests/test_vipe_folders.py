@@ -251,3 +251,5 @@ def test_an_error_that_announces_its_next_line_keeps_it():
     assert first_line(ValueError("")) == "ValueError"
     long = ValueError("Unable to load weights from checkpoint file for '/a/model.bin' at " + "/folder" * 40)
     assert first_line(long).endswith(" at …") and len(first_line(long)) < 170  # cut between words, not inside one
+    whole = ValueError("x" * 155 + " word and more after it")  # a word ending at the cut is kept whole
+    assert first_line(whole) == "x" * 155 + " word …"

@@ -27,13 +27,17 @@ def font_characters(path: Path) -> frozenset[int]:
         return frozenset(font.getBestCmap())
 
 
+def lyrics_font(character: str) -> Path | None:
+    """The first of LYRICS_FONTS that has `character`; None where none has."""
+    return next((font for font in LYRICS_FONTS if ord(character) in font_characters(font)), None)
+
+
 def font_runs(text: str) -> list[tuple[Path, str]]:
     """`text` cut where the font that draws it changes: each character in the first of LYRICS_FONTS that has it (a
     space in the font before it); those none has left out."""
     runs: list[tuple[Path, str]] = []
     for character in text:
-        font = next((f for f in LYRICS_FONTS if ord(character) in font_characters(f)), None)
-        font = runs[-1][0] if character == " " and runs else font
+        font = runs[-1][0] if character == " " and runs else lyrics_font(character)
         if font is None:
             continue
         if runs and runs[-1][0] == font:

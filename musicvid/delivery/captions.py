@@ -1,14 +1,13 @@
-"""Lyrics as subtitles: an .srt beside the video, and on request the lyrics on screen: an ASS script,
-burned in by ffmpeg's libass at the video's size (after upscaling and interpolation, so the letters
-are drawn sharp, once per video frame) and kept beside the video for editors. `line` shows the sung
-line; `karaoke` lights each word up as it is sung (a right-to-left line it shows whole, and shown_whole_note says
-so). The fonts are bundled, so the lyrics look the same
-on a machine with no fonts installed: DejaVu Sans Bold, and for the Chinese, Japanese and Korean
-characters it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters). A character that
-neither has (an emoji, a script of neither) is left out of the burned-in lyrics rather than drawn as a
-box (a line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps every character. A line wider than the picture wraps at its
-spaces (libass); one with a word wider than a row alone (Chinese or Japanese without spaces, a URL) is broken
-into rows here, measured with the fonts' advances, since libass breaks only at spaces."""
+"""Lyrics as subtitles: an .srt beside the video, and on request the lyrics on screen: an ASS script, burned in by
+ffmpeg's libass at the video's size (after upscaling and interpolation, so the letters are drawn sharp, once per video
+frame) and kept beside the video for editors. `line` shows the sung line; `karaoke` lights each word up as it is sung (a right-to-left line it shows whole, and shown_whole_note says
+so). The fonts are bundled, so the lyrics look the same on a machine with no fonts installed: DejaVu Sans Bold, and
+for the Chinese, Japanese and Korean characters it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday
+characters). A character that neither has (an emoji, a script of neither) is left out of the burned-in lyrics rather
+than drawn as a box (a line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps every
+character. A line wider than the picture wraps at its spaces (libass); one with a word wider than a row alone
+(Chinese or Japanese without spaces, a URL) is broken into rows here, measured with the fonts' advances, since libass
+breaks only at spaces."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from typing import Mapping
 
 from fontTools.ttLib import TTFont
 
-from musicvid.core.assets import LYRICS_FONTS
+from musicvid.core.assets import LYRICS_FONTS, font_runs, lyrics_font
 from musicvid.core.workdir import FONTS
 from musicvid.delivery.cue_times import WordTime, ass_time, captioned, cues, srt_time
 from musicvid.lyrics.spacing import one_line, tied
@@ -38,8 +37,9 @@ UNDRAWN_SHOWN = 10  # how many of the characters no caption font has undrawn_not
 WORD_JOINER = "\u2060"  # invisible, and no digit: put before a cue's text that would read as its times
 # ffmpeg's SRT reader (mpv's too) takes any line that parses as times for a new cue's, wherever it stands
 _LIKE_TIMES = re.compile(r"\s*[-+]?\d[\d:.,\s]*-->")
-# What ffmpeg's SRT reader (a player's, through libass) takes for markup: an HTML tag it knows, a backslash's break
-_SRT_MARKUP = re.compile(r"<(?=/?(?:[ibus]|font)\b)|\\(?=[Nnh])", re.IGNORECASE)
+# What ffmpeg's SRT reader takes for markup (an HTML tag: one it knows, it applies; any other, it drops), and what
+# libass then does (a backslash's break; a brace's block, hidden: "{forever}", applied: "{\an8}", shown escaped)
+_SRT_MARKUP = re.compile(r"<(?=/?[a-z])|\{(?=\\)|\\(?=[Nnh])", re.IGNORECASE)
 CAPTION_SHARE = 0.5  # a caption's rows take at most the lower half of the picture: the rest is the picture's
 ELLIPSIS = " …"  # ends the last row of a caption whose line goes on past its rows (the .srt keeps it whole)
 NO_WRAP = "{\\q2}"  # on a line broken here: libass, measuring a pixel apart, must not break its rows again
@@ -68,7 +68,7 @@ def caption_fonts() -> tuple[CaptionFont, ...]:
 
 
 def _font_of(character: str) -> CaptionFont | None:
-    return next((font for font in caption_fonts() if ord(character) in font.advances), None)
+    return None if (path := lyrics_font(character)) is None else caption_fonts()[LYRICS_FONTS.index(path)]
 
 
 def undrawable(text: str) -> str:
@@ -114,9 +114,9 @@ def shown_whole_note(storyboard: Storyboard, *, name: str = "scenes", first: int
 def _cue_text(text: str) -> str:
     """A lyric as an .srt cue's text: on one line, and behind a word joiner where it begins like times
     ("00:00:05,000 --> …"), which a reader would take for a cue of its own and drop; a word joiner also parts what
-    players read as markup (`<i>`, `\\N`) from what makes it so."""
+    players read as markup (`<i>`, `<p>`, `\\N`) from what makes it so, and a brace is escaped as libass shows it."""
     line = one_line(text)  # (a line break in it would be a blank line, which ends a cue: the rest, cues of their own)
-    line = _SRT_MARKUP.sub(lambda found: found.group(0) + WORD_JOINER, line)
+    line = re.sub(r"[{}]", r"\\\g<0>", _SRT_MARKUP.sub(r"\g<0>" + WORD_JOINER, line))
     return WORD_JOINER + line if _LIKE_TIMES.match(line) else line
 
 
@@ -132,9 +132,10 @@ def srt(storyboard: Storyboard, heard: Transcript | None = None) -> str:
 
 def _literal(text: str) -> str:
     """A lyric's text as its caption shows it, on one line, composed (NFC), without the characters no caption font
-    has (braces and backslashes are shown as written: _in_fonts escapes them)."""
+    has (braces and backslashes are shown as written: _in_fonts escapes them); a wide character (Chinese, Japanese,
+    unspaced) is a word of its own."""
     composed = unicodedata.normalize("NFC", text)
-    if any(_misspelled(word) for word in composed.split()):
+    if any(_misspelled(word) for word in "".join(f" {c} " if _wide(c) else c for c in composed).split()):
         return ""  # (a word shown without some of its letters is another word: Urdu's ہ and ے, which DejaVu lacks)
     return one_line("".join(c for c in composed if c.isspace() or _font_of(c) is not None))
 
@@ -157,12 +158,11 @@ def _in_fonts(rows: list[str]) -> str:
     pieces = []
     for n, row in enumerate(rows):
         pieces.append("\\N" if n else "")
-        for character in row:
-            font = current if character == " " else _font_of(character)
-            if font is not current:
+        for _, run in font_runs(row):
+            if (font := _font_of(run[0])) is not current:
                 pieces.append("{\\fn}" if font is style else f"{{\\fn{font.family}}}")
                 current = font
-            pieces.append(AS_WRITTEN.get(character, character))
+            pieces.append("".join(AS_WRITTEN.get(character, character) for character in run))
     if current is not style:
         pieces.append("{\\fn}")
     return "".join(pieces)

@@ -141,8 +141,9 @@ def timed_lines(
         said = language or lrc_language(text, document)
         return parse_lrc(text, duration, document, said), said or "en"
     if kind == ".srt":
-        return parse_srt(text, document), "en"
-    return parse_transcript_json(text, document)
+        return parse_srt(text, document), language or "en"
+    lines, said = parse_transcript_json(text, document)
+    return lines, language or said
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ def check_lyrics_file(path: Path, language: str | None = None) -> KnownLyrics:
     lines, language = timed_lines(text, kind, math.inf, document, language)
     # A timed line's words are counted, not its file's lines': a transcript's JSON may be written on one line.
     _check_words(document, ((f": the line at {line.start:g} s", line.text) for line in lines))
-    if text.strip() and all(is_label(line.text) or not line.text for line in lines):  # (an SRT's cues are as written)
+    if text.strip() and all(is_label(line.text) or not line.text for line in lines):
         return _no_words(path, text, document)
     return KnownLyrics(path, text, tuple(lines), language)
 

@@ -176,7 +176,7 @@ def instrumental_notice(text: str) -> str | None:
         rest = raw.strip()
         while (tag := _TAG.match(rest)) and _TIMELIKE.fullmatch(tag.group(1)):
             rest = rest[tag.end() :].strip()
-        if INSTRUMENTAL.fullmatch(rest):
+        if INSTRUMENTAL.fullmatch(rest) and not re.fullmatch(r"[\[［][^:：]*[:：].*", rest):  # ("[ti:纯音乐]": a tag)
             return rest
     return None
 
@@ -262,6 +262,20 @@ def reads_as_english(text: str) -> bool:
     return bool(words) and sum(word in _ENGLISH for word in words) >= ENGLISH_SHARE * len(words)
 
 
+# The sounds a backing vocal or an ad-lib sings, in any language's lyrics: "ooh", "yeah", "la la", "na na", "whoa"
+_VOCABLE = re.compile(r"o+h*|a+h*|ye+a*h*|y[ae]+|la+|na+|he+y|w(?:h)?o+a*h*|u+h+|m+|h+m+|huh|woo+|ha+|da+|doo+|sha+")
+
+
+def is_backing(text: str) -> bool:
+    """Whether a line is a backing vocal or an ad-lib, sung with the line at its time, not a translation of it:
+    written wholly in parentheses ("(Ooh, I want you)"), or its words the sounds nobody translates (_VOCABLE)."""
+    bare = text.strip()
+    words = ["".join(c for c in word if c.isalpha()) for word in bare.lower().split()]
+    if bare.startswith("(") and bare.endswith(")"):
+        return True
+    return any(words) and all(_VOCABLE.fullmatch(word) for word in words if word)
+
+
 Own = tuple[WordTime, ...]
 
 
@@ -271,21 +285,16 @@ def _at_one_time(at: list[tuple[str, Own]], language: str | None) -> tuple[str, 
     English (`language`, the file's or the person's; None: not said), the others are its translation, not sung;
     where it is said to be in another, or a line is not in Latin letters, the English is the others' translation;
     else (a duet) every line is sung, joined with " / " (a joined line's own word times are dropped). A
-    romanization is joined, never English."""
+    romanization is joined, never English; so is a backing vocal (is_backing), never a translation."""
     own_of = dict(reversed(at))  # each distinct line and its first writing's times
     distinct = list(dict.fromkeys(sung for sung, _ in at))
     english = [line for line in distinct if reads_as_english(line)]
-    foreign = [line for line in distinct if line not in english]
+    foreign = [line for line in distinct if line not in english and not is_backing(line)]
     if language == "en" and english and foreign:  # (an English song's lines beside their translation)
-        return (
-            " / ".join(english),
-            own_of[english[0]] if len(english) == 1 else (),
-            None,
-            len(foreign),
-            len(english) - 1,
-        )
+        kept = [line for line in distinct if line not in foreign]
+        return " / ".join(kept), own_of[kept[0]] if len(kept) == 1 else (), None, len(foreign), len(kept) - 1
     translated = english and foreign and (language not in ("en", None) or not all(map(latin, distinct)))
-    sung = foreign if translated else distinct
+    sung = [line for line in distinct if line not in english] if translated else distinct
     own = own_of[sung[0]] if len(sung) == 1 else ()
     if not translated:
         return " / ".join(sung), own, None, 0, len(sung) - 1

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
+from musicvid.lyrics.labels import is_label
 from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.transcript import Line, excerpt, has_words
 
@@ -68,7 +69,9 @@ def _srt_seconds(clock: str, where: str) -> float:
 
 
 def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Line]:
-    """The cues of SRT `text` as lines (cues of one time, one: _one_caption_a_time). Refused, named by its cue or its text: a time that cannot be read, starts
+    """The cues of SRT `text` as lines (cues of one time, one: _one_caption_a_time), but those nobody sings: a
+    section's name or a direction ("[Music]", "(Instrumental)": is_label). Refused, named by its cue or its text: a
+    time that cannot be read, starts
     before 0 or ends before it starts; words outside a cue (a block without times, or above its cue's times but
     its number), among cues that have times; a cue that runs into the next one's times (no blank line between:
     they would be sung). A row outside a cue that `is_lrc` (the LRC reader's test) is refused as LRC, not SRT."""
@@ -83,7 +86,8 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
                 "words; plain lyrics (a .txt file) are timed by Whisper"
             )
         return []
-    lines = _one_caption_a_time([line for rows in blocks if (line := _cue(rows, document, is_lrc))])
+    cues = [line for rows in blocks if (line := _cue(rows, document, is_lrc))]
+    lines = _one_caption_a_time([line for line in cues if not is_label(line.text)])
     starts = sorted((line.start, line.end) for line in lines)
     if overlaps := sum(start < end_before for (_, end_before), (start, _) in zip(starts, starts[1:])):
         log.warning(

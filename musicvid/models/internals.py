@@ -348,7 +348,7 @@ def demucs_model(name: str) -> torch.nn.Module:
     from demucs.pretrained import get_model
     from demucs.states import load_model
 
-    file = Path(name)
+    file = Path(name).expanduser()  # (as --separator's check read it)
     if file.suffix in (".safetensors", ".th") and file.is_file():
         return demucs_bag(load_safetensors_model(file) if file.suffix == ".safetensors" else load_model(file))
     return get_model(name)

@@ -63,7 +63,7 @@ def first_line(error: BaseException) -> str:
         if not said.endswith(":"):
             break
         said = f"{said} {line}"
-    return said if len(said) <= FIRST_LINE else said[:FIRST_LINE].rsplit(" ", 1)[0] + " …"  # (not mid-word)
+    return said if len(said) <= FIRST_LINE else said[: FIRST_LINE + 1].rsplit(" ", 1)[0] + " …"  # (not mid-word)
 
 
 def _unavailable(kind: str, name: str, error: BaseException) -> ModelUnavailable:

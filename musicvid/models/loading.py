@@ -23,7 +23,7 @@ from musicvid.models.internals import demucs_model
 from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
-from musicvid.models.single_file import is_single_file, kind_of, read_header
+from musicvid.models.single_file import is_single_file, kind_of, read_header, torch_archive
 from musicvid.models.weights_files import silenced
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
@@ -281,7 +281,7 @@ SEPARATOR_SUFFIXES = (".th", ".safetensors")  # a Demucs model's file, as demucs
 
 def check_separator(name: str) -> None:
     """Refuse, before any work, a --separator path that is not there, a folder, or a file of no Demucs model's suffix
-    (or, a safetensors file, whose header says it holds another kind): its load comes first, after the song is
+    (or, a safetensors file, whose header says it holds another kind; a .th file, no torch.save's): its load comes first, after the song is
     decoded, and would advise a download, or say `'klass'`. A name is Demucs' (htdemucs), fetched as it loads."""
     path = Path(name).expanduser()
     check_not_missing("--separator", name)
@@ -294,6 +294,8 @@ def check_separator(name: str) -> None:
         raise UserError(f"--separator {name} is no Demucs model's file: it reads {' or '.join(SEPARATOR_SUFFIXES)}")
     if path.suffix == ".safetensors" and (held := kind_of(read_header(path, f"--separator {name}"))):
         raise UserError(f"--separator {name} is not a Demucs model: it holds {held}")
+    if path.suffix == ".th":  # (torch.save's: a clone's Git LFS pointer, a page saved in its place, refused)
+        torch_archive(path, f"--separator {name}")
 
 
 # --- upscaler -------------------------------------------------------------------------------------

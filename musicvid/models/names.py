@@ -9,6 +9,7 @@ folder's and a ViPE tokenizer's checks do (musicvid.models.vipe_files).
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,10 +167,15 @@ def check_scorer_folder(folder: Path, named: str) -> None:
         raise UserError(f"{named} holds no {TOKENIZER}, nor vocab.json and merges.txt: its texts' tokenizer")
 
 
+# The PyTorch files transformers reads where no variant is asked for (ViPE's load asks none) and no model.safetensors
+# (or its index) is there: a whole file or a shard
+_UNVARIED = re.compile(r"pytorch_model(-\d+-of-\d+)?\.bin")
+
+
 def check_weights(folder: Path, config: dict, named: str) -> None:
     """A model folder's weights as their headers declare them, no tensor read: each safetensors file whole (one cut
     short by a copy or a download is refused now, not at its load after the song's analysis), each PyTorch file a
-    whole zip archive (where no safetensors are there, which transformers reads instead), and the token embedding as wide as the config says (GPT-2's `n_embd`, `vocab_size`)."""
+    whole zip archive (where no model.safetensors is there, which transformers reads instead), and the token embedding as wide as the config says (GPT-2's `n_embd`, `vocab_size`)."""
     for weights in sorted(folder.glob("*.safetensors")):
         shapes = header(weights, f"{named}: its {weights.name}")
         embedding = next((shape for key, shape in shapes.items() if key.endswith("wte.weight")), None)
@@ -179,8 +185,9 @@ def check_weights(folder: Path, config: dict, named: str) -> None:
                 f"{named}: its {weights.name} holds token embeddings of {embedding[0]} x {embedding[1]}, and its "
                 f"config.json says {said[0]} x {said[1]}"
             )
-    # transformers reads model.safetensors (or its shards) where they are there: a .bin beside them is never read
-    for weights in [] if any(folder.glob("model*.safetensors*")) else sorted(folder.glob("pytorch_model*.bin")):
+    if any((folder / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")):
+        return  # (transformers reads them: a .bin beside them, maybe a clone's LFS pointer, never)
+    for weights in sorted(path for path in folder.glob("pytorch_model*.bin") if _UNVARIED.fullmatch(path.name)):
         zipped = torch_archive(weights, f"{named}: its {weights.name}")  # an older pickle is read as it loads
         if zipped and not zipfile.is_zipfile(weights):
             raise UserError(f"{named}: its {weights.name} is cut short (no whole zip archive)")

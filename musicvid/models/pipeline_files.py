@@ -33,6 +33,7 @@ from musicvid.models.weights_files import (
     diffusers_fit,
     json_object,
     not_finite,
+    safetensors_twin,
     shapes_of,
     sharded,
     silenced,
@@ -180,18 +181,13 @@ def weights_of(folder: Path, stems: tuple[str, ...], named: str) -> list[Path]:
     index = re.compile(rf"({stem})\.(safetensors|bin)\.index(\.[^.]+)?\.json")
     found = [path for path in sorted(folder.iterdir()) if single.fullmatch(path.name) or index.fullmatch(path.name)]
     # a .bin beside its .safetensors is never read (a clone that fetched the safetensors alone holds its pointer)
-    found = [path for path in found if not (".bin" in path.name and path in _beside_safetensors(found))]
+    names = {path.name for path in found}
+    found = [path for path in found if ".bin" not in path.name or safetensors_twin(path.name) not in names]
     if not found:
         raise UserError(
             f"{named} holds no weights: no {stems[0]}.safetensors, nor its shards and their index, nor a .bin"
         )
     return found
-
-
-def _beside_safetensors(found: list[Path]) -> set[Path]:
-    """The .bin files (and shard indexes) of `found` whose .safetensors twin is there too."""
-    names = {path.name for path in found}
-    return {path for path in found if path.name.replace(".bin", ".safetensors", 1) in names}
 
 
 def check_file_parts(path: Path, family: str, named: str) -> None:

@@ -23,6 +23,14 @@ from musicvid.models.single_file import header, torch_archive
 LEGACY_ATTENTION = {".query.": ".to_q.", ".key.": ".to_k.", ".value.": ".to_v.", ".proj_attn.": ".to_out.0."}
 
 
+def safetensors_twin(name: str) -> str:
+    """The safetensors file its library reads in place of the PyTorch file `name` (a weights file or a shard index)
+    where both are there: transformers' pytorch_model(.variant).bin is model(.variant).safetensors, diffusers'
+    diffusion_pytorch_model(.variant).bin keeps its stem."""
+    twin = name.replace(".bin", ".safetensors", 1)
+    return twin.removeprefix("pytorch_") if twin.startswith("pytorch_model") else twin
+
+
 def not_finite(config, where: str = "") -> tuple[str, float] | None:
     """The first key of a config (nested ones dotted) whose number is NaN or infinite, and that number: JSON's
     parser takes both."""
