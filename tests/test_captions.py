@@ -9,7 +9,7 @@ import unicodedata
 import numpy as np
 
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
-from musicvid.delivery import captions, mux
+from musicvid.delivery import captions, mux, subtitles
 from musicvid.delivery.cue_times import HOLD_SECONDS, MIN_SHOWN_SECONDS, READ_CHARS_PER_SECOND, word_times
 from musicvid.lyrics.known import parse_srt
 from musicvid.lyrics.transcript import Line, Transcript, Word
@@ -85,7 +85,7 @@ def test_lyrics_name_the_font_of_each_character_and_leave_out_what_none_has():
     # an unspaced Chinese line is a word a character: one the fonts lack (谧) is left out, not the line
     assert [captions._font_of(c) is None for c in "静谧的夜晚"] == [False, True, False, False, False]
     assert dialogue(captions.ass_script(lyric_board(["静谧的夜晚"]), 512, 288)) == ["{\\fnLyrics CJK}静的夜晚{\\fn}"]
-    assert "fire 🔥 and 𓀀" in captions.srt(board)
+    assert "fire 🔥 and 𓀀" in subtitles.srt(board)
     assert captions.undrawn_note(lyric_board(["la 中文 la", "ok 😀"])) == ""
     # karaoke: a word with nothing drawable lights nothing up, its time is a wait before the next
     words = word_times(board, None)
@@ -104,7 +104,7 @@ def test_words_typed_into_a_scene_without_lyrics_are_shown_as_the_lyrics_are():
         Scene(index=2, kind="break", start=3.0, end=4.0),
     ]
     board = Storyboard(audio=SongAudio(4.0), language="", scenes=scenes)
-    assert captions.srt(board).startswith("1\n00:00:00,000 --> 00:00:02,000\nThe Lighthouse Song\n\n2\n")
+    assert subtitles.srt(board).startswith("1\n00:00:00,000 --> 00:00:02,000\nThe Lighthouse Song\n\n2\n")
     assert dialogue(captions.ass_script(board, 512, 288)) == ["The Lighthouse Song", "my heart"]
     words = word_times(board, None)
     assert sorted(words) == [0, 1] and [word for _, _, word, _ in words[0]] == ["The", "Lighthouse", "Song"]
@@ -160,7 +160,7 @@ def test_a_lyric_that_begins_like_a_cues_times_is_read_by_ffmpeg_as_its_words(tm
     lines = ["first", "00:00:05,000 --> 00:00:06,000", " 1:2:3.4 --> 5:6:7.8 and words", "<i>in</i> one\\Ntwo <3"]
     lines += ["{\\an8}up here", "a<br>b <p>para</p> <Foo bar>", "{\\i1}slanted{\\i0} {forever}"]
     path = tmp_path / "lyrics.srt"
-    path.write_text(captions.srt(lyric_board(lines)), encoding="utf-8")
+    path.write_text(subtitles.srt(lyric_board(lines)), encoding="utf-8")
     read = subprocess.run(
         [ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-i", str(path), "-f", "ass", "-"],
         capture_output=True,
@@ -169,7 +169,7 @@ def test_a_lyric_that_begins_like_a_cues_times_is_read_by_ffmpeg_as_its_words(tm
     ).stdout
     cues = [line for line in read.splitlines() if line.startswith("Dialogue:")]
     assert [cue.split(",")[1] for cue in cues] == [f"0:00:0{n}.00" for n in range(len(lines))]
-    shown = [re.sub(r"\\([{}])", r"\1", text.replace(captions.WORD_JOINER, "")) for text in dialogue(read)]
+    shown = [re.sub(r"\\([{}])", r"\1", text.replace(subtitles.WORD_JOINER, "")) for text in dialogue(read)]
     assert shown == [" ".join(t.split()) for t in lines]  # (libass shows an escaped brace as the brace)
 
 
@@ -208,20 +208,23 @@ def test_a_first_line_sung_in_the_lead_in_is_captioned_from_its_singing():
     plain = Transcript([Line(0.7, 3.5, "first line sung late")], "en", "lyrics:a.lrc")  # a plain LRC's line
     [(start, times, _)] = karaoke(board, plain)
     assert start == "0:00:00.70" and sum(times) == 280  # its letters share the line's 0.7 → 3.5
-    assert parse_srt(captions.srt(board, plain), "the .srt")[0].start == 0.7
+    assert parse_srt(subtitles.srt(board, plain), "the .srt")[0].start == 0.7
 
 
-def test_right_to_left_lines_are_shown_whole_in_karaoke():
-    board = lyric_board(["שלום עולם", "abc مرحبا بالعالم", "hello world"])
+def test_right_to_left_lines_and_lines_sung_at_once_are_shown_whole_in_karaoke():
+    """A duet's two lines sung at once are one caption: ASS fills one word after another, so one line's would light
+    only after the other's."""
+    board = lyric_board(["שלום עולם", "abc مرحبا بالعالم", "hello world", "I will stay / And you will go"])
     script = captions.ass_script(board, 320, 240, word_times(board, None))
     shown = dialogue(script)
     assert shown[:2] == [captions.LINE_COLOUR + "שלום עולם", captions.LINE_COLOUR + "abc مرحبا بالعالم"]
-    assert "\\kf" in shown[2]
+    assert "\\kf" in shown[2] and shown[3] == captions.LINE_COLOUR + "I will stay / And you will go"
+    said = "have words written right to left, or lines sung at once"
     assert captions.shown_whole_note(board) == (
-        "2 of 3 lyric lines have words written right to left (scenes 0-1): karaoke shows them whole, not lit word by word"
+        f"3 of 4 lyric lines {said} (scenes 0-1, 3): karaoke shows them whole, not lit word by word"
     )
     assert captions.shown_whole_note(board, name="rows", first=1) == (  # (the page's table counts from 1)
-        "2 of 3 lyric lines have words written right to left (rows 1-2): karaoke shows them whole, not lit word by word"
+        f"3 of 4 lyric lines {said} (rows 1-2, 4): karaoke shows them whole, not lit word by word"
     )
     # a mark of direction is no word: a line that ends in one is lit word by word
     assert (
@@ -243,7 +246,7 @@ def event_spans(script: str) -> list[tuple[float, float]]:
 
 def shown_spans(board: Storyboard, transcript: Transcript | None) -> list[tuple[float, float]]:
     """Each caption's (start, end) in the .srt, which the burned-in lyrics (line and karaoke alike) show too."""
-    cues = [(c.start, c.end) for c in parse_srt(captions.srt(board, transcript), "the .srt")]
+    cues = [(c.start, c.end) for c in parse_srt(subtitles.srt(board, transcript), "the .srt")]
     for words in (None, word_times(board, transcript)):
         assert event_spans(captions.ass_script(board, 320, 240, words, transcript)) == cues
     return cues
@@ -319,7 +322,7 @@ def test_a_line_written_decomposed_is_drawn_composed():
     board = lyric_board([korean])
     assert captions.undrawable(korean) == "" and captions.undrawn_note(board) == ""
     assert "사랑해" in dialogue(captions.ass_script(board, 320, 240))[0]
-    assert korean in captions.srt(board)  # the .srt as written
+    assert korean in subtitles.srt(board)  # the .srt as written
 
 
 def test_a_portrait_videos_letters_are_sized_by_its_width_and_a_usual_line_shown_whole():

@@ -10,7 +10,7 @@ from wcwidth import wcswidth
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS
-from musicvid.delivery import captions
+from musicvid.delivery import captions, subtitles
 from musicvid.lyrics.known import MAX_LINE_WORDS, check_lyrics_file, fit_lyrics, parse_srt
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, parse_storyboard
 from musicvid.storyboard.picks import KeyframePick
@@ -138,7 +138,7 @@ def test_a_lyric_with_line_breaks_is_one_cue(tmp_path):
     texts = [INJECTED, "Your voice\r\n\r\nis gold", "   "]
     scenes = [Scene(index=i, kind="lyric", start=i + 1.0, end=i + 2.0, text=t) for i, t in enumerate(texts)]
     board = Storyboard(audio=SongAudio(4.0), language="en", scenes=scenes)
-    cues = parse_srt(captions.srt(board), "the .srt")
+    cues = parse_srt(subtitles.srt(board), "the .srt")
     assert [(c.start, c.end, c.text) for c in cues] == [
         (1.0, 2.0, " ".join(INJECTED.split())),
         (2.0, 3.0, "Your voice is gold"),
@@ -156,7 +156,7 @@ def test_a_transcripts_line_breaks_reach_the_srt_as_one_cue(tmp_path):
     )
     lines = check_lyrics_file(path).lines
     scenes = [Scene(index=i, kind="lyric", start=ln.start, end=ln.end, text=ln.text) for i, ln in enumerate(lines)]
-    srt = captions.srt(Storyboard(audio=SongAudio(10.0), language="en", scenes=scenes))
+    srt = subtitles.srt(Storyboard(audio=SongAudio(10.0), language="en", scenes=scenes))
     assert [c.text for c in parse_srt(srt, "the .srt")] == [" ".join(INJECTED.split()), "Your voice"]
 
 
@@ -327,8 +327,8 @@ def test_musicvids_own_srt_reads_back_whole_whatever_its_lyrics():
         "00:00:01,000 --> 00:00:02,000 and\n\n3\n00:00:09,000 --> 00:00:10,000\nmore",
     ]
     scenes = [Scene(index=i, kind="lyric", start=i + 1.0, end=i + 2.0, text=t) for i, t in enumerate(texts)]
-    cues = parse_srt(captions.srt(Storyboard(audio=SongAudio(9.0), language="en", scenes=scenes)), "the .srt")
-    assert [(c.start, c.text.removeprefix(captions.WORD_JOINER)) for c in cues] == [
+    cues = parse_srt(subtitles.srt(Storyboard(audio=SongAudio(9.0), language="en", scenes=scenes)), "the .srt")
+    assert [(c.start, c.text.removeprefix(subtitles.WORD_JOINER)) for c in cues] == [
         (i + 1.0, " ".join(t.split())) for i, t in enumerate(texts)
     ]
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from musicvid.delivery import captions
+from musicvid.delivery import captions, subtitles
 from musicvid.delivery.cue_times import word_times
 from musicvid.lyrics.known import check_lyrics_file, parse_srt, read_plain_lyrics
 from musicvid.lyrics.lrc import parse_lrc
@@ -32,7 +32,7 @@ def test_no_break_and_ideographic_spaces_reach_the_storyboard_and_the_srt_as_wri
     assert read_plain_lyrics(check_lyrics_file(lyrics)) == [f"Quoi{NBSP}?", "« Oui »"]
     board = storyboard(lrc, 10.0)
     assert [s.text for s in board.scenes if s.kind == "lyric"] == [french, f"{wide} again"]
-    cues = captions.srt(board).split("\n\n")
+    cues = subtitles.srt(board).split("\n\n")
     assert french in cues[0] and f"{wide} again" in cues[1]
 
 

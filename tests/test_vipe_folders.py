@@ -253,3 +253,18 @@ def test_an_error_that_announces_its_next_line_keeps_it():
     assert first_line(long).endswith(" at …") and len(first_line(long)) < 170  # cut between words, not inside one
     whole = ValueError("x" * 155 + " word and more after it")  # a word ending at the cut is kept whole
     assert first_line(whole) == "x" * 155 + " word …"
+
+
+def test_a_folders_generation_config_changes_nothing_of_how_vipe_samples(tmp_path):
+    """generate would merge it in: beams, a penalty of 0 (which it refuses), once the storyboard is on its way."""
+    from musicvid.models.tiny import tiny_vipe
+    from vipe_core.inference import ViPE
+
+    made = tiny_vipe()
+    made.model.save_pretrained(folder := tmp_path / "vipe")
+    made.tokenizer.save_pretrained(folder)
+    contexts = ["a light in the storm", "my heart is a lighthouse"]
+    authors = ViPE.from_pretrained(str(folder)).sample(contexts, candidates=2, seed=3)
+    for saved in [{"num_beams": 0}, {"num_beams": 4, "num_beam_groups": 2}, {"repetition_penalty": 0.0}]:
+        (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 0, **saved}))
+        assert ViPE.from_pretrained(str(folder)).sample(contexts, candidates=2, seed=3) == authors, saved

@@ -116,6 +116,11 @@ class ViPE:
     """A causal LM that continues ``<eos> context <eos>`` with a visual elaboration."""
 
     def __init__(self, model, tokenizer, generation: GenerationSettings = GenerationSettings()):
+        from transformers import GenerationConfig
+
+        # generate merges the folder's generation_config.json (num_beams, a repetition penalty) into its settings: ViPE
+        # samples by `generation` alone, as its authors did, whatever a checkpoint saved there
+        model.generation_config = GenerationConfig()
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.generation = generation

@@ -1,17 +1,17 @@
-"""Lyrics as subtitles: an .srt beside the video, and on request the lyrics on screen: an ASS script, burned in by
-ffmpeg's libass at the video's size (after upscaling and interpolation, so the letters are drawn sharp, once per video
-frame) and kept beside the video for editors. `line` shows the sung line; `karaoke` lights each word up as it is sung (a right-to-left line it shows whole, and shown_whole_note says
-so). The fonts are bundled, so the lyrics look the same on a machine with no fonts installed: DejaVu Sans Bold, and
-for the Chinese, Japanese and Korean characters it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday
-characters). A character that neither has (an emoji, a script of neither) is left out of the burned-in lyrics rather
-than drawn as a box (a line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps every
-character. A line wider than the picture wraps at its spaces (libass); one with a word wider than a row alone
-(Chinese or Japanese without spaces, a URL) is broken into rows here, measured with the fonts' advances, since libass
-breaks only at spaces."""
+"""The lyrics on screen, on request (the .srt beside the video: musicvid.delivery.subtitles): an ASS script, burned
+in by ffmpeg's libass at the video's size (after upscaling and interpolation, so the letters are drawn sharp, once per
+video frame) and kept beside the video for editors. `line` shows the sung line; `karaoke` lights each word up as it
+is sung (a line written right to left, or sung at once with another, it shows whole, and shown_whole_note says so).
+The fonts are bundled, so the lyrics look the same on a machine with no fonts installed: DejaVu Sans Bold, and for
+the Chinese, Japanese and Korean characters it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters).
+A character that neither has (an emoji, a script of neither) is left out of the burned-in lyrics rather than drawn as
+a box (a line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps every character. A line
+wider than the picture wraps at its spaces (libass); one with a word wider than a row alone (Chinese or Japanese
+without spaces, a URL) is broken into rows here, measured with the fonts' advances, since libass breaks only at
+spaces."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import unicodedata
 from dataclasses import dataclass
@@ -23,9 +23,10 @@ from fontTools.ttLib import TTFont
 
 from musicvid.core.assets import LYRICS_FONTS, font_runs, lyrics_font
 from musicvid.core.workdir import FONTS
-from musicvid.delivery.cue_times import WordTime, ass_time, captioned, cues, srt_time
+from musicvid.delivery.cue_times import WordTime, ass_time, captioned, cues
+from musicvid.delivery.subtitles import WORD_JOINER
 from musicvid.lyrics.spacing import one_line, tied
-from musicvid.lyrics.transcript import Transcript, code_point
+from musicvid.lyrics.transcript import TOGETHER, Transcript, code_point
 from musicvid.storyboard.board import Storyboard
 from musicvid.storyboard.table import listed
 from vipe_core.atomic import atomic_path, write_text
@@ -34,12 +35,6 @@ SUNG, UNSUNG = "&H0000D7FF", "&H00FFFFFF"  # ASS colours are &HAABBGGRR: gold on
 # karaoke shows a right-to-left line plainly: libass lays the runs \\k tags cut it into left to right (words reversed)
 LINE_COLOUR = "{\\1c&HFFFFFF&}"
 UNDRAWN_SHOWN = 10  # how many of the characters no caption font has undrawn_note names
-WORD_JOINER = "\u2060"  # invisible, and no digit: put before a cue's text that would read as its times
-# ffmpeg's SRT reader (mpv's too) takes any line that parses as times for a new cue's, wherever it stands
-_LIKE_TIMES = re.compile(r"\s*[-+]?\d[\d:.,\s]*-->")
-# What ffmpeg's SRT reader takes for markup (an HTML tag: one it knows, it applies; any other, it drops), and what
-# libass then does (a backslash's break; a brace's block, hidden: "{forever}", applied: "{\an8}", shown escaped)
-_SRT_MARKUP = re.compile(r"<(?=/?[a-z])|\{(?=\\)|\\(?=[Nnh])", re.IGNORECASE)
 CAPTION_SHARE = 0.5  # a caption's rows take at most the lower half of the picture: the rest is the picture's
 ELLIPSIS = " …"  # ends the last row of a caption whose line goes on past its rows (the .srt keeps it whole)
 NO_WRAP = "{\\q2}"  # on a line broken here: libass, measuring a pixel apart, must not break its rows again
@@ -97,37 +92,18 @@ def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0
 
 
 def shown_whole_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
-    """One line for karaoke: which lyric scenes (named and counted as undrawn_note's) have words written right to
-    left, so are shown whole in LINE_COLOUR rather than lit word by word; "" if none."""
+    """One line for karaoke: which lyric scenes (named and counted as undrawn_note's) are shown whole in LINE_COLOUR
+    rather than lit word by word (_shown_whole); "" if none."""
     lyrics = captioned(storyboard)
     scenes = [
-        s.index + first for s in lyrics if _literal(s.text) and _right_to_left(s.text)
+        s.index + first for s in lyrics if _literal(s.text) and _shown_whole(s.text)
     ]  # (one not drawn: not shown)
     if not scenes:
         return ""
     return (
-        f"{len(scenes)} of {len(lyrics)} lyric lines have words written right to left ({name} {listed(scenes)}): "
-        "karaoke shows them whole, not lit word by word"
+        f"{len(scenes)} of {len(lyrics)} lyric lines have words written right to left, or lines sung at once "
+        f"({name} {listed(scenes)}): karaoke shows them whole, not lit word by word"
     )
-
-
-def _cue_text(text: str) -> str:
-    """A lyric as an .srt cue's text: on one line, and behind a word joiner where it begins like times
-    ("00:00:05,000 --> …"), which a reader would take for a cue of its own and drop; a word joiner also parts what
-    players read as markup (`<i>`, `<p>`, `\\N`) from what makes it so, and a brace is escaped as libass shows it."""
-    line = one_line(text)  # (a line break in it would be a blank line, which ends a cue: the rest, cues of their own)
-    line = re.sub(r"[{}]", r"\\\g<0>", _SRT_MARKUP.sub(r"\g<0>" + WORD_JOINER, line))
-    return WORD_JOINER + line if _LIKE_TIMES.match(line) else line
-
-
-def srt(storyboard: Storyboard, heard: Transcript | None = None) -> str:
-    """One cue per scene with words (captioned), while `heard` (the transcript) sings its line (cues), in the song's
-    own language, whatever whitespace its text holds."""
-    blocks = [
-        f"{n}\n{srt_time(a)} --> {srt_time(b)}\n{_cue_text(s.text)}\n"
-        for n, (s, _, (a, b)) in enumerate(cues(storyboard, heard), start=1)
-    ]
-    return "\n".join(blocks)
 
 
 def _literal(text: str) -> str:
@@ -166,6 +142,12 @@ def _in_fonts(rows: list[str]) -> str:
     if current is not style:
         pieces.append("{\\fn}")
     return "".join(pieces)
+
+
+def _shown_whole(text: str) -> bool:
+    """Whether karaoke shows a line whole: one sung at once with another (TOGETHER: an ASS line's fills sweep one
+    after another), or one written right to left (_right_to_left)."""
+    return TOGETHER in text or _right_to_left(text)
 
 
 def _right_to_left(text: str) -> bool:
@@ -330,7 +312,7 @@ def ass_script(
             continue
         if words is None:
             text = _line_text(scene.text, block)
-        elif _right_to_left(scene.text):
+        elif _shown_whole(scene.text):
             text = LINE_COLOUR + _line_text(scene.text, block)
         else:
             text = _karaoke_text(start, words[scene.index], block)

@@ -16,7 +16,7 @@ import torch
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256
 from musicvid.core.outputs import beside_another, write_output, written_here
-from musicvid.delivery import captions
+from musicvid.delivery import captions, subtitles
 from musicvid.delivery.cue_times import word_times
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
@@ -150,16 +150,16 @@ def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None,
     each recorded as this song's, the sidecars as this video's (musicvid.core.outputs). Without captions, an .ass an
     earlier run left there goes (stale_script)."""
     workdir, output, overwrite = run.workdir, run.output, run.request.overwrite
-    subtitles = captions.srt(storyboard, heard)
+    cues = subtitles.srt(storyboard, heard)
     if output.resolve() != video.resolve():
         write_output(workdir, output, overwrite, copy_of=video)
-    write_output(workdir, output.with_suffix(".srt"), overwrite, subtitles, beside=output)
+    write_output(workdir, output.with_suffix(".srt"), overwrite, cues, beside=output)
     if script is not None:
         ass = script.read_text(encoding="utf-8")
         write_output(workdir, output.with_suffix(".ass"), overwrite, ass, beside=output)
     else:
         stale_script(run)
-    write_text(workdir.subtitles, subtitles)
+    write_text(workdir.subtitles, cues)
 
 
 def stale_script(run: Run) -> None:

@@ -16,7 +16,7 @@ from musicvid.lyrics.labels import CREDIT, INSTRUMENTAL, is_label
 from musicvid.lyrics.languages import language_code, latin
 from musicvid.lyrics.spacing import one_line, spaced
 from musicvid.lyrics.srt import clock_seconds, text_lines
-from musicvid.lyrics.transcript import Line, Word, excerpt, has_words
+from musicvid.lyrics.transcript import TOGETHER, Line, Word, excerpt, has_words
 
 log = logging.getLogger("musicvid")
 
@@ -292,13 +292,13 @@ def _at_one_time(at: list[tuple[str, Own]], language: str | None) -> tuple[str, 
     foreign = [line for line in distinct if line not in english and not is_backing(line)]
     if language == "en" and english and foreign:  # (an English song's lines beside their translation)
         kept = [line for line in distinct if line not in foreign]
-        return " / ".join(kept), own_of[kept[0]] if len(kept) == 1 else (), None, len(foreign), len(kept) - 1
+        return TOGETHER.join(kept), own_of[kept[0]] if len(kept) == 1 else (), None, len(foreign), len(kept) - 1
     translated = english and foreign and (language not in ("en", None) or not all(map(latin, distinct)))
     sung = [line for line in distinct if line not in english] if translated else distinct
     own = own_of[sung[0]] if len(sung) == 1 else ()
     if not translated:
-        return " / ".join(sung), own, None, 0, len(sung) - 1
-    return " / ".join(sung), own, " / ".join(english), len(english), len(sung) - 1
+        return TOGETHER.join(sung), own, None, 0, len(sung) - 1
+    return TOGETHER.join(sung), own, TOGETHER.join(english), len(english), len(sung) - 1
 
 
 def _times(text: str, document: str) -> list[tuple[float, list[tuple[str, Own]]]]:

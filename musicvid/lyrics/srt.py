@@ -13,7 +13,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
 from musicvid.lyrics.labels import is_label
 from musicvid.lyrics.spacing import one_line
-from musicvid.lyrics.transcript import Line, excerpt, has_words
+from musicvid.lyrics.transcript import TOGETHER, Line, excerpt, has_words
 
 _SRT_TIME = re.compile(r"(\S+)\s*-->\s*(\S+)")
 _SRT_CLOCK = re.compile(r"(-?)(\d+):(\d+):(\d+)(?:[,.](\d+))?")
@@ -104,7 +104,7 @@ def _one_caption_a_time(lines: list[Line]) -> list[Line]:
     for line in lines:
         at.setdefault(line.start, []).append(line)
     return [
-        Line(start, max(line.end for line in cues), " / ".join(dict.fromkeys(line.text for line in cues)))
+        Line(start, max(line.end for line in cues), TOGETHER.join(dict.fromkeys(line.text for line in cues)))
         for start, cues in at.items()
     ]
 

@@ -16,6 +16,8 @@ from vipe_core.atomic import write_json
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
 # check (in the storyboard, the table and the page), never dropped.
 UNSURE_BELOW = 0.5
+# Between the lines of one caption sung at once (a duet's two singers): "I will stay / And I will go"
+TOGETHER = " / "
 # A transcript's JSON as musicvid.core.files.check_json checks it before Transcript.from_json reads it: a word's
 # every field is read (an absent one as null); a transcript's language, model and song's hash may be left out
 # (TRANSCRIPT_DEFAULTS), not null.

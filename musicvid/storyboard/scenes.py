@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.transcript import Line
+from musicvid.lyrics.transcript import TOGETHER, Line
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import TIME_TOLERANCE, Scene
 
@@ -50,7 +50,7 @@ def scenes_from_lines(
             merged[-1] = Line(
                 merged[-1].start,
                 max(merged[-1].end, end),
-                " / ".join(text for text in (merged[-1].text, line.text) if text.strip()),
+                TOGETHER.join(text for text in (merged[-1].text, line.text) if text.strip()),
                 _english(merged[-1], line),
                 confidence=_least(merged[-1].confidence, line.confidence),
             )
@@ -82,7 +82,7 @@ def scenes_from_lines(
 
 def _english(a: Line, b: Line) -> str | None:
     """The English of two lines sung together: each one's own, or its text where it has none."""
-    return f"{a.english} / {b.english}" if a.text_en or b.text_en else None
+    return TOGETHER.join((a.english, b.english)) if a.text_en or b.text_en else None
 
 
 def _least(a: float | None, b: float | None) -> float | None:
