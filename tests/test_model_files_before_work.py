@@ -16,7 +16,8 @@ from safetensors.torch import load_file, save_file
 
 from musicvid.core.errors import UserError
 from musicvid.models.drawing import check_drawing_files, fuse_style_loras
-from musicvid.models.single_file import LORA_HALVES, check_lora, check_lycoris, lora_family, read_header
+from musicvid.models.lora_files import LORA_HALVES, check_lora, check_lycoris, lora_family
+from musicvid.models.single_file import read_header
 from musicvid.models.tiny import local_diffusion, random_lora
 from musicvid.models.tiny_flow import TINY_FLOW, flow_classes
 from musicvid.settings.loras import Lora, Loras
@@ -128,6 +129,29 @@ def test_a_lora_diffusers_cannot_load_is_refused_in_a_sentence_not_a_bare_keyerr
     )
 
 
+def test_a_kohya_lora_whose_text_encoder_attention_lacks_out_proj_is_refused_as_diffusers_would_load_it_in_part(
+    tmp_path,
+):
+    from safetensors.torch import load
+
+    from tests.standins.loras import kohya_lora
+
+    whole = load(kohya_lora())
+    part = {key: value for key, value in whole.items() if not ("lora_te_" in key and "out_proj" in key)}
+    changed = []
+    for state in (whole, part):
+        save_file(state, lora := tmp_path / f"{len(state)}.safetensors")
+        pipe = local_diffusion(TINY)
+        before = {key: value.clone() for key, value in pipe.text_encoder.state_dict().items()}
+        fuse_style_loras(pipe, Loras([Lora(str(lora))]))
+        changed.append(sum(not torch.equal(before[k], v) for k, v in pipe.text_encoder.state_dict().items()))
+    assert changed == [12, 4]  # (without out_proj, diffusers fused the MLP's fc1 and fc2 alone: q, k and v left out)
+    check_lora(tmp_path / f"{len(whole)}.safetensors", "style LoRA x", "sd")
+    said = "^style LoRA x: its text encoder's layer lora_te_text_model_encoder_layers_0 adapts q_proj, k_proj and v_pr"
+    with pytest.raises(UserError, match=said):
+        check_lora(lora, "style LoRA x", "sd")
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_a_loras_family_is_read_from_its_header_and_another_familys_refused(tmp_path, layout):
     shapes, fits = LAYOUTS[layout]
@@ -145,8 +169,8 @@ def kohya_xl_lora(path: Path) -> Path:
     """A kohya LoRA of the tiny SDXL: lora_unet_, lora_te1_ and lora_te2_ (as test_sdxl fuses)."""
     pipe = local_diffusion(TINY_XL)
     state = random_lora(pipe.unet, targets=("to_q", "to_k", "to_v"))
-    for prefix, encoder in (("lora_te1_", pipe.text_encoder), ("lora_te2_", pipe.text_encoder_2)):
-        state |= random_lora(encoder, prefix=prefix, targets=("q_proj", "v_proj"))
+    for prefix, encoder in (("lora_te1_text_model_", pipe.text_encoder), ("lora_te2_text_model_", pipe.text_encoder_2)):
+        state |= random_lora(encoder, prefix=prefix, targets=("q_proj", "k_proj", "v_proj", "out_proj"))
     save_file(state, path)
     return path
 

@@ -15,7 +15,7 @@ import torch
 
 from musicvid.core.errors import UserError
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
-from musicvid.models.single_file import check_lora
+from musicvid.models.lora_files import check_lora
 from tests.helpers import make_tone, referencing_board, run, work_directory
 
 

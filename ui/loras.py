@@ -16,7 +16,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
-from musicvid.models.single_file import check_lora as check_lora_file
+from musicvid.models.lora_files import check_lora as check_lora_file
 from musicvid.settings.loras import MAX_LORAS, Lora, Loras, check_loras
 
 SUFFIX = ".safetensors"  # the one layout read without running code from the file (a .bin is a pickle)

@@ -18,10 +18,11 @@ from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
 from musicvid.models.loading import auto_precision, load_diffusion
 from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
+from musicvid.models.lora_files import PEFT_PREFIX, check_adapter, check_lora
 from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
-from musicvid.models.single_file import PEFT_PREFIX, SUFFIX, check_adapter, check_lora, read_header
+from musicvid.models.single_file import SUFFIX, read_header
 from musicvid.models.weights_files import silenced
 from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
@@ -133,7 +134,7 @@ def unet_lora(pipe, file: Path) -> tuple[dict, dict | None, dict | None]:
 
 def load_style_lora(pipe, file: Path, name: str) -> None:
     """The style LoRA `file` into the pipeline as adapter `name`: diffusers' loader reads kohya's layout and its
-    own, UNet and text encoder (a flow-matching family's transformer); peft's own is of a UNet alone (single_file's
+    own, UNet and text encoder (a flow-matching family's transformer); peft's own is of a UNet alone (lora_files'
     check_lora refuses one of a text encoder), loaded as unet_lora reads it."""
     unet_file = hasattr(pipe, "unet") and file.suffix.lower() == SUFFIX
     if unet_file and any(key.startswith(PEFT_PREFIX) for key in read_header(file, file.name)):
@@ -302,7 +303,7 @@ def check_video_size(models: ModelSet, settings: RenderSettings) -> None:
 def check_drawing_files(models: ModelSet, settings: RenderSettings, references: bool, loads: bool = True) -> None:
     """Refuse, before any work and in one sentence, a file the picture model draws with that is not there or not what
     its option says: each style LoRA, and with --fast its few-step LoRA, a LoRA of the picture model's family
-    (musicvid.models.single_file.check_lora); --fast's tiny decoder (musicvid.models.names.check_model); the
+    (musicvid.models.lora_files.check_lora); --fast's tiny decoder (musicvid.models.names.check_model); the
     IP-Adapter where reference pictures are drawn with one (`references`: one is used). The style LoRAs are fetched
     now, on a first run, not after the storyboard; nothing else is downloaded: a hub name not in the cache is taken
     as named, and its load says what it is, but refused now where HF_HUB_OFFLINE keeps the run from the hub. The tiny

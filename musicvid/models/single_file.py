@@ -12,14 +12,12 @@ A Z-Image or FLUX.2 klein file is its transformer alone (what model sites give; 
 its repository's), in its authors' layout or diffusers', perhaps under `model.diffusion_model.`: Z-Image's has
 `layers.*` beside `context_refiner.*`, FLUX.2's one `single_stream_modulation` for all its single blocks. Its
 sizes must be those of the repository's transformer (check_transformer_fits).
-Anything else is refused in one sentence that says what the file holds, where its names say so. A LoRA's family is
-read so too, where its names and widths tell (lora_family), and one of another family than the picture model's
-refused before any work (check_lora).
+Anything else is refused in one sentence that says what the file holds, where its names say so; a LoRA is checked so
+too (musicvid.models.lora_files).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from musicvid.core.errors import UserError
@@ -63,39 +61,6 @@ KINDS = (
     ("encoder.down.", "a VAE alone"),
     ("encoder.down_blocks.", "a VAE alone"),
 )
-# LyCORIS's kinds of adapter by their names, and the families whose LoRA loaders in diffusers convert a LoKr
-LYCORIS = {".lokr_": "LoKr", ".hada_": "LoHa"}
-LOKR_FAMILIES = frozenset({"zimage", "klein"})
-# A LoRA layer's two matrices, down and up, in kohya's names, peft's and diffusers' attention processors'
-LORA_HALVES = ((".lora_down.", ".lora_up."), (".lora_A.", ".lora_B."), ("lora.down.", "lora.up."))
-# A LoRA's family, by its names in any layout (kohya's `lora_unet_` with underscores, diffusers' and peft's `unet.`,
-# `transformer.`, the authors' `diffusion_model.`): a UNet's blocks are SD's or SDXL's, told apart by the width the
-# cross-attention's keys and values read (the text encoders': 768 SD 1.x, 1024 SD 2.x, 2048 SDXL, read from its down
-# matrix, rank x width) or by kohya's text encoder names (SDXL's two are lora_te1_ and lora_te2_, SD's one lora_te_);
-# then the flow-matching transformers' blocks (outside a UNet, `transformer_blocks` are FLUX's double-stream ones).
-# Names alone decide nothing more: a FLUX.1 LoRA is named as klein's.
-UNET_BLOCKS = re.compile(r"(^|[._])(down_blocks|up_blocks|mid_block|input_blocks|output_blocks|middle_block)[._]")
-CROSS_ATTENTION_DOWN = re.compile(r"attn2[._](processor[._])?to_[kv](_lora)?[._]((lora[._])?down|lora_A)\.weight$")
-CROSS_ATTENTION_WIDTHS = {
-    768: ("sd", FAMILY_NAMES["sd"]),
-    1024: ("sd2", "Stable Diffusion 2.x"),  # (no family musicvid draws with: its text encoder is OpenCLIP's)
-    2048: ("sdxl", FAMILY_NAMES["sdxl"]),
-}
-TEXT_ENCODER_MARKS = {
-    "lora_te_": ("sd", FAMILY_NAMES["sd"]),
-    **dict.fromkeys(("lora_te1_", "lora_te2_", "text_encoder_2."), ("sdxl", FAMILY_NAMES["sdxl"])),
-}
-UNET_LORA = (frozenset({"sd", "sdxl"}), "a Stable Diffusion or SDXL UNet")
-# peft's own save_pretrained names each layer by its path in the model it wrapped, under `base_model.model.`: a UNet's
-# blocks are a UNet's (musicvid.models.drawing loads them as diffusers' `unet.`); a CLIP text encoder's layers are of a
-# text encoder alone, whose names do not say which of SDXL's two it adapts
-PEFT_PREFIX = "base_model.model."
-PEFT_TEXT_ENCODER = re.compile(r"^base_model\.model\.(text_model\.)?encoder\.layers\.\d+\.")
-TRANSFORMER_LORAS = (
-    (re.compile(r"(^|[._])((context|noise)_refiner[._]\d|layers[._]\d+[._](attention|feed_forward)[._])"), "zimage"),
-    (re.compile(r"(^|[._])(single_transformer_blocks|transformer_blocks|double_blocks|single_blocks)[._]\d"), "klein"),
-)
-TRANSFORMER_NAMES = {"zimage": FAMILY_NAMES["zimage"], "klein": "FLUX.1 or FLUX.2"}
 # What a file of none of the families holds, by a name only it has: (prefix or part, what it is)
 OTHERS = (
     ("cond_stage_model.model.", "a Stable Diffusion 2.x checkpoint"),
@@ -186,121 +151,6 @@ def torch_archive(path: Path, named: str) -> bool:
         return False
     shown = begins.decode("ascii", "replace").split("\n")[0]
     raise UserError(f"{named} holds no PyTorch weights: neither torch's zip archive nor a pickle (it begins {shown!r})")
-
-
-def check_lora(path: Path, named: str, family: str | None = None) -> None:
-    """A LoRA as its header says, before any work: a safetensors file that cannot be read, holds something other
-    than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer not whole in itself (unpaired), peft's
-    adapter of a text encoder alone (PEFT_TEXT_ENCODER), or a LoRA its names say is of another family than `family`
-    (the picture model's; None: any), is refused in one sentence (not once the storyboard is made and the pipeline
-    fuses it); an older .bin is read as it loads, and a file of any other suffix (a picture, a lyrics file) refused:
-    the pipeline would take it for a .bin after the storyboard; so is one whose weights are not finite
-    (check_finite). `path` is a file, as musicvid.models.drawing.weights_file found it."""
-    suffix = written_suffix(path, named)
-    if suffix not in (SUFFIX, LEGACY_SUFFIX):
-        raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
-    if suffix != SUFFIX:
-        torch_archive(path, named)  # (read as it loads)
-        return
-    shapes = read_header(path, named)
-    if kind_of(shapes) == LORA:
-        check_lycoris(shapes, named, family)
-        if broken := unpaired(shapes):
-            raise UserError(f"{named} is not a whole LoRA: {broken}")
-        if any(PEFT_TEXT_ENCODER.match(key) for key in shapes):
-            raise UserError(
-                f"{named} is peft's adapter of a text encoder alone (base_model.model.encoder.layers.*): give a LoRA "
-                "of the UNet, with or without its text encoder's (diffusers' save_lora_weights, or kohya's scripts)"
-            )
-        of = lora_family(shapes) if family else None
-        if of and family not in of[0]:
-            raise UserError(f"{named}: a LoRA of {of[1]}, not of {FAMILY_NAMES[family]}")
-        check_finite(path, named)
-        return
-    whole = family_of(shapes)
-    held = kind_of(shapes) or (f"a whole {whole} checkpoint" if whole else known_other(shapes))
-    if held or not shapes:
-        raise UserError(f"{named} is not a LoRA: it holds {held or 'no tensors'}")
-    # a layout not known here is left for the pipeline to judge, but for diffusers' own first rule (some name says
-    # lora), which it would say only after the storyboard
-    if not any("lora" in key for key in shapes):
-        first = ", ".join(sorted(shapes)[:2])
-        raise UserError(f"{named} is not a LoRA: none of its tensors is named as a LoRA's are (it holds {first})")
-    check_finite(path, named)
-
-
-def check_lycoris(shapes: dict[str, list[int]], named: str, family: str | None) -> None:
-    """Refuse a LyCORIS file diffusers cannot load into `family` (None: any): a LoHa into none, a LoKr but into
-    Z-Image's or FLUX.2 klein's transformer; it would fail after the storyboard, saying its keys were not renamed."""
-    held = next((kind for part, kind in LYCORIS.items() if any(part in key for key in shapes)), None)
-    takes = LOKR_FAMILIES if held == "LoKr" else frozenset()
-    if held is None or family is None or family in takes:
-        return
-    where = f"only into {' and '.join(FAMILY_NAMES[f] for f in sorted(takes))}" if takes else "into no picture model"
-    raise UserError(
-        f"{named} is a LyCORIS {held}, which diffusers loads {where}: give a LoRA (kohya's lora_down and lora_up, "
-        "or peft's lora_A and lora_B)"
-    )
-
-
-def check_finite(path: Path, named: str) -> None:
-    """Refuse a safetensors file holding NaN or infinite values (a LoRA trained in float16 that diverged): fused, it
-    draws black keyframes and fails only after the drawing. A LoRA is small (10-200 MB), read a tensor at a time."""
-    import torch
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="pt") as opened:
-        for key in opened.keys():
-            if not torch.isfinite(opened.get_tensor(key)).all():
-                raise UserError(f"{named}: its weights hold NaN or infinite values ({key})")
-
-
-def unpaired(shapes: dict[str, list[int]]) -> str | None:
-    """What is wrong with a LoRA layer in itself, in words: its down matrix without its up matrix (kohya's lora_down
-    and lora_up, peft's lora_A and lora_B), or the two of different ranks (the down's rows, the up's columns: a file
-    damaged or merged by hand); None where every layer is whole. diffusers would fail on either after the storyboard,
-    on the one with a bare KeyError, on the other blaming the model."""
-    for key, shape in shapes.items():
-        for down, up in LORA_HALVES:
-            if down not in key:
-                continue
-            other = up.join(key.rsplit(down, 1))
-            if other not in shapes:
-                return f"its {key} has no {other} beside it"
-            ranks = (shape[0] if shape else None, shapes[other][1] if len(shapes[other]) > 1 else None)
-            if ranks[0] != ranks[1]:
-                return f"its {key} is of rank {ranks[0]} and its {other} of rank {ranks[1]}"
-    return None
-
-
-def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | None:
-    """The families a LoRA's tensors `shapes` can be of, and it in words: a UNet's whose marks say nothing or
-    disagree is SD's or SDXL's; None where its names do not say (a layout not known here: the pipeline judges it)."""
-    if any(UNET_BLOCKS.search(key) for key in shapes):
-        widths = [shape[-1] for key, shape in shapes.items() if CROSS_ATTENTION_DOWN.search(key) and len(shape) == 2]
-        said = [CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS]
-        # (the width first: kohya names SD 2.x's one text encoder as SD 1.x's, lora_te_)
-        said = said or [of for mark, of in TEXT_ENCODER_MARKS.items() if any(key.startswith(mark) for key in shapes)]
-        if said and len({family for family, _ in said}) == 1:
-            return frozenset({said[0][0]}), said[0][1]
-        return UNET_LORA
-    for pattern, family in TRANSFORMER_LORAS:
-        if any(pattern.search(key) for key in shapes):
-            return frozenset({family}), TRANSFORMER_NAMES[family]
-    return None
-
-
-def check_adapter(path: Path, named: str, family: str) -> None:
-    """Refuse an IP-Adapter safetensors file whose header names no image_proj or ip_adapter tensors, or one of another
-    family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention)."""
-    shapes = read_header(path, named)
-    if not any(key.startswith(("image_proj.", "ip_adapter.")) for key in shapes):
-        held = kind_of(shapes) or known_other(shapes) or "no image_proj or ip_adapter tensors"
-        raise UserError(f"{named} is not an IP-Adapter: it holds {held}")
-    widths = {shape[-1] for key, shape in shapes.items() if key.endswith(".to_k_ip.weight") and len(shape) == 2}
-    said = {CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS}
-    if len(said) == 1 and (of := said.pop())[0] != family:  # (h94/IP-Adapter holds SD 1.5's and SDXL's side by side)
-        raise UserError(f"{named}: an IP-Adapter of {of[1]}, not of {FAMILY_NAMES[family]}")
 
 
 def family_of(shapes: dict[str, list[int]]) -> str | None:

@@ -36,7 +36,8 @@ def tiny_text_encoder():
 def kohya_lora(seed: int = 9) -> bytes:
     """A kohya LoRA of the SD stand-in, UNet and text encoder, as sd-scripts saves one (float16, ss_ metadata)."""
     state = random_lora(tiny_unet(), seed=seed, targets=KOHYA_UNET_TARGETS)
-    state |= random_lora(tiny_text_encoder(), seed=seed, prefix="lora_te_", targets=KOHYA_TEXT_TARGETS)
+    # (as kohya names a transformers 4 CLIPTextModel's layers, under text_model: diffusers reads either)
+    state |= random_lora(tiny_text_encoder(), seed=seed, prefix="lora_te_text_model_", targets=KOHYA_TEXT_TARGETS)
     metadata = {
         "ss_network_module": "networks.lora",
         "ss_network_dim": "4",
