@@ -342,6 +342,8 @@ def test_a_backing_vocal_beside_an_english_line_is_sung_with_it_never_taken_for_
         ("And I hope life treats you kind / Na na na, whoa", None),
         ("Hold me in your arms tonight", None),
     ]
+    bracketed = "[la:en]\n[00:01.00]I will always love you\n[00:01.00](我会永远爱你)\n"  # (a translation still)
+    assert [(x.text, x.text_en) for x in lines_of(tmp_path, bracketed).lines] == [("I will always love you", None)]
     spanish = "[la:es]\n[00:01.00]Te quiero\n[00:01.00](oh oh)\n[00:01.00]I love you\n"
     assert [(x.text, x.text_en) for x in lines_of(tmp_path, spanish).lines] == [("Te quiero / (oh oh)", "I love you")]
 

@@ -135,16 +135,17 @@ INJECTED = "My heart is a lighthouse\n\n7\n00:00:00,000 --> 00:00:09,000\ninject
 
 
 def test_a_lyric_with_line_breaks_is_one_cue(tmp_path):
-    texts = [INJECTED, "Your voice\r\n\r\nis gold", "   "]
+    texts = [INJECTED, "Your voice\r\n\r\nis gold", "   ", "{forever} and {\\an8}"]
     scenes = [Scene(index=i, kind="lyric", start=i + 1.0, end=i + 2.0, text=t) for i, t in enumerate(texts)]
-    board = Storyboard(audio=SongAudio(4.0), language="en", scenes=scenes)
-    cues = parse_srt(subtitles.srt(board), "the .srt")
-    assert [(c.start, c.end, c.text) for c in cues] == [
+    board = Storyboard(audio=SongAudio(5.0), language="en", scenes=scenes)
+    cues = parse_srt(subtitles.srt(board), "the .srt")  # (its braces read back as written)
+    assert [(c.start, c.end, c.text.replace(subtitles.WORD_JOINER, "")) for c in cues] == [
         (1.0, 2.0, " ".join(INJECTED.split())),
         (2.0, 3.0, "Your voice is gold"),
+        (4.0, 5.0, "{forever} and {\\an8}"),
     ]
     dialogue = [line for line in captions.ass_script(board, 320, 240).splitlines() if line.startswith("Dialogue:")]
-    assert len(dialogue) == 2 and dialogue[1].endswith(",,Your voice is gold")
+    assert len(dialogue) == 3 and dialogue[1].endswith(",,Your voice is gold")
 
 
 def test_a_transcripts_line_breaks_reach_the_srt_as_one_cue(tmp_path):

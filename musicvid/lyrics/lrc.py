@@ -268,10 +268,11 @@ _VOCABLE = re.compile(r"o+h*|a+h*|ye+a*h*|y[ae]+|la+|na+|he+y|w(?:h)?o+a*h*|u+h+
 
 def is_backing(text: str) -> bool:
     """Whether a line is a backing vocal or an ad-lib, sung with the line at its time, not a translation of it:
-    written wholly in parentheses ("(Ooh, I want you)"), or its words the sounds nobody translates (_VOCABLE)."""
+    written wholly in parentheses, in Latin letters ("(Ooh, I want you)"; a Chinese "(我爱你)" translates), or its
+    words the sounds nobody translates (_VOCABLE)."""
     bare = text.strip()
     words = ["".join(c for c in word if c.isalpha()) for word in bare.lower().split()]
-    if bare.startswith("(") and bare.endswith(")"):
+    if bare.startswith("(") and bare.endswith(")") and latin(bare):
         return True
     return any(words) and all(_VOCABLE.fullmatch(word) for word in words if word)
 

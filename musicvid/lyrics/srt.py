@@ -24,6 +24,7 @@ _LIKE_TIMES = re.compile(r"[-+]?\d[\d:.,\s]*-->")
 # SRT's markup (<b> <i> <u> <s> <font ...> and their ends) and ASS override blocks ({\an8}), not a lyric's "<3", ">_<"
 # or "{forever}"
 _MARKUP = re.compile(r"</?(?:[bius]|font)(?:\s[^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
+_ESCAPED_BRACE = re.compile(r"\\([{}])")  # a brace as libass shows one (musicvid.delivery.subtitles writes them so)
 _TIMES_WRITTEN = "hh:mm:ss,mmm --> hh:mm:ss,mmm"
 # A text file's line breaks (a Unicode line separator, pasted from a web page, is a space inside a line: an editor
 # shows no break there); a file made CRLF twice ends its lines in CR CR LF, which editors show as one break
@@ -127,7 +128,8 @@ def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line 
     sung = rows[at + 1 :]
     if runs_on := next((r for r in sung if _LIKE_TIMES.match(r) and is_srt_times(r)), None):
         raise UserError(f"{where} runs into the next cue's times ({excerpt(runs_on)}): put a blank line before it")
-    return Line(start, end, one_line(html.unescape(_MARKUP.sub("", " ".join(sung)))))
+    words = _ESCAPED_BRACE.sub(r"\1", html.unescape(_MARKUP.sub("", " ".join(sung))))
+    return Line(start, end, one_line(words))
 
 
 def _check_outside(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> None:
