@@ -151,7 +151,8 @@ def make_video(
         undrawn = captions.undrawn_note(storyboard) if script else ""
         whole = captions.shown_whole_note(storyboard) if settings.captions == "karaoke" else ""
         # 7. the pictures drawn while their frames are delivered and muxed with the song
-        delivery = Delivery(Path(run.audio.info.path), script, accent, upscale)
+        tags = (("title", storyboard.title), ("artist", storyboard.artist))
+        delivery = Delivery(Path(run.audio.info.path), script, accent, upscale, tags)
         drawn, video = draw_and_deliver(run, pictures, delivery)
         drawn += picked.keyframes
         # 8. the copy to the output, its subtitles, the contact sheet with the keyframes' scores, timings.json

@@ -215,7 +215,7 @@ def test_a_rows_subtitles_made_by_hand_are_not_replaced_without_overwrite(capsys
     out.mkdir()
     (out / "a.srt").write_text("hand-made")  # beside the row's video, a.mp4, which is not there yet
     code, err = run_batch(capsys, tmp_path / "s.csv", out, "--workdir", tmp_path / "w")
-    assert code == 2 and "song 1 (a.wav): " in err and f"{out / 'a.srt'} exists and musicvid did not write it" in err
+    assert code == 2 and "song 1 (a.wav): " in err and f"{out / 'a.srt'} exists and no run in" in err
     assert (out / "a.srt").read_text() == "hand-made" and not (tmp_path / "w").exists()
 
 
@@ -259,7 +259,7 @@ def test_a_video_in_o_is_skipped_only_where_musicvid_wrote_it_for_the_rows_song(
     # another song of that name, a song that is not there, a skipped row's missing lyrics: not skipped
     (tmp_path / "sub.m3u").write_text(f"{other}\n")
     code, err = run_batch(capsys, tmp_path / "sub.m3u", out)
-    assert code == 2 and f"{out / 'a.mp4'} exists and musicvid did not write it" in err and err.count("\n") == 1
+    assert code == 2 and f"{out / 'a.mp4'} exists and no run in" in err and err.count("\n") == 1
     (tmp_path / "gone.m3u").write_text("gone.wav\n")
     assert run_batch(capsys, tmp_path / "gone.m3u", out)[0] == 1
     assert [s["status"] for s in report_of(out)["songs"]] == ["failed"]

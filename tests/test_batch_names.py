@@ -74,12 +74,12 @@ def test_a_file_no_run_wrote_as_it_is_stays_protected_when_its_song_changed(tmp_
     retagged(songs / "m2.wav")
     (out / "m2.mp4").write_text("the video as I edited it")  # bytes no run recorded
     code, err = run_batch(capsys, songs, out)
-    assert code == 2 and f"{out / 'm2.mp4'} exists and musicvid did not write it" in err, err
+    assert code == 2 and f"{out / 'm2.mp4'} exists and no run in" in err, err
     assert (out / "m2.mp4").read_text() == "the video as I edited it" and rendered == ["m1.wav", "m2.wav"]
     retagged(songs / "m1.wav")
     (out / "report.json").unlink()  # the bytes are a run's, but no report of -o names the video as this song's
     code, err = run_batch(capsys, songs, out, "--force")
-    assert code == 2 and f"{out / 'm1.mp4'} exists and musicvid did not write it" in err, err
+    assert code == 2 and f"{out / 'm1.mp4'} exists and no run in" in err, err
     assert rendered == ["m1.wav", "m2.wav"]
 
 
@@ -183,7 +183,7 @@ def test_a_rerun_with_other_settings_renders_again_and_replaces_its_own_videos(t
 def test_a_batch_run_again_from_another_folder_finds_its_outputs_by_the_work_directories_its_report_names(
     tmp_path, capsys, monkeypatch
 ):
-    """Its musicvid-work/ is another there: the rows were refused as "musicvid did not write it", not skipped."""
+    """Its musicvid-work/ is another there: the rows were refused as "no run in … wrote it", not skipped."""
     songs, out, rendered = two_songs_made(tmp_path, capsys, monkeypatch)
     assert {r["workdir"] for r in report_of(out)} == {str(p.absolute()) for p in (tmp_path / WORK_ROOT).iterdir()}
     (elsewhere := tmp_path / "elsewhere").mkdir()
@@ -197,7 +197,7 @@ def test_a_batch_run_again_from_another_folder_finds_its_outputs_by_the_work_dir
     (out / "m1.srt").write_text("my own subtitles")  # a person's edit: refused as ever, from any folder
     monkeypatch.chdir(tmp_path)
     code, err = run_batch(capsys, songs, out, "--seed", "8")
-    assert code == 2 and f"{out / 'm1.srt'} exists and musicvid did not write it" in err, err
+    assert code == 2 and f"{out / 'm1.srt'} exists and no run in" in err, err
     assert (out / "m1.srt").read_text() == "my own subtitles"
 
 

@@ -3,6 +3,7 @@ with the frames between made by one ffmpeg (the drawn frames kept on their frame
 one seeing only the drawn frames where the frames between are blends."""
 
 import json
+import os
 import subprocess
 import time
 
@@ -231,3 +232,41 @@ def test_a_broken_pipe_when_ffmpeg_stopped_reading_keeps_the_finished_video(tmp_
     mux.encode_video(frames, width=64, height=64, fps=1, audio=None, output=out, output_fps=60, frame_count=180)
     with av.open(str(out)) as container:
         assert sum(1 for _ in container.decode(video=0)) == 180
+
+
+def test_the_ffmpeg_run_is_the_wheels_whatever_path_holds(tmp_path, monkeypatch):
+    """PATH's ffmpeg may be an older build (Debian 12's 5.1 read a video cut short as whole): the suite runs the
+    wheel's, pinned, and so does a render."""
+    import imageio_ffmpeg
+
+    from musicvid.core import ffmpeg
+
+    (other := tmp_path / "ffmpeg").write_text("#!/bin/sh\nexit 3\n")
+    other.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.delenv("IMAGEIO_FFMPEG_EXE", raising=False)
+    ffmpeg.exe.cache_clear()
+    try:
+        assert ffmpeg.exe() == imageio_ffmpeg.get_ffmpeg_exe() != str(other)
+    finally:
+        ffmpeg.exe.cache_clear()
+
+
+def test_the_video_is_bt709_and_tagged_so_its_colours_decode_as_drawn(tmp_path):
+    """Players read an untagged HD video as BT.709: encoded by swscale's default (BT.601) matrix, a green frame's green
+    came back 27 levels darker. Read as its tags say, each colour comes back within x264's loss."""
+    frame = np.zeros((1080, 1920, 3), np.uint8)
+    frame[:, :960], frame[:, 960:] = (200, 30, 30), (30, 200, 60)
+    mux.encode_video([frame] * 4, width=1920, height=1080, fps=2, audio=None, output=(video := tmp_path / "hd.mp4"))
+    with av.open(str(video)) as opened:
+        context = opened.streams.video[0].codec_context
+        tags = [int(getattr(context, name)) for name in ("colorspace", "color_primaries", "color_trc", "color_range")]
+    assert tags == [1, 1, 1, 1]  # (ffmpeg's numbers: BT.709 for the first three; 1, limited range)
+    shown = subprocess.run(
+        [ffmpeg_exe(), "-v", "error", "-i", str(video), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    decoded = np.frombuffer(shown, np.uint8).reshape(1080, 1920, 3).astype(int)
+    for x, colour in ((480, (200, 30, 30)), (1440, (30, 200, 60))):
+        assert np.abs(decoded[540, x] - colour).max() <= 4, (decoded[540, x], colour)

@@ -78,7 +78,7 @@ def test_files_beside_the_song_are_replaced_only_when_ours_or_with_overwrite(cap
     for persons in (video, subtitles):  # another video of that name; hand-made subtitles
         persons.write_text("a person's file")
         code, out, err = run(capsys, *quick(song, *workdir))
-        assert code == 2 and f"{persons} exists and musicvid did not write it for this song" in err
+        assert code == 2 and f"{persons} exists and no run in" in err
         assert "--overwrite" in err and err.count("\n") == 1 and persons.read_text() == "a person's file"
         assert not (tmp_path / "wd").exists()  # refused before any work
         persons.unlink()
@@ -96,14 +96,14 @@ def test_the_video_o_names_is_replaced_only_when_ours_or_with_overwrite(capsys, 
     for persons in (output, output.with_suffix(".srt")):  # a person's video at the name -o gives; their subtitles
         persons.write_text("a person's file")
         code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))
-        assert code == 2 and f"{persons} exists and musicvid did not write it for this song" in err
+        assert code == 2 and f"{persons} exists and no run in" in err
         assert err.count("\n") == 1 and persons.read_text() == "a person's file" and not (tmp_path / "wd").exists()
         persons.unlink()
     assert run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output))[0] == 0
     assert run(capsys, *quick(song, "--workdir", tmp_path / "wd", "-o", output, "--seed", "3"))[0] == 0  # its own
     ours = digest(output)
     code, out, err = run(capsys, *quick(other, "--workdir", tmp_path / "wd2", "-o", output))  # another song's
-    assert code == 2 and f"{output} exists and musicvid did not write it for this song" in err and err.count("\n") == 1
+    assert code == 2 and f"{output} exists and no run in" in err and err.count("\n") == 1
     assert digest(output) == ours and not (tmp_path / "wd2").exists()
     assert run(capsys, *quick(other, "--workdir", tmp_path / "wd2", "-o", output, "--overwrite"))[0] == 0
     assert digest(output) != ours and output.read_bytes()[4:8] == b"ftyp"
@@ -116,7 +116,7 @@ def test_a_batch_rows_named_video_made_by_a_person_is_kept_under_force(capsys, t
     (tmp_path / "out" / "mine.mp4").write_text("a person's video")
     argv = ["batch", tmp_path / "mine.csv", "-o", tmp_path / "out", *TINY_QUIET, "--force", "--workdir", tmp_path / "w"]
     code, out, err = run(capsys, *argv)
-    assert code == 2 and "song 1 (a.wav): " in err and "exists and musicvid did not write it" in err
+    assert code == 2 and "song 1 (a.wav): " in err and "exists and no run in" in err
     assert (tmp_path / "out" / "mine.mp4").read_text() == "a person's video" and not (tmp_path / "w").exists()
 
 

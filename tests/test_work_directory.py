@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import av
 import pytest
 from PIL import Image
 
@@ -297,6 +298,8 @@ def test_another_song_in_a_used_work_directory_is_refused(capsys, tmp_path):
     a, b = make_tone(tmp_path / "a.wav", 2), make_tone(tmp_path / "b.wav", 2, "-af", "volume=0.5")
     same = ["--title", "Same", "--artist", "Same", "--workdir", tmp_path / "wd"]
     assert run(capsys, *quick(a, *same, "-o", tmp_path / "a.mp4"))[0] == 0
+    with av.open(str(tmp_path / "a.mp4")) as video:  # (the title and artist a player lists)
+        assert {k: video.metadata.get(k) for k in ("title", "artist")} == {"title": "Same", "artist": "Same"}
     before = {p: digest(p) for p in (tmp_path / "wd").rglob("*") if p.is_file()}
     for argv in (quick(b, *same, "-o", tmp_path / "b.mp4"), ["storyboard", b, "--models", "tiny", "-q", *same]):
         code, out, err = run(capsys, *argv)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 from functools import lru_cache
@@ -18,10 +17,9 @@ from musicvid.core.paths import file_version
 
 @lru_cache(maxsize=1)
 def exe() -> str:
-    """ffmpeg from PATH if there is one, else the binary shipped by the imageio-ffmpeg wheel."""
-    found = shutil.which("ffmpeg")
-    if found:
-        return found
+    """The ffmpeg the imageio-ffmpeg wheel ships (the version requirements.lock pins, which the suite runs), or the one
+    IMAGEIO_FFMPEG_EXE names: not PATH's, whose older builds read some files otherwise (Debian 12's 5.1 took a video
+    cut short for whole, and refuses a 7.1.4 layout)."""
     import imageio_ffmpeg
 
     return imageio_ffmpeg.get_ffmpeg_exe()

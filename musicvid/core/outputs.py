@@ -224,8 +224,8 @@ def _check_replaceable(path: Path, video: Path, workdir: Workdir) -> None:
         return
     if not _ours(path, workdir):
         raise UserError(
-            f"{path} exists and musicvid did not write it for this song: give --overwrite to replace it, or "
-            "-o another name"
+            f"{path} exists and no run in {workdir.root} wrote it for this song (the work directory's record): give "
+            "--overwrite to replace it, or -o another name"
         )
     other = beside_another(path, video, workdir) if path != video else None  # (a video is no sidecar: not hashed twice)
     if other is not None:

@@ -39,6 +39,7 @@ class Delivery:
     script: Path | None  # the lyrics on screen (lyrics_script), burned in; None without captions
     accent: np.ndarray | None  # per drawn frame, the beats' accent (--pulse)
     upscale: Upscaler | None  # the learned upscaler (--resolution)
+    tags: tuple[tuple[str, str], ...] = ()  # the video's own (title, artist: the storyboard's), as players list it
 
 
 def lyrics_script(run: Run, storyboard: Storyboard, heard: Transcript | None) -> Path | None:
@@ -84,6 +85,7 @@ def mux_video(run: Run, frames: Iterator[np.ndarray], duration: float, delivery:
                 audio=delivery.song,
                 output=video,
                 subtitles=delivery.script,
+                tags=dict(delivery.tags),
             )
         except Exception:
             song_kept(run, delivery.song)  # a song gone since is the reason, not what ffmpeg says of it

@@ -1,4 +1,4 @@
-"""Mux: frames become H.264 (yuv420p) with the song as AAC, through ffmpeg, the lyrics burned in
+"""Mux: frames become H.264 (yuv420p, BT.709) with the song as AAC, through ffmpeg, the lyrics burned in
 (--captions); on the way the frames between the drawn ones are synthesised (--output-fps) and the
 frames scaled to the video's size (--resolution), all in the one ffmpeg the frames are piped to.
 
@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -70,6 +70,16 @@ def filter_chain(
     return chain
 
 
+# RGB frames to H.264's YUV by BT.709's matrix, in its limited range, and the stream tagged so: players and browsers
+# read an untagged HD video as BT.709, and swscale's default matrix, BT.601's, would shift every colour (a green
+# frame's green by 27 levels of 255)
+# (the frames carry the tags: ffmpeg's encoders take a frame's over their own options)
+BT709 = (
+    "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p,"
+    "setparams=colorspace=bt709:color_primaries=bt709:color_trc=bt709:range=tv"
+)
+
+
 # The song as it was decoded for the analysis (musicvid.core.audio.decode): its samples one after another from 0,
 # each at its count over the rate, whatever its timestamps say (a stream that starts late, as a video's sound may,
 # or with a gap, a dropped packet, would otherwise put every picture and caption after it early), in mono or stereo
@@ -92,11 +102,12 @@ def encode_video(
     video_size: tuple[int, int] | None = None,
     crf: int = 18,
     preset: str = X264_PRESET,
+    tags: Mapping[str, str] | None = None,
 ) -> None:
     """Pipe raw RGB `frames` of width × height at `fps` to one ffmpeg, which delivers them (at
     `output_fps`, made by `interpolator`, `frame_count` frames in all; at `video_size`; with the ASS
-    script `subtitles` burned in) and writes `output` atomically (never a half-written MP4). With no
-    `audio` the video is silent.
+    script `subtitles` burned in) and writes `output` atomically (never a half-written MP4), with `tags` (its
+    title, artist: those written). With no `audio` the video is silent.
 
     ffmpeg runs in the script's folder and is given only its plain name, because in a filter graph `:`,
     `'`, `\\` and `,` of a path are syntax (every other file reaches ffmpeg as an absolute file: URL)."""
@@ -123,10 +134,11 @@ def encode_video(
                 if audio
                 else []
             ),
-            *(["-vf", ",".join(chain)] if chain else []),
+            "-vf", ",".join([*chain, BT709]),
             "-c:v", "libx264", "-preset", preset, "-crf", str(crf), "-pix_fmt", "yuv420p",
             # the song is read faster than the frames come: without this the file's interleaving follows their pace
             "-max_interleave_delta", "0", "-movflags", "+faststart",
+            *(part for key, value in (tags or {}).items() if value for part in ("-metadata", f"{key}={value}")),
             ffmpeg.file_url(tmp),
         ]  # fmt: skip
         process = subprocess.Popen(
