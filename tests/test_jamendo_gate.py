@@ -52,3 +52,26 @@ def test_a_songs_csv_listing_no_song_is_refused_before_whisper_is_loaded(tmp_pat
     (tmp_path / "songs.csv").write_text("Filepath,Language\n")
     assert jamendo.main(["--songs", str(tmp_path), "--out", str(tmp_path / "out.json")]) == 2
     assert "lists none" in capsys.readouterr().err and not (tmp_path / "out.json").exists()
+
+
+def test_a_perturbed_variant_moves_each_annotated_time_with_its_audio(tmp_path):
+    import subprocess
+
+    from benchmarks.jamendo_perturbed import VARIANTS, make
+    from musicvid.core.audio import load_audio
+    from musicvid.core.ffmpeg import exe as ffmpeg_exe
+
+    (songs := tmp_path / "songs").mkdir()
+    tone = ["-f", "lavfi", "-i", "sine=frequency=440:duration=4", "-ac", "2"]
+    subprocess.run([ffmpeg_exe(), "-v", "error", *tone, str(songs / "a b.mp3")], check=True)
+    (songs / "songs.csv").write_text("URL,Filepath,Language\nx,a b.mp3,French\n")
+    (songs / "a b.txt").write_text("un deux\n")
+    (songs / "a b.lines.csv").write_text("start_time,end_time,lyrics_line\n1.0,2.0,un deux\n")
+    (songs / "a b.words.csv").write_text("word_start,word_end,line_end\n1.0,1.5,nan\n1.5,2.0,2.0\n")
+    for name, length, start in (("tempo1.08", 4 / 1.08, 1 / 1.08), ("noise_leadin", 7.0, 4.0), ("pitch+2", 4.0, 1.0)):
+        make(VARIANTS[name], songs, made := tmp_path / name)
+        assert abs(load_audio(made / "a b.mp3").info.duration - length) < 0.1, name
+        lines = (made / "a b.lines.csv").read_text().splitlines()
+        assert float(lines[1].split(",")[0]) == pytest.approx(start) and lines[1].endswith(",un deux")
+        assert (made / "a b.words.csv").read_text().splitlines()[1].endswith(",nan")
+        assert (made / "a b.txt").read_text() == "un deux\n"
