@@ -43,13 +43,14 @@ class Variant:
     filters: list[str]  # ffmpeg's audio filters and encoding
     moved: Callable[[float], float]  # an annotated time, in the variant's audio
     noise_db: float | None = None  # pink noise this far below the song's RMS, over the whole variant
+    lead_in: float = 0.0  # seconds of it alone before the song (with noise_db)
 
 
 VARIANTS = {
     "tempo1.08": Variant(["-af", "atempo=1.08"], lambda t: t / 1.08),
     "tempo0.92": Variant(["-af", "atempo=0.92"], lambda t: t / 0.92),
     "pitch+2": Variant(["-af", f"asetrate={RATE * SEMITONES:.3f},aresample={RATE},atempo={1 / SEMITONES:.6f}"], float),
-    "noise_leadin": Variant(["-af", "adelay=3000:all=1"], lambda t: t + 3.0, noise_db=-15.0),
+    "noise_leadin": Variant([], lambda t: t + 3.0, noise_db=-15.0, lead_in=3.0),
     "lowfi_pad": Variant(["-af", "adelay=4500:all=1", "-ac", "1", "-ar", "16000", "-b:a", "48k"], lambda t: t + 4.5),
 }
 
@@ -103,7 +104,8 @@ def make(variant: Variant, songs: Path, folder: Path) -> None:
             subprocess.run([*encode, "-i", file_url(song), *variant.filters, file_url(folder / song.name)], check=True)
             continue
         samples = decoded(song, variant.filters).astype(np.float64)
-        level = np.sqrt(np.mean(decoded(song, []).astype(np.float64) ** 2))
+        level = np.sqrt(np.mean(samples**2))  # (the song's, decoded once; its lead-in is silence added here)
+        samples = np.concatenate([np.zeros((round(variant.lead_in * RATE), 2)), samples])
         mixed = samples + pink(len(samples), seed) * level * 10 ** (variant.noise_db / 20)
         mixed *= min(1.0, 0.999 / np.abs(mixed).max())
         pipe = ["-f", "f32le", "-ac", "2", "-ar", str(RATE), "-i", "-", "-b:a", "128k", file_url(folder / song.name)]
