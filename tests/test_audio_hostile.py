@@ -300,3 +300,22 @@ def test_one_audio_stream_in_two_programs_of_a_transport_stream_is_one_stream(tm
     assert description.count(": Audio: ") == 2 and len(ffmpeg.audio_streams(description)) == 1
     assert ffmpeg.declared_duration(song, sound=True) == pytest.approx(2.0, abs=0.1)
     assert ffmpeg.song_stream(song) == 0
+
+
+def test_a_playlist_or_a_list_of_files_is_no_song_whatever_it_names(capsys, tmp_path):
+    # ffmpeg's HLS and concat demuxers read the files their input names: another file's sound, from anywhere
+    (tmp_path / "elsewhere").mkdir()
+    private = make(tmp_path / "elsewhere" / "private.mp3", "-f", "lavfi", "-i", CHIRP.format(seconds=2))
+    listed = {
+        "inner.m3u8": f"#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:2.0,\nfile://{private}\n#EXT-X-ENDLIST\n",
+        "song.mp3": "ffconcat version 1.0\nfile elsewhere/private.mp3\n",  # (relative: ffconcat's safe mode takes it)
+    }
+    for name, text in listed.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(
+            UserError, match=r"is a list of other files that ffmpeg would read as the song \((hls|concat)\)"
+        ):
+            song_samples(tmp_path / name)
+    code, out, err = run(capsys, "render", tmp_path / "inner.m3u8", *TINY_QUIET, "--workdir", tmp_path / "w")
+    assert code == 2 and err.count("\n") == 1 and "give the audio file itself" in err, err
+    assert song_samples(private)[0].size == 2 * SAMPLE_RATE  # the song itself is one

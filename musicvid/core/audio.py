@@ -156,8 +156,15 @@ def too_long(path: Path, seconds: float, max_seconds: float) -> str:
 
 
 def check_length(path: Path, max_seconds: float) -> None:
-    """Refuse a song longer than the limit by what its header declares, before decoding any of it."""
-    declared = declared_seconds(path, ffmpeg.describe(path))
+    """Refuse a song longer than the limit by what its header declares, before decoding any of it; and a file that
+    names other files for ffmpeg to read (ffmpeg.naming_others), whose sound is theirs."""
+    description = ffmpeg.describe(path)
+    if demuxer := ffmpeg.naming_others(description):
+        raise UserError(
+            f"{path} is a list of other files that ffmpeg would read as the song ({demuxer}), not a song: "
+            "give the audio file itself"
+        )
+    declared = declared_seconds(path, description)
     if declared is not None and declared > max_seconds:
         held = wav_held_seconds(path)  # (a WAV cut off, whose header says hours: not a long song)
         if held is not None and held < shortest_whole(declared):

@@ -79,6 +79,13 @@ _EBML = b"\x1a\x45\xdf\xa3"
 _SEGMENT = b"\x18\x53\x80\x67"
 _AUDIO_STREAM = re.compile(r"^\s*Stream #0:(\d+).*: Audio: (.*)$", re.MULTILINE)
 _OUTPUTS = re.compile(r"^(?:Stream mapping:|Output #)", re.MULTILINE)  # where ffmpeg's description of its input ends
+_DEMUXER = re.compile(r"^Input #0, (.+), from '", re.MULTILINE)
+# ffmpeg's demuxers that read the files or addresses their input names (playlists, scripts, lists of files): ffmpeg
+# follows those names, wherever they lead, so another file's sound would be taken for the song's (file_url guards
+# the song's own name alone).
+NAMING_OTHERS = frozenset(
+    {"hls", "applehttp", "dash", "webm_dash_manifest", "concat", "imf", "sdp", "rtp", "rtsp", "avisynth", "vapoursynth"}
+)
 
 
 def parse_duration(stderr: str, sound: bool = False, cut_off: bool = False) -> float | None:
@@ -113,6 +120,14 @@ def _description(url: str, version: tuple[int, ...]) -> str:
     """ffmpeg's description of the file at `url`, cached by its `version` too."""
     probe = subprocess.run([exe(), "-hide_banner", "-nostdin", "-i", url], capture_output=True, timeout=60)
     return probe.stderr.decode("utf-8", "replace")
+
+
+def naming_others(description: str) -> str | None:
+    """The demuxer ffmpeg's `description` of its input names where it is one that reads other files the input names
+    (NAMING_OTHERS: an HLS playlist, an ffconcat list); None for any other."""
+    found = _DEMUXER.search(description)
+    names = found[1].split(",") if found else []
+    return next((name for name in names if name in NAMING_OTHERS), None)
 
 
 def declared_duration(path: str | os.PathLike, sound: bool = False, description: str | None = None) -> float | None:
