@@ -172,3 +172,15 @@ def test_latin1_is_read_as_latin1_but_utf8_with_a_stray_byte_is_refused(tmp_path
     noise.write_bytes(random.Random(3).randbytes(3000).replace(b"\0", b"x"))
     with pytest.raises(UserError, match=f"noise.{kind} is no text \\(control bytes all through it\\)"):
         playlist.read_playlist(noise)
+
+
+@pytest.mark.parametrize("under", ["", "sub"])
+def test_an_o_through_a_symbolic_link_to_nowhere_is_refused_before_any_work(tmp_path, capsys, under):
+    (tmp_path / "songs").mkdir()
+    make_tone(tmp_path / "songs" / "a.wav", 1)
+    (tmp_path / "videos").symlink_to(tmp_path / "gone")  # (its folder's files moved, a disk not mounted)
+    out = tmp_path / "videos" / under
+    code, err = run_batch(capsys, tmp_path / "songs", out)
+    assert code == 2 and err.count("\n") == 1 and "is a symbolic link to" in err and "where nothing is" in err, err
+    code, _, err = run(capsys, "render", tmp_path / "songs" / "a.wav", "-o", out / "v.mp4", "--models", "tiny", "-q")
+    assert code == 2 and "is a symbolic link to" in err and not (tmp_path / "gone").exists(), err

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
-from musicvid.core.paths import file_version, is_folder, probe, resolved, shown
+from musicvid.core.paths import file_version, is_folder, nearest_existing, resolved, shown
 from vipe_core.atomic import TEMPORARY_MARK, new_temporary, temporary_of
 
 # What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
@@ -190,12 +190,6 @@ def check_output(path: Path, what: str = "output") -> None:
         raise UserError(f"{what} {path} cannot be written: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"{what} {path} cannot be written: the folder {existing} is read-only")
-
-
-def nearest_existing(path: Path, what: str = "output") -> Path | None:
-    """The folder `path` goes in, or the nearest of its parents that exists (a file there too); one the system
-    refuses (a name too long, a folder without search permission) is refused as `what`'s."""
-    return next((p for p in (path.parent, *path.parent.parents) if probe(p, what) is not None), None)
 
 
 def check_creatable(path: Path, what: str = "output") -> None:

@@ -77,6 +77,21 @@ def is_folder(path: Path, what: str) -> bool:
     return status is not None and stat.S_ISDIR(status.st_mode)
 
 
+def nearest_existing(path: Path, what: str = "output") -> Path | None:
+    """The folder `path` goes in, or the nearest of its parents that exists (a file there too); one the system
+    refuses (a name too long, a folder without search permission) is refused as `what`'s, and so is a symbolic link
+    on the way that leads nowhere (the folders the write makes could not be made through it)."""
+    for folder in (path.parent, *path.parent.parents):
+        if probe(folder, what) is not None:
+            return folder
+        if os.path.islink(folder):
+            raise UserError(
+                f"{what} {path} cannot be written: {folder} is a symbolic link to {os.readlink(folder)}, where "
+                "nothing is: make that folder, or give another"
+            )
+    return None
+
+
 def check_recordable(path: Path, what: str) -> None:
     """Refuse `path` where its absolute form, or the one its links lead to, holds a byte that is not UTF-8: the run
     records outputs and songs by it (outputs.json, report.json), and JSON in UTF-8 cannot hold it."""
