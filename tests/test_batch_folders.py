@@ -234,6 +234,34 @@ def test_a_persons_srt_beside_a_song_is_never_written_over_by_its_video(tmp_path
     assert (folder / "good.srt").read_text() == "1\n00:00:00,100 --> 00:00:00,900\nmy words\n"
 
 
+@pytest.mark.parametrize("out", ["songs", "videos"])
+def test_a_persons_srt_lyrics_stay_the_songs_lyrics_beside_captions_made_of_them(tmp_path, capsys, monkeypatch, out):
+    """The captions a render makes of a person's .srt lyrics hold its bytes: recorded as the run's, they made the
+    person's file look like the run's own, so a rerun took it for captions (refused there, or rendered without it)."""
+    monkeypatch.chdir(tmp_path)
+    folder = folder_of(tmp_path, "good.wav")
+    lyrics = "1\n00:00:00,100 --> 00:00:00,900\nmy words\n"
+    (folder / "good.srt").write_text(lyrics)
+    made = []
+
+    def render_locally(registry, jobs, finished):  # as a render writes its outputs: the .srt as the lyrics read
+        from musicvid.batch.report import Result
+
+        for job in jobs:
+            made.append(job.request.lyrics_file)
+            workdir = Workdir(work_directory(Workdir.of_song(job.request.song, job.request.workdir).root))
+            for path in job.settings.outputs(job.output):
+                path.write_text(lyrics)
+                remember(workdir, path, path)
+            finished(job, Result(str(job.entry.path), "done", str(job.output), 1.0))
+
+    monkeypatch.setattr("musicvid.batch.command.render_locally", render_locally)
+    for size in ("64x64", "64x64", "128x128"):  # the same settings (skipped), then others (made again)
+        code, err = run_batch(capsys, folder, tmp_path / out, "--size", size)
+        assert code == 0, err
+    assert made == [folder / "good.srt"] * 2 and (folder / "good.srt").read_text() == lyrics
+
+
 def test_a_rows_label_shows_a_control_character_in_its_songs_name_as_its_code_point():
     job = Job(1, Entry(Path("songs/a\nb.mp3")), None, None)
     assert job.label == "song 1 (aU+000Ab.mp3)" and "\n" not in job.where(Path("songs"))

@@ -111,7 +111,7 @@ def folder_notes(listing: Listing, folder: Path) -> list[str]:
 def beside_lyrics(song: Path, base: Path) -> str | None:
     """The timed lyrics beside `song`, `<stem>.lrc`, else `<stem>.srt`, as a CSV's `lyrics` cell names them (relative
     to `base`, the playlist's folder); None where there are none. Not a `.srt` beside a video of its stem, nor one whose
-    bytes a work directory records as its run wrote them (its video deleted since): that is a video's, as a batch or a
+    bytes a work directory records as its run wrote them there (its video deleted since): that is a video's, as a batch or a
     render writes it (a rerun with -o the songs' folder: no output is ever an input)."""
     for suffix in LYRICS_SUFFIXES:
         lyrics = named_alike(song.with_name(song.stem + suffix))
@@ -136,6 +136,7 @@ def named_alike(path: Path) -> Path | None:
 
 def captions(srt: Path) -> bool:
     """Whether the `.srt` at `srt` is a video's captions, as musicvid wrote them: a video of its stem is beside it, or a
-    work directory in WORK_ROOT records its bytes (made_by_a_run)."""
+    work directory in WORK_ROOT records its bytes at its name (made_by_a_run: the captions a run made of a person's
+    .srt lyrics have their bytes, elsewhere)."""
     videos = (srt.with_suffix(s) for v in VIDEO_SUFFIXES for s in (v, v.upper()))
-    return any(map(os.path.lexists, videos)) or made_by_a_run(srt, [WORK_ROOT]) is not None
+    return any(map(os.path.lexists, videos)) or made_by_a_run(srt, [WORK_ROOT], at_its_name=True) is not None

@@ -140,18 +140,20 @@ def written_before(path: Path, workdir: Workdir) -> bool:
     return _is_file(path) and any(written_here(path, Workdir(root)) for root in others if root != workdir.root)
 
 
-def made_by_a_run(path: Path, folders: list[Path]) -> Workdir | None:
+def made_by_a_run(path: Path, folders: list[Path], at_its_name: bool = False) -> Workdir | None:
     """The work directory, among those in `folders` (each a folder of work directories: musicvid-work/), one of whose
     runs wrote the file at `path` as it is (no person's edits), under any name: a copy, a hard link or a file moved
-    since is found by its bytes (recorded_anywhere). None where none did: a song, a person's file."""
+    since is found by its bytes (recorded_anywhere); with `at_its_name`, there alone (written_here: a person's lyrics
+    .srt has the bytes of the captions a run made of them). None where none did: a song, a person's file."""
     if not _is_file(path):
         return None
+    made = written_here if at_its_name else recorded_anywhere
     for folder in folders:
         try:
             roots = sorted(root for root in folder.iterdir() if root.is_dir() and not root.is_symlink())
         except OSError:
             continue
-        found = next((Workdir(root) for root in roots if recorded_anywhere(path, Workdir(root))), None)
+        found = next((Workdir(root) for root in roots if made(path, Workdir(root))), None)
         if found is not None:
             return found
     return None
