@@ -142,6 +142,17 @@ def test_a_header_with_spaces_or_capitals_is_read_rows_of_empty_cells_are_blank_
     assert len(playlist.read_playlist(tmp_path / "b.csv")[0].title) == 200_000
 
 
+@pytest.mark.parametrize("mark", [";", "\t"])
+def test_a_csv_parted_by_semicolons_or_tabs_as_excel_saves_one_in_europe_is_read(tmp_path, mark):
+    text = 'Path;Title;Artist;fps\r\na.wav;"Hello; World";Ça, et là;5\r\nb.wav;;;\r\n'.replace(";", mark)
+    (tmp_path / "s.csv").write_text(text, encoding="utf-8-sig")
+    entries = playlist.read_playlist(tmp_path / "s.csv")
+    assert [(e.path.name, e.title, e.artist, e.overrides) for e in entries] == [
+        ("a.wav", f"Hello{mark} World", "Ça, et là", {"fps": "5"}),
+        ("b.wav", None, None, {}),
+    ]
+
+
 @pytest.mark.parametrize(
     "text, said",
     [

@@ -41,8 +41,7 @@ CONTROL_SHARE, CONTROLS = 32, bytes(set(range(32)) - {9, 10, 13})
 # An M3U's directives (#EXTM3U, #EXTINF, #EXTGRP, #EXT-X-..., #PLAYLIST): any other `#` line is a comment, or a song
 # whose name starts with `#` (`#9 Dream.mp3`) where it names a file beside the playlist (read_m3u).
 DIRECTIVE = re.compile(r"#(EXT|PLAYLIST)")
-# A row is a render of minutes on a GPU: 1,000 rows are two days or more of one GPU's time, and a
-# longer list is likelier a mistake (a folder of a whole library) than meant; split it into batches.
+# A row is minutes of a GPU: 1,000 rows are days of one GPU, and a longer list likelier a mistake (a whole library).
 MAX_ROWS = 1000
 # MAX_ROWS rows of long paths and every per-song column take well under this; a bigger file is not read.
 MAX_PLAYLIST_BYTES = 16 * 1024 * 1024
@@ -235,9 +234,12 @@ def read_folder(path: Path, output: Path | None = None) -> Iterator[Entry]:
     return (song_entry(song, path) for song in listing.songs)
 
 
-def csv_header(reader: csv.DictReader, path: Path) -> None:
-    """The header's names, trimmed of spaces and in lower case (a spreadsheet's "Path, Title"); refused without
-    'path', with an empty or repeated name."""
+def csv_reader(text: str, path: Path) -> csv.DictReader:
+    """The CSV `text`'s rows, parted as its header is: by ',', else ';' (Excel's where a comma is the decimal mark),
+    else a tab; the header's names trimmed, in lower case ("Path, Title"); refused without 'path' or with a name
+    empty or repeated."""
+    mark = next((mark for mark in ",;\t" if mark in text.partition("\n")[0]), ",")
+    reader = csv.DictReader(io.StringIO(text), delimiter=mark, strict=True)
     reader.fieldnames = [name.strip().lower() for name in reader.fieldnames or ()]
     if "path" not in reader.fieldnames:
         raise UserError(f"{path}: a batch CSV needs a header row with a 'path' column (then title, artist, options)")
@@ -245,15 +247,14 @@ def csv_header(reader: csv.DictReader, path: Path) -> None:
     if repeated is not None:
         what = f"names the column '{repeated}' twice" if repeated else "has a column with no name"
         raise UserError(f"{path} line 1: the header {what}: give each column one name")
+    return reader
 
 
 def read_csv(path: Path) -> Iterator[Entry]:
     csv.field_size_limit(MAX_PLAYLIST_BYTES)  # a cell may be as big as a playlist may be
-    reader = csv.DictReader(io.StringIO(_read_text(path)), strict=True)
-    read = 1  # the lines read whole: a malformed row starts on the next (a quote left open runs to the end)
+    text, read = _read_text(path), 1  # the lines read whole: a malformed row starts on the next (an open quote runs on)
     try:
-        csv_header(reader, path)
-        for row in reader:
+        for row in (reader := csv_reader(text, path)):
             number = reader.line_num
             cells = [cell for value in row.values() for cell in (value if isinstance(value, list) else [value])]
             if not any((cell or "").strip() for cell in cells):
