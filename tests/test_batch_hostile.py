@@ -23,8 +23,9 @@ def run_batch(capsys, songs, out, *options):
     return code, err
 
 
-def test_a_second_batch_on_one_o_is_refused_while_the_first_holds_it(tmp_path, capsys):
+def test_a_second_batch_on_one_o_is_refused_while_the_first_holds_it(tmp_path, capsys, caplog):
     make_tone(tmp_path / "a.wav", 1)
+    (tmp_path / "a.lrc").write_text("[00:00.10]la\n")  # (a line would name it)
     (tmp_path / "p.csv").write_text("path,fps\na.wav,0\n")  # (a row's check would say more, later)
     out = tmp_path / "out"
     out.mkdir()
@@ -33,6 +34,7 @@ def test_a_second_batch_on_one_o_is_refused_while_the_first_holds_it(tmp_path, c
         for songs in (tmp_path, tmp_path / "p.csv"):  # before the rows' checks, which a long playlist pays
             code, err = run_batch(capsys, songs, out)
             assert code == 2 and "is in use by another musicvid batch" in err and err.count("\n") == 1, err
+    assert not caplog.messages  # (the playlist's line naming the lyrics beside a song: not said first)
     assert not (out / "report.json").exists()
 
 

@@ -274,14 +274,14 @@ def run(args) -> int:
             import ray  # noqa: F401
         except ImportError:
             raise UserError(INSTALL_RAY) from None
-    entries = read_playlist(args.playlist, args.output)  # (-o: not counted among its subfolders)
     out_dir: Path = args.output
     check_made(out_dir, "-o")  # report.json and every row's outputs.json record paths in it
     if exists(out_dir, "-o") and not is_folder(out_dir, "-o"):
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
+    check_lock_file(out_dir)  # (before the playlist's lines: another batch's -o is refused alone)
+    entries = read_playlist(args.playlist, args.output)  # (-o: not counted among its subfolders)
     report = out_dir / REPORT_NAME
     check_output(report, "-o")
-    check_lock_file(out_dir)
     check_creatable(report, "-o")
     # Every row is made a job and checked before the first song is rendered: a bad row costs nothing.
     from musicvid.models.choose import models_of

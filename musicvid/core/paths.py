@@ -85,6 +85,7 @@ def nearest_existing(path: Path, what: str = "output") -> Path | None:
         if probe(folder, what) is not None:
             return folder
         if os.path.islink(folder):
+            resolved(folder)  # a loop is refused as one
             raise UserError(
                 f"{what} {path} cannot be written: {folder} is a symbolic link to {os.readlink(folder)}, where "
                 "nothing is: make that folder, or give another"
