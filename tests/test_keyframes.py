@@ -176,12 +176,20 @@ def test_the_contact_sheet_fits_a_word_of_any_length_with_a_few_measures():
 def test_the_contact_sheet_draws_each_lyric_in_the_font_the_video_draws_it_in():
     """Chinese, Japanese and Korean in the lyrics' CJK font, as the captions: in the first font alone, each would be
     a row of the same empty boxes; what no font has is left out, as in the video."""
-    from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT, font_runs
+    from musicvid.core.assets import LYRICS_CJK_FONT, LYRICS_FONT, LYRICS_SCRIPT_FONTS, font_runs
 
     assert font_runs("I love 我爱你 🔥 you") == [
         (LYRICS_FONT, "I love "),
         (LYRICS_CJK_FONT, "我爱你  "),
         (LYRICS_FONT, "you"),
+    ]
+    # a word in the first font that has all of it: a joiner (ZWJ) in Hindi, an Urdu word with ہ, each shaped whole
+    devanagari, arabic = LYRICS_SCRIPT_FONTS[0], LYRICS_SCRIPT_FONTS[-1]
+    assert (arabic.stem, devanagari.stem) == ("LyricsArabic-Bold", "LyricsDevanagari-Bold")
+    assert font_runs("स्\u200dवागत, تم ہوں") == [
+        (devanagari, "स्\u200dवागत"),
+        (LYRICS_FONT, ", تم "),
+        (arabic, "ہوں"),
     ]
 
     def drawn(text: str) -> np.ndarray:

@@ -38,10 +38,9 @@ from pathlib import Path
 
 from fontTools import subset
 from fontTools.ttLib import TTCollection, TTFont
+from lyrics_metrics import DEJAVU, rename, take_dejavu_metrics
 
-HERE = Path(__file__).resolve().parent
-DEJAVU = HERE / "DejaVuSans-Bold.ttf"
-OUTPUT = HERE / "LyricsCJK-Bold.otf"
+OUTPUT = Path(__file__).resolve().parent / "LyricsCJK-Bold.otf"
 SOURCE_FACE = "NotoSansCJKsc-Bold"  # the simplified-Chinese face of the collection
 FAMILY = "Lyrics CJK"
 
@@ -97,25 +96,15 @@ def build(collection: Path) -> TTFont:
     subsetter.populate(unicodes=wanted & set(font.getBestCmap()))
     subsetter.subset(font)
 
-    # DejaVu's ascent and descent, as fractions of its em, in this font's em
-    scale = font["head"].unitsPerEm / dejavu["head"].unitsPerEm
-    ascent, descent = round(dejavu["OS/2"].usWinAscent * scale), round(dejavu["OS/2"].usWinDescent * scale)
-    font["OS/2"].usWinAscent, font["OS/2"].usWinDescent = ascent, descent
-    font["hhea"].ascent, font["hhea"].descent, font["hhea"].lineGap = ascent, -descent, 0
-
-    names = font["name"]
-    for name_id in (16, 17):  # typographic family and style: the family alone names it
-        names.removeNames(nameID=name_id)
-    source_version = names.getDebugName(5)
-    for name_id, text in [
-        (1, FAMILY),
-        (3, f"LyricsCJK-Bold; subset of {SOURCE_FACE} {source_version}"),
-        (4, f"{FAMILY} Bold"),
-        (6, "LyricsCJK-Bold"),
-        (10, "Noto Sans CJK SC Bold cut to everyday CJK characters, with DejaVu Sans Bold's vertical metrics"),
-    ]:
-        names.removeNames(nameID=name_id)
-        names.setName(text, name_id, 3, 1, 0x409)
+    take_dejavu_metrics(font, dejavu)
+    source_version = font["name"].getDebugName(5)
+    rename(
+        font,
+        FAMILY,
+        "LyricsCJK-Bold",
+        f"LyricsCJK-Bold; subset of {SOURCE_FACE} {source_version}",
+        "Noto Sans CJK SC Bold cut to everyday CJK characters, with DejaVu Sans Bold's vertical metrics",
+    )
     cff = font["CFF "].cff  # the collection's faces share it, so it names the first face (JP)
     cff.fontNames = ["LyricsCJK-Bold"]
     cff.topDictIndex[0].FamilyName, cff.topDictIndex[0].FullName = FAMILY, f"{FAMILY} Bold"

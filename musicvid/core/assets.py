@@ -15,7 +15,13 @@ TINY_GEMMA3_TOKENIZER = ASSETS_DIR / "tokenizers" / "tiny-gemma3"
 LYRICS_FONT = ASSETS_DIR / "fonts" / "DejaVuSans-Bold.ttf"  # free to redistribute (fonts/LICENSE-DejaVu)
 # Noto Sans CJK SC Bold cut to everyday Chinese, Japanese and Korean (SIL OFL: fonts/LICENSE-LyricsCJK)
 LYRICS_CJK_FONT = ASSETS_DIR / "fonts" / "LyricsCJK-Bold.otf"
-LYRICS_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT)  # each character is drawn in the first of them that has it
+# Noto Sans Bold of the scripts neither has, and Naskh for Urdu's letters (fonts/scripts/LICENSE); Devanagari first,
+# whose dandas (।) the other Indic scripts share
+SCRIPTS = "Devanagari Bengali Gurmukhi Gujarati Oriya Tamil Telugu Kannada Malayalam Sinhala Thai Lao Khmer Myanmar"
+LYRICS_SCRIPT_FONTS = tuple(
+    ASSETS_DIR / "fonts" / "scripts" / f"Lyrics{name}-Bold.ttf" for name in f"{SCRIPTS} Ethiopic Arabic".split()
+)
+LYRICS_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT, *LYRICS_SCRIPT_FONTS)  # in this order: font_runs
 
 
 @cache
@@ -32,16 +38,34 @@ def lyrics_font(character: str) -> Path | None:
     return next((font for font in LYRICS_FONTS if ord(character) in font_characters(font)), None)
 
 
+def _reach(font: Path, word: str, start: int) -> int:
+    """How many characters of `word` from `start` on `font` has, one after another."""
+    characters, end = font_characters(font), start
+    while end < len(word) and ord(word[end]) in characters:
+        end += 1
+    return end - start
+
+
 def font_runs(text: str) -> list[tuple[Path, str]]:
-    """`text` cut where the font that draws it changes: each character in the first of LYRICS_FONTS that has it (a
-    space in the font before it); those none has left out."""
+    """`text` cut where the font that draws it changes: each word (parted by spaces) cut into the longest pieces one
+    font has whole, each in the first of LYRICS_FONTS that has it that far (a whole word where one has all of it), so
+    that a script shaped across its letters (Devanagari's conjuncts, joined Arabic) is shaped in one font, a comma
+    after it in another; a character none has is left out. A space is in the font before it."""
     runs: list[tuple[Path, str]] = []
-    for character in text:
-        font = runs[-1][0] if character == " " and runs else lyrics_font(character)
-        if font is None:
-            continue
+
+    def add(font: Path, piece: str) -> None:
         if runs and runs[-1][0] == font:
-            runs[-1] = (font, runs[-1][1] + character)
+            runs[-1] = (font, runs[-1][1] + piece)
         else:
-            runs.append((font, character))
+            runs.append((font, piece))
+
+    for n, word in enumerate(text.split(" ")):
+        if n:
+            add(runs[-1][0] if runs else LYRICS_FONT, " ")
+        at = 0
+        while at < len(word):
+            font, length = max(((font, _reach(font, word, at)) for font in LYRICS_FONTS), key=lambda f: f[1])
+            if length:  # (max: the first of the longest)
+                add(font, word[at : at + length])
+            at += length or 1
     return runs

@@ -3,9 +3,10 @@ in by ffmpeg's libass at the video's size (after upscaling and interpolation, so
 video frame) and kept beside the video for editors. `line` shows the sung line; `karaoke` lights each word up as it
 is sung (a line written right to left, or sung at once with another, it shows whole, and shown_whole_note says so).
 The fonts are bundled, so the lyrics look the same on a machine with no fonts installed: DejaVu Sans Bold, and for
-the Chinese, Japanese and Korean characters it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters).
-A character that neither has (an emoji, a script of neither) is left out of the burned-in lyrics rather than drawn as
-a box (a line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps every character. A line
+what it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters) and Noto fonts cut to the Indic,
+Southeast Asian and Ethiopic scripts and to Urdu's letters, a word in the first that has all of it (font_runs). A
+character that none has (an emoji, a script of none) is left out of the burned-in lyrics rather than drawn as a box (a
+line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps every character. A line
 wider than the picture wraps at its spaces (libass); one with a word wider than a row alone (Chinese or Japanese
 without spaces, a URL) is broken into rows here, measured with the fonts' advances, since libass breaks only at
 spaces."""
@@ -62,8 +63,12 @@ def caption_fonts() -> tuple[CaptionFont, ...]:
     return tuple(fonts)
 
 
+def _caption_font(path: Path) -> CaptionFont:
+    return caption_fonts()[LYRICS_FONTS.index(path)]
+
+
 def _font_of(character: str) -> CaptionFont | None:
-    return None if (path := lyrics_font(character)) is None else caption_fonts()[LYRICS_FONTS.index(path)]
+    return None if (path := lyrics_font(character)) is None else _caption_font(path)
 
 
 def undrawable(text: str) -> str:
@@ -127,15 +132,15 @@ AS_WRITTEN = {"{": "\\{", "}": "\\}", "\\": "\\" + WORD_JOINER}
 
 
 def _in_fonts(rows: list[str]) -> str:
-    """Rows of _literal text one under the other (\\N), each character in the first caption font that has it:
-    libass looks for a glyph the style's font lacks only among the system's fonts, so a run in another font is
-    named (\\fn) and closed (\\fn alone: the style's font again). A space stays in the font of the text before it."""
+    """Rows of _literal text one under the other (\\N), each word in the caption font font_runs gives it: libass
+    looks for a glyph the style's font lacks only among the system's fonts, so a run in another font is named (\\fn)
+    and closed (\\fn alone: the style's font again). A space stays in the font of the text before it."""
     style = current = caption_fonts()[0]
     pieces = []
     for n, row in enumerate(rows):
         pieces.append("\\N" if n else "")
-        for _, run in font_runs(row):
-            if (font := _font_of(run[0])) is not current:
+        for path, run in font_runs(row):
+            if (font := _caption_font(path)) is not current:
                 pieces.append("{\\fn}" if font is style else f"{{\\fn{font.family}}}")
                 current = font
             pieces.append("".join(AS_WRITTEN.get(character, character) for character in run))
@@ -182,8 +187,9 @@ def _cut(text: str, may_break) -> list[str]:
 
 
 def _width(text: str, size: int) -> float:
-    """Pixels that _literal `text` takes at font size `size` (the sum of its glyphs' advances)."""
-    return size * sum(_font_of(c).advances[ord(c)] for c in text)
+    """Pixels that _literal `text` takes at font size `size` (the sum of its glyphs' advances, in the fonts that draw
+    them: font_runs)."""
+    return size * sum(_caption_font(path).advances[ord(c)] for path, run in font_runs(text) for c in run)
 
 
 def _pieces(word: str, size: int, room: float) -> list[str]:

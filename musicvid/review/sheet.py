@@ -7,6 +7,7 @@ cell also says how well its picture shows its lyric and its prompt."""
 from __future__ import annotations
 
 import math
+import unicodedata
 from functools import cache
 from pathlib import Path
 from typing import Mapping
@@ -39,8 +40,13 @@ def _length(draw: ImageDraw.ImageDraw, text: str, size: int) -> float:
 
 
 def _draw(draw: ImageDraw.ImageDraw, at: tuple[int, int], text: str, size: int, colour) -> None:
+    """`text` drawn from `at`, each run in its font; the runs of a line whose first letter is written right to left
+    (an Urdu line with words in two fonts) from the right, as the video lays them out (each run's own letters are
+    laid out by Pillow's shaper)."""
     x, y = at
-    for path, run in font_runs(text):
+    runs = font_runs(text)
+    first = next((unicodedata.bidirectional(c) for c in text if unicodedata.bidirectional(c) in ("L", "R", "AL")), "L")
+    for path, run in reversed(runs) if first != "L" else runs:
         draw.text((x, y), run, font=_font(path, size), fill=colour)
         x += draw.textlength(run, font=_font(path, size))
 
