@@ -164,7 +164,12 @@ def test_storyboard_neither_offers_nor_takes_an_option_of_the_frames_between_key
 def test_an_output_that_cannot_be_written_is_refused_before_any_work(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
     (tmp_path / "videos").mkdir()
-    for output, reason in [(tmp_path / "videos", "is a directory"), (song / "video.mp4", "is a file, not a folder")]:
+    (tmp_path / "v.srt").mkdir()  # where v.mp4's .srt goes: not -o, which is not to be given inside it
+    for output, reason in [
+        (tmp_path / "videos", "is a directory"),
+        (song / "video.mp4", "is a file, not a folder"),
+        (tmp_path / "v.mp4", f"{tmp_path / 'v.srt'}, where the video's .srt goes beside it, is a folder: give -o"),
+    ]:
         code, out, err = run(
             capsys, "render", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "-o", output
         )

@@ -195,12 +195,23 @@ def test_a_control_character_escaped_in_a_transcripts_json_is_refused_by_its_fie
         check_lyrics_file(path)
 
 
-@pytest.mark.parametrize("field", ["text", "prompt", "mood"])
+@pytest.mark.parametrize("field", ["text", "prompt", "mood", "title", "artist", "language"])
 def test_a_control_character_in_a_storyboard_is_refused_by_its_field(field):
+    """A scene's fields, and the song's: a title's NUL stopped the render at the mux, after its drawing (exit 1)."""
     data = Storyboard(audio=SongAudio(2.0), scenes=[Scene(0, "lyric", 0.0, 2.0, "hi", "a sea", 0)]).to_json()
-    data["scenes"][0][field] = "hello \x1b]52;c;ZWNobyBwd25lZA==\x07"
-    with pytest.raises(UserError, match=rf"^storyboard sb\.json: scenes\[0\]\.{field} holds a control character"):
+    scene = field in ("text", "prompt", "mood")
+    (data["scenes"][0] if scene else data)[field] = "hello \x1b]52;c;ZWNobyBwd25lZA==\x07" if scene else "a\x00b"
+    where = f"scenes\\[0\\]\\.{field}" if scene else field
+    with pytest.raises(UserError, match=rf"^storyboard sb\.json: {where} holds a control character"):
         parse_storyboard(data, "sb.json")
+
+
+@pytest.mark.parametrize("field", ["language", "model"])
+def test_a_control_character_in_a_transcripts_language_or_model_is_refused(tmp_path, field):
+    transcript = {field: "e\u0007n", "lines": [{"start": 0, "end": 1, "text": "zero"}]}
+    (path := tmp_path / "t.json").write_text(json.dumps(transcript))
+    with pytest.raises(UserError, match=rf"^lyrics file {path}: {field} holds a control character \(U\+0007\)"):
+        check_lyrics_file(path)
 
 
 def test_a_persons_text_reaches_the_terminal_escaped():

@@ -36,6 +36,7 @@ from musicvid.core.files import (
     parse_json,
     resolved,
 )
+from musicvid.core.paths import is_folder
 from musicvid.core.workdir import Workdir, check_outside_work_directories
 from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, new_temporary, write_json
 
@@ -69,8 +70,12 @@ def check_outputs(outputs: list[Path], inputs: dict[str, Path]) -> None:
     """Refuse, before any work, outputs (the video first) of which a name is too long, cannot be written, is one of
     the `inputs` (what each is -> its path), or where the video's is no video name (one in a work directory:
     Workdir.check_apart)."""
-    for path in outputs:
+    for n, path in enumerate(outputs):
         check_name_length(path)
+        if n and is_folder(path, "output"):  # (not -o's name: its .srt's, its .ass')
+            raise UserError(
+                f"{path}, where the video's {path.suffix} goes beside it, is a folder: give -o another name"
+            )
         check_output(path)
     check_not_inputs(outputs, inputs)
     if outputs:
@@ -287,7 +292,7 @@ def write_output(
         except FileExistsError:
             raise UserError(
                 f"{output} was written by something else while this render ran, and is left as it is: render with "
-                "-o another name (the work directory holds the finished video, so it is done at once)"
+                "-o another name (the work directory holds the drawn pictures: only the video is made again)"
             ) from None
         except OSError:
             check_replaceable([output], workdir, overwrite)

@@ -136,9 +136,12 @@ class Transcript:
 
 def short_text(value: str, document: str, where: str) -> str:
     """`value`, a name a person wrote at `where` in `document` (a language, a title), or one sentence saying it is
-    longer than MAX_TEXT_CHARS."""
+    longer than MAX_TEXT_CHARS or holds a control character (as --title's: it goes into the video's tags and
+    ffmpeg's arguments, where a NUL stops the run after its drawing)."""
     if len(value) > MAX_TEXT_CHARS:
         raise invalid(document, where, f"must be at most {MAX_TEXT_CHARS:,} characters, got {len(value):,}")
+    if (at := control_at(value)) is not None:
+        raise invalid(document, where, f"holds a control character ({code_point(value[at])})")
     return value
 
 
