@@ -22,7 +22,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from musicvid.core.errors import MusicvidError, UserError, out_of_memory  # noqa: E402
 from musicvid.core.paths import printable  # noqa: E402
 from musicvid.lyrics.known import check_lyrics_file  # noqa: E402
-from musicvid.settings.front_doors import option_groups, parse_path  # noqa: E402
+from musicvid.settings.front_doors import option_groups, parse_file_path, parse_path  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gpu_memory  # noqa: E402
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     render = grouped(commands, "render", "song -> music video (MP4)", "SONG")
     render["video"].add_argument(
-        "-o", "--output", type=parse_path, help="output video (default <song>.mp4 beside the song)"
+        "-o", "--output", type=parse_file_path, help="output video (default <song>.mp4 beside the song)"
     )
     RenderSettings.add_options(render)
     add_song_options(render)

@@ -313,3 +313,16 @@ def test_a_song_whose_name_is_not_utf8_fails_at_its_turn_and_the_others_render(t
     assert failed["song"] == f"{folder}/Caf\\xe9.wav" and failed["status"] == "failed"
     assert "the name Caf\\xe9.wav is not UTF-8" in failed["error"] and "rename it in UTF-8" in failed["error"]
     assert done["status"] == "done" and Path(failed["output"]).name == "Caf-.mp4"
+
+
+def test_a_missing_song_named_in_latin1_is_said_to_be_missing(tmp_path, capsys, monkeypatch):
+    """A file:// URL escaping a Latin-1 é (`caf%E9.mp3`) for a song that is not there was failed as a name that
+    is not UTF-8, sending its user to rename a file that does not exist."""
+    rendered = faked_renders(monkeypatch)
+    make_tone(tmp_path / "good.wav", seconds=1.0)
+    playlist = tmp_path / "list.m3u"
+    playlist.write_text(f"{tmp_path.as_uri()}/caf%E9.mp3\ngood.wav\n")
+    code, err = run_batch(capsys, playlist, tmp_path / "out")
+    assert code == 1 and rendered == [2], err
+    failed, _ = report_of(tmp_path / "out")
+    assert failed["error"] == f"audio file not found: {tmp_path}/caf\\xe9.mp3"

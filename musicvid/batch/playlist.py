@@ -383,7 +383,10 @@ class Job:
 
 def unusable_name(request: SongRequest, entry: Entry) -> str | None:
     """Why musicvid cannot take the row's song by its name (bytes that are not UTF-8, from an old Windows disk: no
-    record holds them), in the sentence its row fails with at its turn; None where it can."""
+    record holds them), in the sentence its row fails with at its turn; None where it can, or where no file has
+    that name: that one is not found."""
+    if not os.path.lexists(entry.path):
+        return f"audio file not found: {shown(entry.path)}"
     try:
         replace(request, song=entry.path)
     except UserError as e:

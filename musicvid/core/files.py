@@ -143,7 +143,7 @@ def check_file(path: Path, what: str) -> None:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise UserError(f"{what} not found: {path}") from None
+        raise UserError(f"{what} not found: {shown(path)}") from None
     except OSError as e:
         raise UserError(f"cannot read {shown(path)}: {e.strerror}") from None
     if stat.S_ISDIR(mode):

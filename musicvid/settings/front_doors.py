@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,16 @@ def parse_path(text: str) -> Path:
     if not text:  # (Path("") is ".": the current folder, which no one named)
         raise argparse.ArgumentTypeError("is empty: give a file's or folder's name")
     return Path(text)
+
+
+def parse_file_path(text: str) -> Path:
+    """A file's path; one ending in `/` names a folder (Path drops the `/`: `-o v.mp4/` wrote the file v.mp4)."""
+    path = parse_path(text)
+    if text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} ends in '/', so it names a folder: give a file name, e.g. {(path / 'video.mp4').as_posix()}"
+        )
+    return path
 
 
 def parse_bool(text: str) -> bool:
