@@ -55,10 +55,11 @@ def test_chinese_japanese_and_korean_lyrics_are_burned_in_as_their_letters(tmp_p
 def test_scripts_dejavu_lacks_are_burned_in_shaped_each_word_in_one_font(tmp_path):
     """Hindi, Tamil, Thai, Amharic and Urdu: drawn, each its own picture (boxes would be alike); a word in the first font
     that has all of it, so that Devanagari's ksha (क्ष) is shaped into one letter, narrower than the two it joins (कष),
-    and Urdu's words with ہ or ے are drawn whole and joined in the Arabic font, the others in DejaVu's Arabic."""
+    and an Urdu line with ہ or ے is drawn whole and joined in the Arabic font, its other words too (not in DejaVu's
+    Arabic, of another style)."""
     urdu = "میں تم سے پیار کرتا ہوں"
     assert dialogue(captions.ass_script(lyric_board([urdu]), 512, 288)) == [
-        "میں تم {\\fnLyrics Arabic}سے {\\fn}پیار کرتا {\\fnLyrics Arabic}ہوں{\\fn}"
+        "{\\fnLyrics Arabic}میں تم سے پیار کرتا ہوں{\\fn}"
     ]
     lines = ["नमस्ते", "வணக்கம்", "สวัสดี", "ሰላምታ", urdu, "क्ष", "कष"]
     assert captions.undrawn_note(lyric_board(lines)) == ""

@@ -183,14 +183,17 @@ def test_the_contact_sheet_draws_each_lyric_in_the_font_the_video_draws_it_in():
         (LYRICS_CJK_FONT, "我爱你  "),
         (LYRICS_FONT, "you"),
     ]
-    # a word in the first font that has all of it: a joiner (ZWJ) in Hindi, an Urdu word with ہ, each shaped whole
+    # a word in the first font that has all of it: a joiner (ZWJ) in Hindi, an Urdu word with ہ, each shaped whole;
+    # the line's other Urdu word (تم, which DejaVu has too) in Naskh with it, a line of Arabic in DejaVu
     devanagari, arabic = LYRICS_SCRIPT_FONTS[0], LYRICS_SCRIPT_FONTS[-1]
     assert (arabic.stem, devanagari.stem) == ("LyricsArabic-Bold", "LyricsDevanagari-Bold")
     assert font_runs("स्\u200dवागत, تم ہوں") == [
         (devanagari, "स्\u200dवागत"),
-        (LYRICS_FONT, ", تم "),
-        (arabic, "ہوں"),
+        (LYRICS_FONT, ", "),
+        (arabic, "تم ہوں"),
     ]
+    assert font_runs("love تم ہوں, hi") == [(LYRICS_FONT, "love "), (arabic, "تم ہوں"), (LYRICS_FONT, ", hi")]
+    assert font_runs("أحبك يا قلبي") == [(LYRICS_FONT, "أحبك يا قلبي")]
 
     def drawn(text: str) -> np.ndarray:
         image = Image.new("RGB", (200, 30))

@@ -48,9 +48,17 @@ def _reach(font: Path, word: str, start: int) -> int:
 
 def font_runs(text: str) -> list[tuple[Path, str]]:
     """`text` cut where the font that draws it changes: each word (parted by spaces) cut into the longest pieces one
-    font has whole, each in the first of LYRICS_FONTS that has it that far (a whole word where one has all of it), so
-    that a script shaped across its letters (Devanagari's conjuncts, joined Arabic) is shaped in one font, a comma
-    after it in another; a character none has is left out. A space is in the font before it."""
+    font has whole, each in the first font that has it that far (a whole word where one has all of it), so that a
+    script shaped across its letters (Devanagari's conjuncts, joined Arabic) is shaped in one font, a comma after it
+    in another; a character none has is left out. A space is in the font before it. The first font: of LYRICS_FONTS,
+    those the line needs beyond DejaVu first, so a line's words of one script share a font (an Urdu line's words
+    without ہ or ے in Naskh, as those with them: DejaVu has the rest of Arabic's letters, in another style)."""
+    needed = {font for font, _ in _runs(text, LYRICS_FONTS)} - {LYRICS_FONT}
+    return _runs(text, sorted(LYRICS_FONTS, key=lambda font: font not in needed))  # (a stable sort)
+
+
+def _runs(text: str, fonts) -> list[tuple[Path, str]]:
+    """font_runs, with `fonts` in the order they are tried."""
     runs: list[tuple[Path, str]] = []
 
     def add(font: Path, piece: str) -> None:
@@ -64,7 +72,7 @@ def font_runs(text: str) -> list[tuple[Path, str]]:
             add(runs[-1][0] if runs else LYRICS_FONT, " ")
         at = 0
         while at < len(word):
-            font, length = max(((font, _reach(font, word, at)) for font in LYRICS_FONTS), key=lambda f: f[1])
+            font, length = max(((font, _reach(font, word, at)) for font in fonts), key=lambda f: f[1])
             if length:  # (max: the first of the longest)
                 add(font, word[at : at + length])
             at += length or 1
