@@ -55,6 +55,8 @@ def test_the_default_preset_by_hub_name_renders_every_scene_from_vipe(standin_ho
         timeout=600,
     )
     assert run.returncode == 0, run.stderr
+    # -q: its summary alone; the hub said "Could not reach the Hub … Using cached commit hash" offline at every load
+    assert run.stderr.count("\n") == 1 and " frames (" in run.stderr, run.stderr
     board = load_storyboard(workdir / "storyboard.json")
     assert board.settings.models["vipe"] == DEFAULT_VIPE and board.settings.models["diffusion"] == SD15
     lyric = [s for s in board.scenes if s.kind == "lyric"]
@@ -90,6 +92,22 @@ def test_a_render_by_hub_name_without_the_scorer_in_the_cache_makes_its_video_un
     # picked by their scores, the keyframes need it: refused before the work
     code, _, err = run_cli(capsys, "render", song, *options, "--keyframe-candidates", "2", "--workdir", tmp_path / "w2")
     assert code == 2 and "pick keyframes by their scores" in err and not (tmp_path / "w2").exists()
+
+
+def test_a_quiet_fast_render_by_hub_name_says_its_summary_alone(standin_home, tmp_path):
+    """Offline, the hub said "Could not reach the Hub … Using cached commit hash" as the picture model and the tiny
+    decoder loaded, each twice (in its own line and in ours), and diffusers' tiny decoder an argument it passes
+    the hub deprecated."""
+    song = make_tone(tmp_path / "song.wav", 2)
+    (tmp_path / "song.lrc").write_text("[00:00.50]a light in the storm\n")
+    options = ["--lyrics", tmp_path / "song.lrc", "--size", "64x64", "--fps", "2", "--fast", "-q"]
+    command = ["render", song, *options, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"]
+    env = {**os.environ, "HF_HOME": str(standin_home), "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "musicvid", *map(str, command)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0 and probe(tmp_path / "v.mp4")["frames"] == 4, run.stderr
+    assert run.stderr.count("\n") == 1 and " frames (" in run.stderr, run.stderr
 
 
 def test_the_stand_ins_keep_the_real_repositories_layouts(standin_hub):

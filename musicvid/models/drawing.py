@@ -16,7 +16,7 @@ from musicvid.core.files import check_file, file_sha256, weights_identity
 from musicvid.models import tiny
 from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
-from musicvid.models.loading import auto_precision, load_diffusion
+from musicvid.models.loading import auto_precision, load_diffusion, quietly
 from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
 from musicvid.models.lora_files import PEFT_PREFIX, check_adapter, check_lora
 from musicvid.models.names import check_model
@@ -378,7 +378,10 @@ def load_drawing(
         with as_unavailable("few-step LoRA", models.fast_lora):
             _fuse_lora(pipe, models.fast_lora)
         decoder = models.fast_decoder
-        vae = obtain("tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=precision.compute))
+        with quietly():
+            vae = obtain(
+                "tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=precision.compute)
+            )
         pipe.vae = vae.to(loaded_on, precision.compute)
     if drawing.loras:
         fuse_style_loras(pipe, drawing.loras)

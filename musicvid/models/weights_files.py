@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,24 +113,29 @@ class Fit:
 
 @contextmanager
 def silenced(bars: bool = True) -> Iterator[None]:
-    """diffusers' and transformers' loggers silenced, their errors too, and (where `bars`) their progress bars,
-    then as they were: the hub's too, which transformers' bars switch with its own (-q's, off)."""
+    """diffusers', transformers' and the hub's loggers silenced, their errors too (offline, the hub's "Could not reach
+    the Hub … Using cached commit hash" at every load), and (where `bars`) diffusers' and transformers' progress bars,
+    then as they were: the hub's bars too, which transformers' switch with its own (-q's, off)."""
     from diffusers.utils import logging as diffusers_logging
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars
+    from huggingface_hub.utils import logging as hub_logging
     from transformers.utils import logging
 
     hub_off = are_progress_bars_disabled()
-    was = diffusers_logging.get_verbosity(), logging.get_verbosity()
+    libraries = (diffusers_logging, logging, hub_logging)
+    was = [library.get_verbosity() for library in libraries]
     shown = [library for library in (diffusers_logging, logging) if bars and library.is_progress_bar_enabled()]
-    diffusers_logging.set_verbosity(diffusers_logging.CRITICAL)
-    logging.set_verbosity(logging.CRITICAL)
+    for library in libraries:
+        library.set_verbosity(library.CRITICAL)
     for library in shown:
         library.disable_progress_bar()
     try:
-        yield
+        with warnings.catch_warnings():  # (diffusers' models still pass the hub an argument it has deprecated)
+            warnings.filterwarnings("ignore", "The `local_dir_use_symlinks` argument is deprecated")
+            yield
     finally:
-        diffusers_logging.set_verbosity(was[0])
-        logging.set_verbosity(was[1])
+        for library, verbosity in zip(libraries, was, strict=True):
+            library.set_verbosity(verbosity)
         for library in shown:
             library.enable_progress_bar()
         if hub_off and not are_progress_bars_disabled():
