@@ -135,7 +135,6 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--style", "oil\x00"], "--style holds a control character (U+0000) at position 4"),
         (["--lyrics", ""], "argument --lyrics: is empty"),  # (Path("") is the current folder)
         (["-o", ""], "argument -o/--output: is empty"),
-        (["-o", "v.mp4/"], "'v.mp4/' ends in '/', so it names a folder: give a file name, e.g. v.mp4/video.mp4"),
     ],
 )
 def test_impossible_settings_exit_2(capsys, tmp_path, options, reason):

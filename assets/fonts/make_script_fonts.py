@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Build ``scripts/Lyrics*-Bold.ttf``, the captions' fonts for the scripts that neither DejaVu Sans Bold nor Lyrics CJK
-has: the Indic scripts, Sinhala, Thai, Lao, Khmer, Myanmar and Ethiopic, and the Arabic letters of Urdu, Sindhi and
-Pashto that DejaVu lacks (ہ, ے, ڻ…).
+has: the Indic scripts, Sinhala, Thai, Lao, Khmer, Myanmar, Ethiopic, Tibetan and Cherokee, and the Arabic letters of
+Urdu, Sindhi and Pashto that DejaVu lacks (ہ, ے, ڻ…).
 
-Each is a Noto Sans font of its script in Bold (Noto Naskh Arabic for Arabic; SIL Open Font License 1.1:
+Each is a Noto Sans font of its script in Bold (Noto Serif Tibetan, as Noto has no Sans; Noto Naskh Arabic for
+Arabic; SIL Open Font License 1.1:
 ``scripts/LICENSE``) cut to its script's Unicode blocks and the joiners and marks its words are written with (ZWJ,
 ZWNJ, the dandas, the dotted circle its shaper draws a stray mark on), with every layout feature kept: these scripts
 are shaped (conjuncts, reordered vowels, joined letters) by HarfBuzz inside libass, which needs a word's letters in
@@ -49,6 +50,8 @@ SCRIPTS = [
     ("Khmer", "SansKhmer", [(0x1780, 0x17FF), (0x19E0, 0x19FF)]),
     ("Myanmar", "SansMyanmar", [(0x1000, 0x109F), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F)]),
     ("Ethiopic", "SansEthiopic", [(0x1200, 0x139F), (0x2D80, 0x2DDF), (0xAB00, 0xAB2F)]),
+    ("Tibetan", "SerifTibetan", [(0x0F00, 0x0FFF)]),  # (Noto has no Sans Tibetan)
+    ("Cherokee", "SansCherokee", [(0x13A0, 0x13FF), (0xAB70, 0xABBF)]),
     # the whole Arabic script: a word with a letter DejaVu lacks is drawn in this font whole, joined
     (
         "Arabic",

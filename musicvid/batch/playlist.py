@@ -25,7 +25,7 @@ from typing import Iterator
 from musicvid.batch.folder import beside_lyrics, counted, folder_notes, listing_of
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES, check_file, is_url
-from musicvid.core.paths import shown
+from musicvid.core.paths import printable, shown
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
 
@@ -382,15 +382,12 @@ class Job:
 
 
 def unusable_name(request: SongRequest, entry: Entry) -> str | None:
-    """Why musicvid cannot take the row's song by its name (bytes that are not UTF-8, from an old Windows disk: no
-    record holds them), in the sentence its row fails with at its turn; None where it can, or where no file has
-    that name: that one is not found."""
-    if not os.path.lexists(entry.path):
-        return f"audio file not found: {shown(entry.path)}"
+    """Why musicvid cannot take the row's song by its name (bytes not UTF-8, from an old Windows disk: no record
+    holds them), in the sentence its row fails with at its turn, or that no file has it; None where it can."""
     try:
         replace(request, song=entry.path)
     except UserError as e:
-        return str(e)
+        return str(e) if os.path.lexists(entry.path) else f"audio file not found: {printable(os.fspath(entry.path))}"
     return None
 
 

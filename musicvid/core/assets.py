@@ -15,11 +15,12 @@ TINY_GEMMA3_TOKENIZER = ASSETS_DIR / "tokenizers" / "tiny-gemma3"
 LYRICS_FONT = ASSETS_DIR / "fonts" / "DejaVuSans-Bold.ttf"  # free to redistribute (fonts/LICENSE-DejaVu)
 # Noto Sans CJK SC Bold cut to everyday Chinese, Japanese and Korean (SIL OFL: fonts/LICENSE-LyricsCJK)
 LYRICS_CJK_FONT = ASSETS_DIR / "fonts" / "LyricsCJK-Bold.otf"
-# Noto Sans Bold of the scripts neither has, and Naskh for Urdu's letters (fonts/scripts/LICENSE); Devanagari first,
+# Noto Sans Bold of the scripts neither has (Serif for Tibetan), and Naskh for Urdu's letters (fonts/scripts/LICENSE); Devanagari first,
 # whose dandas (।) the other Indic scripts share
 SCRIPTS = "Devanagari Bengali Gurmukhi Gujarati Oriya Tamil Telugu Kannada Malayalam Sinhala Thai Lao Khmer Myanmar"
 LYRICS_SCRIPT_FONTS = tuple(
-    ASSETS_DIR / "fonts" / "scripts" / f"Lyrics{name}-Bold.ttf" for name in f"{SCRIPTS} Ethiopic Arabic".split()
+    ASSETS_DIR / "fonts" / "scripts" / f"Lyrics{name}-Bold.ttf"
+    for name in f"{SCRIPTS} Ethiopic Tibetan Cherokee Arabic".split()
 )
 LYRICS_FONTS = (LYRICS_FONT, LYRICS_CJK_FONT, *LYRICS_SCRIPT_FONTS)  # in this order: font_runs
 

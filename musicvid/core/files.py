@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
-from musicvid.core.paths import file_version, is_folder, nearest_existing, resolved, shown
+from musicvid.core.paths import file_version, is_folder, nearest_existing, printable, resolved, shown
 from vipe_core.atomic import TEMPORARY_MARK, new_temporary, temporary_of
 
 # What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
@@ -143,7 +143,7 @@ def check_file(path: Path, what: str) -> None:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        raise UserError(f"{what} not found: {shown(path)}") from None
+        raise UserError(f"{what} not found: {printable(os.fspath(path))}") from None
     except OSError as e:
         raise UserError(f"cannot read {shown(path)}: {e.strerror}") from None
     if stat.S_ISDIR(mode):

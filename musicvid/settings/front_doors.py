@@ -56,7 +56,7 @@ def parse_path(text: str) -> Path:
 def parse_file_path(text: str) -> Path:
     """A file's path; one ending in `/` names a folder (Path drops the `/`: `-o v.mp4/` wrote the file v.mp4)."""
     path = parse_path(text)
-    if text.endswith(("/", os.sep)):
+    if text.endswith(("/", os.sep)) and path.name not in ("", ".."):  # (`/`, `../`: named_file says they name none)
         raise argparse.ArgumentTypeError(
             f"{text!r} ends in '/', so it names a folder: give a file name, e.g. {(path / 'video.mp4').as_posix()}"
         )
