@@ -145,7 +145,7 @@ def make_video(
         scores = picked_scores(storyboard)
         # 6. lyrics on screen, each line while it is sung (each word, for karaoke) where a timed lyrics file times
         #    it, else where the cached transcript heard it; with them (only they need glyphs), the characters no
-        #    caption font draws, and for karaoke the lines it shows whole (right to left, or sung at once)
+        #    caption font draws, and for karaoke the lines it shows whole (right to left)
         heard = word_source(run)
         script = lyrics_script(run, storyboard, heard)
         undrawn = captions.undrawn_note(storyboard) if script else ""

@@ -235,21 +235,48 @@ def test_a_first_line_sung_in_the_lead_in_is_captioned_from_its_singing():
     assert parse_srt(subtitles.srt(board, plain), "the .srt")[0].start == 0.7
 
 
-def test_right_to_left_lines_and_lines_sung_at_once_are_shown_whole_in_karaoke():
-    """A duet's two lines sung at once are one caption: ASS fills one word after another, so one line's would light
-    only after the other's."""
+def test_right_to_left_lines_are_shown_whole_in_karaoke_and_a_duets_lines_lit_each_in_its_own_row(tmp_path):
+    """A duet's two lines sung at once are one caption: in one ASS line the fills sweep one word after another, so
+    the second line lit only after the first; it was shown whole, unlit."""
     board = lyric_board(["שלום עולם", "abc مرحبا بالعالم", "hello world", "I will stay / And you will go"])
     script = captions.ass_script(board, 320, 240, word_times(board, None))
     shown = dialogue(script)
     assert shown[:2] == [captions.LINE_COLOUR + "שלום עולם", captions.LINE_COLOUR + "abc مرحبا بالعالم"]
-    assert "\\kf" in shown[2] and shown[3] == captions.LINE_COLOUR + "I will stay / And you will go"
-    said = "have words written right to left, or lines sung at once"
+    assert "\\kf" in shown[2] and len(shown) == 5
+    # each line its own event, the first sung on top (libass stacks an event over the one before), both lit over
+    # the caption's whole time
+    assert [[letters for _, letters in syllables(text)] for text in shown[3:]] == [
+        ["And", "you", "will", "go"],
+        ["I", "will", "stay"],
+    ]
+    assert abs(sum(f for f, _ in syllables(shown[3])) - sum(f for f, _ in syllables(shown[4]))) <= 1
+    said = "have words written right to left"
     assert captions.shown_whole_note(board) == (
-        f"3 of 4 lyric lines {said} (scenes 0-1, 3): karaoke shows them whole, not lit word by word"
+        f"2 of 4 lyric lines {said} (scenes 0-1): karaoke shows them whole, not lit word by word"
     )
     assert captions.shown_whole_note(board, name="rows", first=1) == (  # (the page's table counts from 1)
-        f"3 of 4 lyric lines {said} (rows 1-2, 4): karaoke shows them whole, not lit word by word"
+        f"2 of 4 lyric lines {said} (rows 1-2): karaoke shows them whole, not lit word by word"
     )
+    scene = Scene(index=0, kind="lyric", start=0.0, end=4.0, text="I will stay / And you will go")
+    duet = Storyboard(audio=SongAudio(4.0), language="", scenes=[scene])
+    captions.write_script(tmp_path / "duet.ass", captions.ass_script(duet, 320, 240, word_times(duet, None)))
+    grey = np.full((240, 320, 3), 90, dtype=np.uint8)
+    mux.encode_video(
+        [grey] * 8,
+        width=320,
+        height=240,
+        fps=2,
+        audio=None,
+        output=tmp_path / "duet.mp4",
+        subtitles=tmp_path / "duet.ass",
+    )
+    frame = decoded(tmp_path / "duet.mp4", {2})[2].astype(int)  # 1 s into the 4 s line: each row lit in part
+    gold = (frame[..., 0] > 180) & (frame[..., 1] > 150) & (frame[..., 2] < 90)
+    white = frame.min(axis=2) > 200
+    rows = [y for y in range(240) if gold[y].any()]
+    assert rows and max(rows) - min(rows) > 20  # gold in both rows, one over the other
+    top, bottom = (slice(min(rows), (min(rows) + max(rows)) // 2), slice((min(rows) + max(rows)) // 2, max(rows) + 1))
+    assert all(gold[part].sum() > 20 and white[part].sum() > 20 for part in (top, bottom))
     # a mark of direction is no word: a line that ends in one is lit word by word
     assert (
         "\\kf"

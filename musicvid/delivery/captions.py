@@ -1,7 +1,8 @@
 """The lyrics on screen, on request (the .srt beside the video: musicvid.delivery.subtitles): an ASS script, burned
 in by ffmpeg's libass at the video's size (after upscaling and interpolation, so the letters are drawn sharp, once per
 video frame) and kept beside the video for editors. `line` shows the sung line; `karaoke` lights each word up as it
-is sung (a line written right to left, or sung at once with another, it shows whole, and shown_whole_note says so).
+is sung (a duet's lines sung at once each in its own row; a line written right to left whole, as shown_whole_note
+says).
 The fonts are bundled, so the lyrics look the same on a machine with no fonts installed: DejaVu Sans Bold, and for
 what it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters) and Noto fonts cut to the Indic,
 Southeast Asian and Ethiopic scripts and to Urdu's letters, a word in the first that has all of it (font_runs). A
@@ -24,10 +25,10 @@ from fontTools.ttLib import TTFont
 
 from musicvid.core.assets import LYRICS_FONTS, font_runs, lyrics_font
 from musicvid.core.workdir import FONTS
-from musicvid.delivery.cue_times import WordTime, ass_time, captioned, cues
+from musicvid.delivery.cue_times import WordTime, ass_time, captioned, cues, sung_together
 from musicvid.delivery.subtitles import WORD_JOINER
 from musicvid.lyrics.spacing import one_line, tied
-from musicvid.lyrics.transcript import TOGETHER, Transcript, code_point
+from musicvid.lyrics.transcript import Transcript, code_point
 from musicvid.storyboard.board import Storyboard
 from musicvid.storyboard.table import listed
 from vipe_core.atomic import atomic_path, write_text
@@ -98,16 +99,16 @@ def undrawn_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0
 
 def shown_whole_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0) -> str:
     """One line for karaoke: which lyric scenes (named and counted as undrawn_note's) are shown whole in LINE_COLOUR
-    rather than lit word by word (_shown_whole); "" if none."""
+    rather than lit word by word (_right_to_left); "" if none."""
     lyrics = captioned(storyboard)
     scenes = [
-        s.index + first for s in lyrics if _literal(s.text) and _shown_whole(s.text)
+        s.index + first for s in lyrics if _literal(s.text) and _right_to_left(s.text)
     ]  # (one not drawn: not shown)
     if not scenes:
         return ""
     return (
-        f"{len(scenes)} of {len(lyrics)} lyric lines have words written right to left, or lines sung at once "
-        f"({name} {listed(scenes)}): karaoke shows them whole, not lit word by word"
+        f"{len(scenes)} of {len(lyrics)} lyric lines have words written right to left ({name} {listed(scenes)}): "
+        "karaoke shows them whole, not lit word by word"
     )
 
 
@@ -149,15 +150,10 @@ def _in_fonts(rows: list[str]) -> str:
     return "".join(pieces)
 
 
-def _shown_whole(text: str) -> bool:
-    """Whether karaoke shows a line whole: one sung at once with another (TOGETHER: an ASS line's fills sweep one
-    after another), or one written right to left (_right_to_left)."""
-    return TOGETHER in text or _right_to_left(text)
-
-
 def _right_to_left(text: str) -> bool:
     """Whether a line has letters written right to left (Hebrew, Arabic, Persian, Urdu…): libass lays them out
-    right to left, where a fill would sweep them left to right. A mark of direction (U+200F) is no letter."""
+    right to left, where a fill would sweep them left to right, so karaoke shows it whole. A mark of direction
+    (U+200F) is no letter."""
     return any(unicodedata.bidirectional(c) in ("R", "AL") and unicodedata.category(c).startswith("L") for c in text)
 
 
@@ -317,12 +313,12 @@ def ass_script(
         if not _literal(scene.text):  # none of it drawable
             continue
         if words is None:
-            text = _line_text(scene.text, block)
-        elif _shown_whole(scene.text):
-            text = LINE_COLOUR + _line_text(scene.text, block)
-        else:
-            text = _karaoke_text(start, words[scene.index], block)
-        events.append(f"Dialogue: 0,{ass_time(start)},{ass_time(end)},Lyrics,,0,0,0,,{text}")
+            texts = [_line_text(scene.text, block)]
+        elif _right_to_left(scene.text):
+            texts = [LINE_COLOUR + _line_text(scene.text, block)]
+        else:  # a duet's lines each lit in its own event, the first on top (libass stacks each over the one before)
+            texts = [_karaoke_text(start, line, block) for line in reversed(sung_together(words[scene.index]))]
+        events.extend(f"Dialogue: 0,{ass_time(start)},{ass_time(end)},Lyrics,,0,0,0,,{text}" for text in texts)
     return header + "\n".join(events) + "\n"
 
 

@@ -3,14 +3,14 @@ lasts until the next line starts, through any instrumental stretch between, and 
 short lead-in). The times are the transcript's line that a scene holds (sung_line); a scene without one (its text
 edited, no transcript, a title a person typed) is captioned for the whole scene, as it always was. And those times
 as the .srt and the ASS script write them (srt_time, ass_time). And karaoke's: when each word of a caption is sung
-(word_times)."""
+(word_times), and of each line of a duet's caption (sung_together)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from musicvid.lyrics.spacing import NO_BREAK, gaps_in, spaced_in, tied, units_of, words_of
-from musicvid.lyrics.transcript import Line, Transcript
+from musicvid.lyrics.transcript import TOGETHER, Line, Transcript
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.scenes import MIN_INTRO_SECONDS
 
@@ -101,6 +101,33 @@ def word_times(storyboard: Storyboard, transcript: Transcript | None) -> dict[in
         edges = start + (sung_end - start) * letters / letters[-1]
         words[scene.index] = [(float(a), float(b), t, space) for a, b, (t, space) in zip(edges, edges[1:], units)]
     return words
+
+
+def sung_together(words: list[WordTime]) -> list[list[WordTime]]:
+    """A caption's words parted into the lines sung at once in it (a duet's, joined with TOGETHER), each line's
+    words stretched over the caption's whole sung time: a word of a line sung over [p0, p1] of [s0, s1] (the first
+    word's start, the last's end) moves from t to s0 + (t - p0)(s1 - s0)/(p1 - p0). One line where there is none."""
+    parts: list[list[WordTime]] = [[]]
+    for word in words:
+        if word[2] == TOGETHER.strip() and word[3]:
+            parts.append([])
+        else:
+            parts[-1].append(word)
+    parts = [part for part in parts if part]
+    if len(parts) < 2:
+        return [words]
+    s0, s1 = words[0][0], words[-1][1]
+
+    def moved(t: float, p0: float, p1: float) -> float:
+        return s0 + (t - p0) * (s1 - s0) / (p1 - p0) if p1 > p0 else s0
+
+    return [
+        [
+            (moved(a, part[0][0], part[-1][1]), moved(b, part[0][0], part[-1][1]), text, spaced)
+            for a, b, text, spaced in part
+        ]
+        for part in parts
+    ]
 
 
 def _bound(words: list[WordTime], gaps: list[str]) -> list[WordTime]:
