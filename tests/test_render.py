@@ -184,8 +184,9 @@ def test_no_align_and_preview_and_captions(song, rendered, tone_render_slerp, tm
     karaoke = tmp_path / "karaoke.mp4"
     assert render(song, tmp_path / "csa", "--captions", "karaoke", "--low-vram", "--size", "128x96", "-o", karaoke) == 0
     assert probe(karaoke)["size"] == (128, 96)
-    # the .ass is beside the video, with the line's words timed; libass drew them at the bottom of the frames
-    assert "{\\kf" in karaoke.with_suffix(".ass").read_text() and "burning" in karaoke.with_suffix(".ass").read_text()
+    # the .ass is beside the video, with the line's words timed and its font; libass drew them at the bottom of the frames
+    kept = karaoke.with_suffix(".ass").read_text()
+    assert "{\\kf" in kept and "burning" in kept and "\n[Fonts]\nfontname: DejaVuSans-Bold_B0.ttf\n" in kept
     with av.open(str(karaoke)) as container:
         shown = next(f for i, f in enumerate(container.decode(video=0)) if i == 20).to_ndarray(format="rgb24")  # 2.0 s
     drawn = load_picture(tmp_path / "csa" / "frames" / "000020.png")

@@ -17,6 +17,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256
 from musicvid.core.outputs import beside_another, write_output, written_here
 from musicvid.delivery import captions, subtitles
+from musicvid.delivery.ass_fonts import with_fonts
 from musicvid.delivery.cue_times import word_times
 from musicvid.delivery.mux import encode_video, interpolate
 from musicvid.delivery.upscale import Upscaler
@@ -148,16 +149,16 @@ def draw_and_deliver(run: Run, pictures: Pictures, delivery: Delivery) -> tuple[
 
 def copy_out(run: Run, storyboard: Storyboard, video: Path, script: Path | None, heard: Transcript | None) -> None:
     """The video to the run's output (in the container its name says), with its .srt (also kept in the work
-    directory; each line while `heard` sings it, as lyrics_script's) and, for editors, the lyrics' .ass beside it;
-    each recorded as this song's, the sidecars as this video's (musicvid.core.outputs). Without captions, an .ass an
-    earlier run left there goes (stale_script)."""
+    directory; each line while `heard` sings it, as lyrics_script's) and, for editors, the lyrics' .ass beside it
+    with its fonts in it (musicvid.delivery.ass_fonts); each recorded as this song's, the sidecars as this video's
+    (musicvid.core.outputs). Without captions, an .ass an earlier run left there goes (stale_script)."""
     workdir, output, overwrite = run.workdir, run.output, run.request.overwrite
     cues = subtitles.srt(storyboard, heard)
     if output.resolve() != video.resolve():
         write_output(workdir, output, overwrite, copy_of=video)
     write_output(workdir, output.with_suffix(".srt"), overwrite, cues, beside=output)
     if script is not None:
-        ass = script.read_text(encoding="utf-8")
+        ass = with_fonts(script.read_text(encoding="utf-8"))  # (the work directory's has its fonts/ beside it)
         write_output(workdir, output.with_suffix(".ass"), overwrite, ass, beside=output)
     else:
         stale_script(run)
