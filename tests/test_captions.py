@@ -250,6 +250,8 @@ def test_right_to_left_lines_are_shown_whole_in_karaoke_and_a_duets_lines_lit_ea
         ["I", "will", "stay"],
     ]
     assert abs(sum(f for f, _ in syllables(shown[3])) - sum(f for f, _ in syllables(shown[4]))) <= 1
+    emoji = lyric_board(["🔥🔥 / hello there"])  # a line of nothing drawable has no event
+    assert dialogue(captions.ass_script(emoji, 320, 240, word_times(emoji, None))) == ["{\\kf50}hello {\\kf50}there"]
     said = "have words written right to left"
     assert captions.shown_whole_note(board) == (
         f"2 of 4 lyric lines {said} (scenes 0-1): karaoke shows them whole, not lit word by word"

@@ -318,7 +318,8 @@ def ass_script(
             texts = [LINE_COLOUR + _line_text(scene.text, block)]
         else:  # a duet's lines each lit in its own event, the first on top (libass stacks each over the one before)
             texts = [_karaoke_text(start, line, block) for line in reversed(sung_together(words[scene.index]))]
-        events.extend(f"Dialogue: 0,{ass_time(start)},{ass_time(end)},Lyrics,,0,0,0,,{text}" for text in texts)
+        # (a duet's line of nothing drawable: no event)
+        events.extend(f"Dialogue: 0,{ass_time(start)},{ass_time(end)},Lyrics,,0,0,0,,{text}" for text in texts if text)
     return header + "\n".join(events) + "\n"
 
 
