@@ -2,15 +2,14 @@
 in by ffmpeg's libass at the video's size (after upscaling and interpolation, so the letters are drawn sharp, once per
 video frame) and kept beside the video for editors. `line` shows the sung line; `karaoke` lights each word up as it
 is sung (a duet's lines sung at once each in its own row; a line written right to left whole, as shown_whole_note
-says).
-The fonts are bundled, so the lyrics look the same on a machine with no fonts installed: DejaVu Sans Bold, and for
-what it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters) and Noto fonts cut to the Indic,
-Southeast Asian and Ethiopic scripts and to Urdu's letters, a word in the first that has all of it (font_runs). A
-character that none has (an emoji, a script of none) is left out of the burned-in lyrics rather than drawn as a box (a
-line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps every character. A line
-wider than the picture wraps at its spaces (libass); one with a word wider than a row alone (Chinese or Japanese
-without spaces, a URL) is broken into rows here, measured with the fonts' advances, since libass breaks only at
-spaces."""
+says). The fonts are bundled, so the lyrics look the same on a machine with no fonts installed: DejaVu Sans Bold,
+and for what it lacks, Lyrics CJK (Noto Sans CJK SC Bold cut to everyday characters) and Noto fonts cut to the
+Indic, Southeast Asian, Ethiopic, Tibetan and Cherokee scripts and to Urdu's letters, a word in the first that has
+all of it (font_runs). A character that none has (an emoji, a script of none) is left out of the burned-in lyrics
+rather than drawn as a box (a line with a word it would misspell, whole), and undrawn_note names it; the .srt keeps
+every character. A line wider than the picture wraps at its spaces (libass); one with a word wider than a row alone
+(Chinese or Japanese without spaces, a URL) is broken into rows here, measured with the fonts' advances, since
+libass breaks only at spaces."""
 
 from __future__ import annotations
 
