@@ -84,11 +84,12 @@ def checkpoint(folder, files: dict):
         ("--scorer", {"model_index.json": SD}, "holds no config.json"),
         ("--scorer", {"config.json": "not a config"}, "is a checkpoint of no kind"),
         ("--vipe", {"best/config.json": CLIP}, "is a `vipe train` run's folder: give its checkpoint, "),
+        ("--fast-decoder", {"config.json": {"_class_name": "AutoencoderKL"}}, "is an AutoencoderKL, not a tiny"),
     ],
 )
 def test_a_checkpoint_of_another_family_is_refused_before_anything_loads(capsys, tmp_path, song, option, files, said):
     folder = checkpoint(tmp_path / "model", files)
-    video = ["--transitions", "video"] if option == "--video-model" else []
+    video = {"--video-model": ["--transitions", "video"], "--fast-decoder": ["--fast"]}.get(option, [])
     refused_before_the_work(capsys, tmp_path, [*quick(song), option, folder, *video], said)
 
 

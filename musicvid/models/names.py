@@ -220,7 +220,8 @@ def check_family(role: str, config: dict, named: str) -> dict:
     """`config` if it is of `role`'s family, else one sentence saying what it is instead."""
     kind = ROLES[role]
     if not kind.fits(config):
-        raise UserError(f"{named} is a {what_it_is(config)}, not {kind.family}")
+        what = what_it_is(config)
+        raise UserError(f"{named} is {'an' if what[0] in 'AEIOaeio' else 'a'} {what}, not {kind.family}")
     return config
 
 
