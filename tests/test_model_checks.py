@@ -248,3 +248,25 @@ def test_a_separator_path_not_there_or_of_no_demucs_model_is_refused_before_any_
     ]:
         argv = ["render", song, "--models", "tiny", "-q", "--lyrics", words, "--separate-vocals", "--separator", given]
         refused_before_the_work(capsys, tmp_path, argv, f"--separator {given}", said)
+
+
+@pytest.mark.parametrize(
+    "change, said",
+    [
+        ({"projection_dim": -3}, "its config.json describes no CLIPModel (Trying to create tensor with negative"),
+        ({"projection_dim": 64}, "its weights hold visual_projection.weight of"),
+    ],
+)
+def test_a_scorer_folder_whose_config_its_weights_do_not_fill_is_refused_before_the_work(
+    capsys, tmp_path, song, standin_hub, change, said
+):
+    """A negative size was said at the scorer's load, after the song's analysis, as a model "to download"."""
+    from musicvid.settings.presets import SCORER
+    from tests.standins.hub import snapshot
+
+    folder = tmp_path / "scorer"
+    shutil.copytree(snapshot(standin_hub, SCORER), folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **change}))
+    argv = [*quick(song), "--scorer", folder, "--keyframe-candidates", "2"]
+    refused_before_the_work(capsys, tmp_path, argv, f"--scorer {folder}: {said}")

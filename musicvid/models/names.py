@@ -2,8 +2,8 @@
 directory's records name), checked before anything loads: not a URL; a folder that is there where a path is named;
 and a checkpoint of its role's family, as its config says (config.json; a pipeline's model_index.json), read from
 the folder or, for a hub name, from the Hugging Face cache where it is there. Nothing is downloaded here: a hub
-name not in the cache is taken as named, and loading it says what it is. Nothing here imports torch, but a ViPE
-folder's and a ViPE tokenizer's checks do (musicvid.models.vipe_files).
+name not in the cache is taken as named, and loading it says what it is. Nothing here imports torch, but the checks
+of a ViPE folder, a ViPE tokenizer and a scorer folder's weights do (musicvid.models.vipe_files, weights_files).
 """
 
 from __future__ import annotations
@@ -29,10 +29,13 @@ from musicvid.models.vipe_files import (
     TOKENIZER,
     check_tokenizer_fits,
     check_vipe_folder,
+    held_weights,
     holds_tokenizer,
+    model_config,
     refuse_training,
     tokenizer_folder,
 )
+from musicvid.models.weights_files import check_fit, transformers_fit
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
@@ -151,20 +154,27 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
     if folder.is_dir() and role == "vipe":
         check_vipe_folder(folder, config, named)
     if folder.is_dir() and role == "scorer":
-        check_scorer_folder(folder, named)
+        check_scorer_folder(folder, config, named)
     return config
 
 
 PREPROCESSOR = "preprocessor_config.json"  # (a CLIP processor's for its pictures)
 
 
-def check_scorer_folder(folder: Path, named: str) -> None:
+def check_scorer_folder(folder: Path, config: dict, named: str) -> None:
     """A CLIP scorer's folder holds what its processor reads, beside its model: the pictures' preprocessor_config.json
-    and the text's tokenizer (CLIP's: tokenizer.json, or vocab.json and merges.txt)."""
+    and the text's tokenizer (CLIP's: tokenizer.json, or vocab.json and merges.txt); and weights that fill the
+    CLIPModel its config describes (built on the meta device: a size no model has is refused too)."""
+    from transformers import CLIPModel
+
     if not (folder / PREPROCESSOR).is_file():
         raise UserError(f"{named} holds no {PREPROCESSOR}: the settings its pictures are read with")
     if not holds_tokenizer(folder):
         raise UserError(f"{named} holds no {TOKENIZER}, nor vocab.json and merges.txt: its texts' tokenizer")
+    described = model_config(folder, config, named)
+    held = held_weights(folder, named)
+    if held is not None:
+        check_fit(transformers_fit(CLIPModel, described, held, named), CLIPModel.__name__, described, named)
 
 
 # The PyTorch files transformers reads where no variant is asked for (ViPE's load asks none) and no model.safetensors
