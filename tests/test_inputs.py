@@ -25,15 +25,26 @@ def test_a_song_shorter_than_one_frame_is_refused(capsys, tmp_path):
     assert not (tmp_path / "w").exists()
 
 
-@pytest.mark.parametrize("upscaler", ["/etc/passwd", "random.pth"])
-def test_a_file_that_is_no_upscaler_is_named_before_any_work(capsys, tmp_path, upscaler):
+@pytest.mark.parametrize(
+    "upscaler, said",
+    [
+        ("/etc/passwd", "is not an upscaler spandrel can load"),
+        ("random.pth", "holds no PyTorch weights: neither torch's zip archive nor a pickle"),
+        ("cut.pth", "is cut short (no whole zip archive)"),  # (spandrel said "[Errno 22] Invalid argument")
+    ],
+)
+def test_a_file_that_is_no_upscaler_is_named_before_any_work(capsys, tmp_path, upscaler, said):
+    import torch
+
     (tmp_path / "random.pth").write_bytes(np.random.default_rng(0).bytes(4096))
+    torch.save({"conv_first.weight": torch.zeros(64, 3, 3, 3)}, tmp_path / "cut.pth")
+    os.truncate(tmp_path / "cut.pth", (tmp_path / "cut.pth").stat().st_size // 2)
     path = upscaler if upscaler.startswith("/") else tmp_path / upscaler
     song = make_tone(tmp_path / "song.wav", 2)
     code, out, err = run(
         capsys, "render", song, *TINY_QUIET, "--workdir", tmp_path / "w", "--resolution", "720p", "--upscaler", path
     )
-    assert code == 2 and "is not an upscaler spandrel can load" in err and "--models tiny" not in err
+    assert code == 2 and said in err and err.count("\n") == 1 and "--models tiny" not in err
     assert not (tmp_path / "w").exists()  # refused before the transcription and the drawing
 
 

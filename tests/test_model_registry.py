@@ -55,7 +55,7 @@ def test_a_model_that_cannot_be_loaded_is_one_sentence_naming_the_way_to_a_local
 
 
 def test_a_file_that_holds_no_upscaler_is_named_without_download_advice(tmp_path):
-    file = tmp_path / "notes.pth"
+    file = tmp_path / "notes.safetensors"  # (a .pth of no weights is told from its first bytes: tests/test_inputs.py)
     file.write_bytes(b"not a model")
     with pytest.raises(UserError) as refused:
         load_upscaler(str(file), CPU)

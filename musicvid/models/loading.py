@@ -321,6 +321,8 @@ def check_upscaler(name: str) -> None:
     path = Path(name)
     if path.exists() and not path.is_dir():
         check_file(path, "upscaler")  # (a named pipe would hold the read)
+        if path.suffix.lower() in (".pth", ".pt"):
+            torch_archive(path, f"--upscaler {name}")
         return
     check_not_missing("--upscaler", name)
     if name.rpartition("/")[0].count("/") != 1:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -198,9 +197,7 @@ def check_weights(folder: Path, config: dict, named: str) -> None:
     if any((folder / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")):
         return  # (transformers reads them: a .bin beside them, maybe a clone's LFS pointer, never)
     for weights in sorted(path for path in folder.glob("pytorch_model*.bin") if _UNVARIED.fullmatch(path.name)):
-        zipped = torch_archive(weights, f"{named}: its {weights.name}")  # an older pickle is read as it loads
-        if zipped and not zipfile.is_zipfile(weights):
-            raise UserError(f"{named}: its {weights.name} is cut short (no whole zip archive)")
+        torch_archive(weights, f"{named}: its {weights.name}")  # (a whole archive; an older pickle is read as it loads)
 
 
 def checkpoint_index(name: str, named: str) -> dict:

@@ -18,6 +18,7 @@ too (musicvid.models.lora_files).
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 from musicvid.core.errors import UserError
@@ -141,11 +142,14 @@ def check_not_pointer(path: Path, named: str) -> None:
 
 def torch_archive(path: Path, named: str) -> bool:
     """Whether a PyTorch weights file (.bin, .pt, .pth) is torch.save's zip archive (False: an older pickle, which
-    torch opens only by reading it); anything else (a Git LFS pointer, a web page saved in its place) is refused."""
+    torch opens only by reading it); anything else (a Git LFS pointer, a web page saved in its place), or an archive
+    cut short by a copy or a download (no zip directory at its end), is refused."""
     check_not_pointer(path, named)
     with path.open("rb") as opened:
         begins = opened.read(16)
     if begins.startswith(ARCHIVE):
+        if not zipfile.is_zipfile(path):
+            raise UserError(f"{named} is cut short (no whole zip archive)")
         return True
     if begins.startswith(PICKLE):
         return False
