@@ -250,23 +250,33 @@ def test_a_separator_path_not_there_or_of_no_demucs_model_is_refused_before_any_
         refused_before_the_work(capsys, tmp_path, argv, f"--separator {given}", said)
 
 
+@pytest.mark.parametrize("part", ["scorer", "image encoder"])
 @pytest.mark.parametrize(
     "change, said",
     [
-        ({"projection_dim": -3}, "its config.json describes no CLIPModel (Trying to create tensor with negative"),
+        ({"projection_dim": -3}, "describes no CLIP"),
         ({"projection_dim": 64}, "its weights hold visual_projection.weight of"),
     ],
 )
-def test_a_scorer_folder_whose_config_its_weights_do_not_fill_is_refused_before_the_work(
-    capsys, tmp_path, song, standin_hub, change, said
+def test_a_scorer_or_image_encoder_whose_config_its_weights_do_not_fill_is_refused_before_the_work(
+    capsys, tmp_path, song, standin_hub, part, change, said
 ):
-    """A negative size was said at the scorer's load, after the song's analysis, as a model "to download"."""
+    """Both were said at their load, after the song's analysis (the scorer's as a model "to download")."""
+    from PIL import Image
+
     from musicvid.settings.presets import SCORER
     from tests.standins.hub import snapshot
 
-    folder = tmp_path / "scorer"
-    shutil.copytree(snapshot(standin_hub, SCORER), folder)
+    if part == "scorer":
+        folder = tmp_path / "scorer"
+        shutil.copytree(snapshot(standin_hub, SCORER), folder)
+        argv, named = ["--scorer", folder, "--keyframe-candidates", "2"], f"--scorer {folder}: "
+    else:
+        shutil.copytree(snapshot(standin_hub, "h94/IP-Adapter") / "models", tmp_path / "adapter")
+        folder, adapter = tmp_path / "adapter" / "image_encoder", tmp_path / "adapter" / "ip-adapter_sd15.safetensors"
+        Image.new("RGB", (64, 64), (200, 100, 50)).save(tmp_path / "ref.png")
+        argv = ["--reference", tmp_path / "ref.png", "--ip-adapter", adapter]
+        named = f"--ip-adapter {adapter}'s image encoder {folder}: "
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, **change}))
-    argv = [*quick(song), "--scorer", folder, "--keyframe-candidates", "2"]
-    refused_before_the_work(capsys, tmp_path, argv, f"--scorer {folder}: {said}")
+    refused_before_the_work(capsys, tmp_path, [*quick(song), *argv], named, said)

@@ -23,6 +23,7 @@ from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, read_header
+from musicvid.models.vipe_files import check_folder_fit
 from musicvid.models.weights_files import silenced
 from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
@@ -207,7 +208,8 @@ def check_reference_adapter(name: str, family: str) -> None:
     """Refuse, before any work, an IP-Adapter (`name`, as adapter_parts takes it) that is not there, holds no adapter
     (its safetensors header names no image_proj or ip_adapter tensors), one of another family than `family`
     (check_adapter), or, a file on this machine, has no image encoder beside it
-    (image_encoder/config.json); a hub file not in the cache is taken as named (but offline: refuse_offline)."""
+    (image_encoder/config.json), or one whose weights do not fill the encoder its config describes; a hub file not in
+    the cache is taken as named (but offline: refuse_offline)."""
     where, subfolder, weights = adapter_parts(name)
     named, local = f"--ip-adapter {name}", Path(name).is_file()
     found = name if local else cached_file(where, Path(subfolder, weights).as_posix())
@@ -216,11 +218,16 @@ def check_reference_adapter(name: str, family: str) -> None:
         return
     if found.lower().endswith(SUFFIX):  # an older .bin is read as it loads
         check_adapter(Path(found), named, family)
-    if local and not (Path(where) / "image_encoder" / "config.json").is_file():
+    encoder = Path(found).parent / "image_encoder"
+    if local and not (encoder / "config.json").is_file():
         raise UserError(
             f"{named}: there is no image_encoder/config.json beside it, the image encoder an IP-Adapter is loaded "
             "with (h94/IP-Adapter's layout)"
         )
+    if (encoder / "config.json").is_file():  # (a hub file's, where the cache holds it)
+        from transformers import CLIPVisionModelWithProjection
+
+        check_folder_fit(encoder, CLIPVisionModelWithProjection, f"{named}'s image encoder {encoder}")
 
 
 def adapter_identity(name: str) -> str:

@@ -26,15 +26,13 @@ from musicvid.models.local_names import (
 from musicvid.models.single_file import check_transformer_fits, header, single_file_family, torch_archive
 from musicvid.models.vipe_files import (
     TOKENIZER,
+    check_folder_fit,
     check_tokenizer_fits,
     check_vipe_folder,
-    held_weights,
     holds_tokenizer,
-    model_config,
     refuse_training,
     tokenizer_folder,
 )
-from musicvid.models.weights_files import check_fit, transformers_fit
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
@@ -153,14 +151,14 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
     if folder.is_dir() and role == "vipe":
         check_vipe_folder(folder, config, named)
     if folder.is_dir() and role == "scorer":
-        check_scorer_folder(folder, config, named)
+        check_scorer_folder(folder, named)
     return config
 
 
 PREPROCESSOR = "preprocessor_config.json"  # (a CLIP processor's for its pictures)
 
 
-def check_scorer_folder(folder: Path, config: dict, named: str) -> None:
+def check_scorer_folder(folder: Path, named: str) -> None:
     """A CLIP scorer's folder holds what its processor reads, beside its model: the pictures' preprocessor_config.json
     and the text's tokenizer (CLIP's: tokenizer.json, or vocab.json and merges.txt); and weights that fill the
     CLIPModel its config describes (built on the meta device: a size no model has is refused too)."""
@@ -170,10 +168,7 @@ def check_scorer_folder(folder: Path, config: dict, named: str) -> None:
         raise UserError(f"{named} holds no {PREPROCESSOR}: the settings its pictures are read with")
     if not holds_tokenizer(folder):
         raise UserError(f"{named} holds no {TOKENIZER}, nor vocab.json and merges.txt: its texts' tokenizer")
-    described = model_config(folder, config, named)
-    held = held_weights(folder, named)
-    if held is not None:
-        check_fit(transformers_fit(CLIPModel, described, held, named), CLIPModel.__name__, described, named)
+    check_folder_fit(folder, CLIPModel, named)
 
 
 # The PyTorch files transformers reads where no variant is asked for (ViPE's load asks none) and no model.safetensors

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from musicvid.core.errors import UserError
-from musicvid.models.weights_files import check_fit, not_finite, shapes_of, sharded, transformers_fit
+from musicvid.models.weights_files import check_fit, json_object, not_finite, shapes_of, sharded, transformers_fit
 from vipe_core.guards import checkpoint_around, is_checkpoint_copy, is_held
 
 # ViPE-M and ViPE-L are GPT-2 Medium (355M parameters) and GPT-2 Large (774M); the family's largest, GPT-2 XL,
@@ -73,6 +73,15 @@ def held_weights(folder: Path, named: str) -> dict[str, list[int]] | None:
         if index.is_file():
             return sharded(folder, index, named)
     raise UserError(f"{named} holds no weights: give a folder with {WEIGHTS[0]} (or {WEIGHTS[1]}), or a hub name")
+
+
+def check_folder_fit(folder: Path, kind: type, named: str) -> None:
+    """Refuse, in one sentence, a transformers folder whose weights do not fill the `kind` model its config.json
+    describes (built on the meta device: a size no model has is refused too)."""
+    described = model_config(folder, json_object(folder / "config.json", named), named)
+    held = held_weights(folder, named)
+    if held is not None:
+        check_fit(transformers_fit(kind, described, held, named), kind.__name__, described, named)
 
 
 def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
