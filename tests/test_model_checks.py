@@ -245,9 +245,42 @@ def test_a_separator_path_not_there_or_of_no_demucs_model_is_refused_before_any_
         (lora, "is not a Demucs model: it holds a LoRA"),
         (upscaler, "is no Demucs model's file: it reads .th or .safetensors"),
         (tmp_path, "is a folder"),
+        (pickle_running(tmp_path / "evil.th", tmp_path / "ran"), "holds more than a Demucs model's class, settings"),
     ]:
         argv = ["render", song, "--models", "tiny", "-q", "--lyrics", words, "--separate-vocals", "--separator", given]
         refused_before_the_work(capsys, tmp_path, argv, f"--separator {given}", said)
+    assert not (tmp_path / "ran").exists()  # (demucs' own loader ran the file's code: it made this file)
+
+
+def pickle_running(path, marker):
+    """A .th file whose pickle makes the file `marker` as it is read."""
+    import pathlib
+
+    import torch
+
+    class Runs:
+        def __reduce__(self):
+            return pathlib.Path.touch, (pathlib.Path(marker),)
+
+    torch.save({"klass": Runs()}, path)
+    return path
+
+
+def test_a_demucs_models_th_file_is_read_without_running_code_and_separates(tmp_path):
+    import torch
+
+    from musicvid.models.internals import demucs_model, demucs_stem
+    from musicvid.models.loading import check_separator
+    from musicvid.models.tiny import tiny_htdemucs
+
+    model = tiny_htdemucs()
+    args, kwargs = model._init_args_kwargs  # (as demucs.states.serialize_model saves a model)
+    package = {"klass": type(model), "args": args, "kwargs": kwargs, "state": model.state_dict(), "training_args": {}}
+    torch.save(package, tmp_path / "mine.th")
+    check_separator(str(tmp_path / "mine.th"))
+    loaded = demucs_model(str(tmp_path / "mine.th"))
+    vocals = demucs_stem(loaded, torch.zeros(2, 44100), "vocals", 0.25, False)
+    assert vocals.shape == (2, 44100)
 
 
 @pytest.mark.parametrize("part", ["scorer", "image encoder"])

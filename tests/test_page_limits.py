@@ -68,6 +68,8 @@ def test_only_the_pages_own_old_jobs_are_removed(tmp_path):
     hours_ago = time.time() - 3 * 3600
     for folder in (jobs.root / old_job, unmarked, elsewhere):
         os.utime(folder, (hours_ago, hours_ago))
+        if (folder / JOB_MARK).exists():
+            os.utime(folder / JOB_MARK, (hours_ago, hours_ago))
     new_job, _ = jobs.new(str(DEMO_SONG), SESSION)
     assert sorted(p.name for p in jobs.root.iterdir()) == sorted([unmarked.name, elsewhere.name, new_job])
     assert (mine / "photos" / "a.txt").read_text() == "precious" and (mine / "notes.txt").exists()
@@ -241,14 +243,20 @@ def test_one_presets_models_are_kept_at_a_time(jobs):
     assert held() is None  # released: no longer in memory
 
 
-def test_what_jobs_hold_is_bounded_the_oldest_removed_first(tmp_path):
-    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs", max_jobs_gb=2.5 * SONG_BYTES / 2**30))
+def test_what_jobs_hold_is_bounded_the_least_recently_used_removed_first(tmp_path, monkeypatch):
+    """A job was aged by its folder's time, which a render (writing deeper) leaves: the job a person was still
+    editing and rendering went first."""
+    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs", max_jobs_gb=3.5 * SONG_BYTES / 2**30))
     made = []
-    for age in (3, 2, 1):  # hours ago: the first is the oldest
+    for age in (4, 3, 2):  # hours ago: the first is the oldest
         made.append(jobs.new(str(DEMO_SONG), SESSION)[0])
-        os.utime(jobs.root / made[-1], (time.time() - age * 3600,) * 2)
-    assert sorted(p.name for p in jobs.root.iterdir()) == sorted(made[1:])
-    assert made[0] not in jobs.owners
+        for path in (jobs.root / made[-1], jobs.root / made[-1] / JOB_MARK):
+            os.utime(path, (time.time() - age * 3600,) * 2)
+    monkeypatch.setattr(handlers.Workdir, "storyboard", property(lambda workdir: DEMO_SONG))  # (each has one)
+    jobs.song(made[0], SESSION)  # the oldest pressed on again now: in use
+    made.append(jobs.new(str(DEMO_SONG), SESSION)[0])
+    assert sorted(p.name for p in jobs.root.iterdir()) == sorted([made[0], *made[2:]])
+    assert made[1] not in jobs.owners
     small = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "small", max_jobs_gb=SONG_BYTES / 2 / 2**30))
     with pytest.raises(UserError, match="^the song is too big for this page, which keeps"):
         small.new(str(DEMO_SONG), SESSION)

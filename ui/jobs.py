@@ -81,6 +81,11 @@ def check_pasted_lyrics(text: str) -> None:
         timed_lines(text, kind, math.inf, PASTED)
 
 
+def _used(job: Path) -> float:
+    """When a page job was last used (Jobs.page_jobs)."""
+    return (job / JOB_MARK).stat().st_mtime
+
+
 def pasted_left_out(text: str, duration: float) -> str:
     """The note on the timed lines of pasted lyrics that a song `duration` seconds long leaves out, as the run warns
     of them in its log (musicvid.lyrics.transcript.left_out_note); "" for none, and for plain lines."""
@@ -221,16 +226,18 @@ class Jobs:
         songs = [p for p in folder.iterdir() if p.is_file()] if folder and folder.is_dir() else []
         if len(songs) != 1 or not Workdir(work_directory(songs[0])).storyboard.is_file():
             raise UserError(NO_STORYBOARD)
+        (self.root / job / JOB_MARK).touch()  # used now (a render writes deeper: the job's folder keeps its time)
         return songs[0]
 
     def page_jobs(self) -> list[Path]:
-        """The jobs' folders (ui.config.is_page_job), least recently written first."""
-        return sorted((job for job in self.root.iterdir() if is_page_job(job)), key=lambda job: job.stat().st_mtime)
+        """The jobs' folders (ui.config.is_page_job), least recently used first: by their mark's time, set when the
+        job is made and at each press that reads its song."""
+        return sorted((job for job in self.root.iterdir() if is_page_job(job)), key=_used)
 
     def remove_old(self) -> None:
         limit = time.time() - self.config.keep_hours * 3600
         for job in self.page_jobs():
-            if job.stat().st_mtime < limit:
+            if _used(job) < limit:
                 self.discard(job.name)
 
     def make_room(self, size: int) -> None:

@@ -1,18 +1,16 @@
 """The one place musicvid uses what a library does not document: its private names (`_x`), the modules and
-attributes its documentation does not cover, and its methods patched or overridden. Each use is a small
-function naming what it touches, why no documented call serves, and the version it was checked against;
-everywhere else the libraries are used as their documentation shows (tests/test_internals.py finds any other
-use by its pattern). A library upgrade checks this module first.
-
-What counts as documented: a library's documentation site or README and what its package exports (openai-
-whisper, faster-whisper and Demucs are documented by their READMEs, Demucs by the api.md of its docs too, faster-
-whisper's WhisperModel by the docstrings the README sends its reader to)."""
+attributes its documentation does not cover, and its methods patched or overridden, each in a small function naming
+what it touches, why no documented call serves, and the version it was checked against (tests/test_internals.py
+finds any other use by its pattern; a library upgrade checks this module first). Documented: a library's
+documentation site or README and what its package exports (openai-whisper, faster-whisper and Demucs by their
+READMEs, Demucs' api.md too, faster-whisper's WhisperModel by the docstrings its README sends its reader to)."""
 
 from __future__ import annotations
 
 import os
 import sys
 from contextlib import contextmanager
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
@@ -167,14 +165,12 @@ def whisper_download(name: str) -> Path:
 def whisper_tokenizer(model, language: str) -> tuple[Any, int]:
     """openai-whisper's tokenizer for `model`, transcribing `language`, and how many text tokens one alignment
     takes: the decoder's context less find_alignment's prompt (start sequence, no-timestamps, end-of-text).
-    `whisper.tokenizer`, `is_multilingual` and `num_languages` are not in its documented API (its README: load_model,
-    transcribe, load_audio, pad_or_trim, log_mel_spectrogram, detect_language, decode, the model's dims), whose
-    transcribe makes its own tokenizer. Checked against openai-whisper 20250625."""
-    import whisper.tokenizer
+    `whisper.tokenizer`, `is_multilingual` and `num_languages` are not in its README's API (transcribe makes its own
+    tokenizer). Checked against openai-whisper 20250625."""
+    from whisper.tokenizer import get_tokenizer
 
-    tokenizer = whisper.tokenizer.get_tokenizer(
-        model.is_multilingual, num_languages=model.num_languages, language=language, task="transcribe"
-    )
+    multilingual, languages = model.is_multilingual, model.num_languages
+    tokenizer = get_tokenizer(multilingual, num_languages=languages, language=language, task="transcribe")
     return tokenizer, model.dims.n_text_ctx - len(tokenizer.sot_sequence) - 2
 
 
@@ -335,52 +331,56 @@ def speech_timestamps(samples: np.ndarray, options: dict, rate: int) -> list[tup
 
 
 # --- Demucs ----------------------------------------------------------------------------------------
-# Demucs documents two Python APIs: demucs.separate.main (its command line) and demucs.api.Separator, which
-# loads a model by name itself and separates with it. Neither takes the model musicvid keeps loaded (shared,
-# in its precision and device, measured before it loads: musicvid.models.registry) or a model's file by path.
+# Demucs documents demucs.separate.main (its command line) and demucs.api.Separator, which loads a model by name
+# itself: neither takes the model musicvid keeps loaded (shared, in its precision and device, measured before it
+# loads: musicvid.models.registry) or a model's file by path. Each function here is so, checked against demucs 4.1.0.
 
 
 def demucs_model(name: str) -> torch.nn.Module:
     """A Demucs bag of models: by name (demucs.pretrained.get_model; htdemucs: the hub's adefossez/HTDemucs),
-    or one model's file (.safetensors: demucs.hf; .th: demucs.states) in a bag of its own (demucs_bag).
-    Undocumented, as said above. Checked against demucs 4.1.0."""
+    or one model's file (.safetensors: demucs.hf; .th: demucs.states) in a bag of its own (demucs_bag)."""
     from demucs.hf import load_safetensors_model
     from demucs.pretrained import get_model
     from demucs.states import load_model
 
-    file = Path(name).expanduser()  # (as --separator's check read it)
-    if file.suffix in (".safetensors", ".th") and file.is_file():
-        return demucs_bag(load_safetensors_model(file) if file.suffix == ".safetensors" else load_model(file))
-    return get_model(name)
+    file = Path(name).expanduser()  # (as --separator's check read it: a .th or a .safetensors)
+    if not file.is_file():
+        return get_model(name)
+    return demucs_bag(load_model(demucs_package(file)) if file.suffix == ".th" else load_safetensors_model(file))
+
+
+def demucs_package(file: Path) -> dict:
+    """A .th file (torch.save of demucs.states.serialize_model's class, arguments and weights) read by torch's
+    weights-only unpickler, building Demucs' model classes alone: demucs.states would run any code the file holds."""
+    from demucs import demucs, hdemucs, htdemucs
+
+    with torch.serialization.safe_globals([demucs.Demucs, hdemucs.HDemucs, htdemucs.HTDemucs, Fraction]):
+        return torch.load(file, "cpu", weights_only=True)
 
 
 def htdemucs(*args, **sizes) -> torch.nn.Module:
-    """Demucs' hybrid transformer model (demucs.htdemucs.HTDemucs) of these sizes: to be measured on the meta
-    device, or --models tiny's. Undocumented, as said above. Checked against demucs 4.1.0."""
+    """Demucs' hybrid transformer (demucs.htdemucs.HTDemucs) of these sizes: measured on the meta device; tiny's."""
     from demucs.htdemucs import HTDemucs
 
     return HTDemucs(*args, **sizes)
 
 
 def demucs_bag(*models: torch.nn.Module) -> torch.nn.Module:
-    """Models as one Demucs bag of models (demucs.apply.BagOfModels), as demucs_model loads them. Undocumented,
-    as said above. Checked against demucs 4.1.0."""
+    """Models as one Demucs bag of models (demucs.apply.BagOfModels), as demucs_model loads them."""
     from demucs.apply import BagOfModels
 
     return BagOfModels(list(models))
 
 
 def demucs_format(model: torch.nn.Module) -> tuple[int, int]:
-    """The sample rate and channels a Demucs model hears (its `samplerate` and `audio_channels`, undocumented,
-    as said above). Checked against demucs 4.1.0."""
+    """The sample rate and channels a Demucs model hears (its `samplerate` and `audio_channels`)."""
     return model.samplerate, model.audio_channels
 
 
 def demucs_stem(model: torch.nn.Module, mix: torch.Tensor, stem: str, overlap: float, progress: bool) -> torch.Tensor:
-    """One stem (by its name among the model's `sources`) of `mix` (channels × samples), as
-    demucs.apply.apply_model separates it on the model's device: in segments, each overlapping the next by
-    `overlap` of one, never shifted (its default shifts the song by a random offset, and a rerun must hear the
-    same). Undocumented, as said above. Checked against demucs 4.1.0."""
+    """One stem (by its name among the model's `sources`) of `mix` (channels × samples), as demucs.apply.apply_model
+    separates it on the model's device: in segments, each overlapping the next by `overlap` of one, never shifted
+    (its default shifts the song by a random offset, and a rerun must hear the same)."""
     from demucs.apply import apply_model
 
     device = next(model.parameters()).device

@@ -19,7 +19,7 @@ import torch
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
 from musicvid.models.families import diffusion_family, video_family
-from musicvid.models.internals import demucs_model
+from musicvid.models.internals import demucs_model, demucs_package
 from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
@@ -296,6 +296,13 @@ def check_separator(name: str) -> None:
         raise UserError(f"--separator {name} is not a Demucs model: it holds {held}")
     if path.suffix == ".th":  # (torch.save's: a clone's Git LFS pointer, a page saved in its place, refused)
         torch_archive(path, f"--separator {name}")
+        try:  # (read whole now: what a pickle holds is known only by reading it, never by running it)
+            demucs_package(path)
+        except Exception:  # (torch's error is a page of advice on weights_only)
+            raise UserError(
+                f"--separator {name} holds more than a Demucs model's class, settings and weights, which alone musicvid "
+                "reads of a .th: a pickle can run code as it loads (save the model as .safetensors)"
+            ) from None
 
 
 # --- upscaler -------------------------------------------------------------------------------------
