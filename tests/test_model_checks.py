@@ -8,6 +8,7 @@ import dataclasses
 import json
 import re
 import shutil
+from pathlib import Path
 
 import huggingface_hub.constants
 import pytest
@@ -313,3 +314,28 @@ def test_a_scorer_or_image_encoder_whose_config_its_weights_do_not_fill_is_refus
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, **change}))
     refused_before_the_work(capsys, tmp_path, [*quick(song), *argv], named, said)
+
+
+@pytest.mark.parametrize(
+    "option, part, key, value",
+    [
+        ("--diffusion", "unet/config.json", "layers_per_block", 10**9),  # (built to be counted: minutes, gigabytes)
+        ("--diffusion", "unet/config.json", "layers_per_block", -1),  # (a crash mid-render, exit 1)
+        ("--diffusion", "text_encoder/config.json", "num_hidden_layers", 10**8),
+        ("--diffusion", "scheduler/scheduler_config.json", "beta_end", float("nan")),  # (said as NaN weights)
+        ("--vipe", "config.json", "n_layer", 10**9),
+    ],
+)
+def test_a_config_with_a_number_no_model_has_is_refused_before_the_work(
+    capsys, tmp_path, song, standin_hub, option, part, key, value
+):
+    from musicvid.settings.presets import SD15
+    from tests.standins.hub import snapshot
+    from vipe_core.released import DEFAULT_VIPE
+
+    folder = tmp_path / "model"
+    shutil.copytree(snapshot(standin_hub, SD15 if option == "--diffusion" else DEFAULT_VIPE), folder)
+    config = json.loads((folder / part).read_text())
+    (folder / part).write_text(json.dumps({**config, key: value}))
+    said = f"its {Path(part).name}'s {key} is {value}, not a number a model can have"
+    refused_before_the_work(capsys, tmp_path, [*quick(song), option, folder], said)

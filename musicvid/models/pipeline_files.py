@@ -31,8 +31,8 @@ from musicvid.models.vipe_files import TOKENIZER, holds_tokenizer
 from musicvid.models.weights_files import (
     check_fit,
     diffusers_fit,
+    impossible_number,
     json_object,
-    not_finite,
     safetensors_twin,
     shapes_of,
     sharded,
@@ -143,10 +143,11 @@ def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
     if kind is None or not issubclass(kind, (ModelMixin, PreTrainedModel)):
         config_name = getattr(kind, "config_name", None)  # (a scheduler's: scheduler_config.json)
         for file in [folder / config_name] if config_name else sorted(folder.glob("*.json")):
-            json_object(file, named)
+            if (bad := impossible_number(json_object(file, named))) is not None:  # (a scheduler's NaN: NaN pictures)
+                raise UserError(f"{named}: its {file.name}'s {bad[0]} is {bad[1]}, not a number a model can have")
         return
     config = json_object(folder / "config.json", named)
-    bad = not_finite(config)
+    bad = impossible_number(config)
     if bad is not None:
         raise UserError(f"{named}: its config.json's {bad[0]} is {bad[1]}, not a number a model can have")
     if issubclass(kind, PreTrainedModel):

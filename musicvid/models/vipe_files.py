@@ -11,7 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from musicvid.core.errors import UserError
-from musicvid.models.weights_files import check_fit, json_object, not_finite, shapes_of, sharded, transformers_fit
+from musicvid.models.weights_files import (
+    check_fit,
+    impossible_number,
+    json_object,
+    shapes_of,
+    sharded,
+    transformers_fit,
+)
 from vipe_core.guards import checkpoint_around, is_checkpoint_copy, is_held
 
 # ViPE-M and ViPE-L are GPT-2 Medium (355M parameters) and GPT-2 Large (774M); the family's largest, GPT-2 XL,
@@ -31,7 +38,7 @@ def model_config(folder: Path, config: dict, named: str):
 
     from musicvid.models.kinds import first_line
 
-    bad = not_finite(config)
+    bad = impossible_number(config)
     if bad is not None:
         raise UserError(f"{named}: its config.json's {bad[0]} is {bad[1]}, not a number a model can have")
     try:

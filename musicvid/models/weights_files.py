@@ -32,14 +32,27 @@ def safetensors_twin(name: str) -> str:
     return twin.removeprefix("pytorch_") if twin.startswith("pytorch_model") else twin
 
 
-def not_finite(config, where: str = "") -> tuple[str, float] | None:
-    """The first key of a config (nested ones dotted) whose number is NaN or infinite, and that number: JSON's
-    parser takes both."""
+# How many layers or blocks a model may have (GPT-2 XL has 48, a UNet's block 3): a count past it is refused, not built
+# on the meta device to be counted (a billion layers took minutes, and gigabytes), nor one below 0 (a render's crash)
+MAX_LAYERS = 1000
+_COUNTS = {"layer", "layers", "blocks", "depth"}  # (a word of the key: n_layer, num_hidden_layers, layers_per_block)
+_HOW_MANY = {"n", "num", "per", "layers", "blocks", "depth"}  # (not an index: vision_feature_layer -2 counts back)
+
+
+def impossible_number(config, where: str = "") -> tuple[str, float] | None:
+    """The first key of a config (nested ones dotted) whose number no model can have, and that number: NaN or
+    infinite (JSON's parser takes both), or a number of layers (a whole number under a key with a word of _COUNTS)
+    over MAX_LAYERS, or a count of them (_HOW_MANY) below 0."""
     if isinstance(config, float) and not math.isfinite(config):
         return where, config
+    words = set(str(where).rsplit(".", 1)[-1].lower().split("_"))
+    if words & _COUNTS and isinstance(config, int) and not isinstance(config, bool):
+        if config > MAX_LAYERS or (config < 0 and words & _HOW_MANY):
+            return where, config
     entries = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
     for key, value in entries:
-        found = not_finite(value, f"{where}.{key}" if where else str(key))
+        key = where if isinstance(config, list) else key  # (a list's numbers are its key's)
+        found = impossible_number(value, f"{where}.{key}" if where and isinstance(config, dict) else str(key))
         if found is not None:
             return found
     return None
