@@ -143,7 +143,7 @@ def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
     if kind is None or not issubclass(kind, (ModelMixin, PreTrainedModel)):
         config_name = getattr(kind, "config_name", None)  # (a scheduler's: scheduler_config.json)
         for file in [folder / config_name] if config_name else sorted(folder.glob("*.json")):
-            if (bad := impossible_number(json_object(file, named))) is not None:  # (a scheduler's NaN: NaN pictures)
+            if (bad := impossible_number(json_object(file, named), infinite=True)) is not None:  # (NaN: NaN pictures)
                 raise UserError(f"{named}: its {file.name}'s {bad[0]} is {bad[1]}, not a number a model can have")
         return
     config = json_object(folder / "config.json", named)

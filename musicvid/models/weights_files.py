@@ -39,11 +39,12 @@ _COUNTS = {"layer", "layers", "blocks", "depth"}  # (a word of the key: n_layer,
 _HOW_MANY = {"n", "num", "per", "layers", "blocks", "depth"}  # (not an index: vision_feature_layer -2 counts back)
 
 
-def impossible_number(config, where: str = "") -> tuple[str, float] | None:
+def impossible_number(config, where: str = "", infinite: bool = False) -> tuple[str, float] | None:
     """The first key of a config (nested ones dotted) whose number no model can have, and that number: NaN or
     infinite (JSON's parser takes both), or a number of layers (a whole number under a key with a word of _COUNTS)
-    over MAX_LAYERS, or a count of them (_HOW_MANY) below 0."""
-    if isinstance(config, float) and not math.isfinite(config):
+    over MAX_LAYERS, or a count of them (_HOW_MANY) below 0. `infinite`: an infinity is a number there (a scheduler's
+    lambda_min_clipped is -inf)."""
+    if isinstance(config, float) and (math.isnan(config) if infinite else not math.isfinite(config)):
         return where, config
     words = set(str(where).rsplit(".", 1)[-1].lower().split("_"))
     if words & _COUNTS and isinstance(config, int) and not isinstance(config, bool):
@@ -52,7 +53,7 @@ def impossible_number(config, where: str = "") -> tuple[str, float] | None:
     entries = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
     for key, value in entries:
         key = where if isinstance(config, list) else key  # (a list's numbers are its key's)
-        found = impossible_number(value, f"{where}.{key}" if where and isinstance(config, dict) else str(key))
+        found = impossible_number(value, f"{where}.{key}" if where and isinstance(config, dict) else str(key), infinite)
         if found is not None:
             return found
     return None
