@@ -15,6 +15,7 @@ from musicvid.models import registry as registry_module
 from musicvid.models.footprint import role_weights_gb
 from musicvid.models.loading import load_upscaler
 from musicvid.models.precision import Precision
+from musicvid.models.published import whisper_dims
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.switches import pipeline_for
@@ -162,7 +163,7 @@ def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, s
     def no(*args, **kwargs):
         raise AssertionError("the plan opened a model's file")
 
-    torch.save({"dims": {}, "model_state_dict": {}}, tmp_path / "mine.pt")  # an openai-whisper checkpoint's shape
+    torch.save({"dims": whisper_dims("tiny"), "model_state_dict": {}}, tmp_path / "mine.pt")  # (its shape)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty"))
     monkeypatch.setattr("huggingface_hub.hf_hub_download", no)
     monkeypatch.setattr(torch, "load", no)

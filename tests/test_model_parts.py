@@ -286,8 +286,7 @@ def test_an_asr_model_that_is_no_whisper_of_its_backend_says_what_one_must_be(tm
     assert str(refused.value).startswith(f"--asr-model {name} {said}") and str(refused.value).endswith(must)
 
 
-def test_a_whisper_checkpoint_or_a_ctranslate2_folder_with_its_tokenizer_passes_and_one_without_is_refused(tmp_path):
-    assert choose_models("tiny", asr=archive(tmp_path, {"dims": {}, "model_state_dict": {}})).asr.endswith("mine.pt")
+def test_a_ctranslate2_folder_with_its_tokenizer_passes_and_one_without_is_refused(tmp_path):
     (folder := tmp_path / "converted").mkdir()  # (as ct2-transformers-converter writes it unless told)
     for name in ("model.bin", "config.json", "vocabulary.txt"):
         (folder / name).symlink_to(tiny_en_dir() / name)

@@ -103,8 +103,8 @@ def faster_whisper_sizes() -> list[str]:
 
 def check_whisper_checkpoint(path: Path, named: str, must: str) -> None:
     """An openai-whisper checkpoint: a torch archive (a zip holding its pickle, data.pkl), whole to its central
-    directory at its end, whose pickle names the dims and model_state_dict whisper.load_model reads (its ops read,
-    nothing in it run, no weight read); what they hold is read as it loads."""
+    directory at its end, whose pickle names the dims and model_state_dict whisper.load_model reads, and each of the
+    dims (its ops read, nothing in it run, no weight read); what they hold is read as it loads."""
     try:
         with zipfile.ZipFile(path) as archive:
             pickle = next((entry for entry in archive.namelist() if entry.endswith("/data.pkl")), None)
@@ -117,6 +117,11 @@ def check_whisper_checkpoint(path: Path, named: str, must: str) -> None:
         raise UserError(
             f"{named} is a torch archive but no openai-whisper checkpoint (no {' and '.join(sorted(WHISPER_KEYS))}, "
             f"as openai-whisper's own .pt files hold): {must}"
+        )
+    if lacking := sorted(set(whisper_dims("tiny")) - named_in):  # (whisper.ModelDimensions' fields, each needed)
+        raise UserError(
+            f"{named} is an openai-whisper checkpoint whose dims lack {', '.join(lacking)}: the sizes its model is "
+            "built with (a damaged or hand-made file?)"
         )
 
 

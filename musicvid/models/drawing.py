@@ -20,7 +20,7 @@ from musicvid.models.loading import auto_precision, load_diffusion, quietly
 from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
 from musicvid.models.lora_files import PEFT_PREFIX, check_adapter, check_lora
 from musicvid.models.names import check_model
-from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
+from musicvid.models.pipeline_files import check_decoder_files, check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, read_header
 from musicvid.models.vipe_files import check_folder_fit
@@ -39,7 +39,6 @@ from musicvid.settings.presets import (
 )
 from musicvid.settings.render import RenderSettings
 
-# both backends' default fallback
 # What diffusers writes and looks for (LCM-LoRA's too), and what it wrote before safetensors
 LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
 PEFT_LORA_FILE = "adapter_model.safetensors"  # what peft's save_pretrained writes, its adapter_config.json beside
@@ -335,6 +334,8 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
             f"--fast-decoder {models.fast_decoder} decodes latents of {channels} channels, where "
             f"{FAMILY_NAMES[family]} draws {UNET_LATENTS} (TAESD and TAESDXL are its tiny decoders)"
         )
+    if decoder:  # (its config read: a folder here is checked part by part)
+        check_decoder_files(models.fast_decoder)
     if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
         check_reference_adapter(models.ip_adapter, family)
     if loads:

@@ -29,6 +29,7 @@ from musicvid.models.vipe_files import (
     check_folder_fit,
     check_tokenizer_fits,
     check_vipe_folder,
+    check_vocabulary,
     holds_tokenizer,
     refuse_training,
     tokenizer_folder,
@@ -168,6 +169,7 @@ def check_scorer_folder(folder: Path, named: str) -> None:
         raise UserError(f"{named} holds no {PREPROCESSOR}: the settings its pictures are read with")
     if not holds_tokenizer(folder):
         raise UserError(f"{named} holds no {TOKENIZER}, nor vocab.json and merges.txt: its texts' tokenizer")
+    check_vocabulary(folder, named)
     check_folder_fit(folder, CLIPModel, named)
 
 

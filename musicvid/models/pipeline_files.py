@@ -3,8 +3,9 @@ ViPE folder is (musicvid.models.vipe_files): each part its model_index.json name
 without (SD's safety checker), is a folder there; a model's config.json reads as a JSON object of numbers a model can
 have, and its weights (a file, or shards and their index; each variant there: fp16's beside the full ones, or alone)
 are whole by their headers and fill the model its config describes, built on the meta device (musicvid.models.
-weights_files); a tokenizer holds tokenizer.json or its class's vocabulary files (vipe_files' rule), a scheduler its
-scheduler_config.json; their JSON files, and a processor's, read as JSON objects. A Stable Diffusion or SDXL UNet
+weights_files); a tokenizer holds tokenizer.json or its class's vocabulary files, none empty (vipe_files' rule), a
+scheduler a scheduler_config.json its class builds; their JSON files, and a processor's, read as JSON objects. A part
+of a library but diffusers (its pipelines' modules too) and transformers is refused: diffusers would import it. A Stable Diffusion or SDXL UNet
 takes the VAE's latents alone: an inpainting one is refused. A checkpoint file (musicvid.models.
 single_file) holds as many weights for each part as its family's repository's part has, its UNet reading the
 latents alone (check_file_parts). A part of a class diffusers lacks is refused. Each
@@ -27,7 +28,7 @@ from musicvid.models.kinds import as_unavailable
 from musicvid.models.loading import pipeline_class
 from musicvid.models.names import repository_config
 from musicvid.models.single_file import FILE_PARTS, UNET, header
-from musicvid.models.vipe_files import TOKENIZER, holds_tokenizer
+from musicvid.models.vipe_files import TOKENIZER, check_vocabulary, holds_tokenizer
 from musicvid.models.weights_files import (
     check_fit,
     diffusers_fit,
@@ -66,6 +67,12 @@ def check_video_model_files(name: str) -> None:
     """The video model `name`'s own folder (of --transitions video), where it is one on this machine, part by part:
     each its model_index.json names, as its pipeline loads them all."""
     check_once(name, "--video-model", lambda path, named: check_pipeline_folder(path, named, ()))
+
+
+def check_decoder_files(name: str) -> None:
+    """The tiny decoder `name` (--fast-decoder)'s own folder, where it is one on this machine: its config and
+    weights, as a pipeline's part's."""
+    check_once(name, "--fast-decoder", lambda path, named: check_part(path, "diffusers", "AutoencoderTiny", named))
 
 
 def check_once(name: str, flag: str, check: Callable[[Path, str], None]) -> None:
@@ -118,10 +125,23 @@ def is_part(names) -> bool:
 
 
 def part_class(library: str, class_name: str) -> type | None:
-    """The class model_index.json names a part by, where its library is diffusers or transformers."""
-    if library not in WEIGHTS_STEMS:
+    """The class model_index.json names a part by: of diffusers or transformers, or of a module of diffusers'
+    pipelines, as diffusers' load finds it (LTX-2's connectors are ltx2's); None where there is none such."""
+    import diffusers.pipelines
+
+    if library in WEIGHTS_STEMS:
+        module = importlib.import_module(library)
+    elif is_pipeline_module(library):
+        module = getattr(diffusers.pipelines, library)
+    else:
         return None
-    return getattr(importlib.import_module(library), class_name, None)
+    return getattr(module, class_name, None)
+
+
+def is_pipeline_module(library: str) -> bool:
+    import diffusers.pipelines
+
+    return library.isidentifier() and hasattr(diffusers.pipelines, library)
 
 
 def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
@@ -129,22 +149,21 @@ def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
     from diffusers import ModelMixin
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-    kind = part_class(library, class_name)
-    if kind is None and library == "diffusers":  # (transformers' older names, CLIPFeatureExtractor, diffusers maps)
-        version = importlib.metadata.version(library)
+    if library not in WEIGHTS_STEMS and not is_pipeline_module(library):  # (diffusers would import any module)
         raise UserError(
-            f"{named} is a {class_name}, a class {library} {version} does not have (saved by a newer {library}?)"
+            f"{named} is of the library {library!r} ({class_name}), which musicvid loads no part from (diffusers, its "
+            "pipelines' modules and transformers are)"
+        )
+    kind = part_class(library, class_name)
+    if kind is None and library != "transformers":  # (transformers' older names, CLIPFeatureExtractor, diffusers maps)
+        version = importlib.metadata.version("diffusers")
+        raise UserError(
+            f"{named} is a {class_name}, a class diffusers {version} does not have (saved by a newer diffusers?)"
         )
     if kind is not None and issubclass(kind, PreTrainedTokenizerBase):
-        vocabulary = tuple(name for name in kind.vocab_files_names.values() if name != TOKENIZER)
-        if not holds_tokenizer(folder, vocabulary):
-            besides = f", nor {' and '.join(vocabulary)}" if vocabulary else ""
-            raise UserError(f"{named} holds no {TOKENIZER}{besides}: the files a {class_name} is read from")
+        check_tokenizer_files(folder, kind, class_name, named)
     if kind is None or not issubclass(kind, (ModelMixin, PreTrainedModel)):
-        config_name = getattr(kind, "config_name", None)  # (a scheduler's: scheduler_config.json)
-        for file in [folder / config_name] if config_name else sorted(folder.glob("*.json")):
-            if (bad := impossible_number(json_object(file, named), infinite=True)) is not None:  # (NaN: NaN pictures)
-                raise UserError(f"{named}: its {file.name}'s {bad[0]} is {bad[1]}, not a number a model can have")
+        check_settings_part(folder, kind, class_name, named)
         return
     config = json_object(folder / "config.json", named)
     bad = impossible_number(config)
@@ -152,16 +171,44 @@ def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
         raise UserError(f"{named}: its config.json's {bad[0]} is {bad[1]}, not a number a model can have")
     if issubclass(kind, PreTrainedModel):
         config = transformers_config(kind, folder, named)
-    for weights in weights_of(folder, WEIGHTS_STEMS[library], named):
+    for weights in weights_of(folder, WEIGHTS_STEMS.get(library, WEIGHTS_STEMS["diffusers"]), named):
         held = (
             sharded(folder, weights, named)
             if ".index" in weights.name
             else shapes_of(weights, f"{named}: its {weights.name}")
         )
-        if held is None:
-            continue  # (an older pickle: read as it loads)
         fits = transformers_fit if issubclass(kind, PreTrainedModel) else diffusers_fit
         check_fit(fits(kind, config, held, named), class_name, config, named, f"the weights in its {weights.name}")
+
+
+def check_tokenizer_files(folder: Path, kind: type, class_name: str, named: str) -> None:
+    """A tokenizer part holds tokenizer.json or its class's vocabulary files, each holding tokens (vipe_files)."""
+    vocabulary = tuple(name for name in kind.vocab_files_names.values() if name != TOKENIZER)
+    if not holds_tokenizer(folder, vocabulary):
+        besides = f", nor {' and '.join(vocabulary)}" if vocabulary else ""
+        raise UserError(f"{named} holds no {TOKENIZER}{besides}: the files a {class_name} is read from")
+    check_vocabulary(folder, named, (TOKENIZER, *vocabulary))
+
+
+def check_settings_part(folder: Path, kind: type | None, class_name: str, named: str) -> None:
+    """A part of settings alone (a scheduler, a tokenizer's or a processor's JSON files): each JSON file an object
+    of numbers (infinities allowed: DPMSolver's lambda_min_clipped is -inf; NaN draws NaN pictures), and a scheduler
+    one its class builds (0 training timesteps would fail as the pipeline loads, after the storyboard)."""
+    from diffusers import SchedulerMixin
+
+    from musicvid.models.kinds import first_line
+
+    config_name = getattr(kind, "config_name", None)  # (a scheduler's: scheduler_config.json)
+    for file in [folder / config_name] if config_name else sorted(folder.glob("*.json")):
+        config = json_object(file, named)
+        if (bad := impossible_number(config, infinite=True)) is not None:
+            raise UserError(f"{named}: its {file.name}'s {bad[0]} is {bad[1]}, not a number a model can have")
+        if kind is not None and issubclass(kind, SchedulerMixin):
+            try:
+                with silenced():
+                    kind.from_config(config)
+            except Exception as error:  # (a scheduler says a setting it cannot take in its own error types)
+                raise UserError(f"{named}: its {file.name} describes no {class_name} ({first_line(error)})") from None
 
 
 def transformers_config(kind: type, folder: Path, named: str):

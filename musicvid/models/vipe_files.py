@@ -70,9 +70,8 @@ def meta_model(config, named: str):
     return model
 
 
-def held_weights(folder: Path, named: str) -> dict[str, list[int]] | None:
-    """What from_pretrained would load from `folder`: one weights file, else the shards its index names; None
-    where that cannot be known without reading the weights (an older pickle)."""
+def held_weights(folder: Path, named: str) -> dict[str, list[int]]:
+    """What from_pretrained would load from `folder`: one weights file, else the shards its index names."""
     for weights in WEIGHTS:
         if (folder / weights).is_file():
             return shapes_of(folder / weights, f"{named}: its {weights}")
@@ -86,9 +85,7 @@ def check_folder_fit(folder: Path, kind: type, named: str) -> None:
     """Refuse, in one sentence, a transformers folder whose weights do not fill the `kind` model its config.json
     describes (built on the meta device: a size no model has is refused too)."""
     described = model_config(folder, json_object(folder / "config.json", named), named)
-    held = held_weights(folder, named)
-    if held is not None:
-        check_fit(transformers_fit(kind, described, held, named), kind.__name__, described, named)
+    check_fit(transformers_fit(kind, described, held_weights(folder, named), named), kind.__name__, described, named)
 
 
 def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
@@ -102,8 +99,7 @@ def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
         raise UserError(f"{named} is a {kind} that reads both ways, not a causal language model, as ViPE is (GPT-2's)")
     model = meta_model(described, named)
     held = held_weights(folder, named)
-    if held is not None:
-        check_fit(transformers_fit(type(model), model.config, held, named), type(model).__name__, model.config, named)
+    check_fit(transformers_fit(type(model), model.config, held, named), type(model).__name__, model.config, named)
 
 
 def refuse_training(folder: Path, named: str) -> None:
@@ -130,13 +126,35 @@ def holds_tokenizer(folder: Path, vocabulary: tuple[str, ...] = VOCABULARY) -> b
     return (folder / TOKENIZER).is_file() or bool(vocabulary) and all((folder / name).is_file() for name in vocabulary)
 
 
+def check_vocabulary(folder: Path, named: str, names: tuple[str, ...] = (TOKENIZER, *VOCABULARY)) -> None:
+    """Refuse a tokenizer folder whose files (of `names`, those there) hold no tokens, as a download or a copy cut to
+    nothing leaves them: tokenizer.json's model without a vocabulary (a BPE one's, without merges), a vocab.json of
+    no entries or a merges.txt of no merge, another file of 0 bytes. transformers reads an empty merges.txt and splits
+    every word into letters, a picture model then drawing what no prompt said."""
+    for name in (name for name in names if (folder / name).is_file()):
+        empty = (folder / name).stat().st_size == 0
+        if name == TOKENIZER:
+            model = json_object(folder / name, named).get("model")
+            model = model if isinstance(model, dict) else {}
+            empty = not model.get("vocab") or model.get("type") == "BPE" and not model.get("merges")
+        elif name == "vocab.json":
+            empty = not json_object(folder / name, named)
+        elif name == "merges.txt":
+            lines = (folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
+            empty = not any(line.strip() and not line.startswith("#version") for line in lines)
+        if empty:
+            raise UserError(f"{named}: its {name} is empty (a download or a copy cut short?), and a tokenizer reads it")
+
+
 def tokenizer_folder(folder: Path, named: str) -> None:
-    """A tokenizer folder holds what a GPT-2 tokenizer is read from: tokenizer.json, or vocab.json and merges.txt."""
+    """A tokenizer folder holds what a GPT-2 tokenizer is read from, not empty: tokenizer.json, or vocab.json and
+    merges.txt."""
     if not holds_tokenizer(folder):
         raise UserError(
             f"{named} holds no {TOKENIZER}, nor {' and '.join(VOCABULARY)}: give a GPT-2 tokenizer's folder or a hub "
             "name"
         )
+    check_vocabulary(folder, named)
 
 
 def check_tokenizer_fits(tokenizer: str, config: dict | None, model: str, named: str, advice: str) -> None:

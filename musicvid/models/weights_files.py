@@ -72,30 +72,40 @@ def json_object(path: Path, named: str) -> dict:
     return read
 
 
-def archive_shapes(path: Path, named: str) -> dict[str, list[int]] | None:
-    """The tensors' names and shapes a PyTorch weights file holds, opened on the meta device (nothing read);
-    None for an older pickle, which torch opens only by reading it (it is checked as it loads)."""
+def archive_shapes(path: Path, named: str) -> dict[str, list[int]]:
+    """The tensors' names and shapes a PyTorch weights file holds, opened on the meta device (no weight read; torch's
+    zip archive mapped, an older pickle read op by op) by torch's weights-only unpickler: a pickle that would build
+    anything but tensors (and so could run code as it loads) is refused, not read as it loads after the storyboard."""
+    import pickle
+
     import torch
 
     from musicvid.models.kinds import first_line
 
-    if not torch_archive(path, named):
-        return None
+    archive = torch_archive(path, named)
     try:
-        state = torch.load(str(path), map_location="meta", mmap=True, weights_only=True)
-    except Exception as error:  # (torch's weights-only load refuses anything but tensors, in its own words)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (an older pickle's protocol, said as a warning)
+            state = torch.load(str(path), map_location="meta", mmap=archive, weights_only=True)
+    except pickle.UnpicklingError:  # (torch's own words are a page of advice to load it with weights_only=False)
+        raise UserError(
+            f"{named} holds more than tensors, and musicvid reads tensors alone of a PyTorch file: a pickle can run "
+            "code as it loads (save it as .safetensors)"
+        ) from None
+    except Exception as error:
         raise UserError(f"{named} cannot be read as weights alone ({first_line(error)})") from None
     if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
         raise UserError(f"{named} holds no state dict of tensors")
     return {str(key): list(tensor.shape) for key, tensor in state.items()}
 
 
-def shapes_of(path: Path, named: str) -> dict[str, list[int]] | None:
+def shapes_of(path: Path, named: str) -> dict[str, list[int]]:
     return header(path, named) if path.suffix == ".safetensors" else archive_shapes(path, named)
 
 
-def sharded(folder: Path, index: Path, named: str) -> dict[str, list[int]] | None:
-    """The tensors a sharded checkpoint's index places, each as the shard it names holds it."""
+def sharded(folder: Path, index: Path, named: str) -> dict[str, list[int]]:
+    """The tensors a sharded checkpoint's index places, each as the shard it names holds it: a file beside the index
+    (one named by a path elsewhere is refused, as diffusers refuses it at its load)."""
     try:
         placed = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
@@ -104,11 +114,11 @@ def sharded(folder: Path, index: Path, named: str) -> dict[str, list[int]] | Non
         raise UserError(f"{named}: its {index.name} is damaged (no weight_map of tensor names to files)")
     shards = {}
     for shard in sorted(set(placed.values())):
+        if Path(shard).name != shard or shard in ("", ".", ".."):
+            raise UserError(f"{named}: its {index.name} names {shard!r}, which is no file beside it, as a shard is")
         if not (folder / shard).is_file():
             raise UserError(f"{named}: its {index.name} names {shard}, which is not there")
         shards[shard] = shapes_of(folder / shard, f"{named}: its {shard}")
-        if shards[shard] is None:
-            return None
     for tensor, shard in placed.items():
         if tensor not in shards[shard]:
             raise UserError(f"{named}: its {index.name} places {tensor} in {shard}, which does not hold it")

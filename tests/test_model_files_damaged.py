@@ -1,0 +1,137 @@
+"""Model files damaged in ways last stop's probes left (helper-141): each refused before any work in one sentence,
+not as the model loads after the storyboard, with a library's words, or not at all (musicvid.models.pipeline_files,
+vipe_files, weights_files, asr_files). Damaged copies of the real-layout stand-ins (tests/standins/)."""
+
+import json
+import os
+import pickle
+import shutil
+
+import pytest
+import torch
+from safetensors import safe_open
+
+from musicvid.core.errors import UserError
+from musicvid.models.choose import choose_models
+from musicvid.models.pipeline_files import check_picture_model
+from musicvid.models.published import whisper_dims
+from musicvid.settings.presets import DEFAULT_VIPE, SD15, TAESD
+from tests.helpers import make_tone, quick
+from tests.standins.hub import snapshot
+from tests.test_model_checks import refused_before_the_work
+
+UNET = "unet/diffusion_pytorch_model.safetensors"
+
+
+def edit(path, key, value):
+    config = json.loads(path.read_text())
+    config[key] = value
+    path.write_text(json.dumps(config))
+
+
+def library_unknown(sd):
+    edit(sd / "model_index.json", "vae", ["nosuchlib", "AutoencoderKL"])
+
+
+def vocabulary_emptied(sd):
+    (sd / "tokenizer/vocab.json").write_text("{}")
+
+
+def merges_emptied(sd):
+    (sd / "tokenizer/merges.txt").write_bytes(b"")
+
+
+def no_training_steps(sd):
+    edit(sd / "scheduler/scheduler_config.json", "num_train_timesteps", 0)
+
+
+def shards_elsewhere(sd):
+    """The UNet's weights moved out of the folder, its index naming them by a path up and out."""
+    (other := sd.parent / "other/unet").mkdir(parents=True)
+    shutil.move(sd / UNET, other)
+    with safe_open(other / "diffusion_pytorch_model.safetensors", "pt") as opened:
+        placed = {key: "../../other/unet/diffusion_pytorch_model.safetensors" for key in opened.keys()}
+    (sd / f"{UNET}.index.json").write_text(json.dumps({"metadata": {}, "weight_map": placed}))
+
+
+@pytest.fixture
+def sd(standin_hub, tmp_path):
+    return shutil.copytree(snapshot(standin_hub, SD15), tmp_path / "sd")  # (links followed: files of its own)
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (library_unknown, "'s vae is of the library 'nosuchlib' (AutoencoderKL), which musicvid loads no part from"),
+        (vocabulary_emptied, "'s tokenizer: its vocab.json is empty (a download or a copy cut short?)"),
+        (merges_emptied, "'s tokenizer: its merges.txt is empty"),
+        (no_training_steps, "'s scheduler: its scheduler_config.json describes no PNDMScheduler"),
+        (shards_elsewhere, "'s unet: its diffusion_pytorch_model.safetensors.index.json names '../../other/unet/"),
+    ],
+)
+def test_a_damaged_picture_model_folder_is_refused_naming_the_part(sd, damage, said):
+    check_picture_model(str(sd), "sd")  # (whole, it passes)
+    damage(sd)
+    with pytest.raises(UserError) as refused:
+        check_picture_model(str(sd), "sd")
+    assert str(refused.value).startswith(f"--diffusion {sd}{said}"), refused.value
+
+
+class Runs:
+    """A pickle that runs a command as it loads: it leaves a file behind."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def test_a_pytorch_file_of_anything_but_tensors_is_refused_unread_and_an_older_one_of_tensors_passes(sd, tmp_path):
+    bins = [sd / "unet" / name for name in os.listdir(sd / "unet") if name.endswith((".safetensors", ".bin"))]
+    tensors = torch.load(sd / "unet/diffusion_pytorch_model.bin", weights_only=True)
+    for path in bins:
+        path.unlink()
+    older = sd / "unet/diffusion_pytorch_model.bin"
+    torch.save(tensors, older, _use_new_zipfile_serialization=False)  # (torch's format before 1.6: no zip)
+    check_picture_model(str(sd), "sd")
+    marker = tmp_path / "ran"
+    for save in (
+        lambda: pickle.dump({"a": Runs(marker)}, older.open("wb"), protocol=4),
+        lambda: torch.save({"a": Runs(marker)}, older),
+    ):
+        save()
+        with pytest.raises(UserError, match="its diffusion_pytorch_model.bin holds more than tensors, and musicvid"):
+            check_picture_model(str(sd), "sd")
+    assert not marker.exists()
+
+
+def test_a_vipe_or_lora_pickle_that_runs_code_is_refused_before_any_work_unread(standin_hub, capsys, tmp_path):
+    song, marker = make_tone(tmp_path / "song.wav", 2), tmp_path / "ran"
+    vipe = shutil.copytree(snapshot(standin_hub, DEFAULT_VIPE), tmp_path / "vipe")
+    for weights in vipe.glob("*model*"):
+        weights.unlink()
+    with (vipe / "pytorch_model.bin").open("wb") as opened:
+        pickle.dump({"transformer.wte.weight": Runs(marker)}, opened, protocol=4)
+    torch.save({"lora_unet_down.lora_down.weight": Runs(marker)}, lora := tmp_path / "lora.bin")
+    for option, given in (("--vipe", vipe), ("--lora", lora)):
+        argv = [*quick(song), option, given]
+        refused_before_the_work(capsys, tmp_path, argv, f"{option} {given}", "holds more than tensors")
+    assert not marker.exists()
+
+
+def test_a_tiny_decoder_cut_short_is_refused_before_any_work(standin_hub, capsys, tmp_path):
+    song, decoder = make_tone(tmp_path / "song.wav", 2), shutil.copytree(snapshot(standin_hub, TAESD), tmp_path / "t")
+    weights = decoder / "diffusion_pytorch_model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    argv = [*quick(song), "--fast", "--fast-decoder", decoder]
+    refused_before_the_work(capsys, tmp_path, argv, f"--fast-decoder {decoder}: its {weights.name} cannot be read")
+
+
+def test_a_whisper_checkpoint_without_its_dims_is_refused(tmp_path):
+    dims = whisper_dims("tiny")
+    torch.save({"dims": dims, "model_state_dict": {}}, whole := tmp_path / "whole.pt")
+    assert choose_models("tiny", asr=str(whole)).asr == str(whole)
+    torch.save({"dims": {k: v for k, v in dims.items() if k != "n_mels"}, "model_state_dict": {}}, tmp_path / "x.pt")
+    with pytest.raises(UserError, match=r"x.pt is an openai-whisper checkpoint whose dims lack n_mels: the sizes"):
+        choose_models("tiny", asr=str(tmp_path / "x.pt"))
