@@ -25,6 +25,7 @@ from musicvid.settings.presets import FAMILIES, PRESETS, TINY, TINY_KLEIN, TINY_
 from musicvid.settings.resolve import resolve_render_settings
 from tests.helpers import make_tone, quick, run
 from tests.standins.loras import diffusers_lora, kohya_lora
+from tests.test_model_checks import refused_before_the_work
 
 SD, XL, UNET = frozenset({"sd"}), frozenset({"sdxl"}), frozenset({"sd", "sdxl"})
 # The cross-attention's key in each layout, and its down matrix's name
@@ -211,14 +212,6 @@ def test_the_stand_in_loras_fit_their_own_family_alone(tmp_path):
 @pytest.fixture
 def song(tmp_path):
     return make_tone(tmp_path / "song.wav", 2)
-
-
-def refused_before_the_work(capsys, tmp_path, argv, *said):
-    """`musicvid ARGV`: exit 2, one line saying each of `said`, and no work directory made."""
-    code, out, err = run(capsys, *argv, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4")
-    assert code == 2 and err.count("\n") == 1 and not out, err
-    assert all(words in err for words in said), err
-    assert not (tmp_path / "w").exists()
 
 
 @pytest.mark.parametrize(
