@@ -6,6 +6,8 @@ import json
 import os
 import pickle
 import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -15,7 +17,7 @@ from musicvid.core.errors import UserError
 from musicvid.models.choose import choose_models
 from musicvid.models.pipeline_files import check_picture_model
 from musicvid.models.published import whisper_dims
-from musicvid.settings.presets import DEFAULT_VIPE, SD15, TAESD
+from musicvid.settings.presets import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, SD15, TAESD
 from tests.helpers import make_tone, quick
 from tests.standins.hub import snapshot
 from tests.test_model_checks import refused_before_the_work
@@ -135,3 +137,37 @@ def test_a_whisper_checkpoint_without_its_dims_is_refused(tmp_path):
     torch.save({"dims": {k: v for k, v in dims.items() if k != "n_mels"}, "model_state_dict": {}}, tmp_path / "x.pt")
     with pytest.raises(UserError, match=r"x.pt is an openai-whisper checkpoint whose dims lack n_mels: the sizes"):
         choose_models("tiny", asr=str(tmp_path / "x.pt"))
+
+
+OWN_CODE = """import pathlib
+pathlib.Path({marker!r}).touch()
+from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+class OwnConfig(GPT2Config):
+    model_type = "owngpt"
+class OwnForCausalLM(GPT2LMHeadModel):
+    config_class = OwnConfig
+class OwnTokenizer(GPT2TokenizerFast):
+    pass
+"""
+
+
+def test_a_model_or_tokenizer_with_code_of_its_own_is_refused_and_its_code_never_run(standin_hub, tmp_path):
+    """transformers asks on the terminal whether to run a folder's own code (auto_map), and runs it on a yes."""
+    song, marker = make_tone(tmp_path / "song.wav", 2), tmp_path / "ran"
+    vipe = shutil.copytree(snapshot(standin_hub, DEFAULT_VIPE), tmp_path / "vipe")
+    (tokenizer := tmp_path / "tokenizer").mkdir()
+    shutil.copy(snapshot(standin_hub, DEFAULT_VIPE_TOKENIZER) / "tokenizer.json", tokenizer)
+    for folder in (vipe, tokenizer):
+        (folder / "own.py").write_text(OWN_CODE.format(marker=str(marker)))
+    auto = {"AutoConfig": "own.OwnConfig", "AutoModelForCausalLM": "own.OwnForCausalLM"}
+    edit(vipe / "config.json", "auto_map", auto)
+    edit(vipe / "config.json", "model_type", "owngpt")
+    own = {"tokenizer_class": "OwnTokenizer", "auto_map": {"AutoTokenizer": ["own.OwnTokenizer", "own.OwnTokenizer"]}}
+    (tokenizer / "tokenizer_config.json").write_text(json.dumps(own))
+    for options in (["--vipe", vipe], ["--vipe", snapshot(standin_hub, DEFAULT_VIPE), "--vipe-tokenizer", tokenizer]):
+        argv = [*quick(song), *options, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"]
+        done = subprocess.run(
+            [sys.executable, "-m", "musicvid", *map(str, argv)], input="y\ny\n", capture_output=True, text=True
+        )
+        assert not marker.exists(), f"{options}: its code ran"
+        assert done.returncode == 2 and "contains custom code" in done.stderr and not (tmp_path / "w").exists()

@@ -106,7 +106,9 @@ def check_causal(checkpoint: Path) -> None:
     no text to continue (inference.causal_lm, which train's base and musicvid's --vipe are held to)."""
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(str(checkpoint))  # (model_window has read it: it loads)
+    config = AutoConfig.from_pretrained(
+        str(checkpoint), trust_remote_code=False
+    )  # (model_window has read it: it loads)
     if not causal_lm(config):
         kind = (config.architectures or [config.model_type])[0]
         raise VipeError(f"{checkpoint} is a {kind}, not a causal language model, as ViPE is (GPT-2's).")

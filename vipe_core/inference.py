@@ -60,7 +60,7 @@ def read_tokenizer(name: str, local_files_only: bool = False):
     named = any((folder / file).is_file() for file in ("tokenizer_config.json", "config.json"))
     if folder.is_dir() and not named:
         return GPT2TokenizerFast.from_pretrained(name, local_files_only=local_files_only)
-    return AutoTokenizer.from_pretrained(name, local_files_only=local_files_only)
+    return AutoTokenizer.from_pretrained(name, local_files_only=local_files_only, trust_remote_code=False)
 
 
 def ships_tokenizer(name_or_path: str) -> bool:
@@ -137,10 +137,12 @@ class ViPE:
         from transformers import AutoConfig, AutoModelForCausalLM
 
         tokenizer = tokenizer or (name_or_path if ships_tokenizer(name_or_path) else DEFAULT_VIPE_TOKENIZER)
-        config = AutoConfig.from_pretrained(name_or_path)
+        config = AutoConfig.from_pretrained(name_or_path, trust_remote_code=False)
         loaded = read_tokenizer(tokenizer)
         check_tokenizer(loaded, config, tokenizer, name_or_path)
-        model = AutoModelForCausalLM.from_pretrained(name_or_path, config=config, dtype=dtype).to(device)
+        model = AutoModelForCausalLM.from_pretrained(
+            name_or_path, config=config, dtype=dtype, trust_remote_code=False
+        ).to(device)
         return cls(model, loaded)
 
     @property

@@ -115,7 +115,7 @@ def load_base(base: str, tokenizer_name: str | None = None):
 
     try:
         with quiet_loading():
-            tokenizer = AutoTokenizer.from_pretrained(tokenizer_name or base)
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer_name or base, trust_remote_code=False)
     except Exception as e:  # OSError, ValueError ...
         raise cannot_load("the tokenizer", tokenizer_name or base, e, BASE_HINT) from None
     if tokenizer.eos_token_id is None:

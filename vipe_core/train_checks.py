@@ -184,7 +184,9 @@ def load_model(name: str, what: str):
         check_holds_weights(Path(name), f"{what} {name}")
     try:
         with quiet_loading():
-            model, loading = AutoModelForCausalLM.from_pretrained(name, output_loading_info=True)
+            model, loading = AutoModelForCausalLM.from_pretrained(
+                name, output_loading_info=True, trust_remote_code=False
+            )
     except Exception as e:  # OSError, ValueError, RuntimeError for sizes, KeyError for a pickle of no weights ...
         raise cannot_load(what, name, e, "" if local else BASE_HINT) from None
     missing = sorted(loading["missing_keys"])
@@ -248,7 +250,7 @@ def model_config(name: str, what: str, hint: str = ""):
         there = "is a file" if os.path.exists(name) else "is not there"
         raise VipeError(f"{what} {name} {there}: give a model's folder (as save_pretrained writes one), or a hub name.")
     try:
-        config = AutoConfig.from_pretrained(name)
+        config = AutoConfig.from_pretrained(name, trust_remote_code=False)
     except Exception as e:  # OSError, ValueError, KeyError for unknown model types ...
         raise cannot_load(what, name, e, hint) from None
     check_weights(name, what)
@@ -297,7 +299,7 @@ def check_tokenizer_fits(config: TrainConfig, model) -> None:
         )
     try:
         with quiet_loading():
-            tokenizer = AutoTokenizer.from_pretrained(name)
+            tokenizer = AutoTokenizer.from_pretrained(name, trust_remote_code=False)
     except Exception as e:  # OSError, ValueError ...
         raise cannot_load("the tokenizer", name, e, BASE_HINT) from None
     if not isinstance(getattr(model, "vocab_size", None), int):

@@ -142,7 +142,9 @@ def vipe(name: str) -> dict | None:
     if name == DEFAULT_VIPE:
         return {"vipe": GPT2LMHeadModel(GPT2Config(**published.GPT2_MEDIUM))}
     folder = config_folder(name, "config.json")
-    return folder and {"vipe": AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder))}
+    return folder and {
+        "vipe": AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder, trust_remote_code=False))
+    }
 
 
 def diffusion(name: str) -> dict | None:

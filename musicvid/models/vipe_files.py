@@ -42,7 +42,7 @@ def model_config(folder: Path, config: dict, named: str):
     if bad is not None:
         raise UserError(f"{named}: its config.json's {bad[0]} is {bad[1]}, not a number a model can have")
     try:
-        return AutoConfig.from_pretrained(str(folder))
+        return AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
     except Exception as error:  # (transformers' strict configs say a wrong type in their own error types)
         raise UserError(
             f"{named}: its config.json describes no model transformers can build ({first_line(error)})"
