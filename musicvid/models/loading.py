@@ -126,9 +126,17 @@ def load_vipe(name: str, tokenizer: str | None, device: torch.device, precision:
 
     def load():
         try:
-            return ViPE.from_pretrained(name, tokenizer, device=device, dtype=dtype)
+            with quietly():
+                vipe = ViPE.from_pretrained(name, tokenizer, device=device, dtype=dtype)
         except VipeError as error:  # a tokenizer that does not fit the model
             raise UserError(f"{error} (--vipe-tokenizer NAME_OR_DIR)") from None
+        # (no header shows it, and sampling from NaN fails mid-storyboard in torch's words)
+        if bad := next((n for n, p in vipe.model.named_parameters() if not bool(torch.isfinite(p).all())), None):
+            raise UserError(
+                f"--vipe {name}: its weights hold NaN or infinite values in {str(dtype).removeprefix('torch.')} "
+                f"({bad}): a fine-tune that diverged, or a file damaged"
+            )
+        return vipe
 
     vipe = obtain("vipe", name, load)
     vipe.model.to(device, dtype)

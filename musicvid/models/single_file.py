@@ -131,7 +131,10 @@ ARCHIVE = b"PK"  # a zip archive: torch.save's since
 
 
 def check_not_pointer(path: Path, named: str) -> None:
-    """Refuse a Git LFS pointer (a few lines of text) in place of a weights file: a model cloned without git-lfs."""
+    """Refuse a Git LFS pointer (a few lines of text) in place of a weights file: a model cloned without git-lfs; and
+    anything but a file there."""
+    if not path.is_file():
+        raise UserError(f"{named} is no file to read (a folder, a pipe, or a link that leads nowhere or to itself)")
     with path.open("rb") as opened:
         begins = opened.read(len(LFS_POINTER))
     if begins == LFS_POINTER:

@@ -41,6 +41,9 @@ def model_config(folder: Path, config: dict, named: str):
     bad = impossible_number(config)
     if bad is not None:
         raise UserError(f"{named}: its config.json's {bad[0]} is {bad[1]}, not a number a model can have")
+    named_as = config.get("architectures")
+    if named_as is not None and not (isinstance(named_as, list) and all(isinstance(n, str) for n in named_as)):
+        raise UserError(f'{named}: its config.json\'s architectures is no list of class names, as ["GPT2LMHeadModel"]')
     try:
         return AutoConfig.from_pretrained(str(folder), trust_remote_code=False)
     except Exception as error:  # (transformers' strict configs say a wrong type in their own error types)

@@ -37,18 +37,19 @@ def safetensors_twin(name: str) -> str:
 MAX_LAYERS = 1000
 _COUNTS = {"layer", "layers", "blocks", "depth"}  # (a word of the key: n_layer, num_hidden_layers, layers_per_block)
 _HOW_MANY = {"n", "num", "per", "layers", "blocks", "depth"}  # (not an index: vision_feature_layer -2 counts back)
+_EPSILON = {"eps", "epsilon"}  # (a norm's: layer_norm_eps, layer_norm_epsilon; below 0, a variance may be too)
 
 
 def impossible_number(config, where: str = "", infinite: bool = False) -> tuple[str, float] | None:
     """The first key of a config (nested ones dotted) whose number no model can have, and that number: NaN or
-    infinite (JSON's parser takes both), or a number of layers (a whole number under a key with a word of _COUNTS)
-    over MAX_LAYERS, or a count of them (_HOW_MANY) below 0. `infinite`: an infinity is a number there (a scheduler's
-    lambda_min_clipped is -inf)."""
+    infinite (JSON's parser takes both), a number of layers (a whole number under a key with a word of _COUNTS)
+    over MAX_LAYERS, a count (a key with a word of _HOW_MANY: n_head, num_attention_heads) or an epsilon (_EPSILON)
+    below 0. `infinite`: an infinity is a number there (a scheduler's lambda_min_clipped is -inf)."""
     if isinstance(config, float) and (math.isnan(config) if infinite else not math.isfinite(config)):
         return where, config
     words = set(str(where).rsplit(".", 1)[-1].lower().split("_"))
-    if words & _COUNTS and isinstance(config, int) and not isinstance(config, bool):
-        if config > MAX_LAYERS or (config < 0 and words & _HOW_MANY):
+    if isinstance(config, (int, float)) and not isinstance(config, bool):
+        if words & _COUNTS and config > MAX_LAYERS or config < 0 and words & (_HOW_MANY | _EPSILON):
             return where, config
     entries = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
     for key, value in entries:
@@ -128,11 +129,12 @@ def sharded(folder: Path, index: Path, named: str) -> dict[str, list[int]]:
 @dataclass(frozen=True)
 class Fit:
     """How weights fill a model: its tensors they miss and those of another shape (name, held, the model's), in the
-    model's order, among all its tensors."""
+    model's order, among all its tensors; and the tensors they hold that the model has no place for (unused)."""
 
     every: list[str]
     missing: list[str]
     mismatched: list[tuple[str, list[int], list[int]]]
+    unused: list[str]
 
 
 @contextmanager
@@ -193,7 +195,8 @@ def transformers_fit(kind: type, config, held: dict[str, list[int]], named: str)
     def place(name: str) -> int:  # (a name the model has not last)
         return order.get(name, len(order))
 
-    return Fit(every, sorted(info["missing_keys"], key=place), sorted(mismatched, key=lambda m: place(m[0])))
+    missing, unused = sorted(info["missing_keys"], key=place), sorted(info["unexpected_keys"])
+    return Fit(every, missing, sorted(mismatched, key=lambda m: place(m[0])), unused)
 
 
 def diffusers_fit(kind: type, config: dict, held: dict[str, list[int]], named: str) -> Fit:
@@ -216,7 +219,7 @@ def diffusers_fit(kind: type, config: dict, held: dict[str, list[int]], named: s
         renamed[name] = shape
     missing = [name for name in shapes if name not in renamed]
     mismatched = [(name, renamed[name], shape) for name, shape in shapes.items() if renamed.get(name, shape) != shape]
-    return Fit(list(shapes), missing, mismatched)
+    return Fit(list(shapes), missing, mismatched, sorted(name for name in renamed if name not in shapes))
 
 
 def check_fit(fit: Fit, kind: str, config, named: str, weights: str = "its weights") -> None:
@@ -234,6 +237,23 @@ def check_fit(fit: Fit, kind: str, config, named: str, weights: str = "its weigh
             f"{named}: {weights} hold {name} of {' x '.join(map(str, held))}, where the model its config.json "
             f"describes has {' x '.join(map(str, shape))}"
         )
+    if layer := layer_left_out(fit.unused, fit.every):
+        raise UserError(
+            f"{named}: {weights} hold {layer}, a layer the model its config.json describes has not: the config "
+            "describes fewer layers than the weights hold, which would be left out"
+        )
+
+
+def layer_left_out(unused: list[str], every: list[str]) -> str | None:
+    """The first layer (`transformer.h.1.*`) of the unused tensors that is a layer of the model's kind, numbered past
+    its own (its name, numbers aside, one of the model's tensors'); None where none is (a buffer the model no longer
+    keeps, as GPT-2's older attn.bias)."""
+    unnumbered = lambda name: re.sub(r"\.\d+\.", ".#.", name)  # noqa: E731
+    kinds = {unnumbered(name) for name in every}
+    for name in unused:
+        if unnumbered(name) in kinds and (layer := re.match(r"(.+\.\d+)\.", name)):
+            return f"{layer[1]}.*"
+    return None
 
 
 def what_is_missing(missing: list[str], every: list[str], config) -> str:
