@@ -17,7 +17,7 @@ from musicvid.core.errors import UserError
 from musicvid.models.choose import choose_models
 from musicvid.models.pipeline_files import check_picture_model
 from musicvid.models.published import whisper_dims
-from musicvid.settings.presets import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, SD15, TAESD
+from musicvid.settings.presets import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, SCORER, SD15, TAESD
 from tests.helpers import make_tone, quick
 from tests.standins.hub import snapshot
 from tests.test_model_checks import refused_before_the_work
@@ -164,10 +164,37 @@ def test_a_model_or_tokenizer_with_code_of_its_own_is_refused_and_its_code_never
     edit(vipe / "config.json", "model_type", "owngpt")
     own = {"tokenizer_class": "OwnTokenizer", "auto_map": {"AutoTokenizer": ["own.OwnTokenizer", "own.OwnTokenizer"]}}
     (tokenizer / "tokenizer_config.json").write_text(json.dumps(own))
-    for options in (["--vipe", vipe], ["--vipe", snapshot(standin_hub, DEFAULT_VIPE), "--vipe-tokenizer", tokenizer]):
+    scorer = shutil.copytree(snapshot(standin_hub, SCORER), tmp_path / "scorer")
+    (scorer / "own.py").write_text(OWN_CODE.format(marker=str(marker)) + "class OwnProcessor(OwnTokenizer): pass\n")
+    edit(scorer / "preprocessor_config.json", "auto_map", {"AutoImageProcessor": "own.OwnProcessor"})
+    edit(scorer / "preprocessor_config.json", "image_processor_type", "OwnProcessor")
+    for options in (
+        ["--vipe", vipe],
+        ["--vipe", snapshot(standin_hub, DEFAULT_VIPE), "--vipe-tokenizer", tokenizer],
+        ["--scorer", scorer, "--keyframe-candidates", "2"],
+    ):
         argv = [*quick(song), *options, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"]
         done = subprocess.run(
             [sys.executable, "-m", "musicvid", *map(str, argv)], input="y\ny\n", capture_output=True, text=True
         )
         assert not marker.exists(), f"{options}: its code ran"
         assert done.returncode == 2 and "contains custom code" in done.stderr and not (tmp_path / "w").exists()
+
+
+def test_a_scorer_of_another_models_tokenizer_or_type_is_refused_before_any_work(standin_hub, tmp_path):
+    from musicvid.models.names import check_model
+
+    scorer = shutil.copytree(snapshot(standin_hub, SCORER), tmp_path / "scorer")
+    check_model("scorer", str(scorer))
+    edit(scorer / "config.json", "model_type", "siglip")
+    with pytest.raises(UserError, match="scorer is a CLIPModel of model_type 'siglip', not a CLIP-family model"):
+        check_model("scorer", str(scorer))
+    edit(scorer / "config.json", "model_type", "clip")
+    for name in ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        (scorer / name).unlink()
+        if (snapshot(standin_hub, DEFAULT_VIPE_TOKENIZER) / name).is_file():  # (GPT-2's: 50257 tokens and more)
+            shutil.copy(snapshot(standin_hub, DEFAULT_VIPE_TOKENIZER) / name, scorer)
+    with pytest.raises(
+        UserError, match=r"its tokenizer's vocabulary \(5025\d\) is larger than its text model's \(\d+\): another"
+    ):
+        check_model("scorer", str(scorer))

@@ -34,6 +34,7 @@ from musicvid.models.vipe_files import (
     refuse_training,
     tokenizer_folder,
 )
+from musicvid.models.weights_files import silenced
 from musicvid.settings.presets import (
     CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
@@ -47,9 +48,12 @@ from vipe_core.released import DEFAULT_VIPE_TOKENIZER, trained_context
 
 
 def what_it_is(config: dict) -> str:
-    """What a config says its checkpoint is: its architecture, its model type or its pipeline."""
-    named = config.get("architectures")
-    named = named[0] if isinstance(named, list) and named else config.get("model_type") or config.get("_class_name")
+    """What a config says its checkpoint is: its architecture, its model type or its pipeline; an architecture with
+    its model type where that is none of its name (a CLIPModel of model_type 'siglip', or of none)."""
+    named, typed = config.get("architectures"), config.get("model_type")
+    if isinstance(named, list) and named and str(typed).replace("_", "").lower() not in str(named[0]).lower():
+        return f"{named[0]} of model_type {typed!r}" if typed else f"{named[0]} of no model_type"
+    named = named[0] if isinstance(named, list) and named else typed or config.get("_class_name")
     return str(named) if named else "checkpoint of no kind its config names"
 
 
@@ -163,7 +167,9 @@ def check_scorer_folder(folder: Path, named: str) -> None:
     """A CLIP scorer's folder holds what its processor reads, beside its model: the pictures' preprocessor_config.json
     and the text's tokenizer (CLIP's: tokenizer.json, or vocab.json and merges.txt); and weights that fill the
     CLIPModel its config describes (built on the meta device: a size no model has is refused too)."""
-    from transformers import CLIPModel
+    from transformers import CLIPConfig, CLIPModel, CLIPProcessor
+
+    from musicvid.models.kinds import first_line
 
     if not (folder / PREPROCESSOR).is_file():
         raise UserError(f"{named} holds no {PREPROCESSOR}: the settings its pictures are read with")
@@ -171,6 +177,18 @@ def check_scorer_folder(folder: Path, named: str) -> None:
         raise UserError(f"{named} holds no {TOKENIZER}, nor vocab.json and merges.txt: its texts' tokenizer")
     check_vocabulary(folder, named)
     check_folder_fit(folder, CLIPModel, named)
+    try:
+        with silenced():
+            tokens = len(CLIPProcessor.from_pretrained(str(folder), trust_remote_code=False).tokenizer)
+    except Exception as error:  # (transformers' own types: a file not JSON, a class it lacks, code of the folder's)
+        raise UserError(
+            f"{named}: its processor cannot be read from its {PREPROCESSOR} and tokenizer ({first_line(error)})"
+        ) from None
+    words = CLIPConfig.from_pretrained(str(folder)).text_config.vocab_size
+    if tokens > words:
+        raise UserError(
+            f"{named}: its tokenizer's vocabulary ({tokens}) is larger than its text model's ({words}): another model's"
+        )
 
 
 # The PyTorch files transformers reads where no variant is asked for (ViPE's load asks none) and no model.safetensors

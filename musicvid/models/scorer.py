@@ -78,7 +78,8 @@ class Scorer:
                 images=[Image.fromarray(x) if isinstance(x, np.ndarray) else x for x in images[start : start + BATCH]],
                 return_tensors="pt",
                 padding=True,
-                truncation=True,
+                truncation=True,  # (at what the text tower reads: a tokenizer's own length may be longer)
+                max_length=self.model.config.text_config.max_position_embeddings,
             )
             inputs = {
                 key: value.to(weights.device, weights.dtype if value.is_floating_point() else value.dtype)
@@ -116,7 +117,8 @@ def _published(name: str, dtype: torch.dtype):
     from transformers import CLIPModel, CLIPProcessor
 
     try:
-        return CLIPModel.from_pretrained(name, dtype=dtype), CLIPProcessor.from_pretrained(PROCESSORS.get(name, name))
+        model = CLIPModel.from_pretrained(name, dtype=dtype, trust_remote_code=False)
+        return model, CLIPProcessor.from_pretrained(PROCESSORS.get(name, name), trust_remote_code=False)
     except Exception as error:  # network, cache or format: one sentence with the ways out, as every model's
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
         raise ModelUnavailable(
