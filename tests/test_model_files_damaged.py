@@ -56,6 +56,11 @@ def shards_elsewhere(sd):
     (sd / f"{UNET}.index.json").write_text(json.dumps({"metadata": {}, "weight_map": placed}))
 
 
+def own_code_named(sd):
+    edit(sd / "model_index.json", "tokenizer", ["transformers", "AutoTokenizer"])
+    edit(sd / "tokenizer/tokenizer_config.json", "auto_map", {"AutoTokenizer": ["own.OwnTokenizer", None]})
+
+
 @pytest.fixture
 def sd(standin_hub, tmp_path):
     return shutil.copytree(snapshot(standin_hub, SD15), tmp_path / "sd")  # (links followed: files of its own)
@@ -69,6 +74,7 @@ def sd(standin_hub, tmp_path):
         (merges_emptied, "'s tokenizer: its merges.txt is empty"),
         (no_training_steps, "'s scheduler: its scheduler_config.json describes no PNDMScheduler"),
         (shards_elsewhere, "'s unet: its diffusion_pytorch_model.safetensors.index.json names '../../other/unet/"),
+        (own_code_named, "'s tokenizer: its tokenizer_config.json names code of its own to run (auto_map, for"),
     ],
 )
 def test_a_damaged_picture_model_folder_is_refused_naming_the_part(sd, damage, said):

@@ -155,6 +155,13 @@ def check_part(folder: Path, library: str, class_name: str, named: str) -> None:
             "pipelines' modules and transformers are)"
         )
     kind = part_class(library, class_name)
+    if library == "transformers" and class_name.startswith("Auto"):  # (diffusers loads it without trust_remote_code)
+        for file in sorted(folder.glob("*.json")):
+            if "auto_map" in json_object(file, named):
+                raise UserError(
+                    f"{named}: its {file.name} names code of its own to run (auto_map, for its {class_name}), which "
+                    "musicvid never runs"
+                )
     if kind is None and library != "transformers":  # (transformers' older names, CLIPFeatureExtractor, diffusers maps)
         version = importlib.metadata.version("diffusers")
         raise UserError(
