@@ -261,3 +261,19 @@ def test_what_jobs_hold_is_bounded_the_least_recently_used_removed_first(tmp_pat
     with pytest.raises(UserError, match="^the song is too big for this page, which keeps"):
         small.new(str(DEMO_SONG), SESSION)
     assert list(small.root.iterdir()) == []
+
+
+def test_a_page_never_removes_a_job_another_page_on_its_jobs_folder_holds(tmp_path):
+    """Two pages on one --jobs-dir (each page's default): the second's clean-up removed the first's job as it
+    rendered, which then wrote on into a folder without the page's mark, never removed."""
+    first = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, keep_hours=1))
+    second = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, keep_hours=1, max_jobs_gb=1.5 * SONG_BYTES / 2**30))
+    job, _ = first.new(str(DEMO_SONG), SESSION)
+    hours_ago = time.time() - 3 * 3600
+    os.utime(first.root / job / JOB_MARK, (hours_ago, hours_ago))  # old by --keep-hours, and two songs are too many
+    with pytest.raises(UserError, match="^this page keeps .* GB of jobs, and another page using its jobs folder"):
+        second.new(str(DEMO_SONG), SESSION)
+    assert sorted(p.name for p in first.root.iterdir()) == [job]
+    os.close(first.held.pop(job))  # the first page ends: the OS lets its locks go
+    made, _ = second.new(str(DEMO_SONG), SESSION)
+    assert sorted(p.name for p in first.root.iterdir()) == [made]

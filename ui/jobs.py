@@ -4,11 +4,14 @@ and the models they share, used by one job at a time.
 A job's folder: `song/<the upload>`, `lyrics/`, `pins/`, `loras/` (the person's style LoRAs), `work/`
 (the pipeline's work directory), then the results beside them, and the page's mark (ui.config: only a folder
 the page made is ever removed). Every path of it is named by the few functions below. What all jobs hold is
-bounded (`--max-jobs-gb`): a new job first removes the oldest ones, least recently written first.
+bounded (`--max-jobs-gb`): a new job first removes the oldest ones, least recently used first. The page holds an OS
+lock on each of its jobs' marks while it runs (the OS lets it go when the page ends, however it ends): another page
+on the same --jobs-dir never removes a job this one may be rendering, nor this one another's.
 """
 
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import re
@@ -31,6 +34,7 @@ from musicvid.models.registry import ModelRegistry
 from musicvid.settings.schema import check_text
 from musicvid.settings.song import PLAIN
 from ui.config import JOB_ID, JOB_MARK, UIConfig, is_page_job, jobs_root
+from vipe_core.guards import is_held
 
 NO_STORYBOARD = "make the storyboard first (or press Make video)"
 # What the page's messages call the lyrics pasted into its box, never the file it saves them to (Jobs.lyrics): the box,
@@ -123,6 +127,7 @@ class Jobs:
         self.loaded: tuple[str, ModelRegistry] | None = None  # the one preset whose models are kept, and its registry
         self.stops: dict[str, threading.Event] = {}  # each browser session's running render
         self.owners: dict[str, str] = {}  # job -> the session that made it
+        self.held: dict[str, int] = {}  # job -> the open mark this page holds its lock on
         self.page_storyboards: dict[str, str] = {}  # session -> the job of the storyboard last sent to its page
         self.models_lock = threading.Lock()  # whatever runs a model holds it, across presets
         self.root = jobs_root(config.jobs_dir)
@@ -189,6 +194,8 @@ class Jobs:
         job = uuid.uuid4().hex[:12]
         (self.root / job).mkdir()
         (self.root / job / JOB_MARK).touch()  # first: the folder is the page's from now on
+        self.held[job] = os.open(self.root / job / JOB_MARK, os.O_RDONLY | os.O_NOFOLLOW)
+        fcntl.flock(self.held[job], fcntl.LOCK_EX)  # (a folder of a new name: no one else holds it)
         song = song_folder(self.root / job) / Path(upload).name
         song.parent.mkdir()
         shutil.copyfile(upload, song)
@@ -198,6 +205,8 @@ class Jobs:
     def discard(self, job: str) -> None:
         """A job whose song was refused, or an old one: nothing of it stays."""
         self.owners.pop(job, None)
+        if job in self.held:
+            os.close(self.held.pop(job))  # (closing lets the lock go)
         for session in [s for s, on_page in self.page_storyboards.items() if on_page == job]:
             del self.page_storyboards[session]
         shutil.rmtree(self.root / job, ignore_errors=True)
@@ -230,9 +239,10 @@ class Jobs:
         return songs[0]
 
     def page_jobs(self) -> list[Path]:
-        """The jobs' folders (ui.config.is_page_job), least recently used first: by their mark's time, set when the
-        job is made and at each press that reads its song."""
-        return sorted((job for job in self.root.iterdir() if is_page_job(job)), key=_used)
+        """The jobs' folders (ui.config.is_page_job) this page may remove, least recently used first: by their mark's
+        time, set when the job is made and at each press that reads its song. Those another page holds are left."""
+        jobs = [job for job in self.root.iterdir() if is_page_job(job)]
+        return sorted((job for job in jobs if job.name in self.held or not is_held(job, JOB_MARK)), key=_used)
 
     def remove_old(self) -> None:
         limit = time.time() - self.config.keep_hours * 3600
@@ -247,9 +257,22 @@ class Jobs:
         if size > cap:
             raise UserError(f"the song is too big for this page, which keeps {self.config.max_jobs_gb:g} GB of jobs")
         jobs = [(job, folder_bytes(job)) for job in self.page_jobs()]
-        total = sum(held for _, held in jobs)
+        total = sum(held for _, held in jobs) + sum(folder_bytes(job) for job in self.others_jobs())
         for job, held in jobs:
             if total + size <= cap:
                 return
             self.discard(job.name)
             total -= held
+        if total + size > cap:
+            raise UserError(
+                f"this page keeps {self.config.max_jobs_gb:g} GB of jobs, and another page using its jobs folder holds "
+                f"{total / 2**30:.2g} GB of them now: try again later"
+            )
+
+    def others_jobs(self) -> list[Path]:
+        """The jobs another page on the same jobs folder holds now."""
+        return [
+            job
+            for job in self.root.iterdir()
+            if is_page_job(job) and job.name not in self.held and is_held(job, JOB_MARK)
+        ]
