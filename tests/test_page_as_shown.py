@@ -128,6 +128,12 @@ def test_the_pages_messages_name_its_controls_by_their_labels_and_a_whole_number
             )
         option = name.replace("_", "-")
         assert str(refused.value) == f"--{option} must be a whole number, not {value}"
+    for name, value, said in (("size", "abc", "must look like 512x512, got 'abc'"), ("reroll_below", "x", "must be a")):
+        with pytest.raises(UserError) as refused:  # (typed into their boxes: each was named as a CSV column, size)
+            handlers.make_storyboard(
+                jobs, page_values(tmp_path / "song.wav", **{name: value}), SESSION, threading.Event()
+            )
+        assert str(refused.value).startswith(f"--{name.replace('_', '-')} {said}"), refused.value
     assert list(jobs.root.iterdir()) == []
     with pytest.raises(UserError, match="^there is no scene 1.5: click a keyframe"):
         handlers.changed_scene(unround_board(), 1.5, ("seed", 3))

@@ -139,14 +139,14 @@ class Settings(Checked):
         return cls.fields().get(name)
 
     @classmethod
-    def parse(cls, name: str, text: str, base: Path) -> Any:
-        """A field's value from text (a CSV cell), checked against the field's limits; relative paths are
-        relative to `base`."""
+    def parse(cls, name: str, text: str, base: Path, named: str | None = None) -> Any:
+        """A field's value from text (a CSV cell, named as its column: `size`; a control's, as its option, `named`),
+        checked against the field's limits; relative paths are relative to `base`."""
         kind = field_type(cls, name)
         try:
             value = PARSERS.get(kind, kind)(text.strip())
         except (ValueError, argparse.ArgumentTypeError) as error:
-            raise UserError(f"{name.replace('_', '-')} {error}") from None
+            raise UserError(f"{named or name.replace('_', '-')} {error}") from None
         check_field(cls.fields()[name], value)  # in the sentence a bad option gets
         if kind is Loras:  # a LoRA file beside the CSV, as its other paths; else a hub name as given
             return Loras(Lora(str(base / x.source), x.weight) if (base / x.source).is_file() else x for x in value)
