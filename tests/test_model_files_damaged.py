@@ -18,7 +18,7 @@ from musicvid.models.choose import choose_models
 from musicvid.models.pipeline_files import check_picture_model
 from musicvid.models.published import whisper_dims
 from musicvid.settings.presets import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, SCORER, SD15, TAESD
-from tests.helpers import make_tone, quick
+from tests.helpers import make_tone, quick, run
 from tests.standins.hub import snapshot
 from tests.test_model_checks import refused_before_the_work
 
@@ -128,12 +128,18 @@ def test_a_vipe_or_lora_pickle_that_runs_code_is_refused_before_any_work_unread(
     assert not marker.exists()
 
 
-def test_a_tiny_decoder_cut_short_is_refused_before_any_work(standin_hub, capsys, tmp_path):
+def test_a_tiny_decoder_cut_short_or_of_another_scale_is_refused_before_any_work(standin_hub, capsys, tmp_path):
     song, decoder = make_tone(tmp_path / "song.wav", 2), shutil.copytree(snapshot(standin_hub, TAESD), tmp_path / "t")
     weights = decoder / "diffusion_pytorch_model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     argv = [*quick(song), "--fast", "--fast-decoder", decoder]
     refused_before_the_work(capsys, tmp_path, argv, f"--fast-decoder {decoder}: its {weights.name} cannot be read")
+    shutil.copy(snapshot(standin_hub, TAESD) / weights.name, weights)
+    edit(decoder / "config.json", "upsampling_scaling_factor", 0)  # (it failed after the storyboard; plan, exit 1)
+    said = "its config.json's upsampling_scaling_factor 0 over 4 decoder blocks does not make pictures 8 times"
+    refused_before_the_work(capsys, tmp_path, argv, said)
+    code, out, err = run(capsys, "plan", song, "--fast", "--fast-decoder", decoder, "--gpu-memory", "24")
+    assert code == 2 and said in err and err.count("\n") == 1, err
 
 
 def test_a_whisper_checkpoint_without_its_dims_is_refused(tmp_path):

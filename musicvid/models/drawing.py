@@ -19,8 +19,7 @@ from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtai
 from musicvid.models.loading import auto_precision, load_diffusion, quietly
 from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
 from musicvid.models.lora_files import PEFT_PREFIX, check_adapter, check_lora
-from musicvid.models.names import check_model
-from musicvid.models.pipeline_files import check_decoder_files, check_picture_model, check_video_model_files
+from musicvid.models.pipeline_files import check_fast_decoder, check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, read_header
 from musicvid.models.vipe_files import check_folder_fit
@@ -43,7 +42,6 @@ from musicvid.settings.render import RenderSettings
 LORA_FILES = ("pytorch_lora_weights.safetensors", "pytorch_lora_weights.bin")
 PEFT_LORA_FILE = "adapter_model.safetensors"  # what peft's save_pretrained writes, its adapter_config.json beside
 PEFT_CONFIG = "adapter_config.json"
-UNET_LATENTS = 4  # the channels of the latents Stable Diffusion's and SDXL's VAEs make, which --fast decodes
 # Pipelines with other style LoRAs or adapters that batch rendering and the page keep loaded besides the one in
 # use: each is a copy of Stable Diffusion in memory (2 GB in float16).
 DRAWINGS_KEPT = 1
@@ -326,16 +324,8 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
         file = weights_file(models.fast_lora, "few-step LoRA", download=False)
         if file is not None:
             check_lora(file, f"--fast-lora {models.fast_lora}", family)
-    decoder = check_model("decoder", models.fast_decoder) if settings.fast else {}
-    if decoder is None:  # built here, or not in the cache
-        refuse_offline("--fast-decoder", models.fast_decoder, models.fast_decoder, "config.json")
-    elif (channels := decoder.get("latent_channels", UNET_LATENTS)) != UNET_LATENTS:  # (TAEF1's 16: FLUX's)
-        raise UserError(
-            f"--fast-decoder {models.fast_decoder} decodes latents of {channels} channels, where "
-            f"{FAMILY_NAMES[family]} draws {UNET_LATENTS} (TAESD and TAESDXL are its tiny decoders)"
-        )
-    if decoder:  # (its config read: a folder here is checked part by part)
-        check_decoder_files(models.fast_decoder)
+    if settings.fast:
+        check_fast_decoder(models.fast_decoder, family)
     if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
         check_reference_adapter(models.ip_adapter, family)
     if loads:

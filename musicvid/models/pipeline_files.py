@@ -26,7 +26,8 @@ from musicvid.core.files import model_files
 from musicvid.core.paths import file_version
 from musicvid.models.kinds import as_unavailable
 from musicvid.models.loading import pipeline_class
-from musicvid.models.names import repository_config
+from musicvid.models.local_names import refuse_offline
+from musicvid.models.names import check_model, repository_config
 from musicvid.models.single_file import FILE_PARTS, UNET, header
 from musicvid.models.vipe_files import TOKENIZER, check_vocabulary, holds_tokenizer
 from musicvid.models.weights_files import (
@@ -40,8 +41,12 @@ from musicvid.models.weights_files import (
     silenced,
     transformers_fit,
 )
-from musicvid.settings.presets import CONFIG_REPOSITORIES, FLOW_FAMILIES
+from musicvid.settings.presets import CONFIG_REPOSITORIES, FAMILY_NAMES, FLOW_FAMILIES
 
+LATENTS, UPSCALE = (
+    4,
+    8,
+)  # the channels of SD's and SDXL's latents, which --fast decodes, and how much larger a picture is
 CHECKED: set[tuple] = set()  # the picture models found whole, each by the version of its files
 # The names each library's from_pretrained gives a model's weights (a variant's: diffusion_pytorch_model.fp16....)
 WEIGHTS_STEMS = {"diffusers": ("diffusion_pytorch_model",), "transformers": ("model", "pytorch_model")}
@@ -69,9 +74,26 @@ def check_video_model_files(name: str) -> None:
     check_once(name, "--video-model", lambda path, named: check_pipeline_folder(path, named, ()))
 
 
-def check_decoder_files(name: str) -> None:
-    """The tiny decoder `name` (--fast-decoder)'s own folder, where it is one on this machine: its config and
-    weights, as a pipeline's part's."""
+def check_fast_decoder(name: str, family: str) -> None:
+    """--fast's tiny decoder `name`, for the picture model of `family`: its config (check_model's, read from a folder
+    or the cache; offline, a name not there is refused) of an AutoencoderTiny that decodes that family's latents, of
+    LATENTS channels, to pictures as many times their size as the VAE does (UPSCALE: its upsampling factor to the
+    power of its decoder's blocks less one; 0 failed after the storyboard), and a folder's weights part by part."""
+    decoder, named = check_model("decoder", name), f"--fast-decoder {name}"
+    if decoder is None:  # built here, or not in the cache
+        refuse_offline("--fast-decoder", name, name, "config.json")
+        return
+    if (channels := decoder.get("latent_channels", LATENTS)) != LATENTS:  # (TAEF1's 16: FLUX's)
+        raise UserError(
+            f"{named} decodes latents of {channels} channels, where {FAMILY_NAMES[family]} draws {LATENTS} (TAESD and "
+            "TAESDXL are its tiny decoders)"
+        )
+    factor, blocks = decoder.get("upsampling_scaling_factor", 2), decoder.get("decoder_block_out_channels", [0] * 4)
+    if not isinstance(factor, int) or not isinstance(blocks, list) or factor ** (len(blocks) - 1) != UPSCALE:
+        raise UserError(
+            f"{named}: its config.json's upsampling_scaling_factor {factor} over {len(blocks)} decoder blocks does "
+            f"not make pictures {UPSCALE} times the latents' size, as {FAMILY_NAMES[family]}'s VAE does"
+        )
     check_once(name, "--fast-decoder", lambda path, named: check_part(path, "diffusers", "AutoencoderTiny", named))
 
 
