@@ -5,6 +5,7 @@ The page's functions are called directly, but where the served page or the comma
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -24,7 +25,7 @@ from tests.served_page import TIMED_LYRICS, page_jobs, served
 from tests.test_page_inputs import SESSION, page_values, render_job
 from ui import handlers
 from ui.config import JOB_MARK, UIConfig
-from ui.jobs import Jobs
+from ui.jobs import NO_STORYBOARD, Jobs
 
 SONG_BYTES = DEMO_SONG.stat().st_size
 
@@ -277,3 +278,20 @@ def test_a_page_never_removes_a_job_another_page_on_its_jobs_folder_holds(tmp_pa
     os.close(first.held.pop(job))  # the first page ends: the OS lets its locks go
     made, _ = second.new(str(DEMO_SONG), SESSION)
     assert sorted(p.name for p in first.root.iterdir()) == [made]
+
+
+def test_a_page_started_again_gives_each_open_session_its_job_and_no_one_elses(tmp_path, monkeypatch):
+    """Who owns a job was known in memory alone: after a restart (or a kill -9 mid-render) the open tab's Render
+    said 'make the storyboard first', its storyboard and keyframes on disk."""
+    monkeypatch.setattr(handlers.Workdir, "storyboard", property(lambda workdir: DEMO_SONG))  # (the job has one)
+    before = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path))
+    job, song = before.new(str(DEMO_SONG), SESSION)
+    after = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path))
+    with pytest.raises(UserError, match=re.escape(NO_STORYBOARD)):  # the first page runs still, and holds it
+        after.song(job, SESSION)
+    for held in before.held.values():
+        os.close(held)  # the first page ends
+    with pytest.raises(UserError, match=re.escape(NO_STORYBOARD)):
+        after.song(job, "another session")
+    assert after.song(job, SESSION) == song and after.owners == {job: SESSION}
+    assert SESSION not in (before.root / job / JOB_MARK).read_text()  # (a digest of it)

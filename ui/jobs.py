@@ -6,12 +6,14 @@ A job's folder: `song/<the upload>`, `lyrics/`, `pins/`, `loras/` (the person's 
 the page made is ever removed). Every path of it is named by the few functions below. What all jobs hold is
 bounded (`--max-jobs-gb`): a new job first removes the oldest ones, least recently used first. The page holds an OS
 lock on each of its jobs' marks while it runs (the OS lets it go when the page ends, however it ends): another page
-on the same --jobs-dir never removes a job this one may be rendering, nor this one another's.
+on the same --jobs-dir never removes a job this one may be rendering, nor this one another's. A job's mark holds a
+digest of the session that made it: a page started again gives the job back to that session (Jobs.adopted).
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import math
 import os
 import re
@@ -83,6 +85,12 @@ def check_pasted_lyrics(text: str) -> None:
     check_text(PASTED, text)
     if (kind := pasted_kind(text)) != PLAIN:
         timed_lines(text, kind, math.inf, PASTED)
+
+
+def owner_mark(session: str) -> str:
+    """What a job's mark holds: a digest of the browser session that made it, by which a page started again knows
+    its job (Jobs.adopted), never the session itself."""
+    return hashlib.sha256(session.encode("utf-8")).hexdigest()
 
 
 def _used(job: Path) -> float:
@@ -193,7 +201,7 @@ class Jobs:
         self.make_room(Path(upload).stat().st_size)
         job = uuid.uuid4().hex[:12]
         (self.root / job).mkdir()
-        (self.root / job / JOB_MARK).touch()  # first: the folder is the page's from now on
+        (self.root / job / JOB_MARK).write_text(owner_mark(session))  # first: the folder is the page's from now on
         self.held[job] = os.open(self.root / job / JOB_MARK, os.O_RDONLY | os.O_NOFOLLOW)
         fcntl.flock(self.held[job], fcntl.LOCK_EX)  # (a folder of a new name: no one else holds it)
         song = song_folder(self.root / job) / Path(upload).name
@@ -230,13 +238,33 @@ class Jobs:
     def song(self, job: str, session: str) -> Path:
         """The song of a job this session made, with its storyboard; anything else (a path, another
         session's job, a job with no storyboard yet) is refused, without saying what the server holds."""
-        ours = JOB_ID.fullmatch(job or "") and self.owners.get(job) == session
+        ours = JOB_ID.fullmatch(job or "") and (self.owners.get(job) == session or self.adopted(job, session))
         folder = song_folder(self.root / job) if ours else None
         songs = [p for p in folder.iterdir() if p.is_file()] if folder and folder.is_dir() else []
         if len(songs) != 1 or not Workdir(work_directory(songs[0])).storyboard.is_file():
             raise UserError(NO_STORYBOARD)
         (self.root / job / JOB_MARK).touch()  # used now (a render writes deeper: the job's folder keeps its time)
         return songs[0]
+
+    def adopted(self, job: str, session: str) -> bool:
+        """Whether `job`, which no session of this page owns, is `session`'s by its mark (written as the job was made)
+        and now this page's: one a page that stopped made (its tab still open, or a kill -9 mid-render), unless another
+        page holds it."""
+        folder = self.root / job
+        if (
+            job in self.owners
+            or not is_page_job(folder)
+            or (folder / JOB_MARK).read_bytes() != owner_mark(session).encode()
+        ):
+            return False
+        held = os.open(folder / JOB_MARK, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(held)
+            return False
+        self.held[job], self.owners[job] = held, session
+        return True
 
     def page_jobs(self) -> list[Path]:
         """The jobs' folders (ui.config.is_page_job) this page may remove, least recently used first: by their mark's
