@@ -17,6 +17,7 @@ from musicvid.models.weights_files import (
     json_object,
     shapes_of,
     sharded,
+    silenced,
     transformers_fit,
 )
 from vipe_core.guards import checkpoint_around, is_checkpoint_copy, is_held
@@ -60,7 +61,7 @@ def meta_model(config, named: str):
     from musicvid.models.kinds import first_line
 
     try:
-        with torch.device("meta"):
+        with torch.device("meta"), silenced():
             model = AutoModelForCausalLM.from_config(config)
     except Exception as error:
         raise UserError(f"{named}: its config.json describes no causal language model ({first_line(error)})") from None

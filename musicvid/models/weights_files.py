@@ -158,6 +158,7 @@ def silenced(bars: bool = True) -> Iterator[None]:
     try:
         with warnings.catch_warnings():  # (diffusers' models still pass the hub an argument it has deprecated)
             warnings.filterwarnings("ignore", "The `local_dir_use_symlinks` argument is deprecated")
+            warnings.filterwarnings("ignore", "Initializing zero-element tensors")  # (a config of 0 tokens, built)
             yield
     finally:
         for library, verbosity in zip(libraries, was, strict=True):
