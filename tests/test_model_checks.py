@@ -77,7 +77,7 @@ def checkpoint(folder, files: dict):
 @pytest.mark.parametrize(
     "option, files, said",
     [
-        ("--scorer", {"config.json": BERT}, "is a BertModel, not a CLIP-family model"),
+        ("--scorer", {"config.json": BERT}, "is a BertModel, not a CLIP model (model_type clip)"),
         ("--scorer", {"config.json": {"model_type": "clip_vision_model"}}, "is a clip_vision_model, not a CLIP"),
         ("--vipe", {"config.json": CLIP}, "is a CLIPModel, not a causal language model"),
         ("--diffusion", {"config.json": CLIP}, "holds no model_index.json"),

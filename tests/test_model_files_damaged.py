@@ -199,7 +199,9 @@ def test_a_scorer_of_another_models_tokenizer_or_type_is_refused_before_any_work
     scorer = shutil.copytree(snapshot(standin_hub, SCORER), tmp_path / "scorer")
     check_model("scorer", str(scorer))
     edit(scorer / "config.json", "model_type", "siglip")
-    with pytest.raises(UserError, match="scorer is a CLIPModel of model_type 'siglip', not a CLIP-family model"):
+    with pytest.raises(
+        UserError, match="scorer is a CLIPModel of model_type 'siglip', not a CLIP model \\(model_type clip\\)"
+    ):
         check_model("scorer", str(scorer))
     edit(scorer / "config.json", "model_type", "clip")
     for name in ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"):
@@ -210,3 +212,15 @@ def test_a_scorer_of_another_models_tokenizer_or_type_is_refused_before_any_work
         UserError, match=r"its tokenizer's vocabulary \(5025\d\) is larger than its text model's \(\d+\): another"
     ):
         check_model("scorer", str(scorer))
+
+
+def test_an_upscaler_of_nan_weights_is_refused_before_any_work(standin_hub, capsys, tmp_path):
+    """spandrel loads it, and every upscaled frame came out black, exit 0."""
+    [whole] = snapshot(standin_hub, "2kpr/Real-ESRGAN").glob("*.pth")
+    state = torch.load(whole, weights_only=True)
+    for tensors in (value for value in state.values() if isinstance(value, dict)):
+        for tensor in tensors.values():
+            tensor.fill_(float("nan"))
+    torch.save(state, nan := tmp_path / "nan.pth")
+    argv = [*quick(make_tone(tmp_path / "song.wav", 2)), "--resolution", "720p", "--upscaler", nan]
+    refused_before_the_work(capsys, tmp_path, argv, f"--upscaler {nan}: its weights hold NaN or infinite values (")

@@ -330,32 +330,44 @@ def load_upscaler(name: str, device: torch.device, auto: str = REAL_ESRGAN, prec
 
 def check_upscaler(name: str) -> None:
     """Refuse, before any work, an --upscaler that is neither a file nor a hub file (org/name/file.pth) nor one of
-    musicvid's names: its load comes after the drawing. A hub file is fetched as it loads."""
+    musicvid's names: its load comes after the drawing. A file here is loaded now (upscaler_model); a hub file is
+    fetched as it loads."""
     if name in (AUTO_UPSCALER, LANCZOS, TINY):
         return
     path = Path(name)
     if path.exists() and not path.is_dir():
-        check_file(path, "upscaler")  # (a named pipe would hold the read)
-        if path.suffix.lower() in (".pth", ".pt"):
-            torch_archive(path, f"--upscaler {name}")
+        upscaler_model(path, name)
         return
     check_not_missing("--upscaler", name)
     if name.rpartition("/")[0].count("/") != 1:
         raise UserError(f"--upscaler {name} is neither a file nor a hub file (org/name/file.pth), nor lanczos or auto")
 
 
-def _upscaler_file(name: str):
-    from huggingface_hub import hf_hub_download
+def upscaler_model(path: Path, name: str):
+    """The upscaler `path` holds (--upscaler `name`), as spandrel loads it; refused in one sentence where it holds
+    none, or weights of NaN or infinite values, which no header shows (every frame came out black, exit 0)."""
     from spandrel import ModelLoader
 
-    check_upscaler(name)
-    path = Path(name)
-    if not path.is_file():
-        repo, _, filename = name.rpartition("/")
-        path = Path(hf_hub_download(repo, filename))
+    check_file(path, "upscaler")  # (a named pipe would hold the read)
+    if path.suffix.lower() in (".pth", ".pt"):
+        torch_archive(path, f"--upscaler {name}")
     try:  # a file that is there but holds no upscaler: no download advice, the file is the cause
-        return ModelLoader().load_from_file(path)
+        model = ModelLoader().load_from_file(path)
     except Exception as error:
         raise UserError(
             f"--upscaler {name}: {path} is not an upscaler spandrel can load ({first_line(error)})"
         ) from None
+    if bad := next((key for key, t in model.model.state_dict().items() if not bool(torch.isfinite(t).all())), None):
+        raise UserError(f"--upscaler {name}: its weights hold NaN or infinite values ({bad}): a damaged file")
+    return model
+
+
+def _upscaler_file(name: str):
+    from huggingface_hub import hf_hub_download
+
+    path = Path(name)
+    if not path.exists() or path.is_dir():
+        check_upscaler(name)  # (a hub file's name, or none)
+        repo, _, filename = name.rpartition("/")
+        path = Path(hf_hub_download(repo, filename))
+    return upscaler_model(path, name)

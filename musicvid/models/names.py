@@ -84,7 +84,7 @@ class Role:
 TRANSFORMERS = "transformers' layout (with config.json)"
 DIFFUSERS = "diffusers' layout (with model_index.json)"
 ROLES = {
-    "scorer": Role("--scorer", "config.json", "a CLIP-family model (CLIPModel)", clip_model, TRANSFORMERS),
+    "scorer": Role("--scorer", "config.json", "a CLIP model (model_type clip)", clip_model, TRANSFORMERS),
     "vipe": Role("--vipe", "config.json", "a causal language model, as ViPE is (GPT-2's)", causal_lm, TRANSFORMERS),
     "diffusion": Role(
         "--diffusion",
