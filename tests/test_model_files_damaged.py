@@ -18,6 +18,7 @@ from musicvid.models.choose import choose_models
 from musicvid.models.pipeline_files import check_picture_model
 from musicvid.models.published import whisper_dims
 from musicvid.settings.presets import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, SCORER, SD15, TAESD
+from tests.fixtures.whisper_ct2 import tiny_en_dir
 from tests.helpers import make_tone, quick, run
 from tests.standins.hub import snapshot
 from tests.test_model_checks import refused_before_the_work
@@ -224,3 +225,30 @@ def test_an_upscaler_of_nan_weights_is_refused_before_any_work(standin_hub, caps
     torch.save(state, nan := tmp_path / "nan.pth")
     argv = [*quick(make_tone(tmp_path / "song.wav", 2)), "--resolution", "720p", "--upscaler", nan]
     refused_before_the_work(capsys, tmp_path, argv, f"--upscaler {nan}: its weights hold NaN or infinite values (")
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        ("tokenizer.json", "its tokenizer.json is not a Whisper's: it has no <|startoftranscript|>"),
+        ("vocabulary.txt", "its vocabulary.txt is empty (a download or a copy cut short?)"),
+        (
+            "preprocessor_config.json",
+            "its preprocessor_config.json's feature_size is 128, where its model.bin reads 80",
+        ),
+    ],
+)
+def test_a_faster_whisper_folder_of_another_tokenizer_or_mel_count_is_refused(standin_hub, tmp_path, damage, said):
+    """Each failed in faster-whisper's own words as the song was heard, exit 1."""
+    (folder := tmp_path / "converted").mkdir()
+    for name in ("model.bin", "config.json", "vocabulary.txt", "tokenizer.json"):
+        (folder / name).symlink_to(tiny_en_dir() / name)
+    assert choose_models("tiny", asr_backend="faster-whisper", asr=str(folder)).asr == str(folder)
+    (folder / damage).unlink(missing_ok=True)
+    if damage == "tokenizer.json":
+        shutil.copy(snapshot(standin_hub, DEFAULT_VIPE_TOKENIZER) / damage, folder)  # (GPT-2's)
+    else:
+        (folder / damage).write_text('{"feature_size": 128}' if damage.endswith(".json") else "")
+    with pytest.raises(UserError) as refused:
+        choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))
+    assert str(refused.value).startswith(f"--asr-model {folder}: {said}"), refused.value

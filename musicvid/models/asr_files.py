@@ -42,6 +42,7 @@ WHISPER_SPEC = "WhisperSpec"  # the name a Whisper's model.bin gives its kind
 MOST_VERSION = 20  # a model.bin whose first number is larger is none: a later version is read as it loads
 # What an openai-whisper checkpoint holds: its sizes and its weights (whisper.load_model reads both)
 WHISPER_KEYS = {"dims", "model_state_dict"}
+START = "<|startoftranscript|>"  # the token Whisper's tokenizer starts each transcript with
 
 
 def check_asr_model(backend: str, name: str) -> None:
@@ -148,6 +149,7 @@ def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
         )
     if (folder / "config.json").exists():
         json_object(folder / "config.json", named)
+    check_whisper_tokenizer(folder, named)
     check_not_pointer(model, f"{named}: its model.bin")
     with model.open("rb") as opened:
         version, spec = struct.unpack("<I", opened.read(4).ljust(4, b"\0"))[0], opened.read(64)
@@ -163,10 +165,31 @@ def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
         raise UserError(f"{named}: its model.bin is cut short ({cut})")
     mels = shapes.get(MELS_VARIABLE, (0, MELS))[1]
     said = folder / "preprocessor_config.json"
-    if mels != MELS and not (said.is_file() and json_object(said, named).get("feature_size") == mels):
+    says = json_object(said, named).get("feature_size", MELS) if said.is_file() else MELS
+    if mels != says and said.is_file() and MELS_VARIABLE in shapes:
+        raise UserError(
+            f"{named}: its preprocessor_config.json's feature_size is {says}, where its model.bin reads {mels} mel bins"
+        )
+    if mels != says:
         raise UserError(
             f"{named} is a Whisper of {mels} mel bins (as large-v3's), and holds no preprocessor_config.json saying so, "
             f"without which faster-whisper computes {MELS}: convert the model with it ({COPY_TOKENIZER})"
+        )
+
+
+def check_whisper_tokenizer(folder: Path, named: str) -> None:
+    """A CTranslate2 Whisper's tokenizer: its tokenizer.json Whisper's, holding the token a transcript starts with
+    (GPT-2's failed in faster-whisper's own words), and its vocabulary file not empty."""
+    for name in ("vocabulary.txt", "vocabulary.json"):
+        if (folder / name).is_file() and (folder / name).stat().st_size == 0:
+            raise UserError(f"{named}: its {name} is empty (a download or a copy cut short?)")
+    read = json_object(folder / "tokenizer.json", named)
+    model = read.get("model") if isinstance(read.get("model"), dict) else {}
+    vocabulary = model.get("vocab") if isinstance(model.get("vocab"), dict) else {}
+    added = {token.get("content") for token in read.get("added_tokens") or [] if isinstance(token, dict)}
+    if START not in added and START not in vocabulary:
+        raise UserError(
+            f"{named}: its tokenizer.json is not a Whisper's: it has no {START}, which starts every transcript"
         )
 
 
