@@ -252,3 +252,17 @@ def test_a_faster_whisper_folder_of_another_tokenizer_or_mel_count_is_refused(st
     with pytest.raises(UserError) as refused:
         choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))
     assert str(refused.value).startswith(f"--asr-model {folder}: {said}"), refused.value
+
+
+def test_an_ip_adapter_beside_another_models_image_encoder_is_refused_before_any_work(standin_hub, capsys, tmp_path):
+    """SDXL's encoder (24 wide) beside SD 1.5's adapter (reading 16): a matrix product failed after the storyboard."""
+    from PIL import Image
+
+    h94 = snapshot(standin_hub, "h94/IP-Adapter")
+    (folder := tmp_path / "adapter").mkdir()
+    shutil.copy(h94 / "models/ip-adapter_sd15.safetensors", folder)
+    shutil.copytree(h94 / "sdxl_models/image_encoder", folder / "image_encoder")
+    Image.new("RGB", (64, 64), "red").save(picture := tmp_path / "ref.png")
+    argv = [*quick(make_tone(tmp_path / "song.wav", 2)), "--reference", picture]
+    said = "reads image embeddings 16 wide (image_proj.proj.weight), where the image encoder beside it makes them 24"
+    refused_before_the_work(capsys, tmp_path, [*argv, "--ip-adapter", folder / "ip-adapter_sd15.safetensors"], said)

@@ -213,9 +213,9 @@ def check_reference_adapter(name: str, family: str) -> None:
     if not found:
         refuse_offline("--ip-adapter", name, where, Path(subfolder, weights).as_posix())
         return
-    if found.lower().endswith(SUFFIX):  # an older .bin is read as it loads
-        check_adapter(Path(found), named, family)
     encoder = Path(found).parent / "image_encoder"
+    if found.lower().endswith(SUFFIX):  # an older .bin is read as it loads
+        check_adapter(Path(found), named, family, encoder)
     if local and not (encoder / "config.json").is_file():
         raise UserError(
             f"{named}: there is no image_encoder/config.json beside it, the image encoder an IP-Adapter is loaded "

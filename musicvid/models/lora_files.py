@@ -19,7 +19,7 @@ from musicvid.models.single_file import (
     read_header,
     written_suffix,
 )
-from musicvid.models.weights_files import archive_shapes
+from musicvid.models.weights_files import archive_shapes, json_object
 from musicvid.settings.presets import FAMILY_NAMES
 
 # LyCORIS's kinds of adapter by their names, and the families whose LoRA loaders in diffusers convert a LoKr
@@ -175,10 +175,27 @@ def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | No
     return None
 
 
-def check_adapter(path: Path, named: str, family: str) -> None:
+# What an IP-Adapter's image projection reads of its image encoder (its config.json's widths): the projected image
+# embedding (IP-Adapter's), or the hidden states (IP-Adapter Plus's)
+ENCODER_WIDTHS = {"image_proj.proj.weight": "projection_dim", "image_proj.proj_in.weight": "hidden_size"}
+
+
+def check_adapter(path: Path, named: str, family: str, encoder: Path) -> None:
     """Refuse an IP-Adapter safetensors file whose header names no image_proj or ip_adapter tensors, or one of another
-    family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention)."""
+    family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention), or one whose image
+    projection reads other widths than the image encoder beside it (`encoder`, where it is there) makes
+    (ENCODER_WIDTHS: SDXL's encoder beside SD 1.5's adapter failed after the storyboard)."""
     shapes = read_header(path, named)
+    said = (
+        json_object(encoder / "config.json", f"{named}'s image encoder") if (encoder / "config.json").is_file() else {}
+    )
+    for key, field in ENCODER_WIDTHS.items():
+        reads, makes = (shapes.get(key) or [0, 0])[-1], said.get(field)
+        if key in shapes and isinstance(makes, int) and reads != makes:
+            raise UserError(
+                f"{named} reads image embeddings {reads} wide ({key}), where the image encoder beside it makes them "
+                f"{makes} wide (its config.json's {field}): another model's encoder"
+            )
     if not any(key.startswith(("image_proj.", "ip_adapter.")) for key in shapes):
         held = kind_of(shapes) or known_other(shapes) or "no image_proj or ip_adapter tensors"
         raise UserError(f"{named} is not an IP-Adapter: it holds {held}")
