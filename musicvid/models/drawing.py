@@ -18,7 +18,7 @@ from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
 from musicvid.models.loading import auto_precision, load_diffusion, quietly
 from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
-from musicvid.models.lora_files import PEFT_PREFIX, check_adapter, check_lora
+from musicvid.models.lora_files import PEFT_PREFIX, check_adapter, check_encoder_widths, check_lora
 from musicvid.models.pipeline_files import check_fast_decoder, check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, read_header
@@ -213,9 +213,9 @@ def check_reference_adapter(name: str, family: str) -> None:
     if not found:
         refuse_offline("--ip-adapter", name, where, Path(subfolder, weights).as_posix())
         return
-    encoder = Path(found).parent / "image_encoder"
     if found.lower().endswith(SUFFIX):  # an older .bin is read as it loads
-        check_adapter(Path(found), named, family, encoder)
+        check_adapter(Path(found), named, family)
+    encoder = Path(found).parent / "image_encoder"
     if local and not (encoder / "config.json").is_file():
         raise UserError(
             f"{named}: there is no image_encoder/config.json beside it, the image encoder an IP-Adapter is loaded "
@@ -225,6 +225,8 @@ def check_reference_adapter(name: str, family: str) -> None:
         from transformers import CLIPVisionModelWithProjection
 
         check_folder_fit(encoder, CLIPVisionModelWithProjection, f"{named}'s image encoder {encoder}")
+        if found.lower().endswith(SUFFIX):
+            check_encoder_widths(Path(found), named, encoder)
 
 
 def adapter_identity(name: str) -> str:

@@ -180,22 +180,10 @@ def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | No
 ENCODER_WIDTHS = {"image_proj.proj.weight": "projection_dim", "image_proj.proj_in.weight": "hidden_size"}
 
 
-def check_adapter(path: Path, named: str, family: str, encoder: Path) -> None:
+def check_adapter(path: Path, named: str, family: str) -> None:
     """Refuse an IP-Adapter safetensors file whose header names no image_proj or ip_adapter tensors, or one of another
-    family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention), or one whose image
-    projection reads other widths than the image encoder beside it (`encoder`, where it is there) makes
-    (ENCODER_WIDTHS: SDXL's encoder beside SD 1.5's adapter failed after the storyboard)."""
+    family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention)."""
     shapes = read_header(path, named)
-    said = (
-        json_object(encoder / "config.json", f"{named}'s image encoder") if (encoder / "config.json").is_file() else {}
-    )
-    for key, field in ENCODER_WIDTHS.items():
-        reads, makes = (shapes.get(key) or [0, 0])[-1], said.get(field)
-        if key in shapes and isinstance(makes, int) and reads != makes:
-            raise UserError(
-                f"{named} reads image embeddings {reads} wide ({key}), where the image encoder beside it makes them "
-                f"{makes} wide (its config.json's {field}): another model's encoder"
-            )
     if not any(key.startswith(("image_proj.", "ip_adapter.")) for key in shapes):
         held = kind_of(shapes) or known_other(shapes) or "no image_proj or ip_adapter tensors"
         raise UserError(f"{named} is not an IP-Adapter: it holds {held}")
@@ -203,3 +191,16 @@ def check_adapter(path: Path, named: str, family: str, encoder: Path) -> None:
     said = {CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS}
     if len(said) == 1 and (of := said.pop())[0] != family:  # (h94/IP-Adapter holds SD 1.5's and SDXL's side by side)
         raise UserError(f"{named}: an IP-Adapter of {of[1]}, not of {FAMILY_NAMES[family]}")
+
+
+def check_encoder_widths(path: Path, named: str, encoder: Path) -> None:
+    """Refuse an IP-Adapter safetensors file whose image projection reads other widths than the image encoder beside
+    it (`encoder`) makes (ENCODER_WIDTHS: SDXL's encoder beside SD 1.5's adapter failed after the storyboard)."""
+    shapes, said = read_header(path, named), json_object(encoder / "config.json", f"{named}'s image encoder")
+    for key, field in ENCODER_WIDTHS.items():
+        reads, makes = (shapes.get(key) or [0, 0])[-1], said.get(field)
+        if key in shapes and isinstance(makes, int) and reads != makes:
+            raise UserError(
+                f"{named} reads image embeddings {reads} wide ({key}), where the image encoder beside it makes them "
+                f"{makes} wide (its config.json's {field}): another model's encoder"
+            )
