@@ -282,6 +282,9 @@ def test_a_demucs_models_th_file_is_read_without_running_code_and_separates(tmp_
     loaded = demucs_model(str(tmp_path / "mine.th"))
     vocals = demucs_stem(loaded, torch.zeros(2, 44100), "vocals", 0.25, False)
     assert vocals.shape == (2, 44100)
+    torch.save({**package, "kwargs": {**kwargs, "channels": 10**6}}, tmp_path / "huge.th")  # (said as no memory)
+    with pytest.raises(UserError, match="huge.th: its settings describe a HTDemucs whose .* where its weights hold"):
+        check_separator(str(tmp_path / "huge.th"))
 
 
 @pytest.mark.parametrize("part", ["scorer", "image encoder"])

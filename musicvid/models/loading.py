@@ -24,7 +24,7 @@ from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
 from musicvid.models.single_file import is_single_file, kind_of, read_header, torch_archive
-from musicvid.models.weights_files import silenced
+from musicvid.models.weights_files import impossible_number, silenced
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
     CONFIG_REPOSITORIES,
@@ -305,12 +305,36 @@ def check_separator(name: str) -> None:
     if path.suffix == ".th":  # (torch.save's: a clone's Git LFS pointer, a page saved in its place, refused)
         torch_archive(path, f"--separator {name}")
         try:  # (read whole now: what a pickle holds is known only by reading it, never by running it)
-            demucs_package(path)
+            package = demucs_package(path)
         except Exception:  # (torch's error is a page of advice on weights_only)
             raise UserError(
                 f"--separator {name} holds more than a Demucs model's class, settings and weights, which alone musicvid "
                 "reads of a .th: a pickle can run code as it loads (save the model as .safetensors)"
             ) from None
+        check_demucs_fits(package, f"--separator {name}")
+
+
+def check_demucs_fits(package: dict, named: str) -> None:
+    """Refuse a Demucs package (demucs_package) whose settings describe a model its weights do not fill: built on
+    the meta device (channels 10**6, built for real, was said as this machine's memory running out)."""
+    klass, args, kwargs, state = (package.get(key) for key in ("klass", "args", "kwargs", "state"))
+    if not (isinstance(klass, type) and isinstance(args, (list, tuple)) and isinstance(kwargs, dict)):
+        raise UserError(f"{named} holds no Demucs model's class and settings (klass, args, kwargs)")
+    if (bad := impossible_number(kwargs)) is not None:
+        raise UserError(f"{named}: its settings' {bad[0]} is {bad[1]}, not a number a model can have")
+    try:
+        with torch.device("meta"):
+            described = klass(*args, **kwargs).state_dict()
+    except Exception as error:  # (a setting the class cannot take, in its own words)
+        raise UserError(f"{named}: its settings describe no {klass.__name__} ({first_line(error)})") from None
+    held = {key: list(tensor.shape) for key, tensor in (state or {}).items() if isinstance(tensor, torch.Tensor)}
+    for key, tensor in described.items():
+        if held.get(key) != list(tensor.shape):
+            has = " x ".join(map(str, held[key])) if key in held else "none"
+            raise UserError(
+                f"{named}: its settings describe a {klass.__name__} whose {key} is {' x '.join(map(str, tensor.shape))}, "
+                f"where its weights hold {has}"
+            )
 
 
 # --- upscaler -------------------------------------------------------------------------------------
