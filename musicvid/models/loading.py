@@ -330,10 +330,9 @@ def check_demucs_fits(package: dict, named: str) -> None:
     held = {key: list(tensor.shape) for key, tensor in (state or {}).items() if isinstance(tensor, torch.Tensor)}
     for key, tensor in described.items():
         if held.get(key) != list(tensor.shape):
-            has = " x ".join(map(str, held[key])) if key in held else "none"
+            has, needs = (" x ".join(map(str, shape)) for shape in (held.get(key, ["none"]), tensor.shape))
             raise UserError(
-                f"{named}: its settings describe a {klass.__name__} whose {key} is {' x '.join(map(str, tensor.shape))}, "
-                f"where its weights hold {has}"
+                f"{named}: its settings describe a {klass.__name__} whose {key} is {needs}, where its weights hold {has}"
             )
 
 

@@ -5,10 +5,10 @@ have, and its weights (a file, or shards and their index; each variant there: fp
 are whole by their headers and fill the model its config describes, built on the meta device (musicvid.models.
 weights_files); a tokenizer holds tokenizer.json or its class's vocabulary files, none empty (vipe_files' rule), a
 scheduler a scheduler_config.json its class builds; their JSON files, and a processor's, read as JSON objects. A part
-of a library but diffusers (its pipelines' modules too) and transformers is refused: diffusers would import it. A Stable Diffusion or SDXL UNet
-takes the VAE's latents alone: an inpainting one is refused. A checkpoint file (musicvid.models.
-single_file) holds as many weights for each part as its family's repository's part has, its UNet reading the
-latents alone (check_file_parts). A part of a class diffusers lacks is refused. Each
+of a library but diffusers (its pipelines' modules too) and transformers is refused: diffusers would import it. A
+Stable Diffusion or SDXL UNet takes the VAE's latents alone: an inpainting one is refused. A checkpoint file
+(musicvid.models.single_file) holds as many weights for each part as its family's repository's part has, its UNet
+reading the latents alone (check_file_parts). A part of a class diffusers lacks is refused. Each
 damage is refused in one sentence naming the part and the file, not as the model loads after the storyboard, or
 leaves a layer empty."""
 
@@ -43,10 +43,8 @@ from musicvid.models.weights_files import (
 )
 from musicvid.settings.presets import CONFIG_REPOSITORIES, FAMILY_NAMES, FLOW_FAMILIES
 
-LATENTS, UPSCALE = (
-    4,
-    8,
-)  # the channels of SD's and SDXL's latents, which --fast decodes, and how much larger a picture is
+LATENTS = 4  # the channels of Stable Diffusion's and SDXL's latents, which --fast decodes
+UPSCALE = 8  # how many times the latents' size their VAEs' pictures are
 CHECKED: set[tuple] = set()  # the picture models found whole, each by the version of its files
 # The names each library's from_pretrained gives a model's weights (a variant's: diffusion_pytorch_model.fp16....)
 WEIGHTS_STEMS = {"diffusers": ("diffusion_pytorch_model",), "transformers": ("model", "pytorch_model")}

@@ -49,7 +49,8 @@ def impossible_number(config, where: str = "", infinite: bool = False) -> tuple[
         return where, config
     words = set(str(where).rsplit(".", 1)[-1].lower().split("_"))
     if isinstance(config, (int, float)) and not isinstance(config, bool):
-        if words & _COUNTS and config > MAX_LAYERS or config < 0 and words & (_HOW_MANY | _EPSILON):
+        too_many = words & _COUNTS and isinstance(config, int) and config > MAX_LAYERS
+        if too_many or config < 0 and words & (_HOW_MANY | _EPSILON):
             return where, config
     entries = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
     for key, value in entries:
