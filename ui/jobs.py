@@ -93,6 +93,20 @@ def owner_mark(session: str) -> str:
     return hashlib.sha256(session.encode("utf-8")).hexdigest()
 
 
+def hold_mark(mark: Path) -> int | None:
+    """The job's mark `mark`, open, with this page's OS lock on it (let go as it is closed, or as the page ends); None
+    where another page holds it. Where the file system has no such locks, open alone (one page to a jobs folder)."""
+    held = os.open(mark, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(held)
+        return None
+    except OSError:  # (no such locks here)
+        pass
+    return held
+
+
 def _used(job: Path) -> float:
     """When a page job was last used (Jobs.page_jobs)."""
     return (job / JOB_MARK).stat().st_mtime
@@ -202,8 +216,7 @@ class Jobs:
         job = uuid.uuid4().hex[:12]
         (self.root / job).mkdir()
         (self.root / job / JOB_MARK).write_text(owner_mark(session))  # first: the folder is the page's from now on
-        self.held[job] = os.open(self.root / job / JOB_MARK, os.O_RDONLY | os.O_NOFOLLOW)
-        fcntl.flock(self.held[job], fcntl.LOCK_EX)  # (a folder of a new name: no one else holds it)
+        self.held[job] = hold_mark(self.root / job / JOB_MARK)  # (a folder of a new name: no one else holds it)
         song = song_folder(self.root / job) / Path(upload).name
         song.parent.mkdir()
         shutil.copyfile(upload, song)
@@ -257,11 +270,7 @@ class Jobs:
             or (folder / JOB_MARK).read_bytes() != owner_mark(session).encode()
         ):
             return False
-        held = os.open(folder / JOB_MARK, os.O_RDONLY | os.O_NOFOLLOW)
-        try:
-            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(held)
+        if (held := hold_mark(folder / JOB_MARK)) is None:
             return False
         self.held[job], self.owners[job] = held, session
         return True
