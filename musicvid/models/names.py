@@ -167,7 +167,7 @@ def check_scorer_folder(folder: Path, named: str) -> None:
     """A CLIP scorer's folder holds what its processor reads, beside its model: the pictures' preprocessor_config.json
     and the text's tokenizer (CLIP's: tokenizer.json, or vocab.json and merges.txt); and weights that fill the
     CLIPModel its config describes (built on the meta device: a size no model has is refused too)."""
-    from transformers import CLIPConfig, CLIPModel, CLIPProcessor
+    from transformers import CLIPModel, CLIPProcessor
 
     from musicvid.models.kinds import first_line
 
@@ -176,7 +176,7 @@ def check_scorer_folder(folder: Path, named: str) -> None:
     if not holds_tokenizer(folder):
         raise UserError(f"{named} holds no {TOKENIZER}, nor vocab.json and merges.txt: its texts' tokenizer")
     check_vocabulary(folder, named)
-    check_folder_fit(folder, CLIPModel, named)
+    described = check_folder_fit(folder, CLIPModel, named)
     try:
         with silenced():
             tokens = len(CLIPProcessor.from_pretrained(str(folder), trust_remote_code=False).tokenizer)
@@ -184,7 +184,7 @@ def check_scorer_folder(folder: Path, named: str) -> None:
         raise UserError(
             f"{named}: its processor cannot be read from its {PREPROCESSOR} and tokenizer ({first_line(error)})"
         ) from None
-    words = CLIPConfig.from_pretrained(str(folder)).text_config.vocab_size
+    words = described.text_config.vocab_size
     if tokens > words:
         raise UserError(
             f"{named}: its tokenizer's vocabulary ({tokens}) is larger than its text model's ({words}): another model's"

@@ -85,11 +85,12 @@ def held_weights(folder: Path, named: str) -> dict[str, list[int]]:
     raise UserError(f"{named} holds no weights: give a folder with {WEIGHTS[0]} (or {WEIGHTS[1]}), or a hub name")
 
 
-def check_folder_fit(folder: Path, kind: type, named: str) -> None:
+def check_folder_fit(folder: Path, kind: type, named: str):
     """Refuse, in one sentence, a transformers folder whose weights do not fill the `kind` model its config.json
-    describes (built on the meta device: a size no model has is refused too)."""
+    describes (built on the meta device: a size no model has is refused too); the config, as transformers reads it."""
     described = model_config(folder, json_object(folder / "config.json", named), named)
     check_fit(transformers_fit(kind, described, held_weights(folder, named), named), kind.__name__, described, named)
+    return described
 
 
 def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
