@@ -266,3 +266,13 @@ def test_an_ip_adapter_beside_another_models_image_encoder_is_refused_before_any
     argv = [*quick(make_tone(tmp_path / "song.wav", 2)), "--reference", picture]
     said = "reads image embeddings 16 wide (image_proj.proj.weight), where the image encoder beside it makes them 24"
     refused_before_the_work(capsys, tmp_path, [*argv, "--ip-adapter", folder / "ip-adapter_sd15.safetensors"], said)
+
+
+def test_the_published_upscaler_checked_as_it_loads_keeps_bfloat16_to_the_end(standin_hub):
+    from musicvid.models.loading import load_upscaler
+    from musicvid.models.precision import Precision
+    from musicvid.settings.presets import REAL_ESRGAN
+
+    cpu = torch.device("cpu")
+    loaded = load_upscaler(REAL_ESRGAN, cpu, precision=Precision.resolve("bfloat16", cpu))
+    assert {(p.dtype, p.device.type) for p in loaded.model.parameters()} == {(torch.bfloat16, "cpu")}

@@ -293,3 +293,16 @@ def test_a_vipe_whose_weights_hold_an_infinity_is_refused_in_one_sentence_as_it_
     code, out, err = run(capsys, *quick(song), "--vipe", vipe, "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4")
     assert code == 2 and err.strip().splitlines()[-1].startswith(f"musicvid: --vipe {vipe}: its weights"), err
     assert "its weights hold NaN or infinite values in float32 (transformer.h.1.mlp.c_fc.weight)" in err
+
+
+def test_a_vipe_folder_checked_for_nan_as_it_loads_keeps_bfloat16_in_every_parameter(vipe, standin_hub):
+    """The finite check reads the loaded weights: it must not cast them (a GPU runs ViPE in half precision)."""
+    import torch
+
+    from musicvid.models.loading import load_vipe
+    from musicvid.models.precision import Precision
+
+    cpu = torch.device("cpu")
+    for name in (str(vipe), DEFAULT_VIPE):
+        loaded = load_vipe(name, None, cpu, Precision.resolve("bfloat16", cpu))
+        assert {(p.dtype, p.device.type) for p in loaded.model.parameters()} == {(torch.bfloat16, "cpu")}, name
