@@ -17,6 +17,7 @@ from musicvid.pictures import flow
 from musicvid.pictures.camera import cover
 from musicvid.pictures.grouping import Picture, reference_of
 from musicvid.pictures.slerp import align, slerp, soft_aligned
+from musicvid.pictures.style import fitted
 from musicvid.pictures.switches import compute_device, denoiser, has_reference_adapter, is_flow, is_xl
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Storyboard
@@ -40,7 +41,8 @@ class SceneInputs:
     def __init__(self, pipe, storyboard: Storyboard, scenes: list[int], settings: RenderSettings):
         self.pipe = pipe
         self.settings = settings
-        prompts = [_with_style(storyboard.scenes[i].prompt, settings.style) for i in scenes]
+        tokenizer = None if is_flow(pipe) else pipe.tokenizer  # (a flow's encoder reads hundreds of tokens)
+        prompts = fitted([storyboard.scenes[i].prompt for i in scenes], settings.style, tokenizer)
         device = compute_device(pipe)
         with torch.inference_mode():
             embeds, pooled = encode_text(pipe, prompts, device)
@@ -225,7 +227,3 @@ def invert(pipe, picture: np.ndarray, condition: Conditioning, steps: int) -> to
         noise = unet(latent, timestep, encoder_hidden_states=text, added_cond_kwargs=extra or None).sample
         latent = inverse.step(noise, timestep, latent).prev_sample
     return latent[0].float().cpu()
-
-
-def _with_style(prompt: str, style: str) -> str:
-    return f"{prompt}, {style}" if style.strip() else prompt

@@ -38,6 +38,7 @@ from musicvid.pictures.cache import load_picture, picture_key, save_picture
 from musicvid.pictures.clips import draw_clip
 from musicvid.pictures.grouping import Picture, stale_pictures
 from musicvid.pictures.schedule import FrameSchedule, Segment
+from musicvid.pictures.style import styled
 from musicvid.pictures.switches import compute_device
 from musicvid.settings.presets import VIDEO_FAMILIES, VideoFamily
 from musicvid.settings.render import RenderSettings
@@ -77,8 +78,7 @@ def by_video(segment: Segment, fps: float, family: VideoFamily) -> bool:
 
 def transition_prompt(start: str, end: str, style: str) -> str:
     """One prompt for the clip from scene `start`'s picture to scene `end`'s: the first, becoming the second."""
-    prompt = f"{start}, slowly turning into {end}"
-    return f"{prompt}, {style}" if style.strip() else prompt
+    return styled(f"{start}, slowly turning into {end}", style)
 
 
 def transitions_report(schedule: FrameSchedule, video: str, family: VideoFamily) -> dict:
