@@ -69,7 +69,7 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     # planned for a GPU: the precision --precision means on CUDA
     precision = Precision.resolve(choice.precision, torch.device("cuda"))
     timed = checked.lyrics is not None and checked.lyrics.timed
-    stages = stages_before_pictures(request, timed)
+    stages = stages_before_pictures(request, timed, checked.storyboard is not None and checked.storyboard.unwritten)
     plan = plan_memory(
         models, settings, precision, budget, where, **stages, scored=checked.scored, references=checked.references
     )

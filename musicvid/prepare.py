@@ -112,9 +112,12 @@ def prepare(
     )
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
-    timed = checked.lyrics is not None and checked.lyrics.timed
+    timed, given = checked.lyrics is not None and checked.lyrics.timed, checked.storyboard
+    unwritten = given is not None and given.unwritten
     memory = (
-        plan_on_device(registry, request, settings, checked.scored, timed, keyframes_only, checked.references)
+        plan_on_device(
+            registry, request, settings, checked.scored, timed, keyframes_only, checked.references, unwritten
+        )
         if settings
         else None
     )

@@ -200,3 +200,28 @@ def test_lyrics_beside_a_storyboard_are_said_unread_unless_karaoke_reads_their_t
         with caplog.at_level(logging.WARNING, logger="musicvid"):
             code, _, err = run(capsys, "plan", song, *args)
         assert code == 0 and (f"lyrics {lyrics} not read: {said}" in caplog.text) == unread, err
+
+
+def test_a_storyboard_with_a_prompt_to_write_plans_vipe_as_the_render_loads_it(capsys, folder, tmp_path, monkeypatch):
+    """An empty prompt is ViPE's to write (a probe's finding: the plan, the render's own on a GPU too, left ViPE out
+    of every --storyboard)."""
+    import musicvid.prepare
+    from musicvid.models.registry import ModelRegistry
+    from musicvid.settings.presets import PRESETS
+    from musicvid.settings.render import RenderSettings
+    from musicvid.settings.song import SongRequest
+
+    board = json.loads((folder / "refs.json").read_text())
+    for scene in board["scenes"]:
+        scene.pop("reference", None)
+    seen = []  # what a render tells its own plan: (musicvid.memory.plan.plan_on_device's `unwritten`)
+    monkeypatch.setattr(musicvid.prepare, "plan_on_device", lambda *given: seen.append(given[-1]))
+    for prompt, writes in (("", True), ("a red lighthouse", False)):
+        board["scenes"][1]["prompt"] = prompt
+        (given := tmp_path / f"{writes}.json").write_text(json.dumps(board))
+        code, out, err = run(capsys, "plan", folder / "song.wav", "--storyboard", given, "--gpu-memory", "24", "--json")
+        assert code == 0, err
+        assert ("elaborate" in [stage["stage"] for stage in json.loads(out)["stages"]]) is writes
+        request = SongRequest(song=folder / "song.wav", storyboard_file=given, workdir=tmp_path / f"w{writes}")
+        musicvid.prepare.prepare(request, ModelRegistry(PRESETS["tiny"], "cpu"), RenderSettings(), tmp_path / "v.mp4")
+    assert seen == [True, False]

@@ -165,15 +165,16 @@ def stage_offloads(plan: MemoryPlan | None, settings: RenderSettings) -> dict[st
     return {stage: settings.offloads_asked(stage) if s is None else s for stage, s in planned.items()}
 
 
-def stages_before_pictures(request: SongRequest, timed_lyrics: bool) -> dict[str, bool]:
+def stages_before_pictures(request: SongRequest, timed_lyrics: bool, unwritten: bool = False) -> dict[str, bool]:
     """Which of the stages before the pictures a request runs, as plan_memory takes them: a storyboard given skips
-    transcribing and elaborating, `timed_lyrics` (as its check read the file: musicvid.lyrics.known.lyrics_kind)
-    Whisper; the vocals separated first where asked, for Whisper alone."""
+    transcribing, and elaborating unless a prompt of it is empty (`unwritten`: Storyboard.unwritten, as its check
+    read it), `timed_lyrics` (as its check read the file: musicvid.lyrics.known.lyrics_kind) Whisper; the vocals
+    separated first where asked, for Whisper alone."""
     transcribe = not request.storyboard_file and not timed_lyrics
     return {
         "separate_vocals": request.separate_vocals and transcribe,
         "transcribe": transcribe,
-        "elaborate": not request.storyboard_file,
+        "elaborate": not request.storyboard_file or unwritten,
     }
 
 
@@ -185,10 +186,12 @@ def plan_on_device(
     timed_lyrics: bool,
     keyframes_only: bool = False,
     references: bool = False,
+    unwritten: bool = False,
 ) -> MemoryPlan | None:
     """The plan a render follows on `registry`'s device, within what the registry may take there (the run keeps it:
     musicvid.run.Run.memory; `scored`: whether it loads the scorer, musicvid.models.scorer.check_scorer; `references`:
-    whether a scene of its storyboard names its own reference picture, musicvid.prepare.Checked); None on the
+    whether a scene of its storyboard names its own reference picture, musicvid.prepare.Checked; `unwritten`: whether
+    a prompt of the storyboard given is empty, stages_before_pictures); None on the
     CPU or MPS (where memory is the machine's and nothing is planned) and where a model cannot be sized (the render
     then runs as its settings say)."""
     budget = registry.budget() if registry.device.type == "cuda" else None
@@ -196,7 +199,7 @@ def plan_on_device(
         return None
     where = f"free on {torch.cuda.get_device_name(registry.device)}"
     stages = dict(
-        stages_before_pictures(request, timed_lyrics),
+        stages_before_pictures(request, timed_lyrics, unwritten),
         scored=scored,
         keyframes_only=keyframes_only,
         references=references,

@@ -131,6 +131,11 @@ class Storyboard:
     def duration(self) -> float:
         return self.audio.duration
 
+    @property
+    def unwritten(self) -> bool:
+        """Whether a scene's prompt is empty: ViPE writes it (musicvid.storyboard.elaborate)."""
+        return any(not scene.prompt.strip() for scene in self.scenes)
+
     def picture_files(self) -> dict[str, Path]:
         """The pictures its scenes name, by what each is: pinned pictures and reference pictures."""
         pictures = {}
