@@ -11,12 +11,12 @@ import torch
 
 from musicvid.cli import main
 from musicvid.core.audio import load_audio
+from musicvid.core.files import weights_identity
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import loops_heard_again, sung_lines, transcribe, voice_heard_again
 from musicvid.lyrics.transcript import Line, Word
 from musicvid.storyboard.board import load_storyboard
-from musicvid.storyboard.make import named_weights
 from musicvid.storyboard.scenes import scenes_from_lines
 from tests.fixtures.fresh_songs import WITHIN, fresh_song, judged_timing
 from tests.fixtures.whisper_ct2 import load_tiny_en
@@ -118,7 +118,7 @@ def test_a_lyrics_file_reaches_the_storyboard_and_the_table(songs, tiny_en, tmp_
     assert [s.unsure for s in lyric] == [False, False, True] + [False] * (len(texts) - 2)
     [note] = [row for row in table.splitlines() if row.startswith("? ")]
     assert note.startswith("? 1 of") and f"(scenes {lyric[2].index})" in note
-    source = f"aligned:faster-whisper:{named_weights(str(tiny_en))} in "  # (its compute type: int8 on a CPU)
+    source = f"aligned:faster-whisper:{weights_identity(str(tiny_en))} in "  # (its compute type: int8 on a CPU)
     assert board.settings.transcript.startswith(source) and ":song.txt:" in board.settings.transcript
     # the person takes out the line nobody sings: the lines are timed again, and none is in doubt
     lyrics.write_text(lyrics.read_text().replace(NOT_SUNG, ""))

@@ -7,11 +7,11 @@ import torch
 
 from musicvid.cli import main
 from musicvid.core.audio import load_audio
+from musicvid.core.files import weights_identity
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
 from musicvid.models.loading import load_separator, resolve_device
 from musicvid.settings.presets import DEMUCS
-from musicvid.storyboard.make import named_weights
 from tests.fixtures.songs import make_song
 from tests.standins.demucs import HTDEMUCS_KWARGS
 
@@ -54,6 +54,6 @@ def test_vocals_are_taken_from_the_band_by_the_published_htdemucs_loaded_by_name
     ]
     assert main(command) == 0
     source = Transcript.load(workdir / "transcript.json").model  # (with faster-whisper's compute type)
-    assert source.startswith(f"faster-whisper:{named_weights(str(tiny_en))} in ") and source.endswith(
+    assert source.startswith(f"faster-whisper:{weights_identity(str(tiny_en))} in ") and source.endswith(
         f"+vocals:{DEMUCS}"
     )

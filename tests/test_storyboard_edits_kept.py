@@ -5,6 +5,8 @@ while a run draws is not saved over; a --storyboard file saved again after the c
 import json
 import logging
 import os
+import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -13,7 +15,7 @@ from musicvid.prepare import prepare
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.kept import save_picks
-from musicvid.storyboard.make import storyboard_in
+from musicvid.storyboard.make import storyboard_in, transcript_source
 from tests.helpers import TINY_QUIET, make_tone, run
 
 LYRICS = "[00:00.50]the sky is burning\n[00:02.50]rivers made of glass\n"
@@ -145,3 +147,33 @@ def test_a_storyboard_of_another_recording_as_long_is_said(capsys, caplog, song,
     caplog.clear()
     code, _, err = run(capsys, "storyboard", song, "--storyboard", board, "--workdir", tmp_path / "w3", *TINY_QUIET)
     assert code == 0 and "another recording" not in caplog.text, err
+
+
+def test_the_same_lyrics_and_vipe_under_other_paths_keep_the_edits(capsys, song, tmp_path, monkeypatch):
+    """Lyrics renamed or saved with Windows line ends, and a ViPE folder given by another path or copied, are the same
+    inputs (a probe's findings: the storyboard was made anew, its edits set aside); other lines are other lyrics."""
+    from musicvid.models.tiny import tiny_vipe
+
+    folder, vipe = tmp_path / "vp", tiny_vipe()
+    vipe.model.save_pretrained(folder)
+    vipe.tokenizer.save_pretrained(folder)
+    workdir, board = tmp_path / "wd", tmp_path / "wd" / "storyboard.json"
+    storyboard(capsys, song, workdir, "--vipe", folder)
+    edit(board, lambda b: b["scenes"][1].update(prompt="a red lighthouse"))
+    renamed = tmp_path / "other name.lrc"
+    renamed.write_bytes(LYRICS.replace("\n", "\r\n").encode())
+    monkeypatch.chdir(tmp_path)
+    copied = shutil.copytree(folder, tmp_path / "copy")
+    for lyrics, vipe_folder in [(renamed, "vp"), (song.with_suffix(".lrc"), copied)]:
+        code, _, err = run(
+            capsys, "storyboard", song, "--lyrics", lyrics, "--vipe", vipe_folder, "--workdir", "wd", *TINY_QUIET
+        )
+        assert code == 0, err
+        assert prompt_of(board, 1) == "a red lighthouse" and not list(workdir.glob("storyboard.edited-*.json"))
+    # (so is an ASR model's folder: its transcript is reused)
+    assert (
+        len({transcript_source(replace(PRESETS["tiny"], asr=str(f)), False, None) for f in (folder, copied, "vp")}) == 1
+    )
+    renamed.write_text(LYRICS.replace("glass", "stone"))
+    storyboard(capsys, song, workdir, "--vipe", folder, "--lyrics", renamed)  # (the last --lyrics is taken)
+    assert prompt_of(workdir / "storyboard.edited-1.json", 1) == "a red lighthouse"

@@ -4,6 +4,7 @@ musicvid.lyrics.align finds in the song."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, decoded_text, file_sha256, invalid, parse_json
+from musicvid.core.files import check_file, decoded_text, invalid, parse_json
 from musicvid.core.paths import code_point, control_at
 from musicvid.lyrics.labels import COUNT, MARK_AFTER, MARK_ALONE, NUMBER_WORDS, SECTION_NAMES, glued_label, is_label
 from musicvid.lyrics.lrc import instrumental_notice, lrc_language, parse_lrc, starts_with_time
@@ -363,9 +364,12 @@ def check_line_count(count: int, duration: float, path: str | Path) -> None:
         )
 
 
-def lyrics_label(path: str | Path) -> str:
-    """What names a lyrics file in a transcript's source: its name and a hash of its content."""
-    return f"{Path(path).name}:{file_sha256(path)[:12]}"
+def lyrics_label(lyrics: KnownLyrics) -> str:
+    """What names a lyrics file in a transcript's source: a hash of what it was read as (a timed file's lines, times
+    and language; plain lyrics' sung lines), so that the file renamed, moved or saved again with other line ends is
+    the same lyrics, and its storyboard's edits are kept."""
+    read = (lyrics.lines, lyrics.language) if lyrics.timed else _plain_lines(lyrics.text).sung
+    return f"{'timed' if lyrics.timed else 'plain'} {hashlib.sha256(repr(read).encode()).hexdigest()[:12]}"
 
 
 def read_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str = "") -> Transcript:
@@ -376,7 +380,7 @@ def read_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str = "") ->
     check_line_count(len(lines), duration, lyrics.path)
     if not lines and lyrics.lines:  # (a file of no sung line says the song has none: _no_words)
         raise UserError(f"lyrics file {lyrics.path} has no timed lines inside the song's {duration:.1f} s")
-    return Transcript(lines, lyrics.language, f"lyrics:{lyrics_label(lyrics.path)}", audio_sha256)
+    return Transcript(lines, lyrics.language, f"lyrics:{lyrics_label(lyrics)}", audio_sha256)
 
 
 def fit_lyrics(lyrics: KnownLyrics, duration: float, audio_sha256: str) -> Transcript:

@@ -97,17 +97,17 @@ def transcript_source(
     side: bool = False,
 ) -> str:
     """What the ASR model's transcript is made from, as its cache is checked against: the models (each on this
-    machine by what it holds: named_weights) and the ASR model's compute `dtype` (asr_dtype; None: as a source
-    was written before it was recorded), the `language` given (--language, Whisper's code; None: detected, as a
+    machine by what it holds, not by its path: weights_identity) and the ASR model's compute `dtype` (asr_dtype;
+    None: as a source was written before it was recorded), the `language` given (--language, Whisper's code; None: detected, as a
     source says nothing of), whether the song is heard by its `side` (musicvid.core.audio.heard_mix: a transcript
     of its cancelled mix, made before, is made anew), the vocals' separator where it runs (always in float32), the
     known words' file."""
-    source = f"{models.asr_backend}:{named_weights(models.asr)}" + (f" in {dtype}" if dtype else "")
+    source = f"{models.asr_backend}:{weights_identity(models.asr)}" + (f" in {dtype}" if dtype else "")
     source += f" heard as {language}" if language else ""
     source += " by its side" if side else ""
     if separate_vocals:
-        source += f"+vocals:{named_weights(models.separator)}"
-    return f"aligned:{source}:{lyrics_label(lyrics.path)}" if lyrics else source
+        source += f"+vocals:{weights_identity(models.separator)}"
+    return f"aligned:{source}:{lyrics_label(lyrics)}" if lyrics else source
 
 
 def asr_dtype(models: ModelSet, precision: Precision) -> str:
@@ -145,28 +145,25 @@ def made_with_of(
     )
 
 
-def named_weights(name: str) -> str:
-    """A model's name, with the hash of what it holds where it is a file or folder on this machine."""
-    identity = weights_identity(name)
-    return name if identity == name else f"{name} ({identity})"
-
-
 def vipe_weights(models: ModelSet) -> dict[str, str]:
     """What a storyboard records of ViPE beyond its name, where there is more: the hash of a checkpoint on this
     machine (trained again into the same folder, it is another model) and a tokenizer no preset gives."""
     tokenizer = models.vipe_tokenizer
-    told = [named_weights(models.vipe)] if weights_identity(models.vipe) != models.vipe else []
+    told = [held] if (held := weights_identity(models.vipe)) != models.vipe else []
     if tokenizer is not None and tokenizer not in {preset.vipe_tokenizer for preset in PRESETS.values()}:
-        told.append(f"tokenizer {named_weights(tokenizer)}")
+        told.append(f"tokenizer {weights_identity(tokenizer)}")
     return {"vipe_weights": ", ".join(told)}  # ("": nothing more; a storyboard made before says nothing of it)
 
 
 def _same_vipe(saved: Mapping[str, str], made: Mapping[str, str]) -> bool:
-    """Whether a saved storyboard's prompts came from this ViPE: by its name, and by its weights and the dtype it
-    computed in where the storyboard records them (one made before they were recorded is kept, edits and all, as it
-    was made)."""
+    """Whether a saved storyboard's prompts came from this ViPE: by its weights and the dtype it computed in where the
+    storyboard records them (one made before they were recorded is kept, edits and all, as it was made), and by its
+    name unless it is a checkpoint on this machine (vipe_weights names it first by what it holds: the same folder
+    given by another path, or copied, is the same ViPE)."""
     recorded = ("vipe_weights", "vipe_dtype")
-    return saved.get("vipe") == made["vipe"] and all(saved.get(key, made.get(key)) == made.get(key) for key in recorded)
+    weights = made.get("vipe_weights") or "tokenizer"
+    named = not weights.startswith("tokenizer") or saved.get("vipe") == made["vipe"]
+    return named and all(saved.get(key, made.get(key)) == made.get(key) for key in recorded)
 
 
 def _same_making(saved: Storyboard, made: MadeWith) -> bool:
@@ -239,7 +236,7 @@ def storyboard_in(run: Run) -> Storyboard:
     if not request.storyboard_file:  # a file's pictures were checked before any work (musicvid.prepare)
         check_storyboard_pictures(run, storyboard)
 
-    if any(not s.prompt.strip() for s in storyboard.scenes):
+    if storyboard.unwritten:
         run.go_on()
         with registry.use("vipe", timings) as vipe, timings.measure("elaborate", registry.device):
             storyboard = elaborate(
