@@ -157,6 +157,11 @@ def test_a_6_gb_budget_offloads_and_half_a_gb_is_refused_in_one_sentence(capsys,
     code, out, err = run(capsys, "plan", song, "--gpu-memory", "0.5")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert "GPU memory" in err and "0.5 GB" in err
+    # the table's columns stay apart however long a stage's batches are (a probe saw "vae_decode 1sequential-offload")
+    (lyrics := song.with_suffix(".lrc")).write_text("[00:00.50]the sky is burning\n")  # (Whisper large needs more)
+    code, out, err = run(capsys, "plan", song, "--gpu-memory", "2.5", "--lyrics", lyrics)
+    [row] = [line for line in out.splitlines() if line.strip().startswith("pictures")]
+    assert code == 0 and row.split()[-2:] == ["sequential-offload,", "vae-slicing"] and " 1  sequential" in row
 
 
 def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, song, tmp_path, monkeypatch):

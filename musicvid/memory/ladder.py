@@ -148,10 +148,11 @@ class MemoryPlan:
         """The plan for people: a line per stage, under it each model with its precision and weights, and what
         the card holds during each pass."""
         lines = [f"for {self.budget_gb:g} GB ({self.budget}), {RESERVE_GB:g} GB of it kept for CUDA itself"]
-        lines.append(f"  {'stage':<12}{'peak GB':>8}  {'batches':<36}offloads")
-        for s in self.stages:
-            batches = ", ".join(f"{k} {v}" for k, v in s.batches) or "-"
-            lines.append(f"  {s.stage:<12}{s.peak_gb:>8.1f}  {batches:<36}{', '.join(s.offloads) or '-'}")
+        batches = [", ".join(f"{k} {v}" for k, v in s.batches) or "-" for s in self.stages]
+        wide = max([36, *(len(b) + 2 for b in batches)])  # (a column never runs into the next)
+        lines.append(f"  {'stage':<12}{'peak GB':>8}  {'batches':<{wide}}offloads")
+        for s, batch in zip(self.stages, batches):
+            lines.append(f"  {s.stage:<12}{s.peak_gb:>8.1f}  {batch:<{wide}}{', '.join(s.offloads) or '-'}")
             lines += [f"      {w.name} {w.part} ({dtype_text(w.dtype)}, {w.weights_gb:.2f} GB)" for w in s.models]
             if len(s.passes) > 1:
                 lines.append(
