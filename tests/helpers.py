@@ -99,7 +99,7 @@ def valid_board() -> dict:
     """A storyboard's JSON as musicvid writes it: an intro and one lyric scene over 10 s."""
     return {
         "version": 1,
-        "audio": {"path": "song.mp3", "sha256": "x", "duration": 10.0},
+        "audio": {"path": "song.mp3", "sha256": "5" * 64, "duration": 10.0},
         "title": "Song",
         "artist": "Band",
         "language": "en",

@@ -10,6 +10,7 @@ import difflib
 import hashlib
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -188,7 +189,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     document = f"storyboard {source}"
     if not isinstance(data, dict):
         raise invalid(document, "the file", "must hold a JSON object")
-    if data.get("version") != VERSION:
+    if type(data.get("version")) is not int or data["version"] != VERSION:  # (true and 1.0 are no version)
         raise invalid(document, "version", f"must be {VERSION}, got {data.get('version')!r}")
     for key in ("audio", "scenes"):
         if key not in data:
@@ -234,6 +235,8 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         raise invalid(
             document, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
         )
+    if audio.get("sha256") and not re.fullmatch(r"[0-9a-f]{64}", audio["sha256"]):  # ("" or none: not recorded)
+        raise invalid(document, "audio.sha256", f"must be the song's SHA-256 (64 hex digits), got {audio['sha256']!r}")
     song = SongAudio(duration, audio.get("path"), audio.get("sha256"))
     return Storyboard(
         audio=song,
@@ -242,13 +245,18 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         language=_text(data, "language", "en", document),
         settings=settings,
         scenes=scenes,
-        notes=_notes(data, BOARD_KEYS),
+        notes=_notes(data, BOARD_KEYS, document, ""),
     )
 
 
-def _notes(raw: dict, known: Collection[str]) -> dict[str, Any]:
-    """A person's own keys beside the fields `known` (a note on a scene): kept, and written back as given."""
-    return {key: value for key, value in raw.items() if key not in known}
+def _notes(raw: dict, known: Collection[str], document: str, at: str) -> dict[str, Any]:
+    """A person's own keys beside the fields `known` (a note on a scene): kept, and written back as given, each no
+    longer as JSON than a lyric may be (the file is written back at every run)."""
+    notes = {key: value for key, value in raw.items() if key not in known}
+    for key, value in notes.items():
+        if (length := len(json.dumps(value, ensure_ascii=False))) > MAX_LYRICS_CHARS:
+            raise invalid(document, f"{at}{key}", f"must be at most {MAX_LYRICS_CHARS:,} characters, got {length:,}")
+    return notes
 
 
 def _check_spelling(raw: Any, document: str, at: str) -> None:
@@ -264,7 +272,7 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
     """Scene `i` of a storyboard, the rules of its own fields checked (their kinds were, by check_json; how it tiles
     the song is checked by the caller)."""
     at = f"scenes[{i}]"
-    if raw["index"] != i:
+    if type(raw["index"]) is not int or raw["index"] != i:
         raise invalid(document, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
     if raw["kind"] not in SCENE_KINDS:
         raise invalid(document, f"{at}.kind", f"must be one of {', '.join(SCENE_KINDS)}, got {raw['kind']!r}")
@@ -312,7 +320,7 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
         reference,
         None if raw.get("pick") is None else parse_pick(raw["pick"], document, f"{at}.pick"),
         cut,
-        _notes(raw, SCENE_KEYS),
+        _notes(raw, SCENE_KEYS, document, f"{at}."),
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from musicvid.core.files import invalid
 from musicvid.settings.schema import check_bounds
 from musicvid.settings.song import SongRequest
+from vipe_core.choose import LENSES
 
 MADE_TEXTS = ("lens", "transcript", "title", "artist")  # the texts of a storyboard's `settings` (MadeWith)
 # MadeWith's fields by their names in storyboard.json, where those differ (the file keeps the option's name)
@@ -57,6 +58,8 @@ def made_with(raw: Any, document: str) -> MadeWith:
             meta = SongRequest.fields()[key].metadata  # (what the option that set it takes)
             check_bounds(f"{document} settings.{key}", value, low=meta["low"], high=meta["high"], above=meta["above"])
             values[named.get(key, key)] = float(value) if kind is float else value
+    if values["lens"] is not None and values["lens"] not in LENSES:  # (as --lens takes it)
+        raise invalid(document, "settings.lens", f"must be one of {', '.join(LENSES)}, got {values['lens']!r}")
     models = raw.get("models")
     if models is not None and not (isinstance(models, dict) and all(isinstance(v, str) for v in models.values())):
         raise invalid(document, "settings.models", "must be an object of model names")
