@@ -153,7 +153,9 @@ BROKEN = [
     ("settings lens", lambda b: b.update(settings={"lens": "bogus"}), "settings.lens", "one of literal, figurative"),
     ("audio sha256", lambda b: b["audio"].update(sha256="zz"), "audio.sha256", "(64 hex digits), got 'zz'"),
     ("huge note", lambda b: b.update(mine="x" * 100_000), "edited.json: mine", "at most 100,000"),
-    ("huge scene note", lambda b: b["scenes"][0].update(n=["x"] * 50_000), "scenes[0].n", "got 250,000"),
+    ("huge scene note", lambda b: b["scenes"][0].update(n=["x"] * 50_000), "scenes[0].n", "got 250,007"),
+    ("huge key", lambda b: b.update({"k" * 3_000_000: 1}), "kkkk… (a key of 3,000,000 characters)", "at most"),
+    ("many notes", lambda b: b.update({f"n{i}": "x" * 99_000 for i in range(11)}), "the file", "more than 1,000,000"),
 ]
 
 

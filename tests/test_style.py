@@ -31,9 +31,17 @@ def test_a_long_prompt_gives_up_its_last_words_so_that_the_style_is_read(clip, c
     assert long.endswith(STYLE) and LONG.startswith(kept) and tokens(clip, long) <= 77
     assert tokens(clip, styled(" ".join(LONG.split()[: len(kept.split()) + 1]), STYLE)) > 77  # as few left out as fit
     assert "1 prompt(s) with --style" in caplog.text
-    # a style of more than half the tokens is cut, not the prompt; no style, or a tokenizer of no limit: as given
-    wordy = " ".join(["gold"] * 50)
-    assert fitted([LONG], wordy, clip) == [styled(LONG, wordy)]
+    # said once for each prompt and style, not at every stage that encodes them
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        assert fitted(["a red lighthouse", LONG], STYLE, clip) == [short, long]
+    assert not caplog.text
+    # a style of more than half the tokens: the prompt keeps half of them, and the style is read in part
+    wordy = " ".join(["gold"] * 60)
+    [drawn] = fitted([LONG], wordy, clip)
+    kept = drawn.removesuffix(f", {wordy}")
+    assert LONG.startswith(kept) and 77 // 2 - 10 <= tokens(clip, kept) <= 77 // 2
+    # no style, or a tokenizer of no limit: as given
     assert fitted([LONG], " ", clip) == [LONG] and fitted([LONG], STYLE, None) == [styled(LONG, STYLE)]
 
 
@@ -45,5 +53,6 @@ def test_a_long_prompts_picture_takes_the_style():
 
     board = Storyboard(audio=SongAudio(1.0), scenes=[Scene(0, "lyric", 0.0, 1.0, "", LONG, 0)])
     pipe = local_diffusion()
-    embeds = [SceneInputs(pipe, board, [0], RenderSettings(size=(64, 64), style=s)).text[0] for s in ("", STYLE)]
-    assert not torch.equal(*embeds)
+    styles = ("", STYLE, " ".join(["gold"] * 60))  # (the last: more than half of CLIP's tokens)
+    embeds = [SceneInputs(pipe, board, [0], RenderSettings(size=(64, 64), style=s)).text[0] for s in styles]
+    assert not torch.equal(embeds[0], embeds[1]) and not torch.equal(embeds[0], embeds[2])

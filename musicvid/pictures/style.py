@@ -1,16 +1,19 @@
 """--style, appended to every prompt so that the text encoder reads it: CLIP reads 77 tokens and cuts the rest, so a
 long prompt (a person's, or a ViPE's of many words) would cut the style off and draw as if none were given. Where
-prompt + style is longer than the tokenizer takes, the prompt gives up its last words instead:
+prompt + style is longer than the tokenizer takes, the prompt gives up its last words instead, keeping k of them:
 
-    drawn = words[:k] + ", " + style,   k = max {k : tokens(words[:k] + ", " + style) <= limit}
+    k = max(max {k : tokens(words[:k] + ", " + style) <= limit},  max {k : tokens(words[:k]) <= limit / 2})
 
-A style of more than half the tokens is left to be cut, so that a prompt keeps half of them at least. (docs/frames.md)"""
+so that a style of more than half the tokens is read in part (its tail cut by the encoder) and a prompt keeps half
+of them at least. Said in one warning a process for each prompt and style. (docs/frames.md)"""
 
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 log = logging.getLogger("musicvid")
+_said: set[tuple[str, str]] = set()  # (prompt, style) already warned of: each is said once, not at every stage
 
 
 def styled(prompt: str, style: str) -> str:
@@ -18,33 +21,40 @@ def styled(prompt: str, style: str) -> str:
 
 
 def fitted(prompts: list[str], style: str, tokenizer) -> list[str]:
-    """Each of `prompts` with `style` after it, every one within `tokenizer`'s limit (its model_max_length; None:
-    a tokenizer without one takes them whole); how many gave up words, said in one warning."""
+    """Each of `prompts` with `style` after it, the prompt shortened as above to `tokenizer`'s limit (its
+    model_max_length; None: a tokenizer without one takes them whole); those shortened said in one warning."""
     limit = getattr(tokenizer, "model_max_length", None) if tokenizer is not None else None
     if not style.strip() or not isinstance(limit, int) or limit > 100_000:  # (transformers' "no limit" sentinel)
         return [styled(prompt, style) for prompt in prompts]
 
-    def fits(text: str) -> bool:
-        return len(tokenizer(text)["input_ids"]) <= limit
+    def tokens(text: str) -> int:
+        return len(tokenizer(text)["input_ids"])
 
-    drawn = [_fitted(prompt, style, fits, limit) for prompt in prompts]
-    if cut := sum(d != styled(p, style) for d, p in zip(drawn, prompts)):
+    drawn = [_fitted(prompt, style, tokens, limit) for prompt in prompts]
+    cut = {(p, style) for p, d in zip(prompts, drawn) if d != styled(p, style)} - _said
+    if cut:
+        _said.update(cut)
         log.warning(
-            f"{cut} prompt(s) with --style were longer than the text encoder's {limit} tokens: their last words "
+            f"{len(cut)} prompt(s) with --style were longer than the text encoder's {limit} tokens: their last words "
             "were left out so that the style is read"
+            + (" (in part: it takes more than half of them)" if tokens(styled("", style)) > limit // 2 else "")
         )
     return drawn
 
 
-def _fitted(prompt: str, style: str, fits, limit: int) -> str:
-    """`prompt` with `style`, the prompt's last words left out as few as fit (above); as given where the style
-    alone takes more than half of `limit`."""
-    whole = styled(prompt, style)
-    if fits(whole) or not fits(styled(" ".join(["a"] * (limit // 2)), style)):
-        return whole
+def _fitted(prompt: str, style: str, tokens: Callable[[str], int], limit: int) -> str:
+    """`prompt` with `style`, its last words left out as few as the rule above asks."""
+    if tokens(styled(prompt, style)) <= limit:
+        return styled(prompt, style)
     words = prompt.split()
-    low, high = 0, len(words)  # fits with low words (the style alone does); not with high
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(styled(" ".join(words[:middle]), style)) else (low, middle)
-    return styled(" ".join(words[:low]), style)
+
+    def most(fits: Callable[[str], bool]) -> int:
+        """The most of the first words that fit (0 where none do)."""
+        low, high = 0, len(words) + 1  # fits with low words, or low is 0; not with high
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if fits(" ".join(words[:middle])) else (low, middle)
+        return low
+
+    kept = max(most(lambda text: tokens(styled(text, style)) <= limit), most(lambda text: tokens(text) <= limit // 2))
+    return styled(" ".join(words[:kept]), style)

@@ -31,6 +31,7 @@ TIME_TOLERANCE = 1e-3
 # (2.5 frames each at 10 fps) is more than any song's storyboard, and 5,000 more than an hour-long song's.
 MAX_SCENES_PER_SECOND = 4
 MAX_SCENES = 5_000
+MAX_NOTES_CHARS = 1_000_000  # a person's own keys in a storyboard, as JSON (each at most MAX_LYRICS_CHARS)
 # The parts of a song a scene can be in (musicvid.storyboard.form); a scene without words is in its kind's.
 SECTIONS = ("intro", "verse", "chorus", "bridge", "break", "outro")
 # Why a scene without words starts inside its passage (musicvid.storyboard.passages): the music changes there, or a
@@ -237,6 +238,10 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         )
     if audio.get("sha256") and not re.fullmatch(r"[0-9a-f]{64}", audio["sha256"]):  # ("" or none: not recorded)
         raise invalid(document, "audio.sha256", f"must be the song's SHA-256 (64 hex digits), got {audio['sha256']!r}")
+    notes = _notes(data, BOARD_KEYS, document, "")
+    noted = sum(len(json.dumps(own, ensure_ascii=False)) for own in [notes, *(scene.notes for scene in scenes)])
+    if noted > MAX_NOTES_CHARS:  # (each is written back at every run)
+        raise invalid(document, "the file", f"holds {noted:,} characters of notes, more than {MAX_NOTES_CHARS:,}")
     song = SongAudio(duration, audio.get("path"), audio.get("sha256"))
     return Storyboard(
         audio=song,
@@ -245,7 +250,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         language=_text(data, "language", "en", document),
         settings=settings,
         scenes=scenes,
-        notes=_notes(data, BOARD_KEYS, document, ""),
+        notes=notes,
     )
 
 
@@ -254,8 +259,9 @@ def _notes(raw: dict, known: Collection[str], document: str, at: str) -> dict[st
     longer as JSON than a lyric may be (the file is written back at every run)."""
     notes = {key: value for key, value in raw.items() if key not in known}
     for key, value in notes.items():
-        if (length := len(json.dumps(value, ensure_ascii=False))) > MAX_LYRICS_CHARS:
-            raise invalid(document, f"{at}{key}", f"must be at most {MAX_LYRICS_CHARS:,} characters, got {length:,}")
+        if (length := len(json.dumps({key: value}, ensure_ascii=False))) > MAX_LYRICS_CHARS:
+            named = key if len(key) <= 40 else f"{key[:20]}… (a key of {len(key):,} characters)"
+            raise invalid(document, f"{at}{named}", f"must be at most {MAX_LYRICS_CHARS:,} characters, got {length:,}")
     return notes
 
 
