@@ -70,7 +70,7 @@ class Line:
 class Transcript:
     lines: list[Line]
     language: str
-    model: str  # what produced it: "openai-whisper:large", "lyrics:song.lrc", ...
+    model: str  # what produced it: "openai-whisper:large", "lyrics:timed 1a2b3c4d5e6f", ...
     audio_sha256: str = ""
 
     def to_json(self) -> dict:
