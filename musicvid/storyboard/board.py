@@ -19,7 +19,7 @@ from typing import Any, Collection, Mapping
 from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text, resolved
 from musicvid.core.paths import file_version
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
-from musicvid.lyrics.transcript import UNSURE_BELOW, no_controls, short_text
+from musicvid.lyrics.transcript import UNSURE_BELOW, excerpt, no_controls, short_text
 from musicvid.storyboard.made_with import MADE_TEXTS, MadeWith, made_with
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
 from vipe_core.context import SCENE_KINDS
@@ -237,7 +237,9 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
             document, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
         )
     if audio.get("sha256") and not re.fullmatch(r"[0-9a-f]{64}", audio["sha256"]):  # ("" or none: not recorded)
-        raise invalid(document, "audio.sha256", f"must be the song's SHA-256 (64 hex digits), got {audio['sha256']!r}")
+        raise invalid(
+            document, "audio.sha256", f"must be the song's SHA-256 (64 hex digits), got '{excerpt(audio['sha256'])}'"
+        )
     notes = _notes(data, BOARD_KEYS, document, "")
     noted = sum(len(json.dumps(own, ensure_ascii=False)) for own in [notes, *(scene.notes for scene in scenes)])
     if noted > MAX_NOTES_CHARS:  # (each is written back at every run)

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from musicvid.core.files import invalid
+from musicvid.lyrics.transcript import excerpt
 from musicvid.settings.schema import check_bounds
 from musicvid.settings.song import SongRequest
 from vipe_core.choose import LENSES
@@ -59,7 +60,7 @@ def made_with(raw: Any, document: str) -> MadeWith:
             check_bounds(f"{document} settings.{key}", value, low=meta["low"], high=meta["high"], above=meta["above"])
             values[named.get(key, key)] = float(value) if kind is float else value
     if values["lens"] is not None and values["lens"] not in LENSES:  # (as --lens takes it)
-        raise invalid(document, "settings.lens", f"must be one of {', '.join(LENSES)}, got {values['lens']!r}")
+        raise invalid(document, "settings.lens", f"must be one of {', '.join(LENSES)}, got '{excerpt(values['lens'])}'")
     models = raw.get("models")
     if models is not None and not (isinstance(models, dict) and all(isinstance(v, str) for v in models.values())):
         raise invalid(document, "settings.models", "must be an object of model names")
