@@ -15,7 +15,7 @@ from musicvid.prepare import prepare
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard.kept import save_picks
-from musicvid.storyboard.make import storyboard_in, transcript_source
+from musicvid.storyboard.make import _same_vipe, storyboard_in, transcript_source
 from tests.helpers import TINY_QUIET, make_tone, run
 
 LYRICS = "[00:00.50]the sky is burning\n[00:02.50]rivers made of glass\n"
@@ -170,6 +170,9 @@ def test_the_same_lyrics_and_vipe_under_other_paths_keep_the_edits(capsys, song,
         )
         assert code == 0, err
         assert prompt_of(board, 1) == "a red lighthouse" and not list(workdir.glob("storyboard.edited-*.json"))
+    # a storyboard made before ViPE's weights were recorded is the same only under the same name
+    made = {"vipe": "./vp", "vipe_weights": "folder 0123", "vipe_dtype": "float32"}
+    assert _same_vipe({"vipe": "vp", "vipe_weights": "folder 0123"}, made) and not _same_vipe({"vipe": "hub/X"}, made)
     # (so is an ASR model's folder: its transcript is reused)
     assert (
         len({transcript_source(replace(PRESETS["tiny"], asr=str(f)), False, None) for f in (folder, copied, "vp")}) == 1

@@ -158,11 +158,11 @@ def vipe_weights(models: ModelSet) -> dict[str, str]:
 def _same_vipe(saved: Mapping[str, str], made: Mapping[str, str]) -> bool:
     """Whether a saved storyboard's prompts came from this ViPE: by its weights and the dtype it computed in where the
     storyboard records them (one made before they were recorded is kept, edits and all, as it was made), and by its
-    name unless it is a checkpoint on this machine (vipe_weights names it first by what it holds: the same folder
-    given by another path, or copied, is the same ViPE)."""
+    name unless it is a checkpoint on this machine whose weights the storyboard records (vipe_weights names it first
+    by what it holds: the same folder given by another path, or copied, is the same ViPE)."""
     recorded = ("vipe_weights", "vipe_dtype")
-    weights = made.get("vipe_weights") or "tokenizer"
-    named = not weights.startswith("tokenizer") or saved.get("vipe") == made["vipe"]
+    held = not (made.get("vipe_weights") or "tokenizer").startswith("tokenizer") and "vipe_weights" in saved
+    named = held or saved.get("vipe") == made["vipe"]
     return named and all(saved.get(key, made.get(key)) == made.get(key) for key in recorded)
 
 
