@@ -56,3 +56,10 @@ def test_a_long_prompts_picture_takes_the_style():
     styles = ("", STYLE, " ".join(["gold"] * 60))  # (the last: more than half of CLIP's tokens)
     embeds = [SceneInputs(pipe, board, [0], RenderSettings(size=(64, 64), style=s)).text[0] for s in styles]
     assert not torch.equal(embeds[0], embeds[1]) and not torch.equal(embeds[0], embeds[2])
+    # in half precision, as a GPU draws: the styled prompt is encoded, and every module keeps its dtype and device
+    pipe.to(torch.bfloat16)
+    [half] = SceneInputs(pipe, board, [0], RenderSettings(size=(64, 64), style=STYLE)).text.values()
+    assert torch.isfinite(half).all() and (half - embeds[1]).abs().max() < 0.1 * embeds[1].abs().max()
+    modules = [pipe.text_encoder, pipe.unet, pipe.vae]
+    assert {p.dtype for m in modules for p in m.parameters()} == {torch.bfloat16}
+    assert {p.device.type for m in modules for p in m.parameters()} == {"cpu"}

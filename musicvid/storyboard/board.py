@@ -262,7 +262,7 @@ def _notes(raw: dict, known: Collection[str], document: str, at: str) -> dict[st
     notes = {key: value for key, value in raw.items() if key not in known}
     for key, value in notes.items():
         if (length := len(json.dumps({key: value}, ensure_ascii=False))) > MAX_LYRICS_CHARS:
-            named = key if len(key) <= 40 else f"{key[:20]}… (a key of {len(key):,} characters)"
+            named = key if len(key) <= 40 else f"{excerpt(key)} (a key of {len(key):,} characters)"
             raise invalid(document, f"{at}{named}", f"must be at most {MAX_LYRICS_CHARS:,} characters, got {length:,}")
     return notes
 
