@@ -7,19 +7,17 @@ run (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; 141 a reader of standard output that w
 from __future__ import annotations
 
 import argparse
-import errno
 import logging
 import os
 import sys
 from importlib.metadata import entry_points
-from pathlib import Path
 
 # Library chatter (optional backends, deprecations) is not for the person running the command.
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("DIFFUSERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from musicvid.core.errors import MusicvidError, UserError, out_of_memory  # noqa: E402
+from musicvid.core.errors import MusicvidError, UserError, out_of_memory, out_of_room  # noqa: E402
 from musicvid.core.paths import printable  # noqa: E402
 from musicvid.lyrics.known import check_lyrics_file  # noqa: E402
 from musicvid.settings.front_doors import option_groups, parse_file_path, parse_path  # noqa: E402
@@ -29,7 +27,6 @@ from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.settings.schema import check_field, option_name
 from musicvid.settings.song import SongRequest
-from vipe_core.atomic import temporary_of
 from vipe_core.errors import OutputLost, run_guarded, stop_said, stopped_as_interrupted
 
 log = logging.getLogger("musicvid")
@@ -235,27 +232,6 @@ COMMANDS = {
 }
 
 
-# What a write that ran out of room says, by its errno: a full disk, a used-up quota, a file size limit.
-FULL = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EFBIG: "a file outgrew the size limit (ulimit -f)",
-}
-
-
-def disk_full(error: OSError) -> str:
-    """What a full disk (or a quota, a size limit: FULL) stopped: the file being written, named as its artifact where
-    it was our temporary."""
-    again = "; free some space and run the same command again to continue"
-    # a copy or a link names its source first and the file it writes second (shutil.copyfile's ENOSPC, os.link's)
-    name = error.filename2 or error.filename
-    if not name:
-        return FULL[error.errno] + again
-    path = Path(os.fsdecode(name))
-    written = path.with_name(temporary[1]) if (temporary := temporary_of(path)) else path
-    return f"{FULL[error.errno]}, where {written} was being written{again}"
-
-
 def _current_folder_gone() -> bool:
     """Whether the current folder is gone or its path too long to name: torch's libraries then fail to load, saying
     the install is broken."""
@@ -310,8 +286,8 @@ def _run(argv: list[str] | None) -> int:
     except Exception as error:  # a bug or an environment problem: one line, the traceback on request
         if args.debug:
             raise
-        if isinstance(error, OSError) and error.errno in FULL:
-            print(f"musicvid: {disk_full(error)}", file=sys.stderr)
+        if full := out_of_room(error):
+            print(f"musicvid: {full}", file=sys.stderr)
             return 1
         if memory := out_of_memory(error):
             print(f"musicvid: {memory}", file=sys.stderr)

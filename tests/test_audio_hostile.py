@@ -21,6 +21,7 @@ from musicvid.core.audio import (
     decode,
     load_audio,
     loudness,
+    read_tags,
     song_samples,
     wav_seconds,
 )
@@ -117,6 +118,23 @@ def test_an_ordinary_songs_muxed_sound_is_its_analysed_sound(tmp_path):
     analysed, muxed = decode(song), muxed_sound(song, tmp_path)
     span = slice(SAMPLE_RATE // 4, min(analysed.size, muxed.size) - SAMPLE_RATE // 4)
     assert np.corrcoef(analysed[span], muxed[span])[0, 1] > 0.9
+
+
+@pytest.mark.parametrize("second", [["-ac", "2"], ["-ar", "48000"]])
+def test_a_song_whose_channels_or_rate_change_partway_is_muxed_whole_on_one_timeline(tmp_path, second):
+    """MP3s joined byte after byte (a radio rip, a podcast's parts), a broadcast's stereo then 5.1: ffmpeg starts its
+    filters again at the change, and the mux's sound must not start its count of samples again there."""
+    chirp = ["-f", "lavfi", "-i", CHIRP.format(seconds=1.5), "-ac", "1", "-ar", "44100"]
+    first, then = make(tmp_path / "a.mp3", *chirp), make(tmp_path / "b.mp3", *chirp, *second)
+    song = tmp_path / "joined.mp3"
+    song.write_bytes(first.read_bytes() + then.read_bytes())
+    analysed, muxed = decode(song), muxed_sound(song, tmp_path)
+    assert analysed.size == pytest.approx(3 * SAMPLE_RATE, abs=SAMPLE_RATE / 10)
+    assert muxed.size == pytest.approx(analysed.size, abs=SAMPLE_RATE / 20)  # (it was 1.5 s: the rest at its end)
+    # past the change, where the analysis has it within 10 ms (a resampler started again there takes a millisecond)
+    start, end, shifts = int(1.8 * SAMPLE_RATE), int(2.8 * SAMPLE_RATE), range(-SAMPLE_RATE // 100, SAMPLE_RATE // 100)
+    matches = [np.corrcoef(analysed[start:end], muxed[start + shift : end + shift])[0, 1] for shift in shifts]
+    assert max(matches) > 0.9
 
 
 def stereo(left: str, right: str) -> list[str]:
@@ -319,3 +337,12 @@ def test_a_playlist_or_a_list_of_files_is_no_song_whatever_it_names(capsys, tmp_
     code, out, err = run(capsys, "render", tmp_path / "inner.m3u8", *TINY_QUIET, "--workdir", tmp_path / "w")
     assert code == 2 and err.count("\n") == 1 and "give the audio file itself" in err, err
     assert song_samples(private)[0].size == 2 * SAMPLE_RATE  # the song itself is one
+
+
+@pytest.mark.parametrize("suffix", [".wav", ".flac", ".ogg", ".m4a", ".mp3"])
+def test_a_songs_title_and_artist_are_its_tags_in_every_container(tmp_path, suffix):
+    tags = ["-metadata", "title=Fárok Light", "-metadata", "artist=The Tiny Models"]
+    tagged = make(tmp_path / f"Someone - Name{suffix}", "-f", "lavfi", "-i", CHIRP.format(seconds=1), *tags)
+    assert read_tags(tagged) == ("Fárok Light", "The Tiny Models")  # (a WAV's RIFF INFO: mutagen reads none)
+    bare = make(tmp_path / f"Someone - Bare{suffix}", "-f", "lavfi", "-i", CHIRP.format(seconds=1))
+    assert read_tags(bare) == ("Bare", "Someone")  # untagged: the name's

@@ -3,6 +3,7 @@
 before the first render), repeats of a row finished with it, a skipped row whose outputs are not all there, the
 report's paths, and a row that ran out of memory. The renders are faked where a test needs only what the batch decides."""
 
+import errno
 import json
 import os
 import unicodedata
@@ -14,7 +15,7 @@ import pytest
 from musicvid.batch import command as batch
 from musicvid.batch.playlist import title_slug
 from musicvid.batch.report import Result
-from musicvid.core.errors import out_of_memory
+from musicvid.core.errors import out_of_memory, out_of_room
 from musicvid.core.files import file_sha256
 from musicvid.core.outputs import remember
 from musicvid.core.workdir import Workdir
@@ -206,9 +207,12 @@ def test_a_decomposed_title_keeps_its_accents_in_the_videos_name():
     assert title_slug(unicodedata.normalize("NFD", "Déjà vu: live!")) == "Déjà-vu-live"
 
 
-def test_a_row_that_runs_out_of_memory_in_its_render_says_so_and_the_batch_goes_on(tmp_path, capsys, monkeypatch):
-    """A render that fails for want of memory (after its models loaded) is reported in the sentence the command line
-    says it in, not as a bare MemoryError; the next row is rendered."""
+@pytest.mark.parametrize(
+    "error", [MemoryError(), OSError(errno.ENOSPC, "No space left on device", "/o/.musicvid-42.a.mp4.k3j5h2g1.mp4")]
+)
+def test_a_row_that_runs_out_of_memory_or_room_says_so_and_the_batch_goes_on(tmp_path, capsys, monkeypatch, error):
+    """A render that fails for want of memory (after its models loaded) or of room on the disk is reported in the
+    sentence the command line says it in, not as a bare MemoryError or OSError; the next row is rendered."""
     import musicvid.pipeline
 
     songs = tmp_path / "songs"
@@ -220,12 +224,13 @@ def test_a_row_that_runs_out_of_memory_in_its_render_says_so_and_the_batch_goes_
     def make_video(request, settings, registry, output, wait):
         rendered.append(request.song.name)
         if len(rendered) == 1:
-            raise MemoryError()
+            raise error
         return SimpleNamespace(duration=1.0, workdir=Workdir.of_song(request.song, None))
 
     monkeypatch.setattr(musicvid.pipeline, "make_video", make_video)
     code, err = run_batch(capsys, songs, tmp_path / "out")
-    said = str(out_of_memory(MemoryError()))
-    assert code == 1 and rendered == ["a.wav", "b.wav"] and said.startswith("the process ran out of")
+    said = str(out_of_memory(error) or out_of_room(error))
+    assert code == 1 and rendered == ["a.wav", "b.wav"]
+    assert said.startswith(("the process ran out of", "the disk is full, where /o/a.mp4 was being written"))
     assert [(row["status"], row["error"]) for row in report_of(tmp_path / "out")] == [("failed", said), ("done", "")]
     assert f"a.wav: failed: {said}\n" in err

@@ -19,10 +19,10 @@ import pytest
 import torch
 import tqdm
 
-from musicvid.cli import COMMANDS, disk_full, main
+from musicvid.cli import COMMANDS, main
 from musicvid.core import ffmpeg
 from musicvid.core.audio import SAMPLE_RATE
-from musicvid.core.errors import UserError
+from musicvid.core.errors import UserError, out_of_room
 from musicvid.core.progress import Progress
 from musicvid.lyrics.transcribe import recognize
 from musicvid.models.kinds import as_unavailable
@@ -175,9 +175,9 @@ def test_without_a_limit_only_a_failed_allocation_is_said_as_memory(tmp_path, ca
 def test_a_write_that_ran_out_of_room_names_what_ran_out_and_the_file_it_stopped(number, said):
     # a write through a file object names no file: said as what ran out, whatever standard output is
     nameless = OSError(number, os.strerror(number))
-    assert disk_full(nameless) == f"{said}; free some space and run the same command again to continue"
+    assert str(out_of_room(nameless)) == f"{said}; free some space and run the same command again to continue"
     error = OSError(number, os.strerror(number), "/videos/.musicvid-4242.o.mp4.k3j5h2g1.mp4")
-    assert disk_full(error) == (
+    assert str(out_of_room(error)) == (
         f"{said}, where /videos/o.mp4 was being written; free some space and run the same command again to continue"
     )
 
@@ -187,7 +187,7 @@ def test_a_copy_out_to_a_full_disk_names_the_file_it_wrote_not_the_one_it_read()
     error = OSError(
         errno.ENOSPC, "No space left on device", "/work/wd/video.mp4", None, "/small/.musicvid-42.o.mp4.k3j5h2g1.mp4"
     )
-    assert disk_full(error).startswith("the disk is full, where /small/o.mp4 was being written;")
+    assert str(out_of_room(error)).startswith("the disk is full, where /small/o.mp4 was being written;")
 
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])

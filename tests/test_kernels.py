@@ -2,12 +2,16 @@
 together on a fresh install had mixed numba's cache files, and every later process crashed loading them."""
 
 import fcntl
+import os
+import signal
 import threading
+import time
 
 import librosa
 import pytest
 
 from musicvid.core import kernels
+from vipe_core.errors import Terminated, stopped_as_interrupted
 
 
 def held_elsewhere() -> bool:
@@ -66,3 +70,15 @@ def test_a_process_that_waits_for_the_lock_says_so(caplog):
             waiter.join(timeout=0.1)
         assert said in caplog.text and waiter.is_alive()
     waiter.join()  # let go: it goes on
+
+
+def test_a_stop_during_a_first_compile_is_held_to_the_blocks_end_not_lost():
+    """numba compiles through llvmlite's callbacks from C, where an exception a signal's handler raises is printed
+    and lost, and the run went on: the stop is held while the kernels compile, then raised."""
+    went_on = False
+    with stopped_as_interrupted(), pytest.raises(Terminated) as stopped, kernels.kernels_compiled("beats"):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)  # (where a handler would have run)
+        went_on = True
+    assert went_on and stopped.value.signum == signal.SIGTERM
+    assert not held_elsewhere()

@@ -177,6 +177,7 @@ def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, s
     assert code == 0 and "for 24 GB (--gpu-memory)" in out and "float16, 1.72 GB" in out
     code, out, err = run(capsys, "plan", song, "--asr-model", str(tmp_path / "mine.pt"), "--gpu-memory", "24")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "cannot size the asr model" in err
+    assert "Whisper by its size's name" in err and "folders with a config.json" not in err  # (as a folder is not)
 
 
 class CudaRegistry:

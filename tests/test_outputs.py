@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from musicvid.cli import disk_full
-from musicvid.core.errors import UserError
+from musicvid.core.errors import UserError, out_of_room
 from musicvid.core.files import VIDEO_SUFFIXES
 from musicvid.core.outputs import write_output
 from musicvid.core.workdir import Workdir
@@ -311,7 +310,9 @@ def test_a_render_sent_sigterm_ends_as_ctrl_c_does_and_resumes(capsys, tmp_path,
 
 def test_a_full_disk_names_the_file_it_stopped_not_its_temporary():
     error = OSError(errno.ENOSPC, "No space left on device", "/videos/.musicvid-4242.o.mp4.k3j5h2g1.mp4")
-    assert disk_full(error).startswith("the disk is full, where /videos/o.mp4 was being written; free some space")
+    assert str(out_of_room(error)).startswith(
+        "the disk is full, where /videos/o.mp4 was being written; free some space"
+    )
 
 
 def test_a_temporary_of_a_name_with_a_line_break_is_known_as_ours(tmp_path):

@@ -275,6 +275,10 @@ def test_a_work_directory_that_is_a_file_is_refused_before_any_work(capsys, tmp_
     (tmp_path / "w").write_text("not a folder")
     code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w")
     assert code == 2 and "is a file: give --workdir a folder" in err
+    (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+    code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", tmp_path / "gone")
+    assert code == 2 and f"is a link to {tmp_path / 'nowhere'}, where nothing is: give a folder" in err
+    assert (tmp_path / "gone").is_symlink() and not (tmp_path / "nowhere").exists()  # (left as it was)
 
 
 @pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) runs the command as another user")

@@ -32,7 +32,7 @@ def add_command(commands) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
-    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--port", type=int, default=7860, help="port to listen on (default: %(default)s)")
     groups = option_groups(p)  # the page's models, device and precision where the other commands have them
     groups[ModelChoice.fields()["models"].metadata["group"]].add_argument(
         "--models",
@@ -45,16 +45,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             f"--{name}", default=f.default, choices=f.metadata["choices"], help=f.metadata["help"]
         )
     p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")
-    p.add_argument("--jobs-dir", type=parse_path, default=UIConfig.jobs_dir, help="where uploads and results live")
-    p.add_argument("--keep-hours", type=float, default=UIConfig.keep_hours, help="remove jobs older than this")
-    p.add_argument("--max-minutes", type=float, default=UIConfig.max_minutes, help="longest song accepted")
-    p.add_argument("--max-upload-mb", type=int, default=UIConfig.max_upload_mb, help="largest upload accepted")
-    p.add_argument(
-        "--max-jobs-gb",
-        type=float,
-        default=UIConfig.max_jobs_gb,
-        help="what all jobs may hold on disk; past it a new job removes the oldest (default: %(default)s)",
-    )
+    for name, kind, said in (
+        ("jobs-dir", parse_path, "where uploads and results live"),
+        ("keep-hours", float, "remove jobs older than this"),
+        ("max-minutes", float, "longest song accepted"),
+        ("max-upload-mb", int, "largest upload accepted"),
+        ("max-jobs-gb", float, "what all jobs may hold on disk; past it a new job removes the oldest"),
+    ):
+        default = getattr(UIConfig, name.replace("-", "_"))
+        p.add_argument(f"--{name}", type=kind, default=default, help=f"{said} (default: %(default)s)")
     p.add_argument(
         "--lora-dir",
         type=parse_path,

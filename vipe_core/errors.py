@@ -55,6 +55,24 @@ def handled(handler, numbers=(signal.SIGTERM, signal.SIGHUP)):
                 signal.signal(number, before)
 
 
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Within it, a stopping signal (STOPPING) is held, and at its end, however it ends, given again to whatever
+    handled it before (Terminated, KeyboardInterrupt): for a block that runs Python called back from C, where an
+    exception a handler raises is printed and lost, and the run goes on (numba compiling through llvmlite's
+    callbacks). The run stops when the block ends, not at once. In the main thread only, as handled."""
+    held: list[int] = []
+    try:
+        with handled(lambda number, frame: held.append(number), STOPPING):
+            yield
+    finally:
+        if held:
+            signal.raise_signal(held[0])
+
+
 def stopped_as_interrupted():
     """Within it, SIGTERM and SIGHUP raise Terminated (handled)."""
     return handled(_terminated)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from musicvid.batch.playlist import Job
 from musicvid.batch.report import Result
-from musicvid.core.errors import UserError, out_of_memory
+from musicvid.core.errors import UserError, out_of_memory, out_of_room
 from musicvid.core.workdir import Workdir
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.model_choice import ModelChoice
@@ -54,7 +54,8 @@ def render_one(job: Job, registry) -> Result:
     except KeyboardInterrupt:
         raise
     except Exception as error:  # any one song's failure is reported; the batch goes on
-        said = out_of_memory(error) or error  # (one for want of memory in the sentence the command line says it in)
+        # (for want of memory or of room on the disk, in the sentence the command line says it in)
+        said = out_of_memory(error) or out_of_room(error) or error
         result.status, result.error = "failed", str(said) or type(error).__name__
     result.seconds = round(time.perf_counter() - started, 3)  # to the millisecond, as the table says a quick one
     return result

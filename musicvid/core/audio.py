@@ -173,18 +173,9 @@ def check_length(path: Path, max_seconds: float) -> None:
 
 
 def read_tags(path: Path) -> tuple[str, str]:
-    """(title, artist) from the file's tags, else from an "Artist - Title" file name, else the stem."""
-    title = artist = ""
-    try:
-        import mutagen
-
-        tags = mutagen.File(path, easy=True)
-        if tags is not None and tags.tags is not None:
-            # (a tag may be megabytes: cut to what a person may type as a title)
-            title = (tags.get("title") or [""])[0].strip()[:MAX_TEXT_CHARS]
-            artist = (tags.get("artist") or [""])[0].strip()[:MAX_TEXT_CHARS]
-    except Exception:  # tags are a convenience: any unreadable tag block just means "no tags"
-        pass
+    """(title, artist) from the file's tags (mutagen's, else the container's as ffmpeg reads them: a WAV's RIFF
+    INFO, which mutagen does not read), else from an "Artist - Title" file name, else the stem."""
+    title, artist = tagged(path)
     if not title:
         stem = path.stem
         if " - " in stem:
@@ -193,6 +184,29 @@ def read_tags(path: Path) -> tuple[str, str]:
         else:
             title = stem
     return title, artist
+
+
+def tagged(path: Path) -> tuple[str, str]:
+    """(title, artist) as the file's tags give them, each "" where none does; each cut to what a person may type
+    as a title (a tag may be megabytes). Tags are a convenience: an unreadable tag block means no tags."""
+    tags: dict[str, str] = {}
+    try:
+        import mutagen
+
+        found = mutagen.File(path, easy=True)
+        if found is not None and found.tags is not None:
+            tags = {key: (found.get(key) or [""])[0] for key in ("title", "artist")}
+    except Exception:
+        pass
+    if not any(value.strip() for value in tags.values()):
+        try:
+            import av  # (faster-whisper's, so always here)
+
+            with av.open(str(path), metadata_errors="ignore") as container:
+                tags = {key.lower(): value for key, value in container.metadata.items()}
+        except Exception:
+            pass
+    return tuple(str(tags.get(key) or "").strip()[:MAX_TEXT_CHARS] for key in ("title", "artist"))
 
 
 @dataclass(frozen=True)

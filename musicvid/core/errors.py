@@ -1,11 +1,15 @@
 """The ways a run can fail (or be stopped), each with its exit code; the message is one sentence for a person,
 with its numbers written as people write them (number_text). And a failure for want of memory told from a broken
-install, which it reads as (out_of_memory)."""
+install, which it reads as (out_of_memory), and a write that ran out of room (out_of_room)."""
 
 from __future__ import annotations
 
 import errno
+import os
 import resource
+from pathlib import Path
+
+from vipe_core.atomic import temporary_of
 
 # What a failed allocation says: torch's CPU allocator ("can't allocate memory"), strerror(ENOMEM) ("Cannot ...")
 ALLOCATION_FAILED = ("can't allocate memory", "cannot allocate memory")
@@ -83,3 +87,26 @@ def out_of_memory(error: BaseException) -> UserError | None:
         f"the process ran out of the memory it may use, its address-space limit of {limit / 2**30:.1f} GB (ulimit -v "
         f"{limit // 1024}): raise or lift that limit and run the same command again to continue"
     )
+
+
+# What a write that ran out of room says, by its errno: a full disk, a used-up quota, a file size limit.
+FULL = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EFBIG: "a file outgrew the size limit (ulimit -f)",
+}
+
+
+def out_of_room(error: BaseException) -> UserError | None:
+    """The error to say in place of `error` where a write ran out of room (a full disk, a quota, a size limit: FULL),
+    naming the file being written (as its artifact where it was our temporary); None for any other."""
+    if not (isinstance(error, OSError) and error.errno in FULL):
+        return None
+    again = "; free some space and run the same command again to continue"
+    # a copy or a link names its source first and the file it writes second (shutil.copyfile's ENOSPC, os.link's)
+    name = error.filename2 or error.filename
+    if not name:
+        return UserError(FULL[error.errno] + again)
+    path = Path(os.fsdecode(name))
+    written = path.with_name(temporary[1]) if (temporary := temporary_of(path)) else path
+    return UserError(f"{FULL[error.errno]}, where {written} was being written{again}")

@@ -78,6 +78,7 @@ _PARTIAL = ": partial file"
 _EBML = b"\x1a\x45\xdf\xa3"
 _SEGMENT = b"\x18\x53\x80\x67"
 _AUDIO_STREAM = re.compile(r"^\s*Stream #0:(\d+).*: Audio: (.*)$", re.MULTILINE)
+_FORMAT = re.compile(r", (\d+) Hz, ([^,]+)")  # in an audio stream's line: "mp3 (mp3float), 44100 Hz, mono, fltp"
 _OUTPUTS = re.compile(r"^(?:Stream mapping:|Output #)", re.MULTILINE)  # where ffmpeg's description of its input ends
 _DEMUXER = re.compile(r"^Input #0, (.+), from '", re.MULTILINE)
 # ffmpeg's demuxers that read the files or addresses their input names (playlists, scripts, lists of files): ffmpeg
@@ -180,6 +181,16 @@ def song_stream(path: str | os.PathLike) -> int:
     marks default (the one a player plays), else the first. The analysis and the mux both take this one."""
     streams = audio_streams(describe(path))
     return next((number for number, line in enumerate(streams) if "(default)" in line), 0)
+
+
+def song_format(path: str | os.PathLike) -> tuple[int, int]:
+    """The song's stream's (song_stream) sample rate and channels as its file begins: 1 for mono, else 2 (AAC takes
+    no 7.1.4: more channels are mixed down to two); 48 kHz stereo where ffmpeg's description says neither."""
+    streams = audio_streams(describe(path))
+    found = _FORMAT.search(streams[song_stream(path)]) if streams else None
+    if found is None:
+        return 48_000, 2
+    return int(found[1]), 1 if found[2] in ("mono", "1 channels") else 2
 
 
 def audio_streams(description: str) -> list[str]:

@@ -16,6 +16,8 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from vipe_core.errors import signals_held
+
 log = logging.getLogger("musicvid")
 _COMPILED: set[str] = set()  # the sets of kernels this process has compiled or read from the cache
 
@@ -49,7 +51,8 @@ def kernels_compiled(name: str) -> Iterator[None]:
         except BlockingIOError:  # (a first compile takes minutes on a busy machine: say why nothing moves)
             log.warning("waiting for another musicvid process to finish compiling librosa's kernels (numba)")
             fcntl.flock(module, fcntl.LOCK_EX)
-        yield
+        with signals_held():  # (a stop raised in numba's compile, called back from llvmlite, would be lost)
+            yield
         with contextlib.suppress(OSError):  # (a cache that cannot be marked: each first block takes the lock)
             _mark(name).touch()
     _COMPILED.add(name)

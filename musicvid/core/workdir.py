@@ -1,26 +1,24 @@
-"""A song's work directory: every file a run keeps there, named in one place, held by one run at a
-time, and of one song.
+"""A song's work directory: every file a run keeps there, named in one place, held by one run at a time, of one song.
 
 The layout (docs/cli.md): transcript.json, storyboard.json, keyframes/<scene>.png, frames/<frame>.png,
 contact_sheet.png, video.mp4 (or preview.mp4), lyrics.srt, lyrics.ass with its fonts/, timings.json,
 score.json and score.png (`musicvid score`: musicvid.review.score), outputs.json (what its runs wrote outside it:
 musicvid.core.outputs) and the lock file. A rerun reads what an earlier one left, so these names never change.
 
-A run removes the temporaries a killed run left before it resumes (musicvid.core.files); a second run on
-the same folder would remove the first's files as it writes them. So each run holds an OS file lock on
-the folder's lock file for as long as it works there: the OS releases it when the run ends, however it
-ends (a SIGKILL too), so a killed run never leaves a folder locked. The sweep takes only names of our
-temporaries (`.musicvid-<pid>.<name>.<random><suffix>`), never the lock or a person's file.
+A run removes the temporaries a killed run left before it resumes (musicvid.core.files); a second run on the same
+folder would remove the first's files as it writes them. So each run holds an OS file lock on the folder's lock file
+while it works there, which the OS lets go when the run ends, however (a SIGKILL too): a killed run leaves no folder
+locked. The sweep takes only our temporaries' names (`.musicvid-<pid>.<name>.<random><suffix>`), never a person's file.
 
-What a work directory caches is of the song whose hash its storyboard and transcript record: another
-song there is refused (`check_song`), so it can never reuse that song's storyboard or pictures.
+What a work directory caches is of the song whose hash its storyboard and transcript record: another song there is
+refused (`check_song`), so it can never reuse that song's storyboard or pictures.
 
-A work directory is musicvid's or empty (`check_ours`): a folder that holds files musicvid did not make is
-refused before any work, naming one, --overwrite or not. The lock file marks a folder musicvid works in: one
-without it holds a person's files alone, whatever their names (their own video.mp4, keyframes/0000.png). In
-a folder of its own, musicvid writes only the names above, so what a person keeps there (notes, an editor's
-swap file beside storyboard.json) is never touched. A run takes a folder (makes it, locks it) only once every
-check has passed (musicvid.prepare), and gives back one it found new or empty where it leaves nothing but its lock.
+A work directory is musicvid's or empty (`check_ours`): a folder that holds files musicvid did not make is refused
+before any work, naming one, --overwrite or not. The lock file marks a folder musicvid works in: one without it holds
+a person's files alone, whatever their names (their own video.mp4, keyframes/0000.png). In a folder of its own,
+musicvid writes only the names above, so what a person keeps there (notes, an editor's swap file beside
+storyboard.json) is never touched. A run takes a folder (makes it, locks it) only once every check has passed
+(musicvid.prepare), and gives back one it found new or empty where it leaves nothing but its lock.
 Older musicvids made no lock file: a folder of musicvid's names alone, named for the song it records, is taken as its
 own (made_before_locks: its storyboard.json, unrecorded, is set aside before a run makes one anew).
 """
@@ -244,11 +242,13 @@ class Workdir:
 
     def check(self, only: str = WORKS_ONLY) -> None:
         """Refuse, before any work, a work directory that cannot be one: a path the system refuses (a name too long,
-        a folder without search permission: musicvid.core.paths.probe), a file, a read-only folder, a folder that is
-        not musicvid's (check_ours), one whose files are not of their kind (check_kinds), or one inside another work
-        directory (a run started from inside one: that one holds musicvid's own files alone)."""
+        a folder without search permission: musicvid.core.paths.probe), a link to nothing, a file, a read-only folder,
+        a folder not musicvid's (check_ours), one whose files are not of their kind (check_kinds), or one inside
+        another work directory (a run started from inside one: that one holds musicvid's own files alone)."""
         path = self.root
         existing = next((p for p in (path, *path.parents) if exists(p, "work directory")), None)
+        if existing != path and path.is_symlink():  # (mkdir would say "File exists")
+            raise UserError(f"work directory {path} is a link to {os.readlink(path)}, where nothing is: give a folder")
         if existing is None:
             return
         above = next((p for p in resolved(path).parents if is_work_directory(p)), None)

@@ -33,7 +33,7 @@ from musicvid.core import ffmpeg
 from musicvid.core.errors import RenderError
 from musicvid.core.workdir import FONTS
 from musicvid.settings.render import RenderSettings
-from vipe_core.atomic import atomic_path
+from vipe_core.atomic import atomic_path, new_temporary
 
 # The filter of each interpolator musicvid.settings.render.INTERPOLATORS names (tests/test_one_source checks the names).
 INTERPOLATORS = {
@@ -80,11 +80,56 @@ BT709 = (
 )
 
 
-# The song as it was decoded for the analysis (musicvid.core.audio.decode): its samples one after another from 0,
-# each at its count over the rate, whatever its timestamps say (a stream that starts late, as a video's sound may,
-# or with a gap, a dropped packet, would otherwise put every picture and caption after it early), in mono or stereo
-# (AAC takes no 7.1.4).
-SOUND = "asetpts=N/SR/TB,aformat=channel_layouts=mono|stereo"
+@contextlib.contextmanager
+def song_sound(song: Path | None, beside: Path) -> Iterator[Path | None]:
+    """The song as the analysis decodes it (musicvid.core.audio.decode), in a temporary WAV beside `beside` for the
+    mux; None without a song. Its samples follow one another from 0 whatever their timestamps say (a stream that
+    starts late, as a video's sound may, or with a gap, a dropped packet, would otherwise put every picture and
+    caption after it early), at the rate and in mono or stereo as the song begins (ffmpeg.song_format). Decoded
+    apart, not by a filter of the mux: where a stream's rate or channels change partway (MP3s joined, a broadcast's
+    stereo then 5.1) ffmpeg starts its filters again, and a filter counting samples counted from 0 again there."""
+    if song is None:
+        yield None
+        return
+    rate, channels = ffmpeg.song_format(song)
+    wav = new_temporary(beside, ".wav")
+    try:
+        decoded = subprocess.run(
+            [
+                ffmpeg.exe(),
+                "-v",
+                "error",
+                "-nostdin",
+                "-y",
+                "-i",
+                ffmpeg.file_url(song),
+                "-map",
+                f"0:a:{ffmpeg.song_stream(song)}",
+                "-vn",
+                "-map_metadata",
+                "-1",
+                "-ac",
+                str(channels),
+                "-ar",
+                str(rate),
+                "-c:a",
+                "pcm_f32le",
+                "-fflags",
+                "+bitexact",
+                "-f",
+                "wav",
+                ffmpeg.file_url(wav),
+            ],  # fmt: skip
+            capture_output=True,
+        )
+        if decoded.returncode != 0:
+            stderr = decoded.stderr.decode("utf-8", "replace")
+            raise RenderError(
+                f"ffmpeg could not decode the song for the mux: {ffmpeg.reason(stderr, decoded.returncode)}"
+            )
+        yield wav
+    finally:
+        wav.unlink(missing_ok=True)
 
 
 def encode_video(
@@ -123,15 +168,12 @@ def encode_video(
         video_size=video_size or (width, height),
         subtitles=subtitles,
     )
-    with atomic_path(output) as tmp, tempfile.TemporaryFile() as log:
+    with atomic_path(output) as tmp, song_sound(audio, tmp) as sound, tempfile.TemporaryFile() as log:
         command = [
             ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin", *_piped(width, height, fps),
             *(
-                [
-                    "-i", ffmpeg.file_url(audio), "-map", "0:v:0", "-map", f"1:a:{ffmpeg.song_stream(audio)}",
-                    "-af", SOUND, "-c:a", "aac", "-b:a", "192k",
-                ]
-                if audio
+                ["-i", ffmpeg.file_url(sound), "-map", "0:v:0", "-map", "1:a:0", "-c:a", "aac", "-b:a", "192k"]
+                if sound
                 else []
             ),
             "-vf", ",".join([*chain, BT709]),

@@ -30,8 +30,9 @@ def model_index(role: str, name: str) -> dict:
     config = check_model(role, name)
     if config is None:
         from musicvid.models.kinds import as_unavailable  # (torch: only for a model index fetched from the hub)
+        from musicvid.models.weights_files import silenced
 
-        with as_unavailable(role, name):
+        with as_unavailable(role, name), silenced(bars=False):
             from diffusers import DiffusionPipeline
 
             config = check_family(role, dict(DiffusionPipeline.load_config(name)), f"{ROLES[role].flag} {name}")

@@ -105,8 +105,7 @@ def parts(kind: str, name: str) -> dict[str, torch.nn.Module]:
         built = BUILDERS[kind](name)
     if built is None:
         raise Unsized(
-            f"cannot size the {kind.replace('_', ' ')} model {name!r} without loading it: the plan knows the presets' "
-            "models and local folders with a config.json"
+            f"cannot size the {kind.replace('_', ' ')} model {name!r} without loading it: {SIZED_WHISPER if kind == 'asr' else SIZED}"
         )
     return built
 
@@ -325,6 +324,10 @@ def scorer(name: str) -> dict | None:
     return folder and {"scorer": CLIPModel(CLIPConfig.from_pretrained(folder))}
 
 
+# What the plan can size: Whisper's dimensions are in no file of a folder of its (openai-whisper's .pt holds them
+# pickled; CTranslate2's config.json has none)
+SIZED = "the plan knows the presets' models and local folders with a config.json"
+SIZED_WHISPER = "the plan knows Whisper by its size's name (tiny.en, base, ... large-v3, turbo), not by a folder"
 BUILDERS: dict[str, Callable[[str], dict | None]] = {
     "asr": whisper,
     "vipe": vipe,
