@@ -4,6 +4,7 @@ in a second on the CPU, the same bytes from a fresh build and the same seed, oth
 model of another family brings its card's steps, and a pipeline of no family is refused in one sentence."""
 
 import json
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -80,3 +81,13 @@ def test_ltx2_at_32x32_is_refused_by_render_before_any_keyframe(capsys, tmp_path
     code, out, err = run(capsys, "render", *argv, "--workdir", tmp_path / "w")
     assert code == 2 and err.count("\n") == 1 and "LTX-2 draws no side of the frames between keyframes below 64" in err
     assert not (tmp_path / "w").exists()
+
+
+def test_a_video_model_in_no_cache_is_refused_in_one_sentence_without_the_hubs_warning(tmp_path, monkeypatch):
+    """Its model index is fetched alone (offline here: it cannot be), in the hub's quiet, as every load is: the hub
+    warned of an argument diffusers passes, and printed it above the sentence."""
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    with warnings.catch_warnings(record=True) as said, pytest.raises(UserError) as refused:
+        warnings.simplefilter("always")
+        choose_models("tiny", video="someone/absent-video")
+    assert "could not load the video model 'someone/absent-video'" in str(refused.value) and not said
