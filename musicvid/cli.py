@@ -24,7 +24,7 @@ from musicvid.settings.front_doors import option_groups, parse_file_path, parse_
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gpu_memory  # noqa: E402
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
-from musicvid.settings.resolve import resolve_render_settings
+from musicvid.settings.resolve import check_used, resolve_render_settings
 from musicvid.settings.schema import check_field, option_name
 from musicvid.settings.song import SongRequest
 from vipe_core.errors import OutputLost, run_guarded, stop_said, stopped_as_interrupted
@@ -151,9 +151,10 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
     """The settings the options give (musicvid.settings.resolve.resolve_render_settings), and the models."""
     from musicvid.models.choose import models_of
 
-    choice = ModelChoice(**ModelChoice.given(args))
-    settings = resolve_render_settings(models_of(choice), RenderSettings.given(args))
+    choice, given = ModelChoice(**ModelChoice.given(args)), RenderSettings.given(args)
+    settings = resolve_render_settings(models_of(choice), given)
     choice.check_used([settings])
+    check_used(given, [settings])
     return settings, choice
 
 

@@ -16,9 +16,9 @@ from musicvid.pictures.transitions import by_video, clip_frames, clip_index, cli
 from musicvid.settings.geometry import drawn_size
 from musicvid.settings.presets import PRESETS, VIDEO_FAMILIES
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.resolve import resolve_render_settings
+from musicvid.settings.resolve import check_used, resolve_render_settings
 from musicvid.storyboard.board import load_storyboard
-from tests.helpers import probe, render
+from tests.helpers import make_tone, probe, render, run
 
 
 @pytest.mark.parametrize("name", list(VIDEO_FAMILIES))
@@ -62,6 +62,26 @@ def test_transitions_are_a_setting_of_every_front_door_with_the_video_models_ste
         RenderSettings.parse("transitions", "morph", None)
     with pytest.raises(UserError, match="--transition-steps must be from 1 to 100"):
         resolve_render_settings(PRESETS["tiny"], {"transition_steps": 500})
+
+
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        (["--transition-steps", "10"], "--transition-steps only acts with --transitions video"),
+        (
+            ["--no-align", "--align-chunk", "8"],
+            "--align-chunk only acts with the alignment (the default; not --no-align)",
+        ),
+    ],
+)
+def test_a_setting_no_song_of_the_run_uses_is_refused_before_any_work(capsys, tmp_path, options, said):
+    song = make_tone(tmp_path / "song.wav", 1)
+    for command in ("render", "plan"):
+        code, _, err = run(capsys, command, song, "--models", "tiny", *options, "--workdir", tmp_path / "w")
+        assert code == 2 and err == f"musicvid: {said}: give both, or neither\n", command
+    assert not (tmp_path / "w").exists()
+    # a batch's row that uses it (a CSV cell --transitions video) is enough
+    check_used({"transition_steps": 10}, [RenderSettings(), RenderSettings(transitions="video")])
 
 
 @pytest.fixture(scope="module")

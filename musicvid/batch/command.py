@@ -51,7 +51,7 @@ from musicvid.core.workdir import WORK_ROOT, Workdir
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.resolve import resolve_render_settings
+from musicvid.settings.resolve import check_used, resolve_render_settings
 from musicvid.settings.song import SongRequest
 
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
@@ -291,6 +291,7 @@ def run(args) -> int:
     jobs = jobs_of(args, entries, choice)
     check_report(report, jobs, args.playlist, bool(args.overwrite))
     choice.check_used(job.settings for job in jobs)
+    check_used(RenderSettings.given(args), (job.settings for job in jobs))
     made = [job for job in jobs if job.same_as is None]
     earlier, places = earlier_outputs(report), earlier_workdirs(report)  # (read before this batch writes its own)
     # Before any render: a file edited while the batch runs is recorded as before it, so its row is made again.

@@ -3,7 +3,7 @@ a person chose into RenderSettings (musicvid.settings.render)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from musicvid.core.errors import UserError
@@ -58,3 +58,19 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     if values.get("output_fps") and "fps" not in top:
         values["fps"] = drawn_fps(values["output_fps"])
     return RenderSettings(**values)
+
+
+# Settings that act only beside another: (the setting, whether a song's settings use it, the option it needs)
+ACTS_WITH = (
+    ("transition_steps", lambda song: song.transitions == "video", "--transitions video"),
+    ("align_chunk", lambda song: song.align, "the alignment (the default; not --no-align)"),
+)
+
+
+def check_used(given: Mapping[str, Any], songs: Iterable[RenderSettings]) -> None:
+    """A setting the command line `given` gives that no song of the run (a render's, or any row's of a batch) uses
+    would do nothing, and is refused, as a model option is (musicvid.settings.model_choice.ModelChoice.check_used)."""
+    songs = list(songs)
+    for name, acts, needs in ACTS_WITH:
+        if given.get(name) is not None and not any(acts(song) for song in songs):
+            raise UserError(f"--{name.replace('_', '-')} only acts with {needs}: give both, or neither")
