@@ -94,34 +94,13 @@ def song_sound(song: Path | None, beside: Path) -> Iterator[Path | None]:
     rate, channels = ffmpeg.song_format(song)
     wav = new_temporary(beside, ".wav")
     try:
-        decoded = subprocess.run(
-            [
-                ffmpeg.exe(),
-                "-v",
-                "error",
-                "-nostdin",
-                "-y",
-                "-i",
-                ffmpeg.file_url(song),
-                "-map",
-                f"0:a:{ffmpeg.song_stream(song)}",
-                "-vn",
-                "-map_metadata",
-                "-1",
-                "-ac",
-                str(channels),
-                "-ar",
-                str(rate),
-                "-c:a",
-                "pcm_f32le",
-                "-fflags",
-                "+bitexact",
-                "-f",
-                "wav",
-                ffmpeg.file_url(wav),
-            ],  # fmt: skip
-            capture_output=True,
-        )
+        command = [
+            ffmpeg.exe(), "-v", "error", "-nostdin", "-y", "-i", ffmpeg.file_url(song),
+            "-map", f"0:a:{ffmpeg.song_stream(song)}", "-vn", "-map_metadata", "-1", "-ac", str(channels),
+            "-ar", str(rate), "-c:a", "pcm_f32le", "-fflags", "+bitexact",
+            "-rf64", "auto", "-f", "wav", ffmpeg.file_url(wav),  # (RF64 past 4 GB: an hour at 192 kHz)
+        ]  # fmt: skip
+        decoded = subprocess.run(command, capture_output=True)
         if decoded.returncode != 0:
             stderr = decoded.stderr.decode("utf-8", "replace")
             raise RenderError(
