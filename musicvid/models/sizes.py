@@ -104,9 +104,8 @@ def parts(kind: str, name: str) -> dict[str, torch.nn.Module]:
     with torch.device("meta"):
         built = BUILDERS[kind](name)
     if built is None:
-        raise Unsized(
-            f"cannot size the {kind.replace('_', ' ')} model {name!r} without loading it: {SIZED_WHISPER if kind == 'asr' else SIZED}"
-        )
+        known = SIZED_WHISPER if kind == "asr" else SIZED
+        raise Unsized(f"cannot size the {kind.replace('_', ' ')} model {name!r} without loading it: {known}")
     return built
 
 
