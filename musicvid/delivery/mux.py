@@ -147,7 +147,7 @@ def encode_video(
         video_size=video_size or (width, height),
         subtitles=subtitles,
     )
-    with atomic_path(output) as tmp, song_sound(audio, tmp) as sound, tempfile.TemporaryFile() as log:
+    with atomic_path(output) as tmp, song_sound(audio, output) as sound, tempfile.TemporaryFile() as log:
         command = [
             ffmpeg.exe(), "-y", "-hide_banner", "-loglevel", "error", "-nostdin", *_piped(width, height, fps),
             *(
