@@ -10,7 +10,7 @@ import torch
 
 from benchmarks import device, device_checks
 from benchmarks.device_checks import checks
-from benchmarks.profile_split import attention_backends, busy, kind_of, profiled
+from benchmarks.profile_split import attention_backends, busy, kind_of, profiled, seconds_by_kind
 from benchmarks.steady import baselines, difference, full_groups, steady_rate
 from benchmarks.what_ran import versions
 from benchmarks.whole_song import gpu_use, upscaler_used
@@ -24,6 +24,7 @@ def test_a_row_is_full_groups_of_one_shape_timed_by_its_median_with_its_spread()
     rate = steady_rate([0.5, 0.4, 1.0], 4)  # 8, 10 and 4 frames/s
     assert rate["frames_per_second"] == 8.0 and rate["groups_timed"] == 3
     assert rate["spread"] == {"slowest": 4.0, "fastest": 10.0, "relative": 0.75}
+    assert rate["each_group_seconds"] == [0.5, 0.4, 1.0]  # in the order drawn
     assert baselines({"frames_per_second": 10.0}, {"frames_per_second": 9.6})["void"] is False
     assert baselines({"frames_per_second": 10.0}, {"frames_per_second": 9.4})["void"] is True
 
@@ -51,6 +52,29 @@ def test_a_group_is_split_by_kind_of_work_and_each_attention_shape_names_its_bac
     query, key = torch.randn(2, 8, 16, 8), torch.randn(2, 8, 77, 8)
     prof, wall = profiled(lambda: torch.nn.functional.scaled_dot_product_attention(query, key, key), on_gpu=False)
     assert attention_backends(prof) == {"q 2x8x16x8, k 2x8x77x8": "flash (CPU)"} and wall > 0
+
+
+def test_the_gpu_idle_time_is_told_only_where_the_denoising_kernels_were_recorded():
+    unet = [("sm90_xmma_fprop_implicit_gemm", 0.0, 300_000.0), ("flash_fwd_kernel", 200_000.0, 300_000.0)]
+    vae = [("cudnn_conv_fprop", 900_000.0, 100_000.0)]
+    found = seconds_by_kind(unet, vae, 1.0, on_gpu=True)
+    assert found["seconds"] | {"gpu_idle": round(found["seconds"]["gpu_idle"], 4)} == {
+        "attention": 0.3,
+        "convolution": 0.3,
+        "matmul": 0.0,
+        "copies": 0.0,
+        "norm_and_elementwise": 0.0,
+        "vae": 0.1,
+        "gpu_idle": 0.4,  # 1 s less the 0.5 s the denoising's overlapping kernels cover and the decode's 0.1 s
+    }
+    assert found["share"]["gpu_idle"] == 0.4
+    missed = seconds_by_kind([], vae, 1.0, on_gpu=True)  # as an H200's profiler gave it: the decode's kernels alone
+    assert (
+        "seconds" not in missed
+        and "share" not in missed
+        and "no kernel of the denoising (1 of" in missed["not_recorded"]
+    )
+    assert seconds_by_kind([("aten::conv2d", 0.0, 5e4)], [], 1.0, on_gpu=False)["seconds"]["convolution"] == 0.05
 
 
 def report(**sections) -> dict:
