@@ -105,7 +105,7 @@ def split(denoise: Callable[[], object], decode: Callable[[], object], on_gpu: b
 
 def seconds_by_kind(
     unet: list[tuple[str, float, float]], vae: list[tuple[str, float, float]], wall: float, on_gpu: bool
-):
+) -> dict:
     """The split of `wall` seconds from the kernels (name, start, length in µs) of the denoising and of the decode:
 
         seconds[kind] = sum(length of the denoising's kernels of that kind), seconds["vae"] = sum(the decode's)

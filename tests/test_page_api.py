@@ -6,6 +6,7 @@ two sessions at once."""
 import json
 import struct
 import subprocess
+import time
 import urllib.request
 import zlib
 from pathlib import Path
@@ -291,8 +292,6 @@ time.sleep(600)
 def denoising(pid: int, within: float = 60) -> None:
     """Wait until the process `pid` works (over a second of CPU in 3 s): at once where nothing else does, later where
     the other worker's test takes the cores (CI's two)."""
-    import time
-
     deadline = time.time() + within
     while True:
         busy = cpu_seconds(pid)
@@ -308,7 +307,6 @@ def test_a_job_whose_client_cancels_or_is_killed_stops_within_a_step_and_frees_t
     server_process, jobs_dir, leaves
 ):
     import sys
-    import time
 
     from gradio_client import Client, handle_file
 
