@@ -11,8 +11,9 @@ skipped, and a song that would run past it is stopped and written as not finishe
 has no budget):
   song-fast  the headline, first, since it must finish to say anything: a 3-minute song (generated, so it runs
              offline) from its MP3 to the MP4 with `--look music-video --fast` (1080p, 30 fps, karaoke), Whisper
-             large-v2's, ViPE-M's, SD 1.5's, TAESD's and Real-ESRGAN x4plus's architectures (--song-upscaler x4v3:
-             the compact one's; --song-compile: with --compile): wall time and each stage's share
+             large-v2's, ViPE-M's, SD 1.5's, TAESD's and Real-ESRGAN general x4v3's architectures (the upscaler auto
+             takes with --fast; --song-upscaler x4plus: x4plus's; --song-compile: with --compile): wall time and
+             each stage's share
              (benchmarks/whole_song.py)
   delivery   the learned upscalers' seconds a 1080p frame (x4plus and x4v3: the default's choice, by cost and,
              given their published weights, PSNR), and a PNG's write and read (what handing frames over saves)
@@ -283,7 +284,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--compile-artifacts", type=Path, help="torch.compile's mega-cache: loaded, then saved")
     parser.add_argument("--upscaler-weights", nargs="+", default=[], metavar="NAME=FILE", help="x4plus=, x4v3=")
     parser.add_argument(
-        "--song-upscaler", choices=[n for n, _ in UPSCALERS], default="x4plus", help="the songs' upscaler"
+        "--song-upscaler", choices=[n for n, _ in UPSCALERS], help="the songs' upscaler (default: auto's)"
     )
     parser.add_argument("--song-compile", action="store_true", help="the songs rendered with --compile too")
     parser.add_argument(

@@ -1,7 +1,7 @@
 """A song end to end, from its MP3 to the MP4 (python -m benchmarks.speed --song SECONDS; benchmarks/device.py's
 headline): on a GPU with the default models' architectures and random weights (the cost does not depend on their
 values): Whisper large-v2's aligning the lyrics, ViPE-M's elaborating them, SD 1.5's drawing every frame and
-Real-ESRGAN x4plus's upscaling them; elsewhere with the tiny models. The render takes the options given (e.g.
+Real-ESRGAN's upscaling them (x4plus, with --fast x4v3: what auto takes); elsewhere with the tiny models. The render takes the options given (e.g.
 `--look music-video`, `--fast`) and no batch: the memory plan's for the default models on this card. Each stage's
 seconds and share (the delivery runs beside the drawing: the shares can add up to more than 1), its own peak memory
 (sampled) and the run's, the time the GPU waited from the models' first work to their last (prepare's seconds before
@@ -80,15 +80,22 @@ def upscaler(name: str):
     return load
 
 
-FULL_SIZE_LOADERS = {"asr": whisper_large_v2, "vipe": vipe_medium, "upscaler": upscaler("x4plus")}
+FULL_SIZE_LOADERS = {"asr": whisper_large_v2, "vipe": vipe_medium}
 
 
-def song_registry(full_size: bool, folder: Path, upscaling: str = "x4plus") -> ModelRegistry:
-    """The registry the song is made with: of the default models' architectures (the upscaler's, x4plus or x4v3;
-    --fast's decoder saved in `folder`, published_taesd), or the tiny models."""
+def song_registry(full_size: bool, folder: Path, upscaling: str | None = None) -> ModelRegistry:
+    """The registry the song is made with: of the default models' architectures (the upscaler auto takes, x4plus and
+    with --fast x4v3, or `upscaling`'s for both; --fast's decoder saved in `folder`, published_taesd), or the tiny
+    models."""
     if full_size:
-        loaders = FULL_SIZE_LOADERS | {"upscaler": upscaler(upscaling)} if upscaling != "x4plus" else FULL_SIZE_LOADERS
-        models = replace(FULL_SIZE, upscaler=f"{upscaling}-random", fast_decoder=published_taesd(folder))
+        normal, fast = (upscaling, upscaling) if upscaling else ("x4plus", "x4v3")
+        loaders = FULL_SIZE_LOADERS | {"upscaler": upscaler(normal), "fast_upscaler": upscaler(fast)}
+        models = replace(
+            FULL_SIZE,
+            auto_upscaler=f"{normal}-random",
+            fast_upscaler=f"{fast}-random",
+            fast_decoder=published_taesd(folder),
+        )
         return ModelRegistry(models, loaders=loaders)
     return ModelRegistry(PRESETS["tiny"])
 
@@ -137,12 +144,12 @@ def whole_song(
     folder: Path,
     given: dict | None = None,
     stop_after: float | None = None,
-    upscaling: str = "x4plus",
+    upscaling: str | None = None,
     made: Path | None = None,
 ) -> dict:
     """The pipeline on a song end to end, stage by stage, and where the GPU waited; stopped after `stop_after`;
-    upscaled by `upscaling`'s architecture (x4plus, the default's, or x4v3) at full size; of `seconds` made here,
-    or the song `made` beforehand."""
+    upscaled at full size by the architecture auto takes (x4plus, with --fast x4v3), or `upscaling`'s; of `seconds`
+    made here, or the song `made` beforehand."""
     from benchmarks.rows import plan_batch
     from musicvid.core.audio import load_audio
     from musicvid.lyrics.align import align_lyrics

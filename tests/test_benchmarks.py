@@ -204,13 +204,13 @@ def test_the_whole_song_runs_whisper_large_v2_and_vipe_m_through_its_registrys_l
     assert decoder["_class_name"] == "AutoencoderTiny" and decoder["decoder_block_out_channels"] == [64] * 4
     fast = resolve_render_settings(registry.models, {"fast": True})
     check_drawing_files(registry.models, fast, references=False, loads=False)  # taken as a model's folder
-    assert {role: registry.loaders[role] for role in ("asr", "vipe", "upscaler")} == FULL_SIZE_LOADERS
+    assert {role: registry.loaders[role] for role in ("asr", "vipe")} == FULL_SIZE_LOADERS
     assert [registry.named(role)[1] for role in ("asr", "vipe")] == ["openai-whisper:large-v2-random", "vipe-m-random"]
-    upscaler = registry.loaders["upscaler"](
-        registry.models, torch.device("cpu"), Precision.resolve("auto", torch.device("cpu"))
-    )
-    assert upscaler.architecture.name == "ESRGAN" and upscaler.scale == 4  # x4plus's, the default on a GPU
-    assert sum(p.numel() for p in upscaler.model.parameters()) == pytest.approx(16.7e6, rel=0.01)
+    # what auto takes on a GPU: x4plus (16.7M weights), and with --fast the compact x4v3 (1.2M), each named so
+    for role, name, size in (("upscaler", "x4plus", 16.7e6), ("fast_upscaler", "x4v3", 1.21e6)):
+        with registry.use(role) as upscaler:
+            assert registry.named(role) == ("upscaler", f"{name}-random") and upscaler.scale == 4
+            assert sum(p.numel() for p in upscaler.model.parameters()) == pytest.approx(size, rel=0.01)
     # built as on a GPU in float16, with no weights: on the meta device (Whisper's parameters alone, by
     # accelerate's init_empty_weights: its sparse buffer has no meta kernel; GPT-2's whole, whose tied
     # embeddings init_empty_weights would untie)

@@ -2,6 +2,7 @@
 with the frames between made by one ffmpeg (the drawn frames kept on their frames), and the upscalers, a learned
 one seeing only the drawn frames where the frames between are blends."""
 
+import itertools
 import json
 import os
 import subprocess
@@ -16,11 +17,12 @@ from musicvid.cli import main
 from musicvid.core.ffmpeg import exe as ffmpeg_exe
 from musicvid.delivery import mux
 from musicvid.delivery.upscale import Upscaler
+from musicvid.models.footprint import UPSCALER_ROLES
 from musicvid.models.loading import load_upscaler
 from musicvid.models.registry import ModelRegistry
 from musicvid.pictures.camera import cover
 from musicvid.settings.geometry import ASPECTS, RESOLUTIONS
-from musicvid.settings.presets import PRESETS, REAL_ESRGAN, TINY
+from musicvid.settings.presets import PRESETS, REAL_ESRGAN, REAL_ESRGAN_FAST, TINY
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.resolve import resolve_render_settings
 from tests.helpers import decoded, make_tone, probe, psnr
@@ -135,18 +137,21 @@ def test_upscalers_cover_the_video_size(standin_hub):
     assert load_upscaler("auto", CPU) is None  # Lanczos on the CPU
     # every preset's upscaler is auto: the tiny one's network too is for a GPU (on two cores it cost 1.1 s
     # a 1080p frame, 200 s of a 6 s song's render), and the CPU takes Lanczos
-    for preset in PRESETS.values():
-        with ModelRegistry(preset, "cpu").use("upscaler") as upscaler:
+    for preset, role in itertools.product(PRESETS.values(), UPSCALER_ROLES.values()):  # (and with --fast)
+        with ModelRegistry(preset, "cpu").use(role) as upscaler:
             assert preset.upscaler == "auto" and upscaler is None
     frame = np.random.default_rng(1).integers(0, 255, (48, 88, 3), dtype=np.uint8)
-    for name in (TINY, REAL_ESRGAN):  # the hub file as published (tests/standins/upscaler.py), through spandrel
+    # the hub files as published (tests/standins/upscaler.py), through spandrel: --fast's is the compact one
+    for name, network in ((TINY, "ESRGAN"), (REAL_ESRGAN, "ESRGAN"), (REAL_ESRGAN_FAST, "Compact")):
         model = load_upscaler(name, CPU)
-        assert model.scale == 4 and model.architecture.id == "ESRGAN"
+        assert model.scale == 4 and model.architecture.id == network
         upscaled = list(Upscaler(model, (1280, 720), batch=2)([frame] * 3))
         assert [f.shape for f in upscaled] == [(720, 1280, 3)] * 3
         # a batch draws what one frame alone does; torch's scaling to cover is Pillow's Lanczos, nearly
         alone = Upscaler(model, (1280, 720), batch=1)
         assert np.array_equal(next(alone([frame])), upscaled[2])
+        if network == "Compact":  # (the scaling is the Upscaler's whatever the network, and the random compact's
+            continue  # output, a pixel shuffle's checkerboard, is all the frequencies where two kernels differ most)
         with torch.inference_mode():
             bigger = model(torch.from_numpy(frame).permute(2, 0, 1)[None].float() / 255)[0]
         pillow = cover((bigger.permute(1, 2, 0) * 255).round().to(torch.uint8).numpy(), (1280, 720))

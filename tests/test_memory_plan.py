@@ -10,16 +10,16 @@ import pytest
 import torch
 
 from musicvid.delivery.upscale import Upscaler
-from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
+from musicvid.memory.plan import batched_as_planned, plan_memory, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models import registry as registry_module
-from musicvid.models.footprint import role_weights_gb
+from musicvid.models.footprint import UPSCALER_ROLES, role_weights_gb
 from musicvid.models.loading import load_upscaler
 from musicvid.models.precision import Precision
 from musicvid.models.published import whisper_dims
 from musicvid.models.registry import ModelRegistry
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.switches import pipeline_for
-from musicvid.settings.presets import PRESETS, TINY
+from musicvid.settings.presets import PRESETS, TINY, UPSCALE_BATCH
 from musicvid.settings.render import DEFAULT_BATCH, RenderSettings
 from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, run
@@ -256,7 +256,23 @@ def test_kept_models_are_released_least_recently_used_first_for_the_next_to_fit(
 def test_every_role_the_registry_loads_is_sized_for_its_room(preset):
     """A role sized 0 GB would be loaded beside the others with no room made for it (the scorer was)."""
     models, precision = PRESETS[preset], Precision.resolve("auto", torch.device("cuda"))
-    sized = {role: role_weights_gb(models, role, precision) for role in ("asr", "vipe", "scorer", "upscaler")}
+    roles = ("asr", "vipe", "scorer", *UPSCALER_ROLES.values())
+    sized = {role: role_weights_gb(models, role, precision) for role in roles}
     assert all(gb > 0 for gb in sized.values()), sized
-    if preset == "default":  # CLIP ViT-L/14's 428M parameters in float16
+    if preset == "default":  # CLIP ViT-L/14's 428M parameters in float16; x4plus's 16.7M, --fast's x4v3's 1.2M
         assert 0.8 < sized["scorer"] < 0.9
+        assert sized["upscaler"] == pytest.approx(0.0334, abs=1e-3) and sized["fast_upscaler"] == pytest.approx(
+            0.0024, abs=1e-4
+        )
+
+
+def test_with_fast_the_plan_upscales_by_the_compact_network_in_far_less():
+    """--fast's upscaler (auto's: x4v3) is the one the plan holds beside the drawing, not x4plus."""
+    cuda = Precision.resolve("auto", torch.device("cuda"))
+    upscale = {}
+    for fast in (False, True):
+        settings = RenderSettings(resolution="1080p", fast=fast, steps=4 if fast else 25)
+        plan = plan_memory(PRESETS["default"], settings, cuda, 80.0, "given", transcribe=False, elaborate=False)
+        upscale[fast] = plan.stage("upscale")
+    assert upscale[True].batch("frames") == upscale[False].batch("frames") == UPSCALE_BATCH  # 80 GB: room for all
+    assert upscale[True].peak_gb < upscale[False].peak_gb / 3

@@ -59,7 +59,7 @@ def test_the_model_options_name_the_presets_models():
         assert len(named) == 2 and all(name in help_of(ModelChoice, field) for name in named)
     assert default.video in help_of(ModelChoice, "video_model") and default.scorer in help_of(ModelChoice, "scorer")
     assert default.separator in help_of(ModelChoice, "separator")
-    assert default.auto_upscaler in help_of(ModelChoice, "upscaler")
+    assert all(name in help_of(ModelChoice, "upscaler") for name in (default.auto_upscaler, default.fast_upscaler))
 
 
 @pytest.fixture(scope="module")

@@ -285,6 +285,7 @@ def run(args) -> int:
     check_creatable(report, "-o")
     # Every row is made a job and checked before the first song is rendered: a bad row costs nothing.
     from musicvid.models.choose import models_of
+    from musicvid.models.footprint import UPSCALER_ROLES
     from musicvid.models.registry import registry_of  # (torch: not for the command line's start)
 
     choice = ModelChoice(**ModelChoice.given(args))
@@ -308,8 +309,8 @@ def run(args) -> int:
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
     here = choice if args.engine == "local" else dataclasses.replace(choice, device="auto")  # --device: the workers'
     registry = registry_of(here, keep_loaded=args.engine == "local")
-    if any(job.settings.resolution for job in todo):
-        with registry.use("upscaler"):  # a bad --upscaler is refused now, not after the drawing
+    for role in {UPSCALER_ROLES[job.settings.fast] for job in todo if job.settings.resolution}:
+        with registry.use(role):  # a bad --upscaler is refused now, not after the drawing
             pass
     plan = join_ray(args, choice) if todo and args.engine == "ray" else None  # its refusals before -o is made
     out_dir.mkdir(parents=True, exist_ok=True)

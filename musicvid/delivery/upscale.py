@@ -23,6 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from musicvid.models.footprint import UPSCALER_ROLES
 from musicvid.run import Run
 from musicvid.settings.presets import UPSCALE_BATCH
 
@@ -85,9 +86,9 @@ class Upscaler:
 def upscaler_for(run: Run) -> Iterator[Upscaler | None]:
     """The learned upscaler --resolution asks for, loaded now (a broken file is named before the drawing, not after
     it) and held through the run, at the batch and input the memory plan gives it; None without one (Lanczos, or
-    no --resolution: ffmpeg scales)."""
+    no --resolution: ffmpeg scales); with --fast, auto's fast one (musicvid.models.footprint.upscaler_name)."""
     if not run.settings.resolution:
         yield None
         return
-    with run.registry.use("upscaler", run.timings, run.memory) as model:
+    with run.registry.use(UPSCALER_ROLES[run.settings.fast], run.timings, run.memory) as model:
         yield Upscaler(model, run.settings.video_size, **run.upscaling) if model is not None else None

@@ -255,6 +255,6 @@ def upscale_gb(name: str, dtype: torch.dtype, size: tuple[int, int], video: tupl
     model = sizes.part_in("upscaler", name, "upscaler", dtype)
     width, height = size
     network = peak_gb(lambda: model(torch.empty(batch, 3, height, width, dtype=dtype)), model)
-    scale = sizes.parts("upscaler", name)["upscaler"].scale
+    scale = sizes.upscaler_scale(name)
     copies = batch * 3 * 4 * (width * height * scale**2 + video[0] * video[1])
     return network + copies / GB

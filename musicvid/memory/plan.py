@@ -37,7 +37,7 @@ from musicvid.memory.transitions import transitions_options
 from musicvid.models.footprint import RESERVE_GB, asr_dtype, upscaler_name
 from musicvid.models.precision import Precision
 from musicvid.models.registry import ModelRegistry
-from musicvid.models.sizes import Unsized, parts, weights
+from musicvid.models.sizes import Unsized, upscaler_scale, weights
 from musicvid.settings.front_doors import parse_size
 from musicvid.settings.presets import UPSCALE_BATCH, ModelSet
 from musicvid.settings.render import RenderSettings
@@ -79,9 +79,9 @@ def smaller_input(settings: RenderSettings, scale: int) -> tuple[int, int] | Non
 
 def upscale_options(models: ModelSet, settings: RenderSettings, precision: Precision) -> Iterator[Option]:
     """The upscaler's batches of ×4 (its scale) from the drawn frames, then from a smaller input."""
-    name = upscaler_name(models)
+    name = upscaler_name(models, settings.fast)
     network = weights("upscaler", name, lambda part: precision.upscaler(True, True))
-    scale = parts("upscaler", name)["upscaler"].scale
+    scale = upscaler_scale(name)
     inputs = [(tuple(settings.size), f"x{scale}")]
     if smaller := smaller_input(settings, scale):
         inputs.append((smaller, f"{smaller[0]}x{smaller[1]}"))
@@ -117,7 +117,7 @@ def plan_memory(
     `references`: whether a scene of its storyboard names its own reference picture. Refuses, in one sentence, a
     stage that cannot fit."""
     usable, words = budget_gb - RESERVE_GB, f"{budget_gb:g} GB ({budget})"
-    upscaling = settings.resolution is not None and upscaler_name(models) is not None
+    upscaling = settings.resolution is not None and upscaler_name(models, settings.fast) is not None
     # the upscaler is held from the start, and runs beside the drawing: at first at its least
     least = list(upscale_options(models, settings, precision))[-1] if upscaling else None
     held = Pass(least.passes[0].models) if least else Pass(())

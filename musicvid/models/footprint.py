@@ -29,9 +29,14 @@ def asr_dtype(models: ModelSet, precision: Precision) -> torch.dtype:
     )
 
 
-def upscaler_name(models: ModelSet) -> str | None:
-    """The network of --upscaler on a GPU (auto's), None for Lanczos (no model)."""
-    name = models.auto_upscaler if models.upscaler == AUTO_UPSCALER else models.upscaler
+# The registry's roles of the upscaler, by whether the render is --fast: auto takes another network with --fast
+UPSCALER_ROLES = {False: "upscaler", True: "fast_upscaler"}
+
+
+def upscaler_name(models: ModelSet, fast: bool = False) -> str | None:
+    """The network of --upscaler on a GPU (auto's: with --fast (`fast`), its fast one), None for Lanczos (no model)."""
+    auto = models.fast_upscaler if fast else models.auto_upscaler
+    name = auto if models.upscaler == AUTO_UPSCALER else models.upscaler
     return None if name == LANCZOS else name
 
 
@@ -61,8 +66,8 @@ def role_weights_gb(models: ModelSet, role: str | Drawing, precision: Precision)
     try:
         if isinstance(role, Drawing):
             found = [w for ws in drawing_weights(models, precision, role.fast, role.reference).values() for w in ws]
-        elif role == "upscaler":
-            name = upscaler_name(models)
+        elif role in UPSCALER_ROLES.values():
+            name = upscaler_name(models, role == UPSCALER_ROLES[True])
             found = weights("upscaler", name, lambda part: precision.upscaler(True, True)) if name else ()
         else:
             kind, name, dtype = {

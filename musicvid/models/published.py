@@ -148,6 +148,8 @@ HTDEMUCS = dict(
 )  # fmt: skip
 # Real-ESRGAN x4plus: the RRDB network of 64 filters and 23 blocks (spandrel's ESRGAN, 16.7M weights)
 REAL_ESRGAN_X4PLUS = dict(num_filters=64, num_blocks=23, scale=4)
+# Real-ESRGAN general x4v3: the Compact network (SRVGGNetCompact) of 64 features and 32 convolutions, PReLU
+REAL_ESRGAN_GENERAL_X4V3 = dict(num_feat=64, num_conv=32, upscale=4)
 
 # --- The flow-matching families (diffusers' ZImagePipeline, Flux2KleinPipeline, WanImageToVideoPipeline,
 # LTX2ConditionPipeline): each repository's component configs, less their bookkeeping keys ---------------------

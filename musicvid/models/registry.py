@@ -13,14 +13,14 @@ import torch
 from musicvid.core.files import weights_identity
 from musicvid.models.choose import models_of
 from musicvid.models.drawing import DRAWINGS_KEPT, Drawing, load_drawing
-from musicvid.models.footprint import RESERVE_GB, role_weights_gb
+from musicvid.models.footprint import RESERVE_GB, UPSCALER_ROLES, role_weights_gb, upscaler_name
 from musicvid.models.loading import load_asr, load_separator, load_upscaler, load_video_model, load_vipe, resolve_device
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.models.scorer import load_scorer
 from musicvid.models.timing import Timings
 from musicvid.settings.model_choice import ModelChoice, check_device_here
-from musicvid.settings.presets import ModelSet
+from musicvid.settings.presets import LANCZOS, ModelSet
 
 # What each role a stage asks the registry for loads, from the run's model set (a Drawing: load_drawing).
 Loader = Callable[[ModelSet, torch.device, Precision], Any]
@@ -30,6 +30,9 @@ LOADERS: dict[str, Loader] = {
     "separator": lambda models, device, precision: load_separator(models.separator, device, precision),
     "upscaler": lambda models, device, precision: load_upscaler(
         models.upscaler, device, models.auto_upscaler, precision
+    ),
+    "fast_upscaler": lambda models, device, precision: load_upscaler(
+        models.upscaler, device, models.fast_upscaler, precision
     ),
     "video": lambda models, device, precision: load_video_model(models.video, device, precision),
     "scorer": lambda models, device, precision: load_scorer(models.scorer, device, precision),
@@ -42,6 +45,7 @@ ROLE_FIELDS = {
     "vipe": ("vipe", "vipe_tokenizer"),
     "separator": ("separator",),
     "upscaler": ("upscaler",),
+    "fast_upscaler": ("upscaler",),
     "video": ("video",),
     "scorer": ("scorer",),
 }
@@ -54,6 +58,7 @@ ROLE_STAGES = {
     "vipe": "elaborate",
     "video": "transitions",
     "upscaler": "upscale",
+    "fast_upscaler": "upscale",
 }
 
 
@@ -178,6 +183,9 @@ class ModelRegistry:
             return "diffusion", self.models.diffusion_model(role.fast)
         if role == "asr":
             return role, f"{self.models.asr_backend}:{self.models.asr}"
+        if role in UPSCALER_ROLES.values():  # auto named by the network it took (none on the CPU: Lanczos)
+            network = upscaler_name(self.models, role == UPSCALER_ROLES[True])
+            return "upscaler", network if network and self._loaded.get(role) is not None else LANCZOS
         return role, getattr(self.models, role)  # each other role's model is the ModelSet's field of its name
 
     def release(self, role: str | Drawing) -> None:

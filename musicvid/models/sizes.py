@@ -37,6 +37,7 @@ from musicvid.settings.presets import (
     LTX2,
     LTX_VIDEO,
     REAL_ESRGAN,
+    REAL_ESRGAN_FAST,
     SCORER,
     SD15,
     SD15_RANDOM,
@@ -303,10 +304,20 @@ def separator(name: str) -> dict | None:
 
 
 def upscaler(name: str) -> dict | None:
+    from spandrel.architectures.Compact import Compact
     from spandrel.architectures.ESRGAN import ESRGAN
 
+    if name == REAL_ESRGAN_FAST:
+        return {"upscaler": Compact(**published.REAL_ESRGAN_GENERAL_X4V3)}
     sizes = {TINY: tiny.TINY_ESRGAN, REAL_ESRGAN: published.REAL_ESRGAN_X4PLUS}.get(name)
     return sizes and {"upscaler": ESRGAN(**sizes)}
+
+
+def upscaler_scale(name: str) -> int:
+    """How many times larger upscaler `name` makes a frame's sides (spandrel's ESRGAN names it scale, Compact
+    upscale)."""
+    settings = parts("upscaler", name)["upscaler"].hyperparameters
+    return settings["scale"] if "scale" in settings else settings["upscale"]
 
 
 def scorer(name: str) -> dict | None:

@@ -132,7 +132,8 @@ class ModelChoice(Settings):
     upscaler: str | None = setting(
         None,
         f"upscaler for --resolution: a hub file (org/name/file.pth), a .pth/.safetensors file, {LANCZOS}, or "
-        f"{AUTO_UPSCALER} (the default: {DEFAULT.auto_upscaler} on a GPU, Lanczos on the CPU)",
+        f"{AUTO_UPSCALER} (the default: {DEFAULT.auto_upscaler} on a GPU, with --fast {DEFAULT.fast_upscaler}; "
+        "Lanczos on the CPU)",
         per_song=False,
         group="models",
         affects=("video",),

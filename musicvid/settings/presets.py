@@ -45,6 +45,10 @@ DEMUCS = "htdemucs"
 # preset's upscaler, takes the preset's network (this one, or the tiny random one) on a GPU and Lanczos on
 # the CPU, where Real-ESRGAN costs 100 s a 1080p frame on two cores (docs/frames.md).
 REAL_ESRGAN = "2kpr/Real-ESRGAN/RealESRGAN_x4plus.pth"
+# With --fast, auto takes Real-ESRGAN's general x4v3 (a Compact network of 32 convolutions, mirrored on the hub):
+# on an H200 it upscales a 1080p frame in a twelfth of x4plus's time, which beside the drawing was most of a
+# 3-minute song's (docs/benchmarks.md); --fast already trades picture detail for speed (TAESD's decoding).
+REAL_ESRGAN_FAST = "ai-forever/Real-ESRGAN/realesr-general-x4v3.pth"
 AUTO_UPSCALER, LANCZOS = "auto", "lanczos"
 # --fast: SD 1.5 distilled to a few steps by LCM-LoRA (fused into the UNet on loading), and TAESD, a
 # decoder of SD's latents with 1/40 of the VAE's weights.
@@ -175,6 +179,7 @@ class ModelSet:
     separator: str  # the Demucs model of --separate-vocals
     upscaler: str  # the model of --resolution: a hub file org/name/file.pth, a local file, auto or lanczos
     auto_upscaler: str  # the network auto takes on a GPU (on the CPU: Lanczos)
+    fast_upscaler: str  # the network auto takes on a GPU with --fast
     fast_lora: str | None  # the few-step LoRA of --fast (a hub repository or a local file or folder; None: none)
     fast_decoder: str | None  # the tiny decoder of --fast (an AutoencoderTiny repository or folder)
     ip_adapter: str | None  # the adapter of --reference: a hub file or local file beside its image_encoder/ folder
@@ -205,6 +210,7 @@ PRESETS = {
         separator=DEMUCS,
         upscaler=AUTO_UPSCALER,
         auto_upscaler=REAL_ESRGAN,
+        fast_upscaler=REAL_ESRGAN_FAST,
         fast_lora=LCM_LORA,
         fast_decoder=TAESD,
         ip_adapter=IP_ADAPTER,
@@ -225,6 +231,7 @@ PRESETS = {
         separator=TINY,
         upscaler=AUTO_UPSCALER,
         auto_upscaler=TINY,
+        fast_upscaler=TINY,
         fast_lora=TINY,
         fast_decoder=TINY,
         ip_adapter=TINY,

@@ -10,7 +10,7 @@ app never reads (TensorFlow, Flax, Rust, ONNX and single-file checkpoints) are l
 One module a model family, each with the real layouts it copies, as looked up on the hub: vipe (ViPE and
 gpt2-medium), sd (Stable Diffusion 1.5, its LCM-LoRA and TAESD), sdxl (SDXL base, its LCM-LoRA and TAESDXL),
 ip_adapter, loras (kohya's and diffusers' style LoRAs), demucs, faster_whisper (faster-whisper's Whisper large-v2),
-upscaler (Real-ESRGAN), ltx_video, scorer (CLIP ViT-L/14), zimage (Z-Image-Turbo), klein (FLUX.2 klein 4B), ltx2
+upscaler (Real-ESRGAN x4plus and general x4v3), ltx_video, scorer (CLIP ViT-L/14), zimage (Z-Image-Turbo), klein (FLUX.2 klein 4B), ltx2
 (LTX-2) and wan (Wan 2.1 FLF2V); clip holds the CLIP text encoders and tokenizers they share, qwen the Qwen3 text
 encoder and tokenizer of the last two, hub the cache's layout.
 
@@ -31,6 +31,7 @@ from musicvid.settings.presets import (
     LTX2,
     LTX_VIDEO,
     REAL_ESRGAN,
+    REAL_ESRGAN_FAST,
     SCORER,
     SD15,
     SDXL,
@@ -51,7 +52,7 @@ from tests.standins.ltx_video import ltx_video_files
 from tests.standins.scorer import clip_scorer_files
 from tests.standins.sd import lcm_lora_files, sd15_files, taesd_files
 from tests.standins.sdxl import lcm_lora_xl_files, sdxl_files
-from tests.standins.upscaler import realesrgan_files
+from tests.standins.upscaler import realesrgan_files, realesrgan_general_files
 from tests.standins.vipe import gpt2_medium_files, vipe_checkpoint_files
 from tests.standins.wan import wan_flf2v_files
 from tests.standins.zimage import zimage_turbo_files
@@ -67,6 +68,7 @@ def write_hub(home: Path) -> Path:
     write_repo(hub, HTDEMUCS, htdemucs_files())
     write_repo(hub, FASTER_WHISPER_LARGE, faster_whisper_large_files())
     write_repo(hub, REAL_ESRGAN.rpartition("/")[0], realesrgan_files())
+    write_repo(hub, REAL_ESRGAN_FAST.rpartition("/")[0], realesrgan_general_files())
     write_repo(hub, LCM_LORA, lcm_lora_files())
     write_repo(hub, TAESD, taesd_files())
     write_repo(hub, SDXL, sdxl_files())
