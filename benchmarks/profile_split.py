@@ -99,12 +99,18 @@ def split(denoise: Callable[[], object], decode: Callable[[], object], on_gpu: b
     latents = []
     unet, unet_wall = profiled(lambda: latents.append(denoise()), on_gpu)
     vae, vae_wall = profiled(lambda: decode(latents[0]), on_gpu)
-    result = seconds_by_kind(kernels(unet, on_gpu), kernels(vae, on_gpu), unet_wall + vae_wall, on_gpu)
+    result = seconds_by_kind(
+        kernels(unet, on_gpu), kernels(vae, on_gpu), unet_wall + vae_wall, on_gpu, torch.version.cuda
+    )
     return result | {"attention_backends": {"unet": attention_backends(unet), "vae": attention_backends(vae)}}
 
 
 def seconds_by_kind(
-    unet: list[tuple[str, float, float]], vae: list[tuple[str, float, float]], wall: float, on_gpu: bool
+    unet: list[tuple[str, float, float]],
+    vae: list[tuple[str, float, float]],
+    wall: float,
+    on_gpu: bool,
+    cuda: str | None = None,
 ) -> dict:
     """The split of `wall` seconds from the kernels (name, start, length in µs) of the denoising and of the decode:
 
@@ -113,12 +119,14 @@ def seconds_by_kind(
 
     Where the profiler recorded no kernel of the denoising (on an H200 on 2026-12-04 it recorded the decode's alone,
     and the idle time read 94% of a group the GPU drew at 30% of its peak) nothing is split: no figure is told
-    rather than a wrong one."""
+    rather than a wrong one; with the likely cause where torch's CUDA (`cuda`) is of the CUPTI versions that stamp
+    kernels as starting at 0, which Kineto drops as outside its window (CUDA 12.6 update 2 to 13.0, fixed in 13.1;
+    the H200's torch was built for 13.0)."""
     if on_gpu and not unet:
-        return {
-            "wall_seconds": round(wall, 4),
-            "not_recorded": f"the profiler recorded no kernel of the denoising ({len(vae)} of the decode): no split",
-        }
+        why = f"the profiler recorded no kernel of the denoising ({len(vae)} of the decode): no split"
+        if cuda and (12, 6) <= tuple(int(part) for part in cuda.split(".")[:2]) < (13, 1):
+            why += f"; CUDA {cuda}'s CUPTI can stamp kernels as starting at 0, which the profiler drops (fixed in 13.1)"
+        return {"wall_seconds": round(wall, 4), "not_recorded": why}
     seconds = {kind: 0.0 for kind, _ in KINDS} | {OTHER: 0.0}
     for name, _, length in unet:
         seconds[kind_of(name)] += length / 1e6

@@ -66,5 +66,9 @@ def test_the_gpu_idle_time_is_told_only_where_the_denoising_kernels_were_recorde
         "seconds" not in missed
         and "share" not in missed
         and "no kernel of the denoising (1 of" in missed["not_recorded"]
+        and "CUPTI" not in missed["not_recorded"]
     )
+    for cuda, suspect in (("13.0", True), ("12.6", True), ("12.4", False), ("13.1", False), ("13.2", False)):
+        told = seconds_by_kind([], vae, 1.0, on_gpu=True, cuda=cuda)["not_recorded"]
+        assert ("CUPTI can stamp kernels as starting at 0" in told) == suspect, cuda
     assert seconds_by_kind([("aten::conv2d", 0.0, 5e4)], [], 1.0, on_gpu=False)["seconds"]["convolution"] == 0.05

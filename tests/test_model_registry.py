@@ -12,6 +12,7 @@ from musicvid.models.footprint import UPSCALER_ROLES
 from musicvid.models.kinds import ModelUnavailable
 from musicvid.models.loading import load_asr, load_diffusion, load_separator, load_upscaler, load_vipe
 from musicvid.models.registry import LOADERS, ModelRegistry
+from musicvid.models.timing import Timings
 from musicvid.settings.presets import PRESETS
 
 CPU = torch.device("cpu")
@@ -26,6 +27,10 @@ def test_every_role_of_the_tiny_preset_loads_once_with_no_download():
             assert (model is None if role in UPSCALER_ROLES.values() else model is not None) and again is model
     assert registry.loads == {role: 1 for role in roles}
     assert load_upscaler(PRESETS["tiny"].auto_upscaler, CPU) is not None  # what auto takes on a GPU
+    timings = Timings()  # --fast's upscaler is reported as the upscaler, named by what auto took (on the CPU: none)
+    with ModelRegistry(PRESETS["tiny"], "cpu").use(UPSCALER_ROLES[True], timings):
+        pass
+    assert list(timings.seconds) == ["load upscaler"] and timings.models["upscaler"]["name"] == "lanczos"
 
 
 @pytest.mark.parametrize(

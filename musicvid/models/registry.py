@@ -125,7 +125,7 @@ class ModelRegistry:
                 for kept in [r for r in self._loaded if isinstance(r, Drawing)][: -DRAWINGS_KEPT or None]:
                     self.release(kept)
             self.make_room(role, memory)
-            with timings.measure("load diffusion" if is_drawing else f"load {role}") if timings else nullcontext():
+            with timings.measure(f"load {self.named(role)[0]}") if timings else nullcontext():
                 if is_drawing:  # (one the plan offloads is loaded on the CPU: never whole on the card)
                     offloaded = memory is not None and memory.offloaded("pictures")
                     loaded = load_drawing(self.models, role, self.device, self.precision, offloaded)
