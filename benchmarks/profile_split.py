@@ -3,12 +3,15 @@ products, attention, and normalisation with the other elementwise work; the VAE'
 (the group's wall time outside every kernel). And which SDPA backend each attention shape took, in the UNet and in
 the VAE (a backend that cannot take a shape, as flash and cuDNN cannot the VAE's one head of 512, is passed over).
 
-On a GPU the kernels are read from the profiler's Chrome trace (their start and length); on the CPU, each aten
+On a GPU the kernels are read from the profiler's Chrome trace (their start and length), which CUPTI records; where
+it recorded none of the denoising's (as on the H200, CUDA 13.0, 2026-12-04), the group is profiled again with each
+aten operation's own GPU time timed by CUDA events (the profiler's way without CUPTI). On the CPU, each aten
 operation's own time (no idle time is told there).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import tempfile
 import time
@@ -52,11 +55,14 @@ def busy(spans: list[tuple[float, float]]) -> float:
     return covered
 
 
-def profiled(run: Callable[[], object], on_gpu: bool) -> tuple[profile, float]:
-    """`run` under the profiler, shapes recorded; its wall seconds (the GPU's work waited for). Off CUDA by the
-    autograd profiler without Kineto: Kineto's first start looks for a GPU, 17 s on a CPU machine."""
-    if on_gpu:
+def profiled(run: Callable[[], object], on_gpu: bool, events: bool = False) -> tuple[profile, float]:
+    """`run` under the profiler, shapes recorded; its wall seconds (the GPU's work waited for). `events`: on a GPU,
+    each operation timed by CUDA events rather than by CUPTI's records of its kernels. Off CUDA by the autograd
+    profiler without Kineto: Kineto's first start looks for a GPU, 17 s on a CPU machine."""
+    if on_gpu and not events:
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True)
+    elif on_gpu:
+        prof = torch.autograd.profiler.profile(use_kineto=False, use_device="cuda", record_shapes=True)
     else:
         prof = torch.autograd.profiler.profile(use_kineto=False, record_shapes=True)
     with prof:
@@ -83,6 +89,14 @@ def kernels(prof: profile, on_gpu: bool) -> list[tuple[str, float, float]]:
     ]
 
 
+def operations_timed(prof) -> list[tuple[str, float, float]]:
+    """(name, start, length) in µs of each operation's own GPU time as CUDA events timed it, laid end to end: the
+    events tell no start, and one stream runs the operations one after another, so their union is their sum."""
+    timed = [(row.key, float(row.self_device_time_total)) for row in prof.key_averages() if row.self_device_time_total]
+    starts = itertools.accumulate((length for _, length in timed), initial=0.0)
+    return [(name, start, length) for (name, length), start in zip(timed, starts)]
+
+
 def attention_backends(prof: profile) -> dict[str, str]:
     """Each attention shape (query and key: batch × heads × tokens × head size) and the backend SDPA took."""
     taken = {}
@@ -95,14 +109,29 @@ def attention_backends(prof: profile) -> dict[str, str]:
 
 def split(denoise: Callable[[], object], decode: Callable[[], object], on_gpu: bool) -> dict:
     """One group's denoising (`denoise`) and decoding (`decode`, given what denoise returned), each profiled:
-    seconds by kind of work, the VAE's, the GPU's idle seconds, and the attention backends taken."""
+    seconds by kind of work, the VAE's, the GPU's idle seconds, the attention backends taken, and what timed them
+    (`timed_by`: on a GPU where CUPTI recorded no kernel of the denoising, the group drawn again, timed by events)."""
     latents = []
-    unet, unet_wall = profiled(lambda: latents.append(denoise()), on_gpu)
-    vae, vae_wall = profiled(lambda: decode(latents[0]), on_gpu)
-    result = seconds_by_kind(
-        kernels(unet, on_gpu), kernels(vae, on_gpu), unet_wall + vae_wall, on_gpu, torch.version.cuda
-    )
-    return result | {"attention_backends": {"unet": attention_backends(unet), "vae": attention_backends(vae)}}
+
+    def both(events: bool = False):
+        unet, unet_wall = profiled(lambda: latents.append(denoise()), on_gpu, events)
+        vae, vae_wall = profiled(lambda: decode(latents[-1]), on_gpu, events)
+        return unet, vae, unet_wall + vae_wall
+
+    unet, vae, wall = both()
+    spans, timed_by = (kernels(unet, on_gpu), kernels(vae, on_gpu)), "CUPTI's records of the kernels"
+    if not on_gpu:
+        timed_by = "each operation's own CPU time"
+    elif not spans[0]:  # (module doc)
+        try:
+            unet, vae, wall = both(events=True)
+            spans = operations_timed(unet), operations_timed(vae)
+            timed_by = "CUDA events, each operation's own GPU time (CUPTI recorded no kernel of the denoising)"
+        except (RuntimeError, AssertionError) as error:  # (the row's rate stands without its split)
+            timed_by = f"nothing: CUPTI recorded no kernel of the denoising, and CUDA events failed ({error})"
+    result = seconds_by_kind(*spans, wall, on_gpu, torch.version.cuda)
+    backends = {"unet": attention_backends(unet), "vae": attention_backends(vae)}
+    return result | {"timed_by": timed_by, "attention_backends": backends}
 
 
 def seconds_by_kind(

@@ -2,11 +2,13 @@
 picture), and its profile splits one group by kind of work and names the attention backend each shape took; on the
 CPU."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
 
-from benchmarks.profile_split import attention_backends, busy, kind_of, profiled, seconds_by_kind
+from benchmarks.profile_split import attention_backends, busy, kind_of, operations_timed, profiled, seconds_by_kind
 from benchmarks.steady import baselines, difference, full_groups, steady_rate
 
 
@@ -45,6 +47,20 @@ def test_a_group_is_split_by_kind_of_work_and_each_attention_shape_names_its_bac
     query, key = torch.randn(2, 8, 16, 8), torch.randn(2, 8, 77, 8)
     prof, wall = profiled(lambda: torch.nn.functional.scaled_dot_product_attention(query, key, key), on_gpu=False)
     assert attention_backends(prof) == {"q 2x8x16x8, k 2x8x77x8": "flash (CPU)"} and wall > 0
+
+
+def test_operations_timed_by_cuda_events_are_laid_end_to_end_for_the_split():
+    """Where CUPTI recorded no kernel, each operation's own GPU time (CUDA events) stands in: one stream runs them
+    in turn, so their busy time is their sum, and each is split by its aten name."""
+    rows = [("aten::cudnn_convolution", 300.0), ("aten::_scaled_dot_product_cudnn_attention", 200.0), ("aten::mm", 0)]
+    prof = SimpleNamespace(key_averages=lambda: [SimpleNamespace(key=k, self_device_time_total=t) for k, t in rows])
+    timed = operations_timed(prof)
+    assert timed == [
+        ("aten::cudnn_convolution", 0.0, 300.0),
+        ("aten::_scaled_dot_product_cudnn_attention", 300.0, 200.0),
+    ]
+    found = seconds_by_kind(timed, [], 0.001, on_gpu=True)["seconds"]
+    assert found["convolution"] == 0.0003 and found["attention"] == 0.0002 and found["gpu_idle"] == 0.0005
 
 
 def test_the_gpu_idle_time_is_told_only_where_the_denoising_kernels_were_recorded():

@@ -80,6 +80,7 @@ def test_a_dry_run_of_some_rows_writes_them_with_their_checks(tmp_path, capsys):
     assert baseline["groups_timed"] == 2 and baseline["frames_per_second"] > 0 and baseline["batch_size"] == 4
     profile = baseline["profile"]  # one more group, split by kind of work, and its attention backends
     assert profile["seconds"]["convolution"] > 0 and profile["seconds"]["vae"] > 0
+    assert profile["timed_by"] == "each operation's own CPU time"
     assert set(profile["attention_backends"]["unet"].values()) == {"flash (CPU)"}
     assert cached["difference"]["from"] == "baseline" and cached["changes_pictures"] is True
     assert cached["difference"]["pictures_compared"] == 12 and cached["difference"]["max_difference"] > 2
