@@ -72,6 +72,7 @@ DEVICE_ROWS = (
     "attention-unet-flash",
     "fast-compile-32",
     "compile",
+    "compile-deep-cache-3",
     "compile-autotune",
 )
 SONG_SECONDS, DRY_SONG_SECONDS = 180.0, 6.0

@@ -98,6 +98,8 @@ def levers(on_gpu: bool) -> list[Lever]:
               changes_pictures=True),
         Lever("deep-cache-3", "--deep-cache 3: the UNet's deep blocks one step in 3", settings={"deep_cache": 3},
               changes_pictures=True),
+        Lever("compile-deep-cache-3", "--compile --deep-cache 3: two compiled graphs, a whole step and a shallow one",
+              changes_pictures=True, **(compiled | {"settings": {"compile": True, "deep_cache": 3}})),
     ]  # fmt: skip
     rows += [
         Lever("fast", "--fast: LCM-LoRA 4 steps, no guidance, TAESD; the baseline's batch", fast=True, profiled=True,

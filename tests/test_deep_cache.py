@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from musicvid.core.errors import UserError
 from musicvid.models.drawing import check_drawing_options
-from musicvid.models.internals import deep_unet_blocks
+from musicvid.models.internals import deep_unet_blocks, is_compiled
 from musicvid.models.timing import Timings
 from musicvid.models.tiny import local_diffusion
 from musicvid.pictures.conditioning import SceneInputs
@@ -31,14 +32,15 @@ def pipe():
     return local_diffusion(TINY)
 
 
-def draw(pipe, deep_cache: int, count: list[int] | None = None, ts=(0.25, 0.5, 0.75)) -> np.ndarray:
-    """A morph's first pictures, at --deep-cache `deep_cache`; `count` hears of each pass of the middle block."""
+def draw(pipe, deep_cache: int, count: list[int] | None = None, ts=(0.25, 0.5, 0.75), compile=False) -> np.ndarray:
+    """A morph's first pictures, at --deep-cache `deep_cache` (and --compile); `count` hears of each pass of the
+    middle block."""
     prompts = ["a red kite", "a city of glass"]
     scenes = [
         Scene(index=i, kind="lyric", start=i, end=i + 1, text="", prompt=p, seed=7 + i) for i, p in enumerate(prompts)
     ]
     board = Storyboard(SongAudio(2.0), scenes=scenes)
-    settings = RenderSettings(size=(64, 64), steps=STEPS, deep_cache=deep_cache)
+    settings = RenderSettings(size=(64, 64), steps=STEPS, deep_cache=deep_cache, compile=compile, batch_size=3)
     own = pipeline_for(pipe, settings)
     middle = own.unet.mid_block
     middle = getattr(middle, "block", middle)  # (within the block that keeps its output, with --deep-cache)
@@ -73,12 +75,32 @@ def test_a_pipeline_kept_loaded_is_set_both_ways(pipe):
     assert len(pipe.unet._forward_pre_hooks) == 0
 
 
+@pytest.mark.slow
+def test_with_compile_the_unet_is_traced_twice_and_draws_what_it_draws_eager(monkeypatch):
+    """--compile --deep-cache: the compiled UNet's two graphs (a whole step, a step of the outermost level) draw what
+    the eager UNet draws, again and again without tracing anew; the flag is cleared after each pass, so that one that
+    does not come through the compiled wrapper (a pinned picture's inversion) runs whole."""
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setenv("MUSICVID_COMPILE_BACKEND", "eager")  # (the graphs dynamo traces, without inductor's minutes)
+    eager = draw(local_diffusion(TINY), 3)
+    compiled = local_diffusion(TINY)
+    torch._dynamo.reset()
+    counters.clear()
+    first = draw(compiled, 3, compile=True)
+    assert np.array_equal(draw(compiled, 3, compile=True), first)
+    # (within 2 levels of 255: the compiled UNet's weights are in channels-last memory, whose kernels round apart)
+    assert is_compiled(compiled.unet) and np.abs(first.astype(int) - eager).max() <= 2
+    assert counters["stats"]["unique_graphs"] == 3  # the UNet's two, and the decoder's
+    kept = [block for block in compiled.unet.modules() if isinstance(block, CachedBlock)]
+    assert kept and not any(block.cache.reuse for block in kept)  # cleared after the last pass
+    assert not np.array_equal(draw(compiled, 1, compile=True), first)  # the deep blocks were reused, not run
+
+
 def test_the_keys_of_pictures_drawn_without_it_stay_and_what_it_does_not_go_with_is_refused():
     drawn_by = {"diffusion": "tiny"}
     assert "deep_cache" not in common_inputs(RenderSettings(), drawn_by)
     assert common_inputs(RenderSettings(deep_cache=3), drawn_by)["deep_cache"] == 3
-    with pytest.raises(UserError, match="--deep-cache and --compile"):
-        RenderSettings(deep_cache=2, compile=True)
     models = replace(PRESETS["tiny"], diffusion=PRESETS["zimage"].diffusion)
     with pytest.raises(UserError, match="--deep-cache is made for Stable Diffusion and SDXL"):
         check_drawing_options(models, resolve_render_settings(models, {"deep_cache": 2}))

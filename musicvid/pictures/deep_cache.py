@@ -11,7 +11,11 @@ resumes to the same bytes. The pictures differ a little from those drawn whole: 
 rows give the difference, and benchmarks/quality.py's score.
 
 The steps are told apart by the timestep each UNet pass is given: it falls along one pipeline call and rises at
-the next (and through the ascending inversion of a pinned picture every pass is a first step, run whole).
+the next (and through the ascending inversion of a pinned picture every pass is a first step, run whole). With
+--compile the hook that tells them apart is on the compiled UNet's wrapper, outside its graph, and sets one flag the
+blocks read (`reuse`), so torch.compile traces two graphs: a step run whole, and a step of the outermost level.
+The flag is cleared after each pass, so that a pass that does not come through the wrapper (a pinned picture
+inverted by the uncompiled UNet, musicvid.pictures.conditioning) runs whole.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class DeepCache:
 
     def __init__(self, interval: int):
         self.interval, self.step, self.last = interval, 0, None
+        self.reuse = False  # (a bool, not the step: a compiled UNet's graph is traced once for each value it reads)
 
     def before_pass(self, unet, args: tuple, kwargs: dict) -> None:
         timestep = args[1] if len(args) > 1 else kwargs["timestep"]
@@ -33,10 +38,10 @@ class DeepCache:
         now = float(timestep.flatten()[0]) if isinstance(timestep, torch.Tensor) else float(timestep)
         self.step = 0 if self.last is None or now >= self.last else self.step + 1
         self.last = now
+        self.reuse = self.step % self.interval != 0
 
-    @property
-    def reusing(self) -> bool:
-        return self.step % self.interval != 0
+    def after_pass(self, unet, args: tuple, output) -> None:
+        self.reuse = False
 
 
 class CachedBlock(torch.nn.Module):
@@ -47,7 +52,7 @@ class CachedBlock(torch.nn.Module):
         self.block, self.cache, self.kept = block, cache, None
 
     def forward(self, *args, **kwargs):
-        if self.cache.reusing and self.kept is not None:
+        if self.cache.reuse and self.kept is not None:
             return self.kept
         self.kept = self.block(*args, **kwargs)
         return self.kept
@@ -61,17 +66,22 @@ class CachedBlock(torch.nn.Module):
 
 def set_deep_cache(unet: torch.nn.Module, interval: int) -> None:
     """The UNet's deep blocks reused for interval − 1 of every `interval` steps, or (1) each run every step. Set
-    both ways, for each render: a UNet kept loaded may carry the last render's."""
+    both ways, for each render: a UNet kept loaded may carry the last render's. `unet`: the module the pipeline
+    calls (with --compile, torch.compile's wrapper, whose blocks are the UNet's)."""
     for parent, key in deep_unet_blocks(unet):
         block = parent[key] if isinstance(key, int) else getattr(parent, key)
         if isinstance(block, CachedBlock):
-            block.cache.hook.remove()
+            for hook in block.cache.hooks:
+                hook.remove()
             block = block.block
         put(parent, key, block)
     if interval == 1:
         return
     cache = DeepCache(interval)
-    cache.hook = unet.register_forward_pre_hook(cache.before_pass, with_kwargs=True)
+    cache.hooks = (
+        unet.register_forward_pre_hook(cache.before_pass, with_kwargs=True),
+        unet.register_forward_hook(cache.after_pass),
+    )
     for parent, key in deep_unet_blocks(unet):
         put(parent, key, CachedBlock(parent[key] if isinstance(key, int) else getattr(parent, key), cache))
 

@@ -51,8 +51,6 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
             log.warning("attention slicing does not go with reference pictures; drawing without it")
     elif not is_flow(pipe):  # (a transformer's attention has no sliced kind: refused with them, check_drawing_options)
         set_attention_slicing(pipe, "attention-slicing" in offloads)
-    if not is_flow(pipe):
-        set_deep_cache(pipe.unet, settings.deep_cache)
     if "vae-slicing" in offloads:
         pipe.vae.enable_slicing()
     else:
@@ -65,6 +63,8 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     # (with offloading, pipe.device says "cpu": the models run on compute_device(pipe))
     if settings.compile and not is_compiled(denoiser(pipe)):
         compile_for_throughput(pipe)
+    if not is_flow(pipe):  # (after compiling: its hook on the compiled wrapper, outside the graph)
+        set_deep_cache(pipe.unet, settings.deep_cache)
     kind = type(pipe)
     if has_reference_adapter(pipe):
         pipe.set_ip_adapter_scale(settings.reference_strength)

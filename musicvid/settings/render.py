@@ -286,8 +286,6 @@ class RenderSettings(Settings):
             )
         if self.output_fps is not None and self.output_fps < self.fps:
             raise UserError(f"--output-fps {number_text(self.output_fps)} is below --fps {number_text(self.fps)}")
-        if self.compile and self.deep_cache > 1:
-            raise UserError("--deep-cache and --compile cannot be combined yet: a compiled UNet runs whole every step")
         if self.compile and self.low_vram:
             raise UserError("--compile and --low-vram cannot be combined: offloading moves the compiled models")
         if self.reference and self.attention_slicing:
