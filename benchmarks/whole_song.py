@@ -14,9 +14,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 import torch
@@ -163,7 +165,7 @@ def whole_song(
 
     registry = song_registry(full_size, folder, upscaling)
     song, lines, voice = given_song(made) if made else sung_song(folder, seconds)
-    compiled = compile_kernels(song, folder)  # (not the song's time: an install's first render's, once)
+    compiled = compile_kernels(song)  # (not the song's time: an install's first render's, once)
     left = stop_after and max(stop_after - compiled, 1.0)  # (of the run's budget)
     settings = resolve_render_settings(registry.models, given or {})
     if full_size and settings.batch_size is None:  # (the random weights' names are not the plan's to size)
@@ -199,15 +201,18 @@ def whole_song(
     return row | {"upscaler": upscaler_used(timings.models)} | figures(timings, started, wall, memory, registry.device)
 
 
-def compile_kernels(song: Path, folder: Path) -> float:
+@cache
+def compile_kernels(song: Path) -> float:
     """The seconds a storyboard of `song` took in a process of its own (the tiny models on the CPU, from its timed
     lyrics), which compiled librosa's numba kernels into their cache (musicvid.core.kernels) as an install's first
-    render does, once: the song is then timed as every later render runs. The H200's first song, on a fresh
-    install, read its form in 30.7 s, which takes 1.2 s on two cores here once they are compiled (2026-12-04)."""
+    render does, once: the song is then timed as every later render runs (a second song of this process takes the
+    first's figure). The H200's first song, on a fresh install, read its form in 30.7 s, which takes 1.2 s on two
+    cores here once they are compiled (2026-12-04)."""
     started = time.perf_counter()
-    command = [sys.executable, "-m", "musicvid", "storyboard", str(song), "--models", "tiny", "--device", "cpu"]
-    command += ["--lyrics", str(song.with_suffix(".lrc")), "--workdir", str(folder / "kernels")]
-    subprocess.run(command, check=True, capture_output=True)
+    with tempfile.TemporaryDirectory(prefix="musicvid-kernels-") as folder:
+        command = [sys.executable, "-m", "musicvid", "storyboard", str(song), "--models", "tiny", "--device", "cpu"]
+        command += ["--lyrics", str(song.with_suffix(".lrc")), "--workdir", folder]
+        subprocess.run(command, check=True, capture_output=True)
     return round(time.perf_counter() - started, 1)
 
 
