@@ -141,6 +141,7 @@ def test_delivery_benchmark_quick(tmp_path, capsys, monkeypatch):
     assert 0 < compact["tflop_per_frame"] < x4plus["tflop_per_frame"]
     assert x4plus["batch 1"]["seconds_per_frame"] > 0 and compact["batch 1"]["seconds_per_frame"] > 0
     assert isinstance(x4plus["psnr_db"], float) and compact["psnr_db"] == "random weights: no PSNR"
+    assert 26 < written["upscaling"]["lanczos (Pillow, in Python)"]["psnr_db"] < 29  # the yardstick: 27.37 dB
     rows = report["look"]
     assert len(rows) == 1 + len(delivery.INTERPOLATORS)  # the way before, and one ffmpeg per interpolator
     # every way delivers the same clip well: the PSNR of an H.264 at CRF 18 against the frames unencoded
