@@ -15,8 +15,9 @@ has no budget):
              takes with --fast; --song-upscaler x4plus: x4plus's; --song-compile: with --compile): wall time and
              each stage's share
              (benchmarks/whole_song.py)
-  delivery   the learned upscalers' seconds a 1080p frame (x4plus and x4v3: the default's choice, by cost and,
-             given their published weights, PSNR), and a PNG's write and read (what handing frames over saves)
+  delivery   the learned upscalers' seconds a 1080p frame (x4plus and x4v3: auto's without and with --fast), given
+             their published weights their PSNR beside Lanczos's, and a PNG's write and read (what handing frames
+             over saves)
   sd15       SD 1.5's architecture at 512², 25 steps, float16: the rows of benchmarks/levers.py (DEVICE_ROWS), each
              in its steady state (benchmarks/steady.py), the baseline first and last, the baseline, --compile and
              --fast rows profiled; the versions that decide the kernels, the GPU's clocks at the start and the end;

@@ -134,6 +134,8 @@ def test_the_pages_messages_name_its_controls_by_their_labels_and_a_whole_number
                 jobs, page_values(tmp_path / "song.wav", **{name: value}), SESSION, threading.Event()
             )
         assert str(refused.value).startswith(f"--{name.replace('_', '-')} {said}"), refused.value
+    with pytest.raises(UserError, match=r"^--models must be one of default, .*, not \['tiny'\]$"):  # (an API's list)
+        handlers.make_storyboard(jobs, page_values(tmp_path / "song.wav", preset=["tiny"]), SESSION, threading.Event())
     assert list(jobs.root.iterdir()) == []
     with pytest.raises(UserError, match="^there is no scene 1.5: click a keyframe"):
         handlers.changed_scene(unround_board(), 1.5, ("seed", 3))

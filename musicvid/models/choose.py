@@ -52,7 +52,7 @@ def choose_models(
     video: str | None = None,
     scorer: str | None = None,
 ) -> ModelSet:
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:  # (a page's API client may send a list)
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {preset!r}")
     models = PRESETS[preset]
     if diffusion:
