@@ -165,8 +165,9 @@ def whole_song(
 
     registry = song_registry(full_size, folder, upscaling)
     song, lines, voice = given_song(made) if made else sung_song(folder, seconds)
+    began = time.perf_counter()
     compiled = compile_kernels(song)  # (not the song's time: an install's first render's, once)
-    left = stop_after and max(stop_after - compiled, 1.0)  # (of the run's budget)
+    left = stop_after and max(stop_after - (time.perf_counter() - began), 1.0)  # (of the run's budget)
     settings = resolve_render_settings(registry.models, given or {})
     if full_size and settings.batch_size is None:  # (the random weights' names are not the plan's to size)
         settings = replace(settings, batch_size=plan_batch(PRESETS["default"], settings, registry.device))
@@ -202,17 +203,21 @@ def whole_song(
 
 
 @cache
-def compile_kernels(song: Path) -> float:
+def compile_kernels(song: Path) -> float | str:
     """The seconds a storyboard of `song` took in a process of its own (the tiny models on the CPU, from its timed
     lyrics), which compiled librosa's numba kernels into their cache (musicvid.core.kernels) as an install's first
     render does, once: the song is then timed as every later render runs (a second song of this process takes the
     first's figure). The H200's first song, on a fresh install, read its form in 30.7 s, which takes 1.2 s on two
-    cores here once they are compiled (2026-12-04)."""
+    cores here once they are compiled (2026-12-04). Where that storyboard fails, why (the song then compiles them
+    on its own clock, as before)."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="musicvid-kernels-") as folder:
         command = [sys.executable, "-m", "musicvid", "storyboard", str(song), "--models", "tiny", "--device", "cpu"]
         command += ["--lyrics", str(song.with_suffix(".lrc")), "--workdir", folder]
-        subprocess.run(command, check=True, capture_output=True)
+        done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"not compiled beforehand: the storyboard exited {done.returncode} ({said})"
     return round(time.perf_counter() - started, 1)
 
 

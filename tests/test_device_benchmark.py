@@ -147,6 +147,13 @@ def test_the_versions_name_the_compile_backend_and_what_decides_the_kernels(monk
     assert "is not a torch.compile backend" in versions()["compile_backend"]
 
 
+def test_kernels_that_could_not_be_compiled_beforehand_are_said_and_the_song_goes_on(tmp_path):
+    from benchmarks.whole_song import compile_kernels
+
+    said = compile_kernels(tmp_path / "gone.mp3")  # (its storyboard refuses lyrics that are not there)
+    assert said.startswith("not compiled beforehand: the storyboard exited 2 (musicvid: ") and "gone.lrc" in said
+
+
 def test_the_song_names_the_upscaler_its_render_read_back():
     learned = {"name": "x4plus-random", "dtype": "float16", "device": "cuda:0", "weights_gb": 0.03}
     assert upscaler_used({"upscaler": learned}) == "x4plus-random"
