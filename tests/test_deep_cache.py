@@ -97,6 +97,21 @@ def test_with_compile_the_unet_is_traced_twice_and_draws_what_it_draws_eager(mon
     assert not np.array_equal(draw(compiled, 1, compile=True), first)  # the deep blocks were reused, not run
 
 
+def tensors(held) -> list:
+    """The tensors in a block's output (a down block's: the sample and a tuple of the skips)."""
+    return [t for item in held for t in tensors(item)] if isinstance(held, (tuple, list)) else [held]
+
+
+def test_in_bfloat16_the_kept_features_and_every_module_keep_their_dtype():
+    """A GPU draws in half precision: the blocks' kept outputs are the blocks' own, never cast."""
+    pipe = local_diffusion(TINY).to(torch.bfloat16)
+    pixels = draw(pipe, 3)
+    kept = [block.kept for block in pipe.unet.modules() if isinstance(block, CachedBlock)]
+    assert kept and {t.dtype for t in tensors(kept)} == {torch.bfloat16}
+    assert {(p.dtype, p.device.type) for p in pipe.unet.parameters()} == {(torch.bfloat16, "cpu")}
+    assert pixels.shape == (3, 64, 64, 3) and 0 < pixels.std()
+
+
 def test_the_keys_of_pictures_drawn_without_it_stay_and_what_it_does_not_go_with_is_refused():
     drawn_by = {"diffusion": "tiny"}
     assert "deep_cache" not in common_inputs(RenderSettings(), drawn_by)

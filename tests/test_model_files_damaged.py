@@ -268,11 +268,14 @@ def test_an_ip_adapter_beside_another_models_image_encoder_is_refused_before_any
     refused_before_the_work(capsys, tmp_path, [*argv, "--ip-adapter", folder / "ip-adapter_sd15.safetensors"], said)
 
 
-def test_the_published_upscaler_checked_as_it_loads_keeps_bfloat16_to_the_end(standin_hub):
+def test_the_published_upscalers_checked_as_they_load_keep_bfloat16_to_the_end(standin_hub):
     from musicvid.models.loading import load_upscaler
     from musicvid.models.precision import Precision
-    from musicvid.settings.presets import REAL_ESRGAN
+    from musicvid.settings.presets import REAL_ESRGAN, REAL_ESRGAN_FAST
 
     cpu = torch.device("cpu")
-    loaded = load_upscaler(REAL_ESRGAN, cpu, precision=Precision.resolve("bfloat16", cpu))
-    assert {(p.dtype, p.device.type) for p in loaded.model.parameters()} == {(torch.bfloat16, "cpu")}
+    for name in (REAL_ESRGAN, REAL_ESRGAN_FAST):  # x4plus, and --fast's compact x4v3 (its PReLUs too)
+        loaded = load_upscaler(name, cpu, precision=Precision.resolve("bfloat16", cpu))
+        assert {(p.dtype, p.device.type) for p in loaded.model.parameters()} == {(torch.bfloat16, "cpu")}, name
+        made = loaded(torch.rand(1, 3, 8, 8, dtype=torch.bfloat16))
+        assert made.dtype == torch.bfloat16 and made.shape == (1, 3, 32, 32) and bool(made.isfinite().all()), name
