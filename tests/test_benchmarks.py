@@ -1,6 +1,7 @@
 """The benchmark scripts still run, in their smallest setting, and write well-formed JSON; the quality benchmark's
 parts."""
 
+import hashlib
 import json
 from dataclasses import replace
 
@@ -141,7 +142,9 @@ def test_delivery_benchmark_quick(tmp_path, capsys, monkeypatch):
     assert 0 < compact["tflop_per_frame"] < x4plus["tflop_per_frame"]
     assert x4plus["batch 1"]["seconds_per_frame"] > 0 and compact["batch 1"]["seconds_per_frame"] > 0
     assert isinstance(x4plus["psnr_db"], float) and compact["psnr_db"] == "random weights: no PSNR"
-    assert 26 < written["upscaling"]["lanczos (Pillow, in Python)"]["psnr_db"] < 29  # the yardstick: 27.37 dB
+    lanczos = written["upscaling"]["lanczos (Pillow, in Python)"]  # the yardstick: 27.37 dB, 0.153 of the detail
+    assert 26 < lanczos["psnr_db"] < 29 and 0.1 < lanczos["detail_share"] < 0.2 and 0 < x4plus["detail_share"]
+    assert x4plus["weights_sha256"] == hashlib.sha256((tmp_path / "x4plus.pth").read_bytes()).hexdigest()
     rows = report["look"]
     assert len(rows) == 1 + len(delivery.INTERPOLATORS)  # the way before, and one ffmpeg per interpolator
     # every way delivers the same clip well: the PSNR of an H.264 at CRF 18 against the frames unencoded
