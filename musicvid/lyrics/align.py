@@ -32,6 +32,7 @@ without spaces; a URL) is aligned as runs of its characters, and stays one word 
 
 from __future__ import annotations
 
+import logging
 import math
 import unicodedata
 from dataclasses import dataclass, replace
@@ -43,17 +44,17 @@ from musicvid.core.errors import RenderError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.lines import lines_at_pauses
 from musicvid.lyrics.openings import CRUSHED_SECONDS, Openings
+from musicvid.lyrics.placed import HEARD, crowded_tail, known_lines
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.spacing import gaps_in, sung_words
 from musicvid.lyrics.transcribe import detect_language, singing_to_detect, torch_threads_kept
-from musicvid.lyrics.transcript import Line, Transcript, Word
+from musicvid.lyrics.transcript import Line, Transcript
 from musicvid.lyrics.windows import GRID_SECONDS, WINDOW_SECONDS, TimedWord, Windows
 from musicvid.models.loading import ASRModel
 
 LEAD = 1.0  # s before the last line's end where the next window starts
 MARGIN = 1.5  # s before a window's end that a placed line ends by
 PAUSE = " ... ♪ ..."
-HEARD = 1.0  # nats a word: the window's audio makes the line's words e times likelier than silence does
 FILL = 1.5
 LEAST_TOKENS = 100
 # A word longer than this, and than LONG_WORD times the window's median word, was stretched over a gap.
@@ -70,6 +71,8 @@ WORDS_PER_PIECE = 8
 # it becomes are cut at the singer's pauses as a spaced line's are. A run's longest: RUN_CHARS (bounds the encoding).
 RUN_TOKENS = 6
 RUN_CHARS = 16 * RUN_TOKENS
+
+log = logging.getLogger("musicvid")
 
 
 @dataclass(frozen=True)
@@ -294,58 +297,6 @@ def place(windows: Windows, texts: list[str], quiet: bool) -> list[list[TimedWor
     return placed
 
 
-def placed_line(text: str, timed: list[TimedWord]) -> Line:
-    """A known line from its placed words. Its confidence is their mean probability where the audio gave
-    evidence for it, else 0 (flagged)."""
-    evidence = float(np.mean([w.evidence for w in timed]))
-    confidence = float(np.mean([w.probability for w in timed])) if evidence >= HEARD else 0.0
-    kept = [Word(w.start, w.end, word, w.probability) for w, word in zip(timed, sung_words(text))]
-    return Line(kept[0].start, kept[-1].end, text, words=kept, confidence=round(confidence, 3))
-
-
-def spread_line(text: str, start: float, end: float) -> Line:
-    """A known line the walk did not place: its words spread evenly over [start, end], confidence 0 (flagged)."""
-    words = sung_words(text)
-    step_ = (end - start) / len(words)
-    spans = [(start + k * step_, start + (k + 1) * step_) for k in range(len(words))]
-    timed = [Word(round(a, 3), round(b, 3), w, 0.0) for (a, b), w in zip(spans, words)]
-    return Line(start, end, text, words=timed, confidence=0.0)
-
-
-def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: Voice, openings: Openings) -> list[Line]:
-    """The lines in order, each placed (its opening `opened`), or spread between the placed lines either side of
-    it. A line the audio gave no evidence for takes no time from a heard line after it: the heard line's opening
-    is bounded by the last heard line alone, and the unheard lines before it end where it starts."""
-    lines: list[Line] = []
-    heard_end = 0.0  # where the last heard line ends
-    for n, text in enumerate(texts):
-        after = lines[-1].end if lines else 0.0
-        if placed[n] is None:
-            upto = next((p[0].start for p in placed[n + 1 :] if p is not None), voice.duration)
-            missing = next((k for k in range(n + 1, len(texts)) if placed[k] is not None), len(texts)) - n
-            lines.append(spread_line(text, after, after + max(0.0, upto - after) / missing))
-            continue
-        heard = float(np.mean([w.evidence for w in placed[n]])) >= HEARD
-        line = placed_line(text, openings.opened(placed[n], sung_words(text)[0], heard_end if heard else after, voice))
-        if heard:
-            lines, heard_end = ended_by(lines, line.start), line.end
-        lines.append(line)
-    return lines
-
-
-def ended_by(lines: list[Line], start: float) -> list[Line]:
-    """`lines`, the unheard ones at their end (confidence 0) ending by `start` where a heard line begins: each
-    word clipped to it."""
-    kept = list(lines)
-    for k in range(len(kept) - 1, -1, -1):
-        line = kept[k]
-        if line.confidence != 0.0 or line.end <= start:
-            break
-        words = [replace(w, start=min(w.start, start), end=min(w.end, start)) for w in line.words]
-        kept[k] = replace(line, start=min(line.start, start), end=min(line.end, start), words=words)
-    return kept
-
-
 def align_lyrics(
     asr: ASRModel,
     samples: np.ndarray,
@@ -368,6 +319,8 @@ def align_lyrics(
     for text, cut in zip(texts, split):
         mine, position = parts[position : position + len(cut)], position + len(cut)
         lines += sung_phrases(mine, text, voice, openings)
+    if said := crowded_tail(lines, openings.longest / 2):
+        log.warning(said)
     return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
