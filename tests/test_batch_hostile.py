@@ -73,6 +73,18 @@ def test_a_ray_job_leaves_this_machine_with_every_path_absolute(tmp_path, monkey
     assert sent.request.lyrics_file.is_file() and sent.request.song.is_file()
 
 
+def test_a_ray_worker_gets_the_models_named_by_this_machine_s_files_as_absolute_paths(tmp_path, monkeypatch):
+    from musicvid.settings.model_choice import ModelChoice
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "wm").mkdir()  # a faster-whisper folder, named relative to the folder the batch was started in
+    (tmp_path / "auto").mkdir()  # (a folder of a musicvid name's does not make the name a path)
+    choice = ModelChoice(models="tiny", asr_model="wm", upscaler="auto", vipe="org/vipe", device="cpu")
+    sent = engines.sent_choice(choice)
+    assert sent.asr_model == str(tmp_path / "wm")
+    assert (sent.upscaler, sent.vipe, sent.models, sent.device) == ("auto", "org/vipe", "tiny", "cpu")
+
+
 @pytest.mark.parametrize(
     "options, said",
     [

@@ -22,6 +22,7 @@ from musicvid.core.errors import UserError, out_of_memory, out_of_room
 from musicvid.core.workdir import Workdir
 from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.model_choice import ModelChoice
+from musicvid.settings.presets import AUTO_UPSCALER, LANCZOS, TINY
 from vipe_core.errors import Terminated, handled
 
 RAY_OPTIONS = {"address": "--address", "workers": "--workers", "gpus_per_song": "--gpus-per-song"}
@@ -67,12 +68,20 @@ def render_locally(registry, jobs: list[Job], finished) -> None:
 
 
 class SongRenderer:
-    """A Ray actor: loads the models once, then renders the songs it is handed."""
+    """A Ray actor: loads the models once, then renders the songs it is handed. Models it refuses (a device it has
+    not) are its `refusal`, said before any song as the local engine says them (Ray would fail every song with its
+    own stack)."""
 
     def __init__(self, choice: ModelChoice):
         from musicvid.models.registry import registry_of
 
-        self.registry = registry_of(choice, keep_loaded=True)
+        try:
+            self.registry, self.refused = registry_of(choice, keep_loaded=True), None
+        except UserError as error:
+            self.registry, self.refused = None, str(error)
+
+    def refusal(self) -> str | None:
+        return self.refused
 
     def render(self, job: Job) -> Result:
         return render_one(job, self.registry)
@@ -98,7 +107,8 @@ def join_ray(args, choice: ModelChoice) -> RayPlan:
         check_answers(args.address)
         with handlers_kept():
             try:
-                ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
+                # ("local": without --address, Ray starts here, whatever a RAY_ADDRESS or an earlier `ray start` says)
+                ray.init(address=args.address or "local", include_dashboard=False, log_to_driver=False)
             except (ConnectionError, ValueError, RuntimeError) as error:
                 reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
                 raise UserError(f"--address {args.address}: Ray cannot be joined there ({reason})") from None
@@ -176,16 +186,37 @@ def sent(job: Job) -> Job:
     )
 
 
+# Model names that are never paths, whatever a folder of this machine is called (musicvid.models.loading)
+NAMES_NOT_PATHS = frozenset({AUTO_UPSCALER, LANCZOS, TINY})
+
+
+def sent_choice(choice: ModelChoice) -> ModelChoice:
+    """The models as a Ray worker gets them: a model named by a file or folder of this machine's (a relative one as
+    the checks read it, against this folder) made absolute, as a job's paths are (sent)."""
+    names = {
+        f.name: str(Path(value).absolute())
+        for f in dataclasses.fields(choice)
+        if f.name not in ("models", "asr", "device", "precision")
+        and isinstance(value := getattr(choice, f.name), str)
+        and value not in NAMES_NOT_PATHS
+        and Path(value).exists()
+    }
+    return dataclasses.replace(choice, **names)
+
+
 def render_on_ray(plan: RayPlan, choice: ModelChoice, jobs: list[Job], finished) -> None:
     """Songs as tasks on Ray actors (`plan`). An actor whose process dies is restarted and its song retried once; a
-    song that still fails is reported as failed. Stopped, the batch stops its actors before it lets go of -o."""
+    song that still fails is reported as failed, and a new actor takes the dead one's place. Models an actor refuses
+    are said before any song. Stopped, the batch stops its actors before it lets go of -o."""
     import ray
 
     actor = ray.remote(num_cpus=1, num_gpus=plan.gpus, max_restarts=1, max_task_retries=1)(SongRenderer)
-    workers = [actor.remote(choice) for _ in range(max(1, min(plan.workers, len(jobs))))]
+    models = sent_choice(choice)
+    workers = [actor.remote(models) for _ in range(max(1, min(plan.workers, len(jobs))))]
     idle, waiting, running = list(workers), list(jobs), {}
     try:
         with signals_noted() as noted:
+            check_refusals(workers)
             while waiting or running:
                 while waiting and idle:
                     worker, job = idle.pop(), waiting.pop(0)
@@ -195,22 +226,41 @@ def render_on_ray(plan: RayPlan, choice: ModelChoice, jobs: list[Job], finished)
                     raise Terminated(noted[0])
                 if ready:
                     job, worker = running.pop(ready[0])
+                    result, alive = result_of(ready[0], job)
+                    if not alive:  # (Ray hands a dead actor's tasks back failed, at once)
+                        ray.kill(worker)
+                        workers.append(worker := actor.remote(models))
                     idle.append(worker)
-                    finished(job, result_of(ready[0], job))
+                    finished(job, result)
     finally:  # none of its songs is written into -o once the batch lets go of it
         for worker in workers:
             ray.kill(worker)
 
 
-def result_of(ready, job: Job) -> Result:
-    """A finished task's result: the worker's, or failed where the worker died twice on this song."""
+def check_refusals(workers) -> None:
+    """Refuse the batch, before any song, in the sentence of the first actor that refused its models; an actor
+    that died as it started is left to fail its songs (result_of)."""
     import ray
 
     try:
-        return ray.get(ready)
+        refused = ray.get([worker.refusal.remote() for worker in workers])
+    except ray.exceptions.RayError:
+        return
+    if said := next((sentence for sentence in refused if sentence), None):
+        raise UserError(said)
+
+
+def result_of(ready, job: Job) -> tuple[Result, bool]:
+    """A finished task's result: the worker's, or failed where the worker died twice on this song; and whether its
+    actor is alive."""
+    import ray
+
+    try:
+        return ray.get(ready), True
     except ray.exceptions.RayError as error:
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        return Result(job.song, "failed", str(job.output), error=f"worker failed: {reason}")
+        failed = Result(job.song, "failed", str(job.output), error=f"worker failed: {reason}")
+        return failed, not isinstance(error, ray.exceptions.RayActorError)
 
 
 # How often a Ray batch looks up from its wait for a signal: one raised inside Ray's wait comes out of it as a
