@@ -1,6 +1,8 @@
 """Known lines from the words the walk placed (musicvid.lyrics.placed): in their order, none dropped, an unheard line
 never before the line before it, and a heard line's time never taken by an unheard one before it."""
 
+import pytest
+
 from musicvid.lyrics.openings import Openings
 from musicvid.lyrics.placed import known_lines
 from musicvid.lyrics.singing import Voice
@@ -14,21 +16,22 @@ def placed(*spans: tuple[float, float], evidence: float) -> list[TimedWord]:
     return [TimedWord(start, end, 0.5, evidence) for start, end in spans]
 
 
-def test_lines_the_path_put_over_the_last_heard_one_start_where_it_ends_in_their_order_none_dropped():
+def test_lines_the_path_put_over_the_line_before_are_spread_after_it_in_their_order_none_dropped():
     # a clip given a whole song's lyrics: its last window put text it has no evidence for over the last line sung
-    texts = ["sung here now", "never sung once", "also never sung", "the last two"]
+    texts = ["sung here now", "never sung once", "also never sung", "the last two", "heard at the end"]
     words = [
         placed((40.0, 40.5), (40.5, 41.0), (41.0, 49.98), evidence=3.0),
         None,
         placed((49.28, 49.4), (49.4, 49.5), (49.5, 49.6), evidence=0.1),
         placed((49.6, 49.7), (49.7, 50.5), (50.5, 50.9), evidence=0.1),
+        placed((54.0, 54.4), (54.4, 54.8), (54.8, 55.98), evidence=2.0),
     ]
     lines = known_lines(texts, words, VOICE, PACE)
     assert [line.text for line in lines] == texts
     assert all(a.end <= b.start for a, b in zip(lines, lines[1:]))
-    assert [line.confidence for line in lines[1:]] == [0.0, 0.0, 0.0]
-    assert lines[2].start == lines[2].end == 49.98 and [w.start for w in lines[2].words] == [49.98] * 3
-    assert [w.end for w in lines[3].words] == [49.98, 50.5, 50.9]  # (clipped where before it, else as placed)
+    assert [line.confidence for line in lines[1:4]] == [0.0, 0.0, 0.0]
+    # the three unheard lines share the time between the two heard ones, evenly
+    assert [line.start for line in lines[1:]] == pytest.approx([49.98, 51.32, 52.66, 54.0], abs=0.01)
 
 
 def test_an_unheard_line_before_a_heard_one_ends_where_the_heard_one_starts():

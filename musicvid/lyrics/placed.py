@@ -21,8 +21,7 @@ HEARD = 1.0  # nats a word: the window's audio makes the line's words e times li
 def placed_line(text: str, timed: list[TimedWord]) -> Line:
     """A known line from its placed words. Its confidence is their mean probability where the audio gave
     evidence for it, else 0 (flagged)."""
-    evidence = float(np.mean([w.evidence for w in timed]))
-    confidence = float(np.mean([w.probability for w in timed])) if evidence >= HEARD else 0.0
+    confidence = float(np.mean([w.probability for w in timed])) if heard(timed) else 0.0
     kept = [Word(w.start, w.end, word, w.probability) for w, word in zip(timed, sung_words(text))]
     return Line(kept[0].start, kept[-1].end, text, words=kept, confidence=round(confidence, 3))
 
@@ -36,12 +35,38 @@ def spread_line(text: str, start: float, end: float) -> Line:
     return Line(start, end, text, words=timed, confidence=0.0)
 
 
+def heard(words: list[TimedWord]) -> bool:
+    """Whether the window's audio gave a placed line's words at least HEARD nats each, on average."""
+    return float(np.mean([w.evidence for w in words])) >= HEARD
+
+
+def in_order(placed: list[list[TimedWord] | None]) -> list[list[TimedWord] | None]:
+    """`placed`, where an unheard line starts before the line placed before it ends, with the unheard lines since the
+    last heard one as not placed: the path had no evidence to place them by, and they are spread evenly between the
+    heard lines either side (a window at a clip's end, or a model that hears nothing, may place text over a line
+    before it)."""
+    kept = list(placed)
+    end, last_heard = 0.0, -1  # where the last line kept placed ends; the last heard line
+    for n, words in enumerate(placed):
+        if words is None:
+            continue
+        if heard(words):
+            end, last_heard = words[-1].end, n
+        elif words[0].start < end:
+            kept[last_heard + 1 : n + 1] = [None] * (n - last_heard)
+            end = placed[last_heard][-1].end if last_heard >= 0 else 0.0
+        else:
+            end = words[-1].end
+    return kept
+
+
 def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: Voice, openings: Openings) -> list[Line]:
     """The lines in order, each placed (its opening `opened`), or spread between the placed lines either side of
-    it. A line the audio gave no evidence for takes no time from a heard line after it: the heard line's opening
-    is bounded by the last heard line alone, and the unheard lines before it end where it starts."""
+    it (`in_order`). A line the audio gave no evidence for takes no time from a heard line after it: the heard
+    line's opening is bounded by the last heard line alone, and the unheard lines before it end where it starts."""
     lines: list[Line] = []
     heard_end = 0.0  # where the last heard line ends
+    placed = in_order(placed)
     for n, text in enumerate(texts):
         after = lines[-1].end if lines else 0.0
         if placed[n] is None:
@@ -49,24 +74,13 @@ def known_lines(texts: list[str], placed: list[list[TimedWord] | None], voice: V
             missing = next((k for k in range(n + 1, len(texts)) if placed[k] is not None), len(texts)) - n
             lines.append(spread_line(text, after, after + max(0.0, upto - after) / missing))
             continue
-        heard = float(np.mean([w.evidence for w in placed[n]])) >= HEARD
-        line = placed_line(text, openings.opened(placed[n], sung_words(text)[0], heard_end if heard else after, voice))
-        if heard:
+        heard_line = heard(placed[n])
+        bound = heard_end if heard_line else after
+        line = placed_line(text, openings.opened(placed[n], sung_words(text)[0], bound, voice))
+        if heard_line:
             lines, heard_end = ended_by(lines, line.start), line.end
-        else:
-            line = started_by(line, after)
         lines.append(line)
     return lines
-
-
-def started_by(line: Line, start: float) -> Line:
-    """An unheard `line` beginning no earlier than `start`, where the line before it ends: each word clipped to it.
-    (A window at the song's end may place text it has no evidence for over the line before: the lines stay in
-    their order, and a transcript read back makes the same storyboard.)"""
-    if line.start >= start:
-        return line
-    words = [replace(w, start=max(w.start, start), end=max(w.end, start)) for w in line.words]
-    return replace(line, start=start, end=max(line.end, start), words=words)
 
 
 def ended_by(lines: list[Line], start: float) -> list[Line]:
