@@ -150,6 +150,16 @@ def test_translation_is_matched_to_lines_by_time():
     assert [line.english for line in lines] == ["one", "two", "tres"]
 
 
+def test_a_credit_whisper_translates_over_music_is_the_english_of_no_line():
+    # Whisper base's translate task over a metal intro it took for Japanese wrote a subtitle's credits
+    lines = [Line(0, 3, "夜の海"), Line(3, 6, "星が落ちる"), Line(8, 9, "さよなら")]
+    translated = [Line(0, 3, "Translated by Releska"), Line(3, 6, "the stars fall"), Line(8, 9, "Thanks for watching!")]
+    assert [line.text_en for line in attach_translation(lines, translated)] == [None, "the stars fall", None]
+    # a line that says "by" is a line
+    sung = [Line(0, 3, "saved by the bell, left by the sea")]
+    assert attach_translation(lines[:1], sung)[0].text_en == "saved by the bell, left by the sea"
+
+
 def test_a_translated_segment_split_over_two_lines_reaches_both():
     # Whisper translated the two sung lines as one segment; the lines were cut at the singer's pause.
     lines = [Line(10, 13, "camino solo"), Line(13, 16, "bajo la lluvia"), Line(30, 32, "adiós")]

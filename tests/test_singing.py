@@ -41,6 +41,10 @@ def stretched(line: Line, starts: dict[int, float]) -> Line:
         (segment(174.1, "Thank you for the music", 0.5, 0.6), None),  # sung words, not a video's goodbye
         # a flatter tiny.en (its logits × 0.7) over Metal madness's guitars: hesitations alone
         (segment(75.4, "uh", 1.84, 0.2), "a phrase Whisper says over music"),
+        # the credits of the subtitles Whisper learned from
+        (segment(3.0, "Subtitles by the Amara.org community", 2.0, 0.3), "a phrase Whisper says over music"),
+        (segment(9.0, "Captions by ...", 1.0, 0.3), "a phrase Whisper says over music"),
+        (segment(12.0, "Written by the river, sung by the sea", 1.8, 0.6), None),
         (segment(77.2, "Uh, uh.", 1.5, 0.3), "a phrase Whisper says over music"),
         (segment(80.0, "uh oh, the river is rising", 0.5, 0.6), None),  # sung words after a hesitation
         # Whisper base over Endgame: Singularity's "Media Threat" (an instrumental): numbers, no word

@@ -31,11 +31,13 @@ UNTIMED_SHARE = 2 / 3
 # LOOP_WORDS of them) over more than LOOP_STRETCH times the time they took there is Whisper's loop.
 LOOP_STRETCH = 2.0
 LOOP_WORDS = 3
-# What Whisper and the videos it learned from say over music: the ends of the videos; and a speaker's hesitations
-# alone ("uh", "um"), which a flatter model writes over guitars, and which leave a picture nothing to show.
+# What Whisper and the videos it learned from say over music: the ends of the videos, and the credits of the
+# subtitles it learned them by (base's translate task over a metal intro: "Translated by Releska"); and a speaker's
+# hesitations alone ("uh", "um"), which a flatter model writes over guitars, and which leave a picture nothing to show.
 INVENTED_PHRASES = re.compile(
     r"thanks? (you )?(so much )?for watching|see you (in the )?next (time|video|one)|(please |and )?subscribe|"
-    r"end of (the |this )?video|"
+    r"end of (the |this )?video|\b(subtitles?|subtitled|captions?|captioned|translated|translation|transcribed|"
+    r"transcription|subbed|subs) by\b|amara org|"
     r"^(thank you|thanks|you|bye|bye bye|music|applause)$|^((uh|um|er|hmm|mm)( |$))+$"
 )
 # Where Whisper hears no language it writes fragments nobody could sing ("nd nd", "2 pb", "1 tbc vln": Whisper base
@@ -47,8 +49,7 @@ LATIN_VOWELS = frozenset("aeiouywæøœ")
 def invented(line: Line) -> str | None:
     """Why a segment Whisper heard is an invention over the music, by its own signals; None if it may be
     sung."""
-    text = " ".join(re.findall(r"[a-z']+", line.text.lower()))
-    if INVENTED_PHRASES.search(text):
+    if said_over_music(line.text):
         return "a phrase Whisper says over music"
     if not re.search(r"[^\W\d_]", line.text):  # "1.5%", "2:30": what Whisper writes over music, no lyric
         return "no word with a letter"
@@ -56,13 +57,18 @@ def invented(line: Line) -> str | None:
         return "no word with a vowel"
     words = [w for w in line.words if re.search(r"[^\W\d_]", w.text)]  # a word has a letter: "===" is none
     span = (words[-1].end - words[0].start) if words else line.end - line.start
-    count = len(words) or len(text.split())
+    count = len(words) or len(re.findall(r"[a-z']+", line.text.lower()))
     if count >= 4 and count > MAX_WORDS_PER_SECOND * max(span, 0.1):
         return f"{count} words in {span:.1f} s"
     untimed = sum(w.end - w.start < UNTIMED_WORD_SECONDS for w in words)
     if count >= 2 and untimed >= UNTIMED_SHARE * count:
         return f"{untimed} of {count} words with no time in the audio"
     return None
+
+
+def said_over_music(text: str) -> bool:
+    """Whether `text` is a phrase Whisper says over music (INVENTED_PHRASES), read in lowercase words."""
+    return bool(INVENTED_PHRASES.search(" ".join(re.findall(r"[a-z']+", text.lower()))))
 
 
 def singable(word: str) -> bool:

@@ -20,7 +20,7 @@ import torch
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
-from musicvid.lyrics.inventions import loops
+from musicvid.lyrics.inventions import loops, said_over_music
 from musicvid.lyrics.lines import PHRASE_SECONDS, lines_at_pauses
 from musicvid.lyrics.singing import (
     CLIP_LEAD,
@@ -189,11 +189,12 @@ def attach_translation(lines: list[Line], translated: list[Line]) -> list[Line]:
     """The lines, each given the English of the translated segments sung over it. Whisper's translation is cut
     into segments of its own, so a segment over several lines is split between them: its words in
     order, each line taking a share as large as its share of the segment's time. A segment that
-    overlaps no line goes to the nearest one."""
+    overlaps no line goes to the nearest one. A phrase Whisper says over music (a subtitle's credits, a video's
+    goodbye: said_over_music) is the English of no line."""
     if not lines:
         return []
     parts: list[list[str]] = [[] for _ in lines]
-    for segment in translated:
+    for segment in (segment for segment in translated if not said_over_music(segment.text)):
         overlaps = [max(0.0, min(line.end, segment.end) - max(line.start, segment.start)) for line in lines]
         words = segment.text.split()
         if sum(overlaps) <= 0:
