@@ -44,7 +44,11 @@ def stretched(line: Line, starts: dict[int, float]) -> Line:
         # the credits of the subtitles Whisper learned from
         (segment(3.0, "Subtitles by the Amara.org community", 2.0, 0.3), "a phrase Whisper says over music"),
         (segment(9.0, "Captions by ...", 1.0, 0.3), "a phrase Whisper says over music"),
+        (segment(5.0, "Untertitel im Auftrag des ZDF, 2020", 2.0, 0.4), "a phrase Whisper says over music"),
+        (segment(7.0, "Sous-titrage Société Radio-Canada", 2.0, 0.4), "a phrase Whisper says over music"),
+        (segment(8.0, "Subtítulos realizados por Juan Pérez", 2.0, 0.4), "a phrase Whisper says over music"),
         (segment(12.0, "Written by the river, sung by the sea", 1.8, 0.6), None),
+        (segment(14.0, "Société, tu m'auras pas", 1.8, 0.6), None),
         (segment(77.2, "Uh, uh.", 1.5, 0.3), "a phrase Whisper says over music"),
         (segment(80.0, "uh oh, the river is rising", 0.5, 0.6), None),  # sung words after a hesitation
         # Whisper base over Endgame: Singularity's "Media Threat" (an instrumental): numbers, no word

@@ -32,12 +32,15 @@ UNTIMED_SHARE = 2 / 3
 LOOP_STRETCH = 2.0
 LOOP_WORDS = 3
 # What Whisper and the videos it learned from say over music: the ends of the videos, and the credits of the
-# subtitles it learned them by (base's translate task over a metal intro: "Translated by Releska"); and a speaker's
-# hesitations alone ("uh", "um"), which a flatter model writes over guitars, and which leave a picture nothing to show.
+# subtitles it learned them by, in the languages it says them in most (base's translate task over a metal intro:
+# "Translated by Releska"; "Untertitel im Auftrag des ZDF", "Sous-titrage Société Radio-Canada", "Subtítulos
+# realizados por la comunidad de Amara.org"); and a speaker's hesitations alone ("uh", "um"), which a flatter model
+# writes over guitars, and which leave a picture nothing to show. Read in lowercase words, accents aside.
 INVENTED_PHRASES = re.compile(
     r"thanks? (you )?(so much )?for watching|see you (in the )?next (time|video|one)|(please |and )?subscribe|"
     r"end of (the |this )?video|\b(subtitles?|subtitled|captions?|captioned|translated|translation|transcribed|"
-    r"transcription|subbed|subs) by\b|amara org|"
+    r"transcription|subbed|subs) by\b|amara org|\buntertitel(ung)? (im auftrag|von|des|der|durch)\b|"
+    r"\bsous titr(age|es?)\b|\bsubtitul(os|ado|ada)( realizados)? por\b|\bsottotitoli (creati |a cura )?(da|di)|"
     r"^(thank you|thanks|you|bye|bye bye|music|applause)$|^((uh|um|er|hmm|mm)( |$))+$"
 )
 # Where Whisper hears no language it writes fragments nobody could sing ("nd nd", "2 pb", "1 tbc vln": Whisper base
@@ -67,8 +70,10 @@ def invented(line: Line) -> str | None:
 
 
 def said_over_music(text: str) -> bool:
-    """Whether `text` is a phrase Whisper says over music (INVENTED_PHRASES), read in lowercase words."""
-    return bool(INVENTED_PHRASES.search(" ".join(re.findall(r"[a-z']+", text.lower()))))
+    """Whether `text` is a phrase Whisper says over music (INVENTED_PHRASES), read in lowercase words, accents
+    aside."""
+    folded = "".join(c for c in unicodedata.normalize("NFD", text.lower()) if not unicodedata.combining(c))
+    return bool(INVENTED_PHRASES.search(" ".join(re.findall(r"[a-z']+", folded))))
 
 
 def singable(word: str) -> bool:
