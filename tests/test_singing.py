@@ -50,6 +50,9 @@ def stretched(line: Line, starts: dict[int, float]) -> Line:
         (segment(12.0, "Written by the river, sung by the sea", 1.8, 0.6), None),
         (segment(14.0, "Société, tu m'auras pas", 1.8, 0.6), None),
         (segment(77.2, "Uh, uh.", 1.5, 0.3), "a phrase Whisper says over music"),
+        (segment(0.7, "ん", 2.1, 0.3), "a phrase Whisper says over music"),  # Whisper base over a metal intro
+        (segment(3.0, "嗯…", 1.0, 0.3), "a phrase Whisper says over music"),
+        (segment(5.0, "んー、それでも", 1.4, 0.5), None),  # a hum before sung words
         (segment(80.0, "uh oh, the river is rising", 0.5, 0.6), None),  # sung words after a hesitation
         # Whisper base over Endgame: Singularity's "Media Threat" (an instrumental): numbers, no word
         (segment(4.6, "1.5% 2.5%", 0.7, 0.5), "no word with a letter"),

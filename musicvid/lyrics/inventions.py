@@ -43,6 +43,9 @@ INVENTED_PHRASES = re.compile(
     r"\bsous titr(age|es?)\b|\bsubtitul(os|ado|ada)( realizados)? por\b|\bsottotitoli (creati |a cura )?(da|di)|"
     r"^(thank you|thanks|you|bye|bye bye|music|applause)$|^((uh|um|er|hmm|mm)( |$))+$"
 )
+# The hum alone in the scripts without the Latin letters above: Japanese ん (Whisper base wrote "ん" twice over a metal
+# intro it took for Japanese) and Chinese 嗯, with their lengthening marks and punctuation.
+HUMS = re.compile(r"[\sんンー〜～嗯呃。、…!?！？.,]+")
 # Where Whisper hears no language it writes fragments nobody could sing ("nd nd", "2 pb", "1 tbc vln": Whisper base
 # over guitars). A word is sung on its syllables' vowels: a word in the Latin script holds one of these (accents aside;
 # w and y are Welsh vowels). Other scripts are not judged, and an acronym ("DJ") is sung letter by letter.
@@ -73,7 +76,7 @@ def said_over_music(text: str) -> bool:
     """Whether `text` is a phrase Whisper says over music (INVENTED_PHRASES), read in lowercase words, accents
     aside."""
     folded = "".join(c for c in unicodedata.normalize("NFD", text.lower()) if not unicodedata.combining(c))
-    return bool(INVENTED_PHRASES.search(" ".join(re.findall(r"[a-z']+", folded))))
+    return bool(INVENTED_PHRASES.search(" ".join(re.findall(r"[a-z']+", folded))) or HUMS.fullmatch(text))
 
 
 def singable(word: str) -> bool:
