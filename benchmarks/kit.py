@@ -52,6 +52,7 @@ MISSING = (
     "spandrel",
     "wcwidth",
     "ftfy",
+    "py3langid",  # the language the lyrics are written in
 )
 TARGET = ["--python-version", "3.12", "--implementation", "cp", "--only-binary=:all:"] + [
     f"--platform={tag}_x86_64" for tag in ("manylinux_2_28", "manylinux_2_27", "manylinux_2_17", "manylinux2014")

@@ -50,6 +50,7 @@ from musicvid.lyrics.spacing import gaps_in, sung_words
 from musicvid.lyrics.transcribe import detect_language, singing_to_detect, torch_threads_kept
 from musicvid.lyrics.transcript import Line, Transcript
 from musicvid.lyrics.windows import GRID_SECONDS, WINDOW_SECONDS, TimedWord, Windows
+from musicvid.lyrics.written import written_language
 from musicvid.models.loading import ASRModel
 
 LEAD = 1.0  # s before the last line's end where the next window starts
@@ -308,7 +309,10 @@ def align_lyrics(
 ) -> Transcript:
     """Time each of `texts` (lyric lines, in the order they are sung) against the song, in `language` where given."""
     voice = Voice.detect(samples)
-    windows = Windows(asr, samples, language := detect_language(asr, singing_to_detect(samples, voice), language))
+    written = None if language else written_language(texts)  # (the lyrics say it better than 30 s of a band)
+    windows = Windows(
+        asr, samples, language := detect_language(asr, singing_to_detect(samples, voice), language, written)
+    )
     split = [pieces(text, windows) for text in texts]
     every = [part for parts in split for part in parts]
     with torch_threads_kept():  # (openai-whisper's word timing starts numba's threads)

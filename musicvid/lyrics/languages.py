@@ -42,3 +42,11 @@ def language_names() -> list[str]:
     from musicvid.models.internals import whisper_languages
 
     return sorted(name.title() for name, code in whisper_languages().items() if name != code)
+
+
+def language_name(code: str) -> str:
+    """The name Whisper gives the language of `code` (Whisper's code), titled: "la" is Latin."""
+    from musicvid.models.internals import whisper_languages
+
+    names = [name for name, of in whisper_languages().items() if of == code and name != code]
+    return names[0].title() if names else code

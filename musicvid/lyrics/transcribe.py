@@ -5,12 +5,14 @@ there (musicvid.lyrics.singing: its inventions over music by their own signals, 
 activity where it agrees with Whisper). Whisper's segments are cut again into sung lines at the singer's
 pauses, and a word reaching out of the stretch it is sung in is cut back to it. Where Whisper looped, or heard
 nothing of a voice Silero hears, that stretch is heard again on its own. A refrain sung three times stays three
-lines. The language, unless given (--language), is detected on the singing Silero hears, else past the intro. A song
+lines. The language, unless given (--language), is detected on the singing Silero hears, else past the intro, and
+where the words heard over the whole song read as another language, taken as theirs (musicvid.lyrics.written). A song
 not in English keeps its original text (for captions; its words joined as written: spacing) and gets an English
 rendering from Whisper's translate task for ViPE."""
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -21,6 +23,7 @@ from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.inventions import loops, said_over_music
+from musicvid.lyrics.languages import language_name
 from musicvid.lyrics.lines import PHRASE_SECONDS, lines_at_pauses
 from musicvid.lyrics.singing import (
     CLIP_LEAD,
@@ -36,9 +39,12 @@ from musicvid.lyrics.singing import (
     where_sung,
 )
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
+from musicvid.lyrics.written import written_language
 from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
 from vipe_core.bars import on_terminal
+
+log = logging.getLogger("musicvid")
 
 # Whisper's window: what the language is detected on
 WINDOW_SECONDS = 30.0
@@ -152,16 +158,25 @@ def singing_to_detect(samples: np.ndarray, silero: Voice) -> np.ndarray:
     return samples[start * SAMPLE_RATE : (start + int(WINDOW_SECONDS)) * SAMPLE_RATE]
 
 
-def detect_language(asr: ASRModel, voiced: np.ndarray, given: str | None = None) -> str:
+def multilingual(asr: ASRModel) -> bool:
+    """Whether `asr` hears more than English (its tokenizer's languages)."""
+    return (
+        ctranslate2_whisper(asr.model).is_multilingual if asr.backend == "faster-whisper" else asr.model.is_multilingual
+    )
+
+
+def detect_language(asr: ASRModel, voiced: np.ndarray, given: str | None = None, written: str | None = None) -> str:
     """The language of the first 30 s of `voiced` ("en" for English-only models); the one `given` (--language,
-    Whisper's code) where one is, with no detecting (check_hears)."""
-    faster = asr.backend == "faster-whisper"
-    multilingual = ctranslate2_whisper(asr.model).is_multilingual if faster else asr.model.is_multilingual
+    Whisper's code) where one is, with no detecting (check_hears); else, on a Whisper that hears more than English,
+    the one the known lyrics are `written` in (musicvid.lyrics.written), where it was read."""
+    faster, hears = asr.backend == "faster-whisper", multilingual(asr)
     if given is not None:
-        check_hears(given, asr.name, multilingual)
+        check_hears(given, asr.name, hears)
         return given
-    if not multilingual:
+    if not hears:
         return "en"
+    if written is not None:
+        return written
     if faster:
         language, _, _ = asr.model.detect_language(voiced)
         return language
@@ -330,9 +345,17 @@ def transcribe(
 ) -> Transcript:
     """The lines sung, recognized and translated (in `language` where given: Whisper's code)."""
     duration = samples.size / SAMPLE_RATE
-    language, silero, heard = hear(asr, samples, quiet, language)
-    lines = translated(asr, samples, sung_lines(heard, silero, duration), language, quiet=quiet)
-    return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
+    guessed, silero, heard = hear(asr, samples, quiet, language)
+    lines = sung_lines(heard, silero, duration)
+    if language is None and multilingual(asr):  # the words heard correct a guess (musicvid.lyrics.written)
+        language = written_language([line.text for line in lines])
+        if language is not None and language != guessed:
+            log.warning(
+                f"Whisper took the singing for {language_name(guessed)}, but the words it heard read as "
+                f"{language_name(language)}: the song is taken as {language_name(language)} (--language chooses)"
+            )
+    lines = translated(asr, samples, lines, language or guessed, quiet=quiet)
+    return Transcript(lines, language or guessed, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
 def translated(asr: ASRModel, samples: np.ndarray, lines: list[Line], language: str, *, quiet: bool) -> list[Line]:

@@ -1,0 +1,45 @@
+"""The language a song's words are written in, read from the words themselves, as Whisper's code: where no language
+is given, what the known lyrics are written in decides it before Whisper's guess, and what Whisper heard over the
+whole song corrects its guess.
+
+Whisper guesses a song's language from 30 s of its audio, and a small Whisper over a band guesses badly: Whisper
+base took three of Muldjord's four English metal songs for Latin, and its translate task turned the English words it
+heard there into nonsense for ViPE ("Zerador-Lenni missing"). The words themselves say more: py3langid (a naive
+Bayes classifier of byte n-grams, over the languages it and Whisper share) reads the words Whisper base heard in
+those three songs as English, and each JamendoLyrics song's lyrics as its own language (French, Spanish, German), at
+0.997 or more. A line or two may read as any language (one line in three of those lyrics read as another), so:
+
+- the words are read only where they hold at least MIN_LETTERS letters (about 15 words of English);
+- the language read is taken only where py3langid's probability for it, normalised over the shared languages, is
+  at least SURE.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Sequence
+
+MIN_LETTERS = 80
+SURE = 0.99
+
+
+@functools.cache
+def _identifier():
+    """py3langid's model, its languages narrowed once to Whisper's (never changed after: threads share it)."""
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    from musicvid.models.internals import whisper_languages
+
+    identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
+    identifier.set_languages(sorted(set(identifier.nb_classes) & set(whisper_languages().values())))
+    return identifier
+
+
+def written_language(texts: Sequence[str]) -> str | None:
+    """Whisper's code of the language `texts` are written in (module doc), or None where they are too few to say
+    or the reading is unsure."""
+    text = " ".join(texts)
+    if sum(c.isalpha() for c in text) < MIN_LETTERS:
+        return None
+    language, probability = _identifier().classify(text)
+    return str(language) if probability >= SURE else None
