@@ -1,6 +1,6 @@
 """Where no language is given, the words say it: the known lyrics' language decides it before Whisper's guess, and the
 words Whisper heard over the whole song correct a guess they contradict (musicvid.lyrics.written): Whisper base took
-three of Muldjord's English metal songs for Latin and translated their English into nonsense for ViPE."""
+Muldjord's English metal songs for Latin and translated their English into nonsense for ViPE."""
 
 import logging
 
@@ -41,6 +41,10 @@ def test_the_words_are_read_as_their_language_where_they_are_enough_to_say():
     assert [written_language(lines) for lines in (ENGLISH, SPANISH, GERMAN)] == ["en", "es", "de"]
     assert written_language(ENGLISH[:1]) is None  # a line may read as any language
     assert written_language(["la la la", "oh oh oh"] * 3) is None and written_language([]) is None
+    # words of two scripts keep Whisper's guess (read as the larger part, the other would go untranslated)
+    korean = ["너의 이름을 부르던 밤", "바다 위로 별이 떨어져", "우리는 다시 만날 거야"]
+    assert written_language(korean * 3) == "ko" and written_language(korean + ENGLISH * 2) is None
+    assert written_language(ENGLISH + ["размер"]) == "en"  # a stray word of another script
 
 
 def heard_as(texts: list[str]):
