@@ -53,12 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         for song in songs:
             rows.append(row(asr, *song))
             print(json.dumps(rows[-1]), flush=True)
-    right = {key: sum(r[key] == r["truth"] for r in rows) for key in ("guessed", "heard_read")}
-    print(f"of {len(rows)} songs: Whisper's guess right for {right['guessed']}, the words heard read right for "
-          f"{right['heard_read']}")  # fmt: skip
+    guessed, read = (sum(r[key] == r["truth"] for r in rows) for key in ("guessed", "heard_read"))
+    print(f"of {len(rows)} songs: Whisper's guess right for {guessed}, the words heard read right for {read}")
     if args.out:
-        write_text(args.out, json.dumps({"machine": machine(torch.device("cpu")), "asr": "whisper-base (faster-whisper)", "rows": rows},
-                                        indent=1, ensure_ascii=False) + "\n")  # fmt: skip
+        ran = {"machine": machine(torch.device("cpu")), "asr": "whisper-base (faster-whisper)", "rows": rows}
+        write_text(args.out, json.dumps(ran, indent=1, ensure_ascii=False) + "\n")
     return 0
 
 

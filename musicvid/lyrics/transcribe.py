@@ -347,15 +347,16 @@ def transcribe(
     duration = samples.size / SAMPLE_RATE
     guessed, silero, heard = hear(asr, samples, quiet, language)
     lines = sung_lines(heard, silero, duration)
-    if language is None and multilingual(asr):  # the words heard correct a guess (musicvid.lyrics.written)
-        language = written_language([line.text for line in lines])
-        if language is not None and language != guessed:
-            log.warning(
-                f"Whisper took the singing for {language_name(guessed)}, but the words it heard read as "
-                f"{language_name(language)}: the song is taken as {language_name(language)} (--language chooses)"
-            )
-    lines = translated(asr, samples, lines, language or guessed, quiet=quiet)
-    return Transcript(lines, language or guessed, f"{asr.backend}:{asr.name}", audio_sha256)
+    read = written_language([line.text for line in lines]) if language is None and multilingual(asr) else None
+    if read is not None and read != guessed:  # the words heard correct a guess (musicvid.lyrics.written)
+        name = language_name(read)
+        log.warning(
+            f"Whisper took the singing for {language_name(guessed)}, but the words it heard read as {name}: the song "
+            f"is taken as {name} (--language chooses)"
+        )
+    language = read or guessed
+    lines = translated(asr, samples, lines, language, quiet=quiet)
+    return Transcript(lines, language, f"{asr.backend}:{asr.name}", audio_sha256)
 
 
 def translated(asr: ASRModel, samples: np.ndarray, lines: list[Line], language: str, *, quiet: bool) -> list[Line]:

@@ -32,7 +32,8 @@ SURE = 0.99
 
 @functools.cache
 def _identifier():
-    """py3langid's model, its languages narrowed once to Whisper's (never changed after: threads share it)."""
+    """py3langid's model with normalised probabilities, as its README loads it, narrowed once to Whisper's languages
+    (never changed after: threads share it)."""
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
     from musicvid.models.internals import whisper_languages
