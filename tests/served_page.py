@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -81,9 +82,11 @@ def served(jobs: Path, *options) -> Iterator[tuple[str, subprocess.Popen]]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     argv = ["ui", "--models", "tiny", "--port", str(port), "--jobs-dir", str(jobs), *map(str, options)]
+    # its output to a file: a pipe nobody reads would stop the server once it held 64 KB
+    log = tempfile.TemporaryFile()
     process = subprocess.Popen(
         [sys.executable, "-m", "musicvid", *argv],
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
         # a visitor who leaves is noticed within a second or two (Gradio's heartbeat; 15 s unless told)
         env={**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_HEARTBEAT_INTERVAL": "1"},
@@ -96,10 +99,12 @@ def served(jobs: Path, *options) -> Iterator[tuple[str, subprocess.Popen]]:
         except OSError:
             if process.poll() is not None or time.time() > deadline:
                 process.kill()
-                pytest.fail(f"the page's server did not start within 120 s: {process.stdout.read().decode()}")
+                log.seek(0)
+                pytest.fail(f"the page's server did not start within 120 s: {log.read().decode()}")
             time.sleep(0.5)
     try:
         yield url, process
     finally:
         process.terminate()
         process.wait(timeout=30)
+        log.close()

@@ -3,6 +3,7 @@ words Whisper heard over the whole song correct a guess they contradict (musicvi
 Muldjord's English metal songs for Latin and translated their English into nonsense for ViPE."""
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -112,3 +113,39 @@ def test_known_lyrics_are_aligned_in_the_language_they_are_written_in(monkeypatc
             align_lyrics(asr, NOISE[: 3 * SAMPLE_RATE], lyrics, "song", quiet=True)
     # German as written; an English-only Whisper hears English; too few words: Whisper's guess (random weights)
     assert asked[:2] == ["de", "en"] and asked[2] not in (None, "de")
+
+
+PORTUGUESE = [  # (a language the tests above do not read)
+    "o vento levou as cartas que eu nunca te mandei",
+    "e a cidade dorme enquanto eu espero na janela",
+    "amanhã talvez o mar devolva o teu nome",
+    "não há saudade que caiba nesta canção",
+    "quando a noite chegar vou cantar sozinho",
+]
+
+
+@pytest.mark.parametrize("kind", [".lrc", ".srt"])
+def test_timed_lyrics_that_name_no_language_are_taken_in_the_one_they_are_written_in(tmp_path, kind):
+    from musicvid.lyrics.known import check_lyrics_file
+
+    def timed(name: str, texts: list[str], said: str = "") -> Path:
+        at = [(4.0 * n, 4.0 * n + 3.5) for n in range(len(texts))]
+        if kind == ".lrc":
+            body = said + "".join(f"[00:{start:05.2f}]{text}\n" for (start, _), text in zip(at, texts))
+        else:
+            stamp = "00:00:{:06.3f}".format
+            cues = (
+                f"{n}\n{stamp(a).replace('.', ',')} --> {stamp(b).replace('.', ',')}\n{text}\n"
+                for n, ((a, b), text) in enumerate(zip(at, texts), 1)
+            )
+            body = "\n".join(cues)
+        (path := tmp_path / f"{name}{kind}").write_text(body)
+        return path
+
+    assert check_lyrics_file(timed("pt", PORTUGUESE)).language == "pt"
+    assert check_lyrics_file(timed("es", SPANISH)).language == "es"
+    assert check_lyrics_file(timed("en", ENGLISH)).language == "en"
+    assert check_lyrics_file(timed("short", ["o vento levou"])).language == "en"  # too few words to say: English
+    assert check_lyrics_file(timed("given", PORTUGUESE), "es").language == "es"  # the person's word stands
+    if kind == ".lrc":
+        assert check_lyrics_file(timed("tagged", PORTUGUESE, "[la:it]\n")).language == "it"  # and the file's

@@ -21,6 +21,7 @@ from musicvid.lyrics.lrc import instrumental_notice, lrc_language, parse_lrc, st
 from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import Line, Transcript, excerpt, fit_to_duration, has_words, left_out_note
+from musicvid.lyrics.written import written_language
 from musicvid.settings.song import PLAIN, TIMED
 
 log = logging.getLogger("musicvid")
@@ -137,13 +138,18 @@ def timed_lines(
     text: str, kind: str, duration: float, document: str, language: str | None = None
 ) -> tuple[list[Line], str]:
     """Timed lyrics `text`'s lines (of `kind`: lyrics_kind; as written, not fitted to the song) and language: the one
-    `language` says (--language's code), else an LRC's tag, else English."""
+    `language` says (--language's code), else an LRC's tag, else the one the lines read as (written_language), else
+    English."""
     if kind == ".lrc":
         said = language or lrc_language(text, document)
-        return parse_lrc(text, duration, document, said), said or "en"
-    if kind == ".srt":
-        return parse_srt(text, document), language or "en"
-    lines, said = parse_transcript_json(text, document)
+        lines = parse_lrc(text, duration, document, said)
+    elif kind == ".srt":
+        said, lines = language, parse_srt(text, document)
+    else:
+        lines, said = parse_transcript_json(text, document)
+        return lines, language or said
+    return lines, said or written_language([line.text for line in lines]) or "en"
+
     return lines, language or said
 
 
