@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 # Library chatter (optional backends, deprecations) is not for the person running the command.
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -33,10 +34,17 @@ log = logging.getLogger("musicvid")
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Usage errors as one line and exit code 2, like every other bad input."""
+    """Usage errors as one line and exit code 2, like every other bad input; where a word given names a file that
+    starts with '-' (which argparse takes for an option), the line says how to give it."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self.given = sys.argv[1:] if args is None else list(args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        dashed = next((word for word in getattr(self, "given", ()) if word[:1] == "-" and Path(word).is_file()), None)
+        hint = f"; a file whose name starts with '-' is given as ./{dashed}" if dashed else ""
+        self.exit(2, f"{self.prog}: {message}{hint} (see {self.prog} --help)\n")
 
 
 def add_song_options(groups: dict, skip: tuple[str, ...] = ()) -> None:

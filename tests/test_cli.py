@@ -153,6 +153,19 @@ def test_an_empty_argument_names_no_folder(capsys, tmp_path, monkeypatch, comman
     assert code == 2 and "is empty" in err and err.count("\n") == 1 and os.listdir(tmp_path) == ["song.wav"]
 
 
+@pytest.mark.parametrize("given", [["-song.wav"], ["--lyrics", "-song.wav", "other.wav"]])
+def test_a_file_whose_name_starts_with_a_dash_is_said_how_to_give(capsys, tmp_path, monkeypatch, given):
+    monkeypatch.chdir(tmp_path)
+    make_tone(tmp_path / "-song.wav", 2)
+    code, _, err = run(capsys, "render", *given, "--models", "tiny", "--workdir", tmp_path / "w")
+    assert (
+        code == 2
+        and err.count("\n") == 1
+        and err.endswith("; a file whose name starts with '-' is given as ./-song.wav (see musicvid render --help)\n")
+    )
+    assert not (tmp_path / "w").exists()
+
+
 @pytest.mark.parametrize("options", [["--upscaler", "lanczos"], ["--video-model", "org/ltx"], ["--captions", "line"]])
 def test_storyboard_neither_offers_nor_takes_an_option_of_the_frames_between_keyframes(capsys, tmp_path, options):
     code, out, _ = run(capsys, "storyboard", "--help")
@@ -240,18 +253,8 @@ def test_a_name_that_looks_like_a_protocol_is_a_file_and_the_video_goes_beside_t
     make_tone(songs / "Interlude: night.mp3", 2)
     (songs / "Interlude: night.lrc").write_text("[00:00.50]the night\n")
     monkeypatch.chdir(songs)  # relative names, as typed in a shell
-    code, out, err = run(
-        capsys,
-        "render",
-        "Interlude: night.mp3",
-        "--models",
-        "tiny",
-        "--lyrics",
-        "Interlude: night.lrc",
-        "-q",
-        "--workdir",
-        tmp_path / "w",
-    )
+    argv = ["Interlude: night.mp3", "--lyrics", "Interlude: night.lrc", "--models", "tiny", "-q"]
+    code, out, err = run(capsys, "render", *argv, "--workdir", tmp_path / "w")
     assert code == 0, err
     assert (songs / "Interlude: night.mp4").stat().st_size > 0 and (songs / "Interlude: night.srt").exists()
     assert not list(elsewhere.iterdir())

@@ -306,6 +306,7 @@ def test_a_video_without_audio_has_no_audio_stream(tmp_path):
 def test_the_report_line_says_a_render_of_milliseconds_in_milliseconds(seconds, said):
     summary = dict(video_frames=9, pictures_drawn=0, wall_seconds=seconds, device="cpu", models={}, peak_memory_gb={})
     assert report_line(summary) == f"9 frames (0 pictures drawn) {said} cpu"
+    assert report_line({**summary, "pictures_drawn": 1}) == f"9 frames (1 picture drawn) {said} cpu"
 
 
 @pytest.mark.slow

@@ -74,8 +74,9 @@ def report_line(summary: dict) -> str:
     float16, ...; peak G GB'."""
     dtypes = ", ".join(f"{role} {model['dtype']}" for role, model in summary["models"].items() if model["dtype"])
     peak = max(summary["peak_memory_gb"].values(), default=None)
+    drawn = summary["pictures_drawn"]
     parts = [
-        f"{summary['video_frames']} frames ({summary['pictures_drawn']} pictures drawn) in "
+        f"{summary['video_frames']} frames ({drawn} picture{'' if drawn == 1 else 's'} drawn) in "
         f"{seconds_text(summary['wall_seconds'])} on {summary['device']}",
         dtypes,
         f"peak {peak:.1f} GB" if peak is not None else "",
