@@ -10,6 +10,8 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Sequence
+from functools import partial
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -37,12 +39,12 @@ class OneLineParser(argparse.ArgumentParser):
     """Usage errors as one line and exit code 2, like every other bad input; where a word given names a file that
     starts with '-' (which argparse takes for an option), the line says how to give it."""
 
-    def parse_known_args(self, args=None, namespace=None):
-        self.given = sys.argv[1:] if args is None else list(args)
-        return super().parse_known_args(args, namespace)
+    def __init__(self, *args, given: Sequence[str] = (), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.given = given  # the command line's words
 
     def error(self, message: str):
-        dashed = next((word for word in getattr(self, "given", ()) if word[:1] == "-" and Path(word).is_file()), None)
+        dashed = next((word for word in self.given if word[:1] == "-" and Path(word).is_file()), None)
         hint = f"; a file whose name starts with '-' is given as ./{dashed}" if dashed else ""
         self.exit(2, f"{self.prog}: {message}{hint} (see {self.prog} --help)\n")
 
@@ -76,12 +78,13 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
     ModelChoice.add_options(option_groups(p), skip=tuple(set(ModelChoice.fields()) - keep))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(given: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The commands; a command's own options go in the groups too, each where it belongs, and the render settings
-    first in theirs (a group opens with them)."""
-    parser = OneLineParser(prog="musicvid", description="Turn a song into a music video of what its lyrics mean.")
+    first in theirs (a group opens with them). `given`: the words to parse, which a usage error may name."""
+    about = "Turn a song into a music video of what its lyrics mean."
+    parser = OneLineParser(prog="musicvid", description=about, given=given)
     parser.add_argument("--debug", action="store_true", help="show full tracebacks")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=partial(OneLineParser, given=given))
 
     render = grouped(commands, "render", "song -> music video (MP4)", "SONG")
     render["video"].add_argument(
@@ -263,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str] | None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(sys.argv[1:] if argv is None else [str(word) for word in argv]).parse_args(argv)
     except SystemExit as exit:  # usage errors and --help: argparse has said what it had to
         return int(exit.code or 0)
     logging.basicConfig(level=logging.WARNING, format="musicvid: %(message)s")
