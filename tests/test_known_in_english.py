@@ -82,14 +82,14 @@ def said_of_timed(tmp_path, caplog, lyric: str, language: str) -> list[str]:
 
 def test_timed_lines_in_another_language_without_their_english_are_said_to_reach_vipe_as_written(tmp_path, caplog):
     assert said_of_timed(tmp_path, caplog, "mon cœur est un phare", "fr") == [
-        f"lyrics file {tmp_path / 'song.lrc'}: its lines are in fr, with no English beside them: ViPE reads them as "
+        f"lyrics file {tmp_path / 'song.lrc'}: its lines are in French, with no English beside them: ViPE reads them as "
         "written (as plain lines, a .txt, Whisper times and translates them)"
     ], caplog.text  # (English, as a file that names no language is read: nothing said)
 
 
 def test_timed_lines_with_no_latin_letter_and_no_language_named_are_said_to_reach_vipe_as_english(tmp_path, caplog):
     assert said_of_timed(tmp_path, caplog, "我的心是一座灯塔", "zh") == [
-        f"lyrics file {tmp_path / 'song.lrc'}: its lines are in zh, with no English beside them: ViPE reads them as "
+        f"lyrics file {tmp_path / 'song.lrc'}: its lines are in Chinese, with no English beside them: ViPE reads them as "
         "written (as plain lines, a .txt, Whisper times and translates them)",
         f"lyrics file {tmp_path / 'song.lrc'} names no language ([la:xx] in an LRC, or --language) and has no Latin "
         "letter: ViPE reads its lines as English",

@@ -15,7 +15,7 @@ from musicvid.core.files import check_not_inputs, check_picture, weights_identit
 from musicvid.core.paths import shown
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
-from musicvid.lyrics.languages import latin
+from musicvid.lyrics.languages import language_name, latin
 from musicvid.lyrics.transcribe import transcribe, translated, untranslated
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
@@ -44,9 +44,10 @@ def get_transcript(run: Run) -> Transcript:
     info, lyrics = run.audio.info, run.lyrics
     if lyrics and lyrics.timed:
         if untranslated(run.timed_lyrics):  # (Whisper does not listen: there is nothing to translate from)
+            sung_in = language_name(run.timed_lyrics.language)
             log.warning(
-                f"lyrics file {shown(lyrics.path)}: its lines are in {run.timed_lyrics.language}, with no English beside "
-                "them: ViPE reads them as written (as plain lines, a .txt, Whisper times and translates them)"
+                f"lyrics file {shown(lyrics.path)}: its lines are in {sung_in}, with no English beside them: ViPE reads "
+                "them as written (as plain lines, a .txt, Whisper times and translates them)"
             )
         elif run.timed_lyrics.lines and not any(
             c.isalpha() and latin(c) for line in run.timed_lyrics.lines for c in line.english
