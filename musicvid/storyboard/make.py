@@ -46,8 +46,8 @@ def get_transcript(run: Run) -> Transcript:
         if untranslated(run.timed_lyrics):  # (Whisper does not listen: there is nothing to translate from)
             sung_in = language_name(run.timed_lyrics.language)
             log.warning(
-                f"lyrics file {shown(lyrics.path)}: its lines are in {sung_in}, with no English beside them: ViPE reads "
-                "them as written (as plain lines, a .txt, Whisper times and translates them)"
+                f"lyrics file {shown(lyrics.path)}: its lines are in {sung_in}, with no English beside them: ViPE "
+                "reads them as written (as plain lines, a .txt, Whisper times and translates them)"
             )
         elif run.timed_lyrics.lines and not any(
             c.isalpha() and latin(c) for line in run.timed_lyrics.lines for c in line.english
