@@ -51,7 +51,7 @@ from musicvid.core.paths import check_made, check_paths, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
 from musicvid.lyrics.languages import language_code
-from musicvid.lyrics.transcribe import check_hears
+from musicvid.lyrics.transcribe import check_hears, english_only
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.asr_files import refuse_offline
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
@@ -64,7 +64,7 @@ from musicvid.pictures.schedule import check_one_frame
 from musicvid.pictures.switches import compile_backend
 from musicvid.run import Run
 from musicvid.settings.model_choice import ModelChoice
-from musicvid.settings.presets import TINY, ModelSet
+from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import option_name
 from musicvid.settings.song import SongRequest, inputs_of
@@ -268,8 +268,7 @@ def check_language(language: str | None, models: ModelSet) -> None:
     """A --language (Whisper's code) other than English refused where the ASR model's name says it hears English
     alone: a size or a hub name ending .en, or the tiny preset's Whisper (English-only, as tiny.en:
     musicvid.models.tiny). A file's or a folder's is refused as it loads (musicvid.lyrics.transcribe.detect_language)."""
-    named = models.asr.endswith(".en") and not Path(models.asr).expanduser().exists()
-    check_hears(language, models.asr, not (named or models.asr == TINY))
+    check_hears(language, models.asr, not english_only(models.asr))
 
 
 def own_references(storyboard: Storyboard | None) -> bool:

@@ -112,6 +112,7 @@ def transcript_run(path: Path, precision: str, side: bool = False) -> SimpleName
         timings=None,
         audio=SimpleNamespace(info=SimpleNamespace(duration=4.0, sha256="song"), samples=None, side=side),
         lyrics=None,
+        timed_lyrics=None,
         workdir=SimpleNamespace(transcript=path),
         go_on=go_on,
     )

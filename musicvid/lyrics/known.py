@@ -1,6 +1,7 @@
 """Lyrics a user already has. Timed (.lrc, .srt, or our transcript JSON; a .txt holding LRC or SRT times is read as
-the file it is): Whisper is skipped. Plain text (.txt): the words are known but not their times, which
-musicvid.lyrics.align finds in the song."""
+the file it is): Whisper does not time them (it only gives lines in another language their English:
+musicvid.storyboard.make). Plain text (.txt): the words are known but not their times, which musicvid.lyrics.align
+finds in the song."""
 
 from __future__ import annotations
 

@@ -13,8 +13,10 @@ rendering from Whisper's translate task for ViPE."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -42,6 +44,7 @@ from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
 from musicvid.lyrics.written import written_language
 from musicvid.models.internals import ctranslate2_whisper
 from musicvid.models.loading import ASRModel
+from musicvid.settings.presets import TINY
 from vipe_core.bars import on_terminal
 
 log = logging.getLogger("musicvid")
@@ -368,6 +371,13 @@ def translated(asr: ASRModel, samples: np.ndarray, lines: list[Line], language: 
     return attach_translation(lines, fit_to_duration(translation, samples.size / SAMPLE_RATE))
 
 
-def untranslated(transcript: Transcript) -> bool:
-    """Whether `transcript`'s lines are in another language than English with no English beside any of them."""
-    return transcript.language != "en" and bool(transcript.lines) and not any(line.text_en for line in transcript.lines)
+def untranslated(language: str, lines: Sequence[Line]) -> bool:
+    """Whether `lines` are in another `language` than English with no English beside any of them."""
+    return language != "en" and bool(lines) and not any(line.text_en for line in lines)
+
+
+def english_only(asr_name: str) -> bool:
+    """Whether the ASR model's name says it hears English alone: a size or a hub name ending .en (not a file or folder
+    of that name), or the tiny preset's Whisper (English-only, as tiny.en: musicvid.models.tiny). A file's or a
+    folder's is known once it loads (multilingual)."""
+    return (asr_name.endswith(".en") and not Path(asr_name).expanduser().exists()) or asr_name == TINY

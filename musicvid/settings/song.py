@@ -57,7 +57,7 @@ class SongRequest(Settings):
     )
     lyrics_file: Path | None = setting(
         None,
-        "the lyrics: timed (.lrc, .srt, transcript .json; skips Whisper) or plain lines (.txt; Whisper times them)",
+        "the lyrics: timed (.lrc, .srt, transcript .json; Whisper only translates them) or plain lines (.txt; Whisper times them)",
         option="lyrics",
         group="song",
         affects=("storyboard",),

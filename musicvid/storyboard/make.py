@@ -16,9 +16,10 @@ from musicvid.core.paths import shown
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
 from musicvid.lyrics.languages import language_name, latin
-from musicvid.lyrics.transcribe import transcribe, translated, untranslated
+from musicvid.lyrics.transcribe import english_only, multilingual, transcribe, translated, untranslated
 from musicvid.lyrics.transcript import Transcript
 from musicvid.lyrics.vocals import separate_vocals
+from musicvid.models.asr_files import refuse_offline
 from musicvid.models.drawing import check_scene_references
 from musicvid.models.precision import Precision
 from musicvid.models.readback import dtype_text
@@ -38,26 +39,14 @@ log = logging.getLogger("musicvid")
 
 
 def get_transcript(run: Run) -> Transcript:
-    """The timed lines: from a timed lyrics file; or known words (plain text) aligned by the ASR model;
+    """The timed lines: from a timed lyrics file (given the English the ASR model hears over them where they are in
+    another language with none beside them, unless unheard); or known words (plain text) aligned by the ASR model;
     or recognized by it; on the vocals alone if asked. The work directory keeps what the ASR model made."""
     request, registry, timings = run.request, run.registry, run.timings
-    info, lyrics = run.audio.info, run.lyrics
-    if lyrics and lyrics.timed:
-        if untranslated(run.timed_lyrics):  # (Whisper does not listen: there is nothing to translate from)
-            sung_in = language_name(run.timed_lyrics.language)
-            log.warning(
-                f"lyrics file {shown(lyrics.path)}: its lines are in {sung_in}, with no English beside them: ViPE "
-                "reads them as written (as plain lines, a .txt, Whisper times and translates them)"
-            )
-        elif run.timed_lyrics.lines and not any(
-            c.isalpha() and latin(c) for line in run.timed_lyrics.lines for c in line.english
-        ):
-            log.warning(
-                f"lyrics file {shown(lyrics.path)} names no language ([la:xx] in an LRC, or --language) and has no "
-                "Latin letter: ViPE reads its lines as English"
-            )
-        return run.timed_lyrics
-    texts = read_plain_lyrics(lyrics) if lyrics else None
+    info, lyrics, timed = run.audio.info, run.lyrics, run.timed_lyrics
+    if timed is not None and (why := unheard(timed, registry)) is not None:
+        return as_written(lyrics, timed, why)
+    texts = read_plain_lyrics(lyrics) if lyrics and timed is None else None
     if texts:
         check_line_count(len(texts), info.duration, lyrics.path)
     path = run.workdir.transcript
@@ -69,7 +58,7 @@ def get_transcript(run: Run) -> Transcript:
     # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is; known words
     # aligned before they were given their English are aligned again)
     if cached and cached.model in (source, transcript_source(models, vocals, lyrics, language=language, side=side)):
-        if not (texts and untranslated(cached)):
+        if not (texts and untranslated(cached.language, cached.lines)):
             return cached
     samples = run.audio.samples
     run.go_on()
@@ -77,8 +66,15 @@ def get_transcript(run: Run) -> Transcript:
         with registry.use("separator", timings) as separator, timings.measure("separate vocals", registry.device):
             samples = separate_vocals(separator, Path(info.path), samples.size, quiet=request.quiet)
         run.go_on()
-    with registry.use("asr", timings) as asr, timings.measure("align" if texts else "transcribe", registry.device):
-        if texts:
+    stage = "translate" if timed else "align" if texts else "transcribe"
+    with registry.use("asr", timings) as asr, timings.measure(stage, registry.device):
+        if timed is not None:
+            if not multilingual(asr):  # (a file's or a folder's Whisper, which its name did not tell)
+                return as_written(lyrics, timed, f"the ASR model {asr.name} hears English alone")
+            transcript = replace(
+                timed, lines=translated(asr, samples, timed.lines, timed.language, quiet=request.quiet)
+            )
+        elif texts:
             transcript = align_lyrics(asr, samples, texts, info.sha256, quiet=request.quiet, language=language)
             lines = translated(asr, samples, transcript.lines, transcript.language, quiet=request.quiet)
             transcript = replace(transcript, lines=lines)
@@ -87,6 +83,41 @@ def get_transcript(run: Run) -> Transcript:
     transcript = replace(transcript, model=source)  # what the cache is checked against
     transcript.save(path)
     return transcript
+
+
+def unheard(timed: Transcript, registry: ModelRegistry) -> str | None:
+    """Why Whisper does not listen to a timed lyrics file's lines for their English ("": they need none; else where
+    they are in another language with none beside them: its name says it hears English alone, or it cannot be had
+    offline, which costs their English alone); None: it does."""
+    models = registry.models
+    if not untranslated(timed.language, timed.lines):
+        return ""
+    if english_only(models.asr):
+        return f"the ASR model {models.asr} hears English alone"
+    try:
+        if "asr" not in registry.own:
+            refuse_offline(models.asr_backend, models.asr)
+    except UserError as unavailable:
+        return str(unavailable).split(": ", 1)[-1]  # ("--asr-model NAME: " first)
+    return None
+
+
+def as_written(lyrics: KnownLyrics, timed: Transcript, why: str) -> Transcript:
+    """A timed lyrics file's lines as ViPE reads them, as written: said where they are in another language with no
+    English beside them (`why`: unheard), or in no Latin letter with no language named."""
+    if why:
+        sung_in = language_name(timed.language)
+        log.warning(
+            f"lyrics file {shown(lyrics.path)}: its lines are in {sung_in}, with no English beside them, and {why}: "
+            "ViPE reads them as written (a Whisper that hears more, as the default models' large-v2, gives them their "
+            "English)"
+        )
+    elif timed.lines and not any(c.isalpha() and latin(c) for line in timed.lines for c in line.english):
+        log.warning(
+            f"lyrics file {shown(lyrics.path)} names no language ([la:xx] in an LRC, or --language) and has no "
+            "Latin letter: ViPE reads its lines as English"
+        )
+    return timed
 
 
 def transcript_source(
@@ -102,13 +133,15 @@ def transcript_source(
     None: as a source was written before it was recorded), the `language` given (--language, Whisper's code; None: detected, as a
     source says nothing of), whether the song is heard by its `side` (musicvid.core.audio.heard_mix: a transcript
     of its cancelled mix, made before, is made anew), the vocals' separator where it runs (always in float32), the
-    known words' file."""
+    known words' file (aligned; a timed file's: translated)."""
     source = f"{models.asr_backend}:{weights_identity(models.asr)}" + (f" in {dtype}" if dtype else "")
     source += f" heard as {language}" if language else ""
     source += " by its side" if side else ""
     if separate_vocals:
         source += f"+vocals:{weights_identity(models.separator)}"
-    return f"aligned:{source}:{lyrics_label(lyrics)}" if lyrics else source
+    if lyrics is None:
+        return source
+    return f"{'translated' if lyrics.timed else 'aligned'}:{source}:{lyrics_label(lyrics)}"
 
 
 def asr_dtype(models: ModelSet, precision: Precision) -> str:
