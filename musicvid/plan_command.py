@@ -23,7 +23,7 @@ from musicvid.models.loading import resolve_device
 from musicvid.models.precision import Precision
 from musicvid.models.readback import GB
 from musicvid.pictures.schedule import check_one_frame, to_frame
-from musicvid.prepare import check_before_work
+from musicvid.prepare import check_before_work, timed_alone
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_device_here
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
@@ -68,7 +68,7 @@ def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu
     budget, where = budget_of(gpu_memory, choice.device)
     # planned for a GPU: the precision --precision means on CUDA
     precision = Precision.resolve(choice.precision, torch.device("cuda"))
-    timed = checked.lyrics is not None and checked.lyrics.timed
+    timed = timed_alone(checked.lyrics, models)
     stages = stages_before_pictures(request, timed, checked.storyboard is not None and checked.storyboard.unwritten)
     plan = plan_memory(
         models, settings, precision, budget, where, **stages, scored=checked.scored, references=checked.references

@@ -51,7 +51,7 @@ from musicvid.core.paths import check_made, check_paths, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
 from musicvid.lyrics.languages import language_code
-from musicvid.lyrics.transcribe import check_hears, english_only
+from musicvid.lyrics.transcribe import check_hears, english_only, untranslated
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.asr_files import refuse_offline
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
@@ -112,7 +112,7 @@ def prepare(
     )
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
-    timed, given = checked.lyrics is not None and checked.lyrics.timed, checked.storyboard
+    timed, given = timed_alone(checked.lyrics, registry.models), checked.storyboard
     unwritten = given is not None and given.unwritten
     memory = (
         plan_on_device(
@@ -269,6 +269,15 @@ def check_language(language: str | None, models: ModelSet) -> None:
     alone: a size or a hub name ending .en, or the tiny preset's Whisper (English-only, as tiny.en:
     musicvid.models.tiny). A file's or a folder's is refused as it loads (musicvid.lyrics.transcribe.detect_language)."""
     check_hears(language, models.asr, not english_only(models.asr))
+
+
+def timed_alone(lyrics: KnownLyrics | None, models: ModelSet) -> bool:
+    """Whether a run's lyrics are timed and Whisper does not listen to them: the memory plan's `timed_lyrics`. It
+    listens to a timed file's lines in another language with no English beside them, for their English, where its
+    name says it hears more than English (musicvid.storyboard.make.unheard)."""
+    if lyrics is None or not lyrics.timed:
+        return False
+    return not untranslated(lyrics.language, lyrics.lines) or english_only(models.asr)
 
 
 def own_references(storyboard: Storyboard | None) -> bool:

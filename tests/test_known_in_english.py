@@ -159,3 +159,18 @@ def test_a_french_lrc_that_names_no_language_reaches_vipe_in_the_english_the_rea
     assert [scene.text for scene in lyric] == [text for _, text in sung]  # as written, and sung at their times
     assert sum(bool(scene.text_en) for scene in lyric) >= len(lyric) / 2, lyric
     assert len({"the", "a", "of", "is", "and", "in", "it", "you", "he", "they", "not"} & set(english)) >= 3, english
+
+
+def test_whisper_is_planned_where_it_gives_a_timed_files_lines_their_english(tmp_path):
+    from musicvid.lyrics.known import check_lyrics_file
+    from musicvid.prepare import timed_alone
+    from musicvid.settings.presets import PRESETS
+
+    french = "".join(f"[00:0{n}.00]{text}\n" for n, text in enumerate(["mon cœur est un phare"] * 2 + ["ta voix"]))
+    (tmp_path / "fr.lrc").write_text("[la:fr]\n" + french)
+    (tmp_path / "en.lrc").write_text("[00:01.00]my heart is a lighthouse\n")
+    (tmp_path / "plain.txt").write_text("mon cœur est un phare\n")
+    fr, en, plain = (check_lyrics_file(tmp_path / name) for name in ("fr.lrc", "en.lrc", "plain.txt"))
+    default, tiny = PRESETS["default"], PRESETS["tiny"]
+    assert not timed_alone(fr, default) and timed_alone(fr, tiny)  # (the tiny preset's Whisper hears English alone)
+    assert timed_alone(en, default) and not timed_alone(plain, default) and not timed_alone(None, default)

@@ -168,7 +168,7 @@ def stage_offloads(plan: MemoryPlan | None, settings: RenderSettings) -> dict[st
 def stages_before_pictures(request: SongRequest, timed_lyrics: bool, unwritten: bool = False) -> dict[str, bool]:
     """Which of the stages before the pictures a request runs, as plan_memory takes them: a storyboard given skips
     transcribing, and elaborating unless a prompt of it is empty (`unwritten`: Storyboard.unwritten, as its check
-    read it), `timed_lyrics` (as its check read the file: musicvid.lyrics.known.lyrics_kind) Whisper; the vocals
+    read it), `timed_lyrics` (timed lyrics Whisper does not listen to: musicvid.prepare.timed_alone) Whisper; the vocals
     separated first where asked, for Whisper alone."""
     transcribe = not request.storyboard_file and not timed_lyrics
     return {
