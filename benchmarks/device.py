@@ -22,8 +22,9 @@ has no budget):
              in its steady state (benchmarks/steady.py), the baseline first and last, the baseline, --compile and
              --fast rows profiled; the versions that decide the kernels, the GPU's clocks at the start and the end;
              on a GPU, a row expected to end past the budget with the baseline drawn again is skipped
-  quality    benchmarks/quality.py's scores of the rows that change pictures (--deep-cache, --fast) beside the
-             render as it is, with the tiny models (random weights: a check of the mechanics, not of quality)
+  quality    benchmarks/quality.py's scores of the rows that change pictures (--deep-cache, --deep-share, --fast)
+             beside the render as it is, with the tiny models (random weights: a check of the mechanics, not of
+             quality)
   song-25    the headline's song at SD 1.5's 25 steps (where the budget leaves it time)
 and on request (--only): sdxl (its baseline and batch rows at 1024²), pictures (Z-Image and FLUX.2 klein
 keyframes), video (one transition per video model), measured on 2026-11-26 and left out of the default run.
@@ -69,6 +70,8 @@ HERE = Path(__file__).parent
 DEVICE_ROWS = (
     "fast",
     "deep-cache-3",
+    "deep-share-2-cache-3",
+    "deep-share-2",
     "batch-1",
     "attention-unet-flash",
     "fast-compile-32",
@@ -77,7 +80,13 @@ DEVICE_ROWS = (
     "compile-autotune",
 )
 SONG_SECONDS, DRY_SONG_SECONDS = 180.0, 6.0
-QUALITY_VARIANTS = ("deep-cache 3=--deep-cache 3", "fast=--fast")
+# (named as the rows they score: benchmarks.device_checks.quality_beside)
+QUALITY_VARIANTS = (
+    "deep-cache-3=--deep-cache 3",
+    "deep-share-2=--deep-share 2",
+    "deep-share-2-cache-3=--deep-share 2 --deep-cache 3",
+    "fast=--fast",
+)
 
 
 def sd15(args, write: Callable[[dict], None]) -> dict:

@@ -25,7 +25,8 @@ def line(check: str, passed: bool | None, text: str) -> dict:
 
 
 def quality_beside(report: dict, variant: str) -> str:
-    """The quality benchmark's figures of a variant beside the render as it is, where the run has them."""
+    """The quality benchmark's figures of a variant (named as the row it scores, compiled or not) beside the render
+    as it is, where the run has them."""
     rows = report["sections"].get("quality", {}).get("variants", {})
     if variant not in rows or "csa" not in rows:
         return "no quality score in this run"
@@ -78,7 +79,8 @@ def drawing_checks(report: dict) -> list[dict]:
     for name, row in sorted(changed.items(), key=lambda item: -item[1]["frames_per_second"])[:2]:
         psnr = row.get("difference", {}).get("psnr_db")
         found[0]["line"] += (
-            f"; {name} {row['frames_per_second']} frames/s, PSNR {psnr} dB, {quality_beside(report, 'deep-cache 3')}"
+            f"; {name} {row['frames_per_second']} frames/s, PSNR {psnr} dB, "
+            f"{quality_beside(report, name.removeprefix('compile-'))}"
         )
     return found + [best_of(fast, "--fast", GOALS["fast_frames_per_second"], void, not_drawn(rows, True))]
 

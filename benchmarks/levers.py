@@ -1,6 +1,6 @@
 """The rows benchmarks/speed.py measures (and benchmarks/device.py's sd15 section), each one change to how the render
 draws today against its baseline: the batch, the memory layout, the UNet's attention backend, torch.compile's
-modes (musicvid's own --compile), --deep-cache, --fast, a reference picture. Where a row is a musicvid option, it
+modes (musicvid's own --compile), --deep-cache, --deep-share, --fast, a reference picture. Where a row is a musicvid option, it
 is drawn through musicvid's own code for it (the settings it sets), so that the row measures what a person gets."""
 
 from __future__ import annotations
@@ -100,6 +100,10 @@ def levers(on_gpu: bool) -> list[Lever]:
               changes_pictures=True),
         Lever("compile-deep-cache-3", "--compile --deep-cache 3: two compiled graphs, a whole step and a shallow one",
               changes_pictures=True, **(compiled | {"settings": {"compile": True, "deep_cache": 3}})),
+        Lever("deep-share-2", "--deep-share 2: the UNet's deep blocks on one in-between frame in 2, blended between",
+              settings={"deep_share": 2}, changes_pictures=True),
+        Lever("deep-share-2-cache-3", "--deep-share 2 --deep-cache 3: shared between frames and between steps",
+              settings={"deep_share": 2, "deep_cache": 3}, changes_pictures=True),
     ]  # fmt: skip
     rows += [
         Lever("fast", "--fast: LCM-LoRA 4 steps, no guidance, TAESD; the baseline's batch", fast=True, profiled=True,

@@ -46,14 +46,27 @@ def test_the_checks_read_the_goals_and_say_what_was_not_measured():
         "attention-unet-flash": {"what": "a", "fast": False, "error": "RuntimeError: no kernel"},
         "baseline-again": row(6.1) | {"baselines": baselines(row(6.0), row(6.1))},
     }
+    rows["compile-deep-share-2"] = row(11.0, max_difference=12, psnr=29.0)
     stopped = {"wall_seconds": 200.0, "random_weights_seconds": 20.0, "did_not_finish": "stopped after 200 s"}
-    lines = checks(report(sd15={"levers": rows}, **{"song-fast": song(), "song-25": stopped}))
+    scores = {
+        name: {"summary": {"lyric": lyric, "prompt": 0.5}} for name, lyric in [("csa", 0.7), ("deep-share-2", 0.6)]
+    }
+    songs = {"song-fast": song(), "song-25": stopped}
+    lines = checks(report(sd15={"levers": rows}, quality={"variants": scores}, **songs))
     by = {line["check"]: line for line in lines}
     assert (
         by["SD 1.5 512² 25 steps"]["pass"] is True
         and "10.5 frames/s steady by compile" in by["SD 1.5 512² 25 steps"]["line"]
     )
     assert "deep-cache-3 12.0 frames/s, PSNR 31.0 dB" in by["SD 1.5 512² 25 steps"]["line"]  # beside, not counted
+    # each beside its own quality score, a compiled row beside its eager variant's
+    assert (
+        "deep-cache-3 12.0 frames/s, PSNR 31.0 dB, no quality score in this run" in by["SD 1.5 512² 25 steps"]["line"]
+    )
+    assert (
+        "compile-deep-share-2 11.0 frames/s, PSNR 29.0 dB, quality (random weights) lyric 0.600 vs 0.700"
+        in (by["SD 1.5 512² 25 steps"]["line"])
+    )
     assert by["--fast"]["pass"] is False and by["baselines at the start and the end"]["pass"] is True
     # the best of the rows drawn, and which of the check's rows were not
     assert by["--fast"]["line"].endswith("steady by fast (goal 30); not drawn: fast-compile-32 (skipped)")

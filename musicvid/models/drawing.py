@@ -269,8 +269,8 @@ class Drawing:
 def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
     """Refuse, before any work, an option the picture family has nothing for: the flow-matching families have no
     few-step LoRA of --fast (they draw in 4 to 8 steps already), no sliced attention and no UNet whose features
-    --deep-cache keeps; Z-Image has nothing for --reference (FLUX.2 klein reads the picture itself). Their sides
-    come in multiples of 16. And a size the video model cannot draw at (check_video_size)."""
+    --deep-cache keeps and --deep-share shares; Z-Image has nothing for --reference (FLUX.2 klein reads the picture
+    itself). Their sides come in multiples of 16. And a size the video model cannot draw at (check_video_size)."""
     check_video_size(models, settings)
     family = diffusion_family(models.diffusion)
     if family not in FLOW_FAMILIES:
@@ -280,6 +280,7 @@ def check_drawing_options(models: ModelSet, settings: RenderSettings) -> None:
         "--reference": settings.reference and family not in IN_CONTEXT_REFERENCES,
         "--attention-slicing": settings.attention_slicing,
         "--deep-cache": settings.deep_cache > 1,  # (a UNet's blocks: musicvid.pictures.deep_cache)
+        "--deep-share": settings.deep_share > 1,
     }
     for flag in [flag for flag, on in asked.items() if on][:1]:
         raise UserError(f"{flag} is made for Stable Diffusion and SDXL, not for {FAMILY_NAMES[family]}: leave it out")

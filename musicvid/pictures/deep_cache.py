@@ -16,13 +16,19 @@ the next (and through the ascending inversion of a pinned picture every pass is 
 blocks read (`reuse`), so torch.compile traces two graphs: a step run whole, and a step of the outermost level.
 The flag is cleared after each pass, so that a pass that does not come through the wrapper (a pinned picture
 inverted by the uncompiled UNet, musicvid.pictures.conditioning) runs whole.
+
+The same blocks carry --deep-share (musicvid.pictures.deep_share): a block run, not reused, runs on the anchors of
+the group being drawn (`share`, set for its pipeline call by `sharing`) and spreads their outputs.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 
 from musicvid.models.internals import deep_unet_blocks
+from musicvid.pictures.deep_share import Plan, Sharing
 
 
 class DeepCache:
@@ -31,6 +37,7 @@ class DeepCache:
     def __init__(self, interval: int):
         self.interval, self.step, self.last = interval, 0, None
         self.reuse = False  # (a bool, not the step: a compiled UNet's graph is traced once for each value it reads)
+        self.share: Sharing | None = None
 
     def before_pass(self, unet, args: tuple, kwargs: dict) -> None:
         timestep = args[1] if len(args) > 1 else kwargs["timestep"]
@@ -54,7 +61,8 @@ class CachedBlock(torch.nn.Module):
     def forward(self, *args, **kwargs):
         if self.cache.reuse and self.kept is not None:
             return self.kept
-        self.kept = self.block(*args, **kwargs)
+        share = self.cache.share
+        self.kept = self.block(*args, **kwargs) if share is None else share.run(self.block, args, kwargs)
         return self.kept
 
     def __getattr__(self, name: str):
@@ -64,10 +72,11 @@ class CachedBlock(torch.nn.Module):
             return getattr(super().__getattr__("block"), name)
 
 
-def set_deep_cache(unet: torch.nn.Module, interval: int) -> None:
-    """The UNet's deep blocks reused for interval − 1 of every `interval` steps, or (1) each run every step. Set
-    both ways, for each render: a UNet kept loaded may carry the last render's. `unet`: the module the pipeline
-    calls (with --compile, torch.compile's wrapper, whose blocks are the UNet's)."""
+def set_deep_cache(unet: torch.nn.Module, interval: int, shares: bool = False) -> None:
+    """The UNet's deep blocks reused for interval − 1 of every `interval` steps, or (1) each run every step; and
+    where `shares` (--deep-share), ready to be shared between a group's pictures. Set both ways, for each render: a
+    UNet kept loaded may carry the last render's. `unet`: the module the pipeline calls (with --compile,
+    torch.compile's wrapper, whose blocks are the UNet's)."""
     for parent, key in deep_unet_blocks(unet):
         block = parent[key] if isinstance(key, int) else getattr(parent, key)
         if isinstance(block, CachedBlock):
@@ -75,7 +84,7 @@ def set_deep_cache(unet: torch.nn.Module, interval: int) -> None:
                 hook.remove()
             block = block.block
         put(parent, key, block)
-    if interval == 1:
+    if interval == 1 and not shares:
         return
     cache = DeepCache(interval)
     cache.hooks = (
@@ -91,3 +100,19 @@ def put(parent: torch.nn.Module, key: int | str, block: torch.nn.Module) -> None
         parent[key] = block
     else:
         setattr(parent, key, block)
+
+
+@contextmanager
+def sharing(unet: torch.nn.Module, shared: Plan | None, device: torch.device):
+    """Within it, the deep blocks of `unet` (set by set_deep_cache with `shares`) shared as `shared` plans; None:
+    each picture's own."""
+    if shared is None:
+        yield
+        return
+    parent, key = deep_unet_blocks(unet)[0]  # (a down block: a CachedBlock, and so is every deep block)
+    cache = parent[key].cache
+    cache.share = Sharing(shared, device)
+    try:
+        yield
+    finally:
+        cache.share = None

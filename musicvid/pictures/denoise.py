@@ -21,6 +21,8 @@ from musicvid.models.timing import Timings
 from musicvid.pictures import flow
 from musicvid.pictures.cache import save_picture
 from musicvid.pictures.conditioning import SceneInputs
+from musicvid.pictures.deep_cache import sharing
+from musicvid.pictures.deep_share import Plan, plan
 from musicvid.pictures.grouping import Picture
 from musicvid.pictures.switches import compute_device, denoiser, is_flow
 from musicvid.settings.render import RenderSettings
@@ -93,6 +95,13 @@ def padded_size(pipe, settings: RenderSettings) -> int | None:
     return settings.batch if is_compiled(denoiser(pipe)) else None
 
 
+def deep_plan(group: list[Picture], settings: RenderSettings, size: int | None) -> Plan | None:
+    """How a group of in-between frames shares the UNet's deep features (--deep-share); None: keyframes, or off."""
+    if settings.deep_share == 1 or group[0].target is None:
+        return None
+    return plan([(p.scene, p.target) for p in group], [p.t for p in group], settings.deep_share, size)
+
+
 def denoise(pipe, batch: Batch, settings: RenderSettings, stop: threading.Event | None = None) -> torch.Tensor:
     """One batched pipeline call (guidance batched with it): the latents of the batch's pictures."""
     if is_flow(pipe):
@@ -154,9 +163,9 @@ def draw_group(
     stop: threading.Event | None = None,
 ) -> np.ndarray:
     """The group's pictures as uint8 RGB: denoised together, then decoded together."""
-    device = compute_device(pipe)
-    with timings.measure("denoise", device):
-        latents = denoise(pipe, batch_inputs(pipe, inputs, group, padded_size(pipe, settings)), settings, stop)
+    device, size = compute_device(pipe), padded_size(pipe, settings)
+    with timings.measure("denoise", device), sharing(denoiser(pipe), deep_plan(group, settings, size), device):
+        latents = denoise(pipe, batch_inputs(pipe, inputs, group, size), settings, stop)
     with timings.measure("decode", device):
         return decode(pipe, latents)[: len(group)].cpu().numpy()
 

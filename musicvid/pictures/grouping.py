@@ -110,6 +110,8 @@ def picture_groups(
     if settings.preview or keyframes_only:
         return groups
     morph = {"align": settings.align, "align_chunk": settings.align_chunk if settings.align else None}
+    if settings.deep_share > 1:  # (its anchors are fixed by the groups: musicvid.pictures.deep_share)
+        morph["deep_share"] = [settings.deep_share, settings.batch]
     blocks: dict[int, list[Picture]] = {}
     for segment in schedule.segments:
         if segment.target is None or segment.first in elsewhere:

@@ -64,7 +64,7 @@ def pipeline_for(pipe, settings: RenderSettings, offloads: Collection[str] | Non
     if settings.compile and not is_compiled(denoiser(pipe)):
         compile_for_throughput(pipe)
     if not is_flow(pipe):  # (after compiling: its hook on the compiled wrapper, outside the graph)
-        set_deep_cache(pipe.unet, settings.deep_cache)
+        set_deep_cache(pipe.unet, settings.deep_cache, shares=settings.deep_share > 1)
     kind = type(pipe)
     if has_reference_adapter(pipe):
         pipe.set_ip_adapter_scale(settings.reference_strength)

@@ -267,6 +267,15 @@ class RenderSettings(Settings):
         group="speed",
         affects=("keyframes", "between"),
     )
+    deep_share: int = setting(
+        1,
+        "neighbouring frames between keyframes share the UNet's deep features: one in N runs them, those between "
+        "blend theirs; faster, a little different (1: off)",
+        low=1,
+        high=8,
+        group="speed",
+        affects=("between",),
+    )
     fast: bool = setting(
         False,
         f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
