@@ -72,7 +72,8 @@ def storyboard(pictures: int, fps: float = 10.0) -> Storyboard:
 def flops_per_picture(name: str, size: int) -> dict:
     """TFLOP of one picture of the architecture `name` at size² (25 guided steps, the VAE's decode), counted
     by torch on the meta device: no weights, no drawing, so it runs anywhere in seconds. An estimate of
-    cost, to compare architectures by; the frames per second are what the rows measure."""
+    cost, to compare architectures by; the frames per second are what the rows measure. Beside it, a guided step
+    of an in-between frame under --deep-share N (shared_step)."""
     from diffusers import AutoencoderKL, UNet2DConditionModel
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -94,7 +95,33 @@ def flops_per_picture(name: str, size: int) -> dict:
             vae.decode(latents[:1])
     step_flops, decode_flops = step.get_total_flops(), decode.get_total_flops()
     tflop = {"guided_step": step_flops, "decode": decode_flops, "picture_25_steps": 25 * step_flops + decode_flops}
+    for n in SHARED:
+        tflop[f"guided_step_deep_share_{n}"] = shared_step(unet, latents, text, extra, n)
     return {part: float(f"{flops / 1e12:.4g}") for part, flops in tflop.items()}
+
+
+SHARED, SHARED_GROUP = (2, 3), 16  # --deep-share's N counted, in a group of 16 in-between frames of one morph
+
+
+def shared_step(unet, latents: torch.Tensor, text: torch.Tensor, extra: dict | None, n: int) -> float:
+    """FLOPs a picture of one guided step of a group of SHARED_GROUP frames of one morph under --deep-share n."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from musicvid.pictures.deep_cache import set_deep_cache, sharing
+    from musicvid.pictures.deep_share import plan
+
+    rows = 2 * SHARED_GROUP  # the group and its unguided twins
+
+    def group(x: torch.Tensor) -> torch.Tensor:
+        return torch.empty(rows, *x.shape[1:], device="meta")
+
+    more = {k: group(v) for k, v in extra.items()} if extra else None
+    shared = plan(["morph"] * SHARED_GROUP, [i / SHARED_GROUP for i in range(SHARED_GROUP)], n)
+    set_deep_cache(unet, 1, shares=True)
+    with sharing(unet, shared, torch.device("meta")), FlopCounterMode(display=False) as step:
+        unet(group(latents), torch.tensor(500), encoder_hidden_states=group(text), added_cond_kwargs=more)
+    set_deep_cache(unet, 1)
+    return step.get_total_flops() / SHARED_GROUP
 
 
 def markdown(results: dict) -> str:

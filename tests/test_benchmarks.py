@@ -115,6 +115,7 @@ def test_flops_per_picture_counts_25_guided_steps_and_a_decode_for_both_families
     assert list(counted) == ["tiny-random 64x64", "tiny-random-xl 64x64"]
     for row in counted.values():
         assert row["guided_step"] >= 0 and row["picture_25_steps"] > 0
+        assert row["guided_step"] > row["guided_step_deep_share_2"] > row["guided_step_deep_share_3"] > 0  # 9, 6 of 16
     big = speed.flops_per_picture(TINY, 128)  # four times the pixels: about four times the work
     assert 3 < big["picture_25_steps"] / counted["tiny-random 64x64"]["picture_25_steps"] < 5
 
