@@ -61,6 +61,28 @@ def test_render_writes_a_valid_mp4(rendered):
     assert {f.stat().st_mode & 0o777 for f in (output, output.with_suffix(".srt"))} == {0o666 & ~UMASK}
 
 
+def test_a_picture_removed_or_spoilt_under_the_run_is_said_in_one_sentence(tmp_path):
+    from musicvid.core.errors import RenderError
+    from musicvid.storyboard.board import Scene, Storyboard
+
+    scenes = [Scene(index=i, kind="lyric", start=i, end=i + 1, text="", prompt="p", seed=i) for i in range(2)]
+    board, settings, workdir = (
+        Storyboard(SongAudio(2.0), scenes=scenes),
+        RenderSettings(size=(64, 64)),
+        Workdir(tmp_path),
+    )
+    schedule = frame_schedule([0.0, 1.0], 2.0, settings.fps)
+    for spoilt in (b"", None):  # a keyframe cut short, then none
+        workdir.keyframes.mkdir(exist_ok=True)
+        if spoilt is not None:
+            workdir.keyframe(0).write_bytes(spoilt)
+        with pytest.raises(
+            RenderError, match=r"^keyframes/0000.png in the work directory was removed or damaged while"
+        ):
+            list(video_frames(board, schedule, workdir, settings))
+        workdir.keyframe(0).unlink(missing_ok=True)
+
+
 @pytest.mark.slow
 def test_each_scene_starts_on_its_keyframe(rendered):
     workdir, _ = rendered

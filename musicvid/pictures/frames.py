@@ -69,7 +69,15 @@ def video_frames(
 
     def picture(path: Path) -> np.ndarray:
         handed = ready(path)
-        return load_picture(path) if handed is None else handed
+        if handed is not None:
+            return handed
+        try:
+            return load_picture(path)
+        except OSError:  # (what the drawing wrote, removed or spoilt under the run: a rerun draws it again)
+            raise RenderError(
+                f"{path.parent.name}/{path.name} in the work directory was removed or damaged while the render ran: "
+                "run it again to draw it anew (what is drawn is kept)"
+            ) from None
 
     @lru_cache(maxsize=2)  # scenes come in order: only the current keyframe and the next are needed
     def keyframe(scene: int) -> np.ndarray:
