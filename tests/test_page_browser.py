@@ -202,12 +202,14 @@ def test_cancel_stops_a_long_denoise_within_seconds(server_process, jobs_dir):
         # 150 steps at 256x256: each picture denoises for seconds on this CPU
         page = open_page(browser, server, steps=150, size="256x256")
         page.get_by_role("button", name="Make video (no review)").click()
-        deadline = time.time() + 120
+        # (the storyboard first: as long as the other test's, 4 minutes at worst on 2 cores shared with a Whisper test;
+        # 120 s ran out in 3 of 27 CI runs)
+        deadline = time.time() + 240
         while not rendering() and time.time() < deadline:
             time.sleep(0.2)
-        # (what the page and the job's folder show, where it did not: a flake seen once in 25 CI runs)
+        # (what the page and the job's folder show, where it did not)
         jobs = {job.name: sorted(p.name for p in job.rglob("*")) for job in set(page_jobs(jobs_dir).iterdir()) - known}
-        assert rendering(), f"the render never started within 120 s; new jobs: {jobs}; the page shows: ...{shown(page)}"
+        assert rendering(), f"the render never started within 240 s; new jobs: {jobs}; the page shows: ...{shown(page)}"
         time.sleep(2)  # well inside the first group's denoising loop
         busy = cpu_seconds(process.pid)
         time.sleep(4)  # (the suite's other worker shares the 2 cores: the server gets half of one, or less)
