@@ -162,3 +162,14 @@ def test_with_compile_it_draws_what_it_draws_eager_and_a_new_plan_traces_nothing
     draw(compiled, 2, ts=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), compile=True, batch=8)  # 5
     draw(compiled, 2, ts=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6), compile=True, batch=8)  # 4
     assert counters["stats"]["unique_graphs"] <= traced + 1  # (once more: the anchors' count made dynamic)
+
+
+def test_in_bfloat16_the_blended_features_and_every_module_keep_their_dtype():
+    """A GPU draws in half precision: the anchors' outputs are blended in their own dtype, never cast."""
+    pipe, spread = local_diffusion(TINY).to(torch.bfloat16), []
+    pixels = draw(pipe, 2, deep_cache=2, heard=spread)
+    kept = [block.kept for block in pipe.unet.modules() if isinstance(block, CachedBlock)]
+    assert {x.dtype for x in spread} == {torch.bfloat16}
+    assert kept and {t.dtype for t in kept if isinstance(t, torch.Tensor)} == {torch.bfloat16}
+    assert {(p.dtype, p.device.type) for p in pipe.unet.parameters()} == {(torch.bfloat16, "cpu")}
+    assert pixels.shape == (len(TS), 64, 64, 3) and 0 < pixels.std()
