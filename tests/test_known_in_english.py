@@ -59,10 +59,10 @@ def test_a_sung_french_passage_known_is_given_english_by_the_real_whisper_base(t
     """JamendoLyrics' "Le royaume des glous glous" (French metal), its first 45 s and the lines sung in them."""
     from musicvid.core.audio import SAMPLE_RATE, decode
     from musicvid.lyrics.align import align_lyrics
-    from tests.fixtures.jamendo import SONGS, read_songs
+    from tests.fixtures.jamendo import shared_song
     from tests.fixtures.whisper_ct2 import load_whisper_base
 
-    [song] = [s for s in read_songs(SONGS) if s.name.startswith("Le_royaume")]
+    song = shared_song("Le_royaume")
     samples = decode(song.path)[: 45 * SAMPLE_RATE]
     texts = [text for start, text in zip((start for start, _ in song.lines), song.texts) if start < 40.0]
     asr = load_whisper_base("faster-whisper", tmp_path)
@@ -142,10 +142,10 @@ def test_a_french_lrc_that_names_no_language_reaches_vipe_in_the_english_the_rea
     from musicvid.cli import main
     from musicvid.core.audio import SAMPLE_RATE, decode
     from musicvid.storyboard.board import load_storyboard
-    from tests.fixtures.jamendo import SONGS, read_songs
+    from tests.fixtures.jamendo import shared_song
     from tests.fixtures.whisper_ct2 import whisper_base_dir
 
-    [song] = [s for s in read_songs(SONGS) if s.name.startswith("Le_royaume")]
+    song = shared_song("Le_royaume")
     wavfile.write(tmp_path / "clip.wav", SAMPLE_RATE, decode(song.path)[: 45 * SAMPLE_RATE])
     sung = [(start, text) for start, text in song.lines if start < 40.0]
     (tmp_path / "clip.lrc").write_text("".join(f"[{int(t // 60):02d}:{t % 60:05.2f}]{text}\n" for t, text in sung))
