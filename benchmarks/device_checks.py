@@ -31,7 +31,12 @@ def quality_beside(report: dict, variant: str) -> str:
     if variant not in rows or "csa" not in rows:
         return "no quality score in this run"
     mine, base = rows[variant]["summary"], rows["csa"]["summary"]
-    return f"quality (random weights) lyric {mine['lyric']:.3f} vs {base['lyric']:.3f}, prompt {mine['prompt']:.3f} vs {base['prompt']:.3f}"
+    said = f"quality (random weights) lyric {mine['lyric']:.3f} vs {base['lyric']:.3f}, prompt {mine['prompt']:.3f} vs {base['prompt']:.3f}"
+    between = rows[variant].get("against_whole", {}).get("between", {})
+    if between.get("pictures"):  # (the keyframe scores cannot tell a lever that changes only the frames between)
+        psnr = "the same pixels" if between["psnr_db"] is None else f"PSNR {between['psnr_db']} dB"
+        said += f"; its frames between against drawn whole: {psnr}, CLIP image {between['lowest_clip_image']} at lowest"
+    return said
 
 
 def void_because(rows: dict) -> str | None:

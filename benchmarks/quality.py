@@ -38,6 +38,7 @@ from tempfile import TemporaryDirectory
 
 import torch
 
+from benchmarks.against_whole import against_whole
 from benchmarks.transition_flops import rounded, tflop
 from musicvid.cli import build_parser, render_settings
 from musicvid.cli import main as musicvid
@@ -196,8 +197,21 @@ def compare(
         rows[variant.name] |= {"summary": report["summary"], "smoothness": report["smoothness"]}
         picks = pick_figures(workdir, report, tflop_per_candidate(models, settings))
         rows[variant.name]["picks"] = {"candidates": settings.keyframe_candidates, **picks}
+        if variant != variants[0]:  # (the first, csa, draws every frame whole: the others are set beside it)
+            with registry.use("scorer") as scorer:
+                rows[variant.name]["against_whole"] = against_whole(folder / variants[0].folder, workdir, scorer)
     result = {"song": str(song), "models": preset, "scorer": models.scorer, "fps": fps, "variants": rows}
     return result | ({"note": RANDOM_WEIGHTS} if random_weights(models) else {})
+
+
+def whole_cells(figures: dict) -> str:
+    """A row of the table against the pictures drawn whole: its figures, or why there are none."""
+    if "not_comparable" in figures:
+        return f"{figures['not_comparable']} | | | |"
+    if not figures["pictures"]:
+        return "0 | | | |"
+    shown = [("same" if figures[key] is None else f"{figures[key]:.2f}") for key in ("psnr_db", "worst_psnr_db")]
+    return f"{figures['pictures']} | {' | '.join(shown)} | {figures['clip_image']:.4f} | {figures['lowest_clip_image']:.4f}"
 
 
 def table(result: dict) -> str:
@@ -215,6 +229,15 @@ def table(result: dict) -> str:
             f"| {name} | {picks['candidates']} | {cell(figures['lyric'])} | {cell(figures['prompt'])} | "
             f"{picks['candidates_drawn']} | {picks['seconds']:.2f} | {picks['tflop']:.4g} |"
         )
+    lines += [
+        "",
+        f"Against {next(iter(result['variants']))}'s pictures, drawn whole (benchmarks/against_whole.py):",
+        "",
+    ]
+    lines += ["| variant | pictures | PSNR dB | worst dB | CLIP image | lowest |", "|---" * 6 + "|"]
+    for name, row in result["variants"].items():
+        for kind, figures in row.get("against_whole", {}).items():
+            lines.append(f"| {name}: {kind} | {whole_cells(figures)} |")
     if "note" in result:
         lines.append(f"\n{result['note'].capitalize()}.")
     return "\n".join(lines)

@@ -311,6 +311,8 @@ def default_output(request: SongRequest, settings: RenderSettings) -> Path:
     of the run's inputs (an audio-only `song.mp4`, lyrics in `song.srt`), `<song>.video.mp4` (then
     `.video-2.mp4`, ...)."""
     song, inputs = request.song, inputs_of(request, settings).values()
+    if song.name in ("", ".."):  # (".", "/", "..": a folder by its name alone, with no name to give the video)
+        raise UserError(f"{shown(song)} is a directory, not a file (audio file wanted)")
     for extra in itertools.chain([""], (f".video{f'-{n}' if n > 1 else ''}" for n in itertools.count(1))):
         output = song.with_name(video_name(song.stem + extra, settings.preview))
         if not any(same_file(o, i) for o in settings.outputs(output) for i in inputs):

@@ -51,6 +51,8 @@ def test_the_checks_read_the_goals_and_say_what_was_not_measured():
     scores = {
         name: {"summary": {"lyric": lyric, "prompt": 0.5}} for name, lyric in [("csa", 0.7), ("deep-share-2", 0.6)]
     }
+    between = {"pictures": 9, "psnr_db": 33.5, "worst_psnr_db": 30.1, "clip_image": 0.99, "lowest_clip_image": 0.97}
+    scores["deep-share-2"]["against_whole"] = {"keyframes": {"pictures": 2, "psnr_db": None}, "between": between}
     songs = {"song-fast": song(), "song-25": stopped}
     lines = checks(report(sd15={"levers": rows}, quality={"variants": scores}, **songs))
     by = {line["check"]: line for line in lines}
@@ -66,6 +68,10 @@ def test_the_checks_read_the_goals_and_say_what_was_not_measured():
     assert (
         "compile-deep-share-2 11.0 frames/s, PSNR 29.0 dB, quality (random weights) lyric 0.600 vs 0.700"
         in (by["SD 1.5 512² 25 steps"]["line"])
+    )  # and, as its keyframes are drawn whole, its frames between set beside those drawn whole
+    assert (
+        "its frames between against drawn whole: PSNR 33.5 dB, CLIP image 0.97 at lowest"
+        in by["SD 1.5 512² 25 steps"]["line"]
     )
     assert by["--fast"]["pass"] is False and by["baselines at the start and the end"]["pass"] is True
     # the best of the rows drawn, and which of the check's rows were not

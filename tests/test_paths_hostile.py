@@ -276,3 +276,13 @@ def test_a_song_named_with_a_control_character_is_shown_on_one_line(capsys, tmp_
     song = song.rename(tmp_path / "a\nb\x1b[31m.wav")  # the person's file: read, and named in a message as it prints
     err = refused(capsys, "render", song, "--lyrics", tmp_path / "a.lrc", "--workdir", tmp_path / "wd")
     assert "aU+000AbU+001B[31m.mp4" in err and "holds a control character (U+000A)" in err, err
+
+
+@pytest.mark.parametrize("song", [".", "/", ".."])
+def test_a_song_named_as_a_folder_alone_is_refused_before_a_video_is_named_after_it(
+    capsys, tmp_path, monkeypatch, song
+):
+    monkeypatch.chdir(tmp_path)  # ("." and ".." name no file, so no video beside them can be named for the song)
+    for command in ("render", "storyboard", "plan"):
+        assert refused(capsys, command, song) == f"musicvid: {song} is a directory, not a file (audio file wanted)\n"
+    assert not any(tmp_path.iterdir())
