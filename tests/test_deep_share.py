@@ -26,7 +26,7 @@ from musicvid.pictures.schedule import frame_schedule
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import PRESETS, TINY
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.resolve import resolve_render_settings
+from musicvid.settings.resolve import check_used, resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.helpers import render
 
@@ -122,6 +122,11 @@ def test_what_it_does_not_go_with_is_refused():
     models = replace(PRESETS["tiny"], diffusion=PRESETS["zimage"].diffusion)
     with pytest.raises(UserError, match="--deep-share is made for Stable Diffusion and SDXL"):
         check_drawing_options(models, resolve_render_settings(models, {"deep_share": 2}))
+    # a preview draws no frames between, so it would do nothing there; a batch's row that draws them uses it
+    preview, whole = (resolve_render_settings(PRESETS["tiny"], {"preview": p}) for p in (True, False))
+    with pytest.raises(UserError, match=r"^--deep-share only acts where the frames between are drawn, not in a --pre"):
+        check_used({"deep_share": 2}, [preview])
+    check_used({"deep_share": 2}, [preview, whole])
 
 
 def drawn_count(workdir: Path) -> int:

@@ -61,9 +61,14 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
 
 
 # Settings that act only beside another: (the setting, whether a song's settings use it, the option it needs)
-ACTS_WITH = (
-    ("transition_steps", lambda song: song.transitions == "video", "--transitions video"),
-    ("align_chunk", lambda song: song.align, "the alignment (the default; not --no-align)"),
+ACTS_WITH = (  # (a setting, where a song uses it, and what the refusal says after "only acts")
+    ("transition_steps", lambda song: song.transitions == "video", "with --transitions video: give both, or neither"),
+    ("align_chunk", lambda song: song.align, "with the alignment (the default; not --no-align): give both, or neither"),
+    (
+        "deep_share",
+        lambda song: not song.preview,
+        "where the frames between are drawn, not in a --preview: leave it out",
+    ),
 )
 
 
@@ -73,4 +78,4 @@ def check_used(given: Mapping[str, Any], songs: Iterable[RenderSettings]) -> Non
     songs = list(songs)
     for name, acts, needs in ACTS_WITH:
         if given.get(name) is not None and not any(acts(song) for song in songs):
-            raise UserError(f"--{name.replace('_', '-')} only acts with {needs}: give both, or neither")
+            raise UserError(f"--{name.replace('_', '-')} only acts {needs}")
