@@ -77,6 +77,7 @@ DEVICE_ROWS = (
     "fast-compile-32",
     "compile",
     "compile-deep-cache-3",
+    "compile-deep-share-2-cache-3",
     "compile-autotune",
 )
 SONG_SECONDS, DRY_SONG_SECONDS = 180.0, 6.0

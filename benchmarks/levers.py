@@ -104,6 +104,8 @@ def levers(on_gpu: bool) -> list[Lever]:
               settings={"deep_share": 2}, changes_pictures=True),
         Lever("deep-share-2-cache-3", "--deep-share 2 --deep-cache 3: shared between frames and between steps",
               settings={"deep_share": 2, "deep_cache": 3}, changes_pictures=True),
+        Lever("compile-deep-share-2-cache-3", "--compile --deep-share 2 --deep-cache 3: every lever of the 25 steps",
+              changes_pictures=True, **(compiled | {"settings": {"compile": True, "deep_share": 2, "deep_cache": 3}})),
     ]  # fmt: skip
     rows += [
         Lever("fast", "--fast: LCM-LoRA 4 steps, no guidance, TAESD; the baseline's batch", fast=True, profiled=True,
