@@ -287,3 +287,27 @@ def test_the_voice_pausing_ends_a_line_only_between_two_phrases():
     silero = Voice([(54.5, 56.2), (56.9, 58.0), (60.0, 61.5), (62.0, 63.4)], 90.0)
     lines = sung_lines([held, two], silero, 90.0)
     assert [line.text for line in lines] == ["tenia cargada con depresion", "the sun goes down", "the night comes up"]
+
+
+def test_a_line_run_on_over_whispers_cut_into_twice_the_usual_length_is_cut_there_where_no_clause_is_marked():
+    """tiny.en heard a generated refrain's first line and, after a pause, its second in one segment, and the third,
+    sung 0.43 s after the second, as the next: the second ran on into the third (one 7.3 s line, over twice the
+    song's median), and no comma marked where it ends. Whisper's cut is then the line's end. A line begun after a
+    pause and cut mid-line by Whisper still runs on, where that leaves it of the usual length."""
+    first, second = (
+        segment(3.5, "the winter sky is rising beneath the rain"),
+        segment(9.5, "an empty road is running along the river"),
+    )
+    heard = Line(3.5, second.end, f"{first.text} {second.text}", words=[*first.words, *second.words])
+    third = segment(13.0, "my shadow keeps on turning across the water")
+    rest = [segment(18.5 + 5 * n, "a silver river is singing under the bridge") for n in range(3)]
+    lines = lines_at_pauses([heard, third, *rest])
+    assert [(line.start, line.text) for line in lines] == [
+        (line.start, line.text) for line in [first, second, third, *rest]
+    ]
+    # cut by Whisper mid-line, three words after a pause: one line of the usual length, run on
+    short = segment(9.5, "an empty road")
+    heard = Line(3.5, short.end, f"{first.text} {short.text}", words=[*first.words, *short.words])
+    tail = segment(11.0, "is running along the river")
+    lines = lines_at_pauses([heard, tail, *rest])
+    assert [line.text for line in lines][:2] == [first.text, "an empty road is running along the river"]

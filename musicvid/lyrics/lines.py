@@ -1,9 +1,11 @@
 """Where a sung line ends: Whisper's segments cut again into the lines sung, at the singer's pauses, where Whisper
-ends a segment, and at the clauses inside a line that holds two or more. Pure functions of the words' times (and,
-where given, of the voice they were fitted to: musicvid.lyrics.singing)."""
+ends a segment, and inside a line that holds two or more at its clauses (or, with none, where it ran on over one of
+Whisper's cuts). Pure functions of the words' times (and, where given, of the voice they were fitted to:
+musicvid.lyrics.singing)."""
 
 from __future__ import annotations
 
+import itertools
 import statistics
 
 from musicvid.lyrics.inventions import LOOP_WORDS
@@ -50,7 +52,7 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
     below), and where Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
     rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
     segment ending: Whisper cut that line mid-way, and it runs on into the next segment; then where Whisper ends a
-    clause inside a line over twice as long as the song's median line (`at_clauses`: it holds two lines or more; a
+    clause inside a line over twice as long as the song's median line (`long_line`: it holds two lines or more; a
     comma inside a line of the usual length is the line's). Without any word time stamps, segments stay as they are."""
     words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
     if not words:
@@ -58,6 +60,7 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
     timed = [w for s in paced or segments for w in s.words if w.text]
     runs: list[list[Word]] = []
     first = 0  # the current line's first word
+    ran_on: dict[int, int] = {}  # a line run on over one of Whisper's cuts (by its first word): its word after the cut
     for k in range(1, len(words)):
         (segment_before, previous), (segment, word) = words[k - 1], words[k]
         before, after = (timed[k - 1], timed[k]) if segment == segment_before else (previous, word)
@@ -68,8 +71,25 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
         if pause or breath or (segment != segment_before and not mid_segment):
             runs.append([w for _, w in words[first:k]])
             first = k
+        elif segment != segment_before:
+            ran_on[first] = k - first
     runs.append([w for _, w in words[first:]])
     fused = 2 * statistics.median(run[-1].end - run[0].start for run in runs)
+    starts = itertools.accumulate((len(run) for run in runs), initial=0)
     return [
-        line_of(part) for run in runs for part in (at_clauses(run) if run[-1].end - run[0].start > fused else [run])
+        line_of(part)
+        for run, start in zip(runs, starts)
+        for part in (long_line(run, ran_on.get(start)) if run[-1].end - run[0].start > fused else [run])
     ]
+
+
+def long_line(words: list[Word], ran_on: int | None) -> list[list[Word]]:
+    """A line over twice the song's median (it holds two lines or more) cut where Whisper ends a clause (`at_clauses`);
+    with no clause marked, where it ran on over one of Whisper's cuts (`ran_on`: the word after it), between two
+    phrases. Whisper's segment end is then the one sign of a line's end: tiny.en heard a generated refrain's second
+    and third lines, 8 words each and sung 0.43 s apart, as two segments, and the third, which the second (begun after
+    a pause) ran on into, was lost."""
+    parts = at_clauses(words)
+    if len(parts) > 1 or ran_on is None or not (phrase(words[:ran_on]) and phrase(words[ran_on:])):
+        return parts
+    return [words[:ran_on], words[ran_on:]]
