@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("benchmarks", "tests", "ui", "musicvid", "vipe_core")  # each may import those after it only
 # the tests of benchmark scripts themselves, which import them
 BENCHMARK_TESTS = (
+    "tests.test_against_whole",
     "tests.test_benchmark_rows",
     "tests.test_benchmarks",
     "tests.test_device_benchmark",
