@@ -311,3 +311,19 @@ def test_a_line_run_on_over_whispers_cut_into_twice_the_usual_length_is_cut_ther
     tail = segment(11.0, "is running along the river")
     lines = lines_at_pauses([heard, tail, *rest])
     assert [line.text for line in lines][:2] == [first.text, "an empty road is running along the river"]
+
+
+def test_a_segment_whose_last_word_whisper_timed_past_the_next_segment_leaves_the_next_its_own_line():
+    """faster-whisper decodes a window again from its last whole segment: tiny.en's segment over two sung lines
+    ended in an "a" timed at 59.98 s, where the next window's segment "The morning sun ..." begins at 40.43 s.
+    Run on backwards from that "a" the line ended before it began, and went; a line is sung forwards."""
+    two = segment(31.8, "a burning candle is shining inside my head")
+    dangling = Line(two.start, 59.98, f"{two.text} a", words=[*two.words, Word(59.98, 59.98, "a", 0.3)])
+    again = segment(40.43, "the morning sun is running across the water")
+    later = segment(60.0, "the wind is fading beneath the rain")
+    lines = lines_at_pauses([dangling, again, later])
+    assert [(line.start, line.text) for line in lines if line.end > line.start] == [
+        (two.start, two.text),
+        (again.start, again.text),
+        (later.start, later.text),
+    ]

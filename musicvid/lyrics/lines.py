@@ -65,6 +65,10 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
         (segment_before, previous), (segment, word) = words[k - 1], words[k]
         before, after = (timed[k - 1], timed[k]) if segment == segment_before else (previous, word)
         pause = after.start - before.end >= LINE_PAUSE_SECONDS
+        # faster-whisper decodes a window again from its last whole segment: a segment's last word may be timed past
+        # the next segment's words (tiny.en's "a" at 59.98 s, then "The morning sun" from 40.43 s), and a line is
+        # sung forwards
+        pause = pause or (segment != segment_before and word.end < previous.start)
         breath = voice is not None and voice.paused(previous, word) and phrase([w for _, w in words[first:k]])
         breath = breath and phrase([w for n, w in words[k:] if n == segment])
         mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
