@@ -327,3 +327,19 @@ def test_a_segment_whose_last_word_whisper_timed_past_the_next_segment_leaves_th
         (again.start, again.text),
         (later.start, later.text),
     ]
+
+
+def test_a_clause_whisper_ends_where_the_voice_parts_for_less_than_a_lines_pause_ends_a_line():
+    """Two lines sung 0.48 s apart (a fresh generated refrain, openai-whisper's tiny.en): Whisper heard them in one
+    segment with a comma between, Silero's voice parting there. Either sign alone is no line's end (a comma inside a
+    line, a breath); the two together are, between two phrases."""
+    first, second = segment(14.94, "your voice is dancing in the sky,"), segment(17.9, "an empty road is rising")
+    heard = Line(first.start, second.end, f"{first.text} {second.text}", words=[*first.words, *second.words])
+    others = [segment(23.0 + 4 * n, "my shadow is fading around the fire") for n in range(3)]
+    silero = Voice([(14.94, 17.42), (17.9, 19.9), *((23.0 + 4 * n, 25.8 + 4 * n) for n in range(3))], 40.0)
+    assert [line.text for line in lines_at_pauses([heard, *others], silero)][:2] == [first.text, second.text]
+    # the voice parting with no comma, or a comma with the voice going on, leaves the line whole
+    bare = replace(heard, words=[replace(w, text=w.text.rstrip(",")) for w in heard.words])
+    assert len(lines_at_pauses([bare, *others], silero)) == 4
+    one_voice = Voice([(14.94, 19.9), *((23.0 + 4 * n, 25.8 + 4 * n) for n in range(3))], 40.0)
+    assert len(lines_at_pauses([heard, *others], one_voice)) == 4

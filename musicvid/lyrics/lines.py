@@ -69,7 +69,9 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
         # the next segment's words (tiny.en's "a" at 59.98 s, then "The morning sun" from 40.43 s), and a line is
         # sung forwards
         pause = pause or (segment != segment_before and word.end < previous.start)
-        breath = voice is not None and voice.paused(previous, word) and phrase([w for _, w in words[first:k]])
+        # (a pause of the voice shorter than a line's, where Whisper also ends a clause, ends a line: two signs)
+        shortest = 0.0 if closes_clause(previous, word) else LINE_PAUSE_SECONDS
+        breath = voice is not None and voice.paused(previous, word, shortest) and phrase([w for _, w in words[first:k]])
         breath = breath and phrase([w for n, w in words[k:] if n == segment])
         mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
         if pause or breath or (segment != segment_before and not mid_segment):

@@ -160,17 +160,12 @@ class Voice:
         best = max(range(len(closeness)), key=closeness.__getitem__, default=None)
         return best if best is not None and closeness[best] >= -CLIP_LEAD else None
 
-    def paused(self, before: Word, after: Word) -> bool:
-        """Whether the voice pauses between two words: they are sung in two of its stretches, LINE_PAUSE_SECONDS
-        or more apart. Silero's stretches also part for shorter silences (a breath, a voice the band drowned for
-        a moment) inside a sung line."""
+    def paused(self, before: Word, after: Word, shortest: float = LINE_PAUSE_SECONDS) -> bool:
+        """Whether the voice pauses between two words: they are sung in two of its stretches, `shortest` or more
+        apart. Silero's stretches also part for shorter silences (a breath, a voice the band drowned for a moment)
+        inside a sung line."""
         a, b = self.stretch_of(before), self.stretch_of(after)
-        return (
-            a is not None
-            and b is not None
-            and a != b
-            and self.stretches[b][0] - self.stretches[a][1] >= LINE_PAUSE_SECONDS
-        )
+        return a is not None and b is not None and a != b and self.stretches[b][0] - self.stretches[a][1] >= shortest
 
     def fit(self, word: Word, opening: bool = False) -> Word:
         """The word kept inside the stretch it is sung in (the one it overlaps most, or one it lies a lead
