@@ -48,7 +48,7 @@ def image_embeddings(scorer: Scorer, pictures: list[np.ndarray]) -> torch.Tensor
 
 def pair_names(whole: Path, shared: Path) -> tuple[list[str], str | None]:
     """The pictures' names both folders hold, and why they cannot be set side by side (None where they can): the
-    same names, each picture of one size in both."""
+    same names, and the first picture of one size in both (a render draws all its pictures at one size)."""
     names = sorted(p.name for p in whole.glob("*.png"))
     if names != sorted(p.name for p in shared.glob("*.png")):
         return [], f"{shared.name}/ holds other pictures than the render drawn whole (another rate or storyboard?)"

@@ -60,8 +60,9 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
     return RenderSettings(**values)
 
 
-# Settings that act only beside another: (the setting, whether a song's settings use it, the option it needs)
-ACTS_WITH = (  # (a setting, where a song uses it, and what the refusal says after "only acts")
+# Settings that act only beside another: (the setting, whether a song's settings use it, what the refusal says after
+# "only acts")
+ACTS_WITH = (
     ("transition_steps", lambda song: song.transitions == "video", "with --transitions video: give both, or neither"),
     ("align_chunk", lambda song: song.align, "with the alignment (the default; not --no-align): give both, or neither"),
     (
