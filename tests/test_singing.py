@@ -146,13 +146,25 @@ def test_silero_drops_a_line_it_hears_no_voice_under_only_where_it_heard_the_voi
     missed = [segment(60.0 + 4 * n, "my heart is calling") for n in range(2)]
     silero = Voice([(10.05 + 4 * n, 12.0 + 4 * n) for n in range(4)], 90.0)
     lines = sung_lines([*verse, amid, sure, *missed], silero, 90.0)
-    assert [line.start for line in lines] == pytest.approx([10.0, 14.0, 18.0, 22.0, 29.0, 60.0, 64.0])
+    # (the verse's lines between Whisper's onsets and Silero's, 0.05 s later: Voice.fit)
+    assert [line.start for line in lines] == pytest.approx([10.0, 14.0, 18.0, 22.0, 29.0, 60.0, 64.0], abs=0.05)
 
 
 def test_a_word_far_from_every_stretch_stays_where_whisper_put_it():
     voice = Voice([(10.0, 12.0)], 60.0)
     far, near = voice.fit(Word(30.0, 30.5, "far")), voice.fit(Word(8.0, 10.5, "near"))
     assert (far.start, far.end) == (30.0, 30.5) and near.start == 10.0  # it began with the voice, no earlier
+
+
+def test_a_first_word_whisper_times_before_the_voice_begins_there_between_the_two_onsets():
+    """tiny.en after 7.7 s of band (a generated song, seed 46): "The" 30.06-30.92 s, its end before Silero's voice
+    at 31.3 s; the line was sung from 31.2 s. A typical word before that end alone began it 0.68 s early.
+    Silero, late on recordings, sets the other bound: the line begins at the mean of the two."""
+    voice = Voice([(20.0, 23.6), (31.3, 34.1)], 60.0, word=0.4)
+    the = voice.fit(Word(30.06, 30.92, "The"), opening=True)
+    assert the.start == pytest.approx((30.92 - 0.4 + 31.3) / 2) and abs(the.start - 31.2) <= 0.5
+    assert voice.fit(Word(30.9, 31.8, "Sky"), opening=True).start == pytest.approx(31.3)  # Whisper's later: the voice's
+    assert voice.fit(Word(29.0, 30.8, "The"), opening=True).start == 31.3  # a typical word before: no time there
 
 
 def test_a_word_whisper_crushed_at_its_segments_start_goes_with_the_sung_word_after_it():
@@ -198,7 +210,7 @@ def test_a_line_whisper_heard_after_the_voice_it_was_sung_in_moves_there():
     assert moved[1].start == pytest.approx(20.0) and moved[1].words[-1].end == pytest.approx(21.35)
     # no stretch of voice left unheard before it: heard as surely as the line before, it stays where it was heard
     stays = sung_lines(lines, Voice([(10.05, 12.0)], 40.0), 40.0)
-    assert [(line.text, line.start) for line in stays] == [(lines[0].text, 10.0), ("the ocean is", 29.0)]
+    assert [(line.text, line.start) for line in stays] == [(lines[0].text, 10.025), ("the ocean is", 29.0)]
 
 
 def test_a_voice_whisper_heard_nothing_of_is_heard_again_only_where_silero_and_whisper_agree():

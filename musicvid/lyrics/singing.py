@@ -171,10 +171,13 @@ class Voice:
         """The word kept inside the stretch it is sung in (the one it overlaps most, or one it lies a lead
         away from; for a word that opens a phrase, the one its last typical word's length is in: its
         start is the side Whisper stretches). Whisper's timing stretches the first word after a pause
-        back over the music before it: a word begins no earlier than its stretch does, or, if Silero
-        heard the voice late, than a typical word before its own end; a word that ends more than a typical
-        word before its stretch begins is given no time at its start (the line then starts at its first
-        sung word). A word's end stays within the stretch's tail. A word far from every stretch is left where Whisper put it."""
+        back over the music before it: a word begins no earlier than its stretch does, or, where a typical
+        word before its own end is earlier, than the mean of the two onsets. Each errs one way: tiny.en timed
+        the first words after 6-16 s of band 0.6 s early, with their ends (generated songs, seeds 42-48), and
+        Silero heard JamendoLyrics' lines 0.2 s late, as a median. A word that ends more than a typical word
+        before its stretch begins is given no time at its start (the line then starts at its first sung
+        word). A word's end stays within the stretch's tail. A word far from every stretch is left where
+        Whisper put it."""
         sounding = Word(max(word.start, word.end - self.word), word.end, word.text) if opening else word
         sung_in = self.stretch_of(sounding)
         if sung_in is None:
@@ -182,7 +185,9 @@ class Voice:
         start, end = self.stretches[sung_in]
         if word.end <= start - self.word:  # before the voice, even a late-heard one: the path filled the music
             return replace(word, start=start, end=start)
-        begins = min(max(word.start, min(start, word.end - self.word)), word.end)
+        heard = word.end - self.word
+        onset = (heard + start) / 2 if heard < start else start
+        begins = min(max(word.start, onset), word.end)
         return replace(word, start=begins, end=max(begins, min(word.end, end + CLIP_TAIL)))
 
     def first_sung(self, lines: list[Line]) -> list[Line]:
