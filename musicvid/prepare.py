@@ -12,7 +12,8 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
 2. the outputs: the video as `-o` names it or beside the song (default_output), its .srt and .ass: names the file
    system takes, in folders that can be written, in no work directory, none of them an input, the video's a
    video's;
-3. the inputs: the lyrics file, the storyboard file (where neither stands in for what Whisper hears, --language
+3. the inputs: the song none of musicvid's own files (a video a run made, a file in a work directory), the lyrics
+   file, the storyboard file (where neither stands in for what Whisper hears, --language
    against the ASR model), its pictures and what draws its scenes' own references, the reference picture; and
    --language as Whisper's code, resolved here alone: the Run's request carries the code every stage reads;
 4. the work directory: in UTF-8 without a control character, musicvid's or empty, of no other song, none of its
@@ -38,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from musicvid.core.audio import load_audio
-from musicvid.core.errors import UserError
+from musicvid.core.errors import UserError, warnings_held
 from musicvid.core.files import (
     check_creatable,
     check_not_inputs,
@@ -46,7 +47,7 @@ from musicvid.core.files import (
     file_sha256,
     same_file,
 )
-from musicvid.core.outputs import check_outputs, check_replaceable, named_file
+from musicvid.core.outputs import check_made_by_no_run, check_outputs, check_replaceable, named_file
 from musicvid.core.paths import check_made, check_paths, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
@@ -90,6 +91,7 @@ class Checked:
     lyrics_read: bool = True  # whether the run reads `lyrics` (check_before_work), were it given
 
 
+@warnings_held()
 def prepare(
     request: SongRequest,
     registry: ModelRegistry,
@@ -177,7 +179,7 @@ def check_before_work(
     outputs = settings.outputs(named_file(written)) if written else []
     files = inputs_of(request, settings)
     check_paths(files, outputs, request.workdir)
-    song_there = readable_song(request.song)  # (first: in a song's folder without search permission, its outputs too)
+    song_there = readable_song(request.song, request.workdir)  # (first: an unsearchable folder is its outputs' too)
     # 1. the settings against the models
     context_size = request.context_size if request.context_size is not None else vipe_context(models.vipe)
     scored = check_against_models(settings, models, draws, own) if settings is not None else False
@@ -289,10 +291,11 @@ class UnreadableSong(UserError):
     """A song that is there and cannot be read: a batch reports its row as failed at its turn, as a missing one."""
 
 
-def readable_song(song: Path) -> bool:
+def readable_song(song: Path, workdir: Path | None) -> bool:
     """Whether the song is a regular file, opened; refused, as UnreadableSong, where it is there and cannot be read
-    (no read permission, a folder on the way without search permission, a name the system refuses). A song that is
-    not there, or a pipe, is refused as it is decoded (step 6: check_file, done once)."""
+    (no read permission, a folder on the way without search permission, a name the system refuses), and where it is
+    one of musicvid's own files (step 3: check_made_by_no_run, with the run's --workdir). A song that is not there, or
+    a pipe, is refused as it is decoded (step 6: check_file, done once)."""
     try:
         status = probe(song, "the song")
     except UserError as error:
@@ -303,6 +306,7 @@ def readable_song(song: Path) -> bool:
         song.open("rb").close()
     except OSError as error:
         raise UnreadableSong(f"cannot read {shown(song)}: {error.strerror}") from None
+    check_made_by_no_run(song, workdir)
     return True
 
 

@@ -327,6 +327,7 @@ def test_a_playlist_or_a_list_of_files_is_no_song_whatever_it_names(capsys, tmp_
     listed = {
         "inner.m3u8": f"#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:2.0,\nfile://{private}\n#EXT-X-ENDLIST\n",
         "song.mp3": "ffconcat version 1.0\nfile elsewhere/private.mp3\n",  # (relative: ffconcat's safe mode takes it)
+        "list.wav": f"ffconcat version 1.0\nfile '{private}'\n",  # (absolute: refused by ffmpeg as "not permitted")
     }
     for name, text in listed.items():
         (tmp_path / name).write_text(text)

@@ -19,6 +19,7 @@ from tests.test_batch_hostile2 import faked_renders, report_of, run_batch
 from tests.test_batch_plan import planned
 
 LRC = "[00:00.10]la la la\n"
+SRT = "1\n00:00:00,100 --> 00:00:00,800\nla la la\n"
 
 
 def folder_of(tmp_path: Path, *songs: str) -> Path:
@@ -155,14 +156,14 @@ def test_a_file_url_of_this_machine_is_its_path_and_another_url_fails_its_row(tm
         assert f"line 1: {url} is a URL; a batch renders audio files on this machine" in entry.refused
 
 
-def test_the_lyrics_beside_a_song_are_its_rows_lyrics_as_a_csv_cell_would_be(tmp_path, caplog):
+def test_the_lyrics_beside_a_song_are_its_rows_lyrics_as_a_csv_cell_would_be(tmp_path, capsys, caplog, monkeypatch):
     folder = tmp_path / "songs"
     folder.mkdir()
     for stem in ("lrc", "srt", "both", "none", "video", "Case", "Twice"):
         make_tone(folder / f"{stem}.wav", 1)
     # (case.LRC beside Case.wav is its lyrics; twice.lrc and TWICE.lrc beside Twice.wav: neither is more its own)
     for name in ("lrc.lrc", "srt.srt", "both.lrc", "both.srt", "video.srt", "case.LRC", "twice.lrc", "TWICE.lrc"):
-        (folder / name).write_text(LRC)
+        (folder / name).write_text(SRT if name.endswith(".srt") else LRC)
     (folder / "video.mp4").write_bytes(b"a video")  # video.srt is its captions, as a batch writes them
     jobs = planned(folder)
     lyrics = {job.entry.path.stem: job.request.lyrics_file for job in jobs}
@@ -175,12 +176,21 @@ def test_the_lyrics_beside_a_song_are_its_rows_lyrics_as_a_csv_cell_would_be(tmp
         "srt": folder / "srt.srt",
         "video": None,
     }
-    assert [m for m in caplog.messages if "lyrics" in m] == [
+    faked_renders(monkeypatch)
+    code, err = run_batch(capsys, folder, tmp_path / "out")  # (said once every row is checked)
+    assert code == 0 and [m for m in caplog.messages if ": lyrics" in m] == [
         f"{folder} song 1 (Case.wav): lyrics case.LRC",
         f"{folder} song 3 (both.wav): lyrics both.lrc",
         f"{folder} song 4 (lrc.wav): lyrics lrc.lrc",
         f"{folder} song 6 (srt.wav): lyrics srt.srt",
-    ]
+    ], err
+    os.mkfifo(folder / "none.lrc")  # a pipe was left out unsaid: refused, as the CSV cell naming it is, alone
+    code, err = run_batch(capsys, folder, tmp_path / "out")
+    assert (
+        code == 2
+        and err
+        == f"musicvid: {folder} song 5 (none.wav): {folder / 'none.lrc'} is not a regular file (a pipe or a device?); give the lyrics file itself\n"
+    )
     # An M3U's song in another folder: its lyrics are named from the playlist's folder, as a CSV's cell is
     (tmp_path / "list.m3u").write_text("songs/lrc.wav\n")
     [job] = planned(tmp_path / "list.m3u")

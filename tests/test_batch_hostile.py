@@ -209,3 +209,12 @@ def test_an_o_through_a_symbolic_link_to_nowhere_is_refused_before_any_work(tmp_
     assert code == 2 and err.count("\n") == 1 and "is a symbolic link to" in err and "where nothing is" in err, err
     code, _, err = run(capsys, "render", tmp_path / "songs" / "a.wav", "-o", out / "v.mp4", "--models", "tiny", "-q")
     assert code == 2 and "is a symbolic link to" in err and not (tmp_path / "gone").exists(), err
+
+
+def test_a_playlist_that_is_a_loop_of_links_is_said_so_and_a_missing_one_not_found(tmp_path):
+    (tmp_path / "l2.m3u").symlink_to(tmp_path / "l1.m3u")
+    (tmp_path / "l1.m3u").symlink_to(tmp_path / "l2.m3u")
+    with pytest.raises(UserError, match="l1.m3u leads into a loop of symbolic links"):
+        playlist.read_playlist(tmp_path / "l1.m3u")
+    with pytest.raises(UserError, match="playlist not found: .*none.m3u"):
+        playlist.read_playlist(tmp_path / "none.m3u")

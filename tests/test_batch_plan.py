@@ -302,3 +302,16 @@ def test_a_song_in_o_whose_video_would_replace_it_or_its_lyrics_is_named_as_rend
     (tmp_path / "p.m3u").write_text("#EXTM3U\n#EXTINF:1,s\nout/u.wav\nout/s.mp4\n#EXTINF:1,v\nout/u.wav\nout/v.mp4\n")
     jobs = planned(tmp_path / "p.m3u")
     assert jobs[2].output.name == "v.video.mp4" and not {job.output for job in jobs} & {job.song for job in jobs}
+
+
+def test_an_m3u_entry_naming_a_folder_by_no_name_fails_at_its_turn_alone(tmp_path, monkeypatch):
+    """`.`, `/`, `\\` or `file:///%2e` in an M3U given by a relative path stopped the whole batch with an internal
+    error: the lyrics beside such a song were looked up by a name it does not have."""
+    monkeypatch.chdir(tmp_path)
+    make_tone(tmp_path / "one.wav", 1)
+    (tmp_path / "p.m3u").write_text("#EXTM3U\none.wav\n.\n/\n\\\nfile:///%2e\n")
+    jobs = planned(Path("p.m3u"))
+    assert [str(job.entry.path) for job in jobs] == ["one.wav", ".", "/", "/", "/"]
+    assert [batch.song_problem(job) for job in jobs[1:3]] == [
+        f"{path} is a directory, not a file (audio file wanted)" for path in (".", "/")
+    ]

@@ -241,7 +241,7 @@ def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
     assert [(line.text, line.start) for line in lines] == [("an empty road", 2.1), ("my heart", words[3].start)]
 
 
-def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, tmp_path):
+def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, caplog, tmp_path):
     song = make_tone(tmp_path / "song.wav", 6)
     plain = tmp_path / "lines.txt"
     plain.write_text("la la\n" * 10_000)
@@ -254,6 +254,10 @@ def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, 
     timed.write_text("".join(f"[00:0{n // 1000}.{n % 1000:03d}]la\n" for n in range(2006)))  # (0.05 s, one time)
     with pytest.raises(UserError, match="has 40 lines, more than a 6.0 s song can hold"):
         timed_lyrics(timed, 6.0)
+    # the note on the lines it joined (sung at one time) is moot once the file is refused: the one sentence alone
+    caplog.clear()
+    code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "--lyrics", timed, "-o", tmp_path / "v.mp4")
+    assert code == 2 and "has 40 lines, more than a 6.0 s song can hold" in err and not caplog.messages, caplog.messages
 
 
 def test_a_note_names_many_scenes_briefly():

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from musicvid.core.errors import UserError
+from musicvid.core.files import file_sha256
 from musicvid.core.workdir import WORK_ROOT, Workdir
 from musicvid.prepare import check_before_work
 from musicvid.settings.presets import PRESETS
@@ -286,3 +287,26 @@ def test_a_song_named_as_a_folder_alone_is_refused_before_a_video_is_named_after
     for command in ("render", "storyboard", "plan"):
         assert refused(capsys, command, song) == f"musicvid: {song} is a directory, not a file (audio file wanted)\n"
     assert not any(tmp_path.iterdir())
+
+
+def test_a_video_a_render_made_or_a_file_in_a_work_directory_is_refused_as_a_song(capsys, tmp_path, monkeypatch):
+    """No output is ever an input: `render clip.mp4`, its copy as .m4a, or a work directory's own video.mp4 rendered
+    musicvid's own video as a song (a batch refused the same files)."""
+    from musicvid.core.outputs import remember
+    from tests.helpers import work_directory
+
+    monkeypatch.chdir(tmp_path)  # (where the songs' work directories are: musicvid-work/)
+    song = make_tone(tmp_path / "a.wav", 1)
+    video = tmp_path / "clip.mp4"
+    video.write_bytes(b"\x00\x00\x00\x18ftypisom" + os.urandom(64))  # as a render of a.wav records its video
+    workdir = Workdir(work_directory(Workdir.for_song(song, file_sha256(song)).root))
+    remember(workdir, video, video)
+    (tmp_path / "copy.m4a").write_bytes(video.read_bytes())
+    for made in (video, tmp_path / "copy.m4a"):
+        err = refused(capsys, "render", made)  # (the work directory here records no song: it was never rendered)
+        assert err == f"musicvid: {made} is a video musicvid made for the song of {workdir.root}, not a song\n"
+    inside = workdir.root / "video.mp4"
+    inside.write_bytes(os.urandom(64))  # (not recorded: a work directory's own)
+    err = refused(capsys, "render", inside, "-o", tmp_path / "v.mp4")
+    assert f"lies in the work directory {workdir.root.resolve()}, which holds musicvid's own files" in err, err
+    assert not (tmp_path / "v.mp4").exists()

@@ -279,6 +279,8 @@ def test_a_work_directory_that_is_a_file_is_refused_before_any_work(capsys, tmp_
     code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", tmp_path / "gone")
     assert code == 2 and f"is a link to {tmp_path / 'nowhere'}, where nothing is: give a folder" in err
     assert (tmp_path / "gone").is_symlink() and not (tmp_path / "nowhere").exists()  # (left as it was)
+    code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", tmp_path / "gone" / "w")
+    assert code == 2 and f"{tmp_path / 'gone'} is a symbolic link to {tmp_path / 'nowhere'}, where nothing" in err, err
 
 
 @pytest.mark.skipif(not shutil.which("setpriv"), reason="setpriv (util-linux) runs the command as another user")
@@ -333,6 +335,11 @@ def test_no_file_of_the_work_directory_is_an_input(capsys, tmp_path, which):
         argv = [*argv, "--storyboard", tmp_path / "board.json"]
     inputs = {p: digest(p) for p in workdir.rglob("*") if p.is_file()}
     code, out, err = run(capsys, *argv, "--workdir", workdir, "-o", tmp_path / "out.mp4")
-    assert code == 2 and "which the run writes" in err and err.count("\n") == 1
+    said = (
+        "which holds musicvid's own files, not a song"
+        if which == "the song is its video.mp4"
+        else "which the run writes"
+    )
+    assert code == 2 and said in err and err.count("\n") == 1, err
     assert {p: digest(p) for p in workdir.rglob("*") if p.is_file()} == inputs
     assert not (tmp_path / "out.mp4").exists()

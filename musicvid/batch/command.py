@@ -11,6 +11,7 @@ musicvid.batch.playlist, report.json written by musicvid.batch.report."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import sys
 from pathlib import Path
@@ -18,7 +19,14 @@ from pathlib import Path
 from musicvid.batch.earlier import changed_since, made_before, song_problem, song_read, take_over_outputs
 from musicvid.batch.engines import check_engine_options, join_ray, render_locally, render_on_ray
 from musicvid.batch.names import Naming, automatic_name, clear_of_inputs, folded, name_outputs
-from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist, unusable_name
+from musicvid.batch.playlist import (
+    Entry,
+    Job,
+    in_loop,
+    output_file_name,
+    read_playlist,
+    unusable_name,
+)
 from musicvid.batch.report import (
     REPORT_NAME,
     ReportWriter,
@@ -36,7 +44,7 @@ from musicvid.batch.report import (
     table,
     video_of_ours,
 )
-from musicvid.core.errors import UserError
+from musicvid.core.errors import UserError, warnings_held
 from musicvid.core.files import (
     check_creatable,
     check_output,
@@ -45,7 +53,7 @@ from musicvid.core.files import (
     same_file,
 )
 from musicvid.core.outputs import check_name_length
-from musicvid.core.paths import check_made, exists, is_folder, printable
+from musicvid.core.paths import check_made, exists, is_folder, printable, shown
 from musicvid.core.paths import resolved as resolved_path
 from musicvid.core.workdir import WORK_ROOT, Workdir
 from musicvid.settings.model_choice import ModelChoice
@@ -53,6 +61,8 @@ from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.resolve import check_used, resolve_render_settings
 from musicvid.settings.song import SongRequest
+
+log = logging.getLogger("musicvid")
 
 INSTALL_RAY = "--engine ray needs Ray: pip install 'musicvid[ray]' (or: pip install ray)"
 
@@ -305,7 +315,10 @@ def run(args) -> int:
     changed = frozenset(job.number for job in todo if changed_since(job, earlier))
     own = {job.number: Workdir.of_song(job.request.song, job.request.workdir) for job in ours}
     moved = {job.number: recorded[job.number] for job in ours if recorded[job.number] != own[job.number]}
-    check_jobs(todo, jobs, args.playlist, models_of(choice), changed | frozenset(moved))
+    with warnings_held():
+        check_jobs(todo, jobs, args.playlist, models_of(choice), changed | frozenset(moved))
+    for job in (job for job in jobs if job.entry.lyrics_beside):  # (which file beside a song each row takes)
+        log.warning(f"{job.where(args.playlist)}: lyrics {shown(job.entry.lyrics_beside)}")
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.
     here = choice if args.engine == "local" else dataclasses.replace(choice, device="auto")  # --device: the workers'
     registry = registry_of(here, keep_loaded=args.engine == "local")

@@ -113,6 +113,8 @@ def beside_lyrics(song: Path, base: Path) -> str | None:
     to `base`, the playlist's folder); None where there are none. Not a `.srt` beside a video of its stem, nor one whose
     bytes a work directory records as its run wrote them there (its video deleted since): that is a video's, as a batch or a
     render writes it (a rerun with -o the songs' folder: no output is ever an input)."""
+    if not song.name:  # (`.` or `/`: a folder, which fails at its turn as one)
+        return None
     for suffix in LYRICS_SUFFIXES:
         lyrics = named_alike(song.with_name(song.stem + suffix))
         if lyrics is None or lyrics.name.casefold() == song.name.casefold() or (suffix == ".srt" and captions(lyrics)):
@@ -123,15 +125,16 @@ def beside_lyrics(song: Path, base: Path) -> str | None:
 
 
 def named_alike(path: Path) -> Path | None:
-    """The file at `path`; else the one file in its folder whose name is `path`'s but for letter case (`song.lrc`
-    beside `Song.mp3`, `Song.LRC`: as a player finds it, on a file system that tells cases apart); None where none."""
-    if os.path.isfile(path):
-        return path
+    """What is at `path`; else the one name in its folder that is `path`'s but for letter case (`song.lrc` beside
+    `Song.mp3`, `Song.LRC`: as a player finds it, on a file system that tells cases apart); None where none, or a
+    folder. A pipe or a link to nothing is found: it is then refused as the file it stands for (not left out unsaid)."""
+    if os.path.lexists(path):
+        return None if os.path.isdir(path) else path
     try:
         alike = [n for n in os.listdir(path.parent) if n.casefold() == path.name.casefold()]
     except OSError:
         return None
-    return path.parent / alike[0] if len(alike) == 1 and os.path.isfile(path.parent / alike[0]) else None
+    return path.parent / alike[0] if len(alike) == 1 and not os.path.isdir(path.parent / alike[0]) else None
 
 
 def captions(srt: Path) -> bool:

@@ -25,7 +25,7 @@ from typing import Iterator
 from musicvid.batch.folder import beside_lyrics, counted, folder_notes, listing_of
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES, check_file, is_url
-from musicvid.core.paths import printable, shown
+from musicvid.core.paths import printable, resolved, shown
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
 
@@ -280,6 +280,7 @@ def read_playlist(path: Path, output: Path | None = None) -> list[Entry]:
     if path.is_dir():
         rows = read_folder(path, output)
     elif not path.exists():
+        resolved(path)  # (a loop of symbolic links is said so)
         raise UserError(f"playlist not found: {path}")
     elif path.suffix.lower() in PLAYLIST_SUFFIXES:
         rows = read_m3u(path)
@@ -295,9 +296,6 @@ def read_playlist(path: Path, output: Path | None = None) -> list[Entry]:
             f"{path} has more than {MAX_ROWS} songs, more than a batch takes (each is a render of minutes on a "
             "GPU): split it into several playlists"
         )
-    for number, entry in enumerate(entries, start=1):
-        if entry.lyrics_beside:
-            log.warning(f"{shown(path)} song {number} ({shown(entry.path.name)}): lyrics {shown(entry.lyrics_beside)}")
     return entries
 
 

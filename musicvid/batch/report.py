@@ -24,8 +24,8 @@ from typing import Iterator, Sequence
 
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
-from musicvid.core.files import VIDEO_SUFFIXES, file_sha256, remove_temporaries, same_file, weights_identity
-from musicvid.core.outputs import made_by_a_run
+from musicvid.core.files import file_sha256, remove_temporaries, same_file, weights_identity
+from musicvid.core.outputs import may_be_a_video, not_a_song, video_made_by_a_run
 from musicvid.core.paths import printable
 from musicvid.core.progress import seconds_text
 from musicvid.core.workdir import os_lock
@@ -214,39 +214,18 @@ def _value(value, models: bool = False):
         return os.path.realpath(value), None
 
 
-def _in_a_video_container(path: Path) -> bool:
-    """Whether the file is held in a container musicvid writes its videos in, whatever its name ("a.mp4" copied as
-    "a.mp3"): MP4 and QuickTime open with an 'ftyp' box (as do .m4a songs, then looked up as a video would be),
-    Matroska with its EBML mark."""
-    try:
-        if not path.is_file():  # (a pipe would wait for a writer; it fails at its turn)
-            return False
-        with path.open("rb") as file:
-            head = file.read(8)
-    except OSError:  # (a song that cannot be read fails at its turn)
-        return False
-    return head[4:8] == b"ftyp" or head[:4] == b"\x1a\x45\xdf\xa3"
-
-
 def video_of_ours(song: Path, out_dir: Path, workdirs: list[Path], read: dict[Path, dict[str, str]]) -> str | None:
     """The sentence a row fails with at its turn where its song is a video a musicvid batch or render wrote (no output
     is ever an input): an output of -o's report.json or of the one beside it (`read`: each report's outputs, once), or
     a file that a work directory in `workdirs` (folders of them) records as its run wrote it; None for any other."""
-    if song.suffix.lower() not in VIDEO_SUFFIXES and not _in_a_video_container(song):
+    if not may_be_a_video(song):
         return None
-    made_for = None
     for report in dict.fromkeys((out_dir / REPORT_NAME, song.parent / REPORT_NAME)):
         if report not in read:
             read[report] = {os.path.realpath(row["output"]): row["song"] for row in report_rows(report)}
-        made_for = made_for or read[report].get(os.path.realpath(song))
-    if made_for is None and (workdir := made_by_a_run(song, workdirs)) is not None:
-        recorded = workdir.song()
-        made_for = recorded[0] if recorded and recorded[0] else f"the song of {workdir.root}"
-    return (
-        None
-        if made_for is None
-        else f"{printable(str(song))} is a video musicvid made for {printable(made_for)}, not a song"
-    )
+        if (made_for := read[report].get(os.path.realpath(song))) is not None:
+            return not_a_song(song, made_for)
+    return video_made_by_a_run(song, workdirs)
 
 
 def _storyboard(request: SongRequest, read: dict[Path, Storyboard | None]) -> Storyboard | None:

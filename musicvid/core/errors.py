@@ -5,9 +5,13 @@ install, which it reads as (out_of_memory), and a write that ran out of room (ou
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import resource
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from vipe_core.atomic import temporary_of
 
@@ -110,3 +114,27 @@ def out_of_room(error: BaseException) -> UserError | None:
     path = Path(os.fsdecode(name))
     written = path.with_name(temporary[1]) if (temporary := temporary_of(path)) else path
     return UserError(f"{FULL[error.errno]}, where {written} was being written{again}")
+
+
+@contextmanager
+def warnings_held() -> Iterator[None]:
+    """The warnings this thread logs inside, held until the block ends: said then, unless it refuses the run (a
+    UserError), whose one sentence is then all a person reads (a note on the lyrics it refuses is moot)."""
+    logger, thread, held = logging.getLogger("musicvid"), threading.get_ident(), []
+
+    def hold(record: logging.LogRecord) -> bool:
+        if record.thread != thread or record.levelno < logging.WARNING:  # (another job's, on the page; progress)
+            return True
+        held.append(record)
+        return False
+
+    logger.addFilter(hold)
+    try:
+        yield
+    except UserError:
+        held.clear()
+        raise
+    finally:
+        logger.removeFilter(hold)
+        for record in held:
+            logger.handle(record)

@@ -84,6 +84,8 @@ _DEMUXER = re.compile(r"^Input #0, (.+), from '", re.MULTILINE)
 # ffmpeg's demuxers that read the files or addresses their input names (playlists, scripts, lists of files): ffmpeg
 # follows those names, wherever they lead, so another file's sound would be taken for the song's (file_url guards
 # the song's own name alone).
+# What ffmpeg's concat demuxer says of a list that names a file by an absolute path (it is then not opened at all)
+_UNSAFE_NAME = "] Unsafe file name '"
 NAMING_OTHERS = frozenset(
     {"hls", "applehttp", "dash", "webm_dash_manifest", "concat", "imf", "sdp", "rtp", "rtsp", "avisynth", "vapoursynth"}
 )
@@ -127,6 +129,8 @@ def naming_others(description: str) -> str | None:
     """The demuxer ffmpeg's `description` of its input names where it is one that reads other files the input names
     (NAMING_OTHERS: an HLS playlist, an ffconcat list); None for any other."""
     found = _DEMUXER.search(description)
+    if found is None and _UNSAFE_NAME in description:
+        return "concat"
     names = found[1].split(",") if found else []
     return next((name for name in names if name in NAMING_OTHERS), None)
 

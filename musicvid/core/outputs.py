@@ -36,8 +36,8 @@ from musicvid.core.files import (
     parse_json,
     resolved,
 )
-from musicvid.core.paths import is_folder
-from musicvid.core.workdir import Workdir, check_outside_work_directories
+from musicvid.core.paths import is_folder, printable
+from musicvid.core.workdir import WORK_ROOT, Workdir, check_outside_work_directories, is_work_directory
 from vipe_core.atomic import TEMPORARY_EXTRA_BYTES, new_temporary, write_json
 
 KEPT_VERSIONS = 4  # contents remembered per output: enough for a run killed between record and rename
@@ -162,6 +162,48 @@ def made_by_a_run(path: Path, folders: list[Path], at_its_name: bool = False) ->
         if found is not None:
             return found
     return None
+
+
+def check_made_by_no_run(song: Path, workdir: Path | None) -> None:
+    """Refuse a song that is one of musicvid's own files (no output is ever an input): one in a work directory, or a
+    video a run wrote (video_made_by_a_run: among the work directories of musicvid-work/, and --workdir's beside
+    it), under any name."""
+    folder = next((f for f in resolved(song).parents if is_work_directory(f)), None)
+    if folder is not None:
+        raise UserError(f"{song} lies in the work directory {folder}, which holds musicvid's own files, not a song")
+    made = video_made_by_a_run(song, [WORK_ROOT, *([workdir.parent] if workdir else [])])
+    if made is not None:
+        raise UserError(made)
+
+
+def video_made_by_a_run(song: Path, folders: list[Path]) -> str | None:
+    """The sentence a song is refused with where it is a video one of musicvid's runs wrote (made_by_a_run, among
+    the work directories in `folders`): no output is ever an input; None for any other file."""
+    workdir = made_by_a_run(song, folders) if may_be_a_video(song) else None
+    if workdir is None:
+        return None
+    recorded = workdir.song()
+    return not_a_song(song, recorded[0] if recorded and recorded[0] else f"the song of {workdir.root}")
+
+
+def not_a_song(song: Path, made_for: str) -> str:
+    return f"{printable(str(song))} is a video musicvid made for {printable(made_for)}, not a song"
+
+
+def may_be_a_video(path: Path) -> bool:
+    """Whether the file is named as a video, or held in a container musicvid writes its videos in, whatever its name
+    ("a.mp4" copied as "a.mp3"): MP4 and QuickTime open with an 'ftyp' box (as do .m4a songs, then looked up as a
+    video would be), Matroska with its EBML mark."""
+    if path.suffix.lower() in VIDEO_SUFFIXES:
+        return True
+    try:
+        if not path.is_file():  # (a pipe would wait for a writer; it fails as a song at its turn)
+            return False
+        with path.open("rb") as file:
+            head = file.read(8)
+    except OSError:  # (a song that cannot be read fails as one)
+        return False
+    return head[4:8] == b"ftyp" or head[:4] == b"\x1a\x45\xdf\xa3"
 
 
 def recorded_anywhere(path: Path, workdir: Workdir) -> bool:

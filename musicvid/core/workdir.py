@@ -38,7 +38,7 @@ from filelock import FileLock, Timeout
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256, remove_all_temporaries, remove_temporaries, same_file
-from musicvid.core.paths import exists, is_folder, kind_of, resolved
+from musicvid.core.paths import exists, is_folder, kind_of, nearest_existing, resolved
 from vipe_core.atomic import temporary_of
 
 log = logging.getLogger("musicvid")
@@ -242,14 +242,14 @@ class Workdir:
 
     def check(self, only: str = WORKS_ONLY) -> None:
         """Refuse, before any work, a work directory that cannot be one: a path the system refuses (a name too long,
-        a folder without search permission: musicvid.core.paths.probe), a link to nothing, a file, a read-only folder,
-        a folder not musicvid's (check_ours), one whose files are not of their kind (check_kinds), or one inside
-        another work directory (a run started from inside one: that one holds musicvid's own files alone)."""
+        a folder without search permission: musicvid.core.paths.probe), a link to nothing (or under one), a file, a
+        read-only folder, a folder not musicvid's (check_ours), one whose files are not of their kind (check_kinds), or
+        one inside another work directory (a run started from inside one: that one holds musicvid's own files alone)."""
         path = self.root
         existing = next((p for p in (path, *path.parents) if exists(p, "work directory")), None)
         if existing != path and path.is_symlink():  # (mkdir would say "File exists")
             raise UserError(f"work directory {path} is a link to {os.readlink(path)}, where nothing is: give a folder")
-        if existing is None:
+        if nearest_existing(path, "work directory") is None:  # (and a link to nowhere above it, refused)
             return
         above = next((p for p in resolved(path).parents if is_work_directory(p)), None)
         if above is not None:
