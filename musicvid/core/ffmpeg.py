@@ -84,11 +84,11 @@ _DEMUXER = re.compile(r"^Input #0, (.+), from '", re.MULTILINE)
 # ffmpeg's demuxers that read the files or addresses their input names (playlists, scripts, lists of files): ffmpeg
 # follows those names, wherever they lead, so another file's sound would be taken for the song's (file_url guards
 # the song's own name alone).
-# What ffmpeg's concat demuxer says of a list that names a file by an absolute path (it is then not opened at all)
-_UNSAFE_NAME = "] Unsafe file name '"
 NAMING_OTHERS = frozenset(
     {"hls", "applehttp", "dash", "webm_dash_manifest", "concat", "imf", "sdp", "rtp", "rtsp", "avisynth", "vapoursynth"}
 )
+# What ffmpeg's concat demuxer says of a list that names a file by an absolute path (it is then not opened at all)
+_UNSAFE_NAME = "] Unsafe file name '"
 
 
 def parse_duration(stderr: str, sound: bool = False, cut_off: bool = False) -> float | None:

@@ -171,15 +171,15 @@ def check_made_by_no_run(song: Path, workdir: Path | None) -> None:
     folder = next((f for f in resolved(song).parents if is_work_directory(f)), None)
     if folder is not None:
         raise UserError(f"{song} lies in the work directory {folder}, which holds musicvid's own files, not a song")
-    made = video_made_by_a_run(song, [WORK_ROOT, *([workdir.parent] if workdir else [])])
-    if made is not None:
+    folders = [WORK_ROOT, *([workdir.parent] if workdir else [])]
+    if may_be_a_video(song) and (made := video_made_by_a_run(song, folders)) is not None:
         raise UserError(made)
 
 
 def video_made_by_a_run(song: Path, folders: list[Path]) -> str | None:
-    """The sentence a song is refused with where it is a video one of musicvid's runs wrote (made_by_a_run, among
-    the work directories in `folders`): no output is ever an input; None for any other file."""
-    workdir = made_by_a_run(song, folders) if may_be_a_video(song) else None
+    """The sentence a song that `may_be_a_video` is refused with where one of musicvid's runs wrote it (made_by_a_run,
+    among the work directories in `folders`): no output is ever an input; None for any other file."""
+    workdir = made_by_a_run(song, folders)
     if workdir is None:
         return None
     recorded = workdir.song()
