@@ -192,7 +192,7 @@ def compare(
         run(argv)
         render_seconds = time.perf_counter() - started
         report = score_render(workdir, registry)  # at the rate its timings.json records
-        settings, _ = render_settings(build_parser().parse_args(argv))  # as the render resolved them
+        settings = render_settings(build_parser().parse_args(argv))[0]  # as the render resolved them
         rows[variant.name] = {"options": list(variant.options), "render_seconds": round(render_seconds, 1)}
         rows[variant.name] |= {"summary": report["summary"], "smoothness": report["smoothness"]}
         picks = pick_figures(workdir, report, tflop_per_candidate(models, settings))

@@ -27,7 +27,7 @@ from musicvid.settings.front_doors import option_groups, parse_file_path, parse_
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gpu_memory  # noqa: E402
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
-from musicvid.settings.resolve import check_used, resolve_render_settings
+from musicvid.settings.resolve import check_used, reference_only, resolve_render_settings
 from musicvid.settings.schema import check_field, option_name
 from musicvid.settings.song import SongRequest
 from vipe_core.errors import OutputLost, run_guarded, stop_said, stopped_as_interrupted
@@ -158,26 +158,27 @@ def song_request(args) -> SongRequest:
     return request
 
 
-def render_settings(args) -> tuple[RenderSettings, ModelChoice]:
-    """The settings the options give (musicvid.settings.resolve.resolve_render_settings), and the models."""
+def render_settings(args) -> tuple[RenderSettings, ModelChoice, tuple[str, ...]]:
+    """The settings the options give (musicvid.settings.resolve.resolve_render_settings), the models, and the
+    options given that act only where the run draws a reference picture (its storyboard's scenes may name theirs)."""
     from musicvid.models.choose import models_of
 
     choice, given = ModelChoice(**ModelChoice.given(args)), RenderSettings.given(args)
     settings = resolve_render_settings(models_of(choice), given)
     choice.check_used([settings])
     check_used(given, [settings])
-    return settings, choice
+    return settings, choice, reference_only(given, choice)
 
 
 def cmd_storyboard(args) -> int:
-    settings, choice = render_settings(args)  # checked even when only the storyboard is made
+    settings, choice, references = render_settings(args)  # checked even when only the storyboard is made
     from musicvid.models.registry import registry_of  # (torch: once every option is checked)
     from musicvid.pipeline import get_storyboard, make_keyframes
     from musicvid.storyboard.table import scene_table, weakest_keyframes
 
     registry = registry_of(choice)
     if args.keyframes:
-        made = make_keyframes(song_request(args), settings, registry)
+        made = make_keyframes(song_request(args), settings, registry, reference_only=references)
         storyboard, workdir = made.storyboard, made.workdir
     else:
         storyboard, workdir, _ = get_storyboard(song_request(args), registry)
@@ -193,23 +194,24 @@ def cmd_storyboard(args) -> int:
 
 
 def cmd_render(args) -> int:
-    settings, choice = render_settings(args)
+    settings, choice, references = render_settings(args)
     from musicvid.models.registry import registry_of  # (torch: once every option is checked)
     from musicvid.pipeline import make_video
     from musicvid.review.run_report import report_line
 
-    made = make_video(song_request(args), settings, registry_of(choice), output=args.output)
+    request, registry = song_request(args), registry_of(choice)
+    made = make_video(request, settings, registry, output=args.output, reference_only=references)
     print(report_line(made.timings), file=sys.stderr)
     print(made.video)
     return 0
 
 
 def cmd_plan(args) -> int:
-    settings, choice = render_settings(args)
+    settings, choice, references = render_settings(args)
     check_gpu_memory(args.gpu_memory)
     from musicvid import plan_command  # (torch: once every option is checked)
 
-    return plan_command.run(song_request(args), settings, choice, args.gpu_memory, args.json)
+    return plan_command.run(song_request(args), settings, choice, references, args.gpu_memory, args.json)
 
 
 def cmd_batch(args) -> int:

@@ -75,13 +75,24 @@ def make_keyframes(
     timings: Timings | None = None,
     stop: threading.Event | None = None,
     wait: bool = False,
+    reference_only: tuple[str, ...] = (),
 ) -> Keyframes:
     """Song -> storyboard, each shown scene's keyframe and the contact sheet (docs/frames.md). The
     keyframes are the very pictures a render draws first, so a render after this draws only the morphs;
     a scene whose seed or prompt was edited since gets its keyframe redrawn, and no other does. `wait`:
-    for another run to let the work directory go, else that is refused."""
+    for another run to let the work directory go, else that is refused; `reference_only`: the options given that act
+    only where a reference picture is drawn (musicvid.prepare.check_reference_drawn)."""
     # 1. prepare: every check, and on CUDA what the keyframes fit in (musicvid.memory.plan)
-    run = prepare(request, registry, settings, keyframes_only=True, timings=timings, stop=stop, wait=wait)
+    run = prepare(
+        request,
+        registry,
+        settings,
+        keyframes_only=True,
+        timings=timings,
+        stop=stop,
+        wait=wait,
+        reference_only=reference_only,
+    )
     workdir = run.workdir
     # 2. take the work directory
     with workdir.held(wait, run.audio.info.sha256):
@@ -120,14 +131,18 @@ def make_video(
     timings: Timings | None = None,
     stop: threading.Event | None = None,
     wait: bool = False,
+    reference_only: tuple[str, ...] = (),
 ) -> Video:
     """Song -> music video, with its .srt beside it (beside the song unless `output` names the video).
     `wait`: for another run to let the work directory go, else that is refused. Setting `stop` ends the
-    run within one denoising step (what is written stays, for a resume)."""
+    run within one denoising step (what is written stays, for a resume). `reference_only`: the options given that
+    act only where a reference picture is drawn (musicvid.prepare.check_reference_drawn)."""
     started = time.perf_counter()
     # 1. prepare (musicvid.prepare): every check once, before any work (the settings against the models, the inputs,
     #    the outputs, the work directory, the memory plan on CUDA), the song decoded: the Run every stage takes
-    run = prepare(request, registry, settings, output, timings=timings, stop=stop, wait=wait)
+    run = prepare(
+        request, registry, settings, output, timings=timings, stop=stop, wait=wait, reference_only=reference_only
+    )
     settings, workdir = run.settings, run.workdir
     # 2. take the work directory (cleared of what a killed run left mid-write); load the upscaler if --resolution
     #    asks for one (a broken file is named now, not after the drawing)

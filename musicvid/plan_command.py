@@ -57,11 +57,20 @@ def budget_of(gpu_memory: float | None, device: str) -> tuple[float, str]:
     return DEFAULT_GPU_GB, f"no CUDA device here: a {DEFAULT_GPU_GB:g} GB card; --gpu-memory GB plans for another"
 
 
-def run(request: SongRequest, settings: RenderSettings, choice: ModelChoice, gpu_memory: float | None, as_json: bool):
+def run(
+    request: SongRequest,
+    settings: RenderSettings,
+    choice: ModelChoice,
+    reference_only: tuple[str, ...],
+    gpu_memory: float | None,
+    as_json: bool,
+):
     check_device(gpu_memory, choice.device)  # (first, as a render's registry_of)
     models = models_of(choice)
     # a render's checks before its work, in its sentences; no video is named, so nothing is made or written
-    checked = check_before_work(request, models, settings, output=None, video=False, draws=False)
+    checked = check_before_work(
+        request, models, settings, output=None, video=False, reference_only=reference_only, draws=False
+    )
     seconds = song_seconds(request, settings.fps)
     for check, _ in length_checks(request, settings, checked):  # (as a render refuses them, once the song is decoded)
         check(seconds)

@@ -18,7 +18,7 @@ once and before any work, and the one frozen Run (musicvid.run) every stage then
    --language as Whisper's code, resolved here alone: the Run's request carries the code every stage reads;
 4. the work directory: in UTF-8 without a control character, musicvid's or empty, of no other song, none of its
    files an input, apart from the outputs, and the files at the outputs' names replaced only where musicvid wrote
-   them for this song; an --ip-adapter named where the run draws a reference picture; last, a file can be made where
+   them for this song; --ip-adapter and --reference-strength given where the run draws no reference picture; last, a file can be made where
    each output goes (one is made and removed);
 5. the memory plan (on CUDA), and as it says the settings' batch, each drawing stage's switches and the
    upscaler's batch and input;
@@ -64,10 +64,8 @@ from musicvid.models.timing import Timings
 from musicvid.pictures.schedule import check_one_frame
 from musicvid.pictures.switches import compile_backend
 from musicvid.run import Run
-from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.schema import option_name
 from musicvid.settings.song import SongRequest, inputs_of
 from musicvid.storyboard.board import Storyboard, load_storyboard
 
@@ -102,15 +100,17 @@ def prepare(
     timings: Timings | None = None,
     stop: threading.Event | None = None,
     wait: bool = False,
+    reference_only: tuple[str, ...] = (),
 ) -> Run:
     """The Run of a call, every check passed (module doc): a storyboard alone without `settings`, the keyframes with
     `keyframes_only`, else a video (at `output`, else beside the song). Unless the run will `wait` for its work
-    directory, one that another run holds is refused before the song is decoded."""
+    directory, one that another run holds is refused before the song is decoded. `reference_only`: the options given
+    that act only where the run draws a reference picture (check_reference_drawn)."""
     timings = timings if timings is not None else Timings()
     video = settings is not None and not keyframes_only
     # 0.-4. the paths, the settings, the outputs, the inputs and the work directory
     checked = check_before_work(
-        request, registry.models, settings, output, video=video, adapter=registry.named_adapter, own=registry.own
+        request, registry.models, settings, output, video=video, reference_only=reference_only, own=registry.own
     )
     # 5. the memory plan, and as it says the settings' batch (the keyframes' too: they are drawn in batches of it),
     #    each drawing stage's switches and the upscaler's batch and input
@@ -167,13 +167,13 @@ def check_before_work(
     settings: RenderSettings | None = None,
     output: Path | None = None,
     video: bool = True,
-    adapter: str | None = None,
+    reference_only: tuple[str, ...] = (),
     draws: bool = True,
     own: frozenset[str] = frozenset(),
 ) -> Checked:
     """Steps 0 to 4 (module doc): what can be checked of a call before its song is decoded. A `video`'s `output`
-    is beside the song where None; `adapter`: the --ip-adapter a run of this song alone names, refused where it draws
-    no reference; `draws`: whether the call loads the models it draws with (`musicvid plan` does not); `own`: the
+    is beside the song where None; `reference_only`: the options given that act only where the run draws a
+    reference picture (check_reference_drawn); `draws`: whether the call loads the models it draws with (`musicvid plan` does not); `own`: the
     roles a registry loads with loaders of its own (a benchmark's random weights), whose names no file stands for."""
     written = (output or default_output(request, settings)) if video else None
     outputs = settings.outputs(named_file(written)) if written else []
@@ -232,15 +232,22 @@ def check_before_work(
     if not request.storyboard_file and workdir.storyboard.is_file():  # edited in place: a slip refused now, not
         # after Whisper (its pictures, once it is known to be kept: storyboard_in); its references may be drawn
         references = own_references(load_storyboard(workdir.storyboard))
-    if settings is not None and adapter is not None and settings.reference is None and not references:
-        flag = f"--{option_name(ModelChoice.fields()['ip_adapter'])}"  # it would do nothing, and say nothing
-        raise UserError(
-            f"{flag} only acts with --reference, or a storyboard whose scenes name their own reference pictures, and "
-            "this run draws none: give one, or leave it out"
-        )
+    if settings is not None:
+        check_reference_drawn(reference_only, settings.reference is not None or references)
     for path in outputs:  # last, once nothing else refuses the run: it makes a file (and removes it) where each goes
         check_creatable(path)
     return replace(checked, workdir=workdir, references=references)
+
+
+def check_reference_drawn(reference_only: tuple[str, ...], drawn: bool, where: str = "this run draws none") -> None:
+    """Options that act only where a reference picture is drawn (musicvid.settings.resolve.reference_only), refused
+    where none is (`drawn`: whether one is; `where` says where none is): they would do nothing, and say nothing."""
+    if reference_only and not drawn:
+        act, them = ("acts", "it") if len(reference_only) == 1 else ("act", "them")
+        raise UserError(
+            f"{' and '.join(reference_only)} only {act} with --reference, or a storyboard whose scenes name their own "
+            f"reference pictures, and {where}: give one, or leave {them} out"
+        )
 
 
 def check_against_models(settings: RenderSettings, models: ModelSet, draws: bool, own: frozenset[str]) -> bool:

@@ -22,15 +22,10 @@ from musicvid.models.loading import load_diffusion, refuse_empty_tensors, resolv
 from musicvid.models.local_names import check_not_missing, is_hub_name, is_local_path
 from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_file_parts, check_picture_model, check_video_model_files
-from musicvid.models.registry import registry_of
 from musicvid.models.weights_files import silenced
-from musicvid.prepare import check_before_work
-from musicvid.settings.model_choice import ModelChoice
-from musicvid.settings.presets import LTX2, LTX_VIDEO, PRESETS, SD15, TINY, WAN_FLF2V
-from musicvid.settings.render import RenderSettings
-from musicvid.settings.song import SongRequest
+from musicvid.settings.presets import LTX2, LTX_VIDEO, SD15, TINY, WAN_FLF2V
 from tests.fixtures.whisper_ct2 import tiny_en_dir
-from tests.helpers import make_tone, quick, referencing_board, work_directory
+from tests.helpers import make_tone, quick
 from tests.standins.checkpoint import sd15_checkpoint
 from tests.standins.hub import snapshot
 from tests.standins.transformer_files import transformer_file
@@ -368,32 +363,3 @@ def test_one_rule_says_which_names_are_the_hubs(tmp_path, monkeypatch, name, hub
     else:
         with pytest.raises(UserError, match="there is no such folder"):
             check_model("scorer", name)
-
-
-@pytest.fixture
-def board(tmp_path, song):
-    """A storyboard of `song` whose scenes each name their own reference picture."""
-    return referencing_board(tmp_path, song, 2.0)
-
-
-def test_an_ip_adapter_named_for_a_run_that_draws_no_reference_is_refused(tmp_path, song, board):
-    def checked(adapter, settings=None, **request):
-        request = SongRequest(song=song, **{"workdir": tmp_path / "w", **request})
-        return check_before_work(request, PRESETS["tiny"], settings or RenderSettings(), video=False, adapter=adapter)
-
-    checked(None)  # (the preset's: not named)
-    with pytest.raises(UserError, match="^--ip-adapter only acts with --reference, or a storyboard whose scenes"):
-        checked("mine.safetensors")
-    checked("mine.safetensors", RenderSettings(reference=tmp_path / "ref.png"))
-    checked("mine.safetensors", storyboard_file=board)
-    kept = work_directory(tmp_path / "kept")
-    (kept / "storyboard.json").write_text(board.read_text())  # the work directory's own, which the run may draw
-    checked("mine.safetensors", workdir=kept)
-
-
-def test_only_a_run_of_one_song_names_its_adapter_and_it_is_refused_before_any_work(capsys, tmp_path, song):
-    choice = ModelChoice(models="tiny", ip_adapter="mine.safetensors")
-    assert registry_of(choice).named_adapter == "mine.safetensors"
-    assert registry_of(choice, keep_loaded=True).named_adapter is None  # a batch's: some rows alone may draw with it
-    said = "--ip-adapter only acts with --reference"
-    refused_before_the_work(capsys, tmp_path, [*quick(song), "--ip-adapter", TINY], said)

@@ -52,7 +52,7 @@ from musicvid.core.workdir import WORK_ROOT, Workdir
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.resolve import check_used, resolve_render_settings
+from musicvid.settings.resolve import check_used, reference_only, resolve_render_settings
 from musicvid.settings.song import SongRequest
 
 log = logging.getLogger("musicvid")
@@ -167,14 +167,20 @@ def jobs_of(args, entries: list[Entry], choice: ModelChoice) -> list[Job]:
 
 
 def check_jobs(
-    todo: list[Job], jobs: list[Job], playlist: Path, models: ModelSet, changed: frozenset[int] = frozenset()
+    todo: list[Job],
+    jobs: list[Job],
+    playlist: Path,
+    models: ModelSet,
+    changed: frozenset[int] = frozenset(),
+    reference_only: tuple[str, ...] = (),
 ) -> None:
     """Refuse, before any render, a row to make (`todo`) that would write over a file another row reads (its
     video, .srt, .ass, or any file of its work directory), or a row, skipped or not (no repeat), whose outputs or
     named files would fail it (musicvid.prepare.check_before_work), or whose files do not fit its song's length
     (musicvid.batch.lengths), in one sentence that names the row. Another row's input first: no --overwrite lets
     that be replaced. A row whose song `changed` (by number) may replace its outputs: changed_since checked them (or
-    made_before, where another folder's work directory records them)."""
+    made_before, where another folder's work directory records them). The options given that act only where a
+    reference picture is drawn (`reference_only`), where no row draws one, are refused last."""
     read = {file_identity(path): (what, job) for job in jobs for what, path in job.inputs().items()}
     readable = {job.number for job in jobs if song_read(job)}  # (once a row: each row is checked against every other)
     for job in (job for job in todo if job.refused is None):  # (a refused row writes nothing)
@@ -186,21 +192,25 @@ def check_jobs(
                 )
         check_workdir_unread(job, jobs, playlist, readable)
     from musicvid.batch.lengths import check_fits_song  # (torch: once the playlist and its rows are read)
-    from musicvid.prepare import UnreadableSong, check_before_work
+    from musicvid.prepare import UnreadableSong, check_before_work, check_reference_drawn
 
-    for job in (
-        job for job in jobs if job.same_as is None and job.refused is None and not in_loop(job.request.song)
-    ):  # (those: at their turn)
+    drawn = False  # whether a row draws a reference picture (one whose song cannot be read here may)
+    for job in (job for job in jobs if job.same_as is None and job.refused is None):
+        if in_loop(job.request.song):  # (at its turn)
+            drawn = True
+            continue
         try:
             check_name_length_in_batch(job)
             request = dataclasses.replace(job.request, overwrite=True) if job.number in changed else job.request
             checked = check_before_work(request, models, job.settings, job.output)
+            drawn |= job.settings.reference is not None or checked.references
             if job.number in readable:  # (else it fails at its turn)
                 check_fits_song(job.request, job.settings, checked)
         except UnreadableSong:  # reported as failed at its turn (run_jobs), as a missing song is
-            continue
+            drawn = True
         except UserError as e:
             raise UserError(f"{job.where(playlist)}: {e}") from None
+    check_reference_drawn(reference_only, drawn, "no row of the batch draws one")
 
 
 def check_name_length_in_batch(job: Job) -> None:
@@ -309,7 +319,8 @@ def run(args) -> int:
     own = {job.number: Workdir.of_song(job.request.song, job.request.workdir) for job in ours}
     moved = {job.number: recorded[job.number] for job in ours if recorded[job.number] != own[job.number]}
     with warnings_held():
-        check_jobs(todo, jobs, args.playlist, models_of(choice), changed | frozenset(moved))
+        references = reference_only(RenderSettings.given(args), choice)
+        check_jobs(todo, jobs, args.playlist, models_of(choice), changed | frozenset(moved), references)
     for job in (job for job in jobs if job.entry.lyrics_beside):  # (which file beside a song each row takes)
         log.warning(f"{job.where(args.playlist)}: lyrics {shown(job.entry.lyrics_beside)}")
     # The local engine renders with this registry; on Ray it only loads the upscaler to check it.

@@ -82,8 +82,6 @@ class ModelRegistry:
     budget (`budget_gb`, by default on CUDA the memory free when first asked; no limit elsewhere), the next
     needing what a render's memory plan (`memory` given to `use`, musicvid.memory) says its stage
     holds at most. A registry holds no render's state: the plan is the render's (musicvid.run.Run), not the registry's.
-    `named_adapter`: the --ip-adapter a registry that serves one song was chosen with, which that song's run refuses
-    where it draws no reference (musicvid.prepare); a batch's or the page's may serve some songs alone.
     """
 
     def __init__(
@@ -94,10 +92,8 @@ class ModelRegistry:
         precision: str = "auto",
         loaders: Mapping[str, Loader] | None = None,
         budget_gb: float | None = None,
-        named_adapter: str | None = None,
     ):
         self.models = models
-        self.named_adapter = named_adapter
         self.budget_gb = budget_gb
         self._in_use: Counter[str | Drawing] = Counter()
         self.device = resolve_device(device)
@@ -198,7 +194,6 @@ class ModelRegistry:
 
 def registry_of(choice: ModelChoice, keep_loaded: bool = False) -> ModelRegistry:
     """The registry that loads `choice`'s models on its device (one this machine has) in its precision (a batch
-    and the page keep them loaded, for songs some of which alone may draw with the --ip-adapter named)."""
+    and the page keep them loaded)."""
     check_device_here(choice.device)
-    named = None if keep_loaded else choice.ip_adapter
-    return ModelRegistry(models_of(choice), choice.device, keep_loaded, choice.precision, named_adapter=named)
+    return ModelRegistry(models_of(choice), choice.device, keep_loaded, choice.precision)

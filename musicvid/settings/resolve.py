@@ -9,8 +9,9 @@ from typing import Any
 from musicvid.core.errors import UserError
 from musicvid.settings.geometry import drawn_fps, size_for_aspect
 from musicvid.settings.looks import FAST, LOOKS
+from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.schema import check_field
+from musicvid.settings.schema import check_field, option_name
 
 
 def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings:
@@ -80,3 +81,14 @@ def check_used(given: Mapping[str, Any], songs: Iterable[RenderSettings]) -> Non
     for name, acts, needs in ACTS_WITH:
         if given.get(name) is not None and not any(acts(song) for song in songs):
             raise UserError(f"--{name.replace('_', '-')} only acts {needs}")
+
+
+def reference_only(given: Mapping[str, Any], choice: ModelChoice) -> tuple[str, ...]:
+    """The options a person gave (the settings `given`, the models `choice`) that act only where a run draws a reference
+    picture (--reference, or a storyboard's scene that names its own): a run that draws none refuses them, and a
+    batch where no row draws one (musicvid.prepare.check_reference_drawn)."""
+    named = (
+        (RenderSettings.fields()["reference_strength"], given.get("reference_strength")),
+        (ModelChoice.fields()["ip_adapter"], choice.ip_adapter),
+    )
+    return tuple(f"--{option_name(field)}" for field, value in named if value is not None)
