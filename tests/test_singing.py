@@ -181,6 +181,15 @@ def test_a_word_whisper_crushed_at_its_segments_start_goes_with_the_sung_word_af
     assert voice.fit_phrase(alone)[0].start == 16.0
     nowhere = [Word(25.0, 25.2, "la"), Word(25.2, 25.6, "la")]
     assert voice.fit_phrase(nowhere) == nowhere
+    # also where it is crushed a lead after the voice of the line before stopped (seed 53's third refrain), as the
+    # segment's first word; not as another (a line's last word, heard crushed there)
+    voice = Voice([(30.592, 32.96), (34.08, 36.48)], 43.6, word=0.3)
+    heard = [Word(33.02, 33.02, "My"), Word(33.02, 34.66, "heart"), Word(34.66, 34.94, "is")]
+    assert [(w.start, w.end) for w in voice.fit_phrase(heard)[:2]] == [(34.08, 34.08), (34.08, 34.66)]
+    lines = sung_lines([Line(33.02, 34.94, "My heart is", words=heard)], voice, 43.6)
+    assert [line.text for line in lines] == ["My heart is"] and abs(lines[0].start - 34.0) < 0.2  # (sung from 34.0 s)
+    ending = [Word(31.0, 32.9, "the"), Word(33.0, 33.02, "river"), Word(33.02, 34.66, "my")]
+    assert voice.fit_phrase(ending)[1].start == 33.0
     # words Whisper gave their time are sung where it heard them, where Silero heard the voice only later
     # (Fantasma's "Soy un fantasma", led in together 2-4 s late)
     given = [Word(16.78, 18.18, "soy"), Word(18.18, 18.8, "un"), Word(18.8, 19.96, "fantasma")]

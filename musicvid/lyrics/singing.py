@@ -207,13 +207,23 @@ class Voice:
         return begun
 
     def fit_phrase(self, words: list[Word]) -> list[Word]:
-        """A phrase's words, each `fit`, its openings as such; and a word far from every stretch that Whisper
-        timed straight before a word sung in a stretch beginning after it goes with that word (`led_in`)."""
+        """A phrase's (a segment's) words, each `fit`, its openings as such; and a word not sung where Whisper timed
+        it (`unsung_there`) that Whisper timed straight before a word sung in a stretch beginning after it goes with
+        that word (`led_in`)."""
         fitted = [self.fit(word, opening) for word, opening in zip(words, openings(words))]
         for k in reversed(range(len(words) - 1)):  # (from the end: a run of such words goes with the sung one)
-            if self.stretch_of(words[k]) is None and self.led_in(words[k], words[k + 1], fitted[k + 1]):
+            if self.unsung_there(words[k], k == 0) and self.led_in(words[k], words[k + 1], fitted[k + 1]):
                 fitted[k] = replace(words[k], start=fitted[k + 1].start, end=fitted[k + 1].start)
         return fitted
+
+    def unsung_there(self, word: Word, first: bool) -> bool:
+        """Whether `word` is sung nowhere near where Whisper timed it: far from every stretch, or, the `first` of
+        its segment, after the voice of the stretch it lies a lead from stopped. Whisper begins a segment where the
+        one before ended: tiny.en's "My" at 33.02 s, 0.06 s after the voice of the line before stopped, then "heart"
+        33.02-34.66 s, where the refrain was sung again from 34.0 s (a generated song, seed 53). A segment's last
+        word there ends its line (`led_in` asks whether it leads into the next)."""
+        near = self.stretch_of(word)
+        return near is None or (first and word.start >= self.stretches[near][1])
 
     def led_in(self, word: Word, heard_next: Word, next_sung: Word) -> bool:
         """Whether `word`, far from every stretch and crushed (given under half a typical word), is sung with the
