@@ -364,3 +364,37 @@ def test_a_clause_whisper_ends_where_the_voice_parts_for_less_than_a_lines_pause
     assert len(lines_at_pauses([bare, *others], silero)) == 4
     one_voice = Voice([(14.94, 19.9), *((23.0 + 4 * n, 25.8 + 4 * n) for n in range(3))], 40.0)
     assert len(lines_at_pauses([heard, *others], one_voice)) == 4
+
+
+def timed_segment(*words: tuple[float, float, str]) -> Line:
+    """A segment of Whisper's with its words' times as heard, each believed."""
+    heard = [Word(start, end, text, 0.9) for start, end, text in words]
+    return Line(heard[0].start, heard[-1].end, " ".join(w.text for w in heard), words=heard)
+
+
+def test_a_word_whisper_stretched_over_the_band_goes_with_the_sung_word_after_it():
+    """Seed 55's long song, as tiny.en heard it: two lines sung 13.5 s apart in one segment, its "A" over 9.3 s of
+    band (longer than every stretch of the voice); the second line was lost in the first. A 2 s word stays."""
+    first = [(58.52, 59.32, "The"), (59.32, 59.58, "wind"), (59.58, 61.22, "calling"), (61.22, 64.56, "town")]
+    second = [(64.56, 73.86, "A"), (73.86, 75.82, "silver"), (75.82, 76.2, "river"), (76.2, 79.0, "road")]
+    heard = timed_segment(*first, *second)
+    voice = Voice([(59.1, 61.7), (75.2, 78.4)], 90.0, word=0.3)
+    fitted = replace(heard, words=voice.fit_phrase(heard.words))
+    a, silver = fitted.words[4:6]
+    assert (a.start, a.end) == (silver.start, silver.start) and abs(silver.start - 75.16) < 0.3  # (sung from 75.16 s)
+    lines = lines_at_pauses([fitted], voice, [heard])  # (Silero trusted: the pauses as Whisper heard them)
+    assert [line.text for line in lines] == ["The wind calling town", "A silver river road"]
+    held = [Word(71.8, 73.86, "A"), Word(73.86, 75.82, "silver")]  # (no longer than a stretch: Whisper's time)
+    assert voice.fit_phrase(held)[0] == held[0]
+
+
+def test_a_line_whisper_did_not_time_where_nobody_sings_goes():
+    """Seed 57: a window's end, "a burning" over 20.64-29.98 s ("a" longer than every stretch of the voice,
+    "burning" crushed), where nobody sings: the line was sung from 15.49 s, and heard again there. Seed 56: the
+    same at a window's end, but begun where the voice does, is a line sung."""
+    voice = Voice([(9.38, 12.74), (15.49, 18.69), (44.0, 47.65), (119.94, 122.43)], 130.0, word=0.3)
+    verse = [timed_segment((9.66, 10.1, "lonely"), (10.1, 12.24, "bird")), timed_segment((15.49, 18.69, "candle"))]
+    lost = timed_segment((20.64, 29.98, "a"), (29.98, 29.98, "burning"))
+    begun = timed_segment((119.94, 126.28, "my"), (126.28, 126.28, "heart"))
+    said = [*verse, lost, timed_segment((44.2, 47.5, "again")), begun]
+    assert voice.sung(said, said, 0.9) == [*verse, said[3], begun]

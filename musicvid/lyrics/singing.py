@@ -119,9 +119,12 @@ class Voice:
         """The lines but Whisper's inventions over the music: a line with no voice under it, where Silero heard
         the voice under what else Whisper `believed` around it (AROUND_SECONDS each side; or, with nothing else
         believed there, where it did over the song, as it did or this would not be asked), and that Whisper
-        itself barely believed (`guessed`, against the song's `typical` belief). Silero's silence alone drops
-        nothing: over a folk guitar it hears some passages and not others (JamendoLyrics' "te amo": 12 of its 29
-        sung lines had no voice under them, each heard as surely as the rest)."""
+        itself barely believed (`guessed`, against the song's `typical` belief) or did not time (each word `untimed`
+        and far from every stretch: where it put the line, nobody sings, and where it was sung is not known; seed
+        57's "a burning" at 20.64-29.98 s, its window's end, the line sung from 15.49 s and heard again there).
+        Silero's silence alone drops nothing: over a folk guitar it hears some passages and not others
+        (JamendoLyrics' "te amo": 12 of its 29 sung lines had no voice under them, each heard as surely as the
+        rest)."""
 
         def heard_around(line: Line) -> bool:
             others = [s for s in believed if s.end <= line.start or s.start >= line.end]
@@ -130,7 +133,8 @@ class Voice:
 
         def invented_here(line: Line) -> bool:
             silent = self.voiced_share(line.start, line.end) < VOICED_SHARE
-            return silent and guessed(line, typical) and heard_around(line)
+            lost = bool(line.words) and all(self.untimed(w) and self.stretch_of(w) is None for w in line.words)
+            return silent and (guessed(line, typical) or lost) and heard_around(line)
 
         return [line for line in lines if not invented_here(line)]
 
@@ -225,8 +229,16 @@ class Voice:
         near = self.stretch_of(word)
         return near is None or (first and word.start >= self.stretches[near][1])
 
+    def untimed(self, word: Word) -> bool:
+        """Whether Whisper gave `word` no time it could be sung in: crushed (under half a typical word), or longer
+        than every stretch of the voice (a held note is voice, and Silero hears it whole): tiny.en's "A" over 9.3 s
+        of band between two lines (a generated song, seed 55)."""
+        return word.end - word.start < self.word / 2 or word.end - word.start > max(
+            (b - a for a, b in self.stretches), default=math.inf
+        )
+
     def led_in(self, word: Word, heard_next: Word, next_sung: Word) -> bool:
-        """Whether `word`, far from every stretch and crushed (given under half a typical word), is sung with the
+        """Whether `word`, not sung where Whisper timed it and `untimed`, is sung with the
         word Whisper timed after it (`heard_next`, fitted to `next_sung`): no pause between them as heard, and the
         next one begins a stretch later. Whisper begins a segment where the one before ended, and crushes its first
         word there: "The" at 17.20-17.22 s, then "ship" 17.22-19.08 s, where the voice sang "The ship" from 18.5 s;
@@ -235,7 +247,7 @@ class Voice:
         did not hear the voice (a folk song's "Te amo," 1.1 s before the stretch of "son dos palabras")."""
         sung_in = self.stretch_of(next_sung)
         return (
-            word.end - word.start < self.word / 2
+            self.untimed(word)
             and heard_next.start - word.end < LINE_PAUSE_SECONDS
             and sung_in is not None
             and self.stretches[sung_in][0] > word.end
