@@ -170,7 +170,28 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice, tuple[str, ...]]
     return settings, choice, reference_only(given, choice)
 
 
+# What a storyboard alone (no --keyframes) is not made with: an option that affects only these draws
+DRAWN = frozenset({"keyframes", "between", "video"})
+
+
+def check_drawn(args) -> None:
+    """`storyboard` without --keyframes draws nothing: an option given that affects only what is drawn (every render
+    setting, the picture models) would do nothing, and is refused, as one a render does not use is."""
+    if args.keyframes:
+        return
+    fields = [
+        *(RenderSettings.fields()[name] for name in RenderSettings.given(args)),
+        *(ModelChoice.fields()[name] for name in ModelChoice.given(args)),
+    ]
+    idle = [f"--{option_name(f)}" for f in fields if set(f.metadata["affects"]) <= DRAWN]
+    if idle:
+        raise UserError(
+            f"{idle[0]} only acts with --keyframes (a storyboard alone draws nothing): give both, or neither"
+        )
+
+
 def cmd_storyboard(args) -> int:
+    check_drawn(args)
     settings, choice, references = render_settings(args)  # checked even when only the storyboard is made
     from musicvid.models.registry import registry_of  # (torch: once every option is checked)
     from musicvid.pipeline import get_storyboard, make_keyframes

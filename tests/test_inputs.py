@@ -48,6 +48,24 @@ def test_a_file_that_is_no_upscaler_is_named_before_any_work(capsys, tmp_path, u
     assert not (tmp_path / "w").exists()  # refused before the transcription and the drawing
 
 
+@pytest.mark.parametrize(
+    "option",
+    [["--steps", "7"], ["--fast"], ["--reference-strength", "0.2"], ["--diffusion", "org/sd"], ["--ip-adapter", "x"]],
+)
+def test_a_drawing_option_for_a_storyboard_alone_is_refused_and_one_it_is_made_with_is_not(capsys, tmp_path, option):
+    song = make_tone(tmp_path / "song.wav", 2)
+    lyrics = tmp_path / "song.lrc"
+    lyrics.write_text("[00:00.50]a light in the storm\n")
+    alone = ["storyboard", song, "--models", "tiny", "-q", "--lyrics", lyrics, "--workdir", tmp_path / "w"]
+    code, out, err = run(capsys, *alone, *option)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{option[0]} only acts with --keyframes (a storyboard alone draws nothing)" in err
+    assert not (tmp_path / "w").exists()
+    if option == ["--fast"]:  # (the device and precision make the storyboard too)
+        code, out, err = run(capsys, *alone, "--precision", "float32", "--device", "cpu")
+        assert code == 0 and (tmp_path / "w" / "storyboard.json").is_file(), err
+
+
 def test_an_upscaler_without_a_resolution_is_refused(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
     code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "--upscaler", "lanczos")
