@@ -69,10 +69,12 @@ def test_sdxl_base_and_the_models_made_for_it_load_by_hub_name(standin_hub, caps
     other.mkdir()
     (other / "model_index.json").write_text(json.dumps({"_class_name": "FluxPipeline"}))
     capsys.readouterr()  # (the loads' progress bars)
-    code, _, err = run_cli(capsys, "storyboard", "song.mp3", "--diffusion", other)
+    code, _, err = run_cli(capsys, "storyboard", "--keyframes", "song.mp3", "--diffusion", other)
     assert code == 2 and err.count("\n") == 1 and "is a FluxPipeline, not a Stable Diffusion" in err
     (tmp_path / "sd_xl_base_1.0.safetensors").write_bytes(b"")
-    code, _, err = run_cli(capsys, "storyboard", "song.mp3", "--diffusion", tmp_path / "sd_xl_base_1.0.safetensors")
+    code, _, err = run_cli(
+        capsys, "storyboard", "--keyframes", "song.mp3", "--diffusion", tmp_path / "sd_xl_base_1.0.safetensors"
+    )
     assert code == 2 and err.count("\n") == 1 and "cannot be read as a safetensors file" in err
 
     # drawn by name from the command line (with the tiny preset's other models, at its size)
