@@ -315,3 +315,18 @@ def test_an_m3u_entry_naming_a_folder_by_no_name_fails_at_its_turn_alone(tmp_pat
     assert [batch.song_problem(job) for job in jobs[1:3]] == [
         f"{path} is a directory, not a file (audio file wanted)" for path in (".", "/")
     ]
+
+
+@pytest.mark.parametrize(
+    "cells, options, said",
+    [
+        ("transition-steps\na.wav,5", [], "--transition-steps only acts with --transitions video"),
+        ("align-chunk,align\na.wav,8,no", [], "--align-chunk only acts with the alignment"),
+        ("deep-share\na.wav,2", ["--preview"], "--deep-share only acts where the frames between are drawn"),
+    ],
+)
+def test_a_rows_cell_that_acts_only_beside_another_is_refused_as_the_option_is(tmp_path, cells, options, said):
+    make_tone(tmp_path / "a.wav", 1)
+    (tmp_path / "s.csv").write_text(f"path,{cells}\n")
+    with pytest.raises(UserError, match=f"s.csv song 1 \\(a.wav\\): {said}"):
+        planned(tmp_path / "s.csv", *options)

@@ -83,6 +83,7 @@ def song_settings(
             request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest]
         )
         settings = resolve_render_settings(models, given, changes[RenderSettings])
+        check_used(changes[RenderSettings], [settings])  # (a cell that acts only beside another, as an option)
     except UserError as e:
         raise UserError(f"{where}: {e}") from None
     return request, settings
