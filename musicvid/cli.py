@@ -165,7 +165,7 @@ def render_settings(args) -> tuple[RenderSettings, ModelChoice, tuple[str, ...]]
 
     choice, given = ModelChoice(**ModelChoice.given(args)), RenderSettings.given(args)
     settings = resolve_render_settings(models_of(choice), given)
-    choice.check_used([settings])
+    choice.check_used([settings], SongRequest.given(args).get("separate_vocals", False))
     check_used(given, [settings])
     return settings, choice, reference_only(given, choice)
 

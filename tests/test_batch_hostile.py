@@ -92,6 +92,7 @@ def test_a_ray_worker_gets_the_models_named_by_this_machine_s_files_as_absolute_
         (["--engine", "ray", "--gpus-per-song", "inf"], "--gpus-per-song inf"),
         (["--engine", "ray", "--gpus-per-song", "-1"], "--gpus-per-song -1"),
         (["--engine", "ray", "--workers", "0"], "needs at least one worker"),
+        (["--engine", "ray", "--address", " "], "--address is empty: name the Ray cluster to join"),
         (["--workers", "2"], "--workers is a Ray option"),
         (["--gpus-per-song", "1"], "--gpus-per-song is a Ray option"),
         (["--engine", "local", "--address", "auto"], "--address is a Ray option"),

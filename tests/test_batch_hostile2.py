@@ -94,6 +94,17 @@ def test_render_with_a_workdir_of_dot_dot_is_checked_as_the_folder_it_names(tmp_
     assert sorted(os.listdir(here)) == ["video.mp4"] and (here / "video.mp4").read_text() == "mine"
 
 
+def test_a_workdir_that_is_o_is_refused_before_any_render(tmp_path, capsys):
+    (tmp_path / "songs").mkdir()
+    make_tone(tmp_path / "songs" / "report.json.mp3", 1)  # (its work directory would be -o's report.json)
+    (tmp_path / "out").mkdir()
+    os.symlink(tmp_path / "out", tmp_path / "same")
+    for workdir in (tmp_path / "out", tmp_path / "same"):
+        code, err = run_batch(capsys, tmp_path / "songs", tmp_path / "out", "--workdir", workdir)
+        assert code == 2 and f"--workdir {workdir} is -o: a row's work directory" in err and err.count("\n") == 1, err
+    assert os.listdir(tmp_path / "out") == []
+
+
 def looping(folder: Path) -> None:
     """loop1.wav and loop2.wav, links to each other, and loopd, a link into itself."""
     (folder / "loop1.wav").symlink_to("loop2.wav")

@@ -238,6 +238,9 @@ def test_the_upscaler_is_checked_before_the_first_render_and_refused_where_unuse
     assert run_batch(tmp_path / "s.csv", *common, "--upscaler", "lanczos") == 2
     err = capsys.readouterr().err
     assert "--upscaler only acts with --resolution" in err and err.count("\n") == 1 and not out.exists()
+    (tmp_path / "s.csv").write_text("path,separate-vocals\na.wav,no\n")
+    assert run_batch(tmp_path / "s.csv", *common, "--separator", tmp_path / "junk.pth") == 2
+    assert "--separator only acts with --separate-vocals" in capsys.readouterr().err and not out.exists()
 
 
 def test_a_csv_row_may_ask_for_a_shape_and_a_look(tmp_path):

@@ -76,6 +76,9 @@ REFUSED = {
     "a few-step LoRA without --fast": (
         ["--fast-lora", "org/lcm"], "--fast-lora only acts with --fast: give both, or neither",
     ),
+    "a separator without vocals to separate": (
+        ["--separator", "/no/such/demucs.th"], "--separator only acts with --separate-vocals: give both, or neither",
+    ),
     "an interpolator without an output rate": (
         ["--interpolator", "blend"], "--interpolator only acts with --output-fps: give both, or neither",
     ),

@@ -6,6 +6,7 @@ The page's functions are called directly, but where the served page or the comma
 import argparse
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -125,6 +126,23 @@ def test_the_pages_options_are_checked_before_it_starts(argv, sentence):
     with pytest.raises(UserError) as refused:
         config_from(parser.parse_args(argv.split()))
     assert str(refused.value) == sentence
+
+
+def test_the_page_refuses_an_address_it_cannot_listen_on_before_it_is_built():
+    from ui.cli import check_listening
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for host, said in (
+            ("", "--host is empty: give the address to listen on"),
+            ("192.0.2.1", "--host 192.0.2.1 --port 7860: the page cannot listen there ("),  # (no address of ours)
+            ("127.0.0.1", f"--host 127.0.0.1 --port {port}: the page cannot listen there ("),  # (a port taken)
+        ):
+            with pytest.raises(UserError, match=re.escape(said)):
+                check_listening(host, port if host == "127.0.0.1" else 7860)
+    check_listening("127.0.0.1", port)  # (free again)
 
 
 @pytest.mark.ci  # (musicvid-ui started in a process of its own for each bad option; the options' own check, above, stays in the suite)

@@ -173,8 +173,24 @@ def test_a_path_the_system_cannot_take_is_refused_in_one_short_sentence(capsys, 
         }[given]
     before = files_under(tmp_path)
     err = refused(capsys, *argv)
-    assert "File name too long" in err and "…" in err and len(err) < 4 * SHOWN + 120, err
+    assert ("File name too long" in err or "too long (300 bytes" in err) and "…" in err, err
+    assert len(err) < 4 * SHOWN + 120, err
     assert files_under(tmp_path) == before
+
+
+@pytest.mark.parametrize("given", ["-o", "--workdir", "a batch's -o"])
+def test_a_name_too_long_below_a_folder_not_there_is_refused_before_a_folder_is_made(capsys, tmp_path, song, given):
+    path = tmp_path / "new" / "sub" / LONG_NAME  # (the system says so only when the run makes the folders above it)
+    (tmp_path / "pl.m3u").write_text("a.wav\n")
+    argv = {
+        "-o": ["render", song, "--lyrics", tmp_path / "a.lrc", "-o", path, "--workdir", tmp_path / "wd"],
+        "--workdir": ["render", song, "--lyrics", tmp_path / "a.lrc", "-o", tmp_path / "v.mp4", "--workdir", path],
+        "a batch's -o": ["batch", tmp_path / "pl.m3u", "-o", path],
+    }[given]
+    before = files_under(tmp_path)
+    err = refused(capsys, *argv)
+    assert f"the name {LONG_NAME[:SHOWN]}" in err and "is too long (300 bytes; a file system takes 255)" in err, err
+    assert files_under(tmp_path) == before and not (tmp_path / "new").exists()
 
 
 @pytest.mark.parametrize("command", ["render", "batch"])

@@ -314,7 +314,9 @@ def test_another_song_in_a_used_work_directory_is_refused(capsys, tmp_path):
     assert {p: digest(p) for p in (tmp_path / "wd").rglob("*") if p.is_file()} == before
 
 
-@pytest.mark.parametrize("which", ["the song is its video.mp4", "the lyrics are its lyrics.srt", "a pinned keyframe"])
+@pytest.mark.parametrize(
+    "which", ["the song is its video.mp4", "the lyrics are its lyrics.srt", "a pinned keyframe", "a hard link to one"]
+)
 def test_no_file_of_the_work_directory_is_an_input(capsys, tmp_path, which):
     workdir = tmp_path / "wd"
     (work_directory(workdir) / "keyframes").mkdir()  # musicvid's, where a person put inputs later
@@ -327,6 +329,10 @@ def test_no_file_of_the_work_directory_is_an_input(capsys, tmp_path, which):
         lyrics = workdir / "lyrics.srt"
         lyrics.write_text("1\n00:00:00,500 --> 00:00:01,500\na light in the storm\n")
         argv = [*argv[:-2], "--lyrics", lyrics]
+    elif which == "a hard link to one":  # (the same file by another name, outside the work directory)
+        Image.new("RGB", (64, 64), "red").save(workdir / "keyframes" / "0000.png")
+        os.link(workdir / "keyframes" / "0000.png", tmp_path / "reference.png")
+        argv = [*argv, "--reference", tmp_path / "reference.png"]
     else:
         Image.new("RGB", (64, 64), "red").save(workdir / "keyframes" / "0000.png")
         board = valid_board() | {"audio": {"path": str(song), "sha256": "", "duration": 2.0}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS
@@ -85,12 +86,28 @@ def config_from(args) -> UIConfig:
     )
 
 
+def check_listening(host: str, port: int) -> None:
+    """Refuse, before the page is built, a --host that names nothing (an empty one), that does not resolve to an
+    address of this machine, or a --port already taken there: Gradio would say only that it found no empty port."""
+    if not host.strip():
+        raise UserError("--host is empty: give the address to listen on (e.g. 127.0.0.1, or 0.0.0.0 for every one)")
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (as the server does: a page just stopped)
+            probe.bind(address)
+    except (OSError, UnicodeError) as error:  # (gaierror is an OSError; an over-long label a UnicodeError)
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        raise UserError(f"--host {host} --port {port}: the page cannot listen there ({reason})") from None
+
+
 def run(args) -> int:
     from ui.app import build_app
 
     if args.models not in PRESETS:
         raise UserError(f"--models must be one of {', '.join(PRESETS)}, not {args.models!r}")
     config = config_from(args)
+    check_listening(args.host, args.port)
     served = jobs_root(config.jobs_dir)  # checked before the page is built: the folder the page serves alone
     app = build_app(config)
     app.queue(default_concurrency_limit=1).launch(

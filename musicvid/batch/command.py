@@ -292,6 +292,11 @@ def run(args) -> int:
     check_made(out_dir, "-o")  # report.json and every row's outputs.json record paths in it
     if exists(out_dir, "-o") and not is_folder(out_dir, "-o"):
         raise UserError(f"-o must be a folder for a batch, and {out_dir} is a file")
+    if args.workdir and same_file(args.workdir, out_dir):  # (a row's work directory is --workdir/<its video's name>)
+        raise UserError(
+            f"--workdir {args.workdir} is -o: a row's work directory would take the name of a file the batch writes "
+            "there (report.json, a video); give --workdir a folder of its own"
+        )
     check_lock_file(out_dir)  # (before the playlist's lines: another batch's -o is refused alone)
     entries = read_playlist(args.playlist, args.output)  # (-o: not counted among its subfolders)
     report = out_dir / REPORT_NAME
@@ -305,7 +310,7 @@ def run(args) -> int:
     choice = ModelChoice(**ModelChoice.given(args))
     jobs = jobs_of(args, entries, choice)
     check_report(report, jobs, args.playlist, bool(args.overwrite))
-    choice.check_used(job.settings for job in jobs)
+    choice.check_used((job.settings for job in jobs), any(job.request.separate_vocals for job in jobs))
     check_used(RenderSettings.given(args), (job.settings for job in jobs))
     made = [job for job in jobs if job.same_as is None]
     earlier, places = earlier_outputs(report), earlier_workdirs(report)  # (read before this batch writes its own)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import math
 import os
 import signal
@@ -29,13 +30,16 @@ RAY_OPTIONS = {"address": "--address", "workers": "--workers", "gpus_per_song": 
 
 
 def check_engine_options(args) -> None:
-    """Refuse, before any work, a Ray option without `--engine ray` (it would be ignored), fewer than one worker, or
-    a number of GPUs per song that is not a finite number of 0 or more."""
+    """Refuse, before any work, a Ray option without `--engine ray` (it would be ignored), an --address that names
+    nothing (an empty one would start Ray here, as leaving it out does), fewer than one worker, or a number of GPUs
+    per song that is not a finite number of 0 or more."""
     if args.engine != "ray":
         given = next((flag for name, flag in RAY_OPTIONS.items() if getattr(args, name) is not None), None)
         if given:
             raise UserError(f"{given} is a Ray option: give it with --engine ray, or leave it out")
         return
+    if args.address is not None and not args.address.strip():
+        raise UserError("--address is empty: name the Ray cluster to join (e.g. auto), or leave it out")
     if args.workers is not None and args.workers < 1:
         raise UserError(f"--workers {args.workers}: a Ray batch needs at least one worker")
     gpus = args.gpus_per_song
@@ -107,8 +111,14 @@ def join_ray(args, choice: ModelChoice) -> RayPlan:
         check_answers(args.address)
         with handlers_kept():
             try:
-                # ("local": without --address, Ray starts here, whatever a RAY_ADDRESS or an earlier `ray start` says)
-                ray.init(address=args.address or "local", include_dashboard=False, log_to_driver=False)
+                # ("local": without --address, Ray starts here, whatever a RAY_ADDRESS or an earlier `ray start` says;
+                # its log lines at ERROR only, so that a refusal below is the one line said)
+                ray.init(
+                    address=args.address or "local",
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    logging_level=logging.ERROR,
+                )
             except (ConnectionError, ValueError, RuntimeError) as error:
                 reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
                 raise UserError(f"--address {args.address}: Ray cannot be joined there ({reason})") from None

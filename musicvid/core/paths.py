@@ -14,6 +14,7 @@ from pathlib import Path
 
 from musicvid.core.errors import UserError
 
+NAME_BYTES = 255  # the longest name of a file or folder that Linux's file systems take (ext4, XFS, Btrfs, tmpfs)
 SHOWN_CHARS = 40  # of a long path, a message shows this many characters at each end
 # What pathlib's exists() and is_file() read as "nothing there"; any other error is the system refusing the path.
 NOTHING_THERE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
@@ -116,11 +117,18 @@ def not_utf8(path: Path, what: str, full: str | None = None) -> str | None:
 
 
 def check_made(path: Path, what: str) -> None:
-    """Refuse a path the run makes (an output, a work directory) where check_recordable does, or where its absolute
-    form holds a control character (a newline, a tab): every message, sidecar and record that names it (outputs.json,
-    a line of the run's output) would be split or garbled by it. An input is the person's, and only shown (shown)."""
+    """Refuse a path the run makes (an output, a work directory) where check_recordable does, where a name in it is
+    longer than a file system takes (below a folder that is not there yet, the system would say so only as the run
+    makes it), or where its absolute form holds a control character (a newline, a tab): every message, sidecar and
+    record that names it (outputs.json, a line of the run's output) would be split or garbled by it. An input is the
+    person's, and only shown (shown)."""
     check_recordable(path, what)
     full = os.path.abspath(path)
+    if long := next((name for name in Path(full).parts if len(os.fsencode(name)) > NAME_BYTES), None):
+        raise UserError(
+            f"{what} {shown(path)}: the name {shown(long)} is too long ({len(os.fsencode(long))} bytes; a file system "
+            f"takes {NAME_BYTES}): give a shorter one"
+        )
     if found := _CONTROL.search(full):
         raise UserError(
             f"{what} {shown(path)}: {part_at(full, found.start())} holds a control character "
@@ -153,6 +161,22 @@ def resolved(path: Path) -> Path:
         return path.resolve()
     except (RuntimeError, OSError):  # a loop: RuntimeError up to Python 3.12, OSError since
         raise UserError(f"{shown(path)} leads into a loop of symbolic links") from None
+
+
+def lies_in(path: Path, folder: Path) -> bool:
+    """Whether `path` is in `folder`: by its name, links followed, or as a hard link (a file of more than one name) to
+    a file there; `folder`'s files are looked through only then, and never a folder that is not there."""
+    if resolved(path).is_relative_to(resolved(folder)):
+        return True
+    try:
+        status = path.stat()
+        if status.st_nlink < 2 or not stat.S_ISREG(status.st_mode):
+            return False
+        return any(
+            os.path.samestat((Path(top) / name).stat(), status) for top, _, names in os.walk(folder) for name in names
+        )
+    except OSError:  # (a file gone as it was looked at is not there)
+        return False
 
 
 def kind_of(path: Path) -> str | None:

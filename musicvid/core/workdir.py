@@ -38,7 +38,7 @@ from filelock import FileLock, Timeout
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256, remove_all_temporaries, remove_temporaries, same_file
-from musicvid.core.paths import exists, is_folder, kind_of, nearest_existing, resolved
+from musicvid.core.paths import exists, is_folder, kind_of, lies_in, nearest_existing, resolved
 from vipe_core.atomic import temporary_of
 
 log = logging.getLogger("musicvid")
@@ -170,7 +170,7 @@ class Workdir:
         """Which of this work directory's files `path` is (a file inside its folders of pictures or fonts
         too); None if it is none of them."""
         for file, name in self.files().items():
-            if same_file(path, file) or (name.endswith("/") and resolved(path).is_relative_to(resolved(file))):
+            if same_file(path, file) or (name.endswith("/") and lies_in(path, file)):
                 return name
         return None
 

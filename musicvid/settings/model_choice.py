@@ -206,11 +206,13 @@ class ModelChoice(Settings):
             if isinstance(value, str) and not value.strip():
                 raise UserError(f"--{name.replace('_', '-')} is empty: give a model's name or folder, or leave it out")
 
-    def check_used(self, songs: Iterable[RenderSettings]) -> None:
+    def check_used(self, songs: Iterable[RenderSettings], separating: bool) -> None:
         """A model option names the model of another option: naming one where no song of the run (a render's, or
-        any row's of a batch) has that option would do nothing, and a person who meant the other would not know."""
+        any row's of a batch) has that option would do nothing, and a person who meant the other would not know.
+        `separating`: whether a song of the run takes the band away (--separate-vocals)."""
         songs = list(songs)
         for option, acts, needs in (
+            ("separator", lambda song: separating, "--separate-vocals"),
             ("upscaler", lambda song: song.resolution, f"--resolution ({either(RESOLUTIONS)})"),
             ("video_model", lambda song: song.transitions == "video", "--transitions video"),
             ("fast_lora", lambda song: song.fast, "--fast"),
