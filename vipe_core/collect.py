@@ -176,6 +176,8 @@ def collect(
     """
     out_dir = Path(out_dir)
     check_output_kind(out_dir, folder=True)
+    if genius is None and not all(artist_file(out_dir, a).exists() for a in artists):
+        genius = make_genius(token)  # (a missing token refused before the folder and its lock are made)
     with hold_folder(out_dir):  # one run per folder: two would fetch (and pay for) the same artists
         remove_temporaries(out_dir)  # a killed run's: `filter` reads this folder
         todo = [a for a in artists if not artist_file(out_dir, a).exists()]

@@ -206,6 +206,10 @@ def run_label(
         [("--out", out_dir)], inputs=[("the lyrics file", clean_jsonl), ("the system role file", system_role)]
     )
     songs = read_clean_songs(clean_jsonl)
+    if not songs:  # (a run would make its folder and label nothing)
+        raise VipeError(
+            f"{clean_jsonl} holds no songs to label: `vipe filter` kept none there, or it is not its output."
+        )
     role = read_system_role(system_role)
     with hold_folder(out_dir):
         for folder in (out_dir, out_dir / "partial"):

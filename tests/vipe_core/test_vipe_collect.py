@@ -129,9 +129,10 @@ def test_collect_without_a_token_is_one_clear_line(tmp_path, monkeypatch, capsys
     monkeypatch.delenv("GENIUS_ACCESS_TOKEN", raising=False)
     (tmp_path / "artists.txt").write_text("# my artists\nTest Artist\n\n")
     assert read_artists(tmp_path / "artists.txt") == ["Test Artist"]
-    assert main(["collect", "--artists", str(tmp_path / "artists.txt"), "--out", str(tmp_path / "lyrics")]) == 2
+    assert main(["collect", "--artists", str(tmp_path / "artists.txt"), "--out", str(tmp_path / "lyrics" / "a")]) == 2
     err = capsys.readouterr().err
     assert "GENIUS_ACCESS_TOKEN" in err and err.count("\n") == 1
+    assert not (tmp_path / "lyrics").exists()  # (refused before the folder, and its lock, are made)
 
 
 @pytest.mark.parametrize("content", ["", "# only a comment\n"])

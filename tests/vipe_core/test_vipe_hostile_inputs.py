@@ -60,6 +60,7 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys)
             "not UTF-8",
         ),
         (lambda d: (d / "dd.jsonl").mkdir(), ["label", "{d}/dd.jsonl", "--out", "{d}/x"], "is a folder"),
+        (lambda d: (d / "none.jsonl").write_text(""), ["label", "{d}/none.jsonl", "--out", "{d}/x"], "holds no songs"),
         (
             lambda d: (d / "role.bin").write_bytes(b"\xff\xfe"),
             ["label", "{d}/clean.jsonl", "--out", "{d}/x", "--system-role", "{d}/role.bin"],
