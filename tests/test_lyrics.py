@@ -1,6 +1,7 @@
 """Timed lyrics files and Whisper clean-up."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -239,6 +240,28 @@ def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
     assert words[3].start == pytest.approx((23.9 - voice.word + 23.8) / 2)
     lines = lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=words)])
     assert [(line.text, line.start) for line in lines] == [("an empty road", 2.1), ("my heart", words[3].start)]
+
+
+def test_a_line_whisper_cut_mid_way_after_a_clause_and_a_pause_of_the_voice_is_a_line_of_its_own():
+    """A fresh loud song (seed 66, tiny.en): two lines sung 0.6 s apart, heard with a comma between them, where
+    Silero's voice parts; Whisper cut the second after "the wind is", and the line ran on into its next segment. What
+    follows the clause is the line as it runs on, a phrase: two lines. Without the comma, only the segment's rest
+    counts (a breath near a line's end), and the line stays whole."""
+    from musicvid.lyrics.lines import lines_at_pauses
+
+    def heard(*words: tuple[float, float, str]) -> Line:
+        said = [Word(a, b, text, 0.9) for a, b, text in words]
+        return Line(said[0].start, said[-1].end, " ".join(w.text for w in said), words=said)
+
+    first = heard((6.88, 7.34, "my"), (7.34, 7.94, "heart"), (7.94, 8.84, "inside"), (8.84, 9.48, "head,"))
+    cut = heard((9.9, 9.98, "the"), (9.98, 10.24, "wind"), (10.24, 10.5, "is"))
+    rest = heard((10.5, 10.78, "burning"), (10.78, 11.3, "across"), (11.3, 12.02, "water,"))
+    segments = [replace(first, words=first.words + cut.words), rest]
+    voice = Voice([(6.82, 9.18), (9.89, 12.1)], 20.0, word=0.3)
+    lines = lines_at_pauses(segments, voice)
+    assert [line.text for line in lines] == ["my heart inside head,", "the wind is burning across water,"]
+    bare = [replace(segments[0], words=[replace(w, text=w.text.rstrip(",")) for w in segments[0].words]), rest]
+    assert [line.text for line in lines_at_pauses(bare, voice)] == ["my heart inside head the wind is", rest.text]
 
 
 def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, caplog, tmp_path):

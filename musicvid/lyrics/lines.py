@@ -70,9 +70,10 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
         # sung forwards
         pause = pause or (segment != segment_before and word.end < previous.start)
         # (a pause of the voice shorter than a line's, where Whisper also ends a clause, ends a line: two signs)
-        shortest = 0.0 if closes_clause(previous, word) else LINE_PAUSE_SECONDS
+        clause = closes_clause(previous, word)
+        shortest = 0.0 if clause else LINE_PAUSE_SECONDS
         breath = voice is not None and voice.paused(previous, word, shortest) and phrase([w for _, w in words[first:k]])
-        breath = breath and phrase([w for n, w in words[k:] if n == segment])
+        breath = breath and phrase(what_follows(words, k, runs_on=clause))
         mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
         if pause or breath or (segment != segment_before and not mid_segment):
             runs.append([w for _, w in words[first:k]])
@@ -87,6 +88,20 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
         for run, start in zip(runs, starts)
         for part in (long_line(run, ran_on.get(start)) if run[-1].end - run[0].start > fused else [run])
     ]
+
+
+def what_follows(words: list[tuple[int, Word]], k: int, runs_on: bool) -> list[Word]:
+    """The words (of (segment, word) pairs) that a line begun at the `k`th would hold: the rest of its segment, and,
+    where it `runs_on` (begun after a clause), on over Whisper's cut where no pause parts the segments, to the next
+    segment's first pause. A breath near a line's end leaves too few words for a phrase in the segment ("Tenía
+    cargada con / depresión"); a clause and a pause of the voice are two signs, and Whisper may cut the next line
+    mid-way (tiny.en's "head, the wind is / burning across the water", sung 0.6 s apart, a fresh loud song)."""
+    rest = [w for n, w in words[k:] if n == words[k][0]]
+    following = [w for n, w in words[k + len(rest) :] if n == words[k][0] + 1]
+    if not runs_on or not following or following[0].start - rest[-1].end >= LINE_PAUSE_SECONDS:
+        return rest
+    ends = (j for j in range(1, len(following)) if following[j].start - following[j - 1].end >= LINE_PAUSE_SECONDS)
+    return rest + following[: next(ends, len(following))]
 
 
 def long_line(words: list[Word], ran_on: int | None) -> list[list[Word]]:
