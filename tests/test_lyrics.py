@@ -264,6 +264,26 @@ def test_a_line_whisper_cut_mid_way_after_a_clause_and_a_pause_of_the_voice_is_a
     assert [line.text for line in lines_at_pauses(bare, voice)] == ["my heart inside head the wind is", rest.text]
 
 
+def test_a_long_line_that_sings_its_first_phrase_again_is_two_lines():
+    """Seed 66's refrain, as tiny.en heard it: a line sung twice 0.44 s apart in one segment, with no mark between and
+    one stretch of voice: over twice the median, it is cut where the line begins again. A line that says a few of
+    its first words again later, or is of the usual length, stays whole."""
+    from musicvid.lyrics.lines import lines_at_pauses
+
+    def heard(start: float, text: str, each: float = 0.45) -> Line:
+        words = [Word(start + each * n, start + each * (n + 1), word, 0.9) for n, word in enumerate(text.split())]
+        return Line(words[0].start, words[-1].end, text, words=words)
+
+    line = "an empty road is rising around the fire"
+    others = [heard(4.0 * n, "my heart is waving inside my head") for n in range(4)]
+    twice = heard(20.0, f"{line} {line}")
+    assert [(round(l.start, 2), l.text) for l in lines_at_pauses([*others, twice])[4:]] == [(20.0, line), (23.6, line)]
+    echo = heard(20.0, "an empty road is rising around the fire an empty road is gone", each=0.6)  # (7.8 s)
+    assert [l.text for l in lines_at_pauses([*others, echo])[4:]] == [echo.text]  # (its first words, not its phrase)
+    usual = heard(20.0, "oh an empty road oh an empty road", each=0.3)  # (2.4 s: the usual length)
+    assert lines_at_pauses([*others, usual])[4].text == usual.text
+
+
 def test_more_lines_than_the_song_can_hold_are_refused_with_the_numbers(capsys, caplog, tmp_path):
     song = make_tone(tmp_path / "song.wav", 6)
     plain = tmp_path / "lines.txt"

@@ -106,11 +106,27 @@ def what_follows(words: list[tuple[int, Word]], k: int, runs_on: bool) -> list[W
 
 def long_line(words: list[Word], ran_on: int | None) -> list[list[Word]]:
     """A line over twice the song's median (it holds two lines or more) cut where Whisper ends a clause (`at_clauses`);
-    with no clause marked, where it ran on over one of Whisper's cuts (`ran_on`: the word after it), between two
+    with no clause marked, where its first phrase is sung again (`sung_again`), else where it ran on over one of Whisper's cuts (`ran_on`: the word after it), between two
     phrases. Whisper's segment end is then the one sign of a line's end: tiny.en heard a generated refrain's second
     and third lines, 8 words each and sung 0.43 s apart, as two segments, and the third, which the second (begun after
     a pause) ran on into, was lost."""
     parts = at_clauses(words)
-    if len(parts) > 1 or ran_on is None or not (phrase(words[:ran_on]) and phrase(words[ran_on:])):
+    if len(parts) > 1:
+        return parts
+    if (again := sung_again(words)) is not None:
+        return [words[:again], *long_line(words[again:], None)]
+    if ran_on is None or not (phrase(words[:ran_on]) and phrase(words[ran_on:])):
         return parts
     return [words[:ran_on], words[ran_on:]]
+
+
+def sung_again(words: list[Word]) -> int | None:
+    """Where a line's first phrase is sung again in it, whole or as far as the line goes, between two phrases (the
+    first such word; None: nowhere). A refrain's line sung twice 0.44 s apart, tiny.en heard in one segment with
+    no mark between (a fresh generated refrain, seed 66): over twice the median, the line holds both."""
+    said = ["".join(c for c in w.text.casefold() if c.isalnum()) for w in words]
+    for k in range(PHRASE_WORDS, len(words) - PHRASE_WORDS + 1):
+        same = min(k, len(words) - k)
+        if said[k : k + same] == said[:same] and phrase(words[:k]) and phrase(words[k:]):
+            return k
+    return None
