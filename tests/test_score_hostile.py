@@ -77,6 +77,15 @@ def test_a_pipe_as_timings_json_is_refused_by_its_kind_and_never_read(capsys, co
     assert "timings.json is a special file, where musicvid keeps a file" in err and not blocked
 
 
+@pytest.mark.parametrize("damage", [b"{garbage", b"\xff\xfe{}", b"[10]"])
+def test_a_damaged_timings_json_is_refused_not_read_as_a_render_of_the_default_rate(capsys, copy, scorer_loads, damage):
+    (copy / "timings.json").write_bytes(damage)  # (a render writes it whole, through a temporary)
+    for options in ([], ["--fps", "2"]):
+        err = refused(capsys, copy, *options)
+        assert "timings.json is not a render's report (" in err and "render the song again" in err, err
+    assert not scorer_loads and not (copy / "score.json").exists()
+
+
 def test_a_persons_folder_is_refused_as_not_musicvids_before_its_timings_json_is_acted_on(capsys, tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir()

@@ -79,15 +79,24 @@ def open_render(root: Path) -> tuple[Workdir, Storyboard]:
 
 
 def render_timings(workdir: Workdir) -> dict[str, Any]:
-    """The render's timings.json; empty where there is none, or an unreadable one (then nothing is checked).
-    check_folder has found it a file, if anything; one larger than any render writes is not read whole."""
+    """The render's timings.json; empty where there is none. One that is not a render's report (not a JSON object
+    in UTF-8, or larger than any render writes: not read whole) is refused: a render writes it whole, under a
+    temporary name, so it was damaged, and the rate it records is the one the frames on disk are of (drawn_rate).
+    check_folder has found it a file, if anything."""
+    if not workdir.timings.is_file():
+        return {}
     try:
         if workdir.timings.stat().st_size > MAX_TIMINGS_BYTES:
-            return {}
+            raise ValueError(f"over {MAX_TIMINGS_BYTES // 2**20} MB")
         timings = json.loads(workdir.timings.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return timings if isinstance(timings, dict) else {}
+        if not isinstance(timings, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as error:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        reason = getattr(error, "strerror", None) or str(error).splitlines()[0]
+        raise UserError(
+            f"{workdir.timings} is not a render's report ({reason}): render the song again into {workdir.root}"
+        ) from None
+    return timings
 
 
 def render_scorer(root: Path) -> str | None:
