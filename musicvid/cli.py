@@ -175,15 +175,18 @@ DRAWN = frozenset({"keyframes", "between", "video"})
 
 
 def check_drawn(args) -> None:
-    """`storyboard` without --keyframes draws nothing: an option given that affects only what is drawn (every render
-    setting, the picture models) would do nothing, and is refused, as one a render does not use is."""
+    """`storyboard` without --keyframes draws nothing: an option given that acts only where pictures are drawn would
+    do nothing, and is refused, as one a render does not use is: every render setting (the storyboard is made from
+    the song's request and the models alone; how fast pictures are drawn too), and the models that affect only what
+    is drawn, or nothing kept (the scorer, which picks among keyframe candidates)."""
     if args.keyframes:
         return
+    models = [ModelChoice.fields()[name] for name in ModelChoice.given(args)]
     fields = [
         *(RenderSettings.fields()[name] for name in RenderSettings.given(args)),
-        *(ModelChoice.fields()[name] for name in ModelChoice.given(args)),
+        *(f for f in models if set(f.metadata["affects"]) <= DRAWN | {"nothing"}),
     ]
-    idle = [f"--{option_name(f)}" for f in fields if set(f.metadata["affects"]) <= DRAWN]
+    idle = [f"--{option_name(f)}" for f in fields]
     if idle:
         raise UserError(
             f"{idle[0]} only acts with --keyframes (a storyboard alone draws nothing): give both, or neither"

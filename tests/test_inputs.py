@@ -50,7 +50,16 @@ def test_a_file_that_is_no_upscaler_is_named_before_any_work(capsys, tmp_path, u
 
 @pytest.mark.parametrize(
     "option",
-    [["--steps", "7"], ["--fast"], ["--reference-strength", "0.2"], ["--diffusion", "org/sd"], ["--ip-adapter", "x"]],
+    [
+        ["--steps", "7"],
+        ["--fast"],
+        ["--reference-strength", "0.2"],
+        ["--diffusion", "org/sd"],
+        ["--ip-adapter", "x"],
+        ["--scorer", "tiny-random"],  # (it picks among keyframe candidates)
+        ["--batch-size", "2"],  # (how fast pictures are drawn)
+        ["--compile"],
+    ],
 )
 def test_a_drawing_option_for_a_storyboard_alone_is_refused_and_one_it_is_made_with_is_not(capsys, tmp_path, option):
     song = make_tone(tmp_path / "song.wav", 2)
