@@ -38,7 +38,14 @@ def song_seconds(request: SongRequest, fps: float) -> float:
 
 
 def check_device(gpu_memory: float | None, device: str) -> None:
-    """Refuse a --device this machine has not, as a render does, unless --gpu-memory plans for another machine."""
+    """Refuse a --device that plans no GPU memory (a render on the CPU or MPS follows no plan: it would describe a
+    render that does not happen), and one this machine has not, as a render does, unless --gpu-memory plans for
+    another machine."""
+    if device in ("cpu", "mps"):
+        raise UserError(
+            f"--device {device}: a render there follows no memory plan (only CUDA's is planned): leave --device out, "
+            "or give cuda"
+        )
     if gpu_memory is not None:
         return
     try:

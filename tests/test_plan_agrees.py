@@ -67,6 +67,9 @@ def test_a_device_not_here_is_refused_unless_the_plan_is_for_another_machine(cap
     assert f"--device {absent} is not a device here" in err and "--gpu-memory GB plans for another machine" in err
     code, out, err = run(capsys, "plan", folder / "song.wav", "--models", "tiny", "--device", absent, "--gpu-memory", 8)
     assert code == 0 and "for 8 GB (--gpu-memory)" in out, err
+    for device in ("cpu", "mps"):  # (a render there follows no plan)
+        code, out, err = run(capsys, "plan", folder / "song.wav", "--models", "tiny", "--device", device)
+        assert code == 2 and not out and f"--device {device}: a render there follows no memory plan" in err, err
 
 
 def refusals(capsys, tmp_path, song, *options):
