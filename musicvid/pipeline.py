@@ -36,7 +36,7 @@ from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import Storyboard
 from musicvid.storyboard.kept import save_picks
 from musicvid.storyboard.make import storyboard_in, word_source
-from musicvid.storyboard.table import warn_of_doubts
+from musicvid.storyboard.table import unshown_note, warn_of_doubts
 from vipe_core.atomic import write_json
 
 
@@ -176,7 +176,7 @@ def make_video(
         summary = run_summary(run, pictures, drawn, picked.keyframe_candidates, upscale, started)
         write_json(workdir.timings, summary)
     # 9. what a person should look at
-    warn_of_doubts(storyboard, undrawn, whole)
+    warn_of_doubts(storyboard, undrawn, whole, unshown_note(storyboard, schedule.shown_scenes, settings.fps))
     return Video(
         run.output,
         run.output.with_suffix(".srt"),

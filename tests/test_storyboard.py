@@ -179,3 +179,21 @@ def test_a_storyboard_that_is_not_json_is_refused(tmp_path):
     path.write_text(text)
     with pytest.raises(UserError, match=f"^storyboard {path} gives the key 'prompt' twice in one object"):
         load_storyboard(path)
+
+
+def test_a_scene_no_frame_shows_is_named():
+    """A scene an edit shortened to less than a frame (its start rounds to the next scene's frame) is in no frame:
+    the render says which, and what to do."""
+    from musicvid.pictures.schedule import frame_schedule
+    from musicvid.storyboard.table import unshown_note
+
+    scenes = [{**valid_board()["scenes"][0], "index": n, "start": start} for n, start in enumerate((0.0, 1e-9, 2.0))]
+    for scene, end in zip(scenes, (1e-9, 2.0, 4.0)):
+        scene["end"] = end
+    board = parse_storyboard({**valid_board(), "audio": {"duration": 4.0}, "scenes": scenes})
+    shown = frame_schedule([s.start for s in board.scenes], board.duration, 2.0).shown_scenes
+    assert unshown_note(board, shown, 2.0) == (
+        "1 of 3 scenes last less than a frame at 2 fps, so no frame shows them (scenes 0): lengthen them in the "
+        "storyboard, or give a higher --fps"
+    )
+    assert unshown_note(board, list(range(3)), 2.0) == ""

@@ -65,6 +65,20 @@ def unsure_note(storyboard: Storyboard, *, name: str = "scenes", first: int = 0)
     )
 
 
+def unshown_note(storyboard: Storyboard, shown: list[int], fps: float) -> str:
+    """The scenes no frame shows at `fps` (each starts at the nearest frame, and one whose start rounds to the next
+    scene's has none: musicvid.pictures.schedule), as an edit that shortened one to less than a frame would leave
+    them."""
+    return _note(
+        storyboard.scenes,
+        [s for s in storyboard.scenes if s.index not in set(shown)],
+        f"scenes last less than a frame at {fps:g} fps, so no frame shows them",
+        "lengthen them in the storyboard, or give a higher --fps",
+        "scenes",
+        0,
+    )
+
+
 def warn_of_doubts(storyboard: Storyboard, *later: str) -> None:
     """Log what a person should look at: lyrics that may be misheard, prompts that fell back to their lyric, then
     the `later` stages' notes (the lyrics on screen's undrawn characters: musicvid.delivery.captions.undrawn_note)."""
