@@ -29,7 +29,7 @@ from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gp
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
 from musicvid.settings.resolve import check_used, reference_only, resolve_render_settings
 from musicvid.settings.schema import check_field, option_name
-from musicvid.settings.song import SongRequest
+from musicvid.settings.song import SongRequest, making_only
 from vipe_core.errors import OutputLost, run_guarded, stop_said, stopped_as_interrupted
 
 log = logging.getLogger("musicvid")
@@ -129,29 +129,14 @@ def build_parser(given: Sequence[str] = ()) -> argparse.ArgumentParser:
     return parser
 
 
-# The song (its audio), the storyboard file and the lyrics (karaoke's word times) serve a render of a storyboard; every
-# other option that affects the storyboard alone only makes one (the title and artist ViPE reads: a storyboard file
-# holds its own; the seed its scenes' seeds): beside --storyboard, whose scenes are made, it would do nothing.
-MAKING_ONLY = tuple(
-    name for name in SongRequest.affecting("storyboard") if name not in ("song", "storyboard_file", "lyrics_file")
-)
-
-
 def song_request(args) -> SongRequest:
     """The song's request as the options give it, refused where an option given would do nothing: one that only
     makes a storyboard beside --storyboard, or --separate-vocals where timed lyrics leave Whisper nothing to hear
     (a batch's options may serve some rows alone, and the page's controls are always set: neither is refused)."""
     given = SongRequest.given(args)
     request = SongRequest(**given)
-    options = {
-        name: f"--{option_name(SongRequest.fields()[name])}"
-        for name in MAKING_ONLY
-        if given.get(name, False) is not False
-    }
-    if request.storyboard_file and options:
-        raise UserError(
-            f"{', '.join(options.values())} only acts where a storyboard is made, not with --storyboard: leave it out"
-        )
+    if request.storyboard_file and (said := making_only(given)):
+        raise UserError(f"{said}, not with --storyboard: leave it out")
     if request.separate_vocals and request.lyrics_file and (known := check_lyrics_file(request.lyrics_file)).timed:
         said = "timed lyrics" if known.lines else "lyrics that say the song has no words"
         raise UserError(f"--separate-vocals does nothing with {said} (Whisper does not listen then): leave it out")

@@ -326,6 +326,11 @@ def test_an_m3u_entry_naming_a_folder_by_no_name_fails_at_its_turn_alone(tmp_pat
         ("transition-steps\na.wav,5", [], "--transition-steps only acts with --transitions video"),
         ("align-chunk,align\na.wav,8,no", [], "--align-chunk only acts with the alignment"),
         ("deep-share\na.wav,2", ["--preview"], "--deep-share only acts where the frames between are drawn"),
+        (
+            "storyboard,seed,separate-vocals\na.wav,b.json,5,yes",
+            [],
+            "--seed, --separate-vocals only act where a storyboard is made, not beside the row's storyboard",
+        ),
     ],
 )
 def test_a_rows_cell_that_acts_only_beside_another_is_refused_as_the_option_is(tmp_path, cells, options, said):
@@ -333,3 +338,17 @@ def test_a_rows_cell_that_acts_only_beside_another_is_refused_as_the_option_is(t
     (tmp_path / "s.csv").write_text(f"path,{cells}\n")
     with pytest.raises(UserError, match=f"s.csv song 1 \\(a.wav\\): {said}"):
         planned(tmp_path / "s.csv", *options)
+
+
+def test_a_storyboard_making_option_is_refused_where_every_row_names_its_storyboard(tmp_path, capsys):
+    from tests.helpers import run
+
+    make_tone(tmp_path / "a.wav", 1)
+    (tmp_path / "b.json").write_text("{}")
+    (tmp_path / "s.csv").write_text("path,storyboard\na.wav,b.json\n")
+    out = tmp_path / "out"
+    code, _, err = run(capsys, "batch", tmp_path / "s.csv", "-o", out, "--models", "tiny", "-q", "--seed", "7")
+    assert code == 2 and "--seed only acts where a storyboard is made, and every row names its storyboard" in err, err
+    assert not out.exists()
+    (tmp_path / "s.csv").write_text("path,storyboard\na.wav,b.json\na.wav,\n")  # (a row that makes one)
+    assert len(planned(tmp_path / "s.csv", "--seed", "7")) == 2

@@ -259,7 +259,7 @@ def test_an_option_that_would_do_nothing_beside_a_storyboard_or_timed_lyrics_is_
     def request(*options):
         return cli.song_request(cli.build_parser().parse_args(["render", "song.wav", *options]))
 
-    with pytest.raises(UserError, match="^--break, --bars-per-scene only acts where a storyboard is made, not with"):
+    with pytest.raises(UserError, match="^--break, --bars-per-scene only act where a storyboard is made, not with"):
         request("--storyboard", str(board), "--break", "2", "--bars-per-scene", "8")
     with pytest.raises(UserError, match="^--title only acts where a storyboard is made"):  # the file holds its own
         request("--storyboard", str(board), "--title", "Another")
@@ -269,7 +269,7 @@ def test_an_option_that_would_do_nothing_beside_a_storyboard_or_timed_lyrics_is_
         (["--candidates", "4", "--lens", "literal"], "--candidates, --lens"),
         (["--context-size", "3"], "--context-size"),
     ):
-        with pytest.raises(UserError, match=f"^{said} only acts where a storyboard is made"):
+        with pytest.raises(UserError, match=f"^{said} only acts? where a storyboard is made"):
             request("--storyboard", str(board), *options)
     with pytest.raises(UserError, match="^--separate-vocals does nothing with timed lyrics"):
         request("--lyrics", str(timed), "--separate-vocals")

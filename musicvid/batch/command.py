@@ -53,7 +53,7 @@ from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.presets import ModelSet
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.resolve import check_used, reference_only, resolve_render_settings
-from musicvid.settings.song import SongRequest
+from musicvid.settings.song import SongRequest, making_only
 
 log = logging.getLogger("musicvid")
 
@@ -82,6 +82,8 @@ def song_settings(
         request = dataclasses.replace(
             request, song=entry.path, title=entry.title, artist=entry.artist, **changes[SongRequest]
         )
+        if request.storyboard_file and (said := making_only(changes[SongRequest])):  # (as --storyboard refuses them)
+            raise UserError(f"{said}, not beside the row's storyboard")
         settings = resolve_render_settings(models, given, changes[RenderSettings])
         check_used(changes[RenderSettings], [settings])  # (a cell that acts only beside another, as an option)
     except UserError as e:
@@ -312,6 +314,8 @@ def run(args) -> int:
     check_report(report, jobs, args.playlist, bool(args.overwrite))
     choice.check_used((job.settings for job in jobs), any(job.request.separate_vocals for job in jobs))
     check_used(RenderSettings.given(args), (job.settings for job in jobs))
+    if (said := making_only(SongRequest.given(args))) and all(job.request.storyboard_file for job in jobs):
+        raise UserError(f"{said}, and every row names its storyboard")
     made = [job for job in jobs if job.same_as is None]
     earlier, places = earlier_outputs(report), earlier_workdirs(report)  # (read before this batch writes its own)
     # Before any render: a file edited while the batch runs is recorded as before it, so its row is made again.

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS, MAX_TEXT_CHARS
 from musicvid.settings.front_doors import Settings
 from musicvid.settings.render import RenderSettings
-from musicvid.settings.schema import setting
+from musicvid.settings.schema import option_name, setting
 from vipe_core.choose import LENSES
 from vipe_core.context import MAX_CONTEXT_SIZE
 
@@ -141,6 +142,22 @@ class SongRequest(Settings):
     def check_together(self) -> None:
         if self.lens is not None and self.candidates < 2:
             raise UserError("--lens chooses among several elaborations: add --candidates N (2 or more, e.g. 8)")
+
+
+# The song (its audio), the storyboard file and the lyrics (karaoke's word times) serve a render of a storyboard; every
+# other setting that affects the storyboard alone only makes one (the title and artist ViPE reads: a storyboard file
+# holds its own; the seed its scenes' seeds): beside a storyboard file, whose scenes are made, it would do nothing.
+MAKING_ONLY = tuple(
+    name for name in SongRequest.affecting("storyboard") if name not in ("song", "storyboard_file", "lyrics_file")
+)
+
+
+def making_only(given: Mapping[str, Any]) -> str:
+    """The settings `given` (by field name) that only make a storyboard (MAKING_ONLY), said as such ("--seed only
+    acts where a storyboard is made"); "" where none is given."""
+    options = [f"--{option_name(SongRequest.fields()[n])}" for n in MAKING_ONLY if given.get(n, False) is not False]
+    act = "acts" if len(options) == 1 else "act"
+    return f"{', '.join(options)} only {act} where a storyboard is made" if options else ""
 
 
 def inputs_of(request: SongRequest, settings: RenderSettings | None = None) -> dict[str, Path]:
