@@ -53,13 +53,8 @@ def test_a_verse_rapped_without_a_pause_keeps_whispers_cuts():
 def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
     # Whisper put two lines around a 20 s instrumental passage in one segment and stretched "road" and
     # "my" over the passage: no pause between the words, so one line spanning the music.
-    words = [
-        Word(2.0, 2.4, "an"),
-        Word(2.4, 2.9, "empty"),
-        Word(2.9, 21.0, "road"),
-        Word(21.0, 23.9, "my"),
-        Word(23.9, 24.5, "heart"),
-    ]
+    said = ((2.0, 2.4, "an"), (2.4, 2.9, "empty"), (2.9, 21.0, "road"), (21.0, 23.9, "my"), (23.9, 24.5, "heart"))
+    words = [Word(start, end, text) for start, end, text in said]
     voice = Voice([(2.1, 3.4), (23.8, 24.6)], duration=30.0)
     assert len(lines_at_pauses([Line(2.0, 24.5, "an empty road my heart", words=words)])) == 1
     words = [voice.fit(word) for word in words]
