@@ -106,10 +106,10 @@ def what_follows(words: list[tuple[int, Word]], k: int, runs_on: bool) -> list[W
 
 def long_line(words: list[Word], ran_on: int | None) -> list[list[Word]]:
     """A line over twice the song's median (it holds two lines or more) cut where Whisper ends a clause (`at_clauses`);
-    with no clause marked, where its first phrase is sung again (`sung_again`), else where it ran on over one of Whisper's cuts (`ran_on`: the word after it), between two
-    phrases. Whisper's segment end is then the one sign of a line's end: tiny.en heard a generated refrain's second
-    and third lines, 8 words each and sung 0.43 s apart, as two segments, and the third, which the second (begun after
-    a pause) ran on into, was lost."""
+    with no clause marked, where its first phrase is sung again (`sung_again`), else where it ran on over one of
+    Whisper's cuts (`ran_on`: the word after it), between two phrases. Whisper's segment end is then the one sign of
+    a line's end: tiny.en heard a generated refrain's second and third lines, 8 words each and sung 0.43 s apart, as
+    two segments, and the third, which the second (begun after a pause) ran on into, was lost."""
     parts = at_clauses(words)
     if len(parts) > 1:
         return parts
