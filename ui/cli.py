@@ -91,14 +91,21 @@ def check_listening(host: str, port: int) -> None:
     address of this machine, or a --port already taken there: Gradio would say only that it found no empty port."""
     if not host.strip():
         raise UserError("--host is empty: give the address to listen on (e.g. 127.0.0.1, or 0.0.0.0 for every one)")
+    errors: list[Exception] = []
     try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (as the server does: a page just stopped)
-            probe.bind(address)
+        found = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as error:  # (gaierror is an OSError; an over-long label a UnicodeError)
-        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
-        raise UserError(f"--host {host} --port {port}: the page cannot listen there ({reason})") from None
+        found, errors = [], [error]
+    for family, kind, proto, _, address in found:  # (a name of IPv4 and IPv6 addresses: either may serve)
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (as the server does: a page just stopped)
+                probe.bind(address)
+            return
+        except OSError as error:
+            errors.append(error)
+    reason = getattr(errors[0], "strerror", None) or str(errors[0]) or type(errors[0]).__name__
+    raise UserError(f"--host {host} --port {port}: the page cannot listen there ({reason})")
 
 
 def run(args) -> int:
