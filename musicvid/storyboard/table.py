@@ -69,9 +69,10 @@ def unshown_note(storyboard: Storyboard, shown: list[int], fps: float) -> str:
     """The scenes no frame shows at `fps` (each starts at the nearest frame, and one whose start rounds to the next
     scene's has none: musicvid.pictures.schedule), as an edit that shortened one to less than a frame would leave
     them."""
+    drawn = set(shown)
     return _note(
         storyboard.scenes,
-        [s for s in storyboard.scenes if s.index not in set(shown)],
+        [s for s in storyboard.scenes if s.index not in drawn],
         f"scenes last less than a frame at {fps:g} fps, so no frame shows them",
         "lengthen them in the storyboard, or give a higher --fps",
         "scenes",
