@@ -142,6 +142,7 @@ BROKEN = [
     ("wrong version", lambda b: b.update(version=2), "version", "must be 1"),
     ("no duration", lambda b: b["audio"].pop("duration"), "audio.duration", "missing"),
     ("bad index", lambda b: b["scenes"][1].update(index=5), "scenes[1].index", "must be 1"),
+    ("lyric cut", lambda b: b["scenes"][1].update(cut="music"), "scenes[1].cut", "without words"),
     # what made it, bounded as the options that set it are (they were taken, and copied into the work directory)
     ("settings seed", lambda b: b.update(settings={"seed": -5}), "settings.seed", "from 0 to 2147483647, got -5"),
     ("settings context", lambda b: b.update(settings={"context_size": 10**6}), "settings.context_size", "to 16"),

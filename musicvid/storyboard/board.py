@@ -306,6 +306,10 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
     cut = raw.get("cut")
     if cut is not None and cut not in CUTS:
         raise invalid(document, f"{at}.cut", f"must be one of {', '.join(CUTS)}, got {cut!r}")
+    if cut is not None and raw["kind"] == "lyric":  # (a lyric scene starts where its line is sung)
+        raise invalid(
+            document, f"{at}.cut", "says why a scene without words starts where it does: leave it out of a lyric scene"
+        )
     motif, mood = (raw.get(key) for key in ("motif", "mood"))
     for key, value in (("motif", motif), ("mood", mood)):
         if value is not None:
