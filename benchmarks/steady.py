@@ -22,7 +22,6 @@ import numpy as np
 import torch
 
 GROUPS = 10  # timed groups a row
-WARM_UP = 1  # groups drawn before the clock (a compiled row: Lever.warm_up)
 VOID = 0.05  # the most the baselines at a run's start and end may differ by
 
 

@@ -151,8 +151,6 @@ def timed_lines(
         return lines, language or said
     return lines, said or written_language([line.text for line in lines]) or "en"
 
-    return lines, language or said
-
 
 @dataclass(frozen=True)
 class KnownLyrics:
