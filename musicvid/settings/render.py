@@ -279,7 +279,7 @@ class RenderSettings(Settings):
     fast: bool = setting(
         False,
         f"few-step drawing: SD 1.5 with LCM-LoRA without guidance ({options_text(FAST)}, unless given) and the tiny "
-        "TAESD decoder; about 10 times faster, softer pictures",
+        "TAESD decoder; about 7 times faster on a GPU, softer pictures",
         group="pictures",
         affects=("keyframes", "between"),
     )
