@@ -48,10 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")
     for name, kind, said in (
         ("jobs-dir", parse_path, "where uploads and results live"),
-        ("keep-hours", float, "remove jobs older than this"),
+        ("keep-hours", float, "remove jobs unused for longer than this"),
         ("max-minutes", float, "longest song accepted"),
         ("max-upload-mb", int, "largest upload accepted"),
-        ("max-jobs-gb", float, "what all jobs may hold on disk; past it a new job removes the oldest"),
+        ("max-jobs-gb", float, "what all jobs may hold on disk; past it a new job removes the least recently used"),
     ):
         default = getattr(UIConfig, name.replace("-", "_"))
         p.add_argument(f"--{name}", type=kind, default=default, help=f"{said} (default: %(default)s)")

@@ -24,7 +24,7 @@ SAMPLE_RATE = 16_000  # what Whisper expects
 # header is estimated from its bit rate, can declare a frame or two (tens of ms) more than it holds.
 TRUNCATION_TOLERANCE = 0.9
 TRUNCATION_SLACK_SECONDS = 0.5
-BEAT_HOP = 256  # 16 ms: several onset values per video frame at up to 60 fps
+BEAT_HOP = 256  # 16 ms: an onset value per video frame at up to 60 fps (several at the default 10)
 # A data chunk's size from a writer that could not seek back to write it (ffmpeg, arecord, sox to a pipe: 0,
 # 0xFFFFFFFF, 0x7FFFFFFF, 0x7FFFF000) is no length; a WAV this big would last over 3 hours at CD quality.
 WAV_UNKNOWN_SIZE = 0x7FFF0000
