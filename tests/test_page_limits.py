@@ -6,6 +6,7 @@ The page's functions are called directly, but where the served page or the comma
 import argparse
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -97,11 +98,13 @@ def test_the_served_page_serves_its_jobs_alone(tmp_path):
     (job / "song").mkdir(parents=True)
     (job / JOB_MARK).touch()
     (job / "song" / "demo.mp3").write_bytes(b"ID3")
-    with served(mine) as (url, _):
+    with served(mine) as (url, process):
         assert urllib.request.urlopen(f"{url}gradio_api/file={job / 'song' / 'demo.mp3'}", timeout=10).status == 200
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{url}gradio_api/file={mine / 'notes.txt'}", timeout=10)
         assert refused.value.code == 403
+        process.terminate()  # (a service stopped: said as one, not as a clean exit)
+        assert process.wait(timeout=30) == 128 + signal.SIGTERM
 
 
 BAD_OPTIONS = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import socket
+import time
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS
@@ -124,5 +125,10 @@ def run(args) -> int:
         max_file_size=f"{config.max_upload_mb}mb",
         allowed_paths=[str(served)],
         show_error=True,
+        prevent_thread_lock=True,  # (Gradio's own wait ends quietly on a stop: the stop is said, exit 128 + signal)
     )
-    return 0
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        app.close()

@@ -56,6 +56,7 @@ def handled(handler, numbers=(signal.SIGTERM, signal.SIGHUP)):
 
 
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+GIVEN_AGAIN_SECONDS = 0.01  # after a lost stop (stopped_as_interrupted)
 
 
 @contextlib.contextmanager
@@ -73,9 +74,30 @@ def signals_held():
             signal.raise_signal(held[0])
 
 
+@contextlib.contextmanager
 def stopped_as_interrupted():
-    """Within it, SIGTERM and SIGHUP raise Terminated (handled)."""
-    return handled(_terminated)
+    """Within it, SIGTERM and SIGHUP raise Terminated (handled), and a stop (Terminated, or Ctrl-C's
+    KeyboardInterrupt) raised where it is lost (in Python that C called back, numba's compile through llvmlite's
+    callbacks; in a finalizer) is given again rather than printed: the run stops when Python runs its own code."""
+    before = sys.unraisablehook
+    sys.unraisablehook = lambda lost: _given_again(lost, before)
+    try:
+        with handled(_terminated):
+            yield
+    finally:
+        sys.unraisablehook = before
+
+
+def _given_again(lost, hook) -> None:
+    if not isinstance(lost.exc_value, KeyboardInterrupt):
+        hook(lost)
+        return
+    # (raised again from another thread once this hook has returned: its handler runs in the main thread's next
+    # Python, and where that is a callback too, it is lost and given again, until the run's own code runs)
+    number = getattr(lost.exc_value, "signum", signal.SIGINT)
+    again = threading.Timer(GIVEN_AGAIN_SECONDS, signal.raise_signal, (number,))
+    again.daemon = True
+    again.start()
 
 
 def stop_said(stopped: KeyboardInterrupt, command: str, ending: str = "") -> int:
