@@ -12,6 +12,7 @@ import resource
 import signal
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -22,7 +23,7 @@ import tqdm
 from musicvid.cli import COMMANDS, main
 from musicvid.core import ffmpeg
 from musicvid.core.audio import SAMPLE_RATE
-from musicvid.core.errors import UserError, out_of_room
+from musicvid.core.errors import RenderError, UserError, out_of_room
 from musicvid.core.progress import Progress
 from musicvid.lyrics.transcribe import recognize
 from musicvid.models.kinds import as_unavailable
@@ -216,6 +217,25 @@ def test_an_ffmpeg_a_signal_stopped_is_said_by_the_signal():
     assert ffmpeg.reason("", -signal.SIGKILL) == "ffmpeg was stopped by SIGKILL"
     assert ffmpeg.reason("", -99) == "ffmpeg was stopped by signal 99"
     assert ffmpeg.reason("x\nUnknown encoder 'libx999'\n") == "Unknown encoder 'libx999'"
+
+
+def test_an_ffmpeg_that_ran_out_of_room_is_said_as_a_full_disk_naming_what_it_wrote():
+    """ffmpeg's write of the song's sound to a full work directory was said as the song not decoding, with its log's
+    prefix (a probe's finding); what it failed to write is named as our own writes' are (out_of_room)."""
+    wav = "/full/wd/.musicvid-42.video.mp4.k3j5h2g1.wav"
+    said = "[out#0/wav @ 0x5638f3542080] Error closing file: No space left on device\n"
+    assert str(out_of_room(ffmpeg.failed("decode the song", said, 1, Path(wav)))) == (
+        "the disk is full, where /full/wd/video.mp4 was being written; free some space and run the same command again "
+        "to continue"
+    )
+    stopped = out_of_room(
+        ffmpeg.failed("write the video", "", -signal.SIGXFSZ, Path("/wd/.musicvid-42.v.mp4.k3j5h2g1.mp4"))
+    )
+    assert str(stopped).startswith("a file outgrew the size limit (ulimit -f), where /wd/v.mp4 was being written")
+    other = ffmpeg.failed("write the video", "Unknown encoder 'libx999'\n", 1, Path("/wd/v.mp4"))
+    assert (
+        isinstance(other, RenderError) and str(other) == "ffmpeg could not write the video: Unknown encoder 'libx999'"
+    )
 
 
 class Terminal(io.StringIO):

@@ -1,7 +1,8 @@
 """The page's controls and fields as its events call them, no server: a look sets its controls and
 they reach the settings, pasted lyrics are kept as what they are, a lyric the person edited is no longer in
-doubt, and a job that ran out of memory says so."""
+doubt, and a job that ran out of memory or disk says so."""
 
+import errno
 import threading
 
 import pytest
@@ -93,12 +94,13 @@ def test_a_lyric_the_person_edited_is_no_longer_in_doubt():
     assert [s.get("confidence") for s in edited["scenes"]] == [None, 0.3]
 
 
-def test_a_job_that_runs_out_of_memory_says_so_and_lets_go_of_the_models(tmp_path, monkeypatch):
-    """A render that fails for want of memory is the page's message in the sentence the command line says it in, not
-    a bare MemoryError; the next job gets the models. Any other failure is left as it is."""
+def test_a_job_that_runs_out_of_memory_or_disk_says_so_and_lets_go_of_the_models(tmp_path, monkeypatch):
+    """A render that fails for want of memory or of disk is the page's message in the sentence the command line says
+    it in, not a bare MemoryError or OSError; the next job gets the models. Any other failure is left as it is."""
     jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
     values = page_values(job=render_job(jobs))
-    failures = iter([MemoryError(), ValueError("a bug")])
+    full = OSError(errno.ENOSPC, "No space left on device", str(tmp_path / ".musicvid-42.video.mp4.k3j5h2g1.wav"))
+    failures = iter([MemoryError(), full, ValueError("a bug")])
 
     def make_video(*args, **kwargs):
         raise next(failures)
@@ -107,6 +109,8 @@ def test_a_job_that_runs_out_of_memory_says_so_and_lets_go_of_the_models(tmp_pat
     with pytest.raises(UserError) as said:
         handlers.render(jobs, values, SESSION, threading.Event())
     assert str(said.value) == str(out_of_memory(MemoryError())) and "ran out of" in str(said.value)
+    with pytest.raises(UserError, match=f"^the disk is full, where {tmp_path / 'video.mp4'} was being written;"):
+        handlers.render(jobs, values, SESSION, threading.Event())
     with pytest.raises(ValueError, match="^a bug$"):
         handlers.render(jobs, values, SESSION, threading.Event())
     assert jobs.models_lock.acquire(blocking=False)

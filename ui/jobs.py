@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 from musicvid.core.audio import check_length
-from musicvid.core.errors import Cancelled, UserError, out_of_memory
+from musicvid.core.errors import Cancelled, UserError, out_of_memory, out_of_room
 from musicvid.core.files import check_file
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, lyrics_kind, timed_lines
@@ -178,7 +178,8 @@ class Jobs:
     def models(self, stop: threading.Event) -> Iterator[None]:
         """The models, held for one job; a job cancelled while it waited for them (or as it got them) ends
         without any work: its wait watches its stop flag. A job that ran out of memory says so as the command line
-        does (out_of_memory), as the page's message, not as an unexplained error."""
+        does (out_of_memory), and one that ran out of disk (out_of_room), as the page's message, not as an unexplained
+        error."""
         while not self.models_lock.acquire(timeout=0.25):
             if stop.is_set():
                 raise Cancelled("the job was cancelled")
@@ -187,9 +188,9 @@ class Jobs:
                 raise Cancelled("the job was cancelled")
             yield
         except Exception as error:
-            if not (memory := out_of_memory(error)):
+            if not (said := out_of_memory(error) or out_of_room(error)):
                 raise
-            raise memory from None
+            raise said from None
         finally:
             self.models_lock.release()
 

@@ -4,6 +4,7 @@ one sentence that says why ffmpeg failed."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
@@ -11,7 +12,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from musicvid.core.errors import RenderError
+from musicvid.core.errors import FULL, RenderError
 from musicvid.core.paths import file_version
 
 
@@ -62,6 +63,20 @@ def reason(stderr: str, returncode: int = 1) -> str:
             return "it has no audio stream"
     causes = [line for line in lines if not any(words in line for words in _CASCADE) and not _PROGRESS.match(line)]
     return (causes or lines or ["ffmpeg gave no reason"])[-1]
+
+
+def failed(what: str, stderr: str, returncode: int, written: Path) -> Exception:
+    """ffmpeg's failure to `what` ("write the video") as the error to raise: where it ran out of room writing
+    `written` (its output says so in the words of a FULL errno, or the size limit's SIGXFSZ stopped it), the
+    OSError a write of ours would raise there, which musicvid.core.errors.out_of_room says as one sentence; else a
+    RenderError with its reason."""
+    lines = stderr.splitlines()
+    full = [number for number in FULL if any(os.strerror(number) in line for line in lines)]
+    if returncode == -signal.SIGXFSZ:
+        full.append(errno.EFBIG)
+    if full:
+        return OSError(full[0], os.strerror(full[0]), str(written))
+    return RenderError(f"ffmpeg could not {what}: {reason(stderr, returncode)}")
 
 
 # ffmpeg's own line for its input's length is indented by two spaces; the tags it prints before it, by four or more
@@ -214,6 +229,4 @@ def remux(source: str | os.PathLike, target: str | os.PathLike, container: str) 
         capture_output=True,
     )
     if done.returncode != 0:
-        raise RenderError(
-            f"ffmpeg could not remux the video: {reason(done.stderr.decode('utf-8', 'replace'), done.returncode)}"
-        )
+        raise failed("remux the video", done.stderr.decode("utf-8", "replace"), done.returncode, target)

@@ -103,9 +103,7 @@ def song_sound(song: Path | None, beside: Path) -> Iterator[Path | None]:
         decoded = subprocess.run(command, capture_output=True)
         if decoded.returncode != 0:
             stderr = decoded.stderr.decode("utf-8", "replace")
-            raise RenderError(
-                f"ffmpeg could not decode the song for the mux: {ffmpeg.reason(stderr, decoded.returncode)}"
-            )
+            raise ffmpeg.failed("decode the song for the mux", stderr, decoded.returncode, wav)
         yield wav
     finally:
         wav.unlink(missing_ok=True)
@@ -180,9 +178,7 @@ def encode_video(
             returncode = process.wait()
         if returncode != 0:
             log.seek(0)
-            raise RenderError(
-                f"ffmpeg could not write the video: {ffmpeg.reason(log.read().decode('utf-8', 'replace'), returncode)}"
-            )
+            raise ffmpeg.failed("write the video", log.read().decode("utf-8", "replace"), returncode, tmp)
 
 
 def _held(frames: Iterable[np.ndarray], fps: float, output_fps: float) -> Iterable[np.ndarray]:
