@@ -178,6 +178,7 @@ def test_a_rows_files_are_found_from_the_csvs_folder_and_may_lie_outside_it(tmp_
         ("output", "../b.mp4", "output '../b.mp4' must be a plain file name inside -o"),
         ("output", "/tmp/b.mp4", "must be a plain file name"),
         ("output", "..", "must be a plain file name"),
+        ("output", ".musicvid-batch-lock.mp4", "output '.musicvid-batch-lock.mp4' must not start with a dot"),
         ("output", "b.srt", "must end in .mp4, .m4v, .mov, .mkv or have no suffix"),
         ("output", '"a\nb"', "output 'a\\nb' holds a control character"),  # (not a folder)
         ("output", "x" * 300, "is longer than a file system takes"),

@@ -309,8 +309,10 @@ def output_file_name(text: str) -> tuple[str, str]:
         why = "holds a control character" if not text.isprintable() else "is longer than a file system takes"
         raise UserError(f"output {text!r} {why}")
     name = Path(text)
-    if name.name != text or text.startswith("."):
+    if name.name != text or text in (".", ".."):
         raise UserError(f"output {text!r} must be a plain file name inside -o (no folders), e.g. video.mp4")
+    if text.startswith("."):  # (hidden, and where the batch's lock and temporaries are named)
+        raise UserError(f"output {text!r} must not start with a dot (a hidden file's name), e.g. video.mp4")
     if not name.suffix:
         return text, ".mp4"
     if name.suffix.lower() not in VIDEO_SUFFIXES:
