@@ -353,6 +353,15 @@ def test_a_table_row_of_other_columns_is_one_sentence(rows):
         apply_edits(saved, rows)
 
 
+def test_a_refused_table_cell_is_named_by_its_row_and_column_as_the_page_shows_them():
+    from tests.helpers import valid_board
+    from ui.table import apply_edits
+
+    row = ["0", "10", "lyric", "hi", "a sea\x07", "", ""]
+    with pytest.raises(UserError, match="^row 1's visual prompt holds a control character"):
+        apply_edits(dict(valid_board(), scenes=[dict(valid_board()["scenes"][1], start=0.0, index=0)]), [row])
+
+
 @pytest.mark.parametrize("how", ["Gradio's cancel of its event", "its session's end"])
 def test_a_running_job_is_told_to_stop_by_its_events_cancel_or_its_sessions_end(tmp_path, how):
     """What the page wires (ui.app): the job's thread sees its stop flag set at once, and ends within a step."""

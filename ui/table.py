@@ -16,6 +16,8 @@ from musicvid.storyboard.board import Storyboard, parse_storyboard
 EDITED = ["start", "end", "kind", "lyric", "visual prompt", "section", "mood"]  # what edits read, in order
 SCORE = "score"
 COLUMNS = [*EDITED, SCORE]
+# each edited column's field in the storyboard (docs/storyboard.md)
+LABELS = dict(zip(["start", "end", "kind", "text", "prompt", "section", "mood"], EDITED))
 DATATYPES = ["number", "number", "str", "str", "str", "str", "str", "number"]
 READ_ONLY = [COLUMNS.index(SCORE)]  # the Dataframe's static_columns
 
@@ -78,6 +80,8 @@ def apply_edits(saved: dict, table) -> dict:
     except UserError as error:  # name the row as the person sees it: 1-based
         message = str(error).replace("storyboard table: ", "")
         for i in range(len(data)):
+            for field, label in LABELS.items():  # (a field by its column's label)
+                message = message.replace(f"scenes[{i}].{field}", f"row {i + 1}'s {label}")
             message = message.replace(f"scenes[{i}]", f"row {i + 1}")
         raise UserError(message) from None
     return edited
