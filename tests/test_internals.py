@@ -59,6 +59,8 @@ DOCUMENTED_OVERRIDES = {
     "LCMScheduler.step",  # diffusers' schedulers: step(model_output, timestep, sample) is what a pipeline calls
     "Module.forward",  # torch.nn.Module: "Should be overridden by all subclasses."
 }
+# ...and the hooks Python's documentation has a program set ("can be overridden")
+DOCUMENTED_HOOKS = {"sys.excepthook", "sys.unraisablehook"}
 # Calls that name an attribute by a string, and where in their arguments
 NAMED_ATTRIBUTES = {"getattr": 1, "setattr": 1, "hasattr": 1, "delattr": 1, "attrgetter": 0, "methodcaller": 0}
 RUN_TIME = "a class given at run time"
@@ -225,7 +227,8 @@ def node_uses(node: ast.AST, scope: Scope) -> Iterator[str]:
     elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if patches(node.value, scope):
-            yield from (f"patches {ast.unparse(target)}" for target in assigned(targets))
+            patched = (ast.unparse(target) for target in assigned(targets))
+            yield from (f"patches {name}" for name in patched if name not in DOCUMENTED_HOOKS)
     elif isinstance(node, ast.Delete):
         yield from (f"deletes {ast.unparse(target)}" for target in assigned(node.targets))
     elif isinstance(node, ast.ClassDef):
@@ -287,6 +290,7 @@ CAUGHT = {
 }
 PUBLIC = """
 import argparse
+import sys
 import torch
 import whisper
 from diffusers import DPMSolverMultistepScheduler, LCMScheduler
@@ -320,6 +324,7 @@ def load(pipe, name):
     pipe.scheduler = DPMSolverMultistepScheduler.from_config(pipe.scheduler.config)
     words = whisper.transcribe(model, "song.wav", word_timestamps=True)
     logging.set_verbosity_error()
+    sys.unraisablehook = lambda lost: None
     return WhisperModel(name).transcribe("song.wav"), words, getattr(pipe, "unet", None), type(pipe).__name__
 """
 
