@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from musicvid.batch.folder import AUDIO_SUFFIXES
-from musicvid.batch.playlist import Entry, Job, read_playlist, row_hash
+from musicvid.batch.names import row_hash
+from musicvid.batch.playlist import Entry, Job, read_playlist
 from musicvid.core.errors import UserError
 from musicvid.core.outputs import remember
 from musicvid.core.workdir import Workdir

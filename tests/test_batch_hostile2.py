@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from musicvid.batch import command as batch
-from musicvid.batch.playlist import title_slug
+from musicvid.batch.names import title_slug
 from musicvid.batch.report import Result
 from musicvid.core.errors import out_of_memory, out_of_room
 from musicvid.core.files import file_sha256

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from musicvid.batch.earlier import changed_since, made_before, song_problem, song_read, take_over_outputs
 from musicvid.batch.engines import check_engine_options, join_ray, render_locally, render_on_ray
-from musicvid.batch.names import Naming, automatic_name, clear_of_inputs, folded, name_outputs
-from musicvid.batch.playlist import Entry, Job, in_loop, output_file_name, read_playlist, unusable_name
+from musicvid.batch.names import Naming, automatic_name, clear_of_inputs, folded, name_outputs, output_file_name
+from musicvid.batch.playlist import Entry, Job, in_loop, read_playlist, unusable_name
 from musicvid.batch.report import (
     REPORT_NAME,
     ReportWriter,

@@ -4,17 +4,22 @@ jobs with them)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.batch.playlist import Entry, Job, cut_middle, row_hash, title_slug
+from musicvid.batch.playlist import Entry, Job
 from musicvid.core.errors import UserError
-from musicvid.core.files import file_identity
+from musicvid.core.files import VIDEO_SUFFIXES, file_identity
 from musicvid.core.workdir import video_name
 
+# A file name is at most 255 bytes on common file systems: room is left for "-<hash>.preview.mkv".
+MAX_NAME_BYTES = 200
+MAX_TITLE_BYTES = 100
+TAIL_BYTES = 35  # of a longer name cut in its middle: its end, where a work's movements and parts differ (cut_middle)
 # Song stems that name no folder of their own (`...mp3` has the stem `..`): with --workdir a row's work directory is
 # --workdir/<name>, which would be --workdir's parent, a person's folder, or --workdir itself. Such a row gets its
 # hash, as clashing names do (`..-1f3a9c2e`): refusing it would stop a folder's batch over a file's name.
@@ -22,6 +27,54 @@ NO_FOLDER_NAMES = {"", ".", ".."}
 # In a file's name but not in a made one: control characters (a newline would split every line that names the video)
 # and the surrogates that stand for bytes that are not UTF-8 (no record in JSON could hold them).
 UNRECORDABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]+")
+
+
+def output_file_name(text: str) -> tuple[str, str]:
+    """The stem and suffix of an `output` cell: a plain file name inside -o, with a video suffix or
+    none (then .mp4)."""
+    if not text.isprintable() or len(text.encode()) > MAX_NAME_BYTES:
+        why = "holds a control character" if not text.isprintable() else "is longer than a file system takes"
+        raise UserError(f"output {text!r} {why}")
+    name = Path(text)
+    if name.name != text or text in (".", ".."):
+        raise UserError(f"output {text!r} must be a plain file name inside -o (no folders), e.g. video.mp4")
+    if text.startswith("."):  # (hidden, and where the batch's lock and temporaries are named)
+        raise UserError(f"output {text!r} must not start with a dot (a hidden file's name), e.g. video.mp4")
+    if not name.suffix:
+        return text, ".mp4"
+    if name.suffix.lower() not in VIDEO_SUFFIXES:
+        raise UserError(f"output {text!r} must end in {', '.join(VIDEO_SUFFIXES)} or have no suffix (then .mp4)")
+    return name.stem, name.suffix
+
+
+def title_slug(title: str) -> str:
+    """A title as a file name: its letters and digits, anything else as single dashes ('' if none). Composed first
+    (NFC): a decomposed accent (as macOS and many tags write it) is no letter to \\W, and would become a dash."""
+    slug = re.sub(r"\W+", "-", unicodedata.normalize("NFC", title)).strip("-")
+    return re.sub(r"-{2,}", "-", cut_middle(slug, "-"))
+
+
+def cut_middle(name: str, joint: str) -> str:
+    """A name of more than MAX_TITLE_BYTES cut to them in its middle, on characters' boundaries: its head and its last
+    TAIL_BYTES joined by `joint`. Not from its end: "… part 1" and "… part 2" stay apart (without hashes), and are
+    told apart in a file browser."""
+    data = name.encode()
+    if len(data) <= MAX_TITLE_BYTES:
+        return name
+    head = data[: MAX_TITLE_BYTES - TAIL_BYTES - len(joint.encode())].decode(errors="ignore")
+    return head + joint + data[-TAIL_BYTES:].decode(errors="ignore")
+
+
+def row_hash(entry: Entry) -> str:
+    """What tells a row from another of the same name: the song's full path and the row's own cells, as
+    written (so a rerun of the same playlist gives the same names; the command line's options, which
+    every row shares, change none). Not its preview cell: a preview is named as its video, with .preview."""
+    cells = {"title": entry.title, "artist": entry.artist, **entry.overrides, "preview": None}
+    if entry.lyrics_beside:  # (no cell of the playlist: a .lrc put beside a song renames no video)
+        cells["lyrics"] = None
+    # (realpath: a song in a loop of links is hashed as named, and fails at its turn; resolve() raised)
+    text = "\n".join([os.path.realpath(entry.path), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
+    return hashlib.sha256(text.encode(errors="surrogateescape")).hexdigest()[:8]  # (a name's bytes not UTF-8 too)
 
 
 def stem_name(stem: str) -> str:

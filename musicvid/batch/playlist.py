@@ -1,5 +1,5 @@
 """A batch's playlist, read: an M3U/M3U8 playlist, a folder of audio files or a CSV, as one Entry per
-row, and what a row's cells say about its name in -o (musicvid.batch.command plans and renders them).
+row, and a Job of each (musicvid.batch.command plans and renders them; musicvid.batch.names names their videos).
 
 A playlist is refused, before any job is made of it, beyond MAX_ROWS rows or MAX_PLAYLIST_BYTES: each row is a
 render of minutes on a GPU, so a bigger one is a mistake or is better split into several batches. A folder's or an
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import errno
-import hashlib
 import io
 import itertools
 import logging
@@ -24,7 +23,7 @@ from typing import Iterator
 
 from musicvid.batch.folder import beside_lyrics, counted, folder_notes, listing_of
 from musicvid.core.errors import UserError
-from musicvid.core.files import VIDEO_SUFFIXES, check_file, is_url
+from musicvid.core.files import check_file, is_url
 from musicvid.core.paths import printable, resolved, shown
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
@@ -46,10 +45,6 @@ MAX_ROWS = 1000
 # MAX_ROWS rows of long paths and every per-song column take well under this; a bigger file is not read.
 MAX_PLAYLIST_BYTES = 16 * 1024 * 1024
 NAMED_COLUMNS = ("title", "artist", "output")  # a CSV's columns besides path that are no setting
-# A file name is at most 255 bytes on common file systems: room is left for "-<hash>.preview.mkv".
-MAX_NAME_BYTES = 200
-MAX_TITLE_BYTES = 100
-TAIL_BYTES = 35  # of a longer name cut in its middle: its end, where a work's movements and parts differ (cut_middle)
 NAME_MAX, MAX_PATH_BYTES = 255, 4096  # a file name's and a path's most bytes on Linux's file systems
 
 
@@ -297,57 +292,6 @@ def read_playlist(path: Path, output: Path | None = None) -> list[Entry]:
             "GPU): split it into several playlists"
         )
     return entries
-
-
-# --- what a row's cells say about its name ------------------------------------------------------
-
-
-def output_file_name(text: str) -> tuple[str, str]:
-    """The stem and suffix of an `output` cell: a plain file name inside -o, with a video suffix or
-    none (then .mp4)."""
-    if not text.isprintable() or len(text.encode()) > MAX_NAME_BYTES:
-        why = "holds a control character" if not text.isprintable() else "is longer than a file system takes"
-        raise UserError(f"output {text!r} {why}")
-    name = Path(text)
-    if name.name != text or text in (".", ".."):
-        raise UserError(f"output {text!r} must be a plain file name inside -o (no folders), e.g. video.mp4")
-    if text.startswith("."):  # (hidden, and where the batch's lock and temporaries are named)
-        raise UserError(f"output {text!r} must not start with a dot (a hidden file's name), e.g. video.mp4")
-    if not name.suffix:
-        return text, ".mp4"
-    if name.suffix.lower() not in VIDEO_SUFFIXES:
-        raise UserError(f"output {text!r} must end in {', '.join(VIDEO_SUFFIXES)} or have no suffix (then .mp4)")
-    return name.stem, name.suffix
-
-
-def title_slug(title: str) -> str:
-    """A title as a file name: its letters and digits, anything else as single dashes ('' if none). Composed first
-    (NFC): a decomposed accent (as macOS and many tags write it) is no letter to \\W, and would become a dash."""
-    slug = re.sub(r"\W+", "-", unicodedata.normalize("NFC", title)).strip("-")
-    return re.sub(r"-{2,}", "-", cut_middle(slug, "-"))
-
-
-def cut_middle(name: str, joint: str) -> str:
-    """A name of more than MAX_TITLE_BYTES cut to them in its middle, on characters' boundaries: its head and its last
-    TAIL_BYTES joined by `joint`. Not from its end: "… part 1" and "… part 2" stay apart (without hashes), and are
-    told apart in a file browser."""
-    data = name.encode()
-    if len(data) <= MAX_TITLE_BYTES:
-        return name
-    head = data[: MAX_TITLE_BYTES - TAIL_BYTES - len(joint.encode())].decode(errors="ignore")
-    return head + joint + data[-TAIL_BYTES:].decode(errors="ignore")
-
-
-def row_hash(entry: Entry) -> str:
-    """What tells a row from another of the same name: the song's full path and the row's own cells, as
-    written (so a rerun of the same playlist gives the same names; the command line's options, which
-    every row shares, change none). Not its preview cell: a preview is named as its video, with .preview."""
-    cells = {"title": entry.title, "artist": entry.artist, **entry.overrides, "preview": None}
-    if entry.lyrics_beside:  # (no cell of the playlist: a .lrc put beside a song renames no video)
-        cells["lyrics"] = None
-    # (realpath: a song in a loop of links is hashed as named, and fails at its turn; resolve() raised)
-    text = "\n".join([os.path.realpath(entry.path), *(f"{k}={v}" for k, v in sorted(cells.items()) if v is not None)])
-    return hashlib.sha256(text.encode(errors="surrogateescape")).hexdigest()[:8]  # (a name's bytes not UTF-8 too)
 
 
 @dataclass
