@@ -301,6 +301,18 @@ def test_a_page_never_removes_a_job_another_page_on_its_jobs_folder_holds(tmp_pa
     assert sorted(p.name for p in first.root.iterdir()) == [made]
 
 
+def test_a_job_refused_for_another_pages_jobs_removes_none_of_this_pages_first(tmp_path):
+    """A page removed its own jobs (a session's storyboard and its edits) to make room for a new one, then refused it
+    anyway: the job another page held left no room even with them all gone."""
+    first = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path))
+    second = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, max_jobs_gb=1.5 * SONG_BYTES / 2**30))
+    kept, _ = second.new(str(DEMO_SONG), SESSION)
+    held, _ = first.new(str(DEMO_SONG), SESSION)
+    with pytest.raises(UserError, match="^this page keeps .* GB of jobs, and another page using its jobs folder"):
+        second.new(str(DEMO_SONG), "another-browser")
+    assert sorted(p.name for p in second.root.iterdir()) == sorted([kept, held])
+
+
 def test_a_page_started_again_gives_each_open_session_its_job_and_no_one_elses(tmp_path, monkeypatch):
     """Who owns a job was known in memory alone: after a restart (or a kill -9 mid-render) the open tab's Render
     said 'make the storyboard first', its storyboard and keyframes on disk."""

@@ -290,22 +290,24 @@ class Jobs:
 
     def make_room(self, size: int) -> None:
         """Room for a new job of `size` bytes within --max-jobs-gb: the oldest jobs are removed until it fits.
-        No job runs meanwhile (the caller holds the models), so none is removed under its work."""
+        No job runs meanwhile (the caller holds the models), so none is removed under its work. Where the jobs
+        another page holds leave no room, the job is refused first: removing this page's would not make it."""
         cap = self.config.max_jobs_gb * 2**30
         if size > cap:
             raise UserError(f"the song is too big for this page, which keeps {self.config.max_jobs_gb:g} GB of jobs")
+        others = sum(folder_bytes(job) for job in self.others_jobs())
+        if others + size > cap:
+            raise UserError(
+                f"this page keeps {self.config.max_jobs_gb:g} GB of jobs, and another page using its jobs folder holds "
+                f"{others / 2**30:.2g} GB of them now: try again later"
+            )
         jobs = [(job, folder_bytes(job)) for job in self.page_jobs()]
-        total = sum(held for _, held in jobs) + sum(folder_bytes(job) for job in self.others_jobs())
+        total = others + sum(held for _, held in jobs)
         for job, held in jobs:
             if total + size <= cap:
                 return
             self.discard(job.name)
             total -= held
-        if total + size > cap:
-            raise UserError(
-                f"this page keeps {self.config.max_jobs_gb:g} GB of jobs, and another page using its jobs folder holds "
-                f"{total / 2**30:.2g} GB of them now: try again later"
-            )
 
     def others_jobs(self) -> list[Path]:
         """The jobs another page on the same jobs folder holds now."""
