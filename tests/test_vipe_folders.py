@@ -66,6 +66,16 @@ def shorter_positions(folder):
     config_of(folder, n_positions=128)
 
 
+def short_window(folder):
+    """A whole GPT-2 of 48 positions: fewer than the 50 tokens a prompt takes (round 10 found an OverflowError)."""
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(folder / "model.safetensors")
+    weights["transformer.wpe.weight"] = weights["transformer.wpe.weight"][:48].clone()
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    config_of(folder, n_positions=48)
+
+
 def index(folder, placed):
     (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": placed}))
 
@@ -161,6 +171,7 @@ def test_the_copy_a_vipe_train_run_was_saving_when_it_stopped_is_refused(capsys,
         (lambda folder: config_of(folder, layer_norm_epsilon=-1.0), "its config.json's layer_norm_epsilon is -1.0"),
         (lambda folder: config_of(folder, architectures="GPT2LMHeadModel"), "architectures is no list of class"),
         (weights_lead_nowhere, "its pytorch_model.bin is no file to read (a folder, a pipe, or a link that leads"),
+        (short_window, "reads 48 tokens at most, and the prompt it writes takes 50 of them: it has no room"),
     ],
 )
 def test_a_vipe_folder_whose_weights_do_not_make_its_model_is_refused_before_any_work(

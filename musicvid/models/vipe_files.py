@@ -95,13 +95,20 @@ def check_folder_fit(folder: Path, kind: type, named: str):
 
 def check_vipe_folder(folder: Path, config: dict, named: str) -> None:
     """Refuse, in one sentence, a ViPE folder (module doc) whose weights do not make the model its config
-    describes: a tensor missing (transformers would make it up), of another shape, or a model no ViPE is."""
-    from vipe_core.inference import causal_lm
+    describes: a tensor missing (transformers would make it up), of another shape, a model no ViPE is, or one whose
+    context window holds no line beside the prompt it writes (GenerationSettings.max_new_tokens)."""
+    from vipe_core.inference import GenerationSettings, causal_lm
+    from vipe_core.train_checks import window_of
 
     described = model_config(folder, config, named)
     if not causal_lm(described):  # (a BERT whose config does not make it a decoder: it reads each line both ways)
         kind = (described.architectures or [described.model_type])[0]
         raise UserError(f"{named} is a {kind} that reads both ways, not a causal language model, as ViPE is (GPT-2's)")
+    if (window := window_of(described)) <= (writes := GenerationSettings().max_new_tokens):
+        raise UserError(
+            f"{named} reads {window} tokens at most, and the prompt it writes takes {writes} of them: it has no room "
+            "for the lyrics (ViPE-M reads 1024)"
+        )
     model = meta_model(described, named)
     held = held_weights(folder, named)
     check_fit(transformers_fit(type(model), model.config, held, named), type(model).__name__, model.config, named)
