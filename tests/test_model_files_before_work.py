@@ -16,7 +16,7 @@ from safetensors.torch import load_file, save_file
 
 from musicvid.core.errors import UserError
 from musicvid.models.drawing import check_drawing_files, fuse_style_loras
-from musicvid.models.lora_files import LORA_HALVES, check_lora, check_lycoris, lora_family
+from musicvid.models.lora_files import LORA_HALVES, adapted_family, check_lora, check_lycoris, lora_family
 from musicvid.models.single_file import read_header
 from musicvid.models.tiny import local_diffusion, random_lora
 from musicvid.models.tiny_flow import TINY_FLOW, flow_classes
@@ -207,6 +207,18 @@ def test_the_stand_in_loras_fit_their_own_family_alone(tmp_path):
                 with pytest.raises(UserError, match="a LoRA of"):
                     check_lora(lora, "--lora x", family)
     check_lora(diffusers_lora(tmp_path), "--lora x", "sdxl")  # a UNet's attention at no telling width: left to load
+
+
+def test_an_sd_folder_whose_unet_reads_text_1024_wide_takes_stable_diffusion_2_loras_alone(tmp_path):
+    """An SD 2.x folder is drawn as SD's: an SD 1.x LoRA passed the check and failed after the storyboard (round 10)."""
+    (tmp_path / "sd2" / "unet").mkdir(parents=True)
+    (tmp_path / "sd2" / "unet" / "config.json").write_text(json.dumps({"cross_attention_dim": 1024}))
+    assert [adapted_family(str(tmp_path / "sd2"), family) for family in ("sd", "sdxl")] == ["sd2", "sdxl"]
+    assert adapted_family("nobody/not-in-the-cache", "sd") == adapted_family(str(tmp_path), "sd") == "sd"
+    sd15 = written(tmp_path / "sd15.safetensors", {KOHYA.format("down_blocks_1"): (1, 768)})
+    with pytest.raises(UserError, match="^--lora x: a LoRA of Stable Diffusion 1.x, not of Stable Diffusion 2.x$"):
+        check_lora(sd15, "--lora x", "sd2")
+    check_lora(written(tmp_path / "sd2.safetensors", {KOHYA.format("down_blocks_1"): (1, 1024)}), "--lora x", "sd2")
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
 from musicvid.models.loading import auto_precision, load_diffusion, quietly
 from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
-from musicvid.models.lora_files import PEFT_PREFIX, check_adapter, check_encoder_widths, check_lora
+from musicvid.models.lora_files import PEFT_PREFIX, adapted_family, check_adapter, check_encoder_widths, check_lora
 from musicvid.models.pipeline_files import check_fast_decoder, check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, read_header
@@ -321,16 +321,17 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
     check_picture_model(models.diffusion, family)
     if settings.transitions == "video":
         check_video_model_files(models.video)
+    adapted = adapted_family(models.diffusion, family)
     for lora in settings.lora:
-        check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}", family)
+        check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}", adapted)
     if settings.fast and models.fast_lora != TINY:
         file = weights_file(models.fast_lora, "few-step LoRA", download=False)
         if file is not None:
-            check_lora(file, f"--fast-lora {models.fast_lora}", family)
+            check_lora(file, f"--fast-lora {models.fast_lora}", adapted)
     if settings.fast:
         check_fast_decoder(models.fast_decoder, family)
     if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
-        check_reference_adapter(models.ip_adapter, family)
+        check_reference_adapter(models.ip_adapter, adapted)
     if loads:
         check_drawing_models_reachable(models, settings)
 
@@ -353,7 +354,7 @@ def check_scene_references(models: ModelSet) -> None:
     if family in FLOW_FAMILIES and family not in IN_CONTEXT_REFERENCES:
         raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
     if family not in FLOW_FAMILIES and models.ip_adapter != TINY:
-        check_reference_adapter(models.ip_adapter, family)
+        check_reference_adapter(models.ip_adapter, adapted_family(models.diffusion, family))
 
 
 def load_drawing(

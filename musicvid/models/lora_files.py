@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from musicvid.core.errors import UserError
+from musicvid.models.local_names import cached_file
 from musicvid.models.single_file import (
     LEGACY_SUFFIX,
     LORA,
@@ -35,10 +36,11 @@ LORA_HALVES = ((".lora_down.", ".lora_up."), (".lora_A.", ".lora_B."), ("lora.do
 # Names alone decide nothing more: a FLUX.1 LoRA is named as klein's.
 UNET_BLOCKS = re.compile(r"(^|[._])(down_blocks|up_blocks|mid_block|input_blocks|output_blocks|middle_block)[._]")
 CROSS_ATTENTION_DOWN = re.compile(r"attn2[._](processor[._])?to_[kv](_lora)?[._]((lora[._])?down|lora_A)\.weight$")
+# (Stable Diffusion 2.x is no preset's family: its folders are drawn as SD's, by the same pipeline class, but take
+# only its own LoRAs and IP-Adapters: adapted_family)
+ADAPTED_NAMES = {**FAMILY_NAMES, "sd2": "Stable Diffusion 2.x"}
 CROSS_ATTENTION_WIDTHS = {
-    768: ("sd", FAMILY_NAMES["sd"]),
-    1024: ("sd2", "Stable Diffusion 2.x"),  # (no family musicvid draws with: its text encoder is OpenCLIP's)
-    2048: ("sdxl", FAMILY_NAMES["sdxl"]),
+    width: (family, ADAPTED_NAMES[family]) for width, family in ((768, "sd"), (1024, "sd2"), (2048, "sdxl"))
 }
 TEXT_ENCODER_MARKS = {
     "lora_te_": ("sd", FAMILY_NAMES["sd"]),
@@ -56,6 +58,19 @@ TRANSFORMER_LORAS = (
     (re.compile(r"(^|[._])(single_transformer_blocks|transformer_blocks|double_blocks|single_blocks)[._]\d"), "klein"),
 )
 TRANSFORMER_NAMES = {"zimage": FAMILY_NAMES["zimage"], "klein": "FLUX.1 or FLUX.2"}
+
+
+def adapted_family(diffusion: str, family: str) -> str:
+    """The family a LoRA or an IP-Adapter of the picture model `diffusion` (of `family`) must be of: `family`, but for
+    an SD pipeline whose UNet's cross-attention reads text 1024 wide (its unet/config.json, in its folder or the
+    cache): Stable Diffusion 2.x's, which an SD 1.x LoRA does not fit (it failed after the storyboard, in torch's
+    words)."""
+    folder = Path(diffusion).expanduser()
+    config = str(folder / "unet" / "config.json") if folder.is_dir() else cached_file(diffusion, "unet/config.json")
+    if family != "sd" or not config or not Path(config).is_file():
+        return family
+    width = json_object(Path(config), f"--diffusion {diffusion}'s unet").get("cross_attention_dim")
+    return "sd2" if width == 1024 else family
 
 
 def check_lora(path: Path, named: str, family: str | None = None) -> None:
@@ -90,7 +105,7 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
             )
         of = lora_family(shapes) if family else None
         if of and family not in of[0]:
-            raise UserError(f"{named}: a LoRA of {of[1]}, not of {FAMILY_NAMES[family]}")
+            raise UserError(f"{named}: a LoRA of {of[1]}, not of {ADAPTED_NAMES[family]}")
         check_finite(path, named)
         return
     whole = family_of(shapes)
@@ -190,7 +205,7 @@ def check_adapter(path: Path, named: str, family: str) -> None:
     widths = {shape[-1] for key, shape in shapes.items() if key.endswith(".to_k_ip.weight") and len(shape) == 2}
     said = {CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS}
     if len(said) == 1 and (of := said.pop())[0] != family:  # (h94/IP-Adapter holds SD 1.5's and SDXL's side by side)
-        raise UserError(f"{named}: an IP-Adapter of {of[1]}, not of {FAMILY_NAMES[family]}")
+        raise UserError(f"{named}: an IP-Adapter of {of[1]}, not of {ADAPTED_NAMES[family]}")
 
 
 def check_encoder_widths(path: Path, named: str, encoder: Path) -> None:
