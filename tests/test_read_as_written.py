@@ -106,12 +106,16 @@ def test_a_lone_surrogate_in_a_storyboard_or_transcript_is_refused_before_any_wo
 
 
 @pytest.mark.parametrize("field", ["title", "artist", "language"])
-@pytest.mark.parametrize("value", [{"name": "x"}, ["x"], 5, 2.5, True])
-def test_a_storyboards_title_artist_and_language_must_be_text(tmp_path, field, value):
+@pytest.mark.parametrize(
+    "value, written", [({"name": "x"}, '{"name": "x"}'), (["x"], '["x"]'), (5, "5"), (True, "true")]
+)
+def test_a_storyboards_title_artist_and_language_must_be_text(tmp_path, field, value, written):
     (path := tmp_path / "storyboard.json").write_text(json.dumps(valid_board() | {field: value}))
     with pytest.raises(UserError) as refused:
         load_storyboard(path)
-    assert str(refused.value) == f"storyboard {path}: {field} must be a string, got {value!r}"
+    assert (
+        str(refused.value) == f"storyboard {path}: {field} must be a string, got {written}"
+    )  # (as the file writes it)
 
 
 def test_a_storyboards_text_fields_are_bounded_and_may_be_left_out(tmp_path):

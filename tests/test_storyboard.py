@@ -149,10 +149,10 @@ BROKEN = [
     ("settings candidates", lambda b: b.update(settings={"candidates": 10**9}), "settings.candidates", "to 64"),
     ("settings break", lambda b: b.update(settings={"break_seconds": 0}), "settings.break_seconds", "above 0"),
     # a probe's findings: true or 1.0 taken as 1, a lens no option has, a hash that is none, a note of 200 MB
-    ("true version", lambda b: b.update(version=True), "version", "must be 1, got True"),
+    ("true version", lambda b: b.update(version=True), "version", "must be 1, got true"),
     ("float index", lambda b: b["scenes"][1].update(index=1.0), "scenes[1].index", "got 1.0"),
     ("settings lens", lambda b: b.update(settings={"lens": "bogus"}), "settings.lens", "one of literal, figurative"),
-    ("audio sha256", lambda b: b["audio"].update(sha256="zz"), "audio.sha256", "(64 hex digits), got 'zz'"),
+    ("audio sha256", lambda b: b["audio"].update(sha256="zz"), "audio.sha256", '(64 hex digits), got "zz"'),
     ("huge note", lambda b: b.update(mine="x" * 100_000), "edited.json: mine", "at most 100,000"),
     ("huge scene note", lambda b: b["scenes"][0].update(n=["x"] * 50_000), "scenes[0].n", "got 250,007"),
     ("huge key", lambda b: b.update({"k" * 3_000_000: 1}), "kkkk… (a key of 3,000,000 characters)", "at most"),

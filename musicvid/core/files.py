@@ -267,6 +267,13 @@ def check_picture(path: Path, what: str = "picture") -> tuple[int, int]:
     return width, height
 
 
+def as_written(value: Any, most: int = 60) -> str:
+    """A value of a JSON document as the document writes it (true, null, "12", not Python's True, None, '12'), cut
+    to `most` characters, and printable (core.paths.printable)."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+    return printable(text if len(text) <= most else text[: most - 1] + "…")
+
+
 def invalid(document: str, where: str, reason: str) -> UserError:
     """A field of a JSON document a person gave that breaks a rule: the document, the field, the reason."""
     return UserError(f"{document}: {where} {reason}")
@@ -274,20 +281,20 @@ def invalid(document: str, where: str, reason: str) -> UserError:
 
 def json_number(value: Any, document: str, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise invalid(document, where, f"must be a number, got {value!r}")
+        raise invalid(document, where, f"must be a number, got {as_written(value)}")
     return float(value)
 
 
 def json_string(value: Any, document: str, where: str) -> str:
     if not isinstance(value, str):
-        raise invalid(document, where, f"must be a string, got {value!r}")
+        raise invalid(document, where, f"must be a string, got {as_written(value)}")
     return value
 
 
 def json_share(value: Any, document: str, where: str) -> float | None:
     """A confidence or probability: absent, or a number from 0 to 1."""
     if value is not None and not 0 <= json_number(value, document, where) <= 1:
-        raise invalid(document, where, f"must be from 0 to 1, got {value!r}")
+        raise invalid(document, where, f"must be from 0 to 1, got {as_written(value)}")
     return value
 
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
-from musicvid.core.files import JsonFields, check_json, invalid, parse_json, read_text, resolved
+from musicvid.core.files import JsonFields, as_written, check_json, invalid, parse_json, read_text, resolved
 from musicvid.core.paths import file_version
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
 from musicvid.lyrics.transcript import UNSURE_BELOW, excerpt, no_controls, short_text
@@ -191,7 +191,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     if not isinstance(data, dict):
         raise invalid(document, "the file", "must hold a JSON object")
     if type(data.get("version")) is not int or data["version"] != VERSION:  # (true and 1.0 are no version)
-        raise invalid(document, "version", f"must be {VERSION}, got {data.get('version')!r}")
+        raise invalid(document, "version", f"must be {VERSION}, got {as_written(data.get('version'))}")
     for key in ("audio", "scenes"):
         if key not in data:
             raise invalid(document, key, "is missing")
@@ -238,7 +238,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         )
     if audio.get("sha256") and not re.fullmatch(r"[0-9a-f]{64}", audio["sha256"]):  # ("" or none: not recorded)
         raise invalid(
-            document, "audio.sha256", f"must be the song's SHA-256 (64 hex digits), got '{excerpt(audio['sha256'])}'"
+            document, "audio.sha256", f"must be the song's SHA-256 (64 hex digits), got {as_written(audio['sha256'])}"
         )
     notes = _notes(data, BOARD_KEYS, document, "")
     noted = sum(len(json.dumps(own, ensure_ascii=False)) for own in [notes, *(scene.notes for scene in scenes)])
@@ -281,13 +281,15 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
     the song is checked by the caller)."""
     at = f"scenes[{i}]"
     if type(raw["index"]) is not int or raw["index"] != i:
-        raise invalid(document, f"{at}.index", f"must be {i} (scenes are numbered in order), got {raw['index']!r}")
+        raise invalid(
+            document, f"{at}.index", f"must be {i} (scenes are numbered in order), got {as_written(raw['index'])}"
+        )
     if raw["kind"] not in SCENE_KINDS:
-        raise invalid(document, f"{at}.kind", f"must be one of {', '.join(SCENE_KINDS)}, got {raw['kind']!r}")
+        raise invalid(document, f"{at}.kind", f"must be one of {', '.join(SCENE_KINDS)}, got {as_written(raw['kind'])}")
     start, end = float(raw["start"]), float(raw["end"])
     seed = raw["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise invalid(document, f"{at}.seed", f"must be an integer from 0 to 2^32-1, got {seed!r}")
+        raise invalid(document, f"{at}.seed", f"must be an integer from 0 to 2^32-1, got {as_written(seed)}")
     if end <= start:
         raise invalid(document, f"{at}.end", f"must be after its start ({start}), got {end}")
     text_en = raw.get("text_en")
@@ -295,17 +297,17 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
         _lyric(text_en, document, f"{at}.text_en")
     fallback = raw.get("fallback", False)
     if not isinstance(fallback, bool):
-        raise invalid(document, f"{at}.fallback", f"must be true or false, got {fallback!r}")
+        raise invalid(document, f"{at}.fallback", f"must be true or false, got {as_written(fallback)}")
     picture, reference = raw.get("picture"), raw.get("reference")
     for key, value in (("picture", picture), ("reference", reference)):
         if value is not None and not value.strip():
             raise invalid(document, f"{at}.{key}", "must name an image file, or be left out")
     section = raw.get("section") or None  # emptied (""): read from the song again, as an emptied motif or mood
     if section is not None and section not in SECTIONS:
-        raise invalid(document, f"{at}.section", f"must be one of {', '.join(SECTIONS)}, got {section!r}")
+        raise invalid(document, f"{at}.section", f"must be one of {', '.join(SECTIONS)}, got {as_written(section)}")
     cut = raw.get("cut")
     if cut is not None and cut not in CUTS:
-        raise invalid(document, f"{at}.cut", f"must be one of {', '.join(CUTS)}, got {cut!r}")
+        raise invalid(document, f"{at}.cut", f"must be one of {', '.join(CUTS)}, got {as_written(cut)}")
     if cut is not None and raw["kind"] == "lyric":  # (a lyric scene starts where its line is sung)
         raise invalid(
             document, f"{at}.cut", "says why a scene without words starts where it does: leave it out of a lyric scene"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from musicvid.core.files import invalid
+from musicvid.core.files import as_written, invalid
 from musicvid.lyrics.transcript import excerpt
 from musicvid.settings.schema import check_bounds
 from musicvid.settings.song import SongRequest
@@ -55,7 +55,7 @@ def made_with(raw: Any, document: str) -> MadeWith:
         value = raw.get(key)
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
-                raise invalid(document, f"settings.{key}", f"must be a number, got {value!r}")
+                raise invalid(document, f"settings.{key}", f"must be a number, got {as_written(value)}")
             meta = SongRequest.fields()[key].metadata  # (what the option that set it takes)
             check_bounds(f"{document} settings.{key}", value, low=meta["low"], high=meta["high"], above=meta["above"])
             values[named.get(key, key)] = float(value) if kind is float else value

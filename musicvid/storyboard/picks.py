@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from musicvid.core.files import JsonFields, invalid
+from musicvid.core.files import JsonFields, as_written, invalid
 from musicvid.settings.render import MAX_CANDIDATES, MAX_ROUNDS, SCORE_RANGE
 
 
@@ -54,12 +54,12 @@ def parse_pick(raw: dict, document: str, at: str) -> KeyframePick:
     for key, low, high in (("from_seed", 0, 2**32 - 1), ("candidates", 1, MAX_CANDIDATES), ("rounds", 1, MAX_ROUNDS)):
         value = raw[key]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise invalid(document, f"{at}.{key}", f"must be an integer from {low} to {high}, got {value!r}")
+            raise invalid(document, f"{at}.{key}", f"must be an integer from {low} to {high}, got {as_written(value)}")
         whole[key] = value
     kept = raw["kept"]
     drawn = whole["candidates"] * whole["rounds"]
     if isinstance(kept, bool) or not isinstance(kept, int) or not 0 <= kept < drawn:
-        raise invalid(document, f"{at}.kept", f"must be an integer from 0 to {drawn - 1}, got {kept!r}")
+        raise invalid(document, f"{at}.kept", f"must be an integer from 0 to {drawn - 1}, got {as_written(kept)}")
     scores = {}
     for key in ("lyric", "prompt"):
         if raw[key] is None:  # (a lyric's score alone may be none: PICK_FIELDS)
