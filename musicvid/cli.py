@@ -30,23 +30,22 @@ from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
 from musicvid.settings.resolve import check_used, reference_only, resolve_render_settings
 from musicvid.settings.schema import check_field, option_name
 from musicvid.settings.song import SongRequest, making_only
-from vipe_core.errors import OutputLost, run_guarded, stop_said, stopped_as_interrupted
+from vipe_core.errors import OneLineParser, OutputLost, run_guarded, stop_said, stopped_as_interrupted
 
 log = logging.getLogger("musicvid")
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """Usage errors as one line and exit code 2, like every other bad input; where a word given names a file that
-    starts with '-' (which argparse takes for an option), the line says how to give it."""
+class DashedFileParser(OneLineParser):
+    """Usage errors as one line (OneLineParser); where a word given names a file that starts with '-' (which argparse
+    takes for an option), the line says how to give it."""
 
     def __init__(self, *args, given: Sequence[str] = (), **kwargs):
         super().__init__(*args, **kwargs)
         self.given = given  # the command line's words
 
-    def error(self, message: str):
+    def hint(self) -> str:
         dashed = next((word for word in self.given if word[:1] == "-" and Path(word).is_file()), None)
-        hint = f"; a file whose name starts with '-' is given as ./{dashed}" if dashed else ""
-        self.exit(2, f"{self.prog}: {message}{hint} (see {self.prog} --help)\n")
+        return f"; a file whose name starts with '-' is given as ./{dashed}" if dashed else ""
 
 
 def add_song_options(groups: dict, skip: tuple[str, ...] = ()) -> None:
@@ -82,9 +81,9 @@ def build_parser(given: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The commands; a command's own options go in the groups too, each where it belongs, and the render settings
     first in theirs (a group opens with them). `given`: the words to parse, which a usage error may name."""
     about = "Turn a song into a music video of what its lyrics mean."
-    parser = OneLineParser(prog="musicvid", description=about, given=given)
+    parser = DashedFileParser(prog="musicvid", description=about, given=given)
     parser.add_argument("--debug", action="store_true", help="show full tracebacks")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=partial(OneLineParser, given=given))
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=partial(DashedFileParser, given=given))
 
     render = grouped(commands, "render", "song -> music video (MP4)", "SONG")
     render["video"].add_argument(

@@ -8,6 +8,7 @@ import math
 from dataclasses import fields
 
 from vipe_core.context import MAX_CONTEXT_SIZE
+from vipe_core.errors import OneLineParser
 from vipe_core.filters import FilterConfig
 from vipe_core.guards import finite_in
 from vipe_core.train_config import MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, MIN_MAX_LENGTH, MIXED_PRECISIONS, TrainConfig
@@ -91,9 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     common.add_argument("-v", "--verbose", action="store_true", help="log each retry and decision")
-    parser = argparse.ArgumentParser(
-        prog="vipe", description="Train ViPE, the lyrics-to-visual-prompt model, from nothing."
-    )
+    parser = OneLineParser(prog="vipe", description="Train ViPE, the lyrics-to-visual-prompt model, from nothing.")
     stages = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
 
     add_collect(stages, common)
