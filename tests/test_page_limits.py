@@ -279,6 +279,10 @@ def test_what_jobs_hold_is_bounded_the_least_recently_used_removed_first(tmp_pat
     made.append(jobs.new(str(DEMO_SONG), SESSION)[0])
     assert sorted(p.name for p in jobs.root.iterdir()) == sorted([made[0], *made[2:]])
     assert made[1] not in jobs.owners
+    with pytest.raises(UserError, match="^this page removed the job, to make room for newer ones .*: make the story"):
+        jobs.song(made[1], SESSION)  # (its storyboard still on the page: "make the storyboard first" said nothing)
+    with pytest.raises(UserError, match="^make the storyboard first"):
+        jobs.song(made[1], "another-browser")  # (nothing said of a job not its own)
     small = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "small", max_jobs_gb=SONG_BYTES / 2 / 2**30))
     with pytest.raises(UserError, match="^the song is too big for this page, which keeps"):
         small.new(str(DEMO_SONG), SESSION)

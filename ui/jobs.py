@@ -151,6 +151,7 @@ class Jobs:
         self.owners: dict[str, str] = {}  # job -> the session that made it
         self.held: dict[str, int] = {}  # job -> the open mark this page holds its lock on
         self.page_storyboards: dict[str, str] = {}  # session -> the job of the storyboard last sent to its page
+        self.removed: dict[str, tuple[str, str]] = {}  # job -> the session that made it, and why this page removed it
         self.models_lock = threading.Lock()  # whatever runs a model holds it, across presets
         self.root = jobs_root(config.jobs_dir)
         # the file a job's pasted lyrics are saved to (`lyrics`), as the pipeline's messages name it
@@ -224,9 +225,11 @@ class Jobs:
         self.owners[job] = session
         return job, song
 
-    def discard(self, job: str) -> None:
-        """A job whose song was refused, or an old one: nothing of it stays."""
-        self.owners.pop(job, None)
+    def discard(self, job: str, why: str | None = None) -> None:
+        """A job whose song was refused, or an old one (`why` it was removed, said to its session: removed_said):
+        nothing of it stays."""
+        if (owner := self.owners.pop(job, None)) is not None and why is not None:
+            self.removed[job] = owner, why
         if job in self.held:
             os.close(self.held.pop(job))  # (closing lets the lock go)
         for session in [s for s, on_page in self.page_storyboards.items() if on_page == job]:
@@ -256,9 +259,21 @@ class Jobs:
         folder = song_folder(self.root / job) if ours else None
         songs = [p for p in folder.iterdir() if p.is_file()] if folder and folder.is_dir() else []
         if len(songs) != 1 or not Workdir(work_directory(songs[0])).storyboard.is_file():
-            raise UserError(NO_STORYBOARD)
+            raise UserError(self.removed_said(job, session) or NO_STORYBOARD)
         (self.root / job / JOB_MARK).touch()  # used now (a render writes deeper: the job's folder keeps its time)
         return songs[0]
+
+    def removed_said(self, job: str, session: str) -> str | None:
+        """Why this page removed `session`'s `job`, in a sentence (its storyboard is still on the page); None where
+        it did not, or the job was another session's."""
+        owner, why = self.removed.get(job, (None, None))
+        if owner != session:
+            return None
+        if why == "old":
+            kept = f"unused for {self.config.keep_hours:g} hours (--keep-hours)"
+        else:
+            kept = f"to make room for newer ones (it keeps {self.config.max_jobs_gb:g} GB of jobs)"
+        return f"this page removed the job, {kept}: make the storyboard again (the table's edits were not kept)"
 
     def adopted(self, job: str, session: str) -> bool:
         """Whether `job`, which no session of this page owns, is `session`'s by its mark (written as the job was made)
@@ -286,7 +301,7 @@ class Jobs:
         limit = time.time() - self.config.keep_hours * 3600
         for job in self.page_jobs():
             if _used(job) < limit:
-                self.discard(job.name)
+                self.discard(job.name, "old")
 
     def make_room(self, size: int) -> None:
         """Room for a new job of `size` bytes within --max-jobs-gb: the oldest jobs are removed until it fits.
@@ -306,7 +321,7 @@ class Jobs:
         for job, held in jobs:
             if total + size <= cap:
                 return
-            self.discard(job.name)
+            self.discard(job.name, "room")
             total -= held
 
     def others_jobs(self) -> list[Path]:
