@@ -139,6 +139,9 @@ def test_the_family_is_read_from_the_header(tmp_path):
     other = {"model.diffusion_model.middle_block.1.transformer_blocks.0.attn2.to_k.weight": torch.zeros(4, 16)}
     with pytest.raises(Exception, match="text encoder does not fit its UNet"):  # a UNet that reads another width
         single_file_family(str(tensors(tmp_path / "odd.safetensors", WHOLE | width | other)), "it")
+    older = {"cond_stage_model.transformer.embeddings.token_embedding.weight": torch.zeros(4, 8)}  # (no text_model.)
+    with pytest.raises(Exception, match="text encoder is named the older way .*, which diffusers does not load"):
+        single_file_family(str(tensors(tmp_path / "older.safetensors", WHOLE | older | reads)), "it")
 
 
 def test_a_checkpoint_whose_configs_are_not_in_the_cache_is_refused_offline(capsys, tmp_path, monkeypatch):

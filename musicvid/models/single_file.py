@@ -68,6 +68,12 @@ OTHERS = (
     ("conditioner.embedders.0.model.", "the SDXL refiner"),
     ("double_blocks.", "a FLUX.1 transformer"),
     ("single_transformer_blocks.", "a FLUX.1 transformer"),
+    # (many SD 1.x merges of 2022: AUTOMATIC1111's web UI renames their text encoders as it loads; diffusers does not)
+    (
+        "cond_stage_model.transformer.embeddings.",
+        "a checkpoint whose text encoder is named the older way (cond_stage_model.transformer.embeddings.*, without "
+        "text_model.), which diffusers does not load",
+    ),
     ("cond_stage_model.transformer.", "a checkpoint whose text encoder does not fit its UNet"),
     (VAE, "a checkpoint without its text encoder"),
     (UNET, "a UNet without its VAE and text encoder"),
