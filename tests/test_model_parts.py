@@ -18,7 +18,7 @@ from safetensors.torch import load, load_file, save, save_file
 from musicvid.core.errors import UserError
 from musicvid.models.asr_files import ASR_MODELS
 from musicvid.models.choose import choose_models
-from musicvid.models.loading import load_diffusion, refuse_empty_tensors, resolve_device
+from musicvid.models.loading import load_diffusion, pretrained, refuse_empty_tensors, resolve_device
 from musicvid.models.local_names import check_not_missing, is_hub_name, is_local_path
 from musicvid.models.names import check_model
 from musicvid.models.pipeline_files import check_file_parts, check_picture_model, check_video_model_files
@@ -180,6 +180,17 @@ def test_a_folder_of_fp16_weights_alone_loads_in_the_runs_dtype_its_load_quiet_u
     assert {pipe.unet.dtype, pipe.vae.dtype, pipe.text_encoder.dtype} == {torch.float32}
     err = capfd.readouterr().err
     assert "Loading pipeline components" not in err and "An error occurred" not in err, err
+
+
+def test_a_tiny_decoder_folder_of_fp16_weights_alone_loads_as_a_picture_models_does(tmp_path):
+    """--fast-decoder's check took such a folder, and its load failed after the storyboard (round 10)."""
+    from diffusers import AutoencoderTiny
+
+    AutoencoderTiny().to(torch.float16).save_pretrained(half := tmp_path / "taesd", variant="fp16")
+    with pytest.raises(OSError):
+        AutoencoderTiny.from_pretrained(half)
+    decoder = pretrained(AutoencoderTiny, str(half), None, dtype=torch.float32)
+    assert {p.dtype for p in decoder.parameters()} == {torch.float32}
 
 
 def test_a_checkpoint_file_missing_layers_is_refused_naming_the_part(standin_hub, tmp_path):

@@ -16,7 +16,7 @@ from musicvid.core.files import check_file, file_sha256, weights_identity
 from musicvid.models import tiny
 from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
-from musicvid.models.loading import auto_precision, load_diffusion, quietly
+from musicvid.models.loading import auto_precision, load_diffusion, pretrained, quietly
 from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
 from musicvid.models.lora_files import PEFT_PREFIX, adapted_family, check_adapter, check_encoder_widths, check_lora
 from musicvid.models.pipeline_files import check_fast_decoder, check_picture_model, check_video_model_files
@@ -382,7 +382,7 @@ def load_drawing(
         decoder = models.fast_decoder
         with quietly():
             vae = obtain(
-                "tiny decoder", decoder, lambda: AutoencoderTiny.from_pretrained(decoder, dtype=precision.compute)
+                "tiny decoder", decoder, lambda: pretrained(AutoencoderTiny, decoder, None, dtype=precision.compute)
             )
         pipe.vae = vae.to(loaded_on, precision.compute)
     if drawing.loras:

@@ -160,6 +160,22 @@ def pipeline_class(family: str) -> tuple[type, dict]:
     return kind, extra.get(family, {})
 
 
+def pretrained(kind, name: str, variant: str | None, **kwargs):
+    """`kind.from_pretrained(name, **kwargs)` with the weights `variant` asked (None: the full weights), else the
+    other: a repository without the variant asked, its full weights; a folder of fp16 weights alone (as
+    save_pretrained(variant="fp16") and many hub copies keep them), those; either cast on loading."""
+    try:
+        return kind.from_pretrained(name, variant=variant, **kwargs)
+    except (OSError, ValueError) as error:
+        failed = error
+    try:
+        return kind.from_pretrained(name, variant=None if variant else HALF_VARIANT, **kwargs)
+    except (OSError, ValueError):
+        if variant is None:  # (why the full weights failed says more than that there is no variant)
+            raise failed from None
+        raise
+
+
 def load_diffusion(name: str, device: torch.device, precision: Precision | None = None):
     """The picture model `name` (Stable Diffusion, SDXL, Z-Image, FLUX.2 klein): a hub name or a folder in
     diffusers' layout, or a checkpoint file with its family's configs (musicvid.models.single_file). Every module
@@ -172,9 +188,8 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
         import diffusers
 
         kind, extra = pipeline_class(family)
-
-        def fetch(variant: str | None):
-            path, config = str(Path(name).expanduser()), CONFIG_REPOSITORIES[family]
+        path, config = str(Path(name).expanduser()), CONFIG_REPOSITORIES[family]
+        with quietly():
             if single and family in FLOW_FAMILIES:  # the file is the transformer; the rest is the repository's
                 transformer = getattr(diffusers, TRANSFORMERS[family]).from_single_file(
                     path, config=config, subfolder="transformer", dtype=dtype
@@ -182,25 +197,9 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
                 return kind.from_pretrained(config, transformer=transformer, dtype=dtype)
             if single:
                 return kind.from_single_file(path, config=config, dtype=dtype, **extra)
-            return kind.from_pretrained(name, dtype=dtype, variant=variant, **extra)
-
-        fixed = single or family in FLOW_FAMILIES  # (no weights variants to choose between)
-        variant = None if fixed else precision.weights_variant
-        with quietly():
-            try:
-                return fetch(variant)
-            except (OSError, ValueError) as error:
-                if fixed:
-                    raise
-                failed = error
-            # a repository without the variant asked: its full weights; a folder of fp16 weights alone (as
-            # save_pretrained(variant="fp16") and many hub copies keep them): those; either cast on loading
-            try:
-                return fetch(None if variant else HALF_VARIANT)
-            except (OSError, ValueError):
-                if variant is None:  # (why the full weights failed says more than that there is no variant)
-                    raise failed from None
-                raise
+            if family in FLOW_FAMILIES:  # (no weights variants to choose between)
+                return kind.from_pretrained(name, dtype=dtype, **extra)
+            return pretrained(kind, name, precision.weights_variant, dtype=dtype, **extra)
 
     pipe = obtain("diffusion", name, load)
     refuse_empty_tensors(pipe, f"--diffusion {name}")
