@@ -152,6 +152,22 @@ def test_a_work_directory_file_that_is_a_folder_is_refused_before_the_work(capsy
     assert sorted(p.name for p in workdir.iterdir()) == [".musicvid-lock", name]  # nothing made
 
 
+@pytest.mark.parametrize("name", ["keyframes", "storyboard.json"])
+def test_a_link_in_place_of_a_work_directory_file_or_folder_is_refused_before_the_work(capsys, tmp_path, name):
+    """Round 10: a run wrote its keyframes over the pictures of the person's folder keyframes/ led to; a linked
+    storyboard.json was said to be edited while the run drew, and recorded as musicvid's."""
+    song = make_tone(tmp_path / "song.wav", 2)
+    (mine := tmp_path / "mine").mkdir()
+    (mine / "0001.png").write_bytes(b"my picture")
+    (mine / "storyboard.json").write_text("{}")
+    workdir = work_directory(tmp_path / "w")
+    (workdir / name).symlink_to(mine if name == "keyframes" else mine / name)
+    code, _, err = run(capsys, *quick(song, "--workdir", workdir, "-o", tmp_path / "v.mp4"))
+    assert code == 2 and f"{workdir / name} is a link to {mine}" in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in mine.iterdir()) == ["0001.png", "storyboard.json"]
+    assert (mine / "0001.png").read_bytes() == b"my picture" and not (tmp_path / "v.mp4").exists()
+
+
 def test_a_work_directory_folder_that_is_a_file_is_refused_before_the_work(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
     workdir = work_directory(tmp_path / "w")

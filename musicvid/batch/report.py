@@ -25,10 +25,10 @@ from typing import Iterator, Sequence
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256, remove_temporaries, same_file, weights_identity
+from musicvid.core.locks import os_lock
 from musicvid.core.outputs import may_be_a_video, not_a_song, video_made_by_a_run
 from musicvid.core.paths import printable
 from musicvid.core.progress import seconds_text
-from musicvid.core.workdir import os_lock
 from musicvid.settings.loras import Loras
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.song import SongRequest

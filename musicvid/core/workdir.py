@@ -34,11 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256, remove_all_temporaries, remove_temporaries, same_file
-from musicvid.core.paths import exists, is_folder, kind_of, lies_in, nearest_existing, resolved
+from musicvid.core.locks import Busy, os_lock
+from musicvid.core.paths import exists, is_folder, kind_of, lies_in, nearest_existing, printable, resolved
 from vipe_core.atomic import temporary_of
 
 log = logging.getLogger("musicvid")
@@ -52,10 +53,6 @@ WORKS_ONLY = "musicvid works only in a new or empty folder or one of its own, --
 LOCK = ".musicvid-lock"
 FONTS = "fonts"  # the folder beside an ASS script that holds its fonts (musicvid.delivery.captions and mux)
 PICTURE = re.compile(r"(\d+)\.png")  # a keyframe's or a frame's name (Workdir.keyframe, Workdir.frame), checked whole
-
-
-class WorkdirBusy(UserError):
-    """Another run holds the work directory."""
 
 
 def is_work_directory(folder: Path) -> bool:
@@ -300,9 +297,15 @@ class Workdir:
 
     def check_kinds(self) -> None:
         """Refuse a file of this work directory that is not of its kind (outputs.json a folder, keyframes/ a
-        file, a picture's name a folder: odd_pictures): the run would fail on it after its work. Nothing there is
-        removed: a folder may hold a person's files."""
+        file, a picture's name a folder: odd_pictures): the run would fail on it after its work; or a link in place
+        of one (a run would write its pictures into the folder keyframes/ leads to, a person's, over its files). Nothing
+        there is removed: a folder may hold a person's files."""
         wanted_kinds = {path: "folder" if name.endswith("/") else "file" for path, name in self.files().items()}
+        if linked := next((path for path in wanted_kinds if path.is_symlink()), None):
+            raise UserError(
+                f"{linked} is a link to {printable(os.readlink(linked))}, where musicvid keeps a {wanted_kinds[linked]} "
+                "of its own: move it away, or give another --workdir"
+            )
         for path, wanted in {**wanted_kinds, self.lock: "file", **dict.fromkeys(self.odd_pictures(), "file")}.items():
             kind = kind_of(path)
             if kind not in (None, wanted):
@@ -353,7 +356,7 @@ class Workdir:
         try:
             cached = self.song() if sha256 else None
             if cached is not None and cached[1] != sha256:
-                raise WorkdirBusy(f"work directory {self.root} took the work of another song while this run waited")
+                raise Busy(f"work directory {self.root} took the work of another song while this run waited")
             self.remove_leftovers(output)
             yield self
         finally:
@@ -374,21 +377,6 @@ class Workdir:
             "--workdir"
         )
         return os_lock(self.lock, None if wait else busy, f"the work directory {self.root}")
-
-
-def os_lock(path: Path, busy: str | None, what: str) -> FileLock:
-    """The OS lock on the file `path`, held until released or until this process ends, however it ends (the OS
-    releases it then, so a killed run never leaves it held); another run's is refused with `busy`, or waited for
-    where `busy` is None (`what` names the folder in the note)."""
-    lock = FileLock(path)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        if busy is not None:
-            raise WorkdirBusy(busy) from None
-        log.warning("waiting for another run to finish with %s", what)
-        lock.acquire()
-    return lock
 
 
 def remove_folders(made: list[Path]) -> None:
