@@ -8,20 +8,20 @@ import time
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS
-from musicvid.settings.front_doors import option_groups, parse_path
+from musicvid.settings.front_doors import option_groups, parse_number, parse_path, parse_whole
 from musicvid.settings.model_choice import ModelChoice, check_device, check_device_here
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.schema import check_bounds
 from ui.config import UIConfig, jobs_root
 
 # The page's own options' bounds: a port is one of 1-65535; jobs are kept up to a year; a song is at most as long as
-# the command line takes.
+# the command line takes; jobs hold at most a pebibyte, more than a disk (1e400 reads as infinity).
 LIMITS = {
     "port": dict(low=1, high=65535),
     "keep_hours": dict(above=0, high=365 * 24),
     "max_minutes": dict(above=0, high=MAX_SONG_SECONDS / 60),
     "max_upload_mb": dict(low=1),
-    "max_jobs_gb": dict(above=0),
+    "max_jobs_gb": dict(above=0, high=2**20),
 }
 
 
@@ -34,7 +34,7 @@ def add_command(commands) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: this machine only)")
-    p.add_argument("--port", type=int, default=7860, help="port to listen on (default: %(default)s)")
+    p.add_argument("--port", type=parse_whole, default=7860, help="port to listen on (default: %(default)s)")
     groups = option_groups(p)  # the page's models, device and precision where the other commands have them
     groups[ModelChoice.fields()["models"].metadata["group"]].add_argument(
         "--models",
@@ -49,10 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--share", action="store_true", help="also publish through a Gradio share link")
     for name, kind, said in (
         ("jobs-dir", parse_path, "where uploads and results live"),
-        ("keep-hours", float, "remove jobs unused for longer than this"),
-        ("max-minutes", float, "longest song accepted"),
-        ("max-upload-mb", int, "largest upload accepted"),
-        ("max-jobs-gb", float, "what all jobs may hold on disk; past it a new job removes the least recently used"),
+        ("keep-hours", parse_number, "remove jobs unused for longer than this"),
+        ("max-minutes", parse_number, "longest song accepted"),
+        ("max-upload-mb", parse_whole, "largest upload accepted"),
+        (
+            "max-jobs-gb",
+            parse_number,
+            "what all jobs may hold on disk; past it a new job removes the least recently used",
+        ),
     ):
         default = getattr(UIConfig, name.replace("-", "_"))
         p.add_argument(f"--{name}", type=kind, default=default, help=f"{said} (default: %(default)s)")
