@@ -46,6 +46,21 @@ def keyframes_with(capsys, song, diffusion, workdir) -> tuple[str, dict]:
     return out, {name: np.asarray(Image.open(io.BytesIO(png))).tobytes() for name, png in pictures(workdir).items()}
 
 
+@pytest.mark.parametrize("marks", [{"v_pred"}, {"v_pred", "ztsnr"}])
+def test_a_checkpoint_files_training_marks_reach_the_renders_sampler(standin_hub, tmp_path, marks):
+    """Round 10: a v-prediction file (NoobAI-XL's marks: `v_pred`, and `ztsnr` for zero terminal SNR) was sampled
+    as an epsilon model, its every picture wrong, with no word said."""
+    from diffusers import DDIMScheduler, DPMSolverMultistepScheduler
+
+    weights = load(sd15_checkpoint(sd15_files())) | {mark: torch.tensor([]) for mark in marks}
+    (checkpoint := tmp_path / "v.safetensors").write_bytes(save(weights))
+    loaded = load_diffusion(str(checkpoint), torch.device("cpu")).scheduler.config
+    for kind in (DDIMScheduler, DPMSolverMultistepScheduler):  # (the render's samplers, made from its config)
+        config = kind.from_config(loaded).config
+        assert config.prediction_type == "v_prediction"
+        assert (config.rescale_betas_zero_snr, config.timestep_spacing == "trailing") == ("ztsnr" in marks,) * 2
+
+
 @pytest.mark.slow
 @pytest.mark.ci  # (two renders from a single-file checkpoint; its refusals stay in the suite)
 def test_a_checkpoint_file_draws_as_its_weights_do_and_is_keyed_by_its_bytes(capsys, standin_hub, song, tmp_path):

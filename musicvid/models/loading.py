@@ -23,7 +23,7 @@ from musicvid.models.internals import demucs_model, demucs_package
 from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
-from musicvid.models.single_file import is_single_file, kind_of, read_header, torch_archive
+from musicvid.models.single_file import header, is_single_file, kind_of, read_header, torch_archive, trained_with
 from musicvid.models.weights_files import impossible_number, silenced
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
@@ -196,7 +196,10 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
                 )
                 return kind.from_pretrained(config, transformer=transformer, dtype=dtype)
             if single:
-                return kind.from_single_file(path, config=config, dtype=dtype, **extra)
+                pipe = kind.from_single_file(path, config=config, dtype=dtype, **extra)
+                if marks := trained_with(header(Path(path), f"--diffusion {name}")):  # (DDIM's config holds them all)
+                    pipe.scheduler = diffusers.DDIMScheduler.from_config(pipe.scheduler.config, **marks)
+                return pipe
             if family in FLOW_FAMILIES:  # (no weights variants to choose between)
                 return kind.from_pretrained(name, dtype=dtype, **extra)
             return pretrained(kind, name, precision.weights_variant, dtype=dtype, **extra)

@@ -80,6 +80,20 @@ OTHERS = (
 )
 
 
+# What a checkpoint's marker tensors (empty, named alone) say of how it was trained, which its layout does not: the
+# scheduler settings each asks for. v-prediction SDXL files (NoobAI-XL's) carry `v_pred`, and `ztsnr` where trained
+# to zero terminal SNR; diffusers' from_single_file reads neither, and would sample them as epsilon models.
+TRAINING_MARKS = {
+    "v_pred": {"prediction_type": "v_prediction"},
+    "ztsnr": {"rescale_betas_zero_snr": True, "timestep_spacing": "trailing"},
+}
+
+
+def trained_with(shapes: dict[str, list[int]]) -> dict:
+    """The scheduler settings a checkpoint's marker tensors ask for (TRAINING_MARKS); {} for none."""
+    return {key: value for mark, said in TRAINING_MARKS.items() if mark in shapes for key, value in said.items()}
+
+
 def is_single_file(name: str) -> bool:
     """Whether the model `name` is a file on this machine (not a folder, not a hub name)."""
     return Path(name).expanduser().is_file()
