@@ -119,8 +119,6 @@ def filter_songs(
 def read_lyrics_dir(path: str | os.PathLike) -> list[ArtistLyrics]:
     """The artist files written by `collect` (sorted by file name, so the result is reproducible)."""
     folder = Path(path)
-    if not folder.is_dir():
-        raise VipeError(f"{folder} is not a folder of lyrics (run `vipe collect` to make one).")
     files = records_in(folder, "*.json")
     if not files:
         raise VipeError(f"{folder} holds no artist files (*.json) to filter.")
@@ -138,6 +136,8 @@ def read_lyrics_dir(path: str | os.PathLike) -> list[ArtistLyrics]:
 
 def run_filter(lyrics_dir: str | os.PathLike, out: str | os.PathLike, config: FilterConfig = FilterConfig()) -> dict:
     check_output_kind(out, folder=False)
+    if not Path(lyrics_dir).is_dir():  # (before the overlap's check, which would call a file given a folder)
+        raise VipeError(f"{lyrics_dir} is not a folder of lyrics (run `vipe collect` to make one).")
     refuse_overlap([("--out", out)], scanned=[("the lyrics folder", lyrics_dir)])
     songs, summary = filter_songs(read_lyrics_dir(lyrics_dir), config)
     write_jsonl(out, songs)
