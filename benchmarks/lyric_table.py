@@ -30,7 +30,8 @@ def generated_cell(rows: list[dict]) -> str:
     errors = [abs(e) for r in rows for e in r["errors"] if e is not None]
     unsung = sum(len(r["unsung_scenes"]) for r in rows)
     cell = f"{within}/{lines}" + (f", ≤ {max(errors):.2f} s" if errors else "")
-    return cell + (f", {unsung} unsung" if unsung else "")
+    moved = sum(r.get("moved_words", 0) for r in rows)  # (results from before it was counted have none)
+    return cell + (f", {unsung} unsung" if unsung else "") + (f", {moved} moved" if moved else "")
 
 
 def sung_cell(row: dict) -> str:
@@ -74,8 +75,8 @@ def tables(found: dict[str, list[dict]]) -> str:
     return "\n\n".join(
         [
             "Generated songs (lines starting within 0.5 s of where they are sung, of all lines, every seed; the "
-            "largest start error; lyric scenes where nobody sings):\n\n"
-            + table(["kind", "backend", "lyrics", *scales], generated),
+            "largest start error; lyric scenes where nobody sings; recognized scenes that open with the last word of "
+            "the line before, moved, where counted):\n\n" + table(["kind", "backend", "lyrics", *scales], generated),
             "Muldjord's recordings (recognized: segments kept of those heard with no gate; known: lines placed "
             "within 1 s of where they were heard, and in the singing):\n\n"
             + table(["song", "backend", "lyrics", *scales], sung),

@@ -10,7 +10,7 @@ import pytest
 from benchmarks import lyrics, real_songs
 from benchmarks.lyric_table import BEGIN, END, results, sung_cell, tables
 from musicvid.lyrics.transcript import Line
-from tests.fixtures.fresh_songs import LONG_SECONDS, fresh_song, judged_timing
+from tests.fixtures.fresh_songs import LONG_SECONDS, fresh_song, judged_timing, moved_words
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
@@ -28,6 +28,14 @@ def test_a_line_counts_where_a_scene_starts_within_half_a_second_of_it_and_no_sc
     judged = judged_timing(lines, 40.0, sung)
     assert judged["errors"] == [None, 0.4] and judged["within"] == 1  # 0.55 s early: not where it is sung
     assert judged["unsung_scenes"] == [2.45, 17.0]  # an early start, and an invention
+
+
+def test_a_scene_opening_with_the_last_word_of_the_line_before_counts_as_moved():
+    sung = [(3.0, 6.0, "over the hills"), (7.0, 10.0, "a burning candle"), (20.0, 23.0, "hills of home")]
+    moved = [Line(3.0, 6.5, "over the"), Line(6.9, 10.0, "hills A burning candle"), Line(20.0, 23.0, "hills of home")]
+    assert moved_words(moved, 30.0, sung) == 1  # (the third opens its own line with that word: not moved)
+    kept = [Line(3.0, 6.5, "Over the hills,"), Line(7.0, 10.0, "a burning candle"), Line(20.0, 23.0, "hills of home")]
+    assert moved_words(kept, 30.0, sung) == 0
 
 
 @needs_espeak
