@@ -30,7 +30,8 @@ from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
 from musicvid.settings.resolve import check_used, reference_only, resolve_render_settings
 from musicvid.settings.schema import check_field, option_name
 from musicvid.settings.song import SongRequest, making_only
-from vipe_core.errors import OneLineParser, OutputLost, run_guarded, stop_said, stopped_as_interrupted
+from vipe_core.errors import OutputLost, run_guarded, stop_said, stopped_as_interrupted
+from vipe_core.parsing import OneLineParser
 
 log = logging.getLogger("musicvid")
 

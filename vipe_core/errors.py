@@ -1,11 +1,9 @@
-"""Errors a person can act on: each carries one sentence and the exit code the CLI returns (a usage error's too:
-OneLineParser); the signals that stop a
+"""Errors a person can act on: each carries one sentence and the exit code the CLI returns; the signals that stop a
 run as Ctrl-C does; and standard streams whose failed writes are told apart from the work's (both command lines,
 `vipe` and `musicvid`, take them so)."""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import errno
 import os
@@ -13,17 +11,6 @@ import signal
 import sys
 import threading
 from typing import Callable
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """A command line whose usage errors are one line and exit code 2, like every other bad input (argparse's own put
-    its usage above them); `hint` may add to the line."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: {message}{self.hint()} (see {self.prog} --help)\n")
-
-    def hint(self) -> str:
-        return ""
 
 
 class VipeError(Exception):

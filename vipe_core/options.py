@@ -8,9 +8,9 @@ import math
 from dataclasses import fields
 
 from vipe_core.context import MAX_CONTEXT_SIZE
-from vipe_core.errors import OneLineParser
 from vipe_core.filters import FilterConfig
 from vipe_core.guards import finite_in
+from vipe_core.parsing import OneLineParser
 from vipe_core.train_config import MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, MIN_MAX_LENGTH, MIXED_PRECISIONS, TrainConfig
 
 

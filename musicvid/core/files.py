@@ -268,9 +268,8 @@ def check_picture(path: Path, what: str = "picture") -> tuple[int, int]:
 
 
 def as_written(value: Any, most: int = 60) -> str:
-    """A value of a JSON document as the document writes it (true, null, "12", not Python's True, None, '12'), cut
-    to `most` characters, and printable (core.paths.printable)."""
-    text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+    """A JSON document's value as it writes it (true, "12"; not True, '12'), cut to `most` characters, printable."""
+    text = json.dumps(value, ensure_ascii=False)
     return printable(text if len(text) <= most else text[: most - 1] + "…")
 
 
