@@ -228,10 +228,10 @@ def test_a_voice_whisper_heard_nothing_of_is_heard_again_only_where_silero_and_w
     assert unheard_voice(lines, Voice(sung, 60.0)).stretches == [(30.0, 33.0)]
     assert unheard_voice(lines, Voice([*sung[:2], (30.0, 30.6)], 60.0)).stretches == []  # a breath, not a line
     assert unheard_voice(lines, Voice([*sung[:2], (12.8, 14.5)], 60.0)).stretches == []  # a lead from a word heard
-    # an instrumental: Whisper believed nothing, so Silero's voice is the band's
-    assert unheard_voice([], Voice(sung, 60.0)).stretches == []
-    # Whisper's belief under less than half of Silero's voice: the voice may be the band's
-    band = [(2.0, 4.0), (10.0, 12.0), (20.0, 40.0)]
+    stretched = [lines[0], replace(lines[1], words=[*lines[1].words[:-1], replace(lines[1].words[-1], end=31.0)])]
+    assert unheard_voice(stretched, Voice(sung, 60.0)).stretches == sung[2:]  # "gold" held over the line Whisper missed
+    assert unheard_voice([], Voice(sung, 60.0)).stretches == []  # an instrumental: Silero's voice is the band's
+    band = [(2.0, 4.0), (10.0, 12.0), (20.0, 40.0)]  # Whisper's belief under less than half of Silero's voice
     assert unheard_voice(lines, Voice(band, 60.0)).stretches == []
 
 

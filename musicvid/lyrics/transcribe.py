@@ -252,8 +252,9 @@ def loops_heard_again(asr: ASRModel, samples: np.ndarray, language: str, heard: 
 
 
 def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
-    """Silero's stretches of voice that Whisper heard no word of (none of the words it may have sung from a lead
-    before them to a tail after them: where what Whisper decodes of a stretch lies), each at least PHRASE_SECONDS,
+    """Silero's stretches of voice that Whisper heard no word of (none of the words it may have sung, each as far as
+    `held_until`, from a lead before them to a tail after them: where what Whisper decodes of a stretch lies), each
+    at least PHRASE_SECONDS,
     where the two agree both ways: Silero is trusted over the song (musicvid.lyrics.singing.trusted_over_song), and
     Whisper's belief lies under at least TRUSTED_AGREEMENT of Silero's voice, or else Silero's voice lies under
     ALMOST_ALL of Whisper's belief (it hears the singer, and Whisper missed lines: then as much of the voice as
@@ -264,7 +265,7 @@ def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
     hears_singer = (silero.agreement(believed(kept)) or 0.0) >= ALMOST_ALL
     if not (trusted_over_song(kept, silero) and (heard_share >= TRUSTED_AGREEMENT or hears_singer)):
         return Voice([], silero.duration)
-    spans = [(w.start, w.end) for segment in kept for w in segment.words]
+    spans = [(w.start, held_until(w, silero)) for segment in kept for w in segment.words]
     alone = [
         (start, end)
         for start, end in silero.stretches
@@ -273,6 +274,14 @@ def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
     if heard_share < TRUSTED_AGREEMENT:
         alone = likest_lines(alone, sum(end - start for start, end in belief.stretches))
     return Voice(alone, silero.duration)
+
+
+def held_until(word: Word, silero: Voice) -> float:
+    """Where a word heard ends, for finding voice Whisper missed: no later than the stretch of voice it begins in.
+    Whisper stretches a word over lines it did not hear (openai-whisper's "across", 11.7-30.0 s, over two sung lines
+    of a fresh long song; a refrain's "fire" over its third time), which left no stretch unheard to hear again."""
+    within = (end for start, end in silero.stretches if start <= word.start < end)
+    return min(word.end, next(within, word.end))
 
 
 def likest_lines(stretches: list[tuple[float, float]], seconds: float) -> list[tuple[float, float]]:
