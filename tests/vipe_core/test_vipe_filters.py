@@ -111,3 +111,13 @@ def test_filter_of_a_missing_folder_is_one_line_and_exit_code_2(tmp_path, capsys
     assert main(["filter", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_filter_of_a_file_given_as_its_lyrics_folder_says_it_is_no_folder(tmp_path, capsys):
+    """Round 10: `vipe filter dup.jsonl --out dup.jsonl` said the output "lies in the lyrics folder dup.jsonl"."""
+    (given := tmp_path / "dup.jsonl").write_text("{}\n")
+    assert main(["filter", str(given), "--out", str(given)]) == 2
+    assert (
+        capsys.readouterr().err == f"vipe filter: {given} is not a folder of lyrics (run `vipe collect` to make one).\n"
+    )
+    assert given.read_text() == "{}\n"
