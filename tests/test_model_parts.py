@@ -189,8 +189,9 @@ def test_a_tiny_decoder_folder_of_fp16_weights_alone_loads_as_a_picture_models_d
     AutoencoderTiny().to(torch.float16).save_pretrained(half := tmp_path / "taesd", variant="fp16")
     with pytest.raises(OSError):
         AutoencoderTiny.from_pretrained(half)
-    decoder = pretrained(AutoencoderTiny, str(half), None, dtype=torch.float32)
-    assert {p.dtype for p in decoder.parameters()} == {torch.float32}
+    for dtype in (torch.float32, torch.bfloat16):  # (the run's compute precision: float32 here, half on a GPU)
+        decoder = pretrained(AutoencoderTiny, str(half), None, dtype=dtype)
+        assert {p.dtype for p in [*decoder.parameters(), *decoder.buffers()] if p.is_floating_point()} == {dtype}
 
 
 def test_a_checkpoint_file_missing_layers_is_refused_naming_the_part(standin_hub, tmp_path):
