@@ -12,6 +12,7 @@ import torch
 from musicvid.delivery.upscale import Upscaler
 from musicvid.memory.plan import batched_as_planned, plan_memory, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models import registry as registry_module
+from musicvid.models import sizes
 from musicvid.models.footprint import UPSCALER_ROLES, role_weights_gb
 from musicvid.models.loading import load_upscaler
 from musicvid.models.precision import Precision
@@ -23,6 +24,7 @@ from musicvid.settings.presets import PRESETS, TINY, UPSCALE_BATCH
 from musicvid.settings.render import DEFAULT_BATCH, RenderSettings
 from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, run
+from tests.standins.upscaler import realesrgan_files, realesrgan_general_files
 
 
 @pytest.fixture(scope="module")
@@ -276,3 +278,16 @@ def test_with_fast_the_plan_upscales_by_the_compact_network_in_far_less():
         upscale[fast] = plan.stage("upscale")
     assert upscale[True].batch("frames") == upscale[False].batch("frames") == UPSCALE_BATCH  # 80 GB: room for all
     assert upscale[True].peak_gb < upscale[False].peak_gb / 3
+
+
+@pytest.mark.parametrize("files", [realesrgan_files, realesrgan_general_files])
+def test_an_upscaler_file_is_planned_by_the_network_it_holds(capsys, song, tmp_path, files):
+    """`plan` refused every --upscaler file, which the render takes, as a model it could not size (round 11)."""
+    [(name, data)] = files().items()
+    (upscaler := tmp_path / name).write_bytes(data)
+    plan = planned(capsys, song, "--resolution", "720p", "--upscaler", upscaler, "--gpu-memory", "24")
+    assert weights_of(plan, "upscale", "upscaler")["name"] == str(upscaler)
+    loaded = load_upscaler(str(upscaler), torch.device("cpu"))
+    held = sum(t.numel() for t in [*loaded.model.parameters(), *loaded.model.buffers()])
+    assert sizes.counted("upscaler", str(upscaler))["upscaler"][0] == held > 0
+    assert sizes.upscaler_scale(str(upscaler)) == loaded.scale == 4

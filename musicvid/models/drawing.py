@@ -213,8 +213,7 @@ def check_reference_adapter(name: str, family: str) -> None:
     if not found:
         refuse_offline("--ip-adapter", name, where, Path(subfolder, weights).as_posix())
         return
-    if found.lower().endswith(SUFFIX):  # an older .bin is read as it loads
-        check_adapter(Path(found), named, family)
+    check_adapter(Path(found), named, family)
     encoder = Path(found).parent / "image_encoder"
     if local and not (encoder / "config.json").is_file():
         raise UserError(
@@ -225,8 +224,7 @@ def check_reference_adapter(name: str, family: str) -> None:
         from transformers import CLIPVisionModelWithProjection
 
         check_folder_fit(encoder, CLIPVisionModelWithProjection, f"{named}'s image encoder {encoder}")
-        if found.lower().endswith(SUFFIX):
-            check_encoder_widths(Path(found), named, encoder)
+        check_encoder_widths(Path(found), named, encoder)
 
 
 def adapter_identity(name: str) -> str:

@@ -24,7 +24,7 @@ from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
 from musicvid.models.single_file import header, is_single_file, kind_of, read_header, torch_archive, trained_with
-from musicvid.models.weights_files import impossible_number, silenced
+from musicvid.models.weights_files import impossible_number, silenced, weights_variants
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
     CONFIG_REPOSITORIES,
@@ -162,18 +162,18 @@ def pipeline_class(family: str) -> tuple[type, dict]:
 
 def pretrained(kind, name: str, variant: str | None, **kwargs):
     """`kind.from_pretrained(name, **kwargs)` with the weights `variant` asked (None: the full weights), else the
-    other: a repository without the variant asked, its full weights; a folder of fp16 weights alone (as
-    save_pretrained(variant="fp16") and many hub copies keep them), those; either cast on loading."""
-    try:
-        return kind.from_pretrained(name, variant=variant, **kwargs)
-    except (OSError, ValueError) as error:
-        failed = error
-    try:
-        return kind.from_pretrained(name, variant=None if variant else HALF_VARIANT, **kwargs)
-    except (OSError, ValueError):
-        if variant is None:  # (why the full weights failed says more than that there is no variant)
-            raise failed from None
-        raise
+    full weights, else each variant a folder holds them in (a hub name: fp16's): a repository without the variant
+    asked, its full weights; a folder of fp16 or bf16 weights alone (as save_pretrained(variant=...) and many hub
+    copies keep them), those; either cast on loading. None loading, why the full weights did not."""
+    folder = Path(name).expanduser()
+    held = weights_variants(folder) if folder.is_dir() else [HALF_VARIANT]
+    failure = None
+    for each in dict.fromkeys([variant, None, *held]):
+        try:
+            return kind.from_pretrained(name, variant=each, **kwargs)
+        except (OSError, ValueError) as error:
+            failure = error if each is None else failure
+    raise failure
 
 
 def load_diffusion(name: str, device: torch.device, precision: Precision | None = None):
@@ -200,9 +200,8 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
                 if marks := trained_with(header(Path(path), f"--diffusion {name}")):  # (DDIM's config holds them all)
                     pipe.scheduler = diffusers.DDIMScheduler.from_config(pipe.scheduler.config, **marks)
                 return pipe
-            if family in FLOW_FAMILIES:  # (no weights variants to choose between)
-                return kind.from_pretrained(name, dtype=dtype, **extra)
-            return pretrained(kind, name, precision.weights_variant, dtype=dtype, **extra)
+            variant = None if family in FLOW_FAMILIES else precision.weights_variant  # (theirs: bfloat16 whole)
+            return pretrained(kind, name, variant, dtype=dtype, **extra)
 
     pipe = obtain("diffusion", name, load)
     refuse_empty_tensors(pipe, f"--diffusion {name}")
@@ -267,7 +266,7 @@ def load_video_model(name: str, device: torch.device, precision: Precision | Non
 
         kind = getattr(diffusers, VIDEO_FAMILIES[video_family(name)].pipeline)
         with quietly():
-            return kind.from_pretrained(name, dtype=dtype)
+            return pretrained(kind, name, None, dtype=dtype)
 
     dtype = auto_precision(device, precision).video
     pipe = obtain("video", name, load)

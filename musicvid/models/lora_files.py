@@ -196,9 +196,9 @@ ENCODER_WIDTHS = {"image_proj.proj.weight": "projection_dim", "image_proj.proj_i
 
 
 def check_adapter(path: Path, named: str, family: str) -> None:
-    """Refuse an IP-Adapter safetensors file whose header names no image_proj or ip_adapter tensors, or one of another
-    family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention)."""
-    shapes = read_header(path, named)
+    """Refuse an IP-Adapter file (safetensors, or h94's older .bin) that holds no image_proj or ip_adapter tensors,
+    or one of another family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention)."""
+    shapes = adapter_shapes(path, named)
     if not any(key.startswith(("image_proj.", "ip_adapter.")) for key in shapes):
         held = kind_of(shapes) or known_other(shapes) or "no image_proj or ip_adapter tensors"
         raise UserError(f"{named} is not an IP-Adapter: it holds {held}")
@@ -208,10 +208,14 @@ def check_adapter(path: Path, named: str, family: str) -> None:
         raise UserError(f"{named}: an IP-Adapter of {of[1]}, not of {ADAPTED_NAMES[family]}")
 
 
+def adapter_shapes(path: Path, named: str) -> dict[str, list[int]]:
+    return read_header(path, named) if path.suffix.lower() == SUFFIX else archive_shapes(path, named)
+
+
 def check_encoder_widths(path: Path, named: str, encoder: Path) -> None:
     """Refuse an IP-Adapter safetensors file whose image projection reads other widths than the image encoder beside
     it (`encoder`) makes (ENCODER_WIDTHS: SDXL's encoder beside SD 1.5's adapter failed after the storyboard)."""
-    shapes, said = read_header(path, named), json_object(encoder / "config.json", f"{named}'s image encoder")
+    shapes, said = adapter_shapes(path, named), json_object(encoder / "config.json", f"{named}'s image encoder")
     for key, field in ENCODER_WIDTHS.items():
         reads, makes = (shapes.get(key) or [0, 0])[-1], said.get(field)
         if key in shapes and isinstance(makes, int) and reads != makes:

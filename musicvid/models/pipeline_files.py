@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import inspect
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -46,6 +47,8 @@ from musicvid.settings.presets import CONFIG_REPOSITORIES, FAMILY_NAMES, FLOW_FA
 LATENTS = 4  # the channels of Stable Diffusion's and SDXL's latents, which --fast decodes
 UPSCALE = 8  # how many times the latents' size their VAEs' pictures are
 CHECKED: set[tuple] = set()  # the picture models found whole, each by the version of its files
+# The parts a picture model's pipeline draws with (those it may go without: a safety checker, an image encoder)
+DRAWN_WITH = {"unet", "transformer", "vae", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2", "scheduler"}
 # The names each library's from_pretrained gives a model's weights (a variant's: diffusion_pytorch_model.fp16....)
 WEIGHTS_STEMS = {"diffusers": ("diffusion_pytorch_model",), "transformers": ("model", "pytorch_model")}
 
@@ -58,6 +61,7 @@ def check_picture_model(name: str, family: str) -> None:
         if path.is_dir():
             without = [part for part, given in pipeline_class(family)[1].items() if given is None]
             check_pipeline_folder(path, named, without)
+            check_drawing_parts(path, named, family)
             if family not in FLOW_FAMILIES:
                 check_text_to_image(path, named)
         else:
@@ -121,6 +125,17 @@ def check_pipeline_folder(folder: Path, named: str, without: Iterable[str]) -> N
                 f"{named}: its model_index.json names a {part} ({class_name}), and there is no {part}/ folder"
             )
         check_part(folder / part, library, class_name, f"{named}'s {part}")
+
+
+def check_drawing_parts(folder: Path, named: str, family: str) -> None:
+    """Refuse a picture model's folder that goes without a part its pipeline draws with (DRAWN_WITH): diffusers
+    loads an SDXL folder whose model_index.json gives text_encoder_2 as [null, null] (a refiner's, or one saved
+    without it), and its first prompt fails."""
+    kind = pipeline_class(family)[0]
+    index = json_object(folder / "model_index.json", named)
+    for part in sorted(DRAWN_WITH & set(inspect.signature(kind.__init__).parameters)):
+        if not is_part(index.get(part)):
+            raise UserError(f"{named}: its model_index.json gives no {part}, which {kind.__name__} draws with")
 
 
 def check_text_to_image(folder: Path, named: str) -> None:

@@ -307,6 +307,8 @@ def upscaler(name: str) -> dict | None:
     from spandrel.architectures.Compact import Compact
     from spandrel.architectures.ESRGAN import ESRGAN
 
+    if Path(name).is_file():  # (on the meta device, as the plan runs it to measure its activations)
+        return {"upscaler": copy.deepcopy(upscaler_file(name).model).to("meta")}
     if name == REAL_ESRGAN_FAST:
         return {"upscaler": Compact(**published.REAL_ESRGAN_GENERAL_X4V3)}
     sizes = {TINY: tiny.TINY_ESRGAN, REAL_ESRGAN: published.REAL_ESRGAN_X4PLUS}.get(name)
@@ -316,8 +318,20 @@ def upscaler(name: str) -> dict | None:
 def upscaler_scale(name: str) -> int:
     """How many times larger upscaler `name` makes a frame's sides (spandrel's ESRGAN names it scale, Compact
     upscale)."""
+    if Path(name).is_file():
+        return upscaler_file(name).scale
     settings = parts("upscaler", name)["upscaler"].hyperparameters
     return settings["scale"] if "scale" in settings else settings["upscale"]
+
+
+@cache
+def upscaler_file(name: str):
+    """The upscaler file `name` as spandrel loads it, on the CPU: spandrel knows an architecture (ESRGAN, Compact,
+    SPAN, ...) by its weights alone, and upscalers are small (x4plus: 67 MB), read whole by their check anyway."""
+    from musicvid.models.loading import upscaler_model
+
+    with torch.device("cpu"):  # (parts builds on the meta device, which no weights load into)
+        return upscaler_model(Path(name), name)
 
 
 def scorer(name: str) -> dict | None:
@@ -336,7 +350,7 @@ def scorer(name: str) -> dict | None:
 
 # What the plan can size: Whisper's dimensions are in no file of a folder of its (openai-whisper's .pt holds them
 # pickled; CTranslate2's config.json has none)
-SIZED = "the plan knows the presets' models and local folders with a config.json"
+SIZED = "the plan knows the presets' models, local folders with a config.json and upscaler files"
 SIZED_WHISPER = "the plan knows Whisper by its size's name (tiny.en, base, ... large-v3, turbo), not by a folder"
 BUILDERS: dict[str, Callable[[str], dict | None]] = {
     "asr": whisper,

@@ -32,6 +32,23 @@ def safetensors_twin(name: str) -> str:
     return twin.removeprefix("pytorch_") if twin.startswith("pytorch_model") else twin
 
 
+# A weights file saved as a variant, by diffusers' and transformers' names: diffusion_pytorch_model.bf16.safetensors,
+# model.fp16-00001-of-00002.safetensors, diffusion_pytorch_model.safetensors.index.fp16.json
+VARIANT_NAME = re.compile(
+    r"(?:diffusion_pytorch_model|model|pytorch_model)(?:\.safetensors\.index|\.bin\.index)?\.([^.-]+)(?:-\d+-of-\d+)?"
+    r"\.(?:safetensors|bin|json)"
+)
+
+
+def weights_variants(folder: Path) -> list[str]:
+    """The variants a model's folder, or its parts' folders, hold weights in (save_pretrained(variant=...) writes
+    them so: bf16 and fp16 alone, as hub copies keep them)."""
+    if not folder.is_dir():
+        return []
+    names = (path.name for path in (*folder.iterdir(), *folder.glob("*/*")))
+    return sorted({found[1] for name in names if (found := VARIANT_NAME.fullmatch(name))})
+
+
 # How many layers or blocks a model may have (GPT-2 XL has 48, a UNet's block 3): a count past it is refused, not built
 # on the meta device to be counted (a billion layers took minutes, and gigabytes), nor one below 0 (a render's crash)
 MAX_LAYERS = 1000
@@ -77,7 +94,8 @@ def json_object(path: Path, named: str) -> dict:
 def archive_shapes(path: Path, named: str) -> dict[str, list[int]]:
     """The tensors' names and shapes a PyTorch weights file holds, opened on the meta device (no weight read; torch's
     zip archive mapped, an older pickle read op by op) by torch's weights-only unpickler: a pickle that would build
-    anything but tensors (and so could run code as it loads) is refused, not read as it loads after the storyboard."""
+    anything but tensors (and so could run code as it loads) is refused, not read as it loads after the storyboard.
+    A dict of tensors inside it is read as diffusers reads an IP-Adapter's: `image_proj.proj.weight`."""
     import pickle
 
     import torch
@@ -96,9 +114,17 @@ def archive_shapes(path: Path, named: str) -> dict[str, list[int]]:
         ) from None
     except Exception as error:
         raise UserError(f"{named} cannot be read as weights alone ({first_line(error)})") from None
-    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
+    if not isinstance(state, dict):
         raise UserError(f"{named} holds no state dict of tensors")
-    return {str(key): list(tensor.shape) for key, tensor in state.items()}
+    # (an IP-Adapter's holds two, image_proj's and ip_adapter's, as h94/IP-Adapter saves them: named as diffusers does)
+    flat = {
+        f"{outer}.{key}" if isinstance(inner, dict) else outer: tensor
+        for outer, inner in state.items()
+        for key, tensor in (inner.items() if isinstance(inner, dict) else [(None, inner)])
+    }
+    if not all(isinstance(tensor, torch.Tensor) for tensor in flat.values()):
+        raise UserError(f"{named} holds no state dict of tensors")
+    return {str(key): list(tensor.shape) for key, tensor in flat.items()}
 
 
 def shapes_of(path: Path, named: str) -> dict[str, list[int]]:

@@ -1,0 +1,62 @@
+"""Two model files the checks before any work let through, and the render then failed on after the storyboard (round
+11's checkpoints): an IP-Adapter saved as h94/IP-Adapter publishes its adapters, a .bin holding a dict of two dicts
+(no family was read from it), and an SDXL folder whose model_index.json gives text_encoder_2 as [null, null], which
+diffusers loads and the first prompt fails on."""
+
+import json
+
+import pytest
+import torch
+from PIL import Image
+
+from musicvid.core.errors import UserError
+from musicvid.models.lora_files import check_adapter
+from musicvid.models.pipeline_files import check_picture_model
+from musicvid.settings.presets import TINY_XL
+from tests.helpers import make_tone, quick
+from tests.test_model_checks import refused_before_the_work
+
+
+def adapter_bin(path, text_width: int, image_width: int = 16):
+    """An IP-Adapter laid out as h94's .bin files: {"image_proj": {...}, "ip_adapter": {...}} (what diffusers reads)."""
+    image_proj = {"proj.weight": torch.zeros(4 * text_width, image_width), "norm.weight": torch.zeros(text_width)}
+    ip_adapter = {f"1.{k}_ip.weight": torch.zeros(320, text_width) for k in ("to_k", "to_v")}  # (a UNet's first)
+    torch.save({"image_proj": image_proj, "ip_adapter": ip_adapter}, path)
+    return path
+
+
+def test_an_ip_adapter_bin_of_another_family_is_refused_before_any_work(capsys, tmp_path):
+    song = make_tone(tmp_path / "song.wav", 2)
+    Image.new("RGB", (32, 32), "red").save(reference := tmp_path / "ref.png")
+    (tmp_path / "image_encoder").mkdir()  # (beside it, as h94 keeps it: the family is refused first)
+    adapter = adapter_bin(tmp_path / "ip-adapter_sdxl.bin", 2048)
+    argv = quick(song, "--reference", reference, "--ip-adapter", adapter)
+    refused_before_the_work(capsys, tmp_path, argv, "ip-adapter_sdxl.bin: an IP-Adapter of SDXL, not of Stable")
+
+
+def test_an_ip_adapter_bin_is_read_as_its_safetensors_twin(tmp_path):
+    check_adapter(adapter_bin(tmp_path / "sd.bin", 768), "--ip-adapter sd.bin", "sd")
+    with pytest.raises(UserError, match="an IP-Adapter of Stable Diffusion 1.x, not of SDXL"):
+        check_adapter(tmp_path / "sd.bin", "--ip-adapter sd.bin", "sdxl")
+    torch.save({"lora_unet_down_blocks_1.lora_down.weight": torch.zeros(1, 768)}, lora := tmp_path / "lora.bin")
+    with pytest.raises(UserError, match="lora.bin is not an IP-Adapter"):
+        check_adapter(lora, "--ip-adapter lora.bin", "sd")
+    torch.save({"image_proj": {"proj": [1, 2]}}, listed := tmp_path / "listed.bin")
+    with pytest.raises(UserError, match="holds no state dict of tensors"):
+        check_adapter(listed, "--ip-adapter listed.bin", "sd")
+
+
+@pytest.mark.parametrize("entry", [[None, None], None])
+def test_an_sdxl_folder_without_its_second_text_encoder_is_refused_before_any_work(capsys, tmp_path, entry):
+    from musicvid.models.tiny import local_diffusion
+
+    local_diffusion(TINY_XL).save_pretrained(folder := tmp_path / "xl")
+    index = json.loads((folder / "model_index.json").read_text())
+    index.update(text_encoder_2=entry, tokenizer_2=entry)
+    (folder / "model_index.json").write_text(json.dumps({k: v for k, v in index.items() if v is not None}))
+    said = "its model_index.json gives no text_encoder_2, which StableDiffusionXLPipeline draws with"
+    with pytest.raises(UserError, match=said):
+        check_picture_model(str(folder), "sdxl")
+    song = make_tone(tmp_path / "song.wav", 2)
+    capsys.readouterr()  # (the save's progress bars)
+    refused_before_the_work(capsys, tmp_path, quick(song, "--diffusion", folder), said)
