@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Iterable
 
 from vipe_core.atomic import records_in
 from vipe_core.errors import VipeError
-from vipe_core.guards import check_output_kind, refuse_overlap
-from vipe_core.records import ArtistLyrics, CleanSong, RawSong, read_json, record_from, write_jsonl
+from vipe_core.guards import check_output_kind, refuse_foreign, refuse_overlap
+from vipe_core.records import ArtistLyrics, CleanSong, RawSong, read_json, read_jsonl, record_from, write_jsonl
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 SECTION_HEADER = re.compile(r"\[[^\]]*\]")
@@ -139,9 +139,17 @@ def run_filter(lyrics_dir: str | os.PathLike, out: str | os.PathLike, config: Fi
     if not Path(lyrics_dir).is_dir():  # (before the overlap's check, which would call a file given a folder)
         raise VipeError(f"{lyrics_dir} is not a folder of lyrics (run `vipe collect` to make one).")
     refuse_overlap([("--out", out)], scanned=[("the lyrics folder", lyrics_dir)])
+    refuse_foreign(Path(out), filtered_by_vipe, "a lyrics file")
     songs, summary = filter_songs(read_lyrics_dir(lyrics_dir), config)
     write_jsonl(out, songs)
     return summary
+
+
+def filtered_by_vipe(path: Path) -> bool:
+    """Whether `path` holds what `filter` writes, one song a line as CleanSong's fields (none: it kept no song), so that
+    a person's file at --out is never replaced (round 11: a file of notes was emptied, exit 0)."""
+    names = {field.name for field in fields(CleanSong)}
+    return all(isinstance(song, dict) and set(song) == names for song in read_jsonl(path, what="--out"))
 
 
 def format_summary(summary: dict) -> str:

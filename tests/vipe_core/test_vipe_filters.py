@@ -6,6 +6,8 @@ import json
 from collections import Counter
 from dataclasses import asdict
 
+import pytest
+
 from vipe_core.cli import main
 from vipe_core.filters import FilterConfig, clean_lines, filter_songs, words
 from vipe_core.records import ArtistLyrics, RawSong, read_jsonl
@@ -121,3 +123,20 @@ def test_filter_of_a_file_given_as_its_lyrics_folder_says_it_is_no_folder(tmp_pa
         capsys.readouterr().err == f"vipe filter: {given} is not a folder of lyrics (run `vipe collect` to make one).\n"
     )
     assert given.read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("theirs", ["my precious notes\n", '{"song_id": "1", "lines": []}\n', "[1, 2]\n"])
+def test_filter_replaces_only_a_file_it_wrote_at_its_out(tmp_path, capsys, theirs):
+    """Round 11: `vipe filter lyrics --out mynotes.txt` emptied a person's notes, exit 0."""
+    (lyrics := tmp_path / "lyrics").mkdir()
+    (lyrics / "a.json").write_text(json.dumps(asdict(ArtistLyrics("A", "1", [song("1", rich(3))]))))  # kept: none
+    (out := tmp_path / "notes.txt").write_text(theirs)
+    assert main(["filter", str(lyrics), "--out", str(out)]) == 2
+    said = f"vipe filter: {out} is not a lyrics file vipe wrote; move it away or choose another --out.\n"
+    assert capsys.readouterr().err == said and out.read_text() == theirs
+    out.unlink()
+    for _ in range(2):  # its own (empty: it kept no song), then one with a song, each replaced
+        assert main(["filter", str(lyrics), "--out", str(out)]) == 0 and out.read_text() == ""
+    assert main(["filter", str(lyrics), "--out", str(out), "--min-rich-lines", "3"]) == 0
+    assert main(["filter", str(lyrics), "--out", str(out), "--min-rich-lines", "3"]) == 0
+    assert [row["song_id"] for row in read_jsonl(out)] == ["1"]
