@@ -24,6 +24,7 @@ from musicvid.settings.presets import PRESETS, TINY, UPSCALE_BATCH
 from musicvid.settings.render import DEFAULT_BATCH, RenderSettings
 from musicvid.settings.song import SongRequest
 from tests.helpers import make_tone, run
+from tests.standins.hub import write_repo
 from tests.standins.upscaler import realesrgan_files, realesrgan_general_files
 
 
@@ -281,13 +282,21 @@ def test_with_fast_the_plan_upscales_by_the_compact_network_in_far_less():
 
 
 @pytest.mark.parametrize("files", [realesrgan_files, realesrgan_general_files])
-def test_an_upscaler_file_is_planned_by_the_network_it_holds(capsys, song, tmp_path, files):
-    """`plan` refused every --upscaler file, which the render takes, as a model it could not size (round 11)."""
+@pytest.mark.parametrize("where", ["here", "cache"])
+def test_an_upscaler_file_is_planned_by_the_network_it_holds(capsys, song, tmp_path, monkeypatch, files, where):
+    """`plan` refused every --upscaler file, which the render takes, as a model it could not size (round 11): a file
+    here, or a hub file in the cache that is none of the presets."""
+    import huggingface_hub.constants
+
     [(name, data)] = files().items()
     (upscaler := tmp_path / name).write_bytes(data)
-    plan = planned(capsys, song, "--resolution", "720p", "--upscaler", upscaler, "--gpu-memory", "24")
-    assert weights_of(plan, "upscale", "upscaler")["name"] == str(upscaler)
+    if where == "cache":
+        write_repo(tmp_path / "hub", "someone/upscalers", {name: data})
+        monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    given = str(upscaler) if where == "here" else f"someone/upscalers/{name}"
+    plan = planned(capsys, song, "--resolution", "720p", "--upscaler", given, "--gpu-memory", "24")
+    assert weights_of(plan, "upscale", "upscaler")["name"] == given
     loaded = load_upscaler(str(upscaler), torch.device("cpu"))
     held = sum(t.numel() for t in [*loaded.model.parameters(), *loaded.model.buffers()])
-    assert sizes.counted("upscaler", str(upscaler))["upscaler"][0] == held > 0
-    assert sizes.upscaler_scale(str(upscaler)) == loaded.scale == 4
+    assert sizes.counted("upscaler", given)["upscaler"][0] == held > 0
+    assert sizes.upscaler_scale(given) == loaded.scale == 4

@@ -22,6 +22,7 @@ from musicvid.core.errors import UserError
 from musicvid.models import published, tiny, tiny_video
 from musicvid.models.families import diffusion_family
 from musicvid.models.internals import htdemucs, whisper_halves
+from musicvid.models.local_names import cached_file
 from musicvid.models.readback import GB
 from musicvid.models.single_file import is_single_file, single_file_family
 from musicvid.models.tiny_flow import TINY_FLOW, flow_classes, flow_modules, qwen3_config, tiny_qwen3_tokenizer
@@ -307,31 +308,36 @@ def upscaler(name: str) -> dict | None:
     from spandrel.architectures.Compact import Compact
     from spandrel.architectures.ESRGAN import ESRGAN
 
-    if Path(name).is_file():  # (on the meta device, as the plan runs it to measure its activations)
-        return {"upscaler": copy.deepcopy(upscaler_file(name).model).to("meta")}
     if name == REAL_ESRGAN_FAST:
         return {"upscaler": Compact(**published.REAL_ESRGAN_GENERAL_X4V3)}
-    sizes = {TINY: tiny.TINY_ESRGAN, REAL_ESRGAN: published.REAL_ESRGAN_X4PLUS}.get(name)
-    return sizes and {"upscaler": ESRGAN(**sizes)}
+    if sizes := {TINY: tiny.TINY_ESRGAN, REAL_ESRGAN: published.REAL_ESRGAN_X4PLUS}.get(name):
+        return {"upscaler": ESRGAN(**sizes)}
+    loaded = upscaler_file(name)  # (on the meta device, as the plan runs it to measure its activations)
+    return loaded and {"upscaler": copy.deepcopy(loaded.model).to("meta")}
 
 
 def upscaler_scale(name: str) -> int:
     """How many times larger upscaler `name` makes a frame's sides (spandrel's ESRGAN names it scale, Compact
     upscale)."""
-    if Path(name).is_file():
-        return upscaler_file(name).scale
+    if loaded := upscaler_file(name):
+        return loaded.scale
     settings = parts("upscaler", name)["upscaler"].hyperparameters
     return settings["scale"] if "scale" in settings else settings["upscale"]
 
 
 @cache
 def upscaler_file(name: str):
-    """The upscaler file `name` as spandrel loads it, on the CPU: spandrel knows an architecture (ESRGAN, Compact,
-    SPAN, ...) by its weights alone, and upscalers are small (x4plus: 67 MB), read whole by their check anyway."""
+    """The upscaler file `name` (a file here, or a hub file, org/name/file.pth, in the cache; else None) as spandrel
+    loads it, on the CPU: spandrel knows an architecture (ESRGAN, Compact, SPAN, ...) by its weights alone, and
+    upscalers are small (x4plus: 67 MB), read whole by their check anyway. The presets are sized as published."""
     from musicvid.models.loading import upscaler_model
 
+    repo, _, file = name.rpartition("/")
+    found = Path(name) if Path(name).is_file() else (repo.count("/") == 1 and cached_file(repo, file))
+    if name in (TINY, REAL_ESRGAN, REAL_ESRGAN_FAST) or not found:
+        return None
     with torch.device("cpu"):  # (parts builds on the meta device, which no weights load into)
-        return upscaler_model(Path(name), name)
+        return upscaler_model(Path(found), name)
 
 
 def scorer(name: str) -> dict | None:
