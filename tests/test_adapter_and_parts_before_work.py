@@ -1,7 +1,8 @@
-"""Two model files the checks before any work let through, and the render then failed on after the storyboard (round
-11's checkpoints): an IP-Adapter saved as h94/IP-Adapter publishes its adapters, a .bin holding a dict of two dicts
-(no family was read from it), and an SDXL folder whose model_index.json gives text_encoder_2 as [null, null], which
-diffusers loads and the first prompt fails on."""
+"""Model files the checks before any work let through, and the render then failed on after the storyboard (round 11's
+checkpoints): an IP-Adapter saved as h94/IP-Adapter publishes its adapters, a .bin holding a dict of two dicts (no
+family was read from it); an SDXL folder whose model_index.json gives text_encoder_2 as [null, null], which diffusers
+loads and the first prompt fails on; a Z-Image LoKr in LyCORIS's own module names, which diffusers renames for FLUX.2
+klein alone."""
 
 import json
 
@@ -10,7 +11,7 @@ import torch
 from PIL import Image
 
 from musicvid.core.errors import UserError
-from musicvid.models.lora_files import check_adapter
+from musicvid.models.lora_files import check_adapter, check_lycoris
 from musicvid.models.pipeline_files import check_picture_model
 from musicvid.settings.presets import TINY_XL
 from tests.helpers import make_tone, quick
@@ -60,3 +61,20 @@ def test_an_sdxl_folder_without_its_second_text_encoder_is_refused_before_any_wo
     song = make_tone(tmp_path / "song.wav", 2)
     capsys.readouterr()  # (the save's progress bars)
     refused_before_the_work(capsys, tmp_path, quick(song, "--diffusion", folder), said)
+
+
+def test_a_lokr_in_lycoris_names_is_refused_for_z_image_and_taken_for_klein():
+    lycoris = {"lycoris_layers_0_attention_to_q.lokr_w1": [2, 2], "lycoris_layers_0_attention_to_q.lokr_w2": [8, 8]}
+    with pytest.raises(UserError, match="^--lora z is a LoKr in LyCORIS's own module names .lycoris_...., which"):
+        check_lycoris(lycoris, "--lora z", "zimage")
+    check_lycoris(lycoris, "--lora z", "klein")
+    check_lycoris(
+        {
+            k.replace("lycoris_layers_0_attention_to_q", "diffusion_model.layers.0.attention.to_q"): v
+            for k, v in lycoris.items()
+        },
+        "--lora z",
+        "zimage",
+    )
+    with pytest.raises(UserError, match="which diffusers loads only into FLUX.2 klein: give a LoRA"):
+        check_lycoris(lycoris, "--lora z", "sd")

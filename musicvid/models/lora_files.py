@@ -26,6 +26,7 @@ from musicvid.settings.presets import FAMILY_NAMES
 # LyCORIS's kinds of adapter by their names, and the families whose LoRA loaders in diffusers convert a LoKr
 LYCORIS = {".lokr_": "LoKr", ".hada_": "LoHa"}
 LOKR_FAMILIES = frozenset({"zimage", "klein"})
+LYCORIS_NAMES = "lycoris_"  # LyCORIS's own names of the modules it adapts (lycoris_layers_0_attention_to_q)
 # A LoRA layer's two matrices, down and up, in kohya's names, peft's and diffusers' attention processors'
 LORA_HALVES = ((".lora_down.", ".lora_up."), (".lora_A.", ".lora_B."), ("lora.down.", "lora.up."))
 # A LoRA's family, by its names in any layout (kohya's `lora_unet_` with underscores, diffusers' and peft's `unet.`,
@@ -131,9 +132,17 @@ def attention_without_out(shapes: dict[str, list[int]]) -> str | None:
 
 def check_lycoris(shapes: dict[str, list[int]], named: str, family: str | None) -> None:
     """Refuse a LyCORIS file diffusers cannot load into `family` (None: any): a LoHa into none, a LoKr but into
-    Z-Image's or FLUX.2 klein's transformer; it would fail after the storyboard, saying its keys were not renamed."""
+    Z-Image's or FLUX.2 klein's transformer, and one in LyCORIS's own module names but into klein's (diffusers renames
+    Z-Image's from its modules' names alone); it would fail after the storyboard, saying its keys were not renamed."""
     held = next((kind for part, kind in LYCORIS.items() if any(part in key for key in shapes)), None)
     takes = LOKR_FAMILIES if held == "LoKr" else frozenset()
+    if held == "LoKr" and any(key.startswith(LYCORIS_NAMES) for key in shapes):
+        takes = takes & {"klein"}
+        if family == "zimage":
+            raise UserError(
+                f"{named} is a LoKr in LyCORIS's own module names ({LYCORIS_NAMES}...), which diffusers converts for "
+                "FLUX.2 klein alone: give Z-Image's in its modules' names (diffusion_model.layers.0.attention.to_q...)"
+            )
     if held is None or family is None or family in takes:
         return
     where = f"only into {' and '.join(FAMILY_NAMES[f] for f in sorted(takes))}" if takes else "into no picture model"
