@@ -109,10 +109,17 @@ class SongFailed(Exception):
         self.detail = detail
 
 
+USAGE_FILE = "usage.json"  # the token and cost tally
+OWN_NAMES = {Path(USAGE_FILE).stem}  # the stems of the label folder's own .json files
+
+
 def song_file(folder: Path, song_id: str) -> Path:
+    """The file a song's labels are kept in: <song_id>.json, where the id is a plain name of its own; else the id
+    made one, with its hash: a character no file name holds, a hidden name (build reads none, and `.musicvid-…` is a
+    temporary's, swept), or the folder's own bookkeeping's (usage.json: a song `usage` was written over by the tally)."""
     safe = re.sub(r"[^\w.-]", "_", song_id)
-    if safe != song_id:
-        safe += "-" + hashlib.sha1(song_id.encode()).hexdigest()[:8]
+    if safe != song_id or safe.startswith(".") or safe.lower() in OWN_NAMES:
+        safe = safe.lstrip(".") + "-" + hashlib.sha1(song_id.encode()).hexdigest()[:8]
     return folder / f"{safe}.json"
 
 
@@ -235,7 +242,7 @@ def _label_todo(
     config: TeacherConfig, role: str, out_dir: Path, todo: list[CleanSong], summary: dict, progress: bool
 ) -> None:
     """Label `todo` in parallel, counting into `summary` and keeping the usage tally after every answer."""
-    failed_path, usage_path = out_dir / "failed.jsonl", out_dir / "usage.json"
+    failed_path, usage_path = out_dir / "failed.jsonl", out_dir / USAGE_FILE
     usage_before = read_json(usage_path, "the usage tally") if usage_path.exists() else {}
     # the tally kept at every answer: a run killed between an answer saved and its song done still counts it
     client = ChatClient(config, role, counted=lambda usage: _merge_usage(usage_path, usage_before, usage, config))

@@ -321,3 +321,22 @@ def test_an_answer_too_large_is_refused_and_an_echoed_key_is_not_kept(tmp_path):
     assert any("more than 4 MB" in detail for detail in details)
     echoed = next(detail for detail in details if "more than 4 MB" not in detail)  # (a port may hold "400")
     assert "test-key" not in echoed and "A1b2C3d4E5f6G7h8I9j0" not in echoed and "bad request from [key]" in echoed
+
+
+def test_a_song_named_as_the_folders_bookkeeping_or_hidden_is_labelled_and_built(tmp_path):
+    """Round 11: a song `usage` was written over by the tally (usage.json), and songs `.x` and `.musicvid-1.y` were
+    kept in hidden files that build reads none of; each run said they were labelled."""
+    from dataclasses import replace
+
+    from vipe_core.canvas import rows_from_canvas
+
+    ids = ["usage", "Usage", ".x", ".musicvid-1.y", "plain"]
+    write_jsonl(lyrics := tmp_path / "odd.jsonl", [replace(s, song_id=i) for s, i in zip(make_songs(5), ids)])
+    with ChatServer() as server:
+        assert run_label(lyrics, canvas := tmp_path / "canvas", config(server), progress=False)["labelled"] == 5
+        asked = len(server.hits)
+        assert run_label(lyrics, canvas, config(server), progress=False)["already_labelled"] == 5
+        assert len(server.hits) == asked  # (nothing asked again)
+    assert sorted({row.song_id for row in rows_from_canvas(canvas)}) == sorted(ids)
+    assert not [path.name for path in canvas.glob(".*.json")] and labelled(canvas, "plain")["song_id"] == "plain"
+    assert read_json(canvas / "usage.json")["requests"] == asked
