@@ -2,7 +2,7 @@
 checkpoints): an IP-Adapter saved as h94/IP-Adapter publishes its adapters, a .bin holding a dict of two dicts (no
 family was read from it); an SDXL folder whose model_index.json gives text_encoder_2 as [null, null], which diffusers
 loads and the first prompt fails on; a Z-Image LoKr in LyCORIS's own module names, which diffusers renames for FLUX.2
-klein alone."""
+klein alone; a LoRA of SDXL's refiner (kohya's lora_te2_, as SDXL's), given to SDXL."""
 
 import json
 
@@ -11,11 +11,12 @@ import torch
 from PIL import Image
 
 from musicvid.core.errors import UserError
-from musicvid.models.lora_files import check_adapter, check_lycoris
+from musicvid.models.lora_files import check_adapter, check_lora, check_lycoris
 from musicvid.models.pipeline_files import check_picture_model
 from musicvid.settings.presets import TINY_XL
 from tests.helpers import make_tone, quick
 from tests.test_model_checks import refused_before_the_work
+from tests.test_model_files_before_work import KOHYA, written
 
 
 def adapter_bin(path, text_width: int, image_width: int = 16):
@@ -78,3 +79,14 @@ def test_a_lokr_in_lycoris_names_is_refused_for_z_image_and_taken_for_klein():
     )
     with pytest.raises(UserError, match="which diffusers loads only into FLUX.2 klein: give a LoRA"):
         check_lycoris(lycoris, "--lora z", "sd")
+
+
+def test_a_lora_of_sdxls_refiner_is_refused_for_sdxl_by_the_width_its_text_reads(tmp_path):
+    te2 = "lora_te2_text_model_encoder_layers_0_self_attn_{}_proj.lora_down.weight"
+    refiner = {KOHYA.format("input_blocks_4_1"): (4, 1280), **{te2.format(p): (4, 1280) for p in "qkv"}}
+    refiner[te2.format("out")] = (4, 1280)
+    written(lora := tmp_path / "refiner.safetensors", refiner)
+    with pytest.raises(UserError, match="^--lora r: a LoRA of SDXL's refiner, not of SDXL$"):
+        check_lora(lora, "--lora r", "sdxl")
+    written(lora, {**refiner, KOHYA.format("input_blocks_4_1"): (4, 2048)})  # (SDXL's: its text 2048 wide)
+    check_lora(lora, "--lora r", "sdxl")

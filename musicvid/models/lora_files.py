@@ -38,10 +38,11 @@ LORA_HALVES = ((".lora_down.", ".lora_up."), (".lora_A.", ".lora_B."), ("lora.do
 UNET_BLOCKS = re.compile(r"(^|[._])(down_blocks|up_blocks|mid_block|input_blocks|output_blocks|middle_block)[._]")
 CROSS_ATTENTION_DOWN = re.compile(r"attn2[._](processor[._])?to_[kv](_lora)?[._]((lora[._])?down|lora_A)\.weight$")
 # (Stable Diffusion 2.x is no preset's family: its folders are drawn as SD's, by the same pipeline class, but take
-# only its own LoRAs and IP-Adapters: adapted_family)
-ADAPTED_NAMES = {**FAMILY_NAMES, "sd2": "Stable Diffusion 2.x"}
-CROSS_ATTENTION_WIDTHS = {
-    width: (family, ADAPTED_NAMES[family]) for width, family in ((768, "sd"), (1024, "sd2"), (2048, "sdxl"))
+# only its own LoRAs and IP-Adapters: adapted_family; SDXL's refiner draws over a picture, and its folders are refused)
+ADAPTED_NAMES = {**FAMILY_NAMES, "sd2": "Stable Diffusion 2.x", "sdxl-refiner": "SDXL's refiner"}
+CROSS_ATTENTION_WIDTHS = {  # (the refiner reads OpenCLIP bigG's 1280 alone: its LoRAs are kohya's lora_te2_, as SDXL's)
+    width: (family, ADAPTED_NAMES[family])
+    for width, family in ((768, "sd"), (1024, "sd2"), (2048, "sdxl"), (1280, "sdxl-refiner"))
 }
 TEXT_ENCODER_MARKS = {
     "lora_te_": ("sd", FAMILY_NAMES["sd"]),
