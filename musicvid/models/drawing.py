@@ -18,11 +18,18 @@ from musicvid.models.families import diffusion_family, video_family
 from musicvid.models.kinds import MODEL_KINDS, as_unavailable, first_line, obtain
 from musicvid.models.loading import auto_precision, load_diffusion, pretrained, quietly
 from musicvid.models.local_names import WEIGHT_SUFFIXES, cached_file, check_not_missing, refuse_offline
-from musicvid.models.lora_files import PEFT_PREFIX, adapted_family, check_adapter, check_encoder_widths, check_lora
+from musicvid.models.lora_files import (
+    PEFT_PREFIX,
+    adapted_family,
+    check_adapter,
+    check_image_encoder,
+    check_lora,
+    encoder_folder,
+    image_encoder_of,
+)
 from musicvid.models.pipeline_files import check_fast_decoder, check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
 from musicvid.models.single_file import SUFFIX, read_header
-from musicvid.models.vipe_files import check_folder_fit
 from musicvid.models.weights_files import silenced
 from musicvid.settings.geometry import drawn_size, size_text
 from musicvid.settings.loras import Loras
@@ -194,8 +201,10 @@ def load_reference_adapter(pipe, name: str) -> None:
         pipe.load_ip_adapter(adapter, subfolder="", weight_name="", image_encoder_folder=None)
     else:
         where, subfolder, weights = adapter_parts(name)
+        found = name if Path(name).is_file() else cached_file(where, Path(subfolder, weights).as_posix())
+        encoder = encoder_folder(Path(found), subfolder, f"--ip-adapter {name}") if found else "image_encoder"
         with as_unavailable("reference adapter", name):
-            pipe.load_ip_adapter(where, subfolder=subfolder, weight_name=weights)
+            pipe.load_ip_adapter(where, subfolder=subfolder, weight_name=weights, image_encoder_folder=encoder)
     # published in float16: the adapter's layers and encoder take the pipeline's own dtype
     pipe.unet.to(pipe.dtype)
     pipe.image_encoder.to(pipe.device, pipe.dtype)
@@ -214,17 +223,7 @@ def check_reference_adapter(name: str, family: str) -> None:
         refuse_offline("--ip-adapter", name, where, Path(subfolder, weights).as_posix())
         return
     check_adapter(Path(found), named, family)
-    encoder = Path(found).parent / "image_encoder"
-    if local and not (encoder / "config.json").is_file():
-        raise UserError(
-            f"{named}: there is no image_encoder/config.json beside it, the image encoder an IP-Adapter is loaded "
-            "with (h94/IP-Adapter's layout)"
-        )
-    if (encoder / "config.json").is_file():  # (a hub file's, where the cache holds it)
-        from transformers import CLIPVisionModelWithProjection
-
-        check_folder_fit(encoder, CLIPVisionModelWithProjection, f"{named}'s image encoder {encoder}")
-        check_encoder_widths(Path(found), named, encoder)
+    check_image_encoder(Path(found), named, local)
 
 
 def adapter_identity(name: str) -> str:
@@ -232,7 +231,7 @@ def adapter_identity(name: str) -> str:
     encoder beside it (image_encoder/, which it is loaded with) hold."""
     if not Path(name).is_file():
         return name
-    return f"{weights_identity(name)}+{weights_identity(str(Path(name).parent / 'image_encoder'))}"
+    return f"{weights_identity(name)}+{weights_identity(str(image_encoder_of(Path(name), f'--ip-adapter {name}')))}"
 
 
 @dataclass(frozen=True)

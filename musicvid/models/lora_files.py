@@ -5,6 +5,7 @@ only in part, once the storyboard is made."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from musicvid.models.single_file import (
     read_header,
     written_suffix,
 )
+from musicvid.models.vipe_files import check_folder_fit
 from musicvid.models.weights_files import archive_shapes, json_object
 from musicvid.settings.presets import FAMILY_NAMES
 
@@ -222,14 +224,50 @@ def adapter_shapes(path: Path, named: str) -> dict[str, list[int]]:
     return read_header(path, named) if path.suffix.lower() == SUFFIX else archive_shapes(path, named)
 
 
-def check_encoder_widths(path: Path, named: str, encoder: Path) -> None:
-    """Refuse an IP-Adapter safetensors file whose image projection reads other widths than the image encoder beside
-    it (`encoder`) makes (ENCODER_WIDTHS: SDXL's encoder beside SD 1.5's adapter failed after the storyboard)."""
+def check_image_encoder(path: Path, named: str, local: bool) -> None:
+    """Refuse the IP-Adapter file `path` (`local`: given as a file here, not the cache's copy of a hub file) without
+    its image encoder (image_encoder_of), or with one whose weights do not fill the encoder its config describes, or
+    that makes other widths than the adapter reads (ENCODER_WIDTHS: SDXL's encoder beside SD 1.5's adapter failed
+    after the storyboard)."""
+    encoder = image_encoder_of(path, named)
+    if local and not (encoder / "config.json").is_file():
+        raise UserError(
+            f"{named}: there is no image_encoder/config.json beside it, the image encoder an IP-Adapter is loaded "
+            "with (h94/IP-Adapter's layout)"
+        )
+    if (encoder / "config.json").is_file():  # (a hub file's, where the cache holds it)
+        from transformers import CLIPVisionModelWithProjection
+
+        check_folder_fit(encoder, CLIPVisionModelWithProjection, f"{named}'s image encoder {encoder}")
+        if why := encoder_misfit(path, named, encoder):
+            raise UserError(why)
+
+
+def encoder_misfit(path: Path, named: str, encoder: Path) -> str | None:
+    """Why the image encoder `encoder` does not fit the IP-Adapter file `path`, in a sentence; None where it does."""
     shapes, said = adapter_shapes(path, named), json_object(encoder / "config.json", f"{named}'s image encoder")
     for key, field in ENCODER_WIDTHS.items():
         reads, makes = (shapes.get(key) or [0, 0])[-1], said.get(field)
         if key in shapes and isinstance(makes, int) and reads != makes:
-            raise UserError(
-                f"{named} reads image embeddings {reads} wide ({key}), where the image encoder beside it makes them "
+            return (
+                f"{named} reads image embeddings {reads} wide ({key}), where the image encoder {encoder} makes them "
                 f"{makes} wide (its config.json's {field}): another model's encoder"
             )
+    return None
+
+
+def image_encoder_of(path: Path, named: str) -> Path:
+    """The image encoder the IP-Adapter file `path` is loaded with: image_encoder/ beside it; but where that one does
+    not fit it and h94/IP-Adapter's SD 1.5 encoder does (models/image_encoder/, beside the folder the file is in: the
+    ViT-H that its sdxl_models/*_vit-h adapters, the most used SDXL ones, read), that one."""
+    beside, h94 = path.parent / "image_encoder", path.parent.parent / "models" / "image_encoder"
+    if not all((encoder / "config.json").is_file() for encoder in (beside, h94)) or h94 == beside:
+        return beside
+    return h94 if encoder_misfit(path, named, beside) and not encoder_misfit(path, named, h94) else beside
+
+
+def encoder_folder(path: Path, subfolder: str, named: str) -> str:
+    """The image encoder of the IP-Adapter file `path` (in `subfolder` of its repository or folder) as diffusers'
+    load_ip_adapter names it: a folder's name inside `subfolder`, or a path from the repository's root."""
+    relative = os.path.relpath(image_encoder_of(path, named), path.parent)
+    return os.path.normpath(os.path.join(subfolder, relative))
