@@ -21,6 +21,7 @@ import pytest
 from musicvid.core.assets import DEMO_SONG
 from musicvid.core.errors import Cancelled, UserError
 from musicvid.lyrics.transcript import Line, Transcript
+from musicvid.models.readback import GB
 from musicvid.settings.song import SongRequest
 from musicvid.storyboard import make
 from tests.helpers import run
@@ -278,7 +279,7 @@ def test_one_presets_models_are_kept_at_a_time(jobs):
 def test_what_jobs_hold_is_bounded_the_least_recently_used_removed_first(tmp_path, monkeypatch):
     """A job was aged by its folder's time, which a render (writing deeper) leaves: the job a person was still
     editing and rendering went first."""
-    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs", max_jobs_gb=3.5 * SONG_BYTES / 2**30))
+    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs", max_jobs_gb=3.5 * SONG_BYTES / GB))
     made = []
     for age in (4, 3, 2):  # hours ago: the first is the oldest
         made.append(jobs.new(str(DEMO_SONG), SESSION)[0])
@@ -293,17 +294,34 @@ def test_what_jobs_hold_is_bounded_the_least_recently_used_removed_first(tmp_pat
         jobs.song(made[1], SESSION)  # (its storyboard still on the page: "make the storyboard first" said nothing)
     with pytest.raises(UserError, match="^make the storyboard first"):
         jobs.song(made[1], "another-browser")  # (nothing said of a job not its own)
-    small = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "small", max_jobs_gb=SONG_BYTES / 2 / 2**30))
+    small = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "small", max_jobs_gb=SONG_BYTES / 2 / GB))
     with pytest.raises(UserError, match="^the song is too big for this page, which keeps"):
         small.new(str(DEMO_SONG), SESSION)
     assert list(small.root.iterdir()) == []
+
+
+def test_after_each_press_the_jobs_are_bounded_again_but_for_the_one_pressed(tmp_path, monkeypatch):
+    """Room was made for a new job's song alone: what its render wrote later (frames, the video) was counted nowhere,
+    and two jobs held 1.4 times --max-jobs-gb (round 11)."""
+    monkeypatch.setattr(handlers.Workdir, "storyboard", property(lambda workdir: DEMO_SONG))  # (each has one)
+    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, max_jobs_gb=3.5 * SONG_BYTES / GB))
+    older, _ = jobs.new(str(DEMO_SONG), SESSION)
+    newer, _ = jobs.new(str(DEMO_SONG), "another-browser")
+    os.utime(jobs.root / older / JOB_MARK, (time.time() - 60,) * 2)
+    for written in (2, 5):  # the render's results: the pressed job within the bound with the other, then alone past it
+        with jobs.models(threading.Event()):
+            jobs.song(older, SESSION)  # pressed on: the one used last
+            (jobs.root / older / f"render-{written}.bin").write_bytes(bytes(written * SONG_BYTES))
+        assert sorted(p.name for p in jobs.root.iterdir()) == [older]
+    with pytest.raises(UserError, match="^this page removed the job, to make room for newer ones"):
+        jobs.song(newer, "another-browser")
 
 
 def test_a_page_never_removes_a_job_another_page_on_its_jobs_folder_holds(tmp_path):
     """Two pages on one --jobs-dir (each page's default): the second's clean-up removed the first's job as it
     rendered, which then wrote on into a folder without the page's mark, never removed."""
     first = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, keep_hours=1))
-    second = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, keep_hours=1, max_jobs_gb=1.5 * SONG_BYTES / 2**30))
+    second = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, keep_hours=1, max_jobs_gb=1.5 * SONG_BYTES / GB))
     job, _ = first.new(str(DEMO_SONG), SESSION)
     hours_ago = time.time() - 3 * 3600
     os.utime(first.root / job / JOB_MARK, (hours_ago, hours_ago))  # old by --keep-hours, and two songs are too many
@@ -319,7 +337,7 @@ def test_a_job_refused_for_another_pages_jobs_removes_none_of_this_pages_first(t
     """A page removed its own jobs (a session's storyboard and its edits) to make room for a new one, then refused it
     anyway: the job another page held left no room even with them all gone."""
     first = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path))
-    second = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, max_jobs_gb=1.5 * SONG_BYTES / 2**30))
+    second = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path, max_jobs_gb=1.5 * SONG_BYTES / GB))
     kept, _ = second.new(str(DEMO_SONG), SESSION)
     held, _ = first.new(str(DEMO_SONG), SESSION)
     with pytest.raises(UserError, match="^this page keeps .* GB of jobs, and another page using its jobs folder"):

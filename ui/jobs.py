@@ -32,6 +32,7 @@ from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, lyrics_kind, timed_lines
 from musicvid.lyrics.transcript import left_out_note
 from musicvid.models.choose import choose_models
+from musicvid.models.readback import GB
 from musicvid.models.registry import ModelRegistry
 from musicvid.settings.schema import check_text
 from musicvid.settings.song import PLAIN
@@ -193,7 +194,10 @@ class Jobs:
                 raise
             raise said from None
         finally:
-            self.models_lock.release()
+            try:
+                self.trim()  # (what the work wrote, with no job running: the caller holds the models)
+            finally:
+                self.models_lock.release()
 
     def registry(self, preset: str) -> ModelRegistry:
         """The models of `preset`, kept loaded for the jobs that follow. Those of one preset at a time: another
@@ -307,19 +311,31 @@ class Jobs:
         """Room for a new job of `size` bytes within --max-jobs-gb: the oldest jobs are removed until it fits.
         No job runs meanwhile (the caller holds the models), so none is removed under its work. Where the jobs
         another page holds leave no room, the job is refused first: removing this page's would not make it."""
-        cap = self.config.max_jobs_gb * 2**30
+        cap = self.config.max_jobs_gb * GB
         if size > cap:
             raise UserError(f"the song is too big for this page, which keeps {self.config.max_jobs_gb:g} GB of jobs")
         others = sum(folder_bytes(job) for job in self.others_jobs())
         if others + size > cap:
             raise UserError(
                 f"this page keeps {self.config.max_jobs_gb:g} GB of jobs, and another page using its jobs folder holds "
-                f"{others / 2**30:.2g} GB of them now: try again later"
+                f"{others / GB:.2g} GB of them now: try again later"
             )
-        jobs = [(job, folder_bytes(job)) for job in self.page_jobs()]
-        total = others + sum(held for _, held in jobs)
-        for job, held in jobs:
-            if total + size <= cap:
+        self.remove_until(cap - others - size, self.page_jobs())
+
+    def trim(self) -> None:
+        """The jobs within --max-jobs-gb again after a press's work (a render's frames and video hold far more than its
+        song, and were counted nowhere: two jobs held 1.4 times the bound), the least recently used first; never the
+        one used last, the press's own, whose results stay though it alone may pass the bound."""
+        jobs = self.page_jobs()
+        others = sum(folder_bytes(job) for job in self.others_jobs())
+        self.remove_until(self.config.max_jobs_gb * GB - others - sum(map(folder_bytes, jobs[-1:])), jobs[:-1])
+
+    def remove_until(self, room: float, jobs: list[Path]) -> None:
+        """Remove `jobs`, first to last, until those left hold `room` bytes at most."""
+        sizes = [(job, folder_bytes(job)) for job in jobs]
+        total = sum(held for _, held in sizes)
+        for job, held in sizes:
+            if total <= room:
                 return
             self.discard(job.name, "room")
             total -= held

@@ -10,6 +10,7 @@ from musicvid.settings.presets import (
     KNOWN_FAMILIES,
     KNOWN_VIDEO_FAMILIES,
     PIPELINE_FAMILIES,
+    VIDEO_FAMILIES,
     VIDEO_FAMILY_NAMES,
     VIDEO_PIPELINES,
 )
@@ -45,6 +46,14 @@ def video_family(name: str) -> str:
     if name in KNOWN_VIDEO_FAMILIES:
         return KNOWN_VIDEO_FAMILIES[name]
     return VIDEO_PIPELINES[model_index("video", name)["_class_name"]]
+
+
+def video_pipeline(name: str) -> type:
+    """The diffusers pipeline class the video model `name` is loaded as (its family's, that takes a picture for the
+    first and the last frame)."""
+    import diffusers
+
+    return getattr(diffusers, VIDEO_FAMILIES[video_family(name)].pipeline)
 
 
 def check_video_model(name: str) -> None:

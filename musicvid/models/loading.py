@@ -18,7 +18,7 @@ import torch
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
-from musicvid.models.families import diffusion_family, video_family
+from musicvid.models.families import diffusion_family, video_pipeline
 from musicvid.models.internals import demucs_model, demucs_package
 from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
@@ -33,7 +33,6 @@ from musicvid.settings.presets import (
     PIPELINE_FAMILIES,
     REAL_ESRGAN,
     TINY,
-    VIDEO_FAMILIES,
 )
 from vipe_core.errors import VipeError
 from vipe_core.inference import ViPE
@@ -262,11 +261,8 @@ def load_video_model(name: str, device: torch.device, precision: Precision | Non
     loaded in the video models' dtype (LTX-2 loaded without one meets a bfloat16 Gemma with float32 connectors)."""
 
     def load():  # (a named one's model index was checked when the models were chosen: check_video_model)
-        import diffusers
-
-        kind = getattr(diffusers, VIDEO_FAMILIES[video_family(name)].pipeline)
         with quietly():
-            return pretrained(kind, name, None, dtype=dtype)
+            return pretrained(video_pipeline(name), name, None, dtype=dtype)
 
     dtype = auto_precision(device, precision).video
     pipe = obtain("video", name, load)

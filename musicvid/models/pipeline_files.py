@@ -19,12 +19,14 @@ import importlib.metadata
 import inspect
 import math
 import re
+import typing
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import model_files
 from musicvid.core.paths import file_version
+from musicvid.models.families import video_pipeline
 from musicvid.models.kinds import as_unavailable
 from musicvid.models.loading import pipeline_class
 from musicvid.models.local_names import refuse_offline
@@ -61,7 +63,7 @@ def check_picture_model(name: str, family: str) -> None:
         if path.is_dir():
             without = [part for part, given in pipeline_class(family)[1].items() if given is None]
             check_pipeline_folder(path, named, without)
-            check_drawing_parts(path, named, family)
+            check_drawing_parts(path, named, pipeline_class(family)[0])
             if family not in FLOW_FAMILIES:
                 check_text_to_image(path, named)
         else:
@@ -73,7 +75,12 @@ def check_picture_model(name: str, family: str) -> None:
 def check_video_model_files(name: str) -> None:
     """The video model `name`'s own folder (of --transitions video), where it is one on this machine, part by part:
     each its model_index.json names, as its pipeline loads them all."""
-    check_once(name, "--video-model", lambda path, named: check_pipeline_folder(path, named, ()))
+
+    def check(path: Path, named: str) -> None:
+        check_pipeline_folder(path, named, ())
+        check_drawing_parts(path, named, video_pipeline(name))
+
+    check_once(name, "--video-model", check)
 
 
 def check_fast_decoder(name: str, family: str) -> None:
@@ -127,15 +134,25 @@ def check_pipeline_folder(folder: Path, named: str, without: Iterable[str]) -> N
         check_part(folder / part, library, class_name, f"{named}'s {part}")
 
 
-def check_drawing_parts(folder: Path, named: str, family: str) -> None:
-    """Refuse a picture model's folder that goes without a part its pipeline draws with (DRAWN_WITH): diffusers
-    loads an SDXL folder whose model_index.json gives text_encoder_2 as [null, null] (a refiner's, or one saved
-    without it), and its first prompt fails."""
-    kind = pipeline_class(family)[0]
+def check_drawing_parts(folder: Path, named: str, kind: type) -> None:
+    """Refuse a model's folder that goes without a part its pipeline (`kind`) draws with (DRAWN_WITH; the image
+    encoder of a transformer that reads image embeddings, Wan 2.1's), or whose text encoder is of another class than
+    the pipeline takes: diffusers loads an SDXL folder whose model_index.json gives text_encoder_2 as [null, null] (a
+    refiner's, or one saved without it), or as a CLIPTextModel without SDXL's projection, and the first prompt fails."""
     index = json_object(folder / "model_index.json", named)
-    for part in sorted(DRAWN_WITH & set(inspect.signature(kind.__init__).parameters)):
+    transformer = folder / "transformer" / "config.json"
+    images = transformer.is_file() and json_object(transformer, f"{named}'s transformer").get("image_dim") is not None
+    takes = inspect.signature(kind.__init__).parameters
+    for part in sorted((DRAWN_WITH | ({"image_encoder"} if images else set())) & set(takes)):
         if not is_part(index.get(part)):
             raise UserError(f"{named}: its model_index.json gives no {part}, which {kind.__name__} draws with")
+    hints = typing.get_type_hints(kind.__init__)
+    for part in (part for part in takes if part.startswith("text_encoder") and is_part(index.get(part))):
+        given, wanted = part_class(*index[part]), hints.get(part)
+        if isinstance(wanted, type) and isinstance(given, type) and not issubclass(given, wanted):
+            raise UserError(
+                f"{named}'s {part} is a {given.__name__}, where {kind.__name__} draws with a {wanted.__name__}"
+            )
 
 
 def check_text_to_image(folder: Path, named: str) -> None:
