@@ -2,9 +2,12 @@
 checkpoints): an IP-Adapter saved as h94/IP-Adapter publishes its adapters, a .bin holding a dict of two dicts (no
 family was read from it); an SDXL folder whose model_index.json gives text_encoder_2 as [null, null], which diffusers
 loads and the first prompt fails on; a Z-Image LoKr in LyCORIS's own module names, which diffusers renames for FLUX.2
-klein alone; a LoRA of SDXL's refiner (kohya's lora_te2_, as SDXL's), given to SDXL."""
+klein alone; a LoRA of SDXL's refiner (kohya's lora_te2_, as SDXL's), given to SDXL; an SDXL folder whose
+text_encoder_2 is a CLIPTextModel, without SDXL's projection; a Wan folder without the image encoder its transformer
+reads."""
 
 import json
+import shutil
 
 import pytest
 import torch
@@ -12,9 +15,10 @@ from PIL import Image
 
 from musicvid.core.errors import UserError
 from musicvid.models.lora_files import check_adapter, check_lora, check_lycoris
-from musicvid.models.pipeline_files import check_picture_model
-from musicvid.settings.presets import TINY_XL
+from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
+from musicvid.settings.presets import TINY_XL, WAN_FLF2V
 from tests.helpers import make_tone, quick
+from tests.standins.hub import snapshot
 from tests.test_model_checks import refused_before_the_work
 from tests.test_model_files_before_work import KOHYA, written
 
@@ -90,3 +94,32 @@ def test_a_lora_of_sdxls_refiner_is_refused_for_sdxl_by_the_width_its_text_reads
         check_lora(lora, "--lora r", "sdxl")
     written(lora, {**refiner, KOHYA.format("input_blocks_4_1"): (4, 2048)})  # (SDXL's: its text 2048 wide)
     check_lora(lora, "--lora r", "sdxl")
+
+
+def test_an_sdxl_folder_whose_second_text_encoder_lacks_its_projection_is_refused(tmp_path):
+    from transformers import CLIPTextModel
+
+    from musicvid.models.tiny import local_diffusion
+
+    pipe = local_diffusion(TINY_XL)
+    pipe.save_pretrained(folder := tmp_path / "xl")
+    shutil.rmtree(folder / "text_encoder_2")
+    CLIPTextModel(pipe.text_encoder_2.config).save_pretrained(folder / "text_encoder_2")  # (no text_projection)
+    index = json.loads((folder / "model_index.json").read_text())
+    (folder / "model_index.json").write_text(json.dumps({**index, "text_encoder_2": ["transformers", "CLIPTextModel"]}))
+    said = "xl's text_encoder_2 is a CLIPTextModel, where StableDiffusionXLPipeline draws with a CLIPTextModelWith"
+    with pytest.raises(UserError, match=said):
+        check_picture_model(str(folder), "sdxl")
+
+
+def test_a_wan_folder_without_the_image_encoder_its_transformer_reads_is_refused(standin_hub, tmp_path):
+    """Wan 2.1's transformer reads the first frame's image embeddings (image_dim); Wan 2.2's reads none, and its
+    folders go without an image encoder."""
+    folder = shutil.copytree(snapshot(standin_hub, WAN_FLF2V), tmp_path / "wan")
+    index = json.loads((folder / "model_index.json").read_text())
+    (folder / "model_index.json").write_text(json.dumps({**index, "image_encoder": [None, None]}))
+    with pytest.raises(UserError, match="its model_index.json gives no image_encoder, which WanImageToVideoPipeline"):
+        check_video_model_files(str(folder))
+    config = json.loads((folder / "transformer" / "config.json").read_text())
+    (folder / "transformer" / "config.json").write_text(json.dumps({**config, "image_dim": None}))
+    check_video_model_files(str(folder))
