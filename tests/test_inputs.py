@@ -31,6 +31,10 @@ def test_a_song_shorter_than_one_frame_is_refused(capsys, tmp_path):
         ("/etc/passwd", "is not an upscaler spandrel can load"),
         ("random.pth", "holds no PyTorch weights: neither torch's zip archive nor a pickle"),
         ("cut.pth", "is cut short (no whole zip archive)"),  # (spandrel said "[Errno 22] Invalid argument")
+        (
+            "gray.pth",
+            "gray.pth makes 1-channel pictures of 1-channel ones, and frames are RGB",
+        ),  # (failed after the frames)
     ],
 )
 def test_a_file_that_is_no_upscaler_is_named_before_any_work(capsys, tmp_path, upscaler, said):
@@ -39,6 +43,11 @@ def test_a_file_that_is_no_upscaler_is_named_before_any_work(capsys, tmp_path, u
     (tmp_path / "random.pth").write_bytes(np.random.default_rng(0).bytes(4096))
     torch.save({"conv_first.weight": torch.zeros(64, 3, 3, 3)}, tmp_path / "cut.pth")
     os.truncate(tmp_path / "cut.pth", (tmp_path / "cut.pth").stat().st_size // 2)
+    gray = {"body.0.weight": torch.zeros(8, 1, 3, 3), "body.0.bias": torch.zeros(8), "body.1.weight": torch.zeros(8)}
+    torch.save(
+        {"params": {**gray, "body.2.weight": torch.zeros(16, 8, 3, 3), "body.2.bias": torch.zeros(16)}},
+        tmp_path / "gray.pth",
+    )
     path = upscaler if upscaler.startswith("/") else tmp_path / upscaler
     song = make_tone(tmp_path / "song.wav", 2)
     code, out, err = run(

@@ -379,6 +379,11 @@ def upscaler_model(path: Path, name: str):
         ) from None
     if bad := next((key for key, t in model.model.state_dict().items() if not bool(torch.isfinite(t).all())), None):
         raise UserError(f"--upscaler {name}: its weights hold NaN or infinite values ({bad}): a damaged file")
+    if (model.input_channels, model.output_channels) != (3, 3):  # (a grayscale one failed after the frames)
+        raise UserError(
+            f"--upscaler {name} makes {model.output_channels}-channel pictures of {model.input_channels}-channel ones, "
+            "and frames are RGB: give an upscaler of 3 channels"
+        )
     return model
 
 
