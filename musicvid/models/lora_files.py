@@ -250,7 +250,7 @@ def encoder_misfit(path: Path, named: str, encoder: Path) -> str | None:
         reads, makes = (shapes.get(key) or [0, 0])[-1], said.get(field)
         if key in shapes and isinstance(makes, int) and reads != makes:
             return (
-                f"{named} reads image embeddings {reads} wide ({key}), where the image encoder {encoder} makes them "
+                f"{named} reads image embeddings {reads} wide ({key}), where the image encoder beside it makes them "
                 f"{makes} wide (its config.json's {field}): another model's encoder"
             )
     return None
