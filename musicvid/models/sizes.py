@@ -357,7 +357,9 @@ def scorer(name: str) -> dict | None:
 # What the plan can size: Whisper's dimensions are in no file of a folder of its (openai-whisper's .pt holds them
 # pickled; CTranslate2's config.json has none)
 SIZED = "the plan knows the presets' models, local folders with a config.json and upscaler files"
-SIZED_WHISPER = "the plan knows Whisper by its size's name (tiny.en, base, ... large-v3, turbo), not by its file or folder"
+SIZED_WHISPER = (
+    "the plan knows Whisper by its size's name (tiny.en, base, ... large-v3, turbo), not by its file or folder"
+)
 BUILDERS: dict[str, Callable[[str], dict | None]] = {
     "asr": whisper,
     "vipe": vipe,
