@@ -4,7 +4,7 @@ family was read from it); an SDXL folder whose model_index.json gives text_encod
 loads and the first prompt fails on; a Z-Image LoKr in LyCORIS's own module names, which diffusers renames for FLUX.2
 klein alone; a LoRA of SDXL's refiner (kohya's lora_te2_, as SDXL's), given to SDXL; an SDXL folder whose
 text_encoder_2 is a CLIPTextModel, without SDXL's projection; a Wan folder without the image encoder its transformer
-reads."""
+reads; an older .bin LoRA of another family."""
 
 import json
 import shutil
@@ -123,3 +123,16 @@ def test_a_wan_folder_without_the_image_encoder_its_transformer_reads_is_refused
     config = json.loads((folder / "transformer" / "config.json").read_text())
     (folder / "transformer" / "config.json").write_text(json.dumps({**config, "image_dim": None}))
     check_video_model_files(str(folder))
+
+
+def test_an_older_bin_lora_of_another_family_is_refused_as_its_safetensors_twin_is(tmp_path):
+    """diffusers' older pytorch_lora_weights.bin (its attention processors' names): one of SD 1.x given to SDXL was
+    judged only as it loaded, after the storyboard (round 11)."""
+    layer = "unet.down_blocks.1.attentions.0.transformer_blocks.0.attn2.processor.to_k_lora"
+    torch.save(
+        {f"{layer}.down.weight": torch.zeros(4, 768), f"{layer}.up.weight": torch.zeros(640, 4)},
+        lora := tmp_path / "pytorch_lora_weights.bin",
+    )
+    with pytest.raises(UserError, match="^--lora l: a LoRA of Stable Diffusion 1.x, not of SDXL$"):
+        check_lora(lora, "--lora l", "sdxl")
+    check_lora(lora, "--lora l", "sd")

@@ -82,14 +82,15 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
     than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer not whole in itself (unpaired), peft's
     adapter of a text encoder alone (PEFT_TEXT_ENCODER), or a LoRA its names say is of another family than `family`
     (the picture model's; None: any), is refused in one sentence (not once the storyboard is made and the pipeline
-    fuses it); an older .bin is refused where it holds more than tensors (weights_files.archive_shapes), and a file
+    fuses it); an older .bin is refused where it holds more than tensors (weights_files.archive_shapes) or is of
+    another family, and a file
     of any other suffix (a picture, a lyrics file) refused: the pipeline would take it for a .bin after the
     storyboard; so is one whose weights are not finite (check_finite). `path` is a file, as musicvid.models.drawing.weights_file found it."""
     suffix = written_suffix(path, named)
     if suffix not in (SUFFIX, LEGACY_SUFFIX):
         raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
-    if suffix != SUFFIX:
-        archive_shapes(path, named)  # (tensors alone, on the meta device; what they are is judged as it loads)
+    if suffix != SUFFIX:  # (tensors alone, on the meta device; what else they are is judged as it loads)
+        check_lora_family(archive_shapes(path, named), named, family)
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:
@@ -107,9 +108,7 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
                 f"{named} is peft's adapter of a text encoder alone (base_model.model.encoder.layers.*): give a LoRA "
                 "of the UNet, with or without its text encoder's (diffusers' save_lora_weights, or kohya's scripts)"
             )
-        of = lora_family(shapes) if family else None
-        if of and family not in of[0]:
-            raise UserError(f"{named}: a LoRA of {of[1]}, not of {ADAPTED_NAMES[family]}")
+        check_lora_family(shapes, named, family)
         check_finite(path, named)
         return
     whole = family_of(shapes)
@@ -131,6 +130,13 @@ def attention_without_out(shapes: dict[str, list[int]]) -> str | None:
     attention = [_KOHYA_ATTENTION.match(key) for key in shapes]
     adapted = {(found[1], found[2]) for found in attention if found}
     return next((layer for layer, part in sorted(adapted) if part != "out" and (layer, "out") not in adapted), None)
+
+
+def check_lora_family(shapes: dict[str, list[int]], named: str, family: str | None) -> None:
+    """Refuse a LoRA its names say is of another family than `family` (None: any): lora_family."""
+    of = lora_family(shapes) if family else None
+    if of and family not in of[0]:
+        raise UserError(f"{named}: a LoRA of {of[1]}, not of {ADAPTED_NAMES[family]}")
 
 
 def check_lycoris(shapes: dict[str, list[int]], named: str, family: str | None) -> None:
