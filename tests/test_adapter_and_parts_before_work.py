@@ -14,7 +14,7 @@ import torch
 from PIL import Image
 
 from musicvid.core.errors import UserError
-from musicvid.models.lora_files import check_adapter, check_lora, check_lycoris
+from musicvid.models.lora_files import check_adapter, check_lora, check_lycoris, text_width
 from musicvid.models.pipeline_files import check_picture_model, check_video_model_files
 from musicvid.settings.presets import TINY_XL, WAN_FLF2V
 from tests.helpers import make_tone, quick
@@ -136,3 +136,20 @@ def test_an_older_bin_lora_of_another_family_is_refused_as_its_safetensors_twin_
     with pytest.raises(UserError, match="^--lora l: a LoRA of Stable Diffusion 1.x, not of SDXL$"):
         check_lora(lora, "--lora l", "sdxl")
     check_lora(lora, "--lora l", "sd")
+
+
+def test_an_adapter_reading_other_text_than_the_picture_models_unet_is_refused_whatever_its_width(tmp_path):
+    """Widths no family is known by (the tiny presets' 32 and 80, or a fine-tune's own) went through, and the load
+    failed after the storyboard in torch's words: they are laid against the UNet's own cross_attention_dim."""
+    from musicvid.models.tiny import local_diffusion
+
+    local_diffusion(TINY_XL).save_pretrained(folder := tmp_path / "xl")
+    assert text_width(str(folder)) == 80 and text_width(str(tmp_path / "none")) is None
+    said = "reads text 32 wide, where the picture model's UNet reads 80: {} of another model"
+    with pytest.raises(UserError, match=said.format("an IP-Adapter")):
+        check_adapter(adapter_bin(tmp_path / "ip.bin", 32), "--ip-adapter ip.bin", "sdxl", text_width(str(folder)))
+    written(lora := tmp_path / "lora.safetensors", {KOHYA.format("input_blocks_4_1"): (4, 32)})
+    with pytest.raises(UserError, match=said.format("a LoRA")):
+        check_lora(lora, "--lora l", "sdxl", 80)
+    check_lora(lora, "--lora l", "sdxl", 32)
+    check_adapter(tmp_path / "ip.bin", "--ip-adapter ip.bin", "sdxl", 32)

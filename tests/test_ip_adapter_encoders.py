@@ -39,8 +39,8 @@ def test_a_vit_h_sdxl_adapter_takes_the_vit_h_of_h94s_layout_and_the_others_thei
     assert image_encoder_of(h94 / VIT_H, "x") == h94 / "models" / "image_encoder"
     sdxl = h94 / IP_ADAPTER_XL.removeprefix(IP_ADAPTER_REPO + "/")
     assert image_encoder_of(sdxl, "x") == h94 / "sdxl_models" / "image_encoder"
-    check_reference_adapter(str(h94 / VIT_H), "sdxl")
-    check_reference_adapter(str(sdxl), "sdxl")
+    check_reference_adapter(str(h94 / VIT_H), TINY_XL, "sdxl")
+    check_reference_adapter(str(sdxl), TINY_XL, "sdxl")
 
 
 def test_an_adapter_whose_widths_no_encoder_of_its_layout_makes_is_still_refused(h94, tmp_path):
@@ -48,7 +48,7 @@ def test_an_adapter_whose_widths_no_encoder_of_its_layout_makes_is_still_refused
     (alone / "vit-h.safetensors").write_bytes((h94 / VIT_H).read_bytes())
     (alone / "image_encoder").symlink_to(h94 / "sdxl_models" / "image_encoder")
     with pytest.raises(UserError, match="reads image embeddings 16 wide .image_proj.proj.weight., where the image"):
-        check_reference_adapter(str(alone / "vit-h.safetensors"), "sdxl")
+        check_reference_adapter(str(alone / "vit-h.safetensors"), TINY_XL, "sdxl")
 
 
 def test_a_vit_h_sdxl_adapter_loads_with_the_vit_h_as_a_file_and_by_its_hub_name(h94, tmp_path, monkeypatch):

@@ -26,6 +26,7 @@ from musicvid.models.lora_files import (
     check_lora,
     encoder_folder,
     image_encoder_of,
+    text_width,
 )
 from musicvid.models.pipeline_files import check_fast_decoder, check_picture_model, check_video_model_files
 from musicvid.models.precision import Precision
@@ -210,10 +211,10 @@ def load_reference_adapter(pipe, name: str) -> None:
     pipe.image_encoder.to(pipe.device, pipe.dtype)
 
 
-def check_reference_adapter(name: str, family: str) -> None:
+def check_reference_adapter(name: str, diffusion: str, family: str) -> None:
     """Refuse, before any work, an IP-Adapter (`name`, as adapter_parts takes it) that is not there, holds no adapter
-    (its safetensors header names no image_proj or ip_adapter tensors), one of another family than `family`
-    (check_adapter), or, a file on this machine, has no image encoder beside it
+    (its header names no image_proj or ip_adapter tensors), one of another family than the picture model `diffusion`
+    (of `family`: adapted_family) or reading other text than its UNet (check_adapter), or, a file on this machine, has no image encoder beside it
     (image_encoder/config.json), or one whose weights do not fill the encoder its config describes; a hub file not in
     the cache is taken as named (but offline: refuse_offline)."""
     where, subfolder, weights = adapter_parts(name)
@@ -222,7 +223,7 @@ def check_reference_adapter(name: str, family: str) -> None:
     if not found:
         refuse_offline("--ip-adapter", name, where, Path(subfolder, weights).as_posix())
         return
-    check_adapter(Path(found), named, family)
+    check_adapter(Path(found), named, adapted_family(diffusion, family), text_width(diffusion))
     check_image_encoder(Path(found), named, local)
 
 
@@ -318,17 +319,17 @@ def check_drawing_files(models: ModelSet, settings: RenderSettings, references: 
     check_picture_model(models.diffusion, family)
     if settings.transitions == "video":
         check_video_model_files(models.video)
-    adapted = adapted_family(models.diffusion, family)
+    adapted, reads = adapted_family(models.diffusion, family), text_width(models.diffusion)
     for lora in settings.lora:
-        check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}", adapted)
+        check_lora(weights_file(lora.source, "style LoRA"), f"--lora {lora.source}", adapted, reads)
     if settings.fast and models.fast_lora != TINY:
         file = weights_file(models.fast_lora, "few-step LoRA", download=False)
         if file is not None:
-            check_lora(file, f"--fast-lora {models.fast_lora}", adapted)
+            check_lora(file, f"--fast-lora {models.fast_lora}", adapted, reads)
     if settings.fast:
         check_fast_decoder(models.fast_decoder, family)
     if references and family not in FLOW_FAMILIES and models.ip_adapter != TINY:
-        check_reference_adapter(models.ip_adapter, adapted)
+        check_reference_adapter(models.ip_adapter, models.diffusion, family)
     if loads:
         check_drawing_models_reachable(models, settings)
 
@@ -351,7 +352,7 @@ def check_scene_references(models: ModelSet) -> None:
     if family in FLOW_FAMILIES and family not in IN_CONTEXT_REFERENCES:
         raise UserError(f"the storyboard's reference pictures take an IP-Adapter, which {FAMILY_NAMES[family]} has not")
     if family not in FLOW_FAMILIES and models.ip_adapter != TINY:
-        check_reference_adapter(models.ip_adapter, adapted_family(models.diffusion, family))
+        check_reference_adapter(models.ip_adapter, models.diffusion, family)
 
 
 def load_drawing(

@@ -66,18 +66,33 @@ TRANSFORMER_NAMES = {"zimage": FAMILY_NAMES["zimage"], "klein": "FLUX.1 or FLUX.
 
 def adapted_family(diffusion: str, family: str) -> str:
     """The family a LoRA or an IP-Adapter of the picture model `diffusion` (of `family`) must be of: `family`, but for
-    an SD pipeline whose UNet's cross-attention reads text 1024 wide (its unet/config.json, in its folder or the
-    cache): Stable Diffusion 2.x's, which an SD 1.x LoRA does not fit (it failed after the storyboard, in torch's
-    words)."""
+    an SD pipeline whose UNet's cross-attention reads text 1024 wide (text_width): Stable Diffusion 2.x's, which an
+    SD 1.x LoRA does not fit (it failed after the storyboard, in torch's words)."""
+    return "sd2" if family == "sd" and text_width(diffusion) == 1024 else family
+
+
+def text_width(diffusion: str) -> int | None:
+    """How wide the text is that the UNet of the picture model `diffusion` reads (its unet/config.json's
+    cross_attention_dim, in its folder or the cache); None where it has no UNet there."""
     folder = Path(diffusion).expanduser()
     config = str(folder / "unet" / "config.json") if folder.is_dir() else cached_file(diffusion, "unet/config.json")
-    if family != "sd" or not config or not Path(config).is_file():
-        return family
+    if not config or not Path(config).is_file():
+        return None
     width = json_object(Path(config), f"--diffusion {diffusion}'s unet").get("cross_attention_dim")
-    return "sd2" if width == 1024 else family
+    return width if isinstance(width, int) else None
 
 
-def check_lora(path: Path, named: str, family: str | None = None) -> None:
+def check_reads(widths: set[int], named: str, reads: int | None, what: str) -> None:
+    """Refuse a LoRA or an IP-Adapter (`what`) whose layers read text of other `widths` than the picture model's UNet
+    `reads` (None: not known), whatever family those widths are named: the load failed after the storyboard."""
+    if reads is not None and widths and widths != {reads}:
+        read = " and ".join(map(str, sorted(widths)))
+        raise UserError(
+            f"{named} reads text {read} wide, where the picture model's UNet reads {reads}: {what} of another model"
+        )
+
+
+def check_lora(path: Path, named: str, family: str | None = None, reads: int | None = None) -> None:
     """A LoRA as its header says, before any work: a safetensors file that cannot be read, holds something other
     than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer not whole in itself (unpaired), peft's
     adapter of a text encoder alone (PEFT_TEXT_ENCODER), or a LoRA its names say is of another family than `family`
@@ -90,7 +105,7 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
     if suffix not in (SUFFIX, LEGACY_SUFFIX):
         raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
     if suffix != SUFFIX:  # (tensors alone, on the meta device; what else they are is judged as it loads)
-        check_lora_family(archive_shapes(path, named), named, family)
+        check_lora_family(archive_shapes(path, named), named, family, reads)
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:
@@ -108,7 +123,7 @@ def check_lora(path: Path, named: str, family: str | None = None) -> None:
                 f"{named} is peft's adapter of a text encoder alone (base_model.model.encoder.layers.*): give a LoRA "
                 "of the UNet, with or without its text encoder's (diffusers' save_lora_weights, or kohya's scripts)"
             )
-        check_lora_family(shapes, named, family)
+        check_lora_family(shapes, named, family, reads)
         check_finite(path, named)
         return
     whole = family_of(shapes)
@@ -132,11 +147,14 @@ def attention_without_out(shapes: dict[str, list[int]]) -> str | None:
     return next((layer for layer, part in sorted(adapted) if part != "out" and (layer, "out") not in adapted), None)
 
 
-def check_lora_family(shapes: dict[str, list[int]], named: str, family: str | None) -> None:
-    """Refuse a LoRA its names say is of another family than `family` (None: any): lora_family."""
+def check_lora_family(shapes: dict[str, list[int]], named: str, family: str | None, reads: int | None) -> None:
+    """Refuse a LoRA its names say is of another family than `family` (None: any: lora_family), or whose
+    cross-attention reads other text than the picture model's UNet `reads` (check_reads)."""
     of = lora_family(shapes) if family else None
     if of and family not in of[0]:
         raise UserError(f"{named}: a LoRA of {of[1]}, not of {ADAPTED_NAMES[family]}")
+    widths = {shape[-1] for key, shape in shapes.items() if CROSS_ATTENTION_DOWN.search(key) and len(shape) == 2}
+    check_reads(widths, named, reads, "a LoRA")
 
 
 def check_lycoris(shapes: dict[str, list[int]], named: str, family: str | None) -> None:
@@ -213,7 +231,7 @@ def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | No
 ENCODER_WIDTHS = {"image_proj.proj.weight": "projection_dim", "image_proj.proj_in.weight": "hidden_size"}
 
 
-def check_adapter(path: Path, named: str, family: str) -> None:
+def check_adapter(path: Path, named: str, family: str, reads: int | None = None) -> None:
     """Refuse an IP-Adapter file (safetensors, or h94's older .bin) that holds no image_proj or ip_adapter tensors,
     or one of another family than `family`, by the width its keys read (the text's, as a LoRA's cross-attention)."""
     shapes = adapter_shapes(path, named)
@@ -224,6 +242,7 @@ def check_adapter(path: Path, named: str, family: str) -> None:
     said = {CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS}
     if len(said) == 1 and (of := said.pop())[0] != family:  # (h94/IP-Adapter holds SD 1.5's and SDXL's side by side)
         raise UserError(f"{named}: an IP-Adapter of {of[1]}, not of {ADAPTED_NAMES[family]}")
+    check_reads(widths, named, reads, "an IP-Adapter")
 
 
 def adapter_shapes(path: Path, named: str) -> dict[str, list[int]]:
