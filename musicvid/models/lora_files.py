@@ -96,11 +96,11 @@ def check_lora(path: Path, named: str, family: str | None = None, reads: int | N
     """A LoRA as its header says, before any work: a safetensors file that cannot be read, holds something other
     than a LoRA (or no tensor named as a LoRA's, diffusers' rule), a layer not whole in itself (unpaired), peft's
     adapter of a text encoder alone (PEFT_TEXT_ENCODER), or a LoRA its names say is of another family than `family`
-    (the picture model's; None: any), is refused in one sentence (not once the storyboard is made and the pipeline
-    fuses it); an older .bin is refused where it holds more than tensors (weights_files.archive_shapes) or is of
-    another family, and a file
-    of any other suffix (a picture, a lyrics file) refused: the pipeline would take it for a .bin after the
-    storyboard; so is one whose weights are not finite (check_finite). `path` is a file, as musicvid.models.drawing.weights_file found it."""
+    (the picture model's; None: any) or that reads other text than its UNet `reads` (check_lora_family), is refused
+    in one sentence (not once the storyboard is made and the pipeline fuses it); an older .bin is refused where it
+    holds more than tensors (weights_files.archive_shapes) or is of another family, and a file of any other suffix (a
+    picture, a lyrics file) refused: the pipeline would take it for a .bin after the storyboard; so is one whose
+    weights are not finite (check_finite). `path` is a file, as musicvid.models.drawing.weights_file found it."""
     suffix = written_suffix(path, named)
     if suffix not in (SUFFIX, LEGACY_SUFFIX):
         raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
