@@ -7,8 +7,9 @@ then each variant the folder holds."""
 import pytest
 import torch
 
-from musicvid.models.loading import auto_precision, load_diffusion, resolve_device
+from musicvid.models.loading import load_diffusion, resolve_device
 from musicvid.models.pipeline_files import check_picture_model
+from musicvid.models.precision import Precision
 from musicvid.models.weights_files import weights_variants
 from musicvid.settings.presets import TINY, TINY_KLEIN
 
@@ -33,8 +34,9 @@ def test_the_variants_a_folder_holds_are_read_from_diffusers_and_transformers_na
     assert weights_variants(tmp_path) == ["bf16", "ema", "fp16"]
 
 
+@pytest.mark.parametrize("precision", ["float32", "float16"])  # (float16: a GPU's half precision, every module cast)
 @pytest.mark.parametrize("name, variant", [(TINY, "bf16"), (TINY_KLEIN, "bf16"), (TINY_KLEIN, "fp16")])
-def test_a_folder_of_variant_weights_alone_is_checked_and_loads_in_the_runs_dtype(tmp_path, name, variant):
+def test_a_folder_of_variant_weights_alone_is_checked_and_loads_in_the_runs_dtype(tmp_path, name, variant, precision):
     from musicvid.models.tiny import local_diffusion
     from musicvid.models.tiny_flow import FLOW_DIFFUSION
 
@@ -43,11 +45,17 @@ def test_a_folder_of_variant_weights_alone_is_checked_and_loads_in_the_runs_dtyp
     assert not list(folder.glob("*/diffusion_pytorch_model.safetensors")), "saved as the variant alone"
     family = "klein" if name == TINY_KLEIN else "sd"
     check_picture_model(str(folder), family)
-    loaded = load_diffusion(str(folder), resolve_device("cpu"))
-    expected = auto_precision(resolve_device("cpu"), None).drawing(family)
+    run = Precision.resolve(precision, resolve_device("cpu"))
+    loaded = load_diffusion(str(folder), resolve_device("cpu"), run)
+    expected = run.drawing(family)  # (SD's compute dtype; the flow families' bfloat16 where half is asked)
+    for part, module in loaded.components.items():
+        if isinstance(module, torch.nn.Module):
+            held = {
+                (t.dtype, t.device.type) for t in [*module.parameters(), *module.buffers()] if t.is_floating_point()
+            }
+            assert held == {(expected, "cpu")}, part
     for part in ("transformer", "unet", "vae"):
         if (module := getattr(loaded, part, None)) is not None:
-            assert {p.dtype for p in module.parameters()} == {expected}, part
             original = dict(getattr(pipe, part).named_parameters())
             for key, value in module.named_parameters():  # the variant's weights, not random ones
                 torch.testing.assert_close(value.float(), original[key].to(value.dtype).float())
