@@ -1,9 +1,9 @@
-"""The one place musicvid uses what a library does not document: its private names (`_x`), the modules and
-attributes its documentation does not cover, and its methods patched or overridden, each in a small function naming
-what it touches, why no documented call serves, and the version it was checked against (tests/test_internals.py
-finds any other use by its pattern; a library upgrade checks this module first). Documented: a library's
-documentation site or README and what its package exports (openai-whisper, faster-whisper and Demucs by their
-READMEs, Demucs' api.md too, faster-whisper's WhisperModel by the docstrings its README sends its reader to)."""
+"""The one place musicvid uses what a library does not document: its private names (`_x`), the modules and attributes
+its documentation does not cover, and its methods patched or overridden, each in a small function naming what it
+touches, why no documented call serves, and the version it was checked against (tests/test_internals.py finds any other
+use by its pattern; a library upgrade checks this module first). Documented: a library's documentation site or README
+and what its package exports (openai-whisper, faster-whisper and Demucs by their READMEs, Demucs' api.md too,
+faster-whisper's WhisperModel by the docstrings its README sends its reader to)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,14 @@ def is_compiled(module: torch.nn.Module) -> bool:
     return is_compiled_module(module)
 
 
+def reads_hidden_states(pipe) -> bool:
+    """Whether the IP-Adapter in `pipe`'s UNet reads its image encoder's hidden states (Plus's resampler, full face's
+    MLP), not the projected embedding, as diffusers' pipelines ask its undocumented `encoder_hid_proj` (0.42.1)."""
+    from diffusers.models.embeddings import ImageProjection
+
+    return not isinstance(uncompiled(pipe.unet).encoder_hid_proj.image_projection_layers[0], ImageProjection)
+
+
 def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
     """The module torch.compile wrapped into `module` (else `module`), for a shape it was not traced at: the private
     `_orig_mod`, read by diffusers' undocumented `unwrap_module`. Checked on torch 2.14.1 and diffusers 0.42.1."""
@@ -58,9 +66,9 @@ def uncompiled(module: torch.nn.Module) -> torch.nn.Module:
 
 
 def execution_device(module: torch.nn.Module) -> torch.device:
-    """The device `module`'s inputs go to for its pass: its own, or offloaded (weights on the CPU or the meta device)
-    its hook's, in their private state, read by diffusers' undocumented `get_module_execution_device` (the public
-    `DiffusionPipeline.device` says "cpu" while offloaded). Checked on accelerate 1.15.0 and diffusers 0.42.1."""
+    """The device `module`'s inputs go to for its pass: its own, or offloaded (weights on the CPU or meta device) its
+    hook's, read by diffusers' undocumented `get_module_execution_device` (the public `DiffusionPipeline.device` says
+    "cpu" while offloaded). Checked on accelerate 1.15.0 and diffusers 0.42.1."""
     from diffusers.utils.torch_utils import get_module_execution_device
 
     return get_module_execution_device(module)
@@ -87,14 +95,13 @@ def no_attention_masks(config) -> dict[str, None]:
 @lru_cache
 def per_picture_reference(pipeline_class: type) -> type:
     """`pipeline_class` taking one reference-picture embedding per picture of a batch (diffusers' takes one for the
-    batch, but along a morph between two scenes' references each picture has its own): `ip_adapter_image_embeds`
-    one tensor, batch × 1 × width, guidance's unconditional one zeros, as diffusers makes it. No argument of the call
-    takes them so: it hands them to `prepare_ip_adapter_image_embeds(image, embeds, device, per_prompt, guided)`,
-    undocumented, overridden here. Checked on diffusers 0.42.1 (StableDiffusionPipeline, StableDiffusionXLPipeline)."""
+    batch; along a morph between two scenes' references each picture has its own): `ip_adapter_image_embeds` one tensor,
+    2·batch × 1 × embedding, guidance's "no picture" then each picture's, as `prepare_ip_adapter_image_embeds`
+    (overridden here, undocumented) takes them; without guidance, the second half. Checked on diffusers 0.42.1."""
 
     class PerPicture(pipeline_class):
         def prepare_ip_adapter_image_embeds(self, image, embeds, device, per_prompt, guided):
-            return [(torch.cat([torch.zeros_like(e), e]) if guided else e).to(device) for e in embeds]
+            return [(e if guided else e.chunk(2)[1]).to(device) for e in embeds]
 
     PerPicture.__name__ = pipeline_class.__name__
     return PerPicture
@@ -105,7 +112,6 @@ def flow_sigmas(pipe, klein: bool, steps: int, image_tokens: int, device: torch.
     its sampler: Z-Image's `get_default_z_image_sigmas` shifted by `calculate_shift`'s mu, klein's `np.linspace` by
     `compute_empirical_mu`'s, on the image's `image_tokens` (2 × 2 patches); the call hands none out, and those
     helpers are undocumented module functions of diffusers' pipelines. Checked against diffusers 0.42.1."""
-    import numpy as np
     from diffusers.pipelines.flux2.pipeline_flux2_klein import compute_empirical_mu
     from diffusers.pipelines.z_image.pipeline_z_image import calculate_shift, get_default_z_image_sigmas
 
@@ -123,8 +129,7 @@ def flow_sigmas(pipe, klein: bool, steps: int, image_tokens: int, device: torch.
 
 def flux2_tokens(pipe, latents: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """FLUX.2's latents (batch × channels × h × w, its 2 × 2 patches) as the tokens its transformer reads, and each
-    token's position: the pipeline's undocumented static `_pack_latents` and `_prepare_latent_ids`. Checked
-    against diffusers 0.42.1."""
+    token's position: the pipeline's undocumented static `_pack_latents`, `_prepare_latent_ids` (diffusers 0.42.1)."""
     return pipe._pack_latents(latents), pipe._prepare_latent_ids(latents).to(latents.device)
 
 
@@ -163,10 +168,9 @@ def whisper_download(name: str) -> Path:
 
 
 def whisper_tokenizer(model, language: str) -> tuple[Any, int]:
-    """openai-whisper's tokenizer for `model`, transcribing `language`, and how many text tokens one alignment
-    takes: the decoder's context less find_alignment's prompt (start sequence, no-timestamps, end-of-text).
-    `whisper.tokenizer`, `is_multilingual` and `num_languages` are not in its README's API (transcribe makes its own
-    tokenizer). Checked against openai-whisper 20250625."""
+    """openai-whisper's tokenizer for `model`, transcribing `language`, and how many text tokens one alignment takes:
+    the context less find_alignment's prompt (start sequence, no-timestamps, end-of-text). `whisper.tokenizer`,
+    `is_multilingual` and `num_languages` are not in its README's API (transcribe makes its own tokenizer): 20250625."""
     from whisper.tokenizer import get_tokenizer
 
     multilingual, languages = model.is_multilingual, model.num_languages
@@ -181,9 +185,9 @@ def text_tokens(tokenizer, text: str) -> list[int]:
 
 
 def whisper_encoded(model, window: np.ndarray) -> tuple[torch.Tensor, int]:
-    """`window` (16 kHz, at most 30 s) encoded once for every text timed in it, and how many of its frames hold
-    audio: its log-Mel frames (cut at `whisper.audio`'s N_FRAMES, counted by its HOP_LENGTH) through the model's
-    `embed_audio`, neither documented (transcribe encodes what it recognizes itself). Checked against 20250625."""
+    """`window` (16 kHz, at most 30 s) encoded once for every text timed in it, and how many of its frames hold audio:
+    its log-Mel frames (cut at `whisper.audio`'s N_FRAMES, by its HOP_LENGTH) through the model's `embed_audio`,
+    undocumented (transcribe encodes what it recognizes itself). Checked against 20250625."""
     import whisper
     from whisper.audio import HOP_LENGTH, N_FRAMES
 
@@ -194,8 +198,8 @@ def whisper_encoded(model, window: np.ndarray) -> tuple[torch.Tensor, int]:
 
 
 class _Encoded:
-    """What `whisper.timing.find_alignment` reads of a model, its audio encoded already: the decoder, its heads
-    and dimensions, and a call that runs the decoder on the kept features (the mel it is given is not read)."""
+    """What `whisper.timing.find_alignment` reads of a model, its audio encoded already: the decoder, its heads and
+    dimensions, and a call that runs the decoder on the kept features (the mel it is given is not read)."""
 
     def __init__(self, model, features: torch.Tensor):
         self.dims, self.device, self.decoder = model.dims, model.device, model.decoder
@@ -206,11 +210,11 @@ class _Encoded:
 
 
 def whisper_word_timings(model, tokenizer, tokens: list[int], encoded: tuple[torch.Tensor, int]) -> list[WordTiming]:
-    """Each word of `tokens` timed in an encoded window (whisper_encoded) by cross-attention and dynamic time
-    warping, with the decoder's probability for it: `whisper.timing.find_alignment`, undocumented (transcribe's
-    word_timestamps time what it recognized, never a given text), given the features through `_Encoded`. It
-    unhooks the cross-attention only if all went well; the model is shared (the page, a batch), so the hooks come
-    off whatever happens (hooks_removed). Checked against openai-whisper 20250625."""
+    """Each word of `tokens` timed in an encoded window (whisper_encoded) by cross-attention and dynamic time warping,
+    with the decoder's probability for it: `whisper.timing.find_alignment`, undocumented (transcribe's word_timestamps
+    time what it recognized, never a given text), given the features through `_Encoded`. It unhooks the cross-attention
+    only if all went well; the model is shared (the page, a batch), so the hooks come off whatever happens
+    (hooks_removed). Checked against openai-whisper 20250625."""
     from whisper.timing import find_alignment
 
     features, frames = encoded
@@ -246,19 +250,18 @@ def hooks_removed(model: torch.nn.Module) -> Iterator[None]:
 
 
 def set_alignment_heads(model, name: str) -> None:
-    """The cross-attention heads that time words, as openai-whisper sets them on a model it loads by `name`
-    (from a checkpoint file it keeps every head of the decoder's last half). Its table of them is private
-    (`whisper._ALIGNMENT_HEADS`) and `Whisper.set_alignment_heads` undocumented. Checked against openai-whisper
-    20250625."""
+    """The cross-attention heads that time words, as openai-whisper sets them on a model it loads by `name` (from a file
+    it keeps every head of the decoder's last half). Its table of them is private (`whisper._ALIGNMENT_HEADS`) and
+    `Whisper.set_alignment_heads` undocumented. Checked against openai-whisper 20250625."""
     import whisper
 
     model.set_alignment_heads(whisper._ALIGNMENT_HEADS[name])
 
 
 def whisper_halves(dims: dict[str, int]) -> tuple[torch.nn.Module, torch.nn.Module]:
-    """openai-whisper's encoder and decoder of these dimensions (ModelDimensions' fields), built apart:
-    whisper.model's AudioEncoder and TextDecoder, undocumented. A Whisper built whole makes its alignment
-    heads a sparse tensor, which the meta device cannot hold. Checked against openai-whisper 20250625."""
+    """openai-whisper's encoder and decoder of these dimensions (ModelDimensions' fields), built apart: whisper.model's
+    AudioEncoder and TextDecoder, undocumented. A Whisper built whole makes its alignment heads a sparse tensor, which
+    the meta device cannot hold. Checked against openai-whisper 20250625."""
     from whisper.model import AudioEncoder, TextDecoder
 
     encoder = AudioEncoder(*(dims[f"n_{k}"] for k in ("mels", "audio_ctx", "audio_state", "audio_head", "audio_layer")))
@@ -267,11 +270,10 @@ def whisper_halves(dims: dict[str, int]) -> tuple[torch.nn.Module, torch.nn.Modu
 
 
 def gpt2_vocabulary() -> tuple[dict[str, int], list[tuple[str, str]]]:
-    """GPT-2's byte-level BPE vocabulary and merges, from the ranks openai-whisper ships for its GPT-2
-    tokenizer, by transformers' converter of tiktoken ranks. The file's place in whisper's package
-    (assets/gpt2.tiktoken) and `transformers.convert_slow_tokenizer.TikTokenConverter` are both undocumented;
-    the documented ways fetch the vocabulary from the network (tiktoken's get_encoding, the hub's gpt2), which
-    an offline machine has not. Checked against openai-whisper 20250625 and transformers 5.24.0."""
+    """GPT-2's byte-level BPE vocabulary and merges, from the ranks openai-whisper ships for its GPT-2 tokenizer, by
+    transformers' converter of tiktoken ranks. The file's place in whisper's package (assets/gpt2.tiktoken) and
+    `transformers.convert_slow_tokenizer.TikTokenConverter` are both undocumented; the documented ways fetch the
+    vocabulary from the network (tiktoken's, the hub's gpt2). Checked on openai-whisper 20250625, transformers 5.24."""
     import whisper
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
@@ -283,9 +285,8 @@ def gpt2_vocabulary() -> tuple[dict[str, int], list[tuple[str, str]]]:
 
 
 def ctranslate2_whisper(model) -> Any | None:
-    """The CTranslate2 Whisper a faster-whisper WhisperModel runs (None for any other model), whose
-    is_multilingual, compute_type and device CTranslate2 documents; faster-whisper keeps it in its
-    undocumented attribute `model`. Checked against faster-whisper 1.2.1 and CTranslate2 4.8.5."""
+    """The CTranslate2 Whisper a faster-whisper WhisperModel runs (None for any other model), whose is_multilingual,
+    compute_type and device CTranslate2 documents, in faster-whisper's undocumented `model`. Checked on 1.2.1, 4.8.5."""
     faster_whisper = sys.modules.get("faster_whisper")  # (not imported: no model of it exists)
     return model.model if faster_whisper and isinstance(model, faster_whisper.WhisperModel) else None
 
@@ -302,8 +303,8 @@ def faster_whisper_tokenizer(model, language: str) -> tuple[Any, int]:
 
 
 def faster_whisper_encoded(model, window: np.ndarray) -> tuple[Any, int]:
-    """As whisper_encoded, by faster-whisper: its feature extractor's frames, padded or trimmed to 30 s
-    (faster_whisper.audio.pad_or_trim) and encoded (WhisperModel.encode), none documented. Checked against 1.2.1."""
+    """As whisper_encoded, by faster-whisper: its feature extractor's frames, padded or trimmed to 30 s (pad_or_trim)
+    and encoded (WhisperModel.encode), none documented. Checked against faster-whisper 1.2.1."""
     from faster_whisper.audio import pad_or_trim
 
     extractor = model.feature_extractor
@@ -320,10 +321,9 @@ def faster_whisper_word_timings(model, tokenizer, tokens: list[int], encoded: tu
 
 
 def speech_timestamps(samples: np.ndarray, options: dict, rate: int) -> list[tuple[int, int]]:
-    """Where Silero (the voice activity model faster-whisper bundles) hears a voice in `samples`: (start, end)
-    sample indices. faster-whisper documents Silero as transcribe's vad_filter alone (its options being
-    faster_whisper.vad.VadOptions' fields); the stretches themselves come from its undocumented
-    `faster_whisper.vad.get_speech_timestamps`. Checked against faster-whisper 1.2.1."""
+    """Where Silero (the voice activity model faster-whisper bundles) hears a voice in `samples`: (start, end) sample
+    indices. faster-whisper documents Silero as transcribe's vad_filter alone (its options VadOptions' fields); the
+    stretches come from its undocumented `faster_whisper.vad.get_speech_timestamps`. Checked against 1.2.1."""
     from faster_whisper.vad import VadOptions, get_speech_timestamps
 
     found = get_speech_timestamps(samples, VadOptions(**options), sampling_rate=rate)
@@ -331,9 +331,9 @@ def speech_timestamps(samples: np.ndarray, options: dict, rate: int) -> list[tup
 
 
 # --- Demucs ----------------------------------------------------------------------------------------
-# Demucs documents demucs.separate.main (its command line) and demucs.api.Separator, which loads a model by name
-# itself: neither takes the model musicvid keeps loaded (shared, in its precision and device, measured before it
-# loads: musicvid.models.registry) or a model's file by path. Each function here is so, checked against demucs 4.1.0.
+# Demucs documents demucs.separate.main (its command line) and demucs.api.Separator, which loads a model by name itself:
+# neither takes the model musicvid keeps loaded (shared, in its precision and device, measured before it loads:
+# musicvid.models.registry) or a model's file by path. Each function here is so, checked against demucs 4.1.0.
 
 
 def demucs_model(name: str) -> torch.nn.Module:
@@ -393,8 +393,8 @@ def demucs_stem(model: torch.nn.Module, mix: torch.Tensor, stem: str, overlap: f
 
 def gradio_upload_folder() -> Path:
     """The folder Gradio keeps a page's uploads in. Its guide on file access names the variable that moves it
-    (GRADIO_TEMP_DIR), not where it is otherwise; `gradio.utils.get_upload_folder`, which Gradio's own code
-    asks, is undocumented. Checked against gradio 6.31.0."""
+    (GRADIO_TEMP_DIR), not where it is otherwise; `gradio.utils.get_upload_folder`, which Gradio asks, is undocumented.
+    Checked against gradio 6.31.0."""
     from gradio.utils import get_upload_folder
 
     return Path(get_upload_folder()).resolve()

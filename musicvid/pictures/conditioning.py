@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from PIL import Image
 
-from musicvid.core.errors import UserError
-from musicvid.models.internals import uncompiled
+from musicvid.models.internals import execution_device, reads_hidden_states, uncompiled
 from musicvid.pictures import flow
 from musicvid.pictures.camera import cover
+from musicvid.pictures.given import given_picture
 from musicvid.pictures.grouping import Picture, reference_of
 from musicvid.pictures.slerp import align, slerp, soft_aligned
 from musicvid.pictures.style import fitted
@@ -77,13 +76,14 @@ class SceneInputs:
             if storyboard.scenes[i].picture
         }
         # With the reference adapter loaded, each scene's reference picture by its CLIP image embedding
-        # (encoded once per picture); a scene without one has zeros, the adapter's "no picture".
+        # (encoded once per picture); a scene without one has the adapter's "no picture" (no_picture).
         self.image: dict[int, torch.Tensor] = {}
+        self.no_image: torch.Tensor | None = None
         if has_reference_adapter(pipe):
             references = {i: reference_of(storyboard.scenes[i], settings) for i in scenes}
             embedded = {path: embed_picture(pipe, path) for path in set(references.values()) if path}
-            nothing = torch.zeros(pipe.image_encoder.config.projection_dim)
-            self.image = {i: embedded[path] if path else nothing for i, path in references.items()}
+            self.no_image = no_picture(pipe)
+            self.image = {i: embedded[path] if path else self.no_image for i, path in references.items()}
         # FLUX.2 klein reads a reference picture itself, as pixels (flow.call): each scene's, covered to the drawn size
         self.reference: dict[int, torch.Tensor | None] = {}
         if flow.takes_references(pipe):
@@ -164,12 +164,7 @@ def encode_text(
 
 def covering_picture(path: Path, what: str, settings: RenderSettings) -> np.ndarray:
     """A picture a person gives (`what`: pinned, reference) as RGB, scaled to cover the drawn size and centred."""
-    try:
-        with Image.open(path) as image:
-            pixels = np.asarray(image.convert("RGB"))
-    except (OSError, SyntaxError, ValueError):
-        raise UserError(f"{what} picture {path} is not an image Pillow can read") from None
-    return cover(pixels, settings.size)
+    return cover(np.asarray(given_picture(path, what)), settings.size)
 
 
 def pinned_picture(path: Path, settings: RenderSettings) -> np.ndarray:
@@ -184,15 +179,27 @@ def reference_pixels(path: Path, settings: RenderSettings) -> torch.Tensor:
 
 @torch.inference_mode()
 def embed_picture(pipe, path: Path) -> torch.Tensor:
-    """A reference picture's CLIP image embedding, by the adapter's image encoder (the picture as the
-    encoder's processor scales and crops it)."""
-    try:
-        with Image.open(path) as image:
-            pixels = image.convert("RGB")
-    except (OSError, SyntaxError, ValueError):
-        raise UserError(f"reference picture {path} is not an image Pillow can read") from None
-    embeds, _ = pipe.encode_image(pixels, compute_device(pipe), 1)
+    """A reference picture's CLIP image embedding by the adapter's image encoder (the picture as the encoder's
+    processor scales and crops it): the projected embedding, or where the adapter reads them (Plus, full face) the
+    hidden states before the last layer, tokens × width, as diffusers' pipelines take them."""
+    hidden = reads_hidden_states(pipe)
+    embeds, _ = pipe.encode_image(
+        given_picture(path, "reference"), compute_device(pipe), 1, output_hidden_states=hidden
+    )
     return embeds[0].float().cpu()
+
+
+@torch.inference_mode()
+def no_picture(pipe) -> torch.Tensor:
+    """The reference adapter's "no picture" (a scene without one, and guidance's unconditional), as diffusers'
+    encode_image makes it: zeros of the projected embedding, or the hidden states of the zero pixels (the processor's
+    mean picture)."""
+    encoder = pipe.image_encoder
+    if not reads_hidden_states(pipe):
+        return torch.zeros(encoder.config.projection_dim)
+    weight = next(encoder.parameters())
+    pixels = torch.zeros(1, 3, encoder.config.image_size, encoder.config.image_size, dtype=weight.dtype)
+    return encoder(pixels.to(execution_device(encoder)), output_hidden_states=True).hidden_states[-2][0].float().cpu()
 
 
 @torch.inference_mode()

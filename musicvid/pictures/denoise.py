@@ -53,7 +53,7 @@ class Batch:
     negative_pooled: torch.Tensor | None
     noise: torch.Tensor
     step_noise: torch.Tensor | None  # steps − 1 × batch × latent (--fast)
-    image: torch.Tensor | None  # batch × 1 × width: each picture's reference embedding (with the adapter)
+    image: torch.Tensor | None  # 2·batch × 1 × embedding, with the adapter: "no picture" × batch, then each picture's
     references: list[torch.Tensor | None] | None = None  # with FLUX.2 klein: each picture's reference pixels (CPU)
 
 
@@ -72,6 +72,8 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
         return tensor.pin_memory().to(device, non_blocking=True) if pin else tensor.to(device)
 
     step_noise = [c.step_noise for c in given]
+    # with the reference adapter, guidance's unconditional pictures (its "no picture") then each picture's own
+    images = None if given[0].image is None else [inputs.no_image] * len(given) + [c.image for c in given]
     xl = given[0].pooled is not None
     if flows:
         text, negative = [move(c.text) for c in given], [move(inputs.negative[0])] * len(given)
@@ -84,7 +86,7 @@ def batch_inputs(pipe, inputs: SceneInputs, group: list[Picture], size: int | No
         negative_pooled=move(inputs.negative_pooled).expand(len(given), -1) if xl else None,
         noise=move(torch.stack([c.noise for c in given]), torch.float32 if flows else dtype),
         step_noise=None if step_noise[0] is None else move(torch.stack(step_noise, dim=1)),
-        image=None if given[0].image is None else move(torch.stack([c.image[None] for c in given])),
+        image=None if images is None else move(torch.stack([image[None] for image in images])),
         references=[c.reference for c in given] if flows else None,
     )
 

@@ -4,8 +4,9 @@
   to 4 tokens and its ``image_proj.norm``, and ``ip_adapter.N.to_k_ip`` and ``.to_v_ip`` for each
   cross-attention N = 1, 3, …, 31), models/ip-adapter_sd15.bin (the same as a pickled dict of two dicts),
   models/image_encoder/ with config.json (CLIPVisionModelWithProjection: ViT-H/14, 1280 wide, 32 layers,
-  projection 1024, image size 224), model.safetensors and pytorch_model.bin in float32; README.md. The other
-  SD 1.5 adapters (plus, face, light) are not read.
+  projection 1024, image size 224), model.safetensors and pytorch_model.bin in float32; README.md;
+  models/ip-adapter-plus_sd15.safetensors (plus_image_proj: a resampler reading the encoder's hidden states, to 16
+  tokens). The other SD 1.5 adapters (plus-face, full-face, light) are not read.
 - its ``sdxl_models/``: ip-adapter_sdxl.safetensors and .bin as for SD 1.5, and image_encoder/
   (CLIPVisionModelWithProjection: ViT-bigG/14, 1664 wide, 48 layers, projection 1280); the vit-h and plus
   adapters beside them are not read."""
@@ -23,6 +24,7 @@ from tests.standins.hub import as_json, pickled, weights
 from tests.standins.sd import tiny_unet
 
 IP_ADAPTER_REPO = IP_ADAPTER.split("/models/")[0]
+PLUS = "models/ip-adapter-plus_sd15.safetensors"
 IMAGE_ENCODER_SIZES = dict(
     hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, projection_dim=16
 )  # (SDXL's: projection 24)
@@ -70,10 +72,44 @@ def ip_adapter_folder(adapter: str, unet_name: str, projection_dim: int, seed: i
     }
 
 
+def plus_image_proj(hidden: int, text_width: int, seed: int, depth: int = 4, tokens: int = 16) -> dict:
+    """IP-Adapter Plus's image projection as h94 saves it (diffusers converts it to IPAdapterPlusImageProjection): 16
+    learned queries (`latents`, 64 wide: one head) reading the image encoder's hidden states (`proj_in`, `hidden`
+    wide) through `depth` layers of attention (0.norm1, 0.norm2, 0.to_q, 0.to_kv, 0.to_out) and feed-forward (1.0,
+    1.1, 1.3), then out to the text's width (`proj_out`, `norm_out`)."""
+    generator, width = torch.Generator().manual_seed(seed), 64
+
+    def random(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator) / shape[-1] ** 0.5
+
+    def norm(name: str, size: int) -> dict:
+        return {f"{name}.weight": torch.ones(size), f"{name}.bias": torch.zeros(size)}
+
+    projection = {"latents": random(1, tokens, width), "proj_in.weight": random(width, hidden)}
+    projection |= {"proj_in.bias": torch.zeros(width), "proj_out.weight": random(text_width, width)}
+    projection |= {"proj_out.bias": torch.zeros(text_width), **norm("norm_out", text_width)}
+    for layer in range(depth):
+        at = f"layers.{layer}"
+        projection |= {**norm(f"{at}.0.norm1", width), **norm(f"{at}.0.norm2", width), **norm(f"{at}.1.0", width)}
+        projection |= {f"{at}.0.to_q.weight": random(width, width), f"{at}.0.to_kv.weight": random(2 * width, width)}
+        projection |= {f"{at}.0.to_out.weight": random(width, width), f"{at}.1.1.weight": random(4 * width, width)}
+        projection[f"{at}.1.3.weight"] = random(width, 4 * width)
+    return projection
+
+
+def plus_adapter(unet_name: str, hidden: int, seed: int) -> bytes:
+    """An IP-Adapter Plus file (safetensors, float16) for the stand-in UNet `unet_name`."""
+    unet = tiny_unet(unet_name)
+    parts = {"image_proj": plus_image_proj(hidden, unet.config.cross_attention_dim, seed)}
+    parts["ip_adapter"] = random_ip_adapter(unet, hidden, seed=seed)["ip_adapter"]
+    return safetensors_bytes({f"{part}.{k}": v.half() for part, tensors in parts.items() for k, v in tensors.items()})
+
+
 def ip_adapter_files() -> dict[str, bytes]:
     """The SD 1.5 adapter (models/, its encoder ViT-H/14) and SDXL's (sdxl_models/, its encoder ViT-bigG/14)."""
     return {
         "README.md": b"---\nlicense: apache-2.0\nlanguage:\n- en\nlibrary_name: diffusers\n---\n# IP-Adapter (stand-in)\n",
         **ip_adapter_folder(IP_ADAPTER, TINY, IMAGE_ENCODER_SIZES["projection_dim"], seed=8),
         **ip_adapter_folder(IP_ADAPTER_XL, TINY_XL, 24, seed=14),
+        PLUS: plus_adapter(TINY, IMAGE_ENCODER_SIZES["hidden_size"], seed=9),
     }

@@ -1,0 +1,90 @@
+"""IP-Adapter Plus (and full face) read the image encoder's hidden states, not its projected embedding; FaceID reads a
+face's InsightFace embedding, which musicvid does not make. Round 12: a Plus adapter passed every check, then failed
+at the first keyframe (the projected embedding fed to its resampler); a FaceID one too."""
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+from safetensors.torch import save
+
+from musicvid.core.errors import UserError
+from musicvid.models.drawing import check_reference_adapter, load_reference_adapter
+from musicvid.models.internals import reads_hidden_states
+from musicvid.models.timing import Timings
+from musicvid.models.tiny import local_diffusion, random_ip_adapter
+from musicvid.pictures.conditioning import SceneInputs, no_picture
+from musicvid.pictures.denoise import draw_group
+from musicvid.pictures.grouping import Picture
+from musicvid.pictures.switches import pipeline_for
+from musicvid.settings.presets import IP_ADAPTER, PRESETS, TINY
+from musicvid.settings.resolve import resolve_render_settings
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+from tests.standins.ip_adapter import IMAGE_ENCODER_SIZES, IP_ADAPTER_REPO, PLUS, ip_adapter_files
+from tests.standins.sd import tiny_unet
+
+PLAIN = IP_ADAPTER.removeprefix(IP_ADAPTER_REPO + "/")
+TOKENS = (224 // 14) ** 2 + 1  # the stand-in ViT's patches and its class token
+
+
+@pytest.fixture(scope="module")
+def h94(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("h94")
+    for name, data in ip_adapter_files().items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def picture(path, colour):
+    Image.fromarray(np.full((64, 96, 3), colour, np.uint8)).save(path)
+    return str(path)
+
+
+def inputs_of(pipe, tmp_path, settings) -> SceneInputs:
+    scenes = [
+        Scene(0, "lyric", 0.0, 1.0, prompt="a", seed=1, reference=picture(tmp_path / "a.png", (200, 40, 40))),
+        Scene(1, "lyric", 1.0, 2.0, prompt="b", seed=2),
+        Scene(2, "lyric", 2.0, 3.0, prompt="c", seed=3, picture=picture(tmp_path / "pin.png", (20, 90, 200))),
+    ]
+    return SceneInputs(pipe, Storyboard(audio=SongAudio(3.0), scenes=scenes), [0, 1, 2], settings)
+
+
+@pytest.mark.parametrize("guidance", [7.5, 1.0])
+def test_a_plus_adapter_draws_from_the_hidden_states_its_no_picture_the_zero_pixels(h94, tmp_path, guidance):
+    check_reference_adapter(str(h94 / PLUS), TINY, "sd")
+    pipe = local_diffusion(TINY)
+    load_reference_adapter(pipe, str(h94 / PLUS))
+    assert reads_hidden_states(pipe)
+    settings = resolve_render_settings(PRESETS["tiny"], {"guidance": guidance})
+    own = pipeline_for(pipe, settings)
+    inputs = inputs_of(own, tmp_path, settings)  # (the pinned scene inverted under its "no picture")
+    width = IMAGE_ENCODER_SIZES["hidden_size"]
+    assert inputs.image[0].shape == inputs.no_image.shape == (TOKENS, width)
+    zero = torch.zeros(1, 3, 224, 224)
+    assert torch.allclose(inputs.no_image, pipe.image_encoder(zero, output_hidden_states=True).hidden_states[-2][0])
+    assert torch.equal(inputs.image[1], inputs.no_image) and not torch.allclose(inputs.image[0], inputs.no_image)
+    group = [Picture(None, "", 0, 1, t) for t in (0.0, 0.5)]
+    together = draw_group(own, inputs, group, settings, Timings())
+    alone = np.concatenate([draw_group(own, inputs, [p], settings, Timings()) for p in group])
+    assert together.shape == (2, settings.height, settings.width, 3)
+    assert np.abs(together.astype(int) - alone).max() <= 1
+
+
+def test_a_plain_adapter_still_reads_the_projected_embedding_its_no_picture_zeros(h94):
+    pipe = local_diffusion(TINY)
+    load_reference_adapter(pipe, str(h94 / PLAIN))
+    assert not reads_hidden_states(pipe)
+    assert torch.equal(no_picture(pipe), torch.zeros(IMAGE_ENCODER_SIZES["projection_dim"]))
+
+
+def test_a_face_id_adapter_is_refused_before_any_work(h94):
+    unet = tiny_unet(TINY)
+    width = unet.config.cross_attention_dim
+    face = {"proj.0.weight": torch.randn(64, 512), "proj.2.weight": torch.randn(4 * width, 64)}
+    face |= {"norm.weight": torch.ones(width), "norm.bias": torch.zeros(width)}
+    tensors = {"image_proj": face, "ip_adapter": random_ip_adapter(unet, 16)["ip_adapter"]}
+    path = h94 / "models" / "ip-adapter-faceid_sd15.safetensors"
+    path.write_bytes(save({f"{part}.{k}": v.half() for part, kv in tensors.items() for k, v in kv.items()}))
+    with pytest.raises(UserError, match=r"is an IP-Adapter FaceID: it reads a face's InsightFace embedding"):
+        check_reference_adapter(str(path), TINY, "sd")
