@@ -105,11 +105,13 @@ def check_lora(path: Path, named: str, family: str | None = None, reads: int | N
     if suffix not in (SUFFIX, LEGACY_SUFFIX):
         raise UserError(f"{named} is not a LoRA file: give a {SUFFIX} file (or diffusers' older {LEGACY_SUFFIX})")
     if suffix != SUFFIX:  # (tensors alone, on the meta device; what else they are is judged as it loads)
-        check_lora_family(archive_shapes(path, named), named, family, reads)
+        refuse_dora(shapes := archive_shapes(path, named), named)
+        check_lora_family(shapes, named, family, reads)
         return
     shapes = read_header(path, named)
     if kind_of(shapes) == LORA:
         check_lycoris(shapes, named, family)
+        refuse_dora(shapes, named)
         if broken := unpaired(shapes):
             raise UserError(f"{named} is not a whole LoRA: {broken}")
         if layer := attention_without_out(shapes):
@@ -136,6 +138,15 @@ def check_lora(path: Path, named: str, family: str | None = None, reads: int | N
         first = ", ".join(sorted(shapes)[:2])
         raise UserError(f"{named} is not a LoRA: none of its tensors is named as a LoRA's are (it holds {first})")
     check_finite(path, named)
+
+
+def refuse_dora(shapes: dict[str, list[int]], named: str) -> None:
+    """Refuse a DoRA in kohya's or LyCORIS's names (each layer's magnitudes as `dora_scale`): diffusers' LoRA loaders
+    leave those out, saying so in a log line alone, and would draw it as a plain LoRA (diffusers 0.42.1)."""
+    if magnitude := next((key for key in shapes if key.endswith(".dora_scale")), None):
+        raise UserError(
+            f"{named} is a DoRA ({magnitude}): diffusers would leave out its magnitudes and draw it as a plain LoRA"
+        )
 
 
 def attention_without_out(shapes: dict[str, list[int]]) -> str | None:
@@ -227,8 +238,15 @@ def lora_family(shapes: dict[str, list[int]]) -> tuple[frozenset[str], str] | No
 
 
 # What an IP-Adapter's image projection reads of its image encoder (its config.json's widths): the projected image
-# embedding (IP-Adapter's), or the hidden states (IP-Adapter Plus's)
-ENCODER_WIDTHS = {"image_proj.proj.weight": "projection_dim", "image_proj.proj_in.weight": "hidden_size"}
+# embedding (IP-Adapter's), or the hidden states (IP-Adapter Plus's resampler, the full-face adapter's MLP)
+ENCODER_WIDTHS = {
+    "image_proj.proj.weight": "projection_dim",
+    "image_proj.proj_in.weight": "hidden_size",
+    "image_proj.proj.0.weight": "hidden_size",
+}
+# diffusers' image projections, by the keys that tell them apart (loaders.unet, as it converts h94's files)
+CLIP_PROJECTIONS = ("image_proj.proj.weight", "image_proj.proj.3.weight")
+FACE_ID = ("image_proj.norm.weight", "image_proj.perceiver_resampler.proj_in.weight")
 
 
 def check_adapter(path: Path, named: str, family: str, reads: int | None = None) -> None:
@@ -238,6 +256,11 @@ def check_adapter(path: Path, named: str, family: str, reads: int | None = None)
     if not any(key.startswith(("image_proj.", "ip_adapter.")) for key in shapes):
         held = kind_of(shapes) or known_other(shapes) or "no image_proj or ip_adapter tensors"
         raise UserError(f"{named} is not an IP-Adapter: it holds {held}")
+    if any(key in shapes for key in FACE_ID) and not any(key in shapes for key in CLIP_PROJECTIONS):
+        raise UserError(
+            f"{named} is an IP-Adapter FaceID: it reads a face's InsightFace embedding, which musicvid does not make "
+            "(its IP-Adapters read a reference picture's CLIP embedding)"
+        )
     widths = {shape[-1] for key, shape in shapes.items() if key.endswith(".to_k_ip.weight") and len(shape) == 2}
     said = {CROSS_ATTENTION_WIDTHS[width] for width in widths if width in CROSS_ATTENTION_WIDTHS}
     if len(said) == 1 and (of := said.pop())[0] != family:  # (h94/IP-Adapter holds SD 1.5's and SDXL's side by side)
