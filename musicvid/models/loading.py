@@ -23,11 +23,10 @@ from musicvid.models.internals import demucs_model, demucs_package
 from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
-from musicvid.models.single_file import header, is_single_file, kind_of, read_header, torch_archive, trained_with
+from musicvid.models.single_file import is_single_file, kind_of, load_single_file, read_header, torch_archive
 from musicvid.models.weights_files import impossible_number, silenced, weights_variants
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
-    CONFIG_REPOSITORIES,
     FLOW_FAMILIES,
     LANCZOS,
     PIPELINE_FAMILIES,
@@ -145,10 +144,6 @@ def load_vipe(name: str, tokenizer: str | None, device: torch.device, precision:
 # --- Stable Diffusion ------------------------------------------------------------------------------
 
 
-# The transformer class a flow-matching family's checkpoint file holds (musicvid.models.single_file)
-TRANSFORMERS = {"zimage": "ZImageTransformer2DModel", "klein": "Flux2Transformer2DModel"}
-
-
 def pipeline_class(family: str) -> tuple[type, dict]:
     """The diffusers pipeline a family of FAMILIES loads as, with what it loads without: SD's safety checker;
     SDXL's watermark, which would go on pictures it decodes (ours it does not)."""
@@ -184,21 +179,11 @@ def load_diffusion(name: str, device: torch.device, precision: Precision | None 
     xl, single, dtype = family == "sdxl", is_single_file(name), precision.drawing(family)
 
     def load():
-        import diffusers
 
         kind, extra = pipeline_class(family)
-        path, config = str(Path(name).expanduser()), CONFIG_REPOSITORIES[family]
         with quietly():
-            if single and family in FLOW_FAMILIES:  # the file is the transformer; the rest is the repository's
-                transformer = getattr(diffusers, TRANSFORMERS[family]).from_single_file(
-                    path, config=config, subfolder="transformer", dtype=dtype
-                )
-                return kind.from_pretrained(config, transformer=transformer, dtype=dtype)
             if single:
-                pipe = kind.from_single_file(path, config=config, dtype=dtype, **extra)
-                if marks := trained_with(header(Path(path), f"--diffusion {name}")):  # (DDIM's config holds them all)
-                    pipe.scheduler = diffusers.DDIMScheduler.from_config(pipe.scheduler.config, **marks)
-                return pipe
+                return load_single_file(kind, family, Path(name).expanduser(), dtype, extra, f"--diffusion {name}")
             variant = None if family in FLOW_FAMILIES else precision.weights_variant  # (theirs: bfloat16 whole)
             return pretrained(kind, name, variant, dtype=dtype, **extra)
 

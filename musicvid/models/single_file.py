@@ -24,7 +24,7 @@ from pathlib import Path
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_file
 from musicvid.core.paths import file_version
-from musicvid.settings.presets import FAMILY_NAMES
+from musicvid.settings.presets import CONFIG_REPOSITORIES, FAMILY_NAMES
 
 SUFFIX = ".safetensors"
 LEGACY_SUFFIX = ".bin"  # diffusers' pytorch_lora_weights.bin, loaded with torch.load
@@ -47,7 +47,9 @@ FILE_PARTS = {
     "zimage": {"transformer": ""},
     "klein": {"transformer": ""},
 }
-# The flow-matching families' transformers, by names only theirs have (after any `model.diffusion_model.`)
+# The flow-matching families' transformers: diffusers' classes, and names only theirs have (after any
+# `model.diffusion_model.`)
+TRANSFORMER_CLASSES = {"zimage": "ZImageTransformer2DModel", "klein": "Flux2Transformer2DModel"}
 FLOW_TRANSFORMERS = {
     "zimage": ("layers.0.adaLN_modulation.0.weight", "context_refiner.0."),
     "klein": ("single_stream_modulation.",),
@@ -92,6 +94,32 @@ TRAINING_MARKS = {
 def trained_with(shapes: dict[str, list[int]]) -> dict:
     """The scheduler settings a checkpoint's marker tensors ask for (TRAINING_MARKS); {} for none."""
     return {key: value for mark, said in TRAINING_MARKS.items() if mark in shapes for key, value in said.items()}
+
+
+def load_single_file(kind: type, family: str, path: Path, dtype, extra: dict, named: str):
+    """The picture model of pipeline class `kind` from the checkpoint file `path`, by diffusers' `from_single_file`,
+    its configs from its family's repository (CONFIG_REPOSITORIES); a flow-matching family's file is its transformer,
+    the rest of its pipeline the repository's. A transformer whose every name sits under `model.diffusion_model.` (as
+    ComfyUI saves them) is handed over without the prefix, which diffusers' FLUX.2 converter reads as a block's number
+    (diffusers 0.42.1); a checkpoint's TRAINING_MARKS set its sampler."""
+    import diffusers
+
+    config = CONFIG_REPOSITORIES[family]
+    if family in FLOW_TRANSFORMERS:
+        checkpoint: str | dict = str(path)
+        if all(key.startswith(UNET) for key in header(path, named)):
+            from safetensors.torch import load_file
+
+            checkpoint = {key.removeprefix(UNET): tensor for key, tensor in load_file(path).items()}
+        transformer_class = getattr(diffusers, TRANSFORMER_CLASSES[family])
+        transformer = transformer_class.from_single_file(
+            checkpoint, config=config, subfolder="transformer", dtype=dtype
+        )
+        return kind.from_pretrained(config, transformer=transformer, dtype=dtype)
+    pipe = kind.from_single_file(str(path), config=config, dtype=dtype, **extra)
+    if marks := trained_with(header(path, named)):  # (DDIM's config holds them all)
+        pipe.scheduler = diffusers.DDIMScheduler.from_config(pipe.scheduler.config, **marks)
+    return pipe
 
 
 def is_single_file(name: str) -> bool:
