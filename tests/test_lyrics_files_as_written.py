@@ -9,8 +9,10 @@ import pytest
 from musicvid.core.errors import UserError
 from musicvid.lyrics.known import check_lyrics_file, parse_srt, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.lrc import parse_lrc, reads_as_english, sung_seconds
-from musicvid.lyrics.transcript import Line, fit_to_duration
+from musicvid.lyrics.transcript import Line, Transcript, fit_to_duration
+from musicvid.storyboard.board import load_storyboard
 from musicvid.storyboard.scenes import scenes_from_lines
+from tests.helpers import make_tone, run
 
 CJK = "[ti:测试]\n[00:05.00]我的心是暴风雨中的一座灯塔\n[00:10.50]你的声音是一条金色的河流\n[00:14.00]城市在纸月亮下沉睡\n"
 
@@ -211,6 +213,30 @@ def test_lyrics_that_say_the_song_has_no_words_make_an_instrumentals_video(tmp_p
     with caplog.at_level(logging.WARNING, logger="musicvid"):  # (a title's tag is not the line that says so)
         lines_of(tmp_path, "[ti:纯音乐]\n" * name.endswith(".lrc") + text, name)
     assert f"({notice!r})" in caplog.text
+
+
+def test_a_transcript_of_no_line_is_an_instrumentals_lyrics(capsys, tmp_path, caplog):
+    """The transcript Whisper makes of an instrumental, given back as --lyrics (round 12: refused as no lyrics)."""
+    Transcript([], "en", "faster-whisper:base", "ab" * 32).save(tmp_path / "transcript.json")
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        lyrics = check_lyrics_file(tmp_path / "transcript.json")
+    assert lyrics.timed and lyrics.lines == () and read_lyrics(lyrics, 8.0).lines == []
+    assert "transcript.json holds no line: the song has no words, and the video no lyric scene" in caplog.text
+    with pytest.raises(UserError, match="has no lines of lyrics$"):  # (an LRC of no line says nothing of the song)
+        lines_of(tmp_path, "[ti:Song]\n", "song.lrc")
+    song = make_tone(tmp_path / "song.wav", 3)
+    argv = [
+        "storyboard",
+        song,
+        "--models",
+        "tiny",
+        "--lyrics",
+        tmp_path / "transcript.json",
+        "--workdir",
+        tmp_path / "w",
+    ]
+    assert run(capsys, *argv)[0] == 0
+    assert {s.kind for s in load_storyboard(tmp_path / "w" / "storyboard.json").scenes} == {"intro"}
 
 
 def test_credits_and_directions_to_the_band_are_not_sung(tmp_path, caplog):

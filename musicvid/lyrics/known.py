@@ -211,6 +211,9 @@ def check_lyrics_file(path: Path, language: str | None = None) -> KnownLyrics:
     lines, language = timed_lines(text, kind, math.inf, document, language)
     # A timed line's words are counted, not its file's lines': a transcript's JSON may be written on one line.
     _check_words(document, ((f": the line at {line.start:g} s", line.text) for line in lines))
+    if not lines and kind == ".json":  # a transcript of no line: the song's, where Whisper heard no words
+        log.warning(f"{document} holds no line: the song has no words, and the video no lyric scene")
+        return KnownLyrics(path, text, (), language)
     if text.strip() and all(is_label(line.text) or not line.text for line in lines):
         return _no_words(path, text, document)
     return KnownLyrics(path, text, tuple(lines), language)
