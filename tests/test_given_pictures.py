@@ -62,6 +62,20 @@ def test_a_photo_stored_on_its_side_is_drawn_upright(tmp_path, orientation, turn
     assert covered.shape == (96, 64, 3) and covered[10, 32, 0] > 200 and covered[85, 32, 2] > 200
 
 
+def test_what_a_picture_leaves_transparent_is_black_not_the_colour_it_hides(tmp_path):
+    rgba = np.zeros((8, 8, 4), np.uint8)
+    rgba[..., :3] = (255, 0, 255)  # magenta under alpha 0, half alpha, whole
+    rgba[:, 4:6, 3], rgba[:, 6:, 3] = 128, 255
+    Image.fromarray(rgba).save(tmp_path / "logo.png")
+    palette = Image.fromarray(rgba[..., :3]).convert("P")
+    palette.save(tmp_path / "palette.png", transparency=palette.getpixel((0, 0)))
+    for name in ("logo.png", "palette.png"):
+        shown = np.asarray(given_picture(tmp_path / name, "pinned")).astype(int)
+        assert (shown[:, :4] == 0).all(), name
+    shown = np.asarray(given_picture(tmp_path / "logo.png", "pinned")).astype(int)
+    assert abs(shown[0, 4, 0] - 128) <= 1 and shown[0, 4, 1] == 0 and (shown[:, 6:] == (255, 0, 255)).all()
+
+
 def test_an_eight_bit_picture_reads_as_pillow_converts_it_and_a_non_picture_is_one_sentence(tmp_path):
     palette = Image.fromarray((RAMP * 255).astype(np.uint8)).convert("P")
     palette.save(tmp_path / "palette.png")

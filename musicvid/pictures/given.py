@@ -6,9 +6,11 @@ stored on its side, Orientation 6 or 8, and was drawn so), and it clips a 16-bit
 
     grey 16-bit (I;16, I;16B, I;16L; I, as some readers open 16-bit files):  v8 = round(v / 257), v clipped to 0..65535
     grey float (F):                                                         v8 = round(255 v), v clipped to 0..1
-    every other mode (1, L, P, RGB, RGBA, CMYK, YCbCr, LAB, ...):           Pillow's convert("RGB")
+    transparent (RGBA, LA, PA; P, L or RGB with a transparent colour):     laid over black
+    every other mode (1, L, P, RGB, CMYK, YCbCr, LAB, ...):                 Pillow's convert("RGB")
 
-An animated picture (GIF, WebP, APNG) gives its first frame, as Pillow opens it.
+Over black, as a video shows what lies behind nothing: convert("RGB") alone showed whatever colour the transparent
+pixels hid (a palette's magenta). An animated picture (GIF, WebP, APNG) gives its first frame, as Pillow opens it.
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ WIDE = {"I;16": 65535, "I;16B": 65535, "I;16L": 65535, "I;16N": 65535, "I": 6553
 
 
 def as_shown(image: Image.Image) -> Image.Image:
-    """`image` upright (its EXIF orientation applied) and in 8-bit RGB, its grey values scaled, not clipped."""
+    """`image` upright (its EXIF orientation applied) and in 8-bit RGB: its grey values scaled, not clipped, and its
+    transparent pixels black."""
     image = ImageOps.exif_transpose(image)
-    if image.mode not in WIDE:
-        return image.convert("RGB")
-    top = WIDE[image.mode]
-    values = np.clip(np.asarray(image, dtype=np.float64), 0, top)
-    grey = np.rint(values * (255 / top)).astype(np.uint8)
-    return Image.fromarray(grey, "L").convert("RGB")
+    if image.mode in WIDE:
+        top = WIDE[image.mode]
+        values = np.clip(np.asarray(image, dtype=np.float64), 0, top)
+        return Image.fromarray(np.rint(values * (255 / top)).astype(np.uint8)).convert("RGB")
+    if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
+        return Image.alpha_composite(Image.new("RGBA", image.size, "black"), image.convert("RGBA")).convert("RGB")
+    return image.convert("RGB")
 
 
 def given_picture(path: Path, what: str) -> Image.Image:
