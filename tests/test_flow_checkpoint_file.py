@@ -13,7 +13,7 @@ from musicvid.models.choose import choose_models
 from musicvid.models.drawing import Drawing
 from musicvid.models.loading import load_diffusion
 from musicvid.models.precision import Precision
-from musicvid.settings.presets import FAMILIES, KLEIN, ZIMAGE
+from musicvid.settings.presets import FAMILIES, KLEIN, TINY_KLEIN, ZIMAGE
 from tests.standins.transformer_files import transformer_file
 
 pytestmark = pytest.mark.slow
@@ -69,6 +69,15 @@ def test_a_transformer_file_of_other_sizes_than_the_repositorys_is_refused_namin
     save_file({k: v.contiguous() for k, v in state.items()}, tmp_path / "klein-9b.safetensors")
     with pytest.raises(UserError, match=f"other sizes than {KLEIN}'s.*num_single_layers 0 where it has 1"):
         choose_models("default", diffusion=str(tmp_path / "klein-9b.safetensors"))
+    # twice as wide, its text and blocks the same (round 12: its load failed after the storyboard)
+    from diffusers import Flux2Transformer2DModel
+
+    from musicvid.models.tiny_flow import TINY_FLOW
+
+    wide = Flux2Transformer2DModel(**{**TINY_FLOW[TINY_KLEIN]["transformer"], "num_attention_heads": 4})
+    save_file({k: v.contiguous() for k, v in wide.state_dict().items()}, tmp_path / "wide.safetensors")
+    with pytest.raises(UserError, match=r"\(num_attention_heads × attention_head_dim 64 where it has 32\)$"):
+        choose_models("default", diffusion=str(tmp_path / "wide.safetensors"))
     # without its text's projection into it (a file cut down): said, not a StopIteration or a KeyError
     without = {k: v.contiguous() for k, v in state.items() if not k.startswith("context_embedder.")}
     save_file(without, tmp_path / "cut.safetensors")

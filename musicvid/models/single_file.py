@@ -270,6 +270,10 @@ def blocks(shapes: dict[str, list[int]], *prefixes: str) -> int:
     return len(found)
 
 
+# FLUX.2's width, which its diffusers config gives as its heads and their size
+WIDTH = "num_attention_heads × attention_head_dim"
+
+
 def transformer_sizes(family: str, shapes: dict[str, list[int]], named: str) -> dict[str, int]:
     """A flow-matching transformer's sizes, as its diffusers config names them, read from the file's shapes; refused
     where the projection of the text into it is not there (a file cut down, or of a relative)."""
@@ -287,6 +291,7 @@ def transformer_sizes(family: str, shapes: dict[str, list[int]], named: str) -> 
         return {"dim": text_in[0], "cap_feat_dim": text_in[1], "n_layers": blocks(shapes, "layers.")}
     return {
         "joint_attention_dim": text_in[1],
+        WIDTH: text_in[0],
         "num_layers": blocks(shapes, "double_blocks.", "transformer_blocks."),
         "num_single_layers": blocks(shapes, "single_blocks.", "single_transformer_blocks."),
     }
@@ -296,6 +301,7 @@ def check_transformer_fits(name: str, family: str, config: dict, repository: str
     """Refuse a flow-matching transformer file of other sizes than `repository`'s transformer (its `config`): the
     text encoder and VAE it is drawn with are that repository's (another FLUX.2 is not klein 4B)."""
     sizes = transformer_sizes(family, header(Path(name).expanduser(), named), named)
+    config = {**config, WIDTH: config.get("num_attention_heads", 0) * config.get("attention_head_dim", 0)}
     differ = {key: (value, config.get(key)) for key, value in sizes.items() if config.get(key) != value}
     if differ:
         said = ", ".join(f"{key} {mine} where it has {theirs}" for key, (mine, theirs) in differ.items())
