@@ -2,6 +2,8 @@
 face's InsightFace embedding, which musicvid does not make. Round 12: a Plus adapter passed every check, then failed
 at the first keyframe (the projected embedding fed to its resampler); a FaceID one too."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -11,13 +13,15 @@ from safetensors.torch import save
 from musicvid.core.errors import UserError
 from musicvid.models.drawing import check_reference_adapter, load_reference_adapter
 from musicvid.models.internals import reads_hidden_states
+from musicvid.models.loading import load_diffusion
+from musicvid.models.precision import Precision
 from musicvid.models.timing import Timings
 from musicvid.models.tiny import local_diffusion, random_ip_adapter
-from musicvid.pictures.conditioning import SceneInputs, no_picture
+from musicvid.pictures.conditioning import SceneInputs, embed_picture, no_picture
 from musicvid.pictures.denoise import draw_group
 from musicvid.pictures.grouping import Picture
 from musicvid.pictures.switches import pipeline_for
-from musicvid.settings.presets import IP_ADAPTER, PRESETS, TINY
+from musicvid.settings.presets import IP_ADAPTER, PRESETS, SD15, TINY
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.standins.ip_adapter import IMAGE_ENCODER_SIZES, IP_ADAPTER_REPO, PLUS, ip_adapter_files
@@ -88,3 +92,12 @@ def test_a_face_id_adapter_is_refused_before_any_work(h94):
     path.write_bytes(save({f"{part}.{k}": v.half() for part, kv in tensors.items() for k, v in kv.items()}))
     with pytest.raises(UserError, match=r"is an IP-Adapter FaceID: it reads a face's InsightFace embedding"):
         check_reference_adapter(str(path), TINY, "sd")
+
+
+def test_the_tiny_adapter_beside_a_named_picture_model_reads_pictures_its_encoder_takes(standin_hub, tmp_path):
+    """`--models tiny --diffusion <SD 1.5 by hub name> --reference`: the named pipeline's processor crops to its
+    real encoder's 224 pixels (round 12: "Input image size (224*224) doesn't match model (32*32)" at a keyframe)."""
+    pipe = load_diffusion(SD15, torch.device("cpu"), Precision.resolve("float32", torch.device("cpu")))
+    load_reference_adapter(pipe, TINY)
+    embedded = embed_picture(pipe, Path(picture(tmp_path / "a.png", (200, 40, 40))))
+    assert embedded.shape == (pipe.image_encoder.config.projection_dim,) and embedded.abs().sum() > 0

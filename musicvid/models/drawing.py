@@ -196,8 +196,12 @@ def adapter_parts(name: str) -> tuple[str, str, str]:
 def load_reference_adapter(pipe, name: str) -> None:
     """IP-Adapter into the pipeline's UNet, with its image encoder: `name` a hub file whose folder holds
     image_encoder/ (h94/IP-Adapter's layout), or such a local file; tiny: random, made for the UNet."""
-    if name == TINY:
-        pipe.register_modules(image_encoder=tiny.tiny_image_encoder().to(pipe.device, pipe.dtype))
+    if name == TINY:  # (with its own processor: a named model's crops to its real encoder's 224 pixels)
+        from transformers import CLIPImageProcessor
+
+        side = (encoder := tiny.tiny_image_encoder()).config.image_size
+        processor = CLIPImageProcessor(size=side, crop_size=side)  # (as diffusers makes one where there is none)
+        pipe.register_modules(image_encoder=encoder.to(pipe.device, pipe.dtype), feature_extractor=processor)
         adapter = tiny.random_ip_adapter(pipe.unet, pipe.image_encoder.config.projection_dim)
         pipe.load_ip_adapter(adapter, subfolder="", weight_name="", image_encoder_folder=None)
     else:
