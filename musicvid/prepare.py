@@ -51,7 +51,7 @@ from musicvid.core.outputs import check_made_by_no_run, check_outputs, check_rep
 from musicvid.core.paths import check_made, check_paths, probe, shown
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
-from musicvid.lyrics.languages import language_code
+from musicvid.lyrics.languages import check_learned, language_code, learned_by_name
 from musicvid.lyrics.transcribe import check_hears, english_only, untranslated
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
 from musicvid.models.asr_files import refuse_offline
@@ -276,8 +276,10 @@ def resolved_language(language: str | None, models: ModelSet, heard: bool) -> st
 def check_language(language: str | None, models: ModelSet) -> None:
     """A --language (Whisper's code) other than English refused where the ASR model's name says it hears English
     alone: a size or a hub name ending .en, or the tiny preset's Whisper (English-only, as tiny.en:
-    musicvid.models.tiny). A file's or a folder's is refused as it loads (musicvid.lyrics.transcribe.detect_language)."""
+    musicvid.models.tiny); and one its size did not learn (Cantonese but by large-v3 and turbo). A file's or a
+    folder's is refused as it loads (musicvid.lyrics.transcribe.detect_language)."""
     check_hears(language, models.asr, not english_only(models.asr))
+    check_learned(language, models.asr, learned_by_name(models.asr))
 
 
 def timed_alone(lyrics: KnownLyrics | None, models: ModelSet) -> bool:

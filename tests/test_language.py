@@ -16,7 +16,7 @@ from musicvid.lyrics import align
 from musicvid.lyrics import transcribe as transcribing
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import check_lyrics_file
-from musicvid.lyrics.languages import language_code
+from musicvid.lyrics.languages import language_code, learned_by_name
 from musicvid.lyrics.transcribe import detect_language, transcribe
 from musicvid.lyrics.transcript import Line, Transcript, Word
 from musicvid.models.loading import ASRModel
@@ -90,6 +90,21 @@ def test_an_english_only_whisper_is_refused_another_language_before_any_work(cap
         assert code == 2 and err.count("\n") == 1, err
         assert "--language pl needs a Whisper that hears more than English" in err and "English alone" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["song.wav"]
+
+
+def test_cantonese_is_refused_for_a_whisper_that_never_learned_it_by_its_name_or_as_it_loads(capsys, tmp_path):
+    """Round 12: --language yue with a Whisper of 99 languages ran with no language token in Whisper's prompt."""
+    assert [learned_by_name(n) for n in ("large-v2", "base", "large-v3", "turbo")] == [99, 99, 100, 100]
+    assert learned_by_name("base.en") is learned_by_name("Systran/faster-whisper-large-v2") is None
+    song = make_tone(tmp_path / "song.wav", 1)
+    code, _, err = run(capsys, "storyboard", song, "--models", "tiny", "--asr-model", "large-v2", "--language", "yue")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--language yue (Cantonese) is not one of the 99 languages large-v2 learned: leave --language out" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["song.wav"]
+    asr = asr_of(random_whisper(**{**TINY_WHISPER, "n_vocab": 51865}), "my-whisper.pt")  # (multilingual, 99)
+    with pytest.raises(UserError, match=r"^--language yue \(Cantonese\) is not one of the 99 languages my-whisper"):
+        detect_language(asr, NOISE, "yue")
+    assert detect_language(asr, NOISE, "zh") == "zh"
 
 
 def test_an_english_only_whisper_known_as_it_loads_is_refused_another_language_in_one_sentence():

@@ -5,6 +5,7 @@ Whisper has no such language; and the names the page offers."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from musicvid.core.errors import UserError
 from musicvid.lyrics.transcript import excerpt
@@ -29,6 +30,30 @@ def language_code(language: str | None) -> str | None:
             f"not {excerpt(language)!r}"
         )
     return code
+
+
+def check_learned(language: str | None, asr_name: str, learned: int | None) -> None:
+    """Refuse a --language (Whisper's code) that is not among the first `learned` of Whisper's languages, the ones the
+    model learned (large-v3 and turbo learned 100, Cantonese, yue, the last; the other multilingual sizes 99; None:
+    not known yet). Without its token Whisper's prompt names no language, one it was never trained on."""
+    from musicvid.models.internals import whisper_languages
+
+    codes = list(dict.fromkeys(whisper_languages().values()))  # (its codes first, in Whisper's order)
+    if language is not None and learned is not None and language not in codes[:learned]:
+        raise UserError(
+            f"--language {language} ({language_name(language)}) is not one of the {learned} languages {asr_name} "
+            "learned: leave --language out, or use a Whisper that learned it (large-v3, turbo)"
+        )
+
+
+def learned_by_name(asr_name: str) -> int | None:
+    """How many languages the multilingual Whisper of size `asr_name` learned: its vocabulary less 51,765 tokens and
+    the one that marks it multilingual, as openai-whisper counts them (`num_languages`); None for any other name (a
+    file, a folder or a hub name: known once it loads)."""
+    from musicvid.models.published import whisper_dims
+
+    dims = None if Path(asr_name).expanduser().exists() or asr_name.endswith(".en") else whisper_dims(asr_name)
+    return dims and dims["n_vocab"] - 51765 - 1
 
 
 def latin(text: str) -> bool:

@@ -25,7 +25,7 @@ from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.inventions import loops, said_over_music
-from musicvid.lyrics.languages import language_name
+from musicvid.lyrics.languages import check_learned, language_name
 from musicvid.lyrics.lines import PHRASE_SECONDS, lines_at_pauses
 from musicvid.lyrics.singing import (
     CLIP_LEAD,
@@ -175,6 +175,7 @@ def detect_language(asr: ASRModel, voiced: np.ndarray, given: str | None = None,
     faster, hears = asr.backend == "faster-whisper", multilingual(asr)
     if given is not None:
         check_hears(given, asr.name, hears)
+        check_learned(given, asr.name, (ctranslate2_whisper(asr.model) if faster else asr.model).num_languages)
         return given
     if not hears:
         return "en"
