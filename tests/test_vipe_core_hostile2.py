@@ -184,6 +184,12 @@ def test_a_base_whose_window_holds_no_example_is_refused(tmp_path, canvas):
     (base / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_positions": MIN_MAX_LENGTH - 1}))
     with pytest.raises(VipeError, match=f"reads {MIN_MAX_LENGTH - 1} tokens at most: an example needs"):
         check_train(TrainConfig(data=str(canvas), out=str(tmp_path / "o"), base=str(base)))
+    # one that holds an example but not the prompt ViPE writes (round 12: trained, then refused by --vipe and evaluate)
+    (base / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_positions": 48}))
+    with pytest.raises(
+        VipeError, match="reads 48 tokens at most, and the prompt ViPE writes takes 50 of them: what it"
+    ):
+        check_train(TrainConfig(data=str(canvas), out=str(tmp_path / "o"), base=str(base)))
 
 
 def test_evaluate_context_and_a_trained_record_past_the_bound_are_refused(tmp_path, capsys):

@@ -321,7 +321,7 @@ def check_tokenizer_fits(config: TrainConfig, model) -> None:
 def check_base(config: TrainConfig) -> int:
     """VipeError for a base model that cannot be read, is no causal language model or reads too few tokens, for a
     --max-length it cannot read, and for a tokenizer that does not fit it; returns its context window."""
-    from vipe_core.inference import causal_lm  # (torch: once the arguments are read)
+    from vipe_core.inference import GenerationSettings, causal_lm  # (torch: once the arguments are read)
 
     model = model_config(config.base, "the base model", BASE_HINT)
     if not causal_lm(model):
@@ -330,9 +330,14 @@ def check_base(config: TrainConfig) -> int:
             f"the base model {config.base} is a {named}, not a causal language model (one whose tokens see only "
             "those before them, as GPT-2's), which ViPE is."
         )
-    window = window_of(model)
+    window, writes = window_of(model), GenerationSettings().max_new_tokens
     if window < MIN_MAX_LENGTH:
         raise VipeError(f"the base model {config.base} reads {window} tokens at most: {EXAMPLE_NEEDS}.")
+    if window <= writes:  # (musicvid's --vipe and `vipe evaluate` refuse such a checkpoint: train none)
+        raise VipeError(
+            f"the base model {config.base} reads {window} tokens at most, and the prompt ViPE writes takes {writes} of "
+            "them: what it trained would have no room for the lyrics (ViPE-M reads 1024)."
+        )
     if config.max_length and config.max_length > window:
         raise VipeError(
             f"--max-length {config.max_length} is more than the base model {config.base} reads ({window} tokens)."
