@@ -12,7 +12,7 @@ from musicvid.models.drawing import check_reference_adapter, load_reference_adap
 from musicvid.models.lora_files import image_encoder_of
 from musicvid.models.tiny import local_diffusion, random_ip_adapter
 from musicvid.settings.presets import IP_ADAPTER_XL, TINY_XL
-from tests.standins.hub import write_repo
+from tests.standins.hub import write_folder, write_repo
 from tests.standins.ip_adapter import IMAGE_ENCODER_SIZES, IP_ADAPTER_REPO, ip_adapter_files
 from tests.standins.sd import tiny_unet
 
@@ -28,11 +28,7 @@ def h94_files() -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def h94(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("h94")
-    for name, data in h94_files().items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(data)
-    return folder
+    return write_folder(tmp_path_factory.mktemp("h94"), h94_files())
 
 
 def test_a_vit_h_sdxl_adapter_takes_the_vit_h_of_h94s_layout_and_the_others_their_own(h94):

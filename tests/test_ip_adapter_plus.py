@@ -24,6 +24,7 @@ from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import IP_ADAPTER, PRESETS, SD15, TINY
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+from tests.standins.hub import write_folder
 from tests.standins.ip_adapter import IMAGE_ENCODER_SIZES, IP_ADAPTER_REPO, PLUS, ip_adapter_files
 from tests.standins.sd import tiny_unet
 
@@ -33,11 +34,7 @@ TOKENS = (224 // 14) ** 2 + 1  # the stand-in ViT's patches and its class token
 
 @pytest.fixture(scope="module")
 def h94(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("h94")
-    for name, data in ip_adapter_files().items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(data)
-    return folder
+    return write_folder(tmp_path_factory.mktemp("h94"), ip_adapter_files())
 
 
 def picture(path, colour):

@@ -28,6 +28,14 @@ def write_repo(hub: Path, repo_id: str, files: dict[str, bytes]) -> Path:
     return snapshot
 
 
+def write_folder(folder: Path, files: dict[str, bytes]) -> Path:
+    """A repository's files as a folder of its layout (a copy of it on this machine, not the cache's)."""
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
+
+
 def as_json(data: dict) -> bytes:
     return json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
 
