@@ -1,5 +1,4 @@
-"""Which segments Whisper heard over a whole song are sung (musicvid.lyrics.singing): the rules, on segments
-made by hand."""
+"""Which segments Whisper heard over a whole song are sung (musicvid.lyrics.singing): the rules, on segments by hand."""
 
 from dataclasses import replace
 
@@ -14,10 +13,8 @@ from musicvid.lyrics.transcript import Line, Word
 
 def segment(start: float, text: str, seconds_per_word: float = 0.4, probability: float = 0.6) -> Line:
     """A segment of Whisper's, its words one after another."""
-    words = [
-        Word(start + n * seconds_per_word, start + (n + 1) * seconds_per_word, word, probability)
-        for n, word in enumerate(text.split())
-    ]
+    step = seconds_per_word
+    words = [Word(start + n * step, start + (n + 1) * step, w, probability) for n, w in enumerate(text.split())]
     return Line(start, words[-1].end, text, words=words)
 
 
@@ -227,7 +224,9 @@ def test_a_voice_whisper_heard_nothing_of_is_heard_again_only_where_silero_and_w
     sung = [(2.0, 4.0), (10.0, 12.0), (30.0, 33.0)]  # the third: a line Whisper missed
     assert unheard_voice(lines, Voice(sung, 60.0)).stretches == [(30.0, 33.0)]
     assert unheard_voice(lines, Voice([*sung[:2], (30.0, 30.6)], 60.0)).stretches == []  # a breath, not a line
-    assert unheard_voice(lines, Voice([*sung[:2], (12.8, 14.5)], 60.0)).stretches == []  # a lead from a word heard
+    # a lead is the words begun between stretches, not the line before's (round 12: a refrain's third time, 0.44 s on)
+    assert unheard_voice(lines, Voice([*sung[:2], (12.8, 14.5)], 60.0)).stretches == [(12.8, 14.5)]
+    assert unheard_voice([*lines, segment(12.2, "oh")], Voice([*sung[:2], (12.8, 14.5)], 60.0)).stretches == []
     stretched = [lines[0], replace(lines[1], words=[*lines[1].words[:-1], replace(lines[1].words[-1], end=31.0)])]
     assert unheard_voice(stretched, Voice(sung, 60.0)).stretches == sung[2:]  # "gold" held over the line Whisper missed
     assert unheard_voice([], Voice(sung, 60.0)).stretches == []  # an instrumental: Silero's voice is the band's

@@ -266,15 +266,22 @@ def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
     hears_singer = (silero.agreement(believed(kept)) or 0.0) >= ALMOST_ALL
     if not (trusted_over_song(kept, silero) and (heard_share >= TRUSTED_AGREEMENT or hears_singer)):
         return Voice([], silero.duration)
-    spans = [(w.start, held_until(w, silero)) for segment in kept for w in segment.words]
+    # a word is its stretch's (the one it begins in), or, begun outside any, of those it lies near
+    spans = [(w.start, held_until(w, silero), begun_in(w, silero)) for segment in kept for w in segment.words]
     alone = [
         (start, end)
-        for start, end in silero.stretches
-        if end - start >= PHRASE_SECONDS and not any(a < end + CLIP_TAIL and b > start - CLIP_LEAD for a, b in spans)
+        for number, (start, end) in enumerate(silero.stretches)
+        if end - start >= PHRASE_SECONDS
+        and not any(a < end + CLIP_TAIL and b > start - CLIP_LEAD and at in (None, number) for a, b, at in spans)
     ]
     if heard_share < TRUSTED_AGREEMENT:
         alone = likest_lines(alone, sum(end - start for start, end in belief.stretches))
     return Voice(alone, silero.duration)
+
+
+def begun_in(word: Word, silero: Voice) -> int | None:
+    """The number of the stretch of voice `word` begins in; None where it begins in none."""
+    return next((number for number, (start, end) in enumerate(silero.stretches) if start <= word.start < end), None)
 
 
 def held_until(word: Word, silero: Voice) -> float:
