@@ -98,3 +98,25 @@ def test_the_tiny_adapter_beside_a_named_picture_model_reads_pictures_its_encode
     load_reference_adapter(pipe, TINY)
     embedded = embed_picture(pipe, Path(picture(tmp_path / "a.png", (200, 40, 40))))
     assert embedded.shape == (pipe.image_encoder.config.projection_dim,) and embedded.abs().sum() > 0
+
+
+def test_a_plus_adapter_by_hub_name_draws_in_bfloat16_every_module_keeping_its_dtype(standin_hub, tmp_path):
+    """h94's Plus file by its hub name in the stand-in cache, beside SD 1.5 by its hub name, in half precision: the
+    adapter, its encoder and the pipeline's every floating tensor stay bfloat16 on the CPU through a drawn group."""
+    name = f"{IP_ADAPTER_REPO}/{PLUS}"
+    check_reference_adapter(name, SD15, "sd")
+    precision = Precision.resolve("bfloat16", torch.device("cpu"))
+    pipe = load_diffusion(SD15, torch.device("cpu"), precision)
+    load_reference_adapter(pipe, name)
+    assert reads_hidden_states(pipe)
+    settings = resolve_render_settings(PRESETS["tiny"], {"size": (64, 64), "steps": 2})
+    own = pipeline_for(pipe, settings)
+    drawn = draw_group(own, inputs_of(own, tmp_path, settings), [Picture(None, "", 0, 1, 0.5)], settings, Timings())
+    assert drawn.shape == (1, 64, 64, 3) and drawn.std() > 0
+    for part, module in pipe.components.items():
+        floating = (
+            [t for t in module.state_dict().values() if t.is_floating_point()] if hasattr(module, "state_dict") else []
+        )
+        dtypes = {(t.dtype, t.device.type) for t in floating}
+        wanted = precision.vae(False) if part == "vae" else torch.bfloat16
+        assert dtypes <= {(wanted, "cpu")}, (part, dtypes)
