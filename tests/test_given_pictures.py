@@ -85,3 +85,18 @@ def test_an_eight_bit_picture_reads_as_pillow_converts_it_and_a_non_picture_is_o
     (tmp_path / "notes.png").write_text("not a picture")
     with pytest.raises(UserError, match=r"^reference picture .*notes\.png is not an image Pillow can read$"):
         given_picture(tmp_path / "notes.png", "reference")
+
+
+def test_a_pinned_picture_drawn_from_a_file_read_by_other_rules_is_drawn_again(tmp_path, monkeypatch):
+    from musicvid.pictures import grouping
+    from musicvid.storyboard.board import Scene, SongAudio, Storyboard
+
+    Image.new("L", (8, 8), 90).save(tmp_path / "pin.png")
+    scenes = [
+        Scene(index=0, kind="lyric", start=0, end=1, text="a", prompt="a", seed=0, picture=str(tmp_path / "pin.png"))
+    ]
+    board, settings = Storyboard(SongAudio(1.0), scenes=scenes), RenderSettings()
+    before = grouping.KeyframeKeys(board, settings, {}).key(scenes[0])
+    assert grouping.KeyframeKeys(board, settings, {}).key(scenes[0]) == before  # the same file, the same rules
+    monkeypatch.setattr(grouping, "READING", grouping.READING + "; another rule")
+    assert grouping.KeyframeKeys(board, settings, {}).key(scenes[0]) != before

@@ -25,7 +25,7 @@ from musicvid.settings.presets import IP_ADAPTER, PRESETS, SD15, TINY
 from musicvid.settings.resolve import resolve_render_settings
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard
 from tests.standins.hub import write_folder
-from tests.standins.ip_adapter import IMAGE_ENCODER_SIZES, IP_ADAPTER_REPO, PLUS, ip_adapter_files
+from tests.standins.ip_adapter import FULL_FACE, IMAGE_ENCODER_SIZES, IP_ADAPTER_REPO, PLUS, ip_adapter_files
 from tests.standins.sd import tiny_unet
 
 PLAIN = IP_ADAPTER.removeprefix(IP_ADAPTER_REPO + "/")
@@ -51,11 +51,13 @@ def inputs_of(pipe, tmp_path, settings) -> SceneInputs:
     return SceneInputs(pipe, Storyboard(audio=SongAudio(3.0), scenes=scenes), [0, 1, 2], settings)
 
 
-@pytest.mark.parametrize("guidance", [7.5, 1.0])
-def test_a_plus_adapter_draws_from_the_hidden_states_its_no_picture_the_zero_pixels(h94, tmp_path, guidance):
-    check_reference_adapter(str(h94 / PLUS), TINY, "sd")
+@pytest.mark.parametrize("adapter, guidance", [(PLUS, 7.5), (PLUS, 1.0), (FULL_FACE, 7.5)])
+def test_plus_and_full_face_draw_from_the_hidden_states_their_no_picture_the_zero_pixels(
+    h94, tmp_path, adapter, guidance
+):
+    check_reference_adapter(str(h94 / adapter), TINY, "sd")
     pipe = local_diffusion(TINY)
-    load_reference_adapter(pipe, str(h94 / PLUS))
+    load_reference_adapter(pipe, str(h94 / adapter))
     assert reads_hidden_states(pipe)
     settings = resolve_render_settings(PRESETS["tiny"], {"guidance": guidance})
     own = pipeline_for(pipe, settings)

@@ -22,6 +22,9 @@ from PIL import Image, ImageOps
 
 from musicvid.core.errors import UserError
 
+# How a given picture is read, in its cached pictures' keys beside its file's hash: a picture drawn from a file read by
+# other rules (before EXIF orientation and wide grey were read, a 16-bit ramp drew white) is drawn again.
+READING = "upright by EXIF; grey 16-bit / 257, float x 255; transparent over black"
 WIDE = {"I;16": 65535, "I;16B": 65535, "I;16L": 65535, "I;16N": 65535, "I": 65535, "F": 1.0}
 
 

@@ -15,6 +15,7 @@ from typing import Collection
 from musicvid.core.workdir import Workdir
 from musicvid.models.drawing import file_digest
 from musicvid.pictures.cache import picture_key, stored_key
+from musicvid.pictures.given import READING
 from musicvid.pictures.schedule import FrameSchedule
 from musicvid.settings.render import RenderSettings
 from musicvid.storyboard.board import Scene, Storyboard
@@ -67,8 +68,8 @@ class KeyframeKeys:
         self.common = common_inputs(settings, drawn_by)
         scenes = storyboard.scenes
         # (each checked before any work: musicvid.prepare, musicvid.storyboard.make.check_storyboard_pictures)
-        self.pinned = {s.index: file_digest(Path(s.picture)) for s in scenes if s.picture}
-        self.references = {s.index: file_digest(r) for s in scenes if (r := reference_of(s, settings))}
+        self.pinned = {s.index: (READING, file_digest(Path(s.picture))) for s in scenes if s.picture}
+        self.references = {s.index: (READING, file_digest(r)) for s in scenes if (r := reference_of(s, settings))}
 
     def scene_inputs(self, scene: Scene, seed: int | None = None) -> tuple:
         """A scene's own inputs (`seed`: another seed than its own, as a candidate's)."""

@@ -6,7 +6,8 @@
   models/image_encoder/ with config.json (CLIPVisionModelWithProjection: ViT-H/14, 1280 wide, 32 layers,
   projection 1024, image size 224), model.safetensors and pytorch_model.bin in float32; README.md;
   models/ip-adapter-plus_sd15.safetensors (plus_image_proj: a resampler reading the encoder's hidden states, to 16
-  tokens). The other SD 1.5 adapters (plus-face, full-face, light) are not read.
+  tokens); models/ip-adapter-full-face_sd15.safetensors (full_face_image_proj: an MLP reading the same hidden states,
+  token by token). The other SD 1.5 adapters (plus-face, light) are not read.
 - its ``sdxl_models/``: ip-adapter_sdxl.safetensors and .bin as for SD 1.5, and image_encoder/
   (CLIPVisionModelWithProjection: ViT-bigG/14, 1664 wide, 48 layers, projection 1280); the vit-h and plus
   adapters beside them are not read."""
@@ -25,6 +26,7 @@ from tests.standins.sd import tiny_unet
 
 IP_ADAPTER_REPO = IP_ADAPTER.split("/models/")[0]
 PLUS = "models/ip-adapter-plus_sd15.safetensors"
+FULL_FACE = "models/ip-adapter-full-face_sd15.safetensors"
 IMAGE_ENCODER_SIZES = dict(
     hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, projection_dim=16
 )  # (SDXL's: projection 24)
@@ -97,10 +99,22 @@ def plus_image_proj(hidden: int, text_width: int, seed: int, depth: int = 4, tok
     return projection
 
 
-def plus_adapter(unet_name: str, hidden: int, seed: int) -> bytes:
-    """An IP-Adapter Plus file (safetensors, float16) for the stand-in UNet `unet_name`."""
+def full_face_image_proj(hidden: int, text_width: int, seed: int) -> dict:
+    """IP-Adapter full face's image projection as h94 saves it (diffusers converts it to IPAdapterFullImageProjection):
+    each of the encoder's hidden states through `proj.0` (`hidden` to `hidden`), a GELU, `proj.2` (to the text's
+    width) and the layer norm `proj.3`."""
+    generator = torch.Generator().manual_seed(seed)
+    projection = {"proj.0.weight": torch.randn(hidden, hidden, generator=generator) / hidden**0.5}
+    projection |= {"proj.2.weight": torch.randn(text_width, hidden, generator=generator) / hidden**0.5}
+    projection |= {"proj.0.bias": torch.zeros(hidden), "proj.2.bias": torch.zeros(text_width)}
+    return projection | {"proj.3.weight": torch.ones(text_width), "proj.3.bias": torch.zeros(text_width)}
+
+
+def hidden_states_adapter(unet_name: str, hidden: int, seed: int, image_proj=plus_image_proj) -> bytes:
+    """An adapter reading the image encoder's hidden states (safetensors, float16) for the stand-in UNet `unet_name`:
+    Plus's, or with `image_proj` another projection (full_face_image_proj)."""
     unet = tiny_unet(unet_name)
-    parts = {"image_proj": plus_image_proj(hidden, unet.config.cross_attention_dim, seed)}
+    parts = {"image_proj": image_proj(hidden, unet.config.cross_attention_dim, seed)}
     parts["ip_adapter"] = random_ip_adapter(unet, hidden, seed=seed)["ip_adapter"]
     return safetensors_bytes({f"{part}.{k}": v.half() for part, tensors in parts.items() for k, v in tensors.items()})
 
@@ -111,5 +125,6 @@ def ip_adapter_files() -> dict[str, bytes]:
         "README.md": b"---\nlicense: apache-2.0\nlanguage:\n- en\nlibrary_name: diffusers\n---\n# IP-Adapter (stand-in)\n",
         **ip_adapter_folder(IP_ADAPTER, TINY, IMAGE_ENCODER_SIZES["projection_dim"], seed=8),
         **ip_adapter_folder(IP_ADAPTER_XL, TINY_XL, 24, seed=14),
-        PLUS: plus_adapter(TINY, IMAGE_ENCODER_SIZES["hidden_size"], seed=9),
+        PLUS: hidden_states_adapter(TINY, IMAGE_ENCODER_SIZES["hidden_size"], seed=9),
+        FULL_FACE: hidden_states_adapter(TINY, IMAGE_ENCODER_SIZES["hidden_size"], 10, full_face_image_proj),
     }
