@@ -99,6 +99,7 @@ def test_a_reference_picture_and_a_kohya_lora_load_by_hub_name_and_draw_a_morph(
     adapter = snapshot(standin_hub, IP_ADAPTER_REPO) / "models"
     assert sorted(p.name for p in adapter.iterdir()) == [
         "image_encoder",
+        "ip-adapter-full-face_sd15.safetensors",
         "ip-adapter-plus_sd15.safetensors",
         "ip-adapter_sd15.bin",
         "ip-adapter_sd15.safetensors",
