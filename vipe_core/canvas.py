@@ -27,6 +27,7 @@ from vipe_core.context import lyric_context
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, refuse_overlap
 from vipe_core.records import (
+    USAGE_FILE,
     CanvasRow,
     LabelledSong,
     atomic_path,
@@ -50,9 +51,9 @@ def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
     rows: list[CanvasRow] = []
     files: dict[str, Path] = {}  # song_id -> the file that labelled it
     for file in records_in(folder, "*.json"):
+        if file.name == USAGE_FILE:
+            continue  # every other file is a song: one not read as such would be left out of training unsaid
         data = read_json(file, "the labelled song")
-        if not isinstance(data, dict) or "elaborations" not in data:
-            continue  # usage.json and other bookkeeping
         song = record_from(LabelledSong, data, f"{file} is not a labelled song from `vipe label`")
         if song.song_id in files:
             raise VipeError(f"{file} and {files[song.song_id]} both label song_id {song.song_id!r}; keep one.")

@@ -2,7 +2,7 @@
 
     collect  -> lyrics/<artist>.json        ArtistLyrics (songs with raw Genius lyrics)
     filter   -> lyrics.clean.jsonl          one CleanSong per line
-    label    -> canvas/<song id>.json       one LabelledSong per file (+ failed.jsonl, usage.json)
+    label    -> canvas/<song id>.json       one LabelledSong per file (+ failed.jsonl, USAGE_FILE)
     build    -> lyric_canvas.parquet        one CanvasRow per lyric line
 
 Every artifact is written to a temporary name and renamed into place (vipe_core.atomic.atomic_path),
@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+USAGE_FILE = "usage.json"  # the label folder's token and cost tally, beside its labelled songs
 
 
 @dataclass
@@ -126,6 +127,14 @@ def _json_kind(value: Any) -> str:
     return names.get(type(value), "an object")
 
 
+def _misfit(value: Any, annotation: str) -> str:
+    """What `value` is, for a refusal: its JSON kind, or for a list the first entry of another kind than its items'."""
+    item, wrong = _ITEM_KINDS.get(annotation), None
+    if item is not None and isinstance(value, list):
+        wrong = next((n for n, v in enumerate(value) if not isinstance(v, item)), None)
+    return _json_kind(value) if wrong is None else f"a list whose entry {wrong + 1} is {_json_kind(value[wrong])}"
+
+
 def _fits(value: Any, annotation: str) -> bool:
     types, _ = _KINDS[annotation]
     if isinstance(value, bool) and bool not in types:
@@ -147,7 +156,7 @@ def from_dict(cls: type[T], data: dict[str, Any]) -> T:
         raise TypeError(f"it lacks {', '.join(missing)}")
     for f in known:
         if f.name in data and f.type in _KINDS and not _fits(data[f.name], f.type):
-            raise TypeError(f"its {f.name} should be {_KINDS[f.type][1]}, not {_json_kind(data[f.name])}")
+            raise TypeError(f"its {f.name} should be {_KINDS[f.type][1]}, not {_misfit(data[f.name], f.type)}")
     return cls(**{f.name: data[f.name] for f in known if f.name in data})
 
 
@@ -160,12 +169,12 @@ def record_from(cls: type[T], data: Any, refusal: str) -> T:
 
 
 def read_text(path: str | os.PathLike, what: str = "the file") -> str:
-    """The UTF-8 text of a file; VipeError naming `what` when it is missing, a folder, no regular file (a FIFO would
-    be waited on for a writer), unreadable or not UTF-8."""
+    """The UTF-8 text of a file, less a byte-order mark (Windows' editors write one); VipeError naming `what` when it
+    is missing, a folder, no regular file (a FIFO would be waited on for a writer), unreadable or not UTF-8."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
             raise VipeError(f"{what} {path} is not a regular file (a pipe or a device): give a file.")
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise VipeError(f"{what} {path} does not exist.") from None
     except IsADirectoryError:

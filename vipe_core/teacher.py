@@ -30,6 +30,7 @@ from vipe_core.chat import ChatClient, TeacherConfig, TeacherError
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
 from vipe_core.records import (
+    USAGE_FILE,
     CleanSong,
     LabelledSong,
     append_jsonl,
@@ -109,7 +110,6 @@ class SongFailed(Exception):
         self.detail = detail
 
 
-USAGE_FILE = "usage.json"  # the token and cost tally
 OWN_NAMES = {Path(USAGE_FILE).stem}  # the stems of the label folder's own .json files
 
 

@@ -137,7 +137,11 @@ def test_label_refuses_a_numeric_song_id_and_a_repeated_one(files, capsys):
     "change, said",
     [
         ({"song_id": 1001}, "its song_id should be text"),
-        ({"elaborations": [1] * 16}, "its elaborations should be a list of texts"),
+        (
+            {"elaborations": [1] * 16},
+            "its elaborations should be a list of texts, not a list whose entry 1 is a number",
+        ),
+        ({"elaborations": ["a"] * 2 + [None] * 14}, "not a list whose entry 3 is null"),
         ({"lines": [None] * 16}, "its lines should be a list of texts"),
         ({"lines": "abc", "elaborations": "xyz"}, "its lines should be a list of texts"),
         ({"song_id": "1000"}, "both label song_id '1000'"),
@@ -148,6 +152,33 @@ def test_build_refuses_a_canvas_file_of_the_wrong_types_or_a_repeated_song(chang
     path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
     assert said in refused(["build", str(files / "canvas"), "--out", str(files / "x.parquet")], capsys)
     assert not (files / "x.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (lambda song: [song], "is not a labelled song from `vipe label` (expected an object, got a list)"),
+        (
+            lambda song: {"elaboration" if k == "elaborations" else k: v for k, v in song.items()},
+            "it lacks elaborations",
+        ),
+    ],
+)
+def test_build_refuses_a_canvas_file_it_cannot_read_as_a_song_rather_than_leave_the_song_out(edit, said, files, capsys):
+    """Round 13: a song file holding a list, or whose elaborations were misspelled by hand, was left out unsaid."""
+    path = files / "canvas" / "1001.json"
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    assert said in refused(["build", str(files / "canvas"), "--out", str(files / "x.parquet")], capsys)
+    assert not (files / "x.parquet").exists()
+
+
+def test_build_reads_a_canvas_file_saved_with_a_byte_order_mark(files, capsys):
+    path = files / "canvas" / "1001.json"
+    path.write_text("\ufeff" + path.read_text(), encoding="utf-8")
+    from vipe_core.cli import main
+
+    assert main(["build", str(files / "canvas"), "--out", str(files / "x.parquet"), "-q"]) == 0
+    assert (files / "x.parquet").exists()
 
 
 @pytest.mark.parametrize("index", ["", "abc", "1.5"])
