@@ -132,6 +132,8 @@ def test_a_bad_transcript_json_names_its_field_and_leaves_nothing(capsys, tmp_pa
     [
         ("00:00:02,000 --> 00:00:01,000", "cue 2 ends before it starts (00:00:02,000 --> 00:00:01,000)"),
         ("-00:00:01,000 --> 00:00:01,000", "cue 2 has a negative time"),
+        # round 13: a cue of no time was a scene to the next cue, or to the song's end, unsaid
+        ("00:00:05,000 --> 00:00:05,000", "cue 2 ends as it starts (00:00:05,000 --> 00:00:05,000): give it its sung"),
     ],
 )
 def test_srt_cues_with_impossible_times_are_named(tmp_path, cue, reason):

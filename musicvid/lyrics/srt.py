@@ -73,7 +73,7 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
     """The cues of SRT `text` as lines (cues of one time, one: _one_caption_a_time), but those nobody sings: a
     section's name or a direction ("[Music]", "(Instrumental)": is_label). Refused, named by its cue or its text: a
     time that cannot be read, starts
-    before 0 or ends before it starts; words outside a cue (a block without times, or above its cue's times but
+    before 0 or ends before or as it starts; words outside a cue (a block without times, or above its cue's times but
     its number), among cues that have times; a cue that runs into the next one's times (no blank line between:
     they would be sung). A row outside a cue that `is_lrc` (the LRC reader's test) is refused as LRC, not SRT."""
     text = "\n".join(text_lines(text))  # (a pasted BOM, as a file's, is none of a line's text: text_lines)
@@ -123,8 +123,8 @@ def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line 
     if not match:
         raise UserError(f"{where} has times SRT does not write ({excerpt(row)}): {_TIMES_WRITTEN}")
     start, end = (_srt_seconds(clock, where) for clock in match.groups())
-    if end < start:
-        raise UserError(f"{where} ends before it starts ({row})")
+    if end <= start:  # (one ending as it starts was a scene to the next cue, or to the song's end, unsaid)
+        raise UserError(f"{where} ends {'before' if end < start else 'as'} it starts ({row}): give it its sung time")
     sung = rows[at + 1 :]
     if runs_on := next((r for r in sung if _LIKE_TIMES.match(r) and is_srt_times(r)), None):
         raise UserError(f"{where} runs into the next cue's times ({excerpt(runs_on)}): put a blank line before it")
