@@ -328,6 +328,9 @@ def test_another_song_in_a_used_work_directory_is_refused(capsys, tmp_path):
         assert code == 2 and "holds the work of another song" in err and str(a) in err and err.count("\n") == 1
     assert not (tmp_path / "b.mp4").exists()
     assert {p: digest(p) for p in (tmp_path / "wd").rglob("*") if p.is_file()} == before
+    shutil.copyfile(b, a)  # round 13: the same name, other bytes, was "another song (a.wav), not a.wav"
+    code, out, err = run(capsys, "storyboard", a, "--models", "tiny", "-q", *same)
+    assert code == 2 and f"holds the work of {a} as it was before its bytes changed: give another --workdir" in err
 
 
 @pytest.mark.parametrize(

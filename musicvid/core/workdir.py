@@ -224,10 +224,10 @@ class Workdir:
         storyboard and video)."""
         cached = self.song()
         if cached is not None and cached[1] != sha256:
-            was = f" ({cached[0]})" if cached[0] else ""
-            raise UserError(
-                f"work directory {self.root} holds the work of another song{was}, not {song}: give another --workdir"
-            )
+            was = f"another song ({cached[0]}), not {song}" if cached[0] else f"another song, not {song}"
+            if cached[0] and Path(cached[0]).resolve() == song.resolve():  # the same name, other bytes
+                was = f"{song} as it was before its bytes changed"
+            raise UserError(f"work directory {self.root} holds the work of {was}: give another --workdir")
 
     def remove_leftovers(self, output: Path | None = None) -> None:
         """Temporary files of a run that was killed mid-write (see vipe_core.atomic.atomic_path): here, and of the
