@@ -119,13 +119,16 @@ def test_a_batch_rows_named_video_made_by_a_person_is_kept_under_force(capsys, t
     assert (tmp_path / "out" / "mine.mp4").read_text() == "a person's video" and not (tmp_path / "w").exists()
 
 
-@pytest.mark.parametrize("output", ["", ".", "/", "..", "../", "v.mp4/"])
+@pytest.mark.parametrize("output", ["", ".", "/", "..", "../", "v.mp4/", "http://x.mp4", "s3://b/v.mp4"])
 def test_an_o_that_names_no_file_is_refused_in_one_sentence(capsys, tmp_path, output, monkeypatch):
-    """`-o v.mp4/` names a folder (it wrote the file v.mp4)."""
+    """`-o v.mp4/` names a folder (it wrote the file v.mp4); `-o http://x.mp4` wrote http:/x.mp4 (round 13)."""
     monkeypatch.chdir(tmp_path)
     song = make_tone(tmp_path / "song.wav", 2)
     code, out, err = run(capsys, *quick(song, "--workdir", tmp_path / "w", "-o", output))
     reason = {"": "argument -o/--output: is empty", "v.mp4/": "'v.mp4/' ends in '/', so it names a folder: give a file"}
+    reason |= {
+        url: f"'{url}' is a URL: musicvid reads and writes files here" for url in ("http://x.mp4", "s3://b/v.mp4")
+    }
     assert code == 2 and reason.get(output, "-o names no file") in err and err.count("\n") == 1
     assert sorted(os.listdir(tmp_path)) == ["lyrics.lrc", "song.wav"]  # (quick writes the lyrics)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from musicvid.core.errors import UserError, number_text
+from musicvid.core.files import is_url
 from musicvid.settings.loras import Lora, Loras, parse_lora
 from musicvid.settings.schema import GROUPS, Checked, check_field, field_type
 
@@ -50,6 +51,8 @@ def parse_size(text: str) -> tuple[int, int]:
 def parse_path(text: str) -> Path:
     if not text:  # (Path("") is ".": the current folder, which no one named)
         raise argparse.ArgumentTypeError("is empty: give a file's or folder's name")
+    if is_url(text):  # (Path folds its `//`: `-o http://x.mp4` made a folder `http:` and wrote the video in it)
+        raise argparse.ArgumentTypeError(f"{text!r} is a URL: musicvid reads and writes files here; give a path")
     return Path(text)
 
 
