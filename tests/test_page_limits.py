@@ -84,6 +84,19 @@ def test_only_the_pages_own_old_jobs_are_removed(tmp_path):
         Jobs(UIConfig(models="tiny", jobs_dir=mine))
 
 
+def test_an_upload_whose_name_holds_a_control_character_is_kept_under_a_name_musicvid_writes(jobs, tmp_path):
+    """Round 13: a program calling the handlers with an upload named "a\nb.mp3" had its storyboard made, then every
+    render refused for the video's name, which the page picks (Gradio's browser path strips such characters)."""
+    from musicvid.core.paths import check_made
+    from ui.jobs import video_file
+
+    upload = tmp_path / "a\nb\tc.mp3"
+    upload.write_bytes(DEMO_SONG.read_bytes())
+    _, song = jobs.new(str(upload), SESSION)
+    assert song.name == "a b c.mp3" and song.read_bytes() == upload.read_bytes()
+    check_made(video_file(song, preview=False), "output")
+
+
 def test_a_persons_folder_named_as_the_pages_is_refused(tmp_path):
     (tmp_path / "musicvid-jobs").mkdir()
     (tmp_path / "musicvid-jobs" / "taxes.pdf").write_text("x")

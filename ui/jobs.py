@@ -28,6 +28,7 @@ from typing import Iterator
 from musicvid.core.audio import check_length
 from musicvid.core.errors import Cancelled, UserError, out_of_memory, out_of_room
 from musicvid.core.files import check_file
+from musicvid.core.paths import without_controls
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, lyrics_kind, timed_lines
 from musicvid.lyrics.transcript import left_out_note
@@ -223,7 +224,7 @@ class Jobs:
         (self.root / job).mkdir()
         (self.root / job / JOB_MARK).write_text(owner_mark(session))  # first: the folder is the page's from now on
         self.held[job] = hold_mark(self.root / job / JOB_MARK)  # (a folder of a new name: no one else holds it)
-        song = song_folder(self.root / job) / Path(upload).name
+        song = song_folder(self.root / job) / without_controls(Path(upload).name)  # (Gradio's browser path strips them)
         song.parent.mkdir()
         shutil.copyfile(upload, song)
         self.owners[job] = session

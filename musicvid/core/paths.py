@@ -53,6 +53,12 @@ def control_at(text: str) -> int | None:
     return found.start() if found else None
 
 
+def without_controls(name: str) -> str:
+    """`name` with each control character (Unicode's Cc: a newline, a tab) a space: a name a program picks from one
+    it was given (the page's copy of an upload) must be one musicvid writes (check_made)."""
+    return _CONTROL.sub(" ", name)
+
+
 def code_point(character: str) -> str:
     return f"U+{ord(character):04X}"
 
