@@ -138,4 +138,4 @@ def test_the_pages_messages_name_its_controls_by_their_labels_and_a_whole_number
         handlers.make_storyboard(jobs, page_values(tmp_path / "song.wav", preset=["tiny"]), SESSION, threading.Event())
     assert list(jobs.root.iterdir()) == []
     with pytest.raises(UserError, match="^there is no scene 1.5: click a keyframe"):
-        handlers.changed_scene(unround_board(), 1.5, ("seed", 3))
+        handlers.changed_scene(unround_board(), 1.5, lambda song: ("seed", 3), tmp_path / "song.wav")

@@ -129,6 +129,7 @@ def test_a_name_not_offered_reads_the_same_whether_or_not_the_server_holds_it(jo
             line = summary(page_values(lora=text), operator_loras(jobs.config.lora_dir))
         return str(refused.value), line, touched
 
+    refusals("nothing like it")  # (once first: a first call imports what it uses lazily, numba's config among it)
     *_, baseline = refusals("nothing like it")  # what the page looks at for a name nothing could be
     sentences, lines = set(), set()
     for name in names:

@@ -97,6 +97,31 @@ def test_an_upload_whose_name_holds_a_control_character_is_kept_under_a_name_mus
     check_made(video_file(song, preview=False), "output")
 
 
+def test_a_pin_waiting_for_the_models_marks_and_writes_nothing_in_its_job(jobs, tmp_path):
+    """Round 13: Pin picture read its job's song before it waited, marking the job the newest, and a render finishing
+    then removed its own job to keep --max-jobs-gb, the video it had just made with it."""
+    from PIL import Image
+
+    job, stop, ended = render_job(jobs), threading.Event(), []
+    Image.new("RGB", (8, 8), "teal").save(tmp_path / "pin.png")
+    values = page_values(job=job, scene=0, pin_upload=str(tmp_path / "pin.png"))
+
+    def pin() -> None:
+        try:
+            handlers.pin_picture(jobs, values, SESSION, stop)
+        except Exception as error:
+            ended.append(type(error))
+
+    waiting = threading.Thread(target=pin)
+    with jobs.models(threading.Event()):  # another job's render
+        waiting.start()
+        waiting.join(timeout=1.0)
+        assert sorted(p.name for p in (jobs.root / job).iterdir()) == ["song", "work"]
+        stop.set()
+    waiting.join()
+    assert ended == [Cancelled] and sorted(p.name for p in (jobs.root / job).iterdir()) == ["song", "work"]
+
+
 def test_a_persons_folder_named_as_the_pages_is_refused(tmp_path):
     (tmp_path / "musicvid-jobs").mkdir()
     (tmp_path / "musicvid-jobs" / "taxes.pdf").write_text("x")

@@ -17,6 +17,7 @@ import shutil
 import threading
 import uuid
 from pathlib import Path
+from typing import Callable
 
 import gradio as gr
 
@@ -49,6 +50,8 @@ from ui.table import apply_edits, rows
 from vipe_core.atomic import write_json
 
 DONE = "Done: watch it above, or download the video, storyboard and lyrics."
+# A change to the chosen scene: the (field, value) it makes, given the job's song (asked under the models)
+Change = Callable[[Path], tuple[str, object]]
 
 
 def song_request(jobs: Jobs, values: dict, song: Path, **source) -> SongRequest:
@@ -145,18 +148,19 @@ def pressed_or_made(jobs: Jobs, values: dict, session: str, stop: threading.Even
     return job_id, None, lyrics_note(values, storyboard)  # the storyboard as made: nothing edited
 
 
-def changed_scene(storyboard: dict, chosen_scene, change: tuple[str, object]) -> None:
-    """`change` (field, value) made to the scene the person chose (a keyframe clicked)."""
+def changed_scene(storyboard: dict, chosen_scene, change: Change, song: Path) -> None:
+    """`change` made to the scene the person chose (a keyframe clicked): the (field, value) it gives for the job's
+    `song`, asked once the scene is known."""
     whole = isinstance(chosen_scene, (int, float)) and float(chosen_scene).is_integer()
     number = int(chosen_scene) if whole else -1
     if not 0 <= number < len(storyboard["scenes"]):
         raise UserError(f"there is no scene {chosen_scene}: click a keyframe to choose one")
-    field, value = change
+    field, value = change(song)
     storyboard["scenes"][number][field] = value
 
 
 def edited_request(
-    jobs: Jobs, values: dict, table_rows, job_id: str, session: str, change=None
+    jobs: Jobs, values: dict, table_rows, job_id: str, session: str, change: Change | None = None
 ) -> tuple[SongRequest, RenderSettings]:
     """The job's song with its storyboard as the table shows it (as made where no table is given), with
     `change` made to the chosen scene, and the page's settings."""
@@ -167,7 +171,7 @@ def edited_request(
     if table_rows is not None:
         edited = apply_edits(edited, table_rows)
     if change is not None:
-        changed_scene(edited, values["scene"], change)
+        changed_scene(edited, values["scene"], change, song)
     write_json(edited_storyboard_file(song), edited)
     return song_request(jobs, values, song, storyboard_file=edited_storyboard_file(song)), settings
 
@@ -221,7 +225,7 @@ def video_in_one_go(jobs: Jobs, values: dict, session: str, stop: threading.Even
     return table, video, files, job_id, noted(status, lyrics_note(values, storyboard))
 
 
-def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, change=None) -> tuple:
+def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, change: Change | None = None) -> tuple:
     """Each scene's keyframe (only those whose seed, prompt or picture changed are drawn), for the gallery;
     the table as drawn, with the keyframes' scores; and the job (a storyboard made first where there was none,
     unless a scene is to change: there is none to choose before it)."""
@@ -247,7 +251,7 @@ def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, cha
 def new_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
     """The chosen scene's keyframe drawn again, with a new seed."""
     seed = secrets.randbelow(SongRequest.fields()["seed"].metadata["high"] + 1)
-    return keyframes(jobs, values, session, stop, change=("seed", seed))
+    return keyframes(jobs, values, session, stop, change=lambda song: ("seed", seed))
 
 
 def pin_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
@@ -256,15 +260,21 @@ def pin_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -
     if not values["pin_upload"]:
         raise UserError("choose a picture to pin first")
     check_picture(Path(values["pin_upload"]))  # its size from its header first: a bomb is never decoded
-    job_id, _ = pressed(jobs, values, session)
-    pins = pins_folder(jobs.song(job_id, session))
-    pins.mkdir(exist_ok=True)
-    kept = pins / f"{uuid.uuid4().hex[:12]}{Path(values['pin_upload']).suffix.lower()}"
-    shutil.copyfile(values["pin_upload"], kept)
+    kept: list[Path] = []
+
+    def pinned(song: Path) -> tuple[str, object]:
+        # kept under the models: a press reading the job's song before (round 13) marked it the newest, and the
+        # render finishing then removed its own job to keep the bound, the video it had just made with it
+        kept.append(pins_folder(song) / f"{uuid.uuid4().hex[:12]}{Path(values['pin_upload']).suffix.lower()}")
+        kept[0].parent.mkdir(exist_ok=True)
+        shutil.copyfile(values["pin_upload"], kept[0])
+        return "picture", str(kept[0])
+
     try:
-        return keyframes(jobs, values, session, stop, change=("picture", str(kept)))
+        return keyframes(jobs, values, session, stop, change=pinned)
     except UserError:  # refused before the storyboard took it
-        kept.unlink(missing_ok=True)
+        for path in kept:
+            path.unlink(missing_ok=True)
         raise
 
 
