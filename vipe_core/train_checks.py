@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import huggingface_hub
 import pandas as pd
 
 from vipe_core.canvas import read_canvas
@@ -363,8 +364,13 @@ def check_train(config: TrainConfig) -> tuple[pd.DataFrame, dict]:
         ("the base model", config.base),
         ("the tokenizer", config.tokenizer),
     ]
-    refuse_overlap([("best/", out / "best"), ("last/", out / "last"), (RESULT_FILE, out / RESULT_FILE)], inputs)
-    for what, source in inputs:  # a run fills --out with its checkpoints, not a folder of its inputs
+    # a base or tokenizer named on the hub is read from its cache, as musicvid's models are: --out = its repository's
+    # folder there (or the cache, or HF_HOME) wrote the run among its blobs and snapshots (round 13)
+    cache = ("the Hugging Face cache", huggingface_hub.constants.HF_HUB_CACHE)
+    refuse_overlap(
+        [("best/", out / "best"), ("last/", out / "last"), (RESULT_FILE, out / RESULT_FILE)], inputs, [cache]
+    )
+    for what, source in [*inputs, cache]:  # a run fills --out with its checkpoints, not a folder of its inputs
         if source and Path(source).exists() and _inside(Path(source), out) and not _same(Path(source), out):
             raise VipeError(f"--out {out} holds {what} {source}; choose a folder of its own for the run's output.")
     frame = read_canvas(config.data)

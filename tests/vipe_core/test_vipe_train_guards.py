@@ -7,6 +7,7 @@ import json
 import math
 import shutil
 
+import huggingface_hub
 import pytest
 
 from vipe_core.cli import main
@@ -54,6 +55,19 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, tiny_base, canvas_parqu
     base = tmp_path / "ckpt" / "best"
     shutil.copytree(tiny_base, base)
     assert "would overwrite the base model" in refused(train_args(data, base, tmp_path / "ckpt"), capsys)
+
+
+def test_an_out_in_or_holding_the_hugging_face_cache_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
+    """Round 13: with a base by hub name, --out its repository's folder in the cache (or the cache, or HF_HOME) was
+    taken, and the run wrote best/ and last/ among the snapshots it read."""
+    cache = tmp_path / "hf" / "hub"
+    (cache / "models--openai-community--gpt2-medium" / "snapshots").mkdir(parents=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+        for out in (cache / "models--openai-community--gpt2-medium", cache, cache.parent):
+            line = refused(train_args(canvas_parquet, tiny_base, out), capsys)
+            assert "the Hugging Face cache" in line and str(cache) in line
+    assert sorted(p.name for p in cache.rglob("*")) == ["models--openai-community--gpt2-medium", "snapshots"]
 
 
 @pytest.mark.parametrize(
