@@ -136,8 +136,13 @@ def _train(args) -> None:
 def train_summary(result: dict) -> str:
     """The line a finished run ends with; it says so plainly when no evaluation beat the loss before training."""
     losses = f"validation loss {result['initial_val_loss']:.4f} before training, best {result['best_val_loss']:.4f}"
-    if result["best_val_loss"] <= result["initial_val_loss"]:  # (no lower: a first step's rate may be 0)
+    if result["best_val_loss"] < result["initial_val_loss"]:
         return f"{losses} after {result['steps']} steps; best checkpoint: {result['best']}"
+    if result["best_val_loss"] == result["initial_val_loss"]:  # (warm-up's first step has a rate of 0)
+        return (
+            f"{losses} after {result['steps']} steps: training has not changed it (too few steps past the warm-up?); "
+            f"the checkpoint, as the base: {result['best']}"
+        )
     return (
         f"{losses} after {result['steps']} steps: training made the model worse than it was (a --lr too high?); "
         f"the least bad checkpoint: {result['best']}"

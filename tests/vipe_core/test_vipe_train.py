@@ -135,7 +135,8 @@ def test_a_run_that_never_beat_the_loss_before_training_says_so(
         f"was (a --lr too high?); the least bad checkpoint: {out / 'best'}"
     )
     unchanged = {"initial_val_loss": 1.5, "best_val_loss": 1.5, "steps": 1, "best": "b"}  # a first step at rate 0
-    assert train_summary(unchanged).endswith("after 1 steps; best checkpoint: b")
+    assert "after 1 steps: training has not changed it (too few steps past the" in train_summary(unchanged)
+    assert train_summary(unchanged | {"best_val_loss": 1.4}).endswith("after 1 steps; best checkpoint: b")
 
 
 def test_train_refuses_bad_input_in_one_line(tmp_path, tiny_base, canvas_parquet, capsys):
