@@ -347,3 +347,10 @@ def test_a_songs_title_and_artist_are_its_tags_in_every_container(tmp_path, suff
     assert read_tags(tagged) == ("Fárok Light", "The Tiny Models")  # (a WAV's RIFF INFO: mutagen reads none)
     bare = make(tmp_path / f"Someone - Bare{suffix}", "-f", "lavfi", "-i", CHIRP.format(seconds=1))
     assert read_tags(bare) == ("Bare", "Someone")  # untagged: the name's
+
+
+def test_a_tags_control_characters_are_spaces_as_the_page_fills_its_fields_with_them(tmp_path):
+    """Round 13: the page filled Artist from a tag holding U+0001, then refused the Artist nobody typed."""
+    tags = ["-metadata", "title=Line\nBreak\tand  Tab", "-metadata", "artist=Tiny\x01Models"]
+    tagged = make(tmp_path / "song.mp3", "-f", "lavfi", "-i", CHIRP.format(seconds=1), *tags)
+    assert read_tags(tagged) == ("Line Break and Tab", "Tiny Models")

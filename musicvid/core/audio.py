@@ -16,7 +16,7 @@ from musicvid.core import ffmpeg
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_SONG_SECONDS, MAX_TEXT_CHARS, check_file, file_sha256
 from musicvid.core.kernels import kernels_compiled
-from musicvid.core.paths import shown
+from musicvid.core.paths import shown, without_controls
 
 SAMPLE_RATE = 16_000  # what Whisper expects
 # A file that decodes to less than this share of the length its header declares, and misses more than
@@ -188,7 +188,7 @@ def read_tags(path: Path) -> tuple[str, str]:
 
 def tagged(path: Path) -> tuple[str, str]:
     """(title, artist) as the file's tags give them, each "" where none does; each cut to what a person may type
-    as a title (a tag may be megabytes). Tags are a convenience: an unreadable tag block means no tags."""
+    as a title (a tag may be megabytes), its spaces and control characters one space each. Tags are a convenience: an unreadable tag block means no tags."""
     tags: dict[str, str] = {}
     try:
         import mutagen
@@ -206,7 +206,11 @@ def tagged(path: Path) -> tuple[str, str]:
                 tags = {key.lower(): value for key, value in container.metadata.items()}
         except Exception:
             pass
-    return tuple(str(tags.get(key) or "").strip()[:MAX_TEXT_CHARS] for key in ("title", "artist"))
+    # (and without control characters, each a space: the page fills its Title and Artist with them, which a typed
+    # control character is refused in, and they name the video and go into ViPE's prompt)
+    return tuple(
+        " ".join(without_controls(str(tags.get(key) or "")).split())[:MAX_TEXT_CHARS] for key in ("title", "artist")
+    )
 
 
 @dataclass(frozen=True)
