@@ -256,7 +256,7 @@ class Workdir:
             )
         if not is_folder(existing, "work directory"):
             where = "is a file" if existing == path else f"lies under {existing}, which is a file"
-            raise UserError(f"work directory {path} {where}: give --workdir a folder")
+            raise UserError(f"work directory {path} {where}: move it away, or give --workdir another folder")
         if not os.access(existing, os.W_OK | os.X_OK):
             raise UserError(f"work directory {path} cannot be written: {existing} is read-only")
         if existing == path:
