@@ -68,8 +68,8 @@ def test_stretched_words_are_cut_where_the_voice_stops_and_starts():
 def test_a_line_whisper_cut_mid_way_after_a_clause_and_a_pause_of_the_voice_is_a_line_of_its_own():
     """A fresh loud song (seed 66, tiny.en): two lines sung 0.6 s apart, heard with a comma between them, where
     Silero's voice parts; Whisper cut the second after "the wind is", and the line ran on into its next segment. What
-    follows the clause is the line as it runs on, a phrase: two lines. Without the comma, only the segment's rest
-    counts (a breath near a line's end), and the line stays whole."""
+    follows the clause is the line as it runs on, a phrase: two lines. Without the comma, Whisper's cut inside one
+    stretch of voice is the other sign (seed 87, below): two lines still."""
 
     def heard(*words: tuple[float, float, str]) -> Line:
         said = [Word(a, b, text, 0.9) for a, b, text in words]
@@ -83,7 +83,7 @@ def test_a_line_whisper_cut_mid_way_after_a_clause_and_a_pause_of_the_voice_is_a
     lines = lines_at_pauses(segments, voice)
     assert [line.text for line in lines] == ["my heart inside head,", "the wind is burning across water,"]
     bare = [replace(segments[0], words=[replace(w, text=w.text.rstrip(",")) for w in segments[0].words]), rest]
-    assert [line.text for line in lines_at_pauses(bare, voice)] == ["my heart inside head the wind is", rest.text]
+    assert [line.text for line in lines_at_pauses(bare, voice)] == ["my heart inside head", "the wind is " + rest.text]
 
 
 def test_a_long_line_that_sings_its_first_phrase_again_is_two_lines():
@@ -108,3 +108,46 @@ def test_a_long_line_that_sings_its_first_phrase_again_is_two_lines():
     ]  # (its first words, not its phrase)
     usual = heard(20.0, "oh an empty road oh an empty road", each=0.3)  # (2.4 s: the usual length)
     assert lines_at_pauses([*others, usual])[4].text == usual.text
+
+
+def test_a_line_sung_after_a_long_band_part_starts_its_scene_though_a_word_was_heard_over_the_band():
+    """A fresh gaps song (seed 86, tiny.en): "... in the sky, but we're in this" heard as one segment over 25 s of
+    band, "but" where nobody sings and "we're" stretched to the voice's return; the line after the band ran on from
+    "but" (a scene begun in the band), and "we're in this" was no phrase where the voice sings it. The voice paused
+    for longer than a line lasts since its last word heard in a stretch ("sky,"): two lines, however few words."""
+    heard = [(50.4, 51.2, "shining"), (51.2, 51.9, "the"), (51.9, 54.74, "sky,"), (54.74, 55.64, "but")]
+    heard += [(55.64, 78.2, "we're"), (78.2, 78.3, "in"), (78.3, 78.52, "this")]
+    rest = [Word(78.52, 78.9, "maybe", 0.9), Word(78.9, 79.4, "across", 0.9), Word(79.4, 80.0, "water.", 0.9)]
+    voice = Voice([(50.34, 52.54), (77.63, 80.19)], 90.0, word=0.3)
+    whispers = [
+        Line(50.4, 78.52, "", words=[Word(a, b, text, 0.9) for a, b, text in heard]),
+        Line(78.52, 80.0, "", words=rest),
+    ]
+    fitted = [replace(s, words=[voice.fit(w) for w in s.words]) for s in whispers]
+    assert [round(w.start, 2) for w in fitted[0].words[3:5]] == [54.74, 77.63]  # "but" far from the voice: as heard
+    lines = lines_at_pauses(fitted, voice, paced=whispers)
+    assert [(round(line.start, 2), line.text) for line in lines] == [
+        (50.4, "shining the sky, but"),
+        (77.63, "we're in this maybe across water."),
+    ]
+
+
+def test_a_line_whisper_cut_inside_a_stretch_of_voice_after_a_pause_of_the_voice_is_a_line_of_its_own():
+    """A fresh intro song (seed 87, tiny.en): "... under the bridge and empty" then "road is falling across the water,"
+    as the next segment; the voice paused 1.5 s before "and", and Whisper's cut after "empty" lies inside the stretch
+    "and empty road ..." is sung in: the line after the pause runs on over the cut, a phrase. Where the cut lies at a
+    pause of the voice (another stretch), the two words left of the segment stay in its line (a breath near its end)."""
+    heard = [(33.9, 34.5, "your"), (34.5, 34.9, "voice"), (34.9, 35.4, "running"), (35.4, 36.84, "bridge")]
+    heard += [(36.84, 37.8, "and"), (37.8, 38.26, "empty")]
+    after = [(38.26, 38.52, "road"), (38.52, 38.84, "is"), (38.84, 39.16, "falling"), (39.16, 40.56, "water,")]
+    whispers = [Line(a[0][0], a[-1][1], "", words=[Word(s, e, t, 0.9) for s, e, t in a]) for a in (heard, after)]
+    voice = Voice([(33.92, 36.0), (37.54, 40.35)], 60.0, word=0.3)
+    fitted = [replace(s, words=[voice.fit(w) for w in s.words]) for s in whispers]
+    lines = lines_at_pauses(fitted, voice, paced=whispers)
+    assert [line.text for line in lines] == ["your voice running bridge", "and empty road is falling water,"]
+    assert abs(lines[1].start - 37.54) < 0.3
+    apart = Voice([(33.92, 36.0), (37.54, 38.3), (39.0, 41.2)], 60.0, word=0.3)  # a pause at Whisper's cut
+    later = [Word(w.start + 0.8, w.end + 0.8, w.text, 0.9) for w in whispers[1].words]
+    whispers = [whispers[0], replace(whispers[1], start=later[0].start, end=later[-1].end, words=later)]
+    fitted = [replace(s, words=[apart.fit(w) for w in s.words]) for s in whispers]
+    assert [line.text for line in lines_at_pauses(fitted, apart, paced=whispers)][0].endswith("bridge and empty")

@@ -42,7 +42,7 @@ import numpy as np
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.errors import RenderError
 from musicvid.core.progress import Progress
-from musicvid.lyrics.lines import lines_at_pauses
+from musicvid.lyrics.lines import LONGEST_LINE_SECONDS, lines_at_pauses
 from musicvid.lyrics.openings import CRUSHED_SECONDS, Openings
 from musicvid.lyrics.placed import HEARD, crowded_tail, known_lines
 from musicvid.lyrics.singing import Voice
@@ -63,7 +63,6 @@ LONGEST_WORD_SECONDS = 3.0
 LONG_WORD = 4.0
 MOVED_SECONDS = 2.0  # the line before heard this much later than where it was placed was placed wrong
 BEFORE = -1  # the owner of the words of the line before, in a window's text
-LONGEST_LINE_SECONDS = 10.0  # a known line sung for longer is a paragraph pasted as one line
 # A known line longer than a sung line is (SUNG_LINE_WORDS) is aligned in pieces of about as many words as each,
 # at most WORDS_PER_PIECE (then joined again): a line as long as sung lines are is aligned whole.
 SUNG_LINE_WORDS = 16

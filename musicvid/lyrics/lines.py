@@ -19,6 +19,9 @@ from musicvid.lyrics.transcript import Line, Word
 # sung line (fewer words may be a cry: "Oh,"; Whisper's loops are told from lines of as many, LOOP_WORDS).
 PHRASE_SECONDS = 1.0
 PHRASE_WORDS = LOOP_WORDS
+# A sung line lasts this long at most (a known line sung for longer is a paragraph pasted as one line), so the voice
+# pausing for longer parts two lines, however few words either side holds.
+LONGEST_LINE_SECONDS = 10.0
 
 
 def line_of(words: list[Word]) -> Line:
@@ -49,7 +52,7 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
     inside a segment those of `paced` where given, the same segments word for word as the pauses are read from,
     and between two segments the words' own; or, given the `voice` the words were fitted to, where it pauses
     between them, `Voice.paused`, between two phrases: the line so far and what is left of its segment, as a clause
-    below), and where Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
+    below; or, however few words, for longer than a line lasts, LONGEST_LINE_SECONDS), and where Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
     rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
     segment ending: Whisper cut that line mid-way, and it runs on into the next segment; then where Whisper ends a
     clause inside a line over twice as long as the song's median line (`long_line`: it holds two lines or more; a
@@ -73,7 +76,10 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
         clause = closes_clause(previous, word)
         shortest = 0.0 if clause else LINE_PAUSE_SECONDS
         breath = voice is not None and voice.paused(previous, word, shortest) and phrase([w for _, w in words[first:k]])
-        breath = breath and phrase(what_follows(words, k, runs_on=clause))
+        breath = breath and phrase(what_follows(words, k, clause, voice))
+        breath = breath or (
+            voice is not None and voice.paused(last_voiced(voice, words[first:k]), word, LONGEST_LINE_SECONDS)
+        )
         mid_segment = words[first][0] == segment_before and first > 0 and words[first - 1][0] == segment_before
         if pause or breath or (segment != segment_before and not mid_segment):
             runs.append([w for _, w in words[first:k]])
@@ -90,14 +96,28 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
     ]
 
 
-def what_follows(words: list[tuple[int, Word]], k: int, runs_on: bool) -> list[Word]:
+def last_voiced(voice: Voice, line: list[tuple[int, Word]]) -> Word:
+    """The last word of the `line` so far (of (segment, word) pairs) sung in one of the `voice`'s stretches, or its
+    last where none is. A word heard far from every stretch says nothing of where the voice paused: Whisper stretched a
+    fresh gaps song's (seed 86) "… in the sky, but we're" over 25 s of band, "but" where nobody sings, and the line
+    sung after the band ("we're in this" of the segment, a phrase only in Whisper's times) ran on from it, a scene
+    begun in the band."""
+    return next((w for _, w in reversed(line) if voice.stretch_of(w) is not None), line[-1][1])
+
+
+def what_follows(words: list[tuple[int, Word]], k: int, runs_on: bool, voice: Voice) -> list[Word]:
     """The words (of (segment, word) pairs) that a line begun at the `k`th would hold: the rest of its segment, and,
-    where it `runs_on` (begun after a clause), on over Whisper's cut where no pause parts the segments, to the next
-    segment's first pause. A breath near a line's end leaves too few words for a phrase in the segment ("Tenía
-    cargada con / depresión"); a clause and a pause of the voice are two signs, and Whisper may cut the next line
-    mid-way (tiny.en's "head, the wind is / burning across the water", sung 0.6 s apart, a fresh loud song)."""
+    where it `runs_on` (begun after a clause) or Whisper cut it inside one of the `voice`'s stretches, on over that
+    cut where no pause parts the segments, to the next segment's first pause. A breath near a line's end leaves too
+    few words for a phrase in the segment ("Tenía cargada con / depresión"); a clause and a pause of the voice are two
+    signs, and Whisper may cut the next line mid-way (tiny.en's "head, the wind is / burning across the water", sung
+    0.6 s apart, a fresh loud song), as a cut inside a stretch shows it did (a fresh intro song, seed 87: "bridge /
+    and empty | road is falling across the water", the voice pausing 1.5 s before "and", Whisper's cut after "empty"
+    in the stretch sung after it: the line was found at "road", 0.73 s late)."""
     rest = [w for n, w in words[k:] if n == words[k][0]]
     following = [w for n, w in words[k + len(rest) :] if n == words[k][0] + 1]
+    if following and (sung_in := voice.stretch_of(rest[-1])) is not None:
+        runs_on = runs_on or voice.stretch_of(following[0]) == sung_in  # Whisper cut inside one stretch of voice
     if not runs_on or not following or following[0].start - rest[-1].end >= LINE_PAUSE_SECONDS:
         return rest
     ends = (j for j in range(1, len(following)) if following[j].start - following[j - 1].end >= LINE_PAUSE_SECONDS)
