@@ -188,7 +188,8 @@ def read_tags(path: Path) -> tuple[str, str]:
 
 def tagged(path: Path) -> tuple[str, str]:
     """(title, artist) as the file's tags give them, each "" where none does; each cut to what a person may type
-    as a title (a tag may be megabytes), its spaces and control characters one space each. Tags are a convenience: an unreadable tag block means no tags."""
+    as a title (a tag may be megabytes), its spaces and control characters one space each. Tags are a convenience:
+    an unreadable tag block means no tags."""
     tags: dict[str, str] = {}
     try:
         import mutagen

@@ -52,8 +52,9 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
     inside a segment those of `paced` where given, the same segments word for word as the pauses are read from,
     and between two segments the words' own; or, given the `voice` the words were fitted to, where it pauses
     between them, `Voice.paused`, between two phrases: the line so far and what is left of its segment, as a clause
-    below; or, however few words, for longer than a line lasts, LONGEST_LINE_SECONDS), and where Whisper ends a segment (over a band, Whisper base's segments are the sung lines: a
-    rapped verse's, 2 s each, with no pause between them), unless the line began after a pause inside the
+    below; or, however few words, for longer than a line lasts, LONGEST_LINE_SECONDS), and where Whisper ends a
+    segment (over a band, Whisper base's segments are the sung lines: a rapped verse's, 2 s each, with no pause
+    between them), unless the line began after a pause inside the
     segment ending: Whisper cut that line mid-way, and it runs on into the next segment; then where Whisper ends a
     clause inside a line over twice as long as the song's median line (`long_line`: it holds two lines or more; a
     comma inside a line of the usual length is the line's). Without any word time stamps, segments stay as they are."""
