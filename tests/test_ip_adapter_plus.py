@@ -102,10 +102,12 @@ def test_the_tiny_adapter_beside_a_named_picture_model_reads_pictures_its_encode
     assert embedded.shape == (pipe.image_encoder.config.projection_dim,) and embedded.abs().sum() > 0
 
 
-def test_a_plus_adapter_by_hub_name_draws_in_bfloat16_every_module_keeping_its_dtype(standin_hub, tmp_path):
-    """h94's Plus file by its hub name in the stand-in cache, beside SD 1.5 by its hub name, in half precision: the
-    adapter, its encoder and the pipeline's every floating tensor stay bfloat16 on the CPU through a drawn group."""
-    name = f"{IP_ADAPTER_REPO}/{PLUS}"
+@pytest.mark.parametrize("adapter", [PLUS, FULL_FACE])
+def test_a_plus_adapter_by_hub_name_draws_in_bfloat16_every_module_keeping_its_dtype(standin_hub, tmp_path, adapter):
+    """h94's Plus (and full-face) file by its hub name in the stand-in cache, beside SD 1.5 by its hub name, in half
+    precision: the adapter, its encoder and the pipeline's every floating tensor stay bfloat16 on the CPU through a
+    drawn group."""
+    name = f"{IP_ADAPTER_REPO}/{adapter}"
     check_reference_adapter(name, SD15, "sd")
     precision = Precision.resolve("bfloat16", torch.device("cpu"))
     pipe = load_diffusion(SD15, torch.device("cpu"), precision)
