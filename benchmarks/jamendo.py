@@ -69,7 +69,7 @@ def recognized(asr, song: Song) -> list[dict]:
         started = time.perf_counter()
         heard = hear()
         row = {"song": song.name, "mode": "recognized", "aligner": who, "lines": len(song.lines)}
-        row.update(found=found_lines(song, heard), seconds=round(time.perf_counter() - started, 1))
+        row.update(found=found_lines(song.lines, heard), seconds=round(time.perf_counter() - started, 1))
         rows.append(row)
     return rows
 
