@@ -22,6 +22,7 @@ BENCHMARK_TESTS = (
     "tests.test_lyric_matrix",
     "tests.test_ncnn_weights",
     "tests.test_published_upscaler",  # (benchmarks.restored's measures)
+    "tests.test_replay",
     "tests.test_side_by_side",
 )
 # musicvid's subpackages and top-level modules, in the order data flows: each may import those before it only

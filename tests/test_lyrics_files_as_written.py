@@ -2,6 +2,7 @@
 karaoke LRC, a held line's end marker, bilingual LRC, walaoke singers, lyrics pasted from Genius, WebVTT saved as
 .srt, an LRC's language tag. Each is read as what its writer meant: nothing of the site or the format is sung."""
 
+import json
 import logging
 
 import pytest
@@ -352,8 +353,12 @@ def test_files_are_read_or_refused_as_what_they_are(tmp_path, caplog):
     nested = "1\n00:00:05,000 --> 00:00:08,000\nfirst\n\n2\n00:00:06,000 --> 00:00:07,000\ninside first\n"
     with caplog.at_level(logging.WARNING, logger="musicvid"):
         lines_of(tmp_path, nested, "nested.srt")
+    lines = [{"start": 5.0, "end": 8.0, "text": "first"}, {"start": 6.0, "end": 7.0, "text": "inside first"}]
+    with caplog.at_level(logging.WARNING, logger="musicvid"):  # a transcript edited by hand, as an SRT
+        lines_of(tmp_path, json.dumps({"lines": lines}), "nested.json")
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
-        "1 cue starts before the cue before ends: a caption ends where the next starts"
+        "1 cue starts before the cue before ends: a caption ends where the next starts",
+        "1 line starts before the line before ends: a caption ends where the next starts",
     ]
 
 

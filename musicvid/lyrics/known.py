@@ -15,13 +15,21 @@ from pathlib import Path
 from typing import NamedTuple
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, decoded_text, invalid, parse_json
+from musicvid.core.files import check_file, decoded_text
 from musicvid.core.paths import code_point, control_at
 from musicvid.lyrics.labels import COUNT, MARK_AFTER, MARK_ALONE, NUMBER_WORDS, SECTION_NAMES, glued_label, is_label
 from musicvid.lyrics.lrc import instrumental_notice, lrc_language, parse_lrc, starts_with_time
 from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
-from musicvid.lyrics.transcript import Line, Transcript, excerpt, fit_to_duration, has_words, left_out_note
+from musicvid.lyrics.transcript import (
+    Line,
+    Transcript,
+    excerpt,
+    fit_to_duration,
+    has_words,
+    left_out_note,
+    parse_transcript_json,
+)
 from musicvid.lyrics.written import written_language
 from musicvid.settings.song import PLAIN, TIMED
 
@@ -69,43 +77,6 @@ def lyrics_kind(path: Path, text: str) -> str:
 def parse_srt(text: str, document: str) -> list[Line]:
     """The cues of an SRT file as lines (musicvid.lyrics.srt), an LRC line outside them refused as not SRT."""
     return read_srt(text, document, starts_with_time)
-
-
-def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
-    transcript = Transcript.from_json(parse_json(text, document), document)
-    for i, line in enumerate(transcript.lines):
-        if line.end < line.start:
-            raise UserError(f"{document}: lines[{i}].end ({line.end}) is before its start ({line.start})")
-        _check_word_times(line, f"lines[{i}]", document)
-    return transcript.lines, transcript.language
-
-
-# A transcript's word may start or end this far outside its line: Whisper's words poke out of its segments by a
-# fraction of a second. Further out, it is no word of its line (karaoke would light it when another line shows).
-WORD_SLACK_SECONDS = 1.0
-
-
-def _check_word_times(line: Line, at: str, document: str) -> None:
-    """Refuse, naming its field, a word of `line` (`at` in `document`) that starts before the song, ends before it
-    starts, starts before the word before it, or lies outside its line (give or take WORD_SLACK_SECONDS)."""
-    earliest, latest = line.start - WORD_SLACK_SECONDS, line.end + WORD_SLACK_SECONDS
-    for j, word in enumerate(line.words):
-        where, before = f"{at}.words[{j}]", line.words[j - 1].start if j else 0.0
-        if word.start < before:
-            why = "the song's start (0)" if not j else f"the word before's start ({before:g})"
-            raise invalid(document, f"{where}.start", f"must not be before {why}, got {word.start:g}")
-        if word.end < word.start:
-            raise invalid(document, f"{where}.end", f"must not be before its start ({word.start:g}), got {word.end:g}")
-        times = (("start", word.start), ("end", word.end))
-        outside = [(field, time) for field, time in times if not earliest <= time <= latest]
-        if outside:
-            field, value = outside[0]
-            raise invalid(
-                document,
-                f"{where}.{field}",
-                f"must be inside its line ({line.start:g}–{line.end:g} s, give or take {WORD_SLACK_SECONDS:g} s), "
-                f"got {value:g}",
-            )
 
 
 def _read_text(path: Path) -> str:

@@ -13,7 +13,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import file_number
 from musicvid.lyrics.labels import is_label
 from musicvid.lyrics.spacing import one_line
-from musicvid.lyrics.transcript import TOGETHER, Line, excerpt, has_words
+from musicvid.lyrics.transcript import TOGETHER, Line, excerpt, has_words, overlaps_note
 
 _SRT_TIME = re.compile(r"(\S+)\s*-->\s*(\S+)")
 _SRT_CLOCK = re.compile(r"(-?)(\d+):(\d+):(\d+)(?:[,.](\d+))?")
@@ -89,12 +89,8 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
         return []
     cues = [line for rows in blocks if (line := _cue(rows, document, is_lrc))]
     lines = _one_caption_a_time([line for line in cues if not is_label(line.text)])
-    starts = sorted((line.start, line.end) for line in lines)
-    if overlaps := sum(start < end_before for (_, end_before), (start, _) in zip(starts, starts[1:])):
-        log.warning(
-            f"{document}: {overlaps} cue{'s start' if overlaps > 1 else ' starts'} before the cue before ends: a "
-            "caption ends where the next starts"
-        )
+    if note := overlaps_note(lines, document, "cue"):
+        log.warning(note)
     return lines
 
 

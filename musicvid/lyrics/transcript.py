@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -12,6 +13,8 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS, JsonFields, check_json, invalid, parse_json, read_text
 from musicvid.core.paths import TEXT_CONTROL, code_point, control_at, printable
 from vipe_core.atomic import write_json
+
+log = logging.getLogger("musicvid")
 
 # A line whose confidence is below this may be misheard or misplaced: it is flagged for the person to
 # check (in the storyboard, the table and the page), never dropped.
@@ -134,6 +137,46 @@ class Transcript:
         return cached if cached.audio_sha256 == audio_sha256 else None
 
 
+def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
+    """A transcript's JSON given as a lyrics file: its lines, each word's times checked, and its language."""
+    transcript = Transcript.from_json(parse_json(text, document), document)
+    for i, line in enumerate(transcript.lines):
+        if line.end < line.start:
+            raise UserError(f"{document}: lines[{i}].end ({line.end}) is before its start ({line.start})")
+        _check_word_times(line, f"lines[{i}]", document)
+    if note := overlaps_note(transcript.lines, document, "line"):
+        log.warning(note)
+    return transcript.lines, transcript.language
+
+
+# A transcript's word may start or end this far outside its line: Whisper's words poke out of its segments by a
+# fraction of a second. Further out, it is no word of its line (karaoke would light it when another line shows).
+WORD_SLACK_SECONDS = 1.0
+
+
+def _check_word_times(line: Line, at: str, document: str) -> None:
+    """Refuse, naming its field, a word of `line` (`at` in `document`) that starts before the song, ends before it
+    starts, starts before the word before it, or lies outside its line (give or take WORD_SLACK_SECONDS)."""
+    earliest, latest = line.start - WORD_SLACK_SECONDS, line.end + WORD_SLACK_SECONDS
+    for j, word in enumerate(line.words):
+        where, before = f"{at}.words[{j}]", line.words[j - 1].start if j else 0.0
+        if word.start < before:
+            why = "the song's start (0)" if not j else f"the word before's start ({before:g})"
+            raise invalid(document, f"{where}.start", f"must not be before {why}, got {word.start:g}")
+        if word.end < word.start:
+            raise invalid(document, f"{where}.end", f"must not be before its start ({word.start:g}), got {word.end:g}")
+        times = (("start", word.start), ("end", word.end))
+        outside = [(field, time) for field, time in times if not earliest <= time <= latest]
+        if outside:
+            field, value = outside[0]
+            raise invalid(
+                document,
+                f"{where}.{field}",
+                f"must be inside its line ({line.start:g}–{line.end:g} s, give or take {WORD_SLACK_SECONDS:g} s), "
+                f"got {value:g}",
+            )
+
+
 def short_text(value: str, document: str, where: str) -> str:
     """`value`, a name a person wrote at `where` in `document` (a language, a title), or one sentence saying it is
     longer than MAX_TEXT_CHARS or holds a control character (as --title's: it goes into the video's tags and
@@ -200,6 +243,16 @@ def _without_controls(line: Line) -> Line:
     words = [replace(w, text=TEXT_CONTROL.sub("", w.text)) for w in line.words]
     text_en = None if line.text_en is None else TEXT_CONTROL.sub("", line.text_en)
     return replace(line, text=TEXT_CONTROL.sub("", line.text), text_en=text_en, words=words)
+
+
+def overlaps_note(lines: Iterable[Line], document: str, unit: str) -> str:
+    """How many of the timed `lines` of `document` (each a `unit`: "cue", "line") start before the one before them
+    ends, in a sentence; "" for none. Each caption ends where the next starts, which the file's author should hear."""
+    spans = sorted((line.start, line.end) for line in lines)
+    if not (count := sum(start < end_before for (_, end_before), (start, _) in zip(spans, spans[1:]))):
+        return ""
+    starts = "s start" if count > 1 else " starts"
+    return f"{document}: {count} {unit}{starts} before the {unit} before ends: a caption ends where the next starts"
 
 
 def left_out_note(lines: Iterable[Line], duration: float, document: str) -> str:
