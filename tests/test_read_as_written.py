@@ -10,7 +10,7 @@ import pytest
 from musicvid.batch.command import read_playlist
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS, parse_json
-from musicvid.lyrics.known import check_lyrics_file, read_plain_lyrics
+from musicvid.lyrics.known import check_lyrics_file, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.lrc import parse_lrc
 from musicvid.lyrics.transcript import Transcript
 from musicvid.storyboard.board import load_storyboard
@@ -204,10 +204,17 @@ def test_repeats_of_repeats_past_any_songs_lines_are_refused_at_once(tmp_path, c
     assert code == 2 and err == said + "2,000: is it one song's lyrics?\n", err
 
 
-def test_invisible_marks_make_no_lines_and_a_numbered_chorus_is_sung_again_by_a_heading_alone(tmp_path):
+def test_unseen_marks_make_no_part_of_a_line_and_a_numbered_chorus_is_sung_again_by_a_heading_alone(tmp_path):
     # a zero-width space or a word joiner, as text copied from a web page carries them, is no word of a line
     (pasted := tmp_path / "pasted.txt").write_text("\ufeffsing\u200b\n[Chorus]\u200b\nla la\n\n\u2060[Chorus]\n")
     assert read_plain_lyrics(check_lyrics_file(pasted)) == ["sing", "la la", "la la"]
+    # and no part of a timed line, nor is a bidi override, which shows a line backwards (the marks of direction stay)
+    (timed := tmp_path / "pasted.lrc").write_text("[00:01.00]he\u200bllo \u202eworld\n[00:02.00]\u200fשלום\u2060\n")
+    assert [line.text for line in read_lyrics(check_lyrics_file(timed), 5.0).lines] == ["hello world", "\u200fשלום"]
+    line = {"start": 1, "end": 2, "text": "\u202eworld", "words": [{"start": 1.0, "end": 1.5, "text": "\u202eworld"}]}
+    (transcript := tmp_path / "pasted.json").write_text(json.dumps({"lines": [line]}))
+    [line] = read_lyrics(check_lyrics_file(transcript), 5.0).lines
+    assert (line.text, line.words[0].text) == ("world", "world")
     # a numbered chorus written out is the one a heading alone, of its number or none, sings again
     (numbered := tmp_path / "numbered.txt").write_text("[Chorus 1]\nla la\n\n[Verse]\nsing\n\n[Chorus]\n[Chorus 2]\n")
     assert read_plain_lyrics(check_lyrics_file(numbered)) == ["la la", "sing", "la la", "la la"]

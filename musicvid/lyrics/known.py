@@ -22,6 +22,7 @@ from musicvid.lyrics.lrc import instrumental_notice, lrc_language, parse_lrc, st
 from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
+    UNSEEN,
     Line,
     Transcript,
     excerpt,
@@ -218,10 +219,6 @@ _COUNT_WORDS = {"twice": 2, "bis": 2, "thrice": 3}
 _COUNT_WORD = re.compile(rf"\b(?:{'|'.join(_COUNT_WORDS)})\b", re.IGNORECASE)
 _REPEAT_WORD = re.compile(r"^\s*repeat\b", re.IGNORECASE)
 _PLACE_WORDS = {"final", "last"}  # ("[Final Chorus]" alone sings the chorus)
-# Text copied from a web page may carry characters nobody sees around its words (a zero-width space, a word joiner,
-# a byte order mark): "[Chorus]" followed by one is still a heading. (The zero-width joiners stay: scripts and emoji
-# are written with them.)
-_INVISIBLE = re.compile("[\u200b\u2060\ufeff]")
 
 
 def _times(mark: str, bare: int = 1) -> int:
@@ -291,7 +288,7 @@ def _plain_lines(text: str) -> PlainLyrics:
     """The sung lines of plain lyrics `text`: one per line, as often as a heading or a repeat mark says (_section);
     blank lines (between stanzas), section labels, directions to the band and what a lyrics site adds (_SITE_HEADING
     and the like) are not sung; those written, and repeated up to MAX_LINES + 1 (_as_sung)."""
-    rows = [row if has_words(row := one_line(_INVISIBLE.sub("", raw))) else "" for raw in text_lines(text)]
+    rows = [row if has_words(row := one_line(UNSEEN.sub("", raw))) else "" for raw in text_lines(text)]
     rows = [part for row in rows for part in _unglued(row)]
     worded = [i for i, row in enumerate(rows) if row]
     heading = _SITE_HEADING.match(rows[worded[0]]) if worded else None

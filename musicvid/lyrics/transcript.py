@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -43,6 +44,11 @@ LINE_FIELDS = JsonFields(
 # A lyric holding a control character (musicvid.core.paths.TEXT_CONTROL) is refused where it is read (lyrics file,
 # transcript, storyboard).
 TRANSCRIPT_DEFAULTS = {"language": "en", "model": "", "audio_sha256": ""}
+# What no lyric shows, dropped from every line (fit_to_duration) and every plain lyric: what a copy from a web page
+# brings unseen (a zero-width space, a word joiner, a byte order mark: "[Chorus]" followed by one is still a heading)
+# or turns around (a bidi override, U+202D and U+202E: no lyric is written backwards). The zero-width joiners and
+# the marks and isolates of direction stay: scripts and emoji are written with them.
+UNSEEN = re.compile("[\u200b\u2060\ufeff\u202d\u202e]")
 TRANSCRIPT_FIELDS = JsonFields({"lines": [LINE_FIELDS], **dict.fromkeys(TRANSCRIPT_DEFAULTS, "string")})
 
 
@@ -224,25 +230,30 @@ def past_the_end(line: Line, duration: float) -> bool:
 
 def fit_to_duration(lines: list[Line], duration: float) -> list[Line]:
     """New lines: those of `lines` with words in them that start before `duration`, sorted by start, their
-    times inside [0, duration] (their words' times as they were), without control characters: a model's text (any
-    byte is one of Whisper's tokens) makes a transcript and storyboard their loaders take (no_controls). Lines of
-    one start keep their order (a duet's, as written)."""
+    times inside [0, duration] (their words' times as they were), without control characters (a model's text makes
+    a transcript and storyboard their loaders take: no_controls) or UNSEEN ones. Lines of one start keep their order
+    (a duet's, as written)."""
     kept = []
     for line in sorted(lines, key=lambda other: other.start):
         if not has_words(line.text) or past_the_end(line, duration):
             continue
         start = max(0.0, line.start)
-        kept.append(_without_controls(replace(line, start=start, end=min(max(line.end, start), duration))))
+        kept.append(_shown(replace(line, start=start, end=min(max(line.end, start), duration))))
     return kept
 
 
-def _without_controls(line: Line) -> Line:
+def _shown(line: Line) -> Line:
+    """`line` without control characters (a model's text: any byte is one of Whisper's tokens) or UNSEEN ones."""
     texts = [line.text, line.text_en or "", *(w.text for w in line.words)]
-    if all(control_at(text) is None for text in texts):
+    if all(control_at(text) is None and not UNSEEN.search(text) for text in texts):
         return line
-    words = [replace(w, text=TEXT_CONTROL.sub("", w.text)) for w in line.words]
-    text_en = None if line.text_en is None else TEXT_CONTROL.sub("", line.text_en)
-    return replace(line, text=TEXT_CONTROL.sub("", line.text), text_en=text_en, words=words)
+
+    def shown(text: str) -> str:
+        return UNSEEN.sub("", TEXT_CONTROL.sub("", text))
+
+    words = [replace(w, text=shown(w.text)) for w in line.words]
+    text_en = None if line.text_en is None else shown(line.text_en)
+    return replace(line, text=shown(line.text), text_en=text_en, words=words)
 
 
 def overlaps_note(lines: Iterable[Line], document: str, unit: str) -> str:
