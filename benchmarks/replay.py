@@ -8,7 +8,7 @@ rules, this one or a commit's (--base), and the songs whose result differs are t
 - a generated song (tests/fixtures/fresh_songs.py) is judged as benchmarks/lyrics.py judges recognized lyrics:
   every line sung starts a lyric scene within 0.5 s, and no lyric scene starts where nobody sings (`passed`);
 - a JamendoLyrics song as benchmarks/jamendo.py judges recognized lyrics: the annotated lines a lyric scene
-  starts within 1 s of, holding at least half their words (`found`).
+  starts within 1 s of, holding at least half their words (`found`), and where each lyric scene starts.
 
 A hearing is only as good as the rules before `sung_lines` (hear's loops and voices heard again): a change to those
 needs the songs heard again (benchmarks/lyrics.py, benchmarks/jamendo.py).
@@ -60,7 +60,13 @@ def judged(record: dict) -> dict:
         return {"song": record["song"], **row, "passed": row["within"] == row["lines"] and not row["unsung_scenes"]}
     scenes = [s for s in scenes_from_lines(lines, record["duration"]) if s.kind == "lyric"]
     heard_lines = [(scene.start, scene.text) for scene in scenes]
-    return {"song": record["song"], "lines": len(record["lines"]), "found": found_lines(record["lines"], heard_lines)}
+    found = found_lines(record["lines"], heard_lines)
+    return {
+        "song": record["song"],
+        "lines": len(record["lines"]),
+        "found": found,
+        "starts": [round(s.start, 2) for s in scenes],
+    }
 
 
 def replayed(folder: Path) -> list[dict]:
@@ -97,14 +103,21 @@ def at_commit(folder: Path, commit: str) -> list[dict]:
 
 
 def changed(rows: list[dict], base: list[dict]) -> list[str]:
-    """The songs whose result differs between the base's rows and these, one line each."""
+    """The songs whose rows differ between the base's and these, one line each: the result, and each sung line's
+    error that changed (a generated song), or the scene starts only the base's (-) or only these (+)."""
     before = {row["song"]: row for row in base}
     lines = []
     for row in rows:
-        old = before.get(row["song"], {})
-        if old != row:
-            key = "passed" if "passed" in row else "found"
-            lines.append(f"{row['song']}: {key} {old.get(key)} -> {row[key]}")
+        if (old := before.get(row["song"], {})) == row:
+            continue
+        if "passed" in row:  # a line's error, by the line
+            was = old.get("errors", [None] * len(row["errors"]))
+            moved = [f"line {n + 1} {a} -> {b}" for n, (a, b) in enumerate(zip(was, row["errors"])) if a != b]
+            lines.append(f"{row['song']}: passed {old.get('passed')} -> {row['passed']}; {', '.join(moved)}")
+            continue
+        gone = [t for t in old.get("starts", []) if t not in row["starts"]]
+        new = [t for t in row["starts"] if t not in old.get("starts", [])]
+        lines.append(f"{row['song']}: found {old.get('found')} -> {row['found']}; starts -{gone} +{new}")
     return lines
 
 

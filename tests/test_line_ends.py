@@ -7,6 +7,7 @@ import pytest
 
 from musicvid.lyrics.lines import lines_at_pauses
 from musicvid.lyrics.singing import Voice
+from musicvid.lyrics.transcribe import sung_lines
 from musicvid.lyrics.transcript import Line, Word
 
 
@@ -151,3 +152,21 @@ def test_a_line_whisper_cut_inside_a_stretch_of_voice_after_a_pause_of_the_voice
     whispers = [whispers[0], replace(whispers[1], start=later[0].start, end=later[-1].end, words=later)]
     fitted = [replace(s, words=[apart.fit(w) for w in s.words]) for s in whispers]
     assert [line.text for line in lines_at_pauses(fitted, apart, paced=whispers)][0].endswith("bridge and empty")
+
+
+def test_words_whisper_crushed_after_the_voice_stopped_begin_the_line_where_it_is_sung_next():
+    # tiny.en heard "but mounted to" (a phrase sung earlier, heard again) untimed at 22.18 s, 0.55 s after the voice
+    # stopped, and "it," stretched to the next stretch of voice; the line sung there began a scene in the band
+    said = "Our 18.74 18.92 .88|old 18.92 19.32 .89|house 19.32 19.66 .99|is 19.66 20.1 .99|running 20.1 20.24 .96|"
+    said += "behind 20.24 20.64 .79|it, 20.64 21.36 .64|but 22.18 22.18 .93|mounted 22.18 22.18 .96|to 22.18 22.18 .87|"
+    said += "it, 22.18 23.86 .98|but 24.14 24.26 .93|wind 24.26 24.54 .84|keeps 24.54 25.04 .42|on 25.04 25.38 .98|"
+    said += "dreaming 25.38 25.78 .5|to 25.78 26.0 .69|see. 26.0 26.72 .52"
+    words = [Word(float(a), float(b), text, float(p)) for text, a, b, p in (w.split() for w in said.split("|"))]
+    segment = Line(18.74, 26.72, " ".join(w.text for w in words), words=words)
+    voice = Voice([(18.62, 21.63), (24.22, 26.56)], 30.0)  # (the line sung from 24.0 s)
+    lines = sung_lines([segment], voice, 30.0)
+    assert [round(line.start, 2) for line in lines] == [18.62, 23.84]
+    # a word Whisper timed there is sung where it was heard: the same words given 0.3 s each begin their own line
+    timed = [replace(w, start=22.18 + 0.3 * n, end=22.48 + 0.3 * n) for n, w in enumerate(words[7:10])]
+    lines = sung_lines([replace(segment, words=[*words[:7], *timed, *words[10:]])], voice, 30.0)
+    assert [round(line.start, 2) for line in lines] == [18.62, 22.18]

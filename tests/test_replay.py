@@ -42,7 +42,9 @@ def test_a_replayed_hearing_is_judged_as_the_song_heard_live(hearings, tmp_path)
     del record["sung"]
     record["lines"] = [(start, text) for start, _, text in song.sung]
     scenes = [(s.start, s.text) for s in scenes_from_lines(lines, audio.info.duration) if s.kind == "lyric"]
-    assert judged(record) == {"song": song.name, "lines": len(song.sung), "found": found_lines(record["lines"], scenes)}
+    found = found_lines(record["lines"], scenes)
+    starts = [round(start, 2) for start, _ in scenes]
+    assert judged(record) == {"song": song.name, "lines": len(song.sung), "found": found, "starts": starts}
     assert judged(record)["found"] > 0
 
     # a hearing of nothing finds nothing
@@ -61,10 +63,13 @@ def test_against_a_commit_the_songs_whose_result_differs_are_named(hearings, cap
 
 def test_the_summary_counts_both_kinds_of_song():
     rows = [
-        {"song": "a", "lines": 3, "within": 3, "passed": True},
-        {"song": "b", "lines": 4, "within": 2, "passed": False},
-        {"song": "c", "lines": 10, "found": 7},
+        {"song": "a", "lines": 3, "within": 3, "errors": [0.1, 0.0, -0.2], "passed": True},
+        {"song": "b", "lines": 4, "within": 2, "errors": [0.1, None, 0.9, 0.0], "passed": False},
+        {"song": "c", "lines": 10, "found": 7, "starts": [1.0, 5.5]},
     ]
     assert summary(rows) == "generated 1/2 passed, lines within 0.5 s 5/7, JamendoLyrics lines found 7/10"
-    base = [rows[0], {**rows[1], "passed": True}, rows[2]]
-    assert changed(rows, base) == ["b: passed True -> False"]
+    base = [rows[0], {**rows[1], "errors": [0.1, 0.2, 0.1, 0.0], "passed": True}, {**rows[2], "starts": [1.0, 5.2]}]
+    assert changed(rows, base) == [
+        "b: passed True -> False; line 2 0.2 -> None, line 3 0.1 -> 0.9",
+        "c: found 7 -> 7; starts -[5.2] +[5.5]",
+    ]

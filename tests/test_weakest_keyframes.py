@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from musicvid.settings.render import MAX_ROUNDS
 from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard
 from musicvid.storyboard.picks import KeyframePick
 from musicvid.storyboard.table import weakest_keyframes
@@ -41,6 +42,21 @@ def test_the_few_lowest_keyframes_are_listed_once_each_and_a_pinned_picture_neve
     ]
     assert weakest_keyframes(board, [4])[1].startswith("  scene 4 (0.80")  # the shown scenes alone
     assert weakest_keyframes(board, [3]) == []  # nothing picked but a pinned picture: nothing to say
+
+
+def test_a_keyframe_that_had_every_round_is_no_reason_for_a_threshold():
+    spent = [scene(n, together) for n, together in enumerate([0.2, 0.6, 0.4])]
+    spent = [dataclasses.replace(s, pick=dataclasses.replace(s.pick, rounds=MAX_ROUNDS)) for s in spent]
+    board = Storyboard(audio=SongAudio(4.0), scenes=spent)
+    assert weakest_keyframes(board, [0, 1, 2])[-1] == (
+        f"  to redraw them: run again with --keyframe-candidates N (each had all {MAX_ROUNDS} rounds --reroll-below "
+        "draws), or edit their prompt or seed in storyboard.json"
+    )
+    board = dataclasses.replace(board, scenes=[spent[0], scene(1, 0.3), spent[2]])  # one with rounds left: the
+    assert weakest_keyframes(board, [0, 1, 2])[-1] == (  # threshold is above it alone
+        "  to redraw them: run again with --reroll-below 0.35 (more candidates for each keyframe below it; 2 had all "
+        f"{MAX_ROUNDS} rounds it draws) or --keyframe-candidates N, or edit their prompt or seed in storyboard.json"
+    )
 
 
 @pytest.mark.slow

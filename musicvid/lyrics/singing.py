@@ -222,12 +222,14 @@ class Voice:
 
     def unsung_there(self, word: Word, first: bool) -> bool:
         """Whether `word` is sung nowhere near where Whisper timed it: far from every stretch, or, the `first` of
-        its segment, after the voice of the stretch it lies a lead from stopped. Whisper begins a segment where the
-        one before ended: tiny.en's "My" at 33.02 s, 0.06 s after the voice of the line before stopped, then "heart"
-        33.02-34.66 s, where the refrain was sung again from 34.0 s (a generated song, seed 53). A segment's last
-        word there ends its line (`led_in` asks whether it leads into the next)."""
+        its segment or `untimed`, after the voice of the stretch it lies a lead from stopped. Whisper begins a segment
+        where the one before ended: tiny.en's "My" at 33.02 s, 0.06 s after the voice of the line before stopped, then
+        "heart" 33.02-34.66 s, where the refrain was sung again from 34.0 s (a generated song, seed 53). Inside a
+        segment it crushes words it cannot place: "but mounted to" at 22.18 s, 0.55 s after the voice stopped, then
+        "it," to 23.86 s, the line sung from 24.0 s (seed 92, a loud band). A segment's last word there ends its line
+        (`led_in` asks whether it leads into the next)."""
         near = self.stretch_of(word)
-        return near is None or (first and word.start >= self.stretches[near][1])
+        return near is None or ((first or self.untimed(word)) and word.start >= self.stretches[near][1])
 
     def untimed(self, word: Word) -> bool:
         """Whether Whisper gave `word` no time it could be sung in: crushed (under half a typical word), or longer

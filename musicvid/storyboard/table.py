@@ -10,7 +10,7 @@ import math
 from wcwidth import wcwidth
 
 from musicvid.lyrics.transcript import for_terminal
-from musicvid.settings.render import SCORE_RANGE
+from musicvid.settings.render import MAX_ROUNDS, SCORE_RANGE
 from musicvid.storyboard.board import Scene, Storyboard
 
 WEAKEST = 5  # keyframes listed after storyboard --keyframes: a few to look at, not a ranking of all
@@ -157,12 +157,15 @@ def weakest_keyframes(storyboard: Storyboard, shown: list[int], most: int = WEAK
         lines.append(
             f"  {named} {listed([s.index for s in scenes])} ({pick.together:.2f}: {scores}; best of {drawn}): {shows}"
         )
-    # the next round threshold above the highest listed, so that every listed keyframe is below it (rounded
-    # first: 0.7 / 0.05 is 13.999…, whose next step up would be 0.7 itself)
-    highest = weakest[-1][0].pick.together
-    below = min((math.floor(round(highest / REROLL_GRAIN, 6)) + 1) * REROLL_GRAIN, SCORE_RANGE[1])
-    lines.append(
-        f"  to redraw them: run again with --reroll-below {below:.2f} (more candidates for each keyframe below "
-        "it) or --keyframe-candidates N, or edit their prompt or seed in storyboard.json"
-    )
+    # the next round threshold above the highest listed with rounds left, so that each is below it (rounded
+    # first: 0.7 / 0.05 is 13.999…, whose next step up would be 0.7 itself); one drawn MAX_ROUNDS rounds gets no more
+    left = [scenes[0].pick.together for scenes in weakest if scenes[0].pick.rounds < MAX_ROUNDS]
+    below = min((math.floor(round(max(left, default=0) / REROLL_GRAIN, 6)) + 1) * REROLL_GRAIN, SCORE_RANGE[1])
+    spent = len(weakest) - len(left)
+    if not left:
+        how = f"--keyframe-candidates N (each had all {MAX_ROUNDS} rounds --reroll-below draws)"
+    else:
+        had = f"; {spent} had all {MAX_ROUNDS} rounds it draws" if spent else ""
+        how = f"--reroll-below {below:.2f} (more candidates for each keyframe below it{had}) or --keyframe-candidates N"
+    lines.append(f"  to redraw them: run again with {how}, or edit their prompt or seed in storyboard.json")
     return lines
