@@ -23,7 +23,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from musicvid.core.errors import MusicvidError, UserError, out_of_memory, out_of_room  # noqa: E402
 from musicvid.core.paths import printable  # noqa: E402
 from musicvid.lyrics.known import check_lyrics_file  # noqa: E402
-from musicvid.settings.front_doors import option_groups, parse_file_path, parse_path  # noqa: E402
+from musicvid.settings.front_doors import option_groups, parse_file_path, parse_number, parse_path  # noqa: E402
 from musicvid.settings.geometry import DRAWN_FPS  # noqa: E402
 from musicvid.settings.model_choice import DEFAULT_GPU_GB, ModelChoice, check_gpu_memory  # noqa: E402
 from musicvid.settings.render import BETWEEN_AND_AFTER, RenderSettings
@@ -69,7 +69,7 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--fps",
-        type=float,
+        type=parse_number,
         help=f"the rate a render drew at, for one whose timings.json does not record it (older renders; default {DRAWN_FPS:g})",
     )
     p.add_argument("--json", action="store_true", help="print score.json instead of its summary")
@@ -109,7 +109,7 @@ def build_parser(given: Sequence[str] = ()) -> argparse.ArgumentParser:
     add_song_options(plan, skip=("overwrite",))
     plan["speed"].add_argument(
         "--gpu-memory",
-        type=float,
+        type=parse_number,
         metavar="GB",
         help=f"plan for this much GPU memory (default: what is free on the CUDA device, else a {DEFAULT_GPU_GB:g} GB card)",
     )

@@ -290,3 +290,20 @@ def test_a_number_is_ascii_digits_at_every_door(option, text, tmp_path, capsys):
     playlist = write_csv(tmp_path, [(option[2:], text)])
     assert cli.main(["batch", str(playlist), "-o", str(tmp_path / "out"), "--models", "tiny"]) == 2
     assert f"{option[2:]} must " in capsys.readouterr().err
+
+
+def test_every_number_option_of_every_command_reads_numbers_as_every_other_does():
+    # a plain float() takes Arabic-Indic digits, "2_0" (read as 20) and spaces, which parse_number refuses
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    plain = [
+        f"{name} {action.option_strings[0]}"
+        for name, command in commands.items()
+        for action in command._actions
+        if action.type in (int, float)
+    ]
+    assert plain == []
+    for argv in (["plan", "s.mp3", "--gpu-memory", "١_٦"], ["score", "w", "--fps", "2_0"]):
+        with pytest.raises(SystemExit) as refused:
+            cli.build_parser(argv).parse_args(argv)
+        assert refused.value.code == 2

@@ -77,7 +77,10 @@ def test_a_pipe_as_timings_json_is_refused_by_its_kind_and_never_read(capsys, co
     assert "timings.json is a special file, where musicvid keeps a file" in err and not blocked
 
 
-@pytest.mark.parametrize("damage", [b"{garbage", b"\xff\xfe{}", b"[10]"])
+@pytest.mark.parametrize(
+    "damage",
+    [b"{garbage", b"\xff\xfe{}", b"[10]", b'{"keyframes": null}', b'{"morph_keys": [1, 2]}', b'{"models": "x"}'],
+)
 def test_a_damaged_timings_json_is_refused_not_read_as_a_render_of_the_default_rate(capsys, copy, scorer_loads, damage):
     (copy / "timings.json").write_bytes(damage)  # (a render writes it whole, through a temporary)
     for options in ([], ["--fps", "2"]):

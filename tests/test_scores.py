@@ -6,6 +6,7 @@ Random weights cannot tell a red picture from a blue one, so these check the mec
 same wherever it falls in a batch, distinct texts score apart, and the figures are where they belong."""
 
 import json
+import logging
 import shutil
 
 import numpy as np
@@ -239,7 +240,7 @@ def test_score_reads_the_scorer_and_the_rate_the_render_used(renders, capsys):
 
 
 @pytest.mark.slow
-def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_transcript(renders, capsys):
+def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_transcript(renders, capsys, caplog):
     song, folder = renders
     workdir = Workdir(folder / "slerp")
     sha256 = load_storyboard(workdir.storyboard).audio.sha256
@@ -263,7 +264,9 @@ def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_
     assert code == 2 and "give the --fps it was rendered at" in err
     assert run(capsys, "score", workdir.root, "--models", "tiny", "--fps", "10")[0] == 0
     assert json.loads(workdir.score_report.read_text())["fps_from"] == "--fps"
-    assert run(capsys, "score", workdir.root, "--models", "tiny")[0] == 0  # 10, the default
+    with caplog.at_level(logging.WARNING, logger="musicvid"):  # 10, the default, said
+        assert run(capsys, "score", workdir.root, "--models", "tiny")[0] == 0
+    assert f"{workdir.root} records no rate drawn: it is scored as drawn at 10 fps (--fps" in caplog.text
     assert json.loads(workdir.score_report.read_text())["fps_from"] == "default"
 
 

@@ -3,7 +3,7 @@ them without importing what renders."""
 
 from __future__ import annotations
 
-from musicvid.settings.front_doors import parse_path
+from musicvid.settings.front_doors import parse_number, parse_path, parse_whole
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest
@@ -31,8 +31,8 @@ def add_arguments(groups: dict) -> None:
     speed.add_argument("--engine", choices=("local", "ray"), default="local", help="local (one process) or ray")
     speed.add_argument("--address", help="Ray cluster to join (e.g. auto); default: start Ray on this machine")
     speed.add_argument(
-        "--workers", type=int, help="Ray actors, each keeping its models loaded (default: one per GPU, else 1)"
+        "--workers", type=parse_whole, help="Ray actors, each keeping its models loaded (default: one per GPU, else 1)"
     )
     speed.add_argument(
-        "--gpus-per-song", type=float, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)"
+        "--gpus-per-song", type=parse_number, help="GPUs each Ray actor asks for (default: 1 if the cluster has GPUs)"
     )

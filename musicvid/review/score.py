@@ -29,6 +29,7 @@ refused in one sentence.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -64,7 +65,9 @@ from musicvid.storyboard.board import Storyboard, load_storyboard
 from vipe_core.atomic import write_json
 
 FPS = RenderSettings.fields()["fps"]  # what --fps takes, and a recorded rate is checked as
+log = logging.getLogger("musicvid")
 MAX_TIMINGS_BYTES = 16 * 2**20  # a render's timings.json is kilobytes
+RECORDS = ("keyframes", "morph_keys", "models")  # what of it the score reads as objects (run_report writes them so)
 RANDOM_WEIGHTS = "random weights: a check of the mechanics, not a measure of quality"
 
 
@@ -91,6 +94,8 @@ def render_timings(workdir: Workdir) -> dict[str, Any]:
         timings = json.loads(workdir.timings.read_text(encoding="utf-8"))
         if not isinstance(timings, dict):
             raise ValueError("not a JSON object")
+        if misfit := [key for key in RECORDS if key in timings and not isinstance(timings[key], dict)]:
+            raise ValueError(f"its {misfit[0]} is not an object")
     except (OSError, ValueError) as error:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
         reason = getattr(error, "strerror", None) or str(error).splitlines()[0]
         raise UserError(
@@ -149,7 +154,12 @@ def drawn_rate(workdir: Workdir, fps: float | None) -> tuple[float, str]:
                 "--fps, which is for renders that did not record their rate"
             )
         return rate, "timings.json"
-    return (DRAWN_FPS, "default") if fps is None else (fps, "--fps")
+    if fps is None:
+        log.warning(
+            f"{workdir.root} records no rate drawn: it is scored as drawn at {DRAWN_FPS:g} fps (--fps gives its rate)"
+        )
+        return DRAWN_FPS, "default"
+    return fps, "--fps"
 
 
 def render_schedule(workdir: Workdir, storyboard: Storyboard, fps: float) -> FrameSchedule:
