@@ -125,7 +125,7 @@ def test_words_typed_into_a_scene_without_lyrics_are_shown_as_the_lyrics_are():
     scenes = [
         Scene(index=0, kind="intro", start=0.0, end=2.0, text="The Lighthouse Song"),
         Scene(index=1, kind="lyric", start=2.0, end=3.0, text="my heart"),
-        Scene(index=2, kind="break", start=3.0, end=4.0),
+        Scene(index=2, kind="break", start=3.0, end=4.0, text="\u200b "),  # (nothing a caption shows: none)
     ]
     board = Storyboard(audio=SongAudio(4.0), language="", scenes=scenes)
     assert subtitles.srt(board).startswith("1\n00:00:00,000 --> 00:00:02,000\nThe Lighthouse Song\n\n2\n")

@@ -5,6 +5,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,8 +16,8 @@ from musicvid.models.drawing import Drawing
 from musicvid.models.registry import registry_of
 from musicvid.models.timing import Timings
 from musicvid.pictures.cache import load_picture
-from musicvid.pictures.keyframe_candidates import Choosing, candidate_seed, draw_round, kept_seed
-from musicvid.pictures.scores import lyric_of, rank_candidates, score_keyframes
+from musicvid.pictures.keyframe_candidates import Choosing, candidate_seed, draw_round, keep, kept_seed
+from musicvid.pictures.scores import SceneScores, lyric_of, rank_candidates, score_keyframes
 from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import MAX_CANDIDATES
@@ -45,6 +46,13 @@ def test_a_storyboard_keeps_its_picks_and_names_a_broken_one():
     parsed = parse_storyboard(json.loads(json.dumps(board)))
     assert kept_seed(parsed.scenes[0].pick) == candidate_seed(7, 2) and parsed.scenes[0].pick.together == 0.72
     assert parse_storyboard(parsed.to_json()).scenes[0].pick == parsed.scenes[0].pick
+    # a person's own key in a pick is written back, and goes on to the pick made after it
+    board["scenes"][0]["pick"] = a_pick(why="the red one")
+    noted = parse_storyboard(json.loads(json.dumps(board))).scenes[0]
+    assert noted.to_json()["pick"]["why"] == "the red one"
+    choosing = Choosing([0], 9, 1, 1, 0, SceneScores(None, 0.5))
+    [kept] = keep(choosing, parse_storyboard(board), SimpleNamespace(key=lambda scene: "k"), "tiny", None)[0].values()
+    assert kept.pick.from_seed == 9 and kept.to_json()["pick"]["why"] == "the red one"
     for changes, where in [
         (dict(kept=3), "scenes[0].pick.kept"),  # 3 candidates in one round: 0 to 2
         (dict(candidates=MAX_CANDIDATES + 1), "scenes[0].pick.candidates"),

@@ -157,6 +157,8 @@ BROKEN = [
     ("huge scene note", lambda b: b["scenes"][0].update(n=["x"] * 50_000), "scenes[0].n", "got 250,007"),
     ("huge key", lambda b: b.update({"k" * 3_000_000: 1}), "kkkk… (a key of 3,000,000 characters)", "at most"),
     ("many notes", lambda b: b.update({f"n{i}": "x" * 99_000 for i in range(11)}), "the file", "more than 1,000,000"),
+    ("huge audio note", lambda b: b["audio"].update(n="x" * 100_000), "audio.n", "at most 100,000"),
+    ("settings a list", lambda b: b.update(settings=[]), "settings", "must be an object"),
 ]
 
 

@@ -85,6 +85,7 @@ def test_edits_built_on_are_kept_with_a_persons_own_keys(capsys, song, tmp_path)
     def noted(b):
         b["scenes"][1].update(prompt="a red lighthouse", note="keep this red!")
         b["my_notes"] = {"client": "warmer colours"}
+        b["audio"]["source"], b["settings"]["comment"] = "bought on bandcamp", "the second try"
         b["scenes"][0]["prompt"] = ""  # emptied: ViPE writes it again
 
     edit(board, noted)
@@ -92,6 +93,7 @@ def test_edits_built_on_are_kept_with_a_persons_own_keys(capsys, song, tmp_path)
     again = json.loads(board.read_text())
     assert again["scenes"][1]["prompt"] == "a red lighthouse" and again["scenes"][1]["note"] == "keep this red!"
     assert again["my_notes"] == {"client": "warmer colours"} and again["scenes"][0]["prompt"].strip()
+    assert (again["audio"]["source"], again["settings"]["comment"]) == ("bought on bandcamp", "the second try")
     assert not list(workdir.glob("storyboard.edited-*.json"))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from musicvid.lyrics.spacing import NO_BREAK, gaps_in, spaced_in, tied, units_of, words_of
-from musicvid.lyrics.transcript import TOGETHER, Line, Transcript
+from musicvid.lyrics.transcript import TOGETHER, UNSEEN, Line, Transcript
 from musicvid.storyboard.board import Scene, Storyboard
 from musicvid.storyboard.scenes import MIN_INTRO_SECONDS
 
@@ -59,8 +59,8 @@ def cue_span(scene: Scene, line: Line | None) -> tuple[float, float]:
 
 def captioned(storyboard: Storyboard) -> list[Scene]:
     """The scenes with words to show: the lyric scenes, and any other a person typed words into (an intro's title):
-    typed there, they were meant to be read."""
-    return [scene for scene in storyboard.scenes if scene.text.strip()]
+    typed there, they were meant to be read; not one of nothing a caption shows (UNSEEN characters alone)."""
+    return [scene for scene in storyboard.scenes if UNSEEN.sub("", scene.text).strip()]
 
 
 def cues(storyboard: Storyboard, heard: Transcript | None) -> list[tuple[Scene, Line | None, tuple[float, float]]]:

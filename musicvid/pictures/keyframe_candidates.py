@@ -305,6 +305,7 @@ def keep(
             choosing.scores.prompt,
             scorer,
             key,
+            scene.pick.notes if scene.pick else {},  # (a person's, on the pick before)
         )
         kept[index] = replace(scene, pick=pick)
         if choosing.pixels is not None and not scene.picture:

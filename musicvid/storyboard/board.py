@@ -109,10 +109,11 @@ class SongAudio:
     duration: float
     path: str | None = None
     sha256: str | None = None
+    notes: Mapping[str, Any] = field(default_factory=dict, compare=False)  # a person's own keys, written back
 
     def to_json(self) -> dict:
         known = {"path": self.path, "sha256": self.sha256, "duration": self.duration}
-        return {key: value for key, value in known.items() if value is not None}
+        return {key: value for key, value in known.items() if value is not None} | dict(self.notes)
 
 
 @dataclass(frozen=True)
@@ -179,9 +180,13 @@ def scene_seed(seed: int, index: int | str) -> int:
 # --- loading and checking a storyboard file --------------------------------------------------------
 
 
-# The keys of the file that are its fields: any other is a person's note (Scene.notes, Storyboard.notes)
+# The keys of the file that are its fields: any other is a person's note (Scene.notes, Storyboard.notes, and the
+# notes of a scene's pick, of the audio and of the settings)
 SCENE_KEYS = Scene.__dataclass_fields__.keys() - {"notes"}
 BOARD_KEYS = Storyboard.__dataclass_fields__.keys() - {"notes"}
+AUDIO_KEYS = SongAudio.__dataclass_fields__.keys() - {"notes"}
+PICK_KEYS = KeyframePick.__dataclass_fields__.keys() - {"notes"}
+SETTINGS_KEYS = MadeWith().to_json().keys()
 
 
 def parse_storyboard(data: Any, source: str = "") -> Storyboard:
@@ -204,7 +209,9 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     duration = float(audio["duration"])
     if duration <= 0:
         raise invalid(document, "audio.duration", "must be positive")
-    settings = made_with(data.get("settings") or {}, document)
+    raw_settings = {} if data.get("settings") is None else data["settings"]
+    settings = made_with(raw_settings, document)
+    settings = replace(settings, notes=_notes(raw_settings, SETTINGS_KEYS, document, "settings."))
     raw_scenes = data["scenes"]
     if not isinstance(raw_scenes, list) or not raw_scenes:
         raise invalid(document, "scenes", "must be a non-empty list")
@@ -241,10 +248,12 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
             document, "audio.sha256", f"must be the song's SHA-256 (64 hex digits), got {as_written(audio['sha256'])}"
         )
     notes = _notes(data, BOARD_KEYS, document, "")
-    noted = sum(len(json.dumps(own, ensure_ascii=False)) for own in [notes, *(scene.notes for scene in scenes)])
+    song = SongAudio(duration, audio.get("path"), audio.get("sha256"), _notes(audio, AUDIO_KEYS, document, "audio."))
+    picks = [scene.pick.notes for scene in scenes if scene.pick]
+    owns = [notes, song.notes, settings.notes, *(scene.notes for scene in scenes), *picks]
+    noted = sum(len(json.dumps(own, ensure_ascii=False)) for own in owns)
     if noted > MAX_NOTES_CHARS:  # (each is written back at every run)
         raise invalid(document, "the file", f"holds {noted:,} characters of notes, more than {MAX_NOTES_CHARS:,}")
-    song = SongAudio(duration, audio.get("path"), audio.get("sha256"))
     return Storyboard(
         audio=song,
         title=_text(data, "title", "", document),
@@ -332,10 +341,14 @@ def _scene(raw: dict, i: int, document: str) -> Scene:
         motif or None,
         mood or None,
         reference,
-        None if raw.get("pick") is None else parse_pick(raw["pick"], document, f"{at}.pick"),
+        None if raw.get("pick") is None else _pick(raw["pick"], document, f"{at}.pick"),
         cut,
         _notes(raw, SCENE_KEYS, document, f"{at}."),
     )
+
+
+def _pick(raw: dict, document: str, at: str) -> KeyframePick:
+    return replace(parse_pick(raw, document, at), notes=_notes(raw, PICK_KEYS, document, f"{at}."))
 
 
 def load_storyboard(path: str | Path) -> Storyboard:

@@ -3,7 +3,7 @@ values make a run reuse the file (musicvid.storyboard.make)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -33,19 +33,21 @@ class MadeWith:
     title: str | None = None  # what ViPE read as the song's title and artist (the storyboard's own: a person's edit)
     artist: str | None = None
     models: Mapping[str, str] | None = None  # by role, read-only as the rest
+    notes: Mapping[str, Any] = field(default_factory=dict, compare=False)  # a person's own keys (and an older
+    # musicvid's), written back as given
 
     def __post_init__(self) -> None:
         if self.models is not None:
             object.__setattr__(self, "models", MappingProxyType(dict(self.models)))
 
     def to_json(self) -> dict:
-        values = {FILE_KEYS.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}  # (null: not known)
-        return values | {"models": dict(self.models) if self.models is not None else None}
+        values = {FILE_KEYS.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "notes"}
+        return values | {"models": dict(self.models) if self.models is not None else None} | dict(self.notes)
 
 
 def made_with(raw: Any, document: str) -> MadeWith:
-    """A storyboard's `settings`, each of a known key checked for its type and its option's bounds (other keys, as
-    older versions wrote them, are not read)."""
+    """A storyboard's `settings`, each of a known key checked for its type and its option's bounds (other keys, a
+    person's or as older versions wrote them, are not read: the caller keeps them as notes)."""
     if not isinstance(raw, dict):
         raise invalid(document, "settings", "must be an object")
     kinds = {"context_size": int, "seed": int, "bars_per_scene": int, "candidates": int, "break_seconds": float}

@@ -9,7 +9,8 @@ made for; an edit to any of those chooses again. The format: docs/storyboard.md.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
 
 from musicvid.core.files import JsonFields, as_written, invalid
 from musicvid.settings.render import MAX_CANDIDATES, MAX_ROUNDS, SCORE_RANGE
@@ -28,6 +29,7 @@ class KeyframePick:
     prompt: float
     scorer: str
     key: str
+    notes: Mapping[str, Any] = field(default_factory=dict, compare=False)  # a person's own keys, written back
 
     @property
     def together(self) -> float:
@@ -36,13 +38,14 @@ class KeyframePick:
         return self.prompt if self.lyric is None else (self.lyric + self.prompt) / 2
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        return data | data.pop("notes")
 
 
 # A scene's `pick` in storyboard.json, as musicvid.core.files.check_json checks it before parse_pick reads it
 PICK_FIELDS = JsonFields(
     {"lyric": "number?", "prompt": "number", "scorer": "string", "key": "string"},
-    required=tuple(KeyframePick.__dataclass_fields__),
+    required=tuple(KeyframePick.__dataclass_fields__.keys() - {"notes"}),
     nullable=True,
 )
 
