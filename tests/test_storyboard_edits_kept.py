@@ -182,3 +182,19 @@ def test_the_same_lyrics_and_vipe_under_other_paths_keep_the_edits(capsys, song,
     renamed.write_text(LYRICS.replace("glass", "stone"))
     storyboard(capsys, song, workdir, "--vipe", folder, "--lyrics", renamed)  # (the last --lyrics is taken)
     assert prompt_of(workdir / "storyboard.edited-1.json", 1) == "a red lighthouse"
+
+
+def test_an_edited_transcript_is_set_aside_said_and_heard_again(capsys, song, tmp_path, caplog):
+    workdir = tmp_path / "wd"
+    heard = ["storyboard", song, "--workdir", workdir, *TINY_QUIET]  # no lyrics: Whisper's transcript is written
+    assert run(capsys, *heard)[0] == 0
+    transcript = workdir / "transcript.json"
+    made = transcript.read_text()
+    assert run(capsys, *heard)[0] == 0 and not list(workdir.glob("transcript.edited-*"))  # its own: kept
+    line = '{"start": 1.0, "end": 2.0, "text": "my hand typed lyric"}'
+    for n, edited in enumerate([made.replace('"lines": []', f'"lines": [{line}]'), made.replace("[]", "[NaN]")], 1):
+        transcript.write_text(edited)  # a valid edit, then one its loader refuses: neither is read, nor lost
+        with caplog.at_level(logging.WARNING, logger="musicvid"):
+            assert run(capsys, *heard)[0] == 0
+        assert f"{transcript} held edits; they are kept in {workdir / f'transcript.edited-{n}.json'}" in caplog.text
+        assert (workdir / f"transcript.edited-{n}.json").read_text() == edited and transcript.read_text() == made

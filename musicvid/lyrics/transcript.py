@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import unicodedata
@@ -13,7 +14,7 @@ from typing import Any
 from musicvid.core.errors import UserError
 from musicvid.core.files import MAX_TEXT_CHARS, JsonFields, check_json, invalid, parse_json, read_text
 from musicvid.core.paths import TEXT_CONTROL, code_point, control_at, printable
-from vipe_core.atomic import write_json
+from vipe_core.atomic import write_text
 
 log = logging.getLogger("musicvid")
 
@@ -122,11 +123,14 @@ class Transcript:
             )
         return cls(lines, data["language"], data["model"], data["audio_sha256"])
 
-    def save(self, path: Path) -> None:
-        """Written only if its own loader would take it back."""
+    def text(self, document: str = "transcript") -> str:
+        """As transcript.json holds it; only if its own loader would take it back."""
         data = self.to_json()
-        Transcript.from_json(data, str(path))
-        write_json(path, data)
+        Transcript.from_json(data, document)
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    def save(self, path: Path) -> None:
+        write_text(path, self.text(str(path)))
 
     @classmethod
     def load(cls, path: Path) -> "Transcript":

@@ -26,6 +26,7 @@ from pathlib import Path
 from musicvid.core.files import file_sha256
 from musicvid.core.outputs import Version, last_written, remember, written_here
 from musicvid.core.workdir import Workdir
+from musicvid.lyrics.transcript import Transcript
 from musicvid.run import Run
 from musicvid.storyboard.board import Storyboard
 from vipe_core.atomic import new_temporary
@@ -95,16 +96,42 @@ def set_aside(path: Path) -> Path:
 
 
 def _write(workdir: Workdir, storyboard: Storyboard, edits: bool) -> None:
-    """Written through a temporary (Storyboard.text) and renamed into place; recorded in this work directory before
-    that, marked where it holds a person's `edits` (then it stays theirs: module doc)."""
-    text = storyboard.text()
-    tmp = new_temporary(workdir.storyboard)
+    _recorded(workdir, workdir.storyboard, storyboard.text(), edits)
+
+
+def _recorded(workdir: Workdir, path: Path, text: str, edits: bool = False) -> None:
+    """`text` written through a temporary and renamed onto `path`; recorded in this work directory before that,
+    marked where it holds a person's `edits` (then it stays theirs: module doc)."""
+    tmp = new_temporary(path)
     try:
         tmp.write_text(text, encoding="utf-8")
-        remember(workdir, workdir.storyboard, tmp, edits=edits)
-        os.replace(tmp, workdir.storyboard)
+        remember(workdir, path, tmp, edits=edits)
+        os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def transcript_edited(workdir: Workdir) -> bool:
+    """Whether the work directory's transcript.json is not the version a run last wrote there, where runs recorded
+    one (an older musicvid's work directory records none: its transcript is taken as what it heard)."""
+    path = workdir.transcript
+    last = last_written(path, workdir)
+    return path.is_file() and last is not None and file_sha256(path) != last.sha256
+
+
+def write_transcript(workdir: Workdir, transcript: Transcript) -> None:
+    """`transcript` as the work directory's transcript.json, recorded. It is musicvid's record of what was heard, never
+    read as edited: a person's edit there (transcript_edited) is set aside first, and said."""
+    if transcript_edited(workdir):
+        aside = set_aside(workdir.transcript)
+        log.warning(
+            "%s held edits; they are kept in %s (a storyboard's lines are edited in storyboard.json, and lines of "
+            "your own given with --lyrics %s)",
+            workdir.transcript,
+            aside,
+            aside,
+        )
+    _recorded(workdir, workdir.transcript, transcript.text(str(workdir.transcript)))
 
 
 @cache

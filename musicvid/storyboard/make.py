@@ -31,7 +31,7 @@ from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
-from musicvid.storyboard.kept import as_read, write_storyboard
+from musicvid.storyboard.kept import as_read, transcript_edited, write_storyboard, write_transcript
 from musicvid.storyboard.made_with import MadeWith
 from musicvid.storyboard.scenes import scenes_from_lines
 
@@ -49,12 +49,11 @@ def get_transcript(run: Run) -> Transcript:
     texts = read_plain_lyrics(lyrics) if lyrics and timed is None else None
     if texts:
         check_line_count(len(texts), info.duration, lyrics.path)
-    path = run.workdir.transcript
     # (--language as Whisper's code: musicvid.prepare resolved it)
     models, vocals, language = registry.models, request.separate_vocals, request.language
     side = run.audio.side
     source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision), language, side)
-    cached = Transcript.cached(path, info.sha256)
+    cached = None if transcript_edited(run.workdir) else Transcript.cached(run.workdir.transcript, info.sha256)
     # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is; known words
     # aligned before they were given their English are aligned again)
     if cached and cached.model in (source, transcript_source(models, vocals, lyrics, language=language, side=side)):
@@ -81,7 +80,7 @@ def get_transcript(run: Run) -> Transcript:
         else:
             transcript = transcribe(asr, samples, info.sha256, quiet=request.quiet, language=language)
     transcript = replace(transcript, model=source)  # what the cache is checked against
-    transcript.save(path)
+    write_transcript(run.workdir, transcript)
     return transcript
 
 
