@@ -67,7 +67,7 @@ def test_links_to_nowhere_loops_and_pipes_in_a_folder_fail_at_their_turn_and_a_f
     rows = {Path(row["song"]).name: (row["status"], row["error"]) for row in report_of(tmp_path / "out")}
     assert list(rows) == ["broken.wav", "good.wav", "loop.wav", "pipe.wav"]
     assert rows["good.wav"] == ("done", "")
-    assert rows["broken.wav"] == ("failed", f"audio file not found: {folder / 'broken.wav'}")
+    assert rows["broken.wav"] == ("failed", f"audio file {folder / 'broken.wav'} is a broken link, to nowhere.wav")
     assert rows["loop.wav"][0] == "failed" and "symbolic links" in rows["loop.wav"][1]
     assert rows["pipe.wav"][0] == "failed" and "not a regular file" in rows["pipe.wav"][1]
     assert caplog.messages == [f"{folder}: dir.wav: a folder, not a song: skipped"]

@@ -166,20 +166,20 @@ def test_without_a_limit_only_a_failed_allocation_is_said_as_memory(tmp_path, ca
 
 
 @pytest.mark.parametrize(
-    "number, said",
+    "number, said, remedy",
     [
-        (errno.ENOSPC, "the disk is full"),
-        (errno.EDQUOT, "the disk quota is used up"),
-        (errno.EFBIG, "a file outgrew the size limit (ulimit -f)"),
+        (errno.ENOSPC, "the disk is full", "free some space"),
+        (errno.EDQUOT, "the disk quota is used up", "free some space"),
+        (errno.EFBIG, "a file outgrew the size limit (ulimit -f)", "raise the limit"),
     ],
 )
-def test_a_write_that_ran_out_of_room_names_what_ran_out_and_the_file_it_stopped(number, said):
+def test_a_write_that_ran_out_of_room_names_what_ran_out_and_the_file_it_stopped(number, said, remedy):
     # a write through a file object names no file: said as what ran out, whatever standard output is
     nameless = OSError(number, os.strerror(number))
-    assert str(out_of_room(nameless)) == f"{said}; free some space and run the same command again to continue"
+    assert str(out_of_room(nameless)) == f"{said}; {remedy} and run the same command again to continue"
     error = OSError(number, os.strerror(number), "/videos/.musicvid-4242.o.mp4.k3j5h2g1.mp4")
     assert str(out_of_room(error)) == (
-        f"{said}, where /videos/o.mp4 was being written; free some space and run the same command again to continue"
+        f"{said}, where /videos/o.mp4 was being written; {remedy} and run the same command again to continue"
     )
 
 

@@ -95,9 +95,9 @@ def out_of_memory(error: BaseException) -> UserError | None:
 
 # What a write that ran out of room says, by its errno: a full disk, a used-up quota, a file size limit.
 FULL = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EFBIG: "a file outgrew the size limit (ulimit -f)",
+    errno.ENOSPC: ("the disk is full", "free some space"),
+    errno.EDQUOT: ("the disk quota is used up", "free some space"),
+    errno.EFBIG: ("a file outgrew the size limit (ulimit -f)", "raise the limit"),
 }
 
 
@@ -106,14 +106,15 @@ def out_of_room(error: BaseException) -> UserError | None:
     naming the file being written (as its artifact where it was our temporary); None for any other."""
     if not (isinstance(error, OSError) and error.errno in FULL):
         return None
-    again = "; free some space and run the same command again to continue"
+    full, remedy = FULL[error.errno]
+    again = f"; {remedy} and run the same command again to continue"
     # a copy or a link names its source first and the file it writes second (shutil.copyfile's ENOSPC, os.link's)
     name = error.filename2 or error.filename
     if not name:
-        return UserError(FULL[error.errno] + again)
+        return UserError(full + again)
     path = Path(os.fsdecode(name))
     written = path.with_name(temporary[1]) if (temporary := temporary_of(path)) else path
-    return UserError(f"{FULL[error.errno]}, where {written} was being written{again}")
+    return UserError(f"{full}, where {written} was being written{again}")
 
 
 @contextmanager

@@ -143,6 +143,10 @@ def check_file(path: Path, what: str) -> None:
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
+        if path.is_symlink():  # (ls shows it: "not found" would read as a typo)
+            raise UserError(
+                f"{what} {printable(os.fspath(path))} is a broken link, to {printable(os.readlink(path))}"
+            ) from None
         raise UserError(f"{what} not found: {printable(os.fspath(path))}") from None
     except OSError as e:
         raise UserError(f"cannot read {shown(path)}: {e.strerror}") from None
