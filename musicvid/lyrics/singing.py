@@ -214,22 +214,27 @@ class Voice:
         """A phrase's (a segment's) words, each `fit`, its openings as such; and a word not sung where Whisper timed
         it (`unsung_there`) that Whisper timed straight before a word sung in a stretch beginning after it goes with
         that word (`led_in`)."""
-        fitted = [self.fit(word, opening) for word, opening in zip(words, openings(words))]
+        opens = openings(words)
+        fitted = [self.fit(word, opening) for word, opening in zip(words, opens)]
+        afresh = [k == 0 for k in range(len(words))]  # the segment's first word, or a crushed run's that opens
+        for k in range(1, len(words)):
+            afresh[k] = self.untimed(words[k]) and (opens[k] or (afresh[k - 1] and self.untimed(words[k - 1])))
         for k in reversed(range(len(words) - 1)):  # (from the end: a run of such words goes with the sung one)
-            if self.unsung_there(words[k], k == 0) and self.led_in(words[k], words[k + 1], fitted[k + 1]):
+            if self.unsung_there(words[k], afresh[k]) and self.led_in(words[k], words[k + 1], fitted[k + 1]):
                 fitted[k] = replace(words[k], start=fitted[k + 1].start, end=fitted[k + 1].start)
         return fitted
 
-    def unsung_there(self, word: Word, first: bool) -> bool:
-        """Whether `word` is sung nowhere near where Whisper timed it: far from every stretch, or, the `first` of
-        its segment or `untimed`, after the voice of the stretch it lies a lead from stopped. Whisper begins a segment
-        where the one before ended: tiny.en's "My" at 33.02 s, 0.06 s after the voice of the line before stopped, then
-        "heart" 33.02-34.66 s, where the refrain was sung again from 34.0 s (a generated song, seed 53). Inside a
-        segment it crushes words it cannot place: "but mounted to" at 22.18 s, 0.55 s after the voice stopped, then
-        "it," to 23.86 s, the line sung from 24.0 s (seed 92, a loud band). A segment's last word there ends its line
-        (`led_in` asks whether it leads into the next)."""
+    def unsung_there(self, word: Word, afresh: bool) -> bool:
+        """Whether `word` is sung nowhere near where Whisper timed it: far from every stretch, or, where it begins
+        `afresh` (its segment's first word, or a run of words Whisper crushed that opens a phrase: `fit_phrase`),
+        after the voice of the stretch it lies a lead from stopped. Whisper begins a segment where the one before
+        ended: tiny.en's "My" at 33.02 s, 0.06 s after the voice of the line before stopped, then "heart"
+        33.02-34.66 s, where the refrain was sung again from 34.0 s (a generated song, seed 53). Inside a segment,
+        after a pause, it crushes words it cannot place: "but mounted to" at 22.18 s, 0.55 s after the voice
+        stopped, then "it," to 23.86 s, the line sung from 24.0 s (seed 92, a loud band). A line's last word crushed
+        there ends its line (`led_in` asks whether it leads into the next)."""
         near = self.stretch_of(word)
-        return near is None or ((first or self.untimed(word)) and word.start >= self.stretches[near][1])
+        return near is None or (afresh and word.start >= self.stretches[near][1])
 
     def untimed(self, word: Word) -> bool:
         """Whether Whisper gave `word` no time it could be sung in: crushed (under half a typical word), or longer
