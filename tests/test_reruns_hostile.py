@@ -113,7 +113,7 @@ def transcript_run(path: Path, precision: str, side: bool = False) -> SimpleName
         audio=SimpleNamespace(info=SimpleNamespace(duration=4.0, sha256="song"), samples=None, side=side),
         lyrics=None,
         timed_lyrics=None,
-        workdir=SimpleNamespace(transcript=path),
+        workdir=Workdir(path.parent),  # (its transcript.json: path)
         go_on=go_on,
     )
 

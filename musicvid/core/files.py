@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from musicvid.core.errors import UserError
-from musicvid.core.paths import file_version, is_folder, nearest_existing, printable, resolved, shown
+from musicvid.core.paths import file_version, is_folder, names_open_file, nearest_existing, printable, resolved, shown
 from vipe_core.atomic import TEMPORARY_MARK, new_temporary, temporary_of
 
 # What `-o` may name: the containers ffmpeg writes H.264 with AAC into (by the name's suffix).
@@ -142,12 +142,11 @@ def check_file(path: Path, what: str) -> None:
     it is opened: a FIFO or a device would block the read or never end it."""
     try:
         mode = path.stat().st_mode
-    except FileNotFoundError:
-        if path.is_symlink():  # (ls shows it: "not found" would read as a typo)
-            raise UserError(
-                f"{what} {printable(os.fspath(path))} is a broken link, to {printable(os.readlink(path))}"
-            ) from None
-        raise UserError(f"{what} not found: {printable(os.fspath(path))}") from None
+    except FileNotFoundError:  # (a broken link shows in ls: "not found" would read as a typo)
+        name = printable(os.fspath(path))
+        if path.is_symlink():
+            raise UserError(f"{what} {name} is a broken link, to {printable(os.readlink(path))}") from None
+        raise UserError(f"{what} not found: {name}") from None
     except OSError as e:
         raise UserError(f"cannot read {shown(path)}: {e.strerror}") from None
     if stat.S_ISDIR(mode):
@@ -163,19 +162,6 @@ def check_file(path: Path, what: str) -> None:
         raise UserError(f"cannot read {shown(path)}: {e.strerror}") from None
     if empty:
         raise UserError(f"{path} is empty (0 bytes)")
-
-
-def names_open_file(path: Path) -> bool:
-    """Whether `path`, or a link on the way to its file, is one of a process's open files (/dev/stdin, /dev/fd/N,
-    /proc/self/fd/N): a regular file there (`< song.mp3`) is another file, or none, in ffmpeg's process."""
-    at = Path(os.path.abspath(path))
-    for _ in range(40):  # (the kernel's limit on links followed)
-        if at.parent == Path("/dev/fd") or (at.parent.name == "fd" and at.parent.parent.parent == Path("/proc")):
-            return True
-        if not at.is_symlink():
-            return False
-        at = Path(os.path.abspath(at.parent / os.readlink(at)))
-    return False
 
 
 def is_url(text: str) -> bool:

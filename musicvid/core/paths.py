@@ -199,3 +199,16 @@ def file_version(status: os.stat_result) -> tuple[int, ...]:
     """A file's version, for what is read once per version in a process: not its size and modification time alone,
     which a copy keeping times (`cp -p`, `rsync -t`) gives a new file of one size too; its change time none can set."""
     return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev
+
+
+def names_open_file(path: Path) -> bool:
+    """Whether `path`, or a link on the way to its file, is one of a process's open files (/dev/stdin, /dev/fd/N,
+    /proc/self/fd/N): a regular file there (`< song.mp3`) is another file, or none, in ffmpeg's process."""
+    at = Path(os.path.abspath(path))
+    for _ in range(40):  # (the kernel's limit on links followed)
+        if at.parent == Path("/dev/fd") or (at.parent.name == "fd" and at.parent.parent.parent == Path("/proc")):
+            return True
+        if not at.is_symlink():
+            return False
+        at = Path(os.path.abspath(at.parent / os.readlink(at)))
+    return False
