@@ -224,6 +224,10 @@ def test_a_music_video_cut_off_is_refused(tmp_path):
     video.write_bytes(video.read_bytes()[: video.stat().st_size // 2])  # its index still lists the whole song
     with pytest.raises(UserError, match="video.mp4 looks truncated or corrupt: its header says 3.0 s"):
         song_samples(video)
+    song = make(tmp_path / "song.m4a", "-f", "lavfi", "-i", CHIRP.format(seconds=3), "-c:a", "aac")  # index last
+    song.write_bytes(song.read_bytes()[: song.stat().st_size // 2])
+    with pytest.raises(UserError, match=r"song.m4a looks truncated: its index \(an MP4's moov\) is missing"):
+        song_samples(song)
 
 
 def pictures_and_sound(pictures: float, sound: float) -> list[str]:

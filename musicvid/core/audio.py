@@ -80,6 +80,8 @@ def decode(path: Path, rate: int = SAMPLE_RATE, channels: int = 1, max_seconds: 
     ]
     result = subprocess.run(command, capture_output=True)
     stderr = result.stderr.decode("utf-8", "replace")
+    if result.returncode != 0 and "moov atom not found" in stderr:  # (an MP4's index, which its writer adds last)
+        raise UserError(f"{path} looks truncated: its index (an MP4's moov) is missing; copy or download it again")
     if result.returncode != 0:
         raise UserError(f"{path} is not audio that ffmpeg can read: {ffmpeg.reason(stderr)}")
     samples = np.frombuffer(result.stdout, dtype=np.float32).copy()  # writable, as torch wants
