@@ -45,12 +45,12 @@ LINE_FIELDS = JsonFields(
 # A lyric holding a control character (musicvid.core.paths.TEXT_CONTROL) is refused where it is read (lyrics file,
 # transcript, storyboard).
 TRANSCRIPT_DEFAULTS = {"language": "en", "model": "", "audio_sha256": ""}
+TRANSCRIPT_FIELDS = JsonFields({"lines": [LINE_FIELDS], **dict.fromkeys(TRANSCRIPT_DEFAULTS, "string")})
 # What no lyric shows, dropped from every line (fit_to_duration) and every plain lyric: what a copy from a web page
 # brings unseen (a zero-width space, a word joiner, a byte order mark: "[Chorus]" followed by one is still a heading)
 # or turns around (a bidi override, U+202D and U+202E: no lyric is written backwards). The zero-width joiners and
 # the marks and isolates of direction stay: scripts and emoji are written with them.
 UNSEEN = re.compile("[\u200b\u2060\ufeff\u202d\u202e]")
-TRANSCRIPT_FIELDS = JsonFields({"lines": [LINE_FIELDS], **dict.fromkeys(TRANSCRIPT_DEFAULTS, "string")})
 
 
 @dataclass(frozen=True)
@@ -249,15 +249,15 @@ def fit_to_duration(lines: list[Line], duration: float) -> list[Line]:
 def _shown(line: Line) -> Line:
     """`line` without control characters (a model's text: any byte is one of Whisper's tokens) or UNSEEN ones."""
     texts = [line.text, line.text_en or "", *(w.text for w in line.words)]
-    if all(control_at(text) is None and not UNSEEN.search(text) for text in texts):
+    if all(_shown_text(text) == text for text in texts):
         return line
+    words = [replace(w, text=_shown_text(w.text)) for w in line.words]
+    text_en = None if line.text_en is None else _shown_text(line.text_en)
+    return replace(line, text=_shown_text(line.text), text_en=text_en, words=words)
 
-    def shown(text: str) -> str:
-        return UNSEEN.sub("", TEXT_CONTROL.sub("", text))
 
-    words = [replace(w, text=shown(w.text)) for w in line.words]
-    text_en = None if line.text_en is None else shown(line.text_en)
-    return replace(line, text=shown(line.text), text_en=text_en, words=words)
+def _shown_text(text: str) -> str:
+    return UNSEEN.sub("", TEXT_CONTROL.sub("", text))
 
 
 def overlaps_note(lines: Iterable[Line], document: str, unit: str) -> str:
