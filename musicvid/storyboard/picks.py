@@ -39,7 +39,8 @@ class KeyframePick:
 
     def to_json(self) -> dict:
         data = asdict(self)
-        return data | data.pop("notes")
+        notes = data.pop("notes")
+        return data | notes
 
 
 # A scene's `pick` in storyboard.json, as musicvid.core.files.check_json checks it before parse_pick reads it
