@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from musicvid.core.errors import UserError
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import sung_lines
 from musicvid.lyrics.transcript import Transcript
@@ -40,6 +41,7 @@ from tests.fixtures.jamendo import SONGS, found_lines
 from vipe_core.atomic import write_text
 
 ROOT = Path(__file__).resolve().parents[1]
+PROG = "python -m benchmarks.replay"
 
 
 def hearing(name: str, model: str, duration: float, heard: tuple, truth: dict) -> dict:
@@ -70,7 +72,13 @@ def judged(record: dict) -> dict:
 
 
 def replayed(folder: Path) -> list[dict]:
-    return [judged(json.loads(path.read_text(encoding="utf-8"))) for path in sorted(folder.glob("*.json"))]
+    rows = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            rows.append(judged(json.loads(path.read_text(encoding="utf-8"))))
+        except (ValueError, KeyError, TypeError, UserError) as error:  # (JSONDecodeError is a ValueError)
+            raise SystemExit(f"{PROG}: {path} is no hearing this records ({type(error).__name__}: {error})") from None
+    return rows
 
 
 def summary(rows: list[dict]) -> str:
@@ -91,9 +99,13 @@ def at_commit(folder: Path, commit: str) -> list[dict]:
     """The hearings replayed through the rules of `commit`: its musicvid and vipe_core, with this benchmark and
     the test fixtures that judge (so that both sides are judged alike)."""
     with tempfile.TemporaryDirectory() as tree:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", commit, "musicvid", "vipe_core"], capture_output=True, check=True
-        ).stdout
+        archived = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit, "musicvid", "vipe_core"], capture_output=True
+        )
+        if archived.returncode:
+            said = archived.stderr.decode("utf-8", "replace").strip().splitlines() or ["git failed"]
+            raise SystemExit(f"{PROG}: no rules of {commit} to replay through: {said[0]}")
+        archive = archived.stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tree, filter="data")
         env = {**os.environ, "PYTHONPATH": str(ROOT)}  # after the tree: the run's own folder comes first
@@ -149,19 +161,19 @@ def record(args) -> None:
 
 def replay(args) -> None:
     rows = replayed(args.dir)
+    base = at_commit(args.dir, args.base) if args.base else None  # (a commit that is none: said before any row)
     for row in rows:
         print(json.dumps(row), flush=True)
     if args.json:
         return
     print(f"this tree: {summary(rows)}")
-    if args.base:
-        base = at_commit(args.dir, args.base)
+    if base is not None:
         print(f"{args.base}: {summary(base)}")
         print("\n".join(changed(rows, base)) or "no song's result differs")
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.replay", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     made = commands.add_parser("record", help="hear songs once; write their hearings to DIR")
     made.add_argument("dir", type=Path)
@@ -177,6 +189,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.command == "record" and args.jamendo and args.whisper != "base":
         parser.error("--jamendo needs --whisper base: its songs are French, Spanish and German")
+    if args.command == "record" and not (args.seeds or args.jamendo):
+        parser.error("give --seeds (generated songs), --jamendo, or both: nothing to hear")
+    if args.command == "replay" and not args.dir.is_dir():
+        parser.error(f"{args.dir} is no folder of hearings (record makes one)")
     record(args) if args.command == "record" else replay(args)
 
 

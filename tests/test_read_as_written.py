@@ -215,6 +215,16 @@ def test_unseen_marks_make_no_part_of_a_line_and_a_numbered_chorus_is_sung_again
     (transcript := tmp_path / "pasted.json").write_text(json.dumps({"lines": [line]}))
     [line] = read_lyrics(check_lyrics_file(transcript), 5.0).lines
     assert (line.text, line.words[0].text) == ("world", "world")
+    said = [(0.5, 1.0, "one"), (1.0, 1.2, " \u200b"), (1.2, 2.0, " two")]  # a word of nothing shown is none
+    line = {
+        "start": 0.5,
+        "end": 2,
+        "text": "one \u200b two",
+        "words": [dict(zip(("start", "end", "text"), w)) for w in said],
+    }
+    transcript.write_text(json.dumps({"lines": [line]}))
+    [line] = read_lyrics(check_lyrics_file(transcript), 5.0).lines
+    assert (line.text, [w.text for w in line.words]) == ("one two", ["one", " two"])
     # a numbered chorus written out is the one a heading alone, of its number or none, sings again
     (numbered := tmp_path / "numbered.txt").write_text("[Chorus 1]\nla la\n\n[Verse]\nsing\n\n[Chorus]\n[Chorus 2]\n")
     assert read_plain_lyrics(check_lyrics_file(numbered)) == ["la la", "sing", "la la", "la la"]

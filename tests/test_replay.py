@@ -73,3 +73,12 @@ def test_the_summary_counts_both_kinds_of_song():
         "b: passed True -> False; line 2 0.2 -> None, line 3 0.1 -> 0.9",
         "c: found 7 -> 7; starts -[5.2] +[5.5]",
     ]
+
+
+def test_a_damaged_hearing_or_a_commit_that_is_none_is_said_in_one_sentence(tmp_path):
+    (tmp_path / "refrain-1.json").write_text('{"song": "refrain-1", "duration": 9.0}')
+    with pytest.raises(SystemExit, match=r"refrain-1.json is no hearing this records \(KeyError: 'voice'\)"):
+        main(["replay", str(tmp_path)])
+    (tmp_path / "refrain-1.json").unlink()
+    with pytest.raises(SystemExit, match="no rules of no-such-commit to replay through: "):
+        main(["replay", str(tmp_path), "--base", "no-such-commit"])

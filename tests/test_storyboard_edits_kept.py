@@ -7,15 +7,19 @@ import logging
 import os
 import shutil
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
+from musicvid.core.workdir import Workdir
 from musicvid.models.registry import ModelRegistry
 from musicvid.prepare import prepare
+from musicvid.review.timing import lyric_timing
 from musicvid.settings.presets import PRESETS
 from musicvid.settings.song import SongRequest
+from musicvid.storyboard.board import load_storyboard
 from musicvid.storyboard.kept import save_picks
-from musicvid.storyboard.make import _same_vipe, storyboard_in, transcript_source
+from musicvid.storyboard.make import _same_vipe, heard_before, storyboard_in, transcript_source
 from tests.helpers import TINY_QUIET, make_tone, run
 
 LYRICS = "[00:00.50]the sky is burning\n[00:02.50]rivers made of glass\n"
@@ -198,3 +202,10 @@ def test_an_edited_transcript_is_set_aside_said_and_heard_again(capsys, song, tm
             assert run(capsys, *heard)[0] == 0
         assert f"{transcript} held edits; they are kept in {workdir / f'transcript.edited-{n}.json'}" in caplog.text
         assert (workdir / f"transcript.edited-{n}.json").read_text() == edited and transcript.read_text() == made
+    # nor is one edited read by what reads it without making it (karaoke beside --storyboard, the score)
+    heard = SimpleNamespace(info=SimpleNamespace(sha256=json.loads(made)["audio_sha256"]))
+    song_run = SimpleNamespace(workdir=Workdir(workdir), audio=heard)
+    assert heard_before(song_run) is not None
+    transcript.write_text(made.replace('"lines": []', f'"lines": [{line}]'))
+    board = load_storyboard(workdir / "storyboard.json")
+    assert heard_before(song_run) is None and "edited" in lyric_timing(song_run.workdir, board)["missing"]

@@ -241,6 +241,13 @@ def last_written(path: Path, workdir: Workdir) -> Version | None:
     return Version(versions[-1][1], EDITS in versions[-1][2:]) if versions else None
 
 
+def changed_since_written(path: Path, workdir: Workdir) -> bool:
+    """Whether the file at `path` is not the version a run of `workdir` last wrote there, where one is recorded (an
+    older musicvid's work directory records none: its file is taken as written): a person's edit."""
+    last = last_written(path, workdir)
+    return path.is_file() and last is not None and file_sha256(path) != last.sha256
+
+
 def beside_another(path: Path, video: Path, workdir: Workdir) -> Path | None:
     """The video that the sidecar at `path`, as a run of `workdir` wrote it, was written beside, where that is
     not `video` and is still there; None otherwise. A version from before sidecars named their video is taken as

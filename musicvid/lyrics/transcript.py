@@ -252,12 +252,15 @@ def _shown(line: Line) -> Line:
     if all(_shown_text(text) == text for text in texts):
         return line
     words = [replace(w, text=_shown_text(w.text)) for w in line.words]
+    words = [w for w in words if w.text.strip()]  # (a word of nothing shown is no word: karaoke counts the rest)
     text_en = None if line.text_en is None else _shown_text(line.text_en)
     return replace(line, text=_shown_text(line.text), text_en=text_en, words=words)
 
 
 def _shown_text(text: str) -> str:
-    return UNSEEN.sub("", TEXT_CONTROL.sub("", text))
+    """`text` without what a line shows none of; where that parted two words, one space parts them."""
+    shown = UNSEEN.sub("", TEXT_CONTROL.sub("", text))
+    return text if shown == text else re.sub(r"(?<=\S) {2,}(?=\S)", " ", shown)
 
 
 def overlaps_note(lines: Iterable[Line], document: str, unit: str) -> str:

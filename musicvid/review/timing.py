@@ -11,6 +11,7 @@ import numpy as np
 
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256
+from musicvid.core.outputs import changed_since_written
 from musicvid.core.workdir import Workdir
 from musicvid.lyrics.transcript import Transcript
 from musicvid.pictures.schedule import FrameSchedule
@@ -82,6 +83,8 @@ def _words(text: str) -> str:
 def lyric_timing(workdir: Workdir, storyboard: Storyboard) -> dict[str, Any]:
     """Each lyric scene's start against its line's in transcript.json: the line whose words the scene's
     text holds (lines that start together share a scene) that starts nearest to it."""
+    if changed_since_written(workdir.transcript, workdir):
+        return {"missing": "transcript.json was edited since a run wrote it: no record of what was heard"}
     try:
         lines = Transcript.load(workdir.transcript).lines
     except (OSError, UserError, UnicodeDecodeError):

@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from musicvid.core.files import file_sha256
-from musicvid.core.outputs import Version, last_written, remember, written_here
+from musicvid.core.outputs import Version, changed_since_written, last_written, remember, written_here
 from musicvid.core.workdir import Workdir
 from musicvid.lyrics.transcript import Transcript
 from musicvid.run import Run
@@ -111,18 +111,10 @@ def _recorded(workdir: Workdir, path: Path, text: str, edits: bool = False) -> N
         tmp.unlink(missing_ok=True)
 
 
-def transcript_edited(workdir: Workdir) -> bool:
-    """Whether the work directory's transcript.json is not the version a run last wrote there, where runs recorded
-    one (an older musicvid's work directory records none: its transcript is taken as what it heard)."""
-    path = workdir.transcript
-    last = last_written(path, workdir)
-    return path.is_file() and last is not None and file_sha256(path) != last.sha256
-
-
 def write_transcript(workdir: Workdir, transcript: Transcript) -> None:
     """`transcript` as the work directory's transcript.json, recorded. It is musicvid's record of what was heard, never
-    read as edited: a person's edit there (transcript_edited) is set aside first, and said."""
-    if transcript_edited(workdir):
+    read as edited: a person's edit there (changed_since_written) is set aside first, and said."""
+    if changed_since_written(workdir.transcript, workdir):
         aside = set_aside(workdir.transcript)
         log.warning(
             "%s held edits; they are kept in %s (a storyboard's lines are edited in storyboard.json, and lines of "

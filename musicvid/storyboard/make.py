@@ -12,6 +12,7 @@ from pathlib import Path
 from musicvid.core.audio import Audio
 from musicvid.core.errors import UserError
 from musicvid.core.files import check_not_inputs, check_picture, weights_identity
+from musicvid.core.outputs import changed_since_written
 from musicvid.core.paths import shown
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.known import KnownLyrics, check_line_count, lyrics_label, read_plain_lyrics
@@ -31,7 +32,7 @@ from musicvid.settings.song import SongRequest
 from musicvid.storyboard.board import SongAudio, Storyboard, load_storyboard, scene_seed
 from musicvid.storyboard.elaborate import elaborate
 from musicvid.storyboard.form import mark_form
-from musicvid.storyboard.kept import as_read, transcript_edited, write_storyboard, write_transcript
+from musicvid.storyboard.kept import as_read, write_storyboard, write_transcript
 from musicvid.storyboard.made_with import MadeWith
 from musicvid.storyboard.scenes import scenes_from_lines
 
@@ -53,7 +54,7 @@ def get_transcript(run: Run) -> Transcript:
     models, vocals, language = registry.models, request.separate_vocals, request.language
     side = run.audio.side
     source = transcript_source(models, vocals, lyrics, asr_dtype(models, registry.precision), language, side)
-    cached = None if transcript_edited(run.workdir) else Transcript.cached(run.workdir.transcript, info.sha256)
+    cached = heard_before(run)
     # (one made before the dtype was recorded is kept, as a storyboard made before its ViPE's dtype is; known words
     # aligned before they were given their English are aligned again)
     if cached and cached.model in (source, transcript_source(models, vocals, lyrics, language=language, side=side)):
@@ -154,7 +155,14 @@ def word_source(run: Run) -> Transcript | None:
     enhanced LRC, a transcript's JSON), else what the ASR model heard (the work directory's transcript)."""
     if run.lyrics and run.lyrics.timed:
         return run.timed_lyrics  # (as the storyboard took them)
-    return Transcript.cached(run.workdir.transcript, run.audio.info.sha256)
+    return heard_before(run)
+
+
+def heard_before(run: Run) -> Transcript | None:
+    """The work directory's transcript of the run's song; None where there is none, or a person edited it: it is
+    musicvid's record of what was heard, never read as edited (musicvid.storyboard.kept.write_transcript)."""
+    path = run.workdir.transcript
+    return None if changed_since_written(path, run.workdir) else Transcript.cached(path, run.audio.info.sha256)
 
 
 def made_with_of(
