@@ -58,3 +58,10 @@ def test_the_kept_ass_draws_with_its_own_fonts_as_with_musicvids(tmp_path):
             assert abs(int(a.sum()) - int(b.sum())) < 0.01 * a.sum(), line
             assert (np.abs(a.astype(int) - b) > 64).sum() < 0.002 * (a > 0).sum(), line
     assert with_fonts(script) == kept  # the same bytes at every render (a resumed one too)
+
+
+def test_an_emoji_no_caption_font_has_leaves_no_joiner_behind_and_a_joined_conjunct_keeps_its_own():
+    board = lyric_board(["family \U0001f468\u200d\U0001f469\u200d\U0001f467 ok", "\u0915\u094d\u200d\u0937 ok"])
+    for words in (None, word_times(board, None)):  # line and karaoke: no timed word of nothing drawn
+        dialogue = [line for line in captions.ass_script(board, 480, 270, words).splitlines() if "Dialogue:" in line]
+        assert "\u200d" not in dialogue[0] and "family" in dialogue[0] and "\u094d\u200d\u0937" in dialogue[1]

@@ -13,6 +13,7 @@ libass breaks only at spaces."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import unicodedata
 from dataclasses import dataclass
@@ -118,7 +119,12 @@ def _literal(text: str) -> str:
     composed = unicodedata.normalize("NFC", text)
     if any(_misspelled(word) for word in "".join(f" {c} " if _wide(c) else c for c in composed).split()):
         return ""  # (a word shown without some of its letters is another word: Urdu's ہ and ے, which DejaVu lacks)
-    return one_line("".join(c for c in composed if c.isspace() or _font_of(c) is not None))
+    kept = "".join(c for c in composed if c.isspace() or _font_of(c) is not None)
+    return one_line(_JOINER_ALONE.sub("", kept))
+
+
+# A zero-width joiner with nothing drawn on a side: what joined an emoji no caption font has (alone, a timed empty word)
+_JOINER_ALONE = re.compile("(?<!\\S)\u200d+|\u200d+(?!\\S)")
 
 
 def _misspelled(word: str) -> bool:
