@@ -35,8 +35,7 @@ from musicvid.core.errors import UserError
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import sung_lines
 from musicvid.lyrics.transcript import Transcript
-from musicvid.storyboard.scenes import scenes_from_lines
-from tests.fixtures.fresh_songs import KINDS, fresh_song, judged_timing
+from tests.fixtures.fresh_songs import KINDS, fresh_song, judged_timing, lyric_scenes, timing_passed
 from tests.fixtures.jamendo import SONGS, found_lines
 from vipe_core.atomic import write_text
 
@@ -59,8 +58,8 @@ def judged(record: dict) -> dict:
     lines = sung_lines(heard, voice, record["duration"])
     if "sung" in record:
         row = judged_timing(lines, record["duration"], [tuple(s) for s in record["sung"]])
-        return {"song": record["song"], **row, "passed": row["within"] == row["lines"] and not row["unsung_scenes"]}
-    scenes = [s for s in scenes_from_lines(lines, record["duration"]) if s.kind == "lyric"]
+        return {"song": record["song"], **row, "passed": timing_passed(row)}
+    scenes = lyric_scenes(lines, record["duration"])
     heard_lines = [(scene.start, scene.text) for scene in scenes]
     found = found_lines(record["lines"], heard_lines)
     return {

@@ -10,8 +10,7 @@ import pytest
 from benchmarks.replay import ROOT, changed, judged, main, replayed, summary
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.transcribe import transcribe
-from musicvid.storyboard.scenes import scenes_from_lines
-from tests.fixtures.fresh_songs import fresh_song, judged_timing
+from tests.fixtures.fresh_songs import fresh_song, judged_timing, lyric_scenes, timing_passed
 from tests.fixtures.jamendo import found_lines
 from tests.fixtures.whisper_ct2 import load_tiny_en
 
@@ -35,13 +34,13 @@ def test_a_replayed_hearing_is_judged_as_the_song_heard_live(hearings, tmp_path)
     lines = transcribe(load_tiny_en("faster-whisper", tmp_path), audio.samples, "", quiet=True).lines
     live = judged_timing(lines, audio.info.duration, song.sung)
     [row] = replayed(hearings)
-    assert row == {"song": song.name, **live, "passed": live["within"] == live["lines"] and not live["unsung_scenes"]}
+    assert row == {"song": song.name, **live, "passed": timing_passed(live)}
 
     # judged as a JamendoLyrics song: its lines by their starts and texts
     record = json.loads((hearings / f"{song.name}.json").read_text())
     del record["sung"]
     record["lines"] = [(start, text) for start, _, text in song.sung]
-    scenes = [(s.start, s.text) for s in scenes_from_lines(lines, audio.info.duration) if s.kind == "lyric"]
+    scenes = [(s.start, s.text) for s in lyric_scenes(lines, audio.info.duration)]
     found = found_lines(record["lines"], scenes)
     starts = [round(start, 2) for start, _ in scenes]
     assert judged(record) == {"song": song.name, "lines": len(song.sung), "found": found, "starts": starts}
