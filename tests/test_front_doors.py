@@ -281,12 +281,14 @@ def test_an_option_that_would_do_nothing_beside_a_storyboard_or_timed_lyrics_is_
 
 
 @pytest.mark.parametrize(
-    "option, text", [("--steps", "1_0"), ("--steps", "５"), ("--fps", "+1_2.5"), ("--size", "64_0x64")]
+    "option, text",
+    [("--steps", "1_0"), ("--steps", "５"), ("--fps", "+1_2.5"), ("--size", "64_0x64"), ("--fps", "1e400")]
+    + [("--fps", "1E-400"), ("--fps", "0.5e-999")],
 )
 def test_a_number_is_ascii_digits_at_every_door(option, text, tmp_path, capsys):
     # Python's int() and float() read "1_0" as 10 and other scripts' digits: a slip drawn at a size nobody asked for
     assert cli.main(["render", str(tmp_path / "song.wav"), "--models", "tiny", option, text]) == 2
-    assert f"argument {option}: must " in capsys.readouterr().err
+    assert f"argument {option}: must " in (said := capsys.readouterr().err) and f"{text!r}" in said
     playlist = write_csv(tmp_path, [(option[2:], text)])
     assert cli.main(["batch", str(playlist), "-o", str(tmp_path / "out"), "--models", "tiny"]) == 2
     assert f"{option[2:]} must " in capsys.readouterr().err

@@ -209,3 +209,18 @@ def test_an_edited_transcript_is_set_aside_said_and_heard_again(capsys, song, tm
     transcript.write_text(made.replace('"lines": []', f'"lines": [{line}]'))
     board = load_storyboard(workdir / "storyboard.json")
     assert heard_before(song_run) is None and "edited" in lyric_timing(song_run.workdir, board)["missing"]
+
+
+def test_a_copied_work_directory_reads_its_own_files_versions(capsys, song, tmp_path, caplog):
+    # outputs.json keys its files by their resolved paths: a copy (`cp -r`) read none as recorded, so as an older
+    # musicvid's, and its edited transcript was read as heard
+    heard = ["storyboard", song, *TINY_QUIET]
+    assert run(capsys, *heard, "--workdir", tmp_path / "wd")[0] == 0
+    shutil.copytree(tmp_path / "wd", copy := tmp_path / "copy")
+    made = (copy / "transcript.json").read_text()
+    (copy / "transcript.json").write_text(made.replace('"lines": []', '"lines": [{"start": 1, "end": 2, "text": "x"}]'))
+    with caplog.at_level(logging.WARNING, logger="musicvid"):
+        assert run(capsys, *heard, "--workdir", copy)[0] == 0
+    assert (copy / "transcript.edited-1.json").is_file() and (copy / "transcript.json").read_text() == made
+    assert not list((tmp_path / "wd").glob("*.edited-*")) and "transcript.edited-1.json" in caplog.text
+    assert str(tmp_path / "wd") not in (copy / "outputs.json").read_text()  # its keys are its own from now on

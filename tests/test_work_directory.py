@@ -291,6 +291,8 @@ def test_a_work_directory_that_is_a_file_is_refused_before_any_work(capsys, tmp_
     (tmp_path / "w").write_text("not a folder")
     code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", tmp_path / "w")
     assert code == 2 and "is a file: move it away, or give --workdir another folder" in err
+    code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", "/dev/null")
+    assert code == 2 and "work directory /dev/null is a special file: move it away" in err
     (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
     code, out, err = run(capsys, "storyboard", song, "--models", "tiny", "-q", "--workdir", tmp_path / "gone")
     assert code == 2 and f"is a link to {tmp_path / 'nowhere'}, where nothing is: give a folder" in err

@@ -96,7 +96,8 @@ class Version:
 def _record(workdir: Workdir) -> dict[str, list]:
     """outputs.json: resolved output path -> [[size, sha256], ...], the newest last; a sidecar's versions also
     name the resolved video each was written beside, [size, sha256, video], and one holding a person's edits ends in
-    EDITS, [size, sha256, EDITS] (a broken record is an empty one: then nothing is ours, and nothing is replaced
+    EDITS, [size, sha256, EDITS]; "root" is the work directory's resolved path, so that a copy (`cp -r`) reads its own
+    files' versions at its own paths (a broken record is an empty one: then nothing is ours, and nothing is replaced
     without --overwrite). A record without this version's format mark (module doc) has its storyboard.json's
     versions read marked as holding edits."""
     try:
@@ -106,6 +107,9 @@ def _record(workdir: Workdir) -> dict[str, list]:
     written = data.get("written") if isinstance(data, dict) else None
     if not isinstance(written, dict):
         return {}
+    here, root = str(resolved(workdir.root)), data.get("root")
+    if isinstance(root, str) and root != here:  # a copied or moved work directory: its own files' keys move with it
+        written = {here + key[len(root) :] if key.startswith(root + os.sep) else key: v for key, v in written.items()}
     board = str(resolved(workdir.storyboard))
     if data.get("format") != FORMAT and isinstance(written.get(board), list):
         marked = [v if not isinstance(v, list) or EDITS in v[2:] else [*v, EDITS] for v in written[board]]
@@ -299,7 +303,7 @@ def remember(workdir: Workdir, output: Path, content: Path, beside: Path | None 
     version = [content.stat().st_size, file_sha256(content)]
     version += [*([str(resolved(beside))] if beside else []), *([EDITS] if edits else [])]
     record[str(resolved(output))] = [*versions, version][-KEPT_VERSIONS:]
-    write_json(workdir.outputs, {"format": FORMAT, "written": record})
+    write_json(workdir.outputs, {"format": FORMAT, "root": str(resolved(workdir.root)), "written": record})
 
 
 def copy_video(video: Path, target: Path, suffix: str) -> None:

@@ -255,7 +255,8 @@ class Workdir:
                 "from another folder, or give --workdir outside it"
             )
         if not is_folder(existing, "work directory"):
-            where = "is a file" if existing == path else f"lies under {existing}, which is a file"
+            kind = kind_of(existing)  # (/dev/null is no file a person keeps: a special file)
+            where = f"is a {kind}" if existing == path else f"lies under {existing}, which is a {kind}"
             raise UserError(f"work directory {path} {where}: move it away, or give --workdir another folder")
         if not os.access(existing, os.W_OK | os.X_OK):
             raise UserError(f"work directory {path} cannot be written: {existing} is read-only")

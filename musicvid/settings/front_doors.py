@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 from pathlib import Path
@@ -39,7 +40,11 @@ def parse_whole(text: str) -> int:
 def parse_number(text: str) -> float:
     if not _NUMBER.fullmatch(text):
         raise argparse.ArgumentTypeError(f"must be a number, not {text!r}")
-    return float(text)
+    value, digits = float(text), text.lower().partition("e")[0]
+    # (a float cannot hold 1e400 or 1e-400: a range's refusal would echo inf or 0, which nobody typed)
+    if (math.isinf(value) and "inf" not in digits) or (value == 0 and any(d in "123456789" for d in digits)):
+        raise argparse.ArgumentTypeError(f"must be a number a float can hold, not {text!r}")
+    return value
 
 
 def parse_size(text: str) -> tuple[int, int]:
