@@ -309,3 +309,15 @@ def test_every_number_option_of_every_command_reads_numbers_as_every_other_does(
         with pytest.raises(SystemExit) as refused:
             cli.build_parser(argv).parse_args(argv)
         assert refused.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "option, text, must",
+    [("--max-upload-mb", "0.5", "a whole number"), ("--max-jobs-gb", "1e400", "a number a float can hold")],
+)
+def test_a_page_option_of_the_wrong_kind_of_number_is_refused_in_musicvids_words(capsys, option, text, must):
+    assert cli.main(["ui", option, text]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"musicvid ui: argument {option}: must be {must}, not {text!r} (see musicvid ui --help)\n"
+    )

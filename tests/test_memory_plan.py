@@ -23,6 +23,7 @@ from musicvid.pictures.switches import pipeline_for
 from musicvid.settings.presets import PRESETS, TINY, UPSCALE_BATCH
 from musicvid.settings.render import DEFAULT_BATCH, RenderSettings
 from musicvid.settings.song import SongRequest
+from tests.fixtures.whisper_ct2 import tiny_en_dir
 from tests.helpers import make_tone, run
 from tests.standins.hub import write_repo
 from tests.standins.upscaler import realesrgan_files, realesrgan_general_files
@@ -76,7 +77,8 @@ def test_the_smallest_pictures_a_render_draws_are_planned(capsys, song):
 def test_a_plan_takes_finite_budgets_only_and_its_json_is_strict(capsys, song):
     for budget in ("inf", "-inf", "1e999", "nan", "0", "-3"):
         code, out, err = run(capsys, "plan", song, "--models", "tiny", "--json", f"--gpu-memory={budget}")
-        assert code == 2 and not out and "--gpu-memory must be a number of GB above 0" in err, budget
+        said = ": must be a number a float can hold" if budget == "1e999" else " must be a number of GB above 0"
+        assert code == 2 and not out and f"--gpu-memory{said}" in err, budget
     code, out, err = run(capsys, "plan", song, "--models", "tiny", "--json", "--gpu-memory", "1e300")
     assert code == 0 and strictly(out)["budget_gb"] == 1e300
 
@@ -174,13 +176,22 @@ def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, s
     torch.save({"dims": whisper_dims("tiny"), "model_state_dict": {}}, tmp_path / "mine.pt")  # (its shape)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty"))
     monkeypatch.setattr("huggingface_hub.hf_hub_download", no)
-    monkeypatch.setattr(torch, "load", no)
+    load = torch.load
+    monkeypatch.setattr(torch, "load", lambda *args, **kwargs: (kwargs.get("map_location") == "meta" or no()) and load)
     monkeypatch.setattr("safetensors.torch.load_file", no)
     code, out, err = run(capsys, "plan", song, "--gpu-memory", "24")
     assert code == 0 and "for 24 GB (--gpu-memory)" in out and "float16, 1.72 GB" in out
+    # a Whisper .pt is sized by the dims it pickles (its weights left on the meta device), as its size's name is
+    monkeypatch.setattr(
+        torch, "load", lambda *a, **k: (k["map_location"] == "meta" and k["weights_only"]) and load(*a, **k)
+    )
     code, out, err = run(capsys, "plan", song, "--asr-model", str(tmp_path / "mine.pt"), "--gpu-memory", "24")
+    assert code == 0 and f"openai-whisper:{tmp_path / 'mine.pt'} whisper (float16, 0.08 GB)" in out, out + err
+    assert run(capsys, "plan", song, "--asr-model", "tiny", "--gpu-memory", "24")[1].count("(float16, 0.08 GB)") == 1
+    folder = str(tiny_en_dir())  # (a CTranslate2 folder's files hold no dims)
+    code, out, err = run(capsys, "plan", song, "--asr", "faster-whisper", "--asr-model", folder, "--gpu-memory", "24")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "cannot size the asr model" in err
-    assert "Whisper by its size's name" in err and "folders with a config.json" not in err  # (as a folder is not)
+    assert "not by a CTranslate2 folder" in err and "folders with a config.json" not in err  # (as a folder is not)
 
 
 class CudaRegistry:

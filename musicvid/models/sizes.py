@@ -1,7 +1,7 @@
 """Each model's size before it is loaded: its architecture built on torch's meta device, where a module has
 shapes but no memory, from the configs written here (musicvid.models.published, the tiny presets' sizes in
-musicvid.models.tiny and musicvid.models.tiny_flow) or from a local folder's configs. Nothing is downloaded and
-no weight file is opened.
+musicvid.models.tiny and musicvid.models.tiny_flow), from a local folder's configs or from the dims an openai-whisper
+checkpoint pickles. Nothing is downloaded and no weight is read.
 
 A model is counted once per name and kept, without weights, for the memory plan to run its passes on the meta
 device (musicvid.memory.activations). A name none of these describe cannot be sized: `Unsized` says so.
@@ -127,11 +127,26 @@ def config_folder(name: str, *files: str) -> Path | None:
 
 
 def whisper(name: str) -> dict | None:
-    dims = tiny.TINY_WHISPER if name == TINY else published.whisper_dims(name)
+    dims = tiny.TINY_WHISPER if name == TINY else published.whisper_dims(name) or checkpoint_dims(name)
     if dims is None:
         return None
     encoder, decoder = whisper_halves(dims)  # (built apart: the meta device cannot hold a whole Whisper)
     return {"whisper": torch.nn.ModuleDict({"encoder": encoder, "decoder": decoder})}
+
+
+def checkpoint_dims(name: str) -> dict | None:
+    """The dims an openai-whisper checkpoint file at `name` holds (its pickle alone: weights_only, each tensor left
+    on the meta device, mapped, never read); None where `name` is no such file."""
+    path = Path(name).expanduser()
+    if not path.is_file():
+        return None
+    try:
+        dims = torch.load(path, map_location="meta", weights_only=True, mmap=True).get("dims")
+    except Exception:  # (torch's own errors for what is no torch archive; musicvid.models.asr_files refused it)
+        return None
+    fields = published.whisper_dims("tiny")
+    whole = isinstance(dims, dict) and dims.keys() >= fields.keys()
+    return {key: dims[key] for key in fields} if whole and all(type(dims[k]) is int for k in fields) else None
 
 
 def vipe(name: str) -> dict | None:
@@ -354,11 +369,11 @@ def scorer(name: str) -> dict | None:
     return folder and {"scorer": CLIPModel(CLIPConfig.from_pretrained(folder))}
 
 
-# What the plan can size: Whisper's dimensions are in no file of a folder of its (openai-whisper's .pt holds them
-# pickled; CTranslate2's config.json has none)
+# What the plan can size: Whisper's dimensions are in no file of a CTranslate2 folder (its config.json has none)
 SIZED = "the plan knows the presets' models, local folders with a config.json and upscaler files"
 SIZED_WHISPER = (
-    "the plan knows Whisper by its size's name (tiny.en, base, ... large-v3, turbo), not by its file or folder"
+    "the plan knows Whisper by its size's name (tiny.en, base, ... large-v3, turbo) or its openai-whisper .pt, not "
+    "by a CTranslate2 folder"
 )
 BUILDERS: dict[str, Callable[[str], dict | None]] = {
     "asr": whisper,
