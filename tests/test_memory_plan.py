@@ -25,6 +25,7 @@ from musicvid.settings.render import DEFAULT_BATCH, RenderSettings
 from musicvid.settings.song import SongRequest
 from tests.fixtures.whisper_ct2 import tiny_en_dir
 from tests.helpers import make_tone, run
+from tests.standins.faster_whisper import FASTER_WHISPER_LARGE, HEADS, LAYERS, WIDTH
 from tests.standins.hub import write_repo
 from tests.standins.upscaler import realesrgan_files, realesrgan_general_files
 
@@ -188,10 +189,26 @@ def test_the_plan_opens_no_weights_and_a_model_it_cannot_size_is_named(capsys, s
     code, out, err = run(capsys, "plan", song, "--asr-model", str(tmp_path / "mine.pt"), "--gpu-memory", "24")
     assert code == 0 and f"openai-whisper:{tmp_path / 'mine.pt'} whisper (float16, 0.08 GB)" in out, out + err
     assert run(capsys, "plan", song, "--asr-model", "tiny", "--gpu-memory", "24")[1].count("(float16, 0.08 GB)") == 1
-    folder = str(tiny_en_dir())  # (a CTranslate2 folder's files hold no dims)
-    code, out, err = run(capsys, "plan", song, "--asr", "faster-whisper", "--asr-model", folder, "--gpu-memory", "24")
+
+
+def test_a_ctranslate2_whisper_is_sized_by_its_model_bins_header(capsys, song, standin_hub):
+    # a folder here, or a hub name's in the cache (the stand-in of large-v2: 2 layers of 64 a side), read to its sizes
+    faster = ("plan", song, "--asr", "faster-whisper", "--gpu-memory", "24", "--asr-model")
+    assert sizes.converted_dims(str(tiny_en_dir())) == whisper_dims("tiny.en")
+    assert f"{tiny_en_dir()} whisper (float16, 0.08 GB)" in run(capsys, *faster, str(tiny_en_dir()))[1]
+    assert sizes.converted_dims(FASTER_WHISPER_LARGE) == {**whisper_dims("large-v2"), **STANDIN_DIMS}
+    code, out, err = run(capsys, *faster, FASTER_WHISPER_LARGE)
+    assert code == 0 and f"faster-whisper:{FASTER_WHISPER_LARGE} whisper (float16, 0.01 GB)" in out, out + err
+    code, out, err = run(capsys, *faster, "someone/whisper-not-here")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "cannot size the asr model" in err
-    assert "not by a CTranslate2 folder" in err and "folders with a config.json" not in err  # (as a folder is not)
+    assert "or its CTranslate2 folder" in err and "folders with a config.json" not in err  # (as a folder is not)
+
+
+STANDIN_DIMS = {
+    f"n_{half}_{what}": n
+    for half in ("audio", "text")
+    for what, n in zip(("state", "head", "layer"), (WIDTH, HEADS, LAYERS))
+}
 
 
 class CudaRegistry:

@@ -9,6 +9,7 @@ in one sentence saying what an ASR model of the backend must be. Nothing here im
 from __future__ import annotations
 
 import pickletools
+import re
 import struct
 import zipfile
 from pathlib import Path
@@ -35,6 +36,7 @@ COPY_TOKENIZER = (
 # The mel bins faster-whisper computes where a folder's preprocessor_config.json says nothing (its feature_size)
 MELS = 80
 MELS_VARIABLE = "encoder/conv1/weight"  # (out channels, mel bins, kernel): the mel bins the model was trained on
+HALVES = ("encoder", "decoder")  # a CTranslate2 Whisper's variables' first names
 # The CTranslate2 model.bin layout its converter writes (ctranslate2.specs.model_spec's _serialize): the version
 # whose header and variables are read here
 CTRANSLATE2_VERSION = 6
@@ -160,7 +162,7 @@ def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
         raise UserError(f"{named} is a CTranslate2 {kind or 'model'}, not a Whisper: {must}")
     shapes: dict[str, tuple[int, ...]] = {}
     with model.open("rb") as opened:
-        cut = cut_short(opened, model.stat().st_size, shapes)
+        cut = cut_short(opened, model.stat().st_size, shapes, {})
     if cut:
         raise UserError(f"{named}: its model.bin is cut short ({cut})")
     mels = shapes.get(MELS_VARIABLE, (0, MELS))[1]
@@ -193,9 +195,10 @@ def check_whisper_tokenizer(folder: Path, named: str) -> None:
         )
 
 
-def cut_short(opened: BinaryIO, size: int, shapes: dict[str, tuple[int, ...]]) -> str | None:
+def cut_short(opened: BinaryIO, size: int, shapes: dict[str, tuple[int, ...]], scalars: dict[str, int]) -> str | None:
     """Where a CTranslate2 model.bin of the version read here ends before its header and variables say it does, in
-    words; None where it is whole (or of another version: read as it loads). Each variable's shape into `shapes`."""
+    words; None where it is whole (or of another version: read as it loads). Each variable's shape into `shapes`, and
+    the value of each whole number held alone (a shape of none: num_heads) into `scalars`."""
 
     def take(form: str):
         data = opened.read(struct.calcsize(form))
@@ -217,7 +220,11 @@ def cut_short(opened: BinaryIO, size: int, shapes: dict[str, tuple[int, ...]]) -
             name = f"its variable {variable}"
             shapes[variable] = tuple(take("i") for _ in range(take("B")))
             take("B")  # the data type
-            opened.seek(take("I"), 1)
+            length = take("I")
+            if not shapes[variable] and length <= 4:  # (the spec's int8, int16 and int32 settings)
+                scalars[variable] = int.from_bytes(opened.read(length), "little", signed=True)
+            else:
+                opened.seek(length, 1)
             if opened.tell() > size:
                 raise EOFError
         for _ in range(take("I")):
@@ -228,3 +235,29 @@ def cut_short(opened: BinaryIO, size: int, shapes: dict[str, tuple[int, ...]]) -
     except EOFError:
         return f"{name} runs past its end, at {size:,} bytes"
     return None
+
+
+def ctranslate2_dims(name: str) -> dict | None:
+    """The dims (as openai-whisper's ModelDimensions names them) of the CTranslate2 Whisper in folder `name`, read
+    from its model.bin's header: the shapes of its convolution, embeddings, position encodings and layers, and its
+    heads' counts; None where `name` is no such folder, or its model.bin is of another version or says too little."""
+    model = Path(name).expanduser() / "model.bin"
+    shapes: dict[str, tuple[int, ...]] = {}
+    scalars: dict[str, int] = {}
+    try:
+        with model.open("rb") as opened:
+            if cut_short(opened, model.stat().st_size, shapes, scalars) or not shapes:
+                return None
+    except OSError:
+        return None
+    layers = {half: len({v.split("/")[1] for v in shapes if re.match(f"{half}/layer_[0-9]+/", v)}) for half in HALVES}
+    try:
+        (state, mels, _), (vocabulary, width) = shapes[MELS_VARIABLE], shapes["decoder/embeddings/weight"]
+        audio, text = (shapes[f"{half}/position_encodings/encodings"][0] for half in HALVES)
+        heads = [scalars[f"{half}/num_heads"] for half in HALVES]
+    except (KeyError, ValueError):
+        return None
+    return dict(
+        n_mels=mels, n_audio_ctx=audio, n_audio_state=state, n_audio_head=heads[0], n_audio_layer=layers["encoder"],
+        n_vocab=vocabulary, n_text_ctx=text, n_text_state=width, n_text_head=heads[1], n_text_layer=layers["decoder"],
+    )  # fmt: skip

@@ -1,7 +1,7 @@
 """Each model's size before it is loaded: its architecture built on torch's meta device, where a module has
 shapes but no memory, from the configs written here (musicvid.models.published, the tiny presets' sizes in
 musicvid.models.tiny and musicvid.models.tiny_flow), from a local folder's configs or from the dims an openai-whisper
-checkpoint pickles. Nothing is downloaded and no weight is read.
+checkpoint pickles or a CTranslate2 Whisper's header gives. Nothing is downloaded and no weight is read.
 
 A model is counted once per name and kept, without weights, for the memory plan to run its passes on the meta
 device (musicvid.memory.activations). A name none of these describe cannot be sized: `Unsized` says so.
@@ -20,6 +20,7 @@ import torch
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
 from musicvid.models import published, tiny, tiny_video
+from musicvid.models.asr_files import ctranslate2_dims
 from musicvid.models.families import diffusion_family
 from musicvid.models.internals import htdemucs, whisper_halves
 from musicvid.models.local_names import cached_file
@@ -127,7 +128,11 @@ def config_folder(name: str, *files: str) -> Path | None:
 
 
 def whisper(name: str) -> dict | None:
-    dims = tiny.TINY_WHISPER if name == TINY else published.whisper_dims(name) or checkpoint_dims(name)
+    dims = (
+        tiny.TINY_WHISPER
+        if name == TINY
+        else published.whisper_dims(name) or checkpoint_dims(name) or converted_dims(name)
+    )
     if dims is None:
         return None
     encoder, decoder = whisper_halves(dims)  # (built apart: the meta device cannot hold a whole Whisper)
@@ -147,6 +152,13 @@ def checkpoint_dims(name: str) -> dict | None:
     fields = published.whisper_dims("tiny")
     whole = isinstance(dims, dict) and dims.keys() >= fields.keys()
     return {key: dims[key] for key in fields} if whole and all(type(dims[k]) is int for k in fields) else None
+
+
+def converted_dims(name: str) -> dict | None:
+    """The dims of the CTranslate2 Whisper at `name`: a folder here, or a hub name whose model.bin is in the cache;
+    None where it is neither."""
+    found = name if Path(name).expanduser().is_dir() else cached_file(name, "model.bin")
+    return ctranslate2_dims(str(Path(found).parent if found != name else found)) if found else None
 
 
 def vipe(name: str) -> dict | None:
@@ -369,11 +381,10 @@ def scorer(name: str) -> dict | None:
     return folder and {"scorer": CLIPModel(CLIPConfig.from_pretrained(folder))}
 
 
-# What the plan can size: Whisper's dimensions are in no file of a CTranslate2 folder (its config.json has none)
 SIZED = "the plan knows the presets' models, local folders with a config.json and upscaler files"
 SIZED_WHISPER = (
-    "the plan knows Whisper by its size's name (tiny.en, base, ... large-v3, turbo) or its openai-whisper .pt, not "
-    "by a CTranslate2 folder"
+    "the plan knows Whisper by its size's name (tiny.en, base, ... large-v3, turbo), its openai-whisper .pt or its "
+    "CTranslate2 folder"
 )
 BUILDERS: dict[str, Callable[[str], dict | None]] = {
     "asr": whisper,
