@@ -32,6 +32,9 @@ def test_line_and_word_starts_are_scored_against_the_annotation():
 def test_a_recognized_line_is_found_near_its_start_with_half_its_words():
     assert found_lines(SONG.lines, [(1.8, "Un deux"), (5.5, "six sept")]) == 1  # none of the second's words
     assert found_lines(SONG.lines, [(2.1, "un deux trois"), (4.2, "quatre cinq")]) == 1  # the first starts 1.1 s late
+    # the annotation writes some lyrics without the accents Whisper writes, or with them where it does not
+    spanish = [(1.0, "cancion del corazon"), (4.0, "Über Straße")]
+    assert found_lines(spanish, [(1.2, "Canción del corazón."), (4.1, "uber strasse")]) == 2
 
 
 def test_the_gate_names_each_threshold_missed_and_nothing_where_all_hold():

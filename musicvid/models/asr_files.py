@@ -4,7 +4,8 @@ checkpoint file it saved (a torch archive, whole by its zip's directory, whose p
 model_state_dict); faster-whisper a size, a hub name (owner/name), or a CTranslate2 model folder, whose model.bin is
 read to its end by its header and each variable's (nothing but their sizes), whose config.json is a JSON object, and
 which holds its tokenizer.json (faster-whisper would fetch another Whisper's from the hub). Anything else is refused
-in one sentence saying what an ASR model of the backend must be. Nothing here imports torch."""
+in one sentence saying what an ASR model of the backend must be. The memory plan reads a CTranslate2 Whisper's sizes
+from the same header (ctranslate2_dims). Nothing here imports torch."""
 
 from __future__ import annotations
 
