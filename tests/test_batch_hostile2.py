@@ -245,3 +245,19 @@ def test_a_row_that_runs_out_of_memory_or_room_says_so_and_the_batch_goes_on(tmp
     assert said.startswith(("the process ran out of", "the disk is full, where /o/a.mp4 was being written"))
     assert [(row["status"], row["error"]) for row in report_of(tmp_path / "out")] == [("failed", said), ("done", "")]
     assert f"a.wav: failed: {said}\n" in err
+
+
+def test_a_row_naming_an_open_file_of_the_batchs_is_refused_and_no_other_rows_repeat(tmp_path, capsys, monkeypatch):
+    # /proc/self/fd/N resolves to the file it has open (`batch p.m3u < song.wav`): matched with the row naming that
+    # file, the good row failed with the stream's refusal, or the stream passed as a repeat of the good row
+    rendered = faked_renders(monkeypatch)
+    make_tone(tmp_path / "song.wav", 2)
+    with open(tmp_path / "song.wav", "rb") as opened:
+        stream = f"/proc/self/fd/{opened.fileno()}"
+        for order, statuses in (((stream, "song.wav"), ["failed", "done"]), (("song.wav", stream), ["done", "failed"])):
+            (tmp_path / "p.m3u").write_text("\n".join(order) + "\n")
+            rendered.clear()
+            assert run_batch(capsys, tmp_path / "p.m3u", out := tmp_path / f"out-{statuses[0]}")[0] == 1
+            report = report_of(out)
+            assert [s["status"] for s in report] == statuses and rendered == [statuses.index("done") + 1]
+            assert f"{stream} is a stream this process was given" in report[statuses.index("failed")]["error"]

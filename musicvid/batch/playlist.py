@@ -23,7 +23,7 @@ from typing import Iterator
 
 from musicvid.batch.folder import beside_lyrics, counted, folder_notes, listing_of
 from musicvid.core.errors import UserError
-from musicvid.core.files import check_file, is_url
+from musicvid.core.files import check_file, check_not_stream, is_url
 from musicvid.core.paths import printable, resolved, shown
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
@@ -327,8 +327,10 @@ class Job:
 
 def unusable_name(request: SongRequest, entry: Entry) -> str | None:
     """Why musicvid cannot take the row's song by its name (bytes not UTF-8, from an old Windows disk: no record
-    holds them), in the sentence its row fails with at its turn, or that no file has it; None where it can."""
+    holds them; one of this process's open files, check_not_stream), in the sentence its row fails with at its turn,
+    or that no file has it; None where it can."""
     try:
+        check_not_stream(entry.path, "audio file")  # (it resolves to the file redirected: another row's song)
         replace(request, song=entry.path)
     except UserError as e:
         return str(e) if os.path.lexists(entry.path) else f"audio file not found: {printable(os.fspath(entry.path))}"

@@ -137,6 +137,13 @@ def remove_all_temporaries(folder: str | os.PathLike) -> None:
                 leftover.unlink(missing_ok=True)
 
 
+def check_not_stream(path: Path, what: str) -> None:
+    """Refuse a name of one of this process's open files (/dev/stdin, /proc/self/fd/N): even redirected from a
+    file, it is another file, or none, in another process (ffmpeg's, a batch's worker), and another row's song."""
+    if names_open_file(path):
+        raise UserError(f"{path} is a stream this process was given (standard input?); name the {what} itself")
+
+
 def check_file(path: Path, what: str) -> None:
     """Refuse, in one sentence, a path that is not a readable, non-empty regular file. Checked before
     it is opened: a FIFO or a device would block the read or never end it."""
@@ -153,8 +160,7 @@ def check_file(path: Path, what: str) -> None:
         raise UserError(f"{path} is a directory, not a file ({what} wanted)")
     if not stat.S_ISREG(mode):
         raise UserError(f"{path} is not a regular file (a pipe or a device?); give the {what} itself")
-    if names_open_file(path):
-        raise UserError(f"{path} is a stream this process was given (standard input?); name the {what} itself")
+    check_not_stream(path, what)
     try:
         with path.open("rb") as f:
             empty = not f.read(1)
