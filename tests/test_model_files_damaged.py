@@ -57,6 +57,22 @@ def shards_elsewhere(sd):
     (sd / f"{UNET}.index.json").write_text(json.dumps({"metadata": {}, "weight_map": placed}))
 
 
+def trained_too_long(sd):
+    edit(sd / "scheduler/scheduler_config.json", "num_train_timesteps", 10**9)  # (built as it is checked: 4 GB)
+
+
+def token_added(sd):
+    from transformers import CLIPTokenizer
+
+    tokenizer = CLIPTokenizer.from_pretrained(sd / "tokenizer")
+    tokenizer.add_tokens(["<my-concept>"])
+    tokenizer.save_pretrained(sd / "tokenizer")
+
+
+def prompts_longer(sd):
+    edit(sd / "tokenizer/tokenizer_config.json", "model_max_length", 154)
+
+
 def own_code_named(sd):
     edit(sd / "model_index.json", "tokenizer", ["transformers", "AutoTokenizer"])
     edit(sd / "tokenizer/tokenizer_config.json", "auto_map", {"AutoTokenizer": ["own.OwnTokenizer", None]})
@@ -74,6 +90,9 @@ def sd(standin_hub, tmp_path):
         (vocabulary_emptied, "'s tokenizer: its vocab.json is empty (a download or a copy cut short?)"),
         (merges_emptied, "'s tokenizer: its merges.txt is empty"),
         (no_training_steps, "'s scheduler: its scheduler_config.json describes no PNDMScheduler"),
+        (trained_too_long, "'s scheduler: its scheduler_config.json's num_train_timesteps is 1,000,000,000; the"),
+        (token_added, "'s tokenizer holds 1537 tokens, and its text_encoder reads 1536: a token added to the"),
+        (prompts_longer, "'s tokenizer makes prompts of 154 tokens, and its text_encoder reads 77 at most"),
         (shards_elsewhere, "'s unet: its diffusion_pytorch_model.safetensors.index.json names '../../other/unet/"),
         (own_code_named, "'s tokenizer: its tokenizer_config.json names code of its own to run (auto_map, for"),
     ],
@@ -143,13 +162,32 @@ def test_a_tiny_decoder_cut_short_or_of_another_scale_is_refused_before_any_work
     assert code == 2 and said in err and err.count("\n") == 1, err
 
 
-def test_a_whisper_checkpoint_without_its_dims_is_refused(tmp_path):
+def test_a_whisper_checkpoint_without_its_dims_or_of_sizes_no_whisper_has_or_running_code_is_refused(tmp_path):
     dims = whisper_dims("tiny")
     torch.save({"dims": dims, "model_state_dict": {}}, whole := tmp_path / "whole.pt")
     assert choose_models("tiny", asr=str(whole)).asr == str(whole)
     torch.save({"dims": {k: v for k, v in dims.items() if k != "n_mels"}, "model_state_dict": {}}, tmp_path / "x.pt")
     with pytest.raises(UserError, match=r"x.pt is an openai-whisper checkpoint whose dims lack n_mels: the sizes"):
         choose_models("tiny", asr=str(tmp_path / "x.pt"))
+    torch.save({"dims": dims, "model_state_dict": {}, "x": Runs(tmp_path / "ran")}, tmp_path / "runs.pt")
+    with pytest.raises(
+        UserError, match=r"runs.pt holds more than tensors, .* \(openai-whisper's own .pt files hold their"
+    ):
+        choose_models("tiny", asr=str(tmp_path / "runs.pt"))  # (refused as its names are read, not as it loads)
+    assert not (tmp_path / "ran").exists()
+    # sizes no Whisper has, refused before it is built (10⁹ layers filled the memory; 0 heads divided by nothing)
+    for key, value, said in (
+        ("n_text_layer", 10**9, "dims describe a Whisper of 2,359,296.0 billion parameters; large-v3 has 1.55"),
+        ("n_audio_ctx", 2**31, "n_audio_ctx is 2147483648; openai-whisper hears 30 s windows, of 1500 positions"),
+        ("n_text_head", 0, "n_text_head is 0, not a size a model has"),
+        ("n_mels", "80", "n_mels is '80', not a size a model has"),
+        ("n_mels", 96, "n_mels is 96; openai-whisper computes 80 or 128 mel bins"),
+        ("n_audio_head", 5, "n_audio_state is 384, which its n_audio_head, 5, does not divide"),
+    ):
+        torch.save({"dims": {**dims, key: value}, "model_state_dict": {}}, tmp_path / "x.pt")
+        with pytest.raises(UserError) as refused:
+            choose_models("tiny", asr=str(tmp_path / "x.pt"))
+        assert str(refused.value).startswith(f"--asr-model {tmp_path / 'x.pt'}: its ") and said in str(refused.value)
 
 
 OWN_CODE = """import pathlib

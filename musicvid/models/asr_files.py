@@ -5,7 +5,7 @@ model_state_dict); faster-whisper a size, a hub name (owner/name), or a CTransla
 read to its end by its header and each variable's (nothing but their sizes), whose config.json is a JSON object, and
 which holds its tokenizer.json (faster-whisper would fetch another Whisper's from the hub). Anything else is refused
 in one sentence saying what an ASR model of the backend must be. The memory plan reads a CTranslate2 Whisper's sizes
-from the same header (ctranslate2_dims). Nothing here imports torch."""
+from the same header (ctranslate2_dims). Only a .pt's dims are read with torch (checkpoint_dims)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from musicvid.core.errors import UserError
 from musicvid.models.local_names import check_leads_somewhere, is_hub_name
 from musicvid.models.published import whisper_dims
 from musicvid.models.single_file import check_not_pointer
-from musicvid.models.weights_files import json_object
+from musicvid.models.weights_files import json_object, pickled_state
 from musicvid.settings.presets import TINY
 
 # What an ASR model of each backend is, in words
@@ -37,6 +37,8 @@ COPY_TOKENIZER = (
 # The mel bins faster-whisper computes where a folder's preprocessor_config.json says nothing (its feature_size)
 MELS = 80
 MELS_VARIABLE = "encoder/conv1/weight"  # (out channels, mel bins, kernel): the mel bins the model was trained on
+MEL_BINS, AUDIO_POSITIONS = (80, 128), 1500  # what openai-whisper computes of a 30 s window, what it feeds in
+MOST_PARAMETERS = 3_000_000_000  # large-v3's 1.55 billion, twice
 HALVES = ("encoder", "decoder")  # a CTranslate2 Whisper's variables' first names
 # The CTranslate2 model.bin layout its converter writes (ctranslate2.specs.model_spec's _serialize): the version
 # whose header and variables are read here
@@ -126,6 +128,44 @@ def check_whisper_checkpoint(path: Path, named: str, must: str) -> None:
         raise UserError(
             f"{named} is an openai-whisper checkpoint whose dims lack {', '.join(lacking)}: the sizes its model is "
             "built with (a damaged or hand-made file?)"
+        )
+    checkpoint_dims(path, named)
+
+
+def checkpoint_dims(path: Path, named: str) -> dict[str, int]:
+    """The dims of the openai-whisper checkpoint at `path` (weights_files.pickled_state: no weight read, no code
+    run), each a size a Whisper can be built with (check_dims)."""
+    held = pickled_state(path, named, "openai-whisper's own .pt files hold their dims and tensors alone")
+    dims = held.get("dims") if isinstance(held, dict) else None
+    fields = whisper_dims("tiny")
+    if not isinstance(dims, dict) or not dims.keys() >= fields.keys():
+        raise UserError(f"{named} holds no dims of an openai-whisper checkpoint: the sizes its model is built with")
+    check_dims({key: dims[key] for key in fields}, named)
+    return {key: dims[key] for key in fields}
+
+
+def check_dims(dims: dict, named: str) -> None:
+    """Refuse dims no Whisper is built with, before it is built (10⁹ layers fill the memory; 0 heads divide by
+    nothing): each a whole number from 1, the mel bins openai-whisper computes (80 or 128), the 1500 positions of
+    its 30 s windows, each width a multiple of its heads, and MOST_PARAMETERS at most."""
+    said = lambda key, why: UserError(f"{named}: its dims' {key} is {dims[key]!r}{why}")  # noqa: E731
+    for key, value in dims.items():
+        if type(value) is not int or value < 1:
+            raise said(key, ", not a size a model has")
+    if dims["n_mels"] not in MEL_BINS:
+        raise said("n_mels", f"; openai-whisper computes {' or '.join(map(str, MEL_BINS))} mel bins")
+    if dims["n_audio_ctx"] != AUDIO_POSITIONS:
+        raise said("n_audio_ctx", f"; openai-whisper hears 30 s windows, of {AUDIO_POSITIONS} positions")
+    for half in ("audio", "text"):
+        if dims[f"n_{half}_state"] % dims[f"n_{half}_head"]:
+            raise said(f"n_{half}_state", f", which its n_{half}_head, {dims[f'n_{half}_head']}, does not divide")
+    audio, text = dims["n_audio_state"], dims["n_text_state"]
+    count = audio * (3 * dims["n_mels"] + 3 * audio) + 12 * dims["n_audio_layer"] * audio**2  # (convolutions, blocks)
+    count += text * (dims["n_vocab"] + dims["n_text_ctx"]) + 16 * dims["n_text_layer"] * text**2  # (embeddings, blocks)
+    if count > MOST_PARAMETERS:
+        raise UserError(
+            f"{named}: its dims describe a Whisper of {count / 1e9:,.1f} billion parameters; large-v3 has 1.55, and "
+            f"musicvid takes none over {MOST_PARAMETERS / 1e9:.0f} billion"
         )
 
 

@@ -50,6 +50,7 @@ LATENTS = 4  # the channels of Stable Diffusion's and SDXL's latents, which --fa
 UPSCALE = 8  # how many times the latents' size their VAEs' pictures are
 CHECKED: set[tuple] = set()  # the picture models found whole, each by the version of its files
 # The parts a picture model's pipeline draws with (those it may go without: a safety checker, an image encoder)
+MOST_TIMESTEPS = 100_000  # a scheduler's training steps: every published one's are 1,000
 DRAWN_WITH = {"unet", "transformer", "vae", "text_encoder", "text_encoder_2", "tokenizer", "tokenizer_2", "scheduler"}
 # The names each library's from_pretrained gives a model's weights (a variant's: diffusion_pytorch_model.fp16....)
 WEIGHTS_STEMS = {"diffusers": ("diffusion_pytorch_model",), "transformers": ("model", "pytorch_model")}
@@ -66,6 +67,7 @@ def check_picture_model(name: str, family: str) -> None:
             check_drawing_parts(path, named, pipeline_class(family)[0])
             if family not in FLOW_FAMILIES:
                 check_text_to_image(path, named)
+                check_prompts_fit(path, named)
         else:
             check_file_parts(path, family, named)
 
@@ -161,6 +163,35 @@ def check_text_to_image(folder: Path, named: str) -> None:
     takes = json_object(folder / "unet" / "config.json", f"{named}'s unet").get("in_channels", 4)
     latents = json_object(folder / "vae" / "config.json", f"{named}'s vae").get("latent_channels", 4)
     check_channels(takes, latents, f"{named}'s unet", "its vae's")
+
+
+def check_prompts_fit(folder: Path, named: str) -> None:
+    """Refuse a CLIP tokenizer that makes what its text encoder cannot read: a token past the encoder's vocabulary (one
+    added to the tokenizer alone: its prompt fails as it is drawn, after the storyboard), or prompts longer than its
+    positions (diffusers pads every prompt to the tokenizer's model_max_length)."""
+    from musicvid.models.kinds import first_line
+
+    index = json_object(folder / "model_index.json", named)
+    for tokenizer, encoder in (("tokenizer", "text_encoder"), ("tokenizer_2", "text_encoder_2")):
+        if not (is_part(index.get(tokenizer)) and is_part(index.get(encoder))):
+            continue
+        config = json_object(folder / encoder / "config.json", f"{named}'s {encoder}")
+        try:
+            with silenced():
+                read = part_class(*index[tokenizer]).from_pretrained(str(folder / tokenizer))
+        except Exception as error:  # (transformers' own types: a file not JSON, a class it lacks)
+            raise UserError(f"{named}'s {tokenizer} cannot be read ({first_line(error)})") from None
+        words, positions = config.get("vocab_size"), config.get("max_position_embeddings")
+        if isinstance(words, int) and len(read) > words:
+            raise UserError(
+                f"{named}'s {tokenizer} holds {len(read)} tokens, and its {encoder} reads {words}: a token added to the "
+                "tokenizer alone (add it to the text encoder too, or give the tokenizer it was trained with)"
+            )
+        if isinstance(positions, int) and read.model_max_length > positions:
+            raise UserError(
+                f"{named}'s {tokenizer} makes prompts of {read.model_max_length} tokens, and its {encoder} reads "
+                f"{positions} at most"
+            )
 
 
 def check_channels(takes: int, latents: int, unet: str, vae: str) -> None:
@@ -263,6 +294,12 @@ def check_settings_part(folder: Path, kind: type | None, class_name: str, named:
         if (bad := impossible_number(config, infinite=True)) is not None:
             raise UserError(f"{named}: its {file.name}'s {bad[0]} is {bad[1]}, not a number a model can have")
         if kind is not None and issubclass(kind, SchedulerMixin):
+            steps = config.get("num_train_timesteps")
+            if isinstance(steps, int) and steps > MOST_TIMESTEPS:  # (its schedule is built as it is read: 4 GB at 10⁹)
+                raise UserError(
+                    f"{named}: its {file.name}'s num_train_timesteps is {steps:,}; the published schedulers are trained "
+                    f"over 1,000, and musicvid takes at most {MOST_TIMESTEPS:,}"
+                )
             try:
                 with silenced():
                     kind.from_config(config)

@@ -19,8 +19,7 @@ import torch
 
 from musicvid.core.assets import TINY_CLIP_TOKENIZER
 from musicvid.core.errors import UserError
-from musicvid.models import published, tiny, tiny_video
-from musicvid.models.asr_files import ctranslate2_dims
+from musicvid.models import asr_files, published, tiny, tiny_video
 from musicvid.models.families import diffusion_family
 from musicvid.models.internals import htdemucs, whisper_halves
 from musicvid.models.local_names import cached_file
@@ -140,25 +139,19 @@ def whisper(name: str) -> dict | None:
 
 
 def checkpoint_dims(name: str) -> dict | None:
-    """The dims an openai-whisper checkpoint file at `name` holds (its pickle alone: weights_only, each tensor left
-    on the meta device, mapped, never read); None where `name` is no such file."""
+    """The dims of the openai-whisper checkpoint file at `name` (musicvid.models.asr_files); None where it is none."""
     path = Path(name).expanduser()
-    if not path.is_file():
-        return None
     try:
-        dims = torch.load(path, map_location="meta", weights_only=True, mmap=True).get("dims")
-    except Exception:  # (torch's own errors for what is no torch archive; musicvid.models.asr_files refused it)
+        return asr_files.checkpoint_dims(path, name) if path.is_file() else None
+    except UserError:  # (checked as the models were chosen: said there)
         return None
-    fields = published.whisper_dims("tiny")
-    whole = isinstance(dims, dict) and dims.keys() >= fields.keys()
-    return {key: dims[key] for key in fields} if whole and all(type(dims[k]) is int for k in fields) else None
 
 
 def converted_dims(name: str) -> dict | None:
     """The dims of the CTranslate2 Whisper at `name`: a folder here, or a hub name whose model.bin is in the cache;
     None where it is neither."""
     found = name if Path(name).expanduser().is_dir() else cached_file(name, "model.bin")
-    return ctranslate2_dims(str(Path(found).parent if found != name else found)) if found else None
+    return asr_files.ctranslate2_dims(str(Path(found).parent if found != name else found)) if found else None
 
 
 def vipe(name: str) -> dict | None:

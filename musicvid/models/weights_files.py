@@ -92,10 +92,29 @@ def json_object(path: Path, named: str) -> dict:
 
 
 def archive_shapes(path: Path, named: str) -> dict[str, list[int]]:
-    """The tensors' names and shapes a PyTorch weights file holds, opened on the meta device (no weight read; torch's
-    zip archive mapped, an older pickle read op by op) by torch's weights-only unpickler: a pickle that would build
-    anything but tensors (and so could run code as it loads) is refused, not read as it loads after the storyboard.
-    A dict of tensors inside it is read as diffusers reads an IP-Adapter's: `image_proj.proj.weight`."""
+    """The tensors' names and shapes a PyTorch weights file holds (pickled_state): one that holds anything but tensors
+    is refused, not read as it loads after the storyboard. A dict of tensors inside it is read as diffusers reads an
+    IP-Adapter's: `image_proj.proj.weight`."""
+    import torch
+
+    state = pickled_state(path, named)
+    if not isinstance(state, dict):
+        raise UserError(f"{named} holds no state dict of tensors")
+    # (an IP-Adapter's holds two, image_proj's and ip_adapter's, as h94/IP-Adapter saves them: named as diffusers does)
+    flat = {
+        f"{outer}.{key}" if isinstance(inner, dict) else outer: tensor
+        for outer, inner in state.items()
+        for key, tensor in (inner.items() if isinstance(inner, dict) else [(None, inner)])
+    }
+    if not all(isinstance(tensor, torch.Tensor) for tensor in flat.values()):
+        raise UserError(f"{named} holds no state dict of tensors")
+    return {str(key): list(tensor.shape) for key, tensor in flat.items()}
+
+
+def pickled_state(path: Path, named: str, advice: str = "save it as .safetensors"):
+    """What a PyTorch file holds, opened on the meta device (no weight read; torch's zip archive mapped, an older
+    pickle read op by op) by torch's weights-only unpickler: a pickle that would build anything but tensors, numbers,
+    strings and their containers (and so could run code as it loads) is refused."""
     import pickle
 
     import torch
@@ -110,21 +129,11 @@ def archive_shapes(path: Path, named: str) -> dict[str, list[int]]:
     except pickle.UnpicklingError:  # (torch's own words are a page of advice to load it with weights_only=False)
         raise UserError(
             f"{named} holds more than tensors, and musicvid reads tensors alone of a PyTorch file: a pickle can run "
-            "code as it loads (save it as .safetensors)"
+            f"code as it loads ({advice})"
         ) from None
     except Exception as error:
         raise UserError(f"{named} cannot be read as weights alone ({first_line(error)})") from None
-    if not isinstance(state, dict):
-        raise UserError(f"{named} holds no state dict of tensors")
-    # (an IP-Adapter's holds two, image_proj's and ip_adapter's, as h94/IP-Adapter saves them: named as diffusers does)
-    flat = {
-        f"{outer}.{key}" if isinstance(inner, dict) else outer: tensor
-        for outer, inner in state.items()
-        for key, tensor in (inner.items() if isinstance(inner, dict) else [(None, inner)])
-    }
-    if not all(isinstance(tensor, torch.Tensor) for tensor in flat.values()):
-        raise UserError(f"{named} holds no state dict of tensors")
-    return {str(key): list(tensor.shape) for key, tensor in flat.items()}
+    return state
 
 
 def shapes_of(path: Path, named: str) -> dict[str, list[int]]:
