@@ -170,3 +170,14 @@ def test_words_whisper_crushed_after_the_voice_stopped_begin_the_line_where_it_i
     timed = [replace(w, start=22.18 + 0.3 * n, end=22.48 + 0.3 * n) for n, w in enumerate(words[7:10])]
     lines = sung_lines([replace(segment, words=[*words[:7], *timed, *words[10:]])], voice, 30.0)
     assert [round(line.start, 2) for line in lines] == [18.62, 22.18]
+
+
+def test_an_opening_word_far_from_the_voice_begins_a_typical_word_before_its_end():
+    # Whisper begins a segment where the one before ended: "Soy" 16.78-18.18 s, sung from 17.63 s, where Silero heard
+    # no voice (JamendoLyrics' Fantasma); fitted as an opening word is where Silero is not trusted
+    voice = Voice([(2.0, 4.0), (30.0, 33.0)], 60.0, word=0.6)
+    soy, un = Word(16.78, 18.18, "Soy"), Word(18.18, 18.8, "un")
+    assert [(w.start, w.end) for w in voice.fit_phrase([soy, un])] == [(pytest.approx(17.58), 18.18), (18.18, 18.8)]
+    assert voice.fit(un) == un  # (a word inside a phrase keeps Whisper's start)
+    filler = Word(5.0, 14.5, "a")  # (longer than every stretch: Whisper gave it no time it could be sung in)
+    assert voice.fit(filler, opening=True) == filler

@@ -188,9 +188,9 @@ def test_a_word_whisper_crushed_at_its_segments_start_goes_with_the_sung_word_af
     ending = [Word(31.0, 32.9, "the"), Word(33.0, 33.02, "river"), Word(33.02, 34.66, "my")]
     assert voice.fit_phrase(ending)[1].start == 33.0
     # words Whisper gave their time are sung where it heard them, where Silero heard the voice only later
-    # (Fantasma's "Soy un fantasma", led in together 2-4 s late)
+    # (Fantasma's "Soy un fantasma", led in together 2-4 s late), the opening one from a typical word before its end
     given = [Word(16.78, 18.18, "soy"), Word(18.18, 18.8, "un"), Word(18.8, 19.96, "fantasma")]
-    assert Voice([(20.7, 24.0)], 30.0).fit_phrase(given)[:2] == given[:2]
+    assert Voice([(20.7, 24.0)], 30.0).fit_phrase(given)[:2] == [Word(17.88, 18.18, "soy"), given[1]]
 
 
 def test_a_line_whisper_says_again_over_the_lines_after_it_is_a_loop_and_a_refrain_sung_again_is_not():
@@ -213,10 +213,10 @@ def test_a_line_whisper_heard_after_the_voice_it_was_sung_in_moves_there():
     silero = Voice([(10.05, 12.0), (20.0, 23.0)], 40.0)
     moved = sung_lines(lines, silero, 40.0)
     assert [line.text for line in moved] == ["the morning sun is rising", "the ocean is"]
-    assert moved[1].start == pytest.approx(20.0) and moved[1].words[-1].end == pytest.approx(21.35)
+    assert moved[1].start == pytest.approx(20.0) and moved[1].words[-1].end == pytest.approx(21.3)
     # no stretch of voice left unheard before it: heard as surely as the line before, it stays where it was heard
-    stays = sung_lines(lines, Voice([(10.05, 12.0)], 40.0), 40.0)
-    assert [(line.text, line.start) for line in stays] == [(lines[0].text, 10.025), ("the ocean is", 29.0)]
+    stays = sung_lines(lines, Voice([(10.05, 12.0)], 40.0), 40.0)  # ("the", far from the voice: a typical word long)
+    assert [(line.text, round(line.start, 3)) for line in stays] == [(lines[0].text, 10.025), ("the ocean is", 29.05)]
 
 
 def test_a_voice_whisper_heard_nothing_of_is_heard_again_only_where_silero_and_whisper_agree():
@@ -383,8 +383,8 @@ def test_a_word_whisper_stretched_over_the_band_goes_with_the_sung_word_after_it
     assert (a.start, a.end) == (silver.start, silver.start) and abs(silver.start - 75.16) < 0.3  # (sung from 75.16 s)
     lines = lines_at_pauses([fitted], voice, [heard])  # (Silero trusted: the pauses as Whisper heard them)
     assert [line.text for line in lines] == ["The wind calling town", "A silver river road"]
-    held = [Word(71.8, 73.86, "A"), Word(73.86, 75.82, "silver")]  # (no longer than a stretch: Whisper's time)
-    assert voice.fit_phrase(held)[0] == held[0]
+    held = [Word(71.8, 73.86, "A"), Word(73.86, 75.82, "silver")]  # (no longer than a stretch: Whisper's end)
+    assert voice.fit_phrase(held)[0] == Word(73.56, 73.86, "A")
 
 
 def test_a_line_whisper_did_not_time_where_nobody_sings_goes():

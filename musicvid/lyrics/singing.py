@@ -181,11 +181,14 @@ class Voice:
         Silero heard JamendoLyrics' lines 0.2 s late, as a median. A word that ends more than a typical word
         before its stretch begins is given no time at its start (the line then starts at its first sung
         word). A word's end stays within the stretch's tail. A word far from every stretch is left where
-        Whisper put it."""
+        Whisper put it, but for an opening word's start, which begins no earlier than a typical word before its end,
+        as where Silero is not trusted (`opened`), unless Whisper gave it no time it could be sung in (`untimed`):
+        Whisper base began a folk song's "Soy un fantasma" at 16.78 s, where the segment before ended, "Soy" lasting
+        to 18.18 s, sung from 17.63 s, where Silero heard no voice (JamendoLyrics' Fantasma)."""
         sounding = Word(max(word.start, word.end - self.word), word.end, word.text) if opening else word
         sung_in = self.stretch_of(sounding)
-        if sung_in is None:
-            return word
+        if sung_in is None:  # (an opening word Whisper gave time to, as where Silero is not trusted: `opened`)
+            return word if self.untimed(word) else sounding
         start, end = self.stretches[sung_in]
         if word.end <= start - self.word:  # before the voice, even a late-heard one: the path filled the music
             return replace(word, start=start, end=start)
