@@ -73,6 +73,10 @@ def prompts_longer(sd):
     edit(sd / "tokenizer/tokenizer_config.json", "model_max_length", 154)
 
 
+def prompts_unbounded(sd):  # (transformers reads a tokenizer without model_max_length as int(1e30) long)
+    edit(sd / "tokenizer/tokenizer_config.json", "model_max_length", int(1e30))
+
+
 def own_code_named(sd):
     edit(sd / "model_index.json", "tokenizer", ["transformers", "AutoTokenizer"])
     edit(sd / "tokenizer/tokenizer_config.json", "auto_map", {"AutoTokenizer": ["own.OwnTokenizer", None]})
@@ -92,7 +96,8 @@ def sd(standin_hub, tmp_path):
         (no_training_steps, "'s scheduler: its scheduler_config.json describes no PNDMScheduler"),
         (trained_too_long, "'s scheduler: its scheduler_config.json's num_train_timesteps is 1,000,000,000; the"),
         (token_added, "'s tokenizer holds 1537 tokens, and its text_encoder reads 1536: a token added to the"),
-        (prompts_longer, "'s tokenizer makes prompts of 154 tokens, and its text_encoder reads 77 at most"),
+        (prompts_longer, "'s tokenizer makes prompts of 154 tokens, and its text_encoder reads 77 at most: set its"),
+        (prompts_unbounded, "'s tokenizer makes prompts of no length (no model_max_length), and its text_encoder"),
         (shards_elsewhere, "'s unet: its diffusion_pytorch_model.safetensors.index.json names '../../other/unet/"),
         (own_code_named, "'s tokenizer: its tokenizer_config.json names code of its own to run (auto_map, for"),
     ],

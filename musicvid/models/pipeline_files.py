@@ -188,9 +188,14 @@ def check_prompts_fit(folder: Path, named: str) -> None:
                 "tokenizer alone (add it to the text encoder too, or give the tokenizer it was trained with)"
             )
         if isinstance(positions, int) and read.model_max_length > positions:
+            said = (
+                f"{read.model_max_length} tokens"
+                if read.model_max_length < 2**31
+                else "no length (no model_max_length)"
+            )
             raise UserError(
-                f"{named}'s {tokenizer} makes prompts of {read.model_max_length} tokens, and its {encoder} reads "
-                f"{positions} at most"
+                f"{named}'s {tokenizer} makes prompts of {said}, and its {encoder} reads {positions} at most: set its "
+                f"tokenizer_config.json's model_max_length to {positions}"
             )
 
 
