@@ -238,8 +238,15 @@ def test_a_song_named_by_an_open_file_of_the_process_is_refused_before_any_work(
     """/dev/stdin (or /dev/fd/N) redirected from a file is a regular file here, but ffmpeg's process, whose standard
     input is the frames' pipe, would read another."""
     song = make_tone(tmp_path / "song.wav", 2)
+    (tmp_path / "self").symlink_to("/proc/self")  # (a link to a folder on the way: round 17)
     with song.open("rb") as opened:
-        for name in (f"/dev/fd/{opened.fileno()}", f"/proc/self/fd/{opened.fileno()}"):
+        fd, pid = opened.fileno(), os.getpid()
+        for name in (
+            f"/dev/fd/{fd}",
+            f"/proc/self/fd/{fd}",
+            f"/proc/{pid}/task/{pid}/fd/{fd}",
+            f"{tmp_path}/self/fd/{fd}",
+        ):
             argv = ["render", name, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"]
             code, out, err = run(capsys, *argv)
             assert code == 2 and f"{name} is a stream this process was given" in err and err.count("\n") == 1, err

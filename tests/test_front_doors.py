@@ -11,6 +11,7 @@ from musicvid.batch import command as batch
 from musicvid.batch.playlist import Job
 from musicvid.core.errors import UserError
 from musicvid.settings.front_doors import parse_bool
+from musicvid.settings.loras import Lora, Loras
 from musicvid.settings.model_choice import ModelChoice
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.schema import field_type
@@ -321,3 +322,18 @@ def test_a_page_option_of_the_wrong_kind_of_number_is_refused_in_musicvids_words
         capsys.readouterr().err
         == f"musicvid ui: argument {option}: must be {must}, not {text!r} (see musicvid ui --help)\n"
     )
+
+
+def test_a_loras_weight_and_a_number_past_what_int_reads_are_refused_as_typed(tmp_path, capsys):
+    # a weight read by float() took 1e400 as inf (its range echoed it) and 1e-400 as 0; int() refused 5,000 digits
+    # in its own words, and the whole number was echoed back (round 17)
+    assert cli.main(["render", str(tmp_path / "song.wav"), "--models", "tiny", "--lora", "ink.safetensors:1e400"]) == 2
+    assert (
+        "argument --lora: ink.safetensors:1e400: its weight must be a number a float can hold"
+        in capsys.readouterr().err
+    )
+    with pytest.raises(UserError, match="^the style LoRA ink:1e-400: its weight must be a number a float can hold"):
+        Loras.parse("ink:0.5\nink:1e-400")
+    assert Loras.parse("C:\\loras\\ink.safetensors;ink:1_0") == (Lora("C:\\loras\\ink.safetensors"), Lora("ink:1_0"))
+    assert cli.main(["render", str(tmp_path / "song.wav"), "--models", "tiny", "--seed", "9" * 5000]) == 2
+    assert f"argument --seed: must be a whole number, not '{'9' * 40}…'" in capsys.readouterr().err

@@ -201,12 +201,16 @@ def file_version(status: os.stat_result) -> tuple[int, ...]:
     return status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev
 
 
+_OPEN_FILES = re.compile(r"/proc/[^/]+(/task/[^/]+)?/fd|/dev/fd")  # a process's (or its thread's) open files
+
+
 def names_open_file(path: Path) -> bool:
     """Whether `path`, or a link on the way to its file, is one of a process's open files (/dev/stdin, /dev/fd/N,
-    /proc/self/fd/N): a regular file there (`< song.mp3`) is another file, or none, in ffmpeg's process."""
+    /proc/self/fd/N, /proc/<pid>/task/<tid>/fd/N, through a link to a folder on the way too): a regular file there
+    (`< song.mp3`) is another file, or none, in ffmpeg's process."""
     at = Path(os.path.abspath(path))
     for _ in range(40):  # (the kernel's limit on links followed)
-        if at.parent == Path("/dev/fd") or (at.parent.name == "fd" and at.parent.parent.parent == Path("/proc")):
+        if _OPEN_FILES.fullmatch(os.path.realpath(at.parent)):  # (/dev/fd, /proc/self, a link to them: resolved)
             return True
         if not at.is_symlink():
             return False

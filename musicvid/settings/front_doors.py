@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import os
 import re
 from pathlib import Path
@@ -14,13 +13,10 @@ from typing import Any
 from musicvid.core.errors import UserError, number_text
 from musicvid.core.files import is_url
 from musicvid.settings.loras import Lora, Loras, parse_lora
+from musicvid.settings.numbers import parse_number, parse_whole
 from musicvid.settings.schema import GROUPS, Checked, check_field, field_type
 
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
-# Numbers as a person types them: ASCII digits only. Python's int() and float() also take "1_0", "+５" and other
-# scripts' digits, so a slip ("64_0x64") would cost a whole render at a size nobody asked for.
-_WHOLE = re.compile(r"[+-]?\d+", re.ASCII)
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?(?:nan|inf|infinity)", re.ASCII | re.IGNORECASE)
 _SIZE = re.compile(r"(\d+)x(\d+)", re.ASCII | re.IGNORECASE)
 
 
@@ -29,22 +25,6 @@ def options_text(options: dict[str, Any], flags: bool = True) -> str:
     names them (output fps 30): what the help and the page say a look or --fast sets, made from what it sets."""
     name = (lambda field: "--" + field.replace("_", "-")) if flags else (lambda field: field.replace("_", " "))
     return ", ".join(f"{name(field)} {number_text(value)}" for field, value in options.items())
-
-
-def parse_whole(text: str) -> int:
-    if not _WHOLE.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}")
-    return int(text)
-
-
-def parse_number(text: str) -> float:
-    if not _NUMBER.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}")
-    value, digits = float(text), text.lower().partition("e")[0]
-    # (a float cannot hold 1e400 or 1e-400: a range's refusal would echo inf or 0, which nobody typed)
-    if (math.isinf(value) and "inf" not in digits) or (value == 0 and any(d in "123456789" for d in digits)):
-        raise argparse.ArgumentTypeError(f"must be a number a float can hold, not {text!r}")
-    return value
 
 
 def parse_size(text: str) -> tuple[int, int]:

@@ -3,9 +3,11 @@ line or box line, and the limits on them. A leaf: settings, the loaders and the 
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 
 from musicvid.core.errors import UserError, number_text
+from musicvid.settings.numbers import NUMBER, parse_number
 
 # Style LoRAs of one render: each is read and fused into the weights on loading, and one set of them is one
 # pipeline kept in memory (musicvid.models.drawing.Drawing); a handful is what people stack.
@@ -25,13 +27,15 @@ class Lora:
 
 
 def parse_lora(text: str) -> Lora:
-    """FILE_OR_REPO[:WEIGHT]: a last colon followed by a number gives the weight; any other colon is part of
-    the name (C:\\loras\\ink.safetensors)."""
+    """FILE_OR_REPO[:WEIGHT]: a last colon followed by a number (as musicvid.settings.numbers reads one) gives the
+    weight; any other colon is part of the name (C:\\loras\\ink.safetensors)."""
     source, colon, weight = text.strip().rpartition(":")
-    try:
-        return Lora(source.strip(), float(weight)) if colon and source.strip() else Lora(text.strip())
-    except ValueError:
+    if not (colon and source.strip() and NUMBER.fullmatch(weight.strip())):
         return Lora(text.strip())
+    try:
+        return Lora(source.strip(), parse_number(weight.strip()))
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f"{text.strip()}: its weight {error}") from None
 
 
 class Loras(tuple):
@@ -40,7 +44,10 @@ class Loras(tuple):
 
     @classmethod
     def parse(cls, text: str) -> Loras:
-        return cls(parse_lora(part) for part in text.replace(";", "\n").splitlines() if part.strip())
+        try:
+            return cls(parse_lora(part) for part in text.replace(";", "\n").splitlines() if part.strip())
+        except argparse.ArgumentTypeError as error:  # (a CSV cell's, the page's box's: not argparse's)
+            raise UserError(f"the style LoRA {error}") from None
 
     def __str__(self) -> str:
         return "\n".join(map(str, self))
