@@ -18,7 +18,7 @@ from musicvid.models.choose import choose_models
 from musicvid.models.pipeline_files import check_picture_model
 from musicvid.models.published import whisper_dims
 from musicvid.settings.presets import DEFAULT_VIPE, DEFAULT_VIPE_TOKENIZER, SCORER, SD15, TAESD
-from tests.fixtures.whisper_ct2 import tiny_en_dir
+from tests.fixtures.whisper_ct2 import ct2_variables, tiny_en_dir
 from tests.helpers import make_tone, quick, run
 from tests.standins.hub import snapshot
 from tests.test_model_checks import refused_before_the_work
@@ -183,6 +183,7 @@ def test_a_whisper_checkpoint_without_its_dims_or_of_sizes_no_whisper_has_or_run
     # sizes no Whisper has, refused before it is built (10⁹ layers filled the memory; 0 heads divided by nothing)
     for key, value, said in (
         ("n_text_layer", 10**9, "dims describe a Whisper of 2,359,296.0 billion parameters; large-v3 has 1.55"),
+        ("n_vocab", 10**400, "dims describe a Whisper of over a billion billion parameters"),  # (past a float)
         ("n_audio_ctx", 2**31, "n_audio_ctx is 2147483648; openai-whisper hears 30 s windows, of 1500 positions"),
         ("n_text_head", 0, "n_text_head is 0, not a size a model has"),
         ("n_mels", "80", "n_mels is '80', not a size a model has"),
@@ -295,6 +296,20 @@ def test_a_faster_whisper_folder_of_another_tokenizer_or_mel_count_is_refused(st
     with pytest.raises(UserError) as refused:
         choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))
     assert str(refused.value).startswith(f"--asr-model {folder}: {said}"), refused.value
+
+
+def test_a_faster_whisper_folder_of_sizes_no_whisper_has_is_refused(tmp_path):
+    # its heads are in its model.bin's header alone: 0 divided by nothing as the plan sized it (round 17)
+    shutil.copytree(tiny_en_dir(), folder := tmp_path / "converted")
+    data = bytearray((folder / "model.bin").read_bytes())
+    [at] = [at for name, _, at in ct2_variables(bytes(data)) if name == "decoder/num_heads"]
+    data[at : at + 2] = (0).to_bytes(2, "little")
+    (folder / "model.bin").write_bytes(bytes(data))
+    with pytest.raises(UserError) as refused:
+        choose_models("tiny", asr_backend="faster-whisper", asr=str(folder))
+    assert (
+        str(refused.value) == f"--asr-model {folder}: its model.bin's sizes' n_text_head is 0, not a size a model has"
+    )
 
 
 def test_an_ip_adapter_beside_another_models_image_encoder_is_refused_before_any_work(standin_hub, capsys, tmp_path):

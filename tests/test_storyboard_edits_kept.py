@@ -216,11 +216,19 @@ def test_a_copied_work_directory_reads_its_own_files_versions(capsys, song, tmp_
     # musicvid's, and its edited transcript was read as heard
     heard = ["storyboard", song, *TINY_QUIET]
     assert run(capsys, *heard, "--workdir", tmp_path / "wd")[0] == 0
-    shutil.copytree(tmp_path / "wd", copy := tmp_path / "copy")
-    made = (copy / "transcript.json").read_text()
-    (copy / "transcript.json").write_text(made.replace('"lines": []', '"lines": [{"start": 1, "end": 2, "text": "x"}]'))
-    with caplog.at_level(logging.WARNING, logger="musicvid"):
-        assert run(capsys, *heard, "--workdir", copy)[0] == 0
-    assert (copy / "transcript.edited-1.json").is_file() and (copy / "transcript.json").read_text() == made
-    assert not list((tmp_path / "wd").glob("*.edited-*")) and "transcript.edited-1.json" in caplog.text
-    assert str(tmp_path / "wd") not in (copy / "outputs.json").read_text()  # its keys are its own from now on
+    for name, root in (("copy", ...), ("rootless", None), ("slashed", f"{tmp_path / 'wd'}/")):
+        shutil.copytree(tmp_path / "wd", copy := tmp_path / name)
+        if root is not ...:  # (a record from before it named its root: read from its own files' keys; one edited)
+            record = {k: v for k, v in json.loads((copy / "outputs.json").read_text()).items() if k != "root"}
+            (copy / "outputs.json").write_text(json.dumps(record | ({"root": root} if root else {})))
+        made = (copy / "transcript.json").read_text()
+        edited = made.replace('"lines": []', '"lines": [{"start": 1, "end": 2, "text": "x"}]')
+        (copy / "transcript.json").write_text(edited)
+        with caplog.at_level(logging.WARNING, logger="musicvid"):
+            assert run(capsys, *heard, "--workdir", copy)[0] == 0
+        assert (copy / "transcript.edited-1.json").read_text() == edited and (
+            copy / "transcript.json"
+        ).read_text() == made
+        assert f"{copy / 'transcript.edited-1.json'}" in caplog.text
+        assert str(tmp_path / "wd") not in (copy / "outputs.json").read_text()  # its keys are its own from now on
+    assert not list((tmp_path / "wd").glob("*.edited-*"))

@@ -144,11 +144,11 @@ def checkpoint_dims(path: Path, named: str) -> dict[str, int]:
     return {key: dims[key] for key in fields}
 
 
-def check_dims(dims: dict, named: str) -> None:
+def check_dims(dims: dict, named: str, held: str = "dims") -> None:
     """Refuse dims no Whisper is built with, before it is built (10⁹ layers fill the memory; 0 heads divide by
     nothing): each a whole number from 1, the mel bins openai-whisper computes (80 or 128), the 1500 positions of
     its 30 s windows, each width a multiple of its heads, and MOST_PARAMETERS at most."""
-    said = lambda key, why: UserError(f"{named}: its dims' {key} is {dims[key]!r}{why}")  # noqa: E731
+    said = lambda key, why: UserError(f"{named}: its {held}' {key} is {dims[key]!r}{why}")  # noqa: E731
     for key, value in dims.items():
         if type(value) is not int or value < 1:
             raise said(key, ", not a size a model has")
@@ -163,9 +163,10 @@ def check_dims(dims: dict, named: str) -> None:
     count = audio * (3 * dims["n_mels"] + 3 * audio) + 12 * dims["n_audio_layer"] * audio**2  # (convolutions, blocks)
     count += text * (dims["n_vocab"] + dims["n_text_ctx"]) + 16 * dims["n_text_layer"] * text**2  # (embeddings, blocks)
     if count > MOST_PARAMETERS:
+        shown = f"{count / 1e9:,.1f} billion" if count < 10**18 else "over a billion billion"  # (a float holds it)
         raise UserError(
-            f"{named}: its dims describe a Whisper of {count / 1e9:,.1f} billion parameters; large-v3 has 1.55, and "
-            f"musicvid takes none over {MOST_PARAMETERS / 1e9:.0f} billion"
+            f"{named}: its {held} describe a Whisper of {shown} parameters; large-v3 has 1.55 billion, and musicvid "
+            f"takes none over {MOST_PARAMETERS / 1e9:.0f} billion"
         )
 
 
@@ -213,6 +214,8 @@ def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
         raise UserError(
             f"{named}: its preprocessor_config.json's feature_size is {says}, where its model.bin reads {mels} mel bins"
         )
+    if dims := ctranslate2_dims(str(folder)):  # (its sizes as Whisper's: 0 heads divided by nothing as it was sized)
+        check_dims(dims, named, "model.bin's sizes")
     if mels != says:
         raise UserError(
             f"{named} is a Whisper of {mels} mel bins (as large-v3's), and holds no preprocessor_config.json saying so, "

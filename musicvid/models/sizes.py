@@ -151,7 +151,10 @@ def converted_dims(name: str) -> dict | None:
     """The dims of the CTranslate2 Whisper at `name`: a folder here, or a hub name whose model.bin is in the cache;
     None where it is neither."""
     found = name if Path(name).expanduser().is_dir() else cached_file(name, "model.bin")
-    return asr_files.ctranslate2_dims(str(Path(found).parent if found != name else found)) if found else None
+    dims = asr_files.ctranslate2_dims(str(Path(found).parent if found != name else found)) if found else None
+    if dims:  # (a cached hub name's folder is not checked as the models are chosen)
+        asr_files.check_dims(dims, f"--asr-model {name}", "model.bin's sizes")
+    return dims
 
 
 def vipe(name: str) -> dict | None:
