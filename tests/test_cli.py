@@ -241,12 +241,7 @@ def test_a_song_named_by_an_open_file_of_the_process_is_refused_before_any_work(
     (tmp_path / "self").symlink_to("/proc/self")  # (a link to a folder on the way: round 17)
     with song.open("rb") as opened:
         fd, pid = opened.fileno(), os.getpid()
-        for name in (
-            f"/dev/fd/{fd}",
-            f"/proc/self/fd/{fd}",
-            f"/proc/{pid}/task/{pid}/fd/{fd}",
-            f"{tmp_path}/self/fd/{fd}",
-        ):
+        for name in (f"/dev/fd/{fd}", f"/proc/{pid}/task/{pid}/fd/{fd}", f"{tmp_path}/self/fd/{fd}"):
             argv = ["render", name, "--models", "tiny", "-q", "--workdir", tmp_path / "w", "-o", tmp_path / "v.mp4"]
             code, out, err = run(capsys, *argv)
             assert code == 2 and f"{name} is a stream this process was given" in err and err.count("\n") == 1, err
