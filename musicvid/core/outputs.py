@@ -98,8 +98,9 @@ def _record(workdir: Workdir) -> dict[str, list]:
     name the resolved video each was written beside, [size, sha256, video], and one holding a person's edits ends in
     EDITS, [size, sha256, EDITS]; "root" is the work directory's resolved path (where none is, the folder of its
     own files recorded: _own_root), so that a copy (`cp -r`) reads its own files' versions at its own paths (a
-    broken record is an empty one: then nothing is ours, and nothing is replaced without --overwrite). A record without this version's format mark (module doc) has its storyboard.json's
-    versions read marked as holding edits."""
+    broken record is an empty one: then nothing is ours, and nothing is replaced without --overwrite). A record
+    without this version's format mark (module doc) has its storyboard.json's versions read marked as holding
+    edits."""
     try:
         data = parse_json(workdir.outputs.read_text(encoding="utf-8"), str(workdir.outputs))
     except (OSError, UnicodeDecodeError, UserError):
