@@ -203,8 +203,9 @@ def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
     if version == CTRANSLATE2_VERSION and kind != WHISPER_SPEC:
         raise UserError(f"{named} is a CTranslate2 {kind or 'model'}, not a Whisper: {must}")
     shapes: dict[str, tuple[int, ...]] = {}
+    scalars: dict[str, int] = {}
     with model.open("rb") as opened:
-        cut = cut_short(opened, model.stat().st_size, shapes, {})
+        cut = cut_short(opened, model.stat().st_size, shapes, scalars)
     if cut:
         raise UserError(f"{named}: its model.bin is cut short ({cut})")
     mels = shapes.get(MELS_VARIABLE, (0, MELS))[1]
@@ -214,7 +215,7 @@ def check_ctranslate2_folder(folder: Path, named: str, must: str) -> None:
         raise UserError(
             f"{named}: its preprocessor_config.json's feature_size is {says}, where its model.bin reads {mels} mel bins"
         )
-    if dims := ctranslate2_dims(str(folder)):  # (its sizes as Whisper's: 0 heads divided by nothing as it was sized)
+    if dims := header_dims(shapes, scalars):  # (its sizes as Whisper's: 0 heads divided by nothing as it was sized)
         check_dims(dims, named, "model.bin's sizes")
     if mels != says:
         raise UserError(
@@ -290,10 +291,15 @@ def ctranslate2_dims(name: str) -> dict | None:
     scalars: dict[str, int] = {}
     try:
         with model.open("rb") as opened:
-            if cut_short(opened, model.stat().st_size, shapes, scalars) or not shapes:
+            if cut_short(opened, model.stat().st_size, shapes, scalars):
                 return None
     except OSError:
         return None
+    return header_dims(shapes, scalars)
+
+
+def header_dims(shapes: dict[str, tuple[int, ...]], scalars: dict[str, int]) -> dict | None:
+    """The dims a CTranslate2 Whisper's header gives (`cut_short`'s shapes and scalars); None where it lacks one."""
     layers = {half: len({v.split("/")[1] for v in shapes if re.match(f"{half}/layer_[0-9]+/", v)}) for half in HALVES}
     try:
         (state, mels, _), (vocabulary, width) = shapes[MELS_VARIABLE], shapes["decoder/embeddings/weight"]
