@@ -132,6 +132,7 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--candidates", "1000"], "from 1 to 64"),
         (["--output-fps", "23"], "--output-fps must be one of 24, 25, 30, 60, not 23\n"),  # (argparse said 23.0)
         (["--title", "a\x1b[31mred"], "--title holds a control character (U+001B) at position 2"),  # a terminal's
+        (["--title", " "], "--title is blank: give the song's title, or leave it out for the file's tags"),
         (["--style", "oil\x00"], "--style holds a control character (U+0000) at position 4"),
         (["--lyrics", ""], "argument --lyrics: is empty"),  # (Path("") is the current folder)
         (["-o", ""], "argument -o/--output: is empty"),

@@ -59,8 +59,8 @@ def song_request(jobs: Jobs, values: dict, song: Path, **source) -> SongRequest:
     where the lyrics or the storyboard come from (`source`)."""
     return SongRequest(
         song=song,
-        title=values["title"] or None,
-        artist=values["artist"] or None,
+        title=(values["title"] or "").strip() or None,  # (an empty box: the tags')
+        artist=(values["artist"] or "").strip() or None,
         workdir=work_directory(song),
         max_seconds=jobs.config.max_minutes * 60,
         **chosen_request(values),

@@ -140,6 +140,9 @@ class SongRequest(Settings):
     )
 
     def check_together(self) -> None:
+        for name, default in (("title", "the file's tags, then its name"), ("artist", "the file's tags")):
+            if (text := getattr(self, name)) is not None and not text.strip():  # (the page's empty box: the default)
+                raise UserError(f"--{name} is blank: give the song's {name}, or leave it out for {default}")
         if self.lens is not None and self.candidates < 2:
             raise UserError("--lens chooses among several elaborations: add --candidates N (2 or more, e.g. 8)")
 
