@@ -166,13 +166,14 @@ def test_a_rows_files_are_found_from_the_csvs_folder_and_may_lie_outside_it(tmp_
 @pytest.mark.parametrize(
     "column, value, reason",
     [
-        ("align", "y", "align must be yes or no"),
+        ("align", "y", "--align must be yes or no"),
         ("preview", "maybe", "preview must be yes or no"),
         ("help", "1", "column 'help' is not a per-song setting"),
         ("models", "tiny", "the whole batch shares it"),
         ("fps", "1e6", "from 1 to 60"),
         ("break", "inf", "--break must be above 0 and at most 3600"),  # else storyboard.json holds Infinity
-        ("steps", "many", "steps must be a whole number"),
+        ("break", "abc", "b.mp3): --break must be a number, not 'abc'"),  # its option's name, as every door's
+        ("steps", "many", "--steps must be a whole number"),
         ("size", "huge", "size must look like 512x512"),
         ("aspect", "21:9", "--aspect must be one of 16:9, 9:16, 1:1, 4:5, not '21:9'"),
         ("output", "../b.mp4", "output '../b.mp4' must be a plain file name inside -o"),

@@ -103,10 +103,10 @@ def setting_value(cls, name: str, value: Any) -> Any:
     text whose default is empty)."""
     if value is None or (value == "" and cls.fields()[name].default != ""):
         return None
-    whole, option = isinstance(value, float) and value.is_integer(), f"--{option_name(cls.fields()[name])}"
+    whole = isinstance(value, float) and value.is_integer()
     if isinstance(value, float) and not whole and field_type(cls, name) is int:  # (NaN too) refused, not rounded
-        raise UserError(f"{option} must be a whole number, not {number_text(value)}")
-    return cls.parse(name, value if isinstance(value, str) else str(int(value) if whole else value), Path(), option)
+        raise UserError(f"--{option_name(cls.fields()[name])} must be a whole number, not {number_text(value)}")
+    return cls.parse(name, value if isinstance(value, str) else str(int(value) if whole else value), Path())
 
 
 def shown(preset: str, look: str | None, fast: bool) -> RenderSettings:

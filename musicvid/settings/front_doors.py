@@ -14,7 +14,7 @@ from musicvid.core.errors import UserError, number_text
 from musicvid.core.files import is_url
 from musicvid.settings.loras import Lora, Loras, parse_lora
 from musicvid.settings.numbers import parse_number, parse_whole
-from musicvid.settings.schema import GROUPS, Checked, check_field, field_type
+from musicvid.settings.schema import GROUPS, Checked, check_field, field_type, option_name
 
 TRUE, FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 _SIZE = re.compile(r"(\d+)x(\d+)", re.ASCII | re.IGNORECASE)
@@ -127,15 +127,16 @@ class Settings(Checked):
         return cls.fields().get(name)
 
     @classmethod
-    def parse(cls, name: str, text: str, base: Path, named: str | None = None) -> Any:
-        """A field's value from text (a CSV cell, named as its column: `size`; a control's, as its option, `named`),
-        checked against the field's limits; relative paths are relative to `base`."""
+    def parse(cls, name: str, text: str, base: Path) -> Any:
+        """A field's value from text (a CSV cell or a control's), checked against the field's limits and refused in
+        the sentence its option gets at every door (`--break`, whatever the column's name); relative paths are
+        relative to `base`."""
         kind = field_type(cls, name)
         try:
             value = PARSERS.get(kind, kind)(text.strip())
         except (ValueError, argparse.ArgumentTypeError) as error:
-            raise UserError(f"{named or name.replace('_', '-')} {error}") from None
-        check_field(cls.fields()[name], value)  # in the sentence a bad option gets
+            raise UserError(f"--{option_name(cls.fields()[name])} {error}") from None
+        check_field(cls.fields()[name], value)
         if kind is Loras:  # a LoRA file beside the CSV, as its other paths; else a hub name as given
             return Loras(Lora(str(base / x.source), x.weight) if (base / x.source).is_file() else x for x in value)
         return base / value if kind is Path and not value.is_absolute() else value
