@@ -64,14 +64,21 @@ def meta_model(config, named: str):
         with torch.device("meta"), silenced():
             model = AutoModelForCausalLM.from_config(config)
     except Exception as error:
+        if "overflow" in str(error).lower():  # (torch's: a tensor of more bytes than a 64-bit count holds)
+            raise UserError(
+                f"{named}: its config.json describes a model of over a billion billion {_PARAMETERS}"
+            ) from None
         raise UserError(f"{named}: its config.json describes no causal language model ({first_line(error)})") from None
     count = sum(parameter.numel() for parameter in model.parameters())
     if count > MOST_PARAMETERS:
-        raise UserError(
-            f"{named}: its config.json describes a model of {count / 1e9:.1f} billion parameters; ViPE is GPT-2 "
-            f"Medium or Large (0.36 or 0.77 billion), and musicvid takes none over {MOST_PARAMETERS / 1e9:.0f} billion"
-        )
+        raise UserError(f"{named}: its config.json describes a model of {count / 1e9:.1f} billion {_PARAMETERS}")
     return model
+
+
+_PARAMETERS = (
+    "parameters; ViPE is GPT-2 Medium or Large (0.36 or 0.77 billion), and musicvid takes none "
+    f"over {MOST_PARAMETERS / 1e9:.0f} billion"
+)
 
 
 def held_weights(folder: Path, named: str) -> dict[str, list[int]]:
