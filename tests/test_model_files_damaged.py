@@ -180,6 +180,9 @@ def test_a_whisper_checkpoint_without_its_dims_or_of_sizes_no_whisper_has_or_run
     ):
         choose_models("tiny", asr=str(tmp_path / "runs.pt"))  # (refused as its names are read, not as it loads)
     assert not (tmp_path / "ran").exists()
+    torch.save({"dims": {**dims, "n_vocab": 10**700}, "model_state_dict": {}}, tmp_path / "x.pt")  # (pickle's LONG4)
+    with pytest.raises(UserError, match=r"x.pt holds a whole number of over 600 digits, which no weights hold"):
+        choose_models("tiny", asr=str(tmp_path / "x.pt"))  # (runs no code: not said to)
     # sizes no Whisper has, refused before it is built (10⁹ layers filled the memory; 0 heads divided by nothing)
     for key, value, said in (
         ("n_text_layer", 10**9, "dims describe a Whisper of 2,359,296.0 billion parameters; large-v3 has 1.55"),

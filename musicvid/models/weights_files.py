@@ -126,7 +126,11 @@ def pickled_state(path: Path, named: str, advice: str = "save it as .safetensors
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (an older pickle's protocol, said as a warning)
             state = torch.load(str(path), map_location="meta", mmap=archive, weights_only=True)
-    except pickle.UnpicklingError:  # (torch's own words are a page of advice to load it with weights_only=False)
+    except pickle.UnpicklingError as error:  # (torch's own words are a page of advice: load it with weights_only=False)
+        if f"Unsupported operand {pickle.LONG4[0]}" in str(error):  # (pickle's for an int of 256 bytes or more)
+            raise UserError(
+                f"{named} holds a whole number of over 600 digits, which no weights hold: {advice}"
+            ) from None
         raise UserError(
             f"{named} holds more than tensors, and musicvid reads tensors alone of a PyTorch file: a pickle can run "
             f"code as it loads ({advice})"
