@@ -334,6 +334,10 @@ def test_a_whisper_cut_short_is_refused_before_demucs_runs(capsys, tmp_path, son
     argv = ["render", song, "--models", "tiny", "-q", "--separate-vocals", "--asr", "faster-whisper"]
     said = f"--asr-model {folder}: its model.bin is cut short (its variable "
     refused_before_the_work(capsys, tmp_path, [*argv, "--asr-model", folder], said, "runs past its end")
+    whole = (tiny_en_dir() / "model.bin").read_bytes()
+    spec = 4 + 2 + int.from_bytes(whole[4:6], "little") + 4 + 4  # (version, the spec's name, its revision, count)
+    (folder / "model.bin").write_bytes(whole[: spec + 2 + 3])  # (into the first variable's name)
+    refused_before_the_work(capsys, tmp_path, [*argv, "--asr-model", folder], "variable 1's name runs past its end")
 
 
 def test_a_symbolic_link_that_leads_nowhere_is_a_broken_path_not_a_hub_name(tmp_path, monkeypatch):

@@ -245,34 +245,37 @@ def cut_short(opened: BinaryIO, size: int, shapes: dict[str, tuple[int, ...]], s
     words; None where it is whole (or of another version: read as it loads). Each variable's shape into `shapes`, and
     the value of each whole number held alone (a shape of none: num_heads) into `scalars`."""
 
-    def take(form: str):
-        data = opened.read(struct.calcsize(form))
-        if len(data) < struct.calcsize(form):
+    def read(length: int) -> bytes:
+        if len(data := opened.read(length)) < length:
             raise EOFError
-        return struct.unpack(form, data)[0]
+        return data
+
+    def take(form: str):
+        return struct.unpack(form, read(struct.calcsize(form)))[0]
 
     def string() -> str:
-        data = opened.read(take("H"))
-        return data.rstrip(b"\0").decode("utf-8", "replace")
+        return read(take("H")).rstrip(b"\0").decode("utf-8", "replace")
 
     name = "its header"
     try:
         if take("I") != CTRANSLATE2_VERSION:
             return None
         string(), take("I")  # the spec's name and revision
-        for _ in range(take("I")):
+        for number in range(take("I")):
+            name = f"its variable {number + 1}'s name"  # (a name cut short is not said as a name)
             variable = string()
             name = f"its variable {variable}"
             shapes[variable] = tuple(take("i") for _ in range(take("B")))
             take("B")  # the data type
             length = take("I")
             if not shapes[variable] and length <= 4:  # (the spec's int8, int16 and int32 settings)
-                scalars[variable] = int.from_bytes(opened.read(length), "little", signed=True)
+                scalars[variable] = int.from_bytes(read(length), "little", signed=True)
             else:
                 opened.seek(length, 1)
             if opened.tell() > size:
                 raise EOFError
-        for _ in range(take("I")):
+        for number in range(take("I")):
+            name = f"its alias {number + 1}"
             name = f"its alias {string()}"
             string()
         if opened.tell() > size:
