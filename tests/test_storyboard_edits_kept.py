@@ -216,9 +216,14 @@ def test_a_copied_work_directory_reads_its_own_files_versions(capsys, song, tmp_
     # musicvid's, and its edited transcript was read as heard
     heard = ["storyboard", song, *TINY_QUIET]
     assert run(capsys, *heard, "--workdir", tmp_path / "wd")[0] == 0
-    for name, root in (("copy", ...), ("rootless", None), ("slashed", f"{tmp_path / 'wd'}/")):
+    for name, root in (
+        ("copy", ...),
+        ("rootless", None),
+        ("slashed", f"{tmp_path / 'wd'}/"),
+        ("parent", str(tmp_path)),
+    ):
         shutil.copytree(tmp_path / "wd", copy := tmp_path / name)
-        if root is not ...:  # (a record from before it named its root: read from its own files' keys; one edited)
+        if root is not ...:  # (a record from before it named its root, or with another: read from its own files' keys)
             record = {k: v for k, v in json.loads((copy / "outputs.json").read_text()).items() if k != "root"}
             (copy / "outputs.json").write_text(json.dumps(record | ({"root": root} if root else {})))
         made = (copy / "transcript.json").read_text()

@@ -96,8 +96,9 @@ class Version:
 def _record(workdir: Workdir) -> dict[str, list]:
     """outputs.json: resolved output path -> [[size, sha256], ...], the newest last; a sidecar's versions also
     name the resolved video each was written beside, [size, sha256, video], and one holding a person's edits ends in
-    EDITS, [size, sha256, EDITS]; "root" is the work directory's resolved path (where none is, the folder of its
-    own files recorded: _own_root), so that a copy (`cp -r`) reads its own files' versions at its own paths (a
+    EDITS, [size, sha256, EDITS]; the folder of its own files recorded (_own_root), else "root", the work directory's
+    resolved path (an edited one is not trusted), is where the keys were written, so that a copy (`cp -r`) reads its
+    own files' versions at its own paths (a
     broken record is an empty one: then nothing is ours, and nothing is replaced without --overwrite). A record
     without this version's format mark (module doc) has its storyboard.json's versions read marked as holding
     edits."""
@@ -109,7 +110,7 @@ def _record(workdir: Workdir) -> dict[str, list]:
     if not isinstance(written, dict):
         return {}
     here, root = str(resolved(workdir.root)), data.get("root")
-    root = os.path.normpath(root) if isinstance(root, str) and root else _own_root(written, workdir)
+    root = _own_root(written, workdir) or (os.path.normpath(root) if isinstance(root, str) and root else None)
     if root is not None and root != here:  # a copied or moved work directory: its own files' keys move with it
         written = {here + key[len(root) :] if key.startswith(root + os.sep) else key: v for key, v in written.items()}
     board = str(resolved(workdir.storyboard))
@@ -120,8 +121,8 @@ def _record(workdir: Workdir) -> dict[str, list]:
 
 
 def _own_root(written: dict, workdir: Workdir) -> str | None:
-    """Where a record without its "root" (musicvid before 2026-12-07) was written: the folder of the storyboard.json
-    or transcript.json it records, the work directory's own files (its outputs are videos and their sidecars)."""
+    """Where a record was written: the folder of the storyboard.json or transcript.json it records, the work
+    directory's own files (its outputs are videos and their sidecars); None where it records neither."""
     own = {workdir.storyboard.name, workdir.transcript.name}
     return next((os.path.dirname(key) for key in written if os.path.basename(key) in own), None)
 
