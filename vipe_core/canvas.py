@@ -29,13 +29,10 @@ from vipe_core.guards import check_output_kind, refuse_overlap
 from vipe_core.records import (
     USAGE_FILE,
     CanvasRow,
-    LabelledSong,
     atomic_path,
+    labelled_song,
     line_refusal,
-    lines_refusal,
     read_clean_songs,
-    read_json,
-    record_from,
 )
 
 COLUMNS = ["song_id", "line_index", "lyric", "elaboration", "title", "artist", "split"]
@@ -53,16 +50,10 @@ def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
     for file in records_in(folder, "*.json"):
         if file.name == USAGE_FILE:
             continue  # every other file is a song: one not read as such would be left out of training unsaid
-        data = read_json(file, "the labelled song")
-        song = record_from(LabelledSong, data, f"{file} is not a labelled song from `vipe label`")
+        song = labelled_song(file)
         if song.song_id in files:
             raise VipeError(f"{file} and {files[song.song_id]} both label song_id {song.song_id!r}; keep one.")
         files[song.song_id] = file
-        if len(song.lines) != len(song.elaborations):
-            raise VipeError(f"{file} has {len(song.lines)} lines but {len(song.elaborations)} elaborations.")
-        why = lines_refusal(song)
-        if why:
-            raise VipeError(f"{file}: {why}.")
         rows += [
             CanvasRow(song.song_id, i, lyric, elaboration, song.title, song.artist)
             for i, (lyric, elaboration) in enumerate(zip(song.lines, song.elaborations))

@@ -265,6 +265,18 @@ def lines_refusal(song: CleanSong | LabelledSong) -> str | None:
     return None
 
 
+def labelled_song(file: Path) -> LabelledSong:
+    """The labelled song a `vipe label` file holds, refused (VipeError) where it holds none: another record, a
+    line for each elaboration, or lines that are no lyric lines."""
+    data = read_json(file, "the labelled song")
+    song = record_from(LabelledSong, data, f"{file} is not a labelled song from `vipe label`")
+    if len(song.lines) != len(song.elaborations):
+        raise VipeError(f"{file} has {len(song.lines)} lines but {len(song.elaborations)} elaborations.")
+    if why := lines_refusal(song):
+        raise VipeError(f"{file}: {why}.")
+    return song
+
+
 def read_clean_songs(path: str | os.PathLike) -> list[CleanSong]:
     """The songs of a lyrics.clean.jsonl from `vipe filter`; VipeError for a line that is not a song, whose lines
     are no lyric lines (lines_refusal), or that repeats a song_id (two songs would share one canvas file: one

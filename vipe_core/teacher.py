@@ -18,22 +18,24 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-from vipe_core.atomic import remove_temporaries
+from vipe_core.atomic import records_in, remove_temporaries
 from vipe_core.bars import progress_bar
 from vipe_core.chat import ChatClient, TeacherConfig, TeacherError
 from vipe_core.errors import VipeError
-from vipe_core.guards import check_output_kind, hold_folder, refuse_overlap
+from vipe_core.guards import check_output_kind, hold_folder, refuse_foreign, refuse_overlap
 from vipe_core.records import (
     USAGE_FILE,
     CleanSong,
     LabelledSong,
     append_jsonl,
+    labelled_song,
     read_clean_songs,
     read_json,
     read_jsonl,
@@ -186,6 +188,49 @@ def read_system_role(path: str | os.PathLike | None) -> str:
     return text
 
 
+COUNTED = ("requests", "retries", "prompt_tokens", "completion_tokens", "cost_usd")  # (ChatClient's, and the cost)
+
+
+def check_label_folder(out_dir: Path) -> None:
+    """Refuse (VipeError) a `vipe label` folder holding what it did not write, before it is held or a request is
+    paid for: a run reads its usage tally, failures journal, unfinished songs (partial/) and labelled songs, and
+    replaces the tally. Each labelled song is read as `build` reads it (labelled_song)."""
+    if not out_dir.is_dir():
+        return
+    refuse_foreign(out_dir / USAGE_FILE, _usage_ours, "a usage tally")
+    refuse_foreign(out_dir / "failed.jsonl", _failures_ours, "a failures journal")
+    for file in records_in(out_dir / "partial", "*.json") if (out_dir / "partial").is_dir() else ():
+        refuse_foreign(file, _partial_ours, "an unfinished song")
+    for file in records_in(out_dir, "*.json"):
+        if file.name != USAGE_FILE:
+            labelled_song(file)
+
+
+def _usage_ours(path: Path) -> bool:
+    usage = read_json(path, "the usage tally")
+    counts = usage.values() if isinstance(usage, dict) and set(usage) <= set(COUNTED) else [None]
+    return all(isinstance(n, (int, float)) and not isinstance(n, bool) and 0 <= n < math.inf for n in counts)
+
+
+def _failures_ours(path: Path) -> bool:
+    return all(isinstance(r, dict) and isinstance(r.get("song_id"), str) for r in read_jsonl(path, journal=True))
+
+
+def _partial_ours(path: Path) -> bool:
+    """A song's chunks answered so far: "<start>-<end>" -> that many elaborations (Labeller._label_span)."""
+    spans = read_json(path, "the unfinished song")
+    if not isinstance(spans, dict):
+        return False
+    for key, items in spans.items():
+        bounds = re.fullmatch(r"(\d+)-(\d+)", key)
+        size = int(bounds[2]) - int(bounds[1]) if bounds else 0
+        if size <= 0 or not isinstance(items, list) or len(items) != size:
+            return False
+        if not all(isinstance(item, str) and item for item in items):
+            return False
+    return True
+
+
 def _merge_usage(path: Path, before: dict, run: dict, config: TeacherConfig) -> dict:
     total = {k: before.get(k, 0) + run.get(k, 0) for k in run}
     total["cost_usd"] = round(
@@ -218,6 +263,7 @@ def run_label(
             f"{clean_jsonl} holds no songs to label: `vipe filter` kept none there, or it is not its output."
         )
     role = read_system_role(system_role)
+    check_label_folder(out_dir)
     with hold_folder(out_dir):
         for folder in (out_dir, out_dir / "partial"):
             remove_temporaries(folder)  # a killed run's: `build` reads this folder
