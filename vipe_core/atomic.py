@@ -8,6 +8,7 @@ Readers of a folder of records (`records_in`) skip every hidden file, temporarie
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import re
@@ -34,6 +35,21 @@ _TEMPORARY = re.compile(rf"{re.escape(TEMPORARY_MARK)}(?P<pid>\d+)\.(?P<name>.+)
 # What a temporary's name adds to the artifact's: the mark, a process id, the dots, mkstemp's part and a
 # suffix. An artifact's name longer than NAME_MAX less this cannot be written atomically.
 TEMPORARY_EXTRA_BYTES = len(TEMPORARY_MARK) + 7 + 2 + 8 + 16
+
+
+NAME_BYTES = 255  # the longest name of a file or folder that Linux's file systems take (ext4, XFS, Btrfs, tmpfs)
+# The longest stem of a record's file named after a song or an artist, in bytes: with its suffix and the marks of
+# its temporary around it (temporary_prefix), within the 255 a file system takes
+LONGEST_STEM = 150
+
+
+def name_of(stem: str, whole: str) -> str:
+    """`stem` (a file name made of `whole`, a song id or an artist) where it fits LONGEST_STEM bytes; else its start
+    and a hash of `whole`, so that two long names that start alike stay two."""
+    if len(stem.encode()) <= LONGEST_STEM:
+        return stem
+    start = stem.encode()[: LONGEST_STEM - 9].decode("utf-8", "ignore")
+    return f"{start}-{hashlib.sha1(whole.encode()).hexdigest()[:8]}"
 
 
 def temporary_prefix(path: Path) -> str:

@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
-from vipe_core.atomic import remove_temporaries
+from vipe_core.atomic import name_of, remove_temporaries
 from vipe_core.bars import progress_bar
 from vipe_core.errors import StageError, VipeError
 from vipe_core.guards import check_output_kind, hold_folder
@@ -37,7 +37,7 @@ def read_artists(path: str | os.PathLike) -> list[str]:
 
 def artist_file(out_dir: str | os.PathLike, artist: str) -> Path:
     slug = re.sub(r"[^\w.-]+", "_", artist.strip().lower()).strip("._") or "artist"
-    return Path(out_dir) / f"{slug}.json"
+    return Path(out_dir) / f"{name_of(slug, artist)}.json"
 
 
 def make_genius(token: str | None = None, *, timeout: float = 15.0):

@@ -78,13 +78,16 @@ def is_checkpoint_copy(path: str | os.PathLike) -> bool:
 
 
 def check_output_kind(path: str | os.PathLike, *, folder: bool) -> None:
-    """VipeError when --out names a file where a folder is written, or a folder where a file is, or lies in a
-    checkpoint of a `vipe train` run (checkpoint_around), which that run would delete with it."""
+    """VipeError when --out names a file where a folder is written, or a folder where a file is, or lies in a file, or
+    in a checkpoint of a `vipe train` run (checkpoint_around), which that run would delete with it."""
     path = Path(path)
     if folder and path.exists() and not path.is_dir():
         raise VipeError(f"--out {path} is a file, but this stage writes a folder there; choose another --out.")
     if not folder and path.is_dir():
         raise VipeError(f"--out {path} is a folder, but this stage writes a file; give a file name.")
+    above = next((p for p in path.parents if os.path.lexists(p)), None)  # (as given: "." ends a relative one)
+    if above is not None and not above.is_dir():  # (a folder can not be made in it: as train's --out says)
+        raise VipeError(f"--out {path} lies in {above}, which is a file, not a folder; choose another --out.")
     checkpoint = checkpoint_around(path)
     if checkpoint is not None:
         where = "is" if checkpoint == path.resolve() else f"lies in {checkpoint},"
@@ -172,3 +175,32 @@ def is_held(folder: str | os.PathLike, lock: str = LOCK_FILE) -> bool:
     finally:
         os.close(fd)  # (closing lets the shared lock go)
     return False
+
+
+# How many layers or blocks a model may have (GPT-2 XL has 48, a UNet's block 3): a count past it is refused, not built
+# on the meta device to be counted (a billion layers took minutes, and gigabytes), nor one below 0 (a render's crash)
+MAX_LAYERS = 1000
+_COUNTS = {"layer", "layers", "blocks", "depth"}  # (a word of the key: n_layer, num_hidden_layers, layers_per_block)
+_HOW_MANY = {"n", "num", "per", "layers", "blocks", "depth"}  # (not an index: vision_feature_layer -2 counts back)
+_EPSILON = {"eps", "epsilon"}  # (a norm's: layer_norm_eps, layer_norm_epsilon; below 0, a variance may be too)
+
+
+def impossible_number(config, where: str = "", infinite: bool = False) -> tuple[str, float] | None:
+    """The first key of a config (nested ones dotted) whose number no model can have, and that number: NaN or
+    infinite (JSON's parser takes both), a number of layers (a whole number under a key with a word of _COUNTS)
+    over MAX_LAYERS, a count (a key with a word of _HOW_MANY: n_head, num_attention_heads) or an epsilon (_EPSILON)
+    below 0. `infinite`: an infinity is a number there (a scheduler's lambda_min_clipped is -inf)."""
+    if isinstance(config, float) and (math.isnan(config) if infinite else not math.isfinite(config)):
+        return where, config
+    words = set(str(where).rsplit(".", 1)[-1].lower().split("_"))
+    if isinstance(config, (int, float)) and not isinstance(config, bool):
+        too_many = words & _COUNTS and isinstance(config, int) and config > MAX_LAYERS
+        if too_many or config < 0 and words & (_HOW_MANY | _EPSILON):
+            return where, config
+    entries = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
+    for key, value in entries:
+        key = where if isinstance(config, list) else key  # (a list's numbers are its key's)
+        found = impossible_number(value, f"{where}.{key}" if where and isinstance(config, dict) else str(key), infinite)
+        if found is not None:
+            return found
+    return None

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from dataclasses import fields
+from pathlib import Path
 
+from vipe_core.atomic import NAME_BYTES
 from vipe_core.context import MAX_CONTEXT_SIZE
 from vipe_core.filters import FilterConfig
 from vipe_core.guards import finite_in
@@ -42,9 +45,14 @@ _seed = _whole(0, MAX_SEED, "a seed")
 
 
 def _path(text: str) -> str:
-    """An argparse type for a file or folder: an empty one (an unset shell variable) would name the working folder."""
+    """An argparse type for a file or folder: an empty one (an unset shell variable) would name the working folder,
+    and a name longer than a file system takes (NAME_BYTES) could not be read or made."""
     if not text:
         raise argparse.ArgumentTypeError("it is empty")
+    if long := next((name for name in Path(text).parts if len(os.fsencode(name)) > NAME_BYTES), None):
+        raise argparse.ArgumentTypeError(
+            f"the name {long[:40]}… is {len(os.fsencode(long))} bytes long; a file system takes {NAME_BYTES}"
+        )
     return text
 
 

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-from vipe_core.atomic import records_in, remove_temporaries
+from vipe_core.atomic import name_of, records_in, remove_temporaries
 from vipe_core.bars import progress_bar
 from vipe_core.chat import ChatClient, TeacherConfig, TeacherError
 from vipe_core.errors import VipeError
@@ -122,7 +122,7 @@ def song_file(folder: Path, song_id: str) -> Path:
     safe = re.sub(r"[^\w.-]", "_", song_id)
     if safe != song_id or safe.startswith(".") or safe.lower() in OWN_NAMES:
         safe = safe.lstrip(".") + "-" + hashlib.sha1(song_id.encode()).hexdigest()[:8]
-    return folder / f"{safe}.json"
+    return folder / f"{name_of(safe, song_id)}.json"  # (a long id: its start, and its hash)
 
 
 class Labeller:

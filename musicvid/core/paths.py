@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 
 from musicvid.core.errors import UserError
+from vipe_core.atomic import NAME_BYTES
 
-NAME_BYTES = 255  # the longest name of a file or folder that Linux's file systems take (ext4, XFS, Btrfs, tmpfs)
 SHOWN_CHARS = 40  # of a long path, a message shows this many characters at each end
 # What pathlib's exists() and is_file() read as "nothing there"; any other error is the system refusing the path.
 NOTHING_THERE = {errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP}
