@@ -25,7 +25,9 @@ from vipe_core.guards import (
     _same,
     check_output_kind,
     finite_in,
+    impossible_number,
     is_held,
+    refuse_foreign,
     refuse_overlap,
 )
 from vipe_core.resume import STATE_FILE, check_copies, damaged, reason, saved_state
@@ -109,14 +111,11 @@ def check_out_is_ours(out: Path) -> None:
                 f"{out / name} holds {nested}, the output of another vipe run, which this run would delete with "
                 f"{out / name}; move it away or choose another --out."
             )
-    result = out / RESULT_FILE
-    if result.exists():
-        try:
-            ours = {"best", "history"} <= set(json.loads(result.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, ValueError, TypeError):
-            ours = False
-        if not ours:
-            raise VipeError(f"{result} is not a result vipe wrote; move it away or choose another --out.")
+    refuse_foreign(out / RESULT_FILE, _result_ours, "a result")
+
+
+def _result_ours(path: Path) -> bool:
+    return {"best", "history"} <= set(json.loads(path.read_text(encoding="utf-8")))
 
 
 def check_out_state(out: Path, run: dict, restart: bool) -> bool:
@@ -254,6 +253,8 @@ def model_config(name: str, what: str, hint: str = ""):
         config = AutoConfig.from_pretrained(name, trust_remote_code=False)
     except Exception as e:  # OSError, ValueError, KeyError for unknown model types ...
         raise cannot_load(what, name, e, hint) from None
+    if bad := impossible_number(config.to_dict()):  # (n_layer -1 was a ValueError at the first validation)
+        raise VipeError(f"{what} {name}: its config.json's {bad[0]} is {bad[1]}, not a number a model can have.")
     check_weights(name, what)
     return config
 

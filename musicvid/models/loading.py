@@ -24,7 +24,7 @@ from musicvid.models.kinds import as_unavailable, first_line, obtain
 from musicvid.models.local_names import check_not_missing
 from musicvid.models.precision import HALF_VARIANT, Precision, half_whisper
 from musicvid.models.single_file import is_single_file, kind_of, load_single_file, read_header, torch_archive
-from musicvid.models.weights_files import impossible_number, silenced, weights_variants
+from musicvid.models.weights_files import silenced, weights_variants
 from musicvid.settings.presets import (
     AUTO_UPSCALER,
     FLOW_FAMILIES,
@@ -34,6 +34,7 @@ from musicvid.settings.presets import (
     TINY,
 )
 from vipe_core.errors import VipeError
+from vipe_core.guards import impossible_number
 from vipe_core.inference import ViPE
 
 WHISPER_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)

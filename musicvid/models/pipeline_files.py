@@ -36,7 +36,6 @@ from musicvid.models.vipe_files import TOKENIZER, check_vocabulary, holds_tokeni
 from musicvid.models.weights_files import (
     check_fit,
     diffusers_fit,
-    impossible_number,
     json_object,
     safetensors_twin,
     shapes_of,
@@ -45,6 +44,7 @@ from musicvid.models.weights_files import (
     transformers_fit,
 )
 from musicvid.settings.presets import CONFIG_REPOSITORIES, FAMILY_NAMES, FLOW_FAMILIES
+from vipe_core.guards import impossible_number
 
 LATENTS = 4  # the channels of Stable Diffusion's and SDXL's latents, which --fast decodes
 UPSCALE = 8  # how many times the latents' size their VAEs' pictures are

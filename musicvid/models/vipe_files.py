@@ -13,14 +13,13 @@ from pathlib import Path
 from musicvid.core.errors import UserError
 from musicvid.models.weights_files import (
     check_fit,
-    impossible_number,
     json_object,
     shapes_of,
     sharded,
     silenced,
     transformers_fit,
 )
-from vipe_core.guards import checkpoint_around, is_checkpoint_copy, is_held
+from vipe_core.guards import checkpoint_around, impossible_number, is_checkpoint_copy, is_held
 
 # ViPE-M and ViPE-L are GPT-2 Medium (355M parameters) and GPT-2 Large (774M); the family's largest, GPT-2 XL,
 # has 1.56B. A config describing more is no ViPE: a config without sizes takes transformers' defaults, Llama's

@@ -9,7 +9,6 @@ fill a missing tensor with random numbers and say nothing, diffusers would fail 
 from __future__ import annotations
 
 import json
-import math
 import re
 import warnings
 from contextlib import contextmanager
@@ -47,35 +46,6 @@ def weights_variants(folder: Path) -> list[str]:
         return []
     names = (path.name for path in (*folder.iterdir(), *folder.glob("*/*")))
     return sorted({found[1] for name in names if (found := VARIANT_NAME.fullmatch(name))})
-
-
-# How many layers or blocks a model may have (GPT-2 XL has 48, a UNet's block 3): a count past it is refused, not built
-# on the meta device to be counted (a billion layers took minutes, and gigabytes), nor one below 0 (a render's crash)
-MAX_LAYERS = 1000
-_COUNTS = {"layer", "layers", "blocks", "depth"}  # (a word of the key: n_layer, num_hidden_layers, layers_per_block)
-_HOW_MANY = {"n", "num", "per", "layers", "blocks", "depth"}  # (not an index: vision_feature_layer -2 counts back)
-_EPSILON = {"eps", "epsilon"}  # (a norm's: layer_norm_eps, layer_norm_epsilon; below 0, a variance may be too)
-
-
-def impossible_number(config, where: str = "", infinite: bool = False) -> tuple[str, float] | None:
-    """The first key of a config (nested ones dotted) whose number no model can have, and that number: NaN or
-    infinite (JSON's parser takes both), a number of layers (a whole number under a key with a word of _COUNTS)
-    over MAX_LAYERS, a count (a key with a word of _HOW_MANY: n_head, num_attention_heads) or an epsilon (_EPSILON)
-    below 0. `infinite`: an infinity is a number there (a scheduler's lambda_min_clipped is -inf)."""
-    if isinstance(config, float) and (math.isnan(config) if infinite else not math.isfinite(config)):
-        return where, config
-    words = set(str(where).rsplit(".", 1)[-1].lower().split("_"))
-    if isinstance(config, (int, float)) and not isinstance(config, bool):
-        too_many = words & _COUNTS and isinstance(config, int) and config > MAX_LAYERS
-        if too_many or config < 0 and words & (_HOW_MANY | _EPSILON):
-            return where, config
-    entries = config.items() if isinstance(config, dict) else enumerate(config) if isinstance(config, list) else ()
-    for key, value in entries:
-        key = where if isinstance(config, list) else key  # (a list's numbers are its key's)
-        found = impossible_number(value, f"{where}.{key}" if where and isinstance(config, dict) else str(key), infinite)
-        if found is not None:
-            return found
-    return None
 
 
 def json_object(path: Path, named: str) -> dict:
