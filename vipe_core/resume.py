@@ -126,7 +126,22 @@ def _not_whole(folder: Path) -> str | None:
             bad = path.name
         if bad is not None:
             return f"{path.name} is cut short, damaged or not a saved state"
-    return None
+    # accelerate's load_state goes on where it cannot set the random states (a resumed run then draws other batches)
+    unset = next((path for path in sorted(folder.glob("random_states_*.pkl")) if not _random_states(path)), None)
+    return f"{unset.name} holds no random states as accelerate saves them" if unset else None
+
+
+def _random_states(path: Path) -> bool:
+    """Whether `path` holds the random states accelerate's save_state writes: Python's, NumPy's and torch's."""
+    import torch
+    from accelerate.utils import load
+
+    try:
+        states = load(path)
+    except Exception:  # (what torch's weights-only unpickler refuses, or a file cut short)
+        return False
+    kinds = {"random_state": tuple, "numpy_random_seed": tuple, "torch_manual_seed": torch.Tensor}
+    return isinstance(states, dict) and all(isinstance(states.get(key), kind) for key, kind in kinds.items())
 
 
 def _whole_step(folder: Path) -> int | None:

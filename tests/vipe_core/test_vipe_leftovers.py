@@ -5,11 +5,14 @@ Kills are simulated by making what one leaves by hand."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import zipfile
 from dataclasses import asdict
 
+import numpy as np
 import pytest
+import torch
 
 from vipe_core.canvas import rows_from_canvas
 from vipe_core.chat import TeacherConfig
@@ -72,14 +75,16 @@ def test_label_and_collect_remove_the_temporaries_a_killed_run_left(tmp_path):
 
 
 def _saved_state(folder, step: int, marked: bool = True) -> None:
-    """A whole state as save_last writes it (the archives only need to be zip files to pass as whole), in a copy
+    """A whole state as save_last writes it (the archives but the random states' only need to be zip files), in a copy
     marked as vipe marks it (first) unless not `marked`: a checkpoint, or a person's copy of one."""
     folder.mkdir()
     if marked:
         mark_copy(folder)
-    for name in [*STATE_ARCHIVES, "random_states_0.pkl"]:
+    for name in STATE_ARCHIVES:
         with zipfile.ZipFile(folder / name, "w") as archive:
             archive.writestr("data", "x")
+    states = {"random_state": random.getstate(), "numpy_random_seed": np.random.get_state()}
+    torch.save({**states, "torch_manual_seed": torch.get_rng_state()}, folder / "random_states_0.pkl")  # (read)
     (folder / STATE_FILE).write_text(json.dumps(asdict(TrainState(step=step))))
 
 

@@ -10,6 +10,7 @@ import shutil
 import zipfile
 
 import pytest
+import torch
 
 from vipe_core.cli import main
 from vipe_core.guards import LOCK_FILE
@@ -182,6 +183,9 @@ def test_a_damaged_random_state_or_best_is_refused(finished, tmp_path, tiny_base
     (out / "last" / "random_states_0.pkl").write_bytes(bytes(range(256)) * 8)
     line = refused(train_args(canvas_parquet, tiny_base, out), capsys)
     assert "last is damaged (random_states_0.pkl is cut short" in line
+    torch.save({"random_state": 1}, out / "last" / "random_states_0.pkl")  # (accelerate resumed without it: no word)
+    line = refused(train_args(canvas_parquet, tiny_base, out), capsys)
+    assert "random_states_0.pkl holds no random states as accelerate saves them" in line
     shutil.rmtree(out)
     shutil.copytree(finished, out)  # bytes changed inside the archive, its directory whole: its CRC tells
     archive = out / "last" / "optimizer.bin"
