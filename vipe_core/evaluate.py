@@ -162,12 +162,12 @@ def check_evaluate(config: EvalConfig) -> tuple[list[tuple[str, Path, list[int]]
     checkpoint (as named, its folder, the context sizes to try) and the output folder."""
     checkpoints = [(arg, resolve_checkpoint(arg)) for arg in config.checkpoints]
     out = Path(config.out) if config.out else default_out(checkpoints[0][1])
-    check_output_kind(out, folder=True)
     if (out / "config.json").is_file():  # another model's folder, or a checkpoint's the run does not evaluate
         raise VipeError(
             f"--out {out} holds a model (its config.json): evaluate writes beside a model, never in it, since a file "
             "added to a model's folder makes musicvid take it for another model; name another folder."
         )
+    check_output_kind(out, folder=True, own=lambda name: name == RESULTS or bool(JOURNAL.fullmatch(name)))
     check_out_is_ours(out)
     refuse_overlap(
         [("the output folder", out)],

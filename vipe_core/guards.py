@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from vipe_core.atomic import records_in
 from vipe_core.errors import VipeError
 from vipe_core.resume import CHECKPOINT_COPY, CHECKPOINTS, STATE_FILE
 from vipe_core.train_config import TRAINING_INFO
@@ -77,12 +78,20 @@ def is_checkpoint_copy(path: str | os.PathLike) -> bool:
     return bool(CHECKPOINT_COPY.fullmatch(resolved.name)) and os.path.isfile(resolved.parent / LOCK_FILE)
 
 
-def check_output_kind(path: str | os.PathLike, *, folder: bool) -> None:
+def check_output_kind(path: str | os.PathLike, *, folder: bool, own: Callable[[str], bool] | None = None) -> None:
     """VipeError when --out names a file where a folder is written, or a folder where a file is, or lies in a file, or
-    in a checkpoint of a `vipe train` run (checkpoint_around), which that run would delete with it."""
+    in a checkpoint of a `vipe train` run (checkpoint_around), which that run would delete with it; or, given what
+    the stage's `own` records are called, a folder holding another's (a .json or .jsonl: a stage that reads the
+    folder, filter or build, would take the records it adds there for its own)."""
     path = Path(path)
     if folder and path.exists() and not path.is_dir():
         raise VipeError(f"--out {path} is a file, but this stage writes a folder there; choose another --out.")
+    records = records_in(path, "*.json*") if folder and own is not None and path.is_dir() else []
+    if other := next((p for p in records if p.suffix in (".json", ".jsonl") and not own(p.name)), None):
+        raise VipeError(
+            f"--out {path} holds {other.name}, a record this stage does not write (another stage's, whose reader "
+            "would take this stage's for its own); choose another --out."
+        )
     if not folder and path.is_dir():
         raise VipeError(f"--out {path} is a folder, but this stage writes a file; give a file name.")
     above = next((p for p in path.parents if os.path.lexists(p)), None)  # (as given: "." ends a relative one)

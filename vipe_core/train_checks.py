@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-import huggingface_hub
+import huggingface_hub.constants  # (a submodule: the package does not load it)
 import pandas as pd
 
 from vipe_core.canvas import read_canvas
@@ -359,7 +359,7 @@ def check_train(config: TrainConfig) -> tuple[pd.DataFrame, dict]:
     --patience, --eval-every and --save-every may differ)."""
     check_settings(config)
     out = Path(config.out)
-    check_output_kind(out, folder=True)
+    check_output_kind(out, folder=True, own=lambda name: name == RESULT_FILE)
     inputs = [
         ("the LyricCanvas file", config.data),
         ("the base model", config.base),

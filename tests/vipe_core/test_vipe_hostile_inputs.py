@@ -250,3 +250,11 @@ def test_evaluate_writes_beside_the_checkpoint_by_default(checkpoint, canvas_par
     for named in (checkpoint, checkpoint / "best"):  # a training's --out, or its best/ itself
         _, out = check_evaluate(EvalConfig(checkpoints=[str(named)], data=str(canvas_parquet)))
         assert out == checkpoint / "evaluation-best"
+
+
+def test_an_output_folder_holding_another_stages_records_is_refused(files, checkpoint, canvas_parquet, capsys):
+    # (evaluate's results.json in a lyrics folder was read by filter as an artist's, and refused there)
+    lyrics = sorted(p.name for p in (files / "lyrics").iterdir())
+    argv = ["evaluate", str(checkpoint), str(canvas_parquet), "--out", str(files / "lyrics"), "-q"]
+    assert "holds a.json, a record this stage does not write" in refused(argv, capsys)
+    assert sorted(p.name for p in (files / "lyrics").iterdir()) == lyrics
