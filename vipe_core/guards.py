@@ -148,8 +148,10 @@ def _open_lock(path: Path) -> int:
 def hold_folder(folder: str | os.PathLike) -> Iterator[None]:
     """Hold an output folder (made if missing) for this run; a second run on it is refused. The hold is a
     non-blocking flock on folder/.vipe.lock: the OS releases it with the process, so a killed run never
-    leaves the folder held. The lock file holds nothing: it is only ever made, never written."""
+    leaves the folder held. The lock file holds nothing: it is only ever made, never written. A folder the hold made
+    is removed where the run fails having written nothing in it."""
     folder = Path(folder)
+    made = not os.path.lexists(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd = _open_lock(folder / LOCK_FILE)
@@ -162,6 +164,11 @@ def hold_folder(folder: str | os.PathLike) -> Iterator[None]:
         raise VipeError(f"{folder} is in use by another vipe run; wait for it or choose another --out.") from None
     try:
         yield
+    except BaseException:
+        if made and os.listdir(folder) == [LOCK_FILE]:  # (a run refused at its first step leaves no folder)
+            os.unlink(folder / LOCK_FILE)
+            os.rmdir(folder)
+        raise
     finally:
         os.close(fd)
 

@@ -121,6 +121,8 @@ def load_base(base: str, tokenizer_name: str | None = None):
     if tokenizer.eos_token_id is None:
         raise VipeError(f"the tokenizer of {tokenizer_name or base!r} has no end-of-text token, which ViPE needs.")
     model = load_model(base, "the base model")
+    if not all(bool(parameter.isfinite().all()) for parameter in model.parameters()):  # (a run said it "diverged")
+        raise VipeError(f"the base model {base!r} holds weights that are no finite numbers (NaN or infinite).")
     if getattr(model, "loss_type", None) is None:
         # transformers finds no loss by a class name without "ForCausalLM" (GPT2LMHeadModel's), warns on every
         # run and falls back to the causal one: ViPE's, said here

@@ -54,3 +54,14 @@ def test_a_fifo_or_folder_at_the_lock_name_is_refused(tmp_path):
         with pytest.raises(VipeError, match="not vipe's lock file"):
             with hold_folder(folder):
                 pass
+
+
+def test_a_run_that_fails_before_writing_leaves_no_folder_its_hold_made(tmp_path):
+    # (evaluate refused a checkpoint as it loaded it, and left evaluation-<name>/ holding its lock file alone)
+    (tmp_path / "yours").mkdir()
+    for folder, written in ((tmp_path / "new", False), (tmp_path / "yours", False), (tmp_path / "written", True)):
+        with pytest.raises(VipeError), hold_folder(folder):
+            if written:
+                (folder / "result.json").write_text("{}")
+            raise VipeError("refused")
+        assert folder.exists() == (folder.name != "new")

@@ -254,3 +254,13 @@ def test_a_run_folder_given_as_the_base_is_told_to_give_its_best(finished, tmp_p
     assert f"the base model {finished} is a `vipe train` run's folder: give its checkpoint, {finished / 'best'}" in said
     said = _refused_before_work(train_args(canvas_parquet, str(finished / "last"), out), out, capsys)
     assert "holds no config.json: give a model's folder" in said
+
+
+def test_a_base_of_weights_that_are_no_numbers_is_refused_before_out(tmp_path, tiny_base, canvas_parquet, capsys):
+    from safetensors.torch import load_file, save_file
+
+    base = shutil.copytree(tiny_base, tmp_path / "base")
+    tensors = load_file(base / "model.safetensors")
+    save_file({name: torch.full_like(t, float("nan")) for name, t in tensors.items()}, base / "model.safetensors")
+    said = refused(train_args(canvas_parquet, base, tmp_path / "run"), capsys)
+    assert "holds weights that are no finite numbers (NaN or infinite)" in said and not (tmp_path / "run").exists()
