@@ -86,12 +86,6 @@ def check_output_kind(path: str | os.PathLike, *, folder: bool, own: Callable[[s
     path = Path(path)
     if folder and path.exists() and not path.is_dir():
         raise VipeError(f"--out {path} is a file, but this stage writes a folder there; choose another --out.")
-    records = records_in(path, "*.json*") if folder and own is not None and path.is_dir() else []
-    if other := next((p for p in records if p.suffix in (".json", ".jsonl") and not own(p.name)), None):
-        raise VipeError(
-            f"--out {path} holds {other.name}, a record this stage does not write (another stage's, whose reader "
-            "would take this stage's for its own); choose another --out."
-        )
     if not folder and path.is_dir():
         raise VipeError(f"--out {path} is a folder, but this stage writes a file; give a file name.")
     above = next((p for p in path.parents if os.path.lexists(p)), None)  # (as given: "." ends a relative one)
@@ -103,6 +97,12 @@ def check_output_kind(path: str | os.PathLike, *, folder: bool, own: Callable[[s
         raise VipeError(
             f"--out {path} {where} a checkpoint that the `vipe train` run in {checkpoint.parent} replaces whole, "
             "deleting whatever else is in it; choose another --out."
+        )
+    records = records_in(path, "*.json*") if folder and own is not None and path.is_dir() else []
+    if other := next((p for p in records if p.suffix in (".json", ".jsonl") and not own(p.name)), None):
+        raise VipeError(
+            f"--out {path} holds {other.name}, a record this stage does not write (another stage's, whose reader "
+            "would take this stage's for its own); choose another --out."
         )
 
 
