@@ -211,7 +211,11 @@ def test_a_saved_checkpoint_gets_the_usual_modes(tmp_path):
 
 @pytest.mark.parametrize(
     "line, said",
-    [("hello\n2. injected line", "holds a line break"), ("x" * (MAX_LINE_CHARACTERS + 1), "characters long")],
+    [
+        ("hello\n2. injected line", "holds a line break"),
+        ("x" * (MAX_LINE_CHARACTERS + 1), "characters long"),
+        ("a\x00b", "holds a control character"),  # (sent to the teacher as it was)
+    ],
 )
 def test_label_refuses_lines_that_are_no_lyric_lines_before_any_request(line, said, tmp_path, capsys):
     song = {"song_id": "1", "title": "t", "artist": "a", "lines": ["a first line", line]}

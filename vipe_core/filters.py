@@ -21,7 +21,16 @@ from typing import Iterable
 from vipe_core.atomic import records_in
 from vipe_core.errors import VipeError
 from vipe_core.guards import check_output_kind, refuse_foreign, refuse_overlap
-from vipe_core.records import ArtistLyrics, CleanSong, RawSong, read_json, read_jsonl, record_from, write_jsonl
+from vipe_core.records import (
+    ArtistLyrics,
+    CleanSong,
+    RawSong,
+    line_refusal,
+    read_json,
+    read_jsonl,
+    record_from,
+    write_jsonl,
+)
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 SECTION_HEADER = re.compile(r"\[[^\]]*\]")
@@ -69,6 +78,8 @@ def clean_lines(lyrics: str, config: FilterConfig, removed: Counter) -> list[str
             removed["too_few_unique_words"] += 1
         elif len(tokens) > config.max_words:
             removed["too_many_words"] += 1
+        elif line_refusal(line) is not None:  # (what label refuses: a line over its length, a control character)
+            removed["no_lyric_line"] += 1
         else:
             kept.append(line)
     return kept

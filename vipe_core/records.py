@@ -17,6 +17,7 @@ import os
 import shutil
 import stat
 import tempfile
+import unicodedata
 from contextlib import contextmanager, suppress
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
@@ -245,14 +246,16 @@ MAX_LINE_CHARACTERS = 1000
 
 def line_refusal(line: str) -> str | None:
     """Why `line` is no lyric line, or None: it is blank (`vipe filter` drops blank lines: no picture to draw), holds
-    a line break (the teacher, who numbers the lines it is sent, would answer for more lines than it was asked), or
-    is longer than MAX_LINE_CHARACTERS."""
+    a line break (the teacher, who numbers the lines it is sent, would answer for more lines than it was asked), is
+    longer than MAX_LINE_CHARACTERS, or holds a control character but a tab."""
     if not line.strip():
         return "is blank; leave blank lines out"
     if "".join(line.splitlines()) != line:
         return "holds a line break; give each lyric line as an entry of its own"
     if len(line) > MAX_LINE_CHARACTERS:
         return f"is {len(line)} characters long, over the {MAX_LINE_CHARACTERS} a lyric line may be"
+    if control := next((c for c in line if unicodedata.category(c) == "Cc" and c != "\t"), None):
+        return f"holds a control character (U+{ord(control):04X}), which no lyric holds"  # (NUL went to the teacher)
     return None
 
 

@@ -43,6 +43,13 @@ def test_line_of_exactly_twenty_words_is_kept_and_twenty_one_dropped():
     assert removed["too_many_words"] == 1
 
 
+def test_a_line_label_would_refuse_is_dropped_not_kept():
+    removed, long = Counter(), " ".join(f"word{n}" for n in range(300))  # (over 1000 characters: label refuses it)
+    text = f"the river runs\x00 wild\n{long}\nthe moon is bright"
+    assert clean_lines(text, FilterConfig(max_words=100_000), removed) == ["the moon is bright"]
+    assert removed == {"no_lyric_line": 2}
+
+
 def test_words_counts_contractions_once_and_ignores_punctuation():
     assert words("Don't stop, don't STOP!") == ["don't", "stop", "don't", "stop"]
 
