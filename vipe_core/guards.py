@@ -85,7 +85,8 @@ def check_output_kind(path: str | os.PathLike, *, folder: bool, own: Callable[[s
     folder, filter or build, would take the records it adds there for its own)."""
     path = Path(path)
     if folder and path.exists() and not path.is_dir():
-        raise VipeError(f"--out {path} is a file, but this stage writes a folder there; choose another --out.")
+        kind = "a file" if path.is_file() else "a special file (a device or a pipe)"  # (/dev/null)
+        raise VipeError(f"--out {path} is {kind}, but this stage writes a folder there; choose another --out.")
     if not folder and path.is_dir():
         raise VipeError(f"--out {path} is a folder, but this stage writes a file; give a file name.")
     above = next((p for p in path.parents if os.path.lexists(p)), None)  # (as given: "." ends a relative one)

@@ -14,12 +14,23 @@ from vipe_core.context import MAX_CONTEXT_SIZE
 from vipe_core.filters import FilterConfig
 from vipe_core.guards import finite_in
 from vipe_core.parsing import OneLineParser
-from vipe_core.train_config import MAX_LR, MAX_SEED, MAX_WEIGHT_DECAY, MIN_MAX_LENGTH, MIXED_PRECISIONS, TrainConfig
+from vipe_core.train_config import (
+    MAX_EPOCHS,
+    MAX_LR,
+    MAX_SEED,
+    MAX_WEIGHT_DECAY,
+    MIN_MAX_LENGTH,
+    MIXED_PRECISIONS,
+    TrainConfig,
+)
 
 
 def _shown(text: str) -> str:
     """A flag's value as a refusal quotes it: bare, or in quotes where it is empty or has spaces around it."""
     return text if text and text.strip() == text else repr(text)
+
+
+MAX_PRICE = 1e6  # USD per million tokens: a thousand times the dearest model's; past it, the tally overflows
 
 
 def _whole(low: int, high: int | None = None, what: str = "a whole number"):
@@ -200,9 +211,12 @@ def add_label(stages, common: argparse.ArgumentParser) -> None:
     p.add_argument("--retry-failed", action="store_true", help="ask again for songs recorded in failed.jsonl")
     p.add_argument("--limit", type=_positive, help="label at most this many new songs")
     p.add_argument(
-        "--price-input", type=_finite(0), default=0.0, help="USD per million prompt tokens, for the cost tally"
+        "--price-input",
+        type=_finite(0, MAX_PRICE),
+        default=0.0,
+        help="USD per million prompt tokens, for the cost tally",
     )
-    p.add_argument("--price-output", type=_finite(0), default=0.0, help="USD per million completion tokens")
+    p.add_argument("--price-output", type=_finite(0, MAX_PRICE), default=0.0, help="USD per million completion tokens")
 
 
 def add_build(stages, common: argparse.ArgumentParser) -> None:
@@ -251,7 +265,7 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out", type=_path, default=default["out"], help="folder for best/ and last/ (default: %(default)s/)"
     )
-    p.add_argument("--epochs", type=_positive, default=default["epochs"], help="(default: %(default)s)")
+    p.add_argument("--epochs", type=_whole(1, MAX_EPOCHS), default=default["epochs"], help="(default: %(default)s)")
     p.add_argument("--batch-size", type=_positive, help="per device (default: the paper's for this model and context)")
     p.add_argument(
         "--grad-accum",

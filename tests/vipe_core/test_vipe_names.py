@@ -1,5 +1,6 @@
-"""Names no file system takes, outputs below a file, and a model config of sizes no model has: each stage refuses
-them in one sentence before any work (they were tracebacks), and a song or artist of a long name gets a file."""
+"""Names no file system takes, outputs below a file or on a device, flags past use, and a model config of sizes no
+model has: each stage refuses them in one sentence before any work (they were tracebacks), and a song or artist of
+a long name gets a file."""
 
 from __future__ import annotations
 
@@ -63,3 +64,16 @@ def test_a_base_whose_config_has_a_size_no_model_has_is_refused_before_the_work(
     said = refused(train_args(canvas_parquet, base, tmp_path / "run"), capsys)
     assert "config.json's n_layer is -1, not a number a model can have" in said
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["train", "d.parquet", "--epochs", "1" + "0" * 20], "--epochs: 1000000"),  # (a run of years)
+        (["label", "c.jsonl", "--price-input", "1e308"], "from 0 to 1e+06"),  # (the tally was Infinity)
+        (["train", "d.parquet", "--out", "/dev/null"], "is a special file (a device or a pipe)"),
+    ],
+)
+def test_a_flag_past_what_a_run_can_use_is_refused(argv, said, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert said in refused(argv, capsys)
