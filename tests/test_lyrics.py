@@ -279,11 +279,20 @@ def test_enhanced_lrc_times_each_word_of_a_line_sung_once():
         "[00:10.00]<00:10.00>I <00:10.50>see <00:11.20>you <00:12.00>\n"  # every word, and the last one's end
         "[00:20.00]<00:20.00>no <00:20.40>end tag\n"  # the last words share the time to the line's end
         "[00:30.00][00:40.00]<00:30.00>sung <00:30.50>twice\n"  # whose times? left to karaoke's own share
-        "[00:50.00]half <00:50.50>timed\n"
+        "[00:50.00]half <00:50.50>timed\n"  # (the words before the first tag from the line's time: were untimed)
     )
     lines = parse_lrc(text, 60)
     timed = {line.text: [(round(w.start, 2), round(w.end, 2), w.text) for w in line.words] for line in lines}
     assert timed["I see you"] == [(9.5, 10.0, "I"), (10.0, 10.7, "see"), (10.7, 11.5, "you")]
     end = next(line.end for line in lines if line.text == "no end tag")
     assert timed["no end tag"][:1] == [(19.5, 19.9, "no")] and timed["no end tag"][-1][1] == round(end, 2)
-    assert timed["sung twice"] == [] and timed["half timed"] == []
+    assert timed["sung twice"] == [] and timed["half timed"][0] == (49.5, 50.0, "half")
+
+
+def test_enhanced_lrc_words_before_the_first_tag_are_sung_from_the_lines_time():  # (their times were all dropped)
+    lines = parse_lrc("[00:05.00]Mid [00:07.00] time words\n[00:30.00]MIXED <00:30.50>words\n", 41.0)
+    words = [[(w.start, w.end, w.text) for w in line.words[:2]] for line in lines]
+    assert words == [
+        [(5.0, 7.0, "Mid"), (7.0, pytest.approx(7.09, abs=0.01), "time")],
+        [(30.0, 30.5, "MIXED"), (30.5, pytest.approx(31.8, abs=0.01), "words")],
+    ]

@@ -107,23 +107,25 @@ def _shared(start: float, end: float | None, words: list[str]) -> list[WordTime]
     return list(zip(edges, edges[1:], words))
 
 
-def _sung(text: str, where: str) -> tuple[str, tuple[WordTime, ...]]:
+def _sung(text: str, where: str, start: float | None) -> tuple[str, tuple[WordTime, ...]]:
     """A timed line's words, as written (enhanced LRC's tags taken out, no space put in), and their own times where
-    enhanced LRC times what is sung: from the time before a word's first piece (<mm:ss.xx>; a syllable where the tag
-    stands inside a word, but between two characters of a script written without spaces: each its own word) to the
-    one after its last; the words between two times share them by their letters. Else no times. Refused: a time
-    before the one before it."""
+    enhanced LRC times what is sung: from the time before a word's first piece (<mm:ss.xx>, or [mm:ss.xx] inside the
+    line; a syllable where the tag stands inside a word, but between two characters of a script written without
+    spaces: each its own word; words before the first tag from the line's `start`, where it has one) to the one after
+    its last; the words between two times share them by their letters. Else no times (and where the first tag after
+    words is before the line's time: a writer's placeholder, <00:00.00>). Refused: a time before the one before it."""
     pieces: list[tuple[float | None, str]] = []  # each stretch of text and the time before it
-    before, last, written = None, 0, ""
+    before, last, written = start, 0, ""
     for tag in _WORD_TAG.finditer(text):
         if _TIMELIKE.fullmatch(tag.group(0)[1:-1]):  # (else a word in brackets: sung)
             pieces.append((before, text[last : tag.start()]))
-            if (seconds := _tag_seconds(tag.group(0), where)) < (before or 0.0):
+            if (seconds := _tag_seconds(tag.group(0), where)) < (before or 0.0) and written:
                 raise UserError(f"{where}: its word time {tag.group(0)} is before the one before it ({written})")
             before, last, written = seconds, tag.end(), tag.group(0)
     pieces.append((before, text[last:]))
     sung = one_line("".join(chunk for _, chunk in pieces))
-    if len(pieces) == 1 or any(time is None for time, chunk in pieces if chunk.split()):
+    placeholder = pieces[0][1].split() and len(pieces) > 1 and pieces[1][0] < (start or 0.0)  # (<00:00.00> mid-line)
+    if len(pieces) == 1 or placeholder or any(time is None for time, chunk in pieces if chunk.split()):
         return sung, ()
     times: list[WordTime] = []
     inside = False  # whether the text so far ends inside a word, which the next piece may go on
@@ -198,7 +200,7 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
             times.append(_tag_seconds(tag.group(0), where))
             rest = rest[tag.end() :].lstrip()
         if times:
-            sung, words = _sung(_SINGER.sub(r"\1", rest, count=1), where)
+            sung, words = _sung(_SINGER.sub(r"\1", rest, count=1), where, times[0] if len(times) == 1 else None)
             credit = CREDIT.fullmatch(sung) and not any(before for _, (before, _), _ in stamped)
             credits += [sung] if credit else []
             sung, words = (sung, words) if has_words(sung) and not (is_label(sung) or credit) else ("", ())
