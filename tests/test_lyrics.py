@@ -64,7 +64,7 @@ def test_transcript_json(tmp_path):
     [
         ("song.doc", "hello", r"must be .lrc, .srt, .json \(a transcript.json\) or .txt"),
         ("song.json", "{broken", "is not valid JSON"),
-        ("song.lrc", "[00:99.00]way past the end", "no timed lines"),
+        ("song.lrc", "[01:39.00]way past the end", "no timed lines"),
         ("song.json", '{"lines": [{"start": 1}]}', r"lines\[0\].end is missing"),
     ],
 )
@@ -296,3 +296,14 @@ def test_enhanced_lrc_words_before_the_first_tag_are_sung_from_the_lines_time():
         [(5.0, 7.0, "Mid"), (7.0, pytest.approx(7.09, abs=0.01), "time")],
         [(30.0, 30.5, "MIXED"), (30.5, pytest.approx(31.8, abs=0.01), "words")],
     ]
+
+
+def test_three_numbers_are_hours_where_as_hundredths_the_lines_would_come_too_fast(caplog):
+    # ([00:00:05] was 0.05 s: a song's lines squeezed into its first 0.3 s, unsaid)
+    text = "[00:00:05]first line at five\n[00:00:20]second line at twenty\n[00:00:30]third line at thirty\n"
+    assert [line.start for line in parse_lrc(text, 41.0)] == [5.0, 20.0, 30.0]
+    assert "read as [hh:mm:ss]: as [mm:ss:xx] (hundredths), its lines came 0.12 s apart" in caplog.text
+    hundredths = "[00:05:10]first line\n[00:10:20]second line\n[00:15:30]third line\n"
+    assert [line.start for line in parse_lrc(hundredths, 41.0)] == [5.1, 10.2, 15.3]  # (as older writers mean it)
+    with pytest.raises(UserError, match="line 1: its time has 99 seconds, which a clock counts from 0 to 59"):
+        parse_lrc("[00:99.00]a line\n", 200.0)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import re
+import statistics
 import unicodedata
 
 from musicvid.core.audio import MAX_SONG_SECONDS
@@ -66,6 +68,7 @@ _TAG = re.compile(r"[\[［]([^\[\]［］]*)[\]］]")
 _WORD_TAG = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _TIMELIKE = re.compile(r"\s*[-+]?\s*\d+\s*[:：].*")  # what begins like a time is read as one, or refused
 _TIME = re.compile(r"(\d+)[:：](\d+)(?:[.,:．，：](\d+))?|(\d+)[:：](\d+)[:：](\d+)[.,．，](\d+)")
+_CLOCK = re.compile(r"(\d+)[:：](\d+)[:：](\d+)")  # [mm:ss:xx], or (where its lines would come too fast) [hh:mm:ss]
 _META = re.compile(r"\s*([A-Za-z#][\w ]*?)\s*:(.*)", re.DOTALL)
 # Walaoke LRC names who sings a line (M: a man, F: a woman, D: both) before its words: not sung.
 _SINGER = re.compile(r"^((?:<[^<>]*>\s*)?)[MFD]:\s*")
@@ -82,11 +85,14 @@ def starts_with_time(line: str) -> bool:
     return bool(tag and _TIMELIKE.fullmatch(tag.group(1)))
 
 
-def _tag_seconds(tag: str, where: str) -> float:
-    """The time a tag (brackets and all) says, or one sentence saying it is none an LRC writer writes."""
+def _tag_seconds(tag: str, where: str, hours: bool = False) -> float:
+    """The time a tag (brackets and all) says, or one sentence saying it is none an LRC writer writes; `hours`: a
+    tag of three numbers is [hh:mm:ss], not [mm:ss:xx]."""
     inside = tag[1:-1].strip()
     if inside.startswith("-"):
         raise UserError(f"{where}: {tag} is a time before the song starts")
+    if hours and (clock := _CLOCK.fullmatch(inside)):
+        return clock_seconds(*clock.groups(), None, where)
     match = _TIME.fullmatch(inside)
     if not match:
         raise UserError(f"{where}: {tag} is no time an LRC line is read by ([mm:ss.xx], [mm:ss] or [hh:mm:ss.xx])")
@@ -183,7 +189,9 @@ def instrumental_notice(text: str) -> str | None:
     return None
 
 
-def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str, tuple[WordTime, ...]]]:
+def lrc_stamps(
+    text: str, document: str = "the lyrics", hours: bool = False
+) -> list[tuple[float, str, tuple[WordTime, ...]]]:
     """The times of LRC `text`, each with its line's words ("": an end marker, where the line before ends: nothing,
     no letters, a section's name or a direction to the band: is_label; "" too: a credit before the first sung line,
     said in a warning) and their own times (a line sung once: _sung), in the order written, the offset applied; or
@@ -197,7 +205,7 @@ def lrc_stamps(text: str, document: str = "the lyrics") -> list[tuple[float, str
     for number, raw in enumerate(text_lines(text), start=1):
         where, rest, times = f"{document} line {number}", raw.strip(), []
         while (tag := _TAG.match(rest)) and _TIMELIKE.fullmatch(tag.group(1)):
-            times.append(_tag_seconds(tag.group(0), where))
+            times.append(_tag_seconds(tag.group(0), where, hours))
             rest = rest[tag.end() :].lstrip()
         if times:
             sung, words = _sung(_SINGER.sub(r"\1", rest, count=1), where, times[0] if len(times) == 1 else None)
@@ -249,6 +257,9 @@ _ENGLISH = frozenset(
     "but or if more day light world i'm you're it's don't can't won't".split()
 )
 ENGLISH_SHARE = 0.3
+# Sung lines start this far apart at least, on median (a rapper's 8 syllables a second make a line of a second): a
+# file whose times put them closer is read another way where one fits ([hh:mm:ss] for [mm:ss:xx])
+CLOSEST_LINES_SECONDS = 0.3
 # Lines this close to a line's time are at its time: bilingual LRCs merged from two sources round it apart.
 SAME_TIME_SECONDS = 0.05
 # An end marker holds its line at most this long, or twice the time its words take: an empty stamp at the song's
@@ -304,11 +315,11 @@ def _at_one_time(at: list[tuple[str, Own]], language: str | None) -> tuple[str, 
     return TOGETHER.join(sung), own, TOGETHER.join(english), len(english), len(sung) - 1
 
 
-def _times(text: str, document: str) -> list[tuple[float, list[tuple[str, Own]]]]:
+def _times(text: str, document: str, hours: bool = False) -> list[tuple[float, list[tuple[str, Own]]]]:
     """Each time of LRC `text` (lrc_stamps), lines within SAME_TIME_SECONDS of its first at it, with its lines'
     words (none: an end marker)."""
     times: list[tuple[float, list[tuple[str, Own]]]] = []
-    for time, sung, own in sorted(lrc_stamps(text, document), key=lambda item: item[0]):
+    for time, sung, own in sorted(lrc_stamps(text, document, hours), key=lambda item: item[0]):
         if not times or time - times[-1][0] > SAME_TIME_SECONDS:
             times.append((time, []))
         times[-1][1].extend([(sung, own)] if sung else [])
@@ -323,6 +334,14 @@ def parse_lrc(text: str, duration: float, document: str = "the lyrics", language
     `language` (None: not said). Said in one warning; and so are lines whose word times run past their end (their own
     dropped)."""
     times = _times(text, document)
+    if _CLOCK.search(text) and (apart := _apart(times)) < CLOSEST_LINES_SECONDS:
+        clock = _times(text, document, hours=True)
+        if _apart(clock) >= CLOSEST_LINES_SECONDS and clock[-1][0] < duration:
+            log.warning(
+                f"{document}: its times of three numbers are read as [hh:mm:ss]: as [mm:ss:xx] (hundredths), "
+                f"its lines came {apart:.2f} s apart"
+            )
+            times = clock
     lines, taken, joined, again, cut = [], 0, 0, 0, 0
     for i, (start, at) in enumerate(times):
         if not at:
@@ -348,6 +367,12 @@ def parse_lrc(text: str, duration: float, document: str = "the lyrics", language
     if said := _one_time_note(taken, joined, again):
         log.warning(f"{document}: {said}")
     return lines
+
+
+def _apart(times: list[tuple[float, list[tuple[str, Own]]]]) -> float:
+    """How far apart the sung lines of `times` start, on median (inf: fewer than three)."""
+    starts = [time for time, at in times if at]
+    return statistics.median(b - a for a, b in zip(starts, starts[1:])) if len(starts) > 2 else math.inf
 
 
 def _one_time_note(taken: int, joined: int, again: int) -> str:

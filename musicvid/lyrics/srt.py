@@ -54,9 +54,12 @@ def _times_row(row: str) -> bool:
 
 
 def clock_seconds(hours: str, minutes: str, seconds: str, fraction: str | None, where: str) -> float:
-    """The seconds a clock's digits say, each read by file_number."""
+    """The seconds a clock's digits say, each read by file_number; its seconds below 60 (a clock's 00:99 is no time:
+    read as 99 s, a line was placed wherever that fell)."""
     whole = [file_number(part, where) for part in (hours, minutes)]
-    return (whole[0] * 60 + whole[1]) * 60 + file_number(f"{seconds}.{fraction or 0}", where)
+    if (within := file_number(f"{seconds}.{fraction or 0}", where)) >= 60:
+        raise UserError(f"{where}: its time has {seconds} seconds, which a clock counts from 0 to 59")
+    return (whole[0] * 60 + whole[1]) * 60 + within
 
 
 def _srt_seconds(clock: str, where: str) -> float:
