@@ -113,6 +113,7 @@ def test_a_pinned_picture_too_big_is_refused_from_its_header(capsys, tmp_path, s
         ({"start": None}, "lines[0].start must be a number"),
         ({"words": [{"start": 1, "end": 2}]}, "lines[0].words[0].text must be a string"),
         ({"end": 0.5}, "lines[0].end (0.5) is before its start (1.0)"),
+        ({"start": -3}, "lines[0].start (-3) is before the song starts"),  # (was moved to 0, unsaid)
     ],
 )
 def test_a_bad_transcript_json_names_its_field_and_leaves_nothing(capsys, tmp_path, change, field):

@@ -151,6 +151,8 @@ def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
     """A transcript's JSON given as a lyrics file: its lines, each word's times checked, and its language."""
     transcript = Transcript.from_json(parse_json(text, document), document)
     for i, line in enumerate(transcript.lines):
+        if line.start < 0:  # (as an LRC's or SRT's negative time: it was moved to 0, unsaid)
+            raise UserError(f"{document}: lines[{i}].start ({line.start:g}) is before the song starts")
         if line.end < line.start:
             raise UserError(f"{document}: lines[{i}].end ({line.end}) is before its start ({line.start})")
         _check_word_times(line, f"lines[{i}]", document)
