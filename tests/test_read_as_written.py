@@ -13,7 +13,7 @@ from musicvid.core.files import MAX_TEXT_CHARS, parse_json
 from musicvid.lyrics.known import check_lyrics_file, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.lrc import parse_lrc
 from musicvid.lyrics.transcript import Transcript
-from musicvid.storyboard.board import load_storyboard
+from musicvid.storyboard.board import Scene, SongAudio, Storyboard, load_storyboard, parse_storyboard
 from tests.helpers import TINY_QUIET, make_tone, run, timed_lyrics, valid_board
 
 # Numbers no file of ours holds: too long to read (a few dozen digits, hundreds, thousands: Python refuses 4,300),
@@ -254,3 +254,9 @@ def test_repeats_marked_in_words_or_alone_under_a_stanza_are_sung_and_numbered_h
     assert read_plain_lyrics(check_lyrics_file(path)) == sung
     lines = parse_lrc("[00:05.00]fly away\n[00:07.00](x2)\n[00:09.00]Verse Two\n[00:10.00]still here\n", 41.0)
     assert [(line.start, line.end, line.text) for line in lines] == [(5.0, 7.0, "fly away"), (10.0, 11.8, "still here")]
+
+
+def test_an_edited_storyboards_unseen_marks_are_no_part_of_its_scenes():  # (a bidi override turned a caption round)
+    data = Storyboard(audio=SongAudio(2.0), scenes=[Scene(0, "lyric", 0.0, 2.0, "hi", "a sea", 0)]).to_json()
+    data["scenes"][0]["text"] = "Your voice \u202eis a river\u200b made \u200fשלום"
+    assert parse_storyboard(data, "sb.json").scenes[0].text == "Your voice is a river made \u200fשלום"

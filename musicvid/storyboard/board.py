@@ -19,7 +19,7 @@ from typing import Any, Collection, Mapping
 from musicvid.core.files import JsonFields, as_written, check_json, invalid, parse_json, read_text, resolved
 from musicvid.core.paths import file_version
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
-from musicvid.lyrics.transcript import UNSURE_BELOW, excerpt, no_controls, short_text
+from musicvid.lyrics.transcript import UNSEEN, UNSURE_BELOW, excerpt, no_controls, short_text
 from musicvid.storyboard.made_with import MADE_TEXTS, MadeWith, made_with
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
 from vipe_core.context import SCENE_KINDS
@@ -384,7 +384,7 @@ def _text(data: dict, key: str, default: str, document: str) -> str:
 
 def _lyric(value: Any, document: str, at: str) -> str:
     """A scene's lyric, prompt or mood: text, no longer than lyrics may be and without their control characters
-    (musicvid.lyrics.known)."""
+    (musicvid.lyrics.known), and with no UNSEEN character, as every lyric read (a bidi override turned a caption)."""
     if len(value) > MAX_LYRICS_CHARS:
         raise invalid(document, at, f"must be at most {MAX_LYRICS_CHARS:,} characters, got {len(value):,}")
-    return no_controls(value, document, at)
+    return UNSEEN.sub("", no_controls(value, document, at))
