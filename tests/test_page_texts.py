@@ -93,6 +93,7 @@ ABOUT_THE_FILE = {
     "too long": ("lyrics.txt", "x" * 100_001, check_lyrics_file, "is over 100,000 characters"),
     "not UTF-8": ("lyrics.txt", b"\xc3\x28", check_lyrics_file, "is not UTF-8 text"),
     "UTF-16": ("lyrics.txt", "hi\n".encode("utf-16-le"), check_lyrics_file, "holds NUL bytes: it is UTF-16 without"),
+    "UTF-32": ("lyrics.txt", "hi\n".encode("utf-32"), check_lyrics_file, "is UTF-32 text, which musicvid does not"),
     "kind": ("lyrics.doc", "words\n", check_kind, "must be .lrc, .srt"),
     "a line": ("lyrics.txt", "a bell \x07\n", check_lyrics_file, "line 1 holds a control character"),
     "too many lines": ("lyrics.txt", "", lambda path: check_line_count(400, 30.0, path), "has 400 lines, more than"),

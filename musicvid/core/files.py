@@ -362,12 +362,15 @@ def decoded_text(path: Path, what: str) -> str:
     """A text file check_file passed, as UTF-8, read past the byte-order mark that editors write (Notepad before
     2019, PowerShell 5), or as UTF-16 after its own mark (Notepad's "Unicode"), or one sentence saying why not."""
     data = path.read_bytes()
+    if data[:4] in (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE):  # (its mark begins as UTF-16's: read as one, NULs)
+        raise UserError(f"{what} {path} is UTF-32 text, which musicvid does not read: save it as UTF-8")
     if len(data) > 3 and data[:2] not in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) and 0 in data[:2]:
         raise UserError(f"{what} {path} holds NUL bytes: it is UTF-16 without its mark (or binary): save it as UTF-8")
+    utf16 = data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
     try:
-        return data.decode("utf-16" if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8-sig")
+        return data.decode("utf-16" if utf16 else "utf-8-sig")
     except UnicodeDecodeError:
-        raise UserError(f"{what} {path} is not UTF-8 text") from None
+        raise UserError(f"{what} {path} is not {'UTF-16' if utf16 else 'UTF-8'} text") from None
 
 
 def parse_json(text: str, what: str) -> Any:
