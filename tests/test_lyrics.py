@@ -88,7 +88,7 @@ def test_plain_lyrics_are_the_sung_lines(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "content, reason", [("\n\n[Chorus]\n♪ ♪\n", "has no lines of lyrics"), (b"\xff\xfe\x00", "not UTF-8")]
+    "content, reason", [("\n\n[Chorus]\n♪ ♪\n", "has no lines of lyrics"), (b"\xff\xfe\x00", "not UTF-16 text")]
 )
 def test_plain_lyrics_without_lines(tmp_path, content, reason):
     path = tmp_path / "song.txt"
