@@ -356,6 +356,8 @@ def test_files_are_read_or_refused_as_what_they_are(tmp_path, caplog):
     lines = [{"start": 5.0, "end": 8.0, "text": "first"}, {"start": 6.0, "end": 7.0, "text": "inside first"}]
     with caplog.at_level(logging.WARNING, logger="musicvid"):  # a transcript edited by hand, as an SRT
         lines_of(tmp_path, json.dumps({"lines": lines}), "nested.json")
+        duet = [{"start": 5.0, "end": 8.0, "text": "duet a"}, {"start": 5.0, "end": 9.0, "text": "duet b"}]
+        lines_of(tmp_path, json.dumps({"lines": duet}), "duet.json")  # (one caption: no word of one ending another)
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
         "1 cue starts before the cue before ends: a caption ends where the next starts",
         "1 line starts before the line before ends: a caption ends where the next starts",

@@ -267,9 +267,11 @@ def _shown_text(text: str) -> str:
 
 def overlaps_note(lines: Iterable[Line], document: str, unit: str) -> str:
     """How many of the timed `lines` of `document` (each a `unit`: "cue", "line") start before the one before them
-    ends, in a sentence; "" for none. Each caption ends where the next starts, which the file's author should hear."""
+    ends, in a sentence; "" for none. Each caption ends where the next starts, which the file's author should hear
+    (lines of one start are one caption, a duet's: none of them is counted)."""
     spans = sorted((line.start, line.end) for line in lines)
-    if not (count := sum(start < end_before for (_, end_before), (start, _) in zip(spans, spans[1:]))):
+    pairs = zip(spans, spans[1:])
+    if not (count := sum(start_before < start < end_before for (start_before, end_before), (start, _) in pairs)):
         return ""
     starts = "s start" if count > 1 else " starts"
     return f"{document}: {count} {unit}{starts} before the {unit} before ends: a caption ends where the next starts"
