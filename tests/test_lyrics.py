@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import check_lyrics_file, parse_lrc, read_plain_lyrics
+from musicvid.lyrics.known import check_lyrics_file, parse_lrc, parse_srt, read_plain_lyrics
 from musicvid.lyrics.lrc import starts_with_time, sung_seconds
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import attach_translation, sung_lines
@@ -307,3 +307,9 @@ def test_three_numbers_are_hours_where_as_hundredths_the_lines_would_come_too_fa
     assert [line.start for line in parse_lrc(hundredths, 41.0)] == [5.1, 10.2, 15.3]  # (as older writers mean it)
     with pytest.raises(UserError, match="line 1: its time has 99 seconds, which a clock counts from 0 to 59"):
         parse_lrc("[00:99.00]a line\n", 200.0)
+
+
+def test_an_srt_cue_numbered_with_no_number_is_said_so():  # (it was said to have no cue time)
+    cues = "1\n00:00:05,000 --> 00:00:06,000\na\n\nx\n00:00:13,000 --> 00:00:14,000\nc\n"
+    with pytest.raises(UserError, match="the cue at '00:00:13,000 --> 00:00:14,000' is numbered 'x', which is no"):
+        parse_srt(cues, "b.srt")

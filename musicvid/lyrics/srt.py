@@ -113,6 +113,9 @@ def _cue(rows: list[str], document: str, is_lrc: Callable[[str], bool]) -> Line 
     """One block's cue as a line; None for a block of no words and no times."""
     at = next((i for i, row in enumerate(rows) if _times_row(row)), len(rows))
     numbered = at > 0 and rows[0].isdigit()
+    if at == 1 < len(rows) and not numbered and len(rows[0].split()) == 1 and not is_lrc(rows[0]):  # (mistyped)
+        said = f"the cue at '{excerpt(rows[1], 60)}' is numbered {excerpt(rows[0])!r}"
+        raise UserError(f"{document}: {said}, which is no number: number it (1, 2, ...), or leave the number out")
     _check_outside(rows[int(numbered) : at], document, is_lrc)
     if at == len(rows):
         return None
