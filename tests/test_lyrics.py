@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from musicvid.core.errors import UserError
-from musicvid.lyrics.known import check_lyrics_file, parse_lrc, parse_srt, read_plain_lyrics
+from musicvid.lyrics.known import check_lyrics_file, parse_lrc, parse_srt, read_lyrics, read_plain_lyrics
 from musicvid.lyrics.lrc import starts_with_time, sung_seconds
 from musicvid.lyrics.singing import Voice
 from musicvid.lyrics.transcribe import attach_translation, sung_lines
@@ -313,3 +313,9 @@ def test_an_srt_cue_numbered_with_no_number_is_said_so():  # (it was said to hav
     cues = "1\n00:00:05,000 --> 00:00:06,000\na\n\nx\n00:00:13,000 --> 00:00:14,000\nc\n"
     with pytest.raises(UserError, match="the cue at '00:00:13,000 --> 00:00:14,000' is numbered 'x', which is no"):
         parse_srt(cues, "b.srt")
+
+
+def test_lines_at_one_time_past_a_lines_words_are_counted_as_words_and_said_as_lines(tmp_path):
+    (path := tmp_path / "one.lrc").write_text("".join(f"[00:05.00]w{n}\n" for n in range(1_200)))
+    with pytest.raises(UserError, match="has 1,200 words, more .*: its 1,200 lines share one time: give each its own"):
+        read_lyrics(check_lyrics_file(path), 41.0)  # (the joins counted: 2,399 words, "break it where ... breathes")

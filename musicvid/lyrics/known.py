@@ -22,6 +22,7 @@ from musicvid.lyrics.lrc import instrumental_notice, lrc_language, parse_lrc, st
 from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
+    TOGETHER,
     UNSEEN,
     Line,
     Transcript,
@@ -95,10 +96,12 @@ def _read_text(path: Path) -> str:
 def _check_words(document: str, lines: Iterable[tuple[str, str]]) -> None:
     """Refuse a sung line of more than MAX_LINE_WORDS words; `lines`: each line's name (after `document`) and text."""
     for where, text in lines:
-        if (count := len(text.split())) > MAX_LINE_WORDS:
+        if (count := len(text.replace(TOGETHER, " ").split())) > MAX_LINE_WORDS:  # (lines of one time: joined)
+            fix = "break it where the singer breathes"
+            if (joined := text.count(TOGETHER) + 1) > 1:
+                fix = f"its {joined:,} lines share one time: give each its own"
             raise UserError(
-                f"{document}{where} has {count:,} words, more than the {MAX_LINE_WORDS:,} a line may have: break it "
-                "where the singer breathes"
+                f"{document}{where} has {count:,} words, more than the {MAX_LINE_WORDS:,} a line may have: {fix}"
             )
 
 
