@@ -260,3 +260,14 @@ def test_an_edited_storyboards_unseen_marks_are_no_part_of_its_scenes():  # (a b
     data = Storyboard(audio=SongAudio(2.0), scenes=[Scene(0, "lyric", 0.0, 2.0, "hi", "a sea", 0)]).to_json()
     data["scenes"][0]["text"] = "Your voice \u202eis a river\u200b made \u200fשלום"
     assert parse_storyboard(data, "sb.json").scenes[0].text == "Your voice is a river made \u200fשלום"
+
+
+def test_a_transcripts_language_is_one_whisper_knows(tmp_path):  # (as --language's; "klingon" was taken as said)
+    line = {"start": 5, "end": 8, "text": "hello"}
+    for said, read in (("Spanish", "es"), ("klingon", None)):
+        (path := tmp_path / "t.json").write_text(json.dumps({"lines": [line], "language": said}))
+        if read:
+            assert read_lyrics(check_lyrics_file(path), 41.0).language == read
+            continue
+        with pytest.raises(UserError, match="its language 'klingon' is none Whisper knows: give its code or name"):
+            read_lyrics(check_lyrics_file(path), 41.0)

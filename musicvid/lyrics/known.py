@@ -18,6 +18,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.files import check_file, decoded_text
 from musicvid.core.paths import code_point, control_at
 from musicvid.lyrics.labels import COUNT, MARK_AFTER, MARK_ALONE, NUMBER_WORDS, SECTION_NAMES, glued_label, is_label
+from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.lrc import instrumental_notice, lrc_language, parse_lrc, starts_with_time
 from musicvid.lyrics.spacing import one_line
 from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
@@ -123,8 +124,18 @@ def timed_lines(
         said, lines = language, parse_srt(text, document)
     else:
         lines, said = parse_transcript_json(text, document)
-        return lines, language or said
+        return lines, language or _transcript_language(said, document)
     return lines, said or written_language([line.text for line in lines]) or "en"
+
+
+def _transcript_language(said: str, document: str) -> str:
+    """A transcript's "language" as Whisper's code (language_code), or one sentence: "klingon" was taken as said."""
+    try:
+        return language_code(said)
+    except UserError:
+        raise UserError(
+            f"{document}: its language {excerpt(said)!r} is none Whisper knows: give its code or name (es, spanish)"
+        ) from None
 
 
 @dataclass(frozen=True)
