@@ -19,7 +19,7 @@ import logging
 import sys
 from dataclasses import asdict, fields
 
-from vipe_core.errors import VipeError, run_guarded, stop_said, stopped_as_interrupted
+from vipe_core.errors import StageError, VipeError, run_guarded, stop_said, stopped_as_interrupted
 from vipe_core.options import build_parser
 
 TRAIN_EXTRA = "pip install 'musicvid[train]'"
@@ -101,6 +101,8 @@ def _label(args) -> None:
     )
     if summary["failed"]:
         print(f"failed songs are listed in {args.out}/failed.jsonl (rerun with --retry-failed to ask again)")
+    if summary["failed"] and not summary["labelled"]:  # (a teacher out of reach failed every song, exit 0)
+        raise StageError(f"every song it asked for failed ({summary['failed']}): none was labelled")
 
 
 def _build(args) -> None:

@@ -206,6 +206,15 @@ def test_an_endpoint_that_keeps_failing_records_the_song_as_failed(tmp_path):
     assert next(read_jsonl(tmp_path / "canvas" / "failed.jsonl"))["kind"] == "error"
 
 
+def test_a_run_whose_every_song_failed_exits_1_in_one_line(tmp_path, capsys):  # (an unreachable teacher: exit 0)
+    write_jsonl(tmp_path / "songs.jsonl", make_songs(2, lines_per_song=4))
+    with ChatServer(lambda body, hit: (500, {"error": "down"}, {})) as server:
+        argv = ["label", str(tmp_path / "songs.jsonl"), "--out", str(tmp_path / "cv"), "--base-url", server.url]
+        assert main([*argv, "--api-key", "k", "--max-retries", "0", "--backoff", "0.01", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err == "vipe label: every song it asked for failed (2): none was labelled\n"
+
+
 def test_a_wrong_key_stops_the_run_with_one_line_and_exit_code_2(tmp_path, lyrics, capsys):
     with ChatServer(lambda body, hit: (401, {"error": {"message": "Incorrect API key"}}, {})) as server:
         code = main(["label", str(lyrics), "--out", str(tmp_path / "canvas"), "--base-url", server.url, "--quiet"])
