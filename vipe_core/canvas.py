@@ -17,6 +17,7 @@ import math
 import os
 import re
 import stat
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -71,10 +72,16 @@ def _read_table(path: str | os.PathLike) -> pd.DataFrame:
             return pd.read_parquet(path)
         if suffix.endswith((".jsonl", ".jsonl.gz")):
             return pd.read_json(path, lines=True)
-        if suffix.endswith((".tsv", ".tsv.gz")):
-            return pd.read_csv(path, sep="\t")
-        if suffix.endswith((".csv", ".csv.gz")):
-            return pd.read_csv(path)
+        if suffix.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
+            with warnings.catch_warnings():  # (a row of more cells than columns: pandas drops them, and says so)
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                # as text: a blank song_id made the column's numbers floats ("1000.0", which joined nothing), and
+                # a row of more cells made the first ones an index
+                return pd.read_csv(path, sep="\t" if ".tsv" in suffix else ",", dtype=str, index_col=False)
+    except pd.errors.ParserWarning:
+        raise VipeError(
+            f"{path} has a row of more cells than its header has columns: quote a cell that holds the separator."
+        ) from None
     except (ValueError, OSError) as e:
         raise VipeError(f"{path} could not be read as a table ({e}).") from None
     raise VipeError(f"{path} should be .csv, .tsv, .jsonl or .parquet.")
@@ -117,6 +124,8 @@ def rows_from_published(
         if pd.isna(record["elaboration"]):
             continue
         if by_position:
+            if pd.isna(record["song_id"]):
+                raise VipeError(f"{published} row {number} has no song_id.")
             key = (str(record["song_id"]), _line_index(record["line_index"], published, number))
         else:
             key = ((_norm(record["title"]), _norm(record["artist"])) if with_song else ()) + (_norm(record["lyric"]),)

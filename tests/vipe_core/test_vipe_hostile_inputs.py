@@ -258,3 +258,16 @@ def test_an_output_folder_holding_another_stages_records_is_refused(files, check
     argv = ["evaluate", str(checkpoint), str(canvas_parquet), "--out", str(files / "lyrics"), "-q"]
     assert "holds a.json, a record this stage does not write" in refused(argv, capsys)
     assert sorted(p.name for p in (files / "lyrics").iterdir()) == lyrics
+
+
+@pytest.mark.parametrize(
+    "rows, said",
+    [
+        (",0,a red moon\n", "pub.csv row 1 has no song_id"),  # (the column became floats: nothing joined, unsaid why)
+        ("1000,0,a,b,c\n", "pub.csv has a row of more cells than its header has columns"),  # (read as line_index 'b')
+    ],
+)
+def test_a_published_table_of_a_blank_id_or_a_ragged_row_is_said_so(files, capsys, rows, said):
+    (files / "pub.csv").write_text("song_id,line_index,elaboration\n" + rows)
+    argv = ["build", "--published", str(files / "pub.csv"), "--lyrics", str(files / "clean.jsonl")]
+    assert said in refused([*argv, "--out", str(files / "x.parquet")], capsys)
