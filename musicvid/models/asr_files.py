@@ -275,7 +275,7 @@ def cut_short(opened: BinaryIO, size: int, shapes: dict[str, tuple[int, ...]], s
             if opened.tell() > size:
                 raise EOFError
         for number in range(take("I")):
-            name = f"its alias {number + 1}"
+            name = f"its alias {number + 1}"  # (what is said where its name is cut short)
             name = f"its alias {string()}"
             string()
         if opened.tell() > size:
