@@ -124,6 +124,7 @@ def test_a_valid_storyboard_round_trips(tmp_path):
     path.write_text(board.text())
     assert load_storyboard(path).to_json() == board.to_json() == {**valid_board()}
     assert "a sea" in scene_table(board)
+    assert parse_storyboard({**valid_board(), "language": "Polish"}).language == "pl"  # as --language takes it
 
 
 BROKEN = [
@@ -159,6 +160,7 @@ BROKEN = [
     ("many notes", lambda b: b.update({f"n{i}": "x" * 99_000 for i in range(11)}), "the file", "more than 1,000,000"),
     ("huge audio note", lambda b: b["audio"].update(n="x" * 100_000), "audio.n", "at most 100,000"),
     ("settings a list", lambda b: b.update(settings=[]), "settings", "must be an object"),
+    ("klingon", lambda b: b.update(language="Klingon"), "edited.json: language", "codes or names (e.g. en, pl"),
 ]
 
 

@@ -124,18 +124,8 @@ def timed_lines(
         said, lines = language, parse_srt(text, document)
     else:
         lines, said = parse_transcript_json(text, document)
-        return lines, language or _transcript_language(said, document)
+        return lines, language or language_code(said, f"{document}: its language")
     return lines, said or written_language([line.text for line in lines]) or "en"
-
-
-def _transcript_language(said: str, document: str) -> str:
-    """A transcript's "language" as Whisper's code (language_code), or one sentence: "klingon" was taken as said."""
-    try:
-        return language_code(said)
-    except UserError:
-        raise UserError(
-            f"{document}: its language {excerpt(said)!r} is none Whisper knows: give its code or name (es, spanish)"
-        ) from None
 
 
 @dataclass(frozen=True)

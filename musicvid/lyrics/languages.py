@@ -14,10 +14,11 @@ from musicvid.lyrics.transcript import excerpt
 _COUNTRY_CODES = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv", "ua": "uk", "cz": "cs"}
 
 
-def language_code(language: str | None) -> str | None:
+def language_code(language: str | None, named: str = "--language") -> str | None:
     """Whisper's code of `language`, given as its code or its name, in any case, a locale's region after it ("zh-CN",
-    "pt_BR": the language's) and a country's code read as its language's (_COUNTRY_CODES); None for None. (Whisper
-    is imported only where a language is named: it imports torch.)"""
+    "pt_BR": the language's) and a country's code read as its language's (_COUNTRY_CODES); None for None; or one
+    sentence about what is `named` (a file's field). (Whisper is imported only where a language is named: it imports
+    torch.)"""
     if language is None:
         return None
     from musicvid.models.internals import whisper_languages
@@ -26,7 +27,7 @@ def language_code(language: str | None) -> str | None:
     code = whisper_languages().get(_COUNTRY_CODES.get(name, name))
     if code is None:
         raise UserError(
-            f"--language must be one of Whisper's language codes or names (e.g. en, pl, it, pt, ja, or polish), "
+            f"{named} must be one of Whisper's language codes or names (e.g. en, pl, it, pt, ja, or polish), "
             f"not {excerpt(language)!r}"
         )
     return code

@@ -19,6 +19,7 @@ from typing import Any, Collection, Mapping
 from musicvid.core.files import JsonFields, as_written, check_json, invalid, parse_json, read_text, resolved
 from musicvid.core.paths import file_version
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
+from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.transcript import UNSEEN, UNSURE_BELOW, excerpt, no_controls, short_text
 from musicvid.storyboard.made_with import MADE_TEXTS, MadeWith, made_with
 from musicvid.storyboard.picks import PICK_FIELDS, KeyframePick, parse_pick
@@ -258,7 +259,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         audio=song,
         title=_text(data, "title", "", document),
         artist=_text(data, "artist", "", document),
-        language=_text(data, "language", "en", document),
+        language=language_code(_text(data, "language", "en", document), f"{document}: language"),
         settings=settings,
         scenes=scenes,
         notes=notes,
