@@ -346,6 +346,8 @@ def test_files_are_read_or_refused_as_what_they_are(tmp_path, caplog):
     with pytest.raises(UserError, match="webvtt.srt is WebVTT, not SRT: convert it"):
         lines_of(tmp_path, "WEBVTT\n\n00:00:01.000 --> 00:00:03.000\nhello\n", "webvtt.srt")
     assert [line.start for line in lines_of(tmp_path, "[ar:]\n[offset:]\n[00:05.00]hello\n").lines] == [5.0]
+    for offset, start in (("+ 500", 4.5), ("- 500", 5.5)):  # a sign parted from its number, as some editors write it
+        assert [line.start for line in lines_of(tmp_path, f"[offset:{offset}]\n[00:05.00]hello\n").lines] == [start]
     srt = "1\n00:00:01,000 --> 00:00:03,000\nRock &amp; roll &lt;3 it&#39;s\n"
     assert [line.text for line in lines_of(tmp_path, srt, "song.srt").lines] == ["Rock & roll <3 it's"]
     with pytest.raises(UserError, match=r"line 3 \(still first\) has no time"):  # as an editor numbers its lines

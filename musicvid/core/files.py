@@ -345,7 +345,7 @@ def file_number(text: str, where: str, low: float = -MAX_FILE_NUMBER, high: floa
             f"{where}: the number {shown} is longer than any this file holds ({MAX_NUMBER_CHARS} characters)"
         )
     if not NUMBER.fullmatch(text):
-        raise UserError(f"{where}: {shown} is not a number")
+        raise UserError(f"{where}: {repr(text) if len(text) <= 20 else shown} is not a number")  # (' 500': its space)
     value = int(text) if text.lstrip("-").isdigit() else float(text)
     if not (math.isfinite(value) and low <= value <= high):
         raise UserError(f"{where}: {shown} is out of range (from {low:,.16g} to {high:,.16g})")

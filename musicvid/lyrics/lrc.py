@@ -155,7 +155,8 @@ def _offset(tag: str, offset: float | None, where: str) -> float | None:
         return offset
     if offset is not None:
         raise UserError(f"{where}: a second [offset:] tag: which one holds?")
-    return file_number(value.removeprefix("+"), f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1000.0
+    value = re.sub(r"^([+-])\s+", r"\1", value).removeprefix("+")  # ("+ 500", as some editors write it)
+    return file_number(value, f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1000.0
 
 
 def lrc_language(text: str, document: str = "the lyrics") -> str | None:
