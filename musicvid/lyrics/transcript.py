@@ -149,7 +149,10 @@ class Transcript:
 
 def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
     """A transcript's JSON given as a lyrics file: its lines, each word's times checked, and its language."""
-    transcript = Transcript.from_json(parse_json(text, document), document)
+    data = parse_json(text, document)
+    if isinstance(data, dict) and "scenes" in data and "lines" not in data:
+        raise UserError(f"{document} is a storyboard, not a transcript: give it as --storyboard")
+    transcript = Transcript.from_json(data, document)
     for i, line in enumerate(transcript.lines):
         if line.start < 0:  # (as an LRC's or SRT's negative time: it was moved to 0, unsaid)
             raise UserError(f"{document}: lines[{i}].start ({line.start:g}) is before the song starts")
