@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
+from musicvid.core.errors import UserError
 from musicvid.core.files import JsonFields, as_written, check_json, invalid, parse_json, read_text, resolved
 from musicvid.core.paths import file_version
 from musicvid.lyrics.known import MAX_LYRICS_CHARS
@@ -241,8 +242,10 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
             )
         scenes.append(scene)
     if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
-        raise invalid(
-            document, f"scenes[{len(scenes) - 1}].end", f"must equal audio.duration ({duration}), got {scenes[-1].end}"
+        last = f"scenes[{len(scenes) - 1}].end"  # (either may be the one edited: both named)
+        raise UserError(
+            f"{document}: audio.duration ({duration:g}) is not where the last scene ends ({last}: "
+            f"{scenes[-1].end:g}): the scenes run to the song's end"
         )
     if audio.get("sha256") and not re.fullmatch(r"[0-9a-f]{64}", audio["sha256"]):  # ("" or none: not recorded)
         raise invalid(
