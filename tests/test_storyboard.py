@@ -64,6 +64,9 @@ def test_long_instrumental_stretches_are_split():
     kinds = [s.kind for s in scenes]
     assert kinds == ["intro", "intro", "lyric", "break", "break", "lyric", "outro"]
     assert max(s.duration for s in scenes if s.kind != "lyric") <= 20.0
+    # a stretch split in four is cut at times as written, not a sum's noise (22.502499999999998)
+    split = scenes_from_lines([Line(1.54, 2.54, "a"), Line(82.39, 83.39, "b")], 88.04489795918367)
+    assert [s.start for s in split[3:6]] == [22.5025, 42.465, 62.4275] and split[-1].end == 88.04489795918367
 
 
 def test_an_instrumental_track_is_a_valid_storyboard():

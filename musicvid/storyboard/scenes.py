@@ -90,5 +90,15 @@ def _least(a: float | None, b: float | None) -> float | None:
 
 
 def numbered(scenes: list[Scene]) -> list[Scene]:
-    """The scenes numbered in order."""
-    return [replace(scene, index=i) for i, scene in enumerate(scenes)]
+    """The scenes numbered in order, their times as a person would write them where they differ from a microsecond
+    by a sum's float noise alone (22.502499999999998: 22.5025), as storyboard.json shows them."""
+    return [
+        replace(scene, index=i, start=_unnoised(scene.start), end=_unnoised(scene.end))
+        for i, scene in enumerate(scenes)
+    ]
+
+
+def _unnoised(seconds: float) -> float:
+    """`seconds` to the microsecond where it lies within 1e-9 s of one (noise); else as it is (a song's length in
+    samples, 41.04489795918367 s, is a time of its own)."""
+    return near if abs((near := round(seconds, 6)) - seconds) < 1e-9 else seconds
