@@ -34,6 +34,7 @@ from vipe_core.records import (
     labelled_song,
     line_refusal,
     read_clean_songs,
+    refuse_special,
 )
 
 COLUMNS = ["song_id", "line_index", "lyric", "elaboration", "title", "artist", "split"]
@@ -66,6 +67,7 @@ def _read_table(path: str | os.PathLike) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise VipeError(f"{path} does not exist.")
+    refuse_special(path, "the table")
     suffix = "".join(path.suffixes[-2:]).lower()
     try:
         if suffix.endswith(".parquet"):
@@ -270,8 +272,9 @@ def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
     path = Path(path)
     if path.is_dir():
         raise VipeError(f"the LyricCanvas file {path} is a folder; give the parquet file `vipe build` wrote.")
-    if not path.is_file():
+    if not path.exists():
         raise VipeError(f"the LyricCanvas file {path} does not exist (run `vipe build` to make one).")
+    refuse_special(path, "the LyricCanvas file")
     try:
         frame = pd.read_parquet(path)
     except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a file that is not parquet

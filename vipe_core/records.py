@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import tempfile
 import unicodedata
 from contextlib import contextmanager, suppress
@@ -169,12 +168,18 @@ def record_from(cls: type[T], data: Any, refusal: str) -> T:
         raise VipeError(f"{refusal} ({e}).") from None
 
 
+def refuse_special(path: str | os.PathLike, what: str) -> None:
+    """VipeError naming `what` where `path` is there but is neither a file nor a folder: a FIFO is waited on for a
+    writer, a device read without end."""
+    if os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+        raise VipeError(f"{what} {path} is not a regular file (a pipe or a device): give a file.")
+
+
 def read_text(path: str | os.PathLike, what: str = "the file") -> str:
     """The UTF-8 text of a file, less a byte-order mark (Windows' editors write one); VipeError naming `what` when it
     is missing, a folder, no regular file (a FIFO would be waited on for a writer), unreadable or not UTF-8."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
-            raise VipeError(f"{what} {path} is not a regular file (a pipe or a device): give a file.")
+        refuse_special(path, what)
         return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise VipeError(f"{what} {path} does not exist.") from None

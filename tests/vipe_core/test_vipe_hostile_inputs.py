@@ -9,6 +9,8 @@ import shutil
 
 import pytest
 
+from vipe_core.canvas import read_canvas
+from vipe_core.errors import VipeError
 from vipe_core.guards import hold_folder
 
 from .helpers import make_songs, refused, write_labelled
@@ -80,6 +82,11 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys)
         # than int() reads, is refused as any JSON that cannot be read (they raised a traceback)
         (lambda d: os.mkfifo(d / "lyrics" / "f.json"), ["filter", "{d}/lyrics", "--out", "{d}/x.jsonl"], "regular"),
         (lambda d: os.mkfifo(d / "f.jsonl"), ["label", "{d}/f.jsonl", "--out", "{d}/x"], "not a regular file"),
+        (  # (it was said to be missing)
+            lambda d: os.mkfifo(d / "p.csv"),
+            ["build", "--published", "{d}/p.csv", "--lyrics", "{d}/clean.jsonl", "--out", "{d}/x.parquet"],
+            "p.csv is not a regular file (a pipe or a device)",
+        ),
         (
             lambda d: (d / "lyrics" / "a.json").write_text("[" * 100_000 + "]" * 100_000),
             ["filter", "{d}/lyrics", "--out", "{d}/x.jsonl"],
@@ -242,6 +249,12 @@ def test_evaluate_refuses_bad_input_before_work(extra, damage, said, checkpoint,
         damage(checkpoint)
     extra = [a.format(data=canvas_parquet, ck=checkpoint) for a in extra]
     assert said in refused(["evaluate", "--no-profanity", str(checkpoint), str(canvas_parquet), *extra], capsys)
+
+
+def test_a_pipe_given_as_the_lyriccanvas_is_said_to_be_one(tmp_path):  # (train's and evaluate's data)
+    os.mkfifo(tmp_path / "canvas.parquet")
+    with pytest.raises(VipeError, match="canvas.parquet is not a regular file"):
+        read_canvas(tmp_path / "canvas.parquet")
 
 
 def test_evaluate_writes_beside_the_checkpoint_by_default(checkpoint, canvas_parquet):
