@@ -7,6 +7,7 @@ import errno
 import fcntl
 import math
 import os
+import re
 import stat
 from contextlib import contextmanager
 from pathlib import Path
@@ -221,3 +222,11 @@ def impossible_number(config, where: str = "", infinite: bool = False) -> tuple[
         if found is not None:
             return found
     return None
+
+
+def refuse_a_path(name: str, what: str, kind: str) -> None:
+    """VipeError where `name` is no folder but no hub name either (a path: a file, or nothing there)."""
+    if not os.path.isdir(name) and not re.fullmatch(r"[\w-][\w.-]*(/[\w.-]+)?", name):
+        raise VipeError(
+            f"{what} {name} {'is a file' if os.path.exists(name) else 'is not there'}: give {kind}, or a hub name."
+        )

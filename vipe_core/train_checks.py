@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -27,6 +26,7 @@ from vipe_core.guards import (
     finite_in,
     impossible_number,
     is_held,
+    refuse_a_path,
     refuse_foreign,
     refuse_overlap,
 )
@@ -246,9 +246,7 @@ def model_config(name: str, what: str, hint: str = ""):
             if run
             else f"{what} {name} holds no config.json: give a model's folder (as save_pretrained writes one)."
         )
-    if not os.path.isdir(name) and not re.fullmatch(r"[\w-][\w.-]*(/[\w.-]+)?", name):  # a path, not a hub name
-        there = "is a file" if os.path.exists(name) else "is not there"
-        raise VipeError(f"{what} {name} {there}: give a model's folder (as save_pretrained writes one), or a hub name.")
+    refuse_a_path(name, what, "a model's folder (as save_pretrained writes one)")
     try:
         config = AutoConfig.from_pretrained(name, trust_remote_code=False)
     except Exception as e:  # OSError, ValueError, KeyError for unknown model types ...
@@ -293,6 +291,7 @@ def check_tokenizer_fits(config: TrainConfig, model) -> None:
     from vipe_core.inference import check_tokenizer
 
     name = config.tokenizer or config.base
+    refuse_a_path(name, "the tokenizer", "a tokenizer's folder")  # (transformers would look a file up on the hub)
     folder = Path(name)
     if folder.is_dir() and not any(all((folder / f).is_file() for f in files) for files in TOKENIZER_HOLDS):
         what, hint = ("the tokenizer", "") if config.tokenizer else ("the base model", ", or name one with --tokenizer")

@@ -52,6 +52,9 @@ def test_a_folder_without_tokenizer_files_is_refused(tmp_path, tiny_base, canvas
     assert "holds no tokenizer.json, nor vocab.json and merges.txt" in line and "--tokenizer" in line
     line = _refused_before_work(train_args(canvas_parquet, tiny_base, out, "--tokenizer", str(bare)), out, capsys)
     assert line.startswith(f"vipe train: the tokenizer {bare} holds no tokenizer.json")
+    (notes := tmp_path / "notes.txt").write_text("hi")  # (transformers looked it up on the hub, as a config)
+    line = _refused_before_work(train_args(canvas_parquet, tiny_base, out, "--tokenizer", str(notes)), out, capsys)
+    assert line == f"vipe train: the tokenizer {notes} is a file: give a tokenizer's folder, or a hub name."
 
 
 def test_a_tokenizer_that_does_not_fit_the_base_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
@@ -127,6 +130,7 @@ def _index_not_json(base) -> None:
     "damage, said",
     [
         (lambda base: _config_of(base, n_embd=32), "(its weights do not have the sizes its config.json gives)."),
+        (lambda base: _config_of(base, n_embd="sixty"), "field 'n_embd': TypeError: Field 'n_embd' expected int"),
         (lambda base: (base / "model.safetensors").unlink(), "holds no weights: give a folder with model.safetensors"),
         (_junk_weights, "(one of its files is not what its name says: KeyError 174812789)."),
         (lambda base: _junk_weights(base) or (base / "pytorch_model.bin").write_bytes(b""), "says: EOFError)."),
@@ -170,7 +174,7 @@ def test_a_refused_run_removes_nothing(tmp_path, tiny_base, canvas_parquet, caps
         (out / name).mkdir(parents=True)
         (out / name / "config").write_text("precious")
     line = refused(train_args(canvas_parquet, tiny_base, out, "--tokenizer", str(tmp_path / "missing")), capsys)
-    assert "could not load the tokenizer" in line
+    assert "missing is not there: give a tokenizer's folder" in line
     line = refused(train_args(canvas_parquet, tiny_base, out), capsys)
     assert f"{out / SAVING} is not vipe's" in line
     assert sorted(p.name for p in out.iterdir()) == [".best.settings", ".last.old.sessions", SAVING]
