@@ -26,7 +26,7 @@ import pandas as pd
 from vipe_core.atomic import records_in
 from vipe_core.context import lyric_context
 from vipe_core.errors import VipeError
-from vipe_core.guards import check_output_kind, refuse_overlap
+from vipe_core.guards import check_output_kind, refuse_foreign, refuse_overlap
 from vipe_core.records import (
     USAGE_FILE,
     CanvasRow,
@@ -228,10 +228,7 @@ def run_build(
         inputs=[("the published elaborations", published), ("the lyrics file", lyrics)],
         scanned=[("the canvas folder", canvas_dir)],
     )
-    if os.path.lexists(out) and not built_by_vipe(out):
-        raise VipeError(
-            f"--out {out} is not a LyricCanvas table vipe build wrote; move it away or choose another --out."
-        )
+    refuse_foreign(Path(out), built_by_vipe, "a LyricCanvas table")  # (a link there too, as filter's --out)
     rows = rows_from_canvas(canvas_dir) if canvas_dir else []
     if published:
         if not lyrics:

@@ -59,9 +59,12 @@ def test_build_refuses_to_replace_a_file_it_did_not_write(tmp_path, capsys):
     for name in ("mynotes.txt", "my.parquet", "theirs.parquet"):
         before = (tmp_path / name).read_bytes()
         said = refused(["build", str(tmp_path / "canvas"), "--out", str(tmp_path / name)], capsys)
-        assert "is not a LyricCanvas table vipe build wrote" in said
+        assert "is not a LyricCanvas table vipe wrote" in said
         assert (tmp_path / name).read_bytes() == before
     run_build(tmp_path / "lc.parquet", canvas_dir=tmp_path / "canvas")
+    (tmp_path / "link.parquet").symlink_to(tmp_path / "lc.parquet")  # (refused, as filter's --out refuses one)
+    said = refused(["build", str(tmp_path / "canvas"), "--out", str(tmp_path / "link.parquet")], capsys)
+    assert "link.parquet is not a LyricCanvas table vipe wrote" in said and (tmp_path / "link.parquet").is_symlink()
     run_build(tmp_path / "lc.parquet", canvas_dir=tmp_path / "canvas", seed=3)  # its own table it replaces
 
 
