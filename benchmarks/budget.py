@@ -5,7 +5,11 @@ twice), so nothing starts that is expected to end past the budget by more than t
 A sd15 row of `g` groups of `b` pictures, after the baseline's `G` groups of `B` that took `T` seconds, is expected
 to take
 
-    expected = T / G * g * max(b / B, SMALL_GROUP) + (C where the row compiles)
+    expected = T / G * g * max(b / B * w, SMALL_GROUP) + (C where the row compiles)
+
+where `w` is the row's work a picture against the baseline's: 1, or FAST_WORK for --fast (4 steps of 25, each one
+UNet pass where guidance draws two: a `fast` group took 0.43 s where the baseline's took 2.94 on an H200, and costed
+as a baseline's group it was never started).
 
 and starts only where `now + expected + T <= deadline` (T again: the baseline is drawn last whatever was skipped;
 a baseline that failed counts as FAILED_BASELINE). C is COLD_COMPILE, or WARM_COMPILE where torch.compile's cache
@@ -19,12 +23,15 @@ import time
 from dataclasses import dataclass
 
 from benchmarks.levers import Lever
+from musicvid.settings.looks import FAST
+from musicvid.settings.presets import PRESETS
 
 SMALL_GROUP = 0.25  # a group of one picture still costs a quarter of a full group's time (launches, not FLOPs)
 COLD_COMPILE = 240.0  # seconds: the UNet and VAE compiled cold took 198 s on an H100 (render-h100.json, 2026-11-22)
 WARM_COMPILE = 60.0  # with the cache of an earlier run loaded
 FAILED_BASELINE = 60.0  # seconds a failed baseline counts as: its time to the error says nothing of a row's
-SECTION_ROOM = {"song-fast": 150.0, "song-25": 150.0, "sd15": 120.0}  # seconds left for a section to start
+SECTION_ROOM = {"song-fast": 150.0, "song-25": 150.0, "sd15": 120.0, "quality": 60.0}  # seconds left for one to start
+FAST_WORK = FAST["steps"] / PRESETS["default"].steps / 2
 
 
 @dataclass
@@ -35,7 +42,7 @@ class RowBudget:
 
     def expected(self, lever: Lever, batch: int, groups: int) -> float:
         seconds, base_groups, base_batch = self.baseline
-        share = max((lever.batch_size or batch) / base_batch, SMALL_GROUP)
+        share = max((lever.batch_size or batch) / base_batch * (FAST_WORK if lever.fast else 1.0), SMALL_GROUP)
         drawing = seconds / base_groups * drawn_groups(lever, groups) * share
         return drawing + (self.compile_seconds if lever.settings.get("compile") else 0.0)
 

@@ -22,14 +22,19 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 # The kernels of each kind, by what their names hold (lower case), tried in this order; the rest are normalisation
-# and elementwise work (inductor's fused triton_poi/per/red kernels among them)
+# and elementwise work. cuBLAS on Hopper names its matrix products nvjet_*.
 KINDS = (
     ("attention", ("flash", "fmha", "attention", "sdpa", "softmax")),
     ("convolution", ("conv", "fprop", "dgrad", "wgrad", "winograd")),
-    ("matmul", ("gemm", "matmul", "addmm", "bmm", "aten::mm", "_mm_", "linear", "cutlass")),
+    ("matmul", ("gemm", "matmul", "addmm", "bmm", "aten::mm", "_mm_", "linear", "cutlass", "nvjet")),
     ("copies", ("memcpy", "memset", "aten::copy_", "aten::to", "nchwtonhwc", "nhwctonchw")),
 )
 OTHER = "norm_and_elementwise"
+# inductor's pointwise, persistent-reduction and reduction kernels, named after every operation they fused
+# (triton_poi_fused_add_convolution_silu_3 is a convolution's bias and activation, not a convolution)
+FUSED = ("triton_poi", "triton_per", "triton_red")
+# A trace that holds fewer kernels than this share of the launches it records dropped some (CUPTI, module doc)
+RECORDED = 0.9
 # The operations SDPA dispatches to, by backend
 BACKENDS = {
     "aten::_scaled_dot_product_flash_attention": "flash",
@@ -43,6 +48,8 @@ BACKENDS = {
 
 def kind_of(name: str) -> str:
     lower = name.lower()
+    if lower.startswith(FUSED):
+        return OTHER
     return next((kind for kind, marks in KINDS if any(mark in lower for mark in marks)), OTHER)
 
 
@@ -75,18 +82,23 @@ def profiled(run: Callable[[], object], on_gpu: bool, events: bool = False) -> t
 
 
 def kernels(prof: profile, on_gpu: bool) -> list[tuple[str, float, float]]:
-    """(name, start, length) in µs of each GPU kernel and copy; off the GPU each aten operation's own time."""
+    """(name, start, length) in µs of each GPU kernel and copy; off the GPU each aten operation's own time. Empty
+    where the trace holds fewer kernels than RECORDED of the launches it records: some were dropped, and a split of
+    the rest would call their time idle."""
     if not on_gpu:
         return [(row.key, 0.0, row.self_cpu_time_total) for row in prof.key_averages() if row.self_cpu_time_total]
     with tempfile.TemporaryDirectory(prefix="musicvid-trace-") as folder:
         trace = Path(folder) / "trace.json"
         prof.export_chrome_trace(str(trace))
         events = json.loads(trace.read_text())["traceEvents"]
-    return [
+    launched = sum(e.get("cat") in ("cuda_runtime", "cuda_driver") and "LaunchKernel" in e["name"] for e in events)
+    spans = [
         (e["name"], float(e["ts"]), float(e["dur"]))
         for e in events
         if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e
     ]
+    ran = sum(e.get("cat") == "kernel" for e in events)
+    return spans if ran >= RECORDED * launched else []
 
 
 def operations_timed(prof) -> list[tuple[str, float, float]]:
@@ -120,16 +132,18 @@ def split(denoise: Callable[[], object], decode: Callable[[], object], on_gpu: b
 
     unet, vae, wall = both()
     spans, timed_by = (kernels(unet, on_gpu), kernels(vae, on_gpu)), "CUPTI's records of the kernels"
+    events = on_gpu and not all(spans)  # (module doc)
     if not on_gpu:
         timed_by = "each operation's own CPU time"
-    elif not spans[0]:  # (module doc)
+    elif events:
+        dropped = "CUPTI recorded none or only some of the kernels launched"
         try:
             unet, vae, wall = both(events=True)
             spans = operations_timed(unet), operations_timed(vae)
-            timed_by = "CUDA events, each operation's own GPU time (CUPTI recorded no kernel of the denoising)"
-        except (RuntimeError, AssertionError) as error:  # (the row's rate stands without its split)
-            timed_by = f"nothing: CUPTI recorded no kernel of the denoising, and CUDA events failed ({error})"
-    result = seconds_by_kind(*spans, wall, on_gpu, torch.version.cuda)
+            timed_by = f"CUDA events, each operation's own GPU time ({dropped})"
+        except Exception as error:  # noqa: BLE001 - (the row's rate stands without its split)
+            spans, timed_by = ([], []), f"nothing: {dropped}, and CUDA events failed ({type(error).__name__}: {error})"
+    result = seconds_by_kind(*spans, wall, on_gpu, torch.version.cuda, idle_told=not events)
     backends = {"unet": attention_backends(unet), "vae": attention_backends(vae)}
     return result | {"timed_by": timed_by, "attention_backends": backends}
 
@@ -140,11 +154,15 @@ def seconds_by_kind(
     wall: float,
     on_gpu: bool,
     cuda: str | None = None,
+    idle_told: bool = True,
 ) -> dict:
     """The split of `wall` seconds from the kernels (name, start, length in µs) of the denoising and of the decode:
 
         seconds[kind] = sum(length of the denoising's kernels of that kind), seconds["vae"] = sum(the decode's)
         gpu_idle = wall - (time covered by the denoising's kernels + by the decode's)    (on a GPU only)
+
+    `idle_told` False (operations timed by CUDA events): no idle time, since an operation's events also time the GPU
+    waiting for its launch; gpu_idle is None, and `idle_not_told` says why.
 
     Where the profiler recorded no kernel of the denoising (on an H200 on 2026-12-04 it recorded the decode's alone,
     and the idle time read 94% of a group the GPU drew at 30% of its peak) nothing is split: no figure is told
@@ -160,11 +178,20 @@ def seconds_by_kind(
     for name, _, length in unet:
         seconds[kind_of(name)] += length / 1e6
     seconds["vae"] = sum(length for _, _, length in vae) / 1e6
-    if on_gpu:
+    if on_gpu and idle_told:
         covered = busy([(s, n) for _, s, n in unet]) + busy([(s, n) for _, s, n in vae])
         seconds["gpu_idle"] = max(0.0, wall - covered / 1e6)
+    untold = (
+        {}
+        if idle_told or not on_gpu
+        else {
+            "gpu_idle": None,
+            "idle_not_told": "CUDA events time an operation "
+            "with the GPU's wait for its launch: idle time is spread among them",
+        }
+    )
     return {
         "wall_seconds": round(wall, 4),
-        "seconds": {k: round(v, 4) for k, v in seconds.items()},
+        "seconds": {k: round(v, 4) for k, v in seconds.items()} | untold,
         "share": {k: round(v / wall, 4) for k, v in seconds.items()},
     }

@@ -72,7 +72,7 @@ def render_once(song: Path, workdir: Path, settings: RenderSettings, registry: M
     on_gpu = registry.device.type == "cuda"
     timings = Timings()
     request = SongRequest(song=song, lyrics_file=song.with_suffix(".lrc"), workdir=workdir, quiet=True)
-    with MemorySampler(interval=0.005) as memory:
+    with MemorySampler() as memory:
         started = time.perf_counter()
         made = make_video(request, settings, registry, output=workdir.with_suffix(".mp4"), timings=timings)
         wall = time.perf_counter() - started

@@ -20,7 +20,7 @@ from PIL import Image
 
 from benchmarks.budget import RowBudget
 from benchmarks.levers import Lever, fast_pipeline
-from benchmarks.peaks import SpanPeak
+from benchmarks.peaks import SpanPeak, gpu_allocated
 from benchmarks.profile_split import split
 from benchmarks.steady import GROUPS, Clock, baselines, difference, full_groups, steady_rate
 from benchmarks.what_ran import models_ran
@@ -92,6 +92,7 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
     """One row: `groups` full groups of `batch` timed after the lever's warm-up; its figures, and its pictures by
     key."""
     on_gpu = compute_device(base_pipe).type == "cuda"
+    held = gpu_allocated()  # (the base pipeline, resident beside the row's own copy of it: in its peak)
     with ExitStack() as stack:
         pipe, own, settings = prepared(base_pipe, lever, settings, batch, stack)
         chunks = full_groups(
@@ -116,7 +117,11 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
                 row["profile"] = profile_group(own, inputs, chunks[-1], settings, on_gpu)
         row |= {"warm_up_groups": lever.warm_up, "warm_up_seconds": round(warm, 2), "ran": models_ran(diffusion=pipe)}
         if on_gpu:
-            row |= {"peak_gpu_gb": peak.gb, "raised_run_peak": peak.raised_run_peak}
+            row |= {
+                "peak_gpu_gb": peak.gb,
+                "held_before_gb": round(held / 2**30, 3),
+                "raised_run_peak": peak.raised_run_peak,
+            }
         del pipe, own
     if on_gpu:
         torch.cuda.empty_cache()
@@ -124,12 +129,17 @@ def measure(base_pipe, board: Storyboard, settings: RenderSettings, lever: Lever
 
 
 def profile_group(own, inputs: SceneInputs, group: list[Picture], settings: RenderSettings, on_gpu: bool) -> dict:
-    size = padded_size(own, settings)
-    return split(
-        lambda: denoise(own, batch_inputs(own, inputs, group, size), settings),
-        lambda latents: decode(own, latents),
-        on_gpu,
-    )
+    """One more group, split by kind of work (benchmarks.profile_split), or the error that stopped it: the row's rate
+    stands without its split (a baseline lost to its profile would void the run)."""
+    try:
+        size = padded_size(own, settings)
+        return split(
+            lambda: denoise(own, batch_inputs(own, inputs, group, size), settings),
+            lambda latents: decode(own, latents),
+            on_gpu,
+        )
+    except Exception as error:  # noqa: BLE001 - whatever the profiler or its trace raises
+        return {"error": f"{type(error).__name__}: {error}"[:400]}
 
 
 def beside_baseline(row: dict, baseline: dict | None) -> dict:

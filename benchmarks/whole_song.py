@@ -177,7 +177,7 @@ def whole_song(
     row["kernels_compiled_seconds"] = compiled
     timer = threading.Timer(left, stop.set) if left else None
     started = time.perf_counter()
-    with MemorySampler(interval=0.005) as memory:
+    with MemorySampler() as memory:
         try:
             if timer:
                 timer.start()

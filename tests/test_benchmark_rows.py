@@ -2,13 +2,23 @@
 picture), and its profile splits one group by kind of work and names the attention backend each shape took; on the
 CPU."""
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from benchmarks.profile_split import attention_backends, busy, kind_of, operations_timed, profiled, seconds_by_kind
+from benchmarks.profile_split import (
+    attention_backends,
+    busy,
+    kernels,
+    kind_of,
+    operations_timed,
+    profiled,
+    seconds_by_kind,
+)
 from benchmarks.steady import baselines, difference, full_groups, steady_rate
 
 
@@ -41,6 +51,9 @@ def test_a_group_is_split_by_kind_of_work_and_each_attention_shape_names_its_bac
         "flash_fwd_kernel": "attention",
         "triton_per_fused_native_group_norm_0": "norm_and_elementwise",
         "Memcpy DtoH": "copies",
+        "nvjet_hsh_256x128_64x4_2x1_v_bz_coopA_NNN": "matmul",  # cuBLAS's on Hopper
+        "triton_poi_fused_add_convolution_silu_3": "norm_and_elementwise",  # a convolution's bias, fused by inductor
+        "triton_red_fused_addmm_gelu_9": "norm_and_elementwise",
     }
     assert {name: kind_of(name) for name in kernels} == kernels
     assert busy([(0.0, 2.0), (1.0, 2.0), (5.0, 1.0)]) == 4.0  # overlapping kernels count once
@@ -51,7 +64,8 @@ def test_a_group_is_split_by_kind_of_work_and_each_attention_shape_names_its_bac
 
 def test_operations_timed_by_cuda_events_are_laid_end_to_end_for_the_split():
     """Where CUPTI recorded no kernel, each operation's own GPU time (CUDA events) stands in: one stream runs them
-    in turn, so their busy time is their sum, and each is split by its aten name."""
+    in turn, so their busy time is their sum, and each is split by its aten name; no idle time is told, since an
+    operation's events also time the GPU waiting for its launch."""
     rows = [("aten::cudnn_convolution", 300.0), ("aten::_scaled_dot_product_cudnn_attention", 200.0), ("aten::mm", 0)]
     prof = SimpleNamespace(key_averages=lambda: [SimpleNamespace(key=k, self_device_time_total=t) for k, t in rows])
     timed = operations_timed(prof)
@@ -59,8 +73,21 @@ def test_operations_timed_by_cuda_events_are_laid_end_to_end_for_the_split():
         ("aten::cudnn_convolution", 0.0, 300.0),
         ("aten::_scaled_dot_product_cudnn_attention", 300.0, 200.0),
     ]
-    found = seconds_by_kind(timed, [], 0.001, on_gpu=True)["seconds"]
-    assert found["convolution"] == 0.0003 and found["attention"] == 0.0002 and found["gpu_idle"] == 0.0005
+    found = seconds_by_kind(timed, [], 0.001, on_gpu=True, idle_told=False)["seconds"]
+    assert found["convolution"] == 0.0003 and found["attention"] == 0.0002 and found["gpu_idle"] is None
+    assert "launch" in found["idle_not_told"]
+
+
+def test_a_trace_that_dropped_kernels_it_launched_is_no_split(tmp_path):
+    def traced(kernels: int, launches: int):
+        events = [{"cat": "kernel", "name": "flash_fwd_kernel", "ts": k, "dur": 1} for k in range(kernels)]
+        events += [{"cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": k, "dur": 1} for k in range(launches)]
+        return SimpleNamespace(
+            export_chrome_trace=lambda path: Path(path).write_text(json.dumps({"traceEvents": events}))
+        )
+
+    assert len(kernels(traced(10, 10), on_gpu=True)) == 10
+    assert kernels(traced(5, 10), on_gpu=True) == []  # (the rest's time would have read as idle)
 
 
 def test_the_gpu_idle_time_is_told_only_where_the_denoising_kernels_were_recorded():
@@ -88,3 +115,16 @@ def test_the_gpu_idle_time_is_told_only_where_the_denoising_kernels_were_recorde
         told = seconds_by_kind([], vae, 1.0, on_gpu=True, cuda=cuda)["not_recorded"]
         assert ("CUPTI can stamp kernels as starting at 0" in told) == suspect, cuda
     assert seconds_by_kind([("aten::conv2d", 0.0, 5e4)], [], 1.0, on_gpu=False)["seconds"]["convolution"] == 0.05
+
+
+def test_a_profile_that_fails_is_written_as_its_error_and_the_rows_rate_stands(monkeypatch):
+    from benchmarks import rows
+
+    def trace_lost(*args):
+        raise json.JSONDecodeError("Expecting value", "", 0)  # (a trace cut short as it was written)
+
+    monkeypatch.setattr(rows, "split", trace_lost)
+    monkeypatch.setattr(rows, "padded_size", lambda own, settings: (64, 64))
+    assert rows.profile_group(None, None, [], None, on_gpu=True) == {
+        "error": "JSONDecodeError: Expecting value: line 1 column 1 (char 0)"
+    }

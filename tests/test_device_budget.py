@@ -9,7 +9,7 @@ import torch
 
 from benchmarks import device
 from benchmarks import rows as drawing
-from benchmarks.budget import COLD_COMPILE, FAILED_BASELINE, SECTION_ROOM, WARM_COMPILE, RowBudget
+from benchmarks.budget import COLD_COMPILE, FAILED_BASELINE, FAST_WORK, SECTION_ROOM, WARM_COMPILE, RowBudget
 from benchmarks.levers import Lever
 
 
@@ -56,6 +56,10 @@ def test_a_row_starts_only_where_the_baseline_drawn_again_fits_after_it_and_a_fa
     budget = RowBudget(time.perf_counter() + 25.0, COLD_COMPILE)
     budget.took(Lever("baseline", "eager"), 16, 10, 20.0, {"frames_per_second": 8.8})  # 11 groups: 20 s
     assert budget.expected(eager, 16, 10) == 20.0 / 11 * 11 * 0.25  # 5 s: it fits, but not with 20 s after it
+    # --fast's group is 4 steps of one UNet pass where the baseline's is 25 of two: costed as the baseline's, it was
+    # never started; its floor is a small group's
+    assert budget.expected(Lever("fast", "f", fast=True), 16, 10) == budget.expected(eager, 16, 10)
+    assert FAST_WORK == 4 / 25 / 2
     assert budget.why_not(eager, 16, 10).startswith("expected to take 25 s with the baseline drawn again")
     budget = RowBudget(time.perf_counter() + 45.0, COLD_COMPILE)
     budget.took(Lever("baseline", "eager"), 16, 10, 20.0, {"frames_per_second": 8.8})
