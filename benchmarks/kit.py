@@ -154,6 +154,7 @@ def calls(count: int, out: str) -> str:
     run = (
         "export PYTHONPATH=$PWD/.site:$PWD PYTHONUNBUFFERED=1 && python3 -m benchmarks.device"
         f" --song .site/song/song-{SONG_SECONDS:g}s.mp3 --out $OUT/gpu.json"  # as synthesize_song names it
+        " --compile-artifacts $OUT/compile-cache.bin"  # (what a compiled row compiled comes back, for a later lease)
     )
     # the last call's limit, 10 minutes, holds the benchmark's budget (480 s), its start and a song's overrun
     lines = [

@@ -4,9 +4,9 @@ products, attention, and normalisation with the other elementwise work; the VAE'
 the VAE (a backend that cannot take a shape, as flash and cuDNN cannot the VAE's one head of 512, is passed over).
 
 On a GPU the kernels are read from the profiler's Chrome trace (their start and length), which CUPTI records; where
-it recorded none of the denoising's (as on the H200, CUDA 13.0, 2026-12-04), the group is profiled again with each
-aten operation's own GPU time timed by CUDA events (the profiler's way without CUPTI). On the CPU, each aten
-operation's own time (no idle time is told there).
+it recorded none of the denoising's (as on the H200, CUDA 13.0, 2026-12-04) or fewer than it launched, the group is
+profiled again with each aten operation's own GPU time timed by CUDA events (the profiler's way without CUPTI; no
+idle time is told then). On the CPU, each aten operation's own time (no idle time is told there either).
 """
 
 from __future__ import annotations

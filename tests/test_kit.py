@@ -73,6 +73,7 @@ def test_each_call_unpacks_its_part_and_the_last_runs_the_benchmark_once_the_ear
     assert last.returncode == 0 and (tmp_path / ".site" / "av" / "__init__.py").read_text() == "part = 2\n"
     assert last.stdout.strip() == (
         f"ran -m benchmarks.device --song .site/song/song-180s.mp3 --out {tmp_path / 'out'}/gpu.json"
+        f" --compile-artifacts {tmp_path / 'out'}/compile-cache.bin"
     )
 
 
