@@ -47,3 +47,13 @@ def test_a_line_heard_where_it_was_placed_or_moved_once_already_stays():
     assert placed == placed_early()
     step(next_window(3.9), replace(walk, tried=frozenset({("moved", 4)})), TEXTS, SIZES, placed)
     assert placed == placed_early()
+
+
+def test_a_line_whose_words_the_path_mostly_gave_no_time_is_left_to_the_next_window():
+    # a refrain's third time, sung after the window ends, squeezed into the end of its second (seed 91, both
+    # backends): its first four words at one instant, heard with evidence all the same (the second's words)
+    squeezed = [TimedWord(27.02, 27.02, 0.9, 3.0)] * 4 + words(27.02, 3.0, count=3)
+    tried = Attempt(0.0, 30.0, False, {0: words(1.0, 3.0), 1: words(6.0, 3.0), 2: squeezed})
+    placed = [None] * 3
+    after = step(tried, Walk(rate=3.0), TEXTS[:3], SIZES[:3], placed)
+    assert placed[:2] == [words(1.0, 3.0), words(6.0, 3.0)] and placed[2] is None and after.line == 2
