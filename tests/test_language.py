@@ -67,6 +67,15 @@ def test_whisper_codes_and_names_in_any_case_are_taken_as_the_code():
         "zh",
     ]
     assert language_code("castilian") == "es" and language_code(None) is None
+    # codes of a language Whisper writes another way (Bokmål's, ISO 639's older ones, Javanese's, Filipino's)
+    assert [language_code(text) for text in ("nb-NO", "iw", "in", "ji", "jv", "fil")] == [
+        "no",
+        "he",
+        "id",
+        "yi",
+        "jw",
+        "tl",
+    ]
     assert SongRequest(song="s.wav", language="Portuguese").language == "Portuguese"  # (taken as given)
 
 

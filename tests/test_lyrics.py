@@ -245,6 +245,7 @@ REFUSED_TIMES = [
         ("an untimed line\nanother\n", r"has no times: an LRC line starts with its time"),
         ("[offset:+999999999]\n[00:01.00]one\n", r"line 1 \[offset:\] \(ms\): 999999999 is out of range"),
         ("[offset:soon]\n[00:01.00]one\n", r"line 1 \[offset:\] \(ms\): 'soon' is not a number"),
+        ("[offset:++500]\n[00:01.00]one\n", r"line 1 \[offset:\] \(ms\): '\+\+500' is not a number"),  # as written
         ("[offset:+100]\n[offset:+200]\n[00:01.00]one\n", r"line 2: a second \[offset:\] tag"),
         ("[offset:+1500]\n[00:01.00]one\n", r"line 2: its \[offset:\] moves it 0.5 s before the song starts"),
     ]

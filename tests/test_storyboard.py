@@ -3,6 +3,8 @@
 import copy
 import json
 import logging
+import subprocess
+import sys
 
 import pytest
 
@@ -67,6 +69,7 @@ def test_long_instrumental_stretches_are_split():
     # a stretch split in four is cut at times as written, not a sum's noise (22.502499999999998)
     split = scenes_from_lines([Line(1.54, 2.54, "a"), Line(82.39, 83.39, "b")], 88.04489795918367)
     assert [s.start for s in split[3:6]] == [22.5025, 42.465, 62.4275] and split[-1].end == 88.04489795918367
+    assert scenes_from_lines([], 134.24804000010616)[-1].end == 134.24804000010616  # (the song's end, as it is)
 
 
 def test_an_instrumental_track_is_a_valid_storyboard():
@@ -128,6 +131,7 @@ def test_a_valid_storyboard_round_trips(tmp_path):
     assert load_storyboard(path).to_json() == board.to_json() == {**valid_board()}
     assert "a sea" in scene_table(board)
     assert parse_storyboard({**valid_board(), "language": "Polish"}).language == "pl"  # as --language takes it
+    assert parse_storyboard({**valid_board(), "language": "  "}).language == "en"  # (blank: the default, as null)
 
 
 BROKEN = [
@@ -165,6 +169,12 @@ BROKEN = [
     ("huge audio note", lambda b: b["audio"].update(n="x" * 100_000), "audio.n", "at most 100,000"),
     ("settings a list", lambda b: b.update(settings=[]), "settings", "must be an object"),
     ("klingon", lambda b: b.update(language="Klingon"), "edited.json: language", "codes or names (e.g. en, pl"),
+    (
+        "long song's end",
+        lambda b: b["audio"].update(duration=1234.5678) or b["scenes"][1].update(end=1234.57),
+        "audio.duration (1234.5678)",
+        "(scenes[1].end: 1234.57)",
+    ),  # (each told to the tolerance's digits)
 ]
 
 
@@ -206,3 +216,12 @@ def test_a_scene_no_frame_shows_is_named():
         "storyboard, or give a higher --fps"
     )
     assert unshown_note(board, list(range(3)), 2.0) == ""
+
+
+def test_an_english_storyboard_is_read_without_importing_torch():  # (the score and the batch report read them)
+    read = "import json, sys; from musicvid.storyboard.board import parse_storyboard; "
+    read += "parse_storyboard(json.loads(sys.argv[1])); print('torch' in sys.modules)"
+    for language in ("en", "English"):
+        board = json.dumps({**valid_board(), "language": language})
+        done = subprocess.run([sys.executable, "-c", read, board], capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == "False", done.stderr

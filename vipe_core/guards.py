@@ -85,6 +85,12 @@ def check_output_kind(path: str | os.PathLike, *, folder: bool, own: Callable[[s
     the stage's `own` records are called, a folder holding another's (a .json or .jsonl: a stage that reads the
     folder, filter or build, would take the records it adds there for its own)."""
     path = Path(path)
+    try:
+        path.resolve()
+    except (RuntimeError, OSError):  # (Python 3.11 raises RuntimeError for a loop)
+        raise VipeError(
+            f"--out {path} is a link that leads round in a loop; remove it or choose another --out."
+        ) from None
     if folder and path.exists() and not path.is_dir():
         kind = "a file" if path.is_file() else "a special file (a device or a pipe)"  # (/dev/null)
         raise VipeError(f"--out {path} is {kind}, but this stage writes a folder there; choose another --out.")
@@ -114,6 +120,8 @@ def refuse_foreign(path: Path, ours: Callable[[Path], bool], what: str) -> None:
     `ours` may raise VipeError, ValueError or TypeError for a file it cannot read: not ours either."""
     if not os.path.lexists(path):
         return
+    if os.path.islink(path):
+        raise VipeError(f"{path} is a link, and vipe writes through none; move it away or choose another --out.")
     try:
         mine = stat.S_ISREG(os.lstat(path).st_mode) and ours(path)
     except (OSError, VipeError, ValueError, TypeError):
@@ -225,8 +233,14 @@ def impossible_number(config, where: str = "", infinite: bool = False) -> tuple[
 
 
 def refuse_a_path(name: str, what: str, kind: str) -> None:
-    """VipeError where `name` is no folder but no hub name either (a path: a file, or nothing there)."""
-    if not os.path.isdir(name) and not re.fullmatch(r"[\w-][\w.-]*(/[\w.-]+)?", name):
-        raise VipeError(
-            f"{what} {name} {'is a file' if os.path.exists(name) else 'is not there'}: give {kind}, or a hub name."
-        )
+    """VipeError where `name` is no folder: a file, a link to none, a pipe, or a path that is no hub name either
+    (transformers would take a file for a config, or ask the hub for what is not there)."""
+    if os.path.isdir(name):
+        return
+    if os.path.lexists(name):
+        there = "is a file" if os.path.isfile(name) else "is no folder (a link to none, a pipe or a device)"
+    elif re.fullmatch(r"[\w-][\w.-]*(/[\w.-]+)?", name):
+        return  # (a hub name)
+    else:
+        there = "is not there"
+    raise VipeError(f"{what} {name} {there}: give {kind}, or a hub name.")

@@ -53,8 +53,8 @@ class TrainState:
 def reason(error: BaseException) -> str:
     """The first line of an error's message (with the next, where it ends in a colon: "Validation error for field
     'n_embd':"), short enough for a one-sentence refusal: cut after a word, "…"."""
-    lines = str(error).strip().splitlines() or [type(error).__name__]
-    first = " ".join(line.strip() for line in lines[:2]) if lines[0].endswith(":") else lines[0]
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()] or [type(error).__name__]
+    first = " ".join(lines[:2]) if lines[0].endswith(":") else lines[0]
     return first if len(first) <= 160 else first[:160].rsplit(" ", 1)[0] + "…"
 
 

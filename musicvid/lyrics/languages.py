@@ -10,21 +10,27 @@ from pathlib import Path
 from musicvid.core.errors import UserError
 from musicvid.lyrics.transcript import excerpt
 
-# A country's code is the usual mistake for its language's ("jp" for "ja"), as a locale's region is said with it.
-_COUNTRY_CODES = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv", "ua": "uk", "cz": "cs"}
+# A country's code is the usual mistake for its language's ("jp" for "ja"), as a locale's region is said with it;
+# and some languages have codes Whisper does not write: Bokmål's nb (Whisper's Norwegian), ISO 639's older iw, in and
+# ji, its jv for Javanese, Filipino's fil (Whisper's Tagalog).
+_OTHER_CODES = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv", "ua": "uk", "cz": "cs"} | {
+    "nb": "no", "iw": "he", "in": "id", "ji": "yi", "jv": "jw", "fil": "tl"
+}  # fmt: skip
 
 
 def language_code(language: str | None, named: str = "--language") -> str | None:
     """Whisper's code of `language`, given as its code or its name, in any case, a locale's region after it ("zh-CN",
-    "pt_BR": the language's) and a country's code read as its language's (_COUNTRY_CODES); None for None; or one
-    sentence about what is `named` (a file's field). (Whisper is imported only where a language is named: it imports
-    torch.)"""
+    "pt_BR": the language's) and a country's code, or another code of the language, read as Whisper's (_OTHER_CODES);
+    None for None; or one sentence about what is `named` (a file's field). (Whisper is imported only where a language
+    other than English is named: it imports torch.)"""
     if language is None:
         return None
+    name = re.split(r"[-_]", language.strip())[0].strip().lower()
+    if name in ("en", "english"):  # (every storyboard's default, read by doors that import no torch)
+        return "en"
     from musicvid.models.internals import whisper_languages
 
-    name = re.split(r"[-_]", language.strip())[0].strip().lower()
-    code = whisper_languages().get(_COUNTRY_CODES.get(name, name))
+    code = whisper_languages().get(_OTHER_CODES.get(name, name))
     if code is None:
         raise UserError(
             f"{named} must be one of Whisper's language codes or names (e.g. en, pl, it, pt, ja, or polish), "

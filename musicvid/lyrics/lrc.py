@@ -148,15 +148,16 @@ def _sung(text: str, where: str, start: float | None) -> tuple[str, tuple[WordTi
 
 
 def _offset(tag: str, offset: float | None, where: str) -> float | None:
-    """The offset (s) a tag alone on a line sets, else `offset` as it was (an empty one, as editors' templates
-    write it, sets none)."""
+    """The offset (s) a tag alone on a line sets, else `offset` as it was (an empty one, as templates write it: none)."""
     meta = _META.fullmatch(tag)
     if not meta or meta.group(1).lower() != "offset" or not (value := meta.group(2).strip()):
         return offset
     if offset is not None:
         raise UserError(f"{where}: a second [offset:] tag: which one holds?")
-    value = re.sub(r"^([+-])\s+", r"\1", value).removeprefix("+")  # ("+ 500", as some editors write it)
-    return file_number(value, f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1000.0
+    sign, number = re.fullmatch(r"([+-]?)\s*(.*)", value, re.DOTALL).groups()  # ("+ 500", as some editors write it)
+    if not number or number[0] in "+-":  # (a sign alone, or two: said as written)
+        raise UserError(f"{where} [offset:] (ms): {value!r} is not a number")
+    return file_number(sign.replace("+", "") + number, f"{where} [offset:] (ms)", -MAX_OFFSET_MS, MAX_OFFSET_MS) / 1e3
 
 
 def lrc_language(text: str, document: str = "the lyrics") -> str | None:

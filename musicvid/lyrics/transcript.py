@@ -150,7 +150,7 @@ class Transcript:
 def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
     """A transcript's JSON given as a lyrics file: its lines, each word's times checked, and its language."""
     data = parse_json(text, document)
-    if isinstance(data, dict) and "scenes" in data and "lines" not in data:
+    if isinstance(data, dict) and {"audio", "scenes"} <= data.keys() and not isinstance(data.get("lines"), list):
         raise UserError(f"{document} is a storyboard, not a transcript: give it as --storyboard")
     transcript = Transcript.from_json(data, document)
     for i, line in enumerate(transcript.lines):

@@ -244,8 +244,8 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
     if abs(scenes[-1].end - duration) > TIME_TOLERANCE:
         last = f"scenes[{len(scenes) - 1}].end"  # (either may be the one edited: both named)
         raise UserError(
-            f"{document}: audio.duration ({duration:g}) is not where the last scene ends ({last}: "
-            f"{scenes[-1].end:g}): the scenes run to the song's end"
+            f"{document}: audio.duration ({duration:.10g}) is not where the last scene ends ({last}: "
+            f"{scenes[-1].end:.10g}): the scenes run to the song's end"
         )
     if audio.get("sha256") and not re.fullmatch(r"[0-9a-f]{64}", audio["sha256"]):  # ("" or none: not recorded)
         raise invalid(
@@ -262,7 +262,7 @@ def parse_storyboard(data: Any, source: str = "") -> Storyboard:
         audio=song,
         title=_text(data, "title", "", document),
         artist=_text(data, "artist", "", document),
-        language=language_code(_text(data, "language", "en", document), f"{document}: language"),
+        language=language_code(_text(data, "language", "en", document).strip() or "en", f"{document}: language"),
         settings=settings,
         scenes=scenes,
         notes=notes,

@@ -91,10 +91,12 @@ def _least(a: float | None, b: float | None) -> float | None:
 
 def numbered(scenes: list[Scene]) -> list[Scene]:
     """The scenes numbered in order, their times as a person would write them where they differ from a microsecond
-    by a sum's float noise alone (22.502499999999998: 22.5025), as storyboard.json shows them."""
+    by a sum's float noise alone (22.502499999999998: 22.5025), as storyboard.json shows them; the last scene's end,
+    the song's, as it is."""
+    ends = [*(_unnoised(scene.end) for scene in scenes[:-1]), *(scene.end for scene in scenes[-1:])]
     return [
-        replace(scene, index=i, start=_unnoised(scene.start), end=_unnoised(scene.end))
-        for i, scene in enumerate(scenes)
+        replace(scene, index=i, start=_unnoised(scene.start), end=end)
+        for i, (scene, end) in enumerate(zip(scenes, ends))
     ]
 
 

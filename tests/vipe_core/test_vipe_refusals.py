@@ -64,7 +64,10 @@ def test_build_refuses_to_replace_a_file_it_did_not_write(tmp_path, capsys):
     run_build(tmp_path / "lc.parquet", canvas_dir=tmp_path / "canvas")
     (tmp_path / "link.parquet").symlink_to(tmp_path / "lc.parquet")  # (refused, as filter's --out refuses one)
     said = refused(["build", str(tmp_path / "canvas"), "--out", str(tmp_path / "link.parquet")], capsys)
-    assert "link.parquet is not a LyricCanvas table vipe wrote" in said and (tmp_path / "link.parquet").is_symlink()
+    assert "link.parquet is a link, and vipe writes through none" in said and (tmp_path / "link.parquet").is_symlink()
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")  # (a traceback, resolving it)
+    said = refused(["build", str(tmp_path / "canvas"), "--out", str(tmp_path / "loop")], capsys)
+    assert "loop is a link that leads round in a loop" in said
     run_build(tmp_path / "lc.parquet", canvas_dir=tmp_path / "canvas", seed=3)  # its own table it replaces
 
 

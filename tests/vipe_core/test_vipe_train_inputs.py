@@ -42,7 +42,7 @@ def _base_copy(tiny_base, tmp_path, name: str = "base"):
     return base
 
 
-def test_a_folder_without_tokenizer_files_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
+def test_a_folder_without_tokenizer_files_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work, monkeypatch):
     bare = _base_copy(tiny_base, tmp_path)
     for tokenizer_file in bare.glob("*"):
         if tokenizer_file.name not in ("config.json", "generation_config.json", "model.safetensors"):
@@ -55,6 +55,11 @@ def test_a_folder_without_tokenizer_files_is_refused(tmp_path, tiny_base, canvas
     (notes := tmp_path / "notes.txt").write_text("hi")  # (transformers looked it up on the hub, as a config)
     line = _refused_before_work(train_args(canvas_parquet, tiny_base, out, "--tokenizer", str(notes)), out, capsys)
     assert line == f"vipe train: the tokenizer {notes} is a file: give a tokenizer's folder, or a hub name."
+    monkeypatch.chdir(tiny_base)  # the tokenizer's own file, named as a hub name could be
+    line = _refused_before_work(
+        train_args(canvas_parquet, tiny_base, out, "--tokenizer", "tokenizer.json"), out, capsys
+    )
+    assert line.endswith("the tokenizer tokenizer.json is a file: give a tokenizer's folder, or a hub name.")
 
 
 def test_a_tokenizer_that_does_not_fit_the_base_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
@@ -268,3 +273,10 @@ def test_a_base_of_weights_that_are_no_numbers_is_refused_before_out(tmp_path, t
     save_file({name: torch.full_like(t, float("nan")) for name, t in tensors.items()}, base / "model.safetensors")
     said = refused(train_args(canvas_parquet, base, tmp_path / "run"), capsys)
     assert "holds weights that are no finite numbers (NaN or infinite)" in said and not (tmp_path / "run").exists()
+
+
+def test_a_librarys_message_is_told_by_its_first_line_and_the_one_its_colon_leads_to():
+    from vipe_core.resume import reason
+
+    cases = {"x:\n\nmore": "x: more", "a: \nb": "a: b", "plain\nrest": "plain", "": "Exception"}
+    assert {message: reason(Exception(message)) for message in cases} == cases
