@@ -91,7 +91,9 @@ def kernels(prof: profile, on_gpu: bool) -> list[tuple[str, float, float]]:
         trace = Path(folder) / "trace.json"
         prof.export_chrome_trace(str(trace))
         events = json.loads(trace.read_text())["traceEvents"]
-    launched = sum(e.get("cat") in ("cuda_runtime", "cuda_driver") and "LaunchKernel" in e["name"] for e in events)
+    launched = sum(
+        e.get("cat") in ("cuda_runtime", "cuda_driver") and "LaunchKernel" in e.get("name", "") for e in events
+    )
     spans = [
         (e["name"], float(e["ts"]), float(e["dur"]))
         for e in events
