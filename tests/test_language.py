@@ -79,6 +79,15 @@ def test_whisper_codes_and_names_in_any_case_are_taken_as_the_code():
     assert SongRequest(song="s.wav", language="Portuguese").language == "Portuguese"  # (taken as given)
 
 
+def test_a_languages_own_code_is_never_read_as_a_countrys_language():
+    # se and kr are Sweden's and Korea's codes, and Northern Sami's and Kanuri's: which one meant is not guessed
+    for code, said in (("se", "se is Northern Sami's"), ("SE-se", "se is Northern Sami's"), ("kr", "Kanuri's")):
+        with pytest.raises(UserError, match=f"{said}.*Whisper did not learn") as refused:
+            language_code(code, named="storyboard s.json: its language")
+        assert str(refused.value).startswith("storyboard s.json: its language must be")
+    assert [language_code(text) for text in ("sv", "sv-SE", "ko-KR", "Swedish")] == ["sv", "sv", "ko", "sv"]
+
+
 def test_a_language_whisper_does_not_know_is_refused_in_one_sentence_before_any_work(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 1)
     for flag in ("xx", "klingon", "", "klingon " * 1000):

@@ -65,6 +65,16 @@ def test_pasted_lyrics_all_timed_are_lrc_and_all_untimed_are_plain(tmp_path):
     assert Jobs.lyrics(song, cues).suffix == ".srt"
     with pytest.raises(UserError, match='^"Lyrics"'):
         Jobs.lyrics(song, cues.replace("00:00:04,000", "00:00:0x,000"))
+    # a transcript's JSON pasted is the transcript it is
+    line = {"start": 1, "end": 3, "text": "the sky"}
+    assert Jobs.lyrics(song, json.dumps({"lines": [line], "language": "en"}, indent=2)).suffix == ".json"
+
+
+def test_a_storyboard_pasted_as_lyrics_is_said_to_be_one_before_a_job_is_made(jobs):
+    pasted = json.dumps(valid_board(), indent=2)
+    with pytest.raises(UserError, match='^"Lyrics" holds a storyboard, not lyrics: the page makes its own'):
+        handlers.make_storyboard(jobs, page_values(lyrics=pasted), SESSION, threading.Event())
+    assert list(jobs.root.iterdir()) == []
 
 
 @pytest.mark.parametrize("scene, table", [(2, None), (-1, None), (None, None), ("x", None), (0, "a row short")])

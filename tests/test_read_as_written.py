@@ -276,7 +276,19 @@ def test_a_transcripts_language_is_one_whisper_knows(tmp_path):  # (as --languag
 
 
 def test_a_storyboard_given_as_lyrics_is_named_as_one(tmp_path):  # (it was "lines must be a list of lines")
-    for note in ({}, {"lines": "my note"}):  # (a person's own key in a storyboard is kept as a note)
-        (path := tmp_path / "storyboard.json").write_text(json.dumps(valid_board() | note))
-        with pytest.raises(UserError, match=r"^lyrics file .*storyboard.json is a storyboard, not a transcript"):
+    # (a person's own key in a storyboard is kept as a note; a .txt holding JSON is the JSON it holds, not lyrics)
+    for note, name in (({}, "storyboard.json"), ({"lines": "my note"}, "storyboard.json"), ({}, "board.txt")):
+        (path := tmp_path / name).write_text("\n " + json.dumps(valid_board() | note, indent=1))
+        with pytest.raises(UserError, match=rf"^lyrics file .*{name} is a storyboard, not a transcript"):
             check_lyrics_file(path)
+
+
+def test_plain_text_that_opens_as_a_json_object_is_read_as_json_and_a_brace_as_a_lyric(tmp_path):
+    line = {"start": 5, "end": 8, "text": "hello"}
+    (path := tmp_path / "t.txt").write_text(json.dumps({"lines": [line], "language": "es"}))
+    assert [(one.start, one.text) for one in check_lyrics_file(path).lines] == [(5, "hello")]
+    (path := tmp_path / "broken.txt").write_text('{ "lines": [')
+    with pytest.raises(UserError, match=r"broken.txt is not valid JSON"):
+        check_lyrics_file(path)
+    (path := tmp_path / "p.txt").write_text('{Chorus}\nthe sky is "burning"\n')
+    assert not check_lyrics_file(path).timed

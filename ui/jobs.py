@@ -27,11 +27,11 @@ from typing import Iterator
 
 from musicvid.core.audio import check_length
 from musicvid.core.errors import Cancelled, UserError, out_of_memory, out_of_room
-from musicvid.core.files import check_file
+from musicvid.core.files import check_file, parse_json
 from musicvid.core.paths import without_controls
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, lyrics_kind, timed_lines
-from musicvid.lyrics.transcript import left_out_note
+from musicvid.lyrics.transcript import is_storyboard, left_out_note
 from musicvid.models.choose import choose_models
 from musicvid.models.readback import GB
 from musicvid.models.registry import ModelRegistry
@@ -85,7 +85,12 @@ def check_pasted_lyrics(text: str) -> None:
     if len(text) > MAX_LYRICS_CHARS:
         raise UserError(f"{PASTED} is {len(text):,} characters long; the limit is {MAX_LYRICS_CHARS:,}")
     check_text(PASTED, text)
-    if (kind := pasted_kind(text)) != PLAIN:
+    if (kind := pasted_kind(text)) == ".json" and is_storyboard(parse_json(text, PASTED)):
+        raise UserError(
+            f"{PASTED} holds a storyboard, not lyrics: the page makes its own from a song's lyrics (Make storyboard) "
+            "and edits it in its table; a storyboard file is rendered by the command line (--storyboard)"
+        )
+    if kind != PLAIN:
         timed_lines(text, kind, math.inf, PASTED)
 
 

@@ -1,5 +1,5 @@
-"""Lyrics a user already has. Timed (.lrc, .srt, or our transcript JSON; a .txt holding LRC or SRT times is read as
-the file it is): Whisper does not time them (it only gives lines in another language their English:
+"""Lyrics a user already has. Timed (.lrc, .srt, or our transcript JSON; a .txt holding LRC or SRT times, or JSON, is
+read as the file it is): Whisper does not time them (it only gives lines in another language their English:
 musicvid.storyboard.make). Plain text (.txt): the words are known but not their times, which musicvid.lyrics.align
 finds in the song."""
 
@@ -62,15 +62,20 @@ _SITE_ADVERT = re.compile(r"See .* LiveGet tickets as low as \$\d+You might also
 _SITE_WIDGET = "You might also like"
 _SITE_FOOTER = re.compile(r"(?:(?<=\S)|^)Embed$")
 _SITE_COUNT = re.compile(r"(?<!\d)\d{1,3}$")
+# A JSON object opens with a brace and a quoted key; a lyric may open with a brace ("{Chorus}"), never with that.
+_JSON_OPENING = re.compile(r'\s*\{\s*"')
 
 
 def lyrics_kind(path: Path, text: str) -> str:
     """How lyrics file `path` is read: by its suffix, except plain text (.txt) holding times, which is the timed file
     it is (an SRT cue's times: .srt; else a line that starts with a time: .lrc), as the page reads pasted lyrics: a
-    person who wrote times meant them (read as words, they would be sung and their times lost)."""
+    person who wrote times meant them (read as words, they would be sung and their times lost). Plain text that opens
+    as a JSON object does (_JSON_OPENING) is JSON, a transcript's or a storyboard's, said to be one (not sung)."""
     suffix = path.suffix.lower()
     if suffix != PLAIN:
         return suffix
+    if _JSON_OPENING.match(text):
+        return ".json"
     lines = text_lines(text)
     if any(is_srt_times(line) for line in lines):
         return ".srt"

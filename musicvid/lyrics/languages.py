@@ -13,9 +13,13 @@ from musicvid.lyrics.transcript import excerpt
 # A country's code is the usual mistake for its language's ("jp" for "ja"), as a locale's region is said with it;
 # and some languages have codes Whisper does not write: Bokmål's nb (Whisper's Norwegian), ISO 639's older iw, in and
 # ji, its jv for Javanese, Filipino's fil (Whisper's Tagalog).
-_OTHER_CODES = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv", "ua": "uk", "cz": "cs"} | {
+_OTHER_CODES = {"jp": "ja", "cn": "zh", "gr": "el", "dk": "da", "ua": "uk", "cz": "cs"} | {
     "nb": "no", "iw": "he", "in": "id", "ji": "yi", "jv": "jw", "fil": "tl"
 }  # fmt: skip
+
+# Languages' own codes (ISO 639-1) that are also countries' codes, of languages Whisper did not learn: read as the
+# country's language, a code would mean two languages.
+_NOT_LEARNED = {"se": ("Northern Sami", "Sweden's Swedish is sv"), "kr": ("Kanuri", "Korea's Korean is ko")}
 
 
 def language_code(language: str | None, named: str = "--language") -> str | None:
@@ -30,6 +34,12 @@ def language_code(language: str | None, named: str = "--language") -> str | None
         return "en"
     from musicvid.models.internals import whisper_languages
 
+    if name in _NOT_LEARNED:
+        unknown, country = _NOT_LEARNED[name]
+        raise UserError(
+            f"{named} must be one of Whisper's language codes: {name} is {unknown}'s, a language Whisper did not "
+            f"learn ({country})"
+        )
     code = whisper_languages().get(_OTHER_CODES.get(name, name))
     if code is None:
         raise UserError(

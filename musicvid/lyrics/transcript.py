@@ -147,10 +147,15 @@ class Transcript:
         return cached if cached.audio_sha256 == audio_sha256 else None
 
 
+def is_storyboard(data: object) -> bool:
+    """Whether parsed JSON `data` is a storyboard's (its `audio` and `scenes`), not a transcript's (its `lines`)."""
+    return isinstance(data, dict) and {"audio", "scenes"} <= data.keys() and not isinstance(data.get("lines"), list)
+
+
 def parse_transcript_json(text: str, document: str) -> tuple[list[Line], str]:
     """A transcript's JSON given as a lyrics file: its lines, each word's times checked, and its language."""
     data = parse_json(text, document)
-    if isinstance(data, dict) and {"audio", "scenes"} <= data.keys() and not isinstance(data.get("lines"), list):
+    if is_storyboard(data):
         raise UserError(f"{document} is a storyboard, not a transcript: give it as --storyboard")
     transcript = Transcript.from_json(data, document)
     for i, line in enumerate(transcript.lines):
