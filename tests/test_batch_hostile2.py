@@ -261,3 +261,35 @@ def test_a_row_naming_an_open_file_of_the_batchs_is_refused_and_no_other_rows_re
             report = report_of(out)
             assert [s["status"] for s in report] == statuses and rendered == [statuses.index("done") + 1]
             assert f"{stream} is a stream this process was given" in report[statuses.index("failed")]["error"]
+
+
+def test_a_rows_output_never_replaces_a_picture_another_rows_storyboard_pins(tmp_path, capsys, monkeypatch):
+    from PIL import Image
+
+    rendered = faked_renders(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    make_tone(tmp_path / "a.wav", 10)
+    make_tone(tmp_path / "b.wav", 10)
+    Image.new("RGB", (64, 64), "red").save(tmp_path / "photo.ass", format="PNG")  # (a person's picture, so named)
+    # (row 2 draws its keyframes there: a work directory a run of it left)
+    picture = work_directory(Workdir.of_song(Path("b.wav"), None).root) / "keyframes" / "0000.png"
+    picture.parent.mkdir()
+    Image.new("RGB", (64, 64), "blue").save(picture)
+    for name, pinned in (("board.json", "photo.ass"), ("inside.json", str(picture))):
+        board = valid_board()
+        board["scenes"][1]["picture"] = str(tmp_path / pinned)
+        (tmp_path / name).write_text(json.dumps(board))
+    before = file_sha256(tmp_path / "photo.ass")
+    for board, said in (
+        ("board.json", "its photo.ass would write over the pinned picture of scene 1 of song 1 (a.wav)"),
+        ("inside.json", f"its pinned picture of scene 1 {tmp_path / picture} is the keyframes/ of song 2 (b.wav)'s"),
+    ):
+        (tmp_path / "s.csv").write_text(f"path,storyboard,captions,output\na.wav,{board},,\nb.wav,,line,photo\n")
+        code, err = run_batch(capsys, tmp_path / "s.csv", tmp_path, "--overwrite")
+        assert code == 2 and err.count("\n") == 1 and said in err, err
+    assert rendered == [] and file_sha256(tmp_path / "photo.ass") == before
+    make_tone(tmp_path / "photo.wav", 10)  # an automatic name that would write over it takes .video, as beside a song
+    (tmp_path / "s.csv").write_text("path,storyboard,captions\na.wav,board.json,\nphoto.wav,,line\n")
+    assert run_batch(capsys, tmp_path / "s.csv", tmp_path, "--overwrite")[0] == 0
+    assert [Path(row["output"]).name for row in report_of(tmp_path)] == ["a.mp4", "photo.video.mp4"]
+    assert file_sha256(tmp_path / "photo.ass") == before

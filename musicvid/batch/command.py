@@ -29,6 +29,7 @@ from musicvid.batch.report import (
     check_report,
     earlier_outputs,
     earlier_workdirs,
+    files_read,
     held_output,
     made_with,
     note,
@@ -184,7 +185,9 @@ def check_jobs(
     that be replaced. A row whose song `changed` (by number) may replace its outputs: changed_since checked them (or
     made_before, where another folder's work directory records them). The options given that act only where a
     reference picture is drawn (`reference_only`), where no row draws one, are refused last."""
-    read = {file_identity(path): (what, job) for job in jobs for what, path in job.inputs().items()}
+    storyboards: dict = {}  # (each storyboard file read once)
+    files = {job.number: files_read(job, storyboards) for job in jobs}
+    read = {file_identity(path): (what, job) for job in jobs for what, path in files[job.number].items()}
     readable = {job.number for job in jobs if song_read(job)}  # (once a row: each row is checked against every other)
     for job in (job for job in todo if job.refused is None):  # (a refused row writes nothing)
         for output in job.settings.outputs(job.output):
@@ -193,7 +196,7 @@ def check_jobs(
                 raise UserError(
                     f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
                 )
-        check_workdir_unread(job, jobs, playlist, readable)
+        check_workdir_unread(job, jobs, playlist, readable, files)
     from musicvid.batch.lengths import check_fits_song  # (torch: once the playlist and its rows are read)
     from musicvid.prepare import UnreadableSong, check_before_work, check_reference_drawn
 
@@ -223,10 +226,13 @@ def check_name_length_in_batch(job: Job) -> None:
         check_name_length(path, "rename the song, or give its row a shorter output (a CSV's output cell)")
 
 
-def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path, readable: set[int]) -> None:
-    """Refuse another row's input that is a file of `job`'s work directory, which `job` writes (a row of one
-    work directory with it reads what is its own: check_before_work judges that). A row whose song is not
-    `readable` (by number) has no default work directory: it fails at its turn."""
+def check_workdir_unread(
+    job: Job, jobs: list[Job], playlist: Path, readable: set[int], files: dict[int, dict[str, Path]]
+) -> None:
+    """Refuse another row's input (`files`: each row's, by number: files_read) that is a file of `job`'s work
+    directory, which `job` writes (a row of one work directory with it reads what is its own: check_before_work
+    judges that). A row whose song is not `readable` (by number) has no default work directory: it fails at its
+    turn."""
     if not (job.request.workdir or job.number in readable):
         return
     workdir = Workdir.of_song(job.request.song, job.request.workdir)
@@ -235,7 +241,7 @@ def check_workdir_unread(job: Job, jobs: list[Job], playlist: Path, readable: se
             continue
         if same_file(Workdir.of_song(reader.request.song, reader.request.workdir).root, workdir.root):
             continue
-        for what, path in reader.inputs().items():
+        for what, path in files[reader.number].items():
             if name := workdir.holds(path):
                 raise UserError(
                     f"{reader.where(playlist)}: its {what} {path} is the {name} of {job.label}'s work directory, "

@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from musicvid.batch.playlist import Entry, Job
+from musicvid.batch.playlist import Entry, Job, files_read
 from musicvid.core.errors import UserError
 from musicvid.core.files import VIDEO_SUFFIXES, file_identity
 from musicvid.core.workdir import video_name
@@ -142,9 +142,10 @@ def by_name(namings: list[Naming]) -> list[list[Naming]]:
 
 def clear_of_inputs(namings: list[Naming], out_dir: Path) -> None:
     """An automatic name whose files in -o would be an input of a row, its own (an audio-only `s.mp4` in -o, its
-    lyrics `s.srt`) or another's (its song `s.mp4`, there or not yet), takes `.video` (`s.video.mp4`), as a render's
-    default name beside its song does; a row's own name is refused all the same."""
-    inputs = {file_identity(path) for naming in namings for path in naming.job.inputs().values()}
+    lyrics `s.srt`) or another's (its song `s.mp4`, there or not yet; a picture its storyboard pins), takes `.video`
+    (`s.video.mp4`), as a render's default name beside its song does; a row's own name is refused all the same."""
+    storyboards: dict = {}  # (each storyboard file read once)
+    inputs = {file_identity(path) for naming in namings for path in files_read(naming.job, storyboards).values()}
     for naming in (naming for naming in namings if not naming.named):
         while any(file_identity(output) in inputs for output in naming.outputs(out_dir)):
             naming.stem += ".video"

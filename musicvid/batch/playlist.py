@@ -27,6 +27,7 @@ from musicvid.core.files import check_file, check_not_stream, is_url
 from musicvid.core.paths import printable, resolved, shown
 from musicvid.settings.render import RenderSettings
 from musicvid.settings.song import SongRequest, inputs_of
+from musicvid.storyboard.board import Storyboard, load_storyboard
 
 log = logging.getLogger("musicvid")
 
@@ -323,6 +324,28 @@ class Job:
             return {}
         inputs = inputs_of(self.request, self.settings)
         return {what: path for what, path in inputs.items() if not (what == "song" and in_loop(path))}
+
+
+def row_storyboard(request: SongRequest, read: dict[Path, Storyboard | None]) -> Storyboard | None:
+    """The row's storyboard, read once per file, for its pinned pictures; None where there is none or it
+    cannot be read (then it names no pictures, and a row to make is refused for it by its own check)."""
+
+    path = request.storyboard_file
+    if path is not None and path not in read:
+        try:
+            read[path] = load_storyboard(path)
+        except UserError:
+            read[path] = None
+    return read.get(path) if path is not None else None
+
+
+def files_read(job: Job, storyboards: dict[Path, Storyboard | None]) -> dict[str, Path]:
+    """The files a row reads, by what each is: its inputs (Job.inputs) and the pictures its storyboard pins or
+    refers to (`storyboards`: each file read once, row_storyboard)."""
+    if job.refused is not None:
+        return {}
+    storyboard = row_storyboard(job.request, storyboards)
+    return job.inputs() | (storyboard.picture_files() if storyboard else {})
 
 
 def unusable_name(request: SongRequest, entry: Entry) -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from musicvid.batch.playlist import Job
+from musicvid.batch.playlist import Job, files_read, row_storyboard
 from musicvid.core.errors import UserError
 from musicvid.core.files import file_sha256, remove_temporaries, same_file, weights_identity
 from musicvid.core.locks import os_lock
@@ -31,8 +31,7 @@ from musicvid.core.paths import printable
 from musicvid.core.progress import seconds_text
 from musicvid.settings.loras import Loras
 from musicvid.settings.model_choice import ModelChoice
-from musicvid.settings.song import SongRequest
-from musicvid.storyboard.board import Storyboard, load_storyboard
+from musicvid.storyboard.board import Storyboard
 from vipe_core.atomic import write_json
 from vipe_core.guards import is_held
 
@@ -192,7 +191,7 @@ def made_with(job: Job, choice: ModelChoice, storyboards: dict[Path, Storyboard 
         for part in (job.request, job.settings, choice)
         for name in type(part).affecting(*made)
     ]
-    storyboard = _storyboard(job.request, storyboards)
+    storyboard = row_storyboard(job.request, storyboards)
     pictures = storyboard.picture_files() if storyboard else {}
     values += [f"{what}={_value(path)!r}" for what, path in pictures.items()]
     return hashlib.sha256("\n".join(values).encode(errors="surrogateescape")).hexdigest()[:16]
@@ -228,19 +227,6 @@ def video_of_ours(song: Path, out_dir: Path, workdirs: list[Path], read: dict[Pa
     return video_made_by_a_run(song, workdirs)
 
 
-def _storyboard(request: SongRequest, read: dict[Path, Storyboard | None]) -> Storyboard | None:
-    """The row's storyboard, read once per file, for its pinned pictures; None where there is none or it
-    cannot be read (then it names no pictures, and a row to make is refused for it by its own check)."""
-
-    path = request.storyboard_file
-    if path is not None and path not in read:
-        try:
-            read[path] = load_storyboard(path)
-        except UserError:
-            read[path] = None
-    return read.get(path) if path is not None else None
-
-
 def check_report(report: Path, jobs: list[Job], playlist: Path, overwrite: bool) -> None:
     """Refuse, before any work, a report path that is the playlist or any row's input (its song, lyrics,
     storyboard, reference or pinned pictures; even with --overwrite), or a file that is not a batch's
@@ -252,9 +238,7 @@ def check_report(report: Path, jobs: list[Job], playlist: Path, overwrite: bool)
         )
     storyboards: dict[Path, Storyboard | None] = {}
     for job in jobs:
-        storyboard = _storyboard(job.request, storyboards)
-        inputs = job.inputs() | (storyboard.picture_files() if storyboard else {})
-        for what, path in inputs.items():
+        for what, path in files_read(job, storyboards).items():
             if same_file(report, path):
                 raise UserError(
                     f"{job.where(playlist)}: its {what} is {report}, where the batch writes its report: give -o "
