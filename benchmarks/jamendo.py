@@ -58,11 +58,13 @@ def known(asr, song: Song) -> list[dict]:
 
 
 def recognized(asr, song: Song) -> list[dict]:
-    """One song's recognized-lyrics rows: musicvid's lyric scenes, stable-ts's and Whisper's own segments."""
+    """One song's recognized-lyrics rows: musicvid's lyric scenes, as a user gets them and with the song's language
+    given (--language), as the peers are given it; stable-ts's and Whisper's own segments."""
     audio = load_audio(song.path)
     rows = []
     for who, hear in (
         ("musicvid", lambda: storyboard_lines(asr, audio)),
+        ("musicvid --language", lambda: storyboard_lines(asr, audio, song.language)),
         ("stable-ts", lambda: peer_heard(asr, audio.samples, song.language)),
         (asr.backend, lambda: whisper_heard(asr, audio.samples, song.language)),
     ):
@@ -74,9 +76,9 @@ def recognized(asr, song: Song) -> list[dict]:
     return rows
 
 
-def storyboard_lines(asr, audio) -> list[tuple[float, str]]:
-    """musicvid's lyric scenes (start, text) for the song, as its storyboard makes them."""
-    transcript = transcribe(asr, audio.samples, audio.info.sha256, quiet=True)
+def storyboard_lines(asr, audio, language: str | None = None) -> list[tuple[float, str]]:
+    """musicvid's lyric scenes (start, text) for the song, as its storyboard makes them (in `language` where given)."""
+    transcript = transcribe(asr, audio.samples, audio.info.sha256, quiet=True, language=language)
     scenes = scenes_from_lines(transcript.lines, audio.info.duration)
     return [(scene.start, scene.text) for scene in scenes if scene.kind == "lyric"]
 
