@@ -344,6 +344,25 @@ def test_a_playlist_or_a_list_of_files_is_no_song_whatever_it_names(capsys, tmp_
     assert song_samples(private)[0].size == 2 * SAMPLE_RATE  # the song itself is one
 
 
+def test_a_list_naming_a_pipe_or_a_song_ffmpeg_cannot_describe_in_time_is_refused_not_waited_on(tmp_path, monkeypatch):
+    import os
+    import subprocess
+
+    os.mkfifo(tmp_path / "seg.mp3")  # (no one writes it: ffmpeg, opening it, would wait forever)
+    for name, text in (("a.mp3", "ffconcat version 1.0\nfile seg.mp3\n"), ("b.mp3", "\ufeff#EXTM3U\nseg.mp3\n")):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(UserError, match=r"is a list of other files that ffmpeg would read as the song"):
+            song_samples(tmp_path / name)
+    song = make(tmp_path / "slow.mp3", "-f", "lavfi", "-i", CHIRP.format(seconds=1))
+
+    def timed_out(*_):
+        raise subprocess.TimeoutExpired("ffmpeg", 60)
+
+    monkeypatch.setattr(ffmpeg, "_description", timed_out)
+    with pytest.raises(UserError, match=r"^ffmpeg could not read .*slow.mp3 within a minute"):
+        song_samples(song)
+
+
 @pytest.mark.parametrize("suffix", [".wav", ".flac", ".ogg", ".m4a", ".mp3"])
 def test_a_songs_title_and_artist_are_its_tags_in_every_container(tmp_path, suffix):
     tags = ["-metadata", "title=Fárok Light", "-metadata", "artist=The Tiny Models"]

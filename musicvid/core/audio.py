@@ -159,13 +159,17 @@ def too_long(path: Path, seconds: float, max_seconds: float) -> str:
 
 def check_length(path: Path, max_seconds: float) -> None:
     """Refuse a song longer than the limit by what its header declares, before decoding any of it; and a file that
-    names other files for ffmpeg to read (ffmpeg.naming_others), whose sound is theirs."""
-    description = ffmpeg.describe(path)
-    if demuxer := ffmpeg.naming_others(description):
+    names other files for ffmpeg to read (ffmpeg.list_at_head, ffmpeg.naming_others), whose sound is theirs; and one
+    ffmpeg could not describe within its time (one that names a pipe no one writes: decoded, it would wait forever)."""
+    listed = ffmpeg.list_at_head(path)
+    description = "" if listed else ffmpeg.describe(path)
+    if demuxer := listed or ffmpeg.naming_others(description):
         raise UserError(
             f"{path} is a list of other files that ffmpeg would read as the song ({demuxer}), not a song: "
             "give the audio file itself"
         )
+    if not description:
+        raise UserError(f"ffmpeg could not read {path} within a minute: give the audio file itself")
     declared = declared_seconds(path, description)
     if declared is not None and declared > max_seconds:
         held = wav_held_seconds(path)  # (a WAV cut off, whose header says hours: not a long song)

@@ -150,6 +150,18 @@ def naming_others(description: str) -> str | None:
     return next((name for name in names if name in NAMING_OTHERS), None)
 
 
+def list_at_head(path: str | os.PathLike) -> str | None:
+    """The demuxer of NAMING_OTHERS that a file's first bytes name as a list, as ffmpeg's probes read them (an ffconcat
+    list's "ffconcat version", an M3U's "#EXTM3U": no song starts so), before ffmpeg opens what it names (a pipe
+    named there would hold it); None for any other file."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(64).removeprefix(b"\xef\xbb\xbf")
+    except OSError:
+        return None
+    return "concat" if head.startswith(b"ffconcat version") else "hls" if head.startswith(b"#EXTM3U") else None
+
+
 def declared_duration(path: str | os.PathLike, sound: bool = False, description: str | None = None) -> float | None:
     """Seconds, as the file's header says (with `sound`, parse_duration's), from ffmpeg's `description` of it where
     the caller has one (a decoding's may say the file was cut off), else describe's; None if it says nothing, or if
