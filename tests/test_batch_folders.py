@@ -192,6 +192,9 @@ def test_the_lyrics_beside_a_song_are_its_rows_lyrics_as_a_csv_cell_would_be(tmp
         and err
         == f"musicvid: {folder} song 5 (none.wav): {folder / 'none.lrc'} is not a regular file (a pipe or a device?); give the lyrics file itself\n"
     )
+    # a video's captions at the lyrics' name leave the lyrics in another case its own (a batch rerun into the folder)
+    (folder / "VIDEO.SRT").write_text(SRT)
+    assert {job.entry.path.stem: job.request.lyrics_file for job in planned(folder)}["video"] == folder / "VIDEO.SRT"
     # An M3U's song in another folder: its lyrics are named from the playlist's folder, as a CSV's cell is
     (tmp_path / "list.m3u").write_text("songs/lrc.wav\n")
     [job] = planned(tmp_path / "list.m3u")

@@ -116,25 +116,36 @@ def beside_lyrics(song: Path, base: Path) -> str | None:
     if not song.name:  # (`.` or `/`: a folder, which fails at its turn as one)
         return None
     for suffix in LYRICS_SUFFIXES:
-        lyrics = named_alike(song.with_name(song.stem + suffix))
-        if lyrics is None or lyrics.name.casefold() == song.name.casefold() or (suffix == ".srt" and captions(lyrics)):
-            continue  # (an entry that is itself lyrics, `s.lrc`, is no song: it fails at its turn as one)
+        named = song.with_name(song.stem + suffix)
+        found = [
+            lyrics
+            for lyrics in named_alike(named)
+            # (an entry that is itself lyrics, `s.lrc`, is no song: it fails at its turn as one)
+            if lyrics.name.casefold() != song.name.casefold() and not (suffix == ".srt" and captions(lyrics))
+        ]
+        # the name itself first; else the one name in another case (two, `S.LRC` and `s.Lrc`: which is not guessed)
+        if not found or (len(found) > 1 and found[0] != named):
+            continue
+        lyrics = found[0]
         cell = str(lyrics.relative_to(base)) if lyrics.is_relative_to(base) else ""
         return cell if cell and cell == cell.strip() else str(lyrics.absolute())  # (a cell is read stripped)
     return None
 
 
-def named_alike(path: Path) -> Path | None:
-    """What is at `path`; else the one name in its folder that is `path`'s but for letter case (`song.lrc` beside
-    `Song.mp3`, `Song.LRC`: as a player finds it, on a file system that tells cases apart); None where none, or a
-    folder. A pipe or a link to nothing is found: it is then refused as the file it stands for (not left out unsaid)."""
-    if os.path.lexists(path):
-        return None if os.path.isdir(path) else path
+def named_alike(path: Path) -> list[Path]:
+    """What is at `path`, else the names in its folder that are `path`'s but for letter case (`song.lrc` beside
+    `Song.mp3`, `Song.LRC`: as a player finds it, on a file system that tells cases apart); no folder. Where what is
+    at `path` is a video's captions, the others are the lyrics (beside_lyrics). A pipe or a link to nothing is found:
+    it is then refused as the file it stands for (not left out unsaid)."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        exact = [path]
+    else:
+        exact = []
     try:
-        alike = [n for n in os.listdir(path.parent) if n.casefold() == path.name.casefold()]
+        names = sorted(n for n in os.listdir(path.parent) if n.casefold() == path.name.casefold() and n != path.name)
     except OSError:
-        return None
-    return path.parent / alike[0] if len(alike) == 1 and not os.path.isdir(path.parent / alike[0]) else None
+        names = []
+    return exact + [path.parent / n for n in names if not os.path.isdir(path.parent / n)]
 
 
 def captions(srt: Path) -> bool:
