@@ -83,5 +83,5 @@ def apply_edits(saved: dict, table) -> dict:
             for field, label in LABELS.items():  # (a field by its column's label)
                 message = message.replace(f"scenes[{i}].{field}", f"row {i + 1}'s {label}")
             message = message.replace(f"scenes[{i}]", f"row {i + 1}")
-        raise UserError(message) from None
+        raise UserError(message.replace("audio.duration (", "the song's length (")) from None  # (no column shows it)
     return edited

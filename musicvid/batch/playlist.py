@@ -231,18 +231,21 @@ def read_folder(path: Path, output: Path | None = None) -> Iterator[Entry]:
 
 
 def csv_reader(text: str, path: Path) -> csv.DictReader:
-    """The CSV `text`'s rows, parted as its header is: by ',', else ';' (Excel's where a comma is the decimal mark),
-    else a tab; the header's names trimmed, in lower case ("Path, Title"); refused without 'path' or with a name
-    empty or repeated."""
-    mark = next((mark for mark in ",;\t" if mark in text.partition("\n")[0]), ",")
+    """The CSV `text`'s rows, parted as its first line says (Excel's "sep=;") or as its header is: by ',', else ';'
+    (Excel's where a comma is the decimal mark), else a tab; the header's names trimmed, in lower case ("Path,
+    Title"); refused without 'path' or with a name empty or repeated."""
+    said = re.fullmatch(r"sep=(.)", text.partition("\n")[0].rstrip("\r"))
+    mark = said[1] if said else next((mark for mark in ",;\t" if mark in text.partition("\n")[0]), ",")
     reader = csv.DictReader(io.StringIO(text), delimiter=mark, strict=True)
+    if said:  # (a line naming the mark, not the header: counted, so that every line is named by its number)
+        next(reader.reader)
     reader.fieldnames = [name.strip().lower() for name in reader.fieldnames or ()]
     if "path" not in reader.fieldnames:
         raise UserError(f"{path}: a batch CSV needs a header row with a 'path' column (then title, artist, options)")
     repeated = next((name for name in reader.fieldnames if reader.fieldnames.count(name) > 1 or not name), None)
     if repeated is not None:
         what = f"names the column '{repeated}' twice" if repeated else "has a column with no name"
-        raise UserError(f"{path} line 1: the header {what}: give each column one name")
+        raise UserError(f"{path} line {reader.line_num}: the header {what}: give each column one name")
     return reader
 
 
