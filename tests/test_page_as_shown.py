@@ -49,7 +49,9 @@ def test_a_table_sent_back_as_shown_gives_back_the_saved_times_and_an_edit_appli
     shown[0][END] = shown[1][START] = 3.0  # the person's edit
     assert [(s["start"], s["end"]) for s in apply_edits(saved, shown)["scenes"]] == [(0.0, 3.0), (3.0, UNROUND)]
     shown[1][END] = 5.5  # the last end moved: said as the page shows it (no column holds the song's length)
-    with pytest.raises(UserError, match=r"^the song's length \(6.0\d*\) is not where the last scene ends \(row 2's end"):
+    with pytest.raises(
+        UserError, match=r"^the song's length \(6.0\d*\) is not where the last scene ends \(row 2's end"
+    ):
         apply_edits(saved, shown)
 
 
