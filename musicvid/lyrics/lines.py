@@ -5,6 +5,7 @@ musicvid.lyrics.singing)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import statistics
 
@@ -151,3 +152,18 @@ def sung_again(words: list[Word]) -> int | None:
         if said[k : k + same] == said[:same] and phrase(words[:k]) and phrase(words[k:]):
             return k
     return None
+
+
+def sung_in(segments: list[Line], silero: Voice, stretch: int | None) -> list[Line]:
+    """The segments heard of one stretch of voice (`stretch`: its number), each with the words sung in it or near
+    no stretch: a word of another stretch, which the clip's lead or tail caught, was heard with that stretch (the
+    line before's last word, misheard, would open this one and move it back into the stretch before)."""
+    kept = []
+    for segment in segments:
+        words = [w for w in segment.words if silero.stretch_of(w) in (None, stretch)]
+        if len(words) == len(segment.words):
+            kept.append(segment)
+        elif words:
+            text = joined([w.text for w in words])
+            kept.append(dataclasses.replace(segment, start=words[0].start, end=words[-1].end, text=text, words=words))
+    return kept

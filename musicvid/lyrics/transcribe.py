@@ -26,7 +26,7 @@ from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
 from musicvid.lyrics.inventions import loops, said_over_music
 from musicvid.lyrics.languages import check_learned, language_name
-from musicvid.lyrics.lines import PHRASE_SECONDS, lines_at_pauses
+from musicvid.lyrics.lines import PHRASE_SECONDS, lines_at_pauses, sung_in
 from musicvid.lyrics.singing import (
     CLIP_LEAD,
     CLIP_TAIL,
@@ -310,10 +310,10 @@ def voice_heard_again(
     """The segments heard, and where Whisper missed a voice Silero hears (`unheard_voice`), what is sung there,
     heard again on its own: each stretch with its lead and tail, decoded alone (a window that began in a long
     stretch of band may decode nothing of the lines after it; one holding a refrain twice, the refrain once). What
-    it hears is judged as the rest is."""
+    it hears is judged as the rest is, but for a word sung in another stretch (`sung_in`)."""
     for start, end in unheard_voice(heard, silero).stretches:
-        start, end = max(0.0, start - CLIP_LEAD), min(silero.duration, end + CLIP_TAIL)
-        again = heard_alone(asr, samples, language, start, end)
+        stretch, start, end = silero.stretch_of(Word(start, end, "")), max(0.0, start - CLIP_LEAD), end + CLIP_TAIL
+        again = sung_in(heard_alone(asr, samples, language, start, min(silero.duration, end)), silero, stretch)
         heard = sorted(heard + again, key=lambda segment: segment.start)
     return heard
 
