@@ -137,10 +137,7 @@ def named_alike(path: Path) -> list[Path]:
     `Song.mp3`, `Song.LRC`: as a player finds it, on a file system that tells cases apart); no folder. Where what is
     at `path` is a video's captions, the others are the lyrics (beside_lyrics). A pipe or a link to nothing is found:
     it is then refused as the file it stands for (not left out unsaid)."""
-    if os.path.lexists(path) and not os.path.isdir(path):
-        exact = [path]
-    else:
-        exact = []
+    exact = [path] if os.path.lexists(path) and not os.path.isdir(path) else []
     try:
         names = sorted(n for n in os.listdir(path.parent) if n.casefold() == path.name.casefold() and n != path.name)
     except OSError:

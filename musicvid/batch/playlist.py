@@ -234,8 +234,9 @@ def csv_reader(text: str, path: Path) -> csv.DictReader:
     """The CSV `text`'s rows, parted as its first line says (Excel's "sep=;") or as its header is: by ',', else ';'
     (Excel's where a comma is the decimal mark), else a tab; the header's names trimmed, in lower case ("Path,
     Title"); refused without 'path' or with a name empty or repeated."""
-    said = re.fullmatch(r"sep=(.)", text.partition("\n")[0].rstrip("\r"))
-    mark = said[1] if said else next((mark for mark in ",;\t" if mark in text.partition("\n")[0]), ",")
+    first = text.partition("\n")[0]
+    said = re.fullmatch(r"sep=(.)", first.rstrip("\r"))
+    mark = said[1] if said else next((mark for mark in ",;\t" if mark in first), ",")
     reader = csv.DictReader(io.StringIO(text), delimiter=mark, strict=True)
     if said:  # (a line naming the mark, not the header: counted, so that every line is named by its number)
         next(reader.reader)
