@@ -140,7 +140,6 @@ MISFITS = {  # a row's file that does not fit a song of 1 s: its name, its text,
     "many": ("lyrics", "s.lrc", "".join(f"[00:{i * 0.06:05.2f}]l {i}\n" for i in range(17)), "has 17 lines, more than"),
     "many plain": ("lyrics", "s.txt", "line\n" * 60, "has 60 lines, more than"),
     "storyboard": ("storyboard", "s.json", json.dumps(valid_board()), "is for audio of 10.00 s, but"),
-    "one frame": ("fps", "", "", "not one frame of video"),  # (a song of 0.1 s at --fps 2)
 }
 
 
@@ -149,14 +148,29 @@ def test_a_rows_files_that_do_not_fit_its_song_stop_the_batch_before_any_render(
     column, name, text, said = MISFITS[misfit]
     rendered = faked_renders(monkeypatch)
     make_tone(tmp_path / "a.wav", 1)
-    make_tone(tmp_path / "b.wav", 0.1 if column == "fps" else 1)
-    if name:
-        (tmp_path / name).write_text(text)
-    (tmp_path / "s.csv").write_text(f"path,{column}\na.wav,\nb.wav,{name or 2}\n")
+    make_tone(tmp_path / "b.wav", 1)
+    (tmp_path / name).write_text(text)
+    (tmp_path / "s.csv").write_text(f"path,{column}\na.wav,\nb.wav,{name}\n")
     code, err = run_batch(capsys, tmp_path / "s.csv", tmp_path / "out", "--workdir", tmp_path / "wd")
     assert code == 2 and err.count("\n") == 1 and said in err, err
     assert "s.csv song 2 (b.wav): " in err
     assert rendered == [] and not (tmp_path / "out").exists() and not (tmp_path / "wd").exists()
+
+
+@pytest.mark.parametrize("playlist", ["folder", "csv"])
+def test_a_song_too_short_for_one_frame_fails_at_its_turn_and_the_others_are_made(
+    tmp_path, capsys, monkeypatch, playlist
+):
+    # a stray click in an album's folder is a song musicvid cannot take, as an empty file is: it stops no batch
+    rendered = faked_renders(monkeypatch)
+    songs = tmp_path / "songs"
+    songs.mkdir()
+    for name, seconds in [("a.wav", 1), ("b.wav", 0.02), ("c.wav", 1)]:
+        make_tone(songs / name, seconds)
+    (tmp_path / "s.csv").write_text("path,fps\nsongs/a.wav,\nsongs/b.wav,10\nsongs/c.wav,\n")
+    code, err = run_batch(capsys, songs if playlist == "folder" else tmp_path / "s.csv", tmp_path / "out")
+    assert code == 1 and "b.wav: failed: the song lasts 0.020 s: at --fps " in err, err
+    assert rendered == [1, 3] and [s["status"] for s in report_of(tmp_path / "out")] == ["done", "failed", "done"]
 
 
 def test_a_song_whose_header_declares_no_length_is_left_to_its_turn(tmp_path, capsys, monkeypatch):

@@ -1,7 +1,7 @@
 """A batch row's files against its song's length, before the first render: its lyrics (as many lines as the song
-can hold, one timed line inside it), its storyboard's duration and one frame at its fps. A render refuses these
-only once its song is decoded; in a batch that is at the row's turn, after the rows before it have had hours of GPU
-time. The length is the one the song's header declares (no decoding), with the lengths the song may decode to and
+can hold, one timed line inside it) and its storyboard's duration; and a song too short for one frame. A render
+refuses these only once its song is decoded; in a batch that is at the row's turn, after the rows before it have had
+hours of GPU time. The length is the one the song's header declares (no decoding), with the lengths the song may decode to and
 render from it; a header that declares none leaves the row to its turn."""
 
 from __future__ import annotations
@@ -23,6 +23,22 @@ from musicvid.storyboard.make import check_matches_audio
 # the bit rate are no length at all: ffmpeg.parse_duration): a song is taken to decode to at most this fraction more
 # than it declares. Less than shortest_whole's, the render refuses it as cut off.
 HEADER_SLACK = 0.1
+
+
+def too_short(request: SongRequest, settings: RenderSettings) -> str | None:
+    """Why the row's song is too short to make a video of (under one frame at its fps at every length it may decode
+    to), the sentence the render refuses it with; None where it may be long enough. Such a song (a stray click in
+    an album's folder) is one musicvid cannot take, as an empty file is: its row fails at its turn, the others made."""
+    seconds = declared_duration(request.song, sound=True)
+    if seconds is None:
+        return None
+    try:
+        check_one_frame(seconds, settings.fps)
+    except UserError as e:
+        return (
+            str(e) if refuses(lambda most: check_one_frame(most, settings.fps), seconds * (1 + HEADER_SLACK)) else None
+        )
+    return None
 
 
 def check_fits_song(request: SongRequest, settings: RenderSettings, checked: Checked) -> None:
@@ -71,9 +87,8 @@ def length_checks(
     """The render's checks against the song's length (seconds) that apply to this row, as the render makes them: its
     lyrics are read against the song where no --storyboard file stands in for them (musicvid.storyboard.make), and
     a timed file's for karaoke too (musicvid.pipeline); each with the length it suits best of those the song may
-    have. A song too short refuses the frame and the lyrics (their lines, the time for them): the longest suits them
-    best; a storyboard is refused at any length but its own, so the nearest to it."""
-    yield (lambda seconds: check_one_frame(seconds, settings.fps)), longest
+    have. A song too short refuses the lyrics (their lines, the time for them): the longest suits them best; a
+    storyboard is refused at any length but its own, so the nearest to it."""
     lyrics, storyboard = checked.lyrics, checked.storyboard
     if lyrics is not None and lyrics.timed and checked.lyrics_read:
         yield (lambda seconds: read_lyrics(lyrics, seconds)), longest
