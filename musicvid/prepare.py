@@ -134,7 +134,7 @@ def prepare(
         check_one_frame(audio.info.duration, settings.fps)
     workdir = checked.workdir or Workdir.for_song(request.song, audio.info.sha256)  # (a song that came since)
     # a timed lyrics file's lines fitted to the song once, where the run takes them: for its storyboard where no
-    # --storyboard file stands in for them, and for karaoke (as musicvid.batch.lengths checks a row)
+    # --storyboard file stands in for them, and for the captions (as musicvid.batch.lengths checks a row)
     timed_lyrics, lyrics = None, checked.lyrics
     if lyrics is not None and lyrics.timed and checked.lyrics_read:
         timed_lyrics = fit_lyrics(lyrics, audio.info.duration, audio.info.sha256)
@@ -189,13 +189,14 @@ def check_before_work(
     lyrics = check_lyrics_file(request.lyrics_file, language_code(request.language)) if request.lyrics_file else None
     storyboard = load_storyboard(request.storyboard_file) if request.storyboard_file else None
     # the lyrics file is read for the storyboard where no --storyboard file stands in for its lines, and a timed
-    # file's word times for karaoke (musicvid.batch.lengths checks the same against a row's song)
-    karaoke = settings is not None and settings.captions == "karaoke"
-    lyrics_read = storyboard is None or (lyrics is not None and lyrics.timed and karaoke)
+    # file's times for the captions (when each line, and for karaoke each word, is sung; musicvid.batch.lengths
+    # checks the same against a row's song)
+    captioned = settings is not None and settings.captions != "none"
+    lyrics_read = storyboard is None or (lyrics is not None and lyrics.timed and captioned)
     if lyrics is not None and not lyrics_read:  # (said, as a flag unused; --lyrics's or a batch row's cell)
         log.warning(
             f"lyrics {lyrics.path} not read: the storyboard's lines stand in for them (beside a storyboard, only "
-            "karaoke reads lyrics: a timed file's word times)"
+            "captions read lyrics: a timed file's times)"
         )
     heard = storyboard is None and not (lyrics and lyrics.timed)  # (Whisper hears the song)
     language = resolved_language(request.language, models, heard)

@@ -192,12 +192,14 @@ def test_a_storyboard_of_another_songs_length_is_refused_by_the_plan_as_by_the_r
     assert not (tmp_path / "longer.mp4").exists()
 
 
-def test_lyrics_beside_a_storyboard_are_said_unread_unless_karaoke_reads_their_times(capsys, caplog, folder, tmp_path):
+def test_lyrics_beside_a_storyboard_are_said_unread_unless_the_captions_read_their_times(
+    capsys, caplog, folder, tmp_path
+):
     song, board = folder / "song.wav", folder / "refs.json"
     (plain := tmp_path / "words.txt").write_text("a line of the song\n")
     (timed := tmp_path / "words.lrc").write_text("[00:00.50]a line of the song\n")
     said = "the storyboard's lines stand in for them"
-    for lyrics, captions, unread in ((plain, "karaoke", True), (timed, "line", True), (timed, "karaoke", False)):
+    for lyrics, captions, unread in ((plain, "karaoke", True), (timed, "none", True), (timed, "line", False)):
         args = ("--models", "tiny", "--storyboard", board, "--lyrics", lyrics, "--captions", captions)
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="musicvid"):

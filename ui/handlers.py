@@ -173,7 +173,8 @@ def edited_request(
     if change is not None:
         changed_scene(edited, values["scene"], change, song)
     write_json(edited_storyboard_file(song), edited)
-    return song_request(jobs, values, song, storyboard_file=edited_storyboard_file(song)), settings
+    source = {"storyboard_file": edited_storyboard_file(song), "lyrics_file": jobs.timed_lyrics(song)}
+    return song_request(jobs, values, song, **source), settings
 
 
 def render_job(

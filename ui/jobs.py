@@ -258,6 +258,14 @@ class Jobs:
         path.write_text(text, encoding="utf-8")
         return path
 
+    @staticmethod
+    def timed_lyrics(song: Path) -> Path | None:
+        """The job's pasted lyrics where they hold times (Jobs.lyrics saved them): a render of its storyboard shows
+        each line while it is sung, and each word at its time for karaoke, as the command line's --lyrics beside a
+        --storyboard does; None where none were pasted or they were plain lines."""
+        folder = job_folder(song) / "lyrics"
+        return next((path for path in sorted(folder.glob("lyrics.*")) if path.suffix != PLAIN), None)
+
     def as_pasted(self, message: str) -> str:
         """`message` with the file a job's pasted lyrics are saved to named as the page shows them (PASTED)."""
         return self.pasted_file.sub(PASTED, message)
