@@ -94,6 +94,16 @@ def run(
         song = {"song": str(request.song), "seconds": round(seconds, 3), "frames": frames}
         print(json.dumps({**song, **plan.as_dict()}, indent=2, allow_nan=False))  # strict JSON: every number finite
     else:
-        print(f"{request.song}: {seconds:.1f} s, {frames} frames at {settings.fps:g} fps; the render's GPU memory")
+        print(f"{request.song}: {seconds:.1f} s, {drawn_frames(frames, seconds, settings)}; the render's GPU memory")
         print(plan.table())
     return 0
+
+
+def drawn_frames(frames: int, seconds: float, settings: RenderSettings) -> str:
+    """The frames the render draws at --fps (a preview: its keyframes alone), and the video's at --output-fps."""
+    said = f"{frames} frames at {settings.fps:g} fps" + (
+        " (a preview draws its keyframes alone)" if settings.preview else ""
+    )
+    if settings.output_fps is None:
+        return said
+    return f"{said}, {to_frame(seconds, settings.output_fps)} in the video at {settings.output_fps:g} fps"

@@ -141,6 +141,18 @@ def test_the_plan_of_a_video_counts_its_sound_not_its_container(capsys, tmp_path
     assert abs(json.loads(out)["seconds"] - 2.0) < 0.1 and json.loads(out)["frames"] <= 21
 
 
+def test_the_plans_first_line_counts_the_frames_drawn_and_the_videos(capsys, tmp_path):
+    # a probe's finding: at --output-fps it gave the frames drawn alone, which a render reports otherwise
+    song = make_tone(tmp_path / "song.wav", 12.0)
+    for options, said in (
+        ((), "120 frames at 10 fps; "),
+        (("--fps", "2", "--output-fps", "24"), "24 frames at 2 fps, 288 in the video at 24 fps; "),
+        (("--preview",), "120 frames at 10 fps (a preview draws its keyframes alone); "),
+    ):
+        code, out, err = run(capsys, "plan", song, "--models", "tiny", *options)
+        assert code == 0 and f"{song}: 12.0 s, {said}the render's GPU memory" in out, (out, err)
+
+
 def test_a_lora_file_of_another_kind_is_refused_in_one_sentence(tmp_path):
     for name in ("look.png", "words.lrc", "x.pt"):
         (file := tmp_path / name).write_bytes(b"\x89PNG not a LoRA")
