@@ -57,3 +57,26 @@ def test_a_line_whose_words_the_path_mostly_gave_no_time_is_left_to_the_next_win
     placed = [None] * 3
     after = step(tried, Walk(rate=3.0), TEXTS[:3], SIZES[:3], placed)
     assert placed[:2] == [words(1.0, 3.0), words(6.0, 3.0)] and placed[2] is None and after.line == 2
+
+
+def test_a_line_the_placing_window_does_not_hear_goes_where_a_window_thrown_away_heard_it_whole():
+    # generated long song, seed 104: the window that heard line 8 started again nearer (its first line's opening
+    # word stretched back over a gap), the next stopped at a stretched word, and the last placed line 8 unheard
+    stretched = [TimedWord(0.5, 8.0, 0.5, 3.0), *words(8.0, 3.0, count=6)]
+    thrown = Attempt(0.0, 30.0, False, {0: stretched, 1: words(12.0, 3.0)})
+    after = step(thrown, Walk(rate=3.0), TEXTS[:3], SIZES[:3], [None] * 3)
+    assert after.line == 0 and after.heard_whole[1] == words(12.0, 3.0)
+    last = Attempt(5.0, 35.0, True, {0: words(8.0, 3.0), 1: words(20.0, -0.5), 2: words(24.0, 3.0)})
+    placed = [None] * 3
+    after = step(last, replace(after, tried=frozenset()), TEXTS[:3], SIZES[:3], placed)
+    assert placed == [words(8.0, 3.0), words(12.0, 3.0), words(24.0, 3.0)] and after.line == 3
+
+
+def test_a_line_heard_earlier_stays_where_the_placing_window_put_it_unless_that_lies_between_its_neighbours():
+    walk = Walk(rate=3.0, heard_whole={1: words(9.0, 3.0)})  # heard where line 0 is now placed
+    last = Attempt(5.0, 35.0, True, {0: words(8.0, 3.0), 1: words(20.0, -0.5), 2: words(24.0, 3.0)})
+    placed = [None] * 3
+    step(last, walk, TEXTS[:3], SIZES[:3], placed)
+    assert placed == [words(8.0, 3.0), words(20.0, -0.5), words(24.0, 3.0)]
+    step(last, replace(walk, heard_whole={1: words(22.0, 3.0)}), TEXTS[:3], SIZES[:3], placed)  # ends after 24 s
+    assert placed[1] == words(20.0, -0.5)

@@ -23,8 +23,10 @@ placed where the warping path put them. A walk through the song, one window afte
    window is aligned again with the text cut before that later line. A first word stretched back over a long
    gap: the window starts again nearer to it.
 
-A line never heard is still placed (between its neighbours, or spread over the rest of the song) and flagged:
-every word gets a time, and no line is dropped. No step samples: the same song and lyrics give the same times.
+A line the window placing it did not hear, but an earlier window (one a retry threw away) heard whole, is placed
+where that window heard it, if that lies between its neighbours. A line never heard is still placed (between its
+neighbours, or spread over the rest of the song) and flagged: every word gets a time, and no line is dropped. No
+step samples: the same song and lyrics give the same times.
 A line longer than a sung line (lyrics pasted as one paragraph) is aligned in pieces and becomes the phrases
 the singer sang, cut at the pauses between its words; a "word" longer than a piece (Chinese or Japanese, written
 without spaces; a URL) is aligned as runs of its characters, and stays one word in the line's text.
@@ -35,7 +37,7 @@ from __future__ import annotations
 import logging
 import math
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -122,8 +124,8 @@ def _crushed(words: list[TimedWord]) -> bool:
 @dataclass(frozen=True)
 class Walk:
     """Where the walk is: the next line to place, where the song is placed up to, the singing rate (tokens a
-    second), the line before which the next window's text is cut, the retries made (each once), and the line
-    placed just before the next one (its words lead the next window's text)."""
+    second), the line before which the next window's text is cut, the retries made (each once), the line
+    placed just before the next one (its words lead the next window's text), and the lines heard whole so far."""
 
     line: int = 0
     cursor: float = 0.0
@@ -131,6 +133,7 @@ class Walk:
     cut: int | None = None
     tried: frozenset = frozenset()
     before: tuple[int, float] | None = None  # the line placed last, just before the next, and where it starts
+    heard_whole: dict[int, list[TimedWord]] = field(default_factory=dict)  # see `heard_whole`
 
 
 def pieces(text: str, windows: Windows) -> list[str]:
@@ -217,6 +220,7 @@ def placed_lines(tried: Attempt, first: int) -> list[int]:
 def step(tried: Attempt, walk: Walk, texts: list[str], sizes: list[int], placed: list) -> Walk:
     """The walk after one window: it places lines, or tries again (later, cut, nearer)."""
     first, heard = walk.line, [n for n in sorted(tried.lines) if tried.heard(n)]
+    walk = replace(walk, heard_whole=heard_whole(tried, walk.heard_whole))
     if (moved := heard_later(tried, walk, placed)) is not None:  # placed where nobody sang it: it moves
         n = walk.before[0]
         placed[n] = moved
@@ -240,9 +244,34 @@ def step(tried: Attempt, walk: Walk, texts: list[str], sizes: list[int], placed:
         return replace(walk, cursor=cursor, cut=None, before=None)
     for n in kept:
         placed[n] = tried.lines[n]
+    for n in kept:
+        placed[n] = as_heard(n, tried, walk, placed)
     rate = measured_rate(tried, [n for n in kept if tried.heard(n)], sizes, walk.rate)
-    last = tried.lines[kept[-1]]
+    last = placed[kept[-1]]
     return replace(walk, line=kept[-1] + 1, cursor=last[-1].end, rate=rate, cut=None, before=(kept[-1], last[0].start))
+
+
+def heard_whole(tried: Attempt, before: dict[int, list[TimedWord]]) -> dict[int, list[TimedWord]]:
+    """Each line a window heard whole (ending inside it, no word after the first stretched over a gap), as the
+    window that heard it with the most evidence has it: a window the walk throws away (it starts again nearer, or
+    stops at a later line's stretched word) may be the only one that heard a line (generated long song, seed 104)."""
+    now, long = dict(before), tried.long_word()
+    for n, words in tried.lines.items():
+        whole = tried.heard(n) and tried.inside(n) and all(w.end - w.start <= long for w in words[1:])
+        if whole and (n not in now or _evidence(words) > _evidence(now[n])):
+            now[n] = words
+    return now
+
+
+def as_heard(n: int, tried: Attempt, walk: Walk, placed: list) -> list[TimedWord]:
+    """Line n as the window placing it has it, or, where that window did not hear it, as an earlier window heard
+    it whole, if that lies between the lines placed around it (the window placing it put it where its path ran)."""
+    was = walk.heard_whole.get(n)
+    if tried.heard(n) or was is None:
+        return tried.lines[n]
+    after = placed[n - 1][-1].end if n and placed[n - 1] is not None else 0.0
+    upto = placed[n + 1][0].start if n + 1 < len(placed) and placed[n + 1] is not None else math.inf
+    return was if after <= was[0].start and was[-1].end <= upto else tried.lines[n]
 
 
 def heard_later(tried: Attempt, walk: Walk, placed: list) -> list[TimedWord] | None:
