@@ -70,22 +70,23 @@ def test_lyrics_stop_their_row_only_where_a_tenth_longer_song_would_refuse_them_
     assert said.endswith("has no timed lines inside the song's 10.0 s")
 
 
-def test_each_check_runs_once_on_a_row_that_fits_and_at_the_suited_length_only_to_confirm_a_refusal(
-    tmp_path, monkeypatch
-):
+def test_a_song_is_too_short_only_where_a_tenth_longer_is_too_and_each_length_is_judged_once(tmp_path, monkeypatch):
     asked, check_one_frame = [], lengths.check_one_frame
 
     def counted(seconds: float, fps: float) -> None:
         asked.append(seconds)
         check_one_frame(seconds, fps)
 
+    def too_short(declared: float) -> str | None:
+        asked.clear()
+        monkeypatch.setattr(lengths, "declared_duration", lambda *_, **__: declared)
+        return lengths.too_short(SongRequest(song=tmp_path / "a.wav"), RenderSettings(fps=2.0))
+
     monkeypatch.setattr(lengths, "check_one_frame", counted)
-    assert row_said(tmp_path, monkeypatch, 3.0) == "" and asked == [3.0]
-    asked.clear()
-    said = row_said(tmp_path, monkeypatch, 0.1)  # under one frame at 2 fps, and a tenth longer too
-    assert asked == [0.1, pytest.approx(0.11)] and "the song lasts 0.100 s" in said
-    asked.clear()
-    assert row_said(tmp_path, monkeypatch, 0.24) == "" and asked == [0.24, pytest.approx(0.264)]  # a frame at 0.264
+    assert too_short(3.0) is None and asked == [3.0]
+    said = too_short(0.1)  # under one frame at 2 fps, and a tenth longer too: the render's sentence, of the header's
+    assert asked == [0.1, pytest.approx(0.11)] and said.startswith("the song lasts 0.100 s")
+    assert too_short(0.24) is None and asked == [0.24, pytest.approx(0.264)]  # a frame at 0.264
 
 
 @pytest.fixture
