@@ -1,8 +1,8 @@
 """A batch row's files against its song's length, before the first render: its lyrics (as many lines as the song
 can hold, one timed line inside it) and its storyboard's duration; and a song too short for one frame. A render
 refuses these only once its song is decoded; in a batch that is at the row's turn, after the rows before it have had
-hours of GPU time. The length is the one the song's header declares (no decoding), with the lengths the song may decode to and
-render from it; a header that declares none leaves the row to its turn."""
+hours of GPU time. The length is the one the song's header declares (no decoding), with the lengths the song may
+decode to and render from it; a header that declares none leaves the row to its turn."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def length_checks(
 ) -> Iterator[tuple[Callable[[float], object], Callable[[Lengths], float]]]:
     """The render's checks against the song's length (seconds) that apply to this row, as the render makes them: its
     lyrics are read against the song where no --storyboard file stands in for them (musicvid.storyboard.make), and
-    a timed file's for karaoke too (musicvid.pipeline); each with the length it suits best of those the song may
+    a timed file's for the captions too (musicvid.pipeline); each with the length it suits best of those the song may
     have. A song too short refuses the lyrics (their lines, the time for them): the longest suits them best; a
     storyboard is refused at any length but its own, so the nearest to it."""
     lyrics, storyboard = checked.lyrics, checked.storyboard
