@@ -56,6 +56,11 @@ def job_folder(song: Path) -> Path:
     return song.parent.parent
 
 
+def pasted_folder(song: Path) -> Path:
+    """Where the job of this song keeps the lyrics pasted for it (Jobs.lyrics)."""
+    return job_folder(song) / "lyrics"
+
+
 def work_directory(song: Path) -> Path:
     return job_folder(song) / "work"
 
@@ -253,7 +258,7 @@ class Jobs:
         check_pasted_lyrics(text)
         if not text.strip():
             return None
-        path = job_folder(song) / "lyrics" / f"lyrics{pasted_kind(text)}"
+        path = pasted_folder(song) / f"lyrics{pasted_kind(text)}"
         path.parent.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
         return path
@@ -263,8 +268,7 @@ class Jobs:
         """The job's pasted lyrics where they hold times (Jobs.lyrics saved them): a render of its storyboard shows
         each line while it is sung, and each word at its time for karaoke, as the command line's --lyrics beside a
         --storyboard does; None where none were pasted or they were plain lines."""
-        folder = job_folder(song) / "lyrics"
-        return next((path for path in sorted(folder.glob("lyrics.*")) if path.suffix != PLAIN), None)
+        return next((path for path in sorted(pasted_folder(song).glob("lyrics.*")) if path.suffix != PLAIN), None)
 
     def as_pasted(self, message: str) -> str:
         """`message` with the file a job's pasted lyrics are saved to named as the page shows them (PASTED)."""
