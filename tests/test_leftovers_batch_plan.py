@@ -25,7 +25,7 @@ from tests.test_captions import dialogue, lyric_board, shown
 
 
 def row_said(tmp_path, monkeypatch, declared: float, *, board: float | None = None, lrc: str = "", fps=2.0) -> str:
-    """What check_fits_song says of a row whose song's header declares `declared` s, with a --storyboard of `board` s
+    """What check_row_length says of a row whose song's header declares `declared` s, with a --storyboard of `board` s
     or timed lyrics `lrc`: "" where the row is left to its turn."""
     monkeypatch.setattr(lengths, "declared_duration", lambda *_, **__: declared)
     lyrics = None
@@ -36,10 +36,9 @@ def row_said(tmp_path, monkeypatch, declared: float, *, board: float | None = No
     request = SongRequest(song=tmp_path / "a.wav", storyboard_file=tmp_path / "s.json" if board else None)
     checked = Checked(None, None, False, lyrics, 7, storyboard, lyrics_read=board is None)
     try:
-        lengths.check_fits_song(request, RenderSettings(fps=fps), checked)
+        return lengths.check_row_length(request, RenderSettings(fps=fps), checked) or ""
     except UserError as error:
         return str(error)
-    return ""
 
 
 @pytest.mark.parametrize(
@@ -70,7 +69,7 @@ def test_lyrics_stop_their_row_only_where_a_tenth_longer_song_would_refuse_them_
     assert said.endswith("has no timed lines inside the song's 10.0 s")
 
 
-def test_a_song_is_too_short_only_where_a_tenth_longer_is_too_and_each_length_is_judged_once(tmp_path, monkeypatch):
+def test_a_song_is_too_short_only_where_a_tenth_longer_is_too_and_each_length_is_judged_once(monkeypatch):
     asked, check_one_frame = [], lengths.check_one_frame
 
     def counted(seconds: float, fps: float) -> None:
@@ -79,8 +78,7 @@ def test_a_song_is_too_short_only_where_a_tenth_longer_is_too_and_each_length_is
 
     def too_short(declared: float) -> str | None:
         asked.clear()
-        monkeypatch.setattr(lengths, "declared_duration", lambda *_, **__: declared)
-        return lengths.too_short(SongRequest(song=tmp_path / "a.wav"), RenderSettings(fps=2.0))
+        return lengths.too_short(declared, 2.0)
 
     monkeypatch.setattr(lengths, "check_one_frame", counted)
     assert too_short(3.0) is None and asked == [3.0]

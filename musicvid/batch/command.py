@@ -197,7 +197,7 @@ def check_jobs(
                     f"{job.where(playlist)}: its {output.name} would write over the {what} of {reader.label}"
                 )
         check_workdir_unread(job, jobs, playlist, readable, files)
-    from musicvid.batch.lengths import check_fits_song, too_short  # (torch: once the playlist and rows are read)
+    from musicvid.batch.lengths import check_row_length  # (torch: once the playlist and its rows are read)
     from musicvid.prepare import UnreadableSong, check_before_work, check_reference_drawn
 
     drawn = False  # whether a row draws a reference picture (one whose song cannot be read here may)
@@ -210,10 +210,9 @@ def check_jobs(
             request = dataclasses.replace(job.request, overwrite=True) if job.number in changed else job.request
             checked = check_before_work(request, models, job.settings, job.output)
             drawn |= job.settings.reference is not None or checked.references
-            if job.number in readable and (short := too_short(job.request, job.settings)):
-                job.refused = short  # (a song musicvid cannot take: it fails at its turn, as one not audio does)
-            elif job.number in readable:  # (else it fails at its turn)
-                check_fits_song(job.request, job.settings, checked)
+            if job.number in readable:  # (else it fails at its turn)
+                # (a song too short for a frame is one musicvid cannot take: it fails at its turn, as one not audio)
+                job.refused = check_row_length(job.request, job.settings, checked)
         except UnreadableSong:  # reported as failed at its turn (run_jobs), as a missing song is
             drawn = True
         except UserError as e:

@@ -25,30 +25,36 @@ from musicvid.storyboard.make import check_matches_audio
 HEADER_SLACK = 0.1
 
 
-def too_short(request: SongRequest, settings: RenderSettings) -> str | None:
-    """Why the row's song is too short to make a video of (under one frame at its fps at every length it may decode
-    to), the sentence the render refuses it with; None where it may be long enough. Such a song (a stray click in
-    an album's folder) is one musicvid cannot take, as an empty file is: its row fails at its turn, the others made."""
+def check_row_length(request: SongRequest, settings: RenderSettings, checked: Checked) -> str | None:
+    """The row against its song's declared length (`checked`: its files as check_before_work read them): the
+    sentence it fails with at its turn where the song is too short for one frame (too_short); else its files refused
+    where they fit no length it may decode to (check_fits_song). None: left to the render (no length declared)."""
     seconds = declared_duration(request.song, sound=True)
     if seconds is None:
         return None
-    try:
-        check_one_frame(seconds, settings.fps)
-    except UserError as e:
-        return (
-            str(e) if refuses(lambda most: check_one_frame(most, settings.fps), seconds * (1 + HEADER_SLACK)) else None
-        )
+    if short := too_short(seconds, settings.fps):
+        return short
+    check_fits_song(request, settings, checked, seconds)
     return None
 
 
-def check_fits_song(request: SongRequest, settings: RenderSettings, checked: Checked) -> None:
+def too_short(seconds: float, fps: float) -> str | None:
+    """Why a song whose header declares `seconds` is too short to make a video of (under one frame at `fps` at every
+    length it may decode to), the sentence the render refuses it with; None where it may be long enough. Such a song
+    (a stray click in an album's folder) is one musicvid cannot take, as an empty file is: its row fails at its
+    turn, the others made."""
+    try:
+        check_one_frame(seconds, fps)
+    except UserError as e:
+        return str(e) if refuses(lambda most: check_one_frame(most, fps), seconds * (1 + HEADER_SLACK)) else None
+    return None
+
+
+def check_fits_song(request: SongRequest, settings: RenderSettings, checked: Checked, seconds: float) -> None:
     """Refuse, as the render would once it decoded the song, a row whose files do not fit its song at any length it
-    may decode to and render, from its declared length (`checked`: its files as check_before_work read them). Each
-    check is made at the declared length, whose sentence and notes are the render's; only where that refuses, once
-    more at the length it may decode to that suits the row best, so that an estimate never stops a row that fits."""
-    seconds = declared_duration(request.song, sound=True)
-    if seconds is None:
-        return
+    may decode to and render, from its declared length (`seconds`). Each check is made at the declared length, whose
+    sentence and notes are the render's; only where that refuses, once more at the length it may decode to that
+    suits the row best, so that an estimate never stops a row that fits."""
     lengths = Lengths(max(0.0, shortest_whole(seconds)), seconds * (1 + HEADER_SLACK))
     for check, suited in length_checks(request, settings, checked):
         try:
