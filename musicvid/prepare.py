@@ -224,6 +224,7 @@ def check_before_work(
     if request.workdir is None:  # (one given was checked first)
         check_made(workdir.root, "the work directory")
     workdir.check()
+    workdir.check_writable()
     if song_there:
         workdir.check_song(request.song, file_sha256(request.song))
     workdir.check_unwritten(files)

@@ -311,11 +311,18 @@ def test_a_read_only_work_directory_is_refused_before_any_work(demo_song):
         folder.chmod(0o777)
         song = shutil.copyfile(demo_song, folder / "song.mp3")
         (folder / "locked").mkdir(mode=0o555)
-        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "musicvid"]
-        command += ["render", str(song), "--models", "tiny", "-q", "--workdir", str(folder / "locked" / "w")]
-        done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HOME": str(folder)})
-    assert done.returncode == 2, done.stderr
-    assert "cannot be written" in done.stderr and "is read-only" in done.stderr and "Traceback" not in done.stderr
+        (folder / "ours" / "keyframes").mkdir(parents=True)  # a work directory of musicvid's, keyframes/ read-only
+        (folder / "ours" / LOCK).touch()
+        for path, mode in (("ours", 0o777), (f"ours/{LOCK}", 0o666), ("ours/keyframes", 0o555)):
+            (folder / path).chmod(mode)  # (mkdir's mode is masked)
+        for workdir in (folder / "locked" / "w", folder / "ours"):
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "musicvid"]
+            command += ["render", str(song), "--models", "tiny", "-q", "--workdir", str(workdir)]
+            done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "HOME": str(folder)})
+            assert done.returncode == 2, done.stderr
+            assert "cannot be written" in done.stderr and "is read-only" in done.stderr, done.stderr
+            assert "Traceback" not in done.stderr
+        assert sorted(p.name for p in (folder / "ours").iterdir()) == [LOCK, "keyframes"]  # (nothing written)
 
 
 def test_another_song_in_a_used_work_directory_is_refused(capsys, tmp_path):

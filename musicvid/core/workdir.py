@@ -314,6 +314,13 @@ class Workdir:
                     f"{path} is a {kind}, where musicvid keeps a {wanted}: move it away, or give another --workdir"
                 )
 
+    def check_writable(self) -> None:
+        """Refuse, before a render's work, a folder of pictures or fonts here that cannot be written (the top folder
+        is `check`'s): its first picture would fail after Whisper and the models."""
+        for folder in (self.keyframes, self.frames, self.fonts):
+            if is_folder(folder, "work directory") and not os.access(folder, os.W_OK | os.X_OK):
+                raise UserError(f"work directory {self.root} cannot be written: {folder} is read-only")
+
     def odd_pictures(self) -> list[Path]:
         """The names in keyframes/ and frames/ that a picture of a run is written to and that hold no file (a folder,
         a pipe); a link to a file is as good as one (the picture replaces the link)."""
@@ -373,10 +380,8 @@ class Workdir:
 
     def locked(self, wait: bool) -> FileLock:
         """The OS lock on this work directory's lock file, held; another run's waited for with `wait`, else refused."""
-        busy = (
-            f"work directory {self.root} is in use by another musicvid run; wait for it to finish, or give another "
-            "--workdir"
-        )
+        # (no "give another --workdir": `score` takes none, and a render's other folder would do its work again)
+        busy = f"work directory {self.root} is in use by another musicvid run; wait for it to finish"
         return os_lock(self.lock, None if wait else busy, f"the work directory {self.root}")
 
 
