@@ -4,6 +4,7 @@ is built on, not made anew; one made by ViPE in another dtype, or from a transcr
 --captions none (any other stays, said); a picture's name that holds a folder is refused before any work."""
 
 import dataclasses
+import errno
 import logging
 import os
 import time
@@ -13,8 +14,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
-from musicvid.core.errors import UserError
+from musicvid.core.errors import UserError, out_of_room
 from musicvid.core.outputs import write_output
 from musicvid.core.workdir import Workdir
 from musicvid.delivery.deliver import stale_script
@@ -230,3 +232,16 @@ def test_only_a_pictures_own_name_is_refused_and_a_pipe_is_too(tmp_path):
     os.mkfifo(workdir.frame(3))
     with pytest.raises(UserError, match=f"{workdir.frame(3)} is a special file, where musicvid keeps a file"):
         workdir.check()
+
+
+def test_a_picture_that_fills_the_disk_names_itself(tmp_path, monkeypatch):
+    # PIL's close raises ENOSPC naming no file: the full disk is said with the picture being written
+    def full(image, fp, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Image.Image, "save", full)
+    path = tmp_path / "keyframes" / "0003.png"
+    with pytest.raises(OSError) as raised:
+        save_picture(path, np.zeros((8, 8, 3), np.uint8), "key")
+    assert str(out_of_room(raised.value)).startswith(f"the disk is full, where {path} was being written;")
+    assert list(path.parent.iterdir()) == []  # (no temporary left)

@@ -104,6 +104,10 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     try:
         yield tmp_path
         os.replace(tmp_path, path)
+    except OSError as error:
+        if error.filename is None and error.errno is not None:  # (a library's write may name none: PIL's close)
+            raise OSError(error.errno, error.strerror, str(path)) from error
+        raise
     finally:
         tmp_path.unlink(missing_ok=True)
 
