@@ -84,6 +84,22 @@ def test_a_drawing_option_for_a_storyboard_alone_is_refused_and_one_it_is_made_w
         assert code == 0 and (tmp_path / "w" / "storyboard.json").is_file(), err
 
 
+@pytest.mark.parametrize(
+    "option, said",
+    [
+        (["--upscaler", "http://x/y.pth"], "--upscaler http://x/y.pth is a URL: musicvid loads a model by its hub"),
+        (["--upscaler", "LANCZOS"], "nor lanczos or auto; the name is lanczos"),
+    ],
+)
+def test_a_model_file_given_by_url_or_a_name_in_capitals_is_named_so(capsys, tmp_path, option, said):
+    song = make_tone(tmp_path / "song.wav", 2)
+    code, out, err = run(
+        capsys, "render", song, *TINY_QUIET, "--workdir", tmp_path / "w", "--resolution", "720p", *option
+    )
+    assert code == 2 and said in err and err.count("\n") == 1, err
+    assert not (tmp_path / "w").exists()
+
+
 def test_an_upscaler_without_a_resolution_is_refused(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
     code, out, err = run(capsys, "render", song, "--models", "tiny", "-q", "--upscaler", "lanczos")

@@ -346,7 +346,10 @@ def check_upscaler(name: str) -> None:
         return
     check_not_missing("--upscaler", name)
     if name.rpartition("/")[0].count("/") != 1:
-        raise UserError(f"--upscaler {name} is neither a file nor a hub file (org/name/file.pth), nor lanczos or auto")
+        named = f"; the name is {name.casefold()}" if name.casefold() in (AUTO_UPSCALER, LANCZOS) else ""
+        raise UserError(
+            f"--upscaler {name} is neither a file nor a hub file (org/name/file.pth), nor lanczos or auto{named}"
+        )
 
 
 def upscaler_model(path: Path, name: str):

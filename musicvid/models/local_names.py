@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from musicvid.core.errors import UserError
+from musicvid.core.files import is_url
 from musicvid.core.paths import resolved
 from musicvid.settings.presets import TINY
 
@@ -56,8 +57,18 @@ def check_leads_somewhere(named: str, name: str) -> None:
         raise UserError(f"{named} is a broken path: a symbolic link to {link}, which is not there")
 
 
+def check_not_url(named: str, name: str) -> None:
+    """Refuse a model given by its URL (`named`: how the message names it), which no loader here fetches."""
+    if is_url(name):
+        raise UserError(
+            f"{named} is a URL: musicvid loads a model by its hub name (owner/name) or from a folder on this machine; "
+            "download it first"
+        )
+
+
 def check_not_missing(flag: str, name: str) -> None:
-    """Refuse a local path that is not there, or a symbolic link that leads nowhere, in one sentence."""
+    """Refuse a URL, a local path that is not there, or a symbolic link that leads nowhere, in one sentence."""
+    check_not_url(f"{flag} {name}", name)
     check_leads_somewhere(f"{flag} {name}", name)
     if not Path(name).expanduser().exists() and is_local_path(name):
         raise UserError(f"{flag} {name}: there is no such file")

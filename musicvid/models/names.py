@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Callable
 
 from musicvid.core.errors import UserError
-from musicvid.core.files import is_url
 from musicvid.models.local_names import (
     cached_file,
     check_leads_somewhere,
+    check_not_url,
     is_hub_name,
     is_weights_file,
     unavailable,
@@ -118,11 +118,7 @@ def check_model(role: str, name: str, named: str | None = None) -> dict | None:
     if name == TINY:
         return None
     kind, named = ROLES[role], named or f"{ROLES[role].flag} {name}"
-    if is_url(name):
-        raise UserError(
-            f"{named} is a URL: musicvid loads a model by its hub name (owner/name) or from a folder on this machine; "
-            "download it first"
-        )
+    check_not_url(named, name)
     folder = Path(name).expanduser()
     if role == "vipe":  # first: a save in progress may leave no folder there, or half of one
         refuse_training(folder, named)
