@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from functools import partial
@@ -44,9 +45,19 @@ class DashedFileParser(OneLineParser):
         super().__init__(*args, **kwargs)
         self.given = given  # the command line's words
 
-    def hint(self) -> str:
+    def hint(self, message: str) -> str:
         dashed = next((word for word in self.given if word[:1] == "-" and Path(word).is_file()), None)
-        return f"; a file whose name starts with '-' is given as ./{dashed}" if dashed else ""
+        if dashed:
+            return f"; a file whose name starts with '-' is given as ./{dashed}"
+        wanting = re.fullmatch(r"argument (\S+): expected one argument", message)  # (`-o -y.mp4`: a new file)
+        names = wanting[1].split("/") if wanting else []
+        given, options = list(self.given), self.options()
+        value = next((b for a, b in zip(given, given[1:]) if a in names and b[:1] == "-" and b not in options), None)
+        return f"; a value that starts with '-' is given as {names[-1]}={value}" if value else ""
+
+    def options(self) -> set[str]:
+        """This command's options, as its help lists them."""
+        return {word.rstrip(",") for word in self.format_help().split() if word[:1] == "-"}
 
 
 def add_song_options(groups: dict, skip: tuple[str, ...] = ()) -> None:

@@ -120,7 +120,7 @@ def test_bad_audio_is_one_line_and_exit_2(capsys, tmp_path, demo_song, case, com
         (["--compile", "--low-vram"], "--compile and --low-vram"),
         (["--fast", "--steps", "25"], "--fast draws in 1 to 8 steps"),
         # settings that multiply the work: refused with their limit, before any planning
-        (["--fps", "1e6"], "from 1 to 60"),
+        (["--fps", "1e6"], "from 1 to 60, got 1000000"),  # (as typed: not 1e+06)
         (["--fps", "nan"], "from 1 to 60"),
         (["--break", "inf"], "--break must be above 0 and at most 3600"),  # else storyboard.json holds Infinity
         (["--fps", "0.001"], "from 1 to 60"),  # else a 6 s song has no frame: an MP4 without video

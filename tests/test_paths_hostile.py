@@ -326,3 +326,20 @@ def test_a_video_a_render_made_or_a_file_in_a_work_directory_is_refused_as_a_son
     err = refused(capsys, "render", inside, "-o", tmp_path / "v.mp4")
     assert f"lies in the work directory {workdir.root.resolve()}, which holds musicvid's own files" in err, err
     assert not (tmp_path / "v.mp4").exists()
+
+
+@pytest.mark.parametrize(
+    "given, hint",
+    [
+        (["-o", "-y.mp4"], "; a value that starts with '-' is given as --output=-y.mp4"),
+        (["--title", "-T"], "; a value that starts with '-' is given as --title=-T"),
+        (["-o", "-q"], ""),  # (an option of its own: the value was left out)
+    ],
+)
+def test_a_value_that_starts_with_a_dash_is_said_how_to_give(capsys, tmp_path, monkeypatch, given, hint):
+    monkeypatch.chdir(tmp_path)
+    make_tone(tmp_path / "song.wav", 2)
+    code, _, err = run(capsys, "render", "song.wav", "--models", "tiny", *given)
+    assert code == 2 and err.count("\n") == 1
+    assert err.endswith(f"expected one argument{hint} (see musicvid render --help)\n")
+    assert os.listdir(tmp_path) == ["song.wav"]

@@ -11,7 +11,7 @@ class OneLineParser(argparse.ArgumentParser):
     its usage above them); `hint` may add to the line."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: {message}{self.hint()} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {message}{self.hint(message)} (see {self.prog} --help)\n")
 
-    def hint(self) -> str:
+    def hint(self, message: str) -> str:
         return ""

@@ -22,8 +22,8 @@ NOT_MAPPED = "failed to map segment from shared object"
 
 
 def number_text(value) -> str:
-    """A value as messages and the page write it: 30 for 30.0, 12.5 as it is."""
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    """A value as messages and the page write it: 30 for 30.0, 12.5 as it is, 100000000 as typed (not 1e+08)."""
+    return f"{value:.15g}" if isinstance(value, float) else str(value)
 
 
 def either(choices) -> str:
