@@ -181,3 +181,23 @@ def test_an_opening_word_far_from_the_voice_begins_a_typical_word_before_its_end
     assert voice.fit(un) == un  # (a word inside a phrase keeps Whisper's start)
     filler = Word(5.0, 14.5, "a")  # (longer than every stretch: Whisper gave it no time it could be sung in)
     assert voice.fit(filler, opening=True) == filler
+
+
+def test_a_line_run_on_over_whispers_cut_ends_there_where_the_voice_pauses_however_briefly():
+    # a fresh refrain (seed 116, tiny.en): "Your", after a pause, began a line mid-segment, and Whisper's cut after
+    # "rain" lies where the voice pauses 0.35 s; run on, "The golden light ..." (sung from 22.28 s) had no scene
+    said = "The 14.12 14.7|lonely 14.7 14.96|bird 14.96 15.4|is 15.4 15.68|burning 15.68 16.06|around 16.06 16.62|"
+    said += "the 16.62 16.92|fire 16.92 17.86|Your 17.86 19.76|voice 19.76 20.12|is 20.12 20.46|singing 20.46 20.84|"
+    said += "beneath 20.84 21.28|the 21.28 21.58|rain 21.58 22.32/The 22.32 22.68|golden 22.68 22.96|light 22.96 23.42|"
+    said += "is 23.42 23.72|dancing 23.72 24.18|into 24.18 24.58|the 24.58 24.92|tide 24.92 26.18"
+    segments = []
+    for heard in said.split("/"):
+        words = [Word(float(a), float(b), text, 0.9) for text, a, b in (w.split() for w in heard.split("|"))]
+        segments.append(Line(words[0].start, words[-1].end, " ".join(w.text for w in words), words=words))
+    voice = Voice([(14.37, 17.38), (19.46, 21.98), (22.34, 25.18)], 43.1, word=0.3)
+    lines = sung_lines(segments, voice, 43.1)
+    assert [line.text.split()[0] for line in lines] == ["The", "Your", "The"]
+    assert abs(lines[2].start - 22.28) < 0.3
+    # where the voice runs on over the cut (one stretch), the line runs on with it: Whisper cut it mid-way
+    one = Voice([(14.37, 17.38), (19.46, 25.18)], 43.1, word=0.3)
+    assert [line.text.split()[0] for line in sung_lines(segments, one, 43.1)] == ["The", "Your"]

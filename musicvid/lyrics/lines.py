@@ -56,7 +56,8 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
     below; or, however few words, for longer than a line lasts, LONGEST_LINE_SECONDS), and where Whisper ends a
     segment (over a band, Whisper base's segments are the sung lines: a rapped verse's, 2 s each, with no pause
     between them), unless the line began after a pause inside the
-    segment ending: Whisper cut that line mid-way, and it runs on into the next segment; then where Whisper ends a
+    segment ending: Whisper cut that line mid-way, and it runs on into the next segment, but where the voice pauses
+    there, however briefly, between two phrases (two signs, as a clause and a pause below); then where Whisper ends a
     clause inside a line over twice as long as the song's median line (`long_line`: it holds two lines or more; a
     comma inside a line of the usual length is the line's). Without any word time stamps, segments stay as they are."""
     words = [(n, w) for n, s in enumerate(segments) for w in s.words if w.text]
@@ -74,9 +75,10 @@ def lines_at_pauses(segments: list[Line], voice: Voice | None = None, paced: lis
         # the next segment's words (tiny.en's "a" at 59.98 s, then "The morning sun" from 40.43 s), and a line is
         # sung forwards
         pause = pause or (segment != segment_before and word.end < previous.start)
-        # (a pause of the voice shorter than a line's, where Whisper also ends a clause, ends a line: two signs)
+        # (a pause of the voice shorter than a line's, where Whisper also ends a clause or a segment, ends a line: two
+        # signs; a fresh refrain, seed 116, had a line run on over Whisper's cut where the voice paused 0.35 s)
         clause = closes_clause(previous, word)
-        shortest = 0.0 if clause else LINE_PAUSE_SECONDS
+        shortest = 0.0 if clause or segment != segment_before else LINE_PAUSE_SECONDS
         breath = voice is not None and voice.paused(previous, word, shortest) and phrase([w for _, w in words[first:k]])
         breath = breath and phrase(what_follows(words, k, clause, voice))
         breath = breath or (
