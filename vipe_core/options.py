@@ -15,6 +15,7 @@ from vipe_core.filters import FilterConfig
 from vipe_core.guards import finite_in
 from vipe_core.parsing import OneLineParser
 from vipe_core.train_config import (
+    MAX_BATCH_SIZE,
     MAX_EPOCHS,
     MAX_LR,
     MAX_SEED,
@@ -266,7 +267,11 @@ def add_train(stages, common: argparse.ArgumentParser) -> None:
         "--out", type=_path, default=default["out"], help="folder for best/ and last/ (default: %(default)s/)"
     )
     p.add_argument("--epochs", type=_whole(1, MAX_EPOCHS), default=default["epochs"], help="(default: %(default)s)")
-    p.add_argument("--batch-size", type=_positive, help="per device (default: the paper's for this model and context)")
+    p.add_argument(
+        "--batch-size",
+        type=_whole(1, MAX_BATCH_SIZE),
+        help="per device (default: the paper's for this model and context)",
+    )
     p.add_argument(
         "--grad-accum",
         type=_positive,

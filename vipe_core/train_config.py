@@ -15,6 +15,7 @@ PAPER_BATCH_SIZES = {
 MIXED_PRECISIONS = ("auto", "no", "fp16", "bf16")
 MAX_SEED = 2**32 - 1  # numpy's, which accelerate's set_seed seeds too
 MAX_EPOCHS = 1000  # ViPE trained for 5; a number past this is a typo, a run of years
+MAX_BATCH_SIZE = 2**16  # lines a step; past it a typo (torch's sampler takes no number past sys.maxsize)
 # AdamW's learning rates are 1e-2 at most in practice; beyond 1 every step overshoots, and beyond float32's
 # range the optimizer fails in torch. Its decoupled weight decay multiplies each weight by 1 - lr * decay:
 # past 1 (at lr 1) that flips the weights' signs.

@@ -169,6 +169,8 @@ def test_a_tokenizer_that_does_not_fit_is_said_in_a_whole_sentence(tiny_base, ca
         (["evaluate", "c", "d", "--batch-size", "1e9"], "1e9 is not a whole number of at least 1"),
         (["train", "d", "--epochs", "1e9"], "1e9 is not a whole number from 1 to 1000"),
         (["train", "d", "--epochs", ""], "'' is not a whole number from 1 to 1000"),
+        # (torch's sampler took it, and failed past sys.maxsize with a traceback after the base model loaded)
+        (["train", "d", "--batch-size", "1" + "0" * 20], "is not a whole number from 1 to 65536"),
         (["train", "d", "--warmup-steps", "1e20"], "1e20 is not a whole number of at least 0"),
         (["train", "d", "--context", "nan"], "nan is not a context size from 0 to 16"),
         (["train", "d", "--seed", "x"], "x is not a seed from 0"),
