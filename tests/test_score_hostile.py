@@ -172,3 +172,21 @@ def test_the_song_is_recorded_absolute_and_found_from_another_folder(capsys, ren
     assert code == 0, err
     beats = json.loads(copy.joinpath("score.json").read_text())["beat_alignment"]
     assert "missing" not in beats and beats["onsets"] > 0
+
+
+def test_a_persons_file_under_a_score_name_is_refused_and_scores_own_are_replaced(capsys, copy, scorer_loads):
+    notes, picture = copy / "score.json", copy / "score.png"
+    notes.write_text("my own notes, not json\n")
+    err = refused(capsys, copy, "--models", "tiny")
+    assert f"{notes} is not a report musicvid score wrote: move it away" in err and not scorer_loads
+    notes.unlink()
+    Image.new("RGB", (8, 8), "red").save(picture)
+    err = refused(capsys, copy, "--models", "tiny")
+    assert f"{picture} is not a chart musicvid score drew: move it away" in err and not scorer_loads
+    assert notes.exists() is False and picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # (left as it was)
+    picture.unlink()
+    for _ in range(2):  # score's own report and chart are its to replace
+        assert run(capsys, "score", copy, "--models", "tiny")[0] == 0
+    assert json.loads(notes.read_text())["scorer"]
+    Image.open(picture).save(picture)  # a chart drawn before charts were marked, beside a report of score's
+    assert run(capsys, "score", copy, "--models", "tiny")[0] == 0

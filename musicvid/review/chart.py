@@ -14,10 +14,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 
 from musicvid.core.assets import LYRICS_FONT
 from vipe_core.atomic import atomic_path
+
+# A PNG text entry that marks score.png as musicvid's: score replaces no picture of a person's saved under its name
+CHART_MARK = ("musicvid", "score chart")
 
 BACKGROUND, INK, FAINT, GRID = (24, 24, 28), (235, 235, 235), (150, 150, 160), (60, 60, 68)
 LYRIC, PROMPT, UNDRAWN = (240, 170, 80), (110, 160, 240), (80, 80, 88)
@@ -122,6 +125,17 @@ def chart(report: dict[str, Any], lines: list[str]) -> Image.Image:
 
 
 def write_chart(path: Path, report: dict[str, Any], lines: list[str]) -> Path:
+    meta = PngImagePlugin.PngInfo()
+    meta.add_text(*CHART_MARK)
     with atomic_path(path) as tmp:
-        chart(report, lines).save(tmp, format="PNG")
+        chart(report, lines).save(tmp, format="PNG", pnginfo=meta)
     return path
+
+
+def is_own_chart(path: Path) -> bool:
+    """Whether `path` is a chart `write_chart` wrote (its PNG text holds CHART_MARK)."""
+    try:
+        with Image.open(path) as image:
+            return image.format == "PNG" and image.text.get(CHART_MARK[0]) == CHART_MARK[1]
+    except (OSError, SyntaxError, ValueError):
+        return False

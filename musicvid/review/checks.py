@@ -4,6 +4,7 @@ storyboard no longer than the longest song taken; the shown keyframes drawn, and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable
 from itertools import chain
 from pathlib import Path
@@ -16,6 +17,7 @@ from musicvid.core.files import MAX_SONG_SECONDS
 from musicvid.core.workdir import Workdir
 from musicvid.pictures.cache import picture_key, stored_key
 from musicvid.pictures.schedule import FrameSchedule, Segment
+from musicvid.review.chart import is_own_chart
 from musicvid.storyboard.board import Storyboard
 
 
@@ -117,3 +119,24 @@ def check_pictures(
     for path in chain(drawn, frames):
         if path.is_file() and not is_whole(path):
             raise UserError(f"{path} is damaged: render {workdir.root} again to redraw it")
+
+
+def check_own_reports(workdir: Workdir) -> None:
+    """Refuse, before the scorer loads, a score.json or score.png here that `musicvid score` did not write (a
+    person's notes or picture saved under its name), which the score would replace. A chart from before charts
+    were marked (`is_own_chart`) is taken as ours beside a report of ours."""
+    report = workdir.score_report
+    ours = report.is_file() and is_own_report(report)
+    if report.exists() and not ours:
+        raise UserError(f"{report} is not a report musicvid score wrote: move it away, and score again")
+    if workdir.score_chart.exists() and not (ours or is_own_chart(workdir.score_chart)):
+        raise UserError(f"{workdir.score_chart} is not a chart musicvid score drew: move it away, and score again")
+
+
+def is_own_report(path: Path) -> bool:
+    """Whether `path` holds a report as `musicvid score` writes it (a JSON object with its scorer, scenes and summary)."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # (UnicodeDecodeError is a ValueError)
+        return False
+    return isinstance(report, dict) and {"scorer", "scenes", "summary"} <= report.keys()

@@ -49,6 +49,7 @@ from musicvid.review.chart import write_chart
 from musicvid.review.checks import (
     check_folder,
     check_length,
+    check_own_reports,
     check_pictures,
     morph_key,
     morph_paths,
@@ -342,6 +343,7 @@ def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) 
         onsets = song_onsets(storyboard, str(workdir.storyboard))  # (its duration checked, before it sizes anything)
         read = read_render(workdir, storyboard, fps)
         check_pictures(workdir, read.schedule, drawn_morphs(workdir), read.stale)
+        check_own_reports(workdir)
         with registry.use("scorer") as scorer:
             report, scores = quality_report(workdir, storyboard, scorer, onsets, read)
         write_json(workdir.score_report, report)
