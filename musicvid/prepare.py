@@ -54,6 +54,7 @@ from musicvid.lyrics.known import KnownLyrics, check_lyrics_file, fit_lyrics
 from musicvid.lyrics.languages import check_learned, language_code, learned_by_name
 from musicvid.lyrics.transcribe import check_hears, english_only, untranslated
 from musicvid.memory.plan import batched_as_planned, plan_on_device, planned_upscaling, stage_offloads
+from musicvid.models import local_names
 from musicvid.models.asr_files import refuse_offline
 from musicvid.models.drawing import check_drawing_files, check_drawing_options, check_scene_references
 from musicvid.models.loading import check_separator, check_upscaler
@@ -205,6 +206,8 @@ def check_before_work(
             refuse_offline(models.asr_backend, models.asr)
         if request.separate_vocals and "separator" not in own:
             check_separator(models.separator)
+    if storyboard is None and draws and "vipe" not in own:  # (ViPE loads after Whisper has heard the song)
+        local_names.refuse_offline("--vipe", models.vipe, models.vipe, "config.json")
     if settings is not None and own_references(storyboard):
         check_scene_references(models)
     pictures = storyboard.picture_files() if storyboard else {}

@@ -354,6 +354,7 @@ def test_fast_and_adapter_models_are_checked_only_where_they_act_and_nothing_is_
         # a family known by its name is not fetched before its load, which came after the storyboard
         "--diffusion stabilityai/stable-diffusion-xl-base-1.0",
         "--transitions video --video-model Lightricks/LTX-2",
+        "--vipe owner/typo",  # (ViPE loads after Whisper has heard the song)
     ],
 )
 def test_a_hub_name_not_in_the_cache_is_refused_offline_before_any_work(capsys, tmp_path, song, given):
@@ -384,10 +385,8 @@ def test_a_reference_typed_into_the_work_directorys_storyboard_a_family_cannot_d
     capsys, tmp_path, song
 ):
     """The edited storyboard.json kept by a rerun on another picture model: refused before a keyframe is drawn."""
-    argv = quick(song)
-    assert (
-        run(capsys, "storyboard", song, "--models", "tiny", "--lyrics", argv[-1], "--workdir", tmp_path / "w")[0] == 0
-    )
+    argv, made = quick(song), ["--models", "tiny", "--workdir", tmp_path / "w"]
+    assert run(capsys, "storyboard", song, "--lyrics", quick(song)[-1], *made)[0] == 0
     board = json.loads((tmp_path / "w" / "storyboard.json").read_text())
     Image.new("RGB", (64, 64), (20, 90, 200)).save(tmp_path / "look.png")
     board["scenes"][-1]["reference"] = str(tmp_path / "look.png")
