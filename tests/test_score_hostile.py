@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import tracemalloc
 from pathlib import Path
@@ -190,3 +192,19 @@ def test_a_persons_file_under_a_score_name_is_refused_and_scores_own_are_replace
     assert json.loads(notes.read_text())["scorer"]
     Image.open(picture).save(picture)  # a chart drawn before charts were marked, beside a report of score's
     assert run(capsys, "score", copy, "--models", "tiny")[0] == 0
+
+
+def test_a_work_directory_a_render_holds_before_its_storyboard_is_said_in_use(capsys, tmp_path):
+    # a render begun there holds it before it writes storyboard.json: not "render a song into it first"
+    holder = "import sys, time\nfrom musicvid.core.workdir import Workdir\nwith Workdir(sys.argv[1]).held():\n"
+    holder += "    print('held', flush=True)\n    time.sleep(60)\n"
+    held = subprocess.Popen([sys.executable, "-c", holder, str(tmp_path / "w")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert held.stdout.readline() == "held\n"
+        err = refused(capsys, tmp_path / "w", "--models", "tiny")
+        assert "is in use by another musicvid run; wait for it to finish" in err
+    finally:
+        held.kill()
+        held.wait()
+    err = refused(capsys, tmp_path / "w", "--models", "tiny")
+    assert "holds no storyboard.json: render a song into it first" in err

@@ -72,14 +72,14 @@ RECORDS = ("keyframes", "morph_keys", "models")  # what of it the score reads as
 RANDOM_WEIGHTS = "random weights: a check of the mechanics, not a measure of quality"
 
 
-def open_render(root: Path) -> tuple[Workdir, Storyboard]:
-    """The work directory at `root` and its storyboard, or one sentence saying why there is none."""
-    workdir = check_folder(root)
+def open_render(workdir: Workdir) -> Storyboard:
+    """The storyboard of the render in `workdir` (held: a render begun there has written none yet), or one sentence
+    saying why there is none."""
     if not workdir.storyboard.is_file():
-        raise UserError(f"work directory {root} holds no storyboard.json: render a song into it first")
+        raise UserError(f"work directory {workdir.root} holds no storyboard.json: render a song into it first")
     storyboard = load_storyboard(workdir.storyboard)
     check_length(storyboard, workdir.storyboard)
-    return workdir, storyboard
+    return storyboard
 
 
 def render_timings(workdir: Workdir) -> dict[str, Any]:
@@ -338,8 +338,9 @@ def score_render(root: Path, registry: ModelRegistry, fps: float | None = None) 
     score.json and score.png, and its contact sheet drawn again with the scores. The work directory is held
     (no render changes it) while it is read. `fps`: --fps (its range checked by the command line), for a render
     whose timings.json has no rate."""
-    workdir, storyboard = open_render(root)
+    workdir = check_folder(root)
     with workdir.held():  # what can be refused is, before the scorer loads
+        storyboard = open_render(workdir)
         onsets = song_onsets(storyboard, str(workdir.storyboard))  # (its duration checked, before it sizes anything)
         read = read_render(workdir, storyboard, fps)
         check_pictures(workdir, read.schedule, drawn_morphs(workdir), read.stale)
