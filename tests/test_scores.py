@@ -254,8 +254,8 @@ def test_a_plain_slerp_render_has_its_own_smoothness_and_lyric_timing_reads_the_
     assert [(row["scene"], row["offset"]) for row in timing["scenes"]] == [(1, 0.0), (2, pytest.approx(-0.1))]
     assert timing["mean_abs_offset"] == pytest.approx(0.05) and timing["unmatched"] == 0
     # --fps is for renders that did not record their rate: another than the recorded one is refused
-    code, _, err = run(capsys, "score", workdir.root, "--models", "tiny", "--fps", "5")
-    assert code == 2 and "drawn at 10 fps (its timings.json says so), not 5: leave out --fps" in err
+    code, _, err = run(capsys, "score", workdir.root, "--models", "tiny", "--fps", "10.0000001")  # (said "not 10")
+    assert code == 2 and "drawn at 10 fps (its timings.json says so), not 10.0000001: leave out --fps" in err
     # an older render's timings.json has no rate: --fps gives it, checked against the frame count
     timings = json.loads(workdir.timings.read_text())
     del timings["fps"]

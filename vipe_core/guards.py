@@ -235,6 +235,8 @@ def impossible_number(config, where: str = "", infinite: bool = False) -> tuple[
 def refuse_a_path(name: str, what: str, kind: str) -> None:
     """VipeError where `name` is no folder: a file, a link to none, a pipe, or a path that is no hub name either
     (transformers would take a file for a config, or ask the hub for what is not there)."""
+    if not name:  # (`--base ''`)
+        raise VipeError(f"{what} is empty: give {kind}, or a hub name.")
     if os.path.isdir(name):
         return
     if os.path.lexists(name):

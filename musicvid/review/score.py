@@ -36,7 +36,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from musicvid.core.errors import UserError
+from musicvid.core.errors import UserError, number_text
 from musicvid.core.workdir import Workdir
 from musicvid.models.names import check_model
 from musicvid.models.registry import ModelRegistry
@@ -151,8 +151,8 @@ def drawn_rate(workdir: Workdir, fps: float | None) -> tuple[float, str]:
     if rate is not None:
         if fps is not None and fps != rate:
             raise UserError(
-                f"{workdir.root} was drawn at {rate:g} fps (its timings.json says so), not {fps:g}: leave out "
-                "--fps, which is for renders that did not record their rate"
+                f"{workdir.root} was drawn at {number_text(rate)} fps (its timings.json says so), not "
+                f"{number_text(fps)}: leave out --fps, which is for renders that did not record their rate"
             )
         return rate, "timings.json"
     if fps is None:

@@ -60,6 +60,8 @@ def test_a_folder_without_tokenizer_files_is_refused(tmp_path, tiny_base, canvas
         train_args(canvas_parquet, tiny_base, out, "--tokenizer", "tokenizer.json"), out, capsys
     )
     assert line.endswith("the tokenizer tokenizer.json is a file: give a tokenizer's folder, or a hub name.")
+    line = _refused_before_work(train_args(canvas_parquet, "", out), out, capsys)  # (was "the base model  is")
+    assert line.startswith("vipe train: the base model is empty: give a model's folder")
 
 
 def test_a_tokenizer_that_does_not_fit_the_base_is_refused(tmp_path, tiny_base, canvas_parquet, capsys, no_work):
