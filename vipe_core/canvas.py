@@ -25,7 +25,7 @@ import pandas as pd
 
 from vipe_core.atomic import records_in
 from vipe_core.context import lyric_context
-from vipe_core.errors import VipeError
+from vipe_core.errors import VipeError, not_there
 from vipe_core.guards import check_output_kind, refuse_foreign, refuse_overlap
 from vipe_core.records import (
     USAGE_FILE,
@@ -66,7 +66,7 @@ def rows_from_canvas(canvas_dir: str | os.PathLike) -> list[CanvasRow]:
 def _read_table(path: str | os.PathLike) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
-        raise VipeError(f"{path} does not exist.")
+        raise VipeError(f"{path} {not_there(path)}.")
     refuse_special(path, "the table")
     suffix = "".join(path.suffixes[-2:]).lower()
     try:
@@ -270,7 +270,7 @@ def read_canvas(path: str | os.PathLike) -> pd.DataFrame:
     if path.is_dir():
         raise VipeError(f"the LyricCanvas file {path} is a folder; give the parquet file `vipe build` wrote.")
     if not path.exists():
-        raise VipeError(f"the LyricCanvas file {path} does not exist (run `vipe build` to make one).")
+        raise VipeError(f"the LyricCanvas file {path} {not_there(path)} (run `vipe build` to make one).")
     refuse_special(path, "the LyricCanvas file")
     try:
         frame = pd.read_parquet(path)

@@ -19,6 +19,13 @@ class VipeError(Exception):
     exit_code = 2
 
 
+def not_there(path: str | os.PathLike) -> str:
+    """How a file that cannot be opened is not there, for a refusal: a symbolic link that leads nowhere is named so."""
+    if os.path.islink(path):
+        return f"is a link to {os.readlink(path)}, where nothing is"
+    return "does not exist"
+
+
 class StageError(VipeError):
     """Good input, but the work failed (a service kept failing, training diverged): exit code 1."""
 

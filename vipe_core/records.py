@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 
 from vipe_core.atomic import UMASK, atomic_path, write_json
-from vipe_core.errors import VipeError
+from vipe_core.errors import VipeError, not_there
 
 __all__ = [
     "COPY_MARKER",
@@ -182,7 +182,7 @@ def read_text(path: str | os.PathLike, what: str = "the file") -> str:
         refuse_special(path, what)
         return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise VipeError(f"{what} {path} does not exist.") from None
+        raise VipeError(f"{what} {path} {not_there(path)}.") from None
     except IsADirectoryError:
         raise VipeError(f"{what} {path} is a folder, not a file.") from None
     except UnicodeDecodeError:

@@ -204,3 +204,11 @@ def test_a_reason_quoted_in_a_refusal_is_cut_after_a_word():
     said = reason(ValueError("a tokenizer " * 20 + "\nsecond line"))
     assert said.endswith(" a…") and len(said) <= 161 and "second" not in said  # (not "a tok…")
     assert reason(ValueError("short\nmore")) == "short" and reason(ValueError()) == "ValueError"
+
+
+def test_a_data_file_that_is_a_link_to_nothing_is_named_so(tmp_path, capsys):
+    (link := tmp_path / "gone.parquet").symlink_to(tmp_path / "nowhere.parquet")
+    said = refused(["train", str(link)], capsys)
+    assert said.endswith(
+        f"gone.parquet is a link to {tmp_path / 'nowhere.parquet'}, where nothing is (run `vipe build` to make one)."
+    )
