@@ -20,6 +20,8 @@ from musicvid.pictures.schedule import FrameSchedule, Segment
 from musicvid.review.chart import is_own_chart
 from musicvid.storyboard.board import Storyboard
 
+MAX_REPORT_BYTES = 2**26  # a score.json larger is no report of score's (about a kilobyte a scene)
+
 
 def check_folder(root: Path) -> Workdir:
     """The work directory at `root`, or one sentence saying why it is none. Its files are not read here: a FIFO
@@ -136,6 +138,8 @@ def check_own_reports(workdir: Workdir) -> None:
 def is_own_report(path: Path) -> bool:
     """Whether `path` holds a report as `musicvid score` writes it (a JSON object with its scorer, scenes and summary)."""
     try:
+        if path.stat().st_size > MAX_REPORT_BYTES:  # (not read whole)
+            return False
         report = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):  # (UnicodeDecodeError is a ValueError)
         return False
