@@ -287,24 +287,16 @@ def test_a_broken_storyboard_exits_2_naming_the_field(capsys, tmp_path):
         assert not (tmp_path / "w").exists()
 
 
-@pytest.mark.ci  # (a render's way to the load: tests/test_model_registry.py's sentences stay in the suite)
+@pytest.mark.ci  # (a render's checks of its models: tests/test_model_registry.py's sentences stay in the suite)
 @pytest.mark.slow
 def test_an_unreachable_model_is_one_sentence(capsys, tmp_path):
     song = make_tone(tmp_path / "song.wav", 2)
-    code, out, err = run(
-        capsys,
-        "storyboard",
-        song,
-        "--models",
-        "tiny",
-        "--vipe",
-        "nobody/no-such-model",
-        "--workdir",
-        tmp_path / "w",
-        "-q",
-    )
-    assert code == 2, err
-    assert "nobody/no-such-model" in err and "--models tiny" in err and err.count("\n") == 1
+    vipe = ["--vipe", "nobody/no-such-model"]
+    code, out, err = run(capsys, "storyboard", song, "--models", "tiny", *vipe, "--workdir", tmp_path / "w", "-q")
+    assert code == 2 and err.count("\n") == 1, err
+    # offline (tests/conftest.py), refused before Whisper hears the song, as the other models' hub names are
+    assert "--vipe nobody/no-such-model: nobody/no-such-model is not in the model cache, and HF_HUB_OFFLINE" in err
+    assert not (tmp_path / "w").exists()
 
 
 # The command line's answers that need no model: help, and refusals of bad arguments (benchmarks/command_line.py
