@@ -4,9 +4,10 @@ from dataclasses import replace
 
 import pytest
 
+from musicvid.lyrics.belief import may_be_sung
 from musicvid.lyrics.inventions import invented, loops
 from musicvid.lyrics.lines import lines_at_pauses
-from musicvid.lyrics.singing import Voice, may_be_sung, opened, where_sung
+from musicvid.lyrics.singing import Voice, opened, where_sung
 from musicvid.lyrics.transcribe import sung_lines, unheard_voice
 from musicvid.lyrics.transcript import Line, Word
 

@@ -4,7 +4,7 @@ and where it loops.
 - What Whisper invents over music is few and recognizable: the outro phrases of the videos it learned
   from ("thank you for watching", "see you next time", a lone "You"), fragments nobody could sing, or many
   words crammed into a second or two (16 words in 1.4 s): faster than anyone sings. Such a segment goes
-  wherever it is (musicvid.lyrics.singing.may_be_sung).
+  wherever it is (musicvid.lyrics.belief.may_be_sung).
 - Whisper may loop: say a line again, stretched over the lines sung after it. A segment saying an earlier
   one's words over more than twice their time is its loop (a refrain sung again takes about as long);
   musicvid.lyrics.transcribe hears that stretch again on its own.

@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from musicvid.core.audio import SAMPLE_RATE
-from musicvid.lyrics.inventions import UNTIMED_WORD_SECONDS, invented, loops
+from musicvid.lyrics.belief import believed, guessed
+from musicvid.lyrics.inventions import UNTIMED_WORD_SECONDS
 from musicvid.lyrics.transcript import Line, Word
 from musicvid.models.internals import speech_timestamps
 
@@ -47,13 +48,6 @@ VOICED_SHARE = 0.5
 # the song, to place the words; around a line (half a Whisper window each side), to say nobody sings it.
 TRUSTED_AGREEMENT = 0.5
 AROUND_SECONDS = 15.0
-# A segment is a guess where the mean probability of its words is under this share of the song's (the mean
-# over all the words heard in it): tiny.en's guesses at sounds ("=== The Ber Theo" over guitars) get a tenth of
-# what it gives the lines it hears, and large-v2's are as far below its own. Over a band Whisper also
-# barely makes out words that are sung, amid lines it hears well: a guess stands where Whisper believed
-# something it heard this near it.
-GUESSED_SHARE = 0.4
-BELIEVED_WITHIN_SECONDS = 10.0
 # What Whisper times a word after a pause by: the warping path must give the pause's frames to a word,
 # and gives them to the first word after it, which then reaches back over the music. Its end is where its
 # sound ends; it is taken to have begun no earlier than a typical word of the song before that end (the
@@ -157,6 +151,22 @@ class Voice:
             moved.append(shifted(line, free[-1] - line.start) if free else line)
         return moved
 
+    def begun_in(self, word: Word) -> int | None:
+        """The number of the stretch `word` begins in; None where it begins in none."""
+        return next((number for number, (start, end) in enumerate(self.stretches) if start <= word.start < end), None)
+
+    def words_sung(self, segments: list[Line]) -> list[Line]:
+        """The time the segments' words may be sung in, a line a word: each but a word longer than every stretch of
+        the voice (a held note is voice, and Silero hears it whole), which Whisper held over music it did not hear
+        (a fresh gaps song's "rain", 7.5 s over 10 s of band after its line, the next line in the same segment); a
+        segment without word times whole."""
+        longest = max((b - a for a, b in self.stretches), default=math.inf)
+        spans = [
+            [Line(w.start, w.end, "") for w in s.words if w.end - w.start <= longest] if s.words else [s]
+            for s in segments
+        ]
+        return [span for segment in spans for span in segment]
+
     def stretch_of(self, word: Word) -> int | None:
         """Which stretch a word is sung in: the one it overlaps most, or the nearest within a lead of it;
         None if it is further from every stretch."""
@@ -171,7 +181,7 @@ class Voice:
         a, b = self.stretch_of(before), self.stretch_of(after)
         return a is not None and b is not None and a != b and self.stretches[b][0] - self.stretches[a][1] >= shortest
 
-    def fit(self, word: Word, opening: bool = False) -> Word:
+    def fit(self, word: Word, opening: bool = False, held: bool = False) -> Word:
         """The word kept inside the stretch it is sung in (the one it overlaps most, or one it lies a lead
         away from; for a word that opens a phrase, the one its last typical word's length is in: its
         start is the side Whisper stretches). Whisper's timing stretches the first word after a pause
@@ -184,9 +194,13 @@ class Voice:
         Whisper put it, but for an opening word's start, which begins no earlier than a typical word before its end,
         as where Silero is not trusted (`opened`), unless Whisper gave it no time it could be sung in (`untimed`):
         Whisper base began a folk song's "Soy un fantasma" at 16.78 s, where the segment before ended, "Soy" lasting
-        to 18.18 s, sung from 17.63 s, where Silero heard no voice (JamendoLyrics' Fantasma)."""
+        to 18.18 s, sung from 17.63 s, where Silero heard no voice (JamendoLyrics' Fantasma). A segment's last word
+        that opens no phrase (`held`) is sung in the stretch it begins in, where it begins in one: its start follows
+        the word before, and Whisper holds its end over what it did not hear (a fresh loud song's "of", 21.02-27.6 s,
+        was fitted into the next line's stretch, heard again there, and the two lines were one), as `held_until`
+        reads it when the voice unheard is sought."""
         sounding = Word(max(word.start, word.end - self.word), word.end, word.text) if opening else word
-        sung_in = self.stretch_of(sounding)
+        sung_in = self.stretch_of(sounding) if not held or self.begun_in(word) is None else self.begun_in(word)
         if sung_in is None:  # (an opening word Whisper gave time to, as where Silero is not trusted: `opened`)
             return word if self.untimed(word) else sounding
         start, end = self.stretches[sung_in]
@@ -202,7 +216,9 @@ class Voice:
         begins before the first line heard in it, Whisper missed its first words (greedy tiny.en heard only
         the last word of a line sung under a band), and the line is sung from there. Lines in order, each
         one's words fitted to its stretch. A line beginning in the stretch the line before ended in is not its
-        first (Whisper's segment, a sung line, may run over Silero's stretches)."""
+        first (Whisper's segment, a sung line, may run over Silero's stretches); where the line before ended is
+        where its last word Whisper gave time to was sung (a fresh long song's "… the height is", "is" crushed at
+        140.68 s into the next line's stretch, whose line then began 0.65 s late)."""
         begun, previous = [], None
         for line in lines:
             stretch = self.stretch_of(line.words[0]) if line.words else None
@@ -210,7 +226,8 @@ class Voice:
                 start = self.stretches[stretch][0]
                 line = replace(line, start=start, words=[replace(line.words[0], start=start), *line.words[1:]])
             begun.append(line)
-            previous = self.stretch_of(line.words[-1]) if line.words else None  # where the line before ended
+            timed = [w for w in line.words if not self.untimed(w)] or line.words
+            previous = self.stretch_of(timed[-1]) if timed else None  # where the line before ended
         return begun
 
     def fit_phrase(self, words: list[Word]) -> list[Word]:
@@ -218,7 +235,8 @@ class Voice:
         it (`unsung_there`) that Whisper timed straight before a word sung in a stretch beginning after it goes with
         that word (`led_in`)."""
         opens = openings(words)
-        fitted = [self.fit(word, opening) for word, opening in zip(words, opens)]
+        held = [k == len(words) - 1 and not opens[k] for k in range(len(words))]
+        fitted = [self.fit(word, opening, last) for word, opening, last in zip(words, opens, held)]
         afresh = [k == 0 for k in range(len(words))]  # the segment's first word, or a crushed run's that opens
         for k in range(1, len(words)):
             afresh[k] = self.untimed(words[k]) and (opens[k] or (afresh[k - 1] and self.untimed(words[k - 1])))
@@ -314,47 +332,6 @@ def opened(segments: list[Line], word: float) -> list[Line]:
     ]
 
 
-def belief(line: Line) -> float | None:
-    """How much Whisper believed the words it heard: their mean probability (None: it gave none)."""
-    probabilities = [w.probability for w in line.words if w.probability is not None]
-    return sum(probabilities) / len(probabilities) if probabilities else None
-
-
-def guessed(line: Line, typical: float) -> bool:
-    """Whether Whisper barely believed the words it heard, against the song's `typical` segment."""
-    believed = belief(line)
-    return believed is not None and believed < GUESSED_SHARE * typical
-
-
-def typical_belief(segments: list[Line]) -> float:
-    """How much Whisper believes the song's words: the mean probability of every word it heard in the
-    segments (0 where none has one: then nothing is a guess)."""
-    probabilities = [w.probability for s in segments for w in s.words if w.probability is not None]
-    return float(np.mean(probabilities)) if probabilities else 0.0
-
-
-def may_be_sung(heard: list[Line]) -> list[Line]:
-    """The segments Whisper heard that may be sung: not inventions by their own signals (`invented`), nor
-    its loops (`loops`), and not guesses (against the song's own segments) far from anything it believed
-    it heard."""
-    looped = set(loops(heard))
-    plausible = [segment for n, segment in enumerate(heard) if invented(segment) is None and n not in looped]
-    typical = typical_belief(plausible)
-    believed = [segment for segment in plausible if not guessed(segment, typical)]
-
-    def near_belief(segment: Line) -> bool:
-        return any(max(segment.start - b.end, b.start - segment.end) <= BELIEVED_WITHIN_SECONDS for b in believed)
-
-    return [segment for segment in plausible if not guessed(segment, typical) or near_belief(segment)]
-
-
-def believed(kept: list[Line]) -> list[Line]:
-    """What Whisper believed of the segments it kept: its guesses aside (a guess over the music must not make
-    Silero look deaf), unless all are guesses."""
-    typical = typical_belief(kept)
-    return [line for line in kept if not guessed(line, typical)] or kept
-
-
 def trusted_over_song(kept: list[Line], silero: Voice) -> bool:
     """Whether Silero heard voice under at least half of what Whisper `believed` of what it kept, over the song."""
     agreed = silero.agreement(believed(kept))
@@ -366,7 +343,8 @@ def trusted_at(kept: list[Line], silero: Voice) -> list[bool]:
     Whisper `believed` within AROUND_SECONDS of the segment, with the segment or without it (it may be a line
     whose time slipped: `Voice.slipped`; one silent neighbour must not distrust Silero over a line it hears);
     where Whisper believed nothing there, as over the song. Over a folk guitar Silero hears some passages and
-    not others: a passage it misses keeps Whisper's times."""
+    not others: a passage it misses keeps Whisper's times. What Whisper believed is the time of its words
+    (`Voice.words_sung`), not of its segments: a segment and a word may be held over a band that nobody sings in."""
     if not silero.stretches:
         return [False] * len(kept)
     trusting, over_song = believed(kept), trusted_over_song(kept, silero)
@@ -374,7 +352,9 @@ def trusted_at(kept: list[Line], silero: Voice) -> list[bool]:
     def around(segment: Line) -> bool:
         start, end = segment.start - AROUND_SECONDS, segment.end + AROUND_SECONDS
         others = [s for s in trusting if s.end <= segment.start or s.start >= segment.end]
-        agreed = [silero.agreement(believed_here, start, end) for believed_here in (trusting, others)]
+        agreed = [
+            silero.agreement(silero.words_sung(believed_here), start, end) for believed_here in (trusting, others)
+        ]
         return any(over_song if a is None else a >= TRUSTED_AGREEMENT for a in agreed)
 
     return [around(segment) for segment in kept]

@@ -24,6 +24,7 @@ import torch
 from musicvid.core.audio import SAMPLE_RATE
 from musicvid.core.errors import UserError
 from musicvid.core.progress import Progress
+from musicvid.lyrics.belief import believed, may_be_sung, typical_belief
 from musicvid.lyrics.inventions import loops, said_over_music
 from musicvid.lyrics.languages import check_learned, language_name
 from musicvid.lyrics.lines import PHRASE_SECONDS, lines_at_pauses, sung_in
@@ -32,12 +33,9 @@ from musicvid.lyrics.singing import (
     CLIP_TAIL,
     TRUSTED_AGREEMENT,
     Voice,
-    believed,
-    may_be_sung,
     opened,
     shifted,
     trusted_over_song,
-    typical_belief,
     where_sung,
 )
 from musicvid.lyrics.transcript import Line, Transcript, Word, fit_to_duration
@@ -267,7 +265,7 @@ def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
     if not (trusted_over_song(kept, silero) and (heard_share >= TRUSTED_AGREEMENT or hears_singer)):
         return Voice([], silero.duration)
     # a word is its stretch's (the one it begins in), or, begun outside any, of those it lies near
-    spans = [(w.start, held_until(w, silero), begun_in(w, silero)) for segment in kept for w in segment.words]
+    spans = [(w.start, held_until(w, silero), silero.begun_in(w)) for segment in kept for w in segment.words]
     alone = [
         (start, end)
         for number, (start, end) in enumerate(silero.stretches)
@@ -279,17 +277,11 @@ def unheard_voice(heard: list[Line], silero: Voice) -> Voice:
     return Voice(alone, silero.duration)
 
 
-def begun_in(word: Word, silero: Voice) -> int | None:
-    """The number of the stretch of voice `word` begins in; None where it begins in none."""
-    return next((number for number, (start, end) in enumerate(silero.stretches) if start <= word.start < end), None)
-
-
 def held_until(word: Word, silero: Voice) -> float:
     """Where a word heard ends, for finding voice Whisper missed: no later than the stretch of voice it begins in.
     Whisper stretches a word over lines it did not hear (openai-whisper's "across", 11.7-30.0 s, over two sung lines
     of a fresh long song; a refrain's "fire" over its third time), which left no stretch unheard to hear again."""
-    within = (end for start, end in silero.stretches if start <= word.start < end)
-    return min(word.end, next(within, word.end))
+    return word.end if (number := silero.begun_in(word)) is None else min(word.end, silero.stretches[number][1])
 
 
 def likest_lines(stretches: list[tuple[float, float]], seconds: float) -> list[tuple[float, float]]:
