@@ -52,7 +52,7 @@ def known(asr, song: Song) -> list[dict]:
     words = [w.start for line in transcript.lines for w in line.words]
     ours = {"aligner": "musicvid", **scored(song, words), "seconds": round(seconds, 1)}
     started = time.perf_counter()
-    theirs = peer_aligned(asr, audio.samples, song)
+    theirs = [start for line in peer_aligned(asr, audio.samples, song.texts, song.language) for start in line]
     peer = {"aligner": "stable-ts", **scored(song, theirs), "seconds": round(time.perf_counter() - started, 1)}
     return [{"song": song.name, "mode": "known", **row} for row in (ours, peer)]
 

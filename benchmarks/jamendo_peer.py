@@ -9,27 +9,29 @@ import functools
 import numpy as np
 
 from musicvid.models.internals import set_alignment_heads
-from tests.fixtures.jamendo import Song
 
 
 @functools.cache
-def stable_ts(backend: str, checkpoint: str):
-    """stable-ts's model of the checkpoint (a CTranslate2 folder, or an openai-whisper file of Whisper base)."""
+def stable_ts(backend: str, checkpoint: str, published: str = "base"):
+    """stable-ts's model of the checkpoint (a CTranslate2 folder, or an openai-whisper file of Whisper `published`:
+    base, tiny.en)."""
     import stable_whisper
 
     if backend == "faster-whisper":
         return stable_whisper.load_faster_whisper(checkpoint, device="cpu", compute_type="float32")
     model = stable_whisper.load_model(checkpoint, device="cpu")
-    set_alignment_heads(model, "base")  # a checkpoint file does not carry the heads that align words
+    set_alignment_heads(model, published)  # a checkpoint file does not carry the heads that align words
     return model
 
 
-def peer_aligned(asr, samples: np.ndarray, song: Song) -> list[float]:
-    """stable-ts's start of each known word: the lines given as its text, kept as lines (original_split: each
-    line a segment, as musicvid keeps each a line)."""
-    model = stable_ts(asr.backend, asr.name)
-    result = model.align(samples, "\n".join(song.texts), language=song.language, verbose=None, original_split=True)
-    return [word.start for segment in result.segments for word in segment.words]
+def peer_aligned(
+    asr, samples: np.ndarray, texts: list[str], language: str, published: str = "base"
+) -> list[list[float]]:
+    """stable-ts's start of each known word, line by line: the lines given as its text, kept as lines
+    (original_split: each line a segment, as musicvid keeps each a line)."""
+    model = stable_ts(asr.backend, asr.name, published)
+    result = model.align(samples, "\n".join(texts), language=language, verbose=None, original_split=True)
+    return [[word.start for word in segment.words] for segment in result.segments]
 
 
 def peer_heard(asr, samples: np.ndarray, language: str) -> list[tuple[float, str]]:

@@ -31,7 +31,16 @@ def generated_cell(rows: list[dict]) -> str:
     unsung = sum(len(r["unsung_scenes"]) for r in rows)
     cell = f"{within}/{lines}" + (f", ≤ {max(errors):.2f} s" if errors else "")
     moved = sum(r.get("moved_words", 0) for r in rows)  # (results from before it was counted have none)
-    return cell + (f", {unsung} unsung" if unsung else "") + (f", {moved} moved" if moved else "")
+    cell += (f", {unsung} unsung" if unsung else "") + (f", {moved} moved" if moved else "")
+    return cell + (f"; stable-ts {peer_cell([r['peer'] for r in rows])}" if all("peer" in r for r in rows) else "")
+
+
+def peer_cell(peers: list[dict]) -> str:
+    """stable-ts's timing of the same known lines (benchmarks.lyrics --peer): lines within, of all, and its largest
+    start error."""
+    errors = [abs(e) for peer in peers for e in peer["errors"] if e is not None]
+    cell = f"{sum(peer['within'] for peer in peers)}/{sum(len(peer['errors']) for peer in peers)}"
+    return cell + (f", ≤ {max(errors):.2f} s" if errors else "")
 
 
 def sung_cell(row: dict) -> str:
@@ -76,7 +85,8 @@ def tables(found: dict[str, list[dict]]) -> str:
         [
             "Generated songs (lines starting within 0.5 s of where they are sung, of all lines, every seed; the "
             "largest start error; lyric scenes where nobody sings; recognized scenes that open with the last word of "
-            "the line before, moved, where counted):\n\n" + table(["kind", "backend", "lyrics", *scales], generated),
+            "the line before, moved, where counted; known lines, beside stable-ts's timing of them, where measured):\n\n"
+            + table(["kind", "backend", "lyrics", *scales], generated),
             "Muldjord's recordings (recognized: segments kept of those heard with no gate; known: lines placed "
             "within 1 s of where they were heard, and in the singing):\n\n"
             + table(["song", "backend", "lyrics", *scales], sung),

@@ -26,6 +26,7 @@ are aligned by the alignment alone (musicvid.lyrics.align), as a render given a 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import itertools
 import json
 import sys
@@ -36,12 +37,13 @@ from pathlib import Path
 import torch
 
 from benchmarks import lyric_table
+from benchmarks.jamendo_peer import peer_aligned
 from benchmarks.what_ran import machine
 from musicvid.core.audio import load_audio
 from musicvid.lyrics.align import align_lyrics
 from musicvid.lyrics.transcribe import hear, sung_lines
 from musicvid.storyboard.scenes import scenes_from_lines
-from tests.fixtures.fresh_songs import KINDS, fresh_song, judged_timing, moved_words, timing_passed
+from tests.fixtures.fresh_songs import KINDS, WITHIN, fresh_song, judged_timing, moved_words, timing_passed
 from tests.fixtures.recordings import INSTRUMENTAL, SUNG, counted, kept_in_lyrics, mix, words_per_minute
 from tests.fixtures.whisper_ct2 import load_tiny_en, load_whisper_base
 from vipe_core.atomic import write_text
@@ -54,8 +56,9 @@ HEARD_SHARE = 0.7
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def generated(asr, song, folder: Path) -> list[dict]:
-    """A fresh song's rows: recognized, and its lines known."""
+def generated(asr, song, folder: Path, peer: str | None = None) -> list[dict]:
+    """A fresh song's rows: recognized, and its lines known (beside stable-ts's alignment of them, where `peer`
+    names the Whisper its checkpoint was published as)."""
     audio = load_audio(song.make(folder))
     started = time.perf_counter()
     _, silero, heard = hear(asr, audio.samples, quiet=True)
@@ -73,7 +76,26 @@ def generated(asr, song, folder: Path) -> list[dict]:
             row["moved_words"] = moved_words(found, audio.info.duration, song.sung)
         rows.append({"song": song.name, "source": "generated", "kind": song.kind, "mode": mode, **row})
         rows[-1]["seconds"] = round(seconds, 1)
+    if peer:
+        rows[-1]["peer"] = peer_timing(asr, audio.samples, song.sung, peer)
     return rows
+
+
+def peer_timing(asr, samples, sung, published: str) -> dict:
+    """stable-ts given the known lines (the peer, as benchmarks/jamendo.py runs it): each sung line's start error
+    (its first word's; None where stable-ts timed no word of it) and how many are within WITHIN, as musicvid's
+    are judged. Reported, not gated."""
+    started = time.perf_counter()
+    lines = peer_aligned(asr, samples, [text for *_, text in sung], "en", published)
+    firsts = [words[0] if words else None for words in lines] + [None] * (len(sung) - len(lines))
+    errors = [None if first is None else round(float(first) - start, 2) for first, (start, *_) in zip(firsts, sung)]
+    within = sum(error is not None and abs(error) <= WITHIN for error in errors)
+    return {
+        "aligner": "stable-ts",
+        "within": within,
+        "errors": errors,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def real(asr, name: str, path: Path, instrumental: bool) -> list[dict]:
@@ -123,7 +145,8 @@ def run_matrix(args, folder: Path) -> dict[float, list[dict]]:
                 if args.whisper == "base"
                 else load_tiny_en(backend, folder, sharpness)
             )
-            made = (generated(asr, song, folder) for song in songs)
+            peer = args.whisper if args.peer else None  # (stable-ts on the same checkpoint)
+            made = (generated(asr, song, folder, peer) for song in songs)
             heard = (real(asr, *recording) for recording in recordings)
             for rows in itertools.chain(made, heard):  # each song's rows printed as they come
                 for row in rows:
@@ -189,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--whisper", choices=("tiny.en", "base"), default="tiny.en", help="base: multilingual, as it is"
     )
+    parser.add_argument(
+        "--peer", action="store_true", help="the generated songs' known lines aligned by stable-ts too (reported)"
+    )
     parser.add_argument("--out-dir", type=Path, help="write benchmarks' lyrics-x<sharpness>.json here")
     parser.add_argument("--table", action="store_true", help="print the docs' tables from the results in --out-dir")
     parser.add_argument("--docs", type=Path, help="with --table: write them into this file, between its markers")
@@ -198,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
         return table(args, parser)
     if args.whisper == "base" and args.sharpness != [1.0]:
         parser.error("--sharpness scales tiny.en alone")
+    if args.peer and importlib.util.find_spec("stable_whisper") is None:
+        parser.error("--peer runs stable-ts: uv pip install --no-deps stable-ts==2.19.1 torchaudio==2.11.0 first")
     if missing := [path for path in args.instrumentals if not path.is_file()]:
         parser.error(f"--instrumentals: no file at {missing[0]}")
     if not (args.seeds or args.real or args.instrumentals):

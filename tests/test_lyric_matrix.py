@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks import lyrics, real_songs
-from benchmarks.lyric_table import BEGIN, END, results, sung_cell, tables
+from benchmarks.lyric_table import BEGIN, END, generated_cell, results, sung_cell, tables
 from musicvid.lyrics.transcript import Line
 from tests.fixtures.fresh_songs import LONG_SECONDS, fresh_song, judged_timing, moved_words
 
@@ -91,3 +91,22 @@ def test_a_song_where_nothing_was_heard_is_not_measured_rather_than_passed(monke
     assert (row["heard"], row["passed"]) == (0, None) and sung_cell(row) == "0 of 0, nothing heard: not measured"
     assert lyrics.verdict({1.0: [{**row, "backend": "openai-whisper", "sharpness": 1.0}]}) == 0
     assert "not measured (nothing heard): chaos_god openai-whisper" in capsys.readouterr().err
+
+
+def test_the_peer_is_judged_as_musicvid_is_by_each_line_start_and_shown_beside_it(monkeypatch):
+    sung = [(3.0, 6.0, "the morning sun"), (10.0, 13.0, "the quiet town"), (20.0, 23.0, "an empty road")]
+    aligned = [[3.4, 4.0], []]  # the second line's words untimed, the third line's segment missing
+    monkeypatch.setattr(lyrics, "peer_aligned", lambda asr, samples, texts, language, published: aligned)
+    peer = lyrics.peer_timing(None, None, sung, "tiny.en")
+    assert (peer["errors"], peer["within"]) == ([0.4, None, None], 1)
+    ours = {**judged_timing([Line(s, e, t) for s, e, t in sung], 30.0, sung), "moved_words": 0}
+    assert generated_cell([ours]) == "3/3, ≤ 0.00 s"  # (results from before --peer)
+    assert generated_cell([{**ours, "peer": peer}] * 2) == "6/6, ≤ 0.00 s; stable-ts 2/6, ≤ 0.40 s"
+
+
+def test_the_peer_is_refused_before_any_song_where_stable_ts_is_not_installed(monkeypatch, capsys):
+    monkeypatch.setattr(lyrics, "run_matrix", lambda args, folder: pytest.fail("a song was measured"))
+    monkeypatch.setattr(lyrics.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(SystemExit) as refused:
+        lyrics.main(["--seeds", "1", "--real", "--peer"])
+    assert refused.value.code == 2 and "stable-ts" in capsys.readouterr().err
