@@ -302,3 +302,28 @@ def test_a_key_of_a_persons_own_in_a_scene_is_left_alone(tmp_path):
     board["scenes"][0]["note"] = "try it in blue"
     (tmp_path / "storyboard.json").write_text(json.dumps(board))
     assert load_storyboard(tmp_path / "storyboard.json").scenes[0].prompt == "a sky"
+
+
+@pytest.mark.parametrize(
+    "argv, unknown",
+    [
+        # `--max-jobs 3` was --max-jobs-gb 3, a 3 GB bound never asked for (-1: read so, refused, not a page started)
+        (["ui", "--max-jobs", "-1"], "--max-jobs -1"),
+        (["plan", "song.mp3", "--models", "tiny", "--gpu-mem", "24"], "--gpu-mem 24"),
+        (["render", "song.mp3", "--models", "tiny", "--batch", "3"], "--batch 3"),
+    ],
+)
+def test_an_option_is_taken_by_its_whole_name_never_a_prefix(capsys, tmp_path, argv, unknown):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err == f"musicvid: unrecognized arguments: {unknown} (see musicvid --help)\n"
+
+
+def test_vipe_takes_an_option_by_its_whole_name_never_a_prefix(capsys):
+    from vipe_core.cli import main as vipe
+
+    with pytest.raises(SystemExit) as refused:
+        vipe(["train", "d.parquet", "--out", "o", "--batch", "3"])
+    assert (
+        refused.value.code == 2
+        and "vipe: unrecognized arguments: --batch 3 (see vipe --help)" in capsys.readouterr().err
+    )

@@ -130,3 +130,22 @@ def test_draw_keyframes_or_render_pressed_before_any_storyboard_make_it_first(tm
     video, _, made, status, table = handlers.render(jobs, values, "second", threading.Event())
     assert made != job and status.startswith("Done") and video.endswith(".mp4") and len(table) == len(board.scenes)
     assert jobs.page_storyboards == {"first": job, "second": made}  # each page's storyboard, as Make video leaves it
+
+
+@pytest.mark.slow
+def test_a_new_picture_for_a_pinned_scene_draws_one_in_place_of_the_pin(tmp_path):
+    from PIL import Image
+
+    jobs = Jobs(UIConfig(models="tiny", jobs_dir=tmp_path / "jobs"))
+    values = page_values(make_tone(tmp_path / "song.mp3", 4.5), keyframe_candidates=1)
+    table, job, _ = handlers.make_storyboard(jobs, values, SESSION, threading.Event())
+    Image.new("RGB", (64, 64), (200, 30, 30)).save(pin := tmp_path / "red.png")
+    values |= dict(job=job, table=table, scene=1)
+    handlers.pin_picture(jobs, values | dict(pin_upload=str(pin)), SESSION, threading.Event())
+    keyframe = jobs.root / job / "work" / "keyframes" / "0001.png"
+    assert Image.open(keyframe).getpixel((10, 10)) == (200, 30, 30)
+    _, _, _, status, _, _ = handlers.new_picture(jobs, values, SESSION, threading.Event())
+    scene = json.loads((jobs.root / job / "storyboard.edited.json").read_text())["scenes"][1]
+    assert "(1 drawn)" in status and "picture" not in scene  # (it said "1 drawn" and showed the pin)
+    assert load_storyboard(jobs.root / job / "work" / "storyboard.json").scenes[1].picture is None
+    assert Image.open(keyframe).getpixel((10, 10)) != (200, 30, 30)

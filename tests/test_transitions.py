@@ -84,6 +84,19 @@ def test_a_setting_no_song_of_the_run_uses_is_refused_before_any_work(capsys, tm
     check_used({"transition_steps": 10}, [RenderSettings(), RenderSettings(transitions="video")])
 
 
+@pytest.mark.parametrize("options", [["--transitions", "video"], ["--transitions", "video", "--transition-steps", "4"]])
+def test_how_the_frames_between_are_drawn_is_refused_beside_a_preview_which_draws_none(capsys, tmp_path, options):
+    song = make_tone(tmp_path / "song.wav", 1)
+    for command in ("render", "plan"):
+        argv = [command, song, "--models", "tiny", "--preview", *options, "--workdir", tmp_path / "w"]
+        code, _, err = run(capsys, *argv)
+        said = "--transitions only acts where the frames between are drawn, not in a --preview: leave it out"
+        assert code == 2 and err == f"musicvid: {said}\n", command
+    assert not (tmp_path / "w").exists()
+    # a batch's row that draws them uses it
+    check_used({"transitions": "video"}, [RenderSettings(preview=True), RenderSettings(transitions="video")])
+
+
 @pytest.fixture(scope="module")
 def renders(tmp_path_factory, tone_render):
     """One song rendered with video transitions (the tiny models); its slerp render is conftest's tone_render."""

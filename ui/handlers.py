@@ -50,8 +50,8 @@ from ui.table import apply_edits, rows
 from vipe_core.atomic import write_json
 
 DONE = "Done: watch it above, or download the video, storyboard and lyrics."
-# A change to the chosen scene: the (field, value) it makes, given the job's song (asked under the models)
-Change = Callable[[Path], tuple[str, object]]
+# A change to the chosen scene: the fields it sets (None: takes out), given the job's song (asked under the models)
+Change = Callable[[Path], dict[str, object]]
 
 
 def song_request(jobs: Jobs, values: dict, song: Path, **source) -> SongRequest:
@@ -149,14 +149,18 @@ def pressed_or_made(jobs: Jobs, values: dict, session: str, stop: threading.Even
 
 
 def changed_scene(storyboard: dict, chosen_scene, change: Change, song: Path) -> None:
-    """`change` made to the scene the person chose (a keyframe clicked): the (field, value) it gives for the job's
-    `song`, asked once the scene is known."""
+    """`change` made to the scene the person chose (a keyframe clicked): the fields it gives for the job's `song`,
+    asked once the scene is known, set (or, given None, taken out)."""
     whole = isinstance(chosen_scene, (int, float)) and float(chosen_scene).is_integer()
     number = int(chosen_scene) if whole else -1
     if not 0 <= number < len(storyboard["scenes"]):
         raise UserError(f"there is no scene {chosen_scene}: click a keyframe to choose one")
-    field, value = change(song)
-    storyboard["scenes"][number][field] = value
+    scene = storyboard["scenes"][number]
+    for field, value in change(song).items():
+        if value is None:
+            scene.pop(field, None)
+        else:
+            scene[field] = value
 
 
 def edited_request(
@@ -250,9 +254,10 @@ def keyframes(jobs: Jobs, values: dict, session: str, stop: threading.Event, cha
 
 
 def new_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
-    """The chosen scene's keyframe drawn again, with a new seed."""
+    """The chosen scene's keyframe drawn again, with a new seed (a picture pinned to it no longer shown: the person
+    asked for one drawn)."""
     seed = secrets.randbelow(SongRequest.fields()["seed"].metadata["high"] + 1)
-    return keyframes(jobs, values, session, stop, change=lambda song: ("seed", seed))
+    return keyframes(jobs, values, session, stop, change=lambda song: {"seed": seed, "picture": None})
 
 
 def pin_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -> tuple:
@@ -263,13 +268,13 @@ def pin_picture(jobs: Jobs, values: dict, session: str, stop: threading.Event) -
     check_picture(Path(values["pin_upload"]))  # its size from its header first: a bomb is never decoded
     kept: list[Path] = []
 
-    def pinned(song: Path) -> tuple[str, object]:
+    def pinned(song: Path) -> dict[str, object]:
         # kept under the models: a press reading the job's song before (round 13) marked it the newest, and the
         # render finishing then removed its own job to keep the bound, the video it had just made with it
         kept.append(pins_folder(song) / f"{uuid.uuid4().hex[:12]}{Path(values['pin_upload']).suffix.lower()}")
         kept[0].parent.mkdir(exist_ok=True)
         shutil.copyfile(values["pin_upload"], kept[0])
-        return "picture", str(kept[0])
+        return {"picture": str(kept[0])}
 
     try:
         return keyframes(jobs, values, session, stop, change=pinned)

@@ -31,6 +31,7 @@ from musicvid.core.files import check_file, parse_json
 from musicvid.core.paths import without_controls
 from musicvid.core.workdir import Workdir, video_name
 from musicvid.lyrics.known import MAX_LYRICS_CHARS, lyrics_kind, timed_lines
+from musicvid.lyrics.srt import check_not_subtitles
 from musicvid.lyrics.transcript import is_storyboard, left_out_note
 from musicvid.models.choose import choose_models
 from musicvid.models.readback import GB
@@ -95,7 +96,9 @@ def check_pasted_lyrics(text: str) -> None:
             f"{PASTED} holds a storyboard, not lyrics: the page makes its own from a song's lyrics (Make storyboard) "
             "and edits it in its table; a storyboard file is rendered by the command line (--storyboard)"
         )
-    if kind != PLAIN:
+    if kind == PLAIN:
+        check_not_subtitles(text, PASTED)
+    else:
         timed_lines(text, kind, math.inf, PASTED)
 
 

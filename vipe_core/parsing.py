@@ -8,7 +8,11 @@ import argparse
 
 class OneLineParser(argparse.ArgumentParser):
     """A command line whose usage errors are one line and exit code 2, like every other bad input (argparse's own put
-    its usage above them); `hint` may add to the line."""
+    its usage above them); `hint` may add to the line. An option is its whole name: argparse would take a prefix of one
+    (`--max-jobs 3` as `--max-jobs-gb 3`, a bound the person never asked for), so none is taken."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: {message}{self.hint(message)} (see {self.prog} --help)\n")

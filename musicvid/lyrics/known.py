@@ -21,7 +21,7 @@ from musicvid.lyrics.labels import COUNT, MARK_AFTER, MARK_ALONE, NUMBER_WORDS, 
 from musicvid.lyrics.languages import language_code
 from musicvid.lyrics.lrc import instrumental_notice, lrc_language, parse_lrc, starts_with_time
 from musicvid.lyrics.spacing import one_line
-from musicvid.lyrics.srt import is_srt_times, read_srt, text_lines
+from musicvid.lyrics.srt import check_not_subtitles, is_srt_times, read_srt, text_lines
 from musicvid.lyrics.transcript import (
     TOGETHER,
     UNSEEN,
@@ -162,6 +162,7 @@ def check_lyrics_file(path: Path, language: str | None = None) -> KnownLyrics:
             "which no lyric has"
         )
     if kind == PLAIN:
+        check_not_subtitles(text, document)
         _check_words(document, ((f" line {n}", raw) for n, raw in enumerate(text_lines(text), start=1)))
         _, touched, once, count, unsung = _plain_lines(text)
         if not once:

@@ -26,6 +26,13 @@ _LIKE_TIMES = re.compile(r"[-+]?\d[\d:.,\s]*-->")
 _MARKUP = re.compile(r"</?(?:[bius]|font)(?:\s[^<>]*)?>|\{\\[^{}]*\}", re.IGNORECASE)
 _ESCAPED_BRACE = re.compile(r"\\([{}])")  # a brace as libass shows one (musicvid.delivery.subtitles writes them so)
 _TIMES_WRITTEN = "hh:mm:ss,mmm --> hh:mm:ss,mmm"
+# What another subtitle format writes on a row of its own: WebVTT's header, and its cue times without hours (SRT's
+# have them: with a point for the comma they are read as SRT's); ASS's first section, and a dialogue row's layer and
+# start (the .ass musicvid writes beside a video). Each: its name, its file's suffix, the row.
+_OTHER_SUBTITLES = (
+    ("WebVTT", "vtt", re.compile(r"WEBVTT(?:\s|$)|\d{1,2}:\d{2}\.\d{3}\s*-->")),
+    ("ASS subtitles", "ass", re.compile(r"\[Script Info\]|Dialogue:\s*\d+\s*,\s*\d+:\d{2}:\d{2}[.:]\d{2}\s*,")),
+)
 # A text file's line breaks (a Unicode line separator, pasted from a web page, is a space inside a line: an editor
 # shows no break there); a file made CRLF twice ends its lines in CR CR LF, which editors show as one break
 _LINE_BREAK = re.compile(r"\r*\n|\r")
@@ -72,6 +79,14 @@ def _srt_seconds(clock: str, where: str) -> float:
     return clock_seconds(*match.groups()[1:], where)
 
 
+def check_not_subtitles(text: str, document: str) -> None:
+    """Refuse lyrics that are another subtitle format's (_OTHER_SUBTITLES: WebVTT, ASS), as SRT or as plain lines: read
+    as either, their times, headings and styles would be sung."""
+    for name, suffix, row in _OTHER_SUBTITLES:
+        if any(row.match(line.strip()) for line in text_lines(text)):
+            raise UserError(f"{document} is {name}, not SRT: convert it (ffmpeg -i lyrics.{suffix} lyrics.srt)")
+
+
 def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Line]:
     """The cues of SRT `text` as lines (cues of one time, one: _one_caption_a_time), but those nobody sings: a
     section's name or a direction ("[Music]", "(Instrumental)": is_label). Refused, named by its cue or its text: a
@@ -80,8 +95,7 @@ def read_srt(text: str, document: str, is_lrc: Callable[[str], bool]) -> list[Li
     its number), among cues that have times; a cue that runs into the next one's times (no blank line between:
     they would be sung). A row outside a cue that `is_lrc` (the LRC reader's test) is refused as LRC, not SRT."""
     text = "\n".join(text_lines(text))  # (a pasted BOM, as a file's, is none of a line's text: text_lines)
-    if text.lstrip().startswith("WEBVTT"):
-        raise UserError(f"{document} is WebVTT, not SRT: convert it (ffmpeg -i lyrics.vtt lyrics.srt)")
+    check_not_subtitles(text, document)
     blocks = [[row.strip() for row in block.split("\n") if row.strip()] for block in re.split(r"\n\s*\n", text)]
     if not any(_times_row(row) for rows in blocks for row in rows):
         if any(has_words(row) for rows in blocks for row in rows):

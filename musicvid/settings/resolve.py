@@ -62,14 +62,14 @@ def resolve_render_settings(models, *given: Mapping[str, Any]) -> RenderSettings
 
 
 # Settings that act only beside another: (the setting, whether a song's settings use it, what the refusal says after
-# "only acts")
+# "only acts"). How the frames between are drawn is nothing to a --preview, which crossfades its keyframes.
+DRAWN_BETWEEN = "where the frames between are drawn, not in a --preview: leave it out"
 ACTS_WITH = (
     ("transition_steps", lambda song: song.transitions == "video", "with --transitions video: give both, or neither"),
     ("align_chunk", lambda song: song.align, "with the alignment (the default; not --no-align): give both, or neither"),
-    (
-        "deep_share",
-        lambda song: not song.preview,
-        "where the frames between are drawn, not in a --preview: leave it out",
+    *(
+        (name, lambda song: not song.preview, DRAWN_BETWEEN)
+        for name in ("transitions", "transition_steps", "deep_share")
     ),
 )
 
