@@ -201,3 +201,22 @@ def test_a_line_run_on_over_whispers_cut_ends_there_where_the_voice_pauses_howev
     # where the voice runs on over the cut (one stretch), the line runs on with it: Whisper cut it mid-way
     one = Voice([(14.37, 17.38), (19.46, 25.18)], 43.1, word=0.3)
     assert [line.text.split()[0] for line in sung_lines(segments, one, 43.1)] == ["The", "Your"]
+
+
+def test_a_line_twice_the_usual_length_with_no_mark_is_cut_where_the_voice_pauses_longest():
+    # a fresh refrain (seed 121, tiny.en): its first two lines sung 0.49 s apart, heard as one segment with no mark,
+    # Silero's voice parting 0.39 s between them (under a line's pause): one 6.2 s line, over twice the median
+    def heard(start: float, text: str, step: float = 0.36) -> Line:
+        words = [Word(start + n * step, start + (n + 1) * step, w, 0.9) for n, w in enumerate(text.split())]
+        return Line(words[0].start, words[-1].end, text, words=words)
+
+    first = heard(5.82, "my heart is dancing around the fire", 0.38)
+    second = heard(8.93, "the quiet town is dancing over the hills", 0.35)
+    both = Line(first.start, second.end, f"{first.text} {second.text}", words=first.words + second.words)
+    segments = [both, heard(13.41, "the wind keeps on dreaming around"), heard(17.41, "the summer rain is fading")]
+    segments += [heard(21.57, "the winter sky is running in"), heard(25.15, "the winter sky is running in")]
+    voice = Voice([(5.82, 8.54), (8.93, 11.78), (13.41, 16.45), (17.41, 20.03), (21.57, 24.03), (25.15, 27.55)], 34.0)
+    lines = sung_lines(segments, voice, 34.0)
+    assert [round(line.start, 2) for line in lines][:2] == [5.82, 8.93]
+    # without Silero (none trusted, or none given) the line stays whole: the voice's pause is the only sign
+    assert len(lines_at_pauses(segments)) == 5
