@@ -5,7 +5,7 @@ with --whisper base, the real multilingual Whisper base in its place, results in
 - Generated songs (tests/fixtures/fresh_songs.py), made fresh from each seed, of every hard kind: every line
   sung starts a lyric scene within 0.5 s of where it is sung, recognized and known; no lyric scene starts
   where nobody sings. Reported, not gated: the recognized scenes that open with the last word of the line before
-  (moved_words).
+  (moved_words); with --peer, the known lines (sung in English) timed by stable-ts on the same checkpoint.
 - Muldjord's sung recordings: the storyboard keeps at least 70% of the segments (of 3+ words) the same model
   hears over the whole song with no gate. The lines kept, given back as known lyrics, are reported, not gated:
   where they land against where tiny.en heard them (70% within 1 s) and against its lyric scenes (every line
@@ -18,7 +18,7 @@ with --whisper base, the real multilingual Whisper base in its place, results in
 Each song is heard once per model (musicvid.lyrics.transcribe.hear) for its recognized lines; its known lyrics
 are aligned by the alignment alone (musicvid.lyrics.align), as a render given a lyrics file does.
 
-    python -m benchmarks.lyrics [--seeds 1 2] [--kinds intro gaps ...] [--real] [--sharpness 0.7 1 2]
+    python -m benchmarks.lyrics [--seeds 1 2] [--kinds intro gaps ...] [--real] [--peer] [--sharpness 0.7 1 2]
         [--whisper tiny.en|base] [--backends ...] [--instrumentals FILE ...] [--out-dir benchmarks/results]
     python -m benchmarks.lyrics --table [--out-dir benchmarks/results] [--docs docs/lyrics.md]
 """
