@@ -152,13 +152,16 @@ def voice_parted(words: list[Word], voice: Voice) -> int | None:
     phrases (the word after the pause; None: nowhere). A fresh refrain (seed 121) had two lines sung 0.49 s apart,
     Silero's voice parting 0.39 s, with no mark and no cut of Whisper's between them: one 6.2 s line, over twice the
     median."""
-    pauses = [
-        (voice.stretches[b][0] - voice.stretches[a][1], k)
+    parted = [
+        k
         for k in range(1, len(words))
         if voice.paused(words[k - 1], words[k], 0.0) and phrase(words[:k]) and phrase(words[k:])
-        for a, b in [(voice.stretch_of(words[k - 1]), voice.stretch_of(words[k]))]
     ]
-    return max(pauses)[1] if pauses else None
+
+    def pause(k: int) -> tuple[float, int]:
+        return voice.stretches[voice.stretch_of(words[k])][0] - voice.stretches[voice.stretch_of(words[k - 1])][1], k
+
+    return max(parted, key=pause, default=None)
 
 
 def sung_again(words: list[Word]) -> int | None:

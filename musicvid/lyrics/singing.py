@@ -200,7 +200,8 @@ class Voice:
         was fitted into the next line's stretch, heard again there, and the two lines were one), as `held_until`
         reads it when the voice unheard is sought."""
         sounding = Word(max(word.start, word.end - self.word), word.end, word.text) if opening else word
-        sung_in = self.stretch_of(sounding) if not held or self.begun_in(word) is None else self.begun_in(word)
+        begun = self.begun_in(word) if held else None
+        sung_in = self.stretch_of(sounding) if begun is None else begun
         if sung_in is None:  # (an opening word Whisper gave time to, as where Silero is not trusted: `opened`)
             return word if self.untimed(word) else sounding
         start, end = self.stretches[sung_in]
